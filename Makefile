@@ -1,0 +1,47 @@
+# xdsd bootstrap makefile.
+#
+# On a fresh checkout this file installs what is missing (Debian 12
+# packages, via scripts/install-deps), runs autoreconf and configures an
+# out-of-tree build in build/, then hands the target to build/. The
+# README's two commands are the contract:
+#
+#   make run     install, build, serve the example on 127.0.0.1:18000
+#   make check   install, build, run every test
+#
+# Packagers may instead run `autoreconf -fi && ./configure && make` in
+# this directory: configure writes GNUmakefile, which GNU make reads in
+# preference to this file, so this wrapper then steps aside.
+
+BUILD ?= build
+CONFIGURE_FLAGS ?=
+
+# `check` needs the test dependencies too; everything else only builds.
+DEPS_MODE = $(if $(filter check% bench fuzz,$(MAKECMDGOALS)),,--build)
+
+TARGETS = all run check install uninstall installcheck dist distcheck \
+	bench fuzz xdsd
+
+.DEFAULT_GOAL := all
+.PHONY: $(TARGETS) deps configure clean distclean
+
+$(TARGETS): configure
+	@$(MAKE) --no-print-directory -C $(BUILD) $@
+
+deps:
+	@./scripts/install-deps $(DEPS_MODE)
+
+configure: deps
+	@if [ ! -f $(BUILD)/GNUmakefile ]; then \
+		echo "configuring in $(BUILD)/"; \
+		autoreconf -fi && mkdir -p $(BUILD) && cd $(BUILD) && \
+		../configure $(CONFIGURE_FLAGS); \
+	fi
+
+clean:
+	@if [ -f $(BUILD)/GNUmakefile ]; then $(MAKE) -C $(BUILD) clean; fi
+
+distclean:
+	rm -rf $(BUILD) build-asan
+
+# Keep GNU make from trying to remake this file through `%` rules.
+Makefile: ;

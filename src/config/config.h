@@ -1,0 +1,68 @@
+/*
+ * The daemon's configuration file (xdsd.yaml, see xdsd.yaml(5)).
+ *
+ * One table of directives (name, type, default, bounds, description)
+ * drives parsing, the command-line overrides, `xdsd --check` output and
+ * the man page's list. The file is a flat YAML mapping; unknown keys,
+ * duplicate keys and bad values are errors reported as
+ * "file:line:column: message", all of them, not just the first.
+ *
+ * Ownership: struct xd_config owns its strings; xd_config_free releases
+ * them. Thread: any (start-up and --check run it on the main thread).
+ */
+#ifndef XD_CONFIG_CONFIG_H
+#define XD_CONFIG_CONFIG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util/diag.h"
+#include "util/log.h"
+
+struct xd_config {
+	char *listen;    /* "host:port", "[v6]:port" or "unix:/path" */
+	char *snapshots; /* snapshot directory, absolute or cwd-relative */
+	char *schema;    /* Envoy API descriptor set (xds-api.pb) */
+	enum xd_log_level log_level;
+
+	/* gRPC transport, all in milliseconds or bytes. 0 = off. */
+	uint64_t keepalive_time_ms;
+	uint64_t keepalive_timeout_ms;
+	uint64_t min_client_ping_interval_ms;
+	uint64_t max_connection_age_ms;
+	uint64_t max_connection_age_grace_ms;
+	uint64_t handshake_timeout_ms;
+	uint64_t max_streams_per_connection;
+	uint64_t max_request_size;
+};
+
+/*
+ * Sets every directive to its default. `snapshots` and `schema` default
+ * to the given paths (see paths.h), which are copied.
+ */
+void xd_config_init(struct xd_config *cfg, const char *snapshots,
+		    const char *schema);
+
+/*
+ * Reads `path` over the current values. Relative paths in the file are
+ * taken relative to the file's own directory. Returns 0, or -1 with
+ * every problem added to `diag` (then `cfg` may be partly updated; the
+ * caller throws it away).
+ */
+int xd_config_load(struct xd_config *cfg, const char *path,
+		   struct xd_diag *diag);
+
+/*
+ * Sets one directive from a string, as a command-line flag does.
+ * `origin` names the source in messages (e.g. "--listen"). Relative
+ * paths stay relative to the working directory. Returns 0 or -1.
+ */
+int xd_config_set(struct xd_config *cfg, const char *key, const char *value,
+		  const char *origin, struct xd_diag *diag);
+
+/* Writes the effective configuration as YAML, one directive a line. */
+void xd_config_print(const struct xd_config *cfg, FILE *out);
+
+void xd_config_free(struct xd_config *cfg);
+
+#endif

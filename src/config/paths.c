@@ -1,0 +1,36 @@
+#include "config/paths.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TREE_BINARY XD_BUILD_DIR "/src/xdsd"
+
+void xd_paths_defaults(struct xd_paths *out)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	out->in_tree = n > 0 && (size_t)n == strlen(TREE_BINARY) &&
+		       memcmp(exe, TREE_BINARY, (size_t)n) == 0;
+	if (out->in_tree) {
+		/* abs_top_srcdir of an out-of-tree build reads "build/..";
+		 * resolve it so messages show a plain path. */
+		static char src[PATH_MAX], config[PATH_MAX + 16],
+			snapshots[PATH_MAX + 16];
+
+		if (realpath(XD_SOURCE_DIR, src) == NULL)
+			snprintf(src, sizeof(src), "%s", XD_SOURCE_DIR);
+		snprintf(config, sizeof(config), "%s/etc/xdsd.yaml", src);
+		snprintf(snapshots, sizeof(snapshots), "%s/snapshots", src);
+		out->config = config;
+		out->snapshots = snapshots;
+		out->schema = XD_BUILD_DIR "/proto/xds-api.pb";
+	} else {
+		out->config = XD_SYSCONF_DIR "/xdsd.yaml";
+		out->snapshots = XD_SYSCONF_DIR "/snapshots";
+		out->schema = XD_PKGDATA_DIR "/xds-api.pb";
+	}
+}

@@ -1,0 +1,131 @@
+/*
+ * xdsd: an xDS management server. Command line, configuration, then the
+ * daemon (daemon.c) or, with --check, validation only.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "config/paths.h"
+#include "daemon/daemon.h"
+#include "util/log.h"
+
+static void usage(FILE *out, const char *default_config)
+{
+	fprintf(out,
+		"usage: xdsd [options]\n"
+		"\n"
+		"Serves Envoy and gRPC xDS clients from snapshot files.\n"
+		"\n"
+		"options:\n"
+		"  -c, --config FILE      configuration file (default %s)\n"
+		"      --listen ADDR      listen address, host:port (overrides the file)\n"
+		"      --snapshots DIR    snapshot directory (overrides the file)\n"
+		"      --schema FILE      Envoy API descriptor set (overrides the file)\n"
+		"      --log-level LEVEL  error, warn, info or debug (overrides the file)\n"
+		"      --check            validate the configuration and exit: 0 if valid\n"
+		"  -h, --help             show this help and exit\n"
+		"  -V, --version          show the version and exit\n"
+		"\n"
+		"Signals: SIGHUP reloads snapshots; SIGTERM or SIGINT stop.\n"
+		"See xdsd(8) and xdsd.yaml(5).\n",
+		default_config);
+}
+
+enum { OPT_LISTEN = 256, OPT_SNAPSHOTS, OPT_SCHEMA, OPT_LOG_LEVEL, OPT_CHECK };
+
+static const struct option long_opts[] = {
+	{"config", required_argument, NULL, 'c'},
+	{"listen", required_argument, NULL, OPT_LISTEN},
+	{"snapshots", required_argument, NULL, OPT_SNAPSHOTS},
+	{"schema", required_argument, NULL, OPT_SCHEMA},
+	{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+	{"check", no_argument, NULL, OPT_CHECK},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
+
+/* Command-line values are applied after the file, whatever their order. */
+struct override {
+	const char *key, *flag, *value;
+};
+
+int main(int argc, char **argv)
+{
+	struct xd_paths paths;
+	struct xd_config cfg;
+	struct xd_diag diag = XD_DIAG_INIT;
+	struct override ov[4] = {{"listen", "--listen", NULL},
+				 {"snapshots", "--snapshots", NULL},
+				 {"schema", "--schema", NULL},
+				 {"log_level", "--log-level", NULL}};
+	const char *config_path;
+	bool check = false;
+	int c, rc;
+
+	xd_paths_defaults(&paths);
+	config_path = paths.config;
+	while ((c = getopt_long(argc, argv, "c:hV", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			config_path = optarg;
+			break;
+		case OPT_LISTEN:
+		case OPT_SNAPSHOTS:
+		case OPT_SCHEMA:
+		case OPT_LOG_LEVEL:
+			ov[c - OPT_LISTEN].value = optarg;
+			break;
+		case OPT_CHECK:
+			check = true;
+			break;
+		case 'h':
+			usage(stdout, paths.config);
+			return 0;
+		case 'V':
+			printf("xdsd %s\n", PACKAGE_VERSION);
+			return 0;
+		default:
+			fprintf(stderr, "xdsd: try 'xdsd --help'\n");
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "xdsd: unexpected argument '%s'; try 'xdsd --help'\n",
+			argv[optind]);
+		return 2;
+	}
+
+	xd_log_init();
+	xd_config_init(&cfg, paths.snapshots, paths.schema);
+	rc = xd_config_load(&cfg, config_path, &diag);
+	for (size_t i = 0; i < sizeof(ov) / sizeof(ov[0]); i++)
+		if (ov[i].value != NULL &&
+		    xd_config_set(&cfg, ov[i].key, ov[i].value, ov[i].flag,
+				  &diag) != 0)
+			rc = -1;
+	if (rc != 0) {
+		xd_diag_print(&diag, stderr);
+		fprintf(stderr, "xdsd: %s: %zu error%s in the configuration\n",
+			config_path, xd_diag_total(&diag),
+			xd_diag_total(&diag) == 1 ? "" : "s");
+		xd_diag_clear(&diag);
+		xd_config_free(&cfg);
+		return 1;
+	}
+	xd_log_set_level(cfg.log_level);
+
+	if (check) {
+		printf("# %s: valid; effective configuration:\n", config_path);
+		xd_config_print(&cfg, stdout);
+		xd_config_free(&cfg);
+		return 0;
+	}
+	xd_info("configuration %s", config_path);
+	rc = xd_daemon_run(&cfg);
+	xd_config_free(&cfg);
+	return rc;
+}

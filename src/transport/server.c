@@ -1,0 +1,434 @@
+#include "transport/server.h"
+
+#include <errno.h>
+#include <grpc/grpc_security.h>
+#include <grpc/support/alloc.h>
+#include <limits.h>
+#include <netdb.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "transport/bridge.h"
+#include "transport/tag.h"
+#include "util/common.h"
+#include "util/log.h"
+
+/*
+ * Accepts kept outstanding per method. A call for a registered method
+ * waits inside gRPC until one of its accepts is free, and every
+ * completion re-arms its slot at once, so the pool only has to cover a
+ * burst within one loop iteration. Envoy fleets use ADS; the per-type
+ * services see a few streams per client at most.
+ */
+#define ACCEPTS_AGGREGATED 32
+#define ACCEPTS_PER_TYPE 4
+#define ACCEPTS_UNKNOWN 4
+
+struct accept_slot {
+	struct xd_tag tag;
+	struct xd_server *srv;
+	const struct xd_method *method; /* NULL: any other method */
+	void *registered;               /* gRPC's handle for `method` */
+	grpc_call *call;
+	gpr_timespec deadline;
+	grpc_metadata_array md;
+	grpc_call_details details; /* for unregistered calls */
+};
+
+/* A call to a method xdsd does not serve, being answered UNIMPLEMENTED. */
+struct reject {
+	struct xd_tag tag;
+	struct xd_server *srv;
+	grpc_call *call;
+	grpc_call_details details;
+	grpc_metadata_array md;
+	grpc_slice message;
+	int cancelled;
+};
+
+struct xd_server {
+	uv_loop_t *loop;
+	grpc_server *grpc;
+	struct xd_bridge *bridge;
+	grpc_completion_queue *cq;
+	struct xd_stream_handler handler;
+	int port;
+
+	struct accept_slot *slots;
+	size_t nslots;
+	size_t accepts_pending; /* slots armed in gRPC */
+	size_t streams;         /* live xd_streams */
+	size_t rejects;         /* unknown-method calls being answered */
+
+	bool shutting_down;
+	bool shutdown_notified; /* gRPC delivered shutdown_tag */
+	struct xd_tag shutdown_tag;
+	void (*on_stopped)(void *arg);
+	void *stopped_arg;
+};
+
+static void arm(struct accept_slot *a);
+
+static void bridge_stopped(void *arg)
+{
+	struct xd_server *srv = arg;
+	void (*done)(void *) = srv->on_stopped;
+	void *done_arg = srv->stopped_arg;
+
+	for (size_t i = 0; i < srv->nslots; i++) {
+		grpc_metadata_array_destroy(&srv->slots[i].md);
+		grpc_call_details_destroy(&srv->slots[i].details);
+	}
+	free(srv->slots);
+	free(srv);
+	xd_debug("server stopped");
+	if (done != NULL)
+		done(done_arg);
+}
+
+/*
+ * The last step of shutdown: only once gRPC has confirmed it, every
+ * accept came back and every call is released may the server and the
+ * queue go (GRPC-CORE-NOTES §3, "Shutdown").
+ */
+static void maybe_finish(struct xd_server *srv)
+{
+	if (!srv->shutdown_notified || srv->accepts_pending != 0 ||
+	    srv->streams != 0 || srv->rejects != 0)
+		return;
+	grpc_server_destroy(srv->grpc);
+	srv->grpc = NULL;
+	xd_bridge_stop(srv->bridge, bridge_stopped, srv);
+}
+
+static void stream_gone(void *arg)
+{
+	struct xd_server *srv = arg;
+
+	srv->streams--;
+	if (srv->shutting_down)
+		maybe_finish(srv);
+}
+
+static void reject_done(struct xd_tag *tag, bool ok XD_UNUSED)
+{
+	struct reject *r = xd_container_of(tag, struct reject, tag);
+	struct xd_server *srv = r->srv;
+
+	grpc_call_unref(r->call);
+	grpc_call_details_destroy(&r->details);
+	grpc_metadata_array_destroy(&r->md);
+	grpc_slice_unref(r->message);
+	free(r);
+	srv->rejects--;
+	if (srv->shutting_down)
+		maybe_finish(srv);
+}
+
+static void reject_call(struct accept_slot *a)
+{
+	struct xd_server *srv = a->srv;
+	struct reject *r = calloc(1, sizeof(*r));
+	grpc_op ops[3] = {{.op = GRPC_OP_SEND_INITIAL_METADATA},
+			  {.op = GRPC_OP_SEND_STATUS_FROM_SERVER},
+			  {.op = GRPC_OP_RECV_CLOSE_ON_SERVER}};
+	char *method = grpc_slice_to_c_string(a->details.method);
+	char *msg = NULL;
+
+	if (r == NULL ||
+	    asprintf(&msg, "xdsd does not serve method %s", method) < 0) {
+		grpc_call_cancel(a->call, NULL);
+		grpc_call_unref(a->call);
+		grpc_call_details_destroy(&a->details);
+		grpc_metadata_array_destroy(&a->md);
+		free(r);
+		gpr_free(method);
+		return;
+	}
+	xd_info("unknown method %s called; answered UNIMPLEMENTED", method);
+	gpr_free(method);
+	r->tag.done = reject_done;
+	r->srv = srv;
+	r->call = a->call;
+	r->details = a->details;
+	r->md = a->md;
+	r->message = grpc_slice_from_copied_string(msg);
+	free(msg);
+	ops[1].data.send_status_from_server.status = GRPC_STATUS_UNIMPLEMENTED;
+	ops[1].data.send_status_from_server.status_details = &r->message;
+	ops[2].data.recv_close_on_server.cancelled = &r->cancelled;
+	srv->rejects++;
+	if (grpc_call_start_batch(r->call, ops, 3, &r->tag, NULL) !=
+	    GRPC_CALL_OK) {
+		grpc_call_cancel(r->call, NULL);
+		reject_done(&r->tag, false);
+	}
+}
+
+static void accept_done(struct xd_tag *tag, bool ok)
+{
+	struct accept_slot *a = xd_container_of(tag, struct accept_slot, tag);
+	struct xd_server *srv = a->srv;
+
+	srv->accepts_pending--;
+	if (!ok) {
+		/* Only server shutdown fails an accept; there is no call. */
+		if (!srv->shutting_down)
+			xd_error("an accept failed while serving");
+		maybe_finish(srv);
+		return;
+	}
+	if (a->method != NULL) {
+		srv->streams++;
+		xd_stream_start(a->call, &a->md, a->method, &srv->handler,
+				stream_gone, srv);
+	} else {
+		reject_call(a);
+		grpc_call_details_init(&a->details);
+		grpc_metadata_array_init(&a->md);
+	}
+	a->call = NULL;
+	if (!srv->shutting_down)
+		arm(a);
+}
+
+static void arm(struct accept_slot *a)
+{
+	struct xd_server *srv = a->srv;
+	grpc_call_error err;
+
+	if (a->method != NULL)
+		err = grpc_server_request_registered_call(
+			srv->grpc, a->registered, &a->call, &a->deadline,
+			&a->md, NULL, srv->cq, srv->cq, &a->tag);
+	else
+		err = grpc_server_request_call(srv->grpc, &a->call,
+					       &a->details, &a->md, srv->cq,
+					       srv->cq, &a->tag);
+	if (err != GRPC_CALL_OK) {
+		xd_error("cannot arm an accept for %s (error %d)",
+			 a->method ? a->method->path : "other methods",
+			 (int)err);
+		return;
+	}
+	srv->accepts_pending++;
+}
+
+static void shutdown_done(struct xd_tag *tag, bool ok XD_UNUSED)
+{
+	struct xd_server *srv =
+		xd_container_of(tag, struct xd_server, shutdown_tag);
+
+	srv->shutdown_notified = true;
+	maybe_finish(srv);
+}
+
+static int clamp_ms(uint64_t ms)
+{
+	return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+static void make_args(const struct xd_config *cfg, grpc_channel_args *out,
+		      grpc_arg *args, size_t cap)
+{
+	size_t n = 0;
+
+#define INT_ARG(name, val)                                            \
+	do {                                                         \
+		if (n < cap) {                                       \
+			args[n].type = GRPC_ARG_INTEGER;             \
+			args[n].key = (char *)(name);                 \
+			args[n].value.integer = (val);               \
+			n++;                                         \
+		}                                                    \
+	} while (0)
+
+	/* keepalive_time 0 turns server pings off. */
+	INT_ARG(GRPC_ARG_KEEPALIVE_TIME_MS,
+		cfg->keepalive_time_ms ? clamp_ms(cfg->keepalive_time_ms) :
+					 INT_MAX);
+	INT_ARG(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+		clamp_ms(cfg->keepalive_timeout_ms));
+	/* xDS streams sit idle for hours: the server's own keepalive pings
+	 * must not stop after the default two pings without data, and
+	 * clients' pings on idle streams must not earn a GOAWAY. */
+	INT_ARG(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+	INT_ARG(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+	INT_ARG(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+		clamp_ms(cfg->min_client_ping_interval_ms));
+	INT_ARG(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+		(int)cfg->max_streams_per_connection);
+	INT_ARG(GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
+		(int)cfg->max_request_size);
+	/* Responses are as large as the snapshot makes them. */
+	INT_ARG(GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, -1);
+	if (cfg->max_connection_age_ms != 0) {
+		INT_ARG(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+			clamp_ms(cfg->max_connection_age_ms));
+		INT_ARG(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+			clamp_ms(cfg->max_connection_age_grace_ms));
+	}
+	INT_ARG(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+		clamp_ms(cfg->handshake_timeout_ms));
+	/* gRPC sets SO_REUSEPORT by default: a second xdsd on the same port
+	 * would then start "fine" and take half the clients. */
+	INT_ARG(GRPC_ARG_ALLOW_REUSEPORT, 0);
+#undef INT_ARG
+	out->num_args = n;
+	out->args = args;
+}
+
+/*
+ * gRPC only says that binding failed. Binding the same address with a
+ * plain socket recovers the reason (in use, not an address of this
+ * host, permission denied) for the error message.
+ */
+static const char *bind_failure_reason(const char *listen)
+{
+	static char reason[128];
+	char host[256], *port;
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE};
+	struct addrinfo *res = NULL;
+	int fd, err;
+
+	if (strncmp(listen, "unix:", 5) == 0)
+		return "cannot create the unix socket";
+	snprintf(host, sizeof(host), "%s", listen[0] == '[' ? listen + 1 : listen);
+	port = strrchr(host, ':');
+	if (port == NULL)
+		return "bad address";
+	*port++ = '\0';
+	if (host[0] != '\0' && host[strlen(host) - 1] == ']')
+		host[strlen(host) - 1] = '\0';
+	err = getaddrinfo(host, port, &hints, &res);
+	if (err != 0) {
+		snprintf(reason, sizeof(reason), "cannot resolve '%s': %s",
+			 host, gai_strerror(err));
+		return reason;
+	}
+	fd = socket(res->ai_family, res->ai_socktype, res->ai_protocol);
+	if (fd < 0) {
+		snprintf(reason, sizeof(reason), "%s", strerror(errno));
+	} else if (bind(fd, res->ai_addr, res->ai_addrlen) != 0) {
+		snprintf(reason, sizeof(reason), "%s", strerror(errno));
+	} else {
+		snprintf(reason, sizeof(reason), "gRPC refused the address");
+	}
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(res);
+	return reason;
+}
+
+static void add_slots(struct xd_server *srv, const struct xd_method *m,
+		      void *registered, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		struct accept_slot *a = &srv->slots[srv->nslots++];
+
+		a->tag.done = accept_done;
+		a->srv = srv;
+		a->method = m;
+		a->registered = registered;
+		grpc_metadata_array_init(&a->md);
+		grpc_call_details_init(&a->details);
+	}
+}
+
+int xd_server_start(struct xd_server **out, uv_loop_t *loop,
+		    const struct xd_server_opts *opts)
+{
+	const struct xd_config *cfg = opts->cfg;
+	struct xd_server *srv = calloc(1, sizeof(*srv));
+	grpc_arg argv[16];
+	grpc_channel_args args;
+	grpc_server_credentials *creds;
+	void *registered[xd_method_count];
+	size_t total = ACCEPTS_UNKNOWN;
+
+	if (srv == NULL)
+		return -1;
+	for (size_t i = 0; i < xd_method_count; i++)
+		total += xd_methods[i].aggregated ? ACCEPTS_AGGREGATED :
+						    ACCEPTS_PER_TYPE;
+	srv->slots = calloc(total, sizeof(*srv->slots));
+	if (srv->slots == NULL) {
+		free(srv);
+		return -1;
+	}
+	srv->loop = loop;
+	srv->handler = *opts->handler;
+	srv->shutdown_tag.done = shutdown_done;
+
+	make_args(cfg, &args, argv, XD_ARRAY_LEN(argv));
+	srv->grpc = grpc_server_create(&args, NULL);
+	for (size_t i = 0; i < xd_method_count; i++)
+		registered[i] = grpc_server_register_method(
+			srv->grpc, xd_methods[i].path, NULL,
+			GRPC_SRM_PAYLOAD_NONE, 0);
+
+	/* Bind before the completion queue exists: a server that never
+	 * bound has no listener and may be destroyed on the spot. */
+	creds = grpc_insecure_server_credentials_create();
+	srv->port = grpc_server_add_http2_port(srv->grpc, cfg->listen, creds);
+	grpc_server_credentials_release(creds);
+	if (srv->port == 0) {
+		xd_error("cannot listen on '%s': %s", cfg->listen,
+			 bind_failure_reason(cfg->listen));
+		grpc_server_destroy(srv->grpc);
+		free(srv->slots);
+		free(srv);
+		return -1;
+	}
+	if (xd_bridge_start(&srv->bridge, loop) != 0) {
+		xd_error("cannot start the completion queue");
+		grpc_server_destroy(srv->grpc);
+		free(srv->slots);
+		free(srv);
+		return -1;
+	}
+	srv->cq = xd_bridge_cq(srv->bridge);
+	grpc_server_register_completion_queue(srv->grpc, srv->cq, NULL);
+	grpc_server_start(srv->grpc);
+
+	for (size_t i = 0; i < xd_method_count; i++)
+		add_slots(srv, &xd_methods[i], registered[i],
+			  xd_methods[i].aggregated ? ACCEPTS_AGGREGATED :
+						     ACCEPTS_PER_TYPE);
+	add_slots(srv, NULL, NULL, ACCEPTS_UNKNOWN);
+	for (size_t i = 0; i < srv->nslots; i++)
+		arm(&srv->slots[i]);
+	if (strncmp(cfg->listen, "unix:", 5) == 0)
+		srv->port = 0;
+	*out = srv;
+	return 0;
+}
+
+int xd_server_port(const struct xd_server *srv)
+{
+	return srv->port;
+}
+
+size_t xd_server_stream_count(const struct xd_server *srv)
+{
+	return srv->streams;
+}
+
+void xd_server_shutdown(struct xd_server *srv, void (*done)(void *arg),
+			void *arg)
+{
+	if (srv->shutting_down)
+		return;
+	srv->shutting_down = true;
+	srv->on_stopped = done;
+	srv->stopped_arg = arg;
+	xd_info("shutting down: %zu streams to cancel", srv->streams);
+	grpc_server_shutdown_and_notify(srv->grpc, srv->cq, &srv->shutdown_tag);
+	/* xDS streams never end on their own (GRPC-CORE-NOTES §3). */
+	grpc_server_cancel_all_calls(srv->grpc);
+}

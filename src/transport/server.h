@@ -1,0 +1,51 @@
+/*
+ * The gRPC server: listening socket, channel arguments, the registered
+ * xDS methods and their pools of outstanding accepts, and the ordered
+ * shutdown of all of it.
+ *
+ * Every accepted xDS call becomes an xd_stream driven by the handler in
+ * the options. Calls to any other method are answered UNIMPLEMENTED
+ * with the method's name.
+ *
+ * Ownership: the server owns the gRPC server, the bridge (and so the
+ * completion queue) and every accept context; streams free themselves
+ * and tell the server. Thread: loop thread only.
+ */
+#ifndef XD_TRANSPORT_SERVER_H
+#define XD_TRANSPORT_SERVER_H
+
+#include <uv.h>
+
+#include "config/config.h"
+#include "transport/stream.h"
+
+struct xd_server;
+
+struct xd_server_opts {
+	const struct xd_config *cfg;
+	const struct xd_stream_handler *handler; /* must outlive the server */
+};
+
+/*
+ * Binds cfg->listen and starts serving. On failure logs why (address in
+ * use, permission denied...) and returns -1 with nothing left running.
+ */
+int xd_server_start(struct xd_server **out, uv_loop_t *loop,
+		    const struct xd_server_opts *opts);
+
+/* The bound TCP port (the real one when the config asked for port 0),
+ * or 0 for a unix socket. */
+int xd_server_port(const struct xd_server *srv);
+
+/* Live streams, for logs and status. */
+size_t xd_server_stream_count(const struct xd_server *srv);
+
+/*
+ * Stops accepting, cancels every call, waits for every stream to end,
+ * destroys the server and the completion queue, frees `srv`, then calls
+ * `done(arg)` on the loop thread.
+ */
+void xd_server_shutdown(struct xd_server *srv, void (*done)(void *arg),
+			void *arg);
+
+#endif

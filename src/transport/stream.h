@@ -1,0 +1,77 @@
+/*
+ * One xDS stream: a server-side gRPC call and its operations.
+ *
+ * The stream keeps exactly one receive outstanding and at most one send
+ * in flight; the layer above (the handler) decides what to send, and is
+ * told when the send completes so it can compute the next one from the
+ * newest state rather than queueing stale versions (STYLE 15).
+ *
+ * States (one place changes them, logged at debug as "a -> b (why)"):
+ *   ACTIVE     receiving requests, may send
+ *   FINISHING  status sent (by us, or answering the client's half-close);
+ *              no more sends, waiting for the call to close
+ *   CLOSED     gRPC reported the call over (RECV_CLOSE_ON_SERVER); the
+ *              handler has had on_close; freed once no batch is in flight
+ *
+ * Ownership: the stream owns the call, its metadata and every byte
+ * buffer it sends or receives; it frees itself. The handler owns its
+ * per-stream state, created by open() and released in on_close().
+ * Thread: loop thread only.
+ */
+#ifndef XD_TRANSPORT_STREAM_H
+#define XD_TRANSPORT_STREAM_H
+
+#include <grpc/grpc.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "transport/methods.h"
+
+struct xd_stream;
+
+struct xd_stream_handler {
+	/* A new stream; returns the handler's per-stream state, or NULL
+	 * after xd_stream_finish() to refuse it. */
+	void *(*open)(void *ctx, struct xd_stream *s);
+	/* A request arrived; `data` is valid during the call only. */
+	void (*on_request)(void *st, struct xd_stream *s, const uint8_t *data,
+			   size_t len);
+	/* The send in flight completed; another may be started. */
+	void (*on_send_done)(void *st, struct xd_stream *s);
+	/* The call is over; release `st`. No further calls follow. */
+	void (*on_close)(void *st, struct xd_stream *s);
+	void *ctx;
+};
+
+/*
+ * Takes over an accepted call (and its metadata array, whose contents
+ * move into the stream). `gone(gone_arg)` runs when the stream is freed.
+ */
+void xd_stream_start(grpc_call *call, grpc_metadata_array *md,
+		     const struct xd_method *method,
+		     const struct xd_stream_handler *handler,
+		     void (*gone)(void *arg), void *gone_arg);
+
+/* True when a send may start: ACTIVE and no send in flight. */
+bool xd_stream_can_send(const struct xd_stream *s);
+
+/*
+ * Sends one message; the stream takes `bb` (destroyed after the send).
+ * Only when xd_stream_can_send(). Returns 0, or -1 if the call refused
+ * the batch (the stream is then cancelled and `bb` destroyed).
+ */
+int xd_stream_send(struct xd_stream *s, grpc_byte_buffer *bb);
+
+/*
+ * Ends the stream with a status and message (copied), e.g. a client
+ * error as INVALID_ARGUMENT. Further calls are ignored.
+ */
+void xd_stream_finish(struct xd_stream *s, grpc_status_code code,
+		      const char *message);
+
+uint64_t xd_stream_id(const struct xd_stream *s);
+const struct xd_method *xd_stream_method(const struct xd_stream *s);
+const char *xd_stream_peer(const struct xd_stream *s);
+
+#endif

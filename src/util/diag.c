@@ -1,0 +1,45 @@
+#include "util/diag.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+
+void xd_diag_add(struct xd_diag *d, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	if (d->count == XD_DIAG_MAX) {
+		d->dropped++;
+		return;
+	}
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (msg == NULL) {
+		d->dropped++;
+		return;
+	}
+	d->msgs[d->count++] = msg;
+}
+
+size_t xd_diag_total(const struct xd_diag *d)
+{
+	return d->count + d->dropped;
+}
+
+void xd_diag_print(const struct xd_diag *d, FILE *out)
+{
+	for (size_t i = 0; i < d->count; i++)
+		fprintf(out, "%s\n", d->msgs[i]);
+	if (d->dropped > 0)
+		fprintf(out, "(%zu more errors not shown)\n", d->dropped);
+}
+
+void xd_diag_clear(struct xd_diag *d)
+{
+	for (size_t i = 0; i < d->count; i++)
+		free(d->msgs[i]);
+	d->count = 0;
+	d->dropped = 0;
+}

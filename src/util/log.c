@@ -1,0 +1,134 @@
+#include "util/log.h"
+
+#include <grpc/support/log.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+enum xd_log_level xd_log_threshold = XD_LOG_INFO;
+
+static bool to_journal;
+
+static const char *const level_names[] = {
+	[XD_LOG_ERROR] = "error",
+	[XD_LOG_WARN] = "warn",
+	[XD_LOG_INFO] = "info",
+	[XD_LOG_DEBUG] = "debug",
+};
+
+/* syslog priorities: err, warning, info, debug. */
+static const int journal_prio[] = {3, 4, 6, 7};
+
+/*
+ * systemd sets JOURNAL_STREAM="<dev>:<inode>" of the stream it gave us;
+ * it is only ours if stderr still is that stream (not redirected).
+ */
+static bool stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (js == NULL || sscanf(js, "%llu:%llu", &dev, &ino) != 2)
+		return false;
+	if (fstat(STDERR_FILENO, &st) != 0)
+		return false;
+	return (unsigned long long)st.st_dev == dev &&
+	       (unsigned long long)st.st_ino == ino;
+}
+
+void xd_log_init(void)
+{
+	to_journal = stderr_is_journal();
+}
+
+void xd_log_set_level(enum xd_log_level level)
+{
+	xd_log_threshold = level;
+}
+
+int xd_log_level_parse(const char *name, enum xd_log_level *out)
+{
+	for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++) {
+		if (strcmp(name, level_names[i]) == 0) {
+			*out = (enum xd_log_level)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *xd_log_level_name(enum xd_log_level level)
+{
+	return level_names[level];
+}
+
+static void log_vwrite(enum xd_log_level level, const char *fmt, va_list ap)
+{
+	char line[4096];
+	size_t n = 0, cap = sizeof(line) - 1; /* room for the '\n' */
+	int r;
+
+	if (to_journal) {
+		r = snprintf(line, cap, "<%d>", journal_prio[level]);
+	} else {
+		struct timeval tv;
+		struct tm tm;
+
+		gettimeofday(&tv, NULL);
+		gmtime_r(&tv.tv_sec, &tm);
+		r = snprintf(line, cap,
+			     "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s: ",
+			     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+			     tm.tm_hour, tm.tm_min, tm.tm_sec,
+			     (long)(tv.tv_usec / 1000), level_names[level]);
+	}
+	if (r > 0)
+		n = (size_t)r < cap ? (size_t)r : cap;
+	r = vsnprintf(line + n, cap - n, fmt, ap);
+	if (r > 0)
+		n += (size_t)r < cap - n ? (size_t)r : cap - n - 1;
+	line[n++] = '\n';
+	/* One write per line; a short write to stderr is not worth a retry. */
+	ssize_t w = write(STDERR_FILENO, line, n);
+	(void)w;
+}
+
+void xd_log_write(enum xd_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vwrite(level, fmt, ap);
+	va_end(ap);
+}
+
+static void grpc_log_fn(gpr_log_func_args *args)
+{
+	enum xd_log_level level;
+
+	switch (args->severity) {
+	case GPR_LOG_SEVERITY_ERROR:
+		/* gRPC logs every failed handshake or reset peer as ERROR;
+		 * to the daemon those are a client's problem, not its own. */
+		level = XD_LOG_WARN;
+		break;
+	default: /* INFO and DEBUG: gRPC's internal chatter */
+		level = XD_LOG_DEBUG;
+		break;
+	}
+	xd_log(level, "grpc: %s", args->message);
+}
+
+void xd_log_route_grpc(void)
+{
+	gpr_set_log_function(grpc_log_fn);
+	gpr_set_log_verbosity(xd_log_threshold >= XD_LOG_DEBUG ?
+				      GPR_LOG_SEVERITY_DEBUG :
+				      GPR_LOG_SEVERITY_ERROR);
+}

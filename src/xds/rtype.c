@@ -1,0 +1,49 @@
+#include "xds/rtype.h"
+
+#include <string.h>
+
+#define URL(m) "type.googleapis.com/" m
+
+static const struct xd_rtype_info infos[XD_RTYPE_COUNT] = {
+	[XD_SECRET] = {URL("envoy.extensions.transport_sockets.tls.v3.Secret"),
+		       "envoy.extensions.transport_sockets.tls.v3.Secret",
+		       "secrets", "SDS", false, false},
+	[XD_RUNTIME] = {URL("envoy.service.runtime.v3.Runtime"),
+			"envoy.service.runtime.v3.Runtime", "runtimes",
+			"RTDS", false, false},
+	[XD_CLUSTER] = {URL("envoy.config.cluster.v3.Cluster"),
+			"envoy.config.cluster.v3.Cluster", "clusters", "CDS",
+			true, true},
+	[XD_ENDPOINT] = {URL("envoy.config.endpoint.v3.ClusterLoadAssignment"),
+			 "envoy.config.endpoint.v3.ClusterLoadAssignment",
+			 "endpoints", "EDS", false, false},
+	[XD_LISTENER] = {URL("envoy.config.listener.v3.Listener"),
+			 "envoy.config.listener.v3.Listener", "listeners",
+			 "LDS", true, true},
+	[XD_ROUTE] = {URL("envoy.config.route.v3.RouteConfiguration"),
+		      "envoy.config.route.v3.RouteConfiguration", "routes",
+		      "RDS", false, false},
+	[XD_SCOPED_ROUTE] = {URL("envoy.config.route.v3.ScopedRouteConfiguration"),
+			     "envoy.config.route.v3.ScopedRouteConfiguration",
+			     "scoped_routes", "SRDS", true, false},
+	[XD_VIRTUAL_HOST] = {URL("envoy.config.route.v3.VirtualHost"),
+			     "envoy.config.route.v3.VirtualHost",
+			     "virtual_hosts", "VHDS", false, false},
+};
+
+const struct xd_rtype_info *xd_rtype_info(enum xd_rtype t)
+{
+	return &infos[t];
+}
+
+int xd_rtype_from_url(const char *url, size_t len, enum xd_rtype *out)
+{
+	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
+		if (strlen(infos[t].type_url) == len &&
+		    memcmp(infos[t].type_url, url, len) == 0) {
+			*out = (enum xd_rtype)t;
+			return 0;
+		}
+	}
+	return -1;
+}
