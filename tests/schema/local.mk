@@ -1,0 +1,1 @@
+# Schema and transcoder tests (included by Makefile.am).
