@@ -543,7 +543,15 @@ void xd_config_print(const struct xd_config *cfg, FILE *out)
 		switch (d->type) {
 		case T_ADDRESS:
 		case T_PATH:
-			fputs(*(char *const *)(const void *)base, out);
+			/* Quoted: "[::]:1" would otherwise read back as a list. */
+			fputc('\'', out);
+			for (const char *c = *(char *const *)(const void *)base;
+			     *c != '\0'; c++) {
+				if (*c == '\'')
+					fputc('\'', out);
+				fputc(*c, out);
+			}
+			fputc('\'', out);
 			break;
 		case T_LEVEL:
 			fputs(xd_log_level_name(*(const enum xd_log_level *)

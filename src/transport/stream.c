@@ -268,7 +268,7 @@ void xd_stream_finish(struct xd_stream *s, grpc_status_code code,
 		xd_info("stream %llu (%s from %s): ending with status %d: %s",
 			(unsigned long long)s->id, s->method->name, s->peer,
 			(int)code, message);
-	set_state(s, FINISHING, code == GRPC_STATUS_OK ? "client done" : "error");
+	set_state(s, FINISHING, code == GRPC_STATUS_OK ? "end of requests" : "error");
 	grpc_slice_unref(s->status_msg);
 	s->status_msg = grpc_slice_from_copied_string(message);
 	op.data.send_status_from_server.status = code;

@@ -1,0 +1,387 @@
+/*
+ * The daemon's life, end to end: the real xdsd binary, real gRPC
+ * streams over loopback, real signals.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "daemon.h"
+#include "xdtest.h"
+
+#define START_MS 10000
+#define STOP_MS 5000
+
+/* Opens an ADS stream and sends one request, so the stream is live. */
+static struct xdc_stream *open_ads(struct xdc_conn *c)
+{
+	Envoy__Service__Discovery__V3__DiscoveryRequest req =
+		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+	struct xdc_stream *s = xdc_open(c, XDC_ADS);
+
+	req.type_url = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
+	ck_assert(xdc_send_sotw(s, &req, 5000));
+	return s;
+}
+
+START_TEST(version_and_help)
+{
+	const char *v[] = {"--version", NULL};
+	const char *h[] = {"--help", NULL};
+	const char *bad[] = {"--bogus", NULL};
+	const char *extra[] = {"stray", NULL};
+	char *out, *err;
+
+	ck_assert_int_eq(xdt_run_xdsd(v, &out, &err), 0);
+	ck_assert_str_eq(out, "xdsd " PACKAGE_VERSION "\n");
+	free(out);
+	free(err);
+	ck_assert_int_eq(xdt_run_xdsd(h, &out, &err), 0);
+	ck_assert_ptr_nonnull(strstr(out, "usage: xdsd"));
+	ck_assert_ptr_nonnull(strstr(out, "--check"));
+	free(out);
+	free(err);
+	ck_assert_int_eq(xdt_run_xdsd(bad, &out, &err), 2);
+	ck_assert_ptr_nonnull(strstr(err, "try 'xdsd --help'"));
+	free(out);
+	free(err);
+	ck_assert_int_eq(xdt_run_xdsd(extra, &out, &err), 2);
+	ck_assert_ptr_nonnull(strstr(err, "unexpected argument 'stray'"));
+	free(out);
+	free(err);
+}
+END_TEST
+
+START_TEST(check_valid_config)
+{
+	char *cfg = xdtest_write_file(xdtest_tmpdir(), "ok.yaml",
+				      "listen: 0.0.0.0:18001\n");
+	const char *args[] = {"--check", "-c", cfg, NULL};
+	char *out, *err;
+
+	ck_assert_int_eq(xdt_run_xdsd(args, &out, &err), 0);
+	ck_assert_ptr_nonnull(strstr(out, "valid"));
+	ck_assert_ptr_nonnull(strstr(out, "listen: '0.0.0.0:18001'"));
+	free(out);
+	free(err);
+	free(cfg);
+}
+END_TEST
+
+START_TEST(check_invalid_config)
+{
+	char *cfg = xdtest_write_file(xdtest_tmpdir(), "bad.yaml",
+				      "listen: 1.2.3.4\nnope: 1\n");
+	const char *args[] = {"--check", "-c", cfg, NULL};
+	const char *over[] = {"--check", "-c", cfg, "--listen", "x", NULL};
+	char *out, *err;
+
+	ck_assert_int_eq(xdt_run_xdsd(args, &out, &err), 1);
+	ck_assert_ptr_nonnull(strstr(err, "bad.yaml:1:9: 'listen': bad value"));
+	ck_assert_ptr_nonnull(strstr(err, "bad.yaml:2:1: unknown directive 'nope'"));
+	ck_assert_ptr_nonnull(strstr(err, "2 errors in the configuration"));
+	free(out);
+	free(err);
+	ck_assert_int_eq(xdt_run_xdsd(over, &out, &err), 1);
+	ck_assert_ptr_nonnull(strstr(err, "--listen: 'listen': bad value 'x'"));
+	free(out);
+	free(err);
+	free(cfg);
+}
+END_TEST
+
+START_TEST(missing_config_is_an_error)
+{
+	const char *args[] = {"-c", "/nonexistent/xdsd.yaml", NULL};
+	char *out, *err;
+
+	ck_assert_int_eq(xdt_run_xdsd(args, &out, &err), 1);
+	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/xdsd.yaml: cannot open"));
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* SIGTERM with live streams: every call cancelled, clean exit 0. */
+static void stop_with_streams(int sig)
+{
+	struct xdt_daemon *d = xdt_daemon_start(NULL, NULL, START_MS);
+	struct xdc_conn *c = xdc_connect(d->target);
+	struct xdc_stream *s = open_ads(c);
+	grpc_status_code code;
+	char *details, *log;
+
+	/* The stream stays open while the daemon runs. */
+	uint8_t *data;
+	size_t len;
+	ck_assert_int_eq(xdc_recv(s, &data, &len, 300), -1);
+
+	xdt_daemon_signal(d, sig);
+	ck_assert_msg(xdc_status(s, &code, &details, STOP_MS),
+		      "stream not ended by shutdown");
+	ck_assert_int_eq(code, GRPC_STATUS_UNAVAILABLE);
+	free(details);
+	ck_assert_msg(xdt_daemon_wait(d, STOP_MS), "xdsd did not exit");
+	ck_assert_int_eq(d->exit_status, 0);
+	log = xdt_daemon_log(d);
+	ck_assert_ptr_nonnull(strstr(log, "shutting down: 1 streams to cancel"));
+	ck_assert_ptr_nonnull(strstr(log, "info: stopped"));
+	free(log);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	xdt_daemon_free(d);
+}
+
+START_TEST(sigterm_with_live_stream)
+{
+	stop_with_streams(SIGTERM);
+}
+END_TEST
+
+START_TEST(sigint_with_live_stream)
+{
+	stop_with_streams(SIGINT);
+}
+END_TEST
+
+/* Many clients, each on its own connection as Envoy does. */
+START_TEST(sigterm_with_many_connections)
+{
+	enum { CONNS = 20, PER = 3 };
+	struct xdt_daemon *d = xdt_daemon_start(NULL, NULL, START_MS);
+	struct xdc_conn *c[CONNS];
+	struct xdc_stream *s[CONNS][PER];
+	long long t0;
+
+	for (int i = 0; i < CONNS; i++) {
+		c[i] = xdc_connect(d->target);
+		for (int j = 0; j < PER; j++)
+			s[i][j] = open_ads(c[i]);
+	}
+	t0 = xdtest_now_ms();
+	xdt_daemon_signal(d, SIGTERM);
+	for (int i = 0; i < CONNS; i++) {
+		for (int j = 0; j < PER; j++) {
+			grpc_status_code code;
+
+			ck_assert(xdc_status(s[i][j], &code, NULL, STOP_MS));
+			ck_assert_int_eq(code, GRPC_STATUS_UNAVAILABLE);
+			xdc_stream_free(s[i][j]);
+		}
+	}
+	ck_assert(xdt_daemon_wait(d, STOP_MS));
+	ck_assert_int_eq(d->exit_status, 0);
+	/* Shutdown cancels; it does not wait for clients to leave. */
+	ck_assert_int_lt(xdtest_now_ms() - t0, 2000);
+	for (int i = 0; i < CONNS; i++)
+		xdc_conn_free(c[i]);
+	xdt_daemon_free(d);
+}
+END_TEST
+
+START_TEST(sighup_requests_reload_and_keeps_serving)
+{
+	struct xdt_daemon *d = xdt_daemon_start(NULL, NULL, START_MS);
+	struct xdc_conn *c = xdc_connect(d->target);
+	struct xdc_stream *s = open_ads(c), *s2;
+	uint8_t *data;
+	size_t len;
+
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "SIGHUP: reload requested", 2000));
+	/* the old stream lives on and a new one opens */
+	ck_assert_int_eq(xdc_recv(s, &data, &len, 200), -1);
+	s2 = open_ads(c);
+	ck_assert_int_eq(xdc_recv(s2, &data, &len, 200), -1);
+	xdt_daemon_signal(d, SIGTERM);
+	ck_assert(xdt_daemon_wait(d, STOP_MS));
+	ck_assert_int_eq(d->exit_status, 0);
+	xdc_stream_free(s);
+	xdc_stream_free(s2);
+	xdc_conn_free(c);
+	xdt_daemon_free(d);
+}
+END_TEST
+
+START_TEST(unknown_method_unimplemented)
+{
+	struct xdt_daemon *d = xdt_daemon_start(NULL, NULL, START_MS);
+	struct xdc_conn *c = xdc_connect(d->target);
+	struct xdc_stream *s = xdc_open(c, "/no.such.Service/Method");
+	grpc_status_code code;
+	char *details;
+
+	ck_assert(xdc_send(s, "x", 1, 5000) || true);
+	ck_assert(xdc_status(s, &code, &details, 5000));
+	ck_assert_int_eq(code, GRPC_STATUS_UNIMPLEMENTED);
+	ck_assert_str_eq(details,
+			 "xdsd does not serve method /no.such.Service/Method");
+	free(details);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	xdt_daemon_signal(d, SIGTERM);
+	ck_assert(xdt_daemon_wait(d, STOP_MS));
+	ck_assert_int_eq(d->exit_status, 0);
+	xdt_daemon_free(d);
+}
+END_TEST
+
+/* Every xDS method of rule T2 is served (accepted and kept open). */
+START_TEST(every_xds_method_accepted)
+{
+	static const char *const methods[] = {
+		"/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources",
+		"/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources",
+		"/envoy.service.listener.v3.ListenerDiscoveryService/StreamListeners",
+		"/envoy.service.listener.v3.ListenerDiscoveryService/DeltaListeners",
+		"/envoy.service.route.v3.RouteDiscoveryService/StreamRoutes",
+		"/envoy.service.route.v3.RouteDiscoveryService/DeltaRoutes",
+		"/envoy.service.route.v3.ScopedRoutesDiscoveryService/StreamScopedRoutes",
+		"/envoy.service.route.v3.ScopedRoutesDiscoveryService/DeltaScopedRoutes",
+		"/envoy.service.route.v3.VirtualHostDiscoveryService/DeltaVirtualHosts",
+		"/envoy.service.cluster.v3.ClusterDiscoveryService/StreamClusters",
+		"/envoy.service.cluster.v3.ClusterDiscoveryService/DeltaClusters",
+		"/envoy.service.endpoint.v3.EndpointDiscoveryService/StreamEndpoints",
+		"/envoy.service.endpoint.v3.EndpointDiscoveryService/DeltaEndpoints",
+		"/envoy.service.secret.v3.SecretDiscoveryService/StreamSecrets",
+		"/envoy.service.secret.v3.SecretDiscoveryService/DeltaSecrets",
+		"/envoy.service.runtime.v3.RuntimeDiscoveryService/StreamRuntime",
+		"/envoy.service.runtime.v3.RuntimeDiscoveryService/DeltaRuntime",
+	};
+	enum { N = sizeof(methods) / sizeof(methods[0]) };
+	struct xdt_daemon *d = xdt_daemon_start("listen: 127.0.0.1:0\nlog_level: debug\n",
+						NULL, START_MS);
+	struct xdc_conn *c = xdc_connect(d->target);
+	struct xdc_stream *s[N];
+	grpc_status_code code;
+
+	for (int i = 0; i < N; i++) {
+		s[i] = xdc_open(c, methods[i]);
+		ck_assert(xdc_send(s[i], "", 0, 5000));
+	}
+	for (int i = 0; i < N; i++)
+		ck_assert_msg(!xdc_status(s[i], &code, NULL, i == 0 ? 300 : 10),
+			      "%s ended with status %d", methods[i], (int)code);
+	xdt_daemon_signal(d, SIGTERM);
+	for (int i = 0; i < N; i++) {
+		ck_assert(xdc_status(s[i], &code, NULL, STOP_MS));
+		ck_assert_int_eq(code, GRPC_STATUS_UNAVAILABLE);
+		xdc_stream_free(s[i]);
+	}
+	ck_assert(xdt_daemon_wait(d, STOP_MS));
+	ck_assert_int_eq(d->exit_status, 0);
+	xdc_conn_free(c);
+	xdt_daemon_free(d);
+}
+END_TEST
+
+START_TEST(port_in_use_fails_clearly)
+{
+	struct xdt_daemon *a = xdt_daemon_start(NULL, NULL, START_MS);
+	char cfg[64];
+	struct xdt_daemon *b;
+	char *log;
+
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:%d\n", a->port);
+	b = xdt_daemon_spawn(cfg, NULL);
+	ck_assert_msg(xdt_daemon_wait(b, STOP_MS), "second xdsd kept running");
+	ck_assert_int_eq(b->exit_status, 1);
+	log = xdt_daemon_log(b);
+	ck_assert_msg(strstr(log, "cannot listen on '127.0.0.1:") != NULL &&
+		      strstr(log, "Address already in use") != NULL,
+		      "log: %s", log);
+	free(log);
+	xdt_daemon_signal(a, SIGTERM);
+	ck_assert(xdt_daemon_wait(a, STOP_MS));
+	ck_assert_int_eq(a->exit_status, 0);
+	xdt_daemon_free(a);
+	xdt_daemon_free(b);
+}
+END_TEST
+
+/* Ended calls must be released, or each keeps its connection (and fd)
+ * alive (GRPC-CORE-NOTES §3, "What leaks"). */
+START_TEST(ended_streams_release_connections)
+{
+	struct xdt_daemon *d = xdt_daemon_start(NULL, NULL, START_MS);
+	int base, peak, after = 0;
+
+	base = xdt_daemon_fd_count(d);
+	for (int round = 0; round < 3; round++) {
+		struct xdc_conn *c[10];
+		struct xdc_stream *s[10];
+
+		for (int i = 0; i < 10; i++) {
+			c[i] = xdc_connect(d->target);
+			s[i] = open_ads(c[i]);
+		}
+		peak = xdt_daemon_fd_count(d);
+		ck_assert_int_ge(peak, base + 10);
+		for (int i = 0; i < 10; i++) {
+			xdc_stream_free(s[i]); /* cancels */
+			xdc_conn_free(c[i]);
+		}
+	}
+	for (int tries = 0; tries < 200; tries++) {
+		after = xdt_daemon_fd_count(d);
+		if (after <= base)
+			break;
+		xdtest_sleep_ms(10);
+	}
+	ck_assert_int_le(after, base);
+	xdt_daemon_signal(d, SIGTERM);
+	ck_assert(xdt_daemon_wait(d, STOP_MS));
+	ck_assert_int_eq(d->exit_status, 0);
+	xdt_daemon_free(d);
+}
+END_TEST
+
+/* A client half-close ends the stream with OK. */
+START_TEST(client_half_close_gets_ok)
+{
+	struct xdt_daemon *d = xdt_daemon_start(NULL, NULL, START_MS);
+	struct xdc_conn *c = xdc_connect(d->target);
+	struct xdc_stream *s = open_ads(c);
+	grpc_status_code code;
+
+	ck_assert(xdc_close_send(s, 5000));
+	ck_assert(xdc_status(s, &code, NULL, 5000));
+	ck_assert_int_eq(code, GRPC_STATUS_OK);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	xdt_daemon_signal(d, SIGTERM);
+	ck_assert(xdt_daemon_wait(d, STOP_MS));
+	ck_assert_int_eq(d->exit_status, 0);
+	xdt_daemon_free(d);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("lifecycle");
+	TCase *cli = tcase_create("cli");
+	TCase *run = tcase_create("run");
+
+	xdtest_tmpdir();
+	tcase_set_timeout(cli, 30);
+	tcase_add_test(cli, version_and_help);
+	tcase_add_test(cli, check_valid_config);
+	tcase_add_test(cli, check_invalid_config);
+	tcase_add_test(cli, missing_config_is_an_error);
+	suite_add_tcase(s, cli);
+
+	tcase_set_timeout(run, 60);
+	tcase_add_test(run, sigterm_with_live_stream);
+	tcase_add_test(run, sigint_with_live_stream);
+	tcase_add_test(run, sigterm_with_many_connections);
+	tcase_add_test(run, sighup_requests_reload_and_keeps_serving);
+	tcase_add_test(run, unknown_method_unimplemented);
+	tcase_add_test(run, every_xds_method_accepted);
+	tcase_add_test(run, port_in_use_fails_clearly);
+	tcase_add_test(run, ended_streams_release_connections);
+	tcase_add_test(run, client_half_close_gets_ok);
+	suite_add_tcase(s, run);
+	return xdtest_run(s);
+}

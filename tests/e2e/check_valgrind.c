@@ -1,0 +1,93 @@
+/*
+ * No leaks and no memory errors over a daemon's whole life under
+ * valgrind: start, streams on several connections, an unknown method, a
+ * client half-close, a cancelled stream, then SIGTERM with live streams.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "daemon.h"
+#include "xdtest.h"
+
+START_TEST(lifecycle_leaks_nothing)
+{
+	const char *valgrind = xdtest_env("VALGRIND");
+	char wrapper[1024], *vglog, *log;
+	struct xdt_daemon *d;
+	struct xdc_conn *c[3];
+	struct xdc_stream *s[6], *odd, *early;
+	grpc_status_code code;
+	char vgpath[300];
+
+	snprintf(vgpath, sizeof(vgpath), "%s/valgrind.%d.log", xdtest_tmpdir(),
+		 (int)getpid());
+	snprintf(wrapper, sizeof(wrapper),
+		 "%s --quiet --leak-check=full --show-leak-kinds=definite,indirect "
+		 "--errors-for-leak-kinds=definite,indirect --error-exitcode=99 "
+		 "--log-file=%s",
+		 valgrind, vgpath);
+	setenv("XDSD_WRAPPER", wrapper, 1);
+	d = xdt_daemon_start("listen: 127.0.0.1:0\nlog_level: debug\n", NULL,
+			     60000);
+	unsetenv("XDSD_WRAPPER");
+
+	for (int i = 0; i < 3; i++)
+		c[i] = xdc_connect(d->target);
+	for (int i = 0; i < 6; i++) {
+		Envoy__Service__Discovery__V3__DiscoveryRequest req =
+			ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+
+		s[i] = xdc_open(c[i % 3], XDC_ADS);
+		req.type_url = "type.googleapis.com/envoy.config.listener.v3.Listener";
+		ck_assert(xdc_send_sotw(s[i], &req, 20000));
+	}
+	odd = xdc_open(c[0], "/no.Such/Method");
+	ck_assert(xdc_status(odd, &code, NULL, 20000));
+	ck_assert_int_eq(code, GRPC_STATUS_UNIMPLEMENTED);
+	xdc_stream_free(odd);
+	early = xdc_open(c[1], XDC_ADS);
+	ck_assert(xdc_close_send(early, 20000));
+	ck_assert(xdc_status(early, &code, NULL, 20000));
+	ck_assert_int_eq(code, GRPC_STATUS_OK);
+	xdc_stream_free(early);
+	xdc_stream_free(s[5]); /* cancelled by the client */
+	/* the half-closed and the cancelled stream are released */
+	ck_assert(xdt_daemon_wait_log_count(d, ": freed", 2, 20000));
+
+	xdt_daemon_signal(d, SIGTERM);
+	for (int i = 0; i < 5; i++) {
+		ck_assert(xdc_status(s[i], &code, NULL, 30000));
+		ck_assert_int_eq(code, GRPC_STATUS_UNAVAILABLE);
+		xdc_stream_free(s[i]);
+	}
+	for (int i = 0; i < 3; i++)
+		xdc_conn_free(c[i]);
+	ck_assert_msg(xdt_daemon_wait(d, 60000), "xdsd did not exit");
+	vglog = xdtest_read_file(vgpath, NULL);
+	log = xdt_daemon_log(d);
+	ck_assert_msg(d->exit_status == 0,
+		      "exit status %d\nvalgrind:\n%s\nlog tail:\n%s",
+		      d->exit_status, vglog ? vglog : "(none)",
+		      log ? log + (strlen(log) > 2000 ? strlen(log) - 2000 : 0) : "");
+	/* --quiet: valgrind writes nothing unless it found something */
+	ck_assert_msg(vglog == NULL || vglog[0] == '\0', "valgrind:\n%s", vglog);
+	free(vglog);
+	free(log);
+	xdt_daemon_free(d);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("valgrind");
+	TCase *tc = tcase_create("daemon");
+
+	xdtest_tmpdir();
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, lifecycle_leaks_nothing);
+	suite_add_tcase(s, tc);
+	return xdtest_run(s);
+}

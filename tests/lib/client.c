@@ -1,0 +1,294 @@
+#include "client.h"
+
+#include <check.h>
+#include <grpc/byte_buffer.h>
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/grpc_security.h>
+#include <grpc/support/alloc.h>
+#include <grpc/support/time.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct xdc_conn {
+	grpc_channel *channel;
+	grpc_completion_queue *cq; /* pluck: each wait names its tag */
+	int streams;
+};
+
+enum { T_START, T_SEND, T_RECV, T_STATUS, T_CLOSE, T_COUNT };
+
+struct xdc_stream {
+	struct xdc_conn *conn;
+	grpc_call *call;
+	char tags[T_COUNT];          /* distinct addresses as tags */
+	bool pending[T_COUNT];       /* operation under way */
+	bool ok[T_COUNT];            /* result of the last completion */
+	grpc_metadata_array initial_md, trailing_md;
+	grpc_byte_buffer *recv_bb;
+	grpc_status_code status;
+	grpc_slice details;
+	bool status_done;
+};
+
+static bool grpc_up;
+
+static void grpc_down(void)
+{
+	grpc_shutdown_blocking();
+}
+
+static gpr_timespec deadline_ms(int ms)
+{
+	return gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+			    gpr_time_from_millis(ms, GPR_TIMESPAN));
+}
+
+/* Waits for one tag; true if it completed (its ok is recorded). */
+static bool wait_tag(struct xdc_stream *s, int kind, int timeout_ms)
+{
+	grpc_event ev;
+
+	if (!s->pending[kind])
+		return true;
+	ev = grpc_completion_queue_pluck(s->conn->cq, &s->tags[kind],
+					 deadline_ms(timeout_ms), NULL);
+	if (ev.type == GRPC_QUEUE_TIMEOUT)
+		return false;
+	ck_assert_int_eq(ev.type, GRPC_OP_COMPLETE);
+	s->pending[kind] = false;
+	s->ok[kind] = ev.success != 0;
+	if (kind == T_STATUS)
+		s->status_done = true;
+	return true;
+}
+
+static void start(struct xdc_stream *s, const grpc_op *ops, size_t n,
+		  int kind)
+{
+	grpc_call_error err;
+
+	ck_assert_msg(!s->pending[kind], "operation %d already under way", kind);
+	err = grpc_call_start_batch(s->call, ops, n, &s->tags[kind], NULL);
+	ck_assert_msg(err == GRPC_CALL_OK, "start_batch: %d", (int)err);
+	s->pending[kind] = true;
+}
+
+struct xdc_conn *xdc_connect(const char *target)
+{
+	struct xdc_conn *c = calloc(1, sizeof(*c));
+	grpc_channel_credentials *creds;
+
+	ck_assert(c != NULL);
+	if (!grpc_up) {
+		grpc_init();
+		atexit(grpc_down);
+		grpc_up = true;
+	}
+	/* Channels to one target share a TCP connection unless each has its
+	 * own subchannel pool; a test "client" is one connection, as an
+	 * Envoy is. */
+	grpc_arg arg = {.type = GRPC_ARG_INTEGER,
+			.key = (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL,
+			.value.integer = 1};
+	grpc_channel_args args = {.num_args = 1, .args = &arg};
+
+	creds = grpc_insecure_credentials_create();
+	c->channel = grpc_channel_create(target, creds, &args);
+	grpc_channel_credentials_release(creds);
+	c->cq = grpc_completion_queue_create_for_pluck(NULL);
+	return c;
+}
+
+void xdc_conn_free(struct xdc_conn *c)
+{
+	grpc_event ev;
+
+	if (c == NULL)
+		return;
+	ck_assert_msg(c->streams == 0, "connection freed with open streams");
+	grpc_channel_destroy(c->channel);
+	grpc_completion_queue_shutdown(c->cq);
+	do {
+		ev = grpc_completion_queue_pluck(c->cq, NULL,
+						 gpr_inf_future(GPR_CLOCK_MONOTONIC),
+						 NULL);
+	} while (ev.type != GRPC_QUEUE_SHUTDOWN);
+	grpc_completion_queue_destroy(c->cq);
+	free(c);
+}
+
+struct xdc_stream *xdc_open(struct xdc_conn *c, const char *method)
+{
+	struct xdc_stream *s = calloc(1, sizeof(*s));
+	grpc_slice m = grpc_slice_from_static_string(method);
+	grpc_op ops[2] = {{.op = GRPC_OP_SEND_INITIAL_METADATA},
+			  {.op = GRPC_OP_RECV_STATUS_ON_CLIENT}};
+	grpc_op md = {.op = GRPC_OP_RECV_INITIAL_METADATA};
+
+	ck_assert(s != NULL);
+	s->conn = c;
+	s->call = grpc_channel_create_call(c->channel, NULL,
+					   GRPC_PROPAGATE_DEFAULTS, c->cq, m,
+					   NULL,
+					   gpr_inf_future(GPR_CLOCK_REALTIME),
+					   NULL);
+	ck_assert(s->call != NULL);
+	grpc_metadata_array_init(&s->initial_md);
+	grpc_metadata_array_init(&s->trailing_md);
+	s->details = grpc_empty_slice();
+	ops[1].data.recv_status_on_client.trailing_metadata = &s->trailing_md;
+	ops[1].data.recv_status_on_client.status = &s->status;
+	ops[1].data.recv_status_on_client.status_details = &s->details;
+	start(s, ops, 2, T_STATUS);
+	md.data.recv_initial_metadata.recv_initial_metadata = &s->initial_md;
+	start(s, &md, 1, T_START);
+	c->streams++;
+	return s;
+}
+
+bool xdc_send(struct xdc_stream *s, const void *data, size_t len,
+	      int timeout_ms)
+{
+	grpc_slice slice = grpc_slice_from_copied_buffer(data, len);
+	grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&slice, 1);
+	grpc_op op = {.op = GRPC_OP_SEND_MESSAGE};
+	bool done;
+
+	grpc_slice_unref(slice);
+	ck_assert(wait_tag(s, T_SEND, timeout_ms));
+	op.data.send_message.send_message = bb;
+	start(s, &op, 1, T_SEND);
+	done = wait_tag(s, T_SEND, timeout_ms);
+	if (done)
+		grpc_byte_buffer_destroy(bb);
+	else
+		ck_abort_msg("send did not complete within %d ms", timeout_ms);
+	return s->ok[T_SEND];
+}
+
+bool xdc_close_send(struct xdc_stream *s, int timeout_ms)
+{
+	grpc_op op = {.op = GRPC_OP_SEND_CLOSE_FROM_CLIENT};
+
+	start(s, &op, 1, T_CLOSE);
+	return wait_tag(s, T_CLOSE, timeout_ms) && s->ok[T_CLOSE];
+}
+
+int xdc_recv(struct xdc_stream *s, uint8_t **data, size_t *len,
+	     int timeout_ms)
+{
+	grpc_byte_buffer_reader reader;
+	grpc_slice all;
+
+	if (!s->pending[T_RECV]) {
+		grpc_op op = {.op = GRPC_OP_RECV_MESSAGE};
+
+		op.data.recv_message.recv_message = &s->recv_bb;
+		start(s, &op, 1, T_RECV);
+	}
+	if (!wait_tag(s, T_RECV, timeout_ms))
+		return -1;
+	if (!s->ok[T_RECV] || s->recv_bb == NULL)
+		return 0;
+	ck_assert(grpc_byte_buffer_reader_init(&reader, s->recv_bb));
+	all = grpc_byte_buffer_reader_readall(&reader);
+	grpc_byte_buffer_reader_destroy(&reader);
+	grpc_byte_buffer_destroy(s->recv_bb);
+	s->recv_bb = NULL;
+	*len = GRPC_SLICE_LENGTH(all);
+	*data = malloc(*len + 1);
+	ck_assert(*data != NULL);
+	memcpy(*data, GRPC_SLICE_START_PTR(all), *len);
+	grpc_slice_unref(all);
+	return 1;
+}
+
+bool xdc_status(struct xdc_stream *s, grpc_status_code *code, char **details,
+		int timeout_ms)
+{
+	if (!wait_tag(s, T_STATUS, timeout_ms))
+		return false;
+	if (code != NULL)
+		*code = s->status;
+	if (details != NULL)
+		*details = grpc_slice_to_c_string(s->details);
+	return true;
+}
+
+void xdc_stream_free(struct xdc_stream *s)
+{
+	if (s == NULL)
+		return;
+	if (!s->status_done)
+		grpc_call_cancel(s->call, NULL);
+	/* Every started operation completes once the call is cancelled. */
+	for (int k = 0; k < T_COUNT; k++)
+		if (s->pending[k])
+			ck_assert(wait_tag(s, k, 10000));
+	if (s->recv_bb != NULL)
+		grpc_byte_buffer_destroy(s->recv_bb);
+	grpc_metadata_array_destroy(&s->initial_md);
+	grpc_metadata_array_destroy(&s->trailing_md);
+	grpc_slice_unref(s->details);
+	grpc_call_unref(s->call);
+	s->conn->streams--;
+	free(s);
+}
+
+bool xdc_send_sotw(struct xdc_stream *s,
+		   const Envoy__Service__Discovery__V3__DiscoveryRequest *req,
+		   int timeout_ms)
+{
+	size_t n = envoy__service__discovery__v3__discovery_request__get_packed_size(req);
+	uint8_t *buf = malloc(n + 1);
+	bool ok;
+
+	ck_assert(buf != NULL);
+	envoy__service__discovery__v3__discovery_request__pack(req, buf);
+	ok = xdc_send(s, buf, n, timeout_ms);
+	free(buf);
+	return ok;
+}
+
+bool xdc_send_delta(struct xdc_stream *s,
+		    const Envoy__Service__Discovery__V3__DeltaDiscoveryRequest *req,
+		    int timeout_ms)
+{
+	size_t n = envoy__service__discovery__v3__delta_discovery_request__get_packed_size(req);
+	uint8_t *buf = malloc(n + 1);
+	bool ok;
+
+	ck_assert(buf != NULL);
+	envoy__service__discovery__v3__delta_discovery_request__pack(req, buf);
+	ok = xdc_send(s, buf, n, timeout_ms);
+	free(buf);
+	return ok;
+}
+
+Envoy__Service__Discovery__V3__DiscoveryResponse *
+xdc_recv_sotw(struct xdc_stream *s, int timeout_ms)
+{
+	Envoy__Service__Discovery__V3__DiscoveryResponse *r;
+	uint8_t *data;
+	size_t len;
+
+	if (xdc_recv(s, &data, &len, timeout_ms) != 1)
+		return NULL;
+	r = envoy__service__discovery__v3__discovery_response__unpack(NULL, len, data);
+	free(data);
+	return r;
+}
+
+Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *
+xdc_recv_delta(struct xdc_stream *s, int timeout_ms)
+{
+	Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *r;
+	uint8_t *data;
+	size_t len;
+
+	if (xdc_recv(s, &data, &len, timeout_ms) != 1)
+		return NULL;
+	r = envoy__service__discovery__v3__delta_discovery_response__unpack(NULL, len, data);
+	free(data);
+	return r;
+}

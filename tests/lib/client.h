@@ -1,0 +1,69 @@
+/*
+ * A small blocking xDS client for tests, on gRPC's C core: one channel
+ * per connection, streams on any method, send and receive with
+ * deadlines, and the final status. It speaks raw bytes; helpers pack
+ * the discovery messages with the generated protobuf-c code.
+ *
+ * Single-threaded; every call blocks until done or its deadline.
+ */
+#ifndef XD_TESTS_CLIENT_H
+#define XD_TESTS_CLIENT_H
+
+#include <grpc/grpc.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "envoy/service/discovery/v3/discovery.pb-c.h"
+
+#define XDC_ADS "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources"
+#define XDC_DELTA_ADS "/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources"
+
+struct xdc_conn;
+struct xdc_stream;
+
+/* gRPC is initialised on first use and shut down at exit. */
+struct xdc_conn *xdc_connect(const char *target);
+void xdc_conn_free(struct xdc_conn *c);
+
+struct xdc_stream *xdc_open(struct xdc_conn *c, const char *method);
+
+/* Sends one message; true once gRPC has taken it. */
+bool xdc_send(struct xdc_stream *s, const void *data, size_t len,
+	      int timeout_ms);
+
+/* Half-closes the client side. */
+bool xdc_close_send(struct xdc_stream *s, int timeout_ms);
+
+/*
+ * Receives one message into *data (malloc'd). Returns 1 with a message,
+ * 0 at the end of the stream, -1 on timeout (the receive stays armed;
+ * the next call keeps waiting for it).
+ */
+int xdc_recv(struct xdc_stream *s, uint8_t **data, size_t *len,
+	     int timeout_ms);
+
+/* Waits for the call's status; true if it came in time. `details` is
+ * malloc'd (may be NULL). */
+bool xdc_status(struct xdc_stream *s, grpc_status_code *code, char **details,
+		int timeout_ms);
+
+/* Cancels the call if still open, drains it and frees it. */
+void xdc_stream_free(struct xdc_stream *s);
+
+/* Packs and sends a DiscoveryRequest / DeltaDiscoveryRequest. */
+bool xdc_send_sotw(struct xdc_stream *s,
+		   const Envoy__Service__Discovery__V3__DiscoveryRequest *req,
+		   int timeout_ms);
+bool xdc_send_delta(struct xdc_stream *s,
+		    const Envoy__Service__Discovery__V3__DeltaDiscoveryRequest *req,
+		    int timeout_ms);
+
+/* Receives and unpacks one response; NULL on end, timeout or garbage.
+ * Free with the matching __free_unpacked(r, NULL). */
+Envoy__Service__Discovery__V3__DiscoveryResponse *
+xdc_recv_sotw(struct xdc_stream *s, int timeout_ms);
+Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *
+xdc_recv_delta(struct xdc_stream *s, int timeout_ms);
+
+#endif

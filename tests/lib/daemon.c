@@ -1,0 +1,260 @@
+#include "daemon.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "xdtest.h"
+
+#define MAX_ARGS 64
+
+static void build_argv(const char *xdsd, const char *const *pre,
+		       const char *const *args, char **argv, char *wrapper_buf)
+{
+	const char *wrapper = getenv("XDSD_WRAPPER");
+	size_t n = 0;
+
+	if (wrapper != NULL && wrapper[0] != '\0') {
+		char *save = NULL, *tok;
+
+		strcpy(wrapper_buf, wrapper);
+		for (tok = strtok_r(wrapper_buf, " ", &save); tok != NULL;
+		     tok = strtok_r(NULL, " ", &save))
+			argv[n++] = tok;
+	}
+	argv[n++] = (char *)xdsd;
+	for (; pre != NULL && *pre != NULL; pre++)
+		argv[n++] = (char *)*pre;
+	for (; args != NULL && *args != NULL && n < MAX_ARGS - 1; args++)
+		argv[n++] = (char *)*args;
+	argv[n] = NULL;
+}
+
+struct xdt_daemon *xdt_daemon_spawn(const char *config_text,
+				    const char *const *extra_args)
+{
+	struct xdt_daemon *d = calloc(1, sizeof(*d));
+	const char *xdsd = xdtest_env("XDSD");
+	char *argv[MAX_ARGS], wrapper[1024];
+	const char *pre[4];
+	char tmpl[256];
+	int fd;
+
+	ck_assert(d != NULL);
+	snprintf(tmpl, sizeof(tmpl), "%s/daemon.XXXXXX", xdtest_tmpdir());
+	ck_assert(mkdtemp(tmpl) != NULL);
+	d->dir = strdup(tmpl);
+	d->config = xdtest_write_file(d->dir, "xdsd.yaml",
+				      config_text ? config_text :
+						    "listen: 127.0.0.1:0\n");
+	ck_assert(asprintf(&d->log_path, "%s/xdsd.log", d->dir) > 0);
+	pre[0] = "-c";
+	pre[1] = d->config;
+	pre[2] = NULL;
+	build_argv(xdsd, pre, extra_args, argv, wrapper);
+
+	d->pid = fork();
+	ck_assert(d->pid >= 0);
+	if (d->pid == 0) {
+		fd = open(d->log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0)
+			_exit(127);
+		dup2(fd, STDERR_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		close(fd);
+		/* A test harness may block signals; the daemon must not
+		 * inherit that. */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return d;
+}
+
+struct xdt_daemon *xdt_daemon_start(const char *config_text,
+				    const char *const *extra_args,
+				    int timeout_ms)
+{
+	struct xdt_daemon *d = xdt_daemon_spawn(config_text, extra_args);
+	long long deadline = xdtest_now_ms() + timeout_ms;
+
+	for (;;) {
+		char *log = xdt_daemon_log(d);
+		const char *p = log ? strstr(log, "(port ") : NULL;
+		int status;
+
+		if (p != NULL && sscanf(p, "(port %d)", &d->port) == 1) {
+			free(log);
+			break;
+		}
+		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
+			d->pid = 0;
+			ck_abort_msg("xdsd exited at start-up:\n%s",
+				     log ? log : "");
+		}
+		free(log);
+		ck_assert_msg(xdtest_now_ms() < deadline,
+			      "xdsd did not start within %d ms", timeout_ms);
+		xdtest_sleep_ms(10);
+	}
+	snprintf(d->target, sizeof(d->target), "127.0.0.1:%d", d->port);
+	return d;
+}
+
+void xdt_daemon_signal(struct xdt_daemon *d, int sig)
+{
+	ck_assert_msg(d->pid > 0, "daemon not running");
+	ck_assert(kill(d->pid, sig) == 0);
+}
+
+bool xdt_daemon_wait(struct xdt_daemon *d, int timeout_ms)
+{
+	long long deadline = xdtest_now_ms() + timeout_ms;
+	int status;
+
+	if (d->pid == 0)
+		return true;
+	for (;;) {
+		pid_t r = waitpid(d->pid, &status, WNOHANG);
+
+		if (r == d->pid)
+			break;
+		if (xdtest_now_ms() >= deadline)
+			return false;
+		xdtest_sleep_ms(5);
+	}
+	d->pid = 0;
+	d->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) :
+			 128 + WTERMSIG(status);
+	return true;
+}
+
+char *xdt_daemon_log(const struct xdt_daemon *d)
+{
+	return xdtest_read_file(d->log_path, NULL);
+}
+
+bool xdt_daemon_wait_log(const struct xdt_daemon *d, const char *needle,
+			 int timeout_ms)
+{
+	return xdt_daemon_wait_log_count(d, needle, 1, timeout_ms);
+}
+
+bool xdt_daemon_wait_log_count(const struct xdt_daemon *d, const char *needle,
+			       int count, int timeout_ms)
+{
+	long long deadline = xdtest_now_ms() + timeout_ms;
+
+	for (;;) {
+		char *log = xdt_daemon_log(d);
+		int seen = 0;
+
+		for (const char *p = log; p != NULL && seen < count &&
+					  (p = strstr(p, needle)) != NULL;
+		     p++)
+			seen++;
+		free(log);
+		bool found = seen >= count;
+
+		if (found)
+			return true;
+		if (xdtest_now_ms() >= deadline)
+			return false;
+		xdtest_sleep_ms(10);
+	}
+}
+
+int xdt_daemon_fd_count(const struct xdt_daemon *d)
+{
+	char path[64];
+	DIR *dir;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)d->pid);
+	dir = opendir(path);
+	ck_assert_msg(dir != NULL, "%s: %s", path, strerror(errno));
+	for (struct dirent *e; (e = readdir(dir)) != NULL;)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(dir);
+	return n;
+}
+
+void xdt_daemon_free(struct xdt_daemon *d)
+{
+	if (d == NULL)
+		return;
+	if (d->pid > 0) {
+		kill(d->pid, SIGKILL);
+		waitpid(d->pid, NULL, 0);
+	}
+	free(d->dir);
+	free(d->config);
+	free(d->log_path);
+	free(d);
+}
+
+static char *slurp_fd(int fd)
+{
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	ssize_t r;
+
+	do {
+		if (cap - n < 1024) {
+			cap = cap ? cap * 2 : 4096;
+			buf = realloc(buf, cap);
+			ck_assert(buf != NULL);
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r > 0)
+			n += (size_t)r;
+	} while (r > 0 || (r < 0 && errno == EINTR));
+	buf[n] = '\0';
+	return buf;
+}
+
+int xdt_run_xdsd(const char *const *args, char **out, char **err)
+{
+	const char *xdsd = xdtest_env("XDSD");
+	char *argv[MAX_ARGS], wrapper[1024];
+	char out_path[300], err_path[300];
+	int status, fo, fe;
+	pid_t pid;
+
+	snprintf(out_path, sizeof(out_path), "%s/run.out.XXXXXX", xdtest_tmpdir());
+	snprintf(err_path, sizeof(err_path), "%s/run.err.XXXXXX", xdtest_tmpdir());
+	fo = mkstemp(out_path);
+	fe = mkstemp(err_path);
+	ck_assert(fo >= 0 && fe >= 0);
+	build_argv(xdsd, NULL, args, argv, wrapper);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		dup2(fo, STDOUT_FILENO);
+		dup2(fe, STDERR_FILENO);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	ck_assert(waitpid(pid, &status, 0) == pid);
+	lseek(fo, 0, SEEK_SET);
+	lseek(fe, 0, SEEK_SET);
+	if (out != NULL)
+		*out = slurp_fd(fo);
+	if (err != NULL)
+		*err = slurp_fd(fe);
+	close(fo);
+	close(fe);
+	unlink(out_path);
+	unlink(err_path);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}

@@ -1,0 +1,66 @@
+/*
+ * Runs the real xdsd binary for a test: in its own temporary directory,
+ * listening on 127.0.0.1 with a port the kernel picks (so tests can run
+ * in parallel), stderr captured to a log file.
+ *
+ * $XDSD_WRAPPER, when set, is prepended to the command (e.g. valgrind).
+ */
+#ifndef XD_TESTS_DAEMON_H
+#define XD_TESTS_DAEMON_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct xdt_daemon {
+	pid_t pid;
+	int port;
+	char *dir;      /* the daemon's own directory */
+	char *config;   /* dir/xdsd.yaml */
+	char *log_path; /* dir/xdsd.log (its stderr) */
+	char target[64];  /* "127.0.0.1:<port>" */
+	int exit_status;  /* after xdt_daemon_wait: exit code, or 128+signal */
+};
+
+/*
+ * Writes `config_text` (NULL: "listen: 127.0.0.1:0") to a fresh config,
+ * starts xdsd with it plus `extra_args` (NULL-terminated, may be NULL)
+ * and waits until it logs its port. Fails the test if it does not start
+ * within `timeout_ms`.
+ */
+struct xdt_daemon *xdt_daemon_start(const char *config_text,
+				    const char *const *extra_args,
+				    int timeout_ms);
+
+/* Starts without waiting for a port (for start-up failures). */
+struct xdt_daemon *xdt_daemon_spawn(const char *config_text,
+				    const char *const *extra_args);
+
+void xdt_daemon_signal(struct xdt_daemon *d, int sig);
+
+/* Waits for exit; returns true if it exited within `timeout_ms`. */
+bool xdt_daemon_wait(struct xdt_daemon *d, int timeout_ms);
+
+/* The log so far (malloc'd). */
+char *xdt_daemon_log(const struct xdt_daemon *d);
+
+/* Waits until the log contains `needle`; true if it did in time. */
+bool xdt_daemon_wait_log(const struct xdt_daemon *d, const char *needle,
+			 int timeout_ms);
+
+/* Waits until the log contains `needle` at least `count` times. */
+bool xdt_daemon_wait_log_count(const struct xdt_daemon *d, const char *needle,
+			       int count, int timeout_ms);
+
+/* Open file descriptors of the running daemon, from /proc. */
+int xdt_daemon_fd_count(const struct xdt_daemon *d);
+
+/* Kills it if still running and frees everything. */
+void xdt_daemon_free(struct xdt_daemon *d);
+
+/*
+ * Runs the xdsd binary to completion with `args` (NULL-terminated).
+ * Returns its exit status; stdout and stderr come back malloc'd.
+ */
+int xdt_run_xdsd(const char *const *args, char **out, char **err);
+
+#endif

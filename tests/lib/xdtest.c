@@ -1,0 +1,132 @@
+#include "xdtest.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+void xdtest_bail(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("Bail out! %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	exit(1);
+}
+
+int xdtest_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_set_tap(sr, "-");
+	srunner_run_all(sr, CK_SILENT);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}
+
+const char *xdtest_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	XDT_REQUIRE(v != NULL && v[0] != '\0',
+		    "%s is not set (run the tests through make check)", name);
+	return v;
+}
+
+static char tmpdir[256];
+static pid_t tmpdir_owner;
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void rm_tmpdir(void)
+{
+	/* Only the process that made it removes it: Check forks every test,
+	 * and the children run atexit handlers too. */
+	if (tmpdir[0] != '\0' && tmpdir_owner == getpid())
+		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+const char *xdtest_tmpdir(void)
+{
+	if (tmpdir[0] == '\0') {
+		snprintf(tmpdir, sizeof(tmpdir), "/tmp/xdsd-test.XXXXXX");
+		XDT_REQUIRE(mkdtemp(tmpdir) != NULL, "mkdtemp: %s",
+			    strerror(errno));
+		tmpdir_owner = getpid();
+		atexit(rm_tmpdir);
+	}
+	return tmpdir;
+}
+
+char *xdtest_write_file(const char *dir, const char *name, const char *text)
+{
+	char *path;
+	FILE *f;
+
+	ck_assert(asprintf(&path, "%s/%s", dir, name) > 0);
+	f = fopen(path, "wb");
+	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+	ck_assert(fwrite(text, 1, strlen(text), f) == strlen(text));
+	ck_assert(fclose(f) == 0);
+	return path;
+}
+
+char *xdtest_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+
+	if (f == NULL)
+		return NULL;
+	for (;;) {
+		if (cap - n < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			buf = realloc(buf, cap);
+			ck_assert(buf != NULL);
+		}
+		size_t r = fread(buf + n, 1, cap - n - 1, f);
+
+		n += r;
+		if (r == 0)
+			break;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	if (len != NULL)
+		*len = n;
+	return buf;
+}
+
+long long xdtest_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void xdtest_sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}

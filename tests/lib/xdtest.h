@@ -1,0 +1,50 @@
+/*
+ * Shared helpers for xdsd's Check test programs.
+ *
+ * Every test program prints TAP on stdout (one line per test case), so
+ * `make check` counts each case. Paths come from the environment that
+ * `make check` exports: XDSD (the binary), XDSD_SCHEMA, XDSD_SRCDIR,
+ * XDSD_BUILDDIR.
+ */
+#ifndef XD_TESTS_XDTEST_H
+#define XD_TESTS_XDTEST_H
+
+#include <check.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * For set-up outside a running test (main), where Check's asserts cannot
+ * report: prints a TAP "Bail out!" line and exits.
+ */
+#define XDT_REQUIRE(cond, ...)                                   \
+	do {                                                     \
+		if (!(cond))                                     \
+			xdtest_bail(__FILE__, __LINE__, __VA_ARGS__); \
+	} while (0)
+
+void xdtest_bail(const char *file, int line, const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 3, 4)));
+
+/* Runs the suite with TAP output; returns the process exit status. */
+int xdtest_run(Suite *s);
+
+/* An environment variable that must be set (bails out if not). */
+const char *xdtest_env(const char *name);
+
+/* A fresh temporary directory, removed with everything in it at exit. */
+const char *xdtest_tmpdir(void);
+
+/* Writes `text` to `dir/name`; returns the malloc'd full path. */
+char *xdtest_write_file(const char *dir, const char *name, const char *text);
+
+/* Reads a whole file (NUL-terminated, malloc'd), or NULL. */
+char *xdtest_read_file(const char *path, size_t *len);
+
+/* Milliseconds on a monotonic clock. */
+long long xdtest_now_ms(void);
+
+/* Sleeps `ms` milliseconds. */
+void xdtest_sleep_ms(int ms);
+
+#endif

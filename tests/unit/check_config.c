@@ -1,0 +1,396 @@
+/*
+ * Configuration parsing: defaults, every value type, overrides, relative
+ * paths, and the golden set of broken files in tests/config/bad/ (each
+ * NAME.yaml beside NAME.err holding the exact expected messages).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config/config.h"
+#include "xdtest.h"
+
+static struct xd_config cfg;
+static struct xd_diag diag;
+
+static void setup(void)
+{
+	xd_config_init(&cfg, "/default/snapshots", "/default/xds-api.pb");
+	memset(&diag, 0, sizeof(diag));
+}
+
+static void teardown(void)
+{
+	xd_config_free(&cfg);
+	xd_diag_clear(&diag);
+}
+
+/* Loads `text` as a file named `name` in a temp dir; returns rc. */
+static int load_text(const char *name, const char *text)
+{
+	char *path = xdtest_write_file(xdtest_tmpdir(), name, text);
+	int rc = xd_config_load(&cfg, path, &diag);
+
+	free(path);
+	return rc;
+}
+
+static char *diag_text(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	xd_diag_print(&diag, f);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(defaults)
+{
+	ck_assert_str_eq(cfg.listen, "127.0.0.1:18000");
+	ck_assert_str_eq(cfg.snapshots, "/default/snapshots");
+	ck_assert_str_eq(cfg.schema, "/default/xds-api.pb");
+	ck_assert_int_eq(cfg.log_level, XD_LOG_INFO);
+	ck_assert_uint_eq(cfg.keepalive_time_ms, 30000);
+	ck_assert_uint_eq(cfg.keepalive_timeout_ms, 10000);
+	ck_assert_uint_eq(cfg.min_client_ping_interval_ms, 5000);
+	ck_assert_uint_eq(cfg.max_connection_age_ms, 0);
+	ck_assert_uint_eq(cfg.max_connection_age_grace_ms, 60000);
+	ck_assert_uint_eq(cfg.handshake_timeout_ms, 10000);
+	ck_assert_uint_eq(cfg.max_streams_per_connection, 100);
+	ck_assert_uint_eq(cfg.max_request_size, 4u << 20);
+}
+END_TEST
+
+START_TEST(empty_file_keeps_defaults)
+{
+	ck_assert_int_eq(load_text("empty.yaml", ""), 0);
+	ck_assert_str_eq(cfg.listen, "127.0.0.1:18000");
+	ck_assert_int_eq(load_text("comments.yaml", "# nothing\n\n"), 0);
+	ck_assert_uint_eq(xd_diag_total(&diag), 0);
+}
+END_TEST
+
+START_TEST(every_directive)
+{
+	ck_assert_int_eq(load_text("all.yaml",
+				   "listen: '[::1]:9000'\n"
+				   "snapshots: /srv/snap\n"
+				   "schema: /opt/xds.pb\n"
+				   "log_level: debug\n"
+				   "keepalive_time: 1.5m\n"
+				   "keepalive_timeout: 2500ms\n"
+				   "min_client_ping_interval: 0\n"
+				   "max_connection_age: 30m\n"
+				   "max_connection_age_grace: 2m\n"
+				   "handshake_timeout: 1h\n"
+				   "max_streams_per_connection: 7\n"
+				   "max_request_size: 512KiB\n"),
+			 0);
+	ck_assert_str_eq(cfg.listen, "[::1]:9000");
+	ck_assert_str_eq(cfg.snapshots, "/srv/snap");
+	ck_assert_str_eq(cfg.schema, "/opt/xds.pb");
+	ck_assert_int_eq(cfg.log_level, XD_LOG_DEBUG);
+	ck_assert_uint_eq(cfg.keepalive_time_ms, 90000);
+	ck_assert_uint_eq(cfg.keepalive_timeout_ms, 2500);
+	ck_assert_uint_eq(cfg.min_client_ping_interval_ms, 0);
+	ck_assert_uint_eq(cfg.max_connection_age_ms, 30 * 60000);
+	ck_assert_uint_eq(cfg.max_connection_age_grace_ms, 120000);
+	ck_assert_uint_eq(cfg.handshake_timeout_ms, 3600000);
+	ck_assert_uint_eq(cfg.max_streams_per_connection, 7);
+	ck_assert_uint_eq(cfg.max_request_size, 512 * 1024);
+}
+END_TEST
+
+START_TEST(address_forms)
+{
+	static const char *const good[] = {
+		"0.0.0.0:18000", "[::]:18000", "localhost:1", "127.0.0.1:0",
+		"unix:/run/xdsd.sock", "example.com:65535",
+	};
+	static const char *const bad[] = {
+		"18000", ":18000", "[::1]", "[]:1", "[::1]x:1", "h:", "h:-1",
+		"h:65536", "unix:", "::1:80",
+	};
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		ck_assert_msg(xd_config_set(&cfg, "listen", good[i], "t",
+					    &diag) == 0,
+			      "'%s' refused", good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(xd_config_set(&cfg, "listen", bad[i], "t",
+					    &diag) != 0,
+			      "'%s' accepted", bad[i]);
+	ck_assert_uint_eq(xd_diag_total(&diag), sizeof(bad) / sizeof(bad[0]));
+}
+END_TEST
+
+START_TEST(size_units)
+{
+	static const struct {
+		const char *in;
+		uint64_t bytes;
+	} cases[] = {{"1024", 1024},       {"2K", 2048},
+		     {"2KB", 2048},        {"2KiB", 2048},
+		     {"3M", 3u << 20},     {"3MiB", 3u << 20},
+		     {"1G", 1u << 30},     {"1GiB", 1u << 30},
+		     {"4096B", 4096}};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_int_eq(xd_config_set(&cfg, "max_request_size",
+					       cases[i].in, "t", &diag),
+				 0);
+		ck_assert_uint_eq(cfg.max_request_size, cases[i].bytes);
+	}
+	ck_assert_int_ne(xd_config_set(&cfg, "max_request_size", "2GiB", "t",
+				       &diag),
+			 0);
+	ck_assert_int_ne(xd_config_set(&cfg, "max_request_size",
+				       "99999999999999999999999", "t", &diag),
+			 0);
+}
+END_TEST
+
+START_TEST(duration_forms)
+{
+	static const struct {
+		const char *in;
+		uint64_t ms;
+	} cases[] = {{"0", 0},       {"1s", 1000},   {"1.5s", 1500},
+		     {"250ms", 250}, {"2m", 120000}, {"1h", 3600000},
+		     {"0.5h", 1800000}};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_int_eq(xd_config_set(&cfg, "max_connection_age_grace",
+					       cases[i].in, "t", &diag),
+				 0);
+		ck_assert_uint_eq(cfg.max_connection_age_grace_ms, cases[i].ms);
+	}
+	ck_assert_int_ne(xd_config_set(&cfg, "keepalive_time", "s", "t", &diag), 0);
+	ck_assert_int_ne(xd_config_set(&cfg, "keepalive_time", "-1s", "t", &diag), 0);
+	ck_assert_int_ne(xd_config_set(&cfg, "keepalive_time", "1e99h", "t", &diag), 0);
+	/* 0 turns keepalive off but is no timeout at all */
+	ck_assert_int_eq(xd_config_set(&cfg, "keepalive_time", "0", "t", &diag), 0);
+	ck_assert_int_ne(xd_config_set(&cfg, "keepalive_timeout", "0", "t", &diag), 0);
+}
+END_TEST
+
+START_TEST(relative_paths_follow_the_file)
+{
+	char *dir;
+
+	ck_assert(asprintf(&dir, "%s/conf", xdtest_tmpdir()) > 0);
+	ck_assert(mkdir(dir, 0755) == 0 || errno == EEXIST);
+	char *path = xdtest_write_file(dir, "x.yaml",
+				       "snapshots: snap\nschema: ../api.pb\n");
+	char *want_snap, *want_schema;
+
+	ck_assert(asprintf(&want_snap, "%s/snap", dir) > 0);
+	ck_assert(asprintf(&want_schema, "%s/../api.pb", dir) > 0);
+	ck_assert_int_eq(xd_config_load(&cfg, path, &diag), 0);
+	ck_assert_str_eq(cfg.snapshots, want_snap);
+	ck_assert_str_eq(cfg.schema, want_schema);
+	/* command-line values stay relative to the working directory */
+	ck_assert_int_eq(xd_config_set(&cfg, "snapshots", "here", "--snapshots",
+				       &diag),
+			 0);
+	ck_assert_str_eq(cfg.snapshots, "here");
+	free(dir);
+	free(path);
+	free(want_snap);
+	free(want_schema);
+}
+END_TEST
+
+START_TEST(override_errors_name_the_flag)
+{
+	ck_assert_int_ne(xd_config_set(&cfg, "listen", "nowhere", "--listen",
+				       &diag),
+			 0);
+	ck_assert_int_ne(xd_config_set(&cfg, "nope", "1", "--nope", &diag), 0);
+	char *text = diag_text();
+
+	ck_assert_str_eq(text,
+			 "--listen: 'listen': bad value 'nowhere': missing :port (form: host:port)\n"
+			 "--nope: unknown directive 'nope'\n");
+	free(text);
+}
+END_TEST
+
+START_TEST(missing_file)
+{
+	ck_assert_int_ne(xd_config_load(&cfg, "/nonexistent/xdsd.yaml", &diag), 0);
+	char *text = diag_text();
+
+	ck_assert_str_eq(text, "/nonexistent/xdsd.yaml: cannot open: No such file or directory\n");
+	free(text);
+}
+END_TEST
+
+START_TEST(directory_is_not_a_config)
+{
+	ck_assert_int_ne(xd_config_load(&cfg, xdtest_tmpdir(), &diag), 0);
+	char *text = diag_text();
+
+	ck_assert_ptr_nonnull(strstr(text, ": not a regular file"));
+	free(text);
+}
+END_TEST
+
+START_TEST(huge_file_refused)
+{
+	size_t n = (1u << 20) + 10;
+	char *big = malloc(n + 1);
+
+	memset(big, '#', n);
+	big[n] = '\0';
+	ck_assert_int_ne(load_text("big.yaml", big), 0);
+	free(big);
+	char *text = diag_text();
+
+	ck_assert_ptr_nonnull(strstr(text, "too large for a configuration file"));
+	free(text);
+}
+END_TEST
+
+START_TEST(nul_byte_in_value)
+{
+	char *path;
+	FILE *f;
+
+	ck_assert(asprintf(&path, "%s/nul.yaml", xdtest_tmpdir()) > 0);
+	f = fopen(path, "wb");
+	ck_assert(f != NULL);
+	fwrite("listen: \"a\\0b:1\"\n", 1, 17, f);
+	fclose(f);
+	ck_assert_int_ne(xd_config_load(&cfg, path, &diag), 0);
+	char *text = diag_text();
+
+	ck_assert_ptr_nonnull(strstr(text, "value contains a NUL byte"));
+	free(text);
+	free(path);
+}
+END_TEST
+
+/* What --check prints is itself a valid file giving the same values. */
+START_TEST(printed_config_reloads)
+{
+	struct xd_config again;
+	char *out = NULL, *path;
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert_int_eq(load_text("p.yaml", "keepalive_time: 90s\n"
+					     "listen: \"[::1]:7\"\n"
+					     "snapshots: /it's/here\n"
+					     "max_request_size: 3000\n"
+					     "log_level: warn\n"
+					     "max_connection_age: 45m\n"),
+			 0);
+	f = open_memstream(&out, &len);
+	xd_config_print(&cfg, f);
+	fclose(f);
+	path = xdtest_write_file(xdtest_tmpdir(), "printed.yaml", out);
+	xd_config_init(&again, "x", "y");
+	ck_assert_int_eq(xd_config_load(&again, path, &diag), 0);
+	ck_assert_str_eq(again.listen, cfg.listen);
+	ck_assert_str_eq(again.snapshots, cfg.snapshots);
+	ck_assert_uint_eq(again.keepalive_time_ms, 90000);
+	ck_assert_uint_eq(again.max_request_size, 3000);
+	ck_assert_int_eq(again.log_level, XD_LOG_WARN);
+	ck_assert_uint_eq(again.max_connection_age_ms, 45 * 60000);
+	ck_assert_int_eq(memcmp(&again.keepalive_time_ms, &cfg.keepalive_time_ms,
+				sizeof(cfg) - offsetof(struct xd_config,
+						       keepalive_time_ms)),
+			 0);
+	xd_config_free(&again);
+	free(out);
+	free(path);
+}
+END_TEST
+
+/* ---- golden files: tests/config/bad/NAME.yaml + NAME.err ---- */
+
+static char **golden;
+static int ngolden;
+
+static void find_golden(void)
+{
+	char *dir;
+	DIR *d;
+
+	XDT_REQUIRE(asprintf(&dir, "%s/tests/config/bad",
+			     xdtest_env("XDSD_SRCDIR")) > 0, "asprintf");
+	d = opendir(dir);
+	XDT_REQUIRE(d != NULL, "%s: %s", dir, strerror(errno));
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		size_t n = strlen(e->d_name);
+
+		if (n > 5 && strcmp(e->d_name + n - 5, ".yaml") == 0) {
+			golden = realloc(golden, (size_t)(ngolden + 1) * sizeof(*golden));
+			golden[ngolden++] = strndup(e->d_name, n - 5);
+		}
+	}
+	closedir(d);
+	free(dir);
+}
+
+START_TEST(golden_bad_file)
+{
+	const char *name = golden[_i];
+	char *yaml, *errfile, *want, *got;
+
+	/* Messages carry the path as given, so load from tests/config. */
+	ck_assert(chdir(xdtest_env("XDSD_SRCDIR")) == 0);
+	ck_assert(chdir("tests/config") == 0);
+	ck_assert(asprintf(&yaml, "bad/%s.yaml", name) > 0);
+	ck_assert(asprintf(&errfile, "bad/%s.err", name) > 0);
+	want = xdtest_read_file(errfile, NULL);
+	ck_assert_msg(want != NULL, "%s is missing", errfile);
+	ck_assert_msg(xd_config_load(&cfg, yaml, &diag) != 0,
+		      "%s was accepted", yaml);
+	got = diag_text();
+	ck_assert_msg(strcmp(got, want) == 0, "%s:\nwant: %sgot:  %s", yaml,
+		      want, got);
+	free(yaml);
+	free(errfile);
+	free(want);
+	free(got);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("parse");
+	TCase *gold = tcase_create("golden");
+
+	xdtest_tmpdir();
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, defaults);
+	tcase_add_test(tc, empty_file_keeps_defaults);
+	tcase_add_test(tc, every_directive);
+	tcase_add_test(tc, address_forms);
+	tcase_add_test(tc, size_units);
+	tcase_add_test(tc, duration_forms);
+	tcase_add_test(tc, relative_paths_follow_the_file);
+	tcase_add_test(tc, override_errors_name_the_flag);
+	tcase_add_test(tc, missing_file);
+	tcase_add_test(tc, directory_is_not_a_config);
+	tcase_add_test(tc, huge_file_refused);
+	tcase_add_test(tc, nul_byte_in_value);
+	tcase_add_test(tc, printed_config_reloads);
+	suite_add_tcase(s, tc);
+
+	find_golden();
+	XDT_REQUIRE(ngolden >= 20, "only %d golden files", ngolden);
+	tcase_add_checked_fixture(gold, setup, teardown);
+	tcase_add_loop_test(gold, golden_bad_file, 0, ngolden);
+	suite_add_tcase(s, gold);
+	return xdtest_run(s);
+}
