@@ -1,0 +1,31 @@
+#!/bin/sh
+# The man pages render without warnings and describe what exists: every
+# directive of the configuration table and every command-line option.
+. "$XDSD_SRCDIR/tests/lib/tap.sh"
+
+man8=$XDSD_SRCDIR/man/xdsd.8
+man5=$XDSD_SRCDIR/man/xdsd.yaml.5
+
+for page in "$man8" "$man5"; do
+  warnings=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
+  if [ -z "$warnings" ]; then ok "$(basename "$page") renders without warnings"
+  else fail "$(basename "$page") renders without warnings"; echo "$warnings" | sed 's/^/# /'; fi
+done
+
+echo "listen: 127.0.0.1:0" > "$tap_tmp/c.yaml"
+"$XDSD" --check -c "$tap_tmp/c.yaml" --schema /dev/null --snapshots "$tap_tmp" \
+  > "$tap_tmp/check.out" 2>&1 || fail "xdsd --check"
+directives=$(sed -n 's/^\([a-z_]*\): .*/\1/p' "$tap_tmp/check.out")
+[ -n "$directives" ] || fail "--check printed directives"
+for d in $directives; do
+  check "xdsd.yaml(5) documents '$d'" grep -q "^\.BI $d: " "$man5"
+  check "etc/xdsd.yaml mentions '$d'" grep -Eq "^#?$d:" "$XDSD_SRCDIR/etc/xdsd.yaml"
+done
+
+options=$("$XDSD" --help | grep -o -- '--[a-z-]*' | sort -u)
+for o in $options; do
+  esc=$(printf '%s' "$o" | sed 's/-/\\\\-/g')
+  check "xdsd(8) documents $o" grep -q -- "$esc" "$man8"
+done
+
+done_testing

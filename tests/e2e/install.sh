@@ -1,0 +1,42 @@
+#!/bin/sh
+# `make install` puts every file where the man pages and unit say, and
+# the systemd unit passes systemd's own checks.
+. "$XDSD_SRCDIR/tests/lib/tap.sh"
+
+# The directories configure chose (default prefix /usr/local).
+eval "$(make -s --no-print-directory -C "$XDSD_BUILDDIR" print-dirs)"
+
+dest=$tap_tmp/root
+make -s -C "$XDSD_BUILDDIR" install DESTDIR="$dest" \
+  >"$tap_tmp/install.log" 2>&1 || { fail "make install"; sed 's/^/# /' "$tap_tmp/install.log"; }
+
+for f in "$sbindir/xdsd" "$pkgdatadir/xds-api.pb" "$sysconfdir/xdsd/xdsd.yaml" \
+         "$sysconfdir/xdsd/snapshots/default.yaml" "$systemdunitdir/xdsd.service" \
+         "$mandir/man8/xdsd.8" "$mandir/man5/xdsd.yaml.5"; do
+  check "installs $f" test -s "$dest$f"
+done
+check "installed binary runs" "$dest$sbindir/xdsd" --version
+
+# An operator's edited configuration survives a second install.
+echo "# edited" >> "$dest$sysconfdir/xdsd/xdsd.yaml"
+make -s -C "$XDSD_BUILDDIR" install DESTDIR="$dest" >/dev/null 2>&1
+check "reinstall keeps an edited xdsd.yaml" grep -q "^# edited" "$dest$sysconfdir/xdsd/xdsd.yaml"
+
+unit=$dest$systemdunitdir/xdsd.service
+check "unit starts $sbindir/xdsd with $sysconfdir/xdsd/xdsd.yaml" \
+  grep -qx "ExecStart=$sbindir/xdsd --config $sysconfdir/xdsd/xdsd.yaml" "$unit"
+check "unit is Type=notify" grep -qx "Type=notify" "$unit"
+check "unit reloads with SIGHUP" grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$unit"
+
+# systemd-analyze checks the unit offline; point ExecStart at the
+# staged binary, which is what exists on this machine.
+sed "s|$sbindir/xdsd|$dest$sbindir/xdsd|" "$unit" > "$tap_tmp/xdsd.service"
+check "systemd-analyze verify" systemd-analyze verify --man=no "$tap_tmp/xdsd.service"
+score=$(systemd-analyze security --offline=true "$tap_tmp/xdsd.service" 2>/dev/null |
+  sed -n 's/.*Overall exposure level for xdsd.service: \([0-9.]*\).*/\1/p')
+echo "# systemd exposure level: $score"
+check "systemd exposure level below 2.0 (is '$score')" \
+  awk -v s="$score" 'BEGIN { exit !(s != "" && s < 2.0) }'
+
+
+done_testing
