@@ -14,6 +14,8 @@
 
 BUILD ?= build
 CONFIGURE_FLAGS ?=
+# Build and test in parallel, one job per core.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 # `check` needs the test dependencies too; everything else only builds.
 DEPS_MODE = $(if $(filter check% bench fuzz,$(MAKECMDGOALS)),,--build)
@@ -25,7 +27,7 @@ TARGETS = all run check install uninstall installcheck dist distcheck \
 .PHONY: $(TARGETS) deps configure clean distclean
 
 $(TARGETS): configure
-	@$(MAKE) --no-print-directory -C $(BUILD) $@
+	@$(MAKE) --no-print-directory -j$(JOBS) -C $(BUILD) $@
 
 deps:
 	@./scripts/install-deps $(DEPS_MODE)
