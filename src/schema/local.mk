@@ -1,2 +1,14 @@
 # Schema and transcoder sources (included by Makefile.am).
 # src_libxdsd_a_SOURCES += src/schema/....c src/schema/....h
+src_libxdsd_a_SOURCES += \
+	src/util/buf.c src/util/buf.h \
+	src/util/arena.c src/util/arena.h \
+	src/schema/schema.c src/schema/schema.h src/schema/schema_int.h \
+	src/schema/wire.c src/schema/wire.h \
+	src/schema/scalar.c src/schema/scalar.h \
+	src/schema/doc.c src/schema/doc_yaml.c src/schema/doc.h \
+	src/schema/encode.c src/schema/encode_wkt.c src/schema/encode.h \
+	src/schema/transcode.c src/schema/transcode.h
+src_libxdsd_a_SOURCES += \
+	src/schema/pb_json.c src/schema/pbjson.h \
+	src/schema/walk.c src/schema/walk.h

@@ -1,0 +1,233 @@
+#include "schema/doc.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Merging compares every merged key with every key present; a document
+ * that would need more comparisons than this is refused. */
+#define MAX_MERGE_WORK (4u << 20)
+
+const char *xd_doc_strdup(struct xd_arena *arena, const char *s, size_t len)
+{
+	char *p = xd_arena_alloc(arena, len + 1);
+
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+const char *xd_doc_kind_name(const struct xd_dnode *n)
+{
+	switch (n->kind) {
+	case XD_DN_MAP:
+		return "a mapping";
+	case XD_DN_SEQ:
+		return "a list";
+	default:
+		break;
+	}
+	switch (n->style) {
+	case XD_DS_NULL:
+		return "null";
+	case XD_DS_NUMBER:
+		return "a number";
+	case XD_DS_BOOL:
+		return "a boolean";
+	default:
+		return "a string";
+	}
+}
+
+static bool same_key(const struct xd_dnode *a, const struct xd_dnode *b)
+{
+	return a->kind == XD_DN_SCALAR && b->kind == XD_DN_SCALAR &&
+	       a->len == b->len && memcmp(a->u.str, b->u.str, a->len) == 0;
+}
+
+static void set_err(struct xd_doc_error *err, const struct xd_dnode *at,
+		    const char *msg)
+{
+	err->line = at->line;
+	err->col = at->col;
+	snprintf(err->msg, sizeof(err->msg), "%s", msg);
+}
+
+int xd_doc_merge(struct xd_arena *arena, struct xd_dnode *map,
+		 struct xd_doc_error *err)
+{
+	const struct xd_dnode *srcs[64];
+	size_t nsrc = 0, total = 0, n = 0;
+	uint64_t work = 0;
+	struct xd_dnode *out;
+
+	/* The sources, in order of precedence. */
+	for (uint32_t i = 0; i < map->len; i++) {
+		const struct xd_dnode *k = &map->u.kids[2 * i];
+		const struct xd_dnode *v = &map->u.kids[2 * i + 1];
+
+		if (!xd_doc_is_merge_key(k)) {
+			total++;
+			continue;
+		}
+		if (v->kind == XD_DN_MAP) {
+			if (nsrc == 64)
+				goto too_many;
+			srcs[nsrc++] = v;
+			total += v->len;
+			continue;
+		}
+		if (v->kind != XD_DN_SEQ) {
+			set_err(err, v, "a merge key (<<) needs a mapping or a list of mappings");
+			return -1;
+		}
+		for (uint32_t j = 0; j < v->len; j++) {
+			if (v->u.kids[j].kind != XD_DN_MAP) {
+				set_err(err, &v->u.kids[j],
+					"a merge key (<<) needs a mapping or a list of mappings");
+				return -1;
+			}
+			if (nsrc == 64)
+				goto too_many;
+			srcs[nsrc++] = &v->u.kids[j];
+			total += v->u.kids[j].len;
+		}
+	}
+	out = xd_arena_alloc(arena, 2 * total * sizeof(*out) + 1);
+	for (uint32_t i = 0; i < map->len; i++)
+		if (!xd_doc_is_merge_key(&map->u.kids[2 * i])) {
+			out[2 * n] = map->u.kids[2 * i];
+			out[2 * n + 1] = map->u.kids[2 * i + 1];
+			n++;
+		}
+	for (size_t s = 0; s < nsrc; s++) {
+		for (uint32_t j = 0; j < srcs[s]->len; j++) {
+			const struct xd_dnode *k = &srcs[s]->u.kids[2 * j];
+			bool present = false;
+
+			work += n;
+			if (work > MAX_MERGE_WORK) {
+				set_err(err, map, "merge keys (<<) too large to apply");
+				return -1;
+			}
+			for (size_t m = 0; m < n && !present; m++)
+				present = same_key(&out[2 * m], k);
+			if (!present) {
+				out[2 * n] = *k;
+				out[2 * n + 1] = srcs[s]->u.kids[2 * j + 1];
+				n++;
+			}
+		}
+	}
+	map->u.kids = out;
+	map->len = (uint32_t)n;
+	return 0;
+too_many:
+	set_err(err, map, "more than 64 mappings merged into one");
+	return -1;
+}
+
+/* ---- jansson ---- */
+
+struct jconv {
+	struct xd_arena *arena;
+	struct xd_doc_error *err;
+	uint32_t order; /* document order, in place of positions */
+};
+
+static int from_json(struct jconv *c, json_t *v, struct xd_dnode *out,
+		     unsigned depth)
+{
+	char num[40];
+	size_t i, n;
+
+	memset(out, 0, sizeof(*out));
+	out->col = ++c->order;
+	if (depth > XD_DOC_MAX_DEPTH) {
+		c->err->line = 0;
+		c->err->col = out->col;
+		snprintf(c->err->msg, sizeof(c->err->msg),
+			 "nesting deeper than %d levels", XD_DOC_MAX_DEPTH);
+		return -1;
+	}
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		const char *key;
+		json_t *val;
+		void *it;
+
+		n = json_object_size(v);
+		out->kind = XD_DN_MAP;
+		out->len = (uint32_t)n;
+		out->u.kids = xd_arena_alloc(c->arena,
+					     (2 * n + 1) * sizeof(*out->u.kids));
+		i = 0;
+		for (it = json_object_iter(v); it != NULL && i < n;
+		     it = json_object_iter_next(v, it), i++) {
+			struct xd_dnode *k = &out->u.kids[2 * i];
+
+			key = json_object_iter_key(it);
+			val = json_object_iter_value(it);
+			memset(k, 0, sizeof(*k));
+			k->kind = XD_DN_SCALAR;
+			k->style = XD_DS_STRING;
+			k->col = ++c->order;
+			k->len = (uint32_t)json_object_iter_key_len(it);
+			k->u.str = xd_doc_strdup(c->arena, key, k->len);
+			if (from_json(c, val, &out->u.kids[2 * i + 1],
+				      depth + 1) != 0)
+				return -1;
+		}
+		out->len = (uint32_t)i;
+		return 0;
+	}
+	case JSON_ARRAY:
+		n = json_array_size(v);
+		out->kind = XD_DN_SEQ;
+		out->len = (uint32_t)n;
+		out->u.kids = xd_arena_alloc(c->arena,
+					     (n + 1) * sizeof(*out->u.kids));
+		for (i = 0; i < n; i++)
+			if (from_json(c, json_array_get(v, i), &out->u.kids[i],
+				      depth + 1) != 0)
+				return -1;
+		return 0;
+	case JSON_STRING:
+		out->style = XD_DS_STRING;
+		out->len = (uint32_t)json_string_length(v);
+		out->u.str = xd_doc_strdup(c->arena, json_string_value(v),
+					   out->len);
+		return 0;
+	case JSON_INTEGER:
+		snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+			 json_integer_value(v));
+		out->style = XD_DS_NUMBER;
+		break;
+	case JSON_REAL:
+		/* 17 digits give back the same double. */
+		snprintf(num, sizeof(num), "%.17g", json_real_value(v));
+		out->style = XD_DS_NUMBER;
+		break;
+	case JSON_TRUE:
+	case JSON_FALSE:
+		snprintf(num, sizeof(num), "%s",
+			 json_is_true(v) ? "true" : "false");
+		out->style = XD_DS_BOOL;
+		break;
+	default:
+		out->style = XD_DS_NULL;
+		num[0] = '\0';
+		break;
+	}
+	out->len = (uint32_t)strlen(num);
+	out->u.str = xd_doc_strdup(c->arena, num, out->len);
+	return 0;
+}
+
+int xd_doc_from_json(struct xd_arena *arena, json_t *v, struct xd_dnode *out,
+		     struct xd_doc_error *err)
+{
+	struct jconv c = {.arena = arena, .err = err};
+
+	return from_json(&c, v, out, 0);
+}

@@ -1,0 +1,333 @@
+/* YAML into document trees: from libyaml's events, or from its documents. */
+#include "schema/doc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct xd_doc_frame {
+	uint8_t kind; /* XD_DN_MAP or XD_DN_SEQ */
+	bool merge;   /* a "<<" key is among the pairs */
+	uint32_t line, col;
+	size_t base;        /* its first child in b->kids */
+	const char *anchor; /* in the arena, or NULL */
+	uint64_t weight;    /* nodes below, aliases expanded */
+};
+
+struct xd_doc_anchor {
+	const char *name; /* NULL: free slot */
+	struct xd_dnode node;
+	uint64_t weight;
+};
+
+static void *grow(void *p, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 16;
+
+	while (n < need)
+		n *= 2;
+	p = realloc(p, n * size);
+	if (p == NULL)
+		abort();
+	*cap = n;
+	return p;
+}
+
+void xd_doc_builder_init(struct xd_doc_builder *b, struct xd_arena *arena)
+{
+	memset(b, 0, sizeof(*b));
+	b->arena = arena;
+}
+
+void xd_doc_builder_free(struct xd_doc_builder *b)
+{
+	free(b->stack);
+	free(b->kids);
+	free(b->anchors);
+	memset(b, 0, sizeof(*b));
+}
+
+bool xd_doc_builder_has_anchors(const struct xd_doc_builder *b)
+{
+	return b->nanchors > 0;
+}
+
+static int fail_at(struct xd_doc_builder *b, const yaml_mark_t *m,
+		   const char *fmt, const char *arg)
+{
+	b->err.line = (uint32_t)m->line + 1 + b->line0;
+	b->err.col = (uint32_t)m->column + 1;
+	snprintf(b->err.msg, sizeof(b->err.msg), fmt, arg);
+	return -1;
+}
+
+static struct xd_doc_anchor *anchor_slot(struct xd_doc_builder *b,
+					 const char *name)
+{
+	size_t mask = b->anchors_cap - 1;
+	size_t h = 2166136261u; /* FNV-1a */
+
+	for (const char *p = name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	for (h &= mask;; h = (h + 1) & mask) {
+		struct xd_doc_anchor *a = &b->anchors[h];
+
+		if (a->name == NULL || strcmp(a->name, name) == 0)
+			return a;
+	}
+}
+
+static void anchor_set(struct xd_doc_builder *b, const char *name,
+		       const struct xd_dnode *n, uint64_t weight)
+{
+	struct xd_doc_anchor *a;
+
+	/* Kept at most half full, so probing always ends. */
+	if (2 * (b->nanchors + 1) > b->anchors_cap) {
+		struct xd_doc_anchor *old = b->anchors;
+		size_t oldcap = b->anchors_cap;
+
+		b->anchors_cap = oldcap ? 2 * oldcap : 64;
+		b->anchors = calloc(b->anchors_cap, sizeof(*b->anchors));
+		if (b->anchors == NULL)
+			abort();
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i].name != NULL)
+				*anchor_slot(b, old[i].name) = old[i];
+		free(old);
+	}
+	a = anchor_slot(b, name);
+	if (a->name == NULL) {
+		a->name = xd_doc_strdup(b->arena, name, strlen(name));
+		b->nanchors++;
+	}
+	a->node = *n;
+	a->weight = weight;
+}
+
+static void scalar_node(struct xd_doc_builder *b, const yaml_event_t *ev,
+			struct xd_dnode *n)
+{
+	const char *v = (const char *)ev->data.scalar.value;
+	size_t len = ev->data.scalar.length;
+	const char *tag = (const char *)ev->data.scalar.tag;
+
+	n->kind = XD_DN_SCALAR;
+	if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
+	    (tag != NULL && (strcmp(tag, "!") == 0 ||
+			     strcmp(tag, YAML_STR_TAG) == 0)))
+		n->style = XD_DS_STRING;
+	else if (len == 0 || (len == 1 && v[0] == '~') ||
+		 (len == 4 && (memcmp(v, "null", 4) == 0 ||
+			       memcmp(v, "Null", 4) == 0 ||
+			       memcmp(v, "NULL", 4) == 0)))
+		n->style = XD_DS_NULL;
+	else
+		n->style = XD_DS_PLAIN;
+	n->len = (uint32_t)len;
+	n->u.str = xd_doc_strdup(b->arena, v, len);
+}
+
+int xd_doc_feed(struct xd_doc_builder *b, const yaml_event_t *ev,
+		struct xd_dnode *out)
+{
+	struct xd_dnode n;
+	struct xd_doc_frame *f;
+	const char *anchor = NULL;
+	uint64_t weight = 1;
+
+	memset(&n, 0, sizeof(n));
+	n.line = (uint32_t)ev->start_mark.line + 1 + b->line0;
+	n.col = (uint32_t)ev->start_mark.column + 1;
+	switch (ev->type) {
+	case YAML_SCALAR_EVENT:
+		if (ev->data.scalar.length > UINT32_MAX)
+			return fail_at(b, &ev->start_mark, "%s",
+				       "scalar too long");
+		scalar_node(b, ev, &n);
+		anchor = (const char *)ev->data.scalar.anchor;
+		break;
+	case YAML_ALIAS_EVENT: {
+		struct xd_doc_anchor *a = NULL;
+		const char *name = (const char *)ev->data.alias.anchor;
+
+		if (b->nanchors > 0)
+			a = anchor_slot(b, name);
+		if (a == NULL || a->name == NULL)
+			return fail_at(b, &ev->start_mark,
+				       "unknown alias '*%s'", name);
+		b->alias_nodes += a->weight;
+		if (b->alias_nodes > XD_DOC_MAX_ALIAS_NODES)
+			return fail_at(b, &ev->start_mark, "%s",
+				       "aliases expand to too many nodes");
+		n = a->node;
+		weight = a->weight;
+		break;
+	}
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT:
+		if (b->depth == XD_DOC_MAX_DEPTH)
+			return fail_at(b, &ev->start_mark,
+				       "nesting deeper than %s levels", "256");
+		if (b->depth == b->stack_cap)
+			b->stack = grow(b->stack, &b->stack_cap, b->depth + 1,
+					sizeof(*b->stack));
+		f = &b->stack[b->depth++];
+		memset(f, 0, sizeof(*f));
+		f->kind = ev->type == YAML_MAPPING_START_EVENT ? XD_DN_MAP :
+								 XD_DN_SEQ;
+		f->line = n.line;
+		f->col = n.col;
+		f->base = b->nkids;
+		anchor = ev->type == YAML_MAPPING_START_EVENT ?
+				 (const char *)ev->data.mapping_start.anchor :
+				 (const char *)ev->data.sequence_start.anchor;
+		if (anchor != NULL)
+			f->anchor = xd_doc_strdup(b->arena, anchor,
+						  strlen(anchor));
+		return 0;
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT: {
+		size_t count;
+
+		if (b->depth == 0)
+			return fail_at(b, &ev->start_mark, "%s",
+				       "unexpected end of a collection");
+		f = &b->stack[--b->depth];
+		count = b->nkids - f->base;
+		n.kind = f->kind;
+		n.line = f->line;
+		n.col = f->col;
+		n.len = (uint32_t)(f->kind == XD_DN_MAP ? count / 2 : count);
+		n.u.kids = xd_arena_alloc(b->arena,
+					  (count + 1) * sizeof(*n.u.kids));
+		memcpy(n.u.kids, b->kids + f->base, count * sizeof(*n.u.kids));
+		b->nkids = f->base;
+		if (f->merge && xd_doc_merge(b->arena, &n, &b->err) != 0)
+			return -1;
+		anchor = f->anchor;
+		weight = f->weight + 1;
+		break;
+	}
+	default:
+		return fail_at(b, &ev->start_mark, "%s",
+			       "unexpected YAML event");
+	}
+	if (anchor != NULL)
+		anchor_set(b, anchor, &n, weight);
+	if (b->depth == 0) {
+		*out = n;
+		return 1;
+	}
+	f = &b->stack[b->depth - 1];
+	f->weight += weight;
+	if (f->kind == XD_DN_MAP && (b->nkids - f->base) % 2 == 0 &&
+	    xd_doc_is_merge_key(&n))
+		f->merge = true;
+	if (b->nkids == b->kids_cap)
+		b->kids = grow(b->kids, &b->kids_cap, b->nkids + 1,
+			       sizeof(*b->kids));
+	b->kids[b->nkids++] = n;
+	return 0;
+}
+
+/* ---- libyaml documents ---- */
+
+struct yconv {
+	struct xd_arena *arena;
+	yaml_document_t *doc;
+	struct xd_doc_error *err;
+	uint64_t budget; /* nodes left: shared nodes are copied each time */
+};
+
+static int yfail(struct yconv *c, const yaml_node_t *node, const char *msg)
+{
+	c->err->line = (uint32_t)node->start_mark.line + 1;
+	c->err->col = (uint32_t)node->start_mark.column + 1;
+	snprintf(c->err->msg, sizeof(c->err->msg), "%s", msg);
+	return -1;
+}
+
+static int from_ynode(struct yconv *c, yaml_node_t *node, struct xd_dnode *out,
+		      unsigned depth)
+{
+	memset(out, 0, sizeof(*out));
+	out->line = (uint32_t)node->start_mark.line + 1;
+	out->col = (uint32_t)node->start_mark.column + 1;
+	if (depth > XD_DOC_MAX_DEPTH)
+		return yfail(c, node, "nesting deeper than 256 levels");
+	if (c->budget == 0)
+		return yfail(c, node, "aliases expand to too many nodes");
+	c->budget--;
+	switch (node->type) {
+	case YAML_SCALAR_NODE: {
+		yaml_event_t ev;
+
+		if (node->data.scalar.length > UINT32_MAX)
+			return yfail(c, node, "scalar too long");
+		/* Classified as the event builder does. */
+		memset(&ev, 0, sizeof(ev));
+		ev.data.scalar.value = node->data.scalar.value;
+		ev.data.scalar.length = node->data.scalar.length;
+		ev.data.scalar.style = node->data.scalar.style;
+		/* libyaml gives every scalar node the default !!str tag,
+		 * so explicit tags cannot be told apart here. */
+		ev.data.scalar.tag = NULL;
+		{
+			struct xd_doc_builder b = {.arena = c->arena};
+
+			scalar_node(&b, &ev, out);
+		}
+		return 0;
+	}
+	case YAML_SEQUENCE_NODE: {
+		yaml_node_item_t *it = node->data.sequence.items.start;
+		size_t n = (size_t)(node->data.sequence.items.top - it);
+
+		out->kind = XD_DN_SEQ;
+		out->len = (uint32_t)n;
+		out->u.kids = xd_arena_alloc(c->arena,
+					     (n + 1) * sizeof(*out->u.kids));
+		for (size_t i = 0; i < n; i++)
+			if (from_ynode(c, yaml_document_get_node(c->doc, it[i]),
+				       &out->u.kids[i], depth + 1) != 0)
+				return -1;
+		return 0;
+	}
+	case YAML_MAPPING_NODE: {
+		yaml_node_pair_t *p = node->data.mapping.pairs.start;
+		size_t n = (size_t)(node->data.mapping.pairs.top - p);
+		bool merge = false;
+
+		out->kind = XD_DN_MAP;
+		out->len = (uint32_t)n;
+		out->u.kids = xd_arena_alloc(c->arena,
+					     (2 * n + 1) * sizeof(*out->u.kids));
+		for (size_t i = 0; i < n; i++) {
+			if (from_ynode(c, yaml_document_get_node(c->doc, p[i].key),
+				       &out->u.kids[2 * i], depth + 1) != 0 ||
+			    from_ynode(c,
+				       yaml_document_get_node(c->doc, p[i].value),
+				       &out->u.kids[2 * i + 1], depth + 1) != 0)
+				return -1;
+			merge |= xd_doc_is_merge_key(&out->u.kids[2 * i]);
+		}
+		if (merge)
+			return xd_doc_merge(c->arena, out, c->err);
+		return 0;
+	}
+	default:
+		return yfail(c, node, "empty YAML node");
+	}
+}
+
+int xd_doc_from_yaml_node(struct xd_arena *arena, yaml_document_t *doc,
+			  yaml_node_t *node, struct xd_dnode *out,
+			  struct xd_doc_error *err)
+{
+	struct yconv c = {.arena = arena, .doc = doc, .err = err};
+
+	c.budget = (uint64_t)(doc->nodes.top - doc->nodes.start) +
+		   XD_DOC_MAX_ALIAS_NODES;
+	return from_ynode(&c, node, out, 0);
+}

@@ -1,0 +1,107 @@
+/*
+ * Document tree → protobuf wire bytes, driven by the schema (private to
+ * src/schema; transcode.h is the public face).
+ *
+ * Fields are written in field-number order whatever the key order, map
+ * entries sorted by key, proto3 defaults without presence omitted: equal
+ * documents give equal bytes, the same bytes protobuf's deterministic
+ * serializer writes. Errors are collected per resource (at most
+ * XD_ENC_MAX_ERRORS), sorted into document order and added to the diag
+ * list as "file:line:column: path: reason".
+ *
+ * Ownership: the encoder owns its scratch space, reused from one
+ * resource to the next. Thread: one encoder per thread; the schema is
+ * shared.
+ */
+#ifndef XD_SCHEMA_ENCODE_H
+#define XD_SCHEMA_ENCODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "schema/doc.h"
+#include "schema/schema_int.h"
+#include "util/buf.h"
+#include "util/diag.h"
+
+/* Messages (and Struct values) nested deeper than this are refused. */
+#define XD_ENC_MAX_DEPTH 64
+/* Errors reported per resource before the rest of it is skipped. */
+#define XD_ENC_MAX_ERRORS 20
+/* Path segments kept for messages (deeper ones are not shown). */
+#define XD_ENC_MAX_SEGS (4 * XD_ENC_MAX_DEPTH + 16)
+
+struct xd_enc_ent;
+struct xd_enc_key;
+struct xd_enc_err {
+	uint32_t line, col, seq;
+	char *msg;
+};
+struct xd_enc_seg {
+	uint8_t kind; /* field, index or key */
+	uint32_t len;
+	const char *name;
+	uint64_t index;
+};
+
+struct xd_encoder {
+	const struct xd_schema *s;
+	struct xd_buf *out;
+	const char *file, *prefix;
+	unsigned depth;
+	/* Fields of the open messages, sorted per message. */
+	struct xd_enc_ent *ents;
+	size_t nents, ents_cap;
+	/* Keys of the open maps, sorted per map. */
+	struct xd_enc_key *keys;
+	size_t nkeys, keys_cap;
+	/* The path to the current value. */
+	struct xd_enc_seg segs[XD_ENC_MAX_SEGS];
+	unsigned nsegs;
+	struct xd_enc_err errs[XD_ENC_MAX_ERRORS];
+	unsigned nerr;
+	bool stopped;
+};
+
+void xd_encoder_init(struct xd_encoder *e, const struct xd_schema *s);
+void xd_encoder_free(struct xd_encoder *e);
+
+/*
+ * Appends the encoding of `root` as a message of type `m` to `out`.
+ * `file` and `path` (may be "") prefix error messages. Returns 0, or -1
+ * with the errors in `diag` and `out` as it was.
+ */
+int xd_encoder_run(struct xd_encoder *e, const struct xd_msgdesc *m,
+		   const struct xd_dnode *root, const char *file,
+		   const char *path, struct xd_buf *out, struct xd_diag *diag);
+
+/* ---- shared by encode.c and encode_wkt.c ---- */
+
+void xd_enc_err(struct xd_encoder *e, const struct xd_dnode *at,
+		const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A value for messages: 'text', a number, or "a mapping". */
+const char *xd_enc_show(const struct xd_dnode *n, char *buf, size_t size);
+/* A scalar's text, unquoted. */
+const char *xd_enc_raw(const struct xd_dnode *n, char *buf, size_t size);
+void xd_enc_push_field(struct xd_encoder *e, const struct xd_dnode *key);
+void xd_enc_push_index(struct xd_encoder *e, uint64_t index);
+void xd_enc_push_key(struct xd_encoder *e, const struct xd_dnode *key);
+bool xd_enc_null_is_value(const struct xd_encoder *e,
+			  const struct xd_fielddesc *f);
+int xd_enc_check_string(struct xd_encoder *e, const struct xd_dnode *n);
+
+/* The body of a message of type m (depth-checked). */
+void xd_enc_submsg(struct xd_encoder *e, const struct xd_msgdesc *m,
+		   const struct xd_dnode *n);
+/* The fields of `map` as message m; `skip_type` ignores "@type". */
+void xd_enc_fields(struct xd_encoder *e, const struct xd_msgdesc *m,
+		   const struct xd_dnode *map, bool skip_type);
+void xd_enc_single(struct xd_encoder *e, const struct xd_fielddesc *f,
+		   const struct xd_dnode *n, bool presence);
+void xd_enc_map(struct xd_encoder *e, const struct xd_fielddesc *f,
+		const struct xd_dnode *n);
+/* The body of a well-known type in its JSON form (encode_wkt.c). */
+void xd_enc_wkt(struct xd_encoder *e, const struct xd_msgdesc *m,
+		const struct xd_dnode *n);
+
+#endif

@@ -1,0 +1,480 @@
+/* The transcoder's entry points: snapshot files and single resources,
+ * from YAML events, libyaml documents or jansson values. */
+#include "schema/transcode.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "schema/doc.h"
+#include "schema/encode.h"
+
+/* ---- YAML from events ---- */
+
+struct yrun {
+	const struct xd_schema *s;
+	const char *file;
+	struct xd_diag *diag;
+	unsigned line0; /* added to libyaml's 0-based lines */
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	bool have_ev;
+	struct xd_arena arena;
+	struct xd_doc_builder b;
+	struct xd_encoder enc;
+	struct xd_buf out;
+	int failed;
+};
+
+static void yrun_init(struct yrun *r, const struct xd_schema *s,
+		      const char *file, const char *text, size_t len,
+		      unsigned first_line, struct xd_diag *diag)
+{
+	memset(r, 0, sizeof(*r));
+	r->s = s;
+	r->file = file;
+	r->diag = diag;
+	r->line0 = first_line > 0 ? first_line - 1 : 0;
+	yaml_parser_initialize(&r->parser);
+	yaml_parser_set_input_string(&r->parser, (const unsigned char *)text,
+				     len);
+	xd_doc_builder_init(&r->b, &r->arena);
+	r->b.line0 = r->line0;
+	xd_encoder_init(&r->enc, s);
+}
+
+static void yrun_free(struct yrun *r)
+{
+	if (r->have_ev)
+		yaml_event_delete(&r->ev);
+	yaml_parser_delete(&r->parser);
+	xd_doc_builder_free(&r->b);
+	xd_encoder_free(&r->enc);
+	xd_arena_free(&r->arena);
+	xd_buf_free(&r->out);
+}
+
+static int next_event(struct yrun *r)
+{
+	if (r->have_ev)
+		yaml_event_delete(&r->ev);
+	r->have_ev = false;
+	if (!yaml_parser_parse(&r->parser, &r->ev)) {
+		const yaml_mark_t *m = r->parser.problem != NULL ?
+					       &r->parser.problem_mark :
+					       &r->parser.mark;
+
+		xd_diag_add(r->diag, "%s:%zu:%zu: %s%s%s", r->file,
+			    m->line + 1 + r->line0, m->column + 1,
+			    r->parser.problem ? r->parser.problem :
+						"YAML syntax error",
+			    r->parser.context ? " " : "",
+			    r->parser.context ? r->parser.context : "");
+		r->failed = 1;
+		return -1;
+	}
+	r->have_ev = true;
+	return 0;
+}
+
+/* The node that starts at the current event, complete. */
+static int build_node(struct yrun *r, struct xd_dnode *n)
+{
+	for (;;) {
+		int rc = xd_doc_feed(&r->b, &r->ev, n);
+
+		if (rc == 1)
+			break;
+		if (rc < 0) {
+			xd_diag_add(r->diag, "%s:%u:%u: %s", r->file,
+				    r->b.err.line, r->b.err.col,
+				    r->b.err.msg);
+			r->failed = 1;
+			return -1;
+		}
+		if (next_event(r) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void drop_tree(struct yrun *r)
+{
+	/* Anchors may be named by later items: their nodes must stay. */
+	if (!xd_doc_builder_has_anchors(&r->b))
+		xd_arena_reset(&r->arena);
+}
+
+static const char *show_key(const struct xd_dnode *k, char *buf, size_t size)
+{
+	if (k->kind != XD_DN_SCALAR)
+		return xd_doc_kind_name(k);
+	snprintf(buf, size, "'%.*s'", k->len > 60 ? 60 : (int)k->len, k->u.str);
+	return buf;
+}
+
+struct file_ctx {
+	const struct xd_section *sections;
+	size_t nsections;
+	xd_item_fn fn;
+	void *arg;
+	int stopped;
+};
+
+static const struct xd_section *find_section(const struct file_ctx *c,
+					     const struct xd_dnode *k)
+{
+	for (size_t i = 0; i < c->nsections; i++)
+		if (strlen(c->sections[i].key) == k->len &&
+		    memcmp(c->sections[i].key, k->u.str, k->len) == 0)
+			return &c->sections[i];
+	return NULL;
+}
+
+static void unknown_section(struct xd_diag *diag, const char *where,
+			    const struct xd_dnode *k, const struct file_ctx *c)
+{
+	struct xd_buf names = XD_BUF_INIT;
+	char buf[96];
+
+	for (size_t i = 0; i < c->nsections; i++)
+		xd_buf_printf(&names, "%s%s", i ? ", " : "", c->sections[i].key);
+	xd_buf_putc(&names, '\0');
+	xd_diag_add(diag, "%s: unknown key %s (expected one of: %s)", where,
+		    show_key(k, buf, sizeof(buf)), (char *)names.data);
+	xd_buf_free(&names);
+}
+
+/* Encodes one item and hands it over. */
+static void emit(struct yrun *r, struct file_ctx *c,
+		 const struct xd_section *sec, size_t index,
+		 const struct xd_dnode *n)
+{
+	char path[160];
+	struct xd_item it;
+
+	snprintf(path, sizeof(path), "%s[%zu]", sec->key, index);
+	r->out.len = 0;
+	if (xd_encoder_run(&r->enc, sec->type, n, r->file, path, &r->out,
+			   r->diag) != 0) {
+		r->failed = 1;
+		return;
+	}
+	it = (struct xd_item){sec, index, n->line, n->col, path, r->out.data,
+			      r->out.len};
+	if (c->fn != NULL && c->fn(&it, c->arg) != 0)
+		c->stopped = 1;
+}
+
+/* The value of one section: a list, given inline (streamed item by item)
+ * or through an alias, or null. */
+static int yaml_section(struct yrun *r, struct file_ctx *c,
+			const struct xd_section *sec)
+{
+	struct xd_dnode n;
+	char where[64], buf[96];
+
+	if (next_event(r) != 0)
+		return -1;
+	if (sec != NULL && r->ev.type == YAML_SEQUENCE_START_EVENT &&
+	    r->ev.data.sequence_start.anchor == NULL) {
+		for (size_t i = 0; !c->stopped; i++) {
+			if (next_event(r) != 0)
+				return -1;
+			if (r->ev.type == YAML_SEQUENCE_END_EVENT)
+				return 0;
+			if (build_node(r, &n) != 0)
+				return -1;
+			emit(r, c, sec, i, &n);
+			drop_tree(r);
+		}
+		return 0;
+	}
+	if (build_node(r, &n) != 0)
+		return -1;
+	if (sec == NULL || (n.kind == XD_DN_SCALAR && n.style == XD_DS_NULL)) {
+		/* skipped, or an empty section */
+	} else if (n.kind == XD_DN_SEQ) {
+		for (uint32_t i = 0; i < n.len && !c->stopped; i++)
+			emit(r, c, sec, i, &n.u.kids[i]);
+	} else {
+		snprintf(where, sizeof(where), "%u:%u", n.line, n.col);
+		xd_diag_add(r->diag, "%s:%s: %s: expected a list of %s, not %s",
+			    r->file, where, sec->key, sec->type->full_name,
+			    show_key(&n, buf, sizeof(buf)));
+		r->failed = 1;
+	}
+	drop_tree(r);
+	return 0;
+}
+
+static int yaml_root_map(struct yrun *r, struct file_ctx *c)
+{
+	const struct xd_section *seen[64];
+	uint32_t seen_line[64];
+	size_t nseen = 0;
+
+	for (;;) {
+		const struct xd_section *sec = NULL;
+		struct xd_dnode k;
+		char where[64], buf[96];
+
+		if (next_event(r) != 0)
+			return -1;
+		if (r->ev.type == YAML_MAPPING_END_EVENT)
+			return 0;
+		if (build_node(r, &k) != 0)
+			return -1;
+		snprintf(where, sizeof(where), "%s:%u:%u", r->file, k.line,
+			 k.col);
+		if (k.kind != XD_DN_SCALAR) {
+			xd_diag_add(r->diag, "%s: keys must be section names, not %s",
+				    where, xd_doc_kind_name(&k));
+			r->failed = 1;
+		} else if ((sec = find_section(c, &k)) == NULL) {
+			unknown_section(r->diag, where, &k, c);
+			r->failed = 1;
+		} else {
+			for (size_t i = 0; i < nseen; i++)
+				if (seen[i] == sec) {
+					xd_diag_add(r->diag, "%s: duplicate key %s (first on line %u)",
+						    where,
+						    show_key(&k, buf, sizeof(buf)),
+						    seen_line[i]);
+					r->failed = 1;
+					sec = NULL;
+					break;
+				}
+			if (sec != NULL && nseen < 64) {
+				seen[nseen] = sec;
+				seen_line[nseen++] = k.line;
+			}
+		}
+		drop_tree(r);
+		if (yaml_section(r, c, sec) != 0 || c->stopped)
+			return -1;
+	}
+}
+
+/* Events up to the root node of the only document; 1 when there is no
+ * document at all. */
+static int yaml_start(struct yrun *r)
+{
+	if (next_event(r) != 0) /* STREAM-START */
+		return -1;
+	if (next_event(r) != 0)
+		return -1;
+	if (r->ev.type == YAML_STREAM_END_EVENT)
+		return 1;
+	return next_event(r); /* past DOCUMENT-START */
+}
+
+static int yaml_finish(struct yrun *r)
+{
+	if (next_event(r) != 0) /* DOCUMENT-END */
+		return -1;
+	if (next_event(r) != 0)
+		return -1;
+	if (r->ev.type == YAML_DOCUMENT_START_EVENT) {
+		xd_diag_add(r->diag, "%s:%zu:%zu: only one YAML document is allowed",
+			    r->file, r->ev.start_mark.line + 1 + r->line0,
+			    r->ev.start_mark.column + 1);
+		r->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+int xd_transcode_yaml_file(const struct xd_schema *s, const char *file,
+			   const char *text, size_t len, unsigned first_line,
+			   const struct xd_section *sections, size_t nsections,
+			   xd_item_fn fn, void *arg, struct xd_diag *diag)
+{
+	struct file_ctx c = {sections, nsections, fn, arg, 0};
+	struct yrun r;
+	int rc;
+
+	yrun_init(&r, s, file, text, len, first_line, diag);
+	rc = yaml_start(&r);
+	if (rc != 0)
+		goto out;
+	if (r.ev.type == YAML_MAPPING_START_EVENT) {
+		rc = yaml_root_map(&r, &c);
+	} else {
+		struct xd_dnode n;
+
+		rc = build_node(&r, &n);
+		if (rc == 0 && !(n.kind == XD_DN_SCALAR &&
+				 n.style == XD_DS_NULL)) {
+			xd_diag_add(diag, "%s:%u:%u: a snapshot file must be a mapping of lists (clusters:, listeners:, ...), not %s",
+				    file, n.line, n.col, xd_doc_kind_name(&n));
+			r.failed = 1;
+		}
+	}
+	if (rc == 0)
+		rc = yaml_finish(&r);
+out:
+	rc = rc < 0 || r.failed || c.stopped ? -1 : 0;
+	yrun_free(&r);
+	return rc;
+}
+
+int xd_transcode_yaml_text(const struct xd_schema *s,
+			   const struct xd_msgdesc *m, const char *file,
+			   const char *text, size_t len, const char *path,
+			   struct xd_buf *out, struct xd_diag *diag)
+{
+	struct yrun r;
+	struct xd_dnode n;
+	int rc;
+
+	yrun_init(&r, s, file, text, len, 1, diag);
+	rc = yaml_start(&r);
+	if (rc == 1) {
+		xd_diag_add(diag, "%s: empty document", file);
+		rc = -1;
+	}
+	if (rc == 0)
+		rc = build_node(&r, &n);
+	if (rc == 0 && yaml_finish(&r) == 0 &&
+	    xd_encoder_run(&r.enc, m, &n, file, path, out, diag) == 0)
+		rc = 0;
+	else
+		rc = -1;
+	yrun_free(&r);
+	return rc;
+}
+
+/* ---- libyaml documents and jansson values ---- */
+
+int xd_transcode_yaml(const struct xd_schema *s, const struct xd_msgdesc *m,
+		      yaml_document_t *doc, yaml_node_t *node,
+		      const char *file, const char *path, struct xd_buf *out,
+		      struct xd_diag *diag)
+{
+	struct xd_arena arena = XD_ARENA_INIT;
+	struct xd_encoder enc;
+	struct xd_doc_error err;
+	struct xd_dnode n;
+	int rc;
+
+	if (xd_doc_from_yaml_node(&arena, doc, node, &n, &err) != 0) {
+		xd_diag_add(diag, "%s:%u:%u: %s", file, err.line, err.col,
+			    err.msg);
+		xd_arena_free(&arena);
+		return -1;
+	}
+	xd_encoder_init(&enc, s);
+	rc = xd_encoder_run(&enc, m, &n, file, path, out, diag);
+	xd_encoder_free(&enc);
+	xd_arena_free(&arena);
+	return rc;
+}
+
+static int json_doc(struct xd_arena *arena, json_t *v, const char *file,
+		    const char *path, struct xd_dnode *n, struct xd_diag *diag)
+{
+	struct xd_doc_error err;
+
+	if (xd_doc_from_json(arena, v, n, &err) == 0)
+		return 0;
+	xd_diag_add(diag, "%s: %s%s%s", file, path ? path : "",
+		    path && *path ? ": " : "", err.msg);
+	return -1;
+}
+
+int xd_transcode_json(const struct xd_schema *s, const struct xd_msgdesc *m,
+		      json_t *v, const char *file, const char *path,
+		      struct xd_buf *out, struct xd_diag *diag)
+{
+	struct xd_arena arena = XD_ARENA_INIT;
+	struct xd_encoder enc;
+	struct xd_dnode n;
+	int rc = -1;
+
+	if (json_doc(&arena, v, file, path, &n, diag) == 0) {
+		xd_encoder_init(&enc, s);
+		rc = xd_encoder_run(&enc, m, &n, file, path, out, diag);
+		xd_encoder_free(&enc);
+	}
+	xd_arena_free(&arena);
+	return rc;
+}
+
+int xd_transcode_json_file(const struct xd_schema *s, const char *file,
+			   const char *text, size_t len,
+			   const struct xd_section *sections, size_t nsections,
+			   xd_item_fn fn, void *arg, struct xd_diag *diag)
+{
+	struct file_ctx c = {sections, nsections, fn, arg, 0};
+	struct xd_arena arena = XD_ARENA_INIT;
+	struct xd_encoder enc;
+	struct xd_buf out = XD_BUF_INIT;
+	json_error_t jerr;
+	const char *key;
+	json_t *root, *list;
+	int failed = 0;
+
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+			  &jerr);
+	if (root == NULL) {
+		xd_diag_add(diag, "%s:%d:%d: %s", file, jerr.line, jerr.column,
+			    jerr.text);
+		return -1;
+	}
+	if (!json_is_object(root)) {
+		xd_diag_add(diag, "%s: a snapshot file must be an object of arrays (\"clusters\", \"listeners\", ...)",
+			    file);
+		json_decref(root);
+		return -1;
+	}
+	xd_encoder_init(&enc, s);
+	json_object_foreach(root, key, list) {
+		const struct xd_section *sec = NULL;
+		struct xd_dnode k = {.kind = XD_DN_SCALAR,
+				     .style = XD_DS_STRING};
+
+		k.u.str = key;
+		k.len = (uint32_t)strlen(key);
+		sec = find_section(&c, &k);
+		if (sec == NULL) {
+			unknown_section(diag, file, &k, &c);
+			failed = 1;
+			continue;
+		}
+		if (json_is_null(list))
+			continue;
+		if (!json_is_array(list)) {
+			xd_diag_add(diag, "%s: %s: expected a list of %s",
+				    file, sec->key, sec->type->full_name);
+			failed = 1;
+			continue;
+		}
+		for (size_t i = 0; i < json_array_size(list) && !c.stopped; i++) {
+			char path[160];
+			struct xd_dnode n;
+			struct xd_item it;
+
+			snprintf(path, sizeof(path), "%s[%zu]", sec->key, i);
+			out.len = 0;
+			if (json_doc(&arena, json_array_get(list, i), file, path,
+				     &n, diag) != 0 ||
+			    xd_encoder_run(&enc, sec->type, &n, file, path, &out,
+					   diag) != 0) {
+				failed = 1;
+			} else {
+				it = (struct xd_item){sec, i, 0, 0, path,
+						      out.data, out.len};
+				if (fn != NULL && fn(&it, arg) != 0)
+					c.stopped = 1;
+			}
+			xd_arena_reset(&arena);
+		}
+		if (c.stopped)
+			break;
+	}
+	xd_encoder_free(&enc);
+	xd_arena_free(&arena);
+	xd_buf_free(&out);
+	json_decref(root);
+	return failed || c.stopped ? -1 : 0;
+}

@@ -1,0 +1,105 @@
+/*
+ * YAML and JSON documents → protobuf wire bytes, driven only by the
+ * schema (proto3 JSON mapping: snake_case or lowerCamelCase names, enums
+ * by name or number, 64-bit integers as numbers or strings, bytes as
+ * base64, the well-known types in their JSON forms, Any by "@type").
+ *
+ * Output is deterministic: fields in field-number order, map entries by
+ * key, proto3 defaults without presence omitted (fields with presence --
+ * oneof members, proto3 `optional`, messages -- are written even when
+ * default), i.e. the bytes protobuf's SerializeToString(deterministic)
+ * gives. Equal documents give equal bytes whatever their key order.
+ *
+ * "null" means "not set", except for google.protobuf.Value (NullValue).
+ *
+ * Errors go to `diag` as "file:line:column: path: reason" (JSON has no
+ * per-value positions: "file: path: reason"), every error of a resource
+ * up to XD_ENC_MAX_ERRORS, and every resource of a file up to the diag
+ * list's own bound.
+ *
+ * Thread: any. The schema is shared read-only; everything else belongs
+ * to the call.
+ */
+#ifndef XD_SCHEMA_TRANSCODE_H
+#define XD_SCHEMA_TRANSCODE_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <yaml.h>
+
+#include "schema/schema.h"
+#include "util/buf.h"
+#include "util/diag.h"
+
+/* ---- a whole snapshot file ---- */
+
+/* One top-level key of a snapshot file and the type of its list items. */
+struct xd_section {
+	const char *key; /* "clusters" */
+	const struct xd_msgdesc *type;
+};
+
+/* One encoded resource, as handed to the caller. */
+struct xd_item {
+	const struct xd_section *section;
+	size_t index;          /* position in the section's list */
+	unsigned line, column; /* where it starts (0 for JSON) */
+	const char *path;      /* "clusters[2]" */
+	const uint8_t *data;   /* valid during the callback only */
+	size_t len;
+};
+
+/* Returns 0 to go on, anything else to stop the file there. */
+typedef int (*xd_item_fn)(const struct xd_item *item, void *arg);
+
+/*
+ * Parses a snapshot file: a mapping of section keys to lists of
+ * resources (DESIGN.md §4). Each item is encoded as its section's type
+ * and handed to `fn` in file order; items with errors are reported and
+ * skipped, the rest still checked. Unknown or repeated section keys,
+ * non-list values, YAML syntax errors and more than one document are
+ * errors too. Returns 0 when the whole file is good, -1 otherwise (then
+ * the caller discards what `fn` received).
+ *
+ * Works from libyaml's events and builds one resource's tree at a time,
+ * so memory follows the largest resource, not the file. `text` need not
+ * be NUL-terminated. `first_line` (normally 1) numbers the first line of
+ * `text`, for callers that parse a file in pieces.
+ */
+int xd_transcode_yaml_file(const struct xd_schema *s, const char *file,
+			   const char *text, size_t len, unsigned first_line,
+			   const struct xd_section *sections, size_t nsections,
+			   xd_item_fn fn, void *arg, struct xd_diag *diag);
+
+/* The same for a JSON snapshot file (an object of arrays). */
+int xd_transcode_json_file(const struct xd_schema *s, const char *file,
+			   const char *text, size_t len,
+			   const struct xd_section *sections, size_t nsections,
+			   xd_item_fn fn, void *arg, struct xd_diag *diag);
+
+/* ---- one resource ---- */
+
+/*
+ * Encodes the single YAML document in `text` as a message of type `m`,
+ * appending to `out`. `path` (may be "") prefixes field paths in errors.
+ * Returns 0, or -1 with the errors in `diag` and `out` unchanged.
+ */
+int xd_transcode_yaml_text(const struct xd_schema *s,
+			   const struct xd_msgdesc *m, const char *file,
+			   const char *text, size_t len, const char *path,
+			   struct xd_buf *out, struct xd_diag *diag);
+
+/* A node of a document loaded with libyaml's yaml_parser_load. */
+int xd_transcode_yaml(const struct xd_schema *s, const struct xd_msgdesc *m,
+		      yaml_document_t *doc, yaml_node_t *node,
+		      const char *file, const char *path, struct xd_buf *out,
+		      struct xd_diag *diag);
+
+/* A jansson value (load with JSON_ALLOW_NUL to get NUL bytes reported
+ * with their path, and JSON_REJECT_DUPLICATES for duplicate keys). */
+int xd_transcode_json(const struct xd_schema *s, const struct xd_msgdesc *m,
+		      json_t *v, const char *file, const char *path,
+		      struct xd_buf *out, struct xd_diag *diag);
+
+#endif

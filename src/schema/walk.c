@@ -1,0 +1,141 @@
+#include "schema/walk.h"
+
+#include <string.h>
+
+#include "schema/schema_int.h"
+#include "schema/wire.h"
+
+struct comp {
+	const char *name;
+	size_t len;
+};
+
+struct walk {
+	const struct xd_schema *s;
+	struct comp comps[XD_WALK_MAX_COMPONENTS];
+	size_t ncomps;
+	xd_walk_fn visit;
+	void *arg;
+};
+
+static bool packable(uint8_t type)
+{
+	return type != XD_T_STRING && type != XD_T_BYTES &&
+	       type != XD_T_MESSAGE && type != XD_T_GROUP;
+}
+
+/* Elements of a packed run, one visit each. */
+static int visit_packed(struct walk *w, const struct xd_fielddesc *f,
+			const uint8_t *p, size_t len)
+{
+	const uint8_t *end = p + len;
+	int n = 0;
+
+	while (p < end) {
+		const uint8_t *start = p;
+		uint64_t v;
+
+		if (f->type == XD_T_FIXED32 || f->type == XD_T_SFIXED32 ||
+		    f->type == XD_T_FLOAT || f->type == XD_T_FIXED64 ||
+		    f->type == XD_T_SFIXED64 || f->type == XD_T_DOUBLE) {
+			size_t k = f->type == XD_T_FIXED32 ||
+						   f->type == XD_T_SFIXED32 ||
+						   f->type == XD_T_FLOAT ?
+					   4 :
+					   8;
+
+			if ((size_t)(end - p) < k)
+				return -1;
+			p += k;
+		} else if (xd_wire_get_varint(&p, end, &v) != 0) {
+			return -1;
+		}
+		w->visit(start, (size_t)(p - start), w->arg);
+		n++;
+	}
+	return n;
+}
+
+static int walk(struct walk *w, const struct xd_msgdesc *m, const uint8_t *p,
+		size_t len, size_t i, bool after_any);
+
+/* Enters an Any through its type URL; 0 when its type is unknown. */
+static int walk_any(struct walk *w, const uint8_t *p, size_t len, size_t i)
+{
+	const uint8_t *end = p + len;
+	struct xd_wire_field f, url = {0}, val = {0};
+	const struct xd_msgdesc *t;
+	int r;
+
+	while ((r = xd_wire_next(&p, end, &f)) == 1) {
+		if (f.number == 1 && f.wt == XD_WT_LEN)
+			url = f;
+		else if (f.number == 2 && f.wt == XD_WT_LEN)
+			val = f;
+	}
+	if (r < 0)
+		return -1;
+	t = xd_schema_find_type_url(w->s, (const char *)url.data, url.len);
+	if (t == NULL)
+		return 0;
+	return walk(w, t, val.data, val.len, i, true);
+}
+
+static int walk(struct walk *w, const struct xd_msgdesc *m, const uint8_t *p,
+		size_t len, size_t i, bool after_any)
+{
+	const struct xd_fielddesc *f;
+	const uint8_t *end = p + len;
+	struct xd_wire_field fw;
+	bool last = i + 1 == w->ncomps;
+	int total = 0, r;
+
+	f = xd_schema_field_by_name(m, w->comps[i].name, w->comps[i].len);
+	if (f == NULL)
+		return after_any ? 0 : -1; /* another type in the Any */
+	if (!last && f->type != XD_T_MESSAGE)
+		return -1;
+	while ((r = xd_wire_next(&p, end, &fw)) == 1) {
+		int n;
+
+		if (fw.number != f->number)
+			continue;
+		if (last && fw.wt == XD_WT_LEN && packable(f->type))
+			n = visit_packed(w, f, fw.data, fw.len);
+		else if (last) {
+			w->visit(fw.data, fw.len, w->arg);
+			n = 1;
+		} else if (fw.wt != XD_WT_LEN) {
+			n = -1;
+		} else if (f->msg->wkt == XD_WKT_ANY) {
+			n = walk_any(w, fw.data, fw.len, i + 1);
+		} else {
+			n = walk(w, f->msg, fw.data, fw.len, i + 1, after_any);
+		}
+		if (n < 0)
+			return -1;
+		total += n;
+	}
+	return r < 0 ? -1 : total;
+}
+
+int xd_pb_walk(const struct xd_schema *s, const struct xd_msgdesc *m,
+	       const uint8_t *data, size_t len, const char *path,
+	       xd_walk_fn visit, void *arg)
+{
+	struct walk w = {.s = s, .visit = visit, .arg = arg};
+	const char *p = path;
+
+	for (;;) {
+		const char *dot = strchr(p, '.');
+		size_t n = dot ? (size_t)(dot - p) : strlen(p);
+
+		if (n == 0 || w.ncomps == XD_WALK_MAX_COMPONENTS)
+			return -1;
+		w.comps[w.ncomps++] = (struct comp){p, n};
+		if (dot == NULL)
+			break;
+		p = dot + 1;
+	}
+	return walk(&w, m, data, len, 0, false);
+}
