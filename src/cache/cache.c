@@ -1,0 +1,216 @@
+#include "cache/cache.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+struct xd_cache_entry {
+	struct xd_cache *cache;
+	char *key;
+	struct xd_snapshot *snap; /* its own, or NULL */
+	struct xd_watch *watchers;
+	struct xd_cache_entry *next; /* bucket chain */
+	bool given;   /* in the set being installed */
+	bool changed; /* its own snapshot changed in this install */
+};
+
+#define BUCKETS 1024
+
+struct xd_cache {
+	struct xd_cache_entry *buckets[BUCKETS];
+	struct xd_cache_entry *dflt; /* the default key's entry, if any */
+	size_t owned;
+};
+
+static size_t bucket(const char *key)
+{
+	return XXH3_64bits(key, strlen(key)) % BUCKETS;
+}
+
+static struct xd_cache_entry *find(const struct xd_cache *c, const char *key)
+{
+	struct xd_cache_entry *e = c->buckets[bucket(key)];
+
+	while (e != NULL && strcmp(e->key, key) != 0)
+		e = e->next;
+	return e;
+}
+
+static struct xd_cache_entry *get(struct xd_cache *c, const char *key)
+{
+	struct xd_cache_entry *e = find(c, key);
+
+	if (e != NULL)
+		return e;
+	e = calloc(1, sizeof(*e));
+	if (e == NULL || (e->key = strdup(key)) == NULL)
+		abort();
+	e->cache = c;
+	e->next = c->buckets[bucket(key)];
+	c->buckets[bucket(key)] = e;
+	if (strcmp(key, XD_CACHE_DEFAULT_KEY) == 0)
+		c->dflt = e;
+	return e;
+}
+
+/* Drops an entry that serves nobody and has nothing. */
+static void maybe_drop(struct xd_cache_entry *e)
+{
+	struct xd_cache *c = e->cache;
+	struct xd_cache_entry **p;
+
+	if (e->snap != NULL || e->watchers != NULL)
+		return;
+	for (p = &c->buckets[bucket(e->key)]; *p != e; p = &(*p)->next)
+		;
+	*p = e->next;
+	if (c->dflt == e)
+		c->dflt = NULL;
+	free(e->key);
+	free(e);
+}
+
+struct xd_cache *xd_cache_new(void)
+{
+	return calloc(1, sizeof(struct xd_cache));
+}
+
+void xd_cache_free(struct xd_cache *c)
+{
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < BUCKETS; i++) {
+		struct xd_cache_entry *e = c->buckets[i], *next;
+
+		for (; e != NULL; e = next) {
+			next = e->next;
+			for (struct xd_watch *w = e->watchers; w != NULL; w = w->next)
+				w->entry = NULL;
+			xd_snapshot_unref(e->snap);
+			free(e->key);
+			free(e);
+		}
+	}
+	free(c);
+}
+
+static void notify(struct xd_cache_entry *e)
+{
+	struct xd_watch *w = e->watchers, *next;
+
+	for (; w != NULL; w = next) {
+		next = w->next;
+		w->changed(w);
+	}
+}
+
+size_t xd_cache_replace(struct xd_cache *c, struct xd_snapshot **snaps,
+			size_t n)
+{
+	struct xd_cache_entry **all;
+	size_t nall = 0, changed = 0;
+	bool default_changed;
+
+	/* Every entry, so that keys losing their snapshot are seen too. */
+	for (size_t i = 0; i < BUCKETS; i++)
+		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next)
+			nall++;
+	all = malloc((nall + n + 1) * sizeof(*all));
+	if (all == NULL)
+		abort();
+	nall = 0;
+	for (size_t i = 0; i < BUCKETS; i++)
+		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next) {
+			e->given = false;
+			e->changed = false;
+			all[nall++] = e;
+		}
+	for (size_t i = 0; i < n; i++) {
+		struct xd_cache_entry *e = find(c, xd_snapshot_key(snaps[i]));
+
+		if (e == NULL) {
+			e = get(c, xd_snapshot_key(snaps[i]));
+			e->changed = false;
+			all[nall++] = e;
+		}
+		e->given = true;
+		if (e->snap != NULL && xd_snapshot_same(e->snap, snaps[i])) {
+			xd_snapshot_unref(snaps[i]);
+		} else {
+			xd_snapshot_unref(e->snap);
+			e->snap = snaps[i];
+			e->changed = true;
+		}
+		snaps[i] = NULL;
+	}
+	c->owned = 0;
+	for (size_t i = 0; i < nall; i++) {
+		struct xd_cache_entry *e = all[i];
+
+		if (!e->given && e->snap != NULL) {
+			xd_snapshot_unref(e->snap);
+			e->snap = NULL;
+			e->changed = true;
+		}
+		if (e->snap != NULL)
+			c->owned++;
+	}
+	default_changed = c->dflt != NULL && c->dflt->changed;
+	for (size_t i = 0; i < nall; i++) {
+		struct xd_cache_entry *e = all[i];
+
+		if (e->changed)
+			changed++;
+		/* watchers of a key without its own snapshot are served the
+		 * default, so they see its changes too */
+		if (e->changed || (default_changed && e->snap == NULL))
+			notify(e);
+	}
+	for (size_t i = 0; i < nall; i++)
+		maybe_drop(all[i]);
+	free(all);
+	return changed;
+}
+
+struct xd_snapshot *xd_cache_get(const struct xd_cache *c, const char *key)
+{
+	struct xd_cache_entry *e = find(c, key);
+
+	if (e != NULL && e->snap != NULL)
+		return e->snap;
+	return c->dflt != NULL ? c->dflt->snap : NULL;
+}
+
+void xd_cache_watch(struct xd_cache *c, const char *key, struct xd_watch *w)
+{
+	struct xd_cache_entry *e = get(c, key);
+
+	w->entry = e;
+	w->prev = NULL;
+	w->next = e->watchers;
+	if (e->watchers != NULL)
+		e->watchers->prev = w;
+	e->watchers = w;
+}
+
+void xd_cache_unwatch(struct xd_watch *w)
+{
+	struct xd_cache_entry *e = w->entry;
+
+	if (e == NULL)
+		return;
+	if (w->prev != NULL)
+		w->prev->next = w->next;
+	else
+		e->watchers = w->next;
+	if (w->next != NULL)
+		w->next->prev = w->prev;
+	w->entry = NULL;
+	maybe_drop(e);
+}
+
+size_t xd_cache_count(const struct xd_cache *c)
+{
+	return c->owned;
+}

@@ -1,0 +1,317 @@
+#include "protocol/body.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/derived.h"
+#include "schema/wire.h"
+
+static unsigned long long computed;
+
+static void make_key(const struct xd_want *w,
+		     uint64_t key[XD_DERIVED_KEY_WORDS])
+{
+	key[0] = (uint64_t)w->sub.all | (uint64_t)w->held_names.all << 1 |
+		 (uint64_t)w->full_state << 2 | (uint64_t)w->form << 3;
+	key[1] = xd_nameset_id(w->sub.set);
+	key[2] = w->held ? xd_table_id(w->held) : 0;
+	key[3] = xd_nameset_id(w->held_names.set);
+	key[4] = xd_nameset_id(w->force);
+	key[5] = xd_nameset_id(w->removed);
+	key[6] = 0;
+}
+
+/* ---------------- lookups ---------------- */
+
+/* An entry by name, or by alias (VHDS subscribes by alias, D10). */
+static const struct xd_entry *lookup(const struct xd_table *t,
+				     const char *name, size_t len)
+{
+	const struct xd_entry *e = xd_table_find(t, name, len);
+
+	return e != NULL ? e : xd_table_find_alias(t, name, len);
+}
+
+static bool names_has(const struct xd_names *n, const char *name, size_t len)
+{
+	return n->all || xd_nameset_has(n->set, name, len);
+}
+
+/* The version of `name` the client holds, or NULL. */
+static const struct xd_entry *held_entry(const struct xd_want *w,
+					 const char *name, size_t len)
+{
+	if (w->held == NULL || !names_has(&w->held_names, name, len))
+		return NULL;
+	return lookup(w->held, name, len);
+}
+
+/* The client was told `name` does not exist (delta). */
+static bool known_missing(const struct xd_want *w, const char *name,
+			  size_t len)
+{
+	return w->held != NULL && !w->held_names.all &&
+	       xd_nameset_has(w->held_names.set, name, len) &&
+	       lookup(w->held, name, len) == NULL;
+}
+
+/* ---------------- selection ---------------- */
+
+struct pick {
+	const struct xd_entry **send;  /* resources to carry */
+	size_t nsend;
+	struct xd_name *missing;       /* delta: names that do not exist */
+	size_t nmissing;
+	struct xd_name *removed;       /* delta: removed_resources */
+	size_t nremoved;
+	size_t cap_send, cap_names, cap_removed;
+	bool changed;                  /* full state: content differs */
+};
+
+static void *grow(void *p, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap ? *cap * 2 : 64;
+	p = realloc(p, *cap * size);
+	if (p == NULL)
+		abort();
+	return p;
+}
+
+static void add_send(struct pick *p, const struct xd_entry *e)
+{
+	p->send = grow(p->send, &p->cap_send, p->nsend, sizeof(*p->send));
+	p->send[p->nsend++] = e;
+}
+
+static void add_name(struct xd_name **v, size_t *n, size_t *cap,
+		     const char *name, size_t len)
+{
+	*v = grow(*v, cap, *n, sizeof(**v));
+	(*v)[(*n)++] = (struct xd_name){name, len};
+}
+
+/* One subscribed resource that exists: send it if the client lacks it,
+ * holds another version, or asked for it again. */
+static void consider(const struct xd_want *w, struct pick *p,
+		     const struct xd_entry *e, const char *asked,
+		     size_t asked_len)
+{
+	const struct xd_entry *h = held_entry(w, asked, asked_len);
+
+	if (h == NULL || h->hash != e->hash ||
+	    xd_nameset_has(w->force, asked, asked_len)) {
+		add_send(p, e);
+		p->changed = true;
+	} else if (w->full_state) {
+		/* unchanged, but full-state responses carry everything */
+		add_send(p, e);
+	}
+}
+
+/* Resources the client holds that are gone from the table. */
+static void find_removed(const struct xd_want *w, struct pick *p)
+{
+	if (w->held == NULL)
+		return;
+	if (w->held_names.all) {
+		for (size_t i = 0; i < xd_table_count(w->held); i++) {
+			const struct xd_entry *e = xd_table_at(w->held, i);
+
+			if (lookup(w->table, e->name, e->name_len) == NULL &&
+			    names_has(&w->sub, e->name, e->name_len)) {
+				p->changed = true;
+				add_name(&p->removed, &p->nremoved,
+					 &p->cap_removed, e->name, e->name_len);
+			}
+		}
+	} else {
+		for (size_t i = 0; i < xd_nameset_count(w->held_names.set); i++) {
+			struct xd_name n = xd_nameset_at(w->held_names.set, i);
+			const struct xd_entry *e = lookup(w->held, n.data, n.len);
+
+			if (e != NULL && lookup(w->table, n.data, n.len) == NULL &&
+			    names_has(&w->sub, n.data, n.len)) {
+				p->changed = true;
+				add_name(&p->removed, &p->nremoved,
+					 &p->cap_removed, e->name, e->name_len);
+			}
+		}
+	}
+	/* names the client reported holding that were gone already (D7) */
+	for (size_t i = 0; i < xd_nameset_count(w->removed); i++) {
+		struct xd_name n = xd_nameset_at(w->removed, i);
+
+		if (lookup(w->table, n.data, n.len) == NULL &&
+		    names_has(&w->sub, n.data, n.len))
+			add_name(&p->removed, &p->nremoved, &p->cap_removed,
+				 n.data, n.len);
+	}
+}
+
+static void select_resources(const struct xd_want *w, struct pick *p)
+{
+	bool delta = w->form == XD_FORM_DELTA;
+
+	if (w->sub.all) {
+		for (size_t i = 0; i < xd_table_count(w->table); i++) {
+			const struct xd_entry *e = xd_table_at(w->table, i);
+
+			consider(w, p, e, e->name, e->name_len);
+		}
+	}
+	/* explicit names (alone, or beside a wildcard) */
+	for (size_t i = 0; i < xd_nameset_count(w->sub.set); i++) {
+		struct xd_name n = xd_nameset_at(w->sub.set, i);
+		const struct xd_entry *e = lookup(w->table, n.data, n.len);
+
+		if (e != NULL) {
+			if (!w->sub.all)
+				consider(w, p, e, n.data, n.len);
+		} else if (delta && (!known_missing(w, n.data, n.len) ||
+				     xd_nameset_has(w->force, n.data, n.len))) {
+			add_name(&p->missing, &p->nmissing, &p->cap_names,
+				 n.data, n.len);
+		}
+	}
+	if (delta || w->full_state)
+		find_removed(w, p);
+	if (w->full_state && w->held != NULL &&
+	    (w->sub.all != w->held_names.all ||
+	     w->sub.set != w->held_names.set))
+		p->changed = true; /* the subscription grew (S7) */
+}
+
+/* ---------------- encoding ---------------- */
+
+static size_t field_size(size_t len)
+{
+	return 1 + xd_wire_varint_size(len) + len;
+}
+
+static uint8_t *put_field(uint8_t *p, uint8_t tag, const void *data,
+			  size_t len)
+{
+	*p++ = tag;
+	p = xd_wire_put_varint(p, len);
+	memcpy(p, data, len);
+	return p + len;
+}
+
+static const struct xd_span *span_of(const struct xd_entry *e,
+				     enum xd_form form)
+{
+	return form == XD_FORM_SOTW ? &e->sotw :
+	       form == XD_FORM_SOTW_WRAPPED ? &e->wrapped : &e->delta;
+}
+
+/*
+ * Field numbers: DiscoveryResponse {version_info = 1, resources = 2,
+ * type_url = 4, nonce = 5}; DeltaDiscoveryResponse {system_version_info
+ * = 1, resources = 2, type_url = 4, nonce = 5, removed_resources = 6};
+ * Resource {name = 3}.
+ */
+static grpc_slice encode(const struct xd_want *w, const struct pick *p)
+{
+	const char *version = xd_table_version(w->table);
+	const char *url = xd_rtype_info(xd_table_type(w->table))->type_url;
+	size_t url_len = strlen(url), total;
+	grpc_slice s;
+	uint8_t *q;
+
+	total = field_size(16) + field_size(url_len);
+	for (size_t i = 0; i < p->nsend; i++)
+		total += span_of(p->send[i], w->form)->len;
+	for (size_t i = 0; i < p->nmissing; i++)
+		total += field_size(field_size(p->missing[i].len));
+	for (size_t i = 0; i < p->nremoved; i++)
+		total += field_size(p->removed[i].len);
+
+	s = grpc_slice_malloc(total);
+	q = GRPC_SLICE_START_PTR(s);
+	q = put_field(q, 0x0a, version, 16);
+	for (size_t i = 0; i < p->nsend; i++) {
+		const struct xd_span *sp = span_of(p->send[i], w->form);
+
+		memcpy(q, sp->data, sp->len);
+		q += sp->len;
+	}
+	for (size_t i = 0; i < p->nmissing; i++) {
+		*q++ = 0x12;
+		q = xd_wire_put_varint(q, field_size(p->missing[i].len));
+		q = put_field(q, 0x1a, p->missing[i].data, p->missing[i].len);
+	}
+	q = put_field(q, 0x22, url, url_len);
+	for (size_t i = 0; i < p->nremoved; i++)
+		q = put_field(q, 0x32, p->removed[i].data, p->removed[i].len);
+	return s;
+}
+
+static struct xd_body *compute(const struct xd_want *w)
+{
+	struct xd_body *b = calloc(1, sizeof(*b));
+	struct pick p = {0};
+	bool send;
+
+	if (b == NULL)
+		abort();
+	computed++;
+	b->refs = 1;
+	select_resources(w, &p);
+	/* SotW cannot say "removed": a full-state response simply leaves
+	 * the resource out (S8); the names only told us it changed. */
+	if (w->form != XD_FORM_DELTA)
+		p.nremoved = 0;
+	if (w->form == XD_FORM_DELTA)
+		send = p.changed || p.nmissing > 0 || p.nremoved > 0;
+	else if (w->full_state)
+		send = w->held == NULL || p.changed;
+	else
+		send = p.nsend > 0;
+	b->empty = !send;
+	if (send) {
+		b->slice = encode(w, &p);
+		b->nresources = p.nsend;
+		b->nmissing = p.nmissing;
+		b->nremoved = p.nremoved;
+	} else {
+		b->slice = grpc_empty_slice();
+	}
+	free(p.send);
+	free(p.missing);
+	free(p.removed);
+	return b;
+}
+
+struct xd_body *xd_body_get(const struct xd_want *w)
+{
+	uint64_t key[XD_DERIVED_KEY_WORDS];
+	union xd_derived_value v;
+
+	make_key(w, key);
+	if (!xd_derived_find(w->table, XD_DERIVED_BODY, key, &v)) {
+		v.body = compute(w);
+		xd_derived_store(w->table, XD_DERIVED_BODY, key, v);
+	}
+	return xd_body_ref(v.body);
+}
+
+struct xd_body *xd_body_ref(struct xd_body *b)
+{
+	b->refs++;
+	return b;
+}
+
+void xd_body_unref(struct xd_body *b)
+{
+	if (b == NULL || --b->refs > 0)
+		return;
+	grpc_slice_unref(b->slice);
+	free(b);
+}
+
+unsigned long long xd_body_computed(void)
+{
+	return computed;
+}

@@ -1,0 +1,85 @@
+/*
+ * Response bodies: what one response of one type carries, computed from
+ * the client's subscription and what it already holds, and shared.
+ *
+ * A body is the whole encoded response except the per-stream nonce,
+ * which the sender appends (protobuf accepts fields in any order):
+ *   SotW   DiscoveryResponse {version_info, resources..., type_url}
+ *   delta  DeltaDiscoveryResponse {system_version_info, resources...,
+ *          type_url, removed_resources...}
+ *
+ * Bodies are memoized on the effective table, keyed by the ids of
+ * everything they depend on, so every client in the same state shares
+ * one computed body: the bytes encoded per push do not grow with the
+ * number of clients (DESIGN §5). A body is one contiguous refcounted
+ * grpc_slice; each send only adds a reference and a nonce.
+ *
+ * What goes in (rules S7-S10, D3-D8, D10):
+ *   SotW, full state (LDS, CDS): every subscribed resource, whenever the
+ *     client holds nothing yet, its subscription grew, or the content
+ *     differs from what it holds.
+ *   SotW, other types: only subscribed resources that are new to the
+ *     client or changed.
+ *   delta: subscribed resources new to the client or changed; held
+ *     resources that no longer exist in removed_resources; explicitly
+ *     subscribed names that do not exist and the client has not been
+ *     told of, as a Resource with the name and no body. Names are looked
+ *     up by alias too (VHDS).
+ *   `force` names are sent even if held (D5); `removed` names are listed
+ *     as removed if subscribed and absent (D7).
+ *
+ * Thread: loop thread only.
+ */
+#ifndef XD_PROTOCOL_BODY_H
+#define XD_PROTOCOL_BODY_H
+
+#include <grpc/slice.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "protocol/nameset.h"
+#include "snapshot/table.h"
+
+enum xd_form {
+	XD_FORM_SOTW,
+	XD_FORM_SOTW_WRAPPED, /* resources wrapped in Resource (L2) */
+	XD_FORM_DELTA,
+};
+
+/* A subscription or a held state: every name (wildcard) and/or these. */
+struct xd_names {
+	bool all;
+	struct xd_nameset *set; /* never NULL */
+};
+
+struct xd_want {
+	struct xd_table *table;      /* the effective table to serve */
+	struct xd_names sub;         /* what the client subscribes to */
+	struct xd_table *held;       /* what it holds: NULL for nothing */
+	struct xd_names held_names;  /* which of held's names it holds */
+	struct xd_nameset *force;    /* send even if held (never NULL) */
+	struct xd_nameset *removed;  /* delta: list as removed if absent */
+	enum xd_form form;
+	bool full_state;             /* SotW LDS and CDS (S8) */
+};
+
+struct xd_body {
+	unsigned refs;
+	bool empty;          /* nothing to send */
+	grpc_slice slice;    /* the response without its nonce */
+	size_t nresources;   /* resources carried (with body) */
+	size_t nmissing;     /* delta: name-only "does not exist" entries */
+	size_t nremoved;     /* delta: removed_resources */
+};
+
+/* The body for `w` (a new reference; never NULL: aborts on OOM). */
+struct xd_body *xd_body_get(const struct xd_want *w);
+
+struct xd_body *xd_body_ref(struct xd_body *b);
+void xd_body_unref(struct xd_body *b);
+
+/* Bodies computed rather than found in a cache, since start (tests and
+ * benchmarks use it to show bodies are shared). */
+unsigned long long xd_body_computed(void);
+
+#endif

@@ -1,0 +1,294 @@
+#include "protocol/nameset.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+struct xd_nameset {
+	unsigned refs;
+	uint64_t id;
+	uint64_t hash;             /* of the sorted names: the intern key */
+	struct xd_nameset *next;   /* intern bucket chain */
+	size_t count;
+	struct xd_name *names;     /* sorted; point into `bytes` */
+	uint32_t *index;           /* open addressing: position + 1 */
+	size_t mask;
+	char *bytes;
+};
+
+static struct {
+	struct xd_nameset **buckets;
+	size_t mask, live;
+	uint64_t next_id;
+} interned = {NULL, 0, 0, 1};
+
+static int cmp_name(const void *pa, const void *pb)
+{
+	const struct xd_name *a = pa, *b = pb;
+	size_t n = a->len < b->len ? a->len : b->len;
+	int c = memcmp(a->data, b->data, n);
+
+	if (c != 0)
+		return c;
+	return a->len < b->len ? -1 : a->len > b->len;
+}
+
+static uint64_t set_hash(const struct xd_name *names, size_t n)
+{
+	XXH3_state_t *st = XXH3_createState();
+	uint64_t h;
+
+	if (st == NULL)
+		abort();
+	XXH3_64bits_reset(st);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t len = (uint32_t)names[i].len;
+
+		/* length-prefixed, so {"ab"} and {"a","b"} differ */
+		XXH3_64bits_update(st, &len, sizeof(len));
+		XXH3_64bits_update(st, names[i].data, names[i].len);
+	}
+	h = XXH3_64bits_digest(st);
+	XXH3_freeState(st);
+	return h;
+}
+
+static bool same(const struct xd_nameset *s, const struct xd_name *names,
+		 size_t n)
+{
+	if (s->count != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s->names[i].len != names[i].len ||
+		    memcmp(s->names[i].data, names[i].data, names[i].len) != 0)
+			return false;
+	return true;
+}
+
+static int intern_grow(void)
+{
+	size_t n = interned.buckets ? (interned.mask + 1) * 2 : 256;
+	struct xd_nameset **b = calloc(n, sizeof(*b));
+
+	if (b == NULL)
+		return -1;
+	for (size_t i = 0; interned.buckets && i <= interned.mask; i++) {
+		struct xd_nameset *s = interned.buckets[i], *next;
+
+		for (; s != NULL; s = next) {
+			next = s->next;
+			s->next = b[s->hash & (n - 1)];
+			b[s->hash & (n - 1)] = s;
+		}
+	}
+	free(interned.buckets);
+	interned.buckets = b;
+	interned.mask = n - 1;
+	return 0;
+}
+
+/* Makes a set from sorted, unique names (copied). */
+static struct xd_nameset *create(const struct xd_name *names, size_t n,
+				 uint64_t hash)
+{
+	struct xd_nameset *s = calloc(1, sizeof(*s));
+	size_t bytes = 0, slots = 16;
+	char *p;
+
+	if (s == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		bytes += names[i].len + 1;
+	while (slots < n * 2)
+		slots *= 2;
+	s->names = malloc((n ? n : 1) * sizeof(*s->names));
+	s->bytes = malloc(bytes ? bytes : 1);
+	s->index = calloc(slots, sizeof(*s->index));
+	if (s->names == NULL || s->bytes == NULL || s->index == NULL) {
+		free(s->names);
+		free(s->bytes);
+		free(s->index);
+		free(s);
+		return NULL;
+	}
+	s->mask = slots - 1;
+	p = s->bytes;
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
+
+		memcpy(p, names[i].data, names[i].len);
+		p[names[i].len] = '\0';
+		s->names[i] = (struct xd_name){p, names[i].len};
+		p += names[i].len + 1;
+		k = XXH3_64bits(s->names[i].data, s->names[i].len) & s->mask;
+		while (s->index[k] != 0)
+			k = (k + 1) & s->mask;
+		s->index[k] = (uint32_t)i + 1;
+	}
+	s->count = n;
+	s->hash = hash;
+	s->refs = 1;
+	s->id = interned.next_id++;
+	return s;
+}
+
+/* Interns sorted, unique names. */
+static struct xd_nameset *intern_sorted(const struct xd_name *names, size_t n)
+{
+	uint64_t h = set_hash(names, n);
+	struct xd_nameset *s;
+
+	if (interned.buckets == NULL && intern_grow() != 0)
+		return NULL;
+	for (s = interned.buckets[h & interned.mask]; s != NULL; s = s->next)
+		if (s->hash == h && same(s, names, n))
+			return xd_nameset_ref(s);
+	s = create(names, n, h);
+	if (s == NULL)
+		return NULL;
+	if (interned.live + 1 > interned.mask && intern_grow() != 0) {
+		free(s->names);
+		free(s->bytes);
+		free(s->index);
+		free(s);
+		return NULL;
+	}
+	s->next = interned.buckets[h & interned.mask];
+	interned.buckets[h & interned.mask] = s;
+	interned.live++;
+	return s;
+}
+
+struct xd_nameset *xd_nameset_intern(const struct xd_name *names, size_t n)
+{
+	struct xd_name *sorted;
+	struct xd_nameset *s;
+	size_t u = 0;
+
+	if (n == 0)
+		return intern_sorted(NULL, 0);
+	sorted = malloc(n * sizeof(*sorted));
+	if (sorted == NULL)
+		return NULL;
+	memcpy(sorted, names, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), cmp_name);
+	for (size_t i = 0; i < n; i++)
+		if (u == 0 || cmp_name(&sorted[u - 1], &sorted[i]) != 0)
+			sorted[u++] = sorted[i];
+	s = intern_sorted(sorted, u);
+	free(sorted);
+	return s;
+}
+
+struct xd_nameset *xd_nameset_empty(void)
+{
+	return intern_sorted(NULL, 0);
+}
+
+/* `a` plus `b`: a merge of two sorted lists. */
+struct xd_nameset *xd_nameset_union(const struct xd_nameset *a,
+				    const struct xd_nameset *b)
+{
+	struct xd_name *out = malloc((a->count + b->count + 1) * sizeof(*out));
+	struct xd_nameset *s;
+	size_t i = 0, j = 0, n = 0;
+
+	if (out == NULL)
+		return NULL;
+	while (i < a->count || j < b->count) {
+		int c = i == a->count ? 1 :
+			j == b->count ? -1 :
+					cmp_name(&a->names[i], &b->names[j]);
+
+		if (c <= 0) {
+			out[n++] = a->names[i++];
+			if (c == 0)
+				j++;
+		} else {
+			out[n++] = b->names[j++];
+		}
+	}
+	s = intern_sorted(out, n);
+	free(out);
+	return s;
+}
+
+struct xd_nameset *xd_nameset_minus(const struct xd_nameset *a,
+				    const struct xd_nameset *b)
+{
+	struct xd_name *out = malloc((a->count + 1) * sizeof(*out));
+	struct xd_nameset *s;
+	size_t n = 0;
+
+	if (out == NULL)
+		return NULL;
+	for (size_t i = 0; i < a->count; i++)
+		if (!xd_nameset_has(b, a->names[i].data, a->names[i].len))
+			out[n++] = a->names[i];
+	s = intern_sorted(out, n);
+	free(out);
+	return s;
+}
+
+struct xd_nameset *xd_nameset_ref(struct xd_nameset *s)
+{
+	s->refs++;
+	return s;
+}
+
+void xd_nameset_unref(struct xd_nameset *s)
+{
+	struct xd_nameset **p;
+
+	if (s == NULL || --s->refs > 0)
+		return;
+	for (p = &interned.buckets[s->hash & interned.mask]; *p != s;
+	     p = &(*p)->next)
+		;
+	*p = s->next;
+	interned.live--;
+	free(s->names);
+	free(s->bytes);
+	free(s->index);
+	free(s);
+	if (interned.live == 0) {
+		/* Nothing left: give the table back (tests check for leaks). */
+		free(interned.buckets);
+		interned.buckets = NULL;
+		interned.mask = 0;
+	}
+}
+
+size_t xd_nameset_count(const struct xd_nameset *s)
+{
+	return s->count;
+}
+
+uint64_t xd_nameset_id(const struct xd_nameset *s)
+{
+	return s->id;
+}
+
+struct xd_name xd_nameset_at(const struct xd_nameset *s, size_t i)
+{
+	return s->names[i];
+}
+
+bool xd_nameset_has(const struct xd_nameset *s, const char *name, size_t len)
+{
+	for (size_t k = XXH3_64bits(name, len) & s->mask;;
+	     k = (k + 1) & s->mask) {
+		uint32_t slot = s->index[k];
+
+		if (slot == 0)
+			return false;
+		if (s->names[slot - 1].len == len &&
+		    memcmp(s->names[slot - 1].data, name, len) == 0)
+			return true;
+	}
+}
+
+size_t xd_nameset_live(void)
+{
+	return interned.live;
+}

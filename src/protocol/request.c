@@ -1,0 +1,158 @@
+#include "protocol/request.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "schema/wire.h"
+
+static int push(struct xd_name **v, size_t *n, size_t *cap, struct xd_name x)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		struct xd_name *p = realloc(*v, c * sizeof(*p));
+
+		if (p == NULL)
+			return -1;
+		*v = p;
+		*cap = c;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+static struct xd_name as_name(const struct xd_wire_field *f)
+{
+	return (struct xd_name){(const char *)f->data, f->len};
+}
+
+/* google.rpc.Status {code = 1, message = 2} */
+static int parse_status(struct xd_request *r, const uint8_t *p,
+			const uint8_t *end)
+{
+	struct xd_wire_field f;
+	int rc;
+
+	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
+		if (f.number == 1 && f.wt == XD_WT_VARINT)
+			r->error_code = (int32_t)f.v;
+		else if (f.number == 2 && f.wt == XD_WT_LEN)
+			r->error_message = as_name(&f);
+	}
+	return rc;
+}
+
+/* map<string, string> entry {key = 1, value = 2} */
+static int parse_initial(struct xd_request *r, const uint8_t *p,
+			 const uint8_t *end)
+{
+	struct xd_wire_field f;
+	struct xd_name key = {"", 0}, value = {"", 0};
+	int rc;
+
+	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
+		if (f.number == 1 && f.wt == XD_WT_LEN)
+			key = as_name(&f);
+		else if (f.number == 2 && f.wt == XD_WT_LEN)
+			value = as_name(&f);
+	}
+	if (rc < 0)
+		return -1;
+	if (r->ninitial == r->cap_initial) {
+		size_t cap = r->cap_initial ? r->cap_initial * 2 : 16;
+		struct xd_name *n = realloc(r->initial_names, cap * sizeof(*n));
+
+		if (n == NULL)
+			return -1;
+		r->initial_names = n;
+		n = realloc(r->initial_versions, cap * sizeof(*n));
+		if (n == NULL)
+			return -1;
+		r->initial_versions = n;
+		r->cap_initial = cap;
+	}
+	r->initial_names[r->ninitial] = key;
+	r->initial_versions[r->ninitial++] = value;
+	return 0;
+}
+
+int xd_request_parse(struct xd_request *r, const uint8_t *data, size_t len,
+		     bool delta, const char **why)
+{
+	/* Field numbers differ between the two messages. */
+	const uint32_t f_node = delta ? 1 : 2, f_type = delta ? 2 : 4,
+		       f_names = 3, f_nonce = delta ? 6 : 5,
+		       f_error = delta ? 7 : 6;
+	const uint8_t *p = data, *end = data + len;
+	struct xd_wire_field f;
+	XXH3_state_t *st;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->delta = delta;
+	st = XXH3_createState();
+	if (st == NULL) {
+		*why = "out of memory";
+		return -1;
+	}
+	XXH3_64bits_reset(st);
+	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
+		if (f.wt != XD_WT_LEN)
+			continue; /* no varint field matters here */
+		if (f.number == f_names) {
+			uint32_t n = (uint32_t)f.len;
+
+			XXH3_64bits_update(st, &n, sizeof(n));
+			XXH3_64bits_update(st, f.data, f.len);
+			if (push(&r->names, &r->nnames, &r->cap_names,
+				 as_name(&f)) != 0)
+				goto oom;
+		} else if (f.number == f_type) {
+			r->type_url = as_name(&f);
+		} else if (f.number == f_nonce) {
+			r->nonce = as_name(&f);
+		} else if (f.number == f_node) {
+			r->node = (struct xd_span){f.data, (uint32_t)f.len};
+		} else if (f.number == f_error) {
+			r->has_error = true;
+			if (parse_status(r, f.data, f.data + f.len) < 0) {
+				*why = "malformed error_detail";
+				goto fail;
+			}
+		} else if (!delta && f.number == 1) {
+			r->version_info = as_name(&f);
+		} else if (delta && f.number == 4) {
+			if (push(&r->unsubscribe, &r->nunsubscribe,
+				 &r->cap_unsub, as_name(&f)) != 0)
+				goto oom;
+		} else if (delta && f.number == 5) {
+			if (parse_initial(r, f.data, f.data + f.len) != 0) {
+				*why = "malformed initial_resource_versions";
+				goto fail;
+			}
+		}
+	}
+	if (rc < 0) {
+		*why = delta ? "not a DeltaDiscoveryRequest (malformed protobuf)" :
+			       "not a DiscoveryRequest (malformed protobuf)";
+		goto fail;
+	}
+	r->names_hash = XXH3_64bits_digest(st);
+	XXH3_freeState(st);
+	return 0;
+oom:
+	*why = "out of memory";
+fail:
+	XXH3_freeState(st);
+	xd_request_free(r);
+	return -1;
+}
+
+void xd_request_free(struct xd_request *r)
+{
+	free(r->names);
+	free(r->unsubscribe);
+	free(r->initial_names);
+	free(r->initial_versions);
+	memset(r, 0, sizeof(*r));
+}

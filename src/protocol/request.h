@@ -1,0 +1,53 @@
+/*
+ * Discovery requests, read straight from the wire.
+ *
+ * Envoy repeats its whole subscription in every SotW request (every
+ * ACK of an EDS response lists every cluster), so requests are parsed
+ * in one pass without copying: names point into the received bytes, and
+ * a hash of the raw name list lets an unchanged list skip all set work.
+ * The node (first request only) is unpacked separately, with protobuf-c.
+ *
+ * Ownership: a parsed request points into the caller's bytes and owns
+ * only its arrays; xd_request_free releases them. Thread: any.
+ */
+#ifndef XD_PROTOCOL_REQUEST_H
+#define XD_PROTOCOL_REQUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocol/nameset.h"
+#include "snapshot/table.h"
+
+struct xd_request {
+	bool delta;
+	struct xd_name type_url;
+	struct xd_name nonce;          /* response_nonce */
+	struct xd_name version_info;   /* SotW */
+	struct xd_span node;           /* the encoded Node, if present */
+	bool has_error;                /* error_detail present: a NACK */
+	int32_t error_code;
+	struct xd_name error_message;
+	/* SotW resource_names, or delta resource_names_subscribe */
+	struct xd_name *names;
+	size_t nnames;
+	uint64_t names_hash;
+	/* delta */
+	struct xd_name *unsubscribe;
+	size_t nunsubscribe;
+	struct xd_name *initial_names, *initial_versions;
+	size_t ninitial;
+	size_t cap_names, cap_unsub, cap_initial;
+};
+
+/*
+ * Parses a DiscoveryRequest (or, with `delta`, a DeltaDiscoveryRequest).
+ * Returns 0, or -1 with *why set to a static reason for malformed input.
+ */
+int xd_request_parse(struct xd_request *r, const uint8_t *data, size_t len,
+		     bool delta, const char **why);
+
+void xd_request_free(struct xd_request *r);
+
+#endif

@@ -1,0 +1,695 @@
+#include "protocol/session.h"
+
+#include <grpc/byte_buffer.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "envoy/config/core/v3/base.pb-c.h"
+#include "protocol/body.h"
+#include "protocol/derived.h"
+#include "protocol/request.h"
+#include "protocol/sub.h"
+#include "schema/wire.h"
+#include "util/common.h"
+#include "util/log.h"
+
+/* Sessions pumped per loop iteration when a snapshot change fans out. */
+#define PUMP_BATCH 256
+/* How long endpoints wait for the client to subscribe to its new
+ * clusters' endpoints before going ahead anyway (A2). */
+#define EDS_WAIT_MS 2000
+#define EDS_WAIT_TICK_MS 100
+/* Distinct unknown type URLs one aggregated stream may ask for. */
+#define MAX_UNKNOWN 4
+
+#define FEATURE_RESOURCE_IN_SOTW "xds.config.supports-resource-in-sotw"
+
+struct unknown_type {
+	char *url;
+	uint64_t nonce;  /* last response sent for it, 0 none */
+	bool due;        /* a response is owed */
+	struct xd_nameset *names; /* delta: names to report missing */
+};
+
+struct xd_session {
+	struct xd_sessions *mgr;
+	struct xd_stream *stream;
+	const struct xd_method *method;
+
+	bool have_node;
+	char *node_id, *node_cluster;
+	bool wrapped; /* SotW resources wrapped in Resource (L2) */
+	struct xd_watch watch;
+	struct xd_snapshot *snap; /* the target; NULL until one exists */
+
+	struct xd_sub subs[XD_RTYPE_COUNT];
+	struct unknown_type unknown[MAX_UNKNOWN];
+	uint64_t next_nonce;
+
+	/* endpoints waiting for the client's subscription (A2) */
+	uint64_t eds_wait_until; /* loop time in ms; 0: not waiting */
+	bool eds_waiting_listed;
+
+	/* pump queue and EDS-wait list membership */
+	struct xd_session *q_prev, *q_next;
+	bool queued;
+	struct xd_session *w_prev, *w_next;
+};
+
+struct xd_sessions {
+	uv_loop_t *loop;
+	struct xd_cache *cache;
+	enum xd_node_key node_key;
+	struct xd_stream_handler handler;
+	uv_idle_t pump_idle;
+	uv_timer_t wait_timer;
+	struct xd_session *q_head, *q_tail;
+	struct xd_session *w_head;
+	struct xd_sessions_stats stats;
+};
+
+/* ---------------- logging ---------------- */
+
+#define SLOG(level, ss, fmt, ...)                                          \
+	xd_log(level, "stream %llu (%s from %s) node '%s': " fmt,          \
+	       (unsigned long long)xd_stream_id((ss)->stream),             \
+	       (ss)->method->name, xd_stream_peer((ss)->stream),           \
+	       (ss)->node_id ? (ss)->node_id : "", __VA_ARGS__)
+
+static const char *tname(enum xd_rtype t)
+{
+	return xd_rtype_info(t)->service;
+}
+
+/* ---------------- queues ---------------- */
+
+static void pump(struct xd_session *ss);
+static void on_pump_idle(uv_idle_t *h);
+
+static void enqueue(struct xd_session *ss)
+{
+	struct xd_sessions *m = ss->mgr;
+
+	if (ss->queued)
+		return;
+	ss->queued = true;
+	ss->q_next = NULL;
+	ss->q_prev = m->q_tail;
+	if (m->q_tail != NULL)
+		m->q_tail->q_next = ss;
+	else
+		m->q_head = ss;
+	m->q_tail = ss;
+	uv_idle_start(&m->pump_idle, on_pump_idle);
+}
+
+static void dequeue(struct xd_session *ss)
+{
+	struct xd_sessions *m = ss->mgr;
+
+	if (!ss->queued)
+		return;
+	if (ss->q_prev != NULL)
+		ss->q_prev->q_next = ss->q_next;
+	else
+		m->q_head = ss->q_next;
+	if (ss->q_next != NULL)
+		ss->q_next->q_prev = ss->q_prev;
+	else
+		m->q_tail = ss->q_prev;
+	ss->queued = false;
+}
+
+static void on_pump_idle(uv_idle_t *h)
+{
+	struct xd_sessions *m = h->data;
+
+	for (int i = 0; i < PUMP_BATCH && m->q_head != NULL; i++) {
+		struct xd_session *ss = m->q_head;
+
+		dequeue(ss);
+		pump(ss);
+	}
+	if (m->q_head == NULL)
+		uv_idle_stop(&m->pump_idle);
+}
+
+static void wait_list_remove(struct xd_session *ss)
+{
+	struct xd_sessions *m = ss->mgr;
+
+	if (!ss->eds_waiting_listed)
+		return;
+	if (ss->w_prev != NULL)
+		ss->w_prev->w_next = ss->w_next;
+	else
+		m->w_head = ss->w_next;
+	if (ss->w_next != NULL)
+		ss->w_next->w_prev = ss->w_prev;
+	ss->eds_waiting_listed = false;
+	if (m->w_head == NULL)
+		uv_timer_stop(&m->wait_timer);
+}
+
+static void on_wait_tick(uv_timer_t *h)
+{
+	struct xd_sessions *m = h->data;
+	uint64_t now = uv_now(m->loop);
+
+	for (struct xd_session *ss = m->w_head, *next; ss != NULL; ss = next) {
+		next = ss->w_next;
+		if (now >= ss->eds_wait_until)
+			enqueue(ss);
+	}
+}
+
+static void wait_list_add(struct xd_session *ss)
+{
+	struct xd_sessions *m = ss->mgr;
+
+	if (ss->eds_waiting_listed)
+		return;
+	ss->w_prev = NULL;
+	ss->w_next = m->w_head;
+	if (m->w_head != NULL)
+		m->w_head->w_prev = ss;
+	else
+		uv_timer_start(&m->wait_timer, on_wait_tick, EDS_WAIT_TICK_MS,
+			       EDS_WAIT_TICK_MS);
+	m->w_head = ss;
+	ss->eds_waiting_listed = true;
+}
+
+/* ---------------- snapshot ---------------- */
+
+static void on_snapshot_changed(struct xd_watch *w)
+{
+	struct xd_session *ss = xd_container_of(w, struct xd_session, watch);
+
+	enqueue(ss);
+}
+
+/* Follows the cache: the snapshot serving this node now. */
+static void refresh_snapshot(struct xd_session *ss)
+{
+	struct xd_snapshot *now;
+	const char *key;
+
+	if (!ss->have_node)
+		return;
+	key = ss->mgr->node_key == XD_NODE_KEY_ID ? ss->node_id : ss->node_cluster;
+	now = xd_cache_get(ss->mgr->cache, key);
+	if (now == ss->snap)
+		return;
+	xd_snapshot_unref(ss->snap);
+	ss->snap = now != NULL ? xd_snapshot_ref(now) : NULL;
+	if (now != NULL)
+		SLOG(XD_LOG_DEBUG, ss, "serving snapshot '%s'",
+		     xd_snapshot_key(now));
+}
+
+/* ---------------- sending ---------------- */
+
+static void send_bytes(struct xd_session *ss, grpc_slice body, uint64_t nonce)
+{
+	char digits[24];
+	int n = snprintf(digits, sizeof(digits), "%llu",
+			 (unsigned long long)nonce);
+	grpc_slice tail = grpc_slice_malloc((size_t)n + 2);
+	uint8_t *p = GRPC_SLICE_START_PTR(tail);
+	grpc_slice parts[2];
+	grpc_byte_buffer *bb;
+
+	/* field 5 (nonce): 0x2a, length (< 128), digits */
+	p[0] = 0x2a;
+	p[1] = (uint8_t)n;
+	memcpy(p + 2, digits, (size_t)n);
+	parts[0] = body;
+	parts[1] = tail;
+	bb = grpc_raw_byte_buffer_create(parts, 2); /* takes its own refs */
+	grpc_slice_unref(tail);
+	ss->mgr->stats.responses++;
+	ss->mgr->stats.response_bytes += GRPC_SLICE_LENGTH(body) + (size_t)n + 2;
+	xd_stream_send(ss->stream, bb);
+}
+
+static enum xd_form form_of(const struct xd_session *ss)
+{
+	if (ss->method->delta)
+		return XD_FORM_DELTA;
+	return ss->wrapped ? XD_FORM_SOTW_WRAPPED : XD_FORM_SOTW;
+}
+
+/* Settled: the client is in step with the target for this type. */
+static bool settled(const struct xd_session *ss, enum xd_rtype t)
+{
+	const struct xd_sub *s = &ss->subs[t];
+
+	return !s->active ||
+	       (!s->inflight && s->held == xd_snapshot_table(ss->snap, t));
+}
+
+/* Listeners and routes still in transition to the target (A2). */
+static bool breaking_pending(const struct xd_session *ss)
+{
+	return !settled(ss, XD_LISTENER) || !settled(ss, XD_ROUTE) ||
+	       !settled(ss, XD_SCOPED_ROUTE) || !settled(ss, XD_VIRTUAL_HOST);
+}
+
+/*
+ * The table to serve for a type: the target's, except that on the
+ * aggregated methods clusters (and, in delta, endpoints) the client
+ * holds stay while the listeners and routes that used them change.
+ * Returns a new reference.
+ */
+static struct xd_table *effective(struct xd_session *ss, enum xd_rtype t)
+{
+	struct xd_table *target = xd_snapshot_table(ss->snap, t);
+	struct xd_sub *s = &ss->subs[t];
+	bool keep = t == XD_CLUSTER || (t == XD_ENDPOINT && ss->method->delta);
+
+	if (!ss->method->aggregated || !keep || s->held == NULL ||
+	    s->held == target || !breaking_pending(ss))
+		return xd_table_ref(target);
+	return xd_derived_union(target, s->held);
+}
+
+/*
+ * After clusters settle on an aggregated stream: do the endpoints the
+ * client's clusters need wait for its subscription? True while waiting.
+ */
+static bool endpoints_waiting(struct xd_session *ss)
+{
+	struct xd_sub *cds = &ss->subs[XD_CLUSTER], *eds = &ss->subs[XD_ENDPOINT];
+	struct xd_table *eds_table = xd_snapshot_table(ss->snap, XD_ENDPOINT);
+	struct xd_nameset *need;
+	uint64_t now = uv_now(ss->mgr->loop);
+
+	if (!cds->active || cds->held == NULL)
+		return false;
+	need = xd_derived_eds_refs(eds_table, cds->held, cds->held_names.all,
+				   cds->held_names.set);
+	if (xd_nameset_count(need) == 0 ||
+	    (eds->active && xd_derived_covered(eds_table, need, eds->want.all,
+					       eds->want.set))) {
+		ss->eds_wait_until = 0;
+		wait_list_remove(ss);
+		return false;
+	}
+	if (ss->eds_wait_until == 0) {
+		ss->eds_wait_until = now + EDS_WAIT_MS;
+		wait_list_add(ss);
+	}
+	if (now < ss->eds_wait_until)
+		return true;
+	SLOG(XD_LOG_DEBUG, ss, "%s", "clusters' endpoints not subscribed in time; going on");
+	wait_list_remove(ss);
+	return false;
+}
+
+/* Sends the response due for type `t`, if any. True if one went out. */
+static bool try_type(struct xd_session *ss, enum xd_rtype t)
+{
+	struct xd_sub *s = &ss->subs[t];
+	const struct xd_rtype_info *info = xd_rtype_info(t);
+	struct xd_table *table;
+	struct xd_body *b;
+	uint64_t nonce;
+
+	if (!s->active || s->inflight)
+		return false;
+	table = effective(ss, t);
+	b = xd_sub_next(s, table, form_of(ss),
+			info->full_state && !ss->method->delta);
+	if (b != NULL) {
+		nonce = ++ss->next_nonce;
+		xd_sub_sent(s, table, nonce);
+		SLOG(XD_LOG_DEBUG, ss,
+		     "sending %s version %s nonce %llu: %zu resources, %zu missing, %zu removed",
+		     tname(t), xd_table_version(table), (unsigned long long)nonce,
+		     b->nresources, b->nmissing, b->nremoved);
+		send_bytes(ss, b->slice, nonce);
+		xd_body_unref(b);
+	}
+	xd_table_unref(table);
+	return b != NULL;
+}
+
+/* An empty answer for a type this server does not serve. */
+static bool try_unknown(struct xd_session *ss)
+{
+	for (int i = 0; i < MAX_UNKNOWN; i++) {
+		struct unknown_type *u = &ss->unknown[i];
+		size_t len, url_len;
+		grpc_slice body;
+		uint8_t *p;
+
+		if (u->url == NULL || !u->due)
+			continue;
+		url_len = strlen(u->url);
+		/* type_url (4), and in delta each subscribed name as a
+		 * Resource {name (3)} without a body (D8) */
+		len = 1 + xd_wire_varint_size(url_len) + url_len;
+		for (size_t k = 0; k < xd_nameset_count(u->names); k++) {
+			size_t n = xd_nameset_at(u->names, k).len;
+			size_t inner = 1 + xd_wire_varint_size(n) + n;
+
+			len += 1 + xd_wire_varint_size(inner) + inner;
+		}
+		body = grpc_slice_malloc(len);
+		p = GRPC_SLICE_START_PTR(body);
+		*p++ = 0x22;
+		p = xd_wire_put_varint(p, url_len);
+		memcpy(p, u->url, url_len);
+		p += url_len;
+		for (size_t k = 0; k < xd_nameset_count(u->names); k++) {
+			struct xd_name n = xd_nameset_at(u->names, k);
+
+			*p++ = 0x12;
+			p = xd_wire_put_varint(p, 1 + xd_wire_varint_size(n.len) + n.len);
+			*p++ = 0x1a;
+			p = xd_wire_put_varint(p, n.len);
+			memcpy(p, n.data, n.len);
+			p += n.len;
+		}
+		u->due = false;
+		u->nonce = ++ss->next_nonce;
+		send_bytes(ss, body, u->nonce);
+		grpc_slice_unref(body);
+		return true;
+	}
+	return false;
+}
+
+static void pump(struct xd_session *ss)
+{
+	if (!xd_stream_can_send(ss->stream))
+		return;
+	refresh_snapshot(ss);
+	if (try_unknown(ss) || ss->snap == NULL)
+		return;
+	if (!ss->method->aggregated) {
+		try_type(ss, ss->method->type);
+		return;
+	}
+	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
+		struct xd_sub *s = &ss->subs[t];
+
+		/* A2: listeners and routes wait for the endpoints of the
+		 * clusters the client now has */
+		if (t == XD_LISTENER && endpoints_waiting(ss))
+			return;
+		if (!s->active)
+			continue;
+		if (try_type(ss, (enum xd_rtype)t))
+			return;
+		/* A2: later types wait until this one is answered */
+		if (s->inflight)
+			return;
+	}
+}
+
+/* ---------------- requests ---------------- */
+
+static bool set_node(struct xd_session *ss, struct xd_span node)
+{
+	Envoy__Config__Core__V3__Node *n =
+		envoy__config__core__v3__node__unpack(NULL, node.len, node.data);
+	const char *key;
+
+	if (n == NULL) {
+		xd_stream_finish(ss->stream, GRPC_STATUS_INVALID_ARGUMENT,
+				 "malformed node");
+		return false;
+	}
+	if (ss->have_node) {
+		/* S1: one node per stream */
+		bool same = strcmp(n->id, ss->node_id) == 0 &&
+			    strcmp(n->cluster, ss->node_cluster) == 0;
+
+		envoy__config__core__v3__node__free_unpacked(n, NULL);
+		if (!same)
+			xd_stream_finish(ss->stream, GRPC_STATUS_INVALID_ARGUMENT,
+					 "the node changed on the stream");
+		return same;
+	}
+	ss->node_id = strdup(n->id);
+	ss->node_cluster = strdup(n->cluster);
+	for (size_t i = 0; i < n->n_client_features; i++)
+		if (strcmp(n->client_features[i], FEATURE_RESOURCE_IN_SOTW) == 0)
+			ss->wrapped = true;
+	envoy__config__core__v3__node__free_unpacked(n, NULL);
+	if (ss->node_id == NULL || ss->node_cluster == NULL)
+		abort();
+	ss->have_node = true;
+	key = ss->mgr->node_key == XD_NODE_KEY_ID ? ss->node_id : ss->node_cluster;
+	xd_cache_watch(ss->mgr->cache, key[0] != '\0' ? key : XD_CACHE_DEFAULT_KEY,
+		       &ss->watch);
+	SLOG(XD_LOG_DEBUG, ss, "node cluster '%s'%s", ss->node_cluster,
+	     ss->wrapped ? ", resources wrapped" : "");
+	return true;
+}
+
+static void unknown_request(struct xd_session *ss, const struct xd_request *r)
+{
+	struct unknown_type *u = NULL;
+
+	for (int i = 0; i < MAX_UNKNOWN && u == NULL; i++)
+		if (ss->unknown[i].url != NULL &&
+		    strlen(ss->unknown[i].url) == r->type_url.len &&
+		    memcmp(ss->unknown[i].url, r->type_url.data, r->type_url.len) == 0)
+			u = &ss->unknown[i];
+	if (u == NULL) {
+		for (int i = 0; i < MAX_UNKNOWN && u == NULL; i++)
+			if (ss->unknown[i].url == NULL)
+				u = &ss->unknown[i];
+		if (u == NULL) {
+			xd_stream_finish(ss->stream, GRPC_STATUS_INVALID_ARGUMENT,
+					 "too many unknown type URLs on one stream");
+			return;
+		}
+		u->url = strndup(r->type_url.data, r->type_url.len);
+		if (u->url == NULL)
+			abort();
+		u->names = xd_nameset_empty();
+		SLOG(XD_LOG_WARN, ss, "type '%s' is not served; answering with no resources",
+		     u->url);
+	}
+	/* SotW: the first request is answered, the rest (ACKs of that
+	 * empty answer) are not. Delta: names newly subscribed are each
+	 * reported as not existing. */
+	if (!r->delta) {
+		if (u->nonce == 0)
+			u->due = true;
+		return;
+	}
+	if (u->nonce != 0 && r->nnames == 0)
+		return;
+	{
+		struct xd_nameset *names = xd_nameset_intern(r->names, r->nnames);
+
+		if (names == NULL)
+			abort();
+		xd_nameset_unref(u->names);
+		u->names = names;
+	}
+	u->due = true;
+}
+
+static void on_request(void *st, struct xd_stream *stream,
+		       const uint8_t *data, size_t len)
+{
+	struct xd_session *ss = st;
+	const struct xd_method *m = ss->method;
+	struct xd_request r;
+	struct xd_sub_req sr;
+	enum xd_sub_verdict v;
+	enum xd_rtype t;
+	const char *why;
+	char msg[512];
+
+	ss->mgr->stats.requests++;
+	if (xd_request_parse(&r, data, len, m->delta, &why) != 0) {
+		xd_stream_finish(stream, GRPC_STATUS_INVALID_ARGUMENT, why);
+		return;
+	}
+	if (r.node.len > 0 && !set_node(ss, r.node))
+		goto out;
+	if (!ss->have_node) {
+		/* S1 wants the node first; serve such a client the default
+		 * snapshot rather than nothing. */
+		SLOG(XD_LOG_WARN, ss, "%s", "first request without a node; serving the default snapshot");
+		if (!set_node(ss, (struct xd_span){NULL, 0}))
+			goto out;
+	}
+
+	if (!m->aggregated) {
+		t = m->type;
+		if (r.type_url.len > 0 &&
+		    (xd_rtype_from_url(r.type_url.data, r.type_url.len, &t) != 0 ||
+		     t != m->type)) {
+			snprintf(msg, sizeof(msg),
+				 "type_url '%.*s' does not belong to %s (expected %s)",
+				 (int)(r.type_url.len > 200 ? 200 : r.type_url.len),
+				 r.type_url.data, m->name,
+				 xd_rtype_info(m->type)->type_url);
+			xd_stream_finish(stream, GRPC_STATUS_INVALID_ARGUMENT, msg);
+			goto out;
+		}
+	} else if (r.type_url.len == 0) {
+		xd_stream_finish(stream, GRPC_STATUS_INVALID_ARGUMENT,
+				 "type_url is required on the aggregated service");
+		goto out;
+	} else if (xd_rtype_from_url(r.type_url.data, r.type_url.len, &t) != 0) {
+		unknown_request(ss, &r);
+		pump(ss);
+		goto out;
+	}
+
+	memset(&sr, 0, sizeof(sr));
+	sr.nonce = r.nonce;
+	sr.nack = r.has_error;
+	sr.names = r.names;
+	sr.nnames = r.nnames;
+	sr.names_hash = r.names_hash;
+	sr.subscribe = r.names;
+	sr.nsubscribe = r.nnames;
+	sr.unsubscribe = r.unsubscribe;
+	sr.nunsubscribe = r.nunsubscribe;
+	sr.initial_names = r.initial_names;
+	sr.initial_versions = r.initial_versions;
+	sr.ninitial = r.ninitial;
+	refresh_snapshot(ss);
+	if (m->delta)
+		v = xd_sub_delta_request(&ss->subs[t], &sr,
+					 xd_rtype_info(t)->wildcard_ok,
+					 ss->snap ? xd_snapshot_table(ss->snap, t) : NULL);
+	else
+		v = xd_sub_sotw_request(&ss->subs[t], &sr,
+					xd_rtype_info(t)->wildcard_ok);
+	switch (v) {
+	case XD_SUB_STALE:
+		SLOG(XD_LOG_DEBUG, ss, "%s request with stale nonce '%.*s'",
+		     tname(t), (int)r.nonce.len, r.nonce.data);
+		break;
+	case XD_SUB_NACK:
+		ss->mgr->stats.nacks++;
+		SLOG(XD_LOG_WARN, ss, "NACK of %s version %s: %.*s", tname(t),
+		     ss->subs[t].held ? xd_table_version(ss->subs[t].held) : "",
+		     (int)(r.error_message.len > 1000 ? 1000 : r.error_message.len),
+		     r.error_message.data);
+		break;
+	case XD_SUB_ACK:
+		ss->mgr->stats.acks++;
+		SLOG(XD_LOG_DEBUG, ss, "ACK of %s version %s", tname(t),
+		     xd_table_version(ss->subs[t].held));
+		break;
+	case XD_SUB_REQUEST:
+		SLOG(XD_LOG_DEBUG, ss, "%s request: %zu names", tname(t), r.nnames);
+		break;
+	}
+	pump(ss);
+out:
+	xd_request_free(&r);
+}
+
+/* ---------------- stream handler ---------------- */
+
+static void *on_open(void *ctx, struct xd_stream *stream)
+{
+	struct xd_sessions *m = ctx;
+	struct xd_session *ss = calloc(1, sizeof(*ss));
+
+	if (ss == NULL) {
+		xd_stream_finish(stream, GRPC_STATUS_RESOURCE_EXHAUSTED,
+				 "out of memory");
+		return NULL;
+	}
+	ss->mgr = m;
+	ss->stream = stream;
+	ss->method = xd_stream_method(stream);
+	ss->watch.changed = on_snapshot_changed;
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		xd_sub_init(&ss->subs[t]);
+	m->stats.sessions++;
+	return ss;
+}
+
+static void on_send_done(void *st, struct xd_stream *stream XD_UNUSED)
+{
+	pump(st);
+}
+
+static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
+{
+	struct xd_session *ss = st;
+
+	dequeue(ss);
+	wait_list_remove(ss);
+	xd_cache_unwatch(&ss->watch);
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		xd_sub_clear(&ss->subs[t]);
+	for (int i = 0; i < MAX_UNKNOWN; i++) {
+		free(ss->unknown[i].url);
+		xd_nameset_unref(ss->unknown[i].names);
+	}
+	xd_snapshot_unref(ss->snap);
+	free(ss->node_id);
+	free(ss->node_cluster);
+	ss->mgr->stats.sessions--;
+	free(ss);
+}
+
+/* ---------------- manager ---------------- */
+
+struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
+				    enum xd_node_key node_key)
+{
+	struct xd_sessions *m = calloc(1, sizeof(*m));
+
+	if (m == NULL)
+		return NULL;
+	m->loop = loop;
+	m->cache = cache;
+	m->node_key = node_key;
+	m->handler.open = on_open;
+	m->handler.on_request = on_request;
+	m->handler.on_send_done = on_send_done;
+	m->handler.on_close = on_close;
+	m->handler.ctx = m;
+	uv_idle_init(loop, &m->pump_idle);
+	m->pump_idle.data = m;
+	uv_timer_init(loop, &m->wait_timer);
+	m->wait_timer.data = m;
+	return m;
+}
+
+static void free_after_close(uv_handle_t *h)
+{
+	struct xd_sessions *m = h->data;
+
+	/* the idle handle closes first, the timer last */
+	if (h == (uv_handle_t *)&m->wait_timer)
+		free(m);
+}
+
+void xd_sessions_free(struct xd_sessions *m)
+{
+	if (m == NULL)
+		return;
+	uv_close((uv_handle_t *)&m->pump_idle, free_after_close);
+	uv_close((uv_handle_t *)&m->wait_timer, free_after_close);
+}
+
+const struct xd_stream_handler *xd_sessions_handler(struct xd_sessions *m)
+{
+	return &m->handler;
+}
+
+void xd_sessions_stats(const struct xd_sessions *m,
+		       struct xd_sessions_stats *out)
+{
+	*out = m->stats;
+}

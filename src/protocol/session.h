@@ -1,0 +1,68 @@
+/*
+ * xDS sessions: the protocol side of every stream.
+ *
+ * A session reads its stream's requests, keeps one xd_sub per resource
+ * type, watches the snapshot of its node's key, and whenever its stream
+ * can send, sends the next response that is due. On the aggregated
+ * methods it orders them make-before-break (A2):
+ *
+ *   SDS, RTDS, CDS, EDS, LDS, RDS, SRDS, VHDS, one at a time: a type
+ *   sends only when every earlier type is settled (nothing in flight,
+ *   nothing due). After clusters change, endpoints wait until the client
+ *   subscribes to the endpoints its new clusters need (bounded wait).
+ *   Clusters (and, in delta, endpoints) that the new snapshot dropped
+ *   stay in what the client is sent until its listeners, routes, scoped
+ *   routes and virtual hosts are settled on the new snapshot; then they
+ *   go in a final response.
+ *
+ * Snapshot changes reach thousands of streams at once; sessions are
+ * queued and pumped in batches across loop iterations, so requests keep
+ * being served while a push fans out (GRPC-CORE-NOTES §1).
+ *
+ * Unknown type URLs on the aggregated methods are answered without
+ * ending the stream (which would disturb every other type): an empty
+ * response of that type (SotW), or each subscribed name reported as not
+ * existing (delta), plus a warning in the log. On a per-type method a
+ * request for another type ends the stream with INVALID_ARGUMENT.
+ *
+ * Thread: loop thread only.
+ */
+#ifndef XD_PROTOCOL_SESSION_H
+#define XD_PROTOCOL_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "cache/cache.h"
+#include "transport/stream.h"
+
+enum xd_node_key {
+	XD_NODE_KEY_CLUSTER, /* the node's `cluster` */
+	XD_NODE_KEY_ID,      /* the node's `id` */
+};
+
+struct xd_sessions;
+
+struct xd_sessions_stats {
+	size_t sessions;
+	unsigned long long responses, response_bytes, requests, acks, nacks;
+};
+
+/* Sessions served from `cache`. NULL on OOM. */
+struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
+				    enum xd_node_key node_key);
+
+/*
+ * Frees the manager. Every session must be gone (the server shut down).
+ * Closes its handles: run the loop once more afterwards.
+ */
+void xd_sessions_free(struct xd_sessions *m);
+
+/* The handler to give the server: every stream becomes a session. */
+const struct xd_stream_handler *xd_sessions_handler(struct xd_sessions *m);
+
+void xd_sessions_stats(const struct xd_sessions *m,
+		       struct xd_sessions_stats *out);
+
+#endif

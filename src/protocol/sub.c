@@ -1,0 +1,353 @@
+#include "protocol/sub.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void set_names(struct xd_names *slot, bool all, struct xd_nameset *set)
+{
+	struct xd_nameset *old = slot->set;
+
+	slot->all = all;
+	slot->set = set;
+	xd_nameset_unref(old);
+}
+
+static void must(const void *p)
+{
+	if (p == NULL)
+		abort();
+}
+
+static struct xd_nameset *empty_set(void)
+{
+	struct xd_nameset *e = xd_nameset_empty();
+
+	must(e);
+	return e;
+}
+
+void xd_sub_init(struct xd_sub *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->want.set = empty_set();
+	s->held_names.set = empty_set();
+	s->sent_names.set = empty_set();
+	s->force = empty_set();
+	s->removed = empty_set();
+}
+
+void xd_sub_clear(struct xd_sub *s)
+{
+	xd_nameset_unref(s->want.set);
+	xd_nameset_unref(s->held_names.set);
+	xd_nameset_unref(s->sent_names.set);
+	xd_nameset_unref(s->force);
+	xd_nameset_unref(s->removed);
+	xd_table_unref(s->held);
+	xd_table_unref(s->sent);
+	memset(s, 0, sizeof(*s));
+}
+
+uint64_t xd_sub_parse_nonce(struct xd_name n)
+{
+	uint64_t v = 0;
+
+	if (n.len == 0 || n.len > 19)
+		return 0;
+	for (size_t i = 0; i < n.len; i++) {
+		if (n.data[i] < '0' || n.data[i] > '9')
+			return 0;
+		v = v * 10 + (uint64_t)(n.data[i] - '0');
+	}
+	return v;
+}
+
+static bool is_star(struct xd_name n)
+{
+	return n.len == 1 && n.data[0] == '*';
+}
+
+/* The answer to the response in flight: what it carried is now held. */
+static void answered(struct xd_sub *s, bool nack)
+{
+	struct xd_table *old = s->held;
+
+	s->held = s->sent;
+	s->sent = NULL;
+	xd_table_unref(old);
+	set_names(&s->held_names, s->sent_names.all,
+		  xd_nameset_ref(s->sent_names.set));
+	s->inflight = false;
+	if (nack)
+		s->nacks++;
+	else
+		s->acks++;
+}
+
+/*
+ * The subscription changed: forget holding what is no longer wanted, so
+ * that asking for it again sends it again (S7, D5).
+ */
+static void narrow_held(struct xd_sub *s)
+{
+	struct xd_name *keep;
+	size_t n = 0, count;
+	struct xd_nameset *set;
+
+	if (s->held == NULL || s->want.all)
+		return;
+	count = xd_nameset_count(s->want.set);
+	keep = malloc((count + 1) * sizeof(*keep));
+	must(keep);
+	for (size_t i = 0; i < count; i++) {
+		struct xd_name name = xd_nameset_at(s->want.set, i);
+		bool held = s->held_names.all ?
+				    xd_table_find(s->held, name.data, name.len) != NULL ||
+					    xd_table_find_alias(s->held, name.data, name.len) != NULL :
+				    xd_nameset_has(s->held_names.set, name.data, name.len);
+
+		if (held)
+			keep[n++] = name;
+	}
+	set = xd_nameset_intern(keep, n);
+	free(keep);
+	must(set);
+	set_names(&s->held_names, false, set);
+}
+
+/* Classifies the nonce: the answer to the response in flight, a request
+ * that answers nothing, or stale (S5). */
+static enum xd_sub_verdict classify(struct xd_sub *s,
+				    const struct xd_sub_req *r)
+{
+	uint64_t nonce = xd_sub_parse_nonce(r->nonce);
+
+	if (r->nonce.len == 0)
+		return s->nonce == 0 ? XD_SUB_REQUEST : XD_SUB_STALE;
+	if (nonce == 0 || nonce != s->nonce)
+		return XD_SUB_STALE;
+	if (s->inflight)
+		return r->nack ? XD_SUB_NACK : XD_SUB_ACK;
+	return XD_SUB_REQUEST;
+}
+
+enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
+					const struct xd_sub_req *r,
+					bool wildcard_ok)
+{
+	enum xd_sub_verdict v = classify(s, r);
+	bool first = !s->active;
+
+	if (v == XD_SUB_STALE)
+		return v;
+	if (v == XD_SUB_ACK || v == XD_SUB_NACK)
+		answered(s, v == XD_SUB_NACK);
+	s->active = true;
+
+	if (first && wildcard_ok && r->nnames == 0) {
+		/* S2: the legacy wildcard, for the life of the stream */
+		s->legacy_wildcard = true;
+		set_names(&s->want, true, empty_set());
+		return v;
+	}
+	if (s->legacy_wildcard)
+		return v;
+	/* The same list as last time (the common ACK): nothing to redo. */
+	if (!first && r->names_hash == s->names_hash)
+		return v;
+	s->names_hash = r->names_hash;
+
+	bool all = false;
+	struct xd_name *names = malloc((r->nnames + 1) * sizeof(*names));
+	size_t n = 0;
+	struct xd_nameset *set;
+
+	must(names);
+	for (size_t i = 0; i < r->nnames; i++) {
+		if (wildcard_ok && is_star(r->names[i]))
+			all = true;
+		else
+			names[n++] = r->names[i];
+	}
+	set = xd_nameset_intern(names, n);
+	free(names);
+	must(set);
+	if (set != s->want.set || all != s->want.all) {
+		set_names(&s->want, all, set);
+		narrow_held(s);
+	} else {
+		xd_nameset_unref(set);
+	}
+	return v;
+}
+
+/* `base` with `add` added and `drop` dropped. */
+static struct xd_nameset *edit_set(struct xd_nameset *base,
+				   const struct xd_name *add, size_t nadd,
+				   const struct xd_name *drop, size_t ndrop)
+{
+	size_t count = xd_nameset_count(base);
+	struct xd_name *v = malloc((count + nadd + 1) * sizeof(*v));
+	struct xd_nameset *dropset, *set;
+	size_t n = 0;
+
+	must(v);
+	dropset = xd_nameset_intern(drop, ndrop);
+	must(dropset);
+	for (size_t i = 0; i < count; i++) {
+		struct xd_name name = xd_nameset_at(base, i);
+
+		if (!xd_nameset_has(dropset, name.data, name.len))
+			v[n++] = name;
+	}
+	for (size_t i = 0; i < nadd; i++)
+		if (!is_star(add[i]) &&
+		    !xd_nameset_has(dropset, add[i].data, add[i].len))
+			v[n++] = add[i];
+	set = xd_nameset_intern(v, n);
+	must(set);
+	free(v);
+	xd_nameset_unref(dropset);
+	return set;
+}
+
+static void apply_initial_versions(struct xd_sub *s,
+				   const struct xd_sub_req *r,
+				   struct xd_table *current)
+{
+	struct xd_name *match = malloc((r->ninitial + 1) * sizeof(*match));
+	struct xd_name *gone = malloc((r->ninitial + 1) * sizeof(*gone));
+	size_t nmatch = 0, ngone = 0;
+	struct xd_nameset *set;
+
+	must(match);
+	must(gone);
+	for (size_t i = 0; i < r->ninitial; i++) {
+		struct xd_name name = r->initial_names[i];
+		struct xd_name ver = r->initial_versions[i];
+		const struct xd_entry *e = xd_table_find(current, name.data, name.len);
+
+		if (e == NULL)
+			gone[ngone++] = name;
+		else if (ver.len == 16 && memcmp(ver.data, e->version, 16) == 0)
+			match[nmatch++] = name;
+		/* another version: not held, so it is sent */
+	}
+	/* D7: the client holds `current`'s version of the matching names */
+	xd_table_unref(s->held);
+	s->held = xd_table_ref(current);
+	set = xd_nameset_intern(match, nmatch);
+	must(set);
+	set_names(&s->held_names, false, set);
+	set = xd_nameset_intern(gone, ngone);
+	must(set);
+	xd_nameset_unref(s->removed);
+	s->removed = set;
+	free(match);
+	free(gone);
+}
+
+enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
+					 const struct xd_sub_req *r,
+					 bool wildcard_ok,
+					 struct xd_table *current)
+{
+	enum xd_sub_verdict v;
+	bool first = !s->active, all = s->want.all;
+	struct xd_nameset *set, *force;
+
+	/* D9: without a nonce a request only changes subscriptions; with
+	 * one that is not the response in flight, its ACK part is stale. */
+	if (r->nonce.len == 0) {
+		v = XD_SUB_REQUEST;
+	} else {
+		uint64_t nonce = xd_sub_parse_nonce(r->nonce);
+
+		if (s->inflight && nonce != 0 && nonce == s->nonce)
+			v = r->nack ? XD_SUB_NACK : XD_SUB_ACK;
+		else
+			v = XD_SUB_STALE;
+	}
+	if (v == XD_SUB_ACK || v == XD_SUB_NACK)
+		answered(s, v == XD_SUB_NACK);
+	s->active = true;
+
+	if (first && current != NULL && r->ninitial > 0)
+		apply_initial_versions(s, r, current);
+
+	/* D2: wildcard by an empty first request, or by subscribing "*" */
+	if (first && wildcard_ok && r->nsubscribe == 0 && r->nunsubscribe == 0)
+		all = true;
+	for (size_t i = 0; i < r->nsubscribe; i++)
+		if (wildcard_ok && is_star(r->subscribe[i]))
+			all = true;
+	for (size_t i = 0; i < r->nunsubscribe; i++)
+		if (is_star(r->unsubscribe[i]))
+			all = false;
+
+	if (r->nsubscribe == 0 && r->nunsubscribe == 0 && all == s->want.all)
+		return v;
+	set = edit_set(s->want.set, r->subscribe, r->nsubscribe,
+		       r->unsubscribe, r->nunsubscribe);
+	set_names(&s->want, all, set);
+	/* D5: names subscribed now are sent even if the client holds them;
+	 * D6: unsubscribing what was never there is harmless. */
+	force = edit_set(s->force, r->subscribe, r->nsubscribe, r->unsubscribe,
+			 r->nunsubscribe);
+	xd_nameset_unref(s->force);
+	s->force = force;
+	narrow_held(s);
+	return v;
+}
+
+static void clear_once_only(struct xd_sub *s)
+{
+	if (xd_nameset_count(s->force) > 0) {
+		xd_nameset_unref(s->force);
+		s->force = empty_set();
+	}
+	if (xd_nameset_count(s->removed) > 0) {
+		xd_nameset_unref(s->removed);
+		s->removed = empty_set();
+	}
+}
+
+struct xd_body *xd_sub_next(struct xd_sub *s, struct xd_table *table,
+			    enum xd_form form, bool full_state)
+{
+	struct xd_want w;
+	struct xd_body *b;
+
+	if (!s->active || s->inflight)
+		return NULL;
+	w.table = table;
+	w.sub = s->want;
+	w.held = s->held;
+	w.held_names = s->held_names;
+	w.force = s->force;
+	w.removed = s->removed;
+	w.form = form;
+	w.full_state = full_state;
+	b = xd_body_get(&w);
+	if (!b->empty)
+		return b;
+	/* Nothing differs: the client already holds this content. */
+	xd_body_unref(b);
+	if (s->held != table) {
+		xd_table_unref(s->held);
+		s->held = xd_table_ref(table);
+	}
+	set_names(&s->held_names, s->want.all, xd_nameset_ref(s->want.set));
+	clear_once_only(s);
+	return NULL;
+}
+
+void xd_sub_sent(struct xd_sub *s, struct xd_table *table, uint64_t nonce)
+{
+	xd_table_unref(s->sent);
+	s->sent = xd_table_ref(table);
+	set_names(&s->sent_names, s->want.all, xd_nameset_ref(s->want.set));
+	s->inflight = true;
+	s->nonce = nonce;
+	clear_once_only(s);
+}

@@ -1,0 +1,75 @@
+#include "snapshot/snapshot.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct xd_snapshot {
+	atomic_uint refs;
+	char *key;
+	struct xd_table *tables[XD_RTYPE_COUNT];
+};
+
+struct xd_snapshot *xd_snapshot_new(const char *key,
+				    struct xd_table *tables[XD_RTYPE_COUNT])
+{
+	struct xd_snapshot *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		goto fail;
+	atomic_init(&s->refs, 1);
+	s->key = strdup(key);
+	if (s->key == NULL)
+		goto fail;
+	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
+		s->tables[t] = tables[t] != NULL ? tables[t] :
+						   xd_table_empty((enum xd_rtype)t);
+		tables[t] = NULL;
+		if (s->tables[t] == NULL)
+			goto fail;
+	}
+	return s;
+fail:
+	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
+		xd_table_unref(tables[t]);
+		tables[t] = NULL;
+	}
+	xd_snapshot_unref(s);
+	return NULL;
+}
+
+struct xd_snapshot *xd_snapshot_ref(struct xd_snapshot *s)
+{
+	atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+	return s;
+}
+
+void xd_snapshot_unref(struct xd_snapshot *s)
+{
+	if (s == NULL ||
+	    atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		xd_table_unref(s->tables[t]);
+	free(s->key);
+	free(s);
+}
+
+const char *xd_snapshot_key(const struct xd_snapshot *s)
+{
+	return s->key;
+}
+
+struct xd_table *xd_snapshot_table(const struct xd_snapshot *s,
+				   enum xd_rtype type)
+{
+	return s->tables[type];
+}
+
+bool xd_snapshot_same(const struct xd_snapshot *a, const struct xd_snapshot *b)
+{
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		if (xd_table_vhash(a->tables[t]) != xd_table_vhash(b->tables[t]))
+			return false;
+	return true;
+}

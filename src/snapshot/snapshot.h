@@ -1,0 +1,33 @@
+/*
+ * A snapshot: everything one group of nodes receives, one table per
+ * resource type (DESIGN §4). Built off the loop thread, then immutable
+ * and shared; refcounted (atomically, as loader threads and the loop
+ * both hold snapshots).
+ */
+#ifndef XD_SNAPSHOT_SNAPSHOT_H
+#define XD_SNAPSHOT_SNAPSHOT_H
+
+#include <stdbool.h>
+
+#include "snapshot/table.h"
+
+struct xd_snapshot;
+
+/*
+ * A snapshot of `key` from one table per type (NULL: an empty table).
+ * Takes over the references in `tables`. NULL on OOM.
+ */
+struct xd_snapshot *xd_snapshot_new(const char *key,
+				    struct xd_table *tables[XD_RTYPE_COUNT]);
+
+struct xd_snapshot *xd_snapshot_ref(struct xd_snapshot *s);
+void xd_snapshot_unref(struct xd_snapshot *s);
+
+const char *xd_snapshot_key(const struct xd_snapshot *s);
+struct xd_table *xd_snapshot_table(const struct xd_snapshot *s,
+				   enum xd_rtype type);
+
+/* Same content: every type's version is equal. */
+bool xd_snapshot_same(const struct xd_snapshot *a, const struct xd_snapshot *b);
+
+#endif

@@ -1,0 +1,521 @@
+#include "snapshot/table.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "schema/wire.h"
+#include "util/arena.h"
+
+#define RESOURCE_URL "type.googleapis.com/envoy.service.discovery.v3.Resource"
+
+struct xd_table {
+	atomic_uint refs;
+	enum xd_rtype type;
+	uint64_t id;
+	struct xd_entry *entries; /* sorted by name */
+	size_t count;
+	uint32_t *index;        /* open addressing: entry index + 1, 0 empty */
+	size_t index_mask;
+	uint32_t *alias_index;  /* same, over (alias, entry) pairs */
+	const char **alias_names;
+	uint32_t *alias_owner;
+	size_t nalias, alias_mask;
+	uint64_t vhash;
+	char version[17];
+	struct xd_arena arena;  /* every byte the entries point to */
+	struct xd_table *parts[2]; /* for a union: the tables it shares */
+	struct xd_table_attachment attachment;
+};
+
+struct xd_table_builder {
+	enum xd_rtype type;
+	struct xd_arena arena;
+	struct xd_entry *entries;
+	size_t count, cap;
+	/* names seen so far, for duplicates: entry index + 1 */
+	uint32_t *seen;
+	size_t seen_mask;
+};
+
+static atomic_uint_fast64_t next_table_id = 1;
+
+static void hex16(char out[17], uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (int i = 15; i >= 0; i--) {
+		out[i] = digits[v & 15];
+		v >>= 4;
+	}
+	out[16] = '\0';
+}
+
+static uint64_t name_hash(const char *name, size_t len)
+{
+	return XXH3_64bits(name, len);
+}
+
+static void *arena_dup(struct xd_arena *a, const void *p, size_t n)
+{
+	char *d = xd_arena_alloc(a, n + 1);
+
+	if (n > 0)
+		memcpy(d, p, n);
+	d[n] = '\0';
+	return d;
+}
+
+/* ---------------- index ---------------- */
+
+static size_t index_size(size_t count)
+{
+	size_t n = 16;
+
+	while (n < count * 2)
+		n *= 2;
+	return n;
+}
+
+static const struct xd_entry *probe(const struct xd_table *t,
+				    const char *name, size_t len)
+{
+	size_t i = name_hash(name, len) & t->index_mask;
+
+	for (;; i = (i + 1) & t->index_mask) {
+		uint32_t slot = t->index[i];
+		const struct xd_entry *e;
+
+		if (slot == 0)
+			return NULL;
+		e = &t->entries[slot - 1];
+		if (e->name_len == len && memcmp(e->name, name, len) == 0)
+			return e;
+	}
+}
+
+static int build_index(struct xd_table *t)
+{
+	size_t n = index_size(t->count), aliases = 0;
+
+	t->index = calloc(n, sizeof(*t->index));
+	if (t->index == NULL)
+		return -1;
+	t->index_mask = n - 1;
+	for (size_t k = 0; k < t->count; k++) {
+		const struct xd_entry *e = &t->entries[k];
+		size_t i = name_hash(e->name, e->name_len) & t->index_mask;
+
+		while (t->index[i] != 0)
+			i = (i + 1) & t->index_mask;
+		t->index[i] = (uint32_t)k + 1;
+		aliases += e->naliases;
+	}
+	if (aliases == 0)
+		return 0;
+
+	n = index_size(aliases);
+	t->alias_index = calloc(n, sizeof(*t->alias_index));
+	t->alias_names = calloc(aliases, sizeof(*t->alias_names));
+	t->alias_owner = calloc(aliases, sizeof(*t->alias_owner));
+	if (t->alias_index == NULL || t->alias_names == NULL ||
+	    t->alias_owner == NULL)
+		return -1;
+	t->alias_mask = n - 1;
+	for (size_t k = 0; k < t->count; k++) {
+		const struct xd_entry *e = &t->entries[k];
+
+		for (uint32_t a = 0; a < e->naliases; a++) {
+			const char *alias = e->aliases[a];
+			size_t i = name_hash(alias, strlen(alias)) & t->alias_mask;
+
+			while (t->alias_index[i] != 0)
+				i = (i + 1) & t->alias_mask;
+			t->alias_names[t->nalias] = alias;
+			t->alias_owner[t->nalias] = (uint32_t)k;
+			t->alias_index[i] = (uint32_t)++t->nalias;
+		}
+	}
+	return 0;
+}
+
+/* ---------------- encoding ---------------- */
+
+static size_t field_size(size_t len)
+{
+	return 1 + xd_wire_varint_size(len) + len;
+}
+
+static uint8_t *put_field(uint8_t *p, uint8_t tag, const void *data,
+			  size_t len)
+{
+	*p++ = tag;
+	p = xd_wire_put_varint(p, len);
+	if (len > 0)
+		memcpy(p, data, len);
+	return p + len;
+}
+
+static uint8_t *put_header(uint8_t *p, uint8_t tag, size_t len)
+{
+	*p++ = tag;
+	return xd_wire_put_varint(p, len);
+}
+
+/*
+ * Writes the three wire forms of `e` into the arena. Field numbers:
+ * Any {type_url = 1, value = 2}; Resource {version = 1, resource = 2,
+ * name = 3, aliases = 4}; both response messages carry their resources
+ * in field 2. Written in field-number order, as protobuf does.
+ */
+static void encode_entry(struct xd_arena *a, enum xd_rtype type,
+			 struct xd_entry *e, const uint8_t *msg)
+{
+	const char *url = xd_rtype_info(type)->type_url;
+	size_t url_len = strlen(url), res_url_len = strlen(RESOURCE_URL);
+	size_t any = field_size(url_len) + field_size(e->msg.len);
+	size_t res = field_size(16) + field_size(any) + field_size(e->name_len);
+	size_t wany;
+	uint8_t *p;
+
+	for (uint32_t i = 0; i < e->naliases; i++)
+		res += field_size(strlen(e->aliases[i]));
+	wany = field_size(res_url_len) + field_size(res);
+
+	/* sotw: 0x12 len Any */
+	e->sotw.len = (uint32_t)field_size(any);
+	p = xd_arena_alloc(a, e->sotw.len);
+	e->sotw.data = p;
+	p = put_header(p, 0x12, any);
+	p = put_field(p, 0x0a, url, url_len);
+	e->msg.data = p + 1 + xd_wire_varint_size(e->msg.len);
+	p = put_field(p, 0x12, msg, e->msg.len);
+
+	/* delta: 0x12 len Resource */
+	e->delta.len = (uint32_t)field_size(res);
+	p = xd_arena_alloc(a, e->delta.len);
+	e->delta.data = p;
+	p = put_header(p, 0x12, res);
+	p = put_field(p, 0x0a, e->version, 16);
+	p = put_header(p, 0x12, any);
+	p = put_field(p, 0x0a, url, url_len);
+	p = put_field(p, 0x12, msg, e->msg.len);
+	p = put_field(p, 0x1a, e->name, e->name_len);
+	for (uint32_t i = 0; i < e->naliases; i++)
+		p = put_field(p, 0x22, e->aliases[i], strlen(e->aliases[i]));
+
+	/* wrapped: 0x12 len Any{Resource URL, the Resource above} */
+	e->wrapped.len = (uint32_t)field_size(wany);
+	p = xd_arena_alloc(a, e->wrapped.len);
+	e->wrapped.data = p;
+	p = put_header(p, 0x12, wany);
+	p = put_field(p, 0x0a, RESOURCE_URL, res_url_len);
+	p = put_header(p, 0x12, res);
+	memcpy(p, e->delta.data + e->delta.len - res, res);
+}
+
+/* ---------------- builder ---------------- */
+
+struct xd_table_builder *xd_table_builder_new(enum xd_rtype type)
+{
+	struct xd_table_builder *b = calloc(1, sizeof(*b));
+
+	if (b == NULL)
+		return NULL;
+	b->type = type;
+	b->seen_mask = 63;
+	b->seen = calloc(b->seen_mask + 1, sizeof(*b->seen));
+	if (b->seen == NULL) {
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
+static int seen_grow(struct xd_table_builder *b)
+{
+	size_t n = (b->seen_mask + 1) * 2;
+	uint32_t *seen = calloc(n, sizeof(*seen));
+
+	if (seen == NULL)
+		return -1;
+	for (size_t k = 0; k < b->count; k++) {
+		size_t i = name_hash(b->entries[k].name, b->entries[k].name_len) &
+			   (n - 1);
+
+		while (seen[i] != 0)
+			i = (i + 1) & (n - 1);
+		seen[i] = (uint32_t)k + 1;
+	}
+	free(b->seen);
+	b->seen = seen;
+	b->seen_mask = n - 1;
+	return 0;
+}
+
+int xd_table_builder_add(struct xd_table_builder *b, const char *name,
+			 const uint8_t *msg, size_t len,
+			 const struct xd_ref *refs, size_t nrefs,
+			 const char *const *aliases, size_t naliases,
+			 const char *file, uint32_t line,
+			 const struct xd_entry **first)
+{
+	size_t name_len = strlen(name);
+	size_t i = name_hash(name, name_len) & b->seen_mask;
+	struct xd_entry *e;
+	struct xd_ref *r;
+	const char **al;
+
+	for (; b->seen[i] != 0; i = (i + 1) & b->seen_mask) {
+		e = &b->entries[b->seen[i] - 1];
+		if (e->name_len == name_len && memcmp(e->name, name, name_len) == 0) {
+			if (first != NULL)
+				*first = e;
+			return -1;
+		}
+	}
+	if (b->count == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 64;
+		struct xd_entry *n = realloc(b->entries, cap * sizeof(*n));
+
+		if (n == NULL)
+			abort();
+		b->entries = n;
+		b->cap = cap;
+	}
+	e = &b->entries[b->count];
+	memset(e, 0, sizeof(*e));
+	e->name = arena_dup(&b->arena, name, name_len);
+	e->name_len = (uint32_t)name_len;
+	e->hash = XXH3_64bits(msg, len);
+	hex16(e->version, e->hash);
+	e->msg.len = (uint32_t)len;
+	r = xd_arena_alloc(&b->arena, (nrefs ? nrefs : 1) * sizeof(*r));
+	for (size_t k = 0; k < nrefs; k++) {
+		r[k].type = refs[k].type;
+		r[k].name = arena_dup(&b->arena, refs[k].name, strlen(refs[k].name));
+	}
+	e->refs = r;
+	e->nrefs = (uint32_t)nrefs;
+	al = xd_arena_alloc(&b->arena, (naliases ? naliases : 1) * sizeof(*al));
+	for (size_t k = 0; k < naliases; k++)
+		al[k] = arena_dup(&b->arena, aliases[k], strlen(aliases[k]));
+	e->aliases = al;
+	e->naliases = (uint32_t)naliases;
+	e->file = file != NULL ? arena_dup(&b->arena, file, strlen(file)) : "";
+	e->line = line;
+	/* Encoded now, while the caller's message bytes are at hand; `msg`
+	 * then points into the sotw form. */
+	encode_entry(&b->arena, b->type, e, msg);
+	b->seen[i] = (uint32_t)++b->count;
+	if (b->count * 2 > b->seen_mask && seen_grow(b) != 0)
+		abort();
+	return 0;
+}
+
+static int by_name(const void *pa, const void *pb)
+{
+	const struct xd_entry *a = pa, *b = pb;
+	size_t n = a->name_len < b->name_len ? a->name_len : b->name_len;
+	int c = memcmp(a->name, b->name, n);
+
+	if (c != 0)
+		return c;
+	return a->name_len < b->name_len ? -1 : a->name_len > b->name_len;
+}
+
+/* The table's version: a hash of its sorted (name, version) pairs. */
+static void table_version(struct xd_table *t)
+{
+	XXH3_state_t *st = XXH3_createState();
+
+	if (st == NULL)
+		abort();
+	XXH3_64bits_reset(st);
+	for (size_t i = 0; i < t->count; i++) {
+		XXH3_64bits_update(st, t->entries[i].name,
+				   t->entries[i].name_len + 1);
+		XXH3_64bits_update(st, t->entries[i].version, 16);
+	}
+	t->vhash = XXH3_64bits_digest(st);
+	XXH3_freeState(st);
+	hex16(t->version, t->vhash);
+}
+
+static struct xd_table *table_alloc(enum xd_rtype type)
+{
+	struct xd_table *t = calloc(1, sizeof(*t));
+
+	if (t == NULL)
+		return NULL;
+	atomic_init(&t->refs, 1);
+	t->type = type;
+	t->id = atomic_fetch_add(&next_table_id, 1);
+	return t;
+}
+
+struct xd_table *xd_table_builder_finish(struct xd_table_builder *b)
+{
+	struct xd_table *t = table_alloc(b->type);
+
+	if (t == NULL) {
+		xd_table_builder_free(b);
+		return NULL;
+	}
+	qsort(b->entries, b->count, sizeof(*b->entries), by_name);
+	t->entries = b->entries;
+	t->count = b->count;
+	t->arena = b->arena;
+	b->entries = NULL;
+	b->arena = (struct xd_arena)XD_ARENA_INIT;
+	xd_table_builder_free(b);
+	table_version(t);
+	if (build_index(t) != 0) {
+		xd_table_unref(t);
+		return NULL;
+	}
+	return t;
+}
+
+void xd_table_builder_free(struct xd_table_builder *b)
+{
+	if (b == NULL)
+		return;
+	free(b->entries);
+	free(b->seen);
+	xd_arena_free(&b->arena);
+	free(b);
+}
+
+struct xd_table *xd_table_empty(enum xd_rtype type)
+{
+	struct xd_table_builder *b = xd_table_builder_new(type);
+
+	return b != NULL ? xd_table_builder_finish(b) : NULL;
+}
+
+struct xd_table *xd_table_union(struct xd_table *a, struct xd_table *b)
+{
+	struct xd_table *t = table_alloc(a->type);
+	size_t i = 0, j = 0, n = 0;
+
+	if (t == NULL)
+		return NULL;
+	t->entries = malloc((a->count + b->count + 1) * sizeof(*t->entries));
+	if (t->entries == NULL) {
+		free(t);
+		return NULL;
+	}
+	/* Merge two sorted lists; on equal names `a` wins. */
+	while (i < a->count || j < b->count) {
+		int c = i == a->count ? 1 :
+			j == b->count ? -1 :
+					by_name(&a->entries[i], &b->entries[j]);
+
+		if (c <= 0) {
+			t->entries[n++] = a->entries[i++];
+			if (c == 0)
+				j++;
+		} else {
+			t->entries[n++] = b->entries[j++];
+		}
+	}
+	t->count = n;
+	t->parts[0] = xd_table_ref(a);
+	t->parts[1] = xd_table_ref(b);
+	table_version(t);
+	if (build_index(t) != 0) {
+		xd_table_unref(t);
+		return NULL;
+	}
+	return t;
+}
+
+struct xd_table *xd_table_union_base(const struct xd_table *t)
+{
+	return t->parts[0];
+}
+
+struct xd_table *xd_table_ref(struct xd_table *t)
+{
+	atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+	return t;
+}
+
+void xd_table_unref(struct xd_table *t)
+{
+	if (t == NULL ||
+	    atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	if (t->attachment.free_fn != NULL)
+		t->attachment.free_fn(t->attachment.p);
+	free(t->index);
+	free(t->alias_index);
+	free(t->alias_names);
+	free(t->alias_owner);
+	free(t->entries);
+	xd_arena_free(&t->arena);
+	xd_table_unref(t->parts[0]);
+	xd_table_unref(t->parts[1]);
+	free(t);
+}
+
+enum xd_rtype xd_table_type(const struct xd_table *t)
+{
+	return t->type;
+}
+
+uint64_t xd_table_id(const struct xd_table *t)
+{
+	return t->id;
+}
+
+size_t xd_table_count(const struct xd_table *t)
+{
+	return t->count;
+}
+
+const char *xd_table_version(const struct xd_table *t)
+{
+	return t->version;
+}
+
+uint64_t xd_table_vhash(const struct xd_table *t)
+{
+	return t->vhash;
+}
+
+const struct xd_entry *xd_table_at(const struct xd_table *t, size_t i)
+{
+	return &t->entries[i];
+}
+
+const struct xd_entry *xd_table_find(const struct xd_table *t,
+				     const char *name, size_t len)
+{
+	return probe(t, name, len);
+}
+
+const struct xd_entry *xd_table_find_alias(const struct xd_table *t,
+					   const char *alias, size_t len)
+{
+	if (t->nalias == 0)
+		return NULL;
+	for (size_t i = name_hash(alias, len) & t->alias_mask;;
+	     i = (i + 1) & t->alias_mask) {
+		uint32_t slot = t->alias_index[i];
+		const char *a;
+
+		if (slot == 0)
+			return NULL;
+		a = t->alias_names[slot - 1];
+		if (strlen(a) == len && memcmp(a, alias, len) == 0)
+			return &t->entries[t->alias_owner[slot - 1]];
+	}
+}
+
+struct xd_table_attachment *xd_table_attachment(struct xd_table *t)
+{
+	return &t->attachment;
+}

@@ -1,0 +1,134 @@
+/*
+ * All resources of one type in one snapshot: an immutable, refcounted
+ * table, built off the loop thread and shared by every stream.
+ *
+ * Each resource is stored as the bytes it occupies inside a response
+ * (DESIGN §5), encoded once at load:
+ *   sotw     DiscoveryResponse.resources entry: field 2, Any{type_url, value}
+ *   wrapped  the same entry for clients that announce
+ *            xds.config.supports-resource-in-sotw: Any{Resource{...}}
+ *   delta    DeltaDiscoveryResponse.resources entry: field 2,
+ *            Resource{version, resource: Any, name, aliases}
+ * so a response is a concatenation of these plus a small header and
+ * per-stream nonce.
+ *
+ * Versions are content hashes (XXH3-64, 16 hex digits): a resource's is
+ * the hash of its message bytes; the table's is the hash of its sorted
+ * (name, version) pairs. Equal content gives equal versions across
+ * restarts and replicas.
+ *
+ * Every table has an id unique for the life of the process: caches of
+ * computed responses key on ids, never on addresses, so a freed table
+ * can never be mistaken for a new one at the same address.
+ *
+ * Ownership: a table owns every byte it points to. xd_table_ref/unref
+ * are atomic, so loader threads may take references to tables the loop
+ * thread also holds. Everything else a finished table offers is read-only
+ * and may be called from any thread; the lazily built response caches
+ * (body.h) belong to the loop thread.
+ */
+#ifndef XD_SNAPSHOT_TABLE_H
+#define XD_SNAPSHOT_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xds/rtype.h"
+
+/* A reference from one resource to another, e.g. a listener's RDS route
+ * configuration name, or a route's cluster. */
+struct xd_ref {
+	enum xd_rtype type;
+	const char *name;
+};
+
+struct xd_span {
+	const uint8_t *data;
+	uint32_t len;
+};
+
+struct xd_entry {
+	const char *name; /* NUL-terminated */
+	uint32_t name_len;
+	uint64_t hash;      /* of `msg` */
+	char version[17];   /* hash in hex */
+	struct xd_span msg; /* the resource message */
+	struct xd_span sotw, wrapped, delta;
+	const struct xd_ref *refs;
+	uint32_t nrefs;
+	const char *const *aliases;
+	uint32_t naliases;
+	const char *file; /* where it was defined, for messages */
+	uint32_t line;
+};
+
+struct xd_table;
+struct xd_table_builder;
+
+/* A builder for one type; used by one thread. NULL on OOM. */
+struct xd_table_builder *xd_table_builder_new(enum xd_rtype type);
+
+/*
+ * Adds a resource; everything is copied. Returns 0, or -1 when the name
+ * is already in the table (the caller reports the duplicate; the first
+ * one's file and line are in *first).
+ */
+int xd_table_builder_add(struct xd_table_builder *b, const char *name,
+			 const uint8_t *msg, size_t len,
+			 const struct xd_ref *refs, size_t nrefs,
+			 const char *const *aliases, size_t naliases,
+			 const char *file, uint32_t line,
+			 const struct xd_entry **first);
+
+/* Sorts, encodes and indexes; frees the builder. NULL on OOM. */
+struct xd_table *xd_table_builder_finish(struct xd_table_builder *b);
+
+void xd_table_builder_free(struct xd_table_builder *b);
+
+/* An empty table of a type (every snapshot has all eight). */
+struct xd_table *xd_table_empty(enum xd_rtype type);
+
+/*
+ * A table holding every entry of `a`, plus those of `b` whose names are
+ * not in `a`: the "make before break" view in which resources a client
+ * still needs outlive their removal (sequencer). The entries are shared,
+ * not copied; the result keeps `a` and `b` alive.
+ */
+struct xd_table *xd_table_union(struct xd_table *a, struct xd_table *b);
+
+/* For a union: its `a` part; otherwise NULL. */
+struct xd_table *xd_table_union_base(const struct xd_table *t);
+
+struct xd_table *xd_table_ref(struct xd_table *t);
+void xd_table_unref(struct xd_table *t);
+
+enum xd_rtype xd_table_type(const struct xd_table *t);
+uint64_t xd_table_id(const struct xd_table *t);
+size_t xd_table_count(const struct xd_table *t);
+const char *xd_table_version(const struct xd_table *t);
+uint64_t xd_table_vhash(const struct xd_table *t);
+
+/* Entries sorted by name; i < count. */
+const struct xd_entry *xd_table_at(const struct xd_table *t, size_t i);
+
+/* Looks a name up; NULL if absent. */
+const struct xd_entry *xd_table_find(const struct xd_table *t,
+				     const char *name, size_t len);
+
+/* Looks an alias up (VHDS, D10); NULL if no entry has it. */
+const struct xd_entry *xd_table_find_alias(const struct xd_table *t,
+					   const char *alias, size_t len);
+
+/*
+ * One slot where the loop thread attaches what it computes from the table
+ * (the response caches of protocol/body.c); `free_fn(p)` runs when the
+ * table is freed. Loop thread only.
+ */
+struct xd_table_attachment {
+	void *p;
+	void (*free_fn)(void *p);
+};
+struct xd_table_attachment *xd_table_attachment(struct xd_table *t);
+
+#endif
