@@ -2,7 +2,6 @@
  * encode_wkt.c. */
 #include "schema/encode.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -284,8 +283,10 @@ static int float_value(struct xd_encoder *e, enum xd_ftype t,
 	if (n->kind == XD_DN_SCALAR && n->style != XD_DS_BOOL &&
 	    n->style != XD_DS_NULL)
 		r = xd_scalar_double(n->u.str, n->len, &d);
+	/* Beyond FLT_MAX only by less than the rounding: still a float
+	 * (printers write FLT_MAX as 3.4028235e+38). */
 	if (r == XD_NUM_OK && t == XD_T_FLOAT && isfinite(d) &&
-	    (d > FLT_MAX || d < -FLT_MAX))
+	    isinf((float)d))
 		r = XD_NUM_RANGE;
 	if (r == XD_NUM_RANGE) {
 		xd_enc_err(e, n, "%s is out of range for %s",

@@ -8,7 +8,8 @@ src_libxdsd_a_SOURCES += \
 	src/schema/scalar.c src/schema/scalar.h \
 	src/schema/doc.c src/schema/doc_yaml.c src/schema/doc.h \
 	src/schema/encode.c src/schema/encode_wkt.c src/schema/encode.h \
-	src/schema/transcode.c src/schema/transcode.h
+	src/schema/transcode.c src/schema/transcode.h \
+	src/schema/split.c src/schema/transcode_int.h
 src_libxdsd_a_SOURCES += \
 	src/schema/pb_json.c src/schema/pbjson.h \
 	src/schema/walk.c src/schema/walk.h

@@ -634,8 +634,13 @@ double xd_float_shortest(float f)
 		return (double)f;
 	for (int p = 1; p <= 9; p++) {
 		snprintf(buf, sizeof(buf), "%.*g", p, (double)f);
-		if (strtof(buf, NULL) == f)
-			return strtod(buf, NULL);
+		if (strtof(buf, NULL) == f) {
+			double d = strtod(buf, NULL);
+
+			/* Near FLT_MAX the short form exceeds FLT_MAX as a
+			 * double, which some readers refuse. */
+			return fabs(d) > FLT_MAX ? (double)f : d;
+		}
 	}
 	return (double)f;
 }

@@ -5,16 +5,34 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <pthread.h>
+#include <stdlib.h>
+
 #include "schema/doc.h"
 #include "schema/encode.h"
+#include "schema/transcode_int.h"
+
+/* Files smaller than this are not worth a thread per piece. */
+#define MIN_PIECE_BYTES (512u * 1024)
+#define MAX_THREADS 16
 
 /* ---- YAML from events ---- */
+
+/* libyaml reads a piece through this: its section key, then its text. */
+struct piece_input {
+	char prefix[256];
+	size_t prefix_len, prefix_pos;
+	const char *text;
+	size_t len, pos;
+};
 
 struct yrun {
 	const struct xd_schema *s;
 	const char *file;
 	struct xd_diag *diag;
 	unsigned line0; /* added to libyaml's 0-based lines */
+	const struct xd_yaml_piece *piece;
+	struct piece_input in;
 	yaml_parser_t parser;
 	yaml_event_t ev;
 	bool have_ev;
@@ -25,18 +43,53 @@ struct yrun {
 	int failed;
 };
 
+static int read_piece(void *data, unsigned char *buf, size_t size,
+		      size_t *got)
+{
+	struct piece_input *in = data;
+	size_t n = 0;
+
+	if (in->prefix_pos < in->prefix_len) {
+		n = in->prefix_len - in->prefix_pos;
+		n = n < size ? n : size;
+		memcpy(buf, in->prefix + in->prefix_pos, n);
+		in->prefix_pos += n;
+	} else if (in->pos < in->len) {
+		n = in->len - in->pos;
+		n = n < size ? n : size;
+		memcpy(buf, in->text + in->pos, n);
+		in->pos += n;
+	}
+	*got = n;
+	return 1;
+}
+
 static void yrun_init(struct yrun *r, const struct xd_schema *s,
-		      const char *file, const char *text, size_t len,
-		      unsigned first_line, struct xd_diag *diag)
+		      const char *file, const struct xd_yaml_piece *p,
+		      struct xd_diag *diag)
 {
 	memset(r, 0, sizeof(*r));
 	r->s = s;
 	r->file = file;
 	r->diag = diag;
-	r->line0 = first_line > 0 ? first_line - 1 : 0;
+	r->piece = p;
+	r->line0 = p->first_line > 0 ? p->first_line - 1 : 0;
 	yaml_parser_initialize(&r->parser);
-	yaml_parser_set_input_string(&r->parser, (const unsigned char *)text,
-				     len);
+	if (p->key != NULL && p->keylen + 2 <= sizeof(r->in.prefix)) {
+		/* The section key goes on the line above the slice, so
+		 * lines keep their numbers in the file. */
+		memcpy(r->in.prefix, p->key, p->keylen);
+		memcpy(r->in.prefix + p->keylen, ":\n", 2);
+		r->in.prefix_len = p->keylen + 2;
+		r->line0--;
+		r->in.text = p->text;
+		r->in.len = p->len;
+		yaml_parser_set_input(&r->parser, read_piece, &r->in);
+	} else {
+		yaml_parser_set_input_string(&r->parser,
+					     (const unsigned char *)p->text,
+					     p->len);
+	}
 	xd_doc_builder_init(&r->b, &r->arena);
 	r->b.line0 = r->line0;
 	xd_encoder_init(&r->enc, s);
@@ -168,7 +221,7 @@ static void emit(struct yrun *r, struct file_ctx *c,
 /* The value of one section: a list, given inline (streamed item by item)
  * or through an alias, or null. */
 static int yaml_section(struct yrun *r, struct file_ctx *c,
-			const struct xd_section *sec)
+			const struct xd_section *sec, size_t index0)
 {
 	struct xd_dnode n;
 	char where[64], buf[96];
@@ -184,7 +237,7 @@ static int yaml_section(struct yrun *r, struct file_ctx *c,
 				return 0;
 			if (build_node(r, &n) != 0)
 				return -1;
-			emit(r, c, sec, i, &n);
+			emit(r, c, sec, index0 + i, &n);
 			drop_tree(r);
 		}
 		return 0;
@@ -195,7 +248,7 @@ static int yaml_section(struct yrun *r, struct file_ctx *c,
 		/* skipped, or an empty section */
 	} else if (n.kind == XD_DN_SEQ) {
 		for (uint32_t i = 0; i < n.len && !c->stopped; i++)
-			emit(r, c, sec, i, &n.u.kids[i]);
+			emit(r, c, sec, index0 + i, &n.u.kids[i]);
 	} else {
 		snprintf(where, sizeof(where), "%u:%u", n.line, n.col);
 		xd_diag_add(r->diag, "%s:%s: %s: expected a list of %s, not %s",
@@ -250,7 +303,12 @@ static int yaml_root_map(struct yrun *r, struct file_ctx *c)
 			}
 		}
 		drop_tree(r);
-		if (yaml_section(r, c, sec) != 0 || c->stopped)
+		/* A piece continues its first section's list. */
+		if (yaml_section(r, c, sec,
+				 nseen == 1 && r->piece->key != NULL ?
+					 r->piece->first_index :
+					 0) != 0 ||
+		    c->stopped)
 			return -1;
 	}
 }
@@ -284,16 +342,17 @@ static int yaml_finish(struct yrun *r)
 	return 0;
 }
 
-int xd_transcode_yaml_file(const struct xd_schema *s, const char *file,
-			   const char *text, size_t len, unsigned first_line,
-			   const struct xd_section *sections, size_t nsections,
-			   xd_item_fn fn, void *arg, struct xd_diag *diag)
+int xd_transcode_yaml_piece(const struct xd_schema *s, const char *file,
+			    const struct xd_yaml_piece *p,
+			    const struct xd_section *sections,
+			    size_t nsections, xd_item_fn fn, void *arg,
+			    struct xd_diag *diag)
 {
 	struct file_ctx c = {sections, nsections, fn, arg, 0};
 	struct yrun r;
 	int rc;
 
-	yrun_init(&r, s, file, text, len, first_line, diag);
+	yrun_init(&r, s, file, p, diag);
 	rc = yaml_start(&r);
 	if (rc != 0)
 		goto out;
@@ -318,16 +377,151 @@ out:
 	return rc;
 }
 
+/* ---- a file in pieces, one thread each ---- */
+
+/* The items of one piece, kept until every piece has succeeded. */
+struct item_rec {
+	size_t section, index, len;
+	unsigned line, column;
+	/* then len bytes, padded to 8 */
+};
+
+struct piece_job {
+	const struct xd_schema *s;
+	const char *file;
+	const struct xd_yaml_piece *p;
+	const struct xd_section *sections;
+	size_t nsections;
+	struct xd_buf items;
+	struct xd_diag diag;
+	int rc;
+};
+
+static int collect(const struct xd_item *it, void *arg)
+{
+	struct piece_job *j = arg;
+	struct item_rec rec = {(size_t)(it->section - j->sections), it->index,
+			       it->len, it->line, it->column};
+	static const uint8_t pad[8];
+
+	xd_buf_append(&j->items, &rec, sizeof(rec));
+	xd_buf_append(&j->items, it->data, it->len);
+	xd_buf_append(&j->items, pad, (8 - it->len % 8) % 8);
+	return 0;
+}
+
+static void *run_job(void *arg)
+{
+	struct piece_job *j = arg;
+
+	j->rc = xd_transcode_yaml_piece(j->s, j->file, j->p, j->sections,
+					j->nsections, collect, j, &j->diag);
+	return NULL;
+}
+
+/* Hands every collected item over, in file order. */
+static int dispatch(struct piece_job *jobs, size_t n, xd_item_fn fn,
+		    void *arg)
+{
+	for (size_t k = 0; k < n; k++) {
+		const uint8_t *p = jobs[k].items.data;
+		const uint8_t *end = p + jobs[k].items.len;
+
+		while (p < end) {
+			struct item_rec rec;
+			struct xd_item it;
+			char path[160];
+
+			const struct xd_section *sec;
+
+			memcpy(&rec, p, sizeof(rec));
+			p += sizeof(rec);
+			sec = &jobs[k].sections[rec.section];
+			snprintf(path, sizeof(path), "%s[%zu]", sec->key,
+				 rec.index);
+			it = (struct xd_item){sec, rec.index, rec.line,
+					      rec.column, path, p, rec.len};
+			if (fn != NULL && fn(&it, arg) != 0)
+				return -1;
+			p += rec.len + (8 - rec.len % 8) % 8;
+		}
+	}
+	return 0;
+}
+
+/* 1: done (rc set), 0: transcode the file in one piece instead. */
+static int in_pieces(const struct xd_schema *s, const char *file,
+		     const char *text, size_t len, unsigned threads,
+		     const struct xd_section *sections, size_t nsections,
+		     xd_item_fn fn, void *arg, int *rc)
+{
+	struct xd_yaml_piece pieces[MAX_THREADS];
+	struct piece_job jobs[MAX_THREADS];
+	pthread_t th[MAX_THREADS];
+	bool started[MAX_THREADS] = {false};
+	size_t n;
+	int ok = 1;
+
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	n = xd_yaml_split(text, len, threads, MIN_PIECE_BYTES, pieces);
+	if (n < 2)
+		return 0;
+	for (size_t k = 0; k < n; k++) {
+		jobs[k] = (struct piece_job){s, file, &pieces[k], sections,
+					     nsections, XD_BUF_INIT,
+					     XD_DIAG_INIT, 0};
+		/* The calling thread takes the last piece itself. */
+		if (k + 1 < n)
+			started[k] = pthread_create(&th[k], NULL, run_job,
+						    &jobs[k]) == 0;
+		if (k + 1 < n && !started[k])
+			run_job(&jobs[k]);
+	}
+	run_job(&jobs[n - 1]);
+	for (size_t k = 0; k < n; k++) {
+		if (started[k])
+			pthread_join(th[k], NULL);
+		ok &= jobs[k].rc == 0;
+	}
+	/* Any error: the whole file again in one piece, whose messages
+	 * are the authority (a cut inside a quoted scalar, say, makes a
+	 * piece fail where the file does not). */
+	if (ok)
+		*rc = dispatch(jobs, n, fn, arg);
+	for (size_t k = 0; k < n; k++) {
+		xd_buf_free(&jobs[k].items);
+		xd_diag_clear(&jobs[k].diag);
+	}
+	return ok;
+}
+
+int xd_transcode_yaml_file(const struct xd_schema *s, const char *file,
+			   const char *text, size_t len, unsigned threads,
+			   const struct xd_section *sections, size_t nsections,
+			   xd_item_fn fn, void *arg, struct xd_diag *diag)
+{
+	struct xd_yaml_piece whole = {text, len, 1, NULL, 0, 0};
+	int rc;
+
+	if (threads > 1 && in_pieces(s, file, text, len, threads, sections,
+				     nsections, fn, arg, &rc))
+		return rc;
+	return xd_transcode_yaml_piece(s, file, &whole, sections, nsections,
+				       fn, arg, diag);
+}
+
 int xd_transcode_yaml_text(const struct xd_schema *s,
 			   const struct xd_msgdesc *m, const char *file,
 			   const char *text, size_t len, const char *path,
 			   struct xd_buf *out, struct xd_diag *diag)
 {
+	struct xd_yaml_piece whole = {text, len, 1, NULL, 0, 0};
 	struct yrun r;
 	struct xd_dnode n;
 	int rc;
 
-	yrun_init(&r, s, file, text, len, 1, diag);
+	yrun_init(&r, s, file, &whole, diag);
 	rc = yaml_start(&r);
 	if (rc == 1) {
 		xd_diag_add(diag, "%s: empty document", file);

@@ -56,19 +56,26 @@ typedef int (*xd_item_fn)(const struct xd_item *item, void *arg);
 /*
  * Parses a snapshot file: a mapping of section keys to lists of
  * resources (DESIGN.md §4). Each item is encoded as its section's type
- * and handed to `fn` in file order; items with errors are reported and
- * skipped, the rest still checked. Unknown or repeated section keys,
- * non-list values, YAML syntax errors and more than one document are
- * errors too. Returns 0 when the whole file is good, -1 otherwise (then
- * the caller discards what `fn` received).
+ * and handed to `fn` in file order, on the calling thread; items with
+ * errors are reported and skipped, the rest still checked. Unknown or
+ * repeated section keys, non-list values, YAML syntax errors and more
+ * than one document are errors too. Returns 0 when the whole file is
+ * good, -1 otherwise (then the caller discards what `fn` received).
  *
  * Works from libyaml's events and builds one resource's tree at a time,
  * so memory follows the largest resource, not the file. `text` need not
- * be NUL-terminated. `first_line` (normally 1) numbers the first line of
- * `text`, for callers that parse a file in pieces.
+ * be NUL-terminated.
+ *
+ * With `threads` > 1, a large file (1 MB and more) is cut between the
+ * items of its lists into that many pieces, parsed at once on as many
+ * threads (libyaml is most of the cost, and it is single-threaded per
+ * parser). Items are kept until every piece has succeeded and then
+ * handed to `fn` in file order as above, so the result is the same as
+ * with one thread; a file that cannot be cut safely (anchors, several
+ * documents...) or that has errors is transcoded in one piece.
  */
 int xd_transcode_yaml_file(const struct xd_schema *s, const char *file,
-			   const char *text, size_t len, unsigned first_line,
+			   const char *text, size_t len, unsigned threads,
 			   const struct xd_section *sections, size_t nsections,
 			   xd_item_fn fn, void *arg, struct xd_diag *diag);
 

@@ -5,3 +5,30 @@
 check_PROGRAMS += tests/schema/transcode-tool
 tests_schema_transcode_tool_SOURCES = tests/schema/transcode-tool.c
 tests_schema_transcode_tool_LDADD = $(XDSD_LIBS)
+
+# A descriptor set of test messages covering what the Envoy schema lacks
+# (FieldMask, proto3 optional, proto2, every map key type).
+tests/schema/xdtest.pb: $(srcdir)/tests/schema/proto/xdtest.proto $(srcdir)/tests/schema/proto/xdtest2.proto
+	$(AM_V_GEN)$(MKDIR_P) tests/schema && \
+	$(PROTOC) -I$(srcdir)/tests/schema/proto -I$(PROTOBUF_INCLUDE) \
+		--include_imports --descriptor_set_out=$@.tmp \
+		$(srcdir)/tests/schema/proto/xdtest.proto && mv $@.tmp $@
+EXTRA_tests_schema_transcode_tool_DEPENDENCIES = tests/schema/xdtest.pb
+CLEANFILES += tests/schema/xdtest.pb
+EXTRA_DIST += tests/schema/proto
+
+# ---------------------------------------------------------------------
+# `make bench-transcode` (also reached by `make bench`): how fast a
+# 15 MB snapshot becomes encoded resources. Built on demand only.
+# ---------------------------------------------------------------------
+bench/transcode-bench$(EXEEXT): $(srcdir)/bench/transcode-bench.c src/libxdsd.a proto/libxdsproto.a
+	$(AM_V_CCLD)$(MKDIR_P) bench && \
+	$(CC) $(DEFS) $(AM_CPPFLAGS) $(CPPFLAGS) $(AM_CFLAGS) $(CFLAGS) -O2 \
+		$(AM_LDFLAGS) $(LDFLAGS) -o $@ $(srcdir)/bench/transcode-bench.c \
+		$(XDSD_LIBS) $(LIBS)
+bench-transcode: bench/transcode-bench$(EXEEXT)
+	bench/transcode-bench$(EXEEXT) --schema proto/xds-api.pb
+bench: bench-transcode
+CLEANFILES += bench/transcode-bench$(EXEEXT)
+EXTRA_DIST += bench/transcode-bench.c
+.PHONY: bench bench-transcode

@@ -10,7 +10,8 @@
  *       prints each value PATH reaches in FILE's bytes, one a line
  *   transcode-tool --schema F --snapshot FILE
  *       encodes a snapshot file (sections as in DESIGN.md §4) and prints
- *       "path line:column length" per resource
+ *       "path line:column length" per resource (--threads N: in
+ *       pieces, as the daemon does)
  *
  * Errors go to stderr, one a line; the exit status is 1 on any error.
  * FILE "-" is standard input.
@@ -73,6 +74,8 @@ static const char *const section_types[][2] = {
 	{"runtimes", "envoy.service.runtime.v3.Runtime"},
 };
 
+static unsigned threads = 1;
+
 static int snapshot(const struct xd_schema *s, const char *file,
 		    const char *text, size_t len, struct xd_diag *diag)
 {
@@ -89,7 +92,7 @@ static int snapshot(const struct xd_schema *s, const char *file,
 	if (flen > 5 && strcmp(file + flen - 5, ".json") == 0)
 		return xd_transcode_json_file(s, file, text, len, secs, n,
 					      print_item, NULL, diag);
-	return xd_transcode_yaml_file(s, file, text, len, 1, secs, n,
+	return xd_transcode_yaml_file(s, file, text, len, threads, secs, n,
 				      print_item, NULL, diag);
 }
 
@@ -139,6 +142,7 @@ int main(int argc, char **argv)
 		{"walk", required_argument, NULL, 'w'},
 		{"snapshot", no_argument, NULL, 'S'},
 		{"path", required_argument, NULL, 'p'},
+		{"threads", required_argument, NULL, 'T'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *schema = getenv("XDSD_SCHEMA"), *type = NULL;
@@ -161,6 +165,7 @@ int main(int argc, char **argv)
 		case 'w': walk = optarg; break;
 		case 'S': snap = 1; break;
 		case 'p': path = optarg; break;
+		case 'T': threads = (unsigned)atoi(optarg); break;
 		default: usage();
 		}
 	}
