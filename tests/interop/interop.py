@@ -1,0 +1,782 @@
+#!/usr/bin/python3
+"""Interop: a real xDS client, written by others, routes RPCs through xdsd.
+
+One run, for one client (--client python: gRPC C-core through Debian's
+python3-grpcio; --client node: @grpc/grpc-js-xds):
+
+  1. two gRPC backends on loopback answer /xdsd.test.Echo/Who with "A"
+     and "B";
+  2. xdsd serves a snapshot with an API listener -> route configuration ->
+     EDS cluster -> endpoints at A; the client opens xds:///<listener>
+     and its RPCs must reach A;
+  3. the snapshot moves the endpoints to B, SIGHUP: RPCs (one every
+     20 ms) must move to B;
+  4. the snapshot points the route at a new cluster C (endpoints at A)
+     and drops the old cluster, SIGHUP: RPCs must move again;
+  5. no RPC may fail during the whole run, the client must NACK nothing
+     (xdsd logs every NACK), xdsd must log no error and exit 0 on SIGTERM.
+
+Prints TAP. Needs XDSD (the binary) and XDSD_BUILDDIR (work files go to
+$XDSD_BUILDDIR/tests/interop/<client>.work and are kept for inspection);
+XDSD_SCHEMA and XDSD_SRCDIR are used when set. Every process it starts
+is stopped before it exits, on failure too.
+"""
+import argparse
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+LISTENER = "interop.xdsd.test"
+TARGET = "xds:///" + LISTENER
+ROUTE = "interop-route"
+CLUSTER_AB = "interop-cluster-ab"   # endpoints move from A to B
+CLUSTER_C = "interop-cluster-c"     # the route moves here; endpoints at A
+SERVICE, METHOD = "xdsd.test.Echo", "Who"
+
+FIRST_DEADLINE = 18.0   # the client's first RPC may wait this long
+REACH_TIMEOUT = 20.0    # ... and the driver waits this long for an answer
+MOVE_TIMEOUT = 10.0     # SIGHUP to the first answer from the new backend
+SETTLE = 1.0            # answers must stay on a backend this long
+RPC_INTERVAL_MS = 20
+STOP_TIMEOUT = 10       # the client exits this soon after its stdin closes
+OVERALL_TIMEOUT = 240   # after npm: the whole scenario, cleanup included
+
+NODE_XDS_VERSION = "1.14.1"
+
+# gRPC must never send loopback traffic through a proxy.
+PROXY_VARS = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY",
+              "grpc_proxy", "all_proxy", "ALL_PROXY")
+ORIG_ENV = dict(os.environ)
+for _v in PROXY_VARS:
+    os.environ.pop(_v, None)
+os.environ.pop("GRPC_XDS_BOOTSTRAP", None)
+os.environ.pop("GRPC_XDS_BOOTSTRAP_CONFIG", None)
+
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def point(self, ok, desc, diag=()):
+        self.n += 1
+        if not ok:
+            self.failed += 1
+        print("%s %d - %s" % ("ok" if ok else "not ok", self.n, desc),
+              flush=True)
+        self.comment(diag)
+        return ok
+
+    def comment(self, lines):
+        for line in lines:
+            for part in str(line).splitlines() or [""]:
+                print("# " + part, flush=True)
+
+    def done(self):
+        print("1..%d" % self.n, flush=True)
+        return 0 if self.failed == 0 else 1
+
+
+class Timeout(Exception):
+    pass
+
+
+def tail(path, n, skip=None, width=400):
+    try:
+        with open(path, errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        return ["(cannot read %s: %s)" % (path, e.strerror)]
+    if skip:
+        lines = [ln for ln in lines if not skip.search(ln)]
+    out = [ln if len(ln) <= width else ln[:width] + " [...]"
+           for ln in lines[-n:]]
+    return out or ["(%s is empty)" % path]
+
+
+def spawn_prefix():
+    # The child gets SIGTERM if this driver dies without cleaning up.
+    if shutil.which("setpriv"):
+        return ["setpriv", "--pdeathsig", "TERM", "--"]
+    return []
+
+
+def snapshot_yaml(route_cluster, clusters):
+    """clusters: [(name, backend port)]; the route sends all to route_cluster."""
+    out = ["# Written by tests/interop/interop.py: an API listener for gRPC's",
+           "# xDS clients, its route configuration, clusters and endpoints.",
+           "", "clusters:"]
+    for name, _ in clusters:
+        out.append(textwrap.dedent("""\
+            - name: {name}
+              connect_timeout: 1s
+              type: EDS
+              eds_cluster_config:
+                eds_config:
+                  ads: {{}}
+                  resource_api_version: V3
+              lb_policy: ROUND_ROBIN""").format(name=name))
+    out += ["", "endpoints:"]
+    for name, port in clusters:
+        # gRPC ignores localities without a weight.
+        out.append(textwrap.dedent("""\
+            - cluster_name: {name}
+              endpoints:
+              - locality: {{region: loopback, zone: interop}}
+                load_balancing_weight: 1
+                lb_endpoints:
+                - endpoint:
+                    address:
+                      socket_address: {{address: 127.0.0.1, port_value: {port}}}"""
+                                   ).format(name=name, port=port))
+    out += ["", "listeners:", textwrap.dedent("""\
+        - name: {listener}
+          api_listener:
+            api_listener:
+              "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+              stat_prefix: interop
+              rds:
+                route_config_name: {route}
+                config_source:
+                  ads: {{}}
+                  resource_api_version: V3
+              http_filters:
+              - name: envoy.filters.http.router
+                typed_config:
+                  "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"""
+                                                ).format(listener=LISTENER, route=ROUTE)]
+    out += ["", "routes:", textwrap.dedent("""\
+        - name: {route}
+          virtual_hosts:
+          - name: interop
+            domains: ["*"]
+            routes:
+            - match: {{prefix: "/"}}
+              route: {{cluster: {cluster}}}""").format(route=ROUTE, cluster=route_cluster)]
+    return "\n".join(out) + "\n"
+
+
+class ClientResults:
+    """Reads the client's JSON lines; each result is (arrival time, dict)."""
+
+    def __init__(self, proc, copy_path):
+        self.proc = proc
+        self.cond = threading.Condition()
+        self.results = []       # RPC results only
+        self.events = []        # start/done
+        self.garbage = []       # lines that were not JSON
+        self.eof = False
+        self.copy = open(copy_path, "w")
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        for raw in self.proc.stdout:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            now = time.monotonic()
+            self.copy.write(line + "\n")
+            self.copy.flush()
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                obj = None
+            with self.cond:
+                if not isinstance(obj, dict):
+                    self.garbage.append(line)
+                elif "event" in obj:
+                    self.events.append((now, obj))
+                else:
+                    self.results.append((now, obj))
+                self.cond.notify_all()
+        with self.cond:
+            self.eof = True
+            self.cond.notify_all()
+
+    def wait(self, pred, timeout):
+        """Waits until pred() (called with the lock held) returns non-None."""
+        end = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                r = pred()
+                if r is not None or self.eof:
+                    return r
+                left = end - time.monotonic()
+                if left <= 0:
+                    return None
+                self.cond.wait(left)
+
+    def first_answer(self, who, start, not_before, timeout):
+        """Index of the first successful RPC answered by `who`, at index >=
+        start and arrived at or after not_before; None on timeout/EOF."""
+        def pred():
+            for i in range(start, len(self.results)):
+                t, r = self.results[i]
+                if t >= not_before and r.get("ok") and r.get("who") == who:
+                    return i
+            return None
+        return self.wait(pred, timeout)
+
+    def snapshot(self):
+        with self.cond:
+            return list(self.results)
+
+    def failures(self):
+        return [r for _, r in self.snapshot() if not r.get("ok")]
+
+
+def summarize_failures(fails, limit=6):
+    groups = {}
+    for r in fails:
+        key = (r.get("code"), r.get("details"))
+        g = groups.setdefault(key, [0, r.get("seq")])
+        g[0] += 1
+    out = []
+    for (code, details), (count, seq) in list(groups.items())[:limit]:
+        out.append("%d x %s: %s (first: RPC #%s)" % (count, code, details, seq))
+    if len(groups) > limit:
+        out.append("... and %d other kinds" % (len(groups) - limit))
+    return out
+
+
+class Interop:
+    def __init__(self, args, tap):
+        self.args = args
+        self.tap = tap
+        self.client_kind = args.client
+        self.xdsd = os.environ.get("XDSD", "")
+        self.schema = os.environ.get("XDSD_SCHEMA", "")
+        self.srcdir = os.environ.get("XDSD_SRCDIR") or os.path.dirname(
+            os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        self.builddir = os.environ.get("XDSD_BUILDDIR", "")
+        self.here = os.path.join(self.srcdir, "tests", "interop")
+        self.backends = {}      # name -> (server, port)
+        self.xdsd_proc = None
+        self.xdsd_port = None
+        self.client_proc = None
+        self.client = None
+        self.client_cmd = None
+        self.client_env = None
+        self.work = None
+
+    # --- files and logs -------------------------------------------------
+    def path(self, name):
+        return os.path.join(self.work, name)
+
+    def xdsd_log_tail(self, n=30):
+        noise = re.compile(r"debug: grpc: (registering|grpc epoll fd|TCP_USER_TIMEOUT)")
+        return ["xdsd log (%s), last lines:" % self.path("xdsd.log")] + \
+            ["  " + ln for ln in tail(self.path("xdsd.log"), n, noise)]
+
+    def client_log_tail(self, n=25):
+        return ["client stderr (%s), last lines:" % self.path("client.log")] + \
+            ["  " + ln for ln in tail(self.path("client.log"), n)]
+
+    def client_diag(self):
+        out = []
+        if self.client is not None:
+            fails = self.client.failures()
+            res = self.client.snapshot()
+            out.append("client: %d RPCs completed, %d failed" % (len(res), len(fails)))
+            out += ["  " + s for s in summarize_failures(fails)]
+            if res:
+                out.append("  last results: " + ", ".join(
+                    (r.get("who") if r.get("ok") else r.get("code", "?"))
+                    for _, r in res[-8:]))
+            if self.client.garbage:
+                out.append("  non-JSON output: " + self.client.garbage[-1])
+        return out + self.client_log_tail()
+
+    def write_snapshot(self, route_cluster, clusters):
+        tmp = self.path("default.yaml.tmp")
+        with open(tmp, "w") as f:
+            f.write(snapshot_yaml(route_cluster, clusters))
+        os.replace(tmp, self.path("snapshots/default.yaml"))
+
+    # --- prerequisites --------------------------------------------------
+    def setup_work(self):
+        if not self.xdsd or not os.access(self.xdsd, os.X_OK):
+            self.tap.point(False, "XDSD names the xdsd binary",
+                           ["XDSD=%r is not an executable file; run through "
+                            "`make check` or see tests/interop/README.md" % self.xdsd])
+            return False
+        if not self.builddir or not os.path.isdir(self.builddir):
+            self.tap.point(False, "XDSD_BUILDDIR names the build tree",
+                           ["XDSD_BUILDDIR=%r is not a directory" % self.builddir])
+            return False
+        self.work = os.path.join(self.builddir, "tests", "interop",
+                                 self.client_kind + ".work")
+        shutil.rmtree(self.work, ignore_errors=True)
+        os.makedirs(self.path("snapshots"))
+        self.tap.comment(["work files (logs, snapshot, bootstrap): " + self.work])
+        return True
+
+    def check_grpcio(self):
+        try:
+            import grpc  # noqa: F401
+        except ImportError as e:
+            self.tap.point(False, "python3-grpcio is importable by %s" % sys.executable,
+                           ["%s; install Debian's python3-grpcio" % e])
+            return False
+        ver = tuple(int(x) for x in re.findall(r"\d+", grpc.__version__)[:2])
+        role = {"python": "the client under test; its xDS resolver is built in from 1.51",
+                "node": "for the backends"}[self.client_kind]
+        return self.tap.point(ver >= (1, 51), "python3-grpcio %s >= 1.51 at %s (%s)"
+                              % (grpc.__version__, os.path.dirname(grpc.__file__), role))
+
+    def prepare_python_client(self):
+        self.client_cmd = [sys.executable, os.path.join(self.here, "client.py"),
+                           "--first-deadline", str(FIRST_DEADLINE),
+                           "--interval-ms", str(RPC_INTERVAL_MS), TARGET]
+        self.client_env = {"GRPC_VERBOSITY": "debug", "GRPC_TRACE": "xds_client"}
+        return True
+
+    def prepare_node_client(self):
+        node = shutil.which("node")
+        npm = shutil.which("npm")
+        if not node or not npm:
+            self.tap.point(False, "node and npm are installed",
+                           ["node: %s, npm: %s; install Debian's nodejs and npm "
+                            "(node >= 18)" % (node, npm)])
+            return False
+        try:
+            v = subprocess.run([node, "--version"], capture_output=True, text=True,
+                               timeout=30).stdout.strip()
+        except (OSError, subprocess.SubprocessError) as e:
+            v = "? (%s)" % e
+        m = re.match(r"v(\d+)", v)
+        if not self.tap.point(bool(m) and int(m.group(1)) >= 18,
+                              "node >= 18 (%s: %s)" % (node, v)):
+            return False
+        modules = self.npm_install(npm)
+        if not modules:
+            return False
+        self.client_cmd = [node, os.path.join(self.here, "node", "client.js"),
+                           "--first-deadline", str(FIRST_DEADLINE),
+                           "--interval-ms", str(RPC_INTERVAL_MS), TARGET]
+        self.client_env = {"NODE_PATH": modules,
+                           "GRPC_TRACE": "xds_client", "GRPC_VERBOSITY": "DEBUG"}
+        return True
+
+    def npm_install(self, npm):
+        """npm ci of tests/interop/node into the build tree, unless the same
+        lock file is already installed there. Returns node_modules or None."""
+        src = os.path.join(self.here, "node")
+        dest = os.path.join(self.builddir, "tests", "interop", "node")
+        modules = os.path.join(dest, "node_modules")
+        os.makedirs(dest, exist_ok=True)
+        h = hashlib.sha256()
+        for name in ("package.json", "package-lock.json"):
+            with open(os.path.join(src, name), "rb") as f:
+                h.update(f.read())
+        lock_hash = h.hexdigest()
+        stamp = os.path.join(modules, ".xdsd-interop-installed")
+        log = os.path.join(dest, "npm.log")
+        with open(os.path.join(dest, ".install-lock"), "w") as lockf:
+            fcntl.flock(lockf, fcntl.LOCK_EX)
+            try:
+                with open(stamp) as f:
+                    have = f.read().strip()
+            except OSError:
+                have = ""
+            if have == lock_hash:
+                what = "already installed"
+            else:
+                if os.path.realpath(src) != os.path.realpath(dest):
+                    for name in ("package.json", "package-lock.json"):
+                        shutil.copyfile(os.path.join(src, name), os.path.join(dest, name))
+                shutil.rmtree(modules, ignore_errors=True)
+                env = dict(ORIG_ENV)  # npm may need the proxy settings
+                t0 = time.monotonic()
+                try:
+                    with open(log, "w") as lf:
+                        rc = subprocess.run(
+                            [npm, "ci", "--no-audit", "--no-fund", "--prefer-offline",
+                             "--ignore-scripts"],
+                            cwd=dest, env=env, stdin=subprocess.DEVNULL,
+                            stdout=lf, stderr=subprocess.STDOUT, timeout=600).returncode
+                except subprocess.TimeoutExpired:
+                    rc = "timeout (600 s)"
+                except OSError as e:
+                    rc = str(e)
+                if rc != 0:
+                    self.tap.point(False, "npm ci installs tests/interop/node/package-lock.json",
+                                   ["npm ci in %s failed: %s" % (dest, rc)] +
+                                   ["  " + ln for ln in tail(log, 25)])
+                    return None
+                with open(stamp, "w") as f:
+                    f.write(lock_hash + "\n")
+                what = "npm ci in %.1f s" % (time.monotonic() - t0)
+        versions = {}
+        for pkg in ("@grpc/grpc-js-xds", "@grpc/grpc-js"):
+            try:
+                with open(os.path.join(modules, pkg, "package.json")) as f:
+                    versions[pkg] = json.load(f).get("version")
+            except (OSError, ValueError):
+                versions[pkg] = None
+        ok = versions["@grpc/grpc-js-xds"] == NODE_XDS_VERSION and \
+            (versions["@grpc/grpc-js"] or "").startswith("1.14.")
+        self.tap.point(ok, "@grpc/grpc-js-xds %s with @grpc/grpc-js %s in %s (%s)"
+                       % (versions["@grpc/grpc-js-xds"], versions["@grpc/grpc-js"],
+                          modules, what),
+                       [] if ok else ["expected grpc-js-xds %s and grpc-js 1.14.x; "
+                                      "remove %s to reinstall" % (NODE_XDS_VERSION, modules)])
+        return modules if ok else None
+
+    # --- backends -------------------------------------------------------
+    def start_backends(self):
+        import grpc
+        from concurrent import futures
+        all_ok = True
+        for name in ("A", "B"):
+            server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+            reply = name.encode()
+            handler = grpc.method_handlers_generic_handler(SERVICE, {
+                METHOD: grpc.unary_unary_rpc_method_handler(
+                    lambda request, context, reply=reply: reply)})
+            server.add_generic_rpc_handlers((handler,))
+            port = server.add_insecure_port("127.0.0.1:0")
+            server.start()
+            self.backends[name] = (server, port)
+            # A plain (non-xDS) channel: the backend itself works.
+            got, err = None, None
+            try:
+                with grpc.insecure_channel("127.0.0.1:%d" % port) as ch:
+                    got = ch.unary_unary("/%s/%s" % (SERVICE, METHOD))(b"", timeout=5)
+            except grpc.RpcError as e:
+                err = "%s: %s" % (e.code().name, e.details())
+            ok = port > 0 and got == reply
+            all_ok &= self.tap.point(ok, "backend %s on 127.0.0.1:%d answers a direct RPC with %r"
+                                     % (name, port, name),
+                                     [] if ok else ["got %r %s" % (got, err or "")])
+        return all_ok
+
+    # --- xdsd -------------------------------------------------------------
+    def start_xdsd(self):
+        a_port = self.backends["A"][1]
+        self.write_snapshot(CLUSTER_AB, [(CLUSTER_AB, a_port)])
+        with open(self.path("xdsd.yaml"), "w") as f:
+            f.write("listen: 127.0.0.1:0\nsnapshots: %s\nlog_level: debug\n"
+                    % self.path("snapshots"))
+            if self.schema:
+                f.write("schema: %s\n" % self.schema)
+        log = open(self.path("xdsd.log"), "w")
+        self.xdsd_proc = subprocess.Popen(
+            spawn_prefix() + [self.xdsd, "-c", self.path("xdsd.yaml")],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        pat = re.compile(r"listening on 127\.0\.0\.1:0 \(port (\d+)\)")
+        end = time.monotonic() + 10
+        while time.monotonic() < end and self.xdsd_proc.poll() is None:
+            with open(self.path("xdsd.log"), errors="replace") as f:
+                m = pat.search(f.read())
+            if m:
+                self.xdsd_port = int(m.group(1))
+                break
+            time.sleep(0.05)
+        ok = self.xdsd_port is not None
+        why = [] if ok else [
+            "xdsd exited with status %s" % self.xdsd_proc.returncode
+            if self.xdsd_proc.poll() is not None else
+            "no 'listening on 127.0.0.1:0 (port N)' line within 10 s"] + self.xdsd_log_tail()
+        return self.tap.point(ok, "xdsd listens on 127.0.0.1:%s" % self.xdsd_port, why)
+
+    def xdsd_log(self):
+        try:
+            with open(self.path("xdsd.log"), errors="replace") as f:
+                return f.read().splitlines()
+        except OSError:
+            return None
+
+    def sighup(self):
+        if self.xdsd_proc.poll() is not None:
+            return False
+        self.xdsd_proc.send_signal(signal.SIGHUP)
+        return True
+
+    # --- the client -------------------------------------------------------
+    def write_bootstrap(self):
+        boot = {
+            "xds_servers": [{
+                "server_uri": "127.0.0.1:%d" % self.xdsd_port,
+                "channel_creds": [{"type": "insecure"}],
+                "server_features": ["xds_v3"],
+            }],
+            "node": {
+                "id": "interop-%s-%d" % (self.client_kind, os.getpid()),
+                "cluster": "xdsd-interop",
+                # grpc-js-xds 1.14 refuses a bootstrap without a locality.
+                "locality": {"region": "loopback", "zone": "interop",
+                             "sub_zone": self.client_kind},
+            },
+        }
+        with open(self.path("bootstrap.json"), "w") as f:
+            json.dump(boot, f, indent=2)
+            f.write("\n")
+
+    def start_client(self):
+        self.write_bootstrap()
+        env = dict(os.environ)
+        env.update(self.client_env)
+        env["GRPC_XDS_BOOTSTRAP"] = self.path("bootstrap.json")
+        errlog = open(self.path("client.log"), "w")
+        self.client_proc = subprocess.Popen(
+            spawn_prefix() + self.client_cmd, env=env, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=errlog)
+        errlog.close()
+        self.client = ClientResults(self.client_proc, self.path("client.out"))
+        ev = self.client.wait(lambda: self.client.events[0][1] if self.client.events else None, 30)
+        ok = bool(ev) and ev.get("event") == "start"
+        return self.tap.point(
+            ok, "%s client started on %s (bootstrap %s)"
+            % (ev.get("client") if ok else self.client_kind, TARGET, self.path("bootstrap.json")),
+            [] if ok else ["no start line within 30 s; client %s" %
+                           ("exited with status %s" % self.client_proc.poll()
+                            if self.client_proc.poll() is not None else "still running")]
+            + self.client_diag())
+
+    def check_ads_stream(self):
+        pat = re.compile(r"stream \d+: ADS from ")
+        end = time.monotonic() + 5
+        while True:
+            lines = self.xdsd_log() or []
+            hits = [ln for ln in lines if pat.search(ln)]
+            if hits or time.monotonic() >= end:
+                break
+            time.sleep(0.1)
+        return self.tap.point(bool(hits), "the client opened an ADS stream to xdsd",
+                              [hits[0]] if hits else
+                              ["no 'stream N: ADS from' line in xdsd's log"]
+                              + self.client_log_tail() + self.xdsd_log_tail())
+
+    def stays(self, who, start):
+        """After SETTLE seconds, every RPC from index start on answered who."""
+        time.sleep(SETTLE)
+        res = self.client.snapshot()[start:]
+        others = [r for _, r in res if r.get("ok") and r.get("who") != who]
+        fails = [r for _, r in res if not r.get("ok")]
+        ok = len(res) >= 2 and not others and not fails
+        why = []
+        if len(res) < 2:
+            why.append("only %d RPCs completed in %.1f s" % (len(res), SETTLE))
+        if others:
+            why.append("%d answers came from elsewhere: %s" % (
+                len(others), ", ".join(sorted({r.get("who") for r in others}))))
+        why += summarize_failures(fails)
+        return self.tap.point(ok, "RPCs stay on backend %s (%d RPCs in %.1f s)"
+                              % (who, len(res), SETTLE), why)
+
+    def reach(self, who, desc, not_before, timeout, what):
+        i = self.client.first_answer(who, 0, not_before, timeout)
+        if i is None:
+            why = ["no answer from backend %s within %.0f s %s" % (who, timeout, what)]
+            if self.client.eof:
+                why.append("the client exited (status %s)" % self.client_proc.poll())
+            self.tap.point(False, desc, why + self.client_diag() + self.xdsd_log_tail())
+            return None
+        t, r = self.client.snapshot()[i]
+        self.tap.point(True, desc, ["RPC #%s answered by %s %.0f ms %s"
+                                    % (r.get("seq"), who, (t - not_before) * 1000, what)])
+        return i
+
+    def scenario(self):
+        """Returns once the three stages ran or one of them failed; the
+        failed stage and the ones after it are reported as failures."""
+        stages = [
+            "RPCs through %s reach backend A (cluster %s)" % (TARGET, CLUSTER_AB),
+            "RPCs stay on backend A",
+            "after SIGHUP (endpoints of %s now at B) RPCs move to backend B within %.0f s"
+            % (CLUSTER_AB, MOVE_TIMEOUT),
+            "RPCs stay on backend B",
+            "after SIGHUP (route now to new cluster %s at A, %s removed) RPCs move to it within %.0f s"
+            % (CLUSTER_C, CLUSTER_AB, MOVE_TIMEOUT),
+            "RPCs stay on cluster %s (backend A)" % CLUSTER_C,
+        ]
+
+        def give_up(from_stage, reason):
+            for desc in stages[from_stage:]:
+                self.tap.point(False, desc, ["not attempted: " + reason])
+
+        t0 = self.client.events[0][0]
+        i = self.reach("A", stages[0], t0, REACH_TIMEOUT, "after the client started")
+        if i is None:
+            return give_up(1, "RPCs never reached backend A")
+        if not self.stays("A", i):
+            return give_up(2, "RPCs did not stay on backend A")
+
+        self.write_snapshot(CLUSTER_AB, [(CLUSTER_AB, self.backends["B"][1])])
+        t_hup = time.monotonic()
+        if not self.sighup():
+            return give_up(2, "xdsd is gone (status %s)" % self.xdsd_proc.returncode)
+        i = self.reach("B", stages[2], t_hup, MOVE_TIMEOUT, "after SIGHUP")
+        if i is None:
+            return give_up(3, "RPCs never moved to backend B")
+        if not self.stays("B", i):
+            return give_up(4, "RPCs did not stay on backend B")
+
+        self.write_snapshot(CLUSTER_C, [(CLUSTER_C, self.backends["A"][1])])
+        t_hup = time.monotonic()
+        if not self.sighup():
+            return give_up(4, "xdsd is gone (status %s)" % self.xdsd_proc.returncode)
+        i = self.reach("A", stages[4], t_hup, MOVE_TIMEOUT, "after SIGHUP")
+        if i is None:
+            return give_up(5, "RPCs never moved to cluster %s" % CLUSTER_C)
+        self.stays("A", i)
+
+    def stop_client(self):
+        """Closes the client's stdin (its signal to stop) and waits."""
+        p = self.client_proc
+        try:
+            p.stdin.close()
+        except OSError:
+            pass
+        try:
+            rc = p.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            rc = None
+        if rc is None:
+            p.kill()
+            p.wait()
+        self.client.thread.join(5)
+        done = [e for _, e in self.client.events if e.get("event") == "done"]
+        ok = rc == 0 and bool(done)
+        self.tap.point(ok, "the client stops cleanly when asked (status %s)" % rc,
+                       [] if ok else ["status %s (None: killed after %.0f s), done line: %s"
+                                      % (rc, STOP_TIMEOUT, bool(done))]
+                       + self.client_log_tail())
+
+    def check_rpcs(self, started):
+        res = self.client.snapshot() if started else []
+        fails = [r for _, r in res if not r.get("ok")]
+        oks = len(res) - len(fails)
+        ok = oks > 0 and not fails
+        span = (res[-1][0] - self.client.events[0][0]) if res else 0
+        why = []
+        if not res:
+            why.append("the client completed no RPC")
+        elif not oks:
+            why.append("no RPC succeeded")
+        why += summarize_failures(fails)
+        self.tap.point(ok, "no RPC failed during the whole run (%d RPCs, %d failed, over %.1f s)"
+                       % (len(res), len(fails), span), why)
+
+    def check_xdsd_log(self):
+        lines = self.xdsd_log()
+        if lines is None:
+            self.tap.point(False, "the client sent no NACK", ["xdsd.log is missing"])
+            self.tap.point(False, "xdsd logged no error", ["xdsd.log is missing"])
+            return
+        nacks = [ln for ln in lines if "NACK" in ln]
+        self.tap.point(not nacks, "the client sent no NACK (xdsd logged %d)" % len(nacks),
+                       nacks[:10])
+        errors = [ln for ln in lines if " error: " in ln]
+        self.tap.point(not errors, "xdsd logged no error (%d lines)" % len(errors), errors[:10])
+
+    def stop_xdsd(self):
+        p = self.xdsd_proc
+        if p.poll() is not None:
+            return self.tap.point(False, "xdsd exits 0 on SIGTERM",
+                                  ["xdsd had already exited with status %s" % p.returncode]
+                                  + self.xdsd_log_tail())
+        p.send_signal(signal.SIGTERM)
+        try:
+            rc = p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            rc = None
+            p.kill()
+            p.wait()
+        why = [] if rc == 0 else (["still running 10 s after SIGTERM: killed"] if rc is None
+                                  else []) + self.xdsd_log_tail()
+        return self.tap.point(rc == 0, "xdsd exits 0 on SIGTERM (status %s)" % rc, why)
+
+    # --- the whole run ----------------------------------------------------
+    def run(self):
+        if not self.setup_work():
+            return
+        if not self.check_grpcio():
+            return
+        prepare = {"python": self.prepare_python_client,
+                   "node": self.prepare_node_client}[self.client_kind]
+        if not prepare():
+            return
+        signal.alarm(OVERALL_TIMEOUT)
+        if not self.start_backends():
+            return
+        if not self.start_xdsd():
+            return
+        started = self.start_client()
+        if started:
+            self.check_ads_stream()
+            self.scenario()
+        self.stop_client()
+        self.check_rpcs(started)
+        self.check_xdsd_log()
+        self.stop_xdsd()
+
+    def cleanup(self):
+        """Stops whatever is still running; safe to call at any point."""
+        signal.alarm(0)
+        for p in (self.client_proc, self.xdsd_proc):
+            if p is not None and p.poll() is None:
+                if p is self.client_proc and p.stdin:
+                    try:
+                        p.stdin.close()
+                    except OSError:
+                        pass
+                p.terminate()
+                try:
+                    p.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        for server, _ in self.backends.values():
+            server.stop(0)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--client", choices=("python", "node"), required=True)
+    args = ap.parse_args()
+    tap = Tap()
+    tap.comment(["interop with the %s xDS client: %s" % (args.client, {
+        "python": "gRPC C-core via Debian's python3-grpcio",
+        "node": "@grpc/grpc-js-xds %s" % NODE_XDS_VERSION}[args.client])])
+
+    def on_alarm(*_):
+        raise Timeout()
+
+    def on_term(signum, _):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGHUP, on_term)
+    signal.signal(signal.SIGINT, on_term)
+    it = Interop(args, tap)
+    try:
+        it.run()
+    except Timeout:
+        tap.point(False, "the scenario finished within %d s" % OVERALL_TIMEOUT,
+                  it.client_diag() + it.xdsd_log_tail() if it.work else [])
+    except SystemExit:
+        tap.point(False, "the test ran to its end", ["interrupted by a signal"])
+    except Exception as e:  # a bug here must still read as TAP
+        import traceback
+        tap.point(False, "the driver ran without an exception",
+                  traceback.format_exc().splitlines())
+        del e
+    finally:
+        it.cleanup()
+    return tap.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
