@@ -1,0 +1,23 @@
+# Interop tests with real xDS clients nobody on this project wrote
+# (tests/interop/README.md), included by Makefile.am.
+#  python.sh  gRPC C-core's xDS client from Debian's python3-grpcio
+#  node.sh    @grpc/grpc-js-xds, installed by `npm ci` into
+#             tests/interop/node/node_modules of the build tree
+TESTS += tests/interop/python.sh tests/interop/node.sh
+EXTRA_DIST += tests/interop/README.md tests/interop/python.sh \
+	tests/interop/node.sh tests/interop/interop.py tests/interop/client.py \
+	tests/interop/stub_server.py tests/interop/node/client.js \
+	tests/interop/node/package.json tests/interop/node/package-lock.json
+
+# Work directories (logs, snapshots, bootstrap files) are kept after a
+# run for inspection; the npm packages stay until distclean.
+clean-local: clean-interop
+clean-interop:
+	rm -rf tests/interop/python.work tests/interop/node.work
+distclean-local: distclean-interop
+distclean-interop:
+	rm -rf tests/interop/node/node_modules tests/interop/node/npm.log \
+		tests/interop/node/.install-lock
+	if test '$(abs_builddir)' != '$(abs_srcdir)'; then \
+		rm -f tests/interop/node/package.json tests/interop/node/package-lock.json; fi
+.PHONY: clean-interop distclean-interop
