@@ -2,6 +2,7 @@
  * encode_wkt.c. */
 #include "schema/encode.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,7 +22,7 @@ struct xd_enc_key {
 	uint64_t num; /* integer and bool keys, for sorting */
 };
 
-enum { SEG_FIELD, SEG_INDEX, SEG_KEY };
+enum { SEG_FIELD, SEG_INDEX, SEG_KEY, SEG_NONE };
 
 static void *grow(void *p, size_t *cap, size_t need, size_t size)
 {
@@ -55,9 +56,11 @@ void xd_encoder_free(struct xd_encoder *e)
 
 void xd_enc_push_field(struct xd_encoder *e, const struct xd_dnode *key)
 {
+	/* A key that is a list or a mapping has no name to show. */
 	if (e->nsegs < XD_ENC_MAX_SEGS)
-		e->segs[e->nsegs] = (struct xd_enc_seg){
-			SEG_FIELD, key->len, key->u.str, 0};
+		e->segs[e->nsegs] = key->kind == XD_DN_SCALAR ?
+			(struct xd_enc_seg){SEG_FIELD, key->len, key->u.str, 0} :
+			(struct xd_enc_seg){SEG_NONE, 0, NULL, 0};
 	e->nsegs++;
 }
 
@@ -72,8 +75,9 @@ void xd_enc_push_index(struct xd_encoder *e, uint64_t index)
 void xd_enc_push_key(struct xd_encoder *e, const struct xd_dnode *key)
 {
 	if (e->nsegs < XD_ENC_MAX_SEGS)
-		e->segs[e->nsegs] = (struct xd_enc_seg){SEG_KEY, key->len,
-							key->u.str, 0};
+		e->segs[e->nsegs] = key->kind == XD_DN_SCALAR ?
+			(struct xd_enc_seg){SEG_KEY, key->len, key->u.str, 0} :
+			(struct xd_enc_seg){SEG_NONE, 0, NULL, 0};
 	e->nsegs++;
 }
 
@@ -142,6 +146,8 @@ static void put_path(struct xd_encoder *e, struct xd_buf *b)
 			break;
 		case SEG_INDEX:
 			xd_buf_printf(b, "[%llu]", (unsigned long long)s->index);
+			break;
+		case SEG_NONE:
 			break;
 		default:
 			xd_buf_append(b, "[\"", 2);
@@ -214,9 +220,91 @@ static bool is_text(const struct xd_dnode *n)
 	       (n->style == XD_DS_PLAIN || n->style == XD_DS_STRING);
 }
 
-static int int_value(struct xd_encoder *e, enum xd_ftype t,
+/* "(at most 65535)", "(from 1 to 100)", "(greater than 0)"... */
+static void describe_bounds(const struct xd_fielddesc *b, char *buf,
+			    size_t size)
+{
+	char lo[40], hi[40];
+	unsigned fl = b->bound_flags;
+
+	switch (b->bound_kind) {
+	case XD_BOUND_INT:
+		snprintf(lo, sizeof(lo), "%" PRId64, b->lo.i);
+		snprintf(hi, sizeof(hi), "%" PRId64, b->hi.i);
+		break;
+	case XD_BOUND_UINT:
+		snprintf(lo, sizeof(lo), "%" PRIu64, b->lo.u);
+		snprintf(hi, sizeof(hi), "%" PRIu64, b->hi.u);
+		break;
+	default:
+		snprintf(lo, sizeof(lo), "%.17g", b->lo.d);
+		snprintf(hi, sizeof(hi), "%.17g", b->hi.d);
+		break;
+	}
+	if ((fl & XD_BOUND_LO) && (fl & XD_BOUND_HI) && strcmp(lo, hi) == 0 &&
+	    !(fl & (XD_BOUND_LO_OPEN | XD_BOUND_HI_OPEN)))
+		snprintf(buf, size, " (must be %s)", lo);
+	else if ((fl & XD_BOUND_LO) && (fl & XD_BOUND_HI) &&
+		 !(fl & (XD_BOUND_LO_OPEN | XD_BOUND_HI_OPEN)))
+		snprintf(buf, size, " (from %s to %s)", lo, hi);
+	else if ((fl & XD_BOUND_LO) && (fl & XD_BOUND_HI))
+		snprintf(buf, size, " (%s %s and %s %s)",
+			 fl & XD_BOUND_LO_OPEN ? "greater than" : "at least", lo,
+			 fl & XD_BOUND_HI_OPEN ? "less than" : "at most", hi);
+	else if (fl & XD_BOUND_LO)
+		snprintf(buf, size, " (%s %s)",
+			 fl & XD_BOUND_LO_OPEN ? "greater than" : "at least", lo);
+	else
+		snprintf(buf, size, " (%s %s)",
+			 fl & XD_BOUND_HI_OPEN ? "less than" : "at most", hi);
+}
+
+/* Whether a value is within the validate.rules limits of `b`. */
+static bool within(const struct xd_fielddesc *b, int64_t i, uint64_t u,
+		   double d)
+{
+	unsigned fl = b->bound_flags;
+
+	switch (b->bound_kind) {
+	case XD_BOUND_INT:
+		return !((fl & XD_BOUND_LO) && i < b->lo.i) &&
+		       !((fl & XD_BOUND_HI) && i > b->hi.i);
+	case XD_BOUND_UINT:
+		return !((fl & XD_BOUND_LO) && u < b->lo.u) &&
+		       !((fl & XD_BOUND_HI) && u > b->hi.u);
+	case XD_BOUND_DOUBLE:
+		if (isnan(d))
+			return !(fl & (XD_BOUND_LO | XD_BOUND_HI));
+		if (fl & XD_BOUND_LO &&
+		    (fl & XD_BOUND_LO_OPEN ? d <= b->lo.d : d < b->lo.d))
+			return false;
+		if (fl & XD_BOUND_HI &&
+		    (fl & XD_BOUND_HI_OPEN ? d >= b->hi.d : d > b->hi.d))
+			return false;
+		return true;
+	default:
+		return true;
+	}
+}
+
+/* The limits that apply to field f: its own, or those of the wrapper
+ * field whose value f is. */
+static const struct xd_fielddesc *bounds_of(const struct xd_encoder *e,
+					    const struct xd_fielddesc *f)
+{
+	if (f->bound_kind != XD_BOUND_NONE)
+		return f;
+	if (e->wrapper != NULL && f->parent == e->wrapper->msg)
+		return e->wrapper;
+	return NULL;
+}
+
+static int int_value(struct xd_encoder *e, const struct xd_fielddesc *f,
 		     const struct xd_dnode *n, uint64_t *out)
 {
+	enum xd_ftype t = f->type;
+	const struct xd_fielddesc *b = bounds_of(e, f);
+	char range[128];
 	char buf[96];
 	enum xd_num r = XD_NUM_SYNTAX;
 	int64_t i = 0;
@@ -237,6 +325,13 @@ static int int_value(struct xd_encoder *e, enum xd_ftype t,
 		else
 			r = xd_scalar_uint(n->u.str, n->len,
 					   is64 ? UINT64_MAX : UINT32_MAX, &u);
+	}
+	if (r == XD_NUM_OK && b != NULL && !within(b, i, u, 0)) {
+		describe_bounds(b, range, sizeof(range));
+		xd_enc_err(e, n, "%s is out of range for %s%s",
+			   xd_enc_raw(n, buf, sizeof(buf)),
+			   xd_schema_type_name(t), range);
+		return -1;
 	}
 	switch (r) {
 	case XD_NUM_OK:
@@ -273,10 +368,12 @@ static int int_value(struct xd_encoder *e, enum xd_ftype t,
 	return 0;
 }
 
-static int float_value(struct xd_encoder *e, enum xd_ftype t,
+static int float_value(struct xd_encoder *e, const struct xd_fielddesc *f,
 		       const struct xd_dnode *n, uint64_t *out)
 {
-	char buf[96];
+	enum xd_ftype t = f->type;
+	const struct xd_fielddesc *b = bounds_of(e, f);
+	char buf[96], range[128];
 	enum xd_num r = XD_NUM_SYNTAX;
 	double d = 0;
 
@@ -299,11 +396,18 @@ static int float_value(struct xd_encoder *e, enum xd_ftype t,
 			   xd_schema_type_name(t), xd_enc_show(n, buf, sizeof(buf)));
 		return -1;
 	}
+	if (b != NULL && !within(b, 0, 0, d)) {
+		describe_bounds(b, range, sizeof(range));
+		xd_enc_err(e, n, "%s is out of range for %s%s",
+			   xd_enc_raw(n, buf, sizeof(buf)),
+			   xd_schema_type_name(t), range);
+		return -1;
+	}
 	if (t == XD_T_FLOAT) {
-		float f = (float)d;
+		float fl = (float)d;
 		uint32_t bits;
 
-		memcpy(&bits, &f, 4);
+		memcpy(&bits, &fl, 4);
 		*out = bits;
 	} else {
 		memcpy(out, &d, 8);
@@ -355,8 +459,8 @@ static int enum_value(struct xd_encoder *e, const struct xd_enumdesc *en,
 		return 0;
 	}
 	/* By number; open (proto3) enums keep numbers they do not name. */
-	if (xd_scalar_int(n->u.str, n->len, INT32_MIN, INT32_MAX, &i) ==
-	    XD_NUM_OK) {
+	switch (xd_scalar_int(n->u.str, n->len, INT32_MIN, INT32_MAX, &i)) {
+	case XD_NUM_OK:
 		if (en->closed && xd_schema_enum_by_number(en, (int32_t)i) == NULL) {
 			xd_enc_err(e, n, "%s is not a value of enum %s",
 				   xd_enc_raw(n, buf, sizeof(buf)), en->full_name);
@@ -364,6 +468,12 @@ static int enum_value(struct xd_encoder *e, const struct xd_enumdesc *en,
 		}
 		*out = (uint64_t)i;
 		return 0;
+	case XD_NUM_RANGE:
+		xd_enc_err(e, n, "%s is out of range for enum %s",
+			   xd_enc_raw(n, buf, sizeof(buf)), en->full_name);
+		return -1;
+	default:
+		break;
 	}
 	hint = xd_schema_suggest_enum(en, n->u.str, n->len);
 	xd_enc_err(e, n, "unknown value %s for enum %s%s%s%s",
@@ -398,9 +508,9 @@ static int number_value(struct xd_encoder *e, const struct xd_fielddesc *f,
 		return enum_value(e, f->en, n, out);
 	case XD_T_FLOAT:
 	case XD_T_DOUBLE:
-		return float_value(e, f->type, n, out);
+		return float_value(e, f, n, out);
 	default:
-		return int_value(e, f->type, n, out);
+		return int_value(e, f, n, out);
 	}
 }
 
@@ -480,7 +590,10 @@ void xd_enc_single(struct xd_encoder *e, const struct xd_fielddesc *f,
 	case XD_T_MESSAGE:
 		xd_wire_tag(out, f->number, XD_WT_LEN);
 		mark = xd_wire_open(out);
+		/* A wrapper's limits are on the field that holds it. */
+		e->wrapper = f->bound_kind != XD_BOUND_NONE ? f : NULL;
 		xd_enc_submsg(e, f->msg, n);
+		e->wrapper = NULL;
 		xd_wire_close(out, mark);
 		return;
 	case XD_T_GROUP:
@@ -851,6 +964,7 @@ int xd_encoder_run(struct xd_encoder *e, const struct xd_msgdesc *m,
 	e->file = file;
 	e->prefix = path;
 	e->depth = 0;
+	e->wrapper = NULL;
 	e->nents = e->nkeys = 0;
 	e->nsegs = 0;
 	e->nerr = 0;

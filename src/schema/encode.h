@@ -49,6 +49,8 @@ struct xd_encoder {
 	struct xd_buf *out;
 	const char *file, *prefix;
 	unsigned depth;
+	/* The field of the wrapper being written, for its limits. */
+	const struct xd_fielddesc *wrapper;
 	/* Fields of the open messages, sorted per message. */
 	struct xd_enc_ent *ents;
 	size_t nents, ents_cap;

@@ -391,13 +391,11 @@ static int dec_fields(struct dec *d, const struct xd_msgdesc *m,
 	while ((r = xd_wire_next(&p, end, &w)) == 1) {
 		const struct xd_fielddesc *f = xd_schema_field_by_number(m, w.number);
 
-		if (f == NULL)
-			continue; /* unknown: skipped */
-		if (!wire_ok(f, &w)) {
-			fail(d, "field %u (%s) has wire type %u", w.number,
-			     f->name, w.wt);
-			goto out;
-		}
+		/* Unknown fields are skipped; so is a known number with
+		 * another wire type, which protobuf's parsers also keep as
+		 * an unknown field. */
+		if (f == NULL || !wire_ok(f, &w))
+			continue;
 		if (d->nocc == d->cap) {
 			d->cap = d->cap ? 2 * d->cap : 64;
 			d->occs = realloc(d->occs, d->cap * sizeof(*d->occs));

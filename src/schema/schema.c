@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "google/protobuf/descriptor.pb-c.h"
+#include "schema/wire.h"
 
 typedef Google__Protobuf__FileDescriptorSet FileSet;
 typedef Google__Protobuf__FileDescriptorProto FileProto;
@@ -363,6 +364,180 @@ static void insert_field_name(struct loader *l, struct xd_msgdesc *m,
 	slots[h] = (uint16_t)(index + 1);
 }
 
+/* ---- protoc-gen-validate limits ---- */
+
+/* The FieldRules member for a type: float = 1, double = 2, int32 = 3,
+ * ... sfixed64 = 12 (validate.proto). */
+static int rules_number(enum xd_ftype t)
+{
+	static const int8_t n[] = {
+		[XD_T_FLOAT] = 1,    [XD_T_DOUBLE] = 2,   [XD_T_INT32] = 3,
+		[XD_T_INT64] = 4,    [XD_T_UINT32] = 5,   [XD_T_UINT64] = 6,
+		[XD_T_SINT32] = 7,   [XD_T_SINT64] = 8,   [XD_T_FIXED32] = 9,
+		[XD_T_FIXED64] = 10, [XD_T_SFIXED32] = 11, [XD_T_SFIXED64] = 12,
+	};
+
+	return (unsigned)t < sizeof(n) ? n[t] : 0;
+}
+
+/* The scalar a wrapper holds, whose rules a wrapper field carries. */
+static enum xd_ftype wrapped_type(const char *type_name)
+{
+	static const struct {
+		const char *name;
+		enum xd_ftype t;
+	} w[] = {
+		{".google.protobuf.DoubleValue", XD_T_DOUBLE},
+		{".google.protobuf.FloatValue", XD_T_FLOAT},
+		{".google.protobuf.Int64Value", XD_T_INT64},
+		{".google.protobuf.UInt64Value", XD_T_UINT64},
+		{".google.protobuf.Int32Value", XD_T_INT32},
+		{".google.protobuf.UInt32Value", XD_T_UINT32},
+	};
+
+	for (size_t i = 0; type_name != NULL && i < sizeof(w) / sizeof(w[0]); i++)
+		if (strcmp(type_name, w[i].name) == 0)
+			return w[i].t;
+	return 0;
+}
+
+/* One rule value as a bound of kind `kind`. */
+static union xd_bound rule_value(enum xd_ftype t, const struct xd_wire_field *w)
+{
+	union xd_bound b;
+	float f;
+
+	switch (t) {
+	case XD_T_SINT32:
+	case XD_T_SINT64:
+		b.i = xd_wire_unzigzag(w->v);
+		break;
+	case XD_T_SFIXED32:
+		b.i = (int32_t)(uint32_t)w->v;
+		break;
+	case XD_T_INT32:
+		b.i = (int32_t)w->v;
+		break;
+	case XD_T_FLOAT: {
+		uint32_t bits = (uint32_t)w->v;
+
+		memcpy(&f, &bits, 4);
+		b.d = f;
+		break;
+	}
+	case XD_T_DOUBLE:
+		memcpy(&b.d, &w->v, 8);
+		break;
+	default: /* int64, sfixed64 as int64; unsigned as they are */
+		b.u = w->v;
+		break;
+	}
+	return b;
+}
+
+static void set_bounds(struct xd_fielddesc *f, enum xd_ftype t,
+		       const uint8_t *p, size_t len)
+{
+	const uint8_t *end = p + len;
+	struct xd_wire_field w;
+	int kind = t == XD_T_FLOAT || t == XD_T_DOUBLE ? XD_BOUND_DOUBLE :
+		   t == XD_T_UINT32 || t == XD_T_UINT64 || t == XD_T_FIXED32 ||
+				   t == XD_T_FIXED64 ?
+							 XD_BOUND_UINT :
+							 XD_BOUND_INT;
+	union xd_bound lo = {0}, hi = {0};
+	unsigned flags = 0;
+
+	while (xd_wire_next(&p, end, &w) == 1) {
+		union xd_bound v;
+
+		if (w.number < 1 || w.number > 5 || w.wt == XD_WT_LEN)
+			continue;
+		v = rule_value(t, &w);
+		switch (w.number) {
+		case 1: /* const */
+			lo = hi = v;
+			flags = XD_BOUND_LO | XD_BOUND_HI;
+			break;
+		case 2: /* lt */
+			if (kind == XD_BOUND_DOUBLE)
+				flags |= XD_BOUND_HI_OPEN;
+			else if (kind == XD_BOUND_INT ? v.i == INT64_MIN : v.u == 0)
+				return; /* nothing fits: leave it to Envoy */
+			else if (kind == XD_BOUND_INT)
+				v.i--;
+			else
+				v.u--;
+			hi = v;
+			flags |= XD_BOUND_HI;
+			break;
+		case 3: /* lte */
+			hi = v;
+			flags = (flags & ~XD_BOUND_HI_OPEN) | XD_BOUND_HI;
+			break;
+		case 4: /* gt */
+			if (kind == XD_BOUND_DOUBLE)
+				flags |= XD_BOUND_LO_OPEN;
+			else if (kind == XD_BOUND_INT ? v.i == INT64_MAX :
+							v.u == UINT64_MAX)
+				return;
+			else if (kind == XD_BOUND_INT)
+				v.i++;
+			else
+				v.u++;
+			lo = v;
+			flags |= XD_BOUND_LO;
+			break;
+		case 5: /* gte */
+			lo = v;
+			flags = (flags & ~XD_BOUND_LO_OPEN) | XD_BOUND_LO;
+			break;
+		}
+	}
+	/* lt below gt means "outside the range" in protoc-gen-validate;
+	 * such rules are left to Envoy. */
+	if ((flags & XD_BOUND_LO) && (flags & XD_BOUND_HI) &&
+	    (kind == XD_BOUND_INT ? lo.i > hi.i :
+	     kind == XD_BOUND_UINT ? lo.u > hi.u :
+				     lo.d > hi.d))
+		return;
+	if (flags == 0)
+		return;
+	f->bound_kind = (uint8_t)kind;
+	f->bound_flags = (uint8_t)flags;
+	f->lo = lo;
+	f->hi = hi;
+}
+
+/* (validate.rules) is extension 1071 of FieldOptions, which protobuf-c
+ * keeps among the unknown fields. */
+static void parse_rules(struct xd_fielddesc *f, const FieldProto *fp)
+{
+	const ProtobufCMessage *o = (const ProtobufCMessage *)fp->options;
+	enum xd_ftype t = f->type == XD_T_MESSAGE ? wrapped_type(fp->type_name) :
+						    (enum xd_ftype)f->type;
+	int want = t ? rules_number(t) : 0;
+
+	if (o == NULL || want == 0)
+		return;
+	for (unsigned i = 0; i < o->n_unknown_fields; i++) {
+		const ProtobufCMessageUnknownField *u = &o->unknown_fields[i];
+		const uint8_t *p = u->data, *end = u->data + u->len;
+		struct xd_wire_field w;
+		uint64_t n;
+
+		/* protobuf-c keeps the length prefix in the data. */
+		if (u->tag != 1071 ||
+		    u->wire_type != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED ||
+		    xd_wire_get_varint(&p, end, &n) != 0 ||
+		    n != (uint64_t)(end - p))
+			continue;
+		while (xd_wire_next(&p, end, &w) == 1)
+			if ((int)w.number == want && w.wt == XD_WT_LEN)
+				set_bounds(f, t, w.data, w.len);
+	}
+}
+
 static int build_field(struct loader *l, struct xd_msgdesc *m,
 		       const MsgProto *p, const FieldProto *fp,
 		       struct xd_fielddesc *f)
@@ -437,6 +612,7 @@ static int build_field(struct loader *l, struct xd_msgdesc *m,
 				(o != NULL && o->has_packed && o->packed))
 			f->flags |= XD_F_PACKED;
 	}
+	parse_rules(f, fp);
 	if (!repeated && (!m->proto3 || f->oneof >= 0 ||
 			  (f->flags & XD_F_OPTIONAL) ||
 			  f->type == XD_T_MESSAGE || f->type == XD_T_GROUP))
@@ -495,8 +671,9 @@ static void build_msg(struct loader *l, struct xd_msgdesc *m,
 	for (uint16_t i = 0; i < m->nfields; i++) {
 		insert_field_name(l, m, slots, fields[i].name,
 				  fields[i].name_len, i);
-		insert_field_name(l, m, slots, fields[i].json_name,
-				  fields[i].json_len, i);
+		if (strcmp(fields[i].json_name, fields[i].name) != 0)
+			insert_field_name(l, m, slots, fields[i].json_name,
+					  fields[i].json_len, i);
 	}
 	m->name_slots = slots;
 
@@ -849,45 +1026,51 @@ const struct xd_enumval *xd_schema_enum_by_number(const struct xd_enumdesc *e,
 
 /* ---- suggestions ---- */
 
-/* Edit distance (insert, delete, substitute), case-insensitive so that
- * "LbPolicy" finds "lb_policy" through its JSON name "lbPolicy". */
+static char lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* Edit distance counting a swap of neighbours as one edit ("nmae" is one
+ * from "name"), case-insensitive so that "LbPolicy" finds "lbPolicy". */
 static size_t distance(const char *a, size_t la, const char *b, size_t lb)
 {
-	size_t row[65];
+	size_t d[3][65], *prev2 = d[0], *prev = d[1], *cur = d[2];
 
 	if (la > 64 || lb > 64)
 		return SIZE_MAX;
 	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
+		prev[j] = j;
 	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
+		size_t *t;
 
-		row[0] = i;
+		cur[0] = i;
 		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			char ca = a[i - 1], cb = b[j - 1];
-			size_t best;
+			size_t best = prev[j - 1] + (lower(a[i - 1]) != lower(b[j - 1]));
 
-			if (ca >= 'A' && ca <= 'Z')
-				ca = (char)(ca - 'A' + 'a');
-			if (cb >= 'A' && cb <= 'Z')
-				cb = (char)(cb - 'A' + 'a');
-			best = diag + (ca != cb);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
+			if (prev[j] + 1 < best)
+				best = prev[j] + 1;
+			if (cur[j - 1] + 1 < best)
+				best = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+			    lower(a[i - 2]) == lower(b[j - 1]) &&
+			    prev2[j - 2] + 1 < best)
+				best = prev2[j - 2] + 1;
+			cur[j] = best;
 		}
+		t = prev2;
+		prev2 = prev;
+		prev = cur;
+		cur = t;
 	}
-	return row[lb];
+	return prev[lb];
 }
 
-/* Close means at most a third of the name differs (and at least 1). */
+/* Close: at most a third of the name differs (and at least one edit is
+ * allowed). The limit is exclusive. */
 static size_t closeness_limit(size_t len)
 {
-	return len < 6 ? 2 : len / 3 + 1;
+	return (len / 3 > 1 ? len / 3 : 1) + 1;
 }
 
 const char *xd_schema_suggest_field(const struct xd_msgdesc *m,

@@ -80,7 +80,24 @@ struct xd_fielddesc {
 	const struct xd_msgdesc *msg;  /* MESSAGE, GROUP */
 	const struct xd_enumdesc *en;  /* ENUM */
 	const struct xd_msgdesc *parent;
+	/* Limits from protoc-gen-validate rules ((validate.rules).uint32 =
+	 * {lte: 65535} and the like) on a number or a wrapper of one:
+	 * numbers a document gives outside them are errors, as Envoy would
+	 * find them. Integer limits are inclusive. */
+	uint8_t bound_kind;  /* XD_BOUND_* */
+	uint8_t bound_flags; /* XD_BOUND_LO, _HI, _LO_OPEN, _HI_OPEN */
+	union xd_bound {
+		int64_t i;
+		uint64_t u;
+		double d;
+	} lo, hi;
 };
+
+enum { XD_BOUND_NONE, XD_BOUND_INT, XD_BOUND_UINT, XD_BOUND_DOUBLE };
+#define XD_BOUND_LO 0x1
+#define XD_BOUND_HI 0x2
+#define XD_BOUND_LO_OPEN 0x4 /* doubles: greater than lo */
+#define XD_BOUND_HI_OPEN 0x8 /* doubles: less than hi */
 
 struct xd_msgdesc {
 	const char *full_name;

@@ -106,6 +106,34 @@ static void yrun_free(struct yrun *r)
 	xd_buf_free(&r->out);
 }
 
+/* libyaml gives reader errors (bad UTF-8, control characters) as a byte
+ * offset in its input, which is the piece's prefix and then its text. */
+static void offset_position(const struct yrun *r, size_t off, size_t *line,
+			    size_t *col)
+{
+	const char *t = r->piece->text;
+	size_t first = r->line0 + 1, last_nl = 0, nl = 0;
+
+	if (r->in.prefix_len > 0) {
+		if (off < r->in.prefix_len) {
+			*line = first;
+			*col = off + 1;
+			return;
+		}
+		off -= r->in.prefix_len;
+		first++;
+	}
+	if (off > r->piece->len)
+		off = r->piece->len;
+	for (size_t i = 0; i < off; i++)
+		if (t[i] == '\n') {
+			nl++;
+			last_nl = i + 1;
+		}
+	*line = first + nl;
+	*col = off - last_nl + 1;
+}
+
 static int next_event(struct yrun *r)
 {
 	if (r->have_ev)
@@ -115,9 +143,12 @@ static int next_event(struct yrun *r)
 		const yaml_mark_t *m = r->parser.problem != NULL ?
 					       &r->parser.problem_mark :
 					       &r->parser.mark;
+		size_t line = m->line + 1 + r->line0, col = m->column + 1;
 
-		xd_diag_add(r->diag, "%s:%zu:%zu: %s%s%s", r->file,
-			    m->line + 1 + r->line0, m->column + 1,
+		if (r->parser.error == YAML_READER_ERROR)
+			offset_position(r, r->parser.problem_offset, &line,
+					&col);
+		xd_diag_add(r->diag, "%s:%zu:%zu: %s%s%s", r->file, line, col,
 			    r->parser.problem ? r->parser.problem :
 						"YAML syntax error",
 			    r->parser.context ? " " : "",

@@ -32,3 +32,17 @@ bench: bench-transcode
 CLEANFILES += bench/transcode-bench$(EXEEXT)
 EXTRA_DIST += bench/transcode-bench.c
 .PHONY: bench bench-transcode
+
+# ---------------------------------------------------------------------
+# Unit tests of the schema and the transcoder.
+# ---------------------------------------------------------------------
+check_PROGRAMS += tests/unit/check_schema tests/unit/check_transcode
+tests_unit_check_schema_SOURCES = tests/unit/check_schema.c
+tests_unit_check_schema_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_schema_LDADD = $(TEST_LIBS)
+EXTRA_tests_unit_check_schema_DEPENDENCIES = tests/schema/xdtest.pb
+tests_unit_check_transcode_SOURCES = tests/unit/check_transcode.c
+tests_unit_check_transcode_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_transcode_LDADD = $(TEST_LIBS)
+EXTRA_tests_unit_check_transcode_DEPENDENCIES = tests/schema/xdtest.pb
+TESTS += tests/unit/check_schema tests/unit/check_transcode
