@@ -24,6 +24,10 @@ struct xd_enc_key {
 
 enum { SEG_FIELD, SEG_INDEX, SEG_KEY, SEG_NONE };
 
+/* Values shown in messages are cut after this many bytes (type URLs
+ * are long: keep them whole). */
+#define XD_ENC_SHOW_MAX 120
+
 static void *grow(void *p, size_t *cap, size_t need, size_t size)
 {
 	size_t n = *cap ? *cap : 64;
@@ -108,10 +112,10 @@ const char *xd_enc_show(const struct xd_dnode *n, char *buf, size_t size)
 	if (n->kind != XD_DN_SCALAR || n->style == XD_DS_NULL)
 		return xd_doc_kind_name(n);
 	if (n->style == XD_DS_NUMBER || n->style == XD_DS_BOOL) {
-		put_text(&b, n->u.str, n->len, 60);
+		put_text(&b, n->u.str, n->len, XD_ENC_SHOW_MAX);
 	} else {
 		xd_buf_putc(&b, '\'');
-		put_text(&b, n->u.str, n->len, 60);
+		put_text(&b, n->u.str, n->len, XD_ENC_SHOW_MAX);
 		xd_buf_putc(&b, '\'');
 	}
 	snprintf(buf, size, "%.*s", (int)b.len, (const char *)b.data);
@@ -123,7 +127,7 @@ const char *xd_enc_raw(const struct xd_dnode *n, char *buf, size_t size)
 {
 	struct xd_buf b = XD_BUF_INIT;
 
-	put_text(&b, n->u.str, n->len, 60);
+	put_text(&b, n->u.str, n->len, XD_ENC_SHOW_MAX);
 	snprintf(buf, size, "%.*s", (int)b.len, (const char *)b.data);
 	xd_buf_free(&b);
 	return buf;
@@ -305,7 +309,7 @@ static int int_value(struct xd_encoder *e, const struct xd_fielddesc *f,
 	enum xd_ftype t = f->type;
 	const struct xd_fielddesc *b = bounds_of(e, f);
 	char range[128];
-	char buf[96];
+	char buf[160];
 	enum xd_num r = XD_NUM_SYNTAX;
 	int64_t i = 0;
 	uint64_t u = 0;
@@ -373,7 +377,7 @@ static int float_value(struct xd_encoder *e, const struct xd_fielddesc *f,
 {
 	enum xd_ftype t = f->type;
 	const struct xd_fielddesc *b = bounds_of(e, f);
-	char buf[96], range[128];
+	char buf[160], range[128];
 	enum xd_num r = XD_NUM_SYNTAX;
 	double d = 0;
 
@@ -417,7 +421,7 @@ static int float_value(struct xd_encoder *e, const struct xd_fielddesc *f,
 
 int xd_enc_check_string(struct xd_encoder *e, const struct xd_dnode *n)
 {
-	char buf[96];
+	char buf[160];
 
 	if (!is_text(n)) {
 		xd_enc_err(e, n, "expected a string, not %s",
@@ -440,7 +444,7 @@ static int enum_value(struct xd_encoder *e, const struct xd_enumdesc *en,
 {
 	const struct xd_enumval *v;
 	const char *hint;
-	char buf[96];
+	char buf[160];
 	int64_t i;
 
 	if (is_null(n) && en == e->s->null_value) {
@@ -490,7 +494,7 @@ static int enum_value(struct xd_encoder *e, const struct xd_enumdesc *en,
 static int number_value(struct xd_encoder *e, const struct xd_fielddesc *f,
 			const struct xd_dnode *n, uint64_t *out)
 {
-	char buf[96];
+	char buf[160];
 	bool b;
 
 	switch (f->type) {
@@ -567,7 +571,7 @@ void xd_enc_submsg(struct xd_encoder *e, const struct xd_msgdesc *m,
 	if (m->wkt != XD_WKT_NONE && m->wkt != XD_WKT_EMPTY) {
 		xd_enc_wkt(e, m, n);
 	} else if (n->kind != XD_DN_MAP) {
-		char buf[96];
+		char buf[160];
 
 		xd_enc_err(e, n, "expected a mapping for %s, not %s",
 			   m->full_name, xd_enc_show(n, buf, sizeof(buf)));
@@ -605,7 +609,7 @@ void xd_enc_single(struct xd_encoder *e, const struct xd_fielddesc *f,
 		xd_wire_bytes(out, f->number, n->u.str, n->len);
 		return;
 	case XD_T_BYTES: {
-		char buf[96];
+		char buf[160];
 
 		if (!is_text(n)) {
 			xd_enc_err(e, n, "expected a base64 string, not %s",
@@ -638,7 +642,7 @@ static void enc_repeated(struct xd_encoder *e, const struct xd_fielddesc *f,
 			 const struct xd_dnode *n)
 {
 	size_t mark = 0;
-	char buf[96];
+	char buf[160];
 	uint64_t v;
 
 	if (n->kind != XD_DN_SEQ) {
@@ -673,7 +677,7 @@ static int map_key(struct xd_encoder *e, const struct xd_fielddesc *kf,
 		   struct xd_enc_key *k)
 {
 	const struct xd_dnode *n = k->key;
-	char buf[96];
+	char buf[160];
 	enum xd_num r;
 	bool b;
 	int64_t i;
@@ -774,7 +778,7 @@ void xd_enc_map(struct xd_encoder *e, const struct xd_fielddesc *f,
 	const struct xd_fielddesc *vf = &f->msg->fields[1];
 	bool by_text = kf->type == XD_T_STRING;
 	size_t base = e->nkeys, end;
-	char buf[96], where[48];
+	char buf[160], where[48];
 
 	if (n->kind != XD_DN_MAP) {
 		xd_enc_err(e, n, "expected a mapping, not %s",
@@ -851,7 +855,7 @@ static const struct xd_fielddesc *resolve_key(struct xd_encoder *e,
 {
 	const struct xd_fielddesc *f;
 	const char *hint;
-	char buf[96], other[96], where[48];
+	char buf[160], other[160], where[48];
 
 	if (k->kind != XD_DN_SCALAR) {
 		xd_enc_err(e, k, "keys must be scalars, not %s",

@@ -35,7 +35,7 @@ static void enc_any(struct xd_encoder *e, const struct xd_dnode *n)
 	const struct xd_dnode *t, *v;
 	struct xd_buf *out = e->out;
 	size_t mark, tat = 0, vat = 0;
-	char buf[96];
+	char buf[160];
 
 	if (n->kind != XD_DN_MAP) {
 		xd_enc_err(e, n, "expected a mapping with \"@type\" (google.protobuf.Any), not %s",
@@ -58,8 +58,15 @@ static void enc_any(struct xd_encoder *e, const struct xd_dnode *n)
 	}
 	target = xd_schema_find_type_url(e->s, t->u.str, t->len);
 	if (target == NULL) {
-		xd_enc_err(e, t, "unknown \"@type\" %s",
-			   xd_enc_show(t, buf, sizeof(buf)));
+		const char *slash = memrchr(t->u.str, '/', t->len);
+		const char *name = slash ? slash + 1 : t->u.str;
+		const char *hint = xd_schema_suggest_message(
+			e->s, name, t->len - (size_t)(name - t->u.str));
+
+		xd_enc_err(e, t, "unknown \"@type\" %s%s%s%s",
+			   xd_enc_show(t, buf, sizeof(buf)),
+			   hint ? " (did you mean '" : "", hint ? hint : "",
+			   hint ? "'?)" : "");
 		e->nsegs--;
 		return;
 	}
@@ -126,7 +133,7 @@ static void enc_duration(struct xd_encoder *e, const struct xd_dnode *n)
 	enum xd_num r = XD_NUM_SYNTAX;
 	int64_t secs;
 	int32_t nanos;
-	char buf[96];
+	char buf[160];
 
 	if (is_text(n))
 		r = xd_duration_parse(n->u.str, n->len, &secs, &nanos);
@@ -145,7 +152,7 @@ static void enc_timestamp(struct xd_encoder *e, const struct xd_dnode *n)
 	enum xd_num r = XD_NUM_SYNTAX;
 	int64_t secs;
 	int32_t nanos;
-	char buf[96];
+	char buf[160];
 
 	if (is_text(n))
 		r = xd_timestamp_parse(n->u.str, n->len, &secs, &nanos);
@@ -164,7 +171,7 @@ static void enc_field_mask(struct xd_encoder *e, const struct xd_dnode *n)
 {
 	struct xd_buf *out = e->out;
 	const char *s = n->u.str;
-	char buf[96];
+	char buf[160];
 
 	if (!is_text(n)) {
 		xd_enc_err(e, n, "expected a FieldMask string such as \"a.b,cD\", not %s",
@@ -200,7 +207,7 @@ static void enc_list_value(struct xd_encoder *e, const struct xd_msgdesc *m,
 			   const struct xd_dnode *n)
 {
 	const struct xd_msgdesc *vm = e->s->wkt[XD_WKT_VALUE];
-	char buf[96];
+	char buf[160];
 
 	if (n->kind != XD_DN_SEQ) {
 		xd_enc_err(e, n, "expected a list for %s, not %s", m->full_name,
@@ -250,7 +257,7 @@ static void enc_value(struct xd_encoder *e, const struct xd_dnode *n)
 		break;
 	case XD_DS_NUMBER:
 		if (xd_scalar_double(n->u.str, n->len, &d) != XD_NUM_OK) {
-			char buf[96];
+			char buf[160];
 
 			xd_enc_err(e, n, "%s is out of range for double",
 				   xd_enc_raw(n, buf, sizeof(buf)));

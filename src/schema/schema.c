@@ -1116,6 +1116,34 @@ const char *xd_schema_suggest_enum(const struct xd_enumdesc *e,
 	return best;
 }
 
+const char *xd_schema_suggest_message(const struct xd_schema *s,
+				      const char *name, size_t len)
+{
+	const char *dot = memrchr(name, '.', len), *best = NULL;
+	size_t plen, best_d;
+
+	/* Among the types of the same package: a misspelt type name is
+	 * likely, a misspelt package too, but then nothing is close. */
+	if (dot == NULL)
+		return NULL;
+	plen = (size_t)(dot - name) + 1;
+	best_d = closeness_limit(len - plen);
+	for (uint32_t i = 0; i < s->nmsgs; i++) {
+		const char *full = s->msgs[i].full_name;
+		size_t flen = strlen(full), d;
+
+		if (flen <= plen || strncmp(full, name, plen) != 0 ||
+		    memchr(full + plen, '.', flen - plen) != NULL)
+			continue;
+		d = distance(name + plen, len - plen, full + plen, flen - plen);
+		if (d < best_d) {
+			best_d = d;
+			best = full;
+		}
+	}
+	return best;
+}
+
 const char *xd_schema_type_name(enum xd_ftype t)
 {
 	static const char *const names[] = {

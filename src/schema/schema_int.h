@@ -178,6 +178,10 @@ const char *xd_schema_suggest_field(const struct xd_msgdesc *m,
 const char *xd_schema_suggest_enum(const struct xd_enumdesc *e,
 				   const char *name, size_t len);
 
+/* The message type closest to a misspelt full name, in its package. */
+const char *xd_schema_suggest_message(const struct xd_schema *s,
+				      const char *name, size_t len);
+
 /* "uint32", "string", ... as written in .proto files. */
 const char *xd_schema_type_name(enum xd_ftype t);
 

@@ -46,3 +46,9 @@ tests_unit_check_transcode_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_transcode_LDADD = $(TEST_LIBS)
 EXTRA_tests_unit_check_transcode_DEPENDENCIES = tests/schema/xdtest.pb
 TESTS += tests/unit/check_schema tests/unit/check_transcode
+
+# The differential test against python3-protobuf, and the golden bad
+# inputs (tests/schema/bad/NAME.yaml beside NAME.err).
+TESTS += tests/schema/differential.sh tests/schema/bad-inputs.sh
+EXTRA_DIST += tests/schema/differential.sh tests/schema/differential.py \
+	tests/schema/bad-inputs.sh tests/schema/corpus tests/schema/bad
