@@ -214,3 +214,24 @@ size_t xd_cache_count(const struct xd_cache *c)
 {
 	return c->owned;
 }
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(xd_snapshot_key(*(struct xd_snapshot *const *)a),
+		      xd_snapshot_key(*(struct xd_snapshot *const *)b));
+}
+
+struct xd_snapshot **xd_cache_snapshots(const struct xd_cache *c, size_t *n)
+{
+	struct xd_snapshot **v = calloc(c->owned + 1, sizeof(*v));
+
+	if (v == NULL)
+		abort();
+	*n = 0;
+	for (size_t i = 0; i < BUCKETS; i++)
+		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next)
+			if (e->snap != NULL)
+				v[(*n)++] = xd_snapshot_ref(e->snap);
+	qsort(v, *n, sizeof(*v), by_key);
+	return v;
+}

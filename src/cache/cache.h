@@ -53,6 +53,10 @@ struct xd_snapshot *xd_cache_get(const struct xd_cache *c, const char *key);
 void xd_cache_watch(struct xd_cache *c, const char *key, struct xd_watch *w);
 void xd_cache_unwatch(struct xd_watch *w);
 
+/* The snapshots in the cache (new references, sorted by key); free the
+ * array and unref each. */
+struct xd_snapshot **xd_cache_snapshots(const struct xd_cache *c, size_t *n);
+
 /* Keys with a snapshot of their own. */
 size_t xd_cache_count(const struct xd_cache *c);
 

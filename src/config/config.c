@@ -17,7 +17,7 @@
 enum dtype {
 	T_ADDRESS,
 	T_PATH,
-	T_LEVEL,
+	T_CHOICE,   /* one of `choices`, stored as its index (an enum) */
 	T_DURATION, /* stored in milliseconds */
 	T_SIZE,     /* stored in bytes */
 	T_UINT,
@@ -31,7 +31,11 @@ struct directive {
 	uint64_t min, max; /* bounds of numbers (max 0: none) */
 	bool zero_ok;      /* 0 allowed below min, meaning "off" */
 	const char *doc;
+	const char *const *choices; /* T_CHOICE: NULL-terminated */
 };
+
+static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
+static const char *const node_keys[] = {"cluster", "id", NULL};
 
 #define OFF(field) offsetof(struct xd_config, field)
 #define HOUR_MS (3600ull * 1000)
@@ -39,35 +43,37 @@ struct directive {
 /* Keep in step with man/xdsd.yaml.5 and etc/xdsd.yaml. */
 static const struct directive directives[] = {
 	{"listen", T_ADDRESS, OFF(listen), "127.0.0.1:18000", 0, 0, false,
-	 "address the xDS gRPC server listens on"},
+	 "address the xDS gRPC server listens on", NULL},
 	{"snapshots", T_PATH, OFF(snapshots), NULL, 0, 0, false,
-	 "directory of snapshot files"},
+	 "directory of snapshot files", NULL},
 	{"schema", T_PATH, OFF(schema), NULL, 0, 0, false,
-	 "Envoy API descriptor set"},
-	{"log_level", T_LEVEL, OFF(log_level), "info", 0, 0, false,
-	 "error, warn, info or debug"},
+	 "Envoy API descriptor set", NULL},
+	{"log_level", T_CHOICE, OFF(log_level), "info", 0, 0, false,
+	 "error, warn, info or debug", log_levels},
+	{"node_key", T_CHOICE, OFF(node_key), "cluster", 0, 0, false,
+	 "node field that selects its snapshot: cluster or id", node_keys},
 	{"keepalive_time", T_DURATION, OFF(keepalive_time_ms), "30s", 1000,
-	 24 * HOUR_MS, true, "idle time before the server pings a client (0: never)"},
+	 24 * HOUR_MS, true, "idle time before the server pings a client (0: never)", NULL},
 	{"keepalive_timeout", T_DURATION, OFF(keepalive_timeout_ms), "10s",
 	 1000, HOUR_MS, false,
-	 "time a ping may go unanswered before the connection is closed"},
+	 "time a ping may go unanswered before the connection is closed", NULL},
 	{"min_client_ping_interval", T_DURATION,
 	 OFF(min_client_ping_interval_ms), "5s", 0, HOUR_MS, true,
-	 "shortest keepalive ping interval a client may use"},
+	 "shortest keepalive ping interval a client may use", NULL},
 	{"max_connection_age", T_DURATION, OFF(max_connection_age_ms), "0",
 	 1000, 365 * 24 * HOUR_MS, true,
-	 "close connections after this age to rebalance clients (0: never)"},
+	 "close connections after this age to rebalance clients (0: never)", NULL},
 	{"max_connection_age_grace", T_DURATION,
 	 OFF(max_connection_age_grace_ms), "1m", 0, 24 * HOUR_MS, true,
-	 "time streams get to end after max_connection_age"},
+	 "time streams get to end after max_connection_age", NULL},
 	{"handshake_timeout", T_DURATION, OFF(handshake_timeout_ms), "10s",
 	 100, HOUR_MS, false,
-	 "time a new connection gets to finish its handshake"},
+	 "time a new connection gets to finish its handshake", NULL},
 	{"max_streams_per_connection", T_UINT,
 	 OFF(max_streams_per_connection), "100", 1, 1u << 20, false,
-	 "concurrent streams one client connection may open"},
+	 "concurrent streams one client connection may open", NULL},
 	{"max_request_size", T_SIZE, OFF(max_request_size), "4MiB", 1024,
-	 1ull << 30, false, "largest request message accepted"},
+	 1ull << 30, false, "largest request message accepted", NULL},
 };
 
 #define NDIRECTIVES (sizeof(directives) / sizeof(directives[0]))
@@ -201,6 +207,27 @@ static const char *parse_size(const char *s, uint64_t *bytes)
 	return "unknown size unit (use KiB, MiB or GiB)";
 }
 
+/* One of the directive's words; the message lists them all. */
+static const char *parse_choice(const struct directive *d, const char *s,
+				int *out, char *why, size_t len)
+{
+	size_t n = 0;
+
+	for (int i = 0; d->choices[i] != NULL; i++) {
+		if (strcmp(s, d->choices[i]) == 0) {
+			*out = i;
+			return NULL;
+		}
+	}
+	n += (size_t)snprintf(why, len, "must be ");
+	for (int i = 0; d->choices[i] != NULL && n < len; i++)
+		n += (size_t)snprintf(why + n, len - n, "%s%s",
+				      i == 0 ? "" :
+				      d->choices[i + 1] == NULL ? " or " : ", ",
+				      d->choices[i]);
+	return why;
+}
+
 /* host:port, [v6]:port or unix:/path; port 0 means "any free port". */
 static const char *parse_address(const char *s)
 {
@@ -277,7 +304,7 @@ static int apply(struct xd_config *cfg, const struct directive *d,
 {
 	char *base = (char *)cfg + d->offset;
 	const char *why = NULL;
-	char bound[32], range[80];
+	char bound[32], range[128];
 	uint64_t n = 0;
 
 	if (value[0] == '\0') {
@@ -293,9 +320,9 @@ static int apply(struct xd_config *cfg, const struct directive *d,
 	case T_PATH:
 		replace_str((char **)base, join_path(dir, value));
 		break;
-	case T_LEVEL:
-		if (xd_log_level_parse(value, (enum xd_log_level *)base) != 0)
-			why = "must be error, warn, info or debug";
+	case T_CHOICE:
+		why = parse_choice(d, value, (int *)(void *)base, range,
+				   sizeof(range));
 		break;
 	case T_DURATION:
 	case T_SIZE:
@@ -553,10 +580,8 @@ void xd_config_print(const struct xd_config *cfg, FILE *out)
 			}
 			fputc('\'', out);
 			break;
-		case T_LEVEL:
-			fputs(xd_log_level_name(*(const enum xd_log_level *)
-							(const void *)base),
-			      out);
+		case T_CHOICE:
+			fputs(d->choices[*(const int *)(const void *)base], out);
 			break;
 		case T_DURATION:
 		case T_SIZE:

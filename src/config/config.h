@@ -19,11 +19,18 @@
 #include "util/diag.h"
 #include "util/log.h"
 
+/* Which field of a node selects its snapshot. */
+enum xd_node_key {
+	XD_NODE_KEY_CLUSTER, /* the node's `cluster` */
+	XD_NODE_KEY_ID,      /* the node's `id` */
+};
+
 struct xd_config {
 	char *listen;    /* "host:port", "[v6]:port" or "unix:/path" */
 	char *snapshots; /* snapshot directory, absolute or cwd-relative */
 	char *schema;    /* Envoy API descriptor set (xds-api.pb) */
 	enum xd_log_level log_level;
+	enum xd_node_key node_key;
 
 	/* gRPC transport, all in milliseconds or bytes. 0 = off. */
 	uint64_t keepalive_time_ms;

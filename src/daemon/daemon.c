@@ -8,6 +8,10 @@
 #include <systemd/sd-daemon.h>
 #include <uv.h>
 
+#include "cache/cache.h"
+#include "protocol/session.h"
+#include "schema/schema.h"
+#include "snapshot/loader.h"
 #include "transport/server.h"
 #include "util/common.h"
 #include "util/log.h"
@@ -15,41 +19,107 @@
 struct daemon {
 	uv_loop_t loop;
 	uv_signal_t sig_term, sig_int, sig_hup;
+	const struct xd_config *cfg;
+	struct xd_schema *schema;
+	struct xd_cache *cache;
+	struct xd_sessions *sessions;
 	struct xd_server *server;
 	bool stopping;
+
+	/* reload in the thread pool */
+	bool reloading, reload_again;
+	uv_work_t reload_work;
+	struct xd_snapshot **prev;
+	size_t nprev;
+	struct xd_load result;
 };
 
-/*
- * Until the protocol engine serves snapshots, a stream reads and logs
- * its requests and is answered nothing; it stays open so that clients,
- * shutdown and leak checks see real, live streams.
- */
-static void *stream_open(void *ctx XD_UNUSED, struct xd_stream *s)
+static void log_snapshots(struct xd_snapshot *const *snaps, size_t n)
 {
-	return s;
+	char desc[256];
+
+	for (size_t i = 0; i < n; i++) {
+		xd_snapshot_describe(snaps[i], desc, sizeof(desc));
+		xd_info("snapshot '%s': %s", xd_snapshot_key(snaps[i]), desc);
+	}
 }
 
-static void stream_request(void *st XD_UNUSED, struct xd_stream *s,
-			   const uint8_t *data XD_UNUSED, size_t len)
+static void log_errors(const struct xd_diag *d)
 {
-	xd_debug("stream %llu: request of %zu bytes",
-		 (unsigned long long)xd_stream_id(s), len);
+	for (size_t i = 0; i < d->count; i++)
+		xd_error("%s", d->msgs[i]);
+	if (d->dropped > 0)
+		xd_error("(%zu more errors not shown)", d->dropped);
 }
 
-static void stream_send_done(void *st XD_UNUSED, struct xd_stream *s XD_UNUSED)
+/* ---------------- reload ---------------- */
+
+static void reload_start(struct daemon *d);
+
+static void reload_work(uv_work_t *w)
 {
+	struct daemon *d = w->data;
+
+	xd_load_dir(d->schema, d->cfg->snapshots, d->prev, d->nprev, &d->result);
 }
 
-static void stream_close(void *st XD_UNUSED, struct xd_stream *s XD_UNUSED)
+static void reload_done(uv_work_t *w, int status XD_UNUSED)
 {
+	struct daemon *d = w->data;
+	struct xd_snapshot **snaps;
+	size_t n, changed;
+
+	for (size_t i = 0; i < d->nprev; i++)
+		xd_snapshot_unref(d->prev[i]);
+	free(d->prev);
+	d->prev = NULL;
+	d->reloading = false;
+	if (d->stopping) {
+		xd_load_free(&d->result);
+		return;
+	}
+	if (d->result.rc != 0) {
+		log_errors(&d->result.diag);
+		xd_error("reload failed: %zu error%s in %s; still serving the previous snapshots",
+			 xd_diag_total(&d->result.diag),
+			 xd_diag_total(&d->result.diag) == 1 ? "" : "s",
+			 d->cfg->snapshots);
+		sd_notify(0, "READY=1\nSTATUS=reload failed; serving the previous snapshots");
+	} else {
+		snaps = xd_load_take(&d->result, &n);
+		log_snapshots(snaps, n);
+		changed = xd_cache_replace(d->cache, snaps, n);
+		free(snaps);
+		xd_info("reloaded %zu snapshot%s from %zu file%s in %.3f s: %zu changed",
+			n, n == 1 ? "" : "s", d->result.files,
+			d->result.files == 1 ? "" : "s", d->result.seconds, changed);
+		sd_notifyf(0, "READY=1\nSTATUS=serving on %s", d->cfg->listen);
+	}
+	xd_load_free(&d->result);
+	if (d->reload_again) {
+		d->reload_again = false;
+		reload_start(d);
+	}
 }
 
-static const struct xd_stream_handler handler = {
-	.open = stream_open,
-	.on_request = stream_request,
-	.on_send_done = stream_send_done,
-	.on_close = stream_close,
-};
+static void reload_start(struct daemon *d)
+{
+	if (d->reloading) {
+		/* the files may have changed after that load read them */
+		d->reload_again = true;
+		return;
+	}
+	d->reloading = true;
+	sd_notify(0, "RELOADING=1");
+	d->prev = xd_cache_snapshots(d->cache, &d->nprev);
+	d->reload_work.data = d;
+	if (uv_queue_work(&d->loop, &d->reload_work, reload_work, reload_done) != 0) {
+		xd_error("cannot start a reload");
+		d->reloading = false;
+	}
+}
+
+/* ---------------- signals and shutdown ---------------- */
 
 static void close_signals(struct daemon *d)
 {
@@ -63,6 +133,8 @@ static void server_stopped(void *arg)
 	struct daemon *d = arg;
 
 	d->server = NULL;
+	xd_sessions_free(d->sessions);
+	d->sessions = NULL;
 	close_signals(d);
 	xd_info("stopped");
 }
@@ -81,9 +153,14 @@ static void on_stop_signal(uv_signal_t *h, int signum)
 	xd_server_shutdown(d->server, server_stopped, d);
 }
 
-static void on_hup(uv_signal_t *h XD_UNUSED, int signum XD_UNUSED)
+static void on_hup(uv_signal_t *h, int signum XD_UNUSED)
 {
-	xd_info("SIGHUP: reload requested");
+	struct daemon *d = h->data;
+
+	if (d->stopping)
+		return;
+	xd_info("SIGHUP: reloading %s", d->cfg->snapshots);
+	reload_start(d);
 }
 
 static int watch_signal(struct daemon *d, uv_signal_t *h, uv_signal_cb cb,
@@ -93,10 +170,54 @@ static int watch_signal(struct daemon *d, uv_signal_t *h, uv_signal_cb cb,
 	return uv_signal_start(h, cb, signum);
 }
 
+/* ---------------- start ---------------- */
+
+/* Schema and first snapshots: nothing is served unless both are good. */
+static int load_initial(struct daemon *d)
+{
+	struct xd_diag diag = XD_DIAG_INIT;
+	struct xd_load load;
+	struct xd_snapshot **snaps;
+	size_t n;
+
+	d->schema = xd_schema_load(d->cfg->schema, &diag);
+	if (d->schema == NULL) {
+		log_errors(&diag);
+		xd_error("cannot load the Envoy API schema; not starting");
+		xd_diag_clear(&diag);
+		return -1;
+	}
+	xd_load_dir(d->schema, d->cfg->snapshots, NULL, 0, &load);
+	if (load.rc != 0) {
+		log_errors(&load.diag);
+		xd_error("%zu error%s in the snapshots in %s; not starting",
+			 xd_diag_total(&load.diag),
+			 xd_diag_total(&load.diag) == 1 ? "" : "s",
+			 d->cfg->snapshots);
+		xd_load_free(&load);
+		return -1;
+	}
+	snaps = xd_load_take(&load, &n);
+	log_snapshots(snaps, n);
+	if (n == 0)
+		xd_warn("no snapshots in %s: clients will get no resources",
+			d->cfg->snapshots);
+	xd_info("loaded %zu snapshot%s from %zu file%s (%zu bytes) in %.3f s",
+		n, n == 1 ? "" : "s", load.files, load.files == 1 ? "" : "s",
+		load.bytes, load.seconds);
+	d->cache = xd_cache_new();
+	if (d->cache == NULL)
+		abort();
+	xd_cache_replace(d->cache, snaps, n);
+	free(snaps);
+	xd_load_free(&load);
+	return 0;
+}
+
 int xd_daemon_run(const struct xd_config *cfg)
 {
-	struct daemon d = {.stopping = false};
-	struct xd_server_opts opts = {.cfg = cfg, .handler = &handler};
+	struct daemon d = {.cfg = cfg};
+	struct xd_server_opts opts = {.cfg = cfg};
 	int rc = 1;
 
 	/* A client that goes away mid-write must not kill the daemon. */
@@ -112,11 +233,14 @@ int xd_daemon_run(const struct xd_config *cfg)
 	uv_signal_init(&d.loop, &d.sig_int);
 	uv_signal_init(&d.loop, &d.sig_hup);
 
-	if (xd_server_start(&d.server, &d.loop, &opts) != 0) {
-		close_signals(&d);
-		uv_run(&d.loop, UV_RUN_DEFAULT);
-		goto out;
-	}
+	if (load_initial(&d) != 0)
+		goto fail;
+	d.sessions = xd_sessions_new(&d.loop, d.cache, cfg->node_key);
+	if (d.sessions == NULL)
+		abort();
+	opts.handler = xd_sessions_handler(d.sessions);
+	if (xd_server_start(&d.server, &d.loop, &opts) != 0)
+		goto fail;
 	if (watch_signal(&d, &d.sig_term, on_stop_signal, SIGTERM) != 0 ||
 	    watch_signal(&d, &d.sig_int, on_stop_signal, SIGINT) != 0 ||
 	    watch_signal(&d, &d.sig_hup, on_hup, SIGHUP) != 0) {
@@ -135,11 +259,19 @@ int xd_daemon_run(const struct xd_config *cfg)
 
 	uv_run(&d.loop, UV_RUN_DEFAULT);
 	rc = 0;
+	goto out;
+fail:
+	xd_sessions_free(d.sessions);
+	close_signals(&d);
+	uv_run(&d.loop, UV_RUN_DEFAULT);
 out:
 	if (uv_loop_close(&d.loop) != 0) {
 		xd_error("event loop closed with handles still open");
 		rc = 1;
 	}
+	/* Snapshots hold gRPC slices: release them before gRPC goes. */
+	xd_cache_free(d.cache);
+	xd_schema_free(d.schema);
 	grpc_shutdown_blocking();
 	return rc;
 }

@@ -10,6 +10,8 @@
 #include "config/config.h"
 #include "config/paths.h"
 #include "daemon/daemon.h"
+#include "schema/schema.h"
+#include "snapshot/loader.h"
 #include "util/log.h"
 
 static void usage(FILE *out, const char *default_config)
@@ -25,7 +27,8 @@ static void usage(FILE *out, const char *default_config)
 		"      --snapshots DIR    snapshot directory (overrides the file)\n"
 		"      --schema FILE      Envoy API descriptor set (overrides the file)\n"
 		"      --log-level LEVEL  error, warn, info or debug (overrides the file)\n"
-		"      --check            validate the configuration and exit: 0 if valid\n"
+		"      --check            validate the configuration, the schema and every\n"
+		"                         snapshot, print errors, and exit: 0 if all are valid\n"
 		"  -h, --help             show this help and exit\n"
 		"  -V, --version          show the version and exit\n"
 		"\n"
@@ -48,6 +51,49 @@ static const struct option long_opts[] = {
 	{NULL, 0, NULL, 0},
 };
 
+/*
+ * --check: the configuration, the schema and every snapshot, all errors
+ * printed. Returns the exit status.
+ */
+static int check(const struct xd_config *cfg, const char *config_path)
+{
+	struct xd_diag diag = XD_DIAG_INIT;
+	struct xd_schema *schema;
+	struct xd_load load;
+	char desc[256];
+	int rc;
+
+	printf("# %s: valid; effective configuration:\n", config_path);
+	xd_config_print(cfg, stdout);
+	schema = xd_schema_load(cfg->schema, &diag);
+	if (schema == NULL) {
+		xd_diag_print(&diag, stderr);
+		fprintf(stderr, "xdsd: cannot load the Envoy API schema\n");
+		xd_diag_clear(&diag);
+		return 1;
+	}
+	xd_load_dir(schema, cfg->snapshots, NULL, 0, &load);
+	if (load.rc == 0) {
+		printf("# snapshots in %s: %zu, from %zu file%s\n", cfg->snapshots,
+		       load.nsnaps, load.files, load.files == 1 ? "" : "s");
+		for (size_t i = 0; i < load.nsnaps; i++) {
+			xd_snapshot_describe(load.snaps[i], desc, sizeof(desc));
+			printf("# snapshot '%s': %s\n",
+			       xd_snapshot_key(load.snaps[i]), desc);
+		}
+		rc = 0;
+	} else {
+		xd_diag_print(&load.diag, stderr);
+		fprintf(stderr, "xdsd: %s: %zu error%s in the snapshots\n",
+			cfg->snapshots, xd_diag_total(&load.diag),
+			xd_diag_total(&load.diag) == 1 ? "" : "s");
+		rc = 1;
+	}
+	xd_load_free(&load);
+	xd_schema_free(schema);
+	return rc;
+}
+
 /* Command-line values are applied after the file, whatever their order. */
 struct override {
 	const char *key, *flag, *value;
@@ -63,7 +109,7 @@ int main(int argc, char **argv)
 				 {"schema", "--schema", NULL},
 				 {"log_level", "--log-level", NULL}};
 	const char *config_path;
-	bool check = false;
+	bool check_only = false;
 	int c, rc;
 
 	xd_paths_defaults(&paths);
@@ -80,7 +126,7 @@ int main(int argc, char **argv)
 			ov[c - OPT_LISTEN].value = optarg;
 			break;
 		case OPT_CHECK:
-			check = true;
+			check_only = true;
 			break;
 		case 'h':
 			usage(stdout, paths.config);
@@ -118,11 +164,10 @@ int main(int argc, char **argv)
 	}
 	xd_log_set_level(cfg.log_level);
 
-	if (check) {
-		printf("# %s: valid; effective configuration:\n", config_path);
-		xd_config_print(&cfg, stdout);
+	if (check_only) {
+		rc = check(&cfg, config_path);
 		xd_config_free(&cfg);
-		return 0;
+		return rc;
 	}
 	xd_info("configuration %s", config_path);
 	rc = xd_daemon_run(&cfg);

@@ -35,12 +35,8 @@
 #include <uv.h>
 
 #include "cache/cache.h"
+#include "config/config.h"
 #include "transport/stream.h"
-
-enum xd_node_key {
-	XD_NODE_KEY_CLUSTER, /* the node's `cluster` */
-	XD_NODE_KEY_ID,      /* the node's `id` */
-};
 
 struct xd_sessions;
 

@@ -1,6 +1,7 @@
 #include "snapshot/snapshot.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,4 +73,25 @@ bool xd_snapshot_same(const struct xd_snapshot *a, const struct xd_snapshot *b)
 		if (xd_table_vhash(a->tables[t]) != xd_table_vhash(b->tables[t]))
 			return false;
 	return true;
+}
+
+void xd_snapshot_describe(const struct xd_snapshot *s, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int t = XD_CLUSTER; n < len; t = (t + 1) % XD_RTYPE_COUNT) {
+		/* in the order operators read them: clusters first */
+		size_t count = xd_table_count(s->tables[t]);
+
+		if (count > 0)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s %zu",
+					      n ? ", " : "",
+					      xd_rtype_info((enum xd_rtype)t)->snapshot_key,
+					      count);
+		if ((t + 1) % XD_RTYPE_COUNT == XD_CLUSTER)
+			break;
+	}
+	if (n == 0)
+		snprintf(buf, len, "empty");
 }

@@ -8,6 +8,7 @@
 #define XD_SNAPSHOT_SNAPSHOT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "snapshot/table.h"
 
@@ -26,6 +27,10 @@ void xd_snapshot_unref(struct xd_snapshot *s);
 const char *xd_snapshot_key(const struct xd_snapshot *s);
 struct xd_table *xd_snapshot_table(const struct xd_snapshot *s,
 				   enum xd_rtype type);
+
+/* "clusters 3, endpoints 3, listeners 1, routes 1": the non-empty
+ * sections and their sizes ("empty" when none). */
+void xd_snapshot_describe(const struct xd_snapshot *s, char *buf, size_t len);
 
 /* Same content: every type's version is equal. */
 bool xd_snapshot_same(const struct xd_snapshot *a, const struct xd_snapshot *b);

@@ -1,0 +1,58 @@
+/*
+ * Loading the snapshot directory (DESIGN §4, xdsd(8) SNAPSHOTS).
+ *
+ *   DIR/<key>.yaml (or .yml, .json)   the snapshot of <key>
+ *   DIR/<key>/NAME.yaml (.yml, .json) files merged into the snapshot of <key>
+ *
+ * Each file is a mapping of sections (clusters, endpoints, listeners,
+ * routes, scoped_routes, virtual_hosts, secrets, runtimes) to lists of
+ * resources in Envoy's own YAML. A resource is named by its `name`
+ * (`cluster_name` for endpoints). Checked: the schema (every field, type
+ * and value), duplicate names, and references: an EDS cluster needs its
+ * endpoints, a listener using RDS its route configuration, a route its
+ * clusters, a scoped route its route configuration, a VHDS virtual host
+ * (named "<route configuration>/<name>") its route configuration. A load
+ * succeeds whole or yields nothing.
+ *
+ * Tables equal in content to the previous snapshot's of the same key are
+ * reused, so a reload changes only what changed.
+ *
+ * Thread: xd_load_dir runs on any thread (the daemon runs it on libuv's
+ * thread pool); the schema is shared read-only.
+ */
+#ifndef XD_SNAPSHOT_LOADER_H
+#define XD_SNAPSHOT_LOADER_H
+
+#include <stddef.h>
+
+#include "schema/schema.h"
+#include "snapshot/snapshot.h"
+#include "util/diag.h"
+
+/* Files larger than this are refused rather than read. */
+#define XD_SNAPSHOT_MAX_FILE (256u << 20)
+
+struct xd_load {
+	int rc;                      /* 0, or -1 with errors in diag */
+	struct xd_snapshot **snaps;  /* one per key, sorted by key */
+	size_t nsnaps;
+	struct xd_diag diag;
+	size_t files, bytes;
+	double seconds;
+};
+
+/*
+ * Loads every snapshot in `dir`. `prev` (may be NULL) are the snapshots
+ * currently served, whose equal tables are reused. Always fills `out`;
+ * free it with xd_load_free.
+ */
+void xd_load_dir(const struct xd_schema *schema, const char *dir,
+		 struct xd_snapshot *const *prev, size_t nprev,
+		 struct xd_load *out);
+
+/* Takes the snapshots out of a load (the caller owns the references). */
+struct xd_snapshot **xd_load_take(struct xd_load *l, size_t *n);
+
+void xd_load_free(struct xd_load *l);
+
+#endif
