@@ -68,6 +68,7 @@ struct xd_sessions {
 	struct xd_session *q_head, *q_tail;
 	struct xd_session *w_head;
 	struct xd_sessions_stats stats;
+	int closing; /* handles whose close callback is still due */
 };
 
 /* ---------------- logging ---------------- */
@@ -666,12 +667,13 @@ struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
 	return m;
 }
 
+/* libuv runs close callbacks in no order one may rely on: the manager
+ * goes with the last of its handles. */
 static void free_after_close(uv_handle_t *h)
 {
 	struct xd_sessions *m = h->data;
 
-	/* the idle handle closes first, the timer last */
-	if (h == (uv_handle_t *)&m->wait_timer)
+	if (--m->closing == 0)
 		free(m);
 }
 
@@ -679,6 +681,7 @@ void xd_sessions_free(struct xd_sessions *m)
 {
 	if (m == NULL)
 		return;
+	m->closing = 2;
 	uv_close((uv_handle_t *)&m->pump_idle, free_after_close);
 	uv_close((uv_handle_t *)&m->wait_timer, free_after_close);
 }

@@ -13,8 +13,9 @@ for page in "$man8" "$man5"; do
 done
 
 echo "listen: 127.0.0.1:0" > "$tap_tmp/c.yaml"
-"$XDSD" --check -c "$tap_tmp/c.yaml" --schema /dev/null --snapshots "$tap_tmp" \
-  > "$tap_tmp/check.out" 2>&1 || fail "xdsd --check"
+mkdir -p "$tap_tmp/snapshots"
+"$XDSD" --check -c "$tap_tmp/c.yaml" --schema "$XDSD_SCHEMA" \
+  --snapshots "$tap_tmp/snapshots" > "$tap_tmp/check.out" 2>&1 || fail "xdsd --check"
 directives=$(sed -n 's/^\([a-z_]*\): .*/\1/p' "$tap_tmp/check.out")
 [ -n "$directives" ] || fail "--check printed directives"
 for d in $directives; do

@@ -215,6 +215,36 @@ bool xdc_status(struct xdc_stream *s, grpc_status_code *code, char **details,
 	return true;
 }
 
+bool xdc_drain_status(struct xdc_stream *s, grpc_status_code *code,
+		      char **details, int timeout_ms)
+{
+	long long deadline = 0;
+	uint8_t *data;
+	size_t len;
+	int r;
+	gpr_timespec now = gpr_now(GPR_CLOCK_MONOTONIC);
+
+	deadline = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000 +
+		   timeout_ms;
+	for (;;) {
+		now = gpr_now(GPR_CLOCK_MONOTONIC);
+		long long left = deadline - ((long long)now.tv_sec * 1000 +
+					     now.tv_nsec / 1000000);
+
+		if (left <= 0)
+			return false;
+		r = xdc_recv(s, &data, &len, (int)left);
+		if (r == 1) {
+			free(data);
+			continue;
+		}
+		if (r < 0)
+			return false;
+		break;
+	}
+	return xdc_status(s, code, details, timeout_ms);
+}
+
 void xdc_stream_free(struct xdc_stream *s)
 {
 	if (s == NULL)
