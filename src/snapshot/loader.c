@@ -445,6 +445,25 @@ static char *read_file(const char *path, size_t *len, struct xd_diag *diag)
 	return buf;
 }
 
+/*
+ * Nothing but blanks and comments. Such a file is refused: a truncated
+ * file must not tell every client to drop everything. An empty snapshot
+ * is written `{}`.
+ */
+static bool blank(const char *text, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == '#') {
+			while (i < len && text[i] != '\n')
+				i++;
+		} else if (text[i] != ' ' && text[i] != '\t' &&
+			   text[i] != '\n' && text[i] != '\r') {
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Every reference of every resource resolves (both ends named). */
 static void check_refs(struct xd_table *tables[XD_RTYPE_COUNT],
 		       struct xd_diag *diag)
@@ -491,6 +510,12 @@ static struct xd_snapshot *load_key(const struct xd_schema *schema,
 
 		if (text == NULL)
 			continue;
+		if (blank(text, len)) {
+			xd_diag_add(&out->diag, "%s: the file is empty (a snapshot with no resources is written {})",
+				    k->files[f]);
+			free(text);
+			continue;
+		}
 		out->files++;
 		out->bytes += len;
 		bd.file = k->files[f];
@@ -512,7 +537,10 @@ static struct xd_snapshot *load_key(const struct xd_schema *schema,
 		if (tables[t] == NULL)
 			abort();
 	}
-	check_refs(tables, &out->diag);
+	/* A resource refused above would only show up again as a missing
+	 * reference: check references once every resource is good. */
+	if (xd_diag_total(&out->diag) == errors)
+		check_refs(tables, &out->diag);
 	if (xd_diag_total(&out->diag) != errors) {
 		for (int t = 0; t < XD_RTYPE_COUNT; t++)
 			xd_table_unref(tables[t]);

@@ -1,0 +1,268 @@
+/*
+ * Snapshots and SIGHUP, end to end: the real daemon, real files, real
+ * signals, a real gRPC client watching what it is served.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "client.h"
+#include "daemon.h"
+#include "xdtest.h"
+
+#define START_MS 10000
+#define STOP_MS 5000
+#define CDS_URL "type.googleapis.com/envoy.config.cluster.v3.Cluster"
+
+/* A fresh snapshot directory; returns its path (malloc'd). */
+static char *snapdir(void)
+{
+	char *dir;
+	static int n;
+
+	ck_assert(asprintf(&dir, "%s/snap.%d.%d", xdtest_tmpdir(), (int)getpid(),
+			   n++) > 0);
+	ck_assert(mkdir(dir, 0755) == 0);
+	return dir;
+}
+
+/* Writes DIR/NAME with `count` STATIC clusters named PREFIX-i. */
+static void write_clusters(const char *dir, const char *name,
+			   const char *prefix, int count)
+{
+	char *text = strdup("clusters:\n"), *next;
+
+	for (int i = 0; i < count; i++) {
+		ck_assert(asprintf(&next, "%s- {name: %s-%d, type: STATIC, connect_timeout: 1s}\n",
+				   text, prefix, i) > 0);
+		free(text);
+		text = next;
+	}
+	free(xdtest_write_file(dir, name, text));
+	free(text);
+}
+
+static struct xdt_daemon *start(const char *dir)
+{
+	char cfg[512];
+
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nsnapshots: %s\nlog_level: debug\n", dir);
+	return xdt_daemon_start(cfg, NULL, START_MS);
+}
+
+static struct xdc_stream *watch_cds(struct xdc_conn *c, const char *cluster)
+{
+	Envoy__Service__Discovery__V3__DiscoveryRequest req =
+		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+	struct xdc_stream *s = xdc_open(c, XDC_ADS);
+
+	node.id = "reload-test";
+	node.cluster = (char *)cluster;
+	req.node = &node;
+	req.type_url = CDS_URL;
+	ck_assert(xdc_send_sotw(s, &req, 5000));
+	return s;
+}
+
+/* Receives a CDS response, ACKs it, returns its resource count. */
+static int next_cds(struct xdc_stream *s, int timeout_ms, char **version)
+{
+	Envoy__Service__Discovery__V3__DiscoveryResponse *r =
+		xdc_recv_sotw(s, timeout_ms);
+	Envoy__Service__Discovery__V3__DiscoveryRequest ack =
+		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+	int n;
+
+	if (r == NULL)
+		return -1;
+	ack.type_url = CDS_URL;
+	ack.version_info = r->version_info;
+	ack.response_nonce = r->nonce;
+	ck_assert(xdc_send_sotw(s, &ack, 5000));
+	n = (int)r->n_resources;
+	if (version != NULL)
+		*version = strdup(r->version_info);
+	envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
+	return n;
+}
+
+static void stop(struct xdt_daemon *d)
+{
+	xdt_daemon_signal(d, SIGTERM);
+	ck_assert(xdt_daemon_wait(d, STOP_MS));
+	ck_assert_int_eq(d->exit_status, 0);
+	xdt_daemon_free(d);
+}
+
+/* A reload that fails keeps the old snapshot, for old and new clients. */
+START_TEST(failed_reload_keeps_serving)
+{
+	char *dir = snapdir(), *v1 = NULL, *v2 = NULL;
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s, *late;
+	char *log;
+
+	write_clusters(dir, "default.yaml", "a", 2);
+	d = start(dir);
+	c = xdc_connect(d->target);
+	s = watch_cds(c, "x");
+	ck_assert_int_eq(next_cds(s, 5000, &v1), 2);
+
+	free(xdtest_write_file(dir, "default.yaml",
+			       "clusters:\n- {name: b, connect_timeout: never}\n"));
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "reload failed", 5000));
+	log = xdt_daemon_log(d);
+	ck_assert_ptr_nonnull(strstr(log, "default.yaml:2:30: clusters[0].connect_timeout: malformed duration 'never'"));
+	ck_assert_ptr_nonnull(strstr(log, "still serving the previous snapshots"));
+	free(log);
+	/* nothing new for the client, and a new client gets the old one */
+	ck_assert_int_eq(next_cds(s, 300, NULL), -1);
+	late = watch_cds(c, "y");
+	ck_assert_int_eq(next_cds(late, 5000, &v2), 2);
+	ck_assert_str_eq(v1, v2);
+	free(v2);
+
+	/* fixed: both get the new snapshot */
+	write_clusters(dir, "default.yaml", "b", 3);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert_int_eq(next_cds(s, 5000, &v2), 3);
+	ck_assert_str_ne(v1, v2);
+	free(v2);
+	ck_assert_int_eq(next_cds(late, 5000, NULL), 3);
+
+	xdc_stream_free(s);
+	xdc_stream_free(late);
+	xdc_conn_free(c);
+	stop(d);
+	free(v1);
+	free(dir);
+}
+END_TEST
+
+/* Without a good snapshot the daemon does not start. */
+START_TEST(broken_snapshot_refuses_to_start)
+{
+	char *dir = snapdir(), cfg[512], *log;
+	struct xdt_daemon *d;
+
+	free(xdtest_write_file(dir, "default.yaml",
+			       "clusters:\n- {name: c, type: EDS}\n"));
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	d = xdt_daemon_spawn(cfg, NULL);
+	ck_assert(xdt_daemon_wait(d, START_MS));
+	ck_assert_int_eq(d->exit_status, 1);
+	log = xdt_daemon_log(d);
+	ck_assert_ptr_nonnull(strstr(log, "cluster 'c' refers to endpoints 'c', which is not in the snapshot"));
+	ck_assert_ptr_nonnull(strstr(log, "1 error in the snapshots"));
+	ck_assert_ptr_null(strstr(log, "listening on"));
+	free(log);
+	xdt_daemon_free(d);
+
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s/none\n", dir);
+	d = xdt_daemon_spawn(cfg, NULL);
+	ck_assert(xdt_daemon_wait(d, START_MS));
+	ck_assert_int_eq(d->exit_status, 1);
+	log = xdt_daemon_log(d);
+	ck_assert_ptr_nonnull(strstr(log, "cannot read the snapshot directory"));
+	free(log);
+	xdt_daemon_free(d);
+	free(dir);
+}
+END_TEST
+
+/* Signals during a reload are coalesced into one more reload, which
+ * sees the newest files. */
+START_TEST(sighup_storm_ends_on_newest_files)
+{
+	char *dir = snapdir();
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+	int n = 0;
+
+	write_clusters(dir, "default.yaml", "a", 1);
+	d = start(dir);
+	c = xdc_connect(d->target);
+	s = watch_cds(c, "x");
+	ck_assert_int_eq(next_cds(s, 5000, NULL), 1);
+	for (int i = 2; i <= 20; i++) {
+		write_clusters(dir, "default.yaml", "a", i);
+		xdt_daemon_signal(d, SIGHUP);
+	}
+	/* the last response the client gets holds all 20 */
+	for (int r; (r = next_cds(s, 2000, NULL)) >= 0;)
+		n = r;
+	ck_assert_int_eq(n, 20);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* A reload disturbs only the keys whose snapshot changed; a node whose
+ * key has no snapshot gets the default one. */
+START_TEST(reload_touches_only_changed_keys)
+{
+	char *dir = snapdir();
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *a, *b, *other;
+
+	write_clusters(dir, "a.yaml", "a", 1);
+	write_clusters(dir, "b.yaml", "b", 2);
+	write_clusters(dir, "default.yaml", "d", 3);
+	d = start(dir);
+	c = xdc_connect(d->target);
+	a = watch_cds(c, "a");
+	b = watch_cds(c, "b");
+	other = watch_cds(c, "elsewhere");
+	ck_assert_int_eq(next_cds(a, 5000, NULL), 1);
+	ck_assert_int_eq(next_cds(b, 5000, NULL), 2);
+	ck_assert_int_eq(next_cds(other, 5000, NULL), 3);
+
+	write_clusters(dir, "b.yaml", "b", 5);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "1 changed", 5000));
+	ck_assert_int_eq(next_cds(b, 5000, NULL), 5);
+	ck_assert_int_eq(next_cds(a, 300, NULL), -1);
+	ck_assert_int_eq(next_cds(other, 300, NULL), -1);
+
+	/* b's own snapshot goes: b is served the default */
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/b.yaml", dir);
+	ck_assert(remove(path) == 0);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert_int_eq(next_cds(b, 5000, NULL), 3);
+	ck_assert_int_eq(next_cds(a, 300, NULL), -1);
+
+	xdc_stream_free(a);
+	xdc_stream_free(b);
+	xdc_stream_free(other);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("reload");
+	TCase *tc = tcase_create("reload");
+
+	xdtest_tmpdir();
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, failed_reload_keeps_serving);
+	tcase_add_test(tc, broken_snapshot_refuses_to_start);
+	tcase_add_test(tc, sighup_storm_ends_on_newest_files);
+	tcase_add_test(tc, reload_touches_only_changed_keys);
+	suite_add_tcase(s, tc);
+	return xdtest_run(s);
+}
