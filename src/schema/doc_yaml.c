@@ -201,7 +201,9 @@ int xd_doc_feed(struct xd_doc_builder *b, const yaml_event_t *ev,
 		n.len = (uint32_t)(f->kind == XD_DN_MAP ? count / 2 : count);
 		n.u.kids = xd_arena_alloc(b->arena,
 					  (count + 1) * sizeof(*n.u.kids));
-		memcpy(n.u.kids, b->kids + f->base, count * sizeof(*n.u.kids));
+		if (count > 0)
+			memcpy(n.u.kids, b->kids + f->base,
+			       count * sizeof(*n.u.kids));
 		b->nkids = f->base;
 		if (f->merge && xd_doc_merge(b->arena, &n, &b->err) != 0)
 			return -1;

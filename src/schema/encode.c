@@ -807,8 +807,9 @@ void xd_enc_map(struct xd_encoder *e, const struct xd_fielddesc *f,
 		e->nsegs--;
 	}
 	end = e->nkeys;
-	qsort(e->keys + base, end - base, sizeof(*e->keys),
-	      by_text ? cmp_str_key : cmp_num_key);
+	if (end > base)
+		qsort(e->keys + base, end - base, sizeof(*e->keys),
+		      by_text ? cmp_str_key : cmp_num_key);
 	for (size_t i = base; i < end && !e->stopped; i++) {
 		struct xd_enc_key k = e->keys[i];
 		size_t mark;

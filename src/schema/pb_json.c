@@ -377,11 +377,28 @@ static json_t *field_json(struct dec *d, size_t at, size_t n)
 	return j;
 }
 
+/* Whether occurrence k is the last of its oneof's members. */
+static bool last_of_oneof(const struct dec *d, size_t base, size_t end,
+			  size_t k)
+{
+	const struct occ *o = &d->occs[k];
+
+	for (size_t i = base; i < end; i++) {
+		const struct occ *x = &d->occs[i];
+
+		if (x->f != o->f && x->f->oneof == o->f->oneof &&
+		    x->f->parent == o->f->parent && x->seq > o->seq)
+			return false;
+	}
+	return true;
+}
+
 /* The fields of message m into obj. */
 static int dec_fields(struct dec *d, const struct xd_msgdesc *m,
 		      const uint8_t *p, size_t len, json_t *obj)
 {
-	const uint8_t *end = p + len;
+	static const uint8_t none[1];
+	const uint8_t *end = (p = p ? p : none) + len;
 	size_t base = d->nocc, end_occ;
 	struct xd_wire_field w;
 	bool sorted = true;
@@ -421,6 +438,11 @@ static int dec_fields(struct dec *d, const struct xd_msgdesc *m,
 
 		while (i + n < end_occ && d->occs[i + n].f == f)
 			n++;
+		/* Of the members of a oneof, the last on the wire wins. */
+		if (f->oneof >= 0 && !last_of_oneof(d, base, end_occ, i + n - 1)) {
+			i += n;
+			continue;
+		}
 		if (!(f->flags & (XD_F_REPEATED | XD_F_PRESENCE)) &&
 		    is_default(&d->occs[i + n - 1].w)) {
 			i += n;
@@ -666,8 +688,13 @@ static json_t *dec_wkt(struct dec *d, const struct xd_msgdesc *m,
 static json_t *dec_msg(struct dec *d, const struct xd_msgdesc *m,
 		       const uint8_t *p, size_t len)
 {
+	static const uint8_t none[1];
 	json_t *j;
 
+	/* Absent values (an empty Any, a map entry without a value) come
+	 * as NULL; no arithmetic on NULL below. */
+	if (p == NULL)
+		p = none;
 	if (d->failed)
 		return NULL;
 	if (d->depth >= MAX_DEPTH) {

@@ -561,6 +561,11 @@ int xd_fieldmask_path_format(const char *s, size_t len, struct xd_buf *out)
 	size_t start = out->len;
 	bool under = false;
 
+	/* Paths are joined with commas, and empty ones are dropped when
+	 * read: neither would come back the same. */
+	if (len == 0 || memchr(s, ',', len) != NULL)
+		return -1;
+
 	for (size_t i = 0; i < len; i++) {
 		char c = s[i];
 
@@ -634,7 +639,9 @@ double xd_float_shortest(float f)
 		return (double)f;
 	for (int p = 1; p <= 9; p++) {
 		snprintf(buf, sizeof(buf), "%.*g", p, (double)f);
-		if (strtof(buf, NULL) == f) {
+		/* Read back as this transcoder does: a double, then a
+		 * float (so double rounding cannot change it). */
+		if ((float)strtod(buf, NULL) == f) {
 			double d = strtod(buf, NULL);
 
 			/* Near FLT_MAX the short form exceeds FLT_MAX as a

@@ -456,7 +456,7 @@ static int dispatch(struct piece_job *jobs, size_t n, xd_item_fn fn,
 {
 	for (size_t k = 0; k < n; k++) {
 		const uint8_t *p = jobs[k].items.data;
-		const uint8_t *end = p + jobs[k].items.len;
+		const uint8_t *end = p ? p + jobs[k].items.len : NULL;
 
 		while (p < end) {
 			struct item_rec rec;

@@ -84,8 +84,13 @@ static int walk_any(struct walk *w, const uint8_t *p, size_t len, size_t i)
 static int walk(struct walk *w, const struct xd_msgdesc *m, const uint8_t *p,
 		size_t len, size_t i, bool after_any)
 {
+	static const uint8_t none[1];
 	const struct xd_fielddesc *f;
-	const uint8_t *end = p + len;
+	const uint8_t *end;
+
+	if (p == NULL) /* an Any without a value */
+		p = none;
+	end = p + len;
 	struct xd_wire_field fw;
 	bool last = i + 1 == w->ncomps;
 	int total = 0, r;

@@ -52,3 +52,54 @@ TESTS += tests/unit/check_schema tests/unit/check_transcode
 TESTS += tests/schema/differential.sh tests/schema/bad-inputs.sh
 EXTRA_DIST += tests/schema/differential.sh tests/schema/differential.py \
 	tests/schema/bad-inputs.sh tests/schema/corpus tests/schema/bad
+
+# ---------------------------------------------------------------------
+# `make fuzz-transcode` (also reached by `make fuzz`): the transcoder
+# under libFuzzer with ASan and UBSan, seeded with the differential
+# corpus. Needs clang; runs FUZZ_TIME seconds (default 120).
+# ---------------------------------------------------------------------
+FUZZ_TIME ?= 120
+FUZZ_TRANSCODE_SRCS = $(srcdir)/tests/fuzz/fuzz_transcode.c \
+	$(srcdir)/src/schema/schema.c $(srcdir)/src/schema/wire.c \
+	$(srcdir)/src/schema/scalar.c $(srcdir)/src/schema/doc.c \
+	$(srcdir)/src/schema/doc_yaml.c $(srcdir)/src/schema/encode.c \
+	$(srcdir)/src/schema/encode_wkt.c $(srcdir)/src/schema/transcode.c \
+	$(srcdir)/src/schema/split.c $(srcdir)/src/schema/pb_json.c \
+	$(srcdir)/src/schema/walk.c $(srcdir)/src/util/buf.c \
+	$(srcdir)/src/util/arena.c $(srcdir)/src/util/diag.c
+EXTRA_DIST += tests/fuzz/fuzz_transcode.c
+if HAVE_CLANG
+tests/fuzz/fuzz_transcode$(EXEEXT): $(FUZZ_TRANSCODE_SRCS) proto/gen.stamp
+	$(AM_V_CCLD)$(MKDIR_P) tests/fuzz && \
+	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined $(DEFS) $(AM_CPPFLAGS) \
+		$(YAML_CFLAGS) $(JANSSON_CFLAGS) $(PROTOBUF_C_CFLAGS) \
+		-o $@ $(FUZZ_TRANSCODE_SRCS) \
+		proto/gen/google/protobuf/descriptor.pb-c.c \
+		$(PROTOBUF_C_LIBS) $(YAML_LIBS) $(JANSSON_LIBS) -lpthread -lm
+fuzz-transcode: tests/fuzz/fuzz_transcode$(EXEEXT) tests/schema/xdtest.pb
+	@rm -rf tests/fuzz/seeds-transcode && \
+	$(MKDIR_P) tests/fuzz/seeds-transcode tests/fuzz/corpus-transcode && \
+	for f in $(srcdir)/tests/schema/corpus/*.yaml \
+		 $(srcdir)/tests/schema/bad/*.yaml; do \
+		b=`basename $$f .yaml`; \
+		printf '\000\000' | cat - $$f > tests/fuzz/seeds-transcode/$$b; \
+	done && \
+	for f in $(srcdir)/tests/schema/bad/*.json; do \
+		b=`basename $$f .json`; \
+		printf '\002\000' | cat - $$f > tests/fuzz/seeds-transcode/$$b.json; \
+	done
+	XDSD_SCHEMA=proto/xds-api.pb tests/fuzz/fuzz_transcode$(EXEEXT) \
+		-max_total_time=$(FUZZ_TIME) -max_len=65536 -timeout=10 \
+		-rss_limit_mb=2048 tests/fuzz/corpus-transcode \
+		tests/fuzz/seeds-transcode
+else
+fuzz-transcode:
+	@echo "make fuzz needs clang, which configure did not find"; exit 1
+endif
+fuzz: fuzz-transcode
+CLEANFILES += tests/fuzz/fuzz_transcode$(EXEEXT)
+clean-local: clean-fuzz-transcode
+clean-fuzz-transcode:
+	rm -rf tests/fuzz/seeds-transcode tests/fuzz/corpus-transcode
+.PHONY: fuzz fuzz-transcode clean-fuzz-transcode
