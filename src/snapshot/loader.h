@@ -17,8 +17,14 @@
  * Tables equal in content to the previous snapshot's of the same key are
  * reused, so a reload changes only what changed.
  *
+ * A large YAML file is parsed in pieces on one thread per core (the
+ * transcoder cuts it where that is safe); resources are still named,
+ * checked and added in file order, so errors and "first defined at" are
+ * those of a serial load.
+ *
  * Thread: xd_load_dir runs on any thread (the daemon runs it on libuv's
- * thread pool); the schema is shared read-only.
+ * thread pool) and starts its own workers; the schema is shared
+ * read-only.
  */
 #ifndef XD_SNAPSHOT_LOADER_H
 #define XD_SNAPSHOT_LOADER_H
@@ -27,10 +33,8 @@
 
 #include "schema/schema.h"
 #include "snapshot/snapshot.h"
+#include "snapshot/files.h"
 #include "util/diag.h"
-
-/* Files larger than this are refused rather than read. */
-#define XD_SNAPSHOT_MAX_FILE (256u << 20)
 
 struct xd_load {
 	int rc;                      /* 0, or -1 with errors in diag */

@@ -28,6 +28,21 @@ size_t xd_diag_total(const struct xd_diag *d)
 	return d->count + d->dropped;
 }
 
+void xd_diag_append(struct xd_diag *d, struct xd_diag *from)
+{
+	for (size_t i = 0; i < from->count; i++) {
+		if (d->count < XD_DIAG_MAX) {
+			d->msgs[d->count++] = from->msgs[i];
+		} else {
+			free(from->msgs[i]);
+			d->dropped++;
+		}
+	}
+	d->dropped += from->dropped;
+	from->count = 0;
+	from->dropped = 0;
+}
+
 void xd_diag_print(const struct xd_diag *d, FILE *out)
 {
 	for (size_t i = 0; i < d->count; i++)

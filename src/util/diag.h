@@ -27,6 +27,8 @@ struct xd_diag {
 void xd_diag_add(struct xd_diag *d, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 size_t xd_diag_total(const struct xd_diag *d);
+/* Moves every message of `from` to the end of `d`; `from` is emptied. */
+void xd_diag_append(struct xd_diag *d, struct xd_diag *from);
 /* Writes every message, one a line, and a final count of dropped ones. */
 void xd_diag_print(const struct xd_diag *d, FILE *out);
 void xd_diag_clear(struct xd_diag *d);

@@ -31,6 +31,7 @@ struct xd_rtype_info {
 	const char *message;       /* full protobuf message name */
 	const char *snapshot_key;  /* top-level key in snapshot files */
 	const char *service;       /* LDS, RDS, ... */
+	const char *noun;          /* for messages: "route configuration" */
 	bool wildcard_ok;          /* LDS, CDS, SRDS (S2, D2); Envoy also
 				      subscribes to SRDS by wildcard in SotW */
 	bool full_state;           /* SotW responses carry every resource (S8) */

@@ -1,0 +1,242 @@
+#include "snapshot/files.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int ext_len(const char *name)
+{
+	size_t n = strlen(name);
+
+	return (n > 5 && strcmp(name + n - 5, ".yaml") == 0) ? 5 :
+	       (n > 4 && strcmp(name + n - 4, ".yml") == 0)  ? 4 :
+	       (n > 5 && strcmp(name + n - 5, ".json") == 0) ? 5 : 0;
+}
+
+static int by_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted names of the entries of `dir`, hidden ones skipped. */
+static char **read_names(const char *dir, size_t *n, int *err)
+{
+	DIR *d = opendir(dir);
+	char **v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	*err = 0;
+	if (d == NULL) {
+		*err = errno;
+		return NULL;
+	}
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 32;
+			v = realloc(v, cap * sizeof(*v));
+			if (v == NULL)
+				abort();
+		}
+		if ((v[(*n)++] = strdup(e->d_name)) == NULL)
+			abort();
+	}
+	closedir(d);
+	if (*n > 0)
+		qsort(v, *n, sizeof(*v), by_str);
+	return v;
+}
+
+static void free_names(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static char *join(const char *a, const char *b)
+{
+	char *p;
+
+	if (asprintf(&p, "%s/%s", a, b) < 0)
+		abort();
+	return p;
+}
+
+/* Nothing but blanks and comments. */
+static bool blank(const char *text, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == '#') {
+			while (i < len && text[i] != '\n')
+				i++;
+		} else if (text[i] != ' ' && text[i] != '\t' &&
+			   text[i] != '\n' && text[i] != '\r') {
+			return false;
+		}
+	}
+	return true;
+}
+
+static int read_file(struct xd_snapfile *f, struct xd_diag *diag)
+{
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	size_t got = 0;
+
+	if (fd < 0) {
+		xd_diag_add(diag, "%s: %s", f->path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		xd_diag_add(diag, "%s: not a regular file", f->path);
+		close(fd);
+		return -1;
+	}
+	if ((unsigned long long)st.st_size > XD_SNAPSHOT_MAX_FILE) {
+		xd_diag_add(diag, "%s: %lld bytes: larger than the limit of %u MiB",
+			    f->path, (long long)st.st_size,
+			    XD_SNAPSHOT_MAX_FILE >> 20);
+		close(fd);
+		return -1;
+	}
+	f->text = malloc((size_t)st.st_size + 1);
+	if (f->text == NULL)
+		abort();
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, f->text + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			xd_diag_add(diag, "%s: %s", f->path,
+				    n < 0 ? strerror(errno) : "changed while read");
+			close(fd);
+			return -1;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	f->text[got] = '\0';
+	f->len = got;
+	if (blank(f->text, f->len)) {
+		xd_diag_add(diag, "%s: the file is empty (a snapshot with no resources is written {})",
+			    f->path);
+		return -1;
+	}
+	return 0;
+}
+
+static struct xd_snapkey *add_key(struct xd_snapkey **keys, size_t *n,
+				  const char *key, const char *what,
+				  struct xd_diag *diag)
+{
+	struct xd_snapkey *k;
+
+	for (size_t i = 0; i < *n; i++) {
+		if (strcmp((*keys)[i].key, key) == 0) {
+			xd_diag_add(diag, "%s: snapshot '%s' is also defined by %s",
+				    (*keys)[i].nfiles ? (*keys)[i].files[0].path : key,
+				    key, what);
+			return NULL;
+		}
+	}
+	*keys = realloc(*keys, (*n + 1) * sizeof(**keys));
+	if (*keys == NULL)
+		abort();
+	k = &(*keys)[(*n)++];
+	memset(k, 0, sizeof(*k));
+	if ((k->key = strdup(key)) == NULL)
+		abort();
+	return k;
+}
+
+static void add_file(struct xd_snapkey *k, char *path)
+{
+	struct xd_snapfile *f;
+	size_t n = strlen(path);
+
+	k->files = realloc(k->files, (k->nfiles + 1) * sizeof(*k->files));
+	if (k->files == NULL)
+		abort();
+	f = &k->files[k->nfiles++];
+	memset(f, 0, sizeof(*f));
+	f->path = path;
+	f->json = n > 5 && strcmp(path + n - 5, ".json") == 0;
+}
+
+int xd_snapdir_read(const char *dir, struct xd_snapkey **keys, size_t *nkeys,
+		    struct xd_diag *diag)
+{
+	size_t n, before = xd_diag_total(diag);
+	int err;
+	char **names = read_names(dir, &n, &err);
+
+	*keys = NULL;
+	*nkeys = 0;
+	if (err != 0) {
+		xd_diag_add(diag, "%s: cannot read the snapshot directory: %s",
+			    dir, strerror(err));
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *path = join(dir, names[i]);
+		int ext = ext_len(names[i]);
+		struct xd_snapkey *k;
+		struct stat st;
+
+		if (stat(path, &st) != 0) {
+			xd_diag_add(diag, "%s: %s", path, strerror(errno));
+			free(path);
+		} else if (S_ISDIR(st.st_mode)) {
+			size_t m;
+			char **inner = read_names(path, &m, &err);
+
+			if (err != 0) {
+				xd_diag_add(diag, "%s: %s", path, strerror(err));
+			} else if ((k = add_key(keys, nkeys, names[i], path, diag)) != NULL) {
+				for (size_t j = 0; j < m; j++)
+					if (ext_len(inner[j]))
+						add_file(k, join(path, inner[j]));
+			}
+			free_names(inner, m);
+			free(path);
+		} else if (S_ISREG(st.st_mode) && ext != 0) {
+			char *key = strndup(names[i], strlen(names[i]) - (size_t)ext);
+
+			if (key == NULL)
+				abort();
+			if ((k = add_key(keys, nkeys, key, path, diag)) != NULL)
+				add_file(k, path);
+			else
+				free(path);
+			free(key);
+		} else {
+			free(path); /* not a snapshot: READMEs and the like */
+		}
+	}
+	free_names(names, n);
+	for (size_t i = 0; i < *nkeys; i++)
+		for (size_t j = 0; j < (*keys)[i].nfiles; j++)
+			read_file(&(*keys)[i].files[j], diag);
+	return xd_diag_total(diag) == before ? 0 : -1;
+}
+
+void xd_snapdir_free(struct xd_snapkey *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < keys[i].nfiles; j++) {
+			free(keys[i].files[j].path);
+			free(keys[i].files[j].text);
+		}
+		free(keys[i].files);
+		free(keys[i].key);
+	}
+	free(keys);
+}

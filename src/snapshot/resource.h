@@ -1,0 +1,44 @@
+/*
+ * What the loader learns of one encoded resource besides its bytes: its
+ * name, the resources it refers to, and its aliases (VHDS).
+ *
+ * Names: `name`, or `cluster_name` for endpoints. References, read
+ * through Anys: an EDS cluster names its endpoints (service_name, or its
+ * own name); a listener names the route configurations of its
+ * HttpConnectionManagers using RDS (filter chains, default chain, API
+ * listener); routes and VHDS virtual hosts name their clusters (single,
+ * weighted, mirrors); a scoped route names its route configuration.
+ * A VHDS virtual host is named "<route configuration>/<name>", refers to
+ * that route configuration and has an alias "<route configuration>/
+ * <domain>" per domain (D10).
+ *
+ * Thread: any; the schema is shared read-only.
+ */
+#ifndef XD_SNAPSHOT_RESOURCE_H
+#define XD_SNAPSHOT_RESOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "schema/schema.h"
+#include "snapshot/table.h"
+
+struct xd_resinfo {
+	char *name;
+	struct xd_ref *refs; /* sorted, unique; names malloc'd */
+	size_t nrefs;
+	char **aliases;
+	size_t naliases;
+};
+
+/*
+ * Analyzes a resource of type `t` (message `m`). Returns 0, or -1 with a
+ * reason in `why` ("cluster without a name") and nothing to free.
+ */
+int xd_resource_analyze(const struct xd_schema *s, const struct xd_msgdesc *m,
+			enum xd_rtype t, const uint8_t *data, size_t len,
+			struct xd_resinfo *out, char *why, size_t whylen);
+
+void xd_resinfo_clear(struct xd_resinfo *r);
+
+#endif
