@@ -27,6 +27,9 @@
 /* Containers nested deeper than this are refused while building; the
  * transcoder's own, lower bound applies to message nesting. */
 #define XD_DOC_MAX_DEPTH 256
+#define XD_DOC_STR_(x) #x
+#define XD_DOC_STR(x) XD_DOC_STR_(x)
+#define XD_DOC_MAX_DEPTH_TEXT XD_DOC_STR(XD_DOC_MAX_DEPTH) /* "256" */
 /* Nodes that aliases may add, over a whole file (a "billion laughs"
  * document must fail, not expand). */
 #define XD_DOC_MAX_ALIAS_NODES (4u << 20)

@@ -168,7 +168,8 @@ int xd_doc_feed(struct xd_doc_builder *b, const yaml_event_t *ev,
 	case YAML_MAPPING_START_EVENT:
 		if (b->depth == XD_DOC_MAX_DEPTH)
 			return fail_at(b, &ev->start_mark,
-				       "nesting deeper than %s levels", "256");
+				       "nesting deeper than %s levels",
+				       XD_DOC_MAX_DEPTH_TEXT);
 		if (b->depth == b->stack_cap)
 			b->stack = grow(b->stack, &b->stack_cap, b->depth + 1,
 					sizeof(*b->stack));
@@ -257,7 +258,8 @@ static int from_ynode(struct yconv *c, yaml_node_t *node, struct xd_dnode *out,
 	out->line = (uint32_t)node->start_mark.line + 1;
 	out->col = (uint32_t)node->start_mark.column + 1;
 	if (depth > XD_DOC_MAX_DEPTH)
-		return yfail(c, node, "nesting deeper than 256 levels");
+		return yfail(c, node, "nesting deeper than "
+				      XD_DOC_MAX_DEPTH_TEXT " levels");
 	if (c->budget == 0)
 		return yfail(c, node, "aliases expand to too many nodes");
 	c->budget--;
