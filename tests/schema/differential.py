@@ -227,8 +227,13 @@ def main():
     files = sorted(glob.glob(os.path.join(SRCDIR, "tests/schema/corpus",
                                           "*.yaml")))
     tap = Tap()
-    tap.ok(len(files) >= 30, "corpus has at least 30 documents (%d)"
-           % len(files))
+    envoy = []
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            if "schema" not in header(f.read()):
+                envoy.append(path)
+    tap.ok(len(envoy) >= 30, "corpus has at least 30 Envoy resources (%d)"
+           % len(envoy))
     for path in files:
         check_file(tap, pools, path)
     print("1..%d" % tap.n)
