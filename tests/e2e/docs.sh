@@ -6,8 +6,8 @@
 man8=$XDSD_SRCDIR/man/xdsd.8
 man5=$XDSD_SRCDIR/man/xdsd.yaml.5
 
-for page in "$man8" "$man5"; do
-  warnings=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
+for page in "$man8" "$man5" "$XDSD_SRCDIR/man/xdsd-snapshot.5"; do
+  warnings=$(groff -man -t -Tutf8 -ww -z "$page" 2>&1)
   if [ -z "$warnings" ]; then ok "$(basename "$page") renders without warnings"
   else fail "$(basename "$page") renders without warnings"; echo "$warnings" | sed 's/^/# /'; fi
 done

@@ -12,7 +12,8 @@ make -s -C "$XDSD_BUILDDIR" install DESTDIR="$dest" \
 
 for f in "$sbindir/xdsd" "$pkgdatadir/xds-api.pb" "$sysconfdir/xdsd/xdsd.yaml" \
          "$sysconfdir/xdsd/snapshots/default.yaml" "$systemdunitdir/xdsd.service" \
-         "$mandir/man8/xdsd.8" "$mandir/man5/xdsd.yaml.5"; do
+         "$mandir/man8/xdsd.8" "$mandir/man5/xdsd.yaml.5" \
+         "$mandir/man5/xdsd-snapshot.5"; do
   check "installs $f" test -s "$dest$f"
 done
 check "installed binary runs" "$dest$sbindir/xdsd" --version
