@@ -1,0 +1,14 @@
+# Benchmarks (bench/README.md), included by Makefile.am. Built by `make`,
+# never run by `make check`: bench/run drives them.
+#  bench/fleet          N simulated Envoys over ADS (SotW or delta) against
+#                       an xDS server: time to a full configuration,
+#                       convergence after a snapshot change, server RSS/CPU
+#  bench/gen-snapshot   snapshot YAML of a given size, and its small updates
+#  bench/run            the standard matrix; writes bench/README.md figures
+# Makefile.am defines no other noinst_PROGRAMS; if it comes to, make
+# this '+=' and add 'noinst_PROGRAMS =' next to noinst_LIBRARIES there.
+noinst_PROGRAMS = bench/fleet
+bench_fleet_SOURCES = bench/fleet.c
+bench_fleet_CFLAGS = $(AM_CFLAGS)
+bench_fleet_LDADD = $(DEP_LIBS)
+EXTRA_DIST += bench/README.md bench/run bench/gen-snapshot bench/idle-cpu
