@@ -1,0 +1,754 @@
+/*
+ * The protocol engine without sockets: interned name sets, tables and
+ * their wire forms, and the per-type state (sub.c) fed request by
+ * request, its response bodies decoded with protobuf-c. Rules cited as
+ * in XDS-SERVER-RULES.md.
+ */
+#include <grpc/grpc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "envoy/service/discovery/v3/discovery.pb-c.h"
+#include "protocol/body.h"
+#include "protocol/derived.h"
+#include "protocol/nameset.h"
+#include "protocol/sub.h"
+#include "snapshot/table.h"
+#include "xdtest.h"
+
+typedef Envoy__Service__Discovery__V3__DiscoveryResponse SotwResp;
+typedef Envoy__Service__Discovery__V3__DeltaDiscoveryResponse DeltaResp;
+
+static struct xd_name N(const char *s)
+{
+	return (struct xd_name){s, strlen(s)};
+}
+
+/* A table of `type` from "name=content" pairs (content is the bytes). */
+static struct xd_table *table_of(enum xd_rtype type, const char *const *kv,
+				 size_t n)
+{
+	struct xd_table_builder *b = xd_table_builder_new(type);
+
+	for (size_t i = 0; i < n; i++) {
+		char name[64];
+		const char *eq = strchr(kv[i], '=');
+
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - kv[i]), kv[i]);
+		ck_assert_int_eq(xd_table_builder_add(b, name,
+						      (const uint8_t *)eq + 1,
+						      strlen(eq + 1), NULL, 0, NULL,
+						      0, "t.yaml", (uint32_t)i + 1,
+						      NULL),
+				 0);
+	}
+	return xd_table_builder_finish(b);
+}
+
+#define TABLE(type, ...)                                                    \
+	table_of(type, (const char *const[]){__VA_ARGS__},                 \
+		 sizeof((const char *const[]){__VA_ARGS__}) / sizeof(char *))
+
+static SotwResp *sotw_of(struct xd_body *b)
+{
+	SotwResp *r = envoy__service__discovery__v3__discovery_response__unpack(
+		NULL, GRPC_SLICE_LENGTH(b->slice), GRPC_SLICE_START_PTR(b->slice));
+
+	ck_assert_ptr_nonnull(r);
+	return r;
+}
+
+static DeltaResp *delta_of(struct xd_body *b)
+{
+	DeltaResp *r = envoy__service__discovery__v3__delta_discovery_response__unpack(
+		NULL, GRPC_SLICE_LENGTH(b->slice), GRPC_SLICE_START_PTR(b->slice));
+
+	ck_assert_ptr_nonnull(r);
+	return r;
+}
+
+/* The resource names a SotW body carries, joined with ',' (values are
+ * the test's content strings, so "name" is read off the content). */
+static char *sotw_contents(struct xd_body *b)
+{
+	SotwResp *r = sotw_of(b);
+	char *out = calloc(1, 1024);
+
+	for (size_t i = 0; i < r->n_resources; i++) {
+		strncat(out, i ? "," : "", 1023 - strlen(out));
+		strncat(out, (const char *)r->resources[i]->value.data,
+			r->resources[i]->value.len);
+	}
+	envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
+	return out;
+}
+
+static struct xd_sub_req sotw_req(const char *nonce, bool nack,
+				  const struct xd_name *names, size_t n)
+{
+	struct xd_sub_req r = {0};
+	uint64_t h = n;
+
+	r.nonce = N(nonce);
+	r.nack = nack;
+	r.names = names;
+	r.nnames = n;
+	for (size_t i = 0; i < n; i++)
+		h = h * 1000003 + names[i].len * 31 + (unsigned char)names[i].data[0];
+	r.names_hash = h;
+	return r;
+}
+
+static void setup(void)
+{
+	grpc_init();
+}
+
+static void teardown(void)
+{
+	/* every set released: no leak of interned names */
+	ck_assert_uint_eq(xd_nameset_live(), 0);
+	grpc_shutdown_blocking();
+}
+
+/* ---------------- name sets ---------------- */
+
+START_TEST(nameset_interned)
+{
+	struct xd_name a[] = {N("b"), N("a"), N("b"), N("c")};
+	struct xd_name b[] = {N("c"), N("a"), N("b")};
+	struct xd_nameset *s1 = xd_nameset_intern(a, 4), *s2 = xd_nameset_intern(b, 3);
+	struct xd_nameset *e1 = xd_nameset_empty(), *e2 = xd_nameset_intern(NULL, 0);
+
+	ck_assert_ptr_eq(s1, s2); /* equal sets are one object */
+	ck_assert_uint_eq(xd_nameset_count(s1), 3);
+	ck_assert_str_eq(xd_nameset_at(s1, 0).data, "a");
+	ck_assert_str_eq(xd_nameset_at(s1, 2).data, "c");
+	ck_assert(xd_nameset_has(s1, "b", 1));
+	ck_assert(!xd_nameset_has(s1, "d", 1));
+	ck_assert_ptr_eq(e1, e2);
+	ck_assert_uint_ne(xd_nameset_id(s1), xd_nameset_id(e1));
+	xd_nameset_unref(s1);
+	xd_nameset_unref(s2);
+	xd_nameset_unref(e1);
+	xd_nameset_unref(e2);
+}
+END_TEST
+
+START_TEST(nameset_union_minus)
+{
+	struct xd_name a[] = {N("a"), N("b")}, b[] = {N("b"), N("c")};
+	struct xd_name abc[] = {N("a"), N("b"), N("c")}, only_a[] = {N("a")};
+	struct xd_nameset *sa = xd_nameset_intern(a, 2), *sb = xd_nameset_intern(b, 2);
+	struct xd_nameset *u = xd_nameset_union(sa, sb), *m = xd_nameset_minus(sa, sb);
+	struct xd_nameset *want_u = xd_nameset_intern(abc, 3);
+	struct xd_nameset *want_m = xd_nameset_intern(only_a, 1);
+
+	ck_assert_ptr_eq(u, want_u);
+	ck_assert_ptr_eq(m, want_m);
+	/* names differing only in length are different */
+	struct xd_name x[] = {N("ab")}, y[] = {N("a"), N("b")};
+	struct xd_nameset *sx = xd_nameset_intern(x, 1), *sy = xd_nameset_intern(y, 2);
+
+	ck_assert_ptr_ne(sx, sy);
+	xd_nameset_unref(sx);
+	xd_nameset_unref(sy);
+	xd_nameset_unref(sa);
+	xd_nameset_unref(sb);
+	xd_nameset_unref(u);
+	xd_nameset_unref(m);
+	xd_nameset_unref(want_u);
+	xd_nameset_unref(want_m);
+}
+END_TEST
+
+/* ---------------- tables ---------------- */
+
+START_TEST(table_versions_are_content_hashes)
+{
+	struct xd_table *a = TABLE(XD_CLUSTER, "x=1", "y=2");
+	struct xd_table *b = TABLE(XD_CLUSTER, "y=2", "x=1");
+	struct xd_table *c = TABLE(XD_CLUSTER, "x=1", "y=3");
+
+	/* order of definition does not matter; content does */
+	ck_assert_str_eq(xd_table_version(a), xd_table_version(b));
+	ck_assert_str_ne(xd_table_version(a), xd_table_version(c));
+	ck_assert_str_eq(xd_table_find(a, "x", 1)->version,
+			 xd_table_find(c, "x", 1)->version);
+	ck_assert_str_ne(xd_table_find(a, "y", 1)->version,
+			 xd_table_find(c, "y", 1)->version);
+	ck_assert_uint_eq(strlen(xd_table_version(a)), 16);
+	ck_assert_uint_ne(xd_table_id(a), xd_table_id(b));
+	/* sorted by name */
+	ck_assert_str_eq(xd_table_at(b, 0)->name, "x");
+	xd_table_unref(a);
+	xd_table_unref(b);
+	xd_table_unref(c);
+}
+END_TEST
+
+START_TEST(table_duplicates_refused)
+{
+	struct xd_table_builder *b = xd_table_builder_new(XD_LISTENER);
+	const struct xd_entry *first;
+
+	ck_assert_int_eq(xd_table_builder_add(b, "l", (const uint8_t *)"a", 1, NULL,
+					      0, NULL, 0, "f.yaml", 3, NULL),
+			 0);
+	ck_assert_int_eq(xd_table_builder_add(b, "l", (const uint8_t *)"b", 1, NULL,
+					      0, NULL, 0, "g.yaml", 9, &first),
+			 -1);
+	ck_assert_str_eq(first->file, "f.yaml");
+	ck_assert_uint_eq(first->line, 3);
+	xd_table_unref(xd_table_builder_finish(b));
+}
+END_TEST
+
+/* The body of a "field 2, length-delimited" entry: after its tag and
+ * length varint. */
+static const uint8_t *entry_body(const struct xd_span *sp, size_t *len)
+{
+	const uint8_t *p = sp->data + 1;
+	uint64_t n = 0;
+
+	ck_assert_uint_eq(sp->data[0], 0x12);
+	for (int shift = 0;; shift += 7) {
+		n |= (uint64_t)(*p & 0x7f) << shift;
+		if (*p++ < 0x80)
+			break;
+	}
+	ck_assert_uint_eq(n, sp->len - (size_t)(p - sp->data));
+	*len = n;
+	return p;
+}
+
+/* The three wire forms decode as what they claim to be (DESIGN §5). */
+START_TEST(table_wire_forms)
+{
+	const char *aliases[] = {"rc/a.example", "rc/b.example"};
+	struct xd_table_builder *b = xd_table_builder_new(XD_VIRTUAL_HOST);
+	struct xd_table *t;
+	const struct xd_entry *e;
+	Google__Protobuf__Any *any;
+	Envoy__Service__Discovery__V3__Resource *res;
+	const uint8_t *body;
+	size_t len;
+
+	xd_table_builder_add(b, "rc/vh", (const uint8_t *)"MSG", 3, NULL, 0,
+			     aliases, 2, "f", 1, NULL);
+	t = xd_table_builder_finish(b);
+	e = xd_table_find(t, "rc/vh", 5);
+	ck_assert_ptr_eq(xd_table_find_alias(t, "rc/b.example", 12), e);
+	ck_assert_ptr_null(xd_table_find_alias(t, "rc/c.example", 12));
+
+	/* sotw: 0x12 len Any */
+	body = entry_body(&e->sotw, &len);
+	any = google__protobuf__any__unpack(NULL, len, body);
+	ck_assert_ptr_nonnull(any);
+	ck_assert_str_eq(any->type_url, "type.googleapis.com/envoy.config.route.v3.VirtualHost");
+	ck_assert_uint_eq(any->value.len, 3);
+	ck_assert_int_eq(memcmp(any->value.data, "MSG", 3), 0);
+	google__protobuf__any__free_unpacked(any, NULL);
+
+	/* delta: 0x12 len Resource{version, Any, name, aliases} */
+	body = entry_body(&e->delta, &len);
+	res = envoy__service__discovery__v3__resource__unpack(NULL, len, body);
+	ck_assert_ptr_nonnull(res);
+	ck_assert_str_eq(res->name, "rc/vh");
+	ck_assert_str_eq(res->version, e->version);
+	ck_assert_uint_eq(res->n_aliases, 2);
+	ck_assert_str_eq(res->aliases[1], "rc/b.example");
+	ck_assert_int_eq(memcmp(res->resource->value.data, "MSG", 3), 0);
+	envoy__service__discovery__v3__resource__free_unpacked(res, NULL);
+
+	/* wrapped (L2): Any{Resource} */
+	body = entry_body(&e->wrapped, &len);
+	any = google__protobuf__any__unpack(NULL, len, body);
+	ck_assert_ptr_nonnull(any);
+	ck_assert_str_eq(any->type_url, "type.googleapis.com/envoy.service.discovery.v3.Resource");
+	res = envoy__service__discovery__v3__resource__unpack(NULL, any->value.len,
+							      any->value.data);
+	ck_assert_str_eq(res->name, "rc/vh");
+	envoy__service__discovery__v3__resource__free_unpacked(res, NULL);
+	google__protobuf__any__free_unpacked(any, NULL);
+	xd_table_unref(t);
+}
+END_TEST
+
+START_TEST(table_union_keeps_old_entries)
+{
+	struct xd_table *old = TABLE(XD_CLUSTER, "x=1", "gone=9");
+	struct xd_table *new = TABLE(XD_CLUSTER, "x=2", "y=3");
+	struct xd_table *u = xd_derived_union(new, old), *again;
+
+	ck_assert_uint_eq(xd_table_count(u), 3);
+	/* the newer table wins for names in both */
+	ck_assert_int_eq(xd_table_find(u, "x", 1)->msg.data[0], '2');
+	ck_assert_ptr_nonnull(xd_table_find(u, "gone", 4));
+	/* the same transition gives the same union; a union of `new` is
+	 * its own union */
+	again = xd_derived_union(new, old);
+	ck_assert_ptr_eq(again, u);
+	xd_table_unref(again);
+	again = xd_derived_union(new, u);
+	ck_assert_ptr_eq(again, u);
+	xd_table_unref(again);
+	xd_table_unref(u);
+	xd_table_unref(old);
+	xd_table_unref(new);
+}
+END_TEST
+
+/* ---------------- SotW ---------------- */
+
+/* Sends what is due and answers it; returns the contents sent or NULL. */
+static char *sotw_step(struct xd_sub *s, struct xd_table *t, bool full,
+		       uint64_t *nonce)
+{
+	struct xd_body *b = xd_sub_next(s, t, XD_FORM_SOTW, full);
+	char *c;
+
+	if (b == NULL)
+		return NULL;
+	c = sotw_contents(b);
+	xd_sub_sent(s, t, ++*nonce);
+	xd_body_unref(b);
+	return c;
+}
+
+/* S2, S8: wildcard CDS is full state; S6: nothing until a change. */
+START_TEST(sotw_wildcard_full_state)
+{
+	struct xd_sub s;
+	struct xd_table *t1 = TABLE(XD_CLUSTER, "a=A1", "b=B1");
+	struct xd_table *t2 = TABLE(XD_CLUSTER, "a=A2", "b=B1");
+	struct xd_table *t3 = TABLE(XD_CLUSTER, "a=A2");
+	struct xd_sub_req r = sotw_req("", false, NULL, 0);
+	uint64_t nonce = 0;
+	char *c, ack[8];
+
+	xd_sub_init(&s);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true), XD_SUB_REQUEST);
+	ck_assert(s.want.all);
+	c = sotw_step(&s, t1, true, &nonce);
+	ck_assert_str_eq(c, "A1,B1");
+	free(c);
+	/* one response in flight at a time */
+	ck_assert_ptr_null(xd_sub_next(&s, t2, XD_FORM_SOTW, true));
+	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
+	r = sotw_req(ack, false, NULL, 0);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true), XD_SUB_ACK);
+	ck_assert_ptr_null(sotw_step(&s, t1, true, &nonce)); /* S6 */
+	c = sotw_step(&s, t2, true, &nonce);
+	ck_assert_str_eq(c, "A2,B1"); /* S8: everything, not just a */
+	free(c);
+	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
+	r = sotw_req(ack, false, NULL, 0);
+	xd_sub_sotw_request(&s, &r, true);
+	c = sotw_step(&s, t3, true, &nonce);
+	ck_assert_str_eq(c, "A2"); /* S8: b's absence deletes it */
+	free(c);
+	xd_sub_clear(&s);
+	xd_table_unref(t1);
+	xd_table_unref(t2);
+	xd_table_unref(t3);
+}
+END_TEST
+
+/* S9: EDS carries only subscribed resources that changed; S7: new names
+ * are sent even if unchanged; S10: missing names are sent on arrival. */
+START_TEST(sotw_explicit_changes_only)
+{
+	struct xd_sub s;
+	struct xd_table *t1 = TABLE(XD_ENDPOINT, "a=A1", "b=B1", "c=C1");
+	struct xd_table *t2 = TABLE(XD_ENDPOINT, "a=A2", "b=B1", "c=C2", "d=D1");
+	struct xd_name ab[] = {N("a"), N("b")}, abd[] = {N("a"), N("b"), N("d")};
+	struct xd_name b_only[] = {N("b")};
+	uint64_t nonce = 0;
+	char *c, ack[8];
+	struct xd_sub_req r = sotw_req("", false, ab, 2);
+
+	xd_sub_init(&s);
+	xd_sub_sotw_request(&s, &r, false);
+	c = sotw_step(&s, t1, false, &nonce);
+	ck_assert_str_eq(c, "A1,B1");
+	free(c);
+	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
+	r = sotw_req(ack, false, abd, 3); /* ACK and subscribe d (absent) */
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false), XD_SUB_ACK);
+	ck_assert_ptr_null(sotw_step(&s, t1, false, &nonce)); /* d: nothing yet */
+	c = sotw_step(&s, t2, false, &nonce);
+	ck_assert_str_eq(c, "A2,D1"); /* c changed but is not subscribed */
+	free(c);
+	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
+	r = sotw_req(ack, false, b_only, 1); /* unsubscribe a and d */
+	xd_sub_sotw_request(&s, &r, false);
+	ck_assert_ptr_null(sotw_step(&s, t2, false, &nonce));
+	r = sotw_req(ack, false, ab, 2); /* a again: S7 sends it */
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false), XD_SUB_REQUEST);
+	c = sotw_step(&s, t2, false, &nonce);
+	ck_assert_str_eq(c, "A2");
+	free(c);
+	xd_sub_clear(&s);
+	xd_table_unref(t1);
+	xd_table_unref(t2);
+}
+END_TEST
+
+/* S4: a NACKed version is not resent, the next change is. S5: stale
+ * nonces are ignored. S13: an empty list means no interest. */
+START_TEST(sotw_nack_and_stale)
+{
+	struct xd_sub s;
+	struct xd_table *t1 = TABLE(XD_ROUTE, "r=R1"), *t2 = TABLE(XD_ROUTE, "r=R2");
+	struct xd_name r_only[] = {N("r")};
+	uint64_t nonce = 0;
+	char *c, n1[8];
+	struct xd_sub_req r = sotw_req("", false, r_only, 1);
+
+	xd_sub_init(&s);
+	xd_sub_sotw_request(&s, &r, false);
+	c = sotw_step(&s, t1, false, &nonce);
+	free(c);
+	snprintf(n1, sizeof(n1), "%llu", (unsigned long long)nonce);
+	r = sotw_req("999", false, r_only, 1);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false), XD_SUB_STALE);
+	ck_assert(s.inflight);
+	r = sotw_req(n1, true, r_only, 1);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false), XD_SUB_NACK);
+	ck_assert_uint_eq(s.nacks, 1);
+	ck_assert_ptr_null(sotw_step(&s, t1, false, &nonce)); /* not resent */
+	c = sotw_step(&s, t2, false, &nonce);
+	ck_assert_str_eq(c, "R2");
+	free(c);
+	/* a request before the client saw the newest response is stale */
+	r = sotw_req(n1, false, r_only, 1);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false), XD_SUB_STALE);
+	snprintf(n1, sizeof(n1), "%llu", (unsigned long long)nonce);
+	r = sotw_req(n1, false, NULL, 0);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false), XD_SUB_ACK);
+	ck_assert_uint_eq(xd_nameset_count(s.want.set), 0); /* S13 */
+	ck_assert(!s.want.all);
+	xd_sub_clear(&s);
+	xd_table_unref(t1);
+	xd_table_unref(t2);
+}
+END_TEST
+
+/* S2: the legacy wildcard (empty first request) stays for the stream;
+ * "*" is a wildcard that a later request can drop. */
+START_TEST(sotw_wildcard_forms)
+{
+	struct xd_sub s;
+	struct xd_name x[] = {N("x")}, star[] = {N("*"), N("x")};
+	struct xd_sub_req r = sotw_req("", false, NULL, 0);
+
+	xd_sub_init(&s);
+	xd_sub_sotw_request(&s, &r, true);
+	r = sotw_req("", false, x, 1);
+	xd_sub_sotw_request(&s, &r, true);
+	ck_assert(s.want.all);
+	xd_sub_clear(&s);
+
+	xd_sub_init(&s);
+	r = sotw_req("", false, star, 2);
+	xd_sub_sotw_request(&s, &r, true);
+	ck_assert(s.want.all);
+	ck_assert(xd_nameset_has(s.want.set, "x", 1));
+	r = sotw_req("", false, x, 1);
+	xd_sub_sotw_request(&s, &r, true);
+	ck_assert(!s.want.all);
+	xd_sub_clear(&s);
+
+	/* on EDS "*" is just a name */
+	xd_sub_init(&s);
+	r = sotw_req("", false, star, 2);
+	xd_sub_sotw_request(&s, &r, false);
+	ck_assert(!s.want.all);
+	ck_assert(xd_nameset_has(s.want.set, "*", 1));
+	xd_sub_clear(&s);
+}
+END_TEST
+
+/* DESIGN §5: clients in the same state share one body. */
+START_TEST(bodies_shared_between_clients)
+{
+	struct xd_table *t = TABLE(XD_CLUSTER, "a=A", "b=B");
+	struct xd_sub s[100];
+	struct xd_sub_req r = sotw_req("", false, NULL, 0);
+	unsigned long long before;
+	struct xd_body *first = NULL;
+
+	for (int i = 0; i < 100; i++) {
+		xd_sub_init(&s[i]);
+		xd_sub_sotw_request(&s[i], &r, true);
+	}
+	before = xd_body_computed();
+	for (int i = 0; i < 100; i++) {
+		struct xd_body *b = xd_sub_next(&s[i], t, XD_FORM_SOTW, true);
+
+		ck_assert_ptr_nonnull(b);
+		if (first == NULL)
+			first = xd_body_ref(b);
+		ck_assert_ptr_eq(b, first);
+		xd_sub_sent(&s[i], t, 1);
+		xd_body_unref(b);
+	}
+	ck_assert_uint_eq(xd_body_computed() - before, 1);
+	xd_body_unref(first);
+	for (int i = 0; i < 100; i++)
+		xd_sub_clear(&s[i]);
+	xd_table_unref(t);
+}
+END_TEST
+
+/* L2: wrapped resources for clients that ask for them. */
+START_TEST(sotw_wrapped_form)
+{
+	struct xd_table *t = TABLE(XD_LISTENER, "l=L");
+	struct xd_sub s;
+	struct xd_sub_req r = sotw_req("", false, NULL, 0);
+	struct xd_body *b;
+	SotwResp *resp;
+
+	xd_sub_init(&s);
+	xd_sub_sotw_request(&s, &r, true);
+	b = xd_sub_next(&s, t, XD_FORM_SOTW_WRAPPED, true);
+	resp = sotw_of(b);
+	ck_assert_uint_eq(resp->n_resources, 1);
+	ck_assert_str_eq(resp->resources[0]->type_url,
+			 "type.googleapis.com/envoy.service.discovery.v3.Resource");
+	ck_assert_str_eq(resp->type_url, "type.googleapis.com/envoy.config.listener.v3.Listener");
+	ck_assert_str_eq(resp->version_info, xd_table_version(t));
+	envoy__service__discovery__v3__discovery_response__free_unpacked(resp, NULL);
+	xd_body_unref(b);
+	xd_sub_clear(&s);
+	xd_table_unref(t);
+}
+END_TEST
+
+/* ---------------- delta ---------------- */
+
+static struct xd_sub_req delta_req(const char *nonce, const struct xd_name *sub,
+				   size_t nsub, const struct xd_name *unsub,
+				   size_t nunsub)
+{
+	struct xd_sub_req r = {0};
+
+	r.nonce = N(nonce);
+	r.subscribe = sub;
+	r.nsubscribe = nsub;
+	r.unsubscribe = unsub;
+	r.nunsubscribe = nunsub;
+	return r;
+}
+
+/* "name:version" for resources, "name:-" for missing, "-name" removed. */
+static char *delta_step(struct xd_sub *s, struct xd_table *t, uint64_t *nonce)
+{
+	struct xd_body *b = xd_sub_next(s, t, XD_FORM_DELTA, false);
+	DeltaResp *r;
+	char *out;
+
+	if (b == NULL)
+		return NULL;
+	r = delta_of(b);
+	out = calloc(1, 2048);
+	for (size_t i = 0; i < r->n_resources; i++) {
+		char one[128];
+
+		snprintf(one, sizeof(one), "%s%s:%s", i ? "," : "",
+			 r->resources[i]->name,
+			 r->resources[i]->resource ? "body" : "-");
+		strcat(out, one);
+	}
+	for (size_t i = 0; i < r->n_removed_resources; i++) {
+		strcat(out, *out ? ",-" : "-");
+		strcat(out, r->removed_resources[i]);
+	}
+	ck_assert_str_eq(r->system_version_info, xd_table_version(t));
+	envoy__service__discovery__v3__delta_discovery_response__free_unpacked(r, NULL);
+	xd_sub_sent(s, t, ++*nonce);
+	xd_body_unref(b);
+	return out;
+}
+
+static void delta_ack(struct xd_sub *s, uint64_t nonce)
+{
+	char n[16];
+	struct xd_sub_req r;
+
+	snprintf(n, sizeof(n), "%llu", (unsigned long long)nonce);
+	r = delta_req(n, NULL, 0, NULL, 0);
+	ck_assert_int_eq(xd_sub_delta_request(s, &r, true, NULL), XD_SUB_ACK);
+}
+
+/* D2, D3, D4: wildcard delta sends changes and removals only. */
+START_TEST(delta_wildcard_changes_and_removals)
+{
+	struct xd_table *t1 = TABLE(XD_CLUSTER, "a=A1", "b=B1", "c=C1");
+	struct xd_table *t2 = TABLE(XD_CLUSTER, "a=A1", "b=B2", "d=D1");
+	struct xd_sub s;
+	struct xd_sub_req r = delta_req("", NULL, 0, NULL, 0);
+	uint64_t nonce = 0;
+	char *c;
+
+	xd_sub_init(&s);
+	xd_sub_delta_request(&s, &r, true, t1);
+	ck_assert(s.want.all);
+	c = delta_step(&s, t1, &nonce);
+	ck_assert_str_eq(c, "a:body,b:body,c:body");
+	free(c);
+	delta_ack(&s, nonce);
+	c = delta_step(&s, t2, &nonce);
+	ck_assert_str_eq(c, "b:body,d:body,-c");
+	free(c);
+	delta_ack(&s, nonce);
+	ck_assert_ptr_null(delta_step(&s, t2, &nonce));
+	xd_sub_clear(&s);
+	xd_table_unref(t1);
+	xd_table_unref(t2);
+}
+END_TEST
+
+/* D5: subscribed names are sent even if held; D6: phantom unsubscribes
+ * are harmless; D8: missing names are reported once, by name. */
+START_TEST(delta_explicit_rules)
+{
+	struct xd_table *t = TABLE(XD_ENDPOINT, "a=A", "b=B");
+	struct xd_sub s;
+	struct xd_name ax[] = {N("a"), N("x")}, a[] = {N("a")}, ghost[] = {N("ghost")};
+	struct xd_sub_req r = delta_req("", ax, 2, NULL, 0);
+	uint64_t nonce = 0;
+	char *c;
+
+	xd_sub_init(&s);
+	xd_sub_delta_request(&s, &r, false, t);
+	c = delta_step(&s, t, &nonce);
+	ck_assert_str_eq(c, "a:body,x:-");
+	free(c);
+	delta_ack(&s, nonce);
+	ck_assert_ptr_null(delta_step(&s, t, &nonce)); /* x reported once */
+	r = delta_req("", a, 1, ghost, 1); /* a again; ghost never was */
+	ck_assert_int_eq(xd_sub_delta_request(&s, &r, false, t), XD_SUB_REQUEST);
+	c = delta_step(&s, t, &nonce);
+	ck_assert_str_eq(c, "a:body");
+	free(c);
+	xd_sub_clear(&s);
+	xd_table_unref(t);
+}
+END_TEST
+
+/* D7: initial_resource_versions: matching versions are not resent,
+ * changed ones are, vanished ones are removed. */
+START_TEST(delta_initial_versions)
+{
+	struct xd_table *t = TABLE(XD_CLUSTER, "a=A", "b=B");
+	struct xd_sub s;
+	struct xd_name names[] = {N("a"), N("b"), N("gone")};
+	struct xd_name vers[] = {N(xd_table_find(t, "a", 1)->version),
+				 N("0000000000000000"), N("1111111111111111")};
+	struct xd_sub_req r = delta_req("", NULL, 0, NULL, 0);
+	uint64_t nonce = 0;
+	char *c;
+
+	r.initial_names = names;
+	r.initial_versions = vers;
+	r.ninitial = 3;
+	xd_sub_init(&s);
+	xd_sub_delta_request(&s, &r, true, t);
+	c = delta_step(&s, t, &nonce);
+	ck_assert_str_eq(c, "b:body,-gone");
+	free(c);
+	xd_sub_clear(&s);
+	xd_table_unref(t);
+}
+END_TEST
+
+/* D9: subscription changes apply even with a stale nonce. */
+START_TEST(delta_stale_nonce_still_subscribes)
+{
+	struct xd_table *t = TABLE(XD_ROUTE, "r=R", "q=Q");
+	struct xd_sub s;
+	struct xd_name r1[] = {N("r")}, q1[] = {N("q")};
+	struct xd_sub_req r = delta_req("", r1, 1, NULL, 0);
+	uint64_t nonce = 0;
+	char *c;
+
+	xd_sub_init(&s);
+	xd_sub_delta_request(&s, &r, false, t);
+	free(delta_step(&s, t, &nonce));
+	r = delta_req("12345", q1, 1, NULL, 0);
+	ck_assert_int_eq(xd_sub_delta_request(&s, &r, false, t), XD_SUB_STALE);
+	ck_assert(xd_nameset_has(s.want.set, "q", 1));
+	delta_ack(&s, nonce);
+	c = delta_step(&s, t, &nonce);
+	ck_assert_str_eq(c, "q:body");
+	free(c);
+	xd_sub_clear(&s);
+	xd_table_unref(t);
+}
+END_TEST
+
+/* D10: VHDS subscribes by alias; the resource carries its name. */
+START_TEST(delta_alias_subscription)
+{
+	const char *al[] = {"rc/www.example"};
+	struct xd_table_builder *b = xd_table_builder_new(XD_VIRTUAL_HOST);
+	struct xd_table *t;
+	struct xd_sub s;
+	struct xd_name alias[] = {N("rc/www.example")};
+	struct xd_sub_req r = delta_req("", alias, 1, NULL, 0);
+	uint64_t nonce = 0;
+	char *c;
+
+	xd_table_builder_add(b, "rc/web", (const uint8_t *)"V", 1, NULL, 0, al, 1,
+			     "f", 1, NULL);
+	t = xd_table_builder_finish(b);
+	xd_sub_init(&s);
+	xd_sub_delta_request(&s, &r, false, t);
+	c = delta_step(&s, t, &nonce);
+	ck_assert_str_eq(c, "rc/web:body");
+	free(c);
+	xd_sub_clear(&s);
+	xd_table_unref(t);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("engine");
+	TCase *names = tcase_create("nameset"), *tables = tcase_create("table");
+	TCase *sotw = tcase_create("sotw"), *delta = tcase_create("delta");
+
+	tcase_add_checked_fixture(names, setup, teardown);
+	tcase_add_test(names, nameset_interned);
+	tcase_add_test(names, nameset_union_minus);
+	suite_add_tcase(s, names);
+
+	tcase_add_checked_fixture(tables, setup, teardown);
+	tcase_add_test(tables, table_versions_are_content_hashes);
+	tcase_add_test(tables, table_duplicates_refused);
+	tcase_add_test(tables, table_wire_forms);
+	tcase_add_test(tables, table_union_keeps_old_entries);
+	suite_add_tcase(s, tables);
+
+	tcase_add_checked_fixture(sotw, setup, teardown);
+	tcase_add_test(sotw, sotw_wildcard_full_state);
+	tcase_add_test(sotw, sotw_explicit_changes_only);
+	tcase_add_test(sotw, sotw_nack_and_stale);
+	tcase_add_test(sotw, sotw_wildcard_forms);
+	tcase_add_test(sotw, bodies_shared_between_clients);
+	tcase_add_test(sotw, sotw_wrapped_form);
+	suite_add_tcase(s, sotw);
+
+	tcase_add_checked_fixture(delta, setup, teardown);
+	tcase_add_test(delta, delta_wildcard_changes_and_removals);
+	tcase_add_test(delta, delta_explicit_rules);
+	tcase_add_test(delta, delta_initial_versions);
+	tcase_add_test(delta, delta_stale_nonce_still_subscribes);
+	tcase_add_test(delta, delta_alias_subscription);
+	suite_add_tcase(s, delta);
+	return xdtest_run(s);
+}
