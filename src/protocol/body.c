@@ -46,11 +46,12 @@ static const struct xd_entry *held_entry(const struct xd_want *w,
 	return lookup(w->held, name, len);
 }
 
-/* The client was told `name` does not exist (delta). */
+/* The client was told `name` does not exist (delta): it was among the
+ * names it held explicitly (beside a wildcard or not), and was absent. */
 static bool known_missing(const struct xd_want *w, const char *name,
 			  size_t len)
 {
-	return w->held != NULL && !w->held_names.all &&
+	return w->held != NULL &&
 	       xd_nameset_has(w->held_names.set, name, len) &&
 	       lookup(w->held, name, len) == NULL;
 }

@@ -640,6 +640,29 @@ START_TEST(delta_explicit_rules)
 }
 END_TEST
 
+/* D8 with a wildcard: a name subscribed beside "*" that does not exist
+ * is reported once, not in every response. */
+START_TEST(delta_wildcard_plus_missing_name)
+{
+	struct xd_table *t = TABLE(XD_CLUSTER, "a=A");
+	struct xd_sub s;
+	struct xd_name star_x[] = {N("*"), N("x")};
+	struct xd_sub_req r = delta_req("", star_x, 2, NULL, 0);
+	uint64_t nonce = 0;
+	char *c;
+
+	xd_sub_init(&s);
+	xd_sub_delta_request(&s, &r, true, t);
+	c = delta_step(&s, t, &nonce);
+	ck_assert_str_eq(c, "a:body,x:-");
+	free(c);
+	delta_ack(&s, nonce);
+	ck_assert_ptr_null(delta_step(&s, t, &nonce));
+	xd_sub_clear(&s);
+	xd_table_unref(t);
+}
+END_TEST
+
 /* D7: initial_resource_versions: matching versions are not resent,
  * changed ones are, vanished ones are removed. */
 START_TEST(delta_initial_versions)
@@ -746,6 +769,7 @@ int main(void)
 	tcase_add_checked_fixture(delta, setup, teardown);
 	tcase_add_test(delta, delta_wildcard_changes_and_removals);
 	tcase_add_test(delta, delta_explicit_rules);
+	tcase_add_test(delta, delta_wildcard_plus_missing_name);
 	tcase_add_test(delta, delta_initial_versions);
 	tcase_add_test(delta, delta_stale_nonce_still_subscribes);
 	tcase_add_test(delta, delta_alias_subscription);
