@@ -92,6 +92,20 @@ bool xd_enc_null_is_value(const struct xd_encoder *e,
 			  const struct xd_fielddesc *f);
 int xd_enc_check_string(struct xd_encoder *e, const struct xd_dnode *n);
 
+bool xd_enc_is_null(const struct xd_dnode *n);
+/* "(first on line 3)" when n has a position, else "". */
+const char *xd_enc_first_on(const struct xd_dnode *n, char *buf, size_t size);
+/* Adds the collected errors to `diag`, in document order. */
+void xd_enc_report(struct xd_encoder *e, const struct xd_dnode *root,
+		   const char *file, const char *path, struct xd_diag *diag);
+
+/* The wire value of a number, bool or enum scalar (the varint, or the
+ * bits of a fixed-width value); 0, or -1 when reported. */
+int xd_enc_number(struct xd_encoder *e, const struct xd_fielddesc *f,
+		  const struct xd_dnode *n, uint64_t *out);
+/* Writes such a value without its tag (packed runs too). */
+void xd_enc_put_number(struct xd_buf *b, enum xd_ftype t, uint64_t v);
+
 /* The body of a message of type m (depth-checked). */
 void xd_enc_submsg(struct xd_encoder *e, const struct xd_msgdesc *m,
 		   const struct xd_dnode *n);

@@ -4,12 +4,16 @@ src_libxdsd_a_SOURCES += \
 	src/util/buf.c src/util/buf.h \
 	src/util/arena.c src/util/arena.h \
 	src/schema/schema.c src/schema/schema.h src/schema/schema_int.h \
+	src/schema/schema_lookup.c src/schema/schema_rules.c \
 	src/schema/wire.c src/schema/wire.h \
-	src/schema/scalar.c src/schema/scalar.h \
+	src/schema/scalar.c src/schema/scalar_text.c src/schema/scalar.h \
 	src/schema/doc.c src/schema/doc_yaml.c src/schema/doc.h \
-	src/schema/encode.c src/schema/encode_wkt.c src/schema/encode.h \
-	src/schema/transcode.c src/schema/transcode.h \
+	src/schema/encode.c src/schema/encode_scalar.c src/schema/encode_wkt.c \
+	src/schema/encode_err.c src/schema/encode.h \
+	src/schema/transcode.c src/schema/transcode_mt.c \
+	src/schema/transcode_tree.c src/schema/transcode.h \
 	src/schema/split.c src/schema/transcode_int.h
 src_libxdsd_a_SOURCES += \
-	src/schema/pb_json.c src/schema/pbjson.h \
+	src/schema/pb_json.c src/schema/pb_json_wkt.c src/schema/pbjson.h \
+	src/schema/pbjson_int.h \
 	src/schema/walk.c src/schema/walk.h

@@ -1,3 +1,5 @@
+/* Protobuf bytes → JSON: messages, fields, scalars and maps. The
+ * well-known types are in pb_json_wkt.c. */
 #include "schema/pbjson.h"
 
 #include <inttypes.h>
@@ -7,34 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schema/pbjson_int.h"
 #include "schema/scalar.h"
-#include "schema/schema_int.h"
-#include "schema/wire.h"
 
-#define MAX_DEPTH 64
-
-struct occ {
-	const struct xd_fielddesc *f;
-	struct xd_wire_field w;
-	uint32_t seq;
-};
-
-struct dec {
-	const struct xd_schema *s;
-	unsigned flags;
-	struct xd_diag *diag;
-	const struct xd_msgdesc *root;
-	unsigned depth;
-	struct occ *occs; /* fields of the open messages */
-	size_t nocc, cap;
-	struct xd_buf path; /* "a.b[2]" for messages */
-	int failed;
-};
-
-static void fail(struct dec *d, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void fail(struct dec *d, const char *fmt, ...)
+void xd_dec_fail(struct dec *d, const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
@@ -62,16 +40,13 @@ static size_t path_push(struct dec *d, const struct xd_fielddesc *f,
 	return old;
 }
 
-static json_t *dec_msg(struct dec *d, const struct xd_msgdesc *m,
-		       const uint8_t *p, size_t len);
-
 static bool packable(uint8_t type)
 {
 	return type != XD_T_STRING && type != XD_T_BYTES &&
 	       type != XD_T_MESSAGE && type != XD_T_GROUP;
 }
 
-static uint8_t wiretype_of(uint8_t t)
+uint8_t xd_dec_wiretype(uint8_t t)
 {
 	switch (t) {
 	case XD_T_FIXED32:
@@ -130,8 +105,8 @@ static json_t *bytes_json(const uint8_t *p, size_t len)
 }
 
 /* A scalar's JSON from its wire value (v) or bytes (p, len). */
-static json_t *scalar_json(struct dec *d, const struct xd_fielddesc *f,
-			   uint64_t v, const uint8_t *p, size_t len)
+json_t *xd_dec_scalar(struct dec *d, const struct xd_fielddesc *f,
+		      uint64_t v, const uint8_t *p, size_t len)
 {
 	const struct xd_enumval *ev;
 	json_t *j;
@@ -176,7 +151,7 @@ static json_t *scalar_json(struct dec *d, const struct xd_fielddesc *f,
 		j = json_stringn_nocheck((const char *)(p ? p : (const uint8_t *)""),
 					 len);
 		if (!xd_utf8_valid((const char *)p, len)) {
-			fail(d, "%s: string is not valid UTF-8", f->name);
+			xd_dec_fail(d, "%s: string is not valid UTF-8", f->name);
 			json_decref(j);
 			return NULL;
 		}
@@ -184,24 +159,25 @@ static json_t *scalar_json(struct dec *d, const struct xd_fielddesc *f,
 	case XD_T_BYTES:
 		return bytes_json(p, len);
 	default:
-		fail(d, "%s: field type %s is not supported", f->name,
+		xd_dec_fail(d, "%s: field type %s is not supported", f->name,
 		     xd_schema_type_name(f->type));
 		return NULL;
 	}
 }
 
 /* One value of field f as it is on the wire (not packed). */
-static json_t *value_json(struct dec *d, const struct xd_fielddesc *f,
-			  const struct xd_wire_field *w)
+json_t *xd_dec_value(struct dec *d, const struct xd_fielddesc *f,
+		     const struct xd_wire_field *w)
 {
 	if (f->type == XD_T_MESSAGE)
-		return dec_msg(d, f->msg, w->data, w->len);
-	return scalar_json(d, f, w->v, w->data, w->len);
+		return xd_dec_msg(d, f->msg, w->data, w->len);
+	return xd_dec_scalar(d, f, w->v, w->data, w->len);
 }
 
-static bool wire_ok(const struct xd_fielddesc *f, const struct xd_wire_field *w)
+bool xd_dec_wire_ok(const struct xd_fielddesc *f,
+		    const struct xd_wire_field *w)
 {
-	return w->wt == wiretype_of(f->type) ||
+	return w->wt == xd_dec_wiretype(f->type) ||
 	       (w->wt == XD_WT_LEN && (f->flags & XD_F_REPEATED) &&
 		packable(f->type));
 }
@@ -211,7 +187,7 @@ static int packed_json(struct dec *d, const struct xd_fielddesc *f,
 		       const struct xd_wire_field *w, json_t *arr)
 {
 	const uint8_t *p = w->data, *end = w->data + w->len;
-	uint8_t wt = wiretype_of(f->type);
+	uint8_t wt = xd_dec_wiretype(f->type);
 
 	while (p < end) {
 		uint64_t v = 0;
@@ -228,12 +204,12 @@ static int packed_json(struct dec *d, const struct xd_fielddesc *f,
 				v |= (uint64_t)p[i] << (8 * i);
 			p += n;
 		}
-		if (json_array_append_new(arr, scalar_json(d, f, v, NULL, 0)) != 0)
+		if (json_array_append_new(arr, xd_dec_scalar(d, f, v, NULL, 0)) != 0)
 			return -1;
 	}
 	return 0;
 bad:
-	fail(d, "%s: malformed packed values", f->name);
+	xd_dec_fail(d, "%s: malformed packed values", f->name);
 	return -1;
 }
 
@@ -253,7 +229,7 @@ static int map_key_text(struct dec *d, const struct xd_fielddesc *kf,
 	}
 	if (kf->type == XD_T_STRING) {
 		if (!xd_utf8_valid((const char *)w->data, w->len)) {
-			fail(d, "map key is not valid UTF-8");
+			xd_dec_fail(d, "map key is not valid UTF-8");
 			return -1;
 		}
 		xd_buf_append(out, w->data, w->len);
@@ -263,7 +239,7 @@ static int map_key_text(struct dec *d, const struct xd_fielddesc *kf,
 		xd_buf_printf(out, "%s", w->v ? "true" : "false");
 		return 0;
 	}
-	j = scalar_json(d, kf, w->v, NULL, 0);
+	j = xd_dec_scalar(d, kf, w->v, NULL, 0);
 	if (json_is_integer(j))
 		xd_buf_printf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(j));
 	else if (json_is_string(j))
@@ -286,26 +262,26 @@ static int map_entry(struct dec *d, const struct xd_fielddesc *f,
 	int r;
 
 	while ((r = xd_wire_next(&p, end, &e)) == 1) {
-		if (e.number == 1 && wire_ok(kf, &e)) {
+		if (e.number == 1 && xd_dec_wire_ok(kf, &e)) {
 			kw = e;
 			have_k = true;
-		} else if (e.number == 2 && wire_ok(vf, &e)) {
+		} else if (e.number == 2 && xd_dec_wire_ok(vf, &e)) {
 			vw = e;
 			have_v = true;
 		}
 	}
 	if (r < 0) {
-		fail(d, "%s: malformed map entry", f->name);
+		xd_dec_fail(d, "%s: malformed map entry", f->name);
 		return -1;
 	}
 	if (map_key_text(d, kf, have_k ? &kw : NULL, &key) != 0)
 		return -1;
 	if (have_v)
-		val = value_json(d, vf, &vw);
+		val = xd_dec_value(d, vf, &vw);
 	else if (vf->type == XD_T_MESSAGE)
-		val = dec_msg(d, vf->msg, NULL, 0);
+		val = xd_dec_msg(d, vf->msg, NULL, 0);
 	else
-		val = scalar_json(d, vf, 0, NULL, 0);
+		val = xd_dec_scalar(d, vf, 0, NULL, 0);
 	xd_buf_putc(&key, '\0');
 	r = val != NULL ? json_object_setn_new_nocheck(obj, (const char *)key.data,
 						       key.len - 1, val) :
@@ -352,8 +328,8 @@ static json_t *field_json(struct dec *d, size_t at, size_t n)
 
 			if (w.wt == XD_WT_LEN && packable(f->type))
 				packed_json(d, f, &w, j);
-			else if (json_array_append_new(j, value_json(d, f, &w)) != 0)
-				fail(d, "cannot build JSON");
+			else if (json_array_append_new(j, xd_dec_value(d, f, &w)) != 0)
+				xd_dec_fail(d, "cannot build JSON");
 			d->path.len = old;
 		}
 	} else if (f->type == XD_T_MESSAGE && n > 1) {
@@ -363,12 +339,12 @@ static json_t *field_json(struct dec *d, size_t at, size_t n)
 		for (size_t i = 0; i < n; i++)
 			xd_buf_append(&all, d->occs[at + i].w.data,
 				      d->occs[at + i].w.len);
-		j = dec_msg(d, f->msg, all.data, all.len);
+		j = xd_dec_msg(d, f->msg, all.data, all.len);
 		xd_buf_free(&all);
 	} else {
 		struct xd_wire_field w = d->occs[at + n - 1].w;
 
-		j = value_json(d, f, &w);
+		j = xd_dec_value(d, f, &w);
 	}
 	if (d->failed) {
 		json_decref(j);
@@ -394,8 +370,8 @@ static bool last_of_oneof(const struct dec *d, size_t base, size_t end,
 }
 
 /* The fields of message m into obj. */
-static int dec_fields(struct dec *d, const struct xd_msgdesc *m,
-		      const uint8_t *p, size_t len, json_t *obj)
+int xd_dec_fields(struct dec *d, const struct xd_msgdesc *m,
+		  const uint8_t *p, size_t len, json_t *obj)
 {
 	static const uint8_t none[1];
 	const uint8_t *end = (p = p ? p : none) + len;
@@ -411,7 +387,7 @@ static int dec_fields(struct dec *d, const struct xd_msgdesc *m,
 		/* Unknown fields are skipped; so is a known number with
 		 * another wire type, which protobuf's parsers also keep as
 		 * an unknown field. */
-		if (f == NULL || !wire_ok(f, &w))
+		if (f == NULL || !xd_dec_wire_ok(f, &w))
 			continue;
 		if (d->nocc == d->cap) {
 			d->cap = d->cap ? 2 * d->cap : 64;
@@ -424,7 +400,7 @@ static int dec_fields(struct dec *d, const struct xd_msgdesc *m,
 		d->occs[d->nocc++] = (struct occ){f, w, seq++};
 	}
 	if (r < 0) {
-		fail(d, "malformed protobuf data");
+		xd_dec_fail(d, "malformed protobuf data");
 		goto out;
 	}
 	end_occ = d->nocc;
@@ -451,13 +427,22 @@ static int dec_fields(struct dec *d, const struct xd_msgdesc *m,
 		old = path_push(d, f, -1);
 		j = field_json(d, i, n);
 		d->path.len = old;
+		/* An empty packed run is on the wire but holds nothing: no
+		 * field, as for any empty list. */
+		if (j != NULL && (f->flags & XD_F_REPEATED) &&
+		    (json_is_array(j) ? json_array_size(j) :
+					json_object_size(j)) == 0) {
+			json_decref(j);
+			i += n;
+			continue;
+		}
 		if (j != NULL &&
 		    json_object_set_new_nocheck(obj,
 						d->flags & XD_PBJSON_CAMEL ?
 							f->json_name :
 							f->name,
 						j) != 0)
-			fail(d, "cannot build JSON");
+			xd_dec_fail(d, "cannot build JSON");
 		i += n;
 	}
 out:
@@ -465,228 +450,8 @@ out:
 	return d->failed ? -1 : 0;
 }
 
-/* The last value of field `number` (a scalar or a string). */
-static bool last_field(const uint8_t *p, size_t len, uint32_t number,
-		       uint8_t wt, struct xd_wire_field *out, int *bad)
-{
-	const uint8_t *end = p + len;
-	struct xd_wire_field w;
-	bool found = false;
-	int r;
-
-	while ((r = xd_wire_next(&p, end, &w)) == 1)
-		if (w.number == number && w.wt == wt) {
-			*out = w;
-			found = true;
-		}
-	if (r < 0)
-		*bad = 1;
-	return found;
-}
-
-static json_t *dec_any(struct dec *d, const uint8_t *p, size_t len)
-{
-	struct xd_wire_field url = {0}, val = {0};
-	const struct xd_msgdesc *t;
-	int bad = 0;
-	json_t *obj, *v;
-
-	last_field(p, len, 1, XD_WT_LEN, &url, &bad);
-	last_field(p, len, 2, XD_WT_LEN, &val, &bad);
-	if (bad) {
-		fail(d, "malformed google.protobuf.Any");
-		return NULL;
-	}
-	obj = json_object();
-	if (url.len == 0 && val.len == 0)
-		return obj;
-	t = xd_schema_find_type_url(d->s, (const char *)url.data, url.len);
-	if (t == NULL) {
-		fail(d, "google.protobuf.Any of unknown type '%.*s'",
-		     (int)(url.len > 200 ? 200 : url.len), (const char *)url.data);
-		json_decref(obj);
-		return NULL;
-	}
-	json_object_set_new(obj, "@type",
-			    json_stringn((const char *)url.data, url.len));
-	if (t->wkt == XD_WKT_NONE || t->wkt == XD_WKT_EMPTY) {
-		if (d->depth >= MAX_DEPTH) {
-			fail(d, "nesting deeper than %d levels", MAX_DEPTH);
-		} else {
-			d->depth++;
-			dec_fields(d, t, val.data, val.len, obj);
-			d->depth--;
-		}
-	} else {
-		v = dec_msg(d, t, val.data, val.len);
-		if (v != NULL)
-			json_object_set_new(obj, "value", v);
-	}
-	if (d->failed) {
-		json_decref(obj);
-		return NULL;
-	}
-	return obj;
-}
-
-static json_t *dec_value(struct dec *d, const uint8_t *p, size_t len)
-{
-	const struct xd_msgdesc *vm = d->s->wkt[XD_WKT_VALUE];
-	const uint8_t *end = p + len;
-	struct xd_wire_field w, kind = {0};
-	const struct xd_fielddesc *f, *kf = NULL;
-	double v;
-	int r;
-
-	/* A oneof: the last member on the wire wins. */
-	while ((r = xd_wire_next(&p, end, &w)) == 1) {
-		f = xd_schema_field_by_number(vm, w.number);
-		if (f != NULL && wire_ok(f, &w)) {
-			kind = w;
-			kf = f;
-		}
-	}
-	if (r < 0) {
-		fail(d, "malformed google.protobuf.Value");
-		return NULL;
-	}
-	if (kf == NULL) {
-		fail(d, "google.protobuf.Value with no value set");
-		return NULL;
-	}
-	switch (kf->number) {
-	case 1:
-		return json_null();
-	case 2:
-		memcpy(&v, &kind.v, 8);
-		if (!isfinite(v)) {
-			fail(d, "google.protobuf.Value holds %s, which JSON cannot carry",
-			     isnan(v) ? "NaN" : "an infinity");
-			return NULL;
-		}
-		/* Whole numbers print as integers; -0 stays a real. */
-		if (v == floor(v) && fabs(v) < 9007199254740992.0 &&
-		    !(v == 0 && signbit(v)))
-			return json_integer((json_int_t)v);
-		return json_real(v);
-	default:
-		return value_json(d, kf, &kind);
-	}
-}
-
-static json_t *dec_secs_nanos(struct dec *d, const struct xd_msgdesc *m,
-			      const uint8_t *p, size_t len)
-{
-	struct xd_wire_field s = {0}, n = {0};
-	char buf[64];
-	int bad = 0, r;
-
-	last_field(p, len, 1, XD_WT_VARINT, &s, &bad);
-	last_field(p, len, 2, XD_WT_VARINT, &n, &bad);
-	if (bad) {
-		fail(d, "malformed %s", m->full_name);
-		return NULL;
-	}
-	if (m->wkt == XD_WKT_DURATION)
-		r = xd_duration_format((int64_t)s.v, (int32_t)n.v, buf);
-	else
-		r = xd_timestamp_format((int64_t)s.v, (int32_t)n.v, buf);
-	if (r != 0) {
-		fail(d, "%s out of range (seconds %" PRId64 ", nanos %d)",
-		     m->full_name, (int64_t)s.v, (int32_t)n.v);
-		return NULL;
-	}
-	return json_string(buf);
-}
-
-static json_t *dec_field_mask(struct dec *d, const uint8_t *p, size_t len)
-{
-	const uint8_t *end = p + len;
-	struct xd_buf out = XD_BUF_INIT;
-	struct xd_wire_field w;
-	bool first = true;
-	json_t *j;
-	int r;
-
-	while ((r = xd_wire_next(&p, end, &w)) == 1) {
-		if (w.number != 1 || w.wt != XD_WT_LEN)
-			continue;
-		if (!first)
-			xd_buf_putc(&out, ',');
-		first = false;
-		if (xd_fieldmask_path_format((const char *)w.data, w.len, &out) != 0 ||
-		    !xd_utf8_valid((const char *)w.data, w.len)) {
-			fail(d, "FieldMask path '%.*s' has no JSON form",
-			     (int)(w.len > 100 ? 100 : w.len), (const char *)w.data);
-			xd_buf_free(&out);
-			return NULL;
-		}
-	}
-	if (r < 0) {
-		fail(d, "malformed google.protobuf.FieldMask");
-		xd_buf_free(&out);
-		return NULL;
-	}
-	j = json_stringn(out.len ? (const char *)out.data : "", out.len);
-	xd_buf_free(&out);
-	return j;
-}
-
-static json_t *dec_wkt(struct dec *d, const struct xd_msgdesc *m,
-		       const uint8_t *p, size_t len)
-{
-	struct xd_wire_field w = {0};
-	const struct xd_fielddesc *f;
-	json_t *j;
-	int bad = 0;
-
-	switch (m->wkt) {
-	case XD_WKT_ANY:
-		return dec_any(d, p, len);
-	case XD_WKT_DURATION:
-	case XD_WKT_TIMESTAMP:
-		return dec_secs_nanos(d, m, p, len);
-	case XD_WKT_VALUE:
-		return dec_value(d, p, len);
-	case XD_WKT_FIELD_MASK:
-		return dec_field_mask(d, p, len);
-	case XD_WKT_STRUCT:
-	case XD_WKT_LIST_VALUE:
-		/* An object or array of field 1's entries or values. */
-		j = json_object();
-		if (dec_fields(d, m, p, len, j) != 0) {
-			json_decref(j);
-			return NULL;
-		}
-		{
-			json_t *inner = json_object_get(j, m->fields[0].name);
-
-			if (inner == NULL)
-				inner = m->wkt == XD_WKT_STRUCT ? json_object() :
-								  json_array();
-			else
-				json_incref(inner);
-			json_decref(j);
-			return inner;
-		}
-	default:
-		/* Wrappers: the bare value of field 1, default when absent. */
-		f = &m->fields[0];
-		if (!last_field(p, len, 1, wiretype_of(f->type), &w, &bad)) {
-			w.data = NULL;
-			w.len = 0;
-			w.v = 0;
-		}
-		if (bad) {
-			fail(d, "malformed %s", m->full_name);
-			return NULL;
-		}
-		return scalar_json(d, f, w.v, w.data, w.len);
-	}
-}
-
-static json_t *dec_msg(struct dec *d, const struct xd_msgdesc *m,
-		       const uint8_t *p, size_t len)
+json_t *xd_dec_msg(struct dec *d, const struct xd_msgdesc *m,
+		   const uint8_t *p, size_t len)
 {
 	static const uint8_t none[1];
 	json_t *j;
@@ -697,16 +462,16 @@ static json_t *dec_msg(struct dec *d, const struct xd_msgdesc *m,
 		p = none;
 	if (d->failed)
 		return NULL;
-	if (d->depth >= MAX_DEPTH) {
-		fail(d, "nesting deeper than %d levels", MAX_DEPTH);
+	if (d->depth >= XD_DEC_MAX_DEPTH) {
+		xd_dec_fail(d, "nesting deeper than %d levels", XD_DEC_MAX_DEPTH);
 		return NULL;
 	}
 	d->depth++;
 	if (m->wkt != XD_WKT_NONE && m->wkt != XD_WKT_EMPTY) {
-		j = dec_wkt(d, m, p, len);
+		j = xd_dec_wkt(d, m, p, len);
 	} else {
 		j = json_object();
-		if (dec_fields(d, m, p, len, j) != 0) {
+		if (xd_dec_fields(d, m, p, len, j) != 0) {
 			json_decref(j);
 			j = NULL;
 		}
@@ -722,7 +487,7 @@ json_t *xd_pb_to_json(const struct xd_schema *s, const struct xd_msgdesc *m,
 	struct dec d = {.s = s, .flags = flags, .diag = diag, .root = m};
 	json_t *j;
 
-	j = dec_msg(&d, m, data, len);
+	j = xd_dec_msg(&d, m, data, len);
 	if (d.failed && j != NULL) {
 		json_decref(j);
 		j = NULL;

@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 
 #include "google/protobuf/descriptor.pb-c.h"
-#include "schema/wire.h"
 
 typedef Google__Protobuf__FileDescriptorSet FileSet;
 typedef Google__Protobuf__FileDescriptorProto FileProto;
@@ -205,35 +204,6 @@ static uint32_t *build_name_table(struct loader *l, const struct decls *d,
 	return slots;
 }
 
-static const struct xd_msgdesc *lookup_msg(const struct xd_schema *s,
-					   const char *name, size_t len)
-{
-	uint32_t h = xd_schema_hash(name, len) & s->msg_mask;
-
-	for (uint32_t i; (i = s->msg_slots[h]) != 0; h = (h + 1) & s->msg_mask) {
-		const char *n = s->msgs[i - 1].full_name;
-
-		if (strncmp(n, name, len) == 0 && n[len] == '\0')
-			return &s->msgs[i - 1];
-	}
-	return NULL;
-}
-
-static const struct xd_enumdesc *lookup_enum(const struct xd_schema *s,
-					     const char *name, size_t len)
-{
-	uint32_t h = xd_schema_hash(name, len) & s->enum_mask;
-
-	for (uint32_t i; (i = s->enum_slots[h]) != 0;
-	     h = (h + 1) & s->enum_mask) {
-		const char *n = s->enums[i - 1].full_name;
-
-		if (strncmp(n, name, len) == 0 && n[len] == '\0')
-			return &s->enums[i - 1];
-	}
-	return NULL;
-}
-
 /* ---- pass 2: enums ---- */
 
 static int cmp_by_number(const void *a, const void *b, void *values)
@@ -364,180 +334,6 @@ static void insert_field_name(struct loader *l, struct xd_msgdesc *m,
 	slots[h] = (uint16_t)(index + 1);
 }
 
-/* ---- protoc-gen-validate limits ---- */
-
-/* The FieldRules member for a type: float = 1, double = 2, int32 = 3,
- * ... sfixed64 = 12 (validate.proto). */
-static int rules_number(enum xd_ftype t)
-{
-	static const int8_t n[] = {
-		[XD_T_FLOAT] = 1,    [XD_T_DOUBLE] = 2,   [XD_T_INT32] = 3,
-		[XD_T_INT64] = 4,    [XD_T_UINT32] = 5,   [XD_T_UINT64] = 6,
-		[XD_T_SINT32] = 7,   [XD_T_SINT64] = 8,   [XD_T_FIXED32] = 9,
-		[XD_T_FIXED64] = 10, [XD_T_SFIXED32] = 11, [XD_T_SFIXED64] = 12,
-	};
-
-	return (unsigned)t < sizeof(n) ? n[t] : 0;
-}
-
-/* The scalar a wrapper holds, whose rules a wrapper field carries. */
-static enum xd_ftype wrapped_type(const char *type_name)
-{
-	static const struct {
-		const char *name;
-		enum xd_ftype t;
-	} w[] = {
-		{".google.protobuf.DoubleValue", XD_T_DOUBLE},
-		{".google.protobuf.FloatValue", XD_T_FLOAT},
-		{".google.protobuf.Int64Value", XD_T_INT64},
-		{".google.protobuf.UInt64Value", XD_T_UINT64},
-		{".google.protobuf.Int32Value", XD_T_INT32},
-		{".google.protobuf.UInt32Value", XD_T_UINT32},
-	};
-
-	for (size_t i = 0; type_name != NULL && i < sizeof(w) / sizeof(w[0]); i++)
-		if (strcmp(type_name, w[i].name) == 0)
-			return w[i].t;
-	return 0;
-}
-
-/* One rule value as a bound of kind `kind`. */
-static union xd_bound rule_value(enum xd_ftype t, const struct xd_wire_field *w)
-{
-	union xd_bound b;
-	float f;
-
-	switch (t) {
-	case XD_T_SINT32:
-	case XD_T_SINT64:
-		b.i = xd_wire_unzigzag(w->v);
-		break;
-	case XD_T_SFIXED32:
-		b.i = (int32_t)(uint32_t)w->v;
-		break;
-	case XD_T_INT32:
-		b.i = (int32_t)w->v;
-		break;
-	case XD_T_FLOAT: {
-		uint32_t bits = (uint32_t)w->v;
-
-		memcpy(&f, &bits, 4);
-		b.d = f;
-		break;
-	}
-	case XD_T_DOUBLE:
-		memcpy(&b.d, &w->v, 8);
-		break;
-	default: /* int64, sfixed64 as int64; unsigned as they are */
-		b.u = w->v;
-		break;
-	}
-	return b;
-}
-
-static void set_bounds(struct xd_fielddesc *f, enum xd_ftype t,
-		       const uint8_t *p, size_t len)
-{
-	const uint8_t *end = p + len;
-	struct xd_wire_field w;
-	int kind = t == XD_T_FLOAT || t == XD_T_DOUBLE ? XD_BOUND_DOUBLE :
-		   t == XD_T_UINT32 || t == XD_T_UINT64 || t == XD_T_FIXED32 ||
-				   t == XD_T_FIXED64 ?
-							 XD_BOUND_UINT :
-							 XD_BOUND_INT;
-	union xd_bound lo = {0}, hi = {0};
-	unsigned flags = 0;
-
-	while (xd_wire_next(&p, end, &w) == 1) {
-		union xd_bound v;
-
-		if (w.number < 1 || w.number > 5 || w.wt == XD_WT_LEN)
-			continue;
-		v = rule_value(t, &w);
-		switch (w.number) {
-		case 1: /* const */
-			lo = hi = v;
-			flags = XD_BOUND_LO | XD_BOUND_HI;
-			break;
-		case 2: /* lt */
-			if (kind == XD_BOUND_DOUBLE)
-				flags |= XD_BOUND_HI_OPEN;
-			else if (kind == XD_BOUND_INT ? v.i == INT64_MIN : v.u == 0)
-				return; /* nothing fits: leave it to Envoy */
-			else if (kind == XD_BOUND_INT)
-				v.i--;
-			else
-				v.u--;
-			hi = v;
-			flags |= XD_BOUND_HI;
-			break;
-		case 3: /* lte */
-			hi = v;
-			flags = (flags & ~XD_BOUND_HI_OPEN) | XD_BOUND_HI;
-			break;
-		case 4: /* gt */
-			if (kind == XD_BOUND_DOUBLE)
-				flags |= XD_BOUND_LO_OPEN;
-			else if (kind == XD_BOUND_INT ? v.i == INT64_MAX :
-							v.u == UINT64_MAX)
-				return;
-			else if (kind == XD_BOUND_INT)
-				v.i++;
-			else
-				v.u++;
-			lo = v;
-			flags |= XD_BOUND_LO;
-			break;
-		case 5: /* gte */
-			lo = v;
-			flags = (flags & ~XD_BOUND_LO_OPEN) | XD_BOUND_LO;
-			break;
-		}
-	}
-	/* lt below gt means "outside the range" in protoc-gen-validate;
-	 * such rules are left to Envoy. */
-	if ((flags & XD_BOUND_LO) && (flags & XD_BOUND_HI) &&
-	    (kind == XD_BOUND_INT ? lo.i > hi.i :
-	     kind == XD_BOUND_UINT ? lo.u > hi.u :
-				     lo.d > hi.d))
-		return;
-	if (flags == 0)
-		return;
-	f->bound_kind = (uint8_t)kind;
-	f->bound_flags = (uint8_t)flags;
-	f->lo = lo;
-	f->hi = hi;
-}
-
-/* (validate.rules) is extension 1071 of FieldOptions, which protobuf-c
- * keeps among the unknown fields. */
-static void parse_rules(struct xd_fielddesc *f, const FieldProto *fp)
-{
-	const ProtobufCMessage *o = (const ProtobufCMessage *)fp->options;
-	enum xd_ftype t = f->type == XD_T_MESSAGE ? wrapped_type(fp->type_name) :
-						    (enum xd_ftype)f->type;
-	int want = t ? rules_number(t) : 0;
-
-	if (o == NULL || want == 0)
-		return;
-	for (unsigned i = 0; i < o->n_unknown_fields; i++) {
-		const ProtobufCMessageUnknownField *u = &o->unknown_fields[i];
-		const uint8_t *p = u->data, *end = u->data + u->len;
-		struct xd_wire_field w;
-		uint64_t n;
-
-		/* protobuf-c keeps the length prefix in the data. */
-		if (u->tag != 1071 ||
-		    u->wire_type != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED ||
-		    xd_wire_get_varint(&p, end, &n) != 0 ||
-		    n != (uint64_t)(end - p))
-			continue;
-		while (xd_wire_next(&p, end, &w) == 1)
-			if ((int)w.number == want && w.wt == XD_WT_LEN)
-				set_bounds(f, t, w.data, w.len);
-	}
-}
-
 static int build_field(struct loader *l, struct xd_msgdesc *m,
 		       const MsgProto *p, const FieldProto *fp,
 		       struct xd_fielddesc *f)
@@ -596,9 +392,9 @@ static int build_field(struct loader *l, struct xd_msgdesc *m,
 			return -1;
 		}
 		if (f->type == XD_T_ENUM)
-			f->en = lookup_enum(l->s, tn + 1, strlen(tn + 1));
+			f->en = xd_schema_enum_n(l->s, tn + 1, strlen(tn + 1));
 		else
-			f->msg = lookup_msg(l->s, tn + 1, strlen(tn + 1));
+			f->msg = xd_schema_message_n(l->s, tn + 1, strlen(tn + 1));
 		if (f->en == NULL && f->msg == NULL) {
 			fail(l, "%s.%s: unknown type %s", m->full_name, f->name,
 			     tn + 1);
@@ -612,7 +408,7 @@ static int build_field(struct loader *l, struct xd_msgdesc *m,
 				(o != NULL && o->has_packed && o->packed))
 			f->flags |= XD_F_PACKED;
 	}
-	parse_rules(f, fp);
+	xd_schema_rules(f, fp);
 	if (!repeated && (!m->proto3 || f->oneof >= 0 ||
 			  (f->flags & XD_F_OPTIONAL) ||
 			  f->type == XD_T_MESSAGE || f->type == XD_T_GROUP))
@@ -721,7 +517,7 @@ static void link_types(struct loader *l)
 		}
 	}
 	for (int w = XD_WKT_ANY; w < XD_WKT_COUNT; w++) {
-		struct xd_msgdesc *m = (struct xd_msgdesc *)lookup_msg(
+		struct xd_msgdesc *m = (struct xd_msgdesc *)xd_schema_message_n(
 			s, wkt_names[w], strlen(wkt_names[w]));
 
 		if (m != NULL) {
@@ -782,7 +578,7 @@ static void check_wkts(struct loader *l)
 			return;
 		}
 	}
-	l->s->null_value = lookup_enum(l->s, "google.protobuf.NullValue",
+	l->s->null_value = xd_schema_enum_n(l->s, "google.protobuf.NullValue",
 				       strlen("google.protobuf.NullValue"));
 	/* Struct/Value/ListValue refer to each other. */
 	if (l->s->wkt[XD_WKT_VALUE] != NULL &&
@@ -916,262 +712,4 @@ void xd_schema_free(struct xd_schema *s)
 		return;
 	xd_arena_free(&s->arena);
 	free(s);
-}
-
-/* ---- lookups ---- */
-
-const struct xd_msgdesc *xd_schema_find_message(const struct xd_schema *s,
-						const char *full_name)
-{
-	return lookup_msg(s, full_name, strlen(full_name));
-}
-
-const struct xd_enumdesc *xd_schema_find_enum(const struct xd_schema *s,
-					      const char *full_name)
-{
-	return lookup_enum(s, full_name, strlen(full_name));
-}
-
-const struct xd_msgdesc *xd_schema_find_type_url(const struct xd_schema *s,
-						 const char *url, size_t len)
-{
-	const char *slash;
-
-	if (len == 0)
-		return NULL;
-	slash = memrchr(url, '/', len);
-	if (slash != NULL) {
-		len -= (size_t)(slash + 1 - url);
-		url = slash + 1;
-	}
-	if (len == 0)
-		return NULL;
-	return lookup_msg(s, url, len);
-}
-
-const char *xd_schema_message_name(const struct xd_msgdesc *m)
-{
-	return m->full_name;
-}
-
-size_t xd_schema_message_count(const struct xd_schema *s)
-{
-	return s->nmsgs;
-}
-
-size_t xd_schema_enum_count(const struct xd_schema *s)
-{
-	return s->nenums;
-}
-
-const struct xd_fielddesc *xd_schema_field_by_name(const struct xd_msgdesc *m,
-						   const char *name, size_t len)
-{
-	uint32_t h = xd_schema_hash(name, len) & m->name_mask;
-
-	if (m->nfields == 0)
-		return NULL;
-	for (uint16_t i; (i = m->name_slots[h]) != 0;
-	     h = (h + 1) & m->name_mask) {
-		const struct xd_fielddesc *f = &m->fields[i - 1];
-
-		if ((f->name_len == len && memcmp(f->name, name, len) == 0) ||
-		    (f->json_len == len && memcmp(f->json_name, name, len) == 0))
-			return f;
-	}
-	return NULL;
-}
-
-const struct xd_fielddesc *xd_schema_field_by_number(const struct xd_msgdesc *m,
-						     uint32_t number)
-{
-	uint32_t lo = 0, hi = m->nfields;
-
-	if (number < m->ndense)
-		return m->by_number[number] ? &m->fields[m->by_number[number] - 1] :
-					      NULL;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (m->fields[mid].number == number)
-			return &m->fields[mid];
-		if (m->fields[mid].number < number)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-const struct xd_enumval *xd_schema_enum_by_name(const struct xd_enumdesc *e,
-						const char *name, size_t len)
-{
-	uint32_t h = xd_schema_hash(name, len) & e->name_mask;
-
-	for (uint16_t i; (i = e->name_slots[h]) != 0;
-	     h = (h + 1) & e->name_mask) {
-		const struct xd_enumval *v = &e->values[i - 1];
-
-		if (v->name_len == len && memcmp(v->name, name, len) == 0)
-			return v;
-	}
-	return NULL;
-}
-
-const struct xd_enumval *xd_schema_enum_by_number(const struct xd_enumdesc *e,
-						  int32_t number)
-{
-	uint32_t lo = 0, hi = e->nnumbers;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		const struct xd_enumval *v = &e->values[e->by_number[mid]];
-
-		if (v->number == number)
-			return v;
-		if (v->number < number)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-/* ---- suggestions ---- */
-
-static char lower(char c)
-{
-	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
-
-/* Edit distance counting a swap of neighbours as one edit ("nmae" is one
- * from "name"), case-insensitive so that "LbPolicy" finds "lbPolicy". */
-static size_t distance(const char *a, size_t la, const char *b, size_t lb)
-{
-	size_t d[3][65], *prev2 = d[0], *prev = d[1], *cur = d[2];
-
-	if (la > 64 || lb > 64)
-		return SIZE_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t *t;
-
-		cur[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t best = prev[j - 1] + (lower(a[i - 1]) != lower(b[j - 1]));
-
-			if (prev[j] + 1 < best)
-				best = prev[j] + 1;
-			if (cur[j - 1] + 1 < best)
-				best = cur[j - 1] + 1;
-			if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
-			    lower(a[i - 2]) == lower(b[j - 1]) &&
-			    prev2[j - 2] + 1 < best)
-				best = prev2[j - 2] + 1;
-			cur[j] = best;
-		}
-		t = prev2;
-		prev2 = prev;
-		prev = cur;
-		cur = t;
-	}
-	return prev[lb];
-}
-
-/* Close: at most a third of the name differs (and at least one edit is
- * allowed). The limit is exclusive. */
-static size_t closeness_limit(size_t len)
-{
-	return (len / 3 > 1 ? len / 3 : 1) + 1;
-}
-
-const char *xd_schema_suggest_field(const struct xd_msgdesc *m,
-				    const char *name, size_t len)
-{
-	const char *best = NULL;
-	size_t best_d = closeness_limit(len);
-
-	for (uint32_t i = 0; i < m->nfields; i++) {
-		const struct xd_fielddesc *f = &m->fields[i];
-		size_t d = distance(name, len, f->name, f->name_len);
-		size_t dj = distance(name, len, f->json_name, f->json_len);
-
-		if (dj < d) {
-			d = dj;
-			if (d < best_d) {
-				best_d = d;
-				best = f->json_name;
-			}
-		} else if (d < best_d) {
-			best_d = d;
-			best = f->name;
-		}
-	}
-	return best;
-}
-
-const char *xd_schema_suggest_enum(const struct xd_enumdesc *e,
-				   const char *name, size_t len)
-{
-	const char *best = NULL;
-	size_t best_d = closeness_limit(len);
-
-	for (uint32_t i = 0; i < e->nvalues; i++) {
-		size_t d = distance(name, len, e->values[i].name,
-				    e->values[i].name_len);
-
-		if (d < best_d) {
-			best_d = d;
-			best = e->values[i].name;
-		}
-	}
-	return best;
-}
-
-const char *xd_schema_suggest_message(const struct xd_schema *s,
-				      const char *name, size_t len)
-{
-	const char *dot = memrchr(name, '.', len), *best = NULL;
-	size_t plen, best_d;
-
-	/* Among the types of the same package: a misspelt type name is
-	 * likely, a misspelt package too, but then nothing is close. */
-	if (dot == NULL)
-		return NULL;
-	plen = (size_t)(dot - name) + 1;
-	best_d = closeness_limit(len - plen);
-	for (uint32_t i = 0; i < s->nmsgs; i++) {
-		const char *full = s->msgs[i].full_name;
-		size_t flen = strlen(full), d;
-
-		if (flen <= plen || strncmp(full, name, plen) != 0 ||
-		    memchr(full + plen, '.', flen - plen) != NULL)
-			continue;
-		d = distance(name + plen, len - plen, full + plen, flen - plen);
-		if (d < best_d) {
-			best_d = d;
-			best = full;
-		}
-	}
-	return best;
-}
-
-const char *xd_schema_type_name(enum xd_ftype t)
-{
-	static const char *const names[] = {
-		[XD_T_DOUBLE] = "double",     [XD_T_FLOAT] = "float",
-		[XD_T_INT64] = "int64",       [XD_T_UINT64] = "uint64",
-		[XD_T_INT32] = "int32",       [XD_T_FIXED64] = "fixed64",
-		[XD_T_FIXED32] = "fixed32",   [XD_T_BOOL] = "bool",
-		[XD_T_STRING] = "string",     [XD_T_GROUP] = "group",
-		[XD_T_MESSAGE] = "message",   [XD_T_BYTES] = "bytes",
-		[XD_T_UINT32] = "uint32",     [XD_T_ENUM] = "enum",
-		[XD_T_SFIXED32] = "sfixed32", [XD_T_SFIXED64] = "sfixed64",
-		[XD_T_SINT32] = "sint32",     [XD_T_SINT64] = "sint64",
-	};
-
-	return (unsigned)t < sizeof(names) / sizeof(names[0]) && names[t] ?
-		       names[t] :
-		       "unknown";
 }

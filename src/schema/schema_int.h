@@ -158,6 +158,18 @@ static inline uint32_t xd_schema_hash(const char *s, size_t len)
 	return h;
 }
 
+/* Types by full name of `len` bytes (not NUL-terminated). */
+const struct xd_msgdesc *xd_schema_message_n(const struct xd_schema *s,
+					     const char *name, size_t len);
+const struct xd_enumdesc *xd_schema_enum_n(const struct xd_schema *s,
+					   const char *name, size_t len);
+
+/* Sets f's limits from the field's validate rules (schema_rules.c);
+ * f->type must be set. */
+struct Google__Protobuf__FieldDescriptorProto;
+void xd_schema_rules(struct xd_fielddesc *f,
+		     const struct Google__Protobuf__FieldDescriptorProto *fp);
+
 /* A field by proto name or JSON name (`len` bytes, not NUL-terminated). */
 const struct xd_fielddesc *xd_schema_field_by_name(const struct xd_msgdesc *m,
 						   const char *name,

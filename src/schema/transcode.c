@@ -1,20 +1,15 @@
-/* The transcoder's entry points: snapshot files and single resources,
- * from YAML events, libyaml documents or jansson values. */
+/* YAML from libyaml's events: snapshot files (and pieces of them) item
+ * by item, and single resources. */
 #include "schema/transcode.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include <pthread.h>
-#include <stdlib.h>
 
 #include "schema/doc.h"
 #include "schema/encode.h"
 #include "schema/transcode_int.h"
 
-/* Files smaller than this are not worth a thread per piece. */
-#define MIN_PIECE_BYTES (512u * 1024)
-#define MAX_THREADS 16
 
 /* ---- YAML from events ---- */
 
@@ -204,27 +199,36 @@ struct file_ctx {
 	int stopped;
 };
 
-static const struct xd_section *find_section(const struct file_ctx *c,
-					     const struct xd_dnode *k)
+const struct xd_section *xd_transcode_section(const struct xd_section *sections,
+					      size_t nsections, const char *key,
+					      size_t len)
 {
-	for (size_t i = 0; i < c->nsections; i++)
-		if (strlen(c->sections[i].key) == k->len &&
-		    memcmp(c->sections[i].key, k->u.str, k->len) == 0)
-			return &c->sections[i];
+	for (size_t i = 0; i < nsections; i++)
+		if (strlen(sections[i].key) == len &&
+		    memcmp(sections[i].key, key, len) == 0)
+			return &sections[i];
 	return NULL;
 }
 
-static void unknown_section(struct xd_diag *diag, const char *where,
-			    const struct xd_dnode *k, const struct file_ctx *c)
+static const struct xd_section *find_section(const struct file_ctx *c,
+					     const struct xd_dnode *k)
+{
+	return xd_transcode_section(c->sections, c->nsections, k->u.str,
+				    k->len);
+}
+
+void xd_transcode_unknown_section(struct xd_diag *diag, const char *where,
+				  const char *key, size_t len,
+				  const struct xd_section *sections,
+				  size_t nsections)
 {
 	struct xd_buf names = XD_BUF_INIT;
-	char buf[96];
 
-	for (size_t i = 0; i < c->nsections; i++)
-		xd_buf_printf(&names, "%s%s", i ? ", " : "", c->sections[i].key);
+	for (size_t i = 0; i < nsections; i++)
+		xd_buf_printf(&names, "%s%s", i ? ", " : "", sections[i].key);
 	xd_buf_putc(&names, '\0');
-	xd_diag_add(diag, "%s: unknown key %s (expected one of: %s)", where,
-		    show_key(k, buf, sizeof(buf)), (char *)names.data);
+	xd_diag_add(diag, "%s: unknown key '%.*s' (expected one of: %s)", where,
+		    len > 60 ? 60 : (int)len, key, (char *)names.data);
 	xd_buf_free(&names);
 }
 
@@ -315,7 +319,9 @@ static int yaml_root_map(struct yrun *r, struct file_ctx *c)
 				    where, xd_doc_kind_name(&k));
 			r->failed = 1;
 		} else if ((sec = find_section(c, &k)) == NULL) {
-			unknown_section(r->diag, where, &k, c);
+			xd_transcode_unknown_section(r->diag, where, k.u.str,
+						     k.len, c->sections,
+						     c->nsections);
 			r->failed = 1;
 		} else {
 			for (size_t i = 0; i < nseen; i++)
@@ -408,140 +414,6 @@ out:
 	return rc;
 }
 
-/* ---- a file in pieces, one thread each ---- */
-
-/* The items of one piece, kept until every piece has succeeded. */
-struct item_rec {
-	size_t section, index, len;
-	unsigned line, column;
-	/* then len bytes, padded to 8 */
-};
-
-struct piece_job {
-	const struct xd_schema *s;
-	const char *file;
-	const struct xd_yaml_piece *p;
-	const struct xd_section *sections;
-	size_t nsections;
-	struct xd_buf items;
-	struct xd_diag diag;
-	int rc;
-};
-
-static int collect(const struct xd_item *it, void *arg)
-{
-	struct piece_job *j = arg;
-	struct item_rec rec = {(size_t)(it->section - j->sections), it->index,
-			       it->len, it->line, it->column};
-	static const uint8_t pad[8];
-
-	xd_buf_append(&j->items, &rec, sizeof(rec));
-	xd_buf_append(&j->items, it->data, it->len);
-	xd_buf_append(&j->items, pad, (8 - it->len % 8) % 8);
-	return 0;
-}
-
-static void *run_job(void *arg)
-{
-	struct piece_job *j = arg;
-
-	j->rc = xd_transcode_yaml_piece(j->s, j->file, j->p, j->sections,
-					j->nsections, collect, j, &j->diag);
-	return NULL;
-}
-
-/* Hands every collected item over, in file order. */
-static int dispatch(struct piece_job *jobs, size_t n, xd_item_fn fn,
-		    void *arg)
-{
-	for (size_t k = 0; k < n; k++) {
-		const uint8_t *p = jobs[k].items.data;
-		const uint8_t *end = p ? p + jobs[k].items.len : NULL;
-
-		while (p < end) {
-			struct item_rec rec;
-			struct xd_item it;
-			char path[160];
-
-			const struct xd_section *sec;
-
-			memcpy(&rec, p, sizeof(rec));
-			p += sizeof(rec);
-			sec = &jobs[k].sections[rec.section];
-			snprintf(path, sizeof(path), "%s[%zu]", sec->key,
-				 rec.index);
-			it = (struct xd_item){sec, rec.index, rec.line,
-					      rec.column, path, p, rec.len};
-			if (fn != NULL && fn(&it, arg) != 0)
-				return -1;
-			p += rec.len + (8 - rec.len % 8) % 8;
-		}
-	}
-	return 0;
-}
-
-/* 1: done (rc set), 0: transcode the file in one piece instead. */
-static int in_pieces(const struct xd_schema *s, const char *file,
-		     const char *text, size_t len, unsigned threads,
-		     const struct xd_section *sections, size_t nsections,
-		     xd_item_fn fn, void *arg, int *rc)
-{
-	struct xd_yaml_piece pieces[MAX_THREADS];
-	struct piece_job jobs[MAX_THREADS];
-	pthread_t th[MAX_THREADS];
-	bool started[MAX_THREADS] = {false};
-	size_t n;
-	int ok = 1;
-
-	if (threads > MAX_THREADS)
-		threads = MAX_THREADS;
-	n = xd_yaml_split(text, len, threads, MIN_PIECE_BYTES, pieces);
-	if (n < 2)
-		return 0;
-	for (size_t k = 0; k < n; k++) {
-		jobs[k] = (struct piece_job){s, file, &pieces[k], sections,
-					     nsections, XD_BUF_INIT,
-					     XD_DIAG_INIT, 0};
-		/* The calling thread takes the last piece itself. */
-		if (k + 1 < n)
-			started[k] = pthread_create(&th[k], NULL, run_job,
-						    &jobs[k]) == 0;
-		if (k + 1 < n && !started[k])
-			run_job(&jobs[k]);
-	}
-	run_job(&jobs[n - 1]);
-	for (size_t k = 0; k < n; k++) {
-		if (started[k])
-			pthread_join(th[k], NULL);
-		ok &= jobs[k].rc == 0;
-	}
-	/* Any error: the whole file again in one piece, whose messages
-	 * are the authority (a cut inside a quoted scalar, say, makes a
-	 * piece fail where the file does not). */
-	if (ok)
-		*rc = dispatch(jobs, n, fn, arg);
-	for (size_t k = 0; k < n; k++) {
-		xd_buf_free(&jobs[k].items);
-		xd_diag_clear(&jobs[k].diag);
-	}
-	return ok;
-}
-
-int xd_transcode_yaml_file(const struct xd_schema *s, const char *file,
-			   const char *text, size_t len, unsigned threads,
-			   const struct xd_section *sections, size_t nsections,
-			   xd_item_fn fn, void *arg, struct xd_diag *diag)
-{
-	struct xd_yaml_piece whole = {text, len, 1, NULL, 0, 0};
-	int rc;
-
-	if (threads > 1 && in_pieces(s, file, text, len, threads, sections,
-				     nsections, fn, arg, &rc))
-		return rc;
-	return xd_transcode_yaml_piece(s, file, &whole, sections, nsections,
-				       fn, arg, diag);
-}
-
 int xd_transcode_yaml_text(const struct xd_schema *s,
 			   const struct xd_msgdesc *m, const char *file,
 			   const char *text, size_t len, const char *path,
@@ -567,139 +439,4 @@ int xd_transcode_yaml_text(const struct xd_schema *s,
 		rc = -1;
 	yrun_free(&r);
 	return rc;
-}
-
-/* ---- libyaml documents and jansson values ---- */
-
-int xd_transcode_yaml(const struct xd_schema *s, const struct xd_msgdesc *m,
-		      yaml_document_t *doc, yaml_node_t *node,
-		      const char *file, const char *path, struct xd_buf *out,
-		      struct xd_diag *diag)
-{
-	struct xd_arena arena = XD_ARENA_INIT;
-	struct xd_encoder enc;
-	struct xd_doc_error err;
-	struct xd_dnode n;
-	int rc;
-
-	if (xd_doc_from_yaml_node(&arena, doc, node, &n, &err) != 0) {
-		xd_diag_add(diag, "%s:%u:%u: %s", file, err.line, err.col,
-			    err.msg);
-		xd_arena_free(&arena);
-		return -1;
-	}
-	xd_encoder_init(&enc, s);
-	rc = xd_encoder_run(&enc, m, &n, file, path, out, diag);
-	xd_encoder_free(&enc);
-	xd_arena_free(&arena);
-	return rc;
-}
-
-static int json_doc(struct xd_arena *arena, json_t *v, const char *file,
-		    const char *path, struct xd_dnode *n, struct xd_diag *diag)
-{
-	struct xd_doc_error err;
-
-	if (xd_doc_from_json(arena, v, n, &err) == 0)
-		return 0;
-	xd_diag_add(diag, "%s: %s%s%s", file, path ? path : "",
-		    path && *path ? ": " : "", err.msg);
-	return -1;
-}
-
-int xd_transcode_json(const struct xd_schema *s, const struct xd_msgdesc *m,
-		      json_t *v, const char *file, const char *path,
-		      struct xd_buf *out, struct xd_diag *diag)
-{
-	struct xd_arena arena = XD_ARENA_INIT;
-	struct xd_encoder enc;
-	struct xd_dnode n;
-	int rc = -1;
-
-	if (json_doc(&arena, v, file, path, &n, diag) == 0) {
-		xd_encoder_init(&enc, s);
-		rc = xd_encoder_run(&enc, m, &n, file, path, out, diag);
-		xd_encoder_free(&enc);
-	}
-	xd_arena_free(&arena);
-	return rc;
-}
-
-int xd_transcode_json_file(const struct xd_schema *s, const char *file,
-			   const char *text, size_t len,
-			   const struct xd_section *sections, size_t nsections,
-			   xd_item_fn fn, void *arg, struct xd_diag *diag)
-{
-	struct file_ctx c = {sections, nsections, fn, arg, 0};
-	struct xd_arena arena = XD_ARENA_INIT;
-	struct xd_encoder enc;
-	struct xd_buf out = XD_BUF_INIT;
-	json_error_t jerr;
-	const char *key;
-	json_t *root, *list;
-	int failed = 0;
-
-	root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
-			  &jerr);
-	if (root == NULL) {
-		xd_diag_add(diag, "%s:%d:%d: %s", file, jerr.line, jerr.column,
-			    jerr.text);
-		return -1;
-	}
-	if (!json_is_object(root)) {
-		xd_diag_add(diag, "%s: a snapshot file must be an object of arrays (\"clusters\", \"listeners\", ...)",
-			    file);
-		json_decref(root);
-		return -1;
-	}
-	xd_encoder_init(&enc, s);
-	json_object_foreach(root, key, list) {
-		const struct xd_section *sec = NULL;
-		struct xd_dnode k = {.kind = XD_DN_SCALAR,
-				     .style = XD_DS_STRING};
-
-		k.u.str = key;
-		k.len = (uint32_t)strlen(key);
-		sec = find_section(&c, &k);
-		if (sec == NULL) {
-			unknown_section(diag, file, &k, &c);
-			failed = 1;
-			continue;
-		}
-		if (json_is_null(list))
-			continue;
-		if (!json_is_array(list)) {
-			xd_diag_add(diag, "%s: %s: expected a list of %s",
-				    file, sec->key, sec->type->full_name);
-			failed = 1;
-			continue;
-		}
-		for (size_t i = 0; i < json_array_size(list) && !c.stopped; i++) {
-			char path[160];
-			struct xd_dnode n;
-			struct xd_item it;
-
-			snprintf(path, sizeof(path), "%s[%zu]", sec->key, i);
-			out.len = 0;
-			if (json_doc(&arena, json_array_get(list, i), file, path,
-				     &n, diag) != 0 ||
-			    xd_encoder_run(&enc, sec->type, &n, file, path, &out,
-					   diag) != 0) {
-				failed = 1;
-			} else {
-				it = (struct xd_item){sec, i, 0, 0, path,
-						      out.data, out.len};
-				if (fn != NULL && fn(&it, arg) != 0)
-					c.stopped = 1;
-			}
-			xd_arena_reset(&arena);
-		}
-		if (c.stopped)
-			break;
-	}
-	xd_encoder_free(&enc);
-	xd_arena_free(&arena);
-	xd_buf_free(&out);
-	json_decref(root);
-	return failed || c.stopped ? -1 : 0;
 }

@@ -34,6 +34,17 @@ struct xd_yaml_piece {
 size_t xd_yaml_split(const char *text, size_t len, size_t max,
 		     size_t min_bytes, struct xd_yaml_piece *out);
 
+/* The section named key (`len` bytes), or NULL. */
+const struct xd_section *xd_transcode_section(const struct xd_section *sections,
+					      size_t nsections, const char *key,
+					      size_t len);
+
+/* "where: unknown key 'x' (expected one of: clusters, ...)" */
+void xd_transcode_unknown_section(struct xd_diag *diag, const char *where,
+				  const char *key, size_t len,
+				  const struct xd_section *sections,
+				  size_t nsections);
+
 /* Transcodes one piece as xd_transcode_yaml_file does a whole file. */
 int xd_transcode_yaml_piece(const struct xd_schema *s, const char *file,
 			    const struct xd_yaml_piece *p,

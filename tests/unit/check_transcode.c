@@ -435,6 +435,10 @@ static const struct err_case err_cases[] = {
 	{"xdtest.Wkt",
 	 "any: {\"@type\": type.googleapis.com/google.protobuf.Duration, value: 1s, extra: 1}",
 	 "t.yaml:1:73: p.any.extra: unknown field 'extra' in an Any holding google.protobuf.Duration (only \"@type\" and \"value\")"},
+	/* a NUL inside a type URL matches no type (regression: read past
+	 * the end of a shorter name) */
+	{"xdtest.Wkt", "any: {\"@type\": \"type.googleapis.com/xdtest.Nested\\0x\"}",
+	 "t.yaml:1:16: p.any.@type: unknown \"@type\" 'type.googleapis.com/xdtest.Nested?x' (did you mean 'xdtest.Nested'?)"},
 	{"xdtest.Wkt", "any: {\"@type\": [x]}",
 	 "t.yaml:1:16: p.any.@type: expected a type URL string, not a list"},
 	{"xdtest.Wkt", "any: [1]",
@@ -867,6 +871,16 @@ START_TEST(decodes_other_encoders)
 	got = to_json("xdtest.Repeated", buf, n, 0);
 	ck_assert_str_eq(got, "{\"i32\":[1,2,3,4]}");
 	free(got);
+	/* regressions found by fuzzing: an empty packed run prints as no
+	 * field; of a oneof's members on the wire, the last wins */
+	n = unhex("1a00" "0a0105", buf);
+	got = to_json("xdtest.Repeated", buf, n, 0);
+	ck_assert_str_eq(got, "{\"i32\":[5]}");
+	free(got);
+	n = unhex("0a0161" "1002" "2801", buf);
+	got = to_json("xdtest.Oneofs", buf, n, 0);
+	ck_assert_str_eq(got, "{\"b\":2,\"x\":true}");
+	free(got);
 	/* a message in parts is merged */
 	n = unhex("1a030a0161" "1a021005" "1a00", buf);
 	got = to_json("xdtest.Nested", buf, n, 0);
@@ -919,6 +933,15 @@ START_TEST(decode_errors)
 	n = unhex("120d08ffffffffffffffffff011001", buf);
 	got = to_json("xdtest.Wkt", buf, n, 0);
 	ck_assert_str_eq(got, "ERR xdtest.Wkt at dur: google.protobuf.Duration out of range (seconds -1, nanos 1)");
+	free(got);
+	/* FieldMask paths without a JSON form (empty, with a comma) */
+	n = unhex("8a0102" "0a00", buf);
+	got = to_json("xdtest.Wkt", buf, n, 0);
+	ck_assert_str_eq(got, "ERR xdtest.Wkt at mask: FieldMask path '' has no JSON form");
+	free(got);
+	n = unhex("8a01050a03612c62", buf);
+	got = to_json("xdtest.Wkt", buf, n, 0);
+	ck_assert_str_eq(got, "ERR xdtest.Wkt at mask: FieldMask path 'a,b' has no JSON form");
 	free(got);
 	/* 70 nested messages */
 	{
