@@ -552,6 +552,7 @@ static void on_request(void *st, struct xd_stream *stream,
 	memset(&sr, 0, sizeof(sr));
 	sr.nonce = r.nonce;
 	sr.nack = r.has_error;
+	sr.version_info = r.version_info;
 	sr.names = r.names;
 	sr.nnames = r.nnames;
 	sr.names_hash = r.names_hash;
@@ -569,7 +570,9 @@ static void on_request(void *st, struct xd_stream *stream,
 					 ss->snap ? xd_snapshot_table(ss->snap, t) : NULL);
 	else
 		v = xd_sub_sotw_request(&ss->subs[t], &sr,
-					xd_rtype_info(t)->wildcard_ok);
+					xd_rtype_info(t)->wildcard_ok,
+					xd_rtype_info(t)->full_state,
+					ss->snap ? xd_snapshot_table(ss->snap, t) : NULL);
 	switch (v) {
 	case XD_SUB_STALE:
 		SLOG(XD_LOG_DEBUG, ss, "%s request with stale nonce '%.*s'",

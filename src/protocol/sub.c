@@ -131,9 +131,22 @@ static enum xd_sub_verdict classify(struct xd_sub *s,
 	return XD_SUB_REQUEST;
 }
 
+/* S12: a wildcard client already holding the current full state. */
+static void resume(struct xd_sub *s, const struct xd_sub_req *r,
+		   struct xd_table *current)
+{
+	if (current == NULL || !s->want.all || r->version_info.len != 16 ||
+	    memcmp(r->version_info.data, xd_table_version(current), 16) != 0)
+		return;
+	xd_table_unref(s->held);
+	s->held = xd_table_ref(current);
+	set_names(&s->held_names, s->want.all, xd_nameset_ref(s->want.set));
+}
+
 enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
 					const struct xd_sub_req *r,
-					bool wildcard_ok)
+					bool wildcard_ok, bool full_state,
+					struct xd_table *current)
 {
 	enum xd_sub_verdict v = classify(s, r);
 	bool first = !s->active;
@@ -148,6 +161,8 @@ enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
 		/* S2: the legacy wildcard, for the life of the stream */
 		s->legacy_wildcard = true;
 		set_names(&s->want, true, empty_set());
+		if (full_state)
+			resume(s, r, current);
 		return v;
 	}
 	if (s->legacy_wildcard)
@@ -178,6 +193,8 @@ enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
 	} else {
 		xd_nameset_unref(set);
 	}
+	if (first && full_state && xd_nameset_count(s->want.set) == 0)
+		resume(s, r, current);
 	return v;
 }
 

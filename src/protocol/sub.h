@@ -48,6 +48,7 @@ struct xd_sub_req {
 	struct xd_name nonce;    /* response_nonce (may be empty) */
 	bool nack;               /* error_detail present */
 	/* SotW */
+	struct xd_name version_info; /* the version the client holds */
 	const struct xd_name *names;
 	size_t nnames;
 	uint64_t names_hash;     /* of the raw list, to skip re-interning */
@@ -69,12 +70,16 @@ void xd_sub_init(struct xd_sub *s);
 void xd_sub_clear(struct xd_sub *s);
 
 /*
- * A SotW request. `wildcard_ok`: LDS, CDS, SRDS (S2). Returns the
- * verdict; on XD_SUB_STALE nothing changed. NULL-free: aborts on OOM.
+ * A SotW request. `wildcard_ok`: LDS, CDS, SRDS (S2). `full_state`
+ * types (LDS, CDS) with a wildcard first request whose version_info is
+ * `current`'s version are taken to hold `current` already (S12: a client
+ * reconnecting to a restarted or other xdsd is not sent what it has).
+ * Returns the verdict; on XD_SUB_STALE nothing changed. Aborts on OOM.
  */
 enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
 					const struct xd_sub_req *r,
-					bool wildcard_ok);
+					bool wildcard_ok, bool full_state,
+					struct xd_table *current);
 
 /*
  * A delta request. `current` is the type's table now (for

@@ -329,7 +329,7 @@ START_TEST(sotw_wildcard_full_state)
 	char *c, ack[8];
 
 	xd_sub_init(&s);
-	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true), XD_SUB_REQUEST);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true, true, NULL), XD_SUB_REQUEST);
 	ck_assert(s.want.all);
 	c = sotw_step(&s, t1, true, &nonce);
 	ck_assert_str_eq(c, "A1,B1");
@@ -338,14 +338,14 @@ START_TEST(sotw_wildcard_full_state)
 	ck_assert_ptr_null(xd_sub_next(&s, t2, XD_FORM_SOTW, true));
 	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
 	r = sotw_req(ack, false, NULL, 0);
-	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true), XD_SUB_ACK);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true, true, NULL), XD_SUB_ACK);
 	ck_assert_ptr_null(sotw_step(&s, t1, true, &nonce)); /* S6 */
 	c = sotw_step(&s, t2, true, &nonce);
 	ck_assert_str_eq(c, "A2,B1"); /* S8: everything, not just a */
 	free(c);
 	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
 	r = sotw_req(ack, false, NULL, 0);
-	xd_sub_sotw_request(&s, &r, true);
+	xd_sub_sotw_request(&s, &r, true, true, NULL);
 	c = sotw_step(&s, t3, true, &nonce);
 	ck_assert_str_eq(c, "A2"); /* S8: b's absence deletes it */
 	free(c);
@@ -370,23 +370,23 @@ START_TEST(sotw_explicit_changes_only)
 	struct xd_sub_req r = sotw_req("", false, ab, 2);
 
 	xd_sub_init(&s);
-	xd_sub_sotw_request(&s, &r, false);
+	xd_sub_sotw_request(&s, &r, false, false, NULL);
 	c = sotw_step(&s, t1, false, &nonce);
 	ck_assert_str_eq(c, "A1,B1");
 	free(c);
 	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
 	r = sotw_req(ack, false, abd, 3); /* ACK and subscribe d (absent) */
-	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false), XD_SUB_ACK);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL), XD_SUB_ACK);
 	ck_assert_ptr_null(sotw_step(&s, t1, false, &nonce)); /* d: nothing yet */
 	c = sotw_step(&s, t2, false, &nonce);
 	ck_assert_str_eq(c, "A2,D1"); /* c changed but is not subscribed */
 	free(c);
 	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
 	r = sotw_req(ack, false, b_only, 1); /* unsubscribe a and d */
-	xd_sub_sotw_request(&s, &r, false);
+	xd_sub_sotw_request(&s, &r, false, false, NULL);
 	ck_assert_ptr_null(sotw_step(&s, t2, false, &nonce));
 	r = sotw_req(ack, false, ab, 2); /* a again: S7 sends it */
-	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false), XD_SUB_REQUEST);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL), XD_SUB_REQUEST);
 	c = sotw_step(&s, t2, false, &nonce);
 	ck_assert_str_eq(c, "A2");
 	free(c);
@@ -408,15 +408,15 @@ START_TEST(sotw_nack_and_stale)
 	struct xd_sub_req r = sotw_req("", false, r_only, 1);
 
 	xd_sub_init(&s);
-	xd_sub_sotw_request(&s, &r, false);
+	xd_sub_sotw_request(&s, &r, false, false, NULL);
 	c = sotw_step(&s, t1, false, &nonce);
 	free(c);
 	snprintf(n1, sizeof(n1), "%llu", (unsigned long long)nonce);
 	r = sotw_req("999", false, r_only, 1);
-	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false), XD_SUB_STALE);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL), XD_SUB_STALE);
 	ck_assert(s.inflight);
 	r = sotw_req(n1, true, r_only, 1);
-	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false), XD_SUB_NACK);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL), XD_SUB_NACK);
 	ck_assert_uint_eq(s.nacks, 1);
 	ck_assert_ptr_null(sotw_step(&s, t1, false, &nonce)); /* not resent */
 	c = sotw_step(&s, t2, false, &nonce);
@@ -424,15 +424,53 @@ START_TEST(sotw_nack_and_stale)
 	free(c);
 	/* a request before the client saw the newest response is stale */
 	r = sotw_req(n1, false, r_only, 1);
-	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false), XD_SUB_STALE);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL), XD_SUB_STALE);
 	snprintf(n1, sizeof(n1), "%llu", (unsigned long long)nonce);
 	r = sotw_req(n1, false, NULL, 0);
-	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false), XD_SUB_ACK);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL), XD_SUB_ACK);
 	ck_assert_uint_eq(xd_nameset_count(s.want.set), 0); /* S13 */
 	ck_assert(!s.want.all);
 	xd_sub_clear(&s);
 	xd_table_unref(t1);
 	xd_table_unref(t2);
+}
+END_TEST
+
+/* S12: a wildcard client presenting the current version on a new stream
+ * is not sent it again; an older version, or explicit names, are. */
+START_TEST(sotw_resume_on_reconnect)
+{
+	struct xd_table *t = TABLE(XD_CLUSTER, "a=A");
+	struct xd_name cur = N(xd_table_version(t)), a[] = {N("a")};
+	struct xd_sub s;
+	struct xd_sub_req r = sotw_req("", false, NULL, 0);
+	uint64_t nonce = 0;
+	char *c;
+
+	r.version_info = cur;
+	xd_sub_init(&s);
+	xd_sub_sotw_request(&s, &r, true, true, t);
+	ck_assert_ptr_null(sotw_step(&s, t, true, &nonce));
+	xd_sub_clear(&s);
+
+	r.version_info = N("0123456789abcdef");
+	xd_sub_init(&s);
+	xd_sub_sotw_request(&s, &r, true, true, t);
+	c = sotw_step(&s, t, true, &nonce);
+	ck_assert_str_eq(c, "A");
+	free(c);
+	xd_sub_clear(&s);
+
+	/* explicit names may be new to the client: sent (S12's caveat) */
+	r = sotw_req("", false, a, 1);
+	r.version_info = cur;
+	xd_sub_init(&s);
+	xd_sub_sotw_request(&s, &r, true, true, t);
+	c = sotw_step(&s, t, true, &nonce);
+	ck_assert_str_eq(c, "A");
+	free(c);
+	xd_sub_clear(&s);
+	xd_table_unref(t);
 }
 END_TEST
 
@@ -445,26 +483,26 @@ START_TEST(sotw_wildcard_forms)
 	struct xd_sub_req r = sotw_req("", false, NULL, 0);
 
 	xd_sub_init(&s);
-	xd_sub_sotw_request(&s, &r, true);
+	xd_sub_sotw_request(&s, &r, true, true, NULL);
 	r = sotw_req("", false, x, 1);
-	xd_sub_sotw_request(&s, &r, true);
+	xd_sub_sotw_request(&s, &r, true, true, NULL);
 	ck_assert(s.want.all);
 	xd_sub_clear(&s);
 
 	xd_sub_init(&s);
 	r = sotw_req("", false, star, 2);
-	xd_sub_sotw_request(&s, &r, true);
+	xd_sub_sotw_request(&s, &r, true, true, NULL);
 	ck_assert(s.want.all);
 	ck_assert(xd_nameset_has(s.want.set, "x", 1));
 	r = sotw_req("", false, x, 1);
-	xd_sub_sotw_request(&s, &r, true);
+	xd_sub_sotw_request(&s, &r, true, true, NULL);
 	ck_assert(!s.want.all);
 	xd_sub_clear(&s);
 
 	/* on EDS "*" is just a name */
 	xd_sub_init(&s);
 	r = sotw_req("", false, star, 2);
-	xd_sub_sotw_request(&s, &r, false);
+	xd_sub_sotw_request(&s, &r, false, false, NULL);
 	ck_assert(!s.want.all);
 	ck_assert(xd_nameset_has(s.want.set, "*", 1));
 	xd_sub_clear(&s);
@@ -482,7 +520,7 @@ START_TEST(bodies_shared_between_clients)
 
 	for (int i = 0; i < 100; i++) {
 		xd_sub_init(&s[i]);
-		xd_sub_sotw_request(&s[i], &r, true);
+		xd_sub_sotw_request(&s[i], &r, true, true, NULL);
 	}
 	before = xd_body_computed();
 	for (int i = 0; i < 100; i++) {
@@ -513,7 +551,7 @@ START_TEST(sotw_wrapped_form)
 	SotwResp *resp;
 
 	xd_sub_init(&s);
-	xd_sub_sotw_request(&s, &r, true);
+	xd_sub_sotw_request(&s, &r, true, true, NULL);
 	b = xd_sub_next(&s, t, XD_FORM_SOTW_WRAPPED, true);
 	resp = sotw_of(b);
 	ck_assert_uint_eq(resp->n_resources, 1);
@@ -762,6 +800,7 @@ int main(void)
 	tcase_add_test(sotw, sotw_explicit_changes_only);
 	tcase_add_test(sotw, sotw_nack_and_stale);
 	tcase_add_test(sotw, sotw_wildcard_forms);
+	tcase_add_test(sotw, sotw_resume_on_reconnect);
 	tcase_add_test(sotw, bodies_shared_between_clients);
 	tcase_add_test(sotw, sotw_wrapped_form);
 	suite_add_tcase(s, sotw);
