@@ -107,3 +107,4 @@ clean-local: clean-fuzz-transcode
 clean-fuzz-transcode:
 	rm -rf tests/fuzz/seeds-transcode tests/fuzz/corpus-transcode
 .PHONY: fuzz fuzz-transcode clean-fuzz-transcode
+EXTRA_DIST += docs/schema.md
