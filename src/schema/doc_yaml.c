@@ -274,8 +274,9 @@ static int from_ynode(struct yconv *c, yaml_node_t *node, struct xd_dnode *out,
 		ev.data.scalar.value = node->data.scalar.value;
 		ev.data.scalar.length = node->data.scalar.length;
 		ev.data.scalar.style = node->data.scalar.style;
-		/* libyaml gives every scalar node the default !!str tag,
-		 * so explicit tags cannot be told apart here. */
+		/* libyaml's loader gives every untagged scalar node the
+		 * !!str tag, and "!" too: explicit tags cannot be told
+		 * apart here (the event reader sees them). */
 		ev.data.scalar.tag = NULL;
 		{
 			struct xd_doc_builder b = {.arena = c->arena};

@@ -97,7 +97,9 @@ int xd_transcode_yaml_text(const struct xd_schema *s,
 			   const char *text, size_t len, const char *path,
 			   struct xd_buf *out, struct xd_diag *diag);
 
-/* A node of a document loaded with libyaml's yaml_parser_load. */
+/* A node of a document loaded with libyaml's yaml_parser_load. Tags
+ * are lost there (libyaml gives every scalar !!str), so "!!str null"
+ * is null here but the string "null" from xd_transcode_yaml_text. */
 int xd_transcode_yaml(const struct xd_schema *s, const struct xd_msgdesc *m,
 		      yaml_document_t *doc, yaml_node_t *node,
 		      const char *file, const char *path, struct xd_buf *out,

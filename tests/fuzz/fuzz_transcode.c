@@ -14,6 +14,7 @@
  * and encode again print the same; the walker never fails on encoded
  * bytes along a path that fits the schema.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +174,12 @@ static void check_bytes(const struct schema_type *t, const struct xd_buf *b)
 	xd_buf_free(&again);
 }
 
+/* A tag (or something like one): only the event reader sees them. */
+static bool may_have_tags(const uint8_t *data, size_t size)
+{
+	return memchr(data, '!', size) != NULL;
+}
+
 static void yaml_resource(const struct schema_type *t, const uint8_t *data,
 			  size_t size)
 {
@@ -201,8 +208,11 @@ static void yaml_resource(const struct schema_type *t, const uint8_t *data,
 			xd_diag_print(&d, stderr);
 			abort();
 		}
-		if (rc == 0 && (b.len != b2.len ||
-				(b.len > 0 && memcmp(b.data, b2.data, b.len) != 0))) {
+		/* libyaml's loader tags every untagged scalar !!str, and
+		 * "!" too: explicit tags can only be seen in the events. */
+		if (rc == 0 && !may_have_tags(data, size) &&
+		    (b.len != b2.len ||
+		     (b.len > 0 && memcmp(b.data, b2.data, b.len) != 0))) {
 			fprintf(stderr, "the two YAML readers disagree\n");
 			abort();
 		}
