@@ -232,6 +232,7 @@ struct xd_snapshot **xd_cache_snapshots(const struct xd_cache *c, size_t *n)
 		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next)
 			if (e->snap != NULL)
 				v[(*n)++] = xd_snapshot_ref(e->snap);
-	qsort(v, *n, sizeof(*v), by_key);
+	if (*n > 1)
+		qsort(v, *n, sizeof(*v), by_key);
 	return v;
 }

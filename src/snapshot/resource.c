@@ -113,7 +113,8 @@ static void unique(struct xd_resinfo *r)
 {
 	size_t u = 0;
 
-	qsort(r->refs, r->nrefs, sizeof(*r->refs), by_ref);
+	if (r->nrefs > 1) /* qsort(NULL, 0) is undefined */
+		qsort(r->refs, r->nrefs, sizeof(*r->refs), by_ref);
 	for (size_t i = 0; i < r->nrefs; i++) {
 		if (u > 0 && by_ref(&r->refs[u - 1], &r->refs[i]) == 0)
 			free((char *)r->refs[i].name);

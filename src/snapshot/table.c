@@ -363,7 +363,8 @@ struct xd_table *xd_table_builder_finish(struct xd_table_builder *b)
 		xd_table_builder_free(b);
 		return NULL;
 	}
-	qsort(b->entries, b->count, sizeof(*b->entries), by_name);
+	if (b->count > 1) /* an empty table has no array */
+		qsort(b->entries, b->count, sizeof(*b->entries), by_name);
 	t->entries = b->entries;
 	t->count = b->count;
 	t->arena = b->arena;
