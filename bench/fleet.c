@@ -404,6 +404,44 @@ static void sm_clear(struct smap *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/*
+ * A set of name hashes, to find a name given twice in one response
+ * (S11; Envoy NACKs a delta response naming a resource twice, even once
+ * in resources and once in removed_resources).
+ */
+struct hset {
+	uint64_t *v;      /* 0: empty slot */
+	uint32_t cap, len;
+};
+
+/* False if h was already there. */
+static bool hset_add(struct hset *s, uint64_t h)
+{
+	uint32_t mask;
+
+	h |= 1;                               /* never 0 */
+	if ((s->len + 1) * 2 > s->cap) {
+		struct hset n = {NULL, s->cap ? s->cap * 2 : 64, 0};
+
+		n.v = xcalloc(n.cap, sizeof(*n.v));
+		for (uint32_t i = 0; i < s->cap; i++)
+			if (s->v[i])
+				hset_add(&n, s->v[i]);
+		free(s->v);
+		*s = n;
+	}
+	mask = s->cap - 1;
+	for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
+		if (s->v[i] == h)
+			return false;
+		if (s->v[i] == 0) {
+			s->v[i] = h;
+			s->len++;
+			return true;
+		}
+	}
+}
+
 #define SM_EACH(m, ent) \
 	for (struct sm_ent *ent = (m)->e; ent < (m)->e + (m)->cap; ent++) \
 		if (ent->key != NULL)
@@ -460,6 +498,7 @@ static _Atomic uint64_t g_dups[NT];     /* unchanged resends nobody asked for */
 static _Atomic uint64_t g_unsub;        /* resources never subscribed to */
 static _Atomic uint64_t g_unknown;      /* responses of a type never asked for */
 static _Atomic uint64_t g_bad;          /* malformed responses */
+static _Atomic uint64_t g_twice;        /* responses naming a resource twice */
 static _Atomic uint64_t g_configured;   /* clients holding a full config */
 static _Atomic uint64_t g_failed;       /* streams that ended */
 static _Atomic int64_t g_ops;           /* batches in flight */
@@ -792,6 +831,13 @@ static bool parse_name1(const uint8_t *d, size_t n, struct pb_field *name)
 	return rc == 0;
 }
 
+static void twice(struct client *c, enum rt t, const uint8_t *p, size_t n)
+{
+	if (atomic_fetch_add(&g_twice, 1) < 5)
+		fprintf(stderr, "fleet: client %d: a %s response names '%.*s' twice\n",
+			c->idx, type_name[t], (int)n, (const char *)p);
+}
+
 /*
  * Takes one resource (the Any's value) of type t into the held set,
  * with version hash `ver`. `want_name` (delta) is the Resource's name,
@@ -800,7 +846,7 @@ static bool parse_name1(const uint8_t *d, size_t n, struct pb_field *name)
  */
 static bool take_resource(struct client *c, enum rt t, const uint8_t *d,
 			  size_t n, uint64_t ver, const struct pb_field *rname,
-			  bool *changed)
+			  struct hset *seen, bool *changed)
 {
 	struct tstate *ts = &c->t[t];
 	struct pb_field name;
@@ -823,6 +869,8 @@ static bool take_resource(struct client *c, enum rt t, const uint8_t *d,
 		return false;
 	if (rname != NULL && rname->len)
 		name = *rname;
+	if (!hset_add(seen, hash_bytes(name.data, name.len)))
+		twice(c, t, name.data, name.len);
 	if ((t == EDS || t == RDS) && !sm_find(&ts->sub, (const char *)name.data, name.len)) {
 		atomic_fetch_add(&g_unsub, 1);
 		free(aux);
@@ -873,6 +921,7 @@ static bool on_sotw(struct client *c, const uint8_t *d, size_t n)
 	struct pb_field f, a, ver = {0}, url = {0}, nonce = {0};
 	struct tstate *ts;
 	enum rt t;
+	struct hset seen = {0};
 	bool changed = false;
 	int rc;
 
@@ -916,16 +965,18 @@ static bool on_sotw(struct client *c, const uint8_t *d, size_t n)
 			if (a.num == 2 && a.wt == 2)
 				val = a;
 		if (rc < 0)
-			return false;
+			goto bad;
 		/* CDS and LDS are rebuilt whole: their version tells */
 		bool rchanged = false;
 
 		if (!take_resource(c, t, val.data, val.len,
-				   hash_bytes(val.data, val.len), NULL, &rchanged))
-			return false;
+				   hash_bytes(val.data, val.len), NULL, &seen,
+				   &rchanged))
+			goto bad;
 		if (t == EDS || t == RDS)
 			changed |= rchanged;
 	}
+	free(seen.v);
 	if (rc < 0)
 		return false;
 	trace(c, "<- %s version %s nonce %s: %u held%s%s", type_name[t],
@@ -933,6 +984,9 @@ static bool on_sotw(struct client *c, const uint8_t *d, size_t n)
 	      ts->sub_dirty ? " (subscription changed)" : "");
 	after_response(c, t, changed);
 	return true;
+bad:
+	free(seen.v);
+	return false;
 }
 
 static void nq_push(struct tstate *ts, const uint8_t *p, size_t n)
@@ -949,6 +1003,7 @@ static bool on_delta(struct client *c, const uint8_t *d, size_t n)
 	struct pb_rd r = pb_sub(d, n), rr;
 	struct pb_field f, g, url = {0}, nonce = {0};
 	struct tstate *ts;
+	struct hset seen = {0};
 	enum rt t;
 	bool changed = false;
 	int rc;
@@ -988,8 +1043,12 @@ static bool on_delta(struct client *c, const uint8_t *d, size_t n)
 					any = g;
 			}
 			if (rc < 0)
-				return false;
+				goto bad;
 			if (any.data == NULL) {
+				if (!hset_add(&seen, hash_bytes(name.data, name.len)))
+					twice(c, t, name.data, name.len);
+				trace(c, "   %s %.*s: does not exist", type_name[t],
+				      (int)name.len, (const char *)name.data);
 				/* D8: a name that does not exist */
 				struct sm_ent *e = sm_find(&ts->held, (const char *)name.data, name.len);
 
@@ -1004,20 +1063,25 @@ static bool on_delta(struct client *c, const uint8_t *d, size_t n)
 				if (g.num == 2 && g.wt == 2)
 					val = g;
 			if (rc < 0)
-				return false;
+				goto bad;
 			if (!take_resource(c, t, val.data, val.len,
 					   hash_bytes(ver.data, ver.len), &name,
-					   &changed))
-				return false;
+					   &seen, &changed))
+				goto bad;
 		} else if (f.num == 6) {          /* removed_resources */
 			struct sm_ent *e = sm_find(&ts->held, (const char *)f.data, f.len);
 
+			if (!hset_add(&seen, hash_bytes(f.data, f.len)))
+				twice(c, t, f.data, f.len);
+			trace(c, "   %s %.*s: removed", type_name[t], (int)f.len,
+			      (const char *)f.data);
 			if (e) {
 				held_del(ts, e);
 				changed = true;
 			}
 		}
 	}
+	free(seen.v);
 	if (rc < 0)
 		return false;
 	nq_push(ts, nonce.data, nonce.len);
@@ -1026,6 +1090,9 @@ static bool on_delta(struct client *c, const uint8_t *d, size_t n)
 	      ts->sub_dirty ? " (subscription changed)" : "");
 	after_response(c, t, changed);
 	return true;
+bad:
+	free(seen.v);
+	return false;
 }
 
 /* ---------------- requests ---------------- */
@@ -2078,6 +2145,7 @@ int main(int argc, char **argv)
 	kv("unsubscribed_resources", "%" PRIu64, atomic_load(&g_unsub));
 	kv("unexpected_types", "%" PRIu64, atomic_load(&g_unknown));
 	kv("malformed", "%" PRIu64, atomic_load(&g_bad));
+	kv("names_twice", "%" PRIu64, atomic_load(&g_twice));
 	getrusage(RUSAGE_SELF, &ru);
 	kv("fleet_cpu_s", "%.1f", self_cpu_s());
 	kv("fleet_rss_kb", "%ld", ru.ru_maxrss);
