@@ -1,0 +1,362 @@
+/*
+ * Bad clients on the wire: garbage, truncated and malformed requests,
+ * a huge name list, too many unknown types, a client that never reads.
+ * Each ends (at most) its own stream with a clear status; the daemon and
+ * every other stream go on (STYLE 11: bad input from a client ends that
+ * stream, never the daemon). Against the real xdsd over loopback.
+ */
+#include <grpc/status.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto_util.h"
+#include "suites.h"
+#include "xdtest.h"
+
+/* A per-type and an aggregated method of each variant. */
+static const struct pu_combo wire_combos[] = {
+	{"CDS", false, false, PU_CDS},
+	{"ADS", false, true, PU_CDS},
+	{"delta EDS", true, false, PU_EDS},
+	{"delta ADS", true, true, PU_EDS},
+};
+static const struct pu_combo *ads_combos = &wire_combos[1];
+
+/* A client with a live subscription, to show the daemon and the other
+ * streams go on after a bad one ended. */
+static struct pu_client *witness(struct pu_env *e, const struct pu_combo *c)
+{
+	struct pu_client *w = pu_connect(e, c);
+	struct pu_resp *r;
+
+	pu_sub(w, c->type, "a", NULL);
+	r = pu_expect(w, c->type);
+	pu_ack(w, r);
+	pu_resp_free(r);
+	return w;
+}
+
+static void witness_still_served(struct pu_env *e, struct pu_snap *s,
+				 struct pu_client *w, enum pu_type t, int variant)
+{
+	struct pu_resp *r;
+
+	pu_snap_put(s, t, "a", variant, NULL);
+	pu_env_set(e, s);
+	r = pu_expect(w, t);
+	PU_ASSERT_NAMES(r, t, "a");
+	pu_ack(w, r);
+	pu_resp_free(r);
+}
+
+/* Sends raw bytes as one message; the stream must end with `code`. */
+static void bad_message(const struct pu_combo *c, const uint8_t *msg,
+			size_t len, int code, const char *needle)
+{
+	struct pu_snap *s = pu_snap_of(c->type, "a", NULL);
+	struct pu_env *e = pu_env_start(s);
+	struct pu_client *w = witness(e, c), *bad = pu_connect(e, c);
+
+	xdc_send(pu_stream(bad), msg, len, pu_wait_ms());
+	pu_expect_status(bad, code, needle);
+	pu_client_free(bad);
+	witness_still_served(e, s, w, c->type, 2);
+	/* and a new stream is served */
+	bad = pu_connect(e, c);
+	pu_sub(bad, c->type, "a", NULL);
+	pu_resp_free(pu_expect(bad, c->type));
+	pu_client_free(bad);
+	pu_client_free(w);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+
+/* Random bytes (a fixed seed), whose first byte is no valid tag. */
+START_TEST(wire_random_bytes)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	uint8_t msg[64];
+	uint32_t x = 2463534242u;
+
+	for (size_t i = 0; i < sizeof(msg); i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		msg[i] = (uint8_t)x;
+	}
+	msg[0] = 0x07; /* field 0, wire type 7 */
+	bad_message(c, msg, sizeof(msg), GRPC_STATUS_INVALID_ARGUMENT, "malformed");
+}
+END_TEST
+
+/* A valid request cut in the middle of its last field. */
+START_TEST(wire_truncated_request)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	char *names[] = {"aaaaaaaaaa", "bbbbbbbbbb"};
+	uint8_t buf[1024];
+	size_t len;
+
+	if (c->delta) {
+		Envoy__Service__Discovery__V3__DeltaDiscoveryRequest q =
+			ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
+
+		q.type_url = (char *)pu_type_url(c->type);
+		q.n_resource_names_subscribe = 2;
+		q.resource_names_subscribe = names;
+		len = envoy__service__discovery__v3__delta_discovery_request__pack(&q, buf);
+	} else {
+		Envoy__Service__Discovery__V3__DiscoveryRequest q =
+			ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+
+		q.type_url = (char *)pu_type_url(c->type);
+		q.n_resource_names = 2;
+		q.resource_names = names;
+		len = envoy__service__discovery__v3__discovery_request__pack(&q, buf);
+	}
+	bad_message(c, buf, len - 3, GRPC_STATUS_INVALID_ARGUMENT, "malformed");
+}
+END_TEST
+
+/* A node field that is no Node. */
+START_TEST(wire_malformed_node)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	const char *url = pu_type_url(c->type);
+	uint8_t buf[256];
+	size_t n = 0, ul = strlen(url);
+
+	buf[n++] = c->delta ? 0x0a : 0x12; /* node: delta 1, SotW 2 */
+	buf[n++] = 4;
+	memset(buf + n, 0xff, 4); /* an unterminated tag */
+	n += 4;
+	buf[n++] = c->delta ? 0x12 : 0x22; /* type_url: delta 2, SotW 4 */
+	buf[n++] = (uint8_t)ul;
+	memcpy(buf + n, url, ul);
+	n += ul;
+	bad_message(c, buf, n, GRPC_STATUS_INVALID_ARGUMENT, "node");
+}
+END_TEST
+
+/* An error_detail that is no google.rpc.Status. */
+START_TEST(wire_malformed_error_detail)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	const char *url = pu_type_url(c->type);
+	uint8_t buf[256];
+	size_t n = 0, ul = strlen(url);
+
+	buf[n++] = c->delta ? 0x12 : 0x22; /* type_url */
+	buf[n++] = (uint8_t)ul;
+	memcpy(buf + n, url, ul);
+	n += ul;
+	buf[n++] = c->delta ? 0x3a : 0x32; /* error_detail: delta 7, SotW 6 */
+	buf[n++] = 3;
+	buf[n++] = 0x08; /* code: an unterminated varint */
+	buf[n++] = 0xff;
+	buf[n++] = 0xff;
+	bad_message(c, buf, n, GRPC_STATUS_INVALID_ARGUMENT, "error_detail");
+}
+END_TEST
+
+/* 100,000 names in one request (1.2 MB, under max_request_size): served
+ * (the one that exists; in delta the others reported missing), and the
+ * daemon keeps answering others. */
+START_TEST(wire_huge_name_list)
+{
+	enum { N = 100000 };
+	const struct pu_combo *c = pu_combo(_i);
+	struct pu_snap *s = pu_snap_of(c->type, "a", NULL);
+	struct pu_env *e = pu_env_start(s);
+	struct pu_client *w = witness(e, c), *big = pu_connect(e, c);
+	const char **names = calloc(N, sizeof(*names));
+	char *pool = malloc((size_t)N * 12);
+	struct pu_resp *r;
+	long long t0;
+
+	ck_assert(names != NULL && pool != NULL);
+	names[0] = "a";
+	for (int i = 1; i < N; i++) {
+		names[i] = pool + (size_t)i * 12;
+		snprintf(pool + (size_t)i * 12, 12, "n%09d", i);
+	}
+	t0 = xdtest_now_ms();
+	pu_subv(big, c->type, names, N);
+	r = pu_expect(big, c->type);
+	PU_ASSERT_NAMES(r, c->type, "a");
+	if (c->delta)
+		PU_ASSERT(r->nres == N, "%zu names reported", r->nres);
+	pu_ack(big, r);
+	pu_resp_free(r);
+	PU_ASSERT(xdtest_now_ms() - t0 < pu_wait_ms(), "took %lld ms",
+		  xdtest_now_ms() - t0);
+	witness_still_served(e, s, w, c->type, 2);
+	r = pu_expect(big, c->type); /* the big stream follows changes too */
+	PU_ASSERT_NAMES(r, c->type, "a");
+	pu_resp_free(r);
+	free(names);
+	free(pool);
+	pu_client_free(big);
+	pu_client_free(w);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+END_TEST
+
+/* Unknown type URLs are answered (T3), but one stream may keep only a
+ * few: the fifth ends that stream with INVALID_ARGUMENT. */
+START_TEST(wire_too_many_unknown_types)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	struct pu_snap *s = pu_snap_of(c->type, "a", NULL);
+	struct pu_env *e = pu_env_start(s);
+	struct pu_client *w = witness(e, c), *bad = pu_connect(e, c);
+	char url[128];
+	int answered = 0;
+
+	for (int i = 0; i < 5; i++) {
+		struct pu_req q = {.type_url = url};
+
+		snprintf(url, sizeof(url), "type.googleapis.com/test.Unknown%d", i);
+		pu_send(bad, &q);
+	}
+	for (;;) {
+		struct pu_resp *r = NULL;
+		grpc_status_code code;
+		char *details = NULL;
+
+		if (xdc_status(pu_stream(bad), &code, &details, 50)) {
+			PU_ASSERT(code == GRPC_STATUS_INVALID_ARGUMENT &&
+					  strstr(details, "unknown type") != NULL,
+				  "status %d '%s'", (int)code, details);
+			free(details);
+			break;
+		}
+		r = pu_recv(bad, 50);
+		if (r != NULL) {
+			answered++;
+			pu_resp_free(r);
+		}
+		PU_ASSERT(answered <= 4, "%d unknown types answered", answered);
+	}
+	pu_client_free(bad);
+	witness_still_served(e, s, w, c->type, 2);
+	pu_client_free(w);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+END_TEST
+
+static long rss_kb(struct pu_env *e)
+{
+	char path[64], *status, *p;
+	long kb = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)e->d->pid);
+	status = xdtest_read_file(path, NULL);
+	ck_assert(status != NULL);
+	p = strstr(status, "VmRSS:");
+	if (p != NULL)
+		kb = strtol(p + 6, NULL, 10);
+	free(status);
+	return kb;
+}
+
+/*
+ * A client that sends requests (guessing nonces, so each could be an
+ * ACK asking for a new full state of ~1 MB) but never reads: xdsd keeps
+ * at most one response in flight for it, its memory stays bounded, and
+ * it goes on serving others promptly.
+ */
+START_TEST(wire_client_never_reads)
+{
+	pu_combo(_i); /* the label of failures */
+	enum { CLUSTERS = 300, NAME = 3000, REQUESTS = 300 };
+	struct pu_snap *s = pu_snap_new();
+	struct pu_env *e;
+	struct pu_client *w, *mute;
+	char *name = malloc(NAME + 16);
+	struct pu_resp *r;
+	long before, after;
+
+	ck_assert(name != NULL);
+	for (int i = 0; i < CLUSTERS; i++) {
+		memset(name, 'c', NAME);
+		snprintf(name + NAME, 16, "%d", i);
+		pu_snap_put(s, PU_CDS, name, 1, NULL);
+	}
+	pu_snap_put(s, PU_SDS, "a", 1, NULL);
+	e = pu_env_start(s);
+	w = pu_open(e, false, true, PU_SDS);
+	pu_sub(w, PU_SDS, "a", NULL);
+	r = pu_expect(w, PU_SDS);
+	pu_ack(w, r);
+	pu_resp_free(r);
+	before = rss_kb(e);
+
+	mute = pu_open(e, false, true, PU_CDS);
+	for (int i = 0; i < REQUESTS; i++) {
+		char nonce[16], extra[16];
+		const char *names[] = {"*", extra};
+		struct pu_req q = {.type = PU_CDS, .names = names,
+				   .nnames = (size_t)(i % 2 + 1), .nonce = nonce};
+
+		snprintf(nonce, sizeof(nonce), "%d", i);
+		snprintf(extra, sizeof(extra), "x%d", i);
+		if (i == 0)
+			q.nonce = NULL;
+		pu_send(mute, &q);
+		if (i % 50 == 49) {
+			/* others are served meanwhile */
+			long long t0 = xdtest_now_ms();
+
+			pu_snap_put(s, PU_SDS, "a", 2 + i, NULL);
+			pu_env_set(e, s);
+			r = pu_expect(w, PU_SDS);
+			pu_ack(w, r);
+			pu_resp_free(r);
+			ck_assert_msg(xdtest_now_ms() - t0 < 2000,
+				      "another client waited %lld ms",
+				      xdtest_now_ms() - t0);
+		}
+	}
+	after = rss_kb(e);
+	ck_assert_msg(after - before < 64 * 1024,
+		      "RSS grew from %ld kB to %ld kB for a client that never reads",
+		      before, after);
+	pu_client_free(mute); /* cancels: the daemon lets it go */
+	ck_assert(xdt_daemon_wait_log(e->d, ": freed", pu_wait_ms()));
+	pu_client_free(w);
+	pu_env_free(e);
+	pu_snap_free(s);
+	free(name);
+}
+END_TEST
+
+void pu_register_wire(Suite *s, bool subset)
+{
+	if (subset) {
+		pu_add_tests(s, "wire", wire_truncated_request, &wire_combos[3], 1);
+		return;
+	}
+	pu_add_tests(s, "wire", wire_random_bytes, wire_combos, 4);
+	pu_add_tests(s, "wire", wire_truncated_request, wire_combos, 4);
+	pu_add_tests(s, "wire", wire_malformed_node, wire_combos, 4);
+	pu_add_tests(s, "wire", wire_malformed_error_detail, wire_combos, 4);
+	pu_add_tests(s, "wire", wire_huge_name_list, wire_combos, 4);
+	pu_add_tests(s, "wire", wire_too_many_unknown_types, ads_combos, 1);
+	pu_add_tests(s, "wire", wire_too_many_unknown_types, &wire_combos[3], 1);
+	pu_add_test(s, "wire", wire_client_never_reads);
+}
+
+#ifndef PU_NO_MAIN
+int main(void)
+{
+	Suite *s = suite_create("wire");
+
+	xdtest_tmpdir();
+	pu_register_wire(s, false);
+	return pu_run(s);
+}
+#endif
