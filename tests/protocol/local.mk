@@ -1,0 +1,46 @@
+# Protocol tests: the real xdsd over real gRPC on loopback, one or more
+# tests per rule of XDS-SERVER-RULES.md, each run for every (method,
+# type) where its rule applies (included by Makefile.am).
+#   check_sotw    S1-S13         check_delta  D1-D11, restart (D7)
+#   check_ads     A1, A2, encoded once        check_types  T1-T3, L2
+#   check_wire    garbage, huge, never-reading clients
+#   check_valgrind_proto  a subset of them with xdsd under valgrind
+noinst_LIBRARIES += tests/protocol/libprototest.a
+tests_protocol_libprototest_a_SOURCES = \
+	tests/protocol/proto_util.c tests/protocol/proto_util.h \
+	tests/protocol/suites.h
+tests_protocol_libprototest_a_CFLAGS = $(TEST_CFLAGS)
+PROTO_TEST_LIBS = tests/protocol/libprototest.a $(TEST_LIBS)
+
+PROTO_TESTS = tests/protocol/check_sotw tests/protocol/check_delta \
+	tests/protocol/check_ads tests/protocol/check_types \
+	tests/protocol/check_wire
+check_PROGRAMS += $(PROTO_TESTS)
+TESTS += $(PROTO_TESTS)
+tests_protocol_check_sotw_SOURCES = tests/protocol/check_sotw.c
+tests_protocol_check_sotw_CFLAGS = $(TEST_CFLAGS)
+tests_protocol_check_sotw_LDADD = $(PROTO_TEST_LIBS)
+tests_protocol_check_delta_SOURCES = tests/protocol/check_delta.c
+tests_protocol_check_delta_CFLAGS = $(TEST_CFLAGS)
+tests_protocol_check_delta_LDADD = $(PROTO_TEST_LIBS)
+tests_protocol_check_ads_SOURCES = tests/protocol/check_ads.c
+tests_protocol_check_ads_CFLAGS = $(TEST_CFLAGS)
+tests_protocol_check_ads_LDADD = $(PROTO_TEST_LIBS)
+tests_protocol_check_types_SOURCES = tests/protocol/check_types.c
+tests_protocol_check_types_CFLAGS = $(TEST_CFLAGS)
+tests_protocol_check_types_LDADD = $(PROTO_TEST_LIBS)
+tests_protocol_check_wire_SOURCES = tests/protocol/check_wire.c
+tests_protocol_check_wire_CFLAGS = $(TEST_CFLAGS)
+tests_protocol_check_wire_LDADD = $(PROTO_TEST_LIBS)
+
+if !SANITIZERS
+# valgrind cannot run an ASan binary; the plain build runs these.
+check_PROGRAMS += tests/protocol/check_valgrind_proto
+TESTS += tests/protocol/check_valgrind_proto
+tests_protocol_check_valgrind_proto_SOURCES = \
+	tests/protocol/check_valgrind_proto.c tests/protocol/check_sotw.c \
+	tests/protocol/check_delta.c tests/protocol/check_ads.c \
+	tests/protocol/check_wire.c
+tests_protocol_check_valgrind_proto_CFLAGS = $(TEST_CFLAGS) -DPU_NO_MAIN
+tests_protocol_check_valgrind_proto_LDADD = $(PROTO_TEST_LIBS)
+endif
