@@ -8,6 +8,7 @@
 noinst_LIBRARIES += tests/protocol/libprototest.a
 tests_protocol_libprototest_a_SOURCES = \
 	tests/protocol/proto_util.c tests/protocol/proto_util.h \
+	tests/protocol/proto_env.c tests/protocol/proto_client.c \
 	tests/protocol/suites.h
 tests_protocol_libprototest_a_CFLAGS = $(TEST_CFLAGS)
 PROTO_TEST_LIBS = tests/protocol/libprototest.a $(TEST_LIBS)

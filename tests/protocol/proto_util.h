@@ -13,6 +13,9 @@
  *   responses  pu_resp: a decoded response (SotW or delta), resources
  *              named and versioned, in one shape.
  *
+ * proto_util.c holds types, combos and the runner; proto_env.c the
+ * snapshots and the daemon; proto_client.c the clients.
+ *
  * Every helper fails the running Check test (with the combo's label)
  * rather than returning errors. Test processes are short-lived forks:
  * strings the helpers return are malloc'd and may be leaked.
@@ -107,6 +110,9 @@ const char *pu_label(void);
 	ck_assert_msg((cond), "[%s] " fmt, pu_label(), ##__VA_ARGS__)
 
 /* ---------------- timing ---------------- */
+
+/* $PU_VALGRIND: xdsd runs under valgrind (check_valgrind_proto). */
+bool pu_under_valgrind(void);
 
 int pu_wait_ms(void);  /* for what must come (default 5000) */
 int pu_quiet_ms(void); /* for "nothing comes" (default 250) */
@@ -346,6 +352,7 @@ void pu_strs_del(struct pu_strs *s, const char *x);
 void pu_strs_clear(struct pu_strs *s);
 /* Sorted, comma-separated. */
 char *pu_strs_join(const struct pu_strs *s);
+char *pu_join(char *const *v, size_t n);
 
 /* ---------------- running ---------------- */
 
