@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include "cache/cache.h"
+#include "protocol/body.h"
 #include "protocol/session.h"
 #include "schema/schema.h"
 #include "snapshot/loader.h"
@@ -18,7 +19,7 @@
 
 struct daemon {
 	uv_loop_t loop;
-	uv_signal_t sig_term, sig_int, sig_hup;
+	uv_signal_t sig_term, sig_int, sig_hup, sig_usr1;
 	const struct xd_config *cfg;
 	struct xd_schema *schema;
 	struct xd_cache *cache;
@@ -126,6 +127,7 @@ static void close_signals(struct daemon *d)
 	uv_close((uv_handle_t *)&d->sig_term, NULL);
 	uv_close((uv_handle_t *)&d->sig_int, NULL);
 	uv_close((uv_handle_t *)&d->sig_hup, NULL);
+	uv_close((uv_handle_t *)&d->sig_usr1, NULL);
 }
 
 static void server_stopped(void *arg)
@@ -161,6 +163,20 @@ static void on_hup(uv_signal_t *h, int signum XD_UNUSED)
 		return;
 	xd_info("SIGHUP: reloading %s", d->cfg->snapshots);
 	reload_start(d);
+}
+
+/* SIGUSR1: one line of counters, for operators and for tests that must
+ * see from outside what the daemon did. */
+static void on_usr1(uv_signal_t *h, int signum XD_UNUSED)
+{
+	struct daemon *d = h->data;
+	struct xd_sessions_stats st = {0};
+
+	if (d->sessions != NULL)
+		xd_sessions_stats(d->sessions, &st);
+	xd_info("stats: streams %zu, requests %llu, acks %llu, nacks %llu, responses %llu, response bytes %llu, bodies computed %llu, snapshots %zu",
+		st.sessions, st.requests, st.acks, st.nacks, st.responses,
+		st.response_bytes, xd_body_computed(), xd_cache_count(d->cache));
 }
 
 static int watch_signal(struct daemon *d, uv_signal_t *h, uv_signal_cb cb,
@@ -232,6 +248,7 @@ int xd_daemon_run(const struct xd_config *cfg)
 	uv_signal_init(&d.loop, &d.sig_term);
 	uv_signal_init(&d.loop, &d.sig_int);
 	uv_signal_init(&d.loop, &d.sig_hup);
+	uv_signal_init(&d.loop, &d.sig_usr1);
 
 	if (load_initial(&d) != 0)
 		goto fail;
@@ -243,7 +260,8 @@ int xd_daemon_run(const struct xd_config *cfg)
 		goto fail;
 	if (watch_signal(&d, &d.sig_term, on_stop_signal, SIGTERM) != 0 ||
 	    watch_signal(&d, &d.sig_int, on_stop_signal, SIGINT) != 0 ||
-	    watch_signal(&d, &d.sig_hup, on_hup, SIGHUP) != 0) {
+	    watch_signal(&d, &d.sig_hup, on_hup, SIGHUP) != 0 ||
+	    watch_signal(&d, &d.sig_usr1, on_usr1, SIGUSR1) != 0) {
 		xd_error("cannot install signal handlers");
 		d.stopping = true;
 		xd_server_shutdown(d.server, server_stopped, &d);

@@ -151,6 +151,14 @@ static void find_removed(const struct xd_want *w, struct pick *p)
 	}
 }
 
+static int by_address(const void *a, const void *b)
+{
+	const struct xd_entry *x = *(const struct xd_entry *const *)a;
+	const struct xd_entry *y = *(const struct xd_entry *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void select_resources(const struct xd_want *w, struct pick *p)
 {
 	bool delta = w->form == XD_FORM_DELTA;
@@ -175,6 +183,18 @@ static void select_resources(const struct xd_want *w, struct pick *p)
 			add_name(&p->missing, &p->nmissing, &p->cap_names,
 				 n.data, n.len);
 		}
+	}
+	/* A name and an alias of one resource pick it twice (VHDS); a
+	 * response never carries a resource twice (S11). Entries lie in
+	 * the table's array in name order, so address order keeps it. */
+	if (p->nsend > 1 && !w->sub.all) {
+		size_t u = 0;
+
+		qsort(p->send, p->nsend, sizeof(*p->send), by_address);
+		for (size_t i = 0; i < p->nsend; i++)
+			if (u == 0 || p->send[u - 1] != p->send[i])
+				p->send[u++] = p->send[i];
+		p->nsend = u;
 	}
 	if (delta || w->full_state)
 		find_removed(w, p);

@@ -311,6 +311,15 @@ enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
 	 * D6: unsubscribing what was never there is harmless. */
 	force = edit_set(s->force, r->subscribe, r->nsubscribe, r->unsubscribe,
 			 r->nunsubscribe);
+	if (first && r->ninitial > 0) {
+		/* D7 over D5: what a reconnecting client just said it holds
+		 * at the current version is not sent again */
+		struct xd_nameset *less = xd_nameset_minus(force, s->held_names.set);
+
+		must(less);
+		xd_nameset_unref(force);
+		force = less;
+	}
 	xd_nameset_unref(s->force);
 	s->force = force;
 	narrow_held(s);
