@@ -1,0 +1,30 @@
+#!/bin/sh
+# ./configure --with-xds-api=DIR builds the schema from a local tree,
+# without downloading, and gives the same descriptor set.
+. "$XDSD_SRCDIR/tests/lib/tap.sh"
+
+api=$XDSD_BUILDDIR/proto/api
+b=$tap_tmp/build
+src=$tap_tmp/src
+mkdir -p "$b" "$src"
+check "the build staged the API tree" test -d "$api/envoy-api/envoy"
+# From a copy of the sources: a tree configured in place (as packagers
+# may) refuses a second, out-of-tree configure.
+tar -C "$XDSD_SRCDIR" -cf - configure Makefile.in build-aux proto src tests \
+  etc snapshots man systemd examples 2>/dev/null | tar -C "$src" -xf -
+rm -f "$src"/proto/*.stamp "$src"/proto/xds-api.pb
+rm -rf "$src"/proto/api "$src"/proto/gen
+(cd "$b" && "$src/configure" -q --with-xds-api="$api") > "$tap_tmp/conf.log" 2>&1
+check "configure --with-xds-api=DIR" grep -q "XDS_API_LOCAL='$api'" "$b/config.log"
+# an unusable cache dir: any download attempt would fail the build
+XDSD_CACHE_DIR=/nonexistent/xdsd-cache make -s -C "$b" proto/xds-api.pb \
+  > "$tap_tmp/make.log" 2>&1
+check "the schema builds from the local tree" test -s "$b/proto/xds-api.pb"
+check "nothing was downloaded" sh -c "! grep -q downloading '$tap_tmp/make.log'"
+check "same descriptor set as the pinned package" \
+  cmp "$b/proto/xds-api.pb" "$XDSD_BUILDDIR/proto/xds-api.pb"
+(cd "$b" && "$src/configure" -q --with-xds-api="$tap_tmp/none") \
+  > "$tap_tmp/bad.log" 2>&1
+check "a missing DIR is a configure error" \
+  grep -q "with-xds-api: no directory" "$tap_tmp/bad.log"
+done_testing
