@@ -10,8 +10,12 @@ mkdir -p "$b" "$src"
 check "the build staged the API tree" test -d "$api/envoy-api/envoy"
 # From a copy of the sources: a tree configured in place (as packagers
 # may) refuses a second, out-of-tree configure.
-tar -C "$XDSD_SRCDIR" --exclude=./.git --exclude='./build*' \
-  --exclude=./autom4te.cache --exclude=node_modules -cf - . | tar -C "$src" -xf -
+excl="--exclude=./.git --exclude=./autom4te.cache --exclude=node_modules"
+for d in "$XDSD_SRCDIR"/*/; do   # build trees beside the sources
+  [ -f "$d/config.status" ] && excl="$excl --exclude=./$(basename "$d")"
+done
+# shellcheck disable=SC2086
+tar -C "$XDSD_SRCDIR" $excl -cf - . | tar -C "$src" -xf -
 rm -f "$src/GNUmakefile" "$src/config.status" "$src/config.log"
 rm -f "$src"/proto/*.stamp "$src"/proto/xds-api.pb
 rm -rf "$src"/proto/api "$src"/proto/gen
