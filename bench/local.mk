@@ -5,9 +5,7 @@
 #                       convergence after a snapshot change, server RSS/CPU
 #  bench/gen-snapshot   snapshot YAML of a given size, and its small updates
 #  bench/run            the standard matrix; writes bench/README.md figures
-# Makefile.am defines no other noinst_PROGRAMS; if it comes to, make
-# this '+=' and add 'noinst_PROGRAMS =' next to noinst_LIBRARIES there.
-noinst_PROGRAMS = bench/fleet
+noinst_PROGRAMS += bench/fleet
 bench_fleet_SOURCES = bench/fleet.c
 bench_fleet_CFLAGS = $(AM_CFLAGS)
 bench_fleet_LDADD = $(DEP_LIBS)

@@ -178,8 +178,13 @@ static void select_resources(const struct xd_want *w, struct pick *p)
 		if (e != NULL) {
 			if (!w->sub.all)
 				consider(w, p, e, n.data, n.len);
-		} else if (delta && (!known_missing(w, n.data, n.len) ||
-				     xd_nameset_has(w->force, n.data, n.len))) {
+		} else if (delta && held_entry(w, n.data, n.len) == NULL &&
+			   !xd_nameset_has(w->removed, n.data, n.len) &&
+			   (!known_missing(w, n.data, n.len) ||
+			    xd_nameset_has(w->force, n.data, n.len))) {
+			/* Never held: "does not exist" (D8). One the client
+			 * holds goes in removed_resources only (D4): Envoy
+			 * refuses a name that is in both. */
 			add_name(&p->missing, &p->nmissing, &p->cap_names,
 				 n.data, n.len);
 		}

@@ -678,6 +678,33 @@ START_TEST(delta_explicit_rules)
 }
 END_TEST
 
+/* D4 vs D8: a held resource that is deleted while still subscribed is
+ * removed, not also reported missing (Envoy refuses a name in both). */
+START_TEST(delta_deleted_is_removed_only)
+{
+	struct xd_table *t1 = TABLE(XD_ENDPOINT, "a=A", "b=B");
+	struct xd_table *t2 = TABLE(XD_ENDPOINT, "a=A");
+	struct xd_sub s;
+	struct xd_name ab[] = {N("a"), N("b")};
+	struct xd_sub_req r = delta_req("", ab, 2, NULL, 0);
+	uint64_t nonce = 0;
+	char *c;
+
+	xd_sub_init(&s);
+	xd_sub_delta_request(&s, &r, false, t1);
+	free(delta_step(&s, t1, &nonce));
+	delta_ack(&s, nonce);
+	c = delta_step(&s, t2, &nonce);
+	ck_assert_str_eq(c, "-b");
+	free(c);
+	delta_ack(&s, nonce);
+	ck_assert_ptr_null(delta_step(&s, t2, &nonce));
+	xd_sub_clear(&s);
+	xd_table_unref(t1);
+	xd_table_unref(t2);
+}
+END_TEST
+
 /* D8 with a wildcard: a name subscribed beside "*" that does not exist
  * is reported once, not in every response. */
 START_TEST(delta_wildcard_plus_missing_name)
@@ -809,6 +836,7 @@ int main(void)
 	tcase_add_test(delta, delta_wildcard_changes_and_removals);
 	tcase_add_test(delta, delta_explicit_rules);
 	tcase_add_test(delta, delta_wildcard_plus_missing_name);
+	tcase_add_test(delta, delta_deleted_is_removed_only);
 	tcase_add_test(delta, delta_initial_versions);
 	tcase_add_test(delta, delta_stale_nonce_still_subscribes);
 	tcase_add_test(delta, delta_alias_subscription);
