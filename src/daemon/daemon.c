@@ -13,6 +13,7 @@
 #include "protocol/session.h"
 #include "schema/schema.h"
 #include "snapshot/loader.h"
+#include "transport/abseil.h"
 #include "transport/server.h"
 #include "util/common.h"
 #include "util/log.h"
@@ -242,6 +243,8 @@ int xd_daemon_run(const struct xd_config *cfg)
 		xd_error("cannot create the event loop");
 		return 1;
 	}
+	if (xd_abseil_deadlock_detection_off())
+		xd_debug("abseil's mutex deadlock detection is off");
 	grpc_init();
 	xd_log_route_grpc();
 	/* Initialised up front so every path can close all three. */
