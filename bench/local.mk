@@ -6,7 +6,7 @@
 #  bench/gen-snapshot   snapshot YAML of a given size, and its small updates
 #  bench/run            the standard matrix; writes bench/README.md figures
 noinst_PROGRAMS += bench/fleet
-bench_fleet_SOURCES = bench/fleet.c
+bench_fleet_SOURCES = bench/fleet.c src/transport/abseil.c
 bench_fleet_CFLAGS = $(AM_CFLAGS)
 bench_fleet_LDADD = $(DEP_LIBS)
 EXTRA_DIST += bench/README.md bench/run bench/gen-snapshot bench/idle-cpu
