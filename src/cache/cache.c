@@ -5,11 +5,13 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "util/common.h"
+
 struct xd_cache_entry {
 	struct xd_cache *cache;
 	char *key;
 	struct xd_snapshot *snap; /* its own, or NULL */
-	struct xd_watch *watchers;
+	struct xd_list watchers;
 	struct xd_cache_entry *next; /* bucket chain */
 	bool given;   /* in the set being installed */
 	bool changed; /* its own snapshot changed in this install */
@@ -47,6 +49,7 @@ static struct xd_cache_entry *get(struct xd_cache *c, const char *key)
 	if (e == NULL || (e->key = strdup(key)) == NULL)
 		abort();
 	e->cache = c;
+	xd_list_init(&e->watchers);
 	e->next = c->buckets[bucket(key)];
 	c->buckets[bucket(key)] = e;
 	if (strcmp(key, XD_CACHE_DEFAULT_KEY) == 0)
@@ -60,7 +63,7 @@ static void maybe_drop(struct xd_cache_entry *e)
 	struct xd_cache *c = e->cache;
 	struct xd_cache_entry **p;
 
-	if (e->snap != NULL || e->watchers != NULL)
+	if (e->snap != NULL || !xd_list_empty(&e->watchers))
 		return;
 	for (p = &c->buckets[bucket(e->key)]; *p != e; p = &(*p)->next)
 		;
@@ -84,9 +87,15 @@ void xd_cache_free(struct xd_cache *c)
 		struct xd_cache_entry *e = c->buckets[i], *next;
 
 		for (; e != NULL; e = next) {
+			struct xd_list *n, *tmp;
+
 			next = e->next;
-			for (struct xd_watch *w = e->watchers; w != NULL; w = w->next)
+			xd_list_for_each_safe(n, tmp, &e->watchers) {
+				struct xd_watch *w = xd_container_of(n, struct xd_watch, link);
+
+				xd_list_remove(n);
 				w->entry = NULL;
+			}
 			xd_snapshot_unref(e->snap);
 			free(e->key);
 			free(e);
@@ -97,10 +106,11 @@ void xd_cache_free(struct xd_cache *c)
 
 static void notify(struct xd_cache_entry *e)
 {
-	struct xd_watch *w = e->watchers, *next;
+	struct xd_list *n, *tmp;
 
-	for (; w != NULL; w = next) {
-		next = w->next;
+	xd_list_for_each_safe(n, tmp, &e->watchers) {
+		struct xd_watch *w = xd_container_of(n, struct xd_watch, link);
+
 		w->changed(w);
 	}
 }
@@ -187,11 +197,7 @@ void xd_cache_watch(struct xd_cache *c, const char *key, struct xd_watch *w)
 	struct xd_cache_entry *e = get(c, key);
 
 	w->entry = e;
-	w->prev = NULL;
-	w->next = e->watchers;
-	if (e->watchers != NULL)
-		e->watchers->prev = w;
-	e->watchers = w;
+	xd_list_push_back(&e->watchers, &w->link);
 }
 
 void xd_cache_unwatch(struct xd_watch *w)
@@ -200,12 +206,7 @@ void xd_cache_unwatch(struct xd_watch *w)
 
 	if (e == NULL)
 		return;
-	if (w->prev != NULL)
-		w->prev->next = w->next;
-	else
-		e->watchers = w->next;
-	if (w->next != NULL)
-		w->next->prev = w->prev;
+	xd_list_remove(&w->link);
 	w->entry = NULL;
 	maybe_drop(e);
 }

@@ -17,6 +17,8 @@
 
 #include <stddef.h>
 
+#include "util/list.h"
+
 #include "snapshot/snapshot.h"
 
 #define XD_CACHE_DEFAULT_KEY "default"
@@ -29,7 +31,7 @@ struct xd_watch {
 	 * must not unwatch or free others; it may unwatch itself. */
 	void (*changed)(struct xd_watch *w);
 	/* private */
-	struct xd_watch *prev, *next;
+	struct xd_list link;
 	struct xd_cache_entry *entry;
 };
 

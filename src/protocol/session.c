@@ -50,12 +50,9 @@ struct xd_session {
 
 	/* endpoints waiting for the client's subscription (A2) */
 	uint64_t eds_wait_until; /* loop time in ms; 0: not waiting */
-	bool eds_waiting_listed;
 
-	/* pump queue and EDS-wait list membership */
-	struct xd_session *q_prev, *q_next;
-	bool queued;
-	struct xd_session *w_prev, *w_next;
+	struct xd_list queued;  /* in the manager's pump queue */
+	struct xd_list waiting; /* in the manager's EDS-wait list */
 };
 
 struct xd_sessions {
@@ -65,8 +62,8 @@ struct xd_sessions {
 	struct xd_stream_handler handler;
 	uv_idle_t pump_idle;
 	uv_timer_t wait_timer;
-	struct xd_session *q_head, *q_tail;
-	struct xd_session *w_head;
+	struct xd_list queue;   /* sessions to pump, oldest first */
+	struct xd_list waiting; /* sessions in an EDS wait */
 	struct xd_sessions_stats stats;
 	int closing; /* handles whose close callback is still due */
 };
@@ -88,52 +85,30 @@ static const char *tname(enum xd_rtype t)
 
 static void pump(struct xd_session *ss);
 static void on_pump_idle(uv_idle_t *h);
+static void on_wait_tick(uv_timer_t *h);
 
 static void enqueue(struct xd_session *ss)
 {
 	struct xd_sessions *m = ss->mgr;
 
-	if (ss->queued)
+	if (xd_list_linked(&ss->queued))
 		return;
-	ss->queued = true;
-	ss->q_next = NULL;
-	ss->q_prev = m->q_tail;
-	if (m->q_tail != NULL)
-		m->q_tail->q_next = ss;
-	else
-		m->q_head = ss;
-	m->q_tail = ss;
+	xd_list_push_back(&m->queue, &ss->queued);
 	uv_idle_start(&m->pump_idle, on_pump_idle);
-}
-
-static void dequeue(struct xd_session *ss)
-{
-	struct xd_sessions *m = ss->mgr;
-
-	if (!ss->queued)
-		return;
-	if (ss->q_prev != NULL)
-		ss->q_prev->q_next = ss->q_next;
-	else
-		m->q_head = ss->q_next;
-	if (ss->q_next != NULL)
-		ss->q_next->q_prev = ss->q_prev;
-	else
-		m->q_tail = ss->q_prev;
-	ss->queued = false;
 }
 
 static void on_pump_idle(uv_idle_t *h)
 {
 	struct xd_sessions *m = h->data;
 
-	for (int i = 0; i < PUMP_BATCH && m->q_head != NULL; i++) {
-		struct xd_session *ss = m->q_head;
+	for (int i = 0; i < PUMP_BATCH && !xd_list_empty(&m->queue); i++) {
+		struct xd_session *ss =
+			xd_container_of(m->queue.next, struct xd_session, queued);
 
-		dequeue(ss);
+		xd_list_remove(&ss->queued);
 		pump(ss);
 	}
-	if (m->q_head == NULL)
+	if (xd_list_empty(&m->queue))
 		uv_idle_stop(&m->pump_idle);
 }
 
@@ -141,16 +116,10 @@ static void wait_list_remove(struct xd_session *ss)
 {
 	struct xd_sessions *m = ss->mgr;
 
-	if (!ss->eds_waiting_listed)
+	if (!xd_list_linked(&ss->waiting))
 		return;
-	if (ss->w_prev != NULL)
-		ss->w_prev->w_next = ss->w_next;
-	else
-		m->w_head = ss->w_next;
-	if (ss->w_next != NULL)
-		ss->w_next->w_prev = ss->w_prev;
-	ss->eds_waiting_listed = false;
-	if (m->w_head == NULL)
+	xd_list_remove(&ss->waiting);
+	if (xd_list_empty(&m->waiting))
 		uv_timer_stop(&m->wait_timer);
 }
 
@@ -158,9 +127,11 @@ static void on_wait_tick(uv_timer_t *h)
 {
 	struct xd_sessions *m = h->data;
 	uint64_t now = uv_now(m->loop);
+	struct xd_list *n, *tmp;
 
-	for (struct xd_session *ss = m->w_head, *next; ss != NULL; ss = next) {
-		next = ss->w_next;
+	xd_list_for_each_safe(n, tmp, &m->waiting) {
+		struct xd_session *ss = xd_container_of(n, struct xd_session, waiting);
+
 		if (now >= ss->eds_wait_until)
 			enqueue(ss);
 	}
@@ -170,17 +141,12 @@ static void wait_list_add(struct xd_session *ss)
 {
 	struct xd_sessions *m = ss->mgr;
 
-	if (ss->eds_waiting_listed)
+	if (xd_list_linked(&ss->waiting))
 		return;
-	ss->w_prev = NULL;
-	ss->w_next = m->w_head;
-	if (m->w_head != NULL)
-		m->w_head->w_prev = ss;
-	else
+	if (xd_list_empty(&m->waiting))
 		uv_timer_start(&m->wait_timer, on_wait_tick, EDS_WAIT_TICK_MS,
 			       EDS_WAIT_TICK_MS);
-	m->w_head = ss;
-	ss->eds_waiting_listed = true;
+	xd_list_push_back(&m->waiting, &ss->waiting);
 }
 
 /* ---------------- snapshot ---------------- */
@@ -615,6 +581,9 @@ static void *on_open(void *ctx, struct xd_stream *stream)
 	ss->stream = stream;
 	ss->method = xd_stream_method(stream);
 	ss->watch.changed = on_snapshot_changed;
+	xd_list_init(&ss->watch.link);
+	xd_list_init(&ss->queued);
+	xd_list_init(&ss->waiting);
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		xd_sub_init(&ss->subs[t]);
 	m->stats.sessions++;
@@ -630,7 +599,7 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 {
 	struct xd_session *ss = st;
 
-	dequeue(ss);
+	xd_list_remove(&ss->queued);
 	wait_list_remove(ss);
 	xd_cache_unwatch(&ss->watch);
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
@@ -663,6 +632,8 @@ struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
 	m->handler.on_send_done = on_send_done;
 	m->handler.on_close = on_close;
 	m->handler.ctx = m;
+	xd_list_init(&m->queue);
+	xd_list_init(&m->waiting);
 	uv_idle_init(loop, &m->pump_idle);
 	m->pump_idle.data = m;
 	uv_timer_init(loop, &m->wait_timer);

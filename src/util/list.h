@@ -1,0 +1,57 @@
+/*
+ * An intrusive, circular, doubly linked list: the node lives inside its
+ * owner (found again with xd_container_of), so linking allocates nothing
+ * and unlinking is O(1). A node not in a list links to itself, so
+ * "is it linked" needs no separate flag.
+ *
+ * Thread: one owner at a time (every list here lives on the loop thread).
+ */
+#ifndef XD_UTIL_LIST_H
+#define XD_UTIL_LIST_H
+
+#include <stdbool.h>
+
+struct xd_list {
+	struct xd_list *prev, *next;
+};
+
+/* A head, or a node about to be used: empty / not linked. */
+static inline void xd_list_init(struct xd_list *n)
+{
+	n->prev = n;
+	n->next = n;
+}
+
+static inline bool xd_list_empty(const struct xd_list *head)
+{
+	return head->next == head;
+}
+
+static inline bool xd_list_linked(const struct xd_list *n)
+{
+	return n->next != n;
+}
+
+/* Adds `n` (not linked) at the end of `head`. */
+static inline void xd_list_push_back(struct xd_list *head, struct xd_list *n)
+{
+	n->prev = head->prev;
+	n->next = head;
+	head->prev->next = n;
+	head->prev = n;
+}
+
+/* Takes `n` out of its list (harmless when not linked). */
+static inline void xd_list_remove(struct xd_list *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	xd_list_init(n);
+}
+
+/* Walks a list; `tmp` lets the body remove `n`. */
+#define xd_list_for_each_safe(n, tmp, head)                         \
+	for ((n) = (head)->next, (tmp) = (n)->next; (n) != (head); \
+	     (n) = (tmp), (tmp) = (n)->next)
+
+#endif
