@@ -5,6 +5,7 @@
 
 #include "protocol/derived.h"
 #include "schema/wire.h"
+#include "util/buf.h"
 
 static unsigned long long computed;
 
@@ -69,27 +70,16 @@ struct pick {
 	bool changed;                  /* full state: content differs */
 };
 
-static void *grow(void *p, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return p;
-	*cap = *cap ? *cap * 2 : 64;
-	p = realloc(p, *cap * size);
-	if (p == NULL)
-		abort();
-	return p;
-}
-
 static void add_send(struct pick *p, const struct xd_entry *e)
 {
-	p->send = grow(p->send, &p->cap_send, p->nsend, sizeof(*p->send));
+	p->send = xd_grow(p->send, &p->cap_send, p->nsend + 1, sizeof(*p->send));
 	p->send[p->nsend++] = e;
 }
 
 static void add_name(struct xd_name **v, size_t *n, size_t *cap,
 		     const char *name, size_t len)
 {
-	*v = grow(*v, cap, *n, sizeof(**v));
+	*v = xd_grow(*v, cap, *n + 1, sizeof(**v));
 	(*v)[(*n)++] = (struct xd_name){name, len};
 }
 

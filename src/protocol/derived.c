@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "protocol/body.h"
+#include "util/buf.h"
 
 #define SLOTS 64
 
@@ -187,12 +188,7 @@ struct xd_nameset *xd_derived_eds_refs(struct xd_table *eds,
 			if (c->refs[r].type != XD_ENDPOINT ||
 			    xd_table_find(eds, name, strlen(name)) == NULL)
 				continue;
-			if (n == cap) {
-				cap = cap ? cap * 2 : 64;
-				names = realloc(names, cap * sizeof(*names));
-				if (names == NULL)
-					abort();
-			}
+			names = xd_grow(names, &cap, n + 1, sizeof(*names));
 			names[n++] = (struct xd_name){name, strlen(name)};
 		}
 	}

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/buf.h"
+
 struct xd_doc_frame {
 	uint8_t kind; /* XD_DN_MAP or XD_DN_SEQ */
 	bool merge;   /* a "<<" key is among the pairs */
@@ -19,19 +21,6 @@ struct xd_doc_anchor {
 	struct xd_dnode node;
 	uint64_t weight;
 };
-
-static void *grow(void *p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 16;
-
-	while (n < need)
-		n *= 2;
-	p = realloc(p, n * size);
-	if (p == NULL)
-		abort();
-	*cap = n;
-	return p;
-}
 
 void xd_doc_builder_init(struct xd_doc_builder *b, struct xd_arena *arena)
 {
@@ -171,7 +160,7 @@ int xd_doc_feed(struct xd_doc_builder *b, const yaml_event_t *ev,
 				       "nesting deeper than %s levels",
 				       XD_DOC_MAX_DEPTH_TEXT);
 		if (b->depth == b->stack_cap)
-			b->stack = grow(b->stack, &b->stack_cap, b->depth + 1,
+			b->stack = xd_grow(b->stack, &b->stack_cap, b->depth + 1,
 					sizeof(*b->stack));
 		f = &b->stack[b->depth++];
 		memset(f, 0, sizeof(*f));
@@ -228,7 +217,7 @@ int xd_doc_feed(struct xd_doc_builder *b, const yaml_event_t *ev,
 	    xd_doc_is_merge_key(&n))
 		f->merge = true;
 	if (b->nkids == b->kids_cap)
-		b->kids = grow(b->kids, &b->kids_cap, b->nkids + 1,
+		b->kids = xd_grow(b->kids, &b->kids_cap, b->nkids + 1,
 			       sizeof(*b->kids));
 	b->kids[b->nkids++] = n;
 	return 0;

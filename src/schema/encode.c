@@ -8,6 +8,7 @@
 
 #include "schema/scalar.h"
 #include "schema/wire.h"
+#include "util/buf.h"
 
 struct xd_enc_ent {
 	const struct xd_fielddesc *f;
@@ -18,19 +19,6 @@ struct xd_enc_key {
 	const struct xd_dnode *key, *val;
 	uint64_t num; /* integer and bool keys, for sorting */
 };
-
-static void *grow(void *p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 64;
-
-	while (n < need)
-		n *= 2;
-	p = realloc(p, n * size);
-	if (p == NULL)
-		abort();
-	*cap = n;
-	return p;
-}
 
 void xd_encoder_init(struct xd_encoder *e, const struct xd_schema *s)
 {
@@ -231,7 +219,7 @@ void xd_enc_map(struct xd_encoder *e, const struct xd_fielddesc *f,
 					   "null is not allowed as a map value");
 			} else {
 				if (e->nkeys == e->keys_cap)
-					e->keys = grow(e->keys, &e->keys_cap,
+					e->keys = xd_grow(e->keys, &e->keys_cap,
 						       e->nkeys + 1,
 						       sizeof(*e->keys));
 				e->keys[e->nkeys++] = k;
@@ -355,7 +343,7 @@ void xd_enc_fields(struct xd_encoder *e, const struct xd_msgdesc *m,
 		if (f == NULL)
 			continue;
 		if (e->nents == e->ents_cap)
-			e->ents = grow(e->ents, &e->ents_cap, e->nents + 1,
+			e->ents = xd_grow(e->ents, &e->ents_cap, e->nents + 1,
 				       sizeof(*e->ents));
 		e->ents[e->nents++] = (struct xd_enc_ent){f, k, v};
 	}

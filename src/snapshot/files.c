@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/buf.h"
+
 static int ext_len(const char *name)
 {
 	size_t n = strlen(name);
@@ -38,12 +40,7 @@ static char **read_names(const char *dir, size_t *n, int *err)
 	for (struct dirent *e; (e = readdir(d)) != NULL;) {
 		if (e->d_name[0] == '.')
 			continue;
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 32;
-			v = realloc(v, cap * sizeof(*v));
-			if (v == NULL)
-				abort();
-		}
+		v = xd_grow(v, &cap, *n + 1, sizeof(*v));
 		if ((v[(*n)++] = strdup(e->d_name)) == NULL)
 			abort();
 	}

@@ -7,6 +7,7 @@
 
 #include "schema/wire.h"
 #include "util/arena.h"
+#include "util/buf.h"
 
 #define RESOURCE_URL "type.googleapis.com/envoy.service.discovery.v3.Resource"
 
@@ -275,15 +276,7 @@ int xd_table_builder_add(struct xd_table_builder *b, const char *name,
 			return -1;
 		}
 	}
-	if (b->count == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 64;
-		struct xd_entry *n = realloc(b->entries, cap * sizeof(*n));
-
-		if (n == NULL)
-			abort();
-		b->entries = n;
-		b->cap = cap;
-	}
+	b->entries = xd_grow(b->entries, &b->cap, b->count + 1, sizeof(*b->entries));
 	e = &b->entries[b->count];
 	memset(e, 0, sizeof(*e));
 	e->name = arena_dup(&b->arena, name, name_len);

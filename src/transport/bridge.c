@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "transport/tag.h"
+#include "util/buf.h"
 #include "util/log.h"
 
 struct event {
@@ -34,17 +35,9 @@ struct xd_bridge {
 
 static void vec_push(struct vec *v, struct event ev)
 {
-	if (v->len == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 256;
-		struct event *items = realloc(v->items, cap * sizeof(*items));
-
-		/* Losing a completion would leak a call forever; there is no
-		 * way to carry on correctly without memory. */
-		if (items == NULL)
-			abort();
-		v->items = items;
-		v->cap = cap;
-	}
+	/* Without memory a completion would be lost, and its call leaked
+	 * forever: xd_grow aborts instead. */
+	v->items = xd_grow(v->items, &v->cap, v->len + 1, sizeof(*v->items));
 	v->items[v->len++] = ev;
 }
 

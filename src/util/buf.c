@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 uint8_t *xd_buf_grow(struct xd_buf *b, size_t more)
@@ -55,4 +56,21 @@ void xd_buf_free(struct xd_buf *b)
 	free(b->data);
 	b->data = NULL;
 	b->len = b->cap = 0;
+}
+
+void *xd_grow(void *p, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 16;
+
+	if (need <= *cap)
+		return p;
+	while (n < need)
+		n *= 2;
+	if (n > SIZE_MAX / size)
+		abort();
+	p = realloc(p, n * size);
+	if (p == NULL)
+		abort();
+	*cap = n;
+	return p;
 }

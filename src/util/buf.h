@@ -60,4 +60,11 @@ uint8_t *xd_buf_steal(struct xd_buf *b, size_t *len);
 
 void xd_buf_free(struct xd_buf *b);
 
+/*
+ * Makes `p`, an array of `*cap` elements of `size` bytes, hold at least
+ * `need` elements, doubling its capacity (16 at first); returns the
+ * array. Aborts on OOM, as the buffers do.
+ */
+void *xd_grow(void *p, size_t *cap, size_t need, size_t size);
+
 #endif
