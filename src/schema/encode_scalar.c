@@ -343,26 +343,6 @@ void xd_enc_put_number(struct xd_buf *b, enum xd_ftype t, uint64_t v)
 	}
 }
 
-static enum xd_wiretype wiretype_of(enum xd_ftype t)
-{
-	switch (t) {
-	case XD_T_FIXED32:
-	case XD_T_SFIXED32:
-	case XD_T_FLOAT:
-		return XD_WT_I32;
-	case XD_T_FIXED64:
-	case XD_T_SFIXED64:
-	case XD_T_DOUBLE:
-		return XD_WT_I64;
-	case XD_T_STRING:
-	case XD_T_BYTES:
-	case XD_T_MESSAGE:
-		return XD_WT_LEN;
-	default:
-		return XD_WT_VARINT;
-	}
-}
-
 /* One value of field f (a singular field or an element of a repeated
  * one); `presence` writes it even when it holds the default. */
 void xd_enc_single(struct xd_encoder *e, const struct xd_fielddesc *f,
@@ -414,7 +394,7 @@ void xd_enc_single(struct xd_encoder *e, const struct xd_fielddesc *f,
 			return;
 		if (v == 0 && !presence)
 			return;
-		xd_wire_tag(out, f->number, wiretype_of(f->type));
+		xd_wire_tag(out, f->number, xd_ftype_wiretype(f->type));
 		xd_enc_put_number(out, f->type, v);
 		return;
 	}

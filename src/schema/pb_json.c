@@ -46,28 +46,6 @@ static bool packable(uint8_t type)
 	       type != XD_T_MESSAGE && type != XD_T_GROUP;
 }
 
-uint8_t xd_dec_wiretype(uint8_t t)
-{
-	switch (t) {
-	case XD_T_FIXED32:
-	case XD_T_SFIXED32:
-	case XD_T_FLOAT:
-		return XD_WT_I32;
-	case XD_T_FIXED64:
-	case XD_T_SFIXED64:
-	case XD_T_DOUBLE:
-		return XD_WT_I64;
-	case XD_T_STRING:
-	case XD_T_BYTES:
-	case XD_T_MESSAGE:
-		return XD_WT_LEN;
-	case XD_T_GROUP:
-		return XD_WT_SGROUP;
-	default:
-		return XD_WT_VARINT;
-	}
-}
-
 static json_t *int_string(int64_t v)
 {
 	char buf[24];
@@ -177,7 +155,7 @@ json_t *xd_dec_value(struct dec *d, const struct xd_fielddesc *f,
 bool xd_dec_wire_ok(const struct xd_fielddesc *f,
 		    const struct xd_wire_field *w)
 {
-	return w->wt == xd_dec_wiretype(f->type) ||
+	return w->wt == xd_ftype_wiretype(f->type) ||
 	       (w->wt == XD_WT_LEN && (f->flags & XD_F_REPEATED) &&
 		packable(f->type));
 }
@@ -187,7 +165,7 @@ static int packed_json(struct dec *d, const struct xd_fielddesc *f,
 		       const struct xd_wire_field *w, json_t *arr)
 {
 	const uint8_t *p = w->data, *end = w->data + w->len;
-	uint8_t wt = xd_dec_wiretype(f->type);
+	uint8_t wt = xd_ftype_wiretype(f->type);
 
 	while (p < end) {
 		uint64_t v = 0;

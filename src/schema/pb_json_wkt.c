@@ -215,7 +215,7 @@ json_t *xd_dec_wkt(struct dec *d, const struct xd_msgdesc *m,
 	default:
 		/* Wrappers: the bare value of field 1, default when absent. */
 		f = &m->fields[0];
-		if (!last_field(p, len, 1, xd_dec_wiretype(f->type), &w, &bad)) {
+		if (!last_field(p, len, 1, xd_ftype_wiretype(f->type), &w, &bad)) {
 			w.data = NULL;
 			w.len = 0;
 			w.v = 0;

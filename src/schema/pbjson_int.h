@@ -38,7 +38,6 @@ struct dec {
 /* Reports the first error (later ones follow from it). */
 void xd_dec_fail(struct dec *d, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-uint8_t xd_dec_wiretype(uint8_t t);
 bool xd_dec_wire_ok(const struct xd_fielddesc *f,
 		    const struct xd_wire_field *w);
 /* A scalar's JSON from its wire value (v) or bytes (p, len). */

@@ -197,4 +197,7 @@ const char *xd_schema_suggest_message(const struct xd_schema *s,
 /* "uint32", "string", ... as written in .proto files. */
 const char *xd_schema_type_name(enum xd_ftype t);
 
+/* The wire type fields of type `t` are written with (enum xd_wiretype). */
+uint8_t xd_ftype_wiretype(uint8_t t);
+
 #endif

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "schema/wire.h"
+
 /* Names are compared with strncmp, which stops at a NUL of either: a
  * name with a NUL inside matches nothing. */
 const struct xd_msgdesc *xd_schema_message_n(const struct xd_schema *s,
@@ -294,4 +296,26 @@ const char *xd_schema_type_name(enum xd_ftype t)
 	return (unsigned)t < sizeof(names) / sizeof(names[0]) && names[t] ?
 		       names[t] :
 		       "unknown";
+}
+
+uint8_t xd_ftype_wiretype(uint8_t t)
+{
+	switch (t) {
+	case XD_T_FIXED32:
+	case XD_T_SFIXED32:
+	case XD_T_FLOAT:
+		return XD_WT_I32;
+	case XD_T_FIXED64:
+	case XD_T_SFIXED64:
+	case XD_T_DOUBLE:
+		return XD_WT_I64;
+	case XD_T_STRING:
+	case XD_T_BYTES:
+	case XD_T_MESSAGE:
+		return XD_WT_LEN;
+	case XD_T_GROUP:
+		return XD_WT_SGROUP;
+	default:
+		return XD_WT_VARINT;
+	}
 }
