@@ -6,7 +6,12 @@
 #  bench/gen-snapshot   snapshot YAML of a given size, and its small updates
 #  bench/run            the standard matrix; writes bench/README.md figures
 noinst_PROGRAMS += bench/fleet
-bench_fleet_SOURCES = bench/fleet.c src/transport/abseil.c
+bench_fleet_SOURCES = \
+	bench/fleet.c bench/fleet.h \
+	bench/fleet_util.c bench/fleet_pb.c bench/fleet_smap.c \
+	bench/fleet_resource.c bench/fleet_response.c bench/fleet_client.c \
+	bench/fleet_proc.c bench/fleet_measure.c \
+	src/transport/abseil.c src/schema/wire.c src/util/buf.c
 bench_fleet_CFLAGS = $(AM_CFLAGS)
 bench_fleet_LDADD = $(DEP_LIBS)
 EXTRA_DIST += bench/README.md bench/run bench/gen-snapshot bench/idle-cpu
