@@ -32,11 +32,17 @@ $(TARGETS): configure
 deps:
 	@./scripts/install-deps $(DEPS_MODE)
 
+# Configures $(BUILD)/ on first use, and again when CONFIGURE_FLAGS are
+# given and differ from those it was configured with (kept in
+# $(BUILD)/.configure-flags), so `make CONFIGURE_FLAGS=... install` after
+# a `make check` does not silently keep the old prefix.
 configure: deps
-	@if [ ! -f $(BUILD)/GNUmakefile ]; then \
-		echo "configuring in $(BUILD)/"; \
+	@flags='$(CONFIGURE_FLAGS)'; \
+	if [ ! -f $(BUILD)/GNUmakefile ] || { [ -n "$$flags" ] && \
+	   [ "$$flags" != "$$(cat $(BUILD)/.configure-flags 2>/dev/null)" ]; }; then \
+		echo "configuring in $(BUILD)/ $$flags"; \
 		autoreconf -fi && mkdir -p $(BUILD) && cd $(BUILD) && \
-		../configure $(CONFIGURE_FLAGS); \
+		../configure $$flags && printf '%s\n' "$$flags" > .configure-flags; \
 	fi
 
 clean:

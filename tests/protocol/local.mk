@@ -5,7 +5,7 @@
 #   check_ads     A1, A2, encoded once        check_types  T1-T3, L2
 #   check_wire    garbage, huge, never-reading clients
 #   check_valgrind_proto  a subset of them with xdsd under valgrind
-noinst_LIBRARIES += tests/protocol/libprototest.a
+check_LIBRARIES += tests/protocol/libprototest.a
 tests_protocol_libprototest_a_SOURCES = \
 	tests/protocol/proto_util.c tests/protocol/proto_util.h \
 	tests/protocol/proto_env.c tests/protocol/proto_client.c \
