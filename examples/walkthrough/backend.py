@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A tiny gRPC backend for the xdsd walkthrough.
 
-    python3 backend.py PORT NAME
+    ./backend.py PORT NAME
 
 Answers /demo.Hello/Who with NAME, so you can see which backend a
 request reached.

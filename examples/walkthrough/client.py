@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A gRPC client that finds its backends through xdsd.
 
-    GRPC_XDS_BOOTSTRAP=bootstrap.json python3 client.py xds:///demo [COUNT]
+    GRPC_XDS_BOOTSTRAP=bootstrap.json ./client.py xds:///demo [COUNT]
 
 Calls /demo.Hello/Who once a second (COUNT times, or forever) and prints
 which backend answered. gRPC's xDS resolver asks xdsd for the listener

@@ -33,7 +33,7 @@ static void usage(FILE *out, const char *default_config)
 		"  -V, --version          show the version and exit\n"
 		"\n"
 		"Signals: SIGHUP reloads snapshots; SIGTERM or SIGINT stop.\n"
-		"See xdsd(8) and xdsd.yaml(5).\n",
+		"See xdsd(8), xdsd.yaml(5) and xdsd-snapshot(5).\n",
 		default_config);
 }
 

@@ -18,8 +18,8 @@ check "step 1: --check sees the snapshot ($out)" \
   test "$out" = "# snapshot 'default': clusters 1, endpoints 1, listeners 1, routes 1"
 
 # 2. backends and xdsd (the README's ports: 50051, 50052, 18000)
-/usr/bin/python3 "$ex/backend.py" 50051 A > "$tap_tmp/a.log" 2>&1 & pids="$pids $!"
-/usr/bin/python3 "$ex/backend.py" 50052 B > "$tap_tmp/b.log" 2>&1 & pids="$pids $!"
+"$ex/backend.py" 50051 A > "$tap_tmp/a.log" 2>&1 & pids="$pids $!"
+"$ex/backend.py" 50052 B > "$tap_tmp/b.log" 2>&1 & pids="$pids $!"
 "$XDSD" --schema "$XDSD_SCHEMA" --snapshots "$demo/snapshots" > "$tap_tmp/xdsd.log" 2>&1 &
 xdsd=$!; pids="$pids $xdsd"
 for i in $(seq 100); do
@@ -32,7 +32,7 @@ check "step 2: xdsd listens on 127.0.0.1:18000" grep -q "listening on 127.0.0.1:
 # 3. the client, through xds:///demo
 cd "$XDSD_SRCDIR"
 GRPC_XDS_BOOTSTRAP=examples/walkthrough/bootstrap.json \
-  /usr/bin/python3 examples/walkthrough/client.py xds:///demo > "$tap_tmp/client.log" 2>&1 &
+  examples/walkthrough/client.py xds:///demo > "$tap_tmp/client.log" 2>&1 &
 pids="$pids $!"
 wait_for() { # wait_for FILE TEXT SECONDS
   for i in $(seq $(($3 * 10))); do grep -q "$2" "$1" && return 0; sleep 0.1; done
