@@ -1,6 +1,7 @@
 /*
  * Snapshots and SIGHUP, end to end: the real daemon, real files, real
- * signals, a real gRPC client watching what it is served.
+ * signals, a real gRPC client watching what it is served, and which
+ * node is served which snapshot file (node_key).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -44,28 +45,42 @@ static void write_clusters(const char *dir, const char *name,
 	free(text);
 }
 
-static struct xdt_daemon *start(const char *dir)
+/* `extra`: one more configuration line ("" for none). */
+static struct xdt_daemon *start_with(const char *dir, const char *extra)
 {
 	char cfg[512];
 
 	snprintf(cfg, sizeof(cfg),
-		 "listen: 127.0.0.1:0\nsnapshots: %s\nlog_level: debug\n", dir);
+		 "listen: 127.0.0.1:0\nsnapshots: %s\nlog_level: debug\n%s\n",
+		 dir, extra);
 	return xdt_daemon_start(cfg, NULL, START_MS);
 }
 
-static struct xdc_stream *watch_cds(struct xdc_conn *c, const char *cluster)
+static struct xdt_daemon *start(const char *dir)
+{
+	return start_with(dir, "");
+}
+
+/* A CDS wildcard watch from a node with this id and cluster. */
+static struct xdc_stream *watch_cds_as(struct xdc_conn *c, const char *id,
+				       const char *cluster)
 {
 	Envoy__Service__Discovery__V3__DiscoveryRequest req =
 		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
 	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
 	struct xdc_stream *s = xdc_open(c, XDC_ADS);
 
-	node.id = "reload-test";
+	node.id = (char *)id;
 	node.cluster = (char *)cluster;
 	req.node = &node;
 	req.type_url = CDS_URL;
 	ck_assert(xdc_send_sotw(s, &req, 5000));
 	return s;
+}
+
+static struct xdc_stream *watch_cds(struct xdc_conn *c, const char *cluster)
+{
+	return watch_cds_as(c, "reload-test", cluster);
 }
 
 /* Receives a CDS response, ACKs it, returns its resource count. */
@@ -252,6 +267,92 @@ START_TEST(reload_touches_only_changed_keys)
 }
 END_TEST
 
+/*
+ * node_key names the node field whose snapshot file a client is served:
+ * its cluster (the default) or its id. A key without a file of its own,
+ * or an empty one, is served default.yaml. The files are told apart by
+ * their cluster counts: alpha 1, beta 2, default 3.
+ */
+START_TEST(node_key_selects_snapshot)
+{
+	static const char *const configs[] = {
+		"node_key: id", "node_key: cluster", "" /* the default */,
+	};
+	static const struct {
+		int config;   /* index in configs */
+		const char *id, *cluster;
+		int clusters; /* which file the node must be served */
+	} cases[] = {
+		{0, "alpha", "beta", 1},
+		{0, "nobody", "beta", 3},
+		{0, "", "alpha", 3},
+		{1, "alpha", "beta", 2},
+		{1, "beta", "nobody", 3},
+		{1, "beta", "", 3},
+		{2, "alpha", "beta", 2},
+		{2, "beta", "nobody", 3},
+	};
+	char *dir = snapdir();
+
+	write_clusters(dir, "alpha.yaml", "alpha", 1);
+	write_clusters(dir, "beta.yaml", "beta", 2);
+	write_clusters(dir, "default.yaml", "d", 3);
+	for (int k = 0; k < 3; k++) {
+		struct xdt_daemon *d = start_with(dir, configs[k]);
+		struct xdc_conn *c = xdc_connect(d->target);
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			struct xdc_stream *s;
+			int got;
+
+			if (cases[i].config != k)
+				continue;
+			s = watch_cds_as(c, cases[i].id, cases[i].cluster);
+			got = next_cds(s, 5000, NULL);
+			ck_assert_msg(got == cases[i].clusters,
+				      "'%s' node id '%s' cluster '%s': served %d clusters, expected %d",
+				      configs[k], cases[i].id, cases[i].cluster,
+				      got, cases[i].clusters);
+			xdc_stream_free(s);
+		}
+		xdc_conn_free(c);
+		stop(d);
+	}
+
+	free(dir);
+}
+END_TEST
+
+/* With node_key: id, a node follows changes to its id's file, not to
+ * its cluster's. */
+START_TEST(node_key_id_follows_the_id_file)
+{
+	char *dir = snapdir();
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *alpha, *beta;
+
+	write_clusters(dir, "alpha.yaml", "alpha", 1);
+	write_clusters(dir, "beta.yaml", "beta", 2);
+	write_clusters(dir, "default.yaml", "d", 3);
+	d = start_with(dir, "node_key: id");
+	c = xdc_connect(d->target);
+	alpha = watch_cds_as(c, "alpha", "beta");
+	beta = watch_cds_as(c, "beta", "alpha");
+	ck_assert_int_eq(next_cds(alpha, 5000, NULL), 1);
+	ck_assert_int_eq(next_cds(beta, 5000, NULL), 2);
+	write_clusters(dir, "alpha.yaml", "alpha", 4);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert_int_eq(next_cds(alpha, 5000, NULL), 4);
+	ck_assert_int_eq(next_cds(beta, 300, NULL), -1);
+	xdc_stream_free(alpha);
+	xdc_stream_free(beta);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("reload");
@@ -263,6 +364,8 @@ int main(void)
 	tcase_add_test(tc, broken_snapshot_refuses_to_start);
 	tcase_add_test(tc, sighup_storm_ends_on_newest_files);
 	tcase_add_test(tc, reload_touches_only_changed_keys);
+	tcase_add_test(tc, node_key_selects_snapshot);
+	tcase_add_test(tc, node_key_id_follows_the_id_file);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
