@@ -622,7 +622,8 @@ END_TEST
 
 /* ---------------- D9 ---------------- */
 
-/* D9: a NACK (nonce and error_detail) is recorded and its content not
+/* D9: a NACK (nonce and error_detail) is recorded (one log line with the
+ * node, the version and the client's message) and its content not
  * resent; the next change is sent. */
 START_TEST(d9_nack)
 {
@@ -635,11 +636,13 @@ START_TEST(d9_nack)
 	struct pu_resp *r;
 	char line[256];
 
+	pu_client_node(cl, "nacking-node", "test", NULL);
 	pu_sub(cl, t, a, NULL);
 	r = expect_exactly(cl, t, "a", "");
 	pu_nack(cl, r, "delta config rejected");
 	pu_expect_none(cl, 0);
-	snprintf(line, sizeof(line), "NACK of %s version %s: delta config rejected",
+	snprintf(line, sizeof(line),
+		 "node 'nacking-node': NACK of %s version %s: delta config rejected",
 		 pu_type_label(t), r->version);
 	PU_ASSERT(xdt_daemon_wait_log(e->d, line, pu_wait_ms()),
 		  "no '%s' in the log", line);

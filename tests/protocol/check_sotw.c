@@ -282,8 +282,9 @@ END_TEST
 
 /* ---------------- S4 ---------------- */
 
-/* S4: a NACK is recorded (version and message in the log), the NACKed
- * version is not sent again, the next change is. */
+/* S4: a NACK is recorded (one log line with the node, the version and
+ * the client's message), the NACKed version is not sent again, the next
+ * change is. */
 START_TEST(s4_nack_recorded_not_resent)
 {
 	const struct pu_combo *c = pu_combo(_i);
@@ -295,13 +296,15 @@ START_TEST(s4_nack_recorded_not_resent)
 	struct pu_resp *r, *r2;
 	char line[256];
 
+	pu_client_node(cl, "nacking-node", "test", NULL);
 	pu_sub(cl, t, a, NULL);
 	r = pu_expect(cl, t);
 	pu_nack(cl, r, "bad config in test");
 	/* the same request again: still not resent */
 	pu_nack(cl, r, "bad config in test");
 	pu_expect_none(cl, 0);
-	snprintf(line, sizeof(line), "NACK of %s version %s: bad config in test",
+	snprintf(line, sizeof(line),
+		 "node 'nacking-node': NACK of %s version %s: bad config in test",
 		 pu_type_label(t), r->version);
 	PU_ASSERT(xdt_daemon_wait_log(e->d, line, pu_wait_ms()),
 		  "no '%s' in the log", line);
