@@ -8,8 +8,8 @@
 
 #include "envoy/config/core/v3/base.pb-c.h"
 #include "protocol/body.h"
-#include "protocol/derived.h"
 #include "protocol/request.h"
+#include "protocol/sequence.h"
 #include "protocol/sub.h"
 #include "schema/wire.h"
 #include "util/common.h"
@@ -17,9 +17,7 @@
 
 /* Sessions pumped per loop iteration when a snapshot change fans out. */
 #define PUMP_BATCH 256
-/* How long endpoints wait for the client to subscribe to its new
- * clusters' endpoints before going ahead anyway (A2). */
-#define EDS_WAIT_MS 2000
+/* How often sessions in an EDS wait (A2, sequence.h) look again. */
 #define EDS_WAIT_TICK_MS 100
 /* Distinct unknown type URLs one aggregated stream may ask for. */
 #define MAX_UNKNOWN 4
@@ -209,101 +207,6 @@ static enum xd_form form_of(const struct xd_session *ss)
 	return ss->wrapped ? XD_FORM_SOTW_WRAPPED : XD_FORM_SOTW;
 }
 
-/* Settled: the client is in step with the target for this type. */
-static bool settled(const struct xd_session *ss, enum xd_rtype t)
-{
-	const struct xd_sub *s = &ss->subs[t];
-
-	return !s->active ||
-	       (!s->inflight && s->held == xd_snapshot_table(ss->snap, t));
-}
-
-/* Listeners and routes still in transition to the target (A2). */
-static bool breaking_pending(const struct xd_session *ss)
-{
-	return !settled(ss, XD_LISTENER) || !settled(ss, XD_ROUTE) ||
-	       !settled(ss, XD_SCOPED_ROUTE) || !settled(ss, XD_VIRTUAL_HOST);
-}
-
-/*
- * The table to serve for a type: the target's, except that on the
- * aggregated methods clusters (and, in delta, endpoints) the client
- * holds stay while the listeners and routes that used them change.
- * Returns a new reference.
- */
-static struct xd_table *effective(struct xd_session *ss, enum xd_rtype t)
-{
-	struct xd_table *target = xd_snapshot_table(ss->snap, t);
-	struct xd_sub *s = &ss->subs[t];
-	bool keep = t == XD_CLUSTER || (t == XD_ENDPOINT && ss->method->delta);
-
-	if (!ss->method->aggregated || !keep || s->held == NULL ||
-	    s->held == target || !breaking_pending(ss))
-		return xd_table_ref(target);
-	return xd_derived_union(target, s->held);
-}
-
-/*
- * After clusters settle on an aggregated stream: do the endpoints the
- * client's clusters need wait for its subscription? True while waiting.
- */
-static bool endpoints_waiting(struct xd_session *ss)
-{
-	struct xd_sub *cds = &ss->subs[XD_CLUSTER], *eds = &ss->subs[XD_ENDPOINT];
-	struct xd_table *eds_table = xd_snapshot_table(ss->snap, XD_ENDPOINT);
-	struct xd_nameset *need;
-	uint64_t now = uv_now(ss->mgr->loop);
-
-	if (!cds->active || cds->held == NULL)
-		return false;
-	need = xd_derived_eds_refs(eds_table, cds->held, cds->held_names.all,
-				   cds->held_names.set);
-	if (xd_nameset_count(need) == 0 ||
-	    (eds->active && xd_derived_covered(eds_table, need, eds->want.all,
-					       eds->want.set))) {
-		ss->eds_wait_until = 0;
-		wait_list_remove(ss);
-		return false;
-	}
-	if (ss->eds_wait_until == 0) {
-		ss->eds_wait_until = now + EDS_WAIT_MS;
-		wait_list_add(ss);
-	}
-	if (now < ss->eds_wait_until)
-		return true;
-	SLOG(XD_LOG_DEBUG, ss, "%s", "clusters' endpoints not subscribed in time; going on");
-	wait_list_remove(ss);
-	return false;
-}
-
-/* Sends the response due for type `t`, if any. True if one went out. */
-static bool try_type(struct xd_session *ss, enum xd_rtype t)
-{
-	struct xd_sub *s = &ss->subs[t];
-	const struct xd_rtype_info *info = xd_rtype_info(t);
-	struct xd_table *table;
-	struct xd_body *b;
-	uint64_t nonce;
-
-	if (!s->active || s->inflight)
-		return false;
-	table = effective(ss, t);
-	b = xd_sub_next(s, table, form_of(ss),
-			info->full_state && !ss->method->delta);
-	if (b != NULL) {
-		nonce = ++ss->next_nonce;
-		xd_sub_sent(s, table, nonce);
-		SLOG(XD_LOG_DEBUG, ss,
-		     "sending %s version %s nonce %llu: %zu resources, %zu missing, %zu removed",
-		     tname(t), xd_table_version(table), (unsigned long long)nonce,
-		     b->nresources, b->nmissing, b->nremoved);
-		send_bytes(ss, b->slice, nonce);
-		xd_body_unref(b);
-	}
-	xd_table_unref(table);
-	return b != NULL;
-}
-
 /* An empty answer for a type this server does not serve. */
 static bool try_unknown(struct xd_session *ss)
 {
@@ -350,32 +253,54 @@ static bool try_unknown(struct xd_session *ss)
 	return false;
 }
 
+/* Keeps the manager's wait list in step with the sequencer's EDS wait:
+ * a session is on it while its wait runs, so the tick pumps it again. */
+static void follow_eds_wait(struct xd_session *ss, enum xd_seq_eds eds)
+{
+	switch (eds) {
+	case XD_SEQ_EDS_UNTOUCHED:
+		break;
+	case XD_SEQ_EDS_WAITING:
+		wait_list_add(ss);
+		break;
+	case XD_SEQ_EDS_LATE:
+		SLOG(XD_LOG_DEBUG, ss, "%s", "clusters' endpoints not subscribed in time; going on");
+		/* fall through */
+	case XD_SEQ_EDS_OVER:
+		wait_list_remove(ss);
+		break;
+	}
+}
+
+/* Sends what the sequencer says is due (A2), if anything. */
 static void pump(struct xd_session *ss)
 {
+	struct xd_seq_mode mode;
+	struct xd_seq_step st;
+	uint64_t nonce;
+
 	if (!xd_stream_can_send(ss->stream))
 		return;
 	refresh_snapshot(ss);
 	if (try_unknown(ss) || ss->snap == NULL)
 		return;
-	if (!ss->method->aggregated) {
-		try_type(ss, ss->method->type);
+	mode.aggregated = ss->method->aggregated;
+	mode.delta = ss->method->delta;
+	mode.type = ss->method->type;
+	mode.form = form_of(ss);
+	xd_seq_next(ss->subs, ss->snap, &mode, uv_now(ss->mgr->loop),
+		    &ss->eds_wait_until, &st);
+	follow_eds_wait(ss, st.eds);
+	if (st.action != XD_SEQ_SEND)
 		return;
-	}
-	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
-		struct xd_sub *s = &ss->subs[t];
-
-		/* A2: listeners and routes wait for the endpoints of the
-		 * clusters the client now has */
-		if (t == XD_LISTENER && endpoints_waiting(ss))
-			return;
-		if (!s->active)
-			continue;
-		if (try_type(ss, (enum xd_rtype)t))
-			return;
-		/* A2: later types wait until this one is answered */
-		if (s->inflight)
-			return;
-	}
+	nonce = ++ss->next_nonce;
+	xd_sub_sent(&ss->subs[st.type], st.table, nonce);
+	SLOG(XD_LOG_DEBUG, ss,
+	     "sending %s version %s nonce %llu: %zu resources, %zu missing, %zu removed",
+	     tname(st.type), xd_table_version(st.table), (unsigned long long)nonce,
+	     st.body->nresources, st.body->nmissing, st.body->nremoved);
+	send_bytes(ss, st.body->slice, nonce);
+	xd_seq_step_clear(&st);
 }
 
 /* ---------------- requests ---------------- */

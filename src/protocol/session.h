@@ -4,7 +4,8 @@
  * A session reads its stream's requests, keeps one xd_sub per resource
  * type, watches the snapshot of its node's key, and whenever its stream
  * can send, sends the next response that is due. On the aggregated
- * methods it orders them make-before-break (A2):
+ * methods it orders them make-before-break (A2), as the sequencer
+ * (sequence.h) decides:
  *
  *   SDS, RTDS, CDS, EDS, LDS, RDS, SRDS, VHDS, one at a time: a type
  *   sends only when every earlier type is settled (nothing in flight,

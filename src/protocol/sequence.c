@@ -1,0 +1,152 @@
+#include "protocol/sequence.h"
+
+#include <string.h>
+
+#include "protocol/derived.h"
+
+/* Settled: the client is in step with the target for this type. */
+static bool settled(const struct xd_sub *subs, struct xd_snapshot *target,
+		    enum xd_rtype t)
+{
+	const struct xd_sub *s = &subs[t];
+
+	return !s->active ||
+	       (!s->inflight && s->held == xd_snapshot_table(target, t));
+}
+
+/* Listeners and routes still in transition to the target. */
+static bool breaking_pending(const struct xd_sub *subs,
+			     struct xd_snapshot *target)
+{
+	return !settled(subs, target, XD_LISTENER) ||
+	       !settled(subs, target, XD_ROUTE) ||
+	       !settled(subs, target, XD_SCOPED_ROUTE) ||
+	       !settled(subs, target, XD_VIRTUAL_HOST);
+}
+
+/*
+ * The table to serve for a type: the target's, except that on the
+ * aggregated methods clusters (and, in delta, endpoints) the client
+ * holds stay while the listeners and routes that used them change.
+ * Returns a new reference.
+ */
+static struct xd_table *effective(struct xd_sub *subs,
+				  struct xd_snapshot *target,
+				  const struct xd_seq_mode *mode,
+				  enum xd_rtype t)
+{
+	struct xd_table *table = xd_snapshot_table(target, t);
+	struct xd_sub *s = &subs[t];
+	bool keep = t == XD_CLUSTER || (t == XD_ENDPOINT && mode->delta);
+
+	if (!mode->aggregated || !keep || s->held == NULL ||
+	    s->held == table || !breaking_pending(subs, target))
+		return xd_table_ref(table);
+	return xd_derived_union(table, s->held);
+}
+
+/*
+ * Do listeners wait for the client to subscribe to the endpoints its
+ * clusters need? True while waiting. The deadline is set when the wait
+ * starts and cleared once covered; past it, the session goes on (and
+ * does not wait again until a coverage ends the episode).
+ */
+static bool endpoints_waiting(struct xd_sub *subs, struct xd_snapshot *target,
+			      uint64_t now, uint64_t *until,
+			      enum xd_seq_eds *eds)
+{
+	struct xd_sub *cds = &subs[XD_CLUSTER], *ep = &subs[XD_ENDPOINT];
+	struct xd_table *eds_table = xd_snapshot_table(target, XD_ENDPOINT);
+	struct xd_nameset *need;
+
+	if (!cds->active || cds->held == NULL)
+		return false;
+	need = xd_derived_eds_refs(eds_table, cds->held, cds->held_names.all,
+				   cds->held_names.set);
+	if (xd_nameset_count(need) == 0 ||
+	    (ep->active && xd_derived_covered(eds_table, need, ep->want.all,
+					      ep->want.set))) {
+		*until = 0;
+		*eds = XD_SEQ_EDS_OVER;
+		return false;
+	}
+	if (*until == 0)
+		*until = now + XD_SEQ_EDS_WAIT_MS;
+	if (now < *until) {
+		*eds = XD_SEQ_EDS_WAITING;
+		return true;
+	}
+	*eds = XD_SEQ_EDS_LATE;
+	return false;
+}
+
+/* Type `t`'s response, if one is due. True (and `out` filled) if so. */
+static bool due(struct xd_sub *subs, struct xd_snapshot *target,
+		const struct xd_seq_mode *mode, enum xd_rtype t,
+		struct xd_seq_step *out)
+{
+	struct xd_table *table = effective(subs, target, mode, t);
+	struct xd_body *b = xd_sub_next(&subs[t], table, mode->form,
+					xd_rtype_info(t)->full_state &&
+						!mode->delta);
+
+	if (b == NULL) {
+		xd_table_unref(table);
+		return false;
+	}
+	out->action = XD_SEQ_SEND;
+	out->type = t;
+	out->table = table;
+	out->body = b;
+	return true;
+}
+
+void xd_seq_next(struct xd_sub subs[XD_RTYPE_COUNT],
+		 struct xd_snapshot *target, const struct xd_seq_mode *mode,
+		 uint64_t now, uint64_t *eds_wait_until,
+		 struct xd_seq_step *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->action = XD_SEQ_IDLE;
+	out->eds = XD_SEQ_EDS_UNTOUCHED;
+	if (!mode->aggregated) {
+		struct xd_sub *s = &subs[mode->type];
+
+		if (!s->active)
+			return;
+		if (s->inflight) {
+			out->action = XD_SEQ_INFLIGHT;
+			out->type = mode->type;
+			return;
+		}
+		due(subs, target, mode, mode->type, out);
+		return;
+	}
+	for (int i = 0; i < XD_RTYPE_COUNT; i++) {
+		enum xd_rtype t = (enum xd_rtype)i;
+
+		if (t == XD_LISTENER &&
+		    endpoints_waiting(subs, target, now, eds_wait_until,
+				      &out->eds)) {
+			out->action = XD_SEQ_WAIT_EDS;
+			return;
+		}
+		if (!subs[t].active)
+			continue;
+		if (subs[t].inflight) {
+			out->action = XD_SEQ_INFLIGHT;
+			out->type = t;
+			return;
+		}
+		if (due(subs, target, mode, t, out))
+			return;
+	}
+}
+
+void xd_seq_step_clear(struct xd_seq_step *st)
+{
+	xd_body_unref(st->body);
+	xd_table_unref(st->table);
+	st->body = NULL;
+	st->table = NULL;
+}

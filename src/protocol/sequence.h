@@ -1,0 +1,91 @@
+/*
+ * The make-before-break sequencer (A2): which response a stream sends
+ * next. A pure function of the stream's per-type state (xd_sub), its
+ * target snapshot and the time; no I/O, no clock, no log. The session
+ * (session.c) keeps the I/O: nonces, sending, logging, and the timer
+ * that pumps it again when an endpoint wait may have ended.
+ *
+ * On the aggregated methods types go in the order of enum xd_rtype (SDS,
+ * RTDS, CDS, EDS, LDS, RDS, SRDS, VHDS), one at a time: a type sends only
+ * when every earlier type is settled (nothing in flight, nothing due).
+ *
+ *   - Before listeners, the endpoints that the clusters the client holds
+ *     refer to must be in its EDS subscription (Envoy subscribes to them
+ *     right after it ACKs CDS). The wait lasts XD_SEQ_EDS_WAIT_MS from
+ *     when it starts, in case the subscription never comes.
+ *   - Clusters, and in delta endpoints, that the target dropped stay in
+ *     what the client is sent (the table is union(target, held)) until
+ *     its listeners, routes, scoped routes and virtual hosts are settled
+ *     on the target; then a final response without them goes out.
+ *
+ * A per-type method sends its one type whenever it is due: no order, no
+ * union, no wait.
+ *
+ * Thread: loop thread only (bodies and derived values are memoized on
+ * tables by the loop thread).
+ */
+#ifndef XD_PROTOCOL_SEQUENCE_H
+#define XD_PROTOCOL_SEQUENCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "protocol/body.h"
+#include "protocol/sub.h"
+#include "snapshot/snapshot.h"
+
+/* How long listeners wait for the client to subscribe to its clusters'
+ * endpoints before going on anyway (A2). */
+#define XD_SEQ_EDS_WAIT_MS 2000
+
+/* The stream's method, as far as sequencing is concerned. */
+struct xd_seq_mode {
+	bool aggregated;    /* ADS: every type, in order */
+	bool delta;
+	enum xd_rtype type; /* per-type methods: the one type served */
+	enum xd_form form;
+};
+
+enum xd_seq_action {
+	XD_SEQ_IDLE,     /* nothing is due */
+	XD_SEQ_SEND,     /* send `body` of `type` (from `table`) */
+	XD_SEQ_INFLIGHT, /* `type` awaits its ACK/NACK; later types wait */
+	XD_SEQ_WAIT_EDS, /* listeners and later types wait for the client's
+			    EDS subscription, until *eds_wait_until */
+};
+
+/* What became of the wait for the EDS subscription, so that the caller
+ * keeps its timer in step and logs. */
+enum xd_seq_eds {
+	XD_SEQ_EDS_UNTOUCHED, /* not looked at (an earlier type was due) */
+	XD_SEQ_EDS_WAITING,   /* waiting until *eds_wait_until */
+	XD_SEQ_EDS_OVER,      /* covered, or nothing to wait for */
+	XD_SEQ_EDS_LATE,      /* the deadline passed uncovered: going on */
+};
+
+struct xd_seq_step {
+	enum xd_seq_action action;
+	enum xd_rtype type;      /* SEND, INFLIGHT */
+	struct xd_table *table;  /* SEND: the effective table (owned) */
+	struct xd_body *body;    /* SEND: the response minus nonce (owned) */
+	enum xd_seq_eds eds;
+};
+
+/*
+ * Decides what `subs` (indexed by type) do next towards `target` (not
+ * NULL), at `now` (ms, monotonic). `*eds_wait_until` is the session's
+ * EDS deadline, 0 when none: read and updated here. A type with nothing
+ * to send is taken to hold its table already (as xd_sub_next does), so
+ * `subs` may change even when nothing is sent. On XD_SEQ_SEND the caller
+ * sends `body`, calls xd_sub_sent(&subs[type], table, nonce), then
+ * xd_seq_step_clear. Aborts on OOM.
+ */
+void xd_seq_next(struct xd_sub subs[XD_RTYPE_COUNT],
+		 struct xd_snapshot *target, const struct xd_seq_mode *mode,
+		 uint64_t now, uint64_t *eds_wait_until,
+		 struct xd_seq_step *out);
+
+/* Releases the step's table and body. */
+void xd_seq_step_clear(struct xd_seq_step *st);
+
+#endif
