@@ -267,11 +267,19 @@ START_TEST(reload_touches_only_changed_keys)
 }
 END_TEST
 
+/* The files of the node_key tests, told apart by their cluster counts:
+ * alpha.yaml 1, beta.yaml 2, default.yaml 3. */
+static void write_key_files(const char *dir)
+{
+	write_clusters(dir, "alpha.yaml", "alpha", 1);
+	write_clusters(dir, "beta.yaml", "beta", 2);
+	write_clusters(dir, "default.yaml", "d", 3);
+}
+
 /*
  * node_key names the node field whose snapshot file a client is served:
  * its cluster (the default) or its id. A key without a file of its own,
- * or an empty one, is served default.yaml. The files are told apart by
- * their cluster counts: alpha 1, beta 2, default 3.
+ * or an empty one, is served default.yaml.
  */
 START_TEST(node_key_selects_snapshot)
 {
@@ -294,9 +302,7 @@ START_TEST(node_key_selects_snapshot)
 	};
 	char *dir = snapdir();
 
-	write_clusters(dir, "alpha.yaml", "alpha", 1);
-	write_clusters(dir, "beta.yaml", "beta", 2);
-	write_clusters(dir, "default.yaml", "d", 3);
+	write_key_files(dir);
 	for (int k = 0; k < 3; k++) {
 		struct xdt_daemon *d = start_with(dir, configs[k]);
 		struct xdc_conn *c = xdc_connect(d->target);
@@ -318,35 +324,37 @@ START_TEST(node_key_selects_snapshot)
 		xdc_conn_free(c);
 		stop(d);
 	}
-
 	free(dir);
 }
 END_TEST
 
-/* With node_key: id, a node follows changes to its id's file, not to
- * its cluster's. */
+/* With node_key: id, a node follows the changes of its id's file, and
+ * not those of its cluster's: node alpha is in cluster beta, node beta
+ * in cluster alpha. */
 START_TEST(node_key_id_follows_the_id_file)
 {
-	char *dir = snapdir();
+	static const char *const ids[] = {"alpha", "beta"};
+	char *dir = snapdir(), file[32];
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
-	struct xdc_stream *alpha, *beta;
+	struct xdc_stream *s[2];
 
-	write_clusters(dir, "alpha.yaml", "alpha", 1);
-	write_clusters(dir, "beta.yaml", "beta", 2);
-	write_clusters(dir, "default.yaml", "d", 3);
+	write_key_files(dir);
 	d = start_with(dir, "node_key: id");
 	c = xdc_connect(d->target);
-	alpha = watch_cds_as(c, "alpha", "beta");
-	beta = watch_cds_as(c, "beta", "alpha");
-	ck_assert_int_eq(next_cds(alpha, 5000, NULL), 1);
-	ck_assert_int_eq(next_cds(beta, 5000, NULL), 2);
-	write_clusters(dir, "alpha.yaml", "alpha", 4);
-	xdt_daemon_signal(d, SIGHUP);
-	ck_assert_int_eq(next_cds(alpha, 5000, NULL), 4);
-	ck_assert_int_eq(next_cds(beta, 300, NULL), -1);
-	xdc_stream_free(alpha);
-	xdc_stream_free(beta);
+	for (int i = 0; i < 2; i++) {
+		s[i] = watch_cds_as(c, ids[i], ids[1 - i]);
+		ck_assert_int_eq(next_cds(s[i], 5000, NULL), i + 1);
+	}
+	for (int i = 0; i < 2; i++) {
+		snprintf(file, sizeof(file), "%s.yaml", ids[i]);
+		write_clusters(dir, file, ids[i], 4 + i);
+		xdt_daemon_signal(d, SIGHUP);
+		ck_assert_int_eq(next_cds(s[i], 5000, NULL), 4 + i);
+		ck_assert_int_eq(next_cds(s[1 - i], 300, NULL), -1);
+	}
+	for (int i = 0; i < 2; i++)
+		xdc_stream_free(s[i]);
 	xdc_conn_free(c);
 	stop(d);
 	free(dir);
