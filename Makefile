@@ -32,17 +32,24 @@ $(TARGETS): configure
 deps:
 	@./scripts/install-deps $(DEPS_MODE)
 
-# Configures $(BUILD)/ on first use, and again when CONFIGURE_FLAGS are
-# given and differ from those it was configured with (kept in
-# $(BUILD)/.configure-flags), so `make CONFIGURE_FLAGS=... install` after
-# a `make check` does not silently keep the old prefix.
+# Configures $(BUILD)/ on first use, and again:
+# - when CONFIGURE_FLAGS are given and differ from those it was configured
+#   with (kept in $(BUILD)/.configure-flags), so `make CONFIGURE_FLAGS=...
+#   install` after a `make check` does not silently keep the old prefix;
+# - when a target needs the test packages and $(BUILD)/ was configured
+#   with the build packages only (kept in $(BUILD)/.configure-deps), so
+#   that `make check` after `make run` finds valgrind, clang and the rest.
 configure: deps
 	@flags='$(CONFIGURE_FLAGS)'; \
 	if [ ! -f $(BUILD)/GNUmakefile ] || { [ -n "$$flags" ] && \
-	   [ "$$flags" != "$$(cat $(BUILD)/.configure-flags 2>/dev/null)" ]; }; then \
+	   [ "$$flags" != "$$(cat $(BUILD)/.configure-flags 2>/dev/null)" ]; } || \
+	   { [ -z "$(DEPS_MODE)" ] && \
+	   [ "$$(cat $(BUILD)/.configure-deps 2>/dev/null)" = --build ]; }; then \
+		[ -n "$$flags" ] || flags=$$(cat $(BUILD)/.configure-flags 2>/dev/null); \
 		echo "configuring in $(BUILD)/ $$flags"; \
 		autoreconf -fi && mkdir -p $(BUILD) && cd $(BUILD) && \
-		../configure $$flags && printf '%s\n' "$$flags" > .configure-flags; \
+		../configure $$flags && printf '%s\n' "$$flags" > .configure-flags && \
+		printf '%s\n' '$(DEPS_MODE)' > .configure-deps; \
 	fi
 
 clean:
