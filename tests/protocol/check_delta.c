@@ -634,18 +634,14 @@ START_TEST(d9_nack)
 	struct pu_env *e = pu_env_start(s);
 	struct pu_client *cl = pu_connect(e, c);
 	struct pu_resp *r;
-	char line[256];
 
 	pu_client_node(cl, "nacking-node", "test", NULL);
 	pu_sub(cl, t, a, NULL);
 	r = expect_exactly(cl, t, "a", "");
 	pu_nack(cl, r, "delta config rejected");
 	pu_expect_none(cl, 0);
-	snprintf(line, sizeof(line),
-		 "node 'nacking-node': NACK of %s version %s: delta config rejected",
-		 pu_type_label(t), r->version);
-	PU_ASSERT(xdt_daemon_wait_log(e->d, line, pu_wait_ms()),
-		  "no '%s' in the log", line);
+	pu_env_expect_log(e, "node 'nacking-node': NACK of %s version %s: delta config rejected",
+			  pu_type_label(t), r->version);
 	pu_resp_free(r);
 	pu_snap_put(s, t, a, 2, NULL);
 	pu_env_set(e, s);

@@ -294,7 +294,6 @@ START_TEST(s4_nack_recorded_not_resent)
 	struct pu_env *e = pu_env_start(s);
 	struct pu_client *cl = pu_connect(e, c);
 	struct pu_resp *r, *r2;
-	char line[256];
 
 	pu_client_node(cl, "nacking-node", "test", NULL);
 	pu_sub(cl, t, a, NULL);
@@ -303,11 +302,8 @@ START_TEST(s4_nack_recorded_not_resent)
 	/* the same request again: still not resent */
 	pu_nack(cl, r, "bad config in test");
 	pu_expect_none(cl, 0);
-	snprintf(line, sizeof(line),
-		 "node 'nacking-node': NACK of %s version %s: bad config in test",
-		 pu_type_label(t), r->version);
-	PU_ASSERT(xdt_daemon_wait_log(e->d, line, pu_wait_ms()),
-		  "no '%s' in the log", line);
+	pu_env_expect_log(e, "node 'nacking-node': NACK of %s version %s: bad config in test",
+			  pu_type_label(t), r->version);
 
 	pu_snap_put(s, t, a, 2, NULL);
 	pu_env_set(e, s);
@@ -333,24 +329,18 @@ START_TEST(s4_ack_then_nack_of_next)
 	struct pu_env *e = pu_env_start(s);
 	struct pu_client *cl = pu_connect(e, c);
 	struct pu_resp *r;
-	char line[256];
 
 	pu_sub(cl, t, a, NULL);
 	r = pu_expect(cl, t);
 	pu_ack(cl, r);
-	snprintf(line, sizeof(line), "ACK of %s version %s", pu_type_label(t),
-		 r->version);
-	PU_ASSERT(xdt_daemon_wait_log(e->d, line, pu_wait_ms()),
-		  "no '%s' in the log", line);
+	pu_env_expect_log(e, "ACK of %s version %s", pu_type_label(t), r->version);
 	pu_resp_free(r);
 	pu_snap_put(s, t, a, 2, NULL);
 	pu_env_set(e, s);
 	r = pu_expect(cl, t);
 	pu_nack(cl, r, "second version rejected");
-	snprintf(line, sizeof(line), "NACK of %s version %s: second version rejected",
-		 pu_type_label(t), r->version);
-	PU_ASSERT(xdt_daemon_wait_log(e->d, line, pu_wait_ms()),
-		  "no '%s' in the log", line);
+	pu_env_expect_log(e, "NACK of %s version %s: second version rejected",
+			  pu_type_label(t), r->version);
 	pu_expect_none(cl, 0);
 	pu_resp_free(r);
 	pu_client_free(cl);

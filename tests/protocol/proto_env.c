@@ -456,6 +456,18 @@ bool pu_env_log_has(struct pu_env *e, const char *needle)
 	return has;
 }
 
+void pu_env_expect_log(struct pu_env *e, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	PU_ASSERT(xdt_daemon_wait_log(e->d, line, pu_wait_ms()),
+		  "no '%s' in the log", line);
+}
+
 void pu_env_stop(struct pu_env *e)
 {
 	char *log, *vg;

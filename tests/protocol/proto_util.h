@@ -209,6 +209,10 @@ void pu_env_free(struct pu_env *e);
 /* The daemon log so far; whether it contains `needle`. */
 char *pu_env_log(struct pu_env *e);
 bool pu_env_log_has(struct pu_env *e, const char *needle);
+/* Asserts that the daemon logs a line containing the formatted text
+ * within pu_wait_ms(). */
+void pu_env_expect_log(struct pu_env *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* ---------------- clients ---------------- */
 
