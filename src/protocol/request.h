@@ -5,7 +5,7 @@
  * ACK of an EDS response lists every cluster), so requests are parsed
  * in one pass without copying: names point into the received bytes, and
  * a hash of the raw name list lets an unchanged list skip all set work.
- * The node (first request only) is unpacked separately, with protobuf-c.
+ * The node (first request only) is read separately (node.h).
  *
  * Ownership: a parsed request points into the caller's bytes and owns
  * only its arrays; xd_request_free releases them. Thread: any.

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envoy/config/core/v3/base.pb-c.h"
 #include "protocol/body.h"
+#include "protocol/node.h"
 #include "protocol/request.h"
 #include "protocol/sequence.h"
 #include "protocol/sub.h"
@@ -21,8 +21,6 @@
 #define EDS_WAIT_TICK_MS 100
 /* Distinct unknown type URLs one aggregated stream may ask for. */
 #define MAX_UNKNOWN 4
-
-#define FEATURE_RESOURCE_IN_SOTW "xds.config.supports-resource-in-sotw"
 
 struct unknown_type {
 	char *url;
@@ -305,36 +303,33 @@ static void pump(struct xd_session *ss)
 
 /* ---------------- requests ---------------- */
 
-static bool set_node(struct xd_session *ss, struct xd_span node)
+static bool set_node(struct xd_session *ss, struct xd_span span)
 {
-	Envoy__Config__Core__V3__Node *n =
-		envoy__config__core__v3__node__unpack(NULL, node.len, node.data);
-	const char *key;
+	struct xd_node n;
+	const char *why, *key;
 
-	if (n == NULL) {
-		xd_stream_finish(ss->stream, GRPC_STATUS_INVALID_ARGUMENT,
-				 "malformed node");
+	if (xd_node_parse(&n, span.data, span.len, &why) != 0) {
+		xd_stream_finish(ss->stream, GRPC_STATUS_INVALID_ARGUMENT, why);
 		return false;
 	}
 	if (ss->have_node) {
 		/* S1: one node per stream */
-		bool same = strcmp(n->id, ss->node_id) == 0 &&
-			    strcmp(n->cluster, ss->node_cluster) == 0;
+		bool same = n.id.len == strlen(ss->node_id) &&
+			    memcmp(n.id.data, ss->node_id, n.id.len) == 0 &&
+			    n.cluster.len == strlen(ss->node_cluster) &&
+			    memcmp(n.cluster.data, ss->node_cluster,
+				   n.cluster.len) == 0;
 
-		envoy__config__core__v3__node__free_unpacked(n, NULL);
 		if (!same)
 			xd_stream_finish(ss->stream, GRPC_STATUS_INVALID_ARGUMENT,
 					 "the node changed on the stream");
 		return same;
 	}
-	ss->node_id = strdup(n->id);
-	ss->node_cluster = strdup(n->cluster);
-	for (size_t i = 0; i < n->n_client_features; i++)
-		if (strcmp(n->client_features[i], FEATURE_RESOURCE_IN_SOTW) == 0)
-			ss->wrapped = true;
-	envoy__config__core__v3__node__free_unpacked(n, NULL);
+	ss->node_id = strndup(n.id.data, n.id.len);
+	ss->node_cluster = strndup(n.cluster.data, n.cluster.len);
 	if (ss->node_id == NULL || ss->node_cluster == NULL)
 		abort();
+	ss->wrapped = (n.features & XD_NODE_RESOURCE_IN_SOTW) != 0;
 	ss->have_node = true;
 	key = ss->mgr->node_key == XD_NODE_KEY_ID ? ss->node_id : ss->node_cluster;
 	xd_cache_watch(ss->mgr->cache, key[0] != '\0' ? key : XD_CACHE_DEFAULT_KEY,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hostile.h"
 #include "proto_util.h"
 #include "suites.h"
 #include "xdtest.h"
@@ -157,6 +158,37 @@ START_TEST(wire_malformed_error_detail)
 	buf[n++] = 0xff;
 	buf[n++] = 0xff;
 	bad_message(c, buf, n, GRPC_STATUS_INVALID_ARGUMENT, "error_detail");
+}
+END_TEST
+
+/*
+ * A node whose metadata nests 3,000 levels deep (about 40 kB, far under
+ * the size limit) once overflowed the stack of a recursive decoder.
+ * xdsd reads only the node fields it uses and never descends into
+ * metadata: the request is served like any other.
+ */
+START_TEST(wire_deep_node_metadata)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	struct pu_snap *s = pu_snap_of(c->type, "a", NULL);
+	struct pu_env *e = pu_env_start(s);
+	struct pu_client *w = witness(e, c), *deep = pu_connect(e, c);
+	size_t len;
+	uint8_t *msg = xdt_deep_node_request(c->delta, pu_type_url(c->type),
+					     "a", "node-1", "test", 3000, &len);
+	struct pu_resp *r;
+
+	PU_ASSERT(len > 30000 && len < 64 * 1024, "request of %zu bytes", len);
+	xdc_send(pu_stream(deep), msg, len, pu_wait_ms());
+	r = pu_expect(deep, c->type);
+	PU_ASSERT_NAMES(r, c->type, "a");
+	pu_resp_free(r);
+	witness_still_served(e, s, w, c->type, 2);
+	free(msg);
+	pu_client_free(deep);
+	pu_client_free(w);
+	pu_env_free(e);
+	pu_snap_free(s);
 }
 END_TEST
 
@@ -370,6 +402,7 @@ void pu_register_wire(Suite *s, bool subset)
 	pu_add_tests(s, "wire", wire_truncated_request, wire_combos, 4);
 	pu_add_tests(s, "wire", wire_malformed_node, wire_combos, 4);
 	pu_add_tests(s, "wire", wire_malformed_error_detail, wire_combos, 4);
+	pu_add_tests(s, "wire", wire_deep_node_metadata, wire_combos, 4);
 	pu_add_tests(s, "wire", wire_huge_name_list, wire_combos, 4);
 	pu_add_tests(s, "wire", wire_too_many_unknown_types, ads_combos, 1);
 	pu_add_tests(s, "wire", wire_too_many_unknown_types, &wire_combos[3], 1);

@@ -1,0 +1,111 @@
+#include "protocol/node.h"
+
+#include <string.h>
+
+#include "schema/wire.h"
+#include "util/common.h"
+
+/* envoy.config.core.v3.Node field numbers (the ones read here). */
+enum {
+	NODE_ID = 1,
+	NODE_CLUSTER = 2,
+	NODE_LOCALITY = 4,
+	NODE_USER_AGENT_NAME = 6,
+	NODE_USER_AGENT_VERSION = 7,
+	NODE_CLIENT_FEATURES = 10,
+};
+
+/* envoy.config.core.v3.Locality */
+enum { LOCALITY_REGION = 1, LOCALITY_ZONE = 2, LOCALITY_SUB_ZONE = 3 };
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} known_features[] = {
+	{"xds.config.supports-resource-in-sotw", XD_NODE_RESOURCE_IN_SOTW},
+	{"xds.config.supports-resource-ttl", XD_NODE_RESOURCE_TTL},
+};
+
+static struct xd_name as_name(const struct xd_wire_field *f)
+{
+	return (struct xd_name){(const char *)f->data, f->len};
+}
+
+static bool name_is(struct xd_name n, const char *s)
+{
+	return n.len == strlen(s) && memcmp(n.data, s, n.len) == 0;
+}
+
+static int parse_locality(struct xd_node *n, const uint8_t *p,
+			  const uint8_t *end)
+{
+	struct xd_wire_field f;
+	int rc;
+
+	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
+		if (f.wt != XD_WT_LEN)
+			continue;
+		if (f.number == LOCALITY_REGION)
+			n->region = as_name(&f);
+		else if (f.number == LOCALITY_ZONE)
+			n->zone = as_name(&f);
+		else if (f.number == LOCALITY_SUB_ZONE)
+			n->sub_zone = as_name(&f);
+	}
+	return rc;
+}
+
+int xd_node_parse(struct xd_node *n, const uint8_t *data, size_t len,
+		  const char **why)
+{
+	const uint8_t *p = data, *end = data + len;
+	struct xd_wire_field f;
+	int rc;
+
+	memset(n, 0, sizeof(*n));
+	n->id = n->cluster = (struct xd_name){"", 0};
+	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
+		/* Every field read here is length-delimited; the others
+		 * (metadata and the rest) are skipped unread. */
+		if (f.wt != XD_WT_LEN)
+			continue;
+		switch (f.number) {
+		case NODE_ID:
+			n->id = as_name(&f);
+			break;
+		case NODE_CLUSTER:
+			n->cluster = as_name(&f);
+			break;
+		case NODE_LOCALITY:
+			if (parse_locality(n, f.data, f.data + f.len) < 0) {
+				*why = "malformed node locality";
+				return -1;
+			}
+			break;
+		case NODE_USER_AGENT_NAME:
+			n->user_agent_name = as_name(&f);
+			break;
+		case NODE_USER_AGENT_VERSION:
+			n->user_agent_version = as_name(&f);
+			break;
+		case NODE_CLIENT_FEATURES:
+			n->nfeatures++;
+			for (size_t i = 0; i < XD_ARRAY_LEN(known_features); i++)
+				if (name_is(as_name(&f), known_features[i].name))
+					n->features |= known_features[i].bit;
+			break;
+		default:
+			break;
+		}
+	}
+	if (rc < 0) {
+		*why = "malformed node";
+		return -1;
+	}
+	if (memchr(n->id.data, 0, n->id.len) != NULL ||
+	    memchr(n->cluster.data, 0, n->cluster.len) != NULL) {
+		*why = "node id and cluster must not contain NUL bytes";
+		return -1;
+	}
+	return 0;
+}
