@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include "cache/cache.h"
+#include "daemon/early_signals.h"
 #include "protocol/body.h"
 #include "protocol/session.h"
 #include "schema/schema.h"
@@ -129,6 +130,9 @@ static void close_signals(struct daemon *d)
 	uv_close((uv_handle_t *)&d->sig_int, NULL);
 	uv_close((uv_handle_t *)&d->sig_hup, NULL);
 	uv_close((uv_handle_t *)&d->sig_usr1, NULL);
+	/* libuv gave SIGHUP and SIGUSR1 their default action back, which
+	 * would end the process before it has finished stopping. */
+	xd_early_signals_install();
 }
 
 static void server_stopped(void *arg)
@@ -237,8 +241,6 @@ int xd_daemon_run(const struct xd_config *cfg)
 	struct xd_server_opts opts = {.cfg = cfg};
 	int rc = 1;
 
-	/* A client that goes away mid-write must not kill the daemon. */
-	signal(SIGPIPE, SIG_IGN);
 	if (uv_loop_init(&d.loop) != 0) {
 		xd_error("cannot create the event loop");
 		return 1;
@@ -277,6 +279,14 @@ int xd_daemon_run(const struct xd_config *cfg)
 	else
 		xd_info("xdsd " PACKAGE_VERSION " listening on %s", cfg->listen);
 	sd_notifyf(0, "READY=1\nSTATUS=serving on %s", cfg->listen);
+	/* What arrived while the snapshots loaded is acted on now, once
+	 * serving (systemd must hear READY before RELOADING). */
+	if (xd_early_signal_take(SIGUSR1))
+		on_usr1(&d.sig_usr1, SIGUSR1);
+	if (xd_early_signal_take(SIGHUP)) {
+		xd_info("SIGHUP during start-up: reloading %s", cfg->snapshots);
+		reload_start(&d);
+	}
 
 	uv_run(&d.loop, UV_RUN_DEFAULT);
 	rc = 0;

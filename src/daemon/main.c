@@ -10,6 +10,7 @@
 #include "config/config.h"
 #include "config/paths.h"
 #include "daemon/daemon.h"
+#include "daemon/early_signals.h"
 #include "schema/schema.h"
 #include "snapshot/loader.h"
 #include "util/log.h"
@@ -112,6 +113,9 @@ int main(int argc, char **argv)
 	bool check_only = false;
 	int c, rc;
 
+	/* Before anything that takes time: a SIGHUP from now on is a
+	 * reload request, never the end of the process. */
+	xd_early_signals_install();
 	xd_paths_defaults(&paths);
 	config_path = paths.config;
 	while ((c = getopt_long(argc, argv, "c:hV", long_opts, NULL)) != -1) {

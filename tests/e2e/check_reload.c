@@ -29,19 +29,28 @@ static char *snapdir(void)
 	return dir;
 }
 
-/* Writes DIR/NAME with `count` STATIC clusters named PREFIX-i. */
+/* Writes DIR/NAME with `count` STATIC clusters named PREFIX-i, whole
+ * at once (a rename), as an operator's deploy tool would. */
 static void write_clusters(const char *dir, const char *name,
 			   const char *prefix, int count)
 {
-	char *text = strdup("clusters:\n"), *next;
+	char *text = NULL, *tmp_name, *tmp, *path;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
 
-	for (int i = 0; i < count; i++) {
-		ck_assert(asprintf(&next, "%s- {name: %s-%d, type: STATIC, connect_timeout: 1s}\n",
-				   text, prefix, i) > 0);
-		free(text);
-		text = next;
-	}
-	free(xdtest_write_file(dir, name, text));
+	ck_assert(f != NULL);
+	fputs("clusters:\n", f);
+	for (int i = 0; i < count; i++)
+		fprintf(f, "- {name: %s-%d, type: STATIC, connect_timeout: 1s}\n",
+			prefix, i);
+	ck_assert(fclose(f) == 0);
+	ck_assert(asprintf(&tmp_name, ".%s.tmp", name) > 0);
+	tmp = xdtest_write_file(dir, tmp_name, text);
+	ck_assert(asprintf(&path, "%s/%s", dir, name) > 0);
+	ck_assert(rename(tmp, path) == 0);
+	free(path);
+	free(tmp);
+	free(tmp_name);
 	free(text);
 }
 
@@ -187,6 +196,49 @@ START_TEST(broken_snapshot_refuses_to_start)
 	ck_assert_ptr_nonnull(strstr(log, "cannot read the snapshot directory"));
 	free(log);
 	xdt_daemon_free(d);
+	free(dir);
+}
+END_TEST
+
+/*
+ * SIGHUP and SIGUSR1 while the snapshots load at start-up (a large
+ * snapshot takes a while) do not end the daemon: it starts, then
+ * reloads, and the reload sees the files as they are by then.
+ */
+START_TEST(sighup_during_startup_is_applied)
+{
+	enum { N = 20000 };
+	char *dir = snapdir(), cfg[512], *log;
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+	int n = 0;
+
+	write_clusters(dir, "default.yaml", "a", N);
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	d = xdt_daemon_spawn(cfg, NULL);
+	/* main() has begun once the configuration is logged; the load
+	 * of 20,000 clusters follows */
+	ck_assert(xdt_daemon_wait_log(d, "info: configuration ", START_MS));
+	write_clusters(dir, "default.yaml", "a", N + 1);
+	xdt_daemon_signal(d, SIGHUP);
+	xdt_daemon_signal(d, SIGUSR1);
+	log = xdt_daemon_log(d);
+	ck_assert_msg(strstr(log, "listening on") == NULL,
+		      "the start-up was over before the signals were sent; "
+		      "the test needs a larger snapshot:\n%s", log);
+	free(log);
+	xdt_daemon_wait_ready(d, START_MS);
+	ck_assert(xdt_daemon_wait_log(d, "SIGHUP during start-up: reloading", START_MS));
+	ck_assert(xdt_daemon_wait_log(d, "info: stats: streams 0", START_MS));
+	ck_assert(xdt_daemon_wait_log(d, "reloaded 1 snapshot", START_MS));
+	c = xdc_connect(d->target);
+	s = watch_cds(c, "x");
+	n = next_cds(s, 5000, NULL);
+	ck_assert_int_eq(n, N + 1);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	stop(d);
 	free(dir);
 }
 END_TEST
@@ -371,6 +423,7 @@ int main(void)
 	tcase_add_test(tc, failed_reload_keeps_serving);
 	tcase_add_test(tc, broken_snapshot_refuses_to_start);
 	tcase_add_test(tc, sighup_storm_ends_on_newest_files);
+	tcase_add_test(tc, sighup_during_startup_is_applied);
 	tcase_add_test(tc, reload_touches_only_changed_keys);
 	tcase_add_test(tc, node_key_selects_snapshot);
 	tcase_add_test(tc, node_key_id_follows_the_id_file);

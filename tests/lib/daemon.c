@@ -80,11 +80,8 @@ struct xdt_daemon *xdt_daemon_spawn(const char *config_text,
 	return d;
 }
 
-struct xdt_daemon *xdt_daemon_start(const char *config_text,
-				    const char *const *extra_args,
-				    int timeout_ms)
+void xdt_daemon_wait_ready(struct xdt_daemon *d, int timeout_ms)
 {
-	struct xdt_daemon *d = xdt_daemon_spawn(config_text, extra_args);
 	long long deadline = xdtest_now_ms() + timeout_ms;
 
 	for (;;) {
@@ -98,7 +95,10 @@ struct xdt_daemon *xdt_daemon_start(const char *config_text,
 		}
 		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
 			d->pid = 0;
-			ck_abort_msg("xdsd exited at start-up:\n%s",
+			ck_abort_msg("xdsd exited at start-up (%s %d):\n%s",
+				     WIFSIGNALED(status) ? "signal" : "status",
+				     WIFSIGNALED(status) ? WTERMSIG(status) :
+							   WEXITSTATUS(status),
 				     log ? log : "");
 		}
 		free(log);
@@ -107,6 +107,15 @@ struct xdt_daemon *xdt_daemon_start(const char *config_text,
 		xdtest_sleep_ms(10);
 	}
 	snprintf(d->target, sizeof(d->target), "127.0.0.1:%d", d->port);
+}
+
+struct xdt_daemon *xdt_daemon_start(const char *config_text,
+				    const char *const *extra_args,
+				    int timeout_ms)
+{
+	struct xdt_daemon *d = xdt_daemon_spawn(config_text, extra_args);
+
+	xdt_daemon_wait_ready(d, timeout_ms);
 	return d;
 }
 

@@ -35,6 +35,10 @@ struct xdt_daemon *xdt_daemon_start(const char *config_text,
 struct xdt_daemon *xdt_daemon_spawn(const char *config_text,
 				    const char *const *extra_args);
 
+/* After xdt_daemon_spawn: waits until it logs its port (sets `port`
+ * and `target`); fails the test if it exits or takes over `timeout_ms`. */
+void xdt_daemon_wait_ready(struct xdt_daemon *d, int timeout_ms);
+
 void xdt_daemon_signal(struct xdt_daemon *d, int sig);
 
 /* Waits for exit; returns true if it exited within `timeout_ms`. */
