@@ -57,6 +57,51 @@ static void log_errors(const struct xd_diag *d)
 
 /* ---------------- reload ---------------- */
 
+static bool has_key(struct xd_snapshot *const *snaps, size_t n,
+		    const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(xd_snapshot_key(snaps[i]), key) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A reload may not leave any node without a snapshot: every node served
+ * before must still find its key's snapshot or the default one. Without
+ * a default snapshot in the new set, that means every key served before
+ * (the default one included) must still be there. Adds an error per key
+ * that would be lost; the reload then fails as a whole.
+ */
+static void check_nodes_keep_a_snapshot(const struct xd_cache *cache,
+					const char *dir, struct xd_load *load)
+{
+	struct xd_snapshot **old;
+	size_t nold;
+
+	if (load->rc != 0 ||
+	    has_key(load->snaps, load->nsnaps, XD_CACHE_DEFAULT_KEY))
+		return;
+	old = xd_cache_snapshots(cache, &nold);
+	for (size_t i = 0; i < nold; i++) {
+		const char *key = xd_snapshot_key(old[i]);
+
+		if (has_key(load->snaps, load->nsnaps, key))
+			continue;
+		if (strcmp(key, XD_CACHE_DEFAULT_KEY) == 0)
+			xd_diag_add(&load->diag, "%s: the default snapshot is gone and nodes without a snapshot of their own would be left with none",
+				    dir);
+		else
+			xd_diag_add(&load->diag, "%s: snapshot '%s' is gone and there is no default snapshot: its nodes would be left with none",
+				    dir, key);
+	}
+	for (size_t i = 0; i < nold; i++)
+		xd_snapshot_unref(old[i]);
+	free(old);
+	if (xd_diag_total(&load->diag) != 0)
+		load->rc = -1; /* xd_load_free releases what it loaded */
+}
+
 static void reload_start(struct daemon *d);
 
 static void reload_work(uv_work_t *w)
@@ -81,6 +126,7 @@ static void reload_done(uv_work_t *w, int status XD_UNUSED)
 		xd_load_free(&d->result);
 		return;
 	}
+	check_nodes_keep_a_snapshot(d->cache, d->cfg->snapshots, &d->result);
 	if (d->result.rc != 0) {
 		log_errors(&d->result.diag);
 		xd_error("reload failed: %zu error%s in %s; still serving the previous snapshots",
@@ -220,9 +266,6 @@ static int load_initial(struct daemon *d)
 	}
 	snaps = xd_load_take(&load, &n);
 	log_snapshots(snaps, n);
-	if (n == 0)
-		xd_warn("no snapshots in %s: clients will get no resources",
-			d->cfg->snapshots);
 	xd_info("loaded %zu snapshot%s from %zu file%s (%zu bytes) in %.3f s",
 		n, n == 1 ? "" : "s", load.files, load.files == 1 ? "" : "s",
 		load.bytes, load.seconds);

@@ -270,6 +270,25 @@ static void follow_eds_wait(struct xd_session *ss, enum xd_seq_eds eds)
 	}
 }
 
+/*
+ * No snapshot serves this node: its key has none and there is no
+ * default. The client is told so (and retries later, as xDS clients
+ * do), and the operator reads why in the log, rather than both waiting
+ * on a stream that never says anything.
+ */
+static void end_without_snapshot(struct xd_session *ss)
+{
+	bool by_id = ss->mgr->node_key == XD_NODE_KEY_ID;
+	const char *key = by_id ? ss->node_id : ss->node_cluster;
+	char msg[512];
+
+	snprintf(msg, sizeof(msg),
+		 "no snapshot serves node %s '%.200s': xdsd has no snapshot '%.200s' and no default snapshot",
+		 by_id ? "id" : "cluster", key, key[0] ? key : XD_CACHE_DEFAULT_KEY);
+	SLOG(XD_LOG_WARN, ss, "%s", msg);
+	xd_stream_finish(ss->stream, GRPC_STATUS_NOT_FOUND, msg);
+}
+
 /* Sends what the sequencer says is due (A2), if anything. */
 static void pump(struct xd_session *ss)
 {
@@ -280,6 +299,10 @@ static void pump(struct xd_session *ss)
 	if (!xd_stream_can_send(ss->stream))
 		return;
 	refresh_snapshot(ss);
+	if (ss->have_node && ss->snap == NULL) {
+		end_without_snapshot(ss);
+		return;
+	}
 	if (try_unknown(ss) || ss->snap == NULL)
 		return;
 	mode.aggregated = ss->method->aggregated;

@@ -146,8 +146,15 @@ void xd_load_dir(const struct xd_schema *schema, const char *dir,
 			xd_diag_add(&out->diag, "the schema has no message %s",
 				    info->message);
 	}
-	if (xd_diag_total(&out->diag) == 0 &&
-	    xd_snapdir_read(dir, &keys, &nkeys, &out->diag) == 0) {
+	if (xd_diag_total(&out->diag) == 0)
+		xd_snapdir_read(dir, &keys, &nkeys, &out->diag);
+	if (xd_diag_total(&out->diag) == 0 && nkeys == 0)
+		/* Nothing to serve is never what an operator meant: at
+		 * start-up and on reload alike it would leave every node
+		 * without configuration. */
+		xd_diag_add(&out->diag, "%s: no snapshot files (write %s/default.yaml for every node, or %s/<key>.yaml for the nodes of one key)",
+			    dir, dir, dir);
+	if (xd_diag_total(&out->diag) == 0) {
 		out->snaps = calloc(nkeys + 1, sizeof(*out->snaps));
 		if (out->snaps == NULL)
 			abort();

@@ -11,8 +11,9 @@
  * and value), duplicate names, and references: an EDS cluster needs its
  * endpoints, a listener using RDS its route configuration, a route its
  * clusters, a scoped route its route configuration, a VHDS virtual host
- * (named "<route configuration>/<name>") its route configuration. A load
- * succeeds whole or yields nothing.
+ * (named "<route configuration>/<name>") its route configuration. A
+ * directory without any snapshot file is an error too. A load succeeds
+ * whole or yields nothing.
  *
  * Tables equal in content to the previous snapshot's of the same key are
  * reused, so a reload changes only what changed.

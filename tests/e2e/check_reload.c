@@ -273,6 +273,14 @@ START_TEST(sighup_storm_ends_on_newest_files)
 }
 END_TEST
 
+static void remove_file(const char *dir, const char *name)
+{
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	ck_assert(remove(path) == 0);
+}
+
 /* A reload disturbs only the keys whose snapshot changed; a node whose
  * key has no snapshot gets the default one. */
 START_TEST(reload_touches_only_changed_keys)
@@ -302,10 +310,7 @@ START_TEST(reload_touches_only_changed_keys)
 	ck_assert_int_eq(next_cds(other, 300, NULL), -1);
 
 	/* b's own snapshot goes: b is served the default */
-	char path[600];
-
-	snprintf(path, sizeof(path), "%s/b.yaml", dir);
-	ck_assert(remove(path) == 0);
+	remove_file(dir, "b.yaml");
 	xdt_daemon_signal(d, SIGHUP);
 	ck_assert_int_eq(next_cds(b, 5000, NULL), 3);
 	ck_assert_int_eq(next_cds(a, 300, NULL), -1);
@@ -315,6 +320,132 @@ START_TEST(reload_touches_only_changed_keys)
 	xdc_stream_free(other);
 	xdc_conn_free(c);
 	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* SIGHUP, then the reload must fail with `reason` in the log. */
+static void reload_refused(struct xdt_daemon *d, const char *reason, int nth)
+{
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log_count(d, "still serving the previous snapshots",
+					    nth, 5000));
+	ck_assert_msg(xdt_daemon_wait_log(d, reason, 100), "no '%s' in the log",
+		      reason);
+}
+
+/*
+ * Deleting the only snapshot and reloading once left new clients with
+ * nothing at all. The reload is refused instead: every client, old and
+ * new, keeps being served the previous snapshot.
+ */
+START_TEST(reload_without_any_snapshot_is_refused)
+{
+	char *dir = snapdir();
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *old, *late;
+
+	write_clusters(dir, "default.yaml", "a", 2);
+	d = start(dir);
+	c = xdc_connect(d->target);
+	old = watch_cds(c, "x");
+	ck_assert_int_eq(next_cds(old, 5000, NULL), 2);
+	remove_file(dir, "default.yaml");
+	reload_refused(d, "no snapshot files", 1);
+	ck_assert_int_eq(next_cds(old, 300, NULL), -1);
+	late = watch_cds(c, "x");
+	ck_assert_int_eq(next_cds(late, 5000, NULL), 2);
+	xdc_stream_free(old);
+	xdc_stream_free(late);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/*
+ * Without a default snapshot, a reload may not drop a key's snapshot
+ * (its nodes would have none), nor drop the default one while other
+ * keys stay; with a default, a key's snapshot may go (its nodes fall
+ * back to the default one).
+ */
+START_TEST(reload_may_not_orphan_a_key)
+{
+	char *dir = snapdir();
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *b;
+
+	write_clusters(dir, "a.yaml", "a", 1);
+	write_clusters(dir, "b.yaml", "b", 2);
+	d = start(dir);
+	c = xdc_connect(d->target);
+	remove_file(dir, "b.yaml");
+	reload_refused(d, "snapshot 'b' is gone and there is no default snapshot", 1);
+	b = watch_cds(c, "b");
+	ck_assert_int_eq(next_cds(b, 5000, NULL), 2);
+
+	write_clusters(dir, "b.yaml", "b", 2);
+	write_clusters(dir, "default.yaml", "d", 3);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "reloaded 3 snapshots", 5000));
+	remove_file(dir, "default.yaml");
+	reload_refused(d, "the default snapshot is gone", 2);
+
+	remove_file(dir, "b.yaml");
+	write_clusters(dir, "default.yaml", "d", 3);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "reloaded 2 snapshots", 5000));
+	ck_assert_int_eq(next_cds(b, 5000, NULL), 3);
+	xdc_stream_free(b);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/*
+ * A node that no snapshot serves (no file for its key, no default) is
+ * told so with NOT_FOUND and a message naming its key, and the log
+ * says it too; nodes that have a snapshot are served as ever. A
+ * directory without any snapshot does not start.
+ */
+START_TEST(node_without_snapshot_gets_a_status)
+{
+	char *dir = snapdir(), cfg[512], *details = NULL, *log;
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *lost, *a;
+	grpc_status_code code;
+
+	write_clusters(dir, "a.yaml", "a", 1);
+	d = start(dir);
+	c = xdc_connect(d->target);
+	lost = watch_cds_as(c, "lost-node", "nowhere");
+	ck_assert(xdc_drain_status(lost, &code, &details, 5000));
+	ck_assert_int_eq(code, GRPC_STATUS_NOT_FOUND);
+	ck_assert_msg(strstr(details, "no snapshot serves node cluster 'nowhere'") != NULL,
+		      "status message '%s'", details);
+	ck_assert(xdt_daemon_wait_log(d, "node 'lost-node': no snapshot serves node cluster 'nowhere'", 5000));
+	a = watch_cds(c, "a");
+	ck_assert_int_eq(next_cds(a, 5000, NULL), 1);
+	free(details);
+	xdc_stream_free(lost);
+	xdc_stream_free(a);
+	xdc_conn_free(c);
+	stop(d);
+
+	remove_file(dir, "a.yaml");
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	d = xdt_daemon_spawn(cfg, NULL);
+	ck_assert(xdt_daemon_wait(d, START_MS));
+	ck_assert_int_eq(d->exit_status, 1);
+	log = xdt_daemon_log(d);
+	ck_assert_ptr_nonnull(strstr(log, "no snapshot files"));
+	ck_assert_ptr_null(strstr(log, "listening on"));
+	free(log);
+	xdt_daemon_free(d);
 	free(dir);
 }
 END_TEST
@@ -425,6 +556,9 @@ int main(void)
 	tcase_add_test(tc, sighup_storm_ends_on_newest_files);
 	tcase_add_test(tc, sighup_during_startup_is_applied);
 	tcase_add_test(tc, reload_touches_only_changed_keys);
+	tcase_add_test(tc, reload_without_any_snapshot_is_refused);
+	tcase_add_test(tc, reload_may_not_orphan_a_key);
+	tcase_add_test(tc, node_without_snapshot_gets_a_status);
 	tcase_add_test(tc, node_key_selects_snapshot);
 	tcase_add_test(tc, node_key_id_follows_the_id_file);
 	suite_add_tcase(s, tc);
