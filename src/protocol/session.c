@@ -66,11 +66,22 @@ struct xd_sessions {
 
 /* ---------------- logging ---------------- */
 
+/* Client-supplied strings are clipped here and escaped by the log
+ * (log.h); the node id is on every line. */
 #define SLOG(level, ss, fmt, ...)                                          \
-	xd_log(level, "stream %llu (%s from %s) node '%s': " fmt,          \
+	xd_log(level, "stream %llu (%s from %s) node '%.*s': " fmt,        \
 	       (unsigned long long)xd_stream_id((ss)->stream),             \
 	       (ss)->method->name, xd_stream_peer((ss)->stream),           \
-	       (ss)->node_id ? (ss)->node_id : "", __VA_ARGS__)
+	       XD_LOG_CLIP(node_id_len(ss)), (ss)->node_id ? (ss)->node_id : "", \
+	       __VA_ARGS__)
+
+/* A NACK's message is what an operator needs most: it gets more room. */
+#define NACK_LOG_MAX 1024
+
+static size_t node_id_len(const struct xd_session *ss)
+{
+	return ss->node_id ? strlen(ss->node_id) : 0;
+}
 
 static const char *tname(enum xd_rtype t)
 {
@@ -357,7 +368,8 @@ static bool set_node(struct xd_session *ss, struct xd_span span)
 	key = ss->mgr->node_key == XD_NODE_KEY_ID ? ss->node_id : ss->node_cluster;
 	xd_cache_watch(ss->mgr->cache, key[0] != '\0' ? key : XD_CACHE_DEFAULT_KEY,
 		       &ss->watch);
-	SLOG(XD_LOG_DEBUG, ss, "node cluster '%s'%s", ss->node_cluster,
+	SLOG(XD_LOG_DEBUG, ss, "node cluster '%.*s'%s",
+	     XD_LOG_CLIP(strlen(ss->node_cluster)), ss->node_cluster,
 	     ss->wrapped ? ", resources wrapped" : "");
 	return true;
 }
@@ -384,8 +396,8 @@ static void unknown_request(struct xd_session *ss, const struct xd_request *r)
 		if (u->url == NULL)
 			abort();
 		u->names = xd_nameset_empty();
-		SLOG(XD_LOG_WARN, ss, "type '%s' is not served; answering with no resources",
-		     u->url);
+		SLOG(XD_LOG_WARN, ss, "type '%.*s' is not served; answering with no resources",
+		     XD_LOG_CLIP(r->type_url.len), u->url);
 	}
 	/* SotW: the first request is answered, the rest (ACKs of that
 	 * empty answer) are not. Delta: names newly subscribed are each
@@ -485,13 +497,14 @@ static void on_request(void *st, struct xd_stream *stream,
 	switch (v) {
 	case XD_SUB_STALE:
 		SLOG(XD_LOG_DEBUG, ss, "%s request with stale nonce '%.*s'",
-		     tname(t), (int)r.nonce.len, r.nonce.data);
+		     tname(t), XD_LOG_CLIP(r.nonce.len), r.nonce.data);
 		break;
 	case XD_SUB_NACK:
 		ss->mgr->stats.nacks++;
 		SLOG(XD_LOG_WARN, ss, "NACK of %s version %s: %.*s", tname(t),
 		     ss->subs[t].held ? xd_table_version(ss->subs[t].held) : "",
-		     (int)(r.error_message.len > 1000 ? 1000 : r.error_message.len),
+		     (int)(r.error_message.len > NACK_LOG_MAX ? NACK_LOG_MAX :
+							      r.error_message.len),
 		     r.error_message.data);
 		break;
 	case XD_SUB_ACK:

@@ -149,7 +149,8 @@ static void reject_call(struct accept_slot *a)
 		gpr_free(method);
 		return;
 	}
-	xd_info("unknown method %s called; answered UNIMPLEMENTED", method);
+	xd_info("unknown method '%.*s' called; answered UNIMPLEMENTED",
+		XD_LOG_CLIP(strlen(method)), method);
 	gpr_free(method);
 	r->tag.done = reject_done;
 	r->srv = srv;

@@ -68,9 +68,73 @@ const char *xd_log_level_name(enum xd_log_level level)
 	return level_names[level];
 }
 
+/* The length of the valid UTF-8 character at p (n bytes left), or 0. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t need;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+		need = 2;
+	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		need = 3;
+		if (p[0] == 0xe0)
+			lo = 0xa0; /* overlong */
+		else if (p[0] == 0xed)
+			hi = 0x9f; /* UTF-16 surrogates */
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		need = 4;
+		if (p[0] == 0xf0)
+			lo = 0x90; /* overlong */
+		else if (p[0] == 0xf4)
+			hi = 0x8f; /* beyond U+10FFFF */
+	} else {
+		return 0;
+	}
+	if (n < need || p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < need; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return need;
+}
+
+size_t xd_log_escape(char *out, size_t cap, const char *in, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)in;
+	size_t o = 0, i = 0;
+
+	if (cap == 0)
+		return 0;
+	while (i < len) {
+		size_t k = 1;
+
+		if (p[i] >= 0x80)
+			k = utf8_len(p + i, len - i);
+		if (k == 0 || p[i] < 0x20 || p[i] == 0x7f) {
+			if (o + 4 >= cap)
+				break;
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[p[i] >> 4];
+			out[o++] = hex[p[i] & 15];
+			i++;
+			continue;
+		}
+		if (o + k >= cap)
+			break;
+		memcpy(out + o, p + i, k);
+		o += k;
+		i += k;
+	}
+	out[o] = '\0';
+	return o;
+}
+
 static void log_vwrite(enum xd_log_level level, const char *fmt, va_list ap)
 {
-	char line[4096];
+	char msg[4096], line[4096];
 	size_t n = 0, cap = sizeof(line) - 1; /* room for the '\n' */
 	int r;
 
@@ -90,9 +154,11 @@ static void log_vwrite(enum xd_log_level level, const char *fmt, va_list ap)
 	}
 	if (r > 0)
 		n = (size_t)r < cap ? (size_t)r : cap;
-	r = vsnprintf(line + n, cap - n, fmt, ap);
+	r = vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (r > 0)
-		n += (size_t)r < cap - n ? (size_t)r : cap - n - 1;
+		n += xd_log_escape(line + n, cap - n, msg,
+				   (size_t)r < sizeof(msg) ? (size_t)r :
+							     sizeof(msg) - 1);
 	line[n++] = '\n';
 	/* One write per line; a short write to stderr is not worth a retry. */
 	ssize_t w = write(STDERR_FILENO, line, n);

@@ -8,6 +8,14 @@
  * so lines from gRPC's threads (routed here by xd_log_route_grpc) never
  * interleave. The threshold is checked before any argument is formatted.
  *
+ * Log lines carry what clients send (node ids, type URLs, NACK
+ * messages, method names). Every line is escaped as it is written:
+ * control characters and bytes that are not valid UTF-8 become \xNN,
+ * so a client can neither forge a line (a newline in its node id) nor
+ * put binary in the journal. Callers cap the length of client-supplied
+ * strings with XD_LOG_CLIENT_MAX, so one long field cannot push the
+ * rest of a line out; the line itself is capped at 4 KiB.
+ *
  * Thread: any. xd_log_init and xd_log_set_level belong to start-up, on
  * the loop thread, before other threads exist.
  */
@@ -15,6 +23,7 @@
 #define XD_UTIL_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum xd_log_level {
 	XD_LOG_ERROR = 0,
@@ -24,6 +33,12 @@ enum xd_log_level {
 };
 
 extern enum xd_log_level xd_log_threshold;
+
+/* Bytes of one client-supplied string a log line shows ("%.*s"). */
+#define XD_LOG_CLIENT_MAX 256
+/* min(len, XD_LOG_CLIENT_MAX) as the int that "%.*s" takes. */
+#define XD_LOG_CLIP(len) \
+	((int)((len) < XD_LOG_CLIENT_MAX ? (len) : XD_LOG_CLIENT_MAX))
 
 void xd_log_init(void);
 void xd_log_set_level(enum xd_log_level level);
@@ -37,6 +52,14 @@ void xd_log_route_grpc(void);
 
 void xd_log_write(enum xd_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Copies `len` bytes of `in` to `out` (room for `cap` bytes, NUL
+ * included), control characters and invalid UTF-8 written as \xNN; a
+ * character is never cut in half at the end. Returns the length
+ * written. What every log line goes through; exported for tests.
+ */
+size_t xd_log_escape(char *out, size_t cap, const char *in, size_t len);
 
 #define xd_log(level, ...)                                   \
 	do {                                                 \

@@ -13,6 +13,7 @@
 #include "hostile.h"
 #include "proto_util.h"
 #include "suites.h"
+#include "util/log.h"
 #include "xdtest.h"
 
 /* A per-type and an aggregated method of each variant. */
@@ -280,6 +281,88 @@ START_TEST(wire_too_many_unknown_types)
 }
 END_TEST
 
+/* Every line of the log is one line of valid UTF-8 without control
+ * characters; none starts with `forged`. */
+static void assert_log_clean(struct pu_env *e, const char *forged)
+{
+	char *log = pu_env_log(e), *line = log;
+
+	for (char *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+		*nl = '\0';
+		PU_ASSERT(strncmp(line, forged, strlen(forged)) != 0,
+			  "a client forged a log line: %s", line);
+		for (const unsigned char *p = (const unsigned char *)line; *p; p++)
+			PU_ASSERT(*p >= 0x20 && *p != 0x7f && *p < 0xf5,
+				  "byte 0x%02x in log line: %s", *p, line);
+	}
+	free(log);
+}
+
+/*
+ * Node ids, clusters, NACK messages, nonces and type URLs come from
+ * clients and go to the log: a newline in them must not start a line of
+ * the client's making, and bytes that are not UTF-8 must not reach the
+ * journal. They are escaped (\xNN) and long ones clipped.
+ */
+START_TEST(wire_client_strings_escaped_in_log)
+{
+	pu_combo(_i); /* the label of failures */
+	struct pu_snap *s = pu_snap_of(PU_CDS, "a", NULL);
+	struct pu_env *e = pu_env_start(s);
+	struct pu_client *c = pu_open(e, false, true, PU_CDS);
+	const char *forged = "2031-01-01T00:00:00.000Z error: forged";
+	char id[512], msg[512], *long_id = malloc(20001), *log;
+	struct pu_req stale = {.type = PU_CDS, .nonce = "stale\nnonce"};
+	struct pu_req unknown = {.type_url = "type.googleapis.com/x\n2031-01-01T00:00:00.000Z error: forged"};
+	struct pu_resp *r;
+
+	ck_assert(long_id != NULL);
+	snprintf(id, sizeof(id), "evil\n%s by the id \xff\xc0\x80\x1b[31m", forged);
+	snprintf(msg, sizeof(msg), "bad\r\n%s by the NACK", forged);
+	pu_client_node(c, id, "cluster\n2031-01-01T00:00:00.000Z error: forged", NULL);
+	pu_sub(c, PU_CDS, "a", NULL);
+	r = pu_expect(c, PU_CDS);
+	pu_nack(c, r, msg);
+	pu_resp_free(r);
+	pu_send(c, &stale);
+	pu_send(c, &unknown);
+	r = pu_recv(c, pu_wait_ms());
+	PU_ASSERT(r != NULL && r->type == -1, "no answer for the unknown type");
+	pu_resp_free(r);
+	pu_env_sync(e);
+
+	/* a long id is clipped, on every line */
+	memset(long_id, 'x', 20000);
+	long_id[20000] = '\0';
+	pu_client_free(c);
+	c = pu_open(e, false, true, PU_CDS);
+	pu_client_node(c, long_id, "test", NULL);
+	pu_sub(c, PU_CDS, "a", NULL);
+	pu_resp_free(pu_expect(c, PU_CDS));
+	pu_env_sync(e);
+
+	assert_log_clean(e, "2031-01-01T00:00:00.000Z");
+	log = pu_env_log(e);
+	PU_ASSERT(strstr(log, "node 'evil\\x0a2031-01-01T00:00:00.000Z error: forged by the id \\xff\\xc0\\x80\\x1b[31m'") != NULL,
+		  "no escaped node id in the log");
+	PU_ASSERT(strstr(log, "bad\\x0d\\x0a2031-01-01T00:00:00.000Z error: forged by the NACK") != NULL,
+		  "no escaped NACK message in the log");
+	PU_ASSERT(strstr(log, "stale\\x0anonce") != NULL, "no escaped nonce in the log");
+	PU_ASSERT(strstr(log, "type 'type.googleapis.com/x\\x0a2031") != NULL,
+		  "no escaped type URL in the log");
+	long_id[XD_LOG_CLIENT_MAX] = '\0';
+	PU_ASSERT(strstr(log, long_id) != NULL, "the long id is not in the log");
+	long_id[XD_LOG_CLIENT_MAX] = 'x';
+	long_id[XD_LOG_CLIENT_MAX + 1] = '\0';
+	PU_ASSERT(strstr(log, long_id) == NULL, "the long id is not clipped");
+	free(log);
+	free(long_id);
+	pu_client_free(c);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+END_TEST
+
 /* Whether the daemon runs with AddressSanitizer, whose quarantine keeps
  * freed memory resident (RSS then says nothing about leaks). */
 static bool daemon_has_asan(struct pu_env *e)
@@ -407,6 +490,7 @@ void pu_register_wire(Suite *s, bool subset)
 	pu_add_tests(s, "wire", wire_too_many_unknown_types, ads_combos, 1);
 	pu_add_tests(s, "wire", wire_too_many_unknown_types, &wire_combos[3], 1);
 	pu_add_test(s, "wire", wire_client_never_reads);
+	pu_add_test(s, "wire", wire_client_strings_escaped_in_log);
 }
 
 #ifndef PU_NO_MAIN
