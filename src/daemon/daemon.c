@@ -15,6 +15,7 @@
 #include "schema/schema.h"
 #include "snapshot/loader.h"
 #include "transport/abseil.h"
+#include "transport/grpc_log.h"
 #include "transport/server.h"
 #include "util/common.h"
 #include "util/log.h"
@@ -291,7 +292,7 @@ int xd_daemon_run(const struct xd_config *cfg)
 	if (xd_abseil_deadlock_detection_off())
 		xd_debug("abseil's mutex deadlock detection is off");
 	grpc_init();
-	xd_log_route_grpc();
+	xd_grpc_log_route();
 	/* Initialised up front so every path can close all three. */
 	uv_signal_init(&d.loop, &d.sig_term);
 	uv_signal_init(&d.loop, &d.sig_int);

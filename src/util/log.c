@@ -1,6 +1,5 @@
 #include "util/log.h"
 
-#include <grpc/support/log.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,27 +173,27 @@ void xd_log_write(enum xd_log_level level, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void grpc_log_fn(gpr_log_func_args *args)
+bool xd_log_limit_take(struct xd_log_limit *l, unsigned long *dropped)
 {
-	enum xd_log_level level;
+	struct timespec ts;
+	uint64_t now;
+	bool ok;
 
-	switch (args->severity) {
-	case GPR_LOG_SEVERITY_ERROR:
-		/* gRPC logs every failed handshake or reset peer as ERROR;
-		 * to the daemon those are a client's problem, not its own. */
-		level = XD_LOG_WARN;
-		break;
-	default: /* INFO and DEBUG: gRPC's internal chatter */
-		level = XD_LOG_DEBUG;
-		break;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	pthread_mutex_lock(&l->lock);
+	if (l->used == 0 || now - l->window_start >= l->window_ms) {
+		l->window_start = now;
+		l->used = 0;
 	}
-	xd_log(level, "grpc: %s", args->message);
-}
-
-void xd_log_route_grpc(void)
-{
-	gpr_set_log_function(grpc_log_fn);
-	gpr_set_log_verbosity(xd_log_threshold >= XD_LOG_DEBUG ?
-				      GPR_LOG_SEVERITY_DEBUG :
-				      GPR_LOG_SEVERITY_ERROR);
+	ok = l->used < l->burst;
+	if (ok) {
+		l->used++;
+		*dropped = l->dropped;
+		l->dropped = 0;
+	} else {
+		l->dropped++;
+	}
+	pthread_mutex_unlock(&l->lock);
+	return ok;
 }

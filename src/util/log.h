@@ -22,8 +22,10 @@
 #ifndef XD_UTIL_LOG_H
 #define XD_UTIL_LOG_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum xd_log_level {
 	XD_LOG_ERROR = 0,
@@ -47,11 +49,29 @@ void xd_log_set_level(enum xd_log_level level);
 int xd_log_level_parse(const char *name, enum xd_log_level *out);
 const char *xd_log_level_name(enum xd_log_level level);
 
-/* Routes gRPC's own log (gpr_log) through this module. */
-void xd_log_route_grpc(void);
-
 void xd_log_write(enum xd_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Rate limits for log lines that clients can cause in numbers (dropped
+ * connections, say): at most `burst` lines per `window_ms`, the rest
+ * counted and mentioned in the next line written. Thread-safe (gRPC's
+ * threads log too).
+ */
+struct xd_log_limit {
+	pthread_mutex_t lock;
+	unsigned burst, window_ms;
+	uint64_t window_start; /* ms, monotonic */
+	unsigned used;         /* lines written in this window */
+	unsigned long dropped; /* lines not written since the last one */
+};
+
+#define XD_LOG_LIMIT_INIT(burst, window_ms) \
+	{PTHREAD_MUTEX_INITIALIZER, (burst), (window_ms), 0, 0, 0}
+
+/* Whether a line may be written now; if so, *dropped is the number of
+ * lines not written since the last one (for that line to say). */
+bool xd_log_limit_take(struct xd_log_limit *l, unsigned long *dropped);
 
 /*
  * Copies `len` bytes of `in` to `out` (room for `cap` bytes, NUL

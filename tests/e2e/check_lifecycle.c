@@ -2,11 +2,14 @@
  * The daemon's life, end to end: the real xdsd binary, real gRPC
  * streams over loopback, real signals.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -496,6 +499,103 @@ START_TEST(oversized_request_refused)
 }
 END_TEST
 
+/* A TCP connection that never speaks HTTP/2; its local port in *port. */
+static int silent_connection(const struct xdt_daemon *d, int *port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert(fd >= 0);
+	sa.sin_port = htons((uint16_t)d->port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	ck_assert(getsockname(fd, (struct sockaddr *)&sa, &len) == 0);
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static int count_of(const char *log, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = log; (p = strstr(p, needle)) != NULL; p++)
+		n++;
+	return n;
+}
+
+#define NO_HANDSHAKE "closed: no HTTP/2 handshake within handshake_timeout"
+
+/*
+ * Connections that gRPC drops (no HTTP/2 handshake in time; a peer that
+ * stopped answering keepalive pings) are warnings naming the peer, a
+ * few a second: the rest are counted in the next line.
+ */
+START_TEST(dropped_connections_logged)
+{
+	enum { SILENT = 8 };
+	struct xdt_daemon *d = xdt_daemon_start(
+		"listen: 127.0.0.1:0\nhandshake_timeout: 200ms\n"
+		"keepalive_time: 1s\nkeepalive_timeout: 1s\n", NULL, START_MS);
+	int fds[SILENT + 1], ports[SILENT + 1], logged = 0, ready[2];
+	char needle[160], *log;
+	pid_t child;
+
+	for (int i = 0; i < SILENT; i++)
+		fds[i] = silent_connection(d, &ports[i]);
+	ck_assert(xdt_daemon_wait_log_count(d, NO_HANDSHAKE, 5, 5000));
+	xdtest_sleep_ms(500);
+	log = xdt_daemon_log(d);
+	for (int i = 0; i < SILENT; i++) {
+		snprintf(needle, sizeof(needle),
+			 "warn: connection from ipv4:127.0.0.1:%d " NO_HANDSHAKE "\n",
+			 ports[i]);
+		logged += count_of(log, needle);
+	}
+	ck_assert_int_eq(count_of(log, NO_HANDSHAKE), 5);
+	ck_assert_int_eq(logged, 5);
+	free(log);
+	/* the next second: the next drop is logged, with the count */
+	xdtest_sleep_ms(1000);
+	fds[SILENT] = silent_connection(d, &ports[SILENT]);
+	snprintf(needle, sizeof(needle),
+		 "warn: connection from ipv4:127.0.0.1:%d " NO_HANDSHAKE
+		 " (3 more like it not logged)", ports[SILENT]);
+	ck_assert_msg(xdt_daemon_wait_log(d, needle, 5000), "no '%s'", needle);
+	for (int i = 0; i <= SILENT; i++)
+		close(fds[i]);
+
+	/* A client that stops answering pings (stopped, as a hung host
+	 * would be). It runs in a child, whose gRPC the stop freezes. */
+	ck_assert(pipe(ready) == 0);
+	child = fork();
+	ck_assert(child >= 0);
+	if (child == 0) {
+		struct xdc_conn *c = xdc_connect(d->target);
+		struct xdc_stream *s = open_ads(c);
+
+		expect_one_response(s);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	ck_assert(read(ready[0], needle, 1) == 1);
+	ck_assert(kill(child, SIGSTOP) == 0);
+	ck_assert(xdt_daemon_wait_log(d, "warn: connection from ipv4:127.0.0.1:", 100));
+	ck_assert(xdt_daemon_wait_log(d, " closed: keepalive ping not answered within keepalive_timeout",
+				      10000));
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	close(ready[0]);
+	close(ready[1]);
+	xdt_daemon_signal(d, SIGTERM);
+	ck_assert(xdt_daemon_wait(d, STOP_MS));
+	ck_assert_int_eq(d->exit_status, 0);
+	xdt_daemon_free(d);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("lifecycle");
@@ -522,6 +622,7 @@ int main(void)
 	tcase_add_test(run, client_half_close_gets_ok);
 	tcase_add_test(run, systemd_notify_protocol);
 	tcase_add_test(run, oversized_request_refused);
+	tcase_add_test(run, dropped_connections_logged);
 	suite_add_tcase(s, run);
 	return xdtest_run(s);
 }
