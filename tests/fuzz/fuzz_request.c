@@ -1,0 +1,842 @@
+/*
+ * libFuzzer target for everything a peer sends on a stream (make fuzz;
+ * clang only). It does what protocol/session.c does with each message,
+ * without gRPC: xd_request_parse, xd_node_parse, the type's subscription
+ * (xd_sub_sotw_request / xd_sub_delta_request), then the sequencer
+ * (xd_seq_next) over fixed snapshots, each response "sent" at once and
+ * recorded with xd_sub_sent, as the daemon's pump does.
+ *
+ * An input is one byte choosing the method, then operations to its end:
+ *
+ *   method   bit 0 delta, bit 1 aggregated, bits 2-4 the type a
+ *            per-type method serves (enum xd_rtype)
+ *   op       low two bits:
+ *     0 REQUEST  a 2-byte little-endian length, then the message
+ *                (cut short by the end of the input)
+ *     1 RELOAD   a byte: the target becomes snapshot byte % NSNAP
+ *     2 TICK     a byte: the clock advances byte * 100 ms (EDS wait)
+ *     3 ANSWER   the client answers the response in flight of the first
+ *                type that has one, as a client would (with its last
+ *                subscription, the version and the nonce); bit 2 of
+ *                the op makes it a NACK. The message is written here
+ *                and read like any other.
+ *
+ * Nonces are numbered from 1 per stream as the daemon numbers them, so
+ * streams captured from real clients (seeds-request/) replay as they
+ * went. Beyond "no crash, no leak, no undefined behaviour" it checks:
+ * every name a parsed request or node holds lies inside its message; a
+ * stale SotW request changes nothing; an answer makes what was sent
+ * held; no type sends twice without an answer; a per-type method sends
+ * only its type; every response decodes (protobuf-c and the wire
+ * reader) with the table's version, the type's URL and its nonce, names
+ * no resource twice, carries only subscribed resources of the table,
+ * never lists a name both as a resource and as removed, removes only
+ * what the table lacks, and is not empty unless it is a full-state
+ * SotW one; the counts a body declares are those it holds; and once a
+ * stream ends, no name set is left alive.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "envoy/service/discovery/v3/discovery.pb-c.h"
+#include "protocol/body.h"
+#include "protocol/nameset.h"
+#include "protocol/node.h"
+#include "protocol/request.h"
+#include "protocol/sequence.h"
+#include "protocol/sub.h"
+#include "schema/wire.h"
+#include "snapshot/snapshot.h"
+#include "util/buf.h"
+
+#define RESOURCE_URL "type.googleapis.com/envoy.service.discovery.v3.Resource"
+/* Distinct unknown type URLs one aggregated stream may ask for (as in
+ * session.c). */
+#define MAX_UNKNOWN 4
+
+/* FUZZ_REQUEST_TRACE=1: say what each input does (to read a seed). */
+static bool trace;
+#define TRACE(...)                                                         \
+	do {                                                               \
+		if (trace)                                                 \
+			fprintf(stderr, __VA_ARGS__);                      \
+	} while (0)
+
+#define NEED(cond)                                                         \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			fprintf(stderr, "%s:%d: invariant failed: %s\n",  \
+				__FILE__, __LINE__, #cond);                \
+			abort();                                           \
+		}                                                          \
+	} while (0)
+
+/* ---------------- the snapshots ---------------- */
+
+/*
+ * Per type, "name=content" words; a cluster's "@name" is the endpoints
+ * it refers to, a virtual host's "#alias" its aliases. The first holds
+ * what real clients ask for (the walkthrough's "demo" everywhere); the
+ * second changes every type, drops a cluster with its endpoints and
+ * moves an alias; the third makes names of the first's aliases and
+ * refers to endpoints that do not exist; the last is empty.
+ */
+static const char *const snapshot_specs[] = {
+	("SDS s1=S1 s2=S2; RTDS rt=T1; CDS demo=D1@demo c2=C2@c2 static=X1;"
+	 " EDS demo=E1 c2=E2 spare=E3; LDS demo=L1 l2=L2; RDS demo=R1 r2=R2;"
+	 " SRDS sr=SR1; VHDS vh1=V1#demo/a vh2=V2#demo/b"),
+	("SDS s1=S1b; RTDS rt=T2; CDS demo=D2@demo c3=C3@c3 static=X1;"
+	 " EDS demo=E1 c3=E4; LDS demo=L1b l2=L2; RDS demo=R1b;"
+	 " SRDS sr=SR2; VHDS vh1=V1#demo/b vh3=V3#demo/a"),
+	("CDS demo=D1@demo c2=C2@gone; EDS demo=E1; LDS demo=L1; RDS demo=R1;"
+	 " VHDS demo/a=V9 vh2=V2#demo/b#vh1"),
+	"",
+};
+#define NSNAP (sizeof(snapshot_specs) / sizeof(snapshot_specs[0]))
+
+static enum xd_rtype type_named(const char *name)
+{
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		if (strcmp(name, xd_rtype_info((enum xd_rtype)t)->service) == 0)
+			return (enum xd_rtype)t;
+	NEED(!"a known type in a snapshot spec");
+	return XD_SECRET;
+}
+
+/* One resource: its message is {1: name, 15: content}, so that a
+ * response's resources can be told apart by name (field 1 is the name
+ * of every resource type xdsd serves but ClusterLoadAssignment, whose
+ * cluster_name it is). */
+static void add_resource(struct xd_table_builder *b, char *word, unsigned line)
+{
+	char *eq = strchr(word, '='), *content, *at, *alias;
+	const char *aliases[4];
+	struct xd_ref ref = {XD_ENDPOINT, NULL};
+	struct xd_buf msg = XD_BUF_INIT;
+	size_t naliases = 0;
+
+	NEED(eq != NULL);
+	*eq = '\0';
+	content = eq + 1;
+	at = strchr(content, '@');
+	alias = strchr(content, '#');
+	if (at != NULL) {
+		*at = '\0';
+		ref.name = at + 1;
+	}
+	while (alias != NULL && naliases < 4) {
+		*alias = '\0';
+		aliases[naliases++] = alias + 1;
+		alias = strchr(alias + 1, '#');
+	}
+	xd_wire_bytes(&msg, 1, word, strlen(word));
+	xd_wire_bytes(&msg, 15, content, strlen(content));
+	NEED(xd_table_builder_add(b, word, msg.data, msg.len, &ref,
+				  ref.name != NULL ? 1 : 0, aliases, naliases,
+				  "fuzz.yaml", line, NULL) == 0);
+	xd_buf_free(&msg);
+}
+
+static struct xd_snapshot *snapshot_of(const char *spec)
+{
+	struct xd_table *tables[XD_RTYPE_COUNT] = {NULL};
+	char *copy = strdup(spec), *part, *save;
+	struct xd_snapshot *s;
+	unsigned line = 1;
+
+	NEED(copy != NULL);
+	for (part = strtok_r(copy, ";", &save); part != NULL;
+	     part = strtok_r(NULL, ";", &save)) {
+		char *word, *save2;
+		enum xd_rtype t = type_named(strtok_r(part, " ", &save2));
+		struct xd_table_builder *b = xd_table_builder_new(t);
+
+		NEED(b != NULL);
+		while ((word = strtok_r(NULL, " ", &save2)) != NULL)
+			add_resource(b, word, line++);
+		tables[t] = xd_table_builder_finish(b);
+		NEED(tables[t] != NULL);
+	}
+	free(copy);
+	s = xd_snapshot_new("default", tables);
+	NEED(s != NULL);
+	return s;
+}
+
+/* ---------------- one stream ---------------- */
+
+struct unknown_type {
+	char *url;
+	size_t url_len;
+	uint64_t nonce; /* last response sent for it, 0 none */
+	bool due;
+	struct xd_nameset *names; /* delta: names to report missing */
+};
+
+struct peer {
+	bool delta, aggregated;
+	enum xd_rtype type;       /* per-type method */
+	bool ended;               /* the stream was finished */
+
+	bool have_node, wrapped;
+	char *node_id, *node_cluster;
+	size_t node_id_len, node_cluster_len;
+
+	struct xd_snapshot *snaps[NSNAP];
+	size_t target;
+	struct xd_sub subs[XD_RTYPE_COUNT];
+	struct unknown_type unknown[MAX_UNKNOWN];
+	uint64_t next_nonce, now, eds_wait_until;
+
+	/* each type's last request, for ANSWER to repeat its names */
+	struct xd_buf last[XD_RTYPE_COUNT];
+};
+
+static struct xd_snapshot *target(const struct peer *p)
+{
+	return p->snaps[p->target];
+}
+
+/* A span of `len` bytes at `data` lies inside [base, base + size). */
+static bool inside(const void *data, size_t len, const uint8_t *base,
+		   size_t size)
+{
+	const uint8_t *d = data;
+
+	return len == 0 || (d >= base && d <= base + size &&
+			    len <= (size_t)(base + size - d));
+}
+
+static bool names_inside(const struct xd_name *v, size_t n,
+			 const uint8_t *base, size_t size)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!inside(v[i].data, v[i].len, base, size))
+			return false;
+	return true;
+}
+
+static void check_request(const struct xd_request *r, const uint8_t *data,
+			  size_t len)
+{
+	NEED(inside(r->type_url.data, r->type_url.len, data, len));
+	NEED(inside(r->nonce.data, r->nonce.len, data, len));
+	NEED(inside(r->version_info.data, r->version_info.len, data, len));
+	NEED(inside(r->node.data, r->node.len, data, len));
+	NEED(inside(r->error_message.data, r->error_message.len, data, len));
+	NEED(names_inside(r->names, r->nnames, data, len));
+	NEED(names_inside(r->unsubscribe, r->nunsubscribe, data, len));
+	NEED(names_inside(r->initial_names, r->ninitial, data, len));
+	NEED(names_inside(r->initial_versions, r->ninitial, data, len));
+	NEED(r->delta || (r->nunsubscribe == 0 && r->ninitial == 0));
+	NEED(!r->delta || r->version_info.len == 0);
+}
+
+static void check_node(const struct xd_node *n, struct xd_span span)
+{
+	const struct xd_name *all[] = {&n->id, &n->cluster, &n->region,
+				       &n->zone, &n->sub_zone,
+				       &n->user_agent_name,
+				       &n->user_agent_version};
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		NEED(inside(all[i]->data, all[i]->len, span.data, span.len));
+	NEED(memchr(n->id.data, 0, n->id.len) == NULL);
+	NEED(memchr(n->cluster.data, 0, n->cluster.len) == NULL);
+}
+
+/* session.c set_node: the first node names the client; a later one must
+ * be the same. False when the stream ends. */
+static bool set_node(struct peer *p, struct xd_span span)
+{
+	struct xd_node n;
+	const char *why = NULL;
+
+	if (xd_node_parse(&n, span.data, span.len, &why) != 0) {
+		NEED(why != NULL);
+		TRACE("node refused: %s\n", why);
+		return false;
+	}
+	check_node(&n, span);
+	if (p->have_node)
+		return n.id.len == p->node_id_len &&
+		       memcmp(n.id.data, p->node_id, n.id.len) == 0 &&
+		       n.cluster.len == p->node_cluster_len &&
+		       memcmp(n.cluster.data, p->node_cluster, n.cluster.len) == 0;
+	p->node_id = malloc(n.id.len + 1);
+	p->node_cluster = malloc(n.cluster.len + 1);
+	NEED(p->node_id != NULL && p->node_cluster != NULL);
+	memcpy(p->node_id, n.id.data, n.id.len);
+	memcpy(p->node_cluster, n.cluster.data, n.cluster.len);
+	p->node_id_len = n.id.len;
+	p->node_cluster_len = n.cluster.len;
+	p->wrapped = (n.features & XD_NODE_RESOURCE_IN_SOTW) != 0;
+	p->have_node = true;
+	return true;
+}
+
+/* ---------------- checking what is sent ---------------- */
+
+static int cmp_name(const void *pa, const void *pb)
+{
+	const struct xd_name *a = pa, *b = pb;
+	size_t n = a->len < b->len ? a->len : b->len;
+	int c = memcmp(a->data, b->data, n);
+
+	return c != 0 ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+/* No name twice in v (sorts v). */
+static bool distinct(struct xd_name *v, size_t n)
+{
+	if (n < 2)
+		return true;
+	qsort(v, n, sizeof(*v), cmp_name);
+	for (size_t i = 1; i < n; i++)
+		if (cmp_name(&v[i - 1], &v[i]) == 0)
+			return false;
+	return true;
+}
+
+static bool sorted_has(const struct xd_name *v, size_t n, struct xd_name x)
+{
+	return n > 0 && bsearch(&x, v, n, sizeof(*v), cmp_name) != NULL;
+}
+
+static bool is_text(struct xd_name n, const char *s)
+{
+	return n.len == strlen(s) && memcmp(n.data, s, n.len) == 0;
+}
+
+static struct xd_name field_name(const struct xd_wire_field *f)
+{
+	return (struct xd_name){(const char *)f->data, f->len};
+}
+
+/* The first length-delimited field `number` of a message. */
+static bool get_field(const uint8_t *p, size_t len, uint32_t number,
+		      struct xd_name *out)
+{
+	const uint8_t *end = p + len;
+	struct xd_wire_field f;
+	int rc;
+
+	while ((rc = xd_wire_next(&p, end, &f)) == 1)
+		if (f.number == number && f.wt == XD_WT_LEN) {
+			*out = field_name(&f);
+			return true;
+		}
+	NEED(rc == 0);
+	return false;
+}
+
+/* A resource the body carries must be in the table and subscribed (by
+ * its name, or by one of its aliases: VHDS). */
+static void check_carried(const struct xd_sub *s, struct xd_table *table,
+			  struct xd_name name)
+{
+	const struct xd_entry *e = xd_table_find(table, name.data, name.len);
+	bool subscribed;
+
+	NEED(e != NULL);
+	subscribed = s->want.all || xd_nameset_has(s->want.set, name.data, name.len);
+	for (uint32_t i = 0; !subscribed && i < e->naliases; i++)
+		subscribed = xd_nameset_has(s->want.set, e->aliases[i],
+					    strlen(e->aliases[i]));
+	NEED(subscribed);
+}
+
+/* True if the table has `name` as a name or an alias. */
+static bool table_knows(struct xd_table *t, struct xd_name n)
+{
+	return xd_table_find(t, n.data, n.len) != NULL ||
+	       xd_table_find_alias(t, n.data, n.len) != NULL;
+}
+
+/*
+ * A response as the client receives it: `body` then the nonce, decoded
+ * twice (protobuf-c for well-formedness, the wire reader for the exact
+ * bytes of each name, NULs included).
+ */
+static void check_response(const struct peer *p, const struct xd_seq_step *st,
+			   enum xd_form form, uint64_t nonce)
+{
+	const struct xd_sub *s = &p->subs[st->type];
+	const struct xd_body *b = st->body;
+	size_t blen = GRPC_SLICE_LENGTH(b->slice);
+	struct xd_buf msg = XD_BUF_INIT;
+	struct xd_name version = {"", 0}, url = {"", 0}, got_nonce = {"", 0};
+	struct xd_name *names = NULL, *removed = NULL;
+	size_t nnames = 0, nremoved = 0, ncarried = 0, nmissing = 0;
+	size_t cap_names = 0, cap_removed = 0;
+	const uint8_t *q, *end;
+	struct xd_wire_field f;
+	char digits[24];
+	int rc;
+
+	NEED(!b->empty && blen > 0);
+	xd_buf_append(&msg, GRPC_SLICE_START_PTR(b->slice), blen);
+	snprintf(digits, sizeof(digits), "%llu", (unsigned long long)nonce);
+	xd_wire_bytes(&msg, 5, digits, strlen(digits));
+
+	if (p->delta) {
+		Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *r =
+			envoy__service__discovery__v3__delta_discovery_response__unpack(
+				NULL, msg.len, msg.data);
+
+		NEED(r != NULL);
+		envoy__service__discovery__v3__delta_discovery_response__free_unpacked(r, NULL);
+	} else {
+		Envoy__Service__Discovery__V3__DiscoveryResponse *r =
+			envoy__service__discovery__v3__discovery_response__unpack(
+				NULL, msg.len, msg.data);
+
+		NEED(r != NULL);
+		envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
+	}
+
+	q = msg.data;
+	end = msg.data + msg.len;
+	while ((rc = xd_wire_next(&q, end, &f)) == 1) {
+		struct xd_name name, any_url, value;
+
+		NEED(f.wt == XD_WT_LEN);
+		switch (f.number) {
+		case 1:
+			version = field_name(&f);
+			break;
+		case 4:
+			url = field_name(&f);
+			break;
+		case 5:
+			got_nonce = field_name(&f);
+			break;
+		case 6: /* delta removed_resources */
+			NEED(p->delta);
+			removed = xd_grow(removed, &cap_removed, nremoved + 1,
+					  sizeof(*removed));
+			removed[nremoved++] = field_name(&f);
+			break;
+		case 2:
+			if (p->delta) {
+				/* Resource {version 1, resource 2, name 3} */
+				NEED(get_field(f.data, f.len, 3, &name));
+				if (get_field(f.data, f.len, 2, &value)) {
+					ncarried++;
+					check_carried(s, st->table, name);
+				} else {
+					/* D8: a name that does not exist */
+					nmissing++;
+					NEED(!table_knows(st->table, name));
+					NEED(xd_nameset_has(s->want.set, name.data,
+							    name.len));
+				}
+			} else {
+				NEED(get_field(f.data, f.len, 1, &any_url));
+				NEED(get_field(f.data, f.len, 2, &value));
+				if (form == XD_FORM_SOTW_WRAPPED) {
+					NEED(is_text(any_url, RESOURCE_URL));
+					NEED(get_field((const uint8_t *)value.data,
+						       value.len, 3, &name));
+				} else {
+					NEED(is_text(any_url, xd_rtype_info(st->type)->type_url));
+					NEED(get_field((const uint8_t *)value.data,
+						       value.len, 1, &name));
+				}
+				ncarried++;
+				check_carried(s, st->table, name);
+			}
+			names = xd_grow(names, &cap_names, nnames + 1,
+					sizeof(*names));
+			names[nnames++] = name;
+			break;
+		default:
+			NEED(!"a field a response does not have");
+		}
+	}
+	NEED(rc == 0);
+	NEED(version.len == 16 &&
+	     memcmp(version.data, xd_table_version(st->table), 16) == 0);
+	NEED(is_text(url, xd_rtype_info(st->type)->type_url));
+	NEED(is_text(got_nonce, digits));
+	NEED(ncarried == b->nresources && nmissing == b->nmissing &&
+	     nremoved == b->nremoved);
+
+	/* S11: no resource twice; Envoy refuses a name that is both in
+	 * resources and removed_resources (D4). */
+	NEED(distinct(names, nnames));
+	NEED(distinct(removed, nremoved));
+	for (size_t i = 0; i < nremoved; i++) {
+		NEED(!sorted_has(names, nnames, removed[i]));
+		NEED(!table_knows(st->table, removed[i]));
+	}
+	/* Only a full-state SotW response may say "nothing" (S8). */
+	if (p->delta || !xd_rtype_info(st->type)->full_state)
+		NEED(ncarried + nmissing + nremoved > 0);
+	free(names);
+	free(removed);
+	xd_buf_free(&msg);
+}
+
+/* ---------------- the daemon's side ---------------- */
+
+static enum xd_form form_of(const struct peer *p)
+{
+	if (p->delta)
+		return XD_FORM_DELTA;
+	return p->wrapped ? XD_FORM_SOTW_WRAPPED : XD_FORM_SOTW;
+}
+
+/* session.c try_unknown: one empty answer for a type not served. */
+static bool try_unknown(struct peer *p)
+{
+	for (int i = 0; i < MAX_UNKNOWN; i++) {
+		struct unknown_type *u = &p->unknown[i];
+
+		if (u->url == NULL || !u->due)
+			continue;
+		u->due = false;
+		u->nonce = ++p->next_nonce;
+		return true;
+	}
+	return false;
+}
+
+/* session.c pump, with every send completing at once (the daemon pumps
+ * again when it does): everything due goes out. */
+static void pump(struct peer *p)
+{
+	struct xd_seq_mode mode;
+	bool sent[XD_RTYPE_COUNT] = {false};
+
+	mode.aggregated = p->aggregated;
+	mode.delta = p->delta;
+	mode.type = p->type;
+	for (int round = 0;; round++) {
+		struct xd_seq_step st;
+		uint64_t nonce;
+
+		/* each type once, each unknown once: then all wait for an
+		 * answer */
+		NEED(round <= XD_RTYPE_COUNT + MAX_UNKNOWN);
+		if (try_unknown(p))
+			continue;
+		mode.form = form_of(p);
+		xd_seq_next(p->subs, target(p), &mode, p->now,
+			    &p->eds_wait_until, &st);
+		NEED(st.action == XD_SEQ_SEND ||
+		     (st.body == NULL && st.table == NULL));
+		if (st.action == XD_SEQ_WAIT_EDS) {
+			NEED(p->aggregated && p->eds_wait_until > p->now);
+			TRACE("  listeners wait for endpoints until %llu\n",
+			      (unsigned long long)p->eds_wait_until);
+		}
+		if (st.action != XD_SEQ_SEND)
+			return;
+		NEED(p->aggregated || st.type == p->type);
+		NEED(!p->subs[st.type].inflight && !sent[st.type]);
+		NEED(xd_table_type(st.table) == st.type);
+		sent[st.type] = true;
+		nonce = ++p->next_nonce;
+		check_response(p, &st, mode.form, nonce);
+		TRACE("  sent %s nonce %llu: %zu resources, %zu missing, %zu removed\n",
+		      xd_rtype_info(st.type)->service, (unsigned long long)nonce,
+		      st.body->nresources, st.body->nmissing, st.body->nremoved);
+		xd_sub_sent(&p->subs[st.type], st.table, nonce);
+		NEED(p->subs[st.type].inflight && p->subs[st.type].nonce == nonce);
+		xd_seq_step_clear(&st);
+	}
+}
+
+/* session.c unknown_request. False when the stream ends. */
+static bool unknown_request(struct peer *p, const struct xd_request *r)
+{
+	struct unknown_type *u = NULL;
+
+	for (int i = 0; i < MAX_UNKNOWN && u == NULL; i++)
+		if (p->unknown[i].url != NULL &&
+		    p->unknown[i].url_len == r->type_url.len &&
+		    memcmp(p->unknown[i].url, r->type_url.data, r->type_url.len) == 0)
+			u = &p->unknown[i];
+	if (u == NULL) {
+		for (int i = 0; i < MAX_UNKNOWN && u == NULL; i++)
+			if (p->unknown[i].url == NULL)
+				u = &p->unknown[i];
+		if (u == NULL)
+			return false;
+		u->url = malloc(r->type_url.len + 1);
+		NEED(u->url != NULL);
+		memcpy(u->url, r->type_url.data, r->type_url.len);
+		u->url_len = r->type_url.len;
+		u->names = xd_nameset_empty();
+		NEED(u->names != NULL);
+	}
+	if (!r->delta) {
+		if (u->nonce == 0)
+			u->due = true;
+		return true;
+	}
+	if (u->nonce != 0 && r->nnames == 0)
+		return true;
+	xd_nameset_unref(u->names);
+	u->names = xd_nameset_intern(r->names, r->nnames);
+	NEED(u->names != NULL);
+	u->due = true;
+	return true;
+}
+
+/* What a SotW request must not change when it is stale (S5). */
+struct sub_view {
+	bool active, legacy_wildcard, inflight, all;
+	struct xd_nameset *want, *held_names;
+	struct xd_table *held, *sent;
+	uint64_t nonce;
+};
+
+static struct sub_view view_of(const struct xd_sub *s)
+{
+	return (struct sub_view){s->active, s->legacy_wildcard, s->inflight,
+				 s->want.all, s->want.set, s->held_names.set,
+				 s->held, s->sent, s->nonce};
+}
+
+/* session.c on_request. False when the stream ends. */
+static bool on_request(struct peer *p, const uint8_t *data, size_t len)
+{
+	struct xd_request r;
+	struct xd_sub_req sr;
+	struct xd_sub *s;
+	struct xd_table *sent, *current;
+	enum xd_sub_verdict v;
+	enum xd_rtype t = p->type;
+	const char *why = NULL;
+	bool ok = false, was_inflight;
+
+	if (xd_request_parse(&r, data, len, p->delta, &why) != 0) {
+		NEED(why != NULL);
+		TRACE("request refused: %s\n", why);
+		return false;
+	}
+	check_request(&r, data, len);
+	if (r.node.len > 0 && !set_node(p, r.node))
+		goto out;
+	if (!p->have_node && !set_node(p, (struct xd_span){NULL, 0}))
+		goto out;
+
+	if (!p->aggregated) {
+		if (r.type_url.len > 0 &&
+		    (xd_rtype_from_url(r.type_url.data, r.type_url.len, &t) != 0 ||
+		     t != p->type))
+			goto out;
+	} else if (r.type_url.len == 0) {
+		goto out;
+	} else if (xd_rtype_from_url(r.type_url.data, r.type_url.len, &t) != 0) {
+		ok = unknown_request(p, &r);
+		if (ok)
+			pump(p);
+		goto out;
+	}
+	p->last[t].len = 0;
+	xd_buf_append(&p->last[t], data, len);
+
+	memset(&sr, 0, sizeof(sr));
+	sr.nonce = r.nonce;
+	sr.nack = r.has_error;
+	sr.version_info = r.version_info;
+	sr.names = r.names;
+	sr.nnames = r.nnames;
+	sr.names_hash = r.names_hash;
+	sr.subscribe = r.names;
+	sr.nsubscribe = r.nnames;
+	sr.unsubscribe = r.unsubscribe;
+	sr.nunsubscribe = r.nunsubscribe;
+	sr.initial_names = r.initial_names;
+	sr.initial_versions = r.initial_versions;
+	sr.ninitial = r.ninitial;
+	s = &p->subs[t];
+	was_inflight = s->inflight;
+	sent = s->sent != NULL ? xd_table_ref(s->sent) : NULL;
+	current = xd_snapshot_table(target(p), t);
+	if (p->delta) {
+		v = xd_sub_delta_request(s, &sr, xd_rtype_info(t)->wildcard_ok,
+					 current);
+	} else {
+		struct sub_view before = view_of(s), after;
+
+		v = xd_sub_sotw_request(s, &sr, xd_rtype_info(t)->wildcard_ok,
+					xd_rtype_info(t)->full_state, current);
+		after = view_of(s);
+		if (v == XD_SUB_STALE)
+			NEED(memcmp(&before, &after, sizeof(before)) == 0);
+	}
+	NEED(s->active);
+	TRACE("%s request, nonce '%.*s', %zu names: %s\n",
+	      xd_rtype_info(t)->service, (int)r.nonce.len, r.nonce.data, r.nnames,
+	      v == XD_SUB_STALE ? "stale" : v == XD_SUB_REQUEST ? "request" :
+	      v == XD_SUB_ACK ? "ACK" : "NACK");
+	if (v == XD_SUB_ACK || v == XD_SUB_NACK) {
+		/* what was in flight is held now */
+		NEED(was_inflight && !s->inflight && s->held == sent);
+	} else {
+		NEED(s->inflight == was_inflight);
+	}
+	xd_table_unref(sent);
+	pump(p);
+	ok = true;
+out:
+	xd_request_free(&r);
+	return ok;
+}
+
+/* ---------------- the client's side ---------------- */
+
+/*
+ * ANSWER: the client answers the first type in flight, repeating its
+ * last subscription (SotW), with the version and nonce it received; a
+ * NACK carries an error_detail. The daemon reads it like any request.
+ */
+static bool answer(struct peer *p, bool nack)
+{
+	struct xd_buf m = XD_BUF_INIT;
+	const struct xd_sub *s = NULL;
+	const uint8_t *q, *end;
+	struct xd_wire_field f;
+	enum xd_rtype t;
+	char digits[24];
+	size_t mark;
+	bool ok;
+
+	for (t = 0; t < XD_RTYPE_COUNT; t++)
+		if (p->subs[t].inflight) {
+			s = &p->subs[t];
+			break;
+		}
+	if (s == NULL)
+		return true;
+	snprintf(digits, sizeof(digits), "%llu", (unsigned long long)s->nonce);
+	if (!p->delta) {
+		xd_wire_bytes(&m, 1, xd_table_version(s->sent), 16);
+		q = p->last[t].data;
+		end = q + p->last[t].len;
+		while (xd_wire_next(&q, end, &f) == 1)
+			if (f.number == 3 && f.wt == XD_WT_LEN)
+				xd_wire_bytes(&m, 3, f.data, f.len);
+	}
+	xd_wire_bytes(&m, p->delta ? 2 : 4, xd_rtype_info(t)->type_url,
+		      strlen(xd_rtype_info(t)->type_url));
+	xd_wire_bytes(&m, p->delta ? 6 : 5, digits, strlen(digits));
+	if (nack) {
+		/* google.rpc.Status {code 1, message 2} */
+		xd_wire_tag(&m, p->delta ? 7 : 6, XD_WT_LEN);
+		mark = xd_wire_open(&m);
+		xd_wire_tag(&m, 1, XD_WT_VARINT);
+		xd_wire_varint(&m, 3);
+		xd_wire_bytes(&m, 2, "refused", 7);
+		xd_wire_close(&m, mark);
+	}
+	ok = on_request(p, m.data, m.len);
+	xd_buf_free(&m);
+	return ok;
+}
+
+/* ---------------- the input ---------------- */
+
+static void peer_init(struct peer *p, uint8_t method)
+{
+	memset(p, 0, sizeof(*p));
+	p->delta = method & 1;
+	p->aggregated = (method & 2) != 0;
+	p->type = (enum xd_rtype)((method >> 2) & 7);
+	p->now = 1000;
+	for (size_t i = 0; i < NSNAP; i++)
+		p->snaps[i] = snapshot_of(snapshot_specs[i]);
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		xd_sub_init(&p->subs[t]);
+}
+
+static void peer_clear(struct peer *p)
+{
+	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
+		xd_sub_clear(&p->subs[t]);
+		xd_buf_free(&p->last[t]);
+	}
+	for (int i = 0; i < MAX_UNKNOWN; i++) {
+		free(p->unknown[i].url);
+		xd_nameset_unref(p->unknown[i].names);
+	}
+	for (size_t i = 0; i < NSNAP; i++)
+		xd_snapshot_unref(p->snaps[i]);
+	free(p->node_id);
+	free(p->node_cluster);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	trace = getenv("FUZZ_REQUEST_TRACE") != NULL;
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const uint8_t *q = data + 1, *end = data + size;
+	struct peer p;
+
+	if (size < 1)
+		return 0;
+	peer_init(&p, data[0]);
+	while (q < end) {
+		uint8_t op = *q++;
+		bool ok = true;
+
+		switch (op & 3) {
+		case 0: {
+			size_t len = 0;
+
+			if (end - q >= 2)
+				len = (size_t)q[0] | (size_t)q[1] << 8;
+			q += end - q >= 2 ? 2 : end - q;
+			if (len > (size_t)(end - q))
+				len = (size_t)(end - q);
+			/* a copy of its own, so that reading past it is
+			 * caught */
+			uint8_t *m = malloc(len ? len : 1);
+
+			NEED(m != NULL);
+			memcpy(m, q, len);
+			q += len;
+			ok = on_request(&p, m, len);
+			free(m);
+			break;
+		}
+		case 1:
+			if (q < end)
+				p.target = *q++ % NSNAP;
+			TRACE("reload: snapshot %zu\n", p.target);
+			pump(&p);
+			break;
+		case 2:
+			if (q < end)
+				p.now += (uint64_t)*q++ * 100;
+			pump(&p);
+			break;
+		case 3:
+			ok = answer(&p, (op & 4) != 0);
+			break;
+		}
+		if (!ok) {
+			TRACE("the stream ends\n");
+			break; /* as the daemon ends it */
+		}
+	}
+	peer_clear(&p);
+	/* Every name set goes with the last reference to it. */
+	NEED(xd_nameset_live() == 0);
+	return 0;
+}

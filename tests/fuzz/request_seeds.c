@@ -1,0 +1,491 @@
+/*
+ * Writes the synthetic seeds of the request fuzzer (fuzz_request.c) into
+ * the directory named by its argument: streams no real client we can run
+ * sends (the clients captured in seeds-request/ speak SotW over ADS
+ * only), written with protobuf-c as a client's library would write them:
+ * delta on ADS and per-type methods, reconnections with
+ * initial_resource_versions, unsubscriptions, NACKs with error details,
+ * aliases, unknown types, a changed node, and node metadata nested
+ * thousands deep (tests/lib/hostile.c).
+ *
+ * Each seed is in the fuzzer's input format (see fuzz_request.c): a
+ * method byte, then operations. Names and contents refer to the
+ * fuzzer's fixed snapshots, so that the seeds reach past "not found".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "envoy/config/core/v3/base.pb-c.h"
+#include "envoy/service/discovery/v3/discovery.pb-c.h"
+#include "google/protobuf/any.pb-c.h"
+#include "google/rpc/status.pb-c.h"
+#include "hostile.h"
+#include "xds/rtype.h"
+
+/* The fuzzer's method byte and operations. */
+enum { DELTA = 1, ADS = 2 };
+enum { OP_REQUEST = 0, OP_RELOAD = 1, OP_TICK = 2, OP_ANSWER = 3, OP_NACK = 4 };
+
+#define MAX_SEED 65536
+#define MAX_LIST 8
+
+struct seed {
+	uint8_t data[MAX_SEED];
+	size_t len;
+	bool delta;
+};
+
+static void put(struct seed *s, const void *p, size_t n)
+{
+	if (s->len + n > sizeof(s->data)) {
+		fprintf(stderr, "request-seeds: a seed outgrew %d bytes\n", MAX_SEED);
+		exit(1);
+	}
+	memcpy(s->data + s->len, p, n);
+	s->len += n;
+}
+
+static void begin(struct seed *s, unsigned method)
+{
+	uint8_t m = (uint8_t)method;
+
+	s->len = 0;
+	s->delta = (method & DELTA) != 0;
+	put(s, &m, 1);
+}
+
+/* A per-type method serving `t`. */
+static unsigned per_type(enum xd_rtype t)
+{
+	return (unsigned)t << 2;
+}
+
+static void op(struct seed *s, uint8_t code, int arg)
+{
+	put(s, &code, 1);
+	if (arg >= 0) {
+		uint8_t a = (uint8_t)arg;
+
+		put(s, &a, 1);
+	}
+}
+
+static void raw_request(struct seed *s, const uint8_t *msg, size_t len)
+{
+	uint8_t hdr[3] = {OP_REQUEST, (uint8_t)len, (uint8_t)(len >> 8)};
+
+	if (len > 0xffff) {
+		fprintf(stderr, "request-seeds: a request outgrew 64 KiB\n");
+		exit(1);
+	}
+	put(s, hdr, sizeof(hdr));
+	put(s, msg, len);
+}
+
+static void packed(struct seed *s, const ProtobufCMessage *m)
+{
+	size_t len = protobuf_c_message_get_packed_size(m);
+	uint8_t *buf = malloc(len ? len : 1);
+
+	if (buf == NULL)
+		abort();
+	protobuf_c_message_pack(m, buf);
+	raw_request(s, buf, len);
+	free(buf);
+}
+
+static void answer(struct seed *s) { op(s, OP_ANSWER, -1); }
+static void nack(struct seed *s) { op(s, OP_ANSWER | OP_NACK, -1); }
+static void reload(struct seed *s, int snapshot) { op(s, OP_RELOAD, snapshot); }
+static void tick(struct seed *s, int tenths) { op(s, OP_TICK, tenths); }
+
+static void write_seed(const struct seed *s, const char *dir, const char *name)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (f == NULL || fwrite(s->data, 1, s->len, f) != s->len ||
+	    fclose(f) != 0) {
+		perror(path);
+		exit(1);
+	}
+}
+
+/* ---------------- messages ---------------- */
+
+static const char *url(enum xd_rtype t)
+{
+	return xd_rtype_info(t)->type_url;
+}
+
+/*
+ * The node a sidecar describes itself with; `wrapped` announces
+ * xds.config.supports-resource-in-sotw (as gRPC does), `id` may change.
+ */
+static Envoy__Config__Core__V3__Node *node(const char *id, bool wrapped)
+{
+	static Envoy__Config__Core__V3__Node n;
+	static Envoy__Config__Core__V3__Locality loc;
+	static char *features[] = {"envoy.lb.does_not_support_overprovisioning",
+				   "xds.config.supports-resource-ttl",
+				   "xds.config.supports-resource-in-sotw"};
+
+	envoy__config__core__v3__node__init(&n);
+	envoy__config__core__v3__locality__init(&loc);
+	loc.region = "eu-west";
+	loc.zone = "eu-west-1a";
+	n.id = (char *)id;
+	n.cluster = "demo";
+	n.locality = &loc;
+	n.user_agent_name = "envoy";
+	n.user_agent_version_type_case =
+		ENVOY__CONFIG__CORE__V3__NODE__USER_AGENT_VERSION_TYPE_USER_AGENT_VERSION;
+	n.user_agent_version = "1.31.0";
+	n.client_features = features;
+	n.n_client_features = wrapped ? 3 : 2;
+	return &n;
+}
+
+/* "a,b,c" into v (pointing into buf); the count. */
+static size_t split(char *buf, size_t size, const char *list, char **v)
+{
+	size_t n = 0;
+
+	if (list == NULL)
+		return 0;
+	snprintf(buf, size, "%s", list);
+	for (char *p = strtok(buf, ","); p != NULL && n < MAX_LIST;
+	     p = strtok(NULL, ","))
+		v[n++] = p;
+	return n;
+}
+
+static Google__Rpc__Status *status(const char *message)
+{
+	static Google__Rpc__Status st;
+	static Google__Protobuf__Any detail, *details[] = {&detail};
+	static uint8_t bytes[] = {0x0a, 0x03, 'x', 'y', 'z'};
+
+	google__rpc__status__init(&st);
+	google__protobuf__any__init(&detail);
+	st.code = 3; /* INVALID_ARGUMENT */
+	st.message = (char *)message;
+	/* details are never read: one is here to be skipped */
+	detail.type_url = "type.googleapis.com/google.protobuf.StringValue";
+	detail.value.data = bytes;
+	detail.value.len = sizeof(bytes);
+	st.details = details;
+	st.n_details = 1;
+	return &st;
+}
+
+/* A SotW DiscoveryRequest; NULLs leave fields out. */
+static void sotw(struct seed *s, Envoy__Config__Core__V3__Node *n,
+		 const char *type_url, const char *version, const char *nonce,
+		 const char *names, const char *error)
+{
+	Envoy__Service__Discovery__V3__DiscoveryRequest r =
+		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+	char buf[256], *v[MAX_LIST];
+
+	r.node = n;
+	r.type_url = (char *)type_url;
+	if (version != NULL)
+		r.version_info = (char *)version;
+	if (nonce != NULL)
+		r.response_nonce = (char *)nonce;
+	r.n_resource_names = split(buf, sizeof(buf), names, v);
+	r.resource_names = v;
+	if (error != NULL)
+		r.error_detail = status(error);
+	packed(s, &r.base);
+}
+
+/* A DeltaDiscoveryRequest; `initial` is "name=version,...". */
+static void delta(struct seed *s, Envoy__Config__Core__V3__Node *n,
+		  const char *type_url, const char *subscribe,
+		  const char *unsubscribe, const char *initial,
+		  const char *nonce, const char *error)
+{
+	Envoy__Service__Discovery__V3__DeltaDiscoveryRequest r =
+		ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
+	Envoy__Service__Discovery__V3__DeltaDiscoveryRequest__InitialResourceVersionsEntry
+		entries[MAX_LIST], *pentries[MAX_LIST];
+	char sbuf[256], ubuf[256], ibuf[512], *sv[MAX_LIST], *uv[MAX_LIST],
+		*iv[MAX_LIST];
+	size_t ni;
+
+	r.node = n;
+	r.type_url = (char *)type_url;
+	r.n_resource_names_subscribe = split(sbuf, sizeof(sbuf), subscribe, sv);
+	r.resource_names_subscribe = sv;
+	r.n_resource_names_unsubscribe = split(ubuf, sizeof(ubuf), unsubscribe, uv);
+	r.resource_names_unsubscribe = uv;
+	ni = split(ibuf, sizeof(ibuf), initial, iv);
+	for (size_t i = 0; i < ni; i++) {
+		char *eq = strchr(iv[i], '=');
+
+		envoy__service__discovery__v3__delta_discovery_request__initial_resource_versions_entry__init(
+			&entries[i]);
+		entries[i].key = iv[i];
+		if (eq != NULL) {
+			*eq = '\0';
+			entries[i].value = eq + 1;
+		}
+		pentries[i] = &entries[i];
+	}
+	r.n_initial_resource_versions = ni;
+	r.initial_resource_versions = pentries;
+	if (nonce != NULL)
+		r.response_nonce = (char *)nonce;
+	if (error != NULL)
+		r.error_detail = status(error);
+	packed(s, &r.base);
+}
+
+/*
+ * The version xdsd gives the fuzzer's resource `name` with `content`
+ * (fuzz_request.c: the message {1: name, 15: content}; the version is
+ * the XXH3-64 of it in hex), so a reconnecting client can say it holds
+ * exactly that. "name=version" in a static buffer.
+ */
+static const char *held(const char *name, const char *content)
+{
+	static char out[8][96];
+	static int next;
+	uint8_t msg[128];
+	size_t n = 0, ln = strlen(name), lc = strlen(content);
+	char *o = out[next++ % 8];
+
+	msg[n++] = 0x0a;
+	msg[n++] = (uint8_t)ln;
+	memcpy(msg + n, name, ln);
+	n += ln;
+	msg[n++] = 0x7a; /* field 15, length-delimited */
+	msg[n++] = (uint8_t)lc;
+	memcpy(msg + n, content, lc);
+	n += lc;
+	snprintf(o, sizeof(out[0]), "%s=%016llx", name,
+		 (unsigned long long)XXH3_64bits(msg, n));
+	return o;
+}
+
+/* ---------------- the seeds ---------------- */
+
+int main(int argc, char **argv)
+{
+	static struct seed s;
+	char list[256];
+	const char *dir;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: request-seeds DIR\n");
+		return 2;
+	}
+	dir = argv[1];
+
+	/* Delta over ADS as Envoy does it: clusters by wildcard, their
+	 * endpoints, listeners, routes; a reload that changes every type
+	 * and drops a cluster (make before break); then all gone. */
+	begin(&s, ADS | DELTA);
+	delta(&s, node("sidecar-1", false), url(XD_CLUSTER), NULL, NULL, NULL, NULL, NULL);
+	answer(&s);
+	delta(&s, NULL, url(XD_ENDPOINT), "demo,c2", NULL, NULL, NULL, NULL);
+	answer(&s);
+	delta(&s, NULL, url(XD_LISTENER), NULL, NULL, NULL, NULL, NULL);
+	answer(&s);
+	delta(&s, NULL, url(XD_ROUTE), "demo,r2", NULL, NULL, NULL, NULL);
+	answer(&s);
+	reload(&s, 1);
+	answer(&s);
+	delta(&s, NULL, url(XD_ENDPOINT), "c3", "c2", NULL, NULL, NULL);
+	for (int i = 0; i < 6; i++)
+		answer(&s);
+	reload(&s, 3);
+	for (int i = 0; i < 6; i++)
+		answer(&s);
+	write_seed(&s, dir, "delta-ads-envoy");
+
+	/* A reconnection (D7): the client holds some resources at the
+	 * current version, one at another, one that is gone. */
+	begin(&s, ADS | DELTA);
+	snprintf(list, sizeof(list), "%s,c2=0123456789abcdef,gone=0000000000000000",
+		 held("demo", "D1"));
+	delta(&s, node("sidecar-1", false), url(XD_CLUSTER), "*", NULL, list, NULL, NULL);
+	answer(&s);
+	snprintf(list, sizeof(list), "%s,%s", held("demo", "E1"), held("c2", "E2"));
+	delta(&s, NULL, url(XD_ENDPOINT), "demo,c2", NULL, list, NULL, NULL);
+	answer(&s);
+	reload(&s, 1);
+	for (int i = 0; i < 4; i++)
+		answer(&s);
+	write_seed(&s, dir, "delta-ads-reconnect");
+
+	/* Subscriptions narrowed and widened again (D5, D6), "*" on and
+	 * off, stale and foreign nonces (D9). */
+	begin(&s, ADS | DELTA);
+	delta(&s, node("sidecar-1", false), url(XD_ENDPOINT), "demo,c2,spare,nothing",
+	      NULL, NULL, NULL, NULL);
+	answer(&s);
+	delta(&s, NULL, url(XD_ENDPOINT), NULL, "c2,spare,never", NULL, NULL, NULL);
+	delta(&s, NULL, url(XD_ENDPOINT), "c2", NULL, NULL, "1", NULL);
+	answer(&s);
+	delta(&s, NULL, url(XD_CLUSTER), "*,demo", NULL, NULL, NULL, NULL);
+	answer(&s);
+	delta(&s, NULL, url(XD_CLUSTER), NULL, "*", NULL, "7", NULL);
+	delta(&s, NULL, url(XD_CLUSTER), NULL, "demo", NULL, "x1", NULL);
+	answer(&s);
+	write_seed(&s, dir, "delta-ads-unsubscribe");
+
+	/* NACKs with error details (never read past code and message), and
+	 * the next change after a NACK. */
+	begin(&s, ADS | DELTA);
+	delta(&s, node("sidecar-1", false), url(XD_CLUSTER), "*", NULL, NULL, NULL, NULL);
+	delta(&s, NULL, url(XD_CLUSTER), NULL, NULL, NULL, "1",
+	      "cluster demo: unknown field 'lb_polcy'");
+	nack(&s);
+	reload(&s, 1);
+	delta(&s, NULL, url(XD_CLUSTER), NULL, NULL, NULL, "2", "refused again");
+	answer(&s);
+	write_seed(&s, dir, "delta-ads-nack");
+
+	/* Virtual hosts by alias (D10), some missing (D8); the alias moves
+	 * to another resource and then becomes a name of its own. */
+	begin(&s, ADS | DELTA);
+	delta(&s, node("sidecar-1", false), url(XD_VIRTUAL_HOST),
+	      "demo/a,demo/b,vh2,demo/none", NULL, NULL, NULL, NULL);
+	answer(&s);
+	reload(&s, 1);
+	answer(&s);
+	reload(&s, 2);
+	answer(&s);
+	delta(&s, NULL, url(XD_VIRTUAL_HOST), NULL, "demo/a", NULL, NULL, NULL);
+	answer(&s);
+	write_seed(&s, dir, "delta-ads-vhds");
+
+	/* A per-type delta method (EDS), and one asked for a wrong type. */
+	begin(&s, DELTA | per_type(XD_ENDPOINT));
+	delta(&s, node("sidecar-1", false), "", "demo,c2,gone", NULL, NULL, NULL, NULL);
+	answer(&s);
+	reload(&s, 1);
+	answer(&s);
+	delta(&s, NULL, url(XD_CLUSTER), "demo", NULL, NULL, NULL, NULL);
+	write_seed(&s, dir, "delta-eds");
+
+	/* SotW over ADS as Envoy does it, with a reload and stale nonces. */
+	begin(&s, ADS);
+	sotw(&s, node("sidecar-1", false), url(XD_CLUSTER), NULL, NULL, NULL, NULL);
+	answer(&s);
+	sotw(&s, NULL, url(XD_ENDPOINT), NULL, NULL, "demo,c2", NULL);
+	answer(&s);
+	sotw(&s, NULL, url(XD_LISTENER), NULL, NULL, NULL, NULL);
+	answer(&s);
+	sotw(&s, NULL, url(XD_ROUTE), NULL, NULL, "demo", NULL);
+	answer(&s);
+	reload(&s, 1);
+	answer(&s);
+	tick(&s, 5);
+	sotw(&s, NULL, url(XD_ENDPOINT), "", "2", "demo,c3", NULL);
+	sotw(&s, NULL, url(XD_ROUTE), "", "99", "demo,r2", NULL);
+	for (int i = 0; i < 6; i++)
+		answer(&s);
+	tick(&s, 30);
+	for (int i = 0; i < 4; i++)
+		answer(&s);
+	write_seed(&s, dir, "sotw-ads-envoy");
+
+	/* Listeners wait for the endpoints of the clusters (A2) and then
+	 * go on without them. */
+	begin(&s, ADS);
+	sotw(&s, node("sidecar-1", false), url(XD_CLUSTER), NULL, NULL, NULL, NULL);
+	answer(&s);
+	sotw(&s, NULL, url(XD_LISTENER), NULL, NULL, NULL, NULL);
+	tick(&s, 10);
+	tick(&s, 15);
+	answer(&s);
+	write_seed(&s, dir, "sotw-ads-eds-wait");
+
+	/* gRPC-style: resources wrapped (L2), virtual hosts by alias, a
+	 * NACK, secrets and runtime. */
+	begin(&s, ADS);
+	sotw(&s, node("grpc-client", true), url(XD_SECRET), NULL, NULL, "s1,s2", NULL);
+	answer(&s);
+	sotw(&s, NULL, url(XD_RUNTIME), NULL, NULL, "rt", NULL);
+	nack(&s);
+	sotw(&s, NULL, url(XD_VIRTUAL_HOST), NULL, NULL, "demo/a,vh2", NULL);
+	sotw(&s, NULL, url(XD_SCOPED_ROUTE), NULL, NULL, NULL, NULL);
+	for (int i = 0; i < 4; i++)
+		answer(&s);
+	reload(&s, 2);
+	for (int i = 0; i < 4; i++)
+		answer(&s);
+	write_seed(&s, dir, "sotw-ads-wrapped");
+
+	/* A per-type SotW method (CDS): a legacy wildcard, the same list
+	 * again, an explicit "*", NACK of a version. */
+	begin(&s, per_type(XD_CLUSTER));
+	sotw(&s, node("sidecar-1", false), "", NULL, NULL, NULL, NULL);
+	sotw(&s, NULL, url(XD_CLUSTER), "", "1", NULL, "bad cluster");
+	reload(&s, 1);
+	answer(&s);
+	sotw(&s, NULL, url(XD_LISTENER), NULL, NULL, NULL, NULL);
+	write_seed(&s, dir, "sotw-cds");
+
+	/* A per-type SotW method (EDS) narrowing and widening (S7). */
+	begin(&s, per_type(XD_ENDPOINT));
+	sotw(&s, node("sidecar-1", false), url(XD_ENDPOINT), NULL, NULL, "demo,c2", NULL);
+	sotw(&s, NULL, url(XD_ENDPOINT), "x", "1", "demo", NULL);
+	sotw(&s, NULL, url(XD_ENDPOINT), "x", "1", "demo,c2,spare", NULL);
+	answer(&s);
+	write_seed(&s, dir, "sotw-eds");
+
+	/* Types xdsd does not serve on ADS, more than it remembers. */
+	begin(&s, ADS);
+	sotw(&s, node("sidecar-1", false), "type.googleapis.com/x.A", NULL, NULL, "a", NULL);
+	sotw(&s, NULL, "type.googleapis.com/x.A", NULL, "1", "a", NULL);
+	sotw(&s, NULL, "type.googleapis.com/x.B", NULL, NULL, NULL, NULL);
+	sotw(&s, NULL, url(XD_CLUSTER), NULL, NULL, NULL, NULL);
+	sotw(&s, NULL, "type.googleapis.com/x.C", NULL, NULL, NULL, NULL);
+	sotw(&s, NULL, "type.googleapis.com/x.D", NULL, NULL, NULL, NULL);
+	sotw(&s, NULL, "type.googleapis.com/x.E", NULL, NULL, NULL, NULL);
+	write_seed(&s, dir, "sotw-ads-unknown");
+
+	begin(&s, ADS | DELTA);
+	delta(&s, node("sidecar-1", false), "type.googleapis.com/x.A", "a,b", NULL,
+	      NULL, NULL, NULL);
+	delta(&s, NULL, "type.googleapis.com/x.A", NULL, NULL, NULL, "1", NULL);
+	delta(&s, NULL, "type.googleapis.com/x.A", "c", "a", NULL, NULL, NULL);
+	delta(&s, NULL, url(XD_CLUSTER), "*", NULL, NULL, NULL, NULL);
+	write_seed(&s, dir, "delta-ads-unknown");
+
+	/* The node changes on the stream (S1): the stream ends. */
+	begin(&s, ADS);
+	sotw(&s, node("sidecar-1", false), url(XD_CLUSTER), NULL, NULL, NULL, NULL);
+	sotw(&s, node("sidecar-1", false), url(XD_LISTENER), NULL, NULL, NULL, NULL);
+	sotw(&s, node("sidecar-2", false), url(XD_ROUTE), NULL, NULL, "demo", NULL);
+	write_seed(&s, dir, "sotw-ads-node-change");
+
+	/* No node at all: the default snapshot. */
+	begin(&s, ADS | DELTA);
+	delta(&s, NULL, url(XD_LISTENER), "demo", NULL, NULL, NULL, NULL);
+	answer(&s);
+	write_seed(&s, dir, "delta-ads-no-node");
+
+	/* Node metadata nested 2,000 deep (26 kB): skipped unread. */
+	for (int d = 0; d < 2; d++) {
+		size_t len;
+		uint8_t *msg = xdt_deep_node_request(d == 1, url(XD_CLUSTER), "demo",
+						     "deep", "demo", 2000, &len);
+
+		begin(&s, ADS | (d == 1 ? DELTA : 0));
+		raw_request(&s, msg, len);
+		answer(&s);
+		free(msg);
+		write_seed(&s, dir, d == 1 ? "delta-ads-deep-node" : "sotw-ads-deep-node");
+	}
+	return 0;
+}
