@@ -58,7 +58,9 @@ static int parse_locality(struct xd_node *n, const uint8_t *p,
 int xd_node_parse(struct xd_node *n, const uint8_t *data, size_t len,
 		  const char **why)
 {
-	const uint8_t *p = data, *end = data + len;
+	/* (NULL, 0) is the node of a client that sent none: no arithmetic
+	 * on NULL, which is undefined even to add 0. */
+	const uint8_t *p = data, *end = len > 0 ? data + len : data;
 	struct xd_wire_field f;
 	int rc;
 

@@ -37,7 +37,8 @@ struct xd_node {
 };
 
 /*
- * Reads an encoded envoy.config.core.v3.Node. Returns 0, or -1 with *why
+ * Reads an encoded envoy.config.core.v3.Node; (NULL, 0) is the empty
+ * Node of a client that sent none. Returns 0, or -1 with *why
  * set to a static reason when the Node's own fields (or its Locality's)
  * are not well-formed protobuf, or when id or cluster holds a NUL byte
  * (they name snapshots and appear in logs as text).

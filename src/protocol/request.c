@@ -83,7 +83,8 @@ int xd_request_parse(struct xd_request *r, const uint8_t *data, size_t len,
 	const uint32_t f_node = delta ? 1 : 2, f_type = delta ? 2 : 4,
 		       f_names = 3, f_nonce = delta ? 6 : 5,
 		       f_error = delta ? 7 : 6;
-	const uint8_t *p = data, *end = data + len;
+	/* an empty message may come as (NULL, 0): no arithmetic on NULL */
+	const uint8_t *p = data, *end = len > 0 ? data + len : data;
 	struct xd_wire_field f;
 	XXH3_state_t *st;
 	int rc;

@@ -805,11 +805,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (len > (size_t)(end - q))
 				len = (size_t)(end - q);
 			/* a copy of its own, so that reading past it is
-			 * caught */
-			uint8_t *m = malloc(len ? len : 1);
+			 * caught; an empty one as (NULL, 0) */
+			uint8_t *m = len > 0 ? malloc(len) : NULL;
 
-			NEED(m != NULL);
-			memcpy(m, q, len);
+			NEED(m != NULL || len == 0);
+			if (len > 0)
+				memcpy(m, q, len);
 			q += len;
 			ok = on_request(&p, m, len);
 			free(m);
