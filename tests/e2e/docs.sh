@@ -14,6 +14,7 @@ done
 
 echo "listen: 127.0.0.1:0" > "$tap_tmp/c.yaml"
 mkdir -p "$tap_tmp/snapshots"
+echo "{}" > "$tap_tmp/snapshots/default.yaml"
 "$XDSD" --check -c "$tap_tmp/c.yaml" --schema "$XDSD_SCHEMA" \
   --snapshots "$tap_tmp/snapshots" > "$tap_tmp/check.out" 2>&1 || fail "xdsd --check"
 directives=$(sed -n 's/^\([a-z_]*\): .*/\1/p' "$tap_tmp/check.out")
