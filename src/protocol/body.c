@@ -8,6 +8,8 @@
 #include "util/buf.h"
 
 static unsigned long long computed;
+/* bodies alive and their bytes (xd_body_live) */
+static size_t live, live_bytes;
 
 static void make_key(const struct xd_want *w,
 		     uint64_t key[XD_DERIVED_KEY_WORDS])
@@ -101,6 +103,15 @@ static void consider(const struct xd_want *w, struct pick *p,
 	}
 }
 
+static int by_name(const void *pa, const void *pb)
+{
+	const struct xd_name *a = pa, *b = pb;
+	size_t n = a->len < b->len ? a->len : b->len;
+	int c = n > 0 ? memcmp(a->data, b->data, n) : 0;
+
+	return c != 0 ? c : (a->len > b->len) - (a->len < b->len);
+}
+
 /* Resources the client holds that are gone from the table. */
 static void find_removed(const struct xd_want *w, struct pick *p)
 {
@@ -138,6 +149,18 @@ static void find_removed(const struct xd_want *w, struct pick *p)
 		    names_has(&w->sub, n.data, n.len))
 			add_name(&p->removed, &p->nremoved, &p->cap_removed,
 				 n.data, n.len);
+	}
+	/* A resource held under its name and an alias, or two aliases
+	 * (VHDS), is found once for each, and is removed under its name:
+	 * a response names it once (S11). */
+	if (p->nremoved > 1) {
+		size_t u = 0;
+
+		qsort(p->removed, p->nremoved, sizeof(*p->removed), by_name);
+		for (size_t i = 0; i < p->nremoved; i++)
+			if (u == 0 || by_name(&p->removed[u - 1], &p->removed[i]) != 0)
+				p->removed[u++] = p->removed[i];
+		p->nremoved = u;
 	}
 }
 
@@ -294,6 +317,8 @@ static struct xd_body *compute(const struct xd_want *w)
 	} else {
 		b->slice = grpc_empty_slice();
 	}
+	live++;
+	live_bytes += sizeof(*b) + GRPC_SLICE_LENGTH(b->slice);
 	free(p.send);
 	free(p.missing);
 	free(p.removed);
@@ -323,6 +348,8 @@ void xd_body_unref(struct xd_body *b)
 {
 	if (b == NULL || --b->refs > 0)
 		return;
+	live--;
+	live_bytes -= sizeof(*b) + GRPC_SLICE_LENGTH(b->slice);
 	grpc_slice_unref(b->slice);
 	free(b);
 }
@@ -330,4 +357,11 @@ void xd_body_unref(struct xd_body *b)
 unsigned long long xd_body_computed(void)
 {
 	return computed;
+}
+
+size_t xd_body_live(size_t *bytes)
+{
+	if (bytes != NULL)
+		*bytes = live_bytes;
+	return live;
 }

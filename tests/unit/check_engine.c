@@ -804,6 +804,40 @@ START_TEST(delta_alias_subscription)
 }
 END_TEST
 
+/* S11 with D10: a virtual host subscribed by its name and two aliases
+ * is carried once and, when it goes, removed once under its name. */
+START_TEST(delta_alias_and_name_removed_once)
+{
+	const char *al[] = {"rc/www.example", "rc/web.example"};
+	struct xd_table_builder *b = xd_table_builder_new(XD_VIRTUAL_HOST);
+	struct xd_table *t, *empty = xd_table_empty(XD_VIRTUAL_HOST);
+	struct xd_sub s;
+	struct xd_name names[] = {N("rc/www.example"), N("rc/web"),
+				  N("rc/web.example")};
+	struct xd_sub_req r = delta_req("", names, 3, NULL, 0);
+	uint64_t nonce = 0;
+	char *c;
+
+	xd_table_builder_add(b, "rc/web", (const uint8_t *)"V", 1, NULL, 0, al, 2,
+			     "f", 1, NULL);
+	t = xd_table_builder_finish(b);
+	xd_sub_init(&s);
+	xd_sub_delta_request(&s, &r, false, t);
+	c = delta_step(&s, t, &nonce);
+	ck_assert_str_eq(c, "rc/web:body");
+	free(c);
+	delta_ack(&s, nonce);
+	c = delta_step(&s, empty, &nonce);
+	ck_assert_str_eq(c, "-rc/web");
+	free(c);
+	delta_ack(&s, nonce);
+	ck_assert_ptr_null(delta_step(&s, empty, &nonce));
+	xd_sub_clear(&s);
+	xd_table_unref(t);
+	xd_table_unref(empty);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("engine");
@@ -840,6 +874,7 @@ int main(void)
 	tcase_add_test(delta, delta_initial_versions);
 	tcase_add_test(delta, delta_stale_nonce_still_subscribes);
 	tcase_add_test(delta, delta_alias_subscription);
+	tcase_add_test(delta, delta_alias_and_name_removed_once);
 	suite_add_tcase(s, delta);
 	return xdtest_run(s);
 }
