@@ -82,4 +82,8 @@ void xd_body_unref(struct xd_body *b);
  * benchmarks use it to show bodies are shared). */
 unsigned long long xd_body_computed(void);
 
+/* Bodies alive now (memoized on tables, or in a send), and in *bytes
+ * (if not NULL) their size. */
+size_t xd_body_live(size_t *bytes);
+
 #endif

@@ -11,6 +11,8 @@ struct xd_snapshot {
 	struct xd_table *tables[XD_RTYPE_COUNT];
 };
 
+static atomic_size_t live;
+
 struct xd_snapshot *xd_snapshot_new(const char *key,
 				    struct xd_table *tables[XD_RTYPE_COUNT])
 {
@@ -19,6 +21,7 @@ struct xd_snapshot *xd_snapshot_new(const char *key,
 	if (s == NULL)
 		goto fail;
 	atomic_init(&s->refs, 1);
+	atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
 	s->key = strdup(key);
 	if (s->key == NULL)
 		goto fail;
@@ -54,6 +57,7 @@ void xd_snapshot_unref(struct xd_snapshot *s)
 		xd_table_unref(s->tables[t]);
 	free(s->key);
 	free(s);
+	atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
 }
 
 const char *xd_snapshot_key(const struct xd_snapshot *s)
@@ -94,4 +98,9 @@ void xd_snapshot_describe(const struct xd_snapshot *s, char *buf, size_t len)
 	}
 	if (n == 0)
 		snprintf(buf, len, "empty");
+}
+
+size_t xd_snapshot_live(void)
+{
+	return atomic_load_explicit(&live, memory_order_relaxed);
 }

@@ -35,4 +35,8 @@ void xd_snapshot_describe(const struct xd_snapshot *s, char *buf, size_t len);
 /* Same content: every type's version is equal. */
 bool xd_snapshot_same(const struct xd_snapshot *a, const struct xd_snapshot *b);
 
+/* Snapshots alive in the process now: the ones served, plus the ones a
+ * reload superseded that sessions still hold (statistics, tests). */
+size_t xd_snapshot_live(void);
+
 #endif

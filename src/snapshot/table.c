@@ -26,6 +26,7 @@ struct xd_table {
 	uint64_t vhash;
 	char version[17];
 	struct xd_arena arena;  /* every byte the entries point to */
+	size_t bytes;           /* what the table allocated (statistics) */
 	struct xd_table *parts[2]; /* for a union: the tables it shares */
 	struct xd_table_attachment attachment;
 };
@@ -33,6 +34,7 @@ struct xd_table {
 struct xd_table_builder {
 	enum xd_rtype type;
 	struct xd_arena arena;
+	size_t bytes; /* taken from the arena */
 	struct xd_entry *entries;
 	size_t count, cap;
 	/* names seen so far, for duplicates: entry index + 1 */
@@ -41,6 +43,8 @@ struct xd_table_builder {
 };
 
 static atomic_uint_fast64_t next_table_id = 1;
+/* tables alive, and the bytes they allocated (xd_table_live) */
+static atomic_size_t live_tables, live_bytes;
 
 static void hex16(char out[17], uint64_t v)
 {
@@ -58,9 +62,15 @@ static uint64_t name_hash(const char *name, size_t len)
 	return XXH3_64bits(name, len);
 }
 
-static void *arena_dup(struct xd_arena *a, const void *p, size_t n)
+static void *balloc(struct xd_table_builder *b, size_t n)
 {
-	char *d = xd_arena_alloc(a, n + 1);
+	b->bytes += (n + 7) & ~(size_t)7;
+	return xd_arena_alloc(&b->arena, n);
+}
+
+static void *arena_dup(struct xd_table_builder *b, const void *p, size_t n)
+{
+	char *d = balloc(b, n + 1);
 
 	if (n > 0)
 		memcpy(d, p, n);
@@ -170,10 +180,10 @@ static uint8_t *put_header(uint8_t *p, uint8_t tag, size_t len)
  * name = 3, aliases = 4}; both response messages carry their resources
  * in field 2. Written in field-number order, as protobuf does.
  */
-static void encode_entry(struct xd_arena *a, enum xd_rtype type,
-			 struct xd_entry *e, const uint8_t *msg)
+static void encode_entry(struct xd_table_builder *b, struct xd_entry *e,
+			 const uint8_t *msg)
 {
-	const char *url = xd_rtype_info(type)->type_url;
+	const char *url = xd_rtype_info(b->type)->type_url;
 	size_t url_len = strlen(url), res_url_len = strlen(RESOURCE_URL);
 	size_t any = field_size(url_len) + field_size(e->msg.len);
 	size_t res = field_size(16) + field_size(any) + field_size(e->name_len);
@@ -186,7 +196,7 @@ static void encode_entry(struct xd_arena *a, enum xd_rtype type,
 
 	/* sotw: 0x12 len Any */
 	e->sotw.len = (uint32_t)field_size(any);
-	p = xd_arena_alloc(a, e->sotw.len);
+	p = balloc(b, e->sotw.len);
 	e->sotw.data = p;
 	p = put_header(p, 0x12, any);
 	p = put_field(p, 0x0a, url, url_len);
@@ -195,7 +205,7 @@ static void encode_entry(struct xd_arena *a, enum xd_rtype type,
 
 	/* delta: 0x12 len Resource */
 	e->delta.len = (uint32_t)field_size(res);
-	p = xd_arena_alloc(a, e->delta.len);
+	p = balloc(b, e->delta.len);
 	e->delta.data = p;
 	p = put_header(p, 0x12, res);
 	p = put_field(p, 0x0a, e->version, 16);
@@ -208,7 +218,7 @@ static void encode_entry(struct xd_arena *a, enum xd_rtype type,
 
 	/* wrapped: 0x12 len Any{Resource URL, the Resource above} */
 	e->wrapped.len = (uint32_t)field_size(wany);
-	p = xd_arena_alloc(a, e->wrapped.len);
+	p = balloc(b, e->wrapped.len);
 	e->wrapped.data = p;
 	p = put_header(p, 0x12, wany);
 	p = put_field(p, 0x0a, RESOURCE_URL, res_url_len);
@@ -279,28 +289,28 @@ int xd_table_builder_add(struct xd_table_builder *b, const char *name,
 	b->entries = xd_grow(b->entries, &b->cap, b->count + 1, sizeof(*b->entries));
 	e = &b->entries[b->count];
 	memset(e, 0, sizeof(*e));
-	e->name = arena_dup(&b->arena, name, name_len);
+	e->name = arena_dup(b, name, name_len);
 	e->name_len = (uint32_t)name_len;
 	e->hash = XXH3_64bits(msg, len);
 	hex16(e->version, e->hash);
 	e->msg.len = (uint32_t)len;
-	r = xd_arena_alloc(&b->arena, (nrefs ? nrefs : 1) * sizeof(*r));
+	r = balloc(b, (nrefs ? nrefs : 1) * sizeof(*r));
 	for (size_t k = 0; k < nrefs; k++) {
 		r[k].type = refs[k].type;
-		r[k].name = arena_dup(&b->arena, refs[k].name, strlen(refs[k].name));
+		r[k].name = arena_dup(b, refs[k].name, strlen(refs[k].name));
 	}
 	e->refs = r;
 	e->nrefs = (uint32_t)nrefs;
-	al = xd_arena_alloc(&b->arena, (naliases ? naliases : 1) * sizeof(*al));
+	al = balloc(b, (naliases ? naliases : 1) * sizeof(*al));
 	for (size_t k = 0; k < naliases; k++)
-		al[k] = arena_dup(&b->arena, aliases[k], strlen(aliases[k]));
+		al[k] = arena_dup(b, aliases[k], strlen(aliases[k]));
 	e->aliases = al;
 	e->naliases = (uint32_t)naliases;
-	e->file = file != NULL ? arena_dup(&b->arena, file, strlen(file)) : "";
+	e->file = file != NULL ? arena_dup(b, file, strlen(file)) : "";
 	e->line = line;
 	/* Encoded now, while the caller's message bytes are at hand; `msg`
 	 * then points into the sotw form. */
-	encode_entry(&b->arena, b->type, e, msg);
+	encode_entry(b, e, msg);
 	b->seen[i] = (uint32_t)++b->count;
 	if (b->count * 2 > b->seen_mask && seen_grow(b) != 0)
 		abort();
@@ -345,12 +355,28 @@ static struct xd_table *table_alloc(enum xd_rtype type)
 	atomic_init(&t->refs, 1);
 	t->type = type;
 	t->id = atomic_fetch_add(&next_table_id, 1);
+	atomic_fetch_add_explicit(&live_tables, 1, memory_order_relaxed);
 	return t;
+}
+
+/* Counts what a finished table allocated, beside `arena` bytes. */
+static void account(struct xd_table *t, size_t arena, size_t entries_cap)
+{
+	size_t index = (t->index_mask + 1) * sizeof(*t->index);
+
+	if (t->nalias > 0)
+		index += (t->alias_mask + 1) * sizeof(*t->alias_index) +
+			 t->nalias * (sizeof(*t->alias_names) +
+				      sizeof(*t->alias_owner));
+	t->bytes = sizeof(*t) + arena + entries_cap * sizeof(*t->entries) +
+		   index;
+	atomic_fetch_add_explicit(&live_bytes, t->bytes, memory_order_relaxed);
 }
 
 struct xd_table *xd_table_builder_finish(struct xd_table_builder *b)
 {
 	struct xd_table *t = table_alloc(b->type);
+	size_t arena = b->bytes, cap = b->cap;
 
 	if (t == NULL) {
 		xd_table_builder_free(b);
@@ -369,6 +395,7 @@ struct xd_table *xd_table_builder_finish(struct xd_table_builder *b)
 		xd_table_unref(t);
 		return NULL;
 	}
+	account(t, arena, cap);
 	return t;
 }
 
@@ -398,7 +425,7 @@ struct xd_table *xd_table_union(struct xd_table *a, struct xd_table *b)
 		return NULL;
 	t->entries = malloc((a->count + b->count + 1) * sizeof(*t->entries));
 	if (t->entries == NULL) {
-		free(t);
+		xd_table_unref(t);
 		return NULL;
 	}
 	/* Merge two sorted lists; on equal names `a` wins. */
@@ -423,6 +450,7 @@ struct xd_table *xd_table_union(struct xd_table *a, struct xd_table *b)
 		xd_table_unref(t);
 		return NULL;
 	}
+	account(t, 0, a->count + b->count + 1);
 	return t;
 }
 
@@ -452,7 +480,16 @@ void xd_table_unref(struct xd_table *t)
 	xd_arena_free(&t->arena);
 	xd_table_unref(t->parts[0]);
 	xd_table_unref(t->parts[1]);
+	atomic_fetch_sub_explicit(&live_bytes, t->bytes, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&live_tables, 1, memory_order_relaxed);
 	free(t);
+}
+
+size_t xd_table_live(size_t *bytes)
+{
+	if (bytes != NULL)
+		*bytes = atomic_load_explicit(&live_bytes, memory_order_relaxed);
+	return atomic_load_explicit(&live_tables, memory_order_relaxed);
 }
 
 enum xd_rtype xd_table_type(const struct xd_table *t)

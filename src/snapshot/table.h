@@ -121,6 +121,13 @@ const struct xd_entry *xd_table_find_alias(const struct xd_table *t,
 					   const char *alias, size_t len);
 
 /*
+ * Tables alive in the process now (unions included), and in *bytes (if
+ * not NULL) what they allocated: resources in their three wire forms,
+ * entries, indexes. Any thread; for statistics and tests.
+ */
+size_t xd_table_live(size_t *bytes);
+
+/*
  * One slot where the loop thread attaches what it computes from the table
  * (the response caches of protocol/body.c); `free_fn(p)` runs when the
  * table is freed. Loop thread only.
