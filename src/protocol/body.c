@@ -11,17 +11,31 @@ static unsigned long long computed;
 /* bodies alive and their bytes (xd_body_live) */
 static size_t live, live_bytes;
 
-static void make_key(const struct xd_want *w,
-		     uint64_t key[XD_DERIVED_KEY_WORDS])
+/*
+ * Where the body for `w` is memoized, and under which key. A client that
+ * holds another table than the one it is served is in a transition (a
+ * reload): its body lives on the table it holds, keyed by the one
+ * served, and goes when the last client holding it moves on and that
+ * superseded table is freed. Kept on the served table, which lives on,
+ * it would only wait there for eviction, however large.
+ */
+static struct xd_table *make_key(const struct xd_want *w,
+				 struct xd_derived_key *key)
 {
-	key[0] = (uint64_t)w->sub.all | (uint64_t)w->held_names.all << 1 |
-		 (uint64_t)w->full_state << 2 | (uint64_t)w->form << 3;
-	key[1] = xd_nameset_id(w->sub.set);
-	key[2] = w->held ? xd_table_id(w->held) : 0;
-	key[3] = xd_nameset_id(w->held_names.set);
-	key[4] = xd_nameset_id(w->force);
-	key[5] = xd_nameset_id(w->removed);
-	key[6] = 0;
+	struct xd_table *home = w->held != NULL ? w->held : w->table;
+
+	memset(key, 0, sizeof(*key));
+	key->words[0] = (uint64_t)w->sub.all |
+			(uint64_t)w->held_names.all << 1 |
+			(uint64_t)w->full_state << 2 | (uint64_t)w->form << 3 |
+			(uint64_t)(w->held != NULL) << 5;
+	key->words[1] = xd_table_id(w->table) == xd_table_id(home) ?
+				0 : xd_table_id(w->table);
+	key->sets[0] = w->sub.set;
+	key->sets[1] = w->held_names.set;
+	key->sets[2] = w->force;
+	key->sets[3] = w->removed;
+	return home;
 }
 
 /* ---------------- lookups ---------------- */
@@ -327,13 +341,13 @@ static struct xd_body *compute(const struct xd_want *w)
 
 struct xd_body *xd_body_get(const struct xd_want *w)
 {
-	uint64_t key[XD_DERIVED_KEY_WORDS];
+	struct xd_derived_key key;
+	struct xd_table *home = make_key(w, &key);
 	union xd_derived_value v;
 
-	make_key(w, key);
-	if (!xd_derived_find(w->table, XD_DERIVED_BODY, key, &v)) {
+	if (!xd_derived_find(home, XD_DERIVED_BODY, &key, &v)) {
 		v.body = compute(w);
-		xd_derived_store(w->table, XD_DERIVED_BODY, key, v);
+		xd_derived_store(home, XD_DERIVED_BODY, &key, v);
 	}
 	return xd_body_ref(v.body);
 }

@@ -6,17 +6,17 @@
 #include "protocol/body.h"
 #include "util/buf.h"
 
-#define SLOTS 64
-
 struct slot {
 	enum xd_derived_kind kind;
-	uint64_t key[XD_DERIVED_KEY_WORDS];
+	struct xd_derived_key key; /* holds a reference to each set */
 	union xd_derived_value value;
+	size_t bytes; /* of the value and the key's sets */
 };
 
 struct cache {
-	struct slot slots[SLOTS];
-	size_t used, next;
+	struct slot slots[XD_DERIVED_SLOTS]; /* oldest first */
+	size_t used;
+	size_t bytes; /* of every slot */
 	bool is_union; /* the table is a registered union */
 	struct xd_table *owner;
 };
@@ -35,6 +35,8 @@ static void release(struct slot *s)
 	case XD_DERIVED_COVERED:
 		break;
 	}
+	for (int i = 0; i < 4; i++)
+		xd_nameset_unref(s->key.sets[i]);
 }
 
 static void cache_free(void *p)
@@ -64,8 +66,21 @@ static struct cache *cache_of(struct xd_table *t)
 	return a->p;
 }
 
+static bool same_key(const struct xd_derived_key *a,
+		     const struct xd_derived_key *b)
+{
+	/* Sets are interned and the slot holds its own: equal sets are
+	 * one object, and a set in a slot cannot be freed and its address
+	 * reused while it is there. */
+	for (int i = 0; i < 4; i++)
+		if (a->sets[i] != b->sets[i])
+			return false;
+	return a->words[0] == b->words[0] && a->words[1] == b->words[1] &&
+	       a->words[2] == b->words[2];
+}
+
 bool xd_derived_find(struct xd_table *t, enum xd_derived_kind kind,
-		     const uint64_t key[XD_DERIVED_KEY_WORDS],
+		     const struct xd_derived_key *key,
 		     union xd_derived_value *out)
 {
 	struct cache *c = cache_of(t);
@@ -73,8 +88,7 @@ bool xd_derived_find(struct xd_table *t, enum xd_derived_kind kind,
 	for (size_t i = 0; i < c->used; i++) {
 		struct slot *s = &c->slots[i];
 
-		if (s->kind == kind &&
-		    memcmp(s->key, key, sizeof(s->key)) == 0) {
+		if (s->kind == kind && same_key(&s->key, key)) {
 			*out = s->value;
 			return true;
 		}
@@ -82,23 +96,49 @@ bool xd_derived_find(struct xd_table *t, enum xd_derived_kind kind,
 	return false;
 }
 
+static size_t slot_bytes(const struct slot *s)
+{
+	size_t n = sizeof(*s);
+
+	if (s->kind == XD_DERIVED_BODY)
+		n += sizeof(*s->value.body) + GRPC_SLICE_LENGTH(s->value.body->slice);
+	else if (s->kind == XD_DERIVED_EDS_REFS)
+		n += xd_nameset_bytes(s->value.set);
+	for (int i = 0; i < 4; i++)
+		if (s->key.sets[i] != NULL)
+			n += xd_nameset_bytes(s->key.sets[i]);
+	return n;
+}
+
+static void evict_oldest(struct cache *c)
+{
+	c->bytes -= c->slots[0].bytes;
+	release(&c->slots[0]);
+	c->used--;
+	memmove(&c->slots[0], &c->slots[1], c->used * sizeof(c->slots[0]));
+}
+
 void xd_derived_store(struct xd_table *t, enum xd_derived_kind kind,
-		      const uint64_t key[XD_DERIVED_KEY_WORDS],
+		      const struct xd_derived_key *key,
 		      union xd_derived_value value)
 {
 	struct cache *c = cache_of(t);
-	struct slot *s;
+	size_t budget = 2 * xd_table_wire_bytes(t);
+	struct slot s = {.kind = kind, .key = *key, .value = value};
 
-	if (c->used < SLOTS) {
-		s = &c->slots[c->used++];
-	} else {
-		s = &c->slots[c->next];
-		c->next = (c->next + 1) % SLOTS;
-		release(s);
-	}
-	s->kind = kind;
-	memcpy(s->key, key, sizeof(s->key));
-	s->value = value;
+	/* the references first: making room may free the last other one */
+	for (int i = 0; i < 4; i++)
+		if (s.key.sets[i] != NULL)
+			xd_nameset_ref(s.key.sets[i]);
+	s.bytes = slot_bytes(&s);
+	if (budget < XD_DERIVED_MIN_BYTES)
+		budget = XD_DERIVED_MIN_BYTES;
+	/* the newest always stays, even alone over the budget */
+	while (c->used > 0 &&
+	       (c->used == XD_DERIVED_SLOTS || c->bytes + s.bytes > budget))
+		evict_oldest(c);
+	c->slots[c->used++] = s;
+	c->bytes += s.bytes;
 }
 
 /*
@@ -169,13 +209,13 @@ struct xd_nameset *xd_derived_eds_refs(struct xd_table *eds,
 				       struct xd_table *cds, bool all,
 				       struct xd_nameset *held)
 {
-	uint64_t key[XD_DERIVED_KEY_WORDS] = {xd_table_id(cds), all,
-					      xd_nameset_id(held)};
+	struct xd_derived_key key = {.words = {xd_table_id(eds), all},
+				     .sets = {held}};
 	union xd_derived_value v;
 	struct xd_name *names = NULL;
 	size_t n = 0, cap = 0;
 
-	if (xd_derived_find(eds, XD_DERIVED_EDS_REFS, key, &v))
+	if (xd_derived_find(cds, XD_DERIVED_EDS_REFS, &key, &v))
 		return v.set;
 	for (size_t i = 0; i < xd_table_count(cds); i++) {
 		const struct xd_entry *c = xd_table_at(cds, i);
@@ -196,20 +236,19 @@ struct xd_nameset *xd_derived_eds_refs(struct xd_table *eds,
 	free(names);
 	if (v.set == NULL)
 		abort();
-	xd_derived_store(eds, XD_DERIVED_EDS_REFS, key, v);
+	xd_derived_store(cds, XD_DERIVED_EDS_REFS, &key, v);
 	return v.set;
 }
 
 bool xd_derived_covered(struct xd_table *eds, struct xd_nameset *need,
 			bool all, struct xd_nameset *set)
 {
-	uint64_t key[XD_DERIVED_KEY_WORDS] = {xd_nameset_id(need), all,
-					      xd_nameset_id(set)};
+	struct xd_derived_key key = {.sets = {need, set}};
 	union xd_derived_value v;
 
 	if (all)
 		return true;
-	if (xd_derived_find(eds, XD_DERIVED_COVERED, key, &v))
+	if (xd_derived_find(eds, XD_DERIVED_COVERED, &key, &v))
 		return v.flag;
 	v.flag = true;
 	for (size_t i = 0; v.flag && i < xd_nameset_count(need); i++) {
@@ -217,6 +256,6 @@ bool xd_derived_covered(struct xd_table *eds, struct xd_nameset *need,
 
 		v.flag = xd_nameset_has(set, n.data, n.len);
 	}
-	xd_derived_store(eds, XD_DERIVED_COVERED, key, v);
+	xd_derived_store(eds, XD_DERIVED_COVERED, &key, v);
 	return v.flag;
 }

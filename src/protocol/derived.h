@@ -4,11 +4,24 @@
  * names a client's clusters need, whether a subscription covers them);
  * and the make-before-break unions of two tables.
  *
- * Keys are made of process-unique ids of tables and name sets, never
- * addresses, so a freed object can never be mistaken for a new one. A
- * table keeps a bounded number of values (most of a fleet is in the same
- * state); when full, the oldest makes room: a recomputation, never a
- * wrong answer. Everything is freed with the table.
+ * A key is a few numbers (flags, process-unique ids of other tables,
+ * never addresses) and the name sets the value depends on. The memo
+ * holds a reference to each of those sets: an entry never outlives what
+ * its key names, and clients that subscribe to the same names later (the
+ * sets are interned) find it, instead of a new entry piling up beside
+ * one nobody can reach (bench/churn).
+ *
+ * A table keeps a bounded number of values, and a bounded number of
+ * bytes of them (bodies and name sets): at most XD_DERIVED_SLOTS, and
+ * at most twice the table's wire bytes or XD_DERIVED_MIN_BYTES,
+ * whichever is larger. Most of a fleet is in the same state, so few are
+ * needed at a time; when full, the oldest makes room: a recomputation,
+ * never a wrong answer. Everything is freed with the table.
+ *
+ * Where a value is memoized matters for memory over time: one that
+ * depends on a superseded table (a body for clients that hold it) is
+ * best kept on that table, so that it goes when the last client moves
+ * on and the table is freed (body.c does so).
  *
  * Thread: loop thread only.
  */
@@ -29,7 +42,16 @@ enum xd_derived_kind {
 	XD_DERIVED_COVERED,
 };
 
-#define XD_DERIVED_KEY_WORDS 7
+#define XD_DERIVED_SLOTS 64
+#define XD_DERIVED_MIN_BYTES (1024 * 1024)
+
+/* What a value depends on beside the table it is memoized on. Unused
+ * words are 0, unused sets NULL. The caller holds the sets; the memo
+ * takes its own references when it stores. */
+struct xd_derived_key {
+	uint64_t words[3];
+	struct xd_nameset *sets[4];
+};
 
 union xd_derived_value {
 	struct xd_body *body;
@@ -39,12 +61,12 @@ union xd_derived_value {
 
 /* Looks a value up on `t`; true (and *out) when present. */
 bool xd_derived_find(struct xd_table *t, enum xd_derived_kind kind,
-		     const uint64_t key[XD_DERIVED_KEY_WORDS],
+		     const struct xd_derived_key *key,
 		     union xd_derived_value *out);
 
 /* Stores a value on `t`, which takes over the reference it holds. */
 void xd_derived_store(struct xd_table *t, enum xd_derived_kind kind,
-		      const uint64_t key[XD_DERIVED_KEY_WORDS],
+		      const struct xd_derived_key *key,
 		      union xd_derived_value value);
 
 /*
@@ -58,7 +80,9 @@ struct xd_table *xd_derived_union(struct xd_table *t, struct xd_table *old);
 
 /*
  * The endpoint names (in `eds`) that the clusters a client holds refer
- * to: `cds` restricted to `held` (all of it when `all`). Borrowed.
+ * to: `cds` restricted to `held` (all of it when `all`). Borrowed (valid
+ * until the next call). Memoized on `cds`: endpoint-only reloads, the
+ * common kind, replace `eds` but leave the names the same.
  */
 struct xd_nameset *xd_derived_eds_refs(struct xd_table *eds,
 				       struct xd_table *cds, bool all,

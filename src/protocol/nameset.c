@@ -14,6 +14,7 @@ struct xd_nameset {
 	uint32_t *index;           /* open addressing: position + 1 */
 	size_t mask;
 	char *bytes;
+	size_t size;               /* what the set allocated */
 };
 
 static struct {
@@ -127,6 +128,8 @@ static struct xd_nameset *create(const struct xd_name *names, size_t n,
 	}
 	s->count = n;
 	s->hash = hash;
+	s->size = sizeof(*s) + (n ? n : 1) * sizeof(*s->names) +
+		  (bytes ? bytes : 1) + slots * sizeof(*s->index);
 	s->refs = 1;
 	s->id = interned.next_id++;
 	return s;
@@ -267,6 +270,11 @@ size_t xd_nameset_count(const struct xd_nameset *s)
 uint64_t xd_nameset_id(const struct xd_nameset *s)
 {
 	return s->id;
+}
+
+size_t xd_nameset_bytes(const struct xd_nameset *s)
+{
+	return s->size;
 }
 
 struct xd_name xd_nameset_at(const struct xd_nameset *s, size_t i)

@@ -45,6 +45,8 @@ void xd_nameset_unref(struct xd_nameset *s);
 
 size_t xd_nameset_count(const struct xd_nameset *s);
 uint64_t xd_nameset_id(const struct xd_nameset *s);
+/* What the set allocated: names, their bytes, its index. */
+size_t xd_nameset_bytes(const struct xd_nameset *s);
 struct xd_name xd_nameset_at(const struct xd_nameset *s, size_t i);
 bool xd_nameset_has(const struct xd_nameset *s, const char *name, size_t len);
 

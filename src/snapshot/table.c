@@ -27,6 +27,7 @@ struct xd_table {
 	char version[17];
 	struct xd_arena arena;  /* every byte the entries point to */
 	size_t bytes;           /* what the table allocated (statistics) */
+	size_t wire;            /* its entries' three wire forms, in bytes */
 	struct xd_table *parts[2]; /* for a union: the tables it shares */
 	struct xd_table_attachment attachment;
 };
@@ -370,6 +371,9 @@ static void account(struct xd_table *t, size_t arena, size_t entries_cap)
 				      sizeof(*t->alias_owner));
 	t->bytes = sizeof(*t) + arena + entries_cap * sizeof(*t->entries) +
 		   index;
+	for (size_t i = 0; i < t->count; i++)
+		t->wire += t->entries[i].sotw.len + t->entries[i].wrapped.len +
+			   t->entries[i].delta.len;
 	atomic_fetch_add_explicit(&live_bytes, t->bytes, memory_order_relaxed);
 }
 
@@ -505,6 +509,11 @@ uint64_t xd_table_id(const struct xd_table *t)
 size_t xd_table_count(const struct xd_table *t)
 {
 	return t->count;
+}
+
+size_t xd_table_wire_bytes(const struct xd_table *t)
+{
+	return t->wire;
 }
 
 const char *xd_table_version(const struct xd_table *t)

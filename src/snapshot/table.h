@@ -106,6 +106,9 @@ void xd_table_unref(struct xd_table *t);
 enum xd_rtype xd_table_type(const struct xd_table *t);
 uint64_t xd_table_id(const struct xd_table *t);
 size_t xd_table_count(const struct xd_table *t);
+/* The bytes of its entries' three wire forms (shared ones included, for
+ * a union): what a response of every resource costs, thrice. */
+size_t xd_table_wire_bytes(const struct xd_table *t);
 const char *xd_table_version(const struct xd_table *t);
 uint64_t xd_table_vhash(const struct xd_table *t);
 

@@ -838,11 +838,158 @@ START_TEST(delta_alias_and_name_removed_once)
 }
 END_TEST
 
+/* ---------------- memory over time (issue 10) ---------------- */
+
+/* One client's life: subscribes (wildcard, or to `names`), is sent the
+ * table, ACKs, finds nothing more due, and goes. */
+static void client_life(struct xd_table *t, const struct xd_name *names,
+			size_t n)
+{
+	struct xd_sub s;
+	struct xd_sub_req r = sotw_req("", false, names, n);
+	struct xd_body *b;
+
+	xd_sub_init(&s);
+	xd_sub_sotw_request(&s, &r, true, n == 0, NULL);
+	b = xd_sub_next(&s, t, XD_FORM_SOTW, n == 0);
+	ck_assert_ptr_nonnull(b);
+	xd_sub_sent(&s, t, 1);
+	xd_body_unref(b);
+	r = sotw_req("1", false, names, n);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true, n == 0, NULL),
+			 XD_SUB_ACK);
+	ck_assert_ptr_null(xd_sub_next(&s, t, XD_FORM_SOTW, n == 0));
+	xd_sub_clear(&s);
+}
+
+/*
+ * Streams come and go (bench/churn): each round's clients subscribe to
+ * the same names as the last round's, whose name sets died with them.
+ * The bodies memoized for them must serve the next round, not pile up
+ * keyed on name sets that no longer exist.
+ */
+START_TEST(memo_survives_churn)
+{
+	struct xd_table *t = TABLE(XD_CLUSTER, "a=A", "b=B", "c=C");
+	struct xd_name ab[] = {N("a"), N("b")};
+	unsigned long long computed = 0;
+	size_t live = 0;
+
+	for (int round = 0; round < 100; round++) {
+		client_life(t, NULL, 0);
+		client_life(t, ab, 2);
+		if (round == 0) {
+			computed = xd_body_computed();
+			live = xd_body_live(NULL);
+			continue;
+		}
+		ck_assert_msg(xd_body_live(NULL) == live,
+			      "round %d: %zu bodies alive, %zu after the first",
+			      round, xd_body_live(NULL), live);
+		ck_assert_uint_eq(xd_body_computed(), computed);
+	}
+	xd_table_unref(t);
+	ck_assert_uint_eq(xd_body_live(NULL), 0);
+}
+END_TEST
+
+/*
+ * Bodies memoized on a table are bounded in bytes too, not only in
+ * number: a few hundred clients with different subscriptions to large
+ * resources must not keep a body each.
+ */
+START_TEST(memo_bounded_in_bytes)
+{
+	enum { RESOURCES = 40, SIZE = 20000, CLIENTS = 300 };
+	struct xd_table_builder *b = xd_table_builder_new(XD_ENDPOINT);
+	char *content = malloc(SIZE), name[16];
+	struct xd_name names[RESOURCES];
+	struct xd_table *t;
+	size_t bytes, wire = 0;
+
+	memset(content, 'x', SIZE);
+	for (int i = 0; i < RESOURCES; i++) {
+		snprintf(name, sizeof(name), "r%02d", i);
+		ck_assert_int_eq(xd_table_builder_add(b, name, (const uint8_t *)content,
+						      SIZE, NULL, 0, NULL, 0,
+						      "t.yaml", 1, NULL), 0);
+	}
+	t = xd_table_builder_finish(b);
+	for (size_t i = 0; i < xd_table_count(t); i++) {
+		const struct xd_entry *e = xd_table_at(t, i);
+
+		names[i] = (struct xd_name){e->name, e->name_len};
+		wire += e->sotw.len + e->wrapped.len + e->delta.len;
+	}
+	/* client k subscribes to half the names, starting at k */
+	for (int k = 0; k < CLIENTS; k++) {
+		struct xd_name sub[RESOURCES / 2];
+
+		for (int i = 0; i < RESOURCES / 2; i++)
+			sub[i] = names[(k + i) % RESOURCES];
+		client_life(t, sub, RESOURCES / 2);
+	}
+	xd_body_live(&bytes);
+	ck_assert_msg(bytes <= 2 * wire + SIZE * RESOURCES,
+		      "%zu bytes of bodies kept for a table of %zu wire bytes",
+		      bytes, wire);
+	xd_table_unref(t);
+	free(content);
+}
+END_TEST
+
+/*
+ * After a reload, clients holding the superseded table are sent the
+ * difference. Once none holds it and it is freed, what was computed for
+ * that transition goes with it; the current table keeps only what its
+ * own clients can still be sent.
+ */
+START_TEST(memo_transition_goes_with_old_table)
+{
+	struct xd_table *t0 = TABLE(XD_ENDPOINT, "a=A0", "b=B");
+	struct xd_table *t1 = TABLE(XD_ENDPOINT, "a=A1", "b=B");
+	struct xd_name ab[] = {N("a"), N("b")};
+	struct xd_sub_req r = sotw_req("", false, ab, 2);
+	uint64_t nonce = 0;
+	struct xd_sub s;
+	char *c, ack[8];
+	size_t live;
+
+	xd_sub_init(&s);
+	xd_sub_sotw_request(&s, &r, false, false, NULL);
+	c = sotw_step(&s, t0, false, &nonce);
+	ck_assert_str_eq(c, "A0,B");
+	free(c);
+	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
+	r = sotw_req(ack, false, ab, 2);
+	xd_sub_sotw_request(&s, &r, false, false, NULL);
+	/* the reload: only `a` changed */
+	c = sotw_step(&s, t1, false, &nonce);
+	ck_assert_str_eq(c, "A1");
+	free(c);
+	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
+	r = sotw_req(ack, false, ab, 2);
+	xd_sub_sotw_request(&s, &r, false, false, NULL);
+	ck_assert_ptr_null(sotw_step(&s, t1, false, &nonce));
+	ck_assert_ptr_eq(s.held, t1);
+	/* nobody holds t0 any more: what it alone needed goes with it */
+	live = xd_body_live(NULL);
+	xd_table_unref(t0);
+	ck_assert_uint_eq(xd_table_live(NULL), 1);
+	ck_assert_msg(xd_body_live(NULL) <= 1,
+		      "%zu bodies alive after the old table went (%zu before)",
+		      xd_body_live(NULL), live);
+	xd_sub_clear(&s);
+	xd_table_unref(t1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("engine");
 	TCase *names = tcase_create("nameset"), *tables = tcase_create("table");
 	TCase *sotw = tcase_create("sotw"), *delta = tcase_create("delta");
+	TCase *memory = tcase_create("memory");
 
 	tcase_add_checked_fixture(names, setup, teardown);
 	tcase_add_test(names, nameset_interned);
@@ -876,5 +1023,11 @@ int main(void)
 	tcase_add_test(delta, delta_alias_subscription);
 	tcase_add_test(delta, delta_alias_and_name_removed_once);
 	suite_add_tcase(s, delta);
+
+	tcase_add_checked_fixture(memory, setup, teardown);
+	tcase_add_test(memory, memo_survives_churn);
+	tcase_add_test(memory, memo_bounded_in_bytes);
+	tcase_add_test(memory, memo_transition_goes_with_old_table);
+	suite_add_tcase(s, memory);
 	return xdtest_run(s);
 }
