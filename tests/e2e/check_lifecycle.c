@@ -353,7 +353,7 @@ START_TEST(port_in_use_fails_clearly)
 END_TEST
 
 /* Ended calls must be released, or each keeps its connection (and fd)
- * alive (GRPC-CORE-NOTES §3, "What leaks"). */
+ * alive (docs/grpc-core.md §3.5). */
 START_TEST(ended_streams_release_connections)
 {
 	struct xdt_daemon *d = xdt_daemon_start(NULL, NULL, START_MS);

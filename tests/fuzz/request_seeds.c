@@ -310,7 +310,7 @@ int main(int argc, char **argv)
 		answer(&s);
 	write_seed(&s, dir, "delta-ads-envoy");
 
-	/* A reconnection (D7): the client holds some resources at the
+	/* A reconnection (rule D7): the client holds some resources at the
 	 * current version, one at another, one that is gone. */
 	begin(&s, ADS | DELTA);
 	snprintf(list, sizeof(list), "%s,c2=0123456789abcdef,gone=0000000000000000",
@@ -325,8 +325,8 @@ int main(int argc, char **argv)
 		answer(&s);
 	write_seed(&s, dir, "delta-ads-reconnect");
 
-	/* Subscriptions narrowed and widened again (D5, D6), "*" on and
-	 * off, stale and foreign nonces (D9). */
+	/* Subscriptions narrowed and widened again (rules D5, D6), "*" on and
+	 * off, stale and foreign nonces (rule D9). */
 	begin(&s, ADS | DELTA);
 	delta(&s, node("sidecar-1", false), url(XD_ENDPOINT), "demo,c2,spare,nothing",
 	      NULL, NULL, NULL, NULL);
@@ -353,8 +353,9 @@ int main(int argc, char **argv)
 	answer(&s);
 	write_seed(&s, dir, "delta-ads-nack");
 
-	/* Virtual hosts by alias (D10), some missing (D8); the alias moves
-	 * to another resource and then becomes a name of its own. */
+	/* Virtual hosts by alias (rule D10), some missing (rule D8); the
+	 * alias moves to another resource and then becomes a name of its
+	 * own. */
 	begin(&s, ADS | DELTA);
 	delta(&s, node("sidecar-1", false), url(XD_VIRTUAL_HOST),
 	      "demo/a,demo/b,vh2,demo/none", NULL, NULL, NULL, NULL);
@@ -398,7 +399,7 @@ int main(int argc, char **argv)
 		answer(&s);
 	write_seed(&s, dir, "sotw-ads-envoy");
 
-	/* Listeners wait for the endpoints of the clusters (A2) and then
+	/* Listeners wait for the endpoints of the clusters (rule A2) and then
 	 * go on without them. */
 	begin(&s, ADS);
 	sotw(&s, node("sidecar-1", false), url(XD_CLUSTER), NULL, NULL, NULL, NULL);
@@ -409,7 +410,7 @@ int main(int argc, char **argv)
 	answer(&s);
 	write_seed(&s, dir, "sotw-ads-eds-wait");
 
-	/* gRPC-style: resources wrapped (L2), virtual hosts by alias, a
+	/* gRPC-style: resources wrapped (rule L2), virtual hosts by alias, a
 	 * NACK, secrets and runtime. */
 	begin(&s, ADS);
 	sotw(&s, node("grpc-client", true), url(XD_SECRET), NULL, NULL, "s1,s2", NULL);
@@ -435,7 +436,7 @@ int main(int argc, char **argv)
 	sotw(&s, NULL, url(XD_LISTENER), NULL, NULL, NULL, NULL);
 	write_seed(&s, dir, "sotw-cds");
 
-	/* A per-type SotW method (EDS) narrowing and widening (S7). */
+	/* A per-type SotW method (EDS) narrowing and widening (rule S7). */
 	begin(&s, per_type(XD_ENDPOINT));
 	sotw(&s, node("sidecar-1", false), url(XD_ENDPOINT), NULL, NULL, "demo,c2", NULL);
 	sotw(&s, NULL, url(XD_ENDPOINT), "x", "1", "demo", NULL);
@@ -462,7 +463,7 @@ int main(int argc, char **argv)
 	delta(&s, NULL, url(XD_CLUSTER), "*", NULL, NULL, NULL, NULL);
 	write_seed(&s, dir, "delta-ads-unknown");
 
-	/* The node changes on the stream (S1): the stream ends. */
+	/* The node changes on the stream (rule S1): the stream ends. */
 	begin(&s, ADS);
 	sotw(&s, node("sidecar-1", false), url(XD_CLUSTER), NULL, NULL, NULL, NULL);
 	sotw(&s, node("sidecar-1", false), url(XD_LISTENER), NULL, NULL, NULL, NULL);

@@ -1,5 +1,5 @@
 /*
- * The aggregated methods (rules A1 and A2 of XDS-SERVER-RULES.md)
+ * The aggregated methods (rules A1 and A2 of docs/protocol.md)
  * against the real xdsd over gRPC on loopback, SotW and delta alike:
  * every type on one stream, make-before-break as issue #4 words it (a
  * simulated Envoy that must never hold a route to a cluster it lacks),
@@ -30,9 +30,9 @@ static void ack_free(struct pu_client *cl, struct pu_resp *r)
 	pu_resp_free(r);
 }
 
-/* ---------------- A1 ---------------- */
+/* ---------------- rule A1 ---------------- */
 
-/* Checks one response of the A1 test: its type, its one resource. */
+/* Checks one response of the rule A1 test: its type, its one resource. */
 static void check_a(const struct pu_resp *r, struct pu_strs *nonces)
 {
 	enum pu_type t = (enum pu_type)r->type;
@@ -47,10 +47,10 @@ static void check_a(const struct pu_resp *r, struct pu_strs *nonces)
 }
 
 /*
- * A1: one stream carries every type, each with its own responses (its
+ * rule A1: one stream carries every type, each with its own responses (its
  * type_url, only its resources, its nonces). A reload that changes
- * every type is sent in the A2 order SDS, RTDS, CDS, EDS, LDS, RDS,
- * SRDS, VHDS, a later type held while an earlier one's response is
+ * every type is sent in the order of rule A2 (SDS, RTDS, CDS, EDS, LDS,
+ * RDS, SRDS, VHDS), a later type held while an earlier one's response is
  * unanswered.
  */
 START_TEST(a1_every_type_on_one_stream)
@@ -103,7 +103,7 @@ START_TEST(a1_every_type_on_one_stream)
 }
 END_TEST
 
-/* A1: subscribing to one type does not subscribe to others, and a
+/* rule A1: subscribing to one type does not subscribe to others, and a
  * change of one type disturbs no other on the stream. */
 START_TEST(a1_types_do_not_leak)
 {
@@ -135,7 +135,7 @@ START_TEST(a1_types_do_not_leak)
 }
 END_TEST
 
-/* ---------------- A2: a simulated Envoy ---------------- */
+/* ---------------- rule A2: a simulated Envoy ---------------- */
 
 /* name -> value (or NULL) */
 struct map {
@@ -439,8 +439,8 @@ static const struct {
 static struct pu_combo a2_combos[4];
 
 /*
- * A2 (issue #4): a reload moves route R from cluster X to a new cluster
- * Y and removes X, and adds listener L2 -> route R2 -> new cluster Z. A
+ * rule A2 (issue #4): a reload moves route R from cluster X to a new cluster
+ * Y and removes X, and adds listener "L2" -> route "R2" -> new cluster "Z". A
  * simulated Envoy (wildcard CDS and LDS, EDS and RDS by name) applies
  * each message and checks after every one that no route points to a
  * cluster (or endpoints) it lacks; X goes only in a last CDS after the
@@ -489,7 +489,7 @@ START_TEST(a2_make_before_break)
 }
 END_TEST
 
-/* A2: a cluster whose endpoints change goes out before the listeners and
+/* rule A2: a cluster whose endpoints change goes out before the listeners and
  * routes that start to use it, and the old cluster stays until they
  * moved (same simulated Envoy; the route swaps between two clusters). */
 START_TEST(a2_swap_back_and_forth)

@@ -1,11 +1,11 @@
 /*
- * Incremental xDS (rules D1-D11 of XDS-SERVER-RULES.md), against the
+ * Incremental xDS (rules D1-D11 of docs/protocol.md), against the
  * real xdsd over gRPC on loopback.
  *
  * Each test is written once and registered for every (method, type)
  * where its rule applies: the per-type incremental method of all eight
  * types, and the incremental aggregated method for the same type.
- * Also here: a restart of xdsd under a connected client (D7 across
+ * Also here: a restart of xdsd under a connected client (rule D7 across
  * restarts, issue #5 item 4).
  */
 #include <grpc/status.h>
@@ -21,7 +21,7 @@
 static const struct pu_combo *all, *wild, *vhds;
 static size_t nall, nwild, nvhds;
 
-/* D3: every resource carries its name and its version, the hash of its
+/* rule D3: every resource carries its name and its version, the hash of its
  * bytes, inside an Any of the type. */
 static void assert_resources(const struct pu_resp *r, enum pu_type t)
 {
@@ -87,9 +87,9 @@ static void ack_free(struct pu_client *cl, struct pu_resp *r)
 	pu_resp_free(r);
 }
 
-/* ---------------- D1 ---------------- */
+/* ---------------- rule D1 ---------------- */
 
-/* D1: the server tracks what the client subscribed to and which version
+/* rule D1: the server tracks what the client subscribed to and which version
  * of each resource it holds: a change sends exactly the changed
  * subscribed resources. */
 START_TEST(d1_tracks_names_and_versions)
@@ -118,9 +118,9 @@ START_TEST(d1_tracks_names_and_versions)
 }
 END_TEST
 
-/* ---------------- D2 ---------------- */
+/* ---------------- rule D2 ---------------- */
 
-/* D2: a first request of LDS/CDS/SRDS with no names is a wildcard. */
+/* rule D2: a first request of LDS/CDS/SRDS with no names is a wildcard. */
 START_TEST(d2_wildcard_by_empty_first_request)
 {
 	const struct pu_combo *c = pu_combo(_i);
@@ -140,7 +140,7 @@ START_TEST(d2_wildcard_by_empty_first_request)
 }
 END_TEST
 
-/* D2: subscribing "*" is a wildcard, and "*" can be unsubscribed. */
+/* rule D2: subscribing "*" is a wildcard, and "*" can be unsubscribed. */
 START_TEST(d2_wildcard_by_star_and_back)
 {
 	const struct pu_combo *c = pu_combo(_i);
@@ -173,7 +173,7 @@ START_TEST(d2_wildcard_by_star_and_back)
 }
 END_TEST
 
-/* D2: unsubscribing "*" keeps the names subscribed beside it. */
+/* rule D2: unsubscribing "*" keeps the names subscribed beside it. */
 START_TEST(d2_star_beside_names)
 {
 	const struct pu_combo *c = pu_combo(_i);
@@ -204,7 +204,7 @@ START_TEST(d2_star_beside_names)
 }
 END_TEST
 
-/* D2: a first request naming resources is not a wildcard. */
+/* rule D2: a first request naming resources is not a wildcard. */
 START_TEST(d2_names_first_is_not_wildcard)
 {
 	const struct pu_combo *c = pu_combo(_i);
@@ -225,9 +225,9 @@ START_TEST(d2_names_first_is_not_wildcard)
 }
 END_TEST
 
-/* ---------------- D3 ---------------- */
+/* ---------------- rule D3 ---------------- */
 
-/* D3: responses carry only changed resources, each with name and
+/* rule D3: responses carry only changed resources, each with name and
  * version; a nonce unique on the stream; system_version_info (for
  * debugging only: just a 16-digit version that follows the content). */
 START_TEST(d3_only_changed_with_versions)
@@ -262,9 +262,9 @@ START_TEST(d3_only_changed_with_versions)
 }
 END_TEST
 
-/* ---------------- D4 ---------------- */
+/* ---------------- rule D4 ---------------- */
 
-/* D4: deleted resources the client holds are listed in removed_resources
+/* rule D4: deleted resources the client holds are listed in removed_resources
  * (not those it never had); one that comes back is sent again. */
 START_TEST(d4_removed_resources)
 {
@@ -290,7 +290,7 @@ START_TEST(d4_removed_resources)
 }
 END_TEST
 
-/* D4 with a wildcard subscription (LDS, CDS, SRDS). */
+/* rule D4 with a wildcard subscription (LDS, CDS, SRDS). */
 START_TEST(d4_removed_resources_wildcard)
 {
 	const struct pu_combo *c = pu_combo(_i);
@@ -311,9 +311,9 @@ START_TEST(d4_removed_resources_wildcard)
 }
 END_TEST
 
-/* ---------------- D5 ---------------- */
+/* ---------------- rule D5 ---------------- */
 
-/* D5: a name subscribed again is sent again, though unchanged and held. */
+/* rule D5: a name subscribed again is sent again, though unchanged and held. */
 START_TEST(d5_resubscribe_resends)
 {
 	const struct pu_combo *c = pu_combo(_i);
@@ -339,9 +339,9 @@ START_TEST(d5_resubscribe_resends)
 }
 END_TEST
 
-/* ---------------- D6 ---------------- */
+/* ---------------- rule D6 ---------------- */
 
-/* D6: unsubscribing names never subscribed (existing or not) is
+/* rule D6: unsubscribing names never subscribed (existing or not) is
  * harmless: no error, no response, the subscription goes on. */
 START_TEST(d6_phantom_unsubscribe)
 {
@@ -366,7 +366,7 @@ START_TEST(d6_phantom_unsubscribe)
 }
 END_TEST
 
-/* ---------------- D7 ---------------- */
+/* ---------------- rule D7 ---------------- */
 
 /* Versions the client holds, learned on a first stream. */
 static struct pu_resp *learn(struct pu_env *e, const struct pu_combo *c,
@@ -387,7 +387,7 @@ static struct pu_resp *learn(struct pu_env *e, const struct pu_combo *c,
 }
 
 /*
- * D7: a new stream presenting initial_resource_versions gets neither
+ * rule D7: a new stream presenting initial_resource_versions gets neither
  * resources whose version matches, but those that changed, and vanished
  * ones as removed. Named (wildcard: false) or wildcard.
  */
@@ -441,7 +441,7 @@ START_TEST(d7_initial_resource_versions_wildcard)
 }
 END_TEST
 
-/* ---------------- D7: restart (issue #5 item 4) ---------------- */
+/* ---------------- rule D7: restart (issue #5 item 4) ---------------- */
 
 /* What an Envoy holds on a delta ADS stream: name -> version per type. */
 struct held {
@@ -521,7 +521,7 @@ static struct pu_snap *envoy_snapshot(void)
 }
 
 /*
- * D7 across a restart: a delta ADS client holding everything, xdsd
+ * rule D7 across a restart: a delta ADS client holding everything, xdsd
  * restarted on the same port with the same snapshots, the client back
  * with initial_resource_versions = what it holds: it is sent nothing,
  * or (when something changed while xdsd was down) only that.
@@ -590,9 +590,9 @@ START_TEST(d7_restart_sends_only_changes)
 }
 END_TEST
 
-/* ---------------- D8 ---------------- */
+/* ---------------- rule D8 ---------------- */
 
-/* D8: a subscribed name that does not exist is reported as a Resource
+/* rule D8: a subscribed name that does not exist is reported as a Resource
  * with the name and no body; when it appears it is sent. */
 START_TEST(d8_missing_reported)
 {
@@ -620,9 +620,9 @@ START_TEST(d8_missing_reported)
 }
 END_TEST
 
-/* ---------------- D9 ---------------- */
+/* ---------------- rule D9 ---------------- */
 
-/* D9: a NACK (nonce and error_detail) is recorded (one log line with the
+/* rule D9: a NACK (nonce and error_detail) is recorded (one log line with the
  * node, the version and the client's message) and its content not
  * resent; the next change is sent. */
 START_TEST(d9_nack)
@@ -652,7 +652,7 @@ START_TEST(d9_nack)
 }
 END_TEST
 
-/* D9: a request without response_nonce only changes subscriptions: its
+/* rule D9: a request without response_nonce only changes subscriptions: its
  * error_detail is no NACK, and it answers nothing. */
 START_TEST(d9_no_nonce_only_subscribes)
 {
@@ -685,7 +685,7 @@ START_TEST(d9_no_nonce_only_subscribes)
 }
 END_TEST
 
-/* D9 (as S5): an answer carrying a nonce that is not the latest is no
+/* rule D9 (as rule S5): an answer carrying a nonce that is not the latest is no
  * ACK or NACK of anything. */
 START_TEST(d9_stale_nonce_answers_nothing)
 {
@@ -719,9 +719,9 @@ START_TEST(d9_stale_nonce_answers_nothing)
 }
 END_TEST
 
-/* ---------------- D10 ---------------- */
+/* ---------------- rule D10 ---------------- */
 
-/* D10: virtual hosts subscribed by alias "<route config>/<domain>" are
+/* rule D10: virtual hosts subscribed by alias "<route config>/<domain>" are
  * sent under their name with the alias; changes follow the alias;
  * unsubscribing the alias stops them; an unknown alias is reported as
  * not existing under the name the client used. */
@@ -760,7 +760,7 @@ START_TEST(d10_subscribe_by_alias)
 }
 END_TEST
 
-/* D10 with D4: a virtual host the client subscribed to by alias is
+/* rule D10 with rule D4: a virtual host the client subscribed to by alias is
  * removed under its name when it goes. */
 START_TEST(d10_removed_by_name)
 {
@@ -780,7 +780,7 @@ START_TEST(d10_removed_by_name)
 }
 END_TEST
 
-/* D10 with S11 (no name twice in a response, which the spec asks of
+/* rule D10 with rule S11 (no name twice in a response, which the spec asks of
  * every variant): a virtual host subscribed by name and by alias is
  * sent once. */
 START_TEST(d10_name_and_alias_sent_once)
@@ -809,10 +809,10 @@ START_TEST(d10_name_and_alias_sent_once)
 }
 END_TEST
 
-/* ---------------- D11 ---------------- */
+/* ---------------- rule D11 ---------------- */
 
 /*
- * D11: on delta ADS each type is its own world: the same name in two
+ * rule D11: on delta ADS each type is its own world: the same name in two
  * types is two resources; one type's nonce answers nothing of another;
  * unsubscribing in one type leaves the other subscribed.
  */

@@ -1,5 +1,5 @@
 /*
- * State of the world (rules S1-S13 of XDS-SERVER-RULES.md), against the
+ * State of the world (rules S1-S13 of docs/protocol.md), against the
  * real xdsd over gRPC on loopback.
  *
  * Each test is written once and registered for every (method, type)
@@ -29,9 +29,9 @@ static bool is_nonce(const char *s)
 	return true;
 }
 
-/* ---------------- S1 ---------------- */
+/* ---------------- rule S1 ---------------- */
 
-/* S1: the node of the first request selects the snapshot; later requests
+/* rule S1: the node of the first request selects the snapshot; later requests
  * without a node keep it. */
 START_TEST(s1_first_node_is_used)
 {
@@ -72,7 +72,7 @@ START_TEST(s1_first_node_is_used)
 }
 END_TEST
 
-/* S1: repeating the same node is fine; a different node on the same
+/* rule S1: repeating the same node is fine; a different node on the same
  * stream ends it with INVALID_ARGUMENT. */
 START_TEST(s1_other_node_ends_stream)
 {
@@ -112,9 +112,9 @@ START_TEST(s1_other_node_ends_stream)
 }
 END_TEST
 
-/* ---------------- S2 ---------------- */
+/* ---------------- rule S2 ---------------- */
 
-/* S2: an empty first request is a wildcard, and the stream stays in it
+/* rule S2: an empty first request is a wildcard, and the stream stays in it
  * (later name lists are ignored). */
 START_TEST(s2_empty_first_request_is_wildcard)
 {
@@ -144,7 +144,7 @@ START_TEST(s2_empty_first_request_is_wildcard)
 }
 END_TEST
 
-/* S2: the name "*" is a wildcard; new resources are sent unasked. */
+/* rule S2: the name "*" is a wildcard; new resources are sent unasked. */
 START_TEST(s2_star_is_wildcard)
 {
 	const struct pu_combo *c = pu_combo(_i);
@@ -170,7 +170,7 @@ START_TEST(s2_star_is_wildcard)
 }
 END_TEST
 
-/* S2: a first request with names is not a wildcard. */
+/* rule S2: a first request with names is not a wildcard. */
 START_TEST(s2_names_first_is_not_wildcard)
 {
 	const struct pu_combo *c = pu_combo(_i);
@@ -194,7 +194,7 @@ START_TEST(s2_names_first_is_not_wildcard)
 }
 END_TEST
 
-/* ---------------- S3 ---------------- */
+/* ---------------- rule S3 ---------------- */
 
 struct vmodel {
 	struct pu_strs names;
@@ -226,7 +226,7 @@ static void vmodel_version(const struct vmodel *m, char out[17])
 	pu_table_version((const char *const *)m->names.v, v, m->names.n, out);
 }
 
-/* S3: version_info (the type's version: a content hash of the type's
+/* rule S3: version_info (the type's version: a content hash of the type's
  * resources), a decimal nonce unique on the stream, the type_url, and
  * resources of that type only. */
 START_TEST(s3_response_fields)
@@ -280,9 +280,9 @@ START_TEST(s3_response_fields)
 }
 END_TEST
 
-/* ---------------- S4 ---------------- */
+/* ---------------- rule S4 ---------------- */
 
-/* S4: a NACK is recorded (one log line with the node, the version and
+/* rule S4: a NACK is recorded (one log line with the node, the version and
  * the client's message), the NACKed version is not sent again, the next
  * change is. */
 START_TEST(s4_nack_recorded_not_resent)
@@ -318,7 +318,7 @@ START_TEST(s4_nack_recorded_not_resent)
 }
 END_TEST
 
-/* S4: an ACK is recorded: nothing is resent, and a NACK of a later
+/* rule S4: an ACK is recorded: nothing is resent, and a NACK of a later
  * version keeps what was ACKed. */
 START_TEST(s4_ack_then_nack_of_next)
 {
@@ -349,9 +349,9 @@ START_TEST(s4_ack_then_nack_of_next)
 }
 END_TEST
 
-/* ---------------- S5 ---------------- */
+/* ---------------- rule S5 ---------------- */
 
-/* S5: a request whose nonce is not the latest gets no response, and
+/* rule S5: a request whose nonce is not the latest gets no response, and
  * changes nothing. */
 START_TEST(s5_stale_nonce_ignored)
 {
@@ -396,9 +396,9 @@ START_TEST(s5_stale_nonce_ignored)
 }
 END_TEST
 
-/* ---------------- S6 ---------------- */
+/* ---------------- rule S6 ---------------- */
 
-/* S6: an ACK of the current version gets nothing until a subscribed
+/* rule S6: an ACK of the current version gets nothing until a subscribed
  * resource changes (not for unsubscribed changes, nor for a reload that
  * changes nothing). */
 START_TEST(s6_send_only_on_change)
@@ -431,13 +431,13 @@ START_TEST(s6_send_only_on_change)
 }
 END_TEST
 
-/* ---------------- S7 ---------------- */
+/* ---------------- rule S7 ---------------- */
 
 /*
  * After the client dropped names, the server owes no response (the
  * client forgets what it dropped); LDS and CDS may still answer, but
  * only with the full state that is left: exactly `left` (NULL: none).
- * Non-full-state types must not answer (S9: nothing unsubscribed).
+ * Non-full-state types must not answer (rule S9: nothing unsubscribed).
  */
 static void shrunk(struct pu_client *cl, enum pu_type t, const char *left)
 {
@@ -455,7 +455,7 @@ static void shrunk(struct pu_client *cl, enum pu_type t, const char *left)
 	pu_resp_free(r);
 }
 
-/* S7: newly requested names are sent, even unchanged and sent before. */
+/* rule S7: newly requested names are sent, even unchanged and sent before. */
 START_TEST(s7_new_names_sent)
 {
 	const struct pu_combo *c = pu_combo(_i);
@@ -490,9 +490,9 @@ START_TEST(s7_new_names_sent)
 }
 END_TEST
 
-/* ---------------- S8 ---------------- */
+/* ---------------- rule S8 ---------------- */
 
-/* S8: LDS and CDS responses carry every subscribed resource; a deleted
+/* rule S8: LDS and CDS responses carry every subscribed resource; a deleted
  * one is left out; an empty response deletes all. Explicit names or
  * wildcard (loop index parity). */
 static void full_state(int i, bool wildcard)
@@ -552,9 +552,9 @@ START_TEST(s8_full_state_wildcard)
 }
 END_TEST
 
-/* ---------------- S9 ---------------- */
+/* ---------------- rule S9 ---------------- */
 
-/* S9: RDS, SRDS, EDS, SDS, RTDS carry the subscribed resources that
+/* rule S9: RDS, SRDS, EDS, SDS, RTDS carry the subscribed resources that
  * changed, never unsubscribed ones. */
 START_TEST(s9_only_changed_subscribed)
 {
@@ -593,9 +593,9 @@ START_TEST(s9_only_changed_subscribed)
 }
 END_TEST
 
-/* ---------------- S10 ---------------- */
+/* ---------------- rule S10 ---------------- */
 
-/* S10: a requested name that does not exist is remembered and sent when
+/* rule S10: a requested name that does not exist is remembered and sent when
  * it appears, without asking again. */
 START_TEST(s10_missing_name_remembered)
 {
@@ -626,7 +626,7 @@ START_TEST(s10_missing_name_remembered)
 }
 END_TEST
 
-/* ---------------- S11 ---------------- */
+/* ---------------- rule S11 ---------------- */
 
 static void assert_unique(const struct pu_resp *r)
 {
@@ -636,7 +636,7 @@ static void assert_unique(const struct pu_resp *r)
 				  "'%s' twice in one response", r->res[i].name);
 }
 
-/* S11: a response never carries the same name twice, even when the
+/* rule S11: a response never carries the same name twice, even when the
  * request repeats names (or names "*" beside a name). */
 START_TEST(s11_no_duplicate_names)
 {
@@ -674,9 +674,9 @@ START_TEST(s11_no_duplicate_names)
 }
 END_TEST
 
-/* ---------------- S12 ---------------- */
+/* ---------------- rule S12 ---------------- */
 
-/* S12: on reconnect a client presenting an old version gets the current
+/* rule S12: on reconnect a client presenting an old version gets the current
  * state; presenting the current one it may get nothing, or else the
  * complete current state. */
 START_TEST(s12_reconnect_with_version)
@@ -723,7 +723,7 @@ START_TEST(s12_reconnect_with_version)
 }
 END_TEST
 
-/* S12 (with S7): on a new stream, a client naming resources gets them
+/* rule S12 (with rule S7): on a new stream, a client naming resources gets them
  * even when it presents the current version (the server cannot know it
  * holds them). */
 START_TEST(s12_reconnect_named_resent)
@@ -755,7 +755,7 @@ START_TEST(s12_reconnect_named_resent)
 }
 END_TEST
 
-/* S12: on the aggregated stream each type has its own version: a change
+/* rule S12: on the aggregated stream each type has its own version: a change
  * of one type moves that type's version only and sends only it. */
 START_TEST(s12_versions_per_type_on_ads)
 {
@@ -783,7 +783,7 @@ START_TEST(s12_versions_per_type_on_ads)
 		struct vmodel m = {0};
 		char want[17];
 
-		r = pu_expect(cl, order[i]); /* in A2 order */
+		r = pu_expect(cl, order[i]); /* in the order of rule A2 */
 		for (size_t k = 0; k < r->nres; k++)
 			PU_ASSERT(strcmp(r->res[k].url, pu_type_url(order[i])) == 0,
 				  "a %s resource in a %s response", r->res[k].url,
@@ -822,9 +822,9 @@ START_TEST(s12_versions_per_type_on_ads)
 }
 END_TEST
 
-/* ---------------- S13 ---------------- */
+/* ---------------- rule S13 ---------------- */
 
-/* S13: a request listing fewer names unsubscribes the others; an empty
+/* rule S13: a request listing fewer names unsubscribes the others; an empty
  * list (after the first request) means no interest at all. */
 START_TEST(s13_unsubscribe_by_list)
 {

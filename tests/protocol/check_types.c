@@ -1,6 +1,6 @@
 /*
  * Types, services and wrapping (rules T1-T3 and L2 of
- * XDS-SERVER-RULES.md), against the real xdsd over gRPC on loopback.
+ * docs/protocol.md), against the real xdsd over gRPC on loopback.
  */
 #include <grpc/status.h>
 #include <stdio.h>
@@ -36,9 +36,9 @@ static const char *const messages[PU_NTYPES] = {
 	[PU_VHDS] = "envoy.config.route.v3.VirtualHost",
 };
 
-/* ---------------- T1 ---------------- */
+/* ---------------- rule T1 ---------------- */
 
-/* T1: each type is served under type.googleapis.com/<full message name>,
+/* rule T1: each type is served under type.googleapis.com/<full message name>,
  * in the response and in each resource's Any. */
 START_TEST(t1_type_url)
 {
@@ -70,9 +70,9 @@ START_TEST(t1_type_url)
 }
 END_TEST
 
-/* ---------------- T2 ---------------- */
+/* ---------------- rule T2 ---------------- */
 
-/* T2: every per-type method serves its type, at its full method name
+/* rule T2: every per-type method serves its type, at its full method name
  * (envoy.service.<pkg>.v3.<Service>/<Method>). */
 START_TEST(t2_method_serves_its_type)
 {
@@ -93,7 +93,7 @@ START_TEST(t2_method_serves_its_type)
 }
 END_TEST
 
-/* T2: VHDS is incremental only: there is no StreamVirtualHosts. */
+/* rule T2: VHDS is incremental only: there is no StreamVirtualHosts. */
 START_TEST(t2_no_sotw_vhds)
 {
 	pu_combo(_i); /* the label of failures */
@@ -111,9 +111,9 @@ START_TEST(t2_no_sotw_vhds)
 }
 END_TEST
 
-/* ---------------- T3 ---------------- */
+/* ---------------- rule T3 ---------------- */
 
-/* T3: on a per-type method the type is implied: a request without a
+/* rule T3: on a per-type method the type is implied: a request without a
  * type_url is served. */
 START_TEST(t3_per_type_implies_type)
 {
@@ -136,7 +136,7 @@ START_TEST(t3_per_type_implies_type)
 }
 END_TEST
 
-/* T3: on a per-type method another type's URL, or an unknown one, ends
+/* rule T3: on a per-type method another type's URL, or an unknown one, ends
  * the stream with INVALID_ARGUMENT and a message naming it; only that
  * stream. */
 START_TEST(t3_per_type_rejects_other_types)
@@ -174,7 +174,7 @@ START_TEST(t3_per_type_rejects_other_types)
 }
 END_TEST
 
-/* T3: on the aggregated methods the type URL is required. */
+/* rule T3: on the aggregated methods the type URL is required. */
 START_TEST(t3_ads_requires_type_url)
 {
 	const struct pu_combo *c = pu_combo(_i);
@@ -192,7 +192,7 @@ START_TEST(t3_ads_requires_type_url)
 END_TEST
 
 /*
- * T3: on the aggregated methods an unknown type URL gets a clear answer
+ * rule T3: on the aggregated methods an unknown type URL gets a clear answer
  * that disturbs no other type on the stream (a status would end them
  * all): an empty response of that type (SotW), or each name reported as
  * not existing (delta), once; the log names the type.
@@ -238,10 +238,10 @@ START_TEST(t3_ads_unknown_type_answered)
 }
 END_TEST
 
-/* ---------------- L2 ---------------- */
+/* ---------------- rule L2 ---------------- */
 
 /*
- * L2: SotW resources are wrapped in envoy.service.discovery.v3.Resource
+ * rule L2: SotW resources are wrapped in envoy.service.discovery.v3.Resource
  * (name, version = hash of the resource, the resource in an Any) for a
  * node announcing xds.config.supports-resource-in-sotw, and only then.
  */

@@ -2,8 +2,9 @@
  * Bad clients on the wire: garbage, truncated and malformed requests,
  * a huge name list, too many unknown types, a client that never reads.
  * Each ends (at most) its own stream with a clear status; the daemon and
- * every other stream go on (STYLE 11: bad input from a client ends that
- * stream, never the daemon). Against the real xdsd over loopback.
+ * every other stream go on (docs/design.md §6: bad input from a client
+ * ends that stream, never the daemon). Against the real xdsd over
+ * loopback.
  */
 #include <grpc/status.h>
 #include <stdio.h>
@@ -237,7 +238,7 @@ START_TEST(wire_huge_name_list)
 }
 END_TEST
 
-/* Unknown type URLs are answered (T3), but one stream may keep only a
+/* Unknown type URLs are answered (rule T3), but one stream may keep only a
  * few: the fifth ends that stream with INVALID_ARGUMENT. */
 START_TEST(wire_too_many_unknown_types)
 {

@@ -1,8 +1,8 @@
 # Protocol tests: the real xdsd over real gRPC on loopback, one or more
-# tests per rule of XDS-SERVER-RULES.md, each run for every (method,
+# tests per rule of docs/protocol.md, each run for every (method,
 # type) where its rule applies (included by Makefile.am).
-#   check_sotw    S1-S13         check_delta  D1-D11, restart (D7)
-#   check_ads     A1, A2, encoded once        check_types  T1-T3, L2
+#   check_sotw    rules S1-S13   check_delta  rules D1-D11, restart (rule D7)
+#   check_ads     rules A1, A2, encoded once  check_types  rules T1-T3, L2
 #   check_wire    garbage, huge, never-reading clients
 #   check_valgrind_proto  a subset of them with xdsd under valgrind
 check_LIBRARIES += tests/protocol/libprototest.a

@@ -1,6 +1,6 @@
 /*
  * Helpers for the protocol tests: the real xdsd over real gRPC on
- * loopback, driven by rule (XDS-SERVER-RULES.md) and by (method, type).
+ * loopback, driven by rule (docs/protocol.md) and by (method, type).
  *
  *   snapshots  pu_snap: resources by type, written as Envoy YAML into a
  *              directory the test owns; a reload is SIGHUP plus waiting
@@ -41,9 +41,9 @@
 #include "client.h"
 #include "daemon.h"
 
-/* ---------------- types and methods (T1, T2) ---------------- */
+/* ---------------- types and methods (rules T1, T2) ---------------- */
 
-/* In the order xdsd pushes them on the aggregated methods (A2). */
+/* In the order xdsd pushes them on the aggregated methods (rule A2). */
 enum pu_type {
 	PU_SDS,
 	PU_RTDS,
@@ -63,7 +63,7 @@ const char *pu_type_url(enum pu_type t);
 const char *pu_type_label(enum pu_type t); /* "CDS" */
 /* The type with this URL, or -1. */
 int pu_type_of_url(const char *url);
-/* LDS and CDS: SotW responses carry the full state (S8). */
+/* LDS and CDS: SotW responses carry the full state (rule S8). */
 bool pu_full_state(enum pu_type t);
 
 /* The gRPC method for a mode; NULL for SotW VHDS (no such method). */
@@ -251,7 +251,7 @@ struct pu_req {
 	const char *const *init_versions;
 	size_t ninit;
 	enum { PU_NODE_AUTO, PU_NODE_NEVER, PU_NODE_ALWAYS } node;
-	const char *node_id;           /* another node id (S1) */
+	const char *node_id;           /* another node id (rule S1) */
 };
 
 /* Sends `r`; the node goes on the stream's first request (AUTO). */
@@ -276,11 +276,11 @@ void pu_unsub(struct pu_client *c, enum pu_type t, ...)
 struct pu_res {
 	char *name;
 	char *version;    /* delta, or wrapped SotW: Resource.version */
-	bool has_body;    /* delta: false for "does not exist" (D8) */
+	bool has_body;    /* delta: false for "does not exist" (rule D8) */
 	uint8_t *body;    /* the resource message */
 	size_t len;
 	char *url;        /* the type URL of the Any holding the body */
-	bool wrapped;     /* SotW: in a Resource (L2) */
+	bool wrapped;     /* SotW: in a Resource (rule L2) */
 	char **aliases;
 	size_t naliases;
 };

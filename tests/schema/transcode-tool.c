@@ -9,7 +9,7 @@
  *   transcode-tool --schema F --type MSG --walk PATH FILE
  *       prints each value PATH reaches in FILE's bytes, one a line
  *   transcode-tool --schema F --snapshot FILE
- *       encodes a snapshot file (sections as in DESIGN.md §4) and prints
+ *       encodes a snapshot file (sections as in docs/design.md §3) and prints
  *       "path line:column length" per resource (--threads N: in
  *       pieces, as the daemon does)
  *

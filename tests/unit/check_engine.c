@@ -2,7 +2,7 @@
  * The protocol engine without sockets: interned name sets, tables and
  * their wire forms, and the per-type state (sub.c) fed request by
  * request, its response bodies decoded with protobuf-c. Rules cited as
- * in XDS-SERVER-RULES.md.
+ * in docs/protocol.md.
  */
 #include <grpc/grpc.h>
 #include <stdio.h>
@@ -223,7 +223,7 @@ static const uint8_t *entry_body(const struct xd_span *sp, size_t *len)
 	return p;
 }
 
-/* The three wire forms decode as what they claim to be (DESIGN §5). */
+/* The three wire forms decode as what they claim to be (docs/design.md §4). */
 START_TEST(table_wire_forms)
 {
 	const char *aliases[] = {"rc/a.example", "rc/b.example"};
@@ -262,7 +262,7 @@ START_TEST(table_wire_forms)
 	ck_assert_int_eq(memcmp(res->resource->value.data, "MSG", 3), 0);
 	envoy__service__discovery__v3__resource__free_unpacked(res, NULL);
 
-	/* wrapped (L2): Any{Resource} */
+	/* wrapped (rule L2): Any{Resource} */
 	body = entry_body(&e->wrapped, &len);
 	any = google__protobuf__any__unpack(NULL, len, body);
 	ck_assert_ptr_nonnull(any);
@@ -317,7 +317,7 @@ static char *sotw_step(struct xd_sub *s, struct xd_table *t, bool full,
 	return c;
 }
 
-/* S2, S8: wildcard CDS is full state; S6: nothing until a change. */
+/* rules S2, S8: wildcard CDS is full state; rule S6: nothing until a change. */
 START_TEST(sotw_wildcard_full_state)
 {
 	struct xd_sub s;
@@ -339,15 +339,15 @@ START_TEST(sotw_wildcard_full_state)
 	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
 	r = sotw_req(ack, false, NULL, 0);
 	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true, true, NULL), XD_SUB_ACK);
-	ck_assert_ptr_null(sotw_step(&s, t1, true, &nonce)); /* S6 */
+	ck_assert_ptr_null(sotw_step(&s, t1, true, &nonce)); /* rule S6 */
 	c = sotw_step(&s, t2, true, &nonce);
-	ck_assert_str_eq(c, "A2,B1"); /* S8: everything, not just a */
+	ck_assert_str_eq(c, "A2,B1"); /* rule S8: everything, not just a */
 	free(c);
 	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
 	r = sotw_req(ack, false, NULL, 0);
 	xd_sub_sotw_request(&s, &r, true, true, NULL);
 	c = sotw_step(&s, t3, true, &nonce);
-	ck_assert_str_eq(c, "A2"); /* S8: b's absence deletes it */
+	ck_assert_str_eq(c, "A2"); /* rule S8: b's absence deletes it */
 	free(c);
 	xd_sub_clear(&s);
 	xd_table_unref(t1);
@@ -356,8 +356,9 @@ START_TEST(sotw_wildcard_full_state)
 }
 END_TEST
 
-/* S9: EDS carries only subscribed resources that changed; S7: new names
- * are sent even if unchanged; S10: missing names are sent on arrival. */
+/* rule S9: EDS carries only subscribed resources that changed; rule S7:
+ * new names are sent even if unchanged; rule S10: missing names are sent
+ * on arrival. */
 START_TEST(sotw_explicit_changes_only)
 {
 	struct xd_sub s;
@@ -385,7 +386,7 @@ START_TEST(sotw_explicit_changes_only)
 	r = sotw_req(ack, false, b_only, 1); /* unsubscribe a and d */
 	xd_sub_sotw_request(&s, &r, false, false, NULL);
 	ck_assert_ptr_null(sotw_step(&s, t2, false, &nonce));
-	r = sotw_req(ack, false, ab, 2); /* a again: S7 sends it */
+	r = sotw_req(ack, false, ab, 2); /* a again: rule S7 sends it */
 	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL), XD_SUB_REQUEST);
 	c = sotw_step(&s, t2, false, &nonce);
 	ck_assert_str_eq(c, "A2");
@@ -396,8 +397,8 @@ START_TEST(sotw_explicit_changes_only)
 }
 END_TEST
 
-/* S4: a NACKed version is not resent, the next change is. S5: stale
- * nonces are ignored. S13: an empty list means no interest. */
+/* rule S4: a NACKed version is not resent, the next change is. Rule S5:
+ * stale nonces are ignored. Rule S13: an empty list means no interest. */
 START_TEST(sotw_nack_and_stale)
 {
 	struct xd_sub s;
@@ -428,7 +429,7 @@ START_TEST(sotw_nack_and_stale)
 	snprintf(n1, sizeof(n1), "%llu", (unsigned long long)nonce);
 	r = sotw_req(n1, false, NULL, 0);
 	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL), XD_SUB_ACK);
-	ck_assert_uint_eq(xd_nameset_count(s.want.set), 0); /* S13 */
+	ck_assert_uint_eq(xd_nameset_count(s.want.set), 0); /* rule S13 */
 	ck_assert(!s.want.all);
 	xd_sub_clear(&s);
 	xd_table_unref(t1);
@@ -436,7 +437,7 @@ START_TEST(sotw_nack_and_stale)
 }
 END_TEST
 
-/* S12: a wildcard client presenting the current version on a new stream
+/* rule S12: a wildcard client presenting the current version on a new stream
  * is not sent it again; an older version, or explicit names, are. */
 START_TEST(sotw_resume_on_reconnect)
 {
@@ -461,7 +462,7 @@ START_TEST(sotw_resume_on_reconnect)
 	free(c);
 	xd_sub_clear(&s);
 
-	/* explicit names may be new to the client: sent (S12's caveat) */
+	/* explicit names may be new to the client: sent (rule S12's caveat) */
 	r = sotw_req("", false, a, 1);
 	r.version_info = cur;
 	xd_sub_init(&s);
@@ -474,7 +475,7 @@ START_TEST(sotw_resume_on_reconnect)
 }
 END_TEST
 
-/* S2: the legacy wildcard (empty first request) stays for the stream;
+/* rule S2: the legacy wildcard (empty first request) stays for the stream;
  * "*" is a wildcard that a later request can drop. */
 START_TEST(sotw_wildcard_forms)
 {
@@ -509,7 +510,7 @@ START_TEST(sotw_wildcard_forms)
 }
 END_TEST
 
-/* DESIGN §5: clients in the same state share one body. */
+/* docs/design.md §4: clients in the same state share one body. */
 START_TEST(bodies_shared_between_clients)
 {
 	struct xd_table *t = TABLE(XD_CLUSTER, "a=A", "b=B");
@@ -541,7 +542,7 @@ START_TEST(bodies_shared_between_clients)
 }
 END_TEST
 
-/* L2: wrapped resources for clients that ask for them. */
+/* rule L2: wrapped resources for clients that ask for them. */
 START_TEST(sotw_wrapped_form)
 {
 	struct xd_table *t = TABLE(XD_LISTENER, "l=L");
@@ -622,7 +623,7 @@ static void delta_ack(struct xd_sub *s, uint64_t nonce)
 	ck_assert_int_eq(xd_sub_delta_request(s, &r, true, NULL), XD_SUB_ACK);
 }
 
-/* D2, D3, D4: wildcard delta sends changes and removals only. */
+/* rules D2, D3, D4: wildcard delta sends changes and removals only. */
 START_TEST(delta_wildcard_changes_and_removals)
 {
 	struct xd_table *t1 = TABLE(XD_CLUSTER, "a=A1", "b=B1", "c=C1");
@@ -650,8 +651,9 @@ START_TEST(delta_wildcard_changes_and_removals)
 }
 END_TEST
 
-/* D5: subscribed names are sent even if held; D6: phantom unsubscribes
- * are harmless; D8: missing names are reported once, by name. */
+/* rule D5: subscribed names are sent even if held; rule D6: phantom
+ * unsubscribes are harmless; rule D8: missing names are reported once, by
+ * name. */
 START_TEST(delta_explicit_rules)
 {
 	struct xd_table *t = TABLE(XD_ENDPOINT, "a=A", "b=B");
@@ -678,7 +680,7 @@ START_TEST(delta_explicit_rules)
 }
 END_TEST
 
-/* D4 vs D8: a held resource that is deleted while still subscribed is
+/* rule D4 vs rule D8: a held resource that is deleted while still subscribed is
  * removed, not also reported missing (Envoy refuses a name in both). */
 START_TEST(delta_deleted_is_removed_only)
 {
@@ -705,7 +707,7 @@ START_TEST(delta_deleted_is_removed_only)
 }
 END_TEST
 
-/* D8 with a wildcard: a name subscribed beside "*" that does not exist
+/* rule D8 with a wildcard: a name subscribed beside "*" that does not exist
  * is reported once, not in every response. */
 START_TEST(delta_wildcard_plus_missing_name)
 {
@@ -728,7 +730,7 @@ START_TEST(delta_wildcard_plus_missing_name)
 }
 END_TEST
 
-/* D7: initial_resource_versions: matching versions are not resent,
+/* rule D7: initial_resource_versions: matching versions are not resent,
  * changed ones are, vanished ones are removed. */
 START_TEST(delta_initial_versions)
 {
@@ -754,7 +756,7 @@ START_TEST(delta_initial_versions)
 }
 END_TEST
 
-/* D9: subscription changes apply even with a stale nonce. */
+/* rule D9: subscription changes apply even with a stale nonce. */
 START_TEST(delta_stale_nonce_still_subscribes)
 {
 	struct xd_table *t = TABLE(XD_ROUTE, "r=R", "q=Q");
@@ -779,7 +781,7 @@ START_TEST(delta_stale_nonce_still_subscribes)
 }
 END_TEST
 
-/* D10: VHDS subscribes by alias; the resource carries its name. */
+/* rule D10: VHDS subscribes by alias; the resource carries its name. */
 START_TEST(delta_alias_subscription)
 {
 	const char *al[] = {"rc/www.example"};
@@ -804,7 +806,7 @@ START_TEST(delta_alias_subscription)
 }
 END_TEST
 
-/* S11 with D10: a virtual host subscribed by its name and two aliases
+/* rule S11 with rule D10: a virtual host subscribed by its name and two aliases
  * is carried once and, when it goes, removed once under its name. */
 START_TEST(delta_alias_and_name_removed_once)
 {

@@ -1,6 +1,6 @@
 /*
  * The make-before-break sequencer (protocol/sequence.c, rule A2 of
- * XDS-SERVER-RULES.md) without sockets: a simulated client's per-type
+ * docs/protocol.md) without sockets: a simulated client's per-type
  * state, a target snapshot and a clock in, the next step out. The tests
  * play the client: they record each response as sent, answer it (ACK),
  * subscribe, and move the target and the clock.
@@ -330,9 +330,9 @@ static void end(struct client *c)
 	grpc_shutdown_blocking();
 }
 
-/* ---------------- A2 on the aggregated methods ---------------- */
+/* ---------------- rule A2 on the aggregated methods ---------------- */
 
-/* A2: one change touching every type goes out SDS, RTDS, CDS, EDS, LDS,
+/* rule A2: one change touching every type goes out SDS, RTDS, CDS, EDS, LDS,
  * RDS, SRDS, VHDS, one at a time, whatever order the client subscribed
  * in. _i: 0 SotW, 1 delta. */
 START_TEST(a2_order_of_one_change_touching_all)
@@ -352,7 +352,7 @@ START_TEST(a2_order_of_one_change_touching_all)
 }
 END_TEST
 
-/* A2: a later type waits while an earlier one is in flight, however
+/* rule A2: a later type waits while an earlier one is in flight, however
  * long; the answer lets it go. */
 START_TEST(a2_later_type_waits_for_earlier_in_flight)
 {
@@ -373,7 +373,7 @@ START_TEST(a2_later_type_waits_for_earlier_in_flight)
 }
 END_TEST
 
-/* A2: clusters the old listeners and routes used stay in what the client
+/* rule A2: clusters the old listeners and routes used stay in what the client
  * is sent (the union) until LDS and RDS are settled on the new snapshot;
  * then a final CDS drops them. Route r moves from cluster a to the new
  * cluster c. _i: 0 SotW (full state: the union's content), 1 delta (no
@@ -397,7 +397,7 @@ START_TEST(a2_dropped_clusters_stay_until_listeners_settle)
 }
 END_TEST
 
-/* A2, delta: endpoints of dropped clusters are kept too, and removed
+/* rule A2, delta: endpoints of dropped clusters are kept too, and removed
  * after the clusters; listeners wait for the new clusters' endpoints. */
 START_TEST(a2_delta_keeps_endpoints_too)
 {
@@ -424,7 +424,7 @@ START_TEST(a2_delta_keeps_endpoints_too)
 }
 END_TEST
 
-/* A2, SotW: endpoints are served from the target at once (a SotW EDS
+/* rule A2, SotW: endpoints are served from the target at once (a SotW EDS
  * response deletes nothing it leaves out); clusters are still kept. */
 START_TEST(a2_sotw_endpoints_not_kept)
 {
@@ -440,7 +440,7 @@ START_TEST(a2_sotw_endpoints_not_kept)
 }
 END_TEST
 
-/* A2: listeners wait for the client to subscribe to its new clusters'
+/* rule A2: listeners wait for the client to subscribe to its new clusters'
  * endpoints, up to XD_SEQ_EDS_WAIT_MS; then they go on (the session logs
  * it). _i: 0 the client never subscribes, 1 it does in time. */
 START_TEST(a2_listeners_wait_for_eds_until_deadline)
@@ -478,7 +478,7 @@ END_TEST
 
 /* ---------------- per-type methods ---------------- */
 
-/* A2 applies to the aggregated methods only: a per-type method sends its
+/* rule A2 applies to the aggregated methods only: a per-type method sends its
  * type when due, with no order, no union and no EDS wait. One state,
  * pumped as the CDS method and as the LDS method. */
 START_TEST(a2_per_type_methods_send_only_their_type)
