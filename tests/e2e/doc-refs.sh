@@ -31,6 +31,7 @@
 #
 # Usage: XDSD_SRCDIR=... sh tests/e2e/doc-refs.sh       TAP, for make check
 #        sh tests/e2e/doc-refs.sh --scan ROOT            one line per finding
+: "${XDSD_SRCDIR:=$(dirname "$0")/../..}"
 . "$XDSD_SRCDIR/tests/lib/tap.sh"
 
 awk_prog=$tap_tmp/doc-refs.awk
@@ -333,10 +334,12 @@ scan() {
         -o -name '*.py' -o -name '*.js' -o -name '*.mk' -o -name '*.md' \
         -o -name '*.am' -o -name '*.proto' \) ! -path '*/node_modules/*' 2>/dev/null
       find bench tests -type f ! -name '*.*' ! -path '*/node_modules/*' 2>/dev/null |
-        while read -r f; do [ "$(head -c 2 "$f")" = "#!" ] && echo "$f"; done
+        while read -r f; do
+          case $(sed -n 1p "$f") in '#!'*) echo "$f" ;; esac
+        done
       [ -f README.md ] && echo README.md
     } | grep -v '^tests/e2e/doc-refs\.sh$' | sort -u > "$tap_tmp/files" )
-  LC_ALL=C awk -v root="$1" -v list="$tap_tmp/files" -f "$awk_prog" | sort -t "$(printf '\t')" -k1,1 -s
+  LC_ALL=C awk -v root="$1" -v list="$tap_tmp/files" -f "$awk_prog" | LC_ALL=C sort
 }
 
 if [ "${1:-}" = "--scan" ]; then
