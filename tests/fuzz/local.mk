@@ -5,9 +5,11 @@
 # `make fuzz-request` (also reached by `make fuzz`): every request a
 # peer sends, SotW and delta, through parsing, the node, subscriptions
 # and the sequencer, under libFuzzer with ASan and UBSan
-# (tests/fuzz/fuzz_request.c). Seeded with the requests request-seeds
-# writes (delta, reconnections, NACKs, deep node metadata...). Needs
-# clang; runs FUZZ_TIME seconds.
+# (tests/fuzz/fuzz_request.c). Seeded with streams captured from gRPC's
+# own xDS clients (seeds-request/, made by capture-requests.py: they
+# need a live daemon and client, so they are committed) and with the
+# requests request-seeds writes (delta, reconnections, NACKs, deep node
+# metadata...). Needs clang; runs FUZZ_TIME seconds.
 # ---------------------------------------------------------------------
 FUZZ_REQUEST_SRCS = $(srcdir)/tests/fuzz/fuzz_request.c \
 	$(srcdir)/src/protocol/request.c $(srcdir)/src/protocol/node.c \
@@ -26,7 +28,8 @@ tests_fuzz_request_seeds_SOURCES = tests/fuzz/request_seeds.c
 tests_fuzz_request_seeds_CFLAGS = $(TEST_CFLAGS)
 tests_fuzz_request_seeds_LDADD = $(TEST_LIBS)
 
-EXTRA_DIST += tests/fuzz/fuzz_request.c
+EXTRA_DIST += tests/fuzz/fuzz_request.c tests/fuzz/capture-requests.py \
+	tests/fuzz/seeds-request
 if HAVE_CLANG
 # The harness is held to every warning; the protobuf-c code it links
 # (to decode responses) builds without -Wshadow -Wmissing-prototypes,
@@ -49,7 +52,7 @@ fuzz-request: tests/fuzz/fuzz_request$(EXEEXT) tests/fuzz/request-seeds$(EXEEXT)
 	tests/fuzz/fuzz_request$(EXEEXT) \
 		-max_total_time=$(FUZZ_TIME) -max_len=65536 -timeout=10 \
 		-rss_limit_mb=2048 tests/fuzz/corpus-request \
-		tests/fuzz/seeds-request-built
+		tests/fuzz/seeds-request-built $(srcdir)/tests/fuzz/seeds-request
 else
 fuzz-request:
 	@echo "make fuzz needs clang, which configure did not find"; exit 1

@@ -124,7 +124,8 @@ static const char *url(enum xd_rtype t)
 
 /*
  * The node a sidecar describes itself with; `wrapped` announces
- * xds.config.supports-resource-in-sotw (as gRPC does), `id` may change.
+ * xds.config.supports-resource-in-sotw (L2: resources come wrapped in
+ * SotW), `id` may change.
  */
 static Envoy__Config__Core__V3__Node *node(const char *id, bool wrapped)
 {
