@@ -449,7 +449,7 @@ static void check_response(const struct peer *p, const struct xd_seq_step *st,
 					ncarried++;
 					check_carried(s, st->table, name);
 				} else {
-					/* D8: a name that does not exist */
+					/* rule D8: a name that does not exist */
 					nmissing++;
 					NEED(!table_knows(st->table, name));
 					NEED(xd_nameset_has(s->want.set, name.data,
@@ -486,15 +486,15 @@ static void check_response(const struct peer *p, const struct xd_seq_step *st,
 	NEED(ncarried == b->nresources && nmissing == b->nmissing &&
 	     nremoved == b->nremoved);
 
-	/* S11: no resource twice; Envoy refuses a name that is both in
-	 * resources and removed_resources (D4). */
+	/* rule S11: no resource twice; Envoy refuses a name that is both in
+	 * resources and removed_resources (rule D4). */
 	NEED(distinct(names, nnames));
 	NEED(distinct(removed, nremoved));
 	for (size_t i = 0; i < nremoved; i++) {
 		NEED(!sorted_has(names, nnames, removed[i]));
 		NEED(!table_knows(st->table, removed[i]));
 	}
-	/* Only a full-state SotW response may say "nothing" (S8). */
+	/* Only a full-state SotW response may say "nothing" (rule S8). */
 	if (p->delta || !xd_rtype_info(st->type)->full_state)
 		NEED(ncarried + nmissing + nremoved > 0);
 	free(names);
@@ -609,7 +609,7 @@ static bool unknown_request(struct peer *p, const struct xd_request *r)
 	return true;
 }
 
-/* What a SotW request must not change when it is stale (S5). */
+/* What a SotW request must not change when it is stale (rule S5). */
 static bool same_state(const struct xd_sub *s, const struct xd_sub *before)
 {
 	return s->active == before->active &&

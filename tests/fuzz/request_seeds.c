@@ -124,7 +124,7 @@ static const char *url(enum xd_rtype t)
 
 /*
  * The node a sidecar describes itself with; `wrapped` announces
- * xds.config.supports-resource-in-sotw (L2: resources come wrapped in
+ * xds.config.supports-resource-in-sotw (rule L2: resources come wrapped in
  * SotW), `id` may change.
  */
 static Envoy__Config__Core__V3__Node *node(const char *id, bool wrapped)
