@@ -149,7 +149,7 @@ void sm_clear(struct smap *m);
 
 /*
  * A set of name hashes, to find a name given twice in one response
- * (S11; Envoy NACKs a delta response naming a resource twice, even once
+ * (rule S11; Envoy NACKs a delta response naming a resource twice, even once
  * in resources and once in removed_resources).
  */
 struct hset {

@@ -300,7 +300,7 @@ bool on_delta(struct client *c, const uint8_t *d, size_t n)
 					twice(c, t, name.data, name.len);
 				trace(c, "   %s %.*s: does not exist", type_name[t],
 				      (int)name.len, (const char *)name.data);
-				/* D8: a name that does not exist */
+				/* rule D8: a name that does not exist */
 				struct sm_ent *e = sm_find(&ts->held, (const char *)name.data, name.len);
 
 				if (e) {

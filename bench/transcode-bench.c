@@ -1,7 +1,7 @@
 /*
  * How fast a large snapshot file becomes encoded resources.
  *
- * Generates (or reads) a snapshot of the size DESIGN.md plans for --
+ * Generates (or reads) a snapshot of the size docs/design.md §3 plans for --
  * 10,000 clusters, 10,000 ClusterLoadAssignments of 10 endpoints, one
  * listener, one route configuration of 10,000 virtual hosts (~15 MB of
  * YAML) -- and times, best of --runs, in elapsed and process CPU time:

@@ -40,7 +40,7 @@ static struct xd_table *make_key(const struct xd_want *w,
 
 /* ---------------- lookups ---------------- */
 
-/* An entry by name, or by alias (VHDS subscribes by alias, D10). */
+/* An entry by name, or by alias (VHDS subscribes by alias, rule D10). */
 static const struct xd_entry *lookup(const struct xd_table *t,
 				     const char *name, size_t len)
 {
@@ -155,7 +155,7 @@ static void find_removed(const struct xd_want *w, struct pick *p)
 			}
 		}
 	}
-	/* names the client reported holding that were gone already (D7) */
+	/* names the client reported holding that were gone already (rule D7) */
 	for (size_t i = 0; i < xd_nameset_count(w->removed); i++) {
 		struct xd_name n = xd_nameset_at(w->removed, i);
 
@@ -166,7 +166,7 @@ static void find_removed(const struct xd_want *w, struct pick *p)
 	}
 	/* A resource held under its name and an alias, or two aliases
 	 * (VHDS), is found once for each, and is removed under its name:
-	 * a response names it once (S11). */
+	 * a response names it once (rule S11). */
 	if (p->nremoved > 1) {
 		size_t u = 0;
 
@@ -209,15 +209,15 @@ static void select_resources(const struct xd_want *w, struct pick *p)
 			   !xd_nameset_has(w->removed, n.data, n.len) &&
 			   (!known_missing(w, n.data, n.len) ||
 			    xd_nameset_has(w->force, n.data, n.len))) {
-			/* Never held: "does not exist" (D8). One the client
-			 * holds goes in removed_resources only (D4): Envoy
+			/* Never held: "does not exist" (rule D8). One the client
+			 * holds goes in removed_resources only (rule D4): Envoy
 			 * refuses a name that is in both. */
 			add_name(&p->missing, &p->nmissing, &p->cap_names,
 				 n.data, n.len);
 		}
 	}
 	/* A name and an alias of one resource pick it twice (VHDS); a
-	 * response never carries a resource twice (S11). Entries lie in
+	 * response never carries a resource twice (rule S11). Entries lie in
 	 * the table's array in name order, so address order keeps it. */
 	if (p->nsend > 1 && !w->sub.all) {
 		size_t u = 0;
@@ -233,7 +233,7 @@ static void select_resources(const struct xd_want *w, struct pick *p)
 	if (w->full_state && w->held != NULL &&
 	    (w->sub.all != w->held_names.all ||
 	     w->sub.set != w->held_names.set))
-		p->changed = true; /* the subscription grew (S7) */
+		p->changed = true; /* the subscription grew (rule S7) */
 }
 
 /* ---------------- encoding ---------------- */
@@ -313,7 +313,7 @@ static struct xd_body *compute(const struct xd_want *w)
 	b->refs = 1;
 	select_resources(w, &p);
 	/* SotW cannot say "removed": a full-state response simply leaves
-	 * the resource out (S8); the names only told us it changed. */
+	 * the resource out (rule S8); the names only told us it changed. */
 	if (w->form != XD_FORM_DELTA)
 		p.nremoved = 0;
 	if (w->form == XD_FORM_DELTA)

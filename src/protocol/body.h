@@ -11,7 +11,7 @@
  * Bodies are memoized on the effective table, keyed by the ids of
  * everything they depend on, so every client in the same state shares
  * one computed body: the bytes encoded per push do not grow with the
- * number of clients (DESIGN §5). A body is one contiguous refcounted
+ * number of clients (docs/design.md §4). A body is one contiguous refcounted
  * grpc_slice; each send only adds a reference and a nonce.
  *
  * What goes in (rules S7-S10, D3-D8, D10):
@@ -25,8 +25,8 @@
  *     subscribed names that do not exist and the client has not been
  *     told of, as a Resource with the name and no body. Names are looked
  *     up by alias too (VHDS).
- *   `force` names are sent even if held (D5); `removed` names are listed
- *     as removed if subscribed and absent (D7).
+ *   `force` names are sent even if held (rule D5); `removed` names are listed
+ *     as removed if subscribed and absent (rule D7).
  *
  * Thread: loop thread only.
  */
@@ -42,7 +42,7 @@
 
 enum xd_form {
 	XD_FORM_SOTW,
-	XD_FORM_SOTW_WRAPPED, /* resources wrapped in Resource (L2) */
+	XD_FORM_SOTW_WRAPPED, /* resources wrapped in Resource (rule L2) */
 	XD_FORM_DELTA,
 };
 
@@ -60,7 +60,7 @@ struct xd_want {
 	struct xd_nameset *force;    /* send even if held (never NULL) */
 	struct xd_nameset *removed;  /* delta: list as removed if absent */
 	enum xd_form form;
-	bool full_state;             /* SotW LDS and CDS (S8) */
+	bool full_state;             /* SotW LDS and CDS (rule S8) */
 };
 
 struct xd_body {

@@ -72,7 +72,7 @@ void xd_derived_store(struct xd_table *t, enum xd_derived_kind kind,
 /*
  * `t` plus the entries of `old` whose names `t` lacks: what a client
  * keeps while the listeners and routes that used them are being replaced
- * (A2). `old` itself when it already is a union on `t`. Every client in
+ * (rule A2). `old` itself when it already is a union on `t`. Every client in
  * the same transition gets the same union (a registry of weak entries:
  * a union leaves it when freed). Returns a new reference.
  */

@@ -1,5 +1,5 @@
 /*
- * The make-before-break sequencer (A2): which response a stream sends
+ * The make-before-break sequencer (rule A2): which response a stream sends
  * next. A pure function of the stream's per-type state (xd_sub), its
  * target snapshot and the time; no I/O, no clock, no log. The session
  * (session.c) keeps the I/O: nonces, sending, logging, and the timer
@@ -35,7 +35,7 @@
 #include "snapshot/snapshot.h"
 
 /* How long listeners wait for the client to subscribe to its clusters'
- * endpoints before going on anyway (A2). */
+ * endpoints before going on anyway (rule A2). */
 #define XD_SEQ_EDS_WAIT_MS 2000
 
 /* The stream's method, as far as sequencing is concerned. */

@@ -17,7 +17,7 @@
 
 /* Sessions pumped per loop iteration when a snapshot change fans out. */
 #define PUMP_BATCH 256
-/* How often sessions in an EDS wait (A2, sequence.h) look again. */
+/* How often sessions in an EDS wait (rule A2, sequence.h) look again. */
 #define EDS_WAIT_TICK_MS 100
 /* Distinct unknown type URLs one aggregated stream may ask for. */
 #define MAX_UNKNOWN 4
@@ -36,7 +36,7 @@ struct xd_session {
 
 	bool have_node;
 	char *node_id, *node_cluster;
-	bool wrapped; /* SotW resources wrapped in Resource (L2) */
+	bool wrapped; /* SotW resources wrapped in Resource (rule L2) */
 	struct xd_watch watch;
 	struct xd_snapshot *snap; /* the target; NULL until one exists */
 
@@ -44,7 +44,7 @@ struct xd_session {
 	struct unknown_type unknown[MAX_UNKNOWN];
 	uint64_t next_nonce;
 
-	/* endpoints waiting for the client's subscription (A2) */
+	/* endpoints waiting for the client's subscription (rule A2) */
 	uint64_t eds_wait_until; /* loop time in ms; 0: not waiting */
 
 	struct xd_list queued;  /* in the manager's pump queue */
@@ -229,7 +229,7 @@ static bool try_unknown(struct xd_session *ss)
 			continue;
 		url_len = strlen(u->url);
 		/* type_url (4), and in delta each subscribed name as a
-		 * Resource {name (3)} without a body (D8) */
+		 * Resource {name (3)} without a body (rule D8) */
 		len = 1 + xd_wire_varint_size(url_len) + url_len;
 		for (size_t k = 0; k < xd_nameset_count(u->names); k++) {
 			size_t n = xd_nameset_at(u->names, k).len;
@@ -300,7 +300,7 @@ static void end_without_snapshot(struct xd_session *ss)
 	xd_stream_finish(ss->stream, GRPC_STATUS_NOT_FOUND, msg);
 }
 
-/* Sends what the sequencer says is due (A2), if anything. */
+/* Sends what the sequencer says is due (rule A2), if anything. */
 static void pump(struct xd_session *ss)
 {
 	struct xd_seq_mode mode;
@@ -347,7 +347,7 @@ static bool set_node(struct xd_session *ss, struct xd_span span)
 		return false;
 	}
 	if (ss->have_node) {
-		/* S1: one node per stream */
+		/* rule S1: one node per stream */
 		bool same = n.id.len == strlen(ss->node_id) &&
 			    memcmp(n.id.data, ss->node_id, n.id.len) == 0 &&
 			    n.cluster.len == strlen(ss->node_cluster) &&
@@ -440,7 +440,7 @@ static void on_request(void *st, struct xd_stream *stream,
 	if (r.node.len > 0 && !set_node(ss, r.node))
 		goto out;
 	if (!ss->have_node) {
-		/* S1 wants the node first; serve such a client the default
+		/* rule S1 wants the node first; serve such a client the default
 		 * snapshot rather than nothing. */
 		SLOG(XD_LOG_WARN, ss, "%s", "first request without a node; serving the default snapshot");
 		if (!set_node(ss, (struct xd_span){NULL, 0}))

@@ -4,7 +4,7 @@
  * A session reads its stream's requests, keeps one xd_sub per resource
  * type, watches the snapshot of its node's key, and whenever its stream
  * can send, sends the next response that is due. On the aggregated
- * methods it orders them make-before-break (A2), as the sequencer
+ * methods it orders them make-before-break (rule A2), as the sequencer
  * (sequence.h) decides:
  *
  *   SDS, RTDS, CDS, EDS, LDS, RDS, SRDS, VHDS, one at a time: a type
@@ -18,7 +18,7 @@
  *
  * Snapshot changes reach thousands of streams at once; sessions are
  * queued and pumped in batches across loop iterations, so requests keep
- * being served while a push fans out (GRPC-CORE-NOTES §1).
+ * being served while a push fans out (docs/grpc-core.md §1).
  *
  * Unknown type URLs on the aggregated methods are answered without
  * ending the stream (which would disturb every other type): an empty

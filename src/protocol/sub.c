@@ -86,7 +86,7 @@ static void answered(struct xd_sub *s, bool nack)
 
 /*
  * The subscription changed: forget holding what is no longer wanted, so
- * that asking for it again sends it again (S7, D5).
+ * that asking for it again sends it again (rules S7, D5).
  */
 static void narrow_held(struct xd_sub *s)
 {
@@ -116,7 +116,7 @@ static void narrow_held(struct xd_sub *s)
 }
 
 /* Classifies the nonce: the answer to the response in flight, a request
- * that answers nothing, or stale (S5). */
+ * that answers nothing, or stale (rule S5). */
 static enum xd_sub_verdict classify(struct xd_sub *s,
 				    const struct xd_sub_req *r)
 {
@@ -131,7 +131,7 @@ static enum xd_sub_verdict classify(struct xd_sub *s,
 	return XD_SUB_REQUEST;
 }
 
-/* S12: a wildcard client already holding the current full state. */
+/* rule S12: a wildcard client already holding the current full state. */
 static void resume(struct xd_sub *s, const struct xd_sub_req *r,
 		   struct xd_table *current)
 {
@@ -158,7 +158,7 @@ enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
 	s->active = true;
 
 	if (first && wildcard_ok && r->nnames == 0) {
-		/* S2: the legacy wildcard, for the life of the stream */
+		/* rule S2: the legacy wildcard, for the life of the stream */
 		s->legacy_wildcard = true;
 		set_names(&s->want, true, empty_set());
 		if (full_state)
@@ -250,7 +250,7 @@ static void apply_initial_versions(struct xd_sub *s,
 			match[nmatch++] = name;
 		/* another version: not held, so it is sent */
 	}
-	/* D7: the client holds `current`'s version of the matching names */
+	/* rule D7: the client holds `current`'s version of the matching names */
 	xd_table_unref(s->held);
 	s->held = xd_table_ref(current);
 	set = xd_nameset_intern(match, nmatch);
@@ -273,7 +273,7 @@ enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
 	bool first = !s->active, all = s->want.all;
 	struct xd_nameset *set, *force;
 
-	/* D9: without a nonce a request only changes subscriptions; with
+	/* rule D9: without a nonce a request only changes subscriptions; with
 	 * one that is not the response in flight, its ACK part is stale. */
 	if (r->nonce.len == 0) {
 		v = XD_SUB_REQUEST;
@@ -292,7 +292,7 @@ enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
 	if (first && current != NULL && r->ninitial > 0)
 		apply_initial_versions(s, r, current);
 
-	/* D2: wildcard by an empty first request, or by subscribing "*" */
+	/* rule D2: wildcard by an empty first request, or by subscribing "*" */
 	if (first && wildcard_ok && r->nsubscribe == 0 && r->nunsubscribe == 0)
 		all = true;
 	for (size_t i = 0; i < r->nsubscribe; i++)
@@ -307,12 +307,12 @@ enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
 	set = edit_set(s->want.set, r->subscribe, r->nsubscribe,
 		       r->unsubscribe, r->nunsubscribe);
 	set_names(&s->want, all, set);
-	/* D5: names subscribed now are sent even if the client holds them;
-	 * D6: unsubscribing what was never there is harmless. */
+	/* rule D5: names subscribed now are sent even if the client holds them;
+	 * rule D6: unsubscribing what was never there is harmless. */
 	force = edit_set(s->force, r->subscribe, r->nsubscribe, r->unsubscribe,
 			 r->nunsubscribe);
 	if (first && r->ninitial > 0) {
-		/* D7 over D5: what a reconnecting client just said it holds
+		/* rule D7 over rule D5: what a reconnecting client just said it holds
 		 * at the current version is not sent again */
 		struct xd_nameset *less = xd_nameset_minus(force, s->held_names.set);
 

@@ -6,7 +6,7 @@
  *
  * The client "holds" the content of the last response it answered,
  * ACK or NACK alike: a NACKed version is never resent, the next change
- * is (S4). Until a response is answered no other response of the type
+ * is (rule S4). Until a response is answered no other response of the type
  * is sent, so each send carries the newest state, never a queue of
  * stale versions.
  *
@@ -25,7 +25,7 @@
 
 struct xd_sub {
 	bool active;          /* a request of this type was seen */
-	bool legacy_wildcard; /* SotW wildcard by empty first request (S2) */
+	bool legacy_wildcard; /* SotW wildcard by empty first request (rule S2) */
 	struct xd_names want; /* the subscription */
 	uint64_t names_hash;  /* SotW: hash of the last resource_names list */
 
@@ -37,8 +37,8 @@ struct xd_sub {
 	struct xd_table *sent;     /* content of that response */
 	struct xd_names sent_names;
 
-	struct xd_nameset *force;   /* D5: send even if held */
-	struct xd_nameset *removed; /* D7: held by the client, gone here */
+	struct xd_nameset *force;   /* rule D5: send even if held */
+	struct xd_nameset *removed; /* rule D7: held by the client, gone here */
 
 	uint64_t acks, nacks;
 };
@@ -60,7 +60,7 @@ struct xd_sub_req {
 };
 
 enum xd_sub_verdict {
-	XD_SUB_STALE,   /* S5: ignored (SotW), or its ACK part ignored (delta) */
+	XD_SUB_STALE,   /* rule S5: ignored (SotW), or its ACK part ignored (delta) */
 	XD_SUB_REQUEST, /* a request that answers nothing */
 	XD_SUB_ACK,
 	XD_SUB_NACK,
@@ -70,9 +70,9 @@ void xd_sub_init(struct xd_sub *s);
 void xd_sub_clear(struct xd_sub *s);
 
 /*
- * A SotW request. `wildcard_ok`: LDS, CDS, SRDS (S2). `full_state`
+ * A SotW request. `wildcard_ok`: LDS, CDS, SRDS (rule S2). `full_state`
  * types (LDS, CDS) with a wildcard first request whose version_info is
- * `current`'s version are taken to hold `current` already (S12: a client
+ * `current`'s version are taken to hold `current` already (rule S12: a client
  * reconnecting to a restarted or other xdsd is not sent what it has).
  * Returns the verdict; on XD_SUB_STALE nothing changed. Aborts on OOM.
  */

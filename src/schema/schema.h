@@ -1,7 +1,7 @@
 /*
  * The Envoy API schema: message and enum descriptors loaded at start from
  * the descriptor set xds-api.pb (a FileDescriptorSet that protoc builds
- * from the pinned Envoy API, see DESIGN.md §3).
+ * from the pinned Envoy API, see docs/design.md §2).
  *
  * Everything the transcoder needs is precomputed at load: messages by
  * full name, fields by number, proto name and JSON name, enum values by

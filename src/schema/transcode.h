@@ -55,7 +55,7 @@ typedef int (*xd_item_fn)(const struct xd_item *item, void *arg);
 
 /*
  * Parses a snapshot file: a mapping of section keys to lists of
- * resources (DESIGN.md §4). Each item is encoded as its section's type
+ * resources (docs/design.md §3). Each item is encoded as its section's type
  * and handed to `fn` in file order, on the calling thread; items with
  * errors are reported and skipped, the rest still checked. Unknown or
  * repeated section keys, non-list values, YAML syntax errors and more

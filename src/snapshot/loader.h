@@ -1,5 +1,5 @@
 /*
- * Loading the snapshot directory (DESIGN §4, xdsd(8) SNAPSHOTS).
+ * Loading the snapshot directory (docs/design.md §3, xdsd(8) SNAPSHOTS).
  *
  *   DIR/<key>.yaml (or .yml, .json)   the snapshot of <key>
  *   DIR/<key>/NAME.yaml (.yml, .json) files merged into the snapshot of <key>

@@ -10,7 +10,7 @@
  * weighted, mirrors); a scoped route names its route configuration.
  * A VHDS virtual host is named "<route configuration>/<name>", refers to
  * that route configuration and has an alias "<route configuration>/
- * <domain>" per domain (D10).
+ * <domain>" per domain (rule D10).
  *
  * Thread: any; the schema is shared read-only.
  */

@@ -1,6 +1,6 @@
 /*
  * A snapshot: everything one group of nodes receives, one table per
- * resource type (DESIGN §4). Built off the loop thread, then immutable
+ * resource type (docs/design.md §3). Built off the loop thread, then immutable
  * and shared; refcounted (atomically, as loader threads and the loop
  * both hold snapshots).
  */

@@ -3,7 +3,7 @@
  * table, built off the loop thread and shared by every stream.
  *
  * Each resource is stored as the bytes it occupies inside a response
- * (DESIGN §5), encoded once at load:
+ * (docs/design.md §4), encoded once at load:
  *   sotw     DiscoveryResponse.resources entry: field 2, Any{type_url, value}
  *   wrapped  the same entry for clients that announce
  *            xds.config.supports-resource-in-sotw: Any{Resource{...}}
@@ -119,7 +119,7 @@ const struct xd_entry *xd_table_at(const struct xd_table *t, size_t i);
 const struct xd_entry *xd_table_find(const struct xd_table *t,
 				     const char *name, size_t len);
 
-/* Looks an alias up (VHDS, D10); NULL if no entry has it. */
+/* Looks an alias up (VHDS, rule D10); NULL if no entry has it. */
 const struct xd_entry *xd_table_find_alias(const struct xd_table *t,
 					   const char *alias, size_t len);
 

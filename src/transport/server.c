@@ -93,7 +93,7 @@ static void bridge_stopped(void *arg)
 /*
  * The last step of shutdown: only once gRPC has confirmed it, every
  * accept came back and every call is released may the server and the
- * queue go (GRPC-CORE-NOTES §3, "Shutdown").
+ * queue go (docs/grpc-core.md §3.4).
  */
 static void maybe_finish(struct xd_server *srv)
 {
@@ -435,6 +435,6 @@ void xd_server_shutdown(struct xd_server *srv, void (*done)(void *arg),
 	srv->stopped_arg = arg;
 	xd_info("shutting down: %zu streams to cancel", srv->streams);
 	grpc_server_shutdown_and_notify(srv->grpc, srv->cq, &srv->shutdown_tag);
-	/* xDS streams never end on their own (GRPC-CORE-NOTES §3). */
+	/* xDS streams never end on their own (docs/grpc-core.md §3.4). */
 	grpc_server_cancel_all_calls(srv->grpc);
 }

@@ -69,7 +69,7 @@ static void maybe_free(struct xd_stream *s)
 
 /*
  * Every batch goes through here. A refused batch is a bug in this
- * module's state machine (GRPC-CORE-NOTES §3: it may poison the call),
+ * module's state machine (docs/grpc-core.md §3.3: it may poison the call),
  * so the call is cancelled and the stream winds down.
  */
 static int start_batch(struct xd_stream *s, const grpc_op *ops, size_t n,

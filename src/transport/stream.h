@@ -4,7 +4,7 @@
  * The stream keeps exactly one receive outstanding and at most one send
  * in flight; the layer above (the handler) decides what to send, and is
  * told when the send completes so it can compute the next one from the
- * newest state rather than queueing stale versions (STYLE 15).
+ * newest state rather than queueing stale versions (docs/design.md §7).
  *
  * States (one place changes them, logged at debug as "a -> b (why)"):
  *   ACTIVE     receiving requests, may send

@@ -32,9 +32,9 @@ struct xd_rtype_info {
 	const char *snapshot_key;  /* top-level key in snapshot files */
 	const char *service;       /* LDS, RDS, ... */
 	const char *noun;          /* for messages: "route configuration" */
-	bool wildcard_ok;          /* LDS, CDS, SRDS (S2, D2); Envoy also
+	bool wildcard_ok;          /* LDS, CDS, SRDS (rules S2, D2); Envoy also
 				      subscribes to SRDS by wildcard in SotW */
-	bool full_state;           /* SotW responses carry every resource (S8) */
+	bool full_state;           /* SotW responses carry every resource (rule S8) */
 };
 
 const struct xd_rtype_info *xd_rtype_info(enum xd_rtype t);
