@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
+#include "util/text.h"
+
 /* A config file is a few dozen lines; anything far larger is a mistake
  * (a snapshot passed as --config, say) and is refused early. */
 #define CONFIG_MAX_BYTES (1u << 20)
@@ -86,41 +88,17 @@ static const struct directive *find_directive(const char *name)
 	return NULL;
 }
 
-/* Edit distance, for "did you mean" on unknown keys. */
-static size_t distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), row[64];
-
-	if (la >= 63 || lb >= 63)
-		return SIZE_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			size_t best = diag + (a[i - 1] != b[j - 1]);
-
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
 static const char *suggest(const char *name)
 {
 	const char *best = NULL;
 	size_t best_d = 3; /* suggest only close misspellings */
 
 	for (size_t i = 0; i < NDIRECTIVES; i++) {
-		size_t d = distance(name, directives[i].name);
+		/* Plain edits, case-sensitive, as directive names are
+		 * matched. */
+		size_t d = xd_text_distance(name, strlen(name),
+					    directives[i].name,
+					    strlen(directives[i].name), 0);
 
 		if (d < best_d) {
 			best_d = d;

@@ -4,18 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/text.h"
+
 /* Merging compares every merged key with every key present; a document
  * that would need more comparisons than this is refused. */
 #define MAX_MERGE_WORK (4u << 20)
-
-const char *xd_doc_strdup(struct xd_arena *arena, const char *s, size_t len)
-{
-	char *p = xd_arena_alloc(arena, len + 1);
-
-	memcpy(p, s, len);
-	p[len] = '\0';
-	return p;
-}
 
 const char *xd_doc_kind_name(const struct xd_dnode *n)
 {
@@ -173,7 +166,7 @@ static int from_json(struct jconv *c, json_t *v, struct xd_dnode *out,
 			k->style = XD_DS_STRING;
 			k->col = ++c->order;
 			k->len = (uint32_t)json_object_iter_key_len(it);
-			k->u.str = xd_doc_strdup(c->arena, key, k->len);
+			k->u.str = xd_text_copy(c->arena, key, k->len);
 			if (from_json(c, val, &out->u.kids[2 * i + 1],
 				      depth + 1) != 0)
 				return -1;
@@ -195,7 +188,7 @@ static int from_json(struct jconv *c, json_t *v, struct xd_dnode *out,
 	case JSON_STRING:
 		out->style = XD_DS_STRING;
 		out->len = (uint32_t)json_string_length(v);
-		out->u.str = xd_doc_strdup(c->arena, json_string_value(v),
+		out->u.str = xd_text_copy(c->arena, json_string_value(v),
 					   out->len);
 		return 0;
 	case JSON_INTEGER:
@@ -220,7 +213,7 @@ static int from_json(struct jconv *c, json_t *v, struct xd_dnode *out,
 		break;
 	}
 	out->len = (uint32_t)strlen(num);
-	out->u.str = xd_doc_strdup(c->arena, num, out->len);
+	out->u.str = xd_text_copy(c->arena, num, out->len);
 	return 0;
 }
 

@@ -134,7 +134,4 @@ static inline bool xd_doc_is_merge_key(const struct xd_dnode *k)
 	       k->len == 2 && k->u.str[0] == '<' && k->u.str[1] == '<';
 }
 
-/* Copies a scalar's text into the arena (NUL-terminated). */
-const char *xd_doc_strdup(struct xd_arena *arena, const char *s, size_t len);
-
 #endif

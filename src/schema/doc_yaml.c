@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/text.h"
 
 struct xd_doc_frame {
 	uint8_t kind; /* XD_DN_MAP or XD_DN_SEQ */
@@ -54,11 +55,9 @@ static struct xd_doc_anchor *anchor_slot(struct xd_doc_builder *b,
 					 const char *name)
 {
 	size_t mask = b->anchors_cap - 1;
-	size_t h = 2166136261u; /* FNV-1a */
 
-	for (const char *p = name; *p; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
-	for (h &= mask;; h = (h + 1) & mask) {
+	for (size_t h = xd_text_hash(name, strlen(name)) & mask;;
+	     h = (h + 1) & mask) {
 		struct xd_doc_anchor *a = &b->anchors[h];
 
 		if (a->name == NULL || strcmp(a->name, name) == 0)
@@ -87,7 +86,7 @@ static void anchor_set(struct xd_doc_builder *b, const char *name,
 	}
 	a = anchor_slot(b, name);
 	if (a->name == NULL) {
-		a->name = xd_doc_strdup(b->arena, name, strlen(name));
+		a->name = xd_text_copy(b->arena, name, strlen(name));
 		b->nanchors++;
 	}
 	a->node = *n;
@@ -114,7 +113,7 @@ static void scalar_node(struct xd_doc_builder *b, const yaml_event_t *ev,
 	else
 		n->style = XD_DS_PLAIN;
 	n->len = (uint32_t)len;
-	n->u.str = xd_doc_strdup(b->arena, v, len);
+	n->u.str = xd_text_copy(b->arena, v, len);
 }
 
 int xd_doc_feed(struct xd_doc_builder *b, const yaml_event_t *ev,
@@ -173,7 +172,7 @@ int xd_doc_feed(struct xd_doc_builder *b, const yaml_event_t *ev,
 				 (const char *)ev->data.mapping_start.anchor :
 				 (const char *)ev->data.sequence_start.anchor;
 		if (anchor != NULL)
-			f->anchor = xd_doc_strdup(b->arena, anchor,
+			f->anchor = xd_text_copy(b->arena, anchor,
 						  strlen(anchor));
 		return 0;
 	case YAML_SEQUENCE_END_EVENT:

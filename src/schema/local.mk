@@ -3,6 +3,7 @@
 src_libxdsd_a_SOURCES += \
 	src/util/buf.c src/util/buf.h \
 	src/util/arena.c src/util/arena.h \
+	src/util/text.c src/util/text.h \
 	src/schema/schema.c src/schema/schema.h src/schema/schema_int.h \
 	src/schema/schema_lookup.c src/schema/schema_rules.c \
 	src/schema/wire.c src/schema/wire.h \

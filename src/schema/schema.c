@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "google/protobuf/descriptor.pb-c.h"
+#include "util/text.h"
 
 typedef Google__Protobuf__FileDescriptorSet FileSet;
 typedef Google__Protobuf__FileDescriptorProto FileProto;
@@ -77,15 +78,6 @@ static void fail(struct loader *l, const char *fmt, ...)
 	xd_diag_add(l->diag, "%s: %s", l->name,
 		    msg != NULL ? msg : "out of memory");
 	free(msg);
-}
-
-static char *arena_strdup(struct xd_arena *a, const char *s, size_t len)
-{
-	char *p = xd_arena_alloc(a, len + 1);
-
-	memcpy(p, s, len);
-	p[len] = '\0';
-	return p;
 }
 
 static uint32_t table_size(size_t n)
@@ -189,7 +181,7 @@ static uint32_t *build_name_table(struct loader *l, const struct decls *d,
 	for (size_t i = 0; i < d->n; i++) {
 		const char *name = d->v[i].full_name;
 		size_t len = strlen(name);
-		uint32_t h = xd_schema_hash(name, len) & *mask;
+		uint32_t h = xd_text_hash(name, len) & *mask;
 
 		while (slots[h] != 0) {
 			if (strcmp(d->v[slots[h] - 1].full_name, name) == 0) {
@@ -247,10 +239,10 @@ static void build_enum(struct loader *l, struct xd_enumdesc *e,
 			return;
 		}
 		len = strlen(name);
-		vals[i].name = arena_strdup(a, name, len);
+		vals[i].name = xd_text_copy(a, name, len);
 		vals[i].name_len = (uint32_t)len;
 		vals[i].number = p->value[i]->number;
-		h = xd_schema_hash(name, len) & (size - 1);
+		h = xd_text_hash(name, len) & (size - 1);
 		while (slots[h] != 0) {
 			if (strcmp(vals[slots[h] - 1].name, name) == 0) {
 				fail(l, "enum %s: value %s is declared twice",
@@ -317,7 +309,7 @@ static void insert_field_name(struct loader *l, struct xd_msgdesc *m,
 			      uint16_t *slots, const char *name, size_t len,
 			      uint16_t index)
 {
-	uint32_t h = xd_schema_hash(name, len) & m->name_mask;
+	uint32_t h = xd_text_hash(name, len) & m->name_mask;
 
 	while (slots[h] != 0) {
 		const struct xd_fielddesc *o = &m->fields[slots[h] - 1];
@@ -353,9 +345,9 @@ static int build_field(struct loader *l, struct xd_msgdesc *m,
 		     fp->name);
 		return -1;
 	}
-	f->name = arena_strdup(a, fp->name, strlen(fp->name));
+	f->name = xd_text_copy(a, fp->name, strlen(fp->name));
 	f->json_name = fp->json_name != NULL ?
-			       arena_strdup(a, fp->json_name,
+			       xd_text_copy(a, fp->json_name,
 					    strlen(fp->json_name)) :
 			       camel_name(a, fp->name);
 	if (strlen(f->name) > UINT16_MAX || strlen(f->json_name) > UINT16_MAX) {
@@ -438,7 +430,7 @@ static void build_msg(struct loader *l, struct xd_msgdesc *m,
 	oneofs = xd_arena_alloc(a, (p->n_oneof_decl + 1) * sizeof(*oneofs));
 	for (size_t i = 0; i < p->n_oneof_decl; i++)
 		oneofs[i] = p->oneof_decl[i]->name != NULL ?
-				    arena_strdup(a, p->oneof_decl[i]->name,
+				    xd_text_copy(a, p->oneof_decl[i]->name,
 						 strlen(p->oneof_decl[i]->name)) :
 				    "";
 	m->oneofs = oneofs;

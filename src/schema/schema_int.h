@@ -149,15 +149,6 @@ struct xd_schema {
 	const struct xd_enumdesc *null_value; /* google.protobuf.NullValue */
 };
 
-static inline uint32_t xd_schema_hash(const char *s, size_t len)
-{
-	uint32_t h = 2166136261u; /* FNV-1a */
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)s[i]) * 16777619u;
-	return h;
-}
-
 /* Types by full name of `len` bytes (not NUL-terminated). */
 const struct xd_msgdesc *xd_schema_message_n(const struct xd_schema *s,
 					     const char *name, size_t len);

@@ -4,13 +4,14 @@
 #include <string.h>
 
 #include "schema/wire.h"
+#include "util/text.h"
 
 /* Names are compared with strncmp, which stops at a NUL of either: a
  * name with a NUL inside matches nothing. */
 const struct xd_msgdesc *xd_schema_message_n(const struct xd_schema *s,
 					     const char *name, size_t len)
 {
-	uint32_t h = xd_schema_hash(name, len) & s->msg_mask;
+	uint32_t h = xd_text_hash(name, len) & s->msg_mask;
 
 	if (memchr(name, '\0', len) != NULL)
 		return NULL;
@@ -26,7 +27,7 @@ const struct xd_msgdesc *xd_schema_message_n(const struct xd_schema *s,
 const struct xd_enumdesc *xd_schema_enum_n(const struct xd_schema *s,
 					   const char *name, size_t len)
 {
-	uint32_t h = xd_schema_hash(name, len) & s->enum_mask;
+	uint32_t h = xd_text_hash(name, len) & s->enum_mask;
 
 	if (memchr(name, '\0', len) != NULL)
 		return NULL;
@@ -89,7 +90,7 @@ size_t xd_schema_enum_count(const struct xd_schema *s)
 const struct xd_fielddesc *xd_schema_field_by_name(const struct xd_msgdesc *m,
 						   const char *name, size_t len)
 {
-	uint32_t h = xd_schema_hash(name, len) & m->name_mask;
+	uint32_t h = xd_text_hash(name, len) & m->name_mask;
 
 	if (m->nfields == 0)
 		return NULL;
@@ -128,7 +129,7 @@ const struct xd_fielddesc *xd_schema_field_by_number(const struct xd_msgdesc *m,
 const struct xd_enumval *xd_schema_enum_by_name(const struct xd_enumdesc *e,
 						const char *name, size_t len)
 {
-	uint32_t h = xd_schema_hash(name, len) & e->name_mask;
+	uint32_t h = xd_text_hash(name, len) & e->name_mask;
 
 	for (uint16_t i; (i = e->name_slots[h]) != 0;
 	     h = (h + 1) & e->name_mask) {
@@ -161,44 +162,11 @@ const struct xd_enumval *xd_schema_enum_by_number(const struct xd_enumdesc *e,
 
 /* ---- suggestions ---- */
 
-static char lower(char c)
-{
-	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
-
-/* Edit distance counting a swap of neighbours as one edit ("nmae" is one
- * from "name"), case-insensitive so that "LbPolicy" finds "lbPolicy". */
+/* Case-insensitive, so that "LbPolicy" finds "lbPolicy", and a swap of
+ * neighbours is one edit ("nmae" is one from "name"). */
 static size_t distance(const char *a, size_t la, const char *b, size_t lb)
 {
-	size_t d[3][65], *prev2 = d[0], *prev = d[1], *cur = d[2];
-
-	if (la > 64 || lb > 64)
-		return SIZE_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t *t;
-
-		cur[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t best = prev[j - 1] + (lower(a[i - 1]) != lower(b[j - 1]));
-
-			if (prev[j] + 1 < best)
-				best = prev[j] + 1;
-			if (cur[j - 1] + 1 < best)
-				best = cur[j - 1] + 1;
-			if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
-			    lower(a[i - 2]) == lower(b[j - 1]) &&
-			    prev2[j - 2] + 1 < best)
-				best = prev2[j - 2] + 1;
-			cur[j] = best;
-		}
-		t = prev2;
-		prev2 = prev;
-		prev = cur;
-		cur = t;
-	}
-	return prev[lb];
+	return xd_text_distance(a, la, b, lb, XD_TEXT_FOLD_CASE | XD_TEXT_SWAPS);
 }
 
 /* Close: at most a third of the name differs (and at least one edit is

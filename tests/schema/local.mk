@@ -70,7 +70,8 @@ FUZZ_TRANSCODE_SRCS = $(srcdir)/tests/fuzz/fuzz_transcode.c \
 	$(srcdir)/src/schema/transcode.c $(srcdir)/src/schema/transcode_mt.c \
 	$(srcdir)/src/schema/transcode_tree.c $(srcdir)/src/schema/walk.c \
 	$(srcdir)/src/schema/wire.c $(srcdir)/src/util/arena.c \
-	$(srcdir)/src/util/buf.c $(srcdir)/src/util/diag.c
+	$(srcdir)/src/util/buf.c $(srcdir)/src/util/diag.c \
+	$(srcdir)/src/util/text.c
 EXTRA_DIST += tests/fuzz/fuzz_transcode.c
 if HAVE_CLANG
 tests/fuzz/fuzz_transcode$(EXEEXT): $(FUZZ_TRANSCODE_SRCS) proto/gen.stamp

@@ -1,0 +1,43 @@
+/*
+ * Small helpers over names, shared by the configuration and the schema
+ * so that each exists once: the edit distance behind "did you mean",
+ * the hash of the open-addressing name tables, and a copy of text into
+ * an arena.
+ *
+ * Thread: any; pure functions, or over caller-owned memory.
+ */
+#ifndef XD_UTIL_TEXT_H
+#define XD_UTIL_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/arena.h"
+
+/* How xd_text_distance compares. */
+#define XD_TEXT_FOLD_CASE 0x1u /* ASCII letters match either case */
+#define XD_TEXT_SWAPS 0x2u     /* a swap of neighbours is one edit */
+
+/*
+ * The number of single-byte insertions, deletions and substitutions
+ * (and swaps, with XD_TEXT_SWAPS) that turn `a` into `b`. Names longer
+ * than 64 bytes are never close: SIZE_MAX.
+ */
+size_t xd_text_distance(const char *a, size_t la, const char *b, size_t lb,
+			unsigned flags);
+
+/* FNV-1a of `len` bytes. Inline: name tables hash every key they look
+ * up. */
+static inline uint32_t xd_text_hash(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)s[i]) * 16777619u;
+	return h;
+}
+
+/* `len` bytes of `s` and a NUL, in the arena (which owns the copy). */
+char *xd_text_copy(struct xd_arena *a, const char *s, size_t len);
+
+#endif
