@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "schema/doc.h"
-#include "schema/schema_int.h"
+#include "schema/schema.h"
 #include "util/buf.h"
 #include "util/diag.h"
 

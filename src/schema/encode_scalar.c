@@ -20,7 +20,7 @@ bool xd_enc_null_is_value(const struct xd_encoder *e,
 			  const struct xd_fielddesc *f)
 {
 	return (f->type == XD_T_MESSAGE && f->msg->wkt == XD_WKT_VALUE) ||
-	       (f->type == XD_T_ENUM && f->en == e->s->null_value);
+	       (f->type == XD_T_ENUM && f->en == xd_schema_null_value(e->s));
 }
 
 /* A text scalar (not a container, JSON number or boolean). */
@@ -253,7 +253,7 @@ static int enum_value(struct xd_encoder *e, const struct xd_enumdesc *en,
 	char buf[160];
 	int64_t i;
 
-	if (xd_enc_is_null(n) && en == e->s->null_value) {
+	if (xd_enc_is_null(n) && en == xd_schema_null_value(e->s)) {
 		*out = 0;
 		return 0;
 	}
@@ -394,7 +394,7 @@ void xd_enc_single(struct xd_encoder *e, const struct xd_fielddesc *f,
 			return;
 		if (v == 0 && !presence)
 			return;
-		xd_wire_tag(out, f->number, xd_ftype_wiretype(f->type));
+		xd_wire_tag(out, f->number, xd_schema_wiretype(f->type));
 		xd_enc_put_number(out, f->type, v);
 		return;
 	}

@@ -206,7 +206,7 @@ static void enc_field_mask(struct xd_encoder *e, const struct xd_dnode *n)
 static void enc_list_value(struct xd_encoder *e, const struct xd_msgdesc *m,
 			   const struct xd_dnode *n)
 {
-	const struct xd_msgdesc *vm = e->s->wkt[XD_WKT_VALUE];
+	const struct xd_msgdesc *vm = xd_schema_wkt(e->s, XD_WKT_VALUE);
 	char buf[160];
 
 	if (n->kind != XD_DN_SEQ) {
@@ -241,8 +241,9 @@ static void enc_value(struct xd_encoder *e, const struct xd_dnode *n)
 
 		xd_wire_tag(out, is_map ? 5 : 6, XD_WT_LEN);
 		mark = xd_wire_open(out);
-		xd_enc_submsg(e, e->s->wkt[is_map ? XD_WKT_STRUCT :
-						     XD_WKT_LIST_VALUE],
+		xd_enc_submsg(e,
+			      xd_schema_wkt(e->s, is_map ? XD_WKT_STRUCT :
+							   XD_WKT_LIST_VALUE),
 			      n);
 		xd_wire_close(out, mark);
 		return;

@@ -40,12 +40,6 @@ static size_t path_push(struct dec *d, const struct xd_fielddesc *f,
 	return old;
 }
 
-static bool packable(uint8_t type)
-{
-	return type != XD_T_STRING && type != XD_T_BYTES &&
-	       type != XD_T_MESSAGE && type != XD_T_GROUP;
-}
-
 static json_t *int_string(int64_t v)
 {
 	char buf[24];
@@ -121,7 +115,7 @@ json_t *xd_dec_scalar(struct dec *d, const struct xd_fielddesc *f,
 		memcpy(&db, &v, 8);
 		return double_json(db);
 	case XD_T_ENUM:
-		if (f->en == d->s->null_value)
+		if (f->en == xd_schema_null_value(d->s))
 			return json_null();
 		ev = xd_schema_enum_by_number(f->en, (int32_t)v);
 		return ev ? json_string(ev->name) : json_integer((int32_t)v);
@@ -155,9 +149,9 @@ json_t *xd_dec_value(struct dec *d, const struct xd_fielddesc *f,
 bool xd_dec_wire_ok(const struct xd_fielddesc *f,
 		    const struct xd_wire_field *w)
 {
-	return w->wt == xd_ftype_wiretype(f->type) ||
+	return w->wt == xd_schema_wiretype(f->type) ||
 	       (w->wt == XD_WT_LEN && (f->flags & XD_F_REPEATED) &&
-		packable(f->type));
+		xd_schema_packable(f->type));
 }
 
 /* Elements of a packed run, appended to `arr`. */
@@ -165,7 +159,7 @@ static int packed_json(struct dec *d, const struct xd_fielddesc *f,
 		       const struct xd_wire_field *w, json_t *arr)
 {
 	const uint8_t *p = w->data, *end = w->data + w->len;
-	uint8_t wt = xd_ftype_wiretype(f->type);
+	uint8_t wt = xd_schema_wiretype(f->type);
 
 	while (p < end) {
 		uint64_t v = 0;
@@ -304,7 +298,7 @@ static json_t *field_json(struct dec *d, size_t at, size_t n)
 			struct xd_wire_field w = d->occs[at + i].w;
 			size_t old = path_push(d, NULL, (long)json_array_size(j));
 
-			if (w.wt == XD_WT_LEN && packable(f->type))
+			if (w.wt == XD_WT_LEN && xd_schema_packable(f->type))
 				packed_json(d, f, &w, j);
 			else if (json_array_append_new(j, xd_dec_value(d, f, &w)) != 0)
 				xd_dec_fail(d, "cannot build JSON");

@@ -74,7 +74,7 @@ static json_t *dec_any(struct dec *d, const uint8_t *p, size_t len)
 
 static json_t *dec_value(struct dec *d, const uint8_t *p, size_t len)
 {
-	const struct xd_msgdesc *vm = d->s->wkt[XD_WKT_VALUE];
+	const struct xd_msgdesc *vm = xd_schema_wkt(d->s, XD_WKT_VALUE);
 	const uint8_t *end = p + len;
 	struct xd_wire_field w, kind = {0};
 	const struct xd_fielddesc *f, *kf = NULL;
@@ -215,7 +215,7 @@ json_t *xd_dec_wkt(struct dec *d, const struct xd_msgdesc *m,
 	default:
 		/* Wrappers: the bare value of field 1, default when absent. */
 		f = &m->fields[0];
-		if (!last_field(p, len, 1, xd_ftype_wiretype(f->type), &w, &bad)) {
+		if (!last_field(p, len, 1, xd_schema_wiretype(f->type), &w, &bad)) {
 			w.data = NULL;
 			w.len = 0;
 			w.v = 0;

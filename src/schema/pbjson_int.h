@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "schema/schema_int.h"
+#include "schema/schema.h"
 #include "schema/wire.h"
 #include "util/buf.h"
 #include "util/diag.h"

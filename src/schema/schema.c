@@ -299,12 +299,6 @@ static int cmp_field(const void *a, const void *b)
 	return fa->number < fb->number ? -1 : fa->number > fb->number;
 }
 
-static bool is_packable(uint8_t type)
-{
-	return type != XD_T_STRING && type != XD_T_BYTES &&
-	       type != XD_T_MESSAGE && type != XD_T_GROUP;
-}
-
 static void insert_field_name(struct loader *l, struct xd_msgdesc *m,
 			      uint16_t *slots, const char *name, size_t len,
 			      uint16_t index)
@@ -393,7 +387,7 @@ static int build_field(struct loader *l, struct xd_msgdesc *m,
 			return -1;
 		}
 	}
-	if (repeated && is_packable(f->type)) {
+	if (repeated && xd_schema_packable(f->type)) {
 		const Google__Protobuf__FieldOptions *o = fp->options;
 
 		if (m->proto3 ? !(o != NULL && o->has_packed && !o->packed) :

@@ -72,6 +72,17 @@ const struct xd_msgdesc *xd_schema_find_type_url(const struct xd_schema *s,
 	return xd_schema_message_n(s, url, len);
 }
 
+const struct xd_msgdesc *xd_schema_wkt(const struct xd_schema *s,
+				       enum xd_wkt w)
+{
+	return s->wkt[w];
+}
+
+const struct xd_enumdesc *xd_schema_null_value(const struct xd_schema *s)
+{
+	return s->null_value;
+}
+
 const char *xd_schema_message_name(const struct xd_msgdesc *m)
 {
 	return m->full_name;
@@ -266,7 +277,7 @@ const char *xd_schema_type_name(enum xd_ftype t)
 		       "unknown";
 }
 
-uint8_t xd_ftype_wiretype(uint8_t t)
+uint8_t xd_schema_wiretype(uint8_t t)
 {
 	switch (t) {
 	case XD_T_FIXED32:

@@ -1,8 +1,9 @@
-#include "schema/walk.h"
+/* The walker (schema.h): values at a dotted field path in encoded
+ * bytes, found with the public lookups. */
+#include "schema/schema.h"
 
 #include <string.h>
 
-#include "schema/schema_int.h"
 #include "schema/wire.h"
 
 struct comp {
@@ -12,17 +13,11 @@ struct comp {
 
 struct walk {
 	const struct xd_schema *s;
-	struct comp comps[XD_WALK_MAX_COMPONENTS];
+	struct comp comps[XD_SCHEMA_WALK_MAX_COMPONENTS];
 	size_t ncomps;
-	xd_walk_fn visit;
+	xd_schema_walk_fn visit;
 	void *arg;
 };
-
-static bool packable(uint8_t type)
-{
-	return type != XD_T_STRING && type != XD_T_BYTES &&
-	       type != XD_T_MESSAGE && type != XD_T_GROUP;
-}
 
 /* Elements of a packed run, one visit each. */
 static int visit_packed(struct walk *w, const struct xd_fielddesc *f,
@@ -105,7 +100,7 @@ static int walk(struct walk *w, const struct xd_msgdesc *m, const uint8_t *p,
 
 		if (fw.number != f->number)
 			continue;
-		if (last && fw.wt == XD_WT_LEN && packable(f->type))
+		if (last && fw.wt == XD_WT_LEN && xd_schema_packable(f->type))
 			n = visit_packed(w, f, fw.data, fw.len);
 		else if (last) {
 			w->visit(fw.data, fw.len, w->arg);
@@ -124,9 +119,9 @@ static int walk(struct walk *w, const struct xd_msgdesc *m, const uint8_t *p,
 	return r < 0 ? -1 : total;
 }
 
-int xd_pb_walk(const struct xd_schema *s, const struct xd_msgdesc *m,
-	       const uint8_t *data, size_t len, const char *path,
-	       xd_walk_fn visit, void *arg)
+int xd_schema_walk(const struct xd_schema *s, const struct xd_msgdesc *m,
+		   const uint8_t *data, size_t len, const char *path,
+		   xd_schema_walk_fn visit, void *arg)
 {
 	struct walk w = {.s = s, .visit = visit, .arg = arg};
 	const char *p = path;
@@ -135,7 +130,7 @@ int xd_pb_walk(const struct xd_schema *s, const struct xd_msgdesc *m,
 		const char *dot = strchr(p, '.');
 		size_t n = dot ? (size_t)(dot - p) : strlen(p);
 
-		if (n == 0 || w.ncomps == XD_WALK_MAX_COMPONENTS)
+		if (n == 0 || w.ncomps == XD_SCHEMA_WALK_MAX_COMPONENTS)
 			return -1;
 		w.comps[w.ncomps++] = (struct comp){p, n};
 		if (dot == NULL)

@@ -22,7 +22,6 @@
 #include "schema/pbjson.h"
 #include "schema/schema.h"
 #include "schema/transcode.h"
-#include "schema/walk.h"
 
 static struct xd_schema *envoy, *test;
 
@@ -144,7 +143,7 @@ static void check_bytes(const struct schema_type *t, const struct xd_buf *b)
 	json_t *j;
 
 	for (size_t i = 0; i < sizeof(walks) / sizeof(walks[0]); i++) {
-		int n = xd_pb_walk(t->s, t->m, b->data, b->len, walks[i], ignore, NULL);
+		int n = xd_schema_walk(t->s, t->m, b->data, b->len, walks[i], ignore, NULL);
 		/* -1 only for paths that do not fit this type */
 		(void)n;
 	}

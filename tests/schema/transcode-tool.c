@@ -25,7 +25,6 @@
 #include "schema/pbjson.h"
 #include "schema/schema.h"
 #include "schema/transcode.h"
-#include "schema/walk.h"
 
 static uint8_t *slurp(const char *path, size_t *len)
 {
@@ -196,7 +195,7 @@ int main(int argc, char **argv)
 			rc = 0;
 		}
 	} else if (walk != NULL) {
-		int n = xd_pb_walk(s, m, text, len, walk, print_value, NULL);
+		int n = xd_schema_walk(s, m, text, len, walk, print_value, NULL);
 
 		if (n < 0)
 			xd_diag_add(&diag, "%s: cannot walk '%s'", argv[optind],

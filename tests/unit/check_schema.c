@@ -14,7 +14,6 @@
 #include "google/protobuf/descriptor.pb-c.h"
 #include "util/common.h"
 #include "schema/schema.h"
-#include "schema/schema_int.h"
 #include "xdtest.h"
 
 static struct xd_schema *envoy, *test;
@@ -264,14 +263,14 @@ START_TEST(well_known_types)
 		const struct xd_msgdesc *m = msg(wkts[i].name);
 
 		ck_assert_uint_eq(m->wkt, wkts[i].wkt);
-		ck_assert_ptr_eq(test->wkt[wkts[i].wkt], m);
+		ck_assert_ptr_eq(xd_schema_wkt(test, wkts[i].wkt), m);
 	}
 	ck_assert_uint_eq(msg("xdtest.Nested")->wkt, XD_WKT_NONE);
-	ck_assert_ptr_eq(test->null_value,
+	ck_assert_ptr_eq(xd_schema_null_value(test),
 			 xd_schema_find_enum(test, "google.protobuf.NullValue"));
 	/* The Envoy schema has no FieldMask. */
-	ck_assert_ptr_null(envoy->wkt[XD_WKT_FIELD_MASK]);
-	ck_assert_ptr_nonnull(envoy->wkt[XD_WKT_ANY]);
+	ck_assert_ptr_null(xd_schema_wkt(envoy, XD_WKT_FIELD_MASK));
+	ck_assert_ptr_nonnull(xd_schema_wkt(envoy, XD_WKT_ANY));
 }
 END_TEST
 

@@ -14,7 +14,6 @@
 #include "schema/pbjson.h"
 #include "schema/schema.h"
 #include "schema/transcode.h"
-#include "schema/walk.h"
 #include "util/common.h"
 #include "xdtest.h"
 
@@ -1202,8 +1201,8 @@ static char *walk(const char *type, const char *yaml, const char *path)
 
 	ck_assert_msg(strncmp(r, "ERR", 3) != 0, "%s", r);
 	free(r);
-	n = xd_pb_walk(schema_of(type), type_of(type), bytes.data, bytes.len,
-		       path, collect, &out);
+	n = xd_schema_walk(schema_of(type), type_of(type), bytes.data,
+			   bytes.len, path, collect, &out);
 	xd_buf_printf(&out, " %d", n);
 	xd_buf_putc(&out, '\0');
 	xd_buf_free(&bytes);
@@ -1297,8 +1296,8 @@ START_TEST(walks_fields)
 		struct xd_buf out = XD_BUF_INIT;
 		const uint8_t bad[] = {0x0a, 0x05, 'a'};
 
-		ck_assert_int_eq(xd_pb_walk(test, type_of("xdtest.Nested"), bad, 3,
-					    "name", collect, &out),
+		ck_assert_int_eq(xd_schema_walk(test, type_of("xdtest.Nested"),
+						bad, 3, "name", collect, &out),
 				 -1);
 		xd_buf_free(&out);
 	}
