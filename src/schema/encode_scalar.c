@@ -238,7 +238,7 @@ int xd_enc_check_string(struct xd_encoder *e, const struct xd_dnode *n)
 		xd_enc_err(e, n, "string contains a NUL byte");
 		return -1;
 	}
-	if (!xd_utf8_valid(n->u.str, n->len)) {
+	if (!xd_scalar_utf8_valid(n->u.str, n->len)) {
 		xd_enc_err(e, n, "string is not valid UTF-8");
 		return -1;
 	}
@@ -380,7 +380,7 @@ void xd_enc_single(struct xd_encoder *e, const struct xd_fielddesc *f,
 		}
 		xd_wire_tag(out, f->number, XD_WT_LEN);
 		mark = xd_wire_open(out);
-		if (xd_base64_decode(n->u.str, n->len, out) != 0) {
+		if (xd_scalar_base64_decode(n->u.str, n->len, out) != 0) {
 			xd_enc_err(e, n, "malformed base64");
 			out->len = start;
 			return;

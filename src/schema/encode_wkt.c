@@ -136,7 +136,7 @@ static void enc_duration(struct xd_encoder *e, const struct xd_dnode *n)
 	char buf[160];
 
 	if (is_text(n))
-		r = xd_duration_parse(n->u.str, n->len, &secs, &nanos);
+		r = xd_scalar_duration_parse(n->u.str, n->len, &secs, &nanos);
 	if (r == XD_NUM_RANGE)
 		xd_enc_err(e, n, "duration %s is out of range",
 			   xd_enc_show(n, buf, sizeof(buf)));
@@ -155,7 +155,7 @@ static void enc_timestamp(struct xd_encoder *e, const struct xd_dnode *n)
 	char buf[160];
 
 	if (is_text(n))
-		r = xd_timestamp_parse(n->u.str, n->len, &secs, &nanos);
+		r = xd_scalar_timestamp_parse(n->u.str, n->len, &secs, &nanos);
 	if (r == XD_NUM_RANGE)
 		xd_enc_err(e, n, "timestamp %s is out of range",
 			   xd_enc_show(n, buf, sizeof(buf)));
@@ -187,8 +187,8 @@ static void enc_field_mask(struct xd_encoder *e, const struct xd_dnode *n)
 
 			xd_wire_tag(out, 1, XD_WT_LEN);
 			mark = xd_wire_open(out);
-			if (xd_fieldmask_path_parse(s + i, end - i, out) != 0 ||
-			    !xd_utf8_valid(s + i, end - i)) {
+			if (xd_scalar_fieldmask_parse(s + i, end - i, out) != 0 ||
+			    !xd_scalar_utf8_valid(s + i, end - i)) {
 				struct xd_dnode part = *n;
 
 				part.u.str = s + i;

@@ -7,7 +7,7 @@ src_libxdsd_a_SOURCES += \
 	src/schema/schema.c src/schema/schema.h src/schema/schema_int.h \
 	src/schema/schema_lookup.c src/schema/schema_rules.c \
 	src/schema/wire.c src/schema/wire.h \
-	src/schema/scalar.c src/schema/scalar_text.c src/schema/scalar.h \
+	src/schema/scalar.c src/schema/scalar.h \
 	src/schema/doc.c src/schema/doc_yaml.c src/schema/doc.h \
 	src/schema/encode.c src/schema/encode_scalar.c src/schema/encode_wkt.c \
 	src/schema/encode_err.c src/schema/encode.h \

@@ -70,7 +70,7 @@ static json_t *bytes_json(const uint8_t *p, size_t len)
 	struct xd_buf b = XD_BUF_INIT;
 	json_t *j;
 
-	xd_base64_encode(p, len, &b);
+	xd_scalar_base64_encode(p, len, &b);
 	j = json_stringn(b.len ? (const char *)b.data : "", b.len);
 	xd_buf_free(&b);
 	return j;
@@ -108,7 +108,7 @@ json_t *xd_dec_scalar(struct dec *d, const struct xd_fielddesc *f,
 		uint32_t bits = (uint32_t)v;
 
 		memcpy(&fl, &bits, 4);
-		return isfinite(fl) ? json_real(xd_float_shortest(fl)) :
+		return isfinite(fl) ? json_real(xd_scalar_float_shortest(fl)) :
 				      double_json(fl);
 	}
 	case XD_T_DOUBLE:
@@ -122,7 +122,7 @@ json_t *xd_dec_scalar(struct dec *d, const struct xd_fielddesc *f,
 	case XD_T_STRING:
 		j = json_stringn_nocheck((const char *)(p ? p : (const uint8_t *)""),
 					 len);
-		if (!xd_utf8_valid((const char *)p, len)) {
+		if (!xd_scalar_utf8_valid((const char *)p, len)) {
 			xd_dec_fail(d, "%s: string is not valid UTF-8", f->name);
 			json_decref(j);
 			return NULL;
@@ -200,7 +200,7 @@ static int map_key_text(struct dec *d, const struct xd_fielddesc *kf,
 		return 0;
 	}
 	if (kf->type == XD_T_STRING) {
-		if (!xd_utf8_valid((const char *)w->data, w->len)) {
+		if (!xd_scalar_utf8_valid((const char *)w->data, w->len)) {
 			xd_dec_fail(d, "map key is not valid UTF-8");
 			return -1;
 		}

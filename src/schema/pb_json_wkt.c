@@ -131,9 +131,9 @@ static json_t *dec_secs_nanos(struct dec *d, const struct xd_msgdesc *m,
 		return NULL;
 	}
 	if (m->wkt == XD_WKT_DURATION)
-		r = xd_duration_format((int64_t)s.v, (int32_t)n.v, buf);
+		r = xd_scalar_duration_format((int64_t)s.v, (int32_t)n.v, buf);
 	else
-		r = xd_timestamp_format((int64_t)s.v, (int32_t)n.v, buf);
+		r = xd_scalar_timestamp_format((int64_t)s.v, (int32_t)n.v, buf);
 	if (r != 0) {
 		xd_dec_fail(d, "%s out of range (seconds %" PRId64 ", nanos %d)",
 		     m->full_name, (int64_t)s.v, (int32_t)n.v);
@@ -157,8 +157,9 @@ static json_t *dec_field_mask(struct dec *d, const uint8_t *p, size_t len)
 		if (!first)
 			xd_buf_putc(&out, ',');
 		first = false;
-		if (xd_fieldmask_path_format((const char *)w.data, w.len, &out) != 0 ||
-		    !xd_utf8_valid((const char *)w.data, w.len)) {
+		if (xd_scalar_fieldmask_format((const char *)w.data, w.len,
+					       &out) != 0 ||
+		    !xd_scalar_utf8_valid((const char *)w.data, w.len)) {
 			xd_dec_fail(d, "FieldMask path '%.*s' has no JSON form",
 			     (int)(w.len > 100 ? 100 : w.len), (const char *)w.data);
 			xd_buf_free(&out);

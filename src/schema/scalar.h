@@ -2,7 +2,8 @@
  * Text forms of protobuf scalars in the proto3 JSON mapping: integers
  * (exact, with range checks), floating point with NaN/Infinity, booleans,
  * base64, Duration, Timestamp and FieldMask paths, in both directions,
- * plus UTF-8 validation.
+ * plus UTF-8 validation. The transcoder reads these forms and the printer
+ * (pbjson.h) writes them; whatever is written reads back the same.
  *
  * Thread: any; pure functions.
  */
@@ -50,9 +51,10 @@ enum xd_plain xd_scalar_plain(const char *s, size_t len, bool *b, double *d);
 
 /* Standard or URL-safe base64, padding optional. Appends the bytes to
  * `out`; returns 0, or -1 when malformed (then `out` is unchanged). */
-int xd_base64_decode(const char *s, size_t len, struct xd_buf *out);
+int xd_scalar_base64_decode(const char *s, size_t len, struct xd_buf *out);
 /* Standard alphabet with padding; appends to `out`. */
-void xd_base64_encode(const uint8_t *p, size_t len, struct xd_buf *out);
+void xd_scalar_base64_encode(const uint8_t *p, size_t len,
+			     struct xd_buf *out);
 
 #define XD_DURATION_MAX_SECONDS 315576000000LL
 #define XD_TIMESTAMP_MIN_SECONDS (-62135596800LL) /* 0001-01-01 */
@@ -60,27 +62,27 @@ void xd_base64_encode(const uint8_t *p, size_t len, struct xd_buf *out);
 
 /* "1.5s", "-0.5s", up to 9 fractional digits. Returns XD_NUM_OK,
  * XD_NUM_SYNTAX or XD_NUM_RANGE. */
-enum xd_num xd_duration_parse(const char *s, size_t len, int64_t *seconds,
-			      int32_t *nanos);
+enum xd_num xd_scalar_duration_parse(const char *s, size_t len,
+				     int64_t *seconds, int32_t *nanos);
 /* Into buf (at least 32 bytes); returns -1 for an invalid duration. */
-int xd_duration_format(int64_t seconds, int32_t nanos, char *buf);
+int xd_scalar_duration_format(int64_t seconds, int32_t nanos, char *buf);
 
 /* RFC 3339: "2024-01-02T03:04:05.5Z", "...+01:00". */
-enum xd_num xd_timestamp_parse(const char *s, size_t len, int64_t *seconds,
-			       int32_t *nanos);
+enum xd_num xd_scalar_timestamp_parse(const char *s, size_t len,
+				      int64_t *seconds, int32_t *nanos);
 /* Into buf (at least 48 bytes), always in UTC ("Z"); -1 when invalid. */
-int xd_timestamp_format(int64_t seconds, int32_t nanos, char *buf);
+int xd_scalar_timestamp_format(int64_t seconds, int32_t nanos, char *buf);
 
 /* One FieldMask path between commas: lowerCamelCase ("a.fooBar") into
  * snake_case ("a.foo_bar"), appended to `out`. -1 when malformed. */
-int xd_fieldmask_path_parse(const char *s, size_t len, struct xd_buf *out);
+int xd_scalar_fieldmask_parse(const char *s, size_t len, struct xd_buf *out);
 /* The reverse, for printing; -1 when the path has no JSON form. */
-int xd_fieldmask_path_format(const char *s, size_t len, struct xd_buf *out);
+int xd_scalar_fieldmask_format(const char *s, size_t len, struct xd_buf *out);
 
-bool xd_utf8_valid(const char *s, size_t len);
+bool xd_scalar_utf8_valid(const char *s, size_t len);
 
 /* The shortest decimal form of a float that reads back as the same
  * float, as a double (so JSON printers write "0.1", not 0.100000001). */
-double xd_float_shortest(float f);
+double xd_scalar_float_shortest(float f);
 
 #endif

@@ -64,7 +64,7 @@ FUZZ_TRANSCODE_SRCS = $(srcdir)/tests/fuzz/fuzz_transcode.c \
 	$(srcdir)/src/schema/encode.c $(srcdir)/src/schema/encode_err.c \
 	$(srcdir)/src/schema/encode_scalar.c $(srcdir)/src/schema/encode_wkt.c \
 	$(srcdir)/src/schema/pb_json.c $(srcdir)/src/schema/pb_json_wkt.c \
-	$(srcdir)/src/schema/scalar.c $(srcdir)/src/schema/scalar_text.c \
+	$(srcdir)/src/schema/scalar.c \
 	$(srcdir)/src/schema/schema.c $(srcdir)/src/schema/schema_lookup.c \
 	$(srcdir)/src/schema/schema_rules.c $(srcdir)/src/schema/split.c \
 	$(srcdir)/src/schema/transcode.c $(srcdir)/src/schema/transcode_mt.c \
