@@ -15,6 +15,5 @@ src_libxdsd_a_SOURCES += \
 	src/schema/transcode_tree.c src/schema/transcode.h \
 	src/schema/split.c src/schema/transcode_int.h
 src_libxdsd_a_SOURCES += \
-	src/schema/pb_json.c src/schema/pb_json_wkt.c src/schema/pbjson.h \
-	src/schema/pbjson_int.h \
+	src/schema/pbjson.c src/schema/pbjson.h \
 	src/schema/walk.c src/schema/walk.h

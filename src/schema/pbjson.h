@@ -38,8 +38,8 @@
  * values JSON cannot carry such as a NaN in a Struct, nesting deeper than
  * 64 levels).
  */
-json_t *xd_pb_to_json(const struct xd_schema *s, const struct xd_msgdesc *m,
-		      const uint8_t *data, size_t len, unsigned flags,
-		      struct xd_diag *diag);
+json_t *xd_pbjson_print(const struct xd_schema *s, const struct xd_msgdesc *m,
+			const uint8_t *data, size_t len, unsigned flags,
+			struct xd_diag *diag);
 
 #endif

@@ -147,8 +147,8 @@ static void check_bytes(const struct schema_type *t, const struct xd_buf *b)
 		/* -1 only for paths that do not fit this type */
 		(void)n;
 	}
-	j = xd_pb_to_json(t->s, t->m, b->data, b->len,
-			  b->len % 2 ? XD_PBJSON_CAMEL : 0, &d);
+	j = xd_pbjson_print(t->s, t->m, b->data, b->len,
+			    b->len % 2 ? XD_PBJSON_CAMEL : 0, &d);
 	if (j == NULL) {
 		/* Only a Value holding a NaN or an infinity cannot print. */
 		if (d.count == 0 || strstr(d.msgs[0], "which JSON cannot carry") == NULL) {
@@ -268,13 +268,13 @@ static void bytes(const struct schema_type *t, const uint8_t *data, size_t size)
 {
 	struct xd_diag d = XD_DIAG_INIT;
 	struct xd_buf b = XD_BUF_INIT;
-	json_t *j = xd_pb_to_json(t->s, t->m, data, size, 0, &d), *j2;
+	json_t *j = xd_pbjson_print(t->s, t->m, data, size, 0, &d), *j2;
 
 	xd_diag_clear(&d);
 	if (j == NULL)
 		return;
 	if (xd_transcode_json(t->s, t->m, j, "fuzz", "", &b, &d) == 0) {
-		j2 = xd_pb_to_json(t->s, t->m, b.data, b.len, 0, &d);
+		j2 = xd_pbjson_print(t->s, t->m, b.data, b.len, 0, &d);
 		if (j2 == NULL || !json_equal(j, j2)) {
 			char *a = json_dumps(j, JSON_ENCODE_ANY);
 			char *c = j2 ? json_dumps(j2, JSON_ENCODE_ANY) : NULL;

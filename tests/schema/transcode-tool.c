@@ -182,8 +182,8 @@ int main(int argc, char **argv)
 	if (snap) {
 		rc = snapshot(s, argv[optind], (const char *)text, len, &diag) ? 1 : 0;
 	} else if (to_json) {
-		json_t *j = xd_pb_to_json(s, m, text, len,
-					  camel ? XD_PBJSON_CAMEL : 0, &diag);
+		json_t *j = xd_pbjson_print(s, m, text, len,
+					    camel ? XD_PBJSON_CAMEL : 0, &diag);
 
 		if (j != NULL) {
 			char *str = json_dumps(j, JSON_INDENT(2) |

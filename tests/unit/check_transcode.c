@@ -124,8 +124,8 @@ static char *to_json(const char *type, const uint8_t *p, size_t len,
 		     unsigned flags)
 {
 	struct xd_diag d = XD_DIAG_INIT;
-	json_t *j = xd_pb_to_json(schema_of(type), type_of(type), p, len, flags,
-				  &d);
+	json_t *j = xd_pbjson_print(schema_of(type), type_of(type), p, len,
+				    flags, &d);
 	char *r, *t;
 
 	if (j == NULL) {
