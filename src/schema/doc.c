@@ -1,3 +1,5 @@
+/* The document tree (doc.h): names of nodes, and trees from jansson
+ * values. */
 #include "schema/doc.h"
 
 #include <inttypes.h>
@@ -5,10 +7,6 @@
 #include <string.h>
 
 #include "util/text.h"
-
-/* Merging compares every merged key with every key present; a document
- * that would need more comparisons than this is refused. */
-#define MAX_MERGE_WORK (4u << 20)
 
 const char *xd_doc_kind_name(const struct xd_dnode *n)
 {
@@ -30,94 +28,6 @@ const char *xd_doc_kind_name(const struct xd_dnode *n)
 	default:
 		return "a string";
 	}
-}
-
-static bool same_key(const struct xd_dnode *a, const struct xd_dnode *b)
-{
-	return a->kind == XD_DN_SCALAR && b->kind == XD_DN_SCALAR &&
-	       a->len == b->len && memcmp(a->u.str, b->u.str, a->len) == 0;
-}
-
-static void set_err(struct xd_doc_error *err, const struct xd_dnode *at,
-		    const char *msg)
-{
-	err->line = at->line;
-	err->col = at->col;
-	snprintf(err->msg, sizeof(err->msg), "%s", msg);
-}
-
-int xd_doc_merge(struct xd_arena *arena, struct xd_dnode *map,
-		 struct xd_doc_error *err)
-{
-	const struct xd_dnode *srcs[64];
-	size_t nsrc = 0, total = 0, n = 0;
-	uint64_t work = 0;
-	struct xd_dnode *out;
-
-	/* The sources, in order of precedence. */
-	for (uint32_t i = 0; i < map->len; i++) {
-		const struct xd_dnode *k = &map->u.kids[2 * i];
-		const struct xd_dnode *v = &map->u.kids[2 * i + 1];
-
-		if (!xd_doc_is_merge_key(k)) {
-			total++;
-			continue;
-		}
-		if (v->kind == XD_DN_MAP) {
-			if (nsrc == 64)
-				goto too_many;
-			srcs[nsrc++] = v;
-			total += v->len;
-			continue;
-		}
-		if (v->kind != XD_DN_SEQ) {
-			set_err(err, v, "a merge key (<<) needs a mapping or a list of mappings");
-			return -1;
-		}
-		for (uint32_t j = 0; j < v->len; j++) {
-			if (v->u.kids[j].kind != XD_DN_MAP) {
-				set_err(err, &v->u.kids[j],
-					"a merge key (<<) needs a mapping or a list of mappings");
-				return -1;
-			}
-			if (nsrc == 64)
-				goto too_many;
-			srcs[nsrc++] = &v->u.kids[j];
-			total += v->u.kids[j].len;
-		}
-	}
-	out = xd_arena_alloc(arena, 2 * total * sizeof(*out) + 1);
-	for (uint32_t i = 0; i < map->len; i++)
-		if (!xd_doc_is_merge_key(&map->u.kids[2 * i])) {
-			out[2 * n] = map->u.kids[2 * i];
-			out[2 * n + 1] = map->u.kids[2 * i + 1];
-			n++;
-		}
-	for (size_t s = 0; s < nsrc; s++) {
-		for (uint32_t j = 0; j < srcs[s]->len; j++) {
-			const struct xd_dnode *k = &srcs[s]->u.kids[2 * j];
-			bool present = false;
-
-			work += n;
-			if (work > MAX_MERGE_WORK) {
-				set_err(err, map, "merge keys (<<) too large to apply");
-				return -1;
-			}
-			for (size_t m = 0; m < n && !present; m++)
-				present = same_key(&out[2 * m], k);
-			if (!present) {
-				out[2 * n] = *k;
-				out[2 * n + 1] = srcs[s]->u.kids[2 * j + 1];
-				n++;
-			}
-		}
-	}
-	map->u.kids = out;
-	map->len = (uint32_t)n;
-	return 0;
-too_many:
-	set_err(err, map, "more than 64 mappings merged into one");
-	return -1;
 }
 
 /* ---- jansson ---- */

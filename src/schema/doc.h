@@ -10,6 +10,9 @@
  * anchors, aliases and "<<" merge keys resolved; aliases share nodes, and
  * the expansion they cause is bounded.
  *
+ * Part of the transcoder: only its files include this (doc.c and
+ * doc_yaml.c build trees, the encoder and transcode.c read them).
+ *
  * Ownership: nodes and strings belong to the arena given to the builder.
  * Thread: any, one builder per thread.
  */
@@ -120,18 +123,20 @@ int xd_doc_from_json(struct xd_arena *arena, json_t *v, struct xd_dnode *out,
 /* "a mapping", "a list", "a string", "null"... for messages. */
 const char *xd_doc_kind_name(const struct xd_dnode *n);
 
-/* ---- shared by the builders ---- */
+/* ---- reading nodes ---- */
 
-/* Applies YAML merge keys ("<<: *base", "<<: [*a, *b]") to a mapping's
- * pairs (2 * npairs nodes). Returns 0 (node updated) or -1 (err set). */
-int xd_doc_merge(struct xd_arena *arena, struct xd_dnode *map,
-		 struct xd_doc_error *err);
-
-/* A plain "<<" key. */
-static inline bool xd_doc_is_merge_key(const struct xd_dnode *k)
+/* null: not set, except where the schema gives null a meaning. */
+static inline bool xd_doc_is_null(const struct xd_dnode *n)
 {
-	return k->kind == XD_DN_SCALAR && k->style == XD_DS_PLAIN &&
-	       k->len == 2 && k->u.str[0] == '<' && k->u.str[1] == '<';
+	return n->kind == XD_DN_SCALAR && n->style == XD_DS_NULL;
+}
+
+/* A scalar written as text (a YAML plain or quoted scalar, a JSON
+ * string), as strings, bytes and the text forms need. */
+static inline bool xd_doc_is_text(const struct xd_dnode *n)
+{
+	return n->kind == XD_DN_SCALAR &&
+	       (n->style == XD_DS_PLAIN || n->style == XD_DS_STRING);
 }
 
 #endif

@@ -1,4 +1,5 @@
-/* YAML into document trees: from libyaml's events, or from its documents. */
+/* YAML into document trees (doc.h): from libyaml's events, or from its
+ * documents; anchors, aliases and merge keys. */
 #include "schema/doc.h"
 
 #include <stdio.h>
@@ -7,6 +8,112 @@
 
 #include "util/buf.h"
 #include "util/text.h"
+
+/* ---- merge keys ---- */
+
+/* Merging compares every merged key with every key present; a document
+ * that would need more comparisons than this is refused. */
+#define MAX_MERGE_WORK (4u << 20)
+
+/* A plain "<<" key. */
+static bool is_merge_key(const struct xd_dnode *k)
+{
+	return k->kind == XD_DN_SCALAR && k->style == XD_DS_PLAIN &&
+	       k->len == 2 && k->u.str[0] == '<' && k->u.str[1] == '<';
+}
+
+static bool same_key(const struct xd_dnode *a, const struct xd_dnode *b)
+{
+	return a->kind == XD_DN_SCALAR && b->kind == XD_DN_SCALAR &&
+	       a->len == b->len && memcmp(a->u.str, b->u.str, a->len) == 0;
+}
+
+static void set_err(struct xd_doc_error *err, const struct xd_dnode *at,
+		    const char *msg)
+{
+	err->line = at->line;
+	err->col = at->col;
+	snprintf(err->msg, sizeof(err->msg), "%s", msg);
+}
+
+/* Applies YAML merge keys ("<<: *base", "<<: [*a, *b]") to a mapping's
+ * pairs: keys present win, then the sources in order. Returns 0 (map
+ * updated) or -1 (err set). */
+static int apply_merge_keys(struct xd_arena *arena, struct xd_dnode *map,
+			    struct xd_doc_error *err)
+{
+	const struct xd_dnode *srcs[64];
+	size_t nsrc = 0, total = 0, n = 0;
+	uint64_t work = 0;
+	struct xd_dnode *out;
+
+	/* The sources, in order of precedence. */
+	for (uint32_t i = 0; i < map->len; i++) {
+		const struct xd_dnode *k = &map->u.kids[2 * i];
+		const struct xd_dnode *v = &map->u.kids[2 * i + 1];
+
+		if (!is_merge_key(k)) {
+			total++;
+			continue;
+		}
+		if (v->kind == XD_DN_MAP) {
+			if (nsrc == 64)
+				goto too_many;
+			srcs[nsrc++] = v;
+			total += v->len;
+			continue;
+		}
+		if (v->kind != XD_DN_SEQ) {
+			set_err(err, v, "a merge key (<<) needs a mapping or a list of mappings");
+			return -1;
+		}
+		for (uint32_t j = 0; j < v->len; j++) {
+			if (v->u.kids[j].kind != XD_DN_MAP) {
+				set_err(err, &v->u.kids[j],
+					"a merge key (<<) needs a mapping or a list of mappings");
+				return -1;
+			}
+			if (nsrc == 64)
+				goto too_many;
+			srcs[nsrc++] = &v->u.kids[j];
+			total += v->u.kids[j].len;
+		}
+	}
+	out = xd_arena_alloc(arena, 2 * total * sizeof(*out) + 1);
+	for (uint32_t i = 0; i < map->len; i++)
+		if (!is_merge_key(&map->u.kids[2 * i])) {
+			out[2 * n] = map->u.kids[2 * i];
+			out[2 * n + 1] = map->u.kids[2 * i + 1];
+			n++;
+		}
+	for (size_t s = 0; s < nsrc; s++) {
+		for (uint32_t j = 0; j < srcs[s]->len; j++) {
+			const struct xd_dnode *k = &srcs[s]->u.kids[2 * j];
+			bool present = false;
+
+			work += n;
+			if (work > MAX_MERGE_WORK) {
+				set_err(err, map, "merge keys (<<) too large to apply");
+				return -1;
+			}
+			for (size_t m = 0; m < n && !present; m++)
+				present = same_key(&out[2 * m], k);
+			if (!present) {
+				out[2 * n] = *k;
+				out[2 * n + 1] = srcs[s]->u.kids[2 * j + 1];
+				n++;
+			}
+		}
+	}
+	map->u.kids = out;
+	map->len = (uint32_t)n;
+	return 0;
+too_many:
+	set_err(err, map, "more than 64 mappings merged into one");
+	return -1;
+}
+
+/* ---- libyaml events ---- */
 
 struct xd_doc_frame {
 	uint8_t kind; /* XD_DN_MAP or XD_DN_SEQ */
@@ -194,7 +301,7 @@ int xd_doc_feed(struct xd_doc_builder *b, const yaml_event_t *ev,
 			memcpy(n.u.kids, b->kids + f->base,
 			       count * sizeof(*n.u.kids));
 		b->nkids = f->base;
-		if (f->merge && xd_doc_merge(b->arena, &n, &b->err) != 0)
+		if (f->merge && apply_merge_keys(b->arena, &n, &b->err) != 0)
 			return -1;
 		anchor = f->anchor;
 		weight = f->weight + 1;
@@ -213,7 +320,7 @@ int xd_doc_feed(struct xd_doc_builder *b, const yaml_event_t *ev,
 	f = &b->stack[b->depth - 1];
 	f->weight += weight;
 	if (f->kind == XD_DN_MAP && (b->nkids - f->base) % 2 == 0 &&
-	    xd_doc_is_merge_key(&n))
+	    is_merge_key(&n))
 		f->merge = true;
 	if (b->nkids == b->kids_cap)
 		b->kids = xd_grow(b->kids, &b->kids_cap, b->nkids + 1,
@@ -303,10 +410,10 @@ static int from_ynode(struct yconv *c, yaml_node_t *node, struct xd_dnode *out,
 				       yaml_document_get_node(c->doc, p[i].value),
 				       &out->u.kids[2 * i + 1], depth + 1) != 0)
 				return -1;
-			merge |= xd_doc_is_merge_key(&out->u.kids[2 * i]);
+			merge |= is_merge_key(&out->u.kids[2 * i]);
 		}
 		if (merge)
-			return xd_doc_merge(c->arena, out, c->err);
+			return apply_merge_keys(c->arena, out, c->err);
 		return 0;
 	}
 	default:

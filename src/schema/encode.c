@@ -81,7 +81,7 @@ static void enc_repeated(struct xd_encoder *e, const struct xd_fielddesc *f,
 		const struct xd_dnode *item = &n->u.kids[i];
 
 		xd_enc_push_index(e, i);
-		if (xd_enc_is_null(item) && !xd_enc_null_is_value(e, f))
+		if (xd_doc_is_null(item) && !xd_enc_null_is_value(e, f))
 			xd_enc_err(e, item, "null is not allowed in a list");
 		else if (!(f->flags & XD_F_PACKED))
 			xd_enc_single(e, f, item, true);
@@ -214,7 +214,7 @@ void xd_enc_map(struct xd_encoder *e, const struct xd_fielddesc *f,
 			xd_enc_err(e, k.key, "keys must be scalars, not %s",
 				   xd_doc_kind_name(k.key));
 		} else if (map_key(e, kf, &k) == 0) {
-			if (xd_enc_is_null(k.val) && !xd_enc_null_is_value(e, vf)) {
+			if (xd_doc_is_null(k.val) && !xd_enc_null_is_value(e, vf)) {
 				xd_enc_err(e, k.val,
 					   "null is not allowed as a map value");
 			} else {
@@ -257,7 +257,7 @@ void xd_enc_map(struct xd_encoder *e, const struct xd_fielddesc *f,
 static void enc_field(struct xd_encoder *e, const struct xd_fielddesc *f,
 		      const struct xd_dnode *n)
 {
-	if (xd_enc_is_null(n) && !xd_enc_null_is_value(e, f))
+	if (xd_doc_is_null(n) && !xd_enc_null_is_value(e, f))
 		return; /* null: not set */
 	if (f->flags & XD_F_MAP)
 		xd_enc_map(e, f, n);
@@ -312,8 +312,8 @@ static const struct xd_fielddesc *resolve_key(struct xd_encoder *e,
 						    sizeof(where)));
 			return NULL;
 		}
-		if (f->oneof >= 0 && o->f->oneof == f->oneof && !xd_enc_is_null(v) &&
-		    !xd_enc_is_null(o->val)) {
+		if (f->oneof >= 0 && o->f->oneof == f->oneof &&
+		    !xd_doc_is_null(v) && !xd_doc_is_null(o->val)) {
 			xd_enc_err(e, k, "%s and %s are both set, but only one member of oneof '%s' may be",
 				   xd_enc_show(k, buf, sizeof(buf)),
 				   xd_enc_show(o->key, other, sizeof(other)),

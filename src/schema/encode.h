@@ -92,7 +92,6 @@ bool xd_enc_null_is_value(const struct xd_encoder *e,
 			  const struct xd_fielddesc *f);
 int xd_enc_check_string(struct xd_encoder *e, const struct xd_dnode *n);
 
-bool xd_enc_is_null(const struct xd_dnode *n);
 /* "(first on line 3)" when n has a position, else "". */
 const char *xd_enc_first_on(const struct xd_dnode *n, char *buf, size_t size);
 /* Adds the collected errors to `diag`, in document order. */

@@ -10,24 +10,12 @@
 #include "schema/scalar.h"
 #include "schema/wire.h"
 
-bool xd_enc_is_null(const struct xd_dnode *n)
-{
-	return n->kind == XD_DN_SCALAR && n->style == XD_DS_NULL;
-}
-
 /* Whether null means a value here rather than "not set". */
 bool xd_enc_null_is_value(const struct xd_encoder *e,
 			  const struct xd_fielddesc *f)
 {
 	return (f->type == XD_T_MESSAGE && f->msg->wkt == XD_WKT_VALUE) ||
 	       (f->type == XD_T_ENUM && f->en == xd_schema_null_value(e->s));
-}
-
-/* A text scalar (not a container, JSON number or boolean). */
-static bool is_text(const struct xd_dnode *n)
-{
-	return n->kind == XD_DN_SCALAR &&
-	       (n->style == XD_DS_PLAIN || n->style == XD_DS_STRING);
 }
 
 /* "(at most 65535)", "(from 1 to 100)", "(greater than 0)"... */
@@ -229,7 +217,7 @@ int xd_enc_check_string(struct xd_encoder *e, const struct xd_dnode *n)
 {
 	char buf[160];
 
-	if (!is_text(n)) {
+	if (!xd_doc_is_text(n)) {
 		xd_enc_err(e, n, "expected a string, not %s",
 			   xd_enc_show(n, buf, sizeof(buf)));
 		return -1;
@@ -253,7 +241,7 @@ static int enum_value(struct xd_encoder *e, const struct xd_enumdesc *en,
 	char buf[160];
 	int64_t i;
 
-	if (xd_enc_is_null(n) && en == xd_schema_null_value(e->s)) {
+	if (xd_doc_is_null(n) && en == xd_schema_null_value(e->s)) {
 		*out = 0;
 		return 0;
 	}
@@ -373,7 +361,7 @@ void xd_enc_single(struct xd_encoder *e, const struct xd_fielddesc *f,
 	case XD_T_BYTES: {
 		char buf[160];
 
-		if (!is_text(n)) {
+		if (!xd_doc_is_text(n)) {
 			xd_enc_err(e, n, "expected a base64 string, not %s",
 				   xd_enc_show(n, buf, sizeof(buf)));
 			return;

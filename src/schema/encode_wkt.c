@@ -49,8 +49,7 @@ static void enc_any(struct xd_encoder *e, const struct xd_dnode *n)
 		return; /* {}: an empty Any */
 	}
 	xd_enc_push_field(e, &n->u.kids[2 * tat]);
-	if (t->kind != XD_DN_SCALAR ||
-	    (t->style != XD_DS_STRING && t->style != XD_DS_PLAIN)) {
+	if (!xd_doc_is_text(t)) {
 		xd_enc_err(e, t, "expected a type URL string, not %s",
 			   xd_enc_show(t, buf, sizeof(buf)));
 		e->nsegs--;
@@ -122,12 +121,6 @@ static void put_secs_nanos(struct xd_buf *out, int64_t secs, int32_t nanos)
 	}
 }
 
-static bool is_text(const struct xd_dnode *n)
-{
-	return n->kind == XD_DN_SCALAR &&
-	       (n->style == XD_DS_PLAIN || n->style == XD_DS_STRING);
-}
-
 static void enc_duration(struct xd_encoder *e, const struct xd_dnode *n)
 {
 	enum xd_num r = XD_NUM_SYNTAX;
@@ -135,7 +128,7 @@ static void enc_duration(struct xd_encoder *e, const struct xd_dnode *n)
 	int32_t nanos;
 	char buf[160];
 
-	if (is_text(n))
+	if (xd_doc_is_text(n))
 		r = xd_scalar_duration_parse(n->u.str, n->len, &secs, &nanos);
 	if (r == XD_NUM_RANGE)
 		xd_enc_err(e, n, "duration %s is out of range",
@@ -154,7 +147,7 @@ static void enc_timestamp(struct xd_encoder *e, const struct xd_dnode *n)
 	int32_t nanos;
 	char buf[160];
 
-	if (is_text(n))
+	if (xd_doc_is_text(n))
 		r = xd_scalar_timestamp_parse(n->u.str, n->len, &secs, &nanos);
 	if (r == XD_NUM_RANGE)
 		xd_enc_err(e, n, "timestamp %s is out of range",
@@ -173,7 +166,7 @@ static void enc_field_mask(struct xd_encoder *e, const struct xd_dnode *n)
 	const char *s = n->u.str;
 	char buf[160];
 
-	if (!is_text(n)) {
+	if (!xd_doc_is_text(n)) {
 		xd_enc_err(e, n, "expected a FieldMask string such as \"a.b,cD\", not %s",
 			   xd_enc_show(n, buf, sizeof(buf)));
 		return;

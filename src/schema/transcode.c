@@ -279,7 +279,7 @@ static int yaml_section(struct yrun *r, struct file_ctx *c,
 	}
 	if (build_node(r, &n) != 0)
 		return -1;
-	if (sec == NULL || (n.kind == XD_DN_SCALAR && n.style == XD_DS_NULL)) {
+	if (sec == NULL || xd_doc_is_null(&n)) {
 		/* skipped, or an empty section */
 	} else if (n.kind == XD_DN_SEQ) {
 		for (uint32_t i = 0; i < n.len && !c->stopped; i++)
@@ -399,8 +399,7 @@ int xd_transcode_yaml_piece(const struct xd_schema *s, const char *file,
 		struct xd_dnode n;
 
 		rc = build_node(&r, &n);
-		if (rc == 0 && !(n.kind == XD_DN_SCALAR &&
-				 n.style == XD_DS_NULL)) {
+		if (rc == 0 && !xd_doc_is_null(&n)) {
 			xd_diag_add(diag, "%s:%u:%u: a snapshot file must be a mapping of lists (clusters:, listeners:, ...), not %s",
 				    file, n.line, n.col, xd_doc_kind_name(&n));
 			r.failed = 1;
