@@ -20,6 +20,11 @@
  *                subscription, the version and the nonce); bit 2 of
  *                the op makes it a NACK. The message is written here
  *                and read like any other.
+ *            bit 3: REQUEST and ANSWER are the second stream's. Two
+ *            streams of one method share the snapshots and the clock,
+ *            and so what is memoized on the tables: a body or a union
+ *            computed for one is served to the other, and must be
+ *            right for it too.
  *
  * Nonces are numbered from 1 per stream as the daemon numbers them, so
  * streams captured from real clients (seeds-request/) replay as they
@@ -32,8 +37,8 @@
  * no resource twice, carries only subscribed resources of the table,
  * never lists a name both as a resource and as removed, removes only
  * what the table lacks, and is not empty unless it is a full-state
- * SotW one; the counts a body declares are those it holds; and once a
- * stream ends, no name set is left alive.
+ * SotW one; the counts a body declares are those it holds; and once the
+ * streams end, no name set is left alive.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -199,6 +204,7 @@ struct unknown_type {
 };
 
 struct peer {
+	int id;                   /* 0 or 1, for the trace */
 	bool delta, aggregated;
 	enum xd_rtype type;       /* per-type method */
 	bool ended;               /* the stream was finished */
@@ -278,7 +284,7 @@ static bool set_node(struct peer *p, struct xd_span span)
 
 	if (xd_node_parse(&n, span.data, span.len, &why) != 0) {
 		NEED(why != NULL);
-		TRACE("node refused: %s\n", why);
+		TRACE("%d: node refused: %s\n", p->id, why);
 		return false;
 	}
 	check_node(&n, span);
@@ -552,8 +558,8 @@ static void pump(struct peer *p)
 		     (st.body == NULL && st.table == NULL));
 		if (st.action == XD_SEQ_WAIT_EDS) {
 			NEED(p->aggregated && p->eds_wait_until > p->now);
-			TRACE("  listeners wait for endpoints until %llu\n",
-			      (unsigned long long)p->eds_wait_until);
+			TRACE("%d:   listeners wait for endpoints until %llu\n",
+			      p->id, (unsigned long long)p->eds_wait_until);
 		}
 		if (st.action != XD_SEQ_SEND)
 			return;
@@ -563,8 +569,8 @@ static void pump(struct peer *p)
 		sent[st.type] = true;
 		nonce = ++p->next_nonce;
 		check_response(p, &st, mode.form, nonce);
-		TRACE("  sent %s nonce %llu: %zu resources, %zu missing, %zu removed\n",
-		      xd_rtype_info(st.type)->service, (unsigned long long)nonce,
+		TRACE("%d:   sent %s nonce %llu: %zu resources, %zu missing, %zu removed\n",
+		      p->id, xd_rtype_info(st.type)->service, (unsigned long long)nonce,
 		      st.body->nresources, st.body->nmissing, st.body->nremoved);
 		xd_sub_sent(&p->subs[st.type], st.table, nonce);
 		NEED(p->subs[st.type].inflight && p->subs[st.type].nonce == nonce);
@@ -636,7 +642,7 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 
 	if (xd_request_parse(&r, data, len, p->delta, &why) != 0) {
 		NEED(why != NULL);
-		TRACE("request refused: %s\n", why);
+		TRACE("%d: request refused: %s\n", p->id, why);
 		return false;
 	}
 	check_request(&r, data, len);
@@ -692,7 +698,7 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 			NEED(same_state(s, &before));
 	}
 	NEED(s->active || v == XD_SUB_STALE);
-	TRACE("%s request, nonce '%.*s', %zu names: %s\n",
+	TRACE("%d: %s request, nonce '%.*s', %zu names: %s\n", p->id,
 	      xd_rtype_info(t)->service, (int)r.nonce.len, r.nonce.data, r.nnames,
 	      v == XD_SUB_STALE ? "stale" : v == XD_SUB_REQUEST ? "request" :
 	      v == XD_SUB_ACK ? "ACK" : "NACK");
@@ -764,9 +770,10 @@ static bool answer(struct peer *p, bool nack)
 
 /* ---------------- the input ---------------- */
 
-static void peer_init(struct peer *p, uint8_t method)
+static void peer_init(struct peer *p, int id, uint8_t method)
 {
 	memset(p, 0, sizeof(*p));
+	p->id = id;
 	p->delta = method & 1;
 	p->aggregated = (method & 2) != 0;
 	p->type = (enum xd_rtype)((method >> 2) & 7);
@@ -805,14 +812,18 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *q = data + 1, *end = data + size;
-	struct peer p;
+	struct peer peers[2], *p;
+	bool ended[2] = {false, false};
 
 	if (size < 1)
 		return 0;
-	peer_init(&p, data[0]);
+	peer_init(&peers[0], 0, data[0]);
+	peer_init(&peers[1], 1, data[0]);
 	while (q < end) {
 		uint8_t op = *q++;
 		bool ok = true;
+
+		p = &peers[(op >> 3) & 1];
 
 		switch (op & 3) {
 		case 0: {
@@ -831,31 +842,44 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (len > 0)
 				memcpy(m, q, len);
 			q += len;
-			ok = on_request(&p, m, len);
+			if (!ended[p - peers])
+				ok = on_request(p, m, len);
 			free(m);
 			break;
 		}
 		case 1:
-			if (q < end)
-				p.target = *q++ % NSNAP;
-			TRACE("reload: snapshot %zu\n", p.target);
-			pump(&p);
+		case 2: {
+			/* the snapshot and the clock are every stream's */
+			size_t target = peers[0].target;
+			uint64_t now = peers[0].now;
+
+			if (q < end && (op & 3) == 1)
+				target = *q++ % NSNAP;
+			else if (q < end)
+				now += (uint64_t)*q++ * 100;
+			TRACE("snapshot %zu, time %llu\n", target,
+			      (unsigned long long)now);
+			for (int i = 0; i < 2; i++) {
+				peers[i].target = target;
+				peers[i].now = now;
+				if (!ended[i])
+					pump(&peers[i]);
+			}
 			break;
-		case 2:
-			if (q < end)
-				p.now += (uint64_t)*q++ * 100;
-			pump(&p);
-			break;
+		}
 		case 3:
-			ok = answer(&p, (op & 4) != 0);
+			if (!ended[p - peers])
+				ok = answer(p, (op & 4) != 0);
 			break;
 		}
 		if (!ok) {
-			TRACE("the stream ends\n");
-			break; /* as the daemon ends it */
+			/* the daemon ends the stream */
+			TRACE("%d: the stream ends\n", p->id);
+			ended[p - peers] = true;
 		}
 	}
-	peer_clear(&p);
+	peer_clear(&peers[0]);
+	peer_clear(&peers[1]);
 	forget_derived();
 	/* Every name set goes with the last reference to it. */
 	NEED(xd_nameset_live() == 0);

@@ -29,12 +29,14 @@ enum { DELTA = 1, ADS = 2 };
 enum { OP_REQUEST = 0, OP_RELOAD = 1, OP_TICK = 2, OP_ANSWER = 3, OP_NACK = 4 };
 
 #define MAX_SEED 65536
-#define MAX_LIST 8
+#define MAX_LIST 512
+#define LIST_BYTES 4096
 
 struct seed {
 	uint8_t data[MAX_SEED];
 	size_t len;
 	bool delta;
+	uint8_t stream; /* the op bit of the stream that speaks (0 or 8) */
 };
 
 static void put(struct seed *s, const void *p, size_t n)
@@ -53,6 +55,7 @@ static void begin(struct seed *s, unsigned method)
 
 	s->len = 0;
 	s->delta = (method & DELTA) != 0;
+	s->stream = 0;
 	put(s, &m, 1);
 }
 
@@ -72,9 +75,16 @@ static void op(struct seed *s, uint8_t code, int arg)
 	}
 }
 
+/* What follows is said by the first stream (0) or the second (1). */
+static void on_stream(struct seed *s, int stream)
+{
+	s->stream = stream ? 8 : 0;
+}
+
 static void raw_request(struct seed *s, const uint8_t *msg, size_t len)
 {
-	uint8_t hdr[3] = {OP_REQUEST, (uint8_t)len, (uint8_t)(len >> 8)};
+	uint8_t hdr[3] = {OP_REQUEST | s->stream, (uint8_t)len,
+			  (uint8_t)(len >> 8)};
 
 	if (len > 0xffff) {
 		fprintf(stderr, "request-seeds: a request outgrew 64 KiB\n");
@@ -96,8 +106,8 @@ static void packed(struct seed *s, const ProtobufCMessage *m)
 	free(buf);
 }
 
-static void answer(struct seed *s) { op(s, OP_ANSWER, -1); }
-static void nack(struct seed *s) { op(s, OP_ANSWER | OP_NACK, -1); }
+static void answer(struct seed *s) { op(s, OP_ANSWER | s->stream, -1); }
+static void nack(struct seed *s) { op(s, OP_ANSWER | OP_NACK | s->stream, -1); }
 static void reload(struct seed *s, int snapshot) { op(s, OP_RELOAD, snapshot); }
 static void tick(struct seed *s, int tenths) { op(s, OP_TICK, tenths); }
 
@@ -191,7 +201,7 @@ static void sotw(struct seed *s, Envoy__Config__Core__V3__Node *n,
 {
 	Envoy__Service__Discovery__V3__DiscoveryRequest r =
 		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
-	char buf[256], *v[MAX_LIST];
+	char buf[LIST_BYTES], *v[MAX_LIST];
 
 	r.node = n;
 	r.type_url = (char *)type_url;
@@ -214,10 +224,10 @@ static void delta(struct seed *s, Envoy__Config__Core__V3__Node *n,
 {
 	Envoy__Service__Discovery__V3__DeltaDiscoveryRequest r =
 		ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
-	Envoy__Service__Discovery__V3__DeltaDiscoveryRequest__InitialResourceVersionsEntry
+	static Envoy__Service__Discovery__V3__DeltaDiscoveryRequest__InitialResourceVersionsEntry
 		entries[MAX_LIST], *pentries[MAX_LIST];
-	char sbuf[256], ubuf[256], ibuf[512], *sv[MAX_LIST], *uv[MAX_LIST],
-		*iv[MAX_LIST];
+	static char sbuf[LIST_BYTES], ubuf[LIST_BYTES], ibuf[LIST_BYTES],
+		*sv[MAX_LIST], *uv[MAX_LIST], *iv[MAX_LIST];
 	size_t ni;
 
 	r.node = n;
@@ -280,7 +290,7 @@ static const char *held(const char *name, const char *content)
 int main(int argc, char **argv)
 {
 	static struct seed s;
-	char list[256];
+	static char list[LIST_BYTES];
 	const char *dir;
 
 	if (argc != 2) {
@@ -477,11 +487,76 @@ int main(int argc, char **argv)
 	answer(&s);
 	write_seed(&s, dir, "delta-ads-no-node");
 
-	/* Node metadata nested 2,000 deep (26 kB): skipped unread. */
+	/* Two streams of one fleet: the second meets what the first had
+	 * computed (bodies, the make-before-break union), and must be
+	 * served right by it. */
+	for (int d = 0; d < 2; d++) {
+		begin(&s, ADS | (d == 1 ? DELTA : 0));
+		for (int k = 0; k < 2; k++) {
+			on_stream(&s, k);
+			if (d == 1) {
+				delta(&s, node(k ? "sidecar-2" : "sidecar-1", false),
+				      url(XD_CLUSTER), NULL, NULL, NULL, NULL, NULL);
+				answer(&s);
+				delta(&s, NULL, url(XD_ENDPOINT), k ? "demo" : "demo,c2",
+				      NULL, NULL, NULL, NULL);
+				answer(&s);
+				delta(&s, NULL, url(XD_LISTENER), NULL, NULL, NULL, NULL, NULL);
+				answer(&s);
+			} else {
+				sotw(&s, node(k ? "sidecar-2" : "sidecar-1", false),
+				     url(XD_CLUSTER), NULL, NULL, NULL, NULL);
+				answer(&s);
+				sotw(&s, NULL, url(XD_ENDPOINT), NULL, NULL,
+				     k ? "demo" : "demo,c2", NULL);
+				answer(&s);
+				sotw(&s, NULL, url(XD_LISTENER), NULL, NULL, NULL, NULL);
+				answer(&s);
+			}
+		}
+		reload(&s, 1);
+		for (int i = 0; i < 6; i++) {
+			on_stream(&s, i & 1);
+			answer(&s);
+		}
+		tick(&s, 25);
+		for (int i = 0; i < 6; i++) {
+			on_stream(&s, i & 1);
+			answer(&s);
+		}
+		write_seed(&s, dir, d == 1 ? "delta-ads-two-streams" : "sotw-ads-two-streams");
+	}
+
+	/* Hundreds of names: name sets past their first index size. */
+	{
+		size_t n = 0;
+
+		for (int i = 0; i < 300; i++)
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%sn%d",
+					      i ? "," : "", i);
+		snprintf(list + n, sizeof(list) - n, ",demo");
+	}
+	begin(&s, ADS | DELTA);
+	delta(&s, node("sidecar-1", false), url(XD_ENDPOINT), list, NULL, NULL, NULL, NULL);
+	answer(&s);
+	/* unsubscribes the names from about the fiftieth on */
+	delta(&s, NULL, url(XD_ENDPOINT), NULL, strchr(list + 200, ',') + 1, NULL,
+	      NULL, NULL);
+	answer(&s);
+	write_seed(&s, dir, "delta-ads-many-names");
+	begin(&s, per_type(XD_ENDPOINT));
+	sotw(&s, node("sidecar-1", false), url(XD_ENDPOINT), NULL, NULL, list, NULL);
+	answer(&s);
+	/* narrows to the names from about the thirtieth on (rule S7) */
+	sotw(&s, NULL, url(XD_ENDPOINT), NULL, NULL, strchr(list + 100, ',') + 1, NULL);
+	answer(&s);
+	write_seed(&s, dir, "sotw-eds-many-names");
+
+	/* Node metadata nested 500 deep (6.5 kB): skipped unread. */
 	for (int d = 0; d < 2; d++) {
 		size_t len;
 		uint8_t *msg = xdt_deep_node_request(d == 1, url(XD_CLUSTER), "demo",
-						     "deep", "demo", 2000, &len);
+						     "deep", "demo", 500, &len);
 
 		begin(&s, ADS | (d == 1 ? DELTA : 0));
 		raw_request(&s, msg, len);
