@@ -21,12 +21,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/span.h"
+
 struct xd_nameset;
 
-struct xd_name {
-	const char *data;
-	size_t len;
-};
 
 /* The set of `n` names (any order, repeats allowed). NULL on OOM. */
 struct xd_nameset *xd_nameset_intern(const struct xd_name *names, size_t n);

@@ -11,9 +11,9 @@
 #include "protocol/request.h"
 #include "protocol/sequence.h"
 #include "protocol/sub.h"
-#include "schema/wire.h"
 #include "util/common.h"
 #include "util/log.h"
+#include "xds/message.h"
 
 /* Sessions pumped per loop iteration when a snapshot change fans out. */
 #define PUMP_BATCH 256
@@ -22,11 +22,11 @@
 /* Distinct unknown type URLs one aggregated stream may ask for. */
 #define MAX_UNKNOWN 4
 
+/* A type xdsd does not serve, asked for on an aggregated stream: an
+ * empty table of its URL, served like any other (docs/protocol.md §8.1). */
 struct unknown_type {
-	char *url;
-	uint64_t nonce;  /* last response sent for it, 0 none */
-	bool due;        /* a response is owed */
-	struct xd_nameset *names; /* delta: names to report missing */
+	struct xd_table *table; /* NULL: a free slot */
+	struct xd_sub sub;
 };
 
 struct xd_session {
@@ -188,24 +188,21 @@ static void refresh_snapshot(struct xd_session *ss)
 
 static void send_bytes(struct xd_session *ss, grpc_slice body, uint64_t nonce)
 {
-	char digits[24];
-	int n = snprintf(digits, sizeof(digits), "%llu",
-			 (unsigned long long)nonce);
-	grpc_slice tail = grpc_slice_malloc((size_t)n + 2);
-	uint8_t *p = GRPC_SLICE_START_PTR(tail);
+	uint8_t nonce_field[XD_RESPONSE_NONCE_MAX];
+	/* the stream's own nonce after the shared body */
+	grpc_slice tail = grpc_slice_from_copied_buffer(
+		(const char *)nonce_field,
+		xd_response_put_nonce(nonce_field, nonce));
 	grpc_slice parts[2];
 	grpc_byte_buffer *bb;
 
-	/* field 5 (nonce): 0x2a, length (< 128), digits */
-	p[0] = 0x2a;
-	p[1] = (uint8_t)n;
-	memcpy(p + 2, digits, (size_t)n);
 	parts[0] = body;
 	parts[1] = tail;
+	ss->mgr->stats.responses++;
+	ss->mgr->stats.response_bytes +=
+		GRPC_SLICE_LENGTH(body) + GRPC_SLICE_LENGTH(tail);
 	bb = grpc_raw_byte_buffer_create(parts, 2); /* takes its own refs */
 	grpc_slice_unref(tail);
-	ss->mgr->stats.responses++;
-	ss->mgr->stats.response_bytes += GRPC_SLICE_LENGTH(body) + (size_t)n + 2;
 	xd_stream_send(ss->stream, bb);
 }
 
@@ -216,47 +213,39 @@ static enum xd_form form_of(const struct xd_session *ss)
 	return ss->wrapped ? XD_FORM_SOTW_WRAPPED : XD_FORM_SOTW;
 }
 
-/* An empty answer for a type this server does not serve. */
-static bool try_unknown(struct xd_session *ss)
+/* Sends a body that `sub` (of `table`) has due: the one place a
+ * response gets its nonce. */
+static void send_due(struct xd_session *ss, struct xd_sub *sub,
+		     struct xd_table *table, struct xd_body *body,
+		     const char *label)
+{
+	uint64_t nonce = ++ss->next_nonce;
+
+	xd_sub_sent(sub, table, nonce);
+	SLOG(XD_LOG_DEBUG, ss,
+	     "sending %.*s version %s nonce %llu: %zu resources, %zu missing, %zu removed",
+	     XD_LOG_CLIP(strlen(label)), label, xd_table_version(table),
+	     (unsigned long long)nonce, body->nresources, body->nmissing,
+	     body->nremoved);
+	send_bytes(ss, body->slice, nonce);
+}
+
+/* Types xdsd does not serve go first: they never wait for others. */
+static bool pump_unknown(struct xd_session *ss)
 {
 	for (int i = 0; i < MAX_UNKNOWN; i++) {
 		struct unknown_type *u = &ss->unknown[i];
-		size_t len, url_len;
-		grpc_slice body;
-		uint8_t *p;
+		struct xd_body *b;
 
-		if (u->url == NULL || !u->due)
+		if (u->table == NULL)
 			continue;
-		url_len = strlen(u->url);
-		/* type_url (4), and in delta each subscribed name as a
-		 * Resource {name (3)} without a body (rule D8) */
-		len = 1 + xd_wire_varint_size(url_len) + url_len;
-		for (size_t k = 0; k < xd_nameset_count(u->names); k++) {
-			size_t n = xd_nameset_at(u->names, k).len;
-			size_t inner = 1 + xd_wire_varint_size(n) + n;
-
-			len += 1 + xd_wire_varint_size(inner) + inner;
-		}
-		body = grpc_slice_malloc(len);
-		p = GRPC_SLICE_START_PTR(body);
-		*p++ = 0x22;
-		p = xd_wire_put_varint(p, url_len);
-		memcpy(p, u->url, url_len);
-		p += url_len;
-		for (size_t k = 0; k < xd_nameset_count(u->names); k++) {
-			struct xd_name n = xd_nameset_at(u->names, k);
-
-			*p++ = 0x12;
-			p = xd_wire_put_varint(p, 1 + xd_wire_varint_size(n.len) + n.len);
-			*p++ = 0x1a;
-			p = xd_wire_put_varint(p, n.len);
-			memcpy(p, n.data, n.len);
-			p += n.len;
-		}
-		u->due = false;
-		u->nonce = ++ss->next_nonce;
-		send_bytes(ss, body, u->nonce);
-		grpc_slice_unref(body);
+		/* SotW: one empty response, as for a type sent whole */
+		b = xd_sub_next(&u->sub, u->table, form_of(ss),
+				!ss->method->delta);
+		if (b == NULL)
+			continue;
+		send_due(ss, &u->sub, u->table, b, xd_table_type_url(u->table));
+		xd_body_unref(b);
 		return true;
 	}
 	return false;
@@ -305,7 +294,6 @@ static void pump(struct xd_session *ss)
 {
 	struct xd_seq_mode mode;
 	struct xd_seq_step st;
-	uint64_t nonce;
 
 	if (!xd_stream_can_send(ss->stream))
 		return;
@@ -314,7 +302,7 @@ static void pump(struct xd_session *ss)
 		end_without_snapshot(ss);
 		return;
 	}
-	if (try_unknown(ss) || ss->snap == NULL)
+	if (pump_unknown(ss) || ss->snap == NULL)
 		return;
 	mode.aggregated = ss->method->aggregated;
 	mode.delta = ss->method->delta;
@@ -325,13 +313,7 @@ static void pump(struct xd_session *ss)
 	follow_eds_wait(ss, st.eds);
 	if (st.action != XD_SEQ_SEND)
 		return;
-	nonce = ++ss->next_nonce;
-	xd_sub_sent(&ss->subs[st.type], st.table, nonce);
-	SLOG(XD_LOG_DEBUG, ss,
-	     "sending %s version %s nonce %llu: %zu resources, %zu missing, %zu removed",
-	     tname(st.type), xd_table_version(st.table), (unsigned long long)nonce,
-	     st.body->nresources, st.body->nmissing, st.body->nremoved);
-	send_bytes(ss, st.body->slice, nonce);
+	send_due(ss, &ss->subs[st.type], st.table, st.body, tname(st.type));
 	xd_seq_step_clear(&st);
 }
 
@@ -374,102 +356,160 @@ static bool set_node(struct xd_session *ss, struct xd_span span)
 	return true;
 }
 
-static void unknown_request(struct xd_session *ss, const struct xd_request *r)
+/* The slot of an unknown type URL, taken on first use; NULL (and the
+ * stream ended) when the stream already has all it may have. */
+static struct unknown_type *unknown_slot(struct xd_session *ss,
+					 struct xd_name url)
 {
-	struct unknown_type *u = NULL;
+	struct unknown_type *free_slot = NULL;
 
-	for (int i = 0; i < MAX_UNKNOWN && u == NULL; i++)
-		if (ss->unknown[i].url != NULL &&
-		    strlen(ss->unknown[i].url) == r->type_url.len &&
-		    memcmp(ss->unknown[i].url, r->type_url.data, r->type_url.len) == 0)
-			u = &ss->unknown[i];
-	if (u == NULL) {
-		for (int i = 0; i < MAX_UNKNOWN && u == NULL; i++)
-			if (ss->unknown[i].url == NULL)
-				u = &ss->unknown[i];
-		if (u == NULL) {
-			xd_stream_finish(ss->stream, GRPC_STATUS_INVALID_ARGUMENT,
-					 "too many unknown type URLs on one stream");
-			return;
+	for (int i = 0; i < MAX_UNKNOWN; i++) {
+		struct unknown_type *u = &ss->unknown[i];
+		const char *have;
+
+		if (u->table == NULL) {
+			if (free_slot == NULL)
+				free_slot = u;
+			continue;
 		}
-		u->url = strndup(r->type_url.data, r->type_url.len);
-		if (u->url == NULL)
-			abort();
-		u->names = xd_nameset_empty();
-		SLOG(XD_LOG_WARN, ss, "type '%.*s' is not served; answering with no resources",
-		     XD_LOG_CLIP(r->type_url.len), u->url);
+		have = xd_table_type_url(u->table);
+		if (strlen(have) == url.len && memcmp(have, url.data, url.len) == 0)
+			return u;
 	}
-	/* SotW: the first request is answered, the rest (ACKs of that
-	 * empty answer) are not. Delta: names newly subscribed are each
-	 * reported as not existing. */
-	if (!r->delta) {
-		if (u->nonce == 0)
-			u->due = true;
-		return;
+	if (free_slot == NULL) {
+		xd_stream_finish(ss->stream, GRPC_STATUS_INVALID_ARGUMENT,
+				 "too many unknown type URLs on one stream");
+		return NULL;
 	}
-	if (u->nonce != 0 && r->nnames == 0)
-		return;
-	{
-		struct xd_nameset *names = xd_nameset_intern(r->names, r->nnames);
+	free_slot->table = xd_table_empty_unknown(url.data, url.len);
+	if (free_slot->table == NULL)
+		abort();
+	xd_sub_init(&free_slot->sub);
+	SLOG(XD_LOG_WARN, ss, "type '%.*s' is not served; answering with no resources",
+	     XD_LOG_CLIP(url.len), url.data);
+	return free_slot;
+}
 
-		if (names == NULL)
-			abort();
-		xd_nameset_unref(u->names);
-		u->names = names;
+/* Where a request goes: one type's subscription on this stream, the
+ * table it is answered from, and how that type behaves. */
+struct route {
+	struct xd_sub *sub;
+	struct xd_table *current; /* may be NULL before a snapshot */
+	bool wildcard_ok, full_state;
+	const char *label;        /* "CDS", or an unknown type's URL */
+};
+
+/*
+ * Finds the type a request is about (rule T3). Returns false, the stream
+ * ended with a status, when it belongs to none this stream may serve.
+ */
+static bool route_request(struct xd_session *ss, const struct xd_request *r,
+			  struct route *out)
+{
+	const struct xd_method *m = ss->method;
+	enum xd_rtype t = m->type;
+	char msg[512];
+
+	if (!m->aggregated) {
+		if (r->type_url.len > 0 &&
+		    (xd_rtype_from_url(r->type_url.data, r->type_url.len, &t) != 0 ||
+		     t != m->type)) {
+			snprintf(msg, sizeof(msg),
+				 "type_url '%.*s' does not belong to %s (expected %s)",
+				 (int)(r->type_url.len > 200 ? 200 : r->type_url.len),
+				 r->type_url.data, m->name,
+				 xd_rtype_info(m->type)->type_url);
+			xd_stream_finish(ss->stream, GRPC_STATUS_INVALID_ARGUMENT, msg);
+			return false;
+		}
+	} else if (r->type_url.len == 0) {
+		xd_stream_finish(ss->stream, GRPC_STATUS_INVALID_ARGUMENT,
+				 "type_url is required on the aggregated service");
+		return false;
+	} else if (xd_rtype_from_url(r->type_url.data, r->type_url.len, &t) != 0) {
+		struct unknown_type *u = unknown_slot(ss, r->type_url);
+
+		if (u == NULL)
+			return false;
+		out->sub = &u->sub;
+		out->current = u->table;
+		out->wildcard_ok = false;
+		out->full_state = true; /* SotW: one empty response */
+		out->label = xd_table_type_url(u->table);
+		return true;
 	}
-	u->due = true;
+	refresh_snapshot(ss);
+	out->sub = &ss->subs[t];
+	out->current = ss->snap ? xd_snapshot_table(ss->snap, t) : NULL;
+	out->wildcard_ok = xd_rtype_info(t)->wildcard_ok;
+	out->full_state = xd_rtype_info(t)->full_state;
+	out->label = tname(t);
+	return true;
+}
+
+/* The node of the stream's first request (rule S1). False: the stream
+ * ended with a status. */
+static bool accept_node(struct xd_session *ss, const struct xd_request *r)
+{
+	if (r->node.len > 0)
+		return set_node(ss, r->node);
+	if (ss->have_node)
+		return true;
+	/* rule S1 wants the node first; serve such a client the default
+	 * snapshot rather than nothing. */
+	SLOG(XD_LOG_WARN, ss, "%s", "first request without a node; serving the default snapshot");
+	return set_node(ss, (struct xd_span){NULL, 0});
+}
+
+/* One line per request handled (tests count them: proto_env.c). */
+static void log_verdict(struct xd_session *ss, const struct xd_request *r,
+			const struct route *rt, enum xd_sub_verdict v)
+{
+	int label_len = XD_LOG_CLIP(strlen(rt->label));
+
+	switch (v) {
+	case XD_SUB_STALE:
+		SLOG(XD_LOG_DEBUG, ss, "%.*s request with stale nonce '%.*s'",
+		     label_len, rt->label, XD_LOG_CLIP(r->nonce.len), r->nonce.data);
+		break;
+	case XD_SUB_NACK:
+		ss->mgr->stats.nacks++;
+		SLOG(XD_LOG_WARN, ss, "NACK of %.*s version %s: %.*s", label_len,
+		     rt->label,
+		     rt->sub->held ? xd_table_version(rt->sub->held) : "",
+		     (int)(r->error_message.len > NACK_LOG_MAX ? NACK_LOG_MAX :
+								  r->error_message.len),
+		     r->error_message.data);
+		break;
+	case XD_SUB_ACK:
+		ss->mgr->stats.acks++;
+		SLOG(XD_LOG_DEBUG, ss, "ACK of %.*s version %s", label_len,
+		     rt->label, xd_table_version(rt->sub->held));
+		break;
+	case XD_SUB_REQUEST:
+		SLOG(XD_LOG_DEBUG, ss, "%.*s request: %zu names", label_len,
+		     rt->label, r->nnames);
+		break;
+	}
 }
 
 static void on_request(void *st, struct xd_stream *stream,
 		       const uint8_t *data, size_t len)
 {
 	struct xd_session *ss = st;
-	const struct xd_method *m = ss->method;
 	struct xd_request r;
 	struct xd_sub_req sr;
+	struct route rt;
 	enum xd_sub_verdict v;
-	enum xd_rtype t;
 	const char *why;
-	char msg[512];
 
 	ss->mgr->stats.requests++;
-	if (xd_request_parse(&r, data, len, m->delta, &why) != 0) {
+	if (xd_request_parse(&r, data, len, ss->method->delta, &why) != 0) {
 		xd_stream_finish(stream, GRPC_STATUS_INVALID_ARGUMENT, why);
 		return;
 	}
-	if (r.node.len > 0 && !set_node(ss, r.node))
+	if (!accept_node(ss, &r) || !route_request(ss, &r, &rt))
 		goto out;
-	if (!ss->have_node) {
-		/* rule S1 wants the node first; serve such a client the default
-		 * snapshot rather than nothing. */
-		SLOG(XD_LOG_WARN, ss, "%s", "first request without a node; serving the default snapshot");
-		if (!set_node(ss, (struct xd_span){NULL, 0}))
-			goto out;
-	}
-
-	if (!m->aggregated) {
-		t = m->type;
-		if (r.type_url.len > 0 &&
-		    (xd_rtype_from_url(r.type_url.data, r.type_url.len, &t) != 0 ||
-		     t != m->type)) {
-			snprintf(msg, sizeof(msg),
-				 "type_url '%.*s' does not belong to %s (expected %s)",
-				 (int)(r.type_url.len > 200 ? 200 : r.type_url.len),
-				 r.type_url.data, m->name,
-				 xd_rtype_info(m->type)->type_url);
-			xd_stream_finish(stream, GRPC_STATUS_INVALID_ARGUMENT, msg);
-			goto out;
-		}
-	} else if (r.type_url.len == 0) {
-		xd_stream_finish(stream, GRPC_STATUS_INVALID_ARGUMENT,
-				 "type_url is required on the aggregated service");
-		goto out;
-	} else if (xd_rtype_from_url(r.type_url.data, r.type_url.len, &t) != 0) {
-		unknown_request(ss, &r);
-		pump(ss);
-		goto out;
-	}
-
 	memset(&sr, 0, sizeof(sr));
 	sr.nonce = r.nonce;
 	sr.nack = r.has_error;
@@ -484,38 +524,12 @@ static void on_request(void *st, struct xd_stream *stream,
 	sr.initial_names = r.initial_names;
 	sr.initial_versions = r.initial_versions;
 	sr.ninitial = r.ninitial;
-	refresh_snapshot(ss);
-	if (m->delta)
-		v = xd_sub_delta_request(&ss->subs[t], &sr,
-					 xd_rtype_info(t)->wildcard_ok,
-					 ss->snap ? xd_snapshot_table(ss->snap, t) : NULL);
+	if (ss->method->delta)
+		v = xd_sub_delta_request(rt.sub, &sr, rt.wildcard_ok, rt.current);
 	else
-		v = xd_sub_sotw_request(&ss->subs[t], &sr,
-					xd_rtype_info(t)->wildcard_ok,
-					xd_rtype_info(t)->full_state,
-					ss->snap ? xd_snapshot_table(ss->snap, t) : NULL);
-	switch (v) {
-	case XD_SUB_STALE:
-		SLOG(XD_LOG_DEBUG, ss, "%s request with stale nonce '%.*s'",
-		     tname(t), XD_LOG_CLIP(r.nonce.len), r.nonce.data);
-		break;
-	case XD_SUB_NACK:
-		ss->mgr->stats.nacks++;
-		SLOG(XD_LOG_WARN, ss, "NACK of %s version %s: %.*s", tname(t),
-		     ss->subs[t].held ? xd_table_version(ss->subs[t].held) : "",
-		     (int)(r.error_message.len > NACK_LOG_MAX ? NACK_LOG_MAX :
-							      r.error_message.len),
-		     r.error_message.data);
-		break;
-	case XD_SUB_ACK:
-		ss->mgr->stats.acks++;
-		SLOG(XD_LOG_DEBUG, ss, "ACK of %s version %s", tname(t),
-		     xd_table_version(ss->subs[t].held));
-		break;
-	case XD_SUB_REQUEST:
-		SLOG(XD_LOG_DEBUG, ss, "%s request: %zu names", tname(t), r.nnames);
-		break;
-	}
+		v = xd_sub_sotw_request(rt.sub, &sr, rt.wildcard_ok,
+					rt.full_state, rt.current);
+	log_verdict(ss, &r, &rt, v);
 	pump(ss);
 out:
 	xd_request_free(&r);
@@ -561,8 +575,9 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		xd_sub_clear(&ss->subs[t]);
 	for (int i = 0; i < MAX_UNKNOWN; i++) {
-		free(ss->unknown[i].url);
-		xd_nameset_unref(ss->unknown[i].names);
+		if (ss->unknown[i].table != NULL)
+			xd_sub_clear(&ss->unknown[i].sub);
+		xd_table_unref(ss->unknown[i].table);
 	}
 	xd_snapshot_unref(ss->snap);
 	free(ss->node_id);

@@ -5,15 +5,14 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "schema/wire.h"
 #include "util/arena.h"
 #include "util/buf.h"
-
-#define RESOURCE_URL "type.googleapis.com/envoy.service.discovery.v3.Resource"
+#include "xds/message.h"
 
 struct xd_table {
 	atomic_uint refs;
-	enum xd_rtype type;
+	enum xd_rtype type;     /* XD_RTYPE_COUNT: a type xdsd does not serve */
+	const char *type_url;   /* static, or in `arena` */
 	uint64_t id;
 	struct xd_entry *entries; /* sorted by name */
 	size_t count;
@@ -154,77 +153,49 @@ static int build_index(struct xd_table *t)
 
 /* ---------------- encoding ---------------- */
 
-static size_t field_size(size_t len)
-{
-	return 1 + xd_wire_varint_size(len) + len;
-}
-
-static uint8_t *put_field(uint8_t *p, uint8_t tag, const void *data,
-			  size_t len)
-{
-	*p++ = tag;
-	p = xd_wire_put_varint(p, len);
-	if (len > 0)
-		memcpy(p, data, len);
-	return p + len;
-}
-
-static uint8_t *put_header(uint8_t *p, uint8_t tag, size_t len)
-{
-	*p++ = tag;
-	return xd_wire_put_varint(p, len);
-}
-
 /*
- * Writes the three wire forms of `e` into the arena. Field numbers:
- * Any {type_url = 1, value = 2}; Resource {version = 1, resource = 2,
- * name = 3, aliases = 4}; both response messages carry their resources
- * in field 2. Written in field-number order, as protobuf does.
+ * Writes the three wire forms of `e` into the arena (xds/message.h),
+ * each a whole `resources` field of its response:
+ *   sotw     Any{type URL, msg}
+ *   delta    Resource{version, Any{type URL, msg}, name, aliases}
+ *   wrapped  Any{Resource type URL, the Resource above}
+ * and points e->msg into the sotw form.
  */
 static void encode_entry(struct xd_table_builder *b, struct xd_entry *e,
 			 const uint8_t *msg)
 {
 	const char *url = xd_rtype_info(b->type)->type_url;
-	size_t url_len = strlen(url), res_url_len = strlen(RESOURCE_URL);
-	size_t any = field_size(url_len) + field_size(e->msg.len);
-	size_t res = field_size(16) + field_size(any) + field_size(e->name_len);
-	size_t wany;
-	uint8_t *p;
+	struct xd_resource r = {
+		.version = {e->version, 16},
+		.type_url = url,
+		.body = {msg, e->msg.len},
+		.name = {e->name, e->name_len},
+		.aliases = e->aliases,
+		.naliases = e->naliases,
+	};
+	size_t any = xd_any_size(url, e->msg.len), res = xd_resource_size(&r);
+	size_t wany = xd_any_size(XD_RESOURCE_TYPE_URL, res);
+	uint8_t *p, *end;
 
-	for (uint32_t i = 0; i < e->naliases; i++)
-		res += field_size(strlen(e->aliases[i]));
-	wany = field_size(res_url_len) + field_size(res);
-
-	/* sotw: 0x12 len Any */
-	e->sotw.len = (uint32_t)field_size(any);
+	e->sotw.len = (uint32_t)xd_msg_field_size(XD_RESPONSE_RESOURCES, any);
 	p = balloc(b, e->sotw.len);
 	e->sotw.data = p;
-	p = put_header(p, 0x12, any);
-	p = put_field(p, 0x0a, url, url_len);
-	e->msg.data = p + 1 + xd_wire_varint_size(e->msg.len);
-	p = put_field(p, 0x12, msg, e->msg.len);
+	p = xd_msg_put_header(p, XD_RESPONSE_RESOURCES, any);
+	end = xd_any_put(p, url, msg, e->msg.len);
+	e->msg.data = end - e->msg.len;
 
-	/* delta: 0x12 len Resource */
-	e->delta.len = (uint32_t)field_size(res);
+	e->delta.len = (uint32_t)xd_msg_field_size(XD_RESPONSE_RESOURCES, res);
 	p = balloc(b, e->delta.len);
 	e->delta.data = p;
-	p = put_header(p, 0x12, res);
-	p = put_field(p, 0x0a, e->version, 16);
-	p = put_header(p, 0x12, any);
-	p = put_field(p, 0x0a, url, url_len);
-	p = put_field(p, 0x12, msg, e->msg.len);
-	p = put_field(p, 0x1a, e->name, e->name_len);
-	for (uint32_t i = 0; i < e->naliases; i++)
-		p = put_field(p, 0x22, e->aliases[i], strlen(e->aliases[i]));
+	p = xd_msg_put_header(p, XD_RESPONSE_RESOURCES, res);
+	xd_resource_put(p, &r);
 
-	/* wrapped: 0x12 len Any{Resource URL, the Resource above} */
-	e->wrapped.len = (uint32_t)field_size(wany);
+	e->wrapped.len = (uint32_t)xd_msg_field_size(XD_RESPONSE_RESOURCES, wany);
 	p = balloc(b, e->wrapped.len);
 	e->wrapped.data = p;
-	p = put_header(p, 0x12, wany);
-	p = put_field(p, 0x0a, RESOURCE_URL, res_url_len);
-	p = put_header(p, 0x12, res);
-	memcpy(p, e->delta.data + e->delta.len - res, res);
+	p = xd_msg_put_header(p, XD_RESPONSE_RESOURCES, wany);
+	xd_any_put(p, XD_RESOURCE_TYPE_URL, e->delta.data + e->delta.len - res,
+		   res);
 }
 
 /* ---------------- builder ---------------- */
@@ -355,6 +326,8 @@ static struct xd_table *table_alloc(enum xd_rtype type)
 		return NULL;
 	atomic_init(&t->refs, 1);
 	t->type = type;
+	if (type < XD_RTYPE_COUNT)
+		t->type_url = xd_rtype_info(type)->type_url;
 	t->id = atomic_fetch_add(&next_table_id, 1);
 	atomic_fetch_add_explicit(&live_tables, 1, memory_order_relaxed);
 	return t;
@@ -418,6 +391,20 @@ struct xd_table *xd_table_empty(enum xd_rtype type)
 	struct xd_table_builder *b = xd_table_builder_new(type);
 
 	return b != NULL ? xd_table_builder_finish(b) : NULL;
+}
+
+struct xd_table *xd_table_empty_unknown(const char *type_url, size_t len)
+{
+	struct xd_table *t = xd_table_empty(XD_RTYPE_COUNT);
+	char *url;
+
+	if (t == NULL)
+		return NULL;
+	url = xd_arena_alloc(&t->arena, len + 1);
+	memcpy(url, type_url, len);
+	url[len] = '\0';
+	t->type_url = url;
+	return t;
 }
 
 struct xd_table *xd_table_union(struct xd_table *a, struct xd_table *b)
@@ -499,6 +486,11 @@ size_t xd_table_live(size_t *bytes)
 enum xd_rtype xd_table_type(const struct xd_table *t)
 {
 	return t->type;
+}
+
+const char *xd_table_type_url(const struct xd_table *t)
+{
+	return t->type_url;
 }
 
 uint64_t xd_table_id(const struct xd_table *t)

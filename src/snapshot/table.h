@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/span.h"
 #include "xds/rtype.h"
 
 /* A reference from one resource to another, e.g. a listener's RDS route
@@ -43,10 +44,6 @@ struct xd_ref {
 	const char *name;
 };
 
-struct xd_span {
-	const uint8_t *data;
-	uint32_t len;
-};
 
 struct xd_entry {
 	const char *name; /* NUL-terminated */
@@ -90,6 +87,14 @@ void xd_table_builder_free(struct xd_table_builder *b);
 struct xd_table *xd_table_empty(enum xd_rtype type);
 
 /*
+ * An empty table of a type xdsd does not serve, named by its type URL
+ * (copied): a subscription to an unknown type on the aggregated methods
+ * is then served like any other, with nothing (docs/protocol.md §8.1).
+ * Its xd_table_type is XD_RTYPE_COUNT. NULL on OOM.
+ */
+struct xd_table *xd_table_empty_unknown(const char *type_url, size_t len);
+
+/*
  * A table holding every entry of `a`, plus those of `b` whose names are
  * not in `a`: the "make before break" view in which resources a client
  * still needs outlive their removal (sequencer). The entries are shared,
@@ -104,6 +109,8 @@ struct xd_table *xd_table_ref(struct xd_table *t);
 void xd_table_unref(struct xd_table *t);
 
 enum xd_rtype xd_table_type(const struct xd_table *t);
+/* The type URL of its resources. */
+const char *xd_table_type_url(const struct xd_table *t);
 uint64_t xd_table_id(const struct xd_table *t);
 size_t xd_table_count(const struct xd_table *t);
 /* The bytes of its entries' three wire forms (shared ones included, for

@@ -1,0 +1,46 @@
+/*
+ * Allocation that does not fail, and contracts that are checked: the two
+ * halves of xdsd's one rule for what cannot go on.
+ *
+ *   Running out of memory: every allocation goes through xd_malloc and
+ *   its family, which abort with a message naming the size. A daemon
+ *   that cannot allocate a few hundred bytes has nothing sensible left
+ *   to do; handling NULL at each of hundreds of call sites would only
+ *   add paths that are never tested. (Limits on what peers and files
+ *   may make xdsd allocate are enforced where the input is read, as
+ *   errors of that input.)
+ *
+ *   Broken internal contracts (a programmer's error, never input):
+ *   XD_ASSERT, kept in release builds, for checks that cost a compare;
+ *   it logs the file, line and condition, then aborts.
+ *
+ *   Bad input (a client's request, a snapshot file, the configuration)
+ *   is neither: functions that read it return -1 with a diagnostic, and
+ *   the caller refuses the input.
+ *
+ * Thread: any.
+ */
+#ifndef XD_UTIL_XALLOC_H
+#define XD_UTIL_XALLOC_H
+
+#include <stddef.h>
+
+void *xd_malloc(size_t n);
+void *xd_calloc(size_t n, size_t size);
+void *xd_realloc(void *p, size_t n);
+/* realloc of `n` elements of `size` bytes, the product checked. */
+void *xd_reallocarray(void *p, size_t n, size_t size);
+char *xd_strdup(const char *s);
+char *xd_strndup(const char *s, size_t n);
+
+/* Logs "FILE:LINE: internal error: WHAT" and aborts. */
+void xd_panic(const char *file, int line, const char *what)
+	__attribute__((noreturn));
+
+#define XD_ASSERT(cond)                                             \
+	do {                                                        \
+		if (__builtin_expect(!(cond), 0))                   \
+			xd_panic(__FILE__, __LINE__, "assertion '" #cond "' failed"); \
+	} while (0)
+
+#endif

@@ -1,0 +1,141 @@
+#include "xds/message.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "schema/wire.h"
+
+static size_t tag_size(uint32_t number)
+{
+	return xd_wire_varint_size((uint64_t)number << 3);
+}
+
+size_t xd_msg_field_size(uint32_t number, size_t len)
+{
+	return tag_size(number) + xd_wire_varint_size(len) + len;
+}
+
+uint8_t *xd_msg_put_header(uint8_t *p, uint32_t number, size_t len)
+{
+	p = xd_wire_put_varint(p, ((uint64_t)number << 3) | XD_WT_LEN);
+	return xd_wire_put_varint(p, len);
+}
+
+uint8_t *xd_msg_put_bytes(uint8_t *p, uint32_t number, const void *data,
+			  size_t len)
+{
+	p = xd_msg_put_header(p, number, len);
+	if (len > 0)
+		memcpy(p, data, len);
+	return p + len;
+}
+
+static size_t name_field(uint32_t number, struct xd_name n)
+{
+	return xd_msg_field_size(number, n.len);
+}
+
+/* ---------------- Any ---------------- */
+
+size_t xd_any_size(const char *type_url, size_t len)
+{
+	return xd_msg_field_size(XD_ANY_TYPE_URL, strlen(type_url)) +
+	       xd_msg_field_size(XD_ANY_VALUE, len);
+}
+
+uint8_t *xd_any_put(uint8_t *p, const char *type_url, const void *value,
+		    size_t len)
+{
+	p = xd_msg_put_bytes(p, XD_ANY_TYPE_URL, type_url, strlen(type_url));
+	return xd_msg_put_bytes(p, XD_ANY_VALUE, value, len);
+}
+
+/* ---------------- Resource ---------------- */
+
+size_t xd_resource_size(const struct xd_resource *r)
+{
+	size_t n = 0;
+
+	if (r->version.len > 0)
+		n += name_field(XD_RESOURCE_VERSION, r->version);
+	if (r->type_url != NULL)
+		n += xd_msg_field_size(XD_RESOURCE_RESOURCE,
+				       xd_any_size(r->type_url, r->body.len));
+	n += name_field(XD_RESOURCE_NAME, r->name);
+	for (size_t i = 0; i < r->naliases; i++)
+		n += xd_msg_field_size(XD_RESOURCE_ALIASES, strlen(r->aliases[i]));
+	return n;
+}
+
+uint8_t *xd_resource_put(uint8_t *p, const struct xd_resource *r)
+{
+	if (r->version.len > 0)
+		p = xd_msg_put_bytes(p, XD_RESOURCE_VERSION, r->version.data,
+				     r->version.len);
+	if (r->type_url != NULL) {
+		p = xd_msg_put_header(p, XD_RESOURCE_RESOURCE,
+				      xd_any_size(r->type_url, r->body.len));
+		p = xd_any_put(p, r->type_url, r->body.data, r->body.len);
+	}
+	p = xd_msg_put_bytes(p, XD_RESOURCE_NAME, r->name.data, r->name.len);
+	for (size_t i = 0; i < r->naliases; i++)
+		p = xd_msg_put_bytes(p, XD_RESOURCE_ALIASES, r->aliases[i],
+				     strlen(r->aliases[i]));
+	return p;
+}
+
+/* ---------------- responses ---------------- */
+
+/* A name-only Resource: a subscribed name that does not exist (rule D8). */
+static size_t missing_size(struct xd_name n)
+{
+	return xd_msg_field_size(XD_RESPONSE_RESOURCES,
+				 name_field(XD_RESOURCE_NAME, n));
+}
+
+size_t xd_response_size(const struct xd_response *r)
+{
+	size_t n = name_field(XD_RESPONSE_VERSION_INFO, r->version) +
+		   name_field(XD_RESPONSE_TYPE_URL, r->type_url);
+
+	for (size_t i = 0; i < r->nresources; i++)
+		n += r->resources[i].len;
+	for (size_t i = 0; i < r->nmissing; i++)
+		n += missing_size(r->missing[i]);
+	for (size_t i = 0; i < r->nremoved; i++)
+		n += name_field(XD_DELTA_RESPONSE_REMOVED, r->removed[i]);
+	return n;
+}
+
+uint8_t *xd_response_put(uint8_t *p, const struct xd_response *r)
+{
+	p = xd_msg_put_bytes(p, XD_RESPONSE_VERSION_INFO, r->version.data,
+			     r->version.len);
+	for (size_t i = 0; i < r->nresources; i++) {
+		memcpy(p, r->resources[i].data, r->resources[i].len);
+		p += r->resources[i].len;
+	}
+	for (size_t i = 0; i < r->nmissing; i++) {
+		struct xd_name n = r->missing[i];
+
+		p = xd_msg_put_header(p, XD_RESPONSE_RESOURCES,
+				      name_field(XD_RESOURCE_NAME, n));
+		p = xd_msg_put_bytes(p, XD_RESOURCE_NAME, n.data, n.len);
+	}
+	p = xd_msg_put_bytes(p, XD_RESPONSE_TYPE_URL, r->type_url.data,
+			     r->type_url.len);
+	for (size_t i = 0; i < r->nremoved; i++)
+		p = xd_msg_put_bytes(p, XD_DELTA_RESPONSE_REMOVED,
+				     r->removed[i].data, r->removed[i].len);
+	return p;
+}
+
+size_t xd_response_put_nonce(uint8_t p[XD_RESPONSE_NONCE_MAX], uint64_t nonce)
+{
+	char digits[21];
+	int n = snprintf(digits, sizeof(digits), "%llu",
+			 (unsigned long long)nonce);
+
+	return (size_t)(xd_msg_put_bytes(p, XD_RESPONSE_NONCE, digits,
+					 (size_t)n) - p);
+}

@@ -1,0 +1,148 @@
+/*
+ * The xDS transport messages on the wire: the field numbers of every
+ * message xdsd reads or writes, and the encoders of the ones it writes
+ * (Any, Resource, DiscoveryResponse, DeltaDiscoveryResponse). Every
+ * other module that touches these messages names their fields here,
+ * never by tag bytes.
+ *
+ * Encoders work in two passes over caller-owned memory: *_size says
+ * how many bytes, *_put writes them at p and returns the end. Fields
+ * are written in field-number order, as protobuf's own serializers do,
+ * except that a response's nonce is appended per stream after its
+ * shared body (protobuf accepts fields in any order).
+ *
+ * Thread: any; pure.
+ */
+#ifndef XD_XDS_MESSAGE_H
+#define XD_XDS_MESSAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/span.h"
+
+/* google.protobuf.Any */
+enum { XD_ANY_TYPE_URL = 1, XD_ANY_VALUE = 2 };
+
+/* google.rpc.Status (a request's error_detail) */
+enum { XD_STATUS_CODE = 1, XD_STATUS_MESSAGE = 2, XD_STATUS_DETAILS = 3 };
+
+/* envoy.service.discovery.v3.Resource */
+enum {
+	XD_RESOURCE_VERSION = 1,
+	XD_RESOURCE_RESOURCE = 2,
+	XD_RESOURCE_NAME = 3,
+	XD_RESOURCE_ALIASES = 4,
+	XD_RESOURCE_TTL = 6,
+};
+
+#define XD_RESOURCE_TYPE_URL \
+	"type.googleapis.com/envoy.service.discovery.v3.Resource"
+
+/* envoy.service.discovery.v3.DiscoveryRequest */
+enum {
+	XD_REQUEST_VERSION_INFO = 1,
+	XD_REQUEST_NODE = 2,
+	XD_REQUEST_RESOURCE_NAMES = 3,
+	XD_REQUEST_TYPE_URL = 4,
+	XD_REQUEST_RESPONSE_NONCE = 5,
+	XD_REQUEST_ERROR_DETAIL = 6,
+};
+
+/* envoy.service.discovery.v3.DeltaDiscoveryRequest */
+enum {
+	XD_DELTA_REQUEST_NODE = 1,
+	XD_DELTA_REQUEST_TYPE_URL = 2,
+	XD_DELTA_REQUEST_SUBSCRIBE = 3,
+	XD_DELTA_REQUEST_UNSUBSCRIBE = 4,
+	XD_DELTA_REQUEST_INITIAL_VERSIONS = 5, /* map<string, string> */
+	XD_DELTA_REQUEST_RESPONSE_NONCE = 6,
+	XD_DELTA_REQUEST_ERROR_DETAIL = 7,
+};
+
+/* A map<string, string> entry */
+enum { XD_MAP_KEY = 1, XD_MAP_VALUE = 2 };
+
+/* envoy.service.discovery.v3.DiscoveryResponse and, where they share a
+ * number, DeltaDiscoveryResponse */
+enum {
+	XD_RESPONSE_VERSION_INFO = 1, /* delta: system_version_info */
+	XD_RESPONSE_RESOURCES = 2,
+	XD_RESPONSE_TYPE_URL = 4,
+	XD_RESPONSE_NONCE = 5,
+	XD_DELTA_RESPONSE_REMOVED = 6,
+};
+
+/* envoy.config.core.v3.Node, and its Locality */
+enum {
+	XD_NODE_ID = 1,
+	XD_NODE_CLUSTER = 2,
+	XD_NODE_METADATA = 3,
+	XD_NODE_LOCALITY = 4,
+	XD_NODE_USER_AGENT_NAME = 6,
+	XD_NODE_USER_AGENT_VERSION = 7,
+	XD_NODE_CLIENT_FEATURES = 10,
+};
+enum { XD_LOCALITY_REGION = 1, XD_LOCALITY_ZONE = 2, XD_LOCALITY_SUB_ZONE = 3 };
+
+/* ---------------- fields ---------------- */
+
+/* A length-delimited field `number` of `len` bytes, whole. */
+size_t xd_msg_field_size(uint32_t number, size_t len);
+/* Its tag and length only; the `len` bytes follow. */
+uint8_t *xd_msg_put_header(uint8_t *p, uint32_t number, size_t len);
+uint8_t *xd_msg_put_bytes(uint8_t *p, uint32_t number, const void *data,
+			  size_t len);
+
+/* ---------------- Any ---------------- */
+
+/* Any {type_url, value = `len` bytes} (the message, without a field
+ * header of its own). */
+size_t xd_any_size(const char *type_url, size_t len);
+uint8_t *xd_any_put(uint8_t *p, const char *type_url, const void *value,
+		    size_t len);
+
+/* ---------------- Resource ---------------- */
+
+struct xd_resource {
+	struct xd_name version;      /* empty: none */
+	const char *type_url;        /* of `body`; NULL: no body (rule D8) */
+	struct xd_span body;         /* the resource message */
+	struct xd_name name;
+	const char *const *aliases;
+	size_t naliases;
+};
+
+size_t xd_resource_size(const struct xd_resource *r);
+uint8_t *xd_resource_put(uint8_t *p, const struct xd_resource *r);
+
+/* ---------------- responses ---------------- */
+
+/*
+ * A DiscoveryResponse (SotW) or DeltaDiscoveryResponse, without the
+ * nonce. `resources` are whole `resources` fields, header included (the
+ * forms tables store, snapshot/table.h). Delta only: `missing` names
+ * go out as Resources without a body, `removed` as removed_resources.
+ */
+struct xd_response {
+	struct xd_name version;
+	const struct xd_span *resources;
+	size_t nresources;
+	const struct xd_name *missing;
+	size_t nmissing;
+	struct xd_name type_url;
+	const struct xd_name *removed;
+	size_t nremoved;
+};
+
+size_t xd_response_size(const struct xd_response *r);
+uint8_t *xd_response_put(uint8_t *p, const struct xd_response *r);
+
+/* The nonce field a stream appends to a shared body: its decimal digits
+ * (up to 20 bytes, so at most 22 with the header). */
+#define XD_RESPONSE_NONCE_MAX 22
+size_t xd_response_put_nonce(uint8_t p[XD_RESPONSE_NONCE_MAX],
+			     uint64_t nonce);
+
+#endif
