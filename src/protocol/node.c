@@ -4,26 +4,14 @@
 
 #include "schema/wire.h"
 #include "util/common.h"
-
-/* envoy.config.core.v3.Node field numbers (the ones read here). */
-enum {
-	NODE_ID = 1,
-	NODE_CLUSTER = 2,
-	NODE_LOCALITY = 4,
-	NODE_USER_AGENT_NAME = 6,
-	NODE_USER_AGENT_VERSION = 7,
-	NODE_CLIENT_FEATURES = 10,
-};
-
-/* envoy.config.core.v3.Locality */
-enum { LOCALITY_REGION = 1, LOCALITY_ZONE = 2, LOCALITY_SUB_ZONE = 3 };
+#include "xds/message.h"
 
 static const struct {
 	const char *name;
 	unsigned bit;
 } known_features[] = {
-	{"xds.config.supports-resource-in-sotw", XD_NODE_RESOURCE_IN_SOTW},
-	{"xds.config.supports-resource-ttl", XD_NODE_RESOURCE_TTL},
+	{"xds.config.supports-resource-in-sotw", XD_FEATURE_RESOURCE_IN_SOTW},
+	{"xds.config.supports-resource-ttl", XD_FEATURE_RESOURCE_TTL},
 };
 
 static struct xd_name as_name(const struct xd_wire_field *f)
@@ -45,11 +33,11 @@ static int parse_locality(struct xd_node *n, const uint8_t *p,
 	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
 		if (f.wt != XD_WT_LEN)
 			continue;
-		if (f.number == LOCALITY_REGION)
+		if (f.number == XD_LOCALITY_REGION)
 			n->region = as_name(&f);
-		else if (f.number == LOCALITY_ZONE)
+		else if (f.number == XD_LOCALITY_ZONE)
 			n->zone = as_name(&f);
-		else if (f.number == LOCALITY_SUB_ZONE)
+		else if (f.number == XD_LOCALITY_SUB_ZONE)
 			n->sub_zone = as_name(&f);
 	}
 	return rc;
@@ -72,25 +60,25 @@ int xd_node_parse(struct xd_node *n, const uint8_t *data, size_t len,
 		if (f.wt != XD_WT_LEN)
 			continue;
 		switch (f.number) {
-		case NODE_ID:
+		case XD_NODE_ID:
 			n->id = as_name(&f);
 			break;
-		case NODE_CLUSTER:
+		case XD_NODE_CLUSTER:
 			n->cluster = as_name(&f);
 			break;
-		case NODE_LOCALITY:
+		case XD_NODE_LOCALITY:
 			if (parse_locality(n, f.data, f.data + f.len) < 0) {
 				*why = "malformed node locality";
 				return -1;
 			}
 			break;
-		case NODE_USER_AGENT_NAME:
+		case XD_NODE_USER_AGENT_NAME:
 			n->user_agent_name = as_name(&f);
 			break;
-		case NODE_USER_AGENT_VERSION:
+		case XD_NODE_USER_AGENT_VERSION:
 			n->user_agent_version = as_name(&f);
 			break;
-		case NODE_CLIENT_FEATURES:
+		case XD_NODE_CLIENT_FEATURES:
 			n->nfeatures++;
 			for (size_t i = 0; i < XD_ARRAY_LEN(known_features); i++)
 				if (name_is(as_name(&f), known_features[i].name))

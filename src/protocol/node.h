@@ -24,15 +24,15 @@
 
 /* Client features xdsd acts on (Node.client_features). */
 enum {
-	XD_NODE_RESOURCE_IN_SOTW = 1u << 0, /* xds.config.supports-resource-in-sotw */
-	XD_NODE_RESOURCE_TTL = 1u << 1,     /* xds.config.supports-resource-ttl */
+	XD_FEATURE_RESOURCE_IN_SOTW = 1u << 0, /* xds.config.supports-resource-in-sotw */
+	XD_FEATURE_RESOURCE_TTL = 1u << 1,     /* xds.config.supports-resource-ttl */
 };
 
 struct xd_node {
 	struct xd_name id, cluster;
 	struct xd_name region, zone, sub_zone; /* locality */
 	struct xd_name user_agent_name, user_agent_version;
-	unsigned features; /* XD_NODE_* bits */
+	unsigned features; /* XD_FEATURE_* bits */
 	size_t nfeatures;  /* every client feature announced */
 };
 

@@ -5,6 +5,7 @@
 #include <xxhash.h>
 
 #include "schema/wire.h"
+#include "xds/message.h"
 
 static int push(struct xd_name **v, size_t *n, size_t *cap, struct xd_name x)
 {
@@ -26,7 +27,8 @@ static struct xd_name as_name(const struct xd_wire_field *f)
 	return (struct xd_name){(const char *)f->data, f->len};
 }
 
-/* google.rpc.Status {code = 1, message = 2} */
+/* google.rpc.Status: only its code and message; its details (Any
+ * messages of any depth) are never looked into. */
 static int parse_status(struct xd_request *r, const uint8_t *p,
 			const uint8_t *end)
 {
@@ -34,15 +36,15 @@ static int parse_status(struct xd_request *r, const uint8_t *p,
 	int rc;
 
 	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
-		if (f.number == 1 && f.wt == XD_WT_VARINT)
+		if (f.number == XD_STATUS_CODE && f.wt == XD_WT_VARINT)
 			r->error_code = (int32_t)f.v;
-		else if (f.number == 2 && f.wt == XD_WT_LEN)
+		else if (f.number == XD_STATUS_MESSAGE && f.wt == XD_WT_LEN)
 			r->error_message = as_name(&f);
 	}
 	return rc;
 }
 
-/* map<string, string> entry {key = 1, value = 2} */
+/* initial_resource_versions: a map<string, string> entry */
 static int parse_initial(struct xd_request *r, const uint8_t *p,
 			 const uint8_t *end)
 {
@@ -51,9 +53,9 @@ static int parse_initial(struct xd_request *r, const uint8_t *p,
 	int rc;
 
 	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
-		if (f.number == 1 && f.wt == XD_WT_LEN)
+		if (f.number == XD_MAP_KEY && f.wt == XD_WT_LEN)
 			key = as_name(&f);
-		else if (f.number == 2 && f.wt == XD_WT_LEN)
+		else if (f.number == XD_MAP_VALUE && f.wt == XD_WT_LEN)
 			value = as_name(&f);
 	}
 	if (rc < 0)
@@ -80,9 +82,15 @@ int xd_request_parse(struct xd_request *r, const uint8_t *data, size_t len,
 		     bool delta, const char **why)
 {
 	/* Field numbers differ between the two messages. */
-	const uint32_t f_node = delta ? 1 : 2, f_type = delta ? 2 : 4,
-		       f_names = 3, f_nonce = delta ? 6 : 5,
-		       f_error = delta ? 7 : 6;
+	const uint32_t f_node = delta ? XD_DELTA_REQUEST_NODE : XD_REQUEST_NODE,
+		       f_type = delta ? XD_DELTA_REQUEST_TYPE_URL :
+					XD_REQUEST_TYPE_URL,
+		       f_names = delta ? XD_DELTA_REQUEST_SUBSCRIBE :
+					 XD_REQUEST_RESOURCE_NAMES,
+		       f_nonce = delta ? XD_DELTA_REQUEST_RESPONSE_NONCE :
+					 XD_REQUEST_RESPONSE_NONCE,
+		       f_error = delta ? XD_DELTA_REQUEST_ERROR_DETAIL :
+					 XD_REQUEST_ERROR_DETAIL;
 	/* an empty message may come as (NULL, 0): no arithmetic on NULL */
 	const uint8_t *p = data, *end = len > 0 ? data + len : data;
 	struct xd_wire_field f;
@@ -120,13 +128,13 @@ int xd_request_parse(struct xd_request *r, const uint8_t *data, size_t len,
 				*why = "malformed error_detail";
 				goto fail;
 			}
-		} else if (!delta && f.number == 1) {
+		} else if (!delta && f.number == XD_REQUEST_VERSION_INFO) {
 			r->version_info = as_name(&f);
-		} else if (delta && f.number == 4) {
+		} else if (delta && f.number == XD_DELTA_REQUEST_UNSUBSCRIBE) {
 			if (push(&r->unsubscribe, &r->nunsubscribe,
 				 &r->cap_unsub, as_name(&f)) != 0)
 				goto oom;
-		} else if (delta && f.number == 5) {
+		} else if (delta && f.number == XD_DELTA_REQUEST_INITIAL_VERSIONS) {
 			if (parse_initial(r, f.data, f.data + f.len) != 0) {
 				*why = "malformed initial_resource_versions";
 				goto fail;

@@ -345,7 +345,7 @@ static bool set_node(struct xd_session *ss, struct xd_span span)
 	ss->node_cluster = strndup(n.cluster.data, n.cluster.len);
 	if (ss->node_id == NULL || ss->node_cluster == NULL)
 		abort();
-	ss->wrapped = (n.features & XD_NODE_RESOURCE_IN_SOTW) != 0;
+	ss->wrapped = (n.features & XD_FEATURE_RESOURCE_IN_SOTW) != 0;
 	ss->have_node = true;
 	key = ss->mgr->node_key == XD_NODE_KEY_ID ? ss->node_id : ss->node_cluster;
 	xd_cache_watch(ss->mgr->cache, key[0] != '\0' ? key : XD_CACHE_DEFAULT_KEY,

@@ -60,7 +60,7 @@ START_TEST(node_reads_its_fields)
 	ck_assert(is(n.user_agent_version, "1.31.0"));
 	ck_assert_uint_eq(n.nfeatures, 3);
 	ck_assert_uint_eq(n.features,
-			  XD_NODE_RESOURCE_IN_SOTW | XD_NODE_RESOURCE_TTL);
+			  XD_FEATURE_RESOURCE_IN_SOTW | XD_FEATURE_RESOURCE_TTL);
 }
 END_TEST
 
