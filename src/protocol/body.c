@@ -4,8 +4,9 @@
 #include <string.h>
 
 #include "protocol/derived.h"
-#include "schema/wire.h"
 #include "util/buf.h"
+#include "util/xalloc.h"
+#include "xds/message.h"
 
 static unsigned long long computed;
 /* bodies alive and their bytes (xd_body_live) */
@@ -61,6 +62,23 @@ static const struct xd_entry *held_entry(const struct xd_want *w,
 	if (w->held == NULL || !names_has(&w->held_names, name, len))
 		return NULL;
 	return lookup(w->held, name, len);
+}
+
+/*
+ * The client holds, under the alias `name` (VHDS), a resource that
+ * still exists under its own name, but the alias now resolves to
+ * nothing in the table: the alias is gone, not the resource. So the
+ * alias is "does not exist" (rule D8), and the resource is not removed:
+ * it may be carried in the same response, and Envoy refuses a name that
+ * is in both resources and removed_resources (rule D4).
+ */
+static bool alias_gone(const struct xd_want *w, const char *name, size_t len)
+{
+	const struct xd_entry *h = held_entry(w, name, len);
+
+	return h != NULL &&
+	       (h->name_len != len || memcmp(h->name, name, len) != 0) &&
+	       lookup(w->table, h->name, h->name_len) != NULL;
 }
 
 /* The client was told `name` does not exist (delta): it was among the
@@ -147,7 +165,10 @@ static void find_removed(const struct xd_want *w, struct pick *p)
 			struct xd_name n = xd_nameset_at(w->held_names.set, i);
 			const struct xd_entry *e = lookup(w->held, n.data, n.len);
 
-			if (e != NULL && lookup(w->table, n.data, n.len) == NULL &&
+			/* held under `n`, its own name or an alias (VHDS):
+			 * removed when the resource is gone, whatever the
+			 * alias resolves to now (see alias_gone) */
+			if (e != NULL && lookup(w->table, e->name, e->name_len) == NULL &&
 			    names_has(&w->sub, n.data, n.len)) {
 				p->changed = true;
 				add_name(&p->removed, &p->nremoved,
@@ -205,13 +226,16 @@ static void select_resources(const struct xd_want *w, struct pick *p)
 		if (e != NULL) {
 			if (!w->sub.all)
 				consider(w, p, e, n.data, n.len);
-		} else if (delta && held_entry(w, n.data, n.len) == NULL &&
+		} else if (delta &&
+			   (held_entry(w, n.data, n.len) == NULL ||
+			    alias_gone(w, n.data, n.len)) &&
 			   !xd_nameset_has(w->removed, n.data, n.len) &&
 			   (!known_missing(w, n.data, n.len) ||
 			    xd_nameset_has(w->force, n.data, n.len))) {
-			/* Never held: "does not exist" (rule D8). One the client
-			 * holds goes in removed_resources only (rule D4): Envoy
-			 * refuses a name that is in both. */
+			/* Never held, or an alias that resolves to nothing
+			 * now: "does not exist" (rule D8). A resource the
+			 * client holds that is gone goes in removed_resources
+			 * only (rule D4): Envoy refuses a name that is in both. */
 			add_name(&p->missing, &p->nmissing, &p->cap_names,
 				 n.data, n.len);
 		}
@@ -238,20 +262,6 @@ static void select_resources(const struct xd_want *w, struct pick *p)
 
 /* ---------------- encoding ---------------- */
 
-static size_t field_size(size_t len)
-{
-	return 1 + xd_wire_varint_size(len) + len;
-}
-
-static uint8_t *put_field(uint8_t *p, uint8_t tag, const void *data,
-			  size_t len)
-{
-	*p++ = tag;
-	p = xd_wire_put_varint(p, len);
-	memcpy(p, data, len);
-	return p + len;
-}
-
 static const struct xd_span *span_of(const struct xd_entry *e,
 				     enum xd_form form)
 {
@@ -259,45 +269,29 @@ static const struct xd_span *span_of(const struct xd_entry *e,
 	       form == XD_FORM_SOTW_WRAPPED ? &e->wrapped : &e->delta;
 }
 
-/*
- * Field numbers: DiscoveryResponse {version_info = 1, resources = 2,
- * type_url = 4, nonce = 5}; DeltaDiscoveryResponse {system_version_info
- * = 1, resources = 2, type_url = 4, nonce = 5, removed_resources = 6};
- * Resource {name = 3}.
- */
+/* The response (xds/message.h): the resources in the form the client
+ * takes, straight from the table. */
 static grpc_slice encode(const struct xd_want *w, const struct pick *p)
 {
-	const char *version = xd_table_version(w->table);
-	const char *url = xd_rtype_info(xd_table_type(w->table))->type_url;
-	size_t url_len = strlen(url), total;
+	const char *url = xd_table_type_url(w->table);
+	struct xd_span *spans = xd_malloc((p->nsend + 1) * sizeof(*spans));
+	struct xd_response r = {
+		.version = {xd_table_version(w->table), 16},
+		.resources = spans,
+		.nresources = p->nsend,
+		.missing = p->missing,
+		.nmissing = p->nmissing,
+		.type_url = {url, strlen(url)},
+		.removed = p->removed,
+		.nremoved = p->nremoved,
+	};
 	grpc_slice s;
-	uint8_t *q;
 
-	total = field_size(16) + field_size(url_len);
 	for (size_t i = 0; i < p->nsend; i++)
-		total += span_of(p->send[i], w->form)->len;
-	for (size_t i = 0; i < p->nmissing; i++)
-		total += field_size(field_size(p->missing[i].len));
-	for (size_t i = 0; i < p->nremoved; i++)
-		total += field_size(p->removed[i].len);
-
-	s = grpc_slice_malloc(total);
-	q = GRPC_SLICE_START_PTR(s);
-	q = put_field(q, 0x0a, version, 16);
-	for (size_t i = 0; i < p->nsend; i++) {
-		const struct xd_span *sp = span_of(p->send[i], w->form);
-
-		memcpy(q, sp->data, sp->len);
-		q += sp->len;
-	}
-	for (size_t i = 0; i < p->nmissing; i++) {
-		*q++ = 0x12;
-		q = xd_wire_put_varint(q, field_size(p->missing[i].len));
-		q = put_field(q, 0x1a, p->missing[i].data, p->missing[i].len);
-	}
-	q = put_field(q, 0x22, url, url_len);
-	for (size_t i = 0; i < p->nremoved; i++)
-		q = put_field(q, 0x32, p->removed[i].data, p->removed[i].len);
+		spans[i] = *span_of(p->send[i], w->form);
+	s = grpc_slice_malloc(xd_response_size(&r));
+	xd_response_put(GRPC_SLICE_START_PTR(s), &r);
+	free(spans);
 	return s;
 }
 

@@ -85,7 +85,7 @@ static bool trace;
  * it refers to, a virtual host's "#alias" its aliases. The first holds
  * what real clients ask for (the walkthrough's "demo" everywhere); the
  * second changes every type, drops a cluster with its endpoints and
- * moves an alias; the third makes names of the first's aliases and
+ * an alias of a virtual host that stays; the third makes names of the first's aliases and
  * refers to endpoints that do not exist; the last is empty.
  */
 static const char *const snapshot_specs[] = {
@@ -94,7 +94,7 @@ static const char *const snapshot_specs[] = {
 	 " SRDS sr=SR1; VHDS vh1=V1#demo/a vh2=V2#demo/b"),
 	("SDS s1=S1b; RTDS rt=T2; CDS demo=D2@demo c3=C3@c3 static=X1;"
 	 " EDS demo=E1 c3=E4; LDS demo=L1b l2=L2; RDS demo=R1b;"
-	 " SRDS sr=SR2; VHDS vh1=V1#demo/b vh3=V3#demo/a"),
+	 " SRDS sr=SR2; VHDS vh1=V1#demo/b vh3=V3#demo/c"),
 	("CDS demo=D1@demo c2=C2@gone; EDS demo=E1; LDS demo=L1; RDS demo=R1;"
 	 " VHDS demo/a=V9 vh2=V2#demo/b#vh1"),
 	"",
@@ -300,7 +300,7 @@ static bool set_node(struct peer *p, struct xd_span span)
 	memcpy(p->node_cluster, n.cluster.data, n.cluster.len);
 	p->node_id_len = n.id.len;
 	p->node_cluster_len = n.cluster.len;
-	p->wrapped = (n.features & XD_NODE_RESOURCE_IN_SOTW) != 0;
+	p->wrapped = (n.features & XD_FEATURE_RESOURCE_IN_SOTW) != 0;
 	p->have_node = true;
 	return true;
 }

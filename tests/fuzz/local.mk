@@ -23,11 +23,15 @@ FUZZ_REQUEST_SRCS = $(srcdir)/tests/fuzz/fuzz_request.c \
 
 # The synthetic seeds, written at `make fuzz-request` time so that they
 # follow the harness's input format; built by `make check` too, so that
-# it keeps compiling.
+# it keeps compiling. It needs the message code and the hostile message
+# builder, not the daemon's library.
 check_PROGRAMS += tests/fuzz/request-seeds
-tests_fuzz_request_seeds_SOURCES = tests/fuzz/request_seeds.c
+tests_fuzz_request_seeds_SOURCES = tests/fuzz/request_seeds.c \
+	tests/lib/hostile.c tests/lib/xdtest.c src/xds/rtype.c
 tests_fuzz_request_seeds_CFLAGS = $(TEST_CFLAGS)
-tests_fuzz_request_seeds_LDADD = $(TEST_LIBS)
+tests_fuzz_request_seeds_LDADD = proto/libxdsproto.a $(CHECK_LIBS) \
+	$(PROTOBUF_C_LIBS) $(XXHASH_LIBS)
+$(tests_fuzz_request_seeds_OBJECTS): proto/gen.stamp
 
 EXTRA_DIST += tests/fuzz/fuzz_request.c tests/fuzz/capture-requests.py \
 	tests/fuzz/seeds-request

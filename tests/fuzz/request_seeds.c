@@ -369,7 +369,7 @@ int main(int argc, char **argv)
 	 * own. */
 	begin(&s, ADS | DELTA);
 	delta(&s, node("sidecar-1", false), url(XD_VIRTUAL_HOST),
-	      "demo/a,demo/b,vh2,demo/none", NULL, NULL, NULL, NULL);
+	      "vh1,demo/a,demo/b,vh2,demo/none", NULL, NULL, NULL, NULL);
 	answer(&s);
 	reload(&s, 1);
 	answer(&s);

@@ -986,6 +986,86 @@ START_TEST(memo_transition_goes_with_old_table)
 }
 END_TEST
 
+/*
+ * Rules D4, D8 and D10: a virtual host keeps its name but loses the alias
+ * the client also asked for it by. The alias "does not exist" now; the
+ * resource is not removed (it even changed, and is carried: a name in
+ * both resources and removed_resources is refused). _i: 0 asked by name
+ * and alias, the resource changes; 1 by the alias only, unchanged.
+ */
+START_TEST(delta_alias_gone_resource_stays)
+{
+	const char *al[] = {"rc/www.example"};
+	struct xd_table_builder *b1 = xd_table_builder_new(XD_VIRTUAL_HOST);
+	struct xd_table_builder *b2 = xd_table_builder_new(XD_VIRTUAL_HOST);
+	struct xd_table *t1, *t2;
+	struct xd_sub s;
+	struct xd_name names[] = {N("rc/www.example"), N("rc/web")};
+	struct xd_sub_req r = delta_req("", names, _i == 0 ? 2 : 1, NULL, 0);
+	uint64_t nonce = 0;
+	char *c;
+
+	xd_table_builder_add(b1, "rc/web", (const uint8_t *)"V1", 2, NULL, 0, al, 1,
+			     "f", 1, NULL);
+	xd_table_builder_add(b2, "rc/web", (const uint8_t *)(_i == 0 ? "V2" : "V1"),
+			     2, NULL, 0, NULL, 0, "f", 1, NULL);
+	t1 = xd_table_builder_finish(b1);
+	t2 = xd_table_builder_finish(b2);
+	xd_sub_init(&s);
+	xd_sub_delta_request(&s, &r, false, t1);
+	c = delta_step(&s, t1, &nonce);
+	ck_assert_str_eq(c, "rc/web:body");
+	free(c);
+	delta_ack(&s, nonce);
+	c = delta_step(&s, t2, &nonce);
+	ck_assert_str_eq(c, _i == 0 ? "rc/web:body,rc/www.example:-" :
+				      "rc/www.example:-");
+	free(c);
+	delta_ack(&s, nonce);
+	ck_assert_ptr_null(delta_step(&s, t2, &nonce));
+	xd_sub_clear(&s);
+	xd_table_unref(t1);
+	xd_table_unref(t2);
+}
+END_TEST
+
+/* Rule D10: the alias moves to another virtual host and the one it
+ * named goes: that one is removed, the new one carried. */
+START_TEST(delta_alias_moves_resource_goes)
+{
+	const char *al[] = {"rc/www.example"};
+	struct xd_table_builder *b1 = xd_table_builder_new(XD_VIRTUAL_HOST);
+	struct xd_table_builder *b2 = xd_table_builder_new(XD_VIRTUAL_HOST);
+	struct xd_table *t1, *t2;
+	struct xd_sub s;
+	struct xd_name alias[] = {N("rc/www.example")};
+	struct xd_sub_req r = delta_req("", alias, 1, NULL, 0);
+	uint64_t nonce = 0;
+	char *c;
+
+	xd_table_builder_add(b1, "rc/old", (const uint8_t *)"V1", 2, NULL, 0, al, 1,
+			     "f", 1, NULL);
+	xd_table_builder_add(b2, "rc/new", (const uint8_t *)"V2", 2, NULL, 0, al, 1,
+			     "f", 1, NULL);
+	t1 = xd_table_builder_finish(b1);
+	t2 = xd_table_builder_finish(b2);
+	xd_sub_init(&s);
+	xd_sub_delta_request(&s, &r, false, t1);
+	c = delta_step(&s, t1, &nonce);
+	ck_assert_str_eq(c, "rc/old:body");
+	free(c);
+	delta_ack(&s, nonce);
+	c = delta_step(&s, t2, &nonce);
+	ck_assert_str_eq(c, "rc/new:body,-rc/old");
+	free(c);
+	delta_ack(&s, nonce);
+	ck_assert_ptr_null(delta_step(&s, t2, &nonce));
+	xd_sub_clear(&s);
+	xd_table_unref(t1);
+	xd_table_unref(t2);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("engine");
@@ -1024,6 +1104,8 @@ int main(void)
 	tcase_add_test(delta, delta_stale_nonce_still_subscribes);
 	tcase_add_test(delta, delta_alias_subscription);
 	tcase_add_test(delta, delta_alias_and_name_removed_once);
+	tcase_add_loop_test(delta, delta_alias_gone_resource_stays, 0, 2);
+	tcase_add_test(delta, delta_alias_moves_resource_goes);
 	suite_add_tcase(s, delta);
 
 	tcase_add_checked_fixture(memory, setup, teardown);
