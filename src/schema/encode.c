@@ -1,6 +1,8 @@
-/* Messages, their fields, repeated fields and maps, and the entry point.
- * Scalars are in encode_scalar.c, well-known types in encode_wkt.c, the
- * path and errors in encode_err.c. */
+/* Messages, their fields, lists and maps, and the well-known types that
+ * hold other values (Any, Struct, Value, ListValue, the wrappers): the
+ * recursive half of the encoder, with its entry point. Values read from
+ * one scalar are encode_scalar.c's, the path and the errors
+ * encode_err.c's; neither calls back here. */
 #include "schema/encode.h"
 
 #include <stdlib.h>
@@ -35,28 +37,38 @@ void xd_encoder_free(struct xd_encoder *e)
 	memset(e, 0, sizeof(*e));
 }
 
+/* Whether null means a value here rather than "not set". */
+static bool null_is_value(const struct xd_encoder *e,
+			  const struct xd_fielddesc *f)
+{
+	return (f->type == XD_T_MESSAGE && f->msg->wkt == XD_WKT_VALUE) ||
+	       (f->type == XD_T_ENUM && f->en == xd_schema_null_value(e->s));
+}
+
+/* Messages and the well-known types nest in each other. */
+static void enc_submsg(struct xd_encoder *e, const struct xd_msgdesc *m,
+		       const struct xd_dnode *n);
+
 /* ---- fields ---- */
 
-void xd_enc_submsg(struct xd_encoder *e, const struct xd_msgdesc *m,
-		   const struct xd_dnode *n)
+/* One value of field f (a singular field or an element of a repeated
+ * one); `presence` writes it even when it holds the default. */
+static void enc_single(struct xd_encoder *e, const struct xd_fielddesc *f,
+		       const struct xd_dnode *n, bool presence)
 {
-	if (e->depth >= XD_ENC_MAX_DEPTH) {
-		xd_enc_err(e, n, "nesting deeper than %d levels",
-			   XD_ENC_MAX_DEPTH);
+	size_t mark;
+
+	if (f->type != XD_T_MESSAGE) {
+		xd_enc_scalar(e, f, n, presence);
 		return;
 	}
-	e->depth++;
-	if (m->wkt != XD_WKT_NONE && m->wkt != XD_WKT_EMPTY) {
-		xd_enc_wkt(e, m, n);
-	} else if (n->kind != XD_DN_MAP) {
-		char buf[160];
-
-		xd_enc_err(e, n, "expected a mapping for %s, not %s",
-			   m->full_name, xd_enc_show(n, buf, sizeof(buf)));
-	} else {
-		xd_enc_fields(e, m, n, false);
-	}
-	e->depth--;
+	xd_wire_tag(e->out, f->number, XD_WT_LEN);
+	mark = xd_wire_open(e->out);
+	/* A wrapper's limits are on the field that holds it. */
+	e->wrapper = f->bound_kind != XD_BOUND_NONE ? f : NULL;
+	enc_submsg(e, f->msg, n);
+	e->wrapper = NULL;
+	xd_wire_close(e->out, mark);
 }
 
 static void enc_repeated(struct xd_encoder *e, const struct xd_fielddesc *f,
@@ -64,7 +76,6 @@ static void enc_repeated(struct xd_encoder *e, const struct xd_fielddesc *f,
 {
 	size_t mark = 0;
 	char buf[160];
-	uint64_t v;
 
 	if (n->kind != XD_DN_SEQ) {
 		xd_enc_err(e, n, "expected a list, not %s",
@@ -81,12 +92,12 @@ static void enc_repeated(struct xd_encoder *e, const struct xd_fielddesc *f,
 		const struct xd_dnode *item = &n->u.kids[i];
 
 		xd_enc_push_index(e, i);
-		if (xd_doc_is_null(item) && !xd_enc_null_is_value(e, f))
+		if (xd_doc_is_null(item) && !null_is_value(e, f))
 			xd_enc_err(e, item, "null is not allowed in a list");
 		else if (!(f->flags & XD_F_PACKED))
-			xd_enc_single(e, f, item, true);
-		else if (xd_enc_number(e, f, item, &v) == 0)
-			xd_enc_put_number(e->out, f->type, v);
+			enc_single(e, f, item, true);
+		else
+			xd_enc_packed(e, f, item);
 		e->nsegs--;
 	}
 	if (f->flags & XD_F_PACKED)
@@ -192,8 +203,8 @@ static bool same_key(const struct xd_enc_key *a, const struct xd_enc_key *b,
 
 /* map<k, v>: entries sorted by key, as deterministic serialization does;
  * each entry writes both key and value. */
-void xd_enc_map(struct xd_encoder *e, const struct xd_fielddesc *f,
-		const struct xd_dnode *n)
+static void enc_map(struct xd_encoder *e, const struct xd_fielddesc *f,
+		    const struct xd_dnode *n)
 {
 	const struct xd_fielddesc *kf = &f->msg->fields[0];
 	const struct xd_fielddesc *vf = &f->msg->fields[1];
@@ -214,7 +225,7 @@ void xd_enc_map(struct xd_encoder *e, const struct xd_fielddesc *f,
 			xd_enc_err(e, k.key, "keys must be scalars, not %s",
 				   xd_doc_kind_name(k.key));
 		} else if (map_key(e, kf, &k) == 0) {
-			if (xd_doc_is_null(k.val) && !xd_enc_null_is_value(e, vf)) {
+			if (xd_doc_is_null(k.val) && !null_is_value(e, vf)) {
 				xd_enc_err(e, k.val,
 					   "null is not allowed as a map value");
 			} else {
@@ -246,8 +257,8 @@ void xd_enc_map(struct xd_encoder *e, const struct xd_fielddesc *f,
 		}
 		xd_wire_tag(e->out, f->number, XD_WT_LEN);
 		mark = xd_wire_open(e->out);
-		xd_enc_single(e, kf, k.key, true);
-		xd_enc_single(e, vf, k.val, true);
+		enc_single(e, kf, k.key, true);
+		enc_single(e, vf, k.val, true);
 		xd_wire_close(e->out, mark);
 		e->nsegs--;
 	}
@@ -257,14 +268,14 @@ void xd_enc_map(struct xd_encoder *e, const struct xd_fielddesc *f,
 static void enc_field(struct xd_encoder *e, const struct xd_fielddesc *f,
 		      const struct xd_dnode *n)
 {
-	if (xd_doc_is_null(n) && !xd_enc_null_is_value(e, f))
+	if (xd_doc_is_null(n) && !null_is_value(e, f))
 		return; /* null: not set */
 	if (f->flags & XD_F_MAP)
-		xd_enc_map(e, f, n);
+		enc_map(e, f, n);
 	else if (f->flags & XD_F_REPEATED)
 		enc_repeated(e, f, n);
 	else
-		xd_enc_single(e, f, n, (f->flags & XD_F_PRESENCE) != 0);
+		enc_single(e, f, n, (f->flags & XD_F_PRESENCE) != 0);
 }
 
 /* Resolves one key of a message mapping; NULL when it is not a field to
@@ -324,8 +335,9 @@ static const struct xd_fielddesc *resolve_key(struct xd_encoder *e,
 	return f;
 }
 
-void xd_enc_fields(struct xd_encoder *e, const struct xd_msgdesc *m,
-		   const struct xd_dnode *map, bool skip_type)
+/* The fields of `map` as message m; `skip_type` ignores "@type". */
+static void enc_fields(struct xd_encoder *e, const struct xd_msgdesc *m,
+		       const struct xd_dnode *map, bool skip_type)
 {
 	size_t base = e->nents, end;
 
@@ -367,6 +379,251 @@ void xd_enc_fields(struct xd_encoder *e, const struct xd_msgdesc *m,
 	e->nents = base;
 }
 
+/* ---- well-known types holding other values ---- */
+
+static bool key_is(const struct xd_dnode *k, const char *name)
+{
+	size_t len = strlen(name);
+
+	return k->kind == XD_DN_SCALAR && k->len == len &&
+	       memcmp(k->u.str, name, len) == 0;
+}
+
+static const struct xd_dnode *find_key(const struct xd_dnode *map,
+				       const char *name, size_t *at)
+{
+	for (uint32_t i = 0; i < map->len; i++)
+		if (key_is(&map->u.kids[2 * i], name)) {
+			if (at != NULL)
+				*at = i;
+			return &map->u.kids[2 * i + 1];
+		}
+	return NULL;
+}
+
+/* {"@type": url, fields...}, or {"@type": url, "value": json} when the
+ * packed type is itself well-known (protobuf's JSON mapping). */
+static void enc_any(struct xd_encoder *e, const struct xd_dnode *n)
+{
+	const struct xd_msgdesc *target;
+	const struct xd_dnode *t, *v;
+	struct xd_buf *out = e->out;
+	size_t mark, tat = 0, vat = 0;
+	char buf[160];
+
+	if (n->kind != XD_DN_MAP) {
+		xd_enc_err(e, n, "expected a mapping with \"@type\" (google.protobuf.Any), not %s",
+			   xd_enc_show(n, buf, sizeof(buf)));
+		return;
+	}
+	t = find_key(n, "@type", &tat);
+	if (t == NULL) {
+		if (n->len > 0)
+			xd_enc_err(e, n, "missing \"@type\" in google.protobuf.Any");
+		return; /* {}: an empty Any */
+	}
+	xd_enc_push_field(e, &n->u.kids[2 * tat]);
+	if (!xd_doc_is_text(t)) {
+		xd_enc_err(e, t, "expected a type URL string, not %s",
+			   xd_enc_show(t, buf, sizeof(buf)));
+		e->nsegs--;
+		return;
+	}
+	target = xd_schema_find_type_url(e->s, t->u.str, t->len);
+	if (target == NULL) {
+		const char *slash = memrchr(t->u.str, '/', t->len);
+		const char *name = slash ? slash + 1 : t->u.str;
+		const char *hint = xd_schema_suggest_message(
+			e->s, name, t->len - (size_t)(name - t->u.str));
+
+		xd_enc_err(e, t, "unknown \"@type\" %s%s%s%s",
+			   xd_enc_show(t, buf, sizeof(buf)),
+			   hint ? " (did you mean '" : "", hint ? hint : "",
+			   hint ? "'?)" : "");
+		e->nsegs--;
+		return;
+	}
+	e->nsegs--;
+	xd_wire_bytes(out, 1, t->u.str, t->len);
+	xd_wire_tag(out, 2, XD_WT_LEN);
+	mark = xd_wire_open(out);
+	if (target->wkt == XD_WKT_NONE || target->wkt == XD_WKT_EMPTY) {
+		if (e->depth >= XD_ENC_MAX_DEPTH)
+			xd_enc_err(e, n, "nesting deeper than %d levels",
+				   XD_ENC_MAX_DEPTH);
+		else {
+			e->depth++;
+			enc_fields(e, target, n, true);
+			e->depth--;
+		}
+	} else {
+		v = find_key(n, "value", &vat);
+		for (uint32_t i = 0; i < n->len; i++) {
+			const struct xd_dnode *k = &n->u.kids[2 * i];
+
+			if (!key_is(k, "@type") && !key_is(k, "value")) {
+				xd_enc_push_field(e, k);
+				xd_enc_err(e, k, "unknown field %s in an Any holding %s (only \"@type\" and \"value\")",
+					   xd_enc_show(k, buf, sizeof(buf)),
+					   target->full_name);
+				e->nsegs--;
+			}
+		}
+		if (v == NULL) {
+			xd_enc_err(e, n, "missing \"value\" for %s in google.protobuf.Any",
+				   target->full_name);
+		} else {
+			xd_enc_push_field(e, &n->u.kids[2 * vat]);
+			enc_submsg(e, target, v);
+			e->nsegs--;
+		}
+	}
+	/* Any.value is a proto3 bytes field: empty is not written. */
+	if (xd_wire_close(out, mark) == 0)
+		out->len = mark - 2;
+}
+
+static void enc_list_value(struct xd_encoder *e, const struct xd_msgdesc *m,
+			   const struct xd_dnode *n)
+{
+	const struct xd_msgdesc *vm = xd_schema_wkt(e->s, XD_WKT_VALUE);
+	char buf[160];
+
+	if (n->kind != XD_DN_SEQ) {
+		xd_enc_err(e, n, "expected a list for %s, not %s", m->full_name,
+			   xd_enc_show(n, buf, sizeof(buf)));
+		return;
+	}
+	for (uint32_t i = 0; i < n->len && !e->stopped; i++) {
+		size_t mark;
+
+		xd_enc_push_index(e, i);
+		xd_wire_tag(e->out, 1, XD_WT_LEN);
+		mark = xd_wire_open(e->out);
+		enc_submsg(e, vm, &n->u.kids[i]);
+		xd_wire_close(e->out, mark);
+		e->nsegs--;
+	}
+}
+
+/* google.protobuf.Value: any JSON value. YAML plain scalars take the
+ * type YAML gives them (null, boolean, number, else string). */
+static void enc_value(struct xd_encoder *e, const struct xd_dnode *n)
+{
+	struct xd_buf *out = e->out;
+	size_t mark;
+	double d = 0;
+	bool b = false;
+	uint64_t bits;
+
+	if (n->kind != XD_DN_SCALAR) {
+		bool is_map = n->kind == XD_DN_MAP;
+
+		xd_wire_tag(out, is_map ? 5 : 6, XD_WT_LEN);
+		mark = xd_wire_open(out);
+		enc_submsg(e,
+			   xd_schema_wkt(e->s, is_map ? XD_WKT_STRUCT :
+			   XD_WKT_LIST_VALUE),
+			   n);
+		xd_wire_close(out, mark);
+		return;
+	}
+	switch (n->style) {
+	case XD_DS_NULL:
+		xd_wire_tag(out, 1, XD_WT_VARINT);
+		xd_buf_putc(out, 0);
+		return;
+	case XD_DS_BOOL:
+		xd_scalar_bool(n->u.str, n->len, &b);
+		break;
+	case XD_DS_NUMBER:
+		if (xd_scalar_double(n->u.str, n->len, &d) != XD_NUM_OK) {
+			char buf[160];
+
+			xd_enc_err(e, n, "%s is out of range for double",
+				   xd_enc_raw(n, buf, sizeof(buf)));
+			return;
+		}
+		goto number;
+	case XD_DS_PLAIN:
+		switch (xd_scalar_plain(n->u.str, n->len, &b, &d)) {
+		case XD_PLAIN_BOOL:
+			break;
+		case XD_PLAIN_NUMBER:
+			goto number;
+		default:
+			goto string;
+		}
+		break;
+	default:
+		goto string;
+	}
+	xd_wire_tag(out, 4, XD_WT_VARINT);
+	xd_buf_putc(out, b);
+	return;
+number:
+	memcpy(&bits, &d, 8);
+	xd_wire_tag(out, 2, XD_WT_I64);
+	xd_wire_fixed64(out, bits);
+	return;
+string:
+	if (xd_enc_check_string(e, n) == 0)
+		xd_wire_bytes(out, 3, n->u.str, n->len);
+}
+
+/* The body of a well-known type in its JSON form. */
+static void enc_wkt(struct xd_encoder *e, const struct xd_msgdesc *m,
+		    const struct xd_dnode *n)
+{
+	switch (m->wkt) {
+	case XD_WKT_ANY:
+		enc_any(e, n);
+		break;
+	case XD_WKT_DURATION:
+	case XD_WKT_TIMESTAMP:
+	case XD_WKT_FIELD_MASK:
+		xd_enc_text_wkt(e, m, n);
+		break;
+	case XD_WKT_STRUCT:
+		enc_map(e, &m->fields[0], n);
+		break;
+	case XD_WKT_VALUE:
+		enc_value(e, n);
+		break;
+	case XD_WKT_LIST_VALUE:
+		enc_list_value(e, m, n);
+		break;
+	default:
+		/* The wrappers: the bare value of field 1, which (proto3,
+		 * no presence) is omitted when it is the default. */
+		enc_single(e, &m->fields[0], n, false);
+		break;
+	}
+}
+
+/* The body of a message of type m (depth-checked). */
+static void enc_submsg(struct xd_encoder *e, const struct xd_msgdesc *m,
+		       const struct xd_dnode *n)
+{
+	if (e->depth >= XD_ENC_MAX_DEPTH) {
+		xd_enc_err(e, n, "nesting deeper than %d levels",
+			   XD_ENC_MAX_DEPTH);
+		return;
+	}
+	e->depth++;
+	if (m->wkt != XD_WKT_NONE && m->wkt != XD_WKT_EMPTY) {
+		enc_wkt(e, m, n);
+	} else if (n->kind != XD_DN_MAP) {
+		char buf[160];
+
+		xd_enc_err(e, n, "expected a mapping for %s, not %s",
+			   m->full_name, xd_enc_show(n, buf, sizeof(buf)));
+	} else {
+		enc_fields(e, m, n, false);
+	}
+	e->depth--;
+}
+
 /* ---- entry ---- */
 
 int xd_encoder_run(struct xd_encoder *e, const struct xd_msgdesc *m,
@@ -384,7 +641,7 @@ int xd_encoder_run(struct xd_encoder *e, const struct xd_msgdesc *m,
 	e->nsegs = 0;
 	e->nerr = 0;
 	e->stopped = false;
-	xd_enc_submsg(e, m, root);
+	enc_submsg(e, m, root);
 	if (e->nerr == 0)
 		return 0;
 	xd_enc_report(e, root, file, path, diag);

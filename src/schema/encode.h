@@ -1,6 +1,7 @@
 /*
- * Document tree → protobuf wire bytes, driven by the schema (private to
- * src/schema; transcode.h is the public face).
+ * Document tree → protobuf wire bytes, driven by the schema. Part of the
+ * transcoder: transcode.c runs the encoder, encode.c, encode_scalar.c
+ * and encode_err.c are it; nothing else includes this.
  *
  * Fields are written in field-number order whatever the key order, map
  * entries sorted by key, proto3 defaults without presence omitted: equal
@@ -77,46 +78,44 @@ int xd_encoder_run(struct xd_encoder *e, const struct xd_msgdesc *m,
 		   const struct xd_dnode *root, const char *file,
 		   const char *path, struct xd_buf *out, struct xd_diag *diag);
 
-/* ---- shared by encode.c and encode_wkt.c ---- */
+/* ---- the steps encode.c, encode_scalar.c and encode_err.c share ----
+ *
+ * encode.c (messages, lists, maps, the well-known types that hold other
+ * values) calls encode_scalar.c (values read from one scalar), and both
+ * call encode_err.c (the path and the errors); nothing calls upwards. */
 
+/* encode_scalar.c: a field's value from one scalar (any type but
+ * message), tag included; `presence` writes it even when it holds the
+ * default. */
+void xd_enc_scalar(struct xd_encoder *e, const struct xd_fielddesc *f,
+		   const struct xd_dnode *n, bool presence);
+/* One element of a packed run of f: the bare value. */
+void xd_enc_packed(struct xd_encoder *e, const struct xd_fielddesc *f,
+		   const struct xd_dnode *n);
+/* Duration, Timestamp and FieldMask, each written as one string. */
+void xd_enc_text_wkt(struct xd_encoder *e, const struct xd_msgdesc *m,
+		     const struct xd_dnode *n);
+/* 0 when n is a string protobuf accepts (text, no NUL, valid UTF-8);
+ * else -1, reported. */
+int xd_enc_check_string(struct xd_encoder *e, const struct xd_dnode *n);
+
+/* encode_err.c: the path to the value being encoded. Each push is undone
+ * with e->nsegs-- once the value is done. */
+void xd_enc_push_field(struct xd_encoder *e, const struct xd_dnode *key);
+void xd_enc_push_index(struct xd_encoder *e, uint64_t index);
+void xd_enc_push_key(struct xd_encoder *e, const struct xd_dnode *key);
+/* Records an error at `at`, prefixed with the path (at most
+ * XD_ENC_MAX_ERRORS per resource; then e->stopped). */
 void xd_enc_err(struct xd_encoder *e, const struct xd_dnode *at,
 		const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A value for messages: 'text', a number, or "a mapping". */
 const char *xd_enc_show(const struct xd_dnode *n, char *buf, size_t size);
 /* A scalar's text, unquoted. */
 const char *xd_enc_raw(const struct xd_dnode *n, char *buf, size_t size);
-void xd_enc_push_field(struct xd_encoder *e, const struct xd_dnode *key);
-void xd_enc_push_index(struct xd_encoder *e, uint64_t index);
-void xd_enc_push_key(struct xd_encoder *e, const struct xd_dnode *key);
-bool xd_enc_null_is_value(const struct xd_encoder *e,
-			  const struct xd_fielddesc *f);
-int xd_enc_check_string(struct xd_encoder *e, const struct xd_dnode *n);
-
 /* "(first on line 3)" when n has a position, else "". */
 const char *xd_enc_first_on(const struct xd_dnode *n, char *buf, size_t size);
 /* Adds the collected errors to `diag`, in document order. */
 void xd_enc_report(struct xd_encoder *e, const struct xd_dnode *root,
 		   const char *file, const char *path, struct xd_diag *diag);
-
-/* The wire value of a number, bool or enum scalar (the varint, or the
- * bits of a fixed-width value); 0, or -1 when reported. */
-int xd_enc_number(struct xd_encoder *e, const struct xd_fielddesc *f,
-		  const struct xd_dnode *n, uint64_t *out);
-/* Writes such a value without its tag (packed runs too). */
-void xd_enc_put_number(struct xd_buf *b, enum xd_ftype t, uint64_t v);
-
-/* The body of a message of type m (depth-checked). */
-void xd_enc_submsg(struct xd_encoder *e, const struct xd_msgdesc *m,
-		   const struct xd_dnode *n);
-/* The fields of `map` as message m; `skip_type` ignores "@type". */
-void xd_enc_fields(struct xd_encoder *e, const struct xd_msgdesc *m,
-		   const struct xd_dnode *map, bool skip_type);
-void xd_enc_single(struct xd_encoder *e, const struct xd_fielddesc *f,
-		   const struct xd_dnode *n, bool presence);
-void xd_enc_map(struct xd_encoder *e, const struct xd_fielddesc *f,
-		const struct xd_dnode *n);
-/* The body of a well-known type in its JSON form (encode_wkt.c). */
-void xd_enc_wkt(struct xd_encoder *e, const struct xd_msgdesc *m,
-		const struct xd_dnode *n);
 
 #endif

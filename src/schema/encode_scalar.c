@@ -1,5 +1,7 @@
-/* Scalar values: numbers (with their validate.rules limits), booleans,
- * enums, strings and bytes, and one value of a field. */
+/* Values read from one scalar: numbers (within their validate.rules
+ * limits), booleans, enums, strings, bytes, and the well-known types
+ * written as one string (Duration, Timestamp, FieldMask). Nothing here
+ * recurses: messages are encode.c's. */
 #include "schema/encode.h"
 
 #include <inttypes.h>
@@ -9,14 +11,6 @@
 
 #include "schema/scalar.h"
 #include "schema/wire.h"
-
-/* Whether null means a value here rather than "not set". */
-bool xd_enc_null_is_value(const struct xd_encoder *e,
-			  const struct xd_fielddesc *f)
-{
-	return (f->type == XD_T_MESSAGE && f->msg->wkt == XD_WKT_VALUE) ||
-	       (f->type == XD_T_ENUM && f->en == xd_schema_null_value(e->s));
-}
 
 /* "(at most 65535)", "(from 1 to 100)", "(greater than 0)"... */
 static void describe_bounds(const struct xd_fielddesc *b, char *buf,
@@ -285,7 +279,7 @@ static int enum_value(struct xd_encoder *e, const struct xd_enumdesc *en,
  * The wire value of a numeric, bool or enum scalar: the varint value, or
  * the bits of a fixed-width one. Returns 0 or -1 (reported).
  */
-int xd_enc_number(struct xd_encoder *e, const struct xd_fielddesc *f,
+static int number(struct xd_encoder *e, const struct xd_fielddesc *f,
 		  const struct xd_dnode *n, uint64_t *out)
 {
 	char buf[160];
@@ -312,7 +306,8 @@ int xd_enc_number(struct xd_encoder *e, const struct xd_fielddesc *f,
 	}
 }
 
-void xd_enc_put_number(struct xd_buf *b, enum xd_ftype t, uint64_t v)
+/* Such a value without its tag (packed runs too). */
+static void put_number(struct xd_buf *b, enum xd_ftype t, uint64_t v)
 {
 	switch (t) {
 	case XD_T_FIXED32:
@@ -331,9 +326,20 @@ void xd_enc_put_number(struct xd_buf *b, enum xd_ftype t, uint64_t v)
 	}
 }
 
-/* One value of field f (a singular field or an element of a repeated
- * one); `presence` writes it even when it holds the default. */
-void xd_enc_single(struct xd_encoder *e, const struct xd_fielddesc *f,
+/* One element of a packed run: the bare value, no tag. */
+void xd_enc_packed(struct xd_encoder *e, const struct xd_fielddesc *f,
+		   const struct xd_dnode *n)
+{
+	uint64_t v;
+
+	if (number(e, f, n, &v) == 0)
+		put_number(e->out, f->type, v);
+}
+
+/* A field's value from one scalar (not a message: encode.c writes
+ * those), tag included; `presence` writes it even when it holds the
+ * default. */
+void xd_enc_scalar(struct xd_encoder *e, const struct xd_fielddesc *f,
 		   const struct xd_dnode *n, bool presence)
 {
 	struct xd_buf *out = e->out;
@@ -341,15 +347,6 @@ void xd_enc_single(struct xd_encoder *e, const struct xd_fielddesc *f,
 	uint64_t v;
 
 	switch (f->type) {
-	case XD_T_MESSAGE:
-		xd_wire_tag(out, f->number, XD_WT_LEN);
-		mark = xd_wire_open(out);
-		/* A wrapper's limits are on the field that holds it. */
-		e->wrapper = f->bound_kind != XD_BOUND_NONE ? f : NULL;
-		xd_enc_submsg(e, f->msg, n);
-		e->wrapper = NULL;
-		xd_wire_close(out, mark);
-		return;
 	case XD_T_GROUP:
 		xd_enc_err(e, n, "field type group is not supported");
 		return;
@@ -378,12 +375,119 @@ void xd_enc_single(struct xd_encoder *e, const struct xd_fielddesc *f,
 		return;
 	}
 	default:
-		if (xd_enc_number(e, f, n, &v) != 0)
+		if (number(e, f, n, &v) != 0)
 			return;
 		if (v == 0 && !presence)
 			return;
 		xd_wire_tag(out, f->number, xd_schema_wiretype(f->type));
-		xd_enc_put_number(out, f->type, v);
+		put_number(out, f->type, v);
 		return;
+	}
+}
+
+/* ---- well-known types written as one string ---- */
+
+static void put_secs_nanos(struct xd_buf *out, int64_t secs, int32_t nanos)
+{
+	if (secs != 0) {
+		xd_wire_tag(out, 1, XD_WT_VARINT);
+		xd_wire_varint(out, (uint64_t)secs);
+	}
+	if (nanos != 0) {
+		xd_wire_tag(out, 2, XD_WT_VARINT);
+		xd_wire_varint(out, (uint64_t)(int64_t)nanos);
+	}
+}
+
+static void enc_duration(struct xd_encoder *e, const struct xd_dnode *n)
+{
+	enum xd_num r = XD_NUM_SYNTAX;
+	int64_t secs;
+	int32_t nanos;
+	char buf[160];
+
+	if (xd_doc_is_text(n))
+		r = xd_scalar_duration_parse(n->u.str, n->len, &secs, &nanos);
+	if (r == XD_NUM_RANGE)
+		xd_enc_err(e, n, "duration %s is out of range",
+			   xd_enc_show(n, buf, sizeof(buf)));
+	else if (r != XD_NUM_OK)
+		xd_enc_err(e, n, "malformed duration %s (expected seconds with an \"s\" suffix, e.g. \"1.5s\")",
+			   xd_enc_show(n, buf, sizeof(buf)));
+	else
+		put_secs_nanos(e->out, secs, nanos);
+}
+
+static void enc_timestamp(struct xd_encoder *e, const struct xd_dnode *n)
+{
+	enum xd_num r = XD_NUM_SYNTAX;
+	int64_t secs;
+	int32_t nanos;
+	char buf[160];
+
+	if (xd_doc_is_text(n))
+		r = xd_scalar_timestamp_parse(n->u.str, n->len, &secs, &nanos);
+	if (r == XD_NUM_RANGE)
+		xd_enc_err(e, n, "timestamp %s is out of range",
+			   xd_enc_show(n, buf, sizeof(buf)));
+	else if (r != XD_NUM_OK)
+		xd_enc_err(e, n, "malformed timestamp %s (expected RFC 3339, e.g. \"2024-01-02T03:04:05Z\")",
+			   xd_enc_show(n, buf, sizeof(buf)));
+	else
+		put_secs_nanos(e->out, secs, nanos);
+}
+
+/* "a.fooBar,b": paths between commas, empty ones skipped. */
+static void enc_field_mask(struct xd_encoder *e, const struct xd_dnode *n)
+{
+	struct xd_buf *out = e->out;
+	const char *s = n->u.str;
+	char buf[160];
+
+	if (!xd_doc_is_text(n)) {
+		xd_enc_err(e, n, "expected a FieldMask string such as \"a.b,cD\", not %s",
+			   xd_enc_show(n, buf, sizeof(buf)));
+		return;
+	}
+	for (size_t i = 0; i <= n->len;) {
+		const char *comma = memchr(s + i, ',', n->len - i);
+		size_t end = comma ? (size_t)(comma - s) : n->len;
+
+		if (end > i) {
+			size_t mark;
+
+			xd_wire_tag(out, 1, XD_WT_LEN);
+			mark = xd_wire_open(out);
+			if (xd_scalar_fieldmask_parse(s + i, end - i, out) != 0 ||
+			    !xd_scalar_utf8_valid(s + i, end - i)) {
+				struct xd_dnode part = *n;
+
+				part.u.str = s + i;
+				part.len = (uint32_t)(end - i);
+				xd_enc_err(e, n, "malformed FieldMask path %s",
+					   xd_enc_show(&part, buf, sizeof(buf)));
+				return;
+			}
+			xd_wire_close(out, mark);
+		}
+		i = end + 1;
+	}
+}
+
+/* The well-known types written as one string: Duration, Timestamp,
+ * FieldMask. */
+void xd_enc_text_wkt(struct xd_encoder *e, const struct xd_msgdesc *m,
+		     const struct xd_dnode *n)
+{
+	switch (m->wkt) {
+	case XD_WKT_DURATION:
+		enc_duration(e, n);
+		break;
+	case XD_WKT_TIMESTAMP:
+		enc_timestamp(e, n);
+		break;
+	default:
+		enc_field_mask(e, n);
+		break;
 	}
 }

@@ -9,7 +9,7 @@ src_libxdsd_a_SOURCES += \
 	src/schema/wire.c src/schema/wire.h \
 	src/schema/scalar.c src/schema/scalar.h \
 	src/schema/doc.c src/schema/doc_yaml.c src/schema/doc.h \
-	src/schema/encode.c src/schema/encode_scalar.c src/schema/encode_wkt.c \
+	src/schema/encode.c src/schema/encode_scalar.c \
 	src/schema/encode_err.c src/schema/encode.h \
 	src/schema/transcode.c src/schema/transcode_mt.c \
 	src/schema/transcode_tree.c src/schema/transcode.h \

@@ -62,7 +62,7 @@ FUZZ_TIME ?= 120
 FUZZ_TRANSCODE_SRCS = $(srcdir)/tests/fuzz/fuzz_transcode.c \
 	$(srcdir)/src/schema/doc.c $(srcdir)/src/schema/doc_yaml.c \
 	$(srcdir)/src/schema/encode.c $(srcdir)/src/schema/encode_err.c \
-	$(srcdir)/src/schema/encode_scalar.c $(srcdir)/src/schema/encode_wkt.c \
+	$(srcdir)/src/schema/encode_scalar.c \
 	$(srcdir)/src/schema/pbjson.c \
 	$(srcdir)/src/schema/scalar.c \
 	$(srcdir)/src/schema/schema.c $(srcdir)/src/schema/schema_lookup.c \
