@@ -44,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "envoy/service/discovery/v3/discovery.pb-c.h"
 #include "protocol/body.h"
@@ -195,19 +196,31 @@ static void forget_derived(void)
 
 /* ---------------- one stream ---------------- */
 
+/* A type xdsd does not serve, asked for on an aggregated stream: an
+ * empty table of its URL with a subscription, as session.c keeps it. */
 struct unknown_type {
-	char *url;
-	size_t url_len;
-	uint64_t nonce; /* last response sent for it, 0 none */
-	bool due;
-	struct xd_nameset *names; /* delta: names to report missing */
+	struct xd_table *table; /* NULL: a free slot */
+	struct xd_sub sub;
+};
+
+/* What the client holds of one type: what the responses it received
+ * told it, resource by resource (name, XXH3 of the message). */
+struct holding {
+	char *name;
+	size_t len;
+	uint64_t hash;
+};
+
+struct view {
+	struct holding *v;
+	size_t n, cap;
+	bool unsure; /* the client said contradictory things: not checked */
 };
 
 struct peer {
 	int id;                   /* 0 or 1, for the trace */
 	bool delta, aggregated;
 	enum xd_rtype type;       /* per-type method */
-	bool ended;               /* the stream was finished */
 
 	bool have_node, wrapped;
 	char *node_id, *node_cluster;
@@ -218,6 +231,7 @@ struct peer {
 	struct unknown_type unknown[MAX_UNKNOWN];
 	uint64_t next_nonce, now, eds_wait_until;
 
+	struct view views[XD_RTYPE_COUNT];
 	/* each type's last request, for ANSWER to repeat its names */
 	struct xd_buf last[XD_RTYPE_COUNT];
 };
@@ -226,6 +240,78 @@ static struct xd_snapshot *target(const struct peer *p)
 {
 	return snaps[p->target];
 }
+
+/* ---------------- the client's view ---------------- */
+
+static struct holding *view_find(struct view *v, const char *name, size_t len)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->v[i].len == len && memcmp(v->v[i].name, name, len) == 0)
+			return &v->v[i];
+	return NULL;
+}
+
+static void view_put(struct view *v, const char *name, size_t len,
+		     uint64_t hash)
+{
+	struct holding *h = view_find(v, name, len);
+
+	if (h == NULL) {
+		v->v = xd_grow(v->v, &v->cap, v->n + 1, sizeof(*v->v));
+		h = &v->v[v->n++];
+		h->name = malloc(len + 1);
+		NEED(h->name != NULL);
+		memcpy(h->name, name, len);
+		h->len = len;
+	}
+	h->hash = hash;
+}
+
+static void view_drop(struct view *v, const char *name, size_t len)
+{
+	struct holding *h = view_find(v, name, len);
+
+	if (h == NULL)
+		return;
+	free(h->name);
+	*h = v->v[--v->n];
+}
+
+static void view_clear(struct view *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		free(v->v[i].name);
+	v->n = 0;
+}
+
+static void view_free(struct view *v)
+{
+	view_clear(v);
+	free(v->v);
+	memset(v, 0, sizeof(*v));
+}
+
+/* 16 hex digits, as versions are written; false for anything else. */
+static bool parse_version(struct xd_name s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (s.len != 16)
+		return false;
+	for (size_t i = 0; i < 16; i++) {
+		char c = s.data[i];
+		int d = c >= '0' && c <= '9' ? c - '0' :
+			c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+
+		if (d < 0)
+			return false;
+		v = v << 4 | (uint64_t)d;
+	}
+	*out = v;
+	return true;
+}
+
+/* ---------------- requests and nodes ---------------- */
 
 /* A span of `len` bytes at `data` lies inside [base, base + size). */
 static bool inside(const void *data, size_t len, const uint8_t *base,
@@ -311,7 +397,7 @@ static int cmp_name(const void *pa, const void *pb)
 {
 	const struct xd_name *a = pa, *b = pb;
 	size_t n = a->len < b->len ? a->len : b->len;
-	int c = memcmp(a->data, b->data, n);
+	int c = n > 0 ? memcmp(a->data, b->data, n) : 0;
 
 	return c != 0 ? c : (a->len > b->len) - (a->len < b->len);
 }
@@ -344,10 +430,10 @@ static struct xd_name field_name(const struct xd_wire_field *f)
 }
 
 /* The first length-delimited field `number` of a message. */
-static bool get_field(const uint8_t *p, size_t len, uint32_t number,
+static bool get_field(const void *msg, size_t len, uint32_t number,
 		      struct xd_name *out)
 {
-	const uint8_t *end = p + len;
+	const uint8_t *p = msg, *end = p + len;
 	struct xd_wire_field f;
 	int rc;
 
@@ -360,20 +446,15 @@ static bool get_field(const uint8_t *p, size_t len, uint32_t number,
 	return false;
 }
 
-/* A resource the body carries must be in the table and subscribed (by
- * its name, or by one of its aliases: VHDS). */
-static void check_carried(const struct xd_sub *s, struct xd_table *table,
-			  struct xd_name name)
+/* Subscribed by its name, or by one of its aliases (VHDS). */
+static bool subscribed(const struct xd_sub *s, const struct xd_entry *e)
 {
-	const struct xd_entry *e = xd_table_find(table, name.data, name.len);
-	bool subscribed;
+	bool yes = s->want.all || xd_nameset_has(s->want.set, e->name, e->name_len);
 
-	NEED(e != NULL);
-	subscribed = s->want.all || xd_nameset_has(s->want.set, name.data, name.len);
-	for (uint32_t i = 0; !subscribed && i < e->naliases; i++)
-		subscribed = xd_nameset_has(s->want.set, e->aliases[i],
-					    strlen(e->aliases[i]));
-	NEED(subscribed);
+	for (uint32_t i = 0; !yes && i < e->naliases; i++)
+		yes = xd_nameset_has(s->want.set, e->aliases[i],
+				     strlen(e->aliases[i]));
+	return yes;
 }
 
 /* True if the table has `name` as a name or an alias. */
@@ -383,22 +464,34 @@ static bool table_knows(struct xd_table *t, struct xd_name n)
 	       xd_table_find_alias(t, n.data, n.len) != NULL;
 }
 
+/* One response to check, and what it does to the client's view. */
+struct sending {
+	const struct xd_sub *sub;
+	struct xd_table *table;
+	const struct xd_body *body;
+	enum xd_form form;
+	bool full_state;
+	struct view *view; /* NULL for a type xdsd does not serve */
+	const char *label; /* "CDS", for the trace */
+};
+
 /*
  * A response as the client receives it: `body` then the nonce, decoded
  * twice (protobuf-c for well-formedness, the wire reader for the exact
- * bytes of each name, NULs included).
+ * bytes of each name, NULs included); the client's view takes it in.
  */
-static void check_response(const struct peer *p, const struct xd_seq_step *st,
-			   enum xd_form form, uint64_t nonce)
+static void check_response(struct peer *p, const struct sending *x,
+			   uint64_t nonce)
 {
-	const struct xd_sub *s = &p->subs[st->type];
-	const struct xd_body *b = st->body;
+	const struct xd_body *b = x->body;
 	size_t blen = GRPC_SLICE_LENGTH(b->slice);
+	const char *type_url = xd_table_type_url(x->table);
 	struct xd_buf msg = XD_BUF_INIT;
 	struct xd_name version = {"", 0}, url = {"", 0}, got_nonce = {"", 0};
-	struct xd_name *names = NULL, *removed = NULL;
+	struct xd_name *names = NULL, *removed = NULL, *missing = NULL;
+	uint64_t *hashes = NULL;
 	size_t nnames = 0, nremoved = 0, ncarried = 0, nmissing = 0;
-	size_t cap_names = 0, cap_removed = 0;
+	size_t cap_names = 0, cap_removed = 0, cap_hashes = 0, cap_missing = 0;
 	const uint8_t *q, *end;
 	struct xd_wire_field f;
 	char digits[24];
@@ -428,7 +521,7 @@ static void check_response(const struct peer *p, const struct xd_seq_step *st,
 	q = msg.data;
 	end = msg.data + msg.len;
 	while ((rc = xd_wire_next(&q, end, &f)) == 1) {
-		struct xd_name name, any_url, value;
+		struct xd_name name, any, any_url, value, res;
 
 		NEED(f.wt == XD_WT_LEN);
 		switch (f.number) {
@@ -451,33 +544,45 @@ static void check_response(const struct peer *p, const struct xd_seq_step *st,
 			if (p->delta) {
 				/* Resource {version 1, resource 2, name 3} */
 				NEED(get_field(f.data, f.len, 3, &name));
-				if (get_field(f.data, f.len, 2, &value)) {
-					ncarried++;
-					check_carried(s, st->table, name);
-				} else {
+				if (!get_field(f.data, f.len, 2, &any)) {
 					/* rule D8: a name that does not exist */
-					nmissing++;
-					NEED(!table_knows(st->table, name));
-					NEED(xd_nameset_has(s->want.set, name.data,
+					NEED(!table_knows(x->table, name));
+					NEED(xd_nameset_has(x->sub->want.set, name.data,
 							    name.len));
+					missing = xd_grow(missing, &cap_missing,
+							  nmissing + 1, sizeof(*missing));
+					missing[nmissing++] = name;
+					break;
 				}
 			} else {
-				NEED(get_field(f.data, f.len, 1, &any_url));
-				NEED(get_field(f.data, f.len, 2, &value));
-				if (form == XD_FORM_SOTW_WRAPPED) {
+				any = field_name(&f);
+				NEED(get_field(any.data, any.len, 1, &any_url));
+				if (x->form == XD_FORM_SOTW_WRAPPED) {
 					NEED(is_text(any_url, RESOURCE_URL));
-					NEED(get_field((const uint8_t *)value.data,
-						       value.len, 3, &name));
+					NEED(get_field(any.data, any.len, 2, &res));
+					NEED(get_field(res.data, res.len, 3, &name));
+					NEED(get_field(res.data, res.len, 2, &any));
 				} else {
-					NEED(is_text(any_url, xd_rtype_info(st->type)->type_url));
-					NEED(get_field((const uint8_t *)value.data,
-						       value.len, 1, &name));
+					NEED(is_text(any_url, type_url));
 				}
-				ncarried++;
-				check_carried(s, st->table, name);
 			}
-			names = xd_grow(names, &cap_names, nnames + 1,
-					sizeof(*names));
+			/* the resource itself: {1: name, 15: content} */
+			NEED(get_field(any.data, any.len, 1, &any_url));
+			NEED(is_text(any_url, type_url));
+			NEED(get_field(any.data, any.len, 2, &value));
+			if (!p->delta && x->form != XD_FORM_SOTW_WRAPPED)
+				NEED(get_field(value.data, value.len, 1, &name));
+			{
+				const struct xd_entry *e =
+					xd_table_find(x->table, name.data, name.len);
+
+				NEED(e != NULL && subscribed(x->sub, e));
+				NEED(XXH3_64bits(value.data, value.len) == e->hash);
+			}
+			ncarried++;
+			names = xd_grow(names, &cap_names, nnames + 1, sizeof(*names));
+			hashes = xd_grow(hashes, &cap_hashes, nnames + 1, sizeof(*hashes));
+			hashes[nnames] = XXH3_64bits(value.data, value.len);
 			names[nnames++] = name;
 			break;
 		default:
@@ -486,26 +591,90 @@ static void check_response(const struct peer *p, const struct xd_seq_step *st,
 	}
 	NEED(rc == 0);
 	NEED(version.len == 16 &&
-	     memcmp(version.data, xd_table_version(st->table), 16) == 0);
-	NEED(is_text(url, xd_rtype_info(st->type)->type_url));
+	     memcmp(version.data, xd_table_version(x->table), 16) == 0);
+	NEED(is_text(url, type_url));
 	NEED(is_text(got_nonce, digits));
 	NEED(ncarried == b->nresources && nmissing == b->nmissing &&
 	     nremoved == b->nremoved);
 
-	/* rule S11: no resource twice; Envoy refuses a name that is both in
-	 * resources and removed_resources (rule D4). */
+	/* The client takes it in: a full-state response is all there is;
+	 * delta adds, and drops what is missing or removed. */
+	if (x->view != NULL) {
+		if (x->full_state && !p->delta)
+			view_clear(x->view);
+		for (size_t i = 0; i < nnames; i++)
+			view_put(x->view, names[i].data, names[i].len, hashes[i]);
+		for (size_t i = 0; i < nmissing; i++)
+			view_drop(x->view, missing[i].data, missing[i].len);
+		for (size_t i = 0; i < nremoved; i++)
+			view_drop(x->view, removed[i].data, removed[i].len);
+	}
+
+	/* rule S11: no resource twice; Envoy refuses a name that is both
+	 * in resources and removed_resources (rule D4). */
 	NEED(distinct(names, nnames));
+	NEED(distinct(missing, nmissing));
 	NEED(distinct(removed, nremoved));
 	for (size_t i = 0; i < nremoved; i++) {
 		NEED(!sorted_has(names, nnames, removed[i]));
-		NEED(!table_knows(st->table, removed[i]));
+		NEED(!sorted_has(missing, nmissing, removed[i]));
+		NEED(!table_knows(x->table, removed[i]));
 	}
+	for (size_t i = 0; i < nmissing; i++)
+		NEED(!sorted_has(names, nnames, missing[i]));
 	/* Only a full-state SotW response may say "nothing" (rule S8). */
-	if (p->delta || !xd_rtype_info(st->type)->full_state)
+	if (p->delta || !x->full_state)
 		NEED(ncarried + nmissing + nremoved > 0);
 	free(names);
+	free(hashes);
+	free(missing);
 	free(removed);
 	xd_buf_free(&msg);
+}
+
+/*
+ * Nothing is due and nothing in flight: the client must hold what it
+ * subscribes to, as the target has it. Every subscribed resource at the
+ * target's version; in delta and full-state SotW, nothing subscribed
+ * that the target lacks (other SotW types cannot say "removed").
+ */
+static void check_in_step(struct peer *p, enum xd_rtype t)
+{
+	struct xd_sub *s = &p->subs[t];
+	struct xd_table *table = xd_snapshot_table(target(p), t);
+	struct view *v = &p->views[t];
+	bool exact = p->delta || xd_rtype_info(t)->full_state;
+
+	if (!s->active)
+		return;
+	NEED(!s->inflight && s->held == table);
+	if (v->unsure)
+		return;
+	for (size_t i = 0; i < xd_table_count(table); i++) {
+		const struct xd_entry *e = xd_table_at(table, i);
+		const struct holding *h;
+
+		if (!subscribed(s, e))
+			continue;
+		h = view_find(v, e->name, e->name_len);
+		if (h == NULL || h->hash != e->hash) {
+			fprintf(stderr, "%d: %s '%s' %s\n", p->id,
+				xd_rtype_info(t)->service, e->name,
+				h == NULL ? "not held" : "held at another version");
+			NEED(!"every subscribed resource is held as the target has it");
+		}
+	}
+	for (size_t i = 0; exact && i < v->n; i++) {
+		struct xd_name n = {v->v[i].name, v->v[i].len};
+		bool asked = s->want.all ||
+			     xd_nameset_has(s->want.set, n.data, n.len);
+
+		if (asked && !table_knows(table, n)) {
+			fprintf(stderr, "%d: %s '%.*s' held, gone from the target\n",
+				p->id, xd_rtype_info(t)->service, (int)n.len, n.data);
+			NEED(!"nothing subscribed is held that the target lacks");
+		}
+	}
 }
 
 /* ---------------- the daemon's side ---------------- */
@@ -517,16 +686,38 @@ static enum xd_form form_of(const struct peer *p)
 	return p->wrapped ? XD_FORM_SOTW_WRAPPED : XD_FORM_SOTW;
 }
 
-/* session.c try_unknown: one empty answer for a type not served. */
-static bool try_unknown(struct peer *p)
+/* session.c send_due: numbers the response, checks it, records it. */
+static void send(struct peer *p, struct xd_sub *s, struct sending *x)
+{
+	uint64_t nonce = ++p->next_nonce;
+
+	NEED(!s->inflight);
+	x->sub = s;
+	check_response(p, x, nonce);
+	TRACE("%d:   sent %s nonce %llu: %zu resources, %zu missing, %zu removed\n",
+	      p->id, x->label, (unsigned long long)nonce,
+	      x->body->nresources, x->body->nmissing, x->body->nremoved);
+	xd_sub_sent(s, x->table, nonce);
+	NEED(s->inflight && s->nonce == nonce);
+}
+
+/* session.c pump_unknown: types xdsd does not serve go first. */
+static bool pump_unknown(struct peer *p)
 {
 	for (int i = 0; i < MAX_UNKNOWN; i++) {
 		struct unknown_type *u = &p->unknown[i];
+		struct sending x = {.table = u->table, .form = form_of(p),
+				    .full_state = !p->delta, .label = "unknown type"};
+		struct xd_body *b;
 
-		if (u->url == NULL || !u->due)
+		if (u->table == NULL)
 			continue;
-		u->due = false;
-		u->nonce = ++p->next_nonce;
+		b = xd_sub_next(&u->sub, u->table, x.form, x.full_state);
+		if (b == NULL)
+			continue;
+		x.body = b;
+		send(p, &u->sub, &x);
+		xd_body_unref(b);
 		return true;
 	}
 	return false;
@@ -544,12 +735,12 @@ static void pump(struct peer *p)
 	mode.type = p->type;
 	for (int round = 0;; round++) {
 		struct xd_seq_step st;
-		uint64_t nonce;
+		struct sending x;
 
 		/* each type once, each unknown once: then all wait for an
 		 * answer */
 		NEED(round <= XD_RTYPE_COUNT + MAX_UNKNOWN);
-		if (try_unknown(p))
+		if (pump_unknown(p))
 			continue;
 		mode.form = form_of(p);
 		xd_seq_next(p->subs, target(p), &mode, p->now,
@@ -561,58 +752,55 @@ static void pump(struct peer *p)
 			TRACE("%d:   listeners wait for endpoints until %llu\n",
 			      p->id, (unsigned long long)p->eds_wait_until);
 		}
+		if (st.action == XD_SEQ_IDLE) {
+			for (int t = 0; t < XD_RTYPE_COUNT; t++)
+				if (p->aggregated || t == (int)p->type)
+					check_in_step(p, (enum xd_rtype)t);
+		}
 		if (st.action != XD_SEQ_SEND)
 			return;
 		NEED(p->aggregated || st.type == p->type);
-		NEED(!p->subs[st.type].inflight && !sent[st.type]);
+		NEED(!sent[st.type]);
 		NEED(xd_table_type(st.table) == st.type);
 		sent[st.type] = true;
-		nonce = ++p->next_nonce;
-		check_response(p, &st, mode.form, nonce);
-		TRACE("%d:   sent %s nonce %llu: %zu resources, %zu missing, %zu removed\n",
-		      p->id, xd_rtype_info(st.type)->service, (unsigned long long)nonce,
-		      st.body->nresources, st.body->nmissing, st.body->nremoved);
-		xd_sub_sent(&p->subs[st.type], st.table, nonce);
-		NEED(p->subs[st.type].inflight && p->subs[st.type].nonce == nonce);
+		x = (struct sending){
+			.table = st.table,
+			.body = st.body,
+			.form = mode.form,
+			.full_state = xd_rtype_info(st.type)->full_state && !p->delta,
+			.view = &p->views[st.type],
+			.label = xd_rtype_info(st.type)->service,
+		};
+		send(p, &p->subs[st.type], &x);
 		xd_seq_step_clear(&st);
 	}
 }
 
-/* session.c unknown_request. False when the stream ends. */
-static bool unknown_request(struct peer *p, const struct xd_request *r)
+/* session.c unknown_slot: the slot of an unknown type URL, taken on
+ * first use; NULL when the stream already has all it may have. */
+static struct unknown_type *unknown_slot(struct peer *p, struct xd_name url)
 {
-	struct unknown_type *u = NULL;
+	struct unknown_type *free_slot = NULL;
 
-	for (int i = 0; i < MAX_UNKNOWN && u == NULL; i++)
-		if (p->unknown[i].url != NULL &&
-		    p->unknown[i].url_len == r->type_url.len &&
-		    memcmp(p->unknown[i].url, r->type_url.data, r->type_url.len) == 0)
-			u = &p->unknown[i];
-	if (u == NULL) {
-		for (int i = 0; i < MAX_UNKNOWN && u == NULL; i++)
-			if (p->unknown[i].url == NULL)
-				u = &p->unknown[i];
-		if (u == NULL)
-			return false;
-		u->url = malloc(r->type_url.len + 1);
-		NEED(u->url != NULL);
-		memcpy(u->url, r->type_url.data, r->type_url.len);
-		u->url_len = r->type_url.len;
-		u->names = xd_nameset_empty();
-		NEED(u->names != NULL);
+	for (int i = 0; i < MAX_UNKNOWN; i++) {
+		struct unknown_type *u = &p->unknown[i];
+		const char *have;
+
+		if (u->table == NULL) {
+			if (free_slot == NULL)
+				free_slot = u;
+			continue;
+		}
+		have = xd_table_type_url(u->table);
+		if (strlen(have) == url.len && memcmp(have, url.data, url.len) == 0)
+			return u;
 	}
-	if (!r->delta) {
-		if (u->nonce == 0)
-			u->due = true;
-		return true;
-	}
-	if (u->nonce != 0 && r->nnames == 0)
-		return true;
-	xd_nameset_unref(u->names);
-	u->names = xd_nameset_intern(r->names, r->nnames);
-	NEED(u->names != NULL);
-	u->due = true;
-	return true;
+	if (free_slot == NULL)
+		return NULL;
+	free_slot->table = xd_table_empty_unknown(url.data, url.len);
+	NEED(free_slot->table != NULL);
+	xd_sub_init(&free_slot->sub);
+	return free_slot;
 }
 
 /* What a SotW request must not change when it is stale (rule S5). */
@@ -628,17 +816,64 @@ static bool same_state(const struct xd_sub *s, const struct xd_sub *before)
 	       s->names_hash == before->names_hash;
 }
 
+/*
+ * What the request does to the client's own view: in delta it forgets
+ * what it unsubscribes from (unless it stays a wildcard client), and on
+ * its first request of a type says what it holds (rule D7); in SotW a
+ * wildcard client may say it holds the current full state (rule S12).
+ */
+static void client_side(struct peer *p, enum xd_rtype t,
+			const struct xd_request *r, bool first,
+			struct xd_table *held_before)
+{
+	struct view *v = &p->views[t];
+	struct xd_sub *s = &p->subs[t];
+
+	if (p->delta) {
+		if (!s->want.all)
+			for (size_t i = 0; i < r->nunsubscribe; i++)
+				view_drop(v, r->unsubscribe[i].data,
+					  r->unsubscribe[i].len);
+		if (!first || r->ninitial == 0)
+			return;
+		for (size_t i = 0; i < r->ninitial; i++) {
+			struct xd_name n = r->initial_names[i];
+			uint64_t h = 0;
+
+			/* one name said twice: which does the client hold? */
+			for (size_t k = 0; k < i; k++)
+				if (cmp_name(&r->initial_names[k], &n) == 0)
+					v->unsure = true;
+			/* a version that is not one: no resource has it */
+			if (!parse_version(r->initial_versions[i], &h))
+				h = ~XXH3_64bits(n.data, n.len);
+			view_put(v, n.data, n.len, h);
+		}
+		return;
+	}
+	if (first && held_before == NULL && s->held != NULL && !s->inflight) {
+		/* resumed: every resource of the table it said it holds */
+		view_clear(v);
+		for (size_t i = 0; i < xd_table_count(s->held); i++) {
+			const struct xd_entry *e = xd_table_at(s->held, i);
+
+			view_put(v, e->name, e->name_len, e->hash);
+		}
+	}
+}
+
 /* session.c on_request. False when the stream ends. */
 static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 {
 	struct xd_request r;
 	struct xd_sub_req sr;
 	struct xd_sub *s;
-	struct xd_table *sent, *current;
+	struct xd_table *sent, *current, *held_before;
 	enum xd_sub_verdict v;
 	enum xd_rtype t = p->type;
+	struct unknown_type *u = NULL;
 	const char *why = NULL;
-	bool ok = false, was_inflight;
+	bool ok = false, was_inflight, first, wildcard_ok, full_state;
 
 	if (xd_request_parse(&r, data, len, p->delta, &why) != 0) {
 		NEED(why != NULL);
@@ -646,11 +881,11 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 		return false;
 	}
 	check_request(&r, data, len);
-	if (r.node.len > 0 && !set_node(p, r.node))
-		goto out;
-	if (!p->have_node && !set_node(p, (struct xd_span){NULL, 0}))
+	if (r.node.len > 0 ? !set_node(p, r.node) :
+	    !p->have_node && !set_node(p, (struct xd_span){NULL, 0}))
 		goto out;
 
+	/* session.c route_request */
 	if (!p->aggregated) {
 		if (r.type_url.len > 0 &&
 		    (xd_rtype_from_url(r.type_url.data, r.type_url.len, &t) != 0 ||
@@ -659,13 +894,23 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 	} else if (r.type_url.len == 0) {
 		goto out;
 	} else if (xd_rtype_from_url(r.type_url.data, r.type_url.len, &t) != 0) {
-		ok = unknown_request(p, &r);
-		if (ok)
-			pump(p);
-		goto out;
+		u = unknown_slot(p, r.type_url);
+		if (u == NULL)
+			goto out;
 	}
-	p->last[t].len = 0;
-	xd_buf_append(&p->last[t], data, len);
+	if (u != NULL) {
+		s = &u->sub;
+		current = u->table;
+		wildcard_ok = false;
+		full_state = true;
+	} else {
+		s = &p->subs[t];
+		current = xd_snapshot_table(target(p), t);
+		wildcard_ok = xd_rtype_info(t)->wildcard_ok;
+		full_state = xd_rtype_info(t)->full_state;
+		p->last[t].len = 0;
+		xd_buf_append(&p->last[t], data, len);
+	}
 
 	memset(&sr, 0, sizeof(sr));
 	sr.nonce = r.nonce;
@@ -681,25 +926,24 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 	sr.initial_names = r.initial_names;
 	sr.initial_versions = r.initial_versions;
 	sr.ninitial = r.ninitial;
-	s = &p->subs[t];
 	was_inflight = s->inflight;
+	first = !s->active;
+	held_before = s->held;
 	sent = s->sent != NULL ? xd_table_ref(s->sent) : NULL;
-	current = xd_snapshot_table(target(p), t);
 	if (p->delta) {
-		v = xd_sub_delta_request(s, &sr, xd_rtype_info(t)->wildcard_ok,
-					 current);
+		v = xd_sub_delta_request(s, &sr, wildcard_ok, current);
 	} else {
 		/* a shallow copy: the pointers are only compared */
 		struct xd_sub before = *s;
 
-		v = xd_sub_sotw_request(s, &sr, xd_rtype_info(t)->wildcard_ok,
-					xd_rtype_info(t)->full_state, current);
+		v = xd_sub_sotw_request(s, &sr, wildcard_ok, full_state, current);
 		if (v == XD_SUB_STALE)
 			NEED(same_state(s, &before));
 	}
 	NEED(s->active || v == XD_SUB_STALE);
 	TRACE("%d: %s request, nonce '%.*s', %zu names: %s\n", p->id,
-	      xd_rtype_info(t)->service, (int)r.nonce.len, r.nonce.data, r.nnames,
+	      u != NULL ? "unknown type" : xd_rtype_info(t)->service,
+	      (int)r.nonce.len, r.nonce.data, r.nnames,
 	      v == XD_SUB_STALE ? "stale" : v == XD_SUB_REQUEST ? "request" :
 	      v == XD_SUB_ACK ? "ACK" : "NACK");
 	if (v == XD_SUB_ACK || v == XD_SUB_NACK) {
@@ -709,6 +953,8 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 		NEED(s->inflight == was_inflight);
 	}
 	xd_table_unref(sent);
+	if (u == NULL)
+		client_side(p, t, &r, first, held_before);
 	pump(p);
 	ok = true;
 out:
@@ -719,40 +965,47 @@ out:
 /* ---------------- the client's side ---------------- */
 
 /*
- * ANSWER: the client answers the first type in flight, repeating its
- * last subscription (SotW), with the version and nonce it received; a
- * NACK carries an error_detail. The daemon reads it like any request.
+ * ANSWER: the client answers the first type in flight (unknown types
+ * after the others), repeating its last subscription (SotW), with the
+ * version and nonce it received; a NACK carries an error_detail. The
+ * daemon reads it like any request.
  */
 static bool answer(struct peer *p, bool nack)
 {
 	struct xd_buf m = XD_BUF_INIT;
 	const struct xd_sub *s = NULL;
+	const struct xd_buf *last = NULL;
+	const char *url = NULL;
 	const uint8_t *q, *end;
 	struct xd_wire_field f;
-	enum xd_rtype t;
 	char digits[24];
 	size_t mark;
 	bool ok;
 
-	for (t = 0; t < XD_RTYPE_COUNT; t++)
+	for (int t = 0; s == NULL && t < XD_RTYPE_COUNT; t++)
 		if (p->subs[t].inflight) {
 			s = &p->subs[t];
-			break;
+			last = &p->last[t];
+			url = xd_rtype_info((enum xd_rtype)t)->type_url;
+		}
+	for (int i = 0; s == NULL && i < MAX_UNKNOWN; i++)
+		if (p->unknown[i].table != NULL && p->unknown[i].sub.inflight) {
+			s = &p->unknown[i].sub;
+			url = xd_table_type_url(p->unknown[i].table);
 		}
 	if (s == NULL)
 		return true;
 	snprintf(digits, sizeof(digits), "%llu", (unsigned long long)s->nonce);
 	if (!p->delta)
 		xd_wire_bytes(&m, 1, xd_table_version(s->sent), 16);
-	if (!p->delta && p->last[t].len > 0) {
-		q = p->last[t].data;
-		end = q + p->last[t].len;
+	if (!p->delta && last != NULL && last->len > 0) {
+		q = last->data;
+		end = q + last->len;
 		while (xd_wire_next(&q, end, &f) == 1)
 			if (f.number == 3 && f.wt == XD_WT_LEN)
 				xd_wire_bytes(&m, 3, f.data, f.len);
 	}
-	xd_wire_bytes(&m, p->delta ? 2 : 4, xd_rtype_info(t)->type_url,
-		      strlen(xd_rtype_info(t)->type_url));
+	xd_wire_bytes(&m, p->delta ? 2 : 4, url, strlen(url));
 	xd_wire_bytes(&m, p->delta ? 6 : 5, digits, strlen(digits));
 	if (nack) {
 		/* google.rpc.Status {code 1, message 2} */
@@ -787,10 +1040,12 @@ static void peer_clear(struct peer *p)
 	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
 		xd_sub_clear(&p->subs[t]);
 		xd_buf_free(&p->last[t]);
+		view_free(&p->views[t]);
 	}
 	for (int i = 0; i < MAX_UNKNOWN; i++) {
-		free(p->unknown[i].url);
-		xd_nameset_unref(p->unknown[i].names);
+		if (p->unknown[i].table != NULL)
+			xd_sub_clear(&p->unknown[i].sub);
+		xd_table_unref(p->unknown[i].table);
 	}
 	free(p->node_id);
 	free(p->node_cluster);
