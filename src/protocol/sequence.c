@@ -101,6 +101,36 @@ static bool due(struct xd_sub *subs, struct xd_snapshot *target,
 	return true;
 }
 
+/*
+ * One pass over the types in the order of rule A2. True when it decided
+ * (a send, a type in flight, the EDS wait); false when nothing is due.
+ */
+static bool pass(struct xd_sub subs[XD_RTYPE_COUNT], struct xd_snapshot *target,
+		 const struct xd_seq_mode *mode, uint64_t now,
+		 uint64_t *eds_wait_until, struct xd_seq_step *out)
+{
+	for (int i = 0; i < XD_RTYPE_COUNT; i++) {
+		enum xd_rtype t = (enum xd_rtype)i;
+
+		if (t == XD_LISTENER &&
+		    endpoints_waiting(subs, target, now, eds_wait_until,
+				      &out->eds)) {
+			out->action = XD_SEQ_WAIT_EDS;
+			return true;
+		}
+		if (!subs[t].active)
+			continue;
+		if (subs[t].inflight) {
+			out->action = XD_SEQ_INFLIGHT;
+			out->type = t;
+			return true;
+		}
+		if (due(subs, target, mode, t, out))
+			return true;
+	}
+	return false;
+}
+
 void xd_seq_next(struct xd_sub subs[XD_RTYPE_COUNT],
 		 struct xd_snapshot *target, const struct xd_seq_mode *mode,
 		 uint64_t now, uint64_t *eds_wait_until,
@@ -122,23 +152,29 @@ void xd_seq_next(struct xd_sub subs[XD_RTYPE_COUNT],
 		due(subs, target, mode, mode->type, out);
 		return;
 	}
-	for (int i = 0; i < XD_RTYPE_COUNT; i++) {
-		enum xd_rtype t = (enum xd_rtype)i;
+	/*
+	 * A pass takes the types with nothing to send to hold their tables.
+	 * When that settles the listeners and routes, it ends the hold on
+	 * the clusters (and delta endpoints) they used, which this same
+	 * pass served earlier from the union: the final clusters are due
+	 * now, and nothing else may be coming to pump the stream again. So
+	 * a pass that settled anything is followed by another. The tables
+	 * served do not change after the second pass (nothing unsettles the
+	 * listeners within a call), so a third finds nothing to settle.
+	 * Tables are compared by id, never by address.
+	 */
+	for (;;) {
+		uint64_t before[XD_RTYPE_COUNT];
+		bool settled_some = false;
 
-		if (t == XD_LISTENER &&
-		    endpoints_waiting(subs, target, now, eds_wait_until,
-				      &out->eds)) {
-			out->action = XD_SEQ_WAIT_EDS;
+		for (int t = 0; t < XD_RTYPE_COUNT; t++)
+			before[t] = subs[t].held ? xd_table_id(subs[t].held) : 0;
+		if (pass(subs, target, mode, now, eds_wait_until, out))
 			return;
-		}
-		if (!subs[t].active)
-			continue;
-		if (subs[t].inflight) {
-			out->action = XD_SEQ_INFLIGHT;
-			out->type = t;
-			return;
-		}
-		if (due(subs, target, mode, t, out))
+		for (int t = 0; t < XD_RTYPE_COUNT; t++)
+			settled_some |= before[t] !=
+					(subs[t].held ? xd_table_id(subs[t].held) : 0);
+		if (!settled_some)
 			return;
 	}
 }

@@ -476,6 +476,31 @@ START_TEST(a2_listeners_wait_for_eds_until_deadline)
 }
 END_TEST
 
+/*
+ * Rule A2: the final CDS goes out even when listeners settle without a
+ * response. The client's listener did not change (another did), so the
+ * step that finds it in step is the one that ends the hold on the
+ * dropped cluster: the clusters that were checked earlier in that same
+ * step must be looked at again, not when something else happens to pump
+ * the stream. _i: 0 SotW, 1 delta.
+ */
+START_TEST(a2_final_cds_after_listeners_settle_unsent)
+{
+	struct client c;
+
+	begin(&c, _i ? "delta ADS" : "ADS", "CDS *; EDS ea,eb; LDS m",
+	      "CDS a=A1@ea b=B1@eb; EDS ea=EA1 eb=EB1; LDS l=L1 m=M1",
+	      "CDS EDS LDS", "CDS a=A1@ea; EDS ea=EA1; LDS l=L2 m=M1");
+	if (_i) {
+		expect(&c, "CDS -b");
+		expect(&c, "EDS -eb");
+	} else {
+		expect(&c, "CDS A1");
+	}
+	end(&c);
+}
+END_TEST
+
 /* ---------------- per-type methods ---------------- */
 
 /* rule A2 applies to the aggregated methods only: a per-type method sends its
@@ -513,6 +538,7 @@ int main(void)
 	tcase_add_test(ads, a2_delta_keeps_endpoints_too);
 	tcase_add_test(ads, a2_sotw_endpoints_not_kept);
 	tcase_add_loop_test(ads, a2_listeners_wait_for_eds_until_deadline, 0, 2);
+	tcase_add_loop_test(ads, a2_final_cds_after_listeners_settle_unsent, 0, 2);
 	suite_add_tcase(s, ads);
 
 	tcase_add_test(per_type, a2_per_type_methods_send_only_their_type);
