@@ -78,7 +78,7 @@ static bool alias_gone(const struct xd_want *w, const char *name, size_t len)
 
 	return h != NULL &&
 	       (h->name_len != len || memcmp(h->name, name, len) != 0) &&
-	       lookup(w->table, h->name, h->name_len) != NULL;
+	       xd_table_find(w->table, h->name, h->name_len) != NULL;
 }
 
 /* The client was told `name` does not exist (delta): it was among the
@@ -144,7 +144,12 @@ static int by_name(const void *pa, const void *pb)
 	return c != 0 ? c : (a->len > b->len) - (a->len < b->len);
 }
 
-/* Resources the client holds that are gone from the table. */
+/*
+ * Resources the client holds that are gone from the table. A resource is
+ * gone when no resource of the table has its name: that its name is now
+ * another one's alias (VHDS) does not keep it, the client would hold it
+ * beside the other for good.
+ */
 static void find_removed(const struct xd_want *w, struct pick *p)
 {
 	if (w->held == NULL)
@@ -153,7 +158,7 @@ static void find_removed(const struct xd_want *w, struct pick *p)
 		for (size_t i = 0; i < xd_table_count(w->held); i++) {
 			const struct xd_entry *e = xd_table_at(w->held, i);
 
-			if (lookup(w->table, e->name, e->name_len) == NULL &&
+			if (xd_table_find(w->table, e->name, e->name_len) == NULL &&
 			    names_has(&w->sub, e->name, e->name_len)) {
 				p->changed = true;
 				add_name(&p->removed, &p->nremoved,
@@ -168,7 +173,8 @@ static void find_removed(const struct xd_want *w, struct pick *p)
 			/* held under `n`, its own name or an alias (VHDS):
 			 * removed when the resource is gone, whatever the
 			 * alias resolves to now (see alias_gone) */
-			if (e != NULL && lookup(w->table, e->name, e->name_len) == NULL &&
+			if (e != NULL &&
+			    xd_table_find(w->table, e->name, e->name_len) == NULL &&
 			    names_has(&w->sub, n.data, n.len)) {
 				p->changed = true;
 				add_name(&p->removed, &p->nremoved,
@@ -180,7 +186,7 @@ static void find_removed(const struct xd_want *w, struct pick *p)
 	for (size_t i = 0; i < xd_nameset_count(w->removed); i++) {
 		struct xd_name n = xd_nameset_at(w->removed, i);
 
-		if (lookup(w->table, n.data, n.len) == NULL &&
+		if (xd_table_find(w->table, n.data, n.len) == NULL &&
 		    names_has(&w->sub, n.data, n.len))
 			add_name(&p->removed, &p->nremoved, &p->cap_removed,
 				 n.data, n.len);

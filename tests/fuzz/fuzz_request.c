@@ -618,7 +618,9 @@ static void check_response(struct peer *p, const struct sending *x,
 	for (size_t i = 0; i < nremoved; i++) {
 		NEED(!sorted_has(names, nnames, removed[i]));
 		NEED(!sorted_has(missing, nmissing, removed[i]));
-		NEED(!table_knows(x->table, removed[i]));
+		/* removed: no resource of the table has the name (it may
+		 * be another's alias) */
+		NEED(xd_table_find(x->table, removed[i].data, removed[i].len) == NULL);
 	}
 	for (size_t i = 0; i < nmissing; i++)
 		NEED(!sorted_has(names, nnames, missing[i]));
@@ -669,7 +671,7 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 		bool asked = s->want.all ||
 			     xd_nameset_has(s->want.set, n.data, n.len);
 
-		if (asked && !table_knows(table, n)) {
+		if (asked && xd_table_find(table, n.data, n.len) == NULL) {
 			fprintf(stderr, "%d: %s '%.*s' held, gone from the target\n",
 				p->id, xd_rtype_info(t)->service, (int)n.len, n.data);
 			NEED(!"nothing subscribed is held that the target lacks");

@@ -1066,6 +1066,43 @@ START_TEST(delta_alias_moves_resource_goes)
 }
 END_TEST
 
+/* Rule D10: a virtual host's name becomes another's alias. The one it
+ * named is gone: removed, and the other carried for the name. */
+START_TEST(delta_name_becomes_alias)
+{
+	const char *al[] = {"rc/web"};
+	struct xd_table_builder *b1 = xd_table_builder_new(XD_VIRTUAL_HOST);
+	struct xd_table_builder *b2 = xd_table_builder_new(XD_VIRTUAL_HOST);
+	struct xd_table *t1, *t2;
+	struct xd_sub s;
+	struct xd_name name[] = {N("rc/web")};
+	struct xd_sub_req r = delta_req("", name, 1, NULL, 0);
+	uint64_t nonce = 0;
+	char *c;
+
+	xd_table_builder_add(b1, "rc/web", (const uint8_t *)"V1", 2, NULL, 0, NULL,
+			     0, "f", 1, NULL);
+	xd_table_builder_add(b2, "rc/www", (const uint8_t *)"V2", 2, NULL, 0, al, 1,
+			     "f", 1, NULL);
+	t1 = xd_table_builder_finish(b1);
+	t2 = xd_table_builder_finish(b2);
+	xd_sub_init(&s);
+	xd_sub_delta_request(&s, &r, false, t1);
+	c = delta_step(&s, t1, &nonce);
+	ck_assert_str_eq(c, "rc/web:body");
+	free(c);
+	delta_ack(&s, nonce);
+	c = delta_step(&s, t2, &nonce);
+	ck_assert_str_eq(c, "rc/www:body,-rc/web");
+	free(c);
+	delta_ack(&s, nonce);
+	ck_assert_ptr_null(delta_step(&s, t2, &nonce));
+	xd_sub_clear(&s);
+	xd_table_unref(t1);
+	xd_table_unref(t2);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("engine");
@@ -1106,6 +1143,7 @@ int main(void)
 	tcase_add_test(delta, delta_alias_and_name_removed_once);
 	tcase_add_loop_test(delta, delta_alias_gone_resource_stays, 0, 2);
 	tcase_add_test(delta, delta_alias_moves_resource_goes);
+	tcase_add_test(delta, delta_name_becomes_alias);
 	suite_add_tcase(s, delta);
 
 	tcase_add_checked_fixture(memory, setup, teardown);
