@@ -339,6 +339,11 @@ static struct xd_body *compute(const struct xd_want *w)
 	return b;
 }
 
+static void release_body(union xd_derived_value v)
+{
+	xd_body_unref(v.body);
+}
+
 struct xd_body *xd_body_get(const struct xd_want *w)
 {
 	struct xd_derived_key key;
@@ -347,7 +352,12 @@ struct xd_body *xd_body_get(const struct xd_want *w)
 
 	if (!xd_derived_find(home, XD_DERIVED_BODY, &key, &v)) {
 		v.body = compute(w);
-		xd_derived_store(home, XD_DERIVED_BODY, &key, v);
+		xd_derived_store(home, XD_DERIVED_BODY, &key,
+				 (struct xd_derived_owned){
+					 v,
+					 sizeof(*v.body) +
+						 GRPC_SLICE_LENGTH(v.body->slice),
+					 release_body});
 	}
 	return xd_body_ref(v.body);
 }

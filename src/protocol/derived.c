@@ -3,14 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol/body.h"
 #include "util/buf.h"
 
 struct slot {
 	enum xd_derived_kind kind;
 	struct xd_derived_key key; /* holds a reference to each set */
-	union xd_derived_value value;
-	size_t bytes; /* of the value and the key's sets */
+	struct xd_derived_owned owned;
+	size_t bytes; /* of the slot, the value and the key's sets */
 };
 
 struct cache {
@@ -25,16 +24,8 @@ static void union_forget(struct xd_table *u);
 
 static void release(struct slot *s)
 {
-	switch (s->kind) {
-	case XD_DERIVED_BODY:
-		xd_body_unref(s->value.body);
-		break;
-	case XD_DERIVED_EDS_REFS:
-		xd_nameset_unref(s->value.set);
-		break;
-	case XD_DERIVED_COVERED:
-		break;
-	}
+	if (s->owned.release != NULL)
+		s->owned.release(s->owned.value);
 	for (int i = 0; i < 4; i++)
 		xd_nameset_unref(s->key.sets[i]);
 }
@@ -89,7 +80,7 @@ bool xd_derived_find(struct xd_table *t, enum xd_derived_kind kind,
 		struct slot *s = &c->slots[i];
 
 		if (s->kind == kind && same_key(&s->key, key)) {
-			*out = s->value;
+			*out = s->owned.value;
 			return true;
 		}
 	}
@@ -98,12 +89,8 @@ bool xd_derived_find(struct xd_table *t, enum xd_derived_kind kind,
 
 static size_t slot_bytes(const struct slot *s)
 {
-	size_t n = sizeof(*s);
+	size_t n = sizeof(*s) + s->owned.bytes;
 
-	if (s->kind == XD_DERIVED_BODY)
-		n += sizeof(*s->value.body) + GRPC_SLICE_LENGTH(s->value.body->slice);
-	else if (s->kind == XD_DERIVED_EDS_REFS)
-		n += xd_nameset_bytes(s->value.set);
 	for (int i = 0; i < 4; i++)
 		if (s->key.sets[i] != NULL)
 			n += xd_nameset_bytes(s->key.sets[i]);
@@ -120,11 +107,11 @@ static void evict_oldest(struct cache *c)
 
 void xd_derived_store(struct xd_table *t, enum xd_derived_kind kind,
 		      const struct xd_derived_key *key,
-		      union xd_derived_value value)
+		      struct xd_derived_owned owned)
 {
 	struct cache *c = cache_of(t);
 	size_t budget = 2 * xd_table_wire_bytes(t);
-	struct slot s = {.kind = kind, .key = *key, .value = value};
+	struct slot s = {.kind = kind, .key = *key, .owned = owned};
 
 	/* the references first: making room may free the last other one */
 	for (int i = 0; i < 4; i++)
@@ -205,6 +192,11 @@ struct xd_table *xd_derived_union(struct xd_table *t, struct xd_table *old)
 	return e->u;
 }
 
+static void release_set(union xd_derived_value v)
+{
+	xd_nameset_unref(v.set);
+}
+
 struct xd_nameset *xd_derived_eds_refs(struct xd_table *eds,
 				       struct xd_table *cds, bool all,
 				       struct xd_nameset *held)
@@ -236,7 +228,9 @@ struct xd_nameset *xd_derived_eds_refs(struct xd_table *eds,
 	free(names);
 	if (v.set == NULL)
 		abort();
-	xd_derived_store(cds, XD_DERIVED_EDS_REFS, &key, v);
+	xd_derived_store(cds, XD_DERIVED_EDS_REFS, &key,
+			 (struct xd_derived_owned){v, xd_nameset_bytes(v.set),
+						   release_set});
 	return v.set;
 }
 
@@ -256,6 +250,7 @@ bool xd_derived_covered(struct xd_table *eds, struct xd_nameset *need,
 
 		v.flag = xd_nameset_has(set, n.data, n.len);
 	}
-	xd_derived_store(eds, XD_DERIVED_COVERED, &key, v);
+	xd_derived_store(eds, XD_DERIVED_COVERED, &key,
+			 (struct xd_derived_owned){v, 0, NULL});
 	return v.flag;
 }

@@ -59,6 +59,19 @@ union xd_derived_value {
 	bool flag;
 };
 
+/*
+ * What storing a value hands over: the reference it holds, which
+ * `release` (NULL: nothing to release) gives back when the memo lets
+ * it go, and the bytes it keeps alive (for the memo's byte bound). So
+ * the memo knows no value's type, and modules that memoize here (body.c)
+ * are not known to it.
+ */
+struct xd_derived_owned {
+	union xd_derived_value value;
+	size_t bytes;
+	void (*release)(union xd_derived_value value);
+};
+
 /* Looks a value up on `t`; true (and *out) when present. */
 bool xd_derived_find(struct xd_table *t, enum xd_derived_kind kind,
 		     const struct xd_derived_key *key,
@@ -67,7 +80,7 @@ bool xd_derived_find(struct xd_table *t, enum xd_derived_kind kind,
 /* Stores a value on `t`, which takes over the reference it holds. */
 void xd_derived_store(struct xd_table *t, enum xd_derived_kind kind,
 		      const struct xd_derived_key *key,
-		      union xd_derived_value value);
+		      struct xd_derived_owned owned);
 
 /*
  * `t` plus the entries of `old` whose names `t` lacks: what a client
