@@ -1,19 +1,17 @@
-# Schema and transcoder sources (included by Makefile.am).
-# src_libxdsd_a_SOURCES += src/schema/....c src/schema/....h
+# Schema and transcoder sources (included by Makefile.am), module by
+# module as docs/schema.md describes them.
 src_libxdsd_a_SOURCES += \
 	src/util/buf.c src/util/buf.h \
 	src/util/arena.c src/util/arena.h \
 	src/util/text.c src/util/text.h \
-	src/schema/schema.c src/schema/schema.h src/schema/schema_int.h \
-	src/schema/schema_lookup.c src/schema/schema_rules.c \
 	src/schema/wire.c src/schema/wire.h \
+	src/schema/schema.c src/schema/schema_rules.c \
+	src/schema/schema_lookup.c src/schema/walk.c \
+	src/schema/schema.h src/schema/schema_int.h src/schema/walk.h \
 	src/schema/scalar.c src/schema/scalar.h \
+	src/schema/transcode.c src/schema/transcode.h \
+	src/schema/split.c src/schema/split.h \
 	src/schema/doc.c src/schema/doc_yaml.c src/schema/doc.h \
 	src/schema/encode.c src/schema/encode_scalar.c \
 	src/schema/encode_err.c src/schema/encode.h \
-	src/schema/transcode.c src/schema/transcode_mt.c \
-	src/schema/transcode_tree.c src/schema/transcode.h \
-	src/schema/split.c src/schema/transcode_int.h
-src_libxdsd_a_SOURCES += \
-	src/schema/pbjson.c src/schema/pbjson.h \
-	src/schema/walk.c src/schema/walk.h
+	src/schema/pbjson.c src/schema/pbjson.h

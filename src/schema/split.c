@@ -1,6 +1,7 @@
 /*
- * Where a large snapshot file can be cut so that its pieces parse on
- * separate threads and still mean what the whole file means.
+ * A large snapshot file in pieces on threads of their own (split.h):
+ * where it can be cut so that its pieces still mean what the whole file
+ * means, the threads, and the items in file order.
  *
  * A cut goes before a line that starts an item of a top-level block list
  * ("- " at the column of that list's items). Such a line cannot be inside
@@ -13,10 +14,20 @@
  * two valid pieces mean something else is refused here: anchors and
  * aliases, repeated section keys, more than one document.
  */
-#include "schema/transcode_int.h"
+#include "schema/split.h"
 
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "util/buf.h"
+
+/* Files smaller than this are not worth a thread per piece. */
+#define MIN_PIECE_BYTES (512u * 1024)
+#define MAX_THREADS 16
+
+/* ---- where to cut ---- */
 
 #define MAX_SECTIONS 64
 
@@ -64,8 +75,16 @@ static bool item_line(const char *q, const char *eol)
 	return *q == '-' && (q + 1 == eol || is_blank(q[1]));
 }
 
-size_t xd_yaml_split(const char *text, size_t len, size_t max,
-		     size_t min_bytes, struct xd_yaml_piece *out)
+/*
+ * Finds up to `max` pieces of about equal size, cut only before an item
+ * of a top-level block list ("- " at the items' column, right under a
+ * "section:" line at column 0), and never in a file where a cut could
+ * change the meaning. Returns the number of pieces; 1 means "do not cut"
+ * (out[0] is then the whole text). Pieces smaller than `min_bytes` are
+ * not made.
+ */
+static size_t find_pieces(const char *text, size_t len, size_t max,
+			  size_t min_bytes, struct xd_split_piece *out)
 {
 	struct section seen[MAX_SECTIONS];
 	size_t nseen = 0, n = 1, target, line = 1, items = 0, keylen = 0;
@@ -73,7 +92,7 @@ size_t xd_yaml_split(const char *text, size_t len, size_t max,
 	long item_col = -1; /* column of the current list's items */
 	bool content = false;
 
-	out[0] = (struct xd_yaml_piece){text, len, 1, NULL, 0, 0};
+	out[0] = (struct xd_split_piece){text, len, 1, NULL, 0, 0};
 	if (max < 2 || len < 2 * min_bytes)
 		return 1;
 	target = len / max > min_bytes ? len / max : min_bytes;
@@ -124,13 +143,13 @@ size_t xd_yaml_split(const char *text, size_t len, size_t max,
 		}
 		if (key != NULL && col == item_col && item_line(q, eol)) {
 			size_t at = (size_t)(p - text);
-			struct xd_yaml_piece *last = &out[n - 1];
+			struct xd_split_piece *last = &out[n - 1];
 
 			if (n < max && items > 0 &&
 			    at - (size_t)(last->text - text) >= target &&
 			    len - at >= min_bytes) {
 				last->len = at - (size_t)(last->text - text);
-				out[n++] = (struct xd_yaml_piece){
+				out[n++] = (struct xd_split_piece){
 					p, len - at, (unsigned)line, key,
 					keylen, items};
 			}
@@ -140,4 +159,119 @@ size_t xd_yaml_split(const char *text, size_t len, size_t max,
 		p = eol;
 	}
 	return n;
+}
+
+/* ---- the pieces on their threads ---- */
+
+/* The items of one piece, kept until every piece has succeeded. */
+struct item_rec {
+	size_t section, index, len;
+	unsigned line, column;
+	/* then len bytes, padded to 8 */
+};
+
+struct piece_job {
+	xd_split_piece_fn piece_fn;
+	void *ctx;
+	const struct xd_split_piece *p;
+	const struct xd_section *sections;
+	struct xd_buf items;
+	struct xd_diag diag;
+	int rc;
+};
+
+static int collect(const struct xd_item *it, void *arg)
+{
+	struct piece_job *j = arg;
+	struct item_rec rec = {(size_t)(it->section - j->sections), it->index,
+			       it->len, it->line, it->column};
+	static const uint8_t pad[8];
+
+	xd_buf_append(&j->items, &rec, sizeof(rec));
+	xd_buf_append(&j->items, it->data, it->len);
+	xd_buf_append(&j->items, pad, (8 - it->len % 8) % 8);
+	return 0;
+}
+
+static void *run_job(void *arg)
+{
+	struct piece_job *j = arg;
+
+	j->rc = j->piece_fn(j->ctx, j->p, collect, j, &j->diag);
+	return NULL;
+}
+
+/* Hands every collected item over, in file order. */
+static int dispatch(struct piece_job *jobs, size_t n, xd_item_fn fn,
+		    void *arg)
+{
+	for (size_t k = 0; k < n; k++) {
+		const uint8_t *p = jobs[k].items.data;
+		const uint8_t *end = p ? p + jobs[k].items.len : NULL;
+
+		while (p < end) {
+			struct item_rec rec;
+			struct xd_item it;
+			char path[160];
+
+			const struct xd_section *sec;
+
+			memcpy(&rec, p, sizeof(rec));
+			p += sizeof(rec);
+			sec = &jobs[k].sections[rec.section];
+			snprintf(path, sizeof(path), "%s[%zu]", sec->key,
+				 rec.index);
+			it = (struct xd_item){sec, rec.index, rec.line,
+					      rec.column, path, p, rec.len};
+			if (fn != NULL && fn(&it, arg) != 0)
+				return -1;
+			p += rec.len + (8 - rec.len % 8) % 8;
+		}
+	}
+	return 0;
+}
+
+int xd_split_run(const char *text, size_t len, unsigned threads,
+		 const struct xd_section *sections, xd_split_piece_fn piece_fn,
+		 void *ctx, xd_item_fn fn, void *arg, int *rc)
+{
+	struct xd_split_piece pieces[MAX_THREADS];
+	struct piece_job jobs[MAX_THREADS];
+	pthread_t th[MAX_THREADS];
+	bool started[MAX_THREADS] = {false};
+	size_t n;
+	int ok = 1;
+
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	n = find_pieces(text, len, threads, MIN_PIECE_BYTES, pieces);
+	if (n < 2)
+		return 0;
+	for (size_t k = 0; k < n; k++) {
+		jobs[k] = (struct piece_job){piece_fn, ctx, &pieces[k],
+					     sections, XD_BUF_INIT,
+					     XD_DIAG_INIT, 0};
+		/* The calling thread takes the last piece itself. */
+		if (k + 1 < n)
+			started[k] = pthread_create(&th[k], NULL, run_job,
+						    &jobs[k]) == 0;
+		if (k + 1 < n && !started[k])
+			run_job(&jobs[k]);
+	}
+	run_job(&jobs[n - 1]);
+	for (size_t k = 0; k < n; k++) {
+		if (started[k])
+			pthread_join(th[k], NULL);
+		ok &= jobs[k].rc == 0;
+	}
+	/* Any error: the whole file again in one piece, whose messages
+	 * are the authority (a cut inside a quoted scalar, say, makes a
+	 * piece fail where the file does not). */
+	if (ok)
+		*rc = dispatch(jobs, n, fn, arg);
+	for (size_t k = 0; k < n; k++) {
+		xd_buf_free(&jobs[k].items);
+		xd_diag_clear(&jobs[k].diag);
+	}
+	return ok;
 }

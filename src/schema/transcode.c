@@ -1,14 +1,15 @@
-/* YAML from libyaml's events: snapshot files (and pieces of them) item
- * by item, and single resources. */
+/* The transcoder's entry points (transcode.h): snapshot files and single
+ * resources from libyaml's events, item by item, one tree at a time
+ * (large files in pieces, through split.c); and resources from trees
+ * others built: libyaml documents, jansson values, JSON snapshot files. */
 #include "schema/transcode.h"
 
 #include <stdio.h>
 #include <string.h>
 
-
 #include "schema/doc.h"
 #include "schema/encode.h"
-#include "schema/transcode_int.h"
+#include "schema/split.h"
 
 
 /* ---- YAML from events ---- */
@@ -26,7 +27,7 @@ struct yrun {
 	const char *file;
 	struct xd_diag *diag;
 	unsigned line0; /* added to libyaml's 0-based lines */
-	const struct xd_yaml_piece *piece;
+	const struct xd_split_piece *piece;
 	struct piece_input in;
 	yaml_parser_t parser;
 	yaml_event_t ev;
@@ -60,7 +61,7 @@ static int read_piece(void *data, unsigned char *buf, size_t size,
 }
 
 static void yrun_init(struct yrun *r, const struct xd_schema *s,
-		      const char *file, const struct xd_yaml_piece *p,
+		      const char *file, const struct xd_split_piece *p,
 		      struct xd_diag *diag)
 {
 	memset(r, 0, sizeof(*r));
@@ -199,9 +200,10 @@ struct file_ctx {
 	int stopped;
 };
 
-const struct xd_section *xd_transcode_section(const struct xd_section *sections,
-					      size_t nsections, const char *key,
-					      size_t len)
+/* The section named key (`len` bytes), or NULL. */
+static const struct xd_section *section_n(const struct xd_section *sections,
+					  size_t nsections, const char *key,
+					  size_t len)
 {
 	for (size_t i = 0; i < nsections; i++)
 		if (strlen(sections[i].key) == len &&
@@ -213,14 +215,15 @@ const struct xd_section *xd_transcode_section(const struct xd_section *sections,
 static const struct xd_section *find_section(const struct file_ctx *c,
 					     const struct xd_dnode *k)
 {
-	return xd_transcode_section(c->sections, c->nsections, k->u.str,
+	return section_n(c->sections, c->nsections, k->u.str,
 				    k->len);
 }
 
-void xd_transcode_unknown_section(struct xd_diag *diag, const char *where,
-				  const char *key, size_t len,
-				  const struct xd_section *sections,
-				  size_t nsections)
+/* "where: unknown key 'x' (expected one of: clusters, ...)" */
+static void unknown_section(struct xd_diag *diag, const char *where,
+			    const char *key, size_t len,
+			    const struct xd_section *sections,
+			    size_t nsections)
 {
 	struct xd_buf names = XD_BUF_INIT;
 
@@ -319,7 +322,7 @@ static int yaml_root_map(struct yrun *r, struct file_ctx *c)
 				    where, xd_doc_kind_name(&k));
 			r->failed = 1;
 		} else if ((sec = find_section(c, &k)) == NULL) {
-			xd_transcode_unknown_section(r->diag, where, k.u.str,
+			unknown_section(r->diag, where, k.u.str,
 						     k.len, c->sections,
 						     c->nsections);
 			r->failed = 1;
@@ -379,11 +382,12 @@ static int yaml_finish(struct yrun *r)
 	return 0;
 }
 
-int xd_transcode_yaml_piece(const struct xd_schema *s, const char *file,
-			    const struct xd_yaml_piece *p,
-			    const struct xd_section *sections,
-			    size_t nsections, xd_item_fn fn, void *arg,
-			    struct xd_diag *diag)
+/* One piece of a snapshot file (the whole file, or a piece split.c cut),
+ * as xd_transcode_yaml_file says. */
+static int yaml_piece(const struct xd_schema *s, const char *file,
+		      const struct xd_split_piece *p,
+		      const struct xd_section *sections, size_t nsections,
+		      xd_item_fn fn, void *arg, struct xd_diag *diag)
 {
 	struct file_ctx c = {sections, nsections, fn, arg, 0};
 	struct yrun r;
@@ -413,12 +417,44 @@ out:
 	return rc;
 }
 
+/* What every piece of one file shares, for split.c. */
+struct file_args {
+	const struct xd_schema *s;
+	const char *file;
+	const struct xd_section *sections;
+	size_t nsections;
+};
+
+static int piece_job(void *ctx, const struct xd_split_piece *p,
+		     xd_item_fn fn, void *arg, struct xd_diag *diag)
+{
+	const struct file_args *a = ctx;
+
+	return yaml_piece(a->s, a->file, p, a->sections, a->nsections, fn,
+			  arg, diag);
+}
+
+int xd_transcode_yaml_file(const struct xd_schema *s, const char *file,
+			   const char *text, size_t len, unsigned threads,
+			   const struct xd_section *sections, size_t nsections,
+			   xd_item_fn fn, void *arg, struct xd_diag *diag)
+{
+	struct xd_split_piece whole = {text, len, 1, NULL, 0, 0};
+	struct file_args a = {s, file, sections, nsections};
+	int rc;
+
+	if (threads > 1 && xd_split_run(text, len, threads, sections,
+					piece_job, &a, fn, arg, &rc))
+		return rc;
+	return yaml_piece(s, file, &whole, sections, nsections, fn, arg, diag);
+}
+
 int xd_transcode_yaml_text(const struct xd_schema *s,
 			   const struct xd_msgdesc *m, const char *file,
 			   const char *text, size_t len, const char *path,
 			   struct xd_buf *out, struct xd_diag *diag)
 {
-	struct xd_yaml_piece whole = {text, len, 1, NULL, 0, 0};
+	struct xd_split_piece whole = {text, len, 1, NULL, 0, 0};
 	struct yrun r;
 	struct xd_dnode n;
 	int rc;
@@ -438,4 +474,135 @@ int xd_transcode_yaml_text(const struct xd_schema *s,
 		rc = -1;
 	yrun_free(&r);
 	return rc;
+}
+
+/* ---- trees others built ---- */
+
+int xd_transcode_yaml(const struct xd_schema *s, const struct xd_msgdesc *m,
+		      yaml_document_t *doc, yaml_node_t *node,
+		      const char *file, const char *path, struct xd_buf *out,
+		      struct xd_diag *diag)
+{
+	struct xd_arena arena = XD_ARENA_INIT;
+	struct xd_encoder enc;
+	struct xd_doc_error err;
+	struct xd_dnode n;
+	int rc;
+
+	if (xd_doc_from_yaml_node(&arena, doc, node, &n, &err) != 0) {
+		xd_diag_add(diag, "%s:%u:%u: %s", file, err.line, err.col,
+			    err.msg);
+		xd_arena_free(&arena);
+		return -1;
+	}
+	xd_encoder_init(&enc, s);
+	rc = xd_encoder_run(&enc, m, &n, file, path, out, diag);
+	xd_encoder_free(&enc);
+	xd_arena_free(&arena);
+	return rc;
+}
+
+static int json_doc(struct xd_arena *arena, json_t *v, const char *file,
+		    const char *path, struct xd_dnode *n, struct xd_diag *diag)
+{
+	struct xd_doc_error err;
+
+	if (xd_doc_from_json(arena, v, n, &err) == 0)
+		return 0;
+	xd_diag_add(diag, "%s: %s%s%s", file, path ? path : "",
+		    path && *path ? ": " : "", err.msg);
+	return -1;
+}
+
+int xd_transcode_json(const struct xd_schema *s, const struct xd_msgdesc *m,
+		      json_t *v, const char *file, const char *path,
+		      struct xd_buf *out, struct xd_diag *diag)
+{
+	struct xd_arena arena = XD_ARENA_INIT;
+	struct xd_encoder enc;
+	struct xd_dnode n;
+	int rc = -1;
+
+	if (json_doc(&arena, v, file, path, &n, diag) == 0) {
+		xd_encoder_init(&enc, s);
+		rc = xd_encoder_run(&enc, m, &n, file, path, out, diag);
+		xd_encoder_free(&enc);
+	}
+	xd_arena_free(&arena);
+	return rc;
+}
+
+int xd_transcode_json_file(const struct xd_schema *s, const char *file,
+			   const char *text, size_t len,
+			   const struct xd_section *sections, size_t nsections,
+			   xd_item_fn fn, void *arg, struct xd_diag *diag)
+{
+	struct xd_arena arena = XD_ARENA_INIT;
+	struct xd_encoder enc;
+	struct xd_buf out = XD_BUF_INIT;
+	json_error_t jerr;
+	const char *key;
+	json_t *root, *list;
+	int failed = 0, stopped = 0;
+
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+			  &jerr);
+	if (root == NULL) {
+		xd_diag_add(diag, "%s:%d:%d: %s", file, jerr.line, jerr.column,
+			    jerr.text);
+		return -1;
+	}
+	if (!json_is_object(root)) {
+		xd_diag_add(diag, "%s: a snapshot file must be an object of arrays (\"clusters\", \"listeners\", ...)",
+			    file);
+		json_decref(root);
+		return -1;
+	}
+	xd_encoder_init(&enc, s);
+	json_object_foreach(root, key, list) {
+		const struct xd_section *sec;
+
+		sec = section_n(sections, nsections, key, strlen(key));
+		if (sec == NULL) {
+			unknown_section(diag, file, key, strlen(key),
+					sections, nsections);
+			failed = 1;
+			continue;
+		}
+		if (json_is_null(list))
+			continue;
+		if (!json_is_array(list)) {
+			xd_diag_add(diag, "%s: %s: expected a list of %s",
+				    file, sec->key, sec->type->full_name);
+			failed = 1;
+			continue;
+		}
+		for (size_t i = 0; i < json_array_size(list) && !stopped; i++) {
+			char path[160];
+			struct xd_dnode n;
+			struct xd_item it;
+
+			snprintf(path, sizeof(path), "%s[%zu]", sec->key, i);
+			out.len = 0;
+			if (json_doc(&arena, json_array_get(list, i), file, path,
+				     &n, diag) != 0 ||
+			    xd_encoder_run(&enc, sec->type, &n, file, path, &out,
+					   diag) != 0) {
+				failed = 1;
+			} else {
+				it = (struct xd_item){sec, i, 0, 0, path,
+						      out.data, out.len};
+				if (fn != NULL && fn(&it, arg) != 0)
+					stopped = 1;
+			}
+			xd_arena_reset(&arena);
+		}
+		if (stopped)
+			break;
+	}
+	xd_encoder_free(&enc);
+	xd_arena_free(&arena);
+	xd_buf_free(&out);
+	json_decref(root);
+	return failed || stopped ? -1 : 0;
 }

@@ -60,18 +60,17 @@ EXTRA_DIST += tests/schema/differential.sh tests/schema/differential.py \
 # ---------------------------------------------------------------------
 FUZZ_TIME ?= 120
 FUZZ_TRANSCODE_SRCS = $(srcdir)/tests/fuzz/fuzz_transcode.c \
-	$(srcdir)/src/schema/doc.c $(srcdir)/src/schema/doc_yaml.c \
-	$(srcdir)/src/schema/encode.c $(srcdir)/src/schema/encode_err.c \
-	$(srcdir)/src/schema/encode_scalar.c \
-	$(srcdir)/src/schema/pbjson.c \
+	$(srcdir)/src/schema/wire.c \
+	$(srcdir)/src/schema/schema.c $(srcdir)/src/schema/schema_rules.c \
+	$(srcdir)/src/schema/schema_lookup.c $(srcdir)/src/schema/walk.c \
 	$(srcdir)/src/schema/scalar.c \
-	$(srcdir)/src/schema/schema.c $(srcdir)/src/schema/schema_lookup.c \
-	$(srcdir)/src/schema/schema_rules.c $(srcdir)/src/schema/split.c \
-	$(srcdir)/src/schema/transcode.c $(srcdir)/src/schema/transcode_mt.c \
-	$(srcdir)/src/schema/transcode_tree.c $(srcdir)/src/schema/walk.c \
-	$(srcdir)/src/schema/wire.c $(srcdir)/src/util/arena.c \
-	$(srcdir)/src/util/buf.c $(srcdir)/src/util/diag.c \
-	$(srcdir)/src/util/text.c
+	$(srcdir)/src/schema/transcode.c $(srcdir)/src/schema/split.c \
+	$(srcdir)/src/schema/doc.c $(srcdir)/src/schema/doc_yaml.c \
+	$(srcdir)/src/schema/encode.c $(srcdir)/src/schema/encode_scalar.c \
+	$(srcdir)/src/schema/encode_err.c \
+	$(srcdir)/src/schema/pbjson.c \
+	$(srcdir)/src/util/arena.c $(srcdir)/src/util/buf.c \
+	$(srcdir)/src/util/diag.c $(srcdir)/src/util/text.c
 EXTRA_DIST += tests/fuzz/fuzz_transcode.c
 if HAVE_CLANG
 tests/fuzz/fuzz_transcode$(EXEEXT): $(FUZZ_TRANSCODE_SRCS) proto/gen.stamp
