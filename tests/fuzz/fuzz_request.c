@@ -16,7 +16,7 @@
  *     1 RELOAD   a byte: the target becomes snapshot byte % NSNAP
  *     2 TICK     a byte: the clock advances byte * 100 ms (EDS wait)
  *     3 ANSWER   the client answers the response in flight of the first
- *                type that has one, as a client would (with its last
+ *                type that has one (unknown types last), as a client would (with its last
  *                subscription, the version and the nonce); bit 2 of
  *                the op makes it a NACK. The message is written here
  *                and read like any other.
@@ -29,16 +29,26 @@
  * Nonces are numbered from 1 per stream as the daemon numbers them, so
  * streams captured from real clients (seeds-request/) replay as they
  * went. Beyond "no crash, no leak, no undefined behaviour" it checks:
- * every name a parsed request or node holds lies inside its message; a
- * stale SotW request changes nothing; an answer makes what was sent
- * held; no type sends twice without an answer; a per-type method sends
- * only its type; every response decodes (protobuf-c and the wire
- * reader) with the table's version, the type's URL and its nonce, names
- * no resource twice, carries only subscribed resources of the table,
- * never lists a name both as a resource and as removed, removes only
- * what the table lacks, and is not empty unless it is a full-state
- * SotW one; the counts a body declares are those it holds; and once the
- * streams end, no name set is left alive.
+ *   - every name a parsed request or node holds lies inside its message;
+ *   - a stale SotW request changes nothing; an answer makes what was
+ *     sent held; no type sends twice without an answer; a per-type
+ *     method sends only its type;
+ *   - every response decodes (protobuf-c, and the wire reader for the
+ *     exact bytes) with the table's version, its type URL and its nonce;
+ *     names no resource twice, nor one both as a resource and as
+ *     removed or missing; carries only subscribed resources, with the
+ *     table's bytes; removes only what the table has no resource of;
+ *     is empty only if it is a full-state SotW one; holds the counts
+ *     its body declares;
+ *   - the client's view: what each response told it (and what it said
+ *     it holds when reconnecting). Whenever nothing is due and nothing
+ *     in flight, every type holds the target's table, every subscribed
+ *     resource is held at the target's version and, in delta and
+ *     full-state SotW, nothing subscribed is held that the target lacks;
+ *   - once the streams end, no name set is left alive.
+ *
+ * Unknown type URLs on ADS are served as session.c serves them: an
+ * empty table of that URL with an ordinary subscription, pumped first.
  */
 #include <stdbool.h>
 #include <stdio.h>
