@@ -11,7 +11,8 @@ bench_fleet_SOURCES = \
 	bench/fleet_util.c bench/fleet_pb.c bench/fleet_smap.c \
 	bench/fleet_resource.c bench/fleet_response.c bench/fleet_client.c \
 	bench/fleet_proc.c bench/fleet_measure.c \
-	src/transport/abseil.c src/schema/wire.c src/util/buf.c
+	src/transport/abseil.c src/schema/wire.c src/util/buf.c \
+	src/util/xalloc.c
 bench_fleet_CFLAGS = $(AM_CFLAGS)
 bench_fleet_LDADD = $(DEP_LIBS)
 EXTRA_DIST += bench/README.md bench/run bench/gen-snapshot bench/idle-cpu

@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include "util/common.h"
+#include "util/xalloc.h"
 
 struct xd_cache_entry {
 	struct xd_cache *cache;
@@ -45,9 +46,8 @@ static struct xd_cache_entry *get(struct xd_cache *c, const char *key)
 
 	if (e != NULL)
 		return e;
-	e = calloc(1, sizeof(*e));
-	if (e == NULL || (e->key = strdup(key)) == NULL)
-		abort();
+	e = xd_calloc(1, sizeof(*e));
+	e->key = xd_strdup(key);
 	e->cache = c;
 	xd_list_init(&e->watchers);
 	e->next = c->buckets[bucket(key)];
@@ -76,7 +76,7 @@ static void maybe_drop(struct xd_cache_entry *e)
 
 struct xd_cache *xd_cache_new(void)
 {
-	return calloc(1, sizeof(struct xd_cache));
+	return xd_calloc(1, sizeof(struct xd_cache));
 }
 
 void xd_cache_free(struct xd_cache *c)
@@ -126,9 +126,7 @@ size_t xd_cache_replace(struct xd_cache *c, struct xd_snapshot **snaps,
 	for (size_t i = 0; i < BUCKETS; i++)
 		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next)
 			nall++;
-	all = malloc((nall + n + 1) * sizeof(*all));
-	if (all == NULL)
-		abort();
+	all = xd_malloc((nall + n + 1) * sizeof(*all));
 	nall = 0;
 	for (size_t i = 0; i < BUCKETS; i++)
 		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next) {
@@ -224,10 +222,8 @@ static int by_key(const void *a, const void *b)
 
 struct xd_snapshot **xd_cache_snapshots(const struct xd_cache *c, size_t *n)
 {
-	struct xd_snapshot **v = calloc(c->owned + 1, sizeof(*v));
+	struct xd_snapshot **v = xd_calloc(c->owned + 1, sizeof(*v));
 
-	if (v == NULL)
-		abort();
 	*n = 0;
 	for (size_t i = 0; i < BUCKETS; i++)
 		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next)

@@ -11,6 +11,7 @@
 #include <yaml.h>
 
 #include "util/text.h"
+#include "util/xalloc.h"
 
 /* A config file is a few dozen lines; anything far larger is a mistake
  * (a snapshot passed as --config, say) and is refused early. */
@@ -257,13 +258,9 @@ static void format_number(char *buf, size_t len, enum dtype type, uint64_t n)
 
 static char *join_path(const char *dir, const char *value)
 {
-	char *out;
-
 	if (value[0] == '/' || dir == NULL || dir[0] == '\0')
-		return strdup(value);
-	if (asprintf(&out, "%s/%s", dir, value) < 0)
-		return NULL;
-	return out;
+		return xd_strdup(value);
+	return xd_asprintf("%s/%s", dir, value);
 }
 
 static void replace_str(char **slot, char *value)
@@ -293,7 +290,7 @@ static int apply(struct xd_config *cfg, const struct directive *d,
 	case T_ADDRESS:
 		why = parse_address(value);
 		if (why == NULL)
-			replace_str((char **)base, strdup(value));
+			replace_str((char **)base, xd_strdup(value));
 		break;
 	case T_PATH:
 		replace_str((char **)base, join_path(dir, value));
@@ -343,12 +340,12 @@ void xd_config_init(struct xd_config *cfg, const char *snapshots,
 		if (d->def != NULL)
 			apply(cfg, d, d->def, "default", NULL, &diag);
 	}
-	cfg->snapshots = strdup(snapshots);
-	cfg->schema = strdup(schema);
+	cfg->snapshots = xd_strdup(snapshots);
+	cfg->schema = xd_strdup(schema);
 	/* The defaults above are constants; one that fails is a bug. */
 	if (xd_diag_total(&diag) != 0) {
 		xd_diag_print(&diag, stderr);
-		abort();
+		xd_panic(__FILE__, __LINE__, "a built-in default is invalid");
 	}
 }
 
@@ -369,10 +366,10 @@ static char *dir_of(const char *path)
 	const char *slash = strrchr(path, '/');
 
 	if (slash == NULL)
-		return strdup("");
+		return xd_strdup("");
 	if (slash == path)
-		return strdup("/");
-	return strndup(path, (size_t)(slash - path));
+		return xd_strdup("/");
+	return xd_strndup(path, (size_t)(slash - path));
 }
 
 static const char *node_kind(const yaml_node_t *n)

@@ -271,8 +271,6 @@ static int load_initial(struct daemon *d)
 		n, n == 1 ? "" : "s", load.files, load.files == 1 ? "" : "s",
 		load.bytes, load.seconds);
 	d->cache = xd_cache_new();
-	if (d->cache == NULL)
-		abort();
 	xd_cache_replace(d->cache, snaps, n);
 	free(snaps);
 	xd_load_free(&load);
@@ -302,8 +300,6 @@ int xd_daemon_run(const struct xd_config *cfg)
 	if (load_initial(&d) != 0)
 		goto fail;
 	d.sessions = xd_sessions_new(&d.loop, d.cache, cfg->node_key);
-	if (d.sessions == NULL)
-		abort();
 	opts.handler = xd_sessions_handler(d.sessions);
 	if (xd_server_start(&d.server, &d.loop, &opts) != 0)
 		goto fail;

@@ -303,12 +303,10 @@ static grpc_slice encode(const struct xd_want *w, const struct pick *p)
 
 static struct xd_body *compute(const struct xd_want *w)
 {
-	struct xd_body *b = calloc(1, sizeof(*b));
+	struct xd_body *b = xd_calloc(1, sizeof(*b));
 	struct pick p = {0};
 	bool send;
 
-	if (b == NULL)
-		abort();
 	computed++;
 	b->refs = 1;
 	select_resources(w, &p);

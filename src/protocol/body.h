@@ -72,7 +72,7 @@ struct xd_body {
 	size_t nremoved;     /* delta: removed_resources */
 };
 
-/* The body for `w` (a new reference; never NULL: aborts on OOM). */
+/* The body for `w` (a new reference). */
 struct xd_body *xd_body_get(const struct xd_want *w);
 
 struct xd_body *xd_body_ref(struct xd_body *b);

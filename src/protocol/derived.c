@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/xalloc.h"
 
 struct slot {
 	enum xd_derived_kind kind;
@@ -46,10 +47,8 @@ static struct cache *cache_of(struct xd_table *t)
 	struct xd_table_attachment *a = xd_table_attachment(t);
 
 	if (a->p == NULL) {
-		struct cache *c = calloc(1, sizeof(*c));
+		struct cache *c = xd_calloc(1, sizeof(*c));
 
-		if (c == NULL)
-			abort();
 		c->owner = t;
 		a->p = c;
 		a->free_fn = cache_free;
@@ -177,14 +176,10 @@ struct xd_table *xd_derived_union(struct xd_table *t, struct xd_table *old)
 	for (e = unions[union_bucket(a, b)]; e != NULL; e = e->next)
 		if (e->a == a && e->b == b)
 			return xd_table_ref(e->u);
-	e = malloc(sizeof(*e));
-	if (e == NULL)
-		abort();
+	e = xd_malloc(sizeof(*e));
 	e->a = a;
 	e->b = b;
 	e->u = xd_table_union(t, old);
-	if (e->u == NULL)
-		abort();
 	e->next = unions[union_bucket(a, b)];
 	unions[union_bucket(a, b)] = e;
 	c = cache_of(e->u);
@@ -226,8 +221,6 @@ struct xd_nameset *xd_derived_eds_refs(struct xd_table *eds,
 	}
 	v.set = xd_nameset_intern(names, n);
 	free(names);
-	if (v.set == NULL)
-		abort();
 	xd_derived_store(cds, XD_DERIVED_EDS_REFS, &key,
 			 (struct xd_derived_owned){v, xd_nameset_bytes(v.set),
 						   release_set});

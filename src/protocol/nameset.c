@@ -2,7 +2,10 @@
 
 #include <stdlib.h>
 #include <string.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
+
+#include "util/xalloc.h"
 
 struct xd_nameset {
 	unsigned refs;
@@ -36,22 +39,17 @@ static int cmp_name(const void *pa, const void *pb)
 
 static uint64_t set_hash(const struct xd_name *names, size_t n)
 {
-	XXH3_state_t *st = XXH3_createState();
-	uint64_t h;
+	XXH3_state_t st;
 
-	if (st == NULL)
-		abort();
-	XXH3_64bits_reset(st);
+	XXH3_64bits_reset(&st);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t len = (uint32_t)names[i].len;
 
 		/* length-prefixed, so {"ab"} and {"a","b"} differ */
-		XXH3_64bits_update(st, &len, sizeof(len));
-		XXH3_64bits_update(st, names[i].data, names[i].len);
+		XXH3_64bits_update(&st, &len, sizeof(len));
+		XXH3_64bits_update(&st, names[i].data, names[i].len);
 	}
-	h = XXH3_64bits_digest(st);
-	XXH3_freeState(st);
-	return h;
+	return XXH3_64bits_digest(&st);
 }
 
 static bool same(const struct xd_nameset *s, const struct xd_name *names,
@@ -66,13 +64,11 @@ static bool same(const struct xd_nameset *s, const struct xd_name *names,
 	return true;
 }
 
-static int intern_grow(void)
+static void intern_grow(void)
 {
 	size_t n = interned.buckets ? (interned.mask + 1) * 2 : 256;
-	struct xd_nameset **b = calloc(n, sizeof(*b));
+	struct xd_nameset **b = xd_calloc(n, sizeof(*b));
 
-	if (b == NULL)
-		return -1;
 	for (size_t i = 0; interned.buckets && i <= interned.mask; i++) {
 		struct xd_nameset *s = interned.buckets[i], *next;
 
@@ -85,33 +81,23 @@ static int intern_grow(void)
 	free(interned.buckets);
 	interned.buckets = b;
 	interned.mask = n - 1;
-	return 0;
 }
 
 /* Makes a set from sorted, unique names (copied). */
 static struct xd_nameset *create(const struct xd_name *names, size_t n,
 				 uint64_t hash)
 {
-	struct xd_nameset *s = calloc(1, sizeof(*s));
+	struct xd_nameset *s = xd_calloc(1, sizeof(*s));
 	size_t bytes = 0, slots = 16;
 	char *p;
 
-	if (s == NULL)
-		return NULL;
 	for (size_t i = 0; i < n; i++)
 		bytes += names[i].len + 1;
 	while (slots < n * 2)
 		slots *= 2;
-	s->names = malloc((n ? n : 1) * sizeof(*s->names));
-	s->bytes = malloc(bytes ? bytes : 1);
-	s->index = calloc(slots, sizeof(*s->index));
-	if (s->names == NULL || s->bytes == NULL || s->index == NULL) {
-		free(s->names);
-		free(s->bytes);
-		free(s->index);
-		free(s);
-		return NULL;
-	}
+	s->names = xd_malloc((n ? n : 1) * sizeof(*s->names));
+	s->bytes = xd_malloc(bytes ? bytes : 1);
+	s->index = xd_calloc(slots, sizeof(*s->index));
 	s->mask = slots - 1;
 	p = s->bytes;
 	for (size_t i = 0; i < n; i++) {
@@ -141,21 +127,14 @@ static struct xd_nameset *intern_sorted(const struct xd_name *names, size_t n)
 	uint64_t h = set_hash(names, n);
 	struct xd_nameset *s;
 
-	if (interned.buckets == NULL && intern_grow() != 0)
-		return NULL;
+	if (interned.buckets == NULL)
+		intern_grow();
 	for (s = interned.buckets[h & interned.mask]; s != NULL; s = s->next)
 		if (s->hash == h && same(s, names, n))
 			return xd_nameset_ref(s);
 	s = create(names, n, h);
-	if (s == NULL)
-		return NULL;
-	if (interned.live + 1 > interned.mask && intern_grow() != 0) {
-		free(s->names);
-		free(s->bytes);
-		free(s->index);
-		free(s);
-		return NULL;
-	}
+	if (interned.live + 1 > interned.mask)
+		intern_grow();
 	s->next = interned.buckets[h & interned.mask];
 	interned.buckets[h & interned.mask] = s;
 	interned.live++;
@@ -170,9 +149,7 @@ struct xd_nameset *xd_nameset_intern(const struct xd_name *names, size_t n)
 
 	if (n == 0)
 		return intern_sorted(NULL, 0);
-	sorted = malloc(n * sizeof(*sorted));
-	if (sorted == NULL)
-		return NULL;
+	sorted = xd_malloc(n * sizeof(*sorted));
 	memcpy(sorted, names, n * sizeof(*sorted));
 	qsort(sorted, n, sizeof(*sorted), cmp_name);
 	for (size_t i = 0; i < n; i++)
@@ -192,12 +169,10 @@ struct xd_nameset *xd_nameset_empty(void)
 struct xd_nameset *xd_nameset_union(const struct xd_nameset *a,
 				    const struct xd_nameset *b)
 {
-	struct xd_name *out = malloc((a->count + b->count + 1) * sizeof(*out));
+	struct xd_name *out = xd_malloc((a->count + b->count + 1) * sizeof(*out));
 	struct xd_nameset *s;
 	size_t i = 0, j = 0, n = 0;
 
-	if (out == NULL)
-		return NULL;
 	while (i < a->count || j < b->count) {
 		int c = i == a->count ? 1 :
 			j == b->count ? -1 :
@@ -219,12 +194,10 @@ struct xd_nameset *xd_nameset_union(const struct xd_nameset *a,
 struct xd_nameset *xd_nameset_minus(const struct xd_nameset *a,
 				    const struct xd_nameset *b)
 {
-	struct xd_name *out = malloc((a->count + 1) * sizeof(*out));
+	struct xd_name *out = xd_malloc((a->count + 1) * sizeof(*out));
 	struct xd_nameset *s;
 	size_t n = 0;
 
-	if (out == NULL)
-		return NULL;
 	for (size_t i = 0; i < a->count; i++)
 		if (!xd_nameset_has(b, a->names[i].data, a->names[i].len))
 			out[n++] = a->names[i];

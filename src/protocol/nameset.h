@@ -26,7 +26,7 @@
 struct xd_nameset;
 
 
-/* The set of `n` names (any order, repeats allowed). NULL on OOM. */
+/* The set of `n` names (any order, repeats allowed). */
 struct xd_nameset *xd_nameset_intern(const struct xd_name *names, size_t n);
 
 /* The empty set (interned too). */

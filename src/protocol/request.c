@@ -2,24 +2,19 @@
 
 #include <stdlib.h>
 #include <string.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
 
 #include "schema/wire.h"
+#include "util/buf.h"
+#include "util/xalloc.h"
 #include "xds/message.h"
 
-static int push(struct xd_name **v, size_t *n, size_t *cap, struct xd_name x)
+/* Appends to an array of names that grows as needed. */
+static void push(struct xd_name **v, size_t *n, size_t *cap, struct xd_name x)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 16;
-		struct xd_name *p = realloc(*v, c * sizeof(*p));
-
-		if (p == NULL)
-			return -1;
-		*v = p;
-		*cap = c;
-	}
+	*v = xd_grow(*v, cap, *n + 1, sizeof(**v));
 	(*v)[(*n)++] = x;
-	return 0;
 }
 
 static struct xd_name as_name(const struct xd_wire_field *f)
@@ -50,6 +45,7 @@ static int parse_initial(struct xd_request *r, const uint8_t *p,
 {
 	struct xd_wire_field f;
 	struct xd_name key = {"", 0}, value = {"", 0};
+	size_t cap;
 	int rc;
 
 	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
@@ -60,19 +56,14 @@ static int parse_initial(struct xd_request *r, const uint8_t *p,
 	}
 	if (rc < 0)
 		return -1;
-	if (r->ninitial == r->cap_initial) {
-		size_t cap = r->cap_initial ? r->cap_initial * 2 : 16;
-		struct xd_name *n = realloc(r->initial_names, cap * sizeof(*n));
-
-		if (n == NULL)
-			return -1;
-		r->initial_names = n;
-		n = realloc(r->initial_versions, cap * sizeof(*n));
-		if (n == NULL)
-			return -1;
-		r->initial_versions = n;
-		r->cap_initial = cap;
-	}
+	/* two arrays of one capacity: the second follows the first */
+	cap = r->cap_initial;
+	r->initial_names = xd_grow(r->initial_names, &r->cap_initial,
+				   r->ninitial + 1, sizeof(*r->initial_names));
+	if (r->cap_initial != cap)
+		r->initial_versions = xd_reallocarray(r->initial_versions,
+						      r->cap_initial,
+						      sizeof(*r->initial_versions));
 	r->initial_names[r->ninitial] = key;
 	r->initial_versions[r->ninitial++] = value;
 	return 0;
@@ -94,28 +85,21 @@ int xd_request_parse(struct xd_request *r, const uint8_t *data, size_t len,
 	/* an empty message may come as (NULL, 0): no arithmetic on NULL */
 	const uint8_t *p = data, *end = len > 0 ? data + len : data;
 	struct xd_wire_field f;
-	XXH3_state_t *st;
+	XXH3_state_t st; /* on the stack: no allocation per request */
 	int rc;
 
 	memset(r, 0, sizeof(*r));
 	r->delta = delta;
-	st = XXH3_createState();
-	if (st == NULL) {
-		*why = "out of memory";
-		return -1;
-	}
-	XXH3_64bits_reset(st);
+	XXH3_64bits_reset(&st);
 	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
 		if (f.wt != XD_WT_LEN)
 			continue; /* no varint field matters here */
 		if (f.number == f_names) {
 			uint32_t n = (uint32_t)f.len;
 
-			XXH3_64bits_update(st, &n, sizeof(n));
-			XXH3_64bits_update(st, f.data, f.len);
-			if (push(&r->names, &r->nnames, &r->cap_names,
-				 as_name(&f)) != 0)
-				goto oom;
+			XXH3_64bits_update(&st, &n, sizeof(n));
+			XXH3_64bits_update(&st, f.data, f.len);
+			push(&r->names, &r->nnames, &r->cap_names, as_name(&f));
 		} else if (f.number == f_type) {
 			r->type_url = as_name(&f);
 		} else if (f.number == f_nonce) {
@@ -131,9 +115,8 @@ int xd_request_parse(struct xd_request *r, const uint8_t *data, size_t len,
 		} else if (!delta && f.number == XD_REQUEST_VERSION_INFO) {
 			r->version_info = as_name(&f);
 		} else if (delta && f.number == XD_DELTA_REQUEST_UNSUBSCRIBE) {
-			if (push(&r->unsubscribe, &r->nunsubscribe,
-				 &r->cap_unsub, as_name(&f)) != 0)
-				goto oom;
+			push(&r->unsubscribe, &r->nunsubscribe, &r->cap_unsub,
+			     as_name(&f));
 		} else if (delta && f.number == XD_DELTA_REQUEST_INITIAL_VERSIONS) {
 			if (parse_initial(r, f.data, f.data + f.len) != 0) {
 				*why = "malformed initial_resource_versions";
@@ -146,13 +129,9 @@ int xd_request_parse(struct xd_request *r, const uint8_t *data, size_t len,
 			       "not a DiscoveryRequest (malformed protobuf)";
 		goto fail;
 	}
-	r->names_hash = XXH3_64bits_digest(st);
-	XXH3_freeState(st);
+	r->names_hash = XXH3_64bits_digest(&st);
 	return 0;
-oom:
-	*why = "out of memory";
 fail:
-	XXH3_freeState(st);
 	xd_request_free(r);
 	return -1;
 }

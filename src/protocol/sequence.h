@@ -78,7 +78,7 @@ struct xd_seq_step {
  * to send is taken to hold its table already (as xd_sub_next does), so
  * `subs` may change even when nothing is sent. On XD_SEQ_SEND the caller
  * sends `body`, calls xd_sub_sent(&subs[type], table, nonce), then
- * xd_seq_step_clear. Aborts on OOM.
+ * xd_seq_step_clear.
  */
 void xd_seq_next(struct xd_sub subs[XD_RTYPE_COUNT],
 		 struct xd_snapshot *target, const struct xd_seq_mode *mode,

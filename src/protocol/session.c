@@ -13,6 +13,7 @@
 #include "protocol/sub.h"
 #include "util/common.h"
 #include "util/log.h"
+#include "util/xalloc.h"
 #include "xds/message.h"
 
 /* Sessions pumped per loop iteration when a snapshot change fans out. */
@@ -341,10 +342,8 @@ static bool set_node(struct xd_session *ss, struct xd_span span)
 					 "the node changed on the stream");
 		return same;
 	}
-	ss->node_id = strndup(n.id.data, n.id.len);
-	ss->node_cluster = strndup(n.cluster.data, n.cluster.len);
-	if (ss->node_id == NULL || ss->node_cluster == NULL)
-		abort();
+	ss->node_id = xd_strndup(n.id.data, n.id.len);
+	ss->node_cluster = xd_strndup(n.cluster.data, n.cluster.len);
 	ss->wrapped = (n.features & XD_FEATURE_RESOURCE_IN_SOTW) != 0;
 	ss->have_node = true;
 	key = ss->mgr->node_key == XD_NODE_KEY_ID ? ss->node_id : ss->node_cluster;
@@ -382,8 +381,6 @@ static struct unknown_type *unknown_slot(struct xd_session *ss,
 		return NULL;
 	}
 	free_slot->table = xd_table_empty_unknown(url.data, url.len);
-	if (free_slot->table == NULL)
-		abort();
 	xd_sub_init(&free_slot->sub);
 	SLOG(XD_LOG_WARN, ss, "type '%.*s' is not served; answering with no resources",
 	     XD_LOG_CLIP(url.len), url.data);
@@ -540,13 +537,8 @@ out:
 static void *on_open(void *ctx, struct xd_stream *stream)
 {
 	struct xd_sessions *m = ctx;
-	struct xd_session *ss = calloc(1, sizeof(*ss));
+	struct xd_session *ss = xd_calloc(1, sizeof(*ss));
 
-	if (ss == NULL) {
-		xd_stream_finish(stream, GRPC_STATUS_RESOURCE_EXHAUSTED,
-				 "out of memory");
-		return NULL;
-	}
 	ss->mgr = m;
 	ss->stream = stream;
 	ss->method = xd_stream_method(stream);
@@ -591,10 +583,8 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
 				    enum xd_node_key node_key)
 {
-	struct xd_sessions *m = calloc(1, sizeof(*m));
+	struct xd_sessions *m = xd_calloc(1, sizeof(*m));
 
-	if (m == NULL)
-		return NULL;
 	m->loop = loop;
 	m->cache = cache;
 	m->node_key = node_key;

@@ -46,7 +46,7 @@ struct xd_sessions_stats {
 	unsigned long long responses, response_bytes, requests, acks, nacks;
 };
 
-/* Sessions served from `cache`. NULL on OOM. */
+/* Sessions served from `cache`. */
 struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
 				    enum xd_node_key node_key);
 

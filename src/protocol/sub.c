@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/xalloc.h"
+
 static void set_names(struct xd_names *slot, bool all, struct xd_nameset *set)
 {
 	struct xd_nameset *old = slot->set;
@@ -12,28 +14,14 @@ static void set_names(struct xd_names *slot, bool all, struct xd_nameset *set)
 	xd_nameset_unref(old);
 }
 
-static void must(const void *p)
-{
-	if (p == NULL)
-		abort();
-}
-
-static struct xd_nameset *empty_set(void)
-{
-	struct xd_nameset *e = xd_nameset_empty();
-
-	must(e);
-	return e;
-}
-
 void xd_sub_init(struct xd_sub *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->want.set = empty_set();
-	s->held_names.set = empty_set();
-	s->sent_names.set = empty_set();
-	s->force = empty_set();
-	s->removed = empty_set();
+	s->want.set = xd_nameset_empty();
+	s->held_names.set = xd_nameset_empty();
+	s->sent_names.set = xd_nameset_empty();
+	s->force = xd_nameset_empty();
+	s->removed = xd_nameset_empty();
 }
 
 void xd_sub_clear(struct xd_sub *s)
@@ -97,8 +85,7 @@ static void narrow_held(struct xd_sub *s)
 	if (s->held == NULL || s->want.all)
 		return;
 	count = xd_nameset_count(s->want.set);
-	keep = malloc((count + 1) * sizeof(*keep));
-	must(keep);
+	keep = xd_malloc((count + 1) * sizeof(*keep));
 	for (size_t i = 0; i < count; i++) {
 		struct xd_name name = xd_nameset_at(s->want.set, i);
 		bool held = s->held_names.all ?
@@ -111,7 +98,6 @@ static void narrow_held(struct xd_sub *s)
 	}
 	set = xd_nameset_intern(keep, n);
 	free(keep);
-	must(set);
 	set_names(&s->held_names, false, set);
 }
 
@@ -160,7 +146,7 @@ enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
 	if (first && wildcard_ok && r->nnames == 0) {
 		/* rule S2: the legacy wildcard, for the life of the stream */
 		s->legacy_wildcard = true;
-		set_names(&s->want, true, empty_set());
+		set_names(&s->want, true, xd_nameset_empty());
 		if (full_state)
 			resume(s, r, current);
 		return v;
@@ -173,11 +159,10 @@ enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
 	s->names_hash = r->names_hash;
 
 	bool all = false;
-	struct xd_name *names = malloc((r->nnames + 1) * sizeof(*names));
+	struct xd_name *names = xd_malloc((r->nnames + 1) * sizeof(*names));
 	size_t n = 0;
 	struct xd_nameset *set;
 
-	must(names);
 	for (size_t i = 0; i < r->nnames; i++) {
 		if (wildcard_ok && is_star(r->names[i]))
 			all = true;
@@ -186,7 +171,6 @@ enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
 	}
 	set = xd_nameset_intern(names, n);
 	free(names);
-	must(set);
 	if (set != s->want.set || all != s->want.all) {
 		set_names(&s->want, all, set);
 		narrow_held(s);
@@ -204,13 +188,11 @@ static struct xd_nameset *edit_set(struct xd_nameset *base,
 				   const struct xd_name *drop, size_t ndrop)
 {
 	size_t count = xd_nameset_count(base);
-	struct xd_name *v = malloc((count + nadd + 1) * sizeof(*v));
+	struct xd_name *v = xd_malloc((count + nadd + 1) * sizeof(*v));
 	struct xd_nameset *dropset, *set;
 	size_t n = 0;
 
-	must(v);
 	dropset = xd_nameset_intern(drop, ndrop);
-	must(dropset);
 	for (size_t i = 0; i < count; i++) {
 		struct xd_name name = xd_nameset_at(base, i);
 
@@ -222,7 +204,6 @@ static struct xd_nameset *edit_set(struct xd_nameset *base,
 		    !xd_nameset_has(dropset, add[i].data, add[i].len))
 			v[n++] = add[i];
 	set = xd_nameset_intern(v, n);
-	must(set);
 	free(v);
 	xd_nameset_unref(dropset);
 	return set;
@@ -232,13 +213,11 @@ static void apply_initial_versions(struct xd_sub *s,
 				   const struct xd_sub_req *r,
 				   struct xd_table *current)
 {
-	struct xd_name *match = malloc((r->ninitial + 1) * sizeof(*match));
-	struct xd_name *gone = malloc((r->ninitial + 1) * sizeof(*gone));
+	struct xd_name *match = xd_malloc((r->ninitial + 1) * sizeof(*match));
+	struct xd_name *gone = xd_malloc((r->ninitial + 1) * sizeof(*gone));
 	size_t nmatch = 0, ngone = 0;
 	struct xd_nameset *set;
 
-	must(match);
-	must(gone);
 	for (size_t i = 0; i < r->ninitial; i++) {
 		struct xd_name name = r->initial_names[i];
 		struct xd_name ver = r->initial_versions[i];
@@ -254,10 +233,8 @@ static void apply_initial_versions(struct xd_sub *s,
 	xd_table_unref(s->held);
 	s->held = xd_table_ref(current);
 	set = xd_nameset_intern(match, nmatch);
-	must(set);
 	set_names(&s->held_names, false, set);
 	set = xd_nameset_intern(gone, ngone);
-	must(set);
 	xd_nameset_unref(s->removed);
 	s->removed = set;
 	free(match);
@@ -316,7 +293,6 @@ enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
 		 * at the current version is not sent again */
 		struct xd_nameset *less = xd_nameset_minus(force, s->held_names.set);
 
-		must(less);
 		xd_nameset_unref(force);
 		force = less;
 	}
@@ -330,11 +306,11 @@ static void clear_once_only(struct xd_sub *s)
 {
 	if (xd_nameset_count(s->force) > 0) {
 		xd_nameset_unref(s->force);
-		s->force = empty_set();
+		s->force = xd_nameset_empty();
 	}
 	if (xd_nameset_count(s->removed) > 0) {
 		xd_nameset_unref(s->removed);
-		s->removed = empty_set();
+		s->removed = xd_nameset_empty();
 	}
 }
 

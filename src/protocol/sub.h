@@ -74,7 +74,7 @@ void xd_sub_clear(struct xd_sub *s);
  * types (LDS, CDS) with a wildcard first request whose version_info is
  * `current`'s version are taken to hold `current` already (rule S12: a client
  * reconnecting to a restarted or other xdsd is not sent what it has).
- * Returns the verdict; on XD_SUB_STALE nothing changed. Aborts on OOM.
+ * Returns the verdict; on XD_SUB_STALE nothing changed.
  */
 enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
 					const struct xd_sub_req *r,

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "util/buf.h"
+#include "util/xalloc.h"
 
 static int ext_len(const char *name)
 {
@@ -41,8 +42,7 @@ static char **read_names(const char *dir, size_t *n, int *err)
 		if (e->d_name[0] == '.')
 			continue;
 		v = xd_grow(v, &cap, *n + 1, sizeof(*v));
-		if ((v[(*n)++] = strdup(e->d_name)) == NULL)
-			abort();
+		v[(*n)++] = xd_strdup(e->d_name);
 	}
 	closedir(d);
 	if (*n > 0)
@@ -59,11 +59,7 @@ static void free_names(char **v, size_t n)
 
 static char *join(const char *a, const char *b)
 {
-	char *p;
-
-	if (asprintf(&p, "%s/%s", a, b) < 0)
-		abort();
-	return p;
+	return xd_asprintf("%s/%s", a, b);
 }
 
 /* Nothing but blanks and comments. */
@@ -103,9 +99,7 @@ static int read_file(struct xd_snapfile *f, struct xd_diag *diag)
 		close(fd);
 		return -1;
 	}
-	f->text = malloc((size_t)st.st_size + 1);
-	if (f->text == NULL)
-		abort();
+	f->text = xd_malloc((size_t)st.st_size + 1);
 	while (got < (size_t)st.st_size) {
 		ssize_t n = read(fd, f->text + got, (size_t)st.st_size - got);
 
@@ -144,13 +138,10 @@ static struct xd_snapkey *add_key(struct xd_snapkey **keys, size_t *n,
 			return NULL;
 		}
 	}
-	*keys = realloc(*keys, (*n + 1) * sizeof(**keys));
-	if (*keys == NULL)
-		abort();
+	*keys = xd_realloc(*keys, (*n + 1) * sizeof(**keys));
 	k = &(*keys)[(*n)++];
 	memset(k, 0, sizeof(*k));
-	if ((k->key = strdup(key)) == NULL)
-		abort();
+	k->key = xd_strdup(key);
 	return k;
 }
 
@@ -159,9 +150,7 @@ static void add_file(struct xd_snapkey *k, char *path)
 	struct xd_snapfile *f;
 	size_t n = strlen(path);
 
-	k->files = realloc(k->files, (k->nfiles + 1) * sizeof(*k->files));
-	if (k->files == NULL)
-		abort();
+	k->files = xd_realloc(k->files, (k->nfiles + 1) * sizeof(*k->files));
 	f = &k->files[k->nfiles++];
 	memset(f, 0, sizeof(*f));
 	f->path = path;
@@ -205,10 +194,8 @@ int xd_snapdir_read(const char *dir, struct xd_snapkey **keys, size_t *nkeys,
 			free_names(inner, m);
 			free(path);
 		} else if (S_ISREG(st.st_mode) && ext != 0) {
-			char *key = strndup(names[i], strlen(names[i]) - (size_t)ext);
+			char *key = xd_strndup(names[i], strlen(names[i]) - (size_t)ext);
 
-			if (key == NULL)
-				abort();
 			if ((k = add_key(keys, nkeys, key, path, diag)) != NULL)
 				add_file(k, path);
 			else

@@ -10,6 +10,7 @@
 #include "schema/transcode.h"
 #include "snapshot/files.h"
 #include "snapshot/resource.h"
+#include "util/xalloc.h"
 
 struct build {
 	const struct xd_schema *schema;
@@ -82,8 +83,7 @@ static struct xd_snapshot *load_key(const struct xd_schema *schema,
 	size_t errors = xd_diag_total(diag);
 
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
-		if ((bd.b[t] = xd_table_builder_new((enum xd_rtype)t)) == NULL)
-			abort();
+		bd.b[t] = xd_table_builder_new((enum xd_rtype)t);
 	for (size_t f = 0; f < k->nfiles; f++) {
 		bd.file = &k->files[f];
 		if (bd.file->json)
@@ -96,8 +96,7 @@ static struct xd_snapshot *load_key(const struct xd_schema *schema,
 					       XD_RTYPE_COUNT, on_item, &bd, diag);
 	}
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
-		if ((tables[t] = xd_table_builder_finish(bd.b[t])) == NULL)
-			abort();
+		tables[t] = xd_table_builder_finish(bd.b[t]);
 	/* A resource refused above would only show up again as a missing
 	 * reference: check references once every resource is good. */
 	if (xd_diag_total(diag) == errors)
@@ -119,8 +118,7 @@ static struct xd_snapshot *load_key(const struct xd_schema *schema,
 			tables[t] = xd_table_ref(o);
 		}
 	}
-	if ((snap = xd_snapshot_new(k->key, tables)) == NULL)
-		abort();
+	snap = xd_snapshot_new(k->key, tables);
 	return snap;
 }
 
@@ -155,9 +153,7 @@ void xd_load_dir(const struct xd_schema *schema, const char *dir,
 		xd_diag_add(&out->diag, "%s: no snapshot files (write %s/default.yaml for every node, or %s/<key>.yaml for the nodes of one key)",
 			    dir, dir, dir);
 	if (xd_diag_total(&out->diag) == 0) {
-		out->snaps = calloc(nkeys + 1, sizeof(*out->snaps));
-		if (out->snaps == NULL)
-			abort();
+		out->snaps = xd_calloc(nkeys + 1, sizeof(*out->snaps));
 		for (size_t i = 0; i < nkeys; i++) {
 			struct xd_snapshot *s;
 

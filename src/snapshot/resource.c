@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "schema/walk.h"
+#include "util/xalloc.h"
 
 struct walk {
 	struct xd_resinfo *r;
@@ -45,9 +46,7 @@ static void take_first(const uint8_t *value, size_t len, void *arg)
 		w->nul = true;
 		return;
 	}
-	w->first = strndup((const char *)value, len);
-	if (w->first == NULL)
-		abort();
+	w->first = xd_strndup((const char *)value, len);
 }
 
 static void add_ref(const uint8_t *value, size_t len, void *arg)
@@ -59,14 +58,10 @@ static void add_ref(const uint8_t *value, size_t len, void *arg)
 		return;
 	if (r->nrefs == w->cap_refs) {
 		w->cap_refs = w->cap_refs ? w->cap_refs * 2 : 8;
-		r->refs = realloc(r->refs, w->cap_refs * sizeof(*r->refs));
-		if (r->refs == NULL)
-			abort();
+		r->refs = xd_realloc(r->refs, w->cap_refs * sizeof(*r->refs));
 	}
 	r->refs[r->nrefs].type = w->to;
-	r->refs[r->nrefs].name = strndup((const char *)value, len);
-	if (r->refs[r->nrefs++].name == NULL)
-		abort();
+	r->refs[r->nrefs++].name = xd_strndup((const char *)value, len);
 }
 
 static void add_alias(const uint8_t *value, size_t len, void *arg)
@@ -77,14 +72,11 @@ static void add_alias(const uint8_t *value, size_t len, void *arg)
 
 	if (memchr(value, '\0', len) != NULL)
 		return;
-	if (asprintf(&alias, "%.*s/%.*s", (int)w->prefix_len, w->prefix,
-		     (int)len, (const char *)value) < 0)
-		abort();
+	alias = xd_asprintf("%.*s/%.*s", (int)w->prefix_len, w->prefix,
+			    (int)len, (const char *)value);
 	if (r->naliases == w->cap_aliases) {
 		w->cap_aliases = w->cap_aliases ? w->cap_aliases * 2 : 8;
-		r->aliases = realloc(r->aliases, w->cap_aliases * sizeof(char *));
-		if (r->aliases == NULL)
-			abort();
+		r->aliases = xd_realloc(r->aliases, w->cap_aliases * sizeof(char *));
 	}
 	r->aliases[r->naliases++] = alias;
 }

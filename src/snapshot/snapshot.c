@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/xalloc.h"
+
 struct xd_snapshot {
 	atomic_uint refs;
 	char *key;
@@ -16,30 +18,17 @@ static atomic_size_t live;
 struct xd_snapshot *xd_snapshot_new(const char *key,
 				    struct xd_table *tables[XD_RTYPE_COUNT])
 {
-	struct xd_snapshot *s = calloc(1, sizeof(*s));
+	struct xd_snapshot *s = xd_calloc(1, sizeof(*s));
 
-	if (s == NULL)
-		goto fail;
 	atomic_init(&s->refs, 1);
 	atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
-	s->key = strdup(key);
-	if (s->key == NULL)
-		goto fail;
+	s->key = xd_strdup(key);
 	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
 		s->tables[t] = tables[t] != NULL ? tables[t] :
 						   xd_table_empty((enum xd_rtype)t);
 		tables[t] = NULL;
-		if (s->tables[t] == NULL)
-			goto fail;
 	}
 	return s;
-fail:
-	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
-		xd_table_unref(tables[t]);
-		tables[t] = NULL;
-	}
-	xd_snapshot_unref(s);
-	return NULL;
 }
 
 struct xd_snapshot *xd_snapshot_ref(struct xd_snapshot *s)

@@ -16,7 +16,7 @@ struct xd_snapshot;
 
 /*
  * A snapshot of `key` from one table per type (NULL: an empty table).
- * Takes over the references in `tables`. NULL on OOM.
+ * Takes over the references in `tables`.
  */
 struct xd_snapshot *xd_snapshot_new(const char *key,
 				    struct xd_table *tables[XD_RTYPE_COUNT]);

@@ -3,10 +3,12 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
 
 #include "util/arena.h"
 #include "util/buf.h"
+#include "util/xalloc.h"
 #include "xds/message.h"
 
 struct xd_table {
@@ -106,13 +108,11 @@ static const struct xd_entry *probe(const struct xd_table *t,
 	}
 }
 
-static int build_index(struct xd_table *t)
+static void build_index(struct xd_table *t)
 {
 	size_t n = index_size(t->count), aliases = 0;
 
-	t->index = calloc(n, sizeof(*t->index));
-	if (t->index == NULL)
-		return -1;
+	t->index = xd_calloc(n, sizeof(*t->index));
 	t->index_mask = n - 1;
 	for (size_t k = 0; k < t->count; k++) {
 		const struct xd_entry *e = &t->entries[k];
@@ -124,15 +124,12 @@ static int build_index(struct xd_table *t)
 		aliases += e->naliases;
 	}
 	if (aliases == 0)
-		return 0;
+		return;
 
 	n = index_size(aliases);
-	t->alias_index = calloc(n, sizeof(*t->alias_index));
-	t->alias_names = calloc(aliases, sizeof(*t->alias_names));
-	t->alias_owner = calloc(aliases, sizeof(*t->alias_owner));
-	if (t->alias_index == NULL || t->alias_names == NULL ||
-	    t->alias_owner == NULL)
-		return -1;
+	t->alias_index = xd_calloc(n, sizeof(*t->alias_index));
+	t->alias_names = xd_calloc(aliases, sizeof(*t->alias_names));
+	t->alias_owner = xd_calloc(aliases, sizeof(*t->alias_owner));
 	t->alias_mask = n - 1;
 	for (size_t k = 0; k < t->count; k++) {
 		const struct xd_entry *e = &t->entries[k];
@@ -148,7 +145,6 @@ static int build_index(struct xd_table *t)
 			t->alias_index[i] = (uint32_t)++t->nalias;
 		}
 	}
-	return 0;
 }
 
 /* ---------------- encoding ---------------- */
@@ -202,27 +198,19 @@ static void encode_entry(struct xd_table_builder *b, struct xd_entry *e,
 
 struct xd_table_builder *xd_table_builder_new(enum xd_rtype type)
 {
-	struct xd_table_builder *b = calloc(1, sizeof(*b));
+	struct xd_table_builder *b = xd_calloc(1, sizeof(*b));
 
-	if (b == NULL)
-		return NULL;
 	b->type = type;
 	b->seen_mask = 63;
-	b->seen = calloc(b->seen_mask + 1, sizeof(*b->seen));
-	if (b->seen == NULL) {
-		free(b);
-		return NULL;
-	}
+	b->seen = xd_calloc(b->seen_mask + 1, sizeof(*b->seen));
 	return b;
 }
 
-static int seen_grow(struct xd_table_builder *b)
+static void seen_grow(struct xd_table_builder *b)
 {
 	size_t n = (b->seen_mask + 1) * 2;
-	uint32_t *seen = calloc(n, sizeof(*seen));
+	uint32_t *seen = xd_calloc(n, sizeof(*seen));
 
-	if (seen == NULL)
-		return -1;
 	for (size_t k = 0; k < b->count; k++) {
 		size_t i = name_hash(b->entries[k].name, b->entries[k].name_len) &
 			   (n - 1);
@@ -234,7 +222,6 @@ static int seen_grow(struct xd_table_builder *b)
 	free(b->seen);
 	b->seen = seen;
 	b->seen_mask = n - 1;
-	return 0;
 }
 
 int xd_table_builder_add(struct xd_table_builder *b, const char *name,
@@ -284,8 +271,8 @@ int xd_table_builder_add(struct xd_table_builder *b, const char *name,
 	 * then points into the sotw form. */
 	encode_entry(b, e, msg);
 	b->seen[i] = (uint32_t)++b->count;
-	if (b->count * 2 > b->seen_mask && seen_grow(b) != 0)
-		abort();
+	if (b->count * 2 > b->seen_mask)
+		seen_grow(b);
 	return 0;
 }
 
@@ -303,27 +290,22 @@ static int by_name(const void *pa, const void *pb)
 /* The table's version: a hash of its sorted (name, version) pairs. */
 static void table_version(struct xd_table *t)
 {
-	XXH3_state_t *st = XXH3_createState();
+	XXH3_state_t st;
 
-	if (st == NULL)
-		abort();
-	XXH3_64bits_reset(st);
+	XXH3_64bits_reset(&st);
 	for (size_t i = 0; i < t->count; i++) {
-		XXH3_64bits_update(st, t->entries[i].name,
+		XXH3_64bits_update(&st, t->entries[i].name,
 				   t->entries[i].name_len + 1);
-		XXH3_64bits_update(st, t->entries[i].version, 16);
+		XXH3_64bits_update(&st, t->entries[i].version, 16);
 	}
-	t->vhash = XXH3_64bits_digest(st);
-	XXH3_freeState(st);
+	t->vhash = XXH3_64bits_digest(&st);
 	hex16(t->version, t->vhash);
 }
 
 static struct xd_table *table_alloc(enum xd_rtype type)
 {
-	struct xd_table *t = calloc(1, sizeof(*t));
+	struct xd_table *t = xd_calloc(1, sizeof(*t));
 
-	if (t == NULL)
-		return NULL;
 	atomic_init(&t->refs, 1);
 	t->type = type;
 	if (type < XD_RTYPE_COUNT)
@@ -355,10 +337,6 @@ struct xd_table *xd_table_builder_finish(struct xd_table_builder *b)
 	struct xd_table *t = table_alloc(b->type);
 	size_t arena = b->bytes, cap = b->cap;
 
-	if (t == NULL) {
-		xd_table_builder_free(b);
-		return NULL;
-	}
 	if (b->count > 1) /* an empty table has no array */
 		qsort(b->entries, b->count, sizeof(*b->entries), by_name);
 	t->entries = b->entries;
@@ -368,10 +346,7 @@ struct xd_table *xd_table_builder_finish(struct xd_table_builder *b)
 	b->arena = (struct xd_arena)XD_ARENA_INIT;
 	xd_table_builder_free(b);
 	table_version(t);
-	if (build_index(t) != 0) {
-		xd_table_unref(t);
-		return NULL;
-	}
+	build_index(t);
 	account(t, arena, cap);
 	return t;
 }
@@ -388,19 +363,13 @@ void xd_table_builder_free(struct xd_table_builder *b)
 
 struct xd_table *xd_table_empty(enum xd_rtype type)
 {
-	struct xd_table_builder *b = xd_table_builder_new(type);
-
-	return b != NULL ? xd_table_builder_finish(b) : NULL;
+	return xd_table_builder_finish(xd_table_builder_new(type));
 }
 
 struct xd_table *xd_table_empty_unknown(const char *type_url, size_t len)
 {
 	struct xd_table *t = xd_table_empty(XD_RTYPE_COUNT);
-	char *url;
-
-	if (t == NULL)
-		return NULL;
-	url = xd_arena_alloc(&t->arena, len + 1);
+	char *url = xd_arena_alloc(&t->arena, len + 1);
 	memcpy(url, type_url, len);
 	url[len] = '\0';
 	t->type_url = url;
@@ -412,13 +381,7 @@ struct xd_table *xd_table_union(struct xd_table *a, struct xd_table *b)
 	struct xd_table *t = table_alloc(a->type);
 	size_t i = 0, j = 0, n = 0;
 
-	if (t == NULL)
-		return NULL;
-	t->entries = malloc((a->count + b->count + 1) * sizeof(*t->entries));
-	if (t->entries == NULL) {
-		xd_table_unref(t);
-		return NULL;
-	}
+	t->entries = xd_malloc((a->count + b->count + 1) * sizeof(*t->entries));
 	/* Merge two sorted lists; on equal names `a` wins. */
 	while (i < a->count || j < b->count) {
 		int c = i == a->count ? 1 :
@@ -437,10 +400,7 @@ struct xd_table *xd_table_union(struct xd_table *a, struct xd_table *b)
 	t->parts[0] = xd_table_ref(a);
 	t->parts[1] = xd_table_ref(b);
 	table_version(t);
-	if (build_index(t) != 0) {
-		xd_table_unref(t);
-		return NULL;
-	}
+	build_index(t);
 	account(t, 0, a->count + b->count + 1);
 	return t;
 }

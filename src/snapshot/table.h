@@ -63,7 +63,7 @@ struct xd_entry {
 struct xd_table;
 struct xd_table_builder;
 
-/* A builder for one type; used by one thread. NULL on OOM. */
+/* A builder for one type; used by one thread. */
 struct xd_table_builder *xd_table_builder_new(enum xd_rtype type);
 
 /*
@@ -78,7 +78,7 @@ int xd_table_builder_add(struct xd_table_builder *b, const char *name,
 			 const char *file, uint32_t line,
 			 const struct xd_entry **first);
 
-/* Sorts, encodes and indexes; frees the builder. NULL on OOM. */
+/* Sorts, encodes and indexes; frees the builder. */
 struct xd_table *xd_table_builder_finish(struct xd_table_builder *b);
 
 void xd_table_builder_free(struct xd_table_builder *b);
@@ -90,7 +90,7 @@ struct xd_table *xd_table_empty(enum xd_rtype type);
  * An empty table of a type xdsd does not serve, named by its type URL
  * (copied): a subscription to an unknown type on the aggregated methods
  * is then served like any other, with nothing (docs/protocol.md §8.1).
- * Its xd_table_type is XD_RTYPE_COUNT. NULL on OOM.
+ * Its xd_table_type is XD_RTYPE_COUNT.
  */
 struct xd_table *xd_table_empty_unknown(const char *type_url, size_t len);
 

@@ -8,6 +8,7 @@
 #include "transport/tag.h"
 #include "util/buf.h"
 #include "util/log.h"
+#include "util/xalloc.h"
 
 struct event {
 	struct xd_tag *tag;
@@ -113,11 +114,9 @@ static void on_async(uv_async_t *h)
 
 int xd_bridge_start(struct xd_bridge **out, uv_loop_t *loop)
 {
-	struct xd_bridge *b = calloc(1, sizeof(*b));
+	struct xd_bridge *b = xd_calloc(1, sizeof(*b));
 	int err;
 
-	if (b == NULL)
-		return -1;
 	if (uv_async_init(loop, &b->async, on_async) != 0) {
 		free(b);
 		return -1;

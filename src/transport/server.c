@@ -16,6 +16,7 @@
 #include "transport/tag.h"
 #include "util/common.h"
 #include "util/log.h"
+#include "util/xalloc.h"
 
 /*
  * Accepts kept outstanding per method. A call for a registered method
@@ -132,23 +133,13 @@ static void reject_done(struct xd_tag *tag, bool ok XD_UNUSED)
 static void reject_call(struct accept_slot *a)
 {
 	struct xd_server *srv = a->srv;
-	struct reject *r = calloc(1, sizeof(*r));
+	struct reject *r = xd_calloc(1, sizeof(*r));
 	grpc_op ops[3] = {{.op = GRPC_OP_SEND_INITIAL_METADATA},
 			  {.op = GRPC_OP_SEND_STATUS_FROM_SERVER},
 			  {.op = GRPC_OP_RECV_CLOSE_ON_SERVER}};
 	char *method = grpc_slice_to_c_string(a->details.method);
-	char *msg = NULL;
+	char *msg = xd_asprintf("xdsd does not serve method %s", method);
 
-	if (r == NULL ||
-	    asprintf(&msg, "xdsd does not serve method %s", method) < 0) {
-		grpc_call_cancel(a->call, NULL);
-		grpc_call_unref(a->call);
-		grpc_call_details_destroy(&a->details);
-		grpc_metadata_array_destroy(&a->md);
-		free(r);
-		gpr_free(method);
-		return;
-	}
 	xd_info("unknown method '%.*s' called; answered UNIMPLEMENTED",
 		XD_LOG_CLIP(strlen(method)), method);
 	gpr_free(method);
@@ -350,23 +341,17 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 		    const struct xd_server_opts *opts)
 {
 	const struct xd_config *cfg = opts->cfg;
-	struct xd_server *srv = calloc(1, sizeof(*srv));
+	struct xd_server *srv = xd_calloc(1, sizeof(*srv));
 	grpc_arg argv[16];
 	grpc_channel_args args;
 	grpc_server_credentials *creds;
 	void *registered[xd_method_count];
 	size_t total = ACCEPTS_UNKNOWN;
 
-	if (srv == NULL)
-		return -1;
 	for (size_t i = 0; i < xd_method_count; i++)
 		total += xd_methods[i].aggregated ? ACCEPTS_AGGREGATED :
 						    ACCEPTS_PER_TYPE;
-	srv->slots = calloc(total, sizeof(*srv->slots));
-	if (srv->slots == NULL) {
-		free(srv);
-		return -1;
-	}
+	srv->slots = xd_calloc(total, sizeof(*srv->slots));
 	srv->loop = loop;
 	srv->handler = *opts->handler;
 	srv->shutdown_tag.done = shutdown_done;

@@ -9,6 +9,7 @@
 #include "transport/tag.h"
 #include "util/common.h"
 #include "util/log.h"
+#include "util/xalloc.h"
 
 enum state {
 	ACTIVE,
@@ -180,19 +181,10 @@ void xd_stream_start(grpc_call *call, grpc_metadata_array *md,
 		     const struct xd_stream_handler *handler,
 		     void (*gone)(void *arg), void *gone_arg)
 {
-	struct xd_stream *s = calloc(1, sizeof(*s));
+	struct xd_stream *s = xd_calloc(1, sizeof(*s));
 	grpc_op ops[2] = {{.op = GRPC_OP_SEND_INITIAL_METADATA},
 			  {.op = GRPC_OP_RECV_CLOSE_ON_SERVER}};
 
-	if (s == NULL) {
-		/* Without memory for the stream, drop the call: the client
-		 * sees it cancelled and retries. */
-		grpc_call_cancel(call, NULL);
-		grpc_call_unref(call);
-		grpc_metadata_array_destroy(md);
-		gone(gone_arg);
-		return;
-	}
 	s->id = next_id++;
 	s->call = call;
 	s->md = *md;

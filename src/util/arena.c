@@ -3,6 +3,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "util/xalloc.h"
+
 struct xd_arena_block {
 	struct xd_arena_block *next;
 	size_t size; /* usable bytes after the header */
@@ -25,10 +27,8 @@ void *xd_arena_alloc_slow(struct xd_arena *a, size_t n)
 	if (size < n)
 		size = n;
 	if (size > SIZE_MAX - sizeof(*b))
-		abort();
-	b = malloc(sizeof(*b) + size);
-	if (b == NULL)
-		abort();
+		xd_out_of_memory(SIZE_MAX);
+	b = xd_malloc(sizeof(*b) + size);
 	b->size = size;
 	b->next = a->head;
 	a->head = b;

@@ -3,8 +3,8 @@
  *
  * The transcoder builds one document tree per resource here and drops it
  * all at once with xd_arena_reset, which keeps the first block so the
- * next resource allocates nothing from malloc. A failed allocation aborts
- * (see buf.h for why).
+ * next resource allocates nothing from malloc. A failed allocation aborts,
+ * as every allocation does (xalloc.h).
  *
  * Ownership: the arena owns every block; pointers it returned die at
  * xd_arena_reset / xd_arena_free. Thread: any, one owner at a time.

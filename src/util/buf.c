@@ -5,18 +5,18 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "util/xalloc.h"
+
 uint8_t *xd_buf_grow(struct xd_buf *b, size_t more)
 {
 	size_t cap = b->cap < 64 ? 64 : b->cap;
 	uint8_t *p;
 
 	if (more > SIZE_MAX / 2 - b->len)
-		abort();
+		xd_out_of_memory(SIZE_MAX);
 	while (cap - b->len < more)
 		cap *= 2;
-	p = realloc(b->data, cap);
-	if (p == NULL)
-		abort();
+	p = xd_realloc(b->data, cap);
 	b->data = p;
 	b->cap = cap;
 	return p + b->len;
@@ -56,21 +56,4 @@ void xd_buf_free(struct xd_buf *b)
 	free(b->data);
 	b->data = NULL;
 	b->len = b->cap = 0;
-}
-
-void *xd_grow(void *p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 16;
-
-	if (need <= *cap)
-		return p;
-	while (n < need)
-		n *= 2;
-	if (n > SIZE_MAX / size)
-		abort();
-	p = realloc(p, n * size);
-	if (p == NULL)
-		abort();
-	*cap = n;
-	return p;
 }

@@ -3,9 +3,8 @@
  *
  * Used to build encoded protobuf messages and other output whose size is
  * not known in advance. Capacity grows geometrically, so appending n
- * bytes costs O(n) amortized. A failed allocation aborts: the buffers
- * hold at most one resource or one response, and running out of memory
- * there leaves nothing sensible to do.
+ * bytes costs O(n) amortized. A failed allocation aborts, as every
+ * allocation does (xalloc.h).
  *
  * Ownership: the buffer owns `data`; xd_buf_free releases it and
  * xd_buf_steal hands it to the caller. Thread: any, one owner at a time.
@@ -16,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "util/xalloc.h" /* xd_grow, for arrays beside buffers */
 
 struct xd_buf {
 	uint8_t *data;
@@ -59,12 +60,5 @@ void xd_buf_printf(struct xd_buf *b, const char *fmt, ...)
 uint8_t *xd_buf_steal(struct xd_buf *b, size_t *len);
 
 void xd_buf_free(struct xd_buf *b);
-
-/*
- * Makes `p`, an array of `*cap` elements of `size` bytes, hold at least
- * `need` elements, doubling its capacity (16 at first); returns the
- * array. Aborts on OOM, as the buffers do.
- */
-void *xd_grow(void *p, size_t *cap, size_t need, size_t size);
 
 #endif

@@ -3,6 +3,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
+#include "util/xalloc.h"
+
 void xd_diag_add(struct xd_diag *d, const char *fmt, ...)
 {
 	va_list ap;
@@ -13,13 +15,8 @@ void xd_diag_add(struct xd_diag *d, const char *fmt, ...)
 		return;
 	}
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
+	msg = xd_vasprintf(fmt, ap);
 	va_end(ap);
-	if (msg == NULL) {
-		d->dropped++;
-		return;
-	}
 	d->msgs[d->count++] = msg;
 }
 

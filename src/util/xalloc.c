@@ -1,5 +1,6 @@
 #include "util/xalloc.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@ static void say(const char *msg)
 	(void)w;
 }
 
-static void __attribute__((noreturn)) out_of_memory(size_t n)
+void xd_out_of_memory(size_t n)
 {
 	char msg[96];
 
@@ -38,7 +39,7 @@ void *xd_malloc(size_t n)
 	void *p = malloc(n);
 
 	if (p == NULL && n != 0)
-		out_of_memory(n);
+		xd_out_of_memory(n);
 	return p;
 }
 
@@ -47,7 +48,7 @@ void *xd_calloc(size_t n, size_t size)
 	void *p = calloc(n, size);
 
 	if (p == NULL && n != 0 && size != 0)
-		out_of_memory(n * size);
+		xd_out_of_memory(n * size);
 	return p;
 }
 
@@ -56,15 +57,35 @@ void *xd_realloc(void *p, size_t n)
 	void *q = realloc(p, n);
 
 	if (q == NULL && n != 0)
-		out_of_memory(n);
+		xd_out_of_memory(n);
 	return q;
 }
 
 void *xd_reallocarray(void *p, size_t n, size_t size)
 {
 	if (size != 0 && n > SIZE_MAX / size)
-		out_of_memory(SIZE_MAX);
+		xd_out_of_memory(SIZE_MAX);
 	return xd_realloc(p, n * size);
+}
+
+char *xd_vasprintf(const char *fmt, va_list ap)
+{
+	char *s;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		xd_out_of_memory(strlen(fmt));
+	return s;
+}
+
+char *xd_asprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = xd_vasprintf(fmt, ap);
+	va_end(ap);
+	return s;
 }
 
 char *xd_strdup(const char *s)
@@ -81,4 +102,20 @@ char *xd_strndup(const char *s, size_t n)
 	memcpy(d, s, n);
 	d[n] = '\0';
 	return d;
+}
+
+void *xd_grow(void *p, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 16;
+
+	if (need <= *cap)
+		return p;
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			xd_out_of_memory(SIZE_MAX);
+		n *= 2;
+	}
+	p = xd_reallocarray(p, n, size);
+	*cap = n;
+	return p;
 }

@@ -23,6 +23,7 @@
 #ifndef XD_UTIL_XALLOC_H
 #define XD_UTIL_XALLOC_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 void *xd_malloc(size_t n);
@@ -32,6 +33,19 @@ void *xd_realloc(void *p, size_t n);
 void *xd_reallocarray(void *p, size_t n, size_t size);
 char *xd_strdup(const char *s);
 char *xd_strndup(const char *s, size_t n);
+char *xd_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xd_vasprintf(const char *fmt, va_list ap)
+	__attribute__((format(printf, 1, 0)));
+
+/*
+ * Makes `p`, an array of `*cap` elements of `size` bytes, hold at least
+ * `need` elements, doubling its capacity (16 at first); returns the
+ * array.
+ */
+void *xd_grow(void *p, size_t *cap, size_t need, size_t size);
+
+/* For allocators of other libraries: says so and aborts. */
+void xd_out_of_memory(size_t n) __attribute__((noreturn));
 
 /* Logs "FILE:LINE: internal error: WHAT" and aborts. */
 void xd_panic(const char *file, int line, const char *what)

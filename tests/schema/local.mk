@@ -70,7 +70,8 @@ FUZZ_TRANSCODE_SRCS = $(srcdir)/tests/fuzz/fuzz_transcode.c \
 	$(srcdir)/src/schema/encode_err.c \
 	$(srcdir)/src/schema/pbjson.c \
 	$(srcdir)/src/util/arena.c $(srcdir)/src/util/buf.c \
-	$(srcdir)/src/util/diag.c $(srcdir)/src/util/text.c
+	$(srcdir)/src/util/diag.c $(srcdir)/src/util/text.c \
+	$(srcdir)/src/util/xalloc.c
 EXTRA_DIST += tests/fuzz/fuzz_transcode.c
 if HAVE_CLANG
 tests/fuzz/fuzz_transcode$(EXEEXT): $(FUZZ_TRANSCODE_SRCS) proto/gen.stamp
