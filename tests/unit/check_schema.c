@@ -14,6 +14,7 @@
 #include "google/protobuf/descriptor.pb-c.h"
 #include "util/common.h"
 #include "schema/schema.h"
+#include "util/text.h"
 #include "xdtest.h"
 
 static struct xd_schema *envoy, *test;
@@ -296,6 +297,31 @@ START_TEST(suggestions)
 }
 END_TEST
 
+/* The edit distance the schema shares with the configuration: the
+ * schema's suggestions ignore case and count a swap as one edit, the
+ * configuration's do neither. */
+START_TEST(edit_distance)
+{
+	const unsigned schema = XD_TEXT_FOLD_CASE | XD_TEXT_SWAPS;
+	char long_name[66];
+
+	ck_assert_uint_eq(xd_text_distance("name", 4, "name", 4, 0), 0);
+	ck_assert_uint_eq(xd_text_distance("nmae", 4, "name", 4, schema), 1);
+	ck_assert_uint_eq(xd_text_distance("nmae", 4, "name", 4, 0), 2);
+	ck_assert_uint_eq(xd_text_distance("LbPolicy", 8, "lbPolicy", 8,
+					   schema), 0);
+	ck_assert_uint_eq(xd_text_distance("LbPolicy", 8, "lbPolicy", 8, 0), 1);
+	ck_assert_uint_eq(xd_text_distance("lisen", 5, "listen", 6, 0), 1);
+	ck_assert_uint_eq(xd_text_distance("", 0, "abc", 3, schema), 3);
+	/* Names longer than 64 bytes are never close. */
+	memset(long_name, 'a', 65);
+	long_name[65] = '\0';
+	ck_assert_uint_eq(xd_text_distance(long_name, 64, long_name, 64, 0), 0);
+	ck_assert_uint_eq(xd_text_distance(long_name, 65, long_name, 65, 0),
+			  SIZE_MAX);
+}
+END_TEST
+
 START_TEST(missing_file)
 {
 	struct xd_diag d = XD_DIAG_INIT;
@@ -510,6 +536,7 @@ int main(void)
 	tcase_add_test(tc, enums);
 	tcase_add_test(tc, well_known_types);
 	tcase_add_test(tc, suggestions);
+	tcase_add_test(tc, edit_distance);
 	tcase_add_test(tc, missing_file);
 	tcase_add_test(tc, corrupt_files);
 	tcase_add_test(tc, inconsistent_sets);
