@@ -213,7 +213,6 @@ static int dispatch(struct piece_job *jobs, size_t n, xd_item_fn fn,
 			struct item_rec rec;
 			struct xd_item it;
 			char path[160];
-
 			const struct xd_section *sec;
 
 			memcpy(&rec, p, sizeof(rec));
