@@ -285,6 +285,38 @@ static const char *held(const char *name, const char *content)
 	return o;
 }
 
+/*
+ * The version of a table of the fuzzer's resources "name=content ..."
+ * (given in name order): the XXH3-64 of each name with its NUL and its
+ * version, in hex, as the tables compute it. For a reconnecting client
+ * that says it holds exactly that (rule S12).
+ */
+static const char *table_version(const char *spec)
+{
+	static char out[17];
+	char buf[256], *save = NULL;
+	XXH3_state_t *st = XXH3_createState();
+
+	if (st == NULL)
+		abort();
+	XXH3_64bits_reset(st);
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *w = strtok_r(buf, " ", &save); w != NULL;
+	     w = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(w, '=');
+		const char *v;
+
+		*eq = '\0';
+		v = strchr(held(w, eq + 1), '=') + 1;
+		XXH3_64bits_update(st, w, strlen(w) + 1);
+		XXH3_64bits_update(st, v, 16);
+	}
+	snprintf(out, sizeof(out), "%016llx",
+		 (unsigned long long)XXH3_64bits_digest(st));
+	XXH3_freeState(st);
+	return out;
+}
+
 /* ---------------- the seeds ---------------- */
 
 int main(int argc, char **argv)
@@ -446,6 +478,27 @@ int main(int argc, char **argv)
 	answer(&s);
 	sotw(&s, NULL, url(XD_LISTENER), NULL, NULL, NULL, NULL);
 	write_seed(&s, dir, "sotw-cds");
+
+	/* Reconnecting wildcard clients that hold the current clusters and
+	 * listeners are not sent them again (rule S12); an explicit "*"
+	 * beside a name. */
+	begin(&s, ADS);
+	sotw(&s, node("sidecar-1", false), url(XD_CLUSTER),
+	     table_version("c2=C2 demo=D1 static=X1"), NULL, NULL, NULL);
+	sotw(&s, NULL, url(XD_LISTENER), table_version("demo=L1 l2=L2"), NULL,
+	     NULL, NULL);
+	sotw(&s, NULL, url(XD_ROUTE), "0123456789abcdef", NULL, "demo", NULL);
+	answer(&s);
+	reload(&s, 1);
+	for (int i = 0; i < 4; i++)
+		answer(&s);
+	write_seed(&s, dir, "sotw-ads-resume");
+	begin(&s, per_type(XD_LISTENER));
+	sotw(&s, node("sidecar-1", false), url(XD_LISTENER),
+	     table_version("demo=L1 l2=L2"), NULL, "*", NULL);
+	sotw(&s, NULL, url(XD_LISTENER), "", NULL, "*,demo", NULL);
+	answer(&s);
+	write_seed(&s, dir, "sotw-lds-resume-star");
 
 	/* A per-type SotW method (EDS) narrowing and widening (rule S7). */
 	begin(&s, per_type(XD_ENDPOINT));
