@@ -10,8 +10,9 @@ static bool settled(const struct xd_sub *subs, struct xd_snapshot *target,
 {
 	const struct xd_sub *s = &subs[t];
 
-	return !s->active ||
-	       (!s->inflight && s->held == xd_snapshot_table(target, t));
+	return s->state == XD_SUB_IDLE ||
+	       (s->state == XD_SUB_HOLDING &&
+		s->held == xd_snapshot_table(target, t));
 }
 
 /* Listeners and routes still in transition to the target. */
@@ -52,30 +53,33 @@ static struct xd_table *effective(struct xd_sub *subs,
  * does not wait again until a coverage ends the episode).
  */
 static bool endpoints_waiting(struct xd_sub *subs, struct xd_snapshot *target,
-			      uint64_t now, uint64_t *until,
+			      uint64_t now, struct xd_eds_wait *wait,
 			      enum xd_seq_eds *eds)
 {
 	struct xd_sub *cds = &subs[XD_CLUSTER], *ep = &subs[XD_ENDPOINT];
 	struct xd_table *eds_table = xd_snapshot_table(target, XD_ENDPOINT);
 	struct xd_nameset *need;
 
-	if (!cds->active || cds->held == NULL)
+	if (cds->state == XD_SUB_IDLE || cds->held == NULL)
 		return false;
 	need = xd_derived_eds_refs(eds_table, cds->held, cds->held_names.all,
 				   cds->held_names.set);
 	if (xd_nameset_count(need) == 0 ||
-	    (ep->active && xd_derived_covered(eds_table, need, ep->want.all,
-					      ep->want.set))) {
-		*until = 0;
+	    (xd_sub_active(ep) &&
+	     xd_derived_covered(eds_table, need, ep->want.all, ep->want.set))) {
+		wait->state = XD_EDS_WAIT_NONE;
 		*eds = XD_SEQ_EDS_OVER;
 		return false;
 	}
-	if (*until == 0)
-		*until = now + XD_SEQ_EDS_WAIT_MS;
-	if (now < *until) {
+	if (wait->state == XD_EDS_WAIT_NONE) {
+		wait->state = XD_EDS_WAIT_RUNNING;
+		wait->until = now + XD_SEQ_EDS_WAIT_MS;
+	}
+	if (wait->state == XD_EDS_WAIT_RUNNING && now < wait->until) {
 		*eds = XD_SEQ_EDS_WAITING;
 		return true;
 	}
+	wait->state = XD_EDS_WAIT_OVERDUE;
 	*eds = XD_SEQ_EDS_LATE;
 	return false;
 }
@@ -107,20 +111,19 @@ static bool due(struct xd_sub *subs, struct xd_snapshot *target,
  */
 static bool pass(struct xd_sub subs[XD_RTYPE_COUNT], struct xd_snapshot *target,
 		 const struct xd_seq_mode *mode, uint64_t now,
-		 uint64_t *eds_wait_until, struct xd_seq_step *out)
+		 struct xd_eds_wait *wait, struct xd_seq_step *out)
 {
 	for (int i = 0; i < XD_RTYPE_COUNT; i++) {
 		enum xd_rtype t = (enum xd_rtype)i;
 
 		if (t == XD_LISTENER &&
-		    endpoints_waiting(subs, target, now, eds_wait_until,
-				      &out->eds)) {
+		    endpoints_waiting(subs, target, now, wait, &out->eds)) {
 			out->action = XD_SEQ_WAIT_EDS;
 			return true;
 		}
-		if (!subs[t].active)
+		if (subs[t].state == XD_SUB_IDLE)
 			continue;
-		if (subs[t].inflight) {
+		if (subs[t].state == XD_SUB_IN_FLIGHT) {
 			out->action = XD_SEQ_INFLIGHT;
 			out->type = t;
 			return true;
@@ -133,7 +136,7 @@ static bool pass(struct xd_sub subs[XD_RTYPE_COUNT], struct xd_snapshot *target,
 
 void xd_seq_next(struct xd_sub subs[XD_RTYPE_COUNT],
 		 struct xd_snapshot *target, const struct xd_seq_mode *mode,
-		 uint64_t now, uint64_t *eds_wait_until,
+		 uint64_t now, struct xd_eds_wait *wait,
 		 struct xd_seq_step *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -142,9 +145,9 @@ void xd_seq_next(struct xd_sub subs[XD_RTYPE_COUNT],
 	if (!mode->aggregated) {
 		struct xd_sub *s = &subs[mode->type];
 
-		if (!s->active)
+		if (s->state == XD_SUB_IDLE)
 			return;
-		if (s->inflight) {
+		if (s->state == XD_SUB_IN_FLIGHT) {
 			out->action = XD_SEQ_INFLIGHT;
 			out->type = mode->type;
 			return;
@@ -169,7 +172,7 @@ void xd_seq_next(struct xd_sub subs[XD_RTYPE_COUNT],
 
 		for (int t = 0; t < XD_RTYPE_COUNT; t++)
 			before[t] = subs[t].held ? xd_table_id(subs[t].held) : 0;
-		if (pass(subs, target, mode, now, eds_wait_until, out))
+		if (pass(subs, target, mode, now, wait, out))
 			return;
 		for (int t = 0; t < XD_RTYPE_COUNT; t++)
 			settled_some |= before[t] !=

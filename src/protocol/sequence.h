@@ -54,8 +54,27 @@ enum xd_seq_action {
 			    EDS subscription, until *eds_wait_until */
 };
 
-/* What became of the wait for the EDS subscription, so that the caller
- * keeps its timer in step and logs. */
+/*
+ * The wait, per stream, for the client's EDS subscription before its
+ * listeners (rule A2): NONE (nothing to wait for, or covered), RUNNING
+ * until `until`, OVERDUE once `until` passed uncovered (the stream goes
+ * on, and does not wait again until coverage ends the episode). The
+ * sequencer alone moves it; the session keeps it and runs a timer while
+ * it is RUNNING.
+ */
+enum xd_eds_wait_state {
+	XD_EDS_WAIT_NONE,
+	XD_EDS_WAIT_RUNNING,
+	XD_EDS_WAIT_OVERDUE,
+};
+
+struct xd_eds_wait {
+	enum xd_eds_wait_state state;
+	uint64_t until; /* RUNNING, OVERDUE: the deadline, loop ms */
+};
+
+/* What became of the wait in one step, so that the caller keeps its
+ * timer in step and logs. */
 enum xd_seq_eds {
 	XD_SEQ_EDS_UNTOUCHED, /* not looked at (an earlier type was due) */
 	XD_SEQ_EDS_WAITING,   /* waiting until *eds_wait_until */
@@ -73,8 +92,8 @@ struct xd_seq_step {
 
 /*
  * Decides what `subs` (indexed by type) do next towards `target` (not
- * NULL), at `now` (ms, monotonic). `*eds_wait_until` is the session's
- * EDS deadline, 0 when none: read and updated here. A type with nothing
+ * NULL), at `now` (ms, monotonic). `*wait` is the stream's EDS wait,
+ * read and moved here. A type with nothing
  * to send is taken to hold its table already (as xd_sub_next does), so
  * `subs` may change even when nothing is sent. On XD_SEQ_SEND the caller
  * sends `body`, calls xd_sub_sent(&subs[type], table, nonce), then
@@ -82,7 +101,7 @@ struct xd_seq_step {
  */
 void xd_seq_next(struct xd_sub subs[XD_RTYPE_COUNT],
 		 struct xd_snapshot *target, const struct xd_seq_mode *mode,
-		 uint64_t now, uint64_t *eds_wait_until,
+		 uint64_t now, struct xd_eds_wait *wait,
 		 struct xd_seq_step *out);
 
 /* Releases the step's table and body. */

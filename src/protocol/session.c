@@ -46,7 +46,7 @@ struct xd_session {
 	uint64_t next_nonce;
 
 	/* endpoints waiting for the client's subscription (rule A2) */
-	uint64_t eds_wait_until; /* loop time in ms; 0: not waiting */
+	struct xd_eds_wait eds_wait;
 
 	struct xd_list queued;  /* in the manager's pump queue */
 	struct xd_list waiting; /* in the manager's EDS-wait list */
@@ -140,7 +140,8 @@ static void on_wait_tick(uv_timer_t *h)
 	xd_list_for_each_safe(n, tmp, &m->waiting) {
 		struct xd_session *ss = xd_container_of(n, struct xd_session, waiting);
 
-		if (now >= ss->eds_wait_until)
+		if (ss->eds_wait.state == XD_EDS_WAIT_RUNNING &&
+		    now >= ss->eds_wait.until)
 			enqueue(ss);
 	}
 }
@@ -310,7 +311,7 @@ static void pump(struct xd_session *ss)
 	mode.type = ss->method->type;
 	mode.form = form_of(ss);
 	xd_seq_next(ss->subs, ss->snap, &mode, uv_now(ss->mgr->loop),
-		    &ss->eds_wait_until, &st);
+		    &ss->eds_wait, &st);
 	follow_eds_wait(ss, st.eds);
 	if (st.action != XD_SEQ_SEND)
 		return;
@@ -381,7 +382,8 @@ static struct unknown_type *unknown_slot(struct xd_session *ss,
 		return NULL;
 	}
 	free_slot->table = xd_table_empty_unknown(url.data, url.len);
-	xd_sub_init(&free_slot->sub);
+	xd_sub_init(&free_slot->sub, xd_stream_id(ss->stream),
+		    xd_table_type_url(free_slot->table));
 	SLOG(XD_LOG_WARN, ss, "type '%.*s' is not served; answering with no resources",
 	     XD_LOG_CLIP(url.len), url.data);
 	return free_slot;
@@ -495,7 +497,6 @@ static void on_request(void *st, struct xd_stream *stream,
 {
 	struct xd_session *ss = st;
 	struct xd_request r;
-	struct xd_sub_req sr;
 	struct route rt;
 	enum xd_sub_verdict v;
 	const char *why;
@@ -507,24 +508,10 @@ static void on_request(void *st, struct xd_stream *stream,
 	}
 	if (!accept_node(ss, &r) || !route_request(ss, &r, &rt))
 		goto out;
-	memset(&sr, 0, sizeof(sr));
-	sr.nonce = r.nonce;
-	sr.nack = r.has_error;
-	sr.version_info = r.version_info;
-	sr.names = r.names;
-	sr.nnames = r.nnames;
-	sr.names_hash = r.names_hash;
-	sr.subscribe = r.names;
-	sr.nsubscribe = r.nnames;
-	sr.unsubscribe = r.unsubscribe;
-	sr.nunsubscribe = r.nunsubscribe;
-	sr.initial_names = r.initial_names;
-	sr.initial_versions = r.initial_versions;
-	sr.ninitial = r.ninitial;
 	if (ss->method->delta)
-		v = xd_sub_delta_request(rt.sub, &sr, rt.wildcard_ok, rt.current);
+		v = xd_sub_delta_request(rt.sub, &r, rt.wildcard_ok, rt.current);
 	else
-		v = xd_sub_sotw_request(rt.sub, &sr, rt.wildcard_ok,
+		v = xd_sub_sotw_request(rt.sub, &r, rt.wildcard_ok,
 					rt.full_state, rt.current);
 	log_verdict(ss, &r, &rt, v);
 	pump(ss);
@@ -547,7 +534,8 @@ static void *on_open(void *ctx, struct xd_stream *stream)
 	xd_list_init(&ss->queued);
 	xd_list_init(&ss->waiting);
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
-		xd_sub_init(&ss->subs[t]);
+		xd_sub_init(&ss->subs[t], xd_stream_id(stream),
+			    tname((enum xd_rtype)t));
 	m->stats.sessions++;
 	return ss;
 }

@@ -3,7 +3,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/log.h"
 #include "util/xalloc.h"
+
+static const char *const state_names[] = {
+	[XD_SUB_IDLE] = "idle",
+	[XD_SUB_WANTING] = "wanting",
+	[XD_SUB_IN_FLIGHT] = "in flight",
+	[XD_SUB_HOLDING] = "holding",
+};
+
+/* The moves sub.h draws; any other is a bug in this file. */
+static bool legal(enum xd_sub_state from, enum xd_sub_state to)
+{
+	switch (to) {
+	case XD_SUB_WANTING:
+		return from == XD_SUB_IDLE;
+	case XD_SUB_IN_FLIGHT:
+		return from == XD_SUB_WANTING || from == XD_SUB_HOLDING;
+	case XD_SUB_HOLDING:
+		return from == XD_SUB_WANTING || from == XD_SUB_IN_FLIGHT;
+	case XD_SUB_IDLE:
+		break;
+	}
+	return false;
+}
+
+/* The one place the state changes. */
+static void set_state(struct xd_sub *s, enum xd_sub_state to, const char *why)
+{
+	XD_ASSERT(legal(s->state, to));
+	xd_debug("stream %llu: %s %s -> %s (%s)",
+		 (unsigned long long)s->stream_id, s->label,
+		 state_names[s->state], state_names[to], why);
+	s->state = to;
+}
 
 static void set_names(struct xd_names *slot, bool all, struct xd_nameset *set)
 {
@@ -14,9 +48,11 @@ static void set_names(struct xd_names *slot, bool all, struct xd_nameset *set)
 	xd_nameset_unref(old);
 }
 
-void xd_sub_init(struct xd_sub *s)
+void xd_sub_init(struct xd_sub *s, uint64_t stream_id, const char *label)
 {
 	memset(s, 0, sizeof(*s));
+	s->stream_id = stream_id;
+	s->label = label;
 	s->want.set = xd_nameset_empty();
 	s->held_names.set = xd_nameset_empty();
 	s->sent_names.set = xd_nameset_empty();
@@ -65,7 +101,7 @@ static void answered(struct xd_sub *s, bool nack)
 	xd_table_unref(old);
 	set_names(&s->held_names, s->sent_names.all,
 		  xd_nameset_ref(s->sent_names.set));
-	s->inflight = false;
+	set_state(s, XD_SUB_HOLDING, nack ? "NACK" : "ACK");
 	if (nack)
 		s->nacks++;
 	else
@@ -104,7 +140,7 @@ static void narrow_held(struct xd_sub *s)
 /* Classifies the nonce: the answer to the response in flight, a request
  * that answers nothing, or stale (rule S5). */
 static enum xd_sub_verdict classify(struct xd_sub *s,
-				    const struct xd_sub_req *r)
+				    const struct xd_request *r)
 {
 	uint64_t nonce = xd_sub_parse_nonce(r->nonce);
 
@@ -112,13 +148,13 @@ static enum xd_sub_verdict classify(struct xd_sub *s,
 		return s->nonce == 0 ? XD_SUB_REQUEST : XD_SUB_STALE;
 	if (nonce == 0 || nonce != s->nonce)
 		return XD_SUB_STALE;
-	if (s->inflight)
-		return r->nack ? XD_SUB_NACK : XD_SUB_ACK;
+	if (s->state == XD_SUB_IN_FLIGHT)
+		return r->has_error ? XD_SUB_NACK : XD_SUB_ACK;
 	return XD_SUB_REQUEST;
 }
 
 /* rule S12: a wildcard client already holding the current full state. */
-static void resume(struct xd_sub *s, const struct xd_sub_req *r,
+static void resume(struct xd_sub *s, const struct xd_request *r,
 		   struct xd_table *current)
 {
 	if (current == NULL || !s->want.all || r->version_info.len != 16 ||
@@ -127,21 +163,23 @@ static void resume(struct xd_sub *s, const struct xd_sub_req *r,
 	xd_table_unref(s->held);
 	s->held = xd_table_ref(current);
 	set_names(&s->held_names, s->want.all, xd_nameset_ref(s->want.set));
+	set_state(s, XD_SUB_HOLDING, "reconnected holding the current version");
 }
 
 enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
-					const struct xd_sub_req *r,
+					const struct xd_request *r,
 					bool wildcard_ok, bool full_state,
 					struct xd_table *current)
 {
 	enum xd_sub_verdict v = classify(s, r);
-	bool first = !s->active;
+	bool first = s->state == XD_SUB_IDLE;
 
 	if (v == XD_SUB_STALE)
 		return v;
 	if (v == XD_SUB_ACK || v == XD_SUB_NACK)
 		answered(s, v == XD_SUB_NACK);
-	s->active = true;
+	if (first)
+		set_state(s, XD_SUB_WANTING, "first request");
 
 	if (first && wildcard_ok && r->nnames == 0) {
 		/* rule S2: the legacy wildcard, for the life of the stream */
@@ -210,7 +248,7 @@ static struct xd_nameset *edit_set(struct xd_nameset *base,
 }
 
 static void apply_initial_versions(struct xd_sub *s,
-				   const struct xd_sub_req *r,
+				   const struct xd_request *r,
 				   struct xd_table *current)
 {
 	struct xd_name *match = xd_malloc((r->ninitial + 1) * sizeof(*match));
@@ -232,6 +270,7 @@ static void apply_initial_versions(struct xd_sub *s,
 	/* rule D7: the client holds `current`'s version of the matching names */
 	xd_table_unref(s->held);
 	s->held = xd_table_ref(current);
+	set_state(s, XD_SUB_HOLDING, "initial_resource_versions");
 	set = xd_nameset_intern(match, nmatch);
 	set_names(&s->held_names, false, set);
 	set = xd_nameset_intern(gone, ngone);
@@ -242,12 +281,12 @@ static void apply_initial_versions(struct xd_sub *s,
 }
 
 enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
-					 const struct xd_sub_req *r,
+					 const struct xd_request *r,
 					 bool wildcard_ok,
 					 struct xd_table *current)
 {
 	enum xd_sub_verdict v;
-	bool first = !s->active, all = s->want.all;
+	bool first = s->state == XD_SUB_IDLE, all = s->want.all;
 	struct xd_nameset *set, *force;
 
 	/* rule D9: without a nonce a request only changes subscriptions; with
@@ -257,36 +296,37 @@ enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
 	} else {
 		uint64_t nonce = xd_sub_parse_nonce(r->nonce);
 
-		if (s->inflight && nonce != 0 && nonce == s->nonce)
-			v = r->nack ? XD_SUB_NACK : XD_SUB_ACK;
+		if (s->state == XD_SUB_IN_FLIGHT && nonce != 0 && nonce == s->nonce)
+			v = r->has_error ? XD_SUB_NACK : XD_SUB_ACK;
 		else
 			v = XD_SUB_STALE;
 	}
 	if (v == XD_SUB_ACK || v == XD_SUB_NACK)
 		answered(s, v == XD_SUB_NACK);
-	s->active = true;
+	if (first)
+		set_state(s, XD_SUB_WANTING, "first request");
 
 	if (first && current != NULL && r->ninitial > 0)
 		apply_initial_versions(s, r, current);
 
 	/* rule D2: wildcard by an empty first request, or by subscribing "*" */
-	if (first && wildcard_ok && r->nsubscribe == 0 && r->nunsubscribe == 0)
+	if (first && wildcard_ok && r->nnames == 0 && r->nunsubscribe == 0)
 		all = true;
-	for (size_t i = 0; i < r->nsubscribe; i++)
-		if (wildcard_ok && is_star(r->subscribe[i]))
+	for (size_t i = 0; i < r->nnames; i++)
+		if (wildcard_ok && is_star(r->names[i]))
 			all = true;
 	for (size_t i = 0; i < r->nunsubscribe; i++)
 		if (is_star(r->unsubscribe[i]))
 			all = false;
 
-	if (r->nsubscribe == 0 && r->nunsubscribe == 0 && all == s->want.all)
+	if (r->nnames == 0 && r->nunsubscribe == 0 && all == s->want.all)
 		return v;
-	set = edit_set(s->want.set, r->subscribe, r->nsubscribe,
+	set = edit_set(s->want.set, r->names, r->nnames,
 		       r->unsubscribe, r->nunsubscribe);
 	set_names(&s->want, all, set);
 	/* rule D5: names subscribed now are sent even if the client holds them;
 	 * rule D6: unsubscribing what was never there is harmless. */
-	force = edit_set(s->force, r->subscribe, r->nsubscribe, r->unsubscribe,
+	force = edit_set(s->force, r->names, r->nnames, r->unsubscribe,
 			 r->nunsubscribe);
 	if (first && r->ninitial > 0) {
 		/* rule D7 over rule D5: what a reconnecting client just said it holds
@@ -320,7 +360,7 @@ struct xd_body *xd_sub_next(struct xd_sub *s, struct xd_table *table,
 	struct xd_want w;
 	struct xd_body *b;
 
-	if (!s->active || s->inflight)
+	if (s->state == XD_SUB_IDLE || s->state == XD_SUB_IN_FLIGHT)
 		return NULL;
 	w.table = table;
 	w.sub = s->want;
@@ -340,6 +380,8 @@ struct xd_body *xd_sub_next(struct xd_sub *s, struct xd_table *table,
 		s->held = xd_table_ref(table);
 	}
 	set_names(&s->held_names, s->want.all, xd_nameset_ref(s->want.set));
+	if (s->state == XD_SUB_WANTING)
+		set_state(s, XD_SUB_HOLDING, "nothing to send");
 	clear_once_only(s);
 	return NULL;
 }
@@ -349,7 +391,7 @@ void xd_sub_sent(struct xd_sub *s, struct xd_table *table, uint64_t nonce)
 	xd_table_unref(s->sent);
 	s->sent = xd_table_ref(table);
 	set_names(&s->sent_names, s->want.all, xd_nameset_ref(s->want.set));
-	s->inflight = true;
+	set_state(s, XD_SUB_IN_FLIGHT, "response sent");
 	s->nonce = nonce;
 	clear_once_only(s);
 }

@@ -21,42 +21,60 @@
 
 #include "protocol/body.h"
 #include "protocol/nameset.h"
+#include "protocol/request.h"
 #include "snapshot/table.h"
 
+/*
+ * Where a type stands on its stream. One function moves between states
+ * (sub.c: set_state), checks that the move is legal and logs it at
+ * debug level as "stream N: CDS wanting -> in flight (nonce 3)":
+ *
+ *   IDLE      no request of this type yet
+ *             -> WANTING  on the first request
+ *             -> HOLDING  on a first request that shows the client has
+ *                         the current content already (rules S12, D7)
+ *   WANTING   subscribed; the client holds nothing from this stream
+ *             -> IN_FLIGHT  a response is sent
+ *             -> HOLDING    there was nothing to send
+ *   IN_FLIGHT a response awaits its ACK or NACK; nothing else of this
+ *             type is sent meanwhile
+ *             -> HOLDING    the client answered (ACK or NACK alike)
+ *   HOLDING   the client holds `held`
+ *             -> IN_FLIGHT  a response is sent
+ *
+ * `held` is set exactly in HOLDING and, for the content answered last,
+ * in IN_FLIGHT (it may be NULL there, after WANTING).
+ */
+enum xd_sub_state {
+	XD_SUB_IDLE,
+	XD_SUB_WANTING,
+	XD_SUB_IN_FLIGHT,
+	XD_SUB_HOLDING,
+};
+
 struct xd_sub {
-	bool active;          /* a request of this type was seen */
-	bool legacy_wildcard; /* SotW wildcard by empty first request (rule S2) */
+	enum xd_sub_state state;
+	bool legacy_wildcard; /* SotW wildcard by empty first request (rule
+				 S2): stays a wildcard whatever comes */
 	struct xd_names want; /* the subscription */
 	uint64_t names_hash;  /* SotW: hash of the last resource_names list */
 
 	struct xd_table *held;      /* content the client holds, or NULL */
 	struct xd_names held_names;
 
-	bool inflight;             /* a response awaits ACK/NACK */
 	uint64_t nonce;            /* the last nonce sent, 0 for none */
-	struct xd_table *sent;     /* content of that response */
+	struct xd_table *sent;     /* IN_FLIGHT: content of that response */
 	struct xd_names sent_names;
 
 	struct xd_nameset *force;   /* rule D5: send even if held */
 	struct xd_nameset *removed; /* rule D7: held by the client, gone here */
 
 	uint64_t acks, nacks;
-};
 
-/* A parsed request, as far as this type is concerned. */
-struct xd_sub_req {
-	struct xd_name nonce;    /* response_nonce (may be empty) */
-	bool nack;               /* error_detail present */
-	/* SotW */
-	struct xd_name version_info; /* the version the client holds */
-	const struct xd_name *names;
-	size_t nnames;
-	uint64_t names_hash;     /* of the raw list, to skip re-interning */
-	/* delta */
-	const struct xd_name *subscribe, *unsubscribe;
-	size_t nsubscribe, nunsubscribe;
-	const struct xd_name *initial_names, *initial_versions;
-	size_t ninitial;
+	/* for log lines: the stream, and the type's name (static, or owned
+	 * by the caller for as long as the state lives) */
+	uint64_t stream_id;
+	const char *label;
 };
 
 enum xd_sub_verdict {
@@ -66,18 +84,19 @@ enum xd_sub_verdict {
 	XD_SUB_NACK,
 };
 
-void xd_sub_init(struct xd_sub *s);
+/* A fresh state, IDLE. `stream_id` and `label` ("CDS") name it in logs. */
+void xd_sub_init(struct xd_sub *s, uint64_t stream_id, const char *label);
 void xd_sub_clear(struct xd_sub *s);
 
 /*
- * A SotW request. `wildcard_ok`: LDS, CDS, SRDS (rule S2). `full_state`
+ * A SotW request (read in place; nothing of it is kept). `wildcard_ok`: LDS, CDS, SRDS (rule S2). `full_state`
  * types (LDS, CDS) with a wildcard first request whose version_info is
  * `current`'s version are taken to hold `current` already (rule S12: a client
  * reconnecting to a restarted or other xdsd is not sent what it has).
  * Returns the verdict; on XD_SUB_STALE nothing changed.
  */
 enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
-					const struct xd_sub_req *r,
+					const struct xd_request *r,
 					bool wildcard_ok, bool full_state,
 					struct xd_table *current);
 
@@ -88,9 +107,15 @@ enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
  * the client will not repeat).
  */
 enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
-					 const struct xd_sub_req *r,
+					 const struct xd_request *r,
 					 bool wildcard_ok,
 					 struct xd_table *current);
+
+/* Whether the type has been asked for on this stream (not IDLE). */
+static inline bool xd_sub_active(const struct xd_sub *s)
+{
+	return s->state != XD_SUB_IDLE;
+}
 
 /*
  * What to send now from `table`: a body (new reference) or NULL when

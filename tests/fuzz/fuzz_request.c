@@ -239,7 +239,8 @@ struct peer {
 	size_t target;            /* in snaps[] */
 	struct xd_sub subs[XD_RTYPE_COUNT];
 	struct unknown_type unknown[MAX_UNKNOWN];
-	uint64_t next_nonce, now, eds_wait_until;
+	uint64_t next_nonce, now;
+	struct xd_eds_wait eds_wait;
 
 	struct view views[XD_RTYPE_COUNT];
 	/* each type's last request, for ANSWER to repeat its names */
@@ -657,9 +658,9 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 	struct view *v = &p->views[t];
 	bool exact = p->delta || xd_rtype_info(t)->full_state;
 
-	if (!s->active)
+	if (s->state == XD_SUB_IDLE)
 		return;
-	NEED(!s->inflight && s->held == table);
+	NEED(s->state == XD_SUB_HOLDING && s->held == table);
 	if (v->unsure)
 		return;
 	for (size_t i = 0; i < xd_table_count(table); i++) {
@@ -703,14 +704,14 @@ static void send(struct peer *p, struct xd_sub *s, struct sending *x)
 {
 	uint64_t nonce = ++p->next_nonce;
 
-	NEED(!s->inflight);
+	NEED(s->state != XD_SUB_IN_FLIGHT);
 	x->sub = s;
 	check_response(p, x, nonce);
 	TRACE("%d:   sent %s nonce %llu: %zu resources, %zu missing, %zu removed\n",
 	      p->id, x->label, (unsigned long long)nonce,
 	      x->body->nresources, x->body->nmissing, x->body->nremoved);
 	xd_sub_sent(s, x->table, nonce);
-	NEED(s->inflight && s->nonce == nonce);
+	NEED(s->state == XD_SUB_IN_FLIGHT && s->nonce == nonce);
 }
 
 /* session.c pump_unknown: types xdsd does not serve go first. */
@@ -756,13 +757,15 @@ static void pump(struct peer *p)
 			continue;
 		mode.form = form_of(p);
 		xd_seq_next(p->subs, target(p), &mode, p->now,
-			    &p->eds_wait_until, &st);
+			    &p->eds_wait, &st);
 		NEED(st.action == XD_SEQ_SEND ||
 		     (st.body == NULL && st.table == NULL));
 		if (st.action == XD_SEQ_WAIT_EDS) {
-			NEED(p->aggregated && p->eds_wait_until > p->now);
+			NEED(p->aggregated &&
+			     p->eds_wait.state == XD_EDS_WAIT_RUNNING &&
+			     p->eds_wait.until > p->now);
 			TRACE("%d:   listeners wait for endpoints until %llu\n",
-			      p->id, (unsigned long long)p->eds_wait_until);
+			      p->id, (unsigned long long)p->eds_wait.until);
 		}
 		if (st.action == XD_SEQ_IDLE) {
 			for (int t = 0; t < XD_RTYPE_COUNT; t++)
@@ -811,16 +814,17 @@ static struct unknown_type *unknown_slot(struct peer *p, struct xd_name url)
 		return NULL;
 	free_slot->table = xd_table_empty_unknown(url.data, url.len);
 	NEED(free_slot->table != NULL);
-	xd_sub_init(&free_slot->sub);
+	xd_sub_init(&free_slot->sub, (uint64_t)p->id,
+		    xd_table_type_url(free_slot->table));
 	return free_slot;
 }
 
 /* What a SotW request must not change when it is stale (rule S5). */
 static bool same_state(const struct xd_sub *s, const struct xd_sub *before)
 {
-	return s->active == before->active &&
+	return s->state == before->state &&
 	       s->legacy_wildcard == before->legacy_wildcard &&
-	       s->inflight == before->inflight && s->nonce == before->nonce &&
+	       s->nonce == before->nonce &&
 	       s->want.all == before->want.all &&
 	       s->want.set == before->want.set &&
 	       s->held_names.set == before->held_names.set &&
@@ -863,7 +867,8 @@ static void client_side(struct peer *p, enum xd_rtype t,
 		}
 		return;
 	}
-	if (first && held_before == NULL && s->held != NULL && !s->inflight) {
+	if (first && held_before == NULL && s->held != NULL &&
+	    s->state != XD_SUB_IN_FLIGHT) {
 		/* resumed: every resource of the table it said it holds */
 		view_clear(v);
 		for (size_t i = 0; i < xd_table_count(s->held); i++) {
@@ -878,7 +883,6 @@ static void client_side(struct peer *p, enum xd_rtype t,
 static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 {
 	struct xd_request r;
-	struct xd_sub_req sr;
 	struct xd_sub *s;
 	struct xd_table *sent, *current, *held_before;
 	enum xd_sub_verdict v;
@@ -924,35 +928,21 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 		xd_buf_append(&p->last[t], data, len);
 	}
 
-	memset(&sr, 0, sizeof(sr));
-	sr.nonce = r.nonce;
-	sr.nack = r.has_error;
-	sr.version_info = r.version_info;
-	sr.names = r.names;
-	sr.nnames = r.nnames;
-	sr.names_hash = r.names_hash;
-	sr.subscribe = r.names;
-	sr.nsubscribe = r.nnames;
-	sr.unsubscribe = r.unsubscribe;
-	sr.nunsubscribe = r.nunsubscribe;
-	sr.initial_names = r.initial_names;
-	sr.initial_versions = r.initial_versions;
-	sr.ninitial = r.ninitial;
-	was_inflight = s->inflight;
-	first = !s->active;
+	was_inflight = s->state == XD_SUB_IN_FLIGHT;
+	first = s->state == XD_SUB_IDLE;
 	held_before = s->held;
 	sent = s->sent != NULL ? xd_table_ref(s->sent) : NULL;
 	if (p->delta) {
-		v = xd_sub_delta_request(s, &sr, wildcard_ok, current);
+		v = xd_sub_delta_request(s, &r, wildcard_ok, current);
 	} else {
 		/* a shallow copy: the pointers are only compared */
 		struct xd_sub before = *s;
 
-		v = xd_sub_sotw_request(s, &sr, wildcard_ok, full_state, current);
+		v = xd_sub_sotw_request(s, &r, wildcard_ok, full_state, current);
 		if (v == XD_SUB_STALE)
 			NEED(same_state(s, &before));
 	}
-	NEED(s->active || v == XD_SUB_STALE);
+	NEED(s->state != XD_SUB_IDLE || v == XD_SUB_STALE);
 	TRACE("%d: %s request, nonce '%.*s', %zu names: %s\n", p->id,
 	      u != NULL ? "unknown type" : xd_rtype_info(t)->service,
 	      (int)r.nonce.len, r.nonce.data, r.nnames,
@@ -960,9 +950,9 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 	      v == XD_SUB_ACK ? "ACK" : "NACK");
 	if (v == XD_SUB_ACK || v == XD_SUB_NACK) {
 		/* what was in flight is held now */
-		NEED(was_inflight && !s->inflight && s->held == sent);
+		NEED(was_inflight && s->state == XD_SUB_HOLDING && s->held == sent);
 	} else {
-		NEED(s->inflight == was_inflight);
+		NEED((s->state == XD_SUB_IN_FLIGHT) == was_inflight);
 	}
 	xd_table_unref(sent);
 	if (u == NULL)
@@ -995,13 +985,14 @@ static bool answer(struct peer *p, bool nack)
 	bool ok;
 
 	for (int t = 0; s == NULL && t < XD_RTYPE_COUNT; t++)
-		if (p->subs[t].inflight) {
+		if (p->subs[t].state == XD_SUB_IN_FLIGHT) {
 			s = &p->subs[t];
 			last = &p->last[t];
 			url = xd_rtype_info((enum xd_rtype)t)->type_url;
 		}
 	for (int i = 0; s == NULL && i < MAX_UNKNOWN; i++)
-		if (p->unknown[i].table != NULL && p->unknown[i].sub.inflight) {
+		if (p->unknown[i].table != NULL &&
+		    p->unknown[i].sub.state == XD_SUB_IN_FLIGHT) {
 			s = &p->unknown[i].sub;
 			url = xd_table_type_url(p->unknown[i].table);
 		}
@@ -1044,7 +1035,8 @@ static void peer_init(struct peer *p, int id, uint8_t method)
 	p->type = (enum xd_rtype)((method >> 2) & 7);
 	p->now = 1000;
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
-		xd_sub_init(&p->subs[t]);
+		xd_sub_init(&p->subs[t], (uint64_t)id,
+			    xd_rtype_info((enum xd_rtype)t)->service);
 }
 
 static void peer_clear(struct peer *p)

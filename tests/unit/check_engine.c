@@ -84,15 +84,17 @@ static char *sotw_contents(struct xd_body *b)
 	return out;
 }
 
-static struct xd_sub_req sotw_req(const char *nonce, bool nack,
+/* A parsed request as request.c makes it; the names are the caller's
+ * (never freed here: no xd_request_free). */
+static struct xd_request sotw_req(const char *nonce, bool nack,
 				  const struct xd_name *names, size_t n)
 {
-	struct xd_sub_req r = {0};
+	struct xd_request r = {0};
 	uint64_t h = n;
 
 	r.nonce = N(nonce);
-	r.nack = nack;
-	r.names = names;
+	r.has_error = nack;
+	r.names = (struct xd_name *)names;
 	r.nnames = n;
 	for (size_t i = 0; i < n; i++)
 		h = h * 1000003 + names[i].len * 31 + (unsigned char)names[i].data[0];
@@ -324,11 +326,11 @@ START_TEST(sotw_wildcard_full_state)
 	struct xd_table *t1 = TABLE(XD_CLUSTER, "a=A1", "b=B1");
 	struct xd_table *t2 = TABLE(XD_CLUSTER, "a=A2", "b=B1");
 	struct xd_table *t3 = TABLE(XD_CLUSTER, "a=A2");
-	struct xd_sub_req r = sotw_req("", false, NULL, 0);
+	struct xd_request r = sotw_req("", false, NULL, 0);
 	uint64_t nonce = 0;
 	char *c, ack[8];
 
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true, true, NULL), XD_SUB_REQUEST);
 	ck_assert(s.want.all);
 	c = sotw_step(&s, t1, true, &nonce);
@@ -368,9 +370,9 @@ START_TEST(sotw_explicit_changes_only)
 	struct xd_name b_only[] = {N("b")};
 	uint64_t nonce = 0;
 	char *c, ack[8];
-	struct xd_sub_req r = sotw_req("", false, ab, 2);
+	struct xd_request r = sotw_req("", false, ab, 2);
 
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_sotw_request(&s, &r, false, false, NULL);
 	c = sotw_step(&s, t1, false, &nonce);
 	ck_assert_str_eq(c, "A1,B1");
@@ -406,16 +408,16 @@ START_TEST(sotw_nack_and_stale)
 	struct xd_name r_only[] = {N("r")};
 	uint64_t nonce = 0;
 	char *c, n1[8];
-	struct xd_sub_req r = sotw_req("", false, r_only, 1);
+	struct xd_request r = sotw_req("", false, r_only, 1);
 
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_sotw_request(&s, &r, false, false, NULL);
 	c = sotw_step(&s, t1, false, &nonce);
 	free(c);
 	snprintf(n1, sizeof(n1), "%llu", (unsigned long long)nonce);
 	r = sotw_req("999", false, r_only, 1);
 	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL), XD_SUB_STALE);
-	ck_assert(s.inflight);
+	ck_assert_int_eq(s.state, XD_SUB_IN_FLIGHT);
 	r = sotw_req(n1, true, r_only, 1);
 	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL), XD_SUB_NACK);
 	ck_assert_uint_eq(s.nacks, 1);
@@ -444,18 +446,18 @@ START_TEST(sotw_resume_on_reconnect)
 	struct xd_table *t = TABLE(XD_CLUSTER, "a=A");
 	struct xd_name cur = N(xd_table_version(t)), a[] = {N("a")};
 	struct xd_sub s;
-	struct xd_sub_req r = sotw_req("", false, NULL, 0);
+	struct xd_request r = sotw_req("", false, NULL, 0);
 	uint64_t nonce = 0;
 	char *c;
 
 	r.version_info = cur;
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_sotw_request(&s, &r, true, true, t);
 	ck_assert_ptr_null(sotw_step(&s, t, true, &nonce));
 	xd_sub_clear(&s);
 
 	r.version_info = N("0123456789abcdef");
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_sotw_request(&s, &r, true, true, t);
 	c = sotw_step(&s, t, true, &nonce);
 	ck_assert_str_eq(c, "A");
@@ -465,7 +467,7 @@ START_TEST(sotw_resume_on_reconnect)
 	/* explicit names may be new to the client: sent (rule S12's caveat) */
 	r = sotw_req("", false, a, 1);
 	r.version_info = cur;
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_sotw_request(&s, &r, true, true, t);
 	c = sotw_step(&s, t, true, &nonce);
 	ck_assert_str_eq(c, "A");
@@ -481,16 +483,16 @@ START_TEST(sotw_wildcard_forms)
 {
 	struct xd_sub s;
 	struct xd_name x[] = {N("x")}, star[] = {N("*"), N("x")};
-	struct xd_sub_req r = sotw_req("", false, NULL, 0);
+	struct xd_request r = sotw_req("", false, NULL, 0);
 
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_sotw_request(&s, &r, true, true, NULL);
 	r = sotw_req("", false, x, 1);
 	xd_sub_sotw_request(&s, &r, true, true, NULL);
 	ck_assert(s.want.all);
 	xd_sub_clear(&s);
 
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	r = sotw_req("", false, star, 2);
 	xd_sub_sotw_request(&s, &r, true, true, NULL);
 	ck_assert(s.want.all);
@@ -501,7 +503,7 @@ START_TEST(sotw_wildcard_forms)
 	xd_sub_clear(&s);
 
 	/* on EDS "*" is just a name */
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	r = sotw_req("", false, star, 2);
 	xd_sub_sotw_request(&s, &r, false, false, NULL);
 	ck_assert(!s.want.all);
@@ -515,12 +517,12 @@ START_TEST(bodies_shared_between_clients)
 {
 	struct xd_table *t = TABLE(XD_CLUSTER, "a=A", "b=B");
 	struct xd_sub s[100];
-	struct xd_sub_req r = sotw_req("", false, NULL, 0);
+	struct xd_request r = sotw_req("", false, NULL, 0);
 	unsigned long long before;
 	struct xd_body *first = NULL;
 
 	for (int i = 0; i < 100; i++) {
-		xd_sub_init(&s[i]);
+		xd_sub_init(&s[i], 0, "test");
 		xd_sub_sotw_request(&s[i], &r, true, true, NULL);
 	}
 	before = xd_body_computed();
@@ -547,11 +549,11 @@ START_TEST(sotw_wrapped_form)
 {
 	struct xd_table *t = TABLE(XD_LISTENER, "l=L");
 	struct xd_sub s;
-	struct xd_sub_req r = sotw_req("", false, NULL, 0);
+	struct xd_request r = sotw_req("", false, NULL, 0);
 	struct xd_body *b;
 	SotwResp *resp;
 
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_sotw_request(&s, &r, true, true, NULL);
 	b = xd_sub_next(&s, t, XD_FORM_SOTW_WRAPPED, true);
 	resp = sotw_of(b);
@@ -569,16 +571,17 @@ END_TEST
 
 /* ---------------- delta ---------------- */
 
-static struct xd_sub_req delta_req(const char *nonce, const struct xd_name *sub,
+static struct xd_request delta_req(const char *nonce, const struct xd_name *sub,
 				   size_t nsub, const struct xd_name *unsub,
 				   size_t nunsub)
 {
-	struct xd_sub_req r = {0};
+	struct xd_request r = {0};
 
+	r.delta = true;
 	r.nonce = N(nonce);
-	r.subscribe = sub;
-	r.nsubscribe = nsub;
-	r.unsubscribe = unsub;
+	r.names = (struct xd_name *)sub;
+	r.nnames = nsub;
+	r.unsubscribe = (struct xd_name *)unsub;
 	r.nunsubscribe = nunsub;
 	return r;
 }
@@ -616,7 +619,7 @@ static char *delta_step(struct xd_sub *s, struct xd_table *t, uint64_t *nonce)
 static void delta_ack(struct xd_sub *s, uint64_t nonce)
 {
 	char n[16];
-	struct xd_sub_req r;
+	struct xd_request r;
 
 	snprintf(n, sizeof(n), "%llu", (unsigned long long)nonce);
 	r = delta_req(n, NULL, 0, NULL, 0);
@@ -629,11 +632,11 @@ START_TEST(delta_wildcard_changes_and_removals)
 	struct xd_table *t1 = TABLE(XD_CLUSTER, "a=A1", "b=B1", "c=C1");
 	struct xd_table *t2 = TABLE(XD_CLUSTER, "a=A1", "b=B2", "d=D1");
 	struct xd_sub s;
-	struct xd_sub_req r = delta_req("", NULL, 0, NULL, 0);
+	struct xd_request r = delta_req("", NULL, 0, NULL, 0);
 	uint64_t nonce = 0;
 	char *c;
 
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_delta_request(&s, &r, true, t1);
 	ck_assert(s.want.all);
 	c = delta_step(&s, t1, &nonce);
@@ -659,11 +662,11 @@ START_TEST(delta_explicit_rules)
 	struct xd_table *t = TABLE(XD_ENDPOINT, "a=A", "b=B");
 	struct xd_sub s;
 	struct xd_name ax[] = {N("a"), N("x")}, a[] = {N("a")}, ghost[] = {N("ghost")};
-	struct xd_sub_req r = delta_req("", ax, 2, NULL, 0);
+	struct xd_request r = delta_req("", ax, 2, NULL, 0);
 	uint64_t nonce = 0;
 	char *c;
 
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_delta_request(&s, &r, false, t);
 	c = delta_step(&s, t, &nonce);
 	ck_assert_str_eq(c, "a:body,x:-");
@@ -688,11 +691,11 @@ START_TEST(delta_deleted_is_removed_only)
 	struct xd_table *t2 = TABLE(XD_ENDPOINT, "a=A");
 	struct xd_sub s;
 	struct xd_name ab[] = {N("a"), N("b")};
-	struct xd_sub_req r = delta_req("", ab, 2, NULL, 0);
+	struct xd_request r = delta_req("", ab, 2, NULL, 0);
 	uint64_t nonce = 0;
 	char *c;
 
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_delta_request(&s, &r, false, t1);
 	free(delta_step(&s, t1, &nonce));
 	delta_ack(&s, nonce);
@@ -714,11 +717,11 @@ START_TEST(delta_wildcard_plus_missing_name)
 	struct xd_table *t = TABLE(XD_CLUSTER, "a=A");
 	struct xd_sub s;
 	struct xd_name star_x[] = {N("*"), N("x")};
-	struct xd_sub_req r = delta_req("", star_x, 2, NULL, 0);
+	struct xd_request r = delta_req("", star_x, 2, NULL, 0);
 	uint64_t nonce = 0;
 	char *c;
 
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_delta_request(&s, &r, true, t);
 	c = delta_step(&s, t, &nonce);
 	ck_assert_str_eq(c, "a:body,x:-");
@@ -739,14 +742,14 @@ START_TEST(delta_initial_versions)
 	struct xd_name names[] = {N("a"), N("b"), N("gone")};
 	struct xd_name vers[] = {N(xd_table_find(t, "a", 1)->version),
 				 N("0000000000000000"), N("1111111111111111")};
-	struct xd_sub_req r = delta_req("", NULL, 0, NULL, 0);
+	struct xd_request r = delta_req("", NULL, 0, NULL, 0);
 	uint64_t nonce = 0;
 	char *c;
 
 	r.initial_names = names;
 	r.initial_versions = vers;
 	r.ninitial = 3;
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_delta_request(&s, &r, true, t);
 	c = delta_step(&s, t, &nonce);
 	ck_assert_str_eq(c, "b:body,-gone");
@@ -762,11 +765,11 @@ START_TEST(delta_stale_nonce_still_subscribes)
 	struct xd_table *t = TABLE(XD_ROUTE, "r=R", "q=Q");
 	struct xd_sub s;
 	struct xd_name r1[] = {N("r")}, q1[] = {N("q")};
-	struct xd_sub_req r = delta_req("", r1, 1, NULL, 0);
+	struct xd_request r = delta_req("", r1, 1, NULL, 0);
 	uint64_t nonce = 0;
 	char *c;
 
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_delta_request(&s, &r, false, t);
 	free(delta_step(&s, t, &nonce));
 	r = delta_req("12345", q1, 1, NULL, 0);
@@ -789,14 +792,14 @@ START_TEST(delta_alias_subscription)
 	struct xd_table *t;
 	struct xd_sub s;
 	struct xd_name alias[] = {N("rc/www.example")};
-	struct xd_sub_req r = delta_req("", alias, 1, NULL, 0);
+	struct xd_request r = delta_req("", alias, 1, NULL, 0);
 	uint64_t nonce = 0;
 	char *c;
 
 	xd_table_builder_add(b, "rc/web", (const uint8_t *)"V", 1, NULL, 0, al, 1,
 			     "f", 1, NULL);
 	t = xd_table_builder_finish(b);
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_delta_request(&s, &r, false, t);
 	c = delta_step(&s, t, &nonce);
 	ck_assert_str_eq(c, "rc/web:body");
@@ -816,14 +819,14 @@ START_TEST(delta_alias_and_name_removed_once)
 	struct xd_sub s;
 	struct xd_name names[] = {N("rc/www.example"), N("rc/web"),
 				  N("rc/web.example")};
-	struct xd_sub_req r = delta_req("", names, 3, NULL, 0);
+	struct xd_request r = delta_req("", names, 3, NULL, 0);
 	uint64_t nonce = 0;
 	char *c;
 
 	xd_table_builder_add(b, "rc/web", (const uint8_t *)"V", 1, NULL, 0, al, 2,
 			     "f", 1, NULL);
 	t = xd_table_builder_finish(b);
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_delta_request(&s, &r, false, t);
 	c = delta_step(&s, t, &nonce);
 	ck_assert_str_eq(c, "rc/web:body");
@@ -848,10 +851,10 @@ static void client_life(struct xd_table *t, const struct xd_name *names,
 			size_t n)
 {
 	struct xd_sub s;
-	struct xd_sub_req r = sotw_req("", false, names, n);
+	struct xd_request r = sotw_req("", false, names, n);
 	struct xd_body *b;
 
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_sotw_request(&s, &r, true, n == 0, NULL);
 	b = xd_sub_next(&s, t, XD_FORM_SOTW, n == 0);
 	ck_assert_ptr_nonnull(b);
@@ -951,13 +954,13 @@ START_TEST(memo_transition_goes_with_old_table)
 	struct xd_table *t0 = TABLE(XD_ENDPOINT, "a=A0", "b=B");
 	struct xd_table *t1 = TABLE(XD_ENDPOINT, "a=A1", "b=B");
 	struct xd_name ab[] = {N("a"), N("b")};
-	struct xd_sub_req r = sotw_req("", false, ab, 2);
+	struct xd_request r = sotw_req("", false, ab, 2);
 	uint64_t nonce = 0;
 	struct xd_sub s;
 	char *c, ack[8];
 	size_t live;
 
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_sotw_request(&s, &r, false, false, NULL);
 	c = sotw_step(&s, t0, false, &nonce);
 	ck_assert_str_eq(c, "A0,B");
@@ -1001,7 +1004,7 @@ START_TEST(delta_alias_gone_resource_stays)
 	struct xd_table *t1, *t2;
 	struct xd_sub s;
 	struct xd_name names[] = {N("rc/www.example"), N("rc/web")};
-	struct xd_sub_req r = delta_req("", names, _i == 0 ? 2 : 1, NULL, 0);
+	struct xd_request r = delta_req("", names, _i == 0 ? 2 : 1, NULL, 0);
 	uint64_t nonce = 0;
 	char *c;
 
@@ -1011,7 +1014,7 @@ START_TEST(delta_alias_gone_resource_stays)
 			     2, NULL, 0, NULL, 0, "f", 1, NULL);
 	t1 = xd_table_builder_finish(b1);
 	t2 = xd_table_builder_finish(b2);
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_delta_request(&s, &r, false, t1);
 	c = delta_step(&s, t1, &nonce);
 	ck_assert_str_eq(c, "rc/web:body");
@@ -1039,7 +1042,7 @@ START_TEST(delta_alias_moves_resource_goes)
 	struct xd_table *t1, *t2;
 	struct xd_sub s;
 	struct xd_name alias[] = {N("rc/www.example")};
-	struct xd_sub_req r = delta_req("", alias, 1, NULL, 0);
+	struct xd_request r = delta_req("", alias, 1, NULL, 0);
 	uint64_t nonce = 0;
 	char *c;
 
@@ -1049,7 +1052,7 @@ START_TEST(delta_alias_moves_resource_goes)
 			     "f", 1, NULL);
 	t1 = xd_table_builder_finish(b1);
 	t2 = xd_table_builder_finish(b2);
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_delta_request(&s, &r, false, t1);
 	c = delta_step(&s, t1, &nonce);
 	ck_assert_str_eq(c, "rc/old:body");
@@ -1076,7 +1079,7 @@ START_TEST(delta_name_becomes_alias)
 	struct xd_table *t1, *t2;
 	struct xd_sub s;
 	struct xd_name name[] = {N("rc/web")};
-	struct xd_sub_req r = delta_req("", name, 1, NULL, 0);
+	struct xd_request r = delta_req("", name, 1, NULL, 0);
 	uint64_t nonce = 0;
 	char *c;
 
@@ -1086,7 +1089,7 @@ START_TEST(delta_name_becomes_alias)
 			     "f", 1, NULL);
 	t1 = xd_table_builder_finish(b1);
 	t2 = xd_table_builder_finish(b2);
-	xd_sub_init(&s);
+	xd_sub_init(&s, 0, "test");
 	xd_sub_delta_request(&s, &r, false, t1);
 	c = delta_step(&s, t1, &nonce);
 	ck_assert_str_eq(c, "rc/web:body");

@@ -90,7 +90,8 @@ struct client {
 	struct xd_seq_mode mode;
 	struct xd_snapshot *from, *to; /* owned */
 	struct xd_snapshot *target;    /* from or to */
-	uint64_t now, eds_wait_until, nonce;
+	uint64_t now, nonce;
+	struct xd_eds_wait wait;    /* the stream's EDS wait */
 	enum xd_seq_eds eds;        /* of the last step */
 	int sent;                   /* type sent by the last step, or -1 */
 	/* SotW requests repeat the whole list: the names of each type */
@@ -118,7 +119,7 @@ static void subscribe(struct client *c, enum xd_rtype t, const char *list)
 	struct xd_sub *s = &c->subs[t];
 	const struct xd_rtype_info *info = xd_rtype_info(t);
 	struct xd_name add[MAX_NAMES];
-	struct xd_sub_req r = {0};
+	struct xd_request r = {0};
 	char nbuf[24];
 	size_t nadd = 0;
 
@@ -138,8 +139,9 @@ static void subscribe(struct client *c, enum xd_rtype t, const char *list)
 			if (!xd_nameset_has(s->want.set, c->names[t][i].data,
 					    c->names[t][i].len))
 				add[nadd++] = c->names[t][i];
-		r.subscribe = add;
-		r.nsubscribe = nadd;
+		r.delta = true;
+		r.names = add;
+		r.nnames = nadd;
 		ck_assert_int_eq(xd_sub_delta_request(s, &r, info->wildcard_ok, NULL),
 				 XD_SUB_REQUEST);
 		return;
@@ -159,10 +161,11 @@ static void subscribe(struct client *c, enum xd_rtype t, const char *list)
 static void ack(struct client *c, enum xd_rtype t)
 {
 	struct xd_sub *s = &c->subs[t];
-	struct xd_sub_req r = {0};
+	struct xd_request r = {0};
 	char nbuf[24];
 
-	ck_assert_msg(s->inflight, "no %s response to ACK", tname(t));
+	ck_assert_msg(s->state == XD_SUB_IN_FLIGHT, "no %s response to ACK",
+		      tname(t));
 	r.nonce = nonce_of(s, nbuf, sizeof(nbuf));
 	if (c->mode.delta) {
 		ck_assert_int_eq(xd_sub_delta_request(s, &r, false, NULL), XD_SUB_ACK);
@@ -226,7 +229,7 @@ static const char *pump(struct client *c)
 {
 	struct xd_seq_step st;
 
-	xd_seq_next(c->subs, c->target, &c->mode, c->now, &c->eds_wait_until, &st);
+	xd_seq_next(c->subs, c->target, &c->mode, c->now, &c->wait, &st);
 	c->eds = st.eds;
 	c->sent = st.action == XD_SEQ_SEND ? (int)st.type : -1;
 	switch (st.action) {
@@ -301,7 +304,7 @@ static void begin(struct client *c, const char *method, const char *subs,
 	c->mode.form = delta ? XD_FORM_DELTA : XD_FORM_SOTW;
 	c->now = 1000;
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
-		xd_sub_init(&c->subs[t]);
+		xd_sub_init(&c->subs[t], 0, tname((enum xd_rtype)t));
 	c->from = snapshot_of(from);
 	c->to = snapshot_of(to);
 	c->target = c->from;
@@ -364,7 +367,7 @@ START_TEST(a2_later_type_waits_for_earlier_in_flight)
 	ck_assert_str_eq(pump(&c), "(CDS in flight)");
 	c.now += 60000;
 	ck_assert_str_eq(pump(&c), "(CDS in flight)");
-	ck_assert(!c.subs[XD_LISTENER].inflight);
+	ck_assert_int_ne(c.subs[XD_LISTENER].state, XD_SUB_IN_FLIGHT);
 	ack(&c, XD_CLUSTER);
 	ck_assert_str_eq(pump(&c), "LDS L2");
 	ck_assert_str_eq(pump(&c), "(LDS in flight)");
@@ -451,25 +454,28 @@ START_TEST(a2_listeners_wait_for_eds_until_deadline)
 	begin(&c, "ADS", "CDS *; EDS ea; LDS *",
 	      "CDS a=A1@ea; EDS ea=EA1 eb=EB1; LDS l=L1", "CDS EDS LDS",
 	      "CDS a=A1@ea b=B1@eb; EDS ea=EA1 eb=EB1; LDS l=L2");
-	ck_assert_uint_eq(c.eds_wait_until, 0);
+	ck_assert_int_eq(c.wait.state, XD_EDS_WAIT_NONE);
 	expect(&c, "CDS A1,B1");
 	start = c.now;
 	ck_assert_str_eq(pump(&c), "(wait)");
 	ck_assert_int_eq(c.eds, XD_SEQ_EDS_WAITING);
-	ck_assert_uint_eq(c.eds_wait_until, start + XD_SEQ_EDS_WAIT_MS);
+	ck_assert_int_eq(c.wait.state, XD_EDS_WAIT_RUNNING);
+	ck_assert_uint_eq(c.wait.until, start + XD_SEQ_EDS_WAIT_MS);
 	c.now = start + XD_SEQ_EDS_WAIT_MS - 1;
 	ck_assert_str_eq(pump(&c), "(wait)");
-	ck_assert_uint_eq(c.eds_wait_until, start + XD_SEQ_EDS_WAIT_MS);
+	ck_assert_int_eq(c.wait.state, XD_EDS_WAIT_RUNNING);
+	ck_assert_uint_eq(c.wait.until, start + XD_SEQ_EDS_WAIT_MS);
 	if (_i == 1) {
 		subscribe(&c, XD_ENDPOINT, "ea,eb");
 		expect(&c, "EDS EB1");
 		ck_assert_str_eq(pump(&c), "LDS L2");
 		ck_assert_int_eq(c.eds, XD_SEQ_EDS_OVER);
-		ck_assert_uint_eq(c.eds_wait_until, 0);
+		ck_assert_int_eq(c.wait.state, XD_EDS_WAIT_NONE);
 	} else {
 		c.now = start + XD_SEQ_EDS_WAIT_MS;
 		ck_assert_str_eq(pump(&c), "LDS L2");
 		ck_assert_int_eq(c.eds, XD_SEQ_EDS_LATE);
+		ck_assert_int_eq(c.wait.state, XD_EDS_WAIT_OVERDUE);
 	}
 	ack(&c, XD_LISTENER);
 	end(&c);
