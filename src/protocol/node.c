@@ -6,11 +6,14 @@
 #include "util/common.h"
 #include "xds/message.h"
 
+/* gRPC's clients (C core, Go, Java) announce wrapped SotW resources
+ * under a name of their own; it means the same thing (rule L2). */
 static const struct {
 	const char *name;
 	unsigned bit;
 } known_features[] = {
 	{"xds.config.supports-resource-in-sotw", XD_FEATURE_RESOURCE_IN_SOTW},
+	{"xds.config.resource-in-sotw", XD_FEATURE_RESOURCE_IN_SOTW},
 	{"xds.config.supports-resource-ttl", XD_FEATURE_RESOURCE_TTL},
 };
 

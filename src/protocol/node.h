@@ -24,7 +24,8 @@
 
 /* Client features xdsd acts on (Node.client_features). */
 enum {
-	XD_FEATURE_RESOURCE_IN_SOTW = 1u << 0, /* xds.config.supports-resource-in-sotw */
+	XD_FEATURE_RESOURCE_IN_SOTW = 1u << 0, /* xds.config.supports-resource-in-sotw,
+						  or gRPC's xds.config.resource-in-sotw */
 	XD_FEATURE_RESOURCE_TTL = 1u << 1,     /* xds.config.supports-resource-ttl */
 };
 

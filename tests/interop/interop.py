@@ -679,6 +679,15 @@ class Interop:
                        nacks[:10])
         errors = [ln for ln in lines if " error: " in ln]
         self.tap.point(not errors, "xdsd logged no error (%d lines)" % len(errors), errors[:10])
+        # Rule L2: gRPC C-core announces wrapped SotW resources (under its
+        # own feature name, xds.config.resource-in-sotw) and is sent them;
+        # grpc-js-xds announces nothing of the kind and is sent plain ones.
+        wrapped = [ln for ln in lines if ", resources wrapped" in ln]
+        want = self.client_kind == "python"
+        self.tap.point(bool(wrapped) == want,
+                       "the client is sent SotW resources %s (rule L2)"
+                       % ("wrapped in Resource" if want else "unwrapped"),
+                       wrapped[:3] or ["no ', resources wrapped' line in xdsd's log"])
 
     def stop_xdsd(self):
         p = self.xdsd_proc

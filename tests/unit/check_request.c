@@ -64,6 +64,26 @@ START_TEST(node_reads_its_fields)
 }
 END_TEST
 
+/* gRPC's clients name the wrapped-resources feature their own way. */
+START_TEST(node_grpc_feature_name)
+{
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+	char *features[] = {"envoy.lb.does_not_support_overprovisioning",
+			    "xds.config.resource-in-sotw"};
+	struct xd_node n;
+	const char *why = NULL;
+	uint8_t buf[256];
+	size_t len;
+
+	node.id = "grpc-client";
+	node.n_client_features = 2;
+	node.client_features = features;
+	len = envoy__config__core__v3__node__pack(&node, buf);
+	ck_assert_int_eq(xd_node_parse(&n, buf, len, &why), 0);
+	ck_assert_uint_eq(n.features, XD_FEATURE_RESOURCE_IN_SOTW);
+}
+END_TEST
+
 /*
  * No node at all (a client that sends none): empty id and cluster. The
  * session passes (NULL, 0), and the reader once added 0 to NULL, which
@@ -215,6 +235,7 @@ int main(void)
 	TCase *node = tcase_create("node"), *req = tcase_create("request");
 
 	tcase_add_test(node, node_reads_its_fields);
+	tcase_add_test(node, node_grpc_feature_name);
 	tcase_add_test(node, node_empty);
 	tcase_add_test(node, node_deep_metadata_is_skipped);
 	tcase_add_test(node, node_malformed_refused);
