@@ -129,6 +129,13 @@ int xd_request_parse(struct xd_request *r, const uint8_t *data, size_t len,
 			       "not a DiscoveryRequest (malformed protobuf)";
 		goto fail;
 	}
+	/* A type URL is text: one with a NUL would be cut short wherever
+	 * it is kept or logged as a C string. */
+	if (r->type_url.len > 0 &&
+	    memchr(r->type_url.data, 0, r->type_url.len) != NULL) {
+		*why = "type_url must not contain NUL bytes";
+		goto fail;
+	}
 	r->names_hash = XXH3_64bits_digest(&st);
 	return 0;
 fail:

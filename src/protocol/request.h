@@ -44,7 +44,8 @@ struct xd_request {
 /*
  * Parses a DiscoveryRequest (or, with `delta`, a DeltaDiscoveryRequest);
  * `data` may be NULL when `len` is 0. Returns 0, or -1 with *why set to
- * a static reason for malformed input.
+ * a static reason for malformed input (not protobuf, or a type_url
+ * holding a NUL byte).
  */
 int xd_request_parse(struct xd_request *r, const uint8_t *data, size_t len,
 		     bool delta, const char **why);

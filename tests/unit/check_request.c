@@ -229,6 +229,21 @@ START_TEST(request_empty)
 }
 END_TEST
 
+/* A type URL with a NUL byte is refused: it is kept and logged as text. */
+START_TEST(request_type_url_with_nul)
+{
+	static const uint8_t sotw[] = {0x22, 0x03, 'a', 0, 'b'};
+	static const uint8_t delta[] = {0x12, 0x03, 'a', 0, 'b'};
+	struct xd_request r;
+	const char *why = NULL;
+
+	ck_assert_int_eq(xd_request_parse(&r, _i ? delta : sotw, sizeof(sotw),
+					  _i == 1, &why), -1);
+	ck_assert_ptr_nonnull(why);
+	ck_assert_ptr_nonnull(strstr(why, "NUL"));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("request");
@@ -242,6 +257,7 @@ int main(void)
 	suite_add_tcase(s, node);
 	tcase_add_test(req, request_fields);
 	tcase_add_loop_test(req, request_empty, 0, 2);
+	tcase_add_loop_test(req, request_type_url_with_nul, 0, 2);
 	suite_add_tcase(s, req);
 	return xdtest_run(s);
 }
