@@ -1,6 +1,7 @@
 #include "daemon/daemon.h"
 
 #include <grpc/grpc.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "cache/cache.h"
 #include "daemon/early_signals.h"
 #include "protocol/body.h"
+#include "protocol/nameset.h"
 #include "protocol/session.h"
 #include "schema/schema.h"
 #include "snapshot/loader.h"
@@ -146,6 +148,11 @@ static void reload_done(uv_work_t *w, int status XD_UNUSED)
 		sd_notifyf(0, "READY=1\nSTATUS=serving on %s", d->cfg->listen);
 	}
 	xd_load_free(&d->result);
+	/* What the load parsed, and the snapshots it superseded, were
+	 * freed in the heaps of the threads that made them: give back
+	 * the pages that are now free, rather than keep them until
+	 * those threads happen to allocate again. */
+	malloc_trim(0);
 	if (d->reload_again) {
 		d->reload_again = false;
 		reload_start(d);
@@ -223,12 +230,17 @@ static void on_usr1(uv_signal_t *h, int signum XD_UNUSED)
 {
 	struct daemon *d = h->data;
 	struct xd_sessions_stats st = {0};
+	size_t tables, table_bytes, bodies, body_bytes;
 
 	if (d->sessions != NULL)
 		xd_sessions_stats(d->sessions, &st);
-	xd_info("stats: streams %zu, requests %llu, acks %llu, nacks %llu, responses %llu, response bytes %llu, bodies computed %llu, snapshots %zu",
+	tables = xd_table_live(&table_bytes);
+	bodies = xd_body_live(&body_bytes);
+	xd_info("stats: streams %zu, requests %llu, acks %llu, nacks %llu, responses %llu, response bytes %llu, bodies computed %llu, snapshots %zu, snapshots alive %zu, tables alive %zu (%zu bytes), bodies alive %zu (%zu bytes), name sets %zu",
 		st.sessions, st.requests, st.acks, st.nacks, st.responses,
-		st.response_bytes, xd_body_computed(), xd_cache_count(d->cache));
+		st.response_bytes, xd_body_computed(), xd_cache_count(d->cache),
+		xd_snapshot_live(), tables, table_bytes, bodies, body_bytes,
+		xd_nameset_live());
 }
 
 static int watch_signal(struct daemon *d, uv_signal_t *h, uv_signal_cb cb,
@@ -283,6 +295,14 @@ int xd_daemon_run(const struct xd_config *cfg)
 	struct xd_server_opts opts = {.cfg = cfg};
 	int rc = 1;
 
+	/* glibc raises its mmap threshold to the size of the largest block
+	 * freed (up to 32 MiB): after the first reload, the large blocks of
+	 * each load (tables, file text, parse trees) come from the heap of
+	 * the thread-pool thread that loaded it and stay there once freed,
+	 * 23 MB more RSS with each of the first reloads of a 12.7 MB
+	 * snapshot (bench/README.md, "Memory over time"). A fixed threshold
+	 * keeps large blocks in mappings of their own, unmapped when freed. */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	if (uv_loop_init(&d.loop) != 0) {
 		xd_error("cannot create the event loop");
 		return 1;

@@ -297,9 +297,12 @@ static void pump(struct xd_session *ss)
 	struct xd_seq_mode mode;
 	struct xd_seq_step st;
 
+	/* The target follows the cache even when nothing can be sent: a
+	 * client that stopped reading must not keep a superseded snapshot
+	 * (and every table of it) alive. */
+	refresh_snapshot(ss);
 	if (!xd_stream_can_send(ss->stream))
 		return;
-	refresh_snapshot(ss);
 	if (ss->have_node && ss->snap == NULL) {
 		end_without_snapshot(ss);
 		return;
