@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/buf.h"
 #include "xdtest.h"
 
 /* ---------------- snapshots ---------------- */
@@ -135,33 +136,6 @@ char *pu_list(enum pu_type t, ...)
 	return out;
 }
 
-struct ybuf {
-	char *p;
-	size_t len, cap;
-};
-
-static void yput(struct ybuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void yput(struct ybuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-		va_end(ap);
-		ck_assert(n >= 0);
-		if ((size_t)n < b->cap - b->len)
-			break;
-		b->cap = (b->cap + (size_t)n) * 2 + 256;
-		b->p = realloc(b->p, b->cap);
-		ck_assert(b->p != NULL);
-	}
-	b->len += (size_t)n;
-}
-
 static const char *const sections[PU_NTYPES] = {
 	[PU_SDS] = "secrets",        [PU_RTDS] = "runtimes",
 	[PU_CDS] = "clusters",       [PU_EDS] = "endpoints",
@@ -169,36 +143,36 @@ static const char *const sections[PU_NTYPES] = {
 	[PU_SRDS] = "scoped_routes", [PU_VHDS] = "virtual_hosts",
 };
 
-static void item_yaml(struct ybuf *b, const struct pu_item *it,
+static void item_yaml(struct xd_buf *b, const struct pu_item *it,
 		      bool vhds_parent)
 {
 	int v = it->variant;
 
 	switch (it->type) {
 	case PU_SDS:
-		yput(b, "- name: \"%s\"\n  generic_secret: {secret: {inline_string: \"secret-%d\"}}\n",
+		xd_buf_printf(b, "- name: \"%s\"\n  generic_secret: {secret: {inline_string: \"secret-%d\"}}\n",
 		     it->name, v);
 		break;
 	case PU_RTDS:
-		yput(b, "- name: \"%s\"\n  layer: {key: \"value-%d\"}\n", it->name, v);
+		xd_buf_printf(b, "- name: \"%s\"\n  layer: {key: \"value-%d\"}\n", it->name, v);
 		break;
 	case PU_CDS:
-		yput(b, "- name: \"%s\"\n  connect_timeout: %ds\n", it->name, v + 1);
+		xd_buf_printf(b, "- name: \"%s\"\n  connect_timeout: %ds\n", it->name, v + 1);
 		if (it->ref != NULL)
-			yput(b, "  type: EDS\n  eds_cluster_config: {eds_config: {ads: {}, resource_api_version: V3}, service_name: \"%s\"}\n",
+			xd_buf_printf(b, "  type: EDS\n  eds_cluster_config: {eds_config: {ads: {}, resource_api_version: V3}, service_name: \"%s\"}\n",
 			     it->ref);
 		else
-			yput(b, "  type: STATIC\n");
+			xd_buf_printf(b, "  type: STATIC\n");
 		break;
 	case PU_EDS:
-		yput(b, "- cluster_name: \"%s\"\n  endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: %d}}}}]}]\n",
+		xd_buf_printf(b, "- cluster_name: \"%s\"\n  endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: %d}}}}]}]\n",
 		     it->name, 1000 + v);
 		break;
 	case PU_LDS:
-		yput(b, "- name: \"%s\"\n  address: {socket_address: {address: 0.0.0.0, port_value: %d}}\n",
+		xd_buf_printf(b, "- name: \"%s\"\n  address: {socket_address: {address: 0.0.0.0, port_value: %d}}\n",
 		     it->name, 10000 + v);
 		if (it->ref != NULL)
-			yput(b,
+			xd_buf_printf(b,
 			     "  filter_chains:\n"
 			     "  - filters:\n"
 			     "    - name: envoy.filters.network.http_connection_manager\n"
@@ -212,29 +186,29 @@ static void item_yaml(struct ybuf *b, const struct pu_item *it,
 			     it->name, it->ref);
 		break;
 	case PU_RDS:
-		yput(b, "- name: \"%s\"\n", it->name);
+		xd_buf_printf(b, "- name: \"%s\"\n", it->name);
 		if (vhds_parent)
-			yput(b, "  vhds: {config_source: {ads: {}, resource_api_version: V3}}\n");
+			xd_buf_printf(b, "  vhds: {config_source: {ads: {}, resource_api_version: V3}}\n");
 		if (it->ref != NULL)
-			yput(b, "  virtual_hosts: [{name: \"vh-%d\", domains: [\"*\"], routes: [{match: {prefix: \"/\"}, route: {cluster: \"%s\"}}]}]\n",
+			xd_buf_printf(b, "  virtual_hosts: [{name: \"vh-%d\", domains: [\"*\"], routes: [{match: {prefix: \"/\"}, route: {cluster: \"%s\"}}]}]\n",
 			     v, it->ref);
 		else
-			yput(b, "  virtual_hosts: [{name: \"vh\", domains: [\"v%d.example\"]}]\n", v);
+			xd_buf_printf(b, "  virtual_hosts: [{name: \"vh\", domains: [\"v%d.example\"]}]\n", v);
 		break;
 	case PU_SRDS:
-		yput(b, "- name: \"%s\"\n  route_configuration_name: \"%s\"\n  key: {fragments: [{string_key: \"%s-%d\"}]}\n",
+		xd_buf_printf(b, "- name: \"%s\"\n  route_configuration_name: \"%s\"\n  key: {fragments: [{string_key: \"%s-%d\"}]}\n",
 		     it->name, it->ref != NULL ? it->ref : "srds_rc", it->name, v);
 		break;
 	case PU_VHDS: {
 		const char *slash = strchr(it->name, '/');
 
 		ck_assert_msg(slash != NULL, "VHDS name '%s' needs a '/'", it->name);
-		yput(b, "- name: \"%s\"\n  domains: [\"%s.example\"]\n", it->name, slash + 1);
+		xd_buf_printf(b, "- name: \"%s\"\n  domains: [\"%s.example\"]\n", it->name, slash + 1);
 		if (it->ref != NULL)
-			yput(b, "  routes: [{match: {prefix: \"/v%d\"}, route: {cluster: \"%s\"}}]\n",
+			xd_buf_printf(b, "  routes: [{match: {prefix: \"/v%d\"}, route: {cluster: \"%s\"}}]\n",
 			     v, it->ref);
 		else
-			yput(b, "  routes: [{match: {prefix: \"/v%d\"}, direct_response: {status: 200}}]\n", v);
+			xd_buf_printf(b, "  routes: [{match: {prefix: \"/v%d\"}, direct_response: {status: 200}}]\n", v);
 		break;
 	}
 	case PU_NTYPES:
@@ -246,7 +220,7 @@ char *pu_snap_yaml(const struct pu_snap *s0)
 {
 	struct pu_snap *s = pu_snap_copy(s0);
 	struct pu_strs vhds_parents = {0};
-	struct ybuf b = {0};
+	struct xd_buf b = XD_BUF_INIT;
 
 	/* the route configurations scoped routes and virtual hosts need */
 	for (size_t i = 0; i < s0->n; i++) {
@@ -266,7 +240,7 @@ char *pu_snap_yaml(const struct pu_snap *s0)
 			free(rc);
 		}
 	}
-	yput(&b, "# written by the protocol tests\n");
+	xd_buf_printf(&b, "# written by the protocol tests\n");
 	for (int t = 0; t < PU_NTYPES; t++) {
 		bool any = false;
 
@@ -274,7 +248,7 @@ char *pu_snap_yaml(const struct pu_snap *s0)
 			if (s->items[i].type != (enum pu_type)t)
 				continue;
 			if (!any)
-				yput(&b, "%s:\n", sections[t]);
+				xd_buf_printf(&b, "%s:\n", sections[t]);
 			any = true;
 			item_yaml(&b, &s->items[i],
 				  t == PU_RDS && pu_strs_has(&vhds_parents, s->items[i].name));
@@ -282,7 +256,8 @@ char *pu_snap_yaml(const struct pu_snap *s0)
 	}
 	pu_strs_clear(&vhds_parents);
 	pu_snap_free(s);
-	return b.p;
+	xd_buf_putc(&b, '\0');
+	return (char *)xd_buf_steal(&b, NULL);
 }
 
 /* ---------------- the daemon ---------------- */
