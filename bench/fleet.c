@@ -319,7 +319,7 @@ int main(int argc, char **argv)
 	parse_args(argc, argv);
 	raise_nofile();
 	busy0 = system_busy_s();
-	srv0 = proc_cpu_s();
+	srv0 = proc_cpu_s(opt.server_pid);
 	out = open_memstream(&out_buf, &out_len);
 	if (out == NULL)
 		die("open_memstream: %s", strerror(errno));
@@ -355,8 +355,8 @@ int main(int argc, char **argv)
 		encode_node(c);
 	}
 
-	rss0 = proc_status_kb("VmRSS");
-	cpu0 = proc_cpu_s();
+	rss0 = proc_status_kb(opt.server_pid, "VmRSS");
+	cpu0 = proc_cpu_s(opt.server_pid);
 	t0 = now_ns();
 	for (int i = 0; i < opt.clients; i++) {
 		if (opt.rate > 0) {
@@ -372,8 +372,8 @@ int main(int argc, char **argv)
 	kv("connect_ms", "%.1f", (double)(now_ns() - t0) / 1e6);
 	ok = wait_configured(t0);
 	print_initial(t0);
-	rss1 = proc_status_kb("VmRSS");
-	cpu1 = proc_cpu_s();
+	rss1 = proc_status_kb(opt.server_pid, "VmRSS");
+	cpu1 = proc_cpu_s(opt.server_pid);
 	if (cpu0 >= 0 && cpu1 >= 0)
 		kv("init_server_cpu_ms", "%.0f", (cpu1 - cpu0) * 1000);
 	if (rss0 >= 0) {
@@ -390,30 +390,30 @@ int main(int argc, char **argv)
 	for (int k = 0; ok && k < opt.ntriggers; k++)
 		ok = run_trigger(k);
 	if (opt.ntriggers) {
-		rss2 = proc_status_kb("VmRSS");
+		rss2 = proc_status_kb(opt.server_pid, "VmRSS");
 		if (rss2 >= 0)
 			kv("rss_after_kb", "%ld", rss2);
 	}
 	if (opt.hold > 0 && ok) {
 		uint64_t m0 = atomic_load(&g_rx_msgs);
-		double c0 = proc_cpu_s(), c1;
-		long s0 = proc_switches(), s1;
+		double c0 = proc_cpu_s(opt.server_pid), c1;
+		long s0 = proc_switches(opt.server_pid), s1;
 
 		if (opt.verbose)
 			fprintf(stderr, "fleet: holding %d idle streams for %.0f s\n",
 				opt.clients, opt.hold);
 		sleep_ms((int)(opt.hold * 1000));
-		c1 = proc_cpu_s();
-		s1 = proc_switches();
+		c1 = proc_cpu_s(opt.server_pid);
+		s1 = proc_switches(opt.server_pid);
 		kv("hold_s", "%.0f", opt.hold);
 		kv("hold_responses", "%" PRIu64, atomic_load(&g_rx_msgs) - m0);
 		if (c0 >= 0 && c1 >= 0) {
 			kv("hold_server_cpu_pct", "%.3f", 100 * (c1 - c0) / opt.hold);
 			kv("hold_server_wakeups_per_s", "%.1f", (double)(s1 - s0) / opt.hold);
-			kv("hold_rss_kb", "%ld", proc_status_kb("VmRSS"));
+			kv("hold_rss_kb", "%ld", proc_status_kb(opt.server_pid, "VmRSS"));
 		}
 	}
-	kv("server_hwm_kb", "%ld", proc_status_kb("VmHWM"));
+	kv("server_hwm_kb", "%ld", proc_status_kb(opt.server_pid, "VmHWM"));
 	kv("failed_streams", "%" PRIu64, atomic_load(&g_failed));
 	kv("dup_responses", "%" PRIu64, atomic_load(&g_dups[CDS]) +
 	   atomic_load(&g_dups[EDS]) + atomic_load(&g_dups[LDS]) +
@@ -426,7 +426,7 @@ int main(int argc, char **argv)
 	kv("fleet_cpu_s", "%.1f", self_cpu_s());
 	kv("fleet_rss_kb", "%ld", ru.ru_maxrss);
 	/* what neither the fleet nor the server used: other load, noise */
-	double busy1 = system_busy_s(), srv1 = proc_cpu_s();
+	double busy1 = system_busy_s(), srv1 = proc_cpu_s(opt.server_pid);
 	double other = (busy1 - busy0) - self_cpu_s() - (srv1 - srv0);
 
 	kv("wall_s", "%.1f", (double)(now_ns() - t_prog) / 1e9);

@@ -1,12 +1,13 @@
 /*
  * bench/fleet's private header: the types and the state its files share,
- * and the few functions each file offers the others. fleet.c says what
- * the program does and measures.
+ * and the few functions each file offers the others; the utilities at
+ * the bottom each have their own header. fleet.c says what the program
+ * does and measures.
  *
  *   fleet.c           options, start-up, the summary line, shutdown
  *   fleet_util.c      dying on errors, allocation, clocks
  *   fleet_pb.c        protobuf wire: writing requests (reading is xdsd's
- *                     src/schema/wire.h, through pb_sub/pb_next below)
+ *                     src/schema/wire.h, through pb_sub/pb_next)
  *   fleet_smap.c      a string-keyed hash map and a set of hashes
  *   fleet_resource.c  the fields of a resource subscriptions depend on
  *   fleet_response.c  responses: what a client holds and subscribes to
@@ -33,132 +34,14 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "schema/wire.h"
+#include "fleet_pb.h"
+#include "fleet_proc.h"
+#include "fleet_resource.h"
+#include "fleet_smap.h"
+#include "fleet_util.h"
 
 #define MAX_TRIGGERS 8
 #define MAX_THREADS 16
-
-/* ------------------------------------------------------------------ */
-/* Resource types (fleet_resource.c)                                   */
-
-enum rt { CDS, EDS, LDS, RDS, NT };
-
-extern const char *const type_url[NT];
-extern const char *const type_name[NT];
-
-/* ------------------------------------------------------------------ */
-/* Small helpers (fleet_util.c)                                        */
-
-uint64_t now_ns(void);
-void sleep_ms(int ms);
-/* Prints "fleet: ..." on stderr and exits 1. */
-void die(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2), noreturn));
-/* Allocation that dies when out of memory. */
-void *xmalloc(size_t n);
-void *xcalloc(size_t n, size_t m);
-void *xrealloc(void *p, size_t n);
-char *xstrndup(const void *s, size_t n);
-
-static inline uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
-static inline uint64_t hash_bytes(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ULL;
-	}
-	return mix64(h ^ n);
-}
-
-static inline bool span_eq(const uint8_t *p, size_t n, const char *s)
-{
-	return strlen(s) == n && memcmp(p, s, n) == 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Protobuf wire format (fleet_pb.c)                                   */
-
-/* Reading: the fields of one message, with xdsd's own reader. Groups
- * are skipped as unknown fields; anything malformed ends with -1. */
-struct pb_rd {
-	const uint8_t *p, *end;
-};
-
-static inline struct pb_rd pb_sub(const uint8_t *data, size_t len)
-{
-	struct pb_rd r = {data, data + len};
-
-	return r;
-}
-
-/* 1: a field; 0: end of message; -1: malformed. */
-static inline int pb_next(struct pb_rd *r, struct xd_wire_field *f)
-{
-	return xd_wire_next(&r->p, r->end, f);
-}
-
-/* Writing: a request. `buf` is malloc'ed and owned by the writer's
- * user, who frees it or hands it to gRPC. */
-struct pb_wr {
-	uint8_t *buf;
-	size_t len, cap;
-};
-
-void pbw_bytes(struct pb_wr *w, uint32_t num, const void *p, size_t n);
-/* Writes nothing for a NULL or empty string, as protobuf omits them. */
-void pbw_str(struct pb_wr *w, uint32_t num, const char *s);
-
-/* ------------------------------------------------------------------ */
-/* A string-keyed hash map (fleet_smap.c)                              */
-
-struct sm_ent {
-	char *key;         /* owned; NULL: empty slot */
-	uint32_t klen;
-	uint64_t h;
-	uint64_t ver;      /* resource version hash (delta) */
-	char *aux;         /* owned: a cluster's EDS name, a listener's RDS names ('\n'-joined) */
-};
-
-struct smap {
-	struct sm_ent *e;
-	uint32_t cap, len;
-};
-
-struct sm_ent *sm_find(const struct smap *m, const char *k, size_t n);
-/* The entry for k, inserted (ver 0, aux NULL) if absent. */
-struct sm_ent *sm_put(struct smap *m, const char *k, size_t n, bool *created);
-/* Frees e's key and aux; a later entry may move into e's slot. */
-void sm_del_ent(struct smap *m, struct sm_ent *e);
-void sm_clear(struct smap *m);
-
-#define SM_EACH(m, ent) \
-	for (struct sm_ent *ent = (m)->e; ent < (m)->e + (m)->cap; ent++) \
-		if (ent->key != NULL)
-
-/*
- * A set of name hashes, to find a name given twice in one response
- * (rule S11; Envoy NACKs a delta response naming a resource twice, even once
- * in resources and once in removed_resources).
- */
-struct hset {
-	uint64_t *v;      /* 0: empty slot */
-	uint32_t cap, len;
-};
-
-/* False if h was already there. */
-bool hset_add(struct hset *s, uint64_t h);
 
 /* ------------------------------------------------------------------ */
 /* Options and global state (fleet.c)                                  */
@@ -266,17 +149,6 @@ struct client {
 extern struct client *clients;  /* opt.clients of them */
 extern uint64_t t_prog;         /* program start, for --trace */
 
-/* fleet_resource.c: a resource's name and the names it makes a client
- * subscribe to; *eds and *rds are malloc'ed (NULL: none), `name` points
- * into d. False when malformed. */
-bool parse_cluster(const uint8_t *d, size_t n, struct xd_wire_field *name,
-		   char **eds);
-bool parse_listener(const uint8_t *d, size_t n, struct xd_wire_field *name,
-		    char **rds);
-bool parse_name1(const uint8_t *d, size_t n, struct xd_wire_field *name);
-/* The type of a type URL; NT when it is none of the four. */
-enum rt type_of(const uint8_t *p, size_t n);
-
 /* fleet_response.c: takes one response into c's state; false when
  * malformed. Called with c->mu held. */
 bool on_sotw(struct client *c, const uint8_t *d, size_t n);
@@ -292,14 +164,6 @@ void encode_node(struct client *c);
 void client_start(struct client *c);
 /* The polling thread of one completion queue (arg). */
 void *cq_thread(void *arg);
-
-/* fleet_proc.c: the server's figures (--server-pid), the machine's busy
- * CPU time and this process's; -1 when unknown. */
-long proc_status_kb(const char *key);
-double proc_cpu_s(void);
-long proc_switches(void);
-double system_busy_s(void);
-double self_cpu_s(void);
 
 /* fleet_measure.c: on the main thread; each appends to the summary. */
 bool wait_configured(uint64_t t0);

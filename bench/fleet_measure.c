@@ -208,7 +208,7 @@ bool run_trigger(int k)
 	rx0 = atomic_load(&g_rx_bytes);
 	unlock_all();
 
-	cpu0 = proc_cpu_s();
+	cpu0 = proc_cpu_s(opt.server_pid);
 	t0 = now_ns();
 	if (opt.verbose)
 		fprintf(stderr, "fleet: trigger %d: %s\n", k + 1, opt.trigger[k]);
@@ -238,7 +238,7 @@ bool run_trigger(int k)
 			break;
 		sleep_ms(50);
 	}
-	cpu1 = proc_cpu_s();
+	cpu1 = proc_cpu_s(opt.server_pid);
 
 	/* figures */
 	lat = xmalloc(sizeof(uint64_t) * (size_t)opt.clients);

@@ -1,14 +1,14 @@
 /*
- * Protobuf wire format, writing side: the requests fleet sends
- * (DiscoveryRequest, DeltaDiscoveryRequest and the Node inside them)
- * are a few length-delimited fields, written straight into a growing
- * buffer. Reading uses xdsd's own reader, src/schema/wire.h, through
- * pb_sub/pb_next in fleet.h.
+ * Protobuf wire format, writing side (fleet_pb.h): the requests fleet
+ * sends (DiscoveryRequest, DeltaDiscoveryRequest and the Node inside
+ * them) are a few length-delimited fields, written straight into a
+ * growing buffer.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "fleet.h"
+#include "fleet_pb.h"
+#include "fleet_util.h"
 
 static void pbw_need(struct pb_wr *w, size_t n)
 {

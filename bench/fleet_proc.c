@@ -1,8 +1,6 @@
 /*
- * Figures read from /proc: the server's RSS, CPU time and context
- * switches (--server-pid), the CPU time of the whole machine, and this
- * process's own CPU time. The /proc figures are -1 when they cannot be
- * read (no --server-pid, the process gone).
+ * Figures read from /proc (fleet_proc.h): a process's RSS, CPU time and
+ * context switches, the machine's busy time, this process's CPU time.
  */
 #include <glob.h>
 #include <stdio.h>
@@ -11,18 +9,18 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "fleet.h"
+#include "fleet_proc.h"
 
-long proc_status_kb(const char *key)
+long proc_status_kb(long pid, const char *key)
 {
 	char path[64], line[256];
 	FILE *f;
 	long v = -1;
 	size_t kl = strlen(key);
 
-	if (opt.server_pid <= 0)
+	if (pid <= 0)
 		return -1;
-	snprintf(path, sizeof(path), "/proc/%ld/status", opt.server_pid);
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
 	f = fopen(path, "r");
 	if (f == NULL)
 		return -1;
@@ -35,17 +33,16 @@ long proc_status_kb(const char *key)
 	return v;
 }
 
-/* utime + stime of the server, in seconds; -1 when unknown. */
-double proc_cpu_s(void)
+double proc_cpu_s(long pid)
 {
 	char path[64], buf[1024], *p;
 	unsigned long ut, st;
 	FILE *f;
 	size_t n;
 
-	if (opt.server_pid <= 0)
+	if (pid <= 0)
 		return -1;
-	snprintf(path, sizeof(path), "/proc/%ld/stat", opt.server_pid);
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
 	f = fopen(path, "r");
 	if (f == NULL)
 		return -1;
@@ -59,7 +56,7 @@ double proc_cpu_s(void)
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
-/* CPU time all processes spent, in seconds (busy jiffies of /proc/stat). */
+/* The busy jiffies of /proc/stat. */
 double system_busy_s(void)
 {
 	unsigned long long v[8] = {0};
@@ -87,16 +84,15 @@ double self_cpu_s(void)
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-/* Context switches of every thread of the server. */
-long proc_switches(void)
+long proc_switches(long pid)
 {
 	char pat[64], line[256];
 	glob_t g;
 	long total = 0;
 
-	if (opt.server_pid <= 0)
+	if (pid <= 0)
 		return -1;
-	snprintf(pat, sizeof(pat), "/proc/%ld/task/*/status", opt.server_pid);
+	snprintf(pat, sizeof(pat), "/proc/%ld/task/*/status", pid);
 	if (glob(pat, 0, NULL, &g) != 0)
 		return -1;
 	for (size_t i = 0; i < g.gl_pathc; i++) {

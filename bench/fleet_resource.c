@@ -1,6 +1,7 @@
 /*
- * The fields of a resource that a client's subscriptions depend on,
- * read straight from the protobuf wire format; nothing else is decoded.
+ * The fields of a resource that a client's subscriptions depend on
+ * (fleet_resource.h), read straight from the protobuf wire format;
+ * nothing else is decoded.
  *
  * The fields read: Cluster name (1), type (2), eds_cluster_config (3)
  * .service_name (2); ClusterLoadAssignment cluster_name (1); Listener
@@ -14,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fleet.h"
+#include "fleet_pb.h"
+#include "fleet_resource.h"
+#include "fleet_util.h"
 
 const char *const type_url[NT] = {
 	"type.googleapis.com/envoy.config.cluster.v3.Cluster",

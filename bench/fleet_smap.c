@@ -1,13 +1,12 @@
 /*
- * A string-keyed hash map (linear probing, backward-shift deletion),
- * for what a client subscribes to, has told the server and holds; and a
- * set of hashes, for names given twice in one response. Keys are copied
- * in and owned by the map.
+ * A string-keyed hash map and a set of hashes (fleet_smap.h). Keys are
+ * copied in and owned by the map.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "fleet.h"
+#include "fleet_smap.h"
+#include "fleet_util.h"
 
 static struct sm_ent *sm_slot(const struct smap *m, const char *k, size_t n,
 			      uint64_t h)
@@ -46,7 +45,6 @@ static void sm_grow(struct smap *m)
 	free(old);
 }
 
-/* The entry for k, inserted (ver 0, aux NULL) if absent. */
 struct sm_ent *sm_put(struct smap *m, const char *k, size_t n, bool *created)
 {
 	uint64_t h = hash_bytes(k, n);
@@ -101,7 +99,6 @@ void sm_clear(struct smap *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* False if h was already there. */
 bool hset_add(struct hset *s, uint64_t h)
 {
 	uint32_t mask;

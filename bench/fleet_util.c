@@ -1,7 +1,5 @@
 /*
- * Small helpers of fleet: dying on errors, allocation that dies when out
- * of memory, the monotonic clock. A benchmark that cannot allocate or
- * start a call has nothing sensible left to measure.
+ * fleet's helpers (fleet_util.h): dying on errors, allocation, clocks.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fleet.h"
+#include "fleet_util.h"
 
 uint64_t now_ns(void)
 {
