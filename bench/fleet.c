@@ -42,7 +42,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <grpc/grpc.h>
-#include <grpc/grpc_security.h>
 #include <grpc/slice.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -75,16 +74,21 @@ struct options opt = {
 	.server_pid = 0,
 };
 
-grpc_completion_queue *cqs[MAX_THREADS];
+/*
+ * One completion queue per polling thread; client i uses queue i mod
+ * threads. Debian builds gRPC without NDEBUG, and then every completion
+ * searches its queue's list of outstanding operations linearly
+ * (cq_check_tag): with 10,000 streams on one queue that search was 13%
+ * of the simulator's CPU time. Splitting the streams over the threads'
+ * queues divides it, and keeps each client on one thread.
+ */
+static grpc_completion_queue *cqs[MAX_THREADS];
 
-_Atomic uint64_t g_last_rx, g_rx_msgs, g_rx_bytes, g_resp[NT], g_dups[NT];
-_Atomic uint64_t g_unsub, g_unknown, g_bad, g_twice, g_configured, g_failed;
-_Atomic int64_t g_ops;
-_Atomic int g_fail_logged;
-_Atomic bool g_stopping;
-
+struct fleet_counters counters;
 struct client *clients;
-uint64_t t_prog;
+static uint64_t t_prog;
+/* what every client shares, from opt */
+static struct client_conf conf;
 
 /* The summary line, built as we go and printed at the end. */
 static FILE *out;
@@ -225,77 +229,24 @@ static void raise_nofile(void)
 			(unsigned long)rl.rlim_cur, opt.clients);
 }
 
-static grpc_channel *make_channel(void)
-{
-	grpc_arg args[4];
-	grpc_channel_args ca = {.num_args = 4, .args = args};
-	grpc_channel_credentials *creds = grpc_insecure_credentials_create();
-	grpc_channel *ch;
-
-	memset(args, 0, sizeof(args));
-	/* one connection per client, as every Envoy has */
-	args[0].type = GRPC_ARG_INTEGER;
-	args[0].key = (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL;
-	args[0].value.integer = 1;
-	args[1].type = GRPC_ARG_INTEGER;
-	args[1].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-	args[1].value.integer = -1;
-	/* no retry buffering, no channelz: less driver overhead */
-	args[2].type = GRPC_ARG_INTEGER;
-	args[2].key = (char *)GRPC_ARG_ENABLE_RETRIES;
-	args[2].value.integer = 0;
-	args[3].type = GRPC_ARG_INTEGER;
-	args[3].key = (char *)GRPC_ARG_ENABLE_CHANNELZ;
-	args[3].value.integer = 0;
-	ch = grpc_channel_create(opt.grpc_target, creds, &ca);
-	grpc_channel_credentials_release(creds);
-	return ch;
-}
-
 static void shutdown_fleet(pthread_t *th)
 {
 	uint64_t deadline;
 
-	atomic_store(&g_stopping, true);
-	for (int i = 0; i < opt.clients; i++) {
-		pthread_mutex_lock(&clients[i].mu);
-		if (clients[i].call)
-			grpc_call_cancel(clients[i].call, NULL);
-		pthread_mutex_unlock(&clients[i].mu);
-	}
+	atomic_store(&counters.stopping, true);
+	for (int i = 0; i < opt.clients; i++)
+		client_cancel(&clients[i]);
 	deadline = now_ns() + 30000000000ull;
-	while (atomic_load(&g_ops) > 0 && now_ns() < deadline)
+	while (atomic_load(&counters.ops) > 0 && now_ns() < deadline)
 		sleep_ms(10);
-	if (atomic_load(&g_ops) > 0) {
+	if (atomic_load(&counters.ops) > 0) {
 		/* not worth hanging a benchmark over */
 		fprintf(stderr, "fleet: %" PRId64 " operations still pending at exit\n",
-			atomic_load(&g_ops));
+			atomic_load(&counters.ops));
 		return;
 	}
-	for (int i = 0; i < opt.clients; i++) {
-		struct client *c = &clients[i];
-
-		if (c->call)
-			grpc_call_unref(c->call);
-		grpc_channel_destroy(c->ch);
-		grpc_metadata_array_destroy(&c->imd);
-		grpc_metadata_array_destroy(&c->tmd);
-		grpc_slice_unref(c->details);
-		for (int t = 0; t < NT; t++) {
-			struct tstate *ts = &c->t[t];
-
-			sm_clear(&ts->sub);
-			sm_clear(&ts->sent);
-			sm_clear(&ts->held);
-			free(ts->version);
-			free(ts->nonce);
-			for (uint32_t j = 0; j < ts->nq_len; j++)
-				free(ts->nq[j]);
-			free(ts->nq);
-		}
-		free(c->node);
-		pthread_mutex_destroy(&c->mu);
-	}
+	for (int i = 0; i < opt.clients; i++)
+		client_destroy(&clients[i]);
 	for (int i = 0; i < opt.threads; i++)
 		grpc_completion_queue_shutdown(cqs[i]);
 	for (int i = 0; i < opt.threads; i++) {
@@ -335,25 +286,24 @@ int main(int argc, char **argv)
 	grpc_init();
 	for (int i = 0; i < opt.threads; i++) {
 		cqs[i] = grpc_completion_queue_create_for_next(NULL);
-		if (pthread_create(&th[i], NULL, cq_thread, cqs[i]) != 0)
+		if (pthread_create(&th[i], NULL, client_poll, cqs[i]) != 0)
 			die("pthread_create failed");
 	}
 
+	conf = (struct client_conf){
+		.envoy = {
+			.mode = opt.mode,
+			.node_prefix = opt.node_prefix,
+			.cluster = opt.cluster,
+			.trace = opt.trace,
+			.t_prog = t_prog,
+			.counters = &counters,
+		},
+		.grpc_target = opt.grpc_target,
+	};
 	clients = xcalloc((size_t)opt.clients, sizeof(*clients));
-	for (int i = 0; i < opt.clients; i++) {
-		struct client *c = &clients[i];
-
-		pthread_mutex_init(&c->mu, NULL);
-		c->idx = i;
-		c->t_start = (struct tag){c, TAG_START};
-		c->t_send = (struct tag){c, TAG_SEND};
-		c->t_recv = (struct tag){c, TAG_RECV};
-		c->t_status = (struct tag){c, TAG_STATUS};
-		grpc_metadata_array_init(&c->imd);
-		grpc_metadata_array_init(&c->tmd);
-		c->details = grpc_empty_slice();
-		encode_node(c);
-	}
+	for (int i = 0; i < opt.clients; i++)
+		client_init(&clients[i], i, &conf, cqs[i % opt.threads]);
 
 	rss0 = proc_status_kb(opt.server_pid, "VmRSS");
 	cpu0 = proc_cpu_s(opt.server_pid);
@@ -366,7 +316,6 @@ int main(int argc, char **argv)
 			if (due > now)
 				sleep_ms((int)((due - now) / 1000000));
 		}
-		clients[i].ch = make_channel();
 		client_start(&clients[i]);
 	}
 	kv("connect_ms", "%.1f", (double)(now_ns() - t0) / 1e6);
@@ -384,8 +333,8 @@ int main(int argc, char **argv)
 	if (!ok)
 		fprintf(stderr, "fleet: %" PRIu64 " of %d clients got a full "
 			"configuration within %.0f s (%" PRIu64 " streams failed)\n",
-			atomic_load(&g_configured), opt.clients, opt.timeout,
-			atomic_load(&g_failed));
+			atomic_load(&counters.configured), opt.clients, opt.timeout,
+			atomic_load(&counters.failed));
 
 	for (int k = 0; ok && k < opt.ntriggers; k++)
 		ok = run_trigger(k);
@@ -395,7 +344,7 @@ int main(int argc, char **argv)
 			kv("rss_after_kb", "%ld", rss2);
 	}
 	if (opt.hold > 0 && ok) {
-		uint64_t m0 = atomic_load(&g_rx_msgs);
+		uint64_t m0 = atomic_load(&counters.rx_msgs);
 		double c0 = proc_cpu_s(opt.server_pid), c1;
 		long s0 = proc_switches(opt.server_pid), s1;
 
@@ -406,7 +355,7 @@ int main(int argc, char **argv)
 		c1 = proc_cpu_s(opt.server_pid);
 		s1 = proc_switches(opt.server_pid);
 		kv("hold_s", "%.0f", opt.hold);
-		kv("hold_responses", "%" PRIu64, atomic_load(&g_rx_msgs) - m0);
+		kv("hold_responses", "%" PRIu64, atomic_load(&counters.rx_msgs) - m0);
 		if (c0 >= 0 && c1 >= 0) {
 			kv("hold_server_cpu_pct", "%.3f", 100 * (c1 - c0) / opt.hold);
 			kv("hold_server_wakeups_per_s", "%.1f", (double)(s1 - s0) / opt.hold);
@@ -414,14 +363,14 @@ int main(int argc, char **argv)
 		}
 	}
 	kv("server_hwm_kb", "%ld", proc_status_kb(opt.server_pid, "VmHWM"));
-	kv("failed_streams", "%" PRIu64, atomic_load(&g_failed));
-	kv("dup_responses", "%" PRIu64, atomic_load(&g_dups[CDS]) +
-	   atomic_load(&g_dups[EDS]) + atomic_load(&g_dups[LDS]) +
-	   atomic_load(&g_dups[RDS]));
-	kv("unsubscribed_resources", "%" PRIu64, atomic_load(&g_unsub));
-	kv("unexpected_types", "%" PRIu64, atomic_load(&g_unknown));
-	kv("malformed", "%" PRIu64, atomic_load(&g_bad));
-	kv("names_twice", "%" PRIu64, atomic_load(&g_twice));
+	kv("failed_streams", "%" PRIu64, atomic_load(&counters.failed));
+	kv("dup_responses", "%" PRIu64, atomic_load(&counters.dups[CDS]) +
+	   atomic_load(&counters.dups[EDS]) + atomic_load(&counters.dups[LDS]) +
+	   atomic_load(&counters.dups[RDS]));
+	kv("unsubscribed_resources", "%" PRIu64, atomic_load(&counters.unsub));
+	kv("unexpected_types", "%" PRIu64, atomic_load(&counters.unknown));
+	kv("malformed", "%" PRIu64, atomic_load(&counters.bad));
+	kv("names_twice", "%" PRIu64, atomic_load(&counters.twice));
 	getrusage(RUSAGE_SELF, &ru);
 	kv("fleet_cpu_s", "%.1f", self_cpu_s());
 	kv("fleet_rss_kb", "%ld", ru.ru_maxrss);

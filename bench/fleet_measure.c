@@ -35,7 +35,7 @@ static double pct_ms(const uint64_t *v, size_t n, double p)
 
 static bool quiet_since(uint64_t t, uint64_t now)
 {
-	uint64_t last = atomic_load(&g_last_rx);
+	uint64_t last = atomic_load(&counters.last_rx);
 	uint64_t q = (uint64_t)(opt.settle * 1e9);
 
 	return now - (last > t ? last : t) >= q;
@@ -47,16 +47,16 @@ bool wait_configured(uint64_t t0)
 	uint64_t deadline = t0 + (uint64_t)(opt.timeout * 1e9), last_print = t0;
 
 	for (;;) {
-		uint64_t now = now_ns(), done = atomic_load(&g_configured);
+		uint64_t now = now_ns(), done = atomic_load(&counters.configured);
 
-		if (done + atomic_load(&g_failed) >= (uint64_t)opt.clients &&
+		if (done + atomic_load(&counters.failed) >= (uint64_t)opt.clients &&
 		    quiet_since(t0, now))
 			return done == (uint64_t)opt.clients;
 		if (now > deadline)
 			return false;
 		if (opt.verbose && now - last_print > 1000000000u) {
 			fprintf(stderr, "fleet: %" PRIu64 "/%d configured, %" PRIu64 " failed\n",
-				done, opt.clients, atomic_load(&g_failed));
+				done, opt.clients, atomic_load(&counters.failed));
 			last_print = now;
 		}
 		sleep_ms(20);
@@ -73,14 +73,14 @@ void print_initial(uint64_t t0)
 		struct client *c = &clients[i];
 
 		pthread_mutex_lock(&c->mu);
-		if (c->t_full) {
-			lat[n++] = c->t_full - c->t_begin;
-			if (c->t_full - t0 > last)
-				last = c->t_full - t0;
+		if (c->env.t_full) {
+			lat[n++] = c->env.t_full - c->env.t_begin;
+			if (c->env.t_full - t0 > last)
+				last = c->env.t_full - t0;
 		}
-		if (c->rx_bytes > maxb)
-			maxb = c->rx_bytes;
-		c->rx_base = c->rx_bytes;
+		if (c->env.rx_bytes > maxb)
+			maxb = c->env.rx_bytes;
+		c->env.rx_base = c->env.rx_bytes;
 		pthread_mutex_unlock(&c->mu);
 	}
 	qsort(lat, n, sizeof(*lat), cmp_u64);
@@ -89,12 +89,12 @@ void print_initial(uint64_t t0)
 	kv("full_p50_ms", "%.1f", pct_ms(lat, n, 50));
 	kv("full_p99_ms", "%.1f", pct_ms(lat, n, 99));
 	kv("full_max_ms", "%.1f", pct_ms(lat, n, 100));
-	uint64_t b = atomic_load(&g_rx_bytes);
+	uint64_t b = atomic_load(&counters.rx_bytes);
 
 	kv("init_rx_bytes", "%" PRIu64, b);
 	kv("init_rx_bytes_per_client", "%" PRIu64, b / (uint64_t)opt.clients);
 	kv("init_rx_bytes_max", "%" PRIu64, maxb);
-	kv("init_responses", "%" PRIu64, atomic_load(&g_rx_msgs));
+	kv("init_responses", "%" PRIu64, atomic_load(&counters.rx_msgs));
 	free(lat);
 }
 
@@ -116,9 +116,9 @@ static struct vote majority(enum rt t)
 		if (c->dead)
 			continue;
 		if (count == 0) {
-			v.state = c->t[t].ack_state;
+			v.state = c->env.t[t].ack_state;
 			count = 1;
-		} else if (c->t[t].ack_state == v.state) {
+		} else if (c->env.t[t].ack_state == v.state) {
 			count++;
 		} else {
 			count--;
@@ -127,7 +127,7 @@ static struct vote majority(enum rt t)
 	for (int i = 0; i < opt.clients; i++)
 		if (!clients[i].dead) {
 			live++;
-			if (clients[i].t[t].ack_state == v.state)
+			if (clients[i].env.t[t].ack_state == v.state)
 				v.count++;
 		}
 	(void)live;
@@ -151,7 +151,7 @@ static void evaluate(struct eval *ev)
 		ev->expect[t] = v.state;
 		for (int i = 0; i < opt.clients; i++)
 			if (!clients[i].dead &&
-			    clients[i].t[t].ack_state != clients[i].t[t].base_state)
+			    clients[i].env.t[t].ack_state != clients[i].env.t[t].base_state)
 				ev->changed[t] = true;
 	}
 	for (int i = 0; i < opt.clients; i++) {
@@ -159,10 +159,10 @@ static void evaluate(struct eval *ev)
 		bool ok = !c->dead;
 
 		for (int t = 0; t < NT && ok; t++) {
-			if (c->t[t].unacked)
+			if (c->env.t[t].unacked)
 				ev->any_unacked = true;
 			if (ev->changed[t] &&
-			    (c->t[t].ack_state != ev->expect[t] || c->t[t].unacked))
+			    (c->env.t[t].ack_state != ev->expect[t] || c->env.t[t].unacked))
 				ok = false;
 		}
 		if (ok)
@@ -198,14 +198,14 @@ bool run_trigger(int k)
 		struct client *c = &clients[i];
 
 		for (int t = 0; t < NT; t++)
-			c->t[t].base_state = c->t[t].ack_state;
-		c->rx_base = c->rx_bytes;
+			c->env.t[t].base_state = c->env.t[t].ack_state;
+		c->env.rx_base = c->env.rx_bytes;
 	}
 	for (int t = 0; t < NT; t++) {
-		resp0[t] = atomic_load(&g_resp[t]);
-		dup0[t] = atomic_load(&g_dups[t]);
+		resp0[t] = atomic_load(&counters.resp[t]);
+		dup0[t] = atomic_load(&counters.dups[t]);
 	}
-	rx0 = atomic_load(&g_rx_bytes);
+	rx0 = atomic_load(&counters.rx_bytes);
 	unlock_all();
 
 	cpu0 = proc_cpu_s(opt.server_pid);
@@ -261,15 +261,15 @@ bool run_trigger(int k)
 		for (int t = 0; t < NT && good; t++) {
 			if (!ev.changed[t])
 				continue;
-			if (c->t[t].ack_state != ev.expect[t] || c->t[t].unacked)
+			if (c->env.t[t].ack_state != ev.expect[t] || c->env.t[t].unacked)
 				good = false;
-			else if (c->t[t].ack_at > t0 && c->t[t].ack_at - t0 > worst)
-				worst = c->t[t].ack_at - t0;
+			else if (c->env.t[t].ack_at > t0 && c->env.t[t].ack_at - t0 > worst)
+				worst = c->env.t[t].ack_at - t0;
 		}
 		if (good)
 			lat[n++] = worst;
-		if (c->rx_bytes - c->rx_base > maxb)
-			maxb = c->rx_bytes - c->rx_base;
+		if (c->env.rx_bytes - c->env.rx_base > maxb)
+			maxb = c->env.rx_bytes - c->env.rx_base;
 	}
 	unlock_all();
 	qsort(lat, n, sizeof(*lat), cmp_u64);
@@ -280,21 +280,21 @@ bool run_trigger(int k)
 	kv(KEY("conv_p50_ms"), "%.1f", pct_ms(lat, n, 50));
 	kv(KEY("conv_p99_ms"), "%.1f", pct_ms(lat, n, 99));
 	kv(KEY("conv_max_ms"), "%.1f", pct_ms(lat, n, 100));
-	uint64_t b = atomic_load(&g_rx_bytes) - rx0;
+	uint64_t b = atomic_load(&counters.rx_bytes) - rx0;
 
 	kv(KEY("rx_bytes"), "%" PRIu64, b);
 	kv(KEY("rx_bytes_per_client"), "%" PRIu64, b / (uint64_t)opt.clients);
 	kv(KEY("rx_bytes_max"), "%" PRIu64, maxb);
 	kv(KEY("responses"), "cds:%" PRIu64 "/eds:%" PRIu64 "/lds:%" PRIu64 "/rds:%" PRIu64,
-	   atomic_load(&g_resp[CDS]) - resp0[CDS],
-	   atomic_load(&g_resp[EDS]) - resp0[EDS],
-	   atomic_load(&g_resp[LDS]) - resp0[LDS],
-	   atomic_load(&g_resp[RDS]) - resp0[RDS]);
+	   atomic_load(&counters.resp[CDS]) - resp0[CDS],
+	   atomic_load(&counters.resp[EDS]) - resp0[EDS],
+	   atomic_load(&counters.resp[LDS]) - resp0[LDS],
+	   atomic_load(&counters.resp[RDS]) - resp0[RDS]);
 	kv(KEY("dups"), "cds:%" PRIu64 "/eds:%" PRIu64 "/lds:%" PRIu64 "/rds:%" PRIu64,
-	   atomic_load(&g_dups[CDS]) - dup0[CDS],
-	   atomic_load(&g_dups[EDS]) - dup0[EDS],
-	   atomic_load(&g_dups[LDS]) - dup0[LDS],
-	   atomic_load(&g_dups[RDS]) - dup0[RDS]);
+	   atomic_load(&counters.dups[CDS]) - dup0[CDS],
+	   atomic_load(&counters.dups[EDS]) - dup0[EDS],
+	   atomic_load(&counters.dups[LDS]) - dup0[LDS],
+	   atomic_load(&counters.dups[RDS]) - dup0[RDS]);
 	if (cpu0 >= 0 && cpu1 >= 0)
 		kv(KEY("server_cpu_ms"), "%.0f", (cpu1 - cpu0) * 1000);
 #undef KEY

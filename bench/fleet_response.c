@@ -1,45 +1,42 @@
 /*
- * Responses: what one client holds of each type, what it subscribes to
- * as a result (EDS for its clusters, RDS for its listeners, as Envoy
- * does), and whether a response changed anything. SotW responses carry
- * the whole state of CDS and LDS; delta responses add and remove.
- *
- * Runs on the client's polling thread, with its mutex held.
+ * Responses into an Envoy's state (fleet_response.h). SotW responses
+ * carry the whole state of CDS and LDS; delta responses add and remove.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fleet.h"
+#include "fleet_response.h"
+#include "fleet_util.h"
 
 /* ---------------- what is held, what is subscribed ---------------- */
 
-static uint64_t res_mix(const struct sm_ent *e)
+static uint64_t res_mix(const struct sm_ent *ent)
 {
-	return mix64(e->h ^ mix64(e->ver + 0x9e3779b97f4a7c15ULL));
+	return mix64(ent->h ^ mix64(ent->ver + 0x9e3779b97f4a7c15ULL));
 }
 
-static void held_set(struct tstate *ts, struct sm_ent *e, uint64_t ver,
+static void held_set(struct tstate *ts, struct sm_ent *ent, uint64_t ver,
 		     bool created)
 {
 	if (!created)
-		ts->digest ^= res_mix(e);
-	e->ver = ver;
-	ts->digest ^= res_mix(e);
+		ts->digest ^= res_mix(ent);
+	ent->ver = ver;
+	ts->digest ^= res_mix(ent);
 }
 
-static void held_del(struct tstate *ts, struct sm_ent *e)
+static void held_del(struct tstate *ts, struct sm_ent *ent)
 {
-	ts->digest ^= res_mix(e);
-	sm_del_ent(&ts->held, e);
+	ts->digest ^= res_mix(ent);
+	sm_del_ent(&ts->held, ent);
 }
 
 static bool sets_equal(const struct smap *a, const struct smap *b)
 {
 	if (a->len != b->len)
 		return false;
-	SM_EACH(a, e)
-		if (!sm_find(b, e->key, e->klen))
+	SM_EACH(a, ent)
+		if (!sm_find(b, ent->key, ent->klen))
 			return false;
 	return true;
 }
@@ -50,14 +47,14 @@ static bool sets_equal(const struct smap *a, const struct smap *b)
  * subscription and schedules a request; resources no longer subscribed
  * are dropped, as Envoy drops them.
  */
-static void derive_sub(struct client *c, enum rt src, enum rt dst)
+static void derive_sub(struct envoy *e, enum rt src, enum rt dst)
 {
-	struct tstate *ts = &c->t[dst];
+	struct tstate *ts = &e->t[dst];
 	struct smap next = {0};
 	bool created;
 
-	SM_EACH(&c->t[src].held, e) {
-		const char *p = e->aux;
+	SM_EACH(&e->t[src].held, ent) {
+		const char *p = ent->aux;
 
 		while (p != NULL && *p) {
 			const char *nl = strchr(p, '\n');
@@ -75,11 +72,11 @@ static void derive_sub(struct client *c, enum rt src, enum rt dst)
 	sm_clear(&ts->sub);
 	ts->sub = next;
 	for (uint32_t i = 0; i < ts->held.cap;) {
-		struct sm_ent *e = &ts->held.e[i];
+		struct sm_ent *ent = &ts->held.e[i];
 
 		/* deletion shifts a later entry into slot i: look again */
-		if (e->key && !sm_find(&ts->sub, e->key, e->klen))
-			held_del(ts, e);
+		if (ent->key && !sm_find(&ts->sub, ent->key, ent->klen))
+			held_del(ts, ent);
 		else
 			i++;
 	}
@@ -89,27 +86,27 @@ static void derive_sub(struct client *c, enum rt src, enum rt dst)
 	}
 }
 
-static void twice(struct client *c, enum rt t, const uint8_t *p, size_t n)
+static void twice(struct envoy *e, enum rt t, const uint8_t *p, size_t n)
 {
-	if (atomic_fetch_add(&g_twice, 1) < 5)
+	if (atomic_fetch_add(&e->conf->counters->twice, 1) < 5)
 		fprintf(stderr, "fleet: client %d: a %s response names '%.*s' twice\n",
-			c->idx, type_name[t], (int)n, (const char *)p);
+			e->idx, type_name[t], (int)n, (const char *)p);
 }
 
 /*
  * Takes one resource (the Any's value) of type t into the held set,
- * with version hash `ver`. `want_name` (delta) is the Resource's name,
+ * with version hash `ver`. `rname` (delta) is the Resource's name,
  * when it has one. Returns false when malformed; *changed tells whether
  * the held state changed.
  */
-static bool take_resource(struct client *c, enum rt t, const uint8_t *d,
+static bool take_resource(struct envoy *e, enum rt t, const uint8_t *d,
 			  size_t n, uint64_t ver,
 			  const struct xd_wire_field *rname, struct hset *seen,
 			  bool *changed)
 {
-	struct tstate *ts = &c->t[t];
+	struct tstate *ts = &e->t[t];
 	struct xd_wire_field name;
-	struct sm_ent *e;
+	struct sm_ent *ent;
 	char *aux = NULL;
 	bool created, ok;
 
@@ -129,44 +126,44 @@ static bool take_resource(struct client *c, enum rt t, const uint8_t *d,
 	if (rname != NULL && rname->len)
 		name = *rname;
 	if (!hset_add(seen, hash_bytes(name.data, name.len)))
-		twice(c, t, name.data, name.len);
+		twice(e, t, name.data, name.len);
 	if ((t == EDS || t == RDS) && !sm_find(&ts->sub, (const char *)name.data, name.len)) {
-		atomic_fetch_add(&g_unsub, 1);
+		atomic_fetch_add(&e->conf->counters->unsub, 1);
 		free(aux);
 		return true;
 	}
-	e = sm_put(&ts->held, (const char *)name.data, name.len, &created);
-	if (created || e->ver != ver) {
-		held_set(ts, e, ver, created);
+	ent = sm_put(&ts->held, (const char *)name.data, name.len, &created);
+	if (created || ent->ver != ver) {
+		held_set(ts, ent, ver, created);
 		*changed = true;
 	}
-	if ((aux == NULL) != (e->aux == NULL) ||
-	    (aux != NULL && strcmp(aux, e->aux) != 0))
+	if ((aux == NULL) != (ent->aux == NULL) ||
+	    (aux != NULL && strcmp(aux, ent->aux) != 0))
 		*changed = true;
-	free(e->aux);
-	e->aux = aux;
+	free(ent->aux);
+	ent->aux = aux;
 	return true;
 }
 
 /* ---------------- responses ---------------- */
 
-static void after_response(struct client *c, enum rt t, bool changed)
+static void after_response(struct envoy *e, enum rt t, bool changed)
 {
-	struct tstate *ts = &c->t[t];
+	struct tstate *ts = &e->t[t];
 
 	if (!changed && !ts->sub_dirty)
-		atomic_fetch_add(&g_dups[t], 1);
+		atomic_fetch_add(&e->conf->counters->dups[t], 1);
 	ts->sub_dirty = false;
 	ts->unacked = true;
 	ts->want = true;
-	atomic_fetch_add(&g_resp[t], 1);
+	atomic_fetch_add(&e->conf->counters->resp[t], 1);
 	if (t == CDS)
-		derive_sub(c, CDS, EDS);
+		derive_sub(e, CDS, EDS);
 	else if (t == LDS)
-		derive_sub(c, LDS, RDS);
+		derive_sub(e, LDS, RDS);
 }
 
-bool on_sotw(struct client *c, const uint8_t *d, size_t n)
+static bool take_sotw(struct envoy *e, const uint8_t *d, size_t n)
 {
 	struct pb_rd r = pb_sub(d, n), ra;
 	struct xd_wire_field f, a, ver = {0}, url = {0}, nonce = {0};
@@ -189,11 +186,11 @@ bool on_sotw(struct client *c, const uint8_t *d, size_t n)
 	if (rc < 0)
 		return false;
 	t = type_of(url.data, url.len);
-	if (t == NT || !c->t[t].started) {
-		atomic_fetch_add(&g_unknown, 1);
+	if (t == NT || !e->t[t].started) {
+		atomic_fetch_add(&e->conf->counters->unknown, 1);
 		return true;
 	}
-	ts = &c->t[t];
+	ts = &e->t[t];
 	if (ts->version == NULL || !span_eq(ver.data, ver.len, ts->version))
 		changed = true;
 	free(ts->version);
@@ -220,7 +217,7 @@ bool on_sotw(struct client *c, const uint8_t *d, size_t n)
 		/* CDS and LDS are rebuilt whole: their version tells */
 		bool rchanged = false;
 
-		if (!take_resource(c, t, val.data, val.len,
+		if (!take_resource(e, t, val.data, val.len,
 				   hash_bytes(val.data, val.len), NULL, &seen,
 				   &rchanged))
 			goto bad;
@@ -230,10 +227,10 @@ bool on_sotw(struct client *c, const uint8_t *d, size_t n)
 	free(seen.v);
 	if (rc < 0)
 		return false;
-	trace(c, "<- %s version %s nonce %s: %u held%s%s", type_name[t],
-	      ts->version, ts->nonce, ts->held.len, changed ? "" : " (same version)",
-	      ts->sub_dirty ? " (subscription changed)" : "");
-	after_response(c, t, changed);
+	envoy_trace(e, "<- %s version %s nonce %s: %u held%s%s", type_name[t],
+	            ts->version, ts->nonce, ts->held.len, changed ? "" : " (same version)",
+	            ts->sub_dirty ? " (subscription changed)" : "");
+	after_response(e, t, changed);
 	return true;
 bad:
 	free(seen.v);
@@ -249,7 +246,7 @@ static void nq_push(struct tstate *ts, const uint8_t *p, size_t n)
 	ts->nq[ts->nq_len++] = xstrndup(p, n);
 }
 
-bool on_delta(struct client *c, const uint8_t *d, size_t n)
+static bool take_delta(struct envoy *e, const uint8_t *d, size_t n)
 {
 	struct pb_rd r = pb_sub(d, n), rr;
 	struct xd_wire_field f, g, url = {0}, nonce = {0};
@@ -270,11 +267,11 @@ bool on_delta(struct client *c, const uint8_t *d, size_t n)
 	if (rc < 0)
 		return false;
 	t = type_of(url.data, url.len);
-	if (t == NT || !c->t[t].started) {
-		atomic_fetch_add(&g_unknown, 1);
+	if (t == NT || !e->t[t].started) {
+		atomic_fetch_add(&e->conf->counters->unknown, 1);
 		return true;
 	}
-	ts = &c->t[t];
+	ts = &e->t[t];
 	r = pb_sub(d, n);
 	while ((rc = pb_next(&r, &f)) == 1) {
 		if (f.wt != 2)
@@ -297,14 +294,14 @@ bool on_delta(struct client *c, const uint8_t *d, size_t n)
 				goto bad;
 			if (any.data == NULL) {
 				if (!hset_add(&seen, hash_bytes(name.data, name.len)))
-					twice(c, t, name.data, name.len);
-				trace(c, "   %s %.*s: does not exist", type_name[t],
-				      (int)name.len, (const char *)name.data);
+					twice(e, t, name.data, name.len);
+				envoy_trace(e, "   %s %.*s: does not exist", type_name[t],
+				            (int)name.len, (const char *)name.data);
 				/* rule D8: a name that does not exist */
-				struct sm_ent *e = sm_find(&ts->held, (const char *)name.data, name.len);
+				struct sm_ent *ent = sm_find(&ts->held, (const char *)name.data, name.len);
 
-				if (e) {
-					held_del(ts, e);
+				if (ent) {
+					held_del(ts, ent);
 					changed = true;
 				}
 				continue;
@@ -315,19 +312,19 @@ bool on_delta(struct client *c, const uint8_t *d, size_t n)
 					val = g;
 			if (rc < 0)
 				goto bad;
-			if (!take_resource(c, t, val.data, val.len,
+			if (!take_resource(e, t, val.data, val.len,
 					   hash_bytes(ver.data, ver.len), &name,
 					   &seen, &changed))
 				goto bad;
 		} else if (f.number == 6) {          /* removed_resources */
-			struct sm_ent *e = sm_find(&ts->held, (const char *)f.data, f.len);
+			struct sm_ent *ent = sm_find(&ts->held, (const char *)f.data, f.len);
 
 			if (!hset_add(&seen, hash_bytes(f.data, f.len)))
-				twice(c, t, f.data, f.len);
-			trace(c, "   %s %.*s: removed", type_name[t], (int)f.len,
-			      (const char *)f.data);
-			if (e) {
-				held_del(ts, e);
+				twice(e, t, f.data, f.len);
+			envoy_trace(e, "   %s %.*s: removed", type_name[t], (int)f.len,
+			            (const char *)f.data);
+			if (ent) {
+				held_del(ts, ent);
 				changed = true;
 			}
 		}
@@ -336,12 +333,17 @@ bool on_delta(struct client *c, const uint8_t *d, size_t n)
 	if (rc < 0)
 		return false;
 	nq_push(ts, nonce.data, nonce.len);
-	trace(c, "<- %s nonce %s: %u held%s%s", type_name[t], ts->nq[ts->nq_len - 1],
-	      ts->held.len, changed ? "" : " (nothing changed)",
-	      ts->sub_dirty ? " (subscription changed)" : "");
-	after_response(c, t, changed);
+	envoy_trace(e, "<- %s nonce %s: %u held%s%s", type_name[t], ts->nq[ts->nq_len - 1],
+	            ts->held.len, changed ? "" : " (nothing changed)",
+	            ts->sub_dirty ? " (subscription changed)" : "");
+	after_response(e, t, changed);
 	return true;
 bad:
 	free(seen.v);
 	return false;
+}
+
+bool response_take(struct envoy *e, const uint8_t *d, size_t n)
+{
+	return e->conf->mode == SOTW ? take_sotw(e, d, n) : take_delta(e, d, n);
 }

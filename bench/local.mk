@@ -11,7 +11,9 @@ bench_fleet_SOURCES = \
 	bench/fleet_util.c bench/fleet_util.h bench/fleet_pb.c bench/fleet_pb.h \
 	bench/fleet_smap.c bench/fleet_smap.h \
 	bench/fleet_resource.c bench/fleet_resource.h \
-	bench/fleet_response.c bench/fleet_client.c \
+	bench/fleet_counters.h bench/fleet_envoy.c bench/fleet_envoy.h \
+	bench/fleet_response.c bench/fleet_response.h \
+	bench/fleet_client.c bench/fleet_client.h \
 	bench/fleet_proc.c bench/fleet_proc.h bench/fleet_measure.c \
 	src/transport/abseil.c src/schema/wire.c src/util/buf.c \
 	src/util/xalloc.c
