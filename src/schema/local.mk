@@ -7,7 +7,7 @@ src_libxdsd_a_SOURCES += \
 	src/schema/wire.c src/schema/wire.h \
 	src/schema/schema.c src/schema/schema_rules.c \
 	src/schema/schema_lookup.c src/schema/walk.c \
-	src/schema/schema.h src/schema/schema_int.h src/schema/walk.h \
+	src/schema/schema.h src/schema/schema_int.h \
 	src/schema/scalar.c src/schema/scalar.h \
 	src/schema/transcode.c src/schema/transcode.h \
 	src/schema/split.c src/schema/split.h \

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schema/walk.h"
+#include "schema/schema.h"
 #include "util/xalloc.h"
 
 struct walk {
@@ -124,7 +124,7 @@ int xd_resource_analyze(const struct xd_schema *s, const struct xd_msgdesc *m,
 	const char *noun = xd_rtype_info(t)->noun;
 
 	memset(out, 0, sizeof(*out));
-	xd_pb_walk(s, m, data, len, t == XD_ENDPOINT ? "cluster_name" : "name",
+	xd_schema_walk(s, m, data, len, t == XD_ENDPOINT ? "cluster_name" : "name",
 		   take_first, &w);
 	if (w.first == NULL || w.first[0] == '\0') {
 		snprintf(why, whylen, "%s without a %s", noun,
@@ -138,16 +138,16 @@ int xd_resource_analyze(const struct xd_schema *s, const struct xd_msgdesc *m,
 		if (ref_paths[i].from != t)
 			continue;
 		w.to = ref_paths[i].to;
-		xd_pb_walk(s, m, data, len, ref_paths[i].path, add_ref, &w);
+		xd_schema_walk(s, m, data, len, ref_paths[i].path, add_ref, &w);
 	}
 	if (t == XD_CLUSTER) {
 		uint64_t type = 0; /* DiscoveryType; absent means STATIC */
 
-		xd_pb_walk(s, m, data, len, "type", varint_visit, &type);
+		xd_schema_walk(s, m, data, len, "type", varint_visit, &type);
 		if (type == 3) { /* EDS */
 			w.first = NULL;
 			w.nul = false;
-			xd_pb_walk(s, m, data, len, "eds_cluster_config.service_name",
+			xd_schema_walk(s, m, data, len, "eds_cluster_config.service_name",
 				   take_first, &w);
 			w.to = XD_ENDPOINT;
 			if (w.first != NULL && w.first[0] != '\0')
@@ -170,7 +170,7 @@ int xd_resource_analyze(const struct xd_schema *s, const struct xd_msgdesc *m,
 		w.prefix_len = (size_t)(slash - out->name);
 		w.to = XD_ROUTE;
 		add_ref((const uint8_t *)out->name, w.prefix_len, &w);
-		xd_pb_walk(s, m, data, len, "domains", add_alias, &w);
+		xd_schema_walk(s, m, data, len, "domains", add_alias, &w);
 	}
 	unique(out);
 	return 0;
