@@ -8,6 +8,7 @@
 
 #include "util/buf.h"
 #include "util/text.h"
+#include "util/xalloc.h"
 
 /* ---- merge keys ---- */
 
@@ -183,9 +184,7 @@ static void anchor_set(struct xd_doc_builder *b, const char *name,
 		size_t oldcap = b->anchors_cap;
 
 		b->anchors_cap = oldcap ? 2 * oldcap : 64;
-		b->anchors = calloc(b->anchors_cap, sizeof(*b->anchors));
-		if (b->anchors == NULL)
-			abort();
+		b->anchors = xd_calloc(b->anchors_cap, sizeof(*b->anchors));
 		for (size_t i = 0; i < oldcap; i++)
 			if (old[i].name != NULL)
 				*anchor_slot(b, old[i].name) = old[i];

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/xalloc.h"
+
 enum { SEG_FIELD, SEG_INDEX, SEG_KEY, SEG_NONE };
 
 /* Values shown in messages are cut after this many bytes (type URLs
@@ -133,11 +135,9 @@ void xd_enc_err(struct xd_encoder *e, const struct xd_dnode *at,
 	if (b.len > 0)
 		xd_buf_append(&b, ": ", 2);
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
+	msg = xd_vasprintf(fmt, ap);
 	va_end(ap);
-	if (msg != NULL)
-		xd_buf_append(&b, msg, strlen(msg));
+	xd_buf_append(&b, msg, strlen(msg));
 	free(msg);
 	xd_buf_putc(&b, '\0');
 	r = &e->errs[e->nerr];

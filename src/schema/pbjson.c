@@ -14,6 +14,7 @@
 #include "schema/scalar.h"
 #include "schema/wire.h"
 #include "util/buf.h"
+#include "util/xalloc.h"
 
 /* Messages nested deeper than this are refused. */
 #define MAX_DEPTH 64
@@ -397,9 +398,7 @@ static int dec_fields(struct dec *d, const struct xd_msgdesc *m,
 			continue;
 		if (d->nocc == d->cap) {
 			d->cap = d->cap ? 2 * d->cap : 64;
-			d->occs = realloc(d->occs, d->cap * sizeof(*d->occs));
-			if (d->occs == NULL)
-				abort();
+			d->occs = xd_reallocarray(d->occs, d->cap, sizeof(*d->occs));
 		}
 		if (d->nocc > base && d->occs[d->nocc - 1].f->number > f->number)
 			sorted = false;

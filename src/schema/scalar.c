@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/xalloc.h"
+
 static bool is_digit(char c)
 {
 	return c >= '0' && c <= '9';
@@ -199,11 +201,8 @@ enum xd_num xd_scalar_double(const char *s, size_t len, double *out)
 		return XD_NUM_SYNTAX;
 	/* strtod needs a terminated copy; the grammar is already checked,
 	 * so it reads exactly these bytes. */
-	if (len >= sizeof(small)) {
-		copy = malloc(len + 1);
-		if (copy == NULL)
-			abort();
-	}
+	if (len >= sizeof(small))
+		copy = xd_malloc(len + 1);
 	memcpy(copy, s, len);
 	copy[len] = '\0';
 	errno = 0;

@@ -9,6 +9,7 @@
 
 #include "google/protobuf/descriptor.pb-c.h"
 #include "util/text.h"
+#include "util/xalloc.h"
 
 typedef Google__Protobuf__FileDescriptorSet FileSet;
 typedef Google__Protobuf__FileDescriptorProto FileProto;
@@ -72,11 +73,9 @@ static void fail(struct loader *l, const char *fmt, ...)
 
 	l->failed = 1;
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
+	msg = xd_vasprintf(fmt, ap);
 	va_end(ap);
-	xd_diag_add(l->diag, "%s: %s", l->name,
-		    msg != NULL ? msg : "out of memory");
+	xd_diag_add(l->diag, "%s: %s", l->name, msg);
 	free(msg);
 }
 
@@ -96,9 +95,7 @@ static void decls_push(struct decls *d, const void *proto,
 {
 	if (d->n == d->cap) {
 		d->cap = d->cap ? 2 * d->cap : 256;
-		d->v = realloc(d->v, d->cap * sizeof(*d->v));
-		if (d->v == NULL)
-			abort();
+		d->v = xd_reallocarray(d->v, d->cap, sizeof(*d->v));
 	}
 	d->v[d->n++] = (struct decl){proto, file, full_name};
 }
@@ -642,9 +639,7 @@ struct xd_schema *xd_schema_load_mem(const uint8_t *data, size_t len,
 		xd_arena_free(&unpacked);
 		return NULL;
 	}
-	s = calloc(1, sizeof(*s));
-	if (s == NULL)
-		abort();
+	s = xd_calloc(1, sizeof(*s));
 	l.s = s;
 	if (build(&l, set) == NULL) {
 		xd_schema_free(s);
@@ -678,9 +673,7 @@ struct xd_schema *xd_schema_load(const char *path, struct xd_diag *diag)
 			    (long long)st.st_size);
 		goto out;
 	}
-	data = malloc((size_t)st.st_size);
-	if (data == NULL)
-		abort();
+	data = xd_malloc((size_t)st.st_size);
 	if (fread(data, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
 		xd_diag_add(diag, "%s: read error", path);
 		goto out;
