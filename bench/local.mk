@@ -7,14 +7,16 @@
 #  bench/run            the standard matrix; writes bench/README.md figures
 noinst_PROGRAMS += bench/fleet
 bench_fleet_SOURCES = \
+	bench/fleet_main.c \
+	bench/fleet_measure.c bench/fleet_measure.h \
 	bench/fleet.c bench/fleet.h \
-	bench/fleet_util.c bench/fleet_util.h bench/fleet_pb.c bench/fleet_pb.h \
-	bench/fleet_smap.c bench/fleet_smap.h \
-	bench/fleet_resource.c bench/fleet_resource.h \
-	bench/fleet_counters.h bench/fleet_envoy.c bench/fleet_envoy.h \
-	bench/fleet_response.c bench/fleet_response.h \
 	bench/fleet_client.c bench/fleet_client.h \
-	bench/fleet_proc.c bench/fleet_proc.h bench/fleet_measure.c \
+	bench/fleet_response.c bench/fleet_response.h \
+	bench/fleet_envoy.c bench/fleet_envoy.h \
+	bench/fleet_resource.c bench/fleet_resource.h \
+	bench/fleet_counters.h \
+	bench/fleet_pb.c bench/fleet_pb.h bench/fleet_smap.c bench/fleet_smap.h \
+	bench/fleet_proc.c bench/fleet_proc.h bench/fleet_util.c bench/fleet_util.h \
 	src/transport/abseil.c src/schema/wire.c src/util/buf.c \
 	src/util/xalloc.c
 bench_fleet_CFLAGS = $(AM_CFLAGS)
