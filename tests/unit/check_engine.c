@@ -989,6 +989,51 @@ START_TEST(memo_transition_goes_with_old_table)
 }
 END_TEST
 
+/* A table of one virtual host `name` holding `body`, with `alias` (or
+ * none). */
+static struct xd_table *one_vhost(const char *name, const char *body,
+				  const char *alias)
+{
+	struct xd_table_builder *b = xd_table_builder_new(XD_VIRTUAL_HOST);
+
+	ck_assert_int_eq(xd_table_builder_add(b, name, (const uint8_t *)body,
+					      strlen(body), NULL, 0, &alias,
+					      alias != NULL ? 1 : 0, "f", 1, NULL),
+			 0);
+	return xd_table_builder_finish(b);
+}
+
+/*
+ * A delta client subscribes to `names` and is served `t1`, then `t2`,
+ * ACKing each response: the first must be `first`, the second `second`
+ * (as delta_step prints them), and nothing more follows. Takes over the
+ * tables.
+ */
+static void delta_moves(const struct xd_name *names, size_t n,
+			struct xd_table *t1, struct xd_table *t2,
+			const char *first, const char *second)
+{
+	struct xd_request r = delta_req("", names, n, NULL, 0);
+	struct xd_sub s;
+	uint64_t nonce = 0;
+	char *c;
+
+	xd_sub_init(&s, 0, "test");
+	xd_sub_delta_request(&s, &r, false, t1);
+	c = delta_step(&s, t1, &nonce);
+	ck_assert_str_eq(c, first);
+	free(c);
+	delta_ack(&s, nonce);
+	c = delta_step(&s, t2, &nonce);
+	ck_assert_str_eq(c, second);
+	free(c);
+	delta_ack(&s, nonce);
+	ck_assert_ptr_null(delta_step(&s, t2, &nonce));
+	xd_sub_clear(&s);
+	xd_table_unref(t1);
+	xd_table_unref(t2);
+}
+
 /*
  * Rules D4, D8 and D10: a virtual host keeps its name but loses the alias
  * the client also asked for it by. The alias "does not exist" now; the
@@ -998,37 +1043,13 @@ END_TEST
  */
 START_TEST(delta_alias_gone_resource_stays)
 {
-	const char *al[] = {"rc/www.example"};
-	struct xd_table_builder *b1 = xd_table_builder_new(XD_VIRTUAL_HOST);
-	struct xd_table_builder *b2 = xd_table_builder_new(XD_VIRTUAL_HOST);
-	struct xd_table *t1, *t2;
-	struct xd_sub s;
 	struct xd_name names[] = {N("rc/www.example"), N("rc/web")};
-	struct xd_request r = delta_req("", names, _i == 0 ? 2 : 1, NULL, 0);
-	uint64_t nonce = 0;
-	char *c;
 
-	xd_table_builder_add(b1, "rc/web", (const uint8_t *)"V1", 2, NULL, 0, al, 1,
-			     "f", 1, NULL);
-	xd_table_builder_add(b2, "rc/web", (const uint8_t *)(_i == 0 ? "V2" : "V1"),
-			     2, NULL, 0, NULL, 0, "f", 1, NULL);
-	t1 = xd_table_builder_finish(b1);
-	t2 = xd_table_builder_finish(b2);
-	xd_sub_init(&s, 0, "test");
-	xd_sub_delta_request(&s, &r, false, t1);
-	c = delta_step(&s, t1, &nonce);
-	ck_assert_str_eq(c, "rc/web:body");
-	free(c);
-	delta_ack(&s, nonce);
-	c = delta_step(&s, t2, &nonce);
-	ck_assert_str_eq(c, _i == 0 ? "rc/web:body,rc/www.example:-" :
-				      "rc/www.example:-");
-	free(c);
-	delta_ack(&s, nonce);
-	ck_assert_ptr_null(delta_step(&s, t2, &nonce));
-	xd_sub_clear(&s);
-	xd_table_unref(t1);
-	xd_table_unref(t2);
+	delta_moves(names, _i == 0 ? 2 : 1,
+		    one_vhost("rc/web", "V1", "rc/www.example"),
+		    one_vhost("rc/web", _i == 0 ? "V2" : "V1", NULL),
+		    "rc/web:body",
+		    _i == 0 ? "rc/web:body,rc/www.example:-" : "rc/www.example:-");
 }
 END_TEST
 
@@ -1036,36 +1057,11 @@ END_TEST
  * named goes: that one is removed, the new one carried. */
 START_TEST(delta_alias_moves_resource_goes)
 {
-	const char *al[] = {"rc/www.example"};
-	struct xd_table_builder *b1 = xd_table_builder_new(XD_VIRTUAL_HOST);
-	struct xd_table_builder *b2 = xd_table_builder_new(XD_VIRTUAL_HOST);
-	struct xd_table *t1, *t2;
-	struct xd_sub s;
 	struct xd_name alias[] = {N("rc/www.example")};
-	struct xd_request r = delta_req("", alias, 1, NULL, 0);
-	uint64_t nonce = 0;
-	char *c;
 
-	xd_table_builder_add(b1, "rc/old", (const uint8_t *)"V1", 2, NULL, 0, al, 1,
-			     "f", 1, NULL);
-	xd_table_builder_add(b2, "rc/new", (const uint8_t *)"V2", 2, NULL, 0, al, 1,
-			     "f", 1, NULL);
-	t1 = xd_table_builder_finish(b1);
-	t2 = xd_table_builder_finish(b2);
-	xd_sub_init(&s, 0, "test");
-	xd_sub_delta_request(&s, &r, false, t1);
-	c = delta_step(&s, t1, &nonce);
-	ck_assert_str_eq(c, "rc/old:body");
-	free(c);
-	delta_ack(&s, nonce);
-	c = delta_step(&s, t2, &nonce);
-	ck_assert_str_eq(c, "rc/new:body,-rc/old");
-	free(c);
-	delta_ack(&s, nonce);
-	ck_assert_ptr_null(delta_step(&s, t2, &nonce));
-	xd_sub_clear(&s);
-	xd_table_unref(t1);
-	xd_table_unref(t2);
+	delta_moves(alias, 1, one_vhost("rc/old", "V1", "rc/www.example"),
+		    one_vhost("rc/new", "V2", "rc/www.example"), "rc/old:body",
+		    "rc/new:body,-rc/old");
 }
 END_TEST
 
@@ -1073,36 +1069,11 @@ END_TEST
  * named is gone: removed, and the other carried for the name. */
 START_TEST(delta_name_becomes_alias)
 {
-	const char *al[] = {"rc/web"};
-	struct xd_table_builder *b1 = xd_table_builder_new(XD_VIRTUAL_HOST);
-	struct xd_table_builder *b2 = xd_table_builder_new(XD_VIRTUAL_HOST);
-	struct xd_table *t1, *t2;
-	struct xd_sub s;
 	struct xd_name name[] = {N("rc/web")};
-	struct xd_request r = delta_req("", name, 1, NULL, 0);
-	uint64_t nonce = 0;
-	char *c;
 
-	xd_table_builder_add(b1, "rc/web", (const uint8_t *)"V1", 2, NULL, 0, NULL,
-			     0, "f", 1, NULL);
-	xd_table_builder_add(b2, "rc/www", (const uint8_t *)"V2", 2, NULL, 0, al, 1,
-			     "f", 1, NULL);
-	t1 = xd_table_builder_finish(b1);
-	t2 = xd_table_builder_finish(b2);
-	xd_sub_init(&s, 0, "test");
-	xd_sub_delta_request(&s, &r, false, t1);
-	c = delta_step(&s, t1, &nonce);
-	ck_assert_str_eq(c, "rc/web:body");
-	free(c);
-	delta_ack(&s, nonce);
-	c = delta_step(&s, t2, &nonce);
-	ck_assert_str_eq(c, "rc/www:body,-rc/web");
-	free(c);
-	delta_ack(&s, nonce);
-	ck_assert_ptr_null(delta_step(&s, t2, &nonce));
-	xd_sub_clear(&s);
-	xd_table_unref(t1);
-	xd_table_unref(t2);
+	delta_moves(name, 1, one_vhost("rc/web", "V1", NULL),
+		    one_vhost("rc/www", "V2", "rc/web"), "rc/web:body",
+		    "rc/www:body,-rc/web");
 }
 END_TEST
 
