@@ -1,6 +1,7 @@
 #include "config/config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <limits.h>
@@ -35,6 +36,7 @@ struct directive {
 	bool zero_ok;      /* 0 allowed below min, meaning "off" */
 	const char *doc;
 	const char *const *choices; /* T_CHOICE: NULL-terminated */
+	const char *section;        /* NULL, or the mapping it sits in */
 };
 
 static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
@@ -46,65 +48,107 @@ static const char *const node_keys[] = {"cluster", "id", NULL};
 /* Keep in step with man/xdsd.yaml.5 and etc/xdsd.yaml. */
 static const struct directive directives[] = {
 	{"listen", T_ADDRESS, OFF(listen), "127.0.0.1:18000", 0, 0, false,
-	 "address the xDS gRPC server listens on", NULL},
+	 "address the xDS gRPC server listens on", NULL, NULL},
 	{"snapshots", T_PATH, OFF(snapshots), NULL, 0, 0, false,
-	 "directory of snapshot files", NULL},
+	 "directory of snapshot files", NULL, NULL},
 	{"schema", T_PATH, OFF(schema), NULL, 0, 0, false,
-	 "Envoy API descriptor set", NULL},
+	 "Envoy API descriptor set", NULL, NULL},
 	{"log_level", T_CHOICE, OFF(log_level), "info", 0, 0, false,
-	 "error, warn, info or debug", log_levels},
+	 "error, warn, info or debug", log_levels, NULL},
 	{"node_key", T_CHOICE, OFF(node_key), "cluster", 0, 0, false,
-	 "node field that selects its snapshot: cluster or id", node_keys},
+	 "node field that selects its snapshot: cluster or id", node_keys, NULL},
 	{"keepalive_time", T_DURATION, OFF(keepalive_time_ms), "30s", 1000,
-	 24 * HOUR_MS, true, "idle time before the server pings a client (0: never)", NULL},
+	 24 * HOUR_MS, true, "idle time before the server pings a client (0: never)", NULL, NULL},
 	{"keepalive_timeout", T_DURATION, OFF(keepalive_timeout_ms), "10s",
 	 1000, HOUR_MS, false,
-	 "time a ping may go unanswered before the connection is closed", NULL},
+	 "time a ping may go unanswered before the connection is closed", NULL, NULL},
 	{"min_client_ping_interval", T_DURATION,
 	 OFF(min_client_ping_interval_ms), "5s", 0, HOUR_MS, true,
-	 "shortest keepalive ping interval a client may use", NULL},
+	 "shortest keepalive ping interval a client may use", NULL, NULL},
 	{"max_connection_age", T_DURATION, OFF(max_connection_age_ms), "0",
 	 1000, 365 * 24 * HOUR_MS, true,
-	 "close connections after this age to rebalance clients (0: never)", NULL},
+	 "close connections after this age to rebalance clients (0: never)", NULL, NULL},
 	{"max_connection_age_grace", T_DURATION,
 	 OFF(max_connection_age_grace_ms), "1m", 0, 24 * HOUR_MS, true,
-	 "time streams get to end after max_connection_age", NULL},
+	 "time streams get to end after max_connection_age", NULL, NULL},
 	{"handshake_timeout", T_DURATION, OFF(handshake_timeout_ms), "10s",
 	 100, HOUR_MS, false,
-	 "time a new connection gets to finish its handshake", NULL},
+	 "time a new connection gets to finish its handshake", NULL, NULL},
 	{"max_streams_per_connection", T_UINT,
 	 OFF(max_streams_per_connection), "100", 1, 1u << 20, false,
-	 "concurrent streams one client connection may open", NULL},
+	 "concurrent streams one client connection may open", NULL, NULL},
 	{"max_request_size", T_SIZE, OFF(max_request_size), "4MiB", 1024,
-	 1ull << 30, false, "largest request message accepted", NULL},
+	 1ull << 30, false, "largest request message accepted", NULL, NULL},
+	/* no defaults: unset is plaintext */
+	{"cert", T_PATH, OFF(tls.cert), NULL, 0, 0, false,
+	 "certificate chain of the xDS listener, PEM", NULL, "tls"},
+	{"key", T_PATH, OFF(tls.key), NULL, 0, 0, false,
+	 "private key of that certificate, PEM", NULL, "tls"},
+	{"client_ca", T_PATH, OFF(tls.client_ca), NULL, 0, 0, false,
+	 "CA certificates clients must be signed by (mTLS), PEM", NULL, "tls"},
 };
+
+/* Sections: mappings whose keys are directives of their own. */
+static const char *const sections[] = {"tls", NULL};
+
+/* The keys of an `authorize:` rule. */
+static const char *const rule_keys[] = {"identity", "node_id", "node_cluster",
+					NULL};
 
 #define NDIRECTIVES (sizeof(directives) / sizeof(directives[0]))
 
-static const struct directive *find_directive(const char *name)
+static bool same_section(const char *a, const char *b)
+{
+	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* The directive `name` of `section` (NULL: the top level). */
+static const struct directive *find_directive(const char *section,
+					      const char *name)
 {
 	for (size_t i = 0; i < NDIRECTIVES; i++)
-		if (strcmp(directives[i].name, name) == 0)
+		if (same_section(directives[i].section, section) &&
+		    strcmp(directives[i].name, name) == 0)
 			return &directives[i];
 	return NULL;
 }
 
-static const char *suggest(const char *name)
+static bool is_section(const char *name)
+{
+	for (size_t i = 0; sections[i] != NULL; i++)
+		if (strcmp(sections[i], name) == 0)
+			return true;
+	return false;
+}
+
+static const char *closest(const char *name, const char *best,
+			   const char *candidate, size_t *best_d)
+{
+	/* Plain edits, case-sensitive, as keys are matched. */
+	size_t d = xd_text_distance(name, strlen(name), candidate,
+				    strlen(candidate), 0);
+
+	if (d < *best_d) {
+		*best_d = d;
+		return candidate;
+	}
+	return best;
+}
+
+/* A known key close to `name` in `section` (top level: sections and
+ * `authorize` too), or NULL. */
+static const char *suggest(const char *section, const char *name)
 {
 	const char *best = NULL;
 	size_t best_d = 3; /* suggest only close misspellings */
 
-	for (size_t i = 0; i < NDIRECTIVES; i++) {
-		/* Plain edits, case-sensitive, as directive names are
-		 * matched. */
-		size_t d = xd_text_distance(name, strlen(name),
-					    directives[i].name,
-					    strlen(directives[i].name), 0);
-
-		if (d < best_d) {
-			best_d = d;
-			best = directives[i].name;
-		}
+	for (size_t i = 0; i < NDIRECTIVES; i++)
+		if (same_section(directives[i].section, section))
+			best = closest(name, best, directives[i].name, &best_d);
+	if (section == NULL) {
+		for (size_t i = 0; sections[i] != NULL; i++)
+			best = closest(name, best, sections[i], &best_d);
+		best = closest(name, best, "authorize", &best_d);
 	}
 	return best;
 }
@@ -283,7 +327,9 @@ static int apply(struct xd_config *cfg, const struct directive *d,
 	uint64_t n = 0;
 
 	if (value[0] == '\0') {
-		xd_diag_add(diag, "%s: '%s': empty value", where, d->name);
+		xd_diag_add(diag, "%s: '%s%s%s': empty value", where,
+			    d->section ? d->section : "", d->section ? "." : "",
+			    d->name);
 		return -1;
 	}
 	switch (d->type) {
@@ -321,7 +367,8 @@ static int apply(struct xd_config *cfg, const struct directive *d,
 		break;
 	}
 	if (why != NULL) {
-		xd_diag_add(diag, "%s: '%s': bad value '%s': %s", where,
+		xd_diag_add(diag, "%s: '%s%s%s': bad value '%s': %s", where,
+			    d->section ? d->section : "", d->section ? "." : "",
 			    d->name, value, why);
 		return -1;
 	}
@@ -352,8 +399,15 @@ void xd_config_init(struct xd_config *cfg, const char *snapshots,
 int xd_config_set(struct xd_config *cfg, const char *key, const char *value,
 		  const char *origin, struct xd_diag *diag)
 {
-	const struct directive *d = find_directive(key);
+	const char *dot = strchr(key, '.');
+	char section[32];
+	const struct directive *d;
 
+	/* "tls.cert" names cert in the tls section */
+	snprintf(section, sizeof(section), "%.*s",
+		 dot != NULL ? (int)(dot - key) : 0, key);
+	d = find_directive(dot != NULL ? section : NULL,
+			   dot != NULL ? dot + 1 : key);
 	if (d == NULL) {
 		xd_diag_add(diag, "%s: unknown directive '%s'", origin, key);
 		return -1;
@@ -384,90 +438,265 @@ static const char *node_kind(const yaml_node_t *n)
 	}
 }
 
+/* One file being read. */
+struct loading {
+	struct xd_config *cfg;
+	const char *path;
+	char *dir; /* base of relative paths */
+	yaml_document_t *doc;
+	struct xd_diag *diag;
+	size_t seen_line[NDIRECTIVES]; /* where each directive was set */
+	size_t authorize_line;
+	int rc;
+};
+
+/* An error at `at`: "file:line:column: message". */
+static void fail(struct loading *l, const yaml_node_t *at, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void fail(struct loading *l, const yaml_node_t *at, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	msg = xd_vasprintf(fmt, ap);
+	va_end(ap);
+	xd_diag_add(l->diag, "%s:%zu:%zu: %s", l->path, at->start_mark.line + 1,
+		    at->start_mark.column + 1, msg);
+	free(msg);
+	l->rc = -1;
+}
+
+/* The text of a key (NULL, reported, when it is not a plain name). */
+static const char *key_of(struct loading *l, const yaml_node_t *k)
+{
+	if (k->type != YAML_SCALAR_NODE) {
+		fail(l, k, "keys must be plain names, not %s", node_kind(k));
+		return NULL;
+	}
+	return (const char *)k->data.scalar.value;
+}
+
+/* The text of the value of `key` (NULL, reported, when it is not one
+ * value, is missing, or holds a NUL byte). */
+static const char *value_of(struct loading *l, const yaml_node_t *v,
+			    const char *key)
+{
+	if (v->type != YAML_SCALAR_NODE) {
+		fail(l, v, "'%s': expected a single value, not %s", key,
+		     node_kind(v));
+		return NULL;
+	}
+	if (v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+	    (v->data.scalar.length == 0 ||
+	     strcmp((char *)v->data.scalar.value, "~") == 0 ||
+	     strcmp((char *)v->data.scalar.value, "null") == 0)) {
+		fail(l, v, "'%s': missing value", key);
+		return NULL;
+	}
+	if (strlen((char *)v->data.scalar.value) != v->data.scalar.length) {
+		fail(l, v, "'%s': value contains a NUL byte", key);
+		return NULL;
+	}
+	return (const char *)v->data.scalar.value;
+}
+
+static void unknown_key(struct loading *l, const yaml_node_t *k,
+			const char *section, const char *key)
+{
+	const char *s = suggest(section, key);
+	char what[64];
+
+	if (section != NULL)
+		snprintf(what, sizeof(what), " in '%s'", section);
+	else
+		what[0] = '\0';
+	fail(l, k, "unknown %s '%s'%s%s%s%s", section ? "setting" : "directive",
+	     key, what, s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "");
+}
+
+static void load_directive(struct loading *l, const char *section,
+			   const yaml_node_t *k, const yaml_node_t *v)
+{
+	const char *key = key_of(l, k), *value;
+	const struct directive *d;
+	char where[PATH_MAX + 64];
+	size_t i;
+
+	if (key == NULL)
+		return;
+	d = find_directive(section, key);
+	if (d == NULL) {
+		unknown_key(l, k, section, key);
+		return;
+	}
+	i = (size_t)(d - directives);
+	if (l->seen_line[i] != 0) {
+		fail(l, k, "'%s' is set twice (first on line %zu)", key,
+		     l->seen_line[i]);
+		return;
+	}
+	l->seen_line[i] = k->start_mark.line + 1;
+	value = value_of(l, v, key);
+	if (value == NULL)
+		return;
+	snprintf(where, sizeof(where), "%s:%zu:%zu", l->path,
+		 v->start_mark.line + 1, v->start_mark.column + 1);
+	if (apply(l->cfg, d, value, where, l->dir, l->diag) != 0)
+		l->rc = -1;
+}
+
+/* A section: a mapping of its own directives. */
+static void load_section(struct loading *l, const char *section,
+			 const yaml_node_t *v)
+{
+	/* "tls:" with nothing under it (all commented out) sets nothing */
+	if (v->type == YAML_SCALAR_NODE &&
+	    v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+	    v->data.scalar.length == 0)
+		return;
+	if (v->type != YAML_MAPPING_NODE) {
+		fail(l, v, "'%s' must be a mapping of its settings, not %s",
+		     section, node_kind(v));
+		return;
+	}
+	for (yaml_node_pair_t *p = v->data.mapping.pairs.start;
+	     p < v->data.mapping.pairs.top; p++)
+		load_directive(l, section, yaml_document_get_node(l->doc, p->key),
+			       yaml_document_get_node(l->doc, p->value));
+}
+
+/* One `authorize:` rule: identity (required), node_id, node_cluster. */
+static void load_rule(struct loading *l, const yaml_node_t *m)
+{
+	char *vals[3] = {NULL, NULL, NULL};
+	struct xd_config *cfg = l->cfg;
+	int before = l->rc;
+
+	if (m->type != YAML_MAPPING_NODE) {
+		fail(l, m, "an authorize rule is a mapping (identity, node_id, node_cluster), not %s",
+		     node_kind(m));
+		return;
+	}
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start;
+	     p < m->data.mapping.pairs.top; p++) {
+		const yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
+		const yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
+		const char *key = key_of(l, k), *value;
+		size_t i = 0;
+
+		if (key == NULL)
+			continue;
+		while (rule_keys[i] != NULL && strcmp(rule_keys[i], key) != 0)
+			i++;
+		if (rule_keys[i] == NULL) {
+			const char *best = NULL;
+			size_t best_d = 3;
+
+			for (size_t j = 0; rule_keys[j] != NULL; j++)
+				best = closest(key, best, rule_keys[j], &best_d);
+			fail(l, k, "unknown authorize key '%s'%s%s%s", key,
+			     best ? " (did you mean '" : "", best ? best : "",
+			     best ? "'?)" : "");
+			continue;
+		}
+		if (vals[i] != NULL) {
+			fail(l, k, "'%s' is set twice in one rule", key);
+			continue;
+		}
+		value = value_of(l, v, key);
+		if (value != NULL)
+			vals[i] = xd_strdup(value);
+	}
+	if (vals[0] == NULL && l->rc == before)
+		fail(l, m, "an authorize rule needs an identity (a glob such as spiffe://example.org/ns/prod/sa/*)");
+	if (l->rc != before) {
+		for (int i = 0; i < 3; i++)
+			free(vals[i]);
+		return;
+	}
+	cfg->authorize = xd_reallocarray(cfg->authorize, cfg->nauthorize + 1,
+					 sizeof(*cfg->authorize));
+	cfg->authorize[cfg->nauthorize++] = (struct xd_authz_rule){
+		vals[0], vals[1] ? vals[1] : xd_strdup("*"),
+		vals[2] ? vals[2] : xd_strdup("*")};
+}
+
+static void load_rules(struct loading *l, const yaml_node_t *k,
+		       const yaml_node_t *v)
+{
+	if (l->authorize_line != 0) {
+		fail(l, k, "'authorize' is set twice (first on line %zu)",
+		     l->authorize_line);
+		return;
+	}
+	l->authorize_line = k->start_mark.line + 1;
+	if (v->type != YAML_SEQUENCE_NODE) {
+		fail(l, v, "'authorize' is a list of rules, not %s", node_kind(v));
+		return;
+	}
+	for (yaml_node_item_t *i = v->data.sequence.items.start;
+	     i < v->data.sequence.items.top; i++)
+		load_rule(l, yaml_document_get_node(l->doc, *i));
+}
+
+static size_t line_of(const struct loading *l, const char *section,
+		      const char *name)
+{
+	return l->seen_line[find_directive(section, name) - directives];
+}
+
+/* Settings that must go together. */
+static void check_together(struct loading *l, const yaml_node_t *root)
+{
+	const struct xd_config *cfg = l->cfg;
+
+	if ((cfg->tls.cert == NULL) != (cfg->tls.key == NULL))
+		fail(l, root, "tls: 'cert' and 'key' go together (line %zu sets only '%s')",
+		     line_of(l, "tls", cfg->tls.cert ? "cert" : "key"),
+		     cfg->tls.cert ? "cert" : "key");
+	else if (cfg->tls.client_ca != NULL && cfg->tls.cert == NULL)
+		fail(l, root, "tls: 'client_ca' needs the server's own 'cert' and 'key'");
+	if (cfg->nauthorize > 0 && cfg->tls.client_ca == NULL)
+		fail(l, root, "'authorize' (line %zu) needs tls.client_ca: only a client certificate proves an identity",
+		     l->authorize_line);
+}
+
 static int load_document(struct xd_config *cfg, const char *path,
 			 yaml_document_t *doc, struct xd_diag *diag)
 {
 	yaml_node_t *root = yaml_document_get_root_node(doc);
-	const struct directive *seen_at[NDIRECTIVES] = {0};
-	size_t seen_line[NDIRECTIVES] = {0};
-	char *dir = dir_of(path);
-	int rc = 0;
+	struct loading l = {.cfg = cfg, .path = path, .dir = dir_of(path),
+			    .doc = doc, .diag = diag};
 
 	if (root == NULL)
 		goto out; /* an empty file: every default */
 	if (root->type != YAML_MAPPING_NODE) {
-		xd_diag_add(diag, "%s:%zu:%zu: the configuration must be a mapping of directives, not %s",
-			    path, root->start_mark.line + 1,
-			    root->start_mark.column + 1, node_kind(root));
-		rc = -1;
+		fail(&l, root, "the configuration must be a mapping of directives, not %s",
+		     node_kind(root));
 		goto out;
 	}
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
 	     p < root->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = yaml_document_get_node(doc, p->key);
 		yaml_node_t *v = yaml_document_get_node(doc, p->value);
-		size_t line = k->start_mark.line + 1;
-		size_t col = k->start_mark.column + 1;
-		const struct directive *d;
-		const char *key;
-		char where[PATH_MAX + 64];
+		const char *key = key_of(&l, k);
 
-		if (k->type != YAML_SCALAR_NODE) {
-			xd_diag_add(diag, "%s:%zu:%zu: keys must be plain names, not %s",
-				    path, line, col, node_kind(k));
-			rc = -1;
+		if (key == NULL)
 			continue;
-		}
-		key = (const char *)k->data.scalar.value;
-		d = find_directive(key);
-		if (d == NULL) {
-			const char *s = suggest(key);
-
-			xd_diag_add(diag, "%s:%zu:%zu: unknown directive '%s'%s%s%s",
-				    path, line, col, key,
-				    s ? " (did you mean '" : "", s ? s : "",
-				    s ? "'?)" : "");
-			rc = -1;
-			continue;
-		}
-		if (seen_at[d - directives] != NULL) {
-			xd_diag_add(diag, "%s:%zu:%zu: '%s' is set twice (first on line %zu)",
-				    path, line, col, key,
-				    seen_line[d - directives]);
-			rc = -1;
-			continue;
-		}
-		seen_at[d - directives] = d;
-		seen_line[d - directives] = line;
-		snprintf(where, sizeof(where), "%s:%zu:%zu", path,
-			 v->start_mark.line + 1, v->start_mark.column + 1);
-		if (v->type != YAML_SCALAR_NODE) {
-			xd_diag_add(diag, "%s: '%s': expected a single value, not %s",
-				    where, key, node_kind(v));
-			rc = -1;
-			continue;
-		}
-		if (v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-		    (v->data.scalar.length == 0 ||
-		     strcmp((char *)v->data.scalar.value, "~") == 0 ||
-		     strcmp((char *)v->data.scalar.value, "null") == 0)) {
-			xd_diag_add(diag, "%s: '%s': missing value", where, key);
-			rc = -1;
-			continue;
-		}
-		if (strlen((char *)v->data.scalar.value) != v->data.scalar.length) {
-			xd_diag_add(diag, "%s: '%s': value contains a NUL byte",
-				    where, key);
-			rc = -1;
-			continue;
-		}
-		if (apply(cfg, d, (const char *)v->data.scalar.value, where,
-			  dir, diag) != 0)
-			rc = -1;
+		if (is_section(key))
+			load_section(&l, key, v);
+		else if (strcmp(key, "authorize") == 0)
+			load_rules(&l, k, v);
+		else
+			load_directive(&l, NULL, k, v);
 	}
+	if (l.rc == 0)
+		check_together(&l, root);
 out:
-	free(dir);
-	return rc;
+	free(l.dir);
+	return l.rc;
 }
 
 int xd_config_load(struct xd_config *cfg, const char *path,
@@ -534,39 +763,74 @@ out:
 	return rc;
 }
 
+/* A string as a single-quoted YAML scalar ("[::]:1" would otherwise
+ * read back as a list). */
+static void print_quoted(FILE *out, const char *s)
+{
+	fputc('\'', out);
+	for (; *s != '\0'; s++) {
+		if (*s == '\'')
+			fputc('\'', out);
+		fputc(*s, out);
+	}
+	fputc('\'', out);
+}
+
+static void print_directive(const struct xd_config *cfg,
+			    const struct directive *d, FILE *out)
+{
+	const char *base = (const char *)cfg + d->offset;
+	const char *indent = d->section != NULL ? "  " : "";
+	char num[32];
+
+	switch (d->type) {
+	case T_ADDRESS:
+	case T_PATH:
+		if (*(char *const *)(const void *)base == NULL) {
+			/* unset: shown, and read back as unset */
+			fprintf(out, "%s#%s:    # %s (unset)\n", indent, d->name,
+				d->doc);
+			return;
+		}
+		fprintf(out, "%s%s: ", indent, d->name);
+		print_quoted(out, *(char *const *)(const void *)base);
+		break;
+	case T_CHOICE:
+		fprintf(out, "%s%s: %s", indent, d->name,
+			d->choices[*(const int *)(const void *)base]);
+		break;
+	case T_DURATION:
+	case T_SIZE:
+	case T_UINT:
+		format_number(num, sizeof(num), d->type,
+			      *(const uint64_t *)(const void *)base);
+		fprintf(out, "%s%s: %s", indent, d->name, num);
+		break;
+	}
+	fprintf(out, "    # %s\n", d->doc);
+}
+
 void xd_config_print(const struct xd_config *cfg, FILE *out)
 {
-	for (size_t i = 0; i < NDIRECTIVES; i++) {
-		const struct directive *d = &directives[i];
-		const char *base = (const char *)cfg + d->offset;
-		char num[32];
-
-		fprintf(out, "%s: ", d->name);
-		switch (d->type) {
-		case T_ADDRESS:
-		case T_PATH:
-			/* Quoted: "[::]:1" would otherwise read back as a list. */
-			fputc('\'', out);
-			for (const char *c = *(char *const *)(const void *)base;
-			     *c != '\0'; c++) {
-				if (*c == '\'')
-					fputc('\'', out);
-				fputc(*c, out);
-			}
-			fputc('\'', out);
-			break;
-		case T_CHOICE:
-			fputs(d->choices[*(const int *)(const void *)base], out);
-			break;
-		case T_DURATION:
-		case T_SIZE:
-		case T_UINT:
-			format_number(num, sizeof(num), d->type,
-				      *(const uint64_t *)(const void *)base);
-			fputs(num, out);
-			break;
-		}
-		fprintf(out, "    # %s\n", d->doc);
+	for (size_t i = 0; i < NDIRECTIVES; i++)
+		if (directives[i].section == NULL)
+			print_directive(cfg, &directives[i], out);
+	for (size_t s = 0; sections[s] != NULL; s++) {
+		fprintf(out, "%s:\n", sections[s]);
+		for (size_t i = 0; i < NDIRECTIVES; i++)
+			if (same_section(directives[i].section, sections[s]))
+				print_directive(cfg, &directives[i], out);
+	}
+	fprintf(out, "authorize:%s    # who may claim which nodes (with mTLS)\n",
+		cfg->nauthorize == 0 ? " []" : "");
+	for (size_t i = 0; i < cfg->nauthorize; i++) {
+		fputs("  - identity: ", out);
+		print_quoted(out, cfg->authorize[i].identity);
+		fputs("\n    node_id: ", out);
+		print_quoted(out, cfg->authorize[i].node_id);
+		fputs("\n    node_cluster: ", out);
+		print_quoted(out, cfg->authorize[i].node_cluster);
+		fputc('\n', out);
 	}
 }
 
@@ -575,5 +839,14 @@ void xd_config_free(struct xd_config *cfg)
 	free(cfg->listen);
 	free(cfg->snapshots);
 	free(cfg->schema);
+	free(cfg->tls.cert);
+	free(cfg->tls.key);
+	free(cfg->tls.client_ca);
+	for (size_t i = 0; i < cfg->nauthorize; i++) {
+		free(cfg->authorize[i].identity);
+		free(cfg->authorize[i].node_id);
+		free(cfg->authorize[i].node_cluster);
+	}
+	free(cfg->authorize);
 	memset(cfg, 0, sizeof(*cfg));
 }

@@ -3,8 +3,10 @@
  *
  * One table of directives (name, type, default, bounds, description)
  * drives parsing, the command-line overrides, `xdsd --check` output and
- * the man page's list. The file is a flat YAML mapping; unknown keys,
- * duplicate keys and bad values are errors reported as
+ * the man page's list. The file is a YAML mapping of directives; a few
+ * are grouped in a section (`tls:` holds cert, key and client_ca), and
+ * `authorize:` is a list of rules. Unknown keys, duplicate keys, bad
+ * values and settings that do not fit together are errors reported as
  * "file:line:column: message", all of them, not just the first.
  *
  * Ownership: struct xd_config owns its strings; xd_config_free releases
@@ -25,6 +27,16 @@ enum xd_node_key {
 	XD_NODE_KEY_ID,      /* the node's `id` */
 };
 
+/* Who may speak for which nodes (`authorize:`): a client whose identity
+ * matches `identity` may claim a node whose id and cluster match
+ * `node_id` and `node_cluster`. All three are globs (fnmatch(3), where
+ * `*` also matches `/`). */
+struct xd_authz_rule {
+	char *identity;
+	char *node_id;
+	char *node_cluster;
+};
+
 struct xd_config {
 	char *listen;    /* "host:port", "[v6]:port" or "unix:/path" */
 	char *snapshots; /* snapshot directory, absolute or cwd-relative */
@@ -41,6 +53,19 @@ struct xd_config {
 	uint64_t handshake_timeout_ms;
 	uint64_t max_streams_per_connection;
 	uint64_t max_request_size;
+
+	/* TLS on the xDS listener: all NULL for plaintext. With client_ca,
+	 * clients must present a certificate it signed (mTLS). */
+	struct {
+		char *cert;      /* certificate chain, PEM */
+		char *key;       /* its private key, PEM */
+		char *client_ca; /* CA certificates for clients, PEM */
+	} tls;
+
+	/* With mTLS: who may claim which nodes. None: every authenticated
+	 * client may claim any node. */
+	struct xd_authz_rule *authorize;
+	size_t nauthorize;
 };
 
 /*

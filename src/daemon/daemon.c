@@ -19,6 +19,7 @@
 #include "transport/abseil.h"
 #include "transport/grpc_log.h"
 #include "transport/server.h"
+#include "transport/tls.h"
 #include "util/common.h"
 #include "util/log.h"
 
@@ -30,6 +31,7 @@ struct daemon {
 	struct xd_cache *cache;
 	struct xd_sessions *sessions;
 	struct xd_server *server;
+	struct xd_tls *tls; /* NULL: plaintext */
 	bool stopping;
 
 	/* reload in the thread pool */
@@ -176,6 +178,24 @@ static void reload_start(struct daemon *d)
 	}
 }
 
+/* The TLS files are small: read again on the loop thread, at once. New
+ * handshakes get the new certificate; established streams go on. */
+static void reload_tls(struct daemon *d)
+{
+	struct xd_diag diag = XD_DIAG_INIT;
+
+	if (d->tls == NULL)
+		return;
+	if (xd_tls_reload(d->tls, &diag) != 0) {
+		log_errors(&diag);
+		xd_error("TLS reload failed: still using the previous certificate (%s)",
+			 xd_tls_describe(d->tls));
+	} else {
+		xd_info("TLS reloaded: %s", xd_tls_describe(d->tls));
+	}
+	xd_diag_clear(&diag);
+}
+
 /* ---------------- signals and shutdown ---------------- */
 
 static void close_signals(struct daemon *d)
@@ -221,6 +241,7 @@ static void on_hup(uv_signal_t *h, int signum XD_UNUSED)
 	if (d->stopping)
 		return;
 	xd_info("SIGHUP: reloading %s", d->cfg->snapshots);
+	reload_tls(d);
 	reload_start(d);
 }
 
@@ -251,6 +272,27 @@ static int watch_signal(struct daemon *d, uv_signal_t *h, uv_signal_cb cb,
 }
 
 /* ---------------- start ---------------- */
+
+/* TLS files, when configured: nothing is served over a bad certificate,
+ * nor in plaintext when TLS was asked for. */
+static int load_tls(struct daemon *d)
+{
+	struct xd_diag diag = XD_DIAG_INIT;
+
+	if (d->cfg->tls.cert == NULL)
+		return 0;
+	d->tls = xd_tls_new(d->cfg, &diag);
+	if (d->tls == NULL) {
+		log_errors(&diag);
+		xd_error("cannot use the TLS files; not starting");
+		xd_diag_clear(&diag);
+		return -1;
+	}
+	xd_info("TLS%s: %s", xd_tls_mutual(d->tls) ?
+				     " with client certificates (mTLS)" : "",
+		xd_tls_describe(d->tls));
+	return 0;
+}
 
 /* Schema and first snapshots: nothing is served unless both are good. */
 static int load_initial(struct daemon *d)
@@ -317,10 +359,11 @@ int xd_daemon_run(const struct xd_config *cfg)
 	uv_signal_init(&d.loop, &d.sig_hup);
 	uv_signal_init(&d.loop, &d.sig_usr1);
 
-	if (load_initial(&d) != 0)
+	if (load_tls(&d) != 0 || load_initial(&d) != 0)
 		goto fail;
-	d.sessions = xd_sessions_new(&d.loop, d.cache, cfg->node_key);
+	d.sessions = xd_sessions_new(&d.loop, d.cache, cfg);
 	opts.handler = xd_sessions_handler(d.sessions);
+	opts.tls = d.tls;
 	if (xd_server_start(&d.server, &d.loop, &opts) != 0)
 		goto fail;
 	if (watch_signal(&d, &d.sig_term, on_stop_signal, SIGTERM) != 0 ||
@@ -360,8 +403,10 @@ out:
 		xd_error("event loop closed with handles still open");
 		rc = 1;
 	}
-	/* Snapshots hold gRPC slices: release them before gRPC goes. */
+	/* Snapshots hold gRPC slices: release them before gRPC goes. The
+	 * TLS state goes after the server that asked it for certificates. */
 	xd_cache_free(d.cache);
+	xd_tls_free(d.tls);
 	xd_schema_free(d.schema);
 	grpc_shutdown_blocking();
 	return rc;

@@ -13,6 +13,7 @@
 #include "daemon/early_signals.h"
 #include "schema/schema.h"
 #include "snapshot/loader.h"
+#include "transport/tls.h"
 #include "util/log.h"
 
 static void usage(FILE *out, const char *default_config)
@@ -66,6 +67,20 @@ static int check(const struct xd_config *cfg, const char *config_path)
 
 	printf("# %s: valid; effective configuration:\n", config_path);
 	xd_config_print(cfg, stdout);
+	if (cfg->tls.cert != NULL) {
+		struct xd_tls *tls = xd_tls_new(cfg, &diag);
+
+		if (tls == NULL) {
+			xd_diag_print(&diag, stderr);
+			fprintf(stderr, "xdsd: the TLS files cannot be used\n");
+			xd_diag_clear(&diag);
+			return 1;
+		}
+		printf("# TLS%s: %s\n", xd_tls_mutual(tls) ?
+					       " with client certificates (mTLS)" : "",
+		       xd_tls_describe(tls));
+		xd_tls_free(tls);
+	}
 	schema = xd_schema_load(cfg->schema, &diag);
 	if (schema == NULL) {
 		xd_diag_print(&diag, stderr);

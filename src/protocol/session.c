@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/authorize.h"
 #include "protocol/body.h"
 #include "protocol/node.h"
 #include "protocol/request.h"
@@ -56,6 +57,7 @@ struct xd_sessions {
 	uv_loop_t *loop;
 	struct xd_cache *cache;
 	enum xd_node_key node_key;
+	const struct xd_config *cfg;
 	struct xd_stream_handler handler;
 	uv_idle_t pump_idle;
 	uv_timer_t wait_timer;
@@ -324,6 +326,32 @@ static void pump(struct xd_session *ss)
 
 /* ---------------- requests ---------------- */
 
+/*
+ * With mTLS, whether the client's identity may speak for the node it
+ * claims (authorize.h). The stream ends with PERMISSION_DENIED before
+ * anything is sent when it may not.
+ */
+static bool authorized(struct xd_session *ss)
+{
+	const struct xd_config *cfg = ss->mgr->cfg;
+	const char *identity = xd_stream_identity(ss->stream);
+	char msg[512];
+
+	if (cfg->nauthorize == 0)
+		return true;
+	if (identity != NULL &&
+	    xd_authorize(cfg->authorize, cfg->nauthorize, identity, ss->node_id,
+			 ss->node_cluster, NULL))
+		return true;
+	snprintf(msg, sizeof(msg),
+		 "identity '%.200s' may not speak for node id '%.100s' cluster '%.100s'",
+		 identity != NULL ? identity : "(none)", ss->node_id,
+		 ss->node_cluster);
+	SLOG(XD_LOG_WARN, ss, "%s", msg);
+	xd_stream_finish(ss->stream, GRPC_STATUS_PERMISSION_DENIED, msg);
+	return false;
+}
+
 static bool set_node(struct xd_session *ss, struct xd_span span)
 {
 	struct xd_node n;
@@ -348,6 +376,8 @@ static bool set_node(struct xd_session *ss, struct xd_span span)
 	}
 	ss->node_id = xd_strndup(n.id.data, n.id.len);
 	ss->node_cluster = xd_strndup(n.cluster.data, n.cluster.len);
+	if (!authorized(ss))
+		return false;
 	ss->wrapped = (n.features & XD_FEATURE_RESOURCE_IN_SOTW) != 0;
 	ss->have_node = true;
 	key = ss->mgr->node_key == XD_NODE_KEY_ID ? ss->node_id : ss->node_cluster;
@@ -572,13 +602,14 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 /* ---------------- manager ---------------- */
 
 struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
-				    enum xd_node_key node_key)
+				    const struct xd_config *cfg)
 {
 	struct xd_sessions *m = xd_calloc(1, sizeof(*m));
 
 	m->loop = loop;
 	m->cache = cache;
-	m->node_key = node_key;
+	m->node_key = cfg->node_key;
+	m->cfg = cfg;
 	m->handler.open = on_open;
 	m->handler.on_request = on_request;
 	m->handler.on_send_done = on_send_done;

@@ -46,9 +46,10 @@ struct xd_sessions_stats {
 	unsigned long long responses, response_bytes, requests, acks, nacks;
 };
 
-/* Sessions served from `cache`. */
+/* Sessions served from `cache`, by `cfg`'s node_key and authorize
+ * rules (`cfg` must outlive them). */
 struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
-				    enum xd_node_key node_key);
+				    const struct xd_config *cfg);
 
 /*
  * Frees the manager. Every session must be gone (the server shut down).

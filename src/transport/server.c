@@ -14,6 +14,7 @@
 
 #include "transport/bridge.h"
 #include "transport/tag.h"
+#include "transport/tls.h"
 #include "util/common.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -365,7 +366,8 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 
 	/* Bind before the completion queue exists: a server that never
 	 * bound has no listener and may be destroyed on the spot. */
-	creds = grpc_insecure_server_credentials_create();
+	creds = opts->tls != NULL ? xd_tls_credentials(opts->tls) :
+				    grpc_insecure_server_credentials_create();
 	srv->port = grpc_server_add_http2_port(srv->grpc, cfg->listen, creds);
 	grpc_server_credentials_release(creds);
 	if (srv->port == 0) {

@@ -21,9 +21,12 @@
 
 struct xd_server;
 
+struct xd_tls;
+
 struct xd_server_opts {
 	const struct xd_config *cfg;
 	const struct xd_stream_handler *handler; /* must outlive the server */
+	struct xd_tls *tls; /* NULL: plaintext; else must outlive the server */
 };
 
 /*

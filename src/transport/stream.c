@@ -2,6 +2,7 @@
 
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
+#include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ struct xd_stream {
 	grpc_metadata_array md;
 	const struct xd_method *method;
 	char *peer; /* gpr_malloc'd by grpc_call_get_peer */
+	char *identity; /* the client certificate's, or NULL */
 	enum state state;
 
 	const struct xd_stream_handler *handler;
@@ -57,6 +59,7 @@ static void stream_free(struct xd_stream *s)
 	grpc_metadata_array_destroy(&s->md);
 	grpc_slice_unref(s->status_msg);
 	gpr_free(s->peer);
+	free(s->identity);
 	if (s->gone != NULL)
 		s->gone(s->gone_arg);
 	free(s);
@@ -176,6 +179,40 @@ static void on_status_done(struct xd_tag *tag, bool ok XD_UNUSED)
 	maybe_free(s);
 }
 
+/* The first value of property `name`, copied, or NULL. */
+static char *first_property(const grpc_auth_context *ctx, const char *name)
+{
+	grpc_auth_property_iterator it =
+		grpc_auth_context_find_properties_by_name(ctx, name);
+	const grpc_auth_property *p = grpc_auth_property_iterator_next(&it);
+
+	return p != NULL ? xd_strndup(p->value, p->value_length) : NULL;
+}
+
+/*
+ * Who the client proved to be: its certificate's URI SAN (a SPIFFE ID,
+ * say), else its DNS SAN, else its subject's common name. NULL for a
+ * client that presented no verified certificate (plaintext, or TLS
+ * without client certificates).
+ */
+static char *peer_identity(grpc_call *call)
+{
+	grpc_auth_context *ctx = grpc_call_auth_context(call);
+	char *id = NULL;
+
+	if (ctx == NULL)
+		return NULL;
+	if (grpc_auth_context_peer_is_authenticated(ctx)) {
+		id = first_property(ctx, GRPC_PEER_URI_PROPERTY_NAME);
+		if (id == NULL)
+			id = first_property(ctx, GRPC_PEER_DNS_PROPERTY_NAME);
+		if (id == NULL)
+			id = first_property(ctx, GRPC_X509_CN_PROPERTY_NAME);
+	}
+	grpc_auth_context_release(ctx);
+	return id;
+}
+
 void xd_stream_start(grpc_call *call, grpc_metadata_array *md,
 		     const struct xd_method *method,
 		     const struct xd_stream_handler *handler,
@@ -191,6 +228,7 @@ void xd_stream_start(grpc_call *call, grpc_metadata_array *md,
 	grpc_metadata_array_init(md);
 	s->method = method;
 	s->peer = grpc_call_get_peer(call);
+	s->identity = peer_identity(call);
 	s->state = ACTIVE;
 	s->handler = handler;
 	s->gone = gone;
@@ -201,8 +239,10 @@ void xd_stream_start(grpc_call *call, grpc_metadata_array *md,
 	s->t_status.done = on_status_done;
 	s->status_msg = grpc_empty_slice();
 
-	xd_debug("stream %llu: %s from %s", (unsigned long long)s->id,
-		 method->name, s->peer);
+	xd_debug("stream %llu: %s from %s%s%.*s%s", (unsigned long long)s->id,
+		 method->name, s->peer, s->identity ? " (identity '" : "",
+		 s->identity ? XD_LOG_CLIP(strlen(s->identity)) : 0,
+		 s->identity ? s->identity : "", s->identity ? "')" : "");
 	/* RECV_CLOSE_ON_SERVER first: it is the one reliable end signal,
 	 * so it must be armed before anything can fail. */
 	ops[1].data.recv_close_on_server.cancelled = &s->cancelled;
@@ -282,4 +322,9 @@ const struct xd_method *xd_stream_method(const struct xd_stream *s)
 const char *xd_stream_peer(const struct xd_stream *s)
 {
 	return s->peer;
+}
+
+const char *xd_stream_identity(const struct xd_stream *s)
+{
+	return s->identity;
 }

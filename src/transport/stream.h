@@ -74,4 +74,8 @@ uint64_t xd_stream_id(const struct xd_stream *s);
 const struct xd_method *xd_stream_method(const struct xd_stream *s);
 const char *xd_stream_peer(const struct xd_stream *s);
 
+/* The identity the client's certificate proves (URI SAN, else DNS SAN,
+ * else subject CN), or NULL without one (plaintext, or no mTLS). */
+const char *xd_stream_identity(const struct xd_stream *s);
+
 #endif

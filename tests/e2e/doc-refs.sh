@@ -214,8 +214,9 @@ function scan_bare(    s, off, id, c) {
 	while (match(s, /[A-Z][0-9]+/)) {
 		id = substr(s, RSTART, RLENGTH)
 		c = substr(s, RSTART + RLENGTH, 1)
+		# rule IDs have one or two digits: X509 and the like are not
 		if ((RSTART == 1 || !isword(substr(s, RSTART - 1, 1))) && !isword(c) &&
-		    (substr(id, 1, 1) in letters))
+		    RLENGTH <= 3 && (substr(id, 1, 1) in letters))
 			here("bare " id ": cite it as \"rule " id "\", or quote it if it is a name")
 		s = substr(s, RSTART + RLENGTH)
 	}

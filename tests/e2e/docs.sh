@@ -17,11 +17,20 @@ mkdir -p "$tap_tmp/snapshots"
 echo "{}" > "$tap_tmp/snapshots/default.yaml"
 "$XDSD" --check -c "$tap_tmp/c.yaml" --schema "$XDSD_SCHEMA" \
   --snapshots "$tap_tmp/snapshots" > "$tap_tmp/check.out" 2>&1 || fail "xdsd --check"
-directives=$(sed -n 's/^\([a-z_]*\): .*/\1/p' "$tap_tmp/check.out")
+# Top-level directives ("name: value"), sections ("tls:" alone on its
+# line) and their settings (indented, "#" when unset), as section.name.
+directives=$(awk '
+  /^[a-z_]+:( |$)/ { sub(/:.*/, ""); section = $0; print; next }
+  /^  #?[a-z_]+:/ { sub(/^  #?/, ""); sub(/:.*/, ""); print section "." $0 }
+' "$tap_tmp/check.out")
 [ -n "$directives" ] || fail "--check printed directives"
 for d in $directives; do
   check "xdsd.yaml(5) documents '$d'" grep -q "^\.BI $d: " "$man5"
-  check "etc/xdsd.yaml mentions '$d'" grep -Eq "^#?$d:" "$XDSD_SRCDIR/etc/xdsd.yaml"
+  case $d in
+    *.*) name=${d#*.}
+         check "etc/xdsd.yaml mentions '$d'" grep -Eq "^#? +$name:" "$XDSD_SRCDIR/etc/xdsd.yaml" ;;
+    *) check "etc/xdsd.yaml mentions '$d'" grep -Eq "^#?$d:" "$XDSD_SRCDIR/etc/xdsd.yaml" ;;
+  esac
 done
 
 options=$("$XDSD" --help | grep -o -- '--[a-z-]*' | sort -u)

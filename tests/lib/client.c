@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xdtest.h"
+
 struct xdc_conn {
 	grpc_channel *channel;
 	grpc_completion_queue *cq; /* pluck: each wait names its tag */
@@ -73,30 +75,73 @@ static void start(struct xdc_stream *s, const grpc_op *ops, size_t n,
 	s->pending[kind] = true;
 }
 
-struct xdc_conn *xdc_connect(const char *target)
+/* A channel with `creds` (released here). */
+static struct xdc_conn *connect_with(const char *target,
+				     grpc_channel_credentials *creds)
 {
 	struct xdc_conn *c = calloc(1, sizeof(*c));
-	grpc_channel_credentials *creds;
+	/* Channels to one target share a TCP connection unless each has its
+	 * own subchannel pool; a test "client" is one connection, as an
+	 * Envoy is. The TLS tests' server certificate is for "localhost". */
+	grpc_arg args_v[] = {
+		{.type = GRPC_ARG_INTEGER,
+		 .key = (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL,
+		 .value.integer = 1},
+		{.type = GRPC_ARG_STRING,
+		 .key = (char *)GRPC_SSL_TARGET_NAME_OVERRIDE_ARG,
+		 .value.string = (char *)"localhost"},
+	};
+	grpc_channel_args args = {.num_args = 2, .args = args_v};
 
 	ck_assert(c != NULL);
+	c->channel = grpc_channel_create(target, creds, &args);
+	grpc_channel_credentials_release(creds);
+	c->cq = grpc_completion_queue_create_for_pluck(NULL);
+	return c;
+}
+
+static void grpc_once(void)
+{
 	if (!grpc_up) {
 		grpc_init();
 		atexit(grpc_down);
 		grpc_up = true;
 	}
-	/* Channels to one target share a TCP connection unless each has its
-	 * own subchannel pool; a test "client" is one connection, as an
-	 * Envoy is. */
-	grpc_arg arg = {.type = GRPC_ARG_INTEGER,
-			.key = (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL,
-			.value.integer = 1};
-	grpc_channel_args args = {.num_args = 1, .args = &arg};
+}
 
-	creds = grpc_insecure_credentials_create();
-	c->channel = grpc_channel_create(target, creds, &args);
-	grpc_channel_credentials_release(creds);
-	c->cq = grpc_completion_queue_create_for_pluck(NULL);
-	return c;
+struct xdc_conn *xdc_connect(const char *target)
+{
+	grpc_once();
+	return connect_with(target, grpc_insecure_credentials_create());
+}
+
+/* A whole file, for PEM (NULL path: NULL). */
+static char *pem_file(const char *path)
+{
+	char *text;
+
+	if (path == NULL)
+		return NULL;
+	text = xdtest_read_file(path, NULL);
+	ck_assert_msg(text != NULL, "cannot read %s", path);
+	return text;
+}
+
+struct xdc_conn *xdc_connect_tls(const char *target, const char *ca,
+				 const char *cert, const char *key)
+{
+	char *ca_pem, *cert_pem = pem_file(cert), *key_pem = pem_file(key);
+	grpc_ssl_pem_key_cert_pair pair = {key_pem, cert_pem};
+	grpc_channel_credentials *creds;
+
+	grpc_once();
+	ca_pem = pem_file(ca);
+	creds = grpc_ssl_credentials_create(ca_pem, cert ? &pair : NULL, NULL,
+					    NULL);
+	free(ca_pem);
+	free(cert_pem);
+	free(key_pem);
+	return connect_with(target, creds);
 }
 
 void xdc_conn_free(struct xdc_conn *c)
@@ -321,4 +366,25 @@ xdc_recv_delta(struct xdc_stream *s, int timeout_ms)
 	r = envoy__service__discovery__v3__delta_discovery_response__unpack(NULL, len, data);
 	free(data);
 	return r;
+}
+
+char *xdc_server_property(struct xdc_stream *s, const char *name)
+{
+	grpc_auth_context *ctx = grpc_call_auth_context(s->call);
+	grpc_auth_property_iterator it;
+	const grpc_auth_property *p;
+	char *v = NULL;
+
+	if (ctx == NULL)
+		return NULL;
+	it = grpc_auth_context_find_properties_by_name(ctx, name);
+	p = grpc_auth_property_iterator_next(&it);
+	if (p != NULL) {
+		v = malloc(p->value_length + 1);
+		ck_assert(v != NULL);
+		memcpy(v, p->value, p->value_length);
+		v[p->value_length] = '\0';
+	}
+	grpc_auth_context_release(ctx);
+	return v;
 }

@@ -24,6 +24,16 @@ struct xdc_stream;
 
 /* gRPC is initialised on first use and shut down at exit. */
 struct xdc_conn *xdc_connect(const char *target);
+
+/* Over TLS, trusting the CA certificates in the file `ca`; with `cert`
+ * and `key` (PEM files, or NULL: none) as the client's certificate. The
+ * server is expected to present a certificate for "localhost". */
+struct xdc_conn *xdc_connect_tls(const char *target, const char *ca,
+				 const char *cert, const char *key);
+
+/* A property of the server's certificate as this stream's connection
+ * saw it (e.g. "x509_common_name"), malloc'd, or NULL. */
+char *xdc_server_property(struct xdc_stream *s, const char *name);
 void xdc_conn_free(struct xdc_conn *c);
 
 struct xdc_stream *xdc_open(struct xdc_conn *c, const char *method);

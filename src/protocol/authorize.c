@@ -1,0 +1,29 @@
+#include "protocol/authorize.h"
+
+#include <fnmatch.h>
+
+static bool matches(const char *glob, const char *s)
+{
+	return fnmatch(glob, s, 0) == 0;
+}
+
+bool xd_authorize(const struct xd_authz_rule *rules, size_t n,
+		  const char *identity, const char *node_id,
+		  const char *node_cluster, size_t *rule)
+{
+	if (n == 0) {
+		if (rule != NULL)
+			*rule = 0;
+		return true;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (matches(rules[i].identity, identity) &&
+		    matches(rules[i].node_id, node_id) &&
+		    matches(rules[i].node_cluster, node_cluster)) {
+			if (rule != NULL)
+				*rule = i;
+			return true;
+		}
+	}
+	return false;
+}

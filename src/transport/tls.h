@@ -1,0 +1,57 @@
+/*
+ * TLS for the xDS listener: the server's certificate chain and private
+ * key, and the CA certificates that client certificates must be signed
+ * by (mTLS) (xdsd.yaml(5): `tls:`).
+ *
+ * The files are read and checked with OpenSSL before gRPC is given them:
+ * each PEM parses, the key belongs to the first (leaf) certificate, the
+ * leaf is within its validity period, and the client CA file holds at
+ * least one certificate. Each problem is reported with the file and the
+ * reason, so that a bad file is refused up front rather than failing
+ * every handshake later.
+ *
+ * A reload (SIGHUP) reads the same files again. If they are good, every
+ * handshake from then on uses them; established connections keep what
+ * they were set up with, so no stream is dropped. If not, the previous
+ * ones stay in use and the reason is reported. gRPC asks for the
+ * current certificates at each new handshake, from its own threads (the
+ * server certificate config callback), so the PEM text is kept under a
+ * mutex with a generation number that says when it changed.
+ *
+ * Ownership: the caller owns the xd_tls and must keep it until the
+ * gRPC server that uses its credentials is destroyed. Thread: new,
+ * reload, credentials and free on one thread (the loop's); the callback
+ * runs on gRPC's.
+ */
+#ifndef XD_TRANSPORT_TLS_H
+#define XD_TRANSPORT_TLS_H
+
+#include <grpc/grpc_security.h>
+#include <stdbool.h>
+
+#include "config/config.h"
+#include "util/diag.h"
+
+struct xd_tls;
+
+/* Reads and checks cfg->tls's files. NULL, with each problem in `diag`,
+ * when one is bad. cfg->tls.cert must be set. */
+struct xd_tls *xd_tls_new(const struct xd_config *cfg, struct xd_diag *diag);
+
+/* Reads the files again; 0 when the new ones are in use, -1 (the old
+ * ones kept) with the problems in `diag`. */
+int xd_tls_reload(struct xd_tls *t, struct xd_diag *diag);
+
+/* Server credentials that ask `t` for the certificates at every
+ * handshake (a new reference for grpc_server_add_http2_port). */
+grpc_server_credentials *xd_tls_credentials(struct xd_tls *t);
+
+/* Whether clients must present a certificate (tls.client_ca is set). */
+bool xd_tls_mutual(const struct xd_tls *t);
+
+/* One line for the log: the leaf certificate's subject and expiry. */
+const char *xd_tls_describe(const struct xd_tls *t);
+
+void xd_tls_free(struct xd_tls *t);
+
+#endif

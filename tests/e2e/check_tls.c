@@ -1,0 +1,470 @@
+/*
+ * TLS and mTLS on the xDS listener, end to end: certificates made with
+ * openssl (tests/lib/make-certs.sh), the real daemon, gRPC's own TLS on
+ * both sides. Who may connect, what identity a client proves, who may
+ * speak for which node (authorize), and certificates replaced on SIGHUP
+ * without dropping a stream.
+ */
+#include <grpc/status.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "daemon.h"
+#include "xdtest.h"
+
+#define START_MS 10000
+#define STOP_MS 5000
+#define WAIT_MS 5000
+#define CDS_URL "type.googleapis.com/envoy.config.cluster.v3.Cluster"
+
+static char *certs; /* made once, in main() */
+
+/* certs/NAME, in a static buffer of four (enough for one call's args). */
+static const char *cert(const char *name)
+{
+	static char buf[4][512];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", certs, name);
+	return buf[i];
+}
+
+/* A snapshot directory with `n` clusters named c-0.. in default.yaml. */
+static char *snapdir(int n)
+{
+	static int seq;
+	char *dir, *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert(asprintf(&dir, "%s/snap.%d.%d", xdtest_tmpdir(), (int)getpid(),
+			   seq++) > 0);
+	ck_assert(mkdir(dir, 0755) == 0);
+	f = open_memstream(&text, &len);
+	fputs("clusters:\n", f);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "- {name: c-%d, type: STATIC, connect_timeout: 1s}\n", i);
+	fclose(f);
+	free(xdtest_write_file(dir, "default.yaml", text));
+	free(text);
+	return dir;
+}
+
+/*
+ * xdsd with TLS from `server` (server.pem + server.key, say "server"),
+ * client certificates required when `mtls`, and `extra` config lines.
+ * Copies of the server files sit in the daemon's own directory, so that
+ * a test can replace them. Debug log (identities are logged there).
+ */
+static struct xdt_daemon *start_tls(const char *dir, const char *server,
+				    bool mtls, const char *extra,
+				    char **tls_dir)
+{
+	char cfg[2048], *tdir, *text, name[64];
+
+	ck_assert(asprintf(&tdir, "%s/tls.%d", xdtest_tmpdir(), (int)getpid()) > 0);
+	mkdir(tdir, 0755);
+	for (int i = 0; i < 2; i++) {
+		snprintf(name, sizeof(name), "%s.%s", server, i ? "key" : "pem");
+		text = xdtest_read_file(cert(name), NULL);
+		ck_assert(text != NULL);
+		free(xdtest_write_file(tdir, i ? "server.key" : "server.pem", text));
+		free(text);
+	}
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nsnapshots: %s\nlog_level: debug\n"
+		 "tls:\n  cert: %s/server.pem\n  key: %s/server.key\n%s%s\n%s\n",
+		 dir, tdir, tdir, mtls ? "  client_ca: " : "", mtls ? cert("ca.pem") : "",
+		 extra ? extra : "");
+	*tls_dir = tdir;
+	return xdt_daemon_start(cfg, NULL, START_MS);
+}
+
+static void stop(struct xdt_daemon *d)
+{
+	xdt_daemon_signal(d, SIGTERM);
+	ck_assert(xdt_daemon_wait(d, STOP_MS));
+	ck_assert_int_eq(d->exit_status, 0);
+	xdt_daemon_free(d);
+}
+
+/* An ADS stream asking for every cluster as node (id, cluster). */
+static struct xdc_stream *watch(struct xdc_conn *c, const char *id,
+				const char *cluster)
+{
+	Envoy__Service__Discovery__V3__DiscoveryRequest req =
+		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+	struct xdc_stream *s = xdc_open(c, XDC_ADS);
+
+	node.id = (char *)id;
+	node.cluster = (char *)cluster;
+	req.node = &node;
+	req.type_url = CDS_URL;
+	xdc_send_sotw(s, &req, WAIT_MS);
+	return s;
+}
+
+/* The number of clusters in the next response (ACKed), or -1. */
+static int next_cds(struct xdc_stream *s, int timeout_ms)
+{
+	Envoy__Service__Discovery__V3__DiscoveryResponse *r =
+		xdc_recv_sotw(s, timeout_ms);
+	Envoy__Service__Discovery__V3__DiscoveryRequest ack =
+		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+	int n;
+
+	if (r == NULL)
+		return -1;
+	ack.type_url = CDS_URL;
+	ack.version_info = r->version_info;
+	ack.response_nonce = r->nonce;
+	xdc_send_sotw(s, &ack, WAIT_MS);
+	n = (int)r->n_resources;
+	envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
+	return n;
+}
+
+/* The stream must end without a response, with `code`. */
+static void refused(struct xdc_stream *s, grpc_status_code code,
+		    const char *needle)
+{
+	grpc_status_code got;
+	char *details = NULL;
+	uint8_t *data;
+	size_t len;
+
+	ck_assert_msg(xdc_recv(s, &data, &len, WAIT_MS) != 1,
+		      "a refused client was sent a response");
+	ck_assert(xdc_status(s, &got, &details, WAIT_MS));
+	ck_assert_msg(got == code, "status %d '%s', expected %d", (int)got,
+		      details ? details : "", (int)code);
+	if (needle != NULL)
+		ck_assert_msg(details != NULL && strstr(details, needle) != NULL,
+			      "status message '%s' lacks '%s'", details, needle);
+	free(details);
+}
+
+/* Over TLS, a client trusting the CA is served; a plaintext client is
+ * not (the port speaks only TLS). */
+START_TEST(tls_serves_tls_clients_only)
+{
+	char *dir = snapdir(2), *tdir, *cn;
+	struct xdt_daemon *d = start_tls(dir, "server", false, NULL, &tdir);
+	struct xdc_conn *c = xdc_connect_tls(d->target, cert("ca.pem"), NULL, NULL);
+	struct xdc_conn *plain = xdc_connect(d->target);
+	struct xdc_stream *s = watch(c, "n1", "prod"), *p;
+
+	ck_assert_int_eq(next_cds(s, WAIT_MS), 2);
+	cn = xdc_server_property(s, "x509_common_name");
+	ck_assert_str_eq(cn, "xdsd server one");
+	free(cn);
+	ck_assert(xdt_daemon_wait_log(d, "info: TLS: certificate /CN=xdsd server one, valid until", 100));
+	p = watch(plain, "n2", "prod");
+	refused(p, GRPC_STATUS_UNAVAILABLE, NULL);
+	xdc_stream_free(p);
+	xdc_stream_free(s);
+	xdc_conn_free(plain);
+	xdc_conn_free(c);
+	stop(d);
+	free(tdir);
+	free(dir);
+}
+END_TEST
+
+/* With client_ca: only clients with a certificate the CA signed, valid
+ * now; a client's identity is its URI SAN, else DNS SAN, else CN. */
+START_TEST(mtls_requires_a_valid_client_certificate)
+{
+	static const struct {
+		const char *name, *identity;
+	} ok[] = {
+		{"frontend", "spiffe://example.org/ns/prod/sa/frontend"},
+		{"dnsonly", "envoy-1.example.org"},
+		{"cnonly", "envoy-cn"},
+	};
+	static const char *const bad[] = {NULL, "rogue", "expired"};
+	char *dir = snapdir(1), *tdir, key[64], pem[64], needle[256];
+	struct xdt_daemon *d = start_tls(dir, "server", true, NULL, &tdir);
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct xdc_conn *c;
+		struct xdc_stream *s;
+
+		snprintf(pem, sizeof(pem), "%s.pem", ok[i].name);
+		snprintf(key, sizeof(key), "%s.key", ok[i].name);
+		c = xdc_connect_tls(d->target, cert("ca.pem"), cert(pem), cert(key));
+		s = watch(c, ok[i].name, "prod");
+		ck_assert_msg(next_cds(s, WAIT_MS) == 1, "%s not served", ok[i].name);
+		snprintf(needle, sizeof(needle), "(identity '%s')", ok[i].identity);
+		ck_assert_msg(xdt_daemon_wait_log(d, needle, WAIT_MS), "no %s", needle);
+		xdc_stream_free(s);
+		xdc_conn_free(c);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct xdc_conn *c;
+		struct xdc_stream *s;
+
+		snprintf(pem, sizeof(pem), "%s.pem", bad[i] ? bad[i] : "");
+		snprintf(key, sizeof(key), "%s.key", bad[i] ? bad[i] : "");
+		c = xdc_connect_tls(d->target, cert("ca.pem"),
+				    bad[i] ? cert(pem) : NULL,
+				    bad[i] ? cert(key) : NULL);
+		s = watch(c, "intruder", "prod");
+		refused(s, GRPC_STATUS_UNAVAILABLE, NULL);
+		xdc_stream_free(s);
+		xdc_conn_free(c);
+	}
+	ck_assert(!xdt_daemon_wait_log(d, "node 'intruder'", 100));
+	stop(d);
+	free(tdir);
+	free(dir);
+}
+END_TEST
+
+/* authorize: an identity speaks only for the nodes its rules name; any
+ * other claim ends the stream with PERMISSION_DENIED before anything
+ * is sent, and the log names the identity, node id and cluster. */
+START_TEST(authorize_rules_decide_who_speaks_for_a_node)
+{
+	static const char *const rules =
+		"authorize:\n"
+		"  - identity: spiffe://example.org/ns/prod/sa/*\n"
+		"    node_cluster: prod-*\n"
+		"  - identity: envoy-1.example.org\n"
+		"    node_id: edge-*\n";
+	static const struct {
+		const char *who, *id, *cluster;
+		bool allowed;
+	} cases[] = {
+		{"frontend", "web-1", "prod-web", true},
+		{"backend", "api-1", "prod-api", true},
+		{"frontend", "web-1", "dev-web", false},
+		{"dnsonly", "edge-7", "anything", true},
+		{"dnsonly", "web-1", "prod-web", false},
+		{"cnonly", "web-1", "prod-web", false},
+	};
+	char *dir = snapdir(1), *tdir, key[64], pem[64], needle[512];
+	struct xdt_daemon *d = start_tls(dir, "server", true, rules, &tdir);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct xdc_conn *c;
+		struct xdc_stream *s;
+
+		snprintf(pem, sizeof(pem), "%s.pem", cases[i].who);
+		snprintf(key, sizeof(key), "%s.key", cases[i].who);
+		c = xdc_connect_tls(d->target, cert("ca.pem"), cert(pem), cert(key));
+		s = watch(c, cases[i].id, cases[i].cluster);
+		if (cases[i].allowed) {
+			ck_assert_msg(next_cds(s, WAIT_MS) == 1,
+				      "%s as %s/%s not served", cases[i].who,
+				      cases[i].id, cases[i].cluster);
+		} else {
+			refused(s, GRPC_STATUS_PERMISSION_DENIED, "may not speak for");
+			snprintf(needle, sizeof(needle),
+				 "may not speak for node id '%s' cluster '%s'",
+				 cases[i].id, cases[i].cluster);
+			ck_assert_msg(xdt_daemon_wait_log(d, needle, WAIT_MS),
+				      "no '%s' in the log", needle);
+		}
+		xdc_stream_free(s);
+		xdc_conn_free(c);
+	}
+	ck_assert(xdt_daemon_wait_log(d, "identity 'spiffe://example.org/ns/prod/sa/frontend' may not speak for node id 'web-1' cluster 'dev-web'", 100));
+	ck_assert(xdt_daemon_wait_log(d, "identity 'envoy-cn' may not speak for", 100));
+	stop(d);
+	free(tdir);
+	free(dir);
+}
+END_TEST
+
+/* Replaces the daemon's server.pem/.key with NAME's (each by a rename,
+ * as a deployment tool does). */
+static void install_server_cert(const char *tdir, const char *name)
+{
+	char src[64], tmp[600], dst[600], *text;
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(src, sizeof(src), "%s.%s", name, i ? "key" : "pem");
+		text = xdtest_read_file(cert(src), NULL);
+		ck_assert(text != NULL);
+		free(xdtest_write_file(tdir, "new", text));
+		free(text);
+		snprintf(tmp, sizeof(tmp), "%s/new", tdir);
+		snprintf(dst, sizeof(dst), "%s/server.%s", tdir, i ? "key" : "pem");
+		ck_assert(rename(tmp, dst) == 0);
+	}
+}
+
+/* The server's common name as a new connection sees it. */
+static char *server_cn(const struct xdt_daemon *d)
+{
+	struct xdc_conn *c = xdc_connect_tls(d->target, cert("ca.pem"),
+					     cert("frontend.pem"),
+					     cert("frontend.key"));
+	struct xdc_stream *s = watch(c, "probe", "prod");
+	char *cn;
+
+	ck_assert(next_cds(s, WAIT_MS) >= 0);
+	cn = xdc_server_property(s, "x509_common_name");
+	ck_assert(cn != NULL);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	return cn;
+}
+
+/*
+ * SIGHUP re-reads the certificate: new handshakes get the new one, an
+ * established stream goes on (and follows the snapshot reloaded with
+ * it). A bad new certificate (expired) is refused with the reason, and
+ * the previous one stays in use.
+ */
+START_TEST(sighup_replaces_the_certificate_without_dropping_streams)
+{
+	char *dir = snapdir(1), *tdir, *cn;
+	struct xdt_daemon *d = start_tls(dir, "server", true, NULL, &tdir);
+	struct xdc_conn *c = xdc_connect_tls(d->target, cert("ca.pem"),
+					     cert("frontend.pem"),
+					     cert("frontend.key"));
+	struct xdc_stream *s = watch(c, "long-lived", "prod");
+
+	ck_assert_int_eq(next_cds(s, WAIT_MS), 1);
+	cn = server_cn(d);
+	ck_assert_str_eq(cn, "xdsd server one");
+	free(cn);
+
+	install_server_cert(tdir, "server2");
+	free(xdtest_write_file(dir, "default.yaml",
+			       "clusters:\n"
+			       "- {name: c-0, type: STATIC, connect_timeout: 1s}\n"
+			       "- {name: c-1, type: STATIC, connect_timeout: 1s}\n"));
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "info: TLS reloaded: certificate /CN=xdsd server two", WAIT_MS));
+	/* the old stream lives on and gets the new snapshot */
+	ck_assert_int_eq(next_cds(s, WAIT_MS), 2);
+	cn = server_cn(d);
+	ck_assert_str_eq(cn, "xdsd server two");
+	free(cn);
+
+	install_server_cert(tdir, "server-expired");
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "the certificate expired on Jan  2 00:00:00 2020 GMT", WAIT_MS));
+	ck_assert(xdt_daemon_wait_log(d, "TLS reload failed: still using the previous certificate (certificate /CN=xdsd server two", WAIT_MS));
+	cn = server_cn(d);
+	ck_assert_str_eq(cn, "xdsd server two");
+	free(cn);
+	ck_assert_int_eq(next_cds(s, 300), -1); /* nothing new, still open */
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	stop(d);
+	free(tdir);
+	free(dir);
+}
+END_TEST
+
+/* Bad TLS files stop xdsd at start, and --check says why. */
+START_TEST(bad_tls_files_refused_at_start_and_by_check)
+{
+	static const struct {
+		const char *pem, *key, *why;
+	} cases[] = {
+		{"server-expired.pem", "server-expired.key", "the certificate expired on"},
+		{"server.pem", "server2.key", "the key does not belong to the first certificate"},
+		{"server.key", "server.key", "not a PEM certificate chain"},
+		{"server.pem", "server.pem", "not a PEM private key"},
+		{"missing.pem", "server.key", "cannot read the certificate chain"},
+	};
+	char *dir = snapdir(1);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char cfg[2048], *out = NULL, *err = NULL, *log;
+		char *path = NULL;
+		const char *args[8];
+		struct xdt_daemon *d;
+
+		snprintf(cfg, sizeof(cfg),
+			 "listen: 127.0.0.1:0\nsnapshots: %s\ntls:\n  cert: %s\n  key: %s\n",
+			 dir, cert(cases[i].pem), cert(cases[i].key));
+		d = xdt_daemon_spawn(cfg, NULL);
+		ck_assert(xdt_daemon_wait(d, START_MS));
+		ck_assert_int_eq(d->exit_status, 1);
+		log = xdt_daemon_log(d);
+		ck_assert_msg(strstr(log, cases[i].why) != NULL, "case %zu: no '%s' in:\n%s",
+			      i, cases[i].why, log);
+		ck_assert_ptr_nonnull(strstr(log, "cannot use the TLS files; not starting"));
+		ck_assert_ptr_null(strstr(log, "listening on"));
+		free(log);
+		path = xdtest_write_file(xdtest_tmpdir(), "check.yaml", cfg);
+		args[0] = "--check";
+		args[1] = "-c";
+		args[2] = path;
+		args[3] = "--schema";
+		args[4] = xdtest_env("XDSD_SCHEMA");
+		args[5] = NULL;
+		ck_assert_int_eq(xdt_run_xdsd(args, &out, &err), 1);
+		ck_assert_msg(strstr(err, cases[i].why) != NULL, "--check: no '%s' in:\n%s",
+			      cases[i].why, err);
+		free(out);
+		free(err);
+		free(path);
+		xdt_daemon_free(d);
+	}
+	free(dir);
+}
+END_TEST
+
+/* TLS on a unix socket as well. */
+START_TEST(tls_on_a_unix_socket)
+{
+	char *dir = snapdir(3), cfg[2048], target[512];
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+
+	snprintf(target, sizeof(target), "unix:%s/xds.%d.sock", xdtest_tmpdir(),
+		 (int)getpid());
+	snprintf(cfg, sizeof(cfg),
+		 "listen: %s\nsnapshots: %s\ntls:\n  cert: %s\n  key: %s\n  client_ca: %s\n",
+		 target, dir, cert("server.pem"), cert("server.key"), cert("ca.pem"));
+	d = xdt_daemon_spawn(cfg, NULL);
+	ck_assert(xdt_daemon_wait_log(d, "listening on unix:", START_MS));
+	c = xdc_connect_tls(target, cert("ca.pem"), cert("frontend.pem"),
+			    cert("frontend.key"));
+	s = watch(c, "n1", "prod");
+	ck_assert_int_eq(next_cds(s, WAIT_MS), 3);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("tls");
+	TCase *tc = tcase_create("tls");
+	char *cmd;
+
+	certs = (char *)xdtest_tmpdir();
+	XDT_REQUIRE(asprintf(&cmd, "sh '%s/tests/lib/make-certs.sh' '%s/certs'",
+			     xdtest_env("XDSD_SRCDIR"), certs) > 0, "out of memory");
+	XDT_REQUIRE(system(cmd) == 0, "%s failed (is openssl installed?)", cmd);
+	free(cmd);
+	XDT_REQUIRE(asprintf(&certs, "%s/certs", xdtest_tmpdir()) > 0, "out of memory");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, tls_serves_tls_clients_only);
+	tcase_add_test(tc, mtls_requires_a_valid_client_certificate);
+	tcase_add_test(tc, authorize_rules_decide_who_speaks_for_a_node);
+	tcase_add_test(tc, sighup_replaces_the_certificate_without_dropping_streams);
+	tcase_add_test(tc, bad_tls_files_refused_at_start_and_by_check);
+	tcase_add_test(tc, tls_on_a_unix_socket);
+	suite_add_tcase(s, tc);
+	return xdtest_run(s);
+}
