@@ -54,6 +54,16 @@ struct xd_config {
 	uint64_t max_streams_per_connection;
 	uint64_t max_request_size;
 
+	/* What one peer may make xdsd hold or do (0: no limit where the
+	 * directive allows it). */
+	uint64_t max_connections_per_address;
+	uint64_t max_connection_idle_ms;
+	uint64_t max_names_per_stream;
+	uint64_t max_requests_per_second;
+	uint64_t max_request_burst;
+	uint64_t max_node_size;
+	uint64_t max_node_id_size;
+
 	/* TLS on the xDS listener: all NULL for plaintext. With client_ca,
 	 * clients must present a certificate it signed (mTLS). */
 	struct {

@@ -1,6 +1,7 @@
 #include "protocol/session.h"
 
 #include <grpc/byte_buffer.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "protocol/request.h"
 #include "protocol/sequence.h"
 #include "protocol/sub.h"
+#include "util/bucket.h"
 #include "util/common.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -48,6 +50,8 @@ struct xd_session {
 
 	/* endpoints waiting for the client's subscription (rule A2) */
 	struct xd_eds_wait eds_wait;
+
+	struct xd_bucket requests; /* max_requests_per_second */
 
 	struct xd_list queued;  /* in the manager's pump queue */
 	struct xd_list waiting; /* in the manager's EDS-wait list */
@@ -324,6 +328,48 @@ static void pump(struct xd_session *ss)
 	xd_seq_step_clear(&st);
 }
 
+/* ---------------- limits ---------------- */
+
+/* Warnings about limits, a few a second: a flood of refused clients
+ * must not flood the log too. */
+static struct xd_log_limit limit_log = XD_LOG_LIMIT_INIT(5, 1000);
+
+/*
+ * A client went over one of the limits on what a peer may make xdsd
+ * hold or do (xdsd.yaml(5)): its stream ends with RESOURCE_EXHAUSTED,
+ * naming the limit, and a warning says so.
+ */
+static void end_over_limit(struct xd_session *ss, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void end_over_limit(struct xd_session *ss, const char *fmt, ...)
+{
+	unsigned long dropped;
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (xd_log_limit_take(&limit_log, &dropped))
+		SLOG(XD_LOG_WARN, ss, "%s%s", msg,
+		     dropped ? " (and more such streams, not logged)" : "");
+	xd_stream_finish(ss->stream, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
+}
+
+/* Every name the stream subscribes to, all types together. */
+static size_t names_subscribed(const struct xd_session *ss)
+{
+	size_t n = 0;
+
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		n += xd_nameset_count(ss->subs[t].want.set);
+	for (int i = 0; i < MAX_UNKNOWN; i++)
+		if (ss->unknown[i].table != NULL)
+			n += xd_nameset_count(ss->unknown[i].sub.want.set);
+	return n;
+}
+
 /* ---------------- requests ---------------- */
 
 /*
@@ -354,11 +400,25 @@ static bool authorized(struct xd_session *ss)
 
 static bool set_node(struct xd_session *ss, struct xd_span span)
 {
+	const struct xd_config *cfg = ss->mgr->cfg;
 	struct xd_node n;
 	const char *why, *key;
 
+	if (span.len > cfg->max_node_size) {
+		end_over_limit(ss, "the node is %u bytes; the limit is %llu (max_node_size)",
+			       span.len, (unsigned long long)cfg->max_node_size);
+		return false;
+	}
 	if (xd_node_parse(&n, span.data, span.len, &why) != 0) {
 		xd_stream_finish(ss->stream, GRPC_STATUS_INVALID_ARGUMENT, why);
+		return false;
+	}
+	if (n.id.len > cfg->max_node_id_size ||
+	    n.cluster.len > cfg->max_node_id_size) {
+		end_over_limit(ss, "the node %s is %zu bytes; the limit is %llu (max_node_id_size)",
+			       n.id.len > cfg->max_node_id_size ? "id" : "cluster",
+			       n.id.len > cfg->max_node_id_size ? n.id.len : n.cluster.len,
+			       (unsigned long long)cfg->max_node_id_size);
 		return false;
 	}
 	if (ss->have_node) {
@@ -534,7 +594,17 @@ static void on_request(void *st, struct xd_stream *stream,
 	enum xd_sub_verdict v;
 	const char *why;
 
+	const struct xd_config *cfg = ss->mgr->cfg;
+
 	ss->mgr->stats.requests++;
+	if (cfg->max_requests_per_second != 0 &&
+	    !xd_bucket_take(&ss->requests, cfg->max_requests_per_second,
+			    cfg->max_request_burst, uv_now(ss->mgr->loop))) {
+		end_over_limit(ss, "more than %llu requests a second (max_requests_per_second, burst %llu)",
+			       (unsigned long long)cfg->max_requests_per_second,
+			       (unsigned long long)cfg->max_request_burst);
+		return;
+	}
 	if (xd_request_parse(&r, data, len, ss->method->delta, &why) != 0) {
 		xd_stream_finish(stream, GRPC_STATUS_INVALID_ARGUMENT, why);
 		return;
@@ -547,6 +617,12 @@ static void on_request(void *st, struct xd_stream *stream,
 		v = xd_sub_sotw_request(rt.sub, &r, rt.wildcard_ok,
 					rt.full_state, rt.current);
 	log_verdict(ss, &r, &rt, v);
+	if (names_subscribed(ss) > cfg->max_names_per_stream) {
+		end_over_limit(ss, "the stream subscribes to %zu names; the limit is %llu (max_names_per_stream)",
+			       names_subscribed(ss),
+			       (unsigned long long)cfg->max_names_per_stream);
+		goto out;
+	}
 	pump(ss);
 out:
 	xd_request_free(&r);
@@ -569,6 +645,7 @@ static void *on_open(void *ctx, struct xd_stream *stream)
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		xd_sub_init(&ss->subs[t], xd_stream_id(stream),
 			    tname((enum xd_rtype)t));
+	xd_bucket_init(&ss->requests, m->cfg->max_request_burst, uv_now(m->loop));
 	m->stats.sessions++;
 	return ss;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "transport/bridge.h"
+#include "transport/peers.h"
 #include "transport/tag.h"
 #include "transport/tls.h"
 #include "util/common.h"
@@ -62,6 +63,8 @@ struct xd_server {
 
 	struct accept_slot *slots;
 	size_t nslots;
+	struct xd_peers *peers; /* connections per client address */
+	size_t max_per_address;
 	size_t accepts_pending; /* slots armed in gRPC */
 	size_t streams;         /* live xd_streams */
 	size_t rejects;         /* unknown-method calls being answered */
@@ -86,6 +89,7 @@ static void bridge_stopped(void *arg)
 		grpc_call_details_destroy(&srv->slots[i].details);
 	}
 	free(srv->slots);
+	xd_peers_free(srv->peers);
 	free(srv);
 	xd_debug("server stopped");
 	if (done != NULL)
@@ -107,10 +111,20 @@ static void maybe_finish(struct xd_server *srv)
 	xd_bridge_stop(srv->bridge, bridge_stopped, srv);
 }
 
+/* What a stream's end must undo: its count, and its connection's. */
+struct stream_ref {
+	struct xd_server *srv;
+	char *peer; /* gpr_malloc'd */
+};
+
 static void stream_gone(void *arg)
 {
-	struct xd_server *srv = arg;
+	struct stream_ref *ref = arg;
+	struct xd_server *srv = ref->srv;
 
+	xd_peers_close(srv->peers, ref->peer);
+	gpr_free(ref->peer);
+	free(ref);
 	srv->streams--;
 	if (srv->shutting_down)
 		maybe_finish(srv);
@@ -131,27 +145,24 @@ static void reject_done(struct xd_tag *tag, bool ok XD_UNUSED)
 		maybe_finish(srv);
 }
 
-static void reject_call(struct accept_slot *a)
+/* Answers the call of `a` with `code` and `msg` (copied), then lets it
+ * go; the slot's details and metadata move into the answer. */
+static void reject_call(struct accept_slot *a, grpc_status_code code,
+			const char *msg)
 {
 	struct xd_server *srv = a->srv;
 	struct reject *r = xd_calloc(1, sizeof(*r));
 	grpc_op ops[3] = {{.op = GRPC_OP_SEND_INITIAL_METADATA},
 			  {.op = GRPC_OP_SEND_STATUS_FROM_SERVER},
 			  {.op = GRPC_OP_RECV_CLOSE_ON_SERVER}};
-	char *method = grpc_slice_to_c_string(a->details.method);
-	char *msg = xd_asprintf("xdsd does not serve method %s", method);
 
-	xd_info("unknown method '%.*s' called; answered UNIMPLEMENTED",
-		XD_LOG_CLIP(strlen(method)), method);
-	gpr_free(method);
 	r->tag.done = reject_done;
 	r->srv = srv;
 	r->call = a->call;
 	r->details = a->details;
 	r->md = a->md;
 	r->message = grpc_slice_from_copied_string(msg);
-	free(msg);
-	ops[1].data.send_status_from_server.status = GRPC_STATUS_UNIMPLEMENTED;
+	ops[1].data.send_status_from_server.status = code;
 	ops[1].data.send_status_from_server.status_details = &r->message;
 	ops[2].data.recv_close_on_server.cancelled = &r->cancelled;
 	srv->rejects++;
@@ -160,6 +171,53 @@ static void reject_call(struct accept_slot *a)
 		grpc_call_cancel(r->call, NULL);
 		reject_done(&r->tag, false);
 	}
+}
+
+/* Warnings about refused connections, a few a second (a client that
+ * loops reconnecting must not flood the log). */
+static struct xd_log_limit refusal_log = XD_LOG_LIMIT_INIT(5, 1000);
+
+static void reject_unknown(struct accept_slot *a)
+{
+	char *method = grpc_slice_to_c_string(a->details.method);
+	char *msg = xd_asprintf("xdsd does not serve method %s", method);
+
+	xd_info("unknown method '%.*s' called; answered UNIMPLEMENTED",
+		XD_LOG_CLIP(strlen(method)), method);
+	reject_call(a, GRPC_STATUS_UNIMPLEMENTED, msg);
+	free(msg);
+	gpr_free(method);
+}
+
+/* An xDS call: a stream, unless its address holds too many connections
+ * already (max_connections_per_address). */
+static void start_stream(struct accept_slot *a)
+{
+	struct xd_server *srv = a->srv;
+	struct stream_ref *ref;
+	char *peer = grpc_call_get_peer(a->call);
+	unsigned long dropped;
+
+	if (!xd_peers_open(srv->peers, peer, srv->max_per_address)) {
+		char *msg = xd_asprintf(
+			"%zu connections from this address already (max_connections_per_address)",
+			xd_peers_connections(srv->peers, peer));
+
+		if (xd_log_limit_take(&refusal_log, &dropped))
+			xd_warn("stream (%s from %.*s) refused: %s%s", a->method->name,
+				XD_LOG_CLIP(strlen(peer)), peer, msg,
+				dropped ? " (and more such streams, not logged)" : "");
+		reject_call(a, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
+		free(msg);
+		gpr_free(peer);
+		return;
+	}
+	ref = xd_calloc(1, sizeof(*ref));
+	ref->srv = srv;
+	ref->peer = peer;
+	srv->streams++;
+	xd_stream_start(a->call, &a->md, a->method, &srv->handler, stream_gone,
+			ref);
 }
 
 static void accept_done(struct xd_tag *tag, bool ok)
@@ -175,15 +233,12 @@ static void accept_done(struct xd_tag *tag, bool ok)
 		maybe_finish(srv);
 		return;
 	}
-	if (a->method != NULL) {
-		srv->streams++;
-		xd_stream_start(a->call, &a->md, a->method, &srv->handler,
-				stream_gone, srv);
-	} else {
-		reject_call(a);
-		grpc_call_details_init(&a->details);
-		grpc_metadata_array_init(&a->md);
-	}
+	if (a->method != NULL)
+		start_stream(a);
+	else
+		reject_unknown(a);
+	grpc_call_details_init(&a->details);
+	grpc_metadata_array_init(&a->md);
 	a->call = NULL;
 	if (!srv->shutting_down)
 		arm(a);
@@ -267,6 +322,11 @@ static void make_args(const struct xd_config *cfg, grpc_channel_args *out,
 	}
 	INT_ARG(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
 		clamp_ms(cfg->handshake_timeout_ms));
+	/* A connection that holds no stream costs memory but shows in no
+	 * count (peers.h): it goes after max_connection_idle. */
+	if (cfg->max_connection_idle_ms != 0)
+		INT_ARG(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+			clamp_ms(cfg->max_connection_idle_ms));
 	/* gRPC sets SO_REUSEPORT by default: a second xdsd on the same port
 	 * would then start "fine" and take half the clients. */
 	INT_ARG(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -355,6 +415,8 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 	srv->slots = xd_calloc(total, sizeof(*srv->slots));
 	srv->loop = loop;
 	srv->handler = *opts->handler;
+	srv->peers = xd_peers_new();
+	srv->max_per_address = (size_t)cfg->max_connections_per_address;
 	srv->shutdown_tag.done = shutdown_done;
 
 	make_args(cfg, &args, argv, XD_ARRAY_LEN(argv));
@@ -375,6 +437,7 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 			 bind_failure_reason(cfg->listen));
 		grpc_server_destroy(srv->grpc);
 		free(srv->slots);
+		xd_peers_free(srv->peers);
 		free(srv);
 		return -1;
 	}
@@ -382,6 +445,7 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 		xd_error("cannot start the completion queue");
 		grpc_server_destroy(srv->grpc);
 		free(srv->slots);
+		xd_peers_free(srv->peers);
 		free(srv);
 		return -1;
 	}

@@ -10,9 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <grpc/grpc.h>
-#include <grpc/grpc_security.h>
-
 #include "client.h"
 #include "daemon.h"
 #include "xdtest.h"
@@ -551,96 +548,6 @@ END_TEST
 
 /* ---------------- memory over time ---------------- */
 
-/*
- * A client that subscribes to every cluster and never reads: without
- * BDP probing its HTTP/2 window stays at 64 KiB, so a larger response
- * stays in xdsd's send for good, as when an Envoy stops reading. Raw
- * gRPC, because the test client reads what it is sent.
- */
-struct mute {
-	grpc_channel *ch;
-	grpc_completion_queue *cq;
-	grpc_call *call;
-	grpc_metadata_array md;
-};
-
-static void mute_wait(struct mute *m, void *tag)
-{
-	grpc_event ev = grpc_completion_queue_pluck(
-		m->cq, tag, gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
-					 gpr_time_from_millis(5000, GPR_TIMESPAN)),
-		NULL);
-
-	ck_assert_int_eq(ev.type, GRPC_OP_COMPLETE);
-}
-
-static void mute_open(struct mute *m, const char *target)
-{
-	grpc_arg args[] = {
-		{.type = GRPC_ARG_INTEGER,
-		 .key = (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL,
-		 .value.integer = 1},
-		{.type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_HTTP2_BDP_PROBE,
-		 .value.integer = 0},
-	};
-	grpc_channel_args ca = {.num_args = 2, .args = args};
-	grpc_channel_credentials *creds;
-	Envoy__Service__Discovery__V3__DiscoveryRequest req =
-		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
-	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
-	uint8_t buf[256];
-	grpc_slice msg;
-	grpc_byte_buffer *bb;
-	grpc_op ops[3];
-
-	memset(m, 0, sizeof(*m));
-	grpc_init();
-	creds = grpc_insecure_credentials_create();
-	m->ch = grpc_channel_create(target, creds, &ca);
-	grpc_channel_credentials_release(creds);
-	m->cq = grpc_completion_queue_create_for_pluck(NULL);
-	m->call = grpc_channel_create_call(
-		m->ch, NULL, GRPC_PROPAGATE_DEFAULTS, m->cq,
-		grpc_slice_from_static_string(XDC_ADS), NULL,
-		gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-	node.id = "mute";
-	node.cluster = "default";
-	req.node = &node;
-	req.type_url = CDS_URL;
-	ck_assert(envoy__service__discovery__v3__discovery_request__get_packed_size(&req) <= sizeof(buf));
-	msg = grpc_slice_from_copied_buffer(
-		(const char *)buf,
-		envoy__service__discovery__v3__discovery_request__pack(&req, buf));
-	bb = grpc_raw_byte_buffer_create(&msg, 1);
-	grpc_slice_unref(msg);
-	grpc_metadata_array_init(&m->md);
-	memset(ops, 0, sizeof(ops));
-	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-	ops[1].op = GRPC_OP_SEND_MESSAGE;
-	ops[1].data.send_message.send_message = bb;
-	ops[2].op = GRPC_OP_RECV_INITIAL_METADATA;
-	ops[2].data.recv_initial_metadata.recv_initial_metadata = &m->md;
-	ck_assert_int_eq(grpc_call_start_batch(m->call, ops, 3, m, NULL),
-			 GRPC_CALL_OK);
-	mute_wait(m, m);
-	grpc_byte_buffer_destroy(bb);
-}
-
-static void mute_close(struct mute *m)
-{
-	grpc_call_cancel(m->call, NULL);
-	grpc_call_unref(m->call);
-	grpc_metadata_array_destroy(&m->md);
-	grpc_channel_destroy(m->ch);
-	grpc_completion_queue_shutdown(m->cq);
-	while (grpc_completion_queue_pluck(m->cq, NULL,
-					   gpr_inf_future(GPR_CLOCK_REALTIME),
-					   NULL).type != GRPC_QUEUE_SHUTDOWN)
-		;
-	grpc_completion_queue_destroy(m->cq);
-	grpc_shutdown();
-}
-
 /* The value after `tag` in the newest statistics line (SIGUSR1). */
 static long stat_value(struct xdt_daemon *d, const char *tag, int nth)
 {
@@ -667,12 +574,12 @@ START_TEST(superseded_snapshot_freed_while_a_client_does_not_read)
 {
 	char *dir = snapdir();
 	struct xdt_daemon *d;
-	struct mute m;
+	struct xdc_mute *m;
 
 	/* a CDS response of about 300 KB: more than the mute window */
 	write_clusters(dir, "default.yaml", "a-long-name-for-a-cluster", 5000);
 	d = start(dir);
-	mute_open(&m, d->target);
+	m = xdc_mute_open(d->target, "mute");
 	ck_assert(xdt_daemon_wait_log(d, "node 'mute': sending CDS version", 5000));
 	for (int i = 1; i <= 3; i++) {
 		char prefix[16];
@@ -686,7 +593,7 @@ START_TEST(superseded_snapshot_freed_while_a_client_does_not_read)
 			      "reload %d: %ld snapshots alive with one served", i,
 			      stat_value(d, "snapshots alive ", i));
 	}
-	mute_close(&m);
+	xdc_mute_close(m);
 	stop(d);
 	free(dir);
 }

@@ -388,3 +388,89 @@ char *xdc_server_property(struct xdc_stream *s, const char *name)
 	grpc_auth_context_release(ctx);
 	return v;
 }
+
+struct xdc_mute {
+	grpc_channel *ch;
+	grpc_completion_queue *cq;
+	grpc_call *call;
+	grpc_metadata_array md;
+};
+
+static void mute_wait(struct xdc_mute *m, void *tag)
+{
+	grpc_event ev = grpc_completion_queue_pluck(
+		m->cq, tag, gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+					 gpr_time_from_millis(5000, GPR_TIMESPAN)),
+		NULL);
+
+	ck_assert_int_eq(ev.type, GRPC_OP_COMPLETE);
+}
+
+struct xdc_mute *xdc_mute_open(const char *target, const char *id)
+{
+	grpc_arg args[] = {
+		{.type = GRPC_ARG_INTEGER,
+		 .key = (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL,
+		 .value.integer = 1},
+		{.type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_HTTP2_BDP_PROBE,
+		 .value.integer = 0},
+	};
+	grpc_channel_args ca = {.num_args = 2, .args = args};
+	struct xdc_mute *m = calloc(1, sizeof(*m));
+	grpc_channel_credentials *creds;
+	Envoy__Service__Discovery__V3__DiscoveryRequest req =
+		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+	uint8_t buf[1024];
+	grpc_slice msg;
+	grpc_byte_buffer *bb;
+	grpc_op ops[3];
+
+	ck_assert(m != NULL);
+	grpc_once();
+	creds = grpc_insecure_credentials_create();
+	m->ch = grpc_channel_create(target, creds, &ca);
+	grpc_channel_credentials_release(creds);
+	m->cq = grpc_completion_queue_create_for_pluck(NULL);
+	m->call = grpc_channel_create_call(
+		m->ch, NULL, GRPC_PROPAGATE_DEFAULTS, m->cq,
+		grpc_slice_from_static_string(XDC_ADS), NULL,
+		gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+	node.id = (char *)id;
+	node.cluster = "default";
+	req.node = &node;
+	req.type_url = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
+	ck_assert(envoy__service__discovery__v3__discovery_request__get_packed_size(&req) <= sizeof(buf));
+	msg = grpc_slice_from_copied_buffer(
+		(const char *)buf,
+		envoy__service__discovery__v3__discovery_request__pack(&req, buf));
+	bb = grpc_raw_byte_buffer_create(&msg, 1);
+	grpc_slice_unref(msg);
+	grpc_metadata_array_init(&m->md);
+	memset(ops, 0, sizeof(ops));
+	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+	ops[1].op = GRPC_OP_SEND_MESSAGE;
+	ops[1].data.send_message.send_message = bb;
+	ops[2].op = GRPC_OP_RECV_INITIAL_METADATA;
+	ops[2].data.recv_initial_metadata.recv_initial_metadata = &m->md;
+	ck_assert_int_eq(grpc_call_start_batch(m->call, ops, 3, m, NULL),
+			 GRPC_CALL_OK);
+	mute_wait(m, m);
+	grpc_byte_buffer_destroy(bb);
+	return m;
+}
+
+void xdc_mute_close(struct xdc_mute *m)
+{
+	grpc_call_cancel(m->call, NULL);
+	grpc_call_unref(m->call);
+	grpc_metadata_array_destroy(&m->md);
+	grpc_channel_destroy(m->ch);
+	grpc_completion_queue_shutdown(m->cq);
+	while (grpc_completion_queue_pluck(m->cq, NULL,
+					   gpr_inf_future(GPR_CLOCK_REALTIME),
+					   NULL).type != GRPC_QUEUE_SHUTDOWN)
+		;
+	grpc_completion_queue_destroy(m->cq);
+	free(m);
+}

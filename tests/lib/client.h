@@ -31,6 +31,17 @@ struct xdc_conn *xdc_connect(const char *target);
 struct xdc_conn *xdc_connect_tls(const char *target, const char *ca,
 				 const char *cert, const char *key);
 
+/*
+ * A client that subscribes to every cluster as node `id` (cluster
+ * "default") on its own connection, then never reads: with BDP probing
+ * off its HTTP/2 window stays at 64 KiB, so a larger response stays in
+ * xdsd's send for good, as when an Envoy stops reading. (The streams
+ * above read what they are sent; this is raw gRPC.)
+ */
+struct xdc_mute;
+struct xdc_mute *xdc_mute_open(const char *target, const char *id);
+void xdc_mute_close(struct xdc_mute *m);
+
 /* A property of the server's certificate as this stream's connection
  * saw it (e.g. "x509_common_name"), malloc'd, or NULL. */
 char *xdc_server_property(struct xdc_stream *s, const char *name);

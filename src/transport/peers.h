@@ -1,0 +1,42 @@
+/*
+ * Connections per client address, as their streams show them.
+ *
+ * gRPC core tells the application nothing about connections, only
+ * about calls: each stream names its peer ("ipv4:10.0.0.7:40112"), so a
+ * connection is counted while it holds at least one stream, under its
+ * address (the peer without its port). A stream that would make its
+ * address hold more connections than allowed is refused by the server
+ * (max_connections_per_address). Connections that hold no stream are
+ * closed by gRPC after max_connection_idle (and before their HTTP/2
+ * handshake, after handshake_timeout), which bounds those.
+ *
+ * Unix-socket peers are not counted: they have no address to tell one
+ * client from another.
+ *
+ * Ownership: the table owns copies of the peer strings. Thread: loop.
+ */
+#ifndef XD_TRANSPORT_PEERS_H
+#define XD_TRANSPORT_PEERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct xd_peers;
+
+struct xd_peers *xd_peers_new(void);
+void xd_peers_free(struct xd_peers *p);
+
+/*
+ * A stream of `peer` opens. False, with nothing counted, when it comes
+ * on a connection its address does not hold yet and the address holds
+ * `max` connections already (`max` 0: no limit).
+ */
+bool xd_peers_open(struct xd_peers *p, const char *peer, size_t max);
+
+/* A stream that xd_peers_open counted has ended. */
+void xd_peers_close(struct xd_peers *p, const char *peer);
+
+/* Connections with streams that `peer`'s address holds now. */
+size_t xd_peers_connections(const struct xd_peers *p, const char *peer);
+
+#endif

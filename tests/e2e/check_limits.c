@@ -1,0 +1,379 @@
+/*
+ * What one peer may make xdsd hold or do (xdsd.yaml(5): the max_*
+ * directives): connections per address, names per stream, requests a
+ * second, the size of a node, and a client that never reads. Each limit
+ * is set low here, and going over it must end the stream with
+ * RESOURCE_EXHAUSTED (naming the limit) and a warning, while every other
+ * client goes on being served.
+ */
+#include <grpc/status.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "daemon.h"
+#include "hostile.h"
+#include "xdtest.h"
+
+#define START_MS 20000
+#define STOP_MS 5000
+#define WAIT_MS 5000
+#define CDS_URL "type.googleapis.com/envoy.config.cluster.v3.Cluster"
+#define EDS_URL "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
+
+/* A snapshot directory with `n` STATIC clusters c-0.. */
+static char *snapdir(int n)
+{
+	static int seq;
+	char *dir, *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert(asprintf(&dir, "%s/snap.%d.%d", xdtest_tmpdir(), (int)getpid(),
+			   seq++) > 0);
+	ck_assert(mkdir(dir, 0755) == 0);
+	f = open_memstream(&text, &len);
+	fputs("clusters:\n", f);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "- {name: c-%d, type: STATIC, connect_timeout: 1s}\n", i);
+	fclose(f);
+	free(xdtest_write_file(dir, "default.yaml", text));
+	free(text);
+	return dir;
+}
+
+static struct xdt_daemon *start_with(const char *dir, const char *limits)
+{
+	char cfg[1024];
+
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nsnapshots: %s\nlog_level: debug\n%s\n", dir,
+		 limits);
+	return xdt_daemon_start(cfg, NULL, START_MS);
+}
+
+static void stop(struct xdt_daemon *d)
+{
+	xdt_daemon_signal(d, SIGTERM);
+	ck_assert(xdt_daemon_wait(d, STOP_MS));
+	ck_assert_int_eq(d->exit_status, 0);
+	xdt_daemon_free(d);
+}
+
+/* An ADS request of `url` for `names` (none: every resource). */
+static void ask(struct xdc_stream *s, const char *url, char **names, size_t n)
+{
+	Envoy__Service__Discovery__V3__DiscoveryRequest req =
+		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+
+	node.id = "limits";
+	node.cluster = "test";
+	req.node = &node;
+	req.type_url = (char *)url;
+	req.resource_names = names;
+	req.n_resource_names = n;
+	xdc_send_sotw(s, &req, WAIT_MS);
+}
+
+static struct xdc_stream *watch(struct xdc_conn *c)
+{
+	struct xdc_stream *s = xdc_open(c, XDC_ADS);
+
+	ask(s, CDS_URL, NULL, 0);
+	return s;
+}
+
+/* The next response must come; returns its resource count. */
+static int served(struct xdc_stream *s)
+{
+	Envoy__Service__Discovery__V3__DiscoveryResponse *r =
+		xdc_recv_sotw(s, WAIT_MS);
+	int n;
+
+	ck_assert_msg(r != NULL, "a client within the limits was not served");
+	n = (int)r->n_resources;
+	envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
+	return n;
+}
+
+/* The stream must end with RESOURCE_EXHAUSTED naming `limit`, and the
+ * daemon log a warning that names it too. */
+static void exhausted(struct xdt_daemon *d, struct xdc_stream *s,
+		      const char *limit)
+{
+	grpc_status_code code;
+	char *details = NULL, needle[128];
+
+	ck_assert(xdc_drain_status(s, &code, &details, WAIT_MS));
+	ck_assert_msg(code == GRPC_STATUS_RESOURCE_EXHAUSTED &&
+			      strstr(details, limit) != NULL,
+		      "status %d '%s', expected RESOURCE_EXHAUSTED naming %s",
+		      (int)code, details ? details : "", limit);
+	free(details);
+	snprintf(needle, sizeof(needle), "(%s", limit);
+	ck_assert_msg(xdt_daemon_wait_log(d, needle, WAIT_MS),
+		      "no warning naming %s", limit);
+}
+
+/* An address may hold max_connections_per_address connections with
+ * streams; more streams on those are fine, and a connection that goes
+ * makes room. */
+START_TEST(connections_per_address)
+{
+	char *dir = snapdir(2);
+	struct xdt_daemon *d = start_with(dir, "max_connections_per_address: 3");
+	struct xdc_conn *c[4];
+	struct xdc_stream *s[4], *more;
+
+	for (int i = 0; i < 3; i++) {
+		c[i] = xdc_connect(d->target);
+		s[i] = watch(c[i]);
+		ck_assert_int_eq(served(s[i]), 2);
+	}
+	c[3] = xdc_connect(d->target);
+	s[3] = watch(c[3]);
+	exhausted(d, s[3], "max_connections_per_address");
+	ck_assert(xdt_daemon_wait_log(d, "refused: 3 connections from this address already", 100));
+	xdc_stream_free(s[3]);
+	more = watch(c[0]); /* another stream on a counted connection */
+	ck_assert_int_eq(served(more), 2);
+	xdc_stream_free(more);
+	xdc_stream_free(s[1]);
+	xdc_conn_free(c[1]);
+	/* two streams gone: the extra one and the closed connection's */
+	ck_assert(xdt_daemon_wait_log_count(d, ": freed", 2, WAIT_MS));
+	s[3] = watch(c[3]);
+	ck_assert_int_eq(served(s[3]), 2);
+	for (int i = 0; i < 4; i++) {
+		if (i == 1)
+			continue;
+		xdc_stream_free(s[i]);
+		xdc_conn_free(c[i]);
+	}
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* A stream may subscribe to max_names_per_stream names, all types
+ * together. */
+START_TEST(names_per_stream)
+{
+	char *dir = snapdir(20), *names[12], buf[12][8];
+	struct xdt_daemon *d = start_with(dir, "max_names_per_stream: 10");
+	struct xdc_conn *c = xdc_connect(d->target);
+	struct xdc_stream *s = xdc_open(c, XDC_ADS);
+
+	for (int i = 0; i < 12; i++) {
+		snprintf(buf[i], sizeof(buf[i]), "c-%d", i);
+		names[i] = buf[i];
+	}
+	ask(s, CDS_URL, names, 6);
+	ck_assert_int_eq(served(s), 6);
+	/* 6 clusters and 4 endpoints: 10, at the limit */
+	ask(s, EDS_URL, names, 4);
+	ck_assert(xdt_daemon_wait_log(d, "EDS request: 4 names", WAIT_MS));
+	/* 6 and 5: one over */
+	ask(s, EDS_URL, names, 5);
+	exhausted(d, s, "max_names_per_stream");
+	ck_assert(xdt_daemon_wait_log(d, "the stream subscribes to 11 names; the limit is 10", 100));
+	xdc_stream_free(s);
+	/* one type alone over the limit */
+	s = xdc_open(c, XDC_ADS);
+	ask(s, CDS_URL, names, 11);
+	exhausted(d, s, "max_names_per_stream");
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* A stream may send max_requests_per_second requests a second on
+ * average, max_request_burst at once: a flood ends it, a steady client
+ * goes on. */
+START_TEST(requests_per_second)
+{
+	char *dir = snapdir(1);
+	struct xdt_daemon *d = start_with(dir, "max_requests_per_second: 5\n"
+					       "max_request_burst: 10");
+	struct xdc_conn *c = xdc_connect(d->target), *c2 = xdc_connect(d->target);
+	struct xdc_stream *flood = watch(c), *steady = watch(c2);
+	uint8_t *data;
+	size_t len;
+
+	ck_assert_int_eq(served(flood), 1);
+	ck_assert_int_eq(served(steady), 1);
+	for (int i = 0; i < 30; i++)
+		ask(flood, EDS_URL, NULL, 0);
+	exhausted(d, flood, "max_requests_per_second");
+	/* 8 requests at 4 a second: never over */
+	for (int i = 0; i < 8; i++) {
+		ask(steady, EDS_URL, NULL, 0);
+		xdtest_sleep_ms(250);
+	}
+	ck_assert_int_eq(xdc_recv(steady, &data, &len, 300), -1); /* still open */
+	ck_assert(!xdc_status(steady, NULL, NULL, 0));
+	xdc_stream_free(flood);
+	xdc_stream_free(steady);
+	xdc_conn_free(c);
+	xdc_conn_free(c2);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* A node is at most max_node_size bytes (metadata included), its id
+ * and cluster at most max_node_id_size. */
+START_TEST(node_size)
+{
+	char *dir = snapdir(1);
+	struct xdt_daemon *d = start_with(dir, "max_node_size: 1KiB\n"
+					       "max_node_id_size: 16");
+	struct xdc_conn *c = xdc_connect(d->target);
+	struct xdc_stream *s;
+	size_t len;
+	uint8_t *big = xdt_deep_node_request(false, CDS_URL, "c-0", "n1", "test",
+					     200, &len);
+	Envoy__Service__Discovery__V3__DiscoveryRequest req =
+		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+
+	ck_assert_uint_gt(len, 2048);
+	s = xdc_open(c, XDC_ADS);
+	xdc_send(s, big, len, WAIT_MS);
+	exhausted(d, s, "max_node_size");
+	xdc_stream_free(s);
+	node.id = "seventeen-chars-x";
+	node.cluster = "test";
+	req.node = &node;
+	req.type_url = CDS_URL;
+	s = xdc_open(c, XDC_ADS);
+	xdc_send_sotw(s, &req, WAIT_MS);
+	exhausted(d, s, "max_node_id_size");
+	ck_assert(xdt_daemon_wait_log(d, "the node id is 17 bytes; the limit is 16", 100));
+	xdc_stream_free(s);
+	node.id = "sixteen-chars-xx";
+	s = xdc_open(c, XDC_ADS);
+	xdc_send_sotw(s, &req, WAIT_MS);
+	ck_assert_int_eq(served(s), 1);
+	xdc_stream_free(s);
+	free(big);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+static long rss_kb(const struct xdt_daemon *d)
+{
+	char path[64], *status, *p;
+	long kb = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)d->pid);
+	status = xdtest_read_file(path, NULL);
+	ck_assert(status != NULL);
+	p = strstr(status, "VmRSS:");
+	if (p != NULL)
+		kb = strtol(p + 6, NULL, 10);
+	free(status);
+	return kb;
+}
+
+static bool has_asan(const struct xdt_daemon *d)
+{
+	char path[64], *maps;
+	bool asan;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)d->pid);
+	maps = xdtest_read_file(path, NULL);
+	ck_assert(maps != NULL);
+	asan = strstr(maps, "libasan") != NULL;
+	free(maps);
+	return asan;
+}
+
+/*
+ * 200 clients that never read, each subscribed to every cluster of a
+ * 10,000-cluster snapshot (a CDS response of several MB): each costs
+ * xdsd one response in flight (shared, not copied), xdsd's memory stays
+ * bounded, and another client is served at once.
+ */
+START_TEST(clients_that_never_read)
+{
+	enum { MUTE = 200 };
+	char *dir, *cmd, cfg[512], id[32], *log;
+	struct xdt_daemon *d;
+	struct xdc_mute *m[MUTE];
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+	long before, after, bound;
+	long long t0;
+
+	ck_assert(asprintf(&dir, "%s/big.%d", xdtest_tmpdir(), (int)getpid()) > 0);
+	ck_assert(mkdir(dir, 0755) == 0);
+	ck_assert(asprintf(&cmd, "'%s/bench/gen-snapshot' --clusters 10000 -o '%s/default.yaml'",
+			   xdtest_env("XDSD_SRCDIR"), dir) > 0);
+	ck_assert_int_eq(system(cmd), 0);
+	free(cmd);
+	/* info level: 200 streams' debug lines would be noise */
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	c = xdc_connect(d->target);
+	s = watch(c);
+	ck_assert_int_eq(served(s), 10000);
+	before = rss_kb(d);
+	for (int i = 0; i < MUTE; i++) {
+		snprintf(id, sizeof(id), "mute-%d", i);
+		m[i] = xdc_mute_open(d->target, id);
+	}
+	/* every mute stream has its response in flight: the statistics
+	 * count 200 + 1 CDS responses, and none more */
+	xdtest_sleep_ms(1000);
+	xdt_daemon_signal(d, SIGUSR1);
+	ck_assert(xdt_daemon_wait_log(d, "info: stats: streams 201,", WAIT_MS));
+	log = xdt_daemon_log(d);
+	ck_assert_ptr_nonnull(strstr(log, "responses 201,"));
+	free(log);
+	after = rss_kb(d);
+	/* AddressSanitizer keeps freed memory in quarantine (up to 256 MB) */
+	bound = has_asan(d) ? 512 * 1024 : 64 * 1024;
+	ck_assert_msg(after - before < bound,
+		      "RSS grew from %ld kB to %ld kB for %d clients that never read",
+		      before, after, MUTE);
+	/* another client is served at once */
+	t0 = xdtest_now_ms();
+	xdc_stream_free(s);
+	s = watch(c);
+	ck_assert_int_eq(served(s), 10000);
+	ck_assert_msg(xdtest_now_ms() - t0 < 3000, "a new client waited %lld ms",
+		      xdtest_now_ms() - t0);
+	for (int i = 0; i < MUTE; i++)
+		xdc_mute_close(m[i]);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("limits");
+	TCase *tc = tcase_create("limits");
+
+	xdtest_tmpdir();
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, connections_per_address);
+	tcase_add_test(tc, names_per_stream);
+	tcase_add_test(tc, requests_per_second);
+	tcase_add_test(tc, node_size);
+	tcase_add_test(tc, clients_that_never_read);
+	suite_add_tcase(s, tc);
+	return xdtest_run(s);
+}
