@@ -25,27 +25,6 @@
 #define CDS_URL "type.googleapis.com/envoy.config.cluster.v3.Cluster"
 #define EDS_URL "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
 
-/* A snapshot directory with `n` STATIC clusters c-0.. */
-static char *snapdir(int n)
-{
-	static int seq;
-	char *dir, *text = NULL;
-	size_t len = 0;
-	FILE *f;
-
-	ck_assert(asprintf(&dir, "%s/snap.%d.%d", xdtest_tmpdir(), (int)getpid(),
-			   seq++) > 0);
-	ck_assert(mkdir(dir, 0755) == 0);
-	f = open_memstream(&text, &len);
-	fputs("clusters:\n", f);
-	for (int i = 0; i < n; i++)
-		fprintf(f, "- {name: c-%d, type: STATIC, connect_timeout: 1s}\n", i);
-	fclose(f);
-	free(xdtest_write_file(dir, "default.yaml", text));
-	free(text);
-	return dir;
-}
-
 static struct xdt_daemon *start_with(const char *dir, const char *limits)
 {
 	char cfg[1024];
@@ -82,10 +61,7 @@ static void ask(struct xdc_stream *s, const char *url, char **names, size_t n)
 
 static struct xdc_stream *watch(struct xdc_conn *c)
 {
-	struct xdc_stream *s = xdc_open(c, XDC_ADS);
-
-	ask(s, CDS_URL, NULL, 0);
-	return s;
+	return xdc_watch_clusters(c, "limits", "test");
 }
 
 /* The next response must come; returns its resource count. */
@@ -125,7 +101,7 @@ static void exhausted(struct xdt_daemon *d, struct xdc_stream *s,
  * makes room. */
 START_TEST(connections_per_address)
 {
-	char *dir = snapdir(2);
+	char *dir = xdtest_clusters_snapdir(2);
 	struct xdt_daemon *d = start_with(dir, "max_connections_per_address: 3");
 	struct xdc_conn *c[4];
 	struct xdc_stream *s[4], *more;
@@ -164,7 +140,7 @@ END_TEST
  * together. */
 START_TEST(names_per_stream)
 {
-	char *dir = snapdir(20), *names[12], buf[12][8];
+	char *dir = xdtest_clusters_snapdir(20), *names[12], buf[12][8];
 	struct xdt_daemon *d = start_with(dir, "max_names_per_stream: 10");
 	struct xdc_conn *c = xdc_connect(d->target);
 	struct xdc_stream *s = xdc_open(c, XDC_ADS);
@@ -199,7 +175,7 @@ END_TEST
  * goes on. */
 START_TEST(requests_per_second)
 {
-	char *dir = snapdir(1);
+	char *dir = xdtest_clusters_snapdir(1);
 	struct xdt_daemon *d = start_with(dir, "max_requests_per_second: 5\n"
 					       "max_request_burst: 10");
 	struct xdc_conn *c = xdc_connect(d->target), *c2 = xdc_connect(d->target);
@@ -232,7 +208,7 @@ END_TEST
  * and cluster at most max_node_id_size. */
 START_TEST(node_size)
 {
-	char *dir = snapdir(1);
+	char *dir = xdtest_clusters_snapdir(1);
 	struct xdt_daemon *d = start_with(dir, "max_node_size: 1KiB\n"
 					       "max_node_id_size: 16");
 	struct xdc_conn *c = xdc_connect(d->target);
@@ -270,34 +246,6 @@ START_TEST(node_size)
 }
 END_TEST
 
-static long rss_kb(const struct xdt_daemon *d)
-{
-	char path[64], *status, *p;
-	long kb = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)d->pid);
-	status = xdtest_read_file(path, NULL);
-	ck_assert(status != NULL);
-	p = strstr(status, "VmRSS:");
-	if (p != NULL)
-		kb = strtol(p + 6, NULL, 10);
-	free(status);
-	return kb;
-}
-
-static bool has_asan(const struct xdt_daemon *d)
-{
-	char path[64], *maps;
-	bool asan;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)d->pid);
-	maps = xdtest_read_file(path, NULL);
-	ck_assert(maps != NULL);
-	asan = strstr(maps, "libasan") != NULL;
-	free(maps);
-	return asan;
-}
-
 /*
  * 200 clients that never read, each subscribed to every cluster of a
  * 10,000-cluster snapshot (a CDS response of several MB): each costs
@@ -327,7 +275,7 @@ START_TEST(clients_that_never_read)
 	c = xdc_connect(d->target);
 	s = watch(c);
 	ck_assert_int_eq(served(s), 10000);
-	before = rss_kb(d);
+	before = xdt_daemon_rss_kb(d);
 	for (int i = 0; i < MUTE; i++) {
 		snprintf(id, sizeof(id), "mute-%d", i);
 		m[i] = xdc_mute_open(d->target, id);
@@ -340,9 +288,9 @@ START_TEST(clients_that_never_read)
 	log = xdt_daemon_log(d);
 	ck_assert_ptr_nonnull(strstr(log, "responses 201,"));
 	free(log);
-	after = rss_kb(d);
+	after = xdt_daemon_rss_kb(d);
 	/* AddressSanitizer keeps freed memory in quarantine (up to 256 MB) */
-	bound = has_asan(d) ? 512 * 1024 : 64 * 1024;
+	bound = xdt_daemon_has_asan(d) ? 512 * 1024 : 64 * 1024;
 	ck_assert_msg(after - before < bound,
 		      "RSS grew from %ld kB to %ld kB for %d clients that never read",
 		      before, after, MUTE);

@@ -18,43 +18,6 @@
 #define STOP_MS 5000
 #define CDS_URL "type.googleapis.com/envoy.config.cluster.v3.Cluster"
 
-/* A fresh snapshot directory; returns its path (malloc'd). */
-static char *snapdir(void)
-{
-	char *dir;
-	static int n;
-
-	ck_assert(asprintf(&dir, "%s/snap.%d.%d", xdtest_tmpdir(), (int)getpid(),
-			   n++) > 0);
-	ck_assert(mkdir(dir, 0755) == 0);
-	return dir;
-}
-
-/* Writes DIR/NAME with `count` STATIC clusters named PREFIX-i, whole
- * at once (a rename), as an operator's deploy tool would. */
-static void write_clusters(const char *dir, const char *name,
-			   const char *prefix, int count)
-{
-	char *text = NULL, *tmp_name, *tmp, *path;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	ck_assert(f != NULL);
-	fputs("clusters:\n", f);
-	for (int i = 0; i < count; i++)
-		fprintf(f, "- {name: %s-%d, type: STATIC, connect_timeout: 1s}\n",
-			prefix, i);
-	ck_assert(fclose(f) == 0);
-	ck_assert(asprintf(&tmp_name, ".%s.tmp", name) > 0);
-	tmp = xdtest_write_file(dir, tmp_name, text);
-	ck_assert(asprintf(&path, "%s/%s", dir, name) > 0);
-	ck_assert(rename(tmp, path) == 0);
-	free(path);
-	free(tmp);
-	free(tmp_name);
-	free(text);
-}
-
 /* `extra`: one more configuration line ("" for none). */
 static struct xdt_daemon *start_with(const char *dir, const char *extra)
 {
@@ -71,48 +34,9 @@ static struct xdt_daemon *start(const char *dir)
 	return start_with(dir, "");
 }
 
-/* A CDS wildcard watch from a node with this id and cluster. */
-static struct xdc_stream *watch_cds_as(struct xdc_conn *c, const char *id,
-				       const char *cluster)
-{
-	Envoy__Service__Discovery__V3__DiscoveryRequest req =
-		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
-	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
-	struct xdc_stream *s = xdc_open(c, XDC_ADS);
-
-	node.id = (char *)id;
-	node.cluster = (char *)cluster;
-	req.node = &node;
-	req.type_url = CDS_URL;
-	ck_assert(xdc_send_sotw(s, &req, 5000));
-	return s;
-}
-
 static struct xdc_stream *watch_cds(struct xdc_conn *c, const char *cluster)
 {
-	return watch_cds_as(c, "reload-test", cluster);
-}
-
-/* Receives a CDS response, ACKs it, returns its resource count. */
-static int next_cds(struct xdc_stream *s, int timeout_ms, char **version)
-{
-	Envoy__Service__Discovery__V3__DiscoveryResponse *r =
-		xdc_recv_sotw(s, timeout_ms);
-	Envoy__Service__Discovery__V3__DiscoveryRequest ack =
-		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
-	int n;
-
-	if (r == NULL)
-		return -1;
-	ack.type_url = CDS_URL;
-	ack.version_info = r->version_info;
-	ack.response_nonce = r->nonce;
-	ck_assert(xdc_send_sotw(s, &ack, 5000));
-	n = (int)r->n_resources;
-	if (version != NULL)
-		*version = strdup(r->version_info);
-	envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
-	return n;
+	return xdc_watch_clusters(c, "reload-test", cluster);
 }
 
 static void stop(struct xdt_daemon *d)
@@ -126,17 +50,17 @@ static void stop(struct xdt_daemon *d)
 /* A reload that fails keeps the old snapshot, for old and new clients. */
 START_TEST(failed_reload_keeps_serving)
 {
-	char *dir = snapdir(), *v1 = NULL, *v2 = NULL;
+	char *dir = xdtest_snapdir(), *v1 = NULL, *v2 = NULL;
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s, *late;
 	char *log;
 
-	write_clusters(dir, "default.yaml", "a", 2);
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
 	d = start(dir);
 	c = xdc_connect(d->target);
 	s = watch_cds(c, "x");
-	ck_assert_int_eq(next_cds(s, 5000, &v1), 2);
+	ck_assert_int_eq(xdc_next_clusters(s, 5000, &v1), 2);
 
 	free(xdtest_write_file(dir, "default.yaml",
 			       "clusters:\n- {name: b, connect_timeout: never}\n"));
@@ -147,19 +71,19 @@ START_TEST(failed_reload_keeps_serving)
 	ck_assert_ptr_nonnull(strstr(log, "still serving the previous snapshots"));
 	free(log);
 	/* nothing new for the client, and a new client gets the old one */
-	ck_assert_int_eq(next_cds(s, 300, NULL), -1);
+	ck_assert_int_eq(xdc_next_clusters(s, 300, NULL), -1);
 	late = watch_cds(c, "y");
-	ck_assert_int_eq(next_cds(late, 5000, &v2), 2);
+	ck_assert_int_eq(xdc_next_clusters(late, 5000, &v2), 2);
 	ck_assert_str_eq(v1, v2);
 	free(v2);
 
 	/* fixed: both get the new snapshot */
-	write_clusters(dir, "default.yaml", "b", 3);
+	xdtest_write_clusters(dir, "default.yaml", "b", 3);
 	xdt_daemon_signal(d, SIGHUP);
-	ck_assert_int_eq(next_cds(s, 5000, &v2), 3);
+	ck_assert_int_eq(xdc_next_clusters(s, 5000, &v2), 3);
 	ck_assert_str_ne(v1, v2);
 	free(v2);
-	ck_assert_int_eq(next_cds(late, 5000, NULL), 3);
+	ck_assert_int_eq(xdc_next_clusters(late, 5000, NULL), 3);
 
 	xdc_stream_free(s);
 	xdc_stream_free(late);
@@ -196,7 +120,7 @@ static void refuses_to_start(const char *dir, ...)
 /* Without a good snapshot the daemon does not start. */
 START_TEST(broken_snapshot_refuses_to_start)
 {
-	char *dir = snapdir(), *none;
+	char *dir = xdtest_snapdir(), *none;
 
 	free(xdtest_write_file(dir, "default.yaml",
 			       "clusters:\n- {name: c, type: EDS}\n"));
@@ -218,19 +142,19 @@ END_TEST
 START_TEST(sighup_during_startup_is_applied)
 {
 	enum { N = 20000 };
-	char *dir = snapdir(), cfg[512], *log;
+	char *dir = xdtest_snapdir(), cfg[512], *log;
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
 	int n = 0;
 
-	write_clusters(dir, "default.yaml", "a", N);
+	xdtest_write_clusters(dir, "default.yaml", "a", N);
 	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
 	d = xdt_daemon_spawn(cfg, NULL);
 	/* main() has begun once the configuration is logged; the load
 	 * of 20,000 clusters follows */
 	ck_assert(xdt_daemon_wait_log(d, "info: configuration ", START_MS));
-	write_clusters(dir, "default.yaml", "a", N + 1);
+	xdtest_write_clusters(dir, "default.yaml", "a", N + 1);
 	xdt_daemon_signal(d, SIGHUP);
 	xdt_daemon_signal(d, SIGUSR1);
 	log = xdt_daemon_log(d);
@@ -244,7 +168,7 @@ START_TEST(sighup_during_startup_is_applied)
 	ck_assert(xdt_daemon_wait_log(d, "reloaded 1 snapshot", START_MS));
 	c = xdc_connect(d->target);
 	s = watch_cds(c, "x");
-	n = next_cds(s, 5000, NULL);
+	n = xdc_next_clusters(s, 5000, NULL);
 	ck_assert_int_eq(n, N + 1);
 	xdc_stream_free(s);
 	xdc_conn_free(c);
@@ -257,23 +181,23 @@ END_TEST
  * sees the newest files. */
 START_TEST(sighup_storm_ends_on_newest_files)
 {
-	char *dir = snapdir();
+	char *dir = xdtest_snapdir();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
 	int n = 0;
 
-	write_clusters(dir, "default.yaml", "a", 1);
+	xdtest_write_clusters(dir, "default.yaml", "a", 1);
 	d = start(dir);
 	c = xdc_connect(d->target);
 	s = watch_cds(c, "x");
-	ck_assert_int_eq(next_cds(s, 5000, NULL), 1);
+	ck_assert_int_eq(xdc_next_clusters(s, 5000, NULL), 1);
 	for (int i = 2; i <= 20; i++) {
-		write_clusters(dir, "default.yaml", "a", i);
+		xdtest_write_clusters(dir, "default.yaml", "a", i);
 		xdt_daemon_signal(d, SIGHUP);
 	}
 	/* the last response the client gets holds all 20 */
-	for (int r; (r = next_cds(s, 2000, NULL)) >= 0;)
+	for (int r; (r = xdc_next_clusters(s, 2000, NULL)) >= 0;)
 		n = r;
 	ck_assert_int_eq(n, 20);
 	xdc_stream_free(s);
@@ -295,35 +219,35 @@ static void remove_file(const char *dir, const char *name)
  * key has no snapshot gets the default one. */
 START_TEST(reload_touches_only_changed_keys)
 {
-	char *dir = snapdir();
+	char *dir = xdtest_snapdir();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *a, *b, *other;
 
-	write_clusters(dir, "a.yaml", "a", 1);
-	write_clusters(dir, "b.yaml", "b", 2);
-	write_clusters(dir, "default.yaml", "d", 3);
+	xdtest_write_clusters(dir, "a.yaml", "a", 1);
+	xdtest_write_clusters(dir, "b.yaml", "b", 2);
+	xdtest_write_clusters(dir, "default.yaml", "d", 3);
 	d = start(dir);
 	c = xdc_connect(d->target);
 	a = watch_cds(c, "a");
 	b = watch_cds(c, "b");
 	other = watch_cds(c, "elsewhere");
-	ck_assert_int_eq(next_cds(a, 5000, NULL), 1);
-	ck_assert_int_eq(next_cds(b, 5000, NULL), 2);
-	ck_assert_int_eq(next_cds(other, 5000, NULL), 3);
+	ck_assert_int_eq(xdc_next_clusters(a, 5000, NULL), 1);
+	ck_assert_int_eq(xdc_next_clusters(b, 5000, NULL), 2);
+	ck_assert_int_eq(xdc_next_clusters(other, 5000, NULL), 3);
 
-	write_clusters(dir, "b.yaml", "b", 5);
+	xdtest_write_clusters(dir, "b.yaml", "b", 5);
 	xdt_daemon_signal(d, SIGHUP);
 	ck_assert(xdt_daemon_wait_log(d, "1 changed", 5000));
-	ck_assert_int_eq(next_cds(b, 5000, NULL), 5);
-	ck_assert_int_eq(next_cds(a, 300, NULL), -1);
-	ck_assert_int_eq(next_cds(other, 300, NULL), -1);
+	ck_assert_int_eq(xdc_next_clusters(b, 5000, NULL), 5);
+	ck_assert_int_eq(xdc_next_clusters(a, 300, NULL), -1);
+	ck_assert_int_eq(xdc_next_clusters(other, 300, NULL), -1);
 
 	/* b's own snapshot goes: b is served the default */
 	remove_file(dir, "b.yaml");
 	xdt_daemon_signal(d, SIGHUP);
-	ck_assert_int_eq(next_cds(b, 5000, NULL), 3);
-	ck_assert_int_eq(next_cds(a, 300, NULL), -1);
+	ck_assert_int_eq(xdc_next_clusters(b, 5000, NULL), 3);
+	ck_assert_int_eq(xdc_next_clusters(a, 300, NULL), -1);
 
 	xdc_stream_free(a);
 	xdc_stream_free(b);
@@ -351,21 +275,21 @@ static void reload_refused(struct xdt_daemon *d, const char *reason, int nth)
  */
 START_TEST(reload_without_any_snapshot_is_refused)
 {
-	char *dir = snapdir();
+	char *dir = xdtest_snapdir();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *old, *late;
 
-	write_clusters(dir, "default.yaml", "a", 2);
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
 	d = start(dir);
 	c = xdc_connect(d->target);
 	old = watch_cds(c, "x");
-	ck_assert_int_eq(next_cds(old, 5000, NULL), 2);
+	ck_assert_int_eq(xdc_next_clusters(old, 5000, NULL), 2);
 	remove_file(dir, "default.yaml");
 	reload_refused(d, "no snapshot files", 1);
-	ck_assert_int_eq(next_cds(old, 300, NULL), -1);
+	ck_assert_int_eq(xdc_next_clusters(old, 300, NULL), -1);
 	late = watch_cds(c, "x");
-	ck_assert_int_eq(next_cds(late, 5000, NULL), 2);
+	ck_assert_int_eq(xdc_next_clusters(late, 5000, NULL), 2);
 	xdc_stream_free(old);
 	xdc_stream_free(late);
 	xdc_conn_free(c);
@@ -382,32 +306,32 @@ END_TEST
  */
 START_TEST(reload_may_not_orphan_a_key)
 {
-	char *dir = snapdir();
+	char *dir = xdtest_snapdir();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *b;
 
-	write_clusters(dir, "a.yaml", "a", 1);
-	write_clusters(dir, "b.yaml", "b", 2);
+	xdtest_write_clusters(dir, "a.yaml", "a", 1);
+	xdtest_write_clusters(dir, "b.yaml", "b", 2);
 	d = start(dir);
 	c = xdc_connect(d->target);
 	remove_file(dir, "b.yaml");
 	reload_refused(d, "snapshot 'b' is gone and there is no default snapshot", 1);
 	b = watch_cds(c, "b");
-	ck_assert_int_eq(next_cds(b, 5000, NULL), 2);
+	ck_assert_int_eq(xdc_next_clusters(b, 5000, NULL), 2);
 
-	write_clusters(dir, "b.yaml", "b", 2);
-	write_clusters(dir, "default.yaml", "d", 3);
+	xdtest_write_clusters(dir, "b.yaml", "b", 2);
+	xdtest_write_clusters(dir, "default.yaml", "d", 3);
 	xdt_daemon_signal(d, SIGHUP);
 	ck_assert(xdt_daemon_wait_log(d, "reloaded 3 snapshots", 5000));
 	remove_file(dir, "default.yaml");
 	reload_refused(d, "the default snapshot is gone", 2);
 
 	remove_file(dir, "b.yaml");
-	write_clusters(dir, "default.yaml", "d", 3);
+	xdtest_write_clusters(dir, "default.yaml", "d", 3);
 	xdt_daemon_signal(d, SIGHUP);
 	ck_assert(xdt_daemon_wait_log(d, "reloaded 2 snapshots", 5000));
-	ck_assert_int_eq(next_cds(b, 5000, NULL), 3);
+	ck_assert_int_eq(xdc_next_clusters(b, 5000, NULL), 3);
 	xdc_stream_free(b);
 	xdc_conn_free(c);
 	stop(d);
@@ -423,23 +347,23 @@ END_TEST
  */
 START_TEST(node_without_snapshot_gets_a_status)
 {
-	char *dir = snapdir(), *details = NULL;
+	char *dir = xdtest_snapdir(), *details = NULL;
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *lost, *a;
 	grpc_status_code code;
 
-	write_clusters(dir, "a.yaml", "a", 1);
+	xdtest_write_clusters(dir, "a.yaml", "a", 1);
 	d = start(dir);
 	c = xdc_connect(d->target);
-	lost = watch_cds_as(c, "lost-node", "nowhere");
+	lost = xdc_watch_clusters(c, "lost-node", "nowhere");
 	ck_assert(xdc_drain_status(lost, &code, &details, 5000));
 	ck_assert_int_eq(code, GRPC_STATUS_NOT_FOUND);
 	ck_assert_msg(strstr(details, "no snapshot serves node cluster 'nowhere'") != NULL,
 		      "status message '%s'", details);
 	ck_assert(xdt_daemon_wait_log(d, "node 'lost-node': no snapshot serves node cluster 'nowhere'", 5000));
 	a = watch_cds(c, "a");
-	ck_assert_int_eq(next_cds(a, 5000, NULL), 1);
+	ck_assert_int_eq(xdc_next_clusters(a, 5000, NULL), 1);
 	free(details);
 	xdc_stream_free(lost);
 	xdc_stream_free(a);
@@ -456,9 +380,9 @@ END_TEST
  * alpha.yaml 1, beta.yaml 2, default.yaml 3. */
 static void write_key_files(const char *dir)
 {
-	write_clusters(dir, "alpha.yaml", "alpha", 1);
-	write_clusters(dir, "beta.yaml", "beta", 2);
-	write_clusters(dir, "default.yaml", "d", 3);
+	xdtest_write_clusters(dir, "alpha.yaml", "alpha", 1);
+	xdtest_write_clusters(dir, "beta.yaml", "beta", 2);
+	xdtest_write_clusters(dir, "default.yaml", "d", 3);
 }
 
 /*
@@ -485,7 +409,7 @@ START_TEST(node_key_selects_snapshot)
 		{2, "alpha", "beta", 2},
 		{2, "beta", "nobody", 3},
 	};
-	char *dir = snapdir();
+	char *dir = xdtest_snapdir();
 
 	write_key_files(dir);
 	for (int k = 0; k < 3; k++) {
@@ -498,8 +422,8 @@ START_TEST(node_key_selects_snapshot)
 
 			if (cases[i].config != k)
 				continue;
-			s = watch_cds_as(c, cases[i].id, cases[i].cluster);
-			got = next_cds(s, 5000, NULL);
+			s = xdc_watch_clusters(c, cases[i].id, cases[i].cluster);
+			got = xdc_next_clusters(s, 5000, NULL);
 			ck_assert_msg(got == cases[i].clusters,
 				      "'%s' node id '%s' cluster '%s': served %d clusters, expected %d",
 				      configs[k], cases[i].id, cases[i].cluster,
@@ -519,7 +443,7 @@ END_TEST
 START_TEST(node_key_id_follows_the_id_file)
 {
 	static const char *const ids[] = {"alpha", "beta"};
-	char *dir = snapdir(), file[32];
+	char *dir = xdtest_snapdir(), file[32];
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s[2];
@@ -528,15 +452,15 @@ START_TEST(node_key_id_follows_the_id_file)
 	d = start_with(dir, "node_key: id");
 	c = xdc_connect(d->target);
 	for (int i = 0; i < 2; i++) {
-		s[i] = watch_cds_as(c, ids[i], ids[1 - i]);
-		ck_assert_int_eq(next_cds(s[i], 5000, NULL), i + 1);
+		s[i] = xdc_watch_clusters(c, ids[i], ids[1 - i]);
+		ck_assert_int_eq(xdc_next_clusters(s[i], 5000, NULL), i + 1);
 	}
 	for (int i = 0; i < 2; i++) {
 		snprintf(file, sizeof(file), "%s.yaml", ids[i]);
-		write_clusters(dir, file, ids[i], 4 + i);
+		xdtest_write_clusters(dir, file, ids[i], 4 + i);
 		xdt_daemon_signal(d, SIGHUP);
-		ck_assert_int_eq(next_cds(s[i], 5000, NULL), 4 + i);
-		ck_assert_int_eq(next_cds(s[1 - i], 300, NULL), -1);
+		ck_assert_int_eq(xdc_next_clusters(s[i], 5000, NULL), 4 + i);
+		ck_assert_int_eq(xdc_next_clusters(s[1 - i], 300, NULL), -1);
 	}
 	for (int i = 0; i < 2; i++)
 		xdc_stream_free(s[i]);
@@ -572,12 +496,12 @@ static long stat_value(struct xdt_daemon *d, const char *tag, int nth)
  */
 START_TEST(superseded_snapshot_freed_while_a_client_does_not_read)
 {
-	char *dir = snapdir();
+	char *dir = xdtest_snapdir();
 	struct xdt_daemon *d;
 	struct xdc_mute *m;
 
 	/* a CDS response of about 300 KB: more than the mute window */
-	write_clusters(dir, "default.yaml", "a-long-name-for-a-cluster", 5000);
+	xdtest_write_clusters(dir, "default.yaml", "a-long-name-for-a-cluster", 5000);
 	d = start(dir);
 	m = xdc_mute_open(d->target, "mute");
 	ck_assert(xdt_daemon_wait_log(d, "node 'mute': sending CDS version", 5000));
@@ -585,7 +509,7 @@ START_TEST(superseded_snapshot_freed_while_a_client_does_not_read)
 		char prefix[16];
 
 		snprintf(prefix, sizeof(prefix), "reload-%d", i);
-		write_clusters(dir, "default.yaml", prefix, 10);
+		xdtest_write_clusters(dir, "default.yaml", prefix, 10);
 		xdt_daemon_signal(d, SIGHUP);
 		ck_assert(xdt_daemon_wait_log_count(d, "reloaded 1 snapshot", i, 10000));
 		ck_assert_int_eq(stat_value(d, "streams ", i), 1);

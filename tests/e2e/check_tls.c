@@ -35,27 +35,6 @@ static const char *cert(const char *name)
 	return buf[i];
 }
 
-/* A snapshot directory with `n` clusters named c-0.. in default.yaml. */
-static char *snapdir(int n)
-{
-	static int seq;
-	char *dir, *text = NULL;
-	size_t len = 0;
-	FILE *f;
-
-	ck_assert(asprintf(&dir, "%s/snap.%d.%d", xdtest_tmpdir(), (int)getpid(),
-			   seq++) > 0);
-	ck_assert(mkdir(dir, 0755) == 0);
-	f = open_memstream(&text, &len);
-	fputs("clusters:\n", f);
-	for (int i = 0; i < n; i++)
-		fprintf(f, "- {name: c-%d, type: STATIC, connect_timeout: 1s}\n", i);
-	fclose(f);
-	free(xdtest_write_file(dir, "default.yaml", text));
-	free(text);
-	return dir;
-}
-
 /*
  * xdsd with TLS from `server` (server.pem + server.key, say "server"),
  * client certificates required when `mtls`, and `extra` config lines.
@@ -94,43 +73,6 @@ static void stop(struct xdt_daemon *d)
 	xdt_daemon_free(d);
 }
 
-/* An ADS stream asking for every cluster as node (id, cluster). */
-static struct xdc_stream *watch(struct xdc_conn *c, const char *id,
-				const char *cluster)
-{
-	Envoy__Service__Discovery__V3__DiscoveryRequest req =
-		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
-	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
-	struct xdc_stream *s = xdc_open(c, XDC_ADS);
-
-	node.id = (char *)id;
-	node.cluster = (char *)cluster;
-	req.node = &node;
-	req.type_url = CDS_URL;
-	xdc_send_sotw(s, &req, WAIT_MS);
-	return s;
-}
-
-/* The number of clusters in the next response (ACKed), or -1. */
-static int next_cds(struct xdc_stream *s, int timeout_ms)
-{
-	Envoy__Service__Discovery__V3__DiscoveryResponse *r =
-		xdc_recv_sotw(s, timeout_ms);
-	Envoy__Service__Discovery__V3__DiscoveryRequest ack =
-		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
-	int n;
-
-	if (r == NULL)
-		return -1;
-	ack.type_url = CDS_URL;
-	ack.version_info = r->version_info;
-	ack.response_nonce = r->nonce;
-	xdc_send_sotw(s, &ack, WAIT_MS);
-	n = (int)r->n_resources;
-	envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
-	return n;
-}
-
 /* The stream must end without a response, with `code`. */
 static void refused(struct xdc_stream *s, grpc_status_code code,
 		    const char *needle)
@@ -155,18 +97,18 @@ static void refused(struct xdc_stream *s, grpc_status_code code,
  * not (the port speaks only TLS). */
 START_TEST(tls_serves_tls_clients_only)
 {
-	char *dir = snapdir(2), *tdir, *cn;
+	char *dir = xdtest_clusters_snapdir(2), *tdir, *cn;
 	struct xdt_daemon *d = start_tls(dir, "server", false, NULL, &tdir);
 	struct xdc_conn *c = xdc_connect_tls(d->target, cert("ca.pem"), NULL, NULL);
 	struct xdc_conn *plain = xdc_connect(d->target);
-	struct xdc_stream *s = watch(c, "n1", "prod"), *p;
+	struct xdc_stream *s = xdc_watch_clusters(c, "n1", "prod"), *p;
 
-	ck_assert_int_eq(next_cds(s, WAIT_MS), 2);
+	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 2);
 	cn = xdc_server_property(s, "x509_common_name");
 	ck_assert_str_eq(cn, "xdsd server one");
 	free(cn);
 	ck_assert(xdt_daemon_wait_log(d, "info: TLS: certificate /CN=xdsd server one, valid until", 100));
-	p = watch(plain, "n2", "prod");
+	p = xdc_watch_clusters(plain, "n2", "prod");
 	refused(p, GRPC_STATUS_UNAVAILABLE, NULL);
 	xdc_stream_free(p);
 	xdc_stream_free(s);
@@ -190,7 +132,7 @@ START_TEST(mtls_requires_a_valid_client_certificate)
 		{"cnonly", "envoy-cn"},
 	};
 	static const char *const bad[] = {NULL, "rogue", "expired"};
-	char *dir = snapdir(1), *tdir, key[64], pem[64], needle[256];
+	char *dir = xdtest_clusters_snapdir(1), *tdir, key[64], pem[64], needle[256];
 	struct xdt_daemon *d = start_tls(dir, "server", true, NULL, &tdir);
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
@@ -200,8 +142,8 @@ START_TEST(mtls_requires_a_valid_client_certificate)
 		snprintf(pem, sizeof(pem), "%s.pem", ok[i].name);
 		snprintf(key, sizeof(key), "%s.key", ok[i].name);
 		c = xdc_connect_tls(d->target, cert("ca.pem"), cert(pem), cert(key));
-		s = watch(c, ok[i].name, "prod");
-		ck_assert_msg(next_cds(s, WAIT_MS) == 1, "%s not served", ok[i].name);
+		s = xdc_watch_clusters(c, ok[i].name, "prod");
+		ck_assert_msg(xdc_next_clusters(s, WAIT_MS, NULL) == 1, "%s not served", ok[i].name);
 		snprintf(needle, sizeof(needle), "(identity '%s')", ok[i].identity);
 		ck_assert_msg(xdt_daemon_wait_log(d, needle, WAIT_MS), "no %s", needle);
 		xdc_stream_free(s);
@@ -216,7 +158,7 @@ START_TEST(mtls_requires_a_valid_client_certificate)
 		c = xdc_connect_tls(d->target, cert("ca.pem"),
 				    bad[i] ? cert(pem) : NULL,
 				    bad[i] ? cert(key) : NULL);
-		s = watch(c, "intruder", "prod");
+		s = xdc_watch_clusters(c, "intruder", "prod");
 		refused(s, GRPC_STATUS_UNAVAILABLE, NULL);
 		xdc_stream_free(s);
 		xdc_conn_free(c);
@@ -250,7 +192,7 @@ START_TEST(authorize_rules_decide_who_speaks_for_a_node)
 		{"dnsonly", "web-1", "prod-web", false},
 		{"cnonly", "web-1", "prod-web", false},
 	};
-	char *dir = snapdir(1), *tdir, key[64], pem[64], needle[512];
+	char *dir = xdtest_clusters_snapdir(1), *tdir, key[64], pem[64], needle[512];
 	struct xdt_daemon *d = start_tls(dir, "server", true, rules, &tdir);
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -260,9 +202,9 @@ START_TEST(authorize_rules_decide_who_speaks_for_a_node)
 		snprintf(pem, sizeof(pem), "%s.pem", cases[i].who);
 		snprintf(key, sizeof(key), "%s.key", cases[i].who);
 		c = xdc_connect_tls(d->target, cert("ca.pem"), cert(pem), cert(key));
-		s = watch(c, cases[i].id, cases[i].cluster);
+		s = xdc_watch_clusters(c, cases[i].id, cases[i].cluster);
 		if (cases[i].allowed) {
-			ck_assert_msg(next_cds(s, WAIT_MS) == 1,
+			ck_assert_msg(xdc_next_clusters(s, WAIT_MS, NULL) == 1,
 				      "%s as %s/%s not served", cases[i].who,
 				      cases[i].id, cases[i].cluster);
 		} else {
@@ -308,10 +250,10 @@ static char *server_cn(const struct xdt_daemon *d)
 	struct xdc_conn *c = xdc_connect_tls(d->target, cert("ca.pem"),
 					     cert("frontend.pem"),
 					     cert("frontend.key"));
-	struct xdc_stream *s = watch(c, "probe", "prod");
+	struct xdc_stream *s = xdc_watch_clusters(c, "probe", "prod");
 	char *cn;
 
-	ck_assert(next_cds(s, WAIT_MS) >= 0);
+	ck_assert(xdc_next_clusters(s, WAIT_MS, NULL) >= 0);
 	cn = xdc_server_property(s, "x509_common_name");
 	ck_assert(cn != NULL);
 	xdc_stream_free(s);
@@ -327,14 +269,14 @@ static char *server_cn(const struct xdt_daemon *d)
  */
 START_TEST(sighup_replaces_the_certificate_without_dropping_streams)
 {
-	char *dir = snapdir(1), *tdir, *cn;
+	char *dir = xdtest_clusters_snapdir(1), *tdir, *cn;
 	struct xdt_daemon *d = start_tls(dir, "server", true, NULL, &tdir);
 	struct xdc_conn *c = xdc_connect_tls(d->target, cert("ca.pem"),
 					     cert("frontend.pem"),
 					     cert("frontend.key"));
-	struct xdc_stream *s = watch(c, "long-lived", "prod");
+	struct xdc_stream *s = xdc_watch_clusters(c, "long-lived", "prod");
 
-	ck_assert_int_eq(next_cds(s, WAIT_MS), 1);
+	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 1);
 	cn = server_cn(d);
 	ck_assert_str_eq(cn, "xdsd server one");
 	free(cn);
@@ -347,7 +289,7 @@ START_TEST(sighup_replaces_the_certificate_without_dropping_streams)
 	xdt_daemon_signal(d, SIGHUP);
 	ck_assert(xdt_daemon_wait_log(d, "info: TLS reloaded: certificate /CN=xdsd server two", WAIT_MS));
 	/* the old stream lives on and gets the new snapshot */
-	ck_assert_int_eq(next_cds(s, WAIT_MS), 2);
+	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 2);
 	cn = server_cn(d);
 	ck_assert_str_eq(cn, "xdsd server two");
 	free(cn);
@@ -359,7 +301,7 @@ START_TEST(sighup_replaces_the_certificate_without_dropping_streams)
 	cn = server_cn(d);
 	ck_assert_str_eq(cn, "xdsd server two");
 	free(cn);
-	ck_assert_int_eq(next_cds(s, 300), -1); /* nothing new, still open */
+	ck_assert_int_eq(xdc_next_clusters(s, 300, NULL), -1); /* nothing new, still open */
 	xdc_stream_free(s);
 	xdc_conn_free(c);
 	stop(d);
@@ -380,7 +322,7 @@ START_TEST(bad_tls_files_refused_at_start_and_by_check)
 		{"server.pem", "server.pem", "not a PEM private key"},
 		{"missing.pem", "server.key", "cannot read the certificate chain"},
 	};
-	char *dir = snapdir(1);
+	char *dir = xdtest_clusters_snapdir(1);
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char cfg[2048], *out = NULL, *err = NULL, *log;
@@ -422,7 +364,7 @@ END_TEST
 /* TLS on a unix socket as well. */
 START_TEST(tls_on_a_unix_socket)
 {
-	char *dir = snapdir(3), cfg[2048], target[512];
+	char *dir = xdtest_clusters_snapdir(3), cfg[2048], target[512];
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
@@ -436,8 +378,8 @@ START_TEST(tls_on_a_unix_socket)
 	ck_assert(xdt_daemon_wait_log(d, "listening on unix:", START_MS));
 	c = xdc_connect_tls(target, cert("ca.pem"), cert("frontend.pem"),
 			    cert("frontend.key"));
-	s = watch(c, "n1", "prod");
-	ck_assert_int_eq(next_cds(s, WAIT_MS), 3);
+	s = xdc_watch_clusters(c, "n1", "prod");
+	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 3);
 	xdc_stream_free(s);
 	xdc_conn_free(c);
 	stop(d);

@@ -11,6 +11,8 @@
 
 #include "xdtest.h"
 
+#define CLUSTER_URL "type.googleapis.com/envoy.config.cluster.v3.Cluster"
+
 struct xdc_conn {
 	grpc_channel *channel;
 	grpc_completion_queue *cq; /* pluck: each wait names its tag */
@@ -439,7 +441,7 @@ struct xdc_mute *xdc_mute_open(const char *target, const char *id)
 	node.id = (char *)id;
 	node.cluster = "default";
 	req.node = &node;
-	req.type_url = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
+	req.type_url = CLUSTER_URL;
 	ck_assert(envoy__service__discovery__v3__discovery_request__get_packed_size(&req) <= sizeof(buf));
 	msg = grpc_slice_from_copied_buffer(
 		(const char *)buf,
@@ -473,4 +475,41 @@ void xdc_mute_close(struct xdc_mute *m)
 		;
 	grpc_completion_queue_destroy(m->cq);
 	free(m);
+}
+
+struct xdc_stream *xdc_watch_clusters(struct xdc_conn *c, const char *id,
+				      const char *cluster)
+{
+	Envoy__Service__Discovery__V3__DiscoveryRequest req =
+		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+	struct xdc_stream *s = xdc_open(c, XDC_ADS);
+
+	node.id = (char *)id;
+	node.cluster = (char *)cluster;
+	req.node = &node;
+	req.type_url = CLUSTER_URL;
+	xdc_send_sotw(s, &req, 5000);
+	return s;
+}
+
+int xdc_next_clusters(struct xdc_stream *s, int timeout_ms, char **version)
+{
+	Envoy__Service__Discovery__V3__DiscoveryResponse *r =
+		xdc_recv_sotw(s, timeout_ms);
+	Envoy__Service__Discovery__V3__DiscoveryRequest ack =
+		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+	int n;
+
+	if (r == NULL)
+		return -1;
+	ack.type_url = CLUSTER_URL;
+	ack.version_info = r->version_info;
+	ack.response_nonce = r->nonce;
+	xdc_send_sotw(s, &ack, 5000);
+	n = (int)r->n_resources;
+	if (version != NULL)
+		*version = strdup(r->version_info);
+	envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
+	return n;
 }

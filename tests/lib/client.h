@@ -31,6 +31,15 @@ struct xdc_conn *xdc_connect(const char *target);
 struct xdc_conn *xdc_connect_tls(const char *target, const char *ca,
 				 const char *cert, const char *key);
 
+/* An ADS stream subscribed to every cluster (SotW wildcard) as node
+ * (`id`, `cluster`). */
+struct xdc_stream *xdc_watch_clusters(struct xdc_conn *c, const char *id,
+				      const char *cluster);
+
+/* The next CDS response on such a stream, ACKed: its cluster count, or
+ * -1 after `timeout_ms`; its version in *version (malloc'd) when asked. */
+int xdc_next_clusters(struct xdc_stream *s, int timeout_ms, char **version);
+
 /*
  * A client that subscribes to every cluster as node `id` (cluster
  * "default") on its own connection, then never reads: with BDP probing

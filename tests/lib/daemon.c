@@ -182,6 +182,34 @@ bool xdt_daemon_wait_log_count(const struct xdt_daemon *d, const char *needle,
 	}
 }
 
+long xdt_daemon_rss_kb(const struct xdt_daemon *d)
+{
+	char path[64], *status, *p;
+	long kb = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)d->pid);
+	status = xdtest_read_file(path, NULL);
+	ck_assert(status != NULL);
+	p = strstr(status, "VmRSS:");
+	if (p != NULL)
+		kb = strtol(p + 6, NULL, 10);
+	free(status);
+	return kb;
+}
+
+bool xdt_daemon_has_asan(const struct xdt_daemon *d)
+{
+	char path[64], *maps;
+	bool asan;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)d->pid);
+	maps = xdtest_read_file(path, NULL);
+	ck_assert(maps != NULL);
+	asan = strstr(maps, "libasan") != NULL;
+	free(maps);
+	return asan;
+}
+
 int xdt_daemon_fd_count(const struct xdt_daemon *d)
 {
 	char path[64];

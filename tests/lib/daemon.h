@@ -55,6 +55,12 @@ bool xdt_daemon_wait_log(const struct xdt_daemon *d, const char *needle,
 bool xdt_daemon_wait_log_count(const struct xdt_daemon *d, const char *needle,
 			       int count, int timeout_ms);
 
+/* Its resident memory in kB (VmRSS), and whether it runs with
+ * AddressSanitizer (whose quarantine keeps freed memory resident, so
+ * that RSS says little about leaks there). */
+long xdt_daemon_rss_kb(const struct xdt_daemon *d);
+bool xdt_daemon_has_asan(const struct xdt_daemon *d);
+
 /* Open file descriptors of the running daemon, from /proc. */
 int xdt_daemon_fd_count(const struct xdt_daemon *d);
 

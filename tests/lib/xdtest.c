@@ -4,6 +4,7 @@
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -129,4 +130,46 @@ void xdtest_sleep_ms(int ms)
 
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
+}
+
+char *xdtest_snapdir(void)
+{
+	static int n;
+	char *dir;
+
+	ck_assert(asprintf(&dir, "%s/snap.%d.%d", xdtest_tmpdir(), (int)getpid(),
+			   n++) > 0);
+	ck_assert(mkdir(dir, 0755) == 0);
+	return dir;
+}
+
+void xdtest_write_clusters(const char *dir, const char *name,
+			   const char *prefix, int count)
+{
+	char *text = NULL, *tmp_name, *tmp, *path;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert(f != NULL);
+	fputs("clusters:\n", f);
+	for (int i = 0; i < count; i++)
+		fprintf(f, "- {name: %s-%d, type: STATIC, connect_timeout: 1s}\n",
+			prefix, i);
+	ck_assert(fclose(f) == 0);
+	ck_assert(asprintf(&tmp_name, ".%s.tmp", name) > 0);
+	tmp = xdtest_write_file(dir, tmp_name, text);
+	ck_assert(asprintf(&path, "%s/%s", dir, name) > 0);
+	ck_assert(rename(tmp, path) == 0);
+	free(path);
+	free(tmp);
+	free(tmp_name);
+	free(text);
+}
+
+char *xdtest_clusters_snapdir(int count)
+{
+	char *dir = xdtest_snapdir();
+
+	xdtest_write_clusters(dir, "default.yaml", "c", count);
+	return dir;
 }

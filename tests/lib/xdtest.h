@@ -35,6 +35,18 @@ const char *xdtest_env(const char *name);
 /* A fresh temporary directory, removed with everything in it at exit. */
 const char *xdtest_tmpdir(void);
 
+/* A fresh, empty directory under the temporary one (malloc'd path). */
+char *xdtest_snapdir(void);
+
+/* A fresh directory whose default.yaml holds `count` STATIC clusters
+ * c-0.. (malloc'd path). */
+char *xdtest_clusters_snapdir(int count);
+
+/* Writes DIR/NAME holding `count` STATIC clusters named PREFIX-0.., all
+ * at once (a rename), as an operator's deploy tool would. */
+void xdtest_write_clusters(const char *dir, const char *name,
+			   const char *prefix, int count);
+
 /* Writes `text` to `dir/name`; returns the malloc'd full path. */
 char *xdtest_write_file(const char *dir, const char *name, const char *text);
 

@@ -364,36 +364,6 @@ START_TEST(wire_client_strings_escaped_in_log)
 }
 END_TEST
 
-/* Whether the daemon runs with AddressSanitizer, whose quarantine keeps
- * freed memory resident (RSS then says nothing about leaks). */
-static bool daemon_has_asan(struct pu_env *e)
-{
-	char path[64], *maps;
-	bool asan;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)e->d->pid);
-	maps = xdtest_read_file(path, NULL);
-	ck_assert(maps != NULL);
-	asan = strstr(maps, "libasan") != NULL;
-	free(maps);
-	return asan;
-}
-
-static long rss_kb(struct pu_env *e)
-{
-	char path[64], *status, *p;
-	long kb = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)e->d->pid);
-	status = xdtest_read_file(path, NULL);
-	ck_assert(status != NULL);
-	p = strstr(status, "VmRSS:");
-	if (p != NULL)
-		kb = strtol(p + 6, NULL, 10);
-	free(status);
-	return kb;
-}
-
 /*
  * A client that sends requests (guessing nonces, so each could be an
  * ACK asking for a new full state of ~1 MB) but never reads: xdsd stops
@@ -427,7 +397,7 @@ START_TEST(wire_client_never_reads)
 	r = pu_expect(w, PU_SDS);
 	pu_ack(w, r);
 	pu_resp_free(r);
-	before = rss_kb(e);
+	before = xdt_daemon_rss_kb(e->d);
 
 	mute = pu_open(e, false, true, PU_CDS);
 	for (int i = 0; i < REQUESTS; i++) {
@@ -456,7 +426,7 @@ START_TEST(wire_client_never_reads)
 		}
 	}
 	pu_env_sync(e);
-	after = rss_kb(e);
+	after = xdt_daemon_rss_kb(e->d);
 	log = pu_env_log(e);
 	sent = 0;
 	for (const char *p = log; (p = strstr(p, "sending CDS version")) != NULL; p++)
@@ -464,7 +434,7 @@ START_TEST(wire_client_never_reads)
 	free(log);
 	ck_assert_msg(sent <= 8, "%d responses of ~1 MB sent to a client that reads none",
 		      sent);
-	ck_assert_msg(daemon_has_asan(e) || after - before < 100 * 1024,
+	ck_assert_msg(xdt_daemon_has_asan(e->d) || after - before < 100 * 1024,
 		      "RSS grew from %ld kB to %ld kB for a client that never reads",
 		      before, after);
 	pu_client_free(mute); /* cancels: the daemon lets it go */
