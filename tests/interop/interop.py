@@ -16,8 +16,22 @@ python3-grpcio; --client node: @grpc/grpc-js-xds):
   5. no RPC may fail during the whole run, the client must NACK nothing
      (xdsd logs every NACK), xdsd must log no error and exit 0 on SIGTERM.
 
+With --tls the same scenario runs over mutual TLS: xdsd gets the
+certificates of tests/lib/make-certs.sh (tls.cert/key/client_ca) and an
+`authorize:` rule that lets the identity spiffe://.../sa/frontend speak
+for this client's node, and the client's xDS stream must carry that
+identity. Neither client accepts TLS credentials in its bootstrap
+(channel_creds "tls" came with gRFC A65, after gRPC C-core 1.51 and
+grpc-js-xds 1.14), so each gets its client certificate the one way its
+version allows (tests/interop/README.md, "Over mutual TLS"): gRPC C-core
+talks to a TLS sidecar on loopback that this driver runs, grpc-js-xds
+gets grpc-js's own SSL credentials (client.js --xds-ca/--xds-cert/--xds-key).
+Then a second client, with a certificate whose identity (sa/backend) no
+rule allows, must get nothing: xdsd ends its stream with PERMISSION_DENIED
+before sending anything, and logs it.
+
 Prints TAP. Needs XDSD (the binary) and XDSD_BUILDDIR (work files go to
-$XDSD_BUILDDIR/tests/interop/<client>.work and are kept for inspection);
+$XDSD_BUILDDIR/tests/interop/<client>[-mtls].work and are kept for inspection);
 XDSD_SCHEMA and XDSD_SRCDIR are used when set. Every process it starts
 is stopped before it exits, on failure too.
 """
@@ -29,6 +43,8 @@ import os
 import re
 import shutil
 import signal
+import socket
+import ssl
 import subprocess
 import sys
 import textwrap
@@ -51,6 +67,13 @@ STOP_TIMEOUT = 10       # the client exits this soon after its stdin closes
 OVERALL_TIMEOUT = 240   # after npm: the whole scenario, cleanup included
 
 NODE_XDS_VERSION = "1.14.1"
+
+# --tls: the identities of tests/lib/make-certs.sh's certificates.
+TLS_ALLOWED = "frontend"     # may speak for the client's node
+TLS_REFUSED = "backend"      # a valid certificate no rule allows
+SPIFFE = "spiffe://example.org/ns/prod/sa/"
+NODE_CLUSTER = "xdsd-interop"
+INTRUDER_WAIT = 20.0         # the refused client's run, at most
 
 # gRPC must never send loopback traffic through a proxy.
 PROXY_VARS = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY",
@@ -233,6 +256,80 @@ class ClientResults:
         return [r for _, r in self.snapshot() if not r.get("ok")]
 
 
+class TlsSidecar:
+    """Mutual TLS on behalf of a client that cannot present a certificate
+    itself, as a sidecar proxy would: accepts plaintext connections on
+    127.0.0.1 and carries each one, byte for byte, over a TLS connection
+    of its own to xdsd, which checks xdsd's certificate against the CA for
+    the name "localhost", presents the client certificate and offers ALPN
+    h2 (gRPC's). An asyncio loop in a thread of its own; stop() closes
+    every connection."""
+
+    def __init__(self, upstream_port, ca, cert, key):
+        import asyncio
+        self.asyncio = asyncio
+        self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        self.ctx.load_verify_locations(ca)
+        self.ctx.load_cert_chain(cert, key)
+        self.ctx.set_alpn_protocols(["h2"])
+        self.upstream_port = upstream_port
+        self.lock = threading.Lock()
+        self.handshakes = []    # ALPN protocol of each TLS connection made
+        self.failures = []      # why the others failed
+        self.writers = set()    # of every connection, for stop (loop thread only)
+        self.loop = asyncio.new_event_loop()
+        self.server = self.loop.run_until_complete(
+            asyncio.start_server(self._serve, "127.0.0.1", 0))
+        self.port = self.server.sockets[0].getsockname()[1]
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    async def _serve(self, down_r, down_w):
+        try:
+            up_r, up_w = await self.asyncio.wait_for(self.asyncio.open_connection(
+                "127.0.0.1", self.upstream_port, ssl=self.ctx,
+                server_hostname="localhost"), 10)
+        except (OSError, ssl.SSLError, self.asyncio.TimeoutError) as e:
+            with self.lock:
+                self.failures.append("%s: %s" % (type(e).__name__, e))
+            down_w.close()
+            return
+        with self.lock:
+            self.handshakes.append(up_w.get_extra_info("ssl_object").selected_alpn_protocol())
+        self.writers |= {down_w, up_w}
+        await self.asyncio.gather(self._pipe(down_r, up_w), self._pipe(up_r, down_w))
+
+    @staticmethod
+    async def _pipe(r, w):
+        try:
+            while True:
+                data = await r.read(65536)
+                if not data:
+                    break
+                w.write(data)
+                await w.drain()
+        except (OSError, ssl.SSLError):
+            pass
+        finally:
+            w.close()    # the whole connection: the other direction ends too
+
+    def summary(self):
+        with self.lock:
+            return "%d TLS connections to xdsd (ALPN %s), %d failed%s" % (
+                len(self.handshakes), ",".join(sorted({str(a) for a in self.handshakes})) or "-",
+                len(self.failures), (": " + self.failures[-1]) if self.failures else "")
+
+    def stop(self):
+        async def close_all():
+            self.server.close()
+            for w in self.writers:
+                w.close()
+        if self.loop.is_running():
+            self.asyncio.run_coroutine_threadsafe(close_all(), self.loop).result(5)
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(5)
+
+
 def summarize_failures(fails, limit=6):
     groups = {}
     for r in fails:
@@ -252,6 +349,8 @@ class Interop:
         self.args = args
         self.tap = tap
         self.client_kind = args.client
+        self.tls = args.tls
+        self.run_name = args.client + ("-mtls" if args.tls else "")
         self.xdsd = os.environ.get("XDSD", "")
         self.schema = os.environ.get("XDSD_SCHEMA", "")
         self.srcdir = os.environ.get("XDSD_SRCDIR") or os.path.dirname(
@@ -263,9 +362,11 @@ class Interop:
         self.xdsd_port = None
         self.client_proc = None
         self.client = None
-        self.client_cmd = None
+        self.client_cmd = None  # the client's program, without options
         self.client_env = None
         self.work = None
+        self.sidecars = []      # --tls with the python client: TlsSidecar
+        self.node_id = None
 
     # --- files and logs -------------------------------------------------
     def path(self, name):
@@ -293,7 +394,7 @@ class Interop:
                     for _, r in res[-8:]))
             if self.client.garbage:
                 out.append("  non-JSON output: " + self.client.garbage[-1])
-        return out + self.client_log_tail()
+        return out + self.sidecar_diag() + self.client_log_tail()
 
     def write_snapshot(self, route_cluster, clusters):
         tmp = self.path("default.yaml.tmp")
@@ -313,11 +414,34 @@ class Interop:
                            ["XDSD_BUILDDIR=%r is not a directory" % self.builddir])
             return False
         self.work = os.path.join(self.builddir, "tests", "interop",
-                                 self.client_kind + ".work")
+                                 self.run_name + ".work")
         shutil.rmtree(self.work, ignore_errors=True)
         os.makedirs(self.path("snapshots"))
         self.tap.comment(["work files (logs, snapshot, bootstrap): " + self.work])
         return True
+
+    def cert(self, name):
+        return os.path.join(self.work, "certs", name)
+
+    def make_certs(self):
+        """--tls: the test certificates, made by tests/lib/make-certs.sh."""
+        script = os.path.join(self.srcdir, "tests", "lib", "make-certs.sh")
+        try:
+            p = subprocess.run(["sh", script, self.path("certs")], capture_output=True,
+                               text=True, timeout=120, stdin=subprocess.DEVNULL)
+            why = [] if p.returncode == 0 else ["exit status %d" % p.returncode] + \
+                (p.stdout + p.stderr).splitlines()[-10:]
+        except (OSError, subprocess.SubprocessError) as e:
+            why = [str(e)]
+        need = ["ca.pem", "server.pem", "server.key"] + \
+            ["%s.%s" % (who, ext) for who in (TLS_ALLOWED, TLS_REFUSED) for ext in ("pem", "key")]
+        missing = [n for n in need if not os.path.isfile(self.cert(n))]
+        if missing and not why:
+            why = ["missing: " + ", ".join(missing)]
+        return self.tap.point(not why, "certificates made by %s in %s (CA, server "
+                              "for localhost, client identities %s%s and %s%s)"
+                              % (script, self.path("certs"), SPIFFE, TLS_ALLOWED,
+                                 SPIFFE, TLS_REFUSED), why)
 
     def check_grpcio(self):
         try:
@@ -333,9 +457,7 @@ class Interop:
                               % (grpc.__version__, os.path.dirname(grpc.__file__), role))
 
     def prepare_python_client(self):
-        self.client_cmd = [sys.executable, os.path.join(self.here, "client.py"),
-                           "--first-deadline", str(FIRST_DEADLINE),
-                           "--interval-ms", str(RPC_INTERVAL_MS), TARGET]
+        self.client_cmd = [sys.executable, os.path.join(self.here, "client.py")]
         self.client_env = {"GRPC_VERBOSITY": "debug", "GRPC_TRACE": "xds_client"}
         return True
 
@@ -359,9 +481,7 @@ class Interop:
         modules = self.npm_install(npm)
         if not modules:
             return False
-        self.client_cmd = [node, os.path.join(self.here, "node", "client.js"),
-                           "--first-deadline", str(FIRST_DEADLINE),
-                           "--interval-ms", str(RPC_INTERVAL_MS), TARGET]
+        self.client_cmd = [node, os.path.join(self.here, "node", "client.js")]
         self.client_env = {"NODE_PATH": modules,
                            "GRPC_TRACE": "xds_client", "GRPC_VERBOSITY": "DEBUG"}
         return True
@@ -468,6 +588,19 @@ class Interop:
                     % self.path("snapshots"))
             if self.schema:
                 f.write("schema: %s\n" % self.schema)
+            if self.tls:
+                f.write(textwrap.dedent("""\
+                    tls:
+                      cert: {certs}/server.pem
+                      key: {certs}/server.key
+                      client_ca: {certs}/ca.pem
+                    authorize:
+                      - identity: "{spiffe}{allowed}"
+                        node_id: "interop-{kind}-*"
+                        node_cluster: "{cluster}"
+                    """).format(certs=self.path("certs"), spiffe=SPIFFE,
+                                allowed=TLS_ALLOWED, kind=self.client_kind,
+                                cluster=NODE_CLUSTER))
         log = open(self.path("xdsd.log"), "w")
         self.xdsd_proc = subprocess.Popen(
             spawn_prefix() + [self.xdsd, "-c", self.path("xdsd.yaml")],
@@ -503,41 +636,72 @@ class Interop:
         return True
 
     # --- the client -------------------------------------------------------
-    def write_bootstrap(self):
+    def client_server(self, who):
+        """Where a client reaches xdsd, and the client's options, for a
+        client with the certificate of `who` (with --tls; plaintext
+        otherwise): (server_uri for its bootstrap, options)."""
+        if not self.tls:
+            return "127.0.0.1:%d" % self.xdsd_port, []
+        if self.client_kind == "python":
+            # gRPC C-core 1.51 knows the channel_creds "google_default",
+            # "insecure" and "fake" only: its xDS channel stays plaintext,
+            # to a sidecar on loopback that makes the TLS connection.
+            car = TlsSidecar(self.xdsd_port, self.cert("ca.pem"),
+                             self.cert(who + ".pem"), self.cert(who + ".key"))
+            self.sidecars.append(car)
+            return "127.0.0.1:%d" % car.port, []
+        # grpc-js-xds 1.14 knows "google_default" and "insecure" only:
+        # client.js hands it grpc-js's SSL credentials with the client
+        # certificate in place of the insecure ones the bootstrap names.
+        return "localhost:%d" % self.xdsd_port, [
+            "--xds-ca", self.cert("ca.pem"), "--xds-cert", self.cert(who + ".pem"),
+            "--xds-key", self.cert(who + ".key")]
+
+    def write_bootstrap(self, name, node_id, server_uri):
         boot = {
             "xds_servers": [{
-                "server_uri": "127.0.0.1:%d" % self.xdsd_port,
+                "server_uri": server_uri,
                 "channel_creds": [{"type": "insecure"}],
                 "server_features": ["xds_v3"],
             }],
             "node": {
-                "id": "interop-%s-%d" % (self.client_kind, os.getpid()),
-                "cluster": "xdsd-interop",
+                "id": node_id,
+                "cluster": NODE_CLUSTER,
                 # grpc-js-xds 1.14 refuses a bootstrap without a locality.
                 "locality": {"region": "loopback", "zone": "interop",
                              "sub_zone": self.client_kind},
             },
         }
-        with open(self.path("bootstrap.json"), "w") as f:
+        with open(self.path(name), "w") as f:
             json.dump(boot, f, indent=2)
             f.write("\n")
+        return self.path(name)
 
-    def start_client(self):
-        self.write_bootstrap()
+    def client_env_for(self, bootstrap):
         env = dict(os.environ)
         env.update(self.client_env)
-        env["GRPC_XDS_BOOTSTRAP"] = self.path("bootstrap.json")
+        env["GRPC_XDS_BOOTSTRAP"] = bootstrap
+        return env
+
+    def start_client(self):
+        self.node_id = "interop-%s-%d" % (self.client_kind, os.getpid())
+        server_uri, opts = self.client_server(TLS_ALLOWED)
+        boot = self.write_bootstrap("bootstrap.json", self.node_id, server_uri)
+        cmd = self.client_cmd + ["--first-deadline", str(FIRST_DEADLINE),
+                                 "--interval-ms", str(RPC_INTERVAL_MS)] + opts + [TARGET]
         errlog = open(self.path("client.log"), "w")
         self.client_proc = subprocess.Popen(
-            spawn_prefix() + self.client_cmd, env=env, stdin=subprocess.PIPE,
+            spawn_prefix() + cmd, env=self.client_env_for(boot), stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=errlog)
         errlog.close()
         self.client = ClientResults(self.client_proc, self.path("client.out"))
         ev = self.client.wait(lambda: self.client.events[0][1] if self.client.events else None, 30)
         ok = bool(ev) and ev.get("event") == "start"
         return self.tap.point(
-            ok, "%s client started on %s (bootstrap %s)"
-            % (ev.get("client") if ok else self.client_kind, TARGET, self.path("bootstrap.json")),
+            ok, "%s client started on %s (bootstrap %s%s)"
+            % (ev.get("client") if ok else self.client_kind, TARGET, boot,
+               ", through a TLS sidecar on 127.0.0.1:%d" % self.sidecars[0].port
+               if self.sidecars else ""),
             [] if ok else ["no start line within 30 s; client %s" %
                            ("exited with status %s" % self.client_proc.poll()
                             if self.client_proc.poll() is not None else "still running")]
@@ -545,6 +709,10 @@ class Interop:
 
     def check_ads_stream(self):
         pat = re.compile(r"stream \d+: ADS from ")
+        if self.tls:
+            # with mTLS the line names the client certificate's identity
+            pat = re.compile(r"stream \d+: ADS from .*\(identity '%s'\)"
+                             % re.escape(SPIFFE + TLS_ALLOWED))
         end = time.monotonic() + 5
         while True:
             lines = self.xdsd_log() or []
@@ -552,10 +720,19 @@ class Interop:
             if hits or time.monotonic() >= end:
                 break
             time.sleep(0.1)
-        return self.tap.point(bool(hits), "the client opened an ADS stream to xdsd",
+        return self.tap.point(bool(hits), "the client opened an ADS stream to xdsd%s"
+                              % (" over mTLS, as identity '%s%s'" % (SPIFFE, TLS_ALLOWED)
+                                 if self.tls else ""),
                               [hits[0]] if hits else
-                              ["no 'stream N: ADS from' line in xdsd's log"]
-                              + self.client_log_tail() + self.xdsd_log_tail())
+                              ["no 'stream N: ADS from%s' line in xdsd's log"
+                               % (" ... (identity '%s%s')" % (SPIFFE, TLS_ALLOWED)
+                                  if self.tls else "")]
+                              + self.sidecar_diag() + self.client_log_tail()
+                              + self.xdsd_log_tail())
+
+    def sidecar_diag(self):
+        return ["TLS sidecar on 127.0.0.1:%d: %s" % (c.port, c.summary())
+                for c in self.sidecars]
 
     def stays(self, who, start):
         """After SETTLE seconds, every RPC from index start on answered who."""
@@ -630,6 +807,82 @@ class Interop:
         if i is None:
             return give_up(5, "RPCs never moved to cluster %s" % CLUSTER_C)
         self.stays("A", i)
+
+    def check_refused(self):
+        """--tls: a second client, whose certificate is valid but whose
+        identity no rule allows for its node, gets nothing: xdsd ends its
+        ADS stream with PERMISSION_DENIED before sending anything, and
+        says so in its log."""
+        ident = SPIFFE + TLS_REFUSED
+        node_id = "interop-%s-refused-%d" % (self.client_kind, os.getpid())
+        server_uri, opts = self.client_server(TLS_REFUSED)
+        boot = self.write_bootstrap("bootstrap-refused.json", node_id, server_uri)
+        cmd = self.client_cmd + ["--count", "1", "--first-deadline", "5"] + opts + [TARGET]
+        rc, why = None, []
+        try:
+            with open(self.path("refused.out"), "w") as out, \
+                    open(self.path("refused.log"), "w") as err:
+                rc = subprocess.run(spawn_prefix() + cmd, env=self.client_env_for(boot),
+                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    timeout=INTRUDER_WAIT).returncode
+        except subprocess.TimeoutExpired:
+            why.append("the client did not exit within %.0f s" % INTRUDER_WAIT)
+        except OSError as e:
+            why.append(str(e))
+        results = []
+        try:
+            with open(self.path("refused.out")) as f:
+                for line in f:
+                    try:
+                        obj = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(obj, dict) and "seq" in obj:
+                        results.append(obj)
+        except OSError:
+            pass
+        refused_log = [ln for ln in tail(self.path("refused.log"), 100000)]
+        diag = ["client (%s) exited with status %s; its RPCs: %s"
+                % (self.path("refused.log"), rc, results or "none")] + \
+            self.sidecar_diag() + ["  " + ln for ln in refused_log[-15:]]
+
+        # xdsd refused the node and said why
+        needle = "identity '%s' may not speak for node id '%s' cluster '%s'" % (
+            ident, node_id, NODE_CLUSTER)
+        end = time.monotonic() + 5
+        lines = []
+        while time.monotonic() < end:
+            lines = [ln for ln in self.xdsd_log() or [] if needle in ln]
+            if lines:
+                break
+            time.sleep(0.1)
+        self.tap.point(bool(lines) and " warn: " in lines[0],
+                       "a client whose identity no rule allows (%s, as node '%s') "
+                       "is refused: xdsd warns \"%s\"" % (ident, node_id, needle[:40] + "..."),
+                       lines[:1] or why + ["no such line in xdsd's log"] + diag
+                       + self.xdsd_log_tail())
+
+        # ... and sent it nothing; the client's one RPC failed
+        sent = [ln for ln in self.xdsd_log() or []
+                if "node '%s'" % node_id in ln and ": sending " in ln]
+        good = [r for r in results if r.get("ok")]
+        ok = not why and rc == 0 and len(results) == 1 and not good and not sent
+        self.tap.point(ok, "the refused client gets nothing: xdsd sent its stream no "
+                       "response, and its RPC failed (%s)"
+                       % ("; ".join("%s: %s" % (r.get("code"), (r.get("details") or "")[:80])
+                                    for r in results if not r.get("ok")) or "-"),
+                       [] if ok else why + ["xdsd sent it: %s" % sent[:3]] + diag)
+
+        # the client saw its ADS stream end with PERMISSION_DENIED: its
+        # trace holds the status xdsd sent (code 7) with xdsd's message
+        status_pat = re.compile(r"(status[=: ]+7\b|code[=: ]+7\b|PERMISSION_DENIED)")
+        seen = [ln for ln in refused_log if "may not speak for node id '%s'" % node_id in ln
+                and status_pat.search(ln)]
+        self.tap.point(bool(seen), "its ADS stream ended with PERMISSION_DENIED and xdsd's "
+                       "message, as the client's own trace shows",
+                       [seen[0][:400]] if seen else
+                       ["no line with the status and 'may not speak for' in %s"
+                        % self.path("refused.log")] + diag)
 
     def stop_client(self):
         """Closes the client's stdin (its signal to stop) and waits."""
@@ -710,6 +963,8 @@ class Interop:
     def run(self):
         if not self.setup_work():
             return
+        if self.tls and not self.make_certs():
+            return
         if not self.check_grpcio():
             return
         prepare = {"python": self.prepare_python_client,
@@ -725,6 +980,8 @@ class Interop:
         if started:
             self.check_ads_stream()
             self.scenario()
+            if self.tls:
+                self.check_refused()
         self.stop_client()
         self.check_rpcs(started)
         self.check_xdsd_log()
@@ -748,16 +1005,21 @@ class Interop:
                     p.wait()
         for server, _ in self.backends.values():
             server.stop(0)
+        for car in self.sidecars:
+            car.stop()
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--client", choices=("python", "node"), required=True)
+    ap.add_argument("--tls", action="store_true",
+                    help="over mutual TLS, with an authorize rule (and a refused client)")
     args = ap.parse_args()
     tap = Tap()
-    tap.comment(["interop with the %s xDS client: %s" % (args.client, {
+    tap.comment(["interop with the %s xDS client: %s%s" % (args.client, {
         "python": "gRPC C-core via Debian's python3-grpcio",
-        "node": "@grpc/grpc-js-xds %s" % NODE_XDS_VERSION}[args.client])])
+        "node": "@grpc/grpc-js-xds %s" % NODE_XDS_VERSION}[args.client],
+        ", over mutual TLS" if args.tls else "")])
 
     def on_alarm(*_):
         raise Timeout()

@@ -3,9 +3,15 @@
 #  python.sh  gRPC C-core's xDS client from Debian's python3-grpcio
 #  node.sh    @grpc/grpc-js-xds, installed by `npm ci` into
 #             tests/interop/node/node_modules of the build tree
-TESTS += tests/interop/python.sh tests/interop/node.sh
+#  python-mtls.sh, node-mtls.sh
+#             the same clients over mutual TLS, with an authorize rule,
+#             and a client whose identity is refused (certificates from
+#             tests/lib/make-certs.sh)
+TESTS += tests/interop/python.sh tests/interop/node.sh \
+	tests/interop/python-mtls.sh tests/interop/node-mtls.sh
 EXTRA_DIST += tests/interop/README.md tests/interop/python.sh \
-	tests/interop/node.sh tests/interop/interop.py tests/interop/client.py \
+	tests/interop/node.sh tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
+	tests/interop/interop.py tests/interop/client.py \
 	tests/interop/stub_server.py tests/interop/node/client.js \
 	tests/interop/node/package.json tests/interop/node/package-lock.json
 
@@ -13,7 +19,8 @@ EXTRA_DIST += tests/interop/README.md tests/interop/python.sh \
 # run for inspection; the npm packages stay until distclean.
 clean-local: clean-interop
 clean-interop:
-	rm -rf tests/interop/python.work tests/interop/node.work
+	rm -rf tests/interop/python.work tests/interop/node.work \
+		tests/interop/python-mtls.work tests/interop/node-mtls.work
 distclean-local: distclean-interop
 distclean-interop:
 	rm -rf tests/interop/node/node_modules tests/interop/node/npm.log \

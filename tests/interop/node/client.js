@@ -19,6 +19,10 @@
  * arrive); later ones --deadline seconds. Exit status 0 once stopped as
  * asked, even when RPCs failed: the caller judges the results.
  *
+ * With --xds-ca, --xds-cert and --xds-key (PEM files) the xDS client
+ * speaks mutual TLS to its server with that client certificate; see
+ * useMtlsForXds.
+ *
  * The modules come from the build tree (npm ci of this directory):
  *
  *   NODE_PATH=build/tests/interop/node/node_modules \
@@ -32,7 +36,8 @@ const METHOD = '/xdsd.test.Echo/Who';
 function usage(msg) {
   process.stderr.write(`client.js: ${msg}\n` +
     'usage: client.js [--bootstrap FILE] [--count N] [--interval-ms MS]\n' +
-    '                 [--first-deadline S] [--deadline S] TARGET\n');
+    '                 [--first-deadline S] [--deadline S]\n' +
+    '                 [--xds-ca FILE --xds-cert FILE --xds-key FILE] TARGET\n');
   process.exit(2);
 }
 
@@ -42,11 +47,15 @@ function parseArgs(argv) {
     '--count': 'count', '--interval-ms': 'intervalMs',
     '--first-deadline': 'firstDeadline', '--deadline': 'deadline',
   };
+  const files = {
+    '--bootstrap': 'bootstrap', '--xds-ca': 'xdsCa', '--xds-cert': 'xdsCert',
+    '--xds-key': 'xdsKey',
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (a === '--bootstrap') {
-      if (i + 1 >= argv.length) usage('--bootstrap needs a file');
-      args.bootstrap = argv[++i];
+    if (a in files) {
+      if (i + 1 >= argv.length) usage(`${a} needs a file`);
+      args[files[a]] = argv[++i];
     } else if (a in numeric) {
       const v = Number(argv[++i]);
       if (!Number.isFinite(v) || v < 0) usage(`${a} needs a number`);
@@ -60,6 +69,8 @@ function parseArgs(argv) {
     }
   }
   if (args.target === undefined) usage('no target');
+  const tls = [args.xdsCa, args.xdsCert, args.xdsKey].filter((f) => f !== undefined);
+  if (tls.length !== 0 && tls.length !== 3) usage('--xds-ca, --xds-cert and --xds-key go together');
   return args;
 }
 
@@ -76,6 +87,24 @@ function versionOf(pkg) {
   }
 }
 
+/*
+ * grpc-js-xds 1.14 accepts only "google_default" and "insecure" as the
+ * channel_creds of its xDS server (SUPPORTED_CHANNEL_CREDS_TYPES in its
+ * xds-bootstrap.js: gRFC A65's "tls" came later), and makes the insecure
+ * ones with grpc-js's ChannelCredentials.createInsecure(). Here that
+ * function returns grpc-js's own SSL credentials with the client
+ * certificate instead: the xDS client then speaks mutual TLS (server
+ * checked against the CA) to the server its bootstrap names. Call it
+ * after making the backends' credentials, which stay insecure, and
+ * before the first xds channel.
+ */
+function useMtlsForXds(grpc, args) {
+  const fs = require('fs');
+  const creds = grpc.ChannelCredentials.createSsl(fs.readFileSync(args.xdsCa),
+    fs.readFileSync(args.xdsKey), fs.readFileSync(args.xdsCert));
+  grpc.ChannelCredentials.createInsecure = () => creds;
+}
+
 function main() {
   const args = parseArgs(process.argv.slice(2));
   // grpc-js-xds reads the bootstrap when the first xds channel is made.
@@ -85,6 +114,8 @@ function main() {
   }
 
   const grpc = require('@grpc/grpc-js');
+  const backendCreds = grpc.credentials.createInsecure();
+  if (args.xdsCa !== undefined) useMtlsForXds(grpc, args);
   require('@grpc/grpc-js-xds').register();
 
   let stopping = false;
@@ -92,7 +123,7 @@ function main() {
   let inflight = null;
   let seq = 0;
   let failed = 0;
-  const client = new grpc.Client(args.target, grpc.credentials.createInsecure());
+  const client = new grpc.Client(args.target, backendCreds);
 
   function finish() {
     client.close();
@@ -150,6 +181,7 @@ function main() {
     client: `node grpc-js-xds ${versionOf('@grpc/grpc-js-xds')} ` +
       `(grpc-js ${versionOf('@grpc/grpc-js')}, node ${process.version})`,
     target: args.target,
+    xds_creds: args.xdsCa !== undefined ? `mtls (${path.basename(args.xdsCert)})` : 'insecure',
   });
   next();
 }
