@@ -5,6 +5,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "util/clock.h"
 #include "util/common.h"
 #include "util/xalloc.h"
 
@@ -115,6 +116,16 @@ static void notify(struct xd_cache_entry *e)
 	}
 }
 
+/* When the new content began to be served (status, convergence). */
+static void stamp(struct xd_snapshot *s)
+{
+	uint64_t now = xd_mono_ms();
+
+	xd_snapshot_set_since(s, xd_wall_ms());
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		xd_table_publish(xd_snapshot_table(s, (enum xd_rtype)t), now);
+}
+
 size_t xd_cache_replace(struct xd_cache *c, struct xd_snapshot **snaps,
 			size_t n)
 {
@@ -149,6 +160,7 @@ size_t xd_cache_replace(struct xd_cache *c, struct xd_snapshot **snaps,
 			xd_snapshot_unref(e->snap);
 			e->snap = snaps[i];
 			e->changed = true;
+			stamp(e->snap);
 		}
 		snaps[i] = NULL;
 	}

@@ -42,6 +42,7 @@ struct directive {
 static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
 static const char *const node_keys[] = {"cluster", "id", NULL};
 
+
 #define OFF(field) offsetof(struct xd_config, field)
 #define HOUR_MS (3600ull * 1000)
 
@@ -57,6 +58,10 @@ static const struct directive directives[] = {
 	 "error, warn, info or debug", log_levels, NULL},
 	{"node_key", T_CHOICE, OFF(node_key), "cluster", 0, 0, false,
 	 "node field that selects its snapshot: cluster or id", node_keys, NULL},
+	/* zero_ok on an address: "off" is allowed */
+	{"admin_listen", T_ADDRESS, OFF(admin_listen), "127.0.0.1:18080", 0, 0,
+	 true, "address of the admin HTTP endpoint (off: none)", NULL, NULL},
+
 	{"keepalive_time", T_DURATION, OFF(keepalive_time_ms), "30s", 1000,
 	 24 * HOUR_MS, true, "idle time before the server pings a client (0: never)", NULL, NULL},
 	{"keepalive_timeout", T_DURATION, OFF(keepalive_timeout_ms), "10s",
@@ -359,7 +364,9 @@ static int apply(struct xd_config *cfg, const struct directive *d,
 	}
 	switch (d->type) {
 	case T_ADDRESS:
-		why = parse_address(value);
+		why = d->zero_ok && strcmp(value, "off") == 0 ?
+			      NULL :
+			      parse_address(value);
 		if (why == NULL)
 			replace_str((char **)base, xd_strdup(value));
 		break;
@@ -862,6 +869,7 @@ void xd_config_print(const struct xd_config *cfg, FILE *out)
 void xd_config_free(struct xd_config *cfg)
 {
 	free(cfg->listen);
+	free(cfg->admin_listen);
 	free(cfg->snapshots);
 	free(cfg->schema);
 	free(cfg->tls.cert);

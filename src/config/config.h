@@ -15,8 +15,10 @@
 #ifndef XD_CONFIG_CONFIG_H
 #define XD_CONFIG_CONFIG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "util/diag.h"
 #include "util/log.h"
@@ -43,6 +45,9 @@ struct xd_config {
 	char *schema;    /* Envoy API descriptor set (xds-api.pb) */
 	enum xd_log_level log_level;
 	enum xd_node_key node_key;
+
+	/* the admin HTTP endpoint: an address as `listen`, or "off" */
+	char *admin_listen;
 
 	/* gRPC transport, all in milliseconds or bytes. 0 = off. */
 	uint64_t keepalive_time_ms;
@@ -77,6 +82,12 @@ struct xd_config {
 	struct xd_authz_rule *authorize;
 	size_t nauthorize;
 };
+
+/* Whether the admin endpoint is on (admin_listen is not "off"). */
+static inline bool xd_config_admin_on(const struct xd_config *cfg)
+{
+	return cfg->admin_listen != NULL && strcmp(cfg->admin_listen, "off") != 0;
+}
 
 /*
  * Sets every directive to its default. `snapshots` and `schema` default

@@ -10,7 +10,9 @@
 #include <uv.h>
 
 #include "cache/cache.h"
+#include "admin/admin.h"
 #include "daemon/early_signals.h"
+#include "daemon/reload.h"
 #include "protocol/body.h"
 #include "protocol/nameset.h"
 #include "protocol/session.h"
@@ -34,23 +36,9 @@ struct daemon {
 	struct xd_tls *tls; /* NULL: plaintext */
 	bool stopping;
 
-	/* reload in the thread pool */
-	bool reloading, reload_again;
-	uv_work_t reload_work;
-	struct xd_snapshot **prev;
-	size_t nprev;
-	struct xd_load result;
+	struct xd_reloader *reloader;
+	struct xd_admin *admin; /* NULL: admin_listen off */
 };
-
-static void log_snapshots(struct xd_snapshot *const *snaps, size_t n)
-{
-	char desc[256];
-
-	for (size_t i = 0; i < n; i++) {
-		xd_snapshot_describe(snaps[i], desc, sizeof(desc));
-		xd_info("snapshot '%s': %s", xd_snapshot_key(snaps[i]), desc);
-	}
-}
 
 static void log_errors(const struct xd_diag *d)
 {
@@ -62,120 +50,14 @@ static void log_errors(const struct xd_diag *d)
 
 /* ---------------- reload ---------------- */
 
-static bool has_key(struct xd_snapshot *const *snaps, size_t n,
-		    const char *key)
+static void reloaded(void *arg, const struct xd_reload_record *rec)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(xd_snapshot_key(snaps[i]), key) == 0)
-			return true;
-	return false;
-}
+	struct daemon *d = arg;
 
-/*
- * A reload may not leave any node without a snapshot: every node served
- * before must still find its key's snapshot or the default one. Without
- * a default snapshot in the new set, that means every key served before
- * (the default one included) must still be there. Adds an error per key
- * that would be lost; the reload then fails as a whole.
- */
-static void check_nodes_keep_a_snapshot(const struct xd_cache *cache,
-					const char *dir, struct xd_load *load)
-{
-	struct xd_snapshot **old;
-	size_t nold;
-
-	if (load->rc != 0 ||
-	    has_key(load->snaps, load->nsnaps, XD_CACHE_DEFAULT_KEY))
-		return;
-	old = xd_cache_snapshots(cache, &nold);
-	for (size_t i = 0; i < nold; i++) {
-		const char *key = xd_snapshot_key(old[i]);
-
-		if (has_key(load->snaps, load->nsnaps, key))
-			continue;
-		if (strcmp(key, XD_CACHE_DEFAULT_KEY) == 0)
-			xd_diag_add(&load->diag, "%s: the default snapshot is gone and nodes without a snapshot of their own would be left with none",
-				    dir);
-		else
-			xd_diag_add(&load->diag, "%s: snapshot '%s' is gone and there is no default snapshot: its nodes would be left with none",
-				    dir, key);
-	}
-	for (size_t i = 0; i < nold; i++)
-		xd_snapshot_unref(old[i]);
-	free(old);
-	if (xd_diag_total(&load->diag) != 0)
-		load->rc = -1; /* xd_load_free releases what it loaded */
-}
-
-static void reload_start(struct daemon *d);
-
-static void reload_work(uv_work_t *w)
-{
-	struct daemon *d = w->data;
-
-	xd_load_dir(d->schema, d->cfg->snapshots, d->prev, d->nprev, &d->result);
-}
-
-static void reload_done(uv_work_t *w, int status XD_UNUSED)
-{
-	struct daemon *d = w->data;
-	struct xd_snapshot **snaps;
-	size_t n, changed;
-
-	for (size_t i = 0; i < d->nprev; i++)
-		xd_snapshot_unref(d->prev[i]);
-	free(d->prev);
-	d->prev = NULL;
-	d->reloading = false;
-	if (d->stopping) {
-		xd_load_free(&d->result);
-		return;
-	}
-	check_nodes_keep_a_snapshot(d->cache, d->cfg->snapshots, &d->result);
-	if (d->result.rc != 0) {
-		log_errors(&d->result.diag);
-		xd_error("reload failed: %zu error%s in %s; still serving the previous snapshots",
-			 xd_diag_total(&d->result.diag),
-			 xd_diag_total(&d->result.diag) == 1 ? "" : "s",
-			 d->cfg->snapshots);
-		sd_notify(0, "READY=1\nSTATUS=reload failed; serving the previous snapshots");
-	} else {
-		snaps = xd_load_take(&d->result, &n);
-		log_snapshots(snaps, n);
-		changed = xd_cache_replace(d->cache, snaps, n);
-		free(snaps);
-		xd_info("reloaded %zu snapshot%s from %zu file%s in %.3f s: %zu changed",
-			n, n == 1 ? "" : "s", d->result.files,
-			d->result.files == 1 ? "" : "s", d->result.seconds, changed);
-		sd_notifyf(0, "READY=1\nSTATUS=serving on %s", d->cfg->listen);
-	}
-	xd_load_free(&d->result);
-	/* What the load parsed, and the snapshots it superseded, were
-	 * freed in the heaps of the threads that made them: give back
-	 * the pages that are now free, rather than keep them until
-	 * those threads happen to allocate again. */
-	malloc_trim(0);
-	if (d->reload_again) {
-		d->reload_again = false;
-		reload_start(d);
-	}
-}
-
-static void reload_start(struct daemon *d)
-{
-	if (d->reloading) {
-		/* the files may have changed after that load read them */
-		d->reload_again = true;
-		return;
-	}
-	d->reloading = true;
-	sd_notify(0, "RELOADING=1");
-	d->prev = xd_cache_snapshots(d->cache, &d->nprev);
-	d->reload_work.data = d;
-	if (uv_queue_work(&d->loop, &d->reload_work, reload_work, reload_done) != 0) {
-		xd_error("cannot start a reload");
-		d->reloading = false;
-	}
+	if (rec->ok)
+		sd_notifyf(0, "STATUS=serving on %s", d->cfg->listen);
+	else
+		sd_notify(0, "STATUS=reload failed; serving the previous snapshots");
 }
 
 /* The TLS files are small: read again on the loop thread, at once. New
@@ -209,11 +91,20 @@ static void close_signals(struct daemon *d)
 	xd_early_signals_install();
 }
 
+static void admin_stopped(void *arg)
+{
+	struct daemon *d = arg;
+
+	d->admin = NULL;
+}
+
 static void server_stopped(void *arg)
 {
 	struct daemon *d = arg;
 
 	d->server = NULL;
+	if (d->admin != NULL)
+		xd_admin_stop(d->admin, admin_stopped, d);
 	xd_sessions_free(d->sessions);
 	d->sessions = NULL;
 	close_signals(d);
@@ -231,6 +122,9 @@ static void on_stop_signal(uv_signal_t *h, int signum)
 	d->stopping = true;
 	xd_info("%s: shutting down", strsignal(signum));
 	sd_notify(0, "STOPPING=1");
+	if (d->admin != NULL)
+		xd_admin_set_ready(d->admin, false);
+	xd_reloader_stop(d->reloader);
 	xd_server_shutdown(d->server, server_stopped, d);
 }
 
@@ -240,9 +134,8 @@ static void on_hup(uv_signal_t *h, int signum XD_UNUSED)
 
 	if (d->stopping)
 		return;
-	xd_info("SIGHUP: reloading %s", d->cfg->snapshots);
 	reload_tls(d);
-	reload_start(d);
+	xd_reload_request(d->reloader, "SIGHUP", NULL, NULL);
 }
 
 /* SIGUSR1: one line of counters, for operators and for tests that must
@@ -250,16 +143,16 @@ static void on_hup(uv_signal_t *h, int signum XD_UNUSED)
 static void on_usr1(uv_signal_t *h, int signum XD_UNUSED)
 {
 	struct daemon *d = h->data;
-	struct xd_sessions_stats st = {0};
+	struct xd_sessions_stats none = {0};
+	const struct xd_sessions_stats *st =
+		d->sessions != NULL ? xd_sessions_stats(d->sessions) : &none;
 	size_t tables, table_bytes, bodies, body_bytes;
 
-	if (d->sessions != NULL)
-		xd_sessions_stats(d->sessions, &st);
 	tables = xd_table_live(&table_bytes);
 	bodies = xd_body_live(&body_bytes);
 	xd_info("stats: streams %zu, requests %llu, acks %llu, nacks %llu, responses %llu, response bytes %llu, bodies computed %llu, snapshots %zu, snapshots alive %zu, tables alive %zu (%zu bytes), bodies alive %zu (%zu bytes), name sets %zu",
-		st.sessions, st.requests, st.acks, st.nacks, st.responses,
-		st.response_bytes, xd_body_computed(), xd_cache_count(d->cache),
+		st->sessions, st->requests, st->acks, st->nacks, st->responses,
+		st->response_bytes, xd_body_computed(), xd_cache_count(d->cache),
 		xd_snapshot_live(), tables, table_bytes, bodies, body_bytes,
 		xd_nameset_live());
 }
@@ -298,9 +191,6 @@ static int load_tls(struct daemon *d)
 static int load_initial(struct daemon *d)
 {
 	struct xd_diag diag = XD_DIAG_INIT;
-	struct xd_load load;
-	struct xd_snapshot **snaps;
-	size_t n;
 
 	d->schema = xd_schema_load(d->cfg->schema, &diag);
 	if (d->schema == NULL) {
@@ -309,26 +199,28 @@ static int load_initial(struct daemon *d)
 		xd_diag_clear(&diag);
 		return -1;
 	}
-	xd_load_dir(d->schema, d->cfg->snapshots, NULL, 0, &load);
-	if (load.rc != 0) {
-		log_errors(&load.diag);
-		xd_error("%zu error%s in the snapshots in %s; not starting",
-			 xd_diag_total(&load.diag),
-			 xd_diag_total(&load.diag) == 1 ? "" : "s",
-			 d->cfg->snapshots);
-		xd_load_free(&load);
-		return -1;
-	}
-	snaps = xd_load_take(&load, &n);
-	log_snapshots(snaps, n);
-	xd_info("loaded %zu snapshot%s from %zu file%s (%zu bytes) in %.3f s",
-		n, n == 1 ? "" : "s", load.files, load.files == 1 ? "" : "s",
-		load.bytes, load.seconds);
 	d->cache = xd_cache_new();
-	xd_cache_replace(d->cache, snaps, n);
-	free(snaps);
-	xd_load_free(&load);
-	return 0;
+	d->reloader = xd_reloader_new(&d->loop, d->schema, d->cache,
+				      d->cfg->snapshots);
+	xd_reloader_on_done(d->reloader, reloaded, d);
+	return xd_reloader_load_first(d->reloader);
+}
+
+/* The admin endpoint, when configured: a daemon that cannot open the
+ * address it was given does not start (as for the xDS listener). */
+static int start_admin(struct daemon *d)
+{
+	struct xd_admin_deps deps = {
+		.cfg = d->cfg,
+		.sessions = d->sessions,
+		.cache = d->cache,
+		.schema = d->schema,
+		.reloader = d->reloader,
+	};
+
+	if (!xd_config_admin_on(d->cfg))
+		return 0;
+	return xd_admin_start(&d->admin, &d->loop, &deps);
 }
 
 int xd_daemon_run(const struct xd_config *cfg)
@@ -366,6 +258,13 @@ int xd_daemon_run(const struct xd_config *cfg)
 	opts.tls = d.tls;
 	if (xd_server_start(&d.server, &d.loop, &opts) != 0)
 		goto fail;
+	if (start_admin(&d) != 0) {
+		d.stopping = true;
+		xd_server_shutdown(d.server, server_stopped, &d);
+		uv_run(&d.loop, UV_RUN_DEFAULT);
+		rc = 1;
+		goto out;
+	}
 	if (watch_signal(&d, &d.sig_term, on_stop_signal, SIGTERM) != 0 ||
 	    watch_signal(&d, &d.sig_int, on_stop_signal, SIGINT) != 0 ||
 	    watch_signal(&d, &d.sig_hup, on_hup, SIGHUP) != 0 ||
@@ -382,14 +281,15 @@ int xd_daemon_run(const struct xd_config *cfg)
 	else
 		xd_info("xdsd " PACKAGE_VERSION " listening on %s", cfg->listen);
 	sd_notifyf(0, "READY=1\nSTATUS=serving on %s", cfg->listen);
+	if (d.admin != NULL)
+		xd_admin_set_ready(d.admin, true);
 	/* What arrived while the snapshots loaded is acted on now, once
 	 * serving (systemd must hear READY before RELOADING). */
 	if (xd_early_signal_take(SIGUSR1))
 		on_usr1(&d.sig_usr1, SIGUSR1);
-	if (xd_early_signal_take(SIGHUP)) {
-		xd_info("SIGHUP during start-up: reloading %s", cfg->snapshots);
-		reload_start(&d);
-	}
+	if (xd_early_signal_take(SIGHUP))
+		xd_reload_request(d.reloader, "SIGHUP during start-up", NULL,
+				  NULL);
 
 	uv_run(&d.loop, UV_RUN_DEFAULT);
 	rc = 0;
@@ -405,6 +305,7 @@ out:
 	}
 	/* Snapshots hold gRPC slices: release them before gRPC goes. The
 	 * TLS state goes after the server that asked it for certificates. */
+	xd_reloader_free(d.reloader);
 	xd_cache_free(d.cache);
 	xd_tls_free(d.tls);
 	xd_schema_free(d.schema);

@@ -29,6 +29,8 @@ static void usage(FILE *out, const char *default_config)
 		"      --snapshots DIR    snapshot directory (overrides the file)\n"
 		"      --schema FILE      Envoy API descriptor set (overrides the file)\n"
 		"      --log-level LEVEL  error, warn, info or debug (overrides the file)\n"
+		"      --admin-listen ADDR  admin HTTP endpoint, host:port or off\n"
+		"                         (overrides the file)\n"
 		"      --check            validate the configuration, the schema and every\n"
 		"                         snapshot, print errors, and exit: 0 if all are valid\n"
 		"  -h, --help             show this help and exit\n"
@@ -39,7 +41,14 @@ static void usage(FILE *out, const char *default_config)
 		default_config);
 }
 
-enum { OPT_LISTEN = 256, OPT_SNAPSHOTS, OPT_SCHEMA, OPT_LOG_LEVEL, OPT_CHECK };
+enum {
+	OPT_LISTEN = 256,
+	OPT_SNAPSHOTS,
+	OPT_SCHEMA,
+	OPT_LOG_LEVEL,
+	OPT_ADMIN_LISTEN,
+	OPT_CHECK
+};
 
 static const struct option long_opts[] = {
 	{"config", required_argument, NULL, 'c'},
@@ -47,6 +56,7 @@ static const struct option long_opts[] = {
 	{"snapshots", required_argument, NULL, OPT_SNAPSHOTS},
 	{"schema", required_argument, NULL, OPT_SCHEMA},
 	{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+	{"admin-listen", required_argument, NULL, OPT_ADMIN_LISTEN},
 	{"check", no_argument, NULL, OPT_CHECK},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -120,10 +130,12 @@ int main(int argc, char **argv)
 	struct xd_paths paths;
 	struct xd_config cfg;
 	struct xd_diag diag = XD_DIAG_INIT;
-	struct override ov[4] = {{"listen", "--listen", NULL},
-				 {"snapshots", "--snapshots", NULL},
-				 {"schema", "--schema", NULL},
-				 {"log_level", "--log-level", NULL}};
+	/* in the order of the OPT_ values */
+	struct override ov[] = {{"listen", "--listen", NULL},
+				{"snapshots", "--snapshots", NULL},
+				{"schema", "--schema", NULL},
+				{"log_level", "--log-level", NULL},
+				{"admin_listen", "--admin-listen", NULL}};
 	const char *config_path;
 	bool check_only = false;
 	int c, rc;
@@ -142,6 +154,7 @@ int main(int argc, char **argv)
 		case OPT_SNAPSHOTS:
 		case OPT_SCHEMA:
 		case OPT_LOG_LEVEL:
+		case OPT_ADMIN_LISTEN:
 			ov[c - OPT_LISTEN].value = optarg;
 			break;
 		case OPT_CHECK:

@@ -9,11 +9,13 @@
 
 #include "protocol/authorize.h"
 #include "protocol/body.h"
+#include "protocol/derived.h"
 #include "protocol/node.h"
 #include "protocol/request.h"
 #include "protocol/sequence.h"
 #include "protocol/sub.h"
 #include "util/bucket.h"
+#include "util/clock.h"
 #include "util/common.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -23,8 +25,6 @@
 #define PUMP_BATCH 256
 /* How often sessions in an EDS wait (rule A2, sequence.h) look again. */
 #define EDS_WAIT_TICK_MS 100
-/* Distinct unknown type URLs one aggregated stream may ask for. */
-#define MAX_UNKNOWN 4
 
 /* A type xdsd does not serve, asked for on an aggregated stream: an
  * empty table of its URL, served like any other (docs/protocol.md §8.1). */
@@ -40,12 +40,16 @@ struct xd_session {
 
 	bool have_node;
 	char *node_id, *node_cluster;
+	/* for operators: locality and user agent (clipped), and since when */
+	char *region, *zone, *sub_zone, *ua_name, *ua_version;
+	int64_t since_ms;       /* Unix ms */
+	uint64_t opened_mono_ms;
 	bool wrapped; /* SotW resources wrapped in Resource (rule L2) */
 	struct xd_watch watch;
 	struct xd_snapshot *snap; /* the target; NULL until one exists */
 
 	struct xd_sub subs[XD_RTYPE_COUNT];
-	struct unknown_type unknown[MAX_UNKNOWN];
+	struct unknown_type unknown[XD_SESSION_MAX_UNKNOWN];
 	uint64_t next_nonce;
 
 	/* endpoints waiting for the client's subscription (rule A2) */
@@ -53,6 +57,7 @@ struct xd_session {
 
 	struct xd_bucket requests; /* max_requests_per_second */
 
+	struct xd_list all;     /* in the manager's list of every session */
 	struct xd_list queued;  /* in the manager's pump queue */
 	struct xd_list waiting; /* in the manager's EDS-wait list */
 };
@@ -65,6 +70,7 @@ struct xd_sessions {
 	struct xd_stream_handler handler;
 	uv_idle_t pump_idle;
 	uv_timer_t wait_timer;
+	struct xd_list all;     /* every session, oldest first */
 	struct xd_list queue;   /* sessions to pump, oldest first */
 	struct xd_list waiting; /* sessions in an EDS wait */
 	struct xd_sessions_stats stats;
@@ -173,7 +179,11 @@ static void on_snapshot_changed(struct xd_watch *w)
 	enqueue(ss);
 }
 
-/* Follows the cache: the snapshot serving this node now. */
+/*
+ * Follows the cache: the snapshot serving this node now, as the stream's
+ * identity may see it (derived.h: resources it may not be served do not
+ * exist for it). ss->snap is that view; its base is what the cache gave.
+ */
 static void refresh_snapshot(struct xd_session *ss)
 {
 	struct xd_snapshot *now;
@@ -183,10 +193,12 @@ static void refresh_snapshot(struct xd_session *ss)
 		return;
 	key = ss->mgr->node_key == XD_NODE_KEY_ID ? ss->node_id : ss->node_cluster;
 	now = xd_cache_get(ss->mgr->cache, key);
-	if (now == ss->snap)
+	if (now == (ss->snap != NULL ? xd_snapshot_base(ss->snap) : NULL))
 		return;
 	xd_snapshot_unref(ss->snap);
-	ss->snap = now != NULL ? xd_snapshot_ref(now) : NULL;
+	ss->snap = now != NULL ?
+		xd_derived_snapshot_view(now, xd_stream_identity(ss->stream)) :
+		NULL;
 	if (now != NULL)
 		SLOG(XD_LOG_DEBUG, ss, "serving snapshot '%s'",
 		     xd_snapshot_key(now));
@@ -194,8 +206,10 @@ static void refresh_snapshot(struct xd_session *ss)
 
 /* ---------------- sending ---------------- */
 
-static void send_bytes(struct xd_session *ss, grpc_slice body, uint64_t nonce)
+static void send_bytes(struct xd_session *ss, enum xd_rtype type,
+		       grpc_slice body, uint64_t nonce)
 {
+	struct xd_sessions_stats *st = &ss->mgr->stats;
 	uint8_t nonce_field[XD_RESPONSE_NONCE_MAX];
 	/* the stream's own nonce after the shared body */
 	grpc_slice tail = grpc_slice_from_copied_buffer(
@@ -206,9 +220,12 @@ static void send_bytes(struct xd_session *ss, grpc_slice body, uint64_t nonce)
 
 	parts[0] = body;
 	parts[1] = tail;
-	ss->mgr->stats.responses++;
-	ss->mgr->stats.response_bytes +=
-		GRPC_SLICE_LENGTH(body) + GRPC_SLICE_LENGTH(tail);
+	size_t bytes = GRPC_SLICE_LENGTH(body) + GRPC_SLICE_LENGTH(tail);
+
+	st->responses++;
+	st->response_bytes += bytes;
+	st->types[type].responses++;
+	st->types[type].response_bytes += bytes;
 	bb = grpc_raw_byte_buffer_create(parts, 2); /* takes its own refs */
 	grpc_slice_unref(tail);
 	xd_stream_send(ss->stream, bb);
@@ -229,19 +246,19 @@ static void send_due(struct xd_session *ss, struct xd_sub *sub,
 {
 	uint64_t nonce = ++ss->next_nonce;
 
-	xd_sub_sent(sub, table, nonce);
+	xd_sub_sent(sub, table, nonce, xd_mono_ms());
 	SLOG(XD_LOG_DEBUG, ss,
 	     "sending %.*s version %s nonce %llu: %zu resources, %zu missing, %zu removed",
 	     XD_LOG_CLIP(strlen(label)), label, xd_table_version(table),
 	     (unsigned long long)nonce, body->nresources, body->nmissing,
 	     body->nremoved);
-	send_bytes(ss, body->slice, nonce);
+	send_bytes(ss, xd_table_type(table), body->slice, nonce);
 }
 
 /* Types xdsd does not serve go first: they never wait for others. */
 static bool pump_unknown(struct xd_session *ss)
 {
-	for (int i = 0; i < MAX_UNKNOWN; i++) {
+	for (int i = 0; i < XD_SESSION_MAX_UNKNOWN; i++) {
 		struct unknown_type *u = &ss->unknown[i];
 		struct xd_body *b;
 
@@ -364,7 +381,7 @@ static size_t names_subscribed(const struct xd_session *ss)
 
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		n += xd_nameset_count(ss->subs[t].want.set);
-	for (int i = 0; i < MAX_UNKNOWN; i++)
+	for (int i = 0; i < XD_SESSION_MAX_UNKNOWN; i++)
 		if (ss->unknown[i].table != NULL)
 			n += xd_nameset_count(ss->unknown[i].sub.want.set);
 	return n;
@@ -396,6 +413,20 @@ static bool authorized(struct xd_session *ss)
 	SLOG(XD_LOG_WARN, ss, "%s", msg);
 	xd_stream_finish(ss->stream, GRPC_STATUS_PERMISSION_DENIED, msg);
 	return false;
+}
+
+/* Locality and user agent are shown to operators, never acted on: a
+ * bounded, NUL-free copy. */
+#define NODE_TEXT_MAX 256
+
+static char *clipped(struct xd_name n)
+{
+	size_t len = n.len > NODE_TEXT_MAX ? NODE_TEXT_MAX : n.len;
+	const char *nul = memchr(n.data, '\0', len);
+
+	if (nul != NULL)
+		len = (size_t)(nul - n.data);
+	return xd_strndup(len ? n.data : "", len);
 }
 
 static bool set_node(struct xd_session *ss, struct xd_span span)
@@ -436,6 +467,11 @@ static bool set_node(struct xd_session *ss, struct xd_span span)
 	}
 	ss->node_id = xd_strndup(n.id.data, n.id.len);
 	ss->node_cluster = xd_strndup(n.cluster.data, n.cluster.len);
+	ss->region = clipped(n.region);
+	ss->zone = clipped(n.zone);
+	ss->sub_zone = clipped(n.sub_zone);
+	ss->ua_name = clipped(n.user_agent_name);
+	ss->ua_version = clipped(n.user_agent_version);
 	if (!authorized(ss))
 		return false;
 	ss->wrapped = (n.features & XD_FEATURE_RESOURCE_IN_SOTW) != 0;
@@ -456,7 +492,7 @@ static struct unknown_type *unknown_slot(struct xd_session *ss,
 {
 	struct unknown_type *free_slot = NULL;
 
-	for (int i = 0; i < MAX_UNKNOWN; i++) {
+	for (int i = 0; i < XD_SESSION_MAX_UNKNOWN; i++) {
 		struct unknown_type *u = &ss->unknown[i];
 		const char *have;
 
@@ -489,6 +525,7 @@ struct route {
 	struct xd_table *current; /* may be NULL before a snapshot */
 	bool wildcard_ok, full_state;
 	const char *label;        /* "CDS", or an unknown type's URL */
+	enum xd_rtype type;       /* XD_RTYPE_COUNT: a type xdsd does not serve */
 };
 
 /*
@@ -528,6 +565,7 @@ static bool route_request(struct xd_session *ss, const struct xd_request *r,
 		out->wildcard_ok = false;
 		out->full_state = true; /* SotW: one empty response */
 		out->label = xd_table_type_url(u->table);
+		out->type = XD_RTYPE_COUNT;
 		return true;
 	}
 	refresh_snapshot(ss);
@@ -536,6 +574,7 @@ static bool route_request(struct xd_session *ss, const struct xd_request *r,
 	out->wildcard_ok = xd_rtype_info(t)->wildcard_ok;
 	out->full_state = xd_rtype_info(t)->full_state;
 	out->label = tname(t);
+	out->type = t;
 	return true;
 }
 
@@ -553,6 +592,37 @@ static bool accept_node(struct xd_session *ss, const struct xd_request *r)
 	return set_node(ss, (struct xd_span){NULL, 0});
 }
 
+/*
+ * An ACK of content that began to be served while the client was
+ * connected: how long the change took to reach it (each table once per
+ * stream; the first sync of a new client is not a convergence).
+ */
+static void observe_convergence(struct xd_session *ss, const struct route *rt)
+{
+	struct xd_sessions_stats *st = &ss->mgr->stats;
+	struct xd_sub *sub = rt->sub;
+	uint64_t published, now = xd_mono_ms();
+	struct xd_convergence_sample *sample;
+	double seconds;
+
+	if (rt->type == XD_RTYPE_COUNT || sub->held == NULL ||
+	    xd_table_id(sub->held) == sub->converged_id)
+		return;
+	sub->converged_id = xd_table_id(sub->held);
+	published = xd_table_published(sub->held);
+	if (published == 0 || published < ss->opened_mono_ms || now < published)
+		return;
+	seconds = (double)(now - published) / 1000.0;
+	xd_histogram_observe(&st->types[rt->type].convergence, seconds);
+	sample = &st->recent[st->recent_next];
+	sample->at_ms = xd_wall_ms();
+	sample->seconds = (float)seconds;
+	sample->type = rt->type;
+	st->recent_next = (st->recent_next + 1) % XD_SESSIONS_RECENT;
+	if (st->nrecent < XD_SESSIONS_RECENT)
+		st->nrecent++;
+}
+
 /* One line per request handled (tests count them: proto_env.c). */
 static void log_verdict(struct xd_session *ss, const struct xd_request *r,
 			const struct route *rt, enum xd_sub_verdict v)
@@ -566,6 +636,7 @@ static void log_verdict(struct xd_session *ss, const struct xd_request *r,
 		break;
 	case XD_SUB_NACK:
 		ss->mgr->stats.nacks++;
+		ss->mgr->stats.types[rt->type].nacks++;
 		SLOG(XD_LOG_WARN, ss, "NACK of %.*s version %s: %.*s", label_len,
 		     rt->label,
 		     rt->sub->held ? xd_table_version(rt->sub->held) : "",
@@ -575,6 +646,8 @@ static void log_verdict(struct xd_session *ss, const struct xd_request *r,
 		break;
 	case XD_SUB_ACK:
 		ss->mgr->stats.acks++;
+		ss->mgr->stats.types[rt->type].acks++;
+		observe_convergence(ss, rt);
 		SLOG(XD_LOG_DEBUG, ss, "ACK of %.*s version %s", label_len,
 		     rt->label, xd_table_version(rt->sub->held));
 		break;
@@ -642,6 +715,10 @@ static void *on_open(void *ctx, struct xd_stream *stream)
 	xd_list_init(&ss->watch.link);
 	xd_list_init(&ss->queued);
 	xd_list_init(&ss->waiting);
+	xd_list_push_back(&m->all, &ss->all);
+	ss->since_ms = xd_wall_ms();
+	ss->opened_mono_ms = xd_mono_ms();
+	m->stats.streams[ss->method - xd_methods]++;
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		xd_sub_init(&ss->subs[t], xd_stream_id(stream),
 			    tname((enum xd_rtype)t));
@@ -660,11 +737,12 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 	struct xd_session *ss = st;
 
 	xd_list_remove(&ss->queued);
+	xd_list_remove(&ss->all);
 	wait_list_remove(ss);
 	xd_cache_unwatch(&ss->watch);
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		xd_sub_clear(&ss->subs[t]);
-	for (int i = 0; i < MAX_UNKNOWN; i++) {
+	for (int i = 0; i < XD_SESSION_MAX_UNKNOWN; i++) {
 		if (ss->unknown[i].table != NULL)
 			xd_sub_clear(&ss->unknown[i].sub);
 		xd_table_unref(ss->unknown[i].table);
@@ -672,6 +750,12 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 	xd_snapshot_unref(ss->snap);
 	free(ss->node_id);
 	free(ss->node_cluster);
+	free(ss->region);
+	free(ss->zone);
+	free(ss->sub_zone);
+	free(ss->ua_name);
+	free(ss->ua_version);
+	ss->mgr->stats.streams[ss->method - xd_methods]--;
 	ss->mgr->stats.sessions--;
 	free(ss);
 }
@@ -692,8 +776,14 @@ struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
 	m->handler.on_send_done = on_send_done;
 	m->handler.on_close = on_close;
 	m->handler.ctx = m;
+	xd_list_init(&m->all);
 	xd_list_init(&m->queue);
 	xd_list_init(&m->waiting);
+	m->stats.streams = xd_calloc(xd_method_count, sizeof(size_t));
+	for (int t = 0; t <= XD_RTYPE_COUNT; t++)
+		xd_histogram_init(&m->stats.types[t].convergence,
+				  xd_histogram_push_bounds,
+				  xd_histogram_push_nbounds);
 	uv_idle_init(loop, &m->pump_idle);
 	m->pump_idle.data = m;
 	uv_timer_init(loop, &m->wait_timer);
@@ -707,8 +797,10 @@ static void free_after_close(uv_handle_t *h)
 {
 	struct xd_sessions *m = h->data;
 
-	if (--m->closing == 0)
+	if (--m->closing == 0) {
+		free(m->stats.streams);
 		free(m);
+	}
 }
 
 void xd_sessions_free(struct xd_sessions *m)
@@ -725,8 +817,68 @@ const struct xd_stream_handler *xd_sessions_handler(struct xd_sessions *m)
 	return &m->handler;
 }
 
-void xd_sessions_stats(const struct xd_sessions *m,
-		       struct xd_sessions_stats *out)
+const struct xd_sessions_stats *xd_sessions_stats(const struct xd_sessions *m)
 {
-	*out = m->stats;
+	return &m->stats;
+}
+
+static void view_type(struct xd_client *c, const struct xd_sub *sub,
+		      const struct xd_table *current, const char *label)
+{
+	struct xd_client_type *ct = &c->types[c->ntypes++];
+
+	ct->type_url = current != NULL ? xd_table_type_url(current) : NULL;
+	ct->label = label;
+	ct->sub = sub;
+	ct->current = current;
+	ct->sync = xd_sub_sync(sub, current);
+}
+
+static void view(const struct xd_session *ss, struct xd_client *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->stream_id = xd_stream_id(ss->stream);
+	c->method = ss->method;
+	c->peer = xd_stream_peer(ss->stream);
+	c->identity = xd_stream_identity(ss->stream);
+	c->since_ms = ss->since_ms;
+	c->has_node = ss->have_node;
+	c->node_id = ss->node_id ? ss->node_id : "";
+	c->node_cluster = ss->node_cluster ? ss->node_cluster : "";
+	c->region = ss->region ? ss->region : "";
+	c->zone = ss->zone ? ss->zone : "";
+	c->sub_zone = ss->sub_zone ? ss->sub_zone : "";
+	c->user_agent_name = ss->ua_name ? ss->ua_name : "";
+	c->user_agent_version = ss->ua_version ? ss->ua_version : "";
+	c->snapshot = ss->snap;
+	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
+		const struct xd_sub *sub = &ss->subs[t];
+
+		if (!xd_sub_active(sub))
+			continue;
+		view_type(c, sub,
+			  ss->snap ? xd_snapshot_table(ss->snap, (enum xd_rtype)t) :
+				     NULL,
+			  tname((enum xd_rtype)t));
+		if (c->types[c->ntypes - 1].type_url == NULL)
+			c->types[c->ntypes - 1].type_url =
+				xd_rtype_info((enum xd_rtype)t)->type_url;
+	}
+	for (int i = 0; i < XD_SESSION_MAX_UNKNOWN; i++)
+		if (ss->unknown[i].table != NULL)
+			view_type(c, &ss->unknown[i].sub, ss->unknown[i].table,
+				  xd_table_type_url(ss->unknown[i].table));
+}
+
+void xd_sessions_visit(struct xd_sessions *m,
+		       void (*fn)(void *ctx, const struct xd_client *c),
+		       void *ctx)
+{
+	struct xd_client c;
+	struct xd_list *n;
+
+	xd_list_for_each(n, &m->all) {
+		view(xd_container_of(n, struct xd_session, all), &c);
+		fn(ctx, &c);
+	}
 }

@@ -31,19 +31,74 @@
 #ifndef XD_PROTOCOL_SESSION_H
 #define XD_PROTOCOL_SESSION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
 
 #include "cache/cache.h"
+#include "protocol/sub.h"
+#include "util/histogram.h"
 #include "config/config.h"
 #include "transport/stream.h"
 
 struct xd_sessions;
 
+/* Distinct unknown type URLs one aggregated stream may ask for. */
+#define XD_SESSION_MAX_UNKNOWN 4
+
+/* Counters of one resource type (the last slot: types xdsd does not
+ * serve). */
+struct xd_type_stats {
+	unsigned long long responses, response_bytes, acks, nacks;
+	/* From a change being served to a client's ACK of it, for clients
+	 * connected before the change (so first syncs do not count). */
+	struct xd_histogram convergence;
+};
+
+/* Recent convergence times, for a chart. */
+#define XD_SESSIONS_RECENT 256
+struct xd_convergence_sample {
+	int64_t at_ms;  /* Unix ms of the ACK */
+	float seconds;
+	enum xd_rtype type;
+};
+
 struct xd_sessions_stats {
 	size_t sessions;
-	unsigned long long responses, response_bytes, requests, acks, nacks;
+	unsigned long long requests;
+	unsigned long long responses, response_bytes, acks, nacks; /* all types */
+	struct xd_type_stats types[XD_RTYPE_COUNT + 1];
+	size_t *streams; /* per method, by index in xd_methods */
+	struct xd_convergence_sample recent[XD_SESSIONS_RECENT];
+	size_t nrecent, recent_next; /* ring: oldest at recent_next once full */
+};
+
+/*
+ * One stream as an operator sees it (admin endpoint, CSDS): borrowed,
+ * valid during the visit only.
+ */
+struct xd_client_type {
+	const char *type_url;
+	const char *label;              /* "CDS", or the type URL */
+	const struct xd_sub *sub;       /* subscription and answers: sub.h */
+	const struct xd_table *current; /* the type's table now, or NULL */
+	enum xd_sub_sync sync;
+};
+
+struct xd_client {
+	uint64_t stream_id;
+	const struct xd_method *method;
+	const char *peer;
+	const char *identity; /* from the client certificate, or NULL */
+	int64_t since_ms;     /* Unix ms */
+	bool has_node;        /* false until the first request */
+	const char *node_id, *node_cluster; /* "" before the node */
+	const char *region, *zone, *sub_zone;
+	const char *user_agent_name, *user_agent_version;
+	const struct xd_snapshot *snapshot; /* serving it, or NULL */
+	struct xd_client_type types[XD_RTYPE_COUNT + XD_SESSION_MAX_UNKNOWN];
+	size_t ntypes; /* the types the stream asked for, in push order */
 };
 
 /* Sessions served from `cache`, by `cfg`'s node_key and authorize
@@ -60,7 +115,12 @@ void xd_sessions_free(struct xd_sessions *m);
 /* The handler to give the server: every stream becomes a session. */
 const struct xd_stream_handler *xd_sessions_handler(struct xd_sessions *m);
 
-void xd_sessions_stats(const struct xd_sessions *m,
-		       struct xd_sessions_stats *out);
+/* The live counters (valid as long as the manager). */
+const struct xd_sessions_stats *xd_sessions_stats(const struct xd_sessions *m);
+
+/* Calls `fn` for every stream, oldest first. `fn` must not end streams. */
+void xd_sessions_visit(struct xd_sessions *m,
+		       void (*fn)(void *ctx, const struct xd_client *c),
+		       void *ctx);
 
 #endif

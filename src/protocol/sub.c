@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -69,6 +70,7 @@ void xd_sub_clear(struct xd_sub *s)
 	xd_nameset_unref(s->removed);
 	xd_table_unref(s->held);
 	xd_table_unref(s->sent);
+	free(s->nack_message);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -91,11 +93,30 @@ static bool is_star(struct xd_name n)
 	return n.len == 1 && n.data[0] == '*';
 }
 
+/* What an operator is shown of an answer. */
+static void note_answer(struct xd_sub *s, const struct xd_request *r, bool nack)
+{
+	s->nacked = nack;
+	if (!nack) {
+		memcpy(s->acked_version, xd_table_version(s->sent),
+		       sizeof(s->acked_version) - 1);
+		s->acked_version[sizeof(s->acked_version) - 1] = '\0';
+		return;
+	}
+	free(s->nack_message);
+	s->nack_message = xd_strndup(r->error_message.data,
+				     r->error_message.len > XD_SUB_NACK_MESSAGE_MAX ?
+					     XD_SUB_NACK_MESSAGE_MAX :
+					     r->error_message.len);
+	s->nack_at_ms = xd_wall_ms();
+}
+
 /* The answer to the response in flight: what it carried is now held. */
-static void answered(struct xd_sub *s, bool nack)
+static void answered(struct xd_sub *s, const struct xd_request *r, bool nack)
 {
 	struct xd_table *old = s->held;
 
+	note_answer(s, r, nack);
 	s->held = s->sent;
 	s->sent = NULL;
 	xd_table_unref(old);
@@ -177,7 +198,7 @@ enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
 	if (v == XD_SUB_STALE)
 		return v;
 	if (v == XD_SUB_ACK || v == XD_SUB_NACK)
-		answered(s, v == XD_SUB_NACK);
+		answered(s, r, v == XD_SUB_NACK);
 	if (first)
 		set_state(s, XD_SUB_WANTING, "first request");
 
@@ -302,7 +323,7 @@ enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
 			v = XD_SUB_STALE;
 	}
 	if (v == XD_SUB_ACK || v == XD_SUB_NACK)
-		answered(s, v == XD_SUB_NACK);
+		answered(s, r, v == XD_SUB_NACK);
 	if (first)
 		set_state(s, XD_SUB_WANTING, "first request");
 
@@ -386,12 +407,41 @@ struct xd_body *xd_sub_next(struct xd_sub *s, struct xd_table *table,
 	return NULL;
 }
 
-void xd_sub_sent(struct xd_sub *s, struct xd_table *table, uint64_t nonce)
+void xd_sub_sent(struct xd_sub *s, struct xd_table *table, uint64_t nonce,
+		 uint64_t now_ms)
 {
+	s->sent_at_ms = now_ms;
+	memcpy(s->sent_version, xd_table_version(table),
+	       sizeof(s->sent_version) - 1);
+	s->sent_version[sizeof(s->sent_version) - 1] = '\0';
 	xd_table_unref(s->sent);
 	s->sent = xd_table_ref(table);
 	set_names(&s->sent_names, s->want.all, xd_nameset_ref(s->want.set));
 	set_state(s, XD_SUB_IN_FLIGHT, "response sent");
 	s->nonce = nonce;
 	clear_once_only(s);
+}
+
+enum xd_sub_sync xd_sub_sync(const struct xd_sub *s,
+			     const struct xd_table *current)
+{
+	if (s->state == XD_SUB_IN_FLIGHT)
+		return XD_SUB_PENDING;
+	if (s->nacked)
+		return XD_SUB_NACKED;
+	if (s->state == XD_SUB_HOLDING && s->held != NULL && current != NULL &&
+	    xd_table_vhash(s->held) == xd_table_vhash(current))
+		return XD_SUB_SYNCED;
+	return XD_SUB_PENDING;
+}
+
+const char *xd_sub_sync_name(enum xd_sub_sync sync)
+{
+	static const char *const names[] = {
+		[XD_SUB_SYNCED] = "synced",
+		[XD_SUB_PENDING] = "pending",
+		[XD_SUB_NACKED] = "nacked",
+	};
+
+	return names[sync];
 }

@@ -71,11 +71,24 @@ struct xd_sub {
 
 	uint64_t acks, nacks;
 
+	/* what operators see (admin endpoint, CSDS) */
+	char sent_version[17];  /* of the last response sent; "" for none */
+	char acked_version[17]; /* of the last response ACKed; "" for none */
+	bool nacked;            /* the last response answered was NACKed */
+	char *nack_message;     /* the last NACK's error message (clipped to
+				   XD_SUB_NACK_MESSAGE_MAX), or NULL */
+	int64_t nack_at_ms;     /* when (Unix ms) */
+	uint64_t sent_at_ms;    /* when the last response went out (monotonic) */
+	uint64_t converged_id;  /* the table whose convergence was counted */
+
 	/* for log lines: the stream, and the type's name (static, or owned
 	 * by the caller for as long as the state lives) */
 	uint64_t stream_id;
 	const char *label;
 };
+
+/* Room kept for a NACK's error message. */
+#define XD_SUB_NACK_MESSAGE_MAX 1024
 
 enum xd_sub_verdict {
 	XD_SUB_STALE,   /* rule S5: ignored (SotW), or its ACK part ignored (delta) */
@@ -126,8 +139,25 @@ static inline bool xd_sub_active(const struct xd_sub *s)
 struct xd_body *xd_sub_next(struct xd_sub *s, struct xd_table *table,
 			    enum xd_form form, bool full_state);
 
-/* Records that the body from xd_sub_next(table) went out as `nonce`. */
-void xd_sub_sent(struct xd_sub *s, struct xd_table *table, uint64_t nonce);
+/* Records that the body from xd_sub_next(table) went out as `nonce` at
+ * `now_ms` (monotonic). */
+void xd_sub_sent(struct xd_sub *s, struct xd_table *table, uint64_t nonce,
+		 uint64_t now_ms);
+
+/*
+ * Where the type stands for an operator, against `current` (the type's
+ * table now, or NULL): NACKED while the last answer was a NACK and
+ * nothing newer is in flight; SYNCED when the client holds the current
+ * version; PENDING otherwise (a response in flight or not yet sent).
+ */
+enum xd_sub_sync {
+	XD_SUB_SYNCED,
+	XD_SUB_PENDING,
+	XD_SUB_NACKED,
+};
+enum xd_sub_sync xd_sub_sync(const struct xd_sub *s,
+			     const struct xd_table *current);
+const char *xd_sub_sync_name(enum xd_sub_sync sync);
 
 /* Parses a nonce this server issued ("123"); 0 if it is not one. */
 uint64_t xd_sub_parse_nonce(struct xd_name n);

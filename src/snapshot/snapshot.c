@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "util/xalloc.h"
 
@@ -11,6 +12,9 @@ struct xd_snapshot {
 	atomic_uint refs;
 	char *key;
 	struct xd_table *tables[XD_RTYPE_COUNT];
+	struct xd_snapshot *base; /* for a view: what it shows part of */
+	char version[17];
+	int64_t since_ms; /* loop thread: xd_snapshot_set_since */
 };
 
 static atomic_size_t live;
@@ -19,6 +23,7 @@ struct xd_snapshot *xd_snapshot_new(const char *key,
 				    struct xd_table *tables[XD_RTYPE_COUNT])
 {
 	struct xd_snapshot *s = xd_calloc(1, sizeof(*s));
+	uint64_t vhashes[XD_RTYPE_COUNT];
 
 	atomic_init(&s->refs, 1);
 	atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
@@ -27,8 +32,25 @@ struct xd_snapshot *xd_snapshot_new(const char *key,
 		s->tables[t] = tables[t] != NULL ? tables[t] :
 						   xd_table_empty((enum xd_rtype)t);
 		tables[t] = NULL;
+		vhashes[t] = xd_table_vhash(s->tables[t]);
 	}
+	snprintf(s->version, sizeof(s->version), "%016llx",
+		 (unsigned long long)XXH3_64bits(vhashes, sizeof(vhashes)));
 	return s;
+}
+
+struct xd_snapshot *xd_snapshot_view_new(struct xd_snapshot *base,
+					 struct xd_table *tables[XD_RTYPE_COUNT])
+{
+	struct xd_snapshot *s = xd_snapshot_new(base->key, tables);
+
+	s->base = xd_snapshot_ref(xd_snapshot_base(base));
+	return s;
+}
+
+struct xd_snapshot *xd_snapshot_base(struct xd_snapshot *s)
+{
+	return s->base != NULL ? s->base : s;
 }
 
 struct xd_snapshot *xd_snapshot_ref(struct xd_snapshot *s)
@@ -44,6 +66,7 @@ void xd_snapshot_unref(struct xd_snapshot *s)
 		return;
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		xd_table_unref(s->tables[t]);
+	xd_snapshot_unref(s->base);
 	free(s->key);
 	free(s);
 	atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
@@ -60,10 +83,25 @@ struct xd_table *xd_snapshot_table(const struct xd_snapshot *s,
 	return s->tables[type];
 }
 
+const char *xd_snapshot_version(const struct xd_snapshot *s)
+{
+	return s->version;
+}
+
+void xd_snapshot_set_since(struct xd_snapshot *s, int64_t wall_ms)
+{
+	s->since_ms = wall_ms;
+}
+
+int64_t xd_snapshot_since(const struct xd_snapshot *s)
+{
+	return s->since_ms;
+}
+
 bool xd_snapshot_same(const struct xd_snapshot *a, const struct xd_snapshot *b)
 {
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
-		if (xd_table_vhash(a->tables[t]) != xd_table_vhash(b->tables[t]))
+		if (!xd_table_same(a->tables[t], b->tables[t]))
 			return false;
 	return true;
 }

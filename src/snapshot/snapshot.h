@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "snapshot/table.h"
 
@@ -21,6 +22,18 @@ struct xd_snapshot;
 struct xd_snapshot *xd_snapshot_new(const char *key,
 				    struct xd_table *tables[XD_RTYPE_COUNT]);
 
+/*
+ * A view: `base` as one client may see it (protocol/derived.h,
+ * xd_derived_snapshot_view), with `tables` (references taken over) in
+ * place of its own. It keeps `base` alive, so that a session can tell
+ * whether the cache still serves what it shows by comparing bases.
+ */
+struct xd_snapshot *xd_snapshot_view_new(struct xd_snapshot *base,
+					 struct xd_table *tables[XD_RTYPE_COUNT]);
+
+/* The snapshot a view shows part of; `s` itself for any other. */
+struct xd_snapshot *xd_snapshot_base(struct xd_snapshot *s);
+
 struct xd_snapshot *xd_snapshot_ref(struct xd_snapshot *s);
 void xd_snapshot_unref(struct xd_snapshot *s);
 
@@ -28,11 +41,21 @@ const char *xd_snapshot_key(const struct xd_snapshot *s);
 struct xd_table *xd_snapshot_table(const struct xd_snapshot *s,
 				   enum xd_rtype type);
 
+/* Its content's version: a hash of every type's version (16 hex
+ * digits), equal for equal content as the types' are. */
+const char *xd_snapshot_version(const struct xd_snapshot *s);
+
+/* Since when its content has been served (Unix ms), set by the cache
+ * when it installs the snapshot. Loop thread only. */
+void xd_snapshot_set_since(struct xd_snapshot *s, int64_t wall_ms);
+int64_t xd_snapshot_since(const struct xd_snapshot *s);
+
 /* "clusters 3, endpoints 3, listeners 1, routes 1": the non-empty
  * sections and their sizes ("empty" when none). */
 void xd_snapshot_describe(const struct xd_snapshot *s, char *buf, size_t len);
 
-/* Same content: every type's version is equal. */
+/* Same content: every type's version is equal, and so is who may see
+ * what (table.h, xd_table_same). */
 bool xd_snapshot_same(const struct xd_snapshot *a, const struct xd_snapshot *b);
 
 /* Snapshots alive in the process now: the ones served, plus the ones a

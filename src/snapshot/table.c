@@ -31,6 +31,7 @@ struct xd_table {
 	size_t wire;            /* its entries' three wire forms, in bytes */
 	struct xd_table *parts[2]; /* for a union: the tables it shares */
 	struct xd_table_attachment attachment;
+	uint64_t published_ms; /* loop thread: xd_table_publish */
 };
 
 struct xd_table_builder {
@@ -476,6 +477,19 @@ const char *xd_table_version(const struct xd_table *t)
 uint64_t xd_table_vhash(const struct xd_table *t)
 {
 	return t->vhash;
+}
+
+void xd_table_publish(struct xd_table *t, uint64_t now_ms)
+{
+	if (t->published_ms == 0)
+		t->published_ms = now_ms;
+}
+
+uint64_t xd_table_published(const struct xd_table *t)
+{
+	while (t->parts[0] != NULL)
+		t = t->parts[0];
+	return t->published_ms;
 }
 
 const struct xd_entry *xd_table_at(const struct xd_table *t, size_t i)

@@ -119,6 +119,16 @@ size_t xd_table_wire_bytes(const struct xd_table *t);
 const char *xd_table_version(const struct xd_table *t);
 uint64_t xd_table_vhash(const struct xd_table *t);
 
+/*
+ * When the table was first served (monotonic ms, util/clock.h), 0 before:
+ * the cache stamps the tables of each snapshot it installs, and a table
+ * a reload kept keeps its first stamp. A union's is its base's: what a
+ * client acknowledging it caught up with. For convergence times. Loop
+ * thread only.
+ */
+void xd_table_publish(struct xd_table *t, uint64_t now_ms);
+uint64_t xd_table_published(const struct xd_table *t);
+
 /* Entries sorted by name; i < count. */
 const struct xd_entry *xd_table_at(const struct xd_table *t, size_t i);
 

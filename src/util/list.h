@@ -49,6 +49,10 @@ static inline void xd_list_remove(struct xd_list *n)
 	xd_list_init(n);
 }
 
+/* Walks a list; the body may not remove `n`. */
+#define xd_list_for_each(n, head) \
+	for ((n) = (head)->next; (n) != (head); (n) = (n)->next)
+
 /* Walks a list; `tmp` lets the body remove `n`. */
 #define xd_list_for_each_safe(n, tmp, head)                         \
 	for ((n) = (head)->next, (tmp) = (n)->next; (n) != (head); \

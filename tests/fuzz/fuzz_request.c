@@ -710,7 +710,7 @@ static void send(struct peer *p, struct xd_sub *s, struct sending *x)
 	TRACE("%d:   sent %s nonce %llu: %zu resources, %zu missing, %zu removed\n",
 	      p->id, x->label, (unsigned long long)nonce,
 	      x->body->nresources, x->body->nmissing, x->body->nremoved);
-	xd_sub_sent(s, x->table, nonce);
+	xd_sub_sent(s, x->table, nonce, 0);
 	NEED(s->state == XD_SUB_IN_FLIGHT && s->nonce == nonce);
 }
 

@@ -584,7 +584,9 @@ class Interop:
         a_port = self.backends["A"][1]
         self.write_snapshot(CLUSTER_AB, [(CLUSTER_AB, a_port)])
         with open(self.path("xdsd.yaml"), "w") as f:
-            f.write("listen: 127.0.0.1:0\nsnapshots: %s\nlog_level: debug\n"
+            # admin on a free port: interop runs beside other tests
+            f.write("listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0\n"
+                    "snapshots: %s\nlog_level: debug\n"
                     % self.path("snapshots"))
             if self.schema:
                 f.write("schema: %s\n" % self.schema)

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "http/client.h"
 #include "xdtest.h"
 
 #define MAX_ARGS 64
@@ -37,13 +38,24 @@ static void build_argv(const char *xdsd, const char *const *pre,
 	argv[n] = NULL;
 }
 
+static bool mentions_admin(const char *config_text,
+			   const char *const *extra_args)
+{
+	if (config_text != NULL && strstr(config_text, "admin_listen") != NULL)
+		return true;
+	for (; extra_args != NULL && *extra_args != NULL; extra_args++)
+		if (strncmp(*extra_args, "--admin-listen", 14) == 0)
+			return true;
+	return false;
+}
+
 struct xdt_daemon *xdt_daemon_spawn(const char *config_text,
 				    const char *const *extra_args)
 {
 	struct xdt_daemon *d = calloc(1, sizeof(*d));
 	const char *xdsd = xdtest_env("XDSD");
 	char *argv[MAX_ARGS], wrapper[1024];
-	const char *pre[4];
+	const char *pre[6];
 	char tmpl[256];
 	int fd;
 
@@ -58,6 +70,13 @@ struct xdt_daemon *xdt_daemon_spawn(const char *config_text,
 	pre[0] = "-c";
 	pre[1] = d->config;
 	pre[2] = NULL;
+	/* The admin endpoint's default port would be shared by every test
+	 * running at once: a free one, unless the test chose. */
+	if (!mentions_admin(config_text, extra_args)) {
+		pre[2] = "--admin-listen";
+		pre[3] = "127.0.0.1:0";
+		pre[4] = NULL;
+	}
 	build_argv(xdsd, pre, extra_args, argv, wrapper);
 
 	d->pid = fork();
@@ -90,6 +109,11 @@ void xdt_daemon_wait_ready(struct xdt_daemon *d, int timeout_ms)
 		int status;
 
 		if (p != NULL && sscanf(p, "(port %d)", &d->port) == 1) {
+			const char *a = strstr(log, "(admin port ");
+
+			d->admin_port = 0;
+			if (a != NULL)
+				sscanf(a, "(admin port %d)", &d->admin_port);
 			free(log);
 			break;
 		}
@@ -294,4 +318,23 @@ int xdt_run_xdsd(const char *const *args, char **out, char **err)
 	unlink(out_path);
 	unlink(err_path);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+char *xdt_admin(const struct xdt_daemon *d, const char *method,
+		const char *path, const char *body, int *status, char **type)
+{
+	struct xd_http_response r;
+	char target[64], why[256];
+
+	ck_assert_msg(d->admin_port > 0, "the daemon has no admin port");
+	snprintf(target, sizeof(target), "127.0.0.1:%d", d->admin_port);
+	ck_assert_msg(xd_http_fetch(target, method, path, body,
+				    body ? strlen(body) : 0, 10000, &r, why,
+				    sizeof(why)) == 0,
+		      "%s %s: %s", method, path, why);
+	*status = r.status;
+	if (type != NULL)
+		*type = strdup(r.content_type);
+	free(r.content_type);
+	return r.body;
 }

@@ -1,7 +1,8 @@
 /*
  * Runs the real xdsd binary for a test: in its own temporary directory,
  * listening on 127.0.0.1 with a port the kernel picks (so tests can run
- * in parallel), stderr captured to a log file.
+ * in parallel; the admin endpoint too, unless the test configures it),
+ * stderr captured to a log file.
  *
  * $XDSD_WRAPPER, when set, is prepended to the command (e.g. valgrind).
  */
@@ -14,6 +15,7 @@
 struct xdt_daemon {
 	pid_t pid;
 	int port;
+	int admin_port;   /* its admin endpoint's, 0 when off or on a socket */
 	char *dir;      /* the daemon's own directory */
 	char *config;   /* dir/xdsd.yaml */
 	char *log_path; /* dir/xdsd.log (its stderr) */
@@ -72,5 +74,14 @@ void xdt_daemon_free(struct xdt_daemon *d);
  * Returns its exit status; stdout and stderr come back malloc'd.
  */
 int xdt_run_xdsd(const char *const *args, char **out, char **err);
+
+/*
+ * Asks the daemon's admin endpoint `method path` (body may be NULL);
+ * returns the response body (malloc'd) and its status in *status (and
+ * its Content-Type in *type, malloc'd, when not NULL). Fails the test
+ * when there is no answer.
+ */
+char *xdt_admin(const struct xdt_daemon *d, const char *method,
+		const char *path, const char *body, int *status, char **type);
 
 #endif

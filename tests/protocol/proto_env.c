@@ -150,7 +150,9 @@ static void item_yaml(struct xd_buf *b, const struct pu_item *it,
 
 	switch (it->type) {
 	case PU_SDS:
-		xd_buf_printf(b, "- name: \"%s\"\n  generic_secret: {secret: {inline_string: \"secret-%d\"}}\n",
+		/* served to every client: these tests run over plaintext,
+		 * where a secret is otherwise not served (xdsd-snapshot(5)) */
+		xd_buf_printf(b, "- name: \"%s\"\n  \"@allow\": [\"@anyone\"]\n  generic_secret: {secret: {inline_string: \"secret-%d\"}}\n",
 		     it->name, v);
 		break;
 	case PU_RTDS:
@@ -286,7 +288,7 @@ struct pu_env *pu_env_start_on(const char *dir, int port)
 	ck_assert(e != NULL);
 	e->dir = strdup(dir);
 	ck_assert(asprintf(&cfg,
-			   "listen: 127.0.0.1:%d\nsnapshots: %s\nschema: %s\nlog_level: debug\n",
+			   "listen: 127.0.0.1:%d\nadmin_listen: 127.0.0.1:0\nsnapshots: %s\nschema: %s\nlog_level: debug\n",
 			   port, dir, schema) > 0);
 	if (pu_under_valgrind()) {
 		char *wrapper;

@@ -314,7 +314,7 @@ static char *sotw_step(struct xd_sub *s, struct xd_table *t, bool full,
 	if (b == NULL)
 		return NULL;
 	c = sotw_contents(b);
-	xd_sub_sent(s, t, ++*nonce);
+	xd_sub_sent(s, t, ++*nonce, 0);
 	xd_body_unref(b);
 	return c;
 }
@@ -533,7 +533,7 @@ START_TEST(bodies_shared_between_clients)
 		if (first == NULL)
 			first = xd_body_ref(b);
 		ck_assert_ptr_eq(b, first);
-		xd_sub_sent(&s[i], t, 1);
+		xd_sub_sent(&s[i], t, 1, 0);
 		xd_body_unref(b);
 	}
 	ck_assert_uint_eq(xd_body_computed() - before, 1);
@@ -611,7 +611,7 @@ static char *delta_step(struct xd_sub *s, struct xd_table *t, uint64_t *nonce)
 	}
 	ck_assert_str_eq(r->system_version_info, xd_table_version(t));
 	envoy__service__discovery__v3__delta_discovery_response__free_unpacked(r, NULL);
-	xd_sub_sent(s, t, ++*nonce);
+	xd_sub_sent(s, t, ++*nonce, 0);
 	xd_body_unref(b);
 	return out;
 }
@@ -858,7 +858,7 @@ static void client_life(struct xd_table *t, const struct xd_name *names,
 	xd_sub_sotw_request(&s, &r, true, n == 0, NULL);
 	b = xd_sub_next(&s, t, XD_FORM_SOTW, n == 0);
 	ck_assert_ptr_nonnull(b);
-	xd_sub_sent(&s, t, 1);
+	xd_sub_sent(&s, t, 1, 0);
 	xd_body_unref(b);
 	r = sotw_req("1", false, names, n);
 	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true, n == 0, NULL),

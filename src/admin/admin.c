@@ -1,0 +1,226 @@
+#include "admin/admin.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "admin/clients.h"
+#include "admin/dump.h"
+#include "admin/metrics.h"
+#include "http/http.h"
+#include "util/common.h"
+#include "util/jsonw.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+/* An admin request is a line and a few headers: a small body bound,
+ * and few connections (operators and one scraper, not a fleet). */
+#define ADMIN_MAX_BODY 4096
+#define ADMIN_MAX_CONNECTIONS 64
+#define ADMIN_IDLE_MS 60000
+#define GLOB_MAX 1024
+
+struct xd_admin {
+	struct xd_admin_deps deps;
+	struct xd_http_server *http;
+	bool ready;
+	void (*done)(void *arg);
+	void *done_arg;
+};
+
+struct route {
+	const char *method, *path;
+	void (*fn)(struct xd_admin *a, struct xd_http_exchange *x);
+};
+
+static void healthz(struct xd_admin *a XD_UNUSED, struct xd_http_exchange *x)
+{
+	xd_http_text(x, 200, "ok");
+}
+
+static void ready(struct xd_admin *a, struct xd_http_exchange *x)
+{
+	if (a->ready)
+		xd_http_text(x, 200, "ready");
+	else
+		xd_http_text(x, 503, "not serving");
+}
+
+static void metrics(struct xd_admin *a, struct xd_http_exchange *x)
+{
+	x->content_type = XD_METRICS_CONTENT_TYPE;
+	xd_metrics_render(&x->out, &a->deps);
+	xd_http_reply(x);
+}
+
+static void clients(struct xd_admin *a, struct xd_http_exchange *x)
+{
+	struct xd_clients_filter f;
+	char glob[GLOB_MAX], why[256];
+
+	if (xd_clients_filter_parse(&f, x->query, glob, sizeof(glob), why,
+				    sizeof(why)) != 0) {
+		xd_http_text(x, 400, why);
+		return;
+	}
+	x->content_type = "application/json";
+	xd_clients_render(&x->out, a->deps.sessions, &f);
+	xd_http_reply(x);
+}
+
+static void config_dump(struct xd_admin *a, struct xd_http_exchange *x)
+{
+	xd_dump_handle(x, &a->deps);
+}
+
+/* The reload's record, as xdsctl reads it. */
+static void reload_answer(void *arg, const struct xd_reload_record *rec)
+{
+	struct xd_http_exchange *x = arg;
+	struct xd_jw w;
+	char when[32];
+
+	xd_jw_init(&w, &x->out);
+	xd_jw_obj(&w);
+	xd_jw_key(&w, "ok");
+	xd_jw_bool(&w, rec->ok);
+	xd_jw_key(&w, "trigger");
+	xd_jw_str(&w, rec->trigger);
+	xd_jw_key(&w, "finished");
+	xd_jw_time(when, rec->at_ms);
+	xd_jw_str(&w, when);
+	xd_jw_key(&w, "seconds");
+	xd_jw_num(&w, rec->seconds);
+	xd_jw_key(&w, "snapshots");
+	xd_jw_uint(&w, rec->snapshots);
+	xd_jw_key(&w, "files");
+	xd_jw_uint(&w, rec->files);
+	xd_jw_key(&w, "changed");
+	xd_jw_uint(&w, rec->changed);
+	xd_jw_key(&w, "error_count");
+	xd_jw_uint(&w, rec->nerrors);
+	xd_jw_key(&w, "errors");
+	xd_jw_arr(&w);
+	for (size_t i = 0; i < rec->nkept; i++)
+		xd_jw_str(&w, rec->errors[i]);
+	xd_jw_arr_end(&w);
+	xd_jw_obj_end(&w);
+	xd_buf_putc(&x->out, '\n');
+	x->content_type = "application/json";
+	/* a refused snapshot is the client's input at fault: 422; a
+	 * daemon going away: 503 */
+	x->status = rec->ok ? 200 :
+		    rec->nkept > 0 && strcmp(rec->errors[0], "xdsd is shutting down") == 0 ?
+			      503 :
+			      422;
+	xd_http_reply(x);
+}
+
+static void reload(struct xd_admin *a, struct xd_http_exchange *x)
+{
+	xd_info("admin: reload asked by %s", x->peer);
+	xd_reload_request(a->deps.reloader, "admin", reload_answer, x);
+}
+
+static const struct route routes[] = {
+	{"GET", "/healthz", healthz},
+	{"GET", "/ready", ready},
+	{"GET", "/metrics", metrics},
+	{"GET", "/clients", clients},
+	{"GET", "/config_dump", config_dump},
+	{"POST", "/reload", reload},
+};
+
+#define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+static void handle(void *ctx, struct xd_http_exchange *x)
+{
+	struct xd_admin *a = ctx;
+	const char *allow = NULL;
+	bool head;
+
+	if (strcmp(x->path, "/") == 0 && strcmp(x->method, "GET") == 0) {
+		x->status = 302;
+		xd_buf_printf(&x->out, "see /status\n");
+		x->location = "/status";
+		xd_http_reply(x);
+		return;
+	}
+	head = strcmp(x->method, "HEAD") == 0;
+	for (size_t i = 0; i < NROUTES; i++) {
+		if (strcmp(routes[i].path, x->path) != 0)
+			continue;
+		if (strcmp(routes[i].method, x->method) == 0 ||
+		    (head && strcmp(routes[i].method, "GET") == 0)) {
+			routes[i].fn(a, x);
+			return;
+		}
+		allow = strcmp(routes[i].method, "GET") == 0 ? "GET, HEAD" :
+							       routes[i].method;
+	}
+	if (allow != NULL) {
+		x->allow = allow;
+		xd_http_text(x, 405, "method not allowed");
+		return;
+	}
+	xd_http_text(x, 404,
+		     "no such page; xdsd's admin endpoint serves /status, /healthz, /ready, /metrics, /clients, /config_dump and POST /reload");
+}
+
+int xd_admin_start(struct xd_admin **out, uv_loop_t *loop,
+		   const struct xd_admin_deps *deps)
+{
+	struct xd_admin *a = xd_calloc(1, sizeof(*a));
+	struct xd_http_opts opts = {
+		.listen = deps->cfg->admin_listen,
+		.max_body = ADMIN_MAX_BODY,
+		.max_connections = ADMIN_MAX_CONNECTIONS,
+		.idle_ms = ADMIN_IDLE_MS,
+		.handle = handle,
+		.ctx = a,
+	};
+	char why[512];
+
+	a->deps = *deps;
+	if (xd_http_start(&a->http, loop, &opts, why, sizeof(why)) != 0) {
+		xd_error("admin endpoint: %s (admin_listen; 'off' turns it off)", why);
+		free(a);
+		return -1;
+	}
+	if (xd_http_port(a->http) != 0)
+		xd_info("admin endpoint listening on %s (admin port %d)",
+			deps->cfg->admin_listen, xd_http_port(a->http));
+	else
+		xd_info("admin endpoint listening on %s",
+			deps->cfg->admin_listen);
+	*out = a;
+	return 0;
+}
+
+void xd_admin_set_ready(struct xd_admin *a, bool on)
+{
+	a->ready = on;
+}
+
+int xd_admin_port(const struct xd_admin *a)
+{
+	return xd_http_port(a->http);
+}
+
+static void http_stopped(void *arg)
+{
+	struct xd_admin *a = arg;
+	void (*done)(void *) = a->done;
+	void *done_arg = a->done_arg;
+
+	free(a);
+	if (done != NULL)
+		done(done_arg);
+}
+
+void xd_admin_stop(struct xd_admin *a, void (*done)(void *arg), void *arg)
+{
+	a->done = done;
+	a->done_arg = arg;
+	xd_http_stop(a->http, http_stopped, a);
+}

@@ -1,0 +1,224 @@
+#include "admin/clients.h"
+
+#include <fnmatch.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "http/http.h"
+#include "protocol/nameset.h"
+#include "util/jsonw.h"
+
+int xd_clients_filter_parse(struct xd_clients_filter *f, const char *query,
+			    char *glob_buf, size_t glob_cap, char *why,
+			    size_t why_len)
+{
+	char state[16];
+	int rc;
+
+	f->node_glob = NULL;
+	f->state = -1;
+	rc = xd_http_query_get(query, "node", glob_buf, glob_cap);
+	if (rc < 0) {
+		snprintf(why, why_len, "node: a glob of at most %zu bytes, percent-encoded",
+			 glob_cap - 1);
+		return -1;
+	}
+	if (rc > 0)
+		f->node_glob = glob_buf;
+	rc = xd_http_query_get(query, "state", state, sizeof(state));
+	for (int s = XD_SUB_SYNCED; rc > 0 && s <= XD_SUB_NACKED; s++)
+		if (strcmp(state, xd_sub_sync_name((enum xd_sub_sync)s)) == 0)
+			f->state = s;
+	if (rc != 0 && f->state < 0) {
+		snprintf(why, why_len, "state must be synced, pending or nacked");
+		return -1;
+	}
+	return 0;
+}
+
+/* nacked is worse than pending, which is worse than synced. */
+static enum xd_sub_sync worst(const struct xd_client *c)
+{
+	enum xd_sub_sync w = XD_SUB_SYNCED;
+
+	for (size_t i = 0; i < c->ntypes; i++) {
+		if (c->types[i].sync == XD_SUB_NACKED)
+			return XD_SUB_NACKED;
+		if (c->types[i].sync == XD_SUB_PENDING)
+			w = XD_SUB_PENDING;
+	}
+	if (!c->has_node || c->snapshot == NULL)
+		return XD_SUB_PENDING;
+	return w;
+}
+
+bool xd_clients_match(const struct xd_clients_filter *f,
+		      const struct xd_client *c, enum xd_sub_sync *state)
+{
+	*state = worst(c);
+	if (f->state >= 0 && (int)*state != f->state)
+		return false;
+	return f->node_glob == NULL || fnmatch(f->node_glob, c->node_id, 0) == 0;
+}
+
+const char *xd_clients_type_name(const struct xd_client_type *ct)
+{
+	enum xd_rtype t;
+
+	if (xd_rtype_from_url(ct->type_url, strlen(ct->type_url), &t) == 0)
+		return xd_rtype_info(t)->snapshot_key;
+	return ct->type_url;
+}
+
+static void version_or_null(struct xd_jw *w, const char *v)
+{
+	if (v == NULL || v[0] == '\0')
+		xd_jw_null(w);
+	else
+		xd_jw_str(w, v);
+}
+
+static void type_json(struct xd_jw *w, const struct xd_client_type *ct)
+{
+	const struct xd_sub *sub = ct->sub;
+	char when[32], nonce[24];
+
+	xd_jw_obj(w);
+	xd_jw_key(w, "type");
+	xd_jw_str(w, xd_clients_type_name(ct));
+	xd_jw_key(w, "type_url");
+	xd_jw_str(w, ct->type_url);
+	xd_jw_key(w, "wildcard");
+	xd_jw_bool(w, sub->want.all);
+	xd_jw_key(w, "names");
+	xd_jw_uint(w, xd_nameset_count(sub->want.set));
+	xd_jw_key(w, "sent_version");
+	version_or_null(w, sub->sent_version);
+	xd_jw_key(w, "nonce");
+	if (sub->nonce == 0) {
+		xd_jw_null(w);
+	} else {
+		snprintf(nonce, sizeof(nonce), "%llu", (unsigned long long)sub->nonce);
+		xd_jw_str(w, nonce);
+	}
+	xd_jw_key(w, "acked_version");
+	version_or_null(w, sub->acked_version);
+	xd_jw_key(w, "current_version");
+	version_or_null(w, ct->current ? xd_table_version(ct->current) : NULL);
+	xd_jw_key(w, "acks");
+	xd_jw_uint(w, sub->acks);
+	xd_jw_key(w, "nacks");
+	xd_jw_uint(w, sub->nacks);
+	xd_jw_key(w, "last_nack");
+	if (sub->nack_message == NULL) {
+		xd_jw_null(w);
+	} else {
+		xd_jw_obj(w);
+		xd_jw_key(w, "message");
+		xd_jw_str(w, sub->nack_message);
+		xd_jw_key(w, "at");
+		xd_jw_time(when, sub->nack_at_ms);
+		xd_jw_str(w, when);
+		xd_jw_obj_end(w);
+	}
+	xd_jw_key(w, "in_flight");
+	xd_jw_bool(w, sub->state == XD_SUB_IN_FLIGHT);
+	xd_jw_key(w, "state");
+	xd_jw_str(w, xd_sub_sync_name(ct->sync));
+	xd_jw_obj_end(w);
+}
+
+static void client_json(struct xd_jw *w, const struct xd_client *c,
+			enum xd_sub_sync state)
+{
+	char when[32];
+
+	xd_jw_obj(w);
+	xd_jw_key(w, "stream");
+	xd_jw_uint(w, c->stream_id);
+	xd_jw_key(w, "method");
+	xd_jw_str(w, c->method->aggregated ? "ADS" :
+					     xd_rtype_info(c->method->type)->service);
+	xd_jw_key(w, "mode");
+	xd_jw_str(w, c->method->delta ? "delta" : "sotw");
+	xd_jw_key(w, "peer");
+	xd_jw_str(w, c->peer);
+	xd_jw_key(w, "identity");
+	xd_jw_str(w, c->identity);
+	xd_jw_key(w, "connected_since");
+	xd_jw_time(when, c->since_ms);
+	xd_jw_str(w, when);
+	xd_jw_key(w, "node");
+	xd_jw_obj(w);
+	xd_jw_key(w, "id");
+	xd_jw_str(w, c->node_id);
+	xd_jw_key(w, "cluster");
+	xd_jw_str(w, c->node_cluster);
+	xd_jw_key(w, "locality");
+	xd_jw_obj(w);
+	xd_jw_key(w, "region");
+	xd_jw_str(w, c->region);
+	xd_jw_key(w, "zone");
+	xd_jw_str(w, c->zone);
+	xd_jw_key(w, "sub_zone");
+	xd_jw_str(w, c->sub_zone);
+	xd_jw_obj_end(w);
+	xd_jw_key(w, "user_agent");
+	xd_jw_obj(w);
+	xd_jw_key(w, "name");
+	xd_jw_str(w, c->user_agent_name);
+	xd_jw_key(w, "version");
+	xd_jw_str(w, c->user_agent_version);
+	xd_jw_obj_end(w);
+	xd_jw_obj_end(w);
+	xd_jw_key(w, "snapshot");
+	xd_jw_str(w, c->snapshot ? xd_snapshot_key(c->snapshot) : NULL);
+	xd_jw_key(w, "snapshot_version");
+	xd_jw_str(w, c->snapshot ? xd_snapshot_version(c->snapshot) : NULL);
+	xd_jw_key(w, "state");
+	xd_jw_str(w, xd_sub_sync_name(state));
+	xd_jw_key(w, "types");
+	xd_jw_arr(w);
+	for (size_t i = 0; i < c->ntypes; i++)
+		type_json(w, &c->types[i]);
+	xd_jw_arr_end(w);
+	xd_jw_obj_end(w);
+}
+
+struct walk {
+	struct xd_jw *w;
+	const struct xd_clients_filter *f;
+	size_t shown, all;
+};
+
+static void each(void *ctx, const struct xd_client *c)
+{
+	struct walk *k = ctx;
+	enum xd_sub_sync state;
+
+	k->all++;
+	if (!xd_clients_match(k->f, c, &state))
+		return;
+	k->shown++;
+	client_json(k->w, c, state);
+}
+
+void xd_clients_render(struct xd_buf *out, struct xd_sessions *sessions,
+		       const struct xd_clients_filter *f)
+{
+	struct xd_jw w;
+	struct walk k = {.w = &w, .f = f};
+
+	xd_jw_init(&w, out);
+	xd_jw_obj(&w);
+	xd_jw_key(&w, "clients");
+	xd_jw_arr(&w);
+	xd_sessions_visit(sessions, each, &k);
+	xd_jw_arr_end(&w);
+	xd_jw_key(&w, "count");
+	xd_jw_uint(&w, k.shown);
+	xd_jw_key(&w, "streams");
+	xd_jw_uint(&w, k.all);
+	xd_jw_obj_end(&w);
+	xd_buf_putc(out, '\n');
+}

@@ -1,0 +1,56 @@
+/*
+ * GET /clients: every stream as JSON, for xdsctl and scripts.
+ *
+ *   {"clients": [ {
+ *      "stream": 12, "method": "ADS", "mode": "sotw",
+ *      "peer": "10.0.0.7:51234", "identity": "spiffe://..." | null,
+ *      "connected_since": "2026-11-23T08:15:02.113Z",
+ *      "node": {"id", "cluster", "locality": {"region", "zone",
+ *               "sub_zone"}, "user_agent": {"name", "version"}},
+ *      "snapshot": "default" | null, "snapshot_version": "..." | null,
+ *      "state": "synced" | "pending" | "nacked"   (the worst of its types)
+ *      "types": [ {"type": "clusters", "type_url": "...",
+ *         "wildcard": true, "names": 0,
+ *         "sent_version": "..." | null, "nonce": "3" | null,
+ *         "acked_version": "..." | null, "current_version": "..." | null,
+ *         "acks": 4, "nacks": 1,
+ *         "last_nack": {"message": "...", "at": "..."} | null,
+ *         "in_flight": false, "state": "nacked"} ] } ],
+ *    "count": N, "streams": N_ALL}   (shown, and open in all)
+ *
+ * Filters: node=GLOB (fnmatch(3) on the node id), state=synced|pending|
+ * nacked (the stream's state). A filter that cannot be read is a 400.
+ *
+ * Thread: loop thread only.
+ */
+#ifndef XD_ADMIN_CLIENTS_H
+#define XD_ADMIN_CLIENTS_H
+
+#include "admin/admin.h"
+#include "util/buf.h"
+
+struct xd_clients_filter {
+	const char *node_glob; /* NULL: every node */
+	int state;             /* enum xd_sub_sync, or -1 for any */
+};
+
+/*
+ * Reads the filters from a query string. Returns 0, or -1 with a
+ * message in `why` (e.g. "state must be synced, pending or nacked").
+ */
+int xd_clients_filter_parse(struct xd_clients_filter *f, const char *query,
+			    char *glob_buf, size_t glob_cap, char *why,
+			    size_t why_len);
+
+/* Whether a stream passes the filter; *state is its worst type state. */
+bool xd_clients_match(const struct xd_clients_filter *f,
+		      const struct xd_client *c, enum xd_sub_sync *state);
+
+/* The type's name in the admin's documents: the snapshot section
+ * ("clusters"), or the type URL of a type xdsd does not serve. */
+const char *xd_clients_type_name(const struct xd_client_type *ct);
+
+void xd_clients_render(struct xd_buf *out, struct xd_sessions *sessions,
+		       const struct xd_clients_filter *f);
+
+#endif

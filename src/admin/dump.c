@@ -1,0 +1,230 @@
+#include "admin/dump.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "schema/pbjson.h"
+#include "util/jsonw.h"
+
+#define ARG_MAX 1024
+
+/* The resource as JSON with its "@type" first, as Envoy shows an Any. */
+static void resource_json(struct xd_jw *w, const struct xd_schema *schema,
+			  const struct xd_msgdesc *m, const char *type_url,
+			  const struct xd_entry *e)
+{
+	struct xd_diag diag = XD_DIAG_INIT;
+	json_t *body = xd_pbjson_print(schema, m, e->msg.data, e->msg.len, 0,
+				       &diag);
+	json_t *any = json_object();
+	char *text;
+
+	json_object_set_new(any, "@type", json_string(type_url));
+	if (body != NULL) {
+		json_object_update(any, body);
+		json_decref(body);
+	} else {
+		/* it was checked at load: a failure here is a bug, shown
+		 * rather than hidden */
+		json_object_set_new(any, "error",
+				    json_string(diag.count ? diag.msgs[0] : "cannot print"));
+	}
+	text = json_dumps(any, JSON_COMPACT | JSON_ENSURE_ASCII);
+	xd_jw_raw(w, text, strlen(text));
+	free(text);
+	json_decref(any);
+	xd_diag_clear(&diag);
+}
+
+static void entry_json(struct xd_jw *w, const struct xd_schema *schema,
+		       const struct xd_msgdesc *m, const char *type_url,
+		       const struct xd_entry *e)
+{
+	xd_jw_obj(w);
+	xd_jw_key(w, "name");
+	xd_jw_strn(w, e->name, e->name_len);
+	xd_jw_key(w, "version");
+	xd_jw_str(w, e->version);
+	xd_jw_key(w, "file");
+	xd_jw_str(w, e->file);
+	xd_jw_key(w, "line");
+	xd_jw_uint(w, e->line);
+	xd_jw_key(w, "resource");
+	if (strcmp(type_url, xd_rtype_info(XD_SECRET)->type_url) == 0)
+		/* private keys do not leave through a debugging page */
+		xd_jw_str(w, "(secret: not shown)");
+	else
+		resource_json(w, schema, m, type_url, e);
+	xd_jw_obj_end(w);
+}
+
+static void type_json(struct xd_jw *w, const struct xd_schema *schema,
+		      enum xd_rtype t, const struct xd_table *table,
+		      const struct xd_entry *only)
+{
+	const struct xd_rtype_info *info = xd_rtype_info(t);
+	const struct xd_msgdesc *m = xd_schema_find_message(schema, info->message);
+
+	xd_jw_obj(w);
+	xd_jw_key(w, "type");
+	xd_jw_str(w, info->snapshot_key);
+	xd_jw_key(w, "type_url");
+	xd_jw_str(w, info->type_url);
+	xd_jw_key(w, "version");
+	xd_jw_str(w, xd_table_version(table));
+	xd_jw_key(w, "resources");
+	xd_jw_arr(w);
+	if (only != NULL)
+		entry_json(w, schema, m, info->type_url, only);
+	else
+		for (size_t i = 0; i < xd_table_count(table); i++)
+			entry_json(w, schema, m, info->type_url,
+				   xd_table_at(table, i));
+	xd_jw_arr_end(w);
+	xd_jw_obj_end(w);
+}
+
+/* 400 or 404 with a reason. */
+static void refuse(struct xd_http_exchange *x, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void refuse(struct xd_http_exchange *x, int status, const char *fmt, ...)
+{
+	char msg[ARG_MAX + 256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	xd_http_text(x, status, msg);
+}
+
+/* "default, edge" */
+static void list_keys(struct xd_snapshot **snaps, size_t n, char *out,
+		      size_t cap)
+{
+	size_t len = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < n && len < cap; i++)
+		len += (size_t)snprintf(out + len, cap - len, "%s%s", i ? ", " : "",
+					xd_snapshot_key(snaps[i]));
+}
+
+static struct xd_snapshot *pick(struct xd_http_exchange *x,
+				struct xd_snapshot **snaps, size_t n)
+{
+	char key[ARG_MAX], keys[512];
+	int rc = xd_http_query_get(x->query, "snapshot", key, sizeof(key));
+
+	list_keys(snaps, n, keys, sizeof(keys));
+	if (rc < 0) {
+		refuse(x, 400, "snapshot: a key of at most %d bytes, percent-encoded",
+		       ARG_MAX - 1);
+		return NULL;
+	}
+	if (rc == 0) {
+		if (n == 1)
+			return snaps[0];
+		refuse(x, 400, "which snapshot? ?snapshot=KEY, one of: %s", keys);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(xd_snapshot_key(snaps[i]), key) == 0)
+			return snaps[i];
+	refuse(x, 404, "no snapshot '%s'; served: %s", key, keys);
+	return NULL;
+}
+
+/* The type asked for: 0 and *all, 0 and *type, or -1 (answered). */
+static int pick_type(struct xd_http_exchange *x, enum xd_rtype *type,
+		     bool *all)
+{
+	char name[64];
+	int rc = xd_http_query_get(x->query, "type", name, sizeof(name));
+
+	*all = rc == 0;
+	if (rc == 0)
+		return 0;
+	for (int t = 0; rc > 0 && t < XD_RTYPE_COUNT; t++) {
+		if (strcmp(xd_rtype_info((enum xd_rtype)t)->snapshot_key, name) == 0) {
+			*type = (enum xd_rtype)t;
+			return 0;
+		}
+	}
+	refuse(x, 400, "type must be one of: secrets, runtimes, clusters, endpoints, listeners, routes, scoped_routes, virtual_hosts");
+	return -1;
+}
+
+static void dump(struct xd_http_exchange *x, const struct xd_admin_deps *deps,
+		 const struct xd_snapshot *snap)
+{
+	char name[ARG_MAX], since[32];
+	const struct xd_entry *only = NULL;
+	enum xd_rtype type = XD_CLUSTER;
+	bool all;
+	int rc;
+	struct xd_jw w;
+
+	if (pick_type(x, &type, &all) != 0)
+		return;
+	rc = xd_http_query_get(x->query, "name", name, sizeof(name));
+	if (rc != 0 && all) {
+		refuse(x, 400, "name needs a type: ?type=clusters&name=...");
+		return;
+	}
+	if (rc < 0) {
+		refuse(x, 400, "name: at most %d bytes, percent-encoded", ARG_MAX - 1);
+		return;
+	}
+	if (rc > 0) {
+		only = xd_table_find(xd_snapshot_table(snap, type), name,
+				     strlen(name));
+		if (only == NULL) {
+			refuse(x, 404, "snapshot '%s' has no %s named '%s'",
+			       xd_snapshot_key(snap), xd_rtype_info(type)->noun,
+			       name);
+			return;
+		}
+	}
+	xd_jw_init(&w, &x->out);
+	xd_jw_obj(&w);
+	xd_jw_key(&w, "snapshot");
+	xd_jw_str(&w, xd_snapshot_key(snap));
+	xd_jw_key(&w, "version");
+	xd_jw_str(&w, xd_snapshot_version(snap));
+	xd_jw_key(&w, "since");
+	xd_jw_time(since, xd_snapshot_since(snap));
+	xd_jw_str(&w, since);
+	xd_jw_key(&w, "types");
+	xd_jw_arr(&w);
+	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
+		const struct xd_table *table =
+			xd_snapshot_table(snap, (enum xd_rtype)t);
+
+		if (all ? xd_table_count(table) == 0 : (enum xd_rtype)t != type)
+			continue;
+		type_json(&w, deps->schema, (enum xd_rtype)t, table, only);
+	}
+	xd_jw_arr_end(&w);
+	xd_jw_obj_end(&w);
+	xd_buf_putc(&x->out, '\n');
+	x->content_type = "application/json";
+	xd_http_reply(x);
+}
+
+void xd_dump_handle(struct xd_http_exchange *x, const struct xd_admin_deps *deps)
+{
+	size_t n;
+	struct xd_snapshot **snaps = xd_cache_snapshots(deps->cache, &n);
+	struct xd_snapshot *snap = pick(x, snaps, n);
+
+	if (snap != NULL)
+		dump(x, deps, snap);
+	for (size_t i = 0; i < n; i++)
+		xd_snapshot_unref(snaps[i]);
+	free(snaps);
+}

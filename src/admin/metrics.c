@@ -1,0 +1,277 @@
+#include "admin/metrics.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#include "admin/process.h"
+#include "transport/methods.h"
+
+/* ---------------- exposition format ---------------- */
+
+static void head(struct xd_buf *out, const char *name, const char *type,
+		 const char *help)
+{
+	xd_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name,
+		      type);
+}
+
+/* A label value: backslash, double quote and newline escaped. */
+static void label_value(struct xd_buf *out, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (*s == '\\' || *s == '"')
+			xd_buf_putc(out, '\\');
+		if (*s == '\n') {
+			xd_buf_append(out, "\\n", 2);
+			continue;
+		}
+		xd_buf_putc(out, (uint8_t)*s);
+	}
+}
+
+static void value(struct xd_buf *out, double v)
+{
+	if (isnan(v))
+		xd_buf_printf(out, " NaN\n");
+	else if (v == (double)(long long)v && fabs(v) < 1e15)
+		xd_buf_printf(out, " %lld\n", (long long)v);
+	else
+		xd_buf_printf(out, " %.9g\n", v);
+}
+
+/* name{k1="v1",k2="v2"} v; NULL keys end the labels. */
+static void sample(struct xd_buf *out, const char *name, const char *k1,
+		   const char *v1, const char *k2, const char *v2, double v)
+{
+	xd_buf_printf(out, "%s", name);
+	if (k1 != NULL) {
+		xd_buf_printf(out, "{%s=\"", k1);
+		label_value(out, v1);
+		xd_buf_putc(out, '"');
+		if (k2 != NULL) {
+			xd_buf_printf(out, ",%s=\"", k2);
+			label_value(out, v2);
+			xd_buf_putc(out, '"');
+		}
+		xd_buf_putc(out, '}');
+	}
+	value(out, v);
+}
+
+/* One histogram's series, with one label (key NULL: none) before le. */
+static void histogram(struct xd_buf *out, const char *name, const char *key,
+		      const char *val, const struct xd_histogram *h)
+{
+	struct xd_buf lbl = XD_BUF_INIT;
+	const char *l, *comma, *open, *close;
+
+	if (key != NULL) {
+		xd_buf_printf(&lbl, "%s=\"", key);
+		label_value(&lbl, val);
+		xd_buf_putc(&lbl, '"');
+	}
+	xd_buf_putc(&lbl, '\0');
+	l = (const char *)lbl.data;
+	comma = key != NULL ? "," : "";
+	open = key != NULL ? "{" : "";
+	close = key != NULL ? "}" : "";
+	for (size_t i = 0; i < h->nbounds; i++)
+		xd_buf_printf(out, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, l,
+			      comma, h->bounds[i],
+			      (unsigned long long)xd_histogram_cumulative(h, i));
+	xd_buf_printf(out, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, l, comma,
+		      (unsigned long long)h->count);
+	xd_buf_printf(out, "%s_sum%s%s%s", name, open, l, close);
+	value(out, h->sum);
+	xd_buf_printf(out, "%s_count%s%s%s %llu\n", name, open, l, close,
+		      (unsigned long long)h->count);
+	xd_buf_free(&lbl);
+}
+
+/* ---------------- xdsd's metrics ---------------- */
+
+static const char *type_label(int t)
+{
+	return t == XD_RTYPE_COUNT ? "other" :
+				     xd_rtype_info((enum xd_rtype)t)->snapshot_key;
+}
+
+static void streams(struct xd_buf *out, const struct xd_sessions_stats *st)
+{
+	head(out, "xdsd_streams", "gauge", "Streams open now, by method.");
+	for (size_t i = 0; i < xd_method_count; i++) {
+		const struct xd_method *m = &xd_methods[i];
+
+		sample(out, "xdsd_streams", "method",
+		       m->aggregated ? "ADS" : xd_rtype_info(m->type)->service,
+		       "mode", m->delta ? "delta" : "sotw",
+		       (double)st->streams[i]);
+	}
+}
+
+static void per_type(struct xd_buf *out, const struct xd_sessions_stats *st)
+{
+	static const struct {
+		const char *name, *help;
+		size_t offset;
+	} counters[] = {
+		{"xdsd_responses_total", "Responses sent, by resource type.",
+		 offsetof(struct xd_type_stats, responses)},
+		{"xdsd_response_bytes_total", "Bytes of responses sent, by resource type.",
+		 offsetof(struct xd_type_stats, response_bytes)},
+		{"xdsd_acks_total", "Responses clients accepted, by resource type.",
+		 offsetof(struct xd_type_stats, acks)},
+		{"xdsd_nacks_total", "Responses clients rejected, by resource type.",
+		 offsetof(struct xd_type_stats, nacks)},
+	};
+
+	for (size_t c = 0; c < sizeof(counters) / sizeof(counters[0]); c++) {
+		head(out, counters[c].name, "counter", counters[c].help);
+		for (int t = 0; t <= XD_RTYPE_COUNT; t++) {
+			const char *base = (const char *)&st->types[t];
+
+			sample(out, counters[c].name, "type", type_label(t), NULL,
+			       NULL,
+			       (double)*(const unsigned long long *)(const void *)
+				       (base + counters[c].offset));
+		}
+	}
+	head(out, "xdsd_convergence_seconds", "histogram",
+	     "From a change being served to a client's ACK of it, for clients connected before the change.");
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		histogram(out, "xdsd_convergence_seconds", "type", type_label(t),
+			  &st->types[t].convergence);
+}
+
+/* (stream, type) pairs by sync state: one walk over the streams. */
+struct sync_count {
+	unsigned long long n[XD_RTYPE_COUNT + 1][3];
+};
+
+static void count_sync(void *ctx, const struct xd_client *c)
+{
+	struct sync_count *sc = ctx;
+
+	for (size_t i = 0; i < c->ntypes; i++) {
+		const struct xd_client_type *ct = &c->types[i];
+		int t = ct->current != NULL ? (int)xd_table_type(ct->current) :
+					      XD_RTYPE_COUNT;
+
+		sc->n[t][ct->sync]++;
+	}
+}
+
+static void subscriptions(struct xd_buf *out, struct xd_sessions *sessions)
+{
+	static const enum xd_sub_sync states[] = {XD_SUB_SYNCED, XD_SUB_PENDING,
+						  XD_SUB_NACKED};
+	struct sync_count sc = {0};
+
+	xd_sessions_visit(sessions, count_sync, &sc);
+	head(out, "xdsd_subscriptions", "gauge",
+	     "Resource types subscribed to on open streams, by sync state.");
+	for (int t = 0; t <= XD_RTYPE_COUNT; t++)
+		for (size_t s = 0; s < 3; s++)
+			sample(out, "xdsd_subscriptions", "type", type_label(t),
+			       "state", xd_sub_sync_name(states[s]),
+			       (double)sc.n[t][states[s]]);
+}
+
+static void reloads(struct xd_buf *out, const struct xd_reloader *r)
+{
+	const struct xd_reload_stats *st = xd_reloader_stats(r);
+	const struct xd_reload_record *last =
+		xd_reload_history_count(r) > 0 ? xd_reload_history(r, 0) : NULL;
+
+	head(out, "xdsd_reloads_total", "counter",
+	     "Reloads of the snapshot directory, by result.");
+	sample(out, "xdsd_reloads_total", "result", "ok", NULL, NULL,
+	       (double)st->ok);
+	sample(out, "xdsd_reloads_total", "result", "error", NULL, NULL,
+	       (double)st->failed);
+	head(out, "xdsd_reload_duration_seconds", "histogram",
+	     "Time to load the snapshot directory on reload.");
+	histogram(out, "xdsd_reload_duration_seconds", NULL, NULL, &st->duration);
+	if (last == NULL)
+		return;
+	head(out, "xdsd_last_reload_successful", "gauge",
+	     "Whether the last load of the snapshot directory was installed.");
+	sample(out, "xdsd_last_reload_successful", NULL, NULL, NULL, NULL,
+	       last->ok ? 1 : 0);
+	head(out, "xdsd_last_reload_timestamp_seconds", "gauge",
+	     "When the last load of the snapshot directory finished.");
+	sample(out, "xdsd_last_reload_timestamp_seconds", NULL, NULL, NULL, NULL,
+	       (double)last->at_ms / 1000.0);
+}
+
+static void snapshots(struct xd_buf *out, const struct xd_cache *cache)
+{
+	size_t n;
+	struct xd_snapshot **snaps = xd_cache_snapshots(cache, &n);
+
+	head(out, "xdsd_snapshot_resources", "gauge",
+	     "Resources in each snapshot served, by type.");
+	for (size_t i = 0; i < n; i++)
+		for (int t = 0; t < XD_RTYPE_COUNT; t++)
+			sample(out, "xdsd_snapshot_resources", "snapshot",
+			       xd_snapshot_key(snaps[i]), "type", type_label(t),
+			       (double)xd_table_count(xd_snapshot_table(
+				       snaps[i], (enum xd_rtype)t)));
+	head(out, "xdsd_snapshot_info", "gauge",
+	     "The version of each snapshot served (a hash of its content).");
+	for (size_t i = 0; i < n; i++)
+		sample(out, "xdsd_snapshot_info", "snapshot",
+		       xd_snapshot_key(snaps[i]), "version",
+		       xd_snapshot_version(snaps[i]), 1);
+	head(out, "xdsd_snapshot_since_timestamp_seconds", "gauge",
+	     "Since when each snapshot's content has been served.");
+	for (size_t i = 0; i < n; i++)
+		sample(out, "xdsd_snapshot_since_timestamp_seconds", "snapshot",
+		       xd_snapshot_key(snaps[i]), NULL, NULL,
+		       (double)xd_snapshot_since(snaps[i]) / 1000.0);
+	for (size_t i = 0; i < n; i++)
+		xd_snapshot_unref(snaps[i]);
+	free(snaps);
+}
+
+static void process(struct xd_buf *out)
+{
+	struct xd_process_stats p;
+
+	if (xd_process_read(&p) != 0)
+		return;
+	head(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+	sample(out, "process_resident_memory_bytes", NULL, NULL, NULL, NULL,
+	       (double)p.resident_bytes);
+	head(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+	sample(out, "process_virtual_memory_bytes", NULL, NULL, NULL, NULL,
+	       (double)p.virtual_bytes);
+	head(out, "process_cpu_seconds_total", "counter", "User and system CPU time spent in seconds.");
+	sample(out, "process_cpu_seconds_total", NULL, NULL, NULL, NULL,
+	       p.cpu_seconds);
+	head(out, "process_open_fds", "gauge", "Number of open file descriptors.");
+	sample(out, "process_open_fds", NULL, NULL, NULL, NULL, (double)p.open_fds);
+	head(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+	sample(out, "process_max_fds", NULL, NULL, NULL, NULL, (double)p.max_fds);
+	head(out, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.");
+	sample(out, "process_start_time_seconds", NULL, NULL, NULL, NULL,
+	       p.start_time_seconds);
+}
+
+void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps)
+{
+	const struct xd_sessions_stats *st = xd_sessions_stats(deps->sessions);
+
+	head(out, "xdsd_build_info", "gauge", "The xdsd version running.");
+	sample(out, "xdsd_build_info", "version", PACKAGE_VERSION, NULL, NULL, 1);
+	streams(out, st);
+	head(out, "xdsd_requests_total", "counter", "Requests read from every stream.");
+	sample(out, "xdsd_requests_total", NULL, NULL, NULL, NULL,
+	       (double)st->requests);
+	per_type(out, st);
+	subscriptions(out, deps->sessions);
+	reloads(out, deps->reloader);
+	snapshots(out, deps->cache);
+	process(out);
+}

@@ -1,0 +1,40 @@
+/*
+ * GET /metrics: Prometheus text exposition format 0.0.4.
+ *
+ *   xdsd_build_info{version}                      1
+ *   xdsd_streams{method,mode}                     gauge, every method
+ *   xdsd_requests_total                           counter
+ *   xdsd_responses_total{type}                    counter
+ *   xdsd_response_bytes_total{type}               counter
+ *   xdsd_acks_total{type}, xdsd_nacks_total{type} counters
+ *   xdsd_subscriptions{type,state}                gauge: (stream, type)
+ *                                                 pairs synced, pending
+ *                                                 or nacked now
+ *   xdsd_convergence_seconds{type}                histogram
+ *   xdsd_reloads_total{result}                    counter: ok, error
+ *   xdsd_reload_duration_seconds                  histogram
+ *   xdsd_last_reload_successful                   gauge 0/1
+ *   xdsd_last_reload_timestamp_seconds            gauge
+ *   xdsd_snapshot_resources{snapshot,type}        gauge
+ *   xdsd_snapshot_info{snapshot,version}          1
+ *   xdsd_snapshot_since_timestamp_seconds{snapshot} gauge
+ *   process_* (resident and virtual memory, CPU, open and max fds,
+ *   start time)
+ *
+ * `type` is the snapshot section name (clusters, endpoints, ...), and
+ * "other" for types xdsd does not serve; `method` is ADS or the
+ * per-type service (CDS, ...), `mode` sotw or delta.
+ *
+ * Thread: loop thread only.
+ */
+#ifndef XD_ADMIN_METRICS_H
+#define XD_ADMIN_METRICS_H
+
+#include "admin/admin.h"
+#include "util/buf.h"
+
+#define XD_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps);
+
+#endif
