@@ -1,11 +1,6 @@
 #include "protocol/authorize.h"
 
-#include <fnmatch.h>
-
-static bool matches(const char *glob, const char *s)
-{
-	return fnmatch(glob, s, 0) == 0;
-}
+#include "util/text.h"
 
 bool xd_authorize(const struct xd_authz_rule *rules, size_t n,
 		  const char *identity, const char *node_id,
@@ -17,9 +12,9 @@ bool xd_authorize(const struct xd_authz_rule *rules, size_t n,
 		return true;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (matches(rules[i].identity, identity) &&
-		    matches(rules[i].node_id, node_id) &&
-		    matches(rules[i].node_cluster, node_cluster)) {
+		if (xd_text_glob(rules[i].identity, identity) &&
+		    xd_text_glob(rules[i].node_id, node_id) &&
+		    xd_text_glob(rules[i].node_cluster, node_cluster)) {
 			if (rule != NULL)
 				*rule = i;
 			return true;

@@ -1,5 +1,6 @@
 #include "util/text.h"
 
+#include <fnmatch.h>
 #include <string.h>
 
 static char fold(char c, unsigned flags)
@@ -54,4 +55,9 @@ char *xd_text_copy(struct xd_arena *a, const char *s, size_t len)
 	memcpy(p, s, len);
 	p[len] = '\0';
 	return p;
+}
+
+bool xd_text_glob(const char *glob, const char *s)
+{
+	return fnmatch(glob, s, 0) == 0;
 }

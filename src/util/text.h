@@ -1,14 +1,15 @@
 /*
- * Small helpers over names, shared by the configuration and the schema
- * so that each exists once: the edit distance behind "did you mean",
- * the hash of the open-addressing name tables, and a copy of text into
- * an arena.
+ * Small helpers over names, shared by the configuration, the schema and
+ * the protocol so that each exists once: the edit distance behind "did
+ * you mean", the hash of the open-addressing name tables, a copy of text
+ * into an arena, and the identity globs.
  *
  * Thread: any; pure functions, or over caller-owned memory.
  */
 #ifndef XD_UTIL_TEXT_H
 #define XD_UTIL_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,5 +40,13 @@ static inline uint32_t xd_text_hash(const char *s, size_t len)
 
 /* `len` bytes of `s` and a NUL, in the arena (which owns the copy). */
 char *xd_text_copy(struct xd_arena *a, const char *s, size_t len);
+
+/*
+ * Whether `s` matches the glob `glob`: fnmatch(3) without flags, so `*`
+ * matches `/` too (an identity glob ending in "/sa/" and a star covers
+ * every service account of a namespace). One rule for every identity
+ * glob: `authorize:` rules and snapshots' "@allow" lists.
+ */
+bool xd_text_glob(const char *glob, const char *s);
 
 #endif
