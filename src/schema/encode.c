@@ -34,6 +34,7 @@ void xd_encoder_free(struct xd_encoder *e)
 		free(e->errs[i].msg);
 	free(e->ents);
 	free(e->keys);
+	free(e->allow);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -335,9 +336,16 @@ static const struct xd_fielddesc *resolve_key(struct xd_encoder *e,
 	return f;
 }
 
-/* The fields of `map` as message m; `skip_type` ignores "@type". */
+/* Keys of a mapping that are not fields, for enc_fields. */
+enum skip {
+	SKIP_NONE,
+	SKIP_TYPE,        /* "@type": an Any's */
+	SKIP_ANNOTATIONS, /* "@...": a resource's, read by encode_ann.c */
+};
+
+/* The fields of `map` as message m, but the keys `skip` names. */
 static void enc_fields(struct xd_encoder *e, const struct xd_msgdesc *m,
-		       const struct xd_dnode *map, bool skip_type)
+		       const struct xd_dnode *map, enum skip skip)
 {
 	size_t base = e->nents, end;
 
@@ -346,8 +354,10 @@ static void enc_fields(struct xd_encoder *e, const struct xd_msgdesc *m,
 		const struct xd_dnode *v = &map->u.kids[2 * i + 1];
 		const struct xd_fielddesc *f;
 
-		if (skip_type && k->kind == XD_DN_SCALAR && k->len == 5 &&
-		    memcmp(k->u.str, "@type", 5) == 0)
+		if (skip == SKIP_TYPE && k->kind == XD_DN_SCALAR &&
+		    k->len == 5 && memcmp(k->u.str, "@type", 5) == 0)
+			continue;
+		if (skip == SKIP_ANNOTATIONS && xd_enc_is_annotation(k))
 			continue;
 		xd_enc_push_field(e, k);
 		f = resolve_key(e, m, base, k, v);
@@ -453,7 +463,7 @@ static void enc_any(struct xd_encoder *e, const struct xd_dnode *n)
 				   XD_ENC_MAX_DEPTH);
 		else {
 			e->depth++;
-			enc_fields(e, target, n, true);
+			enc_fields(e, target, n, SKIP_TYPE);
 			e->depth--;
 		}
 	} else {
@@ -619,7 +629,11 @@ static void enc_submsg(struct xd_encoder *e, const struct xd_msgdesc *m,
 		xd_enc_err(e, n, "expected a mapping for %s, not %s",
 			   m->full_name, xd_enc_show(n, buf, sizeof(buf)));
 	} else {
-		enc_fields(e, m, n, false);
+		/* depth 1: the resource itself, whose mapping may hold
+		 * annotations (xd_encoder_run read them) */
+		enc_fields(e, m, n,
+			   e->annotations && e->depth == 1 ? SKIP_ANNOTATIONS :
+							     SKIP_NONE);
 	}
 	e->depth--;
 }
@@ -641,6 +655,9 @@ int xd_encoder_run(struct xd_encoder *e, const struct xd_msgdesc *m,
 	e->nsegs = 0;
 	e->nerr = 0;
 	e->stopped = false;
+	memset(&e->ann, 0, sizeof(e->ann));
+	if (e->annotations)
+		xd_enc_annotations(e, root);
 	enc_submsg(e, m, root);
 	if (e->nerr == 0)
 		return 0;

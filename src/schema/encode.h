@@ -22,6 +22,7 @@
 
 #include "schema/doc.h"
 #include "schema/schema.h"
+#include "schema/transcode.h"
 #include "util/buf.h"
 #include "util/diag.h"
 
@@ -64,6 +65,13 @@ struct xd_encoder {
 	struct xd_enc_err errs[XD_ENC_MAX_ERRORS];
 	unsigned nerr;
 	bool stopped;
+	/* With `annotations` (snapshot files), the root mapping's keys
+	 * starting with "@" are read into `ann` (pointing into the tree and
+	 * `allow`, until the next run) instead of being unknown fields. */
+	bool annotations;
+	struct xd_annotations ann;
+	const char **allow;
+	size_t allow_cap;
 };
 
 void xd_encoder_init(struct xd_encoder *e, const struct xd_schema *s);
@@ -72,7 +80,8 @@ void xd_encoder_free(struct xd_encoder *e);
 /*
  * Appends the encoding of `root` as a message of type `m` to `out`.
  * `file` and `path` (may be "") prefix error messages. Returns 0, or -1
- * with the errors in `diag` and `out` as it was.
+ * with the errors in `diag` and `out` as it was. With e->annotations,
+ * e->ann holds the root's annotations after a run that returned 0.
  */
 int xd_encoder_run(struct xd_encoder *e, const struct xd_msgdesc *m,
 		   const struct xd_dnode *root, const char *file,
@@ -81,8 +90,9 @@ int xd_encoder_run(struct xd_encoder *e, const struct xd_msgdesc *m,
 /* ---- the steps encode.c, encode_scalar.c and encode_err.c share ----
  *
  * encode.c (messages, lists, maps, the well-known types that hold other
- * values) calls encode_scalar.c (values read from one scalar), and both
- * call encode_err.c (the path and the errors); nothing calls upwards. */
+ * values) calls encode_scalar.c (values read from one scalar) and
+ * encode_ann.c (a resource's annotations), and all three call
+ * encode_err.c (the path and the errors); nothing calls upwards. */
 
 /* encode_scalar.c: a field's value from one scalar (any type but
  * message), tag included; `presence` writes it even when it holds the
@@ -98,6 +108,12 @@ void xd_enc_text_wkt(struct xd_encoder *e, const struct xd_msgdesc *m,
 /* 0 when n is a string protobuf accepts (text, no NUL, valid UTF-8);
  * else -1, reported. */
 int xd_enc_check_string(struct xd_encoder *e, const struct xd_dnode *n);
+
+/* encode_ann.c: a key that names an annotation ("@..."), and the
+ * annotations of a resource's mapping, read into e->ann (errors
+ * recorded with the fields'). */
+bool xd_enc_is_annotation(const struct xd_dnode *key);
+void xd_enc_annotations(struct xd_encoder *e, const struct xd_dnode *root);
 
 /* encode_err.c: the path to the value being encoded. Each push is undone
  * with e->nsegs-- once the value is done. */

@@ -13,5 +13,5 @@ src_libxdsd_a_SOURCES += \
 	src/schema/split.c src/schema/split.h \
 	src/schema/doc.c src/schema/doc_yaml.c src/schema/doc.h \
 	src/schema/encode.c src/schema/encode_scalar.c \
-	src/schema/encode_err.c src/schema/encode.h \
+	src/schema/encode_ann.c src/schema/encode_err.c src/schema/encode.h \
 	src/schema/pbjson.c src/schema/pbjson.h

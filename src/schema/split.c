@@ -19,9 +19,11 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/xalloc.h"
 
 /* Files smaller than this are not worth a thread per piece. */
 #define MIN_PIECE_BYTES (512u * 1024)
@@ -167,7 +169,10 @@ static size_t find_pieces(const char *text, size_t len, size_t max,
 struct item_rec {
 	size_t section, index, len;
 	unsigned line, column;
-	/* then len bytes, padded to 8 */
+	bool allow_set, allow_anyone;
+	size_t nallow, allow_len;
+	/* then len bytes, padded to 8; then the nallow globs, each with its
+	 * NUL, allow_len bytes in all, padded to 8 */
 };
 
 struct piece_job {
@@ -184,12 +189,20 @@ static int collect(const struct xd_item *it, void *arg)
 {
 	struct piece_job *j = arg;
 	struct item_rec rec = {(size_t)(it->section - j->sections), it->index,
-			       it->len, it->line, it->column};
+			       it->len, it->line, it->column,
+			       it->ann.allow_set, it->ann.allow_anyone,
+			       it->ann.nallow, 0};
 	static const uint8_t pad[8];
 
+	for (size_t i = 0; i < it->ann.nallow; i++)
+		rec.allow_len += strlen(it->ann.allow[i]) + 1;
 	xd_buf_append(&j->items, &rec, sizeof(rec));
 	xd_buf_append(&j->items, it->data, it->len);
 	xd_buf_append(&j->items, pad, (8 - it->len % 8) % 8);
+	for (size_t i = 0; i < it->ann.nallow; i++)
+		xd_buf_append(&j->items, it->ann.allow[i],
+			      strlen(it->ann.allow[i]) + 1);
+	xd_buf_append(&j->items, pad, (8 - rec.allow_len % 8) % 8);
 	return 0;
 }
 
@@ -205,29 +218,46 @@ static void *run_job(void *arg)
 static int dispatch(struct piece_job *jobs, size_t n, xd_item_fn fn,
 		    void *arg)
 {
-	for (size_t k = 0; k < n; k++) {
+	const char **allow = NULL; /* an item's globs, in `items` */
+	size_t allow_cap = 0;
+	int rc = 0;
+
+	for (size_t k = 0; k < n && rc == 0; k++) {
 		const uint8_t *p = jobs[k].items.data;
 		const uint8_t *end = p ? p + jobs[k].items.len : NULL;
 
-		while (p < end) {
+		while (p < end && rc == 0) {
 			struct item_rec rec;
 			struct xd_item it;
 			char path[160];
 			const struct xd_section *sec;
+			const char *glob;
 
 			memcpy(&rec, p, sizeof(rec));
 			p += sizeof(rec);
 			sec = &jobs[k].sections[rec.section];
 			snprintf(path, sizeof(path), "%s[%zu]", sec->key,
 				 rec.index);
-			it = (struct xd_item){sec, rec.index, rec.line,
-					      rec.column, path, p, rec.len};
-			if (fn != NULL && fn(&it, arg) != 0)
-				return -1;
+			allow = xd_grow(allow, &allow_cap, rec.nallow + 1,
+					sizeof(*allow));
+			glob = (const char *)p + rec.len + (8 - rec.len % 8) % 8;
+			for (size_t i = 0; i < rec.nallow; i++) {
+				allow[i] = glob;
+				glob += strlen(glob) + 1;
+			}
+			it = (struct xd_item){
+				sec, rec.index, rec.line, rec.column, path, p,
+				rec.len,
+				{rec.allow_set, rec.allow_anyone, allow,
+				 rec.nallow}};
 			p += rec.len + (8 - rec.len % 8) % 8;
+			p += rec.allow_len + (8 - rec.allow_len % 8) % 8;
+			if (fn != NULL && fn(&it, arg) != 0)
+				rc = -1;
 		}
 	}
-	return 0;
+	free(allow);
+	return rc;
 }
 
 int xd_split_run(const char *text, size_t len, unsigned threads,

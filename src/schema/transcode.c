@@ -251,7 +251,7 @@ static void emit(struct yrun *r, struct file_ctx *c,
 		return;
 	}
 	it = (struct xd_item){sec, index, n->line, n->col, path, r->out.data,
-			      r->out.len};
+			      r->out.len, r->enc.ann};
 	if (c->fn != NULL && c->fn(&it, c->arg) != 0)
 		c->stopped = 1;
 }
@@ -394,6 +394,7 @@ static int yaml_piece(const struct xd_schema *s, const char *file,
 	int rc;
 
 	yrun_init(&r, s, file, p, diag);
+	r.enc.annotations = true; /* resources of a snapshot file */
 	rc = yaml_start(&r);
 	if (rc != 0)
 		goto out;
@@ -559,6 +560,7 @@ int xd_transcode_json_file(const struct xd_schema *s, const char *file,
 		return -1;
 	}
 	xd_encoder_init(&enc, s);
+	enc.annotations = true; /* resources of a snapshot file */
 	json_object_foreach(root, key, list) {
 		const struct xd_section *sec;
 
@@ -591,7 +593,8 @@ int xd_transcode_json_file(const struct xd_schema *s, const char *file,
 				failed = 1;
 			} else {
 				it = (struct xd_item){sec, i, 0, 0, path,
-						      out.data, out.len};
+						      out.data, out.len,
+						      enc.ann};
 				if (fn != NULL && fn(&it, arg) != 0)
 					stopped = 1;
 			}

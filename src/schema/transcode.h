@@ -24,6 +24,7 @@
 #define XD_SCHEMA_TRANSCODE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <yaml.h>
@@ -40,6 +41,30 @@ struct xd_section {
 	const struct xd_msgdesc *type;
 };
 
+/*
+ * What a snapshot file says of a resource beside its fields: keys of the
+ * resource's own mapping that start with "@", which no protobuf field
+ * name can (docs/design.md §9), read and left out of its bytes.
+ *
+ *   "@allow": [GLOB, ...]  the identities the resource is served to
+ *                          (xdsd-snapshot(5)); the keyword "@anyone"
+ *                          serves it to every client, identified or not.
+ *
+ * Checked here, where positions are known: a list of non-empty strings,
+ * at most XD_ALLOW_MAX of them, each at most XD_ALLOW_GLOB_MAX bytes; a
+ * string starting with "@" must be a keyword. What the rules mean is the
+ * snapshot loader's.
+ */
+#define XD_ALLOW_MAX 256
+#define XD_ALLOW_GLOB_MAX 1024
+
+struct xd_annotations {
+	bool allow_set;            /* "@allow" was given */
+	bool allow_anyone;         /* ... and holds "@anyone" */
+	const char *const *allow;  /* its globs, keywords left out */
+	size_t nallow;
+};
+
 /* One encoded resource, as handed to the caller. */
 struct xd_item {
 	const struct xd_section *section;
@@ -48,6 +73,7 @@ struct xd_item {
 	const char *path;      /* "clusters[2]" */
 	const uint8_t *data;   /* valid during the callback only */
 	size_t len;
+	struct xd_annotations ann; /* its strings too */
 };
 
 /* Returns 0 to go on, anything else to stop the file there. */
@@ -56,7 +82,8 @@ typedef int (*xd_item_fn)(const struct xd_item *item, void *arg);
 /*
  * Parses a snapshot file: a mapping of section keys to lists of
  * resources (docs/design.md §3). Each item is encoded as its section's type
- * and handed to `fn` in file order, on the calling thread; items with
+ * (its annotations read and left out: struct xd_annotations) and handed
+ * to `fn` in file order, on the calling thread; items with
  * errors are reported and skipped, the rest still checked. Unknown or
  * repeated section keys, non-list values, YAML syntax errors and more
  * than one document are errors too. Returns 0 when the whole file is

@@ -1001,8 +1001,16 @@ static int on_item(const struct xd_item *it, void *arg)
 	struct seen *s = arg;
 	char *h = hex(it->data, it->len > 8 ? 8 : it->len);
 
-	xd_buf_printf(&s->log, "%s %s %zu %u:%u %zu %s\n", it->path,
+	xd_buf_printf(&s->log, "%s %s %zu %u:%u %zu %s", it->path,
 		      it->section->key, it->index, it->line, it->column, it->len, h);
+	/* annotations, when the item has any */
+	if (it->ann.allow_set) {
+		xd_buf_printf(&s->log, " @allow%s", it->ann.allow_anyone ?
+							   " anyone" : "");
+		for (size_t i = 0; i < it->ann.nallow; i++)
+			xd_buf_printf(&s->log, " [%s]", it->ann.allow[i]);
+	}
+	xd_buf_putc(&s->log, '\n');
 	free(h);
 	return ++s->count == s->stop_after;
 }
@@ -1125,6 +1133,129 @@ START_TEST(snapshot_in_pieces)
 	free(four);
 	free(one);
 	xd_buf_free(&b);
+}
+END_TEST
+
+/* A resource's annotations ("@allow") are read beside its fields and
+ * left out of its bytes: "a" encodes as if they were not there. */
+START_TEST(snapshot_annotations)
+{
+	char *got;
+
+	got = file_run("nested:\n"
+		       "- name: a\n"
+		       "  \"@allow\": [\"spiffe://example.org/ns/*/sa/web\", envoy-?]\n"
+		       "- {\"@allow\": [\"@anyone\", x], name: a}\n"
+		       "- {name: a, \"@allow\": []}\n"
+		       "- name: a\n", 1, 0, 0);
+	ck_assert_str_eq(got, "rc=0\n"
+			      "nested[0] nested 0 2:3 3 0a0161 @allow [spiffe://example.org/ns/*/sa/web] [envoy-?]\n"
+			      "nested[1] nested 1 4:3 3 0a0161 @allow anyone [x]\n"
+			      "nested[2] nested 2 5:3 3 0a0161 @allow\n"
+			      "nested[3] nested 3 6:3 3 0a0161\n");
+	free(got);
+	/* every malformed "@allow", in document order among the fields'
+	 * own errors */
+	got = file_run("nested:\n"
+		       "- {name: a, \"@allow\": frontend}\n"
+		       "- {name: a, \"@allow\": {a: b}}\n"
+		       "- {name: a, \"@allow\": ~}\n"
+		       "- \"@allow\": [~, \"\", \"@any\", [x], {y: z}, \"\\0\", ok]\n"
+		       "  nn: 1\n"
+		       "- {\"@ttl\": 5s, \"@alow\": [], name: a}\n"
+		       "- {\"@allow\": [a], name: b, \"@allow\": [b]}\n", 1, 0, 0);
+	ck_assert_str_eq(got, "rc=-1\n"
+			      "s.yaml:2:23: nested[0].@allow: expected a list of identity globs, not 'frontend'\n"
+			      "s.yaml:3:23: nested[1].@allow: expected a list of identity globs, not a mapping\n"
+			      "s.yaml:4:23: nested[2].@allow: expected a list of identity globs, not null\n"
+			      "s.yaml:5:14: nested[3].@allow[0]: expected an identity glob (a string), not null\n"
+			      "s.yaml:5:17: nested[3].@allow[1]: an empty glob matches no identity\n"
+			      "s.yaml:5:21: nested[3].@allow[2]: unknown keyword '@any' (the only one is '@anyone')\n"
+			      "s.yaml:5:29: nested[3].@allow[3]: expected an identity glob (a string), not a list\n"
+			      "s.yaml:5:34: nested[3].@allow[4]: expected an identity glob (a string), not a mapping\n"
+			      "s.yaml:5:42: nested[3].@allow[5]: string contains a NUL byte\n"
+			      "s.yaml:6:3: nested[3].nn: unknown field 'nn' in xdtest.Nested (did you mean 'n'?)\n"
+			      "s.yaml:7:4: nested[4].@ttl: unknown annotation '@ttl' (the only one is '@allow')\n"
+			      "s.yaml:7:16: nested[4].@alow: unknown annotation '@alow' (did you mean '@allow'?)\n"
+			      "s.yaml:8:28: nested[5].@allow: duplicate key '@allow' (first on line 8)");
+	free(got);
+	/* JSON: the same, without positions */
+	got = file_run("{\"nested\": [{\"name\": \"a\", \"@allow\": [\"g*\", \"@anyone\"]},"
+		       " {\"@allow\": [\"g\", 5, true]}]}", 1, 1, 0);
+	ck_assert_str_eq(got, "rc=-1\n"
+			      "nested[0] nested 0 0:0 3 0a0161 @allow anyone [g*]\n"
+			      "s.json: nested[1].@allow[1]: expected an identity glob (a string), not 5\n"
+			      "s.json: nested[1].@allow[2]: expected an identity glob (a string), not true");
+	free(got);
+}
+END_TEST
+
+/* The bounds: globs per resource and bytes per glob. */
+START_TEST(snapshot_annotation_bounds)
+{
+	struct xd_buf b = XD_BUF_INIT;
+	char *got;
+
+	xd_buf_printf(&b, "nested:\n- name: a\n  \"@allow\":\n");
+	for (int i = 0; i < XD_ALLOW_MAX; i++)
+		xd_buf_printf(&b, "  - g%d\n", i);
+	xd_buf_putc(&b, '\0');
+	got = file_run((char *)b.data, 1, 0, 0);
+	ck_assert(strncmp(got, "rc=0\nnested[0] nested 0 2:3 3 0a0161 @allow [g0] [g1]", 52) == 0);
+	free(got);
+	b.len--;
+	xd_buf_printf(&b, "  - one-too-many\n");
+	xd_buf_putc(&b, '\0');
+	got = file_run((char *)b.data, 1, 0, 0);
+	ck_assert_str_eq(got, "rc=-1\ns.yaml:4:3: nested[0].@allow: 257 globs; the limit is 256");
+	free(got);
+	b.len = 0;
+	xd_buf_printf(&b, "nested:\n- {name: a, \"@allow\": [");
+	for (int i = 0; i < XD_ALLOW_GLOB_MAX + 1; i++)
+		xd_buf_putc(&b, 'x');
+	xd_buf_printf(&b, "]}\n");
+	xd_buf_putc(&b, '\0');
+	got = file_run((char *)b.data, 1, 0, 0);
+	ck_assert_str_eq(got, "rc=-1\ns.yaml:2:24: nested[0].@allow[0]: a glob of 1025 bytes; the limit is 1024");
+	free(got);
+	xd_buf_free(&b);
+}
+END_TEST
+
+/* Annotations outlive the pieces of a file cut for threads: the same
+ * items with 1 and 4 threads. */
+START_TEST(snapshot_annotations_in_pieces)
+{
+	struct xd_buf b = XD_BUF_INIT;
+	char *one, *four;
+
+	xd_buf_printf(&b, "nested:\n");
+	for (int i = 0; i < 40000; i++) {
+		xd_buf_printf(&b, "- name: item-%05d\n  child: {name: c}\n", i);
+		if (i % 3 == 0)
+			xd_buf_printf(&b, "  \"@allow\": [\"spiffe://example.org/sa/%d\"%s]\n",
+				      i, i % 2 ? ", \"@anyone\", x" : "");
+	}
+	xd_buf_putc(&b, '\0');
+	ck_assert_uint_gt(b.len, 1u << 20);
+	one = file_run((char *)b.data, 1, 0, 0);
+	four = file_run((char *)b.data, 4, 0, 0);
+	ck_assert(strncmp(one, "rc=0\n", 5) == 0);
+	ck_assert_ptr_nonnull(strstr(one, "@allow anyone [spiffe://example.org/sa/39999] [x]\n"));
+	ck_assert(strcmp(one, four) == 0);
+	free(four);
+	free(one);
+	xd_buf_free(&b);
+}
+END_TEST
+
+/* A single resource has no annotations: "@allow" is no field. */
+START_TEST(annotations_only_in_snapshot_files)
+{
+	char *got = enc("xdtest.Nested", "name: a\n\"@allow\": [x]\n");
+
+	ck_assert_str_eq(got, "ERR t.yaml:2:1: @allow: unknown field '@allow' in xdtest.Nested");
+	free(got);
 }
 END_TEST
 
@@ -1354,6 +1485,10 @@ int main(void)
 	tcase_add_test(tc, snapshot_files);
 	tcase_add_test(tc, snapshot_in_pieces);
 	tcase_add_test(tc, json_snapshot_files);
+	tcase_add_test(tc, snapshot_annotations);
+	tcase_add_test(tc, snapshot_annotation_bounds);
+	tcase_add_test(tc, snapshot_annotations_in_pieces);
+	tcase_add_test(tc, annotations_only_in_snapshot_files);
 	tcase_add_test(tc, walks_fields);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);

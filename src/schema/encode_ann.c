@@ -1,0 +1,120 @@
+/* A resource's annotations (transcode.h, struct xd_annotations): the
+ * keys of its own mapping that start with "@", read and checked beside
+ * the fields, with their errors among the fields' own (same path form,
+ * same document order). The encoder leaves them out of the bytes. */
+#include "schema/encode.h"
+
+#include <string.h>
+
+#include "schema/transcode.h"
+#include "util/text.h"
+#include "util/xalloc.h"
+
+#define ALLOW "@allow"
+#define ANYONE "@anyone"
+
+bool xd_enc_is_annotation(const struct xd_dnode *key)
+{
+	return key->kind == XD_DN_SCALAR && key->len > 0 && key->u.str[0] == '@';
+}
+
+static bool is(const struct xd_dnode *n, const char *text)
+{
+	return n->len == strlen(text) && memcmp(n->u.str, text, n->len) == 0;
+}
+
+/* One item of "@allow": a glob, or the keyword "@anyone". */
+static void allow_item(struct xd_encoder *e, const struct xd_dnode *n)
+{
+	char buf[160];
+
+	if (!xd_doc_is_text(n)) {
+		xd_enc_err(e, n, "expected an identity glob (a string), not %s",
+			   xd_enc_show(n, buf, sizeof(buf)));
+		return;
+	}
+	if (xd_enc_check_string(e, n) != 0)
+		return;
+	if (n->len == 0) {
+		xd_enc_err(e, n, "an empty glob matches no identity");
+		return;
+	}
+	if (n->len > XD_ALLOW_GLOB_MAX) {
+		xd_enc_err(e, n, "a glob of %u bytes; the limit is %d", n->len,
+			   XD_ALLOW_GLOB_MAX);
+		return;
+	}
+	if (n->u.str[0] == '@') {
+		/* "@" starts keywords, so that none is ever taken for an
+		 * identity (a common name may be anything) */
+		if (is(n, ANYONE))
+			e->ann.allow_anyone = true;
+		else
+			xd_enc_err(e, n, "unknown keyword %s (the only one is '" ANYONE "')",
+				   xd_enc_show(n, buf, sizeof(buf)));
+		return;
+	}
+	e->allow = xd_grow(e->allow, &e->allow_cap, e->ann.nallow + 1,
+			   sizeof(*e->allow));
+	e->allow[e->ann.nallow++] = n->u.str;
+}
+
+static void read_allow(struct xd_encoder *e, const struct xd_dnode *v)
+{
+	char buf[160];
+
+	e->ann.allow_set = true;
+	if (v->kind != XD_DN_SEQ) {
+		xd_enc_err(e, v, "expected a list of identity globs, not %s",
+			   xd_enc_show(v, buf, sizeof(buf)));
+		return;
+	}
+	if (v->len > XD_ALLOW_MAX) {
+		xd_enc_err(e, v, "%u globs; the limit is %d", v->len,
+			   XD_ALLOW_MAX);
+		return;
+	}
+	for (uint32_t i = 0; i < v->len && !e->stopped; i++) {
+		xd_enc_push_index(e, i);
+		allow_item(e, &v->u.kids[i]);
+		e->nsegs--;
+	}
+	e->ann.allow = e->allow;
+}
+
+void xd_enc_annotations(struct xd_encoder *e, const struct xd_dnode *root)
+{
+	const struct xd_dnode *allow_key = NULL;
+	char buf[160], where[48];
+
+	memset(&e->ann, 0, sizeof(e->ann));
+	if (root->kind != XD_DN_MAP)
+		return; /* the encoder says what is wrong with it */
+	for (uint32_t i = 0; i < root->len && !e->stopped; i++) {
+		const struct xd_dnode *k = &root->u.kids[2 * i];
+
+		if (!xd_enc_is_annotation(k))
+			continue;
+		xd_enc_push_field(e, k);
+		if (!is(k, ALLOW)) {
+			bool close = xd_text_distance(k->u.str, k->len, ALLOW,
+						      strlen(ALLOW),
+						      XD_TEXT_FOLD_CASE |
+							      XD_TEXT_SWAPS) <= 2;
+
+			xd_enc_err(e, k, "unknown annotation %s (%s '" ALLOW "'%s)",
+				   xd_enc_show(k, buf, sizeof(buf)),
+				   close ? "did you mean" : "the only one is",
+				   close ? "?" : "");
+		} else if (allow_key != NULL) {
+			xd_enc_err(e, k, "duplicate key %s%s",
+				   xd_enc_show(k, buf, sizeof(buf)),
+				   xd_enc_first_on(allow_key, where,
+						   sizeof(where)));
+		} else {
+			allow_key = k;
+			read_allow(e, &root->u.kids[2 * i + 1]);
+		}
+		e->nsegs--;
+	}
+}
