@@ -13,15 +13,17 @@ struct slot {
 	size_t bytes; /* of the slot, the value and the key's sets */
 };
 
+struct shared_entry;
+
 struct cache {
 	struct slot slots[XD_DERIVED_SLOTS]; /* oldest first */
 	size_t used;
 	size_t bytes; /* of every slot */
-	bool is_union; /* the table is a registered union */
-	struct xd_table *owner;
+	/* the table is a registered union or view: its registry entry */
+	struct shared_entry *shared;
 };
 
-static void union_forget(struct xd_table *u);
+static void shared_forget(struct shared_entry *e);
 
 static void release(struct slot *s)
 {
@@ -37,8 +39,8 @@ static void cache_free(void *p)
 
 	for (size_t i = 0; i < c->used; i++)
 		release(&c->slots[i]);
-	if (c->is_union)
-		union_forget(c->owner);
+	if (c->shared != NULL)
+		shared_forget(c->shared);
 	free(c);
 }
 
@@ -49,7 +51,6 @@ static struct cache *cache_of(struct xd_table *t)
 	if (a->p == NULL) {
 		struct cache *c = xd_calloc(1, sizeof(*c));
 
-		c->owner = t;
 		a->p = c;
 		a->free_fn = cache_free;
 	}
@@ -128,63 +129,170 @@ void xd_derived_store(struct xd_table *t, enum xd_derived_kind kind,
 }
 
 /*
- * Unions by (newer id, older id). Entries are weak: a union is held by
- * the clients in transition, and removes itself here when freed (its
+ * Tables made from others and shared by every client that needs the
+ * same one: unions, by (newer id, older id), and views, by (table id,
+ * the set of its restricted names shown). Entries are weak: such a table
+ * is held by its clients, and removes itself here when freed (its
  * cache's destructor runs then), so the registry never keeps one alive
- * and never holds a dangling one.
+ * and never holds a dangling one. A view's entry holds its set, so that
+ * the next client shown the same names interns the same set and finds
+ * the view.
  */
-struct union_entry {
-	uint64_t a, b;
-	struct xd_table *u;
-	struct union_entry *next;
+enum shared_kind {
+	SHARED_UNION,
+	SHARED_VIEW,
 };
 
-#define UNION_BUCKETS 64
-static struct union_entry *unions[UNION_BUCKETS];
+struct shared_entry {
+	enum shared_kind kind;
+	uint64_t a, b;
+	struct xd_nameset *set; /* a view's shown names (a reference) */
+	struct xd_table *t;
+	struct shared_entry *next;
+};
 
-static size_t union_bucket(uint64_t a, uint64_t b)
+#define SHARED_BUCKETS 256
+static struct shared_entry *shared[SHARED_BUCKETS];
+
+static size_t shared_bucket(enum shared_kind kind, uint64_t a, uint64_t b)
 {
-	return (size_t)((a * 31 + b) % UNION_BUCKETS);
+	return (size_t)((a * 31 + b) * 2 + kind) % SHARED_BUCKETS;
 }
 
-static void union_forget(struct xd_table *u)
+static struct xd_table *shared_find(enum shared_kind kind, uint64_t a,
+				    uint64_t b)
 {
-	struct xd_table *a = xd_table_union_base(u);
+	for (struct shared_entry *e = shared[shared_bucket(kind, a, b)];
+	     e != NULL; e = e->next)
+		if (e->kind == kind && e->a == a && e->b == b)
+			return xd_table_ref(e->t);
+	return NULL;
+}
 
-	for (size_t i = 0; a != NULL && i < UNION_BUCKETS; i++) {
-		for (struct union_entry **p = &unions[i]; *p != NULL;
-		     p = &(*p)->next) {
-			if ((*p)->u == u) {
-				struct union_entry *dead = *p;
+/* Registers `t` (the caller's new reference stays the caller's). */
+static void shared_add(enum shared_kind kind, uint64_t a, uint64_t b,
+		       struct xd_nameset *set, struct xd_table *t)
+{
+	struct shared_entry *e = xd_malloc(sizeof(*e));
+	size_t k = shared_bucket(kind, a, b);
 
-				*p = dead->next;
-				free(dead);
-				return;
-			}
-		}
-	}
+	*e = (struct shared_entry){kind, a, b, set ? xd_nameset_ref(set) : NULL,
+				   t, shared[k]};
+	shared[k] = e;
+	cache_of(t)->shared = e;
+}
+
+static void shared_forget(struct shared_entry *dead)
+{
+	struct shared_entry **p = &shared[shared_bucket(dead->kind, dead->a,
+							 dead->b)];
+
+	while (*p != dead)
+		p = &(*p)->next;
+	*p = dead->next;
+	xd_nameset_unref(dead->set);
+	free(dead);
 }
 
 struct xd_table *xd_derived_union(struct xd_table *t, struct xd_table *old)
 {
 	uint64_t a = xd_table_id(t), b = xd_table_id(old);
-	struct union_entry *e;
-	struct cache *c;
+	struct xd_table *u;
 
 	if (xd_table_union_base(old) == t)
 		return xd_table_ref(old);
-	for (e = unions[union_bucket(a, b)]; e != NULL; e = e->next)
-		if (e->a == a && e->b == b)
-			return xd_table_ref(e->u);
-	e = xd_malloc(sizeof(*e));
-	e->a = a;
-	e->b = b;
-	e->u = xd_table_union(t, old);
-	e->next = unions[union_bucket(a, b)];
-	unions[union_bucket(a, b)] = e;
-	c = cache_of(e->u);
-	c->is_union = true;
-	return e->u;
+	u = shared_find(SHARED_UNION, a, b);
+	if (u == NULL) {
+		u = xd_table_union(t, old);
+		shared_add(SHARED_UNION, a, b, NULL, u);
+	}
+	return u;
+}
+
+/* ---------------- views ---------------- */
+
+static void release_set(union xd_derived_value v);
+
+/*
+ * The restricted names of `t` that `identity` may see, memoized on `t`
+ * by identity: the globs are matched once per (table, identity), not
+ * once per client and reload. An identity is keyed as a one-name set,
+ * interned like the others: exact, and held by the memo.
+ */
+static struct xd_nameset *shown(struct xd_table *t, const char *identity)
+{
+	struct xd_name id = {identity, identity ? strlen(identity) : 0};
+	struct xd_nameset *idset = identity ? xd_nameset_intern(&id, 1) : NULL;
+	struct xd_derived_key key = {.words = {identity != NULL},
+				     .sets = {idset}};
+	union xd_derived_value v;
+	struct xd_name *names = NULL;
+	size_t n = 0, cap = 0;
+
+	if (xd_derived_find(t, XD_DERIVED_SHOWN, &key, &v)) {
+		xd_nameset_unref(idset);
+		return v.set;
+	}
+	for (size_t i = 0; i < xd_table_count(t); i++) {
+		const struct xd_entry *e = xd_table_at(t, i);
+
+		if (!e->restricted || !xd_entry_allows(e, identity))
+			continue;
+		names = xd_grow(names, &cap, n + 1, sizeof(*names));
+		names[n++] = (struct xd_name){e->name, e->name_len};
+	}
+	v.set = xd_nameset_intern(names, n);
+	free(names);
+	xd_derived_store(t, XD_DERIVED_SHOWN, &key,
+			 (struct xd_derived_owned){v, xd_nameset_bytes(v.set),
+						   release_set});
+	xd_nameset_unref(idset);
+	return v.set;
+}
+
+static bool keep_shown(const struct xd_entry *e, void *arg)
+{
+	return !e->restricted ||
+	       xd_nameset_has(arg, e->name, e->name_len);
+}
+
+struct xd_table *xd_derived_view(struct xd_table *t, const char *identity)
+{
+	struct xd_nameset *set;
+	struct xd_table *v;
+
+	/* the common case: nothing restricted, nothing to look up */
+	if (xd_table_restricted(t) == 0)
+		return xd_table_ref(t);
+	set = shown(t, identity);
+	if (xd_nameset_count(set) == xd_table_restricted(t))
+		return xd_table_ref(t); /* it may see everything */
+	v = shared_find(SHARED_VIEW, xd_table_id(t), xd_nameset_id(set));
+	if (v == NULL) {
+		v = xd_table_filter(t, keep_shown, set);
+		shared_add(SHARED_VIEW, xd_table_id(t), xd_nameset_id(set), set,
+			   v);
+	}
+	return v;
+}
+
+struct xd_snapshot *xd_derived_snapshot_view(struct xd_snapshot *s,
+					     const char *identity)
+{
+	struct xd_table *tables[XD_RTYPE_COUNT];
+	bool same = true;
+
+	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
+		struct xd_table *full = xd_snapshot_table(s, (enum xd_rtype)t);
+
+		tables[t] = xd_derived_view(full, identity);
+		same = same && tables[t] == full;
+	}
+	if (!same)
+		return xd_snapshot_view_new(s, tables);
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		xd_table_unref(tables[t]);
+	return xd_snapshot_ref(s);
 }
 
 static void release_set(union xd_derived_value v)

@@ -2,7 +2,8 @@
  * Values derived from a table and memoized on it: response bodies
  * (body.c), and what the ADS sequencer asks again and again (the endpoint
  * names a client's clusters need, whether a subscription covers them);
- * and the make-before-break unions of two tables.
+ * the make-before-break unions of two tables; and the views of a table
+ * or snapshot that one identity may see.
  *
  * A key is a few numbers (flags, process-unique ids of other tables,
  * never addresses) and the name sets the value depends on. The memo
@@ -32,6 +33,7 @@
 #include <stdint.h>
 
 #include "protocol/nameset.h"
+#include "snapshot/snapshot.h"
 #include "snapshot/table.h"
 
 struct xd_body;
@@ -40,6 +42,7 @@ enum xd_derived_kind {
 	XD_DERIVED_BODY,
 	XD_DERIVED_EDS_REFS,
 	XD_DERIVED_COVERED,
+	XD_DERIVED_SHOWN, /* the restricted names an identity may see */
 };
 
 #define XD_DERIVED_SLOTS 64
@@ -90,6 +93,29 @@ void xd_derived_store(struct xd_table *t, enum xd_derived_kind kind,
  * a union leaves it when freed). Returns a new reference.
  */
 struct xd_table *xd_derived_union(struct xd_table *t, struct xd_table *old);
+
+/*
+ * `t` as a client proving `identity` (NULL: none) may see it: without
+ * the entries it may not be served (table.h, xd_entry_allows), which
+ * then do not exist for it. `t` itself when it hides nothing from that
+ * client (always when nothing in `t` is restricted: the common case
+ * costs one test). Every client shown the same entries of `t` gets the
+ * same view, whatever its identity, so bodies stay computed once per
+ * state: the globs are matched once per (table, identity) (memoized on
+ * `t`), and views are shared by (table, names shown) through a registry
+ * of weak entries, as unions are. A view keeps `t` alive and goes with
+ * its last client. Returns a new reference.
+ */
+struct xd_table *xd_derived_view(struct xd_table *t, const char *identity);
+
+/*
+ * The snapshot `s` as `identity` may see it: each table's view; `s`
+ * itself when no view hides anything. Otherwise a snapshot of its own
+ * (xd_snapshot_view_new, whose base is `s`), made per call. Returns a
+ * new reference.
+ */
+struct xd_snapshot *xd_derived_snapshot_view(struct xd_snapshot *s,
+					     const char *identity);
 
 /*
  * The endpoint names (in `eds`) that the clusters a client holds refer

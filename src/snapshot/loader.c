@@ -20,6 +20,24 @@ struct build {
 	struct xd_diag *diag;
 };
 
+/*
+ * Who may be served a resource (docs/engine.md, "Secrets only to their
+ * owner"): with "@allow", the identities its globs match, or everyone
+ * with "@anyone"; without it, every client for most types, but a secret
+ * (private keys, often) only to clients that proved an identity with a
+ * certificate, as "@allow": ["*"] says.
+ */
+static void restrict_access(struct xd_table_builder *b, enum xd_rtype t,
+			    const struct xd_annotations *ann)
+{
+	static const char *const verified[] = {"*"};
+
+	if (ann->allow_set && !ann->allow_anyone)
+		xd_table_builder_restrict(b, ann->allow, ann->nallow);
+	else if (!ann->allow_set && t == XD_SECRET)
+		xd_table_builder_restrict(b, verified, 1);
+}
+
 /* Every resource, in file order: name it, find its references, add it. */
 static int on_item(const struct xd_item *it, void *arg)
 {
@@ -43,6 +61,8 @@ static int on_item(const struct xd_item *it, void *arg)
 			    bd->file->path, it->line, it->column, it->path,
 			    xd_rtype_info(t)->noun, info.name, first->file,
 			    first->line);
+	else
+		restrict_access(bd->b[t], t, &it->ann);
 	xd_resinfo_clear(&info);
 	return 0;
 }
@@ -113,7 +133,7 @@ static struct xd_snapshot *load_key(const struct xd_schema *schema,
 	for (int t = 0; old != NULL && t < XD_RTYPE_COUNT; t++) {
 		struct xd_table *o = xd_snapshot_table(old, (enum xd_rtype)t);
 
-		if (xd_table_vhash(o) == xd_table_vhash(tables[t])) {
+		if (xd_table_same(o, tables[t])) {
 			xd_table_unref(tables[t]);
 			tables[t] = xd_table_ref(o);
 		}

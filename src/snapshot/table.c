@@ -8,6 +8,7 @@
 
 #include "util/arena.h"
 #include "util/buf.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 #include "xds/message.h"
 
@@ -26,10 +27,13 @@ struct xd_table {
 	size_t nalias, alias_mask;
 	uint64_t vhash;
 	char version[17];
+	size_t restricted;      /* entries with e->restricted */
+	uint64_t ahash;         /* of their names and globs; 0 when none */
 	struct xd_arena arena;  /* every byte the entries point to */
 	size_t bytes;           /* what the table allocated (statistics) */
 	size_t wire;            /* its entries' three wire forms, in bytes */
-	struct xd_table *parts[2]; /* for a union: the tables it shares */
+	struct xd_table *parts[2]; /* for a union: the tables it shares;
+				      for a filter, parts[0] only */
 	struct xd_table_attachment attachment;
 	uint64_t published_ms; /* loop thread: xd_table_publish */
 };
@@ -277,6 +281,19 @@ int xd_table_builder_add(struct xd_table_builder *b, const char *name,
 	return 0;
 }
 
+void xd_table_builder_restrict(struct xd_table_builder *b,
+			       const char *const *globs, size_t n)
+{
+	struct xd_entry *e = &b->entries[b->count - 1];
+	const char **g = balloc(b, (n ? n : 1) * sizeof(*g));
+
+	for (size_t k = 0; k < n; k++)
+		g[k] = arena_dup(b, globs[k], strlen(globs[k]));
+	e->allow = g;
+	e->nallow = (uint32_t)n;
+	e->restricted = true;
+}
+
 static int by_name(const void *pa, const void *pb)
 {
 	const struct xd_entry *a = pa, *b = pb;
@@ -288,18 +305,32 @@ static int by_name(const void *pa, const void *pb)
 	return a->name_len < b->name_len ? -1 : a->name_len > b->name_len;
 }
 
-/* The table's version: a hash of its sorted (name, version) pairs. */
+/* The table's version: a hash of its sorted (name, version) pairs; and
+ * apart, a hash of who may see what (xd_table_same). */
 static void table_version(struct xd_table *t)
 {
-	XXH3_state_t st;
+	XXH3_state_t st, ac;
 
 	XXH3_64bits_reset(&st);
+	XXH3_64bits_reset(&ac);
+	t->restricted = 0;
 	for (size_t i = 0; i < t->count; i++) {
-		XXH3_64bits_update(&st, t->entries[i].name,
-				   t->entries[i].name_len + 1);
-		XXH3_64bits_update(&st, t->entries[i].version, 16);
+		const struct xd_entry *e = &t->entries[i];
+
+		XXH3_64bits_update(&st, e->name, e->name_len + 1);
+		XXH3_64bits_update(&st, e->version, 16);
+		if (!e->restricted)
+			continue;
+		t->restricted++;
+		XXH3_64bits_update(&ac, e->name, e->name_len + 1);
+		for (uint32_t k = 0; k < e->nallow; k++)
+			XXH3_64bits_update(&ac, e->allow[k],
+					   strlen(e->allow[k]) + 1);
+		/* where one entry's globs end (a glob is never empty) */
+		XXH3_64bits_update(&ac, "", 1);
 	}
 	t->vhash = XXH3_64bits_digest(&st);
+	t->ahash = t->restricted > 0 ? XXH3_64bits_digest(&ac) : 0;
 	hex16(t->version, t->vhash);
 }
 
@@ -408,7 +439,51 @@ struct xd_table *xd_table_union(struct xd_table *a, struct xd_table *b)
 
 struct xd_table *xd_table_union_base(const struct xd_table *t)
 {
-	return t->parts[0];
+	return t->parts[1] != NULL ? t->parts[0] : NULL;
+}
+
+struct xd_table *xd_table_filter(struct xd_table *t,
+				 bool (*keep)(const struct xd_entry *e,
+					      void *arg),
+				 void *arg)
+{
+	struct xd_table *f = table_alloc(t->type);
+	size_t n = 0;
+
+	f->type_url = t->type_url; /* static, or in t, which f keeps */
+	f->entries = xd_malloc((t->count + 1) * sizeof(*f->entries));
+	for (size_t i = 0; i < t->count; i++)
+		if (keep(&t->entries[i], arg))
+			f->entries[n++] = t->entries[i];
+	f->count = n;
+	f->parts[0] = xd_table_ref(t);
+	table_version(f);
+	build_index(f);
+	account(f, 0, t->count + 1);
+	return f;
+}
+
+size_t xd_table_restricted(const struct xd_table *t)
+{
+	return t->restricted;
+}
+
+bool xd_table_same(const struct xd_table *a, const struct xd_table *b)
+{
+	return a->vhash == b->vhash && a->ahash == b->ahash &&
+	       a->restricted == b->restricted;
+}
+
+bool xd_entry_allows(const struct xd_entry *e, const char *identity)
+{
+	if (!e->restricted)
+		return true;
+	if (identity == NULL)
+		return false;
+	for (uint32_t k = 0; k < e->nallow; k++)
+		if (xd_text_glob(e->allow[k], identity))
+			return true;
+	return false;
 }
 
 struct xd_table *xd_table_ref(struct xd_table *t)

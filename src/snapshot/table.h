@@ -58,7 +58,21 @@ struct xd_entry {
 	uint32_t naliases;
 	const char *file; /* where it was defined, for messages */
 	uint32_t line;
+	/* Who may be served it (xdsd-snapshot(5), "@allow"): everyone
+	 * unless `restricted`; then the clients whose identity matches
+	 * one of the globs (none: nobody). xd_entry_allows decides. */
+	const char *const *allow;
+	uint32_t nallow;
+	bool restricted;
 };
+
+/*
+ * Whether a client proving `identity` (NULL: none, as over plaintext or
+ * TLS without a client certificate) may be served `e`: when `e` is not
+ * restricted, or the identity matches one of its globs (util/text.h,
+ * xd_text_glob). A client without an identity matches no glob.
+ */
+bool xd_entry_allows(const struct xd_entry *e, const char *identity);
 
 struct xd_table;
 struct xd_table_builder;
@@ -77,6 +91,15 @@ int xd_table_builder_add(struct xd_table_builder *b, const char *name,
 			 const char *const *aliases, size_t naliases,
 			 const char *file, uint32_t line,
 			 const struct xd_entry **first);
+
+/*
+ * Restricts the resource added last to the clients whose identity
+ * matches one of `globs` (copied; none: to nobody). The loader calls it
+ * for "@allow" and for secrets without one (docs/engine.md, "Secrets
+ * only to their owner").
+ */
+void xd_table_builder_restrict(struct xd_table_builder *b,
+			       const char *const *globs, size_t n);
 
 /* Sorts, encodes and indexes; frees the builder. */
 struct xd_table *xd_table_builder_finish(struct xd_table_builder *b);
@@ -104,6 +127,28 @@ struct xd_table *xd_table_union(struct xd_table *a, struct xd_table *b);
 
 /* For a union: its `a` part; otherwise NULL. */
 struct xd_table *xd_table_union_base(const struct xd_table *t);
+
+/*
+ * A table holding the entries of `t` that `keep` accepts: what one
+ * client may see of it (protocol/derived.h, xd_derived_view). The
+ * entries are shared, not copied; the result keeps `t` alive. Its
+ * version is that of its own entries, so it differs from `t`'s when
+ * anything was left out, and equal choices give equal versions.
+ */
+struct xd_table *xd_table_filter(struct xd_table *t,
+				 bool (*keep)(const struct xd_entry *e,
+					      void *arg),
+				 void *arg);
+
+/* How many of its entries are restricted (0: every client sees all). */
+size_t xd_table_restricted(const struct xd_table *t);
+
+/*
+ * Same content and same restrictions: what lets a reload keep the
+ * previous table. The version alone does not say it: an "@allow" that
+ * changed leaves every resource's bytes as they were.
+ */
+bool xd_table_same(const struct xd_table *a, const struct xd_table *b);
 
 struct xd_table *xd_table_ref(struct xd_table *t);
 void xd_table_unref(struct xd_table *t);

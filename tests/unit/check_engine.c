@@ -843,6 +843,328 @@ START_TEST(delta_alias_and_name_removed_once)
 }
 END_TEST
 
+/* ---------------- views: what one identity may see ---------------- */
+
+#define FRONTEND "spiffe://example.org/ns/prod/sa/frontend"
+#define BACKEND "spiffe://example.org/ns/prod/sa/backend"
+
+static void add_entry(struct xd_table_builder *b, const char *name,
+		      const char *content)
+{
+	ck_assert_int_eq(xd_table_builder_add(b, name, (const uint8_t *)content,
+					      strlen(content), NULL, 0, NULL, 0,
+					      "s.yaml", 1, NULL),
+			 0);
+}
+
+/*
+ * Secrets as the loader makes them: "pub" for everyone ("@anyone"), "fe"
+ * for frontends (a glob), "be" for the backend and one DNS name, "tls"
+ * for any client with a certificate (a secret without "@allow"), "off"
+ * for nobody ("@allow": []). `be` is be's content.
+ */
+static struct xd_table *secrets_table(const char *be)
+{
+	static const char *const fe_globs[] = {"spiffe://example.org/ns/*/sa/front*"};
+	static const char *const be_globs[] = {BACKEND, "envoy-?.example.org"};
+	static const char *const anyone_verified[] = {"*"};
+	struct xd_table_builder *b = xd_table_builder_new(XD_SECRET);
+
+	add_entry(b, "be", be);
+	xd_table_builder_restrict(b, be_globs, 2);
+	add_entry(b, "fe", "FE");
+	xd_table_builder_restrict(b, fe_globs, 1);
+	add_entry(b, "off", "OFF");
+	xd_table_builder_restrict(b, NULL, 0);
+	add_entry(b, "pub", "PUB");
+	add_entry(b, "tls", "TLS");
+	xd_table_builder_restrict(b, anyone_verified, 1);
+	return xd_table_builder_finish(b);
+}
+
+/* The names of a table, joined with ','. */
+static char *names_of(const struct xd_table *t)
+{
+	char *out = calloc(1, 1024);
+
+	for (size_t i = 0; i < xd_table_count(t); i++) {
+		strcat(out, i ? "," : "");
+		strcat(out, xd_table_at(t, i)->name);
+	}
+	return out;
+}
+
+static void assert_view(struct xd_table *t, const char *identity,
+			const char *want)
+{
+	struct xd_table *v = xd_derived_view(t, identity);
+	char *got = names_of(v);
+
+	ck_assert_msg(strcmp(got, want) == 0, "%s sees %s, not %s",
+		      identity ? identity : "(none)", got, want);
+	free(got);
+	xd_table_unref(v);
+}
+
+/* Each identity sees the public entries and those its globs allow; a
+ * client without an identity matches no glob, not even "*". */
+START_TEST(view_shows_what_an_identity_may_see)
+{
+	struct xd_table *t = secrets_table("BE");
+
+	ck_assert_uint_eq(xd_table_restricted(t), 4);
+	assert_view(t, NULL, "pub");
+	assert_view(t, FRONTEND, "fe,pub,tls");
+	assert_view(t, "spiffe://example.org/ns/dev/sa/frontend-2", "fe,pub,tls");
+	assert_view(t, BACKEND, "be,pub,tls");
+	assert_view(t, "envoy-1.example.org", "be,pub,tls");
+	assert_view(t, "envoy-12.example.org", "pub,tls");
+	assert_view(t, "spiffe://example.org/ns/prod/sa/backend/x", "pub,tls");
+	ck_assert(!xd_entry_allows(xd_table_find(t, "tls", 3), NULL));
+	ck_assert(xd_entry_allows(xd_table_find(t, "pub", 3), NULL));
+	ck_assert(!xd_entry_allows(xd_table_find(t, "off", 3), FRONTEND));
+	xd_table_unref(t);
+}
+END_TEST
+
+/* A view is the table itself when it hides nothing; otherwise one
+ * shared by every client shown the same entries, whatever its identity,
+ * with a version of its own: equal for equal views, never the full
+ * table's. */
+START_TEST(view_shared_and_versioned)
+{
+	static const char *const fe_globs[] = {FRONTEND};
+	struct xd_table *t = secrets_table("BE");
+	struct xd_table *plain = TABLE(XD_CLUSTER, "a=A", "b=B");
+	struct xd_table_builder *b = xd_table_builder_new(XD_SECRET);
+	struct xd_table *fe_only, *v1, *v2, *v3;
+
+	/* nothing restricted: the table, for anyone */
+	v1 = xd_derived_view(plain, NULL);
+	ck_assert_ptr_eq(v1, plain);
+	xd_table_unref(v1);
+	/* everything restricted is allowed: the table */
+	add_entry(b, "fe", "FE");
+	xd_table_builder_restrict(b, fe_globs, 1);
+	add_entry(b, "pub", "PUB");
+	fe_only = xd_table_builder_finish(b);
+	v1 = xd_derived_view(fe_only, FRONTEND);
+	ck_assert_ptr_eq(v1, fe_only);
+	xd_table_unref(v1);
+	v1 = xd_derived_view(fe_only, BACKEND);
+	ck_assert_ptr_ne(v1, fe_only);
+	ck_assert_str_ne(xd_table_version(v1), xd_table_version(fe_only));
+	xd_table_unref(v1);
+
+	/* two identities shown the same names share one view */
+	v1 = xd_derived_view(t, BACKEND);
+	v2 = xd_derived_view(t, "envoy-7.example.org");
+	v3 = xd_derived_view(t, BACKEND);
+	ck_assert_ptr_eq(v1, v2);
+	ck_assert_ptr_eq(v1, v3);
+	ck_assert_str_ne(xd_table_version(v1), xd_table_version(t));
+	xd_table_unref(v2);
+	xd_table_unref(v3);
+	v2 = xd_derived_view(t, FRONTEND);
+	ck_assert_ptr_ne(v1, v2);
+	ck_assert_str_ne(xd_table_version(v1), xd_table_version(v2));
+	/* a view is not a union: the sequencer must not take it for one */
+	ck_assert_ptr_null(xd_table_union_base(v1));
+	xd_table_unref(v2);
+	xd_table_unref(v1);
+
+	/* the same content in another table gives the same versions */
+	{
+		struct xd_table *again = secrets_table("BE");
+
+		v1 = xd_derived_view(t, NULL);
+		v2 = xd_derived_view(again, NULL);
+		ck_assert_ptr_ne(v1, v2);
+		ck_assert_str_eq(xd_table_version(v1), xd_table_version(v2));
+		xd_table_unref(v1);
+		xd_table_unref(v2);
+		xd_table_unref(again);
+	}
+	xd_table_unref(fe_only);
+	xd_table_unref(plain);
+	xd_table_unref(t);
+}
+END_TEST
+
+/* Who may see what is part of a table's sameness, not of its version:
+ * a reload that changed only an "@allow" must not keep the old table,
+ * and the clients who may see the same see no change. */
+START_TEST(table_same_includes_restrictions)
+{
+	static const char *const g1[] = {FRONTEND}, *const g2[] = {BACKEND};
+	struct xd_table *t[4];
+
+	for (int i = 0; i < 4; i++) {
+		struct xd_table_builder *b = xd_table_builder_new(XD_SECRET);
+
+		add_entry(b, "k", "KEY");
+		if (i < 3)
+			xd_table_builder_restrict(b, i == 1 ? g2 : g1, 1);
+		t[i] = xd_table_builder_finish(b);
+	}
+	ck_assert(xd_table_same(t[0], t[2]));
+	ck_assert(!xd_table_same(t[0], t[1]));
+	ck_assert(!xd_table_same(t[0], t[3]));
+	for (int i = 1; i < 4; i++)
+		ck_assert_str_eq(xd_table_version(t[0]), xd_table_version(t[i]));
+	for (int i = 0; i < 4; i++)
+		xd_table_unref(t[i]);
+}
+END_TEST
+
+/* A name the client may not see does not exist for it: SotW leaves it
+ * out (rule S10), delta reports it missing (rule D8), and a wildcard
+ * never names it. */
+START_TEST(view_restricted_is_missing)
+{
+	struct xd_table *t = secrets_table("BE");
+	struct xd_table *fe = xd_derived_view(t, FRONTEND);
+	struct xd_table *anon = xd_derived_view(t, NULL);
+	struct xd_name both[] = {N("be"), N("fe")};
+	struct xd_request r = sotw_req("", false, both, 2);
+	struct xd_sub s;
+	uint64_t nonce = 0;
+	char *c;
+
+	xd_sub_init(&s, 0, "test");
+	xd_sub_sotw_request(&s, &r, false, false, NULL);
+	c = sotw_step(&s, fe, false, &nonce);
+	ck_assert_str_eq(c, "FE");
+	free(c);
+	xd_sub_clear(&s);
+
+	xd_sub_init(&s, 0, "test");
+	r = delta_req("", both, 2, NULL, 0);
+	xd_sub_delta_request(&s, &r, false, fe);
+	c = delta_step(&s, fe, &nonce);
+	ck_assert_str_eq(c, "fe:body,be:-");
+	free(c);
+	xd_sub_clear(&s);
+
+	xd_sub_init(&s, 0, "test");
+	r = delta_req("", NULL, 0, NULL, 0);
+	xd_sub_delta_request(&s, &r, true, anon);
+	c = delta_step(&s, anon, &nonce);
+	ck_assert_str_eq(c, "pub:body");
+	free(c);
+	xd_sub_clear(&s);
+	xd_table_unref(anon);
+	xd_table_unref(fe);
+	xd_table_unref(t);
+}
+END_TEST
+
+/* Clients of different identities shown the same entries share bodies:
+ * one computed for all of them. */
+START_TEST(view_bodies_shared_across_identities)
+{
+	static const char *const ids[] = {BACKEND, "envoy-1.example.org",
+					  "envoy-2.example.org", BACKEND};
+	struct xd_table *t = secrets_table("BE");
+	struct xd_name names[] = {N("be"), N("fe"), N("pub")};
+	struct xd_table *v[4];
+	struct xd_body *first = NULL;
+	unsigned long long before = xd_body_computed();
+
+	/* each client holds its view, as its session does */
+	for (size_t i = 0; i < 4; i++) {
+		struct xd_request r = sotw_req("", false, names, 3);
+		struct xd_sub s;
+		struct xd_body *b;
+
+		xd_sub_init(&s, 0, "test");
+		v[i] = xd_derived_view(t, ids[i]);
+		xd_sub_sotw_request(&s, &r, false, false, NULL);
+		b = xd_sub_next(&s, v[i], XD_FORM_SOTW, false);
+		ck_assert_ptr_nonnull(b);
+		if (first == NULL) {
+			char *c = sotw_contents(b);
+
+			ck_assert_str_eq(c, "BE,PUB");
+			free(c);
+			first = xd_body_ref(b);
+		}
+		ck_assert_ptr_eq(b, first);
+		xd_body_unref(b);
+		xd_sub_clear(&s);
+	}
+	ck_assert_uint_eq(xd_body_computed() - before, 1);
+	xd_body_unref(first);
+	for (size_t i = 0; i < 4; i++)
+		xd_table_unref(v[i]);
+	xd_table_unref(t);
+}
+END_TEST
+
+/* A snapshot as one identity sees it: the snapshot itself when nothing
+ * is hidden; else a view whose base is the snapshot, sharing every table
+ * that hides nothing. */
+START_TEST(snapshot_view)
+{
+	struct xd_table *tables[XD_RTYPE_COUNT] = {0};
+	struct xd_snapshot *s, *v, *w;
+
+	tables[XD_CLUSTER] = TABLE(XD_CLUSTER, "a=A");
+	tables[XD_SECRET] = secrets_table("BE");
+	s = xd_snapshot_new("default", tables);
+	v = xd_derived_snapshot_view(s, FRONTEND);
+	ck_assert_ptr_ne(v, s);
+	ck_assert_ptr_eq(xd_snapshot_base(v), s);
+	ck_assert_ptr_eq(xd_snapshot_base(s), s);
+	ck_assert_str_eq(xd_snapshot_key(v), "default");
+	ck_assert_ptr_eq(xd_snapshot_table(v, XD_CLUSTER),
+			 xd_snapshot_table(s, XD_CLUSTER));
+	ck_assert_uint_eq(xd_table_count(xd_snapshot_table(v, XD_SECRET)), 3);
+	/* another client of the same names: the same tables */
+	w = xd_derived_snapshot_view(s, "spiffe://example.org/ns/dev/sa/frontend");
+	ck_assert_ptr_eq(xd_snapshot_table(w, XD_SECRET),
+			 xd_snapshot_table(v, XD_SECRET));
+	xd_snapshot_unref(w);
+	xd_snapshot_unref(v);
+	xd_snapshot_unref(s);
+
+	memset(tables, 0, sizeof(tables));
+	tables[XD_CLUSTER] = TABLE(XD_CLUSTER, "a=A");
+	s = xd_snapshot_new("default", tables);
+	v = xd_derived_snapshot_view(s, NULL);
+	ck_assert_ptr_eq(v, s);
+	xd_snapshot_unref(v);
+	xd_snapshot_unref(s);
+}
+END_TEST
+
+/* Views go with their last client and their table (bench/README.md,
+ * "Memory over time"): nothing of a superseded table stays behind, and
+ * a view made again after its predecessor went is a fresh one. */
+START_TEST(views_go_with_their_clients)
+{
+	size_t before = xd_table_live(NULL);
+	struct xd_table *t1 = secrets_table("BE-1"), *t2, *v1, *v2;
+
+	v1 = xd_derived_view(t1, BACKEND);
+	ck_assert_uint_eq(xd_table_live(NULL), before + 2);
+	/* a reload: the client moves to the new table's view */
+	t2 = secrets_table("BE-2");
+	xd_table_unref(t1); /* the cache let go of it */
+	v2 = xd_derived_view(t2, BACKEND);
+	ck_assert_str_ne(xd_table_version(v1), xd_table_version(v2));
+	xd_table_unref(v1); /* the client let go: t1 and its view go */
+	ck_assert_uint_eq(xd_table_live(NULL), before + 2);
+	xd_table_unref(v2);
+	ck_assert_uint_eq(xd_table_live(NULL), before + 1);
+	v2 = xd_derived_view(t2, BACKEND);
+	ck_assert_uint_eq(xd_table_count(v2), 3);
+	xd_table_unref(v2);
+	xd_table_unref(t2);
+	ck_assert_uint_eq(xd_table_live(NULL), before);
+}
+END_TEST
+
 /* ---------------- memory over time (issue 10) ---------------- */
 
 /* One client's life: subscribes (wildcard, or to `names`), is sent the
@@ -1082,7 +1404,7 @@ int main(void)
 	Suite *s = suite_create("engine");
 	TCase *names = tcase_create("nameset"), *tables = tcase_create("table");
 	TCase *sotw = tcase_create("sotw"), *delta = tcase_create("delta");
-	TCase *memory = tcase_create("memory");
+	TCase *memory = tcase_create("memory"), *views = tcase_create("view");
 
 	tcase_add_checked_fixture(names, setup, teardown);
 	tcase_add_test(names, nameset_interned);
@@ -1125,5 +1447,15 @@ int main(void)
 	tcase_add_test(memory, memo_bounded_in_bytes);
 	tcase_add_test(memory, memo_transition_goes_with_old_table);
 	suite_add_tcase(s, memory);
+
+	tcase_add_checked_fixture(views, setup, teardown);
+	tcase_add_test(views, view_shows_what_an_identity_may_see);
+	tcase_add_test(views, view_shared_and_versioned);
+	tcase_add_test(views, table_same_includes_restrictions);
+	tcase_add_test(views, view_restricted_is_missing);
+	tcase_add_test(views, view_bodies_shared_across_identities);
+	tcase_add_test(views, snapshot_view);
+	tcase_add_test(views, views_go_with_their_clients);
+	suite_add_tcase(s, views);
 	return xdtest_run(s);
 }
