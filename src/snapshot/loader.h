@@ -13,10 +13,12 @@
  * clusters, a scoped route its route configuration, a VHDS virtual host
  * (named "<route configuration>/<name>") its route configuration. A
  * directory without any snapshot file is an error too. A load succeeds
- * whole or yields nothing.
+ * whole or yields nothing. A resource's "@allow" restricts it to the
+ * identities its globs match, and a secret without one is restricted to
+ * clients with a certificate (table.h, xd_table_builder_restrict).
  *
- * Tables equal in content to the previous snapshot's of the same key are
- * reused, so a reload changes only what changed.
+ * Tables equal in content and restrictions to the previous snapshot's of
+ * the same key are reused, so a reload changes only what changed.
  *
  * A large YAML file is parsed in pieces on one thread per core (the
  * transcoder cuts it where that is safe); resources are still named,

@@ -21,7 +21,7 @@ certificates of tests/lib/make-certs.sh (tls.cert/key/client_ca) and an
 `authorize:` rule that lets the identity spiffe://.../sa/frontend speak
 for this client's node, and the client's xDS stream must carry that
 identity. Neither client accepts TLS credentials in its bootstrap
-(channel_creds "tls" came with gRFC A65, after gRPC C-core 1.51 and
+(channel_creds "tls" came with "gRFC A65", after gRPC C-core 1.51 and
 grpc-js-xds 1.14), so each gets its client certificate the one way its
 version allows (tests/interop/README.md, "Over mutual TLS"): gRPC C-core
 talks to a TLS sidecar on loopback that this driver runs, grpc-js-xds

@@ -90,7 +90,7 @@ function versionOf(pkg) {
 /*
  * grpc-js-xds 1.14 accepts only "google_default" and "insecure" as the
  * channel_creds of its xDS server (SUPPORTED_CHANNEL_CREDS_TYPES in its
- * xds-bootstrap.js: gRFC A65's "tls" came later), and makes the insecure
+ * xds-bootstrap.js: the "tls" of `gRFC A65` came later), and makes the insecure
  * ones with grpc-js's ChannelCredentials.createInsecure(). Here that
  * function returns grpc-js's own SSL credentials with the client
  * certificate instead: the xDS client then speaks mutual TLS (server
