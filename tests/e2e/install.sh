@@ -36,8 +36,10 @@ check "systemd-analyze verify" systemd-analyze verify --man=no "$tap_tmp/xdsd.se
 score=$(systemd-analyze security --offline=true "$tap_tmp/xdsd.service" 2>/dev/null |
   sed -n 's/.*Overall exposure level for xdsd.service: \([0-9.]*\).*/\1/p')
 echo "# systemd exposure level: $score"
-check "systemd exposure level below 2.0 (is '$score')" \
-  awk -v s="$score" 'BEGIN { exit !(s != "" && s < 2.0) }'
+# README.md, "Running it as a service", records 1.1: what is left is
+# what xdsd needs (sockets, the network) or the site's to decide.
+check "systemd exposure level at most 1.1 (is '$score')" \
+  awk -v s="$score" 'BEGIN { exit !(s != "" && s <= 1.1) }'
 
 
 done_testing
