@@ -63,6 +63,9 @@ struct fleet_options {
 	bool verbose;
 	const char *label;
 	int trace;                   /* client whose messages are logged; -1: none */
+	/* TLS: PEM files; ca NULL: plaintext; cert and key: mutual TLS */
+	const char *tls_ca, *tls_cert, *tls_key;
+	const char *tls_name;        /* the name the server's certificate must hold */
 };
 
 struct fleet {
@@ -89,8 +92,9 @@ struct fleet {
 
 /*
  * With f->opt and f->t_prog set: opens the summary line ("fleet"),
- * starts gRPC, the queues and their polling threads, and every client's
- * state; no stream is open yet.
+ * starts gRPC, the queues and their polling threads, the channel
+ * credentials (reading the TLS files), and every client's state; no
+ * stream is open yet.
  */
 void fleet_start(struct fleet *f);
 /* Opens every client's stream, opt.rate per second (0: all at once). */

@@ -57,12 +57,10 @@ void client_destroy(struct client *c)
 	pthread_mutex_destroy(&c->mu);
 }
 
-static grpc_channel *make_channel(const char *target)
+static grpc_channel *make_channel(const struct client_conf *conf)
 {
-	grpc_arg args[4];
+	grpc_arg args[5];
 	grpc_channel_args ca = {.num_args = 4, .args = args};
-	grpc_channel_credentials *creds = grpc_insecure_credentials_create();
-	grpc_channel *ch;
 
 	memset(args, 0, sizeof(args));
 	/* one connection per client, as every Envoy has */
@@ -79,9 +77,14 @@ static grpc_channel *make_channel(const char *target)
 	args[3].type = GRPC_ARG_INTEGER;
 	args[3].key = (char *)GRPC_ARG_ENABLE_CHANNELZ;
 	args[3].value.integer = 0;
-	ch = grpc_channel_create(target, creds, &ca);
-	grpc_channel_credentials_release(creds);
-	return ch;
+	/* the target is an address; the certificate names the server */
+	if (conf->tls_name != NULL) {
+		args[4].type = GRPC_ARG_STRING;
+		args[4].key = (char *)GRPC_SSL_TARGET_NAME_OVERRIDE_ARG;
+		args[4].value.string = (char *)conf->tls_name;
+		ca.num_args = 5;
+	}
+	return grpc_channel_create(conf->grpc_target, conf->creds, &ca);
 }
 
 static void start_batch(struct client *c, const grpc_op *ops, size_t n,
@@ -134,7 +137,7 @@ void client_start(struct client *c)
 	grpc_slice method = grpc_slice_from_static_string(
 		c->conf->envoy.mode == SOTW ? ADS_SOTW : ADS_DELTA);
 
-	c->ch = make_channel(c->conf->grpc_target);
+	c->ch = make_channel(c->conf);
 	pthread_mutex_lock(&c->mu);
 	c->env.t_begin = now_ns();
 	c->call = grpc_channel_create_call(c->ch, NULL, GRPC_PROPAGATE_DEFAULTS,

@@ -28,6 +28,10 @@
 struct client_conf {
 	struct envoy_conf envoy;
 	const char *grpc_target;     /* e.g. "ipv4:127.0.0.1:18000" */
+	/* every channel's credentials, owned by the fleet: insecure, or TLS
+	 * (with a client certificate for mutual TLS) */
+	grpc_channel_credentials *creds;
+	const char *tls_name;        /* TLS: the server name to check; else NULL */
 };
 
 struct client;

@@ -28,6 +28,9 @@
  * Responses are parsed straight from the protobuf wire format, and only
  * the fields a subscription depends on (fleet_resource.c).
  *
+ * With --tls-ca (and --tls-cert/--tls-key) every connection is TLS
+ * (mutual TLS), each with its own handshake, as every Envoy makes one.
+ *
  * --threads threads (2), each polling its own completion queue; a client
  * lives on one of them. Its state is guarded by its own mutex, which the
  * main thread takes to measure. fleet.h shows how the files are layered.
@@ -66,7 +69,11 @@ static void usage(FILE *f)
 "  --server-pid PID   report the server's RSS and CPU time\n"
 "  --label TEXT       copied into the summary line\n"
 "  -v, --verbose      progress on stderr\n"
-"  --trace I          log every message of client I on stderr\n");
+"  --trace I          log every message of client I on stderr\n"
+"  --tls-ca FILE      TLS: the CA that signed the server's certificate (PEM)\n"
+"  --tls-cert FILE    mutual TLS: the clients' certificate chain (PEM) ...\n"
+"  --tls-key FILE     ... and its private key\n"
+"  --tls-name NAME    the name the server's certificate holds (localhost)\n");
 }
 
 static double num_arg(const char *name, const char *s, double min)
@@ -99,6 +106,10 @@ static void parse_args(struct fleet_options *o, int argc, char **argv)
 		{"label", required_argument, NULL, 'l'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"trace", required_argument, NULL, 'X'},
+		{"tls-ca", required_argument, NULL, 'A'},
+		{"tls-cert", required_argument, NULL, 'C'},
+		{"tls-key", required_argument, NULL, 'K'},
+		{"tls-name", required_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'H'},
 		{NULL, 0, NULL, 0},
 	};
@@ -136,12 +147,21 @@ static void parse_args(struct fleet_options *o, int argc, char **argv)
 		case 'l': o->label = optarg; break;
 		case 'v': o->verbose = true; break;
 		case 'X': o->trace = (int)num_arg("trace", optarg, 0); break;
+		case 'A': o->tls_ca = optarg; break;
+		case 'C': o->tls_cert = optarg; break;
+		case 'K': o->tls_key = optarg; break;
+		case 'N': o->tls_name = optarg; break;
 		case 'H': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
 	}
 	if (optind != argc || o->target == NULL) {
 		usage(stderr);
+		exit(2);
+	}
+	if ((o->tls_cert == NULL) != (o->tls_key == NULL) ||
+	    (o->tls_cert != NULL && o->tls_ca == NULL)) {
+		fprintf(stderr, "fleet: --tls-cert and --tls-key go together, with --tls-ca\n");
 		exit(2);
 	}
 	if (o->threads > MAX_THREADS)
@@ -184,6 +204,7 @@ static const struct fleet_options defaults = {
 	.hold = 0,
 	.rate = 0,
 	.server_pid = 0,
+	.tls_name = "localhost",
 };
 
 int main(int argc, char **argv)
