@@ -422,7 +422,9 @@ static bool authorized(struct xd_session *ss)
 static char *clipped(struct xd_name n)
 {
 	size_t len = n.len > NODE_TEXT_MAX ? NODE_TEXT_MAX : n.len;
-	const char *nul = memchr(n.data, '\0', len);
+	/* an absent field has no data at all, and memchr(NULL, ...) is
+	 * undefined even for no bytes */
+	const char *nul = len ? memchr(n.data, '\0', len) : NULL;
 
 	if (nul != NULL)
 		len = (size_t)(nul - n.data);
