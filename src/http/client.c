@@ -96,7 +96,48 @@ static int on_complete(http_parser *p)
 	return 0;
 }
 
-static int connect_to(const char *target, char *why, size_t why_len)
+/* Waits for `events` until the deadline; false on timeout. */
+static bool wait_for(int fd, short events, long long deadline)
+{
+	struct pollfd pfd = {.fd = fd, .events = events};
+	long long left = deadline - now_ms();
+
+	if (left <= 0)
+		return false;
+	return poll(&pfd, 1, (int)left) > 0;
+}
+
+/*
+ * connect() on a non-blocking socket, bounded by the deadline: a host
+ * that drops SYNs (or a listener whose backlog is full) would otherwise
+ * hold a blocking connect for minutes, whatever the caller's timeout.
+ * Returns 0, or -1 with errno set (ETIMEDOUT at the deadline).
+ */
+static int connect_within(int fd, const struct sockaddr *sa, socklen_t len,
+			  long long deadline)
+{
+	int err = 0;
+	socklen_t elen = sizeof(err);
+
+	if (connect(fd, sa, len) == 0)
+		return 0;
+	if (errno != EINPROGRESS)
+		return -1;
+	if (!wait_for(fd, POLLOUT, deadline)) {
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0)
+		return -1;
+	if (err != 0) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+static int connect_to(const char *target, long long deadline, char *why,
+		      size_t why_len)
 {
 	char host[256], *port;
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM};
@@ -111,8 +152,9 @@ static int connect_to(const char *target, char *why, size_t why_len)
 			return -1;
 		}
 		strcpy(sa.sun_path, target + 5);
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd >= 0 && connect_within(fd, (struct sockaddr *)&sa,
+					      sizeof(sa), deadline) == 0)
 			return fd;
 		snprintf(why, why_len, "cannot connect to %s: %s", target,
 			 strerror(errno));
@@ -137,11 +179,12 @@ static int connect_to(const char *target, char *why, size_t why_len)
 	}
 	errno = 0;
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+		fd = socket(ai->ai_family,
+			    ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
 			    ai->ai_protocol);
 		if (fd < 0)
 			continue;
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+		if (connect_within(fd, ai->ai_addr, ai->ai_addrlen, deadline) == 0)
 			break;
 		close(fd);
 		fd = -1;
@@ -153,16 +196,6 @@ static int connect_to(const char *target, char *why, size_t why_len)
 	return fd;
 }
 
-/* Waits for `events` until the deadline; false on timeout. */
-static bool wait_for(int fd, short events, long long deadline)
-{
-	struct pollfd pfd = {.fd = fd, .events = events};
-	long long left = deadline - now_ms();
-
-	if (left <= 0)
-		return false;
-	return poll(&pfd, 1, (int)left) > 0;
-}
 
 static int send_all(int fd, const char *data, size_t len, long long deadline)
 {
@@ -172,7 +205,7 @@ static int send_all(int fd, const char *data, size_t len, long long deadline)
 		if (!wait_for(fd, POLLOUT, deadline))
 			return -1;
 		n = send(fd, data, len, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0)
 			return -1;
@@ -195,7 +228,7 @@ int xd_http_fetch(const char *target, const char *method, const char *path,
 	int fd, rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	fd = connect_to(target, why, why_len);
+	fd = connect_to(target, deadline, why, why_len);
 	if (fd < 0)
 		return -1;
 	xd_buf_printf(&req,
@@ -226,7 +259,7 @@ int xd_http_fetch(const char *target, const char *method, const char *path,
 			goto out;
 		}
 		n = recv(fd, chunk, sizeof(chunk), 0);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n < 0) {
 			snprintf(why, why_len, "reading from %s: %s", target,

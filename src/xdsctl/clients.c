@@ -1,0 +1,125 @@
+/*
+ * xdsctl clients [--nacked] [NODE-GLOB]: GET /clients as a table, one
+ * stream a row, each NACK's message under its stream.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "xdsctl/call.h"
+#include "xdsctl/ctl.h"
+#include "xdsctl/show.h"
+
+#define NCOLS 7
+
+/* "clusters:synced endpoints:nacked" */
+static char *type_states(json_t *types)
+{
+	struct xd_buf b = XD_BUF_INIT;
+	size_t i;
+	json_t *t;
+	char b1[64], b2[64];
+
+	json_array_foreach(types, i, t)
+		xd_buf_printf(&b, "%s%s:%s", i ? " " : "",
+			      xc_text(t, "type", b1, sizeof(b1)),
+			      xc_text(t, "state", b2, sizeof(b2)));
+	if (b.len == 0)
+		xd_buf_printf(&b, "-");
+	xd_buf_putc(&b, '\0');
+	return (char *)xd_buf_steal(&b, NULL);
+}
+
+/* Under the row: each type whose last response was NACKed, the time
+ * and the client's message. */
+static void nack_notes(struct xc_table *tab, json_t *types)
+{
+	size_t i;
+	json_t *t;
+	char b1[64], b2[64], b3[64];
+
+	json_array_foreach(types, i, t) {
+		json_t *nack = json_object_get(t, "last_nack");
+		char *note;
+
+		if (!json_is_object(nack) ||
+		    !json_is_string(json_object_get(t, "state")) ||
+		    strcmp(json_string_value(json_object_get(t, "state")), "nacked") != 0)
+			continue;
+		note = xd_asprintf("%s NACKed at %s: %s",
+				   xc_text(t, "type", b1, sizeof(b1)),
+				   xc_text(nack, "at", b2, sizeof(b2)),
+				   xc_text(nack, "message", b3, sizeof(b3)));
+		xc_table_note(tab, note);
+		free(note);
+	}
+}
+
+static void print_table(json_t *doc, const struct xc_opts *o, const char *glob)
+{
+	static const char *const head[NCOLS] = {
+		"NODE", "CLUSTER", "PEER", "METHOD", "SNAPSHOT", "STATE", "TYPES",
+	};
+	json_t *list = json_object_get(doc, "clients"), *c;
+	struct xc_table *tab;
+	size_t i;
+
+	if (json_array_size(list) == 0) {
+		printf("no streams%s (of %lld)\n",
+		       o->nacked || glob ? " match" : "", xc_int(doc, "streams"));
+		return;
+	}
+	tab = xc_table_new(NCOLS, head);
+	json_array_foreach(list, i, c) {
+		json_t *node = json_object_get(c, "node");
+		json_t *types = json_object_get(c, "types");
+		char b[NCOLS][64], *method, *states;
+		const char *row[NCOLS];
+
+		method = xd_asprintf("%s %s", xc_text(c, "method", b[0], sizeof(b[0])),
+				     xc_text(c, "mode", b[1], sizeof(b[1])));
+		states = type_states(types);
+		row[0] = xc_text(node, "id", b[0], sizeof(b[0]));
+		row[1] = xc_text(node, "cluster", b[1], sizeof(b[1]));
+		row[2] = xc_text(c, "peer", b[2], sizeof(b[2]));
+		row[3] = method;
+		row[4] = xc_text(c, "snapshot", b[4], sizeof(b[4]));
+		row[5] = xc_text(c, "state", b[5], sizeof(b[5]));
+		row[6] = states;
+		xc_table_row(tab, row);
+		nack_notes(tab, types);
+		free(method);
+		free(states);
+	}
+	xc_table_print(tab, stdout);
+	xc_table_free(tab);
+	printf("%lld of %lld stream%s\n", xc_int(doc, "count"),
+	       xc_int(doc, "streams"), xc_int(doc, "streams") == 1 ? "" : "s");
+}
+
+int xc_clients(const struct xc_opts *o, int argc, char **args)
+{
+	struct xd_buf path = XD_BUF_INIT;
+	struct xc_answer a;
+	int rc;
+
+	if (argc > 1)
+		return xc_usage_error("clients takes one node glob at most");
+	xd_buf_printf(&path, "/clients");
+	if (o->nacked)
+		xc_query_add(&path, "state", "nacked");
+	if (argc == 1)
+		xc_query_add(&path, "node", args[0]);
+	xd_buf_putc(&path, '\0');
+	rc = xc_get_json(o, (const char *)path.data, &a);
+	if (rc == XC_OK) {
+		if (o->json)
+			xc_print_raw(&a);
+		else
+			print_table(a.json, o, argc == 1 ? args[0] : NULL);
+		xc_answer_free(&a);
+	}
+	xd_buf_free(&path);
+	return rc;
+}

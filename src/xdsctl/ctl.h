@@ -1,0 +1,43 @@
+/*
+ * xdsctl: a command-line client of xdsd's admin endpoint (xdsctl(1)).
+ *
+ * main.c reads the command line; call.c asks the endpoint; one file per
+ * command renders its answer (status.c, clients.c, dump.c, reload.c);
+ * show.c holds what they share to print for a terminal.
+ *
+ * Every command returns an exit status from enum xc_exit, having said
+ * on stderr what went wrong. Single-threaded, one request per command.
+ */
+#ifndef XD_XDSCTL_CTL_H
+#define XD_XDSCTL_CTL_H
+
+#include <stdbool.h>
+
+/* The exit statuses, as xdsctl(1) documents them. */
+enum xc_exit {
+	XC_OK = 0,
+	XC_FAILED = 1,      /* xdsd refused: reload refused, no such snapshot */
+	XC_USAGE = 2,       /* the command line is wrong */
+	XC_UNREACHABLE = 3, /* no answer, or one that is not xdsd's */
+};
+
+struct xc_opts {
+	const char *admin; /* host:port, [v6]:port or unix:/path (checked) */
+	int timeout_ms;
+	bool json;   /* print the endpoint's JSON as it came */
+	bool nacked; /* clients: only the NACKed streams */
+};
+
+/* The commands: `args` are the words after the command's name. */
+int xc_status(const struct xc_opts *o, int argc, char **args);
+int xc_clients(const struct xc_opts *o, int argc, char **args);
+int xc_dump(const struct xc_opts *o, int argc, char **args);
+int xc_reload(const struct xc_opts *o, int argc, char **args);
+
+/* "xdsctl: " + the message + newline, on stderr. */
+void xc_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A usage error: says what, points at --help; returns XC_USAGE. */
+int xc_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

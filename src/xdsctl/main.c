@@ -1,0 +1,185 @@
+/*
+ * xdsctl: asks a running xdsd through its admin endpoint (xdsctl(1)).
+ * The command line, then one command.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xdsctl/ctl.h"
+
+#define DEFAULT_ADMIN "127.0.0.1:18080"
+#define DEFAULT_TIMEOUT_S 30
+/* A reload of a large snapshot tree may take minutes; a day is a typo. */
+#define MAX_TIMEOUT_S 86400
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: xdsctl [options] command [arguments]\n"
+		"\n"
+		"Asks a running xdsd through its admin endpoint.\n"
+		"\n"
+		"commands:\n"
+		"  status                       the daemon, its streams, snapshots and reloads\n"
+		"  clients [--nacked] [GLOB]    every stream (those of nodes matching GLOB)\n"
+		"                               and its sync state per type; NACK messages\n"
+		"  dump SNAPSHOT [TYPE [NAME]]  a snapshot's resources, as JSON\n"
+		"  reload                       reload the snapshots as SIGHUP does;\n"
+		"                               exit status 1 when they are refused\n"
+		"\n"
+		"options:\n"
+		"      --admin ADDR      the admin endpoint: host:port or unix:/path\n"
+		"                        (default $XDSCTL_ADMIN, else " DEFAULT_ADMIN ")\n"
+		"      --json            print xdsd's JSON answer as it is, for scripts\n"
+		"      --timeout SECONDS give up after this long (default %d)\n"
+		"      --nacked          clients: only the streams that NACKed\n"
+		"  -h, --help            show this help and exit\n"
+		"  -V, --version         show the version and exit\n"
+		"\n"
+		"Exit status: 0 done; 1 xdsd refused (reload refused, no such\n"
+		"snapshot); 2 usage error; 3 xdsd cannot be reached or its answer is\n"
+		"not understood. See xdsctl(1).\n",
+		DEFAULT_TIMEOUT_S);
+}
+
+void xc_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("xdsctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int xc_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("xdsctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'xdsctl --help'.\n", stderr);
+	return XC_USAGE;
+}
+
+/* host:port, [v6]:port or unix:/path, as admin_listen takes them. */
+static bool admin_address_ok(const char *a)
+{
+	const char *colon = strrchr(a, ':');
+	char *end;
+	long port;
+
+	if (strncmp(a, "unix:", 5) == 0)
+		return a[5] != '\0';
+	if (colon == NULL || colon == a)
+		return false;
+	if (a[0] == '[' && colon[-1] != ']')
+		return false;
+	port = strtol(colon + 1, &end, 10);
+	return colon[1] != '\0' && *end == '\0' && port > 0 && port <= 65535;
+}
+
+static int timeout_ms(const char *arg, int *out)
+{
+	char *end;
+	double s = strtod(arg, &end);
+
+	if (end == arg || *end != '\0' || !(s > 0) || s > MAX_TIMEOUT_S)
+		return -1;
+	*out = (int)(s * 1000);
+	if (*out < 1)
+		*out = 1;
+	return 0;
+}
+
+enum { OPT_ADMIN = 256, OPT_JSON, OPT_TIMEOUT, OPT_NACKED };
+
+static const struct option long_opts[] = {
+	{"admin", required_argument, NULL, OPT_ADMIN},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"nacked", no_argument, NULL, OPT_NACKED},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
+
+static const struct {
+	const char *name;
+	int (*run)(const struct xc_opts *o, int argc, char **args);
+} commands[] = {
+	{"status", xc_status},
+	{"clients", xc_clients},
+	{"dump", xc_dump},
+	{"reload", xc_reload},
+};
+
+int main(int argc, char **argv)
+{
+	struct xc_opts o = {.timeout_ms = DEFAULT_TIMEOUT_S * 1000};
+	const char *env = getenv("XDSCTL_ADMIN");
+	const char *admin_from = "--admin";
+	int c, rc;
+
+	o.admin = NULL;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hV", long_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_ADMIN:
+			o.admin = optarg;
+			break;
+		case OPT_JSON:
+			o.json = true;
+			break;
+		case OPT_TIMEOUT:
+			if (timeout_ms(optarg, &o.timeout_ms) != 0)
+				return xc_usage_error("--timeout '%s': a number of seconds, more than 0 and at most %d",
+						      optarg, MAX_TIMEOUT_S);
+			break;
+		case OPT_NACKED:
+			o.nacked = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return XC_OK;
+		case 'V':
+			printf("xdsctl %s\n", PACKAGE_VERSION);
+			return XC_OK;
+		case ':':
+			return xc_usage_error("%s needs a value", argv[optind - 1]);
+		default:
+			return xc_usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (o.admin == NULL && env != NULL && env[0] != '\0') {
+		o.admin = env;
+		admin_from = "XDSCTL_ADMIN";
+	}
+	if (o.admin == NULL)
+		o.admin = DEFAULT_ADMIN;
+	if (!admin_address_ok(o.admin))
+		return xc_usage_error("%s '%s': host:port, [v6]:port or unix:/path",
+				      admin_from, o.admin);
+	if (optind >= argc)
+		return xc_usage_error("which command? status, clients, dump or reload");
+	if (o.nacked && strcmp(argv[optind], "clients") != 0)
+		return xc_usage_error("--nacked goes with clients");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(commands[i].name, argv[optind]) != 0)
+			continue;
+		rc = commands[i].run(&o, argc - optind - 1, argv + optind + 1);
+		if (fflush(stdout) != 0 || ferror(stdout)) {
+			xc_error("cannot write the output");
+			return XC_FAILED;
+		}
+		return rc;
+	}
+	return xc_usage_error("unknown command '%s': status, clients, dump or reload",
+			      argv[optind]);
+}

@@ -1,0 +1,76 @@
+#include "xdsctl/reload.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "xdsctl/call.h"
+#include "xdsctl/ctl.h"
+#include "xdsctl/show.h"
+
+static const char *plural(long long n)
+{
+	return n == 1 ? "" : "s";
+}
+
+void xc_reload_print(FILE *out, json_t *rec, const char *indent)
+{
+	char *trigger = xc_safe_text(rec, "trigger");
+	char *when = xc_safe_text(rec, "finished");
+	json_t *errors = json_object_get(rec, "errors");
+	long long nerr = xc_int(rec, "error_count");
+	size_t shown = json_array_size(errors);
+	json_t *secs = json_object_get(rec, "seconds");
+
+	fprintf(out, "%sreload %s (%s, %s, %.3f s): ", indent,
+		json_is_true(json_object_get(rec, "ok")) ? "ok" : "refused",
+		trigger, when, json_is_number(secs) ? json_number_value(secs) : 0.0);
+	if (json_is_true(json_object_get(rec, "ok")))
+		fprintf(out, "%lld snapshot%s from %lld file%s, %lld changed\n",
+			xc_int(rec, "snapshots"), plural(xc_int(rec, "snapshots")),
+			xc_int(rec, "files"), plural(xc_int(rec, "files")),
+			xc_int(rec, "changed"));
+	else
+		fprintf(out, "%lld error%s; the previous snapshots are still served\n",
+			nerr, plural(nerr));
+	for (size_t i = 0; i < shown; i++) {
+		const char *e = json_string_value(json_array_get(errors, i));
+		char *safe = xc_safe(e ? e : "?", e ? strlen(e) : 1);
+
+		fprintf(out, "%s  %s\n", indent, safe);
+		free(safe);
+	}
+	if (nerr > (long long)shown)
+		fprintf(out, "%s  (%lld more not shown; xdsd's log has them all)\n",
+			indent, nerr - (long long)shown);
+	free(trigger);
+	free(when);
+}
+
+int xc_reload(const struct xc_opts *o, int argc, char **args)
+{
+	struct xc_answer a;
+	int rc;
+	bool ok;
+
+	(void)args;
+	if (argc > 0)
+		return xc_usage_error("reload takes no arguments");
+	rc = xc_call(o, "POST", "/reload", &a);
+	if (rc != XC_OK)
+		return rc;
+	/* 200: installed; 422: refused; 503: xdsd is stopping. Each with
+	 * the record. */
+	if ((a.status != 200 && a.status != 422 && a.status != 503) ||
+	    !json_is_object(a.json)) {
+		rc = xc_refused(o, "/reload", &a);
+		xc_answer_free(&a);
+		return rc;
+	}
+	ok = json_is_true(json_object_get(a.json, "ok"));
+	if (o->json)
+		xc_print_raw(&a);
+	else
+		xc_reload_print(ok ? stdout : stderr, a.json, "");
+	xc_answer_free(&a);
+	return ok ? XC_OK : XC_FAILED;
+}

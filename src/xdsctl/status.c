@@ -1,0 +1,137 @@
+/*
+ * xdsctl status: GET /status.json, the daemon at a glance: version,
+ * uptime, readiness, streams by sync state, each snapshot, the reloads
+ * and the last one's errors.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "util/xalloc.h"
+#include "xdsctl/call.h"
+#include "xdsctl/ctl.h"
+#include "xdsctl/reload.h"
+#include "xdsctl/show.h"
+
+#define NCOLS 5
+
+/* A member that may be a string or a list of them ("listen"). */
+static char *text_or_list(json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key), *e;
+	struct xd_buf b = XD_BUF_INIT;
+	size_t i;
+
+	if (!json_is_array(v))
+		return xc_safe_text(obj, key);
+	json_array_foreach(v, i, e) {
+		const char *s = json_is_string(e) ? json_string_value(e) : "?";
+		char *safe = xc_safe(s, strlen(s));
+
+		xd_buf_printf(&b, "%s%s", i ? ", " : "", safe);
+		free(safe);
+	}
+	xd_buf_putc(&b, '\0');
+	return (char *)xd_buf_steal(&b, NULL);
+}
+
+/* "clusters 2, endpoints 1" */
+static char *resources(json_t *snap)
+{
+	json_t *res = json_object_get(snap, "resources"), *n;
+	struct xd_buf b = XD_BUF_INIT;
+	const char *type;
+
+	json_object_foreach(res, type, n)
+		xd_buf_printf(&b, "%s%s %lld", b.len ? ", " : "", type,
+			      json_is_number(n) ? (long long)json_number_value(n) : 0);
+	if (b.len == 0)
+		xd_buf_printf(&b, "(empty)");
+	xd_buf_putc(&b, '\0');
+	return (char *)xd_buf_steal(&b, NULL);
+}
+
+static void snapshots(json_t *list)
+{
+	static const char *const head[NCOLS] = {
+		"SNAPSHOT", "VERSION", "SINCE", "SIZE", "RESOURCES",
+	};
+	struct xc_table *tab = xc_table_new(NCOLS, head);
+	json_t *s;
+	size_t i;
+
+	json_array_foreach(list, i, s) {
+		char b[3][64], size[32], *res = resources(s);
+		const char *row[NCOLS];
+
+		xc_bytes(size, sizeof(size), (double)xc_int(s, "bytes"));
+		row[0] = xc_text(s, "key", b[0], sizeof(b[0]));
+		row[1] = xc_text(s, "version", b[1], sizeof(b[1]));
+		row[2] = xc_text(s, "since", b[2], sizeof(b[2]));
+		row[3] = size;
+		row[4] = res;
+		xc_table_row(tab, row);
+		free(res);
+	}
+	xc_table_print(tab, stdout);
+	xc_table_free(tab);
+}
+
+static void print_status(const struct xc_opts *o, json_t *doc)
+{
+	json_t *clients = json_object_get(doc, "clients");
+	json_t *reloads = json_object_get(doc, "reloads");
+	json_t *history = json_object_get(reloads, "history");
+	json_t *up = json_object_get(doc, "uptime_seconds");
+	char *version = xc_safe_text(doc, "version");
+	char *started = xc_safe_text(doc, "started");
+	char *listen = text_or_list(doc, "listen");
+	char uptime[32];
+
+	xc_duration(uptime, sizeof(uptime), json_is_number(up) ? json_number_value(up) : 0);
+	printf("xdsd:      %s, %s\n", version,
+	       json_is_true(json_object_get(doc, "ready")) ?
+		       "ready" :
+		       "not ready (starting or stopping)");
+	printf("admin:     %s\n", o->admin);
+	printf("listen:    %s\n", listen);
+	printf("started:   %s (up %s)\n", started, uptime);
+	printf("streams:   %lld from %lld node%s: %lld synced, %lld pending, %lld nacked\n",
+	       xc_int(doc, "streams"), xc_int(doc, "nodes"),
+	       xc_int(doc, "nodes") == 1 ? "" : "s", xc_int(clients, "synced"),
+	       xc_int(clients, "pending"), xc_int(clients, "nacked"));
+	printf("reloads:   %lld ok, %lld failed\n", xc_int(reloads, "ok"),
+	       xc_int(reloads, "failed"));
+	printf("\n");
+	if (json_array_size(json_object_get(doc, "snapshots")) > 0)
+		snapshots(json_object_get(doc, "snapshots"));
+	else
+		printf("no snapshots\n");
+	if (json_array_size(history) > 0) {
+		printf("\nlast reload:\n");
+		xc_reload_print(stdout, json_array_get(history, 0), "  ");
+	}
+	free(version);
+	free(started);
+	free(listen);
+}
+
+int xc_status(const struct xc_opts *o, int argc, char **args)
+{
+	struct xc_answer a;
+	int rc;
+
+	(void)args;
+	if (argc > 0)
+		return xc_usage_error("status takes no arguments");
+	rc = xc_get_json(o, "/status.json", &a);
+	if (rc != XC_OK)
+		return rc;
+	if (o->json)
+		xc_print_raw(&a);
+	else
+		print_status(o, a.json);
+	xc_answer_free(&a);
+	return XC_OK;
+}
