@@ -7,6 +7,9 @@
 #include "admin/clients.h"
 #include "admin/dump.h"
 #include "admin/metrics.h"
+#include "admin/reloads.h"
+#include "admin/status.h"
+#include "admin/status_page.h"
 #include "http/http.h"
 #include "util/common.h"
 #include "util/jsonw.h"
@@ -73,38 +76,14 @@ static void config_dump(struct xd_admin *a, struct xd_http_exchange *x)
 	xd_dump_handle(x, &a->deps);
 }
 
-/* The reload's record, as xdsctl reads it. */
+/* The reload's record, as xdsctl reads it (reloads.h). */
 static void reload_answer(void *arg, const struct xd_reload_record *rec)
 {
 	struct xd_http_exchange *x = arg;
 	struct xd_jw w;
-	char when[32];
 
 	xd_jw_init(&w, &x->out);
-	xd_jw_obj(&w);
-	xd_jw_key(&w, "ok");
-	xd_jw_bool(&w, rec->ok);
-	xd_jw_key(&w, "trigger");
-	xd_jw_str(&w, rec->trigger);
-	xd_jw_key(&w, "finished");
-	xd_jw_time(when, rec->at_ms);
-	xd_jw_str(&w, when);
-	xd_jw_key(&w, "seconds");
-	xd_jw_num(&w, rec->seconds);
-	xd_jw_key(&w, "snapshots");
-	xd_jw_uint(&w, rec->snapshots);
-	xd_jw_key(&w, "files");
-	xd_jw_uint(&w, rec->files);
-	xd_jw_key(&w, "changed");
-	xd_jw_uint(&w, rec->changed);
-	xd_jw_key(&w, "error_count");
-	xd_jw_uint(&w, rec->nerrors);
-	xd_jw_key(&w, "errors");
-	xd_jw_arr(&w);
-	for (size_t i = 0; i < rec->nkept; i++)
-		xd_jw_str(&w, rec->errors[i]);
-	xd_jw_arr_end(&w);
-	xd_jw_obj_end(&w);
+	xd_reload_record_json(&w, rec);
 	xd_buf_putc(&x->out, '\n');
 	x->content_type = "application/json";
 	/* a refused snapshot is the client's input at fault: 422; a
@@ -113,6 +92,20 @@ static void reload_answer(void *arg, const struct xd_reload_record *rec)
 		    rec->nkept > 0 && strcmp(rec->errors[0], "xdsd is shutting down") == 0 ?
 			      503 :
 			      422;
+	xd_http_reply(x);
+}
+
+static void status_page(struct xd_admin *a, struct xd_http_exchange *x)
+{
+	x->content_type = "text/html; charset=utf-8";
+	xd_status_page_render(&x->out, &a->deps, a->ready);
+	xd_http_reply(x);
+}
+
+static void status_json(struct xd_admin *a, struct xd_http_exchange *x)
+{
+	x->content_type = "application/json";
+	xd_status_render(&x->out, &a->deps, a->ready);
 	xd_http_reply(x);
 }
 
@@ -129,6 +122,8 @@ static const struct route routes[] = {
 	{"GET", "/clients", clients},
 	{"GET", "/config_dump", config_dump},
 	{"POST", "/reload", reload},
+	{"GET", "/status", status_page},
+	{"GET", "/status.json", status_json},
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -164,7 +159,7 @@ static void handle(void *ctx, struct xd_http_exchange *x)
 		return;
 	}
 	xd_http_text(x, 404,
-		     "no such page; xdsd's admin endpoint serves /status, /healthz, /ready, /metrics, /clients, /config_dump and POST /reload");
+		     "no such page; xdsd's admin endpoint serves /status, /status.json, /healthz, /ready, /metrics, /clients, /config_dump and POST /reload");
 }
 
 int xd_admin_start(struct xd_admin **out, uv_loop_t *loop,

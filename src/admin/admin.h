@@ -8,6 +8,7 @@
  *   GET  /clients      every stream and its sync state, JSON (clients.h)
  *   GET  /config_dump  a snapshot as Envoy's proto3 JSON (dump.h)
  *   GET  /status       an HTML page for people (status_page.h)
+ *   GET  /status.json  the same overview as JSON, for xdsctl (status.h)
  *   POST /reload       reloads like SIGHUP; answers when it is over
  *
  * Everything is computed on the loop thread from live state, when asked:

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "util/text.h"
 #include "util/xalloc.h"
 
 void xd_jw_init(struct xd_jw *w, struct xd_buf *out)
@@ -61,36 +62,6 @@ void xd_jw_arr_end(struct xd_jw *w)
 	jw_close(w, ']');
 }
 
-/* The length of the UTF-8 sequence at s (at most `n` bytes), 0 if it is
- * not well-formed (overlong forms and surrogates included). */
-static size_t utf8_len(const uint8_t *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 void xd_json_escape(struct xd_buf *out, const char *str, size_t len)
 {
 	const uint8_t *s = (const uint8_t *)str;
@@ -111,7 +82,7 @@ void xd_json_escape(struct xd_buf *out, const char *str, size_t len)
 			/* safe inside an HTML <script> too */
 			xd_buf_printf(out, "\\u%04x", c);
 			i++;
-		} else if ((n = utf8_len(s + i, len - i)) == 0) {
+		} else if ((n = xd_text_utf8_len(s + i, len - i)) == 0) {
 			xd_buf_append(out, "\\ufffd", 6);
 			i++;
 		} else {

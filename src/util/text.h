@@ -2,7 +2,7 @@
  * Small helpers over names, shared by the configuration, the schema and
  * the protocol so that each exists once: the edit distance behind "did
  * you mean", the hash of the open-addressing name tables, a copy of text
- * into an arena, and the identity globs.
+ * into an arena, the identity globs, and UTF-8 well-formedness.
  *
  * Thread: any; pure functions, or over caller-owned memory.
  */
@@ -48,5 +48,13 @@ char *xd_text_copy(struct xd_arena *a, const char *s, size_t len);
  * glob: `authorize:` rules and snapshots' "@allow" lists.
  */
 bool xd_text_glob(const char *glob, const char *s);
+
+/*
+ * The length of the well-formed UTF-8 sequence at `s` (at most `n`
+ * bytes), or 0 when it is not one (overlong forms and surrogates
+ * included): how the JSON and HTML writers tell text a client sent from
+ * bytes they must replace.
+ */
+size_t xd_text_utf8_len(const uint8_t *s, size_t n);
 
 #endif

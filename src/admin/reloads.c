@@ -1,0 +1,31 @@
+#include "admin/reloads.h"
+
+void xd_reload_record_json(struct xd_jw *w, const struct xd_reload_record *rec)
+{
+	char when[32];
+
+	xd_jw_obj(w);
+	xd_jw_key(w, "ok");
+	xd_jw_bool(w, rec->ok);
+	xd_jw_key(w, "trigger");
+	xd_jw_str(w, rec->trigger);
+	xd_jw_key(w, "finished");
+	xd_jw_time(when, rec->at_ms);
+	xd_jw_str(w, when);
+	xd_jw_key(w, "seconds");
+	xd_jw_num(w, rec->seconds);
+	xd_jw_key(w, "snapshots");
+	xd_jw_uint(w, rec->snapshots);
+	xd_jw_key(w, "files");
+	xd_jw_uint(w, rec->files);
+	xd_jw_key(w, "changed");
+	xd_jw_uint(w, rec->changed);
+	xd_jw_key(w, "error_count");
+	xd_jw_uint(w, rec->nerrors);
+	xd_jw_key(w, "errors");
+	xd_jw_arr(w);
+	for (size_t i = 0; i < rec->nkept; i++)
+		xd_jw_str(w, rec->errors[i]);
+	xd_jw_arr_end(w);
+	xd_jw_obj_end(w);
+}

@@ -1,0 +1,188 @@
+#include "admin/status.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "admin/clients.h"
+#include "admin/process.h"
+#include "admin/reloads.h"
+#include "util/clock.h"
+#include "util/jsonw.h"
+#include "util/xalloc.h"
+
+/* What one walk over the streams gathers. Node ids are counted by
+ * their 64-bit hashes: a collision among a fleet's ids is far less
+ * likely than the fleet changing between two requests, and no id is
+ * copied. */
+struct counting {
+	struct xd_status_overview *o;
+	uint64_t *ids;
+	size_t nids, cap;
+};
+
+static void count(void *ctx, const struct xd_client *c)
+{
+	static const struct xd_clients_filter all = {.node_glob = NULL, .state = -1};
+	struct counting *k = ctx;
+	enum xd_sub_sync state;
+
+	k->o->streams++;
+	xd_clients_match(&all, c, &state);
+	if (state == XD_SUB_NACKED)
+		k->o->nacked++;
+	else if (state == XD_SUB_PENDING)
+		k->o->pending++;
+	else
+		k->o->synced++;
+	if (!c->has_node)
+		return;
+	if (k->nids == k->cap) {
+		k->cap = k->cap ? 2 * k->cap : 64;
+		k->ids = xd_realloc(k->ids, k->cap * sizeof(*k->ids));
+	}
+	k->ids[k->nids++] = XXH3_64bits(c->node_id, strlen(c->node_id));
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void xd_status_overview(struct xd_status_overview *o,
+			struct xd_sessions *sessions)
+{
+	struct counting k = {.o = o};
+	struct xd_process_stats p;
+
+	memset(o, 0, sizeof(*o));
+	o->now_ms = xd_wall_ms();
+	/* the process's start, as process_start_time_seconds in /metrics */
+	if (xd_process_read(&p) == 0 && p.start_time_seconds > 0)
+		o->started_ms = (int64_t)(p.start_time_seconds * 1000.0);
+	else
+		o->started_ms = o->now_ms;
+	if (o->started_ms > o->now_ms)
+		o->started_ms = o->now_ms; /* clock-tick rounding */
+	xd_sessions_visit(sessions, count, &k);
+	qsort(k.ids, k.nids, sizeof(*k.ids), cmp_u64);
+	for (size_t i = 0; i < k.nids; i++)
+		if (i == 0 || k.ids[i] != k.ids[i - 1])
+			o->nodes++;
+	free(k.ids);
+}
+
+size_t xd_status_snapshot_bytes(const struct xd_snapshot *s)
+{
+	size_t bytes = 0;
+
+	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
+		const struct xd_table *table = xd_snapshot_table(s, (enum xd_rtype)t);
+
+		for (size_t i = 0; i < xd_table_count(table); i++)
+			bytes += xd_table_at(table, i)->msg.len;
+	}
+	return bytes;
+}
+
+static void snapshot_json(struct xd_jw *w, const struct xd_snapshot *s)
+{
+	char when[32];
+
+	xd_jw_obj(w);
+	xd_jw_key(w, "key");
+	xd_jw_str(w, xd_snapshot_key(s));
+	xd_jw_key(w, "version");
+	xd_jw_str(w, xd_snapshot_version(s));
+	xd_jw_key(w, "since");
+	xd_jw_time(when, xd_snapshot_since(s));
+	xd_jw_str(w, when);
+	xd_jw_key(w, "resources");
+	xd_jw_obj(w);
+	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
+		const struct xd_table *table = xd_snapshot_table(s, (enum xd_rtype)t);
+		size_t n = xd_table_count(table);
+
+		if (n == 0)
+			continue;
+		xd_jw_key(w, xd_rtype_info((enum xd_rtype)t)->snapshot_key);
+		xd_jw_uint(w, n);
+	}
+	xd_jw_obj_end(w);
+	xd_jw_key(w, "bytes");
+	xd_jw_uint(w, xd_status_snapshot_bytes(s));
+	xd_jw_obj_end(w);
+}
+
+static void reloads_json(struct xd_jw *w, const struct xd_reloader *r)
+{
+	const struct xd_reload_stats *st = xd_reloader_stats(r);
+	size_t n = xd_reload_history_count(r);
+
+	xd_jw_obj(w);
+	xd_jw_key(w, "ok");
+	xd_jw_uint(w, st->ok);
+	xd_jw_key(w, "failed");
+	xd_jw_uint(w, st->failed);
+	xd_jw_key(w, "history");
+	xd_jw_arr(w);
+	for (size_t i = 0; i < n; i++)
+		xd_reload_record_json(w, xd_reload_history(r, i));
+	xd_jw_arr_end(w);
+	xd_jw_obj_end(w);
+}
+
+void xd_status_render(struct xd_buf *out, const struct xd_admin_deps *deps,
+		      bool ready)
+{
+	struct xd_status_overview o;
+	struct xd_jw w;
+	struct xd_snapshot **snaps;
+	size_t n;
+	char when[32];
+
+	xd_status_overview(&o, deps->sessions);
+	xd_jw_init(&w, out);
+	xd_jw_obj(&w);
+	xd_jw_key(&w, "version");
+	xd_jw_str(&w, PACKAGE_VERSION);
+	xd_jw_key(&w, "started");
+	xd_jw_time(when, o.started_ms);
+	xd_jw_str(&w, when);
+	xd_jw_key(&w, "uptime_seconds");
+	xd_jw_uint(&w, (uint64_t)(o.now_ms - o.started_ms) / 1000);
+	xd_jw_key(&w, "ready");
+	xd_jw_bool(&w, ready);
+	xd_jw_key(&w, "listen");
+	xd_jw_str(&w, deps->cfg->listen);
+	xd_jw_key(&w, "streams");
+	xd_jw_uint(&w, o.streams);
+	xd_jw_key(&w, "nodes");
+	xd_jw_uint(&w, o.nodes);
+	xd_jw_key(&w, "clients");
+	xd_jw_obj(&w);
+	xd_jw_key(&w, "synced");
+	xd_jw_uint(&w, o.synced);
+	xd_jw_key(&w, "pending");
+	xd_jw_uint(&w, o.pending);
+	xd_jw_key(&w, "nacked");
+	xd_jw_uint(&w, o.nacked);
+	xd_jw_obj_end(&w);
+
+	xd_jw_key(&w, "snapshots");
+	xd_jw_arr(&w);
+	snaps = xd_cache_snapshots(deps->cache, &n);
+	for (size_t i = 0; i < n; i++) {
+		snapshot_json(&w, snaps[i]);
+		xd_snapshot_unref(snaps[i]);
+	}
+	free(snaps);
+	xd_jw_arr_end(&w);
+
+	xd_jw_key(&w, "reloads");
+	reloads_json(&w, deps->reloader);
+	xd_jw_obj_end(&w);
+	xd_buf_putc(out, '\n');
+}

@@ -1,0 +1,54 @@
+/*
+ * GET /status.json: the daemon at a glance, for xdsctl's `status` and
+ * scripts. One object:
+ *
+ *   {"version": "0.4.0", "started": "<RFC 3339 UTC>",
+ *    "uptime_seconds": 3600, "ready": true,
+ *    "listen": "0.0.0.0:18000",           (xDS listener, as configured)
+ *    "streams": 12,                        (open xDS streams)
+ *    "nodes": 10,                          (distinct node ids among them)
+ *    "clients": {"synced": 9, "pending": 2, "nacked": 1},
+ *                                          (streams by their worst type,
+ *                                           as /clients' "state")
+ *    "snapshots": [ {"key": "default", "version": "<16 hex>",
+ *       "since": "<RFC 3339 UTC>",
+ *       "resources": {"clusters": 3, "endpoints": 3},  (non-zero only)
+ *       "bytes": 1234} ],                  (encoded resources)
+ *    "reloads": {"ok": 4, "failed": 1,     (start-up not counted)
+ *       "history": [ <reload record, reloads.h>, ... ] }}  (newest first)
+ *
+ * The HTML page (status_page.h) shows the same figures, computed by the
+ * same functions below.
+ *
+ * Thread: loop thread only.
+ */
+#ifndef XD_ADMIN_STATUS_H
+#define XD_ADMIN_STATUS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "admin/admin.h"
+#include "snapshot/snapshot.h"
+#include "util/buf.h"
+
+struct xd_status_overview {
+	int64_t started_ms, now_ms; /* Unix ms */
+	size_t streams, nodes;
+	size_t synced, pending, nacked; /* streams by state */
+};
+
+/* Walks every stream once to count them. */
+void xd_status_overview(struct xd_status_overview *o,
+			struct xd_sessions *sessions);
+
+/* The bytes of a snapshot's resources as encoded for the wire (each
+ * resource message once). */
+size_t xd_status_snapshot_bytes(const struct xd_snapshot *s);
+
+/* Writes the /status.json document (with a final newline). */
+void xd_status_render(struct xd_buf *out, const struct xd_admin_deps *deps,
+		      bool ready);
+
+#endif

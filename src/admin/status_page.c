@@ -1,0 +1,516 @@
+#include "admin/status_page.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "admin/clients.h"
+#include "admin/status.h"
+#include "util/html.h"
+#include "util/jsonw.h"
+
+/* ---------------- formatting ---------------- */
+
+/* The page's own look: no external stylesheet, no web fonts. */
+static const char css[] =
+	":root{--fg:#1f2328;--muted:#656d76;--line:#d0d7de;--bg:#fff;"
+	"--head:#f6f8fa;--ok:#1a7f37;--warn:#9a6700;--bad:#cf222e}"
+	"*{box-sizing:border-box}"
+	"body{margin:0;font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;"
+	"color:var(--fg);background:var(--bg)}"
+	"header{padding:14px 24px;border-bottom:1px solid var(--line);background:var(--head)}"
+	"h1{font-size:20px;margin:0 12px 0 0;display:inline-block}"
+	"h1 small{font-weight:normal;color:var(--muted);font-size:14px}"
+	"h2{font-size:16px;margin:22px 0 8px}"
+	"h2 small{font-weight:normal;color:var(--muted)}"
+	"main{padding:0 24px 24px}"
+	"dl{display:flex;flex-wrap:wrap;gap:6px 28px;margin:10px 0 4px}"
+	"dl div{min-width:90px}dt{color:var(--muted);font-size:12px}dd{margin:0;font-weight:600}"
+	"nav{font-size:12px;color:var(--muted)}nav a{margin-right:10px}"
+	"a{color:#0969da;text-decoration:none}a:hover{text-decoration:underline}"
+	"table{border-collapse:collapse;width:100%}"
+	"th,td{text-align:left;padding:4px 8px;border-bottom:1px solid var(--line);vertical-align:top}"
+	"th{font-size:12px;color:var(--muted);font-weight:600;background:var(--head)}"
+	"td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}"
+	"code,pre{font:12px/1.4 ui-monospace,'DejaVu Sans Mono',monospace}"
+	"pre{margin:2px 0 0;white-space:pre-wrap;word-break:break-word}"
+	".badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;"
+	"font-weight:600;color:#fff;vertical-align:middle}"
+	".badge.ok{background:var(--ok)}.badge.bad{background:var(--bad)}"
+	".badge.pending{background:var(--warn)}"
+	".t{display:inline-block;margin:0 4px 2px 0;padding:0 5px;border-radius:3px;"
+	"font-size:11px;border:1px solid}"
+	".t.synced{color:var(--ok)}.t.pending{color:var(--warn)}"
+	".t.nacked{color:#fff;background:var(--bad);border-color:var(--bad)}"
+	"tr.nacked td{background:#fff5f5}"
+	".nack pre{color:var(--bad)}"
+	".muted,.empty{color:var(--muted)}"
+	".errors{margin:0;padding-left:16px}"
+	"svg text{font:11px system-ui,sans-serif;fill:var(--muted)}"
+	".more{margin:6px 0;color:var(--muted)}";
+
+static void h(struct xd_buf *out, const char *s)
+{
+	xd_html_str(out, s);
+}
+
+/* "12 ms", "1.4 s", "2.5 min" */
+static void fmt_seconds(char *buf, size_t len, double s)
+{
+	if (s < 0.001)
+		snprintf(buf, len, "%.2f ms", s * 1000);
+	else if (s < 1)
+		snprintf(buf, len, "%.0f ms", s * 1000);
+	else if (s < 120)
+		snprintf(buf, len, "%.1f s", s);
+	else
+		snprintf(buf, len, "%.1f min", s / 60);
+}
+
+/* "3d 4h", "2h 3m", "5m 6s", "7s" */
+static void fmt_age(char *buf, size_t len, int64_t ms)
+{
+	long long s = ms > 0 ? ms / 1000 : 0;
+
+	if (s >= 86400)
+		snprintf(buf, len, "%lldd %lldh", s / 86400, s % 86400 / 3600);
+	else if (s >= 3600)
+		snprintf(buf, len, "%lldh %lldm", s / 3600, s % 3600 / 60);
+	else if (s >= 60)
+		snprintf(buf, len, "%lldm %llds", s / 60, s % 60);
+	else
+		snprintf(buf, len, "%llds", s);
+}
+
+/* "1.2 KiB" */
+static void fmt_bytes(char *buf, size_t len, size_t n)
+{
+	if (n < 1024)
+		snprintf(buf, len, "%zu B", n);
+	else if (n < 1024 * 1024)
+		snprintf(buf, len, "%.1f KiB", (double)n / 1024);
+	else
+		snprintf(buf, len, "%.1f MiB", (double)n / (1024 * 1024));
+}
+
+/* A time as "2026-11-23 08:15:02 UTC (5m 6s ago)", machine-readable in
+ * its datetime attribute. */
+static void time_cell(struct xd_buf *out, int64_t at_ms, int64_t now_ms)
+{
+	char iso[32], text[32], age[32];
+	time_t secs = (time_t)(at_ms / 1000);
+	struct tm tm;
+
+	xd_jw_time(iso, at_ms);
+	gmtime_r(&secs, &tm);
+	strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &tm);
+	fmt_age(age, sizeof(age), now_ms - at_ms);
+	xd_buf_printf(out, "<time datetime=\"%s\">%s UTC</time> <span class=muted>(%s ago)</span>",
+		      iso, text, age);
+}
+
+/* ---------------- header ---------------- */
+
+static void header(struct xd_buf *out, const struct xd_admin_deps *deps,
+		   const struct xd_status_overview *o, bool ready)
+{
+	const struct xd_reload_stats *rs = xd_reloader_stats(deps->reloader);
+	char up[32], iso[32];
+
+	fmt_age(up, sizeof(up), o->now_ms - o->started_ms);
+	xd_jw_time(iso, o->started_ms);
+	xd_buf_printf(out, "<header><h1>xdsd <small id=version>");
+	h(out, PACKAGE_VERSION);
+	xd_buf_printf(out, "</small></h1>%s", ready ?
+			      "<span class=\"badge ok\" id=ready>ready</span>" :
+			      "<span class=\"badge bad\" id=ready>not ready</span>");
+	xd_buf_printf(out, "<dl><div><dt>xDS listener</dt><dd id=listen><code>");
+	h(out, deps->cfg->listen);
+	xd_buf_printf(out, "</code></dd></div>"
+			   "<div><dt>up</dt><dd id=uptime title=\"since %s\">%s</dd></div>"
+			   "<div><dt>streams</dt><dd id=streams>%zu</dd></div>"
+			   "<div><dt>nodes</dt><dd id=nodes>%zu</dd></div>"
+			   "<div><dt>synced</dt><dd id=synced>%zu</dd></div>"
+			   "<div><dt>pending</dt><dd id=pending>%zu</dd></div>"
+			   "<div><dt>NACKed</dt><dd id=nacked>%zu</dd></div>"
+			   "<div><dt>reloads ok / failed</dt><dd id=reloads>%llu / %llu</dd></div>"
+			   "</dl>",
+		      iso, up, o->streams, o->nodes, o->synced, o->pending,
+		      o->nacked, rs->ok, rs->failed);
+	xd_buf_printf(out, "<nav><a href=\"/status\">refresh</a>"
+			   "<a href=\"/status.json\">/status.json</a>"
+			   "<a href=\"/clients\">/clients</a>"
+			   "<a href=\"/metrics\">/metrics</a>"
+			   "<a href=\"/config_dump\">/config_dump</a></nav></header>\n");
+}
+
+/* ---------------- snapshots ---------------- */
+
+static void snapshots(struct xd_buf *out, const struct xd_admin_deps *deps,
+		      int64_t now_ms)
+{
+	size_t n;
+	struct xd_snapshot **snaps = xd_cache_snapshots(deps->cache, &n);
+	char size[32];
+
+	xd_buf_printf(out, "<section id=snapshots><h2>Snapshots <small>%zu</small></h2>"
+			   "<table><thead><tr><th>key</th><th>version</th><th>serving since</th>"
+			   "<th>resources</th><th class=num>bytes</th></tr></thead><tbody>\n",
+		      n);
+	for (size_t i = 0; i < n; i++) {
+		const struct xd_snapshot *s = snaps[i];
+		size_t bytes = xd_status_snapshot_bytes(s);
+		bool any = false;
+
+		xd_buf_printf(out, "<tr class=snapshot><td>");
+		h(out, xd_snapshot_key(s));
+		xd_buf_printf(out, "</td><td><code>");
+		h(out, xd_snapshot_version(s));
+		xd_buf_printf(out, "</code></td><td>");
+		time_cell(out, xd_snapshot_since(s), now_ms);
+		xd_buf_printf(out, "</td><td>");
+		for (int t = 0; t < XD_RTYPE_COUNT; t++) {
+			size_t count = xd_table_count(xd_snapshot_table(s, (enum xd_rtype)t));
+
+			if (count == 0)
+				continue;
+			xd_buf_printf(out, "%s%s %zu", any ? ", " : "",
+				      xd_rtype_info((enum xd_rtype)t)->snapshot_key, count);
+			any = true;
+		}
+		if (!any)
+			xd_buf_printf(out, "<span class=muted>empty</span>");
+		fmt_bytes(size, sizeof(size), bytes);
+		xd_buf_printf(out, "</td><td class=num title=\"%zu bytes\">%s</td></tr>\n",
+			      bytes, size);
+		xd_snapshot_unref(snaps[i]);
+	}
+	free(snaps);
+	if (n == 0)
+		xd_buf_printf(out, "<tr><td colspan=5 class=empty>no snapshot is served</td></tr>\n");
+	xd_buf_printf(out, "</tbody></table></section>\n");
+}
+
+/* ---------------- reloads ---------------- */
+
+static void reload_row(struct xd_buf *out, const struct xd_reload_record *r,
+		       int64_t now_ms)
+{
+	char took[32];
+
+	fmt_seconds(took, sizeof(took), r->seconds);
+	xd_buf_printf(out, "<tr class=\"reload %s\"><td>", r->ok ? "ok" : "failed");
+	time_cell(out, r->at_ms, now_ms);
+	xd_buf_printf(out, "</td><td>");
+	h(out, r->trigger);
+	xd_buf_printf(out, "</td><td>%s</td><td class=num>%s</td>"
+			   "<td class=num>%zu</td><td class=num>%zu</td><td class=num>%zu</td><td>",
+		      r->ok ? "<span class=\"badge ok\">ok</span>" :
+			      "<span class=\"badge bad\">failed</span>",
+		      took, r->snapshots, r->files, r->changed);
+	if (r->nkept > 0) {
+		xd_buf_printf(out, "<ul class=errors>");
+		for (size_t i = 0; i < r->nkept; i++) {
+			xd_buf_printf(out, "<li><code>");
+			h(out, r->errors[i]);
+			xd_buf_printf(out, "</code></li>");
+		}
+		xd_buf_printf(out, "</ul>");
+		if (r->nerrors > r->nkept)
+			xd_buf_printf(out, "<span class=muted>and %zu more (see the log)</span>",
+				      r->nerrors - r->nkept);
+	}
+	xd_buf_printf(out, "</td></tr>\n");
+}
+
+static void reloads(struct xd_buf *out, const struct xd_reloader *r,
+		    int64_t now_ms)
+{
+	size_t n = xd_reload_history_count(r);
+
+	xd_buf_printf(out, "<section id=reloads><h2>Reloads <small>the last %d</small></h2>"
+			   "<table><thead><tr><th>finished</th><th>trigger</th><th>result</th>"
+			   "<th class=num>took</th><th class=num>snapshots</th><th class=num>files</th>"
+			   "<th class=num>changed</th><th>errors</th></tr></thead><tbody>\n",
+		      XD_RELOAD_HISTORY);
+	for (size_t i = 0; i < n; i++)
+		reload_row(out, xd_reload_history(r, i), now_ms);
+	xd_buf_printf(out, "</tbody></table></section>\n");
+}
+
+/* ---------------- clients ---------------- */
+
+/* One pass over the streams shows those in `state`; NACKed streams go
+ * first, so the page leads with what needs a look. */
+struct client_pass {
+	struct xd_buf *out;
+	enum xd_sub_sync state;
+	size_t shown, cut; /* rows written, rows left out */
+	int64_t now_ms;
+};
+
+static void client_row(struct xd_buf *out, const struct xd_client *c,
+		       enum xd_sub_sync state, int64_t now_ms)
+{
+	const char *name = xd_sub_sync_name(state);
+	char age[32];
+
+	xd_buf_printf(out, "<tr class=\"client %s\"><td><span class=\"badge %s\">%s</span></td><td class=node>",
+		      name, state == XD_SUB_SYNCED ? "ok" : state == XD_SUB_NACKED ? "bad" : "pending",
+		      name);
+	if (c->has_node)
+		h(out, c->node_id);
+	else
+		xd_buf_printf(out, "<span class=muted>(no request yet)</span>");
+	xd_buf_printf(out, "</td><td>");
+	h(out, c->node_cluster);
+	xd_buf_printf(out, "</td><td>");
+	h(out, c->user_agent_name);
+	xd_buf_putc(out, ' ');
+	h(out, c->user_agent_version);
+	fmt_age(age, sizeof(age), now_ms - c->since_ms);
+	xd_buf_printf(out, "</td><td><code>");
+	h(out, c->peer);
+	xd_buf_printf(out, "</code><br><span class=muted>%s %s, %s</span></td><td>",
+		      c->method->aggregated ? "ADS" : xd_rtype_info(c->method->type)->service,
+		      c->method->delta ? "delta" : "sotw", age);
+	if (c->snapshot != NULL)
+		h(out, xd_snapshot_key(c->snapshot));
+	else
+		xd_buf_printf(out, "<span class=muted>none</span>");
+	xd_buf_printf(out, "</td><td>");
+	for (size_t i = 0; i < c->ntypes; i++) {
+		const struct xd_client_type *ct = &c->types[i];
+
+		xd_buf_printf(out, "<span class=\"t %s\" title=\"acked ", xd_sub_sync_name(ct->sync));
+		h(out, ct->sub->acked_version[0] ? ct->sub->acked_version : "nothing");
+		xd_buf_printf(out, "\">");
+		h(out, ct->label);
+		xd_buf_printf(out, "</span>");
+	}
+	xd_buf_printf(out, "</td><td class=nack>");
+	for (size_t i = 0; i < c->ntypes; i++) {
+		const struct xd_client_type *ct = &c->types[i];
+
+		if (ct->sync != XD_SUB_NACKED || ct->sub->nack_message == NULL)
+			continue;
+		xd_buf_printf(out, "<div><b>");
+		h(out, ct->label);
+		xd_buf_printf(out, "</b> ");
+		time_cell(out, ct->sub->nack_at_ms, now_ms);
+		xd_buf_printf(out, "<pre>");
+		h(out, ct->sub->nack_message);
+		xd_buf_printf(out, "</pre></div>");
+	}
+	xd_buf_printf(out, "</td></tr>\n");
+}
+
+static void client_each(void *ctx, const struct xd_client *c)
+{
+	static const struct xd_clients_filter all = {.node_glob = NULL, .state = -1};
+	struct client_pass *p = ctx;
+	enum xd_sub_sync state;
+
+	xd_clients_match(&all, c, &state);
+	if (state != p->state)
+		return;
+	if (p->shown == XD_STATUS_PAGE_MAX_CLIENTS) {
+		p->cut++;
+		return;
+	}
+	p->shown++;
+	client_row(p->out, c, state, p->now_ms);
+}
+
+static void clients(struct xd_buf *out, struct xd_sessions *sessions,
+		    const struct xd_status_overview *o)
+{
+	static const enum xd_sub_sync order[] = {XD_SUB_NACKED, XD_SUB_PENDING,
+						 XD_SUB_SYNCED};
+	struct client_pass p = {.out = out, .now_ms = o->now_ms};
+
+	xd_buf_printf(out, "<section id=clients><h2>Clients <small>%zu streams",
+		      o->streams);
+	if (o->nacked > 0)
+		xd_buf_printf(out, ", <a href=\"/clients?state=nacked\">%zu NACKed</a>",
+			      o->nacked);
+	xd_buf_printf(out, "</small></h2>"
+			   "<table><thead><tr><th>state</th><th>node</th><th>cluster</th>"
+			   "<th>user agent</th><th>peer, stream</th><th>snapshot</th>"
+			   "<th>types</th><th>last NACK</th></tr></thead><tbody>\n");
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		p.state = order[i];
+		xd_sessions_visit(sessions, client_each, &p);
+	}
+	if (o->streams == 0)
+		xd_buf_printf(out, "<tr><td colspan=8 class=empty>no client is connected</td></tr>\n");
+	xd_buf_printf(out, "</tbody></table>\n");
+	if (p.cut > 0)
+		xd_buf_printf(out, "<p class=more id=clients-more>%zu more: use "
+				   "<a href=\"/clients\">/clients</a></p>\n",
+			      p.cut);
+	xd_buf_printf(out, "</section>\n");
+}
+
+/* ---------------- convergence chart ---------------- */
+
+#define CHART_W 960
+#define CHART_H 240
+#define CHART_LEFT 64
+#define CHART_RIGHT 16
+#define CHART_TOP 12
+#define CHART_BOTTOM 30
+/* Faster than this is drawn at it: the log scale needs a floor. */
+#define CHART_MIN_SECONDS 0.0001
+
+/* One colour per resource type (the last: types xdsd does not serve). */
+static const char *type_colour(int t)
+{
+	static const char *palette[] = {"#0969da", "#1a7f37", "#8250df", "#bf3989",
+					"#9a6700", "#cf222e", "#116329", "#0550ae",
+					"#6e7781"};
+
+	return palette[(size_t)t % (sizeof(palette) / sizeof(palette[0]))];
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void decade_label(char *buf, size_t len, int d)
+{
+	static const char *names[] = {"0.1 ms", "1 ms", "10 ms", "100 ms",
+				      "1 s", "10 s", "100 s", "1000 s"};
+
+	if (d >= -4 && d <= 3)
+		snprintf(buf, len, "%s", names[d + 4]);
+	else
+		snprintf(buf, len, "1e%d s", d);
+}
+
+static void clock_label(char *buf, size_t len, int64_t ms)
+{
+	time_t secs = (time_t)(ms / 1000);
+	struct tm tm;
+
+	gmtime_r(&secs, &tm);
+	strftime(buf, len, "%H:%M:%S", &tm);
+}
+
+static void chart(struct xd_buf *out, const struct xd_sessions_stats *st)
+{
+	size_t n = st->nrecent;
+	size_t first = (st->recent_next + XD_SESSIONS_RECENT - n) % XD_SESSIONS_RECENT;
+	float sorted[XD_SESSIONS_RECENT];
+	bool seen[XD_RTYPE_COUNT + 1] = {false};
+	double pw = CHART_W - CHART_LEFT - CHART_RIGHT;
+	double ph = CHART_H - CHART_TOP - CHART_BOTTOM;
+	int64_t t0, t1;
+	int lo, hi;
+	char a[32], b[32], c[32], when[16];
+
+	xd_buf_printf(out, "<section id=convergence><h2>Convergence <small>from a change "
+			   "being served to a client's ACK, the last %d</small></h2>\n",
+		      XD_SESSIONS_RECENT);
+	if (n == 0) {
+		xd_buf_printf(out, "<p class=empty id=chart-empty>No convergence yet: a sample "
+				   "is taken when a client connected before a change ACKs it.</p>"
+				   "</section>\n");
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = st->recent[(first + i) % XD_SESSIONS_RECENT].seconds;
+	qsort(sorted, n, sizeof(sorted[0]), cmp_float);
+	fmt_seconds(a, sizeof(a), sorted[n / 2]);
+	fmt_seconds(b, sizeof(b), sorted[(n * 9) / 10]);
+	fmt_seconds(c, sizeof(c), sorted[n - 1]);
+	xd_buf_printf(out, "<p id=chart-summary>%zu samples: median %s, 90th percentile %s, "
+			   "slowest %s</p>\n",
+		      n, a, b, c);
+
+	/* y: whole decades around the samples; x: their time span */
+	lo = (int)floor(log10(fmax(sorted[0], CHART_MIN_SECONDS)));
+	hi = (int)ceil(log10(fmax(sorted[n - 1], CHART_MIN_SECONDS)));
+	if (hi <= lo)
+		hi = lo + 1;
+	t0 = st->recent[first].at_ms;
+	t1 = st->recent[(first + n - 1) % XD_SESSIONS_RECENT].at_ms;
+	if (t1 - t0 < 1000)
+		t1 = t0 + 1000;
+
+	xd_buf_printf(out, "<svg id=chart role=img aria-label=\"convergence times\" "
+			   "xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" "
+			   "width=\"%d\" height=\"%d\" style=\"max-width:100%%;height:auto\">\n",
+		      CHART_W, CHART_H, CHART_W, CHART_H);
+	for (int d = lo; d <= hi; d++) {
+		double y = CHART_TOP + ph - ph * (d - lo) / (hi - lo);
+		char lbl[16];
+
+		decade_label(lbl, sizeof(lbl), d);
+		xd_buf_printf(out, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
+				   "stroke=\"#d0d7de\" stroke-width=\"1\"/>"
+				   "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+			      CHART_LEFT, CHART_W - CHART_RIGHT, y, y, CHART_LEFT - 6,
+			      y + 4, lbl);
+	}
+	clock_label(a, sizeof(a), t0);
+	clock_label(b, sizeof(b), t1);
+	xd_buf_printf(out, "<text x=\"%d\" y=\"%d\">%s UTC</text>"
+			   "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s UTC</text>\n",
+		      CHART_LEFT, CHART_H - 8, a, CHART_W - CHART_RIGHT, CHART_H - 8, b);
+	xd_buf_printf(out, "<g id=points>\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct xd_convergence_sample *s =
+			&st->recent[(first + i) % XD_SESSIONS_RECENT];
+		double v = fmax(s->seconds, CHART_MIN_SECONDS);
+		double x = CHART_LEFT + pw * (double)(s->at_ms - t0) / (double)(t1 - t0);
+		double y = CHART_TOP + ph - ph * (log10(v) - lo) / (hi - lo);
+		int t = (int)s->type <= XD_RTYPE_COUNT ? (int)s->type : XD_RTYPE_COUNT;
+
+		seen[t] = true;
+		fmt_seconds(a, sizeof(a), s->seconds);
+		clock_label(when, sizeof(when), s->at_ms);
+		xd_buf_printf(out, "<circle class=sample cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" "
+				   "fill=\"%s\" fill-opacity=\"0.75\"><title>%s %s at %s UTC</title>"
+				   "</circle>\n",
+			      x, y, type_colour(t),
+			      t < XD_RTYPE_COUNT ? xd_rtype_info((enum xd_rtype)t)->service : "other",
+			      a, when);
+	}
+	xd_buf_printf(out, "</g>\n</svg>\n<p class=legend>");
+	for (int t = 0; t <= XD_RTYPE_COUNT; t++) {
+		if (!seen[t])
+			continue;
+		xd_buf_printf(out, "<svg width=\"10\" height=\"10\" viewBox=\"0 0 10 10\">"
+				   "<circle cx=\"5\" cy=\"5\" r=\"4\" fill=\"%s\"/></svg> %s &nbsp; ",
+			      type_colour(t),
+			      t < XD_RTYPE_COUNT ? xd_rtype_info((enum xd_rtype)t)->service : "other");
+	}
+	xd_buf_printf(out, "</p></section>\n");
+}
+
+/* ---------------- the page ---------------- */
+
+void xd_status_page_render(struct xd_buf *out,
+			   const struct xd_admin_deps *deps, bool ready)
+{
+	struct xd_status_overview o;
+
+	xd_status_overview(&o, deps->sessions);
+	xd_buf_printf(out, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+			   "<meta name=viewport content=\"width=device-width, initial-scale=1\">"
+			   "<title>xdsd status</title><style>%s</style></head><body>\n",
+		      css);
+	header(out, deps, &o, ready);
+	xd_buf_printf(out, "<main>\n");
+	snapshots(out, deps, o.now_ms);
+	reloads(out, deps->reloader, o.now_ms);
+	clients(out, deps->sessions, &o);
+	chart(out, xd_sessions_stats(deps->sessions));
+	xd_buf_printf(out, "</main></body></html>\n");
+}

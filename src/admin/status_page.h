@@ -1,0 +1,36 @@
+/*
+ * GET /status: the daemon at a glance, as an HTML page for people.
+ * Rendered on the server from live state when asked; the page needs no
+ * JavaScript and loads nothing else (inline CSS, inline SVG), so it
+ * works offline, through an SSH tunnel, in a text browser.
+ *
+ *   header       version, uptime, xDS listener, readiness, counts
+ *   snapshots    key, version, since, resources per type, bytes
+ *   reloads      the last XD_RELOAD_HISTORY: time, trigger, result,
+ *                duration, errors (file:line:col: message)
+ *   clients      NACKed streams first, then pending, then synced, with
+ *                each type's state and the NACK message; at most
+ *                XD_STATUS_PAGE_MAX_CLIENTS rows (the rest: /clients)
+ *   convergence  the recent convergence samples (session.h) as a chart
+ *
+ * Every string a client or a snapshot file chose is HTML-escaped
+ * (util/html.h). The figures are those of /status.json (status.h).
+ *
+ * Thread: loop thread only.
+ */
+#ifndef XD_ADMIN_STATUS_PAGE_H
+#define XD_ADMIN_STATUS_PAGE_H
+
+#include <stdbool.h>
+
+#include "admin/admin.h"
+#include "util/buf.h"
+
+/* Rows of the clients table: the page stays a few hundred KiB with
+ * 10,000 streams. */
+#define XD_STATUS_PAGE_MAX_CLIENTS 500
+
+void xd_status_page_render(struct xd_buf *out,
+			   const struct xd_admin_deps *deps, bool ready);
+
+#endif
