@@ -12,6 +12,7 @@
 #include "cache/cache.h"
 #include "admin/admin.h"
 #include "daemon/early_signals.h"
+#include "daemon/notify.h"
 #include "daemon/reload.h"
 #include "protocol/body.h"
 #include "protocol/nameset.h"
@@ -38,6 +39,7 @@ struct daemon {
 
 	struct xd_reloader *reloader;
 	struct xd_admin *admin; /* NULL: admin_listen off */
+	struct xd_notify *notify; /* NULL: not run by systemd */
 };
 
 static void log_errors(const struct xd_diag *d)
@@ -50,14 +52,12 @@ static void log_errors(const struct xd_diag *d)
 
 /* ---------------- reload ---------------- */
 
-static void reloaded(void *arg, const struct xd_reload_record *rec)
+/* The reloader has told systemd READY=1; STATUS= says how it went. */
+static void reloaded(void *arg, const struct xd_reload_record *rec XD_UNUSED)
 {
 	struct daemon *d = arg;
 
-	if (rec->ok)
-		sd_notifyf(0, "STATUS=serving on %s", d->cfg->listen);
-	else
-		sd_notify(0, "STATUS=reload failed; serving the previous snapshots");
+	xd_notify_status(d->notify, NULL);
 }
 
 /* The TLS files are small: read again on the loop thread, at once. New
@@ -103,6 +103,8 @@ static void server_stopped(void *arg)
 	struct daemon *d = arg;
 
 	d->server = NULL;
+	xd_notify_stop(d->notify);
+	d->notify = NULL;
 	if (d->admin != NULL)
 		xd_admin_stop(d->admin, admin_stopped, d);
 	xd_sessions_free(d->sessions);
@@ -280,7 +282,8 @@ int xd_daemon_run(const struct xd_config *cfg)
 			cfg->listen, xd_server_port(d.server));
 	else
 		xd_info("xdsd " PACKAGE_VERSION " listening on %s", cfg->listen);
-	sd_notifyf(0, "READY=1\nSTATUS=serving on %s", cfg->listen);
+	d.notify = xd_notify_start(&d.loop, d.cache, d.sessions, d.reloader);
+	xd_notify_status(d.notify, "READY=1");
 	if (d.admin != NULL)
 		xd_admin_set_ready(d.admin, true);
 	/* What arrived while the snapshots loaded is acted on now, once

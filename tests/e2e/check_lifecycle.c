@@ -4,11 +4,9 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -409,57 +407,6 @@ START_TEST(client_half_close_gets_ok)
 }
 END_TEST
 
-/* Reads one datagram from the notify socket, or fails after 10 s. */
-static char *recv_notify(int fd)
-{
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-	char buf[1024];
-	ssize_t n;
-
-	ck_assert_msg(poll(&p, 1, 10000) == 1, "no sd_notify message");
-	n = recv(fd, buf, sizeof(buf) - 1, 0);
-	ck_assert(n > 0);
-	buf[n] = '\0';
-	return strdup(buf);
-}
-
-/* Type=notify: READY=1 once listening, STOPPING=1 at shutdown. */
-START_TEST(systemd_notify_protocol)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct xdt_daemon *d;
-	char *msg, *log;
-	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	ck_assert(fd >= 0);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/notify.%d",
-		 xdtest_tmpdir(), (int)getpid());
-	ck_assert(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
-	setenv("NOTIFY_SOCKET", sa.sun_path, 1);
-	d = xdt_daemon_start(NULL, NULL, START_MS);
-	unsetenv("NOTIFY_SOCKET");
-
-	msg = recv_notify(fd);
-	ck_assert_msg(strncmp(msg, "READY=1\n", 8) == 0, "got '%s'", msg);
-	ck_assert_ptr_nonnull(strstr(msg, "STATUS=serving on 127.0.0.1:0"));
-	/* READY comes only after the port is open */
-	log = xdt_daemon_log(d);
-	ck_assert_ptr_nonnull(strstr(log, "listening on"));
-	free(log);
-	free(msg);
-
-	xdt_daemon_signal(d, SIGTERM);
-	msg = recv_notify(fd);
-	ck_assert_str_eq(msg, "STOPPING=1");
-	free(msg);
-	ck_assert(xdt_daemon_wait(d, STOP_MS));
-	ck_assert_int_eq(d->exit_status, 0);
-	close(fd);
-	unlink(sa.sun_path);
-	xdt_daemon_free(d);
-}
-END_TEST
-
 /* A request over max_request_size ends its stream, not the daemon. */
 START_TEST(oversized_request_refused)
 {
@@ -620,7 +567,6 @@ int main(void)
 	tcase_add_test(run, port_in_use_fails_clearly);
 	tcase_add_test(run, ended_streams_release_connections);
 	tcase_add_test(run, client_half_close_gets_ok);
-	tcase_add_test(run, systemd_notify_protocol);
 	tcase_add_test(run, oversized_request_refused);
 	tcase_add_test(run, dropped_connections_logged);
 	suite_add_tcase(s, run);

@@ -49,8 +49,36 @@ static bool mentions_admin(const char *config_text,
 	return false;
 }
 
+/* In the child: `env` entries into its environment, "$PID" its pid. */
+static void put_env(const char *const *env)
+{
+	char pid[32];
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	for (; env != NULL && *env != NULL; env++) {
+		const char *eq = strchr(*env, '=');
+		char *name;
+
+		if (eq == NULL)
+			_exit(127);
+		name = strndup(*env, (size_t)(eq - *env));
+		if (name == NULL ||
+		    setenv(name, strcmp(eq + 1, "$PID") == 0 ? pid : eq + 1,
+			   1) != 0)
+			_exit(127);
+		free(name);
+	}
+}
+
 struct xdt_daemon *xdt_daemon_spawn(const char *config_text,
 				    const char *const *extra_args)
+{
+	return xdt_daemon_spawn_env(config_text, extra_args, NULL);
+}
+
+struct xdt_daemon *xdt_daemon_spawn_env(const char *config_text,
+					const char *const *extra_args,
+					const char *const *env)
 {
 	struct xdt_daemon *d = calloc(1, sizeof(*d));
 	const char *xdsd = xdtest_env("XDSD");
@@ -93,6 +121,7 @@ struct xdt_daemon *xdt_daemon_spawn(const char *config_text,
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		put_env(env);
 		execv(argv[0], argv);
 		_exit(127);
 	}

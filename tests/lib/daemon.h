@@ -37,6 +37,13 @@ struct xdt_daemon *xdt_daemon_start(const char *config_text,
 struct xdt_daemon *xdt_daemon_spawn(const char *config_text,
 				    const char *const *extra_args);
 
+/* The same with `env` ("NAME=value", NULL-terminated) added to the
+ * daemon's environment; the value "$PID" becomes the daemon's own pid
+ * (as systemd sets WATCHDOG_PID). */
+struct xdt_daemon *xdt_daemon_spawn_env(const char *config_text,
+					const char *const *extra_args,
+					const char *const *env);
+
 /* After xdt_daemon_spawn: waits until it logs its port (sets `port`
  * and `target`); fails the test if it exits or takes over `timeout_ms`. */
 void xdt_daemon_wait_ready(struct xdt_daemon *d, int timeout_ms);
