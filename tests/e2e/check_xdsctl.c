@@ -1,0 +1,759 @@
+/*
+ * xdsctl(1) against the real daemon: the built binary ($XDSCTL) is run
+ * as an operator runs it, its output and exit status checked, with real
+ * xDS clients on loopback (one that ACKs, one that NACKs endpoints). Its
+ * --json output is checked against what the admin endpoint itself
+ * answers. Where $VALGRIND is set and the build has no sanitizer, some
+ * runs go under valgrind and any error or leak fails them.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "daemon.h"
+#include "xdtest.h"
+
+#define START_MS 20000
+#define STOP_MS 5000
+#define WAIT_MS 5000
+#define CDS_URL "type.googleapis.com/envoy.config.cluster.v3.Cluster"
+#define EDS_URL "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
+#define NACK_TEXT "endpoints rejected: \"port 1 is reserved\"\nsecond line"
+/* what a hostile client may name itself: a colour, then a window title */
+#define EVIL_ID "evil\x1b[31m\x1b]0;pwned\x07"
+
+/* ---------------- running xdsctl ---------------- */
+
+struct run {
+	int status;
+	char *out, *err;
+};
+
+static char *slurp(int fd)
+{
+	char *s = NULL, buf[4096];
+	size_t len = 0;
+	ssize_t n;
+	FILE *m = open_memstream(&s, &len);
+
+	lseek(fd, 0, SEEK_SET);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		fwrite(buf, 1, (size_t)n, m);
+	fclose(m);
+	return s;
+}
+
+/* True when the binary carries AddressSanitizer (valgrind cannot run
+ * it). */
+static bool has_asan(const char *path)
+{
+	size_t len;
+	char *bin = xdtest_read_file(path, &len);
+	bool asan;
+
+	ck_assert(bin != NULL);
+	asan = memmem(bin, len, "__asan_init", 11) != NULL;
+	free(bin);
+	return asan;
+}
+
+/*
+ * Runs xdsctl with `args` (NULL-terminated), XDSCTL_ADMIN set to `admin`
+ * (NULL: unset), under valgrind when `vg` and valgrind can run it.
+ */
+static struct run ctl(bool vg, const char *admin, const char *const *args)
+{
+	const char *xdsctl = xdtest_env("XDSCTL");
+	const char *valgrind = getenv("VALGRIND");
+	char out_path[300], err_path[300], vglog[300];
+	const char *argv[32];
+	size_t n = 0;
+	struct run r;
+	int fo, fe, st;
+	pid_t pid;
+
+	vg = vg && valgrind != NULL && valgrind[0] != '\0' && !has_asan(xdsctl);
+	snprintf(out_path, sizeof(out_path), "%s/ctl.out.XXXXXX", xdtest_tmpdir());
+	snprintf(err_path, sizeof(err_path), "%s/ctl.err.XXXXXX", xdtest_tmpdir());
+	snprintf(vglog, sizeof(vglog), "--log-file=%s/ctl.vg.%d", xdtest_tmpdir(),
+		 (int)getpid());
+	fo = mkstemp(out_path);
+	fe = mkstemp(err_path);
+	ck_assert(fo >= 0 && fe >= 0);
+	if (vg) {
+		argv[n++] = valgrind;
+		argv[n++] = "--quiet";
+		argv[n++] = "--leak-check=full";
+		argv[n++] = "--show-leak-kinds=definite,indirect";
+		argv[n++] = "--errors-for-leak-kinds=definite,indirect";
+		argv[n++] = "--error-exitcode=99";
+		argv[n++] = vglog;
+	}
+	argv[n++] = xdsctl;
+	for (; *args != NULL && n < 31; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		if (admin != NULL)
+			setenv("XDSCTL_ADMIN", admin, 1);
+		else
+			unsetenv("XDSCTL_ADMIN");
+		dup2(fo, STDOUT_FILENO);
+		dup2(fe, STDERR_FILENO);
+		execvp(argv[0], (char **)argv);
+		_exit(127);
+	}
+	ck_assert(waitpid(pid, &st, 0) == pid);
+	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	r.out = slurp(fo);
+	r.err = slurp(fe);
+	close(fo);
+	close(fe);
+	unlink(out_path);
+	unlink(err_path);
+	if (vg && r.status == 99) {
+		char *log = xdtest_read_file(vglog + strlen("--log-file="), NULL);
+
+		fprintf(stderr, "valgrind on xdsctl:\n%s\n", log ? log : "");
+		free(log);
+		ck_abort_msg("valgrind found errors in xdsctl (see the .log file)");
+	}
+	return r;
+}
+
+static void run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+/* The run ended with `status`; else the test fails showing its output. */
+static void want(const struct run *r, int status)
+{
+	ck_assert_msg(r->status == status,
+		      "exit status %d, not %d\nstdout: %s\nstderr: %s", r->status,
+		      status, r->out, r->err);
+}
+
+static void has(const char *text, const char *needle)
+{
+	ck_assert_msg(strstr(text, needle) != NULL, "'%s' not in:\n%s", needle, text);
+}
+
+static void lacks(const char *text, const char *needle)
+{
+	ck_assert_msg(strstr(text, needle) == NULL, "'%s' in:\n%s", needle, text);
+}
+
+/* A line of `text` that starts with `prefix` (malloc'd), or NULL. */
+static char *line_of(const char *text, const char *prefix)
+{
+	for (const char *p = text; p != NULL && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, prefix, strlen(prefix)) == 0)
+			return strndup(p, strcspn(p, "\n"));
+	return NULL;
+}
+
+static json_t *parse(const char *text)
+{
+	json_error_t err;
+	json_t *j = json_loads(text, 0, &err);
+
+	ck_assert_msg(j != NULL, "not JSON (%s): %s", err.text, text);
+	return j;
+}
+
+/* ---------------- the daemon and its clients ---------------- */
+
+static void write_snapshot(const char *dir)
+{
+	char from[1024], to[1024];
+
+	free(xdtest_write_file(dir, "default.yaml.tmp",
+			       "clusters:\n"
+			       "- name: svc\n"
+			       "  type: EDS\n"
+			       "  connect_timeout: 1s\n"
+			       "  eds_cluster_config: {eds_config: {ads: {}, resource_api_version: V3}}\n"
+			       "endpoints:\n"
+			       "- cluster_name: svc\n"
+			       "  endpoints:\n"
+			       "  - lb_endpoints:\n"
+			       "    - endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: 8080}}}\n"));
+	snprintf(from, sizeof(from), "%s/default.yaml.tmp", dir);
+	snprintf(to, sizeof(to), "%s/default.yaml", dir);
+	ck_assert(rename(from, to) == 0);
+}
+
+static struct xdt_daemon *start(const char *dir, const char *extra)
+{
+	char cfg[2048];
+
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n%s", dir,
+		 extra ? extra : "");
+	return xdt_daemon_start(cfg, NULL, START_MS);
+}
+
+static void stop(struct xdt_daemon *d)
+{
+	xdt_daemon_signal(d, SIGTERM);
+	ck_assert(xdt_daemon_wait(d, STOP_MS));
+	ck_assert_int_eq(d->exit_status, 0);
+	xdt_daemon_free(d);
+}
+
+static char *admin_of(const struct xdt_daemon *d)
+{
+	char *a;
+
+	ck_assert(asprintf(&a, "127.0.0.1:%d", d->admin_port) > 0);
+	return a;
+}
+
+struct client {
+	struct xdc_conn *conn;
+	struct xdc_stream *s;
+	const char *id;
+};
+
+static void request(struct client *c, const char *url, char *name,
+		    const char *version, const char *nonce, const char *nack)
+{
+	Envoy__Service__Discovery__V3__DiscoveryRequest req =
+		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+	Google__Rpc__Status err = GOOGLE__RPC__STATUS__INIT;
+
+	node.id = (char *)c->id;
+	node.cluster = "edge";
+	req.node = &node;
+	req.type_url = (char *)url;
+	if (name != NULL) {
+		req.resource_names = &name;
+		req.n_resource_names = 1;
+	}
+	req.version_info = (char *)(version ? version : "");
+	req.response_nonce = (char *)(nonce ? nonce : "");
+	if (nack != NULL) {
+		err.code = 3;
+		err.message = (char *)nack;
+		req.error_detail = &err;
+	}
+	ck_assert(xdc_send_sotw(c->s, &req, WAIT_MS));
+}
+
+static void answer(struct client *c, const char *url, char *name,
+		   const char *nack)
+{
+	Envoy__Service__Discovery__V3__DiscoveryResponse *r =
+		xdc_recv_sotw(c->s, WAIT_MS);
+
+	ck_assert_msg(r != NULL, "%s: no %s response", c->id, url);
+	request(c, url, name, nack ? "" : r->version_info, r->nonce, nack);
+	envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
+}
+
+/* Clusters by wildcard, then the endpoints of "svc": ACKed, or NACKed
+ * with NACK_TEXT. */
+static void client_open(struct client *c, const char *target, const char *id,
+			bool nack)
+{
+	c->id = id;
+	c->conn = xdc_connect(target);
+	c->s = xdc_open(c->conn, XDC_ADS);
+	request(c, CDS_URL, NULL, NULL, NULL, NULL);
+	answer(c, CDS_URL, NULL, NULL);
+	request(c, EDS_URL, "svc", NULL, NULL, NULL);
+	answer(c, EDS_URL, "svc", nack ? NACK_TEXT : NULL);
+}
+
+static void client_close(struct client *c)
+{
+	xdc_stream_free(c->s);
+	xdc_conn_free(c->conn);
+}
+
+/* Until xdsd has read the clients' answers: as the admin endpoint
+ * itself says, not xdsctl. */
+static void wait_states(struct xdt_daemon *d, int synced, int nacked)
+{
+	long long deadline = xdtest_now_ms() + WAIT_MS;
+	char path[64];
+	int status, n[2];
+
+	for (;;) {
+		for (int i = 0; i < 2; i++) {
+			json_t *j;
+			char *body;
+
+			snprintf(path, sizeof(path), "/clients?state=%s",
+				 i ? "nacked" : "synced");
+			body = xdt_admin(d, "GET", path, NULL, &status, NULL);
+			j = parse(body);
+			n[i] = (int)json_integer_value(json_object_get(j, "count"));
+			json_decref(j);
+			free(body);
+		}
+		if (n[0] == synced && n[1] == nacked)
+			return;
+		ck_assert_msg(xdtest_now_ms() < deadline,
+			      "states: %d synced, %d nacked", n[0], n[1]);
+		xdtest_sleep_ms(20);
+	}
+}
+
+/* ---------------- tests ---------------- */
+
+START_TEST(usage_errors_exit_2)
+{
+	static const char *const cases[][6] = {
+		{NULL},
+		{"frobnicate", NULL},
+		{"--bogus", "status", NULL},
+		{"--timeout", "0", "status", NULL},
+		{"--timeout", "soon", "status", NULL},
+		{"--admin", "localhost", "status", NULL},
+		{"--admin", "127.0.0.1:99999", "status", NULL},
+		{"--admin", "unix:", "status", NULL},
+		{"status", "extra", NULL},
+		{"reload", "now", NULL},
+		{"dump", NULL},
+		{"dump", "a", "b", "c", "d", NULL},
+		{"clients", "a*", "b*", NULL},
+		{"--nacked", "status", NULL},
+		{"status", "--admin", NULL},
+	};
+	struct run r;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		r = ctl(false, NULL, cases[i]);
+		want(&r, 2);
+		ck_assert_msg(strncmp(r.err, "xdsctl: ", 8) == 0, "%s", r.err);
+		has(r.err, "Try 'xdsctl --help'.");
+		ck_assert_str_eq(r.out, "");
+		run_free(&r);
+	}
+	/* a bad address from the environment is named as such */
+	r = ctl(false, "nowhere", (const char *const[]){"status", NULL});
+	want(&r, 2);
+	has(r.err, "XDSCTL_ADMIN 'nowhere'");
+	run_free(&r);
+
+	r = ctl(false, NULL, (const char *const[]){"--help", NULL});
+	want(&r, 0);
+	has(r.out, "dump SNAPSHOT [TYPE [NAME]]");
+	has(r.out, "--admin ADDR");
+	run_free(&r);
+	r = ctl(false, NULL, (const char *const[]){"--version", NULL});
+	want(&r, 0);
+	ck_assert_msg(strncmp(r.out, "xdsctl ", 7) == 0, "%s", r.out);
+	run_free(&r);
+}
+END_TEST
+
+/* A port nothing listens on: bound, then closed. */
+static int dead_port(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	ck_assert(getsockname(fd, (struct sockaddr *)&sa, &len) == 0);
+	port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
+
+/* A listener with `backlog` that never accepts nor answers. */
+static int mute_listener(int backlog, int *port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	ck_assert(listen(fd, backlog) == 0);
+	ck_assert(getsockname(fd, (struct sockaddr *)&sa, &len) == 0);
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+START_TEST(unreachable_exits_3)
+{
+	char admin[64], want_msg[256];
+	struct run r;
+	long long t0;
+	int port, lfd, fill[3];
+
+	port = dead_port();
+	snprintf(admin, sizeof(admin), "127.0.0.1:%d", port);
+	r = ctl(true, admin, (const char *const[]){"status", NULL});
+	want(&r, 3);
+	snprintf(want_msg, sizeof(want_msg),
+		 "xdsctl: cannot connect to %s: Connection refused (is xdsd running? --admin or XDSCTL_ADMIN)\n",
+		 admin);
+	ck_assert_str_eq(r.err, want_msg);
+	ck_assert_str_eq(r.out, "");
+	run_free(&r);
+
+	/* --admin wins over XDSCTL_ADMIN */
+	r = ctl(false, "127.0.0.1:18080", (const char *const[]){"--admin", admin, "reload", NULL});
+	want(&r, 3);
+	has(r.err, admin);
+	run_free(&r);
+
+	/* accepted by the kernel, never answered: --timeout ends it */
+	lfd = mute_listener(16, &port);
+	snprintf(admin, sizeof(admin), "127.0.0.1:%d", port);
+	t0 = xdtest_now_ms();
+	r = ctl(false, NULL, (const char *const[]){"--admin", admin, "--timeout", "0.3",
+						  "clients", NULL});
+	want(&r, 3);
+	snprintf(want_msg, sizeof(want_msg), "xdsctl: no answer from %s within 300 ms\n",
+		 admin);
+	ck_assert_str_eq(r.err, want_msg);
+	ck_assert(xdtest_now_ms() - t0 < 5000);
+	run_free(&r);
+	close(lfd);
+
+	/* a full backlog drops the SYN: connecting is bounded too */
+	lfd = mute_listener(0, &port);
+	snprintf(admin, sizeof(admin), "127.0.0.1:%d", port);
+	for (int i = 0; i < 3; i++) {
+		struct sockaddr_in sa = {.sin_family = AF_INET,
+					 .sin_port = htons((uint16_t)port)};
+
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		connect(fill[i], (struct sockaddr *)&sa, sizeof(sa));
+	}
+	xdtest_sleep_ms(50);
+	t0 = xdtest_now_ms();
+	r = ctl(false, admin, (const char *const[]){"--timeout", "0.5", "status", NULL});
+	want(&r, 3);
+	has(r.err, "Connection timed out");
+	ck_assert_msg(xdtest_now_ms() - t0 < 5000, "took %lld ms",
+		      xdtest_now_ms() - t0);
+	run_free(&r);
+	for (int i = 0; i < 3; i++)
+		close(fill[i]);
+	close(lfd);
+}
+END_TEST
+
+START_TEST(not_xdsd_exits_3)
+{
+	/* another HTTP server on the address: its 404 page is no refusal
+	 * by xdsd */
+	const char *python = xdtest_env("PYTHON3");
+	int port = dead_port();
+	char admin[64], portarg[16];
+	struct run r;
+	pid_t pid;
+	long long deadline = xdtest_now_ms() + WAIT_MS;
+
+	snprintf(portarg, sizeof(portarg), "%d", port);
+	snprintf(admin, sizeof(admin), "127.0.0.1:%d", port);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, STDERR_FILENO);
+		dup2(null, STDOUT_FILENO);
+		if (chdir(xdtest_tmpdir()) != 0)
+			_exit(126);
+		execl(python, python, "-m", "http.server", "--bind", "127.0.0.1",
+		      portarg, (char *)NULL);
+		_exit(127);
+	}
+	for (;;) {
+		r = ctl(false, admin, (const char *const[]){"clients", NULL});
+		if (strstr(r.err, "cannot connect") == NULL ||
+		    xdtest_now_ms() > deadline)
+			break;
+		run_free(&r);
+		xdtest_sleep_ms(50);
+	}
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	want(&r, 3);
+	has(r.err, "does not serve /clients: is it xdsd's admin endpoint?");
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(clients_table_and_filters)
+{
+	char *dir = xdtest_snapdir(), *admin, *line, *body;
+	struct xdt_daemon *d;
+	struct client ok, bad, evil;
+	json_t *j, *mine;
+	struct run r;
+	int status;
+
+	write_snapshot(dir);
+	d = start(dir, NULL);
+	admin = admin_of(d);
+	client_open(&ok, d->target, "ack-1", false);
+	client_open(&bad, d->target, "nack-1", true);
+	client_open(&evil, d->target, EVIL_ID, false);
+	wait_states(d, 2, 1);
+
+	r = ctl(true, admin, (const char *const[]){"clients", NULL});
+	want(&r, 0);
+	ck_assert_msg(strncmp(r.out, "NODE ", 5) == 0, "%s", r.out);
+	has(r.out, "PEER");
+	has(r.out, "TYPES\n");
+	line = line_of(r.out, "ack-1 ");
+	ck_assert_msg(line != NULL, "%s", r.out);
+	has(line, " edge ");
+	has(line, " ipv4:127.0.0.1:");
+	has(line, " ADS sotw ");
+	has(line, " default ");
+	has(line, " synced ");
+	has(line, "clusters:synced endpoints:synced");
+	free(line);
+	line = line_of(r.out, "nack-1 ");
+	ck_assert_msg(line != NULL, "%s", r.out);
+	has(line, " nacked ");
+	has(line, "clusters:synced endpoints:nacked");
+	free(line);
+	/* the NACK under its stream, each line of the message */
+	has(r.out, "endpoints:nacked\n    endpoints NACKed at 20");
+	has(r.out, ": endpoints rejected: \"port 1 is reserved\"\n      second line\n");
+	/* what a client sent cannot drive the terminal */
+	ck_assert_ptr_null(strchr(r.out, '\x1b'));
+	ck_assert_ptr_null(strchr(r.out, '\x07'));
+	has(r.out, "evil\\x1b[31m\\x1b]0;pwned\\x07 ");
+	has(r.out, "\n3 of 3 streams\n");
+	run_free(&r);
+
+	r = ctl(false, admin, (const char *const[]){"clients", "--nacked", NULL});
+	want(&r, 0);
+	has(r.out, "\nnack-1 ");
+	lacks(r.out, "\nack-1 ");
+	lacks(r.out, "evil");
+	has(r.out, "\n1 of 3 streams\n");
+	run_free(&r);
+
+	r = ctl(false, admin, (const char *const[]){"clients", "ack-*", NULL});
+	want(&r, 0);
+	has(r.out, "\nack-1 ");
+	lacks(r.out, "nack-1");
+	has(r.out, "\n1 of 3 streams\n");
+	run_free(&r);
+
+	r = ctl(false, admin, (const char *const[]){"--nacked", "clients", "ack-*", NULL});
+	want(&r, 0);
+	ck_assert_str_eq(r.out, "no streams match (of 3)\n");
+	run_free(&r);
+
+	/* --json: the endpoint's document, as the endpoint gives it */
+	r = ctl(false, admin, (const char *const[]){"clients", "--json", "--nacked", NULL});
+	want(&r, 0);
+	j = parse(r.out);
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "count")), 1);
+	mine = json_array_get(json_object_get(j, "clients"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(mine, "node"), "id")),
+			 "nack-1");
+	json_decref(j);
+	body = xdt_admin(d, "GET", "/clients?state=nacked", NULL, &status, NULL);
+	ck_assert_int_eq(status, 200);
+	ck_assert_str_eq(r.out, body);
+	free(body);
+	run_free(&r);
+
+	client_close(&ok);
+	client_close(&bad);
+	client_close(&evil);
+	stop(d);
+	free(admin);
+	free(dir);
+}
+END_TEST
+
+START_TEST(dump_snapshot_type_name)
+{
+	char *dir = xdtest_snapdir(), *admin, *body;
+	struct xdt_daemon *d;
+	json_t *pretty, *raw;
+	struct run r;
+	int status;
+
+	write_snapshot(dir);
+	d = start(dir, NULL);
+	admin = admin_of(d);
+
+	r = ctl(true, admin, (const char *const[]){"dump", "default", "endpoints", "svc", NULL});
+	want(&r, 0);
+	/* indented, numbers as xdsd wrote them */
+	ck_assert_msg(strncmp(r.out, "{\n  \"snapshot\": \"default\",\n", 27) == 0, "%s", r.out);
+	has(r.out, "\n          \"line\": 7,\n");
+	has(r.out, "\"port_value\": 8080\n");
+	pretty = parse(r.out);
+	body = xdt_admin(d, "GET", "/config_dump?snapshot=default&type=endpoints&name=svc",
+			 NULL, &status, NULL);
+	ck_assert_int_eq(status, 200);
+	raw = parse(body);
+	ck_assert(json_equal(pretty, raw));
+	json_decref(pretty);
+	json_decref(raw);
+	run_free(&r);
+
+	r = ctl(false, admin, (const char *const[]){"--json", "dump", "default", "endpoints", "svc", NULL});
+	want(&r, 0);
+	ck_assert_str_eq(r.out, body);
+	free(body);
+	run_free(&r);
+
+	r = ctl(false, admin, (const char *const[]){"dump", "default", NULL});
+	want(&r, 0);
+	has(r.out, "\"type\": \"clusters\"");
+	has(r.out, "\"type\": \"endpoints\"");
+	has(r.out, "\"connect_timeout\": \"1s\"");
+	run_free(&r);
+
+	r = ctl(false, admin, (const char *const[]){"dump", "nope", NULL});
+	want(&r, 1);
+	ck_assert_str_eq(r.err, "xdsctl: no snapshot 'nope'; served: default\n");
+	ck_assert_str_eq(r.out, "");
+	run_free(&r);
+
+	r = ctl(false, admin, (const char *const[]){"dump", "default", "bogus", NULL});
+	want(&r, 1);
+	has(r.err, "type must be one of:");
+	run_free(&r);
+
+	/* the name travels percent-encoded and comes back whole */
+	r = ctl(false, admin, (const char *const[]){"dump", "default", "clusters", "a b&name=svc#%", NULL});
+	want(&r, 1);
+	ck_assert_str_eq(r.err, "xdsctl: snapshot 'default' has no cluster named 'a b&name=svc#%'\n");
+	run_free(&r);
+
+	stop(d);
+	free(admin);
+	free(dir);
+}
+END_TEST
+
+START_TEST(reload_ok_and_refused)
+{
+	char *dir = xdtest_snapdir(), *admin, want_err[1200];
+	struct xdt_daemon *d;
+	struct run r;
+	json_t *j;
+
+	write_snapshot(dir);
+	d = start(dir, NULL);
+	admin = admin_of(d);
+
+	r = ctl(true, admin, (const char *const[]){"reload", NULL});
+	want(&r, 0);
+	ck_assert_msg(strncmp(r.out, "reload ok (admin, 20", 20) == 0, "%s", r.out);
+	has(r.out, " s): 1 snapshot from 1 file, 0 changed\n");
+	ck_assert_str_eq(r.err, "");
+	run_free(&r);
+
+	r = ctl(false, admin, (const char *const[]){"reload", "--json", NULL});
+	want(&r, 0);
+	j = parse(r.out);
+	ck_assert(json_is_true(json_object_get(j, "ok")));
+	ck_assert_str_eq(json_string_value(json_object_get(j, "trigger")), "admin");
+	json_decref(j);
+	run_free(&r);
+
+	/* an unknown section on line 3: refused, with file:line */
+	free(xdtest_write_file(dir, "default.yaml",
+			       "clusters:\n- {name: a, type: STATIC, connect_timeout: 1s}\n"
+			       "bogus_section: []\n"));
+	r = ctl(true, admin, (const char *const[]){"reload", NULL});
+	want(&r, 1);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_msg(strncmp(r.err, "reload refused (admin, 20", 25) == 0, "%s", r.err);
+	has(r.err, " s): 1 error; the previous snapshots are still served\n");
+	snprintf(want_err, sizeof(want_err), "\n  %s/default.yaml:3:", dir);
+	has(r.err, want_err);
+	has(r.err, "bogus_section");
+	run_free(&r);
+
+	r = ctl(false, admin, (const char *const[]){"--json", "reload", NULL});
+	want(&r, 1);
+	j = parse(r.out);
+	ck_assert(json_is_false(json_object_get(j, "ok")));
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "error_count")), 1);
+	json_decref(j);
+	run_free(&r);
+
+	/* the previous snapshot is still what is served */
+	r = ctl(false, admin, (const char *const[]){"dump", "default", "endpoints", "svc", NULL});
+	want(&r, 0);
+	run_free(&r);
+
+	stop(d);
+	free(admin);
+	free(dir);
+}
+END_TEST
+
+START_TEST(unix_socket_admin)
+{
+	char *dir = xdtest_snapdir(), extra[1200], target[1200];
+	struct xdt_daemon *d;
+	struct run r;
+
+	write_snapshot(dir);
+	snprintf(extra, sizeof(extra), "admin_listen: unix:%s/admin.sock\n", dir);
+	snprintf(target, sizeof(target), "unix:%s/admin.sock", dir);
+	d = start(dir, extra);
+
+	r = ctl(false, NULL, (const char *const[]){"--admin", target, "clients", NULL});
+	want(&r, 0);
+	ck_assert_str_eq(r.out, "no streams (of 0)\n");
+	run_free(&r);
+	r = ctl(false, target, (const char *const[]){"reload", NULL});
+	want(&r, 0);
+	has(r.out, "reload ok (admin, ");
+	run_free(&r);
+	stop(d);
+
+	/* gone: the path is named, exit 3 */
+	r = ctl(false, target, (const char *const[]){"clients", NULL});
+	want(&r, 3);
+	has(r.err, "cannot connect to unix:");
+	has(r.err, "No such file or directory (is xdsd running?");
+	run_free(&r);
+	free(dir);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("xdsctl");
+	TCase *tc = tcase_create("xdsctl");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, usage_errors_exit_2);
+	tcase_add_test(tc, unreachable_exits_3);
+	tcase_add_test(tc, not_xdsd_exits_3);
+	tcase_add_test(tc, clients_table_and_filters);
+	tcase_add_test(tc, dump_snapshot_type_name);
+	tcase_add_test(tc, reload_ok_and_refused);
+	tcase_add_test(tc, unix_socket_admin);
+	suite_add_tcase(s, tc);
+	return xdtest_run(s);
+}
