@@ -710,6 +710,69 @@ START_TEST(reload_ok_and_refused)
 }
 END_TEST
 
+START_TEST(status_at_a_glance)
+{
+	char *dir = xdtest_snapdir(), *admin, *line, want_err[1200];
+	struct xdt_daemon *d;
+	struct client ok, bad;
+	struct run r;
+	json_t *j, *snap;
+
+	write_snapshot(dir);
+	d = start(dir, NULL);
+	admin = admin_of(d);
+	client_open(&ok, d->target, "ack-1", false);
+	client_open(&bad, d->target, "nack-1", true);
+	wait_states(d, 1, 1);
+	/* a refused reload: status shows it last, with its error */
+	free(xdtest_write_file(dir, "broken.yaml", "clusters:\n- {name: b}\nnope: 1\n"));
+	r = ctl(false, admin, (const char *const[]){"reload", NULL});
+	want(&r, 1);
+	run_free(&r);
+
+	r = ctl(true, admin, (const char *const[]){"status", NULL});
+	want(&r, 0);
+	ck_assert_str_eq(r.err, "");
+	ck_assert_msg(strncmp(r.out, "xdsd:      ", 11) == 0, "%s", r.out);
+	line = line_of(r.out, "xdsd: ");
+	ck_assert_msg(line != NULL && strstr(line, ", ready") != NULL, "%s", r.out);
+	free(line);
+	has(r.out, "\nadmin:     127.0.0.1:");
+	has(r.out, "\nlisten:    127.0.0.1:0\n");
+	has(r.out, "\nstarted:   20");
+	has(r.out, "\nstreams:   2 from 2 nodes: 1 synced, 0 pending, 1 nacked\n");
+	has(r.out, "\nreloads:   0 ok, 1 failed\n");
+	has(r.out, "\nSNAPSHOT  VERSION ");
+	line = line_of(r.out, "default ");
+	ck_assert_msg(line != NULL, "%s", r.out);
+	has(line, " B  clusters 1, endpoints 1");
+	free(line);
+	has(r.out, "\nlast reload:\n  reload refused (admin, 20");
+	snprintf(want_err, sizeof(want_err), "\n    %s/broken.yaml:3:", dir);
+	has(r.out, want_err);
+	run_free(&r);
+
+	r = ctl(false, admin, (const char *const[]){"status", "--json", NULL});
+	want(&r, 0);
+	j = parse(r.out);
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "streams")), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "clients"), "nacked")), 1);
+	snap = json_array_get(json_object_get(j, "snapshots"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(snap, "key")), "default");
+	ck_assert(json_is_false(json_object_get(
+		json_array_get(json_object_get(json_object_get(j, "reloads"), "history"), 0),
+		"ok")));
+	json_decref(j);
+	run_free(&r);
+
+	client_close(&ok);
+	client_close(&bad);
+	stop(d);
+	free(admin);
+	free(dir);
+}
+END_TEST
+
 START_TEST(unix_socket_admin)
 {
 	char *dir = xdtest_snapdir(), extra[1200], target[1200];
@@ -753,6 +816,7 @@ int main(void)
 	tcase_add_test(tc, clients_table_and_filters);
 	tcase_add_test(tc, dump_snapshot_type_name);
 	tcase_add_test(tc, reload_ok_and_refused);
+	tcase_add_test(tc, status_at_a_glance);
 	tcase_add_test(tc, unix_socket_admin);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
