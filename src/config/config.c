@@ -179,6 +179,7 @@ static const char *suggest(const char *section, const char *name)
 		for (size_t i = 0; sections[i] != NULL; i++)
 			best = closest(name, best, sections[i], &best_d);
 		best = closest(name, best, "authorize", &best_d);
+		best = closest(name, best, "csds_allow", &best_d);
 	}
 	return best;
 }
@@ -479,6 +480,7 @@ struct loading {
 	struct xd_diag *diag;
 	size_t seen_line[NDIRECTIVES]; /* where each directive was set */
 	size_t authorize_line;
+	size_t csds_allow_line;
 	int rc;
 };
 
@@ -673,6 +675,37 @@ static void load_rules(struct loading *l, const yaml_node_t *k,
 		load_rule(l, yaml_document_get_node(l->doc, *i));
 }
 
+/* `csds_allow:` a list of identity globs. */
+static void load_csds_allow(struct loading *l, const yaml_node_t *k,
+			    const yaml_node_t *v)
+{
+	struct xd_config *cfg = l->cfg;
+
+	if (l->csds_allow_line != 0) {
+		fail(l, k, "'csds_allow' is set twice (first on line %zu)",
+		     l->csds_allow_line);
+		return;
+	}
+	l->csds_allow_line = k->start_mark.line + 1;
+	if (v->type != YAML_SEQUENCE_NODE) {
+		fail(l, v, "'csds_allow' is a list of identity globs, not %s",
+		     node_kind(v));
+		return;
+	}
+	for (yaml_node_item_t *i = v->data.sequence.items.start;
+	     i < v->data.sequence.items.top; i++) {
+		const yaml_node_t *g = yaml_document_get_node(l->doc, *i);
+		const char *glob = value_of(l, g, "csds_allow");
+
+		if (glob == NULL)
+			continue;
+		cfg->csds_allow = xd_reallocarray(cfg->csds_allow,
+						  cfg->ncsds_allow + 1,
+						  sizeof(*cfg->csds_allow));
+		cfg->csds_allow[cfg->ncsds_allow++] = xd_strdup(glob);
+	}
+}
+
 static size_t line_of(const struct loading *l, const char *section,
 		      const char *name)
 {
@@ -693,6 +726,9 @@ static void check_together(struct loading *l, const yaml_node_t *root)
 	if (cfg->nauthorize > 0 && cfg->tls.client_ca == NULL)
 		fail(l, root, "'authorize' (line %zu) needs tls.client_ca: only a client certificate proves an identity",
 		     l->authorize_line);
+	if (cfg->ncsds_allow > 0 && cfg->tls.client_ca == NULL)
+		fail(l, root, "'csds_allow' (line %zu) needs tls.client_ca: only a client certificate proves an identity",
+		     l->csds_allow_line);
 }
 
 static int load_document(struct xd_config *cfg, const char *path,
@@ -721,6 +757,8 @@ static int load_document(struct xd_config *cfg, const char *path,
 			load_section(&l, key, v);
 		else if (strcmp(key, "authorize") == 0)
 			load_rules(&l, k, v);
+		else if (strcmp(key, "csds_allow") == 0)
+			load_csds_allow(&l, k, v);
 		else
 			load_directive(&l, NULL, k, v);
 	}
@@ -864,6 +902,13 @@ void xd_config_print(const struct xd_config *cfg, FILE *out)
 		print_quoted(out, cfg->authorize[i].node_cluster);
 		fputc('\n', out);
 	}
+	fprintf(out, "csds_allow:%s    # identities that may call CSDS from other hosts (with mTLS)\n",
+		cfg->ncsds_allow == 0 ? " []" : "");
+	for (size_t i = 0; i < cfg->ncsds_allow; i++) {
+		fputs("  - ", out);
+		print_quoted(out, cfg->csds_allow[i]);
+		fputc('\n', out);
+	}
 }
 
 void xd_config_free(struct xd_config *cfg)
@@ -881,5 +926,8 @@ void xd_config_free(struct xd_config *cfg)
 		free(cfg->authorize[i].node_cluster);
 	}
 	free(cfg->authorize);
+	for (size_t i = 0; i < cfg->ncsds_allow; i++)
+		free(cfg->csds_allow[i]);
+	free(cfg->csds_allow);
 	memset(cfg, 0, sizeof(*cfg));
 }

@@ -4,10 +4,11 @@
  * One table of directives (name, type, default, bounds, description)
  * drives parsing, the command-line overrides, `xdsd --check` output and
  * the man page's list. The file is a YAML mapping of directives; a few
- * are grouped in a section (`tls:` holds cert, key and client_ca), and
- * `authorize:` is a list of rules. Unknown keys, duplicate keys, bad
- * values and settings that do not fit together are errors reported as
- * "file:line:column: message", all of them, not just the first.
+ * are grouped in a section (`tls:` holds cert, key and client_ca),
+ * `authorize:` is a list of rules and `csds_allow:` a list of globs.
+ * Unknown keys, duplicate keys, bad values and settings that do not fit
+ * together are errors reported as "file:line:column: message", all of
+ * them, not just the first.
  *
  * Ownership: struct xd_config owns its strings; xd_config_free releases
  * them. Thread: any (start-up and --check run it on the main thread).
@@ -81,6 +82,12 @@ struct xd_config {
 	 * client may claim any node. */
 	struct xd_authz_rule *authorize;
 	size_t nauthorize;
+
+	/* With mTLS: the identities (globs, as in `authorize:`) that may
+	 * call the client status service (CSDS) from another host. None:
+	 * only peers on loopback or the unix socket may. */
+	char **csds_allow;
+	size_t ncsds_allow;
 };
 
 /* Whether the admin endpoint is on (admin_listen is not "off"). */

@@ -11,6 +11,7 @@
 
 #include "cache/cache.h"
 #include "admin/admin.h"
+#include "admin/csds_service.h"
 #include "daemon/early_signals.h"
 #include "daemon/notify.h"
 #include "daemon/reload.h"
@@ -33,6 +34,7 @@ struct daemon {
 	struct xd_schema *schema;
 	struct xd_cache *cache;
 	struct xd_sessions *sessions;
+	struct xd_csds_service *csds; /* client status, on the xDS listener */
 	struct xd_server *server;
 	struct xd_tls *tls; /* NULL: plaintext */
 	bool stopping;
@@ -257,6 +259,8 @@ int xd_daemon_run(const struct xd_config *cfg)
 		goto fail;
 	d.sessions = xd_sessions_new(&d.loop, d.cache, cfg);
 	opts.handler = xd_sessions_handler(d.sessions);
+	d.csds = xd_csds_service_new(cfg, d.sessions);
+	opts.csds_handler = xd_csds_service_handler(d.csds);
 	opts.tls = d.tls;
 	if (xd_server_start(&d.server, &d.loop, &opts) != 0)
 		goto fail;
@@ -308,6 +312,7 @@ out:
 	}
 	/* Snapshots hold gRPC slices: release them before gRPC goes. The
 	 * TLS state goes after the server that asked it for certificates. */
+	xd_csds_service_free(d.csds);
 	xd_reloader_free(d.reloader);
 	xd_cache_free(d.cache);
 	xd_tls_free(d.tls);

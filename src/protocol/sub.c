@@ -101,6 +101,7 @@ static void note_answer(struct xd_sub *s, const struct xd_request *r, bool nack)
 		memcpy(s->acked_version, xd_table_version(s->sent),
 		       sizeof(s->acked_version) - 1);
 		s->acked_version[sizeof(s->acked_version) - 1] = '\0';
+		s->acked_at_ms = xd_wall_ms();
 		return;
 	}
 	free(s->nack_message);

@@ -74,6 +74,7 @@ struct xd_sub {
 	/* what operators see (admin endpoint, CSDS) */
 	char sent_version[17];  /* of the last response sent; "" for none */
 	char acked_version[17]; /* of the last response ACKed; "" for none */
+	int64_t acked_at_ms;    /* when (Unix ms) that ACK came; 0 for none */
 	bool nacked;            /* the last response answered was NACKed */
 	char *nack_message;     /* the last NACK's error message (clipped to
 				   XD_SUB_NACK_MESSAGE_MAX), or NULL */

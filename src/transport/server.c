@@ -30,11 +30,13 @@
 #define ACCEPTS_AGGREGATED 32
 #define ACCEPTS_PER_TYPE 4
 #define ACCEPTS_UNKNOWN 4
+#define ACCEPTS_CSDS 2 /* operators' tools, a call now and then */
 
 struct accept_slot {
 	struct xd_tag tag;
 	struct xd_server *srv;
 	const struct xd_method *method; /* NULL: any other method */
+	const struct xd_stream_handler *handler; /* the server's, for method */
 	void *registered;               /* gRPC's handle for `method` */
 	grpc_call *call;
 	gpr_timespec deadline;
@@ -59,6 +61,8 @@ struct xd_server {
 	struct xd_bridge *bridge;
 	grpc_completion_queue *cq;
 	struct xd_stream_handler handler;
+	struct xd_stream_handler csds_handler;
+	bool csds; /* csds_handler is set and its methods registered */
 	int port;
 
 	struct accept_slot *slots;
@@ -189,8 +193,8 @@ static void reject_unknown(struct accept_slot *a)
 	gpr_free(method);
 }
 
-/* An xDS call: a stream, unless its address holds too many connections
- * already (max_connections_per_address). */
+/* An xDS or CSDS call: a stream, unless its address holds too many
+ * connections already (max_connections_per_address). */
 static void start_stream(struct accept_slot *a)
 {
 	struct xd_server *srv = a->srv;
@@ -216,7 +220,7 @@ static void start_stream(struct accept_slot *a)
 	ref->srv = srv;
 	ref->peer = peer;
 	srv->streams++;
-	xd_stream_start(a->call, &a->md, a->method, &srv->handler, stream_gone,
+	xd_stream_start(a->call, &a->md, a->method, a->handler, stream_gone,
 			ref);
 }
 
@@ -391,6 +395,7 @@ static const char *bind_failure_reason(const char *listen)
 }
 
 static void add_slots(struct xd_server *srv, const struct xd_method *m,
+		      const struct xd_stream_handler *handler,
 		      void *registered, size_t count)
 {
 	for (size_t i = 0; i < count; i++) {
@@ -399,6 +404,7 @@ static void add_slots(struct xd_server *srv, const struct xd_method *m,
 		a->tag.done = accept_done;
 		a->srv = srv;
 		a->method = m;
+		a->handler = handler;
 		a->registered = registered;
 		grpc_metadata_array_init(&a->md);
 		grpc_call_details_init(&a->details);
@@ -414,7 +420,8 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 	grpc_channel_args args;
 	grpc_server_credentials *creds;
 	void *registered[xd_method_count];
-	size_t total = ACCEPTS_UNKNOWN;
+	void *registered_csds[xd_csds_method_count];
+	size_t total = ACCEPTS_UNKNOWN + ACCEPTS_CSDS * xd_csds_method_count;
 
 	for (size_t i = 0; i < xd_method_count; i++)
 		total += xd_methods[i].aggregated ? ACCEPTS_AGGREGATED :
@@ -422,6 +429,10 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 	srv->slots = xd_calloc(total, sizeof(*srv->slots));
 	srv->loop = loop;
 	srv->handler = *opts->handler;
+	if (opts->csds_handler != NULL) {
+		srv->csds_handler = *opts->csds_handler;
+		srv->csds = true;
+	}
 	srv->peers = xd_peers_new();
 	srv->max_per_address = (size_t)cfg->max_connections_per_address;
 	srv->shutdown_tag.done = shutdown_done;
@@ -431,6 +442,10 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 	for (size_t i = 0; i < xd_method_count; i++)
 		registered[i] = grpc_server_register_method(
 			srv->grpc, xd_methods[i].path, NULL,
+			GRPC_SRM_PAYLOAD_NONE, 0);
+	for (size_t i = 0; srv->csds && i < xd_csds_method_count; i++)
+		registered_csds[i] = grpc_server_register_method(
+			srv->grpc, xd_csds_methods[i].path, NULL,
 			GRPC_SRM_PAYLOAD_NONE, 0);
 
 	/* Bind before the completion queue exists: a server that never
@@ -461,10 +476,14 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 	grpc_server_start(srv->grpc);
 
 	for (size_t i = 0; i < xd_method_count; i++)
-		add_slots(srv, &xd_methods[i], registered[i],
+		add_slots(srv, &xd_methods[i], &srv->handler, registered[i],
 			  xd_methods[i].aggregated ? ACCEPTS_AGGREGATED :
 						     ACCEPTS_PER_TYPE);
-	add_slots(srv, NULL, NULL, ACCEPTS_UNKNOWN);
+	for (size_t i = 0; srv->csds && i < xd_csds_method_count; i++)
+		add_slots(srv, &xd_csds_methods[i], &srv->csds_handler,
+			  registered_csds[i],
+			  ACCEPTS_CSDS);
+	add_slots(srv, NULL, NULL, NULL, ACCEPTS_UNKNOWN);
 	for (size_t i = 0; i < srv->nslots; i++)
 		arm(&srv->slots[i]);
 	if (strncmp(cfg->listen, "unix:", 5) == 0)

@@ -4,7 +4,8 @@
  * shutdown of all of it.
  *
  * Every accepted xDS call becomes an xd_stream driven by the handler in
- * the options. Calls to any other method are answered UNIMPLEMENTED
+ * the options, and every client status (CSDS) call one driven by the
+ * CSDS handler. Calls to any other method are answered UNIMPLEMENTED
  * with the method's name.
  *
  * Ownership: the server owns the gRPC server, the bridge (and so the
@@ -26,6 +27,9 @@ struct xd_tls;
 struct xd_server_opts {
 	const struct xd_config *cfg;
 	const struct xd_stream_handler *handler; /* must outlive the server */
+	/* The client status service's calls (xd_csds_methods); NULL: not
+	 * served, answered UNIMPLEMENTED like any unknown method. */
+	const struct xd_stream_handler *csds_handler;
 	struct xd_tls *tls; /* NULL: plaintext; else must outlive the server */
 };
 

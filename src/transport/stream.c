@@ -147,7 +147,10 @@ static void on_recv_done(struct xd_tag *tag, bool ok)
 	} else if (bb == NULL) {
 		/* Half-close by the client, or cancel_all_calls at shutdown:
 		 * either way nothing more will arrive. */
-		if (s->state == ACTIVE)
+		if (s->state == ACTIVE && s->st != NULL &&
+		    s->handler->on_end != NULL)
+			s->handler->on_end(s->st, s);
+		else if (s->state == ACTIVE)
 			xd_stream_finish(s, GRPC_STATUS_OK, "");
 	} else {
 		if (s->state == ACTIVE && s->st != NULL)

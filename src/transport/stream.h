@@ -41,6 +41,11 @@ struct xd_stream_handler {
 	void (*on_send_done)(void *st, struct xd_stream *s);
 	/* The call is over; release `st`. No further calls follow. */
 	void (*on_close)(void *st, struct xd_stream *s);
+	/* Optional: the client half-closed (no more requests). The handler
+	 * ends the stream when it has sent what it owes (a unary answer
+	 * still being sent must not be cut off by the status). NULL: the
+	 * stream ends with OK at once. */
+	void (*on_end)(void *st, struct xd_stream *s);
 	void *ctx;
 };
 

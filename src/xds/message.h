@@ -1,6 +1,6 @@
 /*
  * The xDS transport messages on the wire: the field numbers of every
- * message xdsd reads or writes, and the encoders of the ones it writes
+ * message xdsd reads or writes (CSDS's too), and the encoders of the ones it writes
  * (Any, Resource, DiscoveryResponse, DeltaDiscoveryResponse). Every
  * other module that touches these messages names their fields here,
  * never by tag bytes.
@@ -85,6 +85,60 @@ enum {
 	XD_NODE_CLIENT_FEATURES = 10,
 };
 enum { XD_LOCALITY_REGION = 1, XD_LOCALITY_ZONE = 2, XD_LOCALITY_SUB_ZONE = 3 };
+
+/* google.protobuf.Timestamp */
+enum { XD_TIMESTAMP_SECONDS = 1, XD_TIMESTAMP_NANOS = 2 };
+
+/* The client status service (CSDS, envoy.service.status.v3): the
+ * request, its matchers (envoy.type.matcher.v3) and the response. */
+enum {
+	XD_CSDS_REQUEST_NODE_MATCHERS = 1,
+	XD_CSDS_REQUEST_NODE = 2,
+	XD_CSDS_REQUEST_EXCLUDE_CONTENTS = 3, /* exclude_resource_contents */
+};
+enum { XD_NODE_MATCHER_NODE_ID = 1, XD_NODE_MATCHER_NODE_METADATAS = 2 };
+enum {
+	XD_STRING_MATCHER_EXACT = 1,
+	XD_STRING_MATCHER_PREFIX = 2,
+	XD_STRING_MATCHER_SUFFIX = 3,
+	XD_STRING_MATCHER_SAFE_REGEX = 5,
+	XD_STRING_MATCHER_IGNORE_CASE = 6,
+	XD_STRING_MATCHER_CONTAINS = 7,
+	XD_STRING_MATCHER_CUSTOM = 8,
+};
+enum { XD_CSDS_RESPONSE_CONFIG = 1 };
+enum { XD_CLIENT_CONFIG_NODE = 1, XD_CLIENT_CONFIG_GENERIC = 3 };
+/* ClientConfig.GenericXdsConfig */
+enum {
+	XD_GENERIC_TYPE_URL = 1,
+	XD_GENERIC_NAME = 2,
+	XD_GENERIC_VERSION_INFO = 3,
+	XD_GENERIC_XDS_CONFIG = 4,
+	XD_GENERIC_LAST_UPDATED = 5,
+	XD_GENERIC_CONFIG_STATUS = 6,
+	XD_GENERIC_CLIENT_STATUS = 7,
+	XD_GENERIC_ERROR_STATE = 8,
+};
+/* envoy.admin.v3.UpdateFailureState */
+enum {
+	XD_FAILURE_LAST_ATTEMPT = 2,
+	XD_FAILURE_DETAILS = 3,
+	XD_FAILURE_VERSION_INFO = 4,
+};
+/* envoy.service.status.v3.ConfigStatus: the server's view */
+enum {
+	XD_CONFIG_SYNCED = 1,
+	XD_CONFIG_NOT_SENT = 2,
+	XD_CONFIG_STALE = 3,
+	XD_CONFIG_ERROR = 4,
+};
+/* envoy.admin.v3.ClientResourceStatus: the client's */
+enum {
+	XD_CLIENT_REQUESTED = 1,
+	XD_CLIENT_DOES_NOT_EXIST = 2,
+	XD_CLIENT_ACKED = 3,
+	XD_CLIENT_NACKED = 4,
+};
 
 /* ---------------- fields ---------------- */
 

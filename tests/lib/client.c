@@ -79,7 +79,8 @@ static void start(struct xdc_stream *s, const grpc_op *ops, size_t n,
 
 /* A channel with `creds` (released here). */
 static struct xdc_conn *connect_with(const char *target,
-				     grpc_channel_credentials *creds)
+				     grpc_channel_credentials *creds,
+				     bool small_window)
 {
 	struct xdc_conn *c = calloc(1, sizeof(*c));
 	/* Channels to one target share a TCP connection unless each has its
@@ -92,8 +93,11 @@ static struct xdc_conn *connect_with(const char *target,
 		{.type = GRPC_ARG_STRING,
 		 .key = (char *)GRPC_SSL_TARGET_NAME_OVERRIDE_ARG,
 		 .value.string = (char *)"localhost"},
+		{.type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_HTTP2_BDP_PROBE,
+		 .value.integer = 0},
 	};
-	grpc_channel_args args = {.num_args = 2, .args = args_v};
+	grpc_channel_args args = {.num_args = small_window ? 3 : 2,
+				  .args = args_v};
 
 	ck_assert(c != NULL);
 	c->channel = grpc_channel_create(target, creds, &args);
@@ -114,7 +118,13 @@ static void grpc_once(void)
 struct xdc_conn *xdc_connect(const char *target)
 {
 	grpc_once();
-	return connect_with(target, grpc_insecure_credentials_create());
+	return connect_with(target, grpc_insecure_credentials_create(), false);
+}
+
+struct xdc_conn *xdc_connect_small_window(const char *target)
+{
+	grpc_once();
+	return connect_with(target, grpc_insecure_credentials_create(), true);
 }
 
 /* A whole file, for PEM (NULL path: NULL). */
@@ -143,7 +153,7 @@ struct xdc_conn *xdc_connect_tls(const char *target, const char *ca,
 	free(ca_pem);
 	free(cert_pem);
 	free(key_pem);
-	return connect_with(target, creds);
+	return connect_with(target, creds, false);
 }
 
 void xdc_conn_free(struct xdc_conn *c)

@@ -25,6 +25,11 @@ struct xdc_stream;
 /* gRPC is initialised on first use and shut down at exit. */
 struct xdc_conn *xdc_connect(const char *target);
 
+/* The same with BDP probing off, so that its HTTP/2 window stays at
+ * 64 KiB: a larger message the test does not read stays in the
+ * server's send. */
+struct xdc_conn *xdc_connect_small_window(const char *target);
+
 /* Over TLS, trusting the CA certificates in the file `ca`; with `cert`
  * and `key` (PEM files, or NULL: none) as the client's certificate. The
  * server is expected to present a certificate for "localhost". */

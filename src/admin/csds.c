@@ -1,0 +1,561 @@
+#include "admin/csds.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/nameset.h"
+#include "schema/wire.h"
+#include "util/text.h"
+#include "util/xalloc.h"
+#include "xds/message.h"
+
+/* ---------------- the request ---------------- */
+
+static void matcher_free(struct xd_csds_matcher *m)
+{
+	free(m->text);
+}
+
+void xd_csds_query_free(struct xd_csds_query *q)
+{
+	for (size_t i = 0; i < q->nmatchers; i++)
+		matcher_free(&q->matchers[i]);
+	free(q->matchers);
+	memset(q, 0, sizeof(*q));
+}
+
+/* A StringMatcher on the node id. Its pattern is a oneof: the last one
+ * on the wire wins, as in protobuf. */
+static int parse_string_matcher(struct xd_csds_matcher *m, const uint8_t *p,
+				const uint8_t *end, char *why, size_t why_len)
+{
+	struct xd_wire_field f;
+	int rc;
+
+	m->kind = XD_CSDS_ANY;
+	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
+		enum xd_csds_match kind;
+
+		switch (f.number) {
+		case XD_STRING_MATCHER_EXACT:
+			kind = XD_CSDS_EXACT;
+			break;
+		case XD_STRING_MATCHER_PREFIX:
+			kind = XD_CSDS_PREFIX;
+			break;
+		case XD_STRING_MATCHER_SUFFIX:
+			kind = XD_CSDS_SUFFIX;
+			break;
+		case XD_STRING_MATCHER_CONTAINS:
+			kind = XD_CSDS_CONTAINS;
+			break;
+		case XD_STRING_MATCHER_IGNORE_CASE:
+			if (f.wt != XD_WT_VARINT)
+				goto malformed;
+			m->ignore_case = f.v != 0;
+			continue;
+		case XD_STRING_MATCHER_SAFE_REGEX:
+			snprintf(why, why_len, "node_matchers: node_id.safe_regex is not supported (use exact, prefix, suffix or contains)");
+			return -1;
+		case XD_STRING_MATCHER_CUSTOM:
+			snprintf(why, why_len, "node_matchers: node_id.custom is not supported (use exact, prefix, suffix or contains)");
+			return -1;
+		default:
+			continue;
+		}
+		if (f.wt != XD_WT_LEN)
+			goto malformed;
+		free(m->text);
+		m->text = xd_strndup((const char *)f.data, f.len);
+		m->len = f.len;
+		m->kind = kind;
+	}
+	if (rc < 0)
+		goto malformed;
+	if (m->kind == XD_CSDS_ANY) {
+		snprintf(why, why_len, "node_matchers: node_id has no pattern (exact, prefix, suffix or contains)");
+		return -1;
+	}
+	if (m->kind != XD_CSDS_EXACT && m->len == 0) {
+		/* Envoy's own validation: an empty prefix matches anything and
+		 * is taken for a mistake. */
+		snprintf(why, why_len, "node_matchers: node_id's %s must not be empty",
+			 m->kind == XD_CSDS_PREFIX ? "prefix" :
+			 m->kind == XD_CSDS_SUFFIX ? "suffix" : "contains");
+		return -1;
+	}
+	return 0;
+malformed:
+	snprintf(why, why_len, "node_matchers: malformed node_id matcher");
+	return -1;
+}
+
+static int parse_node_matcher(struct xd_csds_matcher *m, const uint8_t *p,
+			      const uint8_t *end, char *why, size_t why_len)
+{
+	struct xd_wire_field f;
+	int rc;
+
+	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
+		if (f.number == XD_NODE_MATCHER_NODE_METADATAS) {
+			snprintf(why, why_len, "node_matchers: node_metadatas is not supported");
+			return -1;
+		}
+		if (f.number != XD_NODE_MATCHER_NODE_ID)
+			continue;
+		if (f.wt != XD_WT_LEN)
+			break;
+		/* a repeated message field merges: later bytes override */
+		if (parse_string_matcher(m, f.data, f.data + f.len, why,
+					 why_len) != 0)
+			return -1;
+	}
+	if (rc != 0) {
+		snprintf(why, why_len, "node_matchers: malformed NodeMatcher");
+		return -1;
+	}
+	return 0;
+}
+
+int xd_csds_query_parse(struct xd_csds_query *q, const uint8_t *data,
+			size_t len, char *why, size_t why_len)
+{
+	const uint8_t *p = data, *end = len > 0 ? data + len : data;
+	struct xd_csds_query out = {0};
+	struct xd_wire_field f;
+	int rc;
+
+	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
+		if (f.number == XD_CSDS_REQUEST_NODE_MATCHERS) {
+			struct xd_csds_matcher *m;
+
+			if (f.wt != XD_WT_LEN)
+				goto malformed;
+			if (out.nmatchers == XD_CSDS_MAX_MATCHERS) {
+				snprintf(why, why_len, "more than %d node_matchers",
+					 XD_CSDS_MAX_MATCHERS);
+				goto fail;
+			}
+			out.matchers = xd_reallocarray(out.matchers,
+						       out.nmatchers + 1,
+						       sizeof(*out.matchers));
+			m = &out.matchers[out.nmatchers++];
+			memset(m, 0, sizeof(*m));
+			if (parse_node_matcher(m, f.data, f.data + f.len, why,
+					       why_len) != 0)
+				goto fail;
+		} else if (f.number == XD_CSDS_REQUEST_EXCLUDE_CONTENTS) {
+			if (f.wt != XD_WT_VARINT)
+				goto malformed;
+			out.exclude_contents = f.v != 0;
+		}
+		/* node (who asks) and anything newer: not needed, unread */
+	}
+	if (rc < 0)
+		goto malformed;
+	*q = out;
+	return 0;
+malformed:
+	snprintf(why, why_len, "malformed ClientStatusRequest");
+fail:
+	xd_csds_query_free(&out);
+	return -1;
+}
+
+static int lower(int c)
+{
+	return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+}
+
+static bool same(const char *a, const char *b, size_t n, bool fold)
+{
+	if (!fold)
+		return memcmp(a, b, n) == 0;
+	for (size_t i = 0; i < n; i++)
+		if (lower((unsigned char)a[i]) != lower((unsigned char)b[i]))
+			return false;
+	return true;
+}
+
+static bool matcher_matches(const struct xd_csds_matcher *m, const char *s,
+			    size_t len)
+{
+	switch (m->kind) {
+	case XD_CSDS_ANY:
+		return true;
+	case XD_CSDS_EXACT:
+		return len == m->len && same(s, m->text, len, m->ignore_case);
+	case XD_CSDS_PREFIX:
+		return len >= m->len && same(s, m->text, m->len, m->ignore_case);
+	case XD_CSDS_SUFFIX:
+		return len >= m->len &&
+		       same(s + len - m->len, m->text, m->len, m->ignore_case);
+	case XD_CSDS_CONTAINS:
+		for (size_t i = 0; i + m->len <= len; i++)
+			if (same(s + i, m->text, m->len, m->ignore_case))
+				return true;
+		return false;
+	}
+	return false;
+}
+
+bool xd_csds_query_matches(const struct xd_csds_query *q, const char *node_id,
+			   size_t len)
+{
+	if (q->nmatchers == 0)
+		return true;
+	for (size_t i = 0; i < q->nmatchers; i++)
+		if (matcher_matches(&q->matchers[i], node_id, len))
+			return true;
+	return false;
+}
+
+/* ---------------- the response ---------------- */
+
+/*
+ * A string field, as protobuf requires strings to be: well-formed
+ * UTF-8. What clients sent (node ids, NACK messages) may not be; each
+ * bad byte becomes U+FFFD, as the JSON of /clients does.
+ */
+static void put_text(struct xd_buf *b, uint32_t field, const char *s,
+		     size_t len)
+{
+	const uint8_t *u = (const uint8_t *)s;
+	size_t mark, n;
+
+	if (len == 0)
+		return;
+	xd_wire_tag(b, field, XD_WT_LEN);
+	mark = xd_wire_open(b);
+	for (size_t i = 0; i < len; i += n) {
+		n = xd_text_utf8_len(u + i, len - i);
+		if (n == 0) {
+			xd_buf_append(b, "\xef\xbf\xbd", 3);
+			n = 1;
+		} else {
+			xd_buf_append(b, u + i, n);
+		}
+	}
+	xd_wire_close(b, mark);
+}
+
+static void put_str(struct xd_buf *b, uint32_t field, const char *s)
+{
+	put_text(b, field, s, strlen(s));
+}
+
+static void put_timestamp(struct xd_buf *b, uint32_t field, int64_t ms)
+{
+	size_t mark;
+
+	if (ms <= 0)
+		return;
+	xd_wire_tag(b, field, XD_WT_LEN);
+	mark = xd_wire_open(b);
+	xd_wire_tag(b, XD_TIMESTAMP_SECONDS, XD_WT_VARINT);
+	xd_wire_varint(b, (uint64_t)(ms / 1000));
+	if (ms % 1000 != 0) {
+		xd_wire_tag(b, XD_TIMESTAMP_NANOS, XD_WT_VARINT);
+		xd_wire_varint(b, (uint64_t)(ms % 1000) * 1000000u);
+	}
+	xd_wire_close(b, mark);
+}
+
+static void put_enum(struct xd_buf *b, uint32_t field, int v)
+{
+	xd_wire_tag(b, field, XD_WT_VARINT);
+	xd_wire_varint(b, (uint64_t)v);
+}
+
+/* What a type's statuses are, from the sync state /clients shows. */
+struct type_status {
+	int config, client;
+	const char *version; /* last ACKed; "" for none */
+	bool nacked;
+	bool answered; /* the client has had a response of the type */
+	bool contents; /* xds_config may be shown */
+};
+
+static struct type_status type_status(const struct xd_client_type *ct,
+				      const struct xd_csds_query *q)
+{
+	const struct xd_sub *sub = ct->sub;
+	struct type_status s = {.version = sub->acked_version};
+	enum xd_rtype t;
+
+	switch (ct->sync) {
+	case XD_SUB_SYNCED:
+		s.config = XD_CONFIG_SYNCED;
+		s.client = XD_CLIENT_ACKED;
+		/* held without an ACK too (rule S12): it is the current one */
+		s.version = ct->current ? xd_table_version(ct->current) :
+					  sub->acked_version;
+		break;
+	case XD_SUB_NACKED:
+		s.config = XD_CONFIG_ERROR;
+		s.client = XD_CLIENT_NACKED;
+		s.nacked = true;
+		break;
+	case XD_SUB_PENDING:
+		s.config = sub->state == XD_SUB_IN_FLIGHT ? XD_CONFIG_STALE :
+							    XD_CONFIG_NOT_SENT;
+		s.client = sub->acked_version[0] != '\0' ? XD_CLIENT_ACKED :
+							  XD_CLIENT_REQUESTED;
+		break;
+	}
+	s.answered = ct->sync == XD_SUB_SYNCED || sub->sent_version[0] != '\0';
+	/* Secrets' contents never leave through CSDS, whoever asks. */
+	s.contents = !q->exclude_contents &&
+		     !(xd_rtype_from_url(ct->type_url, strlen(ct->type_url),
+					 &t) == 0 &&
+		       t == XD_SECRET);
+	return s;
+}
+
+/* One GenericXdsConfig as a ClientConfig field: resource `e`, or a
+ * subscribed name the snapshot lacks (e NULL). */
+static void put_config(struct xd_buf *b, const struct xd_client_type *ct,
+		       const struct type_status *s, const char *name,
+		       size_t name_len, const struct xd_entry *e)
+{
+	const struct xd_sub *sub = ct->sub;
+	size_t mark, m2;
+
+	xd_wire_tag(b, XD_CLIENT_CONFIG_GENERIC, XD_WT_LEN);
+	mark = xd_wire_open(b);
+	put_str(b, XD_GENERIC_TYPE_URL, ct->type_url);
+	put_text(b, XD_GENERIC_NAME, name, name_len);
+	put_str(b, XD_GENERIC_VERSION_INFO, s->version);
+	if (e != NULL && s->contents) {
+		xd_wire_tag(b, XD_GENERIC_XDS_CONFIG, XD_WT_LEN);
+		m2 = xd_wire_open(b);
+		xd_wire_bytes(b, XD_ANY_TYPE_URL, ct->type_url,
+			      strlen(ct->type_url));
+		xd_wire_bytes(b, XD_ANY_VALUE, e->msg.data, e->msg.len);
+		xd_wire_close(b, m2);
+	}
+	put_timestamp(b, XD_GENERIC_LAST_UPDATED, sub->acked_at_ms);
+	put_enum(b, XD_GENERIC_CONFIG_STATUS, s->config);
+	put_enum(b, XD_GENERIC_CLIENT_STATUS,
+		 e == NULL && s->answered ? XD_CLIENT_DOES_NOT_EXIST : s->client);
+	if (s->nacked) {
+		xd_wire_tag(b, XD_GENERIC_ERROR_STATE, XD_WT_LEN);
+		m2 = xd_wire_open(b);
+		put_timestamp(b, XD_FAILURE_LAST_ATTEMPT, sub->nack_at_ms);
+		if (sub->nack_message != NULL)
+			put_str(b, XD_FAILURE_DETAILS, sub->nack_message);
+		put_str(b, XD_FAILURE_VERSION_INFO, sub->sent_version);
+		xd_wire_close(b, m2);
+	}
+	xd_wire_close(b, mark);
+}
+
+static bool is_star(struct xd_name n)
+{
+	return n.len == 1 && n.data[0] == '*';
+}
+
+/* Every resource the stream subscribes to of one type. */
+static void put_type(struct xd_buf *b, const struct xd_client_type *ct,
+		     const struct xd_csds_query *q)
+{
+	const struct xd_sub *sub = ct->sub;
+	const struct xd_table *cur = ct->current;
+	struct type_status s = type_status(ct, q);
+	size_t n = xd_nameset_count(sub->want.set);
+
+	if (sub->want.all && cur != NULL)
+		for (size_t i = 0; i < xd_table_count(cur); i++) {
+			const struct xd_entry *e = xd_table_at(cur, i);
+
+			put_config(b, ct, &s, e->name, e->name_len, e);
+		}
+	for (size_t i = 0; i < n; i++) {
+		struct xd_name name = xd_nameset_at(sub->want.set, i);
+		const struct xd_entry *e = NULL;
+
+		if (is_star(name))
+			continue;
+		if (cur != NULL) {
+			e = xd_table_find(cur, name.data, name.len);
+			if (e == NULL)
+				e = xd_table_find_alias(cur, name.data, name.len);
+		}
+		if (sub->want.all && e != NULL)
+			continue; /* listed above */
+		put_config(b, ct, &s, name.data, name.len, e);
+	}
+}
+
+/* One node: the streams that share its id and cluster. */
+struct group_type {
+	char *type_url;
+	struct xd_buf configs; /* GenericXdsConfig fields, whole */
+};
+
+struct group {
+	char *id, *cluster;
+	struct xd_buf node; /* the Node message */
+	struct group_type *types;
+	size_t ntypes;
+};
+
+struct render {
+	const struct xd_csds_query *q;
+	struct group *groups;
+	size_t ngroups;
+	uint32_t *index; /* open addressing: group + 1, 0 for empty */
+	size_t index_cap;
+	size_t bytes, max;
+	bool over;
+};
+
+static uint32_t group_hash(const char *id, const char *cluster)
+{
+	return xd_text_hash(id, strlen(id)) * 31u ^
+	       xd_text_hash(cluster, strlen(cluster));
+}
+
+static void index_put(struct render *r, uint32_t g)
+{
+	size_t mask = r->index_cap - 1;
+	size_t i = group_hash(r->groups[g].id, r->groups[g].cluster) & mask;
+
+	while (r->index[i] != 0)
+		i = (i + 1) & mask;
+	r->index[i] = g + 1;
+}
+
+static struct group *group_of(struct render *r, const char *id,
+			      const char *cluster)
+{
+	size_t mask, i;
+	struct group *g;
+
+	if (r->index_cap == 0 || (r->ngroups + 1) * 2 > r->index_cap) {
+		free(r->index);
+		r->index_cap = r->index_cap ? r->index_cap * 2 : 64;
+		r->index = xd_calloc(r->index_cap, sizeof(*r->index));
+		for (uint32_t k = 0; k < r->ngroups; k++)
+			index_put(r, k);
+	}
+	mask = r->index_cap - 1;
+	for (i = group_hash(id, cluster) & mask; r->index[i] != 0;
+	     i = (i + 1) & mask) {
+		g = &r->groups[r->index[i] - 1];
+		if (strcmp(g->id, id) == 0 && strcmp(g->cluster, cluster) == 0)
+			return g;
+	}
+	r->groups = xd_reallocarray(r->groups, r->ngroups + 1,
+				    sizeof(*r->groups));
+	g = &r->groups[r->ngroups];
+	memset(g, 0, sizeof(*g));
+	g->id = xd_strdup(id);
+	g->cluster = xd_strdup(cluster);
+	r->index[i] = (uint32_t)++r->ngroups;
+	return g;
+}
+
+static struct group_type *type_of(struct group *g, const char *type_url)
+{
+	struct group_type *t;
+
+	for (size_t i = 0; i < g->ntypes; i++)
+		if (strcmp(g->types[i].type_url, type_url) == 0)
+			return &g->types[i];
+	g->types = xd_reallocarray(g->types, g->ntypes + 1, sizeof(*g->types));
+	t = &g->types[g->ntypes++];
+	t->type_url = xd_strdup(type_url);
+	t->configs = (struct xd_buf)XD_BUF_INIT;
+	return t;
+}
+
+/* The node as xdsd keeps it (session.h, struct xd_client). */
+static void put_node(struct xd_buf *b, const struct xd_client *c)
+{
+	size_t mark;
+
+	put_str(b, XD_NODE_ID, c->node_id);
+	put_str(b, XD_NODE_CLUSTER, c->node_cluster);
+	if (c->region[0] != '\0' || c->zone[0] != '\0' || c->sub_zone[0] != '\0') {
+		xd_wire_tag(b, XD_NODE_LOCALITY, XD_WT_LEN);
+		mark = xd_wire_open(b);
+		put_str(b, XD_LOCALITY_REGION, c->region);
+		put_str(b, XD_LOCALITY_ZONE, c->zone);
+		put_str(b, XD_LOCALITY_SUB_ZONE, c->sub_zone);
+		xd_wire_close(b, mark);
+	}
+	put_str(b, XD_NODE_USER_AGENT_NAME, c->user_agent_name);
+	put_str(b, XD_NODE_USER_AGENT_VERSION, c->user_agent_version);
+}
+
+/* Streams come oldest first: a newer stream's node and types replace
+ * an older one's. */
+static void each(void *ctx, const struct xd_client *c)
+{
+	struct render *r = ctx;
+	struct group *g;
+
+	if (r->over || !c->has_node ||
+	    !xd_csds_query_matches(r->q, c->node_id, strlen(c->node_id)))
+		return;
+	g = group_of(r, c->node_id, c->node_cluster);
+	r->bytes -= g->node.len;
+	g->node.len = 0;
+	put_node(&g->node, c);
+	r->bytes += g->node.len;
+	for (size_t i = 0; i < c->ntypes; i++) {
+		struct group_type *t = type_of(g, c->types[i].type_url);
+
+		r->bytes -= t->configs.len;
+		t->configs.len = 0;
+		put_type(&t->configs, &c->types[i], r->q);
+		r->bytes += t->configs.len;
+	}
+	if (r->bytes > r->max)
+		r->over = true;
+}
+
+static void group_free(struct group *g)
+{
+	free(g->id);
+	free(g->cluster);
+	xd_buf_free(&g->node);
+	for (size_t i = 0; i < g->ntypes; i++) {
+		free(g->types[i].type_url);
+		xd_buf_free(&g->types[i].configs);
+	}
+	free(g->types);
+}
+
+int xd_csds_render(struct xd_buf *out, struct xd_sessions *sessions,
+		   const struct xd_csds_query *q, size_t max)
+{
+	struct render r = {.q = q, .max = max};
+	int rc = -1;
+
+	xd_sessions_visit(sessions, each, &r);
+	if (r.over)
+		goto out;
+	for (size_t i = 0; i < r.ngroups; i++) {
+		struct group *g = &r.groups[i];
+		size_t mark;
+
+		xd_wire_tag(out, XD_CSDS_RESPONSE_CONFIG, XD_WT_LEN);
+		mark = xd_wire_open(out);
+		xd_wire_bytes(out, XD_CLIENT_CONFIG_NODE, g->node.data,
+			      g->node.len);
+		for (size_t k = 0; k < g->ntypes; k++)
+			xd_buf_append(out, g->types[k].configs.data,
+				      g->types[k].configs.len);
+		xd_wire_close(out, mark);
+	}
+	rc = 0;
+out:
+	for (size_t i = 0; i < r.ngroups; i++)
+		group_free(&r.groups[i]);
+	free(r.groups);
+	free(r.index);
+	return rc;
+}

@@ -1,0 +1,96 @@
+/*
+ * The client status service (CSDS, envoy.service.status.v3): what it
+ * reads from a ClientStatusRequest and what it answers, encoded from the
+ * streams' live state (xd_sessions_visit) the way /clients renders it
+ * as JSON. The RPCs themselves are in csds_service.h.
+ *
+ * A request is read with the bounded wire reader, three levels deep
+ * (request, NodeMatcher, StringMatcher) and never further: a node's
+ * metadata or a matcher's regex is skipped unread, so no nesting can
+ * make the reader recurse.
+ *
+ * The answer has one ClientConfig per node (id and cluster) among the
+ * streams whose node matches, with the node xdsd keeps (id, cluster,
+ * locality, user agent) and one GenericXdsConfig per resource each
+ * stream of it subscribes to (xdsd(8), "CLIENT STATUS SERVICE"):
+ *
+ *   config_status  from the type's sync state (sub.h, xd_sub_sync):
+ *                  SYNCED, ERROR (NACKed), STALE (a response awaits
+ *                  its answer), NOT_SENT (the current version is not
+ *                  sent yet)
+ *   client_status  ACKED, NACKED, REQUESTED (nothing ACKed yet) or
+ *                  DOES_NOT_EXIST (a name the snapshot lacks)
+ *   version_info   the version of the type the client last ACKed
+ *   xds_config     the resource as xdsd serves the node now; never
+ *                  for secrets, whose contents never leave xdsd here
+ *   error_state    for NACKed types: the NACK's message, time, and the
+ *                  version it rejected
+ *
+ * State is kept per stream and type, not per resource, so the resources
+ * of a type share its statuses. When several streams of one node carry
+ * the same type, the newest stream's state is reported.
+ *
+ * Ownership: a query owns its matchers. Thread: loop thread (render);
+ * parsing is pure.
+ */
+#ifndef XD_ADMIN_CSDS_H
+#define XD_ADMIN_CSDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocol/session.h"
+#include "util/buf.h"
+
+/* Node matchers one request may carry. */
+#define XD_CSDS_MAX_MATCHERS 64
+
+/* The largest answer: past it the call ends RESOURCE_EXHAUSTED (narrow
+ * the matchers, or set exclude_resource_contents). */
+#define XD_CSDS_RESPONSE_MAX (256u << 20)
+
+enum xd_csds_match {
+	XD_CSDS_ANY, /* a NodeMatcher without node_id */
+	XD_CSDS_EXACT,
+	XD_CSDS_PREFIX,
+	XD_CSDS_SUFFIX,
+	XD_CSDS_CONTAINS,
+};
+
+struct xd_csds_matcher {
+	enum xd_csds_match kind;
+	bool ignore_case; /* ASCII letters only, as Envoy does */
+	char *text;       /* owned; may hold any bytes */
+	size_t len;
+};
+
+struct xd_csds_query {
+	struct xd_csds_matcher *matchers; /* none: every node */
+	size_t nmatchers;
+	bool exclude_contents; /* exclude_resource_contents */
+};
+
+/*
+ * Reads a ClientStatusRequest. Returns 0, or -1 with the reason in `why`
+ * for what is not protobuf, or asks for what xdsd does not do
+ * (node_metadatas, safe_regex and custom matchers). `q` is written only
+ * on success.
+ */
+int xd_csds_query_parse(struct xd_csds_query *q, const uint8_t *data,
+			size_t len, char *why, size_t why_len);
+
+void xd_csds_query_free(struct xd_csds_query *q);
+
+/* Whether a node id passes the query's matchers (any of them). */
+bool xd_csds_query_matches(const struct xd_csds_query *q, const char *node_id,
+			   size_t len);
+
+/*
+ * Appends the ClientStatusResponse for `q` to `out`. Returns 0, or -1
+ * when it would exceed `max` bytes (then `out` holds nothing usable).
+ */
+int xd_csds_render(struct xd_buf *out, struct xd_sessions *sessions,
+		   const struct xd_csds_query *q, size_t max);
+
+#endif

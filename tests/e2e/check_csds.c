@@ -1,0 +1,720 @@
+/*
+ * The client status service (xdsd(8), CLIENT STATUS SERVICE) against
+ * the real daemon: real xDS clients on loopback (one ACKs everything,
+ * one NACKs endpoints), and gRPC's own Python client calling
+ * FetchClientStatus and StreamClientStatus (tests/e2e/csds-client.py),
+ * whose answers protobuf's Python runtime decodes with the build's
+ * descriptors. Who may call it is tried over mTLS from an address that
+ * is not loopback.
+ */
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <jansson.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "daemon.h"
+#include "xdtest.h"
+
+#define START_MS 20000
+#define STOP_MS 5000
+#define WAIT_MS 5000
+#define CDS_URL "type.googleapis.com/envoy.config.cluster.v3.Cluster"
+#define EDS_URL "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
+#define SDS_URL "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret"
+#define NACK_TEXT "endpoints rejected: \"port 1 is reserved\"\nsecond line"
+#define SECRET_TEXT "hunter2-s3cr3t"
+
+static char *certs; /* tests/lib/make-certs.sh's files */
+
+static const char *cert(const char *name)
+{
+	static char path[4][1024];
+	static int next;
+	char *p = path[next++ % 4];
+
+	snprintf(p, sizeof(path[0]), "%s/%s", certs, name);
+	return p;
+}
+
+static char *snapshots(void)
+{
+	char *dir = xdtest_snapdir();
+
+	free(xdtest_write_file(dir, "default.yaml",
+		"clusters:\n"
+		"- name: svc\n"
+		"  type: EDS\n"
+		"  connect_timeout: 1s\n"
+		"  eds_cluster_config: {eds_config: {ads: {}, resource_api_version: V3}}\n"
+		"endpoints:\n"
+		"- cluster_name: svc\n"
+		"  endpoints:\n"
+		"  - lb_endpoints:\n"
+		"    - endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: 8080}}}\n"
+		"secrets:\n"
+		"- name: token\n"
+		"  '@allow': ['@anyone']\n"
+		"  generic_secret: {secret: {inline_string: " SECRET_TEXT "}}\n"));
+	return dir;
+}
+
+static void stop(struct xdt_daemon *d)
+{
+	xdt_daemon_signal(d, SIGTERM);
+	ck_assert(xdt_daemon_wait(d, STOP_MS));
+	ck_assert_int_eq(d->exit_status, 0);
+	xdt_daemon_free(d);
+}
+
+/* ---------------- xDS clients ---------------- */
+
+struct client {
+	struct xdc_conn *conn;
+	struct xdc_stream *s;
+	const char *id;
+	char *cds_version, *eds_version, *sds_version;
+};
+
+static void request(struct client *c, const char *url, char **names,
+		    size_t nnames, const char *version, const char *nonce,
+		    const char *nack)
+{
+	Envoy__Service__Discovery__V3__DiscoveryRequest req =
+		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+	Envoy__Config__Core__V3__Locality loc =
+		ENVOY__CONFIG__CORE__V3__LOCALITY__INIT;
+	Google__Rpc__Status err = GOOGLE__RPC__STATUS__INIT;
+
+	node.id = (char *)c->id;
+	node.cluster = "edge";
+	loc.region = "eu-west";
+	loc.zone = "eu-west-1a";
+	node.locality = &loc;
+	node.user_agent_name = "csds-test";
+	req.node = &node;
+	req.type_url = (char *)url;
+	req.resource_names = names;
+	req.n_resource_names = nnames;
+	req.version_info = (char *)(version ? version : "");
+	req.response_nonce = (char *)(nonce ? nonce : "");
+	if (nack != NULL) {
+		err.code = 3;
+		err.message = (char *)nack;
+		req.error_detail = &err;
+	}
+	ck_assert(xdc_send_sotw(c->s, &req, WAIT_MS));
+}
+
+/* Receives one response of `url` and answers it (ACK, or NACK with
+ * `nack`); returns its version (malloc'd). */
+static char *answer(struct client *c, const char *url, char **names,
+		    size_t nnames, const char *nack)
+{
+	Envoy__Service__Discovery__V3__DiscoveryResponse *r =
+		xdc_recv_sotw(c->s, WAIT_MS);
+	char *version;
+
+	ck_assert_msg(r != NULL, "%s: no %s response", c->id, url);
+	ck_assert_str_eq(r->type_url, url);
+	request(c, url, names, nnames, nack ? "" : r->version_info, r->nonce,
+		nack);
+	version = strdup(r->version_info);
+	envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
+	return version;
+}
+
+/* Clusters by wildcard, the secret "token", then endpoints "svc" and
+ * "ghost" (which no snapshot has): ACKed, or NACKed with NACK_TEXT. */
+static void client_open(struct client *c, const char *target, const char *id,
+			bool nack_endpoints)
+{
+	char *secret[] = {"token"}, *eds[] = {"svc", "ghost"};
+
+	memset(c, 0, sizeof(*c));
+	c->id = id;
+	c->conn = xdc_connect(target);
+	c->s = xdc_open(c->conn, XDC_ADS);
+	request(c, CDS_URL, NULL, 0, NULL, NULL, NULL);
+	c->cds_version = answer(c, CDS_URL, NULL, 0, NULL);
+	request(c, SDS_URL, secret, 1, NULL, NULL, NULL);
+	c->sds_version = answer(c, SDS_URL, secret, 1, NULL);
+	request(c, EDS_URL, eds, 2, NULL, NULL, NULL);
+	c->eds_version = answer(c, EDS_URL, eds, 2,
+				nack_endpoints ? NACK_TEXT : NULL);
+}
+
+static void client_close(struct client *c)
+{
+	xdc_stream_free(c->s);
+	xdc_conn_free(c->conn);
+	free(c->cds_version);
+	free(c->eds_version);
+	free(c->sds_version);
+}
+
+/* ---------------- the CSDS client ---------------- */
+
+/*
+ * Runs csds-client.py against `target` with `args` (shell words, already
+ * quoted) and returns its JSON document: {"code", "details",
+ * "responses", "raw_hex"}.
+ */
+static json_t *csds(const char *target, const char *args)
+{
+	char *cmd, *out = NULL, chunk[4096];
+	size_t len = 0, n;
+	json_error_t err;
+	json_t *j;
+	FILE *p, *o;
+	int rc;
+
+	ck_assert(asprintf(&cmd, "'%s' '%s/tests/e2e/csds-client.py' --schema '%s' '%s' %s",
+			   xdtest_env("PYTHON3"), xdtest_env("XDSD_SRCDIR"),
+			   xdtest_env("XDSD_SCHEMA"), target, args) > 0);
+	p = popen(cmd, "r");
+	ck_assert(p != NULL);
+	o = open_memstream(&out, &len);
+	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0)
+		fwrite(chunk, 1, n, o);
+	fclose(o);
+	rc = pclose(p);
+	ck_assert_msg(rc == 0, "%s: exit status %d: %s", cmd, rc, out);
+	j = json_loads(out, 0, &err);
+	ck_assert_msg(j != NULL, "%s: not JSON (%s): %s", cmd, err.text, out);
+	free(out);
+	free(cmd);
+	return j;
+}
+
+static const char *code_of(json_t *doc)
+{
+	return json_string_value(json_object_get(doc, "code"));
+}
+
+static const char *details_of(json_t *doc)
+{
+	return json_string_value(json_object_get(doc, "details"));
+}
+
+static json_t *response(json_t *doc, size_t i)
+{
+	json_t *r = json_array_get(json_object_get(doc, "responses"), i);
+
+	ck_assert_msg(r != NULL, "no response %zu (code %s: %s)", i,
+		      code_of(doc), details_of(doc));
+	return r;
+}
+
+static size_t nconfigs(json_t *resp)
+{
+	return json_array_size(json_object_get(resp, "config"));
+}
+
+/* The ClientConfig of node `id`, or NULL. */
+static json_t *config_of(json_t *resp, const char *id)
+{
+	json_t *cfgs = json_object_get(resp, "config"), *c;
+	size_t i;
+
+	json_array_foreach(cfgs, i, c) {
+		const char *nid = json_string_value(
+			json_object_get(json_object_get(c, "node"), "id"));
+
+		if (nid != NULL && strcmp(nid, id) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/* The GenericXdsConfig of (`type_url`, `name`) in a ClientConfig. */
+static json_t *generic(json_t *cfg, const char *type_url, const char *name)
+{
+	json_t *all = json_object_get(cfg, "generic_xds_configs"), *g;
+	size_t i;
+
+	json_array_foreach(all, i, g) {
+		if (strcmp(json_string_value(json_object_get(g, "type_url")),
+			   type_url) == 0 &&
+		    strcmp(json_string_value(json_object_get(g, "name")), name) == 0)
+			return g;
+	}
+	ck_abort_msg("no %s '%s' in the ClientConfig", type_url, name);
+	return NULL;
+}
+
+static const char *str(json_t *obj, const char *key)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+
+	return s != NULL ? s : "";
+}
+
+/* Polls FetchClientStatus until node `id` reports `client_status` for
+ * its endpoints "svc" (xdsd reads the last answer asynchronously). */
+static void wait_endpoints(const char *target, const char *id,
+			   const char *client_status)
+{
+	for (long long end = xdtest_now_ms() + WAIT_MS;;) {
+		json_t *doc = csds(target, "");
+		json_t *c = config_of(response(doc, 0), id);
+		bool there = false;
+		json_t *g;
+		size_t i;
+
+		json_array_foreach(json_object_get(c, "generic_xds_configs"), i, g)
+			if (strcmp(str(g, "type_url"), EDS_URL) == 0 &&
+			    strcmp(str(g, "name"), "svc") == 0 &&
+			    strcmp(str(g, "client_status"), client_status) == 0)
+				there = true;
+		json_decref(doc);
+		if (there)
+			return;
+		ck_assert_msg(xdtest_now_ms() < end, "%s never reported endpoints %s",
+			      id, client_status);
+		xdtest_sleep_ms(50);
+	}
+}
+
+struct fixture {
+	char *dir;
+	struct xdt_daemon *d;
+	struct client ack, nack;
+};
+
+static void fixture_start(struct fixture *f)
+{
+	char cfg[1024];
+
+	f->dir = snapshots();
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n",
+		 f->dir);
+	f->d = xdt_daemon_start(cfg, NULL, START_MS);
+	client_open(&f->ack, f->d->target, "csds-ack", false);
+	client_open(&f->nack, f->d->target, "csds-nack", true);
+	wait_endpoints(f->d->target, "csds-ack", "ACKED");
+	wait_endpoints(f->d->target, "csds-nack", "NACKED");
+}
+
+static void fixture_stop(struct fixture *f)
+{
+	client_close(&f->ack);
+	client_close(&f->nack);
+	stop(f->d);
+	free(f->dir);
+}
+
+/* The whole report of one answer, as both nodes' clients left it. */
+static void check_report(json_t *resp, const struct fixture *f)
+{
+	json_t *a = config_of(resp, "csds-ack"), *n = config_of(resp, "csds-nack");
+	json_t *node, *g, *err;
+
+	ck_assert_int_eq(nconfigs(resp), 2);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(n);
+	node = json_object_get(a, "node");
+	ck_assert_str_eq(str(node, "cluster"), "edge");
+	ck_assert_str_eq(str(json_object_get(node, "locality"), "region"), "eu-west");
+	ck_assert_str_eq(str(json_object_get(node, "locality"), "zone"), "eu-west-1a");
+	ck_assert_str_eq(str(node, "user_agent_name"), "csds-test");
+
+	/* clusters: ACKed, in sync, the resource itself shown */
+	g = generic(a, CDS_URL, "svc");
+	ck_assert_str_eq(str(g, "config_status"), "SYNCED");
+	ck_assert_str_eq(str(g, "client_status"), "ACKED");
+	ck_assert_str_eq(str(g, "version_info"), f->ack.cds_version);
+	ck_assert_str_eq(str(json_object_get(g, "xds_config"), "@type"), CDS_URL);
+	ck_assert_str_eq(str(json_object_get(g, "xds_config"), "name"), "svc");
+	ck_assert_str_eq(str(json_object_get(g, "xds_config"), "type"), "EDS");
+	ck_assert(str(g, "last_updated")[0] != '\0');
+	ck_assert_ptr_null(json_object_get(g, "error_state"));
+
+	/* endpoints: one ACKed, a name nobody has, one NACKed */
+	g = generic(a, EDS_URL, "svc");
+	ck_assert_str_eq(str(g, "config_status"), "SYNCED");
+	ck_assert_str_eq(str(g, "client_status"), "ACKED");
+	ck_assert_str_eq(str(g, "version_info"), f->ack.eds_version);
+	ck_assert_str_eq(str(json_object_get(g, "xds_config"), "cluster_name"), "svc");
+	g = generic(a, EDS_URL, "ghost");
+	ck_assert_str_eq(str(g, "client_status"), "DOES_NOT_EXIST");
+	ck_assert_ptr_null(json_object_get(g, "xds_config"));
+
+	g = generic(n, EDS_URL, "svc");
+	ck_assert_str_eq(str(g, "config_status"), "ERROR");
+	ck_assert_str_eq(str(g, "client_status"), "NACKED");
+	ck_assert_str_eq(str(g, "version_info"), ""); /* nothing ACKed */
+	err = json_object_get(g, "error_state");
+	ck_assert_ptr_nonnull(err);
+	ck_assert_str_eq(str(err, "details"), NACK_TEXT);
+	ck_assert_str_eq(str(err, "version_info"), f->nack.eds_version);
+	ck_assert(str(err, "last_update_attempt")[0] != '\0');
+	/* its clusters were ACKed all the same */
+	ck_assert_str_eq(str(generic(n, CDS_URL, "svc"), "client_status"), "ACKED");
+
+	/* secrets: the status, never the contents */
+	g = generic(a, SDS_URL, "token");
+	ck_assert_str_eq(str(g, "client_status"), "ACKED");
+	ck_assert_str_eq(str(g, "version_info"), f->ack.sds_version);
+	ck_assert_ptr_null(json_object_get(g, "xds_config"));
+}
+
+/* Whether any raw answer holds `text` (as hex, in the bytes). */
+static bool raw_contains(json_t *doc, const char *text)
+{
+	char hex[256] = "";
+	json_t *r;
+	size_t i;
+
+	for (i = 0; text[i] != '\0' && 2 * i + 2 < sizeof(hex); i++)
+		snprintf(hex + 2 * i, 3, "%02x", (unsigned char)text[i]);
+	json_array_foreach(json_object_get(doc, "raw_hex"), i, r)
+		if (strstr(json_string_value(r), hex) != NULL)
+			return true;
+	return false;
+}
+
+START_TEST(fetch_reports_acks_nacks_and_no_secrets)
+{
+	struct fixture f;
+	json_t *doc;
+
+	fixture_start(&f);
+	doc = csds(f.d->target, "");
+	ck_assert_str_eq(code_of(doc), "OK");
+	ck_assert_int_eq(json_array_size(json_object_get(doc, "responses")), 1);
+	check_report(response(doc, 0), &f);
+	ck_assert(!raw_contains(doc, SECRET_TEXT));
+	ck_assert(raw_contains(doc, "svc")); /* the search itself works */
+	json_decref(doc);
+	fixture_stop(&f);
+}
+END_TEST
+
+START_TEST(stream_answers_each_request)
+{
+	struct fixture f;
+	json_t *doc;
+
+	fixture_start(&f);
+	doc = csds(f.d->target, "--stream 3");
+	ck_assert_str_eq(code_of(doc), "OK");
+	ck_assert_int_eq(json_array_size(json_object_get(doc, "responses")), 3);
+	for (size_t i = 0; i < 3; i++)
+		check_report(response(doc, i), &f);
+	ck_assert(!raw_contains(doc, SECRET_TEXT));
+	json_decref(doc);
+	fixture_stop(&f);
+}
+END_TEST
+
+/* Node ids of an answer's ClientConfigs, sorted, comma-separated. */
+static char *ids(json_t *doc)
+{
+	json_t *resp = response(doc, 0), *c;
+	char *list = strdup(""), *next;
+	const char *names[8];
+	size_t i, n = 0;
+
+	json_array_foreach(json_object_get(resp, "config"), i, c)
+		if (n < 8)
+			names[n++] = str(json_object_get(c, "node"), "id");
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = a + 1; b < n; b++)
+			if (strcmp(names[b], names[a]) < 0) {
+				const char *t = names[a];
+
+				names[a] = names[b];
+				names[b] = t;
+			}
+	for (i = 0; i < n; i++) {
+		ck_assert(asprintf(&next, "%s%s%s", list, i ? "," : "", names[i]) > 0);
+		free(list);
+		list = next;
+	}
+	return list;
+}
+
+static void expect_ids(const char *target, const char *request,
+		       const char *want)
+{
+	char *args, *got;
+	json_t *doc;
+
+	ck_assert(asprintf(&args, "--request '%s'", request) > 0);
+	doc = csds(target, args);
+	ck_assert_msg(strcmp(code_of(doc), "OK") == 0, "%s: %s: %s", request,
+		      code_of(doc), details_of(doc));
+	got = ids(doc);
+	ck_assert_msg(strcmp(got, want) == 0, "%s: nodes '%s', not '%s'",
+		      request, got, want);
+	free(got);
+	free(args);
+	json_decref(doc);
+}
+
+static void expect_refused(const char *target, const char *args,
+			   const char *code, const char *details)
+{
+	json_t *doc = csds(target, args);
+
+	ck_assert_str_eq(code_of(doc), code);
+	ck_assert_msg(strstr(details_of(doc), details) != NULL,
+		      "%s: details '%s' lack '%s'", args, details_of(doc), details);
+	json_decref(doc);
+}
+
+START_TEST(node_matchers_select_nodes)
+{
+	struct fixture f;
+	const char *t;
+	json_t *doc, *g;
+
+	fixture_start(&f);
+	t = f.d->target;
+	expect_ids(t, "{}", "csds-ack,csds-nack");
+	expect_ids(t, "{\"node_matchers\": [{\"node_id\": {\"exact\": \"csds-ack\"}}]}",
+		   "csds-ack");
+	expect_ids(t, "{\"node_matchers\": [{\"node_id\": {\"exact\": \"CSDS-ACK\"}}]}", "");
+	expect_ids(t, "{\"node_matchers\": [{\"node_id\": {\"exact\": \"CSDS-ACK\", \"ignore_case\": true}}]}",
+		   "csds-ack");
+	expect_ids(t, "{\"node_matchers\": [{\"node_id\": {\"prefix\": \"csds-\"}}]}",
+		   "csds-ack,csds-nack");
+	expect_ids(t, "{\"node_matchers\": [{\"node_id\": {\"suffix\": \"NACK\", \"ignore_case\": true}}]}",
+		   "csds-nack");
+	expect_ids(t, "{\"node_matchers\": [{\"node_id\": {\"contains\": \"s-a\"}}]}",
+		   "csds-ack");
+	expect_ids(t, "{\"node_matchers\": [{\"node_id\": {\"exact\": \"nobody\"}}]}", "");
+	/* matchers are ORed; one without node_id matches every node */
+	expect_ids(t, "{\"node_matchers\": [{\"node_id\": {\"exact\": \"nobody\"}}, {\"node_id\": {\"suffix\": \"-nack\"}}]}",
+		   "csds-nack");
+	expect_ids(t, "{\"node_matchers\": [{\"node_id\": {\"exact\": \"nobody\"}}, {}]}",
+		   "csds-ack,csds-nack");
+
+	/* what xdsd does not do is refused, never ignored */
+	expect_refused(t, "--request '{\"node_matchers\": [{\"node_metadatas\": [{\"path\": [{\"key\": \"a\"}], \"value\": {\"present_match\": true}}]}]}'",
+		       "INVALID_ARGUMENT", "node_metadatas is not supported");
+	expect_refused(t, "--request '{\"node_matchers\": [{\"node_id\": {\"safe_regex\": {\"regex\": \"csds.*\"}}}]}'",
+		       "INVALID_ARGUMENT", "safe_regex is not supported");
+	expect_refused(t, "--request '{\"node_matchers\": [{\"node_id\": {\"prefix\": \"\"}}]}'",
+		       "INVALID_ARGUMENT", "prefix must not be empty");
+	expect_refused(t, "--request '{\"node_matchers\": [{\"node_id\": {\"ignore_case\": true}}]}'",
+		       "INVALID_ARGUMENT", "has no pattern");
+	expect_refused(t, "--stream 2 --request '{\"node_matchers\": [{\"node_metadatas\": [{}]}]}'",
+		       "INVALID_ARGUMENT", "node_metadatas is not supported");
+
+	/* exclude_resource_contents: statuses without resources */
+	doc = csds(t, "--request '{\"exclude_resource_contents\": true}'");
+	ck_assert_str_eq(code_of(doc), "OK");
+	g = generic(config_of(response(doc, 0), "csds-ack"), CDS_URL, "svc");
+	ck_assert_str_eq(str(g, "client_status"), "ACKED");
+	ck_assert_ptr_null(json_object_get(g, "xds_config"));
+	json_decref(doc);
+	fixture_stop(&f);
+}
+END_TEST
+
+START_TEST(garbage_is_refused_and_harmless)
+{
+	struct fixture f;
+	const char *t;
+	char *args, *nest;
+	size_t depth = 20000;
+	json_t *doc;
+
+	fixture_start(&f);
+	t = f.d->target;
+	/* a tag whose varint never ends; a length past the end; a group
+	 * never closed; a node matcher that is a number */
+	expect_refused(t, "--raw ffffffffffffffffffffff", "INVALID_ARGUMENT",
+		       "malformed ClientStatusRequest");
+	expect_refused(t, "--raw 0a0561626364", "INVALID_ARGUMENT", "malformed");
+	expect_refused(t, "--raw 0b0b0b0b", "INVALID_ARGUMENT", "malformed");
+	expect_refused(t, "--raw 0801", "INVALID_ARGUMENT", "malformed");
+	expect_refused(t, "--stream 1 --raw 0a03ffffff", "INVALID_ARGUMENT",
+		       "malformed");
+	/* a node nested 20000 levels deep in its metadata: never walked */
+	nest = malloc(depth * 4 + 1);
+	for (size_t i = 0; i < depth; i++)
+		memcpy(nest + 2 * i, "13", 2); /* start group 2 */
+	for (size_t i = 0; i < depth; i++)
+		memcpy(nest + 2 * (depth + i), "14", 2); /* end group 2 */
+	nest[depth * 4] = '\0';
+	ck_assert(asprintf(&args, "--raw %s", nest) > 0);
+	expect_refused(t, args, "INVALID_ARGUMENT", "malformed");
+	free(args);
+	free(nest);
+	/* over max_request_size (4 MiB by default): gRPC refuses it */
+	doc = csds(t, "--node-bytes 5000000");
+	ck_assert_str_eq(code_of(doc), "RESOURCE_EXHAUSTED");
+	json_decref(doc);
+	/* the daemon and its clients are as they were */
+	doc = csds(t, "");
+	ck_assert_str_eq(code_of(doc), "OK");
+	check_report(response(doc, 0), &f);
+	json_decref(doc);
+	fixture_stop(&f);
+}
+END_TEST
+
+/* A client that sends requests without reading the answers: the first
+ * answer (thousands of clusters) outgrows its HTTP/2 window and stays in
+ * xdsd's send, XD_CSDS_MAX_PENDING more wait, and the next one ends the
+ * call rather than queue without end. */
+START_TEST(waiting_requests_are_bounded)
+{
+	char *dir = xdtest_clusters_snapdir(3000), cfg[1024], *details = NULL;
+	struct xdt_daemon *d;
+	struct xdc_conn *xc, *cc;
+	struct xdc_stream *xs, *cs;
+	grpc_status_code code;
+
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	xc = xdc_connect(d->target);
+	xs = xdc_watch_clusters(xc, "many", "default");
+	ck_assert_int_eq(xdc_next_clusters(xs, WAIT_MS, NULL), 3000);
+	cc = xdc_connect_small_window(d->target);
+	cs = xdc_open(cc, "/envoy.service.status.v3.ClientStatusDiscoveryService/StreamClientStatus");
+	for (int i = 0; i < 1 + 8 + 1; i++)
+		ck_assert(xdc_send(cs, "", 0, WAIT_MS));
+	ck_assert(xdt_daemon_wait_log(d, "requests already wait for their answers", WAIT_MS));
+	ck_assert(xdc_drain_status(cs, &code, &details, WAIT_MS));
+	ck_assert_int_eq(code, GRPC_STATUS_RESOURCE_EXHAUSTED);
+	ck_assert_str_eq(details, "8 requests already wait for their answers; read them first");
+	free(details);
+	xdc_stream_free(cs);
+	xdc_conn_free(cc);
+	xdc_stream_free(xs);
+	xdc_conn_free(xc);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* An IPv4 address of this host that is not loopback, or NULL. */
+static char *outside_address(void)
+{
+	struct ifaddrs *all, *i;
+	char buf[INET_ADDRSTRLEN];
+	char *found = NULL;
+
+	ck_assert(getifaddrs(&all) == 0);
+	for (i = all; i != NULL && found == NULL; i = i->ifa_next) {
+		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET ||
+		    (i->ifa_flags & IFF_LOOPBACK) || !(i->ifa_flags & IFF_UP))
+			continue;
+		inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr,
+			  buf, sizeof(buf));
+		found = strdup(buf);
+	}
+	freeifaddrs(all);
+	return found;
+}
+
+/* From another host only the identities of csds_allow may call; from
+ * loopback everyone may. */
+START_TEST(only_allowed_identities_from_other_hosts)
+{
+	char *dir = snapshots(), *addr = outside_address(), cfg[4096], *args;
+	char outside[128];
+	struct xdt_daemon *d;
+	struct client c;
+	json_t *doc;
+
+	ck_assert_msg(addr != NULL, "this test needs an IPv4 address that is not loopback");
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 0.0.0.0:0\nsnapshots: %s\n"
+		 "tls:\n  cert: %s\n  key: %s\n  client_ca: %s\n"
+		 "csds_allow: ['spiffe://example.org/ns/prod/sa/back*']\n",
+		 dir, cert("server.pem"), cert("server.key"), cert("ca.pem"));
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	snprintf(outside, sizeof(outside), "%s:%d", addr, d->port);
+
+	/* an xDS client, so that there is something to show */
+	memset(&c, 0, sizeof(c));
+	c.id = "tls-node";
+	c.conn = xdc_connect_tls(d->target, cert("ca.pem"), cert("frontend.pem"),
+				 cert("frontend.key"));
+	c.s = xdc_open(c.conn, XDC_ADS);
+	request(&c, CDS_URL, NULL, 0, NULL, NULL, NULL);
+	c.cds_version = answer(&c, CDS_URL, NULL, 0, NULL);
+
+	ck_assert(asprintf(&args, "--tls '%s' '%s' '%s'", cert("ca.pem"),
+			   cert("frontend.pem"), cert("frontend.key")) > 0);
+	expect_refused(outside, args, "PERMISSION_DENIED",
+		       "identity 'spiffe://example.org/ns/prod/sa/frontend' may not call the client status service");
+	ck_assert(xdt_daemon_wait_log(d, "refused: identity 'spiffe://example.org/ns/prod/sa/frontend' may not call", WAIT_MS));
+	/* the same identity over loopback */
+	doc = csds(d->target, args);
+	ck_assert_str_eq(code_of(doc), "OK");
+	ck_assert_ptr_nonnull(config_of(response(doc, 0), "tls-node"));
+	json_decref(doc);
+	free(args);
+
+	ck_assert(asprintf(&args, "--tls '%s' '%s' '%s'", cert("ca.pem"),
+			   cert("backend.pem"), cert("backend.key")) > 0);
+	doc = csds(outside, args);
+	ck_assert_msg(strcmp(code_of(doc), "OK") == 0, "%s: %s", code_of(doc),
+		      details_of(doc));
+	ck_assert_ptr_nonnull(config_of(response(doc, 0), "tls-node"));
+	json_decref(doc);
+	free(args);
+
+	client_close(&c);
+	stop(d);
+	free(addr);
+	free(dir);
+}
+END_TEST
+
+/* csds_allow names identities: without client certificates it is an
+ * error, reported with its line. */
+START_TEST(csds_allow_needs_mtls)
+{
+	char *dir = xdtest_snapdir();
+	char *path = xdtest_write_file(dir, "c.yaml",
+				       "listen: 127.0.0.1:0\ncsds_allow: ['spiffe://x/*']\n");
+	const char *args[] = {"--check", "-c", path, NULL};
+	char *out, *err;
+
+	ck_assert_int_ne(xdt_run_xdsd(args, &out, &err), 0);
+	ck_assert_msg(strstr(err, "'csds_allow' (line 2) needs tls.client_ca") != NULL,
+		      "%s", err);
+	free(out);
+	free(err);
+	free(path);
+	free(dir);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("csds");
+	TCase *tc = tcase_create("csds");
+	char *cmd;
+
+	certs = (char *)xdtest_tmpdir();
+	XDT_REQUIRE(asprintf(&cmd, "sh '%s/tests/lib/make-certs.sh' '%s/certs'",
+			     xdtest_env("XDSD_SRCDIR"), certs) > 0, "out of memory");
+	XDT_REQUIRE(system(cmd) == 0, "%s failed (is openssl installed?)", cmd);
+	free(cmd);
+	XDT_REQUIRE(asprintf(&certs, "%s/certs", xdtest_tmpdir()) > 0, "out of memory");
+
+	tcase_set_timeout(tc, 90);
+	tcase_add_test(tc, fetch_reports_acks_nacks_and_no_secrets);
+	tcase_add_test(tc, stream_answers_each_request);
+	tcase_add_test(tc, waiting_requests_are_bounded);
+	tcase_add_test(tc, node_matchers_select_nodes);
+	tcase_add_test(tc, garbage_is_refused_and_harmless);
+	tcase_add_test(tc, only_allowed_identities_from_other_hosts);
+	tcase_add_test(tc, csds_allow_needs_mtls);
+	suite_add_tcase(s, tc);
+	return xdtest_run(s);
+}

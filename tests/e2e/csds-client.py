@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+"""A client status (CSDS) client on gRPC's Python bindings, for tests.
+
+Calls FetchClientStatus once, or StreamClientStatus with --stream N
+requests on one stream, and prints one JSON document on stdout:
+
+  {"code": "OK", "details": "", "responses": [ {...}, ... ]}
+
+each response as proto3 JSON with the field names of the .proto
+(resources inside Any included), read with the descriptors of the
+build's xds-api.pb. The request is --request (proto3 JSON of a
+ClientStatusRequest, default {}; --node-bytes N adds a node id of N
+bytes) or --raw (hex bytes, sent as they are).
+Exit status 0 whenever the call ran, whatever its status: the caller
+judges; 2 for a usage or environment problem.
+
+  csds-client.py 127.0.0.1:18000 --request '{"node_matchers": [...]}'
+"""
+import argparse
+import json
+import os
+import sys
+
+SERVICE = "/envoy.service.status.v3.ClientStatusDiscoveryService/"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("target")
+    ap.add_argument("--schema", default=os.environ.get("XDSD_SCHEMA"))
+    ap.add_argument("--request", default="{}")
+    ap.add_argument("--raw", help="hex bytes to send instead")
+    ap.add_argument("--node-bytes", type=int, default=0,
+                    help="a request whose node id is this long")
+    ap.add_argument("--stream", type=int, default=0,
+                    help="StreamClientStatus with this many requests")
+    ap.add_argument("--tls", nargs=3, metavar=("CA", "CERT", "KEY"),
+                    help="mTLS; CERT and KEY may be '-' for none")
+    ap.add_argument("--deadline", type=float, default=10)
+    args = ap.parse_args()
+
+    import grpc
+    from google.protobuf import (descriptor_pb2, descriptor_pool,
+                                 json_format, message_factory)
+
+    fds = descriptor_pb2.FileDescriptorSet()
+    with open(args.schema, "rb") as f:
+        fds.ParseFromString(f.read())
+    pool = descriptor_pool.DescriptorPool()
+    for fd in fds.file:
+        pool.Add(fd)
+    factory = message_factory.MessageFactory(pool)
+
+    def message(name):
+        return factory.GetPrototype(pool.FindMessageTypeByName(name))()
+
+    if args.raw is not None:
+        request = bytes.fromhex(args.raw)
+    else:
+        req = message("envoy.service.status.v3.ClientStatusRequest")
+        json_format.Parse(args.request, req, descriptor_pool=pool)
+        req.node.id = "n" * args.node_bytes
+        request = req.SerializeToString()
+
+    if args.tls:
+        ca, cert, key = (None if p == "-" else open(p, "rb").read()
+                         for p in args.tls)
+        creds = grpc.ssl_channel_credentials(ca, key, cert)
+        channel = grpc.secure_channel(
+            args.target, creds,
+            options=[("grpc.ssl_target_name_override", "localhost")])
+    else:
+        channel = grpc.insecure_channel(args.target)
+
+    raw = []
+    out = {"code": "OK", "details": ""}
+    try:
+        if args.stream > 0:
+            call = channel.stream_stream(SERVICE + "StreamClientStatus")
+            for r in call(iter([request] * args.stream),
+                          timeout=args.deadline):
+                raw.append(r)
+        else:
+            call = channel.unary_unary(SERVICE + "FetchClientStatus")
+            raw.append(call(request, timeout=args.deadline))
+    except grpc.RpcError as e:
+        out["code"] = e.code().name
+        out["details"] = e.details() or ""
+    channel.close()
+
+    out["responses"] = []
+    for r in raw:
+        m = message("envoy.service.status.v3.ClientStatusResponse")
+        m.ParseFromString(r)
+        out["responses"].append(json_format.MessageToDict(
+            m, preserving_proto_field_name=True, descriptor_pool=pool))
+        # what the tests look for in the bytes themselves
+        out.setdefault("raw_hex", []).append(r.hex())
+    json.dump(out, sys.stdout, sort_keys=True)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
