@@ -31,7 +31,10 @@ static const char css[] =
 	"nav{font-size:12px;color:var(--muted)}nav a{margin-right:10px}"
 	"a{color:#0969da;text-decoration:none}a:hover{text-decoration:underline}"
 	"table{border-collapse:collapse;width:100%}"
-	"th,td{text-align:left;padding:4px 8px;border-bottom:1px solid var(--line);vertical-align:top}"
+	"th,td{text-align:left;padding:3px 8px;border-bottom:1px solid var(--line);vertical-align:top;"
+	"white-space:nowrap}"
+	/* what a client or a file wrote may be long: those cells wrap */
+	"td.wrap{white-space:normal}td.node{white-space:normal;word-break:break-all;min-width:14em}"
 	"th{font-size:12px;color:var(--muted);font-weight:600;background:var(--head)}"
 	"td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}"
 	"code,pre{font:12px/1.4 ui-monospace,'DejaVu Sans Mono',monospace}"
@@ -49,7 +52,9 @@ static const char css[] =
 	".muted,.empty{color:var(--muted)}"
 	".errors{margin:0;padding-left:16px}"
 	"svg text{font:11px system-ui,sans-serif;fill:var(--muted)}"
-	".more{margin:6px 0;color:var(--muted)}";
+	".more{margin:6px 0;color:var(--muted)}"
+	"#chart-summary{margin:0 0 4px}.legend{margin-left:16px;color:var(--muted)}"
+	"#convergence svg#chart{display:block}";
 
 static void h(struct xd_buf *out, const char *s)
 {
@@ -170,7 +175,7 @@ static void snapshots(struct xd_buf *out, const struct xd_admin_deps *deps,
 		h(out, xd_snapshot_version(s));
 		xd_buf_printf(out, "</code></td><td>");
 		time_cell(out, xd_snapshot_since(s), now_ms);
-		xd_buf_printf(out, "</td><td>");
+		xd_buf_printf(out, "</td><td class=wrap>");
 		for (int t = 0; t < XD_RTYPE_COUNT; t++) {
 			size_t count = xd_table_count(xd_snapshot_table(s, (enum xd_rtype)t));
 
@@ -195,6 +200,10 @@ static void snapshots(struct xd_buf *out, const struct xd_admin_deps *deps,
 
 /* ---------------- reloads ---------------- */
 
+/* Errors shown per reload: twenty reloads of twenty errors would bury
+ * the rest of the page; /status.json has all that are kept. */
+#define PAGE_ERRORS 5
+
 static void reload_row(struct xd_buf *out, const struct xd_reload_record *r,
 		       int64_t now_ms)
 {
@@ -206,21 +215,23 @@ static void reload_row(struct xd_buf *out, const struct xd_reload_record *r,
 	xd_buf_printf(out, "</td><td>");
 	h(out, r->trigger);
 	xd_buf_printf(out, "</td><td>%s</td><td class=num>%s</td>"
-			   "<td class=num>%zu</td><td class=num>%zu</td><td class=num>%zu</td><td>",
+			   "<td class=num>%zu</td><td class=num>%zu</td><td class=num>%zu</td><td class=wrap>",
 		      r->ok ? "<span class=\"badge ok\">ok</span>" :
 			      "<span class=\"badge bad\">failed</span>",
 		      took, r->snapshots, r->files, r->changed);
 	if (r->nkept > 0) {
+		size_t shown = r->nkept < PAGE_ERRORS ? r->nkept : PAGE_ERRORS;
+
 		xd_buf_printf(out, "<ul class=errors>");
-		for (size_t i = 0; i < r->nkept; i++) {
+		for (size_t i = 0; i < shown; i++) {
 			xd_buf_printf(out, "<li><code>");
 			h(out, r->errors[i]);
 			xd_buf_printf(out, "</code></li>");
 		}
 		xd_buf_printf(out, "</ul>");
-		if (r->nerrors > r->nkept)
-			xd_buf_printf(out, "<span class=muted>and %zu more (see the log)</span>",
-				      r->nerrors - r->nkept);
+		if (r->nerrors > shown)
+			xd_buf_printf(out, "<span class=muted>and %zu more (/status.json, the log)</span>",
+				      r->nerrors - shown);
 	}
 	xd_buf_printf(out, "</td></tr>\n");
 }
@@ -273,7 +284,7 @@ static void client_row(struct xd_buf *out, const struct xd_client *c,
 	fmt_age(age, sizeof(age), now_ms - c->since_ms);
 	xd_buf_printf(out, "</td><td><code>");
 	h(out, c->peer);
-	xd_buf_printf(out, "</code><br><span class=muted>%s %s, %s</span></td><td>",
+	xd_buf_printf(out, "</code></td><td>%s %s <span class=muted>%s</span></td><td>",
 		      c->method->aggregated ? "ADS" : xd_rtype_info(c->method->type)->service,
 		      c->method->delta ? "delta" : "sotw", age);
 	if (c->snapshot != NULL)
@@ -290,7 +301,7 @@ static void client_row(struct xd_buf *out, const struct xd_client *c,
 		h(out, ct->label);
 		xd_buf_printf(out, "</span>");
 	}
-	xd_buf_printf(out, "</td><td class=nack>");
+	xd_buf_printf(out, "</td><td class=\"nack wrap\">");
 	for (size_t i = 0; i < c->ntypes; i++) {
 		const struct xd_client_type *ct = &c->types[i];
 
@@ -338,14 +349,14 @@ static void clients(struct xd_buf *out, struct xd_sessions *sessions,
 			      o->nacked);
 	xd_buf_printf(out, "</small></h2>"
 			   "<table><thead><tr><th>state</th><th>node</th><th>cluster</th>"
-			   "<th>user agent</th><th>peer, stream</th><th>snapshot</th>"
+			   "<th>user agent</th><th>peer</th><th>stream, age</th><th>snapshot</th>"
 			   "<th>types</th><th>last NACK</th></tr></thead><tbody>\n");
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		p.state = order[i];
 		xd_sessions_visit(sessions, client_each, &p);
 	}
 	if (o->streams == 0)
-		xd_buf_printf(out, "<tr><td colspan=8 class=empty>no client is connected</td></tr>\n");
+		xd_buf_printf(out, "<tr><td colspan=9 class=empty>no client is connected</td></tr>\n");
 	xd_buf_printf(out, "</tbody></table>\n");
 	if (p.cut > 0)
 		xd_buf_printf(out, "<p class=more id=clients-more>%zu more: use "
@@ -357,7 +368,7 @@ static void clients(struct xd_buf *out, struct xd_sessions *sessions,
 /* ---------------- convergence chart ---------------- */
 
 #define CHART_W 960
-#define CHART_H 240
+#define CHART_H 180
 #define CHART_LEFT 64
 #define CHART_RIGHT 16
 #define CHART_TOP 12
@@ -373,6 +384,17 @@ static const char *type_colour(int t)
 					"#6e7781"};
 
 	return palette[(size_t)t % (sizeof(palette) / sizeof(palette[0]))];
+}
+
+/* The type's slot in the palette and the legend. */
+static int sample_type(const struct xd_convergence_sample *s)
+{
+	return (int)s->type < XD_RTYPE_COUNT ? (int)s->type : XD_RTYPE_COUNT;
+}
+
+static const char *type_name(int t)
+{
+	return t < XD_RTYPE_COUNT ? xd_rtype_info((enum xd_rtype)t)->service : "other";
 }
 
 static int cmp_float(const void *a, const void *b)
@@ -423,15 +445,26 @@ static void chart(struct xd_buf *out, const struct xd_sessions_stats *st)
 				   "</section>\n");
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
-		sorted[i] = st->recent[(first + i) % XD_SESSIONS_RECENT].seconds;
+	for (size_t i = 0; i < n; i++) {
+		const struct xd_convergence_sample *s =
+			&st->recent[(first + i) % XD_SESSIONS_RECENT];
+
+		sorted[i] = s->seconds;
+		seen[sample_type(s)] = true;
+	}
 	qsort(sorted, n, sizeof(sorted[0]), cmp_float);
 	fmt_seconds(a, sizeof(a), sorted[n / 2]);
 	fmt_seconds(b, sizeof(b), sorted[(n * 9) / 10]);
 	fmt_seconds(c, sizeof(c), sorted[n - 1]);
 	xd_buf_printf(out, "<p id=chart-summary>%zu samples: median %s, 90th percentile %s, "
-			   "slowest %s</p>\n",
+			   "slowest %s <span class=legend>",
 		      n, a, b, c);
+	for (int t = 0; t <= XD_RTYPE_COUNT; t++)
+		if (seen[t])
+			xd_buf_printf(out, "<svg width=\"10\" height=\"10\" viewBox=\"0 0 10 10\">"
+					   "<circle cx=\"5\" cy=\"5\" r=\"4\" fill=\"%s\"/></svg> %s ",
+				      type_colour(t), type_name(t));
+	xd_buf_printf(out, "</span></p>\n");
 
 	/* y: whole decades around the samples; x: their time span */
 	lo = (int)floor(log10(fmax(sorted[0], CHART_MIN_SECONDS)));
@@ -470,28 +503,16 @@ static void chart(struct xd_buf *out, const struct xd_sessions_stats *st)
 		double v = fmax(s->seconds, CHART_MIN_SECONDS);
 		double x = CHART_LEFT + pw * (double)(s->at_ms - t0) / (double)(t1 - t0);
 		double y = CHART_TOP + ph - ph * (log10(v) - lo) / (hi - lo);
-		int t = (int)s->type <= XD_RTYPE_COUNT ? (int)s->type : XD_RTYPE_COUNT;
+		int t = sample_type(s);
 
-		seen[t] = true;
 		fmt_seconds(a, sizeof(a), s->seconds);
 		clock_label(when, sizeof(when), s->at_ms);
 		xd_buf_printf(out, "<circle class=sample cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" "
 				   "fill=\"%s\" fill-opacity=\"0.75\"><title>%s %s at %s UTC</title>"
 				   "</circle>\n",
-			      x, y, type_colour(t),
-			      t < XD_RTYPE_COUNT ? xd_rtype_info((enum xd_rtype)t)->service : "other",
-			      a, when);
+			      x, y, type_colour(t), type_name(t), a, when);
 	}
-	xd_buf_printf(out, "</g>\n</svg>\n<p class=legend>");
-	for (int t = 0; t <= XD_RTYPE_COUNT; t++) {
-		if (!seen[t])
-			continue;
-		xd_buf_printf(out, "<svg width=\"10\" height=\"10\" viewBox=\"0 0 10 10\">"
-				   "<circle cx=\"5\" cy=\"5\" r=\"4\" fill=\"%s\"/></svg> %s &nbsp; ",
-			      type_colour(t),
-			      t < XD_RTYPE_COUNT ? xd_rtype_info((enum xd_rtype)t)->service : "other");
-	}
-	xd_buf_printf(out, "</p></section>\n");
+	xd_buf_printf(out, "</g>\n</svg></section>\n");
 }
 
 /* ---------------- the page ---------------- */
@@ -509,8 +530,9 @@ void xd_status_page_render(struct xd_buf *out,
 	header(out, deps, &o, ready);
 	xd_buf_printf(out, "<main>\n");
 	snapshots(out, deps, o.now_ms);
-	reloads(out, deps->reloader, o.now_ms);
-	clients(out, deps->sessions, &o);
 	chart(out, xd_sessions_stats(deps->sessions));
+	reloads(out, deps->reloader, o.now_ms);
+	/* last: the one part that grows with the fleet */
+	clients(out, deps->sessions, &o);
 	xd_buf_printf(out, "</main></body></html>\n");
 }

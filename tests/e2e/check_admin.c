@@ -16,16 +16,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "client.h"
 #include "daemon.h"
 #include "http/client.h"
+#include "node.h"
 #include "xdtest.h"
 
 #define START_MS 20000
 #define STOP_MS 5000
 #define WAIT_MS 5000
-#define CDS_URL "type.googleapis.com/envoy.config.cluster.v3.Cluster"
-#define EDS_URL "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
+#define EDS_URL XDT_EDS_URL
 #define NACK_TEXT "endpoints rejected: \"port 1 is reserved\"\nsecond line"
 
 static void write_snapshot(const char *dir, int port)
@@ -75,80 +74,18 @@ static void stop(struct xdt_daemon *d)
 
 /* ---------------- xDS clients ---------------- */
 
-struct client {
-	struct xdc_conn *conn;
-	struct xdc_stream *s;
-	const char *id;
-};
-
-static void request(struct client *c, const char *url, char *name,
-		    const char *version, const char *nonce, const char *nack)
-{
-	Envoy__Service__Discovery__V3__DiscoveryRequest req =
-		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
-	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
-	Envoy__Config__Core__V3__Locality loc =
-		ENVOY__CONFIG__CORE__V3__LOCALITY__INIT;
-	Google__Rpc__Status err = GOOGLE__RPC__STATUS__INIT;
-
-	node.id = (char *)c->id;
-	node.cluster = "edge";
-	loc.region = "eu-west";
-	loc.zone = "eu-west-1a";
-	node.locality = &loc;
-	node.user_agent_name = "admin-test";
-	node.user_agent_version_type_case =
-		ENVOY__CONFIG__CORE__V3__NODE__USER_AGENT_VERSION_TYPE_USER_AGENT_VERSION;
-	node.user_agent_version = "1.2.3";
-	req.node = &node;
-	req.type_url = (char *)url;
-	if (name != NULL) {
-		req.resource_names = &name;
-		req.n_resource_names = 1;
-	}
-	req.version_info = (char *)(version ? version : "");
-	req.response_nonce = (char *)(nonce ? nonce : "");
-	if (nack != NULL) {
-		err.code = 3;
-		err.message = (char *)nack;
-		req.error_detail = &err;
-	}
-	ck_assert(xdc_send_sotw(c->s, &req, WAIT_MS));
-}
-
-/* Receives one response of `url` and answers it; its version in *ver. */
-static void answer(struct client *c, const char *url, char *name,
-		   const char *nack, char **ver)
-{
-	Envoy__Service__Discovery__V3__DiscoveryResponse *r =
-		xdc_recv_sotw(c->s, WAIT_MS);
-
-	ck_assert_msg(r != NULL, "%s: no %s response", c->id, url);
-	ck_assert_str_eq(r->type_url, url);
-	request(c, url, name, nack ? "" : r->version_info, r->nonce, nack);
-	if (ver != NULL)
-		*ver = strdup(r->version_info);
-	envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
-}
-
-/* Clusters by wildcard, then the endpoints of "svc": ACKed, or the
- * endpoints NACKed with NACK_TEXT. */
-static void client_open(struct client *c, const char *target, const char *id,
+/* A node asking for the endpoints of "svc": it ACKs them, or NACKs them
+ * with NACK_TEXT. */
+static void client_open(struct xdt_node *c, const char *target, const char *id,
 			bool nack_endpoints)
 {
-	c->id = id;
-	c->conn = xdc_connect(target);
-	c->s = xdc_open(c->conn, XDC_ADS);
-	request(c, CDS_URL, NULL, NULL, NULL, NULL);
-	answer(c, CDS_URL, NULL, NULL, NULL);
-	request(c, EDS_URL, "svc", NULL, NULL, NULL);
-	answer(c, EDS_URL, "svc", nack_endpoints ? NACK_TEXT : NULL, NULL);
-}
+	struct xdt_node_opts o = {
+		.id = id,
+		.endpoints = "svc",
+		.nack_endpoints = nack_endpoints ? NACK_TEXT : NULL,
+	};
 
-static void client_close(struct client *c)
-{
-	xdc_stream_free(c->s);
-	xdc_conn_free(c->conn);
+	xdt_node_open(c, target, &o);
 }
 
 /* ---------------- helpers ---------------- */
@@ -410,7 +347,7 @@ START_TEST(clients_show_acks_and_nacks)
 {
 	char *dir = xdtest_snapdir();
 	struct xdt_daemon *d;
-	struct client ok, bad;
+	struct xdt_node ok, bad;
 	json_t *doc, *c, *t, *nack;
 
 	write_snapshot(dir, 8080);
@@ -471,8 +408,8 @@ START_TEST(clients_show_acks_and_nacks)
 		ck_assert_ptr_nonnull(strstr(body, "synced, pending or nacked"));
 		free(body);
 	}
-	client_close(&ok);
-	client_close(&bad);
+	xdt_node_close(&ok);
+	xdt_node_close(&bad);
 	stop(d);
 	free(dir);
 }
@@ -482,7 +419,7 @@ START_TEST(metrics_parse_and_count)
 {
 	char *dir = xdtest_snapdir();
 	struct xdt_daemon *d;
-	struct client ok, bad;
+	struct xdt_node ok, bad;
 	char *m, *v1;
 	int status;
 	double before;
@@ -518,8 +455,8 @@ START_TEST(metrics_parse_and_count)
 	write_snapshot(dir, 9090);
 	free(xdt_admin(d, "POST", "/reload", NULL, &status, NULL));
 	ck_assert_int_eq(status, 200);
-	answer(&ok, EDS_URL, "svc", NULL, &v1);
-	answer(&bad, EDS_URL, "svc", NACK_TEXT, NULL);
+	xdt_node_answer(&ok, EDS_URL, &v1);
+	xdt_node_answer(&bad, EDS_URL, NULL);
 	/* the ACK is read by xdsd after we sent it: look until it is */
 	for (int i = 0; i < 100; i++) {
 		m = parsed_metrics(d);
@@ -538,8 +475,8 @@ START_TEST(metrics_parse_and_count)
 	ck_assert(sample_value(m, "xdsd_convergence_seconds_sum{type=\"endpoints\"}") < 10);
 	free(m);
 	free(v1);
-	client_close(&ok);
-	client_close(&bad);
+	xdt_node_close(&ok);
+	xdt_node_close(&bad);
 	stop(d);
 	free(dir);
 }

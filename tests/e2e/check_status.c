@@ -1,0 +1,548 @@
+/*
+ * The admin endpoint's overview pages (xdsd(8), ADMIN ENDPOINT): GET
+ * /status.json read as JSON by jansson, GET /status read as text and,
+ * in the "browser" case, rendered by a real headless Chromium (Debian's
+ * chromium, which scripts/install-deps installs: the case fails without
+ * it). The daemon is the real binary with real xDS clients on loopback:
+ * nodes that ACK, one that NACKs endpoints, one whose id is markup.
+ *
+ * With XDSD_STATUS_SCREENSHOT=FILE the browser case also leaves its
+ * screenshot there: `make status-screenshot` regenerates docs/status.png
+ * that way.
+ */
+#include <jansson.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "node.h"
+#include "xdtest.h"
+
+#define START_MS 20000
+#define STOP_MS 5000
+#define POLL_MS 10000
+/* Chromium takes seconds to start on a small, busy machine. */
+#define BROWSER_S 180
+#define HOSTILE_ID "<script>alert(1)</script>"
+#define HOSTILE_ID_TEXT "&lt;script&gt;alert(1)&lt;/script&gt;"
+#define NACK_TEXT "endpoints rejected: <img src=x onerror=alert(2)>\nport 1 is reserved"
+#define NACK_TEXT_HTML "endpoints rejected: &lt;img src=x onerror=alert(2)&gt;\nport 1 is reserved"
+/* A snapshot with an unknown section on line 3, its name markup. */
+#define BAD_SNAPSHOT                                                          \
+	"clusters:\n"                                                         \
+	"- {name: a, type: EDS, connect_timeout: 1s, eds_cluster_config: {eds_config: {ads: {}}}}\n" \
+	"\"<b>bogus</b>\": []\n"
+
+/* ---------------- the daemon and its files ---------------- */
+
+/* Writes DIR/NAME at once (a rename), as a deploy tool would. */
+static void put_file(const char *dir, const char *name, const char *text)
+{
+	char from[1024], to[1024];
+
+	free(xdtest_write_file(dir, "new.tmp", text));
+	snprintf(from, sizeof(from), "%s/new.tmp", dir);
+	snprintf(to, sizeof(to), "%s/%s", dir, name);
+	ck_assert(rename(from, to) == 0);
+}
+
+/* Cluster "svc" and its one endpoint on `port`. */
+static void write_snapshot(const char *dir, int port)
+{
+	char text[1024];
+
+	snprintf(text, sizeof(text),
+		 "clusters:\n"
+		 "- name: svc\n"
+		 "  type: EDS\n"
+		 "  connect_timeout: 1s\n"
+		 "  eds_cluster_config: {eds_config: {ads: {}, resource_api_version: V3}}\n"
+		 "endpoints:\n"
+		 "- cluster_name: svc\n"
+		 "  endpoints:\n"
+		 "  - lb_endpoints:\n"
+		 "    - endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: %d}}}\n",
+		 port);
+	put_file(dir, "default.yaml", text);
+}
+
+static struct xdt_daemon *start(const char *dir)
+{
+	char cfg[1024];
+
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	return xdt_daemon_start(cfg, NULL, START_MS);
+}
+
+static void stop(struct xdt_daemon *d)
+{
+	xdt_daemon_signal(d, SIGTERM);
+	ck_assert(xdt_daemon_wait(d, STOP_MS));
+	ck_assert_int_eq(d->exit_status, 0);
+	xdt_daemon_free(d);
+}
+
+static void open_node(struct xdt_node *n, const struct xdt_daemon *d,
+		      const char *id, const char *nack)
+{
+	struct xdt_node_opts o = {.id = id, .endpoints = "svc", .nack_endpoints = nack};
+
+	xdt_node_open(n, d->target, &o);
+}
+
+/* ---------------- reading the pages ---------------- */
+
+static json_t *status_json(struct xdt_daemon *d)
+{
+	int status;
+	char *type, *body = xdt_admin(d, "GET", "/status.json", NULL, &status, &type);
+	json_error_t err;
+	json_t *j;
+
+	ck_assert_msg(status == 200, "GET /status.json: %d: %s", status, body);
+	ck_assert_str_eq(type, "application/json");
+	j = json_loads(body, 0, &err);
+	ck_assert_msg(j != NULL, "/status.json is not JSON (%s): %s", err.text, body);
+	free(body);
+	free(type);
+	return j;
+}
+
+static long long num(json_t *obj, const char *path)
+{
+	char key[64];
+	const char *dot;
+
+	/* "clients.nacked": one level of nesting is all the pages have */
+	while ((dot = strchr(path, '.')) != NULL) {
+		snprintf(key, sizeof(key), "%.*s", (int)(dot - path), path);
+		obj = json_object_get(obj, key);
+		path = dot + 1;
+	}
+	ck_assert_msg(json_is_integer(json_object_get(obj, path)), "no integer '%s'", path);
+	return json_integer_value(json_object_get(obj, path));
+}
+
+static const char *str(json_t *obj, const char *key)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+
+	ck_assert_msg(s != NULL, "no string '%s'", key);
+	return s;
+}
+
+/* Polls /status.json until `path` is `want` (xdsd reads the clients'
+ * answers and finishes reloads on its own time); returns that document. */
+static json_t *wait_status(struct xdt_daemon *d, const char *path, long long want)
+{
+	long long deadline = xdtest_now_ms() + POLL_MS;
+
+	for (;;) {
+		json_t *j = status_json(d);
+
+		if (num(j, path) == want)
+			return j;
+		ck_assert_msg(xdtest_now_ms() < deadline, "/status.json: %s is %lld, never %lld",
+			      path, num(j, path), want);
+		json_decref(j);
+		xdtest_sleep_ms(25);
+	}
+}
+
+static char *status_html(struct xdt_daemon *d)
+{
+	int status;
+	char *type, *body = xdt_admin(d, "GET", "/status", NULL, &status, &type);
+
+	ck_assert_int_eq(status, 200);
+	ck_assert_str_eq(type, "text/html; charset=utf-8");
+	free(type);
+	return body;
+}
+
+/* The text from `from` up to the first `to` after it (malloc'd), or a
+ * failed test. */
+static char *between(const char *text, const char *from, const char *to)
+{
+	const char *a = strstr(text, from), *b;
+
+	ck_assert_msg(a != NULL, "no '%s' in the page", from);
+	b = strstr(a, to);
+	ck_assert_msg(b != NULL, "no '%s' after '%s'", to, from);
+	return strndup(a, (size_t)(b - a));
+}
+
+static int occurrences(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* ---------------- /status.json ---------------- */
+
+START_TEST(status_json_overview)
+{
+	char *dir = xdtest_snapdir(), *body;
+	struct xdt_daemon *d;
+	struct xdt_node ok, twin, bad;
+	json_t *j, *snap, *res, *hist, *rec, *answer;
+	json_error_t err;
+	int status;
+
+	write_snapshot(dir, 8080);
+	d = start(dir);
+	open_node(&ok, d, "ack-1", NULL);
+	open_node(&twin, d, "ack-1", NULL); /* a second stream of one node */
+	open_node(&bad, d, "nack-1", NACK_TEXT);
+	j = wait_status(d, "clients.nacked", 1);
+	json_decref(j);
+	j = wait_status(d, "clients.synced", 2);
+
+	ck_assert_str_eq(str(j, "version"), PACKAGE_VERSION);
+	ck_assert(json_is_true(json_object_get(j, "ready")));
+	ck_assert_str_eq(str(j, "listen"), "127.0.0.1:0");
+	ck_assert_int_eq(strlen(str(j, "started")), 24); /* ms, UTC: ...Z */
+	ck_assert(str(j, "started")[23] == 'Z');
+	ck_assert(num(j, "uptime_seconds") >= 0 && num(j, "uptime_seconds") < 600);
+	ck_assert_int_eq(num(j, "streams"), 3);
+	ck_assert_int_eq(num(j, "nodes"), 2);
+	ck_assert_int_eq(num(j, "clients.pending"), 0);
+
+	ck_assert_int_eq(json_array_size(json_object_get(j, "snapshots")), 1);
+	snap = json_array_get(json_object_get(j, "snapshots"), 0);
+	ck_assert_str_eq(str(snap, "key"), "default");
+	ck_assert_int_eq(strlen(str(snap, "version")), 16);
+	ck_assert_int_eq(strlen(str(snap, "since")), 24);
+	res = json_object_get(snap, "resources");
+	ck_assert_int_eq(json_object_size(res), 2); /* only the non-empty types */
+	ck_assert_int_eq(num(res, "clusters"), 1);
+	ck_assert_int_eq(num(res, "endpoints"), 1);
+	ck_assert_msg(num(snap, "bytes") > 20 && num(snap, "bytes") < 200, "bytes %lld", num(snap, "bytes"));
+	{
+		/* the version every client is served */
+		int st;
+		char *c = xdt_admin(d, "GET", "/clients?node=ack-1", NULL, &st, NULL);
+		char want[64];
+
+		snprintf(want, sizeof(want), "\"snapshot_version\":\"%s\"", str(snap, "version"));
+		ck_assert_msg(strstr(c, want) != NULL, "%s not in %s", want, c);
+		free(c);
+	}
+
+	ck_assert_int_eq(num(j, "reloads.ok"), 0);
+	ck_assert_int_eq(num(j, "reloads.failed"), 0);
+	hist = json_object_get(json_object_get(j, "reloads"), "history");
+	ck_assert_int_eq(json_array_size(hist), 1);
+	rec = json_array_get(hist, 0);
+	ck_assert_str_eq(str(rec, "trigger"), "start-up");
+	ck_assert(json_is_true(json_object_get(rec, "ok")));
+	ck_assert_int_eq(num(rec, "changed"), 1);
+	json_decref(j);
+
+	/* a bad snapshot on SIGHUP: refused, in the history with its
+	 * file:line:column, the last good snapshot still served */
+	put_file(dir, "default.yaml", BAD_SNAPSHOT);
+	xdt_daemon_signal(d, SIGHUP);
+	j = wait_status(d, "reloads.failed", 1);
+	ck_assert_int_eq(num(j, "reloads.ok"), 0);
+	hist = json_object_get(json_object_get(j, "reloads"), "history");
+	ck_assert_int_eq(json_array_size(hist), 2);
+	rec = json_array_get(hist, 0);
+	ck_assert(json_is_false(json_object_get(rec, "ok")));
+	ck_assert_str_eq(str(rec, "trigger"), "SIGHUP");
+	ck_assert_int_eq(num(rec, "error_count"), 1);
+	ck_assert_int_eq(json_array_size(json_object_get(rec, "errors")), 1);
+	body = (char *)json_string_value(json_array_get(json_object_get(rec, "errors"), 0));
+	ck_assert_msg(strstr(body, "/default.yaml:3:1: unknown key '<b>bogus</b>'") != NULL,
+		      "error: %s", body);
+	ck_assert_str_eq(str(json_array_get(hist, 1), "trigger"), "start-up");
+	snap = json_array_get(json_object_get(j, "snapshots"), 0);
+	ck_assert_int_eq(num(json_object_get(snap, "resources"), "endpoints"), 1);
+	json_decref(j);
+
+	/* POST /reload answers with the very object the history keeps */
+	body = xdt_admin(d, "POST", "/reload", NULL, &status, NULL);
+	ck_assert_int_eq(status, 422);
+	answer = json_loads(body, 0, &err);
+	ck_assert_ptr_nonnull(answer);
+	free(body);
+	j = wait_status(d, "reloads.failed", 2);
+	rec = json_array_get(json_object_get(json_object_get(j, "reloads"), "history"), 0);
+	ck_assert_str_eq(str(rec, "trigger"), "admin");
+	ck_assert_msg(json_equal(answer, rec), "POST /reload and the history differ");
+	json_decref(answer);
+	json_decref(j);
+
+	/* streams gone: nothing left to count */
+	xdt_node_close(&ok);
+	xdt_node_close(&twin);
+	xdt_node_close(&bad);
+	j = wait_status(d, "streams", 0);
+	ck_assert_int_eq(num(j, "nodes"), 0);
+	ck_assert_int_eq(num(j, "clients.synced") + num(j, "clients.nacked"), 0);
+	json_decref(j);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* ---------------- /status as text ---------------- */
+
+START_TEST(status_page_escapes_and_orders)
+{
+	char *dir = xdtest_snapdir(), *page, *row;
+	struct xdt_daemon *d;
+	struct xdt_node ok, evil, bad;
+	struct xdt_node_opts o = {.id = "quoted", .cluster = "\"q\" & 'a'",
+				  .agent = "<i>agent</i>", .endpoints = "svc"};
+	int status;
+	char *type;
+	json_t *j;
+
+	write_snapshot(dir, 8080);
+	d = start(dir);
+	/* a connected client is listed after... */
+	xdt_node_open(&ok, d->target, &o);
+	open_node(&evil, d, HOSTILE_ID, NULL);
+	/* ...a NACKing client that connected later */
+	open_node(&bad, d, "nack-1", NACK_TEXT);
+	j = wait_status(d, "clients.nacked", 1);
+	json_decref(j);
+	j = wait_status(d, "clients.synced", 2);
+	json_decref(j);
+	put_file(dir, "default.yaml", BAD_SNAPSHOT);
+	xdt_daemon_signal(d, SIGHUP);
+	json_decref(wait_status(d, "reloads.failed", 1));
+
+	page = status_html(d);
+	ck_assert_msg(strncmp(page, "<!DOCTYPE html>\n", 16) == 0, "%.100s", page);
+	/* what clients and files chose is text, never markup */
+	ck_assert_ptr_null(strstr(page, "<script"));
+	ck_assert_ptr_null(strstr(page, "<img"));
+	ck_assert_ptr_null(strstr(page, "<b>bogus"));
+	ck_assert_ptr_null(strstr(page, "<i>agent"));
+	ck_assert_ptr_nonnull(strstr(page, HOSTILE_ID_TEXT));
+	ck_assert_ptr_nonnull(strstr(page, NACK_TEXT_HTML));
+	ck_assert_ptr_nonnull(strstr(page, "&lt;b&gt;bogus&lt;/b&gt;"));
+	ck_assert_ptr_nonnull(strstr(page, "&quot;q&quot; &amp; &#39;a&#39;"));
+	ck_assert_ptr_nonnull(strstr(page, "&lt;i&gt;agent&lt;/i&gt;"));
+
+	/* the NACKed stream leads the clients table, with its message */
+	row = between(page, "<tr class=\"client ", "</tr>");
+	ck_assert_msg(strncmp(row, "<tr class=\"client nacked\">", 26) == 0, "%s", row);
+	ck_assert_ptr_nonnull(strstr(row, "nack-1"));
+	ck_assert_ptr_nonnull(strstr(row, NACK_TEXT_HTML));
+	free(row);
+	ck_assert_int_eq(occurrences(page, "<tr class=\"client "), 3);
+	ck_assert_int_eq(occurrences(page, "<tr class=\"client synced\">"), 2);
+	/* the failed reload, with file:line:column */
+	row = between(page, "<tr class=\"reload failed\">", "</tr>");
+	ck_assert_ptr_nonnull(strstr(row, "/default.yaml:3:1: unknown key"));
+	ck_assert_ptr_nonnull(strstr(row, "SIGHUP"));
+	free(row);
+	/* no change reached a connected client yet: no samples */
+	ck_assert_ptr_nonnull(strstr(page, "id=chart-empty"));
+	ck_assert_ptr_null(strstr(page, "<circle class=sample"));
+	ck_assert_ptr_nonnull(strstr(page, "<dd id=streams>3</dd>"));
+	free(page);
+
+	/* HEAD: the headers only; "/" leads here */
+	page = xdt_admin(d, "HEAD", "/status", NULL, &status, &type);
+	ck_assert_int_eq(status, 200);
+	ck_assert_str_eq(type, "text/html; charset=utf-8");
+	ck_assert_str_eq(page, "");
+	free(page);
+	free(type);
+	free(xdt_admin(d, "GET", "/", NULL, &status, NULL));
+	ck_assert_int_eq(status, 302);
+
+	xdt_node_close(&ok);
+	xdt_node_close(&evil);
+	xdt_node_close(&bad);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* ---------------- a real browser ---------------- */
+
+/* Runs chromium headless on `url` with `args` ("--dump-dom"); its
+ * stdout (malloc'd). Fails the test when it is missing or fails. */
+static char *chromium(const char *args, const char *url)
+{
+	const char *bin = getenv("XDSD_CHROMIUM") ? getenv("XDSD_CHROMIUM") : "chromium";
+	char cmd[4096], chunk[4096], *out = NULL;
+	size_t len = 0, n;
+	FILE *p, *o;
+	int rc;
+
+	/* a profile of its own, removed with the test's directory */
+	snprintf(cmd, sizeof(cmd),
+		 "command -v '%s' >/dev/null || { echo 'no %s in PATH: scripts/install-deps installs Debian'\"'\"'s chromium'; exit 127; }; "
+		 "timeout %d '%s' --headless --no-sandbox --disable-gpu --no-first-run "
+		 "--user-data-dir='%s/chromium' %s '%s' 2>'%s/chromium.log'",
+		 bin, bin, BROWSER_S, bin, xdtest_tmpdir(), args, url, xdtest_tmpdir());
+	p = popen(cmd, "r");
+	ck_assert(p != NULL);
+	o = open_memstream(&out, &len);
+	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0)
+		fwrite(chunk, 1, n, o);
+	fclose(o);
+	rc = pclose(p);
+	ck_assert_msg(rc == 0, "chromium %s failed (status %d): %s (log: %s/chromium.log)",
+		      args, rc, out, xdtest_tmpdir());
+	return out;
+}
+
+/* The width and height of a PNG file, from its IHDR chunk. */
+static void png_size(const char *path, unsigned *w, unsigned *h)
+{
+	size_t len;
+	unsigned char *b = (unsigned char *)xdtest_read_file(path, &len);
+
+	ck_assert_msg(b != NULL, "no screenshot at %s", path);
+	ck_assert(len > 24 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0 &&
+		  memcmp(b + 12, "IHDR", 4) == 0);
+	*w = (unsigned)b[16] << 24 | (unsigned)b[17] << 16 | (unsigned)b[18] << 8 | b[19];
+	*h = (unsigned)b[20] << 24 | (unsigned)b[21] << 16 | (unsigned)b[22] << 8 | b[23];
+	free(b);
+}
+
+/* An ACKing node of a fleet, with its own look. */
+static void fleet_node(struct xdt_node *n, const struct xdt_daemon *d,
+		       const char *id, const char *cluster, const char *zone,
+		       const char *agent, const char *version, const char *nack)
+{
+	struct xdt_node_opts o = {.id = id, .cluster = cluster, .zone = zone,
+				  .agent = agent, .agent_version = version,
+				  .endpoints = "svc", .nack_endpoints = nack};
+
+	xdt_node_open(n, d->target, &o);
+}
+
+#define FLEET 5
+#define ACKING 4 /* the last one NACKs */
+#define CHANGES 3
+
+START_TEST(browser_renders_status)
+{
+	char *dir = xdtest_snapdir(), *dom, *row, *chart, *png, url[128], args[1200];
+	const char *shot = getenv("XDSD_STATUS_SCREENSHOT");
+	struct xdt_daemon *d;
+	struct xdt_node n[FLEET];
+	unsigned w, h;
+	json_t *j;
+	char version[17], want[64];
+
+	write_snapshot(dir, 8080);
+	xdtest_write_clusters(dir, "canary.yaml", "canary", 3);
+	d = start(dir);
+	fleet_node(&n[0], d, "edge-eu-west-1a-7f9c4", "edge", "eu-west-1a", "envoy", "1.28.0", NULL);
+	fleet_node(&n[1], d, "edge-eu-west-1b-2d41e", "edge", "eu-west-1b", "envoy", "1.28.0", NULL);
+	fleet_node(&n[2], d, "payments-6c8d9-x2kq", "payments", "eu-west-1a", "grpc-go", "1.62.1", NULL);
+	fleet_node(&n[3], d, HOSTILE_ID, "edge", "eu-west-1c", "envoy", "1.27.3", NULL);
+	fleet_node(&n[4], d, "checkout-5b7f4-qq8r", "checkout", "eu-west-1b", "envoy", "1.26.4",
+		   "Proto constraint validation failed (ClusterLoadAssignmentValidationError.Endpoints[0]: "
+		   "port_value 1: port 1 is reserved by policy)");
+
+	/* changes the fleet follows: each ACK is a convergence sample */
+	for (int c = 1; c <= CHANGES; c++) {
+		write_snapshot(dir, 8080 + c);
+		xdt_daemon_signal(d, SIGHUP);
+		json_decref(wait_status(d, "reloads.ok", c));
+		for (int i = 0; i < FLEET; i++) {
+			/* some nodes are slower than others */
+			xdtest_sleep_ms(i * 15);
+			xdt_node_answer(&n[i], XDT_EDS_URL, NULL);
+		}
+	}
+	put_file(dir, "default.yaml", BAD_SNAPSHOT);
+	xdt_daemon_signal(d, SIGHUP);
+	json_decref(wait_status(d, "reloads.failed", 1));
+	json_decref(wait_status(d, "clients.synced", ACKING));
+	j = wait_status(d, "clients.nacked", FLEET - ACKING);
+	snprintf(version, sizeof(version), "%s",
+		 str(json_array_get(json_object_get(j, "snapshots"), 1), "version"));
+	ck_assert_str_eq(str(json_array_get(json_object_get(j, "snapshots"), 1), "key"), "default");
+	json_decref(j);
+	/* until the last ACK is read, the chart may lack its sample */
+	for (long long deadline = xdtest_now_ms() + POLL_MS;;) {
+		char *page = status_html(d);
+		bool all = strstr(page, "<p id=chart-summary>12 samples:") != NULL;
+
+		free(page);
+		if (all)
+			break;
+		ck_assert_msg(xdtest_now_ms() < deadline, "never 12 convergence samples");
+		xdtest_sleep_ms(25);
+	}
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/status", d->admin_port);
+	dom = chromium("--dump-dom", url);
+	/* the page runs no script; the hostile id is a text node */
+	ck_assert_ptr_null(strstr(dom, "<script"));
+	ck_assert_ptr_nonnull(strstr(dom, HOSTILE_ID_TEXT));
+	/* the NACKed client first, its message shown */
+	row = between(dom, "<tr class=\"client ", "</tr>");
+	ck_assert_msg(strncmp(row, "<tr class=\"client nacked\">", 26) == 0, "%s", row);
+	ck_assert_ptr_nonnull(strstr(row, "checkout-5b7f4-qq8r"));
+	ck_assert_ptr_nonnull(strstr(row, "port 1 is reserved by policy"));
+	free(row);
+	ck_assert_int_eq(occurrences(dom, "<tr class=\"client synced\">"), ACKING);
+	/* the chart: an SVG element with one point per sample */
+	chart = between(dom, "<svg id=\"chart\"", "</svg>");
+	ck_assert_int_eq(occurrences(chart, "<circle class=\"sample\""), ACKING * CHANGES);
+	free(chart);
+	/* the snapshot served, with its version; the failed reload */
+	snprintf(want, sizeof(want), "<code>%s</code>", version);
+	row = between(dom, "<tr class=\"snapshot\"><td>default</td>", "</tr>");
+	ck_assert_msg(strstr(row, want) != NULL, "%s not in %s", want, row);
+	ck_assert_ptr_nonnull(strstr(row, "clusters 1, endpoints 1"));
+	free(row);
+	row = between(dom, "<tr class=\"reload failed\">", "</tr>");
+	ck_assert_ptr_nonnull(strstr(row, "/default.yaml:3:1: unknown key"));
+	free(row);
+	free(dom);
+
+	/* and it paints: a PNG of the window's size */
+	if (shot != NULL)
+		png = strdup(shot);
+	else
+		ck_assert(asprintf(&png, "%s/status.png", xdtest_tmpdir()) > 0);
+	unlink(png);
+	snprintf(args, sizeof(args), "--hide-scrollbars --window-size=1280,1000 --screenshot='%s'", png);
+	free(chromium(args, url));
+	png_size(png, &w, &h);
+	ck_assert_int_eq(w, 1280);
+	ck_assert_int_eq(h, 1000);
+	free(png);
+
+	for (int i = 0; i < FLEET; i++)
+		xdt_node_close(&n[i]);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("status");
+	TCase *tc = tcase_create("status"), *browser = tcase_create("browser");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, status_json_overview);
+	tcase_add_test(tc, status_page_escapes_and_orders);
+	suite_add_tcase(s, tc);
+	/* two Chromium starts */
+	tcase_set_timeout(browser, 2 * BROWSER_S + 60);
+	tcase_add_test(browser, browser_renders_status);
+	suite_add_tcase(s, browser);
+	return xdtest_run(s);
+}
