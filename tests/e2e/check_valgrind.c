@@ -1,7 +1,8 @@
 /*
  * No leaks and no memory errors over a daemon's whole life under
  * valgrind: start, streams on several connections, an unknown method, a
- * client half-close, a cancelled stream, then SIGTERM with live streams.
+ * client half-close, a cancelled stream, client status (CSDS) calls
+ * answered, refused and left open, then SIGTERM with live streams.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -18,8 +19,13 @@ START_TEST(lifecycle_leaks_nothing)
 	char wrapper[1024], *vglog, *log;
 	struct xdt_daemon *d;
 	struct xdc_conn *c[3];
-	struct xdc_stream *s[6], *odd, *early;
+	struct xdc_stream *s[6], *odd, *early, *csds[2];
 	grpc_status_code code;
+	/* ClientStatusRequest{node_matchers: [{node_id: {exact: "abc"}}]} */
+	static const uint8_t matcher[] = {0x0a, 0x07, 0x0a, 0x05, 0x0a,
+					  0x03, 'a', 'b', 'c'};
+	uint8_t *answer;
+	size_t len;
 	char vgpath[300];
 
 	snprintf(vgpath, sizeof(vgpath), "%s/valgrind.%d.log", xdtest_tmpdir(),
@@ -54,8 +60,18 @@ START_TEST(lifecycle_leaks_nothing)
 	ck_assert_int_eq(code, GRPC_STATUS_OK);
 	xdc_stream_free(early);
 	xdc_stream_free(s[5]); /* cancelled by the client */
+	for (int i = 0; i < 2; i++) {
+		csds[i] = xdc_open(c[2], "/envoy.service.status.v3.ClientStatusDiscoveryService/StreamClientStatus");
+		ck_assert(xdc_send(csds[i], matcher, sizeof(matcher), 20000));
+		ck_assert_int_eq(xdc_recv(csds[i], &answer, &len, 20000), 1);
+		free(answer);
+	}
+	ck_assert(xdc_send(csds[1], "\xff\xff", 2, 20000)); /* garbage */
+	ck_assert(xdc_drain_status(csds[1], &code, NULL, 20000));
+	ck_assert_int_eq(code, GRPC_STATUS_INVALID_ARGUMENT);
+	xdc_stream_free(csds[1]);
 	/* the half-closed and the cancelled stream are released */
-	ck_assert(xdt_daemon_wait_log_count(d, ": freed", 2, 20000));
+	ck_assert(xdt_daemon_wait_log_count(d, ": freed", 3, 20000));
 
 	xdt_daemon_signal(d, SIGTERM);
 	for (int i = 0; i < 5; i++) {
@@ -63,6 +79,9 @@ START_TEST(lifecycle_leaks_nothing)
 		ck_assert_int_eq(code, GRPC_STATUS_UNAVAILABLE);
 		xdc_stream_free(s[i]);
 	}
+	/* the CSDS stream left open ends with the daemon too */
+	ck_assert(xdc_drain_status(csds[0], &code, NULL, 30000));
+	xdc_stream_free(csds[0]);
 	for (int i = 0; i < 3; i++)
 		xdc_conn_free(c[i]);
 	ck_assert_msg(xdt_daemon_wait(d, 60000), "xdsd did not exit");
