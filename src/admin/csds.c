@@ -67,7 +67,11 @@ static int parse_string_matcher(struct xd_csds_matcher *m, const uint8_t *p,
 		if (f.wt != XD_WT_LEN)
 			goto malformed;
 		free(m->text);
-		m->text = xd_strndup((const char *)f.data, f.len);
+		/* any bytes, NUL included: compared by length */
+		m->text = xd_malloc(f.len + 1);
+		if (f.len > 0)
+			memcpy(m->text, f.data, f.len);
+		m->text[f.len] = '\0';
 		m->len = f.len;
 		m->kind = kind;
 	}
