@@ -34,17 +34,16 @@ int xc_call(const struct xc_opts *o, const char *method, const char *path,
 	a->status = r.status;
 	a->body = r.body;
 	a->len = r.body_len;
-	if (starts_with(r.content_type, "application/json")) {
+	a->type = r.content_type;
+	if (starts_with(a->type, "application/json")) {
 		a->json = json_loadb(a->body, a->len, 0, &err);
 		if (a->json == NULL) {
 			xc_error("bad answer from %s to %s: not JSON: %s (line %d)",
 				 o->admin, path, err.text, err.line);
-			free(r.content_type);
 			xc_answer_free(a);
 			return XC_UNREACHABLE;
 		}
 	}
-	free(r.content_type);
 	return XC_OK;
 }
 
@@ -83,24 +82,27 @@ static char *reason(const struct xc_answer *a)
 int xc_refused(const struct xc_opts *o, const char *path,
 	       const struct xc_answer *a)
 {
+	int pathlen = (int)strcspn(path, "?");
+	bool text = starts_with(a->type, "text/plain");
+	bool refusal = a->status == 400 || a->status == 404 ||
+		       a->status == 409 || a->status == 422 || a->status == 503;
 	char *why = reason(a);
-	int rc;
+	int rc = XC_UNREACHABLE;
 
-	/* the admin endpoint's 404 for a path it does not know starts so;
-	 * a 404 for a snapshot or a resource names it */
-	if (a->status == 404 && a->json == NULL &&
-	    starts_with(a->body, "no such page")) {
+	/* xdsd's 404 for a path it does not know starts so; a 404 for a
+	 * snapshot or a resource names what is missing */
+	if (a->status == 404 && text && starts_with(a->body, "no such page")) {
 		xc_error("%s does not serve %.*s: not xdsd, or an older one",
-			 o->admin, (int)strcspn(path, "?"), path);
-		rc = XC_UNREACHABLE;
-	} else if (a->status == 400 || a->status == 404 || a->status == 409 ||
-		   a->status == 422 || a->status == 503) {
+			 o->admin, pathlen, path);
+	} else if (refusal && (text || a->json != NULL)) {
 		xc_error("%s", why);
 		rc = XC_FAILED;
+	} else if (a->status == 404) {
+		xc_error("%s does not serve %.*s: is it xdsd's admin endpoint?",
+			 o->admin, pathlen, path);
 	} else {
 		xc_error("unexpected answer from %s to %.*s: HTTP %d: %.200s",
-			 o->admin, (int)strcspn(path, "?"), path, a->status, why);
-		rc = XC_UNREACHABLE;
+			 o->admin, pathlen, path, a->status, why);
 	}
 	free(why);
 	return rc;
@@ -116,6 +118,7 @@ void xc_print_raw(const struct xc_answer *a)
 void xc_answer_free(struct xc_answer *a)
 {
 	free(a->body);
+	free(a->type);
 	json_decref(a->json);
 	memset(a, 0, sizeof(*a));
 }

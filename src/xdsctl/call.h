@@ -19,6 +19,7 @@ struct xc_answer {
 	int status;
 	char *body; /* NUL-terminated, len bytes before it */
 	size_t len;
+	char *type;   /* Content-Type, "" when absent */
 	json_t *json; /* the body parsed when it is JSON, else NULL */
 };
 
@@ -37,9 +38,10 @@ int xc_get_json(const struct xc_opts *o, const char *path,
 
 /*
  * Says on stderr why `a` is not what the command wanted, and returns the
- * exit status: XC_FAILED when xdsd refused the request with a reason
- * (400, 404, 409, 422, 503), XC_UNREACHABLE when the answer is not one
- * xdsd gives (an unknown page, a server error, not JSON).
+ * exit status: XC_FAILED when xdsd refused the request with its reason
+ * (400, 404, 409, 422 or 503, as text or as a JSON record with errors),
+ * XC_UNREACHABLE when the answer is not one xdsd gives (its 404 for an
+ * unknown page, another server's error page, a server error).
  */
 int xc_refused(const struct xc_opts *o, const char *path,
 	       const struct xc_answer *a);
