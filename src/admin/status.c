@@ -67,6 +67,8 @@ void xd_status_overview(struct xd_status_overview *o,
 	if (o->started_ms > o->now_ms)
 		o->started_ms = o->now_ms; /* clock-tick rounding */
 	xd_sessions_visit(sessions, count, &k);
+	if (k.nids == 0)
+		return; /* k.ids is NULL, which qsort must not be given */
 	qsort(k.ids, k.nids, sizeof(*k.ids), cmp_u64);
 	for (size_t i = 0; i < k.nids; i++)
 		if (i == 0 || k.ids[i] != k.ids[i - 1])
