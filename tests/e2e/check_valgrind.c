@@ -2,7 +2,8 @@
  * No leaks and no memory errors over a daemon's whole life under
  * valgrind: start, streams on several connections, an unknown method, a
  * client half-close, a cancelled stream, client status (CSDS) calls
- * answered, refused and left open, then SIGTERM with live streams.
+ * answered, refused and left open, the admin endpoint's /status and
+ * /status.json, then SIGTERM with live streams.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -70,6 +71,14 @@ START_TEST(lifecycle_leaks_nothing)
 	ck_assert(xdc_drain_status(csds[1], &code, NULL, 20000));
 	ck_assert_int_eq(code, GRPC_STATUS_INVALID_ARGUMENT);
 	xdc_stream_free(csds[1]);
+	/* the admin endpoint's overview, rendered with streams open */
+	for (int i = 0; i < 2; i++) {
+		static const char *const pages[] = {"/status", "/status.json"};
+		int status;
+
+		free(xdt_admin(d, "GET", pages[i], NULL, &status, NULL));
+		ck_assert_int_eq(status, 200);
+	}
 	/* the half-closed and the cancelled stream are released */
 	ck_assert(xdt_daemon_wait_log_count(d, ": freed", 3, 20000));
 
