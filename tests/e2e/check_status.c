@@ -3,8 +3,10 @@
  * /status.json read as JSON by jansson, GET /status read as text and,
  * in the "browser" case, rendered by a real headless Chromium (Debian's
  * chromium, which scripts/install-deps installs: the case fails without
- * it). The daemon is the real binary with real xDS clients on loopback:
- * nodes that ACK, one that NACKs endpoints, one whose id is markup.
+ * it; $XDSD_CHROMIUM names another binary). The daemon is the real
+ * binary with real xDS clients on loopback: nodes that ACK, one that
+ * NACKs endpoints, one whose id is markup, and 501 that only watch (the
+ * page's bound on rows).
  *
  * With XDSD_STATUS_SCREENSHOT=FILE the browser case also leaves its
  * screenshot there: `make status-screenshot` regenerates docs/status.png
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -371,6 +374,54 @@ START_TEST(status_page_escapes_and_orders)
 }
 END_TEST
 
+/* More streams than the page lists: the first 500 rows, NACKed first,
+ * then a pointer to /clients for the rest. */
+#define WATCHERS 501
+
+START_TEST(status_page_is_bounded)
+{
+	char *dir = xdtest_snapdir(), *page, *row, cfg[1024];
+	struct xdt_daemon *d;
+	struct xdc_conn *conn;
+	struct xdc_stream *s[WATCHERS];
+	struct xdt_node bad;
+	json_t *j;
+
+	write_snapshot(dir, 8080);
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nsnapshots: %s\nmax_streams_per_connection: 1000\n", dir);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	conn = xdc_connect(d->target);
+	for (int i = 0; i < WATCHERS; i++) {
+		char id[32];
+
+		snprintf(id, sizeof(id), "watcher-%d", i);
+		s[i] = xdc_watch_clusters(conn, id, "edge");
+	}
+	open_node(&bad, d, "nack-1", NACK_TEXT);
+	json_decref(wait_status(d, "clients.nacked", 1));
+	j = wait_status(d, "nodes", WATCHERS + 1);
+	ck_assert_int_eq(num(j, "streams"), WATCHERS + 1);
+	json_decref(j);
+
+	page = status_html(d);
+	ck_assert_int_eq(occurrences(page, "<tr class=\"client "), 500);
+	row = between(page, "<tr class=\"client ", "</tr>");
+	ck_assert_msg(strncmp(row, "<tr class=\"client nacked\">", 26) == 0, "%s", row);
+	free(row);
+	ck_assert_ptr_nonnull(strstr(page, "<p class=more id=clients-more>2 more: use "
+					   "<a href=\"/clients\">/clients</a></p>"));
+	free(page);
+
+	xdt_node_close(&bad);
+	for (int i = 0; i < WATCHERS; i++)
+		xdc_stream_free(s[i]);
+	xdc_conn_free(conn);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 /* ---------------- a real browser ---------------- */
 
 /* Runs chromium headless on `url` with `args` ("--dump-dom"); its
@@ -396,8 +447,8 @@ static char *chromium(const char *args, const char *url)
 		fwrite(chunk, 1, n, o);
 	fclose(o);
 	rc = pclose(p);
-	ck_assert_msg(rc == 0, "chromium %s failed (status %d): %s (log: %s/chromium.log)",
-		      args, rc, out, xdtest_tmpdir());
+	ck_assert_msg(rc == 0, "chromium %s failed (exit status %d): %s (log: %s/chromium.log)",
+		      args, WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out, xdtest_tmpdir());
 	return out;
 }
 
@@ -539,6 +590,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, status_json_overview);
 	tcase_add_test(tc, status_page_escapes_and_orders);
+	tcase_add_test(tc, status_page_is_bounded);
 	suite_add_tcase(s, tc);
 	/* two Chromium starts */
 	tcase_set_timeout(browser, 2 * BROWSER_S + 60);
