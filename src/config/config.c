@@ -41,6 +41,7 @@ struct directive {
 
 static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
 static const char *const node_keys[] = {"cluster", "id", NULL};
+static const char *const booleans[] = {"false", "true", NULL};
 
 
 #define OFF(field) offsetof(struct xd_config, field)
@@ -58,6 +59,11 @@ static const struct directive directives[] = {
 	 "error, warn, info or debug", log_levels, NULL},
 	{"node_key", T_CHOICE, OFF(node_key), "cluster", 0, 0, false,
 	 "node field that selects its snapshot: cluster or id", node_keys, NULL},
+	{"watch", T_CHOICE, OFF(watch), "false", 0, 0, false,
+	 "reload by itself when snapshot files change: true or false",
+	 booleans, NULL},
+	{"watch_delay", T_DURATION, OFF(watch_delay_ms), "500ms", 10, 60000,
+	 false, "quiet time after a change before that reload", NULL, NULL},
 	/* zero_ok on an address: "off" is allowed */
 	{"admin_listen", T_ADDRESS, OFF(admin_listen), "127.0.0.1:18080", 0, 0,
 	 true, "address of the admin HTTP endpoint (off: none)", NULL, NULL},

@@ -47,6 +47,11 @@ struct xd_config {
 	enum xd_log_level log_level;
 	enum xd_node_key node_key;
 
+	/* Automatic reload: 1 when on (the index of "true" in the
+	 * directive's words), after watch_delay_ms without a change. */
+	int watch;
+	uint64_t watch_delay_ms;
+
 	/* the admin HTTP endpoint: an address as `listen`, or "off" */
 	char *admin_listen;
 

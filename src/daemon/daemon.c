@@ -15,6 +15,7 @@
 #include "daemon/early_signals.h"
 #include "daemon/notify.h"
 #include "daemon/reload.h"
+#include "daemon/snapwatch.h"
 #include "protocol/body.h"
 #include "protocol/nameset.h"
 #include "protocol/session.h"
@@ -42,6 +43,7 @@ struct daemon {
 	struct xd_reloader *reloader;
 	struct xd_admin *admin; /* NULL: admin_listen off */
 	struct xd_notify *notify; /* NULL: not run by systemd */
+	struct xd_snapwatch *watch; /* NULL: watch off */
 };
 
 static void log_errors(const struct xd_diag *d)
@@ -107,6 +109,8 @@ static void server_stopped(void *arg)
 	d->server = NULL;
 	xd_notify_stop(d->notify);
 	d->notify = NULL;
+	xd_snapwatch_stop(d->watch);
+	d->watch = NULL;
 	if (d->admin != NULL)
 		xd_admin_stop(d->admin, admin_stopped, d);
 	xd_sessions_free(d->sessions);
@@ -128,6 +132,8 @@ static void on_stop_signal(uv_signal_t *h, int signum)
 	sd_notify(0, "STOPPING=1");
 	if (d->admin != NULL)
 		xd_admin_set_ready(d->admin, false);
+	xd_snapwatch_stop(d->watch);
+	d->watch = NULL;
 	xd_reloader_stop(d->reloader);
 	xd_server_shutdown(d->server, server_stopped, d);
 }
@@ -227,6 +233,16 @@ static int start_admin(struct daemon *d)
 	return xd_admin_start(&d->admin, &d->loop, &deps);
 }
 
+/* `watch: true`: a snapshot directory that cannot be watched is an
+ * error, as the operator counts on changes being served. */
+static int start_watch(struct daemon *d)
+{
+	if (!d->cfg->watch)
+		return 0;
+	return xd_snapwatch_start(&d->watch, &d->loop, d->cfg->snapshots,
+			      d->cfg->watch_delay_ms, d->reloader);
+}
+
 int xd_daemon_run(const struct xd_config *cfg)
 {
 	struct daemon d = {.cfg = cfg};
@@ -264,7 +280,7 @@ int xd_daemon_run(const struct xd_config *cfg)
 	opts.tls = d.tls;
 	if (xd_server_start(&d.server, &d.loop, &opts) != 0)
 		goto fail;
-	if (start_admin(&d) != 0) {
+	if (start_admin(&d) != 0 || start_watch(&d) != 0) {
 		d.stopping = true;
 		xd_server_shutdown(d.server, server_stopped, &d);
 		uv_run(&d.loop, UV_RUN_DEFAULT);

@@ -64,6 +64,8 @@ START_TEST(defaults)
 	ck_assert_uint_eq(cfg.handshake_timeout_ms, 10000);
 	ck_assert_uint_eq(cfg.max_streams_per_connection, 100);
 	ck_assert_uint_eq(cfg.max_request_size, 4u << 20);
+	ck_assert_int_eq(cfg.watch, 0);
+	ck_assert_uint_eq(cfg.watch_delay_ms, 500);
 }
 END_TEST
 
@@ -90,7 +92,9 @@ START_TEST(every_directive)
 				   "max_connection_age_grace: 2m\n"
 				   "handshake_timeout: 1h\n"
 				   "max_streams_per_connection: 7\n"
-				   "max_request_size: 512KiB\n"),
+				   "max_request_size: 512KiB\n"
+				   "watch: true\n"
+				   "watch_delay: 2s\n"),
 			 0);
 	ck_assert_str_eq(cfg.listen, "[::1]:9000");
 	ck_assert_str_eq(cfg.snapshots, "/srv/snap");
@@ -104,6 +108,8 @@ START_TEST(every_directive)
 	ck_assert_uint_eq(cfg.handshake_timeout_ms, 3600000);
 	ck_assert_uint_eq(cfg.max_streams_per_connection, 7);
 	ck_assert_uint_eq(cfg.max_request_size, 512 * 1024);
+	ck_assert_int_eq(cfg.watch, 1);
+	ck_assert_uint_eq(cfg.watch_delay_ms, 2000);
 }
 END_TEST
 
