@@ -42,6 +42,7 @@ struct directive {
 static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
 static const char *const node_keys[] = {"cluster", "id", NULL};
 static const char *const booleans[] = {"false", "true", NULL};
+static const char *const log_formats[] = {"text", "json", NULL};
 
 
 #define OFF(field) offsetof(struct xd_config, field)
@@ -57,6 +58,8 @@ static const struct directive directives[] = {
 	 "Envoy API descriptor set", NULL, NULL},
 	{"log_level", T_CHOICE, OFF(log_level), "info", 0, 0, false,
 	 "error, warn, info or debug", log_levels, NULL},
+	{"log_format", T_CHOICE, OFF(log_format), "text", 0, 0, false,
+	 "log lines as text or json (one object a line)", log_formats, NULL},
 	{"node_key", T_CHOICE, OFF(node_key), "cluster", 0, 0, false,
 	 "node field that selects its snapshot: cluster or id", node_keys, NULL},
 	{"watch", T_CHOICE, OFF(watch), "false", 0, 0, false,

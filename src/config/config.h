@@ -45,6 +45,7 @@ struct xd_config {
 	char *snapshots; /* snapshot directory, absolute or cwd-relative */
 	char *schema;    /* Envoy API descriptor set (xds-api.pb) */
 	enum xd_log_level log_level;
+	enum xd_log_format log_format;
 	enum xd_node_key node_key;
 
 	/* Automatic reload: 1 when on (the index of "true" in the

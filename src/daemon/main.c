@@ -195,6 +195,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	xd_log_set_level(cfg.log_level);
+	xd_log_set_format(cfg.log_format);
 
 	if (check_only) {
 		rc = check(&cfg, config_path);

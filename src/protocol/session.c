@@ -79,22 +79,23 @@ struct xd_sessions {
 
 /* ---------------- logging ---------------- */
 
-/* Client-supplied strings are clipped here and escaped by the log
- * (log.h); the node id is on every line. */
-#define SLOG(level, ss, fmt, ...)                                          \
-	xd_log(level, "stream %llu (%s from %s) node '%.*s': " fmt,        \
-	       (unsigned long long)xd_stream_id((ss)->stream),             \
-	       (ss)->method->name, xd_stream_peer((ss)->stream),           \
-	       XD_LOG_CLIP(node_id_len(ss)), (ss)->node_id ? (ss)->node_id : "", \
-	       __VA_ARGS__)
+/* Every line about a stream says which (xd_log_ctx: its number,
+ * method, peer, node id and cluster, clipped and escaped by the log);
+ * client-supplied strings in the message are clipped here. */
+#define SLOG(level, ss, ...)                                              \
+	do {                                                              \
+		if ((level) <= xd_log_threshold) {                        \
+			struct xd_log_ctx slog_ctx_ = {                   \
+				xd_stream_id((ss)->stream),               \
+				(ss)->method->name,                       \
+				xd_stream_peer((ss)->stream),             \
+				(ss)->node_id, (ss)->node_cluster};       \
+			xd_log_write_ctx((level), &slog_ctx_, __VA_ARGS__); \
+		}                                                         \
+	} while (0)
 
 /* A NACK's message is what an operator needs most: it gets more room. */
 #define NACK_LOG_MAX 1024
-
-static size_t node_id_len(const struct xd_session *ss)
-{
-	return ss->node_id ? strlen(ss->node_id) : 0;
-}
 
 static const char *tname(enum xd_rtype t)
 {

@@ -9,9 +9,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/buf.h"
+#include "util/jsonw.h"
+
 enum xd_log_level xd_log_threshold = XD_LOG_INFO;
 
 static bool to_journal;
+static enum xd_log_format log_format = XD_LOG_TEXT;
 
 static const char *const level_names[] = {
 	[XD_LOG_ERROR] = "error",
@@ -49,6 +53,11 @@ void xd_log_init(void)
 void xd_log_set_level(enum xd_log_level level)
 {
 	xd_log_threshold = level;
+}
+
+void xd_log_set_format(enum xd_log_format format)
+{
+	log_format = format;
 }
 
 int xd_log_level_parse(const char *name, enum xd_log_level *out)
@@ -131,34 +140,147 @@ size_t xd_log_escape(char *out, size_t cap, const char *in, size_t len)
 	return o;
 }
 
-static void log_vwrite(enum xd_log_level level, const char *fmt, va_list ap)
+/* The text line: priority or time and level, then the message (with
+ * the stream's prefix), escaped as a whole. At most 4 KiB. */
+static size_t format_text(char *line, size_t size, bool journal,
+			  enum xd_log_level level, const struct xd_log_ctx *ctx,
+			  int64_t now_ms, const char *msg, size_t len)
 {
-	char msg[4096], line[4096];
-	size_t n = 0, cap = sizeof(line) - 1; /* room for the '\n' */
+	char whole[4096];
+	size_t n = 0, cap, w = 0;
 	int r;
 
-	if (to_journal) {
+	if (size < 2)
+		return 0;
+	cap = (size < 4096 ? size : 4096) - 1; /* room for the '\n' */
+	if (journal) {
 		r = snprintf(line, cap, "<%d>", journal_prio[level]);
 	} else {
-		struct timeval tv;
+		time_t secs = (time_t)(now_ms / 1000);
 		struct tm tm;
 
-		gettimeofday(&tv, NULL);
-		gmtime_r(&tv.tv_sec, &tm);
+		gmtime_r(&secs, &tm);
 		r = snprintf(line, cap,
 			     "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s: ",
 			     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
 			     tm.tm_hour, tm.tm_min, tm.tm_sec,
-			     (long)(tv.tv_usec / 1000), level_names[level]);
+			     (long)(now_ms % 1000), level_names[level]);
 	}
 	if (r > 0)
 		n = (size_t)r < cap ? (size_t)r : cap;
+	if (ctx != NULL) {
+		size_t nl = ctx->node != NULL ? strlen(ctx->node) : 0;
+
+		r = snprintf(whole, sizeof(whole), "stream %llu (%s from %s) node '%.*s': ",
+			     ctx->stream, ctx->method, ctx->peer,
+			     XD_LOG_CLIP(nl), ctx->node != NULL ? ctx->node : "");
+		if (r > 0)
+			w = (size_t)r < sizeof(whole) ? (size_t)r :
+							sizeof(whole) - 1;
+	}
+	if (len > sizeof(whole) - 1 - w)
+		len = sizeof(whole) - 1 - w;
+	memcpy(whole + w, msg, len);
+	w += len;
+	n += xd_log_escape(line + n, cap - n, whole, w);
+	line[n++] = '\n';
+	return n;
+}
+
+static void json_str(struct xd_buf *b, const char *key, const char *s,
+		     size_t len)
+{
+	xd_buf_printf(b, ",\"%s\":\"", key);
+	xd_json_escape(b, s, len);
+	xd_buf_putc(b, '"');
+}
+
+/* The JSON line into `b`, with at most `len` bytes of the message. */
+static void json_line(struct xd_buf *b, bool journal,
+		      enum xd_log_level level, const struct xd_log_ctx *ctx,
+		      int64_t now_ms, const char *msg, size_t len)
+{
+	char time[32];
+
+	b->len = 0;
+	if (journal)
+		xd_buf_printf(b, "<%d>", journal_prio[level]);
+	xd_jw_time(time, now_ms);
+	xd_buf_printf(b, "{\"time\":\"%s\",\"level\":\"%s\"", time,
+		      level_names[level]);
+	json_str(b, "message", msg, len);
+	if (ctx != NULL) {
+		xd_buf_printf(b, ",\"stream\":%llu", ctx->stream);
+		json_str(b, "method", ctx->method, strlen(ctx->method));
+		json_str(b, "peer", ctx->peer, strlen(ctx->peer));
+		if (ctx->node != NULL)
+			json_str(b, "node", ctx->node,
+				 (size_t)XD_LOG_CLIP(strlen(ctx->node)));
+		if (ctx->cluster != NULL)
+			json_str(b, "cluster", ctx->cluster,
+				 (size_t)XD_LOG_CLIP(strlen(ctx->cluster)));
+	}
+	xd_buf_append(b, "}\n", 2);
+}
+
+/* The JSON line, its message cut until the line fits (the fields are
+ * clipped so that they alone always do). */
+static size_t format_json(char *out, size_t size, bool journal,
+			  enum xd_log_level level, const struct xd_log_ctx *ctx,
+			  int64_t now_ms, const char *msg, size_t len)
+{
+	struct xd_buf b = XD_BUF_INIT;
+	size_t n = 0;
+
+	if (size > XD_LOG_JSON_MAX)
+		size = XD_LOG_JSON_MAX;
+	for (;;) {
+		json_line(&b, journal, level, ctx, now_ms, msg, len);
+		if (b.len <= size || len == 0)
+			break;
+		/* shorter in proportion (a byte of the message takes 1
+		 * to 6 in the line), a little more for a character cut
+		 * in two; at least a byte each time */
+		size_t shorter = (size_t)((double)len * size / b.len);
+
+		len = shorter > 8 && shorter - 8 < len ? shorter - 8 :
+		      len > 0 ? len - 1 : 0;
+	}
+	if (b.len <= size) {
+		memcpy(out, b.data, b.len);
+		n = b.len;
+	}
+	xd_buf_free(&b);
+	return n;
+}
+
+size_t xd_log_format_line(char *out, size_t cap, enum xd_log_format format,
+			  bool journal, enum xd_log_level level,
+			  const struct xd_log_ctx *ctx, int64_t now_ms,
+			  const char *msg, size_t len)
+{
+	if (format == XD_LOG_JSON)
+		return format_json(out, cap, journal, level, ctx, now_ms, msg,
+				   len);
+	return format_text(out, cap, journal, level, ctx, now_ms, msg, len);
+}
+
+static void log_vwrite(enum xd_log_level level, const struct xd_log_ctx *ctx,
+		       const char *fmt, va_list ap)
+{
+	char msg[4096], line[XD_LOG_JSON_MAX];
+	size_t n, len = 0;
+	struct timeval tv;
+	int r;
+
+	gettimeofday(&tv, NULL);
 	r = vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (r > 0)
-		n += xd_log_escape(line + n, cap - n, msg,
-				   (size_t)r < sizeof(msg) ? (size_t)r :
-							     sizeof(msg) - 1);
-	line[n++] = '\n';
+		len = (size_t)r < sizeof(msg) ? (size_t)r : sizeof(msg) - 1;
+	n = xd_log_format_line(line, sizeof(line), log_format, to_journal,
+			       level, ctx,
+			       (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000,
+			       msg, len);
 	/* One write per line; a short write to stderr is not worth a retry. */
 	ssize_t w = write(STDERR_FILENO, line, n);
 	(void)w;
@@ -169,7 +291,17 @@ void xd_log_write(enum xd_log_level level, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vwrite(level, fmt, ap);
+	log_vwrite(level, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void xd_log_write_ctx(enum xd_log_level level, const struct xd_log_ctx *ctx,
+		      const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vwrite(level, ctx, fmt, ap);
 	va_end(ap);
 }
 

@@ -16,8 +16,17 @@
  * strings with XD_LOG_CLIENT_MAX, so one long field cannot push the
  * rest of a line out; the line itself is capped at 4 KiB.
  *
- * Thread: any. xd_log_init and xd_log_set_level belong to start-up, on
- * the loop thread, before other threads exist.
+ * With `log_format: json` each line is instead one JSON object:
+ *   {"time":"2026-11-23T08:15:02.113Z","level":"warn","message":"...",
+ *    "stream":7,"method":"ADS","peer":"ipv4:10.0.0.7:40112",
+ *    "node":"envoy-1","cluster":"web"}
+ * where the stream's fields are there for lines about a stream
+ * (xd_log_ctx), and strings are JSON-escaped (invalid UTF-8 as U+FFFD)
+ * rather than \xNN-escaped. Such a line is capped at XD_LOG_JSON_MAX,
+ * its message shortened to fit, and stays valid JSON.
+ *
+ * Thread: any. xd_log_init, xd_log_set_level and xd_log_set_format
+ * belong to start-up, on the loop thread, before other threads exist.
  */
 #ifndef XD_UTIL_LOG_H
 #define XD_UTIL_LOG_H
@@ -34,7 +43,29 @@ enum xd_log_level {
 	XD_LOG_DEBUG = 3,
 };
 
+enum xd_log_format {
+	XD_LOG_TEXT = 0,
+	XD_LOG_JSON = 1,
+};
+
 extern enum xd_log_level xd_log_threshold;
+
+/* Bytes of one JSON line, '\n' included. */
+#define XD_LOG_JSON_MAX 16384
+
+/*
+ * What a line about one stream is about. Text lines start with
+ * "stream 7 (ADS from ipv4:10.0.0.7:40112) node 'envoy-1': "; JSON
+ * lines carry these as fields of their own. Strings are borrowed for
+ * the call; node and cluster are NULL until the client has said.
+ */
+struct xd_log_ctx {
+	unsigned long long stream;
+	const char *method;
+	const char *peer;
+	const char *node;
+	const char *cluster;
+};
 
 /* Bytes of one client-supplied string a log line shows ("%.*s"). */
 #define XD_LOG_CLIENT_MAX 256
@@ -44,6 +75,7 @@ extern enum xd_log_level xd_log_threshold;
 
 void xd_log_init(void);
 void xd_log_set_level(enum xd_log_level level);
+void xd_log_set_format(enum xd_log_format format);
 
 /* Parses "error", "warn", "info" or "debug". Returns 0, or -1. */
 int xd_log_level_parse(const char *name, enum xd_log_level *out);
@@ -51,6 +83,19 @@ const char *xd_log_level_name(enum xd_log_level level);
 
 void xd_log_write(enum xd_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void xd_log_write_ctx(enum xd_log_level level, const struct xd_log_ctx *ctx,
+		      const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * One line as xd_log_write writes it (the '\n' included) into `out`
+ * (`cap` bytes), for a message already formatted, at Unix ms `now_ms`,
+ * under the journal or not. Returns the length. Exported for tests.
+ */
+size_t xd_log_format_line(char *out, size_t cap, enum xd_log_format format,
+			  bool journal, enum xd_log_level level,
+			  const struct xd_log_ctx *ctx, int64_t now_ms,
+			  const char *msg, size_t len);
 
 /*
  * Rate limits for log lines that clients can cause in numbers (dropped
@@ -85,6 +130,13 @@ size_t xd_log_escape(char *out, size_t cap, const char *in, size_t len);
 	do {                                                 \
 		if ((level) <= xd_log_threshold)             \
 			xd_log_write((level), __VA_ARGS__); \
+	} while (0)
+
+/* A line about a stream: the level checked before ctx is even read. */
+#define xd_log_about(level, ctx, ...)                                 \
+	do {                                                          \
+		if ((level) <= xd_log_threshold)                      \
+			xd_log_write_ctx((level), (ctx), __VA_ARGS__); \
 	} while (0)
 
 #define xd_error(...) xd_log(XD_LOG_ERROR, __VA_ARGS__)

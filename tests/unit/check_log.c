@@ -3,6 +3,7 @@
  * log with control characters and invalid UTF-8 as \xNN, valid UTF-8
  * as it is, and never cut in the middle of a character or an escape.
  */
+#include <jansson.h>
 #include <string.h>
 
 #include "util/log.h"
@@ -68,6 +69,89 @@ START_TEST(capped_without_cutting)
 }
 END_TEST
 
+/* ---- whole lines (xd_log_format_line) ---- */
+
+#define AT 1700000000123LL /* 2023-11-14T22:13:20.123Z */
+
+static const struct xd_log_ctx stream7 = {
+	7, "ADS", "ipv4:10.0.0.7:40112", "envoy-\n1", "web\"\xff"};
+
+static const char *line(enum xd_log_format f, bool journal,
+			enum xd_log_level level, const struct xd_log_ctx *ctx,
+			const char *msg)
+{
+	static char out[XD_LOG_JSON_MAX];
+	size_t n = xd_log_format_line(out, sizeof(out), f, journal, level, ctx,
+				      AT, msg, strlen(msg));
+
+	ck_assert_uint_lt(n, sizeof(out));
+	out[n] = '\0';
+	return out;
+}
+
+/* The text format as it has always been, byte for byte. */
+START_TEST(text_lines_unchanged)
+{
+	ck_assert_str_eq(line(XD_LOG_TEXT, false, XD_LOG_INFO, NULL, "hello\tthere"),
+			 "2023-11-14T22:13:20.123Z info: hello\\x09there\n");
+	ck_assert_str_eq(line(XD_LOG_TEXT, true, XD_LOG_ERROR, NULL, "bad"),
+			 "<3>bad\n");
+	ck_assert_str_eq(line(XD_LOG_TEXT, false, XD_LOG_WARN, &stream7, "NACK of CDS version 3: no\nway"),
+			 "2023-11-14T22:13:20.123Z warn: stream 7 (ADS from ipv4:10.0.0.7:40112) node 'envoy-\\x0a1': NACK of CDS version 3: no\\x0away\n");
+}
+END_TEST
+
+START_TEST(json_line_fields)
+{
+	const char *l = line(XD_LOG_JSON, false, XD_LOG_WARN, &stream7,
+			     "NACK of CDS: \"x\"\n}{");
+	json_error_t err;
+	json_t *j;
+
+	ck_assert_ptr_eq(strchr(l, '\n'), l + strlen(l) - 1); /* one line */
+	j = json_loads(l, 0, &err);
+	ck_assert_msg(j != NULL, "%s: %s", err.text, l);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "time")),
+			 "2023-11-14T22:13:20.123Z");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "level")), "warn");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "message")),
+			 "NACK of CDS: \"x\"\n}{");
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "stream")), 7);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "method")), "ADS");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "peer")),
+			 "ipv4:10.0.0.7:40112");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "node")), "envoy-\n1");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "cluster")),
+			 "web\"\xef\xbf\xbd");
+	json_decref(j);
+	/* a line about no stream has no stream fields; the journal's
+	 * priority comes first */
+	ck_assert_str_eq(line(XD_LOG_JSON, true, XD_LOG_INFO, NULL, "up"),
+			 "<6>{\"time\":\"2023-11-14T22:13:20.123Z\",\"level\":\"info\",\"message\":\"up\"}\n");
+}
+END_TEST
+
+/* A message that escapes to more than a line may hold is shortened,
+ * and the line stays one valid JSON object. */
+START_TEST(json_line_capped)
+{
+	static char msg[4096];
+	const char *l;
+	json_t *j;
+
+	memset(msg, '\x01', sizeof(msg) - 1); /* 6 bytes each, escaped */
+	msg[0] = '\xe2';                       /* and a character cut */
+	l = line(XD_LOG_JSON, false, XD_LOG_INFO, &stream7, msg);
+	ck_assert_uint_le(strlen(l), XD_LOG_JSON_MAX);
+	ck_assert_uint_gt(strlen(l), XD_LOG_JSON_MAX - 64);
+	ck_assert(strcmp(l + strlen(l) - 2, "}\n") == 0);
+	j = json_loads(l, 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_uint_gt(strlen(json_string_value(json_object_get(j, "message"))), 2000);
+	json_decref(j);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("log");
@@ -78,6 +162,9 @@ int main(void)
 	tcase_add_test(tc, valid_utf8_kept);
 	tcase_add_test(tc, invalid_utf8_escaped);
 	tcase_add_test(tc, capped_without_cutting);
+	tcase_add_test(tc, text_lines_unchanged);
+	tcase_add_test(tc, json_line_fields);
+	tcase_add_test(tc, json_line_capped);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
