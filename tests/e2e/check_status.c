@@ -437,7 +437,7 @@ static char *chromium(const char *args, const char *url)
 	/* a profile of its own, removed with the test's directory */
 	snprintf(cmd, sizeof(cmd),
 		 "command -v '%s' >/dev/null || { echo 'no %s in PATH: scripts/install-deps installs Debian'\"'\"'s chromium'; exit 127; }; "
-		 "timeout %d '%s' --headless --no-sandbox --disable-gpu --no-first-run "
+		 "timeout %d '%s' --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run "
 		 "--user-data-dir='%s/chromium' %s '%s' 2>'%s/chromium.log'",
 		 bin, bin, BROWSER_S, bin, xdtest_tmpdir(), args, url, xdtest_tmpdir());
 	p = popen(cmd, "r");
