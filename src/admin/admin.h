@@ -36,6 +36,7 @@ struct xd_admin_deps {
 	struct xd_cache *cache;
 	const struct xd_schema *schema;
 	struct xd_reloader *reloader;
+	int xds_port; /* the xDS listener's bound TCP port; 0: unix socket */
 };
 
 struct xd_admin;

@@ -159,6 +159,9 @@ void xd_status_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 	xd_jw_bool(&w, ready);
 	xd_jw_key(&w, "listen");
 	xd_jw_str(&w, deps->cfg->listen);
+	/* the port bound, which differs from `listen` for port 0 */
+	xd_jw_key(&w, "port");
+	xd_jw_uint(&w, (uint64_t)deps->xds_port);
 	xd_jw_key(&w, "streams");
 	xd_jw_uint(&w, o.streams);
 	xd_jw_key(&w, "nodes");

@@ -133,6 +133,10 @@ static void header(struct xd_buf *out, const struct xd_admin_deps *deps,
 			      "<span class=\"badge bad\" id=ready>not ready</span>");
 	xd_buf_printf(out, "<dl><div><dt>xDS listener</dt><dd id=listen><code>");
 	h(out, deps->cfg->listen);
+	/* `listen: HOST:0` takes a free port: show which */
+	if (deps->xds_port != 0 && strlen(deps->cfg->listen) > 2 &&
+	    strcmp(deps->cfg->listen + strlen(deps->cfg->listen) - 2, ":0") == 0)
+		xd_buf_printf(out, " (port %d)", deps->xds_port);
 	xd_buf_printf(out, "</code></dd></div>"
 			   "<div><dt>up</dt><dd id=uptime title=\"since %s\">%s</dd></div>"
 			   "<div><dt>streams</dt><dd id=streams>%zu</dd></div>"

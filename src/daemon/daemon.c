@@ -226,6 +226,7 @@ static int start_admin(struct daemon *d)
 		.cache = d->cache,
 		.schema = d->schema,
 		.reloader = d->reloader,
+		.xds_port = xd_server_port(d->server),
 	};
 
 	if (!xd_config_admin_on(d->cfg))

@@ -211,6 +211,7 @@ START_TEST(status_json_overview)
 	ck_assert_str_eq(str(j, "version"), PACKAGE_VERSION);
 	ck_assert(json_is_true(json_object_get(j, "ready")));
 	ck_assert_str_eq(str(j, "listen"), "127.0.0.1:0");
+	ck_assert_int_eq(num(j, "port"), d->port); /* the port taken */
 	ck_assert_int_eq(strlen(str(j, "started")), 24); /* ms, UTC: ...Z */
 	ck_assert(str(j, "started")[23] == 'Z');
 	ck_assert(num(j, "uptime_seconds") >= 0 && num(j, "uptime_seconds") < 600);
@@ -326,6 +327,13 @@ START_TEST(status_page_escapes_and_orders)
 
 	page = status_html(d);
 	ck_assert_msg(strncmp(page, "<!DOCTYPE html>\n", 16) == 0, "%.100s", page);
+	{
+		/* listen: 127.0.0.1:0, and the port it took */
+		char want[64];
+
+		snprintf(want, sizeof(want), "<code>127.0.0.1:0 (port %d)</code>", d->port);
+		ck_assert_msg(strstr(page, want) != NULL, "no '%s'", want);
+	}
 	/* what clients and files chose is text, never markup */
 	ck_assert_ptr_null(strstr(page, "<script"));
 	ck_assert_ptr_null(strstr(page, "<img"));
