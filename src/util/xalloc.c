@@ -97,9 +97,12 @@ char *xd_strndup(const char *s, size_t n)
 {
 	char *d;
 
-	n = strnlen(s, n);
+	/* An absent field is (NULL, 0), and neither strnlen nor memcpy may
+	 * be passed NULL, even for no bytes. */
+	n = n ? strnlen(s, n) : 0;
 	d = xd_malloc(n + 1);
-	memcpy(d, s, n);
+	if (n)
+		memcpy(d, s, n);
 	d[n] = '\0';
 	return d;
 }

@@ -32,6 +32,7 @@ void *xd_realloc(void *p, size_t n);
 /* realloc of `n` elements of `size` bytes, the product checked. */
 void *xd_reallocarray(void *p, size_t n, size_t size);
 char *xd_strdup(const char *s);
+/* At most `n` bytes of `s`, up to a NUL; `s` may be NULL when `n` is 0. */
 char *xd_strndup(const char *s, size_t n);
 char *xd_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *xd_vasprintf(const char *fmt, va_list ap)
