@@ -23,12 +23,10 @@ struct counting {
 
 static void count(void *ctx, const struct xd_client *c)
 {
-	static const struct xd_clients_filter all = {.node_glob = NULL, .state = -1};
 	struct counting *k = ctx;
-	enum xd_sub_sync state;
+	enum xd_sub_sync state = xd_clients_state(c);
 
 	k->o->streams++;
-	xd_clients_match(&all, c, &state);
 	if (state == XD_SUB_NACKED)
 		k->o->nacked++;
 	else if (state == XD_SUB_PENDING)
@@ -54,18 +52,23 @@ static int cmp_u64(const void *a, const void *b)
 void xd_status_overview(struct xd_status_overview *o,
 			struct xd_sessions *sessions)
 {
+	/* The process's start, as process_start_time_seconds in /metrics.
+	 * It never changes: /proc is read at the first call only (reading
+	 * it also lists every descriptor, one per client). Loop thread. */
+	static int64_t started_ms;
 	struct counting k = {.o = o};
-	struct xd_process_stats p;
 
 	memset(o, 0, sizeof(*o));
 	o->now_ms = xd_wall_ms();
-	/* the process's start, as process_start_time_seconds in /metrics */
-	if (xd_process_read(&p) == 0 && p.start_time_seconds > 0)
-		o->started_ms = (int64_t)(p.start_time_seconds * 1000.0);
-	else
-		o->started_ms = o->now_ms;
-	if (o->started_ms > o->now_ms)
-		o->started_ms = o->now_ms; /* clock-tick rounding */
+	if (started_ms == 0) {
+		struct xd_process_stats p;
+
+		started_ms = xd_process_read(&p) == 0 && p.start_time_seconds > 0 ?
+				     (int64_t)(p.start_time_seconds * 1000.0) :
+				     o->now_ms;
+	}
+	/* clock-tick rounding may put the start after now */
+	o->started_ms = started_ms < o->now_ms ? started_ms : o->now_ms;
 	xd_sessions_visit(sessions, count, &k);
 	if (k.nids == 0)
 		return; /* k.ids is NULL, which qsort must not be given */
