@@ -422,14 +422,8 @@ static bool authorized(struct xd_session *ss)
 
 static char *clipped(struct xd_name n)
 {
-	size_t len = n.len > NODE_TEXT_MAX ? NODE_TEXT_MAX : n.len;
-	/* an absent field has no data at all, and memchr(NULL, ...) is
-	 * undefined even for no bytes */
-	const char *nul = len ? memchr(n.data, '\0', len) : NULL;
-
-	if (nul != NULL)
-		len = (size_t)(nul - n.data);
-	return xd_strndup(len ? n.data : "", len);
+	/* xd_strndup stops at a NUL, and takes an absent field (NULL, 0) */
+	return xd_strndup(n.data, n.len > NODE_TEXT_MAX ? NODE_TEXT_MAX : n.len);
 }
 
 static bool set_node(struct xd_session *ss, struct xd_span span)
