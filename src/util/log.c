@@ -11,6 +11,7 @@
 
 #include "util/buf.h"
 #include "util/jsonw.h"
+#include "util/text.h"
 
 enum xd_log_level xd_log_threshold = XD_LOG_INFO;
 
@@ -76,37 +77,6 @@ const char *xd_log_level_name(enum xd_log_level level)
 	return level_names[level];
 }
 
-/* The length of the valid UTF-8 character at p (n bytes left), or 0. */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t need;
-
-	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-		need = 2;
-	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		need = 3;
-		if (p[0] == 0xe0)
-			lo = 0xa0; /* overlong */
-		else if (p[0] == 0xed)
-			hi = 0x9f; /* UTF-16 surrogates */
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		need = 4;
-		if (p[0] == 0xf0)
-			lo = 0x90; /* overlong */
-		else if (p[0] == 0xf4)
-			hi = 0x8f; /* beyond U+10FFFF */
-	} else {
-		return 0;
-	}
-	if (n < need || p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i < need; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	return need;
-}
-
 size_t xd_log_escape(char *out, size_t cap, const char *in, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -119,7 +89,7 @@ size_t xd_log_escape(char *out, size_t cap, const char *in, size_t len)
 		size_t k = 1;
 
 		if (p[i] >= 0x80)
-			k = utf8_len(p + i, len - i);
+			k = xd_text_utf8_len(p + i, len - i);
 		if (k == 0 || p[i] < 0x20 || p[i] == 0x7f) {
 			if (o + 4 >= cap)
 				break;
