@@ -37,7 +37,7 @@ int xd_clients_filter_parse(struct xd_clients_filter *f, const char *query,
 }
 
 /* nacked is worse than pending, which is worse than synced. */
-static enum xd_sub_sync worst(const struct xd_client *c)
+enum xd_sub_sync xd_clients_state(const struct xd_client *c)
 {
 	enum xd_sub_sync w = XD_SUB_SYNCED;
 
@@ -55,7 +55,7 @@ static enum xd_sub_sync worst(const struct xd_client *c)
 bool xd_clients_match(const struct xd_clients_filter *f,
 		      const struct xd_client *c, enum xd_sub_sync *state)
 {
-	*state = worst(c);
+	*state = xd_clients_state(c);
 	if (f->state >= 0 && (int)*state != f->state)
 		return false;
 	return f->node_glob == NULL || fnmatch(f->node_glob, c->node_id, 0) == 0;

@@ -42,7 +42,11 @@ int xd_clients_filter_parse(struct xd_clients_filter *f, const char *query,
 			    char *glob_buf, size_t glob_cap, char *why,
 			    size_t why_len);
 
-/* Whether a stream passes the filter; *state is its worst type state. */
+/* A stream's state: its worst type's (nacked, then pending, then
+ * synced); pending too while it has no node or snapshot yet. */
+enum xd_sub_sync xd_clients_state(const struct xd_client *c);
+
+/* Whether a stream passes the filter; *state is xd_clients_state(c). */
 bool xd_clients_match(const struct xd_clients_filter *f,
 		      const struct xd_client *c, enum xd_sub_sync *state);
 

@@ -324,11 +324,9 @@ static void client_row(struct xd_buf *out, const struct xd_client *c,
 
 static void client_each(void *ctx, const struct xd_client *c)
 {
-	static const struct xd_clients_filter all = {.node_glob = NULL, .state = -1};
 	struct client_pass *p = ctx;
-	enum xd_sub_sync state;
+	enum xd_sub_sync state = xd_clients_state(c);
 
-	xd_clients_match(&all, c, &state);
 	if (state != p->state)
 		return;
 	if (p->shown == XD_STATUS_PAGE_MAX_CLIENTS) {
@@ -355,7 +353,19 @@ static void clients(struct xd_buf *out, struct xd_sessions *sessions,
 			   "<table><thead><tr><th>state</th><th>node</th><th>cluster</th>"
 			   "<th>user agent</th><th>peer</th><th>stream, age</th><th>snapshot</th>"
 			   "<th>types</th><th>last NACK</th></tr></thead><tbody>\n");
+	/* one walk per state, in order; the overview, counted on this loop
+	 * turn, says which walks would find nothing or only be cut */
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		size_t n = order[i] == XD_SUB_NACKED  ? o->nacked :
+			   order[i] == XD_SUB_PENDING ? o->pending :
+							o->synced;
+
+		if (n == 0)
+			continue;
+		if (p.shown == XD_STATUS_PAGE_MAX_CLIENTS) {
+			p.cut += n;
+			continue;
+		}
 		p.state = order[i];
 		xd_sessions_visit(sessions, client_each, &p);
 	}
