@@ -222,6 +222,10 @@ START_TEST(t3_ads_unknown_type_answered)
 			  "resources [%s] missing [%s]", pu_names(r), pu_missing(r));
 	else
 		PU_ASSERT(r->nres == 0, "%zu resources", r->nres);
+	/* rule S3 holds for it too: a version and a nonce */
+	PU_ASSERT(r->nonce != NULL && r->nonce[0] != '\0', "no nonce");
+	if (!c->delta)
+		PU_ASSERT(r->version != NULL && r->version[0] != '\0', "no version_info");
 	pu_ack(cl, r);
 	pu_resp_free(r);
 	PU_ASSERT(xdt_daemon_wait_log(e->d, "envoy.config.nothing.v3.Nothing", pu_wait_ms()),
