@@ -30,18 +30,6 @@
 #define NACK_TEXT "endpoints rejected: \"port 1 is reserved\"\nsecond line"
 #define SECRET_TEXT "hunter2-s3cr3t"
 
-static char *certs; /* tests/lib/make-certs.sh's files */
-
-static const char *cert(const char *name)
-{
-	static char path[4][1024];
-	static int next;
-	char *p = path[next++ % 4];
-
-	snprintf(p, sizeof(path[0]), "%s/%s", certs, name);
-	return p;
-}
-
 static char *snapshots(void)
 {
 	char *dir = xdtest_snapdir();
@@ -633,21 +621,21 @@ START_TEST(only_allowed_identities_from_other_hosts)
 		 "listen: 0.0.0.0:0\nsnapshots: %s\n"
 		 "tls:\n  cert: %s\n  key: %s\n  client_ca: %s\n"
 		 "csds_allow: ['spiffe://example.org/ns/prod/sa/back*']\n",
-		 dir, cert("server.pem"), cert("server.key"), cert("ca.pem"));
+		 dir, xdtest_cert("server.pem"), xdtest_cert("server.key"), xdtest_cert("ca.pem"));
 	d = xdt_daemon_start(cfg, NULL, START_MS);
 	snprintf(outside, sizeof(outside), "%s:%d", addr, d->port);
 
 	/* an xDS client, so that there is something to show */
 	memset(&c, 0, sizeof(c));
 	c.id = "tls-node";
-	c.conn = xdc_connect_tls(d->target, cert("ca.pem"), cert("frontend.pem"),
-				 cert("frontend.key"));
+	c.conn = xdc_connect_tls(d->target, xdtest_cert("ca.pem"), xdtest_cert("frontend.pem"),
+				 xdtest_cert("frontend.key"));
 	c.s = xdc_open(c.conn, XDC_ADS);
 	request(&c, CDS_URL, NULL, 0, NULL, NULL, NULL);
 	c.cds_version = answer(&c, CDS_URL, NULL, 0, NULL);
 
-	ck_assert(asprintf(&args, "--tls '%s' '%s' '%s'", cert("ca.pem"),
-			   cert("frontend.pem"), cert("frontend.key")) > 0);
+	ck_assert(asprintf(&args, "--tls '%s' '%s' '%s'", xdtest_cert("ca.pem"),
+			   xdtest_cert("frontend.pem"), xdtest_cert("frontend.key")) > 0);
 	expect_refused(outside, args, "PERMISSION_DENIED",
 		       "identity 'spiffe://example.org/ns/prod/sa/frontend' may not call the client status service");
 	ck_assert(xdt_daemon_wait_log(d, "refused: identity 'spiffe://example.org/ns/prod/sa/frontend' may not call", WAIT_MS));
@@ -658,8 +646,8 @@ START_TEST(only_allowed_identities_from_other_hosts)
 	json_decref(doc);
 	free(args);
 
-	ck_assert(asprintf(&args, "--tls '%s' '%s' '%s'", cert("ca.pem"),
-			   cert("backend.pem"), cert("backend.key")) > 0);
+	ck_assert(asprintf(&args, "--tls '%s' '%s' '%s'", xdtest_cert("ca.pem"),
+			   xdtest_cert("backend.pem"), xdtest_cert("backend.key")) > 0);
 	doc = csds(outside, args);
 	ck_assert_msg(strcmp(code_of(doc), "OK") == 0, "%s: %s", code_of(doc),
 		      details_of(doc));
@@ -698,14 +686,8 @@ int main(void)
 {
 	Suite *s = suite_create("csds");
 	TCase *tc = tcase_create("csds");
-	char *cmd;
 
-	certs = (char *)xdtest_tmpdir();
-	XDT_REQUIRE(asprintf(&cmd, "sh '%s/tests/lib/make-certs.sh' '%s/certs'",
-			     xdtest_env("XDSD_SRCDIR"), certs) > 0, "out of memory");
-	XDT_REQUIRE(system(cmd) == 0, "%s failed (is openssl installed?)", cmd);
-	free(cmd);
-	XDT_REQUIRE(asprintf(&certs, "%s/certs", xdtest_tmpdir()) > 0, "out of memory");
+	xdtest_make_certs();
 
 	tcase_set_timeout(tc, 90);
 	tcase_add_test(tc, fetch_reports_acks_nacks_and_no_secrets);

@@ -29,8 +29,6 @@
 #define FRONTEND "spiffe://example.org/ns/prod/sa/frontend"
 #define BACKEND "spiffe://example.org/ns/prod/sa/backend"
 
-static char *certs; /* made once, in main() */
-
 /* The methods that serve secrets. */
 static const struct {
 	const char *path, *label;
@@ -72,17 +70,6 @@ static const char *snapshot_text(const char *frontend_key_for)
 	return text;
 }
 
-/* certs/NAME, in a static buffer of four (enough for one call's args). */
-static const char *cert(const char *name)
-{
-	static char buf[4][512];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", certs, name);
-	return buf[i];
-}
-
 enum listener { PLAINTEXT, TLS, MTLS };
 
 /* xdsd serving `dir`, in plaintext, over TLS without client
@@ -96,13 +83,13 @@ static struct xdt_daemon *start(const char *dir, enum listener how)
 
 	if (how != PLAINTEXT)
 		n += snprintf(cfg + n, sizeof(cfg) - (size_t)n,
-			      "tls:\n  cert: %s\n", cert("server.pem"));
+			      "tls:\n  cert: %s\n", xdtest_cert("server.pem"));
 	if (how != PLAINTEXT)
 		n += snprintf(cfg + n, sizeof(cfg) - (size_t)n, "  key: %s\n",
-			      cert("server.key"));
+			      xdtest_cert("server.key"));
 	if (how == MTLS)
 		snprintf(cfg + n, sizeof(cfg) - (size_t)n, "  client_ca: %s\n",
-			 cert("ca.pem"));
+			 xdtest_cert("ca.pem"));
 	return xdt_daemon_start(cfg, NULL, START_MS);
 }
 
@@ -124,10 +111,11 @@ static struct xdc_conn *connect_as(const struct xdt_daemon *d,
 	if (how == PLAINTEXT)
 		return xdc_connect(d->target);
 	if (who == NULL)
-		return xdc_connect_tls(d->target, cert("ca.pem"), NULL, NULL);
+		return xdc_connect_tls(d->target, xdtest_cert("ca.pem"), NULL, NULL);
 	snprintf(pem, sizeof(pem), "%s.pem", who);
 	snprintf(key, sizeof(key), "%s.key", who);
-	return xdc_connect_tls(d->target, cert("ca.pem"), cert(pem), cert(key));
+	return xdc_connect_tls(d->target, xdtest_cert("ca.pem"), xdtest_cert(pem),
+			       xdtest_cert(key));
 }
 
 /* What one client has been told, all responses so far together. */
@@ -400,14 +388,8 @@ int main(void)
 {
 	Suite *s = suite_create("secrets");
 	TCase *tc = tcase_create("secrets");
-	char *cmd;
 
-	certs = (char *)xdtest_tmpdir();
-	XDT_REQUIRE(asprintf(&cmd, "sh '%s/tests/lib/make-certs.sh' '%s/certs'",
-			     xdtest_env("XDSD_SRCDIR"), certs) > 0, "out of memory");
-	XDT_REQUIRE(system(cmd) == 0, "%s failed (is openssl installed?)", cmd);
-	free(cmd);
-	XDT_REQUIRE(asprintf(&certs, "%s/certs", xdtest_tmpdir()) > 0, "out of memory");
+	xdtest_make_certs();
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, one_identity_cannot_obtain_anothers_key, 0,

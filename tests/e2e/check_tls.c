@@ -22,19 +22,6 @@
 #define WAIT_MS 5000
 #define CDS_URL "type.googleapis.com/envoy.config.cluster.v3.Cluster"
 
-static char *certs; /* made once, in main() */
-
-/* certs/NAME, in a static buffer of four (enough for one call's args). */
-static const char *cert(const char *name)
-{
-	static char buf[4][512];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", certs, name);
-	return buf[i];
-}
-
 /*
  * xdsd with TLS from `server` (server.pem + server.key, say "server"),
  * client certificates required when `mtls`, and `extra` config lines.
@@ -51,7 +38,7 @@ static struct xdt_daemon *start_tls(const char *dir, const char *server,
 	mkdir(tdir, 0755);
 	for (int i = 0; i < 2; i++) {
 		snprintf(name, sizeof(name), "%s.%s", server, i ? "key" : "pem");
-		text = xdtest_read_file(cert(name), NULL);
+		text = xdtest_read_file(xdtest_cert(name), NULL);
 		ck_assert(text != NULL);
 		free(xdtest_write_file(tdir, i ? "server.key" : "server.pem", text));
 		free(text);
@@ -59,7 +46,7 @@ static struct xdt_daemon *start_tls(const char *dir, const char *server,
 	snprintf(cfg, sizeof(cfg),
 		 "listen: 127.0.0.1:0\nsnapshots: %s\nlog_level: debug\n"
 		 "tls:\n  cert: %s/server.pem\n  key: %s/server.key\n%s%s\n%s\n",
-		 dir, tdir, tdir, mtls ? "  client_ca: " : "", mtls ? cert("ca.pem") : "",
+		 dir, tdir, tdir, mtls ? "  client_ca: " : "", mtls ? xdtest_cert("ca.pem") : "",
 		 extra ? extra : "");
 	*tls_dir = tdir;
 	return xdt_daemon_start(cfg, NULL, START_MS);
@@ -99,7 +86,7 @@ START_TEST(tls_serves_tls_clients_only)
 {
 	char *dir = xdtest_clusters_snapdir(2), *tdir, *cn;
 	struct xdt_daemon *d = start_tls(dir, "server", false, NULL, &tdir);
-	struct xdc_conn *c = xdc_connect_tls(d->target, cert("ca.pem"), NULL, NULL);
+	struct xdc_conn *c = xdc_connect_tls(d->target, xdtest_cert("ca.pem"), NULL, NULL);
 	struct xdc_conn *plain = xdc_connect(d->target);
 	struct xdc_stream *s = xdc_watch_clusters(c, "n1", "prod"), *p;
 
@@ -141,7 +128,8 @@ START_TEST(mtls_requires_a_valid_client_certificate)
 
 		snprintf(pem, sizeof(pem), "%s.pem", ok[i].name);
 		snprintf(key, sizeof(key), "%s.key", ok[i].name);
-		c = xdc_connect_tls(d->target, cert("ca.pem"), cert(pem), cert(key));
+		c = xdc_connect_tls(d->target, xdtest_cert("ca.pem"),
+				    xdtest_cert(pem), xdtest_cert(key));
 		s = xdc_watch_clusters(c, ok[i].name, "prod");
 		ck_assert_msg(xdc_next_clusters(s, WAIT_MS, NULL) == 1, "%s not served", ok[i].name);
 		snprintf(needle, sizeof(needle), "(identity '%s')", ok[i].identity);
@@ -155,9 +143,9 @@ START_TEST(mtls_requires_a_valid_client_certificate)
 
 		snprintf(pem, sizeof(pem), "%s.pem", bad[i] ? bad[i] : "");
 		snprintf(key, sizeof(key), "%s.key", bad[i] ? bad[i] : "");
-		c = xdc_connect_tls(d->target, cert("ca.pem"),
-				    bad[i] ? cert(pem) : NULL,
-				    bad[i] ? cert(key) : NULL);
+		c = xdc_connect_tls(d->target, xdtest_cert("ca.pem"),
+				    bad[i] ? xdtest_cert(pem) : NULL,
+				    bad[i] ? xdtest_cert(key) : NULL);
 		s = xdc_watch_clusters(c, "intruder", "prod");
 		refused(s, GRPC_STATUS_UNAVAILABLE, NULL);
 		xdc_stream_free(s);
@@ -201,7 +189,8 @@ START_TEST(authorize_rules_decide_who_speaks_for_a_node)
 
 		snprintf(pem, sizeof(pem), "%s.pem", cases[i].who);
 		snprintf(key, sizeof(key), "%s.key", cases[i].who);
-		c = xdc_connect_tls(d->target, cert("ca.pem"), cert(pem), cert(key));
+		c = xdc_connect_tls(d->target, xdtest_cert("ca.pem"),
+				    xdtest_cert(pem), xdtest_cert(key));
 		s = xdc_watch_clusters(c, cases[i].id, cases[i].cluster);
 		if (cases[i].allowed) {
 			ck_assert_msg(xdc_next_clusters(s, WAIT_MS, NULL) == 1,
@@ -234,7 +223,7 @@ static void install_server_cert(const char *tdir, const char *name)
 
 	for (int i = 0; i < 2; i++) {
 		snprintf(src, sizeof(src), "%s.%s", name, i ? "key" : "pem");
-		text = xdtest_read_file(cert(src), NULL);
+		text = xdtest_read_file(xdtest_cert(src), NULL);
 		ck_assert(text != NULL);
 		free(xdtest_write_file(tdir, "new", text));
 		free(text);
@@ -247,9 +236,9 @@ static void install_server_cert(const char *tdir, const char *name)
 /* The server's common name as a new connection sees it. */
 static char *server_cn(const struct xdt_daemon *d)
 {
-	struct xdc_conn *c = xdc_connect_tls(d->target, cert("ca.pem"),
-					     cert("frontend.pem"),
-					     cert("frontend.key"));
+	struct xdc_conn *c = xdc_connect_tls(d->target, xdtest_cert("ca.pem"),
+					     xdtest_cert("frontend.pem"),
+					     xdtest_cert("frontend.key"));
 	struct xdc_stream *s = xdc_watch_clusters(c, "probe", "prod");
 	char *cn;
 
@@ -271,9 +260,9 @@ START_TEST(sighup_replaces_the_certificate_without_dropping_streams)
 {
 	char *dir = xdtest_clusters_snapdir(1), *tdir, *cn;
 	struct xdt_daemon *d = start_tls(dir, "server", true, NULL, &tdir);
-	struct xdc_conn *c = xdc_connect_tls(d->target, cert("ca.pem"),
-					     cert("frontend.pem"),
-					     cert("frontend.key"));
+	struct xdc_conn *c = xdc_connect_tls(d->target, xdtest_cert("ca.pem"),
+					     xdtest_cert("frontend.pem"),
+					     xdtest_cert("frontend.key"));
 	struct xdc_stream *s = xdc_watch_clusters(c, "long-lived", "prod");
 
 	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 1);
@@ -332,7 +321,7 @@ START_TEST(bad_tls_files_refused_at_start_and_by_check)
 
 		snprintf(cfg, sizeof(cfg),
 			 "listen: 127.0.0.1:0\nsnapshots: %s\ntls:\n  cert: %s\n  key: %s\n",
-			 dir, cert(cases[i].pem), cert(cases[i].key));
+			 dir, xdtest_cert(cases[i].pem), xdtest_cert(cases[i].key));
 		d = xdt_daemon_spawn(cfg, NULL);
 		ck_assert(xdt_daemon_wait(d, START_MS));
 		ck_assert_int_eq(d->exit_status, 1);
@@ -373,11 +362,12 @@ START_TEST(tls_on_a_unix_socket)
 		 (int)getpid());
 	snprintf(cfg, sizeof(cfg),
 		 "listen: %s\nsnapshots: %s\ntls:\n  cert: %s\n  key: %s\n  client_ca: %s\n",
-		 target, dir, cert("server.pem"), cert("server.key"), cert("ca.pem"));
+		 target, dir, xdtest_cert("server.pem"), xdtest_cert("server.key"),
+		 xdtest_cert("ca.pem"));
 	d = xdt_daemon_spawn(cfg, NULL);
 	ck_assert(xdt_daemon_wait_log(d, "listening on unix:", START_MS));
-	c = xdc_connect_tls(target, cert("ca.pem"), cert("frontend.pem"),
-			    cert("frontend.key"));
+	c = xdc_connect_tls(target, xdtest_cert("ca.pem"), xdtest_cert("frontend.pem"),
+			    xdtest_cert("frontend.key"));
 	s = xdc_watch_clusters(c, "n1", "prod");
 	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 3);
 	xdc_stream_free(s);
@@ -391,14 +381,8 @@ int main(void)
 {
 	Suite *s = suite_create("tls");
 	TCase *tc = tcase_create("tls");
-	char *cmd;
 
-	certs = (char *)xdtest_tmpdir();
-	XDT_REQUIRE(asprintf(&cmd, "sh '%s/tests/lib/make-certs.sh' '%s/certs'",
-			     xdtest_env("XDSD_SRCDIR"), certs) > 0, "out of memory");
-	XDT_REQUIRE(system(cmd) == 0, "%s failed (is openssl installed?)", cmd);
-	free(cmd);
-	XDT_REQUIRE(asprintf(&certs, "%s/certs", xdtest_tmpdir()) > 0, "out of memory");
+	xdtest_make_certs();
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, tls_serves_tls_clients_only);

@@ -91,6 +91,30 @@ const char *xdtest_tmpdir(void)
 	return tmpdir;
 }
 
+static char *certs_dir;
+
+void xdtest_make_certs(void)
+{
+	char *cmd;
+
+	XDT_REQUIRE(asprintf(&certs_dir, "%s/certs", xdtest_tmpdir()) > 0, "out of memory");
+	XDT_REQUIRE(asprintf(&cmd, "sh '%s/tests/lib/make-certs.sh' '%s'",
+			     xdtest_env("XDSD_SRCDIR"), certs_dir) > 0, "out of memory");
+	XDT_REQUIRE(system(cmd) == 0, "%s failed (is openssl installed?)", cmd);
+	free(cmd);
+}
+
+const char *xdtest_cert(const char *name)
+{
+	static char buf[4][1024];
+	static int i;
+
+	XDT_REQUIRE(certs_dir != NULL, "xdtest_make_certs() was not called");
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", certs_dir, name);
+	return buf[i];
+}
+
 char *xdtest_write_file(const char *dir, const char *name, const char *text)
 {
 	char *path;

@@ -35,6 +35,17 @@ const char *xdtest_env(const char *name);
 /* A fresh temporary directory, removed with everything in it at exit. */
 const char *xdtest_tmpdir(void);
 
+/*
+ * Certificates made by tests/lib/make-certs.sh (openssl: a CA, the
+ * server, client identities, an expired and a wrongly signed one) in
+ * the temporary directory: call once in main(), before the tests fork.
+ */
+void xdtest_make_certs(void);
+
+/* The path of one of them ("ca.pem"), in a static buffer of four
+ * (enough for one call's arguments). */
+const char *xdtest_cert(const char *name);
+
 /* A fresh, empty directory under the temporary one (malloc'd path). */
 char *xdtest_snapdir(void);
 
