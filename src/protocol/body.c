@@ -29,7 +29,8 @@ static struct xd_table *make_key(const struct xd_want *w,
 	key->words[0] = (uint64_t)w->sub.all |
 			(uint64_t)w->held_names.all << 1 |
 			(uint64_t)w->full_state << 2 | (uint64_t)w->form << 3 |
-			(uint64_t)(w->held != NULL) << 5;
+			(uint64_t)(w->held != NULL) << 6 |
+			(uint64_t)w->heartbeat << 7;
 	key->words[1] = xd_table_id(w->table) == xd_table_id(home) ?
 				0 : xd_table_id(w->table);
 	key->sets[0] = w->sub.set;
@@ -102,12 +103,15 @@ struct pick {
 	size_t nremoved;
 	size_t cap_send, cap_names, cap_removed;
 	bool changed;                  /* full state: content differs */
+	size_t ttl_subscribed, ttl_sent; /* entries with a TTL: rule L1 */
 };
 
 static void add_send(struct pick *p, const struct xd_entry *e)
 {
 	p->send = xd_grow(p->send, &p->cap_send, p->nsend + 1, sizeof(*p->send));
 	p->send[p->nsend++] = e;
+	if (e->ttl != NULL)
+		p->ttl_sent++;
 }
 
 static void add_name(struct xd_name **v, size_t *n, size_t *cap,
@@ -125,6 +129,8 @@ static void consider(const struct xd_want *w, struct pick *p,
 {
 	const struct xd_entry *h = held_entry(w, asked, asked_len);
 
+	if (e->ttl != NULL)
+		p->ttl_subscribed++;
 	if (h == NULL || h->hash != e->hash ||
 	    xd_nameset_has(w->force, asked, asked_len)) {
 		add_send(p, e);
@@ -215,7 +221,7 @@ static int by_address(const void *a, const void *b)
 
 static void select_resources(const struct xd_want *w, struct pick *p)
 {
-	bool delta = w->form == XD_FORM_DELTA;
+	bool delta = xd_form_delta(w->form);
 
 	if (w->sub.all) {
 		for (size_t i = 0; i < xd_table_count(w->table); i++) {
@@ -269,10 +275,26 @@ static void select_resources(const struct xd_want *w, struct pick *p)
 /* ---------------- encoding ---------------- */
 
 static const struct xd_span *span_of(const struct xd_entry *e,
-				     enum xd_form form)
+				     enum xd_form form, bool heartbeat)
 {
-	return form == XD_FORM_SOTW ? &e->sotw :
-	       form == XD_FORM_SOTW_WRAPPED ? &e->wrapped : &e->delta;
+	switch (form) {
+	case XD_FORM_SOTW:
+		return &e->sotw;
+	case XD_FORM_SOTW_TTL:
+		if (e->ttl != NULL)
+			return heartbeat ? &e->ttl->beat_wrapped :
+					   &e->ttl->wrapped;
+		/* fall through */
+	case XD_FORM_SOTW_WRAPPED:
+		return &e->wrapped;
+	case XD_FORM_DELTA_TTL:
+		if (e->ttl != NULL)
+			return heartbeat ? &e->ttl->beat_delta : &e->ttl->delta;
+		/* fall through */
+	case XD_FORM_DELTA:
+		break;
+	}
+	return &e->delta;
 }
 
 /* The response (xds/message.h): the resources in the form the client
@@ -294,11 +316,48 @@ static grpc_slice encode(const struct xd_want *w, const struct pick *p)
 	grpc_slice s;
 
 	for (size_t i = 0; i < p->nsend; i++)
-		spans[i] = *span_of(p->send[i], w->form);
+		spans[i] = *span_of(p->send[i], w->form, w->heartbeat);
 	s = grpc_slice_malloc(xd_response_size(&r));
 	xd_response_put(GRPC_SLICE_START_PTR(s), &r);
 	free(spans);
 	return s;
+}
+
+/*
+ * A heartbeat: every resource with a TTL that the client holds, once.
+ * Nothing else: a SotW response of only heartbeats refreshes TTLs and
+ * is no state of the world, while one more resource with a body would
+ * make it one, and drop every listener or cluster it left out.
+ */
+static void select_heartbeats(const struct xd_want *w, struct pick *p)
+{
+	if (w->held == NULL || xd_table_min_ttl(w->held) == 0)
+		return;
+	if (w->held_names.all) {
+		for (size_t i = 0; i < xd_table_count(w->held); i++) {
+			const struct xd_entry *e = xd_table_at(w->held, i);
+
+			if (e->ttl != NULL)
+				add_send(p, e);
+		}
+	}
+	for (size_t i = 0; i < xd_nameset_count(w->held_names.set); i++) {
+		struct xd_name n = xd_nameset_at(w->held_names.set, i);
+		const struct xd_entry *e = lookup(w->held, n.data, n.len);
+
+		if (e != NULL && e->ttl != NULL)
+			add_send(p, e);
+	}
+	if (p->nsend > 1) { /* a name and an alias, or a wildcard beside */
+		size_t u = 0;
+
+		qsort(p->send, p->nsend, sizeof(*p->send), by_address);
+		for (size_t i = 0; i < p->nsend; i++)
+			if (u == 0 || p->send[u - 1] != p->send[i])
+				p->send[u++] = p->send[i];
+		p->nsend = u;
+	}
+	p->ttl_subscribed = p->ttl_sent = p->nsend;
 }
 
 static struct xd_body *compute(const struct xd_want *w)
@@ -309,12 +368,17 @@ static struct xd_body *compute(const struct xd_want *w)
 
 	computed++;
 	b->refs = 1;
-	select_resources(w, &p);
+	if (w->heartbeat)
+		select_heartbeats(w, &p);
+	else
+		select_resources(w, &p);
 	/* SotW cannot say "removed": a full-state response simply leaves
 	 * the resource out (rule S8); the names only told us it changed. */
-	if (w->form != XD_FORM_DELTA)
+	if (!xd_form_delta(w->form))
 		p.nremoved = 0;
-	if (w->form == XD_FORM_DELTA)
+	if (w->heartbeat)
+		send = p.nsend > 0;
+	else if (xd_form_delta(w->form))
 		send = p.changed || p.nmissing > 0 || p.nremoved > 0;
 	else if (w->full_state)
 		send = w->held == NULL || p.changed;
@@ -326,6 +390,8 @@ static struct xd_body *compute(const struct xd_want *w)
 		b->nresources = p.nsend;
 		b->nmissing = p.nmissing;
 		b->nremoved = p.nremoved;
+		b->refreshes_ttl = xd_form_ttl(w->form) &&
+				   p.ttl_sent == p.ttl_subscribed;
 	} else {
 		b->slice = grpc_empty_slice();
 	}

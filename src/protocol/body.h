@@ -27,6 +27,8 @@
  *     up by alias too (VHDS).
  *   `force` names are sent even if held (rule D5); `removed` names are listed
  *     as removed if subscribed and absent (rule D7).
+ *   TTL forms carry each resource's TTL, and heartbeats carry only the
+ *     TTLs (rule L1).
  *
  * Thread: loop thread only.
  */
@@ -40,11 +42,25 @@
 #include "protocol/nameset.h"
 #include "snapshot/table.h"
 
+/* How resources go to a client: what its method is and what its node
+ * announced (rules L1, L2). */
 enum xd_form {
 	XD_FORM_SOTW,
 	XD_FORM_SOTW_WRAPPED, /* resources wrapped in Resource (rule L2) */
 	XD_FORM_DELTA,
+	XD_FORM_SOTW_TTL,     /* wrapped, with TTLs (rule L1) */
+	XD_FORM_DELTA_TTL,    /* delta, with TTLs */
 };
+
+static inline bool xd_form_delta(enum xd_form f)
+{
+	return f == XD_FORM_DELTA || f == XD_FORM_DELTA_TTL;
+}
+
+static inline bool xd_form_ttl(enum xd_form f)
+{
+	return f == XD_FORM_SOTW_TTL || f == XD_FORM_DELTA_TTL;
+}
 
 /* A subscription or a held state: every name (wildcard) and/or these. */
 struct xd_names {
@@ -61,6 +77,10 @@ struct xd_want {
 	struct xd_nameset *removed;  /* delta: list as removed if absent */
 	enum xd_form form;
 	bool full_state;             /* SotW LDS and CDS (rule S8) */
+	/* A heartbeat (rule L1): the resources with a TTL that the client
+	 * holds (held, held_names), each a Resource with version, name and
+	 * TTL and no body. Only the held fields and the form count. */
+	bool heartbeat;
 };
 
 struct xd_body {
@@ -70,6 +90,10 @@ struct xd_body {
 	size_t nresources;   /* resources carried (with body) */
 	size_t nmissing;     /* delta: name-only "does not exist" entries */
 	size_t nremoved;     /* delta: removed_resources */
+	/* Every subscribed resource with a TTL is in it (in a TTL form), so
+	 * the client's TTLs of this type start again: the next heartbeat is
+	 * due a period after it (rule L1). */
+	bool refreshes_ttl;
 };
 
 /* The body for `w` (a new reference). */

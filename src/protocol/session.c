@@ -45,6 +45,8 @@ struct xd_session {
 	int64_t since_ms;       /* Unix ms */
 	uint64_t opened_mono_ms;
 	bool wrapped; /* SotW resources wrapped in Resource (rule L2) */
+	bool ttl;     /* the node takes TTLs (rule L1) */
+	uv_timer_t *beat_timer; /* the next heartbeat (rule L1), once needed */
 	struct xd_watch watch;
 	struct xd_snapshot *snap; /* the target; NULL until one exists */
 
@@ -232,11 +234,15 @@ static void send_bytes(struct xd_session *ss, enum xd_rtype type,
 	xd_stream_send(ss->stream, bb);
 }
 
+/* TTLs go in Resource: in SotW only to clients that take it wrapped
+ * (rules L1, L2). */
 static enum xd_form form_of(const struct xd_session *ss)
 {
 	if (ss->method->delta)
-		return XD_FORM_DELTA;
-	return ss->wrapped ? XD_FORM_SOTW_WRAPPED : XD_FORM_SOTW;
+		return ss->ttl ? XD_FORM_DELTA_TTL : XD_FORM_DELTA;
+	if (!ss->wrapped)
+		return XD_FORM_SOTW;
+	return ss->ttl ? XD_FORM_SOTW_TTL : XD_FORM_SOTW_WRAPPED;
 }
 
 /* Sends a body that `sub` (of `table`) has due: the one place a
@@ -245,9 +251,11 @@ static void send_due(struct xd_session *ss, struct xd_sub *sub,
 		     struct xd_table *table, struct xd_body *body,
 		     const char *label)
 {
-	uint64_t nonce = ++ss->next_nonce;
+	uint64_t nonce = ++ss->next_nonce, now = xd_mono_ms();
 
-	xd_sub_sent(sub, table, nonce, xd_mono_ms());
+	xd_sub_sent(sub, table, nonce, now);
+	if (body->refreshes_ttl)
+		sub->ttl_refreshed_ms = now;
 	SLOG(XD_LOG_DEBUG, ss,
 	     "sending %.*s version %s nonce %llu: %zu resources, %zu missing, %zu removed",
 	     XD_LOG_CLIP(strlen(label)), label, xd_table_version(table),
@@ -315,6 +323,55 @@ static void end_without_snapshot(struct xd_session *ss)
 	xd_stream_finish(ss->stream, GRPC_STATUS_NOT_FOUND, msg);
 }
 
+static void on_beat_timer(uv_timer_t *h)
+{
+	enqueue(h->data);
+}
+
+/*
+ * Heartbeats (rule L1), once nothing else is due: the first type whose
+ * resources with a TTL are due for one sends it; otherwise the stream's
+ * one timer is set for the earliest. The timer is made the first time a
+ * stream holds anything with a TTL, so other streams pay nothing.
+ */
+static void pump_heartbeats(struct xd_session *ss)
+{
+	uint64_t now = xd_mono_ms(), next = 0, due;
+
+	if (!ss->ttl)
+		return;
+	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
+		struct xd_sub *sub = &ss->subs[t];
+		struct xd_body *b = xd_sub_heartbeat(sub, form_of(ss), now, &due);
+
+		if (b != NULL) {
+			SLOG(XD_LOG_DEBUG, ss, "heartbeat of %s: %zu resources",
+			     tname((enum xd_rtype)t), b->nresources);
+			send_due(ss, sub, sub->held, b, tname((enum xd_rtype)t));
+			xd_body_unref(b);
+			return;
+		}
+		if (due != 0 && (next == 0 || due < next))
+			next = due;
+	}
+	if (next == 0) {
+		if (ss->beat_timer != NULL)
+			uv_timer_stop(ss->beat_timer);
+		return;
+	}
+	if (ss->beat_timer == NULL) {
+		ss->beat_timer = xd_malloc(sizeof(*ss->beat_timer));
+		uv_timer_init(ss->mgr->loop, ss->beat_timer);
+		ss->beat_timer->data = ss;
+	}
+	uv_timer_start(ss->beat_timer, on_beat_timer, next - now, 0);
+}
+
+static void free_handle(uv_handle_t *h)
+{
+	free(h);
+}
+
 /* Sends what the sequencer says is due (rule A2), if anything. */
 static void pump(struct xd_session *ss)
 {
@@ -340,6 +397,8 @@ static void pump(struct xd_session *ss)
 	xd_seq_next(ss->subs, ss->snap, &mode, uv_now(ss->mgr->loop),
 		    &ss->eds_wait, &st);
 	follow_eds_wait(ss, st.eds);
+	if (st.action == XD_SEQ_IDLE)
+		pump_heartbeats(ss);
 	if (st.action != XD_SEQ_SEND)
 		return;
 	send_due(ss, &ss->subs[st.type], st.table, st.body, tname(st.type));
@@ -472,13 +531,15 @@ static bool set_node(struct xd_session *ss, struct xd_span span)
 	if (!authorized(ss))
 		return false;
 	ss->wrapped = (n.features & XD_FEATURE_RESOURCE_IN_SOTW) != 0;
+	ss->ttl = (n.features & XD_FEATURE_RESOURCE_TTL) != 0;
 	ss->have_node = true;
 	key = ss->mgr->node_key == XD_NODE_KEY_ID ? ss->node_id : ss->node_cluster;
 	xd_cache_watch(ss->mgr->cache, key[0] != '\0' ? key : XD_CACHE_DEFAULT_KEY,
 		       &ss->watch);
-	SLOG(XD_LOG_DEBUG, ss, "node cluster '%.*s'%s",
+	SLOG(XD_LOG_DEBUG, ss, "node cluster '%.*s'%s%s",
 	     XD_LOG_CLIP(strlen(ss->node_cluster)), ss->node_cluster,
-	     ss->wrapped ? ", resources wrapped" : "");
+	     ss->wrapped ? ", resources wrapped" : "",
+	     ss->ttl ? ", TTLs taken" : "");
 	return true;
 }
 
@@ -736,6 +797,8 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 	xd_list_remove(&ss->queued);
 	xd_list_remove(&ss->all);
 	wait_list_remove(ss);
+	if (ss->beat_timer != NULL) /* it goes on its own; ss now */
+		uv_close((uv_handle_t *)ss->beat_timer, free_handle);
 	xd_cache_unwatch(&ss->watch);
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		xd_sub_clear(&ss->subs[t]);

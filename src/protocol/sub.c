@@ -384,6 +384,7 @@ struct xd_body *xd_sub_next(struct xd_sub *s, struct xd_table *table,
 
 	if (s->state == XD_SUB_IDLE || s->state == XD_SUB_IN_FLIGHT)
 		return NULL;
+	memset(&w, 0, sizeof(w));
 	w.table = table;
 	w.sub = s->want;
 	w.held = s->held;
@@ -405,6 +406,43 @@ struct xd_body *xd_sub_next(struct xd_sub *s, struct xd_table *table,
 	if (s->state == XD_SUB_WANTING)
 		set_state(s, XD_SUB_HOLDING, "nothing to send");
 	clear_once_only(s);
+	return NULL;
+}
+
+struct xd_body *xd_sub_heartbeat(struct xd_sub *s, enum xd_form form,
+				 uint64_t now_ms, uint64_t *due_ms)
+{
+	struct xd_want w;
+	struct xd_body *b;
+	uint32_t ttl;
+
+	*due_ms = 0;
+	if (!xd_form_ttl(form) || s->state != XD_SUB_HOLDING || s->nacked ||
+	    s->held == NULL || (ttl = xd_table_min_ttl(s->held)) == 0)
+		return NULL;
+	/* a subscription that moved has a response due, not a heartbeat */
+	if (s->want.all != s->held_names.all || s->want.set != s->held_names.set)
+		return NULL;
+	*due_ms = s->ttl_refreshed_ms + ttl / 2;
+	if (now_ms < *due_ms)
+		return NULL;
+	memset(&w, 0, sizeof(w));
+	w.table = s->held;
+	w.sub = s->held_names;
+	w.held = s->held;
+	w.held_names = s->held_names;
+	w.force = s->force;
+	w.removed = s->removed;
+	w.form = form;
+	w.heartbeat = true;
+	b = xd_body_get(&w);
+	if (!b->empty)
+		return b;
+	/* none of the resources it holds has a TTL: look again a period
+	 * later, or when it holds others */
+	xd_body_unref(b);
+	s->ttl_refreshed_ms = now_ms;
+	*due_ms = now_ms + ttl / 2;
 	return NULL;
 }
 

@@ -80,6 +80,9 @@ struct xd_sub {
 				   XD_SUB_NACK_MESSAGE_MAX), or NULL */
 	int64_t nack_at_ms;     /* when (Unix ms) */
 	uint64_t sent_at_ms;    /* when the last response went out (monotonic) */
+	/* when the last response that carried every resource with a TTL
+	 * the client holds went out, a heartbeat or not (rule L1) */
+	uint64_t ttl_refreshed_ms;
 	uint64_t converged_id;  /* the table whose convergence was counted */
 
 	/* for log lines: the stream, and the type's name (static, or owned
@@ -139,6 +142,18 @@ static inline bool xd_sub_active(const struct xd_sub *s)
  */
 struct xd_body *xd_sub_next(struct xd_sub *s, struct xd_table *table,
 			    enum xd_form form, bool full_state);
+
+/*
+ * A heartbeat (rule L1), if one is due at `now_ms` (monotonic): `form`
+ * carries TTLs, the client holds resources of this type with one, the
+ * type is settled (HOLDING, not NACKed: a client that refused the
+ * content holds no version to refresh), and half the shortest TTL of the
+ * held table passed since they were last all refreshed. Otherwise NULL,
+ * and *due_ms says when one may be (0: not as things stand). Send it
+ * as any body (xd_sub_sent with the held table).
+ */
+struct xd_body *xd_sub_heartbeat(struct xd_sub *s, enum xd_form form,
+				 uint64_t now_ms, uint64_t *due_ms);
 
 /* Records that the body from xd_sub_next(table) went out as `nonce` at
  * `now_ms` (monotonic). */

@@ -4,14 +4,17 @@
  * same document order). The encoder leaves them out of the bytes. */
 #include "schema/encode.h"
 
+#include <stdio.h>
 #include <string.h>
 
+#include "schema/scalar.h"
 #include "schema/transcode.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
 #define ALLOW "@allow"
 #define ANYONE "@anyone"
+#define TTL "@ttl"
 
 bool xd_enc_is_annotation(const struct xd_dnode *key)
 {
@@ -82,9 +85,74 @@ static void read_allow(struct xd_encoder *e, const struct xd_dnode *v)
 	e->ann.allow = e->allow;
 }
 
+/* "@ttl": a Duration string, as the snapshot's other durations are. */
+static void read_ttl(struct xd_encoder *e, const struct xd_dnode *v)
+{
+	enum xd_num r = XD_NUM_SYNTAX;
+	int64_t secs = 0;
+	int32_t nanos = 0;
+	char buf[160];
+
+	if (xd_doc_is_text(v))
+		r = xd_scalar_duration_parse(v->u.str, v->len, &secs, &nanos);
+	if (r != XD_NUM_OK) {
+		xd_enc_err(e, v, "expected a duration such as \"30s\", not %s",
+			   xd_enc_show(v, buf, sizeof(buf)));
+		return;
+	}
+	if (nanos % 1000000 != 0) {
+		xd_enc_err(e, v, "a TTL is counted in whole milliseconds, not %s",
+			   xd_enc_show(v, buf, sizeof(buf)));
+		return;
+	}
+	if (secs < 0 || nanos < 0 ||
+	    secs * 1000 + nanos / 1000000 < (int64_t)XD_TTL_MIN_MS ||
+	    secs > (int64_t)(XD_TTL_MAX_MS / 1000) ||
+	    secs * 1000 + nanos / 1000000 > (int64_t)XD_TTL_MAX_MS) {
+		xd_enc_err(e, v, "a TTL of %s; it must be from 1s to 30 days (%us)",
+			   xd_enc_show(v, buf, sizeof(buf)),
+			   XD_TTL_MAX_MS / 1000);
+		return;
+	}
+	e->ann.ttl_ms = (uint32_t)(secs * 1000 + nanos / 1000000);
+}
+
+static const struct {
+	const char *key;
+	void (*read)(struct xd_encoder *e, const struct xd_dnode *v);
+} known[] = {
+	{ALLOW, read_allow},
+	{TTL, read_ttl},
+};
+#define NKNOWN (sizeof(known) / sizeof(known[0]))
+
+/* An unknown annotation: the known one it is closest to, if any is
+ * close, else them all. */
+static void unknown_key(struct xd_encoder *e, const struct xd_dnode *k)
+{
+	char buf[160], list[96] = "";
+	size_t used = 0;
+
+	for (size_t i = 0; i < NKNOWN; i++) {
+		if (xd_text_distance(k->u.str, k->len, known[i].key,
+				     strlen(known[i].key),
+				     XD_TEXT_FOLD_CASE | XD_TEXT_SWAPS) <= 2) {
+			xd_enc_err(e, k, "unknown annotation %s (did you mean '%s'?)",
+				   xd_enc_show(k, buf, sizeof(buf)),
+				   known[i].key);
+			return;
+		}
+		used += (size_t)snprintf(list + used, sizeof(list) - used,
+					 "%s'%s'", i == 0 ? "" : ", ",
+					 known[i].key);
+	}
+	xd_enc_err(e, k, "unknown annotation %s (known: %s)",
+		   xd_enc_show(k, buf, sizeof(buf)), list);
+}
+
 void xd_enc_annotations(struct xd_encoder *e, const struct xd_dnode *root)
 {
-	const struct xd_dnode *allow_key = NULL;
+	const struct xd_dnode *seen[NKNOWN] = {0};
 	char buf[160], where[48];
 
 	memset(&e->ann, 0, sizeof(e->ann));
@@ -92,28 +160,23 @@ void xd_enc_annotations(struct xd_encoder *e, const struct xd_dnode *root)
 		return; /* the encoder says what is wrong with it */
 	for (uint32_t i = 0; i < root->len && !e->stopped; i++) {
 		const struct xd_dnode *k = &root->u.kids[2 * i];
+		size_t j = 0;
 
 		if (!xd_enc_is_annotation(k))
 			continue;
 		xd_enc_push_field(e, k);
-		if (!is(k, ALLOW)) {
-			bool close = xd_text_distance(k->u.str, k->len, ALLOW,
-						      strlen(ALLOW),
-						      XD_TEXT_FOLD_CASE |
-							      XD_TEXT_SWAPS) <= 2;
-
-			xd_enc_err(e, k, "unknown annotation %s (%s '" ALLOW "'%s)",
-				   xd_enc_show(k, buf, sizeof(buf)),
-				   close ? "did you mean" : "the only one is",
-				   close ? "?" : "");
-		} else if (allow_key != NULL) {
+		while (j < NKNOWN && !is(k, known[j].key))
+			j++;
+		if (j == NKNOWN) {
+			unknown_key(e, k);
+		} else if (seen[j] != NULL) {
 			xd_enc_err(e, k, "duplicate key %s%s",
 				   xd_enc_show(k, buf, sizeof(buf)),
-				   xd_enc_first_on(allow_key, where,
+				   xd_enc_first_on(seen[j], where,
 						   sizeof(where)));
 		} else {
-			allow_key = k;
-			read_allow(e, &root->u.kids[2 * i + 1]);
+			seen[j] = k;
+			known[j].read(e, &root->u.kids[2 * i + 1]);
 		}
 		e->nsegs--;
 	}

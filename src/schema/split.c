@@ -171,6 +171,7 @@ struct item_rec {
 	unsigned line, column;
 	bool allow_set, allow_anyone;
 	size_t nallow, allow_len;
+	uint32_t ttl_ms;
 	/* then len bytes, padded to 8; then the nallow globs, each with its
 	 * NUL, allow_len bytes in all, padded to 8 */
 };
@@ -191,7 +192,7 @@ static int collect(const struct xd_item *it, void *arg)
 	struct item_rec rec = {(size_t)(it->section - j->sections), it->index,
 			       it->len, it->line, it->column,
 			       it->ann.allow_set, it->ann.allow_anyone,
-			       it->ann.nallow, 0};
+			       it->ann.nallow, 0, it->ann.ttl_ms};
 	static const uint8_t pad[8];
 
 	for (size_t i = 0; i < it->ann.nallow; i++)
@@ -249,7 +250,7 @@ static int dispatch(struct piece_job *jobs, size_t n, xd_item_fn fn,
 				sec, rec.index, rec.line, rec.column, path, p,
 				rec.len,
 				{rec.allow_set, rec.allow_anyone, allow,
-				 rec.nallow}};
+				 rec.nallow, rec.ttl_ms}};
 			p += rec.len + (8 - rec.len % 8) % 8;
 			p += rec.allow_len + (8 - rec.allow_len % 8) % 8;
 			if (fn != NULL && fn(&it, arg) != 0)

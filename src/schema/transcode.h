@@ -49,20 +49,28 @@ struct xd_section {
  *   "@allow": [GLOB, ...]  the identities the resource is served to
  *                          (xdsd-snapshot(5)); the keyword "@anyone"
  *                          serves it to every client, identified or not.
+ *   "@ttl": DURATION       how long a client that lost xdsd may keep it
+ *                          (docs/protocol.md, rule L1), "30s".
  *
  * Checked here, where positions are known: a list of non-empty strings,
  * at most XD_ALLOW_MAX of them, each at most XD_ALLOW_GLOB_MAX bytes; a
- * string starting with "@" must be a keyword. What the rules mean is the
- * snapshot loader's.
+ * string starting with "@" must be a keyword; a TTL in whole
+ * milliseconds from XD_TTL_MIN_MS to XD_TTL_MAX_MS. What the rules mean
+ * is the snapshot loader's.
  */
 #define XD_ALLOW_MAX 256
 #define XD_ALLOW_GLOB_MAX 1024
+/* A heartbeat goes at half the TTL: below a second it would be a flood;
+ * 30 days keeps every TTL in 32 bits of milliseconds. */
+#define XD_TTL_MIN_MS 1000u
+#define XD_TTL_MAX_MS (30u * 24 * 3600 * 1000)
 
 struct xd_annotations {
 	bool allow_set;            /* "@allow" was given */
 	bool allow_anyone;         /* ... and holds "@anyone" */
 	const char *const *allow;  /* its globs, keywords left out */
 	size_t nallow;
+	uint32_t ttl_ms;           /* "@ttl", 0 when not given */
 };
 
 /* One encoded resource, as handed to the caller. */

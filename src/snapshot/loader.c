@@ -61,8 +61,11 @@ static int on_item(const struct xd_item *it, void *arg)
 			    bd->file->path, it->line, it->column, it->path,
 			    xd_rtype_info(t)->noun, info.name, first->file,
 			    first->line);
-	else
+	else {
 		restrict_access(bd->b[t], t, &it->ann);
+		if (it->ann.ttl_ms > 0)
+			xd_table_builder_ttl(bd->b[t], it->ann.ttl_ms);
+	}
 	xd_resinfo_clear(&info);
 	return 0;
 }

@@ -28,6 +28,7 @@ struct xd_table {
 	uint64_t vhash;
 	char version[17];
 	size_t restricted;      /* entries with e->restricted */
+	uint32_t min_ttl;       /* the shortest TTL of an entry, ms; 0: none */
 	uint64_t ahash;         /* of their names and globs; 0 when none */
 	struct xd_arena arena;  /* every byte the entries point to */
 	size_t bytes;           /* what the table allocated (statistics) */
@@ -281,6 +282,64 @@ int xd_table_builder_add(struct xd_table_builder *b, const char *name,
 	return 0;
 }
 
+/* One Resource form of `e` as a whole `resources` field: wrapped in an
+ * Any (SotW, rule L2) or not (delta). */
+static struct xd_span resource_field(struct xd_table_builder *b,
+				     const struct xd_resource *r, bool wrap)
+{
+	size_t res = xd_resource_size(r);
+	size_t inner = wrap ? xd_any_size(XD_RESOURCE_TYPE_URL, res) : res;
+	struct xd_span out;
+	uint8_t *p;
+
+	out.len = (uint32_t)xd_msg_field_size(XD_RESPONSE_RESOURCES, inner);
+	p = balloc(b, out.len);
+	out.data = p;
+	p = xd_msg_put_header(p, XD_RESPONSE_RESOURCES, inner);
+	if (wrap) {
+		p = xd_msg_put_header(p, XD_ANY_TYPE_URL,
+				      strlen(XD_RESOURCE_TYPE_URL));
+		memcpy(p, XD_RESOURCE_TYPE_URL, strlen(XD_RESOURCE_TYPE_URL));
+		p = xd_msg_put_header(p + strlen(XD_RESOURCE_TYPE_URL),
+				      XD_ANY_VALUE, res);
+	}
+	xd_resource_put(p, r);
+	return out;
+}
+
+void xd_table_builder_ttl(struct xd_table_builder *b, uint32_t ms)
+{
+	struct xd_entry *e = &b->entries[b->count - 1];
+	struct xd_ttl_forms *f = balloc(b, sizeof(*f));
+	const char *url = xd_rtype_info(b->type)->type_url;
+	struct xd_resource r;
+
+	/* The TTL is part of what the client is sent, so of the version;
+	 * the forms already written carried the version without it. */
+	e->hash = XXH3_64bits_withSeed(e->msg.data, e->msg.len, ms);
+	hex16(e->version, e->hash);
+	encode_entry(b, e, e->msg.data);
+	r = (struct xd_resource){
+		.version = {e->version, 16},
+		.type_url = url,
+		.body = e->msg,
+		.name = {e->name, e->name_len},
+		.aliases = e->aliases,
+		.naliases = e->naliases,
+		.ttl_ms = ms,
+	};
+	f->ms = ms;
+	f->wrapped = resource_field(b, &r, true);
+	f->delta = resource_field(b, &r, false);
+	r.type_url = NULL;
+	r.body = (struct xd_span){0};
+	r.aliases = NULL;
+	r.naliases = 0;
+	f->beat_wrapped = resource_field(b, &r, true);
+	f->beat_delta = resource_field(b, &r, false);
+	e->ttl = f;
+}
+
 void xd_table_builder_restrict(struct xd_table_builder *b,
 			       const char *const *globs, size_t n)
 {
@@ -314,9 +373,12 @@ static void table_version(struct xd_table *t)
 	XXH3_64bits_reset(&st);
 	XXH3_64bits_reset(&ac);
 	t->restricted = 0;
+	t->min_ttl = 0;
 	for (size_t i = 0; i < t->count; i++) {
 		const struct xd_entry *e = &t->entries[i];
 
+		if (e->ttl != NULL && (t->min_ttl == 0 || e->ttl->ms < t->min_ttl))
+			t->min_ttl = e->ttl->ms;
 		XXH3_64bits_update(&st, e->name, e->name_len + 1);
 		XXH3_64bits_update(&st, e->version, 16);
 		if (!e->restricted)
@@ -358,9 +420,15 @@ static void account(struct xd_table *t, size_t arena, size_t entries_cap)
 				      sizeof(*t->alias_owner));
 	t->bytes = sizeof(*t) + arena + entries_cap * sizeof(*t->entries) +
 		   index;
-	for (size_t i = 0; i < t->count; i++)
-		t->wire += t->entries[i].sotw.len + t->entries[i].wrapped.len +
-			   t->entries[i].delta.len;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct xd_entry *e = &t->entries[i];
+
+		t->wire += e->sotw.len + e->wrapped.len + e->delta.len;
+		if (e->ttl != NULL)
+			t->wire += e->ttl->wrapped.len + e->ttl->delta.len +
+				   e->ttl->beat_wrapped.len +
+				   e->ttl->beat_delta.len;
+	}
 	atomic_fetch_add_explicit(&live_bytes, t->bytes, memory_order_relaxed);
 }
 
@@ -461,6 +529,11 @@ struct xd_table *xd_table_filter(struct xd_table *t,
 	build_index(f);
 	account(f, 0, t->count + 1);
 	return f;
+}
+
+uint32_t xd_table_min_ttl(const struct xd_table *t)
+{
+	return t->min_ttl;
 }
 
 size_t xd_table_restricted(const struct xd_table *t)

@@ -45,6 +45,18 @@ struct xd_ref {
 };
 
 
+/*
+ * A resource with a TTL (rule L1, "@ttl"): the forms sent to clients that
+ * take TTLs, and the heartbeats that refresh it without its body.
+ *   wrapped, delta            as the entry's own, with the ttl field
+ *   beat_wrapped, beat_delta  Resource{version, name, ttl}, no resource
+ */
+struct xd_ttl_forms {
+	uint32_t ms;
+	struct xd_span wrapped, delta;
+	struct xd_span beat_wrapped, beat_delta;
+};
+
 struct xd_entry {
 	const char *name; /* NUL-terminated */
 	uint32_t name_len;
@@ -64,6 +76,7 @@ struct xd_entry {
 	const char *const *allow;
 	uint32_t nallow;
 	bool restricted;
+	const struct xd_ttl_forms *ttl; /* NULL: no TTL */
 };
 
 /*
@@ -100,6 +113,14 @@ int xd_table_builder_add(struct xd_table_builder *b, const char *name,
  */
 void xd_table_builder_restrict(struct xd_table_builder *b,
 			       const char *const *globs, size_t n);
+
+/*
+ * Gives the resource added last a TTL of `ms` (> 0): its TTL forms, and
+ * a version that depends on the TTL too, so that a reload that changes
+ * or drops the TTL resends the resource (rule L1: that is how a client
+ * learns of it).
+ */
+void xd_table_builder_ttl(struct xd_table_builder *b, uint32_t ms);
 
 /* Sorts, encodes and indexes; frees the builder. */
 struct xd_table *xd_table_builder_finish(struct xd_table_builder *b);
@@ -139,6 +160,9 @@ struct xd_table *xd_table_filter(struct xd_table *t,
 				 bool (*keep)(const struct xd_entry *e,
 					      void *arg),
 				 void *arg);
+
+/* The shortest TTL of its entries, in ms; 0 when none has one. */
+uint32_t xd_table_min_ttl(const struct xd_table *t);
 
 /* How many of its entries are restricted (0: every client sees all). */
 size_t xd_table_restricted(const struct xd_table *t);

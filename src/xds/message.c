@@ -52,6 +52,34 @@ uint8_t *xd_any_put(uint8_t *p, const char *type_url, const void *value,
 
 /* ---------------- Resource ---------------- */
 
+/* A Duration of `ms` milliseconds, without its field header. */
+static size_t duration_size(uint32_t ms)
+{
+	size_t n = 0;
+
+	if (ms / 1000 > 0)
+		n += tag_size(XD_DURATION_SECONDS) + xd_wire_varint_size(ms / 1000);
+	if (ms % 1000 > 0)
+		n += tag_size(XD_DURATION_NANOS) +
+		     xd_wire_varint_size((uint64_t)(ms % 1000) * 1000000);
+	return n;
+}
+
+static uint8_t *duration_put(uint8_t *p, uint32_t ms)
+{
+	if (ms / 1000 > 0) {
+		p = xd_wire_put_varint(p, (uint64_t)XD_DURATION_SECONDS << 3 |
+						  XD_WT_VARINT);
+		p = xd_wire_put_varint(p, ms / 1000);
+	}
+	if (ms % 1000 > 0) {
+		p = xd_wire_put_varint(p, (uint64_t)XD_DURATION_NANOS << 3 |
+						  XD_WT_VARINT);
+		p = xd_wire_put_varint(p, (uint64_t)(ms % 1000) * 1000000);
+	}
+	return p;
+}
+
 size_t xd_resource_size(const struct xd_resource *r)
 {
 	size_t n = 0;
@@ -64,6 +92,8 @@ size_t xd_resource_size(const struct xd_resource *r)
 	n += name_field(XD_RESOURCE_NAME, r->name);
 	for (size_t i = 0; i < r->naliases; i++)
 		n += xd_msg_field_size(XD_RESOURCE_ALIASES, strlen(r->aliases[i]));
+	if (r->ttl_ms > 0)
+		n += xd_msg_field_size(XD_RESOURCE_TTL, duration_size(r->ttl_ms));
 	return n;
 }
 
@@ -81,6 +111,11 @@ uint8_t *xd_resource_put(uint8_t *p, const struct xd_resource *r)
 	for (size_t i = 0; i < r->naliases; i++)
 		p = xd_msg_put_bytes(p, XD_RESOURCE_ALIASES, r->aliases[i],
 				     strlen(r->aliases[i]));
+	if (r->ttl_ms > 0) {
+		p = xd_msg_put_header(p, XD_RESOURCE_TTL,
+				      duration_size(r->ttl_ms));
+		p = duration_put(p, r->ttl_ms);
+	}
 	return p;
 }
 

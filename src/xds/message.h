@@ -166,7 +166,11 @@ struct xd_resource {
 	struct xd_name name;
 	const char *const *aliases;
 	size_t naliases;
+	uint32_t ttl_ms;             /* 0: no ttl field (rule L1) */
 };
+
+/* google.protobuf.Duration */
+enum { XD_DURATION_SECONDS = 1, XD_DURATION_NANOS = 2 };
 
 size_t xd_resource_size(const struct xd_resource *r);
 uint8_t *xd_resource_put(uint8_t *p, const struct xd_resource *r);

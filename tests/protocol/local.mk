@@ -3,6 +3,7 @@
 # type) where its rule applies (included by Makefile.am).
 #   check_sotw    rules S1-S13   check_delta  rules D1-D11, restart (rule D7)
 #   check_ads     rules A1, A2, encoded once  check_types  rules T1-T3, L2
+#   check_ttl     rule L1 (TTLs and heartbeats)
 #   check_wire    garbage, huge, never-reading clients
 #   check_valgrind_proto  a subset of them with xdsd under valgrind
 check_LIBRARIES += tests/protocol/libprototest.a
@@ -15,7 +16,7 @@ PROTO_TEST_LIBS = tests/protocol/libprototest.a $(TEST_LIBS)
 
 PROTO_TESTS = tests/protocol/check_sotw tests/protocol/check_delta \
 	tests/protocol/check_ads tests/protocol/check_types \
-	tests/protocol/check_wire
+	tests/protocol/check_wire tests/protocol/check_ttl
 check_PROGRAMS += $(PROTO_TESTS)
 TESTS += $(PROTO_TESTS)
 tests_protocol_check_sotw_SOURCES = tests/protocol/check_sotw.c
@@ -33,6 +34,9 @@ tests_protocol_check_types_LDADD = $(PROTO_TEST_LIBS)
 tests_protocol_check_wire_SOURCES = tests/protocol/check_wire.c
 tests_protocol_check_wire_CFLAGS = $(TEST_CFLAGS)
 tests_protocol_check_wire_LDADD = $(PROTO_TEST_LIBS)
+tests_protocol_check_ttl_SOURCES = tests/protocol/check_ttl.c
+tests_protocol_check_ttl_CFLAGS = $(TEST_CFLAGS)
+tests_protocol_check_ttl_LDADD = $(PROTO_TEST_LIBS)
 
 if !SANITIZERS
 # valgrind cannot run an ASan binary; the plain build runs these.

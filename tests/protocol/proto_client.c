@@ -108,7 +108,7 @@ void pu_send(struct pu_client *c, const struct pu_req *r)
 {
 	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
 	Google__Rpc__Status err = GOOGLE__RPC__STATUS__INIT;
-	char *feature[1];
+	char *feature[4], *features = NULL;
 	bool with_node = r->node == PU_NODE_ALWAYS ||
 			 (r->node == PU_NODE_AUTO && !c->node_sent);
 	const char *url = r->no_type_url ? "" :
@@ -117,8 +117,15 @@ void pu_send(struct pu_client *c, const struct pu_req *r)
 	node.id = (char *)(r->node_id != NULL ? r->node_id : c->node_id);
 	node.cluster = c->node_cluster;
 	if (c->feature != NULL) {
-		feature[0] = c->feature;
-		node.n_client_features = 1;
+		/* "a,b": several features (pu_client_node) */
+		char *save = NULL;
+
+		features = strdup(c->feature);
+		ck_assert(features != NULL);
+		for (char *f = strtok_r(features, ",", &save);
+		     f != NULL && node.n_client_features < 4;
+		     f = strtok_r(NULL, ",", &save))
+			feature[node.n_client_features++] = f;
 		node.client_features = feature;
 	}
 	err.code = 3; /* INVALID_ARGUMENT, as Envoy sends */
@@ -184,6 +191,7 @@ void pu_send(struct pu_client *c, const struct pu_req *r)
 				set_str(&ts->acked, r->version);
 		}
 	}
+	free(features);
 	if (with_node)
 		c->node_sent = true;
 	/* xdsd logs a line for it unless it is of a type it does not serve
@@ -311,6 +319,8 @@ static void fill_from_resource(struct pu_res *x,
 {
 	x->name = strdup(r->name);
 	x->version = strdup(r->version);
+	x->ttl_ms = r->ttl == NULL ? -1 :
+		    (long)r->ttl->seconds * 1000 + r->ttl->nanos / 1000000;
 	x->naliases = r->n_aliases;
 	x->aliases = calloc(r->n_aliases + 1, sizeof(char *));
 	ck_assert(x->aliases != NULL);
@@ -379,6 +389,7 @@ static struct pu_resp *decode(struct pu_client *c, const uint8_t *data,
 				envoy__service__discovery__v3__resource__free_unpacked(w, NULL);
 			} else {
 				x->has_body = true;
+				x->ttl_ms = -1;
 				x->url = strdup(a->type_url);
 				x->body = dup_bytes(a->value.data, a->value.len);
 				x->len = a->value.len;

@@ -19,6 +19,7 @@ struct pu_item {
 	char *name;
 	int variant;
 	char *ref;
+	unsigned ttl_ms; /* "@ttl", 0: none */
 };
 
 struct pu_snap {
@@ -39,8 +40,12 @@ struct pu_snap *pu_snap_copy(const struct pu_snap *s)
 	struct pu_snap *c = pu_snap_new();
 
 	for (size_t i = 0; i < s->n; i++)
+	{
 		pu_snap_put(c, s->items[i].type, s->items[i].name,
 			    s->items[i].variant, s->items[i].ref);
+		pu_snap_ttl(c, s->items[i].type, s->items[i].name,
+			    s->items[i].ttl_ms);
+	}
 	return c;
 }
 
@@ -76,11 +81,22 @@ void pu_snap_put(struct pu_snap *s, enum pu_type t, const char *name,
 		it = &s->items[s->n++];
 		it->type = t;
 		it->name = strdup(name);
+		it->ttl_ms = 0;
 	} else {
 		free(it->ref);
 	}
 	it->variant = variant;
 	it->ref = ref != NULL ? strdup(ref) : NULL;
+}
+
+void pu_snap_ttl(struct pu_snap *s, enum pu_type t, const char *name,
+		 unsigned ms)
+{
+	struct pu_item *it = find_item(s, t, name);
+
+	ck_assert_msg(it != NULL, "no %s '%s' to give a TTL", pu_type_label(t),
+		      name);
+	it->ttl_ms = ms;
 }
 
 void pu_snap_del(struct pu_snap *s, enum pu_type t, const char *name)
@@ -216,6 +232,9 @@ static void item_yaml(struct xd_buf *b, const struct pu_item *it,
 	case PU_NTYPES:
 		break;
 	}
+	if (it->ttl_ms > 0)
+		xd_buf_printf(b, "  \"@ttl\": \"%u.%03us\"\n", it->ttl_ms / 1000,
+			      it->ttl_ms % 1000);
 }
 
 char *pu_snap_yaml(const struct pu_snap *s0)

@@ -140,6 +140,9 @@ struct pu_snap *pu_snap_copy(const struct pu_snap *s);
 void pu_snap_free(struct pu_snap *s);
 void pu_snap_put(struct pu_snap *s, enum pu_type t, const char *name,
 		 int variant, const char *ref);
+/* Gives a resource put before a TTL ("@ttl", rule L1); 0 takes it away. */
+void pu_snap_ttl(struct pu_snap *s, enum pu_type t, const char *name,
+		 unsigned ms);
 void pu_snap_del(struct pu_snap *s, enum pu_type t, const char *name);
 bool pu_snap_has(const struct pu_snap *s, enum pu_type t, const char *name);
 char *pu_snap_yaml(const struct pu_snap *s);
@@ -229,7 +232,8 @@ struct pu_client *pu_open_method(struct pu_env *e, const char *method,
 void pu_client_free(struct pu_client *c);
 
 /* The node sent on the first request (default id "node-1", cluster
- * "test"); `feature` (may be NULL) is announced as a client feature. */
+ * "test"); `feature` (may be NULL) is announced as client features
+ * (several separated by commas). */
 void pu_client_node(struct pu_client *c, const char *id, const char *cluster,
 		    const char *feature);
 
@@ -281,6 +285,7 @@ struct pu_res {
 	size_t len;
 	char *url;        /* the type URL of the Any holding the body */
 	bool wrapped;     /* SotW: in a Resource (rule L2) */
+	long ttl_ms;      /* Resource.ttl, -1 for none (rule L1) */
 	char **aliases;
 	size_t naliases;
 };

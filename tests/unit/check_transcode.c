@@ -1010,6 +1010,8 @@ static int on_item(const struct xd_item *it, void *arg)
 		for (size_t i = 0; i < it->ann.nallow; i++)
 			xd_buf_printf(&s->log, " [%s]", it->ann.allow[i]);
 	}
+	if (it->ann.ttl_ms > 0)
+		xd_buf_printf(&s->log, " @ttl %ums", (unsigned)it->ann.ttl_ms);
 	xd_buf_putc(&s->log, '\n');
 	free(h);
 	return ++s->count == s->stop_after;
@@ -1136,8 +1138,8 @@ START_TEST(snapshot_in_pieces)
 }
 END_TEST
 
-/* A resource's annotations ("@allow") are read beside its fields and
- * left out of its bytes: "a" encodes as if they were not there. */
+/* A resource's annotations ("@allow", "@ttl") are read beside its fields
+ * and left out of its bytes: "a" encodes as if they were not there. */
 START_TEST(snapshot_annotations)
 {
 	char *got;
@@ -1147,12 +1149,14 @@ START_TEST(snapshot_annotations)
 		       "  \"@allow\": [\"spiffe://example.org/ns/*/sa/web\", envoy-?]\n"
 		       "- {\"@allow\": [\"@anyone\", x], name: a}\n"
 		       "- {name: a, \"@allow\": []}\n"
-		       "- name: a\n", 1, 0, 0);
+		       "- name: a\n"
+		       "- {name: a, \"@ttl\": 1.5s, \"@allow\": [\"@anyone\"]}\n", 1, 0, 0);
 	ck_assert_str_eq(got, "rc=0\n"
 			      "nested[0] nested 0 2:3 3 0a0161 @allow [spiffe://example.org/ns/*/sa/web] [envoy-?]\n"
 			      "nested[1] nested 1 4:3 3 0a0161 @allow anyone [x]\n"
 			      "nested[2] nested 2 5:3 3 0a0161 @allow\n"
-			      "nested[3] nested 3 6:3 3 0a0161\n");
+			      "nested[3] nested 3 6:3 3 0a0161\n"
+			      "nested[4] nested 4 7:3 3 0a0161 @allow anyone @ttl 1500ms\n");
 	free(got);
 	/* every malformed "@allow", in document order among the fields'
 	 * own errors */
@@ -1162,7 +1166,7 @@ START_TEST(snapshot_annotations)
 		       "- {name: a, \"@allow\": ~}\n"
 		       "- \"@allow\": [~, \"\", \"@any\", [x], {y: z}, \"\\0\", ok]\n"
 		       "  nn: 1\n"
-		       "- {\"@ttl\": 5s, \"@alow\": [], name: a}\n"
+		       "- {\"@colour\": 5s, \"@alow\": [], name: a}\n"
 		       "- {\"@allow\": [a], name: b, \"@allow\": [b]}\n", 1, 0, 0);
 	ck_assert_str_eq(got, "rc=-1\n"
 			      "s.yaml:2:23: nested[0].@allow: expected a list of identity globs, not 'frontend'\n"
@@ -1175,9 +1179,24 @@ START_TEST(snapshot_annotations)
 			      "s.yaml:5:34: nested[3].@allow[4]: expected an identity glob (a string), not a mapping\n"
 			      "s.yaml:5:42: nested[3].@allow[5]: string contains a NUL byte\n"
 			      "s.yaml:6:3: nested[3].nn: unknown field 'nn' in xdtest.Nested (did you mean 'n'?)\n"
-			      "s.yaml:7:4: nested[4].@ttl: unknown annotation '@ttl' (the only one is '@allow')\n"
-			      "s.yaml:7:16: nested[4].@alow: unknown annotation '@alow' (did you mean '@allow'?)\n"
+			      "s.yaml:7:4: nested[4].@colour: unknown annotation '@colour' (known: '@allow', '@ttl')\n"
+			      "s.yaml:7:19: nested[4].@alow: unknown annotation '@alow' (did you mean '@allow'?)\n"
 			      "s.yaml:8:28: nested[5].@allow: duplicate key '@allow' (first on line 8)");
+	free(got);
+	/* "@ttl": a duration of whole milliseconds, 1s to 30 days */
+	got = file_run("nested:\n"
+		       "- {\"@ttl\": 30, \"@tll\": 1s, name: c}\n"
+		       "- {\"@ttl\": 0.5s, name: d}\n"
+		       "- {\"@ttl\": 1.0005s, name: e}\n"
+		       "- {\"@ttl\": 2592001s, name: f}\n"
+		       "- {\"@ttl\": 2.5s, name: g, \"@ttl\": 3s}\n", 1, 0, 0);
+	ck_assert_str_eq(got, "rc=-1\n"
+			      "s.yaml:2:12: nested[0].@ttl: expected a duration such as \"30s\", not '30'\n"
+			      "s.yaml:2:16: nested[0].@tll: unknown annotation '@tll' (did you mean '@ttl'?)\n"
+			      "s.yaml:3:12: nested[1].@ttl: a TTL of '0.5s'; it must be from 1s to 30 days (2592000s)\n"
+			      "s.yaml:4:12: nested[2].@ttl: a TTL is counted in whole milliseconds, not '1.0005s'\n"
+			      "s.yaml:5:12: nested[3].@ttl: a TTL of '2592001s'; it must be from 1s to 30 days (2592000s)\n"
+			      "s.yaml:6:27: nested[4].@ttl: duplicate key '@ttl' (first on line 6)");
 	free(got);
 	/* JSON: the same, without positions */
 	got = file_run("{\"nested\": [{\"name\": \"a\", \"@allow\": [\"g*\", \"@anyone\"]},"
