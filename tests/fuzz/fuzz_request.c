@@ -232,7 +232,7 @@ struct peer {
 	bool delta, aggregated;
 	enum xd_rtype type;       /* per-type method */
 
-	bool have_node, wrapped;
+	bool have_node, wrapped, ttl;
 	char *node_id, *node_cluster;
 	size_t node_id_len, node_cluster_len;
 
@@ -398,6 +398,7 @@ static bool set_node(struct peer *p, struct xd_span span)
 	p->node_id_len = n.id.len;
 	p->node_cluster_len = n.cluster.len;
 	p->wrapped = (n.features & XD_FEATURE_RESOURCE_IN_SOTW) != 0;
+	p->ttl = (n.features & XD_FEATURE_RESOURCE_TTL) != 0;
 	p->have_node = true;
 	return true;
 }
@@ -568,7 +569,7 @@ static void check_response(struct peer *p, const struct sending *x,
 			} else {
 				any = field_name(&f);
 				NEED(get_field(any.data, any.len, 1, &any_url));
-				if (x->form == XD_FORM_SOTW_WRAPPED) {
+				if (x->form != XD_FORM_SOTW) {
 					NEED(is_text(any_url, RESOURCE_URL));
 					NEED(get_field(any.data, any.len, 2, &res));
 					NEED(get_field(res.data, res.len, 3, &name));
@@ -581,7 +582,7 @@ static void check_response(struct peer *p, const struct sending *x,
 			NEED(get_field(any.data, any.len, 1, &any_url));
 			NEED(is_text(any_url, type_url));
 			NEED(get_field(any.data, any.len, 2, &value));
-			if (!p->delta && x->form != XD_FORM_SOTW_WRAPPED)
+			if (x->form == XD_FORM_SOTW)
 				NEED(get_field(value.data, value.len, 1, &name));
 			{
 				const struct xd_entry *e =
@@ -695,8 +696,10 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 static enum xd_form form_of(const struct peer *p)
 {
 	if (p->delta)
-		return XD_FORM_DELTA;
-	return p->wrapped ? XD_FORM_SOTW_WRAPPED : XD_FORM_SOTW;
+		return p->ttl ? XD_FORM_DELTA_TTL : XD_FORM_DELTA;
+	if (!p->wrapped)
+		return XD_FORM_SOTW;
+	return p->ttl ? XD_FORM_SOTW_TTL : XD_FORM_SOTW_WRAPPED;
 }
 
 /* session.c send_due: numbers the response, checks it, records it. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "envoy/service/discovery/v3/discovery.pb-c.h"
 #include "protocol/body.h"
@@ -585,6 +586,94 @@ static struct xd_request delta_req(const char *nonce, const struct xd_name *sub,
 	r.nunsubscribe = nunsub;
 	return r;
 }
+
+/* rule L1: a heartbeat carries only the held resources with a TTL, each
+ * without its body; a fleet in the same state shares one; it is due half
+ * the shortest TTL after the last refresh. */
+START_TEST(heartbeat_bodies_shared)
+{
+	struct xd_table_builder *tb = xd_table_builder_new(XD_CLUSTER);
+	struct xd_table *t;
+	struct xd_sub s[100], lone;
+	const struct xd_name ab[] = {N("a"), N("b")}, only_b[] = {N("b")};
+	struct xd_body *first = NULL, *b;
+	unsigned long long before;
+	uint64_t due;
+	DeltaResp *r;
+
+	ck_assert_int_eq(xd_table_builder_add(tb, "a", (const uint8_t *)"A", 1,
+					      NULL, 0, NULL, 0, "t.yaml", 1, NULL), 0);
+	xd_table_builder_ttl(tb, 2000);
+	ck_assert_int_eq(xd_table_builder_add(tb, "b", (const uint8_t *)"B", 1,
+					      NULL, 0, NULL, 0, "t.yaml", 2, NULL), 0);
+	t = xd_table_builder_finish(tb);
+	ck_assert_uint_eq(xd_table_min_ttl(t), 2000);
+	/* the TTL is in the version: "a" is not the plain hash of its bytes */
+	ck_assert_uint_ne(xd_table_find(t, "a", 1)->hash, XXH3_64bits("A", 1));
+	ck_assert_uint_eq(xd_table_find(t, "b", 1)->hash, XXH3_64bits("B", 1));
+
+	for (int i = 0; i < 100; i++) {
+		struct xd_request q = delta_req("", ab, 2, NULL, 0), ack;
+
+		xd_sub_init(&s[i], 0, "test");
+		xd_sub_delta_request(&s[i], &q, false, NULL);
+		b = xd_sub_next(&s[i], t, XD_FORM_DELTA_TTL, false);
+		ck_assert_ptr_nonnull(b);
+		ck_assert(b->refreshes_ttl);
+		xd_sub_sent(&s[i], t, 1, 0);
+		xd_body_unref(b);
+		ack = delta_req("1", NULL, 0, NULL, 0);
+		ck_assert_int_eq(xd_sub_delta_request(&s[i], &ack, false, NULL),
+				 XD_SUB_ACK);
+	}
+	/* not before half the TTL; never for a form without TTLs */
+	ck_assert_ptr_null(xd_sub_heartbeat(&s[0], XD_FORM_DELTA_TTL, 999, &due));
+	ck_assert_uint_eq(due, 1000);
+	ck_assert_ptr_null(xd_sub_heartbeat(&s[0], XD_FORM_DELTA, 5000, &due));
+	ck_assert_uint_eq(due, 0);
+	before = xd_body_computed();
+	for (int i = 0; i < 100; i++) {
+		b = xd_sub_heartbeat(&s[i], XD_FORM_DELTA_TTL, 1000, &due);
+		ck_assert_ptr_nonnull(b);
+		if (first == NULL)
+			first = xd_body_ref(b);
+		ck_assert_ptr_eq(b, first);
+		xd_body_unref(b);
+	}
+	ck_assert_uint_eq(xd_body_computed() - before, 1);
+	r = delta_of(first);
+	ck_assert_uint_eq(r->n_resources, 1);
+	ck_assert_str_eq(r->resources[0]->name, "a");
+	ck_assert_str_eq(r->resources[0]->version, xd_table_find(t, "a", 1)->version);
+	ck_assert_ptr_null(r->resources[0]->resource);
+	ck_assert_ptr_nonnull(r->resources[0]->ttl);
+	ck_assert_int_eq(r->resources[0]->ttl->seconds, 2);
+	ck_assert_str_eq(r->system_version_info, xd_table_version(t));
+	ck_assert_uint_eq(r->n_removed_resources, 0);
+	envoy__service__discovery__v3__delta_discovery_response__free_unpacked(r, NULL);
+	xd_body_unref(first);
+
+	/* holding nothing with a TTL: no heartbeat, and the next look is a
+	 * period later rather than at once */
+	{
+		struct xd_request q = delta_req("", only_b, 1, NULL, 0), ack;
+
+		xd_sub_init(&lone, 0, "test");
+		xd_sub_delta_request(&lone, &q, false, NULL);
+		b = xd_sub_next(&lone, t, XD_FORM_DELTA_TTL, false);
+		xd_sub_sent(&lone, t, 1, 0);
+		xd_body_unref(b);
+		ack = delta_req("1", NULL, 0, NULL, 0);
+		xd_sub_delta_request(&lone, &ack, false, NULL);
+		ck_assert_ptr_null(xd_sub_heartbeat(&lone, XD_FORM_DELTA_TTL, 1500, &due));
+		ck_assert_uint_eq(due, 2500);
+		xd_sub_clear(&lone);
+	}
+	for (int i = 0; i < 100; i++)
+		xd_sub_clear(&s[i]);
+	xd_table_unref(t);
+}
+END_TEST
 
 /* "name:version" for resources, "name:-" for missing, "-name" removed. */
 static char *delta_step(struct xd_sub *s, struct xd_table *t, uint64_t *nonce)
@@ -1426,6 +1515,7 @@ int main(void)
 	tcase_add_test(sotw, sotw_resume_on_reconnect);
 	tcase_add_test(sotw, bodies_shared_between_clients);
 	tcase_add_test(sotw, sotw_wrapped_form);
+	tcase_add_test(sotw, heartbeat_bodies_shared);
 	suite_add_tcase(s, sotw);
 
 	tcase_add_checked_fixture(delta, setup, teardown);
