@@ -112,6 +112,7 @@ void fleet_start(struct fleet *f)
 			.mode = o->mode,
 			.node_prefix = o->node_prefix,
 			.cluster = o->cluster,
+			.features = o->features,
 			.trace = o->trace,
 			.t_prog = f->t_prog,
 			.counters = &f->counters,

@@ -65,6 +65,7 @@ struct fleet_options {
 	int trace;                   /* client whose messages are logged; -1: none */
 	/* TLS: PEM files; ca NULL: plaintext; cert and key: mutual TLS */
 	const char *tls_ca, *tls_cert, *tls_key;
+	const char *features;        /* client features, comma-separated, or NULL */
 	const char *tls_name;        /* the name the server's certificate must hold */
 };
 

@@ -22,6 +22,7 @@ struct fleet_counters {
 	_Atomic uint64_t unknown;      /* responses of a type never asked for */
 	_Atomic uint64_t bad;          /* malformed responses */
 	_Atomic uint64_t twice;        /* responses naming a resource twice */
+	_Atomic uint64_t heartbeats;   /* TTL refreshes: a version, no body */
 	_Atomic uint64_t configured;   /* clients holding a full config */
 	_Atomic uint64_t failed;       /* streams that ended */
 	_Atomic int64_t ops;           /* batches in flight */

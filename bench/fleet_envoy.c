@@ -37,6 +37,14 @@ void envoy_init(struct envoy *e, int idx, const struct envoy_conf *conf)
 	pbw_str(&w, 1, id);
 	pbw_str(&w, 2, conf->cluster);
 	pbw_str(&w, 6, "xdsd-fleet");
+	for (const char *f = conf->features; f != NULL && *f != '\0';) {
+		size_t n = strcspn(f, ",");
+		char one[128];
+
+		snprintf(one, sizeof(one), "%.*s", (int)n, f);
+		pbw_str(&w, 10, one);
+		f += n + (f[n] == ',');
+	}
 	e->node = w.buf;
 	e->node_len = w.len;
 	e->t[CDS].want = true;              /* wildcard */

@@ -30,6 +30,7 @@ struct envoy_conf {
 	enum envoy_mode mode;
 	const char *node_prefix;     /* node ids are <node_prefix>-<idx> */
 	const char *cluster;         /* node.cluster */
+	const char *features;        /* node.client_features, comma-separated */
 	int trace;                   /* Envoy whose messages are logged; -1: none */
 	uint64_t t_prog;             /* now_ns() at start, for trace lines */
 	struct fleet_counters *counters;

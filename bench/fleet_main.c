@@ -60,6 +60,7 @@ static void usage(FILE *f)
 "  --mode sotw|delta  StreamAggregatedResources or DeltaAggregatedResources (sotw)\n"
 "  --node-prefix P    node ids are P-0, P-1, ... (fleet)\n"
 "  --cluster KEY      node.cluster of every client (default)\n"
+"  --features LIST    client features the nodes announce, comma-separated\n"
 "  --threads N        threads, each polling a completion queue (2)\n"
 "  --rate R           open R streams per second (0: all at once)\n"
 "  --trigger CMD      run CMD once configured, measure convergence (repeatable)\n"
@@ -110,6 +111,7 @@ static void parse_args(struct fleet_options *o, int argc, char **argv)
 		{"tls-cert", required_argument, NULL, 'C'},
 		{"tls-key", required_argument, NULL, 'K'},
 		{"tls-name", required_argument, NULL, 'N'},
+		{"features", required_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'H'},
 		{NULL, 0, NULL, 0},
 	};
@@ -151,6 +153,7 @@ static void parse_args(struct fleet_options *o, int argc, char **argv)
 		case 'C': o->tls_cert = optarg; break;
 		case 'K': o->tls_key = optarg; break;
 		case 'N': o->tls_name = optarg; break;
+		case 'F': o->features = optarg; break;
 		case 'H': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}

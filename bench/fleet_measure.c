@@ -288,6 +288,7 @@ void measure_hold(struct fleet *f)
 {
 	const struct fleet_options *o = &f->opt;
 	uint64_t m0 = atomic_load(&f->counters.rx_msgs);
+	uint64_t h0 = atomic_load(&f->counters.heartbeats);
 	double c0 = proc_cpu_s(o->server_pid), c1;
 	long s0 = proc_switches(o->server_pid), s1;
 
@@ -300,6 +301,8 @@ void measure_hold(struct fleet *f)
 	fleet_kv(f, "hold_s", "%.0f", o->hold);
 	fleet_kv(f, "hold_responses", "%" PRIu64,
 		 atomic_load(&f->counters.rx_msgs) - m0);
+	fleet_kv(f, "hold_heartbeats", "%" PRIu64,
+		 atomic_load(&f->counters.heartbeats) - h0);
 	if (c0 >= 0 && c1 >= 0) {
 		fleet_kv(f, "hold_server_cpu_pct", "%.3f", 100 * (c1 - c0) / o->hold);
 		fleet_kv(f, "hold_server_wakeups_per_s", "%.1f",

@@ -292,6 +292,11 @@ static bool take_delta(struct envoy *e, const uint8_t *d, size_t n)
 			}
 			if (rc < 0)
 				goto bad;
+			if (any.data == NULL && ver.len > 0) {
+				/* a heartbeat (TTL refresh): the resource as held */
+				atomic_fetch_add(&e->conf->counters->heartbeats, 1);
+				continue;
+			}
 			if (any.data == NULL) {
 				if (!hset_add(&seen, hash_bytes(name.data, name.len)))
 					twice(e, t, name.data, name.len);

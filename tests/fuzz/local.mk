@@ -19,7 +19,8 @@ FUZZ_REQUEST_SRCS = $(srcdir)/tests/fuzz/fuzz_request.c \
 	$(srcdir)/src/snapshot/snapshot.c $(srcdir)/src/xds/rtype.c \
 	$(srcdir)/src/schema/wire.c $(srcdir)/src/util/arena.c \
 	$(srcdir)/src/util/buf.c $(srcdir)/src/util/xalloc.c \
-	$(srcdir)/src/util/log.c \
+	$(srcdir)/src/util/log.c $(srcdir)/src/util/text.c \
+	$(srcdir)/src/util/jsonw.c \
 	$(srcdir)/src/xds/message.c
 
 # The synthetic seeds, written at `make fuzz-request` time so that they
