@@ -14,7 +14,12 @@ bytes
   - are the same through every input path (YAML events, libyaml
     documents, JSON through jansson),
   - survive bytes -> JSON -> bytes unchanged (snake_case and camelCase),
-    and the JSON printed is JSON python reads back to the same message.
+    and the JSON printed is JSON python reads back to the same message;
+
+and that, written into a snapshot file (YAML and JSON, whole and in
+pieces on threads) with annotations beside their fields ("@ttl",
+"@allow"), every resource still encodes to python's bytes of the
+document without them, and the annotations read are those written.
 
 Output is TAP, one test point per file and check. Run by `make check`
 (environment from Makefile.am: XDSD_SCHEMA, XDSD_SRCDIR, XDSD_BUILDDIR).
@@ -220,6 +225,85 @@ def check_file(tap, pools, path):
         os.unlink(bpath)
 
 
+SECTIONS = {
+    "envoy.config.cluster.v3.Cluster": "clusters",
+    "envoy.config.endpoint.v3.ClusterLoadAssignment": "endpoints",
+    "envoy.config.listener.v3.Listener": "listeners",
+    "envoy.config.route.v3.RouteConfiguration": "routes",
+    "envoy.config.route.v3.ScopedRouteConfiguration": "scoped_routes",
+    "envoy.config.route.v3.VirtualHost": "virtual_hosts",
+    "envoy.extensions.transport_sockets.tls.v3.Secret": "secrets",
+    "envoy.service.runtime.v3.Runtime": "runtimes",
+}
+
+# Annotations given to the k-th resource of a snapshot, and what the tool
+# must print for them (transcode-tool --snapshot --bytes).
+def annotations(k):
+    ann, shown = {}, []
+    if k % 3 != 2:
+        ms = 1000 + 250 * k
+        ann["@ttl"] = "%d.%03ds" % (ms // 1000, ms % 1000)
+        shown.append("@ttl=%d" % ms)
+    if k % 2 == 0:
+        globs = ["spiffe://example.org/ns/%d/*" % k, "node-?"]
+        ann["@allow"] = globs
+        shown.append("@allow=" + ",".join(globs))
+    return ann, shown
+
+
+def check_snapshot(tap, pool, files):
+    """The corpus as one snapshot file, with annotations: same bytes."""
+    sections, expected = {}, []
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        typ = header(text).get("type")
+        if typ not in SECTIONS or "schema" in header(text):
+            continue
+        doc = yaml.safe_load(text)
+        ann, shown = annotations(len(expected))
+        # annotations first, then the fields: keys in any order
+        sections.setdefault(SECTIONS[typ], []).append(dict(ann, **doc))
+        expected.append((SECTIONS[typ], len(sections[SECTIONS[typ]]) - 1,
+                         pool.canonical(pool.parse(typ, doc)), shown))
+    tap.ok(len(expected) >= 30, "snapshot of the corpus: %d resources"
+           % len(expected))
+    forms = [("yaml", yaml.safe_dump(sections, sort_keys=False).encode(),
+              [], ".yaml"),
+             ("yaml on 4 threads", yaml.safe_dump(
+                 sections, sort_keys=False).encode(), ["--threads", "4"],
+              ".yaml"),
+             ("json", json.dumps(jsonable(sections)).encode(), [], ".json")]
+    for label, data, extra, suffix in forms:
+        path = tmpfile(data, suffix)
+        try:
+            rc, out, err = run(["--schema", pool.path, "--snapshot",
+                                "--bytes"] + extra + [path])
+        finally:
+            os.unlink(path)
+        if not tap.ok(rc == 0, "snapshot (%s) with annotations encodes"
+                      % label, err):
+            continue
+        got = {}
+        for line in out.decode().splitlines():
+            words = line.split()
+            got[words[0]] = (bytes.fromhex(words[3]), words[4:])
+        bad = []
+        for sec, i, want, shown in expected:
+            key = "%s[%d]" % (sec, i)
+            if key not in got:
+                bad.append("%s: not encoded" % key)
+            elif got[key][0] != want:
+                bad.append("%s: C %s, python %s" % (key, got[key][0].hex(),
+                                                     want.hex()))
+            elif got[key][1] != shown:
+                bad.append("%s: annotations %s, written %s"
+                           % (key, got[key][1], shown))
+        tap.ok(not bad, "snapshot (%s): every resource is python's bytes "
+               "without its annotations, which are read as written"
+               % label, "\n".join(bad[:5]))
+
+
 def main():
     tap = Tap()
     if MISSING:
@@ -248,6 +332,7 @@ def main():
            % len(envoy))
     for path in files:
         check_file(tap, pools, path)
+    check_snapshot(tap, pools["envoy"], files)
     print("1..%d" % tap.n)
     return 1 if tap.failed else 0
 

@@ -11,7 +11,9 @@
  *   transcode-tool --schema F --snapshot FILE
  *       encodes a snapshot file (sections as in docs/design.md §3) and prints
  *       "path line:column length" per resource (--threads N: in
- *       pieces, as the daemon does)
+ *       pieces, as the daemon does); with --bytes also the resource's
+ *       bytes in hex and its annotations ("@ttl=MS", "@allow=G,G",
+ *       "@anyone")
  *
  * Errors go to stderr, one a line; the exit status is 1 on any error.
  * FILE "-" is standard input.
@@ -55,10 +57,27 @@ static void print_value(const uint8_t *v, size_t len, void *arg)
 	putchar('\n');
 }
 
+static int bytes_too;
+
 static int print_item(const struct xd_item *it, void *arg)
 {
 	(void)arg;
-	printf("%s %u:%u %zu\n", it->path, it->line, it->column, it->len);
+	printf("%s %u:%u %zu", it->path, it->line, it->column, it->len);
+	if (bytes_too) {
+		putchar(' ');
+		for (size_t i = 0; i < it->len; i++)
+			printf("%02x", it->data[i]);
+		if (it->ann.ttl_ms > 0)
+			printf(" @ttl=%u", (unsigned)it->ann.ttl_ms);
+		if (it->ann.allow_set) {
+			printf(" @allow=");
+			for (size_t i = 0; i < it->ann.nallow; i++)
+				printf("%s%s", i ? "," : "", it->ann.allow[i]);
+		}
+		if (it->ann.allow_anyone)
+			printf(" @anyone");
+	}
+	putchar('\n');
 	return 0;
 }
 
@@ -126,7 +145,7 @@ static int from_yamldoc(const struct xd_schema *s, const struct xd_msgdesc *m,
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: transcode-tool --schema FILE (--type MSG [--from yaml|yamldoc|json | --to-json [--camel] | --walk PATH] | --snapshot) FILE\n");
+	fprintf(stderr, "usage: transcode-tool --schema FILE (--type MSG [--from yaml|yamldoc|json | --to-json [--camel] | --walk PATH] | --snapshot [--bytes]) FILE\n");
 	exit(2);
 }
 
@@ -142,6 +161,7 @@ int main(int argc, char **argv)
 		{"snapshot", no_argument, NULL, 'S'},
 		{"path", required_argument, NULL, 'p'},
 		{"threads", required_argument, NULL, 'T'},
+		{"bytes", no_argument, NULL, 'B'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *schema = getenv("XDSD_SCHEMA"), *type = NULL;
@@ -165,6 +185,7 @@ int main(int argc, char **argv)
 		case 'S': snap = 1; break;
 		case 'p': path = optarg; break;
 		case 'T': threads = (unsigned)atoi(optarg); break;
+		case 'B': bytes_too = 1; break;
 		default: usage();
 		}
 	}
