@@ -1,0 +1,281 @@
+#include "xds/xdstp.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util/buf.h"
+#include "util/xalloc.h"
+
+#define SCHEME "xdstp://"
+#define SCHEME_LEN 8
+
+enum part { AUTHORITY, PATH, PARAM };
+
+static bool unreserved(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+	       c == '~';
+}
+
+static bool pchar(unsigned char c)
+{
+	return unreserved(c) || strchr("!$&'()*+,;=:@", c) != NULL;
+}
+
+/* Bytes written as themselves in a part of the canonical form (the sets
+ * gRPC's URI writer uses, so that names it sends are canonical). */
+static bool literal(unsigned char c, enum part p)
+{
+	if (c == '\0')
+		return false;
+	switch (p) {
+	case AUTHORITY:
+		return pchar(c);
+	case PATH:
+		return pchar(c) || c == '/';
+	case PARAM:
+		return c != '&' && c != '=' && (pchar(c) || c == '/' || c == '?');
+	}
+	return false;
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' :
+	       c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Appends `s` (len bytes) decoded and re-encoded for part `p`; -1 for a
+ * bad escape or a NUL byte. */
+static int put_part(struct xd_buf *out, const char *s, size_t len, enum part p)
+{
+	static const char digits[] = "0123456789ABCDEF";
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '\0')
+			return -1;
+		if (c == '%') {
+			int hi, lo;
+
+			if (len - i < 3)
+				return -1;
+			hi = hexval(s[i + 1]);
+			lo = hexval(s[i + 2]);
+			if (hi < 0 || lo < 0)
+				return -1;
+			c = (unsigned char)(hi << 4 | lo);
+			i += 2;
+		}
+		if (literal(c, p)) {
+			xd_buf_putc(out, c);
+		} else {
+			char esc[3] = {'%', digits[c >> 4], digits[c & 15]};
+
+			xd_buf_append(out, esc, 3);
+		}
+	}
+	return 0;
+}
+
+bool xd_xdstp_is(const char *name, size_t len)
+{
+	return len >= 6 && strncasecmp(name, SCHEME, 6) == 0;
+}
+
+struct param {
+	size_t off, len; /* in the scratch buffer */
+};
+
+static int by_param(const void *pa, const void *pb, void *arg)
+{
+	const struct param *a = pa, *b = pb;
+	const char *base = arg;
+	size_t n = a->len < b->len ? a->len : b->len;
+	int c = memcmp(base + a->off, base + b->off, n);
+
+	return c != 0 ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+/* The parameters of `q` (without '?'), each as canonical key=value, in
+ * `scratch`; their places in *params. -1 for a bad escape. */
+static int read_params(const char *q, size_t len, struct xd_buf *scratch,
+		       struct param **params, size_t *n)
+{
+	size_t cap = 0;
+
+	*params = NULL;
+	*n = 0;
+	for (size_t start = 0; start <= len;) {
+		const char *amp = memchr(q + start, '&', len - start);
+		size_t end = amp != NULL ? (size_t)(amp - q) : len;
+		const char *eq = memchr(q + start, '=', end - start);
+		size_t klen = eq != NULL ? (size_t)(eq - (q + start)) : end - start;
+		struct param pm = {scratch->len, 0};
+
+		if (end > start) { /* "a=1&&b=2": empty pieces say nothing */
+			if (put_part(scratch, q + start, klen, PARAM) != 0)
+				return -1;
+			xd_buf_putc(scratch, '=');
+			if (eq != NULL &&
+			    put_part(scratch, eq + 1, end - start - klen - 1,
+				     PARAM) != 0)
+				return -1;
+			pm.len = scratch->len - pm.off;
+			*params = xd_grow(*params, &cap, *n + 1, sizeof(**params));
+			(*params)[(*n)++] = pm;
+		}
+		start = end + 1;
+	}
+	return 0;
+}
+
+char *xd_xdstp_canon(const char *name, size_t len, size_t *out_len,
+		     struct xd_xdstp_parts *parts, const char **why)
+{
+	struct xd_buf out = XD_BUF_INIT, scratch = XD_BUF_INIT;
+	struct xd_xdstp_parts pt = {0};
+	const char *p = name + SCHEME_LEN, *end = name + len, *hash, *qm;
+	const char *auth_end, *type_end, *path_end;
+	struct param *params = NULL;
+	size_t nparams = 0;
+
+	if (len < SCHEME_LEN || strncasecmp(name, SCHEME, SCHEME_LEN) != 0) {
+		*why = "an xdstp name starts with xdstp://";
+		return NULL;
+	}
+	if (memchr(name, '\0', len) != NULL) {
+		*why = "a NUL byte in the name";
+		return NULL;
+	}
+	hash = memchr(p, '#', (size_t)(end - p));
+	if (hash != NULL) {
+		pt.fragment = true;
+		end = hash;
+	}
+	qm = memchr(p, '?', (size_t)(end - p));
+	path_end = qm != NULL ? qm : end;
+	auth_end = memchr(p, '/', (size_t)(path_end - p));
+	if (auth_end == NULL) {
+		*why = "no resource type after the authority (xdstp://<authority>/<type>/<id>)";
+		return NULL;
+	}
+	type_end = memchr(auth_end + 1, '/', (size_t)(path_end - auth_end - 1));
+	if (type_end == NULL || type_end == auth_end + 1) {
+		*why = type_end == NULL ?
+			       "no id after the resource type (xdstp://<authority>/<type>/<id>)" :
+			       "an empty resource type (xdstp://<authority>/<type>/<id>)";
+		return NULL;
+	}
+	if (type_end + 1 == path_end) {
+		*why = "an empty id (xdstp://<authority>/<type>/<id>)";
+		return NULL;
+	}
+	xd_buf_append(&out, SCHEME, SCHEME_LEN);
+	if (put_part(&out, p, (size_t)(auth_end - p), AUTHORITY) != 0)
+		goto bad_escape;
+	xd_buf_putc(&out, '/');
+	pt.type = out.len;
+	if (put_part(&out, auth_end + 1, (size_t)(type_end - auth_end - 1),
+		     PATH) != 0)
+		goto bad_escape;
+	pt.type_len = out.len - pt.type;
+	if (memchr((char *)out.data + pt.type, '/', pt.type_len) != NULL) {
+		/* "%2F" in the type: no message name has one */
+		*why = "a '/' in the resource type";
+		goto fail;
+	}
+	xd_buf_putc(&out, '/');
+	pt.id = out.len;
+	if (put_part(&out, type_end + 1, (size_t)(path_end - type_end - 1),
+		     PATH) != 0)
+		goto bad_escape;
+	pt.id_len = out.len - pt.id;
+	{
+		const char *id = (const char *)out.data + pt.id;
+		const char *last = memrchr(id, '/', pt.id_len);
+		size_t seg = last != NULL ? (size_t)(id + pt.id_len - last - 1) :
+					    pt.id_len;
+
+		pt.glob = seg == 1 && id[pt.id_len - 1] == '*';
+	}
+	pt.query = out.len;
+	if (qm != NULL) {
+		if (read_params(qm + 1, (size_t)(end - qm - 1), &scratch,
+				&params, &nparams) != 0)
+			goto bad_escape;
+		if (nparams > 1)
+			qsort_r(params, nparams, sizeof(*params), by_param,
+				scratch.data);
+		for (size_t i = 0; i < nparams; i++) {
+			xd_buf_putc(&out, i == 0 ? '?' : '&');
+			xd_buf_append(&out, scratch.data + params[i].off,
+				   params[i].len);
+		}
+	}
+	free(params);
+	xd_buf_free(&scratch);
+	xd_buf_putc(&out, '\0');
+	*out_len = out.len - 1;
+	if (parts != NULL)
+		*parts = pt;
+	return (char *)out.data;
+bad_escape:
+	*why = "a '%' not followed by two hex digits";
+fail:
+	free(params);
+	xd_buf_free(&scratch);
+	xd_buf_free(&out);
+	return NULL;
+}
+
+/* In a canonical name: where its id's last segment starts and where
+ * its parameters start; false if it has no id. */
+static bool last_segment(const char *name, size_t len, size_t *seg,
+			 size_t *query)
+{
+	const char *p, *auth_end, *type_end, *q, *slash;
+
+	if (len <= SCHEME_LEN || memcmp(name, SCHEME, SCHEME_LEN) != 0)
+		return false;
+	p = name + SCHEME_LEN;
+	q = memchr(p, '?', len - SCHEME_LEN);
+	if (q == NULL)
+		q = name + len;
+	auth_end = memchr(p, '/', (size_t)(q - p));
+	if (auth_end == NULL)
+		return false;
+	type_end = memchr(auth_end + 1, '/', (size_t)(q - auth_end - 1));
+	if (type_end == NULL || type_end + 1 == q)
+		return false;
+	slash = memrchr(type_end, '/', (size_t)(q - type_end));
+	*seg = (size_t)(slash + 1 - name);
+	*query = (size_t)(q - name);
+	return true;
+}
+
+bool xd_xdstp_is_glob(const char *name, size_t len)
+{
+	size_t seg, query;
+
+	return last_segment(name, len, &seg, &query) && query == seg + 1 &&
+	       name[seg] == '*';
+}
+
+size_t xd_xdstp_collection(const char *name, size_t len, char *buf)
+{
+	size_t seg, query;
+
+	if (!last_segment(name, len, &seg, &query) ||
+	    (query == seg + 1 && name[seg] == '*'))
+		return 0;
+	memcpy(buf, name, seg);
+	buf[seg] = '*';
+	memcpy(buf + seg + 1, name + query, len - query);
+	buf[seg + 1 + len - query] = '\0';
+	return seg + 1 + len - query;
+}
