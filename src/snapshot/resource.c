@@ -7,6 +7,7 @@
 
 #include "schema/schema.h"
 #include "util/xalloc.h"
+#include "xds/xdstp.h"
 
 struct walk {
 	struct xd_resinfo *r;
@@ -116,6 +117,69 @@ static void unique(struct xd_resinfo *r)
 	r->nrefs = u;
 }
 
+/*
+ * An xdstp:// name (rule X1) of a resource of type `t`, in place: its
+ * canonical form (xds/xdstp.h), so that lookups by any spelling of it
+ * are exact. A resource's own name is a URN: it names its own type and
+ * has no directives and no glob; a reference may carry directives (the
+ * client acts on them; it asks for the name without them). Other names
+ * are left alone. Returns 0, or -1 with the reason in `why`.
+ */
+static int canon_name(char **name, enum xd_rtype t, bool own, char *why,
+		      size_t whylen)
+{
+	const char *message = xd_rtype_info(t)->message, *reason;
+	struct xd_xdstp_parts pt;
+	size_t len;
+	char *c;
+
+	if (!xd_xdstp_is(*name, strlen(*name)))
+		return 0;
+	c = xd_xdstp_canon(*name, strlen(*name), &len, &pt, &reason);
+	if (c == NULL) {
+		snprintf(why, whylen, "'%s' is not a valid xdstp:// name: %s",
+			 *name, reason);
+		return -1;
+	}
+	if (pt.type_len != strlen(message) ||
+	    memcmp(c + pt.type, message, pt.type_len) != 0)
+		snprintf(why, whylen, "'%s' names the type %.*s, not %s",
+			 *name, (int)pt.type_len, c + pt.type, message);
+	else if (pt.glob)
+		snprintf(why, whylen, "'%s' is a glob collection, not the name of a resource",
+			 *name);
+	else if (own && pt.fragment)
+		snprintf(why, whylen, "the name '%s' has a '#' fragment: directives belong in references, not in names",
+			 *name);
+	else
+		goto good;
+	free(c);
+	return -1;
+good:
+	free(*name);
+	*name = c;
+	return 0;
+}
+
+/* The xdstp names among the references, in canonical form (before they
+ * are sorted and made unique: two spellings are one reference). */
+static int canon_refs(struct xd_resinfo *r, char *why, size_t whylen)
+{
+	for (size_t i = 0; i < r->nrefs; i++) {
+		char *n = (char *)r->refs[i].name;
+		char inner[400];
+
+		if (canon_name(&n, r->refs[i].type, false, inner,
+			       sizeof(inner)) != 0) {
+			snprintf(why, whylen, "%s reference: %s",
+				 xd_rtype_info(r->refs[i].type)->noun, inner);
+			return -1;
+		}
+		r->refs[i].name = n;
+	}
+	return 0;
+}
+
 int xd_resource_analyze(const struct xd_schema *s, const struct xd_msgdesc *m,
 			enum xd_rtype t, const uint8_t *data, size_t len,
 			struct xd_resinfo *out, char *why, size_t whylen)
@@ -134,6 +198,16 @@ int xd_resource_analyze(const struct xd_schema *s, const struct xd_msgdesc *m,
 		return -1;
 	}
 	out->name = w.first;
+	if (t == XD_VIRTUAL_HOST && xd_xdstp_is(out->name, strlen(out->name))) {
+		snprintf(why, whylen, "virtual host '%s': virtual hosts are named '<route configuration>/<name>', not by xdstp:// names",
+			 out->name);
+		xd_resinfo_clear(out);
+		return -1;
+	}
+	if (canon_name(&out->name, t, true, why, whylen) != 0) {
+		xd_resinfo_clear(out);
+		return -1;
+	}
 	for (size_t i = 0; i < sizeof(ref_paths) / sizeof(ref_paths[0]); i++) {
 		if (ref_paths[i].from != t)
 			continue;
@@ -171,6 +245,10 @@ int xd_resource_analyze(const struct xd_schema *s, const struct xd_msgdesc *m,
 		w.to = XD_ROUTE;
 		add_ref((const uint8_t *)out->name, w.prefix_len, &w);
 		xd_schema_walk(s, m, data, len, "domains", add_alias, &w);
+	}
+	if (canon_refs(out, why, whylen) != 0) {
+		xd_resinfo_clear(out);
+		return -1;
 	}
 	unique(out);
 	return 0;
