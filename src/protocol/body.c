@@ -7,6 +7,7 @@
 #include "util/buf.h"
 #include "util/xalloc.h"
 #include "xds/message.h"
+#include "xds/xdstp.h"
 
 static unsigned long long computed;
 /* bodies alive and their bytes (xd_body_live) */
@@ -56,11 +57,21 @@ static bool names_has(const struct xd_names *n, const char *name, size_t len)
 	return n->all || xd_nameset_has(n->set, name, len);
 }
 
+/* `name` is among `n`: by a wildcard, by itself, or, in delta, by the
+ * glob collection it belongs to (rule X2). */
+static bool covers(const struct xd_want *w, const struct xd_names *n,
+		   const char *name, size_t len)
+{
+	return names_has(n, name, len) ||
+	       (w->form == XD_FORM_DELTA &&
+		xd_derived_in_glob(n->set, name, len));
+}
+
 /* The version of `name` the client holds, or NULL. */
 static const struct xd_entry *held_entry(const struct xd_want *w,
 					 const char *name, size_t len)
 {
-	if (w->held == NULL || !names_has(&w->held_names, name, len))
+	if (w->held == NULL || !covers(w, &w->held_names, name, len))
 		return NULL;
 	return lookup(w->held, name, len);
 }
@@ -128,11 +139,17 @@ static void consider(const struct xd_want *w, struct pick *p,
 		     size_t asked_len)
 {
 	const struct xd_entry *h = held_entry(w, asked, asked_len);
+	/* Asked for again (rule D5), by name or by its glob collection;
+	 * but not what a reconnecting client said it holds (rule D7),
+	 * which it names one by one. */
+	bool forced = xd_nameset_has(w->force, asked, asked_len) ||
+		      (w->form == XD_FORM_DELTA &&
+		       xd_derived_in_glob(w->force, asked, asked_len) &&
+		       !xd_nameset_has(w->held_names.set, asked, asked_len));
 
 	if (e->ttl != NULL)
 		p->ttl_subscribed++;
-	if (h == NULL || h->hash != e->hash ||
-	    xd_nameset_has(w->force, asked, asked_len)) {
+	if (h == NULL || h->hash != e->hash || forced) {
 		add_send(p, e);
 		p->changed = true;
 	} else if (w->full_state) {
@@ -151,6 +168,63 @@ static int by_name(const void *pa, const void *pb)
 }
 
 /*
+ * Members of the glob collection `g` that the client holds (those of
+ * the held table) and that are gone from the table, while it still
+ * subscribes to them (rule X2: removals are said, as in rule D4).
+ */
+static void removed_members(const struct xd_want *w, struct pick *p,
+			    struct xd_name g)
+{
+	struct xd_nameset *members = xd_derived_glob(w->held, g);
+
+	for (size_t i = 0; i < xd_nameset_count(members); i++) {
+		struct xd_name m = xd_nameset_at(members, i);
+		const struct xd_entry *e = xd_table_find(w->held, m.data, m.len);
+
+		if (xd_table_find(w->table, m.data, m.len) == NULL &&
+		    covers(w, &w->sub, m.data, m.len)) {
+			p->changed = true;
+			add_name(&p->removed, &p->nremoved, &p->cap_removed,
+				 e->name, e->name_len);
+		}
+	}
+	xd_nameset_unref(members);
+}
+
+/*
+ * A glob collection subscribed (rule X2, delta): each member is
+ * considered as a subscribed name is. An empty collection is said by
+ * listing the glob's name in removed_resources, once: not again while
+ * the client holds it empty, unless it subscribes to it again.
+ */
+static void select_glob(const struct xd_want *w, struct pick *p,
+			struct xd_name g)
+{
+	struct xd_nameset *members = xd_derived_glob(w->table, g);
+	size_t n = xd_nameset_count(members);
+
+	for (size_t i = 0; i < n && !w->sub.all; i++) {
+		struct xd_name m = xd_nameset_at(members, i);
+
+		consider(w, p, xd_table_find(w->table, m.data, m.len), m.data,
+			 m.len);
+	}
+	xd_nameset_unref(members);
+	if (n > 0)
+		return;
+	if (w->held != NULL && xd_nameset_has(w->held_names.set, g.data, g.len) &&
+	    !xd_nameset_has(w->force, g.data, g.len)) {
+		struct xd_nameset *before = xd_derived_glob(w->held, g);
+		bool told = xd_nameset_count(before) == 0;
+
+		xd_nameset_unref(before);
+		if (told)
+			return;
+	}
+	add_name(&p->removed, &p->nremoved, &p->cap_removed, g.data, g.len);
+}
+
+/*
  * Resources the client holds that are gone from the table. A resource is
  * gone when no resource of the table has its name: that its name is now
  * another one's alias (VHDS) does not keep it, the client would hold it
@@ -165,7 +239,7 @@ static void find_removed(const struct xd_want *w, struct pick *p)
 			const struct xd_entry *e = xd_table_at(w->held, i);
 
 			if (xd_table_find(w->table, e->name, e->name_len) == NULL &&
-			    names_has(&w->sub, e->name, e->name_len)) {
+			    covers(w, &w->sub, e->name, e->name_len)) {
 				p->changed = true;
 				add_name(&p->removed, &p->nremoved,
 					 &p->cap_removed, e->name, e->name_len);
@@ -176,12 +250,19 @@ static void find_removed(const struct xd_want *w, struct pick *p)
 			struct xd_name n = xd_nameset_at(w->held_names.set, i);
 			const struct xd_entry *e = lookup(w->held, n.data, n.len);
 
+			if (w->form == XD_FORM_DELTA &&
+			    xd_nameset_globs(w->held_names.set) > 0 &&
+			    xd_xdstp_is_glob(n.data, n.len)) {
+				removed_members(w, p, n);
+				continue;
+			}
+
 			/* held under `n`, its own name or an alias (VHDS):
 			 * removed when the resource is gone, whatever the
 			 * alias resolves to now (see alias_gone) */
 			if (e != NULL &&
 			    xd_table_find(w->table, e->name, e->name_len) == NULL &&
-			    names_has(&w->sub, n.data, n.len)) {
+			    covers(w, &w->sub, n.data, n.len)) {
 				p->changed = true;
 				add_name(&p->removed, &p->nremoved,
 					 &p->cap_removed, e->name, e->name_len);
@@ -193,7 +274,7 @@ static void find_removed(const struct xd_want *w, struct pick *p)
 		struct xd_name n = xd_nameset_at(w->removed, i);
 
 		if (xd_table_find(w->table, n.data, n.len) == NULL &&
-		    names_has(&w->sub, n.data, n.len))
+		    covers(w, &w->sub, n.data, n.len))
 			add_name(&p->removed, &p->nremoved, &p->cap_removed,
 				 n.data, n.len);
 	}
@@ -233,8 +314,14 @@ static void select_resources(const struct xd_want *w, struct pick *p)
 	/* explicit names (alone, or beside a wildcard) */
 	for (size_t i = 0; i < xd_nameset_count(w->sub.set); i++) {
 		struct xd_name n = xd_nameset_at(w->sub.set, i);
-		const struct xd_entry *e = lookup(w->table, n.data, n.len);
+		const struct xd_entry *e;
 
+		if (delta && xd_nameset_globs(w->sub.set) > 0 &&
+		    xd_xdstp_is_glob(n.data, n.len)) {
+			select_glob(w, p, n);
+			continue;
+		}
+		e = lookup(w->table, n.data, n.len);
 		if (e != NULL) {
 			if (!w->sub.all)
 				consider(w, p, e, n.data, n.len);

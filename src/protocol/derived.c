@@ -5,6 +5,7 @@
 
 #include "util/buf.h"
 #include "util/xalloc.h"
+#include "xds/xdstp.h"
 
 struct slot {
 	enum xd_derived_kind kind;
@@ -349,9 +350,97 @@ bool xd_derived_covered(struct xd_table *eds, struct xd_nameset *need,
 	for (size_t i = 0; v.flag && i < xd_nameset_count(need); i++) {
 		struct xd_name n = xd_nameset_at(need, i);
 
-		v.flag = xd_nameset_has(set, n.data, n.len);
+		v.flag = xd_nameset_has(set, n.data, n.len) ||
+			 xd_derived_in_glob(set, n.data, n.len);
 	}
 	xd_derived_store(eds, XD_DERIVED_COVERED, &key,
 			 (struct xd_derived_owned){v, 0, NULL});
 	return v.flag;
+}
+
+bool xd_derived_in_glob(const struct xd_nameset *set, const char *name,
+			size_t len)
+{
+	char stack[512];
+	char *buf;
+	size_t g;
+	bool in;
+
+	if (xd_nameset_globs(set) == 0 || !xd_xdstp_is(name, len))
+		return false;
+	buf = len + 2 <= sizeof(stack) ? stack : xd_malloc(len + 2);
+	g = xd_xdstp_collection(name, len, buf);
+	in = g > 0 && xd_nameset_has(set, buf, g);
+	if (buf != stack)
+		free(buf);
+	return in;
+}
+
+/* Where names that start with `prefix` begin in `t` (sorted by name,
+ * bytewise, shorter first on a tie). */
+static size_t lower_bound(const struct xd_table *t, const char *prefix,
+			  size_t len)
+{
+	size_t lo = 0, hi = xd_table_count(t);
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct xd_entry *e = xd_table_at(t, mid);
+		size_t n = e->name_len < len ? e->name_len : len;
+		int c = memcmp(e->name, prefix, n);
+
+		if (c < 0 || (c == 0 && e->name_len < len))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct xd_nameset *xd_derived_glob(struct xd_table *t, struct xd_name glob)
+{
+	struct xd_nameset *key_set = xd_nameset_intern(&glob, 1);
+	struct xd_derived_key key = {.sets = {key_set}};
+	union xd_derived_value v;
+	struct xd_name *names = NULL;
+	size_t n = 0, cap = 0, prefix;
+	char *buf;
+
+	if (xd_derived_find(t, XD_DERIVED_GLOB, &key, &v)) {
+		xd_nameset_unref(key_set);
+		return xd_nameset_ref(v.set);
+	}
+	/* Members share the glob's text up to its last '/' (before the
+	 * parameters): one run of the sorted table holds them all, among
+	 * deeper paths and other parameters, which the comparison drops. */
+	{
+		const char *q = memchr(glob.data, '?', glob.len);
+
+		prefix = (q != NULL ? (size_t)(q - glob.data) : glob.len);
+		prefix = prefix > 0 ? prefix - 1 : 0; /* before the '*' */
+	}
+	buf = xd_malloc(glob.len + 512);
+	for (size_t i = lower_bound(t, glob.data, prefix);
+	     i < xd_table_count(t); i++) {
+		const struct xd_entry *e = xd_table_at(t, i);
+		size_t g;
+
+		if (e->name_len < prefix || memcmp(e->name, glob.data, prefix) != 0)
+			break;
+		if (e->name_len + 2 > glob.len + 512)
+			buf = xd_realloc(buf, e->name_len + 2);
+		g = xd_xdstp_collection(e->name, e->name_len, buf);
+		if (g == glob.len && memcmp(buf, glob.data, g) == 0) {
+			names = xd_grow(names, &cap, n + 1, sizeof(*names));
+			names[n++] = (struct xd_name){e->name, e->name_len};
+		}
+	}
+	free(buf);
+	v.set = xd_nameset_intern(names, n);
+	free(names);
+	xd_derived_store(t, XD_DERIVED_GLOB, &key,
+			 (struct xd_derived_owned){v, xd_nameset_bytes(v.set),
+						   release_set});
+	xd_nameset_unref(key_set);
+	return xd_nameset_ref(v.set);
 }

@@ -43,6 +43,7 @@ enum xd_derived_kind {
 	XD_DERIVED_EDS_REFS,
 	XD_DERIVED_COVERED,
 	XD_DERIVED_SHOWN, /* the restricted names an identity may see */
+	XD_DERIVED_GLOB,  /* the members of a glob collection (rule X2) */
 };
 
 #define XD_DERIVED_SLOTS 64
@@ -130,5 +131,19 @@ struct xd_nameset *xd_derived_eds_refs(struct xd_table *eds,
 /* Every name of `need` is in the subscription (`all`, or `set`). */
 bool xd_derived_covered(struct xd_table *eds, struct xd_nameset *need,
 			bool all, struct xd_nameset *set);
+
+/*
+ * The names of the entries of `t` in the glob collection `glob` (rule
+ * X2; canonical, xds/xdstp.h): those whose name is the glob's with its
+ * "*" replaced by one path segment, with the same context parameters.
+ * Memoized on `t` by the glob, so that every client subscribing to it
+ * shares the work. Returns a new reference.
+ */
+struct xd_nameset *xd_derived_glob(struct xd_table *t, struct xd_name glob);
+
+/* Whether `set` holds the glob collection that the canonical xdstp
+ * name `name` belongs to (false at once when it holds no glob). */
+bool xd_derived_in_glob(const struct xd_nameset *set, const char *name,
+			size_t len);
 
 #endif

@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include "util/xalloc.h"
+#include "xds/xdstp.h"
 
 struct xd_nameset {
 	unsigned refs;
@@ -18,6 +19,7 @@ struct xd_nameset {
 	size_t mask;
 	char *bytes;
 	size_t size;               /* what the set allocated */
+	size_t globs;              /* glob collections among the names */
 };
 
 static struct {
@@ -111,6 +113,8 @@ static struct xd_nameset *create(const struct xd_name *names, size_t n,
 		while (s->index[k] != 0)
 			k = (k + 1) & s->mask;
 		s->index[k] = (uint32_t)i + 1;
+		if (xd_xdstp_is_glob(s->names[i].data, s->names[i].len))
+			s->globs++;
 	}
 	s->count = n;
 	s->hash = hash;
@@ -267,6 +271,11 @@ bool xd_nameset_has(const struct xd_nameset *s, const char *name, size_t len)
 		    memcmp(s->names[slot - 1].data, name, len) == 0)
 			return true;
 	}
+}
+
+size_t xd_nameset_globs(const struct xd_nameset *s)
+{
+	return s->globs;
 }
 
 size_t xd_nameset_live(void)

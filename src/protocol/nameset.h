@@ -48,6 +48,10 @@ size_t xd_nameset_bytes(const struct xd_nameset *s);
 struct xd_name xd_nameset_at(const struct xd_nameset *s, size_t i);
 bool xd_nameset_has(const struct xd_nameset *s, const char *name, size_t len);
 
+/* How many of its names are xdstp glob collections (rule X2; in the
+ * canonical form of xds/xdstp.h): 0 spares looking for them. */
+size_t xd_nameset_globs(const struct xd_nameset *s);
+
 /* Interned sets alive now (for tests and statistics). */
 size_t xd_nameset_live(void);
 

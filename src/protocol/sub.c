@@ -6,6 +6,8 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/xalloc.h"
+#include "protocol/derived.h"
+#include "xds/xdstp.h"
 
 static const char *const state_names[] = {
 	[XD_SUB_IDLE] = "idle",
@@ -88,6 +90,58 @@ uint64_t xd_sub_parse_nonce(struct xd_name n)
 	return v;
 }
 
+/*
+ * Names of a request with the xdstp ones in canonical form (rule X1),
+ * the form tables hold them in, so that any spelling of a name finds
+ * it. Other names, and xdstp names that are not well-formed (which then
+ * name nothing), stay as sent. Done once per request that changes the
+ * subscription, before the names are interned: nothing is cached, so
+ * nothing grows with what clients send.
+ */
+struct canon {
+	const struct xd_name *v; /* the request's names, or `own` */
+	struct xd_name *own;
+	size_t n;
+};
+
+static void canon_init(struct canon *c, const struct xd_name *in, size_t n)
+{
+	c->v = in;
+	c->own = NULL;
+	c->n = n;
+	for (size_t i = 0; i < n; i++) {
+		const char *why;
+		size_t len;
+		char *canon;
+
+		if (!xd_xdstp_is(in[i].data, in[i].len))
+			continue;
+		canon = xd_xdstp_canon(in[i].data, in[i].len, &len, NULL, &why);
+		if (canon == NULL)
+			continue;
+		if (c->own == NULL) {
+			c->own = xd_calloc(n, sizeof(*c->own));
+			c->v = c->own;
+		}
+		c->own[i] = (struct xd_name){canon, len};
+	}
+	if (c->own == NULL)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (c->own[i].data == NULL)
+			c->own[i] = in[i];
+}
+
+static void canon_free(struct canon *c, const struct xd_name *in)
+{
+	if (c->own == NULL)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->own[i].data != in[i].data)
+			free((char *)c->own[i].data);
+	free(c->own);
+}
+
 static bool is_star(struct xd_name n)
 {
 	return n.len == 1 && n.data[0] == '*';
@@ -134,16 +188,19 @@ static void answered(struct xd_sub *s, const struct xd_request *r, bool nack)
  * The subscription changed: forget holding what is no longer wanted, so
  * that asking for it again sends it again (rules S7, D5).
  */
-static void narrow_held(struct xd_sub *s)
+static void narrow_held(struct xd_sub *s, bool delta)
 {
 	struct xd_name *keep;
-	size_t n = 0, count;
+	size_t n = 0, count, nheld;
 	struct xd_nameset *set;
+	bool globs;
 
 	if (s->held == NULL || s->want.all)
 		return;
 	count = xd_nameset_count(s->want.set);
-	keep = xd_malloc((count + 1) * sizeof(*keep));
+	nheld = xd_nameset_count(s->held_names.set);
+	globs = delta && xd_nameset_globs(s->want.set) > 0;
+	keep = xd_malloc((count + (globs ? nheld : 0) + 1) * sizeof(*keep));
 	for (size_t i = 0; i < count; i++) {
 		struct xd_name name = xd_nameset_at(s->want.set, i);
 		bool held = s->held_names.all ?
@@ -151,7 +208,23 @@ static void narrow_held(struct xd_sub *s)
 					    xd_table_find_alias(s->held, name.data, name.len) != NULL :
 				    xd_nameset_has(s->held_names.set, name.data, name.len);
 
+		if (!held && globs && s->held_names.all &&
+		    xd_xdstp_is_glob(name.data, name.len)) {
+			/* a wildcard client held every member already */
+			struct xd_nameset *m = xd_derived_glob(s->held, name);
+
+			held = xd_nameset_count(m) > 0;
+			xd_nameset_unref(m);
+		}
 		if (held)
+			keep[n++] = name;
+	}
+	/* rule X2: members held one by one (a reconnecting client lists
+	 * them, rule D7) stay held while their glob is subscribed */
+	for (size_t i = 0; globs && !s->held_names.all && i < nheld; i++) {
+		struct xd_name name = xd_nameset_at(s->held_names.set, i);
+
+		if (xd_derived_in_glob(s->want.set, name.data, name.len))
 			keep[n++] = name;
 	}
 	set = xd_nameset_intern(keep, n);
@@ -222,18 +295,21 @@ enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
 	struct xd_name *names = xd_malloc((r->nnames + 1) * sizeof(*names));
 	size_t n = 0;
 	struct xd_nameset *set;
+	struct canon c;
 
+	canon_init(&c, r->names, r->nnames);
 	for (size_t i = 0; i < r->nnames; i++) {
-		if (wildcard_ok && is_star(r->names[i]))
+		if (wildcard_ok && is_star(c.v[i]))
 			all = true;
 		else
-			names[n++] = r->names[i];
+			names[n++] = c.v[i];
 	}
 	set = xd_nameset_intern(names, n);
 	free(names);
+	canon_free(&c, r->names);
 	if (set != s->want.set || all != s->want.all) {
 		set_names(&s->want, all, set);
-		narrow_held(s);
+		narrow_held(s, false);
 	} else {
 		xd_nameset_unref(set);
 	}
@@ -278,8 +354,11 @@ static void apply_initial_versions(struct xd_sub *s,
 	size_t nmatch = 0, ngone = 0;
 	struct xd_nameset *set;
 
+	struct canon c;
+
+	canon_init(&c, r->initial_names, r->ninitial);
 	for (size_t i = 0; i < r->ninitial; i++) {
-		struct xd_name name = r->initial_names[i];
+		struct xd_name name = c.v[i];
 		struct xd_name ver = r->initial_versions[i];
 		const struct xd_entry *e = xd_table_find(current, name.data, name.len);
 
@@ -300,6 +379,7 @@ static void apply_initial_versions(struct xd_sub *s,
 	s->removed = set;
 	free(match);
 	free(gone);
+	canon_free(&c, r->initial_names);
 }
 
 enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
@@ -310,6 +390,7 @@ enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
 	enum xd_sub_verdict v;
 	bool first = s->state == XD_SUB_IDLE, all = s->want.all;
 	struct xd_nameset *set, *force;
+	struct canon names, unsub;
 
 	/* rule D9: without a nonce a request only changes subscriptions; with
 	 * one that is not the response in flight, its ACK part is stale. */
@@ -343,12 +424,14 @@ enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
 
 	if (r->nnames == 0 && r->nunsubscribe == 0 && all == s->want.all)
 		return v;
-	set = edit_set(s->want.set, r->names, r->nnames,
-		       r->unsubscribe, r->nunsubscribe);
+	canon_init(&names, r->names, r->nnames);
+	canon_init(&unsub, r->unsubscribe, r->nunsubscribe);
+	set = edit_set(s->want.set, names.v, r->nnames,
+		       unsub.v, r->nunsubscribe);
 	set_names(&s->want, all, set);
 	/* rule D5: names subscribed now are sent even if the client holds them;
 	 * rule D6: unsubscribing what was never there is harmless. */
-	force = edit_set(s->force, r->names, r->nnames, r->unsubscribe,
+	force = edit_set(s->force, names.v, r->nnames, unsub.v,
 			 r->nunsubscribe);
 	if (first && r->ninitial > 0) {
 		/* rule D7 over rule D5: what a reconnecting client just said it holds
@@ -360,7 +443,9 @@ enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
 	}
 	xd_nameset_unref(s->force);
 	s->force = force;
-	narrow_held(s);
+	narrow_held(s, true);
+	canon_free(&names, r->names);
+	canon_free(&unsub, r->unsubscribe);
 	return v;
 }
 

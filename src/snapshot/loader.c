@@ -46,6 +46,9 @@ static int on_item(const struct xd_item *it, void *arg)
 	const struct xd_entry *first;
 	struct xd_resinfo info;
 	char why[512];
+	const uint8_t *data = it->data;
+	uint8_t *renamed = NULL;
+	size_t len = it->len;
 
 	if (xd_resource_analyze(bd->schema, it->section->type, t, it->data,
 				it->len, &info, why, sizeof(why)) != 0) {
@@ -53,7 +56,19 @@ static int on_item(const struct xd_item *it, void *arg)
 			    it->line, it->column, it->path, why);
 		return 0;
 	}
-	if (xd_table_builder_add(bd->b[t], info.name, it->data, it->len,
+	if (info.renamed) {
+		/* rule X1: the canonical name in the resource's own name too */
+		renamed = xd_resource_rename(it->data, it->len, info.name,
+					     &len);
+		if (renamed == NULL) {
+			xd_diag_add(bd->diag, "%s:%u:%u: %s: malformed resource",
+				    bd->file->path, it->line, it->column, it->path);
+			xd_resinfo_clear(&info);
+			return 0;
+		}
+		data = renamed;
+	}
+	if (xd_table_builder_add(bd->b[t], info.name, data, len,
 				 info.refs, info.nrefs,
 				 (const char *const *)info.aliases, info.naliases,
 				 bd->file->path, it->line, &first) != 0)
@@ -67,6 +82,7 @@ static int on_item(const struct xd_item *it, void *arg)
 			xd_table_builder_ttl(bd->b[t], it->ann.ttl_ms);
 	}
 	xd_resinfo_clear(&info);
+	free(renamed);
 	return 0;
 }
 

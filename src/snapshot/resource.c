@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "schema/schema.h"
+#include "schema/wire.h"
+#include "util/buf.h"
 #include "util/xalloc.h"
 #include "xds/xdstp.h"
 
@@ -125,8 +127,8 @@ static void unique(struct xd_resinfo *r)
  * client acts on them; it asks for the name without them). Other names
  * are left alone. Returns 0, or -1 with the reason in `why`.
  */
-static int canon_name(char **name, enum xd_rtype t, bool own, char *why,
-		      size_t whylen)
+static int canon_name(char **name, bool *renamed, enum xd_rtype t, bool own,
+		      char *why, size_t whylen)
 {
 	const char *message = xd_rtype_info(t)->message, *reason;
 	struct xd_xdstp_parts pt;
@@ -156,6 +158,8 @@ static int canon_name(char **name, enum xd_rtype t, bool own, char *why,
 	free(c);
 	return -1;
 good:
+	if (own && strcmp(c, *name) != 0)
+		*renamed = true;
 	free(*name);
 	*name = c;
 	return 0;
@@ -169,7 +173,7 @@ static int canon_refs(struct xd_resinfo *r, char *why, size_t whylen)
 		char *n = (char *)r->refs[i].name;
 		char inner[400];
 
-		if (canon_name(&n, r->refs[i].type, false, inner,
+		if (canon_name(&n, NULL, r->refs[i].type, false, inner,
 			       sizeof(inner)) != 0) {
 			snprintf(why, whylen, "%s reference: %s",
 				 xd_rtype_info(r->refs[i].type)->noun, inner);
@@ -204,7 +208,7 @@ int xd_resource_analyze(const struct xd_schema *s, const struct xd_msgdesc *m,
 		xd_resinfo_clear(out);
 		return -1;
 	}
-	if (canon_name(&out->name, t, true, why, whylen) != 0) {
+	if (canon_name(&out->name, &out->renamed, t, true, why, whylen) != 0) {
 		xd_resinfo_clear(out);
 		return -1;
 	}
@@ -264,4 +268,24 @@ void xd_resinfo_clear(struct xd_resinfo *r)
 		free(r->aliases[i]);
 	free(r->aliases);
 	memset(r, 0, sizeof(*r));
+}
+
+uint8_t *xd_resource_rename(const uint8_t *data, size_t len,
+			    const char *name, size_t *out_len)
+{
+	struct xd_buf b = XD_BUF_INIT;
+	const uint8_t *p = data, *end = data + len;
+	struct xd_wire_field f;
+	int rc;
+
+	xd_wire_bytes(&b, 1, name, strlen(name));
+	for (const uint8_t *start = p; (rc = xd_wire_next(&p, end, &f)) == 1;
+	     start = p)
+		if (f.number != 1)
+			xd_buf_append(&b, start, (size_t)(p - start));
+	if (rc < 0) {
+		xd_buf_free(&b);
+		return NULL;
+	}
+	return xd_buf_steal(&b, out_len);
 }

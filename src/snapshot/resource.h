@@ -17,6 +17,7 @@
 #ifndef XD_SNAPSHOT_RESOURCE_H
 #define XD_SNAPSHOT_RESOURCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,8 @@
 
 struct xd_resinfo {
 	char *name;
+	bool renamed; /* `name` is the canonical form of an xdstp name
+			 written otherwise (xd_resource_rename) */
 	struct xd_ref *refs; /* sorted, unique; names malloc'd */
 	size_t nrefs;
 	char **aliases;
@@ -40,5 +43,15 @@ int xd_resource_analyze(const struct xd_schema *s, const struct xd_msgdesc *m,
 			struct xd_resinfo *out, char *why, size_t whylen);
 
 void xd_resinfo_clear(struct xd_resinfo *r);
+
+/*
+ * The resource `data` with its name (field 1 of every type xdsd serves)
+ * set to `name`: a resource named by an xdstp name is served with the
+ * canonical form in its own name field too, which is where SotW clients
+ * read it (rule X1). Returns malloc'd bytes (length in *out_len), or
+ * NULL when `data` is not a well-formed message.
+ */
+uint8_t *xd_resource_rename(const uint8_t *data, size_t len,
+			    const char *name, size_t *out_len);
 
 #endif

@@ -25,5 +25,6 @@ int main(void)
 	pu_register_delta(s, true);
 	pu_register_ads(s, true);
 	pu_register_wire(s, true);
+	pu_register_xdstp(s, true);
 	return pu_run(s);
 }

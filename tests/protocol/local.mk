@@ -5,6 +5,7 @@
 #   check_ads     rules A1, A2, encoded once  check_types  rules T1-T3, L2
 #   check_ttl     rule L1 (TTLs and heartbeats)
 #   check_wire    garbage, huge, never-reading clients
+#   check_xdstp   rules X1, X2 (xdstp:// names, glob collections)
 #   check_valgrind_proto  a subset of them with xdsd under valgrind
 check_LIBRARIES += tests/protocol/libprototest.a
 tests_protocol_libprototest_a_SOURCES = \
@@ -16,7 +17,8 @@ PROTO_TEST_LIBS = tests/protocol/libprototest.a $(TEST_LIBS)
 
 PROTO_TESTS = tests/protocol/check_sotw tests/protocol/check_delta \
 	tests/protocol/check_ads tests/protocol/check_types \
-	tests/protocol/check_wire tests/protocol/check_ttl
+	tests/protocol/check_wire tests/protocol/check_ttl \
+	tests/protocol/check_xdstp
 check_PROGRAMS += $(PROTO_TESTS)
 TESTS += $(PROTO_TESTS)
 tests_protocol_check_sotw_SOURCES = tests/protocol/check_sotw.c
@@ -37,6 +39,9 @@ tests_protocol_check_wire_LDADD = $(PROTO_TEST_LIBS)
 tests_protocol_check_ttl_SOURCES = tests/protocol/check_ttl.c
 tests_protocol_check_ttl_CFLAGS = $(TEST_CFLAGS)
 tests_protocol_check_ttl_LDADD = $(PROTO_TEST_LIBS)
+tests_protocol_check_xdstp_SOURCES = tests/protocol/check_xdstp.c
+tests_protocol_check_xdstp_CFLAGS = $(TEST_CFLAGS)
+tests_protocol_check_xdstp_LDADD = $(PROTO_TEST_LIBS)
 
 if !SANITIZERS
 # valgrind cannot run an ASan binary; the plain build runs these.
@@ -45,7 +50,7 @@ TESTS += tests/protocol/check_valgrind_proto
 tests_protocol_check_valgrind_proto_SOURCES = \
 	tests/protocol/check_valgrind_proto.c tests/protocol/check_sotw.c \
 	tests/protocol/check_delta.c tests/protocol/check_ads.c \
-	tests/protocol/check_wire.c
+	tests/protocol/check_wire.c tests/protocol/check_xdstp.c
 tests_protocol_check_valgrind_proto_CFLAGS = $(TEST_CFLAGS) -DPU_NO_MAIN
 tests_protocol_check_valgrind_proto_LDADD = $(PROTO_TEST_LIBS)
 endif
