@@ -54,6 +54,7 @@ import time
 LISTENER = "interop.xdsd.test"
 TARGET = "xds:///" + LISTENER
 ROUTE = "interop-route"
+ROUTE_REF = ROUTE   # how the listener names it
 CLUSTER_AB = "interop-cluster-ab"   # endpoints move from A to B
 CLUSTER_C = "interop-cluster-c"     # the route moves here; endpoints at A
 SERVICE, METHOD = "xdsd.test.Echo", "Who"
@@ -67,6 +68,40 @@ STOP_TIMEOUT = 10       # the client exits this soon after its stdin closes
 OVERALL_TIMEOUT = 240   # after npm: the whole scenario, cleanup included
 
 NODE_XDS_VERSION = "1.14.1"
+
+# --xdstp: every resource named by an xdstp:// name (rule X1) under this
+# authority, the client federating (gRPC's GRPC_EXPERIMENTAL_XDS_FEDERATION
+# with "authorities" and a listener name template in its bootstrap).
+AUTHORITY = "xdsd.test"
+XDSTP = False
+LISTENER_TEMPLATE = ("xdstp://" + AUTHORITY +
+                     "/envoy.config.listener.v3.Listener/%s")
+
+
+def xdstp_names():
+    """Switches the scenario's names to xdstp:// ones. The listener's
+    reference to its route configuration spells the parameters in
+    another order than the route configuration's own name: xdsd must
+    resolve it, and the client must find the canonical name it is sent."""
+    global XDSTP, ROUTE, ROUTE_REF, CLUSTER_AB, CLUSTER_C
+    XDSTP = True
+    base = "xdstp://" + AUTHORITY + "/envoy.config."
+    ROUTE = base + "route.v3.RouteConfiguration/interop-route?a=1&b=2"
+    ROUTE_REF = base + "route.v3.RouteConfiguration/interop-route?b=2&a=1"
+    CLUSTER_AB = base + "cluster.v3.Cluster/interop-cluster-ab"
+    CLUSTER_C = base + "cluster.v3.Cluster/interop-cluster-c"
+
+
+def listener_name():
+    return LISTENER_TEMPLATE % LISTENER if XDSTP else LISTENER
+
+
+def eds_name(cluster):
+    """The endpoints of a cluster: named by the cluster with xdstp off,
+    by an xdstp ClusterLoadAssignment name (service_name) with it on."""
+    if not XDSTP:
+        return cluster
+    return cluster.replace("cluster.v3.Cluster", "endpoint.v3.ClusterLoadAssignment")
 
 # --tls: the identities of tests/lib/make-certs.sh's certificates.
 TLS_ALLOWED = "frontend"     # may speak for the client's node
@@ -140,19 +175,20 @@ def snapshot_yaml(route_cluster, clusters):
            "", "clusters:"]
     for name, _ in clusters:
         out.append(textwrap.dedent("""\
-            - name: {name}
+            - name: "{name}"
               connect_timeout: 1s
               type: EDS
               eds_cluster_config:
+                service_name: "{eds}"
                 eds_config:
                   ads: {{}}
                   resource_api_version: V3
-              lb_policy: ROUND_ROBIN""").format(name=name))
+              lb_policy: ROUND_ROBIN""").format(name=name, eds=eds_name(name)))
     out += ["", "endpoints:"]
     for name, port in clusters:
         # gRPC ignores localities without a weight.
         out.append(textwrap.dedent("""\
-            - cluster_name: {name}
+            - cluster_name: "{name}"
               endpoints:
               - locality: {{region: loopback, zone: interop}}
                 load_balancing_weight: 1
@@ -160,15 +196,15 @@ def snapshot_yaml(route_cluster, clusters):
                 - endpoint:
                     address:
                       socket_address: {{address: 127.0.0.1, port_value: {port}}}"""
-                                   ).format(name=name, port=port))
+                                   ).format(name=eds_name(name), port=port))
     out += ["", "listeners:", textwrap.dedent("""\
-        - name: {listener}
+        - name: "{listener}"
           api_listener:
             api_listener:
               "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
               stat_prefix: interop
               rds:
-                route_config_name: {route}
+                route_config_name: "{route}"
                 config_source:
                   ads: {{}}
                   resource_api_version: V3
@@ -176,15 +212,15 @@ def snapshot_yaml(route_cluster, clusters):
               - name: envoy.filters.http.router
                 typed_config:
                   "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"""
-                                                ).format(listener=LISTENER, route=ROUTE)]
+                                                ).format(listener=listener_name(), route=ROUTE_REF)]
     out += ["", "routes:", textwrap.dedent("""\
-        - name: {route}
+        - name: "{route}"
           virtual_hosts:
           - name: interop
             domains: ["*"]
             routes:
             - match: {{prefix: "/"}}
-              route: {{cluster: {cluster}}}""").format(route=ROUTE, cluster=route_cluster)]
+              route: {{cluster: "{cluster}"}}""").format(route=ROUTE, cluster=route_cluster)]
     return "\n".join(out) + "\n"
 
 
@@ -350,7 +386,8 @@ class Interop:
         self.tap = tap
         self.client_kind = args.client
         self.tls = args.tls
-        self.run_name = args.client + ("-mtls" if args.tls else "")
+        self.run_name = (args.client + ("-mtls" if args.tls else "") +
+                         ("-xdstp" if args.xdstp else ""))
         self.xdsd = os.environ.get("XDSD", "")
         self.schema = os.environ.get("XDSD_SCHEMA", "")
         self.srcdir = os.environ.get("XDSD_SRCDIR") or os.path.dirname(
@@ -674,6 +711,11 @@ class Interop:
                              "sub_zone": self.client_kind},
             },
         }
+        if XDSTP:
+            boot["authorities"] = {AUTHORITY: {
+                "xds_servers": boot["xds_servers"],
+                "client_listener_resource_name_template": LISTENER_TEMPLATE}}
+            boot["client_default_listener_resource_name_template"] = LISTENER_TEMPLATE
         with open(self.path(name), "w") as f:
             json.dump(boot, f, indent=2)
             f.write("\n")
@@ -683,6 +725,8 @@ class Interop:
         env = dict(os.environ)
         env.update(self.client_env)
         env["GRPC_XDS_BOOTSTRAP"] = bootstrap
+        if XDSTP:
+            env["GRPC_EXPERIMENTAL_XDS_FEDERATION"] = "true"
         return env
 
     def start_client(self):
@@ -943,6 +987,23 @@ class Interop:
                        "the client is sent SotW resources %s (rule L2)"
                        % ("wrapped in Resource" if want else "unwrapped"),
                        wrapped[:3] or ["no ', resources wrapped' line in xdsd's log"])
+        if XDSTP:
+            self.check_xdstp_requests()
+
+    def check_xdstp_requests(self):
+        """Rule X1: the client asked for its listener by the xdstp name its
+        template makes, and for the route configuration by the name the
+        listener gave (gRPC sends it with its parameters sorted, which is
+        the name xdsd serves): the RPCs above prove it was answered."""
+        try:
+            with open(self.path("client.log"), errors="replace") as f:
+                text = f.read()
+        except OSError:
+            text = ""
+        for name in (listener_name(), ROUTE):
+            self.tap.point('resource_names: "%s"' % name in text,
+                           "the client subscribed to %s" % name,
+                           ["not in the client's xds_client trace (client.log)"])
 
     def stop_xdsd(self):
         p = self.xdsd_proc
@@ -1016,12 +1077,17 @@ def main():
     ap.add_argument("--client", choices=("python", "node"), required=True)
     ap.add_argument("--tls", action="store_true",
                     help="over mutual TLS, with an authorize rule (and a refused client)")
+    ap.add_argument("--xdstp", action="store_true",
+                    help="every resource named by an xdstp:// name, the client federating")
     args = ap.parse_args()
+    if args.xdstp:
+        xdstp_names()
     tap = Tap()
     tap.comment(["interop with the %s xDS client: %s%s" % (args.client, {
         "python": "gRPC C-core via Debian's python3-grpcio",
         "node": "@grpc/grpc-js-xds %s" % NODE_XDS_VERSION}[args.client],
-        ", over mutual TLS" if args.tls else "")])
+        ", over mutual TLS" if args.tls else "")
+        + (", with xdstp:// names" if args.xdstp else "")])
 
     def on_alarm(*_):
         raise Timeout()

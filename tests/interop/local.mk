@@ -7,11 +7,15 @@
 #             the same clients over mutual TLS, with an authorize rule,
 #             and a client whose identity is refused (certificates from
 #             tests/lib/make-certs.sh)
+#  python-xdstp.sh
+#             gRPC C-core with federation on, every resource named by
+#             an xdstp:// name (rule X1)
 TESTS += tests/interop/python.sh tests/interop/node.sh \
-	tests/interop/python-mtls.sh tests/interop/node-mtls.sh
+	tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
+	tests/interop/python-xdstp.sh
 EXTRA_DIST += tests/interop/README.md tests/interop/python.sh \
 	tests/interop/node.sh tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
-	tests/interop/interop.py tests/interop/client.py \
+	tests/interop/python-xdstp.sh tests/interop/interop.py tests/interop/client.py \
 	tests/interop/stub_server.py tests/interop/node/client.js \
 	tests/interop/node/package.json tests/interop/node/package-lock.json
 
@@ -20,7 +24,8 @@ EXTRA_DIST += tests/interop/README.md tests/interop/python.sh \
 clean-local: clean-interop
 clean-interop:
 	rm -rf tests/interop/python.work tests/interop/node.work \
-		tests/interop/python-mtls.work tests/interop/node-mtls.work
+		tests/interop/python-mtls.work tests/interop/node-mtls.work \
+		tests/interop/python-xdstp.work
 distclean-local: distclean-interop
 distclean-interop:
 	rm -rf tests/interop/node/node_modules tests/interop/node/npm.log \
