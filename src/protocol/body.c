@@ -63,7 +63,7 @@ static bool covers(const struct xd_want *w, const struct xd_names *n,
 		   const char *name, size_t len)
 {
 	return names_has(n, name, len) ||
-	       (w->form == XD_FORM_DELTA &&
+	       (xd_form_delta(w->form) &&
 		xd_derived_in_glob(n->set, name, len));
 }
 
@@ -143,7 +143,7 @@ static void consider(const struct xd_want *w, struct pick *p,
 	 * but not what a reconnecting client said it holds (rule D7),
 	 * which it names one by one. */
 	bool forced = xd_nameset_has(w->force, asked, asked_len) ||
-		      (w->form == XD_FORM_DELTA &&
+		      (xd_form_delta(w->form) &&
 		       xd_derived_in_glob(w->force, asked, asked_len) &&
 		       !xd_nameset_has(w->held_names.set, asked, asked_len));
 
@@ -250,7 +250,7 @@ static void find_removed(const struct xd_want *w, struct pick *p)
 			struct xd_name n = xd_nameset_at(w->held_names.set, i);
 			const struct xd_entry *e = lookup(w->held, n.data, n.len);
 
-			if (w->form == XD_FORM_DELTA &&
+			if (xd_form_delta(w->form) &&
 			    xd_nameset_globs(w->held_names.set) > 0 &&
 			    xd_xdstp_is_glob(n.data, n.len)) {
 				removed_members(w, p, n);
@@ -434,8 +434,22 @@ static void select_heartbeats(const struct xd_want *w, struct pick *p)
 
 		if (e != NULL && e->ttl != NULL)
 			add_send(p, e);
+		/* a glob collection (rule X2): its members it holds */
+		if (e == NULL && xd_nameset_globs(w->held_names.set) > 0 &&
+		    xd_xdstp_is_glob(n.data, n.len)) {
+			struct xd_nameset *m = xd_derived_glob(w->held, n);
+
+			for (size_t k = 0; k < xd_nameset_count(m); k++) {
+				struct xd_name x = xd_nameset_at(m, k);
+
+				e = xd_table_find(w->held, x.data, x.len);
+				if (e != NULL && e->ttl != NULL)
+					add_send(p, e);
+			}
+			xd_nameset_unref(m);
+		}
 	}
-	if (p->nsend > 1) { /* a name and an alias, or a wildcard beside */
+	if (p->nsend > 1) { /* a glob or alias beside a name, a wildcard */
 		size_t u = 0;
 
 		qsort(p->send, p->nsend, sizeof(*p->send), by_address);

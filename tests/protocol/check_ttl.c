@@ -210,6 +210,45 @@ START_TEST(l1_ttl_changed_or_dropped_is_resent)
 }
 END_TEST
 
+/* rules L1 and X2: the members of a glob collection a client holds get
+ * their heartbeats as names subscribed one by one do. */
+START_TEST(l1_heartbeats_for_glob_members)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	enum pu_type t = c->type;
+	const char *url = pu_type_url(t), *msg = strrchr(url, '/') + 1;
+	char a[256], b[256], glob[256];
+	struct pu_snap *s = pu_snap_new();
+	struct pu_env *e;
+	struct pu_client *cl;
+	struct pu_resp *first, *r;
+
+	snprintf(a, sizeof(a), "xdstp://ttl.example/%s/fleet/a", msg);
+	snprintf(b, sizeof(b), "xdstp://ttl.example/%s/fleet/b", msg);
+	snprintf(glob, sizeof(glob), "xdstp://ttl.example/%s/fleet/*", msg);
+	pu_snap_put(s, t, a, 1, NULL);
+	pu_snap_put(s, t, b, 1, NULL);
+	pu_snap_ttl(s, t, a, 1000);
+	e = pu_env_start(s);
+	cl = pu_connect(e, c);
+	pu_client_node(cl, "node-ttl", "test", TTL);
+	pu_sub(cl, t, glob, NULL);
+	first = pu_expect(cl, t);
+	PU_ASSERT(first->nres == 2, "the collection sent %zu members (%s)",
+		  first->nres, pu_names(first));
+	pu_ack(cl, first);
+	r = pu_recv(cl, 1500);
+	PU_ASSERT(r != NULL, "no heartbeat for a member of a glob within 1.5 s of a 1 s TTL");
+	assert_heartbeat(r, first, a, 1000);
+	pu_ack(cl, r);
+	pu_resp_free(r);
+	pu_resp_free(first);
+	pu_client_free(cl);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ttl");
@@ -226,5 +265,6 @@ int main(void)
 	pu_add_tests(s, "L1", l1_heartbeats_before_expiry, delta_some, ndelta_some);
 	pu_add_tests(s, "L1", l1_ttl_changed_or_dropped_is_resent, sotw_some, nsotw_some);
 	pu_add_tests(s, "L1", l1_ttl_changed_or_dropped_is_resent, delta_some, ndelta_some);
+	pu_add_tests(s, "L1", l1_heartbeats_for_glob_members, delta_some, ndelta_some);
 	return pu_run(s);
 }
