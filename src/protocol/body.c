@@ -6,6 +6,7 @@
 #include "protocol/derived.h"
 #include "util/buf.h"
 #include "util/xalloc.h"
+#include "xds/dynparam.h"
 #include "xds/message.h"
 #include "xds/xdstp.h"
 
@@ -43,11 +44,16 @@ static struct xd_table *make_key(const struct xd_want *w,
 
 /* ---------------- lookups ---------------- */
 
-/* An entry by name, or by alias (VHDS subscribes by alias, rule D10). */
+/* An entry by name, or by alias (VHDS subscribes by alias, rule D10);
+ * for a locator key, the variant its parameters pick (rule P1). */
 static const struct xd_entry *lookup(const struct xd_table *t,
 				     const char *name, size_t len)
 {
-	const struct xd_entry *e = xd_table_find(t, name, len);
+	const struct xd_entry *e;
+
+	if (xd_locator_is(name, len))
+		return xd_table_find_locator(t, name, len);
+	e = xd_table_find(t, name, len);
 
 	return e != NULL ? e : xd_table_find_alias(t, name, len);
 }
@@ -88,6 +94,8 @@ static bool alias_gone(const struct xd_want *w, const char *name, size_t len)
 {
 	const struct xd_entry *h = held_entry(w, name, len);
 
+	if (xd_locator_is(name, len))
+		return false; /* a locator is no alias: find_removed says it */
 	return h != NULL &&
 	       (h->name_len != len || memcmp(h->name, name, len) != 0) &&
 	       xd_table_find(w->table, h->name, h->name_len) != NULL;
@@ -112,6 +120,8 @@ struct pick {
 	size_t nmissing;
 	struct xd_name *removed;       /* delta: removed_resources */
 	size_t nremoved;
+	const struct xd_entry **gone;  /* delta: removed_resource_names */
+	size_t ngone, cap_gone;
 	size_t cap_send, cap_names, cap_removed;
 	bool changed;                  /* full state: content differs */
 	size_t ttl_subscribed, ttl_sent; /* entries with a TTL: rule L1 */
@@ -125,11 +135,43 @@ static void add_send(struct pick *p, const struct xd_entry *e)
 		p->ttl_sent++;
 }
 
+/* Whether two entries of one name are the same variant (rule P1): both
+ * plain, or with equal constraints. */
+static bool same_variant(const struct xd_entry *a, const struct xd_entry *b)
+{
+	return a->constraints.len == b->constraints.len &&
+	       (a->constraints.data == NULL) == (b->constraints.data == NULL) &&
+	       (a->constraints.len == 0 ||
+		memcmp(a->constraints.data, b->constraints.data,
+		       a->constraints.len) == 0);
+}
+
 static void add_name(struct xd_name **v, size_t *n, size_t *cap,
 		     const char *name, size_t len)
 {
 	*v = xd_grow(*v, cap, *n + 1, sizeof(**v));
 	(*v)[(*n)++] = (struct xd_name){name, len};
+}
+
+/*
+ * Delta: the resource `h` the client holds under a locator is no longer
+ * what the locator picks (rule P1): it is removed, a variant as a
+ * ResourceName with its constraints, which is how the client told it
+ * apart; a plain resource by its name, unless the client also asks for
+ * it by that name.
+ */
+static void drop_variant(const struct xd_want *w, struct pick *p,
+			 const struct xd_entry *h)
+{
+	p->changed = true;
+	if (h->constraints.data != NULL) {
+		p->gone = xd_grow(p->gone, &p->cap_gone, p->ngone + 1,
+				  sizeof(*p->gone));
+		p->gone[p->ngone++] = h;
+	} else if (!covers(w, &w->sub, h->name, h->name_len)) {
+		add_name(&p->removed, &p->nremoved, &p->cap_removed, h->name,
+			 h->name_len);
+	}
 }
 
 /* One subscribed resource that exists: send it if the client lacks it,
@@ -149,6 +191,9 @@ static void consider(const struct xd_want *w, struct pick *p,
 
 	if (e->ttl != NULL)
 		p->ttl_subscribed++;
+	if (h != NULL && h != e && xd_form_delta(w->form) &&
+	    !same_variant(h, e))
+		drop_variant(w, p, h); /* another variant now (rule P1) */
 	if (h == NULL || h->hash != e->hash || forced) {
 		add_send(p, e);
 		p->changed = true;
@@ -256,6 +301,15 @@ static void find_removed(const struct xd_want *w, struct pick *p)
 				removed_members(w, p, n);
 				continue;
 			}
+			/* held under a locator, and no variant matches now
+			 * (rule P1; another that matches is consider's) */
+			if (xd_locator_is(n.data, n.len)) {
+				if (e != NULL &&
+				    lookup(w->table, n.data, n.len) == NULL &&
+				    covers(w, &w->sub, n.data, n.len))
+					drop_variant(w, p, e);
+				continue;
+			}
 
 			/* held under `n`, its own name or an alias (VHDS):
 			 * removed when the resource is gone, whatever the
@@ -353,6 +407,15 @@ static void select_resources(const struct xd_want *w, struct pick *p)
 	}
 	if (delta || w->full_state)
 		find_removed(w, p);
+	if (p->ngone > 1) { /* held under two locators: removed once */
+		size_t u = 0;
+
+		qsort(p->gone, p->ngone, sizeof(*p->gone), by_address);
+		for (size_t i = 0; i < p->ngone; i++)
+			if (u == 0 || p->gone[u - 1] != p->gone[i])
+				p->gone[u++] = p->gone[i];
+		p->ngone = u;
+	}
 	if (w->full_state && w->held != NULL &&
 	    (w->sub.all != w->held_names.all ||
 	     w->sub.set != w->held_names.set))
@@ -390,12 +453,17 @@ static grpc_slice encode(const struct xd_want *w, const struct pick *p)
 {
 	const char *url = xd_table_type_url(w->table);
 	struct xd_span *spans = xd_malloc((p->nsend + 1) * sizeof(*spans));
+	struct xd_removed_variant *gone =
+		xd_malloc((p->ngone + 1) * sizeof(*gone));
+	struct xd_name *missing = xd_malloc((p->nmissing + 1) * sizeof(*missing));
 	struct xd_response r = {
 		.version = {xd_table_version(w->table), 16},
 		.resources = spans,
 		.nresources = p->nsend,
-		.missing = p->missing,
+		.missing = missing,
 		.nmissing = p->nmissing,
+		.removed_variants = gone,
+		.nremoved_variants = p->ngone,
 		.type_url = {url, strlen(url)},
 		.removed = p->removed,
 		.nremoved = p->nremoved,
@@ -404,9 +472,21 @@ static grpc_slice encode(const struct xd_want *w, const struct pick *p)
 
 	for (size_t i = 0; i < p->nsend; i++)
 		spans[i] = *span_of(p->send[i], w->form, w->heartbeat);
+	for (size_t i = 0; i < p->ngone; i++)
+		gone[i] = (struct xd_removed_variant){
+			{p->gone[i]->name, p->gone[i]->name_len},
+			p->gone[i]->constraints};
+	/* a locator that picks nothing is said under its name (rule P1) */
+	for (size_t i = 0; i < p->nmissing; i++) {
+		missing[i] = p->missing[i];
+		xd_locator_split(missing[i].data, missing[i].len, &missing[i],
+				 NULL, NULL);
+	}
 	s = grpc_slice_malloc(xd_response_size(&r));
 	xd_response_put(GRPC_SLICE_START_PTR(s), &r);
 	free(spans);
+	free(gone);
+	free(missing);
 	return s;
 }
 
@@ -476,11 +556,12 @@ static struct xd_body *compute(const struct xd_want *w)
 	/* SotW cannot say "removed": a full-state response simply leaves
 	 * the resource out (rule S8); the names only told us it changed. */
 	if (!xd_form_delta(w->form))
-		p.nremoved = 0;
+		p.nremoved = p.ngone = 0;
 	if (w->heartbeat)
 		send = p.nsend > 0;
 	else if (xd_form_delta(w->form))
-		send = p.changed || p.nmissing > 0 || p.nremoved > 0;
+		send = p.changed || p.nmissing > 0 || p.nremoved > 0 ||
+		       p.ngone > 0;
 	else if (w->full_state)
 		send = w->held == NULL || p.changed;
 	else
@@ -490,7 +571,7 @@ static struct xd_body *compute(const struct xd_want *w)
 		b->slice = encode(w, &p);
 		b->nresources = p.nsend;
 		b->nmissing = p.nmissing;
-		b->nremoved = p.nremoved;
+		b->nremoved = p.nremoved + p.ngone;
 		b->refreshes_ttl = xd_form_ttl(w->form) &&
 				   p.ttl_sent == p.ttl_subscribed;
 	} else {
@@ -501,6 +582,7 @@ static struct xd_body *compute(const struct xd_want *w)
 	free(p.send);
 	free(p.missing);
 	free(p.removed);
+	free(p.gone);
 	return b;
 }
 

@@ -8,6 +8,7 @@
 #include "schema/wire.h"
 #include "util/buf.h"
 #include "util/xalloc.h"
+#include "xds/dynparam.h"
 #include "xds/message.h"
 
 /* Appends to an array of names that grows as needed. */
@@ -69,6 +70,67 @@ static int parse_initial(struct xd_request *r, const uint8_t *p,
 	return 0;
 }
 
+/* One dynamic_parameters entry of a ResourceLocator (map<string, string>). */
+static int parse_param(const uint8_t *p, const uint8_t *end,
+		       struct xd_dparam *d)
+{
+	struct xd_wire_field f;
+	int rc;
+
+	*d = (struct xd_dparam){{"", 0}, {"", 0}};
+	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
+		if (f.number == XD_MAP_KEY && f.wt == XD_WT_LEN)
+			d->key = as_name(&f);
+		else if (f.number == XD_MAP_VALUE && f.wt == XD_WT_LEN)
+			d->value = as_name(&f);
+	}
+	return rc;
+}
+
+/*
+ * A ResourceLocator (rule P1): its key (xds/dynparam.h), owned by the
+ * request, in *out. At most XD_DPARAM_MAX parameters, a key of at most
+ * XD_LOCATOR_KEY_MAX bytes: what a client can make xdsd keep is bounded
+ * as names are.
+ */
+static int parse_locator(struct xd_request *r, const uint8_t *p,
+			 const uint8_t *end, struct xd_name *out,
+			 const char **why)
+{
+	struct xd_dparam params[XD_DPARAM_MAX];
+	struct xd_name name = {"", 0};
+	struct xd_wire_field f;
+	size_t n = 0, len;
+	char *key;
+	int rc;
+
+	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
+		if (f.wt != XD_WT_LEN)
+			continue;
+		if (f.number == XD_LOCATOR_NAME) {
+			name = as_name(&f);
+		} else if (f.number == XD_LOCATOR_PARAMETERS) {
+			if (n == XD_DPARAM_MAX) {
+				*why = "a resource locator with more than 32 dynamic parameters";
+				return -1;
+			}
+			if (parse_param(f.data, f.data + f.len, &params[n++]) < 0)
+				break;
+		}
+	}
+	if (rc < 0) {
+		*why = "malformed resource locator";
+		return -1;
+	}
+	key = xd_locator_key(name, params, n, &len, why);
+	if (key == NULL)
+		return -1;
+	r->keys = xd_grow(r->keys, &r->cap_keys, r->nkeys + 1, sizeof(*r->keys));
+	r->keys[r->nkeys++] = key;
+	*out = (struct xd_name){key, len};
+	return 0;
+}
+
 int xd_request_parse(struct xd_request *r, const uint8_t *data, size_t len,
 		     bool delta, const char **why)
 {
@@ -100,6 +162,22 @@ int xd_request_parse(struct xd_request *r, const uint8_t *data, size_t len,
 			XXH3_64bits_update(&st, &n, sizeof(n));
 			XXH3_64bits_update(&st, f.data, f.len);
 			push(&r->names, &r->nnames, &r->cap_names, as_name(&f));
+		} else if (f.number == (delta ? XD_DELTA_REQUEST_LOCATORS_SUBSCRIBE :
+						XD_REQUEST_RESOURCE_LOCATORS) ||
+			   (delta && f.number == XD_DELTA_REQUEST_LOCATORS_UNSUBSCRIBE)) {
+			struct xd_name key;
+
+			if (parse_locator(r, f.data, f.data + f.len, &key, why) != 0)
+				goto fail;
+			if (f.number == XD_DELTA_REQUEST_LOCATORS_UNSUBSCRIBE) {
+				push(&r->unsubscribe, &r->nunsubscribe,
+				     &r->cap_unsub, key);
+				continue;
+			}
+			/* in the hash of the list, told apart from names */
+			XXH3_64bits_update(&st, "\x1f", 1);
+			XXH3_64bits_update(&st, key.data, key.len);
+			push(&r->names, &r->nnames, &r->cap_names, key);
 		} else if (f.number == f_type) {
 			r->type_url = as_name(&f);
 		} else if (f.number == f_nonce) {
@@ -149,5 +227,8 @@ void xd_request_free(struct xd_request *r)
 	free(r->unsubscribe);
 	free(r->initial_names);
 	free(r->initial_versions);
+	for (size_t i = 0; i < r->nkeys; i++)
+		free(r->keys[i]);
+	free(r->keys);
 	memset(r, 0, sizeof(*r));
 }

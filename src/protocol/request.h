@@ -7,8 +7,14 @@
  * a hash of the raw name list lets an unchanged list skip all set work.
  * The node (first request only) is read separately (node.h).
  *
+ * Resource locators (SotW resource_locators, delta
+ * resource_locators_subscribe and _unsubscribe, rule P1) are read into
+ * locator keys (xds/dynparam.h) and join the names: from there on a
+ * locator is a name like any other.
+ *
  * Ownership: a parsed request points into the caller's bytes and owns
- * only its arrays; xd_request_free releases them. Thread: any.
+ * only its arrays and locator keys; xd_request_free releases them.
+ * Thread: any.
  */
 #ifndef XD_PROTOCOL_REQUEST_H
 #define XD_PROTOCOL_REQUEST_H
@@ -39,6 +45,10 @@ struct xd_request {
 	struct xd_name *initial_names, *initial_versions;
 	size_t ninitial;
 	size_t cap_names, cap_unsub, cap_initial;
+	/* Resource locators (rule P1) go among the names above as locator
+	 * keys (xds/dynparam.h), which the request owns: */
+	char **keys;
+	size_t nkeys, cap_keys;
 };
 
 /*

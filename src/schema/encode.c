@@ -11,6 +11,7 @@
 #include "schema/scalar.h"
 #include "schema/wire.h"
 #include "util/buf.h"
+#include "xds/dynparam.h"
 
 struct xd_enc_ent {
 	const struct xd_fielddesc *f;
@@ -35,6 +36,7 @@ void xd_encoder_free(struct xd_encoder *e)
 	free(e->ents);
 	free(e->keys);
 	free(e->allow);
+	xd_buf_free(&e->dpc);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -640,6 +642,44 @@ static void enc_submsg(struct xd_encoder *e, const struct xd_msgdesc *m,
 
 /* ---- entry ---- */
 
+/*
+ * "@dynamic_parameter_constraints" (rule P1): encoded as the message
+ * envoy.service.discovery.v3.DynamicParameterConstraints into e->dpc,
+ * then checked for what the schema does not say (xd_dpc_check).
+ */
+static void enc_constraints(struct xd_encoder *e)
+{
+	const struct xd_msgdesc *m = xd_schema_find_message(
+		e->s, "envoy.service.discovery.v3.DynamicParameterConstraints");
+	struct xd_buf *saved = e->out;
+	unsigned nerr = e->nerr;
+	const char *why;
+
+	xd_enc_push_field(e, e->dpc_key);
+	if (m == NULL) {
+		xd_enc_err(e, e->dpc_val, "the schema has no "
+			   "envoy.service.discovery.v3.DynamicParameterConstraints");
+		goto out;
+	}
+	e->dpc.len = 0;
+	e->out = &e->dpc;
+	e->depth = 1; /* not the resource's own mapping: no annotations */
+	enc_submsg(e, m, e->dpc_val);
+	e->depth = 0;
+	e->out = saved;
+	if (e->nerr > nerr)
+		goto out;
+	why = xd_dpc_check(e->dpc.data, e->dpc.len);
+	if (why != NULL) {
+		xd_enc_err(e, e->dpc_val, "%s", why);
+		goto out;
+	}
+	e->ann.dpc = e->dpc.data;
+	e->ann.dpc_len = e->dpc.len;
+out:
+	e->nsegs--;
+}
+
 int xd_encoder_run(struct xd_encoder *e, const struct xd_msgdesc *m,
 		   const struct xd_dnode *root, const char *file,
 		   const char *path, struct xd_buf *out, struct xd_diag *diag)
@@ -658,6 +698,8 @@ int xd_encoder_run(struct xd_encoder *e, const struct xd_msgdesc *m,
 	memset(&e->ann, 0, sizeof(e->ann));
 	if (e->annotations)
 		xd_enc_annotations(e, root);
+	if (e->dpc_val != NULL)
+		enc_constraints(e);
 	enc_submsg(e, m, root);
 	if (e->nerr == 0)
 		return 0;

@@ -72,6 +72,10 @@ struct xd_encoder {
 	struct xd_annotations ann;
 	const char **allow;
 	size_t allow_cap;
+	/* "@dynamic_parameter_constraints": its value, found by encode_ann.c
+	 * and encoded by xd_encoder_run into `dpc` (ann.dpc points there) */
+	const struct xd_dnode *dpc_key, *dpc_val;
+	struct xd_buf dpc;
 };
 
 void xd_encoder_init(struct xd_encoder *e, const struct xd_schema *s);

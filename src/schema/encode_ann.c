@@ -15,6 +15,7 @@
 #define ALLOW "@allow"
 #define ANYONE "@anyone"
 #define TTL "@ttl"
+#define DPC "@dynamic_parameter_constraints"
 
 bool xd_enc_is_annotation(const struct xd_dnode *key)
 {
@@ -117,12 +118,21 @@ static void read_ttl(struct xd_encoder *e, const struct xd_dnode *v)
 	e->ann.ttl_ms = (uint32_t)(secs * 1000 + nanos / 1000000);
 }
 
+/* "@dynamic_parameter_constraints": a message, encoded through the
+ * schema once the annotations are read (xd_encoder_run), so that its
+ * errors are those of any field. Here only its place is kept. */
+static void read_dpc(struct xd_encoder *e, const struct xd_dnode *v)
+{
+	e->dpc_val = v;
+}
+
 static const struct {
 	const char *key;
 	void (*read)(struct xd_encoder *e, const struct xd_dnode *v);
 } known[] = {
 	{ALLOW, read_allow},
 	{TTL, read_ttl},
+	{DPC, read_dpc},
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
 
@@ -130,7 +140,7 @@ static const struct {
  * close, else them all. */
 static void unknown_key(struct xd_encoder *e, const struct xd_dnode *k)
 {
-	char buf[160], list[96] = "";
+	char buf[160], list[128] = "";
 	size_t used = 0;
 
 	for (size_t i = 0; i < NKNOWN; i++) {
@@ -156,6 +166,7 @@ void xd_enc_annotations(struct xd_encoder *e, const struct xd_dnode *root)
 	char buf[160], where[48];
 
 	memset(&e->ann, 0, sizeof(e->ann));
+	e->dpc_key = e->dpc_val = NULL;
 	if (root->kind != XD_DN_MAP)
 		return; /* the encoder says what is wrong with it */
 	for (uint32_t i = 0; i < root->len && !e->stopped; i++) {
@@ -176,6 +187,8 @@ void xd_enc_annotations(struct xd_encoder *e, const struct xd_dnode *root)
 						   sizeof(where)));
 		} else {
 			seen[j] = k;
+			if (known[j].read == read_dpc)
+				e->dpc_key = k;
 			known[j].read(e, &root->u.kids[2 * i + 1]);
 		}
 		e->nsegs--;

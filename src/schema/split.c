@@ -172,8 +172,11 @@ struct item_rec {
 	bool allow_set, allow_anyone;
 	size_t nallow, allow_len;
 	uint32_t ttl_ms;
+	size_t dpc_len; /* "@dynamic_parameter_constraints", encoded */
+	bool dpc_set;
 	/* then len bytes, padded to 8; then the nallow globs, each with its
-	 * NUL, allow_len bytes in all, padded to 8 */
+	 * NUL, allow_len bytes in all, padded to 8; then dpc_len bytes,
+	 * padded to 8 */
 };
 
 struct piece_job {
@@ -192,7 +195,8 @@ static int collect(const struct xd_item *it, void *arg)
 	struct item_rec rec = {(size_t)(it->section - j->sections), it->index,
 			       it->len, it->line, it->column,
 			       it->ann.allow_set, it->ann.allow_anyone,
-			       it->ann.nallow, 0, it->ann.ttl_ms};
+			       it->ann.nallow, 0, it->ann.ttl_ms,
+			       it->ann.dpc_len, it->ann.dpc != NULL};
 	static const uint8_t pad[8];
 
 	for (size_t i = 0; i < it->ann.nallow; i++)
@@ -204,6 +208,9 @@ static int collect(const struct xd_item *it, void *arg)
 		xd_buf_append(&j->items, it->ann.allow[i],
 			      strlen(it->ann.allow[i]) + 1);
 	xd_buf_append(&j->items, pad, (8 - rec.allow_len % 8) % 8);
+	if (rec.dpc_len > 0)
+		xd_buf_append(&j->items, it->ann.dpc, rec.dpc_len);
+	xd_buf_append(&j->items, pad, (8 - rec.dpc_len % 8) % 8);
 	return 0;
 }
 
@@ -250,9 +257,14 @@ static int dispatch(struct piece_job *jobs, size_t n, xd_item_fn fn,
 				sec, rec.index, rec.line, rec.column, path, p,
 				rec.len,
 				{rec.allow_set, rec.allow_anyone, allow,
-				 rec.nallow, rec.ttl_ms}};
+				 rec.nallow, rec.ttl_ms, NULL, 0}};
 			p += rec.len + (8 - rec.len % 8) % 8;
 			p += rec.allow_len + (8 - rec.allow_len % 8) % 8;
+			if (rec.dpc_set) {
+				it.ann.dpc = p;
+				it.ann.dpc_len = rec.dpc_len;
+			}
+			p += rec.dpc_len + (8 - rec.dpc_len % 8) % 8;
 			if (fn != NULL && fn(&it, arg) != 0)
 				rc = -1;
 		}

@@ -51,6 +51,11 @@ struct xd_section {
  *                          serves it to every client, identified or not.
  *   "@ttl": DURATION       how long a client that lost xdsd may keep it
  *                          (docs/protocol.md, rule L1), "30s".
+ *   "@dynamic_parameter_constraints": {...}
+ *                          the parameters this variant of the name is
+ *                          for (rule P1): a DynamicParameterConstraints
+ *                          in the proto3 JSON form, encoded through the
+ *                          schema and checked (xds/dynparam.h).
  *
  * Checked here, where positions are known: a list of non-empty strings,
  * at most XD_ALLOW_MAX of them, each at most XD_ALLOW_GLOB_MAX bytes; a
@@ -71,6 +76,10 @@ struct xd_annotations {
 	const char *const *allow;  /* its globs, keywords left out */
 	size_t nallow;
 	uint32_t ttl_ms;           /* "@ttl", 0 when not given */
+	/* "@dynamic_parameter_constraints", encoded; NULL when not given
+	 * (an empty encoding is refused, so dpc_len > 0 when set) */
+	const uint8_t *dpc;
+	size_t dpc_len;
 };
 
 /* One encoded resource, as handed to the caller. */

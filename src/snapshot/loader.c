@@ -11,6 +11,7 @@
 #include "snapshot/files.h"
 #include "snapshot/resource.h"
 #include "util/xalloc.h"
+#include "xds/dynparam.h"
 
 struct build {
 	const struct xd_schema *schema;
@@ -36,6 +37,39 @@ static void restrict_access(struct xd_table_builder *b, enum xd_rtype t,
 		xd_table_builder_restrict(b, ann->allow, ann->nallow);
 	else if (!ann->allow_set && t == XD_SECRET)
 		xd_table_builder_restrict(b, verified, 1);
+}
+
+/*
+ * A variant of a name (rule P1, "@dynamic_parameter_constraints"). Two
+ * variants of a name whose constraints are equal would both match the
+ * same parameters, and which one a client gets would be an accident: the
+ * load is refused. (Constraints that differ may still overlap, say
+ * {key: a} and {exists: a}; lookups then take the first by their
+ * encoded bytes, the same on every xdsd.) Virtual hosts are looked up
+ * by alias (rule D10), which has no parameters: they take no variants.
+ */
+static int add_variant(struct build *bd, enum xd_rtype t,
+		       const struct xd_item *it, const struct xd_resinfo *info,
+		       const uint8_t *data, size_t len)
+{
+	const struct xd_entry *first;
+
+	if (t == XD_VIRTUAL_HOST) {
+		xd_diag_add(bd->diag, "%s:%u:%u: %s: a virtual host takes no '@dynamic_parameter_constraints' (they are asked for by alias)",
+			    bd->file->path, it->line, it->column, it->path);
+		return -1;
+	}
+	if (xd_table_builder_add_variant(
+		    bd->b[t], info->name, data, len, info->refs, info->nrefs,
+		    (struct xd_span){it->ann.dpc, (uint32_t)it->ann.dpc_len},
+		    bd->file->path, it->line, &first) != 0) {
+		xd_diag_add(bd->diag, "%s:%u:%u: %s: %s '%s' has a variant with the same dynamic parameter constraints (first at %s:%u)",
+			    bd->file->path, it->line, it->column, it->path,
+			    xd_rtype_info(t)->noun, info->name, first->file,
+			    first->line);
+		return -1;
+	}
+	return 0;
 }
 
 /* Every resource, in file order: name it, find its references, add it. */
@@ -68,7 +102,17 @@ static int on_item(const struct xd_item *it, void *arg)
 		}
 		data = renamed;
 	}
-	if (xd_table_builder_add(bd->b[t], info.name, data, len,
+	if (strchr(info.name, XD_LOCATOR_SEP) != NULL) {
+		/* the byte that makes a locator key (xds/dynparam.h) */
+		xd_diag_add(bd->diag, "%s:%u:%u: %s: a name must not hold the control character 0x1f",
+			    bd->file->path, it->line, it->column, it->path);
+	} else if (it->ann.dpc != NULL) {
+		if (add_variant(bd, t, it, &info, data, len) == 0) {
+			restrict_access(bd->b[t], t, &it->ann);
+			if (it->ann.ttl_ms > 0)
+				xd_table_builder_ttl(bd->b[t], it->ann.ttl_ms);
+		}
+	} else if (xd_table_builder_add(bd->b[t], info.name, data, len,
 				 info.refs, info.nrefs,
 				 (const char *const *)info.aliases, info.naliases,
 				 bd->file->path, it->line, &first) != 0)
@@ -86,27 +130,42 @@ static int on_item(const struct xd_item *it, void *arg)
 	return 0;
 }
 
+/* A reference resolves to a plain resource or to variants of the name
+ * (rule P1: the client asks for it with its own parameters). */
+static bool resolves(const struct xd_table *t, const char *name)
+{
+	size_t n;
+
+	return xd_table_find(t, name, strlen(name)) != NULL ||
+	       xd_table_variants_of(t, name, strlen(name), &n) != NULL;
+}
+
+static void check_entry_refs(struct xd_table *tables[XD_RTYPE_COUNT],
+			     enum xd_rtype t, const struct xd_entry *e,
+			     struct xd_diag *diag)
+{
+	for (uint32_t k = 0; k < e->nrefs; k++) {
+		const struct xd_ref *r = &e->refs[k];
+
+		if (!resolves(tables[r->type], r->name))
+			xd_diag_add(diag, "%s:%u: %s '%s' refers to %s '%s', which is not in the snapshot",
+				    e->file, e->line, xd_rtype_info(t)->noun,
+				    e->name, xd_rtype_info(r->type)->noun,
+				    r->name);
+	}
+}
+
 /* Every reference of every resource resolves (both ends named). */
 static void check_refs(struct xd_table *tables[XD_RTYPE_COUNT],
 		       struct xd_diag *diag)
 {
 	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
-		for (size_t i = 0; i < xd_table_count(tables[t]); i++) {
-			const struct xd_entry *e = xd_table_at(tables[t], i);
-
-			for (uint32_t k = 0; k < e->nrefs; k++) {
-				const struct xd_ref *r = &e->refs[k];
-
-				if (xd_table_find(tables[r->type], r->name,
-						  strlen(r->name)) == NULL)
-					xd_diag_add(diag, "%s:%u: %s '%s' refers to %s '%s', which is not in the snapshot",
-						    e->file, e->line,
-						    xd_rtype_info((enum xd_rtype)t)->noun,
-						    e->name,
-						    xd_rtype_info(r->type)->noun,
-						    r->name);
-			}
-		}
+		for (size_t i = 0; i < xd_table_count(tables[t]); i++)
+			check_entry_refs(tables, (enum xd_rtype)t,
+					 xd_table_at(tables[t], i), diag);
+		for (size_t i = 0; i < xd_table_variant_count(tables[t]); i++)
+			check_entry_refs(tables, (enum xd_rtype)t,
+					 xd_table_variant_at(tables[t], i), diag);
 	}
 }
 

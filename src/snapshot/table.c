@@ -10,6 +10,7 @@
 #include "util/buf.h"
 #include "util/text.h"
 #include "util/xalloc.h"
+#include "xds/dynparam.h"
 #include "xds/message.h"
 
 struct xd_table {
@@ -19,6 +20,9 @@ struct xd_table {
 	uint64_t id;
 	struct xd_entry *entries; /* sorted by name */
 	size_t count;
+	/* rule P1: variants, sorted by name, then constraints' bytes */
+	struct xd_entry *variants;
+	size_t nvariants;
 	uint32_t *index;        /* open addressing: entry index + 1, 0 empty */
 	size_t index_mask;
 	uint32_t *alias_index;  /* same, over (alias, entry) pairs */
@@ -68,6 +72,24 @@ static void hex16(char out[17], uint64_t v)
 static uint64_t name_hash(const char *name, size_t len)
 {
 	return XXH3_64bits(name, len);
+}
+
+/* What the builder tells duplicates by: the name, and for a variant
+ * its constraints too (rule P1). */
+static uint64_t entry_key_hash(const struct xd_entry *e)
+{
+	uint64_t h = name_hash(e->name, e->name_len);
+
+	if (e->constraints.data != NULL)
+		h ^= XXH3_64bits_withSeed(e->constraints.data,
+					  e->constraints.len, 1);
+	return h;
+}
+
+static bool same_span(struct xd_span a, struct xd_span b)
+{
+	return (a.data == NULL) == (b.data == NULL) && a.len == b.len &&
+	       (a.len == 0 || memcmp(a.data, b.data, a.len) == 0);
 }
 
 static void *balloc(struct xd_table_builder *b, size_t n)
@@ -174,6 +196,7 @@ static void encode_entry(struct xd_table_builder *b, struct xd_entry *e,
 		.name = {e->name, e->name_len},
 		.aliases = e->aliases,
 		.naliases = e->naliases,
+		.constraints = e->constraints,
 	};
 	size_t any = xd_any_size(url, e->msg.len), res = xd_resource_size(&r);
 	size_t wany = xd_any_size(XD_RESOURCE_TYPE_URL, res);
@@ -218,8 +241,7 @@ static void seen_grow(struct xd_table_builder *b)
 	uint32_t *seen = xd_calloc(n, sizeof(*seen));
 
 	for (size_t k = 0; k < b->count; k++) {
-		size_t i = name_hash(b->entries[k].name, b->entries[k].name_len) &
-			   (n - 1);
+		size_t i = entry_key_hash(&b->entries[k]) & (n - 1);
 
 		while (seen[i] != 0)
 			i = (i + 1) & (n - 1);
@@ -230,22 +252,25 @@ static void seen_grow(struct xd_table_builder *b)
 	b->seen_mask = n - 1;
 }
 
-int xd_table_builder_add(struct xd_table_builder *b, const char *name,
-			 const uint8_t *msg, size_t len,
-			 const struct xd_ref *refs, size_t nrefs,
-			 const char *const *aliases, size_t naliases,
-			 const char *file, uint32_t line,
-			 const struct xd_entry **first)
+static int add(struct xd_table_builder *b, const char *name,
+	       const uint8_t *msg, size_t len, const struct xd_ref *refs,
+	       size_t nrefs, const char *const *aliases, size_t naliases,
+	       struct xd_span constraints, const char *file, uint32_t line,
+	       const struct xd_entry **first)
 {
 	size_t name_len = strlen(name);
-	size_t i = name_hash(name, name_len) & b->seen_mask;
+	struct xd_entry key = {.name = name, .name_len = (uint32_t)name_len,
+			       .constraints = constraints};
+	size_t i = entry_key_hash(&key) & b->seen_mask;
+	uint64_t seed = 0;
 	struct xd_entry *e;
 	struct xd_ref *r;
 	const char **al;
 
 	for (; b->seen[i] != 0; i = (i + 1) & b->seen_mask) {
 		e = &b->entries[b->seen[i] - 1];
-		if (e->name_len == name_len && memcmp(e->name, name, name_len) == 0) {
+		if (e->name_len == name_len && memcmp(e->name, name, name_len) == 0 &&
+		    same_span(e->constraints, constraints)) {
 			if (first != NULL)
 				*first = e;
 			return -1;
@@ -256,7 +281,15 @@ int xd_table_builder_add(struct xd_table_builder *b, const char *name,
 	memset(e, 0, sizeof(*e));
 	e->name = arena_dup(b, name, name_len);
 	e->name_len = (uint32_t)name_len;
-	e->hash = XXH3_64bits(msg, len);
+	if (constraints.data != NULL) {
+		/* a variant's version depends on its constraints: a reload
+		 * that changes them sends it again (rule P1) */
+		e->constraints = (struct xd_span){
+			arena_dup(b, constraints.data, constraints.len),
+			constraints.len};
+		seed = XXH3_64bits(constraints.data, constraints.len);
+	}
+	e->hash = XXH3_64bits_withSeed(msg, len, seed);
 	hex16(e->version, e->hash);
 	e->msg.len = (uint32_t)len;
 	r = balloc(b, (nrefs ? nrefs : 1) * sizeof(*r));
@@ -280,6 +313,28 @@ int xd_table_builder_add(struct xd_table_builder *b, const char *name,
 	if (b->count * 2 > b->seen_mask)
 		seen_grow(b);
 	return 0;
+}
+
+int xd_table_builder_add(struct xd_table_builder *b, const char *name,
+			 const uint8_t *msg, size_t len,
+			 const struct xd_ref *refs, size_t nrefs,
+			 const char *const *aliases, size_t naliases,
+			 const char *file, uint32_t line,
+			 const struct xd_entry **first)
+{
+	return add(b, name, msg, len, refs, nrefs, aliases, naliases,
+		   (struct xd_span){0}, file, line, first);
+}
+
+int xd_table_builder_add_variant(struct xd_table_builder *b, const char *name,
+				 const uint8_t *msg, size_t len,
+				 const struct xd_ref *refs, size_t nrefs,
+				 struct xd_span constraints,
+				 const char *file, uint32_t line,
+				 const struct xd_entry **first)
+{
+	return add(b, name, msg, len, refs, nrefs, NULL, 0, constraints, file,
+		   line, first);
 }
 
 /* One Resource form of `e` as a whole `resources` field: wrapped in an
@@ -316,7 +371,11 @@ void xd_table_builder_ttl(struct xd_table_builder *b, uint32_t ms)
 
 	/* The TTL is part of what the client is sent, so of the version;
 	 * the forms already written carried the version without it. */
-	e->hash = XXH3_64bits_withSeed(e->msg.data, e->msg.len, ms);
+	e->hash = XXH3_64bits_withSeed(
+		e->msg.data, e->msg.len,
+		ms ^ (e->constraints.data != NULL ?
+			      XXH3_64bits(e->constraints.data,
+					  e->constraints.len) : 0));
 	hex16(e->version, e->hash);
 	encode_entry(b, e, e->msg.data);
 	r = (struct xd_resource){
@@ -327,6 +386,7 @@ void xd_table_builder_ttl(struct xd_table_builder *b, uint32_t ms)
 		.aliases = e->aliases,
 		.naliases = e->naliases,
 		.ttl_ms = ms,
+		.constraints = e->constraints,
 	};
 	f->ms = ms;
 	f->wrapped = resource_field(b, &r, true);
@@ -364,6 +424,27 @@ static int by_name(const void *pa, const void *pb)
 	return a->name_len < b->name_len ? -1 : a->name_len > b->name_len;
 }
 
+/* Names first; then the plain resource before its variants, and these
+ * by their constraints' bytes (rule P1: the order lookups try them). */
+static int by_name_variant(const void *pa, const void *pb)
+{
+	const struct xd_entry *a = pa, *b = pb;
+	int c = by_name(a, b);
+	size_t n;
+
+	if (c != 0)
+		return c;
+	if ((a->constraints.data == NULL) != (b->constraints.data == NULL))
+		return a->constraints.data == NULL ? -1 : 1;
+	n = a->constraints.len < b->constraints.len ? a->constraints.len :
+						      b->constraints.len;
+	c = n > 0 ? memcmp(a->constraints.data, b->constraints.data, n) : 0;
+	if (c != 0)
+		return c;
+	return (a->constraints.len > b->constraints.len) -
+	       (a->constraints.len < b->constraints.len);
+}
+
 /* The table's version: a hash of its sorted (name, version) pairs; and
  * apart, a hash of who may see what (xd_table_same). */
 static void table_version(struct xd_table *t)
@@ -374,8 +455,9 @@ static void table_version(struct xd_table *t)
 	XXH3_64bits_reset(&ac);
 	t->restricted = 0;
 	t->min_ttl = 0;
-	for (size_t i = 0; i < t->count; i++) {
-		const struct xd_entry *e = &t->entries[i];
+	for (size_t i = 0; i < t->count + t->nvariants; i++) {
+		const struct xd_entry *e = i < t->count ?
+			&t->entries[i] : &t->variants[i - t->count];
 
 		if (e->ttl != NULL && (t->min_ttl == 0 || e->ttl->ms < t->min_ttl))
 			t->min_ttl = e->ttl->ms;
@@ -385,6 +467,7 @@ static void table_version(struct xd_table *t)
 			continue;
 		t->restricted++;
 		XXH3_64bits_update(&ac, e->name, e->name_len + 1);
+		XXH3_64bits_update(&ac, e->version, 16);
 		for (uint32_t k = 0; k < e->nallow; k++)
 			XXH3_64bits_update(&ac, e->allow[k],
 					   strlen(e->allow[k]) + 1);
@@ -420,8 +503,10 @@ static void account(struct xd_table *t, size_t arena, size_t entries_cap)
 				      sizeof(*t->alias_owner));
 	t->bytes = sizeof(*t) + arena + entries_cap * sizeof(*t->entries) +
 		   index;
-	for (size_t i = 0; i < t->count; i++) {
-		const struct xd_entry *e = &t->entries[i];
+	t->bytes += t->nvariants * sizeof(*t->variants);
+	for (size_t i = 0; i < t->count + t->nvariants; i++) {
+		const struct xd_entry *e = i < t->count ?
+			&t->entries[i] : &t->variants[i - t->count];
 
 		t->wire += e->sotw.len + e->wrapped.len + e->delta.len;
 		if (e->ttl != NULL)
@@ -432,15 +517,51 @@ static void account(struct xd_table *t, size_t arena, size_t entries_cap)
 	atomic_fetch_add_explicit(&live_bytes, t->bytes, memory_order_relaxed);
 }
 
+/* Moves the variants out of the sorted entries into their own array
+ * (rule P1), keeping both in order. */
+static void split_variants(struct xd_table *t)
+{
+	size_t n = 0, v = 0;
+
+	for (size_t i = 0; i < t->count; i++)
+		v += t->entries[i].constraints.data != NULL;
+	if (v == 0)
+		return;
+	t->variants = xd_malloc(v * sizeof(*t->variants));
+	for (size_t i = 0; i < t->count; i++) {
+		if (t->entries[i].constraints.data != NULL)
+			t->variants[t->nvariants++] = t->entries[i];
+		else
+			t->entries[n++] = t->entries[i];
+	}
+	t->count = n;
+}
+
+static struct xd_entry *copy_variants(const struct xd_table *t,
+				      size_t *n)
+{
+	struct xd_entry *v = NULL;
+
+	*n = 0;
+	if (t->nvariants == 0)
+		return NULL;
+	v = xd_malloc(t->nvariants * sizeof(*v));
+	memcpy(v, t->variants, t->nvariants * sizeof(*v));
+	*n = t->nvariants;
+	return v;
+}
+
 struct xd_table *xd_table_builder_finish(struct xd_table_builder *b)
 {
 	struct xd_table *t = table_alloc(b->type);
 	size_t arena = b->bytes, cap = b->cap;
 
 	if (b->count > 1) /* an empty table has no array */
-		qsort(b->entries, b->count, sizeof(*b->entries), by_name);
+		qsort(b->entries, b->count, sizeof(*b->entries),
+		      by_name_variant);
 	t->entries = b->entries;
 	t->count = b->count;
+	split_variants(t);
 	t->arena = b->arena;
 	b->entries = NULL;
 	b->arena = (struct xd_arena)XD_ARENA_INIT;
@@ -497,6 +618,9 @@ struct xd_table *xd_table_union(struct xd_table *a, struct xd_table *b)
 		}
 	}
 	t->count = n;
+	/* variants: those of `a` (the table served); the make-before-break
+	 * union keeps dropped plain resources only */
+	t->variants = copy_variants(a, &t->nvariants);
 	t->parts[0] = xd_table_ref(a);
 	t->parts[1] = xd_table_ref(b);
 	table_version(t);
@@ -524,6 +648,12 @@ struct xd_table *xd_table_filter(struct xd_table *t,
 		if (keep(&t->entries[i], arg))
 			f->entries[n++] = t->entries[i];
 	f->count = n;
+	if (t->nvariants > 0) {
+		f->variants = xd_malloc(t->nvariants * sizeof(*f->variants));
+		for (size_t i = 0; i < t->nvariants; i++)
+			if (keep(&t->variants[i], arg))
+				f->variants[f->nvariants++] = t->variants[i];
+	}
 	f->parts[0] = xd_table_ref(t);
 	table_version(f);
 	build_index(f);
@@ -577,6 +707,7 @@ void xd_table_unref(struct xd_table *t)
 	free(t->alias_names);
 	free(t->alias_owner);
 	free(t->entries);
+	free(t->variants);
 	xd_arena_free(&t->arena);
 	xd_table_unref(t->parts[0]);
 	xd_table_unref(t->parts[1]);
@@ -649,6 +780,61 @@ const struct xd_entry *xd_table_find(const struct xd_table *t,
 				     const char *name, size_t len)
 {
 	return probe(t, name, len);
+}
+
+const struct xd_entry *xd_table_variants_of(const struct xd_table *t,
+					    const char *name, size_t len,
+					    size_t *n)
+{
+	size_t lo = 0, hi = t->nvariants, k;
+
+	while (lo < hi) { /* the first variant of the name */
+		size_t mid = lo + (hi - lo) / 2;
+		const struct xd_entry *e = &t->variants[mid];
+		size_t m = e->name_len < len ? e->name_len : len;
+		int c = m > 0 ? memcmp(e->name, name, m) : 0;
+
+		if (c == 0)
+			c = (e->name_len > len) - (e->name_len < len);
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (k = lo; k < t->nvariants; k++)
+		if (t->variants[k].name_len != len ||
+		    memcmp(t->variants[k].name, name, len) != 0)
+			break;
+	*n = k - lo;
+	return k > lo ? &t->variants[lo] : NULL;
+}
+
+const struct xd_entry *xd_table_find_locator(const struct xd_table *t,
+					     const char *key, size_t len)
+{
+	struct xd_dparam params[XD_DPARAM_MAX];
+	struct xd_name name;
+	const struct xd_entry *v;
+	size_t n, nv;
+
+	if (xd_locator_split(key, len, &name, params, &n) != 0)
+		return NULL;
+	v = xd_table_variants_of(t, name.data, name.len, &nv);
+	for (size_t i = 0; i < nv; i++)
+		if (xd_dpc_match(v[i].constraints.data, v[i].constraints.len,
+				 params, n))
+			return &v[i];
+	return probe(t, name.data, name.len);
+}
+
+const struct xd_entry *xd_table_variant_at(const struct xd_table *t, size_t i)
+{
+	return &t->variants[i];
+}
+
+size_t xd_table_variant_count(const struct xd_table *t)
+{
+	return t->nvariants;
 }
 
 const struct xd_entry *xd_table_find_alias(const struct xd_table *t,

@@ -77,6 +77,10 @@ struct xd_entry {
 	uint32_t nallow;
 	bool restricted;
 	const struct xd_ttl_forms *ttl; /* NULL: no TTL */
+	/* A variant (rule P1): its encoded DynamicParameterConstraints,
+	 * which its delta and wrapped forms carry in resource_name and which
+	 * seed its version; data NULL for a plain resource. */
+	struct xd_span constraints;
 };
 
 /*
@@ -104,6 +108,21 @@ int xd_table_builder_add(struct xd_table_builder *b, const char *name,
 			 const char *const *aliases, size_t naliases,
 			 const char *file, uint32_t line,
 			 const struct xd_entry **first);
+
+/*
+ * Adds a variant of `name` (rule P1): a resource served to locators whose
+ * dynamic parameters the checked `constraints` (xds/dynparam.h) accept.
+ * Variants are not entries of the table (xd_table_at, xd_table_find,
+ * wildcards never see them); xd_table_find_locator does. Returns -1 when
+ * the name already has a variant with the same constraints (*first).
+ * xd_table_builder_restrict and _ttl apply to it as to any resource.
+ */
+int xd_table_builder_add_variant(struct xd_table_builder *b, const char *name,
+				 const uint8_t *msg, size_t len,
+				 const struct xd_ref *refs, size_t nrefs,
+				 struct xd_span constraints,
+				 const char *file, uint32_t line,
+				 const struct xd_entry **first);
 
 /*
  * Restricts the resource added last to the clients whose identity
@@ -204,6 +223,26 @@ const struct xd_entry *xd_table_at(const struct xd_table *t, size_t i);
 /* Looks a name up; NULL if absent. */
 const struct xd_entry *xd_table_find(const struct xd_table *t,
 				     const char *name, size_t len);
+
+/*
+ * Looks a locator key up (xds/dynparam.h, rule P1): the first variant of
+ * its name, in the order of their encoded constraints, whose constraints
+ * accept its parameters; else the plain resource of that name, which
+ * has no constraints and so accepts any; NULL if neither.
+ */
+const struct xd_entry *xd_table_find_locator(const struct xd_table *t,
+					     const char *key, size_t len);
+
+/* How many variants it holds (rule P1), and each, sorted as
+ * xd_table_find_locator tries them (i < count). */
+size_t xd_table_variant_count(const struct xd_table *t);
+const struct xd_entry *xd_table_variant_at(const struct xd_table *t, size_t i);
+
+/* The variants of `name`: the first, and their number in *n (0: none,
+ * then NULL). */
+const struct xd_entry *xd_table_variants_of(const struct xd_table *t,
+					    const char *name, size_t len,
+					    size_t *n);
 
 /* Looks an alias up (VHDS, rule D10); NULL if no entry has it. */
 const struct xd_entry *xd_table_find_alias(const struct xd_table *t,

@@ -80,6 +80,23 @@ static uint8_t *duration_put(uint8_t *p, uint32_t ms)
 	return p;
 }
 
+/* ResourceName {name, dynamic_parameter_constraints} (rule P1): its
+ * body, and the whole field `number` holding it. */
+static size_t resource_name_size(struct xd_name name, struct xd_span dpc)
+{
+	return name_field(XD_RESOURCE_NAME_NAME, name) +
+	       xd_msg_field_size(XD_RESOURCE_NAME_CONSTRAINTS, dpc.len);
+}
+
+static uint8_t *resource_name_put(uint8_t *p, uint32_t number,
+				  struct xd_name name, struct xd_span dpc)
+{
+	p = xd_msg_put_header(p, number, resource_name_size(name, dpc));
+	p = xd_msg_put_bytes(p, XD_RESOURCE_NAME_NAME, name.data, name.len);
+	return xd_msg_put_bytes(p, XD_RESOURCE_NAME_CONSTRAINTS, dpc.data,
+				dpc.len);
+}
+
 size_t xd_resource_size(const struct xd_resource *r)
 {
 	size_t n = 0;
@@ -89,7 +106,12 @@ size_t xd_resource_size(const struct xd_resource *r)
 	if (r->type_url != NULL)
 		n += xd_msg_field_size(XD_RESOURCE_RESOURCE,
 				       xd_any_size(r->type_url, r->body.len));
-	n += name_field(XD_RESOURCE_NAME, r->name);
+	if (r->constraints.data != NULL)
+		n += xd_msg_field_size(XD_RESOURCE_RESOURCE_NAME,
+				       resource_name_size(r->name,
+							  r->constraints));
+	else
+		n += name_field(XD_RESOURCE_NAME, r->name);
 	for (size_t i = 0; i < r->naliases; i++)
 		n += xd_msg_field_size(XD_RESOURCE_ALIASES, strlen(r->aliases[i]));
 	if (r->ttl_ms > 0)
@@ -107,7 +129,12 @@ uint8_t *xd_resource_put(uint8_t *p, const struct xd_resource *r)
 				      xd_any_size(r->type_url, r->body.len));
 		p = xd_any_put(p, r->type_url, r->body.data, r->body.len);
 	}
-	p = xd_msg_put_bytes(p, XD_RESOURCE_NAME, r->name.data, r->name.len);
+	if (r->constraints.data != NULL)
+		p = resource_name_put(p, XD_RESOURCE_RESOURCE_NAME, r->name,
+				      r->constraints);
+	else
+		p = xd_msg_put_bytes(p, XD_RESOURCE_NAME, r->name.data,
+				     r->name.len);
 	for (size_t i = 0; i < r->naliases; i++)
 		p = xd_msg_put_bytes(p, XD_RESOURCE_ALIASES, r->aliases[i],
 				     strlen(r->aliases[i]));
@@ -139,6 +166,11 @@ size_t xd_response_size(const struct xd_response *r)
 		n += missing_size(r->missing[i]);
 	for (size_t i = 0; i < r->nremoved; i++)
 		n += name_field(XD_DELTA_RESPONSE_REMOVED, r->removed[i]);
+	for (size_t i = 0; i < r->nremoved_variants; i++)
+		n += xd_msg_field_size(
+			XD_DELTA_RESPONSE_REMOVED_NAMES,
+			resource_name_size(r->removed_variants[i].name,
+					   r->removed_variants[i].constraints));
 	return n;
 }
 
@@ -162,6 +194,10 @@ uint8_t *xd_response_put(uint8_t *p, const struct xd_response *r)
 	for (size_t i = 0; i < r->nremoved; i++)
 		p = xd_msg_put_bytes(p, XD_DELTA_RESPONSE_REMOVED,
 				     r->removed[i].data, r->removed[i].len);
+	for (size_t i = 0; i < r->nremoved_variants; i++)
+		p = resource_name_put(p, XD_DELTA_RESPONSE_REMOVED_NAMES,
+				      r->removed_variants[i].name,
+				      r->removed_variants[i].constraints);
 	return p;
 }
 

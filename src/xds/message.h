@@ -35,7 +35,12 @@ enum {
 	XD_RESOURCE_NAME = 3,
 	XD_RESOURCE_ALIASES = 4,
 	XD_RESOURCE_TTL = 6,
+	XD_RESOURCE_RESOURCE_NAME = 8, /* ResourceName, instead of name */
 };
+
+/* envoy.service.discovery.v3.ResourceName and ResourceLocator (rule P1) */
+enum { XD_RESOURCE_NAME_NAME = 1, XD_RESOURCE_NAME_CONSTRAINTS = 2 };
+enum { XD_LOCATOR_NAME = 1, XD_LOCATOR_PARAMETERS = 2 /* map<string, string> */ };
 
 #define XD_RESOURCE_TYPE_URL \
 	"type.googleapis.com/envoy.service.discovery.v3.Resource"
@@ -48,6 +53,7 @@ enum {
 	XD_REQUEST_TYPE_URL = 4,
 	XD_REQUEST_RESPONSE_NONCE = 5,
 	XD_REQUEST_ERROR_DETAIL = 6,
+	XD_REQUEST_RESOURCE_LOCATORS = 7,
 };
 
 /* envoy.service.discovery.v3.DeltaDiscoveryRequest */
@@ -59,6 +65,8 @@ enum {
 	XD_DELTA_REQUEST_INITIAL_VERSIONS = 5, /* map<string, string> */
 	XD_DELTA_REQUEST_RESPONSE_NONCE = 6,
 	XD_DELTA_REQUEST_ERROR_DETAIL = 7,
+	XD_DELTA_REQUEST_LOCATORS_SUBSCRIBE = 8,
+	XD_DELTA_REQUEST_LOCATORS_UNSUBSCRIBE = 9,
 };
 
 /* A map<string, string> entry */
@@ -72,6 +80,7 @@ enum {
 	XD_RESPONSE_TYPE_URL = 4,
 	XD_RESPONSE_NONCE = 5,
 	XD_DELTA_RESPONSE_REMOVED = 6,
+	XD_DELTA_RESPONSE_REMOVED_NAMES = 8, /* ResourceName */
 };
 
 /* envoy.config.core.v3.Node, and its Locality */
@@ -167,6 +176,9 @@ struct xd_resource {
 	const char *const *aliases;
 	size_t naliases;
 	uint32_t ttl_ms;             /* 0: no ttl field (rule L1) */
+	/* A variant's encoded DynamicParameterConstraints (rule P1): when
+	 * set, the name goes in resource_name with them, not in name. */
+	struct xd_span constraints;
 };
 
 /* google.protobuf.Duration */
@@ -183,6 +195,11 @@ uint8_t *xd_resource_put(uint8_t *p, const struct xd_resource *r);
  * forms tables store, snapshot/table.h). Delta only: `missing` names
  * go out as Resources without a body, `removed` as removed_resources.
  */
+struct xd_removed_variant {
+	struct xd_name name;
+	struct xd_span constraints; /* encoded DynamicParameterConstraints */
+};
+
 struct xd_response {
 	struct xd_name version;
 	const struct xd_span *resources;
@@ -192,6 +209,9 @@ struct xd_response {
 	struct xd_name type_url;
 	const struct xd_name *removed;
 	size_t nremoved;
+	/* delta: variants removed, as removed_resource_names (rule P1) */
+	const struct xd_removed_variant *removed_variants;
+	size_t nremoved_variants;
 };
 
 size_t xd_response_size(const struct xd_response *r);

@@ -1179,7 +1179,7 @@ START_TEST(snapshot_annotations)
 			      "s.yaml:5:34: nested[3].@allow[4]: expected an identity glob (a string), not a mapping\n"
 			      "s.yaml:5:42: nested[3].@allow[5]: string contains a NUL byte\n"
 			      "s.yaml:6:3: nested[3].nn: unknown field 'nn' in xdtest.Nested (did you mean 'n'?)\n"
-			      "s.yaml:7:4: nested[4].@colour: unknown annotation '@colour' (known: '@allow', '@ttl')\n"
+			      "s.yaml:7:4: nested[4].@colour: unknown annotation '@colour' (known: '@allow', '@ttl', '@dynamic_parameter_constraints')\n"
 			      "s.yaml:7:19: nested[4].@alow: unknown annotation '@alow' (did you mean '@allow'?)\n"
 			      "s.yaml:8:28: nested[5].@allow: duplicate key '@allow' (first on line 8)");
 	free(got);
