@@ -26,5 +26,6 @@ int main(void)
 	pu_register_ads(s, true);
 	pu_register_wire(s, true);
 	pu_register_xdstp(s, true);
+	pu_register_dyn(s, true);
 	return pu_run(s);
 }

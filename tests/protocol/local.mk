@@ -6,6 +6,7 @@
 #   check_ttl     rule L1 (TTLs and heartbeats)
 #   check_wire    garbage, huge, never-reading clients
 #   check_xdstp   rules X1, X2 (xdstp:// names, glob collections)
+#   check_dyn     rule P1 (dynamic parameters)
 #   check_valgrind_proto  a subset of them with xdsd under valgrind
 check_LIBRARIES += tests/protocol/libprototest.a
 tests_protocol_libprototest_a_SOURCES = \
@@ -18,7 +19,7 @@ PROTO_TEST_LIBS = tests/protocol/libprototest.a $(TEST_LIBS)
 PROTO_TESTS = tests/protocol/check_sotw tests/protocol/check_delta \
 	tests/protocol/check_ads tests/protocol/check_types \
 	tests/protocol/check_wire tests/protocol/check_ttl \
-	tests/protocol/check_xdstp
+	tests/protocol/check_xdstp tests/protocol/check_dyn
 check_PROGRAMS += $(PROTO_TESTS)
 TESTS += $(PROTO_TESTS)
 tests_protocol_check_sotw_SOURCES = tests/protocol/check_sotw.c
@@ -36,6 +37,9 @@ tests_protocol_check_types_LDADD = $(PROTO_TEST_LIBS)
 tests_protocol_check_wire_SOURCES = tests/protocol/check_wire.c
 tests_protocol_check_wire_CFLAGS = $(TEST_CFLAGS)
 tests_protocol_check_wire_LDADD = $(PROTO_TEST_LIBS)
+tests_protocol_check_dyn_SOURCES = tests/protocol/check_dyn.c
+tests_protocol_check_dyn_CFLAGS = $(TEST_CFLAGS)
+tests_protocol_check_dyn_LDADD = $(PROTO_TEST_LIBS)
 tests_protocol_check_ttl_SOURCES = tests/protocol/check_ttl.c
 tests_protocol_check_ttl_CFLAGS = $(TEST_CFLAGS)
 tests_protocol_check_ttl_LDADD = $(PROTO_TEST_LIBS)
@@ -50,7 +54,8 @@ TESTS += tests/protocol/check_valgrind_proto
 tests_protocol_check_valgrind_proto_SOURCES = \
 	tests/protocol/check_valgrind_proto.c tests/protocol/check_sotw.c \
 	tests/protocol/check_delta.c tests/protocol/check_ads.c \
-	tests/protocol/check_wire.c tests/protocol/check_xdstp.c
+	tests/protocol/check_wire.c tests/protocol/check_xdstp.c \
+	tests/protocol/check_dyn.c
 tests_protocol_check_valgrind_proto_CFLAGS = $(TEST_CFLAGS) -DPU_NO_MAIN
 tests_protocol_check_valgrind_proto_LDADD = $(PROTO_TEST_LIBS)
 endif

@@ -8,6 +8,7 @@
 
 #include "envoy/config/core/v3/base.pb-c.h"
 #include "google/rpc/status.pb-c.h"
+#include "util/buf.h"
 #include "xdtest.h"
 
 #define RESOURCE_URL "type.googleapis.com/envoy.service.discovery.v3.Resource"
@@ -104,8 +105,61 @@ static void set_str(char **slot, const char *v)
 	*slot = v != NULL ? strdup(v) : NULL;
 }
 
+/* protobuf-c ResourceLocators of `n` pu_locators (rule P1); freed with
+ * free_locators. */
+static Envoy__Service__Discovery__V3__ResourceLocator **
+make_locators(const struct pu_locator *v, size_t n)
+{
+	Envoy__Service__Discovery__V3__ResourceLocator **out =
+		calloc(n + 1, sizeof(*out));
+
+	ck_assert(out != NULL);
+	for (size_t i = 0; i < n; i++) {
+		Envoy__Service__Discovery__V3__ResourceLocator init =
+			ENVOY__SERVICE__DISCOVERY__V3__RESOURCE_LOCATOR__INIT;
+		Envoy__Service__Discovery__V3__ResourceLocator *l =
+			malloc(sizeof(*l));
+
+		ck_assert(l != NULL);
+		*l = init;
+		l->name = (char *)v[i].name;
+		l->n_dynamic_parameters = v[i].nparams;
+		l->dynamic_parameters =
+			calloc(v[i].nparams + 1, sizeof(*l->dynamic_parameters));
+		ck_assert(l->dynamic_parameters != NULL);
+		for (size_t k = 0; k < v[i].nparams; k++) {
+			Envoy__Service__Discovery__V3__ResourceLocator__DynamicParametersEntry
+				e = ENVOY__SERVICE__DISCOVERY__V3__RESOURCE_LOCATOR__DYNAMIC_PARAMETERS_ENTRY__INIT,
+				*p = malloc(sizeof(*p));
+
+			ck_assert(p != NULL);
+			*p = e;
+			p->key = (char *)v[i].params[2 * k];
+			p->value = (char *)v[i].params[2 * k + 1];
+			l->dynamic_parameters[k] = p;
+		}
+		out[i] = l;
+	}
+	return out;
+}
+
+static void free_locators(Envoy__Service__Discovery__V3__ResourceLocator **v,
+			  size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < v[i]->n_dynamic_parameters; k++)
+			free(v[i]->dynamic_parameters[k]);
+		free(v[i]->dynamic_parameters);
+		free(v[i]);
+	}
+	free(v);
+}
+
 void pu_send(struct pu_client *c, const struct pu_req *r)
 {
+	Envoy__Service__Discovery__V3__ResourceLocator
+		**locs = make_locators(r->locators, r->nlocators),
+		**unlocs = make_locators(r->unsub_locators, r->nunsub_locators);
 	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
 	Google__Rpc__Status err = GOOGLE__RPC__STATUS__INIT;
 	char *feature[4], *features = NULL;
@@ -142,6 +196,10 @@ void pu_send(struct pu_client *c, const struct pu_req *r)
 		req.resource_names_subscribe = (char **)r->names;
 		req.n_resource_names_unsubscribe = r->nunsub;
 		req.resource_names_unsubscribe = (char **)r->unsub;
+		req.n_resource_locators_subscribe = r->nlocators;
+		req.resource_locators_subscribe = locs;
+		req.n_resource_locators_unsubscribe = r->nunsub_locators;
+		req.resource_locators_unsubscribe = unlocs;
 		req.response_nonce = (char *)(r->nonce ? r->nonce : "");
 		req.error_detail = r->error != NULL ? &err : NULL;
 		if (r->ninit > 0) {
@@ -171,6 +229,8 @@ void pu_send(struct pu_client *c, const struct pu_req *r)
 		req.node = with_node ? &node : NULL;
 		req.n_resource_names = r->nnames;
 		req.resource_names = (char **)r->names;
+		req.n_resource_locators = r->nlocators;
+		req.resource_locators = locs;
 		req.type_url = (char *)url;
 		req.response_nonce = (char *)(r->nonce ? r->nonce : "");
 		req.error_detail = r->error != NULL ? &err : NULL;
@@ -192,6 +252,8 @@ void pu_send(struct pu_client *c, const struct pu_req *r)
 		}
 	}
 	free(features);
+	free_locators(locs, r->nlocators);
+	free_locators(unlocs, r->nunsub_locators);
 	if (with_node)
 		c->node_sent = true;
 	/* xdsd logs a line for it unless it is of a type it does not serve
@@ -314,10 +376,75 @@ static uint8_t *dup_bytes(const uint8_t *p, size_t n)
 	return d;
 }
 
+/* Constraints in a short form (rule P1): "k=v", "k?", "!x", "(a&b)",
+ * "(a|b)". */
+static void show_dpc(struct xd_buf *b,
+		     const Envoy__Service__Discovery__V3__DynamicParameterConstraints *d)
+{
+	const Envoy__Service__Discovery__V3__DynamicParameterConstraints__ConstraintList *l = NULL;
+	const char *op = "";
+
+	switch (d->type_case) {
+	case ENVOY__SERVICE__DISCOVERY__V3__DYNAMIC_PARAMETER_CONSTRAINTS__TYPE_CONSTRAINT:
+		if (d->constraint->constraint_type_case ==
+		    ENVOY__SERVICE__DISCOVERY__V3__DYNAMIC_PARAMETER_CONSTRAINTS__SINGLE_CONSTRAINT__CONSTRAINT_TYPE_VALUE)
+			xd_buf_printf(b, "%s=%s", d->constraint->key,
+				      d->constraint->value);
+		else
+			xd_buf_printf(b, "%s?", d->constraint->key);
+		return;
+	case ENVOY__SERVICE__DISCOVERY__V3__DYNAMIC_PARAMETER_CONSTRAINTS__TYPE_NOT_CONSTRAINTS:
+		xd_buf_printf(b, "!");
+		show_dpc(b, d->not_constraints);
+		return;
+	case ENVOY__SERVICE__DISCOVERY__V3__DYNAMIC_PARAMETER_CONSTRAINTS__TYPE_OR_CONSTRAINTS:
+		l = d->or_constraints;
+		op = "|";
+		break;
+	case ENVOY__SERVICE__DISCOVERY__V3__DYNAMIC_PARAMETER_CONSTRAINTS__TYPE_AND_CONSTRAINTS:
+		l = d->and_constraints;
+		op = "&";
+		break;
+	default:
+		xd_buf_printf(b, "<none>");
+		return;
+	}
+	xd_buf_printf(b, "(");
+	for (size_t i = 0; i < l->n_constraints; i++) {
+		if (i > 0)
+			xd_buf_printf(b, "%s", op);
+		show_dpc(b, l->constraints[i]);
+	}
+	xd_buf_printf(b, ")");
+}
+
+static char *resource_name_text(
+	const Envoy__Service__Discovery__V3__ResourceName *n, bool with_name)
+{
+	struct xd_buf b = XD_BUF_INIT;
+
+	if (with_name)
+		xd_buf_printf(&b, "%s", n->name);
+	if (n->dynamic_parameter_constraints != NULL) {
+		if (with_name)
+			xd_buf_printf(&b, "[");
+		show_dpc(&b, n->dynamic_parameter_constraints);
+		if (with_name)
+			xd_buf_printf(&b, "]");
+	}
+	xd_buf_putc(&b, '\0');
+	return (char *)xd_buf_steal(&b, NULL);
+}
+
 static void fill_from_resource(struct pu_res *x,
 			       const Envoy__Service__Discovery__V3__Resource *r)
 {
-	x->name = strdup(r->name);
+	if (r->resource_name != NULL) {
+		x->name = strdup(r->resource_name->name);
+		x->constraints = resource_name_text(r->resource_name, false);
+	} else {
+		x->name = strdup(r->name);
+	}
 	x->version = strdup(r->version);
 	x->ttl_ms = r->ttl == NULL ? -1 :
 		    (long)r->ttl->seconds * 1000 + r->ttl->nanos / 1000000;
@@ -361,6 +488,13 @@ static struct pu_resp *decode(struct pu_client *c, const uint8_t *data,
 		ck_assert(out->removed != NULL);
 		for (size_t i = 0; i < r->n_removed_resources; i++)
 			out->removed[i] = strdup(r->removed_resources[i]);
+		out->nremoved_names = r->n_removed_resource_names;
+		out->removed_names = calloc(r->n_removed_resource_names + 1,
+					    sizeof(char *));
+		ck_assert(out->removed_names != NULL);
+		for (size_t i = 0; i < r->n_removed_resource_names; i++)
+			out->removed_names[i] = resource_name_text(
+				r->removed_resource_names[i], true);
 		envoy__service__discovery__v3__delta_discovery_response__free_unpacked(r, NULL);
 	} else {
 		Envoy__Service__Discovery__V3__DiscoveryResponse *r =
@@ -507,10 +641,14 @@ void pu_resp_free(struct pu_resp *r)
 		for (size_t k = 0; k < x->naliases; k++)
 			free(x->aliases[k]);
 		free(x->aliases);
+		free(x->constraints);
 	}
 	for (size_t i = 0; i < r->nremoved; i++)
 		free(r->removed[i]);
 	free(r->removed);
+	for (size_t i = 0; i < r->nremoved_names; i++)
+		free(r->removed_names[i]);
+	free(r->removed_names);
 	free(r->res);
 	free(r->type_url);
 	free(r->version);
@@ -546,6 +684,35 @@ char *pu_missing(const struct pu_resp *r)
 char *pu_removed(const struct pu_resp *r)
 {
 	return pu_join(r->removed, r->nremoved);
+}
+
+char *pu_variants(const struct pu_resp *r)
+{
+	char **v = calloc(r->nres + 1, sizeof(*v));
+	size_t n = 0;
+	char *out;
+
+	ck_assert(v != NULL);
+	for (size_t i = 0; i < r->nres; i++) {
+		if (!r->res[i].has_body)
+			continue;
+		if (r->res[i].constraints != NULL)
+			ck_assert(asprintf(&v[n], "%s[%s]", r->res[i].name,
+					   r->res[i].constraints) > 0);
+		else
+			v[n] = strdup(r->res[i].name);
+		n++;
+	}
+	out = pu_join(v, n);
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	return out;
+}
+
+char *pu_removed_variants(const struct pu_resp *r)
+{
+	return pu_join(r->removed_names, r->nremoved_names);
 }
 
 const struct pu_res *pu_find(const struct pu_resp *r, const char *name)

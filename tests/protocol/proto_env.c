@@ -20,6 +20,8 @@ struct pu_item {
 	int variant;
 	char *ref;
 	unsigned ttl_ms; /* "@ttl", 0: none */
+	char *as_name;   /* a variant (rule P1): its name, and */
+	char *dpc;       /* its "@dynamic_parameter_constraints" */
 };
 
 struct pu_snap {
@@ -45,6 +47,10 @@ struct pu_snap *pu_snap_copy(const struct pu_snap *s)
 			    s->items[i].variant, s->items[i].ref);
 		pu_snap_ttl(c, s->items[i].type, s->items[i].name,
 			    s->items[i].ttl_ms);
+		if (s->items[i].as_name != NULL) {
+			c->items[c->n - 1].as_name = strdup(s->items[i].as_name);
+			c->items[c->n - 1].dpc = strdup(s->items[i].dpc);
+		}
 	}
 	return c;
 }
@@ -56,6 +62,8 @@ void pu_snap_free(struct pu_snap *s)
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->items[i].name);
 		free(s->items[i].ref);
+		free(s->items[i].as_name);
+		free(s->items[i].dpc);
 	}
 	free(s->items);
 	free(s);
@@ -82,11 +90,29 @@ void pu_snap_put(struct pu_snap *s, enum pu_type t, const char *name,
 		it->type = t;
 		it->name = strdup(name);
 		it->ttl_ms = 0;
+		it->as_name = it->dpc = NULL;
 	} else {
 		free(it->ref);
 	}
 	it->variant = variant;
 	it->ref = ref != NULL ? strdup(ref) : NULL;
+}
+
+void pu_snap_variant(struct pu_snap *s, enum pu_type t, const char *name,
+		     const char *tag, int variant, const char *ref,
+		     const char *constraints)
+{
+	char *key;
+	struct pu_item *it;
+
+	ck_assert(asprintf(&key, "%s#%s", name, tag) > 0);
+	pu_snap_put(s, t, key, variant, ref);
+	it = find_item(s, t, key);
+	free(it->as_name);
+	free(it->dpc);
+	it->as_name = strdup(name);
+	it->dpc = strdup(constraints);
+	free(key);
 }
 
 void pu_snap_ttl(struct pu_snap *s, enum pu_type t, const char *name,
@@ -107,6 +133,8 @@ void pu_snap_del(struct pu_snap *s, enum pu_type t, const char *name)
 		return;
 	free(it->name);
 	free(it->ref);
+	free(it->as_name);
+	free(it->dpc);
 	*it = s->items[--s->n];
 }
 
@@ -271,6 +299,15 @@ char *pu_snap_yaml(const struct pu_snap *s0)
 			if (!any)
 				xd_buf_printf(&b, "%s:\n", sections[t]);
 			any = true;
+			if (s->items[i].as_name != NULL) {
+				struct pu_item v = s->items[i];
+
+				v.name = v.as_name;
+				item_yaml(&b, &v, false);
+				xd_buf_printf(&b, "  \"@dynamic_parameter_constraints\": %s\n",
+					      v.dpc);
+				continue;
+			}
 			item_yaml(&b, &s->items[i],
 				  t == PU_RDS && pu_strs_has(&vhds_parents, s->items[i].name));
 		}

@@ -143,6 +143,15 @@ void pu_snap_put(struct pu_snap *s, enum pu_type t, const char *name,
 /* Gives a resource put before a TTL ("@ttl", rule L1); 0 takes it away. */
 void pu_snap_ttl(struct pu_snap *s, enum pu_type t, const char *name,
 		 unsigned ms);
+/*
+ * A variant of `name` (rule P1): a resource named `name` with
+ * "@dynamic_parameter_constraints": `constraints` (flow YAML), kept in
+ * the snapshot under "<name>#<tag>" (for pu_snap_del and pu_snap_put's
+ * `variant`).
+ */
+void pu_snap_variant(struct pu_snap *s, enum pu_type t, const char *name,
+		     const char *tag, int variant, const char *ref,
+		     const char *constraints);
 void pu_snap_del(struct pu_snap *s, enum pu_type t, const char *name);
 bool pu_snap_has(const struct pu_snap *s, enum pu_type t, const char *name);
 char *pu_snap_yaml(const struct pu_snap *s);
@@ -239,6 +248,13 @@ void pu_client_node(struct pu_client *c, const char *id, const char *cluster,
 
 struct xdc_stream *pu_stream(struct pu_client *c);
 
+/* A ResourceLocator (rule P1): a name and `nparams` key, value pairs. */
+struct pu_locator {
+	const char *name;
+	const char *const *params; /* k1, v1, k2, v2... */
+	size_t nparams;
+};
+
 /* One request. Unset fields are not sent. */
 struct pu_req {
 	enum pu_type type;
@@ -256,6 +272,11 @@ struct pu_req {
 	size_t ninit;
 	enum { PU_NODE_AUTO, PU_NODE_NEVER, PU_NODE_ALWAYS } node;
 	const char *node_id;           /* another node id (rule S1) */
+	/* SotW resource_locators; delta resource_locators_subscribe */
+	const struct pu_locator *locators;
+	size_t nlocators;
+	const struct pu_locator *unsub_locators; /* delta */
+	size_t nunsub_locators;
 };
 
 /* Sends `r`; the node goes on the stream's first request (AUTO). */
@@ -288,6 +309,9 @@ struct pu_res {
 	long ttl_ms;      /* Resource.ttl, -1 for none (rule L1) */
 	char **aliases;
 	size_t naliases;
+	/* Resource.resource_name's constraints (rule P1), as "k=v", "k?"
+	 * (exists), "!x", "(a&b)", "(a|b)"; NULL when named by name */
+	char *constraints;
 };
 
 struct pu_resp {
@@ -300,6 +324,9 @@ struct pu_resp {
 	size_t nres;
 	char **removed;
 	size_t nremoved;
+	/* removed_resource_names, as "name[constraints]" (rule P1) */
+	char **removed_names;
+	size_t nremoved_names;
 	size_t raw_len;   /* bytes on the wire */
 };
 
@@ -328,6 +355,10 @@ void pu_resp_free(struct pu_resp *r);
 char *pu_names(const struct pu_resp *r);
 char *pu_missing(const struct pu_resp *r);
 char *pu_removed(const struct pu_resp *r);
+/* Resources with a body as "name[constraints]" (or "name"), and
+ * removed_resource_names, sorted and comma-separated (rule P1). */
+char *pu_variants(const struct pu_resp *r);
+char *pu_removed_variants(const struct pu_resp *r);
 const struct pu_res *pu_find(const struct pu_resp *r, const char *name);
 
 /* The version of a resource's bytes: 16 hex digits of XXH3-64. */

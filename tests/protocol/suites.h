@@ -16,5 +16,6 @@ void pu_register_ads(Suite *s, bool subset);
 void pu_register_types(Suite *s, bool subset);
 void pu_register_wire(Suite *s, bool subset);
 void pu_register_xdstp(Suite *s, bool subset);
+void pu_register_dyn(Suite *s, bool subset);
 
 #endif
