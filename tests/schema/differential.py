@@ -238,7 +238,10 @@ SECTIONS = {
 
 # Annotations given to the k-th resource of a snapshot, and what the tool
 # must print for them (transcode-tool --snapshot --bytes).
-def annotations(k):
+DPC = "envoy.service.discovery.v3.DynamicParameterConstraints"
+
+
+def annotations(k, pool):
     ann, shown = {}, []
     if k % 3 != 2:
         ms = 1000 + 250 * k
@@ -248,6 +251,14 @@ def annotations(k):
         globs = ["spiffe://example.org/ns/%d/*" % k, "node-?"]
         ann["@allow"] = globs
         shown.append("@allow=" + ",".join(globs))
+    if k % 4 == 1:
+        # rule P1: encoded as the schema's message, byte for byte
+        dpc = {"and_constraints": {"constraints": [
+            {"constraint": {"key": "env", "value": "v%d" % k}},
+            {"notConstraints": {"constraint": {"key": "canary",
+                                               "exists": {}}}}]}}
+        ann["@dynamic_parameter_constraints"] = dpc
+        shown.append("@dpc=" + pool.canonical(pool.parse(DPC, dpc)).hex())
     return ann, shown
 
 
@@ -261,7 +272,7 @@ def check_snapshot(tap, pool, files):
         if typ not in SECTIONS or "schema" in header(text):
             continue
         doc = yaml.safe_load(text)
-        ann, shown = annotations(len(expected))
+        ann, shown = annotations(len(expected), pool)
         # annotations first, then the fields: keys in any order
         sections.setdefault(SECTIONS[typ], []).append(dict(ann, **doc))
         expected.append((SECTIONS[typ], len(sections[SECTIONS[typ]]) - 1,

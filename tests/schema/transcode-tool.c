@@ -13,7 +13,7 @@
  *       "path line:column length" per resource (--threads N: in
  *       pieces, as the daemon does); with --bytes also the resource's
  *       bytes in hex and its annotations ("@ttl=MS", "@allow=G,G",
- *       "@anyone")
+ *       "@anyone", "@dpc=HEX": "@dynamic_parameter_constraints" encoded)
  *
  * Errors go to stderr, one a line; the exit status is 1 on any error.
  * FILE "-" is standard input.
@@ -76,6 +76,11 @@ static int print_item(const struct xd_item *it, void *arg)
 		}
 		if (it->ann.allow_anyone)
 			printf(" @anyone");
+		if (it->ann.dpc != NULL) {
+			printf(" @dpc=");
+			for (size_t i = 0; i < it->ann.dpc_len; i++)
+				printf("%02x", it->ann.dpc[i]);
+		}
 	}
 	putchar('\n');
 	return 0;
