@@ -70,6 +70,12 @@ static const struct directive directives[] = {
 	/* zero_ok on an address: "off" is allowed */
 	{"admin_listen", T_ADDRESS, OFF(admin_listen), "127.0.0.1:18080", 0, 0,
 	 true, "address of the admin HTTP endpoint (off: none)", NULL, NULL},
+	{"rest_listen", T_ADDRESS, OFF(rest_listen), "off", 0, 0, true,
+	 "address of the REST-JSON xDS endpoint (off: none)", NULL, NULL},
+	{"rest_poll_timeout", T_DURATION, OFF(rest_poll_timeout_ms), "30s", 100,
+	 HOUR_MS, false,
+	 "longest a REST-JSON poll for a version the client holds waits",
+	 NULL, NULL},
 
 	{"keepalive_time", T_DURATION, OFF(keepalive_time_ms), "30s", 1000,
 	 24 * HOUR_MS, true, "idle time before the server pings a client (0: never)", NULL, NULL},
@@ -924,6 +930,7 @@ void xd_config_free(struct xd_config *cfg)
 {
 	free(cfg->listen);
 	free(cfg->admin_listen);
+	free(cfg->rest_listen);
 	free(cfg->snapshots);
 	free(cfg->schema);
 	free(cfg->tls.cert);

@@ -56,6 +56,12 @@ struct xd_config {
 	/* the admin HTTP endpoint: an address as `listen`, or "off" */
 	char *admin_listen;
 
+	/* REST-JSON xDS over HTTP (docs/protocol.md, rule R1): an address,
+	 * or "off" (the default); and how long a poll for a version the
+	 * client already holds is held before it is answered. */
+	char *rest_listen;
+	uint64_t rest_poll_timeout_ms;
+
 	/* gRPC transport, all in milliseconds or bytes. 0 = off. */
 	uint64_t keepalive_time_ms;
 	uint64_t keepalive_timeout_ms;
@@ -100,6 +106,12 @@ struct xd_config {
 static inline bool xd_config_admin_on(const struct xd_config *cfg)
 {
 	return cfg->admin_listen != NULL && strcmp(cfg->admin_listen, "off") != 0;
+}
+
+/* Whether REST-JSON is served (rest_listen is not "off"). */
+static inline bool xd_config_rest_on(const struct xd_config *cfg)
+{
+	return cfg->rest_listen != NULL && strcmp(cfg->rest_listen, "off") != 0;
 }
 
 /*

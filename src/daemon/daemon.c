@@ -19,6 +19,7 @@
 #include "protocol/body.h"
 #include "protocol/nameset.h"
 #include "protocol/session.h"
+#include "rest/rest.h"
 #include "schema/schema.h"
 #include "snapshot/loader.h"
 #include "transport/abseil.h"
@@ -42,6 +43,7 @@ struct daemon {
 
 	struct xd_reloader *reloader;
 	struct xd_admin *admin; /* NULL: admin_listen off */
+	struct xd_rest *rest;   /* NULL: rest_listen off */
 	struct xd_notify *notify; /* NULL: not run by systemd */
 	struct xd_snapwatch *watch; /* NULL: watch off */
 };
@@ -102,6 +104,13 @@ static void admin_stopped(void *arg)
 	d->admin = NULL;
 }
 
+static void rest_stopped(void *arg)
+{
+	struct daemon *d = arg;
+
+	d->rest = NULL;
+}
+
 static void server_stopped(void *arg)
 {
 	struct daemon *d = arg;
@@ -113,6 +122,8 @@ static void server_stopped(void *arg)
 	d->watch = NULL;
 	if (d->admin != NULL)
 		xd_admin_stop(d->admin, admin_stopped, d);
+	if (d->rest != NULL)
+		xd_rest_stop(d->rest, rest_stopped, d);
 	xd_sessions_free(d->sessions);
 	d->sessions = NULL;
 	close_signals(d);
@@ -234,6 +245,21 @@ static int start_admin(struct daemon *d)
 	return xd_admin_start(&d->admin, &d->loop, &deps);
 }
 
+/* REST-JSON, when configured: as for the admin endpoint, an address
+ * that cannot be opened stops the start. */
+static int start_rest(struct daemon *d)
+{
+	struct xd_rest_deps deps = {
+		.cfg = d->cfg,
+		.cache = d->cache,
+		.schema = d->schema,
+	};
+
+	if (!xd_config_rest_on(d->cfg))
+		return 0;
+	return xd_rest_start(&d->rest, &d->loop, &deps);
+}
+
 /* `watch: true`: a snapshot directory that cannot be watched is an
  * error, as the operator counts on changes being served. */
 static int start_watch(struct daemon *d)
@@ -281,7 +307,8 @@ int xd_daemon_run(const struct xd_config *cfg)
 	opts.tls = d.tls;
 	if (xd_server_start(&d.server, &d.loop, &opts) != 0)
 		goto fail;
-	if (start_admin(&d) != 0 || start_watch(&d) != 0) {
+	if (start_admin(&d) != 0 || start_rest(&d) != 0 ||
+	    start_watch(&d) != 0) {
 		d.stopping = true;
 		xd_server_shutdown(d.server, server_stopped, &d);
 		uv_run(&d.loop, UV_RUN_DEFAULT);

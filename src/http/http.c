@@ -84,6 +84,7 @@ static const char *reason(int status)
 	case 204: return "No Content";
 	case 302: return "Found";
 	case 400: return "Bad Request";
+	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 409: return "Conflict";
@@ -380,6 +381,10 @@ static void conn_close(struct conn *c)
 	xd_buf_free(&c->body);
 	uv_close((uv_handle_t *)&c->h.stream, on_handle_closed);
 	uv_close((uv_handle_t *)&c->idle, on_handle_closed);
+	/* after the closes: the handle count keeps `c` alive through a
+	 * reply made from `gone` */
+	if (c->pending && c->x.gone != NULL)
+		c->x.gone(&c->x);
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested XD_UNUSED, uv_buf_t *b)

@@ -8,7 +8,9 @@
  * handler gets a whole request (method, path, query, body) and fills in
  * the response, then calls xd_http_reply, at once or later from the loop
  * (a reload answers when it is over). A connection closed by the client
- * meanwhile is freed after that reply, which then goes nowhere.
+ * meanwhile is freed after that reply, which then goes nowhere; a
+ * handler that holds requests for long (REST-JSON's long polls) sets
+ * `gone` to hear of it at once.
  *
  * Bounds: a request's head (request line and headers) at most 16 KiB
  * (431 when over), its body at most `max_body` (413), at most
@@ -50,6 +52,13 @@ struct xd_http_exchange {
 	const char *allow;  /* for 405: the methods the path takes */
 	const char *location; /* for redirects */
 	struct xd_buf out;
+
+	/* Set by a handler that answers later: called once, from the loop,
+	 * when the connection closes before xd_http_reply (the client went
+	 * away, or the server stops). The handler must still call
+	 * xd_http_reply, then or later; it sends nothing. */
+	void (*gone)(struct xd_http_exchange *x);
+	void *data; /* the handler's, for `gone` */
 };
 
 struct xd_http_opts {

@@ -1,0 +1,88 @@
+#include "rest/answer.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "protocol/sub.h"
+#include "xds/message.h"
+
+/* What the subscription code's debug lines call each type here (it
+ * logs as "stream 0", a REST request having no stream). */
+static const char *const labels[XD_RTYPE_COUNT] = {
+	"REST-JSON SDS", "REST-JSON RTDS", "REST-JSON CDS", "REST-JSON EDS",
+	"REST-JSON LDS", "REST-JSON RDS", "REST-JSON SRDS", "REST-JSON VHDS",
+};
+
+static uint64_t nonce_of(const char *version, const struct xd_request *r)
+{
+	uint64_t n = XXH3_64bits_withSeed(version, strlen(version),
+					  r->names_hash);
+
+	/* 63 bits: xd_sub_parse_nonce reads up to 19 digits, and 0 is
+	 * "no nonce" to it */
+	n >>= 1;
+	return n != 0 ? n : 1;
+}
+
+void xd_rest_state(struct xd_snapshot *snap, enum xd_rtype type,
+		   const struct xd_request *r, struct xd_rest_state *out)
+{
+	const char *version = xd_table_version(xd_snapshot_table(snap, type));
+	uint64_t sent = xd_sub_parse_nonce(r->nonce);
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->version, sizeof(out->version), "%s", version);
+	out->nonce = nonce_of(out->version, r);
+	if (r->has_error)
+		out->current = sent == out->nonce;
+	else
+		out->current = r->version_info.len == strlen(version) &&
+			       memcmp(r->version_info.data, version,
+				      r->version_info.len) == 0 &&
+			       (r->nonce.len == 0 || sent == out->nonce);
+}
+
+size_t xd_rest_encode(struct xd_snapshot *snap, enum xd_rtype type,
+		      const struct xd_request *r, enum xd_form form,
+		      struct xd_buf *out)
+{
+	const struct xd_rtype_info *info = xd_rtype_info(type);
+	struct xd_table *table = xd_snapshot_table(snap, type);
+	struct xd_request first = *r;
+	struct xd_body *b;
+	struct xd_sub sub;
+	size_t n = 0;
+	uint8_t nonce[XD_RESPONSE_NONCE_MAX];
+	const char *version = xd_table_version(table);
+
+	/* The request as the first of a stream: a stream's nonce and
+	 * version would make it stale or a reconnection (sub.h); the
+	 * version and nonce decided whether to wait (xd_rest_state). */
+	first.nonce = (struct xd_name){NULL, 0};
+	first.version_info = (struct xd_name){NULL, 0};
+	first.has_error = false;
+	xd_sub_init(&sub, 0, labels[type]);
+	xd_sub_sotw_request(&sub, &first, info->wildcard_ok, false, NULL);
+	b = xd_sub_next(&sub, table, form, info->full_state);
+	if (b != NULL) {
+		xd_buf_append(out, GRPC_SLICE_START_PTR(b->slice),
+			      GRPC_SLICE_LENGTH(b->slice));
+		n = b->nresources;
+		xd_body_unref(b);
+	} else {
+		/* nothing of it exists: the version alone */
+		struct xd_response resp = {
+			.version = {version, strlen(version)},
+			.type_url = {info->type_url, strlen(info->type_url)},
+		};
+		size_t len = xd_response_size(&resp);
+
+		xd_response_put(xd_buf_reserve(out, len), &resp);
+		out->len += len;
+	}
+	xd_sub_clear(&sub);
+	xd_buf_append(out, nonce,
+		      xd_response_put_nonce(nonce, nonce_of(version, r)));
+	return n;
+}

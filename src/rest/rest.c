@@ -1,0 +1,531 @@
+#include "rest/rest.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http/http.h"
+#include "protocol/derived.h"
+#include "protocol/node.h"
+#include "protocol/request.h"
+#include "rest/answer.h"
+#include "schema/pbjson.h"
+#include "schema/transcode.h"
+#include "util/clock.h"
+#include "util/common.h"
+#include "util/list.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+/* Every held request keeps its connection: this bounds both. */
+#define REST_MAX_CONNECTIONS 1024
+#define REST_IDLE_MS 120000
+#define PATH_PREFIX "/v3/discovery:"
+
+/* The paths of Envoy's REST subscriptions, by type (no VHDS: virtual
+ * hosts exist in delta only). */
+static const struct {
+	const char *name;
+	enum xd_rtype type;
+} paths[] = {
+	{"listeners", XD_LISTENER},   {"routes", XD_ROUTE},
+	{"scoped-routes", XD_SCOPED_ROUTE}, {"clusters", XD_CLUSTER},
+	{"endpoints", XD_ENDPOINT},   {"secrets", XD_SECRET},
+	{"runtime", XD_RUNTIME},
+};
+#define NPATHS (sizeof(paths) / sizeof(paths[0]))
+
+struct xd_rest {
+	struct xd_rest_deps deps;
+	uv_loop_t *loop;
+	struct xd_http_server *http;
+	const struct xd_msgdesc *request_type, *response_type;
+	struct xd_list held;   /* polls waiting for a change */
+	size_t nheld;
+	size_t alive;          /* polls whose timer is not closed yet */
+	uint64_t next_id;
+	bool http_stopped;
+	void (*done)(void *arg);
+	void *done_arg;
+};
+
+/*
+ * One request. Held ones wait in `held` with a cache watch and a timer;
+ * the timer also carries the watch's news to the next loop iteration,
+ * so a change is acted on outside the cache's notification.
+ */
+struct poll {
+	struct xd_rest *rest;
+	struct xd_http_exchange *x; /* NULL once answered */
+	uint64_t id;
+	enum xd_rtype type;
+	enum xd_form form;
+	struct xd_buf bytes;        /* the request, as protobuf */
+	struct xd_request req;      /* points into `bytes` */
+	bool parsed;
+	char *node_id, *node_cluster, *key;
+	char version[17];           /* what it was held at */
+
+	struct xd_watch watch;
+	uv_timer_t timer;
+	bool has_timer;
+	uint64_t since_ms, deadline_ms;
+	struct xd_list link;
+};
+
+static void poll_free(struct poll *p)
+{
+	if (p->parsed)
+		xd_request_free(&p->req);
+	xd_buf_free(&p->bytes);
+	free(p->node_id);
+	free(p->node_cluster);
+	free(p->key);
+	free(p);
+}
+
+static void maybe_done(struct xd_rest *r)
+{
+	void (*done)(void *);
+	void *arg;
+
+	if (!r->http_stopped || r->alive > 0)
+		return;
+	done = r->done;
+	arg = r->done_arg;
+	free(r);
+	if (done != NULL)
+		done(arg);
+}
+
+static void timer_closed(uv_handle_t *h)
+{
+	struct poll *p = h->data;
+	struct xd_rest *r = p->rest;
+
+	poll_free(p);
+	r->alive--;
+	maybe_done(r);
+}
+
+/* The poll is answered (or its client gone): stop waiting, free it. */
+static void poll_end(struct poll *p)
+{
+	if (xd_list_linked(&p->link)) {
+		xd_list_remove(&p->link);
+		p->rest->nheld--;
+		xd_cache_unwatch(&p->watch);
+	}
+	if (p->has_timer)
+		uv_close((uv_handle_t *)&p->timer, timer_closed);
+	else
+		poll_free(p);
+}
+
+/* ---------------- answers ---------------- */
+
+static void reply_text(struct poll *p, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void reply_text(struct poll *p, int status, const char *fmt, ...)
+{
+	struct xd_http_exchange *x = p->x;
+	va_list ap;
+	char msg[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	xd_debug("rest request %llu from %s: %d %s",
+		 (unsigned long long)p->id, x->peer, status, msg);
+	p->x = NULL;
+	xd_http_text(x, status, msg);
+}
+
+static int dump_to_buf(const char *data, size_t len, void *arg)
+{
+	xd_buf_append(arg, data, len);
+	return 0;
+}
+
+/* Answers from `snap` (a view), with what it holds now. */
+static void answer(struct poll *p, struct xd_snapshot *snap, const char *why)
+{
+	struct xd_rest *r = p->rest;
+	struct xd_http_exchange *x = p->x;
+	struct xd_buf bytes = XD_BUF_INIT;
+	struct xd_diag diag = XD_DIAG_INIT;
+	struct xd_rest_state st;
+	size_t n;
+	json_t *json;
+
+	xd_rest_state(snap, p->type, &p->req, &st);
+	n = xd_rest_encode(snap, p->type, &p->req, p->form, &bytes);
+	json = xd_pbjson_print(r->deps.schema, r->response_type, bytes.data,
+			       bytes.len, XD_PBJSON_CAMEL, &diag);
+	xd_buf_free(&bytes);
+	if (json == NULL) {
+		/* the snapshot's bytes were checked at load: a bug */
+		xd_error("rest request %llu: cannot print the response: %s",
+			 (unsigned long long)p->id,
+			 diag.count > 0 ? diag.msgs[0] : "?");
+		xd_diag_clear(&diag);
+		reply_text(p, 500, "cannot print the response as JSON");
+		return;
+	}
+	x->content_type = "application/json";
+	json_dump_callback(json, dump_to_buf, &x->out, JSON_COMPACT);
+	xd_buf_putc(&x->out, '\n');
+	json_decref(json);
+	xd_debug("rest request %llu from %s (%s, node '%.*s' cluster '%.*s'): version %s nonce %llu, %zu resources (%s)",
+		 (unsigned long long)p->id, x->peer,
+		 xd_rtype_info(p->type)->service,
+		 XD_LOG_CLIP(strlen(p->node_id)), p->node_id,
+		 XD_LOG_CLIP(strlen(p->node_cluster)), p->node_cluster,
+		 st.version, (unsigned long long)st.nonce, n, why);
+	p->x = NULL;
+	xd_http_reply(x);
+}
+
+/* The snapshot serving the poll's node now, as a client without an
+ * identity may see it (new reference), or NULL. */
+static struct xd_snapshot *current(struct poll *p)
+{
+	struct xd_snapshot *s = xd_cache_get(p->rest->deps.cache, p->key);
+
+	return s != NULL ? xd_derived_snapshot_view(s, NULL) : NULL;
+}
+
+static void no_snapshot(struct poll *p)
+{
+	reply_text(p, 404,
+		   "no snapshot serves node %s '%.200s' (no file for that key and no default.yaml)",
+		   p->rest->deps.cfg->node_key == XD_NODE_KEY_ID ? "id" :
+								  "cluster",
+		   p->key);
+}
+
+/* ---------------- waiting ---------------- */
+
+static void on_timer(uv_timer_t *t);
+
+static void on_changed(struct xd_watch *w)
+{
+	struct poll *p = xd_container_of(w, struct poll, watch);
+
+	/* looked at in the next iteration, outside the cache's loop */
+	uv_timer_start(&p->timer, on_timer, 0, 0);
+}
+
+static void on_timer(uv_timer_t *t)
+{
+	struct poll *p = t->data;
+	uint64_t now = xd_mono_ms();
+	struct xd_snapshot *snap = current(p);
+	struct xd_rest_state st;
+
+	if (snap == NULL) {
+		no_snapshot(p);
+		poll_end(p);
+		return;
+	}
+	xd_rest_state(snap, p->type, &p->req, &st);
+	if (!st.current || now >= p->deadline_ms) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "%s after %llu ms",
+			 st.current ? "rest_poll_timeout" : "changed",
+			 (unsigned long long)(now - p->since_ms));
+		answer(p, snap, why);
+		poll_end(p);
+	} else {
+		uv_timer_start(&p->timer, on_timer, p->deadline_ms - now, 0);
+	}
+	xd_snapshot_unref(snap);
+}
+
+/* The client went away, or the daemon stops. */
+static void on_gone(struct xd_http_exchange *x)
+{
+	struct poll *p = x->data;
+
+	xd_debug("rest request %llu from %s: closed while held",
+		 (unsigned long long)p->id, x->peer);
+	p->x = NULL;
+	xd_http_reply(x); /* goes nowhere; frees the connection */
+	poll_end(p);
+}
+
+static void hold(struct poll *p, const char *version)
+{
+	struct xd_rest *r = p->rest;
+	const char *key = p->key[0] != '\0' ? p->key : XD_CACHE_DEFAULT_KEY;
+
+	snprintf(p->version, sizeof(p->version), "%s", version);
+	p->since_ms = xd_mono_ms();
+	p->deadline_ms = p->since_ms + r->deps.cfg->rest_poll_timeout_ms;
+	uv_timer_init(r->loop, &p->timer);
+	p->timer.data = p;
+	p->has_timer = true;
+	r->alive++;
+	p->watch.changed = on_changed;
+	xd_cache_watch(r->deps.cache, key, &p->watch);
+	xd_list_push_back(&r->held, &p->link);
+	r->nheld++;
+	p->x->gone = on_gone;
+	p->x->data = p;
+	uv_timer_start(&p->timer, on_timer, r->deps.cfg->rest_poll_timeout_ms, 0);
+	xd_debug("rest request %llu from %s (%s, node '%.*s' cluster '%.*s'): holds version %s%s; waiting (%zu waiting)",
+		 (unsigned long long)p->id, p->x->peer,
+		 xd_rtype_info(p->type)->service,
+		 XD_LOG_CLIP(strlen(p->node_id)), p->node_id,
+		 XD_LOG_CLIP(strlen(p->node_cluster)), p->node_cluster,
+		 version, p->req.has_error ? " (NACKed)" : "", r->nheld);
+}
+
+/* ---------------- requests ---------------- */
+
+/*
+ * The body as a DiscoveryRequest, through the transcoder: the proto3
+ * JSON mapping with every error's field path. False when answered.
+ */
+static bool read_body(struct poll *p)
+{
+	struct xd_rest *r = p->rest;
+	struct xd_http_exchange *x = p->x;
+	struct xd_diag diag = XD_DIAG_INIT;
+	json_error_t jerr;
+	const char *why;
+	json_t *v;
+	int rc;
+
+	v = json_loadb((const char *)x->body, x->body_len,
+		       JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+	if (v == NULL) {
+		reply_text(p, 400, "request body:%d:%d: not JSON: %s", jerr.line,
+			   jerr.column, jerr.text);
+		return false;
+	}
+	rc = xd_transcode_json(r->deps.schema, r->request_type, v,
+			       "request body", "", &p->bytes, &diag);
+	json_decref(v);
+	if (rc != 0) {
+		struct xd_buf msg = XD_BUF_INIT;
+
+		for (size_t i = 0; i < diag.count; i++)
+			xd_buf_printf(&msg, "%s%s", i > 0 ? "\n" : "",
+				      diag.msgs[i]);
+		xd_buf_putc(&msg, '\0');
+		reply_text(p, 400, "%s", (const char *)msg.data);
+		xd_buf_free(&msg);
+		xd_diag_clear(&diag);
+		return false;
+	}
+	if (xd_request_parse(&p->req, p->bytes.data, p->bytes.len, false,
+			     &why) != 0) {
+		reply_text(p, 400, "request body: %s", why);
+		return false;
+	}
+	p->parsed = true;
+	return true;
+}
+
+/* What the request says of itself: its type, node and size. False when
+ * answered. */
+static bool check_request(struct poll *p)
+{
+	const struct xd_config *cfg = p->rest->deps.cfg;
+	const struct xd_rtype_info *info = xd_rtype_info(p->type);
+	const struct xd_request *q = &p->req;
+	struct xd_node n;
+	const char *why;
+
+	if (q->type_url.len > 0 &&
+	    (q->type_url.len != strlen(info->type_url) ||
+	     memcmp(q->type_url.data, info->type_url, q->type_url.len) != 0)) {
+		reply_text(p, 400,
+			   "request body: type_url: '%.*s' is not the type of %s%s (%s)",
+			   XD_LOG_CLIP(q->type_url.len), q->type_url.data,
+			   PATH_PREFIX, p->x->path + strlen(PATH_PREFIX),
+			   info->type_url);
+		return false;
+	}
+	if (q->node.len > cfg->max_node_size) {
+		reply_text(p, 400,
+			   "request body: node: %zu bytes; the limit is %llu (max_node_size)",
+			   (size_t)q->node.len,
+			   (unsigned long long)cfg->max_node_size);
+		return false;
+	}
+	if (xd_node_parse(&n, q->node.data, q->node.len, &why) != 0) {
+		reply_text(p, 400, "request body: node: %s", why);
+		return false;
+	}
+	if (n.id.len > cfg->max_node_id_size ||
+	    n.cluster.len > cfg->max_node_id_size) {
+		reply_text(p, 400,
+			   "request body: node.%s: longer than %llu bytes (max_node_id_size)",
+			   n.id.len > cfg->max_node_id_size ? "id" : "cluster",
+			   (unsigned long long)cfg->max_node_id_size);
+		return false;
+	}
+	if (q->nnames > cfg->max_names_per_stream) {
+		reply_text(p, 400,
+			   "request body: resource_names: %zu names; the limit is %llu (max_names_per_stream)",
+			   q->nnames,
+			   (unsigned long long)cfg->max_names_per_stream);
+		return false;
+	}
+	p->node_id = xd_strndup(n.id.data, n.id.len);
+	p->node_cluster = xd_strndup(n.cluster.data, n.cluster.len);
+	p->key = xd_strdup(cfg->node_key == XD_NODE_KEY_ID ? p->node_id :
+							    p->node_cluster);
+	/* as form_of in session.c: TTLs need the wrapped form (rule L1) */
+	if ((n.features & XD_FEATURE_RESOURCE_IN_SOTW) == 0)
+		p->form = XD_FORM_SOTW;
+	else if ((n.features & XD_FEATURE_RESOURCE_TTL) != 0)
+		p->form = XD_FORM_SOTW_TTL;
+	else
+		p->form = XD_FORM_SOTW_WRAPPED;
+	if (q->node.len == 0)
+		xd_warn("rest request %llu from %s: no node; serving the default snapshot",
+			(unsigned long long)p->id, p->x->peer);
+	if (q->has_error)
+		xd_warn("rest request %llu from %s (%s, node '%.*s' cluster '%.*s'): NACK of nonce '%.*s': %.*s",
+			(unsigned long long)p->id, p->x->peer, info->service,
+			XD_LOG_CLIP(strlen(p->node_id)), p->node_id,
+			XD_LOG_CLIP(strlen(p->node_cluster)), p->node_cluster,
+			XD_LOG_CLIP(q->nonce.len), q->nonce.data,
+			XD_LOG_CLIP(q->error_message.len), q->error_message.data);
+	return true;
+}
+
+static void serve(struct xd_rest *r, struct xd_http_exchange *x,
+		  enum xd_rtype type)
+{
+	struct poll *p = xd_calloc(1, sizeof(*p));
+	struct xd_snapshot *snap;
+	struct xd_rest_state st;
+
+	p->rest = r;
+	p->x = x;
+	p->id = ++r->next_id;
+	p->type = type;
+	xd_list_init(&p->link);
+	if (r->deps.cfg->nauthorize > 0) {
+		/* no certificate, so no identity may speak for any node */
+		reply_text(p, 403,
+			   "REST-JSON clients have no identity, and authorize: rules admit only identified clients");
+		poll_free(p);
+		return;
+	}
+	if (!read_body(p) || !check_request(p)) {
+		poll_free(p);
+		return;
+	}
+	snap = current(p);
+	if (snap == NULL) {
+		no_snapshot(p);
+		poll_free(p);
+		return;
+	}
+	xd_rest_state(snap, type, &p->req, &st);
+	if (st.current) {
+		hold(p, st.version);
+	} else {
+		answer(p, snap, "new to the client");
+		poll_free(p);
+	}
+	xd_snapshot_unref(snap);
+}
+
+static void handle(void *ctx, struct xd_http_exchange *x)
+{
+	struct xd_rest *r = ctx;
+
+	if (strncmp(x->path, PATH_PREFIX, strlen(PATH_PREFIX)) == 0) {
+		const char *name = x->path + strlen(PATH_PREFIX);
+
+		for (size_t i = 0; i < NPATHS; i++) {
+			if (strcmp(paths[i].name, name) != 0)
+				continue;
+			if (strcmp(x->method, "POST") != 0) {
+				x->allow = "POST";
+				xd_http_text(x, 405,
+					     "method not allowed: POST a DiscoveryRequest in JSON");
+				return;
+			}
+			serve(r, x, paths[i].type);
+			return;
+		}
+	}
+	xd_http_text(x, 404,
+		     "no such resource; xdsd's REST-JSON endpoint serves POST /v3/discovery:listeners, routes, scoped-routes, clusters, endpoints, secrets and runtime");
+}
+
+/* ---------------- the endpoint ---------------- */
+
+int xd_rest_start(struct xd_rest **out, uv_loop_t *loop,
+		  const struct xd_rest_deps *deps)
+{
+	struct xd_rest *r = xd_calloc(1, sizeof(*r));
+	struct xd_http_opts opts = {
+		.listen = deps->cfg->rest_listen,
+		.max_body = deps->cfg->max_request_size,
+		.max_connections = REST_MAX_CONNECTIONS,
+		.idle_ms = REST_IDLE_MS,
+		.handle = handle,
+		.ctx = r,
+	};
+	char why[512];
+
+	r->deps = *deps;
+	r->loop = loop;
+	xd_list_init(&r->held);
+	r->request_type = xd_schema_find_message(
+		deps->schema, "envoy.service.discovery.v3.DiscoveryRequest");
+	r->response_type = xd_schema_find_message(
+		deps->schema, "envoy.service.discovery.v3.DiscoveryResponse");
+	if (r->request_type == NULL || r->response_type == NULL) {
+		xd_error("REST-JSON: the schema has no DiscoveryRequest or DiscoveryResponse");
+		free(r);
+		return -1;
+	}
+	if (xd_http_start(&r->http, loop, &opts, why, sizeof(why)) != 0) {
+		xd_error("REST-JSON endpoint: %s (rest_listen; 'off' turns it off)",
+			 why);
+		free(r);
+		return -1;
+	}
+	if (xd_http_port(r->http) != 0)
+		xd_info("REST-JSON endpoint listening on %s (rest port %d)",
+			deps->cfg->rest_listen, xd_http_port(r->http));
+	else
+		xd_info("REST-JSON endpoint listening on %s",
+			deps->cfg->rest_listen);
+	*out = r;
+	return 0;
+}
+
+int xd_rest_port(const struct xd_rest *r)
+{
+	return xd_http_port(r->http);
+}
+
+static void http_stopped(void *arg)
+{
+	struct xd_rest *r = arg;
+
+	r->http_stopped = true;
+	maybe_done(r);
+}
+
+void xd_rest_stop(struct xd_rest *r, void (*done)(void *arg), void *arg)
+{
+	r->done = done;
+	r->done_arg = arg;
+	/* closing the connections ends every held request (on_gone) */
+	xd_http_stop(r->http, http_stopped, r);
+}

@@ -1,0 +1,58 @@
+/*
+ * REST-JSON xDS (docs/protocol.md, rule R1; xdsd.yaml(5), rest_listen):
+ * HTTP on `rest_listen`, off by default.
+ *
+ *   POST /v3/discovery:listeners      (and routes, scoped-routes,
+ *        clusters, endpoints, secrets, runtime)
+ *
+ * The body is a DiscoveryRequest in the proto3 JSON mapping, read by
+ * the snapshot transcoder against the schema, so that an unknown field
+ * or a value of the wrong type is refused with 400 and its path
+ * ("node.clustr: unknown field ..."); the answer is a DiscoveryResponse
+ * in the same mapping (lowerCamelCase names, resources as Any with
+ * "@type"), computed by answer.h from the node's snapshot.
+ *
+ * A request for the version the client already holds is held until
+ * what it asks for changes (the cache's watch, not a timer) or
+ * `rest_poll_timeout` passes; then it is answered, by the current
+ * content either way. Held requests are bounded by the connections
+ * (REST_MAX_CONNECTIONS, one request each at a time), and are answered
+ * or dropped when their client goes away or the daemon stops.
+ *
+ * REST clients present no certificate: they are served what clients
+ * without an identity may see (no restricted resource, no secret
+ * without "@anyone"), and refused (403) when `authorize:` rules demand
+ * an identity for every node.
+ *
+ * Ownership: borrows its deps (they must outlive it). Thread: loop only.
+ */
+#ifndef XD_REST_REST_H
+#define XD_REST_REST_H
+
+#include <uv.h>
+
+#include "cache/cache.h"
+#include "config/config.h"
+#include "schema/schema.h"
+
+struct xd_rest_deps {
+	const struct xd_config *cfg;
+	struct xd_cache *cache;
+	const struct xd_schema *schema;
+};
+
+struct xd_rest;
+
+/* Listens on cfg->rest_listen. Returns 0, or -1 with the reason logged
+ * (nothing is then left open). */
+int xd_rest_start(struct xd_rest **out, uv_loop_t *loop,
+		  const struct xd_rest_deps *deps);
+
+/* The bound TCP port (the real one for port 0), or 0 for a unix socket. */
+int xd_rest_port(const struct xd_rest *r);
+
+/* Closes the listener, every connection and every held request;
+ * `done(arg)` runs once every handle is closed. */
+void xd_rest_stop(struct xd_rest *r, void (*done)(void *arg), void *arg);
+
+#endif
