@@ -143,6 +143,10 @@ void xdt_daemon_wait_ready(struct xdt_daemon *d, int timeout_ms)
 			d->admin_port = 0;
 			if (a != NULL)
 				sscanf(a, "(admin port %d)", &d->admin_port);
+			a = strstr(log, "(rest port ");
+			d->rest_port = 0;
+			if (a != NULL)
+				sscanf(a, "(rest port %d)", &d->rest_port);
 			free(log);
 			break;
 		}

@@ -16,6 +16,7 @@ struct xdt_daemon {
 	pid_t pid;
 	int port;
 	int admin_port;   /* its admin endpoint's, 0 when off or on a socket */
+	int rest_port;    /* its REST-JSON endpoint's, 0 when off */
 	char *dir;      /* the daemon's own directory */
 	char *config;   /* dir/xdsd.yaml */
 	char *log_path; /* dir/xdsd.log (its stderr) */

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""A REST-JSON xDS subscription as Envoy's REST subscriptions run one,
+with urllib and json only: POST a DiscoveryRequest (lowerCamelCase, as
+Envoy writes it), send back the version and nonce of each answer, and
+follow the daemon through a reload.
+
+    rest-client.py PORT SNAPSHOT_FILE DAEMON_PID
+
+The daemon runs with rest_poll_timeout: 1s. Prints TAP-like lines;
+exits 1 at the first failure.
+"""
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+CDS = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
+NODE = {"id": "python-1", "cluster": "web",
+        "userAgentName": "rest-client.py"}
+
+
+def poll(port, path, version="", nonce="", names=(), error=None):
+    """One request; returns (answer, seconds it took)."""
+    req = {"versionInfo": version, "node": NODE,
+           "resourceNames": list(names), "typeUrl": CDS,
+           "responseNonce": nonce}
+    if error is not None:
+        req["errorDetail"] = {"code": 3, "message": error}
+    data = json.dumps(req).encode()
+    r = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path),
+                               data=data, method="POST",
+                               headers={"Content-Type": "application/json"})
+    t0 = time.monotonic()
+    with urllib.request.urlopen(r, timeout=20) as resp:
+        if resp.status != 200:
+            fail("status %d" % resp.status)
+        if not resp.headers["Content-Type"].startswith("application/json"):
+            fail("content type %s" % resp.headers["Content-Type"])
+        answer = json.load(resp)
+    return answer, time.monotonic() - t0
+
+
+def fail(msg):
+    print("not ok - " + msg)
+    sys.exit(1)
+
+
+def ok(cond, msg):
+    if not cond:
+        fail(msg)
+    print("ok - " + msg)
+
+
+def clusters(answer):
+    names = []
+    for r in answer.get("resources", []):
+        if r.get("@type") != CDS:
+            fail("resource of type %s" % r.get("@type"))
+        names.append(r["name"])
+    return names
+
+
+def reload_later(path, pid, delay):
+    """Renames cluster "b" to "c" in the snapshot and sends SIGHUP."""
+    def run():
+        time.sleep(delay)
+        with open(path) as f:
+            text = f.read()
+        with open(path + ".tmp", "w") as f:
+            f.write(text.replace("{name: b,", "{name: c,"))
+        os.rename(path + ".tmp", path)
+        os.kill(pid, signal.SIGHUP)
+    t = threading.Thread(target=run)
+    t.start()
+    return t
+
+
+def main():
+    port, snapshot, pid = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+    path = "/v3/discovery:clusters"
+
+    first, took = poll(port, path)
+    ok(clusters(first) == ["a", "b"], "first poll: every cluster")
+    ok(first["typeUrl"] == CDS and len(first["versionInfo"]) == 16,
+       "first poll: type URL and version")
+
+    # Back with what it holds: answered when the reload changes it.
+    t = reload_later(snapshot, pid, 0.5)
+    second, took = poll(port, path, first["versionInfo"], first["nonce"])
+    t.join()
+    ok(took >= 0.4, "second poll held until the reload (%.2fs)" % took)
+    ok(second["versionInfo"] != first["versionInfo"], "a new version")
+    ok(clusters(second) == ["a", "c"], "the reloaded clusters")
+
+    # Nothing changes: the same answer after rest_poll_timeout.
+    third, took = poll(port, path, second["versionInfo"], second["nonce"])
+    ok(0.9 <= took < 5, "third poll answered at the timeout (%.2fs)" % took)
+    ok(third["versionInfo"] == second["versionInfo"] and
+       third["nonce"] == second["nonce"], "the same version and nonce")
+
+    # A NACK of it waits as well, instead of getting it back at once.
+    fourth, took = poll(port, path, first["versionInfo"], third["nonce"],
+                        error="cluster c refused")
+    ok(took >= 0.9, "a NACK is not answered with the same content at once")
+
+    # Bad input is a 400 naming the field.
+    bad = urllib.request.Request(
+        "http://127.0.0.1:%d%s" % (port, path),
+        data=json.dumps({"node": {"ID": "x"}}).encode(), method="POST")
+    try:
+        urllib.request.urlopen(bad, timeout=10)
+        fail("an unknown field was accepted")
+    except urllib.error.HTTPError as e:
+        text = e.read().decode()
+        ok(e.code == 400 and "node.ID: unknown field" in text,
+           "unknown field: 400 with its path")
+
+
+if __name__ == "__main__":
+    main()
