@@ -550,6 +550,45 @@ START_TEST(rest_held_polls_end)
 }
 END_TEST
 
+/* No certificate, no identity: with authorize: rules, nothing. */
+START_TEST(rest_no_identity_refused)
+{
+	char *dir = xdtest_snapdir(), cfg[2048];
+	struct xdt_daemon *d;
+
+	write_snapshot(dir, 5, 8080);
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nrest_listen: 127.0.0.1:0\nsnapshots: %s\n"
+		 "tls:\n  cert: %s\n  key: %s\n  client_ca: %s\n"
+		 "authorize:\n  - identity: '*'\n    node_cluster: web\n",
+		 dir, xdtest_cert("server.pem"), xdtest_cert("server.key"),
+		 xdtest_cert("ca.pem"));
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	ck_assert(d->rest_port > 0);
+	expect_refused(d, "POST", "/v3/discovery:clusters", "{" NODE "}", 403,
+		       "no identity");
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* As on gRPC (docs/protocol.md §8.4): a node no snapshot serves. */
+START_TEST(rest_node_without_snapshot)
+{
+	char *dir = xdtest_snapdir();
+	struct xdt_daemon *d;
+
+	free(xdtest_write_file(dir, "prod.yaml",
+			       "clusters:\n- {name: p, type: STATIC, connect_timeout: 1s}\n"));
+	d = start(dir, NULL);
+	expect_refused(d, "POST", "/v3/discovery:clusters", "{" NODE "}", 404,
+		       "no snapshot serves node cluster 'web'");
+	expect_names(d, "clusters", "{\"node\": {\"cluster\": \"prod\"}}", "p");
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 /* A REST subscription as Envoy runs one, in Python with urllib. */
 START_TEST(rest_python_client)
 {
@@ -576,6 +615,7 @@ int main(void)
 	Suite *s = suite_create("rest");
 	TCase *tc = tcase_create("R1");
 
+	xdtest_make_certs();
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, rest_every_type_by_curl);
 	tcase_add_test(tc, rest_wildcard_and_named);
@@ -585,6 +625,8 @@ int main(void)
 	tcase_add_test(tc, rest_bad_requests);
 	tcase_add_test(tc, rest_off_by_default);
 	tcase_add_test(tc, rest_held_polls_end);
+	tcase_add_test(tc, rest_no_identity_refused);
+	tcase_add_test(tc, rest_node_without_snapshot);
 	tcase_add_test(tc, rest_python_client);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
