@@ -1,6 +1,6 @@
 /*
- * A small HTTP/1.1 server on the libuv loop: the admin endpoint's (and,
- * later, REST-JSON xDS's) transport. Requests are parsed by http_parser
+ * A small HTTP/1.1 server on the libuv loop: the admin endpoint's and
+ * REST-JSON xDS's transport (rest.h). Requests are parsed by http_parser
  * (Debian's libhttp-parser), never by hand.
  *
  * Each connection handles its requests one at a time, in order
