@@ -27,6 +27,7 @@
 #include "config/config.h"
 #include "daemon/reload.h"
 #include "protocol/session.h"
+#include "rest/rest.h"
 #include "schema/schema.h"
 
 /* What the admin endpoint reports on and acts on. */
@@ -37,6 +38,7 @@ struct xd_admin_deps {
 	const struct xd_schema *schema;
 	struct xd_reloader *reloader;
 	int xds_port; /* the xDS listener's bound TCP port; 0: unix socket */
+	struct xd_rest *rest; /* REST-JSON, or NULL when off */
 };
 
 struct xd_admin;

@@ -259,6 +259,34 @@ static void process(struct xd_buf *out)
 	       p.start_time_seconds);
 }
 
+/* REST-JSON (rest.h), when it is on. */
+static void rest(struct xd_buf *out, const struct xd_rest *r)
+{
+	const struct xd_rest_stats *st = xd_rest_stats(r);
+
+	head(out, "xdsd_rest_requests_total", "counter",
+	     "REST-JSON requests to a type's path, by resource type.");
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		if (t != XD_VIRTUAL_HOST)
+			sample(out, "xdsd_rest_requests_total", "type",
+			       type_label(t), NULL, NULL,
+			       (double)st->requests[t]);
+	head(out, "xdsd_rest_responses_total", "counter",
+	     "REST-JSON DiscoveryResponses sent, by resource type.");
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		if (t != XD_VIRTUAL_HOST)
+			sample(out, "xdsd_rest_responses_total", "type",
+			       type_label(t), NULL, NULL, (double)st->answers[t]);
+	head(out, "xdsd_rest_refused_total", "counter",
+	     "REST-JSON requests answered with an error status.");
+	sample(out, "xdsd_rest_refused_total", NULL, NULL, NULL, NULL,
+	       (double)st->refused);
+	head(out, "xdsd_rest_polls_waiting", "gauge",
+	     "REST-JSON requests held until their type changes.");
+	sample(out, "xdsd_rest_polls_waiting", NULL, NULL, NULL, NULL,
+	       (double)st->waiting);
+}
+
 void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps)
 {
 	const struct xd_sessions_stats *st = xd_sessions_stats(deps->sessions);
@@ -271,6 +299,8 @@ void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps)
 	       (double)st->requests);
 	per_type(out, st);
 	subscriptions(out, deps->sessions);
+	if (deps->rest != NULL)
+		rest(out, deps->rest);
 	reloads(out, deps->reloader);
 	snapshots(out, deps->cache);
 	process(out);

@@ -11,6 +11,10 @@
  *                                                 pairs synced, pending
  *                                                 or nacked now
  *   xdsd_convergence_seconds{type}                histogram
+ *   xdsd_rest_requests_total{type},               counters, with REST-JSON
+ *   xdsd_rest_responses_total{type},              on (rest.h); no virtual
+ *   xdsd_rest_refused_total                       hosts
+ *   xdsd_rest_polls_waiting                       gauge
  *   xdsd_reloads_total{result}                    counter: ok, error
  *   xdsd_reload_duration_seconds                  histogram
  *   xdsd_last_reload_successful                   gauge 0/1

@@ -238,6 +238,7 @@ static int start_admin(struct daemon *d)
 		.schema = d->schema,
 		.reloader = d->reloader,
 		.xds_port = xd_server_port(d->server),
+		.rest = d->rest,
 	};
 
 	if (!xd_config_admin_on(d->cfg))
@@ -307,7 +308,7 @@ int xd_daemon_run(const struct xd_config *cfg)
 	opts.tls = d.tls;
 	if (xd_server_start(&d.server, &d.loop, &opts) != 0)
 		goto fail;
-	if (start_admin(&d) != 0 || start_rest(&d) != 0 ||
+	if (start_rest(&d) != 0 || start_admin(&d) != 0 ||
 	    start_watch(&d) != 0) {
 		d.stopping = true;
 		xd_server_shutdown(d.server, server_stopped, &d);

@@ -43,7 +43,7 @@ struct xd_rest {
 	struct xd_http_server *http;
 	const struct xd_msgdesc *request_type, *response_type;
 	struct xd_list held;   /* polls waiting for a change */
-	size_t nheld;
+	struct xd_rest_stats stats; /* .waiting: the polls in `held` */
 	size_t alive;          /* polls whose timer is not closed yet */
 	uint64_t next_id;
 	bool http_stopped;
@@ -115,7 +115,7 @@ static void poll_end(struct poll *p)
 {
 	if (xd_list_linked(&p->link)) {
 		xd_list_remove(&p->link);
-		p->rest->nheld--;
+		p->rest->stats.waiting--;
 		xd_cache_unwatch(&p->watch);
 	}
 	if (p->has_timer)
@@ -141,6 +141,7 @@ static void reply_text(struct poll *p, int status, const char *fmt, ...)
 	xd_debug("rest request %llu from %s: %d %s",
 		 (unsigned long long)p->id, x->peer, status, msg);
 	p->x = NULL;
+	p->rest->stats.refused++;
 	xd_http_text(x, status, msg);
 }
 
@@ -186,6 +187,7 @@ static void answer(struct poll *p, struct xd_snapshot *snap, const char *why)
 		 XD_LOG_CLIP(strlen(p->node_cluster)), p->node_cluster,
 		 st.version, (unsigned long long)st.nonce, n, why);
 	p->x = NULL;
+	r->stats.answers[p->type]++;
 	xd_http_reply(x);
 }
 
@@ -273,7 +275,7 @@ static void hold(struct poll *p, const char *version)
 	p->watch.changed = on_changed;
 	xd_cache_watch(r->deps.cache, key, &p->watch);
 	xd_list_push_back(&r->held, &p->link);
-	r->nheld++;
+	r->stats.waiting++;
 	p->x->gone = on_gone;
 	p->x->data = p;
 	uv_timer_start(&p->timer, on_timer, r->deps.cfg->rest_poll_timeout_ms, 0);
@@ -282,7 +284,7 @@ static void hold(struct poll *p, const char *version)
 		 xd_rtype_info(p->type)->service,
 		 XD_LOG_CLIP(strlen(p->node_id)), p->node_id,
 		 XD_LOG_CLIP(strlen(p->node_cluster)), p->node_cluster,
-		 version, p->req.has_error ? " (NACKed)" : "", r->nheld);
+		 version, p->req.has_error ? " (NACKed)" : "", r->stats.waiting);
 }
 
 /* ---------------- requests ---------------- */
@@ -414,6 +416,7 @@ static void serve(struct xd_rest *r, struct xd_http_exchange *x,
 	p->id = ++r->next_id;
 	p->type = type;
 	xd_list_init(&p->link);
+	r->stats.requests[type]++;
 	if (r->deps.cfg->nauthorize > 0) {
 		/* no certificate, so no identity may speak for any node */
 		reply_text(p, 403,
@@ -452,6 +455,7 @@ static void handle(void *ctx, struct xd_http_exchange *x)
 			if (strcmp(paths[i].name, name) != 0)
 				continue;
 			if (strcmp(x->method, "POST") != 0) {
+				r->stats.refused++;
 				x->allow = "POST";
 				xd_http_text(x, 405,
 					     "method not allowed: POST a DiscoveryRequest in JSON");
@@ -461,6 +465,7 @@ static void handle(void *ctx, struct xd_http_exchange *x)
 			return;
 		}
 	}
+	r->stats.refused++;
 	xd_http_text(x, 404,
 		     "no such resource; xdsd's REST-JSON endpoint serves POST /v3/discovery:listeners, routes, scoped-routes, clusters, endpoints, secrets and runtime");
 }
@@ -507,6 +512,11 @@ int xd_rest_start(struct xd_rest **out, uv_loop_t *loop,
 			deps->cfg->rest_listen);
 	*out = r;
 	return 0;
+}
+
+const struct xd_rest_stats *xd_rest_stats(const struct xd_rest *r)
+{
+	return &r->stats;
 }
 
 int xd_rest_port(const struct xd_rest *r)

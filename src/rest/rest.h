@@ -34,6 +34,7 @@
 #include "cache/cache.h"
 #include "config/config.h"
 #include "schema/schema.h"
+#include "xds/rtype.h"
 
 struct xd_rest_deps {
 	const struct xd_config *cfg;
@@ -43,6 +44,14 @@ struct xd_rest_deps {
 
 struct xd_rest;
 
+/* Counters for /metrics (admin/metrics.h). */
+struct xd_rest_stats {
+	unsigned long long requests[XD_RTYPE_COUNT]; /* POSTed to a type */
+	unsigned long long answers[XD_RTYPE_COUNT];  /* answered with 200 */
+	unsigned long long refused; /* answered otherwise, any path */
+	size_t waiting;             /* held now */
+};
+
 /* Listens on cfg->rest_listen. Returns 0, or -1 with the reason logged
  * (nothing is then left open). */
 int xd_rest_start(struct xd_rest **out, uv_loop_t *loop,
@@ -50,6 +59,9 @@ int xd_rest_start(struct xd_rest **out, uv_loop_t *loop,
 
 /* The bound TCP port (the real one for port 0), or 0 for a unix socket. */
 int xd_rest_port(const struct xd_rest *r);
+
+/* The live counters (valid as long as the endpoint). */
+const struct xd_rest_stats *xd_rest_stats(const struct xd_rest *r);
 
 /* Closes the listener, every connection and every held request;
  * `done(arg)` runs once every handle is closed. */

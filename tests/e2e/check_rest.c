@@ -218,6 +218,25 @@ static void expect_names(const struct xdt_daemon *d, const char *type,
 	json_decref(r);
 }
 
+/* The value of one sample of the admin endpoint's /metrics. */
+static double metric(const struct xdt_daemon *d, const char *sample)
+{
+	int status;
+	char *body = xdt_admin(d, "GET", "/metrics", NULL, &status, NULL), *p;
+	size_t n = strlen(sample);
+	double v = -1;
+
+	ck_assert_int_eq(status, 200);
+	for (p = body; (p = strstr(p, sample)) != NULL; p += n)
+		if ((p == body || p[-1] == '\n') && p[n] == ' ') {
+			v = strtod(p + n + 1, NULL);
+			break;
+		}
+	ck_assert_msg(v >= 0, "no sample %s in /metrics", sample);
+	free(body);
+	return v;
+}
+
 /* ---------------- the tests ---------------- */
 
 START_TEST(rest_every_type_by_curl)
@@ -480,6 +499,10 @@ START_TEST(rest_bad_requests)
 	expect_refused(d, "GET", "/", NULL, 404, "no such resource");
 	/* still serving */
 	expect_names(d, "clusters", "{}", "a b");
+	/* counted: the 413 is refused before REST sees it */
+	ck_assert_int_eq(metric(d, "xdsd_rest_refused_total"), 12);
+	ck_assert_int_eq(metric(d, "xdsd_rest_requests_total{type=\"clusters\"}"), 10);
+	ck_assert_int_eq(metric(d, "xdsd_rest_responses_total{type=\"clusters\"}"), 2);
 	stop(d);
 	free(dir);
 }
@@ -528,9 +551,11 @@ START_TEST(rest_held_polls_end)
 	snprintf(json, sizeof(json), "{" NODE ", \"version_info\": \"%s\"}", v);
 	curl_start(&c, d, "POST", "/v3/discovery:clusters", json);
 	ck_assert(xdt_daemon_wait_log(d, "(1 waiting)", 5000));
+	ck_assert_int_eq(metric(d, "xdsd_rest_polls_waiting"), 1);
 	kill(c.pid, SIGKILL);
 	ck_assert(waitpid(c.pid, &st, 0) == c.pid);
 	ck_assert(xdt_daemon_wait_log(d, "closed while held", 5000));
+	ck_assert_int_eq(metric(d, "xdsd_rest_polls_waiting"), 0);
 	unlink(c.body);
 	unlink(c.code);
 	curl_start(&c, d, "POST", "/v3/discovery:clusters", json);
