@@ -3,7 +3,9 @@
  * valgrind: start, streams on several connections, an unknown method, a
  * client half-close, a cancelled stream, client status (CSDS) calls
  * answered, refused and left open, the admin endpoint's /status and
- * /status.json, then SIGTERM with live streams.
+ * /status.json, then SIGTERM with live streams; and REST-JSON polls
+ * answered, refused, held until a reload, cut by their client and left
+ * waiting at SIGTERM.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -12,12 +14,55 @@
 
 #include "client.h"
 #include "daemon.h"
+#include "http/client.h"
 #include "xdtest.h"
+
+/* The daemon under valgrind, reporting to vgpath. */
+static struct xdt_daemon *start_under_valgrind(const char *config,
+					       char *vgpath, size_t cap)
+{
+	const char *valgrind = xdtest_env("VALGRIND");
+	char wrapper[1024];
+	struct xdt_daemon *d;
+
+	snprintf(vgpath, cap, "%s/valgrind.%d.%lld.log", xdtest_tmpdir(),
+		 (int)getpid(), xdtest_now_ms());
+	snprintf(wrapper, sizeof(wrapper),
+		 "%s --quiet --leak-check=full --show-leak-kinds=definite,indirect "
+		 "--errors-for-leak-kinds=definite,indirect --error-exitcode=99 "
+		 "--log-file=%s",
+		 valgrind, vgpath);
+	setenv("XDSD_WRAPPER", wrapper, 1);
+	d = xdt_daemon_start(config, NULL, 60000);
+	unsetenv("XDSD_WRAPPER");
+	return d;
+}
+
+/* After SIGTERM: a clean exit and nothing from valgrind. */
+static void expect_clean_exit(struct xdt_daemon *d, const char *vgpath)
+{
+	char *vglog, *log;
+
+	ck_assert_msg(xdt_daemon_wait(d, 60000), "xdsd did not exit");
+	vglog = xdtest_read_file(vgpath, NULL);
+	log = xdt_daemon_log(d);
+	/* Check cannot carry long messages: the reports go to stderr,
+	 * which `make check` keeps in the test's .log file. */
+	if (d->exit_status != 0 || (vglog != NULL && vglog[0] != '\0'))
+		fprintf(stderr, "valgrind:\n%s\nxdsd log tail:\n%s\n",
+			vglog ? vglog : "(none)",
+			log ? log + (strlen(log) > 4000 ? strlen(log) - 4000 : 0) : "");
+	ck_assert_msg(d->exit_status == 0, "exit status %d (see the .log file)",
+		      d->exit_status);
+	/* --quiet: valgrind writes nothing unless it found something */
+	ck_assert_msg(vglog == NULL || vglog[0] == '\0',
+		      "valgrind reported errors (see the .log file)");
+	free(vglog);
+	free(log);
+}
 
 START_TEST(lifecycle_leaks_nothing)
 {
-	const char *valgrind = xdtest_env("VALGRIND");
-	char wrapper[1024], *vglog, *log;
 	struct xdt_daemon *d;
 	struct xdc_conn *c[3];
 	struct xdc_stream *s[6], *odd, *early, *csds[2];
@@ -29,17 +74,8 @@ START_TEST(lifecycle_leaks_nothing)
 	size_t len;
 	char vgpath[300];
 
-	snprintf(vgpath, sizeof(vgpath), "%s/valgrind.%d.log", xdtest_tmpdir(),
-		 (int)getpid());
-	snprintf(wrapper, sizeof(wrapper),
-		 "%s --quiet --leak-check=full --show-leak-kinds=definite,indirect "
-		 "--errors-for-leak-kinds=definite,indirect --error-exitcode=99 "
-		 "--log-file=%s",
-		 valgrind, vgpath);
-	setenv("XDSD_WRAPPER", wrapper, 1);
-	d = xdt_daemon_start("listen: 127.0.0.1:0\nlog_level: debug\n", NULL,
-			     60000);
-	unsetenv("XDSD_WRAPPER");
+	d = start_under_valgrind("listen: 127.0.0.1:0\nlog_level: debug\n",
+				 vgpath, sizeof(vgpath));
 
 	for (int i = 0; i < 3; i++)
 		c[i] = xdc_connect(d->target);
@@ -93,23 +129,87 @@ START_TEST(lifecycle_leaks_nothing)
 	xdc_stream_free(csds[0]);
 	for (int i = 0; i < 3; i++)
 		xdc_conn_free(c[i]);
-	ck_assert_msg(xdt_daemon_wait(d, 60000), "xdsd did not exit");
-	vglog = xdtest_read_file(vgpath, NULL);
-	log = xdt_daemon_log(d);
-	/* Check cannot carry long messages: the reports go to stderr,
-	 * which `make check` keeps in the test's .log file. */
-	if (d->exit_status != 0 || (vglog != NULL && vglog[0] != '\0'))
-		fprintf(stderr, "valgrind:\n%s\nxdsd log tail:\n%s\n",
-			vglog ? vglog : "(none)",
-			log ? log + (strlen(log) > 4000 ? strlen(log) - 4000 : 0) : "");
-	ck_assert_msg(d->exit_status == 0, "exit status %d (see the .log file)",
-		      d->exit_status);
-	/* --quiet: valgrind writes nothing unless it found something */
-	ck_assert_msg(vglog == NULL || vglog[0] == '\0',
-		      "valgrind reported errors (see the .log file)");
-	free(vglog);
-	free(log);
+	expect_clean_exit(d, vgpath);
 	xdt_daemon_free(d);
+}
+END_TEST
+
+/* One REST-JSON request; returns the status, and the body in *body
+ * (malloc'd) when `body` is not NULL. */
+static int rest_post(const struct xdt_daemon *d, const char *type,
+		     const char *json, char **body)
+{
+	struct xd_http_response r;
+	char target[64], path[128], why[256];
+
+	snprintf(target, sizeof(target), "127.0.0.1:%d", d->rest_port);
+	snprintf(path, sizeof(path), "/v3/discovery:%s", type);
+	ck_assert_msg(xd_http_fetch(target, "POST", path, json, strlen(json),
+				    60000, &r, why, sizeof(why)) == 0,
+		      "%s", why);
+	free(r.content_type);
+	if (body != NULL)
+		*body = r.body;
+	else
+		free(r.body);
+	return r.status;
+}
+
+/* A poll left to curl in the background, cut after `seconds`. */
+static void rest_poll_background(const struct xdt_daemon *d, const char *json,
+				 int seconds)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "timeout %d curl -s -o /dev/null -d '%s' http://127.0.0.1:%d/v3/discovery:clusters &",
+		 seconds, json, d->rest_port);
+	ck_assert(system(cmd) == 0);
+}
+
+START_TEST(rest_leaks_nothing)
+{
+	char *dir = xdtest_snapdir(), cfg[512], vgpath[300], json[256], *body;
+	const char *v;
+	struct xdt_daemon *d;
+
+	xdtest_write_clusters(dir, "default.yaml", "c", 3);
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nrest_listen: 127.0.0.1:0\n"
+		 "rest_poll_timeout: 1s\nsnapshots: %s\nlog_level: debug\n", dir);
+	d = start_under_valgrind(cfg, vgpath, sizeof(vgpath));
+	ck_assert(d->rest_port > 0);
+	ck_assert_int_eq(rest_post(d, "clusters", "{\"node\": {\"id\": \"n\"}}", &body), 200);
+	v = strstr(body, "\"versionInfo\":\"");
+	ck_assert(v != NULL);
+	snprintf(json, sizeof(json), "{\"versionInfo\": \"%.16s\"}", v + 15);
+	free(body);
+	ck_assert_int_eq(rest_post(d, "clusters", "{\"node\": ", NULL), 400);
+	ck_assert_int_eq(rest_post(d, "clusters", "{\"nodes\": {}}", NULL), 400);
+	ck_assert_int_eq(rest_post(d, "virtual-hosts", "{}", NULL), 404);
+	/* held to the timeout */
+	ck_assert_int_eq(rest_post(d, "clusters", json, NULL), 200);
+	/* held, then its client goes */
+	rest_poll_background(d, json, 1);
+	ck_assert(xdt_daemon_wait_log(d, "closed while held", 30000));
+	/* held, then woken by a reload */
+	rest_poll_background(d, json, 30);
+	ck_assert(xdt_daemon_wait_log_count(d, "waiting)", 3, 30000));
+	xdtest_write_clusters(dir, "default.yaml", "c", 4);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "changed after", 30000));
+	/* held at SIGTERM, at the new version */
+	ck_assert_int_eq(rest_post(d, "clusters", "{}", &body), 200);
+	v = strstr(body, "\"versionInfo\":\"");
+	ck_assert(v != NULL);
+	snprintf(json, sizeof(json), "{\"versionInfo\": \"%.16s\"}", v + 15);
+	free(body);
+	rest_poll_background(d, json, 30);
+	ck_assert(xdt_daemon_wait_log_count(d, "waiting)", 4, 30000));
+	xdt_daemon_signal(d, SIGTERM);
+	expect_clean_exit(d, vgpath);
+	xdt_daemon_free(d);
+	free(dir);
 }
 END_TEST
 
@@ -121,6 +221,7 @@ int main(void)
 	xdtest_tmpdir();
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, lifecycle_leaks_nothing);
+	tcase_add_test(tc, rest_leaks_nothing);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
