@@ -575,6 +575,34 @@ START_TEST(rest_held_polls_end)
 }
 END_TEST
 
+/* Rule P1: resource locators pick a variant, as on gRPC. */
+START_TEST(rest_dynamic_parameters)
+{
+	char *dir = xdtest_snapdir();
+	struct xdt_daemon *d;
+	json_t *r;
+
+	free(xdtest_write_file(dir, "default.yaml",
+			       "clusters:\n"
+			       "- {name: svc, connect_timeout: 1s}\n"
+			       "- name: svc\n"
+			       "  \"@dynamic_parameter_constraints\": {constraint: {key: env, value: canary}}\n"
+			       "  connect_timeout: 5s\n"));
+	d = start(dir, NULL);
+	r = discover(d, "clusters",
+		     "{\"resource_locators\": [{\"name\": \"svc\", \"dynamic_parameters\": {\"env\": \"canary\"}}]}");
+	ck_assert_str_eq(str(json_array_get(json_object_get(r, "resources"), 0),
+			     "connectTimeout"), "5s");
+	json_decref(r);
+	r = discover(d, "clusters", "{\"resource_names\": [\"svc\"]}");
+	ck_assert_str_eq(str(json_array_get(json_object_get(r, "resources"), 0),
+			     "connectTimeout"), "1s");
+	json_decref(r);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 /* No certificate, no identity: with authorize: rules, nothing. */
 START_TEST(rest_no_identity_refused)
 {
@@ -650,6 +678,7 @@ int main(void)
 	tcase_add_test(tc, rest_bad_requests);
 	tcase_add_test(tc, rest_off_by_default);
 	tcase_add_test(tc, rest_held_polls_end);
+	tcase_add_test(tc, rest_dynamic_parameters);
 	tcase_add_test(tc, rest_no_identity_refused);
 	tcase_add_test(tc, rest_node_without_snapshot);
 	tcase_add_test(tc, rest_python_client);
