@@ -6,8 +6,9 @@ follow the daemon through a reload.
 
     rest-client.py PORT SNAPSHOT_FILE DAEMON_PID
 
-The daemon runs with rest_poll_timeout: 1s. Prints TAP-like lines;
-exits 1 at the first failure.
+The daemon runs with rest_poll_timeout: 1s. Reports each check on
+stderr (stdout is the calling test's TAP); exits 1 at the first
+failure.
 """
 import json
 import os
@@ -45,14 +46,14 @@ def poll(port, path, version="", nonce="", names=(), error=None):
 
 
 def fail(msg):
-    print("not ok - " + msg)
+    print("rest-client.py: failed: " + msg, file=sys.stderr)
     sys.exit(1)
 
 
 def ok(cond, msg):
     if not cond:
         fail(msg)
-    print("ok - " + msg)
+    print("rest-client.py: ok: " + msg, file=sys.stderr)
 
 
 def clusters(answer):
