@@ -9,6 +9,7 @@
 #include "util/buf.h"
 #include "util/xalloc.h"
 #include "xds/dynparam.h"
+#include "xds/xdstp.h"
 #include "xds/message.h"
 
 /* Appends to an array of names that grows as needed. */
@@ -101,7 +102,7 @@ static int parse_locator(struct xd_request *r, const uint8_t *p,
 	struct xd_name name = {"", 0};
 	struct xd_wire_field f;
 	size_t n = 0, len;
-	char *key;
+	char *key, *canon = NULL;
 	int rc;
 
 	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
@@ -122,7 +123,18 @@ static int parse_locator(struct xd_request *r, const uint8_t *p,
 		*why = "malformed resource locator";
 		return -1;
 	}
+	/* an xdstp name by any spelling, as plain names are (rule X1); one
+	 * that is not well-formed stays as it is, and is not found */
+	if (xd_xdstp_is(name.data, name.len)) {
+		const char *bad;
+		size_t clen;
+
+		canon = xd_xdstp_canon(name.data, name.len, &clen, NULL, &bad);
+		if (canon != NULL)
+			name = (struct xd_name){canon, clen};
+	}
 	key = xd_locator_key(name, params, n, &len, why);
+	free(canon);
 	if (key == NULL)
 		return -1;
 	r->keys = xd_grow(r->keys, &r->cap_keys, r->nkeys + 1, sizeof(*r->keys));

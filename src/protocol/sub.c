@@ -7,6 +7,7 @@
 #include "util/log.h"
 #include "util/xalloc.h"
 #include "protocol/derived.h"
+#include "xds/dynparam.h"
 #include "xds/xdstp.h"
 
 static const char *const state_names[] = {
@@ -114,7 +115,10 @@ static void canon_init(struct canon *c, const struct xd_name *in, size_t n)
 		size_t len;
 		char *canon;
 
-		if (!xd_xdstp_is(in[i].data, in[i].len))
+		/* a locator key (rule P1) had its name put in this form
+		 * when it was made (request.c) */
+		if (!xd_xdstp_is(in[i].data, in[i].len) ||
+		    xd_locator_is(in[i].data, in[i].len))
 			continue;
 		canon = xd_xdstp_canon(in[i].data, in[i].len, &len, NULL, &why);
 		if (canon == NULL)

@@ -21,7 +21,8 @@ FUZZ_REQUEST_SRCS = $(srcdir)/tests/fuzz/fuzz_request.c \
 	$(srcdir)/src/util/buf.c $(srcdir)/src/util/xalloc.c \
 	$(srcdir)/src/util/log.c $(srcdir)/src/util/text.c \
 	$(srcdir)/src/util/jsonw.c \
-	$(srcdir)/src/xds/message.c
+	$(srcdir)/src/xds/message.c $(srcdir)/src/xds/xdstp.c \
+	$(srcdir)/src/xds/dynparam.c
 
 # The synthetic seeds, written at `make fuzz-request` time so that they
 # follow the harness's input format; built by `make check` too, so that

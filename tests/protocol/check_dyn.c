@@ -128,6 +128,40 @@ START_TEST(p1_locator_picks_variant)
 }
 END_TEST
 
+/* rules P1 and X1: a locator naming an xdstp name finds its variants by
+ * any spelling of the name (parameters in another order, the scheme in
+ * capitals), and the variant comes under the canonical name. */
+START_TEST(p1_locator_xdstp_any_spelling)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	const char *url = pu_type_url(c->type), *msg = strrchr(url, '/') + 1;
+	char canon[256], spelled[256];
+	struct pu_snap *s = pu_snap_new();
+	static const char *const prod[] = {"env", "prod"};
+	struct pu_locator l = {spelled, prod, 1};
+	struct pu_req q = {.type = c->type, .locators = &l, .nlocators = 1};
+	struct pu_env *e;
+	struct pu_client *cl;
+	struct pu_resp *r;
+	char want[300];
+
+	snprintf(canon, sizeof(canon), "xdstp://cp.example/%s/r?a=1&b=2", msg);
+	snprintf(spelled, sizeof(spelled), "XDSTP://cp.example/%s/r?b=2&a=1", msg);
+	pu_snap_put(s, c->type, canon, 1, NULL);
+	pu_snap_variant(s, c->type, canon, "prod", 2, NULL, PROD);
+	e = pu_env_start(s);
+	cl = client(e, c);
+	pu_send(cl, &q);
+	r = pu_expect(cl, c->type);
+	snprintf(want, sizeof(want), "%s[env=prod]", canon);
+	expect_variants(r, want, "");
+	pu_resp_free(r);
+	pu_client_free(cl);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+END_TEST
+
 /* rule P1: the variant a client holds changes its constraints so that
  * another picks its parameters: the client gets the new one and, in
  * delta, the old one in removed_resource_names; a change of the
@@ -247,6 +281,8 @@ void pu_register_dyn(Suite *s, bool subset)
 	pu_add_tests(s, "P1", p1_variant_change_resent, sotw, nsotw);
 	pu_add_tests(s, "P1", p1_variant_change_resent, delta, ndelta);
 	pu_add_tests(s, "P1", p1_variant_gone_removed, delta, ndelta);
+	pu_add_tests(s, "P1", p1_locator_xdstp_any_spelling, sotw, nsotw);
+	pu_add_tests(s, "P1", p1_locator_xdstp_any_spelling, delta, ndelta);
 	pu_add_tests(s, "P1", p1_bad_locator_refused, sotw, nsotw);
 	pu_add_tests(s, "P1", p1_bad_locator_refused, delta, ndelta);
 }
