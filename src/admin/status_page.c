@@ -10,6 +10,7 @@
 #include "admin/status.h"
 #include "util/html.h"
 #include "util/jsonw.h"
+#include "util/text.h"
 
 /* ---------------- formatting ---------------- */
 
@@ -74,32 +75,6 @@ static void fmt_seconds(char *buf, size_t len, double s)
 		snprintf(buf, len, "%.1f min", s / 60);
 }
 
-/* "3d 4h", "2h 3m", "5m 6s", "7s" */
-static void fmt_age(char *buf, size_t len, int64_t ms)
-{
-	long long s = ms > 0 ? ms / 1000 : 0;
-
-	if (s >= 86400)
-		snprintf(buf, len, "%lldd %lldh", s / 86400, s % 86400 / 3600);
-	else if (s >= 3600)
-		snprintf(buf, len, "%lldh %lldm", s / 3600, s % 3600 / 60);
-	else if (s >= 60)
-		snprintf(buf, len, "%lldm %llds", s / 60, s % 60);
-	else
-		snprintf(buf, len, "%llds", s);
-}
-
-/* "1.2 KiB" */
-static void fmt_bytes(char *buf, size_t len, size_t n)
-{
-	if (n < 1024)
-		snprintf(buf, len, "%zu B", n);
-	else if (n < 1024 * 1024)
-		snprintf(buf, len, "%.1f KiB", (double)n / 1024);
-	else
-		snprintf(buf, len, "%.1f MiB", (double)n / (1024 * 1024));
-}
-
 /* A time as "2026-11-23 08:15:02 UTC (5m 6s ago)", machine-readable in
  * its datetime attribute. */
 static void time_cell(struct xd_buf *out, int64_t at_ms, int64_t now_ms)
@@ -111,7 +86,7 @@ static void time_cell(struct xd_buf *out, int64_t at_ms, int64_t now_ms)
 	xd_jw_time(iso, at_ms);
 	gmtime_r(&secs, &tm);
 	strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &tm);
-	fmt_age(age, sizeof(age), now_ms - at_ms);
+	xd_text_age(age, sizeof(age), (now_ms - at_ms) / 1000);
 	xd_buf_printf(out, "<time datetime=\"%s\">%s UTC</time> <span class=muted>(%s ago)</span>",
 		      iso, text, age);
 }
@@ -124,7 +99,7 @@ static void header(struct xd_buf *out, const struct xd_admin_deps *deps,
 	const struct xd_reload_stats *rs = xd_reloader_stats(deps->reloader);
 	char up[32], iso[32];
 
-	fmt_age(up, sizeof(up), o->now_ms - o->started_ms);
+	xd_text_age(up, sizeof(up), (o->now_ms - o->started_ms) / 1000);
 	xd_jw_time(iso, o->started_ms);
 	xd_buf_printf(out, "<header><h1>xdsd <small id=version>");
 	h(out, PACKAGE_VERSION);
@@ -191,7 +166,7 @@ static void snapshots(struct xd_buf *out, const struct xd_admin_deps *deps,
 		}
 		if (!any)
 			xd_buf_printf(out, "<span class=muted>empty</span>");
-		fmt_bytes(size, sizeof(size), bytes);
+		xd_text_bytes(size, sizeof(size), (double)bytes);
 		xd_buf_printf(out, "</td><td class=num title=\"%zu bytes\">%s</td></tr>\n",
 			      bytes, size);
 		xd_snapshot_unref(snaps[i]);
@@ -285,7 +260,7 @@ static void client_row(struct xd_buf *out, const struct xd_client *c,
 	h(out, c->user_agent_name);
 	xd_buf_putc(out, ' ');
 	h(out, c->user_agent_version);
-	fmt_age(age, sizeof(age), now_ms - c->since_ms);
+	xd_text_age(age, sizeof(age), (now_ms - c->since_ms) / 1000);
 	xd_buf_printf(out, "</td><td><code>");
 	h(out, c->peer);
 	xd_buf_printf(out, "</code></td><td>%s %s <span class=muted>%s</span></td><td>",

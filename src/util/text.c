@@ -1,6 +1,7 @@
 #include "util/text.h"
 
 #include <fnmatch.h>
+#include <stdio.h>
 #include <string.h>
 
 static char fold(char c, unsigned flags)
@@ -88,4 +89,35 @@ size_t xd_text_utf8_len(const uint8_t *s, size_t n)
 	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
 	return len;
+}
+
+void xd_text_age(char *out, size_t cap, long long s)
+{
+	if (s < 0)
+		s = 0;
+	if (s < 60)
+		snprintf(out, cap, "%llds", s);
+	else if (s < 3600)
+		snprintf(out, cap, "%lldm %llds", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(out, cap, "%lldh %lldm", s / 3600, s / 60 % 60);
+	else
+		snprintf(out, cap, "%lldd %lldh", s / 86400, s / 3600 % 24);
+}
+
+void xd_text_bytes(char *out, size_t cap, double bytes)
+{
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+	size_t u = 0;
+
+	if (bytes < 1024) {
+		snprintf(out, cap, "%.0f B", bytes);
+		return;
+	}
+	bytes /= 1024;
+	while (bytes >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(out, cap, "%.1f %s", bytes, units[u]);
 }

@@ -2,7 +2,8 @@
  * Small helpers over names, shared by the configuration, the schema and
  * the protocol so that each exists once: the edit distance behind "did
  * you mean", the hash of the open-addressing name tables, a copy of text
- * into an arena, the identity globs, and UTF-8 well-formedness.
+ * into an arena, the identity globs, UTF-8 well-formedness, and the
+ * short forms of ages and sizes that the status page and xdsctl show.
  *
  * Thread: any; pure functions, or over caller-owned memory.
  */
@@ -56,5 +57,11 @@ bool xd_text_glob(const char *glob, const char *s);
  * bytes they must replace.
  */
 size_t xd_text_utf8_len(const uint8_t *s, size_t n);
+
+/* An age for people: "7s", "5m 6s", "2h 3m", "3d 4h" (negative: 0s). */
+void xd_text_age(char *out, size_t cap, long long seconds);
+
+/* A size for people: "512 B", "1.2 KiB", "3.4 MiB", up to TiB. */
+void xd_text_bytes(char *out, size_t cap, double bytes);
 
 #endif

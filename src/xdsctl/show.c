@@ -64,37 +64,6 @@ long long xc_int(json_t *obj, const char *key)
 	return json_is_number(v) ? (long long)json_number_value(v) : 0;
 }
 
-void xc_duration(char *out, size_t cap, double seconds)
-{
-	long long s = seconds < 0 ? 0 : (long long)seconds;
-
-	if (s < 60)
-		snprintf(out, cap, "%llds", s);
-	else if (s < 3600)
-		snprintf(out, cap, "%lldm %llds", s / 60, s % 60);
-	else if (s < 86400)
-		snprintf(out, cap, "%lldh %lldm", s / 3600, s / 60 % 60);
-	else
-		snprintf(out, cap, "%lldd %lldh", s / 86400, s / 3600 % 24);
-}
-
-void xc_bytes(char *out, size_t cap, double bytes)
-{
-	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
-	size_t u = 0;
-
-	if (bytes < 1024) {
-		snprintf(out, cap, "%.0f B", bytes);
-		return;
-	}
-	bytes /= 1024;
-	while (bytes >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		bytes /= 1024;
-		u++;
-	}
-	snprintf(out, cap, "%.1f %s", bytes, units[u]);
-}
-
 /* ---------------- JSON ---------------- */
 
 static void newline(FILE *out, int depth)

@@ -30,12 +30,6 @@ char *xc_safe_text(json_t *obj, const char *key);
 /* A member's integer value, 0 when absent. */
 long long xc_int(json_t *obj, const char *key);
 
-/* "42s", "5m 2s", "3h 4m", "2d 3h". */
-void xc_duration(char *out, size_t cap, double seconds);
-
-/* "512 B", "1.5 KiB", "12.0 MiB". */
-void xc_bytes(char *out, size_t cap, double bytes);
-
 /*
  * Writes the valid JSON `text` indented by two spaces a level, its
  * strings and numbers byte for byte as they came (a parse and print

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 #include "xdsctl/call.h"
 #include "xdsctl/ctl.h"
@@ -65,7 +66,7 @@ static void snapshots(json_t *list)
 		char b[3][64], size[32], *res = resources(s);
 		const char *row[NCOLS];
 
-		xc_bytes(size, sizeof(size), (double)xc_int(s, "bytes"));
+		xd_text_bytes(size, sizeof(size), (double)xc_int(s, "bytes"));
 		row[0] = xc_text(s, "key", b[0], sizeof(b[0]));
 		row[1] = xc_text(s, "version", b[1], sizeof(b[1]));
 		row[2] = xc_text(s, "since", b[2], sizeof(b[2]));
@@ -89,7 +90,7 @@ static void print_status(const struct xc_opts *o, json_t *doc)
 	char *listen = text_or_list(doc, "listen");
 	char uptime[32];
 
-	xc_duration(uptime, sizeof(uptime), json_is_number(up) ? json_number_value(up) : 0);
+	xd_text_age(uptime, sizeof(uptime), json_is_number(up) ? (long long)json_number_value(up) : 0);
 	printf("xdsd:      %s, %s\n", version,
 	       json_is_true(json_object_get(doc, "ready")) ?
 		       "ready" :
