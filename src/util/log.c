@@ -126,15 +126,10 @@ static size_t format_text(char *line, size_t size, bool journal,
 	if (journal) {
 		r = snprintf(line, cap, "<%d>", journal_prio[level]);
 	} else {
-		time_t secs = (time_t)(now_ms / 1000);
-		struct tm tm;
+		char time[32];
 
-		gmtime_r(&secs, &tm);
-		r = snprintf(line, cap,
-			     "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s: ",
-			     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-			     tm.tm_hour, tm.tm_min, tm.tm_sec,
-			     (long)(now_ms % 1000), level_names[level]);
+		xd_jw_time(time, now_ms);
+		r = snprintf(line, cap, "%s %s: ", time, level_names[level]);
 	}
 	if (r > 0)
 		n = (size_t)r < cap ? (size_t)r : cap;
