@@ -83,18 +83,16 @@ struct xd_sessions {
 
 /* Every line about a stream says which (xd_log_ctx: its number,
  * method, peer, node id and cluster, clipped and escaped by the log);
- * client-supplied strings in the message are clipped here. */
+ * client-supplied strings in the message are clipped here. The context
+ * is made only when the level is logged (xd_log_about). */
 #define SLOG(level, ss, ...)                                              \
-	do {                                                              \
-		if ((level) <= xd_log_threshold) {                        \
-			struct xd_log_ctx slog_ctx_ = {                   \
-				xd_stream_id((ss)->stream),               \
-				(ss)->method->name,                       \
-				xd_stream_peer((ss)->stream),             \
-				(ss)->node_id, (ss)->node_cluster};       \
-			xd_log_write_ctx((level), &slog_ctx_, __VA_ARGS__); \
-		}                                                         \
-	} while (0)
+	xd_log_about((level),                                             \
+		     (&(struct xd_log_ctx){xd_stream_id((ss)->stream),   \
+					   (ss)->method->name,            \
+					   xd_stream_peer((ss)->stream),  \
+					   (ss)->node_id,                 \
+					   (ss)->node_cluster}),          \
+		     __VA_ARGS__)
 
 /* A NACK's message is what an operator needs most: it gets more room. */
 #define NACK_LOG_MAX 1024
