@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
+#include "util/address.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
@@ -297,35 +298,6 @@ static const char *parse_choice(const struct directive *d, const char *s,
 	return why;
 }
 
-/* host:port, [v6]:port or unix:/path; port 0 means "any free port". */
-static const char *parse_address(const char *s)
-{
-	const char *colon, *host_end;
-	uint64_t port;
-
-	if (strncmp(s, "unix:", 5) == 0)
-		return s[5] != '\0' ? NULL : "unix: address without a path";
-	if (s[0] == '[') {
-		host_end = strchr(s, ']');
-		if (host_end == NULL || host_end == s + 1)
-			return "bad IPv6 address (form: [::1]:18000)";
-		colon = host_end + 1;
-		if (*colon != ':')
-			return "missing :port after ]";
-	} else {
-		colon = strrchr(s, ':');
-		if (colon == NULL)
-			return "missing :port (form: host:port)";
-		if (colon == s)
-			return "missing host (use 0.0.0.0:port for every address)";
-		if (memchr(s, ':', (size_t)(colon - s)) != NULL)
-			return "IPv6 addresses need brackets: [::]:18000";
-	}
-	if (parse_uint(colon + 1, &port) != NULL || port > 65535)
-		return "port must be a number from 0 to 65535";
-	return NULL;
-}
-
 /* Writes a number back in the directive's own notation. */
 static void format_number(char *buf, size_t len, enum dtype type, uint64_t n)
 {
@@ -382,7 +354,7 @@ static int apply(struct xd_config *cfg, const struct directive *d,
 	case T_ADDRESS:
 		why = d->zero_ok && strcmp(value, "off") == 0 ?
 			      NULL :
-			      parse_address(value);
+			      xd_address_error(value);
 		if (why == NULL)
 			replace_str((char **)base, xd_strdup(value));
 		break;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/address.h"
 #include "xdsctl/ctl.h"
 
 #define DEFAULT_ADMIN "127.0.0.1:18080"
@@ -68,23 +69,6 @@ int xc_usage_error(const char *fmt, ...)
 	return XC_USAGE;
 }
 
-/* host:port, [v6]:port or unix:/path, as admin_listen takes them. */
-static bool admin_address_ok(const char *a)
-{
-	const char *colon = strrchr(a, ':');
-	char *end;
-	long port;
-
-	if (strncmp(a, "unix:", 5) == 0)
-		return a[5] != '\0';
-	if (colon == NULL || colon == a)
-		return false;
-	if (a[0] == '[' && colon[-1] != ']')
-		return false;
-	port = strtol(colon + 1, &end, 10);
-	return colon[1] != '\0' && *end == '\0' && port > 0 && port <= 65535;
-}
-
 static int timeout_ms(const char *arg, int *out)
 {
 	char *end;
@@ -124,7 +108,7 @@ int main(int argc, char **argv)
 {
 	struct xc_opts o = {.timeout_ms = DEFAULT_TIMEOUT_S * 1000};
 	const char *env = getenv("XDSCTL_ADMIN");
-	const char *admin_from = "--admin";
+	const char *admin_from = "--admin", *why;
 	int c, rc;
 
 	o.admin = NULL;
@@ -163,9 +147,12 @@ int main(int argc, char **argv)
 	}
 	if (o.admin == NULL)
 		o.admin = DEFAULT_ADMIN;
-	if (!admin_address_ok(o.admin))
-		return xc_usage_error("%s '%s': host:port, [v6]:port or unix:/path",
-				      admin_from, o.admin);
+	why = xd_address_error(o.admin);
+	if (why == NULL && strncmp(o.admin, "unix:", 5) != 0 &&
+	    strcmp(strrchr(o.admin, ':'), ":0") == 0)
+		why = "port 0 is no address to connect to";
+	if (why != NULL)
+		return xc_usage_error("%s '%s': %s", admin_from, o.admin, why);
 	if (optind >= argc)
 		return xc_usage_error("which command? status, clients, dump or reload");
 	if (o.nacked && strcmp(argv[optind], "clients") != 0)
