@@ -146,7 +146,7 @@ static void snapshots(struct xd_buf *out, const struct xd_admin_deps *deps,
 	for (size_t i = 0; i < n; i++) {
 		const struct xd_snapshot *s = snaps[i];
 		size_t bytes = xd_status_snapshot_bytes(s);
-		bool any = false;
+		char desc[512];
 
 		xd_buf_printf(out, "<tr class=snapshot><td>");
 		h(out, xd_snapshot_key(s));
@@ -155,17 +155,12 @@ static void snapshots(struct xd_buf *out, const struct xd_admin_deps *deps,
 		xd_buf_printf(out, "</code></td><td>");
 		time_cell(out, xd_snapshot_since(s), now_ms);
 		xd_buf_printf(out, "</td><td class=wrap>");
-		for (int t = 0; t < XD_RTYPE_COUNT; t++) {
-			size_t count = xd_table_count(xd_snapshot_table(s, (enum xd_rtype)t));
-
-			if (count == 0)
-				continue;
-			xd_buf_printf(out, "%s%s %zu", any ? ", " : "",
-				      xd_rtype_info((enum xd_rtype)t)->snapshot_key, count);
-			any = true;
-		}
-		if (!any)
+		/* as the log says it at every reload: clusters first */
+		xd_snapshot_describe(s, desc, sizeof(desc));
+		if (strcmp(desc, "empty") == 0)
 			xd_buf_printf(out, "<span class=muted>empty</span>");
+		else
+			h(out, desc);
 		xd_text_bytes(size, sizeof(size), (double)bytes);
 		xd_buf_printf(out, "</td><td class=num title=\"%zu bytes\">%s</td></tr>\n",
 			      bytes, size);
