@@ -228,10 +228,20 @@ int xd_resource_analyze(const struct xd_schema *s, const struct xd_msgdesc *m,
 			xd_schema_walk(s, m, data, len, "eds_cluster_config.service_name",
 				   take_first, &w);
 			w.to = XD_ENDPOINT;
-			if (w.first != NULL && w.first[0] != '\0')
+			if (w.first != NULL && w.first[0] != '\0') {
 				add_ref((const uint8_t *)w.first, strlen(w.first), &w);
-			else
+			} else if (xd_xdstp_is(out->name, strlen(out->name))) {
+				/* An xdstp name says its type (rule X1): the
+				 * cluster's own cannot name its endpoints too. */
+				snprintf(why, whylen, "EDS cluster '%s' has an xdstp:// name, which names a cluster, not its endpoints: set eds_cluster_config.service_name to the name of its %s",
+					 out->name,
+					 xd_rtype_info(XD_ENDPOINT)->message);
+				free(w.first);
+				xd_resinfo_clear(out);
+				return -1;
+			} else {
 				add_ref((const uint8_t *)out->name, strlen(out->name), &w);
+			}
 			free(w.first);
 		}
 	}
