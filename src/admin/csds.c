@@ -4,11 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/derived.h"
 #include "protocol/nameset.h"
 #include "schema/wire.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 #include "xds/message.h"
+#include "xds/xdstp.h"
 
 /* ---------------- the request ---------------- */
 
@@ -360,14 +362,46 @@ static bool is_star(struct xd_name n)
 	return n.len == 1 && n.data[0] == '*';
 }
 
+/*
+ * A glob collection the stream subscribes to (rule X2): its members
+ * under their own names, as the client was sent them, each once (not
+ * again when also subscribed by name, or under a wildcard); an empty
+ * one as the glob's name, which does not exist, as the client was told
+ * with removed_resources.
+ */
+static void put_glob(struct xd_buf *b, const struct xd_client_type *ct,
+		     const struct type_status *s, struct xd_name glob)
+{
+	const struct xd_sub *sub = ct->sub;
+	/* the members are memoized on the table (derived.h); this runs on
+	 * the loop thread, as the sessions that share that memo do */
+	struct xd_table *cur = (struct xd_table *)ct->current;
+	struct xd_nameset *members = xd_derived_glob(cur, glob);
+	size_t n = xd_nameset_count(members);
+
+	if (n == 0)
+		put_config(b, ct, s, glob.data, glob.len, NULL);
+	for (size_t i = 0; i < n; i++) {
+		struct xd_name m = xd_nameset_at(members, i);
+
+		if (sub->want.all || xd_nameset_has(sub->want.set, m.data, m.len))
+			continue; /* listed as a name of its own */
+		put_config(b, ct, s, m.data, m.len,
+			   xd_table_find(cur, m.data, m.len));
+	}
+	xd_nameset_unref(members);
+}
+
 /* Every resource the stream subscribes to of one type. */
 static void put_type(struct xd_buf *b, const struct xd_client_type *ct,
-		     const struct xd_csds_query *q)
+		     bool delta, const struct xd_csds_query *q)
 {
 	const struct xd_sub *sub = ct->sub;
 	const struct xd_table *cur = ct->current;
 	struct type_status s = type_status(ct, q);
 	size_t n = xd_nameset_count(sub->want.set);
+	bool globs = xd_nameset_globs(sub->want.set) > 0 && cur != NULL &&
+		     delta; /* in SotW a glob is a name like any (rule X2) */
 
 	if (sub->want.all && cur != NULL)
 		for (size_t i = 0; i < xd_table_count(cur); i++) {
@@ -381,6 +415,10 @@ static void put_type(struct xd_buf *b, const struct xd_client_type *ct,
 
 		if (is_star(name))
 			continue;
+		if (globs && xd_xdstp_is_glob(name.data, name.len)) {
+			put_glob(b, ct, &s, name);
+			continue;
+		}
 		if (cur != NULL) {
 			e = xd_table_find(cur, name.data, name.len);
 			if (e == NULL)
@@ -514,7 +552,7 @@ static void each(void *ctx, const struct xd_client *c)
 
 		r->bytes -= t->configs.len;
 		t->configs.len = 0;
-		put_type(&t->configs, &c->types[i], r->q);
+		put_type(&t->configs, &c->types[i], c->method->delta, r->q);
 		r->bytes += t->configs.len;
 	}
 	if (r->bytes > r->max)

@@ -26,6 +26,10 @@
  *   error_state    for NACKed types: the NACK's message, time, and the
  *                  version it rejected
  *
+ * A glob collection a delta stream subscribes to (rule X2) is listed as
+ * its members, under their own names; an empty one as the glob, which
+ * does not exist.
+ *
  * State is kept per stream and type, not per resource, so the resources
  * of a type share its statuses. When several streams of one node carry
  * the same type, the newest stream's state is reported.

@@ -8,6 +8,7 @@
 
 #include "schema/pbjson.h"
 #include "util/jsonw.h"
+#include "xds/xdstp.h"
 
 #define ARG_MAX 1024
 
@@ -159,6 +160,26 @@ static int pick_type(struct xd_http_exchange *x, enum xd_rtype *type,
 	return -1;
 }
 
+/* A resource by its name as an operator writes it: an xdstp name by any
+ * spelling of it, as clients subscribe (rule X1), since tables hold the
+ * canonical form; one that is not well formed names nothing. */
+static const struct xd_entry *find(const struct xd_table *t, const char *name)
+{
+	const struct xd_entry *e;
+	const char *why;
+	size_t len;
+	char *canon;
+
+	if (!xd_xdstp_is(name, strlen(name)))
+		return xd_table_find(t, name, strlen(name));
+	canon = xd_xdstp_canon(name, strlen(name), &len, NULL, &why);
+	if (canon == NULL)
+		return NULL;
+	e = xd_table_find(t, canon, len);
+	free(canon);
+	return e;
+}
+
 static void dump(struct xd_http_exchange *x, const struct xd_admin_deps *deps,
 		 const struct xd_snapshot *snap)
 {
@@ -181,8 +202,7 @@ static void dump(struct xd_http_exchange *x, const struct xd_admin_deps *deps,
 		return;
 	}
 	if (rc > 0) {
-		only = xd_table_find(xd_snapshot_table(snap, type), name,
-				     strlen(name));
+		only = find(xd_snapshot_table(snap, type), name);
 		if (only == NULL) {
 			refuse(x, 404, "snapshot '%s' has no %s named '%s'",
 			       xd_snapshot_key(snap), xd_rtype_info(type)->noun,

@@ -11,7 +11,8 @@
  *
  * Secrets are listed without their content (private keys stay in the
  * snapshot files). TYPE is a snapshot section (clusters, endpoints, ...); without it
- * every type is shown, empty ones left out. `snapshot` may be left out
+ * every type is shown, empty ones left out. An xdstp NAME is found by
+ * any spelling of it (rule X1). `snapshot` may be left out
  * when only one snapshot is served.
  *
  * Thread: loop thread only.

@@ -546,6 +546,46 @@ START_TEST(config_dump)
 }
 END_TEST
 
+/* An xdstp name is found by any spelling of it, as clients subscribe
+ * (rule X1): the query's parameters in another order, the scheme in
+ * capitals, a character percent-encoded. */
+START_TEST(config_dump_xdstp_any_spelling)
+{
+	char *dir = xdtest_snapdir();
+	struct xdt_daemon *d;
+	json_t *doc, *res;
+	int status;
+	char *body;
+
+	free(xdtest_write_file(dir, "default.yaml",
+			       "clusters:\n"
+			       "- name: xdstp://cp.example/envoy.config.cluster.v3.Cluster/c1?a=1&b=2\n"
+			       "  connect_timeout: 1s\n"));
+	d = start(dir);
+	/* XDSTP://cp.example/envoy.config.cluster.v3.Cluster/%631?b=2&a=1 */
+	doc = get_json(d, "/config_dump?type=clusters&name="
+			  "XDSTP://cp.example/envoy.config.cluster.v3.Cluster/%25631%3Fb%3D2%26a%3D1",
+		       200);
+	res = json_array_get(json_object_get(json_array_get(json_object_get(doc, "types"), 0),
+					     "resources"), 0);
+	ck_assert_str_eq(str(res, "name"),
+			 "xdstp://cp.example/envoy.config.cluster.v3.Cluster/c1?a=1&b=2");
+	json_decref(doc);
+	/* other parameters name another resource; a malformed name none */
+	body = xdt_admin(d, "GET", "/config_dump?type=clusters&name="
+			 "xdstp://cp.example/envoy.config.cluster.v3.Cluster/c1%3Fa%3D1",
+			 NULL, &status, NULL);
+	ck_assert_int_eq(status, 404);
+	free(body);
+	body = xdt_admin(d, "GET", "/config_dump?type=clusters&name=xdstp://cp.example",
+			 NULL, &status, NULL);
+	ck_assert_int_eq(status, 404);
+	free(body);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 START_TEST(reload_reports_errors)
 {
 	char *dir = xdtest_snapdir();
@@ -659,6 +699,7 @@ int main(void)
 	tcase_add_test(tc, clients_show_acks_and_nacks);
 	tcase_add_test(tc, metrics_parse_and_count);
 	tcase_add_test(tc, config_dump);
+	tcase_add_test(tc, config_dump_xdstp_any_spelling);
 	tcase_add_test(tc, reload_reports_errors);
 	tcase_add_test(tc, admin_off_and_unix_socket);
 	tcase_add_test(tc, admin_port_in_use_is_an_error);

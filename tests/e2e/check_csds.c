@@ -662,6 +662,88 @@ START_TEST(only_allowed_identities_from_other_hosts)
 }
 END_TEST
 
+#define XDSTP_CDS "xdstp://cp.example/envoy.config.cluster.v3.Cluster"
+
+/*
+ * A delta client subscribed to glob collections (rule X2) is reported
+ * by what it was sent: each member under its own name, once, also when
+ * it is subscribed by name too; an empty collection as its glob's name,
+ * which does not exist. The glob of a collection with members is not a
+ * resource and is not listed.
+ */
+START_TEST(glob_subscription_shows_its_members)
+{
+	char *dir = xdtest_snapdir(), cfg[1024];
+	Envoy__Service__Discovery__V3__DeltaDiscoveryRequest req =
+		ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
+	Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *r;
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+	char *names[] = {XDSTP_CDS "/edge/*", XDSTP_CDS "/edge/a",
+			 XDSTP_CDS "/empty/*"};
+	struct xdt_daemon *d;
+	struct xdc_conn *conn;
+	struct xdc_stream *st;
+	json_t *doc, *c, *g;
+	size_t i, listed = 0;
+
+	free(xdtest_write_file(dir, "default.yaml",
+			       "clusters:\n"
+			       "- {name: '" XDSTP_CDS "/edge/a', connect_timeout: 1s}\n"
+			       "- {name: '" XDSTP_CDS "/edge/b', connect_timeout: 2s}\n"
+			       "- {name: '" XDSTP_CDS "/other/c', connect_timeout: 3s}\n"));
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	conn = xdc_connect(d->target);
+	st = xdc_open(conn, XDC_DELTA_ADS);
+	node.id = "glob-node";
+	req.node = &node;
+	req.type_url = CDS_URL;
+	req.resource_names_subscribe = names;
+	req.n_resource_names_subscribe = 3;
+	ck_assert(xdc_send_delta(st, &req, WAIT_MS));
+	r = xdc_recv_delta(st, WAIT_MS);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->n_resources, 2);
+	memset(&req, 0, sizeof(req));
+	envoy__service__discovery__v3__delta_discovery_request__init(&req);
+	req.type_url = CDS_URL;
+	req.response_nonce = r->nonce;
+	ck_assert(xdc_send_delta(st, &req, WAIT_MS));
+
+	for (long long end = xdtest_now_ms() + WAIT_MS;;) {
+		doc = csds(d->target, "");
+		c = config_of(response(doc, 0), "glob-node");
+		if (c != NULL &&
+		    strcmp(str(generic(c, CDS_URL, XDSTP_CDS "/edge/b"), "client_status"),
+			   "ACKED") == 0)
+			break;
+		json_decref(doc);
+		ck_assert_msg(xdtest_now_ms() < end, "the ACK was never reported");
+		xdtest_sleep_ms(50);
+	}
+	g = generic(c, CDS_URL, XDSTP_CDS "/edge/b");
+	ck_assert_str_eq(str(json_object_get(g, "xds_config"), "connect_timeout"), "2s");
+	g = generic(c, CDS_URL, XDSTP_CDS "/edge/a");
+	ck_assert_str_eq(str(g, "client_status"), "ACKED");
+	ck_assert_str_eq(str(json_object_get(g, "xds_config"), "connect_timeout"), "1s");
+	g = generic(c, CDS_URL, XDSTP_CDS "/empty/*");
+	ck_assert_str_eq(str(g, "client_status"), "DOES_NOT_EXIST");
+	json_array_foreach(json_object_get(c, "generic_xds_configs"), i, g) {
+		ck_assert_str_ne(str(g, "name"), XDSTP_CDS "/edge/*");
+		ck_assert_str_ne(str(g, "name"), XDSTP_CDS "/other/c");
+		listed++;
+	}
+	ck_assert_int_eq(listed, 3); /* "a" once */
+	json_decref(doc);
+
+	envoy__service__discovery__v3__delta_discovery_response__free_unpacked(r, NULL);
+	xdc_stream_free(st);
+	xdc_conn_free(conn);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 /* csds_allow names identities: without client certificates it is an
  * error, reported with its line. */
 START_TEST(csds_allow_needs_mtls)
@@ -697,6 +779,7 @@ int main(void)
 	tcase_add_test(tc, garbage_is_refused_and_harmless);
 	tcase_add_test(tc, only_allowed_identities_from_other_hosts);
 	tcase_add_test(tc, csds_allow_needs_mtls);
+	tcase_add_test(tc, glob_subscription_shows_its_members);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
