@@ -184,6 +184,23 @@ struct xd_resource {
 /* google.protobuf.Duration */
 enum { XD_DURATION_SECONDS = 1, XD_DURATION_NANOS = 2 };
 
+/* List collections (docs/protocol.md rule X3): a <T>Collection
+ * (envoy.config.listener.v3.ListenerCollection, ...) holds
+ * xds.core.v3.CollectionEntry, each a ResourceLocator or an
+ * InlineEntry; a locator's context parameters are a ContextParams. */
+enum { XD_COLLECTION_ENTRIES = 1 };
+enum { XD_ENTRY_LOCATOR = 1, XD_ENTRY_INLINE = 2 };
+enum { XD_INLINE_NAME = 1, XD_INLINE_VERSION = 2, XD_INLINE_RESOURCE = 3 };
+enum {
+	XD_LOCATOR_SCHEME = 1, /* enum Scheme: 0 is XDSTP */
+	XD_LOCATOR_ID = 2,
+	XD_LOCATOR_AUTHORITY = 3,
+	XD_LOCATOR_RESOURCE_TYPE = 4,
+	XD_LOCATOR_EXACT_CONTEXT = 5,
+	XD_LOCATOR_DIRECTIVES = 6,
+};
+enum { XD_CONTEXT_PARAMS = 1 }; /* map<string, string> */
+
 size_t xd_resource_size(const struct xd_resource *r);
 uint8_t *xd_resource_put(uint8_t *p, const struct xd_resource *r);
 

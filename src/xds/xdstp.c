@@ -4,8 +4,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "schema/wire.h"
 #include "util/buf.h"
 #include "util/xalloc.h"
+#include "xds/message.h"
 
 #define SCHEME "xdstp://"
 #define SCHEME_LEN 8
@@ -278,4 +280,240 @@ size_t xd_xdstp_collection(const char *name, size_t len, char *buf)
 	memcpy(buf + seg + 1, name + query, len - query);
 	buf[seg + 1 + len - query] = '\0';
 	return seg + 1 + len - query;
+}
+
+/* ---------------- ResourceLocator ---------------- */
+
+/* Appends the bytes a part of a canonical name stands for (its escapes
+ * are well formed: xd_xdstp_canon wrote them). */
+static void put_decoded(struct xd_buf *out, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '%' && i + 2 < len) {
+			xd_buf_putc(out, (char)(hexval(s[i + 1]) << 4 |
+						hexval(s[i + 2])));
+			i += 2;
+		} else {
+			xd_buf_putc(out, s[i]);
+		}
+	}
+}
+
+/* Appends raw bytes as part `p` of a name: those that may stand as
+ * themselves as they are, the others %XX. */
+static void put_raw(struct xd_buf *out, const uint8_t *s, size_t len,
+		    enum part p)
+{
+	static const char digits[] = "0123456789ABCDEF";
+
+	for (size_t i = 0; i < len; i++) {
+		if (literal(s[i], p)) {
+			xd_buf_putc(out, (char)s[i]);
+		} else {
+			char esc[3] = {'%', digits[s[i] >> 4], digits[s[i] & 15]};
+
+			xd_buf_append(out, esc, 3);
+		}
+	}
+}
+
+/* A context parameter, decoded: offsets into a scratch buffer. */
+struct kv {
+	size_t k, klen, v, vlen;
+};
+
+static int by_key(const void *pa, const void *pb, void *arg)
+{
+	const struct kv *a = pa, *b = pb;
+	const char *base = arg;
+	size_t n = a->klen < b->klen ? a->klen : b->klen;
+	int c = memcmp(base + a->k, base + b->k, n);
+
+	return c != 0 ? c : (a->klen > b->klen) - (a->klen < b->klen);
+}
+
+/* The decoded parameters of canonical `q` ("k=v&k2=v2", no '?'), sorted
+ * by key as a map's entries are written; -1 if a key repeats. */
+static int decode_params(const char *q, size_t len, struct xd_buf *scratch,
+			 struct kv **kvs, size_t *n)
+{
+	size_t cap = 0;
+
+	*kvs = NULL;
+	*n = 0;
+	for (size_t start = 0; start < len;) {
+		const char *amp = memchr(q + start, '&', len - start);
+		size_t end = amp != NULL ? (size_t)(amp - q) : len;
+		const char *eq = memchr(q + start, '=', end - start);
+		struct kv kv;
+
+		/* canonical: every parameter is key=value */
+		kv.k = scratch->len;
+		put_decoded(scratch, q + start, (size_t)(eq - (q + start)));
+		kv.klen = scratch->len - kv.k;
+		kv.v = scratch->len;
+		put_decoded(scratch, eq + 1, (size_t)(q + end - eq - 1));
+		kv.vlen = scratch->len - kv.v;
+		*kvs = xd_grow(*kvs, &cap, *n + 1, sizeof(**kvs));
+		(*kvs)[(*n)++] = kv;
+		start = end + 1;
+	}
+	if (*n > 1)
+		qsort_r(*kvs, *n, sizeof(**kvs), by_key, scratch->data);
+	for (size_t i = 1; i < *n; i++)
+		if (by_key(&(*kvs)[i - 1], &(*kvs)[i], scratch->data) == 0)
+			return -1;
+	return 0;
+}
+
+int xd_xdstp_to_locator(const char *url, size_t len, struct xd_buf *out,
+			const char **why)
+{
+	struct xd_buf tmp = XD_BUF_INIT;
+	struct xd_xdstp_parts pt;
+	struct kv *kvs = NULL;
+	size_t clen, n = 0, mark, at;
+	char *c = xd_xdstp_canon(url, len, &clen, &pt, why);
+	int rc = -1;
+
+	if (c == NULL)
+		return -1;
+	if (pt.fragment) {
+		*why = "a locator here has no directives ('#...')";
+		goto out;
+	}
+	if (pt.query < clen &&
+	    decode_params(c + pt.query + 1, clen - pt.query - 1, &tmp, &kvs,
+			  &n) != 0) {
+		*why = "a context parameter given twice";
+		goto out;
+	}
+	/* fields in number order; scheme XDSTP is 0, the default */
+	at = tmp.len;
+	put_decoded(&tmp, c + pt.id, pt.id_len);
+	xd_wire_bytes(out, XD_LOCATOR_ID, tmp.data + at, tmp.len - at);
+	at = tmp.len;
+	put_decoded(&tmp, c + SCHEME_LEN, pt.type - 1 - SCHEME_LEN);
+	if (tmp.len > at)
+		xd_wire_bytes(out, XD_LOCATOR_AUTHORITY, tmp.data + at,
+			      tmp.len - at);
+	at = tmp.len;
+	put_decoded(&tmp, c + pt.type, pt.type_len);
+	xd_wire_bytes(out, XD_LOCATOR_RESOURCE_TYPE, tmp.data + at,
+		      tmp.len - at);
+	if (n > 0) {
+		xd_wire_tag(out, XD_LOCATOR_EXACT_CONTEXT, XD_WT_LEN);
+		mark = xd_wire_open(out);
+		for (size_t i = 0; i < n; i++) {
+			size_t m;
+
+			xd_wire_tag(out, XD_CONTEXT_PARAMS, XD_WT_LEN);
+			m = xd_wire_open(out);
+			xd_wire_bytes(out, XD_MAP_KEY, tmp.data + kvs[i].k,
+				      kvs[i].klen);
+			xd_wire_bytes(out, XD_MAP_VALUE, tmp.data + kvs[i].v,
+				      kvs[i].vlen);
+			xd_wire_close(out, m);
+		}
+		xd_wire_close(out, mark);
+	}
+	rc = 0;
+out:
+	free(kvs);
+	free(c);
+	xd_buf_free(&tmp);
+	return rc;
+}
+
+/* The parameters of a ContextParams as "?k=v&k2=v2", in no order. */
+static int params_from(struct xd_buf *url, const uint8_t *p,
+		       const uint8_t *end)
+{
+	struct xd_wire_field f, g;
+	bool first = true;
+	int rc;
+
+	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
+		const uint8_t *q = f.data, *qend = f.data + f.len;
+		struct xd_wire_field key = {0}, value = {0};
+
+		if (f.number != XD_CONTEXT_PARAMS)
+			continue;
+		if (f.wt != XD_WT_LEN)
+			return -1;
+		while ((rc = xd_wire_next(&q, qend, &g)) == 1) {
+			if (g.wt != XD_WT_LEN)
+				continue;
+			if (g.number == XD_MAP_KEY)
+				key = g;
+			else if (g.number == XD_MAP_VALUE)
+				value = g;
+		}
+		if (rc != 0)
+			return -1;
+		xd_buf_putc(url, first ? '?' : '&');
+		first = false;
+		put_raw(url, key.data, key.len, PARAM);
+		xd_buf_putc(url, '=');
+		put_raw(url, value.data, value.len, PARAM);
+	}
+	return rc;
+}
+
+char *xd_xdstp_from_locator(const uint8_t *msg, size_t len, size_t *out_len,
+			    struct xd_xdstp_parts *parts, const char **why)
+{
+	const uint8_t *p = msg, *end = msg + len;
+	struct xd_wire_field f, id = {0}, auth = {0}, type = {0}, ctx = {0};
+	struct xd_buf url = XD_BUF_INIT;
+	uint64_t scheme = 0;
+	bool directives = false;
+	char *c = NULL;
+	int rc;
+
+	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
+		if (f.number == XD_LOCATOR_SCHEME && f.wt == XD_WT_VARINT)
+			scheme = f.v;
+		else if (f.wt != XD_WT_LEN)
+			continue;
+		else if (f.number == XD_LOCATOR_ID)
+			id = f;
+		else if (f.number == XD_LOCATOR_AUTHORITY)
+			auth = f;
+		else if (f.number == XD_LOCATOR_RESOURCE_TYPE)
+			type = f;
+		else if (f.number == XD_LOCATOR_EXACT_CONTEXT)
+			ctx = f;
+		else if (f.number == XD_LOCATOR_DIRECTIVES)
+			directives = true;
+	}
+	if (rc != 0) {
+		*why = "a malformed ResourceLocator";
+		return NULL;
+	}
+	if (scheme != 0) {
+		*why = "not an xdstp:// locator (scheme XDSTP)";
+		return NULL;
+	}
+	if (directives) {
+		*why = "a locator here has no directives";
+		return NULL;
+	}
+	if (type.len > 0 && memchr(type.data, '/', type.len) != NULL) {
+		*why = "a '/' in the resource type";
+		return NULL;
+	}
+	xd_buf_append(&url, SCHEME, SCHEME_LEN);
+	put_raw(&url, auth.data, auth.len, AUTHORITY);
+	xd_buf_putc(&url, '/');
+	put_raw(&url, type.data, type.len, PATH);
+	xd_buf_putc(&url, '/');
+	put_raw(&url, id.data, id.len, PATH);
+	if (ctx.data != NULL && params_from(&url, ctx.data, ctx.data + ctx.len) != 0)
+		*why = "a malformed ResourceLocator";
+	else
+		c = xd_xdstp_canon((const char *)url.data, url.len, out_len,
+				   parts, why);
+	xd_buf_free(&url);
+	return c;
 }

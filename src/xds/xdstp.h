@@ -30,6 +30,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Whether `name` is in the xdstp scheme ("xdstp:", any case). */
 bool xd_xdstp_is(const char *name, size_t len);
@@ -63,5 +64,30 @@ size_t xd_xdstp_collection(const char *name, size_t len, char *buf);
 
 /* Whether a canonical name is a glob collection (last segment "*"). */
 bool xd_xdstp_is_glob(const char *name, size_t len);
+
+/*
+ * The proto3 form of an xdstp name: an xds.core.v3.ResourceLocator
+ * (scheme XDSTP, authority, resource_type and id decoded, the context
+ * parameters as exact_context), as list collections carry their
+ * members (rule X3).
+ *
+ * xd_xdstp_to_locator appends the message's bytes for the xdstp name
+ * `url` (any spelling) to `out`: fields in number order, the parameters
+ * sorted by key, as protobuf's deterministic serializer writes them.
+ * Returns 0, or -1 with a static reason in *why (not a well-formed
+ * name, a '#' fragment of directives, a parameter given twice), and
+ * `out` as it was.
+ *
+ * xd_xdstp_from_locator is the way back: the canonical name a
+ * ResourceLocator stands for (malloc'd, length in *out_len, its parts
+ * in *parts when not NULL), or NULL with a static reason in *why for a
+ * message that is malformed, of another scheme, with directives, or
+ * whose parts make no well-formed name.
+ */
+struct xd_buf;
+int xd_xdstp_to_locator(const char *url, size_t len, struct xd_buf *out,
+			const char **why);
+char *xd_xdstp_from_locator(const uint8_t *msg, size_t len, size_t *out_len,
+			    struct xd_xdstp_parts *parts, const char **why);
 
 #endif

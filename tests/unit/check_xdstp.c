@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/buf.h"
 #include "xds/xdstp.h"
 #include "xdtest.h"
 
@@ -113,6 +114,75 @@ START_TEST(collections)
 }
 END_TEST
 
+/* The ResourceLocator of a name (rule X3), written as protobuf's
+ * deterministic serializer does, and the canonical name it stands for. */
+START_TEST(locators)
+{
+	static const uint8_t want[] = {
+		0x12, 5, 'x', '/', 'y', '?', 'z',      /* id, decoded */
+		0x1a, 3, 'a', '/', 'b',                /* authority */
+		0x22, 1, 'T',                          /* resource_type */
+		0x2a, 20,                              /* exact_context */
+		0x0a, 6, 0x0a, 1, 'b', 0x12, 1, '2',   /* sorted by key */
+		0x0a, 10, 0x0a, 2, 'k', '&', 0x12, 4, 'v', '=', '1', ' ',
+	};
+	const char *url = "XDSTP://a%2fb/T/x/y%3Fz?k%26=v%3D1%20&b=2";
+	struct xd_buf b = XD_BUF_INIT;
+	struct xd_xdstp_parts pt;
+	const char *why = NULL;
+	size_t len;
+	char *back, *c;
+
+	ck_assert_int_eq(xd_xdstp_to_locator(url, strlen(url), &b, &why), 0);
+	ck_assert_uint_eq(b.len, sizeof(want));
+	ck_assert(memcmp(b.data, want, sizeof(want)) == 0);
+	back = xd_xdstp_from_locator(b.data, b.len, &len, &pt, &why);
+	ck_assert_ptr_nonnull(back);
+	c = canon(url, NULL);
+	ck_assert_str_eq(back, c);
+	ck_assert_str_eq(back, "xdstp://a%2Fb/T/x/y%3Fz?b=2&k%26=v%3D1%20");
+	ck_assert(!pt.glob);
+	free(back);
+	free(c);
+
+	/* no authority, no parameters: neither field is written */
+	b.len = 0;
+	ck_assert_int_eq(xd_xdstp_to_locator("xdstp:///T/g/*", 14, &b, &why), 0);
+	ck_assert_uint_eq(b.len, (2 + 3) + (2 + 1));
+	back = xd_xdstp_from_locator(b.data, b.len, &len, &pt, &why);
+	ck_assert_str_eq(back, "xdstp:///T/g/*");
+	ck_assert(pt.glob);
+	free(back);
+
+	/* refused: directives, a key twice, what is no name */
+	b.len = 0;
+	ck_assert_int_eq(xd_xdstp_to_locator("xdstp://a/T/i#entry=e", 21, &b, &why), -1);
+	ck_assert_ptr_nonnull(strstr(why, "directives"));
+	ck_assert_int_eq(xd_xdstp_to_locator("xdstp://a/T/i?k=1&k=2", 21, &b, &why), -1);
+	ck_assert_str_eq(why, "a context parameter given twice");
+	ck_assert_int_eq(xd_xdstp_to_locator("xdstp://a/T", 11, &b, &why), -1);
+	ck_assert_uint_eq(b.len, 0);
+	{
+		static const uint8_t http[] = {0x08, 1, 0x12, 1, 'i', 0x22, 1, 'T'};
+		static const uint8_t dir[] = {0x12, 1, 'i', 0x22, 1, 'T',
+					      0x32, 3, 0x12, 1, 'e'};
+		static const uint8_t slash[] = {0x12, 1, 'i', 0x22, 3, 'T', '/', 'U'};
+		static const uint8_t notype[] = {0x12, 1, 'i'};
+		static const uint8_t bad[] = {0x12, 9, 'i'};
+
+		ck_assert_ptr_null(xd_xdstp_from_locator(http, sizeof(http), &len, NULL, &why));
+		ck_assert_ptr_nonnull(strstr(why, "scheme"));
+		ck_assert_ptr_null(xd_xdstp_from_locator(dir, sizeof(dir), &len, NULL, &why));
+		ck_assert_ptr_nonnull(strstr(why, "directives"));
+		ck_assert_ptr_null(xd_xdstp_from_locator(slash, sizeof(slash), &len, NULL, &why));
+		ck_assert_ptr_null(xd_xdstp_from_locator(notype, sizeof(notype), &len, NULL, &why));
+		ck_assert_ptr_null(xd_xdstp_from_locator(bad, sizeof(bad), &len, NULL, &why));
+		ck_assert_str_eq(why, "a malformed ResourceLocator");
+	}
+	xd_buf_free(&b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("xdstp");
@@ -121,6 +191,7 @@ int main(void)
 	tcase_add_test(tc, canonical_form);
 	tcase_add_test(tc, malformed_refused);
 	tcase_add_test(tc, collections);
+	tcase_add_test(tc, locators);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
