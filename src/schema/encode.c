@@ -625,6 +625,8 @@ static void enc_submsg(struct xd_encoder *e, const struct xd_msgdesc *m,
 	e->depth++;
 	if (m->wkt != XD_WKT_NONE && m->wkt != XD_WKT_EMPTY) {
 		enc_wkt(e, m, n);
+	} else if (n->kind != XD_DN_MAP && xd_enc_locator(e, m, n)) {
+		/* its URL form */
 	} else if (n->kind != XD_DN_MAP) {
 		char buf[160];
 

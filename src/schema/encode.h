@@ -109,6 +109,13 @@ void xd_enc_packed(struct xd_encoder *e, const struct xd_fielddesc *f,
 /* Duration, Timestamp and FieldMask, each written as one string. */
 void xd_enc_text_wkt(struct xd_encoder *e, const struct xd_msgdesc *m,
 		     const struct xd_dnode *n);
+/* An xds.core.v3.ResourceLocator written as its xdstp:// URL (a list
+ * collection's member, docs/protocol.md rule X3): the one message whose
+ * text form the snapshot adds to the JSON mapping; its mapping form
+ * stays good. True when `m` is that message and `n` text (then the body
+ * is written, or the error reported). */
+bool xd_enc_locator(struct xd_encoder *e, const struct xd_msgdesc *m,
+		    const struct xd_dnode *n);
 /* 0 when n is a string protobuf accepts (text, no NUL, valid UTF-8);
  * else -1, reported. */
 int xd_enc_check_string(struct xd_encoder *e, const struct xd_dnode *n);

@@ -16,6 +16,7 @@
 #define ANYONE "@anyone"
 #define TTL "@ttl"
 #define DPC "@dynamic_parameter_constraints"
+#define NAME "@name"
 
 bool xd_enc_is_annotation(const struct xd_dnode *key)
 {
@@ -126,6 +127,26 @@ static void read_dpc(struct xd_encoder *e, const struct xd_dnode *v)
 	e->dpc_val = v;
 }
 
+/* "@name": a resource's name where its message has none (a list
+ * collection's); what a good one is, the loader says. */
+static void read_name(struct xd_encoder *e, const struct xd_dnode *v)
+{
+	char buf[160];
+
+	if (!xd_doc_is_text(v)) {
+		xd_enc_err(e, v, "expected a name (a string), not %s",
+			   xd_enc_show(v, buf, sizeof(buf)));
+		return;
+	}
+	if (xd_enc_check_string(e, v) != 0)
+		return;
+	if (v->len == 0) {
+		xd_enc_err(e, v, "an empty name");
+		return;
+	}
+	e->ann.name = v->u.str;
+}
+
 static const struct {
 	const char *key;
 	void (*read)(struct xd_encoder *e, const struct xd_dnode *v);
@@ -133,6 +154,7 @@ static const struct {
 	{ALLOW, read_allow},
 	{TTL, read_ttl},
 	{DPC, read_dpc},
+	{NAME, read_name},
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
 

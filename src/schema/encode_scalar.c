@@ -11,6 +11,7 @@
 
 #include "schema/scalar.h"
 #include "schema/wire.h"
+#include "xds/xdstp.h"
 
 /* "(at most 65535)", "(from 1 to 100)", "(greater than 0)"... */
 static void describe_bounds(const struct xd_fielddesc *b, char *buf,
@@ -476,6 +477,23 @@ static void enc_field_mask(struct xd_encoder *e, const struct xd_dnode *n)
 
 /* The well-known types written as one string: Duration, Timestamp,
  * FieldMask. */
+bool xd_enc_locator(struct xd_encoder *e, const struct xd_msgdesc *m,
+		    const struct xd_dnode *n)
+{
+	char buf[160];
+	const char *why;
+
+	if (!xd_doc_is_text(n) ||
+	    strcmp(m->full_name, "xds.core.v3.ResourceLocator") != 0)
+		return false;
+	if (xd_enc_check_string(e, n) != 0)
+		return true;
+	if (xd_xdstp_to_locator(n->u.str, n->len, e->out, &why) != 0)
+		xd_enc_err(e, n, "%s is not an xdstp:// locator: %s",
+			   xd_enc_show(n, buf, sizeof(buf)), why);
+	return true;
+}
+
 void xd_enc_text_wkt(struct xd_encoder *e, const struct xd_msgdesc *m,
 		     const struct xd_dnode *n)
 {

@@ -174,9 +174,10 @@ struct item_rec {
 	uint32_t ttl_ms;
 	size_t dpc_len; /* "@dynamic_parameter_constraints", encoded */
 	bool dpc_set;
-	/* then len bytes, padded to 8; then the nallow globs, each with its
-	 * NUL, allow_len bytes in all, padded to 8; then dpc_len bytes,
-	 * padded to 8 */
+	bool has_name;
+	/* then len bytes, padded to 8; then the nallow globs and the name
+	 * if any, each with its NUL, allow_len bytes in all, padded to 8;
+	 * then dpc_len bytes, padded to 8 */
 };
 
 struct piece_job {
@@ -196,17 +197,23 @@ static int collect(const struct xd_item *it, void *arg)
 			       it->len, it->line, it->column,
 			       it->ann.allow_set, it->ann.allow_anyone,
 			       it->ann.nallow, 0, it->ann.ttl_ms,
-			       it->ann.dpc_len, it->ann.dpc != NULL};
+			       it->ann.dpc_len, it->ann.dpc != NULL,
+			       it->ann.name != NULL};
 	static const uint8_t pad[8];
 
 	for (size_t i = 0; i < it->ann.nallow; i++)
 		rec.allow_len += strlen(it->ann.allow[i]) + 1;
+	if (rec.has_name)
+		rec.allow_len += strlen(it->ann.name) + 1;
 	xd_buf_append(&j->items, &rec, sizeof(rec));
 	xd_buf_append(&j->items, it->data, it->len);
 	xd_buf_append(&j->items, pad, (8 - it->len % 8) % 8);
 	for (size_t i = 0; i < it->ann.nallow; i++)
 		xd_buf_append(&j->items, it->ann.allow[i],
 			      strlen(it->ann.allow[i]) + 1);
+	if (rec.has_name)
+		xd_buf_append(&j->items, it->ann.name,
+			      strlen(it->ann.name) + 1);
 	xd_buf_append(&j->items, pad, (8 - rec.allow_len % 8) % 8);
 	if (rec.dpc_len > 0)
 		xd_buf_append(&j->items, it->ann.dpc, rec.dpc_len);
@@ -257,7 +264,8 @@ static int dispatch(struct piece_job *jobs, size_t n, xd_item_fn fn,
 				sec, rec.index, rec.line, rec.column, path, p,
 				rec.len,
 				{rec.allow_set, rec.allow_anyone, allow,
-				 rec.nallow, rec.ttl_ms, NULL, 0}};
+				 rec.nallow, rec.ttl_ms, NULL, 0,
+				 rec.has_name ? glob : NULL}};
 			p += rec.len + (8 - rec.len % 8) % 8;
 			p += rec.allow_len + (8 - rec.allow_len % 8) % 8;
 			if (rec.dpc_set) {

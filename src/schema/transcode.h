@@ -56,12 +56,16 @@ struct xd_section {
  *                          for (rule P1): a DynamicParameterConstraints
  *                          in the proto3 JSON form, encoded through the
  *                          schema and checked (xds/dynparam.h).
+ *   "@name": NAME          the name of a resource whose message has no
+ *                          name field: a list collection's
+ *                          (docs/protocol.md, rule X3).
  *
  * Checked here, where positions are known: a list of non-empty strings,
  * at most XD_ALLOW_MAX of them, each at most XD_ALLOW_GLOB_MAX bytes; a
  * string starting with "@" must be a keyword; a TTL in whole
- * milliseconds from XD_TTL_MIN_MS to XD_TTL_MAX_MS. What the rules mean
- * is the snapshot loader's.
+ * milliseconds from XD_TTL_MIN_MS to XD_TTL_MAX_MS; a name a non-empty
+ * string. What they mean, and where they may stand, is the snapshot
+ * loader's.
  */
 #define XD_ALLOW_MAX 256
 #define XD_ALLOW_GLOB_MAX 1024
@@ -80,6 +84,7 @@ struct xd_annotations {
 	 * (an empty encoding is refused, so dpc_len > 0 when set) */
 	const uint8_t *dpc;
 	size_t dpc_len;
+	const char *name;          /* "@name", NULL when not given */
 };
 
 /* One encoded resource, as handed to the caller. */

@@ -379,7 +379,7 @@ int xd_xdstp_to_locator(const char *url, size_t len, struct xd_buf *out,
 	if (c == NULL)
 		return -1;
 	if (pt.fragment) {
-		*why = "a locator here has no directives ('#...')";
+		*why = "directives ('#...') are not supported";
 		goto out;
 	}
 	if (pt.query < clen &&
@@ -496,7 +496,7 @@ char *xd_xdstp_from_locator(const uint8_t *msg, size_t len, size_t *out_len,
 		return NULL;
 	}
 	if (directives) {
-		*why = "a locator here has no directives";
+		*why = "directives are not supported";
 		return NULL;
 	}
 	if (type.len > 0 && memchr(type.data, '/', type.len) != NULL) {

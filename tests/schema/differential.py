@@ -18,8 +18,14 @@ bytes
 
 and that, written into a snapshot file (YAML and JSON, whole and in
 pieces on threads) with annotations beside their fields ("@ttl",
-"@allow"), every resource still encodes to python's bytes of the
-document without them, and the annotations read are those written.
+"@allow", and "@name" for list collections), every resource still
+encodes to python's bytes of the document without them, and the
+annotations read are those written.
+
+One form is xdsd's own: a ResourceLocator (a list collection's member,
+rule X3) may be written as its xdstp:// URL. python reads the mapping
+form only, so python_form() rewrites such URLs into it first, by a
+parser of its own (urllib's unquote), before python parses the document.
 
 Output is TAP, one test point per file and check. Run by `make check`
 (environment from Makefile.am: XDSD_SCHEMA, XDSD_SRCDIR, XDSD_BUILDDIR).
@@ -71,6 +77,7 @@ class Pool:
 
     def parse(self, name, doc):
         m = self.message(name)
+        doc = python_form(self, m.DESCRIPTOR, doc)
         json_format.ParseDict(doc, m, descriptor_pool=self.pool)
         return m
 
@@ -100,6 +107,55 @@ class Pool:
             inner = self.message(msg.type_url.split("/")[-1])
             inner.ParseFromString(msg.value)
             msg.value = self.canonical(inner)
+
+
+LOCATOR = "xds.core.v3.ResourceLocator"
+
+
+def locator_dict(url):
+    """A ResourceLocator's mapping form from its xdstp:// URL."""
+    from urllib.parse import unquote
+    assert url.lower().startswith("xdstp://"), url
+    rest = url[len("xdstp://"):]
+    path, _, query = rest.partition("?")
+    authority, _, path = path.partition("/")
+    rtype, _, rid = path.partition("/")
+    d = {"resource_type": unquote(rtype), "id": unquote(rid)}
+    if authority:
+        d["authority"] = unquote(authority)
+    params = {}
+    for piece in query.split("&") if query else []:
+        k, _, v = piece.partition("=")
+        params[unquote(k)] = unquote(v)
+    if params:
+        d["exact_context"] = {"params": params}
+    return d
+
+
+def python_form(pool, desc, value):
+    """`value` (a document of message `desc`) with every ResourceLocator
+    written as a URL rewritten into its mapping form, through Anys."""
+    if not isinstance(value, dict):
+        return value
+    if desc.full_name == "google.protobuf.Any" and "@type" in value:
+        inner = pool.pool.FindMessageTypeByName(value["@type"].split("/")[-1])
+        if inner.full_name.startswith("google.protobuf."):
+            return value  # JSON forms of their own; no locator inside
+        return python_form(pool, inner, value)
+    out = {}
+    for key, v in value.items():
+        f = desc.fields_by_name.get(key) or next(
+            (x for x in desc.fields if x.json_name == key), None)
+        sub = f.message_type if f is not None else None
+        if sub is None or sub.GetOptions().map_entry:
+            out[key] = v
+        elif sub.full_name == LOCATOR and isinstance(v, str):
+            out[key] = locator_dict(v)
+        elif isinstance(v, list):
+            out[key] = [python_form(pool, sub, x) for x in v]
+        else:
+            out[key] = python_form(pool, sub, v)
+    return out
 
 
 def header(text):
@@ -234,6 +290,8 @@ SECTIONS = {
     "envoy.config.route.v3.VirtualHost": "virtual_hosts",
     "envoy.extensions.transport_sockets.tls.v3.Secret": "secrets",
     "envoy.service.runtime.v3.Runtime": "runtimes",
+    "envoy.config.listener.v3.ListenerCollection": "listener_collections",
+    "envoy.config.cluster.v3.ClusterCollection": "cluster_collections",
 }
 
 # Annotations given to the k-th resource of a snapshot, and what the tool
@@ -273,6 +331,12 @@ def check_snapshot(tap, pool, files):
             continue
         doc = yaml.safe_load(text)
         ann, shown = annotations(len(expected), pool)
+        if SECTIONS[typ].endswith("_collections"):
+            # a list collection has no name field: "@name" names it
+            name = ("xdstp://cp.example/%s/c%d?b=2&a=1"
+                    % (typ, len(expected)))
+            ann["@name"] = name
+            shown.append("@name=" + name)
         # annotations first, then the fields: keys in any order
         sections.setdefault(SECTIONS[typ], []).append(dict(ann, **doc))
         expected.append((SECTIONS[typ], len(sections[SECTIONS[typ]]) - 1,

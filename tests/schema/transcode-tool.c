@@ -13,7 +13,8 @@
  *       "path line:column length" per resource (--threads N: in
  *       pieces, as the daemon does); with --bytes also the resource's
  *       bytes in hex and its annotations ("@ttl=MS", "@allow=G,G",
- *       "@anyone", "@dpc=HEX": "@dynamic_parameter_constraints" encoded)
+ *       "@anyone", "@dpc=HEX": "@dynamic_parameter_constraints" encoded,
+ *       "@name=NAME")
  *
  * Errors go to stderr, one a line; the exit status is 1 on any error.
  * FILE "-" is standard input.
@@ -81,6 +82,8 @@ static int print_item(const struct xd_item *it, void *arg)
 			for (size_t i = 0; i < it->ann.dpc_len; i++)
 				printf("%02x", it->ann.dpc[i]);
 		}
+		if (it->ann.name != NULL)
+			printf(" @name=%s", it->ann.name);
 	}
 	putchar('\n');
 	return 0;
@@ -95,6 +98,8 @@ static const char *const section_types[][2] = {
 	{"virtual_hosts", "envoy.config.route.v3.VirtualHost"},
 	{"secrets", "envoy.extensions.transport_sockets.tls.v3.Secret"},
 	{"runtimes", "envoy.service.runtime.v3.Runtime"},
+	{"listener_collections", "envoy.config.listener.v3.ListenerCollection"},
+	{"cluster_collections", "envoy.config.cluster.v3.ClusterCollection"},
 };
 
 static unsigned threads = 1;
@@ -102,11 +107,12 @@ static unsigned threads = 1;
 static int snapshot(const struct xd_schema *s, const char *file,
 		    const char *text, size_t len, struct xd_diag *diag)
 {
-	struct xd_section secs[8];
+	size_t ntypes = sizeof(section_types) / sizeof(section_types[0]);
+	struct xd_section secs[sizeof(section_types) / sizeof(section_types[0])];
 	size_t n = 0;
 	size_t flen = strlen(file);
 
-	for (size_t i = 0; i < 8; i++) {
+	for (size_t i = 0; i < ntypes; i++) {
 		secs[n].key = section_types[i][0];
 		secs[n].type = xd_schema_find_message(s, section_types[i][1]);
 		if (secs[n].type != NULL)

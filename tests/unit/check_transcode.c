@@ -1012,6 +1012,8 @@ static int on_item(const struct xd_item *it, void *arg)
 	}
 	if (it->ann.ttl_ms > 0)
 		xd_buf_printf(&s->log, " @ttl %ums", (unsigned)it->ann.ttl_ms);
+	if (it->ann.name != NULL)
+		xd_buf_printf(&s->log, " @name [%s]", it->ann.name);
 	xd_buf_putc(&s->log, '\n');
 	free(h);
 	return ++s->count == s->stop_after;
@@ -1179,7 +1181,7 @@ START_TEST(snapshot_annotations)
 			      "s.yaml:5:34: nested[3].@allow[4]: expected an identity glob (a string), not a mapping\n"
 			      "s.yaml:5:42: nested[3].@allow[5]: string contains a NUL byte\n"
 			      "s.yaml:6:3: nested[3].nn: unknown field 'nn' in xdtest.Nested (did you mean 'n'?)\n"
-			      "s.yaml:7:4: nested[4].@colour: unknown annotation '@colour' (known: '@allow', '@ttl', '@dynamic_parameter_constraints')\n"
+			      "s.yaml:7:4: nested[4].@colour: unknown annotation '@colour' (known: '@allow', '@ttl', '@dynamic_parameter_constraints', '@name')\n"
 			      "s.yaml:7:19: nested[4].@alow: unknown annotation '@alow' (did you mean '@allow'?)\n"
 			      "s.yaml:8:28: nested[5].@allow: duplicate key '@allow' (first on line 8)");
 	free(got);
@@ -1197,6 +1199,18 @@ START_TEST(snapshot_annotations)
 			      "s.yaml:4:12: nested[2].@ttl: a TTL is counted in whole milliseconds, not '1.0005s'\n"
 			      "s.yaml:5:12: nested[3].@ttl: a TTL of '2592001s'; it must be from 1s to 30 days (2592000s)\n"
 			      "s.yaml:6:27: nested[4].@ttl: duplicate key '@ttl' (first on line 6)");
+	free(got);
+	/* "@name": a non-empty string (where it may stand is the loader's) */
+	got = file_run("nested:\n"
+		       "- {\"@name\": \"xdstp://a/T/x?k=v\", name: c}\n"
+		       "- {\"@name\": [a], \"@nmae\": x}\n"
+		       "- {\"@name\": \"\", \"@name\": y}\n", 1, 0, 0);
+	ck_assert_str_eq(got, "rc=-1\n"
+			      "nested[0] nested 0 2:3 3 0a0163 @name [xdstp://a/T/x?k=v]\n"
+			      "s.yaml:3:13: nested[1].@name: expected a name (a string), not a list\n"
+			      "s.yaml:3:18: nested[1].@nmae: unknown annotation '@nmae' (did you mean '@name'?)\n"
+			      "s.yaml:4:13: nested[2].@name: an empty name\n"
+			      "s.yaml:4:17: nested[2].@name: duplicate key '@name' (first on line 4)");
 	free(got);
 	/* JSON: the same, without positions */
 	got = file_run("{\"nested\": [{\"name\": \"a\", \"@allow\": [\"g*\", \"@anyone\"]},"
@@ -1241,8 +1255,8 @@ START_TEST(snapshot_annotation_bounds)
 }
 END_TEST
 
-/* Annotations outlive the pieces of a file cut for threads: the same
- * items with 1 and 4 threads. */
+/* Annotations outlive the pieces of a file cut for threads ("@name"
+ * beside "@allow" too): the same items with 1 and 4 threads. */
 START_TEST(snapshot_annotations_in_pieces)
 {
 	struct xd_buf b = XD_BUF_INIT;
@@ -1254,6 +1268,8 @@ START_TEST(snapshot_annotations_in_pieces)
 		if (i % 3 == 0)
 			xd_buf_printf(&b, "  \"@allow\": [\"spiffe://example.org/sa/%d\"%s]\n",
 				      i, i % 2 ? ", \"@anyone\", x" : "");
+		if (i % 5 == 0)
+			xd_buf_printf(&b, "  \"@name\": named-%d\n", i);
 	}
 	xd_buf_putc(&b, '\0');
 	ck_assert_uint_gt(b.len, 1u << 20);
@@ -1261,6 +1277,8 @@ START_TEST(snapshot_annotations_in_pieces)
 	four = file_run((char *)b.data, 4, 0, 0);
 	ck_assert(strncmp(one, "rc=0\n", 5) == 0);
 	ck_assert_ptr_nonnull(strstr(one, "@allow anyone [spiffe://example.org/sa/39999] [x]\n"));
+	ck_assert_ptr_nonnull(strstr(one, "@allow anyone [spiffe://example.org/sa/39915] [x] @name [named-39915]\n"));
+	ck_assert_ptr_nonnull(strstr(one, "@name [named-39995]\n"));
 	ck_assert(strcmp(one, four) == 0);
 	free(four);
 	free(one);
