@@ -124,6 +124,8 @@ static void stamp(struct xd_snapshot *s)
 	xd_snapshot_set_since(s, xd_wall_ms());
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		xd_table_publish(xd_snapshot_table(s, (enum xd_rtype)t), now);
+	for (int c = 0; c < XD_CTYPE_COUNT; c++)
+		xd_table_publish(xd_snapshot_collection(s, (enum xd_ctype)c), now);
 }
 
 size_t xd_cache_replace(struct xd_cache *c, struct xd_snapshot **snaps,

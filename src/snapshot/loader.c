@@ -8,15 +8,21 @@
 #include <unistd.h>
 
 #include "schema/transcode.h"
+#include "snapshot/collection.h"
 #include "snapshot/files.h"
 #include "snapshot/resource.h"
 #include "util/xalloc.h"
 #include "xds/dynparam.h"
 
+/* The sections of a snapshot file: one per type, then one per list
+ * collection type (rule X3). */
+#define NSECTIONS (XD_RTYPE_COUNT + XD_CTYPE_COUNT)
+
 struct build {
 	const struct xd_schema *schema;
 	const struct xd_section *sections;
 	struct xd_table_builder *b[XD_RTYPE_COUNT];
+	struct xd_table_builder *cb[XD_CTYPE_COUNT];
 	const struct xd_snapfile *file;
 	struct xd_diag *diag;
 };
@@ -72,11 +78,52 @@ static int add_variant(struct build *bd, enum xd_rtype t,
 	return 0;
 }
 
+/* A list collection (rule X3): named by "@name", its entries checked,
+ * its members and their references to be resolved with the others. */
+static void on_collection(struct build *bd, const struct xd_item *it,
+			  enum xd_ctype c)
+{
+	const struct xd_ctype_info *ci = xd_ctype_info(c);
+	const struct xd_entry *first;
+	struct xd_collinfo info;
+	char why[1024];
+
+	if (it->ann.dpc != NULL) {
+		/* a collection's variants are in its name (rule X3) */
+		xd_diag_add(bd->diag, "%s:%u:%u: %s: a %s takes no '@dynamic_parameter_constraints': its context parameters are part of its \"@name\"",
+			    bd->file->path, it->line, it->column, it->path,
+			    ci->noun);
+		return;
+	}
+	if (xd_collection_analyze(bd->schema, c, bd->sections[ci->member].type,
+				  it->ann.name, it->data, it->len, &info, why,
+				  sizeof(why)) != 0) {
+		xd_diag_add(bd->diag, "%s:%u:%u: %s: %s", bd->file->path,
+			    it->line, it->column, it->path, why);
+		return;
+	}
+	if (xd_table_builder_add(bd->cb[c], info.name,
+				 info.data != NULL ? info.data : it->data,
+				 info.data != NULL ? info.len : it->len,
+				 info.refs, info.nrefs, NULL, 0, bd->file->path,
+				 it->line, &first) != 0)
+		xd_diag_add(bd->diag, "%s:%u:%u: %s: duplicate %s '%s' (first at %s:%u)",
+			    bd->file->path, it->line, it->column, it->path,
+			    ci->noun, info.name, first->file, first->line);
+	else {
+		restrict_access(bd->cb[c], ci->member, &it->ann);
+		if (it->ann.ttl_ms > 0)
+			xd_table_builder_ttl(bd->cb[c], it->ann.ttl_ms);
+	}
+	xd_collinfo_clear(&info);
+}
+
 /* Every resource, in file order: name it, find its references, add it. */
 static int on_item(const struct xd_item *it, void *arg)
 {
 	struct build *bd = arg;
-	enum xd_rtype t = (enum xd_rtype)(it->section - bd->sections);
+	size_t section = (size_t)(it->section - bd->sections);
+	enum xd_rtype t = (enum xd_rtype)section;
 	const struct xd_entry *first;
 	struct xd_resinfo info;
 	char why[512];
@@ -84,6 +131,17 @@ static int on_item(const struct xd_item *it, void *arg)
 	uint8_t *renamed = NULL;
 	size_t len = it->len;
 
+	if (section >= XD_RTYPE_COUNT) {
+		on_collection(bd, it, (enum xd_ctype)(section - XD_RTYPE_COUNT));
+		return 0;
+	}
+	if (it->ann.name != NULL) {
+		xd_diag_add(bd->diag, "%s:%u:%u: %s: \"@name\" names list collections; a %s is named by its %s field",
+			    bd->file->path, it->line, it->column, it->path,
+			    xd_rtype_info(t)->noun,
+			    t == XD_ENDPOINT ? "cluster_name" : "name");
+		return 0;
+	}
 	if (xd_resource_analyze(bd->schema, it->section->type, t, it->data,
 				it->len, &info, why, sizeof(why)) != 0) {
 		xd_diag_add(bd->diag, "%s:%u:%u: %s: %s", bd->file->path,
@@ -140,8 +198,9 @@ static bool resolves(const struct xd_table *t, const char *name)
 	       xd_table_variants_of(t, name, strlen(name), &n) != NULL;
 }
 
+/* Every reference of `e` (a `noun`) resolves. */
 static void check_entry_refs(struct xd_table *tables[XD_RTYPE_COUNT],
-			     enum xd_rtype t, const struct xd_entry *e,
+			     const char *noun, const struct xd_entry *e,
 			     struct xd_diag *diag)
 {
 	for (uint32_t k = 0; k < e->nrefs; k++) {
@@ -149,24 +208,34 @@ static void check_entry_refs(struct xd_table *tables[XD_RTYPE_COUNT],
 
 		if (!resolves(tables[r->type], r->name))
 			xd_diag_add(diag, "%s:%u: %s '%s' refers to %s '%s', which is not in the snapshot",
-				    e->file, e->line, xd_rtype_info(t)->noun,
-				    e->name, xd_rtype_info(r->type)->noun,
-				    r->name);
+				    e->file, e->line, noun, e->name,
+				    xd_rtype_info(r->type)->noun, r->name);
 	}
 }
 
-/* Every reference of every resource resolves (both ends named). */
+/* Every reference of the resources of `from`, variants included. */
+static void check_table_refs(struct xd_table *tables[XD_RTYPE_COUNT],
+			     const struct xd_table *from, const char *noun,
+			     struct xd_diag *diag)
+{
+	for (size_t i = 0; i < xd_table_count(from); i++)
+		check_entry_refs(tables, noun, xd_table_at(from, i), diag);
+	for (size_t i = 0; i < xd_table_variant_count(from); i++)
+		check_entry_refs(tables, noun, xd_table_variant_at(from, i), diag);
+}
+
+/* Every reference of every resource resolves (both ends named), and
+ * every member of a list collection is there. */
 static void check_refs(struct xd_table *tables[XD_RTYPE_COUNT],
+		       struct xd_table *colls[XD_CTYPE_COUNT],
 		       struct xd_diag *diag)
 {
-	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
-		for (size_t i = 0; i < xd_table_count(tables[t]); i++)
-			check_entry_refs(tables, (enum xd_rtype)t,
-					 xd_table_at(tables[t], i), diag);
-		for (size_t i = 0; i < xd_table_variant_count(tables[t]); i++)
-			check_entry_refs(tables, (enum xd_rtype)t,
-					 xd_table_variant_at(tables[t], i), diag);
-	}
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		check_table_refs(tables, tables[t],
+				 xd_rtype_info((enum xd_rtype)t)->noun, diag);
+	for (int c = 0; c < XD_CTYPE_COUNT; c++)
+		check_table_refs(tables, colls[c],
+				 xd_ctype_info((enum xd_ctype)c)->noun, diag);
 }
 
 static struct xd_snapshot *load_key(const struct xd_schema *schema,
@@ -176,32 +245,39 @@ static struct xd_snapshot *load_key(const struct xd_schema *schema,
 				    size_t nprev, struct xd_diag *diag)
 {
 	struct build bd = {.schema = schema, .sections = sections, .diag = diag};
-	struct xd_table *tables[XD_RTYPE_COUNT];
+	struct xd_table *tables[XD_RTYPE_COUNT], *colls[XD_CTYPE_COUNT];
 	struct xd_snapshot *old = NULL, *snap;
 	size_t errors = xd_diag_total(diag);
 
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		bd.b[t] = xd_table_builder_new((enum xd_rtype)t);
+	for (int c = 0; c < XD_CTYPE_COUNT; c++)
+		bd.cb[c] = xd_table_builder_new_url(
+			xd_ctype_info((enum xd_ctype)c)->type_url);
 	for (size_t f = 0; f < k->nfiles; f++) {
 		bd.file = &k->files[f];
 		if (bd.file->json)
 			xd_transcode_json_file(schema, bd.file->path, bd.file->text,
 					       bd.file->len, sections,
-					       XD_RTYPE_COUNT, on_item, &bd, diag);
+					       NSECTIONS, on_item, &bd, diag);
 		else
 			xd_transcode_yaml_file(schema, bd.file->path, bd.file->text,
 					       bd.file->len, threads, sections,
-					       XD_RTYPE_COUNT, on_item, &bd, diag);
+					       NSECTIONS, on_item, &bd, diag);
 	}
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		tables[t] = xd_table_builder_finish(bd.b[t]);
+	for (int c = 0; c < XD_CTYPE_COUNT; c++)
+		colls[c] = xd_table_builder_finish(bd.cb[c]);
 	/* A resource refused above would only show up again as a missing
 	 * reference: check references once every resource is good. */
 	if (xd_diag_total(diag) == errors)
-		check_refs(tables, diag);
+		check_refs(tables, colls, diag);
 	if (xd_diag_total(diag) != errors) {
 		for (int t = 0; t < XD_RTYPE_COUNT; t++)
 			xd_table_unref(tables[t]);
+		for (int c = 0; c < XD_CTYPE_COUNT; c++)
+			xd_table_unref(colls[c]);
 		return NULL;
 	}
 	/* Reuse what did not change, so clients see no change there. */
@@ -216,7 +292,15 @@ static struct xd_snapshot *load_key(const struct xd_schema *schema,
 			tables[t] = xd_table_ref(o);
 		}
 	}
-	snap = xd_snapshot_new(k->key, tables);
+	for (int c = 0; old != NULL && c < XD_CTYPE_COUNT; c++) {
+		struct xd_table *o = xd_snapshot_collection(old, (enum xd_ctype)c);
+
+		if (xd_table_same(o, colls[c])) {
+			xd_table_unref(colls[c]);
+			colls[c] = xd_table_ref(o);
+		}
+	}
+	snap = xd_snapshot_with_collections(k->key, tables, colls);
 	return snap;
 }
 
@@ -224,7 +308,7 @@ void xd_load_dir(const struct xd_schema *schema, const char *dir,
 		 struct xd_snapshot *const *prev, size_t nprev,
 		 struct xd_load *out)
 {
-	struct xd_section sections[XD_RTYPE_COUNT];
+	struct xd_section sections[NSECTIONS];
 	struct xd_snapkey *keys = NULL;
 	size_t nkeys = 0;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -241,6 +325,16 @@ void xd_load_dir(const struct xd_schema *schema, const char *dir,
 		if (sections[t].type == NULL)
 			xd_diag_add(&out->diag, "the schema has no message %s",
 				    info->message);
+	}
+	for (int c = 0; c < XD_CTYPE_COUNT; c++) {
+		const struct xd_ctype_info *ci = xd_ctype_info((enum xd_ctype)c);
+		struct xd_section *sec = &sections[XD_RTYPE_COUNT + c];
+
+		sec->key = ci->snapshot_key;
+		sec->type = xd_schema_find_message(schema, ci->message);
+		if (sec->type == NULL)
+			xd_diag_add(&out->diag, "the schema has no message %s",
+				    ci->message);
 	}
 	if (xd_diag_total(&out->diag) == 0)
 		xd_snapdir_read(dir, &keys, &nkeys, &out->diag);

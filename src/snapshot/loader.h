@@ -5,14 +5,16 @@
  *   DIR/<key>/NAME.yaml (.yml, .json) files merged into the snapshot of <key>
  *
  * Each file is a mapping of sections (clusters, endpoints, listeners,
- * routes, scoped_routes, virtual_hosts, secrets, runtimes) to lists of
- * resources in Envoy's own YAML. A resource is named by its `name`
+ * routes, scoped_routes, virtual_hosts, secrets, runtimes, and the list
+ * collections listener_collections and cluster_collections, rule X3) to
+ * lists of resources in Envoy's own YAML. A resource is named by its `name`
  * (`cluster_name` for endpoints). Checked: the schema (every field, type
  * and value), duplicate names, and references: an EDS cluster needs its
  * endpoints, a listener using RDS its route configuration, a route its
  * clusters, a scoped route its route configuration, a VHDS virtual host
- * (named "<route configuration>/<name>") its route configuration. A
- * directory without any snapshot file is an error too. A load succeeds
+ * (named "<route configuration>/<name>") its route configuration, a
+ * list collection its members and what its inline members refer to
+ * (collection.h). A directory without any snapshot file is an error too. A load succeeds
  * whole or yields nothing. A resource's "@allow" restricts it to the
  * identities its globs match, and a secret without one is restricted to
  * clients with a certificate (table.h, xd_table_builder_restrict).

@@ -23,6 +23,14 @@ struct xd_snapshot *xd_snapshot_new(const char *key,
 				    struct xd_table *tables[XD_RTYPE_COUNT]);
 
 /*
+ * The same with list collections (rule X3): `colls` (NULL: an empty
+ * table; references taken over) beside the tables.
+ */
+struct xd_snapshot *xd_snapshot_with_collections(
+	const char *key, struct xd_table *tables[XD_RTYPE_COUNT],
+	struct xd_table *colls[XD_CTYPE_COUNT]);
+
+/*
  * A view: `base` as one client may see it (protocol/derived.h,
  * xd_derived_snapshot_view), with `tables` (references taken over) in
  * place of its own. It keeps `base` alive, so that a session can tell
@@ -41,8 +49,17 @@ const char *xd_snapshot_key(const struct xd_snapshot *s);
 struct xd_table *xd_snapshot_table(const struct xd_snapshot *s,
 				   enum xd_rtype type);
 
+/*
+ * The list collections of one type (rule X3), always a table (maybe
+ * empty). A view shows its base's, whole: who may see which collection
+ * is the session's to decide (protocol/derived.h, xd_derived_view).
+ */
+struct xd_table *xd_snapshot_collection(const struct xd_snapshot *s,
+					enum xd_ctype c);
+
 /* Its content's version: a hash of every type's version (16 hex
- * digits), equal for equal content as the types' are. */
+ * digits), equal for equal content as the types' are; the collections'
+ * count when there are some. */
 const char *xd_snapshot_version(const struct xd_snapshot *s);
 
 /* Since when its content has been served (Unix ms), set by the cache
@@ -51,7 +68,7 @@ void xd_snapshot_set_since(struct xd_snapshot *s, int64_t wall_ms);
 int64_t xd_snapshot_since(const struct xd_snapshot *s);
 
 /* "clusters 3, endpoints 3, listeners 1, routes 1": the non-empty
- * sections and their sizes ("empty" when none). */
+ * sections and their sizes, collections last ("empty" when none). */
 void xd_snapshot_describe(const struct xd_snapshot *s, char *buf, size_t len);
 
 /* Same content: every type's version is equal, and so is who may see

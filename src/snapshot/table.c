@@ -45,6 +45,7 @@ struct xd_table {
 
 struct xd_table_builder {
 	enum xd_rtype type;
+	const char *type_url; /* static; NULL for an unknown type's */
 	struct xd_arena arena;
 	size_t bytes; /* taken from the arena */
 	struct xd_entry *entries;
@@ -188,7 +189,7 @@ static void build_index(struct xd_table *t)
 static void encode_entry(struct xd_table_builder *b, struct xd_entry *e,
 			 const uint8_t *msg)
 {
-	const char *url = xd_rtype_info(b->type)->type_url;
+	const char *url = b->type_url;
 	struct xd_resource r = {
 		.version = {e->version, 16},
 		.type_url = url,
@@ -230,8 +231,18 @@ struct xd_table_builder *xd_table_builder_new(enum xd_rtype type)
 	struct xd_table_builder *b = xd_calloc(1, sizeof(*b));
 
 	b->type = type;
+	if (type < XD_RTYPE_COUNT)
+		b->type_url = xd_rtype_info(type)->type_url;
 	b->seen_mask = 63;
 	b->seen = xd_calloc(b->seen_mask + 1, sizeof(*b->seen));
+	return b;
+}
+
+struct xd_table_builder *xd_table_builder_new_url(const char *type_url)
+{
+	struct xd_table_builder *b = xd_table_builder_new(XD_RTYPE_COUNT);
+
+	b->type_url = type_url;
 	return b;
 }
 
@@ -366,7 +377,7 @@ void xd_table_builder_ttl(struct xd_table_builder *b, uint32_t ms)
 {
 	struct xd_entry *e = &b->entries[b->count - 1];
 	struct xd_ttl_forms *f = balloc(b, sizeof(*f));
-	const char *url = xd_rtype_info(b->type)->type_url;
+	const char *url = b->type_url;
 	struct xd_resource r;
 
 	/* The TTL is part of what the client is sent, so of the version;
@@ -556,6 +567,7 @@ struct xd_table *xd_table_builder_finish(struct xd_table_builder *b)
 	struct xd_table *t = table_alloc(b->type);
 	size_t arena = b->bytes, cap = b->cap;
 
+	t->type_url = b->type_url; /* static */
 	if (b->count > 1) /* an empty table has no array */
 		qsort(b->entries, b->count, sizeof(*b->entries),
 		      by_name_variant);

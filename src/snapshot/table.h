@@ -98,6 +98,13 @@ struct xd_table_builder;
 struct xd_table_builder *xd_table_builder_new(enum xd_rtype type);
 
 /*
+ * A builder for a type beyond enum xd_rtype, named by its type URL
+ * (static): a list collection's (rule X3). Its table's xd_table_type
+ * is XD_RTYPE_COUNT, as an unknown type's.
+ */
+struct xd_table_builder *xd_table_builder_new_url(const char *type_url);
+
+/*
  * Adds a resource; everything is copied. Returns 0, or -1 when the name
  * is already in the table (the caller reports the duplicate; the first
  * one's file and line are in *first).

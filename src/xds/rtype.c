@@ -47,3 +47,31 @@ int xd_rtype_from_url(const char *url, size_t len, enum xd_rtype *out)
 	}
 	return -1;
 }
+
+static const struct xd_ctype_info cinfos[XD_CTYPE_COUNT] = {
+	[XD_LISTENER_COLLECTION] = {URL("envoy.config.listener.v3.ListenerCollection"),
+				    "envoy.config.listener.v3.ListenerCollection",
+				    "listener_collections", "listener collection",
+				    XD_LISTENER},
+	[XD_CLUSTER_COLLECTION] = {URL("envoy.config.cluster.v3.ClusterCollection"),
+				   "envoy.config.cluster.v3.ClusterCollection",
+				   "cluster_collections", "cluster collection",
+				   XD_CLUSTER},
+};
+
+const struct xd_ctype_info *xd_ctype_info(enum xd_ctype c)
+{
+	return &cinfos[c];
+}
+
+int xd_ctype_from_url(const char *url, size_t len, enum xd_ctype *out)
+{
+	for (int c = 0; c < XD_CTYPE_COUNT; c++) {
+		if (strlen(cinfos[c].type_url) == len &&
+		    memcmp(cinfos[c].type_url, url, len) == 0) {
+			*out = (enum xd_ctype)c;
+			return 0;
+		}
+	}
+	return -1;
+}

@@ -42,4 +42,30 @@ const struct xd_rtype_info *xd_rtype_info(enum xd_rtype t);
 /* Finds a type by its type URL. Returns 0 or -1. */
 int xd_rtype_from_url(const char *url, size_t len, enum xd_rtype *out);
 
+/*
+ * List collections (docs/protocol.md rule X3): the <T>Collection types
+ * of Envoy's API, whose entries are locators of resources of type
+ * `member` or such resources inline. They stand apart from the types
+ * above: no per-type method serves them, only the aggregated ones, and
+ * the make-before-break order (rule A2) knows nothing of them.
+ */
+enum xd_ctype {
+	XD_LISTENER_COLLECTION,
+	XD_CLUSTER_COLLECTION,
+	XD_CTYPE_COUNT,
+};
+
+struct xd_ctype_info {
+	const char *type_url;     /* type.googleapis.com/<message> */
+	const char *message;      /* envoy.config.listener.v3.ListenerCollection */
+	const char *snapshot_key; /* listener_collections */
+	const char *noun;         /* listener collection */
+	enum xd_rtype member;     /* the type of its entries */
+};
+
+const struct xd_ctype_info *xd_ctype_info(enum xd_ctype c);
+
+/* Finds a collection type by its type URL. Returns 0 or -1. */
+int xd_ctype_from_url(const char *url, size_t len, enum xd_ctype *out);
+
 #endif
