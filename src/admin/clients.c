@@ -64,9 +64,12 @@ bool xd_clients_match(const struct xd_clients_filter *f,
 const char *xd_clients_type_name(const struct xd_client_type *ct)
 {
 	enum xd_rtype t;
+	enum xd_ctype c;
 
 	if (xd_rtype_from_url(ct->type_url, strlen(ct->type_url), &t) == 0)
 		return xd_rtype_info(t)->snapshot_key;
+	if (xd_ctype_from_url(ct->type_url, strlen(ct->type_url), &c) == 0)
+		return xd_ctype_info(c)->snapshot_key;
 	return ct->type_url;
 }
 

@@ -62,27 +62,58 @@ static void entry_json(struct xd_jw *w, const struct xd_schema *schema,
 	xd_jw_obj_end(w);
 }
 
+/* A section of the snapshot: a type (t < XD_RTYPE_COUNT), or a list
+ * collection type (rule X3) after them. */
+#define NSECTIONS (XD_RTYPE_COUNT + XD_CTYPE_COUNT)
+
+struct section {
+	const char *key, *type_url, *message, *noun;
+};
+
+static struct section section(int t)
+{
+	if (t < XD_RTYPE_COUNT) {
+		const struct xd_rtype_info *i = xd_rtype_info((enum xd_rtype)t);
+
+		return (struct section){i->snapshot_key, i->type_url, i->message,
+					i->noun};
+	} else {
+		const struct xd_ctype_info *i =
+			xd_ctype_info((enum xd_ctype)(t - XD_RTYPE_COUNT));
+
+		return (struct section){i->snapshot_key, i->type_url, i->message,
+					i->noun};
+	}
+}
+
+static struct xd_table *section_table(const struct xd_snapshot *snap, int t)
+{
+	return t < XD_RTYPE_COUNT ?
+		       xd_snapshot_table(snap, (enum xd_rtype)t) :
+		       xd_snapshot_collection(snap, (enum xd_ctype)(t - XD_RTYPE_COUNT));
+}
+
 static void type_json(struct xd_jw *w, const struct xd_schema *schema,
-		      enum xd_rtype t, const struct xd_table *table,
+		      int t, const struct xd_table *table,
 		      const struct xd_entry *only)
 {
-	const struct xd_rtype_info *info = xd_rtype_info(t);
-	const struct xd_msgdesc *m = xd_schema_find_message(schema, info->message);
+	struct section sec = section(t);
+	const struct xd_msgdesc *m = xd_schema_find_message(schema, sec.message);
 
 	xd_jw_obj(w);
 	xd_jw_key(w, "type");
-	xd_jw_str(w, info->snapshot_key);
+	xd_jw_str(w, sec.key);
 	xd_jw_key(w, "type_url");
-	xd_jw_str(w, info->type_url);
+	xd_jw_str(w, sec.type_url);
 	xd_jw_key(w, "version");
 	xd_jw_str(w, xd_table_version(table));
 	xd_jw_key(w, "resources");
 	xd_jw_arr(w);
 	if (only != NULL)
-		entry_json(w, schema, m, info->type_url, only);
+		entry_json(w, schema, m, sec.type_url, only);
 	else
 		for (size_t i = 0; i < xd_table_count(table); i++)
-			entry_json(w, schema, m, info->type_url,
+			entry_json(w, schema, m, sec.type_url,
 				   xd_table_at(table, i));
 	xd_jw_arr_end(w);
 	xd_jw_obj_end(w);
@@ -140,23 +171,27 @@ static struct xd_snapshot *pick(struct xd_http_exchange *x,
 	return NULL;
 }
 
-/* The type asked for: 0 and *all, 0 and *type, or -1 (answered). */
-static int pick_type(struct xd_http_exchange *x, enum xd_rtype *type,
-		     bool *all)
+/* The type asked for: 0 and *all, 0 and *type (a section), or -1
+ * (answered). */
+static int pick_type(struct xd_http_exchange *x, int *type, bool *all)
 {
-	char name[64];
+	char name[64], list[256];
 	int rc = xd_http_query_get(x->query, "type", name, sizeof(name));
+	size_t n = 0;
 
 	*all = rc == 0;
 	if (rc == 0)
 		return 0;
-	for (int t = 0; rc > 0 && t < XD_RTYPE_COUNT; t++) {
-		if (strcmp(xd_rtype_info((enum xd_rtype)t)->snapshot_key, name) == 0) {
-			*type = (enum xd_rtype)t;
+	for (int t = 0; rc > 0 && t < NSECTIONS; t++) {
+		if (strcmp(section(t).key, name) == 0) {
+			*type = t;
 			return 0;
 		}
 	}
-	refuse(x, 400, "type must be one of: secrets, runtimes, clusters, endpoints, listeners, routes, scoped_routes, virtual_hosts");
+	for (int t = 0; t < NSECTIONS; t++)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s",
+				      t ? ", " : "", section(t).key);
+	refuse(x, 400, "type must be one of: %s", list);
 	return -1;
 }
 
@@ -185,7 +220,7 @@ static void dump(struct xd_http_exchange *x, const struct xd_admin_deps *deps,
 {
 	char name[ARG_MAX], since[32];
 	const struct xd_entry *only = NULL;
-	enum xd_rtype type = XD_CLUSTER;
+	int type = XD_CLUSTER;
 	bool all;
 	int rc;
 	struct xd_jw w;
@@ -202,11 +237,10 @@ static void dump(struct xd_http_exchange *x, const struct xd_admin_deps *deps,
 		return;
 	}
 	if (rc > 0) {
-		only = find(xd_snapshot_table(snap, type), name);
+		only = find(section_table(snap, type), name);
 		if (only == NULL) {
 			refuse(x, 404, "snapshot '%s' has no %s named '%s'",
-			       xd_snapshot_key(snap), xd_rtype_info(type)->noun,
-			       name);
+			       xd_snapshot_key(snap), section(type).noun, name);
 			return;
 		}
 	}
@@ -221,13 +255,12 @@ static void dump(struct xd_http_exchange *x, const struct xd_admin_deps *deps,
 	xd_jw_str(&w, since);
 	xd_jw_key(&w, "types");
 	xd_jw_arr(&w);
-	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
-		const struct xd_table *table =
-			xd_snapshot_table(snap, (enum xd_rtype)t);
+	for (int t = 0; t < NSECTIONS; t++) {
+		const struct xd_table *table = section_table(snap, t);
 
-		if (all ? xd_table_count(table) == 0 : (enum xd_rtype)t != type)
+		if (all ? xd_table_count(table) == 0 : t != type)
 			continue;
-		type_json(&w, deps->schema, (enum xd_rtype)t, table, only);
+		type_json(&w, deps->schema, t, table, only);
 	}
 	xd_jw_arr_end(&w);
 	xd_jw_obj_end(&w);

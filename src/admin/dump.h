@@ -10,7 +10,8 @@
  *        "resource": {"@type": "...", ...} } ] } ] }
  *
  * Secrets are listed without their content (private keys stay in the
- * snapshot files). TYPE is a snapshot section (clusters, endpoints, ...); without it
+ * snapshot files). TYPE is a snapshot section (clusters, endpoints, ...,
+ * listener_collections, cluster_collections); without it
  * every type is shown, empty ones left out. An xdstp NAME is found by
  * any spelling of it (rule X1). `snapshot` may be left out
  * when only one snapshot is served.

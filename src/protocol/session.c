@@ -33,6 +33,14 @@ struct unknown_type {
 	struct xd_sub sub;
 };
 
+/* A list collection type (rule X3), asked for on an aggregated stream:
+ * its subscription, and the table it is served from, the snapshot's as
+ * the stream's identity may see it (NULL until it is asked for). */
+struct coll_type {
+	struct xd_table *table;
+	struct xd_sub sub;
+};
+
 struct xd_session {
 	struct xd_sessions *mgr;
 	struct xd_stream *stream;
@@ -52,6 +60,7 @@ struct xd_session {
 
 	struct xd_sub subs[XD_RTYPE_COUNT];
 	struct unknown_type unknown[XD_SESSION_MAX_UNKNOWN];
+	struct coll_type colls[XD_CTYPE_COUNT];
 	uint64_t next_nonce;
 
 	/* endpoints waiting for the client's subscription (rule A2) */
@@ -100,6 +109,12 @@ struct xd_sessions {
 static const char *tname(enum xd_rtype t)
 {
 	return xd_rtype_info(t)->service;
+}
+
+/* A collection type in logs and for operators: its snapshot section. */
+static const char *cname(int c)
+{
+	return xd_ctype_info((enum xd_ctype)c)->snapshot_key;
 }
 
 /* ---------------- queues ---------------- */
@@ -180,6 +195,24 @@ static void on_snapshot_changed(struct xd_watch *w)
 	enqueue(ss);
 }
 
+/* The collection tables of the types asked for, from ss->snap as the
+ * stream's identity may see them (derived.h; a view is shared, and
+ * stays the same table while the snapshot does). */
+static void follow_collections(struct xd_session *ss)
+{
+	for (int c = 0; c < XD_CTYPE_COUNT; c++) {
+		struct coll_type *ct = &ss->colls[c];
+
+		if (!xd_sub_active(&ct->sub))
+			continue;
+		xd_table_unref(ct->table);
+		ct->table = ss->snap == NULL ? NULL :
+			xd_derived_view(xd_snapshot_collection(ss->snap,
+							       (enum xd_ctype)c),
+					xd_stream_identity(ss->stream));
+	}
+}
+
 /*
  * Follows the cache: the snapshot serving this node now, as the stream's
  * identity may see it (derived.h: resources it may not be served do not
@@ -200,6 +233,7 @@ static void refresh_snapshot(struct xd_session *ss)
 	ss->snap = now != NULL ?
 		xd_derived_snapshot_view(now, xd_stream_identity(ss->stream)) :
 		NULL;
+	follow_collections(ss);
 	if (now != NULL)
 		SLOG(XD_LOG_DEBUG, ss, "serving snapshot '%s'",
 		     xd_snapshot_key(now));
@@ -283,6 +317,32 @@ static bool pump_unknown(struct xd_session *ss)
 	return false;
 }
 
+/*
+ * List collections (rule X3) go once everything else is settled: the
+ * sequencer has nothing to send and nothing in flight. Make before break
+ * (rule A2) then holds for their inline members too, which refer to
+ * what the types before them carry; a collection of locators costs one
+ * round trip more at most, before the client asks for its members.
+ */
+static bool pump_collections(struct xd_session *ss)
+{
+	for (int c = 0; c < XD_CTYPE_COUNT; c++) {
+		struct coll_type *ct = &ss->colls[c];
+		struct xd_body *b;
+
+		if (ct->table == NULL)
+			continue;
+		/* SotW: what changed, as for routes (rule S9) */
+		b = xd_sub_next(&ct->sub, ct->table, form_of(ss), false);
+		if (b == NULL)
+			continue;
+		send_due(ss, &ct->sub, ct->table, b, cname(c));
+		xd_body_unref(b);
+		return true;
+	}
+	return false;
+}
+
 /* Keeps the manager's wait list in step with the sequencer's EDS wait:
  * a session is on it while its wait runs, so the tick pumps it again. */
 static void follow_eds_wait(struct xd_session *ss, enum xd_seq_eds eds)
@@ -338,14 +398,20 @@ static void pump_heartbeats(struct xd_session *ss)
 
 	if (!ss->ttl)
 		return;
-	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
-		struct xd_sub *sub = &ss->subs[t];
+	/* the types, then the list collections (rule X3) */
+	for (int t = 0; t < XD_RTYPE_COUNT + XD_CTYPE_COUNT; t++) {
+		struct xd_sub *sub = t < XD_RTYPE_COUNT ?
+					     &ss->subs[t] :
+					     &ss->colls[t - XD_RTYPE_COUNT].sub;
+		const char *label = t < XD_RTYPE_COUNT ?
+					    tname((enum xd_rtype)t) :
+					    cname(t - XD_RTYPE_COUNT);
 		struct xd_body *b = xd_sub_heartbeat(sub, form_of(ss), now, &due);
 
 		if (b != NULL) {
 			SLOG(XD_LOG_DEBUG, ss, "heartbeat of %s: %zu resources",
-			     tname((enum xd_rtype)t), b->nresources);
-			send_due(ss, sub, sub->held, b, tname((enum xd_rtype)t));
+			     label, b->nresources);
+			send_due(ss, sub, sub->held, b, label);
 			xd_body_unref(b);
 			return;
 		}
@@ -395,7 +461,7 @@ static void pump(struct xd_session *ss)
 	xd_seq_next(ss->subs, ss->snap, &mode, uv_now(ss->mgr->loop),
 		    &ss->eds_wait, &st);
 	follow_eds_wait(ss, st.eds);
-	if (st.action == XD_SEQ_IDLE)
+	if (st.action == XD_SEQ_IDLE && !pump_collections(ss))
 		pump_heartbeats(ss);
 	if (st.action != XD_SEQ_SEND)
 		return;
@@ -442,6 +508,8 @@ static size_t names_subscribed(const struct xd_session *ss)
 	for (int i = 0; i < XD_SESSION_MAX_UNKNOWN; i++)
 		if (ss->unknown[i].table != NULL)
 			n += xd_nameset_count(ss->unknown[i].sub.want.set);
+	for (int c = 0; c < XD_CTYPE_COUNT; c++)
+		n += xd_nameset_count(ss->colls[c].sub.want.set);
 	return n;
 }
 
@@ -584,6 +652,26 @@ struct route {
 	enum xd_rtype type;       /* XD_RTYPE_COUNT: a type xdsd does not serve */
 };
 
+/* A list collection type (rule X3): served from the snapshot's
+ * collections, by name only (no wildcard), in SotW as routes are (not
+ * full state: a client names the collections it wants). */
+static void route_collection(struct xd_session *ss, enum xd_ctype c,
+			     struct route *out)
+{
+	struct coll_type *ct = &ss->colls[c];
+
+	refresh_snapshot(ss);
+	if (ct->table == NULL && ss->snap != NULL)
+		ct->table = xd_derived_view(xd_snapshot_collection(ss->snap, c),
+					    xd_stream_identity(ss->stream));
+	out->sub = &ct->sub;
+	out->current = ct->table;
+	out->wildcard_ok = false;
+	out->full_state = false;
+	out->label = cname(c);
+	out->type = XD_RTYPE_COUNT;
+}
+
 /*
  * Finds the type a request is about (rule T3). Returns false, the stream
  * ended with a status, when it belongs to none this stream may serve.
@@ -612,8 +700,14 @@ static bool route_request(struct xd_session *ss, const struct xd_request *r,
 				 "type_url is required on the aggregated service");
 		return false;
 	} else if (xd_rtype_from_url(r->type_url.data, r->type_url.len, &t) != 0) {
-		struct unknown_type *u = unknown_slot(ss, r->type_url);
+		struct unknown_type *u;
+		enum xd_ctype c;
 
+		if (xd_ctype_from_url(r->type_url.data, r->type_url.len, &c) == 0) {
+			route_collection(ss, c, out);
+			return true;
+		}
+		u = unknown_slot(ss, r->type_url);
 		if (u == NULL)
 			return false;
 		out->sub = &u->sub;
@@ -778,6 +872,8 @@ static void *on_open(void *ctx, struct xd_stream *stream)
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		xd_sub_init(&ss->subs[t], xd_stream_id(stream),
 			    tname((enum xd_rtype)t));
+	for (int c = 0; c < XD_CTYPE_COUNT; c++)
+		xd_sub_init(&ss->colls[c].sub, xd_stream_id(stream), cname(c));
 	xd_bucket_init(&ss->requests, m->cfg->max_request_burst, uv_now(m->loop));
 	m->stats.sessions++;
 	return ss;
@@ -804,6 +900,10 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 		if (ss->unknown[i].table != NULL)
 			xd_sub_clear(&ss->unknown[i].sub);
 		xd_table_unref(ss->unknown[i].table);
+	}
+	for (int c = 0; c < XD_CTYPE_COUNT; c++) {
+		xd_sub_clear(&ss->colls[c].sub);
+		xd_table_unref(ss->colls[c].table);
 	}
 	xd_snapshot_unref(ss->snap);
 	free(ss->node_id);
@@ -921,6 +1021,16 @@ static void view(const struct xd_session *ss, struct xd_client *c)
 		if (c->types[c->ntypes - 1].type_url == NULL)
 			c->types[c->ntypes - 1].type_url =
 				xd_rtype_info((enum xd_rtype)t)->type_url;
+	}
+	for (int k = 0; k < XD_CTYPE_COUNT; k++) {
+		const struct coll_type *ct = &ss->colls[k];
+
+		if (!xd_sub_active(&ct->sub))
+			continue;
+		view_type(c, &ct->sub, ct->table, cname(k));
+		if (c->types[c->ntypes - 1].type_url == NULL)
+			c->types[c->ntypes - 1].type_url =
+				xd_ctype_info((enum xd_ctype)k)->type_url;
 	}
 	for (int i = 0; i < XD_SESSION_MAX_UNKNOWN; i++)
 		if (ss->unknown[i].table != NULL)

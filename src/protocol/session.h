@@ -20,6 +20,10 @@
  * queued and pumped in batches across loop iterations, so requests keep
  * being served while a push fans out (docs/grpc-core.md §1).
  *
+ * List collections (rule X3) are served on the aggregated methods
+ * only, by name, from the snapshot's collection tables, once every type
+ * above is settled.
+ *
  * Unknown type URLs on the aggregated methods are answered without
  * ending the stream (which would disturb every other type): an empty
  * response of that type (SotW), or each subscribed name reported as not
@@ -97,7 +101,8 @@ struct xd_client {
 	const char *region, *zone, *sub_zone;
 	const char *user_agent_name, *user_agent_version;
 	const struct xd_snapshot *snapshot; /* serving it, or NULL */
-	struct xd_client_type types[XD_RTYPE_COUNT + XD_SESSION_MAX_UNKNOWN];
+	struct xd_client_type types[XD_RTYPE_COUNT + XD_CTYPE_COUNT +
+				    XD_SESSION_MAX_UNKNOWN];
 	size_t ntypes; /* the types the stream asked for, in push order */
 };
 

@@ -560,7 +560,10 @@ START_TEST(config_dump_xdstp_any_spelling)
 	free(xdtest_write_file(dir, "default.yaml",
 			       "clusters:\n"
 			       "- name: xdstp://cp.example/envoy.config.cluster.v3.Cluster/c1?a=1&b=2\n"
-			       "  connect_timeout: 1s\n"));
+			       "  connect_timeout: 1s\n"
+			       "cluster_collections:\n"
+			       "- \"@name\": xdstp://cp.example/envoy.config.cluster.v3.ClusterCollection/all?z=1\n"
+			       "  entries: {locator: 'xdstp://cp.example/envoy.config.cluster.v3.Cluster/c1?b=2&a=1'}\n"));
 	d = start(dir);
 	/* XDSTP://cp.example/envoy.config.cluster.v3.Cluster/%631?b=2&a=1 */
 	doc = get_json(d, "/config_dump?type=clusters&name="
@@ -580,6 +583,24 @@ START_TEST(config_dump_xdstp_any_spelling)
 	body = xdt_admin(d, "GET", "/config_dump?type=clusters&name=xdstp://cp.example",
 			 NULL, &status, NULL);
 	ck_assert_int_eq(status, 404);
+	free(body);
+	/* a list collection (rule X3), its locator shown as the message */
+	doc = get_json(d, "/config_dump?type=cluster_collections&name="
+			  "xdstp://cp.example/envoy.config.cluster.v3.ClusterCollection/all%3Fz%3D%31",
+		       200);
+	res = json_array_get(json_object_get(json_array_get(json_object_get(doc, "types"), 0),
+					     "resources"), 0);
+	ck_assert_str_eq(str(res, "name"),
+			 "xdstp://cp.example/envoy.config.cluster.v3.ClusterCollection/all?z=1");
+	body = json_dumps(json_object_get(res, "resource"), JSON_COMPACT);
+	ck_assert_msg(strstr(body, "\"resource_type\":\"envoy.config.cluster.v3.Cluster\"") != NULL &&
+			      strstr(body, "\"params\":{\"a\":\"1\",\"b\":\"2\"}") != NULL,
+		      "%s", body);
+	free(body);
+	json_decref(doc);
+	body = xdt_admin(d, "GET", "/config_dump?type=nope", NULL, &status, NULL);
+	ck_assert_int_eq(status, 400);
+	ck_assert_ptr_nonnull(strstr(body, "listener_collections, cluster_collections"));
 	free(body);
 	stop(d);
 	free(dir);

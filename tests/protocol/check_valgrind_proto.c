@@ -27,5 +27,6 @@ int main(void)
 	pu_register_wire(s, true);
 	pu_register_xdstp(s, true);
 	pu_register_dyn(s, true);
+	pu_register_collections(s, true);
 	return pu_run(s);
 }

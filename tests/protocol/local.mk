@@ -7,6 +7,7 @@
 #   check_wire    garbage, huge, never-reading clients
 #   check_xdstp   rules X1, X2 (xdstp:// names, glob collections)
 #   check_dyn     rule P1 (dynamic parameters)
+#   check_collections  rule X3 (list collections)
 #   check_valgrind_proto  a subset of them with xdsd under valgrind
 check_LIBRARIES += tests/protocol/libprototest.a
 tests_protocol_libprototest_a_SOURCES = \
@@ -19,7 +20,8 @@ PROTO_TEST_LIBS = tests/protocol/libprototest.a $(TEST_LIBS)
 PROTO_TESTS = tests/protocol/check_sotw tests/protocol/check_delta \
 	tests/protocol/check_ads tests/protocol/check_types \
 	tests/protocol/check_wire tests/protocol/check_ttl \
-	tests/protocol/check_xdstp tests/protocol/check_dyn
+	tests/protocol/check_xdstp tests/protocol/check_dyn \
+	tests/protocol/check_collections
 check_PROGRAMS += $(PROTO_TESTS)
 TESTS += $(PROTO_TESTS)
 tests_protocol_check_sotw_SOURCES = tests/protocol/check_sotw.c
@@ -46,6 +48,9 @@ tests_protocol_check_ttl_LDADD = $(PROTO_TEST_LIBS)
 tests_protocol_check_xdstp_SOURCES = tests/protocol/check_xdstp.c
 tests_protocol_check_xdstp_CFLAGS = $(TEST_CFLAGS)
 tests_protocol_check_xdstp_LDADD = $(PROTO_TEST_LIBS)
+tests_protocol_check_collections_SOURCES = tests/protocol/check_collections.c
+tests_protocol_check_collections_CFLAGS = $(TEST_CFLAGS)
+tests_protocol_check_collections_LDADD = $(PROTO_TEST_LIBS)
 
 if !SANITIZERS
 # valgrind cannot run an ASan binary; the plain build runs these.
@@ -55,7 +60,7 @@ tests_protocol_check_valgrind_proto_SOURCES = \
 	tests/protocol/check_valgrind_proto.c tests/protocol/check_sotw.c \
 	tests/protocol/check_delta.c tests/protocol/check_ads.c \
 	tests/protocol/check_wire.c tests/protocol/check_xdstp.c \
-	tests/protocol/check_dyn.c
+	tests/protocol/check_dyn.c tests/protocol/check_collections.c
 tests_protocol_check_valgrind_proto_CFLAGS = $(TEST_CFLAGS) -DPU_NO_MAIN
 tests_protocol_check_valgrind_proto_LDADD = $(PROTO_TEST_LIBS)
 endif

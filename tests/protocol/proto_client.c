@@ -257,8 +257,10 @@ void pu_send(struct pu_client *c, const struct pu_req *r)
 	if (with_node)
 		c->node_sent = true;
 	/* xdsd logs a line for it unless it is of a type it does not serve
-	 * on an aggregated stream (answered without a line per request) */
-	if (!(c->ads && r->type_url != NULL && pu_type_of_url(r->type_url) < 0))
+	 * on an aggregated stream (answered without a line per request);
+	 * list collections it serves (rule X3) */
+	if (!(c->ads && r->type_url != NULL && pu_type_of_url(r->type_url) < 0 &&
+	      !pu_collection_url(r->type_url)))
 		c->env->sent++;
 }
 

@@ -77,6 +77,12 @@ int pu_type_of_url(const char *url)
 	return -1;
 }
 
+bool pu_collection_url(const char *url)
+{
+	return strcmp(url, "type.googleapis.com/envoy.config.listener.v3.ListenerCollection") == 0 ||
+	       strcmp(url, "type.googleapis.com/envoy.config.cluster.v3.ClusterCollection") == 0;
+}
+
 bool pu_full_state(enum pu_type t)
 {
 	return t == PU_LDS || t == PU_CDS;

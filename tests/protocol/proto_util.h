@@ -63,6 +63,8 @@ const char *pu_type_url(enum pu_type t);
 const char *pu_type_label(enum pu_type t); /* "CDS" */
 /* The type with this URL, or -1. */
 int pu_type_of_url(const char *url);
+/* A list collection's type URL (rule X3): not a pu_type, but served. */
+bool pu_collection_url(const char *url);
 /* LDS and CDS: SotW responses carry the full state (rule S8). */
 bool pu_full_state(enum pu_type t);
 
