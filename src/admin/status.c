@@ -89,6 +89,13 @@ size_t xd_status_snapshot_bytes(const struct xd_snapshot *s)
 		for (size_t i = 0; i < xd_table_count(table); i++)
 			bytes += xd_table_at(table, i)->msg.len;
 	}
+	for (int c = 0; c < XD_CTYPE_COUNT; c++) {
+		const struct xd_table *table =
+			xd_snapshot_collection(s, (enum xd_ctype)c);
+
+		for (size_t i = 0; i < xd_table_count(table); i++)
+			bytes += xd_table_at(table, i)->msg.len;
+	}
 	return bytes;
 }
 
@@ -113,6 +120,14 @@ static void snapshot_json(struct xd_jw *w, const struct xd_snapshot *s)
 		if (n == 0)
 			continue;
 		xd_jw_key(w, xd_rtype_info((enum xd_rtype)t)->snapshot_key);
+		xd_jw_uint(w, n);
+	}
+	for (int c = 0; c < XD_CTYPE_COUNT; c++) {
+		size_t n = xd_table_count(xd_snapshot_collection(s, (enum xd_ctype)c));
+
+		if (n == 0)
+			continue;
+		xd_jw_key(w, xd_ctype_info((enum xd_ctype)c)->snapshot_key);
 		xd_jw_uint(w, n);
 	}
 	xd_jw_obj_end(w);
