@@ -218,6 +218,8 @@ static int inline_entry(struct walk *w, size_t i, const uint8_t *data,
 		else if (f.number == XD_ANY_VALUE && f.wt == XD_WT_LEN)
 			value = f;
 	}
+	if (value.data == NULL) /* an empty resource: no bytes */
+		value.data = res.data;
 	if (type.len != strlen(url) || memcmp(type.data, url, type.len) != 0)
 		return fail(w, "entries[%zu].inline_entry.resource: a %s holds %ss (\"@type\": %s), not '%.*s'",
 			    i, xd_ctype_info(w->c)->noun,
@@ -304,7 +306,7 @@ static uint8_t *rebuild(const struct walk *w, const uint8_t *data, size_t len,
 			size_t *out_len)
 {
 	struct xd_buf b = XD_BUF_INIT;
-	const uint8_t *p = data, *end = data + len;
+	const uint8_t *p = data, *end = len > 0 ? data + len : data;
 	struct xd_wire_field f;
 	size_t i = 0, mark;
 
@@ -333,7 +335,8 @@ int xd_collection_analyze(const struct xd_schema *s, enum xd_ctype c,
 {
 	struct walk w = {.s = s, .c = c, .msg = member, .why = why,
 			 .whylen = whylen};
-	const uint8_t *p = data, *end = data + len;
+	/* an empty collection may come as no bytes at all */
+	const uint8_t *p = data, *end = len > 0 ? data + len : data;
 	struct xd_wire_field f;
 	size_t u = 0;
 	int rc = -1, wrc;

@@ -463,7 +463,7 @@ static int params_from(struct xd_buf *url, const uint8_t *p,
 char *xd_xdstp_from_locator(const uint8_t *msg, size_t len, size_t *out_len,
 			    struct xd_xdstp_parts *parts, const char **why)
 {
-	const uint8_t *p = msg, *end = msg + len;
+	const uint8_t *p = msg, *end = len > 0 ? msg + len : msg;
 	struct xd_wire_field f, id = {0}, auth = {0}, type = {0}, ctx = {0};
 	struct xd_buf url = XD_BUF_INIT;
 	uint64_t scheme = 0;
