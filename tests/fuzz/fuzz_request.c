@@ -951,6 +951,15 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 	      (int)r.nonce.len, r.nonce.data, r.nnames,
 	      v == XD_SUB_STALE ? "stale" : v == XD_SUB_REQUEST ? "request" :
 	      v == XD_SUB_ACK ? "ACK" : "NACK");
+	for (size_t i = 0; trace && i < r.nnames; i++) {
+		TRACE("%d:   name '", p->id);
+		for (size_t k = 0; k < r.names[i].len; k++) {
+			unsigned char ch = (unsigned char)r.names[i].data[k];
+
+			TRACE(ch >= 0x20 && ch < 0x7f ? "%c" : "\\x%02x", ch);
+		}
+		TRACE("'\n");
+	}
 	if (v == XD_SUB_ACK || v == XD_SUB_NACK) {
 		/* what was in flight is held now */
 		NEED(was_inflight && s->state == XD_SUB_HOLDING && s->held == sent);
