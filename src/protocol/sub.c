@@ -465,6 +465,22 @@ static void clear_once_only(struct xd_sub *s)
 	}
 }
 
+/* What the body code is asked for `s` served from `table`; every other
+ * field of xd_want zero. */
+static struct xd_want want_of(const struct xd_sub *s, struct xd_table *table,
+			      enum xd_form form)
+{
+	return (struct xd_want){
+		.table = table,
+		.sub = s->want,
+		.held = s->held,
+		.held_names = s->held_names,
+		.force = s->force,
+		.removed = s->removed,
+		.form = form,
+	};
+}
+
 struct xd_body *xd_sub_next(struct xd_sub *s, struct xd_table *table,
 			    enum xd_form form, bool full_state)
 {
@@ -473,14 +489,7 @@ struct xd_body *xd_sub_next(struct xd_sub *s, struct xd_table *table,
 
 	if (s->state == XD_SUB_IDLE || s->state == XD_SUB_IN_FLIGHT)
 		return NULL;
-	memset(&w, 0, sizeof(w));
-	w.table = table;
-	w.sub = s->want;
-	w.held = s->held;
-	w.held_names = s->held_names;
-	w.force = s->force;
-	w.removed = s->removed;
-	w.form = form;
+	w = want_of(s, table, form);
 	w.full_state = full_state;
 	b = xd_body_get(&w);
 	if (!b->empty)
@@ -515,14 +524,7 @@ struct xd_body *xd_sub_heartbeat(struct xd_sub *s, enum xd_form form,
 	*due_ms = s->ttl_refreshed_ms + ttl / 2;
 	if (now_ms < *due_ms)
 		return NULL;
-	memset(&w, 0, sizeof(w));
-	w.table = s->held;
-	w.sub = s->held_names;
-	w.held = s->held;
-	w.held_names = s->held_names;
-	w.force = s->force;
-	w.removed = s->removed;
-	w.form = form;
+	w = want_of(s, s->held, form); /* its subscription is what it holds */
 	w.heartbeat = true;
 	b = xd_body_get(&w);
 	if (!b->empty)
