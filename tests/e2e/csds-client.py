@@ -40,19 +40,12 @@ def main():
     args = ap.parse_args()
 
     import grpc
-    from google.protobuf import (descriptor_pb2, descriptor_pool,
-                                 json_format, message_factory)
+    from google.protobuf import json_format
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+    from xds_schema import Schema
 
-    fds = descriptor_pb2.FileDescriptorSet()
-    with open(args.schema, "rb") as f:
-        fds.ParseFromString(f.read())
-    pool = descriptor_pool.DescriptorPool()
-    for fd in fds.file:
-        pool.Add(fd)
-    factory = message_factory.MessageFactory(pool)
-
-    def message(name):
-        return factory.GetPrototype(pool.FindMessageTypeByName(name))()
+    schema = Schema(args.schema)
+    pool, message = schema.pool, schema.message
 
     if args.raw is not None:
         request = bytes.fromhex(args.raw)

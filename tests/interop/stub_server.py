@@ -35,7 +35,10 @@ from concurrent import futures
 
 import grpc
 import yaml
-from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
+from google.protobuf import json_format
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from xds_schema import Schema  # noqa: E402 (after the path it needs)
 
 TYPES = {   # snapshot key -> (message, name field)
     "listeners": ("envoy.config.listener.v3.Listener", "name"),
@@ -60,18 +63,6 @@ def log(level, msg):
     with log_lock:
         sys.stderr.write("%s %s: %s\n" % (stamp, level, msg))
         sys.stderr.flush()
-
-
-class Schema:
-    def __init__(self, path):
-        fds = descriptor_pb2.FileDescriptorSet.FromString(open(path, "rb").read())
-        self.pool = descriptor_pool.DescriptorPool()
-        for f in fds.file:      # protoc --include_imports: dependencies first
-            self.pool.Add(f)
-        self.factory = message_factory.MessageFactory(self.pool)
-
-    def cls(self, name):
-        return self.factory.GetPrototype(self.pool.FindMessageTypeByName(name))
 
 
 class Snapshot:
