@@ -58,6 +58,7 @@
 
 #include "envoy/service/discovery/v3/discovery.pb-c.h"
 #include "protocol/body.h"
+#include "protocol/derived.h"
 #include "protocol/nameset.h"
 #include "protocol/node.h"
 #include "protocol/request.h"
@@ -840,10 +841,17 @@ static bool same_state(const struct xd_sub *s, const struct xd_sub *before)
  * what it unsubscribes from (unless it stays a wildcard client), and on
  * its first request of a type says what it holds (rule D7); in SotW a
  * wildcard client may say it holds the current full state (rule S12).
+ *
+ * A delta client that leaves the wildcard (rule D2) forgets what it held
+ * only through it, as it forgets a name it unsubscribes from: it is no
+ * longer interested in them (Envoy's delta subscription state drops the
+ * resources that came from the wildcard when it unsubscribes "*"), so
+ * the server is not to tell it of them any more, removals included, and
+ * subscribing "*" again is answered with every resource (rule D5).
  */
 static void client_side(struct peer *p, enum xd_rtype t,
 			const struct xd_request *r, bool first,
-			struct xd_table *held_before)
+			struct xd_table *held_before, bool was_all)
 {
 	struct view *v = &p->views[t];
 	struct xd_sub *s = &p->subs[t];
@@ -853,6 +861,13 @@ static void client_side(struct peer *p, enum xd_rtype t,
 			for (size_t i = 0; i < r->nunsubscribe; i++)
 				view_drop(v, r->unsubscribe[i].data,
 					  r->unsubscribe[i].len);
+		for (size_t i = v->n; was_all && !s->want.all && i-- > 0;) {
+			const struct holding *h = &v->v[i];
+
+			if (!xd_nameset_has(s->want.set, h->name, h->len) &&
+			    !xd_derived_in_glob(s->want.set, h->name, h->len))
+				view_drop(v, h->name, h->len);
+		}
 		if (!first || r->ninitial == 0)
 			return;
 		for (size_t i = 0; i < r->ninitial; i++) {
@@ -882,6 +897,21 @@ static void client_side(struct peer *p, enum xd_rtype t,
 	}
 }
 
+/* The trace of a request's names of one kind ("name", "unsubscribed"). */
+static void trace_names(const struct peer *p, const char *kind,
+			const struct xd_name *v, size_t n)
+{
+	for (size_t i = 0; trace && i < n; i++) {
+		TRACE("%d:   %s '", p->id, kind);
+		for (size_t k = 0; k < v[i].len; k++) {
+			unsigned char ch = (unsigned char)v[i].data[k];
+
+			TRACE(ch >= 0x20 && ch < 0x7f ? "%c" : "\\x%02x", ch);
+		}
+		TRACE("'\n");
+	}
+}
+
 /* session.c on_request. False when the stream ends. */
 static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 {
@@ -892,7 +922,7 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 	enum xd_rtype t = p->type;
 	struct unknown_type *u = NULL;
 	const char *why = NULL;
-	bool ok = false, was_inflight, first, wildcard_ok, full_state;
+	bool ok = false, was_inflight, first, wildcard_ok, full_state, was_all;
 
 	if (xd_request_parse(&r, data, len, p->delta, &why) != 0) {
 		NEED(why != NULL);
@@ -934,6 +964,7 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 	was_inflight = s->state == XD_SUB_IN_FLIGHT;
 	first = s->state == XD_SUB_IDLE;
 	held_before = s->held;
+	was_all = s->want.all;
 	sent = s->sent != NULL ? xd_table_ref(s->sent) : NULL;
 	if (p->delta) {
 		v = xd_sub_delta_request(s, &r, wildcard_ok, current);
@@ -951,15 +982,9 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 	      (int)r.nonce.len, r.nonce.data, r.nnames,
 	      v == XD_SUB_STALE ? "stale" : v == XD_SUB_REQUEST ? "request" :
 	      v == XD_SUB_ACK ? "ACK" : "NACK");
-	for (size_t i = 0; trace && i < r.nnames; i++) {
-		TRACE("%d:   name '", p->id);
-		for (size_t k = 0; k < r.names[i].len; k++) {
-			unsigned char ch = (unsigned char)r.names[i].data[k];
-
-			TRACE(ch >= 0x20 && ch < 0x7f ? "%c" : "\\x%02x", ch);
-		}
-		TRACE("'\n");
-	}
+	trace_names(p, "name", r.names, r.nnames);
+	trace_names(p, "unsubscribed", r.unsubscribe, r.nunsubscribe);
+	trace_names(p, "held", r.initial_names, r.ninitial);
 	if (v == XD_SUB_ACK || v == XD_SUB_NACK) {
 		/* what was in flight is held now */
 		NEED(was_inflight && s->state == XD_SUB_HOLDING && s->held == sent);
@@ -968,7 +993,7 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 	}
 	xd_table_unref(sent);
 	if (u == NULL)
-		client_side(p, t, &r, first, held_before);
+		client_side(p, t, &r, first, held_before, was_all);
 	pump(p);
 	ok = true;
 out:
