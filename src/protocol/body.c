@@ -346,6 +346,26 @@ static void find_removed(const struct xd_want *w, struct pick *p)
 	}
 }
 
+/*
+ * A name that is removed is not also "does not exist" (rules D4, D8):
+ * Envoy refuses a response that says both. It happens when the client
+ * holds a resource under an alias (VHDS) and now asks for it by its
+ * name too, as the resource goes: the name is new to the subscription,
+ * so it is reported missing, and the resource held under the alias is
+ * removed under that same name. The removal says all: drop the report.
+ * find_removed left `removed` sorted and without repeats.
+ */
+static void unsay_removed_missing(struct pick *p)
+{
+	size_t u = 0;
+
+	for (size_t i = 0; i < p->nmissing; i++)
+		if (bsearch(&p->missing[i], p->removed, p->nremoved,
+			    sizeof(*p->removed), by_name) == NULL)
+			p->missing[u++] = p->missing[i];
+	p->nmissing = u;
+}
+
 static int by_address(const void *a, const void *b)
 {
 	const struct xd_entry *x = *(const struct xd_entry *const *)a;
@@ -407,6 +427,8 @@ static void select_resources(const struct xd_want *w, struct pick *p)
 	}
 	if (delta || w->full_state)
 		find_removed(w, p);
+	if (p->nmissing > 0 && p->nremoved > 0)
+		unsay_removed_missing(p);
 	if (p->ngone > 1) { /* held under two locators: removed once */
 		size_t u = 0;
 

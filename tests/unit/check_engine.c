@@ -1488,6 +1488,42 @@ START_TEST(delta_name_becomes_alias)
 }
 END_TEST
 
+/*
+ * Rules D4, D8 and D10: a client holding a virtual host under its alias
+ * subscribes to it by its name as well, just as it goes. The resource is
+ * removed under its name, and that name is not also said not to exist:
+ * Envoy refuses a name both in resources and in removed_resources.
+ */
+START_TEST(delta_held_by_alias_asked_by_name_as_it_goes)
+{
+	struct xd_table *t = one_vhost("rc/web", "V", "rc/www.example");
+	struct xd_table *empty = xd_table_empty(XD_VIRTUAL_HOST);
+	struct xd_name alias[] = {N("rc/www.example")}, name[] = {N("rc/web")};
+	struct xd_request r = delta_req("", alias, 1, NULL, 0);
+	struct xd_sub s;
+	uint64_t nonce = 0;
+	char *c;
+
+	xd_sub_init(&s, 0, "test");
+	xd_sub_delta_request(&s, &r, false, t);
+	c = delta_step(&s, t, &nonce);
+	ck_assert_str_eq(c, "rc/web:body");
+	free(c);
+	delta_ack(&s, nonce);
+	r = delta_req("", name, 1, NULL, 0);
+	ck_assert_int_eq(xd_sub_delta_request(&s, &r, false, NULL),
+			 XD_SUB_REQUEST);
+	c = delta_step(&s, empty, &nonce);
+	ck_assert_str_eq(c, "-rc/web");
+	free(c);
+	delta_ack(&s, nonce);
+	ck_assert_ptr_null(delta_step(&s, empty, &nonce));
+	xd_sub_clear(&s);
+	xd_table_unref(t);
+	xd_table_unref(empty);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("engine");
@@ -1530,6 +1566,7 @@ int main(void)
 	tcase_add_loop_test(delta, delta_alias_gone_resource_stays, 0, 2);
 	tcase_add_test(delta, delta_alias_moves_resource_goes);
 	tcase_add_test(delta, delta_name_becomes_alias);
+	tcase_add_test(delta, delta_held_by_alias_asked_by_name_as_it_goes);
 	suite_add_tcase(s, delta);
 
 	tcase_add_checked_fixture(memory, setup, teardown);
