@@ -743,6 +743,45 @@ START_TEST(delta_wildcard_changes_and_removals)
 }
 END_TEST
 
+/*
+ * Rule D2: leaving the wildcard leaves what was held only through it, as
+ * unsubscribing a name does (Envoy drops those resources then). A
+ * removal of one of them is not said, and subscribing "*" again sends
+ * every resource, the one still subscribed by name included (rule D5).
+ */
+START_TEST(delta_wildcard_left_forgets_its_resources)
+{
+	struct xd_table *t1 = TABLE(XD_CLUSTER, "a=A1", "b=B1", "c=C1");
+	struct xd_table *t2 = TABLE(XD_CLUSTER, "a=A1", "b=B1");
+	struct xd_name star_a[] = {N("*"), N("a")}, star[] = {N("*")};
+	struct xd_request r = delta_req("", star_a, 2, NULL, 0);
+	struct xd_sub s;
+	uint64_t nonce = 0;
+	char *c;
+
+	xd_sub_init(&s, 0, "test");
+	xd_sub_delta_request(&s, &r, true, t1);
+	c = delta_step(&s, t1, &nonce);
+	ck_assert_str_eq(c, "a:body,b:body,c:body");
+	free(c);
+	delta_ack(&s, nonce);
+	r = delta_req("", NULL, 0, star, 1);
+	xd_sub_delta_request(&s, &r, true, NULL);
+	ck_assert(!s.want.all);
+	ck_assert_ptr_null(delta_step(&s, t2, &nonce));
+	r = delta_req("", star_a, 2, NULL, 0);
+	xd_sub_delta_request(&s, &r, true, NULL);
+	c = delta_step(&s, t2, &nonce);
+	ck_assert_str_eq(c, "a:body,b:body");
+	free(c);
+	delta_ack(&s, nonce);
+	ck_assert_ptr_null(delta_step(&s, t2, &nonce));
+	xd_sub_clear(&s);
+	xd_table_unref(t1);
+	xd_table_unref(t2);
+}
+END_TEST
+
 /* rule D5: subscribed names are sent even if held; rule D6: phantom
  * unsubscribes are harmless; rule D8: missing names are reported once, by
  * name. */
@@ -1556,6 +1595,7 @@ int main(void)
 
 	tcase_add_checked_fixture(delta, setup, teardown);
 	tcase_add_test(delta, delta_wildcard_changes_and_removals);
+	tcase_add_test(delta, delta_wildcard_left_forgets_its_resources);
 	tcase_add_test(delta, delta_explicit_rules);
 	tcase_add_test(delta, delta_wildcard_plus_missing_name);
 	tcase_add_test(delta, delta_deleted_is_removed_only);
