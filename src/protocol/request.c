@@ -143,6 +143,18 @@ static int parse_locator(struct xd_request *r, const uint8_t *p,
 	return 0;
 }
 
+/*
+ * Whether a plain name holds the byte that makes a locator key (rule
+ * P1, xds/dynparam.h). Such a name would be taken for a key: looked up
+ * as a variant, and reported missing under another name than the one
+ * the client sent. No resource can have it (the loader refuses it), so
+ * the request is refused rather than the name quietly misread.
+ */
+static bool holds_sep(struct xd_name n)
+{
+	return n.len > 0 && memchr(n.data, XD_LOCATOR_SEP, n.len) != NULL;
+}
+
 int xd_request_parse(struct xd_request *r, const uint8_t *data, size_t len,
 		     bool delta, const char **why)
 {
@@ -170,6 +182,9 @@ int xd_request_parse(struct xd_request *r, const uint8_t *data, size_t len,
 			continue; /* no varint field matters here */
 		if (f.number == f_names) {
 			uint32_t n = (uint32_t)f.len;
+
+			if (holds_sep(as_name(&f)))
+				goto sep;
 
 			XXH3_64bits_update(&st, &n, sizeof(n));
 			XXH3_64bits_update(&st, f.data, f.len);
@@ -205,6 +220,8 @@ int xd_request_parse(struct xd_request *r, const uint8_t *data, size_t len,
 		} else if (!delta && f.number == XD_REQUEST_VERSION_INFO) {
 			r->version_info = as_name(&f);
 		} else if (delta && f.number == XD_DELTA_REQUEST_UNSUBSCRIBE) {
+			if (holds_sep(as_name(&f)))
+				goto sep;
 			push(&r->unsubscribe, &r->nunsubscribe, &r->cap_unsub,
 			     as_name(&f));
 		} else if (delta && f.number == XD_DELTA_REQUEST_INITIAL_VERSIONS) {
@@ -226,8 +243,13 @@ int xd_request_parse(struct xd_request *r, const uint8_t *data, size_t len,
 		*why = "type_url must not contain NUL bytes";
 		goto fail;
 	}
+	for (size_t i = 0; i < r->ninitial; i++)
+		if (holds_sep(r->initial_names[i]))
+			goto sep;
 	r->names_hash = XXH3_64bits_digest(&st);
 	return 0;
+sep:
+	*why = "a resource name must not contain the byte 0x1f";
 fail:
 	xd_request_free(r);
 	return -1;

@@ -244,6 +244,28 @@ START_TEST(request_type_url_with_nul)
 }
 END_TEST
 
+/* A plain name holding 0x1f, the byte of locator keys (rule P1), is
+ * refused wherever a name goes: it would be taken for a key. _i: 0 a
+ * SotW name, 1 a delta subscription, 2 an unsubscription, 3 a name in
+ * initial_resource_versions. */
+START_TEST(request_name_with_locator_separator)
+{
+	static const uint8_t name[] = {0x1a, 0x03, 'a', 0x1f, 'b'};
+	static const uint8_t unsub[] = {0x22, 0x03, 'a', 0x1f, 'b'};
+	static const uint8_t initial[] = {0x2a, 0x07, 0x0a, 0x03, 'a', 0x1f,
+					  'b', 0x12, 0x00};
+	const uint8_t *in = _i == 2 ? unsub : _i == 3 ? initial : name;
+	size_t len = _i == 2 ? sizeof(unsub) : _i == 3 ? sizeof(initial) :
+		     sizeof(name);
+	struct xd_request r;
+	const char *why = NULL;
+
+	ck_assert_int_eq(xd_request_parse(&r, in, len, _i > 0, &why), -1);
+	ck_assert_ptr_nonnull(why);
+	ck_assert_ptr_nonnull(strstr(why, "0x1f"));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("request");
@@ -258,6 +280,7 @@ int main(void)
 	tcase_add_test(req, request_fields);
 	tcase_add_loop_test(req, request_empty, 0, 2);
 	tcase_add_loop_test(req, request_type_url_with_nul, 0, 2);
+	tcase_add_loop_test(req, request_name_with_locator_separator, 0, 4);
 	suite_add_tcase(s, req);
 	return xdtest_run(s);
 }
