@@ -344,6 +344,23 @@ static bool names_inside(const struct xd_name *v, size_t n,
 	return true;
 }
 
+/* Names lie inside the message, but for locator keys (rule P1), which
+ * the request owns, whole, in its keys. */
+static bool names_or_keys(const struct xd_request *r, const struct xd_name *v,
+			  size_t n, const uint8_t *base, size_t size)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool key = false;
+
+		for (size_t k = 0; !key && k < r->nkeys; k++)
+			key = v[i].data == r->keys[k] &&
+			      v[i].len == strlen(r->keys[k]);
+		if (!key && !names_inside(&v[i], 1, base, size))
+			return false;
+	}
+	return true;
+}
+
 static void check_request(const struct xd_request *r, const uint8_t *data,
 			  size_t len)
 {
@@ -352,8 +369,8 @@ static void check_request(const struct xd_request *r, const uint8_t *data,
 	NEED(inside(r->version_info.data, r->version_info.len, data, len));
 	NEED(inside(r->node.data, r->node.len, data, len));
 	NEED(inside(r->error_message.data, r->error_message.len, data, len));
-	NEED(names_inside(r->names, r->nnames, data, len));
-	NEED(names_inside(r->unsubscribe, r->nunsubscribe, data, len));
+	NEED(names_or_keys(r, r->names, r->nnames, data, len));
+	NEED(names_or_keys(r, r->unsubscribe, r->nunsubscribe, data, len));
 	NEED(names_inside(r->initial_names, r->ninitial, data, len));
 	NEED(names_inside(r->initial_versions, r->ninitial, data, len));
 	NEED(r->delta || (r->nunsubscribe == 0 && r->ninitial == 0));
