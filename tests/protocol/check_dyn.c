@@ -258,6 +258,12 @@ START_TEST(p1_bad_locator_refused)
 	sub_locator(cl, c, NULL, bad, 1);
 	pu_expect_status(cl, 3, "control character");
 	pu_client_free(cl);
+	/* a plain name holding the byte that separates a locator's parts
+	 * would be taken for a locator: refused too */
+	cl = client(e, c);
+	pu_sub(cl, c->type, "r\x1f" "env\x1f" "prod", NULL);
+	pu_expect_status(cl, 3, "0x1f");
+	pu_client_free(cl);
 	pu_env_free(e);
 	pu_snap_free(s);
 }
