@@ -94,7 +94,7 @@ static void *csds_open(void *ctx, struct xd_stream *s)
 				xd_stream_method(s)->name,
 				XD_LOG_CLIP(strlen(peer)), peer, msg,
 				dropped ? " (and more such calls, not logged)" : "");
-		xd_stream_finish(s, GRPC_STATUS_PERMISSION_DENIED, msg);
+		xd_stream_finish_logged(s, GRPC_STATUS_PERMISSION_DENIED, msg);
 		return NULL;
 	}
 	c = xd_calloc(1, sizeof(*c));

@@ -378,7 +378,7 @@ static void end_without_snapshot(struct xd_session *ss)
 		 "no snapshot serves node %s '%.200s': xdsd has no snapshot '%.200s' and no default snapshot",
 		 by_id ? "id" : "cluster", key, key[0] ? key : XD_CACHE_DEFAULT_KEY);
 	SLOG(XD_LOG_WARN, ss, "%s", msg);
-	xd_stream_finish(ss->stream, GRPC_STATUS_NOT_FOUND, msg);
+	xd_stream_finish_logged(ss->stream, GRPC_STATUS_NOT_FOUND, msg);
 }
 
 static void on_beat_timer(uv_timer_t *h)
@@ -495,7 +495,7 @@ static void end_over_limit(struct xd_session *ss, const char *fmt, ...)
 	if (xd_log_limit_take(&limit_log, &dropped))
 		SLOG(XD_LOG_WARN, ss, "%s%s", msg,
 		     dropped ? " (and more such streams, not logged)" : "");
-	xd_stream_finish(ss->stream, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
+	xd_stream_finish_logged(ss->stream, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
 }
 
 /* Every name the stream subscribes to, all types together. */
@@ -537,7 +537,7 @@ static bool authorized(struct xd_session *ss)
 		 identity != NULL ? identity : "(none)", ss->node_id,
 		 ss->node_cluster);
 	SLOG(XD_LOG_WARN, ss, "%s", msg);
-	xd_stream_finish(ss->stream, GRPC_STATUS_PERMISSION_DENIED, msg);
+	xd_stream_finish_logged(ss->stream, GRPC_STATUS_PERMISSION_DENIED, msg);
 	return false;
 }
 

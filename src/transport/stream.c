@@ -292,17 +292,17 @@ int xd_stream_send(struct xd_stream *s, grpc_byte_buffer *bb)
 	return 0;
 }
 
-void xd_stream_finish(struct xd_stream *s, grpc_status_code code,
-		      const char *message)
+static void finish(struct xd_stream *s, grpc_status_code code,
+		   const char *message, enum xd_log_level level)
 {
 	grpc_op op = {.op = GRPC_OP_SEND_STATUS_FROM_SERVER};
 
 	if (s->state != ACTIVE)
 		return;
 	if (code != GRPC_STATUS_OK)
-		xd_info("stream %llu (%s from %s): ending with status %d: %s",
-			(unsigned long long)s->id, s->method->name, s->peer,
-			(int)code, message);
+		xd_log(level, "stream %llu (%s from %s): ending with status %d: %s",
+		       (unsigned long long)s->id, s->method->name, s->peer,
+		       (int)code, message);
 	set_state(s, FINISHING, code == GRPC_STATUS_OK ? "end of requests" : "error");
 	grpc_slice_unref(s->status_msg);
 	s->status_msg = grpc_slice_from_copied_string(message);
@@ -310,6 +310,18 @@ void xd_stream_finish(struct xd_stream *s, grpc_status_code code,
 	op.data.send_status_from_server.status_details =
 		code == GRPC_STATUS_OK ? NULL : &s->status_msg;
 	start_batch(s, &op, 1, &s->t_status);
+}
+
+void xd_stream_finish(struct xd_stream *s, grpc_status_code code,
+		      const char *message)
+{
+	finish(s, code, message, XD_LOG_INFO);
+}
+
+void xd_stream_finish_logged(struct xd_stream *s, grpc_status_code code,
+			     const char *message)
+{
+	finish(s, code, message, XD_LOG_DEBUG);
 }
 
 uint64_t xd_stream_id(const struct xd_stream *s)

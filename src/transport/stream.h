@@ -70,10 +70,18 @@ int xd_stream_send(struct xd_stream *s, grpc_byte_buffer *bb);
 
 /*
  * Ends the stream with a status and message (copied), e.g. a client
- * error as INVALID_ARGUMENT. Further calls are ignored.
+ * error as INVALID_ARGUMENT, and logs it at info level (any status but
+ * OK). Further calls are ignored.
  */
 void xd_stream_finish(struct xd_stream *s, grpc_status_code code,
 		      const char *message);
+
+/* The same, for a caller that logged why already, at its own level and
+ * rate (refusals, limits): the stream's line goes at debug level only,
+ * so that one refused client is not two lines, nor a flood of them
+ * unlimited. */
+void xd_stream_finish_logged(struct xd_stream *s, grpc_status_code code,
+			     const char *message);
 
 uint64_t xd_stream_id(const struct xd_stream *s);
 const struct xd_method *xd_stream_method(const struct xd_stream *s);

@@ -209,6 +209,23 @@ START_TEST(authorize_rules_decide_who_speaks_for_a_node)
 	}
 	ck_assert(xdt_daemon_wait_log(d, "identity 'spiffe://example.org/ns/prod/sa/frontend' may not speak for node id 'web-1' cluster 'dev-web'", 100));
 	ck_assert(xdt_daemon_wait_log(d, "identity 'envoy-cn' may not speak for", 100));
+	{
+		/* one refused client is one line above debug level: the
+		 * warning that says why, not also the stream's info line */
+		char *log = xdt_daemon_log(d), *line, *save = NULL;
+		int warned = 0;
+
+		for (line = strtok_r(log, "\n", &save); line != NULL;
+		     line = strtok_r(NULL, "\n", &save)) {
+			if (strstr(line, "may not speak for") == NULL)
+				continue;
+			ck_assert_msg(strstr(line, " info: ") == NULL,
+				      "a refusal logged twice: %s", line);
+			warned += strstr(line, " warn: ") != NULL;
+		}
+		ck_assert_int_ge(warned, 2);
+		free(log);
+	}
 	stop(d);
 	free(tdir);
 	free(dir);
