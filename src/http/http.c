@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -41,6 +42,11 @@ struct conn {
 	size_t head;         /* bytes of its head so far */
 	int refuse;          /* 413 or 431 once over a bound: reply, close */
 	bool complete;       /* a whole request is waiting to be handled */
+	/* the header being read, as far as "Expect: 100-continue" needs:
+	 * longer names and values than these cannot be that one */
+	char hname[8], hvalue[16];
+	size_t hname_len, hvalue_len;
+	bool in_value, expect_continue;
 
 	struct xd_http_exchange x;
 	bool pending;        /* handed to the handler, not replied yet */
@@ -148,13 +154,31 @@ static void written(uv_write_t *req, int status)
 		free(c);
 }
 
+/* Queues `out`'s bytes (taken) on the connection; writes go out in the
+ * order they were queued. */
+static void write_out(struct conn *c, struct xd_buf *out, bool close_after)
+{
+	struct write_req *w = xd_calloc(1, sizeof(*w));
+	uv_buf_t b;
+
+	w->c = c;
+	w->close_after = close_after;
+	w->data = xd_buf_steal(out, &b.len);
+	b.base = (char *)w->data;
+	c->handles++;
+	if (uv_write(&w->req, &c->h.stream, &b, 1, written) != 0) {
+		free(w->data);
+		free(w);
+		c->handles--;
+		conn_close(c);
+	}
+}
+
 static void send_response(struct conn *c, int status, const char *type,
 			  const char *allow, const char *location,
 			  const struct xd_buf *body, bool close_after)
 {
 	struct xd_buf out = XD_BUF_INIT;
-	struct write_req *w;
-	uv_buf_t b;
 
 	xd_buf_printf(&out,
 		      "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
@@ -170,18 +194,7 @@ static void send_response(struct conn *c, int status, const char *type,
 		xd_buf_free(&out);
 		return;
 	}
-	w = xd_calloc(1, sizeof(*w));
-	w->c = c;
-	w->close_after = close_after;
-	w->data = xd_buf_steal(&out, &b.len);
-	b.base = (char *)w->data;
-	c->handles++;
-	if (uv_write(&w->req, &c->h.stream, &b, 1, written) != 0) {
-		free(w->data);
-		free(w);
-		c->handles--;
-		conn_close(c);
-	}
+	write_out(c, &out, close_after);
 	uv_timer_again(&c->idle);
 }
 
@@ -236,6 +249,8 @@ static int on_message_begin(http_parser *p)
 	c->url.len = 0;
 	c->body.len = 0;
 	c->head = 0;
+	c->hname_len = c->hvalue_len = 0;
+	c->in_value = c->expect_continue = false;
 	return 0;
 }
 
@@ -259,9 +274,49 @@ static int on_url(http_parser *p, const char *at, size_t n)
 	return 0;
 }
 
-static int on_header(http_parser *p, const char *at XD_UNUSED, size_t n)
+/* Appends a piece of a header's name or value (the parser may hand
+ * them over in pieces), keeping no more than the buffer: a longer one
+ * is marked so by a length past it. */
+static void keep(char *buf, size_t cap, size_t *len, const char *at, size_t n)
 {
-	return count_head(p->data, n);
+	if (*len + n <= cap)
+		memcpy(buf + *len, at, n);
+	*len += n;
+}
+
+static bool is_text(const char *buf, size_t len, const char *text)
+{
+	return len == strlen(text) && strncasecmp(buf, text, len) == 0;
+}
+
+/* A header ends: "Expect: 100-continue" asks for a go-ahead before the
+ * body (curl asks for bodies over 1 KiB, and waits a second without it). */
+static void header_done(struct conn *c)
+{
+	if (c->in_value && is_text(c->hname, c->hname_len, "expect") &&
+	    is_text(c->hvalue, c->hvalue_len, "100-continue"))
+		c->expect_continue = true;
+	c->in_value = false;
+	c->hname_len = c->hvalue_len = 0;
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t n)
+{
+	struct conn *c = p->data;
+
+	if (c->in_value)
+		header_done(c);
+	keep(c->hname, sizeof(c->hname), &c->hname_len, at, n);
+	return count_head(c, n);
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t n)
+{
+	struct conn *c = p->data;
+
+	c->in_value = true;
+	keep(c->hvalue, sizeof(c->hvalue), &c->hvalue_len, at, n);
+	return count_head(c, n);
 }
 
 /* A declared body over the bound is refused before it is sent. */
@@ -269,10 +324,18 @@ static int on_headers_complete(http_parser *p)
 {
 	struct conn *c = p->data;
 
+	header_done(c);
 	if ((p->flags & F_CONTENTLENGTH) != 0 &&
 	    p->content_length > c->srv->opts.max_body) {
 		refuse(c, 413, "request body too large");
 		return -1;
+	}
+	if (c->expect_continue && p->http_major == 1 && p->http_minor >= 1 &&
+	    !c->closing) {
+		struct xd_buf go = XD_BUF_INIT;
+
+		xd_buf_printf(&go, "HTTP/1.1 100 Continue\r\n\r\n");
+		write_out(c, &go, false);
 	}
 	return 0;
 }
@@ -567,8 +630,8 @@ int xd_http_start(struct xd_http_server **out, uv_loop_t *loop,
 
 	settings.on_message_begin = on_message_begin;
 	settings.on_url = on_url;
-	settings.on_header_field = on_header;
-	settings.on_header_value = on_header;
+	settings.on_header_field = on_header_field;
+	settings.on_header_value = on_header_value;
 	settings.on_headers_complete = on_headers_complete;
 	settings.on_body = on_body;
 	settings.on_message_complete = on_message_complete;

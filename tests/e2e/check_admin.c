@@ -296,6 +296,48 @@ static char *raw_exchange(int port, const char *data, size_t len)
 	return out;
 }
 
+/* "Expect: 100-continue" (curl sends it with bodies over 1 KiB): the
+ * go-ahead comes before the body is sent, then the answer. */
+START_TEST(expect_continue_answered)
+{
+	static const char head[] = "POST /reload HTTP/1.1\r\nHost: x\r\n"
+				   "expect: 100-Continue\r\nContent-Length: 2\r\n"
+				   "Connection: close\r\n\r\n";
+	char *dir = xdtest_snapdir();
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	struct timeval tv = {.tv_sec = 5};
+	struct xdt_daemon *d;
+	char buf[4096];
+	ssize_t n;
+	size_t got = 0;
+	int fd;
+
+	write_snapshot(dir, 8080);
+	d = start(dir);
+	sa.sin_port = htons((uint16_t)d->admin_port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	ck_assert(send(fd, head, strlen(head), MSG_NOSIGNAL) == (ssize_t)strlen(head));
+	/* the body is not sent yet: only the go-ahead can come */
+	while (got < 25 && (n = recv(fd, buf + got, sizeof(buf) - 1 - got, 0)) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	ck_assert_msg(strcmp(buf, "HTTP/1.1 100 Continue\r\n\r\n") == 0,
+		      "before the body: '%s'", buf);
+	ck_assert(send(fd, "{}", 2, MSG_NOSIGNAL) == 2);
+	got = 0;
+	while ((n = recv(fd, buf + got, sizeof(buf) - 1 - got, 0)) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	ck_assert_msg(strncmp(buf, "HTTP/1.1 200 ", 13) == 0, "the answer: '%.300s'", buf);
+	close(fd);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 START_TEST(bad_requests)
 {
 	char *dir = xdtest_snapdir();
@@ -717,6 +759,7 @@ int main(void)
 	tcase_add_test(tc, health_and_ready);
 	tcase_add_test(tc, unknown_paths_and_methods);
 	tcase_add_test(tc, bad_requests);
+	tcase_add_test(tc, expect_continue_answered);
 	tcase_add_test(tc, clients_show_acks_and_nacks);
 	tcase_add_test(tc, metrics_parse_and_count);
 	tcase_add_test(tc, config_dump);
