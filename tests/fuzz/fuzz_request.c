@@ -67,6 +67,8 @@
 #include "schema/wire.h"
 #include "snapshot/snapshot.h"
 #include "util/buf.h"
+#include "xds/dynparam.h"
+#include "xds/xdstp.h"
 
 #define RESOURCE_URL "type.googleapis.com/envoy.service.discovery.v3.Resource"
 /* Distinct unknown type URLs one aggregated stream may ask for (as in
@@ -94,23 +96,39 @@ static bool trace;
 
 /*
  * Per type, "name=content" words; a cluster's "@name" is the endpoints
- * it refers to, a virtual host's "#alias" its aliases. The first holds
- * what real clients ask for (the walkthrough's "demo" everywhere); the
- * second changes every type, drops a cluster with its endpoints and
- * an alias of a virtual host that stays; the third makes names of the first's aliases and
- * refers to endpoints that do not exist; the last is empty.
+ * it refers to, a virtual host's "#alias" its aliases; "!ms" gives a
+ * resource a TTL (rule L1); "%key:value" makes it a variant of its name
+ * for the locators whose parameter `key` is `value` (rule P1). Endpoint
+ * names "xdstp://a/<type>/g/..." make the glob collection
+ * ".../g/<star>" (rule X2); ".../h/e3" lies outside it.
+ *
+ * The first holds what real clients ask for (the walkthrough's "demo"
+ * everywhere), with TTLs on resources no seed says it holds; the second
+ * changes every type, drops a cluster with its endpoints and an alias of
+ * a virtual host that stays, gives "demo" endpoints a TTL and drops
+ * "spare"'s (same bytes: only the TTL tells the versions apart), moves a
+ * glob member out and another in; the third makes names of the first's
+ * aliases, refers to endpoints that do not exist and changes the TTL of
+ * "demo" endpoints alone; the last is empty.
  */
+#define G "xdstp://a/envoy.config.endpoint.v3.ClusterLoadAssignment/"
 static const char *const snapshot_specs[] = {
-	("SDS s1=S1 s2=S2; RTDS rt=T1; CDS demo=D1@demo c2=C2@c2 static=X1;"
-	 " EDS demo=E1 c2=E2 spare=E3; LDS demo=L1 l2=L2; RDS demo=R1 r2=R2;"
-	 " SRDS sr=SR1; VHDS vh1=V1#demo/a vh2=V2#demo/b"),
-	("SDS s1=S1b; RTDS rt=T2; CDS demo=D2@demo c3=C3@c3 static=X1;"
-	 " EDS demo=E1 c3=E4; LDS demo=L1b l2=L2; RDS demo=R1b;"
-	 " SRDS sr=SR2; VHDS vh1=V1#demo/b vh3=V3#demo/c"),
-	("CDS demo=D1@demo c2=C2@gone; EDS demo=E1; LDS demo=L1; RDS demo=R1;"
+	("SDS s1=S1 s1=S1v%env:prod s1=S1w%env:dev s2=S2!2000;"
+	 " RTDS rt=T1!1500; CDS demo=D1@demo c2=C2@c2 static=X1;"
+	 " EDS demo=E1 c2=E2 spare=E3!3000 " G "g/e1=G1 " G "g/e2=G2!2000 "
+	 G "h/e3=G3; LDS demo=L1 l2=L2; RDS demo=R1 r2=R2!2000;"
+	 " SRDS sr=SR1; VHDS vh1=V1#demo/a vh2=V2#demo/b!2500"),
+	("SDS s1=S1b s1=S1c%env:prod!3000; RTDS rt=T2;"
+	 " CDS demo=D2@demo c3=C3@c3 static=X1!4000;"
+	 " EDS demo=E1!3000 c3=E4!2000 spare=E3 " G "g/e1=G1b " G "g/e4=G4;"
+	 " LDS demo=L1b l2=L2!2000; RDS demo=R1b;"
+	 " SRDS sr=SR2; VHDS vh1=V1#demo/b vh3=V3#demo/c!1000"),
+	("SDS s1=S1v%env:dev; CDS demo=D1@demo c2=C2@gone!1000;"
+	 " EDS demo=E1!5000 " G "g/e2=G2!2000; LDS demo=L1; RDS demo=R1;"
 	 " VHDS demo/a=V9 vh2=V2#demo/b#vh1"),
 	"",
 };
+#undef G
 #define NSNAP (sizeof(snapshot_specs) / sizeof(snapshot_specs[0]))
 
 static enum xd_rtype type_named(const char *name)
@@ -128,15 +146,34 @@ static enum xd_rtype type_named(const char *name)
  * cluster_name it is). */
 static void add_resource(struct xd_table_builder *b, char *word, unsigned line)
 {
-	char *eq = strchr(word, '='), *content, *at, *alias;
+	char *eq = strchr(word, '='), *content, *at, *alias, *ttl, *var;
 	const char *aliases[4];
 	struct xd_ref ref = {XD_ENDPOINT, NULL};
-	struct xd_buf msg = XD_BUF_INIT;
+	struct xd_buf msg = XD_BUF_INIT, dpc = XD_BUF_INIT;
 	size_t naliases = 0;
 
 	NEED(eq != NULL);
 	*eq = '\0';
 	content = eq + 1;
+	ttl = strchr(content, '!');
+	var = strchr(content, '%');
+	if (ttl != NULL)
+		*ttl++ = '\0';
+	if (var != NULL) {
+		/* DynamicParameterConstraints {constraint 1: SingleConstraint
+		 * {key 1, value 2}} */
+		char *colon = strchr(++var, ':');
+		size_t mark;
+
+		NEED(colon != NULL);
+		var[-1] = '\0';
+		*colon = '\0';
+		xd_wire_tag(&dpc, 1, XD_WT_LEN);
+		mark = xd_wire_open(&dpc);
+		xd_wire_bytes(&dpc, 1, var, strlen(var));
+		xd_wire_bytes(&dpc, 2, colon + 1, strlen(colon + 1));
+		xd_wire_close(&dpc, mark);
+	}
 	at = strchr(content, '@');
 	alias = strchr(content, '#');
 	if (at != NULL) {
@@ -150,10 +187,20 @@ static void add_resource(struct xd_table_builder *b, char *word, unsigned line)
 	}
 	xd_wire_bytes(&msg, 1, word, strlen(word));
 	xd_wire_bytes(&msg, 15, content, strlen(content));
-	NEED(xd_table_builder_add(b, word, msg.data, msg.len, &ref,
-				  ref.name != NULL ? 1 : 0, aliases, naliases,
-				  "fuzz.yaml", line, NULL) == 0);
+	if (var != NULL)
+		NEED(xd_table_builder_add_variant(
+			     b, word, msg.data, msg.len, &ref,
+			     ref.name != NULL ? 1 : 0,
+			     (struct xd_span){dpc.data, (uint32_t)dpc.len},
+			     "fuzz.yaml", line, NULL) == 0);
+	else
+		NEED(xd_table_builder_add(b, word, msg.data, msg.len, &ref,
+					  ref.name != NULL ? 1 : 0, aliases,
+					  naliases, "fuzz.yaml", line, NULL) == 0);
+	if (ttl != NULL)
+		xd_table_builder_ttl(b, (uint32_t)strtoul(ttl, NULL, 10));
 	xd_buf_free(&msg);
+	xd_buf_free(&dpc);
 }
 
 static struct xd_snapshot *snapshot_of(const char *spec)
@@ -225,7 +272,10 @@ struct holding {
 struct view {
 	struct holding *v;
 	size_t n, cap;
-	bool unsure; /* the client said contradictory things: not checked */
+	bool locators; /* asked by locator key at some time */
+	bool unsure; /* the client said contradictory things, or asked by
+			locator (rule P1: which variant it holds is not
+			modelled): not checked */
 };
 
 struct peer {
@@ -476,10 +526,13 @@ static bool get_field(const void *msg, size_t len, uint32_t number,
 	return false;
 }
 
-/* Subscribed by its name, or by one of its aliases (VHDS). */
-static bool subscribed(const struct xd_sub *s, const struct xd_entry *e)
+/* Subscribed by its name, by one of its aliases (VHDS), or in delta
+ * by the glob collection it belongs to (rule X2). */
+static bool subscribed(const struct xd_sub *s, const struct xd_entry *e,
+		       bool delta)
 {
-	bool yes = s->want.all || xd_nameset_has(s->want.set, e->name, e->name_len);
+	bool yes = s->want.all || xd_nameset_has(s->want.set, e->name, e->name_len) ||
+		   (delta && xd_derived_in_glob(s->want.set, e->name, e->name_len));
 
 	for (uint32_t i = 0; !yes && i < e->naliases; i++)
 		yes = xd_nameset_has(s->want.set, e->aliases[i],
@@ -503,7 +556,96 @@ struct sending {
 	bool full_state;
 	struct view *view; /* NULL for a type xdsd does not serve */
 	const char *label; /* "CDS", for the trace */
+	bool heartbeat;    /* rule L1: x->table is what the client holds */
 };
+
+/* A Resource (delta, or wrapped in SotW): version 1, resource 2, name 3
+ * or, for a variant (rule P1), ResourceName 8 {name 1, constraints 2},
+ * ttl 6. */
+struct resource {
+	struct xd_name version, name, any;
+	struct xd_span constraints;
+	bool has_version, has_body, variant, has_ttl;
+};
+
+static void resource_of(struct xd_name m, struct resource *r)
+{
+	const uint8_t *q = (const uint8_t *)m.data, *end = q + m.len;
+	struct xd_wire_field f;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	while ((rc = xd_wire_next(&q, end, &f)) == 1) {
+		NEED(f.wt == XD_WT_LEN);
+		switch (f.number) {
+		case 1:
+			r->version = field_name(&f);
+			r->has_version = true;
+			break;
+		case 2:
+			r->any = field_name(&f);
+			r->has_body = true;
+			break;
+		case 3:
+			NEED(!r->variant);
+			r->name = field_name(&f);
+			break;
+		case 4: /* aliases */
+			break;
+		case 6:
+			r->has_ttl = true;
+			break;
+		case 8: {
+			struct xd_name c = {"", 0};
+
+			NEED(r->name.len == 0);
+			r->variant = true;
+			NEED(get_field(f.data, f.len, 1, &r->name));
+			NEED(get_field(f.data, f.len, 2, &c));
+			r->constraints = (struct xd_span){
+				(const uint8_t *)c.data, (uint32_t)c.len};
+			break;
+		}
+		default:
+			NEED(!"a field a Resource xdsd sends does not have");
+		}
+	}
+	NEED(rc == 0);
+}
+
+/* The variant of `name` with these constraints, or NULL. */
+static const struct xd_entry *variant_of(struct xd_table *t, struct xd_name name,
+					 struct xd_span c)
+{
+	size_t n = 0;
+	const struct xd_entry *e = xd_table_variants_of(t, name.data, name.len, &n);
+
+	for (size_t i = 0; e != NULL && i < n; i++, e++)
+		if (e->constraints.len == c.len &&
+		    memcmp(e->constraints.data, c.data, c.len) == 0)
+			return e;
+	return NULL;
+}
+
+/* A plain SotW resource is known by its bytes: the entry of `name`, or
+ * (asked for by locator) one of its variants, that has exactly them. */
+static const struct xd_entry *entry_by_bytes(struct xd_table *t,
+					     struct xd_name name,
+					     struct xd_name value, bool variants)
+{
+	const struct xd_entry *e = xd_table_find(t, name.data, name.len);
+	size_t n = 0;
+
+	if (e != NULL && e->msg.len == value.len &&
+	    memcmp(e->msg.data, value.data, value.len) == 0)
+		return e;
+	e = variants ? xd_table_variants_of(t, name.data, name.len, &n) : NULL;
+	for (size_t i = 0; e != NULL && i < n; i++, e++)
+		if (e->msg.len == value.len &&
+		    memcmp(e->msg.data, value.data, value.len) == 0)
+			return e;
+	return NULL;
+}
 
 /*
  * A response as the client receives it: `body` then the nonce, decoded
@@ -521,6 +663,7 @@ static void check_response(struct peer *p, const struct sending *x,
 	struct xd_name *names = NULL, *removed = NULL, *missing = NULL;
 	uint64_t *hashes = NULL;
 	size_t nnames = 0, nremoved = 0, ncarried = 0, nmissing = 0;
+	size_t nremoved_variants = 0, nbeats = 0;
 	size_t cap_names = 0, cap_removed = 0, cap_hashes = 0, cap_missing = 0;
 	const uint8_t *q, *end;
 	struct xd_wire_field f;
@@ -570,51 +713,96 @@ static void check_response(struct peer *p, const struct sending *x,
 					  sizeof(*removed));
 			removed[nremoved++] = field_name(&f);
 			break;
-		case 2:
+		case 8: /* delta removed_resource_names: variants (rule P1) */
+			NEED(p->delta && get_field(f.data, f.len, 1, &name));
+			nremoved_variants++;
+			if (x->view != NULL)
+				x->view->unsure = true;
+			break;
+		case 2: {
+			struct resource r = {0};
+			const struct xd_entry *e;
+			bool locators = x->view != NULL && x->view->locators;
+
 			if (p->delta) {
-				/* Resource {version 1, resource 2, name 3} */
-				NEED(get_field(f.data, f.len, 3, &name));
-				if (!get_field(f.data, f.len, 2, &any)) {
-					/* rule D8: a name that does not exist */
-					NEED(!table_knows(x->table, name));
-					NEED(xd_nameset_has(x->sub->want.set, name.data,
-							    name.len));
-					missing = xd_grow(missing, &cap_missing,
-							  nmissing + 1, sizeof(*missing));
-					missing[nmissing++] = name;
-					break;
-				}
+				resource_of(field_name(&f), &r);
 			} else {
 				any = field_name(&f);
 				NEED(get_field(any.data, any.len, 1, &any_url));
 				if (x->form != XD_FORM_SOTW) {
 					NEED(is_text(any_url, RESOURCE_URL));
 					NEED(get_field(any.data, any.len, 2, &res));
-					NEED(get_field(res.data, res.len, 3, &name));
-					NEED(get_field(res.data, res.len, 2, &any));
+					resource_of(res, &r);
 				} else {
 					NEED(is_text(any_url, type_url));
+					r.any = any;
+					r.has_body = true;
 				}
 			}
-			/* the resource itself: {1: name, 15: content} */
-			NEED(get_field(any.data, any.len, 1, &any_url));
-			NEED(is_text(any_url, type_url));
-			NEED(get_field(any.data, any.len, 2, &value));
-			if (x->form == XD_FORM_SOTW)
-				NEED(get_field(value.data, value.len, 1, &name));
-			{
-				const struct xd_entry *e =
-					xd_table_find(x->table, name.data, name.len);
+			if (x->heartbeat) {
+				/* rule L1: a resource the client holds with a TTL,
+				 * at the version it holds, without its body */
+				NEED(!r.has_body && r.has_ttl && r.has_version);
+				e = r.variant ? variant_of(x->table, r.name, r.constraints) :
+					xd_table_find(x->table, r.name.data, r.name.len);
+				NEED(e != NULL && e->ttl != NULL);
+				NEED(is_text(r.version, e->version));
+				if (x->view != NULL && !x->view->unsure) {
+					const struct holding *h =
+						view_find(x->view, r.name.data, r.name.len);
 
-				NEED(e != NULL && subscribed(x->sub, e));
-				NEED(XXH3_64bits(value.data, value.len) == e->hash);
+					NEED(h != NULL && h->hash == e->hash);
+				}
+				ncarried++;
+				names = xd_grow(names, &cap_names, nnames + 1, sizeof(*names));
+				hashes = xd_grow(hashes, &cap_hashes, nnames + 1,
+						 sizeof(*hashes));
+				hashes[nnames] = e->hash;
+				names[nnames++] = r.name;
+				nbeats++;
+				break;
 			}
+			if (!r.has_body) {
+				/* rule D8: a name that does not exist (a locator
+				 * that picks nothing is said under its name) */
+				NEED(p->delta && !r.variant && !r.has_ttl);
+				NEED(!table_knows(x->table, r.name) || locators);
+				NEED(xd_nameset_has(x->sub->want.set, r.name.data,
+						    r.name.len) || locators);
+				missing = xd_grow(missing, &cap_missing,
+						  nmissing + 1, sizeof(*missing));
+				missing[nmissing++] = r.name;
+				break;
+			}
+			/* the resource itself: {1: name, 15: content} */
+			NEED(get_field(r.any.data, r.any.len, 1, &any_url));
+			NEED(is_text(any_url, type_url));
+			NEED(get_field(r.any.data, r.any.len, 2, &value));
+			if (x->form == XD_FORM_SOTW) {
+				NEED(get_field(value.data, value.len, 1, &r.name));
+				e = entry_by_bytes(x->table, r.name, value, locators);
+			} else if (r.variant) {
+				e = variant_of(x->table, r.name, r.constraints);
+			} else {
+				e = xd_table_find(x->table, r.name.data, r.name.len);
+			}
+			NEED(e != NULL);
+			NEED(e->msg.len == value.len &&
+			     memcmp(e->msg.data, value.data, value.len) == 0);
+			/* its version is its entry's: the TTL and a variant's
+			 * constraints seed it (rules L1, P1) */
+			NEED(x->form == XD_FORM_SOTW || is_text(r.version, e->version));
+			NEED(r.has_ttl == (xd_form_ttl(x->form) && e->ttl != NULL));
+			NEED(subscribed(x->sub, e, p->delta) || locators);
+			if (e->constraints.data != NULL && x->view != NULL)
+				x->view->unsure = true;
 			ncarried++;
 			names = xd_grow(names, &cap_names, nnames + 1, sizeof(*names));
 			hashes = xd_grow(hashes, &cap_hashes, nnames + 1, sizeof(*hashes));
-			hashes[nnames] = XXH3_64bits(value.data, value.len);
-			names[nnames++] = name;
+			hashes[nnames] = e->hash;
+			names[nnames++] = r.name;
 			break;
+		}
 		default:
 			NEED(!"a field a response does not have");
 		}
@@ -625,11 +813,15 @@ static void check_response(struct peer *p, const struct sending *x,
 	NEED(is_text(url, type_url));
 	NEED(is_text(got_nonce, digits));
 	NEED(ncarried == b->nresources && nmissing == b->nmissing &&
-	     nremoved == b->nremoved);
+	     nremoved + nremoved_variants == b->nremoved);
+	/* a heartbeat carries only heartbeats (rule L1) */
+	NEED(!x->heartbeat ||
+	     (nbeats == ncarried && nmissing == 0 && nremoved == 0 &&
+	      nremoved_variants == 0 && ncarried > 0));
 
 	/* The client takes it in: a full-state response is all there is;
 	 * delta adds, and drops what is missing or removed. */
-	if (x->view != NULL) {
+	if (x->view != NULL && !x->heartbeat) {
 		if (x->full_state && !p->delta)
 			view_clear(x->view);
 		for (size_t i = 0; i < nnames; i++)
@@ -686,7 +878,7 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 		const struct xd_entry *e = xd_table_at(table, i);
 		const struct holding *h;
 
-		if (!subscribed(s, e))
+		if (!subscribed(s, e, p->delta))
 			continue;
 		h = view_find(v, e->name, e->name_len);
 		if (h == NULL || h->hash != e->hash) {
@@ -699,7 +891,9 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 	for (size_t i = 0; exact && i < v->n; i++) {
 		struct xd_name n = {v->v[i].name, v->v[i].len};
 		bool asked = s->want.all ||
-			     xd_nameset_has(s->want.set, n.data, n.len);
+			     xd_nameset_has(s->want.set, n.data, n.len) ||
+			     (p->delta &&
+			      xd_derived_in_glob(s->want.set, n.data, n.len));
 
 		if (asked && xd_table_find(table, n.data, n.len) == NULL) {
 			fprintf(stderr, "%d: %s '%.*s' held, gone from the target\n",
@@ -731,7 +925,11 @@ static void send(struct peer *p, struct xd_sub *s, struct sending *x)
 	TRACE("%d:   sent %s nonce %llu: %zu resources, %zu missing, %zu removed\n",
 	      p->id, x->label, (unsigned long long)nonce,
 	      x->body->nresources, x->body->nmissing, x->body->nremoved);
-	xd_sub_sent(s, x->table, nonce, 0);
+	xd_sub_sent(s, x->table, nonce, p->now);
+	/* session.c send_due: a body with every resource with a TTL that
+	 * the client is to hold starts their TTLs again (rule L1) */
+	if (x->body->refreshes_ttl)
+		s->ttl_refreshed_ms = p->now;
 	NEED(s->state == XD_SUB_IN_FLIGHT && s->nonce == nonce);
 }
 
@@ -757,6 +955,43 @@ static bool pump_unknown(struct peer *p)
 	return false;
 }
 
+/*
+ * session.c pump_heartbeats, once nothing else is due: the first type
+ * due for a heartbeat (rule L1) sends it. None may be due before half
+ * the shortest TTL the client holds passed since its TTLs were last
+ * all refreshed.
+ */
+static bool pump_heartbeat(struct peer *p)
+{
+	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
+		struct xd_sub *s = &p->subs[t];
+		uint64_t due = 0, refreshed = s->ttl_refreshed_ms;
+		struct xd_body *b = xd_sub_heartbeat(s, form_of(p), p->now, &due);
+		struct sending x;
+
+		if (b == NULL) {
+			NEED(due == 0 || due > p->now);
+			continue;
+		}
+		NEED(xd_form_ttl(form_of(p)) && s->state == XD_SUB_HOLDING);
+		NEED(p->now >= refreshed + xd_table_min_ttl(s->held) / 2);
+		x = (struct sending){
+			.table = s->held,
+			.body = b,
+			.form = form_of(p),
+			.full_state = false,
+			.view = &p->views[t],
+			.label = xd_rtype_info((enum xd_rtype)t)->service,
+			.heartbeat = true,
+		};
+		TRACE("%d:   heartbeat of %s\n", p->id, x.label);
+		send(p, s, &x);
+		xd_body_unref(b);
+		return true;
+	}
+	return false;
+}
+
 /* session.c pump, with every send completing at once (the daemon pumps
  * again when it does): everything due goes out. */
 static void pump(struct peer *p)
@@ -771,9 +1006,9 @@ static void pump(struct peer *p)
 		struct xd_seq_step st;
 		struct sending x;
 
-		/* each type once, each unknown once: then all wait for an
-		 * answer */
-		NEED(round <= XD_RTYPE_COUNT + MAX_UNKNOWN);
+		/* each type once, each unknown once, a heartbeat of each
+		 * type: then all wait for an answer */
+		NEED(round <= 2 * XD_RTYPE_COUNT + MAX_UNKNOWN);
 		if (pump_unknown(p))
 			continue;
 		mode.form = form_of(p);
@@ -792,6 +1027,8 @@ static void pump(struct peer *p)
 			for (int t = 0; t < XD_RTYPE_COUNT; t++)
 				if (p->aggregated || t == (int)p->type)
 					check_in_step(p, (enum xd_rtype)t);
+			if (pump_heartbeat(p))
+				continue;
 		}
 		if (st.action != XD_SEQ_SEND)
 			return;
@@ -854,6 +1091,32 @@ static bool same_state(const struct xd_sub *s, const struct xd_sub *before)
 }
 
 /*
+ * A delta client that unsubscribes from a glob collection (rule X2)
+ * forgets its members that it holds through it alone, as it forgets a
+ * name it unsubscribes from.
+ */
+static void forget_glob(struct view *v, const struct xd_sub *s, struct xd_name g)
+{
+	char *buf;
+
+	if (!xd_xdstp_is_glob(g.data, g.len))
+		return;
+	for (size_t i = v->n; i-- > 0;) {
+		const struct holding *h = &v->v[i];
+		size_t n;
+
+		buf = malloc(h->len + 2);
+		NEED(buf != NULL);
+		n = xd_xdstp_collection(h->name, h->len, buf);
+		if (n == g.len && memcmp(buf, g.data, n) == 0 &&
+		    !xd_nameset_has(s->want.set, h->name, h->len) &&
+		    !xd_derived_in_glob(s->want.set, h->name, h->len))
+			view_drop(v, h->name, h->len);
+		free(buf);
+	}
+}
+
+/*
  * What the request does to the client's own view: in delta it forgets
  * what it unsubscribes from (unless it stays a wildcard client), and on
  * its first request of a type says what it holds (rule D7); in SotW a
@@ -875,9 +1138,11 @@ static void client_side(struct peer *p, enum xd_rtype t,
 
 	if (p->delta) {
 		if (!s->want.all)
-			for (size_t i = 0; i < r->nunsubscribe; i++)
+			for (size_t i = 0; i < r->nunsubscribe; i++) {
 				view_drop(v, r->unsubscribe[i].data,
 					  r->unsubscribe[i].len);
+				forget_glob(v, s, r->unsubscribe[i]);
+			}
 		for (size_t i = v->n; was_all && !s->want.all && i-- > 0;) {
 			const struct holding *h = &v->v[i];
 
@@ -1009,6 +1274,11 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 		NEED((s->state == XD_SUB_IN_FLIGHT) == was_inflight);
 	}
 	xd_table_unref(sent);
+	if (u == NULL && r.nkeys > 0) {
+		/* which variant a locator picks is not modelled (rule P1) */
+		p->views[t].locators = true;
+		p->views[t].unsure = true;
+	}
 	if (u == NULL)
 		client_side(p, t, &r, first, held_before, was_all);
 	pump(p);
