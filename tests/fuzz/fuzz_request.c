@@ -564,6 +564,7 @@ struct sending {
  * ttl 6. */
 struct resource {
 	struct xd_name version, name, any;
+	struct xd_name resource_name; /* a variant's whole ResourceName */
 	struct xd_span constraints;
 	bool has_version, has_body, variant, has_ttl;
 };
@@ -600,6 +601,7 @@ static void resource_of(struct xd_name m, struct resource *r)
 
 			NEED(r->name.len == 0);
 			r->variant = true;
+			r->resource_name = field_name(&f);
 			NEED(get_field(f.data, f.len, 1, &r->name));
 			NEED(get_field(f.data, f.len, 2, &c));
 			r->constraints = (struct xd_span){
@@ -663,7 +665,8 @@ static void check_response(struct peer *p, const struct sending *x,
 	struct xd_name *names = NULL, *removed = NULL, *missing = NULL;
 	uint64_t *hashes = NULL;
 	size_t nnames = 0, nremoved = 0, ncarried = 0, nmissing = 0;
-	size_t nremoved_variants = 0, nbeats = 0;
+	size_t nremoved_variants = 0, nbeats = 0, nvnames = 0, cap_vnames = 0;
+	struct xd_name *vnames = NULL;
 	size_t cap_names = 0, cap_removed = 0, cap_hashes = 0, cap_missing = 0;
 	const uint8_t *q, *end;
 	struct xd_wire_field f;
@@ -754,12 +757,18 @@ static void check_response(struct peer *p, const struct sending *x,
 					NEED(h != NULL && h->hash == e->hash);
 				}
 				ncarried++;
+				nbeats++;
+				if (r.variant) {
+					vnames = xd_grow(vnames, &cap_vnames, nvnames + 1,
+							 sizeof(*vnames));
+					vnames[nvnames++] = r.resource_name;
+					break;
+				}
 				names = xd_grow(names, &cap_names, nnames + 1, sizeof(*names));
 				hashes = xd_grow(hashes, &cap_hashes, nnames + 1,
 						 sizeof(*hashes));
 				hashes[nnames] = e->hash;
 				names[nnames++] = r.name;
-				nbeats++;
 				break;
 			}
 			if (!r.has_body) {
@@ -797,6 +806,14 @@ static void check_response(struct peer *p, const struct sending *x,
 			if (e->constraints.data != NULL && x->view != NULL)
 				x->view->unsure = true;
 			ncarried++;
+			/* variants of one name are told apart by their
+			 * ResourceName: one per locator the client asked by */
+			if (r.variant) {
+				vnames = xd_grow(vnames, &cap_vnames, nvnames + 1,
+						 sizeof(*vnames));
+				vnames[nvnames++] = r.resource_name;
+				break;
+			}
 			names = xd_grow(names, &cap_names, nnames + 1, sizeof(*names));
 			hashes = xd_grow(hashes, &cap_hashes, nnames + 1, sizeof(*hashes));
 			hashes[nnames] = e->hash;
@@ -835,6 +852,7 @@ static void check_response(struct peer *p, const struct sending *x,
 	/* rule S11: no resource twice; Envoy refuses a name that is both
 	 * in resources and removed_resources (rule D4). */
 	NEED(distinct(names, nnames));
+	NEED(distinct(vnames, nvnames));
 	NEED(distinct(missing, nmissing));
 	NEED(distinct(removed, nremoved));
 	for (size_t i = 0; i < nremoved; i++) {
@@ -850,6 +868,7 @@ static void check_response(struct peer *p, const struct sending *x,
 	if (p->delta || !x->full_state)
 		NEED(ncarried + nmissing + nremoved > 0);
 	free(names);
+	free(vnames);
 	free(hashes);
 	free(missing);
 	free(removed);

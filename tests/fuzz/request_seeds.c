@@ -259,6 +259,79 @@ static void delta(struct seed *s, Envoy__Config__Core__V3__Node *n,
 }
 
 /*
+ * Resource locators (rule P1) from "name:key=value,name,..." (a name
+ * without ':' has no parameters), into static storage: `slot` 0 for
+ * subscribing, 1 for unsubscribing. The count in *n.
+ */
+static Envoy__Service__Discovery__V3__ResourceLocator **
+locators(const char *list, int slot, size_t *n)
+{
+	static Envoy__Service__Discovery__V3__ResourceLocator loc[2][16], *ploc[2][16];
+	static Envoy__Service__Discovery__V3__ResourceLocator__DynamicParametersEntry
+		par[2][16], *ppar[2][16];
+	static char buf[2][LIST_BYTES];
+	char *v[MAX_LIST];
+	size_t k = split(buf[slot], sizeof(buf[slot]), list, v);
+
+	*n = k < 16 ? k : 16;
+	for (size_t i = 0; i < *n; i++) {
+		char *colon = strchr(v[i], ':'), *eq;
+
+		envoy__service__discovery__v3__resource_locator__init(&loc[slot][i]);
+		loc[slot][i].name = v[i];
+		if (colon != NULL && (eq = strchr(colon, '=')) != NULL) {
+			*colon = *eq = '\0';
+			envoy__service__discovery__v3__resource_locator__dynamic_parameters_entry__init(
+				&par[slot][i]);
+			par[slot][i].key = colon + 1;
+			par[slot][i].value = eq + 1;
+			ppar[slot][i] = &par[slot][i];
+			loc[slot][i].dynamic_parameters = &ppar[slot][i];
+			loc[slot][i].n_dynamic_parameters = 1;
+		}
+		ploc[slot][i] = &loc[slot][i];
+	}
+	return ploc[slot];
+}
+
+/* A DeltaDiscoveryRequest subscribing and unsubscribing by locator. */
+static void delta_locators(struct seed *s, Envoy__Config__Core__V3__Node *n,
+			   const char *type_url, const char *subscribe,
+			   const char *unsubscribe, const char *nonce)
+{
+	Envoy__Service__Discovery__V3__DeltaDiscoveryRequest r =
+		ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
+
+	r.node = n;
+	r.type_url = (char *)type_url;
+	r.resource_locators_subscribe =
+		locators(subscribe, 0, &r.n_resource_locators_subscribe);
+	r.resource_locators_unsubscribe =
+		locators(unsubscribe, 1, &r.n_resource_locators_unsubscribe);
+	if (nonce != NULL)
+		r.response_nonce = (char *)nonce;
+	packed(s, &r.base);
+}
+
+/* A SotW DiscoveryRequest asking by locator. */
+static void sotw_locators(struct seed *s, Envoy__Config__Core__V3__Node *n,
+			  const char *type_url, const char *version,
+			  const char *nonce, const char *list)
+{
+	Envoy__Service__Discovery__V3__DiscoveryRequest r =
+		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+
+	r.node = n;
+	r.type_url = (char *)type_url;
+	if (version != NULL)
+		r.version_info = (char *)version;
+	if (nonce != NULL)
+		r.response_nonce = (char *)nonce;
+	r.resource_locators = locators(list, 0, &r.n_resource_locators);
+	packed(s, &r.base);
+}
+
+/*
  * The version xdsd gives the fuzzer's resource `name` with `content`
  * (fuzz_request.c: the message {1: name, 15: content}; the version is
  * the XXH3-64 of it in hex), so a reconnecting client can say it holds
@@ -604,6 +677,118 @@ int main(int argc, char **argv)
 	sotw(&s, NULL, url(XD_ENDPOINT), NULL, NULL, strchr(list + 100, ',') + 1, NULL);
 	answer(&s);
 	write_seed(&s, dir, "sotw-eds-many-names");
+
+	/* TTLs (rule L1): resources with one, held until heartbeats are
+	 * due (half the shortest TTL), answered; a reload that gives one a
+	 * TTL, drops another's and changes a third's alone. Delta, then SotW
+	 * wrapped (the TTL forms), then a node without the feature. */
+	for (int d = 0; d < 3; d++) {
+		begin(&s, ADS | (d == 0 ? DELTA : 0));
+		if (d == 0)
+			delta(&s, node("sidecar-1", false), url(XD_SECRET), "s2", NULL,
+			      NULL, NULL, NULL);
+		else
+			sotw(&s, node("grpc-client", d == 1), url(XD_SECRET), NULL,
+			     NULL, "s2", NULL);
+		answer(&s);
+		if (d == 0) {
+			delta(&s, NULL, url(XD_RUNTIME), "rt", NULL, NULL, NULL, NULL);
+			answer(&s);
+			delta(&s, NULL, url(XD_ENDPOINT), "demo,spare", NULL, NULL,
+			      NULL, NULL);
+		} else {
+			sotw(&s, NULL, url(XD_RUNTIME), NULL, NULL, "rt", NULL);
+			answer(&s);
+			sotw(&s, NULL, url(XD_ENDPOINT), NULL, NULL, "demo,spare", NULL);
+		}
+		answer(&s);
+		tick(&s, 8);
+		answer(&s);
+		tick(&s, 10);
+		for (int i = 0; i < 3; i++)
+			answer(&s);
+		tick(&s, 12);
+		nack(&s);
+		tick(&s, 20);
+		for (int i = 0; i < 3; i++)
+			answer(&s);
+		reload(&s, 1);
+		for (int i = 0; i < 3; i++)
+			answer(&s);
+		tick(&s, 15);
+		for (int i = 0; i < 3; i++)
+			answer(&s);
+		reload(&s, 2);
+		for (int i = 0; i < 3; i++)
+			answer(&s);
+		tick(&s, 30);
+		answer(&s);
+		write_seed(&s, dir, d == 0 ? "delta-ads-ttl" :
+				    d == 1 ? "sotw-ads-ttl" : "sotw-ads-no-ttl");
+	}
+
+	/* A glob collection of xdstp names (rules X1, X2) in delta: its
+	 * members come, one goes and another comes with a reload, the
+	 * collection is left and asked for again beside a member outside it. */
+	begin(&s, ADS | DELTA);
+	delta(&s, node("sidecar-1", false), url(XD_ENDPOINT),
+	      "xdstp://a/envoy.config.endpoint.v3.ClusterLoadAssignment/g/*",
+	      NULL, NULL, NULL, NULL);
+	answer(&s);
+	reload(&s, 1);
+	answer(&s);
+	reload(&s, 2);
+	answer(&s);
+	tick(&s, 12);
+	answer(&s);
+	delta(&s, NULL, url(XD_ENDPOINT), NULL,
+	      "xdstp://a/envoy.config.endpoint.v3.ClusterLoadAssignment/g/*",
+	      NULL, NULL, NULL);
+	answer(&s);
+	reload(&s, 0);
+	delta(&s, NULL, url(XD_ENDPOINT),
+	      "xdstp://a/envoy.config.endpoint.v3.ClusterLoadAssignment/g/*,"
+	      "xdstp://a/envoy.config.endpoint.v3.ClusterLoadAssignment/h/e3,"
+	      "xdstp://a/envoy.config.endpoint.v3.ClusterLoadAssignment/g/e2",
+	      NULL, NULL, NULL, NULL);
+	answer(&s);
+	delta(&s, NULL, url(XD_ENDPOINT), NULL,
+	      "xdstp://a/envoy.config.endpoint.v3.ClusterLoadAssignment/g/*",
+	      NULL, NULL, NULL);
+	answer(&s);
+	reload(&s, 3);
+	answer(&s);
+	write_seed(&s, dir, "delta-ads-glob");
+
+	/* Variants (rule P1): secrets asked for by locator, by parameters
+	 * that pick a variant, none, or the plain resource; a reload that
+	 * changes the variants; a locator dropped. */
+	begin(&s, ADS | DELTA);
+	delta_locators(&s, node("sidecar-1", false), url(XD_SECRET),
+		       "s1:env=prod,s1:env=dev,s1:env=test,s2", NULL, NULL);
+	answer(&s);
+	reload(&s, 1);
+	answer(&s);
+	tick(&s, 16);
+	answer(&s);
+	reload(&s, 2);
+	answer(&s);
+	delta_locators(&s, NULL, url(XD_SECRET), NULL, "s1:env=dev", NULL);
+	answer(&s);
+	reload(&s, 0);
+	answer(&s);
+	write_seed(&s, dir, "delta-ads-variants");
+	begin(&s, ADS);
+	sotw_locators(&s, node("grpc-client", true), url(XD_SECRET), NULL, NULL,
+		      "s1:env=prod,s2");
+	answer(&s);
+	reload(&s, 1);
+	answer(&s);
+	tick(&s, 16);
+	answer(&s);
+	reload(&s, 2);
+	answer(&s);
+	write_seed(&s, dir, "sotw-ads-variants");
 
 	/* Node metadata nested 500 deep (6.5 kB): skipped unread. */
 	for (int d = 0; d < 2; d++) {
