@@ -366,6 +366,27 @@ static void unsay_removed_missing(struct pick *p)
 	p->nmissing = u;
 }
 
+/*
+ * A locator that picks nothing is reported under its name (rule P1), so
+ * the report says the name: two locators of one name that both pick
+ * nothing, or such a locator beside the plain name, report it once
+ * (rule S11), and a name removed is not also reported missing
+ * (unsay_removed_missing compares names). Left sorted by name.
+ */
+static void say_missing_by_name(struct pick *p)
+{
+	size_t u = 0;
+
+	for (size_t i = 0; i < p->nmissing; i++)
+		xd_locator_split(p->missing[i].data, p->missing[i].len,
+				 &p->missing[i], NULL, NULL);
+	qsort(p->missing, p->nmissing, sizeof(*p->missing), by_name);
+	for (size_t i = 0; i < p->nmissing; i++)
+		if (u == 0 || by_name(&p->missing[u - 1], &p->missing[i]) != 0)
+			p->missing[u++] = p->missing[i];
+	p->nmissing = u;
+}
+
 static int by_address(const void *a, const void *b)
 {
 	const struct xd_entry *x = *(const struct xd_entry *const *)a;
@@ -427,6 +448,8 @@ static void select_resources(const struct xd_want *w, struct pick *p)
 	}
 	if (delta || w->full_state)
 		find_removed(w, p);
+	if (p->nmissing > 0)
+		say_missing_by_name(p);
 	if (p->nmissing > 0 && p->nremoved > 0)
 		unsay_removed_missing(p);
 	if (p->ngone > 1) { /* held under two locators: removed once */
@@ -498,12 +521,9 @@ static grpc_slice encode(const struct xd_want *w, const struct pick *p)
 		gone[i] = (struct xd_removed_variant){
 			{p->gone[i]->name, p->gone[i]->name_len},
 			p->gone[i]->constraints};
-	/* a locator that picks nothing is said under its name (rule P1) */
-	for (size_t i = 0; i < p->nmissing; i++) {
+	/* names already (say_missing_by_name) */
+	for (size_t i = 0; i < p->nmissing; i++)
 		missing[i] = p->missing[i];
-		xd_locator_split(missing[i].data, missing[i].len, &missing[i],
-				 NULL, NULL);
-	}
 	s = grpc_slice_malloc(xd_response_size(&r));
 	xd_response_put(GRPC_SLICE_START_PTR(s), &r);
 	free(spans);

@@ -559,6 +559,20 @@ struct sending {
 	bool heartbeat;    /* rule L1: x->table is what the client holds */
 };
 
+/* Whether `set` holds a locator key of `name` (rule P1). */
+static bool by_locator(const struct xd_nameset *set, struct xd_name name)
+{
+	for (size_t i = 0; i < xd_nameset_count(set); i++) {
+		struct xd_name k = xd_nameset_at(set, i), n;
+
+		if (xd_locator_is(k.data, k.len) &&
+		    xd_locator_split(k.data, k.len, &n, NULL, NULL) == 0 &&
+		    n.len == name.len && memcmp(n.data, name.data, n.len) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* A Resource (delta, or wrapped in SotW): version 1, resource 2, name 3
  * or, for a variant (rule P1), ResourceName 8 {name 1, constraints 2},
  * ttl 6. */
@@ -777,7 +791,8 @@ static void check_response(struct peer *p, const struct sending *x,
 				NEED(p->delta && !r.variant && !r.has_ttl);
 				NEED(!table_knows(x->table, r.name) || locators);
 				NEED(xd_nameset_has(x->sub->want.set, r.name.data,
-						    r.name.len) || locators);
+						    r.name.len) ||
+				     by_locator(x->sub->want.set, r.name));
 				missing = xd_grow(missing, &cap_missing,
 						  nmissing + 1, sizeof(*missing));
 				missing[nmissing++] = r.name;

@@ -861,6 +861,31 @@ START_TEST(delta_wildcard_plus_missing_name)
 }
 END_TEST
 
+/* rules P1, S11: locators that pick nothing are reported missing under
+ * their name, and so once, beside the plain name too. */
+START_TEST(delta_locators_missing_once)
+{
+	struct xd_table *t = TABLE(XD_CLUSTER, "a=A");
+	struct xd_sub s;
+	struct xd_name names[] = {N("x\x1f" "env\x1d" "prod"),
+				  N("x\x1f" "env\x1d" "dev"), N("x"),
+				  N("y\x1f")};
+	struct xd_request r = delta_req("", names, 4, NULL, 0);
+	uint64_t nonce = 0;
+	char *c;
+
+	xd_sub_init(&s, 0, "test");
+	xd_sub_delta_request(&s, &r, true, t);
+	c = delta_step(&s, t, &nonce);
+	ck_assert_str_eq(c, "x:-,y:-");
+	free(c);
+	delta_ack(&s, nonce);
+	ck_assert_ptr_null(delta_step(&s, t, &nonce));
+	xd_sub_clear(&s);
+	xd_table_unref(t);
+}
+END_TEST
+
 /* rule D7: initial_resource_versions: matching versions are not resent,
  * changed ones are, vanished ones are removed. */
 START_TEST(delta_initial_versions)
@@ -1598,6 +1623,7 @@ int main(void)
 	tcase_add_test(delta, delta_wildcard_left_forgets_its_resources);
 	tcase_add_test(delta, delta_explicit_rules);
 	tcase_add_test(delta, delta_wildcard_plus_missing_name);
+	tcase_add_test(delta, delta_locators_missing_once);
 	tcase_add_test(delta, delta_deleted_is_removed_only);
 	tcase_add_test(delta, delta_initial_versions);
 	tcase_add_test(delta, delta_stale_nonce_still_subscribes);
