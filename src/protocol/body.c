@@ -154,6 +154,29 @@ static void add_name(struct xd_name **v, size_t *n, size_t *cap,
 }
 
 /*
+ * Whether another name or locator the client subscribes to still picks
+ * the variant `h` (plain or not) in the table: the client holds one copy
+ * of it, whichever locators led to it, and must keep it (rule P1). A
+ * linear walk, but only when a locator changed what it picks.
+ */
+static bool still_picked(const struct xd_want *w, const struct xd_entry *h)
+{
+	for (size_t i = 0; i < xd_nameset_count(w->sub.set); i++) {
+		struct xd_name n = xd_nameset_at(w->sub.set, i), base = n;
+		const struct xd_entry *e;
+
+		xd_locator_split(n.data, n.len, &base, NULL, NULL);
+		if (base.len != h->name_len ||
+		    memcmp(base.data, h->name, base.len) != 0)
+			continue;
+		e = lookup(w->table, n.data, n.len);
+		if (e != NULL && same_variant(e, h))
+			return true;
+	}
+	return false;
+}
+
+/*
  * Delta: the resource `h` the client holds under a locator is no longer
  * what the locator picks (rule P1): it is removed, a variant as a
  * ResourceName with its constraints, which is how the client told it
@@ -163,6 +186,8 @@ static void add_name(struct xd_name **v, size_t *n, size_t *cap,
 static void drop_variant(const struct xd_want *w, struct pick *p,
 			 const struct xd_entry *h)
 {
+	if (still_picked(w, h))
+		return;
 	p->changed = true;
 	if (h->constraints.data != NULL) {
 		p->gone = xd_grow(p->gone, &p->cap_gone, p->ngone + 1,

@@ -886,6 +886,48 @@ START_TEST(delta_locators_missing_once)
 }
 END_TEST
 
+/* rule P1: a plain resource that one locator stops picking (a variant
+ * matches it now) stays with the client while another locator still
+ * picks it: it is not removed. */
+START_TEST(delta_locator_moves_to_variant_plain_stays)
+{
+	/* DynamicParameterConstraints {constraint {key "env", value "dev"}} */
+	static const uint8_t dev[] = {0x0a, 0x0a, 0x0a, 0x03, 'e', 'n', 'v',
+				      0x12, 0x03, 'd', 'e', 'v'};
+	struct xd_table *t1 = TABLE(XD_CLUSTER, "x=X1");
+	struct xd_table_builder *b = xd_table_builder_new(XD_CLUSTER);
+	struct xd_table *t2;
+	struct xd_sub s;
+	struct xd_name names[] = {N("x\x1f" "env\x1d" "dev"), N("x\x1f")};
+	struct xd_request r = delta_req("", names, 2, NULL, 0);
+	uint64_t nonce = 0;
+	char *c;
+
+	ck_assert_int_eq(xd_table_builder_add(b, "x", (const uint8_t *)"X1", 2,
+					      NULL, 0, NULL, 0, "t.yaml", 1,
+					      NULL), 0);
+	ck_assert_int_eq(xd_table_builder_add_variant(
+				 b, "x", (const uint8_t *)"XD", 2, NULL, 0,
+				 (struct xd_span){dev, sizeof(dev)}, "t.yaml", 2,
+				 NULL), 0);
+	t2 = xd_table_builder_finish(b);
+	xd_sub_init(&s, 0, "test");
+	xd_sub_delta_request(&s, &r, true, t1);
+	c = delta_step(&s, t1, &nonce);
+	ck_assert_str_eq(c, "x:body");
+	free(c);
+	delta_ack(&s, nonce);
+	/* the variant goes out under its ResourceName (no plain name), and
+	 * the plain "x" the other locator picks is not removed */
+	c = delta_step(&s, t2, &nonce);
+	ck_assert_str_eq(c, ":body");
+	free(c);
+	xd_sub_clear(&s);
+	xd_table_unref(t1);
+	xd_table_unref(t2);
+}
+END_TEST
+
 /* rule D7: initial_resource_versions: matching versions are not resent,
  * changed ones are, vanished ones are removed. */
 START_TEST(delta_initial_versions)
@@ -1624,6 +1666,7 @@ int main(void)
 	tcase_add_test(delta, delta_explicit_rules);
 	tcase_add_test(delta, delta_wildcard_plus_missing_name);
 	tcase_add_test(delta, delta_locators_missing_once);
+	tcase_add_test(delta, delta_locator_moves_to_variant_plain_stays);
 	tcase_add_test(delta, delta_deleted_is_removed_only);
 	tcase_add_test(delta, delta_initial_versions);
 	tcase_add_test(delta, delta_stale_nonce_still_subscribes);
