@@ -881,7 +881,7 @@ static void check_response(struct peer *p, const struct sending *x,
 		NEED(!sorted_has(names, nnames, missing[i]));
 	/* Only a full-state SotW response may say "nothing" (rule S8). */
 	if (p->delta || !x->full_state)
-		NEED(ncarried + nmissing + nremoved > 0);
+		NEED(ncarried + nmissing + nremoved + nremoved_variants > 0);
 	free(names);
 	free(vnames);
 	free(hashes);
