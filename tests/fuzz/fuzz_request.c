@@ -39,8 +39,15 @@
  *     removed or missing; carries only subscribed resources, with the
  *     table's bytes; removes only what the table has no resource of;
  *     is empty only if it is a full-state SotW one; holds the counts
- *     its body declares;
- *   - the client's view: what each response told it (and what it said
+ *     its body declares; gives each resource its entry's version (the
+ *     TTL and a variant's constraints seed it) and a ttl exactly in TTL
+ *     forms (rule L1); names a variant by its ResourceName (rule P1);
+ *   - heartbeats, asked for whenever a stream is idle as session.c does:
+ *     never before half the shortest TTL held since the TTLs were last
+ *     refreshed; only resources held with a TTL, at the held version,
+ *     without a body, and nothing else in that response;
+ *   - the client's view (not for a type asked for by locator: which
+ *     variant a client holds is not modelled): what each response told it (and what it said
  *     it holds when reconnecting). Whenever nothing is due and nothing
  *     in flight, every type holds the target's table, every subscribed
  *     resource is held at the target's version and, in delta and
