@@ -420,6 +420,50 @@ static int by_address(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* By name; of one name, the plain resource first, then its variants in
+ * the order of their constraints (the order locators try them). */
+static int by_name_plain_first(const void *pa, const void *pb)
+{
+	const struct xd_entry *a = *(const struct xd_entry *const *)pa;
+	const struct xd_entry *b = *(const struct xd_entry *const *)pb;
+	size_t n = a->name_len < b->name_len ? a->name_len : b->name_len;
+	int c = memcmp(a->name, b->name, n);
+
+	if (c != 0 || a->name_len != b->name_len)
+		return c != 0 ? c : a->name_len < b->name_len ? -1 : 1;
+	if (a->constraints.len == 0 || b->constraints.len == 0)
+		return (a->constraints.len > 0) - (b->constraints.len > 0);
+	n = a->constraints.len < b->constraints.len ? a->constraints.len :
+						      b->constraints.len;
+	c = memcmp(a->constraints.data, b->constraints.data, n);
+	return c != 0 ? c : (a->constraints.len > b->constraints.len) -
+				    (a->constraints.len < b->constraints.len);
+}
+
+/*
+ * Two locators of one name may pick two of its variants (rule P1). A
+ * client that takes resources as plain Anys (no rule L2) has no
+ * resource_name to tell them apart, only the name, and a response names
+ * a resource once (rule S11): it gets one of them, the plain resource if
+ * it is picked, else the variant locators try first.
+ */
+static void one_per_name(struct pick *p)
+{
+	size_t i, u = 0;
+
+	for (i = 0; i < p->nsend && p->send[i]->constraints.len == 0; i++)
+		;
+	if (i == p->nsend)
+		return; /* no variant: names are unique already */
+	qsort(p->send, p->nsend, sizeof(*p->send), by_name_plain_first);
+	for (i = 0; i < p->nsend; i++)
+		if (u == 0 || p->send[u - 1]->name_len != p->send[i]->name_len ||
+		    memcmp(p->send[u - 1]->name, p->send[i]->name,
+			   p->send[i]->name_len) != 0)
+			p->send[u++] = p->send[i];
+	p->nsend = u;
+}
+
 static void select_resources(const struct xd_want *w, struct pick *p)
 {
 	bool delta = xd_form_delta(w->form);
@@ -471,6 +515,8 @@ static void select_resources(const struct xd_want *w, struct pick *p)
 				p->send[u++] = p->send[i];
 		p->nsend = u;
 	}
+	if (w->form == XD_FORM_SOTW && p->nsend > 1)
+		one_per_name(p);
 	if (delta || w->full_state)
 		find_removed(w, p);
 	if (p->nmissing > 0)

@@ -928,6 +928,54 @@ START_TEST(delta_locator_moves_to_variant_plain_stays)
 }
 END_TEST
 
+/* rules P1 and S11: two locators of one name picking two variants: a
+ * SotW client that takes plain Anys gets the name once (the variant
+ * locators try first); one that takes wrapped resources gets both, told
+ * apart by resource_name. */
+START_TEST(sotw_two_variants_one_name)
+{
+	static const uint8_t dev[] = {0x0a, 0x0a, 0x0a, 0x03, 'e', 'n', 'v',
+				      0x12, 0x03, 'd', 'e', 'v'};
+	static const uint8_t prod[] = {0x0a, 0x0b, 0x0a, 0x03, 'e', 'n', 'v',
+				       0x12, 0x04, 'p', 'r', 'o', 'd'};
+	struct xd_table_builder *b = xd_table_builder_new(XD_CLUSTER);
+	struct xd_table *t;
+	struct xd_name names[] = {N("x\x1f" "env\x1d" "dev"),
+				  N("x\x1f" "env\x1d" "prod")};
+	struct xd_request r = sotw_req("", false, names, 2);
+	static const enum xd_form forms[] = {XD_FORM_SOTW, XD_FORM_SOTW_WRAPPED};
+
+	ck_assert_int_eq(xd_table_builder_add(b, "x", (const uint8_t *)"X", 1,
+					      NULL, 0, NULL, 0, "t.yaml", 1,
+					      NULL), 0);
+	ck_assert_int_eq(xd_table_builder_add_variant(
+				 b, "x", (const uint8_t *)"XD", 2, NULL, 0,
+				 (struct xd_span){dev, sizeof(dev)}, "t.yaml", 2,
+				 NULL), 0);
+	ck_assert_int_eq(xd_table_builder_add_variant(
+				 b, "x", (const uint8_t *)"XP", 2, NULL, 0,
+				 (struct xd_span){prod, sizeof(prod)}, "t.yaml", 3,
+				 NULL), 0);
+	t = xd_table_builder_finish(b);
+	for (size_t f = 0; f < 2; f++) {
+		struct xd_sub s;
+		struct xd_body *body;
+		SotwResp *resp;
+
+		xd_sub_init(&s, 0, "test");
+		xd_sub_sotw_request(&s, &r, true, true, NULL);
+		body = xd_sub_next(&s, t, forms[f], true);
+		ck_assert_ptr_nonnull(body);
+		resp = sotw_of(body);
+		ck_assert_uint_eq(resp->n_resources, f == 0 ? 1 : 2);
+		envoy__service__discovery__v3__discovery_response__free_unpacked(resp, NULL);
+		xd_body_unref(body);
+		xd_sub_clear(&s);
+	}
+	xd_table_unref(t);
+}
+END_TEST
+
 /* rule D7: initial_resource_versions: matching versions are not resent,
  * changed ones are, vanished ones are removed. */
 START_TEST(delta_initial_versions)
@@ -1658,6 +1706,7 @@ int main(void)
 	tcase_add_test(sotw, bodies_shared_between_clients);
 	tcase_add_test(sotw, sotw_wrapped_form);
 	tcase_add_test(sotw, heartbeat_bodies_shared);
+	tcase_add_test(sotw, sotw_two_variants_one_name);
 	suite_add_tcase(s, sotw);
 
 	tcase_add_checked_fixture(delta, setup, teardown);
