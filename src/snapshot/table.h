@@ -60,7 +60,8 @@ struct xd_ttl_forms {
 struct xd_entry {
 	const char *name; /* NUL-terminated */
 	uint32_t name_len;
-	uint64_t hash;      /* of `msg` */
+	uint64_t hash;      /* the version: of `msg`, seeded by its TTL and
+			       constraints when it has them */
 	char version[17];   /* hash in hex */
 	struct xd_span msg; /* the resource message */
 	struct xd_span sotw, wrapped, delta;
