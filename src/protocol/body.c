@@ -420,24 +420,10 @@ static int by_address(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* By name; of one name, the plain resource first, then its variants in
- * the order of their constraints (the order locators try them). */
-static int by_name_plain_first(const void *pa, const void *pb)
+static int by_entry_order(const void *a, const void *b)
 {
-	const struct xd_entry *a = *(const struct xd_entry *const *)pa;
-	const struct xd_entry *b = *(const struct xd_entry *const *)pb;
-	size_t n = a->name_len < b->name_len ? a->name_len : b->name_len;
-	int c = memcmp(a->name, b->name, n);
-
-	if (c != 0 || a->name_len != b->name_len)
-		return c != 0 ? c : a->name_len < b->name_len ? -1 : 1;
-	if (a->constraints.len == 0 || b->constraints.len == 0)
-		return (a->constraints.len > 0) - (b->constraints.len > 0);
-	n = a->constraints.len < b->constraints.len ? a->constraints.len :
-						      b->constraints.len;
-	c = memcmp(a->constraints.data, b->constraints.data, n);
-	return c != 0 ? c : (a->constraints.len > b->constraints.len) -
-				    (a->constraints.len < b->constraints.len);
+	return xd_entry_order(*(const struct xd_entry *const *)a,
+			      *(const struct xd_entry *const *)b);
 }
 
 /*
@@ -455,7 +441,7 @@ static void one_per_name(struct pick *p)
 		;
 	if (i == p->nsend)
 		return; /* no variant: names are unique already */
-	qsort(p->send, p->nsend, sizeof(*p->send), by_name_plain_first);
+	qsort(p->send, p->nsend, sizeof(*p->send), by_entry_order);
 	for (i = 0; i < p->nsend; i++)
 		if (u == 0 || p->send[u - 1]->name_len != p->send[i]->name_len ||
 		    memcmp(p->send[u - 1]->name, p->send[i]->name,

@@ -435,11 +435,8 @@ static int by_name(const void *pa, const void *pb)
 	return a->name_len < b->name_len ? -1 : a->name_len > b->name_len;
 }
 
-/* Names first; then the plain resource before its variants, and these
- * by their constraints' bytes (rule P1: the order lookups try them). */
-static int by_name_variant(const void *pa, const void *pb)
+int xd_entry_order(const struct xd_entry *a, const struct xd_entry *b)
 {
-	const struct xd_entry *a = pa, *b = pb;
 	int c = by_name(a, b);
 	size_t n;
 
@@ -454,6 +451,11 @@ static int by_name_variant(const void *pa, const void *pb)
 		return c;
 	return (a->constraints.len > b->constraints.len) -
 	       (a->constraints.len < b->constraints.len);
+}
+
+static int by_name_variant(const void *a, const void *b)
+{
+	return xd_entry_order(a, b);
 }
 
 /* The table's version: a hash of its sorted (name, version) pairs; and

@@ -92,6 +92,13 @@ struct xd_entry {
  */
 bool xd_entry_allows(const struct xd_entry *e, const char *identity);
 
+/*
+ * The order of a table's entries: by name; of one name, the plain
+ * resource first, then its variants by their constraints' bytes (rule
+ * P1: the order locators try them). <0, 0 or >0, as for qsort.
+ */
+int xd_entry_order(const struct xd_entry *a, const struct xd_entry *b);
+
 struct xd_table;
 struct xd_table_builder;
 
