@@ -6,6 +6,7 @@
 
 #include "admin/clients.h"
 #include "admin/dump.h"
+#include "admin/guard.h"
 #include "admin/metrics.h"
 #include "admin/reloads.h"
 #include "admin/status.h"
@@ -26,6 +27,8 @@
 struct xd_admin {
 	struct xd_admin_deps deps;
 	struct xd_http_server *http;
+	struct xd_log_limit log_refused;
+	unsigned long long refused; /* by the guard (guard.h) */
 	bool ready;
 	void (*done)(void *arg);
 	void *done_arg;
@@ -128,11 +131,38 @@ static const struct route routes[] = {
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
 
+/* Whether the request may go on (guard.h); answered when not. */
+static bool guarded(struct xd_admin *a, struct xd_http_exchange *x)
+{
+	struct xd_admin_request r = {
+		.method = x->method,
+		.host = xd_http_header(x, "Host"),
+		.origin = xd_http_header(x, "Origin"),
+		.fetch_site = xd_http_header(x, "Sec-Fetch-Site"),
+		.content_type = xd_http_header(x, "Content-Type"),
+	};
+	char why[512];
+	unsigned long quiet;
+	int status = xd_admin_guard(a->deps.cfg, &r, why, sizeof(why));
+
+	if (status == 0)
+		return true;
+	a->refused++;
+	if (xd_log_limit_take(&a->log_refused, &quiet))
+		xd_warn("admin: refused %s %.200s from %s: %s (%lu more refused since)",
+			x->method, x->path, x->peer, why, quiet);
+	xd_http_text(x, status, why);
+	return false;
+}
+
 static void handle(void *ctx, struct xd_http_exchange *x)
 {
 	struct xd_admin *a = ctx;
 	const char *allow = NULL;
 	bool head;
+
+	if (!guarded(a, x))
+		return;
 
 	if (strcmp(x->path, "/") == 0 && strcmp(x->method, "GET") == 0) {
 		x->status = 302;
@@ -167,16 +197,22 @@ int xd_admin_start(struct xd_admin **out, uv_loop_t *loop,
 {
 	struct xd_admin *a = xd_calloc(1, sizeof(*a));
 	struct xd_http_opts opts = {
+		.name = "admin",
 		.listen = deps->cfg->admin_listen,
 		.max_body = ADMIN_MAX_BODY,
 		.max_connections = ADMIN_MAX_CONNECTIONS,
+		.max_per_address = deps->cfg->admin_max_connections_per_address,
+		.header_timeout_ms = deps->cfg->http_header_timeout_ms,
 		.idle_ms = ADMIN_IDLE_MS,
 		.handle = handle,
 		.ctx = a,
 	};
 	char why[512];
 
+	struct xd_log_limit limit = XD_LOG_LIMIT_INIT(10, 60000);
+
 	a->deps = *deps;
+	a->log_refused = limit;
 	if (xd_http_start(&a->http, loop, &opts, why, sizeof(why)) != 0) {
 		xd_error("admin endpoint: %s (admin_listen; 'off' turns it off)", why);
 		free(a);

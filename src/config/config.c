@@ -77,6 +77,18 @@ static const struct directive directives[] = {
 	 HOUR_MS, false,
 	 "longest a REST-JSON poll for a version the client holds waits",
 	 NULL, NULL},
+	{"http_header_timeout", T_DURATION, OFF(http_header_timeout_ms), "10s",
+	 100, HOUR_MS, false,
+	 "time an admin or REST-JSON connection gets to send a request's head",
+	 NULL, NULL},
+	{"admin_max_connections_per_address", T_UINT,
+	 OFF(admin_max_connections_per_address), "16", 1, 64, true,
+	 "admin connections one client address may hold (0: only the 64 in all)",
+	 NULL, NULL},
+	{"rest_max_connections_per_address", T_UINT,
+	 OFF(rest_max_connections_per_address), "256", 1, 1024, true,
+	 "REST-JSON connections one client address may hold (0: only the 1024 in all)",
+	 NULL, NULL},
 
 	{"keepalive_time", T_DURATION, OFF(keepalive_time_ms), "30s", 1000,
 	 24 * HOUR_MS, true, "idle time before the server pings a client (0: never)", NULL, NULL},
@@ -196,6 +208,7 @@ static const char *suggest(const char *section, const char *name)
 			best = closest(name, best, sections[i], &best_d);
 		best = closest(name, best, "authorize", &best_d);
 		best = closest(name, best, "csds_allow", &best_d);
+		best = closest(name, best, "admin_hosts", &best_d);
 	}
 	return best;
 }
@@ -468,6 +481,7 @@ struct loading {
 	size_t seen_line[NDIRECTIVES]; /* where each directive was set */
 	size_t authorize_line;
 	size_t csds_allow_line;
+	size_t admin_hosts_line;
 	int rc;
 };
 
@@ -662,34 +676,55 @@ static void load_rules(struct loading *l, const yaml_node_t *k,
 		load_rule(l, yaml_document_get_node(l->doc, *i));
 }
 
-/* `csds_allow:` a list of identity globs. */
-static void load_csds_allow(struct loading *l, const yaml_node_t *k,
-			    const yaml_node_t *v)
+/* A list of strings: `csds_allow:` (identity globs), `admin_hosts:`
+ * (host names). */
+static void load_strings(struct loading *l, const yaml_node_t *k,
+			 const yaml_node_t *v, const char *name,
+			 const char *what, size_t *line, char ***list,
+			 size_t *n)
 {
-	struct xd_config *cfg = l->cfg;
-
-	if (l->csds_allow_line != 0) {
-		fail(l, k, "'csds_allow' is set twice (first on line %zu)",
-		     l->csds_allow_line);
+	if (*line != 0) {
+		fail(l, k, "'%s' is set twice (first on line %zu)", name, *line);
 		return;
 	}
-	l->csds_allow_line = k->start_mark.line + 1;
+	*line = k->start_mark.line + 1;
 	if (v->type != YAML_SEQUENCE_NODE) {
-		fail(l, v, "'csds_allow' is a list of identity globs, not %s",
+		fail(l, v, "'%s' is a list of %s, not %s", name, what,
 		     node_kind(v));
 		return;
 	}
 	for (yaml_node_item_t *i = v->data.sequence.items.start;
 	     i < v->data.sequence.items.top; i++) {
 		const yaml_node_t *g = yaml_document_get_node(l->doc, *i);
-		const char *glob = value_of(l, g, "csds_allow");
+		const char *text = value_of(l, g, name);
 
-		if (glob == NULL)
+		if (text == NULL)
 			continue;
-		cfg->csds_allow = xd_reallocarray(cfg->csds_allow,
-						  cfg->ncsds_allow + 1,
-						  sizeof(*cfg->csds_allow));
-		cfg->csds_allow[cfg->ncsds_allow++] = xd_strdup(glob);
+		*list = xd_reallocarray(*list, *n + 1, sizeof(**list));
+		(*list)[(*n)++] = xd_strdup(text);
+	}
+}
+
+/* `admin_hosts:` names the admin endpoint answers to, besides
+ * localhost and addresses: each a host name as in a Host header. */
+static void load_admin_hosts(struct loading *l, const yaml_node_t *k,
+			     const yaml_node_t *v)
+{
+	struct xd_config *cfg = l->cfg;
+	size_t before = cfg->nadmin_hosts;
+
+	load_strings(l, k, v, "admin_hosts", "host names", &l->admin_hosts_line,
+		     &cfg->admin_hosts, &cfg->nadmin_hosts);
+	for (size_t i = before; i < cfg->nadmin_hosts; i++) {
+		const char *h = cfg->admin_hosts[i];
+		const yaml_node_t *at = yaml_document_get_node(
+			l->doc, v->data.sequence.items.start[i - before]);
+
+		if (h[0] == '\0' || strspn(h, "abcdefghijklmnopqrstuvwxyz"
+					      "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					      "0123456789.-") != strlen(h))
+			fail(l, at, "admin_hosts: '%s' is not a host name (letters, digits, dots and dashes; no port)",
+			     h);
 	}
 }
 
@@ -745,7 +780,11 @@ static int load_document(struct xd_config *cfg, const char *path,
 		else if (strcmp(key, "authorize") == 0)
 			load_rules(&l, k, v);
 		else if (strcmp(key, "csds_allow") == 0)
-			load_csds_allow(&l, k, v);
+			load_strings(&l, k, v, "csds_allow", "identity globs",
+				     &l.csds_allow_line, &cfg->csds_allow,
+				     &cfg->ncsds_allow);
+		else if (strcmp(key, "admin_hosts") == 0)
+			load_admin_hosts(&l, k, v);
 		else
 			load_directive(&l, NULL, k, v);
 	}
@@ -896,6 +935,13 @@ void xd_config_print(const struct xd_config *cfg, FILE *out)
 		print_quoted(out, cfg->csds_allow[i]);
 		fputc('\n', out);
 	}
+	fprintf(out, "admin_hosts:%s    # names the admin endpoint answers to, besides localhost and addresses\n",
+		cfg->nadmin_hosts == 0 ? " []" : "");
+	for (size_t i = 0; i < cfg->nadmin_hosts; i++) {
+		fputs("  - ", out);
+		print_quoted(out, cfg->admin_hosts[i]);
+		fputc('\n', out);
+	}
 }
 
 void xd_config_free(struct xd_config *cfg)
@@ -917,5 +963,8 @@ void xd_config_free(struct xd_config *cfg)
 	for (size_t i = 0; i < cfg->ncsds_allow; i++)
 		free(cfg->csds_allow[i]);
 	free(cfg->csds_allow);
+	for (size_t i = 0; i < cfg->nadmin_hosts; i++)
+		free(cfg->admin_hosts[i]);
+	free(cfg->admin_hosts);
 	memset(cfg, 0, sizeof(*cfg));
 }

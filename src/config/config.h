@@ -62,6 +62,17 @@ struct xd_config {
 	char *rest_listen;
 	uint64_t rest_poll_timeout_ms;
 
+	/* Both HTTP endpoints (http.h): how long a request head may take,
+	 * and how many connections one client address may hold (0: no
+	 * limit but the endpoint's total). */
+	uint64_t http_header_timeout_ms;
+	uint64_t admin_max_connections_per_address;
+	uint64_t rest_max_connections_per_address;
+	/* Host names the admin endpoint answers to besides localhost and
+	 * IP addresses (a defence against DNS rebinding). */
+	char **admin_hosts;
+	size_t nadmin_hosts;
+
 	/* gRPC transport, all in milliseconds or bytes. 0 = off. */
 	uint64_t keepalive_time_ms;
 	uint64_t keepalive_timeout_ms;

@@ -1,234 +1,284 @@
 #include "http/http.h"
 
 #include <arpa/inet.h>
-#include <http_parser.h>
+#include <microhttpd.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "http/listen.h"
+#include "util/bucket.h"
 #include "util/common.h"
 #include "util/list.h"
+#include "util/log.h"
 #include "util/xalloc.h"
 
+/*
+ * libmicrohttpd runs in its "external epoll" mode: it keeps its sockets
+ * in an epoll set of its own, and xdsd's loop watches that set's
+ * descriptor (uv_poll) and its next deadline (uv_timer), calling
+ * MHD_run for both. Each call handles each ready connection once, so a
+ * connection's pipelined requests are spread over loop turns.
+ *
+ * A request a handler does not answer at once is parked with
+ * MHD_suspend_connection, which also takes the socket out of the
+ * library's epoll set; a uv_poll of its own then watches for the client
+ * leaving (UV_DISCONNECT), so that a held REST poll hears `gone` at
+ * once rather than when it ends. xd_http_reply resumes the connection;
+ * the library then asks for the answer on its next run, never from
+ * inside xd_http_reply.
+ */
+
 #define MAX_HEAD (16u * 1024)
-/* After an error answer, what the client still sends is read and
- * dropped for this long before the connection closes: closing with
- * unread bytes would reset it, and the client could lose the answer. */
-#define LINGER_MS 2000
-#define READ_CHUNK 4096
+/* The library's per-connection memory: the request head and the
+ * answer's head are read and written there. A head that does not fit
+ * gets 431 from it; one over MAX_HEAD that does fit, 431 from us. */
+#define CONN_MEMORY (32u * 1024)
+/* Refusals of one kind: at most this many log lines a minute per
+ * endpoint, the rest counted in the next line. */
+#define LOG_BURST 10
+#define LOG_WINDOW_MS 60000
+
+struct exchange;
 
 struct conn {
 	struct xd_http_server *srv;
-	union {
-		uv_stream_t stream;
-		uv_tcp_t tcp;
-		uv_pipe_t pipe;
-	} h;
-	uv_timer_t idle;
-	int handles; /* open handles; freed at 0 once closing */
-	bool closing;
+	struct MHD_Connection *mc; /* NULL once the library closed it */
+	struct sockaddr_storage addr;
 	char peer[64];
-
-	http_parser parser;
-	struct xd_buf in; /* read but not parsed yet (behind a pending request) */
-	size_t in_off;
-
-	/* the request being parsed */
-	struct xd_buf url, body;
-	size_t head;         /* bytes of its head so far */
-	int refuse;          /* 413 or 431 once over a bound: reply, close */
-	bool complete;       /* a whole request is waiting to be handled */
-	/* the header being read, as far as "Expect: 100-continue" needs:
-	 * longer names and values than these cannot be that one */
-	char hname[8], hvalue[16];
-	size_t hname_len, hvalue_len;
-	bool in_value, expect_continue;
-
-	struct xd_http_exchange x;
-	bool pending;        /* handed to the handler, not replied yet */
-	bool keep_alive;
-	bool head_request; /* HEAD: the response goes without its body */
-	bool lingering;    /* answered and shut down for writing; draining */
-	uv_shutdown_t shutdown;
+	uv_timer_t head;        /* http_header_timeout */
+	uv_poll_t hup;          /* while a request is held */
+	bool hup_open;
+	int handles;            /* open; freed at 0 once closed */
+	struct xd_bucket requests;
+	struct exchange *x;     /* the request being read or handled */
 	struct xd_list link;
+};
+
+struct exchange {
+	struct xd_http_exchange pub;
+	struct conn *c;          /* NULL once its connection is gone */
+	struct xd_buf uri, body;
+	bool seen;               /* the head is complete */
+	bool dispatched;         /* handed to the handler */
+	bool in_handler;         /* inside that call */
+	bool suspended;
+	bool abandoned;          /* the client left while it was held */
+	bool replied;
+	int refuse;              /* answered by us: close after */
+	struct MHD_Response *resp; /* the answer, until queued */
+	struct iovec iov[4];
+	int niov;
+	void (*release)(void *arg);
+	void *release_arg;
 };
 
 struct xd_http_server {
 	uv_loop_t *loop;
-	union {
-		uv_stream_t stream;
-		uv_tcp_t tcp;
-		uv_pipe_t pipe;
-	} listener;
+	struct MHD_Daemon *mhd;
+	uv_poll_t poll;   /* the library's epoll descriptor */
+	uv_timer_t timer; /* its next deadline */
+	struct xd_http_opts opts;
+	char *name, *listen;
 	bool unix_socket;
 	int port;
-	struct xd_http_opts opts;
-	char *listen;
 	struct xd_list conns;
-	size_t nconns;
+	struct xd_http_stats stats;
+	struct xd_log_limit log_full, log_address, log_rate;
 	bool stopping;
-	int closing; /* handles whose close callback is still due */
+	int handles; /* the server's own handles and every connection's */
 	void (*done)(void *arg);
 	void *done_arg;
 };
 
-static http_parser_settings settings;
-static void conn_close(struct conn *c);
-static void on_idle_linger(uv_timer_t *t);
-static void parse_more(struct conn *c);
+static void run(struct xd_http_server *s);
 
-/* ---------------- responses ---------------- */
-
-static const char *reason(int status)
+/* One of the server's handles, or of its connections', is closed: the
+ * last one frees it. */
+static void server_unref(struct xd_http_server *s)
 {
-	switch (status) {
-	case 200: return "OK";
-	case 204: return "No Content";
-	case 302: return "Found";
-	case 400: return "Bad Request";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 409: return "Conflict";
-	case 413: return "Payload Too Large";
-	case 422: return "Unprocessable Content";
-	case 431: return "Request Header Fields Too Large";
-	case 500: return "Internal Server Error";
-	case 503: return "Service Unavailable";
-	default: return "Status";
-	}
-}
+	void (*done)(void *);
+	void *arg;
 
-struct write_req {
-	uv_write_t req;
-	struct conn *c;
-	uint8_t *data;
-	bool close_after;
-};
-
-static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b);
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b);
-
-static void shut_down(uv_shutdown_t *req, int status XD_UNUSED)
-{
-	struct conn *c = req->data;
-
-	c->handles--;
-	if (c->closing && c->handles == 0)
-		free(c);
-}
-
-/* The last answer is out: the client gets its end of stream, and what
- * it still sends is drained until it closes or LINGER_MS pass. */
-static void linger(struct conn *c)
-{
-	c->lingering = true;
-	c->shutdown.data = c;
-	c->handles++;
-	if (uv_shutdown(&c->shutdown, &c->h.stream, shut_down) != 0) {
-		c->handles--;
-		conn_close(c);
+	XD_ASSERT(s->handles > 0);
+	if (--s->handles > 0)
 		return;
-	}
-	uv_timer_start(&c->idle, on_idle_linger, LINGER_MS, 0);
-	uv_read_start(&c->h.stream, on_alloc, on_read);
+	done = s->done;
+	arg = s->done_arg;
+	free(s->name);
+	free(s->listen);
+	free(s);
+	if (done != NULL)
+		done(arg);
 }
 
-static void written(uv_write_t *req, int status)
+static void server_handle_closed(uv_handle_t *h)
 {
-	struct write_req *w = xd_container_of(req, struct write_req, req);
-	struct conn *c = w->c;
+	server_unref(h->data);
+}
 
-	free(w->data);
-	if (status != 0)
-		conn_close(c);
-	else if (w->close_after && !c->closing)
-		linger(c);
-	free(w);
-	c->handles--; /* the write held the connection */
-	if (c->closing && c->handles == 0)
+/* ---------------- exchanges ---------------- */
+
+static void exchange_free(struct exchange *e)
+{
+	if (e->resp != NULL)
+		MHD_destroy_response(e->resp); /* releases shared pieces */
+	else if (e->release != NULL)
+		e->release(e->release_arg);
+	xd_buf_free(&e->uri);
+	xd_buf_free(&e->body);
+	xd_buf_free(&e->pub.out);
+	free(e);
+}
+
+static void hup_closed(uv_handle_t *h)
+{
+	struct conn *c = h->data;
+	struct xd_http_server *s = c->srv;
+
+	XD_ASSERT(c->handles > 0);
+	if (--c->handles == 0)
 		free(c);
+	server_unref(s);
 }
 
-/* Queues `out`'s bytes (taken) on the connection; writes go out in the
- * order they were queued. */
-static void write_out(struct conn *c, struct xd_buf *out, bool close_after)
+static void hup_stop(struct conn *c)
 {
-	struct write_req *w = xd_calloc(1, sizeof(*w));
-	uv_buf_t b;
-
-	w->c = c;
-	w->close_after = close_after;
-	w->data = xd_buf_steal(out, &b.len);
-	b.base = (char *)w->data;
-	c->handles++;
-	if (uv_write(&w->req, &c->h.stream, &b, 1, written) != 0) {
-		free(w->data);
-		free(w);
-		c->handles--;
-		conn_close(c);
-	}
-}
-
-static void send_response(struct conn *c, int status, const char *type,
-			  const char *allow, const char *location,
-			  const struct xd_buf *body, bool close_after)
-{
-	struct xd_buf out = XD_BUF_INIT;
-
-	xd_buf_printf(&out,
-		      "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-		      "Cache-Control: no-store\r\n%s%s%s%s%s%s%s\r\n",
-		      status, reason(status), type, body->len,
-		      allow ? "Allow: " : "", allow ? allow : "", allow ? "\r\n" : "",
-		      location ? "Location: " : "", location ? location : "",
-		      location ? "\r\n" : "",
-		      close_after ? "Connection: close\r\n" : "");
-	if (!c->head_request)
-		xd_buf_append(&out, body->data, body->len);
-	if (c->closing) {
-		xd_buf_free(&out);
+	if (!c->hup_open)
 		return;
-	}
-	write_out(c, &out, close_after);
-	uv_timer_again(&c->idle);
+	c->hup_open = false;
+	uv_close((uv_handle_t *)&c->hup, hup_closed);
 }
 
-/* A request xdsd will not handle: answer and close. */
-static void refuse(struct conn *c, int status, const char *text)
-{
-	struct xd_buf body = XD_BUF_INIT;
+static void on_timer(uv_timer_t *t);
 
-	xd_buf_printf(&body, "%s\n", text);
-	send_response(c, status, "text/plain; charset=utf-8", NULL, NULL, &body,
-		      true);
-	xd_buf_free(&body);
-	uv_read_stop(&c->h.stream);
-	c->refuse = status;
+/* A held request goes back to the library, which calls on_access for
+ * it on its next run: on the next loop turn, when the timer is due (in
+ * this mode the library has no wake-up descriptor of its own). */
+static void resume(struct exchange *e)
+{
+	struct xd_http_server *s = e->c->srv;
+
+	if (!e->suspended)
+		return;
+	e->suspended = false;
+	hup_stop(e->c);
+	MHD_resume_connection(e->c->mc);
+	if (!s->stopping)
+		uv_timer_start(&s->timer, on_timer, 0, 0);
+}
+
+/* The client left while its request was held. */
+static void on_hup(uv_poll_t *p, int status XD_UNUSED, int events XD_UNUSED)
+{
+	struct conn *c = p->data;
+	struct exchange *e = c->x;
+
+	if (e == NULL || !e->suspended)
+		return;
+	e->abandoned = true;
+	resume(e);
+}
+
+static void hold(struct exchange *e)
+{
+	struct conn *c = e->c;
+	struct xd_http_server *s = c->srv;
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	MHD_suspend_connection(c->mc);
+	e->suspended = true;
+	if (ci == NULL || uv_poll_init(s->loop, &c->hup, ci->connect_fd) != 0)
+		return; /* held until answered: no worse than that */
+	c->hup.data = c;
+	c->hup_open = true;
+	c->handles++;
+	s->handles++;
+	uv_poll_start(&c->hup, UV_DISCONNECT, on_hup);
+}
+
+static struct MHD_Response *make_response(struct exchange *e)
+{
+	struct xd_http_exchange *x = &e->pub;
+	struct MHD_Response *r;
+
+	if (e->niov > 0) {
+		struct MHD_IoVec iov[4];
+
+		for (int i = 0; i < e->niov; i++) {
+			iov[i].iov_base = e->iov[i].iov_base;
+			iov[i].iov_len = e->iov[i].iov_len;
+		}
+		r = MHD_create_response_from_iovec(iov, (unsigned)e->niov,
+						   e->release, e->release_arg);
+		if (r != NULL)
+			e->release = NULL; /* the response's now */
+	} else {
+		size_t len = 0;
+		uint8_t *data = xd_buf_steal(&x->out, &len);
+
+		r = MHD_create_response_from_buffer(
+			len, data != NULL ? (void *)data : (void *)"",
+			data != NULL ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+		if (r == NULL)
+			free(data);
+	}
+	if (r == NULL)
+		xd_out_of_memory(0);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, x->content_type);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (x->allow != NULL)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, x->allow);
+	if (x->location != NULL)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, x->location);
+	if (e->refuse != 0)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	return r;
+}
+
+static enum MHD_Result queue(struct exchange *e)
+{
+	enum MHD_Result rc;
+
+	rc = MHD_queue_response(e->c->mc, (unsigned)e->pub.status, e->resp);
+	MHD_destroy_response(e->resp); /* the library holds it now */
+	e->resp = NULL;
+	e->replied = true;
+	return rc;
 }
 
 void xd_http_reply(struct xd_http_exchange *x)
 {
-	struct conn *c = xd_container_of(x, struct conn, x);
+	struct exchange *e = xd_container_of(x, struct exchange, pub);
 
-	c->pending = false;
-	send_response(c, x->status, x->content_type, x->allow, x->location,
-		      &x->out, !c->keep_alive);
-	xd_buf_free(&x->out);
-	if (c->closing) {
-		/* the client went away while this was pending */
-		if (c->handles == 0)
-			free(c);
+	XD_ASSERT(!e->replied && e->resp == NULL);
+	if (e->c == NULL) {
+		/* the connection went away while this was pending */
+		exchange_free(e);
 		return;
 	}
-	if (c->keep_alive) {
-		http_parser_pause(&c->parser, 0);
-		parse_more(c);
-	}
+	e->resp = make_response(e);
+	xd_buf_free(&x->out);
+	if (!e->in_handler)
+		resume(e);
+}
+
+void xd_http_reply_shared(struct xd_http_exchange *x, const struct iovec *iov,
+			  int n, void (*release)(void *arg), void *arg)
+{
+	struct exchange *e = xd_container_of(x, struct exchange, pub);
+
+	if (n < 1 || n > 4)
+		xd_panic(__FILE__, __LINE__, "xd_http_reply_shared: 1 to 4 pieces");
+	memcpy(e->iov, iov, (size_t)n * sizeof(*iov));
+	e->niov = n;
+	e->release = release;
+	e->release_arg = arg;
+	xd_http_reply(x);
 }
 
 void xd_http_text(struct xd_http_exchange *x, int status, const char *text)
@@ -240,418 +290,447 @@ void xd_http_text(struct xd_http_exchange *x, int status, const char *text)
 	xd_http_reply(x);
 }
 
-/* ---------------- parsing ---------------- */
-
-static int on_message_begin(http_parser *p)
+const char *xd_http_header(const struct xd_http_exchange *x, const char *name)
 {
-	struct conn *c = p->data;
+	const struct exchange *e = xd_container_of(x, struct exchange, pub);
 
-	c->url.len = 0;
-	c->body.len = 0;
-	c->head = 0;
-	c->hname_len = c->hvalue_len = 0;
-	c->in_value = c->expect_continue = false;
-	return 0;
+	if (e->c == NULL || e->c->mc == NULL)
+		return NULL;
+	return MHD_lookup_connection_value(e->c->mc, MHD_HEADER_KIND, name);
 }
 
-static int count_head(struct conn *c, size_t n)
+/* ---------------- requests ---------------- */
+
+/* Answers a request we refuse ourselves, then closes the connection. */
+static enum MHD_Result refuse(struct exchange *e, int status, const char *text)
 {
-	c->head += n;
-	if (c->head > MAX_HEAD) {
-		refuse(c, 431, "request head over 16 KiB");
-		return -1;
+	e->refuse = status;
+	e->pub.status = status;
+	e->pub.content_type = "text/plain; charset=utf-8";
+	xd_buf_printf(&e->pub.out, "%s\n", text);
+	e->resp = make_response(e);
+	return queue(e);
+}
+
+static void *on_uri(void *cls XD_UNUSED, const char *uri,
+		    struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *c = ci != NULL ? ci->socket_context : NULL;
+	struct exchange *e = xd_calloc(1, sizeof(*e));
+
+	e->c = c;
+	xd_buf_append(&e->uri, uri, strlen(uri) + 1);
+	if (c != NULL)
+		c->x = e;
+	return e;
+}
+
+/* The head is complete: what it says decides whether to go on. */
+static enum MHD_Result head_done(struct exchange *e, const char *method)
+{
+	struct conn *c = e->c;
+	struct xd_http_server *s = c->srv;
+	const struct xd_http_opts *o = &s->opts;
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+	const char *cl = MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *te = MHD_lookup_connection_value(
+		c->mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	char *end;
+
+	e->seen = true;
+	uv_timer_stop(&c->head);
+	if (ci != NULL && ci->header_size > MAX_HEAD) {
+		s->stats.too_large++;
+		return refuse(e, 431, "request head over 16 KiB");
 	}
-	return 0;
-}
-
-static int on_url(http_parser *p, const char *at, size_t n)
-{
-	struct conn *c = p->data;
-
-	if (count_head(c, n) != 0)
-		return -1;
-	xd_buf_append(&c->url, at, n);
-	return 0;
-}
-
-/* Appends a piece of a header's name or value (the parser may hand
- * them over in pieces), keeping no more than the buffer: a longer one
- * is marked so by a length past it. */
-static void keep(char *buf, size_t cap, size_t *len, const char *at, size_t n)
-{
-	if (*len + n <= cap)
-		memcpy(buf + *len, at, n);
-	*len += n;
-}
-
-static bool is_text(const char *buf, size_t len, const char *text)
-{
-	return len == strlen(text) && strncasecmp(buf, text, len) == 0;
-}
-
-/* A header ends: "Expect: 100-continue" asks for a go-ahead before the
- * body (curl asks for bodies over 1 KiB, and waits a second without it). */
-static void header_done(struct conn *c)
-{
-	if (c->in_value && is_text(c->hname, c->hname_len, "expect") &&
-	    is_text(c->hvalue, c->hvalue_len, "100-continue"))
-		c->expect_continue = true;
-	c->in_value = false;
-	c->hname_len = c->hvalue_len = 0;
-}
-
-static int on_header_field(http_parser *p, const char *at, size_t n)
-{
-	struct conn *c = p->data;
-
-	if (c->in_value)
-		header_done(c);
-	keep(c->hname, sizeof(c->hname), &c->hname_len, at, n);
-	return count_head(c, n);
-}
-
-static int on_header_value(http_parser *p, const char *at, size_t n)
-{
-	struct conn *c = p->data;
-
-	c->in_value = true;
-	keep(c->hvalue, sizeof(c->hvalue), &c->hvalue_len, at, n);
-	return count_head(c, n);
-}
-
-/* A declared body over the bound is refused before it is sent. */
-static int on_headers_complete(http_parser *p)
-{
-	struct conn *c = p->data;
-
-	header_done(c);
-	if ((p->flags & F_CONTENTLENGTH) != 0 &&
-	    p->content_length > c->srv->opts.max_body) {
-		refuse(c, 413, "request body too large");
-		return -1;
+	/* both framings at once: a smuggling attempt, or a broken client */
+	if (cl != NULL && te != NULL)
+		return refuse(e, 400, "both Content-Length and Transfer-Encoding");
+	if (cl != NULL && (strtoull(cl, &end, 10) > o->max_body || *end != '\0')) {
+		s->stats.too_large++;
+		return refuse(e, 413, "request body too large");
 	}
-	if (c->expect_continue && p->http_major == 1 && p->http_minor >= 1 &&
-	    !c->closing) {
-		struct xd_buf go = XD_BUF_INIT;
+	if (o->max_requests_per_second != 0 &&
+	    !xd_bucket_take(&c->requests, o->max_requests_per_second,
+			    o->max_request_burst, uv_now(s->loop))) {
+		unsigned long quiet;
 
-		xd_buf_printf(&go, "HTTP/1.1 100 Continue\r\n\r\n");
-		write_out(c, &go, false);
+		s->stats.over_rate++;
+		if (xd_log_limit_take(&s->log_rate, &quiet))
+			xd_warn("%s: %s sent more than %llu requests a second (max_requests_per_second, burst %llu): answered 429 and closed (%lu more since)",
+				s->name, c->peer,
+				(unsigned long long)o->max_requests_per_second,
+				(unsigned long long)o->max_request_burst, quiet);
+		return refuse(e, 429, "too many requests");
 	}
-	return 0;
+	e->pub.method = method;
+	return MHD_YES;
 }
 
-static int on_body(http_parser *p, const char *at, size_t n)
+/* A whole request: hand it over. */
+static enum MHD_Result dispatch(struct exchange *e)
 {
-	struct conn *c = p->data;
-
-	if (c->body.len + n > c->srv->opts.max_body) {
-		refuse(c, 413, "request body too large");
-		return -1;
-	}
-	xd_buf_append(&c->body, at, n);
-	return 0;
-}
-
-/* A whole request: hand it over, and parse nothing more until it is
- * answered (requests on a connection are answered in order). */
-static int on_message_complete(http_parser *p)
-{
-	struct conn *c = p->data;
-
-	c->complete = true;
-	http_parser_pause(p, 1);
-	return 0;
-}
-
-static void dispatch(struct conn *c)
-{
-	struct xd_http_exchange *x = &c->x;
+	struct xd_http_exchange *x = &e->pub;
+	struct conn *c = e->c;
+	struct xd_http_server *s = c->srv;
 	char *q;
 
-	c->complete = false;
-	xd_buf_putc(&c->url, '\0');
-	xd_buf_putc(&c->body, '\0');
-	c->keep_alive = http_should_keep_alive(&c->parser) != 0;
-	c->head_request = c->parser.method == HTTP_HEAD;
-	memset(x, 0, sizeof(*x));
-	x->method = http_method_str(c->parser.method);
-	x->path = (const char *)c->url.data;
-	q = strchr((char *)c->url.data, '?');
+	e->dispatched = true;
+	xd_buf_putc(&e->body, '\0');
+	x->path = (const char *)e->uri.data;
+	q = strchr((char *)e->uri.data, '?');
 	if (q != NULL) {
 		*q = '\0';
 		x->query = q + 1;
 	} else {
 		x->query = "";
 	}
-	x->body = c->body.data;
-	x->body_len = c->body.len - 1;
+	x->body = e->body.data;
+	x->body_len = e->body.len - 1;
 	x->peer = c->peer;
 	x->status = 200;
 	x->content_type = "text/plain; charset=utf-8";
-	c->pending = true;
-	c->srv->opts.handle(c->srv->opts.ctx, x);
+	s->stats.requests++;
+	e->in_handler = true;
+	s->opts.handle(s->opts.ctx, x);
+	e->in_handler = false;
+	if (e->resp != NULL)
+		return queue(e);
+	hold(e);
+	return MHD_YES;
 }
 
-/* Parses what was read, up to the next whole request. */
-static void parse_more(struct conn *c)
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *mc,
+				 const char *url XD_UNUSED, const char *method,
+				 const char *version XD_UNUSED,
+				 const char *upload, size_t *upload_size,
+				 void **req_cls)
 {
-	while (!c->pending && !c->closing && c->refuse == 0 &&
-	       c->in_off < c->in.len) {
-		size_t n = http_parser_execute(&c->parser, &settings,
-					       (const char *)c->in.data + c->in_off,
-					       c->in.len - c->in_off);
-		enum http_errno e = HTTP_PARSER_ERRNO(&c->parser);
+	struct xd_http_server *s = cls;
+	struct exchange *e = *req_cls;
 
-		c->in_off += n;
-		if (c->refuse != 0)
-			return;
-		if (e != HPE_OK && e != HPE_PAUSED) {
-			refuse(c, 400, http_errno_description(e));
-			return;
+	if (e == NULL || e->c == NULL || e->c->mc != mc)
+		return MHD_NO; /* cannot happen: on_uri made it */
+	if (e->abandoned || s->stopping)
+		return MHD_NO; /* closes the connection */
+	if (e->resp != NULL)
+		return queue(e);
+	if (e->replied || e->dispatched)
+		return MHD_YES;
+	if (!e->seen)
+		return head_done(e, method);
+	if (*upload_size > 0) {
+		if (e->body.len + *upload_size > s->opts.max_body) {
+			s->stats.too_large++;
+			return refuse(e, 413, "request body too large");
 		}
-		if (c->complete)
-			dispatch(c);
-		else if (e == HPE_OK && n == 0)
-			break;
+		xd_buf_append(&e->body, upload, *upload_size);
+		*upload_size = 0;
+		return MHD_YES;
 	}
-	if (c->in_off == c->in.len) {
-		c->in.len = 0;
-		c->in_off = 0;
+	return dispatch(e);
+}
+
+static void on_completed(void *cls XD_UNUSED, struct MHD_Connection *mc XD_UNUSED,
+			 void **req_cls, enum MHD_RequestTerminationCode toe)
+{
+	struct exchange *e = *req_cls;
+	struct conn *c;
+
+	*req_cls = NULL;
+	if (e == NULL)
+		return;
+	c = e->c;
+	if (c != NULL && c->x == e)
+		c->x = NULL;
+	if (c != NULL) {
+		hup_stop(c);
+		/* the next request's head is due within the deadline */
+		if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && c->mc != NULL &&
+		    !c->srv->stopping)
+			uv_timer_again(&c->head);
 	}
+	if (!e->dispatched || e->replied || e->resp != NULL) {
+		exchange_free(e);
+		return;
+	}
+	/* the handler still holds it: it hears `gone`, then replies,
+	 * which frees it */
+	e->c = NULL;
+	if (e->pub.gone != NULL)
+		e->pub.gone(&e->pub);
 }
 
 /* ---------------- connections ---------------- */
 
-static void on_handle_closed(uv_handle_t *h)
+static void peer_of(struct conn *c, const struct sockaddr *sa)
 {
-	struct conn *c = h->data;
-
-	if (--c->handles == 0 && !c->pending)
-		free(c);
-}
-
-static void conn_close(struct conn *c)
-{
-	struct xd_http_server *srv = c->srv;
-
-	if (c->closing)
-		return;
-	c->closing = true;
-	xd_list_remove(&c->link);
-	srv->nconns--;
-	xd_buf_free(&c->in);
-	xd_buf_free(&c->url);
-	xd_buf_free(&c->body);
-	uv_close((uv_handle_t *)&c->h.stream, on_handle_closed);
-	uv_close((uv_handle_t *)&c->idle, on_handle_closed);
-	/* after the closes: the handle count keeps `c` alive through a
-	 * reply made from `gone` */
-	if (c->pending && c->x.gone != NULL)
-		c->x.gone(&c->x);
-}
-
-static void on_alloc(uv_handle_t *h, size_t suggested XD_UNUSED, uv_buf_t *b)
-{
-	struct conn *c = h->data;
-
-	b->base = (char *)xd_buf_reserve(&c->in, READ_CHUNK);
-	b->len = READ_CHUNK;
-}
-
-static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b XD_UNUSED)
-{
-	struct conn *c = s->data;
-
-	if (n < 0) {
-		conn_close(c);
-		return;
-	}
-	if (c->lingering) {
-		c->in.len = 0; /* dropped */
-		c->in_off = 0;
-		return;
-	}
-	c->in.len += (size_t)n;
-	uv_timer_again(&c->idle);
-	parse_more(c);
-	/* with a request pending, what follows waits in `in`, read no more
-	 * than a bounded amount ahead */
-	if (c->pending && c->in.len - c->in_off > MAX_HEAD + c->srv->opts.max_body)
-		uv_read_stop(&c->h.stream);
-}
-
-static void on_idle_linger(uv_timer_t *t)
-{
-	conn_close(t->data);
-}
-
-static void on_idle(uv_timer_t *t)
-{
-	struct conn *c = t->data;
-
-	if (!c->pending)
-		conn_close(c);
-}
-
-static void peer_of(struct conn *c)
-{
-	struct sockaddr_storage sa;
-	int len = sizeof(sa);
 	char host[INET6_ADDRSTRLEN];
+	socklen_t len = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+						    sizeof(struct sockaddr_in);
 
-	if (c->srv->unix_socket) {
+	if (c->srv->unix_socket || sa->sa_family == AF_UNIX) {
 		snprintf(c->peer, sizeof(c->peer), "unix");
 		return;
 	}
-	if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&sa, &len) != 0 ||
-	    getnameinfo((struct sockaddr *)&sa, (socklen_t)len, host,
-			sizeof(host), NULL, 0, NI_NUMERICHOST) != 0) {
+	memcpy(&c->addr, sa, len);
+	if (getnameinfo(sa, len, host, sizeof(host), NULL, 0, NI_NUMERICHOST) != 0) {
 		snprintf(c->peer, sizeof(c->peer), "?");
 		return;
 	}
-	snprintf(c->peer, sizeof(c->peer), "%s:%u", host,
-		 ntohs(sa.ss_family == AF_INET6 ?
-			       ((struct sockaddr_in6 *)&sa)->sin6_port :
-			       ((struct sockaddr_in *)&sa)->sin_port));
+	snprintf(c->peer, sizeof(c->peer), sa->sa_family == AF_INET6 ? "[%s]:%u" : "%s:%u",
+		 host,
+		 ntohs(sa->sa_family == AF_INET6 ?
+			       ((const struct sockaddr_in6 *)sa)->sin6_port :
+			       ((const struct sockaddr_in *)sa)->sin_port));
 }
 
-static void on_connection(uv_stream_t *l, int status)
+static void on_head_timeout(uv_timer_t *t)
 {
-	struct xd_http_server *srv = l->data;
+	struct conn *c = t->data;
+	struct xd_http_server *s = c->srv;
+	const union MHD_ConnectionInfo *ci;
+
+	if (c->mc == NULL || (c->x != NULL && c->x->seen))
+		return;
+	ci = MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+	s->stats.header_timeouts++;
+	xd_info("%s: closed the connection from %s: no complete request within %llu ms (http_header_timeout)",
+		s->name, c->peer, (unsigned long long)s->opts.header_timeout_ms);
+	/* The library owns the socket; shutting it down makes it see the
+	 * end on its next run and close it the usual way. */
+	if (ci != NULL)
+		shutdown(ci->connect_fd, SHUT_RDWR);
+}
+
+static void conn_handle_closed(uv_handle_t *h)
+{
+	struct conn *c = h->data;
+	struct xd_http_server *s = c->srv;
+
+	XD_ASSERT(c->handles > 0);
+	if (--c->handles == 0)
+		free(c);
+	server_unref(s);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *mc,
+			  void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct xd_http_server *s = cls;
 	struct conn *c;
 
-	if (status != 0)
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+			mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+		c = xd_calloc(1, sizeof(*c));
+		c->srv = s;
+		c->mc = mc;
+		if (ci != NULL && ci->client_addr != NULL)
+			peer_of(c, ci->client_addr);
+		else
+			snprintf(c->peer, sizeof(c->peer), s->unix_socket ? "unix" : "?");
+		uv_timer_init(s->loop, &c->head);
+		c->head.data = c;
+		c->handles = 1;
+		s->handles++;
+		uv_timer_start(&c->head, on_head_timeout, s->opts.header_timeout_ms,
+			       s->opts.header_timeout_ms);
+		xd_bucket_init(&c->requests, s->opts.max_request_burst,
+			       uv_now(s->loop));
+		xd_list_init(&c->link);
+		xd_list_push_back(&s->conns, &c->link);
+		s->stats.connections++;
+		*socket_context = c;
 		return;
-	c = xd_calloc(1, sizeof(*c));
-	c->srv = srv;
-	if (srv->unix_socket)
-		uv_pipe_init(srv->loop, &c->h.pipe, 0);
+	}
+	c = *socket_context;
+	if (c == NULL)
+		return;
+	*socket_context = NULL;
+	c->mc = NULL;
+	if (c->x != NULL && !c->x->dispatched) {
+		/* a head that never completed (the library does not report
+		 * those as requests) */
+		exchange_free(c->x);
+	} else if (c->x != NULL) {
+		c->x->c = NULL;
+	}
+	c->x = NULL;
+	hup_stop(c);
+	xd_list_remove(&c->link);
+	s->stats.connections--;
+	uv_close((uv_handle_t *)&c->head, conn_handle_closed);
+}
+
+static bool same_address(const struct sockaddr_storage *a,
+			 const struct sockaddr *b)
+{
+	if (a->ss_family != b->sa_family)
+		return false;
+	if (b->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (b->sa_family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			      &((const struct sockaddr_in6 *)b)->sin6_addr,
+			      sizeof(struct in6_addr)) == 0;
+	return false;
+}
+
+/* Whether a new connection from `sa` is within the bounds. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *sa,
+				 socklen_t len XD_UNUSED)
+{
+	struct xd_http_server *s = cls;
+	unsigned long quiet;
+	size_t same = 0;
+	char who[64];
+	struct conn tmp = {.srv = s};
+	struct xd_list *l;
+
+	if (s->stopping)
+		return MHD_NO;
+	if (s->stats.connections >= s->opts.max_connections) {
+		s->stats.over_connections++;
+		if (xd_log_limit_take(&s->log_full, &quiet)) {
+			peer_of(&tmp, sa);
+			xd_warn("%s: refused a connection from %s: %zu connections are open, the most it takes (%lu more refused since)",
+				s->name, tmp.peer, s->stats.connections, quiet);
+		}
+		return MHD_NO;
+	}
+	if (s->opts.max_per_address == 0 ||
+	    (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
+		return MHD_YES;
+	xd_list_for_each(l, &s->conns) {
+		struct conn *c = xd_container_of(l, struct conn, link);
+
+		if (same_address(&c->addr, sa))
+			same++;
+	}
+	if (same < s->opts.max_per_address)
+		return MHD_YES;
+	s->stats.over_per_address++;
+	if (xd_log_limit_take(&s->log_address, &quiet)) {
+		peer_of(&tmp, sa);
+		snprintf(who, sizeof(who), "%s", tmp.peer);
+		*strrchr(who, ':') = '\0';
+		xd_warn("%s: refused a connection from %s: that address holds %zu connections already (%s_max_connections_per_address; %lu more refused since)",
+			s->name, who, same, s->opts.name, quiet);
+	}
+	return MHD_NO;
+}
+
+/* What the library logs: its own refusals (400, 431) and troubles. */
+static void on_library_log(void *cls, const char *fmt, va_list ap)
+{
+	struct xd_http_server *s = cls;
+	char msg[512];
+	size_t n;
+
+	if (XD_LOG_DEBUG > xd_log_threshold)
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '.'))
+		msg[--n] = '\0';
+	xd_debug("%s: http: %s", s->name, msg);
+}
+
+/* ---------------- the loop ---------------- */
+
+static void on_timer(uv_timer_t *t)
+{
+	run(t->data);
+}
+
+static void on_poll(uv_poll_t *p, int status XD_UNUSED, int events XD_UNUSED)
+{
+	run(p->data);
+}
+
+static void run(struct xd_http_server *s)
+{
+	MHD_UNSIGNED_LONG_LONG ms;
+
+	if (s->stopping)
+		return;
+	MHD_run(s->mhd);
+	if (MHD_get_timeout(s->mhd, &ms) == MHD_YES)
+		uv_timer_start(&s->timer, on_timer, ms, 0);
 	else
-		uv_tcp_init(srv->loop, &c->h.tcp);
-	uv_timer_init(srv->loop, &c->idle);
-	c->h.stream.data = c;
-	c->idle.data = c;
-	c->handles = 2;
-	xd_list_init(&c->link);
-	xd_list_push_back(&srv->conns, &c->link);
-	srv->nconns++;
-	if (uv_accept(l, &c->h.stream) != 0 || srv->stopping ||
-	    srv->nconns > srv->opts.max_connections) {
-		conn_close(c);
-		return;
-	}
-	peer_of(c);
-	http_parser_init(&c->parser, HTTP_REQUEST);
-	c->parser.data = c;
-	uv_timer_start(&c->idle, on_idle, srv->opts.idle_ms, srv->opts.idle_ms);
-	uv_read_start(&c->h.stream, on_alloc, on_read);
-}
-
-/* ---------------- the server ---------------- */
-
-static int listen_tcp(struct xd_http_server *srv, const char *addr, char *why,
-		      size_t why_len)
-{
-	char host[256], *port;
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
-				 .ai_flags = AI_PASSIVE};
-	struct addrinfo *res = NULL;
-	struct sockaddr_storage bound;
-	int len = sizeof(bound), err;
-
-	snprintf(host, sizeof(host), "%s", addr[0] == '[' ? addr + 1 : addr);
-	port = strrchr(host, ':');
-	if (port == NULL) {
-		snprintf(why, why_len, "'%s': missing :port", addr);
-		return -1;
-	}
-	*port++ = '\0';
-	if (host[0] != '\0' && host[strlen(host) - 1] == ']')
-		host[strlen(host) - 1] = '\0';
-	err = getaddrinfo(host, port, &hints, &res);
-	if (err != 0) {
-		snprintf(why, why_len, "cannot resolve '%s': %s", host,
-			 gai_strerror(err));
-		return -1;
-	}
-	uv_tcp_init(srv->loop, &srv->listener.tcp);
-	err = uv_tcp_bind(&srv->listener.tcp, res->ai_addr, 0);
-	freeaddrinfo(res);
-	if (err == 0)
-		err = uv_listen(&srv->listener.stream, 64, on_connection);
-	if (err != 0) {
-		snprintf(why, why_len, "cannot listen on %s: %s", addr,
-			 uv_strerror(err));
-		return -1;
-	}
-	uv_tcp_getsockname(&srv->listener.tcp, (struct sockaddr *)&bound, &len);
-	srv->port = ntohs(bound.ss_family == AF_INET6 ?
-				  ((struct sockaddr_in6 *)&bound)->sin6_port :
-				  ((struct sockaddr_in *)&bound)->sin_port);
-	return 0;
-}
-
-static int listen_unix(struct xd_http_server *srv, const char *path, char *why,
-		       size_t why_len)
-{
-	int err;
-
-	/* a socket file left by a previous run would make bind fail */
-	unlink(path);
-	uv_pipe_init(srv->loop, &srv->listener.pipe, 0);
-	err = uv_pipe_bind(&srv->listener.pipe, path);
-	if (err == 0)
-		err = uv_listen(&srv->listener.stream, 64, on_connection);
-	if (err != 0) {
-		snprintf(why, why_len, "cannot listen on unix:%s: %s", path,
-			 uv_strerror(err));
-		return -1;
-	}
-	return 0;
-}
-
-static void listener_closed(uv_handle_t *h)
-{
-	struct xd_http_server *srv = h->data;
-	void (*done)(void *) = srv->done;
-	void *arg = srv->done_arg;
-
-	free(srv->listen);
-	free(srv);
-	if (done != NULL)
-		done(arg);
+		uv_timer_stop(&s->timer);
 }
 
 int xd_http_start(struct xd_http_server **out, uv_loop_t *loop,
 		  const struct xd_http_opts *opts, char *why, size_t why_len)
 {
-	struct xd_http_server *srv = xd_calloc(1, sizeof(*srv));
-	int rc;
+	struct xd_http_server *s = xd_calloc(1, sizeof(*s));
+	const union MHD_DaemonInfo *di;
+	int fd;
 
-	settings.on_message_begin = on_message_begin;
-	settings.on_url = on_url;
-	settings.on_header_field = on_header_field;
-	settings.on_header_value = on_header_value;
-	settings.on_headers_complete = on_headers_complete;
-	settings.on_body = on_body;
-	settings.on_message_complete = on_message_complete;
-	srv->loop = loop;
-	srv->opts = *opts;
-	srv->listen = xd_strdup(opts->listen);
-	srv->opts.listen = srv->listen;
-	xd_list_init(&srv->conns);
-	srv->listener.stream.data = srv;
-	srv->unix_socket = strncmp(opts->listen, "unix:", 5) == 0;
-	rc = srv->unix_socket ? listen_unix(srv, opts->listen + 5, why, why_len) :
-				listen_tcp(srv, opts->listen, why, why_len);
-	if (rc != 0) {
-		/* the handle was initialised: close it, then free */
-		srv->listener.stream.data = srv;
-		uv_close((uv_handle_t *)&srv->listener.stream, listener_closed);
-		return -1;
+	struct xd_log_limit limit = XD_LOG_LIMIT_INIT(LOG_BURST, LOG_WINDOW_MS);
+
+	s->loop = loop;
+	s->log_full = limit;
+	s->log_address = limit;
+	s->log_rate = limit;
+	s->opts = *opts;
+	s->name = xd_strdup(opts->name != NULL ? opts->name : "http");
+	s->listen = xd_strdup(opts->listen);
+	s->opts.name = s->name;
+	s->opts.listen = s->listen;
+	if (s->opts.max_request_burst == 0)
+		s->opts.max_request_burst = 1;
+	xd_list_init(&s->conns);
+	s->unix_socket = strncmp(opts->listen, "unix:", 5) == 0;
+	fd = xd_http_listen(opts->listen, &s->port, why, why_len);
+	if (fd < 0)
+		goto fail;
+	s->mhd = MHD_start_daemon(
+		MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0,
+		on_accept, s, on_access, s,
+		MHD_OPTION_LISTEN_SOCKET, fd,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)(opts->max_connections + 1),
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
+		MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned)((opts->idle_ms + 999) / 1000),
+		MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+		MHD_OPTION_EXTERNAL_LOGGER, on_library_log, s,
+		MHD_OPTION_END);
+	if (s->mhd == NULL) {
+		snprintf(why, why_len, "cannot serve HTTP on %s", opts->listen);
+		close(fd);
+		goto fail;
 	}
-	*out = srv;
+	di = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	if (di == NULL || uv_poll_init(loop, &s->poll, di->epoll_fd) != 0) {
+		snprintf(why, why_len, "cannot serve HTTP on %s: no epoll descriptor",
+			 opts->listen);
+		MHD_stop_daemon(s->mhd);
+		goto fail;
+	}
+	uv_timer_init(loop, &s->timer);
+	s->poll.data = s;
+	s->timer.data = s;
+	s->handles = 2;
+	uv_poll_start(&s->poll, UV_READABLE, on_poll);
+	*out = s;
 	return 0;
+fail:
+	free(s->name);
+	free(s->listen);
+	free(s);
+	return -1;
 }
 
 int xd_http_port(const struct xd_http_server *s)
@@ -659,70 +738,34 @@ int xd_http_port(const struct xd_http_server *s)
 	return s->unix_socket ? 0 : s->port;
 }
 
+const struct xd_http_stats *xd_http_stats(const struct xd_http_server *s)
+{
+	return &s->stats;
+}
+
 void xd_http_stop(struct xd_http_server *s, void (*done)(void *arg),
 		  void *arg)
 {
-	s->stopping = true;
+	struct xd_list *l;
+
 	s->done = done;
 	s->done_arg = arg;
-	while (!xd_list_empty(&s->conns))
-		conn_close(xd_container_of(s->conns.next, struct conn, link));
+	/* the library refuses to stop with held requests: hand them back;
+	 * stopping then closes every connection, and each held request's
+	 * handler hears `gone` */
+	xd_list_for_each(l, &s->conns) {
+		struct conn *c = xd_container_of(l, struct conn, link);
+
+		if (c->x != NULL && c->x->suspended) {
+			c->x->abandoned = true;
+			resume(c->x);
+		}
+	}
+	s->stopping = true;
+	/* before the library closes the descriptor it watches */
+	uv_close((uv_handle_t *)&s->poll, server_handle_closed);
+	uv_close((uv_handle_t *)&s->timer, server_handle_closed);
+	MHD_stop_daemon(s->mhd);
 	if (s->unix_socket)
 		unlink(s->listen + 5);
-	uv_close((uv_handle_t *)&s->listener.stream, listener_closed);
-}
-
-/* ---------------- queries ---------------- */
-
-static int hex(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Decodes `n` bytes of `s` into `out`; false if malformed or too long. */
-static bool decode(const char *s, size_t n, char *out, size_t cap)
-{
-	size_t o = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		char ch = s[i];
-
-		if (ch == '+') {
-			ch = ' ';
-		} else if (ch == '%') {
-			if (i + 2 >= n || hex(s[i + 1]) < 0 || hex(s[i + 2]) < 0)
-				return false;
-			ch = (char)(hex(s[i + 1]) * 16 + hex(s[i + 2]));
-			i += 2;
-		}
-		if (ch == '\0' || o + 1 >= cap)
-			return false;
-		out[o++] = ch;
-	}
-	out[o] = '\0';
-	return true;
-}
-
-int xd_http_query_get(const char *query, const char *key, char *out,
-		      size_t cap)
-{
-	size_t klen = strlen(key);
-
-	for (const char *p = query; *p != '\0';) {
-		const char *end = strchr(p, '&');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-
-		if (len > klen && strncmp(p, key, klen) == 0 && p[klen] == '=')
-			return decode(p + klen + 1, len - klen - 1, out, cap) ? 1 : -1;
-		if (len == klen && strncmp(p, key, klen) == 0)
-			return decode("", 0, out, cap) ? 1 : -1;
-		p += len + (end != NULL);
-	}
-	return 0;
 }

@@ -1,28 +1,45 @@
 /*
- * A small HTTP/1.1 server on the libuv loop: the admin endpoint's and
- * REST-JSON xDS's transport (rest.h). Requests are parsed by http_parser
- * (Debian's libhttp-parser), never by hand.
+ * HTTP/1.1 on the libuv loop: the admin endpoint's and REST-JSON xDS's
+ * transport (rest.h). The protocol itself, parsing included, is GNU
+ * libmicrohttpd's (docs/design.md §9); this module drives it from the
+ * loop and keeps to xdsd's bounds. Handlers see whole requests.
  *
- * Each connection handles its requests one at a time, in order
- * (pipelined requests wait their turn), keep-alive by default. The
- * handler gets a whole request (method, path, query, body) and fills in
- * the response, then calls xd_http_reply, at once or later from the loop
- * (a reload answers when it is over). A connection closed by the client
- * meanwhile is freed after that reply, which then goes nowhere; a
- * handler that holds requests for long (REST-JSON's long polls) sets
- * `gone` to hear of it at once.
+ * Each connection handles its requests one at a time, in order, keep-
+ * alive by default. The handler gets a whole request (method, path,
+ * query, headers, body) and fills in the response, then calls
+ * xd_http_reply, at once or later from the loop (a reload answers when
+ * it is over). xd_http_reply never calls a handler: a pipelined request
+ * is read and handled on a later loop turn, after the answer before it
+ * is sent. A connection closed by the client meanwhile is dropped after
+ * that reply, which then goes nowhere; a handler that holds requests
+ * for long (REST-JSON's long polls) sets `gone` to hear of it at once.
  *
- * Bounds: a request's head (request line and headers) at most 16 KiB
- * (431 when over), its body at most `max_body` (413), at most
- * `max_connections` connections at once (more are closed at once), and
- * a connection idle for `idle_ms` is closed. A request http_parser
- * refuses gets 400; the connection then closes.
+ * Bounds, each refusal logged with the peer and counted (stats):
+ * - a request's head (request line and headers) at most 16 KiB (431),
+ *   its body at most `max_body` (413);
+ * - a request head must be complete within `header_timeout_ms` of the
+ *   connection opening or of the answer before it (slow heads are
+ *   closed; this is also how long an idle keep-alive connection stays);
+ * - at most `max_connections` connections at once, at most
+ *   `max_per_address` of them from one client address (more are closed
+ *   at once);
+ * - nothing more is read from a connection while an answer is being
+ *   sent, beyond one small buffer: a client that does not read what it
+ *   asked for holds one answer, never more;
+ * - a connection that sends or takes nothing for `idle_ms` while a
+ *   request is under way is closed;
+ * - with `max_requests_per_second`, a connection sending more than that
+ *   on average (bursts of `max_request_burst`) is answered 429 and
+ *   closed.
+ * A request libmicrohttpd cannot parse gets 400 and the connection
+ * closes.
  *
  * A HEAD request is handled as the handler likes (usually as GET); its
  * response goes without the body.
  *
- * Ownership: the server owns its connections; an exchange belongs to
- * its connection and is valid until xd_http_reply. Thread: loop only.
+ * Ownership: the server owns its connections; an exchange is valid
+ * until xd_http_reply, whether or not its connection still is.
+ * Thread: loop only.
  */
 #ifndef XD_HTTP_HTTP_H
 #define XD_HTTP_HTTP_H
@@ -30,6 +47,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 #include <uv.h>
 
 #include "util/buf.h"
@@ -62,13 +80,29 @@ struct xd_http_exchange {
 };
 
 struct xd_http_opts {
+	const char *name;       /* in log lines: "admin", "REST-JSON" */
 	const char *listen;     /* host:port, [v6]:port or unix:/path */
 	size_t max_body;        /* bytes */
 	size_t max_connections;
+	size_t max_per_address; /* 0: no limit but max_connections */
+	uint64_t header_timeout_ms;
 	uint64_t idle_ms;
-	/* Called for every well-formed request. */
+	uint64_t max_requests_per_second; /* per connection; 0: no limit */
+	uint64_t max_request_burst;
+	/* Called for every well-formed request within the bounds. */
 	void (*handle)(void *ctx, struct xd_http_exchange *x);
 	void *ctx;
+};
+
+/* What the server refused and handled, for /metrics. */
+struct xd_http_stats {
+	unsigned long long requests;     /* handed to the handler */
+	unsigned long long over_connections; /* closed: max_connections */
+	unsigned long long over_per_address; /* closed: max_per_address */
+	unsigned long long header_timeouts;  /* closed: head too slow */
+	unsigned long long over_rate;    /* answered 429 */
+	unsigned long long too_large;    /* answered 413 or 431 */
+	size_t connections;              /* open now */
 };
 
 /*
@@ -81,8 +115,28 @@ int xd_http_start(struct xd_http_server **out, uv_loop_t *loop,
 /* The bound TCP port (the real one for port 0), or 0 for a unix socket. */
 int xd_http_port(const struct xd_http_server *s);
 
+/* The live counters (valid as long as the server). */
+const struct xd_http_stats *xd_http_stats(const struct xd_http_server *s);
+
+/*
+ * The value of request header `name` (any case), or NULL. Valid from
+ * the handler's call until xd_http_reply, while the connection lasts
+ * (after `gone`, NULL).
+ */
+const char *xd_http_header(const struct xd_http_exchange *x,
+			   const char *name);
+
 /* Sends the response of `x` (status, type, body); `x` is then gone. */
 void xd_http_reply(struct xd_http_exchange *x);
+
+/*
+ * The same with a body of `n` pieces the handler shares with other
+ * answers (up to 4), instead of `out`: they are sent without a copy, and
+ * `release(arg)` runs once they are no longer needed (sent, or the
+ * connection gone), from the loop.
+ */
+void xd_http_reply_shared(struct xd_http_exchange *x, const struct iovec *iov,
+			  int n, void (*release)(void *arg), void *arg);
 
 /* Shorthand: a text/plain response with this status and text. */
 void xd_http_text(struct xd_http_exchange *x, int status, const char *text);
@@ -96,7 +150,7 @@ int xd_http_query_get(const char *query, const char *key, char *out,
 		      size_t cap);
 
 /* Stops listening and closes every connection; `done(arg)` runs once
- * every handle is closed. Pending exchanges are dropped. */
+ * every handle is closed. Pending exchanges hear `gone`. */
 void xd_http_stop(struct xd_http_server *s, void (*done)(void *arg),
 		  void *arg);
 

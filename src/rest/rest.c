@@ -477,10 +477,16 @@ int xd_rest_start(struct xd_rest **out, uv_loop_t *loop,
 {
 	struct xd_rest *r = xd_calloc(1, sizeof(*r));
 	struct xd_http_opts opts = {
+		.name = "rest",
 		.listen = deps->cfg->rest_listen,
 		.max_body = deps->cfg->max_request_size,
 		.max_connections = REST_MAX_CONNECTIONS,
+		.max_per_address = deps->cfg->rest_max_connections_per_address,
+		.header_timeout_ms = deps->cfg->http_header_timeout_ms,
 		.idle_ms = REST_IDLE_MS,
+		/* as a gRPC stream's requests (max_requests_per_second) */
+		.max_requests_per_second = deps->cfg->max_requests_per_second,
+		.max_request_burst = deps->cfg->max_request_burst,
 		.handle = handle,
 		.ctx = r,
 	};

@@ -1,0 +1,706 @@
+/*
+ * The admin endpoint and REST-JSON against hostile HTTP peers, over real
+ * sockets on loopback, against the real daemon: what one connection (or
+ * one address) can do to the daemon must stay within its own share.
+ *
+ * Each case is an attack that once worked: a pipelined byte after a
+ * closing request, requests pipelined behind a long poll, pipelined
+ * reloads, answers never read, one packet of expensive requests,
+ * request heads never finished, and pages read or reloads posted from a
+ * foreign web origin. After each, the daemon must still answer at once
+ * and stop cleanly on SIGTERM.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "xdtest.h"
+
+#define START_MS 60000
+#define STOP_MS 10000
+
+/* ---------------- sockets ---------------- */
+
+/* A connection to 127.0.0.1:port from `src` (NULL: the kernel's pick),
+ * or -1. */
+static int dial(const char *src, int port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	if (src != NULL) {
+		struct sockaddr_in me = {.sin_family = AF_INET};
+
+		inet_pton(AF_INET, src, &me.sin_addr);
+		if (bind(fd, (struct sockaddr *)&me, sizeof(me)) != 0) {
+			close(fd);
+			return -1;
+		}
+	}
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void send_text(int fd, const char *text)
+{
+	size_t len = strlen(text), off = 0;
+
+	while (off < len) {
+		ssize_t n = send(fd, text + off, len - off, MSG_NOSIGNAL);
+
+		ck_assert_msg(n > 0, "send: %s", strerror(errno));
+		off += (size_t)n;
+	}
+}
+
+/* Reads until the peer closes, `want` answers have come (counted by
+ * their status lines; 0: any number) or `timeout_ms` pass without a
+ * byte. NUL-terminated, malloc'd. */
+static char *read_answers(int fd, int want, int timeout_ms, size_t *len)
+{
+	size_t cap = 65536, n = 0, scanned = 0;
+	char *buf = malloc(cap);
+	int seen = 0;
+
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ssize_t got;
+
+		if (poll(&p, 1, timeout_ms) <= 0)
+			break;
+		if (cap - n < 65536) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+		}
+		got = recv(fd, buf + n, cap - n - 1, 0);
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+		/* status lines so far, one split across reads included */
+		for (; scanned + 9 <= n; scanned++)
+			if (memcmp(buf + scanned, "HTTP/1.1 ", 9) == 0 &&
+			    (scanned == 0 || buf[scanned - 1] == '\n'))
+				seen++;
+		if (want > 0 && seen >= want)
+			break;
+	}
+	buf[n] = '\0';
+	if (len != NULL)
+		*len = n;
+	return buf;
+}
+
+/* Sends all of `data`, waiting up to `timeout_ms` for room each time;
+ * false if none came. */
+static bool send_within(int fd, const char *data, size_t len, int timeout_ms)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
+		ssize_t n;
+
+		if (poll(&p, 1, timeout_ms) <= 0)
+			return false;
+		n = send(fd, data + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			continue;
+		ck_assert_msg(n > 0, "send: %s", strerror(errno));
+		off += (size_t)n;
+	}
+	return true;
+}
+
+/* Status lines in `text`. */
+static int count_answers(const char *text, size_t len, const char *status)
+{
+	int count = 0;
+	size_t slen = strlen(status);
+
+	for (size_t i = 0; i + slen <= len; i++)
+		if ((i == 0 || text[i - 1] == '\n') &&
+		    memcmp(text + i, status, slen) == 0)
+			count++;
+	return count;
+}
+
+/* One GET on a new connection from 127.0.0.1; its status, or -1 when
+ * nothing came within `timeout_ms`. The time it took in *ms. */
+static int probe(int port, const char *request, int timeout_ms, long long *ms)
+{
+	long long t0 = xdtest_now_ms();
+	int fd = dial(NULL, port), status = -1;
+	char *out;
+
+	if (fd < 0)
+		return -1;
+	send_text(fd, request);
+	out = read_answers(fd, 1, timeout_ms, NULL);
+	if (strncmp(out, "HTTP/1.1 ", 9) == 0)
+		status = atoi(out + 9);
+	free(out);
+	close(fd);
+	if (ms != NULL)
+		*ms = xdtest_now_ms() - t0;
+	return status;
+}
+
+#define HEALTHZ "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+
+static void assert_healthy(const struct xdt_daemon *d, int within_ms)
+{
+	long long ms;
+	int status = probe(d->admin_port, HEALTHZ, within_ms, &ms);
+
+	ck_assert_msg(status == 200, "/healthz: status %d after %lld ms", status, ms);
+}
+
+static void raise_fd_limit(void)
+{
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
+}
+
+/* ---------------- the daemon ---------------- */
+
+static struct xdt_daemon *start(const char *dir, const char *extra)
+{
+	char cfg[2048];
+	struct xdt_daemon *d;
+
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nrest_listen: 127.0.0.1:0\nsnapshots: %s\n%s",
+		 dir, extra != NULL ? extra : "");
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	ck_assert_msg(d->admin_port > 0 && d->rest_port > 0,
+		      "no admin or REST port in the log");
+	return d;
+}
+
+/* SIGTERM ends it cleanly and at once: a spinning or crashed loop
+ * would not. */
+static void stop(struct xdt_daemon *d)
+{
+	xdt_daemon_signal(d, SIGTERM);
+	ck_assert_msg(xdt_daemon_wait(d, STOP_MS), "xdsd did not stop on SIGTERM");
+	ck_assert_int_eq(d->exit_status, 0);
+	xdt_daemon_free(d);
+}
+
+/* A REST request for every cluster, as node "n1" of cluster "c1",
+ * holding `version` (NULL: none). */
+static void rest_request(char *out, size_t cap, const char *version,
+			 const char *extra_headers)
+{
+	char body[256];
+
+	snprintf(body, sizeof(body),
+		 "{\"node\": {\"id\": \"n1\", \"cluster\": \"c1\"}%s%s%s}",
+		 version ? ", \"versionInfo\": \"" : "", version ? version : "",
+		 version ? "\"" : "");
+	snprintf(out, cap,
+		 "POST /v3/discovery:clusters HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+		 "Content-Type: application/json\r\n%sContent-Length: %zu\r\n\r\n%s",
+		 extra_headers ? extra_headers : "", strlen(body), body);
+}
+
+/* The version REST serves clusters at now. malloc'd. */
+static char *rest_version(const struct xdt_daemon *d)
+{
+	char req[1024], *out, *body, *v;
+	int fd = dial(NULL, d->rest_port);
+	json_t *j;
+
+	ck_assert(fd >= 0);
+	rest_request(req, sizeof(req), NULL, "Connection: close\r\n");
+	send_text(fd, req);
+	out = read_answers(fd, 0, 10000, NULL);
+	close(fd);
+	ck_assert_msg(strncmp(out, "HTTP/1.1 200 ", 13) == 0, "REST: '%.300s'", out);
+	body = strstr(out, "\r\n\r\n");
+	ck_assert(body != NULL);
+	j = json_loads(body + 4, 0, NULL);
+	ck_assert(j != NULL);
+	v = strdup(json_string_value(json_object_get(j, "versionInfo")));
+	json_decref(j);
+	free(out);
+	return v;
+}
+
+/* ---------------- the attacks ---------------- */
+
+/*
+ * A request that ends its connection (Connection: close, or HTTP/1.0
+ * without keep-alive) with one more byte behind it in the same packet:
+ * the answer, the close, and nothing else happens to the daemon.
+ */
+START_TEST(byte_after_closing_request)
+{
+	static const char *const admin_attacks[] = {
+		"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\nX",
+		"GET /healthz HTTP/1.0\r\n\r\nX",
+	};
+	char *dir = xdtest_clusters_snapdir(3);
+	struct xdt_daemon *d = start(dir, NULL);
+	char rest[1024];
+
+	for (size_t i = 0; i < 2; i++) {
+		int fd = dial(NULL, d->admin_port);
+		char *out;
+
+		ck_assert(fd >= 0);
+		send_text(fd, admin_attacks[i]);
+		out = read_answers(fd, 0, 5000, NULL);
+		ck_assert_msg(strstr(out, " 200 ") != NULL, "the answer: '%.200s'", out);
+		free(out);
+		close(fd);
+		assert_healthy(d, 3000);
+	}
+	{
+		int fd = dial(NULL, d->rest_port);
+		char *out;
+
+		ck_assert(fd >= 0);
+		rest_request(rest, sizeof(rest) - 2, NULL, "Connection: close\r\n");
+		strcat(rest, "X");
+		send_text(fd, rest);
+		out = read_answers(fd, 0, 5000, NULL);
+		ck_assert_msg(strncmp(out, "HTTP/1.1 200 ", 13) == 0, "REST: '%.200s'", out);
+		free(out);
+		close(fd);
+		assert_healthy(d, 3000);
+	}
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/*
+ * Megabytes of requests pipelined behind a held long poll: when the poll
+ * is answered, each waiting request is answered in its turn, in order,
+ * and the daemon does not go one level deeper for each.
+ */
+START_TEST(pipeline_behind_long_poll)
+{
+	static const char next[] = "GET /x HTTP/1.1\r\n\r\n";
+	char *dir = xdtest_clusters_snapdir(3);
+	/* no request rate limit: what is tried here is the depth */
+	struct xdt_daemon *d = start(dir, "rest_poll_timeout: 3s\nmax_requests_per_second: 0\n");
+	char *version = rest_version(d), held[1024], *out;
+	size_t sent = 0, len;
+	long long t0;
+	int fd = dial(NULL, d->rest_port), answers;
+	char chunk[64 * sizeof(next)];
+
+	ck_assert(fd >= 0);
+	rest_request(held, sizeof(held), version, NULL);
+	send_text(fd, held);
+	for (size_t i = 0; i < 64; i++)
+		memcpy(chunk + i * (sizeof(next) - 1), next, sizeof(next) - 1);
+	/* push whole requests for 2 s or 4 MiB, whichever comes first; a
+	 * request begun is finished, however long that takes */
+	t0 = xdtest_now_ms();
+	while (sent * (sizeof(next) - 1) < 4u << 20 && xdtest_now_ms() - t0 < 2000) {
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
+
+		if (poll(&p, 1, 100) != 1)
+			continue;
+		ck_assert(send_within(fd, chunk, sizeof(chunk) - 64, 30000));
+		sent += 64;
+	}
+	ck_assert_msg(sent >= 1024, "only %zu requests went out", sent);
+	/* the poll ends at rest_poll_timeout; then every request behind it */
+	out = read_answers(fd, (int)sent + 1, 20000, &len);
+	answers = count_answers(out, len, "HTTP/1.1 404 ");
+	ck_assert_msg(strncmp(out, "HTTP/1.1 200 ", 13) == 0,
+		      "the poll's answer: '%.200s'", out);
+	ck_assert_msg(answers == (int)sent, "%d answers to %zu pipelined requests",
+		      answers, sent);
+	free(out);
+	close(fd);
+	assert_healthy(d, 3000);
+	stop(d);
+	free(version);
+	free(dir);
+}
+END_TEST
+
+#define RELOAD "POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 0\r\n\r\n"
+
+/*
+ * Two reloads pipelined on one connection, a third on another and a
+ * SIGHUP, all while the first runs: each is answered once, in order,
+ * and the daemon lives.
+ */
+START_TEST(pipelined_reloads)
+{
+	char *dir = xdtest_clusters_snapdir(3000);
+	struct xdt_daemon *d = start(dir, NULL);
+
+	for (int round = 0; round < 10; round++) {
+		int a = dial(NULL, d->admin_port), b = dial(NULL, d->admin_port);
+		char *out;
+		size_t len;
+
+		ck_assert(a >= 0 && b >= 0);
+		send_text(a, RELOAD RELOAD);
+		send_text(b, RELOAD);
+		xdt_daemon_signal(d, SIGHUP);
+		out = read_answers(a, 2, 20000, &len);
+		ck_assert_msg(count_answers(out, len, "HTTP/1.1 200 ") == 2,
+			      "round %d, connection a: '%.400s'", round, out);
+		free(out);
+		out = read_answers(b, 1, 20000, &len);
+		ck_assert_msg(count_answers(out, len, "HTTP/1.1 200 ") == 1,
+			      "round %d, connection b: '%.400s'", round, out);
+		free(out);
+		close(a);
+		close(b);
+	}
+	assert_healthy(d, 3000);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/*
+ * A client that pipelines requests for a large page and never reads
+ * the answers: what the daemon holds for it stays bounded (reading
+ * stops while answers wait), however many it asks for.
+ */
+START_TEST(unread_answers_bounded)
+{
+	static const char dump[] = "GET /config_dump HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+	char *dir = xdtest_clusters_snapdir(2000);
+	struct xdt_daemon *d = start(dir, NULL);
+	int fd = dial(NULL, d->admin_port), rcv = 4096;
+	long before, after, page;
+	long long ms;
+	char *out;
+	size_t len;
+
+	/* one answer's size */
+	ck_assert(fd >= 0);
+	send_text(fd, "GET /config_dump HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+	out = read_answers(fd, 0, 10000, &len);
+	ck_assert_msg(strncmp(out, "HTTP/1.1 200 ", 13) == 0, "'%.200s'", out);
+	page = (long)len / 1024;
+	ck_assert_msg(page > 100, "config_dump is only %ld KiB", page);
+	free(out);
+	close(fd);
+	before = xdt_daemon_rss_kb(d);
+
+	/* a small receive window, as a client that reads nothing */
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+	{
+		struct sockaddr_in sa = {.sin_family = AF_INET,
+					 .sin_port = htons((uint16_t)d->admin_port)};
+
+		inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+		ck_assert(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	}
+	{
+		int flags = fcntl(fd, F_GETFL);
+		int n = 0;
+		long long t0 = xdtest_now_ms();
+
+		fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+		while (n < 600 && xdtest_now_ms() - t0 < 5000) {
+			if (send(fd, dump, sizeof(dump) - 1, MSG_NOSIGNAL) ==
+			    (ssize_t)sizeof(dump) - 1)
+				n++;
+			else
+				xdtest_sleep_ms(10);
+		}
+	}
+	xdtest_sleep_ms(2000);
+	after = xdt_daemon_rss_kb(d);
+	/* a few answers in flight, not hundreds */
+	ck_assert_msg(after - before < 8 * page + 16384,
+		      "RSS grew from %ld to %ld kB for answers of %ld KiB",
+		      before, after, page);
+	ck_assert_msg(probe(d->admin_port, HEALTHZ, 3000, &ms) == 200,
+		      "/healthz while a client does not read");
+	close(fd);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/*
+ * One packet of pipelined REST requests for every cluster of a large
+ * snapshot: the answer is made once and shared, so the daemon answers
+ * others meanwhile.
+ */
+START_TEST(one_packet_of_rest_requests)
+{
+	char *dir = xdtest_clusters_snapdir(20000);
+	struct xdt_daemon *d = start(dir, NULL);
+	char one[1024], packet[8192] = "";
+	int fd, count = 0;
+	long long worst = 0, first;
+	size_t len;
+	char *out;
+
+	/* one answer alone: its cost */
+	{
+		long long t0 = xdtest_now_ms();
+
+		free(rest_version(d));
+		first = xdtest_now_ms() - t0;
+	}
+	rest_request(one, sizeof(one), NULL, NULL);
+	while (strlen(packet) + strlen(one) < 4096) {
+		strcat(packet, one);
+		count++;
+	}
+	fd = dial(NULL, d->rest_port);
+	ck_assert(fd >= 0);
+	send_text(fd, packet);
+	for (int i = 0; i < 10; i++) {
+		long long ms;
+
+		ck_assert_int_eq(probe(d->admin_port, HEALTHZ, 20000, &ms), 200);
+		if (ms > worst)
+			worst = ms;
+		xdtest_sleep_ms(100);
+	}
+	out = read_answers(fd, count, 60000, &len);
+	ck_assert_int_eq(count_answers(out, len, "HTTP/1.1 200 "), count);
+	free(out);
+	close(fd);
+	ck_assert_msg(worst < 1000 + 2 * first,
+		      "/healthz took %lld ms while %d requests were answered (one alone: %lld ms)",
+		      worst, count, first);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* Connections from `src` that start a request head and add a byte now
+ * and then, never finishing it. */
+struct slow {
+	int fd[1200];
+	int n;
+};
+
+static void slow_open(struct slow *s, const char *src, int port, int want)
+{
+	s->n = 0;
+	for (int i = 0; i < want; i++) {
+		int fd = dial(src, port);
+
+		if (fd < 0)
+			break;
+		send(fd, "GET /healthz HTTP/1.1\r\nX-Slow: ", 31, MSG_NOSIGNAL);
+		s->fd[s->n++] = fd;
+	}
+}
+
+/* Adds a byte to every head; returns how many the daemon closed. */
+static int slow_drip(struct slow *s)
+{
+	int closed = 0;
+
+	for (int i = 0; i < s->n; i++) {
+		struct pollfd p = {.fd = s->fd[i], .events = POLLIN};
+		char c;
+
+		if (s->fd[i] < 0) {
+			closed++;
+			continue;
+		}
+		if ((poll(&p, 1, 0) == 1 && recv(s->fd[i], &c, 1, MSG_DONTWAIT) <= 0) ||
+		    send(s->fd[i], "a", 1, MSG_NOSIGNAL) != 1) {
+			close(s->fd[i]);
+			s->fd[i] = -1;
+			closed++;
+		}
+	}
+	return closed;
+}
+
+static void slow_close(struct slow *s)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->fd[i] >= 0)
+			close(s->fd[i]);
+}
+
+/*
+ * Slowloris: one address opens every connection it can to the admin and
+ * REST ports and never finishes a request head. Other addresses are
+ * still served throughout, and the unfinished heads are closed once
+ * http_header_timeout passes, although a byte comes every 500 ms.
+ */
+START_TEST(slow_heads)
+{
+	static struct slow admin, rest;
+	char *dir = xdtest_clusters_snapdir(3);
+	struct xdt_daemon *d = start(dir, "http_header_timeout: 2s\n");
+	char req[1024];
+	long long t0;
+	int closed_admin = 0, closed_rest = 0;
+
+	raise_fd_limit();
+	slow_open(&admin, "127.0.0.2", d->admin_port, 100);
+	slow_open(&rest, "127.0.0.2", d->rest_port, 1100);
+	rest_request(req, sizeof(req), NULL, "Connection: close\r\n");
+	t0 = xdtest_now_ms();
+	while (xdtest_now_ms() - t0 < 5000) {
+		long long ms;
+		int status;
+
+		status = probe(d->admin_port, HEALTHZ, 3000, &ms);
+		ck_assert_msg(status == 200, "admin /healthz under slowloris: %d after %lld ms",
+			      status, ms);
+		status = probe(d->rest_port, req, 3000, &ms);
+		ck_assert_msg(status == 200, "REST under slowloris: %d after %lld ms",
+			      status, ms);
+		closed_admin = slow_drip(&admin);
+		closed_rest = slow_drip(&rest);
+		xdtest_sleep_ms(500);
+	}
+	ck_assert_msg(closed_admin == admin.n && closed_rest == rest.n,
+		      "after 5 s, %d of %d admin and %d of %d REST unfinished heads are still open",
+		      admin.n - closed_admin, admin.n, rest.n - closed_rest, rest.n);
+	slow_close(&admin);
+	slow_close(&rest);
+	assert_healthy(d, 3000);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* What a request for `path` with these headers gets on the admin port. */
+static int admin_status(const struct xdt_daemon *d, const char *method,
+			const char *path, const char *headers)
+{
+	char req[1024];
+
+	snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\n%sContent-Length: 0\r\nConnection: close\r\n\r\n",
+		 method, path, headers);
+	return probe(d->admin_port, req, 10000, NULL);
+}
+
+/*
+ * The admin endpoint answers only requests meant for it: a Host that is
+ * not its own (DNS rebinding) is refused, so is a cross-origin request,
+ * and POST /reload wants what a form cannot send (a JSON content type).
+ */
+START_TEST(admin_refuses_foreign_web_pages)
+{
+	char *dir = xdtest_clusters_snapdir(3);
+	struct xdt_daemon *d = start(dir, "admin_hosts: [xds-admin.example.internal]\n");
+	char own[128], log_line[128];
+
+	snprintf(own, sizeof(own), "Host: 127.0.0.1:%d\r\n", d->admin_port);
+	ck_assert_int_eq(admin_status(d, "GET", "/status.json", own), 200);
+	ck_assert_int_eq(admin_status(d, "GET", "/status.json", "Host: localhost\r\n"), 200);
+	ck_assert_int_eq(admin_status(d, "GET", "/clients", "Host: localhost:1234\r\n"), 200);
+	ck_assert_int_eq(admin_status(d, "GET", "/config_dump",
+				      "Host: xds-admin.example.internal\r\n"), 200);
+	/* DNS rebinding: a name the attacker owns, now pointing here */
+	ck_assert_int_eq(admin_status(d, "GET", "/config_dump", "Host: evil.example\r\n"), 403);
+	ck_assert_int_eq(admin_status(d, "GET", "/clients", "Host: evil.example:18080\r\n"), 403);
+	/* cross-site requests */
+	ck_assert_int_eq(admin_status(d, "GET", "/status.json",
+				      "Host: localhost\r\nOrigin: http://evil.example\r\n"), 403);
+	ck_assert_int_eq(admin_status(d, "GET", "/status.json",
+				      "Host: localhost\r\nSec-Fetch-Site: cross-site\r\n"), 403);
+	ck_assert_int_eq(admin_status(d, "POST", "/reload",
+				      "Host: localhost\r\nOrigin: http://evil.example\r\nContent-Type: application/json\r\n"),
+			 403);
+	/* what an HTML form can post: refused */
+	ck_assert_int_eq(admin_status(d, "POST", "/reload",
+				      "Host: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\n"),
+			 415);
+	ck_assert_int_eq(admin_status(d, "POST", "/reload",
+				      "Host: localhost\r\nContent-Type: text/plain\r\n"), 415);
+	ck_assert_int_eq(admin_status(d, "POST", "/reload", "Host: localhost\r\n"), 415);
+	/* the page's own origin, and xdsctl's way */
+	snprintf(log_line, sizeof(log_line),
+		 "Host: localhost:%d\r\nOrigin: http://localhost:%d\r\nContent-Type: application/json\r\n",
+		 d->admin_port, d->admin_port);
+	ck_assert_int_eq(admin_status(d, "POST", "/reload", log_line), 200);
+	ck_assert_int_eq(admin_status(d, "POST", "/reload",
+				      "Host: localhost\r\nContent-Type: application/json\r\n"),
+			 200);
+	ck_assert_msg(xdt_daemon_wait_log(d, "evil.example", 1000),
+		      "the refusals are not logged with the Host they named");
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/*
+ * One address may hold only so many admin connections; another address
+ * is still served.
+ */
+START_TEST(admin_connections_per_address)
+{
+	static struct slow many;
+	char *dir = xdtest_clusters_snapdir(3);
+	struct xdt_daemon *d = start(dir, "admin_max_connections_per_address: 8\n");
+	int refused = 0;
+
+	slow_open(&many, "127.0.0.2", d->admin_port, 20);
+	xdtest_sleep_ms(300);
+	for (int i = 0; i < many.n; i++) {
+		struct pollfd p = {.fd = many.fd[i], .events = POLLIN};
+		char c;
+
+		if (poll(&p, 1, 100) == 1 && recv(many.fd[i], &c, 1, MSG_DONTWAIT) <= 0)
+			refused++;
+	}
+	ck_assert_msg(refused == many.n - 8, "%d of %d connections from one address refused",
+		      refused, many.n);
+	assert_healthy(d, 3000);
+	slow_close(&many);
+	ck_assert(xdt_daemon_wait_log(d, "127.0.0.2", 1000));
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("http_abuse");
+	TCase *tc = tcase_create("http_abuse");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, byte_after_closing_request);
+	tcase_add_test(tc, pipeline_behind_long_poll);
+	tcase_add_test(tc, pipelined_reloads);
+	tcase_add_test(tc, unread_answers_bounded);
+	tcase_add_test(tc, one_packet_of_rest_requests);
+	tcase_add_test(tc, slow_heads);
+	tcase_add_test(tc, admin_refuses_foreign_web_pages);
+	tcase_add_test(tc, admin_connections_per_address);
+	suite_add_tcase(s, tc);
+	return xdtest_run(s);
+}
