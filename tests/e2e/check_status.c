@@ -6,10 +6,12 @@
  * it; $XDSD_CHROMIUM names another binary). The daemon is the real
  * binary with real xDS clients on loopback: nodes that ACK, one that
  * NACKs endpoints, one whose id is markup, and 501 that only watch (the
- * page's bound on rows). The "browser" case also measures the page's
- * layout in Chromium: sixteen mTLS clients, each NACKing with a message
- * as long as Envoy's, and fifteen of them must fit a 1400x1000 window
- * with their identities and messages (browser_fits_a_nacking_fleet).
+ * page's bound on rows); in the "browser" case over mTLS, with client
+ * certificates from tests/lib/make-certs.sh, so that rows show their
+ * identities. That case also measures the page's layout: sixteen
+ * clients, each NACKing with a message as long as Envoy's, and fifteen
+ * of them must fit a 1400x1000 window with their identities and
+ * messages (browser_fits_a_nacking_fleet).
  *
  * With XDSD_STATUS_SCREENSHOT=FILE the browser case also leaves its
  * screenshot there: `make status-screenshot` regenerates docs/status.png
@@ -81,6 +83,20 @@ static struct xdt_daemon *start(const char *dir)
 	char cfg[1024];
 
 	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	return xdt_daemon_start(cfg, NULL, START_MS);
+}
+
+/* xdsd over TLS with client certificates required (make-certs.sh). */
+static struct xdt_daemon *start_mtls(const char *dir)
+{
+	char cfg[4096];
+	int n;
+
+	n = snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\ntls:\n  cert: %s\n",
+		     dir, xdtest_cert("server.pem"));
+	n += snprintf(cfg + n, sizeof(cfg) - (size_t)n, "  key: %s\n  client_ca: %s\n",
+		      xdtest_cert("server.key"), xdtest_cert("ca.pem"));
+	ck_assert((size_t)n < sizeof(cfg));
 	return xdt_daemon_start(cfg, NULL, START_MS);
 }
 
@@ -480,14 +496,25 @@ static void png_size(const char *path, unsigned *w, unsigned *h)
 	free(b);
 }
 
-/* An ACKing node of a fleet, with its own look. */
-static void fleet_node(struct xdt_node *n, const struct xdt_daemon *d,
+/* Client certificates (make-certs.sh) and the identities they prove. */
+static const char *const fleet_certs[] = {"frontend", "backend", "dnsonly", "cnonly"};
+static const char *const fleet_identities[] = {
+	"spiffe://example.org/ns/prod/sa/frontend",
+	"spiffe://example.org/ns/prod/sa/backend",
+	"envoy-1.example.org",
+	"envoy-cn",
+};
+
+/* An ACKing node of a fleet, with its own look, over mTLS with the
+ * i-th certificate. */
+static void fleet_node(struct xdt_node *n, const struct xdt_daemon *d, int i,
 		       const char *id, const char *cluster, const char *zone,
 		       const char *agent, const char *version, const char *nack)
 {
 	struct xdt_node_opts o = {.id = id, .cluster = cluster, .zone = zone,
 				  .agent = agent, .agent_version = version,
-				  .endpoints = "svc", .nack_endpoints = nack};
+				  .endpoints = "svc", .nack_endpoints = nack,
+				  .cert = fleet_certs[i % 4]};
 
 	xdt_node_open(n, d->target, &o);
 }
@@ -508,12 +535,12 @@ START_TEST(browser_renders_status)
 
 	write_snapshot(dir, 8080);
 	xdtest_write_clusters(dir, "canary.yaml", "canary", 3);
-	d = start(dir);
-	fleet_node(&n[0], d, "edge-eu-west-1a-7f9c4", "edge", "eu-west-1a", "envoy", "1.28.0", NULL);
-	fleet_node(&n[1], d, "edge-eu-west-1b-2d41e", "edge", "eu-west-1b", "envoy", "1.28.0", NULL);
-	fleet_node(&n[2], d, "payments-6c8d9-x2kq", "payments", "eu-west-1a", "grpc-go", "1.62.1", NULL);
-	fleet_node(&n[3], d, HOSTILE_ID, "edge", "eu-west-1c", "envoy", "1.27.3", NULL);
-	fleet_node(&n[4], d, "checkout-5b7f4-qq8r", "checkout", "eu-west-1b", "envoy", "1.26.4",
+	d = start_mtls(dir);
+	fleet_node(&n[0], d, 0, "edge-eu-west-1a-7f9c4", "edge", "eu-west-1a", "envoy", "1.28.0", NULL);
+	fleet_node(&n[1], d, 1, "edge-eu-west-1b-2d41e", "edge", "eu-west-1b", "envoy", "1.28.0", NULL);
+	fleet_node(&n[2], d, 2, "payments-6c8d9-x2kq", "payments", "eu-west-1a", "grpc-go", "1.62.1", NULL);
+	fleet_node(&n[3], d, 3, HOSTILE_ID, "edge", "eu-west-1c", "envoy", "1.27.3", NULL);
+	fleet_node(&n[4], d, 4, "checkout-5b7f4-qq8r", "checkout", "eu-west-1b", "envoy", "1.26.4",
 		   "Proto constraint validation failed (ClusterLoadAssignmentValidationError.Endpoints[0]: "
 		   "port_value 1: port 1 is reserved by policy)");
 
@@ -559,8 +586,12 @@ START_TEST(browser_renders_status)
 	ck_assert_msg(strncmp(row, "<tbody class=\"client nacked\">", 29) == 0, "%s", row);
 	ck_assert_ptr_nonnull(strstr(row, "checkout-5b7f4-qq8r"));
 	ck_assert_ptr_nonnull(strstr(row, "port 1 is reserved by policy"));
+	/* the fifth client, with the first's certificate */
+	ck_assert_ptr_nonnull(strstr(row, fleet_identities[0]));
 	free(row);
 	ck_assert_int_eq(occurrences(dom, "<tbody class=\"client synced\">"), ACKING);
+	for (int i = 0; i < 4; i++)
+		ck_assert_msg(strstr(dom, fleet_identities[i]) != NULL, "no %s", fleet_identities[i]);
 	/* the chart: an SVG element with one point per sample */
 	chart = between(dom, "<svg id=\"chart\"", "</svg>");
 	ck_assert_int_eq(occurrences(chart, "<circle class=\"sample\""), ACKING * CHANGES);
@@ -612,14 +643,6 @@ END_TEST
 /* A message box at least this wide: a line holds a good part of one. */
 #define MSG_MIN_W 600
 
-static const char *const fleet_certs[] = {"frontend", "backend", "dnsonly", "cnonly"};
-static const char *const fleet_identities[] = {
-	"spiffe://example.org/ns/prod/sa/frontend",
-	"spiffe://example.org/ns/prod/sa/backend",
-	"envoy-1.example.org",
-	"envoy-cn",
-};
-
 /* Envoy's words when it refuses a ClusterLoadAssignment: the validation
  * chain, then the resource printed as text (some 700 bytes). */
 static char *envoy_nack(int i)
@@ -640,20 +663,6 @@ static char *envoy_nack(int i)
 			   "    }\n  }\n}\n",
 			   i, i, 70000 + i) > 0);
 	return m;
-}
-
-/* xdsd over TLS with client certificates required (make-certs.sh). */
-static struct xdt_daemon *start_mtls(const char *dir)
-{
-	char cfg[4096];
-	int n;
-
-	n = snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\ntls:\n  cert: %s\n",
-		     dir, xdtest_cert("server.pem"));
-	n += snprintf(cfg + n, sizeof(cfg) - (size_t)n, "  key: %s\n  client_ca: %s\n",
-		      xdtest_cert("server.key"), xdtest_cert("ca.pem"));
-	ck_assert((size_t)n < sizeof(cfg));
-	return xdt_daemon_start(cfg, NULL, START_MS);
 }
 
 /*
