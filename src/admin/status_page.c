@@ -35,7 +35,7 @@ static const char css[] =
 	"th,td{text-align:left;padding:3px 8px;border-bottom:1px solid var(--line);vertical-align:top;"
 	"white-space:nowrap}"
 	/* what a client or a file wrote may be long: those cells wrap */
-	"td.wrap{white-space:normal}td.node{white-space:normal;word-break:break-all;min-width:14em}"
+	"td.wrap{white-space:normal}"
 	"th{font-size:12px;color:var(--muted);font-weight:600;background:var(--head)}"
 	"td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}"
 	"code,pre{font:12px/1.4 ui-monospace,'DejaVu Sans Mono',monospace}"
@@ -48,8 +48,30 @@ static const char css[] =
 	"font-size:11px;border:1px solid}"
 	".t.synced{color:var(--ok)}.t.pending{color:var(--warn)}"
 	".t.nacked{color:#fff;background:var(--bad);border-color:var(--bad)}"
-	"tr.nacked td{background:#fff5f5}"
-	".nack pre{color:var(--bad)}"
+	/* clients: a row each, at most two lines of NACK message under it,
+	 * so that a screen holds fifteen NACKing clients; the heads stay in
+	 * view while the list scrolls */
+	"#clients td{padding:2px 8px;font-size:13px}"
+	"#clients thead th{position:sticky;top:0;z-index:1}"
+	"#clients .badge{padding:0 6px;line-height:16px}#clients .t{line-height:14px;margin-bottom:0}"
+	"tbody.client tr:not(:last-child) td{border-bottom:0}"
+	"tbody.nacked td{background:#fff5f5}"
+	".node,.cluster,.ident,.ua{white-space:normal;overflow-wrap:anywhere}"
+	".node{min-width:12em;max-width:24em}.cluster{max-width:12em}.ident{max-width:28em}"
+	".ua{max-width:14em}"
+	"#clients tr.nacks td{padding:0 8px 4px}"
+	/* a message's length must not widen the columns its row spans:
+	 * no intrinsic width, then the cell's */
+	".nack{width:0;min-width:100%}"
+	".nack summary{display:flex;gap:10px;cursor:pointer;list-style:none}"
+	".nack summary::-webkit-details-marker{display:none}"
+	".nack summary::before{content:'\\25b8';color:var(--muted)}"
+	".nack[open] summary::before{content:'\\25be'}"
+	".nack .when{flex:none;white-space:nowrap;color:var(--muted)}.nack .when b{color:var(--fg)}"
+	".nack .msg{flex:1;min-width:0;font:12px/1.35 ui-monospace,'DejaVu Sans Mono',monospace;"
+	"color:var(--bad);white-space:pre-wrap;overflow-wrap:anywhere;display:-webkit-box;"
+	"-webkit-box-orient:vertical;-webkit-line-clamp:2;overflow:hidden}"
+	".nack[open] .msg{display:block;overflow:visible}"
 	".muted,.empty{color:var(--muted)}"
 	".errors{margin:0;padding-left:16px}"
 	"svg text{font:11px system-ui,sans-serif;fill:var(--muted)}"
@@ -227,6 +249,9 @@ static void reloads(struct xd_buf *out, const struct xd_reloader *r,
 
 /* ---------------- clients ---------------- */
 
+/* The columns of a client's row; its NACKs span them all. */
+#define CLIENT_COLUMNS 9
+
 /* One pass over the streams shows those in `state`; NACKed streams go
  * first, so the page leads with what needs a look. */
 struct client_pass {
@@ -236,27 +261,82 @@ struct client_pass {
 	int64_t now_ms;
 };
 
+/* A cell of client-chosen text that may wrap, at most as wide as its
+ * class says (a td's own max-width is not honoured by table layout; a
+ * div's is), so that one long user agent cannot take the row's room. */
+static void wrapped_cell(struct xd_buf *out, const char *cls, const char *s)
+{
+	xd_buf_printf(out, "<td><div class=%s>", cls);
+	h(out, s);
+	xd_buf_printf(out, "</div></td>");
+}
+
+/* Under the client's row, across the table: each NACKed type, when, and
+ * the client's message, clamped to two lines (the whole message when
+ * opened), so that a fleet of NACKing clients still fits a screen.
+ * Nothing when no NACK carried a message. */
+static void nack_row(struct xd_buf *out, const struct xd_client *c,
+		     int64_t now_ms)
+{
+	char iso[32], text[32], age[32];
+	bool open = false;
+
+	for (size_t i = 0; i < c->ntypes; i++) {
+		const struct xd_client_type *ct = &c->types[i];
+		time_t secs;
+		struct tm tm;
+
+		if (ct->sync != XD_SUB_NACKED || ct->sub->nack_message == NULL)
+			continue;
+		if (!open)
+			xd_buf_printf(out, "<tr class=nacks><td colspan=%d>", CLIENT_COLUMNS);
+		open = true;
+		secs = (time_t)(ct->sub->nack_at_ms / 1000);
+		gmtime_r(&secs, &tm);
+		strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &tm);
+		xd_jw_time(iso, ct->sub->nack_at_ms);
+		xd_text_age(age, sizeof(age), (now_ms - ct->sub->nack_at_ms) / 1000);
+		xd_buf_printf(out, "<details class=nack><summary><span class=when><b>");
+		h(out, ct->label);
+		xd_buf_printf(out, "</b> NACKed <time datetime=\"%s\" title=\"%s UTC\">%s ago</time></span>"
+				   "<span class=msg>",
+			      iso, text, age);
+		h(out, ct->sub->nack_message);
+		xd_buf_printf(out, "</span></summary></details>");
+	}
+	if (open)
+		xd_buf_printf(out, "</td></tr>\n");
+}
+
+/* One client: a row, and its NACKs under it, grouped in a tbody. */
 static void client_row(struct xd_buf *out, const struct xd_client *c,
 		       enum xd_sub_sync state, int64_t now_ms)
 {
 	const char *name = xd_sub_sync_name(state);
 	char age[32];
 
-	xd_buf_printf(out, "<tr class=\"client %s\"><td><span class=\"badge %s\">%s</span></td><td class=node>",
+	xd_buf_printf(out, "<tbody class=\"client %s\"><tr><td><span class=\"badge %s\">%s</span></td>"
+			   "<td><div class=node>",
 		      name, state == XD_SUB_SYNCED ? "ok" : state == XD_SUB_NACKED ? "bad" : "pending",
 		      name);
 	if (c->has_node)
 		h(out, c->node_id);
 	else
 		xd_buf_printf(out, "<span class=muted>(no request yet)</span>");
-	xd_buf_printf(out, "</td><td>");
-	h(out, c->node_cluster);
-	xd_buf_printf(out, "</td><td>");
+	xd_buf_printf(out, "</div></td>");
+	wrapped_cell(out, "cluster", c->node_cluster);
+	/* what the client's certificate proves; "-" over plaintext or TLS
+	 * without a client certificate */
+	if (c->identity != NULL)
+		wrapped_cell(out, "ident", c->identity);
+	else
+		xd_buf_printf(out, "<td><div class=ident><span class=muted>-</span></div></td>");
+	xd_buf_printf(out, "<td><div class=ua>");
 	h(out, c->user_agent_name);
 	xd_buf_putc(out, ' ');
 	h(out, c->user_agent_version);
 	xd_text_age(age, sizeof(age), (now_ms - c->since_ms) / 1000);
-	xd_buf_printf(out, "</td><td><code>");
+	xd_buf_printf(out, "</div></td><td><code>");
 	h(out, c->peer);
 	xd_buf_printf(out, "</code></td><td>%s %s <span class=muted>%s</span></td><td>",
 		      c->method->aggregated ? "ADS" : xd_rtype_info(c->method->type)->service,
@@ -275,21 +355,10 @@ static void client_row(struct xd_buf *out, const struct xd_client *c,
 		h(out, ct->label);
 		xd_buf_printf(out, "</span>");
 	}
-	xd_buf_printf(out, "</td><td class=\"nack wrap\">");
-	for (size_t i = 0; i < c->ntypes; i++) {
-		const struct xd_client_type *ct = &c->types[i];
-
-		if (ct->sync != XD_SUB_NACKED || ct->sub->nack_message == NULL)
-			continue;
-		xd_buf_printf(out, "<div><b>");
-		h(out, ct->label);
-		xd_buf_printf(out, "</b> ");
-		time_cell(out, ct->sub->nack_at_ms, now_ms);
-		xd_buf_printf(out, "<pre>");
-		h(out, ct->sub->nack_message);
-		xd_buf_printf(out, "</pre></div>");
-	}
 	xd_buf_printf(out, "</td></tr>\n");
+	if (state == XD_SUB_NACKED)
+		nack_row(out, c, now_ms);
+	xd_buf_printf(out, "</tbody>\n");
 }
 
 static void client_each(void *ctx, const struct xd_client *c)
@@ -321,8 +390,8 @@ static void clients(struct xd_buf *out, struct xd_sessions *sessions,
 			      o->nacked);
 	xd_buf_printf(out, "</small></h2>"
 			   "<table><thead><tr><th>state</th><th>node</th><th>cluster</th>"
-			   "<th>user agent</th><th>peer</th><th>stream, age</th><th>snapshot</th>"
-			   "<th>types</th><th>last NACK</th></tr></thead><tbody>\n");
+			   "<th>identity</th><th>user agent</th><th>peer</th><th>stream, age</th>"
+			   "<th>snapshot</th><th>types</th></tr></thead>\n");
 	/* one walk per state, in order; the overview, counted on this loop
 	 * turn, says which walks would find nothing or only be cut */
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
@@ -340,8 +409,10 @@ static void clients(struct xd_buf *out, struct xd_sessions *sessions,
 		xd_sessions_visit(sessions, client_each, &p);
 	}
 	if (o->streams == 0)
-		xd_buf_printf(out, "<tr><td colspan=9 class=empty>no client is connected</td></tr>\n");
-	xd_buf_printf(out, "</tbody></table>\n");
+		xd_buf_printf(out, "<tbody><tr><td colspan=%d class=empty>no client is connected"
+				   "</td></tr></tbody>\n",
+			      CLIENT_COLUMNS);
+	xd_buf_printf(out, "</table>\n");
 	if (p.cut > 0)
 		xd_buf_printf(out, "<p class=more id=clients-more>%zu more: use "
 				   "<a href=\"/clients\">/clients</a></p>\n",

@@ -9,8 +9,12 @@
  *   reloads      the last XD_RELOAD_HISTORY: time, trigger, result,
  *                duration, errors (file:line:col: message)
  *   clients      NACKed streams first, then pending, then synced, with
- *                each type's state and the NACK message; at most
- *                XD_STATUS_PAGE_MAX_CLIENTS rows (the rest: /clients)
+ *                the identity a client certificate proves and each
+ *                type's state; under a NACKing stream's row its NACK
+ *                messages across the table, two lines each until opened
+ *                (<details>: fifteen NACKing streams fit a 1400x1000
+ *                window); at most XD_STATUS_PAGE_MAX_CLIENTS streams
+ *                (the rest: /clients)
  *   convergence  the recent convergence samples (session.h) as a chart
  *
  * Every string a client or a snapshot file chose is HTML-escaped

@@ -1,6 +1,7 @@
 /*
  * xdsctl clients [--nacked] [NODE-GLOB]: GET /clients as a table, one
- * stream a row, each NACK's message under its stream.
+ * stream a row, each NACK's message under its stream. The identity is
+ * what the client's certificate proved over mTLS, "-" without one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,7 @@
 #include "xdsctl/ctl.h"
 #include "xdsctl/show.h"
 
-#define NCOLS 7
+#define NCOLS 8
 
 /* "clusters:synced endpoints:nacked" */
 static char *type_states(json_t *types)
@@ -59,7 +60,7 @@ static void nack_notes(struct xc_table *tab, json_t *types)
 static void print_table(json_t *doc, const struct xc_opts *o, const char *glob)
 {
 	static const char *const head[NCOLS] = {
-		"NODE", "CLUSTER", "PEER", "METHOD", "SNAPSHOT", "STATE", "TYPES",
+		"NODE", "CLUSTER", "PEER", "IDENTITY", "METHOD", "SNAPSHOT", "STATE", "TYPES",
 	};
 	json_t *list = json_object_get(doc, "clients"), *c;
 	struct xc_table *tab;
@@ -83,10 +84,11 @@ static void print_table(json_t *doc, const struct xc_opts *o, const char *glob)
 		row[0] = xc_text(node, "id", b[0], sizeof(b[0]));
 		row[1] = xc_text(node, "cluster", b[1], sizeof(b[1]));
 		row[2] = xc_text(c, "peer", b[2], sizeof(b[2]));
-		row[3] = method;
-		row[4] = xc_text(c, "snapshot", b[4], sizeof(b[4]));
-		row[5] = xc_text(c, "state", b[5], sizeof(b[5]));
-		row[6] = states;
+		row[3] = xc_text(c, "identity", b[3], sizeof(b[3])); /* null: "-" */
+		row[4] = method;
+		row[5] = xc_text(c, "snapshot", b[5], sizeof(b[5]));
+		row[6] = xc_text(c, "state", b[6], sizeof(b[6]));
+		row[7] = states;
 		xc_table_row(tab, row);
 		nack_notes(tab, types);
 		free(method);

@@ -6,7 +6,12 @@
  * it; $XDSD_CHROMIUM names another binary). The daemon is the real
  * binary with real xDS clients on loopback: nodes that ACK, one that
  * NACKs endpoints, one whose id is markup, and 501 that only watch (the
- * page's bound on rows).
+ * page's bound on rows); in the "browser" case over mTLS, with client
+ * certificates from tests/lib/make-certs.sh, so that rows show their
+ * identities. That case also measures the page's layout: sixteen
+ * clients, each NACKing with a message as long as Envoy's, and fifteen
+ * of them must fit a 1400x1000 window with their identities and
+ * messages (browser_fits_a_nacking_fleet).
  *
  * With XDSD_STATUS_SCREENSHOT=FILE the browser case also leaves its
  * screenshot there: `make status-screenshot` regenerates docs/status.png
@@ -78,6 +83,20 @@ static struct xdt_daemon *start(const char *dir)
 	char cfg[1024];
 
 	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	return xdt_daemon_start(cfg, NULL, START_MS);
+}
+
+/* xdsd over TLS with client certificates required (make-certs.sh). */
+static struct xdt_daemon *start_mtls(const char *dir)
+{
+	char cfg[4096];
+	int n;
+
+	n = snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\ntls:\n  cert: %s\n",
+		     dir, xdtest_cert("server.pem"));
+	n += snprintf(cfg + n, sizeof(cfg) - (size_t)n, "  key: %s\n  client_ca: %s\n",
+		      xdtest_cert("server.key"), xdtest_cert("ca.pem"));
+	ck_assert((size_t)n < sizeof(cfg));
 	return xdt_daemon_start(cfg, NULL, START_MS);
 }
 
@@ -346,13 +365,16 @@ START_TEST(status_page_escapes_and_orders)
 	ck_assert_ptr_nonnull(strstr(page, "&lt;i&gt;agent&lt;/i&gt;"));
 
 	/* the NACKed stream leads the clients table, with its message */
-	row = between(page, "<tr class=\"client ", "</tr>");
-	ck_assert_msg(strncmp(row, "<tr class=\"client nacked\">", 26) == 0, "%s", row);
+	row = between(page, "<tbody class=\"client ", "</tbody>");
+	ck_assert_msg(strncmp(row, "<tbody class=\"client nacked\">", 29) == 0, "%s", row);
 	ck_assert_ptr_nonnull(strstr(row, "nack-1"));
 	ck_assert_ptr_nonnull(strstr(row, NACK_TEXT_HTML));
 	free(row);
-	ck_assert_int_eq(occurrences(page, "<tr class=\"client "), 3);
-	ck_assert_int_eq(occurrences(page, "<tr class=\"client synced\">"), 2);
+	ck_assert_int_eq(occurrences(page, "<tbody class=\"client "), 3);
+	ck_assert_int_eq(occurrences(page, "<tbody class=\"client synced\">"), 2);
+	/* over plaintext no client proves an identity: "-" */
+	ck_assert_ptr_nonnull(strstr(page, "<th>identity</th>"));
+	ck_assert_int_eq(occurrences(page, "<div class=ident><span class=muted>-</span></div>"), 3);
 	/* the failed reload, with file:line:column */
 	row = between(page, "<tr class=\"reload failed\">", "</tr>");
 	ck_assert_ptr_nonnull(strstr(row, "/default.yaml:3:1: unknown key"));
@@ -413,9 +435,9 @@ START_TEST(status_page_is_bounded)
 	json_decref(j);
 
 	page = status_html(d);
-	ck_assert_int_eq(occurrences(page, "<tr class=\"client "), 500);
-	row = between(page, "<tr class=\"client ", "</tr>");
-	ck_assert_msg(strncmp(row, "<tr class=\"client nacked\">", 26) == 0, "%s", row);
+	ck_assert_int_eq(occurrences(page, "<tbody class=\"client "), 500);
+	row = between(page, "<tbody class=\"client ", "</tbody>");
+	ck_assert_msg(strncmp(row, "<tbody class=\"client nacked\">", 29) == 0, "%s", row);
 	free(row);
 	ck_assert_ptr_nonnull(strstr(page, "<p class=more id=clients-more>2 more: use "
 					   "<a href=\"/clients\">/clients</a></p>"));
@@ -474,14 +496,25 @@ static void png_size(const char *path, unsigned *w, unsigned *h)
 	free(b);
 }
 
-/* An ACKing node of a fleet, with its own look. */
-static void fleet_node(struct xdt_node *n, const struct xdt_daemon *d,
+/* Client certificates (make-certs.sh) and the identities they prove. */
+static const char *const fleet_certs[] = {"frontend", "backend", "dnsonly", "cnonly"};
+static const char *const fleet_identities[] = {
+	"spiffe://example.org/ns/prod/sa/frontend",
+	"spiffe://example.org/ns/prod/sa/backend",
+	"envoy-1.example.org",
+	"envoy-cn",
+};
+
+/* An ACKing node of a fleet, with its own look, over mTLS with the
+ * i-th certificate. */
+static void fleet_node(struct xdt_node *n, const struct xdt_daemon *d, int i,
 		       const char *id, const char *cluster, const char *zone,
 		       const char *agent, const char *version, const char *nack)
 {
 	struct xdt_node_opts o = {.id = id, .cluster = cluster, .zone = zone,
 				  .agent = agent, .agent_version = version,
-				  .endpoints = "svc", .nack_endpoints = nack};
+				  .endpoints = "svc", .nack_endpoints = nack,
+				  .cert = fleet_certs[i % 4]};
 
 	xdt_node_open(n, d->target, &o);
 }
@@ -502,12 +535,12 @@ START_TEST(browser_renders_status)
 
 	write_snapshot(dir, 8080);
 	xdtest_write_clusters(dir, "canary.yaml", "canary", 3);
-	d = start(dir);
-	fleet_node(&n[0], d, "edge-eu-west-1a-7f9c4", "edge", "eu-west-1a", "envoy", "1.28.0", NULL);
-	fleet_node(&n[1], d, "edge-eu-west-1b-2d41e", "edge", "eu-west-1b", "envoy", "1.28.0", NULL);
-	fleet_node(&n[2], d, "payments-6c8d9-x2kq", "payments", "eu-west-1a", "grpc-go", "1.62.1", NULL);
-	fleet_node(&n[3], d, HOSTILE_ID, "edge", "eu-west-1c", "envoy", "1.27.3", NULL);
-	fleet_node(&n[4], d, "checkout-5b7f4-qq8r", "checkout", "eu-west-1b", "envoy", "1.26.4",
+	d = start_mtls(dir);
+	fleet_node(&n[0], d, 0, "edge-eu-west-1a-7f9c4", "edge", "eu-west-1a", "envoy", "1.28.0", NULL);
+	fleet_node(&n[1], d, 1, "edge-eu-west-1b-2d41e", "edge", "eu-west-1b", "envoy", "1.28.0", NULL);
+	fleet_node(&n[2], d, 2, "payments-6c8d9-x2kq", "payments", "eu-west-1a", "grpc-go", "1.62.1", NULL);
+	fleet_node(&n[3], d, 3, HOSTILE_ID, "edge", "eu-west-1c", "envoy", "1.27.3", NULL);
+	fleet_node(&n[4], d, 4, "checkout-5b7f4-qq8r", "checkout", "eu-west-1b", "envoy", "1.26.4",
 		   "Proto constraint validation failed (ClusterLoadAssignmentValidationError.Endpoints[0]: "
 		   "port_value 1: port 1 is reserved by policy)");
 
@@ -549,12 +582,16 @@ START_TEST(browser_renders_status)
 	ck_assert_ptr_null(strstr(dom, "<script"));
 	ck_assert_ptr_nonnull(strstr(dom, HOSTILE_ID_TEXT));
 	/* the NACKed client first, its message shown */
-	row = between(dom, "<tr class=\"client ", "</tr>");
-	ck_assert_msg(strncmp(row, "<tr class=\"client nacked\">", 26) == 0, "%s", row);
+	row = between(dom, "<tbody class=\"client ", "</tbody>");
+	ck_assert_msg(strncmp(row, "<tbody class=\"client nacked\">", 29) == 0, "%s", row);
 	ck_assert_ptr_nonnull(strstr(row, "checkout-5b7f4-qq8r"));
 	ck_assert_ptr_nonnull(strstr(row, "port 1 is reserved by policy"));
+	/* the fifth client, with the first's certificate */
+	ck_assert_ptr_nonnull(strstr(row, fleet_identities[0]));
 	free(row);
-	ck_assert_int_eq(occurrences(dom, "<tr class=\"client synced\">"), ACKING);
+	ck_assert_int_eq(occurrences(dom, "<tbody class=\"client synced\">"), ACKING);
+	for (int i = 0; i < 4; i++)
+		ck_assert_msg(strstr(dom, fleet_identities[i]) != NULL, "no %s", fleet_identities[i]);
 	/* the chart: an SVG element with one point per sample */
 	chart = between(dom, "<svg id=\"chart\"", "</svg>");
 	ck_assert_int_eq(occurrences(chart, "<circle class=\"sample\""), ACKING * CHANGES);
@@ -590,19 +627,196 @@ START_TEST(browser_renders_status)
 }
 END_TEST
 
+/* ---------------- a NACKing fleet in a browser ---------------- */
+
+/*
+ * An operator watches a fleet that rejects a change: every proxy NACKs
+ * with a message as long as Envoy's (its validation error, then the
+ * resource it refused), each over mTLS with an identity. At a 1400x1000
+ * window the clients table must show 15 of them at once, column heads
+ * and NACK messages included, without scrolling sideways.
+ */
+#define NACKING 16
+#define VIEW_W 1400
+#define VIEW_H 1000
+#define FIT_ROWS 15
+/* A message box at least this wide: a line holds a good part of one. */
+#define MSG_MIN_W 600
+
+/* Envoy's words when it refuses a ClusterLoadAssignment: the validation
+ * chain, then the resource printed as text (some 700 bytes). */
+static char *envoy_nack(int i)
+{
+	char *m;
+
+	ck_assert(asprintf(&m,
+			   "Proto constraint validation failed (ClusterLoadAssignmentValidationError.Endpoints[0]: "
+			   "embedded message failed validation | caused by LocalityLbEndpointsValidationError."
+			   "LbEndpoints[%d]: embedded message failed validation | caused by LbEndpointValidationError."
+			   "Endpoint: embedded message failed validation | caused by EndpointValidationError.Address: "
+			   "embedded message failed validation | caused by AddressValidationError.SocketAddress: "
+			   "embedded message failed validation | caused by SocketAddressValidationError.PortValue: "
+			   "value must be less than or equal to 65535): cluster_name: \"svc\"\n"
+			   "endpoints {\n  locality {\n    region: \"eu-west\"\n    zone: \"eu-west-1a\"\n  }\n"
+			   "  lb_endpoints {\n    endpoint {\n      address {\n        socket_address {\n"
+			   "          address: \"10.0.%d.7\"\n          port_value: %d\n        }\n      }\n"
+			   "    }\n  }\n}\n",
+			   i, i, 70000 + i) > 0);
+	return m;
+}
+
+/*
+ * The page as xdsd serves it, with a script after it that writes where
+ * the browser laid out the clients table into the DOM as JSON (the page
+ * itself runs no script): the window, the page's width, the table's
+ * head and, for each client, its box and its NACK message's box.
+ */
+static const char measure_script[] =
+	"<script>\n"
+	"(function () {\n"
+	"  function box(e) {\n"
+	"    if (!e) return null;\n"
+	"    var r = e.getBoundingClientRect();\n"
+	"    return {top: r.top, bottom: r.bottom, left: r.left, width: r.width, height: r.height};\n"
+	"  }\n"
+	"  var out = {vw: window.innerWidth,\n"
+	"             page_width: document.documentElement.scrollWidth,\n"
+	"             head: box(document.querySelector('#clients thead')), clients: []};\n"
+	"  document.querySelectorAll('#clients .client').forEach(function (c) {\n"
+	"    out.clients.push({row: box(c), msg: box(c.querySelector('.nack pre, .nack .msg'))});\n"
+	"  });\n"
+	"  var p = document.createElement('pre');\n"
+	"  p.id = 'layout';\n"
+	"  p.textContent = JSON.stringify(out);\n"
+	"  document.body.appendChild(p);\n"
+	"})();\n"
+	"</script>\n";
+
+static double field(json_t *box, const char *key)
+{
+	ck_assert_msg(json_is_number(json_object_get(box, key)), "no number '%s'", key);
+	return json_number_value(json_object_get(box, key));
+}
+
+START_TEST(browser_fits_a_nacking_fleet)
+{
+	char *dir = xdtest_snapdir(), *page, *dom, *html, *layout, *nacks[NACKING];
+	char ids[NACKING][48], args[256], url[1200];
+	struct xdt_daemon *d;
+	struct xdt_node n[NACKING];
+	json_t *j, *clients;
+	json_error_t err;
+	size_t len;
+	double top, bottom;
+	FILE *f;
+
+	write_snapshot(dir, 8080);
+	d = start_mtls(dir);
+	for (int i = 0; i < NACKING; i++) {
+		struct xdt_node_opts o = {.id = ids[i], .cluster = "checkout",
+					  .zone = "eu-west-1b", .agent = "envoy",
+					  .agent_version = "1.28.0", .endpoints = "svc",
+					  .cert = fleet_certs[i % 4]};
+
+		snprintf(ids[i], sizeof(ids[i]), "checkout-5b7f4-%02d.eu-west-1b", i);
+		nacks[i] = envoy_nack(i);
+		o.nack_endpoints = nacks[i];
+		xdt_node_open(&n[i], d->target, &o);
+	}
+	json_decref(wait_status(d, "clients.nacked", NACKING));
+
+	/* the page, measured by the browser */
+	page = status_html(d);
+	ck_assert(asprintf(&html, "%s/fleet.html", xdtest_tmpdir()) > 0);
+	f = fopen(html, "w");
+	ck_assert(f != NULL);
+	fputs(page, f);
+	fputs(measure_script, f);
+	ck_assert(fclose(f) == 0);
+	free(page);
+	snprintf(args, sizeof(args), "--window-size=%d,%d --dump-dom", VIEW_W, VIEW_H);
+	snprintf(url, sizeof(url), "file://%s", html);
+	dom = chromium(args, url);
+	layout = between(dom, "<pre id=\"layout\">", "</pre>");
+	len = strlen("<pre id=\"layout\">");
+	j = json_loads(layout + len, 0, &err);
+	ck_assert_msg(j != NULL, "layout is not JSON (%s): %s", err.text, layout + len);
+	free(layout);
+
+	/* the layout depends on the width (the page has no vh units); the
+	 * height is a budget, checked below: new headless Chromium counts
+	 * the window's frame into --window-size's height */
+	ck_assert_int_eq((int)field(j, "vw"), VIEW_W);
+	/* nothing scrolls sideways: the fit is not bought with width */
+	ck_assert_msg(field(j, "page_width") <= VIEW_W, "the page is %.0f px wide",
+		      field(j, "page_width"));
+	clients = json_object_get(j, "clients");
+	ck_assert_int_eq(json_array_size(clients), NACKING);
+	/* the column heads and 15 clients within one window's height */
+	top = field(json_object_get(j, "head"), "top");
+	bottom = field(json_object_get(json_array_get(clients, FIT_ROWS - 1), "row"), "bottom");
+	ck_assert_msg(bottom - top <= VIEW_H,
+		      "the table's head and %d NACKing clients take %.0f px, more than %d "
+		      "(the first client is %.0f px high)",
+		      FIT_ROWS, bottom - top, VIEW_H,
+		      field(json_object_get(json_array_get(clients, 0), "row"), "height"));
+	for (int i = 0; i < NACKING; i++) {
+		json_t *c = json_array_get(clients, i);
+		json_t *row = json_object_get(c, "row"), *msg = json_object_get(c, "msg");
+
+		ck_assert_msg(json_is_object(msg), "client %d: no NACK message shown", i);
+		/* the message is shown in the row, wide, a line or more */
+		ck_assert_msg(field(msg, "width") >= MSG_MIN_W,
+			      "client %d: the NACK message is %.0f px wide", i, field(msg, "width"));
+		ck_assert_msg(field(msg, "height") >= 12, "client %d: the NACK message is %.0f px high",
+			      i, field(msg, "height"));
+		ck_assert_msg(field(msg, "top") >= field(row, "top") &&
+				      field(msg, "top") + field(msg, "height") <= field(row, "bottom") + 0.5,
+			      "client %d: the NACK message leaves its row", i);
+	}
+	json_decref(j);
+	free(html);
+	/* the identities are in the rendered page too */
+	for (int i = 0; i < 4; i++)
+		ck_assert_msg(strstr(dom, fleet_identities[i]) != NULL, "no %s", fleet_identities[i]);
+	free(dom);
+
+	/* each row names the identity its client proved */
+	page = status_html(d);
+	for (int i = 0; i < NACKING; i++) {
+		char *row = between(page, ids[i], "</tbody>");
+
+		ck_assert_msg(strstr(row, fleet_identities[i % 4]) != NULL,
+			      "%s: no identity %s in %s", ids[i], fleet_identities[i % 4], row);
+		free(row);
+	}
+	free(page);
+
+	for (int i = 0; i < NACKING; i++) {
+		xdt_node_close(&n[i]);
+		free(nacks[i]);
+	}
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("status");
 	TCase *tc = tcase_create("status"), *browser = tcase_create("browser");
+
+	xdtest_make_certs();
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, status_json_overview);
 	tcase_add_test(tc, status_page_escapes_and_orders);
 	tcase_add_test(tc, status_page_is_bounded);
 	suite_add_tcase(s, tc);
-	/* two Chromium starts */
+	/* two Chromium starts at most */
 	tcase_set_timeout(browser, 2 * BROWSER_S + 60);
 	tcase_add_test(browser, browser_renders_status);
+	tcase_add_test(browser, browser_fits_a_nacking_fleet);
 	suite_add_tcase(s, browser);
 	return xdtest_run(s);
 }

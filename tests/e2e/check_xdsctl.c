@@ -1,7 +1,8 @@
 /*
  * xdsctl(1) against the real daemon: the built binary ($XDSCTL) is run
  * as an operator runs it, its output and exit status checked, with real
- * xDS clients on loopback (one that ACKs, one that NACKs endpoints). Its
+ * xDS clients on loopback (one that ACKs, one that NACKs endpoints; over
+ * mTLS too, with certificates from tests/lib/make-certs.sh). Its
  * --json output is checked against what the admin endpoint itself
  * answers. Where $VALGRIND is set and the build has no sanitizer, some
  * runs go under valgrind and any error or leak fails them.
@@ -165,6 +166,21 @@ static char *line_of(const char *text, const char *prefix)
 	return NULL;
 }
 
+/* The cell of `row` in the column headed `head` of the table whose
+ * head line is `heads` (columns are aligned; a cell ends at two
+ * spaces), malloc'd. */
+static char *cell(const char *heads, const char *row, const char *head)
+{
+	const char *h = strstr(heads, head), *c, *end;
+
+	ck_assert_msg(h != NULL, "no column %s in '%s'", head, heads);
+	ck_assert_msg(strlen(row) > (size_t)(h - heads), "'%s' has no %s", row, head);
+	c = row + (h - heads);
+	ck_assert_msg(c == row || c[-1] == ' ', "'%s' is not aligned under '%s'", row, heads);
+	end = strstr(c, "  ");
+	return strndup(c, end ? (size_t)(end - c) : strlen(c));
+}
+
 static json_t *parse(const char *text)
 {
 	json_error_t err;
@@ -198,7 +214,7 @@ static void write_snapshot(const char *dir)
 
 static struct xdt_daemon *start(const char *dir, const char *extra)
 {
-	char cfg[2048];
+	char cfg[8192];
 
 	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n%s", dir,
 		 extra ? extra : "");
@@ -265,17 +281,33 @@ static void answer(struct client *c, const char *url, char *name,
 }
 
 /* Clusters by wildcard, then the endpoints of "svc": ACKed, or NACKed
- * with NACK_TEXT. */
-static void client_open(struct client *c, const char *target, const char *id,
-			bool nack)
+ * with NACK_TEXT; over mTLS with the certificate CERT.pem of
+ * make-certs.sh when `cert` is not NULL. */
+static void client_open_as(struct client *c, const char *target, const char *id,
+			   bool nack, const char *cert)
 {
 	c->id = id;
-	c->conn = xdc_connect(target);
+	if (cert != NULL) {
+		char pem[64], key[64];
+
+		snprintf(pem, sizeof(pem), "%s.pem", cert);
+		snprintf(key, sizeof(key), "%s.key", cert);
+		c->conn = xdc_connect_tls(target, xdtest_cert("ca.pem"), xdtest_cert(pem),
+					  xdtest_cert(key));
+	} else {
+		c->conn = xdc_connect(target);
+	}
 	c->s = xdc_open(c->conn, XDC_ADS);
 	request(c, CDS_URL, NULL, NULL, NULL, NULL);
 	answer(c, CDS_URL, NULL, NULL);
 	request(c, EDS_URL, "svc", NULL, NULL, NULL);
 	answer(c, EDS_URL, "svc", nack ? NACK_TEXT : NULL);
+}
+
+static void client_open(struct client *c, const char *target, const char *id,
+			bool nack)
+{
+	client_open_as(c, target, id, nack, NULL);
 }
 
 static void client_close(struct client *c)
@@ -499,7 +531,7 @@ END_TEST
 
 START_TEST(clients_table_and_filters)
 {
-	char *dir = xdtest_snapdir(), *admin, *line, *body;
+	char *dir = xdtest_snapdir(), *admin, *line, *body, *heads, *ident;
 	struct xdt_daemon *d;
 	struct client ok, bad, evil;
 	json_t *j, *mine;
@@ -519,8 +551,14 @@ START_TEST(clients_table_and_filters)
 	ck_assert_msg(strncmp(r.out, "NODE ", 5) == 0, "%s", r.out);
 	has(r.out, "PEER");
 	has(r.out, "TYPES\n");
+	heads = line_of(r.out, "NODE ");
 	line = line_of(r.out, "ack-1 ");
 	ck_assert_msg(line != NULL, "%s", r.out);
+	/* over plaintext a client proves no identity */
+	ident = cell(heads, line, "IDENTITY");
+	ck_assert_str_eq(ident, "-");
+	free(ident);
+	free(heads);
 	has(line, " edge ");
 	has(line, " ipv4:127.0.0.1:");
 	has(line, " ADS sotw ");
@@ -581,6 +619,83 @@ START_TEST(clients_table_and_filters)
 	client_close(&ok);
 	client_close(&bad);
 	client_close(&evil);
+	stop(d);
+	free(admin);
+	free(dir);
+}
+END_TEST
+
+/* Over mTLS each stream shows the identity its certificate proves: a
+ * URI SAN, else a DNS SAN, else the subject's CN. */
+START_TEST(clients_show_mtls_identities)
+{
+	static const struct {
+		const char *node, *cert, *identity;
+		bool nack;
+	} who[] = {
+		{"front-1", "frontend", "spiffe://example.org/ns/prod/sa/frontend", true},
+		{"dns-1", "dnsonly", "envoy-1.example.org", false},
+		{"cn-1", "cnonly", "envoy-cn", false},
+	};
+	char *dir = xdtest_snapdir(), *admin, *heads, *line, *ident, extra[3072], prefix[32];
+	struct xdt_daemon *d;
+	struct client c[3];
+	struct run r;
+	json_t *j, *list;
+	int n;
+
+	write_snapshot(dir);
+	n = snprintf(extra, sizeof(extra), "tls:\n  cert: %s\n", xdtest_cert("server.pem"));
+	snprintf(extra + n, sizeof(extra) - (size_t)n, "  key: %s\n  client_ca: %s\n",
+		 xdtest_cert("server.key"), xdtest_cert("ca.pem"));
+	d = start(dir, extra);
+	admin = admin_of(d);
+	for (int i = 0; i < 3; i++)
+		client_open_as(&c[i], d->target, who[i].node, who[i].nack, who[i].cert);
+	wait_states(d, 2, 1);
+
+	r = ctl(true, admin, (const char *const[]){"clients", NULL});
+	want(&r, 0);
+	heads = line_of(r.out, "NODE ");
+	ck_assert_msg(heads != NULL, "%s", r.out);
+	for (int i = 0; i < 3; i++) {
+		snprintf(prefix, sizeof(prefix), "%s ", who[i].node);
+		line = line_of(r.out, prefix);
+		ck_assert_msg(line != NULL, "no %s in:\n%s", who[i].node, r.out);
+		ident = cell(heads, line, "IDENTITY");
+		ck_assert_str_eq(ident, who[i].identity);
+		free(ident);
+		free(line);
+	}
+	free(heads);
+	run_free(&r);
+
+	/* --nacked keeps the column; --json has it as /clients does */
+	r = ctl(false, admin, (const char *const[]){"clients", "--nacked", NULL});
+	want(&r, 0);
+	heads = line_of(r.out, "NODE ");
+	line = line_of(r.out, "front-1 ");
+	ck_assert_msg(heads != NULL && line != NULL, "%s", r.out);
+	ident = cell(heads, line, "IDENTITY");
+	ck_assert_str_eq(ident, who[0].identity);
+	free(ident);
+	free(line);
+	free(heads);
+	has(r.out, "\n1 of 3 streams\n");
+	run_free(&r);
+
+	r = ctl(false, admin, (const char *const[]){"--json", "clients", "dns-*", NULL});
+	want(&r, 0);
+	j = parse(r.out);
+	list = json_object_get(j, "clients");
+	ck_assert_int_eq(json_array_size(list), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(list, 0), "identity")),
+			 who[1].identity);
+	json_decref(j);
+	run_free(&r);
+
+	for (int i = 0; i < 3; i++)
+		client_close(&c[i]);
 	stop(d);
 	free(admin);
 	free(dir);
@@ -809,11 +924,13 @@ int main(void)
 	Suite *s = suite_create("xdsctl");
 	TCase *tc = tcase_create("xdsctl");
 
+	xdtest_make_certs();
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, usage_errors_exit_2);
 	tcase_add_test(tc, unreachable_exits_3);
 	tcase_add_test(tc, not_xdsd_exits_3);
 	tcase_add_test(tc, clients_table_and_filters);
+	tcase_add_test(tc, clients_show_mtls_identities);
 	tcase_add_test(tc, dump_snapshot_type_name);
 	tcase_add_test(tc, reload_ok_and_refused);
 	tcase_add_test(tc, status_at_a_glance);

@@ -1,8 +1,11 @@
 #include "node.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "xdtest.h"
 
 #define WAIT_MS 5000
 
@@ -66,7 +69,16 @@ void xdt_node_open(struct xdt_node *n, const char *target,
 		   const struct xdt_node_opts *o)
 {
 	n->o = *o;
-	n->conn = xdc_connect(target);
+	if (o->cert != NULL) {
+		char pem[64], key[64];
+
+		snprintf(pem, sizeof(pem), "%s.pem", o->cert);
+		snprintf(key, sizeof(key), "%s.key", o->cert);
+		n->conn = xdc_connect_tls(target, xdtest_cert("ca.pem"),
+					  xdtest_cert(pem), xdtest_cert(key));
+	} else {
+		n->conn = xdc_connect(target);
+	}
 	n->s = xdc_open(n->conn, XDC_ADS);
 	request(n, XDT_CDS_URL, NULL, NULL, NULL);
 	xdt_node_answer(n, XDT_CDS_URL, NULL);

@@ -4,7 +4,8 @@
  * and answers every response as an Envoy would, with an ACK, or, when
  * told to reject endpoints, with a NACK carrying a given message. The
  * node's id, cluster and user agent are the test's to choose (hostile
- * strings included).
+ * strings included), and so is the client certificate it proves an
+ * identity with over mTLS.
  *
  * Built on client.h; single-threaded, every call blocks with a deadline
  * and fails the running Check test when it passes.
@@ -25,6 +26,10 @@ struct xdt_node_opts {
 	const char *agent_version; /* NULL: "1.2.3" */
 	const char *endpoints;  /* the cluster whose endpoints it asks for */
 	const char *nack_endpoints; /* NULL: ACK them; else the NACK message */
+	/* NULL: plaintext; else mTLS with the certificate NAME.pem and key
+	 * NAME.key of tests/lib/make-certs.sh ("frontend"), trusting ca.pem
+	 * (xdtest_make_certs must have run) */
+	const char *cert;
 };
 
 struct xdt_node {
