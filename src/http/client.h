@@ -37,7 +37,7 @@ struct xd_http_request {
 	const char *path;   /* the request target, sent as it is */
 	const char *body;   /* NULL: none (POST then sends an empty one) */
 	size_t body_len;
-	int timeout_ms;  /* the whole exchange */
+	int timeout_ms;  /* the whole exchange; more than 0 (libcurl takes 0 as none) */
 	size_t max_body; /* 0: XD_HTTP_MAX_BODY */
 };
 
