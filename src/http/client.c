@@ -1,301 +1,261 @@
 #include "http/client.h"
 
+#include <curl/curl.h>
 #include <errno.h>
-#include <http_parser.h>
-#include <netdb.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "util/address.h"
 #include "util/buf.h"
+#include "util/xalloc.h"
 
-/* A response bigger than this is not the admin endpoint talking. */
-#define MAX_RESPONSE (1ull << 30)
-
+/* What the callbacks learn while libcurl reads. */
 struct reading {
-	struct xd_buf body, field, type;
-	bool in_value; /* the last piece read was a header value */
-	bool in_type;  /* that value is Content-Type's */
-	bool done;
-	bool too_big;
-	bool head; /* the request was HEAD */
+	struct xd_buf body;
+	size_t max_body;
+	size_t head_len; /* header bytes so far, interim answers' included */
+	bool body_too_big;
+	bool head_too_big;
+	bool connected; /* a connection was made and the request is going out */
 };
 
-static long long now_ms(void)
+/* Without a Content-Length (chunked, or up to the close) only counting
+ * what arrives bounds the body: CURLOPT_MAXFILESIZE_LARGE acts on an
+ * announced length. */
+static size_t on_body(char *data, size_t size, size_t n, void *arg)
 {
-	struct timespec ts;
+	struct reading *r = arg;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Header names and values may come in pieces: a name ends where a
- * value begins. Only Content-Type is kept. */
-static int on_header_field(http_parser *p, const char *at, size_t n)
-{
-	struct reading *r = p->data;
-
-	if (r->in_value) {
-		r->field.len = 0;
-		r->in_value = false;
+	n *= size; /* size is 1 */
+	if (n > r->max_body - r->body.len) {
+		r->body_too_big = true;
+		return 0; /* n > 0 here: libcurl stops */
 	}
-	if (r->field.len < 64)
-		xd_buf_append(&r->field, at, n);
-	return 0;
+	xd_buf_append(&r->body, data, n);
+	return n;
 }
 
-static int on_header_value(http_parser *p, const char *at, size_t n)
+/* Header lines are not kept (CURLINFO_CONTENT_TYPE has the one needed),
+ * only counted. */
+static size_t on_header(char *data, size_t size, size_t n, void *arg)
 {
-	struct reading *r = p->data;
+	struct reading *r = arg;
 
-	if (!r->in_value) {
-		r->in_value = true;
-		r->in_type = r->field.len == 12 &&
-			     strncasecmp((const char *)r->field.data,
-					 "content-type", 12) == 0;
-		if (r->in_type)
-			r->type.len = 0;
+	(void)data;
+	n *= size;
+	r->head_len += n;
+	if (r->head_len > XD_HTTP_MAX_HEAD) {
+		r->head_too_big = true;
+		return 0;
 	}
-	if (r->in_type && r->type.len < 256)
-		xd_buf_append(&r->type, at, n);
-	return 0;
+	return n;
 }
 
-static int on_body(http_parser *p, const char *at, size_t n)
+/* libcurl calls this once connected, before sending: a timeout after it
+ * is the peer not answering, before it the connection not being made. */
+static int on_connected(void *arg, char *peer_ip, char *local_ip,
+			int peer_port, int local_port)
 {
-	struct reading *r = p->data;
+	struct reading *r = arg;
 
-	if (r->body.len + n > MAX_RESPONSE) {
-		r->too_big = true;
-		return -1;
-	}
-	xd_buf_append(&r->body, at, n);
-	return 0;
-}
-
-/* A response to HEAD has no body, whatever its Content-Length says. */
-static int on_headers_complete(http_parser *p)
-{
-	struct reading *r = p->data;
-
-	return r->head ? 1 : 0;
-}
-
-static int on_complete(http_parser *p)
-{
-	struct reading *r = p->data;
-
-	r->done = true;
-	return 0;
-}
-
-/* Waits for `events` until the deadline; false on timeout. */
-static bool wait_for(int fd, short events, long long deadline)
-{
-	struct pollfd pfd = {.fd = fd, .events = events};
-	long long left = deadline - now_ms();
-
-	if (left <= 0)
-		return false;
-	return poll(&pfd, 1, (int)left) > 0;
+	(void)peer_ip;
+	(void)local_ip;
+	(void)peer_port;
+	(void)local_port;
+	r->connected = true;
+	return CURL_PREREQFUNC_OK;
 }
 
 /*
- * connect() on a non-blocking socket, bounded by the deadline: a host
- * that drops SYNs (or a listener whose backlog is full) would otherwise
- * hold a blocking connect for minutes, whatever the caller's timeout.
- * Returns 0, or -1 with errno set (ETIMEDOUT at the deadline).
+ * The URL libcurl connects to: "http://host:port/", "http://[v6]:port/"
+ * (a zone's '%' written %25, as URLs need), or "http://localhost/" for
+ * a unix socket, which then goes beside it. Only scheme, host and port
+ * count: the request target is sent as given (CURLOPT_REQUEST_TARGET).
  */
-static int connect_within(int fd, const struct sockaddr *sa, socklen_t len,
-			  long long deadline)
+static char *url_of(const char *target)
 {
-	int err = 0;
-	socklen_t elen = sizeof(err);
+	struct xd_buf url = XD_BUF_INIT;
 
-	if (connect(fd, sa, len) == 0)
-		return 0;
-	if (errno != EINPROGRESS)
-		return -1;
-	if (!wait_for(fd, POLLOUT, deadline)) {
-		errno = ETIMEDOUT;
-		return -1;
-	}
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0)
-		return -1;
-	if (err != 0) {
-		errno = err;
-		return -1;
-	}
-	return 0;
-}
-
-static int connect_to(const char *target, long long deadline, char *why,
-		      size_t why_len)
-{
-	char host[256], *port;
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM};
-	struct addrinfo *res, *ai;
-	int fd = -1, err;
-
+	xd_buf_printf(&url, "http://");
 	if (strncmp(target, "unix:", 5) == 0) {
-		struct sockaddr_un sa = {.sun_family = AF_UNIX};
-
-		if (strlen(target + 5) >= sizeof(sa.sun_path)) {
-			snprintf(why, why_len, "socket path too long: %s", target + 5);
-			return -1;
+		xd_buf_printf(&url, "localhost");
+	} else {
+		for (const char *p = target; *p; p++) {
+			if (*p == '%')
+				xd_buf_printf(&url, "%%25");
+			else
+				xd_buf_putc(&url, (uint8_t)*p);
 		}
-		strcpy(sa.sun_path, target + 5);
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (fd >= 0 && connect_within(fd, (struct sockaddr *)&sa,
-					      sizeof(sa), deadline) == 0)
-			return fd;
-		snprintf(why, why_len, "cannot connect to %s: %s", target,
-			 strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
 	}
-	snprintf(host, sizeof(host), "%s", target[0] == '[' ? target + 1 : target);
-	port = strrchr(host, ':');
-	if (port == NULL) {
-		snprintf(why, why_len, "'%s': missing :port", target);
-		return -1;
-	}
-	*port++ = '\0';
-	if (host[0] != '\0' && host[strlen(host) - 1] == ']')
-		host[strlen(host) - 1] = '\0';
-	err = getaddrinfo(host, port, &hints, &res);
-	if (err != 0) {
-		snprintf(why, why_len, "cannot resolve '%s': %s", host,
-			 gai_strerror(err));
-		return -1;
-	}
-	errno = 0;
-	for (ai = res; ai != NULL; ai = ai->ai_next) {
-		fd = socket(ai->ai_family,
-			    ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-			    ai->ai_protocol);
-		if (fd < 0)
-			continue;
-		if (connect_within(fd, ai->ai_addr, ai->ai_addrlen, deadline) == 0)
-			break;
-		close(fd);
-		fd = -1;
-	}
-	if (fd < 0)
-		snprintf(why, why_len, "cannot connect to %s: %s", target,
-			 strerror(errno ? errno : ECONNREFUSED));
-	freeaddrinfo(res);
-	return fd;
+	xd_buf_printf(&url, "/");
+	xd_buf_putc(&url, '\0');
+	return (char *)xd_buf_steal(&url, NULL);
 }
 
-
-static int send_all(int fd, const char *data, size_t len, long long deadline)
+/* Says why libcurl's `rc` ended the exchange, in the words xdsctl's
+ * users (and its tests) know. */
+static void explain(CURL *c, CURLcode rc, const char *curl_why,
+		    const struct xd_http_request *q, const struct reading *r,
+		    char *why, size_t why_len)
 {
-	while (len > 0) {
-		ssize_t n;
+	const char *target = q->target;
+	long os_errno = 0;
 
-		if (!wait_for(fd, POLLOUT, deadline))
-			return -1;
-		n = send(fd, data, len, MSG_NOSIGNAL);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0)
-			return -1;
-		data += n;
-		len -= (size_t)n;
+	curl_easy_getinfo(c, CURLINFO_OS_ERRNO, &os_errno);
+	if (curl_why[0] == '\0')
+		curl_why = curl_easy_strerror(rc);
+	if (r->body_too_big || rc == CURLE_FILESIZE_EXCEEDED) {
+		snprintf(why, why_len, "answer from %s too large: over %zu bytes",
+			 target, r->max_body);
+	} else if (r->head_too_big) {
+		snprintf(why, why_len, "answer from %s too large: headers over %d bytes",
+			 target, XD_HTTP_MAX_HEAD);
+	} else if (rc == CURLE_COULDNT_RESOLVE_HOST) {
+		snprintf(why, why_len, "cannot resolve '%.*s'",
+			 (int)(strrchr(target, ':') - target), target);
+	} else if (rc == CURLE_COULDNT_CONNECT) {
+		snprintf(why, why_len, "cannot connect to %s: %s", target,
+			 strerror(os_errno ? (int)os_errno : ECONNREFUSED));
+	} else if (rc == CURLE_OPERATION_TIMEDOUT && !r->connected) {
+		/* a host that drops SYNs, a listener whose backlog is full */
+		snprintf(why, why_len, "cannot connect to %s: %s", target,
+			 strerror(ETIMEDOUT));
+	} else if (rc == CURLE_OPERATION_TIMEDOUT) {
+		snprintf(why, why_len, "no answer from %s within %d ms", target,
+			 q->timeout_ms);
+	} else if (rc == CURLE_GOT_NOTHING) {
+		snprintf(why, why_len, "%s closed the connection before answering",
+			 target);
+	} else if (rc == CURLE_PARTIAL_FILE) {
+		snprintf(why, why_len, "%s closed the connection before the answer's end",
+			 target);
+	} else if (rc == CURLE_SEND_ERROR) {
+		snprintf(why, why_len, "cannot send to %s: %s", target,
+			 os_errno ? strerror((int)os_errno) : curl_why);
+	} else if (rc == CURLE_RECV_ERROR) {
+		snprintf(why, why_len, "reading from %s: %s", target,
+			 os_errno ? strerror((int)os_errno) : curl_why);
+	} else {
+		snprintf(why, why_len, "bad answer from %s: %s", target, curl_why);
 	}
-	return 0;
 }
 
-int xd_http_fetch(const char *target, const char *method, const char *path,
-		  const char *body, size_t body_len, int timeout_ms,
+/* The options of one exchange; false when libcurl refuses one (out of
+ * memory, or a libcurl built without what is asked). */
+static bool set_up(CURL *c, const struct xd_http_request *q, const char *url,
+		   struct curl_slist *headers, struct reading *r, char *curl_why)
+{
+	bool unix_socket = strncmp(q->target, "unix:", 5) == 0;
+	bool has_body = q->body != NULL || strcmp(q->method, "POST") == 0;
+	CURLcode rc = CURLE_OK;
+
+#define SET(opt, value) \
+	do { \
+		if (rc == CURLE_OK) \
+			rc = curl_easy_setopt(c, opt, value); \
+	} while (0)
+	SET(CURLOPT_ERRORBUFFER, curl_why);
+	SET(CURLOPT_URL, url);
+	SET(CURLOPT_PROTOCOLS_STR, "http");
+	SET(CURLOPT_PROXY, ""); /* not from the environment */
+	if (unix_socket)
+		SET(CURLOPT_UNIX_SOCKET_PATH, q->target + 5);
+	SET(CURLOPT_REQUEST_TARGET, q->path);
+	SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	/* no SIGALRM around name resolution: the timeout bounds it, in
+	 * libcurl's resolver thread */
+	SET(CURLOPT_NOSIGNAL, 1L);
+	SET(CURLOPT_TIMEOUT_MS, (long)q->timeout_ms);
+	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)r->max_body);
+	SET(CURLOPT_WRITEFUNCTION, on_body);
+	SET(CURLOPT_WRITEDATA, r);
+	SET(CURLOPT_HEADERFUNCTION, on_header);
+	SET(CURLOPT_HEADERDATA, r);
+	SET(CURLOPT_PREREQFUNCTION, on_connected);
+	SET(CURLOPT_PREREQDATA, r);
+	SET(CURLOPT_HTTPHEADER, headers);
+	if (strcmp(q->method, "HEAD") == 0) {
+		/* an answer to HEAD has no body, whatever its length says */
+		SET(CURLOPT_NOBODY, 1L);
+	} else {
+		if (has_body) {
+			SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->body_len);
+			SET(CURLOPT_POSTFIELDS, q->body != NULL ? q->body : "");
+		}
+		/* libcurl says GET, or POST with a body; any other method
+		 * by name */
+		if (strcmp(q->method, has_body ? "POST" : "GET") != 0)
+			SET(CURLOPT_CUSTOMREQUEST, q->method);
+	}
+#undef SET
+	return rc == CURLE_OK;
+}
+
+int xd_http_fetch(const struct xd_http_request *q,
 		  struct xd_http_response *out, char *why, size_t why_len)
 {
-	long long deadline = now_ms() + timeout_ms;
-	struct reading r = {0};
-	http_parser_settings settings = {0};
-	http_parser parser;
-	struct xd_buf req = XD_BUF_INIT;
-	char chunk[16384];
-	int fd, rc = -1;
+	struct reading r = {.body = XD_BUF_INIT};
+	char curl_why[CURL_ERROR_SIZE] = "";
+	struct curl_slist *headers = NULL, *h;
+	const char *bad = xd_address_error(q->target), *type = NULL;
+	char *url = NULL;
+	CURL *c = NULL;
+	CURLcode rc;
+	long status = 0;
+	int ret = -1;
 
 	memset(out, 0, sizeof(*out));
-	fd = connect_to(target, deadline, why, why_len);
-	if (fd < 0)
+	if (bad != NULL) {
+		snprintf(why, why_len, "'%s': %s", q->target, bad);
 		return -1;
-	xd_buf_printf(&req,
-		      "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n"
-		      "Content-Length: %zu\r\n\r\n",
-		      method, path, strncmp(target, "unix:", 5) == 0 ? "localhost" : target,
-		      body_len);
-	xd_buf_append(&req, body, body_len);
-	if (send_all(fd, (const char *)req.data, req.len, deadline) != 0) {
-		snprintf(why, why_len, "cannot send to %s: %s", target,
-			 errno ? strerror(errno) : "timed out");
+	}
+	if (strncmp(q->target, "unix:", 5) == 0 &&
+	    strlen(q->target + 5) >= sizeof(((struct sockaddr_un *)NULL)->sun_path)) {
+		snprintf(why, why_len, "socket path too long: %s", q->target + 5);
+		return -1;
+	}
+	r.max_body = q->max_body != 0 ? q->max_body : XD_HTTP_MAX_BODY;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		snprintf(why, why_len, "cannot ask %s: libcurl would not start",
+			 q->target);
+		return -1;
+	}
+	/* no form Content-Type on a POST (its body is JSON, or nothing),
+	 * and no "Expect: 100-continue" pause before a large body: not
+	 * every server answers it */
+	url = url_of(q->target);
+	c = curl_easy_init();
+	headers = curl_slist_append(NULL, "Content-Type:");
+	h = headers != NULL ? curl_slist_append(headers, "Expect:") : NULL;
+	if (c == NULL || h == NULL || !set_up(c, q, url, headers, &r, curl_why)) {
+		snprintf(why, why_len, "cannot ask %s: libcurl refused its options",
+			 q->target);
 		goto out;
 	}
-	settings.on_header_field = on_header_field;
-	settings.on_header_value = on_header_value;
-	settings.on_headers_complete = on_headers_complete;
-	settings.on_body = on_body;
-	r.head = strcmp(method, "HEAD") == 0;
-	settings.on_message_complete = on_complete;
-	http_parser_init(&parser, HTTP_RESPONSE);
-	parser.data = &r;
-	while (!r.done) {
-		ssize_t n;
-
-		if (!wait_for(fd, POLLIN, deadline)) {
-			snprintf(why, why_len, "no answer from %s within %d ms",
-				 target, timeout_ms);
-			goto out;
-		}
-		n = recv(fd, chunk, sizeof(chunk), 0);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n < 0) {
-			snprintf(why, why_len, "reading from %s: %s", target,
-				 strerror(errno));
-			goto out;
-		}
-		/* n == 0 tells the parser the connection closed */
-		if (http_parser_execute(&parser, &settings, chunk, (size_t)n) !=
-			    (size_t)n ||
-		    HTTP_PARSER_ERRNO(&parser) != HPE_OK) {
-			snprintf(why, why_len, "bad response from %s: %s", target,
-				 r.too_big ? "too large" :
-					     http_errno_description(
-						     HTTP_PARSER_ERRNO(&parser)));
-			goto out;
-		}
-		if (n == 0 && !r.done) {
-			snprintf(why, why_len, "%s closed the connection before answering",
-				 target);
-			goto out;
-		}
+	rc = curl_easy_perform(c);
+	if (rc != CURLE_OK) {
+		explain(c, rc, curl_why, q, &r, why, why_len);
+		goto out;
 	}
-	out->status = parser.status_code;
-	xd_buf_putc(&r.type, '\0');
-	out->content_type = (char *)xd_buf_steal(&r.type, NULL);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &type);
+	out->status = (int)status;
+	out->content_type = xd_strdup(type != NULL ? type : "");
 	out->body_len = r.body.len;
 	xd_buf_putc(&r.body, '\0');
 	out->body = (char *)xd_buf_steal(&r.body, NULL);
-	rc = 0;
+	ret = 0;
 out:
-	close(fd);
-	xd_buf_free(&req);
+	if (c != NULL)
+		curl_easy_cleanup(c);
+	curl_slist_free_all(headers);
+	curl_global_cleanup();
+	free(url);
 	xd_buf_free(&r.body);
-	xd_buf_free(&r.field);
-	xd_buf_free(&r.type);
-	return rc;
+	return ret;
 }
 
 void xd_http_response_free(struct xd_http_response *r)

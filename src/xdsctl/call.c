@@ -15,13 +15,14 @@ static bool starts_with(const char *s, const char *prefix)
 int xc_call(const struct xc_opts *o, const char *method, const char *path,
 	    struct xc_answer *a)
 {
+	struct xd_http_request q = {.target = o->admin, .method = method,
+				    .path = path, .timeout_ms = o->timeout_ms};
 	struct xd_http_response r;
 	char why[512];
 	json_error_t err;
 
 	memset(a, 0, sizeof(*a));
-	if (xd_http_fetch(o->admin, method, path, NULL, 0, o->timeout_ms, &r, why,
-			  sizeof(why)) != 0) {
+	if (xd_http_fetch(&q, &r, why, sizeof(why)) != 0) {
 		/* the usual first mistake is the address: say where it
 		 * comes from */
 		if (starts_with(why, "cannot connect") ||

@@ -701,6 +701,8 @@ START_TEST(admin_off_and_unix_socket)
 	struct xdt_daemon *d;
 	struct xd_http_response r;
 	char why[256], target[1200];
+	struct xd_http_request q = {.target = target, .method = "GET",
+				    .path = "/ready", .timeout_ms = 5000};
 
 	write_snapshot(dir, 8080);
 	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\nadmin_listen: off\n", dir);
@@ -716,8 +718,7 @@ START_TEST(admin_off_and_unix_socket)
 		 dir, sock);
 	d = xdt_daemon_start(cfg, NULL, START_MS);
 	snprintf(target, sizeof(target), "unix:%s", sock);
-	ck_assert_msg(xd_http_fetch(target, "GET", "/ready", NULL, 0, 5000, &r, why,
-				    sizeof(why)) == 0, "%s", why);
+	ck_assert_msg(xd_http_fetch(&q, &r, why, sizeof(why)) == 0, "%s", why);
 	ck_assert_int_eq(r.status, 200);
 	xd_http_response_free(&r);
 	stop(d);

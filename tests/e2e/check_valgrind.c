@@ -139,14 +139,15 @@ END_TEST
 static int rest_post(const struct xdt_daemon *d, const char *type,
 		     const char *json, char **body)
 {
-	struct xd_http_response r;
 	char target[64], path[128], why[256];
+	struct xd_http_request q = {.target = target, .method = "POST",
+				    .path = path, .body = json,
+				    .body_len = strlen(json), .timeout_ms = 60000};
+	struct xd_http_response r;
 
 	snprintf(target, sizeof(target), "127.0.0.1:%d", d->rest_port);
 	snprintf(path, sizeof(path), "/v3/discovery:%s", type);
-	ck_assert_msg(xd_http_fetch(target, "POST", path, json, strlen(json),
-				    60000, &r, why, sizeof(why)) == 0,
-		      "%s", why);
+	ck_assert_msg(xd_http_fetch(&q, &r, why, sizeof(why)) == 0, "%s", why);
 	free(r.content_type);
 	if (body != NULL)
 		*body = r.body;

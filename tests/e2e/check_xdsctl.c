@@ -6,6 +6,11 @@
  * --json output is checked against what the admin endpoint itself
  * answers. Where $VALGRIND is set and the build has no sanitizer, some
  * runs go under valgrind and any error or leak fails them.
+ *
+ * The "client" case checks xdsctl and its HTTP client (http/client.h,
+ * on libcurl) against scripted servers on loopback: answers xdsd would
+ * not give but a peer may send (interim 1xx answers, chunks, a length
+ * or a stream past the bound).
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -21,6 +26,7 @@
 
 #include "client.h"
 #include "daemon.h"
+#include "http/client.h"
 #include "xdtest.h"
 
 #define START_MS 20000
@@ -423,6 +429,196 @@ static int mute_listener(int backlog, int *port)
 	*port = ntohs(sa.sin_port);
 	return fd;
 }
+
+/* ---------------- a scripted server ---------------- */
+
+#define CHUNK_SIZE 65536
+/* what an endless answer sends at most, if nobody stops reading it */
+#define ENDLESS_CAP (256 << 20)
+
+struct scripted {
+	pid_t pid;
+	char admin[64];
+	char request_file[300]; /* where the request's head is kept */
+};
+
+/* Reads the request's head (up to its blank line) from `fd`. */
+static void read_head(int fd, const char *keep)
+{
+	char head[16384];
+	size_t len = 0;
+	ssize_t n;
+	FILE *f;
+
+	while (len < sizeof(head) - 1 &&
+	       (n = read(fd, head + len, sizeof(head) - 1 - len)) > 0) {
+		len += (size_t)n;
+		head[len] = '\0';
+		if (strstr(head, "\r\n\r\n") != NULL)
+			break;
+	}
+	f = fopen(keep, "w");
+	if (f != NULL) {
+		fwrite(head, 1, len, f);
+		fclose(f);
+	}
+}
+
+/*
+ * A server on loopback for one connection: it reads the request's head,
+ * sends `parts` (NULL-terminated) 100 ms apart, so that each arrives on
+ * its own, then, with `endless`, 64 KiB chunks until the peer stops
+ * reading, and holds the connection until the peer closes it. A child
+ * process, gone within 30 s whatever happens.
+ */
+static struct scripted script_serve(const char *const *parts, bool endless)
+{
+	struct scripted sv;
+	int port, lfd = mute_listener(1, &port);
+
+	snprintf(sv.admin, sizeof(sv.admin), "127.0.0.1:%d", port);
+	snprintf(sv.request_file, sizeof(sv.request_file), "%s/request.%d",
+		 xdtest_tmpdir(), port);
+	sv.pid = fork();
+	ck_assert(sv.pid >= 0);
+	if (sv.pid == 0) {
+		static char chunk[CHUNK_SIZE + 16];
+		int fd, len;
+		char sink[4096];
+
+		/* Check's handler would pass SIGTERM on to the test */
+		signal(SIGTERM, SIG_DFL);
+		alarm(30);
+		fd = accept(lfd, NULL, NULL);
+		if (fd < 0)
+			_exit(1);
+		read_head(fd, sv.request_file);
+		for (; *parts != NULL; parts++) {
+			if (send(fd, *parts, strlen(*parts), MSG_NOSIGNAL) < 0)
+				_exit(0);
+			xdtest_sleep_ms(100);
+		}
+		len = snprintf(chunk, sizeof(chunk), "%x\r\n", CHUNK_SIZE);
+		memset(chunk + len, 'x', CHUNK_SIZE);
+		memcpy(chunk + len + CHUNK_SIZE, "\r\n", 2);
+		for (long sent = 0; endless && sent < ENDLESS_CAP; sent += CHUNK_SIZE)
+			if (send(fd, chunk, (size_t)len + CHUNK_SIZE + 2, MSG_NOSIGNAL) < 0)
+				_exit(0);
+		while (read(fd, sink, sizeof(sink)) > 0)
+			;
+		_exit(0);
+	}
+	close(lfd);
+	return sv;
+}
+
+/* The request's head as the server read it ("" when none came;
+ * malloc'd); the server is then gone. */
+static char *script_end(struct scripted *sv)
+{
+	char *head;
+
+	kill(sv->pid, SIGTERM);
+	ck_assert(waitpid(sv->pid, NULL, 0) == sv->pid);
+	head = xdtest_read_file(sv->request_file, NULL);
+	unlink(sv->request_file);
+	return head != NULL ? head : strdup("");
+}
+
+/* An interim "100 Continue" (xdsd sends one to a client that asks for
+ * it), then the answer, chunked: xdsctl shows the answer. It asks the
+ * address it is given, whatever proxy the environment names. */
+START_TEST(interim_answer_then_chunks)
+{
+	static const char *const parts[] = {
+		"HTTP/1.1 100 Continue\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+		"Transfer-Encoding: chunked\r\n\r\n"
+		"c\r\n{\"snapshot\":\r\n",
+		"f\r\n \"default\", \"a\"\r\n",
+		"5\r\n: 1}\n\r\n0\r\n\r\n",
+		NULL,
+	};
+	struct scripted sv = script_serve(parts, false);
+	char *head, host[80], proxy[64];
+	struct run r;
+
+	snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%d", dead_port());
+	setenv("http_proxy", proxy, 1);
+	setenv("all_proxy", proxy, 1);
+	r = ctl(true, sv.admin, (const char *const[]){"--json", "dump", "default", NULL});
+	head = script_end(&sv);
+
+	want(&r, 0);
+	ck_assert_str_eq(r.out, "{\"snapshot\": \"default\", \"a\": 1}\n");
+	ck_assert_str_eq(r.err, "");
+	/* the request went as xdsctl wrote it, to the address named */
+	ck_assert_msg(strncmp(head, "GET /config_dump?snapshot=default HTTP/1.1\r\n", 44) == 0,
+		      "%s", head);
+	snprintf(host, sizeof(host), "\r\nHost: %s\r\n", sv.admin);
+	has(head, host);
+	free(head);
+	run_free(&r);
+}
+END_TEST
+
+/* A length past the bound: refused as soon as it is announced, not
+ * waited for until the timeout. */
+START_TEST(announced_length_over_the_bound)
+{
+	static const char *const parts[] = {
+		"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+		"Content-Length: 2147483648\r\n\r\n{",
+		NULL,
+	};
+	struct scripted sv = script_serve(parts, false);
+	long long t0 = xdtest_now_ms(), took;
+	char want_msg[256];
+	struct run r = ctl(false, sv.admin,
+			   (const char *const[]){"--timeout", "10", "status", NULL});
+
+	took = xdtest_now_ms() - t0;
+	free(script_end(&sv));
+	want(&r, 3);
+	snprintf(want_msg, sizeof(want_msg),
+		 "xdsctl: answer from %s too large: over %zu bytes\n", sv.admin,
+		 XD_HTTP_MAX_BODY);
+	ck_assert_str_eq(r.err, want_msg);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_msg(took < 5000, "took %lld ms", took);
+	run_free(&r);
+}
+END_TEST
+
+/* Chunks without end, no length announced (CURLOPT_MAXFILESIZE_LARGE
+ * has nothing to act on): the client stops once past its bound, long
+ * before the server would. */
+START_TEST(endless_answer_stops_at_the_bound)
+{
+	static const char *const parts[] = {
+		"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+		"Transfer-Encoding: chunked\r\n\r\n",
+		NULL,
+	};
+	struct scripted sv = script_serve(parts, true);
+	struct xd_http_request q = {.target = sv.admin, .method = "GET",
+				    .path = "/status.json", .timeout_ms = 10000,
+				    .max_body = 1 << 20};
+	struct xd_http_response a;
+	char why[256], want_msg[256];
+	long long t0 = xdtest_now_ms();
+	int rc = xd_http_fetch(&q, &a, why, sizeof(why));
+
+	free(script_end(&sv));
+	ck_assert_int_eq(rc, -1);
+	snprintf(want_msg, sizeof(want_msg), "answer from %s too large: over %d bytes",
+		 sv.admin, 1 << 20);
+	ck_assert_str_eq(why, want_msg);
+	ck_assert_ptr_null(a.body);
+	ck_assert_msg(xdtest_now_ms() - t0 < 5000, "took %lld ms",
+		      xdtest_now_ms() - t0);
+}
+END_TEST
 
 START_TEST(unreachable_exits_3)
 {
@@ -935,6 +1131,12 @@ int main(void)
 	tcase_add_test(tc, reload_ok_and_refused);
 	tcase_add_test(tc, status_at_a_glance);
 	tcase_add_test(tc, unix_socket_admin);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("client");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, interim_answer_then_chunks);
+	tcase_add_test(tc, announced_length_over_the_bound);
+	tcase_add_test(tc, endless_answer_stops_at_the_bound);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

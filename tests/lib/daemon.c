@@ -356,14 +356,16 @@ int xdt_run_xdsd(const char *const *args, char **out, char **err)
 char *xdt_admin(const struct xdt_daemon *d, const char *method,
 		const char *path, const char *body, int *status, char **type)
 {
-	struct xd_http_response r;
 	char target[64], why[256];
+	struct xd_http_request q = {.target = target, .method = method,
+				    .path = path, .body = body,
+				    .body_len = body ? strlen(body) : 0,
+				    .timeout_ms = 10000};
+	struct xd_http_response r;
 
 	ck_assert_msg(d->admin_port > 0, "the daemon has no admin port");
 	snprintf(target, sizeof(target), "127.0.0.1:%d", d->admin_port);
-	ck_assert_msg(xd_http_fetch(target, method, path, body,
-				    body ? strlen(body) : 0, 10000, &r, why,
-				    sizeof(why)) == 0,
+	ck_assert_msg(xd_http_fetch(&q, &r, why, sizeof(why)) == 0,
 		      "%s %s: %s", method, path, why);
 	*status = r.status;
 	if (type != NULL)
