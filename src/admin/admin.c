@@ -54,8 +54,10 @@ static void ready(struct xd_admin *a, struct xd_http_exchange *x)
 
 static void metrics(struct xd_admin *a, struct xd_http_exchange *x)
 {
+	struct xd_admin_http own = {xd_http_stats(a->http), a->refused};
+
 	x->content_type = XD_METRICS_CONTENT_TYPE;
-	xd_metrics_render(&x->out, &a->deps);
+	xd_metrics_render(&x->out, &a->deps, &own);
 	xd_http_reply(x);
 }
 

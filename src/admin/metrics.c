@@ -285,9 +285,69 @@ static void rest(struct xd_buf *out, const struct xd_rest *r)
 	     "REST-JSON requests held until their type changes.");
 	sample(out, "xdsd_rest_polls_waiting", NULL, NULL, NULL, NULL,
 	       (double)st->waiting);
+	head(out, "xdsd_rest_answers_printed_total", "counter",
+	     "REST-JSON answers printed as JSON; every other answer shared one of them.");
+	sample(out, "xdsd_rest_answers_printed_total", NULL, NULL, NULL, NULL,
+	       (double)xd_rest_printed_total(r));
 }
 
-void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps)
+/* One HTTP endpoint's connections and refusals (http.h). */
+static void http_samples(struct xd_buf *out, const char *name, int part,
+			 const char *endpoint, const struct xd_http_stats *st,
+			 unsigned long long foreign)
+{
+	static const char refused[] = "xdsd_http_refused_total";
+
+	if (part == 0) {
+		sample(out, name, "endpoint", endpoint, NULL, NULL,
+		       (double)st->connections);
+	} else if (part == 1) {
+		sample(out, name, "endpoint", endpoint, NULL, NULL,
+		       (double)st->requests);
+	} else {
+		sample(out, refused, "endpoint", endpoint, "reason",
+		       "connections", (double)st->over_connections);
+		sample(out, refused, "endpoint", endpoint, "reason",
+		       "per_address", (double)st->over_per_address);
+		sample(out, refused, "endpoint", endpoint, "reason",
+		       "header_timeout", (double)st->header_timeouts);
+		sample(out, refused, "endpoint", endpoint, "reason", "rate",
+		       (double)st->over_rate);
+		sample(out, refused, "endpoint", endpoint, "reason",
+		       "too_large", (double)st->too_large);
+		sample(out, refused, "endpoint", endpoint, "reason",
+		       "foreign_site", (double)foreign);
+	}
+}
+
+static void http(struct xd_buf *out, const struct xd_admin_http *admin,
+		 const struct xd_rest *rest)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} families[] = {
+		{"xdsd_http_connections", "gauge",
+		 "Open connections to an HTTP endpoint (admin, rest)."},
+		{"xdsd_http_requests_total", "counter",
+		 "Requests an HTTP endpoint handled."},
+		{"xdsd_http_refused_total", "counter",
+		 "Connections and requests an HTTP endpoint refused, by reason."},
+	};
+
+	for (int part = 0; part < 3; part++) {
+		head(out, families[part].name, families[part].type,
+		     families[part].help);
+		if (admin != NULL)
+			http_samples(out, families[part].name, part, "admin",
+				     admin->http, admin->foreign);
+		if (rest != NULL)
+			http_samples(out, families[part].name, part, "rest",
+				     xd_rest_http_stats(rest), 0);
+	}
+}
+
+void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps,
+		       const struct xd_admin_http *admin)
 {
 	const struct xd_sessions_stats *st = xd_sessions_stats(deps->sessions);
 
@@ -301,6 +361,7 @@ void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps)
 	subscriptions(out, deps->sessions);
 	if (deps->rest != NULL)
 		rest(out, deps->rest);
+	http(out, admin, deps->rest);
 	reloads(out, deps->reloader);
 	snapshots(out, deps->cache);
 	process(out);

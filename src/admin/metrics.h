@@ -15,6 +15,14 @@
  *   xdsd_rest_responses_total{type},              on (rest.h); no virtual
  *   xdsd_rest_refused_total                       hosts
  *   xdsd_rest_polls_waiting                       gauge
+ *   xdsd_rest_answers_printed_total               counter: answers printed
+ *                                                 as JSON (the rest shared)
+ *   xdsd_http_connections{endpoint}               gauge: admin, rest
+ *   xdsd_http_requests_total{endpoint}            counter
+ *   xdsd_http_refused_total{endpoint,reason}      counter: connections,
+ *                                                 per_address,
+ *                                                 header_timeout, rate,
+ *                                                 too_large, foreign_site
  *   xdsd_reloads_total{result}                    counter: ok, error
  *   xdsd_reload_duration_seconds                  histogram
  *   xdsd_last_reload_successful                   gauge 0/1
@@ -35,10 +43,18 @@
 #define XD_ADMIN_METRICS_H
 
 #include "admin/admin.h"
+#include "http/http.h"
 #include "util/buf.h"
 
 #define XD_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
-void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps);
+/* What the admin endpoint itself served and refused. */
+struct xd_admin_http {
+	const struct xd_http_stats *http;
+	unsigned long long foreign; /* refused by its guard (guard.h) */
+};
+
+void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps,
+		       const struct xd_admin_http *admin);
 
 #endif

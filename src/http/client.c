@@ -223,12 +223,15 @@ int xd_http_fetch(const struct xd_http_request *q,
 			 q->target);
 		return -1;
 	}
-	/* no form Content-Type on a POST (its body is JSON, or nothing),
+	/* a POST's body is JSON, or nothing: said so, also because the
+	 * admin endpoint takes no POST a web form could send (guard.h);
 	 * and no "Expect: 100-continue" pause before a large body: not
 	 * every server answers it */
 	url = url_of(q->target);
 	c = curl_easy_init();
-	headers = curl_slist_append(NULL, "Content-Type:");
+	headers = curl_slist_append(NULL, q->body != NULL || strcmp(q->method, "POST") == 0 ?
+						  "Content-Type: application/json" :
+						  "Content-Type:");
 	h = headers != NULL ? curl_slist_append(headers, "Expect:") : NULL;
 	if (c == NULL || h == NULL || !set_up(c, q, url, headers, &r, curl_why)) {
 		snprintf(why, why_len, "cannot ask %s: libcurl refused its options",

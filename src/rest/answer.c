@@ -43,18 +43,14 @@ void xd_rest_state(struct xd_snapshot *snap, enum xd_rtype type,
 			       (r->nonce.len == 0 || sent == out->nonce);
 }
 
-size_t xd_rest_encode(struct xd_snapshot *snap, enum xd_rtype type,
-		      const struct xd_request *r, enum xd_form form,
-		      struct xd_buf *out)
+struct xd_body *xd_rest_body(struct xd_snapshot *snap, enum xd_rtype type,
+			     const struct xd_request *r, enum xd_form form)
 {
 	const struct xd_rtype_info *info = xd_rtype_info(type);
 	struct xd_table *table = xd_snapshot_table(snap, type);
 	struct xd_request first = *r;
 	struct xd_body *b;
 	struct xd_sub sub;
-	size_t n = 0;
-	uint8_t nonce[XD_RESPONSE_NONCE_MAX];
-	const char *version = xd_table_version(table);
 
 	/* The request as the first of a stream: a stream's nonce and
 	 * version would make it stale or a reconnection (sub.h); the
@@ -65,24 +61,21 @@ size_t xd_rest_encode(struct xd_snapshot *snap, enum xd_rtype type,
 	xd_sub_init(&sub, 0, labels[type]);
 	xd_sub_sotw_request(&sub, &first, info->wildcard_ok, false, NULL);
 	b = xd_sub_next(&sub, table, form, info->full_state);
-	if (b != NULL) {
-		xd_buf_append(out, GRPC_SLICE_START_PTR(b->slice),
-			      GRPC_SLICE_LENGTH(b->slice));
-		n = b->nresources;
-		xd_body_unref(b);
-	} else {
-		/* nothing of it exists: the version alone */
-		struct xd_response resp = {
-			.version = {version, strlen(version)},
-			.type_url = {info->type_url, strlen(info->type_url)},
-		};
-		size_t len = xd_response_size(&resp);
-
-		xd_response_put(xd_buf_reserve(out, len), &resp);
-		out->len += len;
-	}
 	xd_sub_clear(&sub);
-	xd_buf_append(out, nonce,
-		      xd_response_put_nonce(nonce, nonce_of(version, r)));
-	return n;
+	return b;
+}
+
+void xd_rest_encode_bare(struct xd_snapshot *snap, enum xd_rtype type,
+			 struct xd_buf *out)
+{
+	const struct xd_rtype_info *info = xd_rtype_info(type);
+	const char *version = xd_table_version(xd_snapshot_table(snap, type));
+	struct xd_response resp = {
+		.version = {version, strlen(version)},
+		.type_url = {info->type_url, strlen(info->type_url)},
+	};
+	size_t len = xd_response_size(&resp);
+
+	xd_response_put(xd_buf_reserve(out, len), &resp);
+	out->len += len;
 }

@@ -49,12 +49,18 @@ void xd_rest_state(struct xd_snapshot *snap, enum xd_rtype type,
 		   const struct xd_request *r, struct xd_rest_state *out);
 
 /*
- * Appends to `out` the DiscoveryResponse that answers `r` from `snap`
- * in `form` (XD_FORM_SOTW, _WRAPPED or _TTL), nonce included. Returns
- * the number of resources in it.
+ * The body of the DiscoveryResponse that answers `r` from `snap` in
+ * `form` (XD_FORM_SOTW, _WRAPPED or _TTL): a new reference, shared with
+ * every client in the same state; or NULL when nothing it asks for
+ * exists, and the answer is xd_rest_encode_bare's. Neither carries the
+ * nonce, which is the answer's own (struct xd_rest_state).
  */
-size_t xd_rest_encode(struct xd_snapshot *snap, enum xd_rtype type,
-		      const struct xd_request *r, enum xd_form form,
-		      struct xd_buf *out);
+struct xd_body *xd_rest_body(struct xd_snapshot *snap, enum xd_rtype type,
+			     const struct xd_request *r, enum xd_form form);
+
+/* Appends to `out` a DiscoveryResponse with the type's version and type
+ * URL only, no resources and no nonce. */
+void xd_rest_encode_bare(struct xd_snapshot *snap, enum xd_rtype type,
+			 struct xd_buf *out);
 
 #endif

@@ -11,7 +11,7 @@
 #include "protocol/node.h"
 #include "protocol/request.h"
 #include "rest/answer.h"
-#include "schema/pbjson.h"
+#include "rest/printed.h"
 #include "schema/transcode.h"
 #include "util/clock.h"
 #include "util/common.h"
@@ -42,6 +42,7 @@ struct xd_rest {
 	uv_loop_t *loop;
 	struct xd_http_server *http;
 	const struct xd_msgdesc *request_type, *response_type;
+	struct xd_rest_printed *printed; /* answers' JSON, shared */
 	struct xd_list held;   /* polls waiting for a change */
 	struct xd_rest_stats stats; /* .waiting: the polls in `held` */
 	size_t alive;          /* polls whose timer is not closed yet */
@@ -95,6 +96,7 @@ static void maybe_done(struct xd_rest *r)
 		return;
 	done = r->done;
 	arg = r->done_arg;
+	xd_rest_printed_free(r->printed);
 	free(r);
 	if (done != NULL)
 		done(arg);
@@ -145,41 +147,65 @@ static void reply_text(struct poll *p, int status, const char *fmt, ...)
 	xd_http_text(x, status, msg);
 }
 
-static int dump_to_buf(const char *data, size_t len, void *arg)
+/* What one answer sends: the shared JSON, and its own end. */
+struct sent {
+	struct xd_rest_json *json;
+	char tail[48]; /* ,"nonce":"<up to 19 digits>"} and a newline */
+};
+
+static void sent_release(void *arg)
 {
-	xd_buf_append(arg, data, len);
-	return 0;
+	struct sent *s = arg;
+
+	xd_rest_json_unref(s->json);
+	free(s);
 }
 
-/* Answers from `snap` (a view), with what it holds now. */
+/* Answers from `snap` (a view), with what it holds now: the body's JSON
+ * as printed once for every answer that carries it (printed.h), and
+ * this answer's nonce. */
 static void answer(struct poll *p, struct xd_snapshot *snap, const char *why)
 {
 	struct xd_rest *r = p->rest;
 	struct xd_http_exchange *x = p->x;
-	struct xd_buf bytes = XD_BUF_INIT;
+	struct xd_buf bare = XD_BUF_INIT;
 	struct xd_diag diag = XD_DIAG_INIT;
 	struct xd_rest_state st;
-	size_t n;
-	json_t *json;
+	struct xd_body *b;
+	struct sent *s;
+	struct iovec iov[2];
+	size_t n = 0;
 
 	xd_rest_state(snap, p->type, &p->req, &st);
-	n = xd_rest_encode(snap, p->type, &p->req, p->form, &bytes);
-	json = xd_pbjson_print(r->deps.schema, r->response_type, bytes.data,
-			       bytes.len, XD_PBJSON_CAMEL, &diag);
-	xd_buf_free(&bytes);
-	if (json == NULL) {
+	b = xd_rest_body(snap, p->type, &p->req, p->form);
+	s = xd_calloc(1, sizeof(*s));
+	if (b != NULL) {
+		n = b->nresources;
+		s->json = xd_rest_printed_get(r->printed, b,
+					      GRPC_SLICE_START_PTR(b->slice),
+					      GRPC_SLICE_LENGTH(b->slice), &diag);
+		xd_body_unref(b);
+	} else {
+		xd_rest_encode_bare(snap, p->type, &bare);
+		s->json = xd_rest_printed_get(r->printed, NULL, bare.data,
+					      bare.len, &diag);
+		xd_buf_free(&bare);
+	}
+	if (s->json == NULL) {
 		/* the snapshot's bytes were checked at load: a bug */
 		xd_error("rest request %llu: cannot print the response: %s",
 			 (unsigned long long)p->id,
 			 diag.count > 0 ? diag.msgs[0] : "?");
 		xd_diag_clear(&diag);
+		free(s);
 		reply_text(p, 500, "cannot print the response as JSON");
 		return;
 	}
+	snprintf(s->tail, sizeof(s->tail), "%s\"nonce\":\"%llu\"}\n",
+		 s->json->empty ? "" : ",", (unsigned long long)st.nonce);
+	iov[0] = (struct iovec){s->json->text, s->json->len};
+	iov[1] = (struct iovec){s->tail, strlen(s->tail)};
 	x->content_type = "application/json";
-	json_dump_callback(json, dump_to_buf, &x->out, JSON_COMPACT);
-	xd_buf_putc(&x->out, '\n');
-	json_decref(json);
 	xd_debug("rest request %llu from %s (%s, node '%.*s' cluster '%.*s'): version %s nonce %llu, %zu resources (%s)",
 		 (unsigned long long)p->id, x->peer,
 		 xd_rtype_info(p->type)->service,
@@ -188,7 +214,7 @@ static void answer(struct poll *p, struct xd_snapshot *snap, const char *why)
 		 st.version, (unsigned long long)st.nonce, n, why);
 	p->x = NULL;
 	r->stats.answers[p->type]++;
-	xd_http_reply(x);
+	xd_http_reply_shared(x, iov, 2, sent_release, s);
 }
 
 /* The snapshot serving the poll's node now, as a client without an
@@ -510,6 +536,7 @@ int xd_rest_start(struct xd_rest **out, uv_loop_t *loop,
 		free(r);
 		return -1;
 	}
+	r->printed = xd_rest_printed_new(deps->schema, r->response_type);
 	if (xd_http_port(r->http) != 0)
 		xd_info("REST-JSON endpoint listening on %s (rest port %d)",
 			deps->cfg->rest_listen, xd_http_port(r->http));
@@ -523,6 +550,16 @@ int xd_rest_start(struct xd_rest **out, uv_loop_t *loop,
 const struct xd_rest_stats *xd_rest_stats(const struct xd_rest *r)
 {
 	return &r->stats;
+}
+
+unsigned long long xd_rest_printed_total(const struct xd_rest *r)
+{
+	return xd_rest_printed_count(r->printed);
+}
+
+const struct xd_http_stats *xd_rest_http_stats(const struct xd_rest *r)
+{
+	return xd_http_stats(r->http);
 }
 
 int xd_rest_port(const struct xd_rest *r)

@@ -32,6 +32,7 @@
 #include <uv.h>
 
 #include "cache/cache.h"
+#include "http/http.h"
 #include "config/config.h"
 #include "schema/schema.h"
 #include "xds/rtype.h"
@@ -62,6 +63,13 @@ int xd_rest_port(const struct xd_rest *r);
 
 /* The live counters (valid as long as the endpoint). */
 const struct xd_rest_stats *xd_rest_stats(const struct xd_rest *r);
+
+/* Answers printed as JSON since start; the others shared one
+ * (printed.h). */
+unsigned long long xd_rest_printed_total(const struct xd_rest *r);
+
+/* The HTTP server's counters (http.h). */
+const struct xd_http_stats *xd_rest_http_stats(const struct xd_rest *r);
 
 /* Closes the listener, every connection and every held request;
  * `done(arg)` runs once every handle is closed. */

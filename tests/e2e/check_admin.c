@@ -300,7 +300,8 @@ static char *raw_exchange(int port, const char *data, size_t len)
  * go-ahead comes before the body is sent, then the answer. */
 START_TEST(expect_continue_answered)
 {
-	static const char head[] = "POST /reload HTTP/1.1\r\nHost: x\r\n"
+	static const char head[] = "POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+				   "Content-Type: application/json\r\n"
 				   "expect: 100-Continue\r\nContent-Length: 2\r\n"
 				   "Connection: close\r\n\r\n";
 	char *dir = xdtest_snapdir();

@@ -174,6 +174,27 @@ static void assert_healthy(const struct xdt_daemon *d, int within_ms)
 	ck_assert_msg(status == 200, "/healthz: status %d after %lld ms", status, ms);
 }
 
+/* The value of one sample of /metrics ("name{labels}" as written), or
+ * -1 when absent. */
+static double metric(const struct xdt_daemon *d, const char *series)
+{
+	int fd = dial(NULL, d->admin_port);
+	char *out, *at;
+	double v = -1;
+
+	ck_assert(fd >= 0);
+	send_text(fd, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+	out = read_answers(fd, 0, 10000, NULL);
+	close(fd);
+	for (at = strstr(out, series); at != NULL; at = strstr(at + 1, series))
+		if (at[-1] == '\n' && at[strlen(series)] == ' ') {
+			v = atof(at + strlen(series) + 1);
+			break;
+		}
+	free(out);
+	return v;
+}
+
 static void raise_fd_limit(void)
 {
 	struct rlimit r;
@@ -496,6 +517,11 @@ START_TEST(one_packet_of_rest_requests)
 	ck_assert_msg(worst < 1000 + 2 * first,
 		      "/healthz took %lld ms while %d requests were answered (one alone: %lld ms)",
 		      worst, count, first);
+	/* every answer but the first shared its JSON */
+	ck_assert_msg(metric(d, "xdsd_rest_answers_printed_total") == 1,
+		      "%g answers printed for %d requests in one state",
+		      metric(d, "xdsd_rest_answers_printed_total"), count + 1);
+	ck_assert(metric(d, "xdsd_rest_responses_total{type=\"clusters\"}") == count + 1);
 	stop(d);
 	free(dir);
 }
@@ -588,6 +614,12 @@ START_TEST(slow_heads)
 	ck_assert_msg(closed_admin == admin.n && closed_rest == rest.n,
 		      "after 5 s, %d of %d admin and %d of %d REST unfinished heads are still open",
 		      admin.n - closed_admin, admin.n, rest.n - closed_rest, rest.n);
+	/* counted, and logged with the peer */
+	ck_assert(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"header_timeout\"}") > 0);
+	ck_assert(metric(d, "xdsd_http_refused_total{endpoint=\"admin\",reason=\"header_timeout\"}") > 0);
+	ck_assert(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"per_address\"}") > 0);
+	ck_assert(xdt_daemon_wait_log(d, "from 127.0.0.2", 1000));
+	ck_assert(xdt_daemon_wait_log(d, "(http_header_timeout)", 1000));
 	slow_close(&admin);
 	slow_close(&rest);
 	assert_healthy(d, 3000);
@@ -652,6 +684,9 @@ START_TEST(admin_refuses_foreign_web_pages)
 			 200);
 	ck_assert_msg(xdt_daemon_wait_log(d, "evil.example", 1000),
 		      "the refusals are not logged with the Host they named");
+	ck_assert_msg(metric(d, "xdsd_http_refused_total{endpoint=\"admin\",reason=\"foreign_site\"}") == 8,
+		      "foreign_site: %g",
+		      metric(d, "xdsd_http_refused_total{endpoint=\"admin\",reason=\"foreign_site\"}"));
 	stop(d);
 	free(dir);
 }
@@ -681,7 +716,39 @@ START_TEST(admin_connections_per_address)
 		      refused, many.n);
 	assert_healthy(d, 3000);
 	slow_close(&many);
-	ck_assert(xdt_daemon_wait_log(d, "127.0.0.2", 1000));
+	ck_assert(xdt_daemon_wait_log(d, "refused a connection from 127.0.0.2", 1000));
+	ck_assert(metric(d, "xdsd_http_refused_total{endpoint=\"admin\",reason=\"per_address\"}") == many.n - 8);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/*
+ * A REST connection is held to the request rate of a gRPC stream
+ * (max_requests_per_second, max_request_burst): over it, 429 and the
+ * connection closes; the requests before are answered.
+ */
+START_TEST(rest_request_rate)
+{
+	char *dir = xdtest_clusters_snapdir(3);
+	struct xdt_daemon *d = start(dir, "max_requests_per_second: 1\nmax_request_burst: 5\n");
+	char one[1024], all[16384] = "", *out;
+	int fd = dial(NULL, d->rest_port);
+	size_t len;
+
+	ck_assert(fd >= 0);
+	rest_request(one, sizeof(one), NULL, NULL);
+	for (int i = 0; i < 10; i++)
+		strcat(all, one);
+	send_text(fd, all);
+	out = read_answers(fd, 0, 10000, &len);
+	ck_assert_msg(count_answers(out, len, "HTTP/1.1 200 ") == 5 &&
+			      count_answers(out, len, "HTTP/1.1 429 ") == 1,
+		      "'%.2000s'", out);
+	free(out);
+	close(fd);
+	ck_assert(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"rate\"}") == 1);
+	ck_assert(xdt_daemon_wait_log(d, "sent more than 1 requests a second", 1000));
 	stop(d);
 	free(dir);
 }
@@ -701,6 +768,7 @@ int main(void)
 	tcase_add_test(tc, slow_heads);
 	tcase_add_test(tc, admin_refuses_foreign_web_pages);
 	tcase_add_test(tc, admin_connections_per_address);
+	tcase_add_test(tc, rest_request_rate);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
