@@ -297,9 +297,9 @@ static void work_done(uv_work_t *w, int status XD_UNUSED)
 	 * those threads happen to allocate again. */
 	malloc_trim(0);
 	sd_notify(0, "READY=1");
-	if (r->on_done != NULL)
-		r->on_done(r->on_done_arg, rec);
-	answer(waiters, rec);
+	/* The queued reload starts before anyone hears of this one: a
+	 * waiter's callback may ask for another reload, which must then
+	 * find one running and queue behind it, never start a second. */
 	if (r->next != NULL || r->next_trigger != NULL) {
 		r->current = r->next;
 		r->trigger = r->next_trigger;
@@ -307,12 +307,17 @@ static void work_done(uv_work_t *w, int status XD_UNUSED)
 		r->next_trigger = NULL;
 		start(r);
 	}
+	if (r->on_done != NULL)
+		r->on_done(r->on_done_arg, rec);
+	answer(waiters, rec);
 }
 
 static void start(struct xd_reloader *r)
 {
 	struct xd_load failed = {.rc = -1};
 
+	/* one load at a time: the work request and `result` are single */
+	XD_ASSERT(!r->running);
 	r->running = true;
 	sd_notify(0, "RELOADING=1");
 	xd_info("%s: reloading %s", r->trigger, r->dir);
