@@ -34,7 +34,7 @@ static void usage(FILE *out, const char *default_config)
 		"      --check            validate the configuration, the schema and every\n"
 		"                         snapshot, print errors, and exit: 0 if all are valid\n"
 		"  -h, --help             show this help and exit\n"
-		"  -V, --version          show the version and exit\n"
+		"  -V, --version          show the version and the default paths, and exit\n"
 		"\n"
 		"Signals: SIGHUP reloads snapshots; SIGTERM or SIGINT stop.\n"
 		"See xdsd(8), xdsd.yaml(5) and xdsd-snapshot(5).\n",
@@ -165,6 +165,7 @@ int main(int argc, char **argv)
 			return 0;
 		case 'V':
 			printf("xdsd %s\n", PACKAGE_VERSION);
+			xd_paths_print(stdout);
 			return 0;
 		default:
 			fprintf(stderr, "xdsd: try 'xdsd --help'\n");

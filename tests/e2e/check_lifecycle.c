@@ -63,7 +63,15 @@ START_TEST(version_and_help)
 	char *out, *err;
 
 	ck_assert_int_eq(xdt_run_xdsd(v, &out, &err), 0);
-	ck_assert_str_eq(out, "xdsd " PACKAGE_VERSION "\n");
+	ck_assert_msg(strncmp(out, "xdsd " PACKAGE_VERSION "\n",
+			      strlen("xdsd " PACKAGE_VERSION "\n")) == 0, "%s", out);
+	/* the compiled-in defaults, and the build tree's that this
+	 * binary, run from there, uses */
+	ck_assert_ptr_nonnull(strstr(out, "\ninstalled defaults:\n  configuration file  /"));
+	ck_assert_ptr_nonnull(strstr(out, "/xdsd/xdsd.yaml\n  snapshot directory  /"));
+	ck_assert_ptr_nonnull(strstr(out, "/xdsd/snapshots\n  schema file         /"));
+	ck_assert_ptr_nonnull(strstr(out, "/xdsd/xds-api.pb\nrun from its build tree "));
+	ck_assert_ptr_nonnull(strstr(out, "/proto/xds-api.pb\n"));
 	free(out);
 	free(err);
 	ck_assert_int_eq(xdt_run_xdsd(h, &out, &err), 0);
