@@ -65,41 +65,45 @@ static const struct option long_opts[] = {
 
 /*
  * --check: the configuration, the schema and every snapshot, all errors
- * printed. Returns the exit status.
+ * printed on stderr. The effective configuration goes to stdout only
+ * once everything is valid: a "valid" line above errors would be read
+ * as a pass by whoever looks at the top. Returns the exit status.
  */
 static int check(const struct xd_config *cfg, const char *config_path)
 {
 	struct xd_diag diag = XD_DIAG_INIT;
+	struct xd_tls *tls = NULL;
 	struct xd_schema *schema;
 	struct xd_load load;
 	char desc[256];
 	int rc;
 
-	printf("# %s: valid; effective configuration:\n", config_path);
-	xd_config_print(cfg, stdout);
 	if (cfg->tls.cert != NULL) {
-		struct xd_tls *tls = xd_tls_new(cfg, &diag);
-
+		tls = xd_tls_new(cfg, &diag);
 		if (tls == NULL) {
 			xd_diag_print(&diag, stderr);
 			fprintf(stderr, "xdsd: the TLS files cannot be used\n");
 			xd_diag_clear(&diag);
 			return 1;
 		}
-		printf("# TLS%s: %s\n", xd_tls_mutual(tls) ?
-					       " with client certificates (mTLS)" : "",
-		       xd_tls_describe(tls));
-		xd_tls_free(tls);
 	}
 	schema = xd_schema_load(cfg->schema, &diag);
 	if (schema == NULL) {
 		xd_diag_print(&diag, stderr);
 		fprintf(stderr, "xdsd: cannot load the Envoy API schema\n");
 		xd_diag_clear(&diag);
+		xd_tls_free(tls);
 		return 1;
 	}
 	xd_load_dir(schema, cfg->snapshots, NULL, 0, &load);
 	if (load.rc == 0) {
+		printf("# %s: valid; effective configuration:\n", config_path);
+		xd_config_print(cfg, stdout);
+		if (tls != NULL)
+			printf("# TLS%s: %s\n",
+			       xd_tls_mutual(tls) ?
+				       " with client certificates (mTLS)" : "",
+			       xd_tls_describe(tls));
 		printf("# snapshots in %s: %zu, from %zu file%s\n", cfg->snapshots,
 		       load.nsnaps, load.files, load.files == 1 ? "" : "s");
 		for (size_t i = 0; i < load.nsnaps; i++) {
@@ -117,6 +121,7 @@ static int check(const struct xd_config *cfg, const char *config_path)
 	}
 	xd_load_free(&load);
 	xd_schema_free(schema);
+	xd_tls_free(tls);
 	return rc;
 }
 
