@@ -23,6 +23,7 @@
 #include <time.h>
 #include <yaml.h>
 
+#include "config/paths_gen.h" /* XD_BUILD_DIR */
 #include "schema/schema.h"
 #include "schema/transcode.h"
 #include "util/buf.h"

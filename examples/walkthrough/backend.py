@@ -4,7 +4,7 @@
     ./backend.py PORT NAME
 
 Answers /demo.Hello/Who with NAME, so you can see which backend a
-request reached.
+request reached. PORT 0 takes any free port, printed at start.
 """
 import sys
 import time
@@ -23,9 +23,10 @@ def main():
     })
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
     server.add_generic_rpc_handlers((handler,))
-    server.add_insecure_port("127.0.0.1:" + port)
+    # port 0: any free port; the line below says which
+    bound = server.add_insecure_port("127.0.0.1:" + port)
     server.start()
-    print(f"backend {name.decode()} on 127.0.0.1:{port}", flush=True)
+    print(f"backend {name.decode()} on 127.0.0.1:{bound}", flush=True)
     try:
         while True:
             time.sleep(3600)

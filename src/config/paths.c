@@ -6,13 +6,24 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config/paths_gen.h"
+
 #define TREE_BINARY XD_BUILD_DIR "/src/xdsd"
+
+void xd_paths_installed(struct xd_paths *out)
+{
+	out->config = XD_SYSCONF_DIR "/xdsd.yaml";
+	out->snapshots = XD_SYSCONF_DIR "/snapshots";
+	out->schema = XD_PKGDATA_DIR "/xds-api.pb";
+	out->in_tree = false;
+}
 
 void xd_paths_defaults(struct xd_paths *out)
 {
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
+	xd_paths_installed(out);
 	out->in_tree = n > 0 && (size_t)n == strlen(TREE_BINARY) &&
 		       memcmp(exe, TREE_BINARY, (size_t)n) == 0;
 	if (out->in_tree) {
@@ -28,9 +39,27 @@ void xd_paths_defaults(struct xd_paths *out)
 		out->config = config;
 		out->snapshots = snapshots;
 		out->schema = XD_BUILD_DIR "/proto/xds-api.pb";
-	} else {
-		out->config = XD_SYSCONF_DIR "/xdsd.yaml";
-		out->snapshots = XD_SYSCONF_DIR "/snapshots";
-		out->schema = XD_PKGDATA_DIR "/xds-api.pb";
+	}
+}
+
+static void print_set(FILE *out, const struct xd_paths *p)
+{
+	fprintf(out, "  configuration file  %s\n", p->config);
+	fprintf(out, "  snapshot directory  %s\n", p->snapshots);
+	fprintf(out, "  schema file         %s\n", p->schema);
+}
+
+void xd_paths_print(FILE *out)
+{
+	struct xd_paths installed, used;
+
+	xd_paths_installed(&installed);
+	xd_paths_defaults(&used);
+	fprintf(out, "installed defaults:\n");
+	print_set(out, &installed);
+	if (used.in_tree) {
+		fprintf(out, "run from its build tree %s, it uses instead:\n",
+			XD_BUILD_DIR);
+		print_set(out, &used);
 	}
 }

@@ -9,12 +9,17 @@
  * is made from /proc/self/exe, never from the working directory, so the
  * same command behaves the same wherever it is started.
  *
+ * The directories come from config/paths_gen.h, which the build writes
+ * from configure's choices (Makefile.am): only this file includes it, so
+ * a new prefix rebuilds this object and nothing else.
+ *
  * Strings are static; thread: any.
  */
 #ifndef XD_CONFIG_PATHS_H
 #define XD_CONFIG_PATHS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 struct xd_paths {
 	const char *config;
@@ -23,6 +28,16 @@ struct xd_paths {
 	bool in_tree;
 };
 
+/* The defaults this binary uses: the build tree's or the installed. */
 void xd_paths_defaults(struct xd_paths *out);
+
+/* The installed defaults, wherever the binary runs from. */
+void xd_paths_installed(struct xd_paths *out);
+
+/*
+ * For --version: the installed defaults compiled in, and, for a binary
+ * run from its build tree, the tree's it uses instead.
+ */
+void xd_paths_print(FILE *out);
 
 #endif

@@ -34,7 +34,7 @@ static void usage(FILE *out, const char *default_config)
 		"      --check            validate the configuration, the schema and every\n"
 		"                         snapshot, print errors, and exit: 0 if all are valid\n"
 		"  -h, --help             show this help and exit\n"
-		"  -V, --version          show the version and exit\n"
+		"  -V, --version          show the version and the default paths, and exit\n"
 		"\n"
 		"Signals: SIGHUP reloads snapshots; SIGTERM or SIGINT stop.\n"
 		"See xdsd(8), xdsd.yaml(5) and xdsd-snapshot(5).\n",
@@ -64,42 +64,79 @@ static const struct option long_opts[] = {
 };
 
 /*
+ * --check's warning for each secret without "@allow", saying who may
+ * fetch it under this configuration (snapshot/loader.c,
+ * restrict_access): every client with a certificate that tls.client_ca
+ * verified, whatever identity it names, or none (gRPC gives a
+ * certificate without SAN or common name the empty identity, which "*"
+ * matches). Plaintext, TLS without client certificates and REST-JSON
+ * never carry one. A client gets the snapshot of the node it claims;
+ * authorize rules, when there are any, bound which nodes a certificate
+ * may claim.
+ */
+static void warn_open_secrets(const struct xd_config *cfg,
+			      const struct xd_load *load)
+{
+	for (size_t i = 0; i < load->nopen; i++) {
+		const struct xd_open_secret *o = &load->open[i];
+
+		if (cfg->tls.client_ca == NULL)
+			fprintf(stderr, "warning: %s '%s': no \"@allow\": no client may fetch it: without \"@allow\" a secret is served only to clients with a certificate that tls.client_ca verifies, and tls.client_ca is not set\n",
+				o->where, o->name);
+		else if (cfg->nauthorize == 0)
+			fprintf(stderr, "warning: %s '%s': no \"@allow\": every client with a certificate that tls.client_ca verifies may fetch it, whatever identity it names, if any: with no authorize rules, any such client may claim a node of snapshot '%s'\n",
+				o->where, o->name, o->key);
+		else
+			fprintf(stderr, "warning: %s '%s': no \"@allow\": every client of snapshot '%s' with a certificate that tls.client_ca verifies may fetch it, whatever identity it names, if any\n",
+				o->where, o->name, o->key);
+	}
+	if (load->open_dropped > 0)
+		fprintf(stderr, "warning: %zu more secrets without \"@allow\"\n",
+			load->open_dropped);
+}
+
+/*
  * --check: the configuration, the schema and every snapshot, all errors
- * printed. Returns the exit status.
+ * printed on stderr. The effective configuration goes to stdout only
+ * once everything is valid: a "valid" line above errors would be read
+ * as a pass by whoever looks at the top. Returns the exit status.
  */
 static int check(const struct xd_config *cfg, const char *config_path)
 {
 	struct xd_diag diag = XD_DIAG_INIT;
+	struct xd_tls *tls = NULL;
 	struct xd_schema *schema;
 	struct xd_load load;
 	char desc[256];
 	int rc;
 
-	printf("# %s: valid; effective configuration:\n", config_path);
-	xd_config_print(cfg, stdout);
 	if (cfg->tls.cert != NULL) {
-		struct xd_tls *tls = xd_tls_new(cfg, &diag);
-
+		tls = xd_tls_new(cfg, &diag);
 		if (tls == NULL) {
 			xd_diag_print(&diag, stderr);
 			fprintf(stderr, "xdsd: the TLS files cannot be used\n");
 			xd_diag_clear(&diag);
 			return 1;
 		}
-		printf("# TLS%s: %s\n", xd_tls_mutual(tls) ?
-					       " with client certificates (mTLS)" : "",
-		       xd_tls_describe(tls));
-		xd_tls_free(tls);
 	}
 	schema = xd_schema_load(cfg->schema, &diag);
 	if (schema == NULL) {
 		xd_diag_print(&diag, stderr);
 		fprintf(stderr, "xdsd: cannot load the Envoy API schema\n");
 		xd_diag_clear(&diag);
+		xd_tls_free(tls);
 		return 1;
 	}
 	xd_load_dir(schema, cfg->snapshots, NULL, 0, &load);
+	warn_open_secrets(cfg, &load);
 	if (load.rc == 0) {
+		printf("# %s: valid; effective configuration:\n", config_path);
+		xd_config_print(cfg, stdout);
+		if (tls != NULL)
+			printf("# TLS%s: %s\n",
+			       xd_tls_mutual(tls) ?
+				       " with client certificates (mTLS)" : "",
+			       xd_tls_describe(tls));
 		printf("# snapshots in %s: %zu, from %zu file%s\n", cfg->snapshots,
 		       load.nsnaps, load.files, load.files == 1 ? "" : "s");
 		for (size_t i = 0; i < load.nsnaps; i++) {
@@ -117,6 +154,7 @@ static int check(const struct xd_config *cfg, const char *config_path)
 	}
 	xd_load_free(&load);
 	xd_schema_free(schema);
+	xd_tls_free(tls);
 	return rc;
 }
 
@@ -165,6 +203,7 @@ int main(int argc, char **argv)
 			return 0;
 		case 'V':
 			printf("xdsd %s\n", PACKAGE_VERSION);
+			xd_paths_print(stdout);
 			return 0;
 		default:
 			fprintf(stderr, "xdsd: try 'xdsd --help'\n");

@@ -1,7 +1,7 @@
 /*
  * HTTP/1.1 on the libuv loop: the admin endpoint's and REST-JSON xDS's
  * transport (rest.h). The protocol itself, parsing included, is GNU
- * libmicrohttpd's (docs/design.md §9); this module drives it from the
+ * libmicrohttpd's (docs/design.md §11); this module drives it from the
  * loop and keeps to xdsd's bounds. Handlers see whole requests.
  *
  * Each connection handles its requests one at a time, in order, keep-

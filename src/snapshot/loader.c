@@ -25,14 +25,18 @@ struct build {
 	struct xd_table_builder *cb[XD_CTYPE_COUNT];
 	const struct xd_snapfile *file;
 	struct xd_diag *diag;
+	const char *key;      /* the snapshot's */
+	struct xd_load *out;  /* for its open secrets */
 };
 
 /*
  * Who may be served a resource (docs/engine.md, "Secrets only to their
  * owner"): with "@allow", the identities its globs match, or everyone
  * with "@anyone"; without it, every client for most types, but a secret
- * (private keys, often) only to clients that proved an identity with a
- * certificate, as "@allow": ["*"] says.
+ * (private keys, often) only to clients with a verified certificate, as
+ * "@allow": ["*"] says: "*" matches every identity, the empty one of a
+ * certificate that names none included. `xdsd --check` warns of each
+ * such secret (note_open_secret).
  */
 static void restrict_access(struct xd_table_builder *b, enum xd_rtype t,
 			    const struct xd_annotations *ann)
@@ -43,6 +47,31 @@ static void restrict_access(struct xd_table_builder *b, enum xd_rtype t,
 		xd_table_builder_restrict(b, ann->allow, ann->nallow);
 	else if (!ann->allow_set && t == XD_SECRET)
 		xd_table_builder_restrict(b, verified, 1);
+}
+
+/* A secret added without "@allow": recorded for --check's warning. */
+static void note_open_secret(struct build *bd, const struct xd_item *it,
+			     const char *name)
+{
+	struct xd_load *out = bd->out;
+	struct xd_open_secret *o;
+	char *where;
+
+	if (out->nopen == XD_DIAG_MAX) {
+		out->open_dropped++;
+		return;
+	}
+	if (it->line > 0)
+		where = xd_asprintf("%s:%u:%u: %s", bd->file->path, it->line,
+				    it->column, it->path);
+	else
+		where = xd_asprintf("%s: %s", bd->file->path, it->path);
+	if (out->open == NULL)
+		out->open = xd_calloc(XD_DIAG_MAX, sizeof(*out->open));
+	o = &out->open[out->nopen++];
+	o->where = where;
+	o->name = xd_strdup(name);
+	o->key = xd_strdup(bd->key);
 }
 
 /*
@@ -167,6 +196,8 @@ static int on_item(const struct xd_item *it, void *arg)
 	} else if (it->ann.dpc != NULL) {
 		if (add_variant(bd, t, it, &info, data, len) == 0) {
 			restrict_access(bd->b[t], t, &it->ann);
+			if (t == XD_SECRET && !it->ann.allow_set)
+				note_open_secret(bd, it, info.name);
 			if (it->ann.ttl_ms > 0)
 				xd_table_builder_ttl(bd->b[t], it->ann.ttl_ms);
 		}
@@ -180,6 +211,8 @@ static int on_item(const struct xd_item *it, void *arg)
 			    first->line);
 	else {
 		restrict_access(bd->b[t], t, &it->ann);
+		if (t == XD_SECRET && !it->ann.allow_set)
+			note_open_secret(bd, it, info.name);
 		if (it->ann.ttl_ms > 0)
 			xd_table_builder_ttl(bd->b[t], it->ann.ttl_ms);
 	}
@@ -242,9 +275,11 @@ static struct xd_snapshot *load_key(const struct xd_schema *schema,
 				    const struct xd_section *sections,
 				    const struct xd_snapkey *k, unsigned threads,
 				    struct xd_snapshot *const *prev,
-				    size_t nprev, struct xd_diag *diag)
+				    size_t nprev, struct xd_load *out)
 {
-	struct build bd = {.schema = schema, .sections = sections, .diag = diag};
+	struct xd_diag *diag = &out->diag;
+	struct build bd = {.schema = schema, .sections = sections,
+			   .diag = diag, .key = k->key, .out = out};
 	struct xd_table *tables[XD_RTYPE_COUNT], *colls[XD_CTYPE_COUNT];
 	struct xd_snapshot *old = NULL, *snap;
 	size_t errors = xd_diag_total(diag);
@@ -354,7 +389,7 @@ void xd_load_dir(const struct xd_schema *schema, const char *dir,
 				out->bytes += keys[i].files[f].len;
 			}
 			s = load_key(schema, sections, &keys[i], threads, prev,
-				     nprev, &out->diag);
+				     nprev, out);
 			if (s != NULL)
 				out->snaps[out->nsnaps++] = s;
 		}
@@ -388,5 +423,11 @@ void xd_load_free(struct xd_load *l)
 		xd_snapshot_unref(l->snaps[i]);
 	free(l->snaps);
 	xd_diag_clear(&l->diag);
+	for (size_t i = 0; i < l->nopen; i++) {
+		free(l->open[i].where);
+		free(l->open[i].name);
+		free(l->open[i].key);
+	}
+	free(l->open);
 	memset(l, 0, sizeof(*l));
 }

@@ -41,11 +41,27 @@
 #include "snapshot/files.h"
 #include "util/diag.h"
 
+/*
+ * A secret written without "@allow": served to every client of its
+ * snapshot with a verified certificate, whatever identity it names, if
+ * any (loader.c, restrict_access). Not an error, but rarely what a
+ * secret holding a private key is meant for: `xdsd --check` warns of
+ * each (daemon/main.c says who may fetch it under the configuration).
+ */
+struct xd_open_secret {
+	char *where; /* "file:line:column: secrets[0]" ("file: ..." for JSON) */
+	char *name;
+	char *key;   /* its snapshot's */
+};
+
 struct xd_load {
 	int rc;                      /* 0, or -1 with errors in diag */
 	struct xd_snapshot **snaps;  /* one per key, sorted by key */
 	size_t nsnaps;
 	struct xd_diag diag;
+	/* In file order; at most XD_DIAG_MAX kept, the rest counted. */
+	struct xd_open_secret *open;
+	size_t nopen, open_dropped;
 	size_t files, bytes;
 	double seconds;
 };

@@ -358,8 +358,9 @@ static void make_args(const struct xd_config *cfg, grpc_channel_args *out,
  */
 static const char *bind_failure_reason(const char *listen)
 {
-	static char reason[128];
 	char host[256], *port;
+	/* the whole host and gai_strerror's text: never cut */
+	static char reason[sizeof(host) + 128];
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
 				 .ai_flags = AI_PASSIVE};
 	struct addrinfo *res = NULL;

@@ -24,7 +24,9 @@ static void usage(FILE *out)
 		"Asks a running xdsd through its admin endpoint.\n"
 		"\n"
 		"commands:\n"
-		"  status                       the daemon, its streams, snapshots and reloads\n"
+		"  status                       the daemon, its streams, snapshots and reloads;\n"
+		"                               exit status 1 when it is not ready or its\n"
+		"                               last reload was refused\n"
 		"  clients [--nacked] [GLOB]    every stream (those of nodes matching GLOB),\n"
 		"                               its mTLS identity and sync state per type;\n"
 		"                               NACK messages\n"
@@ -42,8 +44,9 @@ static void usage(FILE *out)
 		"  -V, --version         show the version and exit\n"
 		"\n"
 		"Exit status: 0 done; 1 xdsd refused (reload refused, no such\n"
-		"snapshot); 2 usage error; 3 xdsd cannot be reached or its answer is\n"
-		"not understood. See xdsctl(1).\n",
+		"snapshot), or status found it not ready or its last reload refused;\n"
+		"2 usage error; 3 xdsd cannot be reached or its answer is not\n"
+		"understood. See xdsctl(1).\n",
 		DEFAULT_TIMEOUT_S);
 }
 

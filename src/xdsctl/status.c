@@ -1,7 +1,9 @@
 /*
  * xdsctl status: GET /status.json, the daemon at a glance: version,
  * uptime, readiness, streams by sync state, each snapshot, the reloads
- * and the last one's errors.
+ * and the last one's errors. Exit status 1 when xdsd is not ready or its
+ * last reload was refused, so that a script or a health check sees what
+ * an operator reading the page would.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,6 +120,30 @@ static void print_status(const struct xc_opts *o, json_t *doc)
 	free(listen);
 }
 
+/*
+ * XC_FAILED, said on stderr, when xdsd is not ready (starting or
+ * stopping) or the newest reload in its history was refused (it serves
+ * the previous snapshots); else XC_OK. A reload that succeeded since a
+ * refused one clears it.
+ */
+static int health(const struct xc_opts *o, json_t *doc)
+{
+	json_t *last = json_array_get(
+		json_object_get(json_object_get(doc, "reloads"), "history"), 0);
+	int rc = XC_OK;
+
+	if (!json_is_true(json_object_get(doc, "ready"))) {
+		xc_error("xdsd at %s is not ready (starting or stopping)", o->admin);
+		rc = XC_FAILED;
+	}
+	if (last != NULL && !json_is_true(json_object_get(last, "ok"))) {
+		xc_error("the last reload of xdsd at %s was refused; it serves the previous snapshots",
+			 o->admin);
+		rc = XC_FAILED;
+	}
+	return rc;
+}
+
 int xc_status(const struct xc_opts *o, int argc, char **args)
 {
 	struct xc_answer a;
@@ -133,6 +159,7 @@ int xc_status(const struct xc_opts *o, int argc, char **args)
 		xc_print_raw(&a);
 	else
 		print_status(o, a.json);
+	rc = health(o, a.json);
 	xc_answer_free(&a);
-	return XC_OK;
+	return rc;
 }

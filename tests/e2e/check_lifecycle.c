@@ -63,7 +63,15 @@ START_TEST(version_and_help)
 	char *out, *err;
 
 	ck_assert_int_eq(xdt_run_xdsd(v, &out, &err), 0);
-	ck_assert_str_eq(out, "xdsd " PACKAGE_VERSION "\n");
+	ck_assert_msg(strncmp(out, "xdsd " PACKAGE_VERSION "\n",
+			      strlen("xdsd " PACKAGE_VERSION "\n")) == 0, "%s", out);
+	/* the compiled-in defaults, and the build tree's that this
+	 * binary, run from there, uses */
+	ck_assert_ptr_nonnull(strstr(out, "\ninstalled defaults:\n  configuration file  /"));
+	ck_assert_ptr_nonnull(strstr(out, "/xdsd/xdsd.yaml\n  snapshot directory  /"));
+	ck_assert_ptr_nonnull(strstr(out, "/xdsd/snapshots\n  schema file         /"));
+	ck_assert_ptr_nonnull(strstr(out, "/xdsd/xds-api.pb\nrun from its build tree "));
+	ck_assert_ptr_nonnull(strstr(out, "/proto/xds-api.pb\n"));
 	free(out);
 	free(err);
 	ck_assert_int_eq(xdt_run_xdsd(h, &out, &err), 0);
@@ -117,6 +125,68 @@ START_TEST(check_invalid_config)
 	free(out);
 	free(err);
 	free(cfg);
+}
+END_TEST
+
+/*
+ * --check that fails says so only: nothing on standard output (no
+ * "valid", no effective configuration), the errors on standard error.
+ * Broken snapshots under a good configuration file; a broken
+ * configuration file; a good file naming TLS files or a schema that
+ * cannot be used.
+ */
+START_TEST(check_failure_prints_no_configuration)
+{
+	char *dir = xdtest_snapdir(), text[2048], *cfg;
+	const char *args[] = {"--check", "-c", NULL, "--schema",
+			      xdtest_env("XDSD_SCHEMA"), NULL};
+	static const struct {
+		const char *file, *snapshot, *why;
+	} cases[] = {
+		{"", "clusters:\n- {name: a, type: STATIC, connect_timeout: 1s}\nbogus: 1\n",
+		 "1 error in the snapshots"},
+		{"", "clusters:\n- {name: a, type: EDS, connect_timeout: 1s}\n",
+		 "1 error in the snapshots"},
+		{"nope: 1\n", "{}\n", "1 error in the configuration"},
+		{"tls:\n  cert: /nonexistent/cert.pem\n  key: /nonexistent/key.pem\n",
+		 "{}\n", "the TLS files cannot be used"},
+		{"schema: /nonexistent/xds-api.pb\n", "{}\n",
+		 "cannot load the Envoy API schema"},
+	};
+	char *out, *err;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		free(xdtest_write_file(dir, "default.yaml", cases[i].snapshot));
+		snprintf(text, sizeof(text), "listen: 127.0.0.1:0\nsnapshots: %s\n%s",
+			 dir, cases[i].file);
+		cfg = xdtest_write_file(xdtest_tmpdir(), "bad1.yaml", text);
+		args[2] = cfg;
+		/* the schema case must not be overridden back to a good one */
+		args[3] = strstr(cases[i].file, "schema:") ? NULL : "--schema";
+		ck_assert_int_eq(xdt_run_xdsd(args, &out, &err), 1);
+		ck_assert_msg(strcmp(out, "") == 0, "case %zu: stdout:\n%s\nstderr:\n%s",
+			      i, out, err);
+		ck_assert_msg(strstr(err, cases[i].why) != NULL, "case %zu: no '%s' in:\n%s",
+			      i, cases[i].why, err);
+		free(out);
+		free(err);
+		free(cfg);
+	}
+	/* and the same directory, repaired, passes with the configuration */
+	free(xdtest_write_file(dir, "default.yaml",
+			       "clusters:\n- {name: a, type: STATIC, connect_timeout: 1s}\n"));
+	snprintf(text, sizeof(text), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	cfg = xdtest_write_file(xdtest_tmpdir(), "good.yaml", text);
+	args[2] = cfg;
+	args[3] = "--schema";
+	ck_assert_int_eq(xdt_run_xdsd(args, &out, &err), 0);
+	ck_assert_msg(strstr(out, "good.yaml: valid; effective configuration:\n") != NULL,
+		      "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "# snapshot 'default': "));
+	free(out);
+	free(err);
+	free(cfg);
+	free(dir);
 }
 END_TEST
 
@@ -554,6 +624,7 @@ int main(void)
 	tcase_add_test(cli, version_and_help);
 	tcase_add_test(cli, check_valid_config);
 	tcase_add_test(cli, check_invalid_config);
+	tcase_add_test(cli, check_failure_prints_no_configuration);
 	tcase_add_test(cli, missing_config_is_an_error);
 	suite_add_tcase(s, cli);
 

@@ -303,6 +303,10 @@ START_TEST(one_identity_cannot_obtain_anothers_key)
 	expect_served(d, MTLS, "backend", m, "backend-key,ca,mesh-key");
 	expect_served(d, MTLS, "dnsonly", m, "ca,mesh-key");
 	expect_served(d, MTLS, "cnonly", m, "ca,mesh-key");
+	/* verified, but naming no identity (no SAN, no common name: gRPC
+	 * gives it the empty one): mesh-key too, as --check's warning for
+	 * secrets without "@allow" says */
+	expect_served(d, MTLS, "noid", m, "ca,mesh-key");
 	stop(d);
 	free(dir);
 }
@@ -384,6 +388,76 @@ START_TEST(a_reload_moves_a_key_to_another_identity)
 }
 END_TEST
 
+/* The lines of `text` that start with `prefix`, counted. */
+static int count_lines(const char *text, const char *prefix)
+{
+	int n = 0;
+
+	for (const char *p = text; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
+		if (strncmp(p, prefix, strlen(prefix)) == 0)
+			n++;
+	return n;
+}
+
+/*
+ * --check warns of each secret without "@allow" (mesh-key in YAML, one
+ * in JSON, which has no line numbers), and of no other, saying who may
+ * fetch it under each configuration: every certificate, nobody without
+ * client_ca. The check still passes.
+ */
+START_TEST(check_warns_of_secrets_without_allow)
+{
+	char *dir = xdtest_snapdir(), text[4096], want[2][2048], *cfg, *out, *err;
+	const char *args[] = {"--check", "-c", NULL, "--schema",
+			      xdtest_env("XDSD_SCHEMA"), NULL};
+	static const struct {
+		const char *extra, *yaml_tail, *json_tail;
+	} cases[] = {
+		{"tls:\n  cert: %s\n  key: %s\n  client_ca: %s\n",
+		 "every client with a certificate that tls.client_ca verifies may fetch it, whatever identity it names, if any: with no authorize rules, any such client may claim a node of snapshot 'default'",
+		 "every client with a certificate that tls.client_ca verifies may fetch it, whatever identity it names, if any: with no authorize rules, any such client may claim a node of snapshot 'edge'"},
+		{"tls:\n  cert: %s\n  key: %s\n  client_ca: %s\n"
+		 "authorize:\n- {identity: \"spiffe://example.org/*\", node_cluster: edge}\n",
+		 "every client of snapshot 'default' with a certificate that tls.client_ca verifies may fetch it, whatever identity it names, if any",
+		 "every client of snapshot 'edge' with a certificate that tls.client_ca verifies may fetch it, whatever identity it names, if any"},
+		{"",
+		 "no client may fetch it: without \"@allow\" a secret is served only to clients with a certificate that tls.client_ca verifies, and tls.client_ca is not set",
+		 "no client may fetch it: without \"@allow\" a secret is served only to clients with a certificate that tls.client_ca verifies, and tls.client_ca is not set"},
+	};
+
+	free(xdtest_write_file(dir, "default.yaml", snapshot_text(FRONTEND)));
+	free(xdtest_write_file(dir, "edge.json",
+			       "{\"secrets\": [{\"name\": \"edge-key\", \"tls_certificate\": "
+			       "{\"private_key\": {\"inline_string\": \"MARK-edge\"}}}]}\n"));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int n = snprintf(text, sizeof(text), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+
+		snprintf(text + n, sizeof(text) - (size_t)n, cases[i].extra,
+			 xdtest_cert("server.pem"), xdtest_cert("server.key"),
+			 xdtest_cert("ca.pem"));
+		cfg = xdtest_write_file(xdtest_tmpdir(), "check.yaml", text);
+		args[2] = cfg;
+		ck_assert_int_eq(xdt_run_xdsd(args, &out, &err), 0);
+		ck_assert_ptr_nonnull(strstr(out, "check.yaml: valid; effective configuration:"));
+		snprintf(want[0], sizeof(want[0]),
+			 "warning: %s/default.yaml:8:3: secrets[2] 'mesh-key': no \"@allow\": %s\n",
+			 dir, cases[i].yaml_tail);
+		snprintf(want[1], sizeof(want[1]),
+			 "warning: %s/edge.json: secrets[0] 'edge-key': no \"@allow\": %s\n",
+			 dir, cases[i].json_tail);
+		ck_assert_msg(strstr(err, want[0]) != NULL, "case %zu: no\n%s in:\n%s", i,
+			      want[0], err);
+		ck_assert_msg(strstr(err, want[1]) != NULL, "case %zu: no\n%s in:\n%s", i,
+			      want[1], err);
+		ck_assert_msg(count_lines(err, "warning: ") == 2, "case %zu:\n%s", i, err);
+		free(out);
+		free(err);
+		free(cfg);
+	}
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("secrets");
@@ -395,6 +469,7 @@ int main(void)
 	tcase_add_loop_test(tc, one_identity_cannot_obtain_anothers_key, 0,
 			    (int)NMETHODS);
 	tcase_add_test(tc, secrets_need_a_client_certificate);
+	tcase_add_test(tc, check_warns_of_secrets_without_allow);
 	tcase_add_loop_test(tc, a_reload_moves_a_key_to_another_identity, 0,
 			    (int)NMETHODS);
 	suite_add_tcase(s, tc);

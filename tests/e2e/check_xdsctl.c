@@ -683,19 +683,17 @@ START_TEST(unreachable_exits_3)
 }
 END_TEST
 
-START_TEST(not_xdsd_exits_3)
+/*
+ * Python's static HTTP server, serving `dir` on 127.0.0.1:`port`; its pid.
+ * Wait for it with `ctl_when_up`.
+ */
+static pid_t serve_dir(const char *dir, int port)
 {
-	/* another HTTP server on the address: its 404 page is no refusal
-	 * by xdsd */
 	const char *python = xdtest_env("PYTHON3");
-	int port = dead_port();
-	char admin[64], portarg[16];
-	struct run r;
+	char portarg[16];
 	pid_t pid;
-	long long deadline = xdtest_now_ms() + WAIT_MS;
 
 	snprintf(portarg, sizeof(portarg), "%d", port);
-	snprintf(admin, sizeof(admin), "127.0.0.1:%d", port);
 	pid = fork();
 	ck_assert(pid >= 0);
 	if (pid == 0) {
@@ -703,20 +701,43 @@ START_TEST(not_xdsd_exits_3)
 
 		dup2(null, STDERR_FILENO);
 		dup2(null, STDOUT_FILENO);
-		if (chdir(xdtest_tmpdir()) != 0)
+		if (chdir(dir) != 0)
 			_exit(126);
 		execl(python, python, "-m", "http.server", "--bind", "127.0.0.1",
 		      portarg, (char *)NULL);
 		_exit(127);
 	}
+	return pid;
+}
+
+/* Runs xdsctl `args` against `admin` until something listens there. */
+static struct run ctl_when_up(const char *admin, const char *const *args)
+{
+	long long deadline = xdtest_now_ms() + WAIT_MS;
+	struct run r;
+
 	for (;;) {
-		r = ctl(false, admin, (const char *const[]){"clients", NULL});
+		r = ctl(false, admin, args);
 		if (strstr(r.err, "cannot connect") == NULL ||
 		    xdtest_now_ms() > deadline)
-			break;
+			return r;
 		run_free(&r);
 		xdtest_sleep_ms(50);
 	}
+}
+
+START_TEST(not_xdsd_exits_3)
+{
+	/* another HTTP server on the address: its 404 page is no refusal
+	 * by xdsd */
+	int port = dead_port();
+	char admin[64];
+	struct run r;
+	pid_t pid;
+
+	snprintf(admin, sizeof(admin), "127.0.0.1:%d", port);
+	pid = serve_dir(xdtest_tmpdir(), port);
+	r = ctl_when_up(admin, (const char *const[]){"clients", NULL});
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
 	want(&r, 3);
@@ -1041,9 +1062,13 @@ START_TEST(status_at_a_glance)
 	want(&r, 1);
 	run_free(&r);
 
+	/* the whole page, and exit status 1: the last reload was refused */
 	r = ctl(true, admin, (const char *const[]){"status", NULL});
-	want(&r, 0);
-	ck_assert_str_eq(r.err, "");
+	want(&r, 1);
+	snprintf(want_err, sizeof(want_err),
+		 "xdsctl: the last reload of xdsd at %s was refused; it serves the previous snapshots\n",
+		 admin);
+	ck_assert_str_eq(r.err, want_err);
 	ck_assert_msg(strncmp(r.out, "xdsd:      ", 11) == 0, "%s", r.out);
 	line = line_of(r.out, "xdsd: ");
 	ck_assert_msg(line != NULL && strstr(line, ", ready") != NULL, "%s", r.out);
@@ -1064,7 +1089,7 @@ START_TEST(status_at_a_glance)
 	run_free(&r);
 
 	r = ctl(false, admin, (const char *const[]){"status", "--json", NULL});
-	want(&r, 0);
+	want(&r, 1);
 	j = parse(r.out);
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "streams")), 2);
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "clients"), "nacked")), 1);
@@ -1076,10 +1101,90 @@ START_TEST(status_at_a_glance)
 	json_decref(j);
 	run_free(&r);
 
+	/* a reload that succeeds clears it: NACKing clients do not */
+	snprintf(want_err, sizeof(want_err), "%s/broken.yaml", dir);
+	ck_assert(unlink(want_err) == 0);
+	r = ctl(false, admin, (const char *const[]){"reload", NULL});
+	want(&r, 0);
+	run_free(&r);
+	r = ctl(false, admin, (const char *const[]){"status", NULL});
+	want(&r, 0);
+	ck_assert_str_eq(r.err, "");
+	has(r.out, "\nreloads:   1 ok, 1 failed\n");
+	has(r.out, "\nlast reload:\n  reload ok (admin, 20");
+	run_free(&r);
+
 	client_close(&ok);
 	client_close(&bad);
 	stop(d);
 	free(admin);
+	free(dir);
+}
+END_TEST
+
+/* `doc` (xdsd's /status.json) with "ready" set to `ready`, written to
+ * DIR/status.json for serve_dir. */
+static void write_status(const char *dir, json_t *doc, bool ready)
+{
+	char *text;
+
+	json_object_set_new(doc, "ready", json_boolean(ready));
+	text = json_dumps(doc, JSON_COMPACT);
+	ck_assert(text != NULL);
+	free(xdtest_write_file(dir, "status.json", text));
+	free(text);
+}
+
+/*
+ * Not ready: xdsd says so only while it starts (before its admin
+ * endpoint listens) or stops (for the moment it takes to cancel every
+ * stream), too briefly to catch. xdsd's own /status.json, with "ready"
+ * turned false, is served as a file instead; xdsctl reads it as it
+ * would xdsd's.
+ */
+START_TEST(status_not_ready_exits_1)
+{
+	char *dir = xdtest_snapdir(), *body, admin[64], want_err[256];
+	struct xdt_daemon *d;
+	json_t *doc;
+	struct run r;
+	int status, port = dead_port();
+	pid_t pid;
+
+	write_snapshot(dir);
+	d = start(dir, NULL);
+	body = xdt_admin(d, "GET", "/status.json", NULL, &status, NULL);
+	ck_assert_int_eq(status, 200);
+	doc = parse(body);
+	free(body);
+	stop(d);
+	ck_assert(json_is_true(json_object_get(doc, "ready")));
+
+	snprintf(admin, sizeof(admin), "127.0.0.1:%d", port);
+	write_status(dir, doc, true);
+	pid = serve_dir(dir, port);
+	r = ctl_when_up(admin, (const char *const[]){"status", NULL});
+	want(&r, 0);
+	has(r.out, ", ready\n");
+	run_free(&r);
+
+	write_status(dir, doc, false);
+	r = ctl(false, admin, (const char *const[]){"status", NULL});
+	want(&r, 1);
+	has(r.out, ", not ready (starting or stopping)\n");
+	has(r.out, "\nSNAPSHOT ");
+	snprintf(want_err, sizeof(want_err),
+		 "xdsctl: xdsd at %s is not ready (starting or stopping)\n", admin);
+	ck_assert_str_eq(r.err, want_err);
+	run_free(&r);
+	r = ctl(false, admin, (const char *const[]){"--json", "status", NULL});
+	want(&r, 1);
+	ck_assert_str_eq(r.err, want_err);
+	json_decref(parse(r.out));
+	run_free(&r);
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	json_decref(doc);
 	free(dir);
 }
 END_TEST
@@ -1130,6 +1235,7 @@ int main(void)
 	tcase_add_test(tc, dump_snapshot_type_name);
 	tcase_add_test(tc, reload_ok_and_refused);
 	tcase_add_test(tc, status_at_a_glance);
+	tcase_add_test(tc, status_not_ready_exits_1);
 	tcase_add_test(tc, unix_socket_admin);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("client");

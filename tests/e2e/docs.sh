@@ -6,12 +6,39 @@
 man8=$XDSD_SRCDIR/man/xdsd.8
 man5=$XDSD_SRCDIR/man/xdsd.yaml.5
 
-for page in "$man8" "$man5" "$XDSD_SRCDIR/man/xdsd-snapshot.5" \
-            "$XDSD_SRCDIR/man/xdsctl.1"; do
-  warnings=$(groff -man -t -Tutf8 -ww -z "$page" 2>&1)
-  if [ -z "$warnings" ]; then ok "$(basename "$page") renders without warnings"
-  else fail "$(basename "$page") renders without warnings"; echo "$warnings" | sed 's/^/# /'; fi
+# quiet NAME COMMAND...: one test point, passed when COMMAND succeeds
+# and prints nothing (warnings fail it, and are shown).
+quiet() {
+  desc=$1; shift
+  out=$("$@" 2>&1) && [ -z "$out" ] && { ok "$desc"; return; }
+  fail "$desc"; printf '%s\n' "$out" | sed 's/^/# /'
+}
+# no_controls FILE: lists the lines of FILE holding a control character
+# other than tab and newline; fails when there are any.
+no_controls() {
+  bad=$(grep -nP '[\x00-\x08\x0b-\x1f\x7f]' "$1" | cat -A)
+  [ -z "$bad" ] || { printf '%s\n' "$bad"; return 1; }
+}
+
+# Every page, by two formatters: groff for the terminal and for
+# PostScript (only the latter warns of characters no font has, such as
+# a form feed that "\f" became in an editor), and mandoc's linter (bad
+# characters, macros misused, style). A raw control character is an
+# error in itself: it renders as garbage or vanishes.
+command -v mandoc >/dev/null 2>&1 ||
+  fail "mandoc is installed (scripts/install-deps installs it)"
+for page in "$XDSD_SRCDIR"/man/*.[1-8]; do
+  name=$(basename "$page")
+  quiet "$name: groff -Tutf8 without warnings" groff -man -t -Tutf8 -ww -z "$page"
+  quiet "$name: groff -Tps without warnings" groff -man -t -Tps -ww -z "$page"
+  command -v mandoc >/dev/null 2>&1 &&
+    quiet "$name: mandoc -T lint without messages" mandoc -T lint -W style "$page"
+  quiet "$name: no control characters" no_controls "$page"
 done
+# The REST path as a reader sees it (a font escape once ate its colon).
+groff -man -t -Tutf8 -P-cbou "$man8" > "$tap_tmp/xdsd.8.txt" 2>&1
+check "xdsd(8) shows 'POST /v3/discovery:type'" \
+  grep -q "^ *POST /v3/discovery:type$" "$tap_tmp/xdsd.8.txt"
 
 echo "listen: 127.0.0.1:0" > "$tap_tmp/c.yaml"
 mkdir -p "$tap_tmp/snapshots"

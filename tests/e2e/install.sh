@@ -10,14 +10,16 @@ dest=$tap_tmp/root
 make -s -C "$XDSD_BUILDDIR" install DESTDIR="$dest" \
   >"$tap_tmp/install.log" 2>&1 || { fail "make install"; sed 's/^/# /' "$tap_tmp/install.log"; }
 
-for f in "$sbindir/xdsd" "$sbindir/xdsctl" "$pkgdatadir/xds-api.pb" "$sysconfdir/xdsd/xdsd.yaml" \
+for f in "$sbindir/xdsd" "$bindir/xdsctl" "$pkgdatadir/xds-api.pb" "$sysconfdir/xdsd/xdsd.yaml" \
          "$sysconfdir/xdsd/snapshots/default.yaml" "$systemdunitdir/xdsd.service" \
          "$mandir/man8/xdsd.8" "$mandir/man5/xdsd.yaml.5" \
          "$mandir/man5/xdsd-snapshot.5" "$mandir/man1/xdsctl.1"; do
   check "installs $f" test -s "$dest$f"
 done
 check "installed binary runs" "$dest$sbindir/xdsd" --version
-check "installed xdsctl runs" "$dest$sbindir/xdsctl" --version
+check "installed xdsctl runs" "$dest$bindir/xdsctl" --version
+# xdsctl is a user command (section 1): in bindir, never in sbindir.
+check "xdsctl is not in $sbindir" test ! -e "$dest$sbindir/xdsctl"
 
 # An operator's edited configuration survives a second install.
 echo "# edited" >> "$dest$sysconfdir/xdsd/xdsd.yaml"

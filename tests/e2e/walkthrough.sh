@@ -1,10 +1,17 @@
 #!/bin/sh
-# The README walkthrough, step by step, with its own files, ports and
-# commands: a snapshot, two backends, xdsd, gRPC's xDS client; then a
-# change and a reload, then a broken change.
+# The README walkthrough, step by step, with its own files and commands:
+# a snapshot, two backends, xdsd, gRPC's xDS client; then a change and a
+# reload, then a broken change.
+#
+# The README's fixed ports (xdsd 18000, its admin endpoint 18080,
+# backends 50051 and 50052) would clash with anything else on the
+# machine, another run of this test included: each program here takes a
+# free port (port 0) and says which, and the README's ports are
+# replaced by those in the files and commands of each step.
 . "$XDSD_SRCDIR/tests/lib/tap.sh"
 
 ex=$XDSD_SRCDIR/examples/walkthrough
+readme=$XDSD_SRCDIR/README.md
 demo=$tap_tmp/demo
 mkdir -p "$demo/snapshots"
 cp "$ex/default.yaml" "$demo/snapshots/"
@@ -12,36 +19,74 @@ pids=
 cleanup() { for p in $pids; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
 trap 'cleanup; rm -rf "$tap_tmp"' EXIT
 
+wait_for() { # wait_for FILE TEXT SECONDS
+  for i in $(seq $(($3 * 10))); do grep -q "$2" "$1" && return 0; sleep 0.1; done
+  return 1
+}
+# port_of FILE PATTERN: the port after PATTERN in FILE, once it is there.
+port_of() {
+  wait_for "$1" "$2" 10 && sed -n "s/.*$2\([0-9]*\).*/\1/p" "$1" | head -1
+}
+
+# The README's ports are held while the test runs (those that are free):
+# a run that used them, as a second run at the same time would, fails.
+"$PYTHON3" -c '
+import socket, sys, time
+held = []
+for port in (18000, 18080, 50051, 50052):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port)); s.listen(1); held.append(s)
+    except OSError:
+        s.close()
+print("held", len(held), flush=True)
+time.sleep(600)
+' > "$tap_tmp/hold.log" 2>&1 & pids="$pids $!"
+wait_for "$tap_tmp/hold.log" "held" 10
+echo "# the README's ports this test holds: $(sed -n 's/^held //p' "$tap_tmp/hold.log") of 4"
+
+# What the steps below stand for, as the README writes it.
+for line in "examples/walkthrough/backend.py 50051 A &" \
+            "examples/walkthrough/backend.py 50052 B &" \
+            "build/src/xdsd --snapshots /tmp/demo/snapshots &" \
+            "sed -i 's/port_value: 50051/port_value: 50052/' /tmp/demo/snapshots/default.yaml"; do
+  check "README: '$line'" grep -qF -- "$line" "$readme"
+done
+check "the example snapshot points at 50051" \
+  grep -q "port_value: 50051}" "$demo/snapshots/default.yaml"
+check "the example bootstrap names 127.0.0.1:18000" \
+  grep -q '"server_uri": "127.0.0.1:18000"' "$ex/bootstrap.json"
+
 # 1. the snapshot checks
 out=$("$XDSD" --check --schema "$XDSD_SCHEMA" --snapshots "$demo/snapshots" | tail -1)
 check "step 1: --check sees the snapshot ($out)" \
   test "$out" = "# snapshot 'default': clusters 1, endpoints 1, listeners 1, routes 1"
 
-# 2. backends and xdsd (the README's ports: 50051, 50052, 18000)
-"$ex/backend.py" 50051 A > "$tap_tmp/a.log" 2>&1 & pids="$pids $!"
-"$ex/backend.py" 50052 B > "$tap_tmp/b.log" 2>&1 & pids="$pids $!"
-"$XDSD" --schema "$XDSD_SCHEMA" --snapshots "$demo/snapshots" > "$tap_tmp/xdsd.log" 2>&1 &
+# 2. backends and xdsd, on free ports in place of 50051, 50052, 18000
+# (and 18080, the admin endpoint of etc/xdsd.yaml)
+"$ex/backend.py" 0 A > "$tap_tmp/a.log" 2>&1 & pids="$pids $!"
+"$ex/backend.py" 0 B > "$tap_tmp/b.log" 2>&1 & pids="$pids $!"
+port_a=$(port_of "$tap_tmp/a.log" "on 127.0.0.1:")
+port_b=$(port_of "$tap_tmp/b.log" "on 127.0.0.1:")
+check "step 2: backend A listens (port '$port_a')" test -n "$port_a"
+check "step 2: backend B listens (port '$port_b')" test -n "$port_b"
+sed -i "s/port_value: 50051}/port_value: $port_a}/" "$demo/snapshots/default.yaml"
+"$XDSD" --schema "$XDSD_SCHEMA" --snapshots "$demo/snapshots" \
+  --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 > "$tap_tmp/xdsd.log" 2>&1 &
 xdsd=$!; pids="$pids $xdsd"
-for i in $(seq 100); do
-  grep -q "listening on 127.0.0.1:18000" "$tap_tmp/xdsd.log" &&
-    grep -q "on 127.0.0.1:50052" "$tap_tmp/b.log" && break
-  sleep 0.1
-done
-check "step 2: xdsd listens on 127.0.0.1:18000" grep -q "listening on 127.0.0.1:18000" "$tap_tmp/xdsd.log"
+port_x=$(port_of "$tap_tmp/xdsd.log" "listening on 127.0.0.1:0 (port ")
+check "step 2: xdsd listens (port '$port_x')" test -n "$port_x"
 
-# 3. the client, through xds:///demo
+# 3. the client, through xds:///demo, with the bootstrap naming xdsd's port
+sed "s/127.0.0.1:18000/127.0.0.1:$port_x/" "$ex/bootstrap.json" > "$demo/bootstrap.json"
 cd "$XDSD_SRCDIR"
-GRPC_XDS_BOOTSTRAP=examples/walkthrough/bootstrap.json \
+GRPC_XDS_BOOTSTRAP=$demo/bootstrap.json \
   examples/walkthrough/client.py xds:///demo > "$tap_tmp/client.log" 2>&1 &
 pids="$pids $!"
-wait_for() { # wait_for FILE TEXT SECONDS
-  for i in $(seq $(($3 * 10))); do grep -q "$2" "$1" && return 0; sleep 0.1; done
-  return 1
-}
 check "step 3: the client is answered by A" wait_for "$tap_tmp/client.log" "answered by A" 20
 
 # 4. change and reload: the client moves to B
-sed -i 's/port_value: 50051/port_value: 50052/' "$demo/snapshots/default.yaml"
+sed -i "s/port_value: $port_a/port_value: $port_b/" "$demo/snapshots/default.yaml"
 kill -HUP $xdsd
 check "step 4: the client is answered by B" wait_for "$tap_tmp/client.log" "answered by B" 20
 check "step 4: xdsd logs the reload" \

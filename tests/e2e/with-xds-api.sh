@@ -2,23 +2,14 @@
 # ./configure --with-xds-api=DIR builds the schema from a local tree,
 # without downloading, and gives the same descriptor set.
 . "$XDSD_SRCDIR/tests/lib/tap.sh"
+. "$XDSD_SRCDIR/tests/lib/copy-sources.sh"
 
 api=$XDSD_BUILDDIR/proto/api
 b=$tap_tmp/build
 src=$tap_tmp/src
-mkdir -p "$b" "$src"
+mkdir -p "$b"
 check "the build staged the API tree" test -d "$api/envoy-api/envoy"
-# From a copy of the sources: a tree configured in place (as packagers
-# may) refuses a second, out-of-tree configure.
-excl="--exclude=./.git --exclude=./autom4te.cache --exclude=node_modules"
-for d in "$XDSD_SRCDIR"/*/; do   # build trees beside the sources
-  [ -f "$d/config.status" ] && excl="$excl --exclude=./$(basename "$d")"
-done
-# shellcheck disable=SC2086
-tar -C "$XDSD_SRCDIR" $excl -cf - . | tar -C "$src" -xf -
-rm -f "$src/GNUmakefile" "$src/config.status" "$src/config.log"
-rm -f "$src"/proto/*.stamp "$src"/proto/xds-api.pb
-rm -rf "$src"/proto/api "$src"/proto/gen
+copy_sources "$src"
 (cd "$b" && "$src/configure" -q --with-xds-api="$api") > "$tap_tmp/conf.log" 2>&1
 check "configure --with-xds-api=DIR" grep -q "XDS_API_LOCAL='$api'" "$b/config.log"
 # an unusable cache dir: any download attempt would fail the build

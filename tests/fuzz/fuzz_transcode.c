@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/paths_gen.h" /* XD_BUILD_DIR */
 #include "schema/pbjson.h"
 #include "schema/schema.h"
 #include "schema/transcode.h"

@@ -11,6 +11,7 @@
 #   backend.pem/.key          URI SAN spiffe://example.org/ns/prod/sa/backend
 #   dnsonly.pem/.key          DNS SAN envoy-1.example.org only
 #   cnonly.pem/.key           no SAN, subject CN=envoy-cn
+#   noid.pem/.key             no SAN, no CN: valid, but proves no identity
 #   expired.pem/.key          frontend's identity, expired
 #   rogue.pem/.key            frontend's identity, signed by another CA
 set -eu
@@ -78,5 +79,6 @@ sign frontend "/CN=frontend" "subjectAltName=URI:spiffe://example.org/ns/prod/sa
 sign backend "/CN=backend" "subjectAltName=URI:spiffe://example.org/ns/prod/sa/backend"
 sign dnsonly "/CN=dns-only" "subjectAltName=DNS:envoy-1.example.org"
 sign cnonly "/CN=envoy-cn" "basicConstraints=CA:FALSE"
+sign noid "/O=xdsd test/OU=no identity" "basicConstraints=CA:FALSE"
 expired expired "/CN=frontend" "subjectAltName=URI:spiffe://example.org/ns/prod/sa/frontend"
 sign rogue "/CN=frontend" "subjectAltName=URI:spiffe://example.org/ns/prod/sa/frontend" other-ca

@@ -21,7 +21,8 @@ EXTRA_DIST += tests/schema/proto
 # `make bench-transcode` (also reached by `make bench`): how fast a
 # 15 MB snapshot becomes encoded resources. Built on demand only.
 # ---------------------------------------------------------------------
-bench/transcode-bench$(EXEEXT): $(srcdir)/bench/transcode-bench.c src/libxdsd.a proto/libxdsproto.a
+bench/transcode-bench$(EXEEXT): $(srcdir)/bench/transcode-bench.c src/libxdsd.a proto/libxdsproto.a \
+		$(PATHS_H)
 	$(AM_V_CCLD)$(MKDIR_P) bench && \
 	$(CC) $(DEFS) $(AM_CPPFLAGS) $(CPPFLAGS) $(AM_CFLAGS) $(CFLAGS) -O2 \
 		$(AM_LDFLAGS) $(LDFLAGS) -o $@ $(srcdir)/bench/transcode-bench.c \
@@ -74,7 +75,7 @@ FUZZ_TRANSCODE_SRCS = $(srcdir)/tests/fuzz/fuzz_transcode.c \
 	$(srcdir)/src/util/xalloc.c
 EXTRA_DIST += tests/fuzz/fuzz_transcode.c
 if HAVE_CLANG
-tests/fuzz/fuzz_transcode$(EXEEXT): $(FUZZ_TRANSCODE_SRCS) proto/gen.stamp
+tests/fuzz/fuzz_transcode$(EXEEXT): $(FUZZ_TRANSCODE_SRCS) proto/gen.stamp $(PATHS_H)
 	$(AM_V_CCLD)$(MKDIR_P) tests/fuzz && \
 	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined $(DEFS) $(AM_CPPFLAGS) \
