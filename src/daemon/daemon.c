@@ -26,6 +26,7 @@
 #include "transport/grpc_log.h"
 #include "transport/server.h"
 #include "transport/tls.h"
+#include "util/clock.h"
 #include "util/common.h"
 #include "util/log.h"
 
@@ -81,6 +82,8 @@ static void reload_tls(struct daemon *d)
 	} else {
 		xd_info("TLS reloaded: %s", xd_tls_describe(d->tls));
 	}
+	/* of what is in use now, new or kept */
+	xd_tls_warn_expiry(d->tls, xd_wall_ms() / 1000);
 	xd_diag_clear(&diag);
 }
 
@@ -205,6 +208,7 @@ static int load_tls(struct daemon *d)
 	xd_info("TLS%s: %s", xd_tls_mutual(d->tls) ?
 				     " with client certificates (mTLS)" : "",
 		xd_tls_describe(d->tls));
+	xd_tls_warn_expiry(d->tls, xd_wall_ms() / 1000);
 	return 0;
 }
 
