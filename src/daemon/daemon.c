@@ -24,6 +24,7 @@
 #include "snapshot/loader.h"
 #include "transport/abseil.h"
 #include "transport/grpc_log.h"
+#include "transport/handshakes.h"
 #include "transport/server.h"
 #include "transport/tls.h"
 #include "util/clock.h"
@@ -209,6 +210,9 @@ static int load_tls(struct daemon *d)
 				     " with client certificates (mTLS)" : "",
 		xd_tls_describe(d->tls));
 	xd_tls_warn_expiry(d->tls, xd_wall_ms() / 1000);
+	/* gRPC tells failed handshakes only in its log (handshakes.h) */
+	if (!xd_handshakes_watch(d->cfg->handshake_timeout_ms))
+		xd_info("TLS: failed handshakes are counted and logged without their peer (this gRPC has no handshake tracer xdsd knows)");
 	return 0;
 }
 
