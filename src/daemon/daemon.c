@@ -241,6 +241,7 @@ static int start_admin(struct daemon *d)
 {
 	struct xd_admin_deps deps = {
 		.cfg = d->cfg,
+		.tls = d->tls,
 		.sessions = d->sessions,
 		.cache = d->cache,
 		.schema = d->schema,
