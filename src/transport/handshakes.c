@@ -42,9 +42,9 @@ struct entry {
 	struct entry *next;
 };
 
+/* Set once, before `watching`; read by gRPC's threads after it. */
 static struct {
 	pthread_mutex_t lock;
-	bool on;       /* watching */
 	bool traced;   /* the tracer is on: peers come from it */
 	bool verbose;  /* the operator set GRPC_TRACE: tracer lines at debug */
 	uint64_t timeout_ms, max_age_ms;
@@ -53,6 +53,8 @@ static struct {
 	struct entry *buckets[BUCKETS];
 } hs = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* Published last: gRPC's threads log (and read `hs`) from grpc_init. */
+static atomic_bool watching;
 static atomic_ullong failures;
 
 /* A warning or an info line per failure, at most this many a second. */
@@ -75,7 +77,7 @@ bool xd_handshakes_watch(uint64_t timeout_ms)
 	hs.max_age_ms = timeout_ms + 5000;
 	hs.verbose = getenv("GRPC_TRACE") != NULL;
 	hs.traced = sym != NULL && grpc_tracer_set_enabled("handshaker", 1) != 0;
-	hs.on = true;
+	atomic_store(&watching, true);
 	return hs.traced;
 }
 
@@ -348,7 +350,7 @@ static void tracer_line(const char *msg)
 
 enum xd_handshake_line xd_handshakes_on_log(const char *message)
 {
-	if (!hs.on)
+	if (!atomic_load(&watching))
 		return XD_HANDSHAKE_OTHER;
 	if (strncmp(message, MANAGER, sizeof(MANAGER) - 1) == 0) {
 		if (hs.traced)
