@@ -29,6 +29,7 @@
 #include "protocol/session.h"
 #include "rest/rest.h"
 #include "schema/schema.h"
+#include "transport/tls.h"
 
 /* What the admin endpoint reports on and acts on. */
 struct xd_admin_deps {
@@ -39,6 +40,7 @@ struct xd_admin_deps {
 	struct xd_reloader *reloader;
 	int xds_port; /* the xDS listener's bound TCP port; 0: unix socket */
 	struct xd_rest *rest; /* REST-JSON, or NULL when off */
+	const struct xd_tls *tls; /* the xDS listener's TLS, or NULL */
 };
 
 struct xd_admin;

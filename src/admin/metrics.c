@@ -5,7 +5,9 @@
 #include <stdlib.h>
 
 #include "admin/process.h"
+#include "transport/handshakes.h"
 #include "transport/methods.h"
+#include "transport/refusals.h"
 
 /* ---------------- exposition format ---------------- */
 
@@ -346,6 +348,38 @@ static void http(struct xd_buf *out, const struct xd_admin_http *admin,
 	}
 }
 
+/* Streams refused, every reason (refusals.h), zeros included. */
+static void refusals(struct xd_buf *out)
+{
+	head(out, "xdsd_streams_refused_total", "counter",
+	     "Streams and calls xdsd ended with an error status because of their client, by reason.");
+	for (int r = 0; r < XD_REFUSED_COUNT; r++)
+		sample(out, "xdsd_streams_refused_total", "reason",
+		       xd_refusal_name((enum xd_refusal)r), NULL, NULL,
+		       (double)xd_refusals((enum xd_refusal)r));
+}
+
+/* With tls: the handshakes that failed, and when the certificates in
+ * use expire. */
+static void tls(struct xd_buf *out, const struct xd_tls *t)
+{
+	struct xd_tls_expiry cert, ca;
+
+	head(out, "xdsd_tls_handshake_failures_total", "counter",
+	     "TLS handshakes on the xDS listener that failed.");
+	sample(out, "xdsd_tls_handshake_failures_total", NULL, NULL, NULL, NULL,
+	       (double)xd_handshakes_failed());
+	xd_tls_expiry(t, &cert, &ca);
+	head(out, "xdsd_tls_certificate_expiry_timestamp_seconds", "gauge",
+	     "When the certificate in use expires: the server's, and the client CA that expires first.");
+	sample(out, "xdsd_tls_certificate_expiry_timestamp_seconds", "role",
+	       "server", "file", cert.path, (double)cert.not_after);
+	if (ca.path != NULL)
+		sample(out, "xdsd_tls_certificate_expiry_timestamp_seconds",
+		       "role", "client_ca", "file", ca.path,
+		       (double)ca.not_after);
+}
+
 void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 		       const struct xd_admin_http *admin)
 {
@@ -359,6 +393,9 @@ void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 	       (double)st->requests);
 	per_type(out, st);
 	subscriptions(out, deps->sessions);
+	refusals(out);
+	if (deps->tls != NULL)
+		tls(out, deps->tls);
 	if (deps->rest != NULL)
 		rest(out, deps->rest);
 	http(out, admin, deps->rest);

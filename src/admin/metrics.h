@@ -23,6 +23,16 @@
  *                                                 per_address,
  *                                                 header_timeout, rate,
  *                                                 too_large, foreign_site
+ *   xdsd_streams_refused_total{reason}            counter: permission_denied,
+ *                                                 unauthenticated, limits,
+ *                                                 invalid_argument,
+ *                                                 no_snapshot, unimplemented
+ *                                                 (refusals.h)
+ *   xdsd_tls_handshake_failures_total             counter, with tls
+ *   xdsd_tls_certificate_expiry_timestamp_seconds{role,file}
+ *                                                 gauge, with tls: role
+ *                                                 server, and client_ca (the
+ *                                                 CA that expires first)
  *   xdsd_reloads_total{result}                    counter: ok, error
  *   xdsd_reload_duration_seconds                  histogram
  *   xdsd_last_reload_successful                   gauge 0/1

@@ -7,6 +7,7 @@
 #include "admin/clients.h"
 #include "admin/process.h"
 #include "admin/reloads.h"
+#include "transport/handshakes.h"
 #include "util/clock.h"
 #include "util/jsonw.h"
 #include "util/xalloc.h"
@@ -154,6 +155,49 @@ static void reloads_json(struct xd_jw *w, const struct xd_reloader *r)
 	xd_jw_obj_end(w);
 }
 
+static void certificate_json(struct xd_jw *w, const struct xd_tls_expiry *e,
+			     int64_t now_ms)
+{
+	char when[32];
+
+	xd_jw_obj(w);
+	xd_jw_key(w, "file");
+	xd_jw_str(w, e->path);
+	xd_jw_key(w, "subject");
+	xd_jw_str(w, e->subject);
+	xd_jw_key(w, "not_after");
+	xd_jw_time(when, e->not_after * 1000);
+	xd_jw_str(w, when);
+	/* negative once expired */
+	xd_jw_key(w, "expires_in_seconds");
+	xd_jw_int(w, e->not_after - now_ms / 1000);
+	xd_jw_obj_end(w);
+}
+
+/* The xDS listener's TLS, or null in plaintext. */
+static void tls_json(struct xd_jw *w, const struct xd_tls *t, int64_t now_ms)
+{
+	struct xd_tls_expiry cert, ca;
+
+	if (t == NULL) {
+		xd_jw_null(w);
+		return;
+	}
+	xd_tls_expiry(t, &cert, &ca);
+	xd_jw_obj(w);
+	xd_jw_key(w, "mutual");
+	xd_jw_bool(w, xd_tls_mutual(t));
+	xd_jw_key(w, "certificate");
+	certificate_json(w, &cert, now_ms);
+	if (ca.path != NULL) {
+		xd_jw_key(w, "client_ca");
+		certificate_json(w, &ca, now_ms);
+	}
+	xd_jw_key(w, "handshake_failures");
+	xd_jw_uint(w, xd_handshakes_failed());
+	xd_jw_obj_end(w);
+}
+
 void xd_status_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 		      bool ready)
 {
@@ -180,6 +224,8 @@ void xd_status_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 	/* the port bound, which differs from `listen` for port 0 */
 	xd_jw_key(&w, "port");
 	xd_jw_uint(&w, (uint64_t)deps->xds_port);
+	xd_jw_key(&w, "tls");
+	tls_json(&w, deps->tls, o.now_ms);
 	xd_jw_key(&w, "streams");
 	xd_jw_uint(&w, o.streams);
 	xd_jw_key(&w, "nodes");

@@ -5,6 +5,15 @@
  *   {"version": "0.4.0", "started": "<RFC 3339 UTC>",
  *    "uptime_seconds": 3600, "ready": true,
  *    "listen": "0.0.0.0:18000",           (xDS listener, as configured)
+ *    "port": 18000,                        (the port bound)
+ *    "tls": null, or {"mutual": true,      (the xDS listener's TLS)
+ *       "certificate": {"file": "/etc/xdsd/tls/server.pem",
+ *          "subject": "/CN=xds.example.org",
+ *          "not_after": "<RFC 3339 UTC>",
+ *          "expires_in_seconds": 2592000},  (negative once expired)
+ *       "client_ca": { the same, for the client CA that expires first },
+ *                                          (only with tls.client_ca)
+ *       "handshake_failures": 3},
  *    "streams": 12,                        (open xDS streams)
  *    "nodes": 10,                          (distinct node ids among them)
  *    "clients": {"synced": 9, "pending": 2, "nacked": 1},

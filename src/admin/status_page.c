@@ -8,6 +8,7 @@
 
 #include "admin/clients.h"
 #include "admin/status.h"
+#include "transport/handshakes.h"
 #include "util/html.h"
 #include "util/jsonw.h"
 #include "util/text.h"
@@ -29,6 +30,7 @@ static const char css[] =
 	"main{padding:0 24px 24px}"
 	"dl{display:flex;flex-wrap:wrap;gap:6px 28px;margin:10px 0 4px}"
 	"dl div{min-width:90px}dt{color:var(--muted);font-size:12px}dd{margin:0;font-weight:600}"
+	"dd.soon{color:var(--warn)}dd.expired{color:var(--bad)}"
 	"nav{font-size:12px;color:var(--muted)}nav a{margin-right:10px}"
 	"a{color:#0969da;text-decoration:none}a:hover{text-decoration:underline}"
 	"table{border-collapse:collapse;width:100%}"
@@ -115,6 +117,47 @@ static void time_cell(struct xd_buf *out, int64_t at_ms, int64_t now_ms)
 
 /* ---------------- header ---------------- */
 
+/* One certificate's expiry: "2027-11-26 (in 364d 23h)", coloured from
+ * XD_TLS_EXPIRY_WARN_DAYS before it, with its subject and file on
+ * hover. */
+static void expiry_item(struct xd_buf *out, const char *id, const char *label,
+			const struct xd_tls_expiry *e, int64_t now_ms)
+{
+	int64_t left = e->not_after - now_ms / 1000;
+	time_t secs = (time_t)e->not_after;
+	char day[16], age[32], iso[32];
+	struct tm tm;
+
+	gmtime_r(&secs, &tm);
+	strftime(day, sizeof(day), "%Y-%m-%d", &tm);
+	xd_jw_time(iso, e->not_after * 1000);
+	xd_text_age(age, sizeof(age), left < 0 ? -left : left);
+	xd_buf_printf(out, "<div><dt>%s</dt><dd id=%s class=\"%s\" title=\"", label, id,
+		      left <= 0 ? "expired" :
+		      left <= (int64_t)XD_TLS_EXPIRY_WARN_DAYS * 86400 ? "soon" : "valid");
+	h(out, e->subject);
+	xd_buf_printf(out, " in ");
+	h(out, e->path);
+	xd_buf_printf(out, "\">%s <time datetime=\"%s\">%s</time> (%s %s)</dd></div>",
+		      left <= 0 ? "expired" : "expires", iso, day,
+		      left <= 0 ? "since" : "in", age);
+}
+
+/* The xDS listener's certificates and failed handshakes. */
+static void tls_items(struct xd_buf *out, const struct xd_tls *t,
+		      int64_t now_ms)
+{
+	struct xd_tls_expiry cert, ca;
+
+	xd_tls_expiry(t, &cert, &ca);
+	expiry_item(out, "tls-certificate", "TLS certificate", &cert, now_ms);
+	if (ca.path != NULL)
+		expiry_item(out, "tls-client-ca", "client CA", &ca, now_ms);
+	xd_buf_printf(out, "<div><dt>failed TLS handshakes</dt>"
+			   "<dd id=tls-handshake-failures>%llu</dd></div>",
+		      xd_handshakes_failed());
+}
+
 static void header(struct xd_buf *out, const struct xd_admin_deps *deps,
 		   const struct xd_status_overview *o, bool ready)
 {
@@ -141,10 +184,12 @@ static void header(struct xd_buf *out, const struct xd_admin_deps *deps,
 			   "<div><dt>synced</dt><dd id=synced>%zu</dd></div>"
 			   "<div><dt>pending</dt><dd id=pending>%zu</dd></div>"
 			   "<div><dt>NACKed</dt><dd id=nacked>%zu</dd></div>"
-			   "<div><dt>reloads ok / failed</dt><dd id=reloads>%llu / %llu</dd></div>"
-			   "</dl>",
+			   "<div><dt>reloads ok / failed</dt><dd id=reloads>%llu / %llu</dd></div>",
 		      iso, up, o->streams, o->nodes, o->synced, o->pending,
 		      o->nacked, rs->ok, rs->failed);
+	if (deps->tls != NULL)
+		tls_items(out, deps->tls, o->now_ms);
+	xd_buf_printf(out, "</dl>");
 	xd_buf_printf(out, "<nav><a href=\"/status\">refresh</a>"
 			   "<a href=\"/status.json\">/status.json</a>"
 			   "<a href=\"/clients\">/clients</a>"

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
+#include "config/expand.h"
 #include "util/address.h"
 #include "util/text.h"
 #include "util/xalloc.h"
@@ -22,6 +23,7 @@
 enum dtype {
 	T_ADDRESS,
 	T_PATH,
+	T_CRED_PATH, /* a path in which ${CREDENTIALS_DIRECTORY} is expanded */
 	T_CHOICE,   /* one of `choices`, stored as its index (an enum) */
 	T_DURATION, /* stored in milliseconds */
 	T_SIZE,     /* stored in bytes */
@@ -138,11 +140,11 @@ static const struct directive directives[] = {
 	{"max_node_id_size", T_SIZE, OFF(max_node_id_size), "1KiB", 16,
 	 1ull << 20, false, "longest node id or cluster", NULL, NULL},
 	/* no defaults: unset is plaintext */
-	{"cert", T_PATH, OFF(tls.cert), NULL, 0, 0, false,
+	{"cert", T_CRED_PATH, OFF(tls.cert), NULL, 0, 0, false,
 	 "certificate chain of the xDS listener, PEM", NULL, "tls"},
-	{"key", T_PATH, OFF(tls.key), NULL, 0, 0, false,
+	{"key", T_CRED_PATH, OFF(tls.key), NULL, 0, 0, false,
 	 "private key of that certificate, PEM", NULL, "tls"},
-	{"client_ca", T_PATH, OFF(tls.client_ca), NULL, 0, 0, false,
+	{"client_ca", T_CRED_PATH, OFF(tls.client_ca), NULL, 0, 0, false,
 	 "CA certificates clients must be signed by (mTLS), PEM", NULL, "tls"},
 };
 
@@ -354,7 +356,7 @@ static int apply(struct xd_config *cfg, const struct directive *d,
 {
 	char *base = (char *)cfg + d->offset;
 	const char *why = NULL;
-	char bound[32], range[128];
+	char bound[32], range[256];
 	uint64_t n = 0;
 
 	if (value[0] == '\0') {
@@ -374,6 +376,17 @@ static int apply(struct xd_config *cfg, const struct directive *d,
 	case T_PATH:
 		replace_str((char **)base, join_path(dir, value));
 		break;
+	case T_CRED_PATH: {
+		char *expanded = xd_expand_path(value, range, sizeof(range));
+
+		if (expanded == NULL) {
+			why = range;
+			break;
+		}
+		replace_str((char **)base, join_path(dir, expanded));
+		free(expanded);
+		break;
+	}
 	case T_CHOICE:
 		why = parse_choice(d, value, (int *)(void *)base, range,
 				   sizeof(range));
@@ -882,6 +895,7 @@ static void print_directive(const struct xd_config *cfg,
 	switch (d->type) {
 	case T_ADDRESS:
 	case T_PATH:
+	case T_CRED_PATH:
 		if (*(char *const *)(const void *)base == NULL) {
 			/* unset: shown, and read back as unset */
 			fprintf(out, "%s#%s:    # %s (unset)\n", indent, d->name,

@@ -24,8 +24,10 @@
 #include "snapshot/loader.h"
 #include "transport/abseil.h"
 #include "transport/grpc_log.h"
+#include "transport/handshakes.h"
 #include "transport/server.h"
 #include "transport/tls.h"
+#include "util/clock.h"
 #include "util/common.h"
 #include "util/log.h"
 
@@ -81,6 +83,8 @@ static void reload_tls(struct daemon *d)
 	} else {
 		xd_info("TLS reloaded: %s", xd_tls_describe(d->tls));
 	}
+	/* of what is in use now, new or kept */
+	xd_tls_warn_expiry(d->tls, xd_wall_ms() / 1000);
 	xd_diag_clear(&diag);
 }
 
@@ -205,6 +209,10 @@ static int load_tls(struct daemon *d)
 	xd_info("TLS%s: %s", xd_tls_mutual(d->tls) ?
 				     " with client certificates (mTLS)" : "",
 		xd_tls_describe(d->tls));
+	xd_tls_warn_expiry(d->tls, xd_wall_ms() / 1000);
+	/* gRPC tells failed handshakes only in its log (handshakes.h) */
+	if (!xd_handshakes_watch(d->cfg->handshake_timeout_ms))
+		xd_info("TLS: failed handshakes are counted and logged without their peer (this gRPC has no handshake tracer xdsd knows)");
 	return 0;
 }
 
@@ -233,6 +241,7 @@ static int start_admin(struct daemon *d)
 {
 	struct xd_admin_deps deps = {
 		.cfg = d->cfg,
+		.tls = d->tls,
 		.sessions = d->sessions,
 		.cache = d->cache,
 		.schema = d->schema,

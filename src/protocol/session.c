@@ -91,7 +91,8 @@ struct xd_sessions {
 /* ---------------- logging ---------------- */
 
 /* Every line about a stream says which (xd_log_ctx: its number,
- * method, peer, node id and cluster, clipped and escaped by the log);
+ * method, peer, identity, node id and cluster, clipped and escaped by
+ * the log);
  * client-supplied strings in the message are clipped here. The context
  * is made only when the level is logged (xd_log_about). */
 #define SLOG(level, ss, ...)                                              \
@@ -100,7 +101,8 @@ struct xd_sessions {
 					   (ss)->method->name,            \
 					   xd_stream_peer((ss)->stream),  \
 					   (ss)->node_id,                 \
-					   (ss)->node_cluster}),          \
+					   (ss)->node_cluster,            \
+					   xd_stream_identity((ss)->stream)}), \
 		     __VA_ARGS__)
 
 /* A NACK's message is what an operator needs most: it gets more room. */

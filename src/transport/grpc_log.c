@@ -3,6 +3,7 @@
 #include <grpc/support/log.h>
 #include <string.h>
 
+#include "transport/handshakes.h"
 #include "util/common.h"
 #include "util/log.h"
 
@@ -53,6 +54,15 @@ static bool log_drop(const char *message)
 
 static void on_grpc_log(gpr_log_func_args *args)
 {
+	switch (xd_handshakes_on_log(args->message)) {
+	case XD_HANDSHAKE_TRACE:
+		return;
+	case XD_HANDSHAKE_DEBUG:
+		xd_debug("grpc: %s", args->message);
+		return;
+	case XD_HANDSHAKE_OTHER:
+		break;
+	}
 	if (args->severity == GPR_LOG_SEVERITY_ERROR) {
 		/* gRPC logs every failed handshake or reset peer as ERROR;
 		 * to the daemon those are a client's problem, not its own. */

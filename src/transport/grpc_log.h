@@ -8,8 +8,9 @@
  * peer stopped answering pings, and a connection closed for not
  * completing its HTTP/2 handshake within handshake_timeout. They are
  * logged as warnings naming the peer address, rate-limited (a port scan
- * or a network partition drops thousands at once). gRPC's errors (failed
- * handshakes, reset connections) are single clients' problems and also
+ * or a network partition drops thousands at once). Failed TLS
+ * handshakes are handshakes.h's to tell, with their peer. gRPC's other
+ * errors (reset connections) are single clients' problems and are
  * warnings; the rest of its chatter stays at debug.
  *
  * The messages are recognized by their text in gRPC 1.51 (Debian 12);

@@ -14,6 +14,7 @@
 
 #include "transport/bridge.h"
 #include "transport/peers.h"
+#include "transport/refusals.h"
 #include "transport/tag.h"
 #include "transport/tls.h"
 #include "util/common.h"
@@ -149,10 +150,11 @@ static void reject_done(struct xd_tag *tag, bool ok XD_UNUSED)
 		maybe_finish(srv);
 }
 
-/* Answers the call of `a` with `code` and `msg` (copied), then lets it
- * go; the slot's details and metadata move into the answer. */
-static void reject_call(struct accept_slot *a, grpc_status_code code,
-			const char *msg)
+/* Answers the call of `a` (whose client proved `identity`, or NULL)
+ * with `code` and `msg` (copied), then lets it go; the slot's details
+ * and metadata move into the answer. Counted as a refusal. */
+static void reject_call(struct accept_slot *a, const char *identity,
+			grpc_status_code code, const char *msg)
 {
 	struct xd_server *srv = a->srv;
 	struct reject *r = xd_calloc(1, sizeof(*r));
@@ -166,6 +168,7 @@ static void reject_call(struct accept_slot *a, grpc_status_code code,
 	r->details = a->details;
 	r->md = a->md;
 	r->message = grpc_slice_from_copied_string(msg);
+	xd_refusals_count(code, identity != NULL);
 	ops[1].data.send_status_from_server.status = code;
 	ops[1].data.send_status_from_server.status_details = &r->message;
 	ops[2].data.recv_close_on_server.cancelled = &r->cancelled;
@@ -181,15 +184,33 @@ static void reject_call(struct accept_slot *a, grpc_status_code code,
  * loops reconnecting must not flood the log). */
 static struct xd_log_limit refusal_log = XD_LOG_LIMIT_INIT(5, 1000);
 
+/* " (identity 'x')" for a log line, or "" */
+static const char *identity_note(char *buf, size_t len, const char *identity)
+{
+	if (identity == NULL)
+		return "";
+	snprintf(buf, len, ", identity '%.*s'", XD_LOG_CLIP(strlen(identity)),
+		 identity);
+	return buf;
+}
+
 static void reject_unknown(struct accept_slot *a)
 {
 	char *method = grpc_slice_to_c_string(a->details.method);
 	char *msg = xd_asprintf("xdsd does not serve method %s", method);
+	char *peer = grpc_call_get_peer(a->call);
+	char *identity = xd_call_identity(a->call), note[XD_LOG_CLIENT_MAX + 16];
+	unsigned long dropped;
 
-	xd_info("unknown method '%.*s' called; answered UNIMPLEMENTED",
-		XD_LOG_CLIP(strlen(method)), method);
-	reject_call(a, GRPC_STATUS_UNIMPLEMENTED, msg);
+	if (xd_log_limit_take(&refusal_log, &dropped))
+		xd_info("unknown method '%.*s' called (from %s%s); answered UNIMPLEMENTED%s",
+			XD_LOG_CLIP(strlen(method)), method, peer,
+			identity_note(note, sizeof(note), identity),
+			dropped ? " (and more refusals, not logged)" : "");
+	reject_call(a, identity, GRPC_STATUS_UNIMPLEMENTED, msg);
 	free(msg);
+	free(identity);
+	gpr_free(peer);
 	gpr_free(method);
 }
 
@@ -206,12 +227,16 @@ static void start_stream(struct accept_slot *a)
 		char *msg = xd_asprintf(
 			"%zu connections from this address already (max_connections_per_address)",
 			xd_peers_connections(srv->peers, peer));
+		char *identity = xd_call_identity(a->call);
+		char note[XD_LOG_CLIENT_MAX + 16];
 
 		if (xd_log_limit_take(&refusal_log, &dropped))
-			xd_warn("stream (%s from %.*s) refused: %s%s", a->method->name,
-				XD_LOG_CLIP(strlen(peer)), peer, msg,
+			xd_warn("stream (%s from %.*s%s) refused: %s%s", a->method->name,
+				XD_LOG_CLIP(strlen(peer)), peer,
+				identity_note(note, sizeof(note), identity), msg,
 				dropped ? " (and more such streams, not logged)" : "");
-		reject_call(a, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
+		reject_call(a, identity, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
+		free(identity);
 		free(msg);
 		gpr_free(peer);
 		return;

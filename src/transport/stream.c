@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "transport/refusals.h"
 #include "transport/tag.h"
 #include "util/common.h"
 #include "util/log.h"
@@ -198,7 +199,7 @@ static char *first_property(const grpc_auth_context *ctx, const char *name)
  * client that presented no verified certificate (plaintext, or TLS
  * without client certificates).
  */
-static char *peer_identity(grpc_call *call)
+char *xd_call_identity(grpc_call *call)
 {
 	grpc_auth_context *ctx = grpc_call_auth_context(call);
 	char *id = NULL;
@@ -231,7 +232,7 @@ void xd_stream_start(grpc_call *call, grpc_metadata_array *md,
 	grpc_metadata_array_init(md);
 	s->method = method;
 	s->peer = grpc_call_get_peer(call);
-	s->identity = peer_identity(call);
+	s->identity = xd_call_identity(call);
 	s->state = ACTIVE;
 	s->handler = handler;
 	s->gone = gone;
@@ -299,10 +300,18 @@ static void finish(struct xd_stream *s, grpc_status_code code,
 
 	if (s->state != ACTIVE)
 		return;
-	if (code != GRPC_STATUS_OK)
-		xd_log(level, "stream %llu (%s from %s): ending with status %d: %s",
+	if (code != GRPC_STATUS_OK) {
+		/* a refusal is counted here, whoever decided it */
+		const char *refused = xd_refusals_count(code, s->identity != NULL);
+
+		xd_log(level, "stream %llu (%s from %s%s%.*s%s): ending with status %d%s%s%s: %s",
 		       (unsigned long long)s->id, s->method->name, s->peer,
-		       (int)code, message);
+		       s->identity ? ", identity '" : "",
+		       s->identity ? XD_LOG_CLIP(strlen(s->identity)) : 0,
+		       s->identity ? s->identity : "", s->identity ? "'" : "",
+		       (int)code, refused ? " (refused: " : "",
+		       refused ? refused : "", refused ? ")" : "", message);
+	}
 	set_state(s, FINISHING, code == GRPC_STATUS_OK ? "end of requests" : "error");
 	grpc_slice_unref(s->status_msg);
 	s->status_msg = grpc_slice_from_copied_string(message);

@@ -71,7 +71,8 @@ int xd_stream_send(struct xd_stream *s, grpc_byte_buffer *bb);
 /*
  * Ends the stream with a status and message (copied), e.g. a client
  * error as INVALID_ARGUMENT, and logs it at info level (any status but
- * OK). Further calls are ignored.
+ * OK), with the peer and identity. A status that refuses the client is
+ * counted (refusals.h). Further calls are ignored.
  */
 void xd_stream_finish(struct xd_stream *s, grpc_status_code code,
 		      const char *message);
@@ -90,5 +91,9 @@ const char *xd_stream_peer(const struct xd_stream *s);
 /* The identity the client's certificate proves (URI SAN, else DNS SAN,
  * else subject CN), or NULL without one (plaintext, or no mTLS). */
 const char *xd_stream_identity(const struct xd_stream *s);
+
+/* The same for any call, malloc'd (a call refused before it became a
+ * stream is logged with it too). */
+char *xd_call_identity(grpc_call *call);
 
 #endif

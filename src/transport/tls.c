@@ -1,6 +1,7 @@
 #include "transport/tls.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
@@ -10,16 +11,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "util/log.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 /* PEM files are a few kilobytes; a CA bundle a few hundred. */
 #define PEM_MAX_BYTES (4u << 20)
 
-/* The PEM text of one generation of certificates. */
+/* The PEM text of one generation of certificates, and what the log,
+ * /metrics and /status tell of it. */
 struct pems {
 	char *cert, *key, *client_ca; /* client_ca NULL: no mTLS */
 	char describe[256];
+	char cert_subject[160], ca_subject[160];
+	int64_t cert_not_after, ca_not_after; /* Unix s; ca: the earliest */
 };
 
 struct xd_tls {
@@ -31,6 +39,12 @@ struct xd_tls {
 	struct pems now;
 	unsigned generation; /* of `now`, from 1 */
 	unsigned handed;     /* the generation gRPC has; 0: none yet */
+};
+
+/* One of the three files: what messages call it, the directive that
+ * names it, and the credential name suggested for it under systemd. */
+struct tls_file {
+	const char *path, *what, *directive, *credential;
 };
 
 static void pems_free(struct pems *p)
@@ -45,32 +59,99 @@ static void pems_free(struct pems *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* The whole file as a NUL-terminated string, or NULL (reported). */
-static char *read_pem(const char *path, const char *what, struct xd_diag *diag)
+/* The kind of a file that is not a regular one, for a message. */
+static const char *file_kind(mode_t mode)
 {
-	FILE *f = fopen(path, "rb");
-	struct stat st;
-	char *text;
-	size_t n;
+	return S_ISFIFO(mode) ? "a FIFO" :
+	       S_ISDIR(mode)  ? "a directory" :
+	       S_ISSOCK(mode) ? "a socket" :
+	       S_ISCHR(mode)  ? "a character device" :
+	       S_ISBLK(mode)  ? "a block device" :
+				"not a regular file";
+}
 
-	if (f == NULL) {
-		xd_diag_add(diag, "%s: cannot read the %s: %s", path, what,
-			    strerror(errno));
+/*
+ * Why `f` cannot be opened, with what to do about it when the reason is
+ * permissions: the shipped unit runs xdsd as a dynamic user, which
+ * cannot read a key only root may read (systemd/xdsd.service.in).
+ */
+static void open_failed(const struct tls_file *f, int err, struct xd_diag *diag)
+{
+	if (err != EACCES && err != EPERM) {
+		xd_diag_add(diag, "%s: cannot read the %s: %s", f->path, f->what,
+			    strerror(err));
+		return;
+	}
+	xd_diag_add(diag,
+		    "%s: cannot read the %s: %s (xdsd runs as uid %u); under systemd's DynamicUser=yes, "
+		    "hand the file over as a credential: LoadCredential=%s:%s in the unit, and "
+		    "tls.%s: ${CREDENTIALS_DIRECTORY}/%s in xdsd.yaml (xdsd.yaml(5), \"TLS files\")",
+		    f->path, f->what, strerror(err), (unsigned)geteuid(),
+		    f->credential, f->path, f->directive, f->credential);
+}
+
+/*
+ * The whole file as a NUL-terminated string, or NULL (reported). The
+ * type is checked before the file is opened, as opening a FIFO would
+ * block the loop until someone writes to it; the open itself does not
+ * block (O_NONBLOCK), and what was opened is checked again, in case the
+ * file was replaced in between.
+ */
+static char *read_pem(const struct tls_file *f, struct xd_diag *diag)
+{
+	struct stat before, st;
+	char *text;
+	size_t n = 0;
+	int fd;
+
+	if (stat(f->path, &before) != 0) {
+		open_failed(f, errno, diag);
 		return NULL;
 	}
-	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) ||
-	    (size_t)st.st_size > PEM_MAX_BYTES) {
-		xd_diag_add(diag, "%s: the %s must be a regular file of at most %u MiB",
-			    path, what, PEM_MAX_BYTES >> 20);
-		fclose(f);
+	if (!S_ISREG(before.st_mode)) {
+		xd_diag_add(diag, "%s: the %s is %s; it must be a regular file",
+			    f->path, f->what, file_kind(before.st_mode));
+		return NULL;
+	}
+	fd = open(f->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		open_failed(f, errno, diag);
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0) {
+		xd_diag_add(diag, "%s: cannot read the %s: %s", f->path, f->what,
+			    strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		xd_diag_add(diag, "%s: the %s was replaced by %s while being read; it must be a regular file",
+			    f->path, f->what, file_kind(st.st_mode));
+		close(fd);
+		return NULL;
+	}
+	if ((size_t)st.st_size > PEM_MAX_BYTES) {
+		xd_diag_add(diag, "%s: the %s is %lld bytes; at most %u MiB is read",
+			    f->path, f->what, (long long)st.st_size,
+			    PEM_MAX_BYTES >> 20);
+		close(fd);
 		return NULL;
 	}
 	text = xd_malloc((size_t)st.st_size + 1);
-	n = fread(text, 1, (size_t)st.st_size, f);
-	fclose(f);
+	while (n < (size_t)st.st_size) {
+		ssize_t got = read(fd, text + n, (size_t)st.st_size - n);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
 	if (n != (size_t)st.st_size || memchr(text, '\0', n) != NULL) {
 		xd_diag_add(diag, "%s: cannot read the %s (read error, or not PEM text)",
-			    path, what);
+			    f->path, f->what);
+		memset(text, 0, n);
 		free(text);
 		return NULL;
 	}
@@ -132,8 +213,18 @@ static void asn1_time(const ASN1_TIME *t, char *buf, size_t len)
 	BIO_free(bio);
 }
 
+/* `t` as Unix seconds (0 if OpenSSL cannot read it). */
+static int64_t asn1_unix(const ASN1_TIME *t)
+{
+	struct tm tm;
+
+	if (ASN1_TIME_to_tm(t, &tm) != 1)
+		return 0;
+	return (int64_t)timegm(&tm);
+}
+
 /* The server's chain and key: each parses, they belong together, and
- * the leaf is valid now. Fills p->describe. */
+ * the leaf is valid now. Fills p->describe, the subject and expiry. */
 static int check_server(struct pems *p, const struct xd_tls *t,
 			struct xd_diag *diag)
 {
@@ -175,6 +266,8 @@ static int check_server(struct pems *p, const struct xd_tls *t,
 	asn1_time(X509_get0_notAfter(leaf), when, sizeof(when));
 	snprintf(p->describe, sizeof(p->describe), "certificate %s, valid until %s",
 		 subject, when);
+	snprintf(p->cert_subject, sizeof(p->cert_subject), "%s", subject);
+	p->cert_not_after = asn1_unix(X509_get0_notAfter(leaf));
 out:
 	EVP_PKEY_free(key);
 	if (chain != NULL)
@@ -182,25 +275,48 @@ out:
 	return xd_diag_total(diag) == before ? 0 : -1;
 }
 
+/* The CA bundle's certificate that expires first: clients whose chain
+ * goes through it are refused from then on. */
+static void earliest_ca(struct pems *p, STACK_OF(X509) *ca)
+{
+	for (int i = 0; i < sk_X509_num(ca); i++) {
+		X509 *x = sk_X509_value(ca, i);
+		int64_t at = asn1_unix(X509_get0_notAfter(x));
+
+		if (i > 0 && at >= p->ca_not_after)
+			continue;
+		p->ca_not_after = at;
+		X509_NAME_oneline(X509_get_subject_name(x), p->ca_subject,
+				  sizeof(p->ca_subject));
+	}
+}
+
 /* Reads and checks the files into `p`; -1 (nothing kept) on a problem. */
 static int load(const struct xd_tls *t, struct pems *p, struct xd_diag *diag)
 {
+	const struct tls_file cert = {t->cert_path, "certificate chain", "cert",
+				      "tls.pem"},
+			      key = {t->key_path, "private key", "key", "tls.key"},
+			      ca = {t->ca_path, "client CA certificates",
+				    "client_ca", "ca.pem"};
 	size_t before = xd_diag_total(diag);
 
 	ERR_clear_error();
 	memset(p, 0, sizeof(*p));
-	p->cert = read_pem(t->cert_path, "certificate chain", diag);
-	p->key = read_pem(t->key_path, "private key", diag);
+	p->cert = read_pem(&cert, diag);
+	p->key = read_pem(&key, diag);
 	if (t->ca_path != NULL)
-		p->client_ca = read_pem(t->ca_path, "client CA certificates", diag);
+		p->client_ca = read_pem(&ca, diag);
 	if (xd_diag_total(diag) == before)
 		check_server(p, t, diag);
 	if (p->client_ca != NULL) {
-		STACK_OF(X509) *ca = certs_of(p->client_ca, t->ca_path,
-					      "CA certificate", diag);
+		STACK_OF(X509) *certs = certs_of(p->client_ca, t->ca_path,
+						 "CA certificate", diag);
 
-		if (ca != NULL)
-			sk_X509_pop_free(ca, X509_free);
+		if (certs != NULL) {
+			earliest_ca(p, certs);
+			sk_X509_pop_free(certs, X509_free);
+		}
 	}
 	if (xd_diag_total(diag) != before) {
 		pems_free(p);
@@ -290,6 +406,56 @@ bool xd_tls_mutual(const struct xd_tls *t)
 const char *xd_tls_describe(const struct xd_tls *t)
 {
 	return t->now.describe;
+}
+
+void xd_tls_expiry(const struct xd_tls *t, struct xd_tls_expiry *cert,
+		   struct xd_tls_expiry *ca)
+{
+	/* `now` changes on this thread only (xd_tls_reload): no lock */
+	*cert = (struct xd_tls_expiry){t->cert_path, t->now.cert_subject,
+				       t->now.cert_not_after};
+	*ca = (struct xd_tls_expiry){t->ca_path, t->now.ca_subject,
+				     t->now.ca_not_after};
+}
+
+/* "Nov 26 21:04:05 2027 UTC" */
+static void unix_time(char *buf, size_t len, int64_t s)
+{
+	time_t secs = (time_t)s;
+	struct tm tm;
+
+	gmtime_r(&secs, &tm);
+	strftime(buf, len, "%b %e %H:%M:%S %Y UTC", &tm);
+}
+
+void xd_tls_warn_expiry(const struct xd_tls *t, int64_t now_s)
+{
+	const int64_t soon = (int64_t)XD_TLS_EXPIRY_WARN_DAYS * 86400;
+	const struct pems *p = &t->now;
+	char when[64], left[32];
+
+	unix_time(when, sizeof(when), p->cert_not_after);
+	xd_text_age(left, sizeof(left), p->cert_not_after - now_s);
+	if (p->cert_not_after <= now_s)
+		xd_error("TLS: the server certificate in use (%s, %s) expired on %s: "
+			 "clients refuse it, so every new TLS connection fails; install a valid one and reload (SIGHUP)",
+			 t->cert_path, p->cert_subject, when);
+	else if (p->cert_not_after - now_s <= soon)
+		xd_warn("TLS: the server certificate (%s, %s) expires on %s, in %s: "
+			"install a new one before then and reload (SIGHUP)",
+			t->cert_path, p->cert_subject, when, left);
+	if (p->client_ca == NULL)
+		return;
+	/* a bundle may keep an expired CA beside its successor: a warning,
+	 * never a refusal */
+	unix_time(when, sizeof(when), p->ca_not_after);
+	xd_text_age(left, sizeof(left), p->ca_not_after - now_s);
+	if (p->ca_not_after <= now_s)
+		xd_warn("TLS: the client CA %s in %s expired on %s: client certificates it signed are refused",
+			p->ca_subject, t->ca_path, when);
+	else if (p->ca_not_after - now_s <= soon)
+		xd_warn("TLS: the client CA %s in %s expires on %s, in %s: client certificates it signed will be refused from then on",
+			p->ca_subject, t->ca_path, when, left);
 }
 
 void xd_tls_free(struct xd_tls *t)

@@ -4,11 +4,20 @@
  * by (mTLS) (xdsd.yaml(5): `tls:`).
  *
  * The files are read and checked with OpenSSL before gRPC is given them:
- * each PEM parses, the key belongs to the first (leaf) certificate, the
- * leaf is within its validity period, and the client CA file holds at
- * least one certificate. Each problem is reported with the file and the
- * reason, so that a bad file is refused up front rather than failing
- * every handshake later.
+ * each is a regular file (a FIFO put in a file's place is refused, not
+ * opened: that would block the loop), each PEM parses, the key belongs
+ * to the first (leaf) certificate, the leaf is within its validity
+ * period, and the client CA file holds at least one certificate. Each
+ * problem is reported with the file and the reason, so that a bad file
+ * is refused up front rather than failing every handshake later. A file
+ * xdsd may not read says how to hand it over under systemd (a
+ * credential: LoadCredential=).
+ *
+ * The certificate in use and the client CA that expires first are
+ * known with their expiry, for /metrics, /status and the warnings at
+ * start and at each reload (XD_TLS_EXPIRY_WARN_DAYS before, and an
+ * error once the certificate in use has expired: reloading the same,
+ * expired, file is refused, and the expired one stays in use).
  *
  * A reload (SIGHUP) reads the same files again. If they are good, every
  * handshake from then on uses them; established connections keep what
@@ -28,6 +37,7 @@
 
 #include <grpc/grpc_security.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "config/config.h"
 #include "util/diag.h"
@@ -51,6 +61,28 @@ bool xd_tls_mutual(const struct xd_tls *t);
 
 /* One line for the log: the leaf certificate's subject and expiry. */
 const char *xd_tls_describe(const struct xd_tls *t);
+
+/* How long before the server certificate expires xdsd starts warning. */
+#define XD_TLS_EXPIRY_WARN_DAYS 14
+
+/* A certificate of the files in use: its file (NULL: no such file),
+ * subject and end of validity. Strings belong to `t`, valid until its
+ * next reload. */
+struct xd_tls_expiry {
+	const char *path;
+	const char *subject;
+	int64_t not_after; /* Unix seconds */
+};
+
+/* The server certificate, and the client CA that expires first (path
+ * NULL without tls.client_ca). */
+void xd_tls_expiry(const struct xd_tls *t, struct xd_tls_expiry *cert,
+		   struct xd_tls_expiry *ca);
+
+/* Logs a warning when the certificate in use expires within
+ * XD_TLS_EXPIRY_WARN_DAYS of `now_s`, an error once it has expired; a
+ * warning for a client CA that expires as soon or has expired. */
+void xd_tls_warn_expiry(const struct xd_tls *t, int64_t now_s);
 
 void xd_tls_free(struct xd_tls *t);
 

@@ -135,10 +135,14 @@ static size_t format_text(char *line, size_t size, bool journal,
 		n = (size_t)r < cap ? (size_t)r : cap;
 	if (ctx != NULL) {
 		size_t nl = ctx->node != NULL ? strlen(ctx->node) : 0;
+		const char *id = ctx->identity;
 
-		r = snprintf(whole, sizeof(whole), "stream %llu (%s from %s) node '%.*s': ",
+		r = snprintf(whole, sizeof(whole), "stream %llu (%s from %s%s%.*s%s) node '%.*s': ",
 			     ctx->stream, ctx->method, ctx->peer,
-			     XD_LOG_CLIP(nl), ctx->node != NULL ? ctx->node : "");
+			     id ? ", identity '" : "",
+			     id ? XD_LOG_CLIP(strlen(id)) : 0, id ? id : "",
+			     id ? "'" : "", XD_LOG_CLIP(nl),
+			     ctx->node != NULL ? ctx->node : "");
 		if (r > 0)
 			w = (size_t)r < sizeof(whole) ? (size_t)r :
 							sizeof(whole) - 1;
@@ -184,6 +188,9 @@ static void json_line(struct xd_buf *b, bool journal,
 		if (ctx->cluster != NULL)
 			json_str(b, "cluster", ctx->cluster,
 				 (size_t)XD_LOG_CLIP(strlen(ctx->cluster)));
+		if (ctx->identity != NULL)
+			json_str(b, "identity", ctx->identity,
+				 (size_t)XD_LOG_CLIP(strlen(ctx->identity)));
 	}
 	xd_buf_append(b, "}\n", 2);
 }

@@ -55,9 +55,11 @@ extern enum xd_log_level xd_log_threshold;
 
 /*
  * What a line about one stream is about. Text lines start with
- * "stream 7 (ADS from ipv4:10.0.0.7:40112) node 'envoy-1': "; JSON
- * lines carry these as fields of their own. Strings are borrowed for
- * the call; node and cluster are NULL until the client has said.
+ * "stream 7 (ADS from ipv4:10.0.0.7:40112) node 'envoy-1': ", or with
+ * "(ADS from ipv4:10.0.0.7:40112, identity 'spiffe://...')" for a
+ * client with a certificate; JSON lines carry these as fields of their
+ * own. Strings are borrowed for the call; node and cluster are NULL
+ * until the client has said, identity without one.
  */
 struct xd_log_ctx {
 	unsigned long long stream;
@@ -65,6 +67,7 @@ struct xd_log_ctx {
 	const char *peer;
 	const char *node;
 	const char *cluster;
+	const char *identity;
 };
 
 /* Bytes of one client-supplied string a log line shows ("%.*s"). */

@@ -1,9 +1,10 @@
 /*
  * xdsctl status: GET /status.json, the daemon at a glance: version,
- * uptime, readiness, streams by sync state, each snapshot, the reloads
- * and the last one's errors. Exit status 1 when xdsd is not ready or its
- * last reload was refused, so that a script or a health check sees what
- * an operator reading the page would.
+ * uptime, readiness, the xDS listener's TLS certificates and when they
+ * expire, streams by sync state, each snapshot, the reloads and the
+ * last one's errors. Exit status 1 when xdsd is not ready or its last
+ * reload was refused, so that a script or a health check sees what an
+ * operator reading the page would.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,47 @@ static void snapshots(json_t *list)
 	xc_table_free(tab);
 }
 
+/* "certificate /CN=x expires 2027-11-26T21:04:05Z (in 364d 23h)"; an
+ * expired one says so first, and one due within the daemon's warning
+ * time says "soon". */
+static void print_certificate(const char *indent, const char *what,
+			      json_t *c)
+{
+	char *subject = xc_safe_text(c, "subject"), *when = xc_safe_text(c, "not_after");
+	long long left = xc_int(c, "expires_in_seconds");
+	char age[32];
+
+	xd_text_age(age, sizeof(age), left < 0 ? -left : left);
+	if (left <= 0)
+		printf("%s%s %s EXPIRED on %s (%s ago)\n", indent, what, subject,
+		       when, age);
+	else
+		printf("%s%s %s expires %s (in %s%s)\n", indent, what, subject,
+		       when, age, left <= 14 * 86400 ? ": soon" : "");
+	free(subject);
+	free(when);
+}
+
+/* The xDS listener's TLS: certificates and failed handshakes. */
+static void print_tls(json_t *tls)
+{
+	if (!json_is_object(tls)) {
+		printf("tls:       off (plaintext)\n");
+		return;
+	}
+	printf("tls:       %s, %lld failed handshake%s\n",
+	       json_is_true(json_object_get(tls, "mutual")) ?
+		       "with client certificates (mTLS)" :
+		       "server certificate only",
+	       xc_int(tls, "handshake_failures"),
+	       xc_int(tls, "handshake_failures") == 1 ? "" : "s");
+	print_certificate("           ", "certificate",
+			  json_object_get(tls, "certificate"));
+	if (json_is_object(json_object_get(tls, "client_ca")))
+		print_certificate("           ", "client CA",
+				  json_object_get(tls, "client_ca"));
+}
+
 static void print_status(const struct xc_opts *o, json_t *doc)
 {
 	json_t *clients = json_object_get(doc, "clients");
@@ -99,6 +141,9 @@ static void print_status(const struct xc_opts *o, json_t *doc)
 		       "not ready (starting or stopping)");
 	printf("admin:     %s\n", o->admin);
 	printf("listen:    %s\n", listen);
+	/* absent from an older xdsd's answer: nothing to say */
+	if (json_object_get(doc, "tls") != NULL)
+		print_tls(json_object_get(doc, "tls"));
 	printf("started:   %s (up %s)\n", started, uptime);
 	printf("streams:   %lld from %lld node%s: %lld synced, %lld pending, %lld nacked\n",
 	       xc_int(doc, "streams"), xc_int(doc, "nodes"),

@@ -36,6 +36,15 @@ check "unit reloads with SIGHUP" grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "
 # staged binary, which is what exists on this machine.
 sed "s|$sbindir/xdsd|$dest$sbindir/xdsd|" "$unit" > "$tap_tmp/xdsd.service"
 check "systemd-analyze verify" systemd-analyze verify --man=no "$tap_tmp/xdsd.service"
+# The TLS key as a credential (README.md, "TLS and mutual TLS"): shown
+# commented, and a valid unit once uncommented.
+check "unit shows LoadCredential= for the TLS key" \
+  grep -qx "#LoadCredential=tls.key:$sysconfdir/xdsd/tls/server.key" "$unit"
+mkdir -p "$tap_tmp/cred"
+sed 's|^#LoadCredential=|LoadCredential=|' "$tap_tmp/xdsd.service" > "$tap_tmp/cred/xdsd.service"
+check "unit with LoadCredential= uncommented: systemd-analyze verify" \
+  sh -c "grep -q '^LoadCredential=tls.key:' '$tap_tmp/cred/xdsd.service' &&
+         systemd-analyze verify --man=no '$tap_tmp/cred/xdsd.service'"
 score=$(systemd-analyze security --offline=true "$tap_tmp/xdsd.service" 2>/dev/null |
   sed -n 's/.*Overall exposure level for xdsd.service: \([0-9.]*\).*/\1/p')
 echo "# systemd exposure level: $score"

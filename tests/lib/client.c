@@ -77,10 +77,11 @@ static void start(struct xdc_stream *s, const grpc_op *ops, size_t n,
 	s->pending[kind] = true;
 }
 
-/* A channel with `creds` (released here). */
+/* A channel with `creds` (released here), expecting a server
+ * certificate for `name` over TLS. */
 static struct xdc_conn *connect_with(const char *target,
 				     grpc_channel_credentials *creds,
-				     bool small_window)
+				     bool small_window, const char *name)
 {
 	struct xdc_conn *c = calloc(1, sizeof(*c));
 	/* Channels to one target share a TCP connection unless each has its
@@ -92,7 +93,7 @@ static struct xdc_conn *connect_with(const char *target,
 		 .value.integer = 1},
 		{.type = GRPC_ARG_STRING,
 		 .key = (char *)GRPC_SSL_TARGET_NAME_OVERRIDE_ARG,
-		 .value.string = (char *)"localhost"},
+		 .value.string = (char *)name},
 		{.type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_HTTP2_BDP_PROBE,
 		 .value.integer = 0},
 	};
@@ -118,13 +119,15 @@ static void grpc_once(void)
 struct xdc_conn *xdc_connect(const char *target)
 {
 	grpc_once();
-	return connect_with(target, grpc_insecure_credentials_create(), false);
+	return connect_with(target, grpc_insecure_credentials_create(), false,
+			    "localhost");
 }
 
 struct xdc_conn *xdc_connect_small_window(const char *target)
 {
 	grpc_once();
-	return connect_with(target, grpc_insecure_credentials_create(), true);
+	return connect_with(target, grpc_insecure_credentials_create(), true,
+			    "localhost");
 }
 
 /* A whole file, for PEM (NULL path: NULL). */
@@ -142,6 +145,13 @@ static char *pem_file(const char *path)
 struct xdc_conn *xdc_connect_tls(const char *target, const char *ca,
 				 const char *cert, const char *key)
 {
+	return xdc_connect_tls_name(target, ca, cert, key, "localhost");
+}
+
+struct xdc_conn *xdc_connect_tls_name(const char *target, const char *ca,
+				      const char *cert, const char *key,
+				      const char *name)
+{
 	char *ca_pem, *cert_pem = pem_file(cert), *key_pem = pem_file(key);
 	grpc_ssl_pem_key_cert_pair pair = {key_pem, cert_pem};
 	grpc_channel_credentials *creds;
@@ -153,7 +163,7 @@ struct xdc_conn *xdc_connect_tls(const char *target, const char *ca,
 	free(ca_pem);
 	free(cert_pem);
 	free(key_pem);
-	return connect_with(target, creds, false);
+	return connect_with(target, creds, false, name);
 }
 
 void xdc_conn_free(struct xdc_conn *c)

@@ -35,6 +35,10 @@ struct xdc_conn *xdc_connect_small_window(const char *target);
  * server is expected to present a certificate for "localhost". */
 struct xdc_conn *xdc_connect_tls(const char *target, const char *ca,
 				 const char *cert, const char *key);
+/* The same, expecting a certificate for the server name `name`. */
+struct xdc_conn *xdc_connect_tls_name(const char *target, const char *ca,
+				      const char *cert, const char *key,
+				      const char *name);
 
 /* An ADS stream subscribed to every cluster (SotW wildcard) as node
  * (`id`, `cluster`). */

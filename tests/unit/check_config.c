@@ -228,6 +228,52 @@ START_TEST(override_errors_name_the_flag)
 }
 END_TEST
 
+/* ${CREDENTIALS_DIRECTORY} in the tls paths (config/expand.h): the
+ * environment's value; unset, empty or another variable: an error that
+ * names the directive and says why. */
+START_TEST(credentials_directory_in_tls_paths)
+{
+	static const char text[] =
+		"tls:\n"
+		"  cert: ${CREDENTIALS_DIRECTORY}/tls.pem\n"
+		"  key: ${CREDENTIALS_DIRECTORY}/tls.key\n"
+		"  client_ca: /etc/ca-${CREDENTIALS_DIRECTORY}.pem\n";
+	char *got;
+
+	ck_assert(setenv("CREDENTIALS_DIRECTORY", "/run/credentials/xdsd.service", 1) == 0);
+	ck_assert_int_eq(load_text("cred.yaml", text), 0);
+	ck_assert_str_eq(cfg.tls.cert, "/run/credentials/xdsd.service/tls.pem");
+	ck_assert_str_eq(cfg.tls.key, "/run/credentials/xdsd.service/tls.key");
+	ck_assert_str_eq(cfg.tls.client_ca, "/etc/ca-/run/credentials/xdsd.service.pem");
+	/* a "$" alone is no variable; only the tls paths are expanded */
+	ck_assert_int_eq(load_text("dollar.yaml",
+				   "snapshots: /srv/${CREDENTIALS_DIRECTORY}\n"
+				   "tls:\n  cert: /etc/$cert.pem\n  key: /etc/k\n"), 0);
+	ck_assert_str_eq(cfg.snapshots, "/srv/${CREDENTIALS_DIRECTORY}");
+	ck_assert_str_eq(cfg.tls.cert, "/etc/$cert.pem");
+
+	ck_assert(setenv("CREDENTIALS_DIRECTORY", "", 1) == 0);
+	ck_assert_int_ne(xd_config_set(&cfg, "tls.key", "${CREDENTIALS_DIRECTORY}/k",
+				       "--test", &diag), 0);
+	ck_assert(unsetenv("CREDENTIALS_DIRECTORY") == 0);
+	ck_assert_int_ne(xd_config_set(&cfg, "tls.key", "${CREDENTIALS_DIRECTORY}/k",
+				       "--test", &diag), 0);
+	ck_assert_int_ne(xd_config_set(&cfg, "tls.cert", "${HOME}/c.pem", "--test",
+				       &diag), 0);
+	ck_assert_int_ne(xd_config_set(&cfg, "tls.cert", "/x/${CREDENTIALS_DIRECTORY",
+				       "--test", &diag), 0);
+	got = diag_text();
+	ck_assert_str_eq(got,
+			 "--test: 'tls.key': bad value '${CREDENTIALS_DIRECTORY}/k': ${CREDENTIALS_DIRECTORY} is not set: "
+			 "systemd sets it for a unit with LoadCredential= (systemd.exec(5))\n"
+			 "--test: 'tls.key': bad value '${CREDENTIALS_DIRECTORY}/k': ${CREDENTIALS_DIRECTORY} is not set: "
+			 "systemd sets it for a unit with LoadCredential= (systemd.exec(5))\n"
+			 "--test: 'tls.cert': bad value '${HOME}/c.pem': unknown variable '${HOME}': only ${CREDENTIALS_DIRECTORY} is expanded\n"
+			 "--test: 'tls.cert': bad value '/x/${CREDENTIALS_DIRECTORY': '${' without its '}'\n");
+	free(got);
+}
+END_TEST
+
 START_TEST(missing_file)
 {
 	ck_assert_int_ne(xd_config_load(&cfg, "/nonexistent/xdsd.yaml", &diag), 0);
@@ -386,6 +432,7 @@ int main(void)
 	tcase_add_test(tc, duration_forms);
 	tcase_add_test(tc, relative_paths_follow_the_file);
 	tcase_add_test(tc, override_errors_name_the_flag);
+	tcase_add_test(tc, credentials_directory_in_tls_paths);
 	tcase_add_test(tc, missing_file);
 	tcase_add_test(tc, directory_is_not_a_config);
 	tcase_add_test(tc, huge_file_refused);

@@ -74,7 +74,12 @@ END_TEST
 #define AT 1700000000123LL /* 2023-11-14T22:13:20.123Z */
 
 static const struct xd_log_ctx stream7 = {
-	7, "ADS", "ipv4:10.0.0.7:40112", "envoy-\n1", "web\"\xff"};
+	7, "ADS", "ipv4:10.0.0.7:40112", "envoy-\n1", "web\"\xff", NULL};
+
+/* A client with a certificate: its identity says who, beside its peer. */
+static const struct xd_log_ctx stream8 = {
+	8, "ADS", "ipv4:10.0.0.8:40113", "web-1", "prod",
+	"spiffe://example.org/ns/prod/sa/\nfrontend"};
 
 static const char *line(enum xd_log_format f, bool journal,
 			enum xd_log_level level, const struct xd_log_ctx *ctx,
@@ -98,6 +103,28 @@ START_TEST(text_lines_unchanged)
 			 "<3>bad\n");
 	ck_assert_str_eq(line(XD_LOG_TEXT, false, XD_LOG_WARN, &stream7, "NACK of CDS version 3: no\nway"),
 			 "2023-11-14T22:13:20.123Z warn: stream 7 (ADS from ipv4:10.0.0.7:40112) node 'envoy-\\x0a1': NACK of CDS version 3: no\\x0away\n");
+}
+END_TEST
+
+/* A line about the stream of a client with an identity names it, in
+ * text (escaped) and as a JSON field of its own. */
+START_TEST(identity_in_stream_lines)
+{
+	const char *l;
+	json_t *j;
+
+	ck_assert_str_eq(line(XD_LOG_TEXT, false, XD_LOG_WARN, &stream8, "refused"),
+			 "2023-11-14T22:13:20.123Z warn: stream 8 (ADS from ipv4:10.0.0.8:40113, "
+			 "identity 'spiffe://example.org/ns/prod/sa/\\x0afrontend') node 'web-1': refused\n");
+	l = line(XD_LOG_JSON, false, XD_LOG_WARN, &stream8, "refused");
+	j = json_loads(l, 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "identity")),
+			 "spiffe://example.org/ns/prod/sa/\nfrontend");
+	json_decref(j);
+	/* none without one */
+	l = line(XD_LOG_JSON, false, XD_LOG_WARN, &stream7, "x");
+	ck_assert_ptr_null(strstr(l, "identity"));
 }
 END_TEST
 
@@ -163,6 +190,7 @@ int main(void)
 	tcase_add_test(tc, invalid_utf8_escaped);
 	tcase_add_test(tc, capped_without_cutting);
 	tcase_add_test(tc, text_lines_unchanged);
+	tcase_add_test(tc, identity_in_stream_lines);
 	tcase_add_test(tc, json_line_fields);
 	tcase_add_test(tc, json_line_capped);
 	suite_add_tcase(s, tc);
