@@ -79,7 +79,10 @@ static bool blank(const char *text, size_t len)
 
 static int read_file(struct xd_snapfile *f, struct xd_diag *diag)
 {
-	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a file replaced by a FIFO since the directory was
+	 * scanned opens at once (and is refused below) instead of blocking
+	 * the load until a writer comes; regular files read as usual */
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 	size_t got = 0;
 
