@@ -276,38 +276,37 @@ static void put_enum(struct xd_buf *b, uint32_t field, int v)
 
 /* What a type's statuses are, from the sync state /clients shows. */
 struct type_status {
-	int config, client;
+	int config;          /* STALE or NOT_SENT when pending */
 	const char *version; /* last ACKed; "" for none */
-	bool nacked;
+	bool synced, nacked; /* xd_sub_sync's SYNCED, NACKED */
+	bool delta;
 	bool answered; /* the client has had a response of the type */
-	bool contents; /* xds_config may be shown */
+	bool contents; /* resources may be shown */
 };
 
 static struct type_status type_status(const struct xd_client_type *ct,
+				      bool delta,
 				      const struct xd_csds_query *q)
 {
 	const struct xd_sub *sub = ct->sub;
-	struct type_status s = {.version = sub->acked_version};
+	struct type_status s = {.version = sub->acked_version, .delta = delta};
 	enum xd_rtype t;
 
 	switch (ct->sync) {
 	case XD_SUB_SYNCED:
 		s.config = XD_CONFIG_SYNCED;
-		s.client = XD_CLIENT_ACKED;
+		s.synced = true;
 		/* held without an ACK too (rule S12): it is the current one */
 		s.version = ct->current ? xd_table_version(ct->current) :
 					  sub->acked_version;
 		break;
 	case XD_SUB_NACKED:
 		s.config = XD_CONFIG_ERROR;
-		s.client = XD_CLIENT_NACKED;
 		s.nacked = true;
 		break;
 	case XD_SUB_PENDING:
 		s.config = sub->state == XD_SUB_IN_FLIGHT ? XD_CONFIG_STALE :
 							    XD_CONFIG_NOT_SENT;
-		s.client = sub->acked_version[0] != '\0' ? XD_CLIENT_ACKED :
-							  XD_CLIENT_REQUESTED;
 		break;
 	}
 	s.answered = ct->sync == XD_SUB_SYNCED || sub->sent_version[0] != '\0';
@@ -319,6 +318,88 @@ static struct type_status type_status(const struct xd_client_type *ct,
 	return s;
 }
 
+/* The entry of `name` in `t` as sent under `names` (a delta client's
+ * glob collection covers its members, rule X2), or NULL. */
+static const struct xd_entry *entry_in(const struct xd_table *t,
+				       const struct xd_names *names,
+				       bool delta, const char *name,
+				       size_t len)
+{
+	const struct xd_entry *e;
+
+	if (t == NULL ||
+	    !(names->all || xd_nameset_has(names->set, name, len) ||
+	      (delta && xd_derived_in_glob(names->set, name, len))))
+		return NULL;
+	e = xd_table_find(t, name, len);
+	return e != NULL ? e : xd_table_find_alias(t, name, len);
+}
+
+/* One resource's statuses. */
+struct res_status {
+	int config, client;
+	const struct xd_entry *shown;   /* xds_config, or NULL */
+	const struct xd_entry *refused; /* with error_state: what the client
+					 * NACKed of it; NULL: no error */
+};
+
+/*
+ * Resource by resource, from what the client runs (the content it last
+ * ACKed, sub.h) and, after a NACK, what it refused (the content it
+ * answered last). A SotW NACK refuses the whole response: every
+ * resource in it. A delta response carries what changed, so its NACK
+ * concerns the resources that differ from what the client runs; the
+ * others it still runs, ACKed. A resource the client was never seen to
+ * ACK is REQUESTED.
+ */
+static struct res_status res_status(const struct xd_client_type *ct,
+				     const struct type_status *s,
+				     const char *name, size_t len,
+				     const struct xd_entry *e)
+{
+	const struct xd_sub *sub = ct->sub;
+	const struct xd_entry *ran = entry_in(sub->acked, &sub->acked_names,
+					      s->delta, name, len);
+	struct res_status r = {.config = s->config, .shown = e};
+
+	if (s->nacked) {
+		const struct xd_entry *refused =
+			entry_in(sub->held, &sub->held_names, s->delta, name, len);
+
+		if (refused != NULL &&
+		    (!s->delta || ran == NULL || ran->hash != refused->hash)) {
+			r.client = XD_CLIENT_NACKED;
+			r.shown = ran; /* what it kept running */
+			r.refused = refused;
+			return r;
+		}
+		/* not in the refused response */
+		r.config = (ran != NULL ? e != NULL && ran->hash == e->hash :
+					  e == NULL) ?
+				   XD_CONFIG_SYNCED :
+				   XD_CONFIG_NOT_SENT;
+	}
+	if (e == NULL && s->answered)
+		r.client = XD_CLIENT_DOES_NOT_EXIST;
+	else if (s->synced || ran != NULL)
+		r.client = XD_CLIENT_ACKED;
+	else
+		r.client = XD_CLIENT_REQUESTED;
+	return r;
+}
+
+static void put_any(struct xd_buf *b, uint32_t field, const char *type_url,
+		    const struct xd_entry *e)
+{
+	size_t mark;
+
+	xd_wire_tag(b, field, XD_WT_LEN);
+	mark = xd_wire_open(b);
+	xd_wire_bytes(b, XD_ANY_TYPE_URL, type_url, strlen(type_url));
+	xd_wire_bytes(b, XD_ANY_VALUE, e->msg.data, e->msg.len);
+	xd_wire_close(b, mark);
+}
+
 /* One GenericXdsConfig as a ClientConfig field: resource `e`, or a
  * subscribed name the snapshot lacks (e NULL). */
 static void put_config(struct xd_buf *b, const struct xd_client_type *ct,
@@ -326,6 +407,7 @@ static void put_config(struct xd_buf *b, const struct xd_client_type *ct,
 		       size_t name_len, const struct xd_entry *e)
 {
 	const struct xd_sub *sub = ct->sub;
+	struct res_status r = res_status(ct, s, name, name_len, e);
 	size_t mark, m2;
 
 	xd_wire_tag(b, XD_CLIENT_CONFIG_GENERIC, XD_WT_LEN);
@@ -333,21 +415,17 @@ static void put_config(struct xd_buf *b, const struct xd_client_type *ct,
 	put_str(b, XD_GENERIC_TYPE_URL, ct->type_url);
 	put_text(b, XD_GENERIC_NAME, name, name_len);
 	put_str(b, XD_GENERIC_VERSION_INFO, s->version);
-	if (e != NULL && s->contents) {
-		xd_wire_tag(b, XD_GENERIC_XDS_CONFIG, XD_WT_LEN);
-		m2 = xd_wire_open(b);
-		xd_wire_bytes(b, XD_ANY_TYPE_URL, ct->type_url,
-			      strlen(ct->type_url));
-		xd_wire_bytes(b, XD_ANY_VALUE, e->msg.data, e->msg.len);
-		xd_wire_close(b, m2);
-	}
+	if (r.shown != NULL && s->contents)
+		put_any(b, XD_GENERIC_XDS_CONFIG, ct->type_url, r.shown);
 	put_timestamp(b, XD_GENERIC_LAST_UPDATED, sub->acked_at_ms);
-	put_enum(b, XD_GENERIC_CONFIG_STATUS, s->config);
-	put_enum(b, XD_GENERIC_CLIENT_STATUS,
-		 e == NULL && s->answered ? XD_CLIENT_DOES_NOT_EXIST : s->client);
-	if (s->nacked) {
+	put_enum(b, XD_GENERIC_CONFIG_STATUS, r.config);
+	put_enum(b, XD_GENERIC_CLIENT_STATUS, r.client);
+	if (r.refused != NULL) {
 		xd_wire_tag(b, XD_GENERIC_ERROR_STATE, XD_WT_LEN);
 		m2 = xd_wire_open(b);
+		if (s->contents)
+			put_any(b, XD_FAILURE_CONFIGURATION, ct->type_url,
+				r.refused);
 		put_timestamp(b, XD_FAILURE_LAST_ATTEMPT, sub->nack_at_ms);
 		if (sub->nack_message != NULL)
 			put_str(b, XD_FAILURE_DETAILS, sub->nack_message);
@@ -398,7 +476,7 @@ static void put_type(struct xd_buf *b, const struct xd_client_type *ct,
 {
 	const struct xd_sub *sub = ct->sub;
 	const struct xd_table *cur = ct->current;
-	struct type_status s = type_status(ct, q);
+	struct type_status s = type_status(ct, delta, q);
 	size_t n = xd_nameset_count(sub->want.set);
 	bool globs = xd_nameset_globs(sub->want.set) > 0 && cur != NULL &&
 		     delta; /* in SotW a glob is a name like any (rule X2) */

@@ -12,27 +12,39 @@
  * The answer has one ClientConfig per node (id and cluster) among the
  * streams whose node matches, with the node xdsd keeps (id, cluster,
  * locality, user agent) and one GenericXdsConfig per resource each
- * stream of it subscribes to (xdsd(8), "CLIENT STATUS SERVICE"):
+ * stream of it subscribes to (xdsd(8), "CLIENT STATUS SERVICE"); the
+ * deprecated per-type form (ClientConfig.xds_config, PerXdsConfig) is
+ * never used:
  *
- *   config_status  from the type's sync state (sub.h, xd_sub_sync):
- *                  SYNCED, ERROR (NACKed), STALE (a response awaits
- *                  its answer), NOT_SENT (the current version is not
- *                  sent yet)
- *   client_status  ACKED, NACKED, REQUESTED (nothing ACKed yet) or
- *                  DOES_NOT_EXIST (a name the snapshot lacks)
+ *   config_status  SYNCED, ERROR (a NACK concerns it), STALE (a
+ *                  response awaits its answer), NOT_SENT (the current
+ *                  version is not sent yet)
+ *   client_status  ACKED, NACKED, REQUESTED (the client was never seen
+ *                  to ACK it) or DOES_NOT_EXIST (a name the snapshot
+ *                  lacks)
  *   version_info   the version of the type the client last ACKed
- *   xds_config     the resource as xdsd serves the node now; never
- *                  for secrets, whose contents never leave xdsd here
- *   error_state    for NACKed types: the NACK's message, time, and the
- *                  version it rejected
+ *   xds_config     the resource as xdsd serves the node now; for a
+ *                  NACKED one, as the client last ACKed it (what it
+ *                  still runs), if it ever did. Never for secrets,
+ *                  whose contents never leave xdsd here
+ *   error_state    for NACKED resources: the resource as refused
+ *                  (failed_configuration, with xds_config's rules), the
+ *                  NACK's message, time, and the version it rejected
+ *
+ * The sync state is kept per stream and type (sub.h, xd_sub_sync); per
+ * resource, what the client runs is the content it last ACKed
+ * (sub->acked) and what it refused is the content it answered last
+ * with a NACK (sub->held). A SotW NACK refuses its whole response: every
+ * resource in it is NACKED. A delta NACK concerns the resources that
+ * differ from what the client runs (those the refused responses
+ * changed); the rest stay ACKED.
  *
  * A glob collection a delta stream subscribes to (rule X2) is listed as
  * its members, under their own names; an empty one as the glob, which
  * does not exist.
  *
- * State is kept per stream and type, not per resource, so the resources
- * of a type share its statuses. When several streams of one node carry
- * the same type, the newest stream's state is reported.
+ * When several streams of one node carry the same type, the newest
+ * stream's state is reported.
  *
  * Ownership: a query owns its matchers. Thread: loop thread (render);
  * parsing is pure.

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "daemon/symlinks.h"
 #include "util/common.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -19,7 +20,12 @@ struct dirwatch {
 	char *path;
 	dev_t dev; /* the directory watched: a new one under the same */
 	ino_t ino; /* name (renamed into place) is watched anew */
-	bool seen; /* still there at the last scan */
+	bool content; /* the snapshot directory or a key's: what the
+		       * loader reads, so its visible names count */
+	bool seen; /* content: still there at the last scan */
+	char **links; /* symlinks in it on the way to the snapshot files:
+		       * they count, hidden (..data) or not */
+	size_t nlinks, cap;
 };
 
 struct xd_snapwatch {
@@ -30,8 +36,9 @@ struct xd_snapwatch {
 	uv_timer_t timer;
 	struct dirwatch **dirs; /* dirs[0] is `dir` itself */
 	size_t ndirs, cap;
+	size_t nlinks; /* in all dirs, at most XD_SNAPWATCH_MAX_LINKS */
 	size_t open_handles; /* the timer and every dirwatch until closed */
-	bool stopping, warned_max;
+	bool stopping, warned_max, warned_links;
 };
 
 static void maybe_free(struct xd_snapwatch *w)
@@ -42,11 +49,20 @@ static void maybe_free(struct xd_snapwatch *w)
 	}
 }
 
+static void clear_links(struct dirwatch *dw)
+{
+	for (size_t i = 0; i < dw->nlinks; i++)
+		free(dw->links[i]);
+	dw->nlinks = 0;
+}
+
 static void dir_closed(uv_handle_t *h)
 {
 	struct dirwatch *dw = h->data;
 	struct xd_snapwatch *w = dw->w;
 
+	clear_links(dw);
+	free(dw->links);
 	free(dw->path);
 	free(dw);
 	w->open_handles--;
@@ -63,8 +79,28 @@ static void timer_closed(uv_handle_t *h)
 
 static void on_quiet(uv_timer_t *t);
 
+/*
+ * Whether a change to `name` in `dw` matters. In a content directory,
+ * every visible name does (hidden ones are skipped by the loader: a
+ * file written aside as .x.tmp counts when renamed into place); a
+ * symlink on the way to the files matters wherever it is, hidden or
+ * not. The rest (a ConfigMap's next ..2026_.. directory while it is
+ * written, a release directory being unpacked beside `current`) waits
+ * until a link is swapped to it, so that a half-written state is never
+ * what a reload reads.
+ */
+static bool matters(const struct dirwatch *dw, const char *name)
+{
+	if (name == NULL || (dw->content && name[0] != '.'))
+		return true;
+	for (size_t i = 0; i < dw->nlinks; i++)
+		if (strcmp(dw->links[i], name) == 0)
+			return true;
+	return false;
+}
+
 /* A change: (re)starts the quiet period. */
-static void on_event(uv_fs_event_t *h, const char *name XD_UNUSED,
+static void on_event(uv_fs_event_t *h, const char *name,
 		     int events XD_UNUSED, int status)
 {
 	struct dirwatch *dw = h->data;
@@ -76,6 +112,8 @@ static void on_event(uv_fs_event_t *h, const char *name XD_UNUSED,
 		xd_warn("watch: %s: %s", dw->path, uv_strerror(status));
 		return;
 	}
+	if (!matters(dw, name))
+		return;
 	uv_timer_start(&w->timer, on_quiet, w->delay_ms, 0);
 }
 
@@ -88,7 +126,7 @@ static void drop(struct dirwatch *dw)
 /* Watches `path` (whose stat is `st`); NULL, with a warning, if the
  * kernel refuses. Takes `path`. */
 static struct dirwatch *add(struct xd_snapwatch *w, char *path,
-			    const struct stat *st)
+			    const struct stat *st, bool content)
 {
 	struct dirwatch *dw = xd_calloc(1, sizeof(*dw));
 	int rc;
@@ -97,6 +135,7 @@ static struct dirwatch *add(struct xd_snapwatch *w, char *path,
 	dw->path = path;
 	dw->dev = st->st_dev;
 	dw->ino = st->st_ino;
+	dw->content = content;
 	dw->seen = true;
 	uv_fs_event_init(w->loop, &dw->h);
 	dw->h.data = dw;
@@ -112,12 +151,26 @@ static struct dirwatch *add(struct xd_snapwatch *w, char *path,
 	return dw;
 }
 
-/* The watch of `path`, or NULL. */
+/* The content subdirectory watched as `path`, or NULL. */
 static struct dirwatch *find(struct xd_snapwatch *w, const char *path)
 {
 	for (size_t i = 1; i < w->ndirs; i++)
-		if (strcmp(w->dirs[i]->path, path) == 0)
+		if (w->dirs[i]->content && strcmp(w->dirs[i]->path, path) == 0)
 			return w->dirs[i];
+	return NULL;
+}
+
+/* The watch of the directory `st` describes, or NULL: one that the
+ * scan keeps, whatever the name it was watched under. */
+static struct dirwatch *find_same(struct xd_snapwatch *w, const struct stat *st)
+{
+	for (size_t i = 0; i < w->ndirs; i++) {
+		struct dirwatch *dw = w->dirs[i];
+
+		if (dw->dev == st->st_dev && dw->ino == st->st_ino &&
+		    (!dw->content || dw->seen))
+			return dw;
+	}
 	return NULL;
 }
 
@@ -125,6 +178,18 @@ static void push(struct xd_snapwatch *w, struct dirwatch *dw)
 {
 	w->dirs = xd_grow(w->dirs, &w->cap, w->ndirs + 1, sizeof(*w->dirs));
 	w->dirs[w->ndirs++] = dw;
+}
+
+/* Room for one more watch; warns once when there is none. */
+static bool room(struct xd_snapwatch *w, const char *path)
+{
+	if (w->ndirs < XD_SNAPWATCH_MAX_DIRS + 1)
+		return true;
+	if (!w->warned_max)
+		xd_warn("watch: more than %d directories to watch for %s; changes in %s and beyond need a SIGHUP",
+			XD_SNAPWATCH_MAX_DIRS, w->dir, path);
+	w->warned_max = true;
+	return false;
 }
 
 /* One subdirectory found by the scan: keep, renew or add its watch. */
@@ -139,41 +204,113 @@ static void scan_one(struct xd_snapwatch *w, char *path, const struct stat *st)
 	}
 	if (dw != NULL)
 		dw->seen = false; /* replaced: dropped below, watched anew */
-	if (w->ndirs >= XD_SNAPWATCH_MAX_DIRS + 1) {
-		if (!w->warned_max)
-			xd_warn("watch: more than %d subdirectories in %s; changes in %s and beyond need a SIGHUP",
-				XD_SNAPWATCH_MAX_DIRS, w->dir, path);
-		w->warned_max = true;
+	if (!room(w, path)) {
 		free(path);
 		return;
 	}
-	dw = add(w, path, st);
+	dw = add(w, path, st, true);
 	if (dw != NULL)
 		push(w, dw);
 }
 
+/* xd_symlinks_walk's report: the link `name` in `dir` is on the way to
+ * a snapshot file, so changes to it count. */
+static void note_link(void *arg, const char *dir, const char *name)
+{
+	struct xd_snapwatch *w = arg;
+	struct dirwatch *dw;
+	struct stat st;
+
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		return;
+	dw = find_same(w, &st);
+	if (dw != NULL)
+		for (size_t i = 0; i < dw->nlinks; i++)
+			if (strcmp(dw->links[i], name) == 0)
+				return;
+	if (w->nlinks >= XD_SNAPWATCH_MAX_LINKS) {
+		if (!w->warned_links)
+			xd_warn("watch: more than %d symlinks on the way to the files of %s; swapping %s/%s and beyond needs a SIGHUP",
+				XD_SNAPWATCH_MAX_LINKS, w->dir, dir, name);
+		w->warned_links = true;
+		return;
+	}
+	if (dw == NULL) {
+		if (!room(w, dir))
+			return;
+		dw = add(w, xd_strdup(dir), &st, false);
+		if (dw == NULL)
+			return;
+		push(w, dw);
+	}
+	dw->links = xd_grow(dw->links, &dw->cap, dw->nlinks + 1,
+			    sizeof(*dw->links));
+	dw->links[dw->nlinks++] = xd_strdup(name);
+	w->nlinks++;
+	xd_debug("watch: following the symlink %s/%s", dir, name);
+}
+
+/* Follows the visible symlinks of the content directory `path`. */
+static void walk_entries(struct xd_snapwatch *w, const char *path)
+{
+	DIR *d = opendir(path);
+
+	for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
+		struct stat st;
+		char *p;
+
+		if (e->d_name[0] == '.')
+			continue;
+		p = xd_asprintf("%s/%s", path, e->d_name);
+		if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode))
+			xd_symlinks_walk(p, note_link, w);
+		free(p);
+	}
+	if (d != NULL)
+		closedir(d);
+}
+
+/* `dir` itself, watched anew when another directory has taken its
+ * name (a new one renamed into place, or a symlink re-pointed). */
+static void renew_top(struct xd_snapwatch *w)
+{
+	struct stat st;
+	struct dirwatch *dw;
+	char *real;
+
+	if (stat(w->dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
+	    (st.st_dev == w->dirs[0]->dev && st.st_ino == w->dirs[0]->ino))
+		return;
+	dw = add(w, xd_strdup(w->dir), &st, true);
+	if (dw == NULL)
+		return;
+	drop(w->dirs[0]);
+	w->dirs[0] = dw;
+	real = realpath(w->dir, NULL);
+	xd_info("watch: %s is now the directory %s", w->dir,
+		real != NULL ? real : "(unknown)");
+	free(real);
+}
+
 /*
  * Reads the list of subdirectories again (hidden ones skipped, as the
- * loader does) and updates the watches. `dir` itself is watched anew
- * when another directory has taken its name.
+ * loader does), then the symlinks on the way to the directory and to
+ * every visible entry of the watched ones, and updates the watches: a
+ * directory that holds such links and nothing else the loader reads
+ * is watched for those names only, and no longer once it holds none.
  */
 static void scan(struct xd_snapwatch *w)
 {
 	struct stat st;
 	DIR *d;
-	size_t keep = 1;
+	size_t keep = 1, ncontent;
 
-	if (stat(w->dir, &st) == 0 && S_ISDIR(st.st_mode) &&
-	    (st.st_dev != w->dirs[0]->dev || st.st_ino != w->dirs[0]->ino)) {
-		struct dirwatch *dw = add(w, xd_strdup(w->dir), &st);
-
-		if (dw != NULL) {
-			drop(w->dirs[0]);
-			w->dirs[0] = dw;
-		}
+	renew_top(w);
+	for (size_t i = 0; i < w->ndirs; i++) {
+		w->dirs[i]->seen = i == 0;
+		clear_links(w->dirs[i]);
 	}
-	for (size_t i = 1; i < w->ndirs; i++)
-		w->dirs[i]->seen = false;
+	w->nlinks = 0;
 	d = opendir(w->dir);
 	for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
 		char *path;
@@ -188,13 +325,21 @@ static void scan(struct xd_snapwatch *w)
 	}
 	if (d != NULL)
 		closedir(d);
-	/* drop what is gone or replaced; the new watches were pushed after
-	 * the old ones, and the old ones are compacted in place */
+	xd_symlinks_walk(w->dir, note_link, w);
+	ncontent = w->ndirs;
+	for (size_t i = 0; i < ncontent; i++)
+		if (w->dirs[i]->content && w->dirs[i]->seen)
+			walk_entries(w, w->dirs[i]->path);
+	/* drop what is gone, replaced or no longer on the way; the new
+	 * watches were pushed after the old ones, and the old ones are
+	 * compacted in place */
 	for (size_t i = 1; i < w->ndirs; i++) {
-		if (w->dirs[i]->seen)
-			w->dirs[keep++] = w->dirs[i];
+		struct dirwatch *dw = w->dirs[i];
+
+		if (dw->content ? dw->seen : dw->nlinks > 0)
+			w->dirs[keep++] = dw;
 		else
-			drop(w->dirs[i]);
+			drop(dw);
 	}
 	w->ndirs = keep;
 }
@@ -215,6 +360,7 @@ int xd_snapwatch_start(struct xd_snapwatch **out, uv_loop_t *loop, const char *d
 	struct xd_snapwatch *w = xd_calloc(1, sizeof(*w));
 	struct dirwatch *top = NULL;
 	struct stat st;
+	size_t subdirs = 0;
 
 	w->loop = loop;
 	w->dir = dir;
@@ -226,7 +372,7 @@ int xd_snapwatch_start(struct xd_snapwatch **out, uv_loop_t *loop, const char *d
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
 		xd_error("watch: %s is not a directory", dir);
 	else
-		top = add(w, xd_strdup(dir), &st);
+		top = add(w, xd_strdup(dir), &st, true);
 	if (top == NULL) {
 		xd_error("watch: cannot watch the snapshot directory %s", dir);
 		w->stopping = true;
@@ -235,9 +381,16 @@ int xd_snapwatch_start(struct xd_snapwatch **out, uv_loop_t *loop, const char *d
 	}
 	push(w, top);
 	scan(w);
-	xd_info("watching %s and %zu subdirector%s: reloading %llu ms after a change",
-		dir, w->ndirs - 1, w->ndirs == 2 ? "y" : "ies",
-		(unsigned long long)delay_ms);
+	for (size_t i = 1; i < w->ndirs; i++)
+		subdirs += w->dirs[i]->content;
+	if (w->nlinks > 0)
+		xd_info("watching %s and %zu subdirector%s, and %zu symlink%s on the way to them: reloading %llu ms after a change",
+			dir, subdirs, subdirs == 1 ? "y" : "ies", w->nlinks,
+			w->nlinks == 1 ? "" : "s", (unsigned long long)delay_ms);
+	else
+		xd_info("watching %s and %zu subdirector%s: reloading %llu ms after a change",
+			dir, subdirs, subdirs == 1 ? "y" : "ies",
+			(unsigned long long)delay_ms);
 	*out = w;
 	return 0;
 }

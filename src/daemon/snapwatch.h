@@ -8,17 +8,32 @@
  * gives one more after it (the reloader's rule).
  *
  * Renames count: a file written aside and moved into place (the atomic
- * way to publish one), and a directory or symlink swapped in DIR (as
- * Kubernetes updates a ConfigMap volume). Other files that change in
- * those directories (an editor's swap file) only cause a reload that
- * finds nothing new.
+ * way to publish one), and a directory or symlink swapped in DIR. Other
+ * visible files that change in those directories (an editor's backup)
+ * only cause a reload that finds nothing new; hidden ones are not
+ * looked at, as the loader skips them.
  *
- * Before each reload the list of subdirectories is read again: a new
- * one is watched from then on, a removed one no longer, and a directory
- * replaced by another of the same name is watched anew. At most
- * XD_SNAPWATCH_MAX_DIRS directories are watched; past that, and when the
- * kernel refuses a watch (fs.inotify.max_user_watches), a warning says
- * which changes need a SIGHUP.
+ * Symlinks are followed, wherever they are: DIR itself a link
+ * re-pointed to a new release (`current -> releases/v41`, swapped by
+ * rename), and files or subdirectories that are links through another
+ * link (a Kubernetes ConfigMap volume: `default.yaml ->
+ * ..data/default.yaml`, `..data -> ..2026_11_26_10_00_00.123`, a new
+ * ..data renamed over the old one). Every symlink on the way to DIR and
+ * to DIR's and its subdirectories' entries (daemon/symlinks.h) is
+ * watched by watching the directory that holds it, for that name only:
+ * the swap is the change, and what is written before it (the next
+ * generation directory, the next release) is not, so a reload never
+ * reads a half-written state and a swap gives one reload.
+ *
+ * Before each reload the list of subdirectories and the symlinks are
+ * read again: a new subdirectory is watched from then on, a removed one
+ * no longer, a directory replaced by another of the same name (or
+ * reached through a re-pointed link) is watched anew, and a directory
+ * that holds no link on the way any more is no longer watched. At most
+ * XD_SNAPWATCH_MAX_DIRS directories and XD_SNAPWATCH_MAX_LINKS links
+ * are watched; past that, and when the kernel refuses a watch
+ * (fs.inotify.max_user_watches), a warning says which changes need a
+ * SIGHUP.
  *
  * Ownership: borrows the loop, the directory name and the reloader, all
  * of which must outlive it. Thread: loop thread.
@@ -32,6 +47,7 @@
 #include "daemon/reload.h"
 
 #define XD_SNAPWATCH_MAX_DIRS 4096
+#define XD_SNAPWATCH_MAX_LINKS 4096
 
 struct xd_snapwatch;
 

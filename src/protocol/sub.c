@@ -59,6 +59,7 @@ void xd_sub_init(struct xd_sub *s, uint64_t stream_id, const char *label)
 	s->label = label;
 	s->want.set = xd_nameset_empty();
 	s->held_names.set = xd_nameset_empty();
+	s->acked_names.set = xd_nameset_empty();
 	s->sent_names.set = xd_nameset_empty();
 	s->force = xd_nameset_empty();
 	s->removed = xd_nameset_empty();
@@ -71,8 +72,10 @@ void xd_sub_clear(struct xd_sub *s)
 	xd_nameset_unref(s->sent_names.set);
 	xd_nameset_unref(s->force);
 	xd_nameset_unref(s->removed);
+	xd_nameset_unref(s->acked_names.set);
 	xd_table_unref(s->held);
 	xd_table_unref(s->sent);
+	xd_table_unref(s->acked);
 	free(s->nack_message);
 	memset(s, 0, sizeof(*s));
 }
@@ -151,6 +154,20 @@ static bool is_star(struct xd_name n)
 	return n.len == 1 && n.data[0] == '*';
 }
 
+/* The client runs what it holds, unless it refused it: `acked`
+ * follows `held` until a NACK, and stays at what came before. */
+static void note_running(struct xd_sub *s)
+{
+	if (s->nacked)
+		return;
+	if (s->acked != s->held) {
+		xd_table_unref(s->acked);
+		s->acked = s->held != NULL ? xd_table_ref(s->held) : NULL;
+	}
+	set_names(&s->acked_names, s->held_names.all,
+		  xd_nameset_ref(s->held_names.set));
+}
+
 /* What an operator is shown of an answer. */
 static void note_answer(struct xd_sub *s, const struct xd_request *r, bool nack)
 {
@@ -181,6 +198,7 @@ static void answered(struct xd_sub *s, const struct xd_request *r, bool nack)
 	xd_table_unref(old);
 	set_names(&s->held_names, s->sent_names.all,
 		  xd_nameset_ref(s->sent_names.set));
+	note_running(s);
 	set_state(s, XD_SUB_HOLDING, nack ? "NACK" : "ACK");
 	if (nack)
 		s->nacks++;
@@ -234,6 +252,7 @@ static void narrow_held(struct xd_sub *s, bool delta)
 	set = xd_nameset_intern(keep, n);
 	free(keep);
 	set_names(&s->held_names, false, set);
+	note_running(s); /* it no longer runs what it dropped */
 }
 
 /* Classifies the nonce: the answer to the response in flight, a request
@@ -262,6 +281,7 @@ static void resume(struct xd_sub *s, const struct xd_request *r,
 	xd_table_unref(s->held);
 	s->held = xd_table_ref(current);
 	set_names(&s->held_names, s->want.all, xd_nameset_ref(s->want.set));
+	note_running(s);
 	set_state(s, XD_SUB_HOLDING, "reconnected holding the current version");
 }
 
@@ -378,6 +398,7 @@ static void apply_initial_versions(struct xd_sub *s,
 	set_state(s, XD_SUB_HOLDING, "initial_resource_versions");
 	set = xd_nameset_intern(match, nmatch);
 	set_names(&s->held_names, false, set);
+	note_running(s);
 	set = xd_nameset_intern(gone, ngone);
 	xd_nameset_unref(s->removed);
 	s->removed = set;
@@ -501,6 +522,7 @@ struct xd_body *xd_sub_next(struct xd_sub *s, struct xd_table *table,
 		s->held = xd_table_ref(table);
 	}
 	set_names(&s->held_names, s->want.all, xd_nameset_ref(s->want.set));
+	note_running(s);
 	if (s->state == XD_SUB_WANTING)
 		set_state(s, XD_SUB_HOLDING, "nothing to send");
 	clear_once_only(s);

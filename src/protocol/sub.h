@@ -72,6 +72,14 @@ struct xd_sub {
 	uint64_t acks, nacks;
 
 	/* what operators see (admin endpoint, CSDS) */
+	/* The content the client runs: that of the last response it
+	 * ACKed (or showed it held, rules S12, D7), its names as sent, or
+	 * NULL. The same table as `held` until a NACK; after one, the
+	 * older table it keeps alive (one per type and stream) is what
+	 * says, resource by resource, what the client kept and what it
+	 * refused. */
+	struct xd_table *acked;
+	struct xd_names acked_names;
 	char sent_version[17];  /* of the last response sent; "" for none */
 	char acked_version[17]; /* of the last response ACKed; "" for none */
 	int64_t acked_at_ms;    /* when (Unix ms) that ACK came; 0 for none */

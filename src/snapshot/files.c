@@ -25,12 +25,64 @@ static int by_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/*
+ * What one read of the directory went through: the directory, the key
+ * directories and the files, each as the path it was reached by and
+ * the inode found there. A symlink swapped while they were read (a
+ * release link re-pointed, a ConfigMap's ..data renamed over) leads one
+ * of these paths elsewhere afterwards, and the read may hold files of
+ * two versions: it is done again. One entry per directory and file
+ * read, so bounded as they are.
+ */
+struct seen {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+};
+
+struct seen_list {
+	struct seen *v;
+	size_t n, cap;
+};
+
+static void seen_add(struct seen_list *l, const char *path,
+		     const struct stat *st)
+{
+	l->v = xd_grow(l->v, &l->cap, l->n + 1, sizeof(*l->v));
+	l->v[l->n].path = xd_strdup(path);
+	l->v[l->n].dev = st->st_dev;
+	l->v[l->n].ino = st->st_ino;
+	l->n++;
+}
+
+/* Every path still leads where it did. */
+static bool seen_same(const struct seen_list *l)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (stat(l->v[i].path, &st) != 0 || st.st_dev != l->v[i].dev ||
+		    st.st_ino != l->v[i].ino)
+			return false;
+	return true;
+}
+
+static void seen_free(struct seen_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].path);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
 /* Sorted names of the entries of `dir`, hidden ones skipped. */
-static char **read_names(const char *dir, size_t *n, int *err)
+static char **read_names(const char *dir, size_t *n, int *err,
+			 struct seen_list *seen)
 {
 	DIR *d = opendir(dir);
 	char **v = NULL;
 	size_t cap = 0;
+	struct stat st;
 
 	*n = 0;
 	*err = 0;
@@ -38,6 +90,8 @@ static char **read_names(const char *dir, size_t *n, int *err)
 		*err = errno;
 		return NULL;
 	}
+	if (fstat(dirfd(d), &st) == 0)
+		seen_add(seen, dir, &st);
 	for (struct dirent *e; (e = readdir(d)) != NULL;) {
 		if (e->d_name[0] == '.')
 			continue;
@@ -77,7 +131,8 @@ static bool blank(const char *text, size_t len)
 	return true;
 }
 
-static int read_file(struct xd_snapfile *f, struct xd_diag *diag)
+static int read_file(struct xd_snapfile *f, struct xd_diag *diag,
+		     struct seen_list *seen)
 {
 	/* O_NONBLOCK: a file replaced by a FIFO since the directory was
 	 * scanned opens at once (and is refused below) instead of blocking
@@ -95,6 +150,7 @@ static int read_file(struct xd_snapfile *f, struct xd_diag *diag)
 		close(fd);
 		return -1;
 	}
+	seen_add(seen, f->path, &st);
 	if ((unsigned long long)st.st_size > XD_SNAPSHOT_MAX_FILE) {
 		xd_diag_add(diag, "%s: %lld bytes: larger than the limit of %u MiB",
 			    f->path, (long long)st.st_size,
@@ -160,12 +216,15 @@ static void add_file(struct xd_snapkey *k, char *path)
 	f->json = n > 5 && strcmp(path + n - 5, ".json") == 0;
 }
 
-int xd_snapdir_read(const char *dir, struct xd_snapkey **keys, size_t *nkeys,
-		    struct xd_diag *diag)
+/* One read of `dir`: what xd_snapdir_read does, the paths it went
+ * through in `seen`. */
+static int read_once(const char *dir, struct xd_snapkey **keys,
+		     size_t *nkeys, struct xd_diag *diag,
+		     struct seen_list *seen)
 {
 	size_t n, before = xd_diag_total(diag);
 	int err;
-	char **names = read_names(dir, &n, &err);
+	char **names = read_names(dir, &n, &err, seen);
 
 	*keys = NULL;
 	*nkeys = 0;
@@ -185,7 +244,7 @@ int xd_snapdir_read(const char *dir, struct xd_snapkey **keys, size_t *nkeys,
 			free(path);
 		} else if (S_ISDIR(st.st_mode)) {
 			size_t m;
-			char **inner = read_names(path, &m, &err);
+			char **inner = read_names(path, &m, &err, seen);
 
 			if (err != 0) {
 				xd_diag_add(diag, "%s: %s", path, strerror(err));
@@ -211,8 +270,31 @@ int xd_snapdir_read(const char *dir, struct xd_snapkey **keys, size_t *nkeys,
 	free_names(names, n);
 	for (size_t i = 0; i < *nkeys; i++)
 		for (size_t j = 0; j < (*keys)[i].nfiles; j++)
-			read_file(&(*keys)[i].files[j], diag);
+			read_file(&(*keys)[i].files[j], diag, seen);
 	return xd_diag_total(diag) == before ? 0 : -1;
+}
+
+int xd_snapdir_read(const char *dir, struct xd_snapkey **keys, size_t *nkeys,
+		    struct xd_diag *diag)
+{
+	for (int attempt = 1;; attempt++) {
+		struct xd_diag mine = XD_DIAG_INIT;
+		struct seen_list seen = {0};
+		int rc = read_once(dir, keys, nkeys, &mine, &seen);
+		bool same = seen_same(&seen);
+
+		seen_free(&seen);
+		if (same || attempt == XD_SNAPSHOT_READ_TRIES) {
+			xd_diag_append(diag, &mine);
+			if (same)
+				return rc;
+			xd_diag_add(diag, "%s: the files changed while they were read, %d times in a row (a symlink swapped again and again?)",
+				    dir, attempt);
+			return -1;
+		}
+		xd_diag_clear(&mine);
+		xd_snapdir_free(*keys, *nkeys);
+	}
 }
 
 void xd_snapdir_free(struct xd_snapkey *keys, size_t n)

@@ -5,10 +5,16 @@
  *   DIR/<key>.yaml (.yml, .json)   the snapshot of <key>
  *   DIR/<key>/NAME.yaml (...)      files merged into the snapshot of <key>
  *
- * Hidden entries and other files are ignored. A key defined twice is an
- * error, as are unreadable files, files over XD_SNAPSHOT_MAX_FILE and
- * files with nothing but blanks and comments (a truncated file must not
- * tell every client to drop everything; an empty snapshot is `{}`).
+ * Hidden entries and other files are ignored. A key defined twice is
+ * an error, as are unreadable files, files over XD_SNAPSHOT_MAX_FILE
+ * and files with nothing but blanks and comments (a truncated file must
+ * not tell every client to drop everything; an empty snapshot is `{}`).
+ *
+ * Symlinks are followed, and the files of one read are of one version:
+ * if a path read leads elsewhere once everything is read (a symlink on
+ * the way was swapped: a release link re-pointed, a Kubernetes
+ * ConfigMap's ..data renamed over), everything is read again, up to
+ * XD_SNAPSHOT_READ_TRIES times; then the read fails.
  *
  * Thread: any.
  */
@@ -22,6 +28,9 @@
 
 /* Files larger than this are refused rather than read. */
 #define XD_SNAPSHOT_MAX_FILE (256u << 20)
+
+/* Reads of a directory that keeps changing while read, before giving up. */
+#define XD_SNAPSHOT_READ_TRIES 5
 
 struct xd_snapfile {
 	char *path;

@@ -130,6 +130,7 @@ enum {
 };
 /* envoy.admin.v3.UpdateFailureState */
 enum {
+	XD_FAILURE_CONFIGURATION = 1,
 	XD_FAILURE_LAST_ATTEMPT = 2,
 	XD_FAILURE_DETAILS = 3,
 	XD_FAILURE_VERSION_INFO = 4,

@@ -1,7 +1,8 @@
 /*
  * The client status service (xdsd(8), CLIENT STATUS SERVICE) against
  * the real daemon: real xDS clients on loopback (one ACKs everything,
- * one NACKs endpoints), and gRPC's own Python client calling
+ * one NACKs endpoints, SotW and delta ones that NACK a reloaded
+ * snapshot after ACKing the first), and gRPC's own Python client calling
  * FetchClientStatus and StreamClientStatus (tests/e2e/csds-client.py),
  * whose answers protobuf's Python runtime decodes with the build's
  * descriptors. Who may call it is tried over mTLS from an address that
@@ -245,29 +246,34 @@ static const char *str(json_t *obj, const char *key)
 }
 
 /* Polls FetchClientStatus until node `id` reports `client_status` for
- * its endpoints "svc" (xdsd reads the last answer asynchronously). */
-static void wait_endpoints(const char *target, const char *id,
+ * the resource (`url`, `name`) (xdsd reads answers asynchronously);
+ * returns that answer's document. */
+static json_t *wait_status(const char *target, const char *id,
+			   const char *url, const char *name,
 			   const char *client_status)
 {
 	for (long long end = xdtest_now_ms() + WAIT_MS;;) {
 		json_t *doc = csds(target, "");
 		json_t *c = config_of(response(doc, 0), id);
-		bool there = false;
 		json_t *g;
 		size_t i;
 
 		json_array_foreach(json_object_get(c, "generic_xds_configs"), i, g)
-			if (strcmp(str(g, "type_url"), EDS_URL) == 0 &&
-			    strcmp(str(g, "name"), "svc") == 0 &&
+			if (strcmp(str(g, "type_url"), url) == 0 &&
+			    strcmp(str(g, "name"), name) == 0 &&
 			    strcmp(str(g, "client_status"), client_status) == 0)
-				there = true;
+				return doc;
 		json_decref(doc);
-		if (there)
-			return;
-		ck_assert_msg(xdtest_now_ms() < end, "%s never reported endpoints %s",
-			      id, client_status);
+		ck_assert_msg(xdtest_now_ms() < end, "%s never reported %s '%s' %s",
+			      id, url, name, client_status);
 		xdtest_sleep_ms(50);
 	}
+}
+
+static void wait_endpoints(const char *target, const char *id,
+			   const char *client_status)
+{
+	json_decref(wait_status(target, id, EDS_URL, "svc", client_status));
 }
 
 struct fixture {
@@ -343,6 +349,12 @@ static void check_report(json_t *resp, const struct fixture *f)
 	ck_assert_str_eq(str(err, "details"), NACK_TEXT);
 	ck_assert_str_eq(str(err, "version_info"), f->nack.eds_version);
 	ck_assert(str(err, "last_update_attempt")[0] != '\0');
+	/* what it refused; it runs nothing of it, having ACKed nothing */
+	ck_assert_str_eq(str(json_object_get(err, "failed_configuration"), "@type"),
+			 EDS_URL);
+	ck_assert_str_eq(str(json_object_get(err, "failed_configuration"),
+			     "cluster_name"), "svc");
+	ck_assert_ptr_null(json_object_get(g, "xds_config"));
 	/* its clusters were ACKed all the same */
 	ck_assert_str_eq(str(generic(n, CDS_URL, "svc"), "client_status"), "ACKED");
 
@@ -744,6 +756,309 @@ START_TEST(glob_subscription_shows_its_members)
 }
 END_TEST
 
+/* ---------------- a NACK after ACKs, resource by resource ---------------- */
+
+#define NACK_CDS "cluster svc: connect_timeout 2s is too long"
+#define NACK_SDS "secret token: too short"
+#define SECRET_V2 "n3w-hunter3-s3cr3t"
+
+/* Version `v` of a snapshot: clusters svc (connect_timeout v s), other
+ * (always the same) and, from v2 on, fresh; the secret token. */
+static void write_version(const char *dir, int v, const char *secret)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text),
+		 "clusters:\n"
+		 "- {name: svc, type: STATIC, connect_timeout: %ds}\n"
+		 "- {name: other, type: STATIC, connect_timeout: 9s}\n"
+		 "%s"
+		 "secrets:\n"
+		 "- name: token\n"
+		 "  '@allow': ['@anyone']\n"
+		 "  generic_secret: {secret: {inline_string: %s}}\n",
+		 v, v >= 2 ? "- {name: fresh, type: STATIC, connect_timeout: 5s}\n" : "",
+		 secret);
+	free(xdtest_write_file(dir, "default.yaml", text));
+}
+
+static void reload(struct xdt_daemon *d, int n)
+{
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log_count(d, "reloaded ", n, WAIT_MS));
+}
+
+/* The next response, of either type (CDS_URL or SDS_URL); its nonce
+ * and version, malloc'd. */
+static const char *next_response(struct client *c, char **nonce,
+				 char **version)
+{
+	Envoy__Service__Discovery__V3__DiscoveryResponse *r =
+		xdc_recv_sotw(c->s, WAIT_MS);
+	const char *url;
+
+	ck_assert_msg(r != NULL, "%s: no response", c->id);
+	url = strcmp(r->type_url, CDS_URL) == 0 ? CDS_URL :
+	      strcmp(r->type_url, SDS_URL) == 0 ? SDS_URL : NULL;
+	ck_assert_msg(url != NULL, "unexpected %s", r->type_url);
+	*nonce = strdup(r->nonce);
+	*version = strdup(r->version_info);
+	envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
+	return url;
+}
+
+static json_t *cfg_node(json_t *doc, const char *id)
+{
+	json_t *c = config_of(response(doc, 0), id);
+
+	ck_assert_ptr_nonnull(c);
+	return c;
+}
+
+static const char *field(json_t *g, const char *obj, const char *key)
+{
+	return str(json_object_get(g, obj), key);
+}
+
+/*
+ * A SotW client ACKs version 1, is sent version 2 and first leaves it
+ * unanswered, then NACKs it, then ACKs version 3. CSDS says, resource by
+ * resource: what it runs (version_info, xds_config), what it refused
+ * (error_state: when, why, which version, failed_configuration) and
+ * what it was sent but never ACKed (REQUESTED). In SotW a NACK refuses
+ * the whole response: every resource in it is NACKED.
+ */
+START_TEST(sotw_nack_after_ack_per_resource)
+{
+	char *dir = xdtest_snapdir(), cfg[1024], *secret[] = {"token"};
+	char *cds_nonce, *cds_v2, *sds_nonce, *sds_v2, *nonce, *ver;
+	struct xdt_daemon *d;
+	struct client c;
+	json_t *doc, *n, *g, *err;
+
+	write_version(dir, 1, SECRET_TEXT);
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	memset(&c, 0, sizeof(c));
+	c.id = "sotw-nack";
+	c.conn = xdc_connect(d->target);
+	c.s = xdc_open(c.conn, XDC_ADS);
+	request(&c, CDS_URL, NULL, 0, NULL, NULL, NULL);
+	c.cds_version = answer(&c, CDS_URL, NULL, 0, NULL);
+	request(&c, SDS_URL, secret, 1, NULL, NULL, NULL);
+	c.sds_version = answer(&c, SDS_URL, secret, 1, NULL);
+
+	/* version 2: each type NACKed, clusters first looked at while
+	 * their response is not answered yet */
+	write_version(dir, 2, SECRET_V2);
+	reload(d, 1);
+	cds_nonce = sds_nonce = cds_v2 = sds_v2 = NULL;
+	for (int i = 0; i < 2; i++) {
+		if (strcmp(next_response(&c, &nonce, &ver), SDS_URL) == 0) {
+			sds_nonce = nonce;
+			sds_v2 = ver;
+			request(&c, SDS_URL, secret, 1, c.sds_version,
+				sds_nonce, NACK_SDS);
+			continue;
+		}
+		cds_nonce = nonce;
+		cds_v2 = ver;
+		doc = wait_status(d->target, c.id, CDS_URL, "fresh", "REQUESTED");
+		n = cfg_node(doc, c.id);
+		g = generic(n, CDS_URL, "svc");
+		ck_assert_str_eq(str(g, "client_status"), "ACKED");
+		ck_assert_str_eq(str(g, "config_status"), "STALE");
+		ck_assert_str_eq(str(g, "version_info"), c.cds_version);
+		g = generic(n, CDS_URL, "fresh");
+		ck_assert_str_eq(str(g, "config_status"), "STALE");
+		ck_assert_str_eq(str(g, "version_info"), c.cds_version);
+		json_decref(doc);
+		request(&c, CDS_URL, NULL, 0, c.cds_version, cds_nonce,
+			NACK_CDS);
+	}
+	ck_assert_ptr_nonnull(cds_nonce);
+	ck_assert_ptr_nonnull(sds_nonce);
+	json_decref(wait_status(d->target, c.id, SDS_URL, "token", "NACKED"));
+	doc = wait_status(d->target, c.id, CDS_URL, "svc", "NACKED");
+	n = cfg_node(doc, c.id);
+	g = generic(n, CDS_URL, "svc");
+	ck_assert_str_eq(str(g, "config_status"), "ERROR");
+	/* it runs version 1 of svc still */
+	ck_assert_str_eq(str(g, "version_info"), c.cds_version);
+	ck_assert_str_eq(field(g, "xds_config", "connect_timeout"), "1s");
+	err = json_object_get(g, "error_state");
+	ck_assert_ptr_nonnull(err);
+	ck_assert_str_eq(str(err, "details"), NACK_CDS);
+	ck_assert_str_eq(str(err, "version_info"), cds_v2);
+	ck_assert(str(err, "last_update_attempt")[0] != '\0');
+	ck_assert_str_eq(field(err, "failed_configuration", "@type"), CDS_URL);
+	ck_assert_str_eq(field(err, "failed_configuration", "name"), "svc");
+	ck_assert_str_eq(field(err, "failed_configuration", "connect_timeout"), "2s");
+	/* the whole response was refused: other (unchanged) too */
+	g = generic(n, CDS_URL, "other");
+	ck_assert_str_eq(str(g, "client_status"), "NACKED");
+	ck_assert_str_eq(field(g, "xds_config", "connect_timeout"), "9s");
+	ck_assert_str_eq(field(json_object_get(g, "error_state"),
+			       "failed_configuration", "connect_timeout"), "9s");
+	/* fresh: refused, and never ACKed, so nothing runs */
+	g = generic(n, CDS_URL, "fresh");
+	ck_assert_str_eq(str(g, "client_status"), "NACKED");
+	ck_assert_ptr_null(json_object_get(g, "xds_config"));
+	ck_assert_str_eq(field(json_object_get(g, "error_state"),
+			       "failed_configuration", "connect_timeout"), "5s");
+	/* a refused secret: the status and the message, never the contents */
+	g = generic(n, SDS_URL, "token");
+	ck_assert_str_eq(str(g, "version_info"), c.sds_version);
+	err = json_object_get(g, "error_state");
+	ck_assert_str_eq(str(err, "details"), NACK_SDS);
+	ck_assert_str_eq(str(err, "version_info"), sds_v2);
+	ck_assert_ptr_null(json_object_get(err, "failed_configuration"));
+	ck_assert_ptr_null(json_object_get(g, "xds_config"));
+	ck_assert(!raw_contains(doc, SECRET_TEXT));
+	ck_assert(!raw_contains(doc, SECRET_V2));
+	json_decref(doc);
+	/* and without contents when asked */
+	doc = csds(d->target, "--request '{\"exclude_resource_contents\": true}'");
+	g = generic(cfg_node(doc, c.id), CDS_URL, "svc");
+	ck_assert_str_eq(str(g, "client_status"), "NACKED");
+	ck_assert_str_eq(field(g, "error_state", "details"), NACK_CDS);
+	ck_assert_ptr_null(json_object_get(json_object_get(g, "error_state"),
+					   "failed_configuration"));
+	ck_assert_ptr_null(json_object_get(g, "xds_config"));
+	json_decref(doc);
+
+	/* version 3 (the secret back as it was) ACKed: the errors are gone */
+	write_version(dir, 3, SECRET_TEXT);
+	reload(d, 2);
+	for (int i = 0; i < 2; i++) {
+		const char *url = next_response(&c, &nonce, &ver);
+		bool sds = strcmp(url, SDS_URL) == 0;
+
+		request(&c, url, sds ? secret : NULL, sds ? 1 : 0, ver, nonce,
+			NULL);
+		if (!sds) {
+			free(c.cds_version);
+			c.cds_version = ver;
+		} else {
+			free(ver);
+		}
+		free(nonce);
+	}
+	doc = wait_status(d->target, c.id, CDS_URL, "fresh", "ACKED");
+	g = generic(cfg_node(doc, c.id), CDS_URL, "svc");
+	ck_assert_str_eq(str(g, "client_status"), "ACKED");
+	ck_assert_str_eq(str(g, "version_info"), c.cds_version);
+	ck_assert_str_eq(field(g, "xds_config", "connect_timeout"), "3s");
+	ck_assert_ptr_null(json_object_get(g, "error_state"));
+	json_decref(doc);
+
+	free(cds_nonce);
+	free(cds_v2);
+	free(sds_nonce);
+	free(sds_v2);
+	client_close(&c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* A delta request on `s`: subscribing to every cluster on the first,
+ * answering `nonce` (NACK with `nack`) on the others. */
+static void delta_send(struct xdc_stream *s, const char *id, bool first,
+		       const char *nonce, const char *nack)
+{
+	Envoy__Service__Discovery__V3__DeltaDiscoveryRequest req =
+		ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+	Google__Rpc__Status err = GOOGLE__RPC__STATUS__INIT;
+	char *star[] = {"*"};
+
+	node.id = (char *)id;
+	node.cluster = "edge";
+	req.node = first ? &node : NULL;
+	req.type_url = CDS_URL;
+	if (first) {
+		req.resource_names_subscribe = star;
+		req.n_resource_names_subscribe = 1;
+	}
+	req.response_nonce = (char *)(nonce ? nonce : "");
+	if (nack != NULL) {
+		err.code = 3;
+		err.message = (char *)nack;
+		req.error_detail = &err;
+	}
+	ck_assert(xdc_send_delta(s, &req, WAIT_MS));
+}
+
+/* The next delta response: its resource count; its nonce (malloc'd). */
+static size_t delta_next(struct xdc_stream *s, char **nonce)
+{
+	Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *r =
+		xdc_recv_delta(s, WAIT_MS);
+	size_t n;
+
+	ck_assert_ptr_nonnull(r);
+	*nonce = strdup(r->nonce);
+	n = r->n_resources;
+	envoy__service__discovery__v3__delta_discovery_response__free_unpacked(r, NULL);
+	return n;
+}
+
+/*
+ * In delta a NACK refuses the resources of that response, and xdsd
+ * knows which they were: those that differ from what the client last
+ * ACKed. The others stay ACKED and in sync.
+ */
+START_TEST(delta_nack_concerns_its_resources)
+{
+	char *dir = xdtest_snapdir(), cfg[1024], *nonce;
+	struct xdt_daemon *d;
+	struct xdc_conn *conn;
+	struct xdc_stream *st;
+	json_t *doc, *n, *g, *err;
+
+	write_version(dir, 1, SECRET_TEXT);
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	conn = xdc_connect(d->target);
+	st = xdc_open(conn, XDC_DELTA_ADS);
+	delta_send(st, "delta-nack", true, NULL, NULL);
+	ck_assert_int_eq(delta_next(st, &nonce), 2);
+	delta_send(st, "delta-nack", false, nonce, NULL);
+	free(nonce);
+	json_decref(wait_status(d->target, "delta-nack", CDS_URL, "other", "ACKED"));
+
+	write_version(dir, 2, SECRET_TEXT);
+	reload(d, 1);
+	ck_assert_int_eq(delta_next(st, &nonce), 2); /* svc and fresh */
+	delta_send(st, "delta-nack", false, nonce, NACK_CDS);
+	free(nonce);
+	doc = wait_status(d->target, "delta-nack", CDS_URL, "svc", "NACKED");
+	n = cfg_node(doc, "delta-nack");
+	g = generic(n, CDS_URL, "svc");
+	ck_assert_str_eq(str(g, "config_status"), "ERROR");
+	ck_assert_str_eq(field(g, "xds_config", "connect_timeout"), "1s");
+	err = json_object_get(g, "error_state");
+	ck_assert_str_eq(str(err, "details"), NACK_CDS);
+	ck_assert_str_eq(field(err, "failed_configuration", "connect_timeout"), "2s");
+	g = generic(n, CDS_URL, "fresh");
+	ck_assert_str_eq(str(g, "client_status"), "NACKED");
+	ck_assert_ptr_null(json_object_get(g, "xds_config"));
+	/* not in the refused response: ACKED, as xdsd serves it */
+	g = generic(n, CDS_URL, "other");
+	ck_assert_str_eq(str(g, "client_status"), "ACKED");
+	ck_assert_str_eq(str(g, "config_status"), "SYNCED");
+	ck_assert_str_eq(field(g, "xds_config", "connect_timeout"), "9s");
+	ck_assert_ptr_null(json_object_get(g, "error_state"));
+	json_decref(doc);
+
+	xdc_stream_free(st);
+	xdc_conn_free(conn);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 /* csds_allow names identities: without client certificates it is an
  * error, reported with its line. */
 START_TEST(csds_allow_needs_mtls)
@@ -780,6 +1095,8 @@ int main(void)
 	tcase_add_test(tc, only_allowed_identities_from_other_hosts);
 	tcase_add_test(tc, csds_allow_needs_mtls);
 	tcase_add_test(tc, glob_subscription_shows_its_members);
+	tcase_add_test(tc, sotw_nack_after_ack_per_resource);
+	tcase_add_test(tc, delta_nack_concerns_its_resources);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
