@@ -134,7 +134,9 @@ static void exchange_free(struct exchange *e)
 	free(e);
 }
 
-static void hup_closed(uv_handle_t *h)
+/* One of a connection's handles (its head timer, its hup watch) is
+ * closed: the last one frees it. */
+static void conn_handle_closed(uv_handle_t *h)
 {
 	struct conn *c = h->data;
 	struct xd_http_server *s = c->srv;
@@ -150,7 +152,7 @@ static void hup_stop(struct conn *c)
 	if (!c->hup_open)
 		return;
 	c->hup_open = false;
-	uv_close((uv_handle_t *)&c->hup, hup_closed);
+	uv_close((uv_handle_t *)&c->hup, conn_handle_closed);
 }
 
 static void on_timer(uv_timer_t *t);
@@ -505,17 +507,6 @@ static void on_head_timeout(uv_timer_t *t)
 	 * end on its next run and close it the usual way. */
 	if (ci != NULL)
 		shutdown(ci->connect_fd, SHUT_RDWR);
-}
-
-static void conn_handle_closed(uv_handle_t *h)
-{
-	struct conn *c = h->data;
-	struct xd_http_server *s = c->srv;
-
-	XD_ASSERT(c->handles > 0);
-	if (--c->handles == 0)
-		free(c);
-	server_unref(s);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *mc,
