@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -87,6 +88,7 @@ struct xd_http_server {
 	int port;
 	struct xd_list conns;
 	struct xd_http_stats stats;
+	unsigned long long closed; /* connections closed since start */
 	struct xd_log_limit log_full, log_address, log_rate;
 	bool stopping;
 	int handles; /* the server's own handles and every connection's */
@@ -329,6 +331,14 @@ static void *on_uri(void *cls XD_UNUSED, const char *uri,
 	return e;
 }
 
+static enum MHD_Result count_length(void *cls, enum MHD_ValueKind kind XD_UNUSED,
+				    const char *key, const char *value XD_UNUSED)
+{
+	if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
+		++*(int *)cls;
+	return MHD_YES;
+}
+
 /* The head is complete: what it says decides whether to go on. */
 static enum MHD_Result head_done(struct exchange *e, const char *method)
 {
@@ -342,6 +352,7 @@ static enum MHD_Result head_done(struct exchange *e, const char *method)
 	const char *te = MHD_lookup_connection_value(
 		c->mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
 	char *end;
+	int lengths = 0;
 
 	e->seen = true;
 	uv_timer_stop(&c->head);
@@ -349,9 +360,13 @@ static enum MHD_Result head_done(struct exchange *e, const char *method)
 		s->stats.too_large++;
 		return refuse(e, 431, "request head over 16 KiB");
 	}
-	/* both framings at once: a smuggling attempt, or a broken client */
+	/* two framings at once, or two lengths (the library would take
+	 * the first): a smuggling attempt, or a broken client */
+	MHD_get_connection_values(c->mc, MHD_HEADER_KIND, count_length, &lengths);
 	if (cl != NULL && te != NULL)
 		return refuse(e, 400, "both Content-Length and Transfer-Encoding");
+	if (lengths > 1)
+		return refuse(e, 400, "more than one Content-Length");
 	if (cl != NULL && (strtoull(cl, &end, 10) > o->max_body || *end != '\0')) {
 		s->stats.too_large++;
 		return refuse(e, 413, "request body too large");
@@ -557,6 +572,7 @@ static void on_connection(void *cls, struct MHD_Connection *mc,
 	hup_stop(c);
 	xd_list_remove(&c->link);
 	s->stats.connections--;
+	s->closed++;
 	uv_close((uv_handle_t *)&c->head, conn_handle_closed);
 }
 
@@ -650,11 +666,20 @@ static void on_poll(uv_poll_t *p, int status XD_UNUSED, int events XD_UNUSED)
 static void run(struct xd_http_server *s)
 {
 	MHD_UNSIGNED_LONG_LONG ms;
+	unsigned long long closed = s->closed;
 
 	if (s->stopping)
 		return;
 	MHD_run(s->mhd);
-	if (MHD_get_timeout(s->mhd, &ms) == MHD_YES)
+	/* The library stops accepting when it runs out of descriptors, and
+	 * takes the listening socket back only at the start of a run: with
+	 * connections closed in this one, run again on the next turn rather
+	 * than wait for some other event. */
+	if (s->closed != closed)
+		ms = 0;
+	else if (MHD_get_timeout(s->mhd, &ms) != MHD_YES)
+		ms = UINT64_MAX;
+	if (ms != UINT64_MAX)
 		uv_timer_start(&s->timer, on_timer, ms, 0);
 	else
 		uv_timer_stop(&s->timer);

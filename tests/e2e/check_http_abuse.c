@@ -724,6 +724,41 @@ START_TEST(admin_connections_per_address)
 END_TEST
 
 /*
+ * A request framed two ways (Content-Length and chunked, or two
+ * lengths) is refused rather than read one way: behind a proxy that
+ * reads it the other way, it would smuggle a second request.
+ */
+START_TEST(ambiguous_framing_refused)
+{
+	static const char *const attempts[] = {
+		"POST /v3/discovery:clusters HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+		"Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"2\r\n{}\r\n0\r\n\r\n",
+		"POST /v3/discovery:clusters HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+		"Content-Length: 2\r\nContent-Length: 40\r\n\r\n{}",
+	};
+	char *dir = xdtest_clusters_snapdir(3);
+	struct xdt_daemon *d = start(dir, NULL);
+
+	for (size_t i = 0; i < 2; i++) {
+		int fd = dial(NULL, d->rest_port);
+		char *out;
+
+		ck_assert(fd >= 0);
+		send_text(fd, attempts[i]);
+		out = read_answers(fd, 0, 5000, NULL);
+		ck_assert_msg(strncmp(out, "HTTP/1.1 400 ", 13) == 0, "attempt %zu: '%.300s'",
+			      i, out);
+		free(out);
+		close(fd);
+	}
+	assert_healthy(d, 3000);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/*
  * A REST connection is held to the request rate of a gRPC stream
  * (max_requests_per_second, max_request_burst): over it, 429 and the
  * connection closes; the requests before are answered.
@@ -769,6 +804,7 @@ int main(void)
 	tcase_add_test(tc, admin_refuses_foreign_web_pages);
 	tcase_add_test(tc, admin_connections_per_address);
 	tcase_add_test(tc, rest_request_rate);
+	tcase_add_test(tc, ambiguous_framing_refused);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
