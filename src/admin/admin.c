@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "admin/clients.h"
 #include "admin/dump.h"
@@ -28,6 +29,7 @@ struct xd_admin {
 	struct xd_admin_deps deps;
 	struct xd_http_server *http;
 	struct xd_log_limit log_refused;
+	char hostname[256]; /* the machine's, for the guard */
 	unsigned long long refused; /* by the guard (guard.h) */
 	bool ready;
 	void (*done)(void *arg);
@@ -137,6 +139,7 @@ static const struct route routes[] = {
 static bool guarded(struct xd_admin *a, struct xd_http_exchange *x)
 {
 	struct xd_admin_request r = {
+		.hostname = a->hostname,
 		.method = x->method,
 		.host = xd_http_header(x, "Host"),
 		.origin = xd_http_header(x, "Origin"),
@@ -215,6 +218,8 @@ int xd_admin_start(struct xd_admin **out, uv_loop_t *loop,
 
 	a->deps = *deps;
 	a->log_refused = limit;
+	if (gethostname(a->hostname, sizeof(a->hostname) - 1) != 0)
+		a->hostname[0] = '\0';
 	if (xd_http_start(&a->http, loop, &opts, why, sizeof(why)) != 0) {
 		xd_error("admin endpoint: %s (admin_listen; 'off' turns it off)", why);
 		free(a);

@@ -44,12 +44,28 @@ static bool is_address(const char *host)
 	       inet_pton(AF_INET6, host, buf) == 1;
 }
 
+/* Whether `host` is the machine's name, or the first label of it. */
+static bool machine_name(const char *hostname, const char *host)
+{
+	const char *dot;
+
+	if (hostname == NULL || hostname[0] == '\0')
+		return false;
+	if (strcasecmp(host, hostname) == 0)
+		return true;
+	dot = strchr(hostname, '.');
+	return dot != NULL && strlen(host) == (size_t)(dot - hostname) &&
+	       strncasecmp(host, hostname, (size_t)(dot - hostname)) == 0;
+}
+
 /* Whether `host` (no port) names this endpoint. */
-static bool own_host(const struct xd_config *cfg, const char *host)
+static bool own_host(const struct xd_config *cfg, const char *hostname,
+		     const char *host)
 {
 	char listen_host[HOST_MAX];
 
-	if (is_address(host) || strcasecmp(host, "localhost") == 0)
+	if (is_address(host) || strcasecmp(host, "localhost") == 0 ||
+	    machine_name(hostname, host))
 		return true;
 	for (size_t i = 0; i < cfg->nadmin_hosts; i++)
 		if (strcasecmp(host, cfg->admin_hosts[i]) == 0)
@@ -61,13 +77,14 @@ static bool own_host(const struct xd_config *cfg, const char *host)
 }
 
 /* An Origin is "scheme://host[:port]" or "null". */
-static bool own_origin(const struct xd_config *cfg, const char *origin)
+static bool own_origin(const struct xd_config *cfg, const char *hostname,
+		       const char *origin)
 {
 	const char *sep = strstr(origin, "://");
 	char host[HOST_MAX];
 
 	return sep != NULL && host_part(sep + 3, host, sizeof(host)) &&
-	       own_host(cfg, host);
+	       own_host(cfg, hostname, host);
 }
 
 /* Whether the media type of a Content-Type is application/json
@@ -90,13 +107,14 @@ int xd_admin_guard(const struct xd_config *cfg, const struct xd_admin_request *r
 	char host[HOST_MAX];
 
 	if (r->host != NULL &&
-	    (!host_part(r->host, host, sizeof(host)) || !own_host(cfg, host))) {
+	    (!host_part(r->host, host, sizeof(host)) ||
+	     !own_host(cfg, r->hostname, host))) {
 		snprintf(why, why_len,
-			 "Host '%.200s' does not name this endpoint (its names: IP addresses, localhost, the host of admin_listen and admin_hosts:)",
+			 "Host '%.200s' does not name this endpoint (its names: IP addresses, localhost, this machine's host name, the host of admin_listen and admin_hosts:)",
 			 r->host);
 		return 403;
 	}
-	if (r->origin != NULL && !own_origin(cfg, r->origin)) {
+	if (r->origin != NULL && !own_origin(cfg, r->hostname, r->origin)) {
 		snprintf(why, why_len,
 			 "a request from the web page of '%.200s' (Origin): the admin endpoint serves no other site",
 			 r->origin);

@@ -5,8 +5,9 @@
  * rebound to 127.0.0.1 it can even read the answers. So:
  *
  * - Host, when sent, must name the endpoint: an IP address (a page can
- *   only rebind a name), `localhost`, the host of admin_listen, or one
- *   of `admin_hosts:`. Anything else: 403.
+ *   only rebind a name), `localhost`, the machine's host name (and its
+ *   first label), the host of admin_listen, or one of `admin_hosts:`.
+ *   Anything else: 403.
  * - A request a browser marks as coming from another origin (Origin
  *   naming a host that is not one of those, Origin "null", or
  *   Sec-Fetch-Site cross-site or same-site): 403.
@@ -25,8 +26,10 @@
 
 #include "config/config.h"
 
-/* What a request brings that the guard looks at (NULL: not sent). */
+/* What a request brings that the guard looks at (NULL: not sent), and
+ * the machine's host name (gethostname(2); NULL or "" when unknown). */
 struct xd_admin_request {
+	const char *hostname;
 	const char *method;
 	const char *host;           /* Host */
 	const char *origin;         /* Origin */
