@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -26,11 +27,23 @@
  *
  * A request a handler does not answer at once is parked with
  * MHD_suspend_connection, which also takes the socket out of the
- * library's epoll set; a uv_poll of its own then watches for the client
- * leaving (UV_DISCONNECT), so that a held REST poll hears `gone` at
- * once rather than when it ends. xd_http_reply resumes the connection;
- * the library then asks for the answer on its next run, never from
- * inside xd_http_reply.
+ * library's epoll set. xd_http_reply resumes the connection; the
+ * library then asks for the answer on its next run, never from inside
+ * xd_http_reply.
+ *
+ * Each connection also has a uv_poll of its own on its socket, for the
+ * client's end of stream (UV_DISCONNECT): a held REST poll hears `gone`
+ * at once rather than when it ends. And the library's epoll set is
+ * edge-triggered: a read that returns less than it asked for makes it
+ * wait for the next edge, so when the end of stream comes with the
+ * client's last bytes (a request cut short, then gone; or a whole one
+ * and the end, from a client that half-closes), it reads the bytes and
+ * never the end, and the connection would stay until the idle timeout.
+ * So once the client has ended its stream, and the connection waits
+ * for request bytes (none is being handled or answered) and the library
+ * has read every byte that came, xdsd shuts down the socket's reading
+ * side: a new edge, on which the library reads the end and closes, as
+ * for any client that leaves.
  */
 
 #define MAX_HEAD (16u * 1024)
@@ -51,8 +64,10 @@ struct conn {
 	struct sockaddr_storage addr;
 	char peer[64];
 	uv_timer_t head;        /* http_header_timeout */
-	uv_poll_t hup;          /* while a request is held */
+	uv_poll_t hup;          /* the client's end of stream */
 	bool hup_open;
+	bool ended;             /* the client ended its stream */
+	bool woken;             /* the library was made to read again */
 	int handles;            /* open; freed at 0 once closed */
 	struct xd_bucket requests;
 	struct exchange *x;     /* the request being read or handled */
@@ -90,6 +105,7 @@ struct xd_http_server {
 	struct xd_http_stats stats;
 	unsigned long long closed; /* connections closed since start */
 	struct xd_log_limit log_full, log_address, log_rate;
+	size_t ended; /* connections ended by their client, library not woken */
 	bool stopping;
 	int handles; /* the server's own handles and every connection's */
 	void (*done)(void *arg);
@@ -169,40 +185,81 @@ static void resume(struct exchange *e)
 	if (!e->suspended)
 		return;
 	e->suspended = false;
-	hup_stop(e->c);
 	MHD_resume_connection(e->c->mc);
 	if (!s->stopping)
 		uv_timer_start(&s->timer, on_timer, 0, 0);
 }
 
-/* The client left while its request was held. */
+/*
+ * The client ended its stream and the library may not know (see
+ * above): when the connection waits for request bytes and none is left
+ * unread, its reading side is shut down, which the library sees.
+ * True once done (or no longer needed).
+ */
+static bool wake(struct conn *c)
+{
+	const union MHD_ConnectionInfo *ci;
+	int unread = 0;
+
+	if (c->mc == NULL)
+		return true;
+	if (c->x != NULL && c->x->dispatched)
+		return false; /* being handled or answered: after that */
+	ci = MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (ci == NULL)
+		return true;
+	if (ioctl(ci->connect_fd, FIONREAD, &unread) == 0 && unread > 0)
+		return false; /* the library reads those first */
+	shutdown(ci->connect_fd, SHUT_RD);
+	return true;
+}
+
+static void wake_ended(struct xd_http_server *s)
+{
+	struct xd_list *l;
+
+	xd_list_for_each(l, &s->conns) {
+		struct conn *c = xd_container_of(l, struct conn, link);
+
+		if (c->ended && !c->woken && wake(c)) {
+			c->woken = true;
+			s->ended--;
+		}
+	}
+}
+
+/* The client's end of stream (or an error on its socket). */
 static void on_hup(uv_poll_t *p, int status XD_UNUSED, int events XD_UNUSED)
 {
 	struct conn *c = p->data;
 	struct exchange *e = c->x;
 
-	if (e == NULL || !e->suspended)
+	/* level-triggered: once is enough (hold() starts it again) */
+	uv_poll_stop(&c->hup);
+	if (e != NULL && e->suspended) {
+		/* it left while its request was held */
+		e->abandoned = true;
+		resume(e);
 		return;
-	e->abandoned = true;
-	resume(e);
+	}
+	if (c->ended)
+		return;
+	c->ended = true;
+	if (wake(c))
+		c->woken = true;
+	else
+		c->srv->ended++; /* tried again after each run */
 }
 
 static void hold(struct exchange *e)
 {
 	struct conn *c = e->c;
-	struct xd_http_server *s = c->srv;
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
 
 	MHD_suspend_connection(c->mc);
 	e->suspended = true;
-	if (ci == NULL || uv_poll_init(s->loop, &c->hup, ci->connect_fd) != 0)
-		return; /* held until answered: no worse than that */
-	c->hup.data = c;
-	c->hup_open = true;
-	c->handles++;
-	s->handles++;
-	uv_poll_start(&c->hup, UV_DISCONNECT, on_hup);
+	/* a client that has already ended its stream is heard of at once */
+	if (c->hup_open)
+		uv_poll_start(&c->hup, UV_DISCONNECT, on_hup);
 }
 
 static struct MHD_Response *make_response(struct exchange *e)
@@ -465,7 +522,6 @@ static void on_completed(void *cls XD_UNUSED, struct MHD_Connection *mc XD_UNUSE
 	if (c != NULL && c->x == e)
 		c->x = NULL;
 	if (c != NULL) {
-		hup_stop(c);
 		/* the next request's head is due within the deadline */
 		if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && c->mc != NULL &&
 		    !c->srv->stopping)
@@ -534,6 +590,8 @@ static void on_connection(void *cls, struct MHD_Connection *mc,
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
 			mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		const union MHD_ConnectionInfo *fd = MHD_get_connection_info(
+			mc, MHD_CONNECTION_INFO_CONNECTION_FD);
 
 		c = xd_calloc(1, sizeof(*c));
 		c->srv = s;
@@ -550,6 +608,16 @@ static void on_connection(void *cls, struct MHD_Connection *mc,
 			       s->opts.header_timeout_ms);
 		xd_bucket_init(&c->requests, s->opts.max_request_burst,
 			       uv_now(s->loop));
+		/* without it a held request waits to be answered, and an end
+		 * of stream read with the last bytes waits for the idle
+		 * timeout: no worse than that */
+		if (fd != NULL && uv_poll_init(s->loop, &c->hup, fd->connect_fd) == 0) {
+			c->hup.data = c;
+			c->hup_open = true;
+			c->handles++;
+			s->handles++;
+			uv_poll_start(&c->hup, UV_DISCONNECT, on_hup);
+		}
 		xd_list_init(&c->link);
 		xd_list_push_back(&s->conns, &c->link);
 		s->stats.connections++;
@@ -570,6 +638,8 @@ static void on_connection(void *cls, struct MHD_Connection *mc,
 	}
 	c->x = NULL;
 	hup_stop(c);
+	if (c->ended && !c->woken)
+		s->ended--;
 	xd_list_remove(&c->link);
 	s->stats.connections--;
 	s->closed++;
@@ -671,6 +741,8 @@ static void run(struct xd_http_server *s)
 	if (s->stopping)
 		return;
 	MHD_run(s->mhd);
+	if (s->ended > 0)
+		wake_ended(s);
 	/* The library stops accepting when it runs out of descriptors, and
 	 * takes the listening socket back only at the start of a run: with
 	 * connections closed in this one, run again on the next turn rather

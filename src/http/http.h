@@ -28,6 +28,10 @@
  *   asked for holds one answer, never more;
  * - a connection that sends or takes nothing for `idle_ms` while a
  *   request is under way is closed;
+ * - a connection whose client has ended its stream closes as soon as
+ *   nothing on it is being handled or answered (a held request is
+ *   dropped at once), even when the end came with the client's last
+ *   bytes;
  * - with `max_requests_per_second`, a connection sending more than that
  *   on average (bursts of `max_request_burst`) is answered 429 and
  *   closed.

@@ -175,10 +175,11 @@ static void assert_healthy(const struct xdt_daemon *d, int within_ms)
 }
 
 /* The value of one sample of /metrics ("name{labels}" as written), or
- * -1 when absent. */
-static double metric(const struct xdt_daemon *d, const char *series)
+ * -1 when absent, asked from `src` (NULL: the kernel's pick). */
+static double metric_from(const struct xdt_daemon *d, const char *src,
+			  const char *series)
 {
-	int fd = dial(NULL, d->admin_port);
+	int fd = dial(src, d->admin_port);
 	char *out, *at;
 	double v = -1;
 
@@ -193,6 +194,11 @@ static double metric(const struct xdt_daemon *d, const char *series)
 		}
 	free(out);
 	return v;
+}
+
+static double metric(const struct xdt_daemon *d, const char *series)
+{
+	return metric_from(d, NULL, series);
 }
 
 static void raise_fd_limit(void)
@@ -798,6 +804,108 @@ START_TEST(rest_request_rate)
 }
 END_TEST
 
+/* Sends `text` and the end of the stream in one segment: TCP_CORK holds
+ * the bytes back until shutdown() adds the FIN to them. */
+static void send_with_fin(int fd, const char *text)
+{
+	int one = 1;
+
+	ck_assert(setsockopt(fd, IPPROTO_TCP, TCP_CORK, &one, sizeof(one)) == 0);
+	send_text(fd, text);
+	ck_assert(shutdown(fd, SHUT_WR) == 0);
+}
+
+/* Waits until the endpoints hold `admin` and `rest` connections (the
+ * one asking for /metrics, from 127.0.0.3, counted); false if not
+ * within `ms`. */
+static bool connections_become(const struct xdt_daemon *d, int admin, int rest,
+			       int ms)
+{
+	long long end = xdtest_now_ms() + ms;
+
+	do {
+		if (metric_from(d, "127.0.0.3", "xdsd_http_connections{endpoint=\"admin\"}") == admin &&
+		    metric_from(d, "127.0.0.3", "xdsd_http_connections{endpoint=\"rest\"}") == rest)
+			return true;
+		xdtest_sleep_ms(50);
+	} while (xdtest_now_ms() < end);
+	return false;
+}
+
+/*
+ * A client whose last bytes and end of stream come in one segment: a
+ * request cut short (its body not all sent), then gone. The library
+ * watches its sockets edge-triggered, and read those bytes but not the
+ * end behind them; the connection stayed until the idle timeout (two
+ * minutes for REST-JSON), holding a place of the endpoint's and of the
+ * client's address, so that a client could fill both at no cost to
+ * itself. Each must close at once; and a whole request sent the same
+ * way is still answered before its connection closes.
+ */
+START_TEST(end_of_stream_with_last_bytes)
+{
+	static const char admin_cut[] =
+		"POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+		"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{";
+	static const char rest_cut[] =
+		"POST /v3/discovery:clusters HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+		"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"node\"";
+	char *dir = xdtest_clusters_snapdir(3);
+	struct xdt_daemon *d = start(dir, "admin_max_connections_per_address: 4\n"
+					  "rest_max_connections_per_address: 4\n");
+	char req[1024], *out;
+	size_t len;
+	int fd;
+
+	for (int i = 0; i < 8; i++) {
+		int a = dial(NULL, d->admin_port), r = dial(NULL, d->rest_port);
+
+		ck_assert(a >= 0 && r >= 0);
+		send_with_fin(a, admin_cut);
+		send_with_fin(r, rest_cut);
+		close(a);
+		close(r);
+	}
+	ck_assert_msg(connections_become(d, 1, 0, 3000),
+		      "connections left by clients gone: admin %.0f (1 is /metrics), REST-JSON %.0f",
+		      metric_from(d, "127.0.0.3", "xdsd_http_connections{endpoint=\"admin\"}"),
+		      metric_from(d, "127.0.0.3", "xdsd_http_connections{endpoint=\"rest\"}"));
+
+	/* a whole request and the end of the stream: answered, then closed */
+	fd = dial(NULL, d->rest_port);
+	ck_assert(fd >= 0);
+	rest_request(req, sizeof(req), NULL, NULL);
+	send_with_fin(fd, req);
+	out = read_answers(fd, 0, 5000, &len);
+	ck_assert_msg(count_answers(out, len, "HTTP/1.1 200 ") == 1, "'%.300s'", out);
+	free(out);
+	close(fd);
+	fd = dial(NULL, d->admin_port);
+	ck_assert(fd >= 0);
+	send_with_fin(fd, "GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+	out = read_answers(fd, 0, 5000, &len);
+	ck_assert_msg(count_answers(out, len, "HTTP/1.1 200 ") == 1, "'%.300s'", out);
+	{
+		const char *cl = strstr(out, "Content-Length: ");
+		const char *body = strstr(out, "\r\n\r\n");
+
+		ck_assert(cl != NULL && body != NULL);
+		ck_assert_msg(strlen(body + 4) == strtoul(cl + 16, NULL, 10),
+			      "/status: %zu bytes of %lu", strlen(body + 4),
+			      strtoul(cl + 16, NULL, 10));
+	}
+	free(out);
+	close(fd);
+	ck_assert_msg(connections_become(d, 1, 0, 3000),
+		      "connections left after whole requests: admin %.0f (1 is /metrics), REST-JSON %.0f",
+		      metric_from(d, "127.0.0.3", "xdsd_http_connections{endpoint=\"admin\"}"),
+		      metric_from(d, "127.0.0.3", "xdsd_http_connections{endpoint=\"rest\"}"));
+	assert_healthy(d, 3000);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("http_abuse");
@@ -814,6 +922,11 @@ int main(void)
 	tcase_add_test(tc, admin_connections_per_address);
 	tcase_add_test(tc, rest_request_rate);
 	tcase_add_test(tc, ambiguous_framing_refused);
+	suite_add_tcase(s, tc);
+	/* a case of its own, to run alone (CK_RUN_CASE=end_of_stream) */
+	tc = tcase_create("end_of_stream");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, end_of_stream_with_last_bytes);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
