@@ -71,3 +71,87 @@ clean-local: clean-fuzz-request
 clean-fuzz-request:
 	rm -rf tests/fuzz/seeds-request-built tests/fuzz/corpus-request
 .PHONY: fuzz-request clean-fuzz-request
+
+# ---------------------------------------------------------------------
+# `make fuzz-http` (also reached by `make fuzz`): the admin endpoint and
+# REST-JSON, the real ones on libmicrohttpd and the libuv loop, under
+# libFuzzer with ASan and UBSan (tests/fuzz/fuzz_http.c): each input is
+# a program of opens, sends, reads, closes, resets, half-closes, loop
+# runs, snapshot changes and reloads over eight client connections on
+# loopback, and every answer is checked (well-formed, in order, what
+# its request may get, nothing after a close; no poll outlives its
+# connection; both servers settle to no connection after each input).
+# Seeded with what http-seeds writes (every admin page and guard case,
+# every REST-JSON type, held polls, the bounds), with a dictionary of
+# HTTP and xDS words (http.dict), and with the regression inputs in
+# seeds-http/. Needs clang; runs FUZZ_TIME seconds.
+#
+# The target links the daemon's library built again with coverage and
+# the sanitizers, from the sources this Makefile lists for libxdsd.a
+# (src_libxdsd_a_SOURCES, the schema's local.mk included), never from a
+# list of its own, which would fall behind as modules come and go. The
+# objects go under tests/fuzz/http-objs/, rebuilt when any of the
+# library's headers changes.
+# ---------------------------------------------------------------------
+FUZZ_HTTP_LIB_OBJS = \
+	$(patsubst %.c,tests/fuzz/http-objs/%.o,$(filter %.c,$(src_libxdsd_a_SOURCES)))
+FUZZ_HTTP_PB_OBJS = $(TRANSPORT_PB_C:%.c=tests/fuzz/http-objs/%.o)
+FUZZ_HTTP_OBJS = $(FUZZ_HTTP_LIB_OBJS) $(FUZZ_HTTP_PB_OBJS) \
+	tests/fuzz/http-objs/tests/fuzz/fuzz_http.o
+FUZZ_HTTP_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=undefined -std=gnu11 $(DEFS) $(AM_CPPFLAGS) \
+	$(DEP_CFLAGS)
+
+# Built by `make check` too, so that they keep compiling: the seed
+# writer, and the target without libFuzzer (http_replay.c's main),
+# which replays the seeds and seeds-http/ as a test. Both binaries wrap
+# xd_http_start, for the harness to read the admin endpoint's counters.
+check_PROGRAMS += tests/fuzz/http-seeds tests/fuzz/http-replay
+tests_fuzz_http_seeds_SOURCES = tests/fuzz/http_seeds.c tests/fuzz/fuzz_http.h
+tests_fuzz_http_replay_SOURCES = tests/fuzz/http_replay.c \
+	tests/fuzz/fuzz_http.c tests/fuzz/fuzz_http.h
+tests_fuzz_http_replay_LDADD = $(XDSD_LIBS)
+tests_fuzz_http_replay_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=xd_http_start
+$(tests_fuzz_http_replay_OBJECTS): proto/gen.stamp $(PATHS_H)
+TESTS += tests/fuzz/http-replay.sh
+
+EXTRA_DIST += tests/fuzz/http.dict tests/fuzz/http-replay.sh \
+	tests/fuzz/seeds-http
+if HAVE_CLANG
+$(FUZZ_HTTP_LIB_OBJS) tests/fuzz/http-objs/tests/fuzz/fuzz_http.o: \
+		tests/fuzz/http-objs/%.o: %.c proto/gen.stamp $(PATHS_H) \
+		$(filter %.h,$(src_libxdsd_a_SOURCES)) tests/fuzz/fuzz_http.h
+	@$(MKDIR_P) $(@D)
+	$(AM_V_CC)$(CLANG) $(FUZZ_HTTP_CFLAGS) $(WARN_CFLAGS) -c -o $@ $<
+# protoc-c's output, held to the warnings the daemon holds it to
+$(FUZZ_HTTP_PB_OBJS): tests/fuzz/http-objs/%.o: %.c proto/gen.stamp
+	@$(MKDIR_P) $(@D)
+	$(AM_V_CC)$(CLANG) $(FUZZ_HTTP_CFLAGS) $(WARN_CFLAGS) \
+		-Wno-missing-prototypes -Wno-shadow -c -o $@ $<
+tests/fuzz/fuzz_http$(EXEEXT): $(FUZZ_HTTP_OBJS)
+	$(AM_V_CCLD)$(CLANG) -g -fsanitize=fuzzer,address,undefined \
+		-Wl,--wrap=xd_http_start -o $@ $(FUZZ_HTTP_OBJS) $(DEP_LIBS)
+# xdsd's log goes to a closed stderr (-close_fd_mask=2) at debug level,
+# so that the lines about what clients send are written, and cheaply;
+# the harness and libFuzzer report on a copy of stderr.
+fuzz-http: tests/fuzz/fuzz_http$(EXEEXT) tests/fuzz/http-seeds$(EXEEXT)
+	@rm -rf tests/fuzz/seeds-http-built && \
+	$(MKDIR_P) tests/fuzz/seeds-http-built tests/fuzz/corpus-http && \
+	tests/fuzz/http-seeds$(EXEEXT) tests/fuzz/seeds-http-built
+	XDSD_SCHEMA=proto/xds-api.pb FUZZ_HTTP_LOG=debug \
+	tests/fuzz/fuzz_http$(EXEEXT) \
+		-max_total_time=$(FUZZ_TIME) -max_len=65536 -timeout=20 \
+		-rss_limit_mb=2048 -close_fd_mask=2 \
+		-dict=$(srcdir)/tests/fuzz/http.dict tests/fuzz/corpus-http \
+		tests/fuzz/seeds-http-built $(srcdir)/tests/fuzz/seeds-http
+else
+fuzz-http:
+	@echo "make fuzz needs clang, which configure did not find"; exit 1
+endif
+fuzz: fuzz-http
+CLEANFILES += tests/fuzz/fuzz_http$(EXEEXT)
+clean-local: clean-fuzz-http
+clean-fuzz-http:
+	rm -rf tests/fuzz/seeds-http-built tests/fuzz/corpus-http \
+		tests/fuzz/http-objs
+.PHONY: fuzz-http clean-fuzz-http
