@@ -1209,6 +1209,15 @@ static void client_side(struct peer *p, enum xd_rtype t,
 				h = ~XXH3_64bits(n.data, n.len);
 			view_put(v, n.data, n.len, h);
 		}
+		/* rule D7: nothing carries over from the old stream but what
+		 * the client subscribes to again; it drops the rest */
+		for (size_t i = v->n; !s->want.all && i-- > 0;) {
+			const struct holding *h = &v->v[i];
+
+			if (!xd_nameset_has(s->want.set, h->name, h->len) &&
+			    !xd_derived_in_glob(s->want.set, h->name, h->len))
+				view_drop(v, h->name, h->len);
+		}
 		return;
 	}
 	if (first && held_before == NULL && s->held != NULL &&
