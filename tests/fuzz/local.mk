@@ -65,7 +65,6 @@ else
 fuzz-request:
 	@echo "make fuzz needs clang, which configure did not find"; exit 1
 endif
-fuzz: fuzz-request
 CLEANFILES += tests/fuzz/fuzz_request$(EXEEXT)
 clean-local: clean-fuzz-request
 clean-fuzz-request:
@@ -148,7 +147,13 @@ else
 fuzz-http:
 	@echo "make fuzz needs clang, which configure did not find"; exit 1
 endif
-fuzz: fuzz-http
+# `make fuzz`: every target, one after the other whatever -j says (the
+# top-level Makefile passes one job per core): each fuzzer keeps a core
+# busy on its own, and FUZZ_TIME is each one's.
+fuzz:
+	$(MAKE) $(AM_MAKEFLAGS) fuzz-transcode
+	$(MAKE) $(AM_MAKEFLAGS) fuzz-request
+	$(MAKE) $(AM_MAKEFLAGS) fuzz-http
 CLEANFILES += tests/fuzz/fuzz_http$(EXEEXT)
 clean-local: clean-fuzz-http
 clean-fuzz-http:

@@ -103,7 +103,6 @@ else
 fuzz-transcode:
 	@echo "make fuzz needs clang, which configure did not find"; exit 1
 endif
-fuzz: fuzz-transcode
 CLEANFILES += tests/fuzz/fuzz_transcode$(EXEEXT)
 clean-local: clean-fuzz-transcode
 clean-fuzz-transcode:
