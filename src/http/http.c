@@ -85,6 +85,8 @@ struct exchange {
 	bool abandoned;          /* the client left while it was held */
 	bool replied;
 	int refuse;              /* answered by us: close after */
+	bool too_large;          /* a body over max_body, not announced */
+	size_t dropped;          /* its bytes, read and dropped */
 	struct MHD_Response *resp; /* the answer, until queued */
 	struct iovec iov[4];
 	int niov;
@@ -498,14 +500,30 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *mc,
 	if (!e->seen)
 		return head_done(e, method);
 	if (*upload_size > 0) {
-		if (e->body.len + *upload_size > s->opts.max_body) {
+		/*
+		 * A body over the bound that no Content-Length announced
+		 * (chunked). The library takes no answer while a body comes
+		 * in: the rest is read and dropped, as much again at most,
+		 * then answered 413; a body that goes on past that closes
+		 * the connection unanswered.
+		 */
+		if (!e->too_large &&
+		    e->body.len + *upload_size > s->opts.max_body) {
 			s->stats.too_large++;
-			return refuse(e, 413, "request body too large");
+			e->too_large = true;
+			xd_buf_free(&e->body);
+		}
+		if (e->too_large) {
+			e->dropped += *upload_size;
+			*upload_size = 0;
+			return e->dropped <= s->opts.max_body * 2 ? MHD_YES : MHD_NO;
 		}
 		xd_buf_append(&e->body, upload, *upload_size);
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	if (e->too_large)
+		return refuse(e, 413, "request body too large");
 	return dispatch(e);
 }
 

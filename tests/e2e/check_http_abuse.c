@@ -906,6 +906,89 @@ START_TEST(end_of_stream_with_last_bytes)
 }
 END_TEST
 
+/* A chunked request to `path` with `chunks` chunks of 1 KiB, ended
+ * (the last, empty chunk) when `end`. malloc'd. */
+static char *chunked(const char *path, int chunks, bool end)
+{
+	size_t cap = 512 + (size_t)chunks * 1040, n;
+	char *req = malloc(cap);
+
+	ck_assert(req != NULL);
+	n = (size_t)snprintf(req, cap,
+			     "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+			     "Content-Type: application/json\r\n"
+			     "Transfer-Encoding: chunked\r\n\r\n", path);
+	for (int i = 0; i < chunks; i++) {
+		n += (size_t)snprintf(req + n, cap - n, "400\r\n");
+		memset(req + n, ' ', 1024);
+		n += 1024;
+		n += (size_t)snprintf(req + n, cap - n, "\r\n");
+	}
+	if (end)
+		snprintf(req + n, cap - n, "0\r\n\r\n");
+	else
+		req[n] = '\0';
+	return req;
+}
+
+/*
+ * A chunked body, whose length nothing says up front, that grows over
+ * the endpoint's bound: answered 413 like a Content-Length over it (the
+ * library takes no answer while a body comes in, so the connection used
+ * to close with none). One that goes on far past the bound is not read
+ * forever: its connection closes.
+ */
+START_TEST(chunked_body_too_large)
+{
+	char *dir = xdtest_clusters_snapdir(3);
+	struct xdt_daemon *d = start(dir, "max_request_size: 2KiB\n");
+	const struct {
+		int port;
+		const char *path;
+		int chunks; /* the bounds: admin 4 KiB, REST-JSON 2 KiB here */
+	} cases[] = {
+		{d->admin_port, "/reload", 6},
+		{d->rest_port, "/v3/discovery:clusters", 3},
+	};
+
+	for (size_t i = 0; i < 2; i++) {
+		char *req = chunked(cases[i].path, cases[i].chunks, true), *out;
+		int fd = dial(NULL, cases[i].port);
+		size_t len;
+
+		ck_assert(fd >= 0);
+		send_text(fd, req);
+		out = read_answers(fd, 0, 5000, &len);
+		ck_assert_msg(count_answers(out, len, "HTTP/1.1 413 ") == 1,
+			      "%s: '%.300s'", cases[i].path, out);
+		free(out);
+		free(req);
+		close(fd);
+	}
+	{
+		/* 64 KiB and no end: closed, not read on and on */
+		char *req = chunked("/reload", 64, false);
+		int fd = dial(NULL, d->admin_port);
+		long long t0 = xdtest_now_ms();
+		char *out;
+
+		ck_assert(fd >= 0);
+		ck_assert(send_within(fd, req, strlen(req), 5000) ||
+			  xdtest_now_ms() - t0 < 5000);
+		out = read_answers(fd, 0, 5000, NULL);
+		ck_assert_msg(xdtest_now_ms() - t0 < 5000,
+			      "an endless chunked body kept its connection open");
+		free(out);
+		free(req);
+		close(fd);
+	}
+	ck_assert(metric(d, "xdsd_http_refused_total{endpoint=\"admin\",reason=\"too_large\"}") >= 2);
+	assert_healthy(d, 3000);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("http_abuse");
@@ -923,10 +1006,11 @@ int main(void)
 	tcase_add_test(tc, rest_request_rate);
 	tcase_add_test(tc, ambiguous_framing_refused);
 	suite_add_tcase(s, tc);
-	/* a case of its own, to run alone (CK_RUN_CASE=end_of_stream) */
+	/* cases of their own, to run alone (CK_RUN_CASE=end_of_stream) */
 	tc = tcase_create("end_of_stream");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, end_of_stream_with_last_bytes);
+	tcase_add_test(tc, chunked_body_too_large);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
