@@ -422,6 +422,23 @@ static void bounds_seeds(void)
 	rd(&s, 1);
 	save(&s, "head-too-large");
 
+	/* a chunked body that grows over the admin's bound as it comes */
+	n = (size_t)snprintf(head, sizeof(head),
+			     "POST /reload HTTP/1.1\r\n" H
+			     "Content-Type: application/json\r\n"
+			     "Transfer-Encoding: chunked\r\n\r\n");
+	for (int i = 0; i < 3; i++) {
+		n += (size_t)snprintf(head + n, sizeof(head) - n, "800\r\n");
+		memset(head + n, ' ', 0x800);
+		n += 0x800;
+		n += (size_t)snprintf(head + n, sizeof(head) - n, "\r\n");
+	}
+	n += (size_t)snprintf(head + n, sizeof(head) - n, "0\r\n\r\n");
+	send_n(&s, 0, head, n);
+	run(&s, 8);
+	rd(&s, 0);
+	save(&s, "chunked-too-large");
+
 	/* a slow head: the header timeout closes it */
 	send_s(&s, 0, "GET /status HTTP/1.1\r\nHost:");
 	wait_ms(&s, FH_TIMEOUT_MS + 4);
