@@ -10,6 +10,10 @@
 # need a live daemon and client, so they are committed) and with the
 # requests request-seeds writes (delta, reconnections, NACKs, deep node
 # metadata...). Needs clang; runs FUZZ_TIME seconds.
+# FUZZ_TIME=900 on the 2-core build machine, 2026-11-26: 1,535,409
+# executions, 1,887 edges, a corpus of 1,363 inputs, no failure, once two
+# checks of the harness's own model were put right (kept as seeds).
+# (README, "Development", says what the runs found.)
 # ---------------------------------------------------------------------
 FUZZ_REQUEST_SRCS = $(srcdir)/tests/fuzz/fuzz_request.c \
 	$(srcdir)/src/protocol/request.c $(srcdir)/src/protocol/node.c \
@@ -84,6 +88,13 @@ clean-fuzz-request:
 # every REST-JSON type, held polls, the bounds), with a dictionary of
 # HTTP and xDS words (http.dict), and with the regression inputs in
 # seeds-http/. Needs clang; runs FUZZ_TIME seconds.
+# FUZZ_TIME=900 on the 2-core build machine, 2026-11-26: 66,206
+# executions (73 a second), 2,659 edges, a corpus of 1,172 inputs, no
+# failure; then, after the second fix below, 43,110 executions from
+# that corpus, 2,674 edges, no failure. Earlier runs found a connection
+# kept after its client had gone, and the corpus's coverage a chunked
+# body over the bound left unanswered (both fixed in src/http/http.c;
+# README, "Development").
 #
 # The target links the daemon's library built again with coverage and
 # the sanitizers, from the sources this Makefile lists for libxdsd.a
