@@ -64,20 +64,7 @@ static void stop(struct xdt_daemon *d)
 static void refused(struct xdc_stream *s, grpc_status_code code,
 		    const char *needle)
 {
-	grpc_status_code got;
-	char *details = NULL;
-	uint8_t *data;
-	size_t len;
-
-	ck_assert_msg(xdc_recv(s, &data, &len, WAIT_MS) != 1,
-		      "a refused client was sent a response");
-	ck_assert(xdc_status(s, &got, &details, WAIT_MS));
-	ck_assert_msg(got == code, "status %d '%s', expected %d", (int)got,
-		      details ? details : "", (int)code);
-	if (needle != NULL)
-		ck_assert_msg(details != NULL && strstr(details, needle) != NULL,
-			      "status message '%s' lacks '%s'", details, needle);
-	free(details);
+	xdc_expect_refused(s, code, needle, WAIT_MS);
 }
 
 /* Over TLS, a client trusting the CA is served; a plaintext client is

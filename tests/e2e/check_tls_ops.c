@@ -210,17 +210,7 @@ static void next_second(void)
 /* The stream ends with `code` and no response. */
 static void ends_with(struct xdc_stream *s, grpc_status_code code)
 {
-	grpc_status_code got;
-	char *details = NULL;
-	uint8_t *data;
-	size_t len;
-
-	ck_assert_msg(xdc_recv(s, &data, &len, WAIT_MS) != 1,
-		      "a refused client was sent a response");
-	ck_assert(xdc_status(s, &got, &details, WAIT_MS));
-	ck_assert_msg(got == code, "status %d '%s', expected %d", (int)got,
-		      details ? details : "", (int)code);
-	free(details);
+	xdc_expect_refused(s, code, NULL, WAIT_MS);
 }
 
 /* ---------------- refused connections and streams ---------------- */

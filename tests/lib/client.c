@@ -282,6 +282,25 @@ bool xdc_status(struct xdc_stream *s, grpc_status_code *code, char **details,
 	return true;
 }
 
+void xdc_expect_refused(struct xdc_stream *s, grpc_status_code code,
+			const char *needle, int timeout_ms)
+{
+	grpc_status_code got;
+	char *details = NULL;
+	uint8_t *data;
+	size_t len;
+
+	ck_assert_msg(xdc_recv(s, &data, &len, timeout_ms) != 1,
+		      "a refused client was sent a response");
+	ck_assert(xdc_status(s, &got, &details, timeout_ms));
+	ck_assert_msg(got == code, "status %d '%s', expected %d", (int)got,
+		      details ? details : "", (int)code);
+	if (needle != NULL)
+		ck_assert_msg(details != NULL && strstr(details, needle) != NULL,
+			      "status message '%s' lacks '%s'", details, needle);
+	free(details);
+}
+
 bool xdc_drain_status(struct xdc_stream *s, grpc_status_code *code,
 		      char **details, int timeout_ms)
 {

@@ -96,6 +96,11 @@ bool xdc_status(struct xdc_stream *s, grpc_status_code *code, char **details,
 bool xdc_drain_status(struct xdc_stream *s, grpc_status_code *code,
 		      char **details, int timeout_ms);
 
+/* Asserts that the server ends the call without a response, with
+ * `code` and, unless `needle` is NULL, a message holding it. */
+void xdc_expect_refused(struct xdc_stream *s, grpc_status_code code,
+			const char *needle, int timeout_ms);
+
 /* Cancels the call if still open, drains it and frees it. */
 void xdc_stream_free(struct xdc_stream *s);
 
