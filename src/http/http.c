@@ -2,7 +2,6 @@
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include <unistd.h>
 
 #include "http/listen.h"
+#include "util/address.h"
 #include "util/bucket.h"
 #include "util/common.h"
 #include "util/list.h"
@@ -560,24 +560,15 @@ static void on_completed(void *cls XD_UNUSED, struct MHD_Connection *mc XD_UNUSE
 
 static void peer_of(struct conn *c, const struct sockaddr *sa)
 {
-	char host[INET6_ADDRSTRLEN];
-	socklen_t len = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
-						    sizeof(struct sockaddr_in);
-
 	if (c->srv->unix_socket || sa->sa_family == AF_UNIX) {
 		snprintf(c->peer, sizeof(c->peer), "unix");
 		return;
 	}
-	memcpy(&c->addr, sa, len);
-	if (getnameinfo(sa, len, host, sizeof(host), NULL, 0, NI_NUMERICHOST) != 0) {
+	memcpy(&c->addr, sa, sa->sa_family == AF_INET6 ?
+				     sizeof(struct sockaddr_in6) :
+				     sizeof(struct sockaddr_in));
+	if (xd_address_format(sa, c->peer, sizeof(c->peer)) == 0)
 		snprintf(c->peer, sizeof(c->peer), "?");
-		return;
-	}
-	snprintf(c->peer, sizeof(c->peer), sa->sa_family == AF_INET6 ? "[%s]:%u" : "%s:%u",
-		 host,
-		 ntohs(sa->sa_family == AF_INET6 ?
-			       ((const struct sockaddr_in6 *)sa)->sin6_port :
-			       ((const struct sockaddr_in *)sa)->sin_port));
 }
 
 static void on_head_timeout(uv_timer_t *t)

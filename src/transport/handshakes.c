@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "util/address.h"
 #include "util/clock.h"
 #include "util/common.h"
 #include "util/log.h"
@@ -169,30 +170,16 @@ static bool socket_peer(int fd, char *out, size_t len)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	char host[INET6_ADDRSTRLEN];
 
 	if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &sl) != 0)
 		return false;
-	if (ss.ss_family == AF_INET) {
-		const struct sockaddr_in *in = (const void *)&ss;
+	if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6) {
+		char addr[INET6_ADDRSTRLEN + 8];
+		int family = xd_address_format((struct sockaddr *)&ss, addr,
+					       sizeof(addr));
 
-		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-		snprintf(out, len, "ipv4:%s:%u", host, ntohs(in->sin_port));
-		return true;
-	}
-	if (ss.ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const void *)&ss;
-
-		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
-			inet_ntop(AF_INET, &in6->sin6_addr.s6_addr[12], host,
-				  sizeof(host));
-			snprintf(out, len, "ipv4:%s:%u", host,
-				 ntohs(in6->sin6_port));
-		} else {
-			inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-			snprintf(out, len, "ipv6:[%s]:%u", host,
-				 ntohs(in6->sin6_port));
-		}
+		snprintf(out, len, "%s:%s", family == AF_INET ? "ipv4" : "ipv6",
+			 addr);
 		return true;
 	}
 	if (ss.ss_family == AF_UNIX) {

@@ -1,7 +1,11 @@
 #include "util/address.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 const char *xd_address_error(const char *s)
 {
@@ -33,4 +37,33 @@ const char *xd_address_error(const char *s)
 	if (*end != '\0' || port > 65535)
 		return "port must be a number from 0 to 65535";
 	return NULL;
+}
+
+int xd_address_format(const struct sockaddr *sa, char *out, size_t cap)
+{
+	char host[INET6_ADDRSTRLEN];
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)sa;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		snprintf(out, cap, "%s:%u", host, ntohs(in->sin_port));
+		return AF_INET;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+
+		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+			inet_ntop(AF_INET, &in6->sin6_addr.s6_addr[12], host,
+				  sizeof(host));
+			snprintf(out, cap, "%s:%u", host, ntohs(in6->sin6_port));
+			return AF_INET;
+		}
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		snprintf(out, cap, "[%s]:%u", host, ntohs(in6->sin6_port));
+		return AF_INET6;
+	}
+	if (cap > 0)
+		out[0] = '\0';
+	return 0;
 }
