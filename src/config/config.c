@@ -920,6 +920,25 @@ static void print_directive(const struct xd_config *cfg,
 	fprintf(out, "    # %s\n", d->doc);
 }
 
+/* A list of strings (load_strings) as --check prints it. */
+static void print_strings(FILE *out, const char *name, const char *doc,
+			  char *const *list, size_t n)
+{
+	fprintf(out, "%s:%s    # %s\n", name, n == 0 ? " []" : "", doc);
+	for (size_t i = 0; i < n; i++) {
+		fputs("  - ", out);
+		print_quoted(out, list[i]);
+		fputc('\n', out);
+	}
+}
+
+static void free_strings(char **list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+}
+
 void xd_config_print(const struct xd_config *cfg, FILE *out)
 {
 	for (size_t i = 0; i < NDIRECTIVES; i++)
@@ -942,20 +961,12 @@ void xd_config_print(const struct xd_config *cfg, FILE *out)
 		print_quoted(out, cfg->authorize[i].node_cluster);
 		fputc('\n', out);
 	}
-	fprintf(out, "csds_allow:%s    # identities that may call CSDS from other hosts (with mTLS)\n",
-		cfg->ncsds_allow == 0 ? " []" : "");
-	for (size_t i = 0; i < cfg->ncsds_allow; i++) {
-		fputs("  - ", out);
-		print_quoted(out, cfg->csds_allow[i]);
-		fputc('\n', out);
-	}
-	fprintf(out, "admin_hosts:%s    # names the admin endpoint answers to, besides localhost and addresses\n",
-		cfg->nadmin_hosts == 0 ? " []" : "");
-	for (size_t i = 0; i < cfg->nadmin_hosts; i++) {
-		fputs("  - ", out);
-		print_quoted(out, cfg->admin_hosts[i]);
-		fputc('\n', out);
-	}
+	print_strings(out, "csds_allow",
+		      "identities that may call CSDS from other hosts (with mTLS)",
+		      cfg->csds_allow, cfg->ncsds_allow);
+	print_strings(out, "admin_hosts",
+		      "names the admin endpoint answers to, besides localhost and addresses",
+		      cfg->admin_hosts, cfg->nadmin_hosts);
 }
 
 void xd_config_free(struct xd_config *cfg)
@@ -974,11 +985,7 @@ void xd_config_free(struct xd_config *cfg)
 		free(cfg->authorize[i].node_cluster);
 	}
 	free(cfg->authorize);
-	for (size_t i = 0; i < cfg->ncsds_allow; i++)
-		free(cfg->csds_allow[i]);
-	free(cfg->csds_allow);
-	for (size_t i = 0; i < cfg->nadmin_hosts; i++)
-		free(cfg->admin_hosts[i]);
-	free(cfg->admin_hosts);
+	free_strings(cfg->csds_allow, cfg->ncsds_allow);
+	free_strings(cfg->admin_hosts, cfg->nadmin_hosts);
 	memset(cfg, 0, sizeof(*cfg));
 }
