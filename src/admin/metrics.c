@@ -293,58 +293,50 @@ static void rest(struct xd_buf *out, const struct xd_rest *r)
 	       (double)xd_rest_printed_total(r));
 }
 
-/* One HTTP endpoint's connections and refusals (http.h). */
-static void http_samples(struct xd_buf *out, const char *name, int part,
-			 const char *endpoint, const struct xd_http_stats *st,
-			 unsigned long long foreign)
-{
-	static const char refused[] = "xdsd_http_refused_total";
-
-	if (part == 0) {
-		sample(out, name, "endpoint", endpoint, NULL, NULL,
-		       (double)st->connections);
-	} else if (part == 1) {
-		sample(out, name, "endpoint", endpoint, NULL, NULL,
-		       (double)st->requests);
-	} else {
-		sample(out, refused, "endpoint", endpoint, "reason",
-		       "connections", (double)st->over_connections);
-		sample(out, refused, "endpoint", endpoint, "reason",
-		       "per_address", (double)st->over_per_address);
-		sample(out, refused, "endpoint", endpoint, "reason",
-		       "header_timeout", (double)st->header_timeouts);
-		sample(out, refused, "endpoint", endpoint, "reason", "rate",
-		       (double)st->over_rate);
-		sample(out, refused, "endpoint", endpoint, "reason",
-		       "too_large", (double)st->too_large);
-		sample(out, refused, "endpoint", endpoint, "reason",
-		       "foreign_site", (double)foreign);
-	}
-}
-
+/* The HTTP endpoints' connections, requests and refusals (http.h). */
 static void http(struct xd_buf *out, const struct xd_admin_http *admin,
 		 const struct xd_rest *rest)
 {
-	static const struct {
-		const char *name, *type, *help;
-	} families[] = {
-		{"xdsd_http_connections", "gauge",
-		 "Open connections to an HTTP endpoint (admin, rest)."},
-		{"xdsd_http_requests_total", "counter",
-		 "Requests an HTTP endpoint handled."},
-		{"xdsd_http_refused_total", "counter",
-		 "Connections and requests an HTTP endpoint refused, by reason."},
-	};
+	static const char refused[] = "xdsd_http_refused_total";
+	struct endpoint {
+		const char *name;
+		const struct xd_http_stats *st;
+		unsigned long long foreign; /* the admin guard's */
+	} ep[2];
+	size_t n = 0;
 
-	for (int part = 0; part < 3; part++) {
-		head(out, families[part].name, families[part].type,
-		     families[part].help);
-		if (admin != NULL)
-			http_samples(out, families[part].name, part, "admin",
-				     admin->http, admin->foreign);
-		if (rest != NULL)
-			http_samples(out, families[part].name, part, "rest",
-				     xd_rest_http_stats(rest), 0);
+	if (admin != NULL)
+		ep[n++] = (struct endpoint){"admin", admin->http, admin->foreign};
+	if (rest != NULL)
+		ep[n++] = (struct endpoint){"rest", xd_rest_http_stats(rest), 0};
+	head(out, "xdsd_http_connections", "gauge",
+	     "Open connections to an HTTP endpoint (admin, rest).");
+	for (size_t i = 0; i < n; i++)
+		sample(out, "xdsd_http_connections", "endpoint", ep[i].name,
+		       NULL, NULL, (double)ep[i].st->connections);
+	head(out, "xdsd_http_requests_total", "counter",
+	     "Requests an HTTP endpoint handled.");
+	for (size_t i = 0; i < n; i++)
+		sample(out, "xdsd_http_requests_total", "endpoint", ep[i].name,
+		       NULL, NULL, (double)ep[i].st->requests);
+	head(out, refused, "counter",
+	     "Connections and requests an HTTP endpoint refused, by reason.");
+	for (size_t i = 0; i < n; i++) {
+		const struct xd_http_stats *st = ep[i].st;
+		const char *e = ep[i].name;
+
+		sample(out, refused, "endpoint", e, "reason", "connections",
+		       (double)st->over_connections);
+		sample(out, refused, "endpoint", e, "reason", "per_address",
+		       (double)st->over_per_address);
+		sample(out, refused, "endpoint", e, "reason", "header_timeout",
+		       (double)st->header_timeouts);
+		sample(out, refused, "endpoint", e, "reason", "rate",
+		       (double)st->over_rate);
+		sample(out, refused, "endpoint", e, "reason", "too_large",
+		       (double)st->too_large);
+		sample(out, refused, "endpoint", e, "reason", "foreign_site",
+		       (double)ep[i].foreign);
 	}
 }
 
