@@ -180,18 +180,14 @@ static double metric_from(const struct xdt_daemon *d, const char *src,
 			  const char *series)
 {
 	int fd = dial(src, d->admin_port);
-	char *out, *at;
-	double v = -1;
+	char *out;
+	double v;
 
 	ck_assert(fd >= 0);
 	send_text(fd, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
 	out = read_answers(fd, 0, 10000, NULL);
 	close(fd);
-	for (at = strstr(out, series); at != NULL; at = strstr(at + 1, series))
-		if (at[-1] == '\n' && at[strlen(series)] == ' ') {
-			v = atof(at + strlen(series) + 1);
-			break;
-		}
+	v = xdt_metrics_sample(out, series);
 	free(out);
 	return v;
 }

@@ -222,16 +222,11 @@ static void expect_names(const struct xdt_daemon *d, const char *type,
 static double metric(const struct xdt_daemon *d, const char *sample)
 {
 	int status;
-	char *body = xdt_admin(d, "GET", "/metrics", NULL, &status, NULL), *p;
-	size_t n = strlen(sample);
-	double v = -1;
+	char *body = xdt_admin(d, "GET", "/metrics", NULL, &status, NULL);
+	double v;
 
 	ck_assert_int_eq(status, 200);
-	for (p = body; (p = strstr(p, sample)) != NULL; p += n)
-		if ((p == body || p[-1] == '\n') && p[n] == ' ') {
-			v = strtod(p + n + 1, NULL);
-			break;
-		}
+	v = xdt_metrics_sample(body, sample);
 	ck_assert_msg(v >= 0, "no sample %s in /metrics", sample);
 	free(body);
 	return v;

@@ -376,3 +376,13 @@ char *xdt_admin(const struct xdt_daemon *d, const char *method,
 	free(r.content_type);
 	return r.body;
 }
+
+double xdt_metrics_sample(const char *text, const char *series)
+{
+	size_t n = strlen(series);
+
+	for (const char *p = text; (p = strstr(p, series)) != NULL; p += n)
+		if ((p == text || p[-1] == '\n') && p[n] == ' ')
+			return strtod(p + n + 1, NULL);
+	return -1;
+}

@@ -92,4 +92,8 @@ int xdt_run_xdsd(const char *const *args, char **out, char **err);
 char *xdt_admin(const struct xdt_daemon *d, const char *method,
 		const char *path, const char *body, int *status, char **type);
 
+/* The value of the sample `series` ("name{labels}" exactly as written)
+ * in a /metrics text, or -1 when it has none. */
+double xdt_metrics_sample(const char *text, const char *series);
+
 #endif
