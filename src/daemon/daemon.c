@@ -30,6 +30,7 @@
 #include "util/clock.h"
 #include "util/common.h"
 #include "util/log.h"
+#include "util/loop_thread.h"
 
 struct daemon {
 	uv_loop_t loop;
@@ -294,6 +295,10 @@ int xd_daemon_run(const struct xd_config *cfg)
 	 * snapshot (bench/README.md, "Memory over time"). A fixed threshold
 	 * keeps large blocks in mappings of their own, unmapped when freed. */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	/* This thread runs the loop: claimed before any other starts, so
+	 * XD_ASSERT_LOOP catches a call from the completion-queue thread or
+	 * the thread pool even if it came first. */
+	XD_ASSERT(xd_loop_thread_claim());
 	if (uv_loop_init(&d.loop) != 0) {
 		xd_error("cannot create the event loop");
 		return 1;

@@ -34,6 +34,21 @@ void xd_panic(const char *file, int line, const char *what)
 	abort();
 }
 
+void xd_panicf(const char *file, int line, const char *what, const char *fmt,
+	       ...)
+{
+	char who[256], msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(who, sizeof(who), fmt, ap);
+	va_end(ap);
+	snprintf(msg, sizeof(msg), "xdsd: %s:%d: internal error: %s (%s)\n",
+		 file, line, what, who);
+	say(msg);
+	abort();
+}
+
 void *xd_malloc(size_t n)
 {
 	void *p = malloc(n);

@@ -51,11 +51,37 @@ void xd_out_of_memory(size_t n) __attribute__((noreturn));
 /* Logs "FILE:LINE: internal error: WHAT" and aborts. */
 void xd_panic(const char *file, int line, const char *what)
 	__attribute__((noreturn));
+/* The same, WHAT followed by a printf-style account of whom it concerns
+ * ("stream 12, CDS"). */
+void xd_panicf(const char *file, int line, const char *what,
+	       const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 4, 5)));
 
 #define XD_ASSERT(cond)                                             \
 	do {                                                        \
 		if (__builtin_expect(!(cond), 0))                   \
 			xd_panic(__FILE__, __LINE__, "assertion '" #cond "' failed"); \
 	} while (0)
+
+/*
+ * XD_ASSERT that names what it concerns, as "assertion 'refs > 0' failed
+ * (stream 12, CDS)": the arguments after the condition are a printf
+ * format and its values, evaluated only on failure.
+ */
+#define XD_ASSERT_INFO(cond, ...)                                   \
+	do {                                                        \
+		if (__builtin_expect(!(cond), 0))                   \
+			xd_panicf(__FILE__, __LINE__,               \
+				  "assertion '" #cond "' failed", __VA_ARGS__); \
+	} while (0)
+
+/* Drops one of the references counted in `refs` (an unsigned lvalue) and
+ * says whether it was the last; dropping one that was never taken is a
+ * programmer's error, caught here rather than as a use after free. */
+#define XD_UNREF(refs)                                              \
+	((refs) > 0 ? --(refs) == 0                                 \
+		    : (xd_panic(__FILE__, __LINE__,                  \
+				"reference dropped below zero: '" #refs "'"), \
+		       0))
 
 #endif
