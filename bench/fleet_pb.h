@@ -1,6 +1,6 @@
 /*
  * Protobuf wire format for fleet. Reading goes through xdsd's own reader
- * (src/schema/wire.h): pb_sub/pb_next walk the fields of one message,
+ * (src/wire/wire.h): pb_sub/pb_next walk the fields of one message,
  * pointing into the caller's bytes. Writing builds the few
  * length-delimited fields of a request into a growing buffer.
  *
@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "schema/wire.h"
+#include "wire/wire.h"
 
 /* Reading: the fields of one message. Groups are skipped as unknown
  * fields; anything malformed ends with -1. */

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "schema/wire.h"
+#include "wire/wire.h"
 
 /* In Envoy's order of requests; NT: how many, or none of them. */
 enum rt { CDS, EDS, LDS, RDS, NT };

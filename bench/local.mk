@@ -16,9 +16,10 @@ bench_fleet_SOURCES = \
 	bench/fleet_resource.c bench/fleet_resource.h \
 	bench/fleet_counters.h \
 	bench/fleet_pb.c bench/fleet_pb.h bench/fleet_smap.c bench/fleet_smap.h \
-	bench/fleet_proc.c bench/fleet_proc.h bench/fleet_util.c bench/fleet_util.h \
-	src/transport/abseil.c src/schema/wire.c src/util/buf.c \
-	src/util/xalloc.c
+	bench/fleet_proc.c bench/fleet_proc.h bench/fleet_util.c bench/fleet_util.h
 bench_fleet_CFLAGS = $(AM_CFLAGS)
-bench_fleet_LDADD = $(DEP_LIBS)
+# Of xdsd's libraries the linker takes what the fleet calls: the wire
+# format and buffers from the core, the abseil workaround from the
+# transport.
+bench_fleet_LDADD = src/libxdsd.a src/libxdcore.a $(DEP_LIBS)
 EXTRA_DIST += bench/README.md bench/run bench/gen-snapshot bench/idle-cpu

@@ -6,7 +6,7 @@
 
 #include "protocol/derived.h"
 #include "protocol/nameset.h"
-#include "schema/wire.h"
+#include "wire/wire.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 #include "xds/message.h"

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "schema/wire.h"
+#include "wire/wire.h"
 #include "util/common.h"
 #include "xds/message.h"
 

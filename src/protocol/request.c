@@ -5,7 +5,7 @@
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
 
-#include "schema/wire.h"
+#include "wire/wire.h"
 #include "util/buf.h"
 #include "util/xalloc.h"
 #include "xds/dynparam.h"

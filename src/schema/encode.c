@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "schema/scalar.h"
-#include "schema/wire.h"
+#include "wire/wire.h"
 #include "util/buf.h"
 #include "xds/dynparam.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "schema/scalar.h"
-#include "schema/wire.h"
+#include "wire/wire.h"
 #include "xds/xdstp.h"
 
 /* "(at most 65535)", "(from 1 to 100)", "(greater than 0)"... */

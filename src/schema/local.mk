@@ -1,10 +1,6 @@
 # Schema and transcoder sources (included by Makefile.am), module by
-# module as docs/schema.md describes them.
-src_libxdsd_a_SOURCES += \
-	src/util/buf.c src/util/buf.h \
-	src/util/arena.c src/util/arena.h \
-	src/util/text.c src/util/text.h \
-	src/schema/wire.c src/schema/wire.h \
+# module as docs/schema.md describes them: part of the core library.
+src_libxdcore_a_SOURCES += \
 	src/schema/schema.c src/schema/schema_rules.c \
 	src/schema/schema_lookup.c src/schema/walk.c \
 	src/schema/schema.h src/schema/schema_int.h \

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "schema/scalar.h"
-#include "schema/wire.h"
+#include "wire/wire.h"
 #include "util/buf.h"
 #include "util/xalloc.h"
 

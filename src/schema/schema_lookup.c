@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "schema/wire.h"
+#include "wire/wire.h"
 #include "util/text.h"
 
 /* Names are compared with strncmp, which stops at a NUL of either: a

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "google/protobuf/descriptor.pb-c.h"
-#include "schema/wire.h"
+#include "wire/wire.h"
 
 typedef Google__Protobuf__FieldDescriptorProto FieldProto;
 

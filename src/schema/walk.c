@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "schema/wire.h"
+#include "wire/wire.h"
 
 struct comp {
 	const char *name;

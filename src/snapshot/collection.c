@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schema/wire.h"
+#include "wire/wire.h"
 #include "snapshot/resource.h"
 #include "util/buf.h"
 #include "util/xalloc.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "schema/schema.h"
-#include "schema/wire.h"
+#include "wire/wire.h"
 #include "util/buf.h"
 #include "util/xalloc.h"
 #include "xds/xdstp.h"

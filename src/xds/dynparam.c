@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schema/wire.h"
+#include "wire/wire.h"
 #include "util/xalloc.h"
 
 /* envoy.service.discovery.v3.DynamicParameterConstraints */

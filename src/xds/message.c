@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "schema/wire.h"
+#include "wire/wire.h"
 
 static size_t tag_size(uint32_t number)
 {

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "schema/wire.h"
+#include "wire/wire.h"
 #include "util/buf.h"
 #include "util/xalloc.h"
 #include "xds/message.h"

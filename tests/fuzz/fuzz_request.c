@@ -71,7 +71,7 @@
 #include "protocol/request.h"
 #include "protocol/sequence.h"
 #include "protocol/sub.h"
-#include "schema/wire.h"
+#include "wire/wire.h"
 #include "snapshot/snapshot.h"
 #include "util/buf.h"
 #include "xds/dynparam.h"

@@ -2,6 +2,58 @@
 # The transcoder's target lives with its corpora in tests/schema/local.mk.
 
 # ---------------------------------------------------------------------
+# The fuzzers' copy of the libraries: src/libxdcore.a, src/libxdsd.a and
+# proto/libxdsproto.a built again by clang with coverage and the
+# sanitizers, from the source lists Makefile.am gives those libraries
+# (src_libxdcore_a_SOURCES, the schema's local.mk included, and
+# src_libxdsd_a_SOURCES), never from lists of their own, which would
+# fall behind as modules come and go. Every target links its harness
+# with these archives, so the linker takes what the harness reaches:
+# fuzz-transcode and fuzz-request the core, fuzz-http the daemon too.
+# The objects go under tests/fuzz/objs/, rebuilt when any of the
+# libraries' headers changes.
+# ---------------------------------------------------------------------
+FUZZ_CORE_OBJS = \
+	$(patsubst %.c,tests/fuzz/objs/%.o,$(filter %.c,$(src_libxdcore_a_SOURCES)))
+FUZZ_XDSD_OBJS = \
+	$(patsubst %.c,tests/fuzz/objs/%.o,$(filter %.c,$(src_libxdsd_a_SOURCES)))
+FUZZ_PB_OBJS = $(TRANSPORT_PB_C:%.c=tests/fuzz/objs/%.o)
+FUZZ_HARNESS_OBJS = tests/fuzz/objs/tests/fuzz/fuzz_request.o \
+	tests/fuzz/objs/tests/fuzz/fuzz_http.o \
+	tests/fuzz/objs/tests/fuzz/fuzz_transcode.o
+FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=undefined -std=gnu11 $(DEFS) $(AM_CPPFLAGS) \
+	$(DEP_CFLAGS)
+# What each target links after its harness: the archives, then the
+# libraries the daemon links.
+FUZZ_CORE_LIBS = tests/fuzz/objs/libxdcore.a tests/fuzz/objs/libxdsproto.a
+FUZZ_XDSD_LIBS = tests/fuzz/objs/libxdsd.a $(FUZZ_CORE_LIBS)
+
+if HAVE_CLANG
+$(FUZZ_CORE_OBJS) $(FUZZ_XDSD_OBJS) $(FUZZ_HARNESS_OBJS): \
+		tests/fuzz/objs/%.o: %.c proto/gen.stamp $(PATHS_H) \
+		$(filter %.h,$(src_libxdcore_a_SOURCES) $(src_libxdsd_a_SOURCES)) \
+		tests/fuzz/fuzz_http.h
+	@$(MKDIR_P) $(@D)
+	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) $(WARN_CFLAGS) -c -o $@ $<
+# protoc-c's output, held to the warnings the daemon holds it to
+$(FUZZ_PB_OBJS): tests/fuzz/objs/%.o: %.c proto/gen.stamp
+	@$(MKDIR_P) $(@D)
+	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) $(WARN_CFLAGS) \
+		-Wno-missing-prototypes -Wno-shadow -c -o $@ $<
+tests/fuzz/objs/libxdcore.a: $(FUZZ_CORE_OBJS)
+tests/fuzz/objs/libxdsd.a: $(FUZZ_XDSD_OBJS)
+tests/fuzz/objs/libxdsproto.a: $(FUZZ_PB_OBJS)
+tests/fuzz/objs/libxdcore.a tests/fuzz/objs/libxdsd.a \
+		tests/fuzz/objs/libxdsproto.a:
+	$(AM_V_AR)rm -f $@ && $(AR) $(ARFLAGS) $@ $^ && $(RANLIB) $@
+endif
+clean-local: clean-fuzz-objs
+clean-fuzz-objs:
+	rm -rf tests/fuzz/objs
+.PHONY: clean-fuzz-objs
+
+# ---------------------------------------------------------------------
 # `make fuzz-request` (also reached by `make fuzz`): every request a
 # peer sends, SotW and delta, through parsing, the node, subscriptions
 # and the sequencer, under libFuzzer with ASan and UBSan
@@ -14,49 +66,29 @@
 # executions, 1,887 edges, a corpus of 1,363 inputs, no failure, once two
 # checks of the harness's own model were put right (kept as seeds).
 # (README, "Development", says what the runs found.)
+# The target links the fuzzers' copy of the core (above).
 # ---------------------------------------------------------------------
-FUZZ_REQUEST_SRCS = $(srcdir)/tests/fuzz/fuzz_request.c \
-	$(srcdir)/src/protocol/request.c $(srcdir)/src/protocol/node.c \
-	$(srcdir)/src/protocol/sub.c $(srcdir)/src/protocol/sequence.c \
-	$(srcdir)/src/protocol/body.c $(srcdir)/src/protocol/derived.c \
-	$(srcdir)/src/protocol/nameset.c $(srcdir)/src/snapshot/table.c \
-	$(srcdir)/src/snapshot/snapshot.c $(srcdir)/src/xds/rtype.c \
-	$(srcdir)/src/schema/wire.c $(srcdir)/src/util/arena.c \
-	$(srcdir)/src/util/buf.c $(srcdir)/src/util/xalloc.c \
-	$(srcdir)/src/util/log.c $(srcdir)/src/util/text.c \
-	$(srcdir)/src/util/jsonw.c \
-	$(srcdir)/src/xds/message.c $(srcdir)/src/xds/xdstp.c \
-	$(srcdir)/src/xds/dynparam.c
 
 # The synthetic seeds, written at `make fuzz-request` time so that they
 # follow the harness's input format; built by `make check` too, so that
 # it keeps compiling. It needs the message code and the hostile message
-# builder, not the daemon's library.
+# builder, and of the core only the resource types.
 check_PROGRAMS += tests/fuzz/request-seeds
 tests_fuzz_request_seeds_SOURCES = tests/fuzz/request_seeds.c \
-	tests/lib/hostile.c tests/lib/xdtest.c src/xds/rtype.c
+	tests/lib/hostile.c tests/lib/xdtest.c
 tests_fuzz_request_seeds_CFLAGS = $(TEST_CFLAGS)
-tests_fuzz_request_seeds_LDADD = proto/libxdsproto.a $(CHECK_LIBS) \
-	$(PROTOBUF_C_LIBS) $(XXHASH_LIBS)
+tests_fuzz_request_seeds_LDADD = src/libxdcore.a proto/libxdsproto.a \
+	$(CHECK_LIBS) $(PROTOBUF_C_LIBS) $(XXHASH_LIBS)
 $(tests_fuzz_request_seeds_OBJECTS): proto/gen.stamp
 
 EXTRA_DIST += tests/fuzz/fuzz_request.c tests/fuzz/capture-requests.py \
 	tests/fuzz/seeds-request
 if HAVE_CLANG
-# The harness is held to every warning; the protobuf-c code it links
-# (to decode responses) builds without -Wshadow -Wmissing-prototypes,
-# as it does for the daemon.
-tests/fuzz/fuzz_request$(EXEEXT): $(FUZZ_REQUEST_SRCS) proto/gen.stamp
-	$(AM_V_CCLD)$(MKDIR_P) tests/fuzz && \
-	$(CLANG) -fsyntax-only $(DEFS) $(AM_CPPFLAGS) $(WARN_CFLAGS) \
-		$(GRPC_CFLAGS) $(PROTOBUF_C_CFLAGS) $(XXHASH_CFLAGS) \
-		$(srcdir)/tests/fuzz/fuzz_request.c && \
-	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined $(DEFS) $(AM_CPPFLAGS) \
-		$(WARN_CFLAGS) -Wno-missing-prototypes -Wno-shadow \
-		$(GRPC_CFLAGS) $(PROTOBUF_C_CFLAGS) $(XXHASH_CFLAGS) \
-		-o $@ $(FUZZ_REQUEST_SRCS) $(TRANSPORT_PB_C) -lgrpc -lgpr \
-		$(PROTOBUF_C_LIBS) $(XXHASH_LIBS) -lpthread -lm
+tests/fuzz/fuzz_request$(EXEEXT): tests/fuzz/objs/tests/fuzz/fuzz_request.o \
+		$(FUZZ_CORE_LIBS)
+	$(AM_V_CCLD)$(CLANG) -g -fsanitize=fuzzer,address,undefined -o $@ \
+		tests/fuzz/objs/tests/fuzz/fuzz_request.o $(FUZZ_CORE_LIBS) \
+		$(DEP_LIBS)
 fuzz-request: tests/fuzz/fuzz_request$(EXEEXT) tests/fuzz/request-seeds$(EXEEXT)
 	@rm -rf tests/fuzz/seeds-request-built && \
 	$(MKDIR_P) tests/fuzz/seeds-request-built tests/fuzz/corpus-request && \
@@ -96,21 +128,8 @@ clean-fuzz-request:
 # body over the bound left unanswered (both fixed in src/http/http.c;
 # README, "Development").
 #
-# The target links the daemon's library built again with coverage and
-# the sanitizers, from the sources this Makefile lists for libxdsd.a
-# (src_libxdsd_a_SOURCES, the schema's local.mk included), never from a
-# list of its own, which would fall behind as modules come and go. The
-# objects go under tests/fuzz/http-objs/, rebuilt when any of the
-# library's headers changes.
+# The target links the fuzzers' copy of the daemon's libraries (above).
 # ---------------------------------------------------------------------
-FUZZ_HTTP_LIB_OBJS = \
-	$(patsubst %.c,tests/fuzz/http-objs/%.o,$(filter %.c,$(src_libxdsd_a_SOURCES)))
-FUZZ_HTTP_PB_OBJS = $(TRANSPORT_PB_C:%.c=tests/fuzz/http-objs/%.o)
-FUZZ_HTTP_OBJS = $(FUZZ_HTTP_LIB_OBJS) $(FUZZ_HTTP_PB_OBJS) \
-	tests/fuzz/http-objs/tests/fuzz/fuzz_http.o
-FUZZ_HTTP_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
-	-fno-sanitize-recover=undefined -std=gnu11 $(DEFS) $(AM_CPPFLAGS) \
-	$(DEP_CFLAGS)
 
 # Built by `make check` too, so that they keep compiling: the seed
 # writer, and the target without libFuzzer (http_replay.c's main),
@@ -128,19 +147,12 @@ TESTS += tests/fuzz/http-replay.sh
 EXTRA_DIST += tests/fuzz/http.dict tests/fuzz/http-replay.sh \
 	tests/fuzz/seeds-http
 if HAVE_CLANG
-$(FUZZ_HTTP_LIB_OBJS) tests/fuzz/http-objs/tests/fuzz/fuzz_http.o: \
-		tests/fuzz/http-objs/%.o: %.c proto/gen.stamp $(PATHS_H) \
-		$(filter %.h,$(src_libxdsd_a_SOURCES)) tests/fuzz/fuzz_http.h
-	@$(MKDIR_P) $(@D)
-	$(AM_V_CC)$(CLANG) $(FUZZ_HTTP_CFLAGS) $(WARN_CFLAGS) -c -o $@ $<
-# protoc-c's output, held to the warnings the daemon holds it to
-$(FUZZ_HTTP_PB_OBJS): tests/fuzz/http-objs/%.o: %.c proto/gen.stamp
-	@$(MKDIR_P) $(@D)
-	$(AM_V_CC)$(CLANG) $(FUZZ_HTTP_CFLAGS) $(WARN_CFLAGS) \
-		-Wno-missing-prototypes -Wno-shadow -c -o $@ $<
-tests/fuzz/fuzz_http$(EXEEXT): $(FUZZ_HTTP_OBJS)
+tests/fuzz/fuzz_http$(EXEEXT): tests/fuzz/objs/tests/fuzz/fuzz_http.o \
+		$(FUZZ_XDSD_LIBS)
 	$(AM_V_CCLD)$(CLANG) -g -fsanitize=fuzzer,address,undefined \
-		-Wl,--wrap=xd_http_start -o $@ $(FUZZ_HTTP_OBJS) $(DEP_LIBS)
+		-Wl,--wrap=xd_http_start -o $@ \
+		tests/fuzz/objs/tests/fuzz/fuzz_http.o $(FUZZ_XDSD_LIBS) \
+		$(DEP_LIBS)
 # xdsd's log goes to a closed stderr (-close_fd_mask=2) at debug level,
 # so that the lines about what clients send are written, and cheaply;
 # the harness and libFuzzer report on a copy of stderr.
@@ -168,6 +180,5 @@ fuzz:
 CLEANFILES += tests/fuzz/fuzz_http$(EXEEXT)
 clean-local: clean-fuzz-http
 clean-fuzz-http:
-	rm -rf tests/fuzz/seeds-http-built tests/fuzz/corpus-http \
-		tests/fuzz/http-objs
+	rm -rf tests/fuzz/seeds-http-built tests/fuzz/corpus-http
 .PHONY: fuzz-http clean-fuzz-http

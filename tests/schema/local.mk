@@ -21,8 +21,8 @@ EXTRA_DIST += tests/schema/proto
 # `make bench-transcode` (also reached by `make bench`): how fast a
 # 15 MB snapshot becomes encoded resources. Built on demand only.
 # ---------------------------------------------------------------------
-bench/transcode-bench$(EXEEXT): $(srcdir)/bench/transcode-bench.c src/libxdsd.a proto/libxdsproto.a \
-		$(PATHS_H)
+bench/transcode-bench$(EXEEXT): $(srcdir)/bench/transcode-bench.c src/libxdsd.a \
+		src/libxdcore.a proto/libxdsproto.a $(PATHS_H)
 	$(AM_V_CCLD)$(MKDIR_P) bench && \
 	$(CC) $(DEFS) $(AM_CPPFLAGS) $(CPPFLAGS) $(AM_CFLAGS) $(CFLAGS) -O2 \
 		$(AM_LDFLAGS) $(LDFLAGS) -o $@ $(srcdir)/bench/transcode-bench.c \
@@ -60,29 +60,16 @@ EXTRA_DIST += tests/schema/differential.sh tests/schema/differential.py \
 # corpus. Needs clang; runs FUZZ_TIME seconds (default 120).
 # ---------------------------------------------------------------------
 FUZZ_TIME ?= 120
-FUZZ_TRANSCODE_SRCS = $(srcdir)/tests/fuzz/fuzz_transcode.c \
-	$(srcdir)/src/schema/wire.c \
-	$(srcdir)/src/schema/schema.c $(srcdir)/src/schema/schema_rules.c \
-	$(srcdir)/src/schema/schema_lookup.c $(srcdir)/src/schema/walk.c \
-	$(srcdir)/src/schema/scalar.c \
-	$(srcdir)/src/schema/transcode.c $(srcdir)/src/schema/split.c \
-	$(srcdir)/src/schema/doc.c $(srcdir)/src/schema/doc_yaml.c \
-	$(srcdir)/src/schema/encode.c $(srcdir)/src/schema/encode_scalar.c \
-	$(srcdir)/src/schema/encode_err.c \
-	$(srcdir)/src/schema/pbjson.c \
-	$(srcdir)/src/util/arena.c $(srcdir)/src/util/buf.c \
-	$(srcdir)/src/util/diag.c $(srcdir)/src/util/text.c \
-	$(srcdir)/src/util/xalloc.c
+# The harness links the fuzzers' copy of the core (tests/fuzz/local.mk).
 EXTRA_DIST += tests/fuzz/fuzz_transcode.c
 if HAVE_CLANG
-tests/fuzz/fuzz_transcode$(EXEEXT): $(FUZZ_TRANSCODE_SRCS) proto/gen.stamp $(PATHS_H)
-	$(AM_V_CCLD)$(MKDIR_P) tests/fuzz && \
-	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined $(DEFS) $(AM_CPPFLAGS) \
-		$(YAML_CFLAGS) $(JANSSON_CFLAGS) $(PROTOBUF_C_CFLAGS) \
-		-o $@ $(FUZZ_TRANSCODE_SRCS) \
-		proto/gen/google/protobuf/descriptor.pb-c.c \
-		$(PROTOBUF_C_LIBS) $(YAML_LIBS) $(JANSSON_LIBS) -lpthread -lm
+tests/fuzz/fuzz_transcode$(EXEEXT): \
+		tests/fuzz/objs/tests/fuzz/fuzz_transcode.o \
+		tests/fuzz/objs/libxdcore.a tests/fuzz/objs/libxdsproto.a
+	$(AM_V_CCLD)$(CLANG) -g -fsanitize=fuzzer,address,undefined -o $@ \
+		tests/fuzz/objs/tests/fuzz/fuzz_transcode.o \
+		tests/fuzz/objs/libxdcore.a tests/fuzz/objs/libxdsproto.a \
+		$(DEP_LIBS)
 fuzz-transcode: tests/fuzz/fuzz_transcode$(EXEEXT) tests/schema/xdtest.pb
 	@rm -rf tests/fuzz/seeds-transcode && \
 	$(MKDIR_P) tests/fuzz/seeds-transcode tests/fuzz/corpus-transcode && \

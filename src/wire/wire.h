@@ -11,8 +11,8 @@
  *
  * Thread: any; pure functions over caller-owned memory.
  */
-#ifndef XD_SCHEMA_WIRE_H
-#define XD_SCHEMA_WIRE_H
+#ifndef XD_WIRE_WIRE_H
+#define XD_WIRE_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>

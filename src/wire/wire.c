@@ -1,4 +1,4 @@
-#include "schema/wire.h"
+#include "wire/wire.h"
 
 /* Groups are a proto2 relic; they only appear here as unknown fields to
  * skip, and this bounds the skipping. */
