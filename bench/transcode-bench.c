@@ -26,6 +26,7 @@
 #include "config/paths_gen.h" /* XD_BUILD_DIR */
 #include "schema/schema.h"
 #include "schema/transcode.h"
+#include "snapshot/annotations.h"
 #include "util/buf.h"
 
 #define NCLUSTERS 10000
@@ -277,7 +278,8 @@ int main(int argc, char **argv)
 		t0 = now();
 		c0 = cpu();
 		if (xd_transcode_yaml_file(s, "bench.yaml", (const char *)text.data,
-					   text.len, 1, sections, 4, count, &tot,
+					   text.len, 1, sections, 4,
+					   xd_annotations_hooks(), count, &tot,
 					   &diag) != 0) {
 			xd_diag_print(&diag, stderr);
 			return 1;
@@ -291,8 +293,9 @@ int main(int argc, char **argv)
 			if (xd_transcode_yaml_file(s, "bench.yaml",
 						   (const char *)text.data,
 						   text.len, (unsigned)threads,
-						   sections, 4, count, &p,
-						   &diag) != 0) {
+						   sections, 4,
+						   xd_annotations_hooks(),
+						   count, &p, &diag) != 0) {
 				xd_diag_print(&diag, stderr);
 				return 1;
 			}

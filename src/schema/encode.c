@@ -11,7 +11,6 @@
 #include "schema/scalar.h"
 #include "wire/wire.h"
 #include "util/buf.h"
-#include "xds/dynparam.h"
 
 struct xd_enc_ent {
 	const struct xd_fielddesc *f;
@@ -35,8 +34,8 @@ void xd_encoder_free(struct xd_encoder *e)
 		free(e->errs[i].msg);
 	free(e->ents);
 	free(e->keys);
-	free(e->allow);
-	xd_buf_free(&e->dpc);
+	xd_buf_free(&e->ann);
+	xd_buf_free(&e->scratch);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -636,50 +635,30 @@ static void enc_submsg(struct xd_encoder *e, const struct xd_msgdesc *m,
 		/* depth 1: the resource itself, whose mapping may hold
 		 * annotations (xd_encoder_run read them) */
 		enc_fields(e, m, n,
-			   e->annotations && e->depth == 1 ? SKIP_ANNOTATIONS :
-							     SKIP_NONE);
+			   e->hooks != NULL && e->depth == 1 ?
+				   SKIP_ANNOTATIONS : SKIP_NONE);
 	}
 	e->depth--;
 }
 
 /* ---- entry ---- */
 
-/*
- * "@dynamic_parameter_constraints" (rule P1): encoded as the message
- * envoy.service.discovery.v3.DynamicParameterConstraints into e->dpc,
- * then checked for what the schema does not say (xd_dpc_check).
- */
-static void enc_constraints(struct xd_encoder *e)
+/* An annotation's value encoded as a message (xd_ann_encode): into
+ * e->scratch, at depth 1 so that its own mapping is no resource's and
+ * has no annotations. */
+int xd_enc_submsg_into(struct xd_encoder *e, const struct xd_msgdesc *m,
+		       const struct xd_dnode *value)
 {
-	const struct xd_msgdesc *m = xd_schema_find_message(
-		e->s, "envoy.service.discovery.v3.DynamicParameterConstraints");
 	struct xd_buf *saved = e->out;
-	unsigned nerr = e->nerr;
-	const char *why;
+	unsigned nerr = e->nerr, depth = e->depth;
 
-	xd_enc_push_field(e, e->dpc_key);
-	if (m == NULL) {
-		xd_enc_err(e, e->dpc_val, "the schema has no "
-			   "envoy.service.discovery.v3.DynamicParameterConstraints");
-		goto out;
-	}
-	e->dpc.len = 0;
-	e->out = &e->dpc;
-	e->depth = 1; /* not the resource's own mapping: no annotations */
-	enc_submsg(e, m, e->dpc_val);
-	e->depth = 0;
+	e->scratch.len = 0;
+	e->out = &e->scratch;
+	e->depth = 1;
+	enc_submsg(e, m, value);
+	e->depth = depth;
 	e->out = saved;
-	if (e->nerr > nerr)
-		goto out;
-	why = xd_dpc_check(e->dpc.data, e->dpc.len);
-	if (why != NULL) {
-		xd_enc_err(e, e->dpc_val, "%s", why);
-		goto out;
-	}
-	e->ann.dpc = e->dpc.data;
-	e->ann.dpc_len = e->dpc.len;
-out:
-	e->nsegs--;
+	return e->nerr > nerr ? -1 : 0;
 }
 
 int xd_encoder_run(struct xd_encoder *e, const struct xd_msgdesc *m,
@@ -697,11 +676,9 @@ int xd_encoder_run(struct xd_encoder *e, const struct xd_msgdesc *m,
 	e->nsegs = 0;
 	e->nerr = 0;
 	e->stopped = false;
-	memset(&e->ann, 0, sizeof(e->ann));
-	if (e->annotations)
+	e->ann.len = 0;
+	if (e->hooks != NULL)
 		xd_enc_annotations(e, root);
-	if (e->dpc_val != NULL)
-		enc_constraints(e);
 	enc_submsg(e, m, root);
 	if (e->nerr == 0)
 		return 0;

@@ -65,17 +65,13 @@ struct xd_encoder {
 	struct xd_enc_err errs[XD_ENC_MAX_ERRORS];
 	unsigned nerr;
 	bool stopped;
-	/* With `annotations` (snapshot files), the root mapping's keys
-	 * starting with "@" are read into `ann` (pointing into the tree and
-	 * `allow`, until the next run) instead of being unknown fields. */
-	bool annotations;
-	struct xd_annotations ann;
-	const char **allow;
-	size_t allow_cap;
-	/* "@dynamic_parameter_constraints": its value, found by encode_ann.c
-	 * and encoded by xd_encoder_run into `dpc` (ann.dpc points there) */
-	const struct xd_dnode *dpc_key, *dpc_val;
-	struct xd_buf dpc;
+	/* With `hooks` (snapshot files), the root mapping's keys starting
+	 * with "@" are read by them (encode_ann.c) into `ann`, until the
+	 * next run, instead of being unknown fields; `scratch` holds what
+	 * xd_ann_encode encoded for a hook. */
+	const struct xd_ann_hooks *hooks;
+	struct xd_buf ann;
+	struct xd_buf scratch;
 };
 
 void xd_encoder_init(struct xd_encoder *e, const struct xd_schema *s);
@@ -84,8 +80,9 @@ void xd_encoder_free(struct xd_encoder *e);
 /*
  * Appends the encoding of `root` as a message of type `m` to `out`.
  * `file` and `path` (may be "") prefix error messages. Returns 0, or -1
- * with the errors in `diag` and `out` as it was. With e->annotations,
- * e->ann holds the root's annotations after a run that returned 0.
+ * with the errors in `diag` and `out` as it was. With e->hooks, e->ann
+ * holds what they wrote of the root's annotations after a run that
+ * returned 0.
  */
 int xd_encoder_run(struct xd_encoder *e, const struct xd_msgdesc *m,
 		   const struct xd_dnode *root, const char *file,
@@ -121,10 +118,15 @@ bool xd_enc_locator(struct xd_encoder *e, const struct xd_msgdesc *m,
 int xd_enc_check_string(struct xd_encoder *e, const struct xd_dnode *n);
 
 /* encode_ann.c: a key that names an annotation ("@..."), and the
- * annotations of a resource's mapping, read into e->ann (errors
- * recorded with the fields'). */
+ * annotations of a resource's mapping, each handed to its hook (errors
+ * recorded with the fields'), what they write in e->ann. */
 bool xd_enc_is_annotation(const struct xd_dnode *key);
+/* Sets the hooks (NULL: none), checking their bounds and keys. */
+void xd_enc_set_hooks(struct xd_encoder *e, const struct xd_ann_hooks *hooks);
 void xd_enc_annotations(struct xd_encoder *e, const struct xd_dnode *root);
+/* encode.c: `value` as message m into e->scratch, for xd_ann_encode. */
+int xd_enc_submsg_into(struct xd_encoder *e, const struct xd_msgdesc *m,
+		       const struct xd_dnode *value);
 
 /* encode_err.c: the path to the value being encoded. Each push is undone
  * with e->nsegs-- once the value is done. */

@@ -1,9 +1,11 @@
-/* A resource's annotations (transcode.h, struct xd_annotations): the
- * keys of its own mapping that start with "@", read and checked beside
- * the fields, with their errors among the fields' own (same path form,
- * same document order). The encoder leaves them out of the bytes. */
+/* A resource's annotations (transcode.h, struct xd_ann_hooks): the keys
+ * of its own mapping that start with "@", each handed to the caller's
+ * hook for it, with their errors among the fields' own (same path form,
+ * same document order). The encoder leaves them out of the bytes; what
+ * they mean is the caller's. */
 #include "schema/encode.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,11 +14,11 @@
 #include "util/text.h"
 #include "util/xalloc.h"
 
-#define ALLOW "@allow"
-#define ANYONE "@anyone"
-#define TTL "@ttl"
-#define DPC "@dynamic_parameter_constraints"
-#define NAME "@name"
+/* The reader a hook is handed is the encoder itself. */
+static struct xd_encoder *enc(struct xd_ann_reader *r)
+{
+	return (struct xd_encoder *)r;
+}
 
 bool xd_enc_is_annotation(const struct xd_dnode *key)
 {
@@ -28,167 +30,70 @@ static bool is(const struct xd_dnode *n, const char *text)
 	return n->len == strlen(text) && memcmp(n->u.str, text, n->len) == 0;
 }
 
-/* One item of "@allow": a glob, or the keyword "@anyone". */
-static void allow_item(struct xd_encoder *e, const struct xd_dnode *n)
+void xd_enc_set_hooks(struct xd_encoder *e, const struct xd_ann_hooks *hooks)
 {
-	char buf[160];
+	if (hooks != NULL) {
+		/* the bound that seen[] in xd_enc_annotations relies on, and
+		 * keys that a mapping's "@" key can name, each once */
+		XD_ASSERT(hooks->n <= XD_ANN_HOOKS_MAX);
+		for (size_t i = 0; i < hooks->n; i++) {
+			const char *key = hooks->hook[i].key;
 
-	if (!xd_doc_is_text(n)) {
-		xd_enc_err(e, n, "expected an identity glob (a string), not %s",
-			   xd_enc_show(n, buf, sizeof(buf)));
-		return;
+			XD_ASSERT(hooks->hook[i].read != NULL);
+			XD_ASSERT_INFO(key != NULL && key[0] == '@' && key[1] != '\0',
+				       "annotation hook %zu has key '%s'", i,
+				       key != NULL ? key : "(null)");
+			for (size_t j = 0; j < i; j++)
+				XD_ASSERT_INFO(strcmp(hooks->hook[j].key, key) != 0,
+					       "annotation key '%s' has two hooks",
+					       key);
+		}
 	}
-	if (xd_enc_check_string(e, n) != 0)
-		return;
-	if (n->len == 0) {
-		xd_enc_err(e, n, "an empty glob matches no identity");
-		return;
-	}
-	if (n->len > XD_ALLOW_GLOB_MAX) {
-		xd_enc_err(e, n, "a glob of %u bytes; the limit is %d", n->len,
-			   XD_ALLOW_GLOB_MAX);
-		return;
-	}
-	if (n->u.str[0] == '@') {
-		/* "@" starts keywords, so that none is ever taken for an
-		 * identity (a common name may be anything) */
-		if (is(n, ANYONE))
-			e->ann.allow_anyone = true;
-		else
-			xd_enc_err(e, n, "unknown keyword %s (the only one is '" ANYONE "')",
-				   xd_enc_show(n, buf, sizeof(buf)));
-		return;
-	}
-	e->allow = xd_grow(e->allow, &e->allow_cap, e->ann.nallow + 1,
-			   sizeof(*e->allow));
-	e->allow[e->ann.nallow++] = n->u.str;
+	e->hooks = hooks;
 }
-
-static void read_allow(struct xd_encoder *e, const struct xd_dnode *v)
-{
-	char buf[160];
-
-	e->ann.allow_set = true;
-	if (v->kind != XD_DN_SEQ) {
-		xd_enc_err(e, v, "expected a list of identity globs, not %s",
-			   xd_enc_show(v, buf, sizeof(buf)));
-		return;
-	}
-	if (v->len > XD_ALLOW_MAX) {
-		xd_enc_err(e, v, "%u globs; the limit is %d", v->len,
-			   XD_ALLOW_MAX);
-		return;
-	}
-	for (uint32_t i = 0; i < v->len && !e->stopped; i++) {
-		xd_enc_push_index(e, i);
-		allow_item(e, &v->u.kids[i]);
-		e->nsegs--;
-	}
-	e->ann.allow = e->allow;
-}
-
-/* "@ttl": a Duration string, as the snapshot's other durations are. */
-static void read_ttl(struct xd_encoder *e, const struct xd_dnode *v)
-{
-	enum xd_num r = XD_NUM_SYNTAX;
-	int64_t secs = 0;
-	int32_t nanos = 0;
-	char buf[160];
-
-	if (xd_doc_is_text(v))
-		r = xd_scalar_duration_parse(v->u.str, v->len, &secs, &nanos);
-	if (r != XD_NUM_OK) {
-		xd_enc_err(e, v, "expected a duration such as \"30s\", not %s",
-			   xd_enc_show(v, buf, sizeof(buf)));
-		return;
-	}
-	if (nanos % 1000000 != 0) {
-		xd_enc_err(e, v, "a TTL is counted in whole milliseconds, not %s",
-			   xd_enc_show(v, buf, sizeof(buf)));
-		return;
-	}
-	if (secs < 0 || nanos < 0 ||
-	    secs * 1000 + nanos / 1000000 < (int64_t)XD_TTL_MIN_MS ||
-	    secs > (int64_t)(XD_TTL_MAX_MS / 1000) ||
-	    secs * 1000 + nanos / 1000000 > (int64_t)XD_TTL_MAX_MS) {
-		xd_enc_err(e, v, "a TTL of %s; it must be from 1s to 30 days (%us)",
-			   xd_enc_show(v, buf, sizeof(buf)),
-			   XD_TTL_MAX_MS / 1000);
-		return;
-	}
-	e->ann.ttl_ms = (uint32_t)(secs * 1000 + nanos / 1000000);
-}
-
-/* "@dynamic_parameter_constraints": a message, encoded through the
- * schema once the annotations are read (xd_encoder_run), so that its
- * errors are those of any field. Here only its place is kept. */
-static void read_dpc(struct xd_encoder *e, const struct xd_dnode *v)
-{
-	e->dpc_val = v;
-}
-
-/* "@name": a resource's name where its message has none (a list
- * collection's); what a good one is, the loader says. */
-static void read_name(struct xd_encoder *e, const struct xd_dnode *v)
-{
-	char buf[160];
-
-	if (!xd_doc_is_text(v)) {
-		xd_enc_err(e, v, "expected a name (a string), not %s",
-			   xd_enc_show(v, buf, sizeof(buf)));
-		return;
-	}
-	if (xd_enc_check_string(e, v) != 0)
-		return;
-	if (v->len == 0) {
-		xd_enc_err(e, v, "an empty name");
-		return;
-	}
-	e->ann.name = v->u.str;
-}
-
-static const struct {
-	const char *key;
-	void (*read)(struct xd_encoder *e, const struct xd_dnode *v);
-} known[] = {
-	{ALLOW, read_allow},
-	{TTL, read_ttl},
-	{DPC, read_dpc},
-	{NAME, read_name},
-};
-#define NKNOWN (sizeof(known) / sizeof(known[0]))
 
 /* An unknown annotation: the known one it is closest to, if any is
  * close, else them all. */
 static void unknown_key(struct xd_encoder *e, const struct xd_dnode *k)
 {
-	char buf[160], list[128] = "";
+	const struct xd_ann_hooks *h = e->hooks;
+	char buf[160], list[512] = "";
 	size_t used = 0;
 
-	for (size_t i = 0; i < NKNOWN; i++) {
-		if (xd_text_distance(k->u.str, k->len, known[i].key,
-				     strlen(known[i].key),
+	for (size_t i = 0; i < h->n; i++) {
+		const char *key = h->hook[i].key;
+
+		if (xd_text_distance(k->u.str, k->len, key, strlen(key),
 				     XD_TEXT_FOLD_CASE | XD_TEXT_SWAPS) <= 2) {
 			xd_enc_err(e, k, "unknown annotation %s (did you mean '%s'?)",
-				   xd_enc_show(k, buf, sizeof(buf)),
-				   known[i].key);
+				   xd_enc_show(k, buf, sizeof(buf)), key);
 			return;
 		}
-		used += (size_t)snprintf(list + used, sizeof(list) - used,
-					 "%s'%s'", i == 0 ? "" : ", ",
-					 known[i].key);
+		if (used < sizeof(list))
+			used += (size_t)snprintf(list + used, sizeof(list) - used,
+						 "%s'%s'", i == 0 ? "" : ", ",
+						 key);
 	}
 	xd_enc_err(e, k, "unknown annotation %s (known: %s)",
 		   xd_enc_show(k, buf, sizeof(buf)), list);
 }
 
+static void read_one(struct xd_encoder *e, size_t j,
+		     const struct xd_dnode *value)
+{
+	e->hooks->hook[j].read((struct xd_ann_reader *)e, value,
+			       e->hooks->ctx);
+}
+
 void xd_enc_annotations(struct xd_encoder *e, const struct xd_dnode *root)
 {
-	const struct xd_dnode *seen[NKNOWN] = {0};
+	const struct xd_ann_hooks *h = e->hooks;
+	/* the key and value each hook was given, for duplicates and for
+	 * the late hooks' second pass */
+	const struct xd_dnode *seen[XD_ANN_HOOKS_MAX] = {0};
+	const struct xd_dnode *val[XD_ANN_HOOKS_MAX] = {0};
 	char buf[160], where[48];
 
-	memset(&e->ann, 0, sizeof(e->ann));
-	e->dpc_key = e->dpc_val = NULL;
 	if (root->kind != XD_DN_MAP)
 		return; /* the encoder says what is wrong with it */
 	for (uint32_t i = 0; i < root->len && !e->stopped; i++) {
@@ -198,9 +103,9 @@ void xd_enc_annotations(struct xd_encoder *e, const struct xd_dnode *root)
 		if (!xd_enc_is_annotation(k))
 			continue;
 		xd_enc_push_field(e, k);
-		while (j < NKNOWN && !is(k, known[j].key))
+		while (j < h->n && !is(k, h->hook[j].key))
 			j++;
-		if (j == NKNOWN) {
+		if (j == h->n) {
 			unknown_key(e, k);
 		} else if (seen[j] != NULL) {
 			xd_enc_err(e, k, "duplicate key %s%s",
@@ -209,10 +114,110 @@ void xd_enc_annotations(struct xd_encoder *e, const struct xd_dnode *root)
 						   sizeof(where)));
 		} else {
 			seen[j] = k;
-			if (known[j].read == read_dpc)
-				e->dpc_key = k;
-			known[j].read(e, &root->u.kids[2 * i + 1]);
+			val[j] = &root->u.kids[2 * i + 1];
+			if (!h->hook[j].late)
+				read_one(e, j, val[j]);
 		}
 		e->nsegs--;
 	}
+	for (size_t j = 0; j < h->n; j++) {
+		if (!h->hook[j].late || seen[j] == NULL)
+			continue;
+		xd_enc_push_field(e, seen[j]);
+		read_one(e, j, val[j]);
+		e->nsegs--;
+	}
+}
+
+/* ---- what hooks call ---- */
+
+void xd_ann_error(struct xd_ann_reader *r, const struct xd_dnode *at,
+		  const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	xd_enc_err(enc(r), at, "%s", msg);
+}
+
+const char *xd_ann_show(const struct xd_dnode *n, char *buf, size_t size)
+{
+	return xd_enc_show(n, buf, size);
+}
+
+bool xd_ann_stopped(const struct xd_ann_reader *r)
+{
+	return ((const struct xd_encoder *)r)->stopped;
+}
+
+bool xd_ann_text(const struct xd_dnode *n, const char **text, size_t *len)
+{
+	if (!xd_doc_is_text(n))
+		return false;
+	*text = n->u.str;
+	*len = n->len;
+	return true;
+}
+
+int xd_ann_check_string(struct xd_ann_reader *r, const struct xd_dnode *n)
+{
+	return xd_enc_check_string(enc(r), n);
+}
+
+bool xd_ann_list(const struct xd_dnode *n, size_t *count)
+{
+	if (n->kind != XD_DN_SEQ)
+		return false;
+	*count = n->len;
+	return true;
+}
+
+const struct xd_dnode *xd_ann_list_item(const struct xd_dnode *n, size_t i)
+{
+	XD_ASSERT(n->kind == XD_DN_SEQ && i < n->len);
+	return &n->u.kids[i];
+}
+
+void xd_ann_push_index(struct xd_ann_reader *r, size_t i)
+{
+	xd_enc_push_index(enc(r), i);
+}
+
+void xd_ann_pop(struct xd_ann_reader *r)
+{
+	XD_ASSERT(enc(r)->nsegs > 0);
+	enc(r)->nsegs--;
+}
+
+bool xd_ann_duration(const struct xd_dnode *n, int64_t *secs, int32_t *nanos)
+{
+	return xd_doc_is_text(n) &&
+	       xd_scalar_duration_parse(n->u.str, n->len, secs, nanos) ==
+		       XD_NUM_OK;
+}
+
+int xd_ann_encode(struct xd_ann_reader *r, const char *full_name,
+		  const struct xd_dnode *value, const uint8_t **data,
+		  size_t *len)
+{
+	struct xd_encoder *e = enc(r);
+	const struct xd_msgdesc *m = xd_schema_find_message(e->s, full_name);
+
+	if (m == NULL) {
+		xd_enc_err(e, value, "the schema has no %s", full_name);
+		return -1;
+	}
+	if (xd_enc_submsg_into(e, m, value) != 0)
+		return -1;
+	*data = e->scratch.data;
+	*len = e->scratch.len;
+	return 0;
+}
+
+void xd_ann_write(struct xd_ann_reader *r, const void *data, size_t len)
+{
+	xd_buf_append(&enc(r)->ann, data, len);
 }

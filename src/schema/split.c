@@ -169,15 +169,8 @@ static size_t find_pieces(const char *text, size_t len, size_t max,
 struct item_rec {
 	size_t section, index, len;
 	unsigned line, column;
-	bool allow_set, allow_anyone;
-	size_t nallow, allow_len;
-	uint32_t ttl_ms;
-	size_t dpc_len; /* "@dynamic_parameter_constraints", encoded */
-	bool dpc_set;
-	bool has_name;
-	/* then len bytes, padded to 8; then the nallow globs and the name
-	 * if any, each with its NUL, allow_len bytes in all, padded to 8;
-	 * then dpc_len bytes, padded to 8 */
+	size_t ann_len; /* what the annotation hooks wrote */
+	/* then len bytes, padded to 8; then ann_len bytes, padded to 8 */
 };
 
 struct piece_job {
@@ -194,30 +187,14 @@ static int collect(const struct xd_item *it, void *arg)
 {
 	struct piece_job *j = arg;
 	struct item_rec rec = {(size_t)(it->section - j->sections), it->index,
-			       it->len, it->line, it->column,
-			       it->ann.allow_set, it->ann.allow_anyone,
-			       it->ann.nallow, 0, it->ann.ttl_ms,
-			       it->ann.dpc_len, it->ann.dpc != NULL,
-			       it->ann.name != NULL};
+			       it->len, it->line, it->column, it->ann_len};
 	static const uint8_t pad[8];
 
-	for (size_t i = 0; i < it->ann.nallow; i++)
-		rec.allow_len += strlen(it->ann.allow[i]) + 1;
-	if (rec.has_name)
-		rec.allow_len += strlen(it->ann.name) + 1;
 	xd_buf_append(&j->items, &rec, sizeof(rec));
 	xd_buf_append(&j->items, it->data, it->len);
 	xd_buf_append(&j->items, pad, (8 - it->len % 8) % 8);
-	for (size_t i = 0; i < it->ann.nallow; i++)
-		xd_buf_append(&j->items, it->ann.allow[i],
-			      strlen(it->ann.allow[i]) + 1);
-	if (rec.has_name)
-		xd_buf_append(&j->items, it->ann.name,
-			      strlen(it->ann.name) + 1);
-	xd_buf_append(&j->items, pad, (8 - rec.allow_len % 8) % 8);
-	if (rec.dpc_len > 0)
-		xd_buf_append(&j->items, it->ann.dpc, rec.dpc_len);
-	xd_buf_append(&j->items, pad, (8 - rec.dpc_len % 8) % 8);
+	xd_buf_append(&j->items, it->ann, it->ann_len);
+	xd_buf_append(&j->items, pad, (8 - it->ann_len % 8) % 8);
 	return 0;
 }
 
@@ -233,8 +210,6 @@ static void *run_job(void *arg)
 static int dispatch(struct piece_job *jobs, size_t n, xd_item_fn fn,
 		    void *arg)
 {
-	const char **allow = NULL; /* an item's globs, in `items` */
-	size_t allow_cap = 0;
 	int rc = 0;
 
 	for (size_t k = 0; k < n && rc == 0; k++) {
@@ -246,38 +221,24 @@ static int dispatch(struct piece_job *jobs, size_t n, xd_item_fn fn,
 			struct xd_item it;
 			char path[160];
 			const struct xd_section *sec;
-			const char *glob;
 
 			memcpy(&rec, p, sizeof(rec));
 			p += sizeof(rec);
 			sec = &jobs[k].sections[rec.section];
 			snprintf(path, sizeof(path), "%s[%zu]", sec->key,
 				 rec.index);
-			allow = xd_grow(allow, &allow_cap, rec.nallow + 1,
-					sizeof(*allow));
-			glob = (const char *)p + rec.len + (8 - rec.len % 8) % 8;
-			for (size_t i = 0; i < rec.nallow; i++) {
-				allow[i] = glob;
-				glob += strlen(glob) + 1;
-			}
-			it = (struct xd_item){
-				sec, rec.index, rec.line, rec.column, path, p,
-				rec.len,
-				{rec.allow_set, rec.allow_anyone, allow,
-				 rec.nallow, rec.ttl_ms, NULL, 0,
-				 rec.has_name ? glob : NULL}};
+			it = (struct xd_item){sec, rec.index, rec.line,
+					      rec.column, path, p, rec.len,
+					      NULL, rec.ann_len};
 			p += rec.len + (8 - rec.len % 8) % 8;
-			p += rec.allow_len + (8 - rec.allow_len % 8) % 8;
-			if (rec.dpc_set) {
-				it.ann.dpc = p;
-				it.ann.dpc_len = rec.dpc_len;
-			}
-			p += rec.dpc_len + (8 - rec.dpc_len % 8) % 8;
+			if (rec.ann_len > 0)
+				it.ann = p;
+			p += rec.ann_len + (8 - rec.ann_len % 8) % 8;
+			XD_ASSERT(p <= end);
 			if (fn != NULL && fn(&it, arg) != 0)
 				rc = -1;
 		}
 	}
-	free(allow);
 	return rc;
 }
 

@@ -251,7 +251,7 @@ static void emit(struct yrun *r, struct file_ctx *c,
 		return;
 	}
 	it = (struct xd_item){sec, index, n->line, n->col, path, r->out.data,
-			      r->out.len, r->enc.ann};
+			      r->out.len, r->enc.ann.data, r->enc.ann.len};
 	if (c->fn != NULL && c->fn(&it, c->arg) != 0)
 		c->stopped = 1;
 }
@@ -387,14 +387,15 @@ static int yaml_finish(struct yrun *r)
 static int yaml_piece(const struct xd_schema *s, const char *file,
 		      const struct xd_split_piece *p,
 		      const struct xd_section *sections, size_t nsections,
-		      xd_item_fn fn, void *arg, struct xd_diag *diag)
+		      const struct xd_ann_hooks *hooks, xd_item_fn fn,
+		      void *arg, struct xd_diag *diag)
 {
 	struct file_ctx c = {sections, nsections, fn, arg, 0};
 	struct yrun r;
 	int rc;
 
 	yrun_init(&r, s, file, p, diag);
-	r.enc.annotations = true; /* resources of a snapshot file */
+	xd_enc_set_hooks(&r.enc, hooks); /* resources of a snapshot file */
 	rc = yaml_start(&r);
 	if (rc != 0)
 		goto out;
@@ -424,6 +425,7 @@ struct file_args {
 	const char *file;
 	const struct xd_section *sections;
 	size_t nsections;
+	const struct xd_ann_hooks *hooks;
 };
 
 static int piece_job(void *ctx, const struct xd_split_piece *p,
@@ -431,23 +433,25 @@ static int piece_job(void *ctx, const struct xd_split_piece *p,
 {
 	const struct file_args *a = ctx;
 
-	return yaml_piece(a->s, a->file, p, a->sections, a->nsections, fn,
-			  arg, diag);
+	return yaml_piece(a->s, a->file, p, a->sections, a->nsections,
+			  a->hooks, fn, arg, diag);
 }
 
 int xd_transcode_yaml_file(const struct xd_schema *s, const char *file,
 			   const char *text, size_t len, unsigned threads,
 			   const struct xd_section *sections, size_t nsections,
-			   xd_item_fn fn, void *arg, struct xd_diag *diag)
+			   const struct xd_ann_hooks *hooks, xd_item_fn fn,
+			   void *arg, struct xd_diag *diag)
 {
 	struct xd_split_piece whole = {text, len, 1, NULL, 0, 0};
-	struct file_args a = {s, file, sections, nsections};
+	struct file_args a = {s, file, sections, nsections, hooks};
 	int rc;
 
 	if (threads > 1 && xd_split_run(text, len, threads, sections,
 					piece_job, &a, fn, arg, &rc))
 		return rc;
-	return yaml_piece(s, file, &whole, sections, nsections, fn, arg, diag);
+	return yaml_piece(s, file, &whole, sections, nsections, hooks, fn, arg,
+			  diag);
 }
 
 int xd_transcode_yaml_text(const struct xd_schema *s,
@@ -536,7 +540,8 @@ int xd_transcode_json(const struct xd_schema *s, const struct xd_msgdesc *m,
 int xd_transcode_json_file(const struct xd_schema *s, const char *file,
 			   const char *text, size_t len,
 			   const struct xd_section *sections, size_t nsections,
-			   xd_item_fn fn, void *arg, struct xd_diag *diag)
+			   const struct xd_ann_hooks *hooks, xd_item_fn fn,
+			   void *arg, struct xd_diag *diag)
 {
 	struct xd_arena arena = XD_ARENA_INIT;
 	struct xd_encoder enc;
@@ -560,7 +565,7 @@ int xd_transcode_json_file(const struct xd_schema *s, const char *file,
 		return -1;
 	}
 	xd_encoder_init(&enc, s);
-	enc.annotations = true; /* resources of a snapshot file */
+	xd_enc_set_hooks(&enc, hooks); /* resources of a snapshot file */
 	json_object_foreach(root, key, list) {
 		const struct xd_section *sec;
 
@@ -594,7 +599,7 @@ int xd_transcode_json_file(const struct xd_schema *s, const char *file,
 			} else {
 				it = (struct xd_item){sec, i, 0, 0, path,
 						      out.data, out.len,
-						      enc.ann};
+						      enc.ann.data, enc.ann.len};
 				if (fn != NULL && fn(&it, arg) != 0)
 					stopped = 1;
 			}

@@ -42,50 +42,78 @@ struct xd_section {
 };
 
 /*
- * What a snapshot file says of a resource beside its fields: keys of the
- * resource's own mapping that start with "@", which no protobuf field
- * name can (docs/design.md §9), read and left out of its bytes.
+ * Annotations: keys of a resource's own mapping that start with "@",
+ * which no protobuf field name can (docs/design.md §9), where a
+ * snapshot file says more of a resource than its fields. The transcoder
+ * knows none of them: the caller hands it one hook per key it takes
+ * (snapshot/annotations.h has the snapshot's), each of which reads its
+ * key's value, reports what is wrong with it among the fields' own
+ * errors (same path form, same document order) and writes what it read
+ * into the item's annotation bytes, in a form only the caller reads.
+ * Bytes, because the pieces of a large file are transcoded on other
+ * threads and handed over later (split.c keeps them). A key no hook
+ * takes is an error ("unknown annotation", with the nearest known key),
+ * and so is a key given twice; the value's bytes stay out of the
+ * resource's.
  *
- *   "@allow": [GLOB, ...]  the identities the resource is served to
- *                          (xdsd-snapshot(5)); the keyword "@anyone"
- *                          serves it to every client, identified or not.
- *   "@ttl": DURATION       how long a client that lost xdsd may keep it
- *                          (docs/protocol.md, rule L1), "30s".
- *   "@dynamic_parameter_constraints": {...}
- *                          the parameters this variant of the name is
- *                          for (rule P1): a DynamicParameterConstraints
- *                          in the proto3 JSON form, encoded through the
- *                          schema and checked (xds/dynparam.h).
- *   "@name": NAME          the name of a resource whose message has no
- *                          name field: a list collection's
- *                          (docs/protocol.md, rule X3).
- *
- * Checked here, where positions are known: a list of non-empty strings,
- * at most XD_ALLOW_MAX of them, each at most XD_ALLOW_GLOB_MAX bytes; a
- * string starting with "@" must be a keyword; a TTL in whole
- * milliseconds from XD_TTL_MIN_MS to XD_TTL_MAX_MS; a name a non-empty
- * string. What they mean, and where they may stand, is the snapshot
- * loader's.
+ * Hooks run on the thread that transcodes (any), one resource at a time
+ * per encoder; `ctx` is shared by every thread and must be read-only.
  */
-#define XD_ALLOW_MAX 256
-#define XD_ALLOW_GLOB_MAX 1024
-/* A heartbeat goes at half the TTL: below a second it would be a flood;
- * 30 days keeps every TTL in 32 bits of milliseconds. */
-#define XD_TTL_MIN_MS 1000u
-#define XD_TTL_MAX_MS (30u * 24 * 3600 * 1000)
+struct xd_dnode;      /* a value of the document being read */
+struct xd_ann_reader; /* the transcoder, within one resource's keys */
 
-struct xd_annotations {
-	bool allow_set;            /* "@allow" was given */
-	bool allow_anyone;         /* ... and holds "@anyone" */
-	const char *const *allow;  /* its globs, keywords left out */
-	size_t nallow;
-	uint32_t ttl_ms;           /* "@ttl", 0 when not given */
-	/* "@dynamic_parameter_constraints", encoded; NULL when not given
-	 * (an empty encoding is refused, so dpc_len > 0 when set) */
-	const uint8_t *dpc;
-	size_t dpc_len;
-	const char *name;          /* "@name", NULL when not given */
+struct xd_ann_hook {
+	const char *key; /* "@ttl": '@' and at least one more byte */
+	void (*read)(struct xd_ann_reader *r, const struct xd_dnode *value,
+		     void *ctx);
+	/* read after every other key of the mapping: a value encoded
+	 * through the schema, whose errors may fill the resource's */
+	bool late;
 };
+
+/* At most this many hooks, keys distinct (checked, XD_ASSERT). */
+#define XD_ANN_HOOKS_MAX 16
+
+struct xd_ann_hooks {
+	const struct xd_ann_hook *hook;
+	size_t n;
+	void *ctx;
+};
+
+/* ---- for hooks: the value, errors, and the item's bytes ---- */
+
+/* Records an error at `at`, prefixed with the path of the key being
+ * read (and of what xd_ann_push_index added). */
+void xd_ann_error(struct xd_ann_reader *r, const struct xd_dnode *at,
+		  const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The value for messages: 'text', a number, or "a mapping". */
+const char *xd_ann_show(const struct xd_dnode *n, char *buf, size_t size);
+/* True when too many errors were recorded: read no further. */
+bool xd_ann_stopped(const struct xd_ann_reader *r);
+/* A scalar written as text (a string, or a plain scalar but null,
+ * booleans and numbers): its bytes, NUL-terminated, in *text. */
+bool xd_ann_text(const struct xd_dnode *n, const char **text, size_t *len);
+/* 0 when a text value is a string protobuf accepts (no NUL, valid
+ * UTF-8); else -1, reported. */
+int xd_ann_check_string(struct xd_ann_reader *r, const struct xd_dnode *n);
+/* A list: true, with its length in *count. */
+bool xd_ann_list(const struct xd_dnode *n, size_t *count);
+const struct xd_dnode *xd_ann_list_item(const struct xd_dnode *n, size_t i);
+/* The path to item i of the value, for its errors; popped with
+ * xd_ann_pop. */
+void xd_ann_push_index(struct xd_ann_reader *r, size_t i);
+void xd_ann_pop(struct xd_ann_reader *r);
+/* A Duration in its text form ("1.5s"): true, with its parts. */
+bool xd_ann_duration(const struct xd_dnode *n, int64_t *secs, int32_t *nanos);
+/* Encodes `value` as the message `full_name` of the schema, its errors
+ * reported as any field's. Returns 0 with the bytes in *data and *len
+ * (valid until the next call, or the next resource), -1 when it had
+ * errors or the schema has no such message (reported). */
+int xd_ann_encode(struct xd_ann_reader *r, const char *full_name,
+		  const struct xd_dnode *value, const uint8_t **data,
+		  size_t *len);
+/* Appends to the item's annotation bytes (struct xd_item's ann). */
+void xd_ann_write(struct xd_ann_reader *r, const void *data, size_t len);
 
 /* One encoded resource, as handed to the caller. */
 struct xd_item {
@@ -95,7 +123,9 @@ struct xd_item {
 	const char *path;      /* "clusters[2]" */
 	const uint8_t *data;   /* valid during the callback only */
 	size_t len;
-	struct xd_annotations ann; /* its strings too */
+	/* what the hooks wrote (struct xd_ann_hooks), valid as `data` */
+	const uint8_t *ann;
+	size_t ann_len;
 };
 
 /* Returns 0 to go on, anything else to stop the file there. */
@@ -104,7 +134,8 @@ typedef int (*xd_item_fn)(const struct xd_item *item, void *arg);
 /*
  * Parses a snapshot file: a mapping of section keys to lists of
  * resources (docs/design.md §3). Each item is encoded as its section's type
- * (its annotations read and left out: struct xd_annotations) and handed
+ * (its annotations read by `hooks` and left out; with `hooks` NULL, an
+ * "@" key is an unknown field, as in a single resource) and handed
  * to `fn` in file order, on the calling thread; items with
  * errors are reported and skipped, the rest still checked. Unknown or
  * repeated section keys, non-list values, YAML syntax errors and more
@@ -126,13 +157,15 @@ typedef int (*xd_item_fn)(const struct xd_item *item, void *arg);
 int xd_transcode_yaml_file(const struct xd_schema *s, const char *file,
 			   const char *text, size_t len, unsigned threads,
 			   const struct xd_section *sections, size_t nsections,
-			   xd_item_fn fn, void *arg, struct xd_diag *diag);
+			   const struct xd_ann_hooks *hooks, xd_item_fn fn,
+			   void *arg, struct xd_diag *diag);
 
 /* The same for a JSON snapshot file (an object of arrays). */
 int xd_transcode_json_file(const struct xd_schema *s, const char *file,
 			   const char *text, size_t len,
 			   const struct xd_section *sections, size_t nsections,
-			   xd_item_fn fn, void *arg, struct xd_diag *diag);
+			   const struct xd_ann_hooks *hooks, xd_item_fn fn,
+			   void *arg, struct xd_diag *diag);
 
 /* ---- one resource ---- */
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "schema/transcode.h"
+#include "snapshot/annotations.h"
 #include "snapshot/collection.h"
 #include "snapshot/files.h"
 #include "snapshot/resource.h"
@@ -27,6 +28,7 @@ struct build {
 	struct xd_diag *diag;
 	const char *key;      /* the snapshot's */
 	struct xd_load *out;  /* for its open secrets */
+	struct xd_annotations ann; /* the current item's */
 };
 
 /*
@@ -96,7 +98,7 @@ static int add_variant(struct build *bd, enum xd_rtype t,
 	}
 	if (xd_table_builder_add_variant(
 		    bd->b[t], info->name, data, len, info->refs, info->nrefs,
-		    (struct xd_span){it->ann.dpc, (uint32_t)it->ann.dpc_len},
+		    (struct xd_span){bd->ann.dpc, (uint32_t)bd->ann.dpc_len},
 		    bd->file->path, it->line, &first) != 0) {
 		xd_diag_add(bd->diag, "%s:%u:%u: %s: %s '%s' has a variant with the same dynamic parameter constraints (first at %s:%u)",
 			    bd->file->path, it->line, it->column, it->path,
@@ -117,7 +119,7 @@ static void on_collection(struct build *bd, const struct xd_item *it,
 	struct xd_collinfo info;
 	char why[1024];
 
-	if (it->ann.dpc != NULL) {
+	if (bd->ann.dpc != NULL) {
 		/* a collection's variants are in its name (rule X3) */
 		xd_diag_add(bd->diag, "%s:%u:%u: %s: a %s takes no '@dynamic_parameter_constraints': its context parameters are part of its \"@name\"",
 			    bd->file->path, it->line, it->column, it->path,
@@ -125,7 +127,7 @@ static void on_collection(struct build *bd, const struct xd_item *it,
 		return;
 	}
 	if (xd_collection_analyze(bd->schema, c, bd->sections[ci->member].type,
-				  it->ann.name, it->data, it->len, &info, why,
+				  bd->ann.name, it->data, it->len, &info, why,
 				  sizeof(why)) != 0) {
 		xd_diag_add(bd->diag, "%s:%u:%u: %s: %s", bd->file->path,
 			    it->line, it->column, it->path, why);
@@ -140,9 +142,9 @@ static void on_collection(struct build *bd, const struct xd_item *it,
 			    bd->file->path, it->line, it->column, it->path,
 			    ci->noun, info.name, first->file, first->line);
 	else {
-		restrict_access(bd->cb[c], ci->member, &it->ann);
-		if (it->ann.ttl_ms > 0)
-			xd_table_builder_ttl(bd->cb[c], it->ann.ttl_ms);
+		restrict_access(bd->cb[c], ci->member, &bd->ann);
+		if (bd->ann.ttl_ms > 0)
+			xd_table_builder_ttl(bd->cb[c], bd->ann.ttl_ms);
 	}
 	xd_collinfo_clear(&info);
 }
@@ -160,11 +162,12 @@ static int on_item(const struct xd_item *it, void *arg)
 	uint8_t *renamed = NULL;
 	size_t len = it->len;
 
+	xd_annotations_read(it->ann, it->ann_len, &bd->ann);
 	if (section >= XD_RTYPE_COUNT) {
 		on_collection(bd, it, (enum xd_ctype)(section - XD_RTYPE_COUNT));
 		return 0;
 	}
-	if (it->ann.name != NULL) {
+	if (bd->ann.name != NULL) {
 		xd_diag_add(bd->diag, "%s:%u:%u: %s: \"@name\" names list collections; a %s is named by its %s field",
 			    bd->file->path, it->line, it->column, it->path,
 			    xd_rtype_info(t)->noun,
@@ -193,13 +196,13 @@ static int on_item(const struct xd_item *it, void *arg)
 		/* the byte that makes a locator key (xds/dynparam.h) */
 		xd_diag_add(bd->diag, "%s:%u:%u: %s: a name must not hold the control character 0x1f",
 			    bd->file->path, it->line, it->column, it->path);
-	} else if (it->ann.dpc != NULL) {
+	} else if (bd->ann.dpc != NULL) {
 		if (add_variant(bd, t, it, &info, data, len) == 0) {
-			restrict_access(bd->b[t], t, &it->ann);
-			if (t == XD_SECRET && !it->ann.allow_set)
+			restrict_access(bd->b[t], t, &bd->ann);
+			if (t == XD_SECRET && !bd->ann.allow_set)
 				note_open_secret(bd, it, info.name);
-			if (it->ann.ttl_ms > 0)
-				xd_table_builder_ttl(bd->b[t], it->ann.ttl_ms);
+			if (bd->ann.ttl_ms > 0)
+				xd_table_builder_ttl(bd->b[t], bd->ann.ttl_ms);
 		}
 	} else if (xd_table_builder_add(bd->b[t], info.name, data, len,
 				 info.refs, info.nrefs,
@@ -210,11 +213,11 @@ static int on_item(const struct xd_item *it, void *arg)
 			    xd_rtype_info(t)->noun, info.name, first->file,
 			    first->line);
 	else {
-		restrict_access(bd->b[t], t, &it->ann);
-		if (t == XD_SECRET && !it->ann.allow_set)
+		restrict_access(bd->b[t], t, &bd->ann);
+		if (t == XD_SECRET && !bd->ann.allow_set)
 			note_open_secret(bd, it, info.name);
-		if (it->ann.ttl_ms > 0)
-			xd_table_builder_ttl(bd->b[t], it->ann.ttl_ms);
+		if (bd->ann.ttl_ms > 0)
+			xd_table_builder_ttl(bd->b[t], bd->ann.ttl_ms);
 	}
 	xd_resinfo_clear(&info);
 	free(renamed);
@@ -293,12 +296,14 @@ static struct xd_snapshot *load_key(const struct xd_schema *schema,
 		bd.file = &k->files[f];
 		if (bd.file->json)
 			xd_transcode_json_file(schema, bd.file->path, bd.file->text,
-					       bd.file->len, sections,
-					       NSECTIONS, on_item, &bd, diag);
+					       bd.file->len, sections, NSECTIONS,
+					       xd_annotations_hooks(), on_item,
+					       &bd, diag);
 		else
 			xd_transcode_yaml_file(schema, bd.file->path, bd.file->text,
 					       bd.file->len, threads, sections,
-					       NSECTIONS, on_item, &bd, diag);
+					       NSECTIONS, xd_annotations_hooks(),
+					       on_item, &bd, diag);
 	}
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		tables[t] = xd_table_builder_finish(bd.b[t]);

@@ -23,6 +23,7 @@
 #include "schema/pbjson.h"
 #include "schema/schema.h"
 #include "schema/transcode.h"
+#include "snapshot/annotations.h"
 
 static struct xd_schema *envoy, *test;
 
@@ -243,9 +244,13 @@ static void json_resource(const struct schema_type *t, const uint8_t *data,
 	xd_buf_free(&b);
 }
 
+/* Each item, its annotations read back as the loader reads them (which
+ * checks what the snapshot's hooks wrote). */
 static int count(const struct xd_item *it, void *arg)
 {
-	(void)it;
+	struct xd_annotations ann;
+
+	xd_annotations_read(it->ann, it->ann_len, &ann);
 	++*(size_t *)arg;
 	return 0;
 }
@@ -256,10 +261,12 @@ static void snapshot(uint8_t sel, const uint8_t *data, size_t size)
 	size_t n = 0;
 
 	xd_transcode_yaml_file(envoy, "fuzz", (const char *)data, size,
-			       1 + sel % 2, sections, 8, count, &n, &d);
+			       1 + sel % 2, sections, 8, xd_annotations_hooks(),
+			       count, &n, &d);
 	xd_diag_clear(&d);
 	xd_transcode_json_file(envoy, "fuzz", (const char *)data, size,
-			       sections, 8, count, &n, &d);
+			       sections, 8, xd_annotations_hooks(), count, &n,
+			       &d);
 	xd_diag_clear(&d);
 }
 

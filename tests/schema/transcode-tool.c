@@ -28,6 +28,7 @@
 #include "schema/pbjson.h"
 #include "schema/schema.h"
 #include "schema/transcode.h"
+#include "snapshot/annotations.h"
 
 static uint8_t *slurp(const char *path, size_t *len)
 {
@@ -62,28 +63,31 @@ static int bytes_too;
 
 static int print_item(const struct xd_item *it, void *arg)
 {
+	struct xd_annotations ann;
+
 	(void)arg;
+	xd_annotations_read(it->ann, it->ann_len, &ann);
 	printf("%s %u:%u %zu", it->path, it->line, it->column, it->len);
 	if (bytes_too) {
 		putchar(' ');
 		for (size_t i = 0; i < it->len; i++)
 			printf("%02x", it->data[i]);
-		if (it->ann.ttl_ms > 0)
-			printf(" @ttl=%u", (unsigned)it->ann.ttl_ms);
-		if (it->ann.allow_set) {
+		if (ann.ttl_ms > 0)
+			printf(" @ttl=%u", (unsigned)ann.ttl_ms);
+		if (ann.allow_set) {
 			printf(" @allow=");
-			for (size_t i = 0; i < it->ann.nallow; i++)
-				printf("%s%s", i ? "," : "", it->ann.allow[i]);
+			for (size_t i = 0; i < ann.nallow; i++)
+				printf("%s%s", i ? "," : "", ann.allow[i]);
 		}
-		if (it->ann.allow_anyone)
+		if (ann.allow_anyone)
 			printf(" @anyone");
-		if (it->ann.dpc != NULL) {
+		if (ann.dpc != NULL) {
 			printf(" @dpc=");
-			for (size_t i = 0; i < it->ann.dpc_len; i++)
-				printf("%02x", it->ann.dpc[i]);
+			for (size_t i = 0; i < ann.dpc_len; i++)
+				printf("%02x", ann.dpc[i]);
 		}
-		if (it->ann.name != NULL)
-			printf(" @name=%s", it->ann.name);
+		if (ann.name != NULL)
+			printf(" @name=%s", ann.name);
 	}
 	putchar('\n');
 	return 0;
@@ -120,9 +124,11 @@ static int snapshot(const struct xd_schema *s, const char *file,
 	}
 	if (flen > 5 && strcmp(file + flen - 5, ".json") == 0)
 		return xd_transcode_json_file(s, file, text, len, secs, n,
+					      xd_annotations_hooks(),
 					      print_item, NULL, diag);
 	return xd_transcode_yaml_file(s, file, text, len, threads, secs, n,
-				      print_item, NULL, diag);
+				      xd_annotations_hooks(), print_item, NULL,
+				      diag);
 }
 
 static int from_yamldoc(const struct xd_schema *s, const struct xd_msgdesc *m,

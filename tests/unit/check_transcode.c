@@ -7,6 +7,7 @@
  * the exact messages an operator sees.
  */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "schema/pbjson.h"
 #include "schema/schema.h"
 #include "schema/transcode.h"
+#include "snapshot/annotations.h"
 #include "util/common.h"
 #include "xdtest.h"
 
@@ -996,24 +998,40 @@ struct seen {
 	int count;
 };
 
+/* The annotation hooks file_run hands the transcoder: the snapshot's,
+ * unless a test sets others (or none). */
+static const struct xd_ann_hooks *file_hooks;
+static bool file_hooks_set;
+
 static int on_item(const struct xd_item *it, void *arg)
 {
 	struct seen *s = arg;
 	char *h = hex(it->data, it->len > 8 ? 8 : it->len);
+	struct xd_annotations ann;
 
 	xd_buf_printf(&s->log, "%s %s %zu %u:%u %zu %s", it->path,
 		      it->section->key, it->index, it->line, it->column, it->len, h);
-	/* annotations, when the item has any */
-	if (it->ann.allow_set) {
-		xd_buf_printf(&s->log, " @allow%s", it->ann.allow_anyone ?
-							   " anyone" : "");
-		for (size_t i = 0; i < it->ann.nallow; i++)
-			xd_buf_printf(&s->log, " [%s]", it->ann.allow[i]);
+	if (file_hooks_set) {
+		/* other hooks: what they wrote, as text */
+		if (it->ann_len > 0)
+			xd_buf_printf(&s->log, " ann [%.*s]", (int)it->ann_len,
+				      (const char *)it->ann);
+		xd_buf_putc(&s->log, '\n');
+		free(h);
+		return ++s->count == s->stop_after;
 	}
-	if (it->ann.ttl_ms > 0)
-		xd_buf_printf(&s->log, " @ttl %ums", (unsigned)it->ann.ttl_ms);
-	if (it->ann.name != NULL)
-		xd_buf_printf(&s->log, " @name [%s]", it->ann.name);
+	xd_annotations_read(it->ann, it->ann_len, &ann);
+	/* annotations, when the item has any */
+	if (ann.allow_set) {
+		xd_buf_printf(&s->log, " @allow%s", ann.allow_anyone ?
+							   " anyone" : "");
+		for (size_t i = 0; i < ann.nallow; i++)
+			xd_buf_printf(&s->log, " [%s]", ann.allow[i]);
+	}
+	if (ann.ttl_ms > 0)
+		xd_buf_printf(&s->log, " @ttl %ums", (unsigned)ann.ttl_ms);
+	if (ann.name != NULL)
+		xd_buf_printf(&s->log, " @name [%s]", ann.name);
 	xd_buf_putc(&s->log, '\n');
 	free(h);
 	return ++s->count == s->stop_after;
@@ -1026,15 +1044,18 @@ static char *file_run(const char *text, unsigned threads, int json,
 {
 	struct seen s = {XD_BUF_INIT, stop_after, 0};
 	struct xd_diag d = XD_DIAG_INIT;
+	const struct xd_ann_hooks *hooks =
+		file_hooks_set ? file_hooks : xd_annotations_hooks();
 	char *errs, *r;
 	int rc;
 
 	if (json)
 		rc = xd_transcode_json_file(test, "s.json", text, strlen(text),
-					    sections, 3, on_item, &s, &d);
+					    sections, 3, hooks, on_item, &s, &d);
 	else
 		rc = xd_transcode_yaml_file(test, "s.yaml", text, strlen(text),
-					    threads, sections, 3, on_item, &s, &d);
+					    threads, sections, 3, hooks, on_item,
+					    &s, &d);
 	errs = diag_text(&d);
 	xd_buf_putc(&s.log, '\0');
 	if (asprintf(&r, "rc=%d\n%s%s", rc, (char *)s.log.data, errs) < 0)
@@ -1286,6 +1307,99 @@ START_TEST(snapshot_annotations_in_pieces)
 }
 END_TEST
 
+/* The transcoder knows no annotation of its own: a caller's hooks
+ * read the keys it names (a late one after the others), what they write
+ * reaches the item, and any other "@" key is unknown, with the caller's
+ * keys as the known ones. Without hooks, an "@" key is an unknown field,
+ * as in a single resource. */
+static void hook_colour(struct xd_ann_reader *r, const struct xd_dnode *v,
+			void *ctx)
+{
+	const char *text;
+	size_t len;
+	char buf[160];
+
+	ck_assert_str_eq(ctx, "ctx");
+	if (!xd_ann_text(v, &text, &len)) {
+		xd_ann_error(r, v, "not a colour: %s",
+			     xd_ann_show(v, buf, sizeof(buf)));
+		return;
+	}
+	xd_ann_write(r, "colour=", 7);
+	xd_ann_write(r, text, len);
+	xd_ann_write(r, ";", 1);
+}
+
+static void hook_late(struct xd_ann_reader *r, const struct xd_dnode *v,
+		      void *ctx)
+{
+	const uint8_t *data;
+	size_t len;
+	char *h;
+
+	(void)ctx;
+	if (xd_ann_encode(r, "xdtest.Nested", v, &data, &len) != 0)
+		return;
+	h = hex(data, len);
+	xd_ann_write(r, "late=", 5);
+	xd_ann_write(r, h, strlen(h));
+	xd_ann_write(r, ";", 1);
+	free(h);
+}
+
+static const struct xd_ann_hook test_hook[] = {
+	{"@late", hook_late, true},
+	{"@colour", hook_colour, false},
+};
+static const struct xd_ann_hooks test_hooks = {test_hook, 2, (void *)"ctx"};
+
+START_TEST(annotation_hooks)
+{
+	char *got;
+
+	file_hooks = &test_hooks;
+	file_hooks_set = true;
+	got = file_run("nested:\n"
+		       "- {\"@late\": {name: b}, name: a, \"@colour\": red}\n"
+		       "- {\"@colour\": [x], \"@late\": {n: x}, \"@allow\": [a], \"@color\": 1}\n"
+		       "- {\"@colour\": red, \"@colour\": blue}\n", 1, 0, 0);
+	ck_assert_str_eq(got, "rc=-1\n"
+			      "nested[0] nested 0 2:3 3 0a0161 ann [colour=red;late=0a0162;]\n"
+			      "s.yaml:3:15: nested[1].@colour: not a colour: a list\n"
+			      "s.yaml:3:33: nested[1].@late.n: expected an integer (int32), not 'x'\n"
+			      "s.yaml:3:37: nested[1].@allow: unknown annotation '@allow' (known: '@late', '@colour')\n"
+			      "s.yaml:3:52: nested[1].@color: unknown annotation '@color' (did you mean '@colour'?)\n"
+			      "s.yaml:4:20: nested[2].@colour: duplicate key '@colour' (first on line 4)");
+	free(got);
+	/* without hooks, an "@" key is an unknown field */
+	file_hooks = NULL;
+	got = file_run("nested:\n- {name: a, \"@colour\": red}\n", 1, 0, 0);
+	ck_assert_str_eq(got, "rc=-1\n"
+			      "s.yaml:2:13: nested[0].@colour: unknown field '@colour' in xdtest.Nested");
+	free(got);
+	got = file_run("{\"nested\": [{\"name\": \"a\", \"@allow\": [\"g\"]}]}", 1, 1, 0);
+	ck_assert_str_eq(got, "rc=-1\n"
+			      "s.json: nested[0].@allow: unknown field '@allow' in xdtest.Nested");
+	free(got);
+	file_hooks_set = false;
+}
+END_TEST
+
+/* Two hooks for one key are a programmer's error, caught at once. */
+START_TEST(annotation_hooks_distinct)
+{
+	static const struct xd_ann_hook twice[] = {
+		{"@colour", hook_colour, false},
+		{"@colour", hook_colour, false},
+	};
+	static const struct xd_ann_hooks h = {twice, 2, (void *)"ctx"};
+	struct xd_diag d = XD_DIAG_INIT;
+
+	xd_transcode_yaml_file(test, "s.yaml", "nested: []\n", 11, 1,
+			       sections, 3, &h, NULL, NULL, &d);
+}
+END_TEST
+
 /* A single resource has no annotations: "@allow" is no field. */
 START_TEST(annotations_only_in_snapshot_files)
 {
@@ -1526,6 +1640,8 @@ int main(void)
 	tcase_add_test(tc, snapshot_annotation_bounds);
 	tcase_add_test(tc, snapshot_annotations_in_pieces);
 	tcase_add_test(tc, annotations_only_in_snapshot_files);
+	tcase_add_test(tc, annotation_hooks);
+	tcase_add_test_raise_signal(tc, annotation_hooks_distinct, SIGABRT);
 	tcase_add_test(tc, walks_fields);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
