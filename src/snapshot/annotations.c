@@ -48,6 +48,28 @@ static bool is(const char *s, size_t len, const char *text)
 	return len == strlen(text) && memcmp(s, text, len) == 0;
 }
 
+/* A non-empty string (`what` it is for, and what to say of an empty
+ * one): each glob of "@allow", and "@name". */
+static bool nonempty_string(struct xd_ann_reader *r, const struct xd_dnode *n,
+			    const char *what, const char *empty,
+			    const char **s, size_t *len)
+{
+	char buf[160];
+
+	if (!xd_ann_text(n, s, len)) {
+		xd_ann_error(r, n, "expected %s (a string), not %s", what,
+			     xd_ann_show(n, buf, sizeof(buf)));
+		return false;
+	}
+	if (xd_ann_check_string(r, n) != 0)
+		return false;
+	if (*len == 0) {
+		xd_ann_error(r, n, "%s", empty);
+		return false;
+	}
+	return true;
+}
+
 /* One item of "@allow": a glob, or the keyword "@anyone". */
 static void allow_item(struct xd_ann_reader *r, const struct xd_dnode *n)
 {
@@ -55,17 +77,9 @@ static void allow_item(struct xd_ann_reader *r, const struct xd_dnode *n)
 	const char *s;
 	size_t len;
 
-	if (!xd_ann_text(n, &s, &len)) {
-		xd_ann_error(r, n, "expected an identity glob (a string), not %s",
-			     xd_ann_show(n, buf, sizeof(buf)));
+	if (!nonempty_string(r, n, "an identity glob",
+			     "an empty glob matches no identity", &s, &len))
 		return;
-	}
-	if (xd_ann_check_string(r, n) != 0)
-		return;
-	if (len == 0) {
-		xd_ann_error(r, n, "an empty glob matches no identity");
-		return;
-	}
 	if (len > XD_ALLOW_GLOB_MAX) {
 		xd_ann_error(r, n, "a glob of %zu bytes; the limit is %d", len,
 			     XD_ALLOW_GLOB_MAX);
@@ -167,23 +181,12 @@ static void read_dpc(struct xd_ann_reader *r, const struct xd_dnode *v,
 static void read_name(struct xd_ann_reader *r, const struct xd_dnode *v,
 		      void *ctx)
 {
-	char buf[160];
 	const char *s;
 	size_t len;
 
 	(void)ctx;
-	if (!xd_ann_text(v, &s, &len)) {
-		xd_ann_error(r, v, "expected a name (a string), not %s",
-			     xd_ann_show(v, buf, sizeof(buf)));
-		return;
-	}
-	if (xd_ann_check_string(r, v) != 0)
-		return;
-	if (len == 0) {
-		xd_ann_error(r, v, "an empty name");
-		return;
-	}
-	put_bytes(r, F_NAME, s, len + 1);
+	if (nonempty_string(r, v, "a name", "an empty name", &s, &len))
+		put_bytes(r, F_NAME, s, len + 1);
 }
 
 /* In this order in "unknown annotation" messages. */

@@ -1,14 +1,20 @@
 #include "wire/wire.h"
 
+#include "util/xalloc.h"
+
 /* Groups are a proto2 relic; they only appear here as unknown fields to
  * skip, and this bounds the skipping. */
 #define MAX_GROUP_DEPTH 64
 
 size_t xd_wire_close(struct xd_buf *b, size_t mark)
 {
-	size_t len = b->len - mark;
-	size_t k = xd_wire_varint_size(len);
+	size_t len, k;
 
+	/* `mark` is what xd_wire_open returned on this buffer: just past the
+	 * length byte it reserved, which still holds 0 until this close */
+	XD_ASSERT(mark >= 1 && mark <= b->len && b->data[mark - 1] == 0);
+	len = b->len - mark;
+	k = xd_wire_varint_size(len);
 	if (k > 1) {
 		xd_buf_reserve(b, k - 1);
 		memmove(b->data + mark + k - 1, b->data + mark, len);
