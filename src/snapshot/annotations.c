@@ -216,13 +216,14 @@ static const char *text_of(const struct xd_wire_field *f)
 void xd_annotations_read(const uint8_t *ann, size_t len,
 			 struct xd_annotations *out)
 {
-	const uint8_t *p = ann, *end = ann + len;
+	const uint8_t *p = ann, *end;
 	struct xd_wire_field f;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (len == 0)
-		return;
+		return; /* and `ann` may be NULL */
+	end = ann + len;
 	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
 		switch (f.number) {
 		case F_ALLOW_SET:
