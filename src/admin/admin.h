@@ -25,7 +25,7 @@
 
 #include "cache/cache.h"
 #include "config/config.h"
-#include "daemon/reload.h"
+#include "reload/reload.h"
 #include "protocol/session.h"
 #include "rest/rest.h"
 #include "schema/schema.h"

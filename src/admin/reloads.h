@@ -14,7 +14,7 @@
 #ifndef XD_ADMIN_RELOADS_H
 #define XD_ADMIN_RELOADS_H
 
-#include "daemon/reload.h"
+#include "reload/reload.h"
 #include "util/jsonw.h"
 
 void xd_reload_record_json(struct xd_jw *w, const struct xd_reload_record *rec);

@@ -14,7 +14,7 @@
 #include "admin/csds_service.h"
 #include "daemon/early_signals.h"
 #include "daemon/notify.h"
-#include "daemon/reload.h"
+#include "reload/reload.h"
 #include "daemon/snapwatch.h"
 #include "protocol/body.h"
 #include "protocol/nameset.h"
@@ -67,26 +67,6 @@ static void reloaded(void *arg, const struct xd_reload_record *rec XD_UNUSED)
 	struct daemon *d = arg;
 
 	xd_notify_status(d->notify, NULL);
-}
-
-/* The TLS files are small: read again on the loop thread, at once. New
- * handshakes get the new certificate; established streams go on. */
-static void reload_tls(struct daemon *d)
-{
-	struct xd_diag diag = XD_DIAG_INIT;
-
-	if (d->tls == NULL)
-		return;
-	if (xd_tls_reload(d->tls, &diag) != 0) {
-		log_errors(&diag);
-		xd_error("TLS reload failed: still using the previous certificate (%s)",
-			 xd_tls_describe(d->tls));
-	} else {
-		xd_info("TLS reloaded: %s", xd_tls_describe(d->tls));
-	}
-	/* of what is in use now, new or kept */
-	xd_tls_warn_expiry(d->tls, xd_wall_ms() / 1000);
-	xd_diag_clear(&diag);
 }
 
 /* ---------------- signals and shutdown ---------------- */
@@ -160,7 +140,6 @@ static void on_hup(uv_signal_t *h, int signum XD_UNUSED)
 
 	if (d->stopping)
 		return;
-	reload_tls(d);
 	xd_reload_request(d->reloader, "SIGHUP", NULL, NULL);
 }
 
@@ -231,7 +210,7 @@ static int load_initial(struct daemon *d)
 	}
 	d->cache = xd_cache_new();
 	d->reloader = xd_reloader_new(&d->loop, d->schema, d->cache,
-				      d->cfg->snapshots);
+				      d->cfg->snapshots, d->tls);
 	xd_reloader_on_done(d->reloader, reloaded, d);
 	return xd_reloader_load_first(d->reloader);
 }
@@ -275,10 +254,16 @@ static int start_rest(struct daemon *d)
  * error, as the operator counts on changes being served. */
 static int start_watch(struct daemon *d)
 {
+	/* what a reload reads besides the snapshots: the TLS files */
+	const char *tls[] = {d->cfg->tls.cert, d->cfg->tls.key,
+			     d->cfg->tls.client_ca, NULL};
+
 	if (!d->cfg->watch)
 		return 0;
+	if (d->tls == NULL)
+		tls[0] = NULL;
 	return xd_snapwatch_start(&d->watch, &d->loop, d->cfg->snapshots,
-			      d->cfg->watch_delay_ms, d->reloader);
+				  d->cfg->watch_delay_ms, d->reloader, tls);
 }
 
 int xd_daemon_run(const struct xd_config *cfg)

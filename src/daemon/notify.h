@@ -30,7 +30,7 @@
 #include <uv.h>
 
 #include "cache/cache.h"
-#include "daemon/reload.h"
+#include "reload/reload.h"
 #include "protocol/session.h"
 
 #define XD_NOTIFY_STATUS_MS 5000

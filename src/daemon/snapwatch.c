@@ -10,6 +10,7 @@
 #include "daemon/symlinks.h"
 #include "util/common.h"
 #include "util/log.h"
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 
 /* One watched directory. Its own allocation: libuv keeps the handle's
@@ -33,10 +34,13 @@ struct xd_snapwatch {
 	const char *dir;
 	uint64_t delay_ms;
 	struct xd_reloader *reloader;
+	const char **files; /* read by a reload too (TLS): watched by name */
+	size_t nfiles;
 	uv_timer_t timer;
 	struct dirwatch **dirs; /* dirs[0] is `dir` itself */
 	size_t ndirs, cap;
 	size_t nlinks; /* in all dirs, at most XD_SNAPWATCH_MAX_LINKS */
+	size_t file_links; /* of those, noted for `files` at the last scan */
 	size_t open_handles; /* the timer and every dirwatch until closed */
 	bool stopping, warned_max, warned_links;
 };
@@ -45,6 +49,7 @@ static void maybe_free(struct xd_snapwatch *w)
 {
 	if (w->stopping && w->open_handles == 0) {
 		free(w->dirs);
+		free(w->files);
 		free(w);
 	}
 }
@@ -270,6 +275,45 @@ static void walk_entries(struct xd_snapwatch *w, const char *path)
 		closedir(d);
 }
 
+/*
+ * A file a reload reads besides the snapshots (a TLS file): watched by
+ * its name in the directory that holds it, wherever links lead, and
+ * through every symlink on the way (a Kubernetes Secret volume's
+ * `tls.crt -> ..data/tls.crt`, certbot's `live/` links re-pointed to a
+ * renewal). A file that is gone for now is watched for by name in its
+ * directory, so that its return is seen.
+ */
+static void watch_file(struct xd_snapwatch *w, const char *path)
+{
+	char *target = realpath(path, NULL), *slash;
+
+	xd_symlinks_walk(path, note_link, w);
+	if (target == NULL) {
+		char *parent = xd_strdup(path), *dir;
+		const char *name = path;
+
+		slash = strrchr(parent, '/');
+		if (slash != NULL) {
+			name = path + (slash - parent) + 1;
+			*slash = '\0';
+		}
+		dir = realpath(slash == NULL ? "." : slash == parent ? "/" : parent,
+			       NULL);
+		if (dir != NULL)
+			target = xd_asprintf("%s/%s", strcmp(dir, "/") ? dir : "",
+					     name);
+		free(dir);
+		free(parent);
+		if (target == NULL)
+			return;
+	}
+	slash = strrchr(target, '/');
+	XD_ASSERT_INFO(slash != NULL, "watch: %s resolved to '%s'", path, target);
+	*slash = '\0';
+	note_link(w, slash == target ? "/" : target, slash + 1);
+	free(target);
+}
+
 /* `dir` itself, watched anew when another directory has taken its
  * name (a new one renamed into place, or a symlink re-pointed). */
 static void renew_top(struct xd_snapwatch *w)
@@ -303,7 +347,7 @@ static void scan(struct xd_snapwatch *w)
 {
 	struct stat st;
 	DIR *d;
-	size_t keep = 1, ncontent;
+	size_t keep = 1, ncontent, links;
 
 	renew_top(w);
 	for (size_t i = 0; i < w->ndirs; i++) {
@@ -330,6 +374,10 @@ static void scan(struct xd_snapwatch *w)
 	for (size_t i = 0; i < ncontent; i++)
 		if (w->dirs[i]->content && w->dirs[i]->seen)
 			walk_entries(w, w->dirs[i]->path);
+	links = w->nlinks;
+	for (size_t i = 0; i < w->nfiles; i++)
+		watch_file(w, w->files[i]);
+	w->file_links = w->nlinks - links;
 	/* drop what is gone, replaced or no longer on the way; the new
 	 * watches were pushed after the old ones, and the old ones are
 	 * compacted in place */
@@ -348,6 +396,7 @@ static void on_quiet(uv_timer_t *t)
 {
 	struct xd_snapwatch *w = t->data;
 
+	XD_ASSERT_LOOP();
 	if (w->stopping)
 		return;
 	scan(w);
@@ -355,17 +404,23 @@ static void on_quiet(uv_timer_t *t)
 }
 
 int xd_snapwatch_start(struct xd_snapwatch **out, uv_loop_t *loop, const char *dir,
-		   uint64_t delay_ms, struct xd_reloader *reloader)
+		   uint64_t delay_ms, struct xd_reloader *reloader,
+		   const char *const *files)
 {
 	struct xd_snapwatch *w = xd_calloc(1, sizeof(*w));
 	struct dirwatch *top = NULL;
 	struct stat st;
-	size_t subdirs = 0;
+	size_t subdirs = 0, links;
 
+	XD_ASSERT_LOOP();
 	w->loop = loop;
 	w->dir = dir;
 	w->delay_ms = delay_ms;
 	w->reloader = reloader;
+	while (files != NULL && files[w->nfiles] != NULL)
+		w->nfiles++;
+	w->files = xd_calloc(w->nfiles + 1, sizeof(*w->files));
+	memcpy(w->files, files, w->nfiles * sizeof(*w->files));
 	uv_timer_init(loop, &w->timer);
 	w->timer.data = w;
 	w->open_handles = 1;
@@ -383,14 +438,17 @@ int xd_snapwatch_start(struct xd_snapwatch **out, uv_loop_t *loop, const char *d
 	scan(w);
 	for (size_t i = 1; i < w->ndirs; i++)
 		subdirs += w->dirs[i]->content;
-	if (w->nlinks > 0)
+	links = w->nlinks - w->file_links;
+	if (links > 0)
 		xd_info("watching %s and %zu subdirector%s, and %zu symlink%s on the way to them: reloading %llu ms after a change",
-			dir, subdirs, subdirs == 1 ? "y" : "ies", w->nlinks,
-			w->nlinks == 1 ? "" : "s", (unsigned long long)delay_ms);
+			dir, subdirs, subdirs == 1 ? "y" : "ies", links,
+			links == 1 ? "" : "s", (unsigned long long)delay_ms);
 	else
 		xd_info("watching %s and %zu subdirector%s: reloading %llu ms after a change",
 			dir, subdirs, subdirs == 1 ? "y" : "ies",
 			(unsigned long long)delay_ms);
+	for (size_t i = 0; i < w->nfiles; i++)
+		xd_info("watching %s too: a change to it reloads", w->files[i]);
 	*out = w;
 	return 0;
 }

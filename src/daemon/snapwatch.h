@@ -13,6 +13,12 @@
  * only cause a reload that finds nothing new; hidden ones are not
  * looked at, as the loader skips them.
  *
+ * The other files a reload reads, the TLS certificate, key and client
+ * CA, are watched too, each by its name in the directory that holds it
+ * and through the symlinks on the way to it (as below): a certificate
+ * renewed in place, renamed into place or swapped behind a link asks
+ * for a reload, which reads the snapshots and the TLS files together.
+ *
  * Symlinks are followed, wherever they are: DIR itself a link
  * re-pointed to a new release (`current -> releases/v41`, swapped by
  * rename), and files or subdirectories that are links through another
@@ -36,7 +42,7 @@
  * SIGHUP.
  *
  * Ownership: borrows the loop, the directory name and the reloader, all
- * of which must outlive it. Thread: loop thread.
+ * of which must outlive it. Thread: loop thread (checked).
  */
 #ifndef XD_DAEMON_SNAPWATCH_H
 #define XD_DAEMON_SNAPWATCH_H
@@ -44,7 +50,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "daemon/reload.h"
+#include "reload/reload.h"
 
 #define XD_SNAPWATCH_MAX_DIRS 4096
 #define XD_SNAPWATCH_MAX_LINKS 4096
@@ -52,11 +58,14 @@
 struct xd_snapwatch;
 
 /*
- * Starts watching `dir`. Returns 0, or -1 (logged) when `dir` itself
- * cannot be watched.
+ * Starts watching `dir`, and `files` (NULL-terminated, may be NULL; the
+ * strings must outlive the watch): the other files a reload reads, the
+ * TLS files. Returns 0, or -1 (logged) when `dir` itself cannot be
+ * watched.
  */
 int xd_snapwatch_start(struct xd_snapwatch **out, uv_loop_t *loop, const char *dir,
-		   uint64_t delay_ms, struct xd_reloader *reloader);
+		   uint64_t delay_ms, struct xd_reloader *reloader,
+		   const char *const *files);
 
 /* Stops watching; the memory goes once libuv has closed every handle.
  * w may be NULL. */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "util/log.h"
+#include "util/loop_thread.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
@@ -342,19 +343,42 @@ struct xd_tls *xd_tls_new(const struct xd_config *cfg, struct xd_diag *diag)
 	return t;
 }
 
-int xd_tls_reload(struct xd_tls *t, struct xd_diag *diag)
-{
-	struct pems next, old;
+struct xd_tls_next {
+	struct pems pems;
+};
 
-	if (load(t, &next, diag) != 0)
-		return -1;
+struct xd_tls_next *xd_tls_read(const struct xd_tls *t, struct xd_diag *diag)
+{
+	struct xd_tls_next *next = xd_calloc(1, sizeof(*next));
+
+	if (load(t, &next->pems, diag) != 0) {
+		free(next);
+		return NULL;
+	}
+	return next;
+}
+
+void xd_tls_use(struct xd_tls *t, struct xd_tls_next *next)
+{
+	struct pems old;
+
+	XD_ASSERT_LOOP();
+	XD_ASSERT(next != NULL && next->pems.cert != NULL);
 	pthread_mutex_lock(&t->lock);
 	old = t->now;
-	t->now = next;
+	t->now = next->pems;
 	t->generation++;
 	pthread_mutex_unlock(&t->lock);
 	pems_free(&old);
-	return 0;
+	free(next);
+}
+
+void xd_tls_next_free(struct xd_tls_next *next)
+{
+	if (next == NULL)
+		return;
+	pems_free(&next->pems);
+	free(next);
 }
 
 /*
@@ -411,7 +435,7 @@ const char *xd_tls_describe(const struct xd_tls *t)
 void xd_tls_expiry(const struct xd_tls *t, struct xd_tls_expiry *cert,
 		   struct xd_tls_expiry *ca)
 {
-	/* `now` changes on this thread only (xd_tls_reload): no lock */
+	/* `now` changes on this thread only (xd_tls_use): no lock */
 	*cert = (struct xd_tls_expiry){t->cert_path, t->now.cert_subject,
 				       t->now.cert_not_after};
 	*ca = (struct xd_tls_expiry){t->ca_path, t->now.ca_subject,

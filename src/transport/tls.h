@@ -19,18 +19,22 @@
  * error once the certificate in use has expired: reloading the same,
  * expired, file is refused, and the expired one stays in use).
  *
- * A reload (SIGHUP) reads the same files again. If they are good, every
- * handshake from then on uses them; established connections keep what
- * they were set up with, so no stream is dropped. If not, the previous
- * ones stay in use and the reason is reported. gRPC asks for the
- * current certificates at each new handshake, from its own threads (the
- * server certificate config callback), so the PEM text is kept under a
- * mutex with a generation number that says when it changed.
+ * A reload (reload/reload.h: SIGHUP, POST /reload, the watch) reads
+ * the same files again in two steps, so that certificates and snapshots
+ * go into use together or not at all: xd_tls_read checks them beside
+ * the snapshots, off the loop, and xd_tls_use puts them in use once the
+ * whole reload is good (xd_tls_next_free throws them away otherwise).
+ * From then on every handshake uses them; established connections keep
+ * what they were set up with, so no stream is dropped. gRPC asks for
+ * the current certificates at each new handshake, from its own threads
+ * (the server certificate config callback), so the PEM text is kept
+ * under a mutex with a generation number that says when it changed.
  *
  * Ownership: the caller owns the xd_tls and must keep it until the
- * gRPC server that uses its credentials is destroyed. Thread: new,
- * reload, credentials and free on one thread (the loop's); the callback
- * runs on gRPC's.
+ * gRPC server that uses its credentials is destroyed. Thread: new, use,
+ * credentials and free on one thread (the loop's); read on any (it
+ * reads only the paths, which never change); the callback runs on
+ * gRPC's.
  */
 #ifndef XD_TRANSPORT_TLS_H
 #define XD_TRANSPORT_TLS_H
@@ -48,9 +52,18 @@ struct xd_tls;
  * when one is bad. cfg->tls.cert must be set. */
 struct xd_tls *xd_tls_new(const struct xd_config *cfg, struct xd_diag *diag);
 
-/* Reads the files again; 0 when the new ones are in use, -1 (the old
- * ones kept) with the problems in `diag`. */
-int xd_tls_reload(struct xd_tls *t, struct xd_diag *diag);
+/* Certificates read and checked again, not yet in use. */
+struct xd_tls_next;
+
+/* Reads and checks the files again, leaving those in use alone: NULL,
+ * with each problem in `diag`, when one is bad. Any thread. */
+struct xd_tls_next *xd_tls_read(const struct xd_tls *t, struct xd_diag *diag);
+
+/* Puts `next` (taken) in use: every handshake from now on gets it. */
+void xd_tls_use(struct xd_tls *t, struct xd_tls_next *next);
+
+/* Throws away certificates read but not put in use (NULL: nothing). */
+void xd_tls_next_free(struct xd_tls_next *next);
 
 /* Server credentials that ask `t` for the certificates at every
  * handshake (a new reference for grpc_server_add_http2_port). */

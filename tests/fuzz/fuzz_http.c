@@ -77,7 +77,7 @@
 #include "cache/cache.h"
 #include "config/config.h"
 #include "config/paths_gen.h" /* XD_BUILD_DIR */
-#include "daemon/reload.h"
+#include "reload/reload.h"
 #include "fuzz_http.h"
 #include "http/http.h"
 #include "protocol/derived.h"
@@ -415,7 +415,7 @@ static void setup(void)
 		exit(1);
 	}
 	S.cache = xd_cache_new();
-	S.reloader = xd_reloader_new(&S.loop, S.schema, S.cache, S.cfg.snapshots);
+	S.reloader = xd_reloader_new(&S.loop, S.schema, S.cache, S.cfg.snapshots, NULL);
 	NEED(xd_reloader_load_first(S.reloader) == 0, "the first snapshots");
 	S.sessions = xd_sessions_new(&S.loop, S.cache, &S.cfg);
 

@@ -1,24 +1,34 @@
 /*
- * Reloading the snapshot directory, whoever asks: SIGHUP, the admin
- * endpoint's POST /reload, the directory watch.
+ * The one reloader: whoever asks (SIGHUP, the admin endpoint's POST
+ * /reload, the directory watch), a reload reads the snapshot directory
+ * and, when the xDS listener speaks TLS, its certificate, key and client
+ * CA files again (transport/tls.h).
  *
- * A reload loads the directory on libuv's thread pool, checks that no
- * node served now would be left without a snapshot, and installs the
- * result in the cache, or keeps serving the previous snapshots and logs
- * every error. Requests that arrive while a reload runs are served by
- * one more reload after it (the files may have changed after it read
- * them): each requester's callback runs once the reload that began
- * after its request is over, with that reload's record.
+ * A reload loads the directory and reads the TLS files on libuv's thread
+ * pool, checks that no node served now would be left without a
+ * snapshot, and puts the new snapshots and certificates in use together,
+ * or neither: a reload is one unit, so a failed one changes nothing
+ * (docs/design.md §3), whichever of its files are at fault, and its
+ * record, its log line and its counters say failed. Requests that arrive
+ * while a reload runs are served by one more reload after it (the files
+ * may have changed after it read them): each requester's callback runs
+ * once the reload that began after its request is over, with that
+ * reload's record.
  *
  * The last XD_RELOAD_HISTORY records are kept for operators, newest
- * first, with the first XD_RELOAD_ERRORS_KEPT errors of each.
+ * first, with the first XD_RELOAD_ERRORS_KEPT errors of each (those of
+ * the TLS files first).
  *
- * Ownership: the reloader borrows the loop, schema, cache and directory
- * name (all must outlive it); records are its own and valid until the
- * next reload finishes. Thread: loop thread only.
+ * States: idle -> loading -> idle; stop() moves idle to stopped, and a
+ * reload still loading to draining, whose result is thrown away when it
+ * ends (-> stopped).
+ *
+ * Ownership: the reloader borrows the loop, schema, cache, TLS state and
+ * directory name (all must outlive it); records are its own and valid
+ * until the next reload finishes. Thread: loop thread only (checked).
  */
-#ifndef XD_DAEMON_RELOAD_H
-#define XD_DAEMON_RELOAD_H
+#ifndef XD_RELOAD_RELOAD_H
+#define XD_RELOAD_RELOAD_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,6 +37,7 @@
 
 #include "cache/cache.h"
 #include "schema/schema.h"
+#include "transport/tls.h"
 #include "util/histogram.h"
 
 #define XD_RELOAD_HISTORY 20
@@ -35,11 +46,12 @@
 struct xd_reload_record {
 	int64_t at_ms;       /* when it finished, Unix ms */
 	const char *trigger; /* "start-up", "SIGHUP", "admin", "watch" */
-	bool ok;
+	bool ok;             /* snapshots and certificates in use */
 	double seconds;      /* loading (0 when it did not run) */
 	size_t snapshots, files, changed;
 	size_t nerrors;      /* all of them */
-	char **errors;       /* the first ones: "file:line:col: message" */
+	char **errors;       /* the first ones: "file:line:col: message",
+			      * "file: why" for a TLS file */
 	size_t nkept;
 };
 
@@ -53,13 +65,16 @@ struct xd_reloader;
 typedef void (*xd_reload_done_fn)(void *arg,
 				  const struct xd_reload_record *rec);
 
+/* `tls` NULL: the listener is plaintext, there are no TLS files. */
 struct xd_reloader *xd_reloader_new(uv_loop_t *loop,
 				    const struct xd_schema *schema,
-				    struct xd_cache *cache, const char *dir);
+				    struct xd_cache *cache, const char *dir,
+				    struct xd_tls *tls);
 
 /*
- * The first load, on the calling thread: 0 when the snapshots are
- * installed, or -1 with every error logged (nothing is then served).
+ * The first load of the snapshots, on the calling thread (the TLS files
+ * were read by xd_tls_new): 0 when they are installed, or -1 with every
+ * error logged (nothing is then served).
  */
 int xd_reloader_load_first(struct xd_reloader *r);
 
@@ -74,6 +89,7 @@ void xd_reload_request(struct xd_reloader *r, const char *trigger,
 void xd_reloader_on_done(struct xd_reloader *r, xd_reload_done_fn fn,
 			 void *arg);
 
+/* Whether a reload is running (loading, or draining after a stop). */
 bool xd_reloader_busy(const struct xd_reloader *r);
 
 /* The records kept: i = 0 is the newest, i < xd_reload_history_count. */

@@ -1,4 +1,4 @@
-#include "daemon/reload.h"
+#include "reload/reload.h"
 
 #include <malloc.h>
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 #include "util/clock.h"
 #include "util/common.h"
 #include "util/log.h"
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 
 /* Reload durations: 10 ms to 5 minutes. */
@@ -22,22 +23,36 @@ struct waiter {
 	struct waiter *next;
 };
 
+/* The states of the header's comment; moved only by move(). */
+enum state {
+	IDLE,     /* no reload running */
+	LOADING,  /* one on the thread pool */
+	DRAINING, /* stopped while loading: its result will be thrown away */
+	STOPPED,  /* stopped, nothing running */
+};
+
+static const char *const state_names[] = {"idle", "loading", "draining",
+					  "stopped"};
+
 struct xd_reloader {
 	uv_loop_t *loop;
 	const struct xd_schema *schema;
 	struct xd_cache *cache;
 	const char *dir;
-	bool stopping;
+	struct xd_tls *tls; /* NULL: plaintext */
+	enum state state;
 
-	bool running;
 	const char *trigger;     /* of the reload running */
 	struct waiter *current;  /* answered when the running reload ends */
 	struct waiter *next;     /* asked while it ran: the one after */
 	const char *next_trigger;
 	uv_work_t work;
+	/* The running reload's, filled on the thread pool: */
 	struct xd_snapshot **prev;
 	size_t nprev;
 	struct xd_load result;
+	struct xd_tls_next *tls_next; /* the TLS files read: NULL if bad */
+	struct xd_diag tls_diag;      /* why they are bad */
 
 	xd_reload_done_fn on_done;
 	void *on_done_arg;
@@ -47,16 +62,37 @@ struct xd_reloader {
 	struct xd_reload_stats stats;
 };
 
+/* The one place the state changes: only the moves the header lists. */
+static void move(struct xd_reloader *r, enum state to, const char *why)
+{
+	static const bool allowed[4][4] = {
+		[IDLE] = {[LOADING] = true, [STOPPED] = true},
+		[LOADING] = {[IDLE] = true, [DRAINING] = true},
+		[DRAINING] = {[STOPPED] = true},
+	};
+
+	XD_ASSERT_LOOP();
+	XD_ASSERT_INFO(allowed[r->state][to], "reloader of %s: %s -> %s (%s)",
+		       r->dir, state_names[r->state], state_names[to], why);
+	xd_debug("reloader: %s -> %s (%s)", state_names[r->state],
+		 state_names[to], why);
+	r->state = to;
+}
+
 struct xd_reloader *xd_reloader_new(uv_loop_t *loop,
 				    const struct xd_schema *schema,
-				    struct xd_cache *cache, const char *dir)
+				    struct xd_cache *cache, const char *dir,
+				    struct xd_tls *tls)
 {
 	struct xd_reloader *r = xd_calloc(1, sizeof(*r));
 
+	XD_ASSERT_LOOP();
 	r->loop = loop;
 	r->schema = schema;
 	r->cache = cache;
 	r->dir = dir;
+	r->tls = tls;
+	r->state = IDLE;
 	r->work.data = r;
 	xd_histogram_init(&r->stats.duration, duration_bounds,
 			  sizeof(duration_bounds) / sizeof(duration_bounds[0]));
@@ -73,11 +109,12 @@ static void record_clear(struct xd_reload_record *rec)
 	memset(rec, 0, sizeof(*rec));
 }
 
-/* A new record in the ring, filled from a load. */
+/* A new record in the ring: what `load` read, and `errors` (its own,
+ * and the TLS files' before them, for a reload). */
 static struct xd_reload_record *record(struct xd_reloader *r,
-				       const char *trigger,
+				       const char *trigger, bool ok,
 				       const struct xd_load *load,
-				       size_t changed)
+				       const struct xd_diag *errors)
 {
 	struct xd_reload_record *rec;
 
@@ -88,42 +125,49 @@ static struct xd_reload_record *record(struct xd_reloader *r,
 	record_clear(rec);
 	rec->at_ms = xd_wall_ms();
 	rec->trigger = trigger;
-	rec->ok = load->rc == 0;
+	rec->ok = ok;
 	rec->seconds = load->seconds;
 	rec->snapshots = load->nsnaps;
 	rec->files = load->files;
-	rec->changed = changed;
-	rec->nerrors = xd_diag_total(&load->diag);
-	rec->nkept = load->diag.count < XD_RELOAD_ERRORS_KEPT ?
-			     load->diag.count :
+	rec->nerrors = xd_diag_total(errors);
+	rec->nkept = errors->count < XD_RELOAD_ERRORS_KEPT ?
+			     errors->count :
 			     XD_RELOAD_ERRORS_KEPT;
 	rec->errors = xd_calloc(rec->nkept + 1, sizeof(char *));
 	for (size_t i = 0; i < rec->nkept; i++)
-		rec->errors[i] = xd_strdup(load->diag.msgs[i]);
+		rec->errors[i] = xd_strdup(errors->msgs[i]);
+	/* a record says failed exactly when it says why */
+	XD_ASSERT_INFO(ok == (rec->nerrors == 0), "reload record of %s (%s)",
+		       r->dir, trigger);
 	return rec;
 }
 
 size_t xd_reload_history_count(const struct xd_reloader *r)
 {
+	XD_ASSERT_LOOP();
 	return r->nhistory;
 }
 
 const struct xd_reload_record *xd_reload_history(const struct xd_reloader *r,
 						 size_t i)
 {
-	XD_ASSERT(i < r->nhistory);
+	XD_ASSERT_LOOP();
+	XD_ASSERT_INFO(i < r->nhistory, "reload record %zu of %zu", i,
+		       r->nhistory);
 	return &r->history[(r->newest + XD_RELOAD_HISTORY - i) %
 			   XD_RELOAD_HISTORY];
 }
 
 const struct xd_reload_stats *xd_reloader_stats(const struct xd_reloader *r)
 {
+	XD_ASSERT_LOOP();
 	return &r->stats;
 }
 
 bool xd_reloader_busy(const struct xd_reloader *r)
 {
-	return r->running;
+	XD_ASSERT_LOOP();
+	return r->state == LOADING || r->state == DRAINING;
 }
 
 /* ---------------- loading ---------------- */
@@ -197,8 +241,12 @@ int xd_reloader_load_first(struct xd_reloader *r)
 	struct xd_snapshot **snaps;
 	size_t n;
 
+	XD_ASSERT_LOOP();
+	XD_ASSERT_INFO(r->state == IDLE && r->nhistory == 0,
+		       "first load of %s, in state %s", r->dir,
+		       state_names[r->state]);
 	xd_load_dir(r->schema, r->dir, NULL, 0, &load);
-	record(r, "start-up", &load, 0);
+	record(r, "start-up", load.rc == 0, &load, &load.diag);
 	if (load.rc != 0) {
 		log_errors(&load.diag);
 		xd_error("%zu error%s in the snapshots in %s; not starting",
@@ -235,40 +283,91 @@ static void answer(struct waiter *w, const struct xd_reload_record *rec)
 	}
 }
 
+/* On the thread pool: the snapshots, then the TLS files, each read
+ * whole and checked, nothing put in use. */
 static void work(uv_work_t *w)
 {
 	struct xd_reloader *r = w->data;
 
 	xd_load_dir(r->schema, r->dir, r->prev, r->nprev, &r->result);
+	if (r->tls != NULL)
+		r->tls_next = xd_tls_read(r->tls, &r->tls_diag);
 }
 
-/* Installs a good load, or logs why it was refused. Returns the record. */
+/* What went wrong, on one line: the first TLS error (its file and why),
+ * the number of snapshot errors, and that nothing changed. */
+static void log_failure(const struct xd_reloader *r, const struct xd_load *load)
+{
+	size_t nsnap = xd_diag_total(&load->diag),
+	       ntls = xd_diag_total(&r->tls_diag);
+	char tls[1024] = "", snap[512] = "";
+
+	if (ntls > 0)
+		snprintf(tls, sizeof(tls), "TLS: %s%s%s",
+			 r->tls_diag.count > 0 ? r->tls_diag.msgs[0] : "?",
+			 ntls > 1 ? " (and more)" : "", nsnap > 0 ? "; " : "");
+	if (nsnap > 0)
+		snprintf(snap, sizeof(snap), "%zu error%s in %s", nsnap,
+			 nsnap == 1 ? "" : "s", r->dir);
+	xd_error("reload failed: %s%s; still serving the previous snapshots%s",
+		 tls, snap, r->tls != NULL ? " and certificate" : "");
+}
+
+/* Gives the running reload's TLS files back (put in use or thrown away). */
+static void tls_done(struct xd_reloader *r)
+{
+	xd_tls_next_free(r->tls_next);
+	r->tls_next = NULL;
+	xd_diag_clear(&r->tls_diag);
+}
+
+/*
+ * Puts a good reload in use, snapshots and certificates together, or
+ * logs why it was refused and changes nothing. Returns the record.
+ */
 static const struct xd_reload_record *finish(struct xd_reloader *r)
 {
 	struct xd_load *load = &r->result;
 	struct xd_reload_record *rec;
 	struct xd_snapshot **snaps;
-	size_t n, changed = 0;
+	struct xd_diag errors = XD_DIAG_INIT;
+	size_t n;
 
+	XD_ASSERT_INFO(r->tls != NULL || r->tls_next == NULL,
+		       "TLS files read for the plaintext listener (%s)", r->dir);
 	check_nodes_keep_a_snapshot(r->cache, r->dir, load);
-	if (load->rc != 0) {
+	if (load->rc != 0 || (r->tls != NULL && r->tls_next == NULL)) {
+		log_errors(&r->tls_diag);
+		if (xd_diag_total(&r->tls_diag) > 0)
+			xd_error("TLS reload failed: still using the previous certificate (%s)",
+				 xd_tls_describe(r->tls));
 		log_errors(&load->diag);
-		xd_error("reload failed: %zu error%s in %s; still serving the previous snapshots",
-			 xd_diag_total(&load->diag),
-			 xd_diag_total(&load->diag) == 1 ? "" : "s", r->dir);
+		log_failure(r, load);
 		r->stats.failed++;
-		return record(r, r->trigger, load, 0);
+		/* the TLS files' errors first: a handful, never crowded out
+		 * of the record by a snapshot's hundreds */
+		xd_diag_append(&errors, &r->tls_diag);
+		xd_diag_append(&errors, &load->diag);
+		rec = record(r, r->trigger, false, load, &errors);
+		xd_diag_clear(&errors);
+		tls_done(r);
+		return rec;
 	}
-	rec = record(r, r->trigger, load, 0);
+	rec = record(r, r->trigger, true, load, &errors);
 	snaps = xd_load_take(load, &n);
 	log_snapshots(snaps, n);
-	changed = xd_cache_replace(r->cache, snaps, n);
+	rec->changed = xd_cache_replace(r->cache, snaps, n);
 	free(snaps);
-	rec->changed = changed;
+	if (r->tls != NULL) {
+		xd_tls_use(r->tls, r->tls_next);
+		r->tls_next = NULL; /* taken */
+		xd_info("TLS reloaded: %s", xd_tls_describe(r->tls));
+	}
 	xd_info("reloaded %zu snapshot%s from %zu file%s in %.3f s: %zu changed",
 		n, n == 1 ? "" : "s", load->files, load->files == 1 ? "" : "s",
-		load->seconds, changed);
+		load->seconds, rec->changed);
 	r->stats.ok++;
+	tls_done(r);
 	return rec;
 }
 
@@ -278,19 +377,25 @@ static void work_done(uv_work_t *w, int status XD_UNUSED)
 	const struct xd_reload_record *rec;
 	struct waiter *waiters = r->current;
 
+	XD_ASSERT_LOOP();
 	for (size_t i = 0; i < r->nprev; i++)
 		xd_snapshot_unref(r->prev[i]);
 	free(r->prev);
 	r->prev = NULL;
-	r->running = false;
 	r->current = NULL;
-	if (r->stopping) {
+	if (r->state == DRAINING) {
+		move(r, STOPPED, "the reload running at the stop is over");
 		xd_load_free(&r->result);
+		tls_done(r);
 		return;
 	}
+	move(r, IDLE, "reload over");
 	xd_histogram_observe(&r->stats.duration, r->result.seconds);
 	rec = finish(r);
 	xd_load_free(&r->result);
+	/* of what is in use now, new or kept */
+	if (r->tls != NULL)
+		xd_tls_warn_expiry(r->tls, xd_wall_ms() / 1000);
 	/* What the load parsed, and the snapshots it superseded, were
 	 * freed in the heaps of the threads that made them: give back
 	 * the pages that are now free, rather than keep them until
@@ -317,10 +422,14 @@ static void start(struct xd_reloader *r)
 	struct xd_load failed = {.rc = -1};
 
 	/* one load at a time: the work request and `result` are single */
-	XD_ASSERT(!r->running);
-	r->running = true;
+	move(r, LOADING, r->trigger);
+	XD_ASSERT_INFO(r->prev == NULL && r->tls_next == NULL &&
+			       xd_diag_total(&r->tls_diag) == 0,
+		       "reload of %s (%s) over the last one's leftovers", r->dir,
+		       r->trigger);
 	sd_notify(0, "RELOADING=1");
-	xd_info("%s: reloading %s", r->trigger, r->dir);
+	xd_info("%s: reloading %s%s", r->trigger, r->dir,
+		r->tls != NULL ? " and the TLS files" : "");
 	r->prev = xd_cache_snapshots(r->cache, &r->nprev);
 	if (uv_queue_work(r->loop, &r->work, work, work_done) == 0)
 		return;
@@ -329,30 +438,42 @@ static void start(struct xd_reloader *r)
 		xd_snapshot_unref(r->prev[i]);
 	free(r->prev);
 	r->prev = NULL;
-	r->running = false;
+	move(r, IDLE, "the reload could not start");
 	xd_diag_add(&failed.diag, "cannot start a reload");
 	xd_error("cannot start a reload");
-	answer(r->current, record(r, r->trigger, &failed, 0));
+	answer(r->current, record(r, r->trigger, false, &failed, &failed.diag));
 	r->current = NULL;
 	xd_diag_clear(&failed.diag);
 	sd_notify(0, "READY=1");
+}
+
+/* A failed record for those who asked as xdsd stops. */
+static const struct xd_reload_record *stopping_record(struct xd_reloader *r,
+						      const char *trigger)
+{
+	struct xd_load stopping = {.rc = -1};
+	const struct xd_reload_record *rec;
+
+	xd_diag_add(&stopping.diag, "xdsd is shutting down");
+	rec = record(r, trigger, false, &stopping, &stopping.diag);
+	xd_diag_clear(&stopping.diag);
+	return rec;
 }
 
 void xd_reload_request(struct xd_reloader *r, const char *trigger,
 		       xd_reload_done_fn done, void *arg)
 {
 	struct waiter *w = xd_calloc(1, sizeof(*w));
-	struct xd_load stopping = {.rc = -1};
 
+	XD_ASSERT_LOOP();
+	XD_ASSERT(trigger != NULL);
 	w->fn = done;
 	w->arg = arg;
-	if (r->stopping) {
-		xd_diag_add(&stopping.diag, "xdsd is shutting down");
-		answer(w, record(r, trigger, &stopping, 0));
-		xd_diag_clear(&stopping.diag);
+	if (r->state == DRAINING || r->state == STOPPED) {
+		answer(w, stopping_record(r, trigger));
 		return;
 	}
-	if (r->running) {
+	if (r->state == LOADING) {
 		/* the files may have changed after that load read them */
 		xd_info("%s: a reload is running; reloading again after it",
 			trigger);
@@ -371,34 +492,36 @@ void xd_reload_request(struct xd_reloader *r, const char *trigger,
 void xd_reloader_on_done(struct xd_reloader *r, xd_reload_done_fn fn,
 			 void *arg)
 {
+	XD_ASSERT_LOOP();
 	r->on_done = fn;
 	r->on_done_arg = arg;
 }
 
 void xd_reloader_stop(struct xd_reloader *r)
 {
-	struct xd_load stopping = {.rc = -1};
 	struct waiter *w = r->current, *next = r->next;
+	const struct xd_reload_record *rec;
 
-	if (r->stopping)
+	XD_ASSERT_LOOP();
+	if (r->state == DRAINING || r->state == STOPPED)
 		return;
-	r->stopping = true;
+	move(r, r->state == LOADING ? DRAINING : STOPPED, "xdsd is stopping");
 	r->current = NULL;
 	r->next = NULL;
 	r->next_trigger = NULL;
 	if (w == NULL && next == NULL)
 		return;
-	xd_diag_add(&stopping.diag, "xdsd is shutting down");
-	answer(w, record(r, r->trigger, &stopping, 0));
-	answer(next, &r->history[r->newest]);
-	xd_diag_clear(&stopping.diag);
+	rec = stopping_record(r, r->trigger);
+	answer(w, rec);
+	answer(next, rec);
 }
 
 void xd_reloader_free(struct xd_reloader *r)
 {
 	if (r == NULL)
 		return;
-	XD_ASSERT(!r->running);
+	XD_ASSERT_INFO(!xd_reloader_busy(r), "reloader of %s freed while %s",
+		       r->dir, state_names[r->state]);
 	for (size_t i = 0; i < XD_RELOAD_HISTORY; i++)
 		record_clear(&r->history[i]);
 	free(r);
