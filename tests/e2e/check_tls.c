@@ -2,15 +2,18 @@
  * TLS and mTLS on the xDS listener, end to end: certificates made with
  * openssl (tests/lib/make-certs.sh), the real daemon, gRPC's own TLS on
  * both sides. Who may connect, what identity a client proves, who may
- * speak for which node (authorize), and certificates replaced on SIGHUP
- * without dropping a stream.
+ * speak for which node (authorize), and certificates replaced without
+ * dropping a stream by every reload (SIGHUP, POST /reload, xdsctl, the
+ * watch), a bad one failing the whole reload.
  */
 #include <grpc/status.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -237,20 +240,30 @@ static void install_server_cert(const char *tdir, const char *name)
 	}
 }
 
-/* The server's common name as a new connection sees it. */
-static char *server_cn(const struct xdt_daemon *d)
+/* What a new connection is served: the number of clusters, and the
+ * server's common name in *cn. */
+static int served(const struct xdt_daemon *d, char **cn)
 {
 	struct xdc_conn *c = xdc_connect_tls(d->target, xdtest_cert("ca.pem"),
 					     xdtest_cert("frontend.pem"),
 					     xdtest_cert("frontend.key"));
 	struct xdc_stream *s = xdc_watch_clusters(c, "probe", "prod");
-	char *cn;
+	int n = xdc_next_clusters(s, WAIT_MS, NULL);
 
-	ck_assert(xdc_next_clusters(s, WAIT_MS, NULL) >= 0);
-	cn = xdc_server_property(s, "x509_common_name");
-	ck_assert(cn != NULL);
+	ck_assert(n >= 0);
+	*cn = xdc_server_property(s, "x509_common_name");
+	ck_assert(*cn != NULL);
 	xdc_stream_free(s);
 	xdc_conn_free(c);
+	return n;
+}
+
+/* The server's common name as a new connection sees it. */
+static char *server_cn(const struct xdt_daemon *d)
+{
+	char *cn;
+
+	served(d, &cn);
 	return cn;
 }
 
@@ -295,6 +308,253 @@ START_TEST(sighup_replaces_the_certificate_without_dropping_streams)
 	ck_assert_str_eq(cn, "xdsd server two");
 	free(cn);
 	ck_assert_int_eq(xdc_next_clusters(s, 300, NULL), -1); /* nothing new, still open */
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	stop(d);
+	free(tdir);
+	free(dir);
+}
+END_TEST
+
+/* ---------------- one reload: certificates with the snapshots ---------------- */
+
+/* `name` of the test certificates as server.key alone, by rename: the
+ * certificate in place no longer matches its key. */
+static void install_key(const char *tdir, const char *name)
+{
+	char src[64], tmp[600], dst[600], *text;
+
+	snprintf(src, sizeof(src), "%s.key", name);
+	text = xdtest_read_file(xdtest_cert(src), NULL);
+	ck_assert(text != NULL);
+	free(xdtest_write_file(tdir, "new", text));
+	free(text);
+	snprintf(tmp, sizeof(tmp), "%s/new", tdir);
+	snprintf(dst, sizeof(dst), "%s/server.key", tdir);
+	ck_assert(rename(tmp, dst) == 0);
+}
+
+/* POST /reload: the record it answers with, its HTTP status in *status. */
+static json_t *post_reload(const struct xdt_daemon *d, int *status)
+{
+	char *body = xdt_admin(d, "POST", "/reload", NULL, status, NULL);
+	json_error_t err;
+	json_t *rec = json_loads(body, 0, &err);
+
+	ck_assert_msg(rec != NULL, "POST /reload: %s: %s", err.text, body);
+	free(body);
+	return rec;
+}
+
+/* The newest record of /status.json's reload history. */
+static json_t *last_reload(const struct xdt_daemon *d)
+{
+	int status;
+	char *body = xdt_admin(d, "GET", "/status.json", NULL, &status, NULL);
+	json_error_t err;
+	json_t *doc = json_loads(body, 0, &err), *rec;
+
+	ck_assert_int_eq(status, 200);
+	ck_assert_msg(doc != NULL, "/status.json: %s", err.text);
+	rec = json_array_get(json_object_get(json_object_get(doc, "reloads"),
+					     "history"), 0);
+	ck_assert_ptr_nonnull(rec);
+	json_incref(rec);
+	json_decref(doc);
+	free(body);
+	return rec;
+}
+
+static double metric(const struct xdt_daemon *d, const char *series)
+{
+	int status;
+	char *body = xdt_admin(d, "GET", "/metrics", NULL, &status, NULL);
+	double v = xdt_metrics_sample(body, series);
+
+	ck_assert_int_eq(status, 200);
+	free(body);
+	return v;
+}
+
+/* A reload record that failed, from `trigger`, with an error holding
+ * `why` (the file and the reason). */
+static void record_failed(json_t *rec, const char *trigger, const char *why)
+{
+	json_t *errors = json_object_get(rec, "errors");
+	bool found = false;
+	char *text = json_dumps(rec, 0);
+
+	ck_assert_msg(json_is_false(json_object_get(rec, "ok")), "not failed: %s", text);
+	ck_assert_str_eq(json_string_value(json_object_get(rec, "trigger")), trigger);
+	ck_assert(json_integer_value(json_object_get(rec, "error_count")) >= 1);
+	for (size_t i = 0; i < json_array_size(errors); i++)
+		found |= strstr(json_string_value(json_array_get(errors, i)), why) != NULL;
+	ck_assert_msg(found, "no error with '%s' in %s", why, text);
+	free(text);
+}
+
+/* The `n`th failed reload, from `trigger`, failed on `why`: counted,
+ * the last one unsuccessful, in /status.json's history. */
+static void reload_failed(const struct xdt_daemon *d, int n, const char *trigger,
+			  const char *why)
+{
+	json_t *rec = last_reload(d);
+
+	record_failed(rec, trigger, why);
+	json_decref(rec);
+	ck_assert(metric(d, "xdsd_reloads_total{result=\"error\"}") == n);
+	ck_assert(metric(d, "xdsd_last_reload_successful") == 0);
+}
+
+/* `xdsctl reload`'s exit status. */
+static int xdsctl_reload(const struct xdt_daemon *d)
+{
+	char cmd[1024];
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "'%s' --admin 127.0.0.1:%d reload >/dev/null 2>&1",
+		 xdtest_env("XDSCTL"), d->admin_port);
+	rc = system(cmd);
+	ck_assert(WIFEXITED(rc));
+	return WEXITSTATUS(rc);
+}
+
+/*
+ * POST /reload re-reads the certificate as SIGHUP does: a new
+ * connection is handed the new one, and the answer says ok.
+ */
+START_TEST(post_reload_rotates_the_certificate)
+{
+	char *dir = xdtest_clusters_snapdir(1), *tdir, *cn;
+	struct xdt_daemon *d = start_tls(dir, "server", false, NULL, &tdir);
+	json_t *rec;
+	int status;
+
+	cn = server_cn(d);
+	ck_assert_str_eq(cn, "xdsd server one");
+	free(cn);
+	install_server_cert(tdir, "server2");
+	rec = post_reload(d, &status);
+	ck_assert_int_eq(status, 200);
+	ck_assert(json_is_true(json_object_get(rec, "ok")));
+	json_decref(rec);
+	cn = server_cn(d);
+	ck_assert_str_eq(cn, "xdsd server two");
+	free(cn);
+	ck_assert(xdt_daemon_wait_log(d, "info: TLS reloaded: certificate /CN=xdsd server two", WAIT_MS));
+	ck_assert(metric(d, "xdsd_last_reload_successful") == 1);
+	stop(d);
+	free(tdir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * A reload is one unit: a certificate that does not match its key fails
+ * the reload asked by POST /reload, by xdsctl and by SIGHUP alike (the
+ * answer, /metrics, /status.json, the exit status, the log line naming
+ * the file and why), and nothing of it goes into use, neither the
+ * certificate nor the snapshot changed with it. Fixed, both go in.
+ */
+START_TEST(bad_certificate_fails_the_whole_reload)
+{
+	static const char why[] = "server.key: the key does not belong to the first certificate";
+	char *dir = xdtest_clusters_snapdir(1), *tdir, *cn, line[2048];
+	struct xdt_daemon *d = start_tls(dir, "server", false, NULL, &tdir);
+	struct xdc_conn *c = xdc_connect_tls(d->target, xdtest_cert("ca.pem"),
+					     xdtest_cert("frontend.pem"),
+					     xdtest_cert("frontend.key"));
+	struct xdc_stream *s = xdc_watch_clusters(c, "long-lived", "prod");
+	json_t *rec;
+	int status;
+
+	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 1);
+	install_key(tdir, "server2");
+	xdtest_write_clusters(dir, "default.yaml", "c", 2);
+
+	rec = post_reload(d, &status);
+	ck_assert_int_eq(status, 422);
+	record_failed(rec, "admin", why);
+	json_decref(rec);
+	reload_failed(d, 1, "admin", why);
+	/* one line says it all: the file, why, and that nothing changed */
+	snprintf(line, sizeof(line), "reload failed: TLS: %s/%s of %s/server.pem; "
+		 "still serving the previous snapshots and certificate", tdir, why, tdir);
+	ck_assert_msg(xdt_daemon_wait_log(d, line, WAIT_MS), "no '%s' in the log", line);
+
+	ck_assert_int_eq(xdsctl_reload(d), 1);
+	reload_failed(d, 2, "admin", why);
+
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log_count(d, "reload failed: TLS: ", 3, WAIT_MS));
+	reload_failed(d, 3, "SIGHUP", why);
+
+	/* nothing went into use: the old certificate, the old snapshot */
+	ck_assert_int_eq(xdc_next_clusters(s, 300, NULL), -1);
+	ck_assert_int_eq(served(d, &cn), 1);
+	ck_assert_str_eq(cn, "xdsd server one");
+	free(cn);
+
+	/* the matching certificate: both go into use together */
+	install_server_cert(tdir, "server2");
+	ck_assert_int_eq(xdsctl_reload(d), 0);
+	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 2);
+	ck_assert_int_eq(served(d, &cn), 2);
+	ck_assert_str_eq(cn, "xdsd server two");
+	free(cn);
+	ck_assert(metric(d, "xdsd_last_reload_successful") == 1);
+	ck_assert(metric(d, "xdsd_reloads_total{result=\"error\"}") == 3);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	stop(d);
+	free(tdir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * `watch: true` reloads the certificate with the snapshots, and when the
+ * certificate alone changes; a broken one written in place is a failed
+ * reload, and the certificate in use stays.
+ */
+START_TEST(watch_rotates_the_certificate)
+{
+	char *dir = xdtest_clusters_snapdir(1), *tdir, *cn, line[1024];
+	struct xdt_daemon *d = start_tls(dir, "server", false,
+					 "watch: true\nwatch_delay: 100ms", &tdir);
+	struct xdc_conn *c = xdc_connect_tls(d->target, xdtest_cert("ca.pem"),
+					     xdtest_cert("frontend.pem"),
+					     xdtest_cert("frontend.key"));
+	struct xdc_stream *s = xdc_watch_clusters(c, "long-lived", "prod");
+
+	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 1);
+
+	/* a snapshot change and a new certificate */
+	install_server_cert(tdir, "server2");
+	xdtest_write_clusters(dir, "default.yaml", "c", 2);
+	ck_assert(xdt_daemon_wait_log(d, "info: TLS reloaded: certificate /CN=xdsd server two", WAIT_MS));
+	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 2);
+	ck_assert_int_eq(served(d, &cn), 2);
+	ck_assert_str_eq(cn, "xdsd server two");
+	free(cn);
+
+	/* the certificate alone */
+	install_server_cert(tdir, "server-soon");
+	ck_assert(xdt_daemon_wait_log(d, "info: TLS reloaded: certificate /CN=xdsd server soon", WAIT_MS));
+	cn = server_cn(d);
+	ck_assert_str_eq(cn, "xdsd server soon");
+	free(cn);
+
+	snprintf(line, sizeof(line), "info: watching %s/server.pem too", tdir);
+	ck_assert_msg(xdt_daemon_wait_log(d, line, WAIT_MS), "no '%s' in the log", line);
+
+	/* a broken one, written in place */
+	free(xdtest_write_file(tdir, "server.pem", "not a certificate\n"));
+	ck_assert(xdt_daemon_wait_log(d, "reload failed: TLS: ", WAIT_MS));
+	reload_failed(d, 1, "watch", "server.pem: not a PEM certificate chain");
+	cn = server_cn(d);
+	ck_assert_str_eq(cn, "xdsd server soon");
+	free(cn);
 	xdc_stream_free(s);
 	xdc_conn_free(c);
 	stop(d);
@@ -393,6 +653,9 @@ int main(void)
 	tcase_add_test(tc, mtls_requires_a_valid_client_certificate);
 	tcase_add_test(tc, authorize_rules_decide_who_speaks_for_a_node);
 	tcase_add_test(tc, sighup_replaces_the_certificate_without_dropping_streams);
+	tcase_add_test(tc, post_reload_rotates_the_certificate);
+	tcase_add_test(tc, bad_certificate_fails_the_whole_reload);
+	tcase_add_test(tc, watch_rotates_the_certificate);
 	tcase_add_test(tc, bad_tls_files_refused_at_start_and_by_check);
 	tcase_add_test(tc, tls_on_a_unix_socket);
 	suite_add_tcase(s, tc);
