@@ -93,8 +93,8 @@ static void reload_answer(void *arg, const struct xd_reload_record *rec)
 	xd_reload_record_json(&w, rec);
 	xd_buf_putc(&x->out, '\n');
 	x->content_type = "application/json";
-	/* a refused snapshot is the client's input at fault: 422; a
-	 * daemon going away: 503 */
+	/* refused snapshots or TLS files, the operator's input at fault:
+	 * 422; a daemon going away: 503 */
 	x->status = rec->ok ? 200 :
 		    rec->nkept > 0 && strcmp(rec->errors[0], "xdsd is shutting down") == 0 ?
 			      503 :

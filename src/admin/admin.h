@@ -9,7 +9,8 @@
  *   GET  /config_dump  a snapshot as Envoy's proto3 JSON (dump.h)
  *   GET  /status       an HTML page for people (status_page.h)
  *   GET  /status.json  the same overview as JSON, for xdsctl (status.h)
- *   POST /reload       reloads like SIGHUP; answers when it is over
+ *   POST /reload       the reload SIGHUP asks for (reload/reload.h),
+ *                      snapshots and TLS files; answers when it is over
  *
  * Everything is computed on the loop thread from live state, when asked:
  * the endpoint costs nothing while nobody calls it.

@@ -36,7 +36,7 @@ static void usage(FILE *out, const char *default_config)
 		"  -h, --help             show this help and exit\n"
 		"  -V, --version          show the version and the default paths, and exit\n"
 		"\n"
-		"Signals: SIGHUP reloads snapshots; SIGTERM or SIGINT stop.\n"
+		"Signals: SIGHUP reloads snapshots and TLS files; SIGTERM or SIGINT stop.\n"
 		"See xdsd(8), xdsd.yaml(5) and xdsd-snapshot(5).\n",
 		default_config);
 }
