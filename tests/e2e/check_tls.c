@@ -258,13 +258,49 @@ static int served(const struct xdt_daemon *d, char **cn)
 	return n;
 }
 
-/* The server's common name as a new connection sees it. */
-static char *server_cn(const struct xdt_daemon *d)
+/* A new connection is handed the certificate whose name is `want`. */
+static void cert_in_use(const struct xdt_daemon *d, const char *want)
 {
 	char *cn;
 
 	served(d, &cn);
-	return cn;
+	ck_assert_str_eq(cn, want);
+	free(cn);
+}
+
+/* A new connection is served `n` clusters over the certificate `want`. */
+static void served_over(const struct xdt_daemon *d, int n, const char *want)
+{
+	char *cn;
+
+	ck_assert_int_eq(served(d, &cn), n);
+	ck_assert_str_eq(cn, want);
+	free(cn);
+}
+
+/* A stream from the frontend's connection (in *c), served the one
+ * cluster the tests start with. */
+static struct xdc_stream *long_lived(const struct xdt_daemon *d,
+				     struct xdc_conn **c)
+{
+	struct xdc_stream *s;
+
+	*c = xdc_connect_tls(d->target, xdtest_cert("ca.pem"),
+			     xdtest_cert("frontend.pem"), xdtest_cert("frontend.key"));
+	s = xdc_watch_clusters(*c, "long-lived", "prod");
+	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 1);
+	return s;
+}
+
+/* The end of a test with one long-lived stream. */
+static void done(struct xdt_daemon *d, struct xdc_conn *c,
+		 struct xdc_stream *s, char *tdir, char *dir)
+{
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	stop(d);
+	free(tdir);
+	free(dir);
 }
 
 /*
@@ -275,17 +311,12 @@ static char *server_cn(const struct xdt_daemon *d)
  */
 START_TEST(sighup_replaces_the_certificate_without_dropping_streams)
 {
-	char *dir = xdtest_clusters_snapdir(1), *tdir, *cn;
+	char *dir = xdtest_clusters_snapdir(1), *tdir;
 	struct xdt_daemon *d = start_tls(dir, "server", true, NULL, &tdir);
-	struct xdc_conn *c = xdc_connect_tls(d->target, xdtest_cert("ca.pem"),
-					     xdtest_cert("frontend.pem"),
-					     xdtest_cert("frontend.key"));
-	struct xdc_stream *s = xdc_watch_clusters(c, "long-lived", "prod");
+	struct xdc_conn *c;
+	struct xdc_stream *s = long_lived(d, &c);
 
-	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 1);
-	cn = server_cn(d);
-	ck_assert_str_eq(cn, "xdsd server one");
-	free(cn);
+	cert_in_use(d, "xdsd server one");
 
 	install_server_cert(tdir, "server2");
 	free(xdtest_write_file(dir, "default.yaml",
@@ -296,23 +327,15 @@ START_TEST(sighup_replaces_the_certificate_without_dropping_streams)
 	ck_assert(xdt_daemon_wait_log(d, "info: TLS reloaded: certificate /CN=xdsd server two", WAIT_MS));
 	/* the old stream lives on and gets the new snapshot */
 	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 2);
-	cn = server_cn(d);
-	ck_assert_str_eq(cn, "xdsd server two");
-	free(cn);
+	cert_in_use(d, "xdsd server two");
 
 	install_server_cert(tdir, "server-expired");
 	xdt_daemon_signal(d, SIGHUP);
 	ck_assert(xdt_daemon_wait_log(d, "the certificate expired on Jan  2 00:00:00 2020 GMT", WAIT_MS));
 	ck_assert(xdt_daemon_wait_log(d, "TLS reload failed: still using the previous certificate (certificate /CN=xdsd server two", WAIT_MS));
-	cn = server_cn(d);
-	ck_assert_str_eq(cn, "xdsd server two");
-	free(cn);
+	cert_in_use(d, "xdsd server two");
 	ck_assert_int_eq(xdc_next_clusters(s, 300, NULL), -1); /* nothing new, still open */
-	xdc_stream_free(s);
-	xdc_conn_free(c);
-	stop(d);
-	free(tdir);
-	free(dir);
+	done(d, c, s, tdir, dir);
 }
 END_TEST
 
@@ -334,34 +357,18 @@ static void install_key(const char *tdir, const char *name)
 	ck_assert(rename(tmp, dst) == 0);
 }
 
-/* POST /reload: the record it answers with, its HTTP status in *status. */
-static json_t *post_reload(const struct xdt_daemon *d, int *status)
-{
-	char *body = xdt_admin(d, "POST", "/reload", NULL, status, NULL);
-	json_error_t err;
-	json_t *rec = json_loads(body, 0, &err);
-
-	ck_assert_msg(rec != NULL, "POST /reload: %s: %s", err.text, body);
-	free(body);
-	return rec;
-}
-
 /* The newest record of /status.json's reload history. */
 static json_t *last_reload(const struct xdt_daemon *d)
 {
 	int status;
-	char *body = xdt_admin(d, "GET", "/status.json", NULL, &status, NULL);
-	json_error_t err;
-	json_t *doc = json_loads(body, 0, &err), *rec;
+	json_t *doc = xdt_admin_json(d, "GET", "/status.json", &status), *rec;
 
 	ck_assert_int_eq(status, 200);
-	ck_assert_msg(doc != NULL, "/status.json: %s", err.text);
 	rec = json_array_get(json_object_get(json_object_get(doc, "reloads"),
 					     "history"), 0);
 	ck_assert_ptr_nonnull(rec);
 	json_incref(rec);
 	json_decref(doc);
-	free(body);
 	return rec;
 }
 
@@ -425,22 +432,18 @@ static int xdsctl_reload(const struct xdt_daemon *d)
  */
 START_TEST(post_reload_rotates_the_certificate)
 {
-	char *dir = xdtest_clusters_snapdir(1), *tdir, *cn;
+	char *dir = xdtest_clusters_snapdir(1), *tdir;
 	struct xdt_daemon *d = start_tls(dir, "server", false, NULL, &tdir);
 	json_t *rec;
 	int status;
 
-	cn = server_cn(d);
-	ck_assert_str_eq(cn, "xdsd server one");
-	free(cn);
+	cert_in_use(d, "xdsd server one");
 	install_server_cert(tdir, "server2");
-	rec = post_reload(d, &status);
+	rec = xdt_admin_json(d, "POST", "/reload", &status);
 	ck_assert_int_eq(status, 200);
 	ck_assert(json_is_true(json_object_get(rec, "ok")));
 	json_decref(rec);
-	cn = server_cn(d);
-	ck_assert_str_eq(cn, "xdsd server two");
-	free(cn);
+	cert_in_use(d, "xdsd server two");
 	ck_assert(xdt_daemon_wait_log(d, "info: TLS reloaded: certificate /CN=xdsd server two", WAIT_MS));
 	ck_assert(metric(d, "xdsd_last_reload_successful") == 1);
 	stop(d);
@@ -459,20 +462,17 @@ END_TEST
 START_TEST(bad_certificate_fails_the_whole_reload)
 {
 	static const char why[] = "server.key: the key does not belong to the first certificate";
-	char *dir = xdtest_clusters_snapdir(1), *tdir, *cn, line[2048];
+	char *dir = xdtest_clusters_snapdir(1), *tdir, line[2048];
 	struct xdt_daemon *d = start_tls(dir, "server", false, NULL, &tdir);
-	struct xdc_conn *c = xdc_connect_tls(d->target, xdtest_cert("ca.pem"),
-					     xdtest_cert("frontend.pem"),
-					     xdtest_cert("frontend.key"));
-	struct xdc_stream *s = xdc_watch_clusters(c, "long-lived", "prod");
+	struct xdc_conn *c;
+	struct xdc_stream *s = long_lived(d, &c);
 	json_t *rec;
 	int status;
 
-	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 1);
 	install_key(tdir, "server2");
 	xdtest_write_clusters(dir, "default.yaml", "c", 2);
 
-	rec = post_reload(d, &status);
+	rec = xdt_admin_json(d, "POST", "/reload", &status);
 	ck_assert_int_eq(status, 422);
 	record_failed(rec, "admin", why);
 	json_decref(rec);
@@ -491,24 +491,16 @@ START_TEST(bad_certificate_fails_the_whole_reload)
 
 	/* nothing went into use: the old certificate, the old snapshot */
 	ck_assert_int_eq(xdc_next_clusters(s, 300, NULL), -1);
-	ck_assert_int_eq(served(d, &cn), 1);
-	ck_assert_str_eq(cn, "xdsd server one");
-	free(cn);
+	served_over(d, 1, "xdsd server one");
 
 	/* the matching certificate: both go into use together */
 	install_server_cert(tdir, "server2");
 	ck_assert_int_eq(xdsctl_reload(d), 0);
 	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 2);
-	ck_assert_int_eq(served(d, &cn), 2);
-	ck_assert_str_eq(cn, "xdsd server two");
-	free(cn);
+	served_over(d, 2, "xdsd server two");
 	ck_assert(metric(d, "xdsd_last_reload_successful") == 1);
 	ck_assert(metric(d, "xdsd_reloads_total{result=\"error\"}") == 3);
-	xdc_stream_free(s);
-	xdc_conn_free(c);
-	stop(d);
-	free(tdir);
-	free(dir);
+	done(d, c, s, tdir, dir);
 }
 END_TEST
 
@@ -519,31 +511,24 @@ END_TEST
  */
 START_TEST(watch_rotates_the_certificate)
 {
-	char *dir = xdtest_clusters_snapdir(1), *tdir, *cn, line[1024];
+	char *dir = xdtest_clusters_snapdir(1), *tdir, line[1024];
 	struct xdt_daemon *d = start_tls(dir, "server", false,
 					 "watch: true\nwatch_delay: 100ms", &tdir);
-	struct xdc_conn *c = xdc_connect_tls(d->target, xdtest_cert("ca.pem"),
-					     xdtest_cert("frontend.pem"),
-					     xdtest_cert("frontend.key"));
-	struct xdc_stream *s = xdc_watch_clusters(c, "long-lived", "prod");
+	struct xdc_conn *c;
+	struct xdc_stream *s = long_lived(d, &c);
 
-	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 1);
 
 	/* a snapshot change and a new certificate */
 	install_server_cert(tdir, "server2");
 	xdtest_write_clusters(dir, "default.yaml", "c", 2);
 	ck_assert(xdt_daemon_wait_log(d, "info: TLS reloaded: certificate /CN=xdsd server two", WAIT_MS));
 	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 2);
-	ck_assert_int_eq(served(d, &cn), 2);
-	ck_assert_str_eq(cn, "xdsd server two");
-	free(cn);
+	served_over(d, 2, "xdsd server two");
 
 	/* the certificate alone */
 	install_server_cert(tdir, "server-soon");
 	ck_assert(xdt_daemon_wait_log(d, "info: TLS reloaded: certificate /CN=xdsd server soon", WAIT_MS));
-	cn = server_cn(d);
-	ck_assert_str_eq(cn, "xdsd server soon");
-	free(cn);
+	cert_in_use(d, "xdsd server soon");
 
 	snprintf(line, sizeof(line), "info: watching %s/server.pem too", tdir);
 	ck_assert_msg(xdt_daemon_wait_log(d, line, WAIT_MS), "no '%s' in the log", line);
@@ -552,14 +537,8 @@ START_TEST(watch_rotates_the_certificate)
 	free(xdtest_write_file(tdir, "server.pem", "not a certificate\n"));
 	ck_assert(xdt_daemon_wait_log(d, "reload failed: TLS: ", WAIT_MS));
 	reload_failed(d, 1, "watch", "server.pem: not a PEM certificate chain");
-	cn = server_cn(d);
-	ck_assert_str_eq(cn, "xdsd server soon");
-	free(cn);
-	xdc_stream_free(s);
-	xdc_conn_free(c);
-	stop(d);
-	free(tdir);
-	free(dir);
+	cert_in_use(d, "xdsd server soon");
+	done(d, c, s, tdir, dir);
 }
 END_TEST
 

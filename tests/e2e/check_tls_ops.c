@@ -112,13 +112,9 @@ static double metric(const struct xdt_daemon *d, const char *name,
 static json_t *status_json(const struct xdt_daemon *d)
 {
 	int status;
-	char *body = xdt_admin(d, "GET", "/status.json", NULL, &status, NULL);
-	json_error_t err;
-	json_t *doc = json_loads(body, 0, &err);
+	json_t *doc = xdt_admin_json(d, "GET", "/status.json", &status);
 
 	ck_assert_int_eq(status, 200);
-	ck_assert_msg(doc != NULL, "/status.json: %s", err.text);
-	free(body);
 	return doc;
 }
 

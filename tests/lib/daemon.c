@@ -377,6 +377,18 @@ char *xdt_admin(const struct xdt_daemon *d, const char *method,
 	return r.body;
 }
 
+json_t *xdt_admin_json(const struct xdt_daemon *d, const char *method,
+		       const char *path, int *status)
+{
+	char *body = xdt_admin(d, method, path, NULL, status, NULL);
+	json_error_t err;
+	json_t *doc = json_loads(body, 0, &err);
+
+	ck_assert_msg(doc != NULL, "%s %s: %s: %s", method, path, err.text, body);
+	free(body);
+	return doc;
+}
+
 double xdt_metrics_sample(const char *text, const char *series)
 {
 	size_t n = strlen(series);

@@ -9,6 +9,7 @@
 #ifndef XD_TESTS_DAEMON_H
 #define XD_TESTS_DAEMON_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -91,6 +92,11 @@ int xdt_run_xdsd(const char *const *args, char **out, char **err);
  */
 char *xdt_admin(const struct xdt_daemon *d, const char *method,
 		const char *path, const char *body, int *status, char **type);
+
+/* The same, for an answer that must be JSON: parsed (the caller
+ * decrefs it), or the test fails. */
+json_t *xdt_admin_json(const struct xdt_daemon *d, const char *method,
+		       const char *path, int *status);
 
 /* The value of the sample `series` ("name{labels}" exactly as written)
  * in a /metrics text, or -1 when it has none. */
