@@ -300,12 +300,14 @@ static void log_failure(const struct xd_reloader *r, const struct xd_load *load)
 {
 	size_t nsnap = xd_diag_total(&load->diag),
 	       ntls = xd_diag_total(&r->tls_diag);
-	char tls[1024] = "", snap[512] = "";
+	char tls[1024] = "", more[64] = "", snap[512] = "";
 
+	if (ntls > 1)
+		snprintf(more, sizeof(more), " (and %zu more)", ntls - 1);
 	if (ntls > 0)
 		snprintf(tls, sizeof(tls), "TLS: %s%s%s",
-			 r->tls_diag.count > 0 ? r->tls_diag.msgs[0] : "?",
-			 ntls > 1 ? " (and more)" : "", nsnap > 0 ? "; " : "");
+			 r->tls_diag.count > 0 ? r->tls_diag.msgs[0] : "?", more,
+			 nsnap > 0 ? "; " : "");
 	if (nsnap > 0)
 		snprintf(snap, sizeof(snap), "%zu error%s in %s", nsnap,
 			 nsnap == 1 ? "" : "s", r->dir);
