@@ -22,9 +22,8 @@
 : "${XDSD_SRCDIR:=$(dirname "$0")/..}"
 
 # "file include": the includes that go up today, until their owner
-# moves them (admin/ reads daemon/'s reload result).
-KNOWN='src/admin/admin.h daemon/reload.h
-src/admin/reloads.h daemon/reload.h'
+# moves them. None now.
+KNOWN=''
 
 # scan ROOT: prints one finding a line, "kind: text", about the tree at
 # ROOT (its src/, docs/design.md, Makefile.am and src/*/local.mk).
