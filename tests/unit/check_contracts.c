@@ -155,14 +155,15 @@ END_TEST
 
 /* ---------------- who it concerns ---------------- */
 
-/* Runs `fn` in a child whose stderr goes to a file; returns what the
- * child wrote there (malloc'd) and its end in *status. */
-static char *stderr_of(void (*fn)(void), int *status)
+/* Runs `fn` in a child whose stderr goes to a file, checks that the
+ * child aborted, and returns what it wrote there (malloc'd). */
+static char *abort_message(void (*fn)(void))
 {
 	char *path = xd_asprintf("%s/stderr-XXXXXX", xdtest_tmpdir());
 	int fd = mkstemp(path);
 	pid_t pid;
 	char *text;
+	int status;
 
 	ck_assert_int_ge(fd, 0);
 	pid = fork();
@@ -173,7 +174,9 @@ static char *stderr_of(void (*fn)(void), int *status)
 		_exit(0);
 	}
 	close(fd);
-	ck_assert_int_eq(waitpid(pid, status, 0), pid);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+		      "the child ended with status %#x", status);
 	text = xdtest_read_file(path, NULL);
 	ck_assert_ptr_nonnull(text);
 	unlink(path);
@@ -183,20 +186,15 @@ static char *stderr_of(void (*fn)(void), int *status)
 
 START_TEST(messages_name_what_they_concern)
 {
-	int status;
-	char *text = stderr_of(cache_from_two_threads, &status);
+	char *text = abort_message(cache_from_two_threads);
 
-	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-		      "the child ended with status %#x", status);
 	/* the function called, and where */
 	ck_assert_msg(strstr(text, "internal error: called off the loop thread (xd_cache_get)") != NULL &&
 		      strstr(text, "src/cache/cache.c:") != NULL,
 		      "stderr: %s", text);
 	free(text);
 
-	text = stderr_of(drop_a_table_twice, &status);
-	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-		      "the child ended with status %#x", status);
+	text = abort_message(drop_a_table_twice);
 	/* the table: its id, type and version (an empty table's) */
 	ck_assert_msg(strstr(text, "src/snapshot/table.c:") != NULL &&
 		      strstr(text, "reference dropped below zero: table ") != NULL &&
