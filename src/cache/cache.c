@@ -7,6 +7,7 @@
 
 #include "util/clock.h"
 #include "util/common.h"
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 
 struct xd_cache_entry {
@@ -132,14 +133,16 @@ size_t xd_cache_replace(struct xd_cache *c, struct xd_snapshot **snaps,
 			size_t n)
 {
 	struct xd_cache_entry **all;
-	size_t nall = 0, changed = 0;
+	size_t nall = 0, changed = 0, cap;
 	bool default_changed;
 
+	XD_ASSERT_LOOP();
 	/* Every entry, so that keys losing their snapshot are seen too. */
 	for (size_t i = 0; i < BUCKETS; i++)
 		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next)
 			nall++;
-	all = xd_malloc((nall + n + 1) * sizeof(*all));
+	cap = nall + n;
+	all = xd_malloc((cap + 1) * sizeof(*all));
 	nall = 0;
 	for (size_t i = 0; i < BUCKETS; i++)
 		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next) {
@@ -153,8 +156,11 @@ size_t xd_cache_replace(struct xd_cache *c, struct xd_snapshot **snaps,
 		if (e == NULL) {
 			e = get(c, xd_snapshot_key(snaps[i]));
 			e->changed = false;
+			XD_ASSERT(nall < cap);
 			all[nall++] = e;
 		}
+		/* one snapshot per key: a second would leak the first */
+		XD_ASSERT_INFO(!e->given, "snapshot key '%s'", e->key);
 		e->given = true;
 		if (e->snap != NULL && xd_snapshot_same(e->snap, snaps[i])) {
 			xd_snapshot_unref(snaps[i]);
@@ -197,8 +203,10 @@ size_t xd_cache_replace(struct xd_cache *c, struct xd_snapshot **snaps,
 
 struct xd_snapshot *xd_cache_get(const struct xd_cache *c, const char *key)
 {
-	struct xd_cache_entry *e = find(c, key);
+	struct xd_cache_entry *e;
 
+	XD_ASSERT_LOOP();
+	e = find(c, key);
 	if (e != NULL && e->snap != NULL)
 		return e->snap;
 	return c->dflt != NULL ? c->dflt->snap : NULL;
@@ -206,8 +214,13 @@ struct xd_snapshot *xd_cache_get(const struct xd_cache *c, const char *key)
 
 void xd_cache_watch(struct xd_cache *c, const char *key, struct xd_watch *w)
 {
-	struct xd_cache_entry *e = get(c, key);
+	struct xd_cache_entry *e;
 
+	XD_ASSERT_LOOP();
+	/* one key at a time: a watcher on two lists corrupts both */
+	XD_ASSERT_INFO(w->entry == NULL && w->changed != NULL,
+		       "watch of snapshot key '%s'", key);
+	e = get(c, key);
 	w->entry = e;
 	xd_list_push_back(&e->watchers, &w->link);
 }
@@ -216,6 +229,7 @@ void xd_cache_unwatch(struct xd_watch *w)
 {
 	struct xd_cache_entry *e = w->entry;
 
+	XD_ASSERT_LOOP();
 	if (e == NULL)
 		return;
 	xd_list_remove(&w->link);
@@ -236,13 +250,18 @@ static int by_key(const void *a, const void *b)
 
 struct xd_snapshot **xd_cache_snapshots(const struct xd_cache *c, size_t *n)
 {
-	struct xd_snapshot **v = xd_calloc(c->owned + 1, sizeof(*v));
+	struct xd_snapshot **v;
 
+	XD_ASSERT_LOOP();
+	v = xd_calloc(c->owned + 1, sizeof(*v));
 	*n = 0;
 	for (size_t i = 0; i < BUCKETS; i++)
 		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next)
-			if (e->snap != NULL)
+			if (e->snap != NULL) {
+				/* `owned` counts them (xd_cache_replace) */
+				XD_ASSERT(*n < c->owned);
 				v[(*n)++] = xd_snapshot_ref(e->snap);
+			}
 	if (*n > 1)
 		qsort(v, *n, sizeof(*v), by_key);
 	return v;

@@ -430,6 +430,13 @@ void xd_config_init(struct xd_config *cfg, const char *snapshots,
 	for (size_t i = 0; i < NDIRECTIVES; i++) {
 		const struct directive *d = &directives[i];
 
+		/* the table's own rules, which apply() and the printer
+		 * rely on: a value inside the struct, bounds in order, a
+		 * choice with its choices */
+		XD_ASSERT_INFO(d->offset + sizeof(uint64_t) <= sizeof(*cfg) &&
+			       (d->max == 0 || d->min <= d->max) &&
+			       (d->type == T_CHOICE) == (d->choices != NULL),
+			       "directive '%s'", d->name);
 		if (d->def != NULL)
 			apply(cfg, d, d->def, "default", NULL, &diag);
 	}
@@ -664,6 +671,7 @@ static void load_rule(struct loading *l, const yaml_node_t *m)
 			free(vals[i]);
 		return;
 	}
+	XD_ASSERT(vals[0] != NULL); /* a rule without an identity failed above */
 	cfg->authorize = xd_reallocarray(cfg->authorize, cfg->nauthorize + 1,
 					 sizeof(*cfg->authorize));
 	cfg->authorize[cfg->nauthorize++] = (struct xd_authz_rule){
@@ -744,7 +752,10 @@ static void load_admin_hosts(struct loading *l, const yaml_node_t *k,
 static size_t line_of(const struct loading *l, const char *section,
 		      const char *name)
 {
-	return l->seen_line[find_directive(section, name) - directives];
+	const struct directive *d = find_directive(section, name);
+
+	XD_ASSERT_INFO(d != NULL, "directive '%s'", name); /* names in the code */
+	return l->seen_line[d - directives];
 }
 
 /* Settings that must go together. */
@@ -803,6 +814,8 @@ static int load_document(struct xd_config *cfg, const char *path,
 	}
 	if (l.rc == 0)
 		check_together(&l, root);
+	/* what the TLS module takes for granted (tls.h, xd_tls_new) */
+	XD_ASSERT(l.rc != 0 || (cfg->tls.cert == NULL) == (cfg->tls.key == NULL));
 out:
 	free(l.dir);
 	return l.rc;
@@ -905,10 +918,15 @@ static void print_directive(const struct xd_config *cfg,
 		fprintf(out, "%s%s: ", indent, d->name);
 		print_quoted(out, *(char *const *)(const void *)base);
 		break;
-	case T_CHOICE:
-		fprintf(out, "%s%s: %s", indent, d->name,
-			d->choices[*(const int *)(const void *)base]);
+	case T_CHOICE: {
+		int i = *(const int *)(const void *)base, n = 0;
+
+		while (d->choices[n] != NULL)
+			n++;
+		XD_ASSERT_INFO(i >= 0 && i < n, "directive '%s'", d->name);
+		fprintf(out, "%s%s: %s", indent, d->name, d->choices[i]);
 		break;
+	}
 	case T_DURATION:
 	case T_SIZE:
 	case T_UINT:

@@ -30,6 +30,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
 	struct reading *r = arg;
 
 	n *= size; /* size is 1 */
+	XD_ASSERT(r->body.len <= r->max_body);
 	if (n > r->max_body - r->body.len) {
 		r->body_too_big = true;
 		return 0; /* n > 0 here: libcurl stops */
@@ -207,6 +208,9 @@ int xd_http_fetch(const struct xd_http_request *q,
 	long status = 0;
 	int ret = -1;
 
+	/* libcurl takes a timeout of 0 as none: never unbounded */
+	XD_ASSERT_INFO(q->timeout_ms > 0 && q->method != NULL && q->path != NULL,
+		       "request to '%s'", q->target);
 	memset(out, 0, sizeof(*out));
 	if (bad != NULL) {
 		snprintf(why, why_len, "'%s': %s", q->target, bad);

@@ -16,6 +16,7 @@
 #include "util/common.h"
 #include "util/list.h"
 #include "util/log.h"
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 
 /*
@@ -115,6 +116,9 @@ struct xd_http_server {
 };
 
 static void run(struct xd_http_server *s);
+
+/* For a broken invariant's message: the endpoint and the client. */
+#define WHO(c) "%s: %s", (c)->srv->name, (c)->peer
 
 /* One of the server's handles, or of its connections', is closed: the
  * last one frees it. */
@@ -225,7 +229,7 @@ static void wake_ended(struct xd_http_server *s)
 
 		if (c->ended && !c->woken && wake(c)) {
 			c->woken = true;
-			s->ended--;
+			(void)XD_UNREF(s->ended);
 		}
 	}
 }
@@ -257,6 +261,7 @@ static void hold(struct exchange *e)
 {
 	struct conn *c = e->c;
 
+	XD_ASSERT_INFO(!e->suspended && !e->replied, WHO(c));
 	MHD_suspend_connection(c->mc);
 	e->suspended = true;
 	/* a client that has already ended its stream is heard of at once */
@@ -307,6 +312,8 @@ static enum MHD_Result queue(struct exchange *e)
 {
 	enum MHD_Result rc;
 
+	/* one answer per request */
+	XD_ASSERT_INFO(!e->replied && e->resp != NULL, WHO(e->c));
 	rc = MHD_queue_response(e->c->mc, (unsigned)e->pub.status, e->resp);
 	MHD_destroy_response(e->resp); /* the library holds it now */
 	e->resp = NULL;
@@ -318,6 +325,8 @@ void xd_http_reply(struct xd_http_exchange *x)
 {
 	struct exchange *e = xd_container_of(x, struct exchange, pub);
 
+	/* handlers answer from the loop, at once or later (a reload) */
+	XD_ASSERT_LOOP();
 	XD_ASSERT(!e->replied && e->resp == NULL);
 	if (e->c == NULL) {
 		/* the connection went away while this was pending */
@@ -413,6 +422,7 @@ static enum MHD_Result head_done(struct exchange *e, const char *method)
 	char *end;
 	int lengths = 0;
 
+	XD_ASSERT_INFO(!e->seen && !e->dispatched, WHO(c));
 	e->seen = true;
 	uv_timer_stop(&c->head);
 	if (ci != NULL && ci->header_size > MAX_HEAD) {
@@ -455,6 +465,7 @@ static enum MHD_Result dispatch(struct exchange *e)
 	struct xd_http_server *s = c->srv;
 	char *q;
 
+	XD_ASSERT_INFO(e->seen && !e->dispatched && !e->replied, WHO(c));
 	e->dispatched = true;
 	xd_buf_putc(&e->body, '\0');
 	x->path = (const char *)e->uri.data;
@@ -648,9 +659,9 @@ static void on_connection(void *cls, struct MHD_Connection *mc,
 	c->x = NULL;
 	hup_stop(c);
 	if (c->ended && !c->woken)
-		s->ended--;
+		(void)XD_UNREF(s->ended);
 	xd_list_remove(&c->link);
-	s->stats.connections--;
+	(void)XD_UNREF(s->stats.connections);
 	s->closed++;
 	uv_close((uv_handle_t *)&c->head, conn_handle_closed);
 }
@@ -747,6 +758,8 @@ static void run(struct xd_http_server *s)
 	MHD_UNSIGNED_LONG_LONG ms;
 	unsigned long long closed = s->closed;
 
+	/* every callback of the library runs from here */
+	XD_ASSERT_LOOP();
 	if (s->stopping)
 		return;
 	MHD_run(s->mhd);
@@ -769,12 +782,14 @@ static void run(struct xd_http_server *s)
 int xd_http_start(struct xd_http_server **out, uv_loop_t *loop,
 		  const struct xd_http_opts *opts, char *why, size_t why_len)
 {
-	struct xd_http_server *s = xd_calloc(1, sizeof(*s));
+	struct xd_http_server *s;
 	const union MHD_DaemonInfo *di;
 	int fd;
 
 	struct xd_log_limit limit = XD_LOG_LIMIT_INIT(LOG_BURST, LOG_WINDOW_MS);
 
+	XD_ASSERT_LOOP();
+	s = xd_calloc(1, sizeof(*s));
 	s->loop = loop;
 	s->log_full = limit;
 	s->log_address = limit;
@@ -845,6 +860,8 @@ void xd_http_stop(struct xd_http_server *s, void (*done)(void *arg),
 {
 	struct xd_list *l;
 
+	XD_ASSERT_LOOP();
+	XD_ASSERT_INFO(!s->stopping, "%s", s->name); /* once */
 	s->done = done;
 	s->done_arg = arg;
 	/* the library refuses to stop with held requests: hand them back;

@@ -173,6 +173,7 @@ static int read_file(struct xd_snapfile *f, struct xd_diag *diag,
 		got += (size_t)n;
 	}
 	close(fd);
+	XD_ASSERT(got <= XD_SNAPSHOT_MAX_FILE); /* the buffer's size, above */
 	f->text[got] = '\0';
 	f->len = got;
 	if (blank(f->text, f->len)) {

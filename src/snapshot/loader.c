@@ -162,6 +162,8 @@ static int on_item(const struct xd_item *it, void *arg)
 	uint8_t *renamed = NULL;
 	size_t len = it->len;
 
+	/* the transcoder hands back one of the sections it was given */
+	XD_ASSERT_INFO(section < NSECTIONS, "snapshot '%s'", bd->key);
 	xd_annotations_read(it->ann, it->ann_len, &bd->ann);
 	if (section >= XD_RTYPE_COUNT) {
 		on_collection(bd, it, (enum xd_ctype)(section - XD_RTYPE_COUNT));
@@ -395,6 +397,7 @@ void xd_load_dir(const struct xd_schema *schema, const char *dir,
 			}
 			s = load_key(schema, sections, &keys[i], threads, prev,
 				     nprev, out);
+			XD_ASSERT(out->nsnaps < nkeys); /* one per key */
 			if (s != NULL)
 				out->snaps[out->nsnaps++] = s;
 		}
@@ -416,6 +419,8 @@ struct xd_snapshot **xd_load_take(struct xd_load *l, size_t *n)
 {
 	struct xd_snapshot **v = l->snaps;
 
+	/* a load succeeds whole or yields nothing */
+	XD_ASSERT(l->rc == 0 || l->nsnaps == 0);
 	*n = l->nsnaps;
 	l->snaps = NULL;
 	l->nsnaps = 0;

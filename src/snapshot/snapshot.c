@@ -6,6 +6,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 
 struct xd_snapshot {
@@ -88,14 +89,25 @@ struct xd_snapshot *xd_snapshot_base(struct xd_snapshot *s)
 
 struct xd_snapshot *xd_snapshot_ref(struct xd_snapshot *s)
 {
-	atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+	unsigned old = atomic_fetch_add_explicit(&s->refs, 1,
+						 memory_order_relaxed);
+
+	/* one at 0 is being freed: no reference can be taken */
+	XD_ASSERT_INFO(old > 0, "snapshot '%s'", s->key);
 	return s;
 }
 
 void xd_snapshot_unref(struct xd_snapshot *s)
 {
-	if (s == NULL ||
-	    atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+	unsigned old;
+
+	if (s == NULL)
+		return;
+	old = atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel);
+	/* XD_UNREF's check, atomically: loader threads drop references */
+	XD_ASSERT_INFO(old > 0, "reference dropped below zero: snapshot '%s'%s",
+		       s->key, s->base != NULL ? " (a view)" : "");
+	if (old != 1)
 		return;
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		xd_table_unref(s->tables[t]);
@@ -115,12 +127,16 @@ const char *xd_snapshot_key(const struct xd_snapshot *s)
 struct xd_table *xd_snapshot_table(const struct xd_snapshot *s,
 				   enum xd_rtype type)
 {
+	XD_ASSERT_INFO(type < XD_RTYPE_COUNT, "snapshot '%s', type %d", s->key,
+		       (int)type);
 	return s->tables[type];
 }
 
 struct xd_table *xd_snapshot_collection(const struct xd_snapshot *s,
 					enum xd_ctype c)
 {
+	XD_ASSERT_INFO(c < XD_CTYPE_COUNT, "snapshot '%s', collection type %d",
+		       s->key, (int)c);
 	return s->base != NULL ? s->base->colls[c] : s->colls[c];
 }
 
@@ -131,6 +147,7 @@ const char *xd_snapshot_version(const struct xd_snapshot *s)
 
 void xd_snapshot_set_since(struct xd_snapshot *s, int64_t wall_ms)
 {
+	XD_ASSERT_LOOP();
 	s->since_ms = wall_ms;
 }
 

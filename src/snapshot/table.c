@@ -8,6 +8,7 @@
 
 #include "util/arena.h"
 #include "util/buf.h"
+#include "util/loop_thread.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 #include "xds/dynparam.h"
@@ -278,6 +279,9 @@ static int add(struct xd_table_builder *b, const char *name,
 	struct xd_ref *r;
 	const char **al;
 
+	/* entries are indexed by uint32_t (index, seen) */
+	XD_ASSERT_INFO(b->count < UINT32_MAX && name_len < UINT32_MAX &&
+		       len < UINT32_MAX, "%s '%s'", b->type_url, name);
 	for (; b->seen[i] != 0; i = (i + 1) & b->seen_mask) {
 		e = &b->entries[b->seen[i] - 1];
 		if (e->name_len == name_len && memcmp(e->name, name, name_len) == 0 &&
@@ -375,7 +379,11 @@ static struct xd_span resource_field(struct xd_table_builder *b,
 
 void xd_table_builder_ttl(struct xd_table_builder *b, uint32_t ms)
 {
-	struct xd_entry *e = &b->entries[b->count - 1];
+	struct xd_entry *e;
+
+	/* of the entry just added, once */
+	XD_ASSERT(b->count > 0 && ms > 0 && b->entries[b->count - 1].ttl == NULL);
+	e = &b->entries[b->count - 1];
 	struct xd_ttl_forms *f = balloc(b, sizeof(*f));
 	const char *url = b->type_url;
 	struct xd_resource r;
@@ -414,8 +422,12 @@ void xd_table_builder_ttl(struct xd_table_builder *b, uint32_t ms)
 void xd_table_builder_restrict(struct xd_table_builder *b,
 			       const char *const *globs, size_t n)
 {
-	struct xd_entry *e = &b->entries[b->count - 1];
-	const char **g = balloc(b, (n ? n : 1) * sizeof(*g));
+	struct xd_entry *e;
+	const char **g;
+
+	XD_ASSERT(b->count > 0); /* of the entry just added */
+	e = &b->entries[b->count - 1];
+	g = balloc(b, (n ? n : 1) * sizeof(*g));
 
 	for (size_t k = 0; k < n; k++)
 		g[k] = arena_dup(b, globs[k], strlen(globs[k]));
@@ -613,8 +625,12 @@ struct xd_table *xd_table_empty_unknown(const char *type_url, size_t len)
 
 struct xd_table *xd_table_union(struct xd_table *a, struct xd_table *b)
 {
-	struct xd_table *t = table_alloc(a->type);
+	struct xd_table *t;
 	size_t i = 0, j = 0, n = 0;
+
+	XD_ASSERT_INFO(a->type == b->type, "tables %llu and %llu", (unsigned long long)a->id,
+		       (unsigned long long)b->id);
+	t = table_alloc(a->type);
 
 	t->entries = xd_malloc((a->count + b->count + 1) * sizeof(*t->entries));
 	/* Merge two sorted lists; on equal names `a` wins. */
@@ -703,16 +719,30 @@ bool xd_entry_allows(const struct xd_entry *e, const char *identity)
 	return false;
 }
 
+/* For a broken invariant's message: which table. */
+#define WHO(t) "table %llu (%s, version %s)", (unsigned long long)(t)->id, \
+		(t)->type_url, (t)->version
+
 struct xd_table *xd_table_ref(struct xd_table *t)
 {
-	atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+	unsigned old = atomic_fetch_add_explicit(&t->refs, 1,
+						 memory_order_relaxed);
+
+	/* a table at 0 is being freed: no reference can be taken */
+	XD_ASSERT_INFO(old > 0, WHO(t));
 	return t;
 }
 
 void xd_table_unref(struct xd_table *t)
 {
-	if (t == NULL ||
-	    atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
+	unsigned old;
+
+	if (t == NULL)
+		return;
+	old = atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel);
+	/* XD_UNREF's check, atomically: loader threads drop references */
+	XD_ASSERT_INFO(old > 0, "reference dropped below zero: " WHO(t));
+	if (old != 1)
 		return;
 	if (t->attachment.free_fn != NULL)
 		t->attachment.free_fn(t->attachment.p);
@@ -774,6 +804,7 @@ uint64_t xd_table_vhash(const struct xd_table *t)
 
 void xd_table_publish(struct xd_table *t, uint64_t now_ms)
 {
+	XD_ASSERT_LOOP();
 	if (t->published_ms == 0)
 		t->published_ms = now_ms;
 }
@@ -787,6 +818,7 @@ uint64_t xd_table_published(const struct xd_table *t)
 
 const struct xd_entry *xd_table_at(const struct xd_table *t, size_t i)
 {
+	XD_ASSERT_INFO(i < t->count, WHO(t));
 	return &t->entries[i];
 }
 
@@ -843,6 +875,7 @@ const struct xd_entry *xd_table_find_locator(const struct xd_table *t,
 
 const struct xd_entry *xd_table_variant_at(const struct xd_table *t, size_t i)
 {
+	XD_ASSERT_INFO(i < t->nvariants, WHO(t));
 	return &t->variants[i];
 }
 
@@ -871,5 +904,6 @@ const struct xd_entry *xd_table_find_alias(const struct xd_table *t,
 
 struct xd_table_attachment *xd_table_attachment(struct xd_table *t)
 {
+	XD_ASSERT_LOOP();
 	return &t->attachment;
 }

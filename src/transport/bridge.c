@@ -8,6 +8,7 @@
 #include "transport/tag.h"
 #include "util/buf.h"
 #include "util/log.h"
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 
 struct event {
@@ -88,6 +89,8 @@ static void on_async(uv_async_t *h)
 	struct vec tmp;
 	bool finished;
 
+	/* every tag's done() runs here: the one door onto the loop */
+	XD_ASSERT_LOOP();
 	pthread_mutex_lock(&b->mu);
 	tmp = b->pending;
 	b->pending = b->work;
@@ -114,9 +117,11 @@ static void on_async(uv_async_t *h)
 
 int xd_bridge_start(struct xd_bridge **out, uv_loop_t *loop)
 {
-	struct xd_bridge *b = xd_calloc(1, sizeof(*b));
+	struct xd_bridge *b;
 	int err;
 
+	XD_ASSERT_LOOP();
+	b = xd_calloc(1, sizeof(*b));
 	if (uv_async_init(loop, &b->async, on_async) != 0) {
 		free(b);
 		return -1;
@@ -149,6 +154,9 @@ grpc_completion_queue *xd_bridge_cq(struct xd_bridge *b)
 
 void xd_bridge_stop(struct xd_bridge *b, void (*done)(void *arg), void *arg)
 {
+	XD_ASSERT_LOOP();
+	/* once: a second shutdown of the queue is gRPC's undefined case */
+	XD_ASSERT(b->cq != NULL && b->on_stopped == NULL);
 	b->on_stopped = done;
 	b->stopped_arg = arg;
 	grpc_completion_queue_shutdown(b->cq);

@@ -16,6 +16,7 @@
 #include "util/clock.h"
 #include "util/common.h"
 #include "util/log.h"
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 
 /* "ipv6:[ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255]:65535" fits;
@@ -66,6 +67,9 @@ bool xd_handshakes_watch(uint64_t timeout_ms)
 	/* int grpc_endpoint_get_fd(grpc_endpoint *), C++ linkage */
 	void *sym = dlsym(RTLD_DEFAULT, "_Z20grpc_endpoint_get_fdP13grpc_endpoint");
 
+	/* once, at start: gRPC's threads read `hs` unlocked once watching */
+	XD_ASSERT_LOOP();
+	XD_ASSERT(!atomic_load(&watching) && hs.pool == NULL);
 	hs.pool = xd_calloc(XD_HANDSHAKES_MAX, sizeof(*hs.pool));
 	for (size_t i = 0; i < XD_HANDSHAKES_MAX; i++) {
 		hs.pool[i].next = hs.free_list;

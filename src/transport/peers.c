@@ -5,6 +5,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 
 /* One key of either kind: a connection (whole peer string) with its
@@ -70,6 +71,7 @@ static void add(struct map *m, const char *key, size_t len, int delta)
 {
 	struct node **p, *n;
 
+	XD_ASSERT(delta == 1 || delta == -1);
 	if (m->buckets == NULL || m->n + 1 > 2 * (m->mask + 1))
 		grow(m);
 	p = slot(m, key, len);
@@ -86,6 +88,7 @@ static void add(struct map *m, const char *key, size_t len, int delta)
 		n->count++;
 		return;
 	}
+	XD_ASSERT_INFO(n->count > 0, "peer '%s'", n->key);
 	if (--n->count == 0) {
 		*p = n->next;
 		free(n->key);
@@ -135,6 +138,7 @@ bool xd_peers_open(struct xd_peers *p, const char *peer, size_t max)
 {
 	size_t alen = address_len(peer), plen = strlen(peer);
 
+	XD_ASSERT_LOOP();
 	if (alen == 0)
 		return true;
 	if (p->connections.buckets == NULL ||
@@ -153,6 +157,7 @@ void xd_peers_close(struct xd_peers *p, const char *peer)
 {
 	size_t alen = address_len(peer), plen = strlen(peer);
 
+	XD_ASSERT_LOOP();
 	if (alen == 0 || p->connections.buckets == NULL ||
 	    count(&p->connections, peer, plen) == 0)
 		return;

@@ -2,6 +2,8 @@
 
 #include <stddef.h>
 
+#include "util/loop_thread.h"
+
 static const char *const names[XD_REFUSED_COUNT] = {
 	[XD_REFUSED_PERMISSION_DENIED] = "permission_denied",
 	[XD_REFUSED_UNAUTHENTICATED] = "unauthenticated",
@@ -45,6 +47,7 @@ const char *xd_refusals_count(grpc_status_code code, bool has_identity)
 {
 	enum xd_refusal r;
 
+	XD_ASSERT_LOOP(); /* counts[] is the loop's, unlocked */
 	if (!xd_refusal_of(code, has_identity, &r))
 		return NULL;
 	counts[r]++;
@@ -53,10 +56,12 @@ const char *xd_refusals_count(grpc_status_code code, bool has_identity)
 
 const char *xd_refusal_name(enum xd_refusal r)
 {
+	XD_ASSERT_INFO(r < XD_REFUSED_COUNT, "refusal %d", (int)r);
 	return names[r];
 }
 
 unsigned long long xd_refusals(enum xd_refusal r)
 {
+	XD_ASSERT_INFO(r < XD_REFUSED_COUNT, "refusal %d", (int)r);
 	return counts[r];
 }

@@ -19,6 +19,7 @@
 #include "transport/tls.h"
 #include "util/common.h"
 #include "util/log.h"
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 
 /*
@@ -67,7 +68,7 @@ struct xd_server {
 	int port;
 
 	struct accept_slot *slots;
-	size_t nslots;
+	size_t nslots, cap_slots;
 	struct xd_peers *peers; /* connections per client address */
 	size_t max_per_address;
 	size_t accepts_pending; /* slots armed in gRPC */
@@ -111,6 +112,8 @@ static void maybe_finish(struct xd_server *srv)
 	if (!srv->shutdown_notified || srv->accepts_pending != 0 ||
 	    srv->streams != 0 || srv->rejects != 0)
 		return;
+	/* once: nothing is left that could call here again */
+	XD_ASSERT(srv->shutting_down && srv->grpc != NULL);
 	grpc_server_destroy(srv->grpc);
 	srv->grpc = NULL;
 	xd_bridge_stop(srv->bridge, bridge_stopped, srv);
@@ -130,7 +133,7 @@ static void stream_gone(void *arg)
 	xd_peers_close(srv->peers, ref->peer);
 	gpr_free(ref->peer);
 	free(ref);
-	srv->streams--;
+	(void)XD_UNREF(srv->streams);
 	if (srv->shutting_down)
 		maybe_finish(srv);
 }
@@ -145,7 +148,7 @@ static void reject_done(struct xd_tag *tag, bool ok XD_UNUSED)
 	grpc_metadata_array_destroy(&r->md);
 	grpc_slice_unref(r->message);
 	free(r);
-	srv->rejects--;
+	(void)XD_UNREF(srv->rejects);
 	if (srv->shutting_down)
 		maybe_finish(srv);
 }
@@ -254,7 +257,7 @@ static void accept_done(struct xd_tag *tag, bool ok)
 	struct accept_slot *a = xd_container_of(tag, struct accept_slot, tag);
 	struct xd_server *srv = a->srv;
 
-	srv->accepts_pending--;
+	(void)XD_UNREF(srv->accepts_pending);
 	if (!ok) {
 		/* Only server shutdown fails an accept; there is no call. */
 		if (!srv->shutting_down)
@@ -278,6 +281,8 @@ static void arm(struct accept_slot *a)
 	struct xd_server *srv = a->srv;
 	grpc_call_error err;
 
+	/* one accept per slot: gRPC writes the call into it */
+	XD_ASSERT(a->call == NULL);
 	if (a->method != NULL)
 		err = grpc_server_request_registered_call(
 			srv->grpc, a->registered, &a->call, &a->deadline,
@@ -300,6 +305,7 @@ static void shutdown_done(struct xd_tag *tag, bool ok XD_UNUSED)
 	struct xd_server *srv =
 		xd_container_of(tag, struct xd_server, shutdown_tag);
 
+	XD_ASSERT(srv->shutting_down && !srv->shutdown_notified);
 	srv->shutdown_notified = true;
 	maybe_finish(srv);
 }
@@ -316,6 +322,7 @@ static void make_args(const struct xd_config *cfg, grpc_channel_args *out,
 
 #define INT_ARG(name, val)                                            \
 	do {                                                         \
+		XD_ASSERT(n < cap); /* argv's bound, in the caller */ \
 		if (n < cap) {                                       \
 			args[n].type = GRPC_ARG_INTEGER;             \
 			args[n].key = (char *)(name);                 \
@@ -424,6 +431,7 @@ static void add_slots(struct xd_server *srv, const struct xd_method *m,
 		      const struct xd_stream_handler *handler,
 		      void *registered, size_t count)
 {
+	XD_ASSERT(srv->nslots + count <= srv->cap_slots);
 	for (size_t i = 0; i < count; i++) {
 		struct accept_slot *a = &srv->slots[srv->nslots++];
 
@@ -441,7 +449,7 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 		    const struct xd_server_opts *opts)
 {
 	const struct xd_config *cfg = opts->cfg;
-	struct xd_server *srv = xd_calloc(1, sizeof(*srv));
+	struct xd_server *srv;
 	grpc_arg argv[24];
 	grpc_channel_args args;
 	grpc_server_credentials *creds;
@@ -449,10 +457,13 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 	void *registered_csds[xd_csds_method_count];
 	size_t total = ACCEPTS_UNKNOWN + ACCEPTS_CSDS * xd_csds_method_count;
 
+	XD_ASSERT_LOOP();
+	srv = xd_calloc(1, sizeof(*srv));
 	for (size_t i = 0; i < xd_method_count; i++)
 		total += xd_methods[i].aggregated ? ACCEPTS_AGGREGATED :
 						    ACCEPTS_PER_TYPE;
 	srv->slots = xd_calloc(total, sizeof(*srv->slots));
+	srv->cap_slots = total;
 	srv->loop = loop;
 	srv->handler = *opts->handler;
 	if (opts->csds_handler != NULL) {
@@ -531,6 +542,7 @@ size_t xd_server_stream_count(const struct xd_server *srv)
 void xd_server_shutdown(struct xd_server *srv, void (*done)(void *arg),
 			void *arg)
 {
+	XD_ASSERT_LOOP();
 	if (srv->shutting_down)
 		return;
 	srv->shutting_down = true;

@@ -11,6 +11,7 @@
 #include "transport/tag.h"
 #include "util/common.h"
 #include "util/log.h"
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 
 enum state {
@@ -46,8 +47,17 @@ struct xd_stream {
 
 static uint64_t next_id = 1;
 
+/* For a broken invariant's message: which stream, of which client. */
+#define WHO(s) "stream %llu (%s from %s)", (unsigned long long)(s)->id, \
+		(s)->method->name, (s)->peer
+
 static void set_state(struct xd_stream *s, enum state to, const char *why)
 {
+	/* ACTIVE -> FINISHING -> CLOSED, FINISHING skipped at times, never
+	 * back: a move back would send on a finished call, or free twice */
+	XD_ASSERT_INFO(to > s->state, "stream %llu (%s from %s): %s -> %s",
+		       (unsigned long long)s->id, s->method->name, s->peer,
+		       state_names[s->state], state_names[to]);
 	xd_debug("stream %llu: %s -> %s (%s)", (unsigned long long)s->id,
 		 state_names[s->state], state_names[to], why);
 	s->state = to;
@@ -55,6 +65,8 @@ static void set_state(struct xd_stream *s, enum state to, const char *why)
 
 static void stream_free(struct xd_stream *s)
 {
+	XD_ASSERT_INFO(s->state == CLOSED && s->ops == 0 && s->st == NULL,
+		       WHO(s));
 	xd_debug("stream %llu: freed", (unsigned long long)s->id);
 	grpc_call_unref(s->call);
 	grpc_metadata_array_destroy(&s->md);
@@ -94,6 +106,13 @@ static int start_batch(struct xd_stream *s, const grpc_op *ops, size_t n,
 	return 0;
 }
 
+/* A batch of `s` completed: one fewer in flight. */
+static void batch_done(struct xd_stream *s)
+{
+	XD_ASSERT_INFO(s->ops > 0, WHO(s));
+	s->ops--;
+}
+
 static void start_recv(struct xd_stream *s)
 {
 	grpc_op op = {.op = GRPC_OP_RECV_MESSAGE};
@@ -107,7 +126,7 @@ static void on_close_done(struct xd_tag *tag, bool ok XD_UNUSED)
 	struct xd_stream *s = xd_container_of(tag, struct xd_stream, t_close);
 	void *st = s->st;
 
-	s->ops--;
+	batch_done(s);
 	set_state(s, CLOSED, s->cancelled ? "cancelled" : "status delivered");
 	if (st != NULL) {
 		s->st = NULL;
@@ -140,7 +159,7 @@ static void on_recv_done(struct xd_tag *tag, bool ok)
 	struct xd_stream *s = xd_container_of(tag, struct xd_stream, t_recv);
 	grpc_byte_buffer *bb = s->recv_bb;
 
-	s->ops--;
+	batch_done(s);
 	s->recv_bb = NULL;
 	if (!ok) {
 		/* The call is dead; RECV_CLOSE_ON_SERVER will say how. */
@@ -167,7 +186,7 @@ static void on_send_done(struct xd_tag *tag, bool ok)
 {
 	struct xd_stream *s = xd_container_of(tag, struct xd_stream, t_send);
 
-	s->ops--;
+	batch_done(s);
 	grpc_byte_buffer_destroy(s->send_bb);
 	s->send_bb = NULL;
 	if (ok && s->state == ACTIVE && s->st != NULL)
@@ -179,7 +198,7 @@ static void on_status_done(struct xd_tag *tag, bool ok XD_UNUSED)
 {
 	struct xd_stream *s = xd_container_of(tag, struct xd_stream, t_status);
 
-	s->ops--;
+	batch_done(s);
 	maybe_free(s);
 }
 
@@ -222,10 +241,14 @@ void xd_stream_start(grpc_call *call, grpc_metadata_array *md,
 		     const struct xd_stream_handler *handler,
 		     void (*gone)(void *arg), void *gone_arg)
 {
-	struct xd_stream *s = xd_calloc(1, sizeof(*s));
+	struct xd_stream *s;
 	grpc_op ops[2] = {{.op = GRPC_OP_SEND_INITIAL_METADATA},
 			  {.op = GRPC_OP_RECV_CLOSE_ON_SERVER}};
 
+	XD_ASSERT_LOOP();
+	XD_ASSERT(handler->open != NULL && handler->on_request != NULL &&
+		  handler->on_send_done != NULL && handler->on_close != NULL);
+	s = xd_calloc(1, sizeof(*s));
 	s->id = next_id++;
 	s->call = call;
 	s->md = *md;
@@ -275,6 +298,7 @@ int xd_stream_send(struct xd_stream *s, grpc_byte_buffer *bb)
 {
 	grpc_op op = {.op = GRPC_OP_SEND_MESSAGE};
 
+	XD_ASSERT_LOOP();
 	if (!xd_stream_can_send(s)) {
 		/* The handler broke the one-send rule: a bug, not input. */
 		xd_error("stream %llu: send while %s%s; dropped",
@@ -298,6 +322,7 @@ static void finish(struct xd_stream *s, grpc_status_code code,
 {
 	grpc_op op = {.op = GRPC_OP_SEND_STATUS_FROM_SERVER};
 
+	XD_ASSERT_LOOP();
 	if (s->state != ACTIVE)
 		return;
 	if (code != GRPC_STATUS_OK) {

@@ -330,6 +330,7 @@ struct xd_tls *xd_tls_new(const struct xd_config *cfg, struct xd_diag *diag)
 {
 	struct xd_tls *t = xd_calloc(1, sizeof(*t));
 
+	XD_ASSERT(cfg->tls.cert != NULL && cfg->tls.key != NULL);
 	t->cert_path = xd_strdup(cfg->tls.cert);
 	t->key_path = xd_strdup(cfg->tls.key);
 	t->ca_path = cfg->tls.client_ca ? xd_strdup(cfg->tls.client_ca) : NULL;
@@ -412,8 +413,10 @@ fetch(void *user_data, grpc_ssl_server_certificate_config **config)
 
 grpc_server_credentials *xd_tls_credentials(struct xd_tls *t)
 {
-	grpc_ssl_server_credentials_options *o =
-		grpc_ssl_server_credentials_create_options_using_config_fetcher(
+	grpc_ssl_server_credentials_options *o;
+
+	XD_ASSERT_LOOP();
+	o = grpc_ssl_server_credentials_create_options_using_config_fetcher(
 			t->mutual ?
 				GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY :
 				GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
@@ -436,6 +439,7 @@ void xd_tls_expiry(const struct xd_tls *t, struct xd_tls_expiry *cert,
 		   struct xd_tls_expiry *ca)
 {
 	/* `now` changes on this thread only (xd_tls_use): no lock */
+	XD_ASSERT_LOOP();
 	*cert = (struct xd_tls_expiry){t->cert_path, t->now.cert_subject,
 				       t->now.cert_not_after};
 	*ca = (struct xd_tls_expiry){t->ca_path, t->now.ca_subject,
@@ -486,6 +490,7 @@ void xd_tls_free(struct xd_tls *t)
 {
 	if (t == NULL)
 		return;
+	XD_ASSERT_LOOP();
 	pems_free(&t->now);
 	pthread_mutex_destroy(&t->lock);
 	free(t->cert_path);

@@ -14,6 +14,7 @@ void xd_diag_add(struct xd_diag *d, const char *fmt, ...)
 		d->dropped++;
 		return;
 	}
+	XD_ASSERT(d->count < XD_DIAG_MAX);
 	va_start(ap, fmt);
 	msg = xd_vasprintf(fmt, ap);
 	va_end(ap);

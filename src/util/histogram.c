@@ -31,6 +31,8 @@ uint64_t xd_histogram_cumulative(const struct xd_histogram *h, size_t i)
 {
 	uint64_t n = 0;
 
+	XD_ASSERT(i < h->nbounds);
+
 	for (size_t j = 0; j <= i && j < h->nbounds; j++)
 		n += h->at_most[j];
 	return n;

@@ -94,6 +94,8 @@ void xd_json_escape(struct xd_buf *out, const char *str, size_t len)
 
 void xd_jw_key(struct xd_jw *w, const char *key)
 {
+	/* inside an object, and not right after another key */
+	XD_ASSERT(w->depth > 0 && !w->after_key);
 	sep(w);
 	xd_buf_putc(w->out, '"');
 	xd_json_escape(w->out, key, strlen(key));

@@ -11,6 +11,8 @@
 
 #include <stdbool.h>
 
+#include "util/xalloc.h"
+
 struct xd_list {
 	struct xd_list *prev, *next;
 };
@@ -35,6 +37,8 @@ static inline bool xd_list_linked(const struct xd_list *n)
 /* Adds `n` (not linked) at the end of `head`. */
 static inline void xd_list_push_back(struct xd_list *head, struct xd_list *n)
 {
+	/* a node in two lists corrupts both: not linked (or never used) */
+	XD_ASSERT(n->next == n || n->next == NULL);
 	n->prev = head->prev;
 	n->next = head;
 	head->prev->next = n;
@@ -44,6 +48,8 @@ static inline void xd_list_push_back(struct xd_list *head, struct xd_list *n)
 /* Takes `n` out of its list (harmless when not linked). */
 static inline void xd_list_remove(struct xd_list *n)
 {
+	/* its neighbours still point at it: not freed, not moved */
+	XD_ASSERT(n->prev->next == n && n->next->prev == n);
 	n->prev->next = n->next;
 	n->next->prev = n->prev;
 	xd_list_init(n);

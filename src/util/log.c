@@ -11,6 +11,7 @@
 
 #include "util/buf.h"
 #include "util/jsonw.h"
+#include "util/loop_thread.h"
 #include "util/text.h"
 
 enum xd_log_level xd_log_threshold = XD_LOG_INFO;
@@ -48,16 +49,22 @@ static bool stderr_is_journal(void)
 
 void xd_log_init(void)
 {
+	/* start-up's: the flags below are read by every thread, unlocked */
+	XD_ASSERT_LOOP();
 	to_journal = stderr_is_journal();
 }
 
 void xd_log_set_level(enum xd_log_level level)
 {
+	XD_ASSERT_LOOP();
+	XD_ASSERT_INFO(level <= XD_LOG_DEBUG, "log level %d", (int)level);
 	xd_log_threshold = level;
 }
 
 void xd_log_set_format(enum xd_log_format format)
 {
+	XD_ASSERT_LOOP();
+	XD_ASSERT_INFO(format <= XD_LOG_JSON, "log format %d", (int)format);
 	log_format = format;
 }
 
@@ -74,6 +81,7 @@ int xd_log_level_parse(const char *name, enum xd_log_level *out)
 
 const char *xd_log_level_name(enum xd_log_level level)
 {
+	XD_ASSERT_INFO(level <= XD_LOG_DEBUG, "log level %d", (int)level);
 	return level_names[level];
 }
 
@@ -106,6 +114,7 @@ size_t xd_log_escape(char *out, size_t cap, const char *in, size_t len)
 		o += k;
 		i += k;
 	}
+	XD_ASSERT(o < cap);
 	out[o] = '\0';
 	return o;
 }
@@ -245,6 +254,8 @@ static void log_vwrite(enum xd_log_level level, const struct xd_log_ctx *ctx,
 	struct timeval tv;
 	int r;
 
+	/* the index of level_names and journal_prio */
+	XD_ASSERT_INFO(level <= XD_LOG_DEBUG, "log level %d", (int)level);
 	gettimeofday(&tv, NULL);
 	r = vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (r > 0)

@@ -79,6 +79,7 @@ char *xd_locator_key(struct xd_name name, struct xd_dparam *params, size_t n,
 		memcpy(p, params[i].value.data, params[i].value.len);
 		p += params[i].value.len;
 	}
+	XD_ASSERT((size_t)(p - key) == total); /* the count above */
 	*p = '\0';
 	*len = total;
 	return key;
@@ -290,5 +291,7 @@ static bool match(const uint8_t *p, const uint8_t *end,
 bool xd_dpc_match(const uint8_t *dpc, size_t len,
 		  const struct xd_dparam *params, size_t n)
 {
+	/* a locator's parameters, bounded where it was read */
+	XD_ASSERT(n <= XD_DPARAM_MAX && (n == 0 || params != NULL));
 	return match(dpc, len > 0 ? dpc + len : dpc, params, n);
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/xalloc.h"
 #include "wire/wire.h"
 
 static size_t tag_size(uint32_t number)
@@ -17,6 +18,8 @@ size_t xd_msg_field_size(uint32_t number, size_t len)
 
 uint8_t *xd_msg_put_header(uint8_t *p, uint32_t number, size_t len)
 {
+	/* protobuf's field numbers: 1 to 2^29 - 1 */
+	XD_ASSERT_INFO(number > 0 && number < (1u << 29), "field %u", number);
 	p = xd_wire_put_varint(p, ((uint64_t)number << 3) | XD_WT_LEN);
 	return xd_wire_put_varint(p, len);
 }
@@ -121,6 +124,8 @@ size_t xd_resource_size(const struct xd_resource *r)
 
 uint8_t *xd_resource_put(uint8_t *p, const struct xd_resource *r)
 {
+	uint8_t *start = p;
+
 	if (r->version.len > 0)
 		p = xd_msg_put_bytes(p, XD_RESOURCE_VERSION, r->version.data,
 				     r->version.len);
@@ -143,6 +148,10 @@ uint8_t *xd_resource_put(uint8_t *p, const struct xd_resource *r)
 				      duration_size(r->ttl_ms));
 		p = duration_put(p, r->ttl_ms);
 	}
+	/* the two passes agree, or the header before it lied (tables are
+	 * encoded at load: the second pass costs nothing per response) */
+	XD_ASSERT_INFO((size_t)(p - start) == xd_resource_size(r),
+		       "resource '%.*s'", (int)r->name.len, r->name.data);
 	return p;
 }
 
@@ -207,6 +216,7 @@ size_t xd_response_put_nonce(uint8_t p[XD_RESPONSE_NONCE_MAX], uint64_t nonce)
 	int n = snprintf(digits, sizeof(digits), "%llu",
 			 (unsigned long long)nonce);
 
+	XD_ASSERT(n > 0 && n <= 20); /* XD_RESPONSE_NONCE_MAX's bound */
 	return (size_t)(xd_msg_put_bytes(p, XD_RESPONSE_NONCE, digits,
 					 (size_t)n) - p);
 }

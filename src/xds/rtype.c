@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "util/xalloc.h"
+
 #define URL(m) "type.googleapis.com/" m
 
 static const struct xd_rtype_info infos[XD_RTYPE_COUNT] = {
@@ -33,6 +35,8 @@ static const struct xd_rtype_info infos[XD_RTYPE_COUNT] = {
 
 const struct xd_rtype_info *xd_rtype_info(enum xd_rtype t)
 {
+	/* XD_RTYPE_COUNT stands for "no type" (ADS, unknown URLs) */
+	XD_ASSERT_INFO((unsigned)t < XD_RTYPE_COUNT, "resource type %d", (int)t);
 	return &infos[t];
 }
 
@@ -61,6 +65,7 @@ static const struct xd_ctype_info cinfos[XD_CTYPE_COUNT] = {
 
 const struct xd_ctype_info *xd_ctype_info(enum xd_ctype c)
 {
+	XD_ASSERT_INFO((unsigned)c < XD_CTYPE_COUNT, "collection type %d", (int)c);
 	return &cinfos[c];
 }
 

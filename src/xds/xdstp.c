@@ -275,6 +275,8 @@ size_t xd_xdstp_collection(const char *name, size_t len, char *buf)
 	if (!last_segment(name, len, &seg, &query) ||
 	    (query == seg + 1 && name[seg] == '*'))
 		return 0;
+	/* then the name fits the caller's "room for len + 2 bytes" */
+	XD_ASSERT(seg <= query && query <= len);
 	memcpy(buf, name, seg);
 	buf[seg] = '*';
 	memcpy(buf + seg + 1, name + query, len - query);
@@ -290,6 +292,7 @@ static void put_decoded(struct xd_buf *out, const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
 		if (s[i] == '%' && i + 2 < len) {
+			XD_ASSERT(hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0);
 			xd_buf_putc(out, (char)(hexval(s[i + 1]) << 4 |
 						hexval(s[i + 2])));
 			i += 2;
@@ -348,6 +351,7 @@ static int decode_params(const char *q, size_t len, struct xd_buf *scratch,
 		struct kv kv;
 
 		/* canonical: every parameter is key=value */
+		XD_ASSERT(eq != NULL);
 		kv.k = scratch->len;
 		put_decoded(scratch, q + start, (size_t)(eq - (q + start)));
 		kv.klen = scratch->len - kv.k;
