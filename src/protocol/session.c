@@ -7,10 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol/authorize.h"
 #include "protocol/body.h"
+#include "protocol/client.h"
 #include "protocol/derived.h"
-#include "protocol/node.h"
 #include "protocol/request.h"
 #include "protocol/sequence.h"
 #include "protocol/sub.h"
@@ -45,15 +44,8 @@ struct xd_session {
 	struct xd_sessions *mgr;
 	struct xd_stream *stream;
 	const struct xd_method *method;
-
-	bool have_node;
-	char *node_id, *node_cluster;
-	/* for operators: locality and user agent (clipped), and since when */
-	char *region, *zone, *sub_zone, *ua_name, *ua_version;
-	int64_t since_ms;       /* Unix ms */
+	struct xd_client client; /* who it is: node, form, key, view */
 	uint64_t opened_mono_ms;
-	bool wrapped; /* SotW resources wrapped in Resource (rule L2) */
-	bool ttl;     /* the node takes TTLs (rule L1) */
 	uv_timer_t *beat_timer; /* the next heartbeat (rule L1), once needed */
 	struct xd_watch watch;
 	struct xd_snapshot *snap; /* the target; NULL until one exists */
@@ -76,7 +68,6 @@ struct xd_session {
 struct xd_sessions {
 	uv_loop_t *loop;
 	struct xd_cache *cache;
-	enum xd_node_key node_key;
 	const struct xd_config *cfg;
 	struct xd_stream_handler handler;
 	uv_idle_t pump_idle;
@@ -100,8 +91,8 @@ struct xd_sessions {
 		     (&(struct xd_log_ctx){xd_stream_id((ss)->stream),   \
 					   (ss)->method->name,            \
 					   xd_stream_peer((ss)->stream),  \
-					   (ss)->node_id,                 \
-					   (ss)->node_cluster,            \
+					   (ss)->client.node_id,          \
+					   (ss)->client.node_cluster,     \
 					   xd_stream_identity((ss)->stream)}), \
 		     __VA_ARGS__)
 
@@ -223,12 +214,10 @@ static void follow_collections(struct xd_session *ss)
 static void refresh_snapshot(struct xd_session *ss)
 {
 	struct xd_snapshot *now;
-	const char *key;
 
-	if (!ss->have_node)
+	if (ss->client.state != XD_CLIENT_ADMITTED)
 		return;
-	key = ss->mgr->node_key == XD_NODE_KEY_ID ? ss->node_id : ss->node_cluster;
-	now = xd_cache_get(ss->mgr->cache, key);
+	now = xd_cache_get(ss->mgr->cache, xd_client_key(&ss->client));
 	if (now == (ss->snap != NULL ? xd_snapshot_base(ss->snap) : NULL))
 		return;
 	xd_snapshot_unref(ss->snap);
@@ -268,17 +257,6 @@ static void send_bytes(struct xd_session *ss, enum xd_rtype type,
 	xd_stream_send(ss->stream, bb);
 }
 
-/* TTLs go in Resource: in SotW only to clients that take it wrapped
- * (rules L1, L2). */
-static enum xd_form form_of(const struct xd_session *ss)
-{
-	if (ss->method->delta)
-		return ss->ttl ? XD_FORM_DELTA_TTL : XD_FORM_DELTA;
-	if (!ss->wrapped)
-		return XD_FORM_SOTW;
-	return ss->ttl ? XD_FORM_SOTW_TTL : XD_FORM_SOTW_WRAPPED;
-}
-
 /* Sends a body that `sub` (of `table`) has due: the one place a
  * response gets its nonce. */
 static void send_due(struct xd_session *ss, struct xd_sub *sub,
@@ -308,7 +286,7 @@ static bool pump_unknown(struct xd_session *ss)
 		if (u->table == NULL)
 			continue;
 		/* SotW: one empty response, as for a type sent whole */
-		b = xd_sub_next(&u->sub, u->table, form_of(ss),
+		b = xd_sub_next(&u->sub, u->table, xd_client_form(&ss->client),
 				!ss->method->delta);
 		if (b == NULL)
 			continue;
@@ -335,7 +313,7 @@ static bool pump_collections(struct xd_session *ss)
 		if (ct->table == NULL)
 			continue;
 		/* SotW: what changed, as for routes (rule S9) */
-		b = xd_sub_next(&ct->sub, ct->table, form_of(ss), false);
+		b = xd_sub_next(&ct->sub, ct->table, xd_client_form(&ss->client), false);
 		if (b == NULL)
 			continue;
 		send_due(ss, &ct->sub, ct->table, b, cname(c));
@@ -372,13 +350,9 @@ static void follow_eds_wait(struct xd_session *ss, enum xd_seq_eds eds)
  */
 static void end_without_snapshot(struct xd_session *ss)
 {
-	bool by_id = ss->mgr->node_key == XD_NODE_KEY_ID;
-	const char *key = by_id ? ss->node_id : ss->node_cluster;
 	char msg[512];
 
-	snprintf(msg, sizeof(msg),
-		 "no snapshot serves node %s '%.200s': xdsd has no snapshot '%.200s' and no default snapshot",
-		 by_id ? "id" : "cluster", key, key[0] ? key : XD_CACHE_DEFAULT_KEY);
+	xd_client_unserved(&ss->client, msg, sizeof(msg));
 	SLOG(XD_LOG_WARN, ss, "%s", msg);
 	xd_stream_finish_logged(ss->stream, GRPC_STATUS_NOT_FOUND, msg);
 }
@@ -398,7 +372,7 @@ static void pump_heartbeats(struct xd_session *ss)
 {
 	uint64_t now = xd_mono_ms(), next = 0, due;
 
-	if (!ss->ttl)
+	if (!ss->client.ttl)
 		return;
 	/* the types, then the list collections (rule X3) */
 	for (int t = 0; t < XD_RTYPE_COUNT + XD_CTYPE_COUNT; t++) {
@@ -408,7 +382,7 @@ static void pump_heartbeats(struct xd_session *ss)
 		const char *label = t < XD_RTYPE_COUNT ?
 					    tname((enum xd_rtype)t) :
 					    cname(t - XD_RTYPE_COUNT);
-		struct xd_body *b = xd_sub_heartbeat(sub, form_of(ss), now, &due);
+		struct xd_body *b = xd_sub_heartbeat(sub, xd_client_form(&ss->client), now, &due);
 
 		if (b != NULL) {
 			SLOG(XD_LOG_DEBUG, ss, "heartbeat of %s: %zu resources",
@@ -450,7 +424,7 @@ static void pump(struct xd_session *ss)
 	refresh_snapshot(ss);
 	if (!xd_stream_can_send(ss->stream))
 		return;
-	if (ss->have_node && ss->snap == NULL) {
+	if (ss->client.state == XD_CLIENT_ADMITTED && ss->snap == NULL) {
 		end_without_snapshot(ss);
 		return;
 	}
@@ -459,7 +433,7 @@ static void pump(struct xd_session *ss)
 	mode.aggregated = ss->method->aggregated;
 	mode.delta = ss->method->delta;
 	mode.type = ss->method->type;
-	mode.form = form_of(ss);
+	mode.form = xd_client_form(&ss->client);
 	xd_seq_next(ss->subs, ss->snap, &mode, uv_now(ss->mgr->loop),
 		    &ss->eds_wait, &st);
 	follow_eds_wait(ss, st.eds);
@@ -518,96 +492,38 @@ static size_t names_subscribed(const struct xd_session *ss)
 /* ---------------- requests ---------------- */
 
 /*
- * With mTLS, whether the client's identity may speak for the node it
- * claims (authorize.h). The stream ends with PERMISSION_DENIED before
- * anything is sent when it may not.
+ * Admission of the node a request carries (client.h). When it is
+ * refused, the stream ends with a status (and a warning says why where
+ * an operator acts on it). The first admitted node picks the snapshot.
  */
-static bool authorized(struct xd_session *ss)
+static bool admit(struct xd_session *ss, struct xd_span node)
 {
-	const struct xd_config *cfg = ss->mgr->cfg;
-	const char *identity = xd_stream_identity(ss->stream);
-	char msg[512];
+	struct xd_client *c = &ss->client;
+	char why[512];
 
-	if (cfg->nauthorize == 0)
+	switch (xd_client_admit(c, node, why, sizeof(why))) {
+	case XD_CLIENT_SAME:
 		return true;
-	if (identity != NULL &&
-	    xd_authorize(cfg->authorize, cfg->nauthorize, identity, ss->node_id,
-			 ss->node_cluster, NULL))
-		return true;
-	snprintf(msg, sizeof(msg),
-		 "identity '%.200s' may not speak for node id '%.100s' cluster '%.100s'",
-		 identity != NULL ? identity : "(none)", ss->node_id,
-		 ss->node_cluster);
-	SLOG(XD_LOG_WARN, ss, "%s", msg);
-	xd_stream_finish_logged(ss->stream, GRPC_STATUS_PERMISSION_DENIED, msg);
-	return false;
-}
-
-/* Locality and user agent are shown to operators, never acted on: a
- * bounded, NUL-free copy. */
-#define NODE_TEXT_MAX 256
-
-static char *clipped(struct xd_name n)
-{
-	/* xd_strndup stops at a NUL, and takes an absent field (NULL, 0) */
-	return xd_strndup(n.data, n.len > NODE_TEXT_MAX ? NODE_TEXT_MAX : n.len);
-}
-
-static bool set_node(struct xd_session *ss, struct xd_span span)
-{
-	const struct xd_config *cfg = ss->mgr->cfg;
-	struct xd_node n;
-	const char *why, *key;
-
-	if (span.len > cfg->max_node_size) {
-		end_over_limit(ss, "the node is %u bytes; the limit is %llu (max_node_size)",
-			       span.len, (unsigned long long)cfg->max_node_size);
+	case XD_CLIENT_ADMIT:
+		break;
+	case XD_CLIENT_OVER_LIMIT:
+		end_over_limit(ss, "%s", why);
 		return false;
-	}
-	if (xd_node_parse(&n, span.data, span.len, &why) != 0) {
+	case XD_CLIENT_FORBIDDEN:
+		SLOG(XD_LOG_WARN, ss, "%s", why);
+		xd_stream_finish_logged(ss->stream, GRPC_STATUS_PERMISSION_DENIED,
+					why);
+		return false;
+	case XD_CLIENT_MALFORMED:
+	case XD_CLIENT_CHANGED:
 		xd_stream_finish(ss->stream, GRPC_STATUS_INVALID_ARGUMENT, why);
 		return false;
 	}
-	if (n.id.len > cfg->max_node_id_size ||
-	    n.cluster.len > cfg->max_node_id_size) {
-		end_over_limit(ss, "the node %s is %zu bytes; the limit is %llu (max_node_id_size)",
-			       n.id.len > cfg->max_node_id_size ? "id" : "cluster",
-			       n.id.len > cfg->max_node_id_size ? n.id.len : n.cluster.len,
-			       (unsigned long long)cfg->max_node_id_size);
-		return false;
-	}
-	if (ss->have_node) {
-		/* rule S1: one node per stream */
-		bool same = n.id.len == strlen(ss->node_id) &&
-			    memcmp(n.id.data, ss->node_id, n.id.len) == 0 &&
-			    n.cluster.len == strlen(ss->node_cluster) &&
-			    memcmp(n.cluster.data, ss->node_cluster,
-				   n.cluster.len) == 0;
-
-		if (!same)
-			xd_stream_finish(ss->stream, GRPC_STATUS_INVALID_ARGUMENT,
-					 "the node changed on the stream");
-		return same;
-	}
-	ss->node_id = xd_strndup(n.id.data, n.id.len);
-	ss->node_cluster = xd_strndup(n.cluster.data, n.cluster.len);
-	ss->region = clipped(n.region);
-	ss->zone = clipped(n.zone);
-	ss->sub_zone = clipped(n.sub_zone);
-	ss->ua_name = clipped(n.user_agent_name);
-	ss->ua_version = clipped(n.user_agent_version);
-	if (!authorized(ss))
-		return false;
-	ss->wrapped = (n.features & XD_FEATURE_RESOURCE_IN_SOTW) != 0;
-	ss->ttl = (n.features & XD_FEATURE_RESOURCE_TTL) != 0;
-	ss->have_node = true;
-	key = ss->mgr->node_key == XD_NODE_KEY_ID ? ss->node_id : ss->node_cluster;
-	xd_cache_watch(ss->mgr->cache, key[0] != '\0' ? key : XD_CACHE_DEFAULT_KEY,
-		       &ss->watch);
+	xd_cache_watch(ss->mgr->cache, xd_client_key(c), &ss->watch);
 	SLOG(XD_LOG_DEBUG, ss, "node cluster '%.*s'%s%s",
-	     XD_LOG_CLIP(strlen(ss->node_cluster)), ss->node_cluster,
-	     ss->wrapped ? ", resources wrapped" : "",
-	     ss->ttl ? ", TTLs taken" : "");
+	     XD_LOG_CLIP(strlen(c->node_cluster)), c->node_cluster,
+	     c->wrapped ? ", resources wrapped" : "",
+	     c->ttl ? ", TTLs taken" : "");
 	return true;
 }
 
@@ -734,14 +650,11 @@ static bool route_request(struct xd_session *ss, const struct xd_request *r,
  * ended with a status. */
 static bool accept_node(struct xd_session *ss, const struct xd_request *r)
 {
-	if (r->node.len > 0)
-		return set_node(ss, r->node);
-	if (ss->have_node)
-		return true;
 	/* rule S1 wants the node first; serve such a client the default
 	 * snapshot rather than nothing. */
-	SLOG(XD_LOG_WARN, ss, "%s", "first request without a node; serving the default snapshot");
-	return set_node(ss, (struct xd_span){NULL, 0});
+	if (r->node.len == 0 && ss->client.state == XD_CLIENT_NEW)
+		SLOG(XD_LOG_WARN, ss, "%s", "first request without a node; serving the default snapshot");
+	return admit(ss, r->node);
 }
 
 /*
@@ -868,7 +781,9 @@ static void *on_open(void *ctx, struct xd_stream *stream)
 	xd_list_init(&ss->queued);
 	xd_list_init(&ss->waiting);
 	xd_list_push_back(&m->all, &ss->all);
-	ss->since_ms = xd_wall_ms();
+	xd_client_init(&ss->client, m->cfg, ss->method->delta,
+		       xd_stream_peer(stream), xd_stream_identity(stream),
+		       xd_wall_ms());
 	ss->opened_mono_ms = xd_mono_ms();
 	m->stats.streams[ss->method - xd_methods]++;
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
@@ -908,13 +823,7 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 		xd_table_unref(ss->colls[c].table);
 	}
 	xd_snapshot_unref(ss->snap);
-	free(ss->node_id);
-	free(ss->node_cluster);
-	free(ss->region);
-	free(ss->zone);
-	free(ss->sub_zone);
-	free(ss->ua_name);
-	free(ss->ua_version);
+	xd_client_clear(&ss->client);
 	ss->mgr->stats.streams[ss->method - xd_methods]--;
 	ss->mgr->stats.sessions--;
 	free(ss);
@@ -929,7 +838,6 @@ struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
 
 	m->loop = loop;
 	m->cache = cache;
-	m->node_key = cfg->node_key;
 	m->cfg = cfg;
 	m->handler.open = on_open;
 	m->handler.on_request = on_request;
@@ -982,73 +890,50 @@ const struct xd_sessions_stats *xd_sessions_stats(const struct xd_sessions *m)
 	return &m->stats;
 }
 
-static void view_type(struct xd_client *c, const struct xd_sub *sub,
-		      const struct xd_table *current, const char *label)
+/* The stream as an operator sees it: the client's view (client.h),
+ * with the stream's own fields and its types in push order. */
+static void view(const struct xd_session *ss, struct xd_client_view *v)
 {
-	struct xd_client_type *ct = &c->types[c->ntypes++];
-
-	ct->type_url = current != NULL ? xd_table_type_url(current) : NULL;
-	ct->label = label;
-	ct->sub = sub;
-	ct->current = current;
-	ct->sync = xd_sub_sync(sub, current);
-}
-
-static void view(const struct xd_session *ss, struct xd_client *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->stream_id = xd_stream_id(ss->stream);
-	c->method = ss->method;
-	c->peer = xd_stream_peer(ss->stream);
-	c->identity = xd_stream_identity(ss->stream);
-	c->since_ms = ss->since_ms;
-	c->has_node = ss->have_node;
-	c->node_id = ss->node_id ? ss->node_id : "";
-	c->node_cluster = ss->node_cluster ? ss->node_cluster : "";
-	c->region = ss->region ? ss->region : "";
-	c->zone = ss->zone ? ss->zone : "";
-	c->sub_zone = ss->sub_zone ? ss->sub_zone : "";
-	c->user_agent_name = ss->ua_name ? ss->ua_name : "";
-	c->user_agent_version = ss->ua_version ? ss->ua_version : "";
-	c->snapshot = ss->snap;
+	xd_client_view(&ss->client, v);
+	v->stream_id = xd_stream_id(ss->stream);
+	v->method = ss->method;
+	v->snapshot = ss->snap;
 	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
 		const struct xd_sub *sub = &ss->subs[t];
 
 		if (!xd_sub_active(sub))
 			continue;
-		view_type(c, sub,
-			  ss->snap ? xd_snapshot_table(ss->snap, (enum xd_rtype)t) :
-				     NULL,
-			  tname((enum xd_rtype)t));
-		if (c->types[c->ntypes - 1].type_url == NULL)
-			c->types[c->ntypes - 1].type_url =
-				xd_rtype_info((enum xd_rtype)t)->type_url;
+		xd_client_view_type(v, sub,
+				    ss->snap ? xd_snapshot_table(ss->snap, (enum xd_rtype)t) :
+					       NULL,
+				    tname((enum xd_rtype)t),
+				    xd_rtype_info((enum xd_rtype)t)->type_url);
 	}
 	for (int k = 0; k < XD_CTYPE_COUNT; k++) {
 		const struct coll_type *ct = &ss->colls[k];
 
 		if (!xd_sub_active(&ct->sub))
 			continue;
-		view_type(c, &ct->sub, ct->table, cname(k));
-		if (c->types[c->ntypes - 1].type_url == NULL)
-			c->types[c->ntypes - 1].type_url =
-				xd_ctype_info((enum xd_ctype)k)->type_url;
+		xd_client_view_type(v, &ct->sub, ct->table, cname(k),
+				    xd_ctype_info((enum xd_ctype)k)->type_url);
 	}
 	for (int i = 0; i < XD_SESSION_MAX_UNKNOWN; i++)
 		if (ss->unknown[i].table != NULL)
-			view_type(c, &ss->unknown[i].sub, ss->unknown[i].table,
-				  xd_table_type_url(ss->unknown[i].table));
+			xd_client_view_type(v, &ss->unknown[i].sub,
+					    ss->unknown[i].table,
+					    xd_table_type_url(ss->unknown[i].table),
+					    NULL);
 }
 
 void xd_sessions_visit(struct xd_sessions *m,
-		       void (*fn)(void *ctx, const struct xd_client *c),
+		       void (*fn)(void *ctx, const struct xd_client_view *c),
 		       void *ctx)
 {
-	struct xd_client c;
+	struct xd_client_view v;
 	struct xd_list *n;
 
 	xd_list_for_each(n, &m->all) {
-		view(xd_container_of(n, struct xd_session, all), &c);
-		fn(ctx, &c);
+		view(xd_container_of(n, struct xd_session, all), &v);
+		fn(ctx, &v);
 	}
 }

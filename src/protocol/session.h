@@ -41,6 +41,7 @@
 #include <uv.h>
 
 #include "cache/cache.h"
+#include "protocol/client.h"
 #include "protocol/sub.h"
 #include "util/histogram.h"
 #include "config/config.h"
@@ -48,8 +49,9 @@
 
 struct xd_sessions;
 
-/* Distinct unknown type URLs one aggregated stream may ask for. */
-#define XD_SESSION_MAX_UNKNOWN 4
+/* Distinct unknown type URLs one aggregated stream may ask for (the
+ * operator's view has room for them: client.h). */
+#define XD_SESSION_MAX_UNKNOWN XD_CLIENT_MAX_UNKNOWN
 
 /* Counters of one resource type (the last slot: types xdsd does not
  * serve). */
@@ -78,34 +80,6 @@ struct xd_sessions_stats {
 	size_t nrecent, recent_next; /* ring: oldest at recent_next once full */
 };
 
-/*
- * One stream as an operator sees it (admin endpoint, CSDS): borrowed,
- * valid during the visit only.
- */
-struct xd_client_type {
-	const char *type_url;
-	const char *label;              /* "CDS", or the type URL */
-	const struct xd_sub *sub;       /* subscription and answers: sub.h */
-	const struct xd_table *current; /* the type's table now, or NULL */
-	enum xd_sub_sync sync;
-};
-
-struct xd_client {
-	uint64_t stream_id;
-	const struct xd_method *method;
-	const char *peer;
-	const char *identity; /* from the client certificate, or NULL */
-	int64_t since_ms;     /* Unix ms */
-	bool has_node;        /* false until the first request */
-	const char *node_id, *node_cluster; /* "" before the node */
-	const char *region, *zone, *sub_zone;
-	const char *user_agent_name, *user_agent_version;
-	const struct xd_snapshot *snapshot; /* serving it, or NULL */
-	struct xd_client_type types[XD_RTYPE_COUNT + XD_CTYPE_COUNT +
-				    XD_SESSION_MAX_UNKNOWN];
-	size_t ntypes; /* the types the stream asked for, in push order */
-};
-
 /* Sessions served from `cache`, by `cfg`'s node_key and authorize
  * rules (`cfg` must outlive them). */
 struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
@@ -123,9 +97,10 @@ const struct xd_stream_handler *xd_sessions_handler(struct xd_sessions *m);
 /* The live counters (valid as long as the manager). */
 const struct xd_sessions_stats *xd_sessions_stats(const struct xd_sessions *m);
 
-/* Calls `fn` for every stream, oldest first. `fn` must not end streams. */
+/* Calls `fn` for every stream, oldest first, with its client's view
+ * (client.h). `fn` must not end streams. */
 void xd_sessions_visit(struct xd_sessions *m,
-		       void (*fn)(void *ctx, const struct xd_client *c),
+		       void (*fn)(void *ctx, const struct xd_client_view *c),
 		       void *ctx);
 
 #endif
