@@ -13,6 +13,7 @@
 #include "protocol/request.h"
 #include "protocol/sequence.h"
 #include "protocol/sub.h"
+#include "protocol/typeset.h"
 #include "util/bucket.h"
 #include "util/clock.h"
 #include "util/common.h"
@@ -25,21 +26,6 @@
 /* How often sessions in an EDS wait (rule A2, sequence.h) look again. */
 #define EDS_WAIT_TICK_MS 100
 
-/* A type xdsd does not serve, asked for on an aggregated stream: an
- * empty table of its URL, served like any other (docs/protocol.md §8.1). */
-struct unknown_type {
-	struct xd_table *table; /* NULL: a free slot */
-	struct xd_sub sub;
-};
-
-/* A list collection type (rule X3), asked for on an aggregated stream:
- * its subscription, and the table it is served from, the snapshot's as
- * the stream's identity may see it (NULL until it is asked for). */
-struct coll_type {
-	struct xd_table *table;
-	struct xd_sub sub;
-};
-
 struct xd_session {
 	struct xd_sessions *mgr;
 	struct xd_stream *stream;
@@ -50,9 +36,7 @@ struct xd_session {
 	struct xd_watch watch;
 	struct xd_snapshot *snap; /* the target; NULL until one exists */
 
-	struct xd_sub subs[XD_RTYPE_COUNT];
-	struct unknown_type unknown[XD_SESSION_MAX_UNKNOWN];
-	struct coll_type colls[XD_CTYPE_COUNT];
+	struct xd_typeset types; /* every type it asked for */
 	uint64_t next_nonce;
 
 	/* endpoints waiting for the client's subscription (rule A2) */
@@ -102,12 +86,6 @@ struct xd_sessions {
 static const char *tname(enum xd_rtype t)
 {
 	return xd_rtype_info(t)->service;
-}
-
-/* A collection type in logs and for operators: its snapshot section. */
-static const char *cname(int c)
-{
-	return xd_ctype_info((enum xd_ctype)c)->snapshot_key;
 }
 
 /* ---------------- queues ---------------- */
@@ -188,24 +166,6 @@ static void on_snapshot_changed(struct xd_watch *w)
 	enqueue(ss);
 }
 
-/* The collection tables of the types asked for, from ss->snap as the
- * stream's identity may see them (derived.h; a view is shared, and
- * stays the same table while the snapshot does). */
-static void follow_collections(struct xd_session *ss)
-{
-	for (int c = 0; c < XD_CTYPE_COUNT; c++) {
-		struct coll_type *ct = &ss->colls[c];
-
-		if (!xd_sub_active(&ct->sub))
-			continue;
-		xd_table_unref(ct->table);
-		ct->table = ss->snap == NULL ? NULL :
-			xd_derived_view(xd_snapshot_collection(ss->snap,
-							       (enum xd_ctype)c),
-					xd_stream_identity(ss->stream));
-	}
-}
-
 /*
  * Follows the cache: the snapshot serving this node now, as the stream's
  * identity may see it (derived.h: resources it may not be served do not
@@ -224,7 +184,7 @@ static void refresh_snapshot(struct xd_session *ss)
 	ss->snap = now != NULL ?
 		xd_derived_snapshot_view(now, xd_stream_identity(ss->stream)) :
 		NULL;
-	follow_collections(ss);
+	xd_typeset_follow(&ss->types, ss->snap, xd_stream_identity(ss->stream));
 	if (now != NULL)
 		SLOG(XD_LOG_DEBUG, ss, "serving snapshot '%s'",
 		     xd_snapshot_key(now));
@@ -276,51 +236,25 @@ static void send_due(struct xd_session *ss, struct xd_sub *sub,
 	send_bytes(ss, xd_table_type(table), body->slice, nonce);
 }
 
-/* Types xdsd does not serve go first: they never wait for others. */
-static bool pump_unknown(struct xd_session *ss)
+/* Types xdsd does not serve (`unknown`: they go first, never waiting
+ * for others) or list collections: sends what one has due. */
+static bool pump_extra(struct xd_session *ss, bool unknown)
 {
-	for (int i = 0; i < XD_SESSION_MAX_UNKNOWN; i++) {
-		struct unknown_type *u = &ss->unknown[i];
-		struct xd_body *b;
+	struct xd_sub *sub;
+	struct xd_table *table;
+	const char *label;
+	struct xd_body *b = unknown ?
+		xd_typeset_next_unknown(&ss->types, xd_client_form(&ss->client),
+					ss->method->delta, &sub, &table, &label) :
+		xd_typeset_next_collection(&ss->types,
+					   xd_client_form(&ss->client), &sub,
+					   &table, &label);
 
-		if (u->table == NULL)
-			continue;
-		/* SotW: one empty response, as for a type sent whole */
-		b = xd_sub_next(&u->sub, u->table, xd_client_form(&ss->client),
-				!ss->method->delta);
-		if (b == NULL)
-			continue;
-		send_due(ss, &u->sub, u->table, b, xd_table_type_url(u->table));
-		xd_body_unref(b);
-		return true;
-	}
-	return false;
-}
-
-/*
- * List collections (rule X3) go once everything else is settled: the
- * sequencer has nothing to send and nothing in flight. Make before break
- * (rule A2) then holds for their inline members too, which refer to
- * what the types before them carry; a collection of locators costs one
- * round trip more at most, before the client asks for its members.
- */
-static bool pump_collections(struct xd_session *ss)
-{
-	for (int c = 0; c < XD_CTYPE_COUNT; c++) {
-		struct coll_type *ct = &ss->colls[c];
-		struct xd_body *b;
-
-		if (ct->table == NULL)
-			continue;
-		/* SotW: what changed, as for routes (rule S9) */
-		b = xd_sub_next(&ct->sub, ct->table, xd_client_form(&ss->client), false);
-		if (b == NULL)
-			continue;
-		send_due(ss, &ct->sub, ct->table, b, cname(c));
-		xd_body_unref(b);
-		return true;
-	}
-	return false;
+	if (b == NULL)
+		return false;
+	send_due(ss, sub, table, b, label);
+	xd_body_unref(b);
+	return true;
 }
 
 /* Keeps the manager's wait list in step with the sequencer's EDS wait:
@@ -377,11 +311,11 @@ static void pump_heartbeats(struct xd_session *ss)
 	/* the types, then the list collections (rule X3) */
 	for (int t = 0; t < XD_RTYPE_COUNT + XD_CTYPE_COUNT; t++) {
 		struct xd_sub *sub = t < XD_RTYPE_COUNT ?
-					     &ss->subs[t] :
-					     &ss->colls[t - XD_RTYPE_COUNT].sub;
+					     &ss->types.subs[t] :
+					     &ss->types.colls[t - XD_RTYPE_COUNT].sub;
 		const char *label = t < XD_RTYPE_COUNT ?
 					    tname((enum xd_rtype)t) :
-					    cname(t - XD_RTYPE_COUNT);
+					    xd_typeset_cname(t - XD_RTYPE_COUNT);
 		struct xd_body *b = xd_sub_heartbeat(sub, xd_client_form(&ss->client), now, &due);
 
 		if (b != NULL) {
@@ -428,20 +362,26 @@ static void pump(struct xd_session *ss)
 		end_without_snapshot(ss);
 		return;
 	}
-	if (pump_unknown(ss) || ss->snap == NULL)
+	if (pump_extra(ss, true) || ss->snap == NULL)
 		return;
 	mode.aggregated = ss->method->aggregated;
 	mode.delta = ss->method->delta;
 	mode.type = ss->method->type;
 	mode.form = xd_client_form(&ss->client);
-	xd_seq_next(ss->subs, ss->snap, &mode, uv_now(ss->mgr->loop),
+	xd_seq_next(ss->types.subs, ss->snap, &mode, uv_now(ss->mgr->loop),
 		    &ss->eds_wait, &st);
 	follow_eds_wait(ss, st.eds);
-	if (st.action == XD_SEQ_IDLE && !pump_collections(ss))
+	/* List collections (rule X3) go once everything else is settled:
+	 * the sequencer has nothing to send and nothing in flight. Make
+	 * before break (rule A2) then holds for their inline members too,
+	 * which refer to what the types before them carry; a collection of
+	 * locators costs one round trip more at most, before the client
+	 * asks for its members. */
+	if (st.action == XD_SEQ_IDLE && !pump_extra(ss, false))
 		pump_heartbeats(ss);
 	if (st.action != XD_SEQ_SEND)
 		return;
-	send_due(ss, &ss->subs[st.type], st.table, st.body, tname(st.type));
+	send_due(ss, &ss->types.subs[st.type], st.table, st.body, tname(st.type));
 	xd_seq_step_clear(&st);
 }
 
@@ -472,21 +412,6 @@ static void end_over_limit(struct xd_session *ss, const char *fmt, ...)
 		SLOG(XD_LOG_WARN, ss, "%s%s", msg,
 		     dropped ? " (and more such streams, not logged)" : "");
 	xd_stream_finish_logged(ss->stream, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
-}
-
-/* Every name the stream subscribes to, all types together. */
-static size_t names_subscribed(const struct xd_session *ss)
-{
-	size_t n = 0;
-
-	for (int t = 0; t < XD_RTYPE_COUNT; t++)
-		n += xd_nameset_count(ss->subs[t].want.set);
-	for (int i = 0; i < XD_SESSION_MAX_UNKNOWN; i++)
-		if (ss->unknown[i].table != NULL)
-			n += xd_nameset_count(ss->unknown[i].sub.want.set);
-	for (int c = 0; c < XD_CTYPE_COUNT; c++)
-		n += xd_nameset_count(ss->colls[c].sub.want.set);
-	return n;
 }
 
 /* ---------------- requests ---------------- */
@@ -527,125 +452,6 @@ static bool admit(struct xd_session *ss, struct xd_span node)
 	return true;
 }
 
-/* The slot of an unknown type URL, taken on first use; NULL (and the
- * stream ended) when the stream already has all it may have. */
-static struct unknown_type *unknown_slot(struct xd_session *ss,
-					 struct xd_name url)
-{
-	struct unknown_type *free_slot = NULL;
-
-	for (int i = 0; i < XD_SESSION_MAX_UNKNOWN; i++) {
-		struct unknown_type *u = &ss->unknown[i];
-		const char *have;
-
-		if (u->table == NULL) {
-			if (free_slot == NULL)
-				free_slot = u;
-			continue;
-		}
-		have = xd_table_type_url(u->table);
-		if (strlen(have) == url.len && memcmp(have, url.data, url.len) == 0)
-			return u;
-	}
-	if (free_slot == NULL) {
-		xd_stream_finish(ss->stream, GRPC_STATUS_INVALID_ARGUMENT,
-				 "too many unknown type URLs on one stream");
-		return NULL;
-	}
-	free_slot->table = xd_table_empty_unknown(url.data, url.len);
-	xd_sub_init(&free_slot->sub, xd_stream_id(ss->stream),
-		    xd_table_type_url(free_slot->table));
-	SLOG(XD_LOG_WARN, ss, "type '%.*s' is not served; answering with no resources",
-	     XD_LOG_CLIP(url.len), url.data);
-	return free_slot;
-}
-
-/* Where a request goes: one type's subscription on this stream, the
- * table it is answered from, and how that type behaves. */
-struct route {
-	struct xd_sub *sub;
-	struct xd_table *current; /* may be NULL before a snapshot */
-	bool wildcard_ok, full_state;
-	const char *label;        /* "CDS", or an unknown type's URL */
-	enum xd_rtype type;       /* XD_RTYPE_COUNT: a type xdsd does not serve */
-};
-
-/* A list collection type (rule X3): served from the snapshot's
- * collections, by name only (no wildcard), in SotW as routes are (not
- * full state: a client names the collections it wants). */
-static void route_collection(struct xd_session *ss, enum xd_ctype c,
-			     struct route *out)
-{
-	struct coll_type *ct = &ss->colls[c];
-
-	refresh_snapshot(ss);
-	if (ct->table == NULL && ss->snap != NULL)
-		ct->table = xd_derived_view(xd_snapshot_collection(ss->snap, c),
-					    xd_stream_identity(ss->stream));
-	out->sub = &ct->sub;
-	out->current = ct->table;
-	out->wildcard_ok = false;
-	out->full_state = false;
-	out->label = cname(c);
-	out->type = XD_RTYPE_COUNT;
-}
-
-/*
- * Finds the type a request is about (rule T3). Returns false, the stream
- * ended with a status, when it belongs to none this stream may serve.
- */
-static bool route_request(struct xd_session *ss, const struct xd_request *r,
-			  struct route *out)
-{
-	const struct xd_method *m = ss->method;
-	enum xd_rtype t = m->type;
-	char msg[512];
-
-	if (!m->aggregated) {
-		if (r->type_url.len > 0 &&
-		    (xd_rtype_from_url(r->type_url.data, r->type_url.len, &t) != 0 ||
-		     t != m->type)) {
-			snprintf(msg, sizeof(msg),
-				 "type_url '%.*s' does not belong to %s (expected %s)",
-				 (int)(r->type_url.len > 200 ? 200 : r->type_url.len),
-				 r->type_url.data, m->name,
-				 xd_rtype_info(m->type)->type_url);
-			xd_stream_finish(ss->stream, GRPC_STATUS_INVALID_ARGUMENT, msg);
-			return false;
-		}
-	} else if (r->type_url.len == 0) {
-		xd_stream_finish(ss->stream, GRPC_STATUS_INVALID_ARGUMENT,
-				 "type_url is required on the aggregated service");
-		return false;
-	} else if (xd_rtype_from_url(r->type_url.data, r->type_url.len, &t) != 0) {
-		struct unknown_type *u;
-		enum xd_ctype c;
-
-		if (xd_ctype_from_url(r->type_url.data, r->type_url.len, &c) == 0) {
-			route_collection(ss, c, out);
-			return true;
-		}
-		u = unknown_slot(ss, r->type_url);
-		if (u == NULL)
-			return false;
-		out->sub = &u->sub;
-		out->current = u->table;
-		out->wildcard_ok = false;
-		out->full_state = true; /* SotW: one empty response */
-		out->label = xd_table_type_url(u->table);
-		out->type = XD_RTYPE_COUNT;
-		return true;
-	}
-	refresh_snapshot(ss);
-	out->sub = &ss->subs[t];
-	out->current = ss->snap ? xd_snapshot_table(ss->snap, t) : NULL;
-	out->wildcard_ok = xd_rtype_info(t)->wildcard_ok;
-	out->full_state = xd_rtype_info(t)->full_state;
-	out->label = tname(t);
-	out->type = t;
-	return true;
-}
-
 /* The node of the stream's first request (rule S1). False: the stream
  * ended with a status. */
 static bool accept_node(struct xd_session *ss, const struct xd_request *r)
@@ -662,7 +468,7 @@ static bool accept_node(struct xd_session *ss, const struct xd_request *r)
  * connected: how long the change took to reach it (each table once per
  * stream; the first sync of a new client is not a convergence).
  */
-static void observe_convergence(struct xd_session *ss, const struct route *rt)
+static void observe_convergence(struct xd_session *ss, const struct xd_route *rt)
 {
 	struct xd_sessions_stats *st = &ss->mgr->stats;
 	struct xd_sub *sub = rt->sub;
@@ -690,7 +496,7 @@ static void observe_convergence(struct xd_session *ss, const struct route *rt)
 
 /* One line per request handled (tests count them: proto_env.c). */
 static void log_verdict(struct xd_session *ss, const struct xd_request *r,
-			const struct route *rt, enum xd_sub_verdict v)
+			const struct xd_route *rt, enum xd_sub_verdict v)
 {
 	int label_len = XD_LOG_CLIP(strlen(rt->label));
 
@@ -728,7 +534,8 @@ static void on_request(void *st, struct xd_stream *stream,
 {
 	struct xd_session *ss = st;
 	struct xd_request r;
-	struct route rt;
+	struct xd_route rt;
+	char msg[512];
 	enum xd_sub_verdict v;
 	const char *why;
 
@@ -747,17 +554,27 @@ static void on_request(void *st, struct xd_stream *stream,
 		xd_stream_finish(stream, GRPC_STATUS_INVALID_ARGUMENT, why);
 		return;
 	}
-	if (!accept_node(ss, &r) || !route_request(ss, &r, &rt))
+	if (!accept_node(ss, &r))
 		goto out;
+	refresh_snapshot(ss);
+	if (xd_typeset_route(&ss->types, ss->method, &r, ss->snap,
+			     xd_stream_identity(stream), &rt, msg,
+			     sizeof(msg)) != 0) {
+		xd_stream_finish(stream, GRPC_STATUS_INVALID_ARGUMENT, msg);
+		goto out;
+	}
+	if (rt.new_unknown)
+		SLOG(XD_LOG_WARN, ss, "type '%.*s' is not served; answering with no resources",
+		     XD_LOG_CLIP(r.type_url.len), r.type_url.data);
 	if (ss->method->delta)
 		v = xd_sub_delta_request(rt.sub, &r, rt.wildcard_ok, rt.current);
 	else
 		v = xd_sub_sotw_request(rt.sub, &r, rt.wildcard_ok,
 					rt.full_state, rt.current);
 	log_verdict(ss, &r, &rt, v);
-	if (names_subscribed(ss) > cfg->max_names_per_stream) {
+	if (xd_typeset_names(&ss->types) > cfg->max_names_per_stream) {
 		end_over_limit(ss, "the stream subscribes to %zu names; the limit is %llu (max_names_per_stream)",
-			       names_subscribed(ss),
+			       xd_typeset_names(&ss->types),
 			       (unsigned long long)cfg->max_names_per_stream);
 		goto out;
 	}
@@ -786,11 +603,7 @@ static void *on_open(void *ctx, struct xd_stream *stream)
 		       xd_wall_ms());
 	ss->opened_mono_ms = xd_mono_ms();
 	m->stats.streams[ss->method - xd_methods]++;
-	for (int t = 0; t < XD_RTYPE_COUNT; t++)
-		xd_sub_init(&ss->subs[t], xd_stream_id(stream),
-			    tname((enum xd_rtype)t));
-	for (int c = 0; c < XD_CTYPE_COUNT; c++)
-		xd_sub_init(&ss->colls[c].sub, xd_stream_id(stream), cname(c));
+	xd_typeset_init(&ss->types, xd_stream_id(stream));
 	xd_bucket_init(&ss->requests, m->cfg->max_request_burst, uv_now(m->loop));
 	m->stats.sessions++;
 	return ss;
@@ -811,17 +624,7 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 	if (ss->beat_timer != NULL) /* it goes on its own; ss now */
 		uv_close((uv_handle_t *)ss->beat_timer, free_handle);
 	xd_cache_unwatch(&ss->watch);
-	for (int t = 0; t < XD_RTYPE_COUNT; t++)
-		xd_sub_clear(&ss->subs[t]);
-	for (int i = 0; i < XD_SESSION_MAX_UNKNOWN; i++) {
-		if (ss->unknown[i].table != NULL)
-			xd_sub_clear(&ss->unknown[i].sub);
-		xd_table_unref(ss->unknown[i].table);
-	}
-	for (int c = 0; c < XD_CTYPE_COUNT; c++) {
-		xd_sub_clear(&ss->colls[c].sub);
-		xd_table_unref(ss->colls[c].table);
-	}
+	xd_typeset_clear(&ss->types);
 	xd_snapshot_unref(ss->snap);
 	xd_client_clear(&ss->client);
 	ss->mgr->stats.streams[ss->method - xd_methods]--;
@@ -898,31 +701,7 @@ static void view(const struct xd_session *ss, struct xd_client_view *v)
 	v->stream_id = xd_stream_id(ss->stream);
 	v->method = ss->method;
 	v->snapshot = ss->snap;
-	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
-		const struct xd_sub *sub = &ss->subs[t];
-
-		if (!xd_sub_active(sub))
-			continue;
-		xd_client_view_type(v, sub,
-				    ss->snap ? xd_snapshot_table(ss->snap, (enum xd_rtype)t) :
-					       NULL,
-				    tname((enum xd_rtype)t),
-				    xd_rtype_info((enum xd_rtype)t)->type_url);
-	}
-	for (int k = 0; k < XD_CTYPE_COUNT; k++) {
-		const struct coll_type *ct = &ss->colls[k];
-
-		if (!xd_sub_active(&ct->sub))
-			continue;
-		xd_client_view_type(v, &ct->sub, ct->table, cname(k),
-				    xd_ctype_info((enum xd_ctype)k)->type_url);
-	}
-	for (int i = 0; i < XD_SESSION_MAX_UNKNOWN; i++)
-		if (ss->unknown[i].table != NULL)
-			xd_client_view_type(v, &ss->unknown[i].sub,
-					    ss->unknown[i].table,
-					    xd_table_type_url(ss->unknown[i].table),
-					    NULL);
+	xd_typeset_view(&ss->types, ss->snap, v);
 }
 
 void xd_sessions_visit(struct xd_sessions *m,
