@@ -195,7 +195,6 @@ static void refresh_snapshot(struct xd_session *ss)
 static void send_bytes(struct xd_session *ss, enum xd_rtype type,
 		       grpc_slice body, uint64_t nonce)
 {
-	struct xd_sessions_stats *st = &ss->mgr->stats;
 	uint8_t nonce_field[XD_RESPONSE_NONCE_MAX];
 	/* the stream's own nonce after the shared body */
 	grpc_slice tail = grpc_slice_from_copied_buffer(
@@ -208,10 +207,7 @@ static void send_bytes(struct xd_session *ss, enum xd_rtype type,
 	parts[1] = tail;
 	size_t bytes = GRPC_SLICE_LENGTH(body) + GRPC_SLICE_LENGTH(tail);
 
-	st->responses++;
-	st->response_bytes += bytes;
-	st->types[type].responses++;
-	st->types[type].response_bytes += bytes;
+	xd_sessions_stats_sent(&ss->mgr->stats, type, bytes);
 	bb = grpc_raw_byte_buffer_create(parts, 2); /* takes its own refs */
 	grpc_slice_unref(tail);
 	xd_stream_send(ss->stream, bb);
@@ -463,37 +459,6 @@ static bool accept_node(struct xd_session *ss, const struct xd_request *r)
 	return admit(ss, r->node);
 }
 
-/*
- * An ACK of content that began to be served while the client was
- * connected: how long the change took to reach it (each table once per
- * stream; the first sync of a new client is not a convergence).
- */
-static void observe_convergence(struct xd_session *ss, const struct xd_route *rt)
-{
-	struct xd_sessions_stats *st = &ss->mgr->stats;
-	struct xd_sub *sub = rt->sub;
-	uint64_t published, now = xd_mono_ms();
-	struct xd_convergence_sample *sample;
-	double seconds;
-
-	if (rt->type == XD_RTYPE_COUNT || sub->held == NULL ||
-	    xd_table_id(sub->held) == sub->converged_id)
-		return;
-	sub->converged_id = xd_table_id(sub->held);
-	published = xd_table_published(sub->held);
-	if (published == 0 || published < ss->opened_mono_ms || now < published)
-		return;
-	seconds = (double)(now - published) / 1000.0;
-	xd_histogram_observe(&st->types[rt->type].convergence, seconds);
-	sample = &st->recent[st->recent_next];
-	sample->at_ms = xd_wall_ms();
-	sample->seconds = (float)seconds;
-	sample->type = rt->type;
-	st->recent_next = (st->recent_next + 1) % XD_SESSIONS_RECENT;
-	if (st->nrecent < XD_SESSIONS_RECENT)
-		st->nrecent++;
-}
-
 /* One line per request handled (tests count them: proto_env.c). */
 static void log_verdict(struct xd_session *ss, const struct xd_request *r,
 			const struct xd_route *rt, enum xd_sub_verdict v)
@@ -506,8 +471,9 @@ static void log_verdict(struct xd_session *ss, const struct xd_request *r,
 		     label_len, rt->label, XD_LOG_CLIP(r->nonce.len), r->nonce.data);
 		break;
 	case XD_SUB_NACK:
-		ss->mgr->stats.nacks++;
-		ss->mgr->stats.types[rt->type].nacks++;
+		xd_sessions_stats_answered(&ss->mgr->stats, rt->type, rt->sub,
+					   false, ss->opened_mono_ms,
+					   xd_mono_ms(), xd_wall_ms());
 		SLOG(XD_LOG_WARN, ss, "NACK of %.*s version %s: %.*s", label_len,
 		     rt->label,
 		     rt->sub->held ? xd_table_version(rt->sub->held) : "",
@@ -516,9 +482,9 @@ static void log_verdict(struct xd_session *ss, const struct xd_request *r,
 		     r->error_message.data);
 		break;
 	case XD_SUB_ACK:
-		ss->mgr->stats.acks++;
-		ss->mgr->stats.types[rt->type].acks++;
-		observe_convergence(ss, rt);
+		xd_sessions_stats_answered(&ss->mgr->stats, rt->type, rt->sub,
+					   true, ss->opened_mono_ms,
+					   xd_mono_ms(), xd_wall_ms());
 		SLOG(XD_LOG_DEBUG, ss, "ACK of %.*s version %s", label_len,
 		     rt->label, xd_table_version(rt->sub->held));
 		break;
@@ -650,11 +616,7 @@ struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
 	xd_list_init(&m->all);
 	xd_list_init(&m->queue);
 	xd_list_init(&m->waiting);
-	m->stats.streams = xd_calloc(xd_method_count, sizeof(size_t));
-	for (int t = 0; t <= XD_RTYPE_COUNT; t++)
-		xd_histogram_init(&m->stats.types[t].convergence,
-				  xd_histogram_push_bounds,
-				  xd_histogram_push_nbounds);
+	xd_sessions_stats_init(&m->stats);
 	uv_idle_init(loop, &m->pump_idle);
 	m->pump_idle.data = m;
 	uv_timer_init(loop, &m->wait_timer);
@@ -669,7 +631,7 @@ static void free_after_close(uv_handle_t *h)
 	struct xd_sessions *m = h->data;
 
 	if (--m->closing == 0) {
-		free(m->stats.streams);
+		xd_sessions_stats_free(&m->stats);
 		free(m);
 	}
 }

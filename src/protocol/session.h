@@ -42,8 +42,8 @@
 
 #include "cache/cache.h"
 #include "protocol/client.h"
+#include "protocol/stats.h"
 #include "protocol/sub.h"
-#include "util/histogram.h"
 #include "config/config.h"
 #include "transport/stream.h"
 
@@ -53,32 +53,6 @@ struct xd_sessions;
  * operator's view has room for them: client.h). */
 #define XD_SESSION_MAX_UNKNOWN XD_CLIENT_MAX_UNKNOWN
 
-/* Counters of one resource type (the last slot: types xdsd does not
- * serve). */
-struct xd_type_stats {
-	unsigned long long responses, response_bytes, acks, nacks;
-	/* From a change being served to a client's ACK of it, for clients
-	 * connected before the change (so first syncs do not count). */
-	struct xd_histogram convergence;
-};
-
-/* Recent convergence times, for a chart. */
-#define XD_SESSIONS_RECENT 256
-struct xd_convergence_sample {
-	int64_t at_ms;  /* Unix ms of the ACK */
-	float seconds;
-	enum xd_rtype type;
-};
-
-struct xd_sessions_stats {
-	size_t sessions;
-	unsigned long long requests;
-	unsigned long long responses, response_bytes, acks, nacks; /* all types */
-	struct xd_type_stats types[XD_RTYPE_COUNT + 1];
-	size_t *streams; /* per method, by index in xd_methods */
-	struct xd_convergence_sample recent[XD_SESSIONS_RECENT];
-	size_t nrecent, recent_next; /* ring: oldest at recent_next once full */
-};
 
 /* Sessions served from `cache`, by `cfg`'s node_key and authorize
  * rules (`cfg` must outlive them). */
