@@ -59,7 +59,7 @@ enum xd_client_verdict {
 	XD_CLIENT_SAME,       /* a later request: the same node, or none */
 	XD_CLIENT_OVER_LIMIT, /* max_node_size or max_node_id_size */
 	XD_CLIENT_MALFORMED,  /* not a Node, or a NUL in its id or cluster */
-	XD_CLIENT_CHANGED,    /* not the node of the first request (S1) */
+	XD_CLIENT_CHANGED,    /* another node than the first (rule S1) */
 	XD_CLIENT_FORBIDDEN,  /* no `authorize:` rule lets it speak for it */
 };
 

@@ -8,9 +8,9 @@
  *                    stream's identity may see them (derived.h)
  *   unknown types    type URLs xdsd does not serve, asked for on an
  *                    aggregated stream: an empty table of that URL,
- *                    answered like any other type (docs/protocol.md
- *                    §8.1) rather than ending the stream, which would
- *                    disturb every other type; at most
+ *                    answered like any other type
+ *                    (docs/protocol.md §8.1) rather than ending the
+ *                    stream, which would disturb every other type; at most
  *                    XD_TYPESET_MAX_UNKNOWN of them
  *
  * On a per-type method a request for another type is refused.
