@@ -239,12 +239,10 @@ static bool pump_extra(struct xd_session *ss, bool unknown)
 	struct xd_sub *sub;
 	struct xd_table *table;
 	const char *label;
-	struct xd_body *b = unknown ?
-		xd_typeset_next_unknown(&ss->types, xd_client_form(&ss->client),
-					ss->method->delta, &sub, &table, &label) :
-		xd_typeset_next_collection(&ss->types,
-					   xd_client_form(&ss->client), &sub,
-					   &table, &label);
+	struct xd_body *b = xd_typeset_next(&ss->types, unknown,
+					    xd_client_form(&ss->client),
+					    ss->method->delta, &sub, &table,
+					    &label);
 
 	if (b == NULL)
 		return false;

@@ -49,7 +49,7 @@ void xd_typeset_follow(struct xd_typeset *ts, const struct xd_snapshot *snap,
 		       const char *identity)
 {
 	for (int c = 0; c < XD_CTYPE_COUNT; c++) {
-		struct xd_coll_type *ct = &ts->colls[c];
+		struct xd_extra_type *ct = &ts->colls[c];
 
 		if (!xd_sub_active(&ct->sub))
 			continue;
@@ -63,13 +63,13 @@ void xd_typeset_follow(struct xd_typeset *ts, const struct xd_snapshot *snap,
 
 /* The slot of an unknown type URL, taken on first use; NULL when the
  * stream already has all it may have. */
-static struct xd_unknown_type *unknown_slot(struct xd_typeset *ts,
+static struct xd_extra_type *unknown_slot(struct xd_typeset *ts,
 					    struct xd_name url, bool *taken)
 {
-	struct xd_unknown_type *free_slot = NULL;
+	struct xd_extra_type *free_slot = NULL;
 
 	for (int i = 0; i < XD_TYPESET_MAX_UNKNOWN; i++) {
-		struct xd_unknown_type *u = &ts->unknown[i];
+		struct xd_extra_type *u = &ts->unknown[i];
 		const char *have;
 
 		if (u->table == NULL) {
@@ -97,7 +97,7 @@ static void route_collection(struct xd_typeset *ts, enum xd_ctype c,
 			     const struct xd_snapshot *snap,
 			     const char *identity, struct xd_route *out)
 {
-	struct xd_coll_type *ct = &ts->colls[c];
+	struct xd_extra_type *ct = &ts->colls[c];
 
 	if (ct->table == NULL && snap != NULL)
 		ct->table = xd_derived_view(xd_snapshot_collection(snap, c),
@@ -135,7 +135,7 @@ int xd_typeset_route(struct xd_typeset *ts, const struct xd_method *m,
 			 "type_url is required on the aggregated service");
 		return -1;
 	} else if (xd_rtype_from_url(r->type_url.data, r->type_url.len, &t) != 0) {
-		struct xd_unknown_type *u;
+		struct xd_extra_type *u;
 		enum xd_ctype c;
 
 		if (xd_ctype_from_url(r->type_url.data, r->type_url.len, &c) == 0) {
@@ -179,49 +179,29 @@ size_t xd_typeset_names(const struct xd_typeset *ts)
 	return n;
 }
 
-struct xd_body *xd_typeset_next_unknown(struct xd_typeset *ts,
-					enum xd_form form, bool delta,
-					struct xd_sub **sub,
-					struct xd_table **table,
-					const char **label)
+struct xd_body *xd_typeset_next(struct xd_typeset *ts, bool unknown,
+				enum xd_form form, bool delta,
+				struct xd_sub **sub, struct xd_table **table,
+				const char **label)
 {
-	for (int i = 0; i < XD_TYPESET_MAX_UNKNOWN; i++) {
-		struct xd_unknown_type *u = &ts->unknown[i];
+	struct xd_extra_type *set = unknown ? ts->unknown : ts->colls;
+	int n = unknown ? XD_TYPESET_MAX_UNKNOWN : XD_CTYPE_COUNT;
+
+	for (int i = 0; i < n; i++) {
+		struct xd_extra_type *e = &set[i];
 		struct xd_body *b;
 
-		if (u->table == NULL)
+		if (e->table == NULL)
 			continue;
-		/* SotW: one empty response, as for a type sent whole */
-		b = xd_sub_next(&u->sub, u->table, form, !delta);
+		/* SotW: an unknown type once, as a type sent whole; a
+		 * collection what changed, as for routes (rule S9) */
+		b = xd_sub_next(&e->sub, e->table, form, unknown && !delta);
 		if (b == NULL)
 			continue;
-		*sub = &u->sub;
-		*table = u->table;
-		*label = xd_table_type_url(u->table);
-		return b;
-	}
-	return NULL;
-}
-
-struct xd_body *xd_typeset_next_collection(struct xd_typeset *ts,
-					   enum xd_form form,
-					   struct xd_sub **sub,
-					   struct xd_table **table,
-					   const char **label)
-{
-	for (int c = 0; c < XD_CTYPE_COUNT; c++) {
-		struct xd_coll_type *ct = &ts->colls[c];
-		struct xd_body *b;
-
-		if (ct->table == NULL)
-			continue;
-		/* SotW: what changed, as for routes (rule S9) */
-		b = xd_sub_next(&ct->sub, ct->table, form, false);
-		if (b == NULL)
-			continue;
-		*sub = &ct->sub;
-		*table = ct->table;
-		*label = xd_typeset_cname(c);
+		*sub = &e->sub;
+		*table = e->table;
+		*label = unknown ? xd_table_type_url(e->table) :
+				   xd_typeset_cname(i);
 		return b;
 	}
 	return NULL;
@@ -242,7 +222,7 @@ void xd_typeset_view(const struct xd_typeset *ts,
 				    xd_rtype_info((enum xd_rtype)t)->type_url);
 	}
 	for (int k = 0; k < XD_CTYPE_COUNT; k++) {
-		const struct xd_coll_type *ct = &ts->colls[k];
+		const struct xd_extra_type *ct = &ts->colls[k];
 
 		if (!xd_sub_active(&ct->sub))
 			continue;

@@ -35,15 +35,11 @@
 
 #define XD_TYPESET_MAX_UNKNOWN XD_CLIENT_MAX_UNKNOWN
 
-/* A type xdsd does not serve: its empty table (NULL: a free slot). */
-struct xd_unknown_type {
-	struct xd_table *table;
-	struct xd_sub sub;
-};
-
-/* A list collection type: its subscription, and the table it is served
- * from (NULL until it is asked for and a snapshot exists). */
-struct xd_coll_type {
+/* A type beside those xdsd serves: its subscription and the table it
+ * is answered from. For a type xdsd does not serve, an empty table of
+ * its URL (NULL: a free slot); for a list collection, the snapshot's
+ * (NULL until it is asked for and a snapshot exists). */
+struct xd_extra_type {
 	struct xd_table *table;
 	struct xd_sub sub;
 };
@@ -51,8 +47,8 @@ struct xd_coll_type {
 struct xd_typeset {
 	uint64_t stream_id; /* whose (sub.h's logs) */
 	struct xd_sub subs[XD_RTYPE_COUNT];
-	struct xd_unknown_type unknown[XD_TYPESET_MAX_UNKNOWN];
-	struct xd_coll_type colls[XD_CTYPE_COUNT];
+	struct xd_extra_type unknown[XD_TYPESET_MAX_UNKNOWN];
+	struct xd_extra_type colls[XD_CTYPE_COUNT];
 };
 
 /* Where a request goes: one type's subscription, the table it is
@@ -90,19 +86,14 @@ int xd_typeset_route(struct xd_typeset *ts, const struct xd_method *m,
 /* Every name the stream subscribes to, all types together. */
 size_t xd_typeset_names(const struct xd_typeset *ts);
 
-/* The next body an unknown type, or else a list collection, has due in
- * `form` (new reference), with the subscription, table and label it is
- * of; NULL when none has. */
-struct xd_body *xd_typeset_next_unknown(struct xd_typeset *ts,
-					enum xd_form form, bool delta,
-					struct xd_sub **sub,
-					struct xd_table **table,
-					const char **label);
-struct xd_body *xd_typeset_next_collection(struct xd_typeset *ts,
-					   enum xd_form form,
-					   struct xd_sub **sub,
-					   struct xd_table **table,
-					   const char **label);
+/* The next body a type xdsd does not serve (`unknown`), or else a list
+ * collection, has due in `form` on a delta stream or not (new
+ * reference), with the subscription, table and label it is of; NULL
+ * when none has. */
+struct xd_body *xd_typeset_next(struct xd_typeset *ts, bool unknown,
+				enum xd_form form, bool delta,
+				struct xd_sub **sub, struct xd_table **table,
+				const char **label);
 
 /* Adds every type asked for to the operator's view, in push order. */
 void xd_typeset_view(const struct xd_typeset *ts,

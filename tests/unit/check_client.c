@@ -270,37 +270,37 @@ END_TEST
 /* node_key picks the field; an empty one is the default snapshot's. */
 START_TEST(key_follows_node_key)
 {
-	struct xd_client c;
-	struct packed p;
-	char why[512], msg[512];
+	static const struct {
+		enum xd_node_key by;
+		bool has_node;
+		const char *key, *unserved;
+	} cases[] = {
+		{XD_NODE_KEY_CLUSTER, true, "web",
+		 "no snapshot serves node cluster 'web': xdsd has no snapshot 'web' and no default snapshot"},
+		{XD_NODE_KEY_ID, true, "web-1",
+		 "no snapshot serves node id 'web-1': xdsd has no snapshot 'web-1' and no default snapshot"},
+		/* a first request without a node: the default snapshot */
+		{XD_NODE_KEY_ID, false, XD_CACHE_DEFAULT_KEY,
+		 "no snapshot serves node id '': xdsd has no snapshot 'default' and no default snapshot"},
+	};
 
-	ck_assert_int_eq(admit_as(&c, false, NULL,
-				  node(&p, "web-1", "web", NULL), why,
-				  sizeof(why)),
-			 XD_CLIENT_ADMIT);
-	ck_assert_str_eq(xd_client_key(&c), "web");
-	xd_client_unserved(&c, msg, sizeof(msg));
-	ck_assert_str_eq(msg, "no snapshot serves node cluster 'web': xdsd has no snapshot 'web' and no default snapshot");
-	xd_client_clear(&c);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct xd_client c;
+		struct packed p;
+		char why[512], msg[512];
 
-	cfg.node_key = XD_NODE_KEY_ID;
-	ck_assert_int_eq(admit_as(&c, false, NULL,
-				  node(&p, "web-1", "web", NULL), why,
-				  sizeof(why)),
-			 XD_CLIENT_ADMIT);
-	ck_assert_str_eq(xd_client_key(&c), "web-1");
-	xd_client_unserved(&c, msg, sizeof(msg));
-	ck_assert_str_eq(msg, "no snapshot serves node id 'web-1': xdsd has no snapshot 'web-1' and no default snapshot");
-	xd_client_clear(&c);
-
-	/* a first request without a node: the default snapshot */
-	ck_assert_int_eq(admit_as(&c, false, NULL, (struct xd_span){NULL, 0},
-				  why, sizeof(why)),
-			 XD_CLIENT_ADMIT);
-	ck_assert_str_eq(xd_client_key(&c), XD_CACHE_DEFAULT_KEY);
-	xd_client_unserved(&c, msg, sizeof(msg));
-	ck_assert_str_eq(msg, "no snapshot serves node id '': xdsd has no snapshot 'default' and no default snapshot");
-	xd_client_clear(&c);
+		cfg.node_key = cases[i].by;
+		ck_assert_int_eq(admit_as(&c, false, NULL,
+					  cases[i].has_node ?
+						  node(&p, "web-1", "web", NULL) :
+						  (struct xd_span){NULL, 0},
+					  why, sizeof(why)),
+				 XD_CLIENT_ADMIT);
+		ck_assert_str_eq(xd_client_key(&c), cases[i].key);
+		xd_client_unserved(&c, msg, sizeof(msg));
+		ck_assert_str_eq(msg, cases[i].unserved);
+		xd_client_clear(&c);
+	}
 }
 END_TEST
 
