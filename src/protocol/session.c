@@ -18,6 +18,7 @@
 #include "util/clock.h"
 #include "util/common.h"
 #include "util/log.h"
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 #include "xds/message.h"
 
@@ -505,6 +506,7 @@ static void on_request(void *st, struct xd_stream *stream,
 
 	const struct xd_config *cfg = ss->mgr->cfg;
 
+	XD_ASSERT_LOOP();
 	ss->mgr->stats.requests++;
 	if (cfg->max_requests_per_second != 0 &&
 	    !xd_bucket_take(&ss->requests, cfg->max_requests_per_second,
@@ -520,6 +522,8 @@ static void on_request(void *st, struct xd_stream *stream,
 	}
 	if (!accept_node(ss, &r))
 		goto out;
+	XD_ASSERT_INFO(ss->client.state == XD_CLIENT_ADMITTED, "stream %llu",
+		       (unsigned long long)xd_stream_id(stream));
 	refresh_snapshot(ss);
 	if (xd_typeset_route(&ss->types, ss->method, &r, ss->snap,
 			     xd_stream_identity(stream), &rt, msg,
@@ -552,8 +556,10 @@ out:
 static void *on_open(void *ctx, struct xd_stream *stream)
 {
 	struct xd_sessions *m = ctx;
-	struct xd_session *ss = xd_calloc(1, sizeof(*ss));
+	struct xd_session *ss;
 
+	XD_ASSERT_LOOP();
+	ss = xd_calloc(1, sizeof(*ss));
 	ss->mgr = m;
 	ss->stream = stream;
 	ss->method = xd_stream_method(stream);
@@ -601,8 +607,10 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
 				    const struct xd_config *cfg)
 {
-	struct xd_sessions *m = xd_calloc(1, sizeof(*m));
+	struct xd_sessions *m;
 
+	XD_ASSERT_LOOP();
+	m = xd_calloc(1, sizeof(*m));
 	m->loop = loop;
 	m->cache = cache;
 	m->cfg = cfg;
@@ -671,6 +679,7 @@ void xd_sessions_visit(struct xd_sessions *m,
 	struct xd_client_view v;
 	struct xd_list *n;
 
+	XD_ASSERT_LOOP();
 	xd_list_for_each(n, &m->all) {
 		view(xd_container_of(n, struct xd_session, all), &v);
 		fn(ctx, &v);

@@ -1,9 +1,14 @@
 /*
  * xDS sessions: the protocol side of every stream.
  *
- * A session reads its stream's requests, keeps one xd_sub per resource
- * type, watches the snapshot of its node's key, and whenever its stream
- * can send, sends the next response that is due. On the aggregated
+ * A session is the stream: it reads its requests, has its client
+ * (client.h: admission of the node, response form, snapshot key, the
+ * operator's view) decide who it serves, keeps the types it asks for
+ * (typeset.h: one xd_sub per type), watches the snapshot of its
+ * client's key, and whenever its stream can send, sends the next
+ * response that is due. It owns the pump, the EDS-wait and heartbeat
+ * timers, and the limits on what one stream may make xdsd do; the
+ * counters all streams add to are stats.h's. On the aggregated
  * methods it orders them make-before-break (rule A2), as the sequencer
  * (sequence.h) decides:
  *
@@ -30,6 +35,8 @@
  * existing (delta), plus a warning in the log. On a per-type method a
  * request for another type ends the stream with INVALID_ARGUMENT.
  *
+ * Ownership: the manager owns its sessions, each created by its stream's
+ * open and freed by its close; it borrows the cache and `cfg`.
  * Thread: loop thread only.
  */
 #ifndef XD_PROTOCOL_SESSION_H
