@@ -56,11 +56,6 @@
 
 struct xd_sessions;
 
-/* Distinct unknown type URLs one aggregated stream may ask for (the
- * operator's view has room for them: client.h). */
-#define XD_SESSION_MAX_UNKNOWN XD_CLIENT_MAX_UNKNOWN
-
-
 /* Sessions served from `cache`, by `cfg`'s node_key and authorize
  * rules (`cfg` must outlive them). */
 struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
