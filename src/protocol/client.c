@@ -13,9 +13,9 @@
 #include "util/xalloc.h"
 
 /* Who a failed contract concerns: the client's address and node. */
-#define WHO(c)                                                          \
-	"client from %s, node id '%s' cluster '%s'", (c)->peer,           \
-		(c)->node_id ? (c)->node_id : "", \
+#define WHO(c)                                                      \
+	"client from %s, node id '%s' cluster '%s'", (c)->peer,       \
+		(c)->node_id ? (c)->node_id : "",                     \
 		(c)->node_cluster ? (c)->node_cluster : ""
 
 /* Locality and user agent are shown to operators, never acted on: a

@@ -5,6 +5,7 @@
  * and method give, the key of the snapshot that serves it, and what
  * operators see of it. gRPC streams and REST-JSON polls both ask these.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -337,6 +338,31 @@ START_TEST(view_shows_the_client)
 }
 END_TEST
 
+/* Contracts (client.h's states): a refused client is not asked again,
+ * and an unadmitted one has no key; breaking either aborts. */
+START_TEST(a_refused_client_is_not_admitted_again)
+{
+	static const uint8_t truncated[] = {0x0a, 0x10, 'w'};
+	struct xd_client c;
+	char why[512];
+
+	ck_assert_int_eq(admit_as(&c, false, NULL,
+				  (struct xd_span){truncated, sizeof(truncated)},
+				  why, sizeof(why)),
+			 XD_CLIENT_MALFORMED);
+	xd_client_admit(&c, (struct xd_span){NULL, 0}, why, sizeof(why));
+}
+END_TEST
+
+START_TEST(an_unadmitted_client_has_no_key)
+{
+	struct xd_client c;
+
+	xd_client_init(&c, &cfg, false, "ipv4:10.0.0.7:51234", NULL, 0);
+	(void)xd_client_key(&c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("client");
@@ -354,6 +380,10 @@ int main(void)
 	tcase_add_test(cap, form_follows_method_and_capabilities);
 	tcase_add_test(key, key_follows_node_key);
 	tcase_add_test(key, view_shows_the_client);
+	tcase_add_test_raise_signal(adm, a_refused_client_is_not_admitted_again,
+				    SIGABRT);
+	tcase_add_test_raise_signal(key, an_unadmitted_client_has_no_key,
+				    SIGABRT);
 	suite_add_tcase(s, adm);
 	suite_add_tcase(s, cap);
 	suite_add_tcase(s, key);
