@@ -299,29 +299,21 @@ static void on_beat_timer(uv_timer_t *h)
  */
 static void pump_heartbeats(struct xd_session *ss)
 {
-	uint64_t now = xd_mono_ms(), next = 0, due;
+	uint64_t now = xd_mono_ms(), next;
+	struct xd_sub *sub;
+	const char *label;
+	struct xd_body *b;
 
 	if (!ss->client.ttl)
 		return;
-	/* the types, then the list collections (rule X3) */
-	for (int t = 0; t < XD_RTYPE_COUNT + XD_CTYPE_COUNT; t++) {
-		struct xd_sub *sub = t < XD_RTYPE_COUNT ?
-					     &ss->types.subs[t] :
-					     &ss->types.colls[t - XD_RTYPE_COUNT].sub;
-		const char *label = t < XD_RTYPE_COUNT ?
-					    tname((enum xd_rtype)t) :
-					    xd_typeset_cname(t - XD_RTYPE_COUNT);
-		struct xd_body *b = xd_sub_heartbeat(sub, xd_client_form(&ss->client), now, &due);
-
-		if (b != NULL) {
-			SLOG(XD_LOG_DEBUG, ss, "heartbeat of %s: %zu resources",
-			     label, b->nresources);
-			send_due(ss, sub, sub->held, b, label);
-			xd_body_unref(b);
-			return;
-		}
-		if (due != 0 && (next == 0 || due < next))
-			next = due;
+	b = xd_typeset_heartbeat(&ss->types, xd_client_form(&ss->client), now,
+				 &sub, &label, &next);
+	if (b != NULL) {
+		SLOG(XD_LOG_DEBUG, ss, "heartbeat of %s: %zu resources", label,
+		     b->nresources);
+		send_due(ss, sub, sub->held, b, label);
+		xd_body_unref(b);
+		return;
 	}
 	if (next == 0) {
 		if (ss->beat_timer != NULL)
@@ -412,16 +404,21 @@ static void end_over_limit(struct xd_session *ss, const char *fmt, ...)
 /* ---------------- requests ---------------- */
 
 /*
- * Admission of the node a request carries (client.h). When it is
- * refused, the stream ends with a status (and a warning says why where
- * an operator acts on it). The first admitted node picks the snapshot.
+ * Admission of the node a request carries (client.h; rule S1). When it
+ * is refused, the stream ends with a status (and a warning says why
+ * where an operator acts on it). The first admitted node picks the
+ * snapshot.
  */
-static bool admit(struct xd_session *ss, struct xd_span node)
+static bool accept_node(struct xd_session *ss, const struct xd_request *r)
 {
 	struct xd_client *c = &ss->client;
 	char why[512];
 
-	switch (xd_client_admit(c, node, why, sizeof(why))) {
+	/* rule S1 wants the node first; serve such a client the default
+	 * snapshot rather than nothing. */
+	if (r->node.len == 0 && c->state == XD_CLIENT_NEW)
+		SLOG(XD_LOG_WARN, ss, "%s", "first request without a node; serving the default snapshot");
+	switch (xd_client_admit(c, r->node, why, sizeof(why))) {
 	case XD_CLIENT_SAME:
 		return true;
 	case XD_CLIENT_ADMIT:
@@ -445,17 +442,6 @@ static bool admit(struct xd_session *ss, struct xd_span node)
 	     c->wrapped ? ", resources wrapped" : "",
 	     c->ttl ? ", TTLs taken" : "");
 	return true;
-}
-
-/* The node of the stream's first request (rule S1). False: the stream
- * ended with a status. */
-static bool accept_node(struct xd_session *ss, const struct xd_request *r)
-{
-	/* rule S1 wants the node first; serve such a client the default
-	 * snapshot rather than nothing. */
-	if (r->node.len == 0 && ss->client.state == XD_CLIENT_NEW)
-		SLOG(XD_LOG_WARN, ss, "%s", "first request without a node; serving the default snapshot");
-	return admit(ss, r->node);
 }
 
 /* One line per request handled (tests count them: proto_env.c). */

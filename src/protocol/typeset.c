@@ -207,6 +207,32 @@ struct xd_body *xd_typeset_next(struct xd_typeset *ts, bool unknown,
 	return NULL;
 }
 
+struct xd_body *xd_typeset_heartbeat(struct xd_typeset *ts, enum xd_form form,
+				     uint64_t now, struct xd_sub **sub,
+				     const char **label, uint64_t *next)
+{
+	uint64_t due;
+
+	*next = 0;
+	for (int t = 0; t < XD_RTYPE_COUNT + XD_CTYPE_COUNT; t++) {
+		struct xd_sub *s = t < XD_RTYPE_COUNT ?
+					   &ts->subs[t] :
+					   &ts->colls[t - XD_RTYPE_COUNT].sub;
+		struct xd_body *b = xd_sub_heartbeat(s, form, now, &due);
+
+		if (b != NULL) {
+			*sub = s;
+			*label = t < XD_RTYPE_COUNT ?
+					 tname((enum xd_rtype)t) :
+					 xd_typeset_cname(t - XD_RTYPE_COUNT);
+			return b;
+		}
+		if (due != 0 && (*next == 0 || due < *next))
+			*next = due;
+	}
+	return NULL;
+}
+
 void xd_typeset_view(const struct xd_typeset *ts,
 		     const struct xd_snapshot *snap, struct xd_client_view *v)
 {

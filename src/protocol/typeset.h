@@ -95,6 +95,16 @@ struct xd_body *xd_typeset_next(struct xd_typeset *ts, bool unknown,
 				struct xd_sub **sub, struct xd_table **table,
 				const char **label);
 
+/*
+ * A heartbeat (rule L1) due now (monotonic ms) in `form` from the first
+ * of the types, then the list collections, that has one (new
+ * reference), with its subscription and label; else NULL and the
+ * earliest time one falls due in *next (0: none).
+ */
+struct xd_body *xd_typeset_heartbeat(struct xd_typeset *ts, enum xd_form form,
+				     uint64_t now, struct xd_sub **sub,
+				     const char **label, uint64_t *next);
+
 /* Adds every type asked for to the operator's view, in push order. */
 void xd_typeset_view(const struct xd_typeset *ts,
 		     const struct xd_snapshot *snap, struct xd_client_view *v);
