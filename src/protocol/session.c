@@ -485,6 +485,9 @@ static void on_request(void *st, struct xd_stream *stream,
 {
 	struct xd_session *ss = st;
 	struct xd_request r;
+	const struct xd_typeset_method tm = {ss->method->name,
+					     ss->method->aggregated,
+					     ss->method->type};
 	struct xd_route rt;
 	char msg[512];
 	enum xd_sub_verdict v;
@@ -511,7 +514,7 @@ static void on_request(void *st, struct xd_stream *stream,
 	XD_ASSERT_INFO(ss->client.state == XD_CLIENT_ADMITTED, "stream %llu",
 		       (unsigned long long)xd_stream_id(stream));
 	refresh_snapshot(ss);
-	if (xd_typeset_route(&ss->types, ss->method, &r, ss->snap,
+	if (xd_typeset_route(&ss->types, &tm, &r, ss->snap,
 			     xd_stream_identity(stream), &rt, msg,
 			     sizeof(msg)) != 0) {
 		xd_stream_finish(stream, GRPC_STATUS_INVALID_ARGUMENT, msg);
@@ -608,7 +611,7 @@ struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
 	xd_list_init(&m->all);
 	xd_list_init(&m->queue);
 	xd_list_init(&m->waiting);
-	xd_sessions_stats_init(&m->stats);
+	xd_sessions_stats_init(&m->stats, xd_method_count);
 	uv_idle_init(loop, &m->pump_idle);
 	m->pump_idle.data = m;
 	uv_timer_init(loop, &m->wait_timer);

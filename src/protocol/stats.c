@@ -4,11 +4,10 @@
 
 #include "util/loop_thread.h"
 #include "util/xalloc.h"
-#include "transport/methods.h"
 
-void xd_sessions_stats_init(struct xd_sessions_stats *st)
+void xd_sessions_stats_init(struct xd_sessions_stats *st, size_t nmethods)
 {
-	st->streams = xd_calloc(xd_method_count, sizeof(size_t));
+	st->streams = xd_calloc(nmethods, sizeof(size_t));
 	for (int t = 0; t <= XD_RTYPE_COUNT; t++)
 		xd_histogram_init(&st->types[t].convergence,
 				  xd_histogram_push_bounds,

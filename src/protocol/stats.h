@@ -47,7 +47,8 @@ struct xd_sessions_stats {
 	size_t nrecent, recent_next; /* ring: oldest at recent_next once full */
 };
 
-void xd_sessions_stats_init(struct xd_sessions_stats *st);
+/* Counters at zero, for streams of `nmethods` methods (xd_methods). */
+void xd_sessions_stats_init(struct xd_sessions_stats *st, size_t nmethods);
 void xd_sessions_stats_free(struct xd_sessions_stats *st);
 
 /* A response of `bytes` sent, of `type` (XD_RTYPE_COUNT: not a served

@@ -110,7 +110,7 @@ static void route_collection(struct xd_typeset *ts, enum xd_ctype c,
 	out->type = XD_RTYPE_COUNT;
 }
 
-int xd_typeset_route(struct xd_typeset *ts, const struct xd_method *m,
+int xd_typeset_route(struct xd_typeset *ts, const struct xd_typeset_method *m,
 		     const struct xd_request *r, const struct xd_snapshot *snap,
 		     const char *identity, struct xd_route *out, char *why,
 		     size_t why_len)

@@ -31,7 +31,6 @@
 #include "protocol/request.h"
 #include "protocol/sub.h"
 #include "snapshot/snapshot.h"
-#include "transport/methods.h"
 
 #define XD_TYPESET_MAX_UNKNOWN XD_CLIENT_MAX_UNKNOWN
 
@@ -73,12 +72,19 @@ void xd_typeset_clear(struct xd_typeset *ts);
 void xd_typeset_follow(struct xd_typeset *ts, const struct xd_snapshot *snap,
 		       const char *identity);
 
+/* The stream's method, as routing needs it (transport/methods.h). */
+struct xd_typeset_method {
+	const char *name; /* named in refusals */
+	bool aggregated;
+	enum xd_rtype type; /* a per-type method's */
+};
+
 /*
  * Finds the type a request on method `m` is about, with `snap` the
  * stream's snapshot now (a view, or NULL). Returns 0, or -1 with why
  * the stream must end (INVALID_ARGUMENT) in `why`.
  */
-int xd_typeset_route(struct xd_typeset *ts, const struct xd_method *m,
+int xd_typeset_route(struct xd_typeset *ts, const struct xd_typeset_method *m,
 		     const struct xd_request *r, const struct xd_snapshot *snap,
 		     const char *identity, struct xd_route *out, char *why,
 		     size_t why_len);
