@@ -74,6 +74,22 @@ static enum xd_client_verdict admit_as(struct xd_client *c, bool delta,
 	return xd_client_admit(c, n, why, why_len);
 }
 
+/* The verdict on a SotW client's first request with node (`id`,
+ * `cluster`), the client cleared again; the reason in `why` (512
+ * bytes). */
+static enum xd_client_verdict first(const char *identity, const char *id,
+				    const char *cluster, char *why)
+{
+	struct xd_client c;
+	struct packed p;
+	enum xd_client_verdict v =
+		admit_as(&c, false, identity, node(&p, id, cluster, NULL), why,
+			 512);
+
+	xd_client_clear(&c);
+	return v;
+}
+
 START_TEST(a_node_over_max_node_size_is_refused)
 {
 	static char big[600];
@@ -93,37 +109,26 @@ END_TEST
 
 START_TEST(a_node_id_over_max_node_id_size_is_refused)
 {
-	struct xd_client c;
-	struct packed p;
 	char why[512];
 
-	ck_assert_int_eq(admit_as(&c, false, NULL,
-				  node(&p, "a-node-id-of-26-characters", "web",
-				       NULL),
-				  why, sizeof(why)),
+	ck_assert_int_eq(first(NULL, "a-node-id-of-26-characters", "web", why),
 			 XD_CLIENT_OVER_LIMIT);
 	ck_assert_str_eq(why, "the node id is 26 bytes; the limit is 16 (max_node_id_size)");
-	xd_client_clear(&c);
-	ck_assert_int_eq(admit_as(&c, false, NULL,
-				  node(&p, "web-1", "a-cluster-name-of-26-chars",
-				       NULL),
-				  why, sizeof(why)),
+	ck_assert_int_eq(first(NULL, "web-1", "a-cluster-name-of-26-chars", why),
 			 XD_CLIENT_OVER_LIMIT);
 	ck_assert_msg(strstr(why, "the node cluster is 26 bytes") != NULL, "%s",
 		      why);
-	xd_client_clear(&c);
 	/* at the limit is fine */
-	ck_assert_int_eq(admit_as(&c, false, NULL,
-				  node(&p, "sixteen-bytes-id", "web", NULL), why,
-				  sizeof(why)),
+	ck_assert_int_eq(first(NULL, "sixteen-bytes-id", "web", why),
 			 XD_CLIENT_ADMIT);
-	xd_client_clear(&c);
 }
 END_TEST
 
+/* A node whose id says 16 bytes follow, and 3 do. */
+static const uint8_t truncated[] = {0x0a, 0x10, 'w', 'e', 'b'};
+
 START_TEST(a_malformed_node_is_refused)
 {
-	static const uint8_t truncated[] = {0x0a, 0x10, 'w', 'e', 'b'};
 	struct xd_client c;
 	char why[512];
 
@@ -145,12 +150,9 @@ START_TEST(authorize_rules_refuse_identities_that_may_not_speak)
 
 	cfg.authorize = &rule;
 	cfg.nauthorize = 1;
-	ck_assert_int_eq(admit_as(&c, false,
-				  "spiffe://example.org/ns/prod/sa/frontend",
-				  node(&p, "web-1", "prod-web", NULL), why,
-				  sizeof(why)),
+	ck_assert_int_eq(first("spiffe://example.org/ns/prod/sa/frontend",
+			       "web-1", "prod-web", why),
 			 XD_CLIENT_ADMIT);
-	xd_client_clear(&c);
 	/* the identity matches, the cluster does not */
 	ck_assert_int_eq(admit_as(&c, false,
 				  "spiffe://example.org/ns/prod/sa/frontend",
@@ -163,27 +165,17 @@ START_TEST(authorize_rules_refuse_identities_that_may_not_speak)
 	ck_assert_str_eq(c.node_cluster, "dev-web");
 	xd_client_clear(&c);
 	/* another namespace's identity */
-	ck_assert_int_eq(admit_as(&c, false,
-				  "spiffe://example.org/ns/dev/sa/frontend",
-				  node(&p, "web-1", "prod-web", NULL), why,
-				  sizeof(why)),
+	ck_assert_int_eq(first("spiffe://example.org/ns/dev/sa/frontend",
+			       "web-1", "prod-web", why),
 			 XD_CLIENT_FORBIDDEN);
-	xd_client_clear(&c);
 	/* no identity at all (plaintext, REST-JSON) */
-	ck_assert_int_eq(admit_as(&c, false, NULL,
-				  node(&p, "web-1", "prod-web", NULL), why,
-				  sizeof(why)),
+	ck_assert_int_eq(first(NULL, "web-1", "prod-web", why),
 			 XD_CLIENT_FORBIDDEN);
 	ck_assert_msg(strstr(why, "no identity may not speak for node id 'web-1' cluster 'prod-web'") != NULL,
 		      "%s", why);
-	xd_client_clear(&c);
 	/* without rules, anyone may speak for any node */
 	cfg.nauthorize = 0;
-	ck_assert_int_eq(admit_as(&c, false, NULL,
-				  node(&p, "web-1", "prod-web", NULL), why,
-				  sizeof(why)),
-			 XD_CLIENT_ADMIT);
-	xd_client_clear(&c);
+	ck_assert_int_eq(first(NULL, "web-1", "prod-web", why), XD_CLIENT_ADMIT);
 }
 END_TEST
 
@@ -342,13 +334,12 @@ END_TEST
  * and an unadmitted one has no key; breaking either aborts. */
 START_TEST(a_refused_client_is_not_admitted_again)
 {
-	static const uint8_t truncated[] = {0x0a, 0x10, 'w'};
 	struct xd_client c;
 	char why[512];
 
 	ck_assert_int_eq(admit_as(&c, false, NULL,
-				  (struct xd_span){truncated, sizeof(truncated)},
-				  why, sizeof(why)),
+				  (struct xd_span){truncated, 2}, why,
+				  sizeof(why)),
 			 XD_CLIENT_MALFORMED);
 	xd_client_admit(&c, (struct xd_span){NULL, 0}, why, sizeof(why));
 }
