@@ -37,7 +37,7 @@ int xd_clients_filter_parse(struct xd_clients_filter *f, const char *query,
 }
 
 /* nacked is worse than pending, which is worse than synced. */
-enum xd_sub_sync xd_clients_state(const struct xd_client *c)
+enum xd_sub_sync xd_clients_state(const struct xd_client_view *c)
 {
 	enum xd_sub_sync w = XD_SUB_SYNCED;
 
@@ -53,7 +53,7 @@ enum xd_sub_sync xd_clients_state(const struct xd_client *c)
 }
 
 bool xd_clients_match(const struct xd_clients_filter *f,
-		      const struct xd_client *c, enum xd_sub_sync *state)
+		      const struct xd_client_view *c, enum xd_sub_sync *state)
 {
 	*state = xd_clients_state(c);
 	if (f->state >= 0 && (int)*state != f->state)
@@ -131,7 +131,7 @@ static void type_json(struct xd_jw *w, const struct xd_client_type *ct)
 	xd_jw_obj_end(w);
 }
 
-static void client_json(struct xd_jw *w, const struct xd_client *c,
+static void client_json(struct xd_jw *w, const struct xd_client_view *c,
 			enum xd_sub_sync state)
 {
 	char when[32];
@@ -194,7 +194,7 @@ struct walk {
 	size_t shown, all;
 };
 
-static void each(void *ctx, const struct xd_client *c)
+static void each(void *ctx, const struct xd_client_view *c)
 {
 	struct walk *k = ctx;
 	enum xd_sub_sync state;

@@ -44,11 +44,11 @@ int xd_clients_filter_parse(struct xd_clients_filter *f, const char *query,
 
 /* A stream's state: its worst type's (nacked, then pending, then
  * synced); pending too while it has no node or snapshot yet. */
-enum xd_sub_sync xd_clients_state(const struct xd_client *c);
+enum xd_sub_sync xd_clients_state(const struct xd_client_view *c);
 
 /* Whether a stream passes the filter; *state is xd_clients_state(c). */
 bool xd_clients_match(const struct xd_clients_filter *f,
-		      const struct xd_client *c, enum xd_sub_sync *state);
+		      const struct xd_client_view *c, enum xd_sub_sync *state);
 
 /* The type's name in the admin's documents: the snapshot section
  * ("clusters"), or the type URL of a type xdsd does not serve. */

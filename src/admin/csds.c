@@ -591,8 +591,8 @@ static struct group_type *type_of(struct group *g, const char *type_url)
 	return t;
 }
 
-/* The node as xdsd keeps it (session.h, struct xd_client). */
-static void put_node(struct xd_buf *b, const struct xd_client *c)
+/* The node as xdsd keeps it (client.h, struct xd_client_view). */
+static void put_node(struct xd_buf *b, const struct xd_client_view *c)
 {
 	size_t mark;
 
@@ -612,7 +612,7 @@ static void put_node(struct xd_buf *b, const struct xd_client *c)
 
 /* Streams come oldest first: a newer stream's node and types replace
  * an older one's. */
-static void each(void *ctx, const struct xd_client *c)
+static void each(void *ctx, const struct xd_client_view *c)
 {
 	struct render *r = ctx;
 	struct group *g;

@@ -151,7 +151,7 @@ struct sync_count {
 	unsigned long long n[XD_RTYPE_COUNT + 1][3];
 };
 
-static void count_sync(void *ctx, const struct xd_client *c)
+static void count_sync(void *ctx, const struct xd_client_view *c)
 {
 	struct sync_count *sc = ctx;
 

@@ -22,7 +22,7 @@ struct counting {
 	size_t nids, cap;
 };
 
-static void count(void *ctx, const struct xd_client *c)
+static void count(void *ctx, const struct xd_client_view *c)
 {
 	struct counting *k = ctx;
 	enum xd_sub_sync state = xd_clients_state(c);

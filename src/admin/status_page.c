@@ -320,7 +320,7 @@ static void wrapped_cell(struct xd_buf *out, const char *cls, const char *s)
  * the client's message, clamped to two lines (the whole message when
  * opened), so that a fleet of NACKing clients still fits a screen.
  * Nothing when no NACK carried a message. */
-static void nack_row(struct xd_buf *out, const struct xd_client *c,
+static void nack_row(struct xd_buf *out, const struct xd_client_view *c,
 		     int64_t now_ms)
 {
 	char iso[32], text[32], age[32];
@@ -354,7 +354,7 @@ static void nack_row(struct xd_buf *out, const struct xd_client *c,
 }
 
 /* One client: a row, and its NACKs under it, grouped in a tbody. */
-static void client_row(struct xd_buf *out, const struct xd_client *c,
+static void client_row(struct xd_buf *out, const struct xd_client_view *c,
 		       enum xd_sub_sync state, int64_t now_ms)
 {
 	const char *name = xd_sub_sync_name(state);
@@ -406,7 +406,7 @@ static void client_row(struct xd_buf *out, const struct xd_client *c,
 	xd_buf_printf(out, "</tbody>\n");
 }
 
-static void client_each(void *ctx, const struct xd_client *c)
+static void client_each(void *ctx, const struct xd_client_view *c)
 {
 	struct client_pass *p = ctx;
 	enum xd_sub_sync state = xd_clients_state(c);

@@ -15,7 +15,7 @@
  *                (<details>: fifteen NACKing streams fit a 1400x1000
  *                window); at most XD_STATUS_PAGE_MAX_CLIENTS streams
  *                (the rest: /clients)
- *   convergence  the recent convergence samples (session.h) as a chart
+ *   convergence  the recent convergence samples (stats.h) as a chart
  *
  * Every string a client or a snapshot file chose is HTML-escaped
  * (util/html.h). The figures are those of /status.json (status.h).

@@ -1,9 +1,14 @@
 /*
  * xDS sessions: the protocol side of every stream.
  *
- * A session reads its stream's requests, keeps one xd_sub per resource
- * type, watches the snapshot of its node's key, and whenever its stream
- * can send, sends the next response that is due. On the aggregated
+ * A session is the stream: it reads its requests, has its client
+ * (client.h: admission of the node, response form, snapshot key, the
+ * operator's view) decide who it serves, keeps the types it asks for
+ * (typeset.h: one xd_sub per type), watches the snapshot of its
+ * client's key, and whenever its stream can send, sends the next
+ * response that is due. It owns the pump, the EDS-wait and heartbeat
+ * timers, and the limits on what one stream may make xdsd do; the
+ * counters all streams add to are stats.h's. On the aggregated
  * methods it orders them make-before-break (rule A2), as the sequencer
  * (sequence.h) decides:
  *
@@ -30,6 +35,8 @@
  * existing (delta), plus a warning in the log. On a per-type method a
  * request for another type ends the stream with INVALID_ARGUMENT.
  *
+ * Ownership: the manager owns its sessions, each created by its stream's
+ * open and freed by its close; it borrows the cache and `cfg`.
  * Thread: loop thread only.
  */
 #ifndef XD_PROTOCOL_SESSION_H
@@ -41,70 +48,13 @@
 #include <uv.h>
 
 #include "cache/cache.h"
+#include "protocol/client.h"
+#include "protocol/stats.h"
 #include "protocol/sub.h"
-#include "util/histogram.h"
 #include "config/config.h"
 #include "transport/stream.h"
 
 struct xd_sessions;
-
-/* Distinct unknown type URLs one aggregated stream may ask for. */
-#define XD_SESSION_MAX_UNKNOWN 4
-
-/* Counters of one resource type (the last slot: types xdsd does not
- * serve). */
-struct xd_type_stats {
-	unsigned long long responses, response_bytes, acks, nacks;
-	/* From a change being served to a client's ACK of it, for clients
-	 * connected before the change (so first syncs do not count). */
-	struct xd_histogram convergence;
-};
-
-/* Recent convergence times, for a chart. */
-#define XD_SESSIONS_RECENT 256
-struct xd_convergence_sample {
-	int64_t at_ms;  /* Unix ms of the ACK */
-	float seconds;
-	enum xd_rtype type;
-};
-
-struct xd_sessions_stats {
-	size_t sessions;
-	unsigned long long requests;
-	unsigned long long responses, response_bytes, acks, nacks; /* all types */
-	struct xd_type_stats types[XD_RTYPE_COUNT + 1];
-	size_t *streams; /* per method, by index in xd_methods */
-	struct xd_convergence_sample recent[XD_SESSIONS_RECENT];
-	size_t nrecent, recent_next; /* ring: oldest at recent_next once full */
-};
-
-/*
- * One stream as an operator sees it (admin endpoint, CSDS): borrowed,
- * valid during the visit only.
- */
-struct xd_client_type {
-	const char *type_url;
-	const char *label;              /* "CDS", or the type URL */
-	const struct xd_sub *sub;       /* subscription and answers: sub.h */
-	const struct xd_table *current; /* the type's table now, or NULL */
-	enum xd_sub_sync sync;
-};
-
-struct xd_client {
-	uint64_t stream_id;
-	const struct xd_method *method;
-	const char *peer;
-	const char *identity; /* from the client certificate, or NULL */
-	int64_t since_ms;     /* Unix ms */
-	bool has_node;        /* false until the first request */
-	const char *node_id, *node_cluster; /* "" before the node */
-	const char *region, *zone, *sub_zone;
-	const char *user_agent_name, *user_agent_version;
-	const struct xd_snapshot *snapshot; /* serving it, or NULL */
-	struct xd_client_type types[XD_RTYPE_COUNT + XD_CTYPE_COUNT +
-				    XD_SESSION_MAX_UNKNOWN];
-	size_t ntypes; /* the types the stream asked for, in push order */
-};
 
 /* Sessions served from `cache`, by `cfg`'s node_key and authorize
  * rules (`cfg` must outlive them). */
@@ -123,9 +73,10 @@ const struct xd_stream_handler *xd_sessions_handler(struct xd_sessions *m);
 /* The live counters (valid as long as the manager). */
 const struct xd_sessions_stats *xd_sessions_stats(const struct xd_sessions *m);
 
-/* Calls `fn` for every stream, oldest first. `fn` must not end streams. */
+/* Calls `fn` for every stream, oldest first, with its client's view
+ * (client.h). `fn` must not end streams. */
 void xd_sessions_visit(struct xd_sessions *m,
-		       void (*fn)(void *ctx, const struct xd_client *c),
+		       void (*fn)(void *ctx, const struct xd_client_view *c),
 		       void *ctx);
 
 #endif

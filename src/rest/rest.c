@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "http/http.h"
+#include "protocol/client.h"
 #include "protocol/derived.h"
-#include "protocol/node.h"
 #include "protocol/request.h"
 #include "rest/answer.h"
 #include "rest/printed.h"
@@ -62,11 +62,10 @@ struct poll {
 	struct xd_http_exchange *x; /* NULL once answered */
 	uint64_t id;
 	enum xd_rtype type;
-	enum xd_form form;
+	struct xd_client client;    /* who asks: node, form, key */
 	struct xd_buf bytes;        /* the request, as protobuf */
 	struct xd_request req;      /* points into `bytes` */
 	bool parsed;
-	char *node_id, *node_cluster, *key;
 	char version[17];           /* what it was held at */
 
 	struct xd_watch watch;
@@ -81,9 +80,7 @@ static void poll_free(struct poll *p)
 	if (p->parsed)
 		xd_request_free(&p->req);
 	xd_buf_free(&p->bytes);
-	free(p->node_id);
-	free(p->node_cluster);
-	free(p->key);
+	xd_client_clear(&p->client);
 	free(p);
 }
 
@@ -177,7 +174,7 @@ static void answer(struct poll *p, struct xd_snapshot *snap, const char *why)
 	size_t n = 0;
 
 	xd_rest_state(snap, p->type, &p->req, &st);
-	b = xd_rest_body(snap, p->type, &p->req, p->form);
+	b = xd_rest_body(snap, p->type, &p->req, xd_client_form(&p->client));
 	s = xd_calloc(1, sizeof(*s));
 	if (b != NULL) {
 		n = b->nresources;
@@ -209,8 +206,9 @@ static void answer(struct poll *p, struct xd_snapshot *snap, const char *why)
 	xd_debug("rest request %llu from %s (%s, node '%.*s' cluster '%.*s'): version %s nonce %llu, %zu resources (%s)",
 		 (unsigned long long)p->id, x->peer,
 		 xd_rtype_info(p->type)->service,
-		 XD_LOG_CLIP(strlen(p->node_id)), p->node_id,
-		 XD_LOG_CLIP(strlen(p->node_cluster)), p->node_cluster,
+		 XD_LOG_CLIP(strlen(p->client.node_id)), p->client.node_id,
+		 XD_LOG_CLIP(strlen(p->client.node_cluster)),
+		 p->client.node_cluster,
 		 st.version, (unsigned long long)st.nonce, n, why);
 	p->x = NULL;
 	r->stats.answers[p->type]++;
@@ -221,18 +219,18 @@ static void answer(struct poll *p, struct xd_snapshot *snap, const char *why)
  * identity may see it (new reference), or NULL. */
 static struct xd_snapshot *current(struct poll *p)
 {
-	struct xd_snapshot *s = xd_cache_get(p->rest->deps.cache, p->key);
+	struct xd_snapshot *s =
+		xd_cache_get(p->rest->deps.cache, xd_client_key(&p->client));
 
 	return s != NULL ? xd_derived_snapshot_view(s, NULL) : NULL;
 }
 
 static void no_snapshot(struct poll *p)
 {
-	reply_text(p, 404,
-		   "no snapshot serves node %s '%.200s' (no file for that key and no default.yaml)",
-		   p->rest->deps.cfg->node_key == XD_NODE_KEY_ID ? "id" :
-								  "cluster",
-		   p->key);
+	char msg[512];
+
+	xd_client_unserved(&p->client, msg, sizeof(msg));
+	reply_text(p, 404, "%s", msg);
 }
 
 /* ---------------- waiting ---------------- */
@@ -289,7 +287,6 @@ static void on_gone(struct xd_http_exchange *x)
 static void hold(struct poll *p, const char *version)
 {
 	struct xd_rest *r = p->rest;
-	const char *key = p->key[0] != '\0' ? p->key : XD_CACHE_DEFAULT_KEY;
 
 	snprintf(p->version, sizeof(p->version), "%s", version);
 	p->since_ms = xd_mono_ms();
@@ -299,7 +296,7 @@ static void hold(struct poll *p, const char *version)
 	p->has_timer = true;
 	r->alive++;
 	p->watch.changed = on_changed;
-	xd_cache_watch(r->deps.cache, key, &p->watch);
+	xd_cache_watch(r->deps.cache, xd_client_key(&p->client), &p->watch);
 	xd_list_push_back(&r->held, &p->link);
 	r->stats.waiting++;
 	p->x->gone = on_gone;
@@ -308,8 +305,9 @@ static void hold(struct poll *p, const char *version)
 	xd_debug("rest request %llu from %s (%s, node '%.*s' cluster '%.*s'): holds version %s%s; waiting (%zu waiting)",
 		 (unsigned long long)p->id, p->x->peer,
 		 xd_rtype_info(p->type)->service,
-		 XD_LOG_CLIP(strlen(p->node_id)), p->node_id,
-		 XD_LOG_CLIP(strlen(p->node_cluster)), p->node_cluster,
+		 XD_LOG_CLIP(strlen(p->client.node_id)), p->client.node_id,
+		 XD_LOG_CLIP(strlen(p->client.node_cluster)),
+		 p->client.node_cluster,
 		 version, p->req.has_error ? " (NACKed)" : "", r->stats.waiting);
 }
 
@@ -367,8 +365,7 @@ static bool check_request(struct poll *p)
 	const struct xd_config *cfg = p->rest->deps.cfg;
 	const struct xd_rtype_info *info = xd_rtype_info(p->type);
 	const struct xd_request *q = &p->req;
-	struct xd_node n;
-	const char *why;
+	char why[512];
 
 	if (q->type_url.len > 0 &&
 	    (q->type_url.len != strlen(info->type_url) ||
@@ -380,23 +377,15 @@ static bool check_request(struct poll *p)
 			   info->type_url);
 		return false;
 	}
-	if (q->node.len > cfg->max_node_size) {
-		reply_text(p, 400,
-			   "request body: node: %zu bytes; the limit is %llu (max_node_size)",
-			   (size_t)q->node.len,
-			   (unsigned long long)cfg->max_node_size);
+	/* as a gRPC stream's first request: one client module decides */
+	switch (xd_client_admit(&p->client, q->node, why, sizeof(why))) {
+	case XD_CLIENT_ADMIT:
+		break;
+	case XD_CLIENT_FORBIDDEN:
+		reply_text(p, 403, "%s", why);
 		return false;
-	}
-	if (xd_node_parse(&n, q->node.data, q->node.len, &why) != 0) {
+	default:
 		reply_text(p, 400, "request body: node: %s", why);
-		return false;
-	}
-	if (n.id.len > cfg->max_node_id_size ||
-	    n.cluster.len > cfg->max_node_id_size) {
-		reply_text(p, 400,
-			   "request body: node.%s: longer than %llu bytes (max_node_id_size)",
-			   n.id.len > cfg->max_node_id_size ? "id" : "cluster",
-			   (unsigned long long)cfg->max_node_id_size);
 		return false;
 	}
 	if (q->nnames > cfg->max_names_per_stream) {
@@ -406,25 +395,15 @@ static bool check_request(struct poll *p)
 			   (unsigned long long)cfg->max_names_per_stream);
 		return false;
 	}
-	p->node_id = xd_strndup(n.id.data, n.id.len);
-	p->node_cluster = xd_strndup(n.cluster.data, n.cluster.len);
-	p->key = xd_strdup(cfg->node_key == XD_NODE_KEY_ID ? p->node_id :
-							    p->node_cluster);
-	/* as form_of in session.c: TTLs need the wrapped form (rule L1) */
-	if ((n.features & XD_FEATURE_RESOURCE_IN_SOTW) == 0)
-		p->form = XD_FORM_SOTW;
-	else if ((n.features & XD_FEATURE_RESOURCE_TTL) != 0)
-		p->form = XD_FORM_SOTW_TTL;
-	else
-		p->form = XD_FORM_SOTW_WRAPPED;
 	if (q->node.len == 0)
 		xd_warn("rest request %llu from %s: no node; serving the default snapshot",
 			(unsigned long long)p->id, p->x->peer);
 	if (q->has_error)
 		xd_warn("rest request %llu from %s (%s, node '%.*s' cluster '%.*s'): NACK of nonce '%.*s': %.*s",
 			(unsigned long long)p->id, p->x->peer, info->service,
-			XD_LOG_CLIP(strlen(p->node_id)), p->node_id,
-			XD_LOG_CLIP(strlen(p->node_cluster)), p->node_cluster,
+			XD_LOG_CLIP(strlen(p->client.node_id)), p->client.node_id,
+			XD_LOG_CLIP(strlen(p->client.node_cluster)),
+			p->client.node_cluster,
 			XD_LOG_CLIP(q->nonce.len), q->nonce.data,
 			XD_LOG_CLIP(q->error_message.len), q->error_message.data);
 	return true;
@@ -442,14 +421,10 @@ static void serve(struct xd_rest *r, struct xd_http_exchange *x,
 	p->id = ++r->next_id;
 	p->type = type;
 	xd_list_init(&p->link);
+	/* no certificate, so no identity: authorize: rules refuse it */
+	xd_client_init(&p->client, r->deps.cfg, false, x->peer, NULL,
+		       xd_wall_ms());
 	r->stats.requests[type]++;
-	if (r->deps.cfg->nauthorize > 0) {
-		/* no certificate, so no identity may speak for any node */
-		reply_text(p, 403,
-			   "REST-JSON clients have no identity, and authorize: rules admit only identified clients");
-		poll_free(p);
-		return;
-	}
 	if (!read_body(p) || !check_request(p)) {
 		poll_free(p);
 		return;

@@ -615,6 +615,13 @@ START_TEST(rest_no_identity_refused)
 	ck_assert(d->rest_port > 0);
 	expect_refused(d, "POST", "/v3/discovery:clusters", "{" NODE "}", 403,
 		       "no identity");
+	/* admitted as a gRPC stream's first request is (protocol/client.h):
+	 * the node is read before the rules, and the refusal names it */
+	expect_refused(d, "POST", "/v3/discovery:clusters", "{" NODE "}", 403,
+		       "may not speak for node id 'n1' cluster 'web'");
+	expect_refused(d, "POST", "/v3/discovery:clusters",
+		       "{\"node\": {\"clustr\": \"web\"}}", 400,
+		       "node.clustr: unknown field");
 	stop(d);
 	free(dir);
 }
@@ -631,7 +638,30 @@ START_TEST(rest_node_without_snapshot)
 	d = start(dir, NULL);
 	expect_refused(d, "POST", "/v3/discovery:clusters", "{" NODE "}", 404,
 		       "no snapshot serves node cluster 'web'");
+	/* in gRPC's words (protocol/client.h) */
+	expect_refused(d, "POST", "/v3/discovery:clusters", "{" NODE "}", 404,
+		       "xdsd has no snapshot 'web' and no default snapshot");
 	expect_names(d, "clusters", "{\"node\": {\"cluster\": \"prod\"}}", "p");
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* The node's limits, refused in the words a gRPC stream is refused with
+ * (check_limits.c), as a 400. */
+START_TEST(rest_node_limits_as_grpc)
+{
+	char *dir = xdtest_snapdir();
+	struct xdt_daemon *d;
+
+	write_snapshot(dir, 5, 8080);
+	d = start(dir, "max_node_id_size: 16\n");
+	expect_refused(d, "POST", "/v3/discovery:clusters",
+		       "{\"node\": {\"id\": \"a-node-id-of-26-characters\", \"cluster\": \"web\"}}",
+		       400, "the node id is 26 bytes; the limit is 16 (max_node_id_size)");
+	expect_names(d, "clusters",
+		     "{\"node\": {\"id\": \"sixteen-bytes-id\", \"cluster\": \"web\"}}",
+		     "a b");
 	stop(d);
 	free(dir);
 }
@@ -676,6 +706,7 @@ int main(void)
 	tcase_add_test(tc, rest_dynamic_parameters);
 	tcase_add_test(tc, rest_no_identity_refused);
 	tcase_add_test(tc, rest_node_without_snapshot);
+	tcase_add_test(tc, rest_node_limits_as_grpc);
 	tcase_add_test(tc, rest_python_client);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);

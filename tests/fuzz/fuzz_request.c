@@ -447,8 +447,8 @@ static void check_node(const struct xd_node *n, struct xd_span span)
 	NEED(memchr(n->cluster.data, 0, n->cluster.len) == NULL);
 }
 
-/* session.c set_node: the first node names the client; a later one must
- * be the same. False when the stream ends. */
+/* client.c xd_client_admit: the first node names the client; a later
+ * one must be the same. False when the stream ends. */
 static bool set_node(struct peer *p, struct xd_span span)
 {
 	struct xd_node n;
@@ -949,6 +949,7 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 
 /* ---------------- the daemon's side ---------------- */
 
+/* client.c xd_client_form */
 static enum xd_form form_of(const struct peer *p)
 {
 	if (p->delta)
@@ -977,7 +978,7 @@ static void send(struct peer *p, struct xd_sub *s, struct sending *x)
 	NEED(s->state == XD_SUB_IN_FLIGHT && s->nonce == nonce);
 }
 
-/* session.c pump_unknown: types xdsd does not serve go first. */
+/* session.c pump_extra: types xdsd does not serve go first. */
 static bool pump_unknown(struct peer *p)
 {
 	for (int i = 0; i < MAX_UNKNOWN; i++) {
@@ -1093,7 +1094,7 @@ static void pump(struct peer *p)
 	}
 }
 
-/* session.c unknown_slot: the slot of an unknown type URL, taken on
+/* typeset.c unknown_slot: the slot of an unknown type URL, taken on
  * first use; NULL when the stream already has all it may have. */
 static struct unknown_type *unknown_slot(struct peer *p, struct xd_name url)
 {

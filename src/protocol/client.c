@@ -1,0 +1,241 @@
+#include "protocol/client.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/cache.h"
+#include "protocol/authorize.h"
+#include "protocol/node.h"
+#include "snapshot/table.h"
+#include "util/common.h"
+#include "util/loop_thread.h"
+#include "util/xalloc.h"
+
+/* Who a failed contract concerns: the client's address and node. */
+#define WHO(c)                                                      \
+	"client from %s, node id '%s' cluster '%s'", (c)->peer,       \
+		(c)->node_id ? (c)->node_id : "",                     \
+		(c)->node_cluster ? (c)->node_cluster : ""
+
+/* Locality and user agent are shown to operators, never acted on: a
+ * bounded, NUL-free copy. */
+#define NODE_TEXT_MAX 256
+
+void xd_client_init(struct xd_client *c, const struct xd_config *cfg,
+		    bool delta, const char *peer, const char *identity,
+		    int64_t since_ms)
+{
+	XD_ASSERT_LOOP();
+	memset(c, 0, sizeof(*c));
+	c->cfg = cfg;
+	c->state = XD_CLIENT_NEW;
+	c->delta = delta;
+	c->peer = xd_strdup(peer != NULL ? peer : "");
+	c->identity = identity != NULL ? xd_strdup(identity) : NULL;
+	c->since_ms = since_ms;
+}
+
+void xd_client_clear(struct xd_client *c)
+{
+	XD_ASSERT_LOOP();
+	free(c->peer);
+	free(c->identity);
+	free(c->node_id);
+	free(c->node_cluster);
+	free(c->region);
+	free(c->zone);
+	free(c->sub_zone);
+	free(c->ua_name);
+	free(c->ua_version);
+	memset(c, 0, sizeof(*c));
+}
+
+static char *clipped(struct xd_name n)
+{
+	/* xd_strndup stops at a NUL, and takes an absent field (NULL, 0) */
+	return xd_strndup(n.data, n.len > NODE_TEXT_MAX ? NODE_TEXT_MAX : n.len);
+}
+
+static bool same_text(struct xd_name n, const char *s)
+{
+	return n.len == strlen(s) && memcmp(n.data, s, n.len) == 0;
+}
+
+/* The node's own fields, kept once: the first node names the client. */
+static void take_node(struct xd_client *c, const struct xd_node *n)
+{
+	XD_ASSERT_INFO(c->node_id == NULL, WHO(c));
+	c->node_id = xd_strndup(n->id.data, n->id.len);
+	c->node_cluster = xd_strndup(n->cluster.data, n->cluster.len);
+	c->region = clipped(n->region);
+	c->zone = clipped(n->zone);
+	c->sub_zone = clipped(n->sub_zone);
+	c->ua_name = clipped(n->user_agent_name);
+	c->ua_version = clipped(n->user_agent_version);
+	c->wrapped = (n->features & XD_FEATURE_RESOURCE_IN_SOTW) != 0;
+	c->ttl = (n->features & XD_FEATURE_RESOURCE_TTL) != 0;
+}
+
+/*
+ * With mTLS, whether the client's identity may speak for the node it
+ * claims (authorize.h). A client without one (plaintext, a certificate
+ * naming nobody, REST-JSON) may not when there are rules.
+ */
+static bool authorized(const struct xd_client *c, char *why, size_t why_len)
+{
+	const struct xd_config *cfg = c->cfg;
+
+	if (cfg->nauthorize == 0)
+		return true;
+	if (c->identity != NULL &&
+	    xd_authorize(cfg->authorize, cfg->nauthorize, c->identity,
+			 c->node_id, c->node_cluster, NULL))
+		return true;
+	if (c->identity != NULL)
+		snprintf(why, why_len,
+			 "identity '%.200s' may not speak for node id '%.100s' cluster '%.100s'",
+			 c->identity, c->node_id, c->node_cluster);
+	else
+		snprintf(why, why_len,
+			 "a client with no identity may not speak for node id '%.100s' cluster '%.100s': authorize: rules admit only identified clients",
+			 c->node_id, c->node_cluster);
+	return false;
+}
+
+/* Moves the client to ADMITTED or REFUSED, once (the header's states). */
+static enum xd_client_verdict settle(struct xd_client *c,
+				     enum xd_client_verdict v)
+{
+	XD_ASSERT_INFO(c->state == XD_CLIENT_NEW, WHO(c));
+	c->state = v == XD_CLIENT_ADMIT ? XD_CLIENT_ADMITTED : XD_CLIENT_REFUSED;
+	return v;
+}
+
+enum xd_client_verdict xd_client_admit(struct xd_client *c,
+				       struct xd_span node, char *why,
+				       size_t why_len)
+{
+	const struct xd_config *cfg = c->cfg;
+	bool admitted = c->state == XD_CLIENT_ADMITTED;
+	const char *parse_why;
+	struct xd_node n;
+
+	XD_ASSERT_LOOP();
+	/* a refused client's transport ended it: it reads no more */
+	XD_ASSERT_INFO(c->state != XD_CLIENT_REFUSED, WHO(c));
+	if (admitted && node.len == 0)
+		return XD_CLIENT_SAME; /* rule S1: the node once is enough */
+	if (node.len > cfg->max_node_size) {
+		snprintf(why, why_len,
+			 "the node is %u bytes; the limit is %llu (max_node_size)",
+			 (unsigned)node.len, (unsigned long long)cfg->max_node_size);
+		return admitted ? XD_CLIENT_OVER_LIMIT :
+				  settle(c, XD_CLIENT_OVER_LIMIT);
+	}
+	if (xd_node_parse(&n, node.data, node.len, &parse_why) != 0) {
+		snprintf(why, why_len, "%s", parse_why);
+		return admitted ? XD_CLIENT_MALFORMED :
+				  settle(c, XD_CLIENT_MALFORMED);
+	}
+	if (n.id.len > cfg->max_node_id_size ||
+	    n.cluster.len > cfg->max_node_id_size) {
+		bool id = n.id.len > cfg->max_node_id_size;
+
+		snprintf(why, why_len,
+			 "the node %s is %zu bytes; the limit is %llu (max_node_id_size)",
+			 id ? "id" : "cluster", id ? n.id.len : n.cluster.len,
+			 (unsigned long long)cfg->max_node_id_size);
+		return admitted ? XD_CLIENT_OVER_LIMIT :
+				  settle(c, XD_CLIENT_OVER_LIMIT);
+	}
+	if (admitted) {
+		/* rule S1: one node per stream */
+		if (same_text(n.id, c->node_id) &&
+		    same_text(n.cluster, c->node_cluster))
+			return XD_CLIENT_SAME;
+		snprintf(why, why_len, "%s", "the node changed on the stream");
+		return XD_CLIENT_CHANGED;
+	}
+	take_node(c, &n);
+	if (!authorized(c, why, why_len))
+		return settle(c, XD_CLIENT_FORBIDDEN);
+	return settle(c, XD_CLIENT_ADMIT);
+}
+
+/* TTLs go in Resource: in SotW only to clients that take it wrapped
+ * (rules L1, L2). */
+enum xd_form xd_client_form(const struct xd_client *c)
+{
+	XD_ASSERT_INFO(c->state == XD_CLIENT_ADMITTED, WHO(c));
+	if (c->delta)
+		return c->ttl ? XD_FORM_DELTA_TTL : XD_FORM_DELTA;
+	if (!c->wrapped)
+		return XD_FORM_SOTW;
+	return c->ttl ? XD_FORM_SOTW_TTL : XD_FORM_SOTW_WRAPPED;
+}
+
+/* The node's own key (node_key), "" for a node without one. */
+static const char *node_key(const struct xd_client *c)
+{
+	return c->cfg->node_key == XD_NODE_KEY_ID ? c->node_id : c->node_cluster;
+}
+
+const char *xd_client_key(const struct xd_client *c)
+{
+	const char *key;
+
+	XD_ASSERT_INFO(c->state == XD_CLIENT_ADMITTED, WHO(c));
+	key = node_key(c);
+	return key[0] != '\0' ? key : XD_CACHE_DEFAULT_KEY;
+}
+
+void xd_client_unserved(const struct xd_client *c, char *msg, size_t len)
+{
+	XD_ASSERT_INFO(c->state == XD_CLIENT_ADMITTED, WHO(c));
+	snprintf(msg, len,
+		 "no snapshot serves node %s '%.200s': xdsd has no snapshot '%.200s' and no default snapshot",
+		 c->cfg->node_key == XD_NODE_KEY_ID ? "id" : "cluster",
+		 node_key(c), xd_client_key(c));
+}
+
+/* ---------------- the operator's view ---------------- */
+
+static const char *or_empty(const char *s)
+{
+	return s != NULL ? s : "";
+}
+
+void xd_client_view(const struct xd_client *c, struct xd_client_view *v)
+{
+	XD_ASSERT_LOOP();
+	memset(v, 0, sizeof(*v));
+	v->peer = c->peer;
+	v->identity = c->identity;
+	v->since_ms = c->since_ms;
+	v->has_node = c->state == XD_CLIENT_ADMITTED;
+	v->node_id = or_empty(c->node_id);
+	v->node_cluster = or_empty(c->node_cluster);
+	v->region = or_empty(c->region);
+	v->zone = or_empty(c->zone);
+	v->sub_zone = or_empty(c->sub_zone);
+	v->user_agent_name = or_empty(c->ua_name);
+	v->user_agent_version = or_empty(c->ua_version);
+}
+
+void xd_client_view_type(struct xd_client_view *v, const struct xd_sub *sub,
+			 const struct xd_table *current, const char *label,
+			 const char *type_url)
+{
+	struct xd_client_type *ct;
+
+	XD_ASSERT_INFO(v->ntypes < XD_ARRAY_LEN(v->types),
+		       "stream %llu from %s", (unsigned long long)v->stream_id,
+		       v->peer);
+	ct = &v->types[v->ntypes++];
+	ct->type_url = current != NULL ? xd_table_type_url(current) : type_url;
+	ct->label = label;
+	ct->sub = sub;
+	ct->current = current;
+	ct->sync = xd_sub_sync(sub, current);
+}

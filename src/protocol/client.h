@@ -1,0 +1,154 @@
+/*
+ * One xDS client as xdsd knows it, however it reaches xdsd: a gRPC
+ * stream (session.h) or a REST-JSON poll (rest.h). Everything that
+ * follows from who the client is lives here, decided once from the node
+ * of its first request, so that no transport derives it again:
+ *
+ *   admission     the node's size limits (max_node_size,
+ *                 max_node_id_size), that it is a well-formed Node, that
+ *                 later requests name the same node (rule S1), and the
+ *                 `authorize:` rules on the identity its certificate
+ *                 proves (authorize.h)
+ *   capabilities  what the node announces it takes: TTLs (rule L1),
+ *                 wrapped SotW resources (rule L2); with the method's
+ *                 delta or SotW, the form of every response (xd_form)
+ *   snapshot key  which snapshot serves it (node_key: its id or its
+ *                 cluster; the default snapshot for an empty one)
+ *   view          what operators see of it (the status page, /clients,
+ *                 CSDS, /metrics): node, locality, user agent, identity,
+ *                 address, and the per-type state its transport adds
+ *
+ * States: NEW, then ADMITTED or REFUSED, each once. A refused client's
+ * transport ends it (status or HTTP error) with the message admission
+ * wrote; nothing more is asked of it.
+ *
+ * Ownership: the transport embeds a struct xd_client and owns it
+ * (xd_client_init .. xd_client_clear); the client owns copies of its
+ * peer, identity and node strings, and borrows `cfg` (which must outlive
+ * it). Others read its fields, never write them. Thread: loop thread
+ * only.
+ */
+#ifndef XD_PROTOCOL_CLIENT_H
+#define XD_PROTOCOL_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "protocol/body.h"
+#include "protocol/sub.h"
+#include "util/span.h"
+#include "xds/rtype.h"
+
+struct xd_method;
+struct xd_snapshot;
+
+/* Distinct unknown type URLs one aggregated stream may ask for. */
+#define XD_CLIENT_MAX_UNKNOWN 4
+
+enum xd_client_state {
+	XD_CLIENT_NEW,      /* no request read yet */
+	XD_CLIENT_ADMITTED, /* its node is known and allowed */
+	XD_CLIENT_REFUSED,  /* its transport ends it */
+};
+
+/* What admission says of one request's node. */
+enum xd_client_verdict {
+	XD_CLIENT_ADMIT,      /* the first node: admitted now */
+	XD_CLIENT_SAME,       /* a later request: the same node, or none */
+	XD_CLIENT_OVER_LIMIT, /* max_node_size or max_node_id_size */
+	XD_CLIENT_MALFORMED,  /* not a Node, or a NUL in its id or cluster */
+	XD_CLIENT_CHANGED,    /* another node than the first (rule S1) */
+	XD_CLIENT_FORBIDDEN,  /* no `authorize:` rule lets it speak for it */
+};
+
+struct xd_client {
+	const struct xd_config *cfg;
+	enum xd_client_state state;
+	bool delta;       /* a delta method: delta responses */
+	char *peer;       /* "ipv4:10.0.0.7:51234" */
+	char *identity;   /* from the client certificate, or NULL */
+	int64_t since_ms; /* Unix ms it arrived */
+	/* From its node (NULL until one is read; kept when the node is
+	 * refused by `authorize:`, so the refusal's log line names it). */
+	char *node_id, *node_cluster;
+	/* for operators only, never acted on: bounded, NUL-free copies */
+	char *region, *zone, *sub_zone, *ua_name, *ua_version;
+	bool wrapped; /* SotW resources wrapped in Resource (rule L2) */
+	bool ttl;     /* it takes TTLs (rule L1) */
+};
+
+/* A client of `cfg`'s limits and rules, arrived at Unix ms `since_ms`
+ * from `peer` (copied), proving `identity` (copied; NULL: none), on a
+ * delta method or not. */
+void xd_client_init(struct xd_client *c, const struct xd_config *cfg,
+		    bool delta, const char *peer, const char *identity,
+		    int64_t since_ms);
+
+void xd_client_clear(struct xd_client *c);
+
+/*
+ * Admission of one request's node (its encoded bytes; an empty span is
+ * a request without a node, which on a first request admits the empty
+ * node, served the default snapshot). Anything but ADMIT and SAME
+ * refuses the client, with the reason for the client and the log in
+ * `why` (`why_len` bytes).
+ */
+enum xd_client_verdict xd_client_admit(struct xd_client *c,
+				       struct xd_span node, char *why,
+				       size_t why_len);
+
+/* The form of every response to an admitted client. */
+enum xd_form xd_client_form(const struct xd_client *c);
+
+/* The key of the snapshot that serves an admitted client (the cache's
+ * default key for an empty id or cluster). */
+const char *xd_client_key(const struct xd_client *c);
+
+/* Why no snapshot serves an admitted client, for it and the log. */
+void xd_client_unserved(const struct xd_client *c, char *msg, size_t len);
+
+/* ---------------- the operator's view ---------------- */
+
+/* One type of a client as an operator sees it: borrowed, valid during
+ * the visit only. */
+struct xd_client_type {
+	const char *type_url;
+	const char *label;              /* "CDS", or the type URL */
+	const struct xd_sub *sub;       /* subscription and answers: sub.h */
+	const struct xd_table *current; /* the type's table now, or NULL */
+	enum xd_sub_sync sync;
+};
+
+/* One client (a stream) as an operator sees it (status page, /clients,
+ * CSDS, /metrics): borrowed, valid during the visit only. */
+struct xd_client_view {
+	uint64_t stream_id;
+	const struct xd_method *method;
+	const char *peer;
+	const char *identity; /* from the client certificate, or NULL */
+	int64_t since_ms;     /* Unix ms */
+	bool has_node;        /* false until the first request */
+	const char *node_id, *node_cluster; /* "" before the node */
+	const char *region, *zone, *sub_zone;
+	const char *user_agent_name, *user_agent_version;
+	const struct xd_snapshot *snapshot; /* serving it, or NULL */
+	struct xd_client_type types[XD_RTYPE_COUNT + XD_CTYPE_COUNT +
+				    XD_CLIENT_MAX_UNKNOWN];
+	size_t ntypes; /* the types the client asked for, in push order */
+};
+
+/* `v` as the client sees itself: every field but the transport's own
+ * (stream_id, method, snapshot), with no types yet. */
+void xd_client_view(const struct xd_client *c, struct xd_client_view *v);
+
+/* Adds one type the client asked for to `v`: its subscription, and the
+ * table it is served from now (NULL before a snapshot; `type_url` names
+ * it then). At most the array's bound, which counts every type a client
+ * may have. */
+void xd_client_view_type(struct xd_client_view *v, const struct xd_sub *sub,
+			 const struct xd_table *current, const char *label,
+			 const char *type_url);
+
+#endif
