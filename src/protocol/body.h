@@ -39,6 +39,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "protocol/ledger.h"
 #include "protocol/nameset.h"
 #include "snapshot/table.h"
 
@@ -62,24 +63,15 @@ static inline bool xd_form_ttl(enum xd_form f)
 	return f == XD_FORM_SOTW_TTL || f == XD_FORM_DELTA_TTL;
 }
 
-/* A subscription or a held state: every name (wildcard) and/or these. */
-struct xd_names {
-	bool all;
-	struct xd_nameset *set; /* never NULL */
-};
-
 struct xd_want {
 	struct xd_table *table;      /* the effective table to serve */
 	struct xd_names sub;         /* what the client subscribes to */
-	struct xd_table *held;       /* what it holds: NULL for nothing */
-	struct xd_names held_names;  /* which of held's names it holds */
-	struct xd_nameset *force;    /* send even if held (never NULL) */
-	struct xd_nameset *removed;  /* delta: list as removed if absent */
+	struct xd_ledger *ledger;    /* what it holds (never NULL) */
 	enum xd_form form;
 	bool full_state;             /* SotW LDS and CDS (rule S8) */
 	/* A heartbeat (rule L1): the resources with a TTL that the client
-	 * holds (held, held_names), each a Resource with version, name and
-	 * TTL and no body. Only the held fields and the form count. */
+	 * holds (the ledger), each a Resource with version, name and TTL
+	 * and no body. Only the ledger and the form count. */
 	bool heartbeat;
 };
 

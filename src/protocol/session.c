@@ -413,7 +413,7 @@ static void pump_heartbeats(struct xd_session *ss)
 		if (b != NULL) {
 			SLOG(XD_LOG_DEBUG, ss, "heartbeat of %s: %zu resources",
 			     label, b->nresources);
-			send_due(ss, sub, sub->held, b, label);
+			send_due(ss, sub, xd_sub_held(sub), b, label);
 			xd_body_unref(b);
 			return;
 		}
@@ -757,11 +757,11 @@ static void observe_convergence(struct xd_session *ss, const struct route *rt)
 	struct xd_convergence_sample *sample;
 	double seconds;
 
-	if (rt->type == XD_RTYPE_COUNT || sub->held == NULL ||
-	    xd_table_id(sub->held) == sub->converged_id)
+	if (rt->type == XD_RTYPE_COUNT || xd_sub_held(sub) == NULL ||
+	    xd_table_id(xd_sub_held(sub)) == sub->converged_id)
 		return;
-	sub->converged_id = xd_table_id(sub->held);
-	published = xd_table_published(sub->held);
+	sub->converged_id = xd_table_id(xd_sub_held(sub));
+	published = xd_table_published(xd_sub_held(sub));
 	if (published == 0 || published < ss->opened_mono_ms || now < published)
 		return;
 	seconds = (double)(now - published) / 1000.0;
@@ -791,7 +791,7 @@ static void log_verdict(struct xd_session *ss, const struct xd_request *r,
 		ss->mgr->stats.types[rt->type].nacks++;
 		SLOG(XD_LOG_WARN, ss, "NACK of %.*s version %s: %.*s", label_len,
 		     rt->label,
-		     rt->sub->held ? xd_table_version(rt->sub->held) : "",
+		     xd_sub_held(rt->sub) ? xd_table_version(xd_sub_held(rt->sub)) : "",
 		     (int)(r->error_message.len > NACK_LOG_MAX ? NACK_LOG_MAX :
 								  r->error_message.len),
 		     r->error_message.data);
@@ -801,7 +801,7 @@ static void log_verdict(struct xd_session *ss, const struct xd_request *r,
 		ss->mgr->stats.types[rt->type].acks++;
 		observe_convergence(ss, rt);
 		SLOG(XD_LOG_DEBUG, ss, "ACK of %.*s version %s", label_len,
-		     rt->label, xd_table_version(rt->sub->held));
+		     rt->label, xd_table_version(xd_sub_held(rt->sub)));
 		break;
 	case XD_SUB_REQUEST:
 		SLOG(XD_LOG_DEBUG, ss, "%.*s request: %zu names", label_len,
@@ -837,10 +837,11 @@ static void on_request(void *st, struct xd_stream *stream,
 	if (!accept_node(ss, &r) || !route_request(ss, &r, &rt))
 		goto out;
 	if (ss->method->delta)
-		v = xd_sub_delta_request(rt.sub, &r, rt.wildcard_ok, rt.current);
+		v = xd_sub_delta_request(rt.sub, &r, rt.wildcard_ok, rt.current,
+					 xd_wall_ms());
 	else
 		v = xd_sub_sotw_request(rt.sub, &r, rt.wildcard_ok,
-					rt.full_state, rt.current);
+					rt.full_state, rt.current, xd_wall_ms());
 	log_verdict(ss, &r, &rt, v);
 	if (names_subscribed(ss) > cfg->max_names_per_stream) {
 		end_over_limit(ss, "the stream subscribes to %zu names; the limit is %llu (max_names_per_stream)",

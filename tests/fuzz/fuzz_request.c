@@ -77,6 +77,10 @@
 #include "xds/dynparam.h"
 #include "xds/xdstp.h"
 
+/* When requests come (Unix ms), as the daemon passes it in: the engine
+ * reads no clock. */
+#define WALL_MS INT64_C(1700000000000)
+
 #define RESOURCE_URL "type.googleapis.com/envoy.service.discovery.v3.Resource"
 /* Distinct unknown type URLs one aggregated stream may ask for (as in
  * session.c). */
@@ -915,7 +919,7 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 
 	if (s->state == XD_SUB_IDLE)
 		return;
-	NEED(s->state == XD_SUB_HOLDING && s->held == table);
+	NEED(s->state == XD_SUB_HOLDING && xd_sub_held(s) == table);
 	if (v->unsure)
 		return;
 	for (size_t i = 0; i < xd_table_count(table); i++) {
@@ -1018,9 +1022,9 @@ static bool pump_heartbeat(struct peer *p)
 			continue;
 		}
 		NEED(xd_form_ttl(form_of(p)) && s->state == XD_SUB_HOLDING);
-		NEED(p->now >= refreshed + xd_table_min_ttl(s->held) / 2);
+		NEED(p->now >= refreshed + xd_table_min_ttl(xd_sub_held(s)) / 2);
 		x = (struct sending){
-			.table = s->held,
+			.table = xd_sub_held(s),
 			.body = b,
 			.form = form_of(p),
 			.full_state = false,
@@ -1129,8 +1133,7 @@ static bool same_state(const struct xd_sub *s, const struct xd_sub *before)
 	       s->nonce == before->nonce &&
 	       s->want.all == before->want.all &&
 	       s->want.set == before->want.set &&
-	       s->held_names.set == before->held_names.set &&
-	       s->held == before->held && s->sent == before->sent &&
+	       s->ledger == before->ledger && s->sent == before->sent &&
 	       s->names_hash == before->names_hash;
 }
 
@@ -1220,12 +1223,12 @@ static void client_side(struct peer *p, enum xd_rtype t,
 		}
 		return;
 	}
-	if (first && held_before == NULL && s->held != NULL &&
+	if (first && held_before == NULL && xd_sub_held(s) != NULL &&
 	    s->state != XD_SUB_IN_FLIGHT) {
 		/* resumed: every resource of the table it said it holds */
 		view_clear(v);
-		for (size_t i = 0; i < xd_table_count(s->held); i++) {
-			const struct xd_entry *e = xd_table_at(s->held, i);
+		for (size_t i = 0; i < xd_table_count(xd_sub_held(s)); i++) {
+			const struct xd_entry *e = xd_table_at(xd_sub_held(s), i);
 
 			view_put(v, e->name, e->name_len, e->hash);
 		}
@@ -1298,16 +1301,16 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 
 	was_inflight = s->state == XD_SUB_IN_FLIGHT;
 	first = s->state == XD_SUB_IDLE;
-	held_before = s->held;
+	held_before = xd_sub_held(s);
 	was_all = s->want.all;
 	sent = s->sent != NULL ? xd_table_ref(s->sent) : NULL;
 	if (p->delta) {
-		v = xd_sub_delta_request(s, &r, wildcard_ok, current);
+		v = xd_sub_delta_request(s, &r, wildcard_ok, current, WALL_MS);
 	} else {
 		/* a shallow copy: the pointers are only compared */
 		struct xd_sub before = *s;
 
-		v = xd_sub_sotw_request(s, &r, wildcard_ok, full_state, current);
+		v = xd_sub_sotw_request(s, &r, wildcard_ok, full_state, current, WALL_MS);
 		if (v == XD_SUB_STALE)
 			NEED(same_state(s, &before));
 	}
@@ -1322,7 +1325,7 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 	trace_names(p, "held", r.initial_names, r.ninitial);
 	if (v == XD_SUB_ACK || v == XD_SUB_NACK) {
 		/* what was in flight is held now */
-		NEED(was_inflight && s->state == XD_SUB_HOLDING && s->held == sent);
+		NEED(was_inflight && s->state == XD_SUB_HOLDING && xd_sub_held(s) == sent);
 	} else {
 		NEED((s->state == XD_SUB_IN_FLIGHT) == was_inflight);
 	}

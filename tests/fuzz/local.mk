@@ -19,12 +19,13 @@ FUZZ_REQUEST_SRCS = $(srcdir)/tests/fuzz/fuzz_request.c \
 	$(srcdir)/src/protocol/request.c $(srcdir)/src/protocol/node.c \
 	$(srcdir)/src/protocol/sub.c $(srcdir)/src/protocol/sequence.c \
 	$(srcdir)/src/protocol/body.c $(srcdir)/src/protocol/derived.c \
+	$(srcdir)/src/protocol/ledger.c \
 	$(srcdir)/src/protocol/nameset.c $(srcdir)/src/snapshot/table.c \
 	$(srcdir)/src/snapshot/snapshot.c $(srcdir)/src/xds/rtype.c \
 	$(srcdir)/src/schema/wire.c $(srcdir)/src/util/arena.c \
 	$(srcdir)/src/util/buf.c $(srcdir)/src/util/xalloc.c \
 	$(srcdir)/src/util/log.c $(srcdir)/src/util/text.c \
-	$(srcdir)/src/util/jsonw.c \
+	$(srcdir)/src/util/jsonw.c $(srcdir)/src/util/loop_thread.c \
 	$(srcdir)/src/xds/message.c $(srcdir)/src/xds/xdstp.c \
 	$(srcdir)/src/xds/dynparam.c
 

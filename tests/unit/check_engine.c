@@ -18,6 +18,10 @@
 #include "snapshot/table.h"
 #include "xdtest.h"
 
+/* When requests come (Unix ms), as the daemon passes it in: the engine
+ * reads no clock. */
+#define WALL_MS INT64_C(1700000000000)
+
 typedef Envoy__Service__Discovery__V3__DiscoveryResponse SotwResp;
 typedef Envoy__Service__Discovery__V3__DeltaDiscoveryResponse DeltaResp;
 
@@ -332,7 +336,7 @@ START_TEST(sotw_wildcard_full_state)
 	char *c, ack[8];
 
 	xd_sub_init(&s, 0, "test");
-	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true, true, NULL), XD_SUB_REQUEST);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true, true, NULL, WALL_MS), XD_SUB_REQUEST);
 	ck_assert(s.want.all);
 	c = sotw_step(&s, t1, true, &nonce);
 	ck_assert_str_eq(c, "A1,B1");
@@ -341,14 +345,14 @@ START_TEST(sotw_wildcard_full_state)
 	ck_assert_ptr_null(xd_sub_next(&s, t2, XD_FORM_SOTW, true));
 	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
 	r = sotw_req(ack, false, NULL, 0);
-	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true, true, NULL), XD_SUB_ACK);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true, true, NULL, WALL_MS), XD_SUB_ACK);
 	ck_assert_ptr_null(sotw_step(&s, t1, true, &nonce)); /* rule S6 */
 	c = sotw_step(&s, t2, true, &nonce);
 	ck_assert_str_eq(c, "A2,B1"); /* rule S8: everything, not just a */
 	free(c);
 	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
 	r = sotw_req(ack, false, NULL, 0);
-	xd_sub_sotw_request(&s, &r, true, true, NULL);
+	xd_sub_sotw_request(&s, &r, true, true, NULL, WALL_MS);
 	c = sotw_step(&s, t3, true, &nonce);
 	ck_assert_str_eq(c, "A2"); /* rule S8: b's absence deletes it */
 	free(c);
@@ -374,23 +378,23 @@ START_TEST(sotw_explicit_changes_only)
 	struct xd_request r = sotw_req("", false, ab, 2);
 
 	xd_sub_init(&s, 0, "test");
-	xd_sub_sotw_request(&s, &r, false, false, NULL);
+	xd_sub_sotw_request(&s, &r, false, false, NULL, WALL_MS);
 	c = sotw_step(&s, t1, false, &nonce);
 	ck_assert_str_eq(c, "A1,B1");
 	free(c);
 	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
 	r = sotw_req(ack, false, abd, 3); /* ACK and subscribe d (absent) */
-	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL), XD_SUB_ACK);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL, WALL_MS), XD_SUB_ACK);
 	ck_assert_ptr_null(sotw_step(&s, t1, false, &nonce)); /* d: nothing yet */
 	c = sotw_step(&s, t2, false, &nonce);
 	ck_assert_str_eq(c, "A2,D1"); /* c changed but is not subscribed */
 	free(c);
 	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
 	r = sotw_req(ack, false, b_only, 1); /* unsubscribe a and d */
-	xd_sub_sotw_request(&s, &r, false, false, NULL);
+	xd_sub_sotw_request(&s, &r, false, false, NULL, WALL_MS);
 	ck_assert_ptr_null(sotw_step(&s, t2, false, &nonce));
 	r = sotw_req(ack, false, ab, 2); /* a again: rule S7 sends it */
-	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL), XD_SUB_REQUEST);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL, WALL_MS), XD_SUB_REQUEST);
 	c = sotw_step(&s, t2, false, &nonce);
 	ck_assert_str_eq(c, "A2");
 	free(c);
@@ -412,15 +416,15 @@ START_TEST(sotw_nack_and_stale)
 	struct xd_request r = sotw_req("", false, r_only, 1);
 
 	xd_sub_init(&s, 0, "test");
-	xd_sub_sotw_request(&s, &r, false, false, NULL);
+	xd_sub_sotw_request(&s, &r, false, false, NULL, WALL_MS);
 	c = sotw_step(&s, t1, false, &nonce);
 	free(c);
 	snprintf(n1, sizeof(n1), "%llu", (unsigned long long)nonce);
 	r = sotw_req("999", false, r_only, 1);
-	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL), XD_SUB_STALE);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL, WALL_MS), XD_SUB_STALE);
 	ck_assert_int_eq(s.state, XD_SUB_IN_FLIGHT);
 	r = sotw_req(n1, true, r_only, 1);
-	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL), XD_SUB_NACK);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL, WALL_MS), XD_SUB_NACK);
 	ck_assert_uint_eq(s.nacks, 1);
 	ck_assert_ptr_null(sotw_step(&s, t1, false, &nonce)); /* not resent */
 	c = sotw_step(&s, t2, false, &nonce);
@@ -428,10 +432,10 @@ START_TEST(sotw_nack_and_stale)
 	free(c);
 	/* a request before the client saw the newest response is stale */
 	r = sotw_req(n1, false, r_only, 1);
-	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL), XD_SUB_STALE);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL, WALL_MS), XD_SUB_STALE);
 	snprintf(n1, sizeof(n1), "%llu", (unsigned long long)nonce);
 	r = sotw_req(n1, false, NULL, 0);
-	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL), XD_SUB_ACK);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL, WALL_MS), XD_SUB_ACK);
 	ck_assert_uint_eq(xd_nameset_count(s.want.set), 0); /* rule S13 */
 	ck_assert(!s.want.all);
 	xd_sub_clear(&s);
@@ -453,13 +457,13 @@ START_TEST(sotw_resume_on_reconnect)
 
 	r.version_info = cur;
 	xd_sub_init(&s, 0, "test");
-	xd_sub_sotw_request(&s, &r, true, true, t);
+	xd_sub_sotw_request(&s, &r, true, true, t, WALL_MS);
 	ck_assert_ptr_null(sotw_step(&s, t, true, &nonce));
 	xd_sub_clear(&s);
 
 	r.version_info = N("0123456789abcdef");
 	xd_sub_init(&s, 0, "test");
-	xd_sub_sotw_request(&s, &r, true, true, t);
+	xd_sub_sotw_request(&s, &r, true, true, t, WALL_MS);
 	c = sotw_step(&s, t, true, &nonce);
 	ck_assert_str_eq(c, "A");
 	free(c);
@@ -469,7 +473,7 @@ START_TEST(sotw_resume_on_reconnect)
 	r = sotw_req("", false, a, 1);
 	r.version_info = cur;
 	xd_sub_init(&s, 0, "test");
-	xd_sub_sotw_request(&s, &r, true, true, t);
+	xd_sub_sotw_request(&s, &r, true, true, t, WALL_MS);
 	c = sotw_step(&s, t, true, &nonce);
 	ck_assert_str_eq(c, "A");
 	free(c);
@@ -487,26 +491,26 @@ START_TEST(sotw_wildcard_forms)
 	struct xd_request r = sotw_req("", false, NULL, 0);
 
 	xd_sub_init(&s, 0, "test");
-	xd_sub_sotw_request(&s, &r, true, true, NULL);
+	xd_sub_sotw_request(&s, &r, true, true, NULL, WALL_MS);
 	r = sotw_req("", false, x, 1);
-	xd_sub_sotw_request(&s, &r, true, true, NULL);
+	xd_sub_sotw_request(&s, &r, true, true, NULL, WALL_MS);
 	ck_assert(s.want.all);
 	xd_sub_clear(&s);
 
 	xd_sub_init(&s, 0, "test");
 	r = sotw_req("", false, star, 2);
-	xd_sub_sotw_request(&s, &r, true, true, NULL);
+	xd_sub_sotw_request(&s, &r, true, true, NULL, WALL_MS);
 	ck_assert(s.want.all);
 	ck_assert(xd_nameset_has(s.want.set, "x", 1));
 	r = sotw_req("", false, x, 1);
-	xd_sub_sotw_request(&s, &r, true, true, NULL);
+	xd_sub_sotw_request(&s, &r, true, true, NULL, WALL_MS);
 	ck_assert(!s.want.all);
 	xd_sub_clear(&s);
 
 	/* on EDS "*" is just a name */
 	xd_sub_init(&s, 0, "test");
 	r = sotw_req("", false, star, 2);
-	xd_sub_sotw_request(&s, &r, false, false, NULL);
+	xd_sub_sotw_request(&s, &r, false, false, NULL, WALL_MS);
 	ck_assert(!s.want.all);
 	ck_assert(xd_nameset_has(s.want.set, "*", 1));
 	xd_sub_clear(&s);
@@ -524,7 +528,7 @@ START_TEST(bodies_shared_between_clients)
 
 	for (int i = 0; i < 100; i++) {
 		xd_sub_init(&s[i], 0, "test");
-		xd_sub_sotw_request(&s[i], &r, true, true, NULL);
+		xd_sub_sotw_request(&s[i], &r, true, true, NULL, WALL_MS);
 	}
 	before = xd_body_computed();
 	for (int i = 0; i < 100; i++) {
@@ -555,7 +559,7 @@ START_TEST(sotw_wrapped_form)
 	SotwResp *resp;
 
 	xd_sub_init(&s, 0, "test");
-	xd_sub_sotw_request(&s, &r, true, true, NULL);
+	xd_sub_sotw_request(&s, &r, true, true, NULL, WALL_MS);
 	b = xd_sub_next(&s, t, XD_FORM_SOTW_WRAPPED, true);
 	resp = sotw_of(b);
 	ck_assert_uint_eq(resp->n_resources, 1);
@@ -616,14 +620,14 @@ START_TEST(heartbeat_bodies_shared)
 		struct xd_request q = delta_req("", ab, 2, NULL, 0), ack;
 
 		xd_sub_init(&s[i], 0, "test");
-		xd_sub_delta_request(&s[i], &q, false, NULL);
+		xd_sub_delta_request(&s[i], &q, false, NULL, WALL_MS);
 		b = xd_sub_next(&s[i], t, XD_FORM_DELTA_TTL, false);
 		ck_assert_ptr_nonnull(b);
 		ck_assert(b->refreshes_ttl);
 		xd_sub_sent(&s[i], t, 1, 0);
 		xd_body_unref(b);
 		ack = delta_req("1", NULL, 0, NULL, 0);
-		ck_assert_int_eq(xd_sub_delta_request(&s[i], &ack, false, NULL),
+		ck_assert_int_eq(xd_sub_delta_request(&s[i], &ack, false, NULL, WALL_MS),
 				 XD_SUB_ACK);
 	}
 	/* not before half the TTL; never for a form without TTLs */
@@ -659,12 +663,12 @@ START_TEST(heartbeat_bodies_shared)
 		struct xd_request q = delta_req("", only_b, 1, NULL, 0), ack;
 
 		xd_sub_init(&lone, 0, "test");
-		xd_sub_delta_request(&lone, &q, false, NULL);
+		xd_sub_delta_request(&lone, &q, false, NULL, WALL_MS);
 		b = xd_sub_next(&lone, t, XD_FORM_DELTA_TTL, false);
 		xd_sub_sent(&lone, t, 1, 0);
 		xd_body_unref(b);
 		ack = delta_req("1", NULL, 0, NULL, 0);
-		xd_sub_delta_request(&lone, &ack, false, NULL);
+		xd_sub_delta_request(&lone, &ack, false, NULL, WALL_MS);
 		ck_assert_ptr_null(xd_sub_heartbeat(&lone, XD_FORM_DELTA_TTL, 1500, &due));
 		ck_assert_uint_eq(due, 2500);
 		xd_sub_clear(&lone);
@@ -712,7 +716,7 @@ static void delta_ack(struct xd_sub *s, uint64_t nonce)
 
 	snprintf(n, sizeof(n), "%llu", (unsigned long long)nonce);
 	r = delta_req(n, NULL, 0, NULL, 0);
-	ck_assert_int_eq(xd_sub_delta_request(s, &r, true, NULL), XD_SUB_ACK);
+	ck_assert_int_eq(xd_sub_delta_request(s, &r, true, NULL, WALL_MS), XD_SUB_ACK);
 }
 
 /* rules D2, D3, D4: wildcard delta sends changes and removals only. */
@@ -726,7 +730,7 @@ START_TEST(delta_wildcard_changes_and_removals)
 	char *c;
 
 	xd_sub_init(&s, 0, "test");
-	xd_sub_delta_request(&s, &r, true, t1);
+	xd_sub_delta_request(&s, &r, true, t1, WALL_MS);
 	ck_assert(s.want.all);
 	c = delta_step(&s, t1, &nonce);
 	ck_assert_str_eq(c, "a:body,b:body,c:body");
@@ -760,17 +764,17 @@ START_TEST(delta_wildcard_left_forgets_its_resources)
 	char *c;
 
 	xd_sub_init(&s, 0, "test");
-	xd_sub_delta_request(&s, &r, true, t1);
+	xd_sub_delta_request(&s, &r, true, t1, WALL_MS);
 	c = delta_step(&s, t1, &nonce);
 	ck_assert_str_eq(c, "a:body,b:body,c:body");
 	free(c);
 	delta_ack(&s, nonce);
 	r = delta_req("", NULL, 0, star, 1);
-	xd_sub_delta_request(&s, &r, true, NULL);
+	xd_sub_delta_request(&s, &r, true, NULL, WALL_MS);
 	ck_assert(!s.want.all);
 	ck_assert_ptr_null(delta_step(&s, t2, &nonce));
 	r = delta_req("", star_a, 2, NULL, 0);
-	xd_sub_delta_request(&s, &r, true, NULL);
+	xd_sub_delta_request(&s, &r, true, NULL, WALL_MS);
 	c = delta_step(&s, t2, &nonce);
 	ck_assert_str_eq(c, "a:body,b:body");
 	free(c);
@@ -795,14 +799,14 @@ START_TEST(delta_explicit_rules)
 	char *c;
 
 	xd_sub_init(&s, 0, "test");
-	xd_sub_delta_request(&s, &r, false, t);
+	xd_sub_delta_request(&s, &r, false, t, WALL_MS);
 	c = delta_step(&s, t, &nonce);
 	ck_assert_str_eq(c, "a:body,x:-");
 	free(c);
 	delta_ack(&s, nonce);
 	ck_assert_ptr_null(delta_step(&s, t, &nonce)); /* x reported once */
 	r = delta_req("", a, 1, ghost, 1); /* a again; ghost never was */
-	ck_assert_int_eq(xd_sub_delta_request(&s, &r, false, t), XD_SUB_REQUEST);
+	ck_assert_int_eq(xd_sub_delta_request(&s, &r, false, t, WALL_MS), XD_SUB_REQUEST);
 	c = delta_step(&s, t, &nonce);
 	ck_assert_str_eq(c, "a:body");
 	free(c);
@@ -824,7 +828,7 @@ START_TEST(delta_deleted_is_removed_only)
 	char *c;
 
 	xd_sub_init(&s, 0, "test");
-	xd_sub_delta_request(&s, &r, false, t1);
+	xd_sub_delta_request(&s, &r, false, t1, WALL_MS);
 	free(delta_step(&s, t1, &nonce));
 	delta_ack(&s, nonce);
 	c = delta_step(&s, t2, &nonce);
@@ -850,7 +854,7 @@ START_TEST(delta_wildcard_plus_missing_name)
 	char *c;
 
 	xd_sub_init(&s, 0, "test");
-	xd_sub_delta_request(&s, &r, true, t);
+	xd_sub_delta_request(&s, &r, true, t, WALL_MS);
 	c = delta_step(&s, t, &nonce);
 	ck_assert_str_eq(c, "a:body,x:-");
 	free(c);
@@ -875,7 +879,7 @@ START_TEST(delta_locators_missing_once)
 	char *c;
 
 	xd_sub_init(&s, 0, "test");
-	xd_sub_delta_request(&s, &r, true, t);
+	xd_sub_delta_request(&s, &r, true, t, WALL_MS);
 	c = delta_step(&s, t, &nonce);
 	ck_assert_str_eq(c, "x:-,y:-");
 	free(c);
@@ -912,7 +916,7 @@ START_TEST(delta_locator_moves_to_variant_plain_stays)
 				 NULL), 0);
 	t2 = xd_table_builder_finish(b);
 	xd_sub_init(&s, 0, "test");
-	xd_sub_delta_request(&s, &r, true, t1);
+	xd_sub_delta_request(&s, &r, true, t1, WALL_MS);
 	c = delta_step(&s, t1, &nonce);
 	ck_assert_str_eq(c, "x:body");
 	free(c);
@@ -963,7 +967,7 @@ START_TEST(sotw_two_variants_one_name)
 		SotwResp *resp;
 
 		xd_sub_init(&s, 0, "test");
-		xd_sub_sotw_request(&s, &r, true, true, NULL);
+		xd_sub_sotw_request(&s, &r, true, true, NULL, WALL_MS);
 		body = xd_sub_next(&s, t, forms[f], true);
 		ck_assert_ptr_nonnull(body);
 		resp = sotw_of(body);
@@ -993,7 +997,7 @@ START_TEST(delta_initial_versions)
 	r.initial_versions = vers;
 	r.ninitial = 3;
 	xd_sub_init(&s, 0, "test");
-	xd_sub_delta_request(&s, &r, true, t);
+	xd_sub_delta_request(&s, &r, true, t, WALL_MS);
 	c = delta_step(&s, t, &nonce);
 	ck_assert_str_eq(c, "b:body,-gone");
 	free(c);
@@ -1013,10 +1017,10 @@ START_TEST(delta_stale_nonce_still_subscribes)
 	char *c;
 
 	xd_sub_init(&s, 0, "test");
-	xd_sub_delta_request(&s, &r, false, t);
+	xd_sub_delta_request(&s, &r, false, t, WALL_MS);
 	free(delta_step(&s, t, &nonce));
 	r = delta_req("12345", q1, 1, NULL, 0);
-	ck_assert_int_eq(xd_sub_delta_request(&s, &r, false, t), XD_SUB_STALE);
+	ck_assert_int_eq(xd_sub_delta_request(&s, &r, false, t, WALL_MS), XD_SUB_STALE);
 	ck_assert(xd_nameset_has(s.want.set, "q", 1));
 	delta_ack(&s, nonce);
 	c = delta_step(&s, t, &nonce);
@@ -1043,7 +1047,7 @@ START_TEST(delta_alias_subscription)
 			     "f", 1, NULL);
 	t = xd_table_builder_finish(b);
 	xd_sub_init(&s, 0, "test");
-	xd_sub_delta_request(&s, &r, false, t);
+	xd_sub_delta_request(&s, &r, false, t, WALL_MS);
 	c = delta_step(&s, t, &nonce);
 	ck_assert_str_eq(c, "rc/web:body");
 	free(c);
@@ -1070,7 +1074,7 @@ START_TEST(delta_alias_and_name_removed_once)
 			     "f", 1, NULL);
 	t = xd_table_builder_finish(b);
 	xd_sub_init(&s, 0, "test");
-	xd_sub_delta_request(&s, &r, false, t);
+	xd_sub_delta_request(&s, &r, false, t, WALL_MS);
 	c = delta_step(&s, t, &nonce);
 	ck_assert_str_eq(c, "rc/web:body");
 	free(c);
@@ -1275,7 +1279,7 @@ START_TEST(view_restricted_is_missing)
 	char *c;
 
 	xd_sub_init(&s, 0, "test");
-	xd_sub_sotw_request(&s, &r, false, false, NULL);
+	xd_sub_sotw_request(&s, &r, false, false, NULL, WALL_MS);
 	c = sotw_step(&s, fe, false, &nonce);
 	ck_assert_str_eq(c, "FE");
 	free(c);
@@ -1283,7 +1287,7 @@ START_TEST(view_restricted_is_missing)
 
 	xd_sub_init(&s, 0, "test");
 	r = delta_req("", both, 2, NULL, 0);
-	xd_sub_delta_request(&s, &r, false, fe);
+	xd_sub_delta_request(&s, &r, false, fe, WALL_MS);
 	c = delta_step(&s, fe, &nonce);
 	ck_assert_str_eq(c, "fe:body,be:-");
 	free(c);
@@ -1291,7 +1295,7 @@ START_TEST(view_restricted_is_missing)
 
 	xd_sub_init(&s, 0, "test");
 	r = delta_req("", NULL, 0, NULL, 0);
-	xd_sub_delta_request(&s, &r, true, anon);
+	xd_sub_delta_request(&s, &r, true, anon, WALL_MS);
 	c = delta_step(&s, anon, &nonce);
 	ck_assert_str_eq(c, "pub:body");
 	free(c);
@@ -1322,7 +1326,7 @@ START_TEST(view_bodies_shared_across_identities)
 
 		xd_sub_init(&s, 0, "test");
 		v[i] = xd_derived_view(t, ids[i]);
-		xd_sub_sotw_request(&s, &r, false, false, NULL);
+		xd_sub_sotw_request(&s, &r, false, false, NULL, WALL_MS);
 		b = xd_sub_next(&s, v[i], XD_FORM_SOTW, false);
 		ck_assert_ptr_nonnull(b);
 		if (first == NULL) {
@@ -1420,13 +1424,13 @@ static void client_life(struct xd_table *t, const struct xd_name *names,
 	struct xd_body *b;
 
 	xd_sub_init(&s, 0, "test");
-	xd_sub_sotw_request(&s, &r, true, n == 0, NULL);
+	xd_sub_sotw_request(&s, &r, true, n == 0, NULL, WALL_MS);
 	b = xd_sub_next(&s, t, XD_FORM_SOTW, n == 0);
 	ck_assert_ptr_nonnull(b);
 	xd_sub_sent(&s, t, 1, 0);
 	xd_body_unref(b);
 	r = sotw_req("1", false, names, n);
-	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true, n == 0, NULL),
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true, n == 0, NULL, WALL_MS),
 			 XD_SUB_ACK);
 	ck_assert_ptr_null(xd_sub_next(&s, t, XD_FORM_SOTW, n == 0));
 	xd_sub_clear(&s);
@@ -1526,22 +1530,22 @@ START_TEST(memo_transition_goes_with_old_table)
 	size_t live;
 
 	xd_sub_init(&s, 0, "test");
-	xd_sub_sotw_request(&s, &r, false, false, NULL);
+	xd_sub_sotw_request(&s, &r, false, false, NULL, WALL_MS);
 	c = sotw_step(&s, t0, false, &nonce);
 	ck_assert_str_eq(c, "A0,B");
 	free(c);
 	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
 	r = sotw_req(ack, false, ab, 2);
-	xd_sub_sotw_request(&s, &r, false, false, NULL);
+	xd_sub_sotw_request(&s, &r, false, false, NULL, WALL_MS);
 	/* the reload: only `a` changed */
 	c = sotw_step(&s, t1, false, &nonce);
 	ck_assert_str_eq(c, "A1");
 	free(c);
 	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
 	r = sotw_req(ack, false, ab, 2);
-	xd_sub_sotw_request(&s, &r, false, false, NULL);
+	xd_sub_sotw_request(&s, &r, false, false, NULL, WALL_MS);
 	ck_assert_ptr_null(sotw_step(&s, t1, false, &nonce));
-	ck_assert_ptr_eq(s.held, t1);
+	ck_assert_ptr_eq(xd_sub_held(&s), t1);
 	/* nobody holds t0 any more: what it alone needed goes with it */
 	live = xd_body_live(NULL);
 	xd_table_unref(t0);
@@ -1584,7 +1588,7 @@ static void delta_moves(const struct xd_name *names, size_t n,
 	char *c;
 
 	xd_sub_init(&s, 0, "test");
-	xd_sub_delta_request(&s, &r, false, t1);
+	xd_sub_delta_request(&s, &r, false, t1, WALL_MS);
 	c = delta_step(&s, t1, &nonce);
 	ck_assert_str_eq(c, first);
 	free(c);
@@ -1659,13 +1663,13 @@ START_TEST(delta_held_by_alias_asked_by_name_as_it_goes)
 	char *c;
 
 	xd_sub_init(&s, 0, "test");
-	xd_sub_delta_request(&s, &r, false, t);
+	xd_sub_delta_request(&s, &r, false, t, WALL_MS);
 	c = delta_step(&s, t, &nonce);
 	ck_assert_str_eq(c, "rc/web:body");
 	free(c);
 	delta_ack(&s, nonce);
 	r = delta_req("", name, 1, NULL, 0);
-	ck_assert_int_eq(xd_sub_delta_request(&s, &r, false, NULL),
+	ck_assert_int_eq(xd_sub_delta_request(&s, &r, false, NULL, WALL_MS),
 			 XD_SUB_REQUEST);
 	c = delta_step(&s, empty, &nonce);
 	ck_assert_str_eq(c, "-rc/web");
