@@ -663,9 +663,12 @@ static void release_body(union xd_derived_value v)
 struct xd_body *xd_body_get(const struct xd_want *w)
 {
 	struct xd_derived_key key;
-	struct xd_table *home = make_key(w, &key);
+	struct xd_table *home;
 	union xd_derived_value v;
 
+	XD_ASSERT_LOOP();
+	XD_ASSERT(w->ledger != NULL && w->table != NULL);
+	home = make_key(w, &key);
 	if (!xd_derived_find(home, XD_DERIVED_BODY, &key, &v)) {
 		v.body = compute(w);
 		xd_derived_store(home, XD_DERIVED_BODY, &key,
@@ -680,13 +683,14 @@ struct xd_body *xd_body_get(const struct xd_want *w)
 
 struct xd_body *xd_body_ref(struct xd_body *b)
 {
+	XD_ASSERT(b->refs > 0);
 	b->refs++;
 	return b;
 }
 
 void xd_body_unref(struct xd_body *b)
 {
-	if (b == NULL || --b->refs > 0)
+	if (b == NULL || !XD_UNREF(b->refs))
 		return;
 	live--;
 	live_bytes -= sizeof(*b) + GRPC_SLICE_LENGTH(b->slice);

@@ -5,6 +5,7 @@
  * in docs/protocol.md.
  */
 #include <grpc/grpc.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "envoy/service/discovery/v3/discovery.pb-c.h"
 #include "protocol/body.h"
 #include "protocol/derived.h"
+#include "protocol/ledger.h"
 #include "protocol/nameset.h"
 #include "protocol/sub.h"
 #include "snapshot/table.h"
@@ -114,7 +116,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-	/* every set released: no leak of interned names */
+	/* every set and ledger released: no leak of interned state */
+	ck_assert_uint_eq(xd_ledger_live(), 0);
 	ck_assert_uint_eq(xd_nameset_live(), 0);
 	grpc_shutdown_blocking();
 }
@@ -1682,12 +1685,183 @@ START_TEST(delta_held_by_alias_asked_by_name_as_it_goes)
 }
 END_TEST
 
+/* ---------------- the ledger ---------------- */
+
+/* Equal states are one ledger: looked up once, compared by pointer;
+ * anything owed once makes another state. */
+START_TEST(ledger_interned)
+{
+	struct xd_table *t = TABLE(XD_CLUSTER, "a=A", "b=B");
+	struct xd_name a = N("a");
+	struct xd_nameset *set = xd_nameset_intern(&a, 1);
+	size_t live = xd_ledger_live();
+	struct xd_ledger *l1 = xd_ledger_make(t, false, set, NULL, NULL);
+	struct xd_ledger *l2 = xd_ledger_make(t, false, set, NULL, NULL);
+	struct xd_ledger *l3 = xd_ledger_make(t, false, set, set, NULL);
+	struct xd_ledger *l4 = xd_ledger_make(t, true, set, NULL, NULL);
+
+	ck_assert_ptr_eq(l1, l2);
+	ck_assert_ptr_ne(l1, l3);
+	ck_assert_ptr_ne(l1, l4);
+	ck_assert_uint_ne(l1->id, l3->id);
+	ck_assert_uint_eq(xd_ledger_live(), live + 3);
+	ck_assert_uint_eq(l1->nheld, 1);
+	ck_assert_ptr_eq(l1->held[0].entry, xd_table_find(t, "a", 1));
+	ck_assert_ptr_eq(xd_ledger_entry(l1, "a", 1, false), l1->held[0].entry);
+	ck_assert_ptr_null(xd_ledger_entry(l1, "b", 1, false));
+	ck_assert_ptr_nonnull(xd_ledger_entry(l4, "b", 1, false));
+	xd_ledger_unref(l1);
+	xd_ledger_unref(l2);
+	xd_ledger_unref(l3);
+	xd_ledger_unref(l4);
+	ck_assert_uint_eq(xd_ledger_live(), live);
+	xd_nameset_unref(set);
+	xd_table_unref(t);
+}
+END_TEST
+
+/* Each key held is recorded with its kind, read once from the key and
+ * the table, and the entry it stands for: which resource, which
+ * variant (rule P1), or none (told it does not exist, rule D8). */
+START_TEST(ledger_kinds)
+{
+	static const uint8_t dev[] = {0x0a, 0x0a, 0x0a, 0x03, 'e', 'n', 'v',
+				      0x12, 0x03, 'd', 'e', 'v'};
+#define C "xdstp://a/envoy.config.cluster.v3.Cluster/"
+	static const char *const alias[] = {"other"};
+	struct xd_table_builder *b = xd_table_builder_new(XD_CLUSTER);
+	struct xd_name keys[] = {N("x"), N("other"), N("x\x1f" "env\x1d" "dev"),
+				 N("x\x1f" "env\x1d" "qa"), N("gone"),
+				 N(C "g/*"), N(C "g/m")};
+	const struct xd_entry *variant;
+	struct xd_nameset *set;
+	struct xd_table *t;
+	struct xd_ledger *l;
+	const struct xd_held *h;
+
+	ck_assert_int_eq(xd_table_builder_add(b, "x", (const uint8_t *)"X", 1,
+					      NULL, 0, alias, 1, "t.yaml", 1,
+					      NULL), 0);
+	ck_assert_int_eq(xd_table_builder_add_variant(
+				 b, "x", (const uint8_t *)"XD", 2, NULL, 0,
+				 (struct xd_span){dev, sizeof(dev)}, "t.yaml", 2,
+				 NULL), 0);
+	ck_assert_int_eq(xd_table_builder_add(b, C "g/m", (const uint8_t *)"M",
+					      1, NULL, 0, NULL, 0, "t.yaml", 3,
+					      NULL), 0);
+	t = xd_table_builder_finish(b);
+	set = xd_nameset_intern(keys, sizeof(keys) / sizeof(keys[0]));
+	l = xd_ledger_make(t, false, set, NULL, NULL);
+	ck_assert_uint_eq(l->nheld, 7);
+
+	h = xd_ledger_find(l, "x", 1);
+	ck_assert_int_eq(h->kind, XD_NAME_PLAIN);
+	ck_assert_ptr_eq(h->entry, xd_table_find(t, "x", 1));
+	h = xd_ledger_find(l, "other", 5);
+	ck_assert_int_eq(h->kind, XD_NAME_ALIAS);
+	ck_assert_ptr_eq(h->entry, xd_table_find(t, "x", 1));
+	h = xd_ledger_find(l, keys[2].data, keys[2].len);
+	ck_assert_int_eq(h->kind, XD_NAME_LOCATOR);
+	variant = h->entry;
+	ck_assert_ptr_nonnull(variant);
+	ck_assert_ptr_nonnull(variant->constraints.data);
+	ck_assert_int_eq(memcmp(variant->msg.data, "XD", 2), 0);
+	/* no variant accepts "qa": the plain resource (rule P1) */
+	h = xd_ledger_find(l, keys[3].data, keys[3].len);
+	ck_assert_int_eq(h->kind, XD_NAME_LOCATOR);
+	ck_assert_ptr_eq(h->entry, xd_table_find(t, "x", 1));
+	h = xd_ledger_find(l, "gone", 4);
+	ck_assert_int_eq(h->kind, XD_NAME_PLAIN);
+	ck_assert_ptr_null(h->entry);
+	h = xd_ledger_find(l, keys[5].data, keys[5].len);
+	ck_assert_int_eq(h->kind, XD_NAME_GLOB);
+	ck_assert_ptr_null(h->entry);
+	h = xd_ledger_find(l, keys[6].data, keys[6].len);
+	ck_assert_int_eq(h->kind, XD_NAME_MEMBER);
+	ck_assert_ptr_eq(h->entry, xd_table_find(t, keys[6].data, keys[6].len));
+	/* held through its glob only, a member is covered in delta */
+	ck_assert(xd_ledger_covers(l, C "g/n", strlen(C "g/n"), true));
+	ck_assert(!xd_ledger_covers(l, C "g/n", strlen(C "g/n"), false));
+	ck_assert_ptr_null(xd_ledger_find(l, "y", 1));
+
+	xd_ledger_unref(l);
+	xd_nameset_unref(set);
+	xd_table_unref(t);
+#undef C
+}
+END_TEST
+
+/* Clients in the same state share one ledger, whatever path led there,
+ * and so one body; an ACK is timed by the caller (the engine reads no
+ * clock). */
+START_TEST(ledger_shared_and_timed_by_caller)
+{
+	struct xd_table *t1 = TABLE(XD_ENDPOINT, "a=A", "b=B");
+	struct xd_table *t2 = TABLE(XD_ENDPOINT, "a=A2", "b=B");
+	struct xd_name ab[] = {N("a"), N("b")};
+	struct xd_sub s[2];
+	struct xd_body *b[2];
+	struct xd_request r;
+	unsigned long long before;
+
+	for (int i = 0; i < 2; i++) {
+		xd_sub_init(&s[i], (uint64_t)i, "EDS");
+		r = sotw_req("", false, ab, 2);
+		xd_sub_sotw_request(&s[i], &r, false, false, NULL, WALL_MS);
+		b[i] = xd_sub_next(&s[i], t1, XD_FORM_SOTW, false);
+		ck_assert_ptr_nonnull(b[i]);
+		xd_sub_sent(&s[i], t1, 1, 0);
+		xd_body_unref(b[i]);
+	}
+	r = sotw_req("1", false, ab, 2);
+	xd_sub_sotw_request(&s[0], &r, false, false, NULL, WALL_MS + 7);
+	r = sotw_req("1", true, ab, 2);
+	r.error_message = N("refused");
+	xd_sub_sotw_request(&s[1], &r, false, false, NULL, WALL_MS + 9);
+	/* ACK and NACK alike: both hold t1 (rule S4), one ledger */
+	ck_assert_ptr_eq(s[0].ledger, s[1].ledger);
+	ck_assert_ptr_eq(xd_sub_held(&s[0]), t1);
+	ck_assert_int_eq(s[0].acked_at_ms, WALL_MS + 7);
+	ck_assert_int_eq(s[1].nack_at_ms, WALL_MS + 9);
+	ck_assert_int_eq(s[1].acked_at_ms, 0);
+
+	before = xd_body_computed();
+	b[0] = xd_sub_next(&s[0], t2, XD_FORM_SOTW, false);
+	b[1] = xd_sub_next(&s[1], t2, XD_FORM_SOTW, false);
+	ck_assert_ptr_nonnull(b[0]);
+	ck_assert_ptr_eq(b[0], b[1]);
+	ck_assert_uint_eq(xd_body_computed() - before, 1);
+	ck_assert_uint_eq(b[0]->nresources, 1); /* "a" changed, "b" did not */
+	for (int i = 0; i < 2; i++) {
+		xd_body_unref(b[i]);
+		xd_sub_clear(&s[i]);
+	}
+	xd_table_unref(t1);
+	xd_table_unref(t2);
+}
+END_TEST
+
+/* A response recorded as sent without a nonce is a bug of the caller:
+ * the engine stops, naming the stream and the type. */
+START_TEST(sub_sent_without_nonce_stops)
+{
+	struct xd_table *t = TABLE(XD_CLUSTER, "a=A");
+	struct xd_request r = sotw_req("", false, NULL, 0);
+	struct xd_sub s;
+
+	xd_sub_init(&s, 42, "CDS");
+	xd_sub_sotw_request(&s, &r, true, true, NULL, WALL_MS);
+	xd_sub_sent(&s, t, 0, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("engine");
 	TCase *names = tcase_create("nameset"), *tables = tcase_create("table");
 	TCase *sotw = tcase_create("sotw"), *delta = tcase_create("delta");
 	TCase *memory = tcase_create("memory"), *views = tcase_create("view");
+	TCase *ledger = tcase_create("ledger");
 
 	tcase_add_checked_fixture(names, setup, teardown);
 	tcase_add_test(names, nameset_interned);
@@ -1746,5 +1920,12 @@ int main(void)
 	tcase_add_test(views, snapshot_view);
 	tcase_add_test(views, views_go_with_their_clients);
 	suite_add_tcase(s, views);
+
+	tcase_add_checked_fixture(ledger, setup, teardown);
+	tcase_add_test(ledger, ledger_interned);
+	tcase_add_test(ledger, ledger_kinds);
+	tcase_add_test(ledger, ledger_shared_and_timed_by_caller);
+	tcase_add_test_raise_signal(ledger, sub_sent_without_nonce_stops, SIGABRT);
+	suite_add_tcase(s, ledger);
 	return xdtest_run(s);
 }
