@@ -63,7 +63,7 @@ struct diff {
 	size_t nmissing, cap_missing;
 	struct xd_name *removed;       /* delta: removed_resources */
 	size_t nremoved, cap_removed;
-	const struct xd_entry **gone;  /* delta: variants removed (P1) */
+	const struct xd_entry **gone;  /* delta: variants removed, rule P1 */
 	size_t ngone, cap_gone;
 	bool changed;                  /* full state: content differs */
 	size_t ttl_subscribed, ttl_sent; /* entries with a TTL: rule L1 */
@@ -327,7 +327,7 @@ static void held_gone(const struct xd_want *w, struct diff *d)
 			break;
 		}
 	}
-	/* names the client reported holding that were gone already (D7) */
+	/* names the client reported holding that were gone already (rule D7) */
 	for (size_t i = 0; i < xd_nameset_count(l->gone); i++) {
 		struct xd_name n = xd_nameset_at(l->gone, i);
 
@@ -373,9 +373,10 @@ static void diff_sotw(const struct xd_want *w, struct diff *d)
 /*
  * The delta body (rules D3-D8, D10, X2, P1): subscribed resources the
  * ledger lacks, holds at another version (or as another variant), or
- * owes (D5); subscribed keys that name nothing, said once (D8); what
- * the ledger holds that is gone, as removed (D4, D7), a glob's members
- * included (X2), a variant by its ResourceName (P1).
+ * owes (rule D5); subscribed keys that name nothing, said once (rule
+ * D8); what the ledger holds that is gone, as removed (rules D4, D7), a
+ * glob's members included (rule X2), a variant by its ResourceName
+ * (rule P1).
  */
 static void diff_delta(const struct xd_want *w, struct diff *d)
 {

@@ -893,14 +893,39 @@ START_TEST(delta_locators_missing_once)
 }
 END_TEST
 
+/* DynamicParameterConstraints {constraint {key "env", value "dev"}} and
+ * {... "prod"}: what variants in these tests are for (rule P1). */
+static const uint8_t env_dev[] = {0x0a, 0x0a, 0x0a, 0x03, 'e', 'n', 'v',
+				  0x12, 0x03, 'd', 'e', 'v'};
+static const uint8_t env_prod[] = {0x0a, 0x0b, 0x0a, 0x03, 'e', 'n', 'v',
+				   0x12, 0x04, 'p', 'r', 'o', 'd'};
+
+static void add_entry(struct xd_table_builder *b, const char *name,
+		      const char *content)
+{
+	ck_assert_int_eq(xd_table_builder_add(b, name, (const uint8_t *)content,
+					      strlen(content), NULL, 0, NULL, 0,
+					      "s.yaml", 1, NULL),
+			 0);
+}
+
+/* Adds to `b` a variant of `name` for the constraints `cons` (rule P1). */
+static void add_variant(struct xd_table_builder *b, const char *name,
+			const char *content, const uint8_t *cons,
+			size_t cons_len)
+{
+	ck_assert_int_eq(xd_table_builder_add_variant(
+				 b, name, (const uint8_t *)content, strlen(content),
+				 NULL, 0, (struct xd_span){cons, (uint32_t)cons_len},
+				 "s.yaml", 1, NULL),
+			 0);
+}
+
 /* rule P1: a plain resource that one locator stops picking (a variant
  * matches it now) stays with the client while another locator still
  * picks it: it is not removed. */
 START_TEST(delta_locator_moves_to_variant_plain_stays)
 {
-	/* DynamicParameterConstraints {constraint {key "env", value "dev"}} */
-	static const uint8_t dev[] = {0x0a, 0x0a, 0x0a, 0x03, 'e', 'n', 'v',
-				      0x12, 0x03, 'd', 'e', 'v'};
 	struct xd_table *t1 = TABLE(XD_CLUSTER, "x=X1");
 	struct xd_table_builder *b = xd_table_builder_new(XD_CLUSTER);
 	struct xd_table *t2;
@@ -910,13 +935,8 @@ START_TEST(delta_locator_moves_to_variant_plain_stays)
 	uint64_t nonce = 0;
 	char *c;
 
-	ck_assert_int_eq(xd_table_builder_add(b, "x", (const uint8_t *)"X1", 2,
-					      NULL, 0, NULL, 0, "t.yaml", 1,
-					      NULL), 0);
-	ck_assert_int_eq(xd_table_builder_add_variant(
-				 b, "x", (const uint8_t *)"XD", 2, NULL, 0,
-				 (struct xd_span){dev, sizeof(dev)}, "t.yaml", 2,
-				 NULL), 0);
+	add_entry(b, "x", "X1");
+	add_variant(b, "x", "XD", env_dev, sizeof(env_dev));
 	t2 = xd_table_builder_finish(b);
 	xd_sub_init(&s, 0, "test");
 	xd_sub_delta_request(&s, &r, true, t1, WALL_MS);
@@ -941,10 +961,6 @@ END_TEST
  * apart by resource_name. */
 START_TEST(sotw_two_variants_one_name)
 {
-	static const uint8_t dev[] = {0x0a, 0x0a, 0x0a, 0x03, 'e', 'n', 'v',
-				      0x12, 0x03, 'd', 'e', 'v'};
-	static const uint8_t prod[] = {0x0a, 0x0b, 0x0a, 0x03, 'e', 'n', 'v',
-				       0x12, 0x04, 'p', 'r', 'o', 'd'};
 	struct xd_table_builder *b = xd_table_builder_new(XD_CLUSTER);
 	struct xd_table *t;
 	struct xd_name names[] = {N("x\x1f" "env\x1d" "dev"),
@@ -952,17 +968,9 @@ START_TEST(sotw_two_variants_one_name)
 	struct xd_request r = sotw_req("", false, names, 2);
 	static const enum xd_form forms[] = {XD_FORM_SOTW, XD_FORM_SOTW_WRAPPED};
 
-	ck_assert_int_eq(xd_table_builder_add(b, "x", (const uint8_t *)"X", 1,
-					      NULL, 0, NULL, 0, "t.yaml", 1,
-					      NULL), 0);
-	ck_assert_int_eq(xd_table_builder_add_variant(
-				 b, "x", (const uint8_t *)"XD", 2, NULL, 0,
-				 (struct xd_span){dev, sizeof(dev)}, "t.yaml", 2,
-				 NULL), 0);
-	ck_assert_int_eq(xd_table_builder_add_variant(
-				 b, "x", (const uint8_t *)"XP", 2, NULL, 0,
-				 (struct xd_span){prod, sizeof(prod)}, "t.yaml", 3,
-				 NULL), 0);
+	add_entry(b, "x", "X");
+	add_variant(b, "x", "XD", env_dev, sizeof(env_dev));
+	add_variant(b, "x", "XP", env_prod, sizeof(env_prod));
 	t = xd_table_builder_finish(b);
 	for (size_t f = 0; f < 2; f++) {
 		struct xd_sub s;
@@ -1097,15 +1105,6 @@ END_TEST
 
 #define FRONTEND "spiffe://example.org/ns/prod/sa/frontend"
 #define BACKEND "spiffe://example.org/ns/prod/sa/backend"
-
-static void add_entry(struct xd_table_builder *b, const char *name,
-		      const char *content)
-{
-	ck_assert_int_eq(xd_table_builder_add(b, name, (const uint8_t *)content,
-					      strlen(content), NULL, 0, NULL, 0,
-					      "s.yaml", 1, NULL),
-			 0);
-}
 
 /*
  * Secrets as the loader makes them: "pub" for everyone ("@anyone"), "fe"
@@ -1725,8 +1724,6 @@ END_TEST
  * variant (rule P1), or none (told it does not exist, rule D8). */
 START_TEST(ledger_kinds)
 {
-	static const uint8_t dev[] = {0x0a, 0x0a, 0x0a, 0x03, 'e', 'n', 'v',
-				      0x12, 0x03, 'd', 'e', 'v'};
 #define C "xdstp://a/envoy.config.cluster.v3.Cluster/"
 	static const char *const alias[] = {"other"};
 	struct xd_table_builder *b = xd_table_builder_new(XD_CLUSTER);
@@ -1740,15 +1737,10 @@ START_TEST(ledger_kinds)
 	const struct xd_held *h;
 
 	ck_assert_int_eq(xd_table_builder_add(b, "x", (const uint8_t *)"X", 1,
-					      NULL, 0, alias, 1, "t.yaml", 1,
+					      NULL, 0, alias, 1, "s.yaml", 1,
 					      NULL), 0);
-	ck_assert_int_eq(xd_table_builder_add_variant(
-				 b, "x", (const uint8_t *)"XD", 2, NULL, 0,
-				 (struct xd_span){dev, sizeof(dev)}, "t.yaml", 2,
-				 NULL), 0);
-	ck_assert_int_eq(xd_table_builder_add(b, C "g/m", (const uint8_t *)"M",
-					      1, NULL, 0, NULL, 0, "t.yaml", 3,
-					      NULL), 0);
+	add_variant(b, "x", "XD", env_dev, sizeof(env_dev));
+	add_entry(b, C "g/m", "M");
 	t = xd_table_builder_finish(b);
 	set = xd_nameset_intern(keys, sizeof(keys) / sizeof(keys[0]));
 	l = xd_ledger_make(t, false, set, NULL, NULL);
