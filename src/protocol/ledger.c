@@ -71,15 +71,16 @@ enum xd_name_kind xd_name_kind_of(const struct xd_table *t, const char *key,
 	const struct xd_entry *e = NULL;
 	enum xd_name_kind kind;
 
-	/* a glob is told by its last segment, a locator key by the 0x1f
-	 * it holds and no name of a snapshot does (xds/dynparam.h): the
-	 * one place either is read from the bytes */
-	if (xd_xdstp_is_glob(key, len)) {
-		kind = XD_NAME_GLOB;
-		e = xd_ledger_lookup(t, key, len);
-	} else if (xd_locator_is(key, len)) {
+	/* a locator key by the 0x1f it holds and no name of a snapshot
+	 * does (xds/dynparam.h), before anything else: its parameters may
+	 * end in "/" and "*" and so look like a glob; a glob by its last segment.
+	 * The one place either is read from the bytes. */
+	if (xd_locator_is(key, len)) {
 		kind = XD_NAME_LOCATOR;
 		e = t != NULL ? xd_table_find_locator(t, key, len) : NULL;
+	} else if (xd_xdstp_is_glob(key, len)) {
+		kind = XD_NAME_GLOB;
+		e = xd_ledger_lookup(t, key, len);
 	} else if (t != NULL && (e = xd_table_find(t, key, len)) != NULL) {
 		kind = XD_NAME_PLAIN;
 	} else if (t != NULL && (e = xd_table_find_alias(t, key, len)) != NULL) {

@@ -893,6 +893,32 @@ START_TEST(delta_locators_missing_once)
 }
 END_TEST
 
+/* rule P1: a locator is a locator, whatever its parameters hold: one
+ * whose value ends in "/" and "*" is no glob collection (rule X2) of the xdstp
+ * name it makes, and picks the resource as any locator does. */
+START_TEST(delta_locator_value_is_no_glob)
+{
+#define X "xdstp://a/envoy.config.cluster.v3.Cluster/x"
+	struct xd_table *t = TABLE(XD_CLUSTER, X "=X");
+	struct xd_sub s;
+	struct xd_name names[] = {N(X "\x1f" "env\x1d" "a/*")};
+	struct xd_request r = delta_req("", names, 1, NULL, 0);
+	uint64_t nonce = 0;
+	char *c;
+
+	xd_sub_init(&s, 0, "test");
+	xd_sub_delta_request(&s, &r, true, t, WALL_MS);
+	c = delta_step(&s, t, &nonce);
+	ck_assert_str_eq(c, X ":body");
+	free(c);
+	delta_ack(&s, nonce);
+	ck_assert_ptr_null(delta_step(&s, t, &nonce));
+	xd_sub_clear(&s);
+	xd_table_unref(t);
+#undef X
+}
+END_TEST
+
 /* DynamicParameterConstraints {constraint {key "env", value "dev"}} and
  * {... "prod"}: what variants in these tests are for (rule P1). */
 static const uint8_t env_dev[] = {0x0a, 0x0a, 0x0a, 0x03, 'e', 'n', 'v',
@@ -1886,6 +1912,7 @@ int main(void)
 	tcase_add_test(delta, delta_wildcard_plus_missing_name);
 	tcase_add_test(delta, delta_locators_missing_once);
 	tcase_add_test(delta, delta_locator_moves_to_variant_plain_stays);
+	tcase_add_test(delta, delta_locator_value_is_no_glob);
 	tcase_add_test(delta, delta_deleted_is_removed_only);
 	tcase_add_test(delta, delta_initial_versions);
 	tcase_add_test(delta, delta_stale_nonce_still_subscribes);
