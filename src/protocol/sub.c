@@ -252,7 +252,8 @@ static void narrow_held(struct xd_sub *s, bool delta)
 				    xd_ledger_find(l, name.data, name.len) != NULL;
 
 		if (!held && globs && l->names.all &&
-		    xd_xdstp_is_glob(name.data, name.len)) {
+		    xd_name_kind_of(NULL, name.data, name.len, NULL) ==
+			    XD_NAME_GLOB) {
 			/* a wildcard client held every member already */
 			struct xd_nameset *m = xd_derived_glob(l->table, name);
 
