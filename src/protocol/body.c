@@ -9,7 +9,6 @@
 #include "util/xalloc.h"
 #include "xds/dynparam.h"
 #include "xds/message.h"
-#include "xds/xdstp.h"
 
 static unsigned long long computed;
 /* bodies alive and their bytes (xd_body_live) */
