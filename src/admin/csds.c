@@ -364,7 +364,7 @@ static struct res_status res_status(const struct xd_client_type *ct,
 
 	if (s->nacked) {
 		const struct xd_entry *refused =
-			entry_in(sub->held, &sub->held_names, s->delta, name, len);
+			entry_in(xd_sub_held(sub), &sub->ledger->names, s->delta, name, len);
 
 		if (refused != NULL &&
 		    (!s->delta || ran == NULL || ran->hash != refused->hash)) {

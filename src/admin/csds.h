@@ -34,8 +34,8 @@
  * The sync state is kept per stream and type (sub.h, xd_sub_sync); per
  * resource, what the client runs is the content it last ACKed
  * (sub->acked) and what it refused is the content it answered last
- * with a NACK (sub->held). A SotW NACK refuses its whole response: every
- * resource in it is NACKED. A delta NACK concerns the resources that
+ * with a NACK (its ledger's table, xd_sub_held). A SotW NACK refuses
+ * its whole response: every resource in it is NACKED. A delta NACK concerns the resources that
  * differ from what the client runs (those the refused responses
  * changed); the rest stay ACKED.
  *

@@ -5,18 +5,20 @@
 
 #include "protocol/derived.h"
 #include "util/buf.h"
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 #include "xds/dynparam.h"
 #include "xds/message.h"
-#include "xds/xdstp.h"
 
 static unsigned long long computed;
 /* bodies alive and their bytes (xd_body_live) */
 static size_t live, live_bytes;
 
 /*
- * Where the body for `w` is memoized, and under which key. A client that
- * holds another table than the one it is served is in a transition (a
+ * Where the body for `w` is memoized, and under which key: the ledger's
+ * state (its table, wildcard and name sets) and the target's, so that
+ * every client in an equal state finds one body. A client that holds
+ * another table than the one it is served is in a transition (a
  * reload): its body lives on the table it holds, keyed by the one
  * served, and goes when the last client holding it moves on and that
  * superseded table is freed. Kept on the served table, which lives on,
@@ -25,114 +27,80 @@ static size_t live, live_bytes;
 static struct xd_table *make_key(const struct xd_want *w,
 				 struct xd_derived_key *key)
 {
-	struct xd_table *home = w->held != NULL ? w->held : w->table;
+	const struct xd_ledger *l = w->ledger;
+	struct xd_table *home = l->table != NULL ? l->table : w->table;
 
 	memset(key, 0, sizeof(*key));
 	key->words[0] = (uint64_t)w->sub.all |
-			(uint64_t)w->held_names.all << 1 |
+			(uint64_t)l->names.all << 1 |
 			(uint64_t)w->full_state << 2 | (uint64_t)w->form << 3 |
-			(uint64_t)(w->held != NULL) << 6 |
+			(uint64_t)(l->table != NULL) << 6 |
 			(uint64_t)w->heartbeat << 7;
 	key->words[1] = xd_table_id(w->table) == xd_table_id(home) ?
 				0 : xd_table_id(w->table);
 	key->sets[0] = w->sub.set;
-	key->sets[1] = w->held_names.set;
-	key->sets[2] = w->force;
-	key->sets[3] = w->removed;
+	key->sets[1] = l->names.set;
+	key->sets[2] = l->resend;
+	key->sets[3] = l->gone;
 	return home;
 }
 
-/* ---------------- lookups ---------------- */
-
-/* An entry by name, or by alias (VHDS subscribes by alias, rule D10);
- * for a locator key, the variant its parameters pick (rule P1). */
-static const struct xd_entry *lookup(const struct xd_table *t,
-				     const char *name, size_t len)
-{
-	const struct xd_entry *e;
-
-	if (xd_locator_is(name, len))
-		return xd_table_find_locator(t, name, len);
-	e = xd_table_find(t, name, len);
-
-	return e != NULL ? e : xd_table_find_alias(t, name, len);
-}
-
-static bool names_has(const struct xd_names *n, const char *name, size_t len)
-{
-	return n->all || xd_nameset_has(n->set, name, len);
-}
-
-/* `name` is among `n`: by a wildcard, by itself, or, in delta, by the
- * glob collection it belongs to (rule X2). */
-static bool covers(const struct xd_want *w, const struct xd_names *n,
-		   const char *name, size_t len)
-{
-	return names_has(n, name, len) ||
-	       (xd_form_delta(w->form) &&
-		xd_derived_in_glob(n->set, name, len));
-}
-
-/* The version of `name` the client holds, or NULL. */
-static const struct xd_entry *held_entry(const struct xd_want *w,
-					 const char *name, size_t len)
-{
-	if (w->held == NULL || !covers(w, &w->held_names, name, len))
-		return NULL;
-	return lookup(w->held, name, len);
-}
+/* ---------------- the difference ---------------- */
 
 /*
- * The client holds, under the alias `name` (VHDS), a resource that
- * still exists under its own name, but the alias now resolves to
- * nothing in the table: the alias is gone, not the resource. So the
- * alias is "does not exist" (rule D8), and the resource is not removed:
- * it may be carried in the same response, and Envoy refuses a name that
- * is in both resources and removed_resources (rule D4).
+ * What one response carries: the difference between what the client
+ * holds (its ledger) and what it should hold (its subscription served
+ * from the table). The forms' functions below add to it in any order
+ * and as often as a resource is reached (by its name, an alias, a
+ * locator, a glob, a wildcard); settle() then makes each part a set,
+ * so that a response names a resource once (rule S11).
  */
-static bool alias_gone(const struct xd_want *w, const char *name, size_t len)
-{
-	const struct xd_entry *h = held_entry(w, name, len);
-
-	if (xd_locator_is(name, len))
-		return false; /* a locator is no alias: find_removed says it */
-	return h != NULL &&
-	       (h->name_len != len || memcmp(h->name, name, len) != 0) &&
-	       xd_table_find(w->table, h->name, h->name_len) != NULL;
-}
-
-/* The client was told `name` does not exist (delta): it was among the
- * names it held explicitly (beside a wildcard or not), and was absent. */
-static bool known_missing(const struct xd_want *w, const char *name,
-			  size_t len)
-{
-	return w->held != NULL &&
-	       xd_nameset_has(w->held_names.set, name, len) &&
-	       lookup(w->held, name, len) == NULL;
-}
-
-/* ---------------- selection ---------------- */
-
-struct pick {
+struct diff {
 	const struct xd_entry **send;  /* resources to carry */
-	size_t nsend;
+	size_t nsend, cap_send;
 	struct xd_name *missing;       /* delta: names that do not exist */
-	size_t nmissing;
+	size_t nmissing, cap_missing;
 	struct xd_name *removed;       /* delta: removed_resources */
-	size_t nremoved;
-	const struct xd_entry **gone;  /* delta: removed_resource_names */
+	size_t nremoved, cap_removed;
+	const struct xd_entry **gone;  /* delta: variants removed, rule P1 */
 	size_t ngone, cap_gone;
-	size_t cap_send, cap_names, cap_removed;
 	bool changed;                  /* full state: content differs */
 	size_t ttl_subscribed, ttl_sent; /* entries with a TTL: rule L1 */
 };
 
-static void add_send(struct pick *p, const struct xd_entry *e)
+static void add_send(struct diff *d, const struct xd_entry *e)
 {
-	p->send = xd_grow(p->send, &p->cap_send, p->nsend + 1, sizeof(*p->send));
-	p->send[p->nsend++] = e;
+	d->send = xd_grow(d->send, &d->cap_send, d->nsend + 1, sizeof(*d->send));
+	d->send[d->nsend++] = e;
 	if (e->ttl != NULL)
-		p->ttl_sent++;
+		d->ttl_sent++;
+}
+
+static void add_gone(struct diff *d, const struct xd_entry *e)
+{
+	d->gone = xd_grow(d->gone, &d->cap_gone, d->ngone + 1, sizeof(*d->gone));
+	d->gone[d->ngone++] = e;
+}
+
+static void add_name(struct xd_name **v, size_t *n, size_t *cap,
+		     const char *name, size_t len)
+{
+	*v = xd_grow(*v, cap, *n + 1, sizeof(**v));
+	(*v)[(*n)++] = (struct xd_name){name, len};
+}
+
+static void add_removed(struct diff *d, const char *name, size_t len)
+{
+	add_name(&d->removed, &d->nremoved, &d->cap_removed, name, len);
+}
+
+/* `key` is subscribed: by a wildcard, by itself, or, in delta, by the
+ * glob collection it belongs to (rule X2). */
+static bool subscribed(const struct xd_want *w, const char *key, size_t len)
+{
+	return w->sub.all || xd_nameset_has(w->sub.set, key, len) ||
+	       (xd_form_delta(w->form) &&
+		xd_derived_in_glob(w->sub.set, key, len));
 }
 
 /* Whether two entries of one name are the same variant (rule P1): both
@@ -146,18 +114,11 @@ static bool same_variant(const struct xd_entry *a, const struct xd_entry *b)
 		       a->constraints.len) == 0);
 }
 
-static void add_name(struct xd_name **v, size_t *n, size_t *cap,
-		     const char *name, size_t len)
-{
-	*v = xd_grow(*v, cap, *n + 1, sizeof(**v));
-	(*v)[(*n)++] = (struct xd_name){name, len};
-}
-
 /*
- * Whether another name or locator the client subscribes to still picks
- * the variant `h` (plain or not) in the table: the client holds one copy
- * of it, whichever locators led to it, and must keep it (rule P1). A
- * linear walk, but only when a locator changed what it picks.
+ * Whether another key the client subscribes to still picks the variant
+ * `h` (plain or not) in the table: the client holds one copy of it,
+ * whichever locators led to it, and keeps it (rule P1). A linear walk,
+ * but only when a locator changed what it picks.
  */
 static bool still_picked(const struct xd_want *w, const struct xd_entry *h)
 {
@@ -169,7 +130,7 @@ static bool still_picked(const struct xd_want *w, const struct xd_entry *h)
 		if (base.len != h->name_len ||
 		    memcmp(base.data, h->name, base.len) != 0)
 			continue;
-		e = lookup(w->table, n.data, n.len);
+		e = xd_ledger_lookup(w->table, n.data, n.len);
 		if (e != NULL && same_variant(e, h))
 			return true;
 	}
@@ -177,56 +138,269 @@ static bool still_picked(const struct xd_want *w, const struct xd_entry *h)
 }
 
 /*
- * Delta: the resource `h` the client holds under a locator is no longer
- * what the locator picks (rule P1): it is removed, a variant as a
+ * Delta: the entry `h` the client holds under a locator is no longer
+ * what any of its keys picks (rule P1): it is removed, a variant as a
  * ResourceName with its constraints, which is how the client told it
  * apart; a plain resource by its name, unless the client also asks for
  * it by that name.
  */
-static void drop_variant(const struct xd_want *w, struct pick *p,
+static void drop_variant(const struct xd_want *w, struct diff *d,
 			 const struct xd_entry *h)
 {
 	if (still_picked(w, h))
 		return;
-	p->changed = true;
-	if (h->constraints.data != NULL) {
-		p->gone = xd_grow(p->gone, &p->cap_gone, p->ngone + 1,
-				  sizeof(*p->gone));
-		p->gone[p->ngone++] = h;
-	} else if (!covers(w, &w->sub, h->name, h->name_len)) {
-		add_name(&p->removed, &p->nremoved, &p->cap_removed, h->name,
-			 h->name_len);
-	}
+	d->changed = true;
+	if (h->constraints.data != NULL)
+		add_gone(d, h);
+	else if (!subscribed(w, h->name, h->name_len))
+		add_removed(d, h->name, h->name_len);
 }
 
-/* One subscribed resource that exists: send it if the client lacks it,
- * holds another version, or asked for it again. */
-static void consider(const struct xd_want *w, struct pick *p,
-		     const struct xd_entry *e, const char *asked,
-		     size_t asked_len)
+/*
+ * One subscribed resource `e` of the table, reached by `key`: carried
+ * when the ledger has no entry under that key, another version, or owes
+ * it (rules S7, S9, D3, D5); in a full-state response, carried anyway
+ * (rule S8). In delta a held variant that is not the one the key picks
+ * now goes (rule P1).
+ */
+static void want(const struct xd_want *w, struct diff *d,
+		 const struct xd_entry *e, const char *key, size_t len)
 {
-	const struct xd_entry *h = held_entry(w, asked, asked_len);
+	const struct xd_ledger *l = w->ledger;
+	bool delta = xd_form_delta(w->form);
+	const struct xd_entry *h = xd_ledger_entry(l, key, len, delta);
 	/* Asked for again (rule D5), by name or by its glob collection;
 	 * but not what a reconnecting client said it holds (rule D7),
 	 * which it names one by one. */
-	bool forced = xd_nameset_has(w->force, asked, asked_len) ||
-		      (xd_form_delta(w->form) &&
-		       xd_derived_in_glob(w->force, asked, asked_len) &&
-		       !xd_nameset_has(w->held_names.set, asked, asked_len));
+	bool owed = xd_nameset_has(l->resend, key, len) ||
+		    (delta && xd_derived_in_glob(l->resend, key, len) &&
+		     xd_ledger_find(l, key, len) == NULL);
 
 	if (e->ttl != NULL)
-		p->ttl_subscribed++;
-	if (h != NULL && h != e && xd_form_delta(w->form) &&
-	    !same_variant(h, e))
-		drop_variant(w, p, h); /* another variant now (rule P1) */
-	if (h == NULL || h->hash != e->hash || forced) {
-		add_send(p, e);
-		p->changed = true;
+		d->ttl_subscribed++;
+	if (h != NULL && h != e && delta && !same_variant(h, e))
+		drop_variant(w, d, h);
+	if (h == NULL || h->hash != e->hash || owed) {
+		add_send(d, e);
+		d->changed = true;
 	} else if (w->full_state) {
-		/* unchanged, but full-state responses carry everything */
-		add_send(p, e);
+		add_send(d, e);
 	}
 }
+
+/*
+ * Delta, a key that names nothing in the table (rule D8): said once,
+ * as a name without a body, unless
+ *   - the client holds a resource under it that is gone: that is a
+ *     removal (rule D4; Envoy refuses a name said both ways). An alias
+ *     whose resource stays under its own name is the exception: the
+ *     alias is what went, and is said not to exist (rule D10);
+ *   - the client said it held it and it was gone already (rule D7: a
+ *     removal too);
+ *   - the ledger records it told the client so, and the client did
+ *     not subscribe to it again (rule D5).
+ */
+static void want_absent(const struct xd_want *w, struct diff *d,
+			struct xd_name key, enum xd_name_kind kind)
+{
+	const struct xd_ledger *l = w->ledger;
+	const struct xd_entry *h = xd_ledger_entry(l, key.data, key.len, true);
+	const struct xd_held *rec = xd_ledger_find(l, key.data, key.len);
+	bool alias_gone = h != NULL && kind != XD_NAME_LOCATOR &&
+			  (h->name_len != key.len ||
+			   memcmp(h->name, key.data, key.len) != 0) &&
+			  xd_table_find(w->table, h->name, h->name_len) != NULL;
+	bool told = l->table != NULL && rec != NULL && rec->entry == NULL;
+
+	if ((h == NULL || alias_gone) &&
+	    !xd_nameset_has(l->gone, key.data, key.len) &&
+	    (!told || xd_nameset_has(l->resend, key.data, key.len)))
+		add_name(&d->missing, &d->nmissing, &d->cap_missing, key.data,
+			 key.len);
+}
+
+/*
+ * Delta, a glob collection subscribed (rule X2): each member is wanted
+ * as a subscribed name is. An empty collection is said by listing the
+ * glob's name as removed, once: not again while the ledger holds it
+ * empty, unless the client subscribes to it again.
+ */
+static void want_glob(const struct xd_want *w, struct diff *d,
+		      struct xd_name g)
+{
+	const struct xd_ledger *l = w->ledger;
+	struct xd_nameset *members = xd_derived_glob(w->table, g);
+	size_t n = xd_nameset_count(members);
+
+	for (size_t i = 0; i < n && !w->sub.all; i++) {
+		struct xd_name m = xd_nameset_at(members, i);
+
+		want(w, d, xd_table_find(w->table, m.data, m.len), m.data,
+		     m.len);
+	}
+	xd_nameset_unref(members);
+	if (n > 0)
+		return;
+	if (l->table != NULL && xd_ledger_find(l, g.data, g.len) != NULL &&
+	    !xd_nameset_has(l->resend, g.data, g.len)) {
+		struct xd_nameset *before = xd_derived_glob(l->table, g);
+		bool told = xd_nameset_count(before) == 0;
+
+		xd_nameset_unref(before);
+		if (told)
+			return;
+	}
+	add_removed(d, g.data, g.len);
+}
+
+/*
+ * What the ledger holds that the table has not, while it is still
+ * subscribed (rules D4, D7, X2, P1; in full-state SotW it only tells
+ * that the content changed, rule S8). A resource is gone when no
+ * resource of the table has its name: that its name is now another
+ * one's alias (VHDS) does not keep it, the client would hold it beside
+ * the other for good.
+ */
+static void held_gone(const struct xd_want *w, struct diff *d)
+{
+	const struct xd_ledger *l = w->ledger;
+	bool delta = xd_form_delta(w->form);
+
+	if (l->table == NULL)
+		return;
+	for (size_t i = 0; l->names.all && i < xd_table_count(l->table); i++) {
+		const struct xd_entry *e = xd_table_at(l->table, i);
+
+		if (xd_table_find(w->table, e->name, e->name_len) == NULL &&
+		    subscribed(w, e->name, e->name_len)) {
+			d->changed = true;
+			add_removed(d, e->name, e->name_len);
+		}
+	}
+	for (size_t i = 0; !l->names.all && i < l->nheld; i++) {
+		const struct xd_held *h = &l->held[i];
+		struct xd_name k = h->key;
+
+		switch (h->kind) {
+		case XD_NAME_GLOB:
+			if (delta) {
+				/* its members the ledger's table has, gone
+				 * from this one (rule X2) */
+				struct xd_nameset *m = xd_derived_glob(l->table, k);
+
+				for (size_t j = 0; j < xd_nameset_count(m); j++) {
+					struct xd_name x = xd_nameset_at(m, j);
+
+					if (xd_table_find(w->table, x.data, x.len) == NULL &&
+					    subscribed(w, x.data, x.len)) {
+						d->changed = true;
+						add_removed(d, x.data, x.len);
+					}
+				}
+				xd_nameset_unref(m);
+				break;
+			}
+			/* in SotW a glob is a name as any other */
+			/* fall through */
+		case XD_NAME_PLAIN:
+		case XD_NAME_ALIAS:
+		case XD_NAME_MEMBER:
+			/* held under its own name or an alias: removed
+			 * under its name when the resource is gone,
+			 * whatever the alias resolves to now */
+			if (h->entry != NULL &&
+			    xd_table_find(w->table, h->entry->name,
+					  h->entry->name_len) == NULL &&
+			    subscribed(w, k.data, k.len)) {
+				d->changed = true;
+				add_removed(d, h->entry->name, h->entry->name_len);
+			}
+			break;
+		case XD_NAME_LOCATOR:
+			/* no variant matches now (rule P1; another that
+			 * matches is want()'s) */
+			if (h->entry != NULL &&
+			    xd_ledger_lookup(w->table, k.data, k.len) == NULL &&
+			    subscribed(w, k.data, k.len))
+				drop_variant(w, d, h->entry);
+			break;
+		}
+	}
+	/* names the client reported holding that were gone already (rule D7) */
+	for (size_t i = 0; i < xd_nameset_count(l->gone); i++) {
+		struct xd_name n = xd_nameset_at(l->gone, i);
+
+		if (xd_table_find(w->table, n.data, n.len) == NULL &&
+		    subscribed(w, n.data, n.len))
+			add_removed(d, n.data, n.len);
+	}
+}
+
+/*
+ * The SotW body (rules S6-S11, L2, P1): every subscribed resource the
+ * ledger lacks or holds at another version; in a full-state type (LDS,
+ * CDS) every subscribed resource, sent when anything differs: one
+ * changed or added, one the ledger holds gone (left out, rule S8), or
+ * the subscription grown (rule S7). SotW cannot say a name does not
+ * exist (rule S10): such names are left out.
+ */
+static void diff_sotw(const struct xd_want *w, struct diff *d)
+{
+	const struct xd_ledger *l = w->ledger;
+
+	for (size_t i = 0; w->sub.all && i < xd_table_count(w->table); i++) {
+		const struct xd_entry *e = xd_table_at(w->table, i);
+
+		want(w, d, e, e->name, e->name_len);
+	}
+	/* explicit keys beside a wildcard add nothing: it has them all */
+	for (size_t i = 0; !w->sub.all && i < xd_nameset_count(w->sub.set); i++) {
+		struct xd_name k = xd_nameset_at(w->sub.set, i);
+		const struct xd_entry *e = xd_ledger_lookup(w->table, k.data, k.len);
+
+		if (e != NULL)
+			want(w, d, e, k.data, k.len);
+	}
+	if (!w->full_state)
+		return;
+	held_gone(w, d);
+	if (l->table != NULL && (w->sub.all != l->names.all ||
+				 w->sub.set != l->names.set))
+		d->changed = true; /* the subscription grew (rule S7) */
+}
+
+/*
+ * The delta body (rules D3-D8, D10, X2, P1): subscribed resources the
+ * ledger lacks, holds at another version (or as another variant), or
+ * owes (rule D5); subscribed keys that name nothing, said once (rule
+ * D8); what the ledger holds that is gone, as removed (rules D4, D7), a
+ * glob's members included (rule X2), a variant by its ResourceName
+ * (rule P1).
+ */
+static void diff_delta(const struct xd_want *w, struct diff *d)
+{
+	for (size_t i = 0; w->sub.all && i < xd_table_count(w->table); i++) {
+		const struct xd_entry *e = xd_table_at(w->table, i);
+
+		want(w, d, e, e->name, e->name_len);
+	}
+	for (size_t i = 0; i < xd_nameset_count(w->sub.set); i++) {
+		struct xd_name k = xd_nameset_at(w->sub.set, i);
+		const struct xd_entry *e;
+		enum xd_name_kind kind = xd_name_kind_of(w->table, k.data, k.len,
+							 &e);
+
+		if (kind == XD_NAME_GLOB)
+			want_glob(w, d, k);
+		else if (e == NULL)
+			want_absent(w, d, k, kind);
+		else if (!w->sub.all) /* a wildcard wanted it already */
+			want(w, d, e, k.data, k.len);
+	}
+	held_gone(w, d);
+}
+
+/* ---------------- settling: each part a set ---------------- */
 
 static int by_name(const void *pa, const void *pb)
 {
@@ -235,181 +409,6 @@ static int by_name(const void *pa, const void *pb)
 	int c = n > 0 ? memcmp(a->data, b->data, n) : 0;
 
 	return c != 0 ? c : (a->len > b->len) - (a->len < b->len);
-}
-
-/*
- * Members of the glob collection `g` that the client holds (those of
- * the held table) and that are gone from the table, while it still
- * subscribes to them (rule X2: removals are said, as in rule D4).
- */
-static void removed_members(const struct xd_want *w, struct pick *p,
-			    struct xd_name g)
-{
-	struct xd_nameset *members = xd_derived_glob(w->held, g);
-
-	for (size_t i = 0; i < xd_nameset_count(members); i++) {
-		struct xd_name m = xd_nameset_at(members, i);
-		const struct xd_entry *e = xd_table_find(w->held, m.data, m.len);
-
-		if (xd_table_find(w->table, m.data, m.len) == NULL &&
-		    covers(w, &w->sub, m.data, m.len)) {
-			p->changed = true;
-			add_name(&p->removed, &p->nremoved, &p->cap_removed,
-				 e->name, e->name_len);
-		}
-	}
-	xd_nameset_unref(members);
-}
-
-/*
- * A glob collection subscribed (rule X2, delta): each member is
- * considered as a subscribed name is. An empty collection is said by
- * listing the glob's name in removed_resources, once: not again while
- * the client holds it empty, unless it subscribes to it again.
- */
-static void select_glob(const struct xd_want *w, struct pick *p,
-			struct xd_name g)
-{
-	struct xd_nameset *members = xd_derived_glob(w->table, g);
-	size_t n = xd_nameset_count(members);
-
-	for (size_t i = 0; i < n && !w->sub.all; i++) {
-		struct xd_name m = xd_nameset_at(members, i);
-
-		consider(w, p, xd_table_find(w->table, m.data, m.len), m.data,
-			 m.len);
-	}
-	xd_nameset_unref(members);
-	if (n > 0)
-		return;
-	if (w->held != NULL && xd_nameset_has(w->held_names.set, g.data, g.len) &&
-	    !xd_nameset_has(w->force, g.data, g.len)) {
-		struct xd_nameset *before = xd_derived_glob(w->held, g);
-		bool told = xd_nameset_count(before) == 0;
-
-		xd_nameset_unref(before);
-		if (told)
-			return;
-	}
-	add_name(&p->removed, &p->nremoved, &p->cap_removed, g.data, g.len);
-}
-
-/*
- * Resources the client holds that are gone from the table. A resource is
- * gone when no resource of the table has its name: that its name is now
- * another one's alias (VHDS) does not keep it, the client would hold it
- * beside the other for good.
- */
-static void find_removed(const struct xd_want *w, struct pick *p)
-{
-	if (w->held == NULL)
-		return;
-	if (w->held_names.all) {
-		for (size_t i = 0; i < xd_table_count(w->held); i++) {
-			const struct xd_entry *e = xd_table_at(w->held, i);
-
-			if (xd_table_find(w->table, e->name, e->name_len) == NULL &&
-			    covers(w, &w->sub, e->name, e->name_len)) {
-				p->changed = true;
-				add_name(&p->removed, &p->nremoved,
-					 &p->cap_removed, e->name, e->name_len);
-			}
-		}
-	} else {
-		for (size_t i = 0; i < xd_nameset_count(w->held_names.set); i++) {
-			struct xd_name n = xd_nameset_at(w->held_names.set, i);
-			const struct xd_entry *e = lookup(w->held, n.data, n.len);
-
-			if (xd_form_delta(w->form) &&
-			    xd_nameset_globs(w->held_names.set) > 0 &&
-			    xd_xdstp_is_glob(n.data, n.len)) {
-				removed_members(w, p, n);
-				continue;
-			}
-			/* held under a locator, and no variant matches now
-			 * (rule P1; another that matches is consider's) */
-			if (xd_locator_is(n.data, n.len)) {
-				if (e != NULL &&
-				    lookup(w->table, n.data, n.len) == NULL &&
-				    covers(w, &w->sub, n.data, n.len))
-					drop_variant(w, p, e);
-				continue;
-			}
-
-			/* held under `n`, its own name or an alias (VHDS):
-			 * removed when the resource is gone, whatever the
-			 * alias resolves to now (see alias_gone) */
-			if (e != NULL &&
-			    xd_table_find(w->table, e->name, e->name_len) == NULL &&
-			    covers(w, &w->sub, n.data, n.len)) {
-				p->changed = true;
-				add_name(&p->removed, &p->nremoved,
-					 &p->cap_removed, e->name, e->name_len);
-			}
-		}
-	}
-	/* names the client reported holding that were gone already (rule D7) */
-	for (size_t i = 0; i < xd_nameset_count(w->removed); i++) {
-		struct xd_name n = xd_nameset_at(w->removed, i);
-
-		if (xd_table_find(w->table, n.data, n.len) == NULL &&
-		    covers(w, &w->sub, n.data, n.len))
-			add_name(&p->removed, &p->nremoved, &p->cap_removed,
-				 n.data, n.len);
-	}
-	/* A resource held under its name and an alias, or two aliases
-	 * (VHDS), is found once for each, and is removed under its name:
-	 * a response names it once (rule S11). */
-	if (p->nremoved > 1) {
-		size_t u = 0;
-
-		qsort(p->removed, p->nremoved, sizeof(*p->removed), by_name);
-		for (size_t i = 0; i < p->nremoved; i++)
-			if (u == 0 || by_name(&p->removed[u - 1], &p->removed[i]) != 0)
-				p->removed[u++] = p->removed[i];
-		p->nremoved = u;
-	}
-}
-
-/*
- * A name that is removed is not also "does not exist" (rules D4, D8):
- * Envoy refuses a response that says both. It happens when the client
- * holds a resource under an alias (VHDS) and now asks for it by its
- * name too, as the resource goes: the name is new to the subscription,
- * so it is reported missing, and the resource held under the alias is
- * removed under that same name. The removal says all: drop the report.
- * find_removed left `removed` sorted and without repeats.
- */
-static void unsay_removed_missing(struct pick *p)
-{
-	size_t u = 0;
-
-	for (size_t i = 0; i < p->nmissing; i++)
-		if (bsearch(&p->missing[i], p->removed, p->nremoved,
-			    sizeof(*p->removed), by_name) == NULL)
-			p->missing[u++] = p->missing[i];
-	p->nmissing = u;
-}
-
-/*
- * A locator that picks nothing is reported under its name (rule P1), so
- * the report says the name: two locators of one name that both pick
- * nothing, or such a locator beside the plain name, report it once
- * (rule S11), and a name removed is not also reported missing
- * (unsay_removed_missing compares names). Left sorted by name.
- */
-static void say_missing_by_name(struct pick *p)
-{
-	size_t u = 0;
-
-	for (size_t i = 0; i < p->nmissing; i++)
-		xd_locator_split(p->missing[i].data, p->missing[i].len,
-				 &p->missing[i], NULL, NULL);
-	qsort(p->missing, p->nmissing, sizeof(*p->missing), by_name);
-	for (size_t i = 0; i < p->nmissing; i++)
-		if (u == 0 || by_name(&p->missing[u - 1], &p->missing[i]) != 0)
-			p->missing[u++] = p->missing[i];
-	p->nmissing = u;
 }
 
 static int by_address(const void *a, const void *b)
@@ -426,102 +425,76 @@ static int by_entry_order(const void *a, const void *b)
 			      *(const struct xd_entry *const *)b);
 }
 
-/*
- * Two locators of one name may pick two of its variants (rule P1). A
- * client that takes resources as plain Anys (no rule L2) has no
- * resource_name to tell them apart, only the name, and a response names
- * a resource once (rule S11): it gets one of them, the plain resource if
- * it is picked, else the variant locators try first.
- */
-static void one_per_name(struct pick *p)
+static int same_entry_name(const void *a, const void *b)
 {
-	size_t i, u = 0;
+	const struct xd_entry *x = *(const struct xd_entry *const *)a;
+	const struct xd_entry *y = *(const struct xd_entry *const *)b;
 
-	for (i = 0; i < p->nsend && p->send[i]->constraints.len == 0; i++)
-		;
-	if (i == p->nsend)
-		return; /* no variant: names are unique already */
-	qsort(p->send, p->nsend, sizeof(*p->send), by_entry_order);
-	for (i = 0; i < p->nsend; i++)
-		if (u == 0 || p->send[u - 1]->name_len != p->send[i]->name_len ||
-		    memcmp(p->send[u - 1]->name, p->send[i]->name,
-			   p->send[i]->name_len) != 0)
-			p->send[u++] = p->send[i];
-	p->nsend = u;
+	return x->name_len != y->name_len ||
+	       memcmp(x->name, y->name, x->name_len) != 0;
 }
 
-static void select_resources(const struct xd_want *w, struct pick *p)
+/* Sorts `v` by `order` and keeps the first of each run `same` (or
+ * `order`) calls equal. */
+static size_t as_set(void *v, size_t n, size_t size,
+		     int (*order)(const void *, const void *),
+		     int (*same)(const void *, const void *))
 {
-	bool delta = xd_form_delta(w->form);
+	char *base = v;
+	size_t u = 0;
 
-	if (w->sub.all) {
-		for (size_t i = 0; i < xd_table_count(w->table); i++) {
-			const struct xd_entry *e = xd_table_at(w->table, i);
+	if (n < 2)
+		return n;
+	qsort(base, n, size, order);
+	for (size_t i = 0; i < n; i++)
+		if (u == 0 || (same != NULL ? same : order)(base + (u - 1) * size,
+							    base + i * size) != 0)
+			memmove(base + u++ * size, base + i * size, size);
+	return u;
+}
 
-			consider(w, p, e, e->name, e->name_len);
-		}
-	}
-	/* explicit names (alone, or beside a wildcard) */
-	for (size_t i = 0; i < xd_nameset_count(w->sub.set); i++) {
-		struct xd_name n = xd_nameset_at(w->sub.set, i);
-		const struct xd_entry *e;
+static bool any_variant(const struct diff *d)
+{
+	for (size_t i = 0; i < d->nsend; i++)
+		if (d->send[i]->constraints.len != 0)
+			return true;
+	return false;
+}
 
-		if (delta && xd_nameset_globs(w->sub.set) > 0 &&
-		    xd_xdstp_is_glob(n.data, n.len)) {
-			select_glob(w, p, n);
-			continue;
-		}
-		e = lookup(w->table, n.data, n.len);
-		if (e != NULL) {
-			if (!w->sub.all)
-				consider(w, p, e, n.data, n.len);
-		} else if (delta &&
-			   (held_entry(w, n.data, n.len) == NULL ||
-			    alias_gone(w, n.data, n.len)) &&
-			   !xd_nameset_has(w->removed, n.data, n.len) &&
-			   (!known_missing(w, n.data, n.len) ||
-			    xd_nameset_has(w->force, n.data, n.len))) {
-			/* Never held, or an alias that resolves to nothing
-			 * now: "does not exist" (rule D8). A resource the
-			 * client holds that is gone goes in removed_resources
-			 * only (rule D4): Envoy refuses a name that is in both. */
-			add_name(&p->missing, &p->nmissing, &p->cap_names,
-				 n.data, n.len);
-		}
-	}
-	/* A name and an alias of one resource pick it twice (VHDS); a
-	 * response never carries a resource twice (rule S11). Entries lie in
-	 * the table's array in name order, so address order keeps it. */
-	if (p->nsend > 1 && !w->sub.all) {
+/*
+ * Each part of the difference as a set (rule S11), and what the rules
+ * say of two parts together:
+ *   - resources in table order (entries lie in the table's array in
+ *     name order, so address order keeps it); a client that takes
+ *     plain Anys (XD_FORM_SOTW, no rule L2) has no resource_name to
+ *     tell variants apart: one per name, the plain resource if picked,
+ *     else the variant locators try first (rule P1);
+ *   - a locator that picks nothing is said missing under its name (rule
+ *     P1), and a name removed is not also said missing (rules D4, D8).
+ */
+static void settle(const struct xd_want *w, struct diff *d)
+{
+	d->nsend = as_set(d->send, d->nsend, sizeof(*d->send), by_address, NULL);
+	if (w->form == XD_FORM_SOTW && any_variant(d))
+		d->nsend = as_set(d->send, d->nsend, sizeof(*d->send),
+				  by_entry_order, same_entry_name);
+	d->nremoved = as_set(d->removed, d->nremoved, sizeof(*d->removed),
+			     by_name, NULL);
+	for (size_t i = 0; i < d->nmissing; i++)
+		xd_locator_split(d->missing[i].data, d->missing[i].len,
+				 &d->missing[i], NULL, NULL);
+	d->nmissing = as_set(d->missing, d->nmissing, sizeof(*d->missing),
+			     by_name, NULL);
+	if (d->nremoved > 0) {
 		size_t u = 0;
 
-		qsort(p->send, p->nsend, sizeof(*p->send), by_address);
-		for (size_t i = 0; i < p->nsend; i++)
-			if (u == 0 || p->send[u - 1] != p->send[i])
-				p->send[u++] = p->send[i];
-		p->nsend = u;
+		for (size_t i = 0; i < d->nmissing; i++)
+			if (bsearch(&d->missing[i], d->removed, d->nremoved,
+				    sizeof(*d->removed), by_name) == NULL)
+				d->missing[u++] = d->missing[i];
+		d->nmissing = u;
 	}
-	if (w->form == XD_FORM_SOTW && p->nsend > 1)
-		one_per_name(p);
-	if (delta || w->full_state)
-		find_removed(w, p);
-	if (p->nmissing > 0)
-		say_missing_by_name(p);
-	if (p->nmissing > 0 && p->nremoved > 0)
-		unsay_removed_missing(p);
-	if (p->ngone > 1) { /* held under two locators: removed once */
-		size_t u = 0;
-
-		qsort(p->gone, p->ngone, sizeof(*p->gone), by_address);
-		for (size_t i = 0; i < p->ngone; i++)
-			if (u == 0 || p->gone[u - 1] != p->gone[i])
-				p->gone[u++] = p->gone[i];
-		p->ngone = u;
-	}
-	if (w->full_state && w->held != NULL &&
-	    (w->sub.all != w->held_names.all ||
-	     w->sub.set != w->held_names.set))
-		p->changed = true; /* the subscription grew (rule S7) */
+	d->ngone = as_set(d->gone, d->ngone, sizeof(*d->gone), by_address, NULL);
 }
 
 /* ---------------- encoding ---------------- */
@@ -551,7 +524,7 @@ static const struct xd_span *span_of(const struct xd_entry *e,
 
 /* The response (xds/message.h): the resources in the form the client
  * takes, straight from the table. */
-static grpc_slice encode(const struct xd_want *w, const struct pick *p)
+static grpc_slice encode(const struct xd_want *w, const struct diff *p)
 {
 	const char *url = xd_table_type_url(w->table);
 	struct xd_span *spans = xd_malloc((p->nsend + 1) * sizeof(*spans));
@@ -578,7 +551,7 @@ static grpc_slice encode(const struct xd_want *w, const struct pick *p)
 		gone[i] = (struct xd_removed_variant){
 			{p->gone[i]->name, p->gone[i]->name_len},
 			p->gone[i]->constraints};
-	/* names already (say_missing_by_name) */
+	/* names already (settle) */
 	for (size_t i = 0; i < p->nmissing; i++)
 		missing[i] = p->missing[i];
 	s = grpc_slice_malloc(xd_response_size(&r));
@@ -590,98 +563,95 @@ static grpc_slice encode(const struct xd_want *w, const struct pick *p)
 }
 
 /*
- * A heartbeat: every resource with a TTL that the client holds, once.
- * Nothing else: a SotW response of only heartbeats refreshes TTLs and
- * is no state of the world, while one more resource with a body would
- * make it one, and drop every listener or cluster it left out.
+ * A heartbeat (rule L1): every resource with a TTL that the ledger
+ * holds, once, at the version held. Nothing else: a SotW response of
+ * only heartbeats refreshes TTLs and is no state of the world, while
+ * one more resource with a body would make it one, and drop every
+ * listener or cluster it left out.
  */
-static void select_heartbeats(const struct xd_want *w, struct pick *p)
+static void diff_heartbeat(const struct xd_want *w, struct diff *d)
 {
-	if (w->held == NULL || xd_table_min_ttl(w->held) == 0)
+	const struct xd_ledger *l = w->ledger;
+
+	if (l->table == NULL || xd_table_min_ttl(l->table) == 0)
 		return;
-	if (w->held_names.all) {
-		for (size_t i = 0; i < xd_table_count(w->held); i++) {
-			const struct xd_entry *e = xd_table_at(w->held, i);
+	for (size_t i = 0; l->names.all && i < xd_table_count(l->table); i++) {
+		const struct xd_entry *e = xd_table_at(l->table, i);
 
-			if (e->ttl != NULL)
-				add_send(p, e);
-		}
+		if (e->ttl != NULL)
+			add_send(d, e);
 	}
-	for (size_t i = 0; i < xd_nameset_count(w->held_names.set); i++) {
-		struct xd_name n = xd_nameset_at(w->held_names.set, i);
-		const struct xd_entry *e = lookup(w->held, n.data, n.len);
+	for (size_t i = 0; i < l->nheld; i++) {
+		const struct xd_held *h = &l->held[i];
 
-		if (e != NULL && e->ttl != NULL)
-			add_send(p, e);
-		/* a glob collection (rule X2): its members it holds */
-		if (e == NULL && xd_nameset_globs(w->held_names.set) > 0 &&
-		    xd_xdstp_is_glob(n.data, n.len)) {
-			struct xd_nameset *m = xd_derived_glob(w->held, n);
+		if (h->entry != NULL && h->entry->ttl != NULL)
+			add_send(d, h->entry);
+		/* a glob collection (rule X2): its members held */
+		if (h->entry == NULL && h->kind == XD_NAME_GLOB) {
+			struct xd_nameset *m = xd_derived_glob(l->table, h->key);
 
 			for (size_t k = 0; k < xd_nameset_count(m); k++) {
 				struct xd_name x = xd_nameset_at(m, k);
+				const struct xd_entry *e =
+					xd_table_find(l->table, x.data, x.len);
 
-				e = xd_table_find(w->held, x.data, x.len);
 				if (e != NULL && e->ttl != NULL)
-					add_send(p, e);
+					add_send(d, e);
 			}
 			xd_nameset_unref(m);
 		}
 	}
-	if (p->nsend > 1) { /* a glob or alias beside a name, a wildcard */
-		size_t u = 0;
-
-		qsort(p->send, p->nsend, sizeof(*p->send), by_address);
-		for (size_t i = 0; i < p->nsend; i++)
-			if (u == 0 || p->send[u - 1] != p->send[i])
-				p->send[u++] = p->send[i];
-		p->nsend = u;
-	}
-	p->ttl_subscribed = p->ttl_sent = p->nsend;
+	/* a glob or alias beside a name, a wildcard: each once */
+	d->nsend = as_set(d->send, d->nsend, sizeof(*d->send), by_address, NULL);
+	d->ttl_subscribed = d->ttl_sent = d->nsend;
 }
 
 static struct xd_body *compute(const struct xd_want *w)
 {
 	struct xd_body *b = xd_calloc(1, sizeof(*b));
-	struct pick p = {0};
+	struct diff d = {0};
 	bool send;
 
 	computed++;
 	b->refs = 1;
 	if (w->heartbeat)
-		select_heartbeats(w, &p);
+		diff_heartbeat(w, &d);
+	else if (xd_form_delta(w->form))
+		diff_delta(w, &d);
 	else
-		select_resources(w, &p);
+		diff_sotw(w, &d);
+	if (!w->heartbeat)
+		settle(w, &d);
 	/* SotW cannot say "removed": a full-state response simply leaves
 	 * the resource out (rule S8); the names only told us it changed. */
 	if (!xd_form_delta(w->form))
-		p.nremoved = p.ngone = 0;
+		d.nremoved = d.ngone = 0;
 	if (w->heartbeat)
-		send = p.nsend > 0;
+		send = d.nsend > 0;
 	else if (xd_form_delta(w->form))
-		send = p.changed || p.nmissing > 0 || p.nremoved > 0 ||
-		       p.ngone > 0;
+		send = d.changed || d.nmissing > 0 || d.nremoved > 0 ||
+		       d.ngone > 0;
 	else if (w->full_state)
-		send = w->held == NULL || p.changed;
+		send = w->ledger->table == NULL || d.changed;
 	else
-		send = p.nsend > 0;
+		send = d.nsend > 0;
 	b->empty = !send;
 	if (send) {
-		b->slice = encode(w, &p);
-		b->nresources = p.nsend;
-		b->nmissing = p.nmissing;
-		b->nremoved = p.nremoved + p.ngone;
+		b->slice = encode(w, &d);
+		b->nresources = d.nsend;
+		b->nmissing = d.nmissing;
+		b->nremoved = d.nremoved + d.ngone;
 		b->refreshes_ttl = xd_form_ttl(w->form) &&
-				   p.ttl_sent == p.ttl_subscribed;
+				   d.ttl_sent == d.ttl_subscribed;
 	} else {
 		b->slice = grpc_empty_slice();
 	}
 	live++;
 	live_bytes += sizeof(*b) + GRPC_SLICE_LENGTH(b->slice);
-	free(p.send);
-	free(p.missing);
-	free(p.removed);
-	free(p.gone);
+	free(d.send);
+	free(d.missing);
+	free(d.removed);
+	free(d.gone);
 	return b;
 }
 
@@ -693,9 +663,12 @@ static void release_body(union xd_derived_value v)
 struct xd_body *xd_body_get(const struct xd_want *w)
 {
 	struct xd_derived_key key;
-	struct xd_table *home = make_key(w, &key);
+	struct xd_table *home;
 	union xd_derived_value v;
 
+	XD_ASSERT_LOOP();
+	XD_ASSERT(w->ledger != NULL && w->table != NULL);
+	home = make_key(w, &key);
 	if (!xd_derived_find(home, XD_DERIVED_BODY, &key, &v)) {
 		v.body = compute(w);
 		xd_derived_store(home, XD_DERIVED_BODY, &key,
@@ -710,13 +683,14 @@ struct xd_body *xd_body_get(const struct xd_want *w)
 
 struct xd_body *xd_body_ref(struct xd_body *b)
 {
+	XD_ASSERT(b->refs > 0);
 	b->refs++;
 	return b;
 }
 
 void xd_body_unref(struct xd_body *b)
 {
-	if (b == NULL || --b->refs > 0)
+	if (b == NULL || !XD_UNREF(b->refs))
 		return;
 	live--;
 	live_bytes -= sizeof(*b) + GRPC_SLICE_LENGTH(b->slice);

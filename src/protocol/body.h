@@ -8,25 +8,34 @@
  *   delta  DeltaDiscoveryResponse {system_version_info, resources...,
  *          type_url, removed_resources...}
  *
- * Bodies are memoized on the effective table, keyed by the ids of
- * everything they depend on, so every client in the same state shares
- * one computed body: the bytes encoded per push do not grow with the
- * number of clients (docs/design.md §4). A body is one contiguous refcounted
- * grpc_slice; each send only adds a reference and a nonce.
+ * A body is ONE difference between what the client holds (its ledger,
+ * ledger.h) and what it should hold (its subscription served from the
+ * effective table), computed by one function per form (body.c:
+ * diff_sotw, diff_delta, diff_heartbeat) that a reader can check
+ * against docs/protocol.md's rules, which they cite.
  *
- * What goes in (rules S7-S10, D3-D8, D10):
+ * Bodies are memoized on a table, keyed by the ledger's state (its
+ * table, wildcard and interned name sets) and the target's, so every
+ * client in the same state shares one computed body: the bytes encoded
+ * per push do not grow with the number of clients (docs/design.md §4).
+ * A body is one contiguous refcounted grpc_slice; each send only adds
+ * a reference and a nonce.
+ *
+ * What goes in (rules S7-S10, D3-D8, D10, X2, P1):
  *   SotW, full state (LDS, CDS): every subscribed resource, whenever the
  *     client holds nothing yet, its subscription grew, or the content
  *     differs from what it holds.
  *   SotW, other types: only subscribed resources that are new to the
  *     client or changed.
- *   delta: subscribed resources new to the client or changed; held
- *     resources that no longer exist in removed_resources; explicitly
- *     subscribed names that do not exist and the client has not been
- *     told of, as a Resource with the name and no body. Names are looked
- *     up by alias too (VHDS).
- *   `force` names are sent even if held (rule D5); `removed` names are listed
- *     as removed if subscribed and absent (rule D7).
+ *   delta: subscribed resources new to the client or changed (or, for a
+ *     locator, another variant); held resources that no longer exist in
+ *     removed_resources (a variant in removed_resource_names);
+ *     explicitly subscribed names that do not exist and the client has
+ *     not been told of, as a Resource with the name and no body. Names
+ *     are looked up by alias too (VHDS).
+ *   What the ledger owes once: names subscribed again are sent even if
+ *     held (rule D5); names a reconnecting client held that are gone are
+ *     listed as removed (rule D7).
  *   TTL forms carry each resource's TTL, and heartbeats carry only the
  *     TTLs (rule L1).
  *
@@ -39,6 +48,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "protocol/ledger.h"
 #include "protocol/nameset.h"
 #include "snapshot/table.h"
 
@@ -62,24 +72,15 @@ static inline bool xd_form_ttl(enum xd_form f)
 	return f == XD_FORM_SOTW_TTL || f == XD_FORM_DELTA_TTL;
 }
 
-/* A subscription or a held state: every name (wildcard) and/or these. */
-struct xd_names {
-	bool all;
-	struct xd_nameset *set; /* never NULL */
-};
-
 struct xd_want {
 	struct xd_table *table;      /* the effective table to serve */
 	struct xd_names sub;         /* what the client subscribes to */
-	struct xd_table *held;       /* what it holds: NULL for nothing */
-	struct xd_names held_names;  /* which of held's names it holds */
-	struct xd_nameset *force;    /* send even if held (never NULL) */
-	struct xd_nameset *removed;  /* delta: list as removed if absent */
+	struct xd_ledger *ledger;    /* what it holds (never NULL) */
 	enum xd_form form;
 	bool full_state;             /* SotW LDS and CDS (rule S8) */
 	/* A heartbeat (rule L1): the resources with a TTL that the client
-	 * holds (held, held_names), each a Resource with version, name and
-	 * TTL and no body. Only the held fields and the form count. */
+	 * holds (the ledger), each a Resource with version, name and TTL
+	 * and no body. Only the ledger and the form count. */
 	bool heartbeat;
 };
 

@@ -12,7 +12,7 @@ static bool settled(const struct xd_sub *subs, struct xd_snapshot *target,
 
 	return s->state == XD_SUB_IDLE ||
 	       (s->state == XD_SUB_HOLDING &&
-		s->held == xd_snapshot_table(target, t));
+		xd_sub_held(s) == xd_snapshot_table(target, t));
 }
 
 /* Listeners and routes still in transition to the target. */
@@ -40,10 +40,10 @@ static struct xd_table *effective(struct xd_sub *subs,
 	struct xd_sub *s = &subs[t];
 	bool keep = t == XD_CLUSTER || (t == XD_ENDPOINT && mode->delta);
 
-	if (!mode->aggregated || !keep || s->held == NULL ||
-	    s->held == table || !breaking_pending(subs, target))
+	if (!mode->aggregated || !keep || xd_sub_held(s) == NULL ||
+	    xd_sub_held(s) == table || !breaking_pending(subs, target))
 		return xd_table_ref(table);
-	return xd_derived_union(table, s->held);
+	return xd_derived_union(table, xd_sub_held(s));
 }
 
 /*
@@ -60,10 +60,10 @@ static bool endpoints_waiting(struct xd_sub *subs, struct xd_snapshot *target,
 	struct xd_table *eds_table = xd_snapshot_table(target, XD_ENDPOINT);
 	struct xd_nameset *need;
 
-	if (cds->state == XD_SUB_IDLE || cds->held == NULL)
+	if (cds->state == XD_SUB_IDLE || xd_sub_held(cds) == NULL)
 		return false;
-	need = xd_derived_eds_refs(eds_table, cds->held, cds->held_names.all,
-				   cds->held_names.set);
+	need = xd_derived_eds_refs(eds_table, xd_sub_held(cds), cds->ledger->names.all,
+				   cds->ledger->names.set);
 	if (xd_nameset_count(need) == 0 ||
 	    (xd_sub_active(ep) &&
 	     xd_derived_covered(eds_table, need, ep->want.all, ep->want.set))) {
@@ -171,12 +171,12 @@ void xd_seq_next(struct xd_sub subs[XD_RTYPE_COUNT],
 		bool settled_some = false;
 
 		for (int t = 0; t < XD_RTYPE_COUNT; t++)
-			before[t] = subs[t].held ? xd_table_id(subs[t].held) : 0;
+			before[t] = xd_sub_held(&subs[t]) ? xd_table_id(xd_sub_held(&subs[t])) : 0;
 		if (pass(subs, target, mode, now, wait, out))
 			return;
 		for (int t = 0; t < XD_RTYPE_COUNT; t++)
 			settled_some |= before[t] !=
-					(subs[t].held ? xd_table_id(subs[t].held) : 0);
+					(xd_sub_held(&subs[t]) ? xd_table_id(xd_sub_held(&subs[t])) : 0);
 		if (!settled_some)
 			return;
 	}

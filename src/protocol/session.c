@@ -311,7 +311,7 @@ static void pump_heartbeats(struct xd_session *ss)
 	if (b != NULL) {
 		SLOG(XD_LOG_DEBUG, ss, "heartbeat of %s: %zu resources", label,
 		     b->nresources);
-		send_due(ss, sub, sub->held, b, label);
+		send_due(ss, sub, xd_sub_held(sub), b, label);
 		xd_body_unref(b);
 		return;
 	}
@@ -461,7 +461,7 @@ static void log_verdict(struct xd_session *ss, const struct xd_request *r,
 					   xd_mono_ms(), xd_wall_ms());
 		SLOG(XD_LOG_WARN, ss, "NACK of %.*s version %s: %.*s", label_len,
 		     rt->label,
-		     rt->sub->held ? xd_table_version(rt->sub->held) : "",
+		     xd_sub_held(rt->sub) ? xd_table_version(xd_sub_held(rt->sub)) : "",
 		     (int)(r->error_message.len > NACK_LOG_MAX ? NACK_LOG_MAX :
 								  r->error_message.len),
 		     r->error_message.data);
@@ -471,7 +471,7 @@ static void log_verdict(struct xd_session *ss, const struct xd_request *r,
 					   true, ss->opened_mono_ms,
 					   xd_mono_ms(), xd_wall_ms());
 		SLOG(XD_LOG_DEBUG, ss, "ACK of %.*s version %s", label_len,
-		     rt->label, xd_table_version(rt->sub->held));
+		     rt->label, xd_table_version(xd_sub_held(rt->sub)));
 		break;
 	case XD_SUB_REQUEST:
 		SLOG(XD_LOG_DEBUG, ss, "%.*s request: %zu names", label_len,
@@ -524,10 +524,11 @@ static void on_request(void *st, struct xd_stream *stream,
 		SLOG(XD_LOG_WARN, ss, "type '%.*s' is not served; answering with no resources",
 		     XD_LOG_CLIP(r.type_url.len), r.type_url.data);
 	if (ss->method->delta)
-		v = xd_sub_delta_request(rt.sub, &r, rt.wildcard_ok, rt.current);
+		v = xd_sub_delta_request(rt.sub, &r, rt.wildcard_ok, rt.current,
+					 xd_wall_ms());
 	else
 		v = xd_sub_sotw_request(rt.sub, &r, rt.wildcard_ok,
-					rt.full_state, rt.current);
+					rt.full_state, rt.current, xd_wall_ms());
 	log_verdict(ss, &r, &rt, v);
 	if (xd_typeset_names(&ss->types) > cfg->max_names_per_stream) {
 		end_over_limit(ss, "the stream subscribes to %zu names; the limit is %llu (max_names_per_stream)",

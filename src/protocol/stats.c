@@ -43,11 +43,11 @@ static void observe_convergence(struct xd_sessions_stats *st,
 	struct xd_convergence_sample *sample;
 	double seconds;
 
-	if (type == XD_RTYPE_COUNT || sub->held == NULL ||
-	    xd_table_id(sub->held) == sub->converged_id)
+	if (type == XD_RTYPE_COUNT || xd_sub_held(sub) == NULL ||
+	    xd_table_id(xd_sub_held(sub)) == sub->converged_id)
 		return;
-	sub->converged_id = xd_table_id(sub->held);
-	published = xd_table_published(sub->held);
+	sub->converged_id = xd_table_id(xd_sub_held(sub));
+	published = xd_table_published(xd_sub_held(sub));
 	if (published == 0 || published < opened_mono_ms || now < published)
 		return;
 	seconds = (double)(now - published) / 1000.0;

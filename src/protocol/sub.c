@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/clock.h"
 #include "util/log.h"
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 #include "protocol/derived.h"
 #include "xds/dynparam.h"
@@ -36,7 +36,13 @@ static bool legal(enum xd_sub_state from, enum xd_sub_state to)
 /* The one place the state changes. */
 static void set_state(struct xd_sub *s, enum xd_sub_state to, const char *why)
 {
-	XD_ASSERT(legal(s->state, to));
+	XD_ASSERT_INFO(legal(s->state, to), "stream %llu: %s %s -> %s (%s)",
+		       (unsigned long long)s->stream_id, s->label,
+		       state_names[s->state], state_names[to], why);
+	/* HOLDING means the ledger says what is held (sub.h) */
+	XD_ASSERT_INFO(to != XD_SUB_HOLDING || s->ledger->table != NULL,
+		       "stream %llu: %s holding no table (%s)",
+		       (unsigned long long)s->stream_id, s->label, why);
 	xd_debug("stream %llu: %s %s -> %s (%s)",
 		 (unsigned long long)s->stream_id, s->label,
 		 state_names[s->state], state_names[to], why);
@@ -52,28 +58,41 @@ static void set_names(struct xd_names *slot, bool all, struct xd_nameset *set)
 	xd_nameset_unref(old);
 }
 
+/*
+ * The one place the ledger changes: the client now holds, of `table`,
+ * every entry when `all` and the keys of `names`; `resend` and `gone`
+ * are owed once (NULL: nothing). Borrows its arguments, which may be
+ * the old ledger's.
+ */
+static void hold(struct xd_sub *s, struct xd_table *table, bool all,
+		 struct xd_nameset *names, struct xd_nameset *resend,
+		 struct xd_nameset *gone)
+{
+	struct xd_ledger *old = s->ledger;
+
+	s->ledger = xd_ledger_make(table, all, names, resend, gone);
+	xd_ledger_unref(old);
+}
+
 void xd_sub_init(struct xd_sub *s, uint64_t stream_id, const char *label)
 {
+	XD_ASSERT_LOOP();
 	memset(s, 0, sizeof(*s));
 	s->stream_id = stream_id;
 	s->label = label;
 	s->want.set = xd_nameset_empty();
-	s->held_names.set = xd_nameset_empty();
+	s->ledger = xd_ledger_empty();
 	s->acked_names.set = xd_nameset_empty();
 	s->sent_names.set = xd_nameset_empty();
-	s->force = xd_nameset_empty();
-	s->removed = xd_nameset_empty();
 }
 
 void xd_sub_clear(struct xd_sub *s)
 {
+	XD_ASSERT_LOOP();
 	xd_nameset_unref(s->want.set);
-	xd_nameset_unref(s->held_names.set);
+	xd_ledger_unref(s->ledger);
 	xd_nameset_unref(s->sent_names.set);
-	xd_nameset_unref(s->force);
-	xd_nameset_unref(s->removed);
 	xd_nameset_unref(s->acked_names.set);
-	xd_table_unref(s->held);
 	xd_table_unref(s->sent);
 	xd_table_unref(s->acked);
 	free(s->nack_message);
@@ -155,28 +174,31 @@ static bool is_star(struct xd_name n)
 }
 
 /* The client runs what it holds, unless it refused it: `acked`
- * follows `held` until a NACK, and stays at what came before. */
+ * follows the ledger until a NACK, and stays at what came before. */
 static void note_running(struct xd_sub *s)
 {
+	struct xd_table *held = s->ledger->table;
+
 	if (s->nacked)
 		return;
-	if (s->acked != s->held) {
+	if (s->acked != held) {
 		xd_table_unref(s->acked);
-		s->acked = s->held != NULL ? xd_table_ref(s->held) : NULL;
+		s->acked = held != NULL ? xd_table_ref(held) : NULL;
 	}
-	set_names(&s->acked_names, s->held_names.all,
-		  xd_nameset_ref(s->held_names.set));
+	set_names(&s->acked_names, s->ledger->names.all,
+		  xd_nameset_ref(s->ledger->names.set));
 }
 
 /* What an operator is shown of an answer. */
-static void note_answer(struct xd_sub *s, const struct xd_request *r, bool nack)
+static void note_answer(struct xd_sub *s, const struct xd_request *r, bool nack,
+			int64_t wall_ms)
 {
 	s->nacked = nack;
 	if (!nack) {
 		memcpy(s->acked_version, xd_table_version(s->sent),
 		       sizeof(s->acked_version) - 1);
 		s->acked_version[sizeof(s->acked_version) - 1] = '\0';
-		s->acked_at_ms = xd_wall_ms();
+		s->acked_at_ms = wall_ms;
 		return;
 	}
 	free(s->nack_message);
@@ -184,20 +206,18 @@ static void note_answer(struct xd_sub *s, const struct xd_request *r, bool nack)
 				     r->error_message.len > XD_SUB_NACK_MESSAGE_MAX ?
 					     XD_SUB_NACK_MESSAGE_MAX :
 					     r->error_message.len);
-	s->nack_at_ms = xd_wall_ms();
+	s->nack_at_ms = wall_ms;
 }
 
 /* The answer to the response in flight: what it carried is now held. */
-static void answered(struct xd_sub *s, const struct xd_request *r, bool nack)
+static void answered(struct xd_sub *s, const struct xd_request *r, bool nack,
+		     int64_t wall_ms)
 {
-	struct xd_table *old = s->held;
-
-	note_answer(s, r, nack);
-	s->held = s->sent;
+	note_answer(s, r, nack, wall_ms);
+	hold(s, s->sent, s->sent_names.all, s->sent_names.set,
+	     s->ledger->resend, s->ledger->gone);
+	xd_table_unref(s->sent);
 	s->sent = NULL;
-	xd_table_unref(old);
-	set_names(&s->held_names, s->sent_names.all,
-		  xd_nameset_ref(s->sent_names.set));
 	note_running(s);
 	set_state(s, XD_SUB_HOLDING, nack ? "NACK" : "ACK");
 	if (nack)
@@ -212,28 +232,30 @@ static void answered(struct xd_sub *s, const struct xd_request *r, bool nack)
  */
 static void narrow_held(struct xd_sub *s, bool delta)
 {
+	const struct xd_ledger *l = s->ledger;
 	struct xd_name *keep;
 	size_t n = 0, count, nheld;
 	struct xd_nameset *set;
 	bool globs;
 
-	if (s->held == NULL || s->want.all)
+	if (l->table == NULL || s->want.all)
 		return;
 	count = xd_nameset_count(s->want.set);
-	nheld = xd_nameset_count(s->held_names.set);
+	nheld = l->nheld;
 	globs = delta && xd_nameset_globs(s->want.set) > 0;
 	keep = xd_malloc((count + (globs ? nheld : 0) + 1) * sizeof(*keep));
 	for (size_t i = 0; i < count; i++) {
 		struct xd_name name = xd_nameset_at(s->want.set, i);
-		bool held = s->held_names.all ?
-				    xd_table_find(s->held, name.data, name.len) != NULL ||
-					    xd_table_find_alias(s->held, name.data, name.len) != NULL :
-				    xd_nameset_has(s->held_names.set, name.data, name.len);
+		bool held = l->names.all ?
+				    xd_table_find(l->table, name.data, name.len) != NULL ||
+					    xd_table_find_alias(l->table, name.data, name.len) != NULL :
+				    xd_ledger_find(l, name.data, name.len) != NULL;
 
-		if (!held && globs && s->held_names.all &&
-		    xd_xdstp_is_glob(name.data, name.len)) {
+		if (!held && globs && l->names.all &&
+		    xd_name_kind_of(NULL, name.data, name.len, NULL) ==
+			    XD_NAME_GLOB) {
 			/* a wildcard client held every member already */
-			struct xd_nameset *m = xd_derived_glob(s->held, name);
+			struct xd_nameset *m = xd_derived_glob(l->table, name);
 
 			held = xd_nameset_count(m) > 0;
 			xd_nameset_unref(m);
@@ -243,15 +265,16 @@ static void narrow_held(struct xd_sub *s, bool delta)
 	}
 	/* rule X2: members held one by one (a reconnecting client lists
 	 * them, rule D7) stay held while their glob is subscribed */
-	for (size_t i = 0; globs && !s->held_names.all && i < nheld; i++) {
-		struct xd_name name = xd_nameset_at(s->held_names.set, i);
+	for (size_t i = 0; globs && !l->names.all && i < nheld; i++) {
+		struct xd_name name = l->held[i].key;
 
 		if (xd_derived_in_glob(s->want.set, name.data, name.len))
 			keep[n++] = name;
 	}
 	set = xd_nameset_intern(keep, n);
 	free(keep);
-	set_names(&s->held_names, false, set);
+	hold(s, l->table, false, set, l->resend, l->gone);
+	xd_nameset_unref(set);
 	note_running(s); /* it no longer runs what it dropped */
 }
 
@@ -278,9 +301,8 @@ static void resume(struct xd_sub *s, const struct xd_request *r,
 	if (current == NULL || !s->want.all || r->version_info.len != 16 ||
 	    memcmp(r->version_info.data, xd_table_version(current), 16) != 0)
 		return;
-	xd_table_unref(s->held);
-	s->held = xd_table_ref(current);
-	set_names(&s->held_names, s->want.all, xd_nameset_ref(s->want.set));
+	hold(s, current, s->want.all, s->want.set, s->ledger->resend,
+	     s->ledger->gone);
 	note_running(s);
 	set_state(s, XD_SUB_HOLDING, "reconnected holding the current version");
 }
@@ -288,15 +310,17 @@ static void resume(struct xd_sub *s, const struct xd_request *r,
 enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
 					const struct xd_request *r,
 					bool wildcard_ok, bool full_state,
-					struct xd_table *current)
+					struct xd_table *current, int64_t wall_ms)
 {
-	enum xd_sub_verdict v = classify(s, r);
+	enum xd_sub_verdict v;
 	bool first = s->state == XD_SUB_IDLE;
 
+	XD_ASSERT_LOOP();
+	v = classify(s, r);
 	if (v == XD_SUB_STALE)
 		return v;
 	if (v == XD_SUB_ACK || v == XD_SUB_NACK)
-		answered(s, r, v == XD_SUB_NACK);
+		answered(s, r, v == XD_SUB_NACK, wall_ms);
 	if (first)
 		set_state(s, XD_SUB_WANTING, "first request");
 
@@ -376,8 +400,7 @@ static void apply_initial_versions(struct xd_sub *s,
 	struct xd_name *match = xd_malloc((r->ninitial + 1) * sizeof(*match));
 	struct xd_name *gone = xd_malloc((r->ninitial + 1) * sizeof(*gone));
 	size_t nmatch = 0, ngone = 0;
-	struct xd_nameset *set;
-
+	struct xd_nameset *set, *goneset;
 	struct canon c;
 
 	canon_init(&c, r->initial_names, r->ninitial);
@@ -392,16 +415,15 @@ static void apply_initial_versions(struct xd_sub *s,
 			match[nmatch++] = name;
 		/* another version: not held, so it is sent */
 	}
-	/* rule D7: the client holds `current`'s version of the matching names */
-	xd_table_unref(s->held);
-	s->held = xd_table_ref(current);
-	set_state(s, XD_SUB_HOLDING, "initial_resource_versions");
+	/* rule D7: the client holds `current`'s version of the matching
+	 * names, and what it listed that is gone here is owed a removal */
 	set = xd_nameset_intern(match, nmatch);
-	set_names(&s->held_names, false, set);
+	goneset = xd_nameset_intern(gone, ngone);
+	hold(s, current, false, set, s->ledger->resend, goneset);
+	xd_nameset_unref(set);
+	xd_nameset_unref(goneset);
+	set_state(s, XD_SUB_HOLDING, "initial_resource_versions");
 	note_running(s);
-	set = xd_nameset_intern(gone, ngone);
-	xd_nameset_unref(s->removed);
-	s->removed = set;
 	free(match);
 	free(gone);
 	canon_free(&c, r->initial_names);
@@ -410,13 +432,15 @@ static void apply_initial_versions(struct xd_sub *s,
 enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
 					 const struct xd_request *r,
 					 bool wildcard_ok,
-					 struct xd_table *current)
+					 struct xd_table *current,
+					 int64_t wall_ms)
 {
 	enum xd_sub_verdict v;
 	bool first = s->state == XD_SUB_IDLE, all = s->want.all;
 	struct xd_nameset *set, *force;
 	struct canon names, unsub;
 
+	XD_ASSERT_LOOP();
 	/* rule D9: without a nonce a request only changes subscriptions; with
 	 * one that is not the response in flight, its ACK part is stale. */
 	if (r->nonce.len == 0) {
@@ -430,7 +454,7 @@ enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
 			v = XD_SUB_STALE;
 	}
 	if (v == XD_SUB_ACK || v == XD_SUB_NACK)
-		answered(s, r, v == XD_SUB_NACK);
+		answered(s, r, v == XD_SUB_NACK, wall_ms);
 	if (first)
 		set_state(s, XD_SUB_WANTING, "first request");
 
@@ -456,34 +480,33 @@ enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
 	set_names(&s->want, all, set);
 	/* rule D5: names subscribed now are sent even if the client holds them;
 	 * rule D6: unsubscribing what was never there is harmless. */
-	force = edit_set(s->force, names.v, r->nnames, unsub.v,
+	force = edit_set(s->ledger->resend, names.v, r->nnames, unsub.v,
 			 r->nunsubscribe);
 	if (first && r->ninitial > 0) {
 		/* rule D7 over rule D5: what a reconnecting client just said it holds
 		 * at the current version is not sent again */
-		struct xd_nameset *less = xd_nameset_minus(force, s->held_names.set);
+		struct xd_nameset *less = xd_nameset_minus(force,
+							   s->ledger->names.set);
 
 		xd_nameset_unref(force);
 		force = less;
 	}
-	xd_nameset_unref(s->force);
-	s->force = force;
+	hold(s, s->ledger->table, s->ledger->names.all, s->ledger->names.set,
+	     force, s->ledger->gone);
+	xd_nameset_unref(force);
 	narrow_held(s, true);
 	canon_free(&names, r->names);
 	canon_free(&unsub, r->unsubscribe);
 	return v;
 }
 
+/* What is owed once was sent (or nothing was due). */
 static void clear_once_only(struct xd_sub *s)
 {
-	if (xd_nameset_count(s->force) > 0) {
-		xd_nameset_unref(s->force);
-		s->force = xd_nameset_empty();
-	}
-	if (xd_nameset_count(s->removed) > 0) {
-		xd_nameset_unref(s->removed);
-		s->removed = xd_nameset_empty();
-	}
+	const struct xd_ledger *l = s->ledger;
+
+	if (xd_nameset_count(l->resend) > 0 || xd_nameset_count(l->gone) > 0)
+		hold(s, l->table, l->names.all, l->names.set, NULL, NULL);
 }
 
 /* What the body code is asked for `s` served from `table`; every other
@@ -494,10 +517,7 @@ static struct xd_want want_of(const struct xd_sub *s, struct xd_table *table,
 	return (struct xd_want){
 		.table = table,
 		.sub = s->want,
-		.held = s->held,
-		.held_names = s->held_names,
-		.force = s->force,
-		.removed = s->removed,
+		.ledger = s->ledger,
 		.form = form,
 	};
 }
@@ -508,6 +528,7 @@ struct xd_body *xd_sub_next(struct xd_sub *s, struct xd_table *table,
 	struct xd_want w;
 	struct xd_body *b;
 
+	XD_ASSERT_LOOP();
 	if (s->state == XD_SUB_IDLE || s->state == XD_SUB_IN_FLIGHT)
 		return NULL;
 	w = want_of(s, table, form);
@@ -517,36 +538,34 @@ struct xd_body *xd_sub_next(struct xd_sub *s, struct xd_table *table,
 		return b;
 	/* Nothing differs: the client already holds this content. */
 	xd_body_unref(b);
-	if (s->held != table) {
-		xd_table_unref(s->held);
-		s->held = xd_table_ref(table);
-	}
-	set_names(&s->held_names, s->want.all, xd_nameset_ref(s->want.set));
+	hold(s, table, s->want.all, s->want.set, NULL, NULL);
 	note_running(s);
 	if (s->state == XD_SUB_WANTING)
 		set_state(s, XD_SUB_HOLDING, "nothing to send");
-	clear_once_only(s);
 	return NULL;
 }
 
 struct xd_body *xd_sub_heartbeat(struct xd_sub *s, enum xd_form form,
 				 uint64_t now_ms, uint64_t *due_ms)
 {
+	struct xd_table *held = s->ledger->table;
 	struct xd_want w;
 	struct xd_body *b;
 	uint32_t ttl;
 
+	XD_ASSERT_LOOP();
 	*due_ms = 0;
 	if (!xd_form_ttl(form) || s->state != XD_SUB_HOLDING || s->nacked ||
-	    s->held == NULL || (ttl = xd_table_min_ttl(s->held)) == 0)
+	    held == NULL || (ttl = xd_table_min_ttl(held)) == 0)
 		return NULL;
 	/* a subscription that moved has a response due, not a heartbeat */
-	if (s->want.all != s->held_names.all || s->want.set != s->held_names.set)
+	if (s->want.all != s->ledger->names.all ||
+	    s->want.set != s->ledger->names.set)
 		return NULL;
 	*due_ms = s->ttl_refreshed_ms + ttl / 2;
 	if (now_ms < *due_ms)
 		return NULL;
-	w = want_of(s, s->held, form); /* its subscription is what it holds */
+	w = want_of(s, held, form); /* its subscription is what it holds */
 	w.heartbeat = true;
 	b = xd_body_get(&w);
 	if (!b->empty)
@@ -562,6 +581,11 @@ struct xd_body *xd_sub_heartbeat(struct xd_sub *s, enum xd_form form,
 void xd_sub_sent(struct xd_sub *s, struct xd_table *table, uint64_t nonce,
 		 uint64_t now_ms)
 {
+	XD_ASSERT_LOOP();
+	XD_ASSERT_INFO(table != NULL && nonce != 0,
+		       "stream %llu: %s sent nonce %llu",
+		       (unsigned long long)s->stream_id, s->label,
+		       (unsigned long long)nonce);
 	s->sent_at_ms = now_ms;
 	memcpy(s->sent_version, xd_table_version(table),
 	       sizeof(s->sent_version) - 1);
@@ -581,8 +605,9 @@ enum xd_sub_sync xd_sub_sync(const struct xd_sub *s,
 		return XD_SUB_PENDING;
 	if (s->nacked)
 		return XD_SUB_NACKED;
-	if (s->state == XD_SUB_HOLDING && s->held != NULL && current != NULL &&
-	    xd_table_vhash(s->held) == xd_table_vhash(current))
+	if (s->state == XD_SUB_HOLDING && s->ledger->table != NULL &&
+	    current != NULL &&
+	    xd_table_vhash(s->ledger->table) == xd_table_vhash(current))
 		return XD_SUB_SYNCED;
 	return XD_SUB_PENDING;
 }

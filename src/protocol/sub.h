@@ -10,8 +10,8 @@
  * is sent, so each send carries the newest state, never a queue of
  * stale versions.
  *
- * Ownership: the state owns references to its tables and name sets;
- * xd_sub_clear releases them. Thread: loop thread only.
+ * Ownership: the state owns references to its ledger, tables and name
+ * sets; xd_sub_clear releases them. Thread: loop thread only.
  */
 #ifndef XD_PROTOCOL_SUB_H
 #define XD_PROTOCOL_SUB_H
@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "protocol/body.h"
+#include "protocol/ledger.h"
 #include "protocol/nameset.h"
 #include "protocol/request.h"
 #include "snapshot/table.h"
@@ -39,11 +40,11 @@
  *   IN_FLIGHT a response awaits its ACK or NACK; nothing else of this
  *             type is sent meanwhile
  *             -> HOLDING    the client answered (ACK or NACK alike)
- *   HOLDING   the client holds `held`
+ *   HOLDING   the client holds what its ledger says
  *             -> IN_FLIGHT  a response is sent
  *
- * `held` is set exactly in HOLDING and, for the content answered last,
- * in IN_FLIGHT (it may be NULL there, after WANTING).
+ * The ledger holds a table exactly in HOLDING and, for the content
+ * answered last, in IN_FLIGHT (it may hold none there, after WANTING).
  */
 enum xd_sub_state {
 	XD_SUB_IDLE,
@@ -59,22 +60,21 @@ struct xd_sub {
 	struct xd_names want; /* the subscription */
 	uint64_t names_hash;  /* SotW: hash of the last resource_names list */
 
-	struct xd_table *held;      /* content the client holds, or NULL */
-	struct xd_names held_names;
+	/* What the client holds, key by key, and what is owed it once
+	 * (ledger.h); never NULL. The only record of the client's state
+	 * the bodies are computed from. */
+	struct xd_ledger *ledger;
 
 	uint64_t nonce;            /* the last nonce sent, 0 for none */
 	struct xd_table *sent;     /* IN_FLIGHT: content of that response */
 	struct xd_names sent_names;
-
-	struct xd_nameset *force;   /* rule D5: send even if held */
-	struct xd_nameset *removed; /* rule D7: held by the client, gone here */
 
 	uint64_t acks, nacks;
 
 	/* what operators see (admin endpoint, CSDS) */
 	/* The content the client runs: that of the last response it
 	 * ACKed (or showed it held, rules S12, D7), its names as sent, or
-	 * NULL. The same table as `held` until a NACK; after one, the
+	 * NULL. The ledger's table until a NACK; after one, the
 	 * older table it keeps alive (one per type and stream) is what
 	 * says, resource by resource, what the client kept and what it
 	 * refused. */
@@ -114,7 +114,9 @@ void xd_sub_init(struct xd_sub *s, uint64_t stream_id, const char *label);
 void xd_sub_clear(struct xd_sub *s);
 
 /*
- * A SotW request (read in place; nothing of it is kept). `wildcard_ok`: LDS, CDS, SRDS (rule S2). `full_state`
+ * A SotW request (read in place; nothing of it is kept), come at
+ * `wall_ms` (Unix ms: an ACK or NACK is shown to operators with it; the
+ * engine reads no clock). `wildcard_ok`: LDS, CDS, SRDS (rule S2). `full_state`
  * types (LDS, CDS) with a wildcard first request whose version_info is
  * `current`'s version are taken to hold `current` already (rule S12: a client
  * reconnecting to a restarted or other xdsd is not sent what it has).
@@ -123,10 +125,10 @@ void xd_sub_clear(struct xd_sub *s);
 enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
 					const struct xd_request *r,
 					bool wildcard_ok, bool full_state,
-					struct xd_table *current);
+					struct xd_table *current, int64_t wall_ms);
 
 /*
- * A delta request. `current` is the type's table now (for
+ * A delta request, come at `wall_ms` (Unix ms). `current` is the type's table now (for
  * initial_resource_versions on the first request), or NULL. Subscription
  * changes always apply, even with a stale nonce (they are increments
  * the client will not repeat).
@@ -134,7 +136,14 @@ enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
 enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
 					 const struct xd_request *r,
 					 bool wildcard_ok,
-					 struct xd_table *current);
+					 struct xd_table *current,
+					 int64_t wall_ms);
+
+/* The content the client holds (its ledger's table), or NULL. */
+static inline struct xd_table *xd_sub_held(const struct xd_sub *s)
+{
+	return s->ledger->table;
+}
 
 /* Whether the type has been asked for on this stream (not IDLE). */
 static inline bool xd_sub_active(const struct xd_sub *s)
@@ -158,7 +167,7 @@ struct xd_body *xd_sub_next(struct xd_sub *s, struct xd_table *table,
  * content holds no version to refresh), and half the shortest TTL of the
  * held table passed since they were last all refreshed. Otherwise NULL,
  * and *due_ms says when one may be (0: not as things stand). Send it
- * as any body (xd_sub_sent with the held table).
+ * as any body (xd_sub_sent with xd_sub_held).
  */
 struct xd_body *xd_sub_heartbeat(struct xd_sub *s, enum xd_form form,
 				 uint64_t now_ms, uint64_t *due_ms);

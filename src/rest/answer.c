@@ -59,7 +59,8 @@ struct xd_body *xd_rest_body(struct xd_snapshot *snap, enum xd_rtype type,
 	first.version_info = (struct xd_name){NULL, 0};
 	first.has_error = false;
 	xd_sub_init(&sub, 0, labels[type]);
-	xd_sub_sotw_request(&sub, &first, info->wildcard_ok, false, NULL);
+	xd_sub_sotw_request(&sub, &first, info->wildcard_ok, false, NULL,
+			    0 /* a first request answers nothing: no time kept */);
 	b = xd_sub_next(&sub, table, form, info->full_state);
 	xd_sub_clear(&sub);
 	return b;

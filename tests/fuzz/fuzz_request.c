@@ -46,12 +46,18 @@
  *     never before half the shortest TTL held since the TTLs were last
  *     refreshed; only resources held with a TTL, at the held version,
  *     without a body, and nothing else in that response;
- *   - the client's view (not for a type asked for by locator: which
- *     variant a client holds is not modelled): what each response told it (and what it said
- *     it holds when reconnecting). Whenever nothing is due and nothing
- *     in flight, every type holds the target's table, every subscribed
- *     resource is held at the target's version and, in delta and
- *     full-state SotW, nothing subscribed is held that the target lacks;
+ *   - the client's view: what each response told it (and what it said
+ *     it holds when reconnecting), resource by resource and, for
+ *     variants (rule P1), variant by variant, by the constraints of
+ *     their ResourceName; a client that unsubscribes a name or locator
+ *     keeps what another of its keys still picks. Whenever nothing is
+ *     due and nothing in flight, every type holds the target's table,
+ *     every subscribed resource is held at the target's version, what
+ *     each locator picks is held as that variant at its version (a
+ *     client of plain Anys, which cannot tell variants apart, holds one
+ *     of those its keys pick under the name) and, in delta and
+ *     full-state SotW, nothing subscribed is held that the target
+ *     lacks, nor a variant no locator picks;
  *   - once the streams end, no name set is left alive.
  *
  * Unknown type URLs on ADS are served as session.c serves them: an
@@ -76,6 +82,10 @@
 #include "util/buf.h"
 #include "xds/dynparam.h"
 #include "xds/xdstp.h"
+
+/* When requests come (Unix ms), as the daemon passes it in: the engine
+ * reads no clock. */
+#define WALL_MS INT64_C(1700000000000)
 
 #define RESOURCE_URL "type.googleapis.com/envoy.service.discovery.v3.Resource"
 /* Distinct unknown type URLs one aggregated stream may ask for (as in
@@ -269,10 +279,15 @@ struct unknown_type {
 };
 
 /* What the client holds of one type: what the responses it received
- * told it, resource by resource (name, XXH3 of the message). */
+ * told it, resource by resource (name, and for a variant its
+ * constraints, rule P1; XXH3 of the message). A client that takes plain
+ * Anys in SotW cannot tell variants apart: it holds one resource of a
+ * name, the last sent, in the plain slot. */
 struct holding {
 	char *name;
 	size_t len;
+	uint8_t *cons;  /* a variant's constraints; NULL: plain */
+	size_t cons_len;
 	uint64_t hash;
 };
 
@@ -280,9 +295,11 @@ struct view {
 	struct holding *v;
 	size_t n, cap;
 	bool locators; /* asked by locator key at some time */
-	bool unsure; /* the client said contradictory things, or asked by
-			locator (rule P1: which variant it holds is not
-			modelled): not checked */
+	bool unsure; /* the client said contradictory things: not checked */
+	/* the content of the last response taken in: which variant each
+	 * of the client's locators picks there is what it knows it holds
+	 * through it (a reference, or NULL) */
+	struct xd_table *table;
 };
 
 struct peer {
@@ -312,18 +329,38 @@ static struct xd_snapshot *target(const struct peer *p)
 
 /* ---------------- the client's view ---------------- */
 
-static struct holding *view_find(struct view *v, const char *name, size_t len)
+static bool holding_is(const struct holding *h, const char *name, size_t len,
+		       struct xd_span cons)
+{
+	return h->len == len && memcmp(h->name, name, len) == 0 &&
+	       (h->cons == NULL) == (cons.data == NULL) &&
+	       (cons.data == NULL ||
+		(h->cons_len == cons.len &&
+		 (cons.len == 0 || memcmp(h->cons, cons.data, cons.len) == 0)));
+}
+
+static const struct xd_span PLAIN = {NULL, 0};
+
+/* The resource `name` held as the variant `cons` (PLAIN: the plain
+ * resource), or NULL. */
+static struct holding *view_find_v(struct view *v, const char *name,
+				   size_t len, struct xd_span cons)
 {
 	for (size_t i = 0; i < v->n; i++)
-		if (v->v[i].len == len && memcmp(v->v[i].name, name, len) == 0)
+		if (holding_is(&v->v[i], name, len, cons))
 			return &v->v[i];
 	return NULL;
 }
 
-static void view_put(struct view *v, const char *name, size_t len,
-		     uint64_t hash)
+static struct holding *view_find(struct view *v, const char *name, size_t len)
 {
-	struct holding *h = view_find(v, name, len);
+	return view_find_v(v, name, len, PLAIN);
+}
+
+static void view_put_v(struct view *v, const char *name, size_t len,
+		       struct xd_span cons, uint64_t hash)
+{
+	struct holding *h = view_find_v(v, name, len, cons);
 
 	if (h == NULL) {
 		v->v = xd_grow(v->v, &v->cap, v->n + 1, sizeof(*v->v));
@@ -332,24 +369,50 @@ static void view_put(struct view *v, const char *name, size_t len,
 		NEED(h->name != NULL);
 		memcpy(h->name, name, len);
 		h->len = len;
+		h->cons = NULL;
+		h->cons_len = cons.len;
+		if (cons.data != NULL) {
+			h->cons = malloc(cons.len + 1);
+			NEED(h->cons != NULL);
+			memcpy(h->cons, cons.data, cons.len);
+		}
 	}
 	h->hash = hash;
 }
 
+static void view_put(struct view *v, const char *name, size_t len,
+		     uint64_t hash)
+{
+	view_put_v(v, name, len, PLAIN, hash);
+}
+
+static void view_drop_at(struct view *v, struct holding *h)
+{
+	free(h->name);
+	free(h->cons);
+	*h = v->v[--v->n];
+}
+
+static void view_drop_v(struct view *v, const char *name, size_t len,
+			struct xd_span cons)
+{
+	struct holding *h = view_find_v(v, name, len, cons);
+
+	if (h != NULL)
+		view_drop_at(v, h);
+}
+
 static void view_drop(struct view *v, const char *name, size_t len)
 {
-	struct holding *h = view_find(v, name, len);
-
-	if (h == NULL)
-		return;
-	free(h->name);
-	*h = v->v[--v->n];
+	view_drop_v(v, name, len, PLAIN);
 }
 
 static void view_clear(struct view *v)
 {
-	for (size_t i = 0; i < v->n; i++)
+	for (size_t i = 0; i < v->n; i++) {
 		free(v->v[i].name);
+		free(v->v[i].cons);
+	}
 	v->n = 0;
 }
 
@@ -357,7 +420,54 @@ static void view_free(struct view *v)
 {
 	view_clear(v);
 	free(v->v);
+	xd_table_unref(v->table);
 	memset(v, 0, sizeof(*v));
+}
+
+/* Whether the entry `e` of `t` is what one of the locator keys of `set`
+ * picks there (rule P1). */
+static bool picked(const struct xd_nameset *set, struct xd_table *t,
+		   const struct xd_entry *e)
+{
+	for (size_t i = 0; t != NULL && i < xd_nameset_count(set); i++) {
+		struct xd_name k = xd_nameset_at(set, i);
+
+		if (xd_locator_is(k.data, k.len) &&
+		    xd_table_find_locator(t, k.data, k.len) == e)
+			return true;
+	}
+	return false;
+}
+
+/* Whether the client still wants what it holds as `h`, judged against
+ * `t`: a plain resource by a wildcard, its name or its glob collection
+ * (rule X2), or as what a locator picks; a variant as what a locator
+ * picks (rule P1). */
+static bool still_wanted(const struct xd_sub *s, struct xd_table *t,
+			 const struct holding *h, bool delta)
+{
+	const struct xd_entry *e;
+	struct xd_span c = {h->cons, (uint32_t)h->cons_len};
+
+	if (h->cons == NULL &&
+	    (s->want.all || xd_nameset_has(s->want.set, h->name, h->len) ||
+	     (delta && xd_derived_in_glob(s->want.set, h->name, h->len))))
+		return true;
+	if (t == NULL)
+		return false;
+	e = h->cons == NULL ? xd_table_find(t, h->name, h->len) : NULL;
+	if (h->cons != NULL) {
+		size_t n = 0;
+		const struct xd_entry *v =
+			xd_table_variants_of(t, h->name, h->len, &n);
+
+		for (size_t i = 0; v != NULL && i < n; i++, v++)
+			if (v->constraints.len == c.len &&
+			    (c.len == 0 ||
+			     memcmp(v->constraints.data, c.data, c.len) == 0))
+				e = v;
+	}
+	return e != NULL && picked(s->want.set, t, e);
 }
 
 /* 16 hex digits, as versions are written; false for anything else. */
@@ -670,6 +780,20 @@ static const struct xd_entry *entry_by_bytes(struct xd_table *t,
 	return NULL;
 }
 
+/* A variant a response carries or removes (rule P1). */
+struct variant_change {
+	struct xd_name name;
+	struct xd_span cons;
+	uint64_t hash;
+};
+
+static void add_change(struct variant_change **v, size_t *n, size_t *cap,
+		       struct xd_name name, struct xd_span cons, uint64_t hash)
+{
+	*v = xd_grow(*v, cap, *n + 1, sizeof(**v));
+	(*v)[(*n)++] = (struct variant_change){name, cons, hash};
+}
+
 /*
  * A response as the client receives it: `body` then the nonce, decoded
  * twice (protobuf-c for well-formedness, the wire reader for the exact
@@ -688,6 +812,8 @@ static void check_response(struct peer *p, const struct sending *x,
 	size_t nnames = 0, nremoved = 0, ncarried = 0, nmissing = 0;
 	size_t nremoved_variants = 0, nbeats = 0, nvnames = 0, cap_vnames = 0;
 	struct xd_name *vnames = NULL;
+	struct variant_change *vputs = NULL, *vdrops = NULL;
+	size_t nvputs = 0, cap_vputs = 0, nvdrops = 0, cap_vdrops = 0;
 	size_t cap_names = 0, cap_removed = 0, cap_hashes = 0, cap_missing = 0;
 	const uint8_t *q, *end;
 	struct xd_wire_field f;
@@ -737,12 +863,17 @@ static void check_response(struct peer *p, const struct sending *x,
 					  sizeof(*removed));
 			removed[nremoved++] = field_name(&f);
 			break;
-		case 8: /* delta removed_resource_names: variants (rule P1) */
+		case 8: { /* delta removed_resource_names: variants (rule P1) */
+			struct xd_name c = {"", 0};
+
 			NEED(p->delta && get_field(f.data, f.len, 1, &name));
+			NEED(get_field(f.data, f.len, 2, &c));
 			nremoved_variants++;
-			if (x->view != NULL)
-				x->view->unsure = true;
+			add_change(&vdrops, &nvdrops, &cap_vdrops, name,
+				   (struct xd_span){(const uint8_t *)c.data,
+						    (uint32_t)c.len}, 0);
 			break;
+		}
 		case 2: {
 			struct resource r = {0};
 			const struct xd_entry *e;
@@ -772,8 +903,9 @@ static void check_response(struct peer *p, const struct sending *x,
 				NEED(e != NULL && e->ttl != NULL);
 				NEED(is_text(r.version, e->version));
 				if (x->view != NULL && !x->view->unsure) {
-					const struct holding *h =
-						view_find(x->view, r.name.data, r.name.len);
+					const struct holding *h = view_find_v(
+						x->view, r.name.data, r.name.len,
+						r.variant ? r.constraints : PLAIN);
 
 					NEED(h != NULL && h->hash == e->hash);
 				}
@@ -824,9 +956,8 @@ static void check_response(struct peer *p, const struct sending *x,
 			 * constraints seed it (rules L1, P1) */
 			NEED(x->form == XD_FORM_SOTW || is_text(r.version, e->version));
 			NEED(r.has_ttl == (xd_form_ttl(x->form) && e->ttl != NULL));
-			NEED(subscribed(x->sub, e, p->delta) || locators);
-			if (e->constraints.data != NULL && x->view != NULL)
-				x->view->unsure = true;
+			NEED(subscribed(x->sub, e, p->delta) ||
+			     picked(x->sub->want.set, x->table, e));
 			ncarried++;
 			/* variants of one name are told apart by their
 			 * ResourceName: one per locator the client asked by */
@@ -834,6 +965,8 @@ static void check_response(struct peer *p, const struct sending *x,
 				vnames = xd_grow(vnames, &cap_vnames, nvnames + 1,
 						 sizeof(*vnames));
 				vnames[nvnames++] = r.resource_name;
+				add_change(&vputs, &nvputs, &cap_vputs, r.name,
+					   r.constraints, e->hash);
 				break;
 			}
 			names = xd_grow(names, &cap_names, nnames + 1, sizeof(*names));
@@ -865,10 +998,20 @@ static void check_response(struct peer *p, const struct sending *x,
 			view_clear(x->view);
 		for (size_t i = 0; i < nnames; i++)
 			view_put(x->view, names[i].data, names[i].len, hashes[i]);
+		for (size_t i = 0; i < nvputs; i++)
+			view_put_v(x->view, vputs[i].name.data, vputs[i].name.len,
+				   vputs[i].cons, vputs[i].hash);
 		for (size_t i = 0; i < nmissing; i++)
 			view_drop(x->view, missing[i].data, missing[i].len);
 		for (size_t i = 0; i < nremoved; i++)
 			view_drop(x->view, removed[i].data, removed[i].len);
+		for (size_t i = 0; i < nvdrops; i++)
+			view_drop_v(x->view, vdrops[i].name.data,
+				    vdrops[i].name.len, vdrops[i].cons);
+		if (x->view->table != x->table) {
+			xd_table_unref(x->view->table);
+			x->view->table = xd_table_ref(x->table);
+		}
 	}
 
 	/* rule S11: no resource twice; Envoy refuses a name that is both
@@ -894,10 +1037,34 @@ static void check_response(struct peer *p, const struct sending *x,
 		NEED(ncarried + nmissing + nremoved + nremoved_variants > 0);
 	free(names);
 	free(vnames);
+	free(vputs);
+	free(vdrops);
 	free(hashes);
 	free(missing);
 	free(removed);
 	xd_buf_free(&msg);
+}
+
+static enum xd_form form_of(const struct peer *p);
+
+/* A client of plain Anys (SotW without rule L2) holds one resource of
+ * a name: `h` has the version of one of the entries of that name its
+ * keys pick in `t` (rule P1: which one depends on what each response
+ * carried). */
+static bool one_picked(const struct xd_sub *s, struct xd_table *t,
+		       const struct holding *h, bool delta)
+{
+	const struct xd_entry *e = xd_table_find(t, h->name, h->len);
+	size_t n = 0;
+
+	if (e != NULL && e->hash == h->hash &&
+	    (subscribed(s, e, delta) || picked(s->want.set, t, e)))
+		return true;
+	e = xd_table_variants_of(t, h->name, h->len, &n);
+	for (size_t i = 0; e != NULL && i < n; i++, e++)
+		if (e->hash == h->hash && picked(s->want.set, t, e))
+			return true;
+	return false;
 }
 
 /*
@@ -915,7 +1082,7 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 
 	if (s->state == XD_SUB_IDLE)
 		return;
-	NEED(s->state == XD_SUB_HOLDING && s->held == table);
+	NEED(s->state == XD_SUB_HOLDING && xd_sub_held(s) == table);
 	if (v->unsure)
 		return;
 	for (size_t i = 0; i < xd_table_count(table); i++) {
@@ -925,11 +1092,39 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 		if (!subscribed(s, e, p->delta))
 			continue;
 		h = view_find(v, e->name, e->name_len);
+		if (h != NULL && h->hash != e->hash && form_of(p) == XD_FORM_SOTW &&
+		    one_picked(s, table, h, p->delta))
+			continue; /* a variant a locator picks, in its place */
 		if (h == NULL || h->hash != e->hash) {
 			fprintf(stderr, "%d: %s '%s' %s\n", p->id,
 				xd_rtype_info(t)->service, e->name,
 				h == NULL ? "not held" : "held at another version");
 			NEED(!"every subscribed resource is held as the target has it");
+		}
+	}
+	/* rule P1: what each locator picks, as that variant, at the
+	 * target's version; a client of plain Anys holds one resource of
+	 * a name, one of those its keys pick */
+	for (size_t i = 0; i < xd_nameset_count(s->want.set); i++) {
+		struct xd_name k = xd_nameset_at(s->want.set, i);
+		const struct xd_entry *e;
+		const struct holding *h;
+
+		if (!xd_locator_is(k.data, k.len) ||
+		    (e = xd_table_find_locator(table, k.data, k.len)) == NULL)
+			continue;
+		if (form_of(p) == XD_FORM_SOTW) {
+			h = view_find(v, e->name, e->name_len);
+			NEED(h != NULL && one_picked(s, table, h, p->delta));
+			continue;
+		}
+		h = view_find_v(v, e->name, e->name_len, e->constraints);
+		if (h == NULL || h->hash != e->hash) {
+			fprintf(stderr, "%d: %s '%s' (%s) %s\n", p->id,
+				xd_rtype_info(t)->service, e->name,
+				e->constraints.data != NULL ? "a variant" : "plain",
+				h == NULL ? "not held" : "held at another version");
+			NEED(!"what each locator picks is held as the target has it");
 		}
 	}
 	for (size_t i = 0; exact && i < v->n; i++) {
@@ -939,6 +1134,19 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 			     (p->delta &&
 			      xd_derived_in_glob(s->want.set, n.data, n.len));
 
+		if (v->v[i].cons != NULL || form_of(p) == XD_FORM_SOTW) {
+			/* a variant (or what a client of plain Anys holds
+			 * of a name): still what a key picks (rule P1) */
+			if (v->v[i].cons != NULL &&
+			    !still_wanted(s, table, &v->v[i], p->delta)) {
+				fprintf(stderr, "%d: %s '%.*s' variant held, picked by no locator\n",
+					p->id, xd_rtype_info(t)->service,
+					(int)n.len, n.data);
+				NEED(!"no variant is held that no locator picks");
+			}
+			if (v->v[i].cons != NULL)
+				continue;
+		}
 		if (asked && xd_table_find(table, n.data, n.len) == NULL) {
 			fprintf(stderr, "%d: %s '%.*s' held, gone from the target\n",
 				p->id, xd_rtype_info(t)->service, (int)n.len, n.data);
@@ -1019,9 +1227,9 @@ static bool pump_heartbeat(struct peer *p)
 			continue;
 		}
 		NEED(xd_form_ttl(form_of(p)) && s->state == XD_SUB_HOLDING);
-		NEED(p->now >= refreshed + xd_table_min_ttl(s->held) / 2);
+		NEED(p->now >= refreshed + xd_table_min_ttl(xd_sub_held(s)) / 2);
 		x = (struct sending){
-			.table = s->held,
+			.table = xd_sub_held(s),
 			.body = b,
 			.form = form_of(p),
 			.full_state = false,
@@ -1130,8 +1338,7 @@ static bool same_state(const struct xd_sub *s, const struct xd_sub *before)
 	       s->nonce == before->nonce &&
 	       s->want.all == before->want.all &&
 	       s->want.set == before->want.set &&
-	       s->held_names.set == before->held_names.set &&
-	       s->held == before->held && s->sent == before->sent &&
+	       s->ledger == before->ledger && s->sent == before->sent &&
 	       s->names_hash == before->names_hash;
 }
 
@@ -1184,16 +1391,22 @@ static void client_side(struct peer *p, enum xd_rtype t,
 	if (p->delta) {
 		if (!s->want.all)
 			for (size_t i = 0; i < r->nunsubscribe; i++) {
-				view_drop(v, r->unsubscribe[i].data,
-					  r->unsubscribe[i].len);
+				struct xd_name u = r->unsubscribe[i];
+
+				/* a resource stays while another name or
+				 * locator of the client picks it (rule P1):
+				 * a locator's variant, or the plain one */
+				xd_locator_split(u.data, u.len, &u, NULL, NULL);
+				for (size_t k = v->n; k-- > 0;)
+					if (v->v[k].len == u.len &&
+					    memcmp(v->v[k].name, u.data, u.len) == 0 &&
+					    !still_wanted(s, v->table, &v->v[k], true))
+						view_drop_at(v, &v->v[k]);
 				forget_glob(v, s, r->unsubscribe[i]);
 			}
 		for (size_t i = v->n; was_all && !s->want.all && i-- > 0;) {
-			const struct holding *h = &v->v[i];
-
-			if (!xd_nameset_has(s->want.set, h->name, h->len) &&
-			    !xd_derived_in_glob(s->want.set, h->name, h->len))
-				view_drop(v, h->name, h->len);
+			if (!still_wanted(s, v->table, &v->v[i], true))
+				view_drop_at(v, &v->v[i]);
 		}
 		if (!first || r->ninitial == 0)
 			return;
@@ -1213,20 +1426,19 @@ static void client_side(struct peer *p, enum xd_rtype t,
 		/* rule D7: nothing carries over from the old stream but what
 		 * the client subscribes to again; it drops the rest */
 		for (size_t i = v->n; !s->want.all && i-- > 0;) {
-			const struct holding *h = &v->v[i];
-
-			if (!xd_nameset_has(s->want.set, h->name, h->len) &&
-			    !xd_derived_in_glob(s->want.set, h->name, h->len))
-				view_drop(v, h->name, h->len);
+			if (!still_wanted(s, v->table, &v->v[i], true))
+				view_drop_at(v, &v->v[i]);
 		}
 		return;
 	}
-	if (first && held_before == NULL && s->held != NULL &&
+	if (first && held_before == NULL && xd_sub_held(s) != NULL &&
 	    s->state != XD_SUB_IN_FLIGHT) {
 		/* resumed: every resource of the table it said it holds */
 		view_clear(v);
-		for (size_t i = 0; i < xd_table_count(s->held); i++) {
-			const struct xd_entry *e = xd_table_at(s->held, i);
+		xd_table_unref(v->table);
+		v->table = xd_table_ref(xd_sub_held(s));
+		for (size_t i = 0; i < xd_table_count(xd_sub_held(s)); i++) {
+			const struct xd_entry *e = xd_table_at(xd_sub_held(s), i);
 
 			view_put(v, e->name, e->name_len, e->hash);
 		}
@@ -1299,16 +1511,16 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 
 	was_inflight = s->state == XD_SUB_IN_FLIGHT;
 	first = s->state == XD_SUB_IDLE;
-	held_before = s->held;
+	held_before = xd_sub_held(s);
 	was_all = s->want.all;
 	sent = s->sent != NULL ? xd_table_ref(s->sent) : NULL;
 	if (p->delta) {
-		v = xd_sub_delta_request(s, &r, wildcard_ok, current);
+		v = xd_sub_delta_request(s, &r, wildcard_ok, current, WALL_MS);
 	} else {
 		/* a shallow copy: the pointers are only compared */
 		struct xd_sub before = *s;
 
-		v = xd_sub_sotw_request(s, &r, wildcard_ok, full_state, current);
+		v = xd_sub_sotw_request(s, &r, wildcard_ok, full_state, current, WALL_MS);
 		if (v == XD_SUB_STALE)
 			NEED(same_state(s, &before));
 	}
@@ -1323,16 +1535,13 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 	trace_names(p, "held", r.initial_names, r.ninitial);
 	if (v == XD_SUB_ACK || v == XD_SUB_NACK) {
 		/* what was in flight is held now */
-		NEED(was_inflight && s->state == XD_SUB_HOLDING && s->held == sent);
+		NEED(was_inflight && s->state == XD_SUB_HOLDING && xd_sub_held(s) == sent);
 	} else {
 		NEED((s->state == XD_SUB_IN_FLIGHT) == was_inflight);
 	}
 	xd_table_unref(sent);
-	if (u == NULL && r.nkeys > 0) {
-		/* which variant a locator picks is not modelled (rule P1) */
-		p->views[t].locators = true;
-		p->views[t].unsure = true;
-	}
+	if (u == NULL && r.nkeys > 0)
+		p->views[t].locators = true; /* asked by locator (rule P1) */
 	if (u == NULL)
 		client_side(p, t, &r, first, held_before, was_all);
 	pump(p);
