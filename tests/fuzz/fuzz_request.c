@@ -1,10 +1,17 @@
 /*
  * libFuzzer target for everything a peer sends on a stream (make fuzz;
  * clang only). It does what protocol/session.c does with each message,
- * without gRPC: xd_request_parse, xd_node_parse, the type's subscription
- * (xd_sub_sotw_request / xd_sub_delta_request), then the sequencer
- * (xd_seq_next) over fixed snapshots, each response "sent" at once and
- * recorded with xd_sub_sent, as the daemon's pump does.
+ * without gRPC, with the modules the session itself calls: the request
+ * (xd_request_parse), the client (xd_client_admit for the node,
+ * xd_client_form for every response, xd_client_key to find the snapshot
+ * in a real cache), the typeset (xd_typeset_route for which type a
+ * request is about, types xdsd does not serve and list collections,
+ * xd_typeset_next and xd_typeset_heartbeat for what they send), the
+ * type's subscription (xd_sub_sotw_request / xd_sub_delta_request),
+ * then the sequencer (xd_seq_next) over fixed snapshots, each response
+ * "sent" at once and recorded with xd_sub_sent, as the daemon's pump
+ * does. Nothing the daemon decides is decided again here: the harness
+ * only checks what those modules say.
  *
  * An input is one byte choosing the method, then operations to its end:
  *
@@ -13,10 +20,11 @@
  *   op       low two bits:
  *     0 REQUEST  a 2-byte little-endian length, then the message
  *                (cut short by the end of the input)
- *     1 RELOAD   a byte: the target becomes snapshot byte % NSNAP
+ *     1 RELOAD   a byte: snapshot byte % NSNAP becomes the cache's
  *     2 TICK     a byte: the clock advances byte * 100 ms (EDS wait)
  *     3 ANSWER   the client answers the response in flight of the first
- *                type that has one (unknown types last), as a client would (with its last
+ *                type that has one (served types, then unknown types,
+ *                then list collections), as a client would (with its last
  *                subscription, the version and the nonce); bit 2 of
  *                the op makes it a NACK. The message is written here
  *                and read like any other.
@@ -30,6 +38,12 @@
  * streams captured from real clients (seeds-request/) replay as they
  * went. Beyond "no crash, no leak, no undefined behaviour" it checks:
  *   - every name a parsed request or node holds lies inside its message;
+ *   - admission: a first node is admitted with its id, cluster and
+ *     features; a later one is the same exactly when its id and cluster
+ *     are (rule S1); every refusal says why; routing sends a request to
+ *     its type's subscription and the target's table, a list
+ *     collection's to the collection's, an unknown type's to an empty
+ *     table of its URL, and refuses only what the method cannot serve;
  *   - a stale SotW request changes nothing; an answer makes what was
  *     sent held; no type sends twice without an answer; a per-type
  *     method sends only its type;
@@ -60,8 +74,11 @@
  *     lacks, nor a variant no locator picks;
  *   - once the streams end, no name set is left alive.
  *
- * Unknown type URLs on ADS are served as session.c serves them: an
- * empty table of that URL with an ordinary subscription, pumped first.
+ * Unknown type URLs on ADS are served by the typeset as the session
+ * serves them: an empty table of that URL, pumped first; list
+ * collections (the snapshots have none: each is an empty table) once
+ * the sequencer is idle. Neither has a client's view; their responses
+ * are checked like any other.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -69,17 +86,22 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "cache/cache.h"
+#include "config/config.h"
 #include "envoy/service/discovery/v3/discovery.pb-c.h"
 #include "protocol/body.h"
+#include "protocol/client.h"
 #include "protocol/derived.h"
 #include "protocol/nameset.h"
 #include "protocol/node.h"
 #include "protocol/request.h"
 #include "protocol/sequence.h"
 #include "protocol/sub.h"
+#include "protocol/typeset.h"
 #include "wire/wire.h"
 #include "snapshot/snapshot.h"
 #include "util/buf.h"
+#include "util/loop_thread.h"
 #include "xds/dynparam.h"
 #include "xds/xdstp.h"
 
@@ -88,10 +110,6 @@
 #define WALL_MS INT64_C(1700000000000)
 
 #define RESOURCE_URL "type.googleapis.com/envoy.service.discovery.v3.Resource"
-/* Distinct unknown type URLs one aggregated stream may ask for (as in
- * session.c). */
-#define MAX_UNKNOWN 4
-
 /* FUZZ_REQUEST_TRACE=1: say what each input does (to read a seed). */
 static bool trace;
 #define TRACE(...)                                                         \
@@ -271,13 +289,6 @@ static void forget_derived(void)
 
 /* ---------------- one stream ---------------- */
 
-/* A type xdsd does not serve, asked for on an aggregated stream: an
- * empty table of its URL with a subscription, as session.c keeps it. */
-struct unknown_type {
-	struct xd_table *table; /* NULL: a free slot */
-	struct xd_sub sub;
-};
-
 /* What the client holds of one type: what the responses it received
  * told it, resource by resource (name, and for a variant its
  * constraints, rule P1; XXH3 of the message). A client that takes plain
@@ -307,24 +318,27 @@ struct peer {
 	bool delta, aggregated;
 	enum xd_rtype type;       /* per-type method */
 
-	bool have_node, wrapped, ttl;
-	char *node_id, *node_cluster;
-	size_t node_id_len, node_cluster_len;
-
-	size_t target;            /* in snaps[] */
-	struct xd_sub subs[XD_RTYPE_COUNT];
-	struct unknown_type unknown[MAX_UNKNOWN];
+	/* the daemon's own: who the client is (admission, form, key) and
+	 * every type it subscribes to (routing, unknown types, list
+	 * collections), as a session embeds them */
+	struct xd_client client;
+	struct xd_typeset types;
+	/* what serves it: the cache's snapshot for its key, as the
+	 * session's refresh_snapshot follows it (NULL before its node) */
+	struct xd_snapshot *snap;
 	uint64_t next_nonce, now;
 	struct xd_eds_wait eds_wait;
 
 	struct view views[XD_RTYPE_COUNT];
-	/* each type's last request, for ANSWER to repeat its names */
+	/* each type's and collection's last request, for ANSWER to repeat
+	 * its names */
 	struct xd_buf last[XD_RTYPE_COUNT];
+	struct xd_buf last_coll[XD_CTYPE_COUNT];
 };
 
 static struct xd_snapshot *target(const struct peer *p)
 {
-	return snaps[p->target];
+	return p->snap;
 }
 
 /* ---------------- the client's view ---------------- */
@@ -544,6 +558,11 @@ static void check_request(const struct xd_request *r, const uint8_t *data,
 	NEED(!r->delta || r->version_info.len == 0);
 }
 
+static bool is_text(struct xd_name n, const char *s)
+{
+	return n.len == strlen(s) && memcmp(n.data, s, n.len) == 0;
+}
+
 static void check_node(const struct xd_node *n, struct xd_span span)
 {
 	const struct xd_name *all[] = {&n->id, &n->cluster, &n->region,
@@ -557,35 +576,95 @@ static void check_node(const struct xd_node *n, struct xd_span span)
 	NEED(memchr(n->cluster.data, 0, n->cluster.len) == NULL);
 }
 
-/* client.c xd_client_admit: the first node names the client; a later
- * one must be the same. False when the stream ends. */
-static bool set_node(struct peer *p, struct xd_span span)
-{
-	struct xd_node n;
-	const char *why = NULL;
+/* The daemon's defaults: the node's limits, its key (node_key), no
+ * `authorize:` rules. */
+static struct xd_config fuzz_cfg;
 
-	if (xd_node_parse(&n, span.data, span.len, &why) != 0) {
-		NEED(why != NULL);
-		TRACE("%d: node refused: %s\n", p->id, why);
-		return false;
+/* The snapshots live in a real cache (cache.h), under the default key
+ * as xdsd's snapshots without a key of their own: every client's key
+ * (xd_client_key) finds the one RELOAD installed. */
+static struct xd_cache *cache;
+
+static void install(size_t i)
+{
+	struct xd_snapshot *one = xd_snapshot_ref(snaps[i]);
+
+	xd_cache_replace(cache, &one, 1);
+}
+
+/* session.c refresh_snapshot: the snapshot serving the client's key
+ * now, as its (absent) identity may see it; the typeset follows it. */
+static void refresh(struct peer *p)
+{
+	struct xd_snapshot *now;
+
+	if (p->client.state != XD_CLIENT_ADMITTED)
+		return;
+	now = xd_cache_get(cache, xd_client_key(&p->client));
+	NEED(now != NULL); /* the default serves every key */
+	if (now == (p->snap != NULL ? xd_snapshot_base(p->snap) : NULL))
+		return;
+	xd_snapshot_unref(p->snap);
+	p->snap = xd_derived_snapshot_view(now, NULL);
+	xd_typeset_follow(&p->types, p->snap, NULL);
+}
+
+/*
+ * session.c accept_node: the node a request carries (none: an empty
+ * span), through the client module's admission. False when the stream
+ * ends. Whatever admission says, the node the parser reads must lie
+ * inside its bytes, and a later node is the same one exactly when its
+ * id and cluster are the first's (rule S1).
+ */
+static bool admit(struct peer *p, struct xd_span span)
+{
+	enum xd_client_state before = p->client.state;
+	enum xd_client_verdict v;
+	const char *parse_why = NULL;
+	bool parsed, same = false;
+	struct xd_node n;
+	char why[512] = "";
+
+	parsed = xd_node_parse(&n, span.data, span.len, &parse_why) == 0;
+	NEED(parsed || parse_why != NULL);
+	if (parsed) {
+		check_node(&n, span);
+		same = before == XD_CLIENT_ADMITTED &&
+		       is_text(n.id, p->client.node_id) &&
+		       is_text(n.cluster, p->client.node_cluster);
 	}
-	check_node(&n, span);
-	if (p->have_node)
-		return n.id.len == p->node_id_len &&
-		       memcmp(n.id.data, p->node_id, n.id.len) == 0 &&
-		       n.cluster.len == p->node_cluster_len &&
-		       memcmp(n.cluster.data, p->node_cluster, n.cluster.len) == 0;
-	p->node_id = malloc(n.id.len + 1);
-	p->node_cluster = malloc(n.cluster.len + 1);
-	NEED(p->node_id != NULL && p->node_cluster != NULL);
-	memcpy(p->node_id, n.id.data, n.id.len);
-	memcpy(p->node_cluster, n.cluster.data, n.cluster.len);
-	p->node_id_len = n.id.len;
-	p->node_cluster_len = n.cluster.len;
-	p->wrapped = (n.features & XD_FEATURE_RESOURCE_IN_SOTW) != 0;
-	p->ttl = (n.features & XD_FEATURE_RESOURCE_TTL) != 0;
-	p->have_node = true;
-	return true;
+	v = xd_client_admit(&p->client, span, why, sizeof(why));
+	switch (v) {
+	case XD_CLIENT_ADMIT:
+		NEED(before == XD_CLIENT_NEW && parsed &&
+		     p->client.state == XD_CLIENT_ADMITTED);
+		NEED(is_text(n.id, p->client.node_id) &&
+		     is_text(n.cluster, p->client.node_cluster));
+		NEED(p->client.wrapped ==
+		     ((n.features & XD_FEATURE_RESOURCE_IN_SOTW) != 0));
+		NEED(p->client.ttl == ((n.features & XD_FEATURE_RESOURCE_TTL) != 0));
+		refresh(p);
+		return true;
+	case XD_CLIENT_SAME:
+		NEED(before == XD_CLIENT_ADMITTED &&
+		     p->client.state == XD_CLIENT_ADMITTED);
+		NEED(span.len == 0 || same);
+		return true;
+	case XD_CLIENT_CHANGED:
+		NEED(before == XD_CLIENT_ADMITTED && parsed && !same);
+		break;
+	case XD_CLIENT_MALFORMED:
+		NEED(!parsed);
+		break;
+	case XD_CLIENT_OVER_LIMIT:
+	case XD_CLIENT_FORBIDDEN:
+		break;
+	}
+	NEED(why[0] != '\0');
+	NEED(before == XD_CLIENT_ADMITTED ||
+	     p->client.state == XD_CLIENT_REFUSED);
+	TRACE("%d: node refused: %s\n", p->id, why);
+	return false;
 }
 
 /* ---------------- checking what is sent ---------------- */
@@ -614,11 +693,6 @@ static bool distinct(struct xd_name *v, size_t n)
 static bool sorted_has(const struct xd_name *v, size_t n, struct xd_name x)
 {
 	return n > 0 && bsearch(&x, v, n, sizeof(*v), cmp_name) != NULL;
-}
-
-static bool is_text(struct xd_name n, const char *s)
-{
-	return n.len == strlen(s) && memcmp(n.data, s, n.len) == 0;
 }
 
 static struct xd_name field_name(const struct xd_wire_field *f)
@@ -1045,8 +1119,6 @@ static void check_response(struct peer *p, const struct sending *x,
 	xd_buf_free(&msg);
 }
 
-static enum xd_form form_of(const struct peer *p);
-
 /* A client of plain Anys (SotW without rule L2) holds one resource of
  * a name: `h` has the version of one of the entries of that name its
  * keys pick in `t` (rule P1: which one depends on what each response
@@ -1075,7 +1147,7 @@ static bool one_picked(const struct xd_sub *s, struct xd_table *t,
  */
 static void check_in_step(struct peer *p, enum xd_rtype t)
 {
-	struct xd_sub *s = &p->subs[t];
+	struct xd_sub *s = &p->types.subs[t];
 	struct xd_table *table = xd_snapshot_table(target(p), t);
 	struct view *v = &p->views[t];
 	bool exact = p->delta || xd_rtype_info(t)->full_state;
@@ -1092,7 +1164,7 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 		if (!subscribed(s, e, p->delta))
 			continue;
 		h = view_find(v, e->name, e->name_len);
-		if (h != NULL && h->hash != e->hash && form_of(p) == XD_FORM_SOTW &&
+		if (h != NULL && h->hash != e->hash && xd_client_form(&p->client) == XD_FORM_SOTW &&
 		    one_picked(s, table, h, p->delta))
 			continue; /* a variant a locator picks, in its place */
 		if (h == NULL || h->hash != e->hash) {
@@ -1113,7 +1185,7 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 		if (!xd_locator_is(k.data, k.len) ||
 		    (e = xd_table_find_locator(table, k.data, k.len)) == NULL)
 			continue;
-		if (form_of(p) == XD_FORM_SOTW) {
+		if (xd_client_form(&p->client) == XD_FORM_SOTW) {
 			h = view_find(v, e->name, e->name_len);
 			NEED(h != NULL && one_picked(s, table, h, p->delta));
 			continue;
@@ -1134,7 +1206,7 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 			     (p->delta &&
 			      xd_derived_in_glob(s->want.set, n.data, n.len));
 
-		if (v->v[i].cons != NULL || form_of(p) == XD_FORM_SOTW) {
+		if (v->v[i].cons != NULL || xd_client_form(&p->client) == XD_FORM_SOTW) {
 			/* a variant (or what a client of plain Anys holds
 			 * of a name): still what a key picks (rule P1) */
 			if (v->v[i].cons != NULL &&
@@ -1157,16 +1229,6 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 
 /* ---------------- the daemon's side ---------------- */
 
-/* client.c xd_client_form */
-static enum xd_form form_of(const struct peer *p)
-{
-	if (p->delta)
-		return p->ttl ? XD_FORM_DELTA_TTL : XD_FORM_DELTA;
-	if (!p->wrapped)
-		return XD_FORM_SOTW;
-	return p->ttl ? XD_FORM_SOTW_TTL : XD_FORM_SOTW_WRAPPED;
-}
-
 /* session.c send_due: numbers the response, checks it, records it. */
 static void send(struct peer *p, struct xd_sub *s, struct sending *x)
 {
@@ -1186,72 +1248,120 @@ static void send(struct peer *p, struct xd_sub *s, struct sending *x)
 	NEED(s->state == XD_SUB_IN_FLIGHT && s->nonce == nonce);
 }
 
-/* session.c pump_extra: types xdsd does not serve go first. */
-static bool pump_unknown(struct peer *p)
+/* The collection `sub` is the subscription of, or -1 for another. */
+static int coll_of(const struct peer *p, const struct xd_sub *sub)
 {
-	for (int i = 0; i < MAX_UNKNOWN; i++) {
-		struct unknown_type *u = &p->unknown[i];
-		struct sending x = {.table = u->table, .form = form_of(p),
-				    .full_state = !p->delta, .label = "unknown type"};
-		struct xd_body *b;
+	for (int c = 0; c < XD_CTYPE_COUNT; c++)
+		if (sub == &p->types.colls[c].sub)
+			return c;
+	return -1;
+}
 
-		if (u->table == NULL)
-			continue;
-		b = xd_sub_next(&u->sub, u->table, x.form, x.full_state);
-		if (b == NULL)
-			continue;
-		x.body = b;
-		send(p, &u->sub, &x);
-		xd_body_unref(b);
-		return true;
-	}
-	return false;
+/* The served type `sub` is the subscription of, or XD_RTYPE_COUNT. */
+static enum xd_rtype type_of(const struct peer *p, const struct xd_sub *sub)
+{
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		if (sub == &p->types.subs[t])
+			return (enum xd_rtype)t;
+	return XD_RTYPE_COUNT;
 }
 
 /*
- * session.c pump_heartbeats, once nothing else is due: the first type
- * due for a heartbeat (rule L1) sends it. None may be due before half
- * the shortest TTL the client holds passed since its TTLs were last
- * all refreshed.
+ * session.c pump_extra, through the typeset: types xdsd does not serve
+ * (`unknown`) go first; list collections (rule X3) once the sequencer
+ * has nothing to send. The client keeps no view of either: their
+ * responses are checked as responses.
+ */
+static bool pump_extra(struct peer *p, bool unknown)
+{
+	struct sending x = {.form = xd_client_form(&p->client)};
+	struct xd_sub *sub = NULL;
+	struct xd_table *table = NULL;
+	struct xd_body *b;
+
+	b = xd_typeset_next(&p->types, unknown, x.form, p->delta, &sub, &table,
+			    &x.label);
+	if (b == NULL)
+		return false;
+	NEED(sub != NULL && table != NULL && x.label != NULL);
+	if (unknown) {
+		NEED(coll_of(p, sub) < 0 && type_of(p, sub) == XD_RTYPE_COUNT);
+		NEED(strcmp(x.label, xd_table_type_url(table)) == 0);
+		NEED(xd_table_count(table) == 0); /* nothing of an unknown type */
+	} else {
+		int c = coll_of(p, sub);
+
+		NEED(c >= 0 && table == p->types.colls[c].table);
+		NEED(strcmp(xd_table_type_url(table),
+			    xd_ctype_info((enum xd_ctype)c)->type_url) == 0);
+	}
+	NEED(p->aggregated);
+	/* an unknown type is sent whole in SotW; a collection as routes */
+	x.full_state = unknown && !p->delta;
+	x.table = table;
+	x.body = b;
+	send(p, sub, &x);
+	xd_body_unref(b);
+	return true;
+}
+
+/*
+ * session.c pump_heartbeats, once nothing else is due, through the
+ * typeset: the first type (or list collection) due for a heartbeat
+ * (rule L1) sends it. None may be due before half the shortest TTL the
+ * client holds passed since its TTLs were last all refreshed, and a
+ * client that takes no TTLs is sent none.
  */
 static bool pump_heartbeat(struct peer *p)
 {
-	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
-		struct xd_sub *s = &p->subs[t];
-		uint64_t due = 0, refreshed = s->ttl_refreshed_ms;
-		struct xd_body *b = xd_sub_heartbeat(s, form_of(p), p->now, &due);
-		struct sending x;
+	uint64_t refreshed[XD_RTYPE_COUNT + XD_CTYPE_COUNT], next = 0;
+	struct xd_sub *s = NULL;
+	struct sending x = {.form = xd_client_form(&p->client),
+			    .heartbeat = true};
+	struct xd_body *b;
+	enum xd_rtype t;
+	int c;
 
-		if (b == NULL) {
-			NEED(due == 0 || due > p->now);
-			continue;
-		}
-		NEED(xd_form_ttl(form_of(p)) && s->state == XD_SUB_HOLDING);
-		NEED(p->now >= refreshed + xd_table_min_ttl(xd_sub_held(s)) / 2);
-		x = (struct sending){
-			.table = xd_sub_held(s),
-			.body = b,
-			.form = form_of(p),
-			.full_state = false,
-			.view = &p->views[t],
-			.label = xd_rtype_info((enum xd_rtype)t)->service,
-			.heartbeat = true,
-		};
-		TRACE("%d:   heartbeat of %s\n", p->id, x.label);
-		send(p, s, &x);
-		xd_body_unref(b);
-		return true;
+	for (int i = 0; i < XD_RTYPE_COUNT; i++)
+		refreshed[i] = p->types.subs[i].ttl_refreshed_ms;
+	for (int i = 0; i < XD_CTYPE_COUNT; i++)
+		refreshed[XD_RTYPE_COUNT + i] =
+			p->types.colls[i].sub.ttl_refreshed_ms;
+	b = xd_typeset_heartbeat(&p->types, x.form, p->now, &s, &x.label,
+				 &next);
+	if (b == NULL) {
+		NEED(next == 0 || next > p->now);
+		return false;
 	}
-	return false;
+	t = type_of(p, s);
+	c = coll_of(p, s);
+	NEED(t != XD_RTYPE_COUNT || c >= 0);
+	NEED(p->client.ttl && xd_form_ttl(x.form) &&
+	     s->state == XD_SUB_HOLDING);
+	NEED(p->now >= refreshed[t != XD_RTYPE_COUNT ? (int)t :
+						      XD_RTYPE_COUNT + c] +
+			       xd_table_min_ttl(xd_sub_held(s)) / 2);
+	x.table = xd_sub_held(s);
+	x.body = b;
+	x.view = t != XD_RTYPE_COUNT ? &p->views[t] : NULL;
+	TRACE("%d:   heartbeat of %s\n", p->id, x.label);
+	send(p, s, &x);
+	xd_body_unref(b);
+	return true;
 }
 
 /* session.c pump, with every send completing at once (the daemon pumps
- * again when it does): everything due goes out. */
+ * again when it does): everything due goes out. Nothing is, before the
+ * client's node is admitted. */
 static void pump(struct peer *p)
 {
 	struct xd_seq_mode mode;
 	bool sent[XD_RTYPE_COUNT] = {false};
 
+	refresh(p);
+	if (p->client.state != XD_CLIENT_ADMITTED)
+		return;
+	NEED(p->snap != NULL);
 	mode.aggregated = p->aggregated;
 	mode.delta = p->delta;
 	mode.type = p->type;
@@ -1259,13 +1369,15 @@ static void pump(struct peer *p)
 		struct xd_seq_step st;
 		struct sending x;
 
-		/* each type once, each unknown once, a heartbeat of each
-		 * type: then all wait for an answer */
-		NEED(round <= 2 * XD_RTYPE_COUNT + MAX_UNKNOWN);
-		if (pump_unknown(p))
+		/* each type once, each unknown and each collection once, a
+		 * heartbeat of each type and collection: then all wait for
+		 * an answer */
+		NEED(round <= 2 * (XD_RTYPE_COUNT + XD_CTYPE_COUNT) +
+				      XD_TYPESET_MAX_UNKNOWN);
+		if (pump_extra(p, true))
 			continue;
-		mode.form = form_of(p);
-		xd_seq_next(p->subs, target(p), &mode, p->now,
+		mode.form = xd_client_form(&p->client);
+		xd_seq_next(p->types.subs, target(p), &mode, p->now,
 			    &p->eds_wait, &st);
 		NEED(st.action == XD_SEQ_SEND ||
 		     (st.body == NULL && st.table == NULL));
@@ -1280,7 +1392,7 @@ static void pump(struct peer *p)
 			for (int t = 0; t < XD_RTYPE_COUNT; t++)
 				if (p->aggregated || t == (int)p->type)
 					check_in_step(p, (enum xd_rtype)t);
-			if (pump_heartbeat(p))
+			if (pump_extra(p, false) || pump_heartbeat(p))
 				continue;
 		}
 		if (st.action != XD_SEQ_SEND)
@@ -1297,37 +1409,9 @@ static void pump(struct peer *p)
 			.view = &p->views[st.type],
 			.label = xd_rtype_info(st.type)->service,
 		};
-		send(p, &p->subs[st.type], &x);
+		send(p, &p->types.subs[st.type], &x);
 		xd_seq_step_clear(&st);
 	}
-}
-
-/* typeset.c unknown_slot: the slot of an unknown type URL, taken on
- * first use; NULL when the stream already has all it may have. */
-static struct unknown_type *unknown_slot(struct peer *p, struct xd_name url)
-{
-	struct unknown_type *free_slot = NULL;
-
-	for (int i = 0; i < MAX_UNKNOWN; i++) {
-		struct unknown_type *u = &p->unknown[i];
-		const char *have;
-
-		if (u->table == NULL) {
-			if (free_slot == NULL)
-				free_slot = u;
-			continue;
-		}
-		have = xd_table_type_url(u->table);
-		if (strlen(have) == url.len && memcmp(have, url.data, url.len) == 0)
-			return u;
-	}
-	if (free_slot == NULL)
-		return NULL;
-	free_slot->table = xd_table_empty_unknown(url.data, url.len);
-	NEED(free_slot->table != NULL);
-	xd_sub_init(&free_slot->sub, (uint64_t)p->id,
-		    xd_table_type_url(free_slot->table));
-	return free_slot;
 }
 
 /* What a SotW request must not change when it is stale (rule S5). */
@@ -1386,7 +1470,7 @@ static void client_side(struct peer *p, enum xd_rtype t,
 			struct xd_table *held_before, bool was_all)
 {
 	struct view *v = &p->views[t];
-	struct xd_sub *s = &p->subs[t];
+	struct xd_sub *s = &p->types.subs[t];
 
 	if (p->delta) {
 		if (!s->want.all)
@@ -1463,14 +1547,17 @@ static void trace_names(const struct peer *p, const char *kind,
 /* session.c on_request. False when the stream ends. */
 static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 {
+	const struct xd_typeset_method m = {"fuzz", p->aggregated, p->type};
 	struct xd_request r;
+	struct xd_route rt;
 	struct xd_sub *s;
-	struct xd_table *sent, *current, *held_before;
+	struct xd_table *sent, *held_before;
 	enum xd_sub_verdict v;
-	enum xd_rtype t = p->type;
-	struct unknown_type *u = NULL;
+	enum xd_rtype t;
+	int coll;
 	const char *why = NULL;
-	bool ok = false, was_inflight, first, wildcard_ok, full_state, was_all;
+	char msg[512] = "";
+	bool ok = false, was_inflight, first, was_all;
 
 	if (xd_request_parse(&r, data, len, p->delta, &why) != 0) {
 		NEED(why != NULL);
@@ -1478,35 +1565,52 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 		return false;
 	}
 	check_request(&r, data, len);
-	if (r.node.len > 0 ? !set_node(p, r.node) :
-	    !p->have_node && !set_node(p, (struct xd_span){NULL, 0}))
+	if (!admit(p, r.node))
 		goto out;
-
-	/* session.c route_request */
-	if (!p->aggregated) {
-		if (r.type_url.len > 0 &&
-		    (xd_rtype_from_url(r.type_url.data, r.type_url.len, &t) != 0 ||
-		     t != p->type))
-			goto out;
-	} else if (r.type_url.len == 0) {
+	refresh(p);
+	if (xd_typeset_route(&p->types, &m, &r, target(p), NULL, &rt, msg,
+			     sizeof(msg)) != 0) {
+		/* refused only for what the method does not serve, a
+		 * missing type URL on ADS, or an unknown type too many */
+		NEED(msg[0] != '\0');
+		if (p->aggregated)
+			NEED(r.type_url.len == 0 ||
+			     xd_rtype_from_url(r.type_url.data, r.type_url.len,
+					       &t) != 0);
+		else
+			NEED(r.type_url.len > 0 &&
+			     (xd_rtype_from_url(r.type_url.data, r.type_url.len,
+						&t) != 0 ||
+			      t != p->type));
+		TRACE("%d: request refused: %s\n", p->id, msg);
 		goto out;
-	} else if (xd_rtype_from_url(r.type_url.data, r.type_url.len, &t) != 0) {
-		u = unknown_slot(p, r.type_url);
-		if (u == NULL)
-			goto out;
 	}
-	if (u != NULL) {
-		s = &u->sub;
-		current = u->table;
-		wildcard_ok = false;
-		full_state = true;
-	} else {
-		s = &p->subs[t];
-		current = xd_snapshot_table(target(p), t);
-		wildcard_ok = xd_rtype_info(t)->wildcard_ok;
-		full_state = xd_rtype_info(t)->full_state;
+	s = rt.sub;
+	t = rt.type;
+	coll = coll_of(p, s);
+	NEED(s != NULL && rt.label != NULL);
+	if (!p->aggregated)
+		NEED(t == p->type);
+	if (t != XD_RTYPE_COUNT) {
+		/* a served type: its own subscription and the target's table */
+		NEED(s == &p->types.subs[t] &&
+		     rt.current == xd_snapshot_table(target(p), t));
+		NEED(rt.wildcard_ok == xd_rtype_info(t)->wildcard_ok &&
+		     rt.full_state == xd_rtype_info(t)->full_state);
 		p->last[t].len = 0;
 		xd_buf_append(&p->last[t], data, len);
+	} else if (coll >= 0) {
+		/* a list collection: by name, in SotW as routes (rule X3) */
+		NEED(!rt.wildcard_ok && !rt.full_state && !rt.new_unknown);
+		NEED(rt.current == p->types.colls[coll].table &&
+		     rt.current != NULL);
+		p->last_coll[coll].len = 0;
+		xd_buf_append(&p->last_coll[coll], data, len);
+	} else {
+		/* a type xdsd does not serve: an empty table of its URL */
+		NEED(p->aggregated && !rt.wildcard_ok && rt.full_state);
+		NEED(rt.current != NULL && xd_table_count(rt.current) == 0 &&
+		     is_text(r.type_url, xd_table_type_url(rt.current)));
 	}
 
 	was_inflight = s->state == XD_SUB_IN_FLIGHT;
@@ -1515,18 +1619,20 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 	was_all = s->want.all;
 	sent = s->sent != NULL ? xd_table_ref(s->sent) : NULL;
 	if (p->delta) {
-		v = xd_sub_delta_request(s, &r, wildcard_ok, current, WALL_MS);
+		v = xd_sub_delta_request(s, &r, rt.wildcard_ok, rt.current,
+					 WALL_MS);
 	} else {
 		/* a shallow copy: the pointers are only compared */
 		struct xd_sub before = *s;
 
-		v = xd_sub_sotw_request(s, &r, wildcard_ok, full_state, current, WALL_MS);
+		v = xd_sub_sotw_request(s, &r, rt.wildcard_ok, rt.full_state,
+					rt.current, WALL_MS);
 		if (v == XD_SUB_STALE)
 			NEED(same_state(s, &before));
 	}
 	NEED(s->state != XD_SUB_IDLE || v == XD_SUB_STALE);
 	TRACE("%d: %s request, nonce '%.*s', %zu names: %s\n", p->id,
-	      u != NULL ? "unknown type" : xd_rtype_info(t)->service,
+	      rt.label,
 	      (int)r.nonce.len, r.nonce.data, r.nnames,
 	      v == XD_SUB_STALE ? "stale" : v == XD_SUB_REQUEST ? "request" :
 	      v == XD_SUB_ACK ? "ACK" : "NACK");
@@ -1540,10 +1646,13 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 		NEED((s->state == XD_SUB_IN_FLIGHT) == was_inflight);
 	}
 	xd_table_unref(sent);
-	if (u == NULL && r.nkeys > 0)
+	if (t != XD_RTYPE_COUNT && r.nkeys > 0)
 		p->views[t].locators = true; /* asked by locator (rule P1) */
-	if (u == NULL)
+	if (t != XD_RTYPE_COUNT)
 		client_side(p, t, &r, first, held_before, was_all);
+	/* session.c: a stream over max_names_per_stream ends */
+	if (xd_typeset_names(&p->types) > fuzz_cfg.max_names_per_stream)
+		goto out;
 	pump(p);
 	ok = true;
 out:
@@ -1572,16 +1681,22 @@ static bool answer(struct peer *p, bool nack)
 	bool ok;
 
 	for (int t = 0; s == NULL && t < XD_RTYPE_COUNT; t++)
-		if (p->subs[t].state == XD_SUB_IN_FLIGHT) {
-			s = &p->subs[t];
+		if (p->types.subs[t].state == XD_SUB_IN_FLIGHT) {
+			s = &p->types.subs[t];
 			last = &p->last[t];
 			url = xd_rtype_info((enum xd_rtype)t)->type_url;
 		}
-	for (int i = 0; s == NULL && i < MAX_UNKNOWN; i++)
-		if (p->unknown[i].table != NULL &&
-		    p->unknown[i].sub.state == XD_SUB_IN_FLIGHT) {
-			s = &p->unknown[i].sub;
-			url = xd_table_type_url(p->unknown[i].table);
+	for (int i = 0; s == NULL && i < XD_TYPESET_MAX_UNKNOWN; i++)
+		if (p->types.unknown[i].table != NULL &&
+		    p->types.unknown[i].sub.state == XD_SUB_IN_FLIGHT) {
+			s = &p->types.unknown[i].sub;
+			url = xd_table_type_url(p->types.unknown[i].table);
+		}
+	for (int c = 0; s == NULL && c < XD_CTYPE_COUNT; c++)
+		if (p->types.colls[c].sub.state == XD_SUB_IN_FLIGHT) {
+			s = &p->types.colls[c].sub;
+			last = &p->last_coll[c];
+			url = xd_ctype_info((enum xd_ctype)c)->type_url;
 		}
 	if (s == NULL)
 		return true;
@@ -1621,25 +1736,23 @@ static void peer_init(struct peer *p, int id, uint8_t method)
 	p->aggregated = (method & 2) != 0;
 	p->type = (enum xd_rtype)((method >> 2) & 7);
 	p->now = 1000;
-	for (int t = 0; t < XD_RTYPE_COUNT; t++)
-		xd_sub_init(&p->subs[t], (uint64_t)id,
-			    xd_rtype_info((enum xd_rtype)t)->service);
+	xd_client_init(&p->client, &fuzz_cfg, p->delta,
+		       id == 0 ? "ipv4:10.0.0.7:51234" : "ipv4:10.0.0.8:51234",
+		       NULL, WALL_MS);
+	xd_typeset_init(&p->types, (uint64_t)id);
 }
 
 static void peer_clear(struct peer *p)
 {
 	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
-		xd_sub_clear(&p->subs[t]);
 		xd_buf_free(&p->last[t]);
 		view_free(&p->views[t]);
 	}
-	for (int i = 0; i < MAX_UNKNOWN; i++) {
-		if (p->unknown[i].table != NULL)
-			xd_sub_clear(&p->unknown[i].sub);
-		xd_table_unref(p->unknown[i].table);
-	}
-	free(p->node_id);
-	free(p->node_cluster);
+	for (int c = 0; c < XD_CTYPE_COUNT; c++)
+		xd_buf_free(&p->last_coll[c]);
+	xd_typeset_clear(&p->types);
+	xd_client_clear(&p->client);
+	xd_snapshot_unref(p->snap);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -1650,8 +1763,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	trace = getenv("FUZZ_REQUEST_TRACE") != NULL;
+	NEED(xd_loop_thread_claim());
+	xd_config_init(&fuzz_cfg, "", "");
 	for (size_t i = 0; i < NSNAP; i++)
 		snaps[i] = snapshot_of(snapshot_specs[i]);
+	cache = xd_cache_new();
+	NEED(cache != NULL);
 	return 0;
 }
 
@@ -1663,6 +1780,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
+	install(0);
 	peer_init(&peers[0], 0, data[0]);
 	peer_init(&peers[1], 1, data[0]);
 	while (q < end) {
@@ -1696,17 +1814,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 1:
 		case 2: {
 			/* the snapshot and the clock are every stream's */
-			size_t target = peers[0].target;
 			uint64_t now = peers[0].now;
 
-			if (q < end && (op & 3) == 1)
-				target = *q++ % NSNAP;
-			else if (q < end)
+			if (q < end && (op & 3) == 1) {
+				size_t target = *q++ % NSNAP;
+
+				TRACE("snapshot %zu\n", target);
+				install(target);
+			} else if (q < end) {
 				now += (uint64_t)*q++ * 100;
-			TRACE("snapshot %zu, time %llu\n", target,
-			      (unsigned long long)now);
+			}
+			TRACE("time %llu\n", (unsigned long long)now);
 			for (int i = 0; i < 2; i++) {
-				peers[i].target = target;
 				peers[i].now = now;
 				if (!ended[i])
 					pump(&peers[i]);
