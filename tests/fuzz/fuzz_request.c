@@ -642,7 +642,8 @@ static bool admit(struct peer *p, struct xd_span span)
 		     is_text(n.cluster, p->client.node_cluster));
 		NEED(p->client.wrapped ==
 		     ((n.features & XD_FEATURE_RESOURCE_IN_SOTW) != 0));
-		NEED(p->client.ttl == ((n.features & XD_FEATURE_RESOURCE_TTL) != 0));
+		NEED(p->client.ttl ==
+		     ((n.features & XD_FEATURE_RESOURCE_TTL) != 0));
 		refresh(p);
 		return true;
 	case XD_CLIENT_SAME:
@@ -1151,6 +1152,8 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 	struct xd_table *table = xd_snapshot_table(target(p), t);
 	struct view *v = &p->views[t];
 	bool exact = p->delta || xd_rtype_info(t)->full_state;
+	/* a client of plain Anys, which cannot tell variants apart */
+	bool plain = xd_client_form(&p->client) == XD_FORM_SOTW;
 
 	if (s->state == XD_SUB_IDLE)
 		return;
@@ -1164,7 +1167,7 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 		if (!subscribed(s, e, p->delta))
 			continue;
 		h = view_find(v, e->name, e->name_len);
-		if (h != NULL && h->hash != e->hash && xd_client_form(&p->client) == XD_FORM_SOTW &&
+		if (h != NULL && h->hash != e->hash && plain &&
 		    one_picked(s, table, h, p->delta))
 			continue; /* a variant a locator picks, in its place */
 		if (h == NULL || h->hash != e->hash) {
@@ -1185,7 +1188,7 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 		if (!xd_locator_is(k.data, k.len) ||
 		    (e = xd_table_find_locator(table, k.data, k.len)) == NULL)
 			continue;
-		if (xd_client_form(&p->client) == XD_FORM_SOTW) {
+		if (plain) {
 			h = view_find(v, e->name, e->name_len);
 			NEED(h != NULL && one_picked(s, table, h, p->delta));
 			continue;
@@ -1206,7 +1209,7 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 			     (p->delta &&
 			      xd_derived_in_glob(s->want.set, n.data, n.len));
 
-		if (v->v[i].cons != NULL || xd_client_form(&p->client) == XD_FORM_SOTW) {
+		if (v->v[i].cons != NULL || plain) {
 			/* a variant (or what a client of plain Anys holds
 			 * of a name): still what a key picks (rule P1) */
 			if (v->v[i].cons != NULL &&
@@ -1287,7 +1290,8 @@ static bool pump_extra(struct peer *p, bool unknown)
 	if (unknown) {
 		NEED(coll_of(p, sub) < 0 && type_of(p, sub) == XD_RTYPE_COUNT);
 		NEED(strcmp(x.label, xd_table_type_url(table)) == 0);
-		NEED(xd_table_count(table) == 0); /* nothing of an unknown type */
+		/* nothing of a type xdsd does not serve */
+		NEED(xd_table_count(table) == 0);
 	} else {
 		int c = coll_of(p, sub);
 

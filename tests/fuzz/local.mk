@@ -55,16 +55,17 @@ clean-fuzz-objs:
 
 # ---------------------------------------------------------------------
 # `make fuzz-request` (also reached by `make fuzz`): every request a
-# peer sends, SotW and delta, through parsing, the node, subscriptions
-# and the sequencer, under libFuzzer with ASan and UBSan
-# (tests/fuzz/fuzz_request.c). Seeded with streams captured from gRPC's
-# own xDS clients (seeds-request/, made by capture-requests.py: they
-# need a live daemon and client, so they are committed) and with the
-# requests request-seeds writes (delta, reconnections, NACKs, deep node
-# metadata...). Needs clang; runs FUZZ_TIME seconds.
-# FUZZ_TIME=900 on the 2-core build machine, 2026-11-26: 1,535,409
-# executions, 1,887 edges, a corpus of 1,363 inputs, no failure, once two
-# checks of the harness's own model were put right (kept as seeds).
+# peer sends, SotW and delta, through parsing, the client module
+# (admission, form, snapshot key), the typeset (routing, unknown types,
+# list collections), subscriptions and the sequencer, under libFuzzer
+# with ASan and UBSan (tests/fuzz/fuzz_request.c). Seeded with streams
+# captured from gRPC's own xDS clients (seeds-request/, made by
+# capture-requests.py: they need a live daemon and client, so they are
+# committed) and with the requests request-seeds writes (delta,
+# reconnections, NACKs, deep node metadata...). Needs clang; runs FUZZ_TIME seconds.
+# FUZZ_TIME=900 on the 2-core build machine, 2026-11-27, the harness on
+# the client and typeset modules: 1,203,232 executions, 2,191 edges, a
+# corpus of 1,657 inputs, no failure.
 # (README, "Development", says what the runs found.)
 # The target links the fuzzers' copy of the core (above).
 # ---------------------------------------------------------------------
