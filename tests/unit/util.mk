@@ -1,0 +1,8 @@
+# Unit tests of src/util/ and of the HTTP client (included by
+# Makefile.am): each a Check program over the module alone, on real
+# sockets where the module uses them.
+check_PROGRAMS += tests/unit/check_address
+tests_unit_check_address_SOURCES = tests/unit/check_address.c
+tests_unit_check_address_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_address_LDADD = $(TEST_LIBS)
+TESTS += tests/unit/check_address
