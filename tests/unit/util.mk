@@ -6,3 +6,9 @@ tests_unit_check_address_SOURCES = tests/unit/check_address.c
 tests_unit_check_address_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_address_LDADD = $(TEST_LIBS)
 TESTS += tests/unit/check_address
+
+check_PROGRAMS += tests/unit/check_text
+tests_unit_check_text_SOURCES = tests/unit/check_text.c
+tests_unit_check_text_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_text_LDADD = $(TEST_LIBS)
+TESTS += tests/unit/check_text
