@@ -1,4 +1,4 @@
-# Unit tests of src/util/ and of the HTTP client (included by
+# Unit tests of src/util/ and src/http/ (included by
 # Makefile.am): each a Check program over the module alone, on real
 # sockets where the module uses them.
 check_PROGRAMS += tests/unit/check_address
@@ -12,3 +12,9 @@ tests_unit_check_text_SOURCES = tests/unit/check_text.c
 tests_unit_check_text_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_text_LDADD = $(TEST_LIBS)
 TESTS += tests/unit/check_text
+
+check_PROGRAMS += tests/unit/check_http
+tests_unit_check_http_SOURCES = tests/unit/check_http.c
+tests_unit_check_http_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_http_LDADD = $(TEST_LIBS)
+TESTS += tests/unit/check_http
