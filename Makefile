@@ -18,10 +18,10 @@ CONFIGURE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 # `check` needs the test dependencies too; everything else only builds.
-DEPS_MODE = $(if $(filter check% bench fuzz,$(MAKECMDGOALS)),,--build)
+DEPS_MODE = $(if $(filter check% bench fuzz coverage,$(MAKECMDGOALS)),,--build)
 
 TARGETS = all run check install uninstall installcheck dist distcheck \
-	bench fuzz xdsd
+	bench fuzz coverage xdsd
 
 .DEFAULT_GOAL := all
 .PHONY: $(TARGETS) deps configure clean distclean
@@ -56,7 +56,7 @@ clean:
 	@if [ -f $(BUILD)/GNUmakefile ]; then $(MAKE) -C $(BUILD) clean; fi
 
 distclean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-cov
 
 # Keep GNU make from trying to remake this file through `%` rules.
 Makefile: ;

@@ -228,21 +228,14 @@ static void put_text(struct xd_buf *b, uint32_t field, const char *s,
 		     size_t len)
 {
 	const uint8_t *u = (const uint8_t *)s;
-	size_t mark, n;
+	size_t mark;
 
 	if (len == 0)
 		return;
 	xd_wire_tag(b, field, XD_WT_LEN);
 	mark = xd_wire_open(b);
-	for (size_t i = 0; i < len; i += n) {
-		n = xd_text_utf8_len(u + i, len - i);
-		if (n == 0) {
-			xd_buf_append(b, "\xef\xbf\xbd", 3);
-			n = 1;
-		} else {
-			xd_buf_append(b, u + i, n);
-		}
-	}
+	for (size_t i = 0; i < len;)
+		i += xd_text_utf8_put(b, u + i, len - i, XD_TEXT_REPLACEMENT);
 	xd_wire_close(b, mark);
 }
 

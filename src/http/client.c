@@ -115,8 +115,13 @@ static void explain(CURL *c, CURLcode rc, const char *curl_why,
 		snprintf(why, why_len, "answer from %s too large: headers over %d bytes",
 			 target, XD_HTTP_MAX_HEAD);
 	} else if (rc == CURLE_COULDNT_RESOLVE_HOST) {
-		snprintf(why, why_len, "cannot resolve '%.*s'",
-			 (int)(strrchr(target, ':') - target), target);
+		char host[256], port[8], bad[8];
+
+		/* the host as the listeners' messages name it */
+		if (xd_address_split(target, host, sizeof(host), port,
+				     sizeof(port), bad, sizeof(bad)) != 0)
+			snprintf(host, sizeof(host), "%s", target);
+		snprintf(why, why_len, "cannot resolve '%s'", host);
 	} else if (rc == CURLE_COULDNT_CONNECT) {
 		snprintf(why, why_len, "cannot connect to %s: %s", target,
 			 strerror(os_errno ? (int)os_errno : ECONNREFUSED));

@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "util/address.h"
+
 /* Connections the kernel queues before xdsd accepts them. */
 #define BACKLOG 128
 
@@ -33,27 +35,11 @@ static int port_of(int fd)
 
 static int listen_tcp(const char *addr, int *port, char *why, size_t why_len)
 {
-	char host[256], *colon;
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
-				 .ai_flags = AI_PASSIVE};
-	struct addrinfo *res = NULL;
-	int err, fd, on = 1;
+	struct addrinfo *res;
+	int fd, on = 1;
 
-	snprintf(host, sizeof(host), "%s", addr[0] == '[' ? addr + 1 : addr);
-	colon = strrchr(host, ':');
-	if (colon == NULL) {
-		snprintf(why, why_len, "'%s': missing :port", addr);
+	if (xd_address_resolve(addr, &res, why, why_len) != 0)
 		return -1;
-	}
-	*colon++ = '\0';
-	if (host[0] != '\0' && host[strlen(host) - 1] == ']')
-		host[strlen(host) - 1] = '\0';
-	err = getaddrinfo(host[0] != '\0' ? host : NULL, colon, &hints, &res);
-	if (err != 0) {
-		snprintf(why, why_len, "cannot resolve '%s': %s", host,
-			 gai_strerror(err));
-		return -1;
-	}
 	fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		snprintf(why, why_len, "cannot listen on %s: %s", addr,

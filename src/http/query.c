@@ -16,10 +16,14 @@ static int hex(char c)
 	return -1;
 }
 
-/* Decodes `n` bytes of `s` into `out`; false if malformed or too long. */
+/* Decodes `n` bytes of `s` into `out`; false if malformed or too long
+ * (no room for even the NUL included). */
 static bool decode(const char *s, size_t n, char *out, size_t cap)
 {
 	size_t o = 0;
+
+	if (cap == 0)
+		return false;
 
 	for (size_t i = 0; i < n; i++) {
 		char ch = s[i];

@@ -17,6 +17,7 @@
 #include "transport/refusals.h"
 #include "transport/tag.h"
 #include "transport/tls.h"
+#include "util/address.h"
 #include "util/common.h"
 #include "util/log.h"
 #include "util/loop_thread.h"
@@ -390,29 +391,15 @@ static void make_args(const struct xd_config *cfg, grpc_channel_args *out,
  */
 static const char *bind_failure_reason(const char *listen)
 {
-	char host[256], *port;
-	/* the whole host and gai_strerror's text: never cut */
-	static char reason[sizeof(host) + 128];
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
-				 .ai_flags = AI_PASSIVE};
-	struct addrinfo *res = NULL;
-	int fd, err;
+	/* the whole address and gai_strerror's text: never cut */
+	static char reason[NI_MAXHOST + 256];
+	struct addrinfo *res;
+	int fd;
 
 	if (strncmp(listen, "unix:", 5) == 0)
 		return "cannot create the unix socket";
-	snprintf(host, sizeof(host), "%s", listen[0] == '[' ? listen + 1 : listen);
-	port = strrchr(host, ':');
-	if (port == NULL)
-		return "bad address";
-	*port++ = '\0';
-	if (host[0] != '\0' && host[strlen(host) - 1] == ']')
-		host[strlen(host) - 1] = '\0';
-	err = getaddrinfo(host, port, &hints, &res);
-	if (err != 0) {
-		snprintf(reason, sizeof(reason), "cannot resolve '%s': %s",
-			 host, gai_strerror(err));
+	if (xd_address_resolve(listen, &res, reason, sizeof(reason)) != 0)
 		return reason;
-	}
 	fd = socket(res->ai_family, res->ai_socktype, res->ai_protocol);
 	if (fd < 0) {
 		snprintf(reason, sizeof(reason), "%s", strerror(errno));

@@ -2,8 +2,10 @@
  * Listening and connecting addresses as xdsd's configuration writes them:
  * host:port, [v6]:port or unix:/path. One checker for the *_listen
  * directives and for xdsctl's --admin, so both refuse the same things
- * with the same words. And the other way: a peer's socket address as
- * the text log lines and limits name it.
+ * with the same words; one splitter and one resolver for everything
+ * that binds or names a host:port (the HTTP listeners, the gRPC
+ * server's bind diagnosis, the HTTP client's messages). And the other
+ * way: a peer's socket address as the text log lines and limits name it.
  *
  * Thread: any; pure.
  */
@@ -15,6 +17,24 @@
 /* What is wrong with `s`, or NULL when nothing is. Port 0 is accepted
  * (a listener takes any free port); a client must refuse it itself. */
 const char *xd_address_error(const char *s);
+
+/* `s`, host:port or [v6]:port, split into its host (without brackets)
+ * in `host` (room for `host_cap` bytes) and its port in `port` (room
+ * for `port_cap`). Returns 0, or -1 with `why` saying what is wrong
+ * with it, the value quoted: "'10.0.0.7': missing :port (form:
+ * host:port)". A unix:/path address is refused the same way. */
+int xd_address_split(const char *s, char *host, size_t host_cap, char *port,
+		     size_t port_cap, char *why, size_t why_len);
+
+struct addrinfo;
+
+/* `s` (as xd_address_split takes it) resolved to the addresses a
+ * stream socket may bind to, the first one best. Returns 0 with the
+ * list in *out (freeaddrinfo() it), or -1 with `why` quoting what
+ * failed: the address, or "cannot resolve 'host': <resolver's reason>".
+ * Blocks while a host name is looked up. */
+int xd_address_resolve(const char *s, struct addrinfo **out, char *why,
+		       size_t why_len);
 
 struct sockaddr;
 

@@ -5,13 +5,10 @@
 
 #include "util/text.h"
 
-/* U+FFFD REPLACEMENT CHARACTER */
-#define REPLACEMENT "\xef\xbf\xbd"
-
 void xd_html_escape(struct xd_buf *out, const char *str, size_t len)
 {
 	const uint8_t *s = (const uint8_t *)str;
-	size_t i = 0, n;
+	size_t i = 0;
 
 	while (i < len) {
 		uint8_t c = s[i];
@@ -38,16 +35,11 @@ void xd_html_escape(struct xd_buf *out, const char *str, size_t len)
 			break;
 		default:
 			if (c < 0x20 || c == 0x7f) {
-				xd_buf_append(out, REPLACEMENT, 3);
+				xd_buf_append(out, XD_TEXT_REPLACEMENT, 3);
 				break;
 			}
-			n = xd_text_utf8_len(s + i, len - i);
-			if (n == 0) {
-				xd_buf_append(out, REPLACEMENT, 3);
-				break;
-			}
-			xd_buf_append(out, s + i, n);
-			i += n;
+			i += xd_text_utf8_put(out, s + i, len - i,
+					      XD_TEXT_REPLACEMENT);
 			continue;
 		}
 		i++;

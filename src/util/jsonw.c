@@ -69,7 +69,6 @@ void xd_json_escape(struct xd_buf *out, const char *str, size_t len)
 
 	while (i < len) {
 		uint8_t c = s[i];
-		size_t n;
 
 		if (c == '"' || c == '\\') {
 			xd_buf_putc(out, '\\');
@@ -82,12 +81,8 @@ void xd_json_escape(struct xd_buf *out, const char *str, size_t len)
 			/* safe inside an HTML <script> too */
 			xd_buf_printf(out, "\\u%04x", c);
 			i++;
-		} else if ((n = xd_text_utf8_len(s + i, len - i)) == 0) {
-			xd_buf_append(out, "\\ufffd", 6);
-			i++;
 		} else {
-			xd_buf_append(out, s + i, n);
-			i += n;
+			i += xd_text_utf8_put(out, s + i, len - i, "\\ufffd");
 		}
 	}
 }

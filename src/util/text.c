@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/buf.h"
+
 static char fold(char c, unsigned flags)
 {
 	return (flags & XD_TEXT_FOLD_CASE) && c >= 'A' && c <= 'Z' ?
@@ -88,6 +90,19 @@ size_t xd_text_utf8_len(const uint8_t *s, size_t n)
 	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
 	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
+	return len;
+}
+
+size_t xd_text_utf8_put(struct xd_buf *out, const uint8_t *s, size_t n,
+			const char *replacement)
+{
+	size_t len = xd_text_utf8_len(s, n);
+
+	if (len == 0) {
+		xd_buf_append(out, replacement, strlen(replacement));
+		return 1;
+	}
+	xd_buf_append(out, s, len);
 	return len;
 }
 

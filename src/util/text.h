@@ -2,7 +2,8 @@
  * Small helpers over names, shared by the configuration, the schema and
  * the protocol so that each exists once: the edit distance behind "did
  * you mean", the hash of the open-addressing name tables, a copy of text
- * into an arena, the identity globs, UTF-8 well-formedness, and the
+ * into an arena, the identity globs, UTF-8 well-formedness and the
+ * replacement of what is not well-formed, and the
  * short forms of ages and sizes that the status page and xdsctl show.
  *
  * Thread: any; pure functions, or over caller-owned memory.
@@ -57,6 +58,23 @@ bool xd_text_glob(const char *glob, const char *s);
  * bytes they must replace.
  */
 size_t xd_text_utf8_len(const uint8_t *s, size_t n);
+
+/* U+FFFD REPLACEMENT CHARACTER, in UTF-8. */
+#define XD_TEXT_REPLACEMENT "\xef\xbf\xbd"
+
+struct xd_buf;
+
+/*
+ * Appends to `out` the well-formed UTF-8 sequence at `s` (at most `n`
+ * bytes, n > 0) or, when there is none, `replacement` for its first
+ * byte; returns how many bytes of `s` that took (at least 1). The one
+ * rule by which the JSON, HTML and protobuf writers keep text a client
+ * sent and replace each byte that is not UTF-8: they call it for what
+ * they do not escape themselves, with XD_TEXT_REPLACEMENT or their own
+ * spelling of U+FFFD ("\\ufffd" in JSON).
+ */
+size_t xd_text_utf8_put(struct xd_buf *out, const uint8_t *s, size_t n,
+			const char *replacement);
 
 /* An age for people: "7s", "5m 6s", "2h 3m", "3d 4h" (negative: 0s). */
 void xd_text_age(char *out, size_t cap, long long seconds);

@@ -26,35 +26,11 @@
 #define WAIT_MS 5000
 #define EDS_URL XDT_EDS_URL
 #define NACK_TEXT "endpoints rejected: \"port 1 is reserved\"\nsecond line"
-
-static void write_snapshot(const char *dir, int port)
-{
-	char text[1024];
-
-	snprintf(text, sizeof(text),
-		 "clusters:\n"
-		 "- name: svc\n"
-		 "  type: EDS\n"
-		 "  connect_timeout: 1s\n"
-		 "  eds_cluster_config: {eds_config: {ads: {}, resource_api_version: V3}}\n"
-		 "endpoints:\n"
-		 "- cluster_name: svc\n"
-		 "  endpoints:\n"
-		 "  - lb_endpoints:\n"
-		 "    - endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: %d}}}\n"
-		 "secrets:\n"
-		 "- name: token\n"
-		 "  generic_secret: {secret: {inline_string: hunter2}}\n",
-		 port);
-	free(xdtest_write_file(dir, "default.yaml.tmp", text));
-	{
-		char from[1024], to[1024];
-
-		snprintf(from, sizeof(from), "%s/default.yaml.tmp", dir);
-		snprintf(to, sizeof(to), "%s/default.yaml", dir);
-		ck_assert(rename(from, to) == 0);
-	}
-}
+/* With the cluster "svc": a secret no client may have (no "@allow"). */
+#define TOKEN_SECRET \
+	"secrets:\n" \
+	"- name: token\n" \
+	"  generic_secret: {secret: {inline_string: hunter2}}\n"
 
 static struct xdt_daemon *start(const char *dir)
 {
@@ -158,14 +134,6 @@ static json_t *type_of(json_t *client, const char *type)
 	return NULL;
 }
 
-static const char *str(json_t *obj, const char *key)
-{
-	const char *s = json_string_value(json_object_get(obj, key));
-
-	ck_assert_msg(s != NULL, "no string '%s'", key);
-	return s;
-}
-
 /* /metrics through Prometheus's parser: its samples, one a line. */
 static char *parsed_metrics(struct xdt_daemon *d)
 {
@@ -230,7 +198,7 @@ START_TEST(health_and_ready)
 	int status;
 	char *body;
 
-	write_snapshot(dir, 8080);
+	xdtest_write_svc_snapshot(dir, 8080, TOKEN_SECRET);
 	d = start(dir);
 	body = xdt_admin(d, "GET", "/healthz", NULL, &status, NULL);
 	ck_assert_int_eq(status, 200);
@@ -251,7 +219,7 @@ START_TEST(unknown_paths_and_methods)
 	int status;
 	char *body;
 
-	write_snapshot(dir, 8080);
+	xdtest_write_svc_snapshot(dir, 8080, TOKEN_SECRET);
 	d = start(dir);
 	body = xdt_admin(d, "GET", "/nothing-here", NULL, &status, NULL);
 	ck_assert_int_eq(status, 404);
@@ -313,7 +281,7 @@ START_TEST(expect_continue_answered)
 	size_t got = 0;
 	int fd;
 
-	write_snapshot(dir, 8080);
+	xdtest_write_svc_snapshot(dir, 8080, TOKEN_SECRET);
 	d = start(dir);
 	sa.sin_port = htons((uint16_t)d->admin_port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -347,7 +315,7 @@ START_TEST(bad_requests)
 	int status;
 	size_t n;
 
-	write_snapshot(dir, 8080);
+	xdtest_write_svc_snapshot(dir, 8080, TOKEN_SECRET);
 	d = start(dir);
 	/* garbage: 400, then the connection closes */
 	out = raw_exchange(d->admin_port, "\x16\x03\x01 hello\r\n\r\n", 12);
@@ -393,7 +361,7 @@ START_TEST(clients_show_acks_and_nacks)
 	struct xdt_node ok, bad;
 	json_t *doc, *c, *t, *nack;
 
-	write_snapshot(dir, 8080);
+	xdtest_write_svc_snapshot(dir, 8080, TOKEN_SECRET);
 	d = start(dir);
 	client_open(&ok, d->target, "ack-1", false);
 	client_open(&bad, d->target, "nack-1", true);
@@ -402,34 +370,34 @@ START_TEST(clients_show_acks_and_nacks)
 	doc = get_json(d, "/clients", 200);
 	ck_assert_int_eq(json_integer_value(json_object_get(doc, "count")), 2);
 	c = client_of(doc, "ack-1");
-	ck_assert_str_eq(str(c, "state"), "synced");
-	ck_assert_str_eq(str(c, "method"), "ADS");
-	ck_assert_str_eq(str(c, "mode"), "sotw");
-	ck_assert_str_eq(str(c, "snapshot"), "default");
-	ck_assert_ptr_nonnull(strstr(str(c, "peer"), "127.0.0.1:"));
-	ck_assert_str_eq(str(json_object_get(c, "node"), "cluster"), "edge");
-	ck_assert_str_eq(str(json_object_get(json_object_get(c, "node"), "locality"), "zone"),
+	ck_assert_str_eq(xdt_json_str(c, "state"), "synced");
+	ck_assert_str_eq(xdt_json_str(c, "method"), "ADS");
+	ck_assert_str_eq(xdt_json_str(c, "mode"), "sotw");
+	ck_assert_str_eq(xdt_json_str(c, "snapshot"), "default");
+	ck_assert_ptr_nonnull(strstr(xdt_json_str(c, "peer"), "127.0.0.1:"));
+	ck_assert_str_eq(xdt_json_str(json_object_get(c, "node"), "cluster"), "edge");
+	ck_assert_str_eq(xdt_json_str(json_object_get(json_object_get(c, "node"), "locality"), "zone"),
 			 "eu-west-1a");
-	ck_assert_str_eq(str(json_object_get(json_object_get(c, "node"), "user_agent"), "version"),
+	ck_assert_str_eq(xdt_json_str(json_object_get(json_object_get(c, "node"), "user_agent"), "version"),
 			 "1.2.3");
 	t = type_of(c, "clusters");
 	ck_assert(json_is_true(json_object_get(t, "wildcard")));
-	ck_assert_str_eq(str(t, "acked_version"), str(t, "current_version"));
+	ck_assert_str_eq(xdt_json_str(t, "acked_version"), xdt_json_str(t, "current_version"));
 	t = type_of(c, "endpoints");
 	ck_assert_int_eq(json_integer_value(json_object_get(t, "names")), 1);
-	ck_assert_str_eq(str(t, "state"), "synced");
+	ck_assert_str_eq(xdt_json_str(t, "state"), "synced");
 	ck_assert(json_is_null(json_object_get(t, "last_nack")));
 
 	c = client_of(doc, "nack-1");
-	ck_assert_str_eq(str(c, "state"), "nacked");
+	ck_assert_str_eq(xdt_json_str(c, "state"), "nacked");
 	t = type_of(c, "endpoints");
-	ck_assert_str_eq(str(t, "state"), "nacked");
+	ck_assert_str_eq(xdt_json_str(t, "state"), "nacked");
 	ck_assert_int_eq(json_integer_value(json_object_get(t, "nacks")), 1);
 	ck_assert(json_is_null(json_object_get(t, "acked_version")));
 	nack = json_object_get(t, "last_nack");
-	ck_assert_str_eq(str(nack, "message"), NACK_TEXT);
-	ck_assert_int_eq(strlen(str(nack, "at")), 24);
-	ck_assert_str_eq(str(type_of(c, "clusters"), "state"), "synced");
+	ck_assert_str_eq(xdt_json_str(nack, "message"), NACK_TEXT);
+	ck_assert_int_eq(strlen(xdt_json_str(nack, "at")), 24);
+	ck_assert_str_eq(xdt_json_str(type_of(c, "clusters"), "state"), "synced");
 	json_decref(doc);
 
 	/* filters */
@@ -467,7 +435,7 @@ START_TEST(metrics_parse_and_count)
 	int status;
 	double before;
 
-	write_snapshot(dir, 8080);
+	xdtest_write_svc_snapshot(dir, 8080, TOKEN_SECRET);
 	d = start(dir);
 	client_open(&ok, d->target, "ack-1", false);
 	client_open(&bad, d->target, "nack-1", true);
@@ -495,7 +463,7 @@ START_TEST(metrics_parse_and_count)
 	free(m);
 
 	/* a change: the ACKing client's ACK of it is a convergence time */
-	write_snapshot(dir, 9090);
+	xdtest_write_svc_snapshot(dir, 9090, TOKEN_SECRET);
 	free(xdt_admin(d, "POST", "/reload", NULL, &status, NULL));
 	ck_assert_int_eq(status, 200);
 	xdt_node_answer(&ok, EDS_URL, &v1);
@@ -533,7 +501,7 @@ START_TEST(config_dump)
 	int status;
 	char *body;
 
-	write_snapshot(dir, 8080);
+	xdtest_write_svc_snapshot(dir, 8080, TOKEN_SECRET);
 	xdtest_write_clusters(dir, "other.yaml", "o", 2);
 	d = start(dir);
 	/* two snapshots: which one must be said */
@@ -546,8 +514,8 @@ START_TEST(config_dump)
 	free(body);
 
 	doc = get_json(d, "/config_dump?snapshot=default", 200);
-	ck_assert_str_eq(str(doc, "snapshot"), "default");
-	ck_assert_int_eq(strlen(str(doc, "version")), 16);
+	ck_assert_str_eq(xdt_json_str(doc, "snapshot"), "default");
+	ck_assert_int_eq(strlen(xdt_json_str(doc, "version")), 16);
 	types = json_object_get(doc, "types");
 	ck_assert_int_eq(json_array_size(types), 3); /* secrets, clusters, endpoints */
 	json_decref(doc);
@@ -556,13 +524,13 @@ START_TEST(config_dump)
 	types = json_object_get(doc, "types");
 	ck_assert_int_eq(json_array_size(types), 1);
 	res = json_array_get(json_object_get(json_array_get(types, 0), "resources"), 0);
-	ck_assert_str_eq(str(res, "name"), "svc");
-	ck_assert_int_eq(strlen(str(res, "version")), 16);
-	ck_assert_ptr_nonnull(strstr(str(res, "file"), "default.yaml"));
+	ck_assert_str_eq(xdt_json_str(res, "name"), "svc");
+	ck_assert_int_eq(strlen(xdt_json_str(res, "version")), 16);
+	ck_assert_ptr_nonnull(strstr(xdt_json_str(res, "file"), "default.yaml"));
 	ck_assert_int_eq(json_integer_value(json_object_get(res, "line")), 7);
 	res = json_object_get(res, "resource");
-	ck_assert_str_eq(str(res, "@type"), EDS_URL);
-	ck_assert_str_eq(str(res, "cluster_name"), "svc");
+	ck_assert_str_eq(xdt_json_str(res, "@type"), EDS_URL);
+	ck_assert_str_eq(xdt_json_str(res, "cluster_name"), "svc");
 	body = json_dumps(res, 0);
 	ck_assert_ptr_nonnull(strstr(body, "\"port_value\": 8080"));
 	free(body);
@@ -614,7 +582,7 @@ START_TEST(config_dump_xdstp_any_spelling)
 		       200);
 	res = json_array_get(json_object_get(json_array_get(json_object_get(doc, "types"), 0),
 					     "resources"), 0);
-	ck_assert_str_eq(str(res, "name"),
+	ck_assert_str_eq(xdt_json_str(res, "name"),
 			 "xdstp://cp.example/envoy.config.cluster.v3.Cluster/c1?a=1&b=2");
 	json_decref(doc);
 	/* other parameters name another resource; a malformed name none */
@@ -633,7 +601,7 @@ START_TEST(config_dump_xdstp_any_spelling)
 		       200);
 	res = json_array_get(json_object_get(json_array_get(json_object_get(doc, "types"), 0),
 					     "resources"), 0);
-	ck_assert_str_eq(str(res, "name"),
+	ck_assert_str_eq(xdt_json_str(res, "name"),
 			 "xdstp://cp.example/envoy.config.cluster.v3.ClusterCollection/all?z=1");
 	body = json_dumps(json_object_get(res, "resource"), JSON_COMPACT);
 	ck_assert_msg(strstr(body, "\"resource_type\":\"envoy.config.cluster.v3.Cluster\"") != NULL &&
@@ -659,14 +627,14 @@ START_TEST(reload_reports_errors)
 	int status;
 	char *body;
 
-	write_snapshot(dir, 8080);
+	xdtest_write_svc_snapshot(dir, 8080, TOKEN_SECRET);
 	d = start(dir);
 	body = xdt_admin(d, "POST", "/reload", NULL, &status, NULL);
 	ck_assert_int_eq(status, 200);
 	doc = json_loads(body, 0, &err);
 	ck_assert_ptr_nonnull(doc);
 	ck_assert(json_is_true(json_object_get(doc, "ok")));
-	ck_assert_str_eq(str(doc, "trigger"), "admin");
+	ck_assert_str_eq(xdt_json_str(doc, "trigger"), "admin");
 	ck_assert_int_eq(json_integer_value(json_object_get(doc, "changed")), 0);
 	json_decref(doc);
 	free(body);
@@ -705,7 +673,7 @@ START_TEST(admin_off_and_unix_socket)
 	struct xd_http_request q = {.target = target, .method = "GET",
 				    .path = "/ready", .timeout_ms = 5000};
 
-	write_snapshot(dir, 8080);
+	xdtest_write_svc_snapshot(dir, 8080, TOKEN_SECRET);
 	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\nadmin_listen: off\n", dir);
 	d = xdt_daemon_start(cfg, NULL, START_MS);
 	ck_assert_int_eq(d->admin_port, 0);
@@ -734,7 +702,7 @@ START_TEST(admin_port_in_use_is_an_error)
 	char *dir = xdtest_snapdir(), cfg[1024], *log;
 	struct xdt_daemon *a, *b;
 
-	write_snapshot(dir, 8080);
+	xdtest_write_svc_snapshot(dir, 8080, TOKEN_SECRET);
 	a = start(dir);
 	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\nadmin_listen: 127.0.0.1:%d\n",
 		 dir, a->admin_port);

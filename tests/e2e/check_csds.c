@@ -35,21 +35,11 @@ static char *snapshots(void)
 {
 	char *dir = xdtest_snapdir();
 
-	free(xdtest_write_file(dir, "default.yaml",
-		"clusters:\n"
-		"- name: svc\n"
-		"  type: EDS\n"
-		"  connect_timeout: 1s\n"
-		"  eds_cluster_config: {eds_config: {ads: {}, resource_api_version: V3}}\n"
-		"endpoints:\n"
-		"- cluster_name: svc\n"
-		"  endpoints:\n"
-		"  - lb_endpoints:\n"
-		"    - endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: 8080}}}\n"
+	xdtest_write_svc_snapshot(dir, 8080,
 		"secrets:\n"
 		"- name: token\n"
 		"  '@allow': ['@anyone']\n"
-		"  generic_secret: {secret: {inline_string: " SECRET_TEXT "}}\n"));
+		"  generic_secret: {secret: {inline_string: " SECRET_TEXT "}}\n");
 	return dir;
 }
 

@@ -22,29 +22,6 @@
 #define EVIL_CLUSTER "edge\"},\r\x1b[31m"
 #define EVIL_NACK "rejected: \"port 1\"\n{\"time\":\"forged\"} \\ \x7f\xc3("
 
-static void write_snapshot(const char *dir)
-{
-	free(xdtest_write_file(dir, "default.yaml",
-		"clusters:\n"
-		"- name: svc\n"
-		"  type: EDS\n"
-		"  connect_timeout: 1s\n"
-		"  eds_cluster_config: {eds_config: {ads: {}, resource_api_version: V3}}\n"
-		"endpoints:\n"
-		"- cluster_name: svc\n"
-		"  endpoints:\n"
-		"  - lb_endpoints:\n"
-		"    - endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: 1}}}\n"));
-}
-
-static const char *str(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	ck_assert_msg(json_is_string(v), "no string '%s'", key);
-	return json_string_value(v);
-}
-
 START_TEST(nack_is_one_json_line)
 {
 	char *dir = xdtest_snapdir(), cfg[512], *log, *save = NULL;
@@ -56,7 +33,7 @@ START_TEST(nack_is_one_json_line)
 	json_t *nack = NULL;
 	int lines = 0, nacks = 0;
 
-	write_snapshot(dir);
+	xdtest_write_svc_snapshot(dir, 1, NULL);
 	snprintf(cfg, sizeof(cfg),
 		 "listen: 127.0.0.1:0\nsnapshots: %s\nlog_format: json\nlog_level: debug\n",
 		 dir);
@@ -76,14 +53,14 @@ START_TEST(nack_is_one_json_line)
 
 		ck_assert_msg(json_is_object(j), "not a JSON object (%s): %s",
 			      err.text, line);
-		ck_assert_int_eq(strlen(str(j, "time")), 24); /* ...T..:..:..SSS.Z */
-		ck_assert_msg(str(j, "time")[10] == 'T' &&
-				      str(j, "time")[19] == '.' &&
-				      str(j, "time")[23] == 'Z',
-			      "time '%s'", str(j, "time"));
-		str(j, "level");
+		ck_assert_int_eq(strlen(xdt_json_str(j, "time")), 24); /* ...T..:..:..SSS.Z */
+		ck_assert_msg(xdt_json_str(j, "time")[10] == 'T' &&
+				      xdt_json_str(j, "time")[19] == '.' &&
+				      xdt_json_str(j, "time")[23] == 'Z',
+			      "time '%s'", xdt_json_str(j, "time"));
+		xdt_json_str(j, "level");
 		lines++;
-		if (strstr(str(j, "message"), "NACK of") != NULL) {
+		if (strstr(xdt_json_str(j, "message"), "NACK of") != NULL) {
 			nacks++;
 			nack = json_incref(j);
 		}
@@ -91,20 +68,20 @@ START_TEST(nack_is_one_json_line)
 	}
 	ck_assert_int_gt(lines, 5);
 	ck_assert_int_eq(nacks, 1);
-	ck_assert_str_eq(str(nack, "level"), "warn");
+	ck_assert_str_eq(xdt_json_str(nack, "level"), "warn");
 	/* the client's strings whole, invalid UTF-8 as U+FFFD */
-	ck_assert_str_eq(str(nack, "node"),
+	ck_assert_str_eq(xdt_json_str(nack, "node"),
 			 "node\n{\"level\":\"error\"}\x01\xef\xbf\xbd");
-	ck_assert_str_eq(str(nack, "cluster"), EVIL_CLUSTER);
-	ck_assert_msg(strncmp(str(nack, "peer"), "ipv4:127.0.0.1:", 15) == 0,
-		      "peer '%s'", str(nack, "peer"));
-	ck_assert_str_eq(str(nack, "method"), "ADS");
+	ck_assert_str_eq(xdt_json_str(nack, "cluster"), EVIL_CLUSTER);
+	ck_assert_msg(strncmp(xdt_json_str(nack, "peer"), "ipv4:127.0.0.1:", 15) == 0,
+		      "peer '%s'", xdt_json_str(nack, "peer"));
+	ck_assert_str_eq(xdt_json_str(nack, "method"), "ADS");
 	ck_assert(json_is_integer(json_object_get(nack, "stream")));
-	ck_assert_msg(strstr(str(nack, "message"),
+	ck_assert_msg(strstr(xdt_json_str(nack, "message"),
 			     ": rejected: \"port 1\"\n{\"time\":\"forged\"} \\ \x7f\xef\xbf\xbd(") != NULL,
-		      "message '%s'", str(nack, "message"));
+		      "message '%s'", xdt_json_str(nack, "message"));
 	/* the stream's fields are not repeated in the message */
-	ck_assert_ptr_null(strstr(str(nack, "message"), "node"));
+	ck_assert_ptr_null(strstr(xdt_json_str(nack, "message"), "node"));
 	json_decref(nack);
 	free(log);
 	xdt_daemon_free(d);

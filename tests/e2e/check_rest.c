@@ -25,7 +25,7 @@
  * `cds`s, endpoints of "a" on `port`. */
 static void write_snapshot(const char *dir, int cds, int port)
 {
-	char text[4096], from[1024], to[1024];
+	char text[4096];
 
 	snprintf(text, sizeof(text),
 		 "clusters:\n"
@@ -56,10 +56,7 @@ static void write_snapshot(const char *dir, int cds, int port)
 		 "runtimes:\n"
 		 "- {name: rt, layer: {key: value}}\n",
 		 cds, port);
-	free(xdtest_write_file(dir, "default.yaml.tmp", text));
-	snprintf(from, sizeof(from), "%s/default.yaml.tmp", dir);
-	snprintf(to, sizeof(to), "%s/default.yaml", dir);
-	ck_assert(rename(from, to) == 0);
+	xdtest_replace_file(dir, "default.yaml", text);
 }
 
 static struct xdt_daemon *start(const char *dir, const char *extra)
@@ -175,14 +172,6 @@ static json_t *discover(const struct xdt_daemon *d, const char *type,
 	return v;
 }
 
-static const char *str(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	ck_assert_msg(json_is_string(v), "no string '%s'", key);
-	return json_string_value(v);
-}
-
 /* The resources' names (their "name", or "clusterName"), sorted by the
  * daemon, joined by spaces. */
 static void names_of(json_t *resp, char *out, size_t cap)
@@ -213,8 +202,8 @@ static void expect_names(const struct xdt_daemon *d, const char *type,
 	names_of(r, got, sizeof(got));
 	ck_assert_msg(strcmp(got, want) == 0, "%s %s: got '%s', want '%s'",
 		      type, json, got, want);
-	ck_assert_int_eq(strlen(str(r, "versionInfo")), 16);
-	ck_assert(strlen(str(r, "nonce")) > 0);
+	ck_assert_int_eq(strlen(xdt_json_str(r, "versionInfo")), 16);
+	ck_assert(strlen(xdt_json_str(r, "nonce")) > 0);
 	json_decref(r);
 }
 
@@ -260,11 +249,11 @@ START_TEST(rest_every_type_by_curl)
 			 cases[i].names);
 		r = discover(d, cases[i].path, json);
 		snprintf(url, sizeof(url), "type.googleapis.com/%s", cases[i].url);
-		ck_assert_str_eq(str(r, "typeUrl"), url);
+		ck_assert_str_eq(xdt_json_str(r, "typeUrl"), url);
 		res = json_object_get(r, "resources");
 		ck_assert_msg(json_array_size(res) > 0, "%s: no resources",
 			      cases[i].path);
-		ck_assert_str_eq(str(json_array_get(res, 0), "@type"), url);
+		ck_assert_str_eq(xdt_json_str(json_array_get(res, 0), "@type"), url);
 		names_of(r, got, sizeof(got));
 		ck_assert_msg(strcmp(got, cases[i].want) == 0, "%s: '%s'",
 			      cases[i].path, got);
@@ -297,8 +286,8 @@ START_TEST(rest_wildcard_and_named)
 	 * the nonce differs with them */
 	a = discover(d, "clusters", "{" NODE ", \"resource_names\": [\"a\"]}");
 	b = discover(d, "clusters", "{" NODE "}");
-	ck_assert_str_eq(str(a, "versionInfo"), str(b, "versionInfo"));
-	ck_assert_str_ne(str(a, "nonce"), str(b, "nonce"));
+	ck_assert_str_eq(xdt_json_str(a, "versionInfo"), xdt_json_str(b, "versionInfo"));
+	ck_assert_str_ne(xdt_json_str(a, "nonce"), xdt_json_str(b, "nonce"));
 	json_decref(a);
 	json_decref(b);
 	stop(d);
@@ -317,7 +306,7 @@ START_TEST(rest_wrapped_with_ttl)
 	d = start(dir, NULL);
 	r = discover(d, "routes", "{" NODE ", \"resource_names\": [\"r1\"]}");
 	res = json_array_get(json_object_get(r, "resources"), 0);
-	ck_assert_str_eq(str(res, "@type"),
+	ck_assert_str_eq(xdt_json_str(res, "@type"),
 			 "type.googleapis.com/envoy.config.route.v3.RouteConfiguration");
 	json_decref(r);
 	r = discover(d, "routes",
@@ -325,11 +314,11 @@ START_TEST(rest_wrapped_with_ttl)
 		     "[\"xds.config.supports-resource-in-sotw\", \"xds.config.supports-resource-ttl\"]}, "
 		     "\"resource_names\": [\"r1\"]}");
 	res = json_array_get(json_object_get(r, "resources"), 0);
-	ck_assert_str_eq(str(res, "@type"),
+	ck_assert_str_eq(xdt_json_str(res, "@type"),
 			 "type.googleapis.com/envoy.service.discovery.v3.Resource");
-	ck_assert_str_eq(str(res, "name"), "r1");
-	ck_assert_str_eq(str(res, "ttl"), "30s");
-	ck_assert_str_eq(str(json_object_get(res, "resource"), "name"), "r1");
+	ck_assert_str_eq(xdt_json_str(res, "name"), "r1");
+	ck_assert_str_eq(xdt_json_str(res, "ttl"), "30s");
+	ck_assert_str_eq(xdt_json_str(json_object_get(res, "resource"), "name"), "r1");
 	json_decref(r);
 	stop(d);
 	free(dir);
@@ -345,8 +334,8 @@ static void current(const struct xdt_daemon *d, const char *type,
 
 	snprintf(json, sizeof(json), "{" NODE ", \"resource_names\": [%s]}", names);
 	r = discover(d, type, json);
-	snprintf(version, 17, "%s", str(r, "versionInfo"));
-	snprintf(nonce, 32, "%s", str(r, "nonce"));
+	snprintf(version, 17, "%s", xdt_json_str(r, "versionInfo"));
+	snprintf(nonce, 32, "%s", xdt_json_str(r, "nonce"));
 	json_decref(r);
 }
 
@@ -381,7 +370,7 @@ START_TEST(rest_hold_until_reload)
 	ck_assert_msg(xdtest_now_ms() - t0 < 10000, "held until the timeout");
 	r = json_loads(body, 0, NULL);
 	ck_assert(r != NULL);
-	ck_assert_str_ne(str(r, "versionInfo"), v);
+	ck_assert_str_ne(xdt_json_str(r, "versionInfo"), v);
 	ck_assert_msg(strstr(body, "\"connectTimeout\":\"7s\"") != NULL, "%s", body);
 	json_decref(r);
 	free(body);
@@ -416,8 +405,8 @@ START_TEST(rest_poll_timeout_same_answer)
 	ck_assert_int_eq(status, 200);
 	ck_assert_msg(took >= 650 && took < 5000, "answered after %lld ms", took);
 	r = json_loads(body, 0, NULL);
-	ck_assert_str_eq(str(r, "versionInfo"), v);
-	ck_assert_str_eq(str(r, "nonce"), n);
+	ck_assert_str_eq(xdt_json_str(r, "versionInfo"), v);
+	ck_assert_str_eq(xdt_json_str(r, "nonce"), n);
 	ck_assert_int_eq(json_array_size(json_object_get(r, "resources")), 1);
 	json_decref(r);
 	free(body);
@@ -586,11 +575,11 @@ START_TEST(rest_dynamic_parameters)
 	d = start(dir, NULL);
 	r = discover(d, "clusters",
 		     "{\"resource_locators\": [{\"name\": \"svc\", \"dynamic_parameters\": {\"env\": \"canary\"}}]}");
-	ck_assert_str_eq(str(json_array_get(json_object_get(r, "resources"), 0),
+	ck_assert_str_eq(xdt_json_str(json_array_get(json_object_get(r, "resources"), 0),
 			     "connectTimeout"), "5s");
 	json_decref(r);
 	r = discover(d, "clusters", "{\"resource_names\": [\"svc\"]}");
-	ck_assert_str_eq(str(json_array_get(json_object_get(r, "resources"), 0),
+	ck_assert_str_eq(xdt_json_str(json_array_get(json_object_get(r, "resources"), 0),
 			     "connectTimeout"), "1s");
 	json_decref(r);
 	stop(d);

@@ -47,37 +47,6 @@
 
 /* ---------------- the daemon and its files ---------------- */
 
-/* Writes DIR/NAME at once (a rename), as a deploy tool would. */
-static void put_file(const char *dir, const char *name, const char *text)
-{
-	char from[1024], to[1024];
-
-	free(xdtest_write_file(dir, "new.tmp", text));
-	snprintf(from, sizeof(from), "%s/new.tmp", dir);
-	snprintf(to, sizeof(to), "%s/%s", dir, name);
-	ck_assert(rename(from, to) == 0);
-}
-
-/* Cluster "svc" and its one endpoint on `port`. */
-static void write_snapshot(const char *dir, int port)
-{
-	char text[1024];
-
-	snprintf(text, sizeof(text),
-		 "clusters:\n"
-		 "- name: svc\n"
-		 "  type: EDS\n"
-		 "  connect_timeout: 1s\n"
-		 "  eds_cluster_config: {eds_config: {ads: {}, resource_api_version: V3}}\n"
-		 "endpoints:\n"
-		 "- cluster_name: svc\n"
-		 "  endpoints:\n"
-		 "  - lb_endpoints:\n"
-		 "    - endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: %d}}}\n",
-		 port);
-	put_file(dir, "default.yaml", text);
-}
-
 static struct xdt_daemon *start(const char *dir)
 {
 	char cfg[1024];
@@ -118,22 +87,6 @@ static void open_node(struct xdt_node *n, const struct xdt_daemon *d,
 
 /* ---------------- reading the pages ---------------- */
 
-static json_t *status_json(struct xdt_daemon *d)
-{
-	int status;
-	char *type, *body = xdt_admin(d, "GET", "/status.json", NULL, &status, &type);
-	json_error_t err;
-	json_t *j;
-
-	ck_assert_msg(status == 200, "GET /status.json: %d: %s", status, body);
-	ck_assert_str_eq(type, "application/json");
-	j = json_loads(body, 0, &err);
-	ck_assert_msg(j != NULL, "/status.json is not JSON (%s): %s", err.text, body);
-	free(body);
-	free(type);
-	return j;
-}
-
 static long long num(json_t *obj, const char *path)
 {
 	char key[64];
@@ -149,14 +102,6 @@ static long long num(json_t *obj, const char *path)
 	return json_integer_value(json_object_get(obj, path));
 }
 
-static const char *str(json_t *obj, const char *key)
-{
-	const char *s = json_string_value(json_object_get(obj, key));
-
-	ck_assert_msg(s != NULL, "no string '%s'", key);
-	return s;
-}
-
 /* Polls /status.json until `path` is `want` (xdsd reads the clients'
  * answers and finishes reloads on its own time); returns that document. */
 static json_t *wait_status(struct xdt_daemon *d, const char *path, long long want)
@@ -164,7 +109,7 @@ static json_t *wait_status(struct xdt_daemon *d, const char *path, long long wan
 	long long deadline = xdtest_now_ms() + POLL_MS;
 
 	for (;;) {
-		json_t *j = status_json(d);
+		json_t *j = xdt_status_json(d);
 
 		if (num(j, path) == want)
 			return j;
@@ -218,7 +163,7 @@ START_TEST(status_json_overview)
 	json_error_t err;
 	int status;
 
-	write_snapshot(dir, 8080);
+	xdtest_write_svc_snapshot(dir, 8080, NULL);
 	d = start(dir);
 	open_node(&ok, d, "ack-1", NULL);
 	open_node(&twin, d, "ack-1", NULL); /* a second stream of one node */
@@ -227,12 +172,12 @@ START_TEST(status_json_overview)
 	json_decref(j);
 	j = wait_status(d, "clients.synced", 2);
 
-	ck_assert_str_eq(str(j, "version"), PACKAGE_VERSION);
+	ck_assert_str_eq(xdt_json_str(j, "version"), PACKAGE_VERSION);
 	ck_assert(json_is_true(json_object_get(j, "ready")));
-	ck_assert_str_eq(str(j, "listen"), "127.0.0.1:0");
+	ck_assert_str_eq(xdt_json_str(j, "listen"), "127.0.0.1:0");
 	ck_assert_int_eq(num(j, "port"), d->port); /* the port taken */
-	ck_assert_int_eq(strlen(str(j, "started")), 24); /* ms, UTC: ...Z */
-	ck_assert(str(j, "started")[23] == 'Z');
+	ck_assert_int_eq(strlen(xdt_json_str(j, "started")), 24); /* ms, UTC: ...Z */
+	ck_assert(xdt_json_str(j, "started")[23] == 'Z');
 	ck_assert(num(j, "uptime_seconds") >= 0 && num(j, "uptime_seconds") < 600);
 	ck_assert_int_eq(num(j, "streams"), 3);
 	ck_assert_int_eq(num(j, "nodes"), 2);
@@ -240,9 +185,9 @@ START_TEST(status_json_overview)
 
 	ck_assert_int_eq(json_array_size(json_object_get(j, "snapshots")), 1);
 	snap = json_array_get(json_object_get(j, "snapshots"), 0);
-	ck_assert_str_eq(str(snap, "key"), "default");
-	ck_assert_int_eq(strlen(str(snap, "version")), 16);
-	ck_assert_int_eq(strlen(str(snap, "since")), 24);
+	ck_assert_str_eq(xdt_json_str(snap, "key"), "default");
+	ck_assert_int_eq(strlen(xdt_json_str(snap, "version")), 16);
+	ck_assert_int_eq(strlen(xdt_json_str(snap, "since")), 24);
 	res = json_object_get(snap, "resources");
 	ck_assert_int_eq(json_object_size(res), 2); /* only the non-empty types */
 	ck_assert_int_eq(num(res, "clusters"), 1);
@@ -254,7 +199,7 @@ START_TEST(status_json_overview)
 		char *c = xdt_admin(d, "GET", "/clients?node=ack-1", NULL, &st, NULL);
 		char want[64];
 
-		snprintf(want, sizeof(want), "\"snapshot_version\":\"%s\"", str(snap, "version"));
+		snprintf(want, sizeof(want), "\"snapshot_version\":\"%s\"", xdt_json_str(snap, "version"));
 		ck_assert_msg(strstr(c, want) != NULL, "%s not in %s", want, c);
 		free(c);
 	}
@@ -264,14 +209,14 @@ START_TEST(status_json_overview)
 	hist = json_object_get(json_object_get(j, "reloads"), "history");
 	ck_assert_int_eq(json_array_size(hist), 1);
 	rec = json_array_get(hist, 0);
-	ck_assert_str_eq(str(rec, "trigger"), "start-up");
+	ck_assert_str_eq(xdt_json_str(rec, "trigger"), "start-up");
 	ck_assert(json_is_true(json_object_get(rec, "ok")));
 	ck_assert_int_eq(num(rec, "changed"), 1);
 	json_decref(j);
 
 	/* a bad snapshot on SIGHUP: refused, in the history with its
 	 * file:line:column, the last good snapshot still served */
-	put_file(dir, "default.yaml", BAD_SNAPSHOT);
+	xdtest_replace_file(dir, "default.yaml", BAD_SNAPSHOT);
 	xdt_daemon_signal(d, SIGHUP);
 	j = wait_status(d, "reloads.failed", 1);
 	ck_assert_int_eq(num(j, "reloads.ok"), 0);
@@ -279,13 +224,13 @@ START_TEST(status_json_overview)
 	ck_assert_int_eq(json_array_size(hist), 2);
 	rec = json_array_get(hist, 0);
 	ck_assert(json_is_false(json_object_get(rec, "ok")));
-	ck_assert_str_eq(str(rec, "trigger"), "SIGHUP");
+	ck_assert_str_eq(xdt_json_str(rec, "trigger"), "SIGHUP");
 	ck_assert_int_eq(num(rec, "error_count"), 1);
 	ck_assert_int_eq(json_array_size(json_object_get(rec, "errors")), 1);
 	body = (char *)json_string_value(json_array_get(json_object_get(rec, "errors"), 0));
 	ck_assert_msg(strstr(body, "/default.yaml:3:1: unknown key '<b>bogus</b>'") != NULL,
 		      "error: %s", body);
-	ck_assert_str_eq(str(json_array_get(hist, 1), "trigger"), "start-up");
+	ck_assert_str_eq(xdt_json_str(json_array_get(hist, 1), "trigger"), "start-up");
 	snap = json_array_get(json_object_get(j, "snapshots"), 0);
 	ck_assert_int_eq(num(json_object_get(snap, "resources"), "endpoints"), 1);
 	json_decref(j);
@@ -298,7 +243,7 @@ START_TEST(status_json_overview)
 	free(body);
 	j = wait_status(d, "reloads.failed", 2);
 	rec = json_array_get(json_object_get(json_object_get(j, "reloads"), "history"), 0);
-	ck_assert_str_eq(str(rec, "trigger"), "admin");
+	ck_assert_str_eq(xdt_json_str(rec, "trigger"), "admin");
 	ck_assert_msg(json_equal(answer, rec), "POST /reload and the history differ");
 	json_decref(answer);
 	json_decref(j);
@@ -329,7 +274,7 @@ START_TEST(status_page_escapes_and_orders)
 	char *type;
 	json_t *j;
 
-	write_snapshot(dir, 8080);
+	xdtest_write_svc_snapshot(dir, 8080, NULL);
 	d = start(dir);
 	/* a connected client is listed after... */
 	xdt_node_open(&ok, d->target, &o);
@@ -340,7 +285,7 @@ START_TEST(status_page_escapes_and_orders)
 	json_decref(j);
 	j = wait_status(d, "clients.synced", 2);
 	json_decref(j);
-	put_file(dir, "default.yaml", BAD_SNAPSHOT);
+	xdtest_replace_file(dir, "default.yaml", BAD_SNAPSHOT);
 	xdt_daemon_signal(d, SIGHUP);
 	json_decref(wait_status(d, "reloads.failed", 1));
 
@@ -417,7 +362,7 @@ START_TEST(status_page_is_bounded)
 	struct xdt_node bad;
 	json_t *j;
 
-	write_snapshot(dir, 8080);
+	xdtest_write_svc_snapshot(dir, 8080, NULL);
 	snprintf(cfg, sizeof(cfg),
 		 "listen: 127.0.0.1:0\nsnapshots: %s\nmax_streams_per_connection: 1000\n", dir);
 	d = xdt_daemon_start(cfg, NULL, START_MS);
@@ -533,7 +478,7 @@ START_TEST(browser_renders_status)
 	json_t *j;
 	char version[17], want[64];
 
-	write_snapshot(dir, 8080);
+	xdtest_write_svc_snapshot(dir, 8080, NULL);
 	xdtest_write_clusters(dir, "canary.yaml", "canary", 3);
 	d = start_mtls(dir);
 	fleet_node(&n[0], d, 0, "edge-eu-west-1a-7f9c4", "edge", "eu-west-1a", "envoy", "1.28.0", NULL);
@@ -546,7 +491,7 @@ START_TEST(browser_renders_status)
 
 	/* changes the fleet follows: each ACK is a convergence sample */
 	for (int c = 1; c <= CHANGES; c++) {
-		write_snapshot(dir, 8080 + c);
+		xdtest_write_svc_snapshot(dir, 8080 + c, NULL);
 		xdt_daemon_signal(d, SIGHUP);
 		json_decref(wait_status(d, "reloads.ok", c));
 		for (int i = 0; i < FLEET; i++) {
@@ -555,14 +500,14 @@ START_TEST(browser_renders_status)
 			xdt_node_answer(&n[i], XDT_EDS_URL, NULL);
 		}
 	}
-	put_file(dir, "default.yaml", BAD_SNAPSHOT);
+	xdtest_replace_file(dir, "default.yaml", BAD_SNAPSHOT);
 	xdt_daemon_signal(d, SIGHUP);
 	json_decref(wait_status(d, "reloads.failed", 1));
 	json_decref(wait_status(d, "clients.synced", ACKING));
 	j = wait_status(d, "clients.nacked", FLEET - ACKING);
 	snprintf(version, sizeof(version), "%s",
-		 str(json_array_get(json_object_get(j, "snapshots"), 1), "version"));
-	ck_assert_str_eq(str(json_array_get(json_object_get(j, "snapshots"), 1), "key"), "default");
+		 xdt_json_str(json_array_get(json_object_get(j, "snapshots"), 1), "version"));
+	ck_assert_str_eq(xdt_json_str(json_array_get(json_object_get(j, "snapshots"), 1), "key"), "default");
 	json_decref(j);
 	/* until the last ACK is read, the chart may lack its sample */
 	for (long long deadline = xdtest_now_ms() + POLL_MS;;) {
@@ -710,7 +655,7 @@ START_TEST(browser_fits_a_nacking_fleet)
 	double top, bottom;
 	FILE *f;
 
-	write_snapshot(dir, 8080);
+	xdtest_write_svc_snapshot(dir, 8080, NULL);
 	d = start_mtls(dir);
 	for (int i = 0; i < NACKING; i++) {
 		struct xdt_node_opts o = {.id = ids[i], .cluster = "checkout",

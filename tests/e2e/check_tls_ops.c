@@ -109,15 +109,6 @@ static double metric(const struct xdt_daemon *d, const char *name,
 	return v;
 }
 
-static json_t *status_json(const struct xdt_daemon *d)
-{
-	int status;
-	json_t *doc = xdt_admin_json(d, "GET", "/status.json", &status);
-
-	ck_assert_int_eq(status, 200);
-	return doc;
-}
-
 /* The end of validity of the first certificate in `path`, Unix s. */
 static long long not_after(const char *path)
 {
@@ -295,7 +286,7 @@ START_TEST(failed_handshakes_name_the_peer_and_are_counted)
 	free(log);
 	/* gRPC's client retries a failed connection: at least one each */
 	ck_assert(metric(d, "xdsd_tls_handshake_failures_total", "") >= 5);
-	doc = status_json(d);
+	doc = xdt_status_json(d);
 	ck_assert(json_integer_value(json_object_get(
 			  json_object_get(doc, "tls"), "handshake_failures")) >= 5);
 	json_decref(doc);
@@ -403,7 +394,7 @@ START_TEST(plaintext_refusals_counted_without_tls_metrics)
 	ck_assert(metric(d, "xdsd_streams_refused_total", "reason=\"unimplemented\"") == 1);
 	ck_assert(metric(d, "xdsd_tls_handshake_failures_total", NULL) == -1);
 	ck_assert(metric(d, "xdsd_tls_certificate_expiry_timestamp_seconds", NULL) == -1);
-	doc = status_json(d);
+	doc = xdt_status_json(d);
 	ck_assert(json_is_null(json_object_get(doc, "tls")));
 	json_decref(doc);
 	snprintf(cmd, sizeof(cmd), "'%s' --admin 127.0.0.1:%d status",
@@ -455,7 +446,7 @@ START_TEST(certificate_expiry_shown_and_warned)
 	ck_assert(metric(d, "xdsd_tls_certificate_expiry_timestamp_seconds",
 			 "role=\"client_ca\"") == (double)ca);
 
-	doc = status_json(d);
+	doc = xdt_status_json(d);
 	tls = json_object_get(doc, "tls");
 	ck_assert(json_is_true(json_object_get(tls, "mutual")));
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(tls, "certificate"), "file")),

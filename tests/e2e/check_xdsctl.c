@@ -198,26 +198,6 @@ static json_t *parse(const char *text)
 
 /* ---------------- the daemon and its clients ---------------- */
 
-static void write_snapshot(const char *dir)
-{
-	char from[1024], to[1024];
-
-	free(xdtest_write_file(dir, "default.yaml.tmp",
-			       "clusters:\n"
-			       "- name: svc\n"
-			       "  type: EDS\n"
-			       "  connect_timeout: 1s\n"
-			       "  eds_cluster_config: {eds_config: {ads: {}, resource_api_version: V3}}\n"
-			       "endpoints:\n"
-			       "- cluster_name: svc\n"
-			       "  endpoints:\n"
-			       "  - lb_endpoints:\n"
-			       "    - endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: 8080}}}\n"));
-	snprintf(from, sizeof(from), "%s/default.yaml.tmp", dir);
-	snprintf(to, sizeof(to), "%s/default.yaml", dir);
-	ck_assert(rename(from, to) == 0);
-}
-
 static struct xdt_daemon *start(const char *dir, const char *extra)
 {
 	char cfg[8192];
@@ -755,7 +735,7 @@ START_TEST(clients_table_and_filters)
 	struct run r;
 	int status;
 
-	write_snapshot(dir);
+	xdtest_write_svc_snapshot(dir, 8080, NULL);
 	d = start(dir, NULL);
 	admin = admin_of(d);
 	client_open(&ok, d->target, "ack-1", false);
@@ -861,7 +841,7 @@ START_TEST(clients_show_mtls_identities)
 	json_t *j, *list;
 	int n;
 
-	write_snapshot(dir);
+	xdtest_write_svc_snapshot(dir, 8080, NULL);
 	n = snprintf(extra, sizeof(extra), "tls:\n  cert: %s\n", xdtest_cert("server.pem"));
 	snprintf(extra + n, sizeof(extra) - (size_t)n, "  key: %s\n  client_ca: %s\n",
 		 xdtest_cert("server.key"), xdtest_cert("ca.pem"));
@@ -927,7 +907,7 @@ START_TEST(dump_snapshot_type_name)
 	struct run r;
 	int status;
 
-	write_snapshot(dir);
+	xdtest_write_svc_snapshot(dir, 8080, NULL);
 	d = start(dir, NULL);
 	admin = admin_of(d);
 
@@ -990,7 +970,7 @@ START_TEST(reload_ok_and_refused)
 	struct run r;
 	json_t *j;
 
-	write_snapshot(dir);
+	xdtest_write_svc_snapshot(dir, 8080, NULL);
 	d = start(dir, NULL);
 	admin = admin_of(d);
 
@@ -1050,7 +1030,7 @@ START_TEST(status_at_a_glance)
 	struct run r;
 	json_t *j, *snap;
 
-	write_snapshot(dir);
+	xdtest_write_svc_snapshot(dir, 8080, NULL);
 	d = start(dir, NULL);
 	admin = admin_of(d);
 	client_open(&ok, d->target, "ack-1", false);
@@ -1151,7 +1131,7 @@ START_TEST(status_not_ready_exits_1)
 	int status, port = dead_port();
 	pid_t pid;
 
-	write_snapshot(dir);
+	xdtest_write_svc_snapshot(dir, 8080, NULL);
 	d = start(dir, NULL);
 	body = xdt_admin(d, "GET", "/status.json", NULL, &status, NULL);
 	ck_assert_int_eq(status, 200);
@@ -1195,7 +1175,7 @@ START_TEST(unix_socket_admin)
 	struct xdt_daemon *d;
 	struct run r;
 
-	write_snapshot(dir);
+	xdtest_write_svc_snapshot(dir, 8080, NULL);
 	snprintf(extra, sizeof(extra), "admin_listen: unix:%s/admin.sock\n", dir);
 	snprintf(target, sizeof(target), "unix:%s/admin.sock", dir);
 	d = start(dir, extra);

@@ -114,6 +114,13 @@ check "an empty cache is filled by a fetch" fetched fill "$tap_tmp/empty/$base"
 stage refill XDSD_CACHE_DIR="$tap_tmp/empty"
 check "a second staging fetches nothing" used refill "$tap_tmp/empty/$base"
 
+# The lock names what to fetch, never where from: npm knows its registry
+# (and the user's proxy and mirror), so the fetch goes through npm only.
+keys() { sed -n 's/^\([a-z]*\)=.*/\1/p' "$lock" | tr '\n' ' '; }
+check "the lock holds package, version and integrity only" \
+  test "$(keys)" = "package version integrity "
+check "the lock names no host" sh -c "! grep -q '://' '$lock'"
+
 # A damaged tarball in the cache is refused and removed; offline, the
 # fetch that would replace it fails, and nothing is staged.
 mkdir -p "$tap_tmp/bad"
@@ -124,6 +131,8 @@ cp "$tap_tmp/bad/$base" "$tap_tmp/damaged.tgz"
 stage from-bad XDSD_CACHE_DIR="$tap_tmp/bad"
 check "a cached tarball that fails the integrity hash is refused" refused from-bad
 check "and removed from the cache" test ! -e "$tap_tmp/bad/$base"
+check "the failed fetch asked npm only, never curl" \
+  sh -c "grep -q '^npm pack' '$STUB_LOG' && ! grep -q '^curl' '$STUB_LOG'"
 
 # So is a fetched one, which is not cached either.
 mkdir -p "$tap_tmp/fetch-bad"

@@ -398,3 +398,27 @@ double xdt_metrics_sample(const char *text, const char *series)
 			return strtod(p + n + 1, NULL);
 	return -1;
 }
+
+json_t *xdt_status_json(const struct xdt_daemon *d)
+{
+	int status;
+	char *type, *body = xdt_admin(d, "GET", "/status.json", NULL, &status, &type);
+	json_error_t err;
+	json_t *j;
+
+	ck_assert_msg(status == 200, "GET /status.json: %d: %s", status, body);
+	ck_assert_str_eq(type, "application/json");
+	j = json_loads(body, 0, &err);
+	ck_assert_msg(j != NULL, "/status.json is not JSON (%s): %s", err.text, body);
+	free(body);
+	free(type);
+	return j;
+}
+
+const char *xdt_json_str(json_t *obj, const char *key)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+
+	ck_assert_msg(s != NULL, "no string '%s'", key);
+	return s;
+}

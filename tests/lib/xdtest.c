@@ -128,6 +128,40 @@ char *xdtest_write_file(const char *dir, const char *name, const char *text)
 	return path;
 }
 
+void xdtest_replace_file(const char *dir, const char *name, const char *text)
+{
+	char *tmp, *from, *to;
+
+	ck_assert(asprintf(&tmp, "%s.tmp", name) > 0);
+	from = xdtest_write_file(dir, tmp, text);
+	ck_assert(asprintf(&to, "%s/%s", dir, name) > 0);
+	ck_assert_msg(rename(from, to) == 0, "rename %s: %s", to, strerror(errno));
+	free(tmp);
+	free(from);
+	free(to);
+}
+
+void xdtest_write_svc_snapshot(const char *dir, int port, const char *more)
+{
+	char *text;
+
+	ck_assert(asprintf(&text,
+			   "clusters:\n"
+			   "- name: svc\n"
+			   "  type: EDS\n"
+			   "  connect_timeout: 1s\n"
+			   "  eds_cluster_config: {eds_config: {ads: {}, resource_api_version: V3}}\n"
+			   "endpoints:\n"
+			   "- cluster_name: svc\n"
+			   "  endpoints:\n"
+			   "  - lb_endpoints:\n"
+			   "    - endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: %d}}}\n"
+			   "%s",
+			   port, more != NULL ? more : "") > 0);
+	xdtest_replace_file(dir, "default.yaml", text);
+	free(text);
+}
+
 char *xdtest_read_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");

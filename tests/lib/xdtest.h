@@ -61,6 +61,16 @@ void xdtest_write_clusters(const char *dir, const char *name,
 /* Writes `text` to `dir/name`; returns the malloc'd full path. */
 char *xdtest_write_file(const char *dir, const char *name, const char *text);
 
+/* Replaces `dir/name` with `text` at once (written beside it, then
+ * renamed), as an operator's deploy tool would: a reader never sees
+ * half of it. */
+void xdtest_replace_file(const char *dir, const char *name, const char *text);
+
+/* Replaces `dir/default.yaml` with the EDS cluster "svc" and its one
+ * endpoint, 127.0.0.1:`port`, followed by `more` (YAML of further
+ * types, or NULL). */
+void xdtest_write_svc_snapshot(const char *dir, int port, const char *more);
+
 /* Reads a whole file (NUL-terminated, malloc'd), or NULL. */
 char *xdtest_read_file(const char *path, size_t *len);
 

@@ -505,7 +505,7 @@ int pu_run(Suite *s)
 
 			/* worker w runs the TCases tagged w, w+n, w+2n... */
 			for (int k = w; k < MAX_WORKERS; k += n) {
-				char tag[8];
+				char tag[16];
 
 				snprintf(tag, sizeof(tag), "w%d ", k);
 				strcat(tags, tag);
