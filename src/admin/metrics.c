@@ -302,13 +302,16 @@ static void http(struct xd_buf *out, const struct xd_admin_http *admin,
 		const char *name;
 		const struct xd_http_stats *st;
 		unsigned long long foreign; /* the admin guard's */
+		const struct xd_rest_stats *rest; /* its requests' refusals */
 	} ep[2];
 	size_t n = 0;
 
 	if (admin != NULL)
-		ep[n++] = (struct endpoint){"admin", admin->http, admin->foreign};
+		ep[n++] = (struct endpoint){"admin", admin->http, admin->foreign,
+					    NULL};
 	if (rest != NULL)
-		ep[n++] = (struct endpoint){"rest", xd_rest_http_stats(rest), 0};
+		ep[n++] = (struct endpoint){"rest", xd_rest_http_stats(rest), 0,
+					    xd_rest_stats(rest)};
 	head(out, "xdsd_http_connections", "gauge",
 	     "Open connections to an HTTP endpoint (admin, rest).");
 	for (size_t i = 0; i < n; i++)
@@ -337,6 +340,10 @@ static void http(struct xd_buf *out, const struct xd_admin_http *admin,
 		       (double)st->too_large);
 		sample(out, refused, "endpoint", e, "reason", "foreign_site",
 		       (double)ep[i].foreign);
+		for (int w = 0; ep[i].rest != NULL && w < XD_REST_REFUSAL_COUNT; w++)
+			sample(out, refused, "endpoint", e, "reason",
+			       xd_rest_refusal_name((enum xd_rest_refusal)w),
+			       (double)ep[i].rest->refusals[w]);
 	}
 }
 
