@@ -8,6 +8,8 @@
 #include "transport/handshakes.h"
 #include "transport/methods.h"
 #include "transport/refusals.h"
+#include "util/loop_thread.h"
+#include "util/xalloc.h"
 
 /* ---------------- exposition format ---------------- */
 
@@ -78,6 +80,10 @@ static void histogram(struct xd_buf *out, const char *name, const char *key,
 	comma = key != NULL ? "," : "";
 	open = key != NULL ? "{" : "";
 	close = key != NULL ? "}" : "";
+	/* the +Inf bucket is the count: no finite one may hold more */
+	XD_ASSERT_INFO(h->nbounds == 0 ||
+			       xd_histogram_cumulative(h, h->nbounds - 1) <= h->count,
+		       "%s{%s}", name, l);
 	for (size_t i = 0; i < h->nbounds; i++)
 		xd_buf_printf(out, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, l,
 			      comma, h->bounds[i],
@@ -382,8 +388,11 @@ static void tls(struct xd_buf *out, const struct xd_tls *t)
 void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 		       const struct xd_admin_http *admin)
 {
-	const struct xd_sessions_stats *st = xd_sessions_stats(deps->sessions);
+	const struct xd_sessions_stats *st;
 
+	/* the counters are the loop's, read unlocked */
+	XD_ASSERT_LOOP();
+	st = xd_sessions_stats(deps->sessions);
 	head(out, "xdsd_build_info", "gauge", "The xdsd version running.");
 	sample(out, "xdsd_build_info", "version", PACKAGE_VERSION, NULL, NULL, 1);
 	streams(out, st);
