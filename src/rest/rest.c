@@ -17,6 +17,7 @@
 #include "util/common.h"
 #include "util/list.h"
 #include "util/log.h"
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 
 /* Every held request keeps its connection: this bounds both. */
@@ -120,13 +121,15 @@ static void timer_closed(uv_handle_t *h)
 	struct xd_rest *r = p->rest;
 
 	poll_free(p);
-	r->alive--;
+	(void)XD_UNREF(r->alive);
 	maybe_done(r);
 }
 
 /* The poll is answered (or its client gone): stop waiting, free it. */
 static void poll_end(struct poll *p)
 {
+	/* answered, or its client gone: nobody waits on the exchange */
+	XD_ASSERT_INFO(p->x == NULL, "rest request %llu", (unsigned long long)p->id);
 	if (xd_list_linked(&p->link)) {
 		xd_list_remove(&p->link);
 		p->rest->stats.waiting--;
@@ -352,6 +355,9 @@ static void hold(struct poll *p, const char *version)
 {
 	struct xd_rest *r = p->rest;
 
+	/* held once, while its exchange is open */
+	XD_ASSERT_INFO(p->x != NULL && !p->has_timer && !xd_list_linked(&p->link),
+		       "rest request %llu", (unsigned long long)p->id);
 	snprintf(p->version, sizeof(p->version), "%s", version);
 	p->since_ms = xd_mono_ms();
 	p->deadline_ms = p->since_ms + r->deps.cfg->rest_poll_timeout_ms;
@@ -531,6 +537,7 @@ static void handle(void *ctx, struct xd_http_exchange *x)
 {
 	struct xd_rest *r = ctx;
 
+	XD_ASSERT_LOOP(); /* the cache, its watches and the tables' memos */
 	if (strncmp(x->path, PATH_PREFIX, strlen(PATH_PREFIX)) == 0) {
 		const char *name = x->path + strlen(PATH_PREFIX);
 
@@ -573,6 +580,7 @@ int xd_rest_start(struct xd_rest **out, uv_loop_t *loop,
 	};
 	char why[512];
 
+	XD_ASSERT_LOOP();
 	r->deps = *deps;
 	r->loop = loop;
 	r->log_refused = (struct xd_log_limit)XD_LOG_LIMIT_INIT(
@@ -634,6 +642,7 @@ static void http_stopped(void *arg)
 
 void xd_rest_stop(struct xd_rest *r, void (*done)(void *arg), void *arg)
 {
+	XD_ASSERT_LOOP();
 	r->done = done;
 	r->done_arg = arg;
 	/* closing the connections ends every held request (on_gone) */
