@@ -161,9 +161,8 @@ static void count_refusal(struct xd_rest *r, enum xd_rest_refusal why,
 	r->stats.refused++;
 	r->stats.refusals[why]++;
 	if (xd_log_limit_take(&r->log_refused, &quiet))
-		xd_warn("%s: refused with %d (%s): %s%s", whom, status,
-			refusal_names[why], msg,
-			quiet ? " (and more refusals since, not logged)" : "");
+		xd_warn("%s: refused with %d (%s): %s (%lu more refused since)",
+			whom, status, refusal_names[why], msg, quiet);
 }
 
 /* Ends the poll's exchange with an error `status` (counted by the
@@ -197,14 +196,14 @@ static void refuse(struct poll *p, enum xd_rest_refusal why, int status,
 	if (c->node_id != NULL)
 		snprintf(whom, sizeof(whom),
 			 "rest request %llu from %s (%s, node '%.*s' cluster '%.*s')",
-			 (unsigned long long)p->id, p->x->peer,
+			 (unsigned long long)p->id, c->peer,
 			 xd_rtype_info(p->type)->service,
 			 XD_LOG_CLIP(strlen(c->node_id)), c->node_id,
 			 XD_LOG_CLIP(strlen(c->node_cluster)), c->node_cluster);
 	else
 		snprintf(whom, sizeof(whom),
 			 "rest request %llu from %s (%s, no node read)",
-			 (unsigned long long)p->id, p->x->peer,
+			 (unsigned long long)p->id, c->peer,
 			 xd_rtype_info(p->type)->service);
 	count_refusal(p->rest, why, whom, status, msg);
 	reply_error(p, status, msg);
