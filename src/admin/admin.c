@@ -16,6 +16,7 @@
 #include "util/common.h"
 #include "util/jsonw.h"
 #include "util/log.h"
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 
 /* An admin request is a line and a few headers: a small body bound,
@@ -166,6 +167,8 @@ static void handle(void *ctx, struct xd_http_exchange *x)
 	const char *allow = NULL;
 	bool head;
 
+	/* every page reads the loop's live state, unlocked */
+	XD_ASSERT_LOOP();
 	if (!guarded(a, x))
 		return;
 
@@ -216,6 +219,7 @@ int xd_admin_start(struct xd_admin **out, uv_loop_t *loop,
 
 	struct xd_log_limit limit = XD_LOG_LIMIT_INIT(10, 60000);
 
+	XD_ASSERT_LOOP();
 	a->deps = *deps;
 	a->log_refused = limit;
 	if (gethostname(a->hostname, sizeof(a->hostname) - 1) != 0)
@@ -258,6 +262,7 @@ static void http_stopped(void *arg)
 
 void xd_admin_stop(struct xd_admin *a, void (*done)(void *arg), void *arg)
 {
+	XD_ASSERT_LOOP();
 	a->done = done;
 	a->done_arg = arg;
 	xd_http_stop(a->http, http_stopped, a);

@@ -7,6 +7,7 @@
 #include "http/http.h"
 #include "protocol/nameset.h"
 #include "util/jsonw.h"
+#include "util/xalloc.h"
 
 int xd_clients_filter_parse(struct xd_clients_filter *f, const char *query,
 			    char *glob_buf, size_t glob_cap, char *why,
@@ -223,5 +224,7 @@ void xd_clients_render(struct xd_buf *out, struct xd_sessions *sessions,
 	xd_jw_key(&w, "streams");
 	xd_jw_uint(&w, k.all);
 	xd_jw_obj_end(&w);
+	/* one document, every object closed: a strict parser reads it */
+	XD_ASSERT(w.depth == 0 && !w.after_key);
 	xd_buf_putc(out, '\n');
 }

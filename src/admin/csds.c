@@ -7,6 +7,7 @@
 #include "protocol/derived.h"
 #include "protocol/nameset.h"
 #include "wire/wire.h"
+#include "util/loop_thread.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 #include "xds/message.h"
@@ -403,6 +404,10 @@ static void put_config(struct xd_buf *b, const struct xd_client_type *ct,
 	struct res_status r = res_status(ct, s, name, name_len, e);
 	size_t mark, m2;
 
+	/* error_state goes with NACKED, and only with it */
+	XD_ASSERT_INFO((r.refused != NULL) == (r.client == XD_CLIENT_NACKED),
+		       "%s '%.*s': client status %d", ct->type_url,
+		       (int)name_len, name, r.client);
 	xd_wire_tag(b, XD_CLIENT_CONFIG_GENERIC, XD_WT_LEN);
 	mark = xd_wire_open(b);
 	put_str(b, XD_GENERIC_TYPE_URL, ct->type_url);
@@ -553,6 +558,10 @@ static struct group *group_of(struct render *r, const char *id,
 		for (uint32_t k = 0; k < r->ngroups; k++)
 			index_put(r, k);
 	}
+	/* at most half full, a power of two: the probe meets a free slot */
+	XD_ASSERT_INFO((r->ngroups + 1) * 2 <= r->index_cap &&
+			       (r->index_cap & (r->index_cap - 1)) == 0,
+		       "%zu nodes in %zu slots", r->ngroups, r->index_cap);
 	mask = r->index_cap - 1;
 	for (i = group_hash(id, cluster) & mask; r->index[i] != 0;
 	     i = (i + 1) & mask) {
@@ -648,6 +657,8 @@ int xd_csds_render(struct xd_buf *out, struct xd_sessions *sessions,
 	struct render r = {.q = q, .max = max};
 	int rc = -1;
 
+	/* the streams, and the glob members memoized on their tables */
+	XD_ASSERT_LOOP();
 	xd_sessions_visit(sessions, each, &r);
 	if (r.over)
 		goto out;

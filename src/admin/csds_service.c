@@ -159,6 +159,10 @@ static void csds_request(void *st, struct xd_stream *s, const uint8_t *data,
 	struct xd_csds_query q;
 	char why[256];
 
+	/* the stream reads nothing after the client's half-close */
+	XD_ASSERT_INFO(!c->ended, "stream %llu (%s from %s)",
+		       (unsigned long long)xd_stream_id(s),
+		       xd_stream_method(s)->name, xd_stream_peer(s));
 	c->requests++;
 	if (xd_stream_method(s)->unary && c->requests > 1) {
 		xd_stream_finish(s, GRPC_STATUS_INVALID_ARGUMENT,

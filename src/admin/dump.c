@@ -8,6 +8,7 @@
 
 #include "schema/pbjson.h"
 #include "util/jsonw.h"
+#include "util/xalloc.h"
 #include "xds/xdstp.h"
 
 #define ARG_MAX 1024
@@ -72,6 +73,7 @@ struct section {
 
 static struct section section(int t)
 {
+	XD_ASSERT_INFO(t >= 0 && t < NSECTIONS, "section %d", t);
 	if (t < XD_RTYPE_COUNT) {
 		const struct xd_rtype_info *i = xd_rtype_info((enum xd_rtype)t);
 
@@ -188,9 +190,13 @@ static int pick_type(struct xd_http_exchange *x, int *type, bool *all)
 			return 0;
 		}
 	}
-	for (int t = 0; t < NSECTIONS; t++)
+	for (int t = 0; t < NSECTIONS; t++) {
 		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s",
 				      t ? ", " : "", section(t).key);
+		/* every section's key fits: `list + n` stays inside */
+		XD_ASSERT_INFO(n < sizeof(list), "type list at '%s'",
+			       section(t).key);
+	}
 	refuse(x, 400, "type must be one of: %s", list);
 	return -1;
 }
@@ -264,6 +270,7 @@ static void dump(struct xd_http_exchange *x, const struct xd_admin_deps *deps,
 	}
 	xd_jw_arr_end(&w);
 	xd_jw_obj_end(&w);
+	XD_ASSERT(w.depth == 0 && !w.after_key);
 	xd_buf_putc(&x->out, '\n');
 	x->content_type = "application/json";
 	xd_http_reply(x);

@@ -8,6 +8,8 @@
 #include "transport/handshakes.h"
 #include "transport/methods.h"
 #include "transport/refusals.h"
+#include "util/loop_thread.h"
+#include "util/xalloc.h"
 
 /* ---------------- exposition format ---------------- */
 
@@ -78,6 +80,10 @@ static void histogram(struct xd_buf *out, const char *name, const char *key,
 	comma = key != NULL ? "," : "";
 	open = key != NULL ? "{" : "";
 	close = key != NULL ? "}" : "";
+	/* the +Inf bucket is the count: no finite one may hold more */
+	XD_ASSERT_INFO(h->nbounds == 0 ||
+			       xd_histogram_cumulative(h, h->nbounds - 1) <= h->count,
+		       "%s{%s}", name, l);
 	for (size_t i = 0; i < h->nbounds; i++)
 		xd_buf_printf(out, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, l,
 			      comma, h->bounds[i],
@@ -302,13 +308,16 @@ static void http(struct xd_buf *out, const struct xd_admin_http *admin,
 		const char *name;
 		const struct xd_http_stats *st;
 		unsigned long long foreign; /* the admin guard's */
+		const struct xd_rest_stats *rest; /* its requests' refusals */
 	} ep[2];
 	size_t n = 0;
 
 	if (admin != NULL)
-		ep[n++] = (struct endpoint){"admin", admin->http, admin->foreign};
+		ep[n++] = (struct endpoint){"admin", admin->http, admin->foreign,
+					    NULL};
 	if (rest != NULL)
-		ep[n++] = (struct endpoint){"rest", xd_rest_http_stats(rest), 0};
+		ep[n++] = (struct endpoint){"rest", xd_rest_http_stats(rest), 0,
+					    xd_rest_stats(rest)};
 	head(out, "xdsd_http_connections", "gauge",
 	     "Open connections to an HTTP endpoint (admin, rest).");
 	for (size_t i = 0; i < n; i++)
@@ -337,6 +346,10 @@ static void http(struct xd_buf *out, const struct xd_admin_http *admin,
 		       (double)st->too_large);
 		sample(out, refused, "endpoint", e, "reason", "foreign_site",
 		       (double)ep[i].foreign);
+		for (int w = 0; ep[i].rest != NULL && w < XD_REST_REFUSAL_COUNT; w++)
+			sample(out, refused, "endpoint", e, "reason",
+			       xd_rest_refusal_name((enum xd_rest_refusal)w),
+			       (double)ep[i].rest->refusals[w]);
 	}
 }
 
@@ -375,8 +388,11 @@ static void tls(struct xd_buf *out, const struct xd_tls *t)
 void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 		       const struct xd_admin_http *admin)
 {
-	const struct xd_sessions_stats *st = xd_sessions_stats(deps->sessions);
+	const struct xd_sessions_stats *st;
 
+	/* the counters are the loop's, read unlocked */
+	XD_ASSERT_LOOP();
+	st = xd_sessions_stats(deps->sessions);
 	head(out, "xdsd_build_info", "gauge", "The xdsd version running.");
 	sample(out, "xdsd_build_info", "version", PACKAGE_VERSION, NULL, NULL, 1);
 	streams(out, st);

@@ -1,9 +1,14 @@
 #include "admin/reloads.h"
 
+#include "util/xalloc.h"
+
 void xd_reload_record_json(struct xd_jw *w, const struct xd_reload_record *rec)
 {
 	char when[32];
 
+	/* "errors" lists the first of "error_count" */
+	XD_ASSERT_INFO(rec->nkept <= rec->nerrors, "reload by %s: %zu of %zu errors kept",
+		       rec->trigger, rec->nkept, rec->nerrors);
 	xd_jw_obj(w);
 	xd_jw_key(w, "ok");
 	xd_jw_bool(w, rec->ok);

@@ -10,6 +10,7 @@
 #include "transport/handshakes.h"
 #include "util/clock.h"
 #include "util/jsonw.h"
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 
 /* What one walk over the streams gathers. Node ids are counted by
@@ -59,6 +60,7 @@ void xd_status_overview(struct xd_status_overview *o,
 	static int64_t started_ms;
 	struct counting k = {.o = o};
 
+	XD_ASSERT_LOOP(); /* started_ms, and the streams walked */
 	memset(o, 0, sizeof(*o));
 	o->now_ms = xd_wall_ms();
 	if (started_ms == 0) {
@@ -253,5 +255,6 @@ void xd_status_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 	xd_jw_key(&w, "reloads");
 	reloads_json(&w, deps->reloader);
 	xd_jw_obj_end(&w);
+	XD_ASSERT(w.depth == 0 && !w.after_key); /* xdsctl parses it whole */
 	xd_buf_putc(out, '\n');
 }

@@ -12,6 +12,7 @@
 #include "util/html.h"
 #include "util/jsonw.h"
 #include "util/text.h"
+#include "util/xalloc.h"
 
 /* ---------------- formatting ---------------- */
 
@@ -260,6 +261,9 @@ static void reload_row(struct xd_buf *out, const struct xd_reload_record *r,
 		      r->ok ? "<span class=\"badge ok\">ok</span>" :
 			      "<span class=\"badge bad\">failed</span>",
 		      took, r->snapshots, r->files, r->changed);
+	/* the kept errors are among all of them ("and N more") */
+	XD_ASSERT_INFO(r->nkept <= r->nerrors, "reload by %s: %zu of %zu errors kept",
+		       r->trigger, r->nkept, r->nerrors);
 	if (r->nkept > 0) {
 		size_t shown = r->nkept < PAGE_ERRORS ? r->nkept : PAGE_ERRORS;
 
@@ -453,6 +457,12 @@ static void clients(struct xd_buf *out, struct xd_sessions *sessions,
 		p.state = order[i];
 		xd_sessions_visit(sessions, client_each, &p);
 	}
+	/* each stream is a row or counted in "N more", as the overview of
+	 * this same loop turn counted it */
+	XD_ASSERT_INFO(p.shown + p.cut == o->streams &&
+			       p.shown <= XD_STATUS_PAGE_MAX_CLIENTS,
+		       "%zu rows and %zu more for %zu streams", p.shown, p.cut,
+		       o->streams);
 	if (o->streams == 0)
 		xd_buf_printf(out, "<tbody><tr><td colspan=%d class=empty>no client is connected"
 				   "</td></tr></tbody>\n",
@@ -536,6 +546,11 @@ static void chart(struct xd_buf *out, const struct xd_sessions_stats *st)
 	int lo, hi;
 	char a[32], b[32], c[32], when[16];
 
+	/* the ring (stats.h) is what `sorted` is sized for */
+	XD_ASSERT_INFO(n <= XD_SESSIONS_RECENT &&
+			       st->recent_next < XD_SESSIONS_RECENT,
+		       "%zu convergence samples, next %zu", n,
+		       (size_t)st->recent_next);
 	xd_buf_printf(out, "<section id=convergence><h2>Convergence <small>from a change "
 			   "being served to a client's ACK, the last %d</small></h2>\n",
 		      XD_SESSIONS_RECENT);

@@ -100,6 +100,9 @@ static void server_stopped(void *arg)
 {
 	struct daemon *d = arg;
 
+	/* the server stops only once a stop was decided, so that neither
+	 * signal nor reload starts anything on what is being freed */
+	XD_ASSERT(d->stopping);
 	d->server = NULL;
 	xd_notify_stop(d->notify);
 	d->notify = NULL;
@@ -343,6 +346,9 @@ int xd_daemon_run(const struct xd_config *cfg)
 				  NULL);
 
 	uv_run(&d.loop, UV_RUN_DEFAULT);
+	/* the loop runs out once every part has closed its handles */
+	XD_ASSERT(d.server == NULL && d.admin == NULL && d.rest == NULL &&
+		  d.notify == NULL && d.watch == NULL);
 	rc = 0;
 	goto out;
 fail:

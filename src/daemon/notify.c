@@ -9,6 +9,7 @@
 #include "util/clock.h"
 #include "util/common.h"
 #include "util/log.h"
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 
 /* Bytes of a reload's first error that STATUS= shows. */
@@ -16,7 +17,7 @@
 
 struct xd_notify {
 	uv_timer_t status_timer, watchdog_timer;
-	int open_handles; /* freed when both have closed */
+	unsigned open_handles; /* freed when both have closed */
 	uint64_t watchdog_ms;
 	const struct xd_cache *cache;
 	struct xd_sessions *sessions;
@@ -96,6 +97,7 @@ void xd_notify_status(struct xd_notify *n, const char *extra)
 
 	if (n == NULL)
 		return;
+	XD_ASSERT_LOOP(); /* the sessions' and the reloader's state */
 	if (xd_reload_history_count(n->reloader) > 0)
 		rec = xd_reload_history(n->reloader, 0);
 	xd_notify_format(status, sizeof(status), xd_cache_count(n->cache),
@@ -114,6 +116,9 @@ static void on_status_timer(uv_timer_t *t)
 
 static void on_watchdog_timer(uv_timer_t *t XD_UNUSED)
 {
+	/* the keepalive says the loop turns: from any other thread it
+	 * would keep a stuck daemon alive */
+	XD_ASSERT_LOOP();
 	sd_notify(0, "WATCHDOG=1");
 }
 
@@ -162,7 +167,7 @@ static void closed(uv_handle_t *h)
 {
 	struct xd_notify *n = h->data;
 
-	if (--n->open_handles == 0)
+	if (XD_UNREF(n->open_handles))
 		free(n);
 }
 

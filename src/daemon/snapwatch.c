@@ -70,7 +70,7 @@ static void dir_closed(uv_handle_t *h)
 	free(dw->links);
 	free(dw->path);
 	free(dw);
-	w->open_handles--;
+	(void)XD_UNREF(w->open_handles);
 	maybe_free(w);
 }
 
@@ -78,7 +78,7 @@ static void timer_closed(uv_handle_t *h)
 {
 	struct xd_snapwatch *w = h->data;
 
-	w->open_handles--;
+	(void)XD_UNREF(w->open_handles);
 	maybe_free(w);
 }
 
@@ -181,6 +181,9 @@ static struct dirwatch *find_same(struct xd_snapwatch *w, const struct stat *st)
 
 static void push(struct xd_snapwatch *w, struct dirwatch *dw)
 {
+	/* room() came first: the stated bound, the top one aside */
+	XD_ASSERT_INFO(w->ndirs < XD_SNAPWATCH_MAX_DIRS + 1, "watch of %s: %s",
+		       w->dir, dw->path);
 	w->dirs = xd_grow(w->dirs, &w->cap, w->ndirs + 1, sizeof(*w->dirs));
 	w->dirs[w->ndirs++] = dw;
 }

@@ -5,6 +5,8 @@
 #include <xxhash.h>
 
 #include "protocol/sub.h"
+#include "util/loop_thread.h"
+#include "util/xalloc.h"
 #include "xds/message.h"
 
 /* What the subscription code's debug lines call each type here (it
@@ -52,6 +54,11 @@ struct xd_body *xd_rest_body(struct xd_snapshot *snap, enum xd_rtype type,
 	struct xd_body *b;
 	struct xd_sub sub;
 
+	XD_ASSERT_LOOP(); /* the body is memoized on the table */
+	/* REST is SotW, and has no path for virtual hosts (delta only) */
+	XD_ASSERT_INFO(!xd_form_delta(form) && type < XD_RTYPE_COUNT &&
+			       type != XD_VIRTUAL_HOST,
+		       "REST-JSON %s, form %d", info->service, (int)form);
 	/* The request as the first of a stream: a stream's nonce and
 	 * version would make it stale or a reconnection (sub.h); the
 	 * version and nonce decided whether to wait (xd_rest_state). */

@@ -39,8 +39,7 @@ struct xd_rest_printed *xd_rest_printed_new(const struct xd_schema *schema,
 
 void xd_rest_json_unref(struct xd_rest_json *j)
 {
-	XD_ASSERT(j->refs > 0);
-	if (--j->refs > 0)
+	if (!XD_UNREF(j->refs))
 		return;
 	if (j->body != NULL)
 		xd_body_unref(j->body);
@@ -50,6 +49,10 @@ void xd_rest_json_unref(struct xd_rest_json *j)
 
 static void evict(struct xd_rest_printed *p, struct entry *e)
 {
+	/* the bounds are kept on what is counted here */
+	XD_ASSERT_INFO(p->count > 0 && p->bytes >= e->json->len,
+		       "%zu printed answers of %zu bytes, evicting %zu",
+		       p->count, p->bytes, e->json->len);
 	xd_list_remove(&e->link);
 	p->count--;
 	p->bytes -= e->json->len;
@@ -127,6 +130,10 @@ struct xd_rest_json *xd_rest_printed_get(struct xd_rest_printed *p,
 	xd_list_push_back(&p->lru, &e->link);
 	p->count++;
 	p->bytes += j->len;
+	/* one entry may be larger than the byte bound alone; never more */
+	XD_ASSERT_INFO(p->count <= PRINTED_MAX_ENTRIES &&
+			       (p->count == 1 || p->bytes <= PRINTED_MAX_BYTES),
+		       "%zu printed answers of %zu bytes", p->count, p->bytes);
 	return j;
 }
 

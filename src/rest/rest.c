@@ -17,12 +17,27 @@
 #include "util/common.h"
 #include "util/list.h"
 #include "util/log.h"
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 
 /* Every held request keeps its connection: this bounds both. */
 #define REST_MAX_CONNECTIONS 1024
 #define REST_IDLE_MS 120000
 #define PATH_PREFIX "/v3/discovery:"
+/* Refusals' warnings, at most this many a second: a client may send
+ * bad requests as fast as its rate allows, and /metrics counts them
+ * all anyway. */
+#define REFUSAL_LOG_BURST 10
+#define REFUSAL_LOG_WINDOW_MS 1000
+
+static const char *const refusal_names[XD_REST_REFUSAL_COUNT] = {
+	[XD_REST_UNAUTHENTICATED] = "unauthenticated",
+	[XD_REST_LIMITS] = "limits",
+	[XD_REST_INVALID_ARGUMENT] = "invalid_argument",
+	[XD_REST_NO_SNAPSHOT] = "no_snapshot",
+	[XD_REST_UNKNOWN_PATH] = "unknown_path",
+	[XD_REST_METHOD] = "method",
+};
 
 /* The paths of Envoy's REST subscriptions, by type (no VHDS: virtual
  * hosts exist in delta only). */
@@ -45,6 +60,7 @@ struct xd_rest {
 	struct xd_rest_printed *printed; /* answers' JSON, shared */
 	struct xd_list held;   /* polls waiting for a change */
 	struct xd_rest_stats stats; /* .waiting: the polls in `held` */
+	struct xd_log_limit log_refused;
 	size_t alive;          /* polls whose timer is not closed yet */
 	uint64_t next_id;
 	bool http_stopped;
@@ -105,13 +121,15 @@ static void timer_closed(uv_handle_t *h)
 	struct xd_rest *r = p->rest;
 
 	poll_free(p);
-	r->alive--;
+	(void)XD_UNREF(r->alive);
 	maybe_done(r);
 }
 
 /* The poll is answered (or its client gone): stop waiting, free it. */
 static void poll_end(struct poll *p)
 {
+	/* answered, or its client gone: nobody waits on the exchange */
+	XD_ASSERT_INFO(p->x == NULL, "rest request %llu", (unsigned long long)p->id);
 	if (xd_list_linked(&p->link)) {
 		xd_list_remove(&p->link);
 		p->rest->stats.waiting--;
@@ -125,23 +143,70 @@ static void poll_end(struct poll *p)
 
 /* ---------------- answers ---------------- */
 
-static void reply_text(struct poll *p, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+const char *xd_rest_refusal_name(enum xd_rest_refusal why)
+{
+	XD_ASSERT_INFO(why < XD_REST_REFUSAL_COUNT, "rest refusal %d", (int)why);
+	return refusal_names[why];
+}
 
-static void reply_text(struct poll *p, int status, const char *fmt, ...)
+/* Counts one refusal of `whom` and says so, as a gRPC stream's refusal
+ * is (a warning with the peer, the node and why), a few a second. */
+static void count_refusal(struct xd_rest *r, enum xd_rest_refusal why,
+			  const char *whom, int status, const char *msg)
+{
+	unsigned long quiet;
+
+	XD_ASSERT_INFO(why < XD_REST_REFUSAL_COUNT, "%s: refusal %d", whom,
+		       (int)why);
+	r->stats.refused++;
+	r->stats.refusals[why]++;
+	if (xd_log_limit_take(&r->log_refused, &quiet))
+		xd_warn("%s: refused with %d (%s): %s (%lu more refused since)",
+			whom, status, refusal_names[why], msg, quiet);
+}
+
+/* Ends the poll's exchange with an error `status` (counted by the
+ * caller). */
+static void reply_error(struct poll *p, int status, const char *msg)
 {
 	struct xd_http_exchange *x = p->x;
+
+	XD_ASSERT_INFO(x != NULL, "rest request %llu answered twice",
+		       (unsigned long long)p->id);
+	p->x = NULL;
+	xd_http_text(x, status, msg);
+}
+
+/* Refuses the poll: the client reads the message, the operator the
+ * same with who sent it. */
+static void refuse(struct poll *p, enum xd_rest_refusal why, int status,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void refuse(struct poll *p, enum xd_rest_refusal why, int status,
+		   const char *fmt, ...)
+{
+	const struct xd_client *c = &p->client;
+	char msg[1024], whom[768];
 	va_list ap;
-	char msg[1024];
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	xd_debug("rest request %llu from %s: %d %s",
-		 (unsigned long long)p->id, x->peer, status, msg);
-	p->x = NULL;
-	p->rest->stats.refused++;
-	xd_http_text(x, status, msg);
+	/* the node is named once read, even when it is what is refused */
+	if (c->node_id != NULL)
+		snprintf(whom, sizeof(whom),
+			 "rest request %llu from %s (%s, node '%.*s' cluster '%.*s')",
+			 (unsigned long long)p->id, c->peer,
+			 xd_rtype_info(p->type)->service,
+			 XD_LOG_CLIP(strlen(c->node_id)), c->node_id,
+			 XD_LOG_CLIP(strlen(c->node_cluster)), c->node_cluster);
+	else
+		snprintf(whom, sizeof(whom),
+			 "rest request %llu from %s (%s, no node read)",
+			 (unsigned long long)p->id, c->peer,
+			 xd_rtype_info(p->type)->service);
+	count_refusal(p->rest, why, whom, status, msg);
+	reply_error(p, status, msg);
 }
 
 /* What one answer sends: the shared JSON, and its own end. */
@@ -195,7 +260,8 @@ static void answer(struct poll *p, struct xd_snapshot *snap, const char *why)
 			 diag.count > 0 ? diag.msgs[0] : "?");
 		xd_diag_clear(&diag);
 		free(s);
-		reply_text(p, 500, "cannot print the response as JSON");
+		r->stats.refused++; /* a bug, not a refusal: logged above */
+		reply_error(p, 500, "cannot print the response as JSON");
 		return;
 	}
 	snprintf(s->tail, sizeof(s->tail), "%s\"nonce\":\"%llu\"}\n",
@@ -230,7 +296,7 @@ static void no_snapshot(struct poll *p)
 	char msg[512];
 
 	xd_client_unserved(&p->client, msg, sizeof(msg));
-	reply_text(p, 404, "%s", msg);
+	refuse(p, XD_REST_NO_SNAPSHOT, 404, "%s", msg);
 }
 
 /* ---------------- waiting ---------------- */
@@ -288,6 +354,9 @@ static void hold(struct poll *p, const char *version)
 {
 	struct xd_rest *r = p->rest;
 
+	/* held once, while its exchange is open */
+	XD_ASSERT_INFO(p->x != NULL && !p->has_timer && !xd_list_linked(&p->link),
+		       "rest request %llu", (unsigned long long)p->id);
 	snprintf(p->version, sizeof(p->version), "%s", version);
 	p->since_ms = xd_mono_ms();
 	p->deadline_ms = p->since_ms + r->deps.cfg->rest_poll_timeout_ms;
@@ -330,8 +399,9 @@ static bool read_body(struct poll *p)
 	v = json_loadb((const char *)x->body, x->body_len,
 		       JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 	if (v == NULL) {
-		reply_text(p, 400, "request body:%d:%d: not JSON: %s", jerr.line,
-			   jerr.column, jerr.text);
+		refuse(p, XD_REST_INVALID_ARGUMENT, 400,
+		       "request body:%d:%d: not JSON: %s", jerr.line,
+		       jerr.column, jerr.text);
 		return false;
 	}
 	rc = xd_transcode_json(r->deps.schema, r->request_type, v,
@@ -344,14 +414,15 @@ static bool read_body(struct poll *p)
 			xd_buf_printf(&msg, "%s%s", i > 0 ? "\n" : "",
 				      diag.msgs[i]);
 		xd_buf_putc(&msg, '\0');
-		reply_text(p, 400, "%s", (const char *)msg.data);
+		refuse(p, XD_REST_INVALID_ARGUMENT, 400, "%s",
+		       (const char *)msg.data);
 		xd_buf_free(&msg);
 		xd_diag_clear(&diag);
 		return false;
 	}
 	if (xd_request_parse(&p->req, p->bytes.data, p->bytes.len, false,
 			     &why) != 0) {
-		reply_text(p, 400, "request body: %s", why);
+		refuse(p, XD_REST_INVALID_ARGUMENT, 400, "request body: %s", why);
 		return false;
 	}
 	p->parsed = true;
@@ -370,11 +441,11 @@ static bool check_request(struct poll *p)
 	if (q->type_url.len > 0 &&
 	    (q->type_url.len != strlen(info->type_url) ||
 	     memcmp(q->type_url.data, info->type_url, q->type_url.len) != 0)) {
-		reply_text(p, 400,
-			   "request body: type_url: '%.*s' is not the type of %s%s (%s)",
-			   XD_LOG_CLIP(q->type_url.len), q->type_url.data,
-			   PATH_PREFIX, p->x->path + strlen(PATH_PREFIX),
-			   info->type_url);
+		refuse(p, XD_REST_INVALID_ARGUMENT, 400,
+		       "request body: type_url: '%.*s' is not the type of %s%s (%s)",
+		       XD_LOG_CLIP(q->type_url.len), q->type_url.data,
+		       PATH_PREFIX, p->x->path + strlen(PATH_PREFIX),
+		       info->type_url);
 		return false;
 	}
 	/* as a gRPC stream's first request: one client module decides */
@@ -382,17 +453,20 @@ static bool check_request(struct poll *p)
 	case XD_CLIENT_ADMIT:
 		break;
 	case XD_CLIENT_FORBIDDEN:
-		reply_text(p, 403, "%s", why);
+		refuse(p, XD_REST_UNAUTHENTICATED, 403, "%s", why);
+		return false;
+	case XD_CLIENT_OVER_LIMIT:
+		refuse(p, XD_REST_LIMITS, 400, "request body: node: %s", why);
 		return false;
 	default:
-		reply_text(p, 400, "request body: node: %s", why);
+		refuse(p, XD_REST_INVALID_ARGUMENT, 400, "request body: node: %s",
+		       why);
 		return false;
 	}
 	if (q->nnames > cfg->max_names_per_stream) {
-		reply_text(p, 400,
-			   "request body: resource_names: %zu names; the limit is %llu (max_names_per_stream)",
-			   q->nnames,
-			   (unsigned long long)cfg->max_names_per_stream);
+		refuse(p, XD_REST_LIMITS, 400,
+		       "request body: resource_names: %zu names; the limit is %llu (max_names_per_stream)",
+		       q->nnames, (unsigned long long)cfg->max_names_per_stream);
 		return false;
 	}
 	if (q->node.len == 0)
@@ -445,10 +519,24 @@ static void serve(struct xd_rest *r, struct xd_http_exchange *x,
 	xd_snapshot_unref(snap);
 }
 
+/* Refuses a request that is for no type, before a poll exists. */
+static void refuse_path(struct xd_rest *r, struct xd_http_exchange *x,
+			enum xd_rest_refusal why, int status, const char *msg)
+{
+	char whom[512];
+
+	snprintf(whom, sizeof(whom), "rest: %.*s %.*s from %s",
+		 XD_LOG_CLIP(strlen(x->method)), x->method,
+		 XD_LOG_CLIP(strlen(x->path)), x->path, x->peer);
+	count_refusal(r, why, whom, status, msg);
+	xd_http_text(x, status, msg);
+}
+
 static void handle(void *ctx, struct xd_http_exchange *x)
 {
 	struct xd_rest *r = ctx;
 
+	XD_ASSERT_LOOP(); /* the cache, its watches and the tables' memos */
 	if (strncmp(x->path, PATH_PREFIX, strlen(PATH_PREFIX)) == 0) {
 		const char *name = x->path + strlen(PATH_PREFIX);
 
@@ -456,19 +544,17 @@ static void handle(void *ctx, struct xd_http_exchange *x)
 			if (strcmp(paths[i].name, name) != 0)
 				continue;
 			if (strcmp(x->method, "POST") != 0) {
-				r->stats.refused++;
 				x->allow = "POST";
-				xd_http_text(x, 405,
-					     "method not allowed: POST a DiscoveryRequest in JSON");
+				refuse_path(r, x, XD_REST_METHOD, 405,
+					    "method not allowed: POST a DiscoveryRequest in JSON");
 				return;
 			}
 			serve(r, x, paths[i].type);
 			return;
 		}
 	}
-	r->stats.refused++;
-	xd_http_text(x, 404,
-		     "no such resource; xdsd's REST-JSON endpoint serves POST /v3/discovery:listeners, routes, scoped-routes, clusters, endpoints, secrets and runtime");
+	refuse_path(r, x, XD_REST_UNKNOWN_PATH, 404,
+		    "no such resource; xdsd's REST-JSON endpoint serves POST /v3/discovery:listeners, routes, scoped-routes, clusters, endpoints, secrets and runtime");
 }
 
 /* ---------------- the endpoint ---------------- */
@@ -493,8 +579,11 @@ int xd_rest_start(struct xd_rest **out, uv_loop_t *loop,
 	};
 	char why[512];
 
+	XD_ASSERT_LOOP();
 	r->deps = *deps;
 	r->loop = loop;
+	r->log_refused = (struct xd_log_limit)XD_LOG_LIMIT_INIT(
+		REFUSAL_LOG_BURST, REFUSAL_LOG_WINDOW_MS);
 	xd_list_init(&r->held);
 	r->request_type = xd_schema_find_message(
 		deps->schema, "envoy.service.discovery.v3.DiscoveryRequest");
@@ -552,6 +641,7 @@ static void http_stopped(void *arg)
 
 void xd_rest_stop(struct xd_rest *r, void (*done)(void *arg), void *arg)
 {
+	XD_ASSERT_LOOP();
 	r->done = done;
 	r->done_arg = arg;
 	/* closing the connections ends every held request (on_gone) */

@@ -45,11 +45,36 @@ struct xd_rest_deps {
 
 struct xd_rest;
 
+/*
+ * Why a request was refused: each refusal is a warning naming the peer,
+ * the node when it was read, the reason and the message the client got,
+ * and is counted in /metrics as
+ * xdsd_http_refused_total{endpoint="rest",reason} (the reasons of a
+ * gRPC stream's refusals, transport/refusals.h, where they mean the
+ * same).
+ */
+enum xd_rest_refusal {
+	XD_REST_UNAUTHENTICATED,  /* 403: authorize: rules; REST has no identity */
+	XD_REST_LIMITS,           /* max_node_size, max_node_id_size,
+				   * max_names_per_stream */
+	XD_REST_INVALID_ARGUMENT, /* no DiscoveryRequest of the path's type,
+				   * a malformed node */
+	XD_REST_NO_SNAPSHOT,      /* 404: no snapshot serves the node */
+	XD_REST_UNKNOWN_PATH,     /* 404: not a path of a type */
+	XD_REST_METHOD,           /* 405: not a POST */
+	XD_REST_REFUSAL_COUNT,
+};
+
+/* The reason's label in /metrics ("no_snapshot"). */
+const char *xd_rest_refusal_name(enum xd_rest_refusal why);
+
 /* Counters for /metrics (admin/metrics.h). */
 struct xd_rest_stats {
 	unsigned long long requests[XD_RTYPE_COUNT]; /* POSTed to a type */
 	unsigned long long answers[XD_RTYPE_COUNT];  /* answered with 200 */
 	unsigned long long refused; /* answered otherwise, any path */
+	/* the refusals among them, by reason */
+	unsigned long long refusals[XD_REST_REFUSAL_COUNT];
 	size_t waiting;             /* held now */
 };
 

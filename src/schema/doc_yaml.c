@@ -100,6 +100,9 @@ static int apply_merge_keys(struct xd_arena *arena, struct xd_dnode *map,
 			for (size_t m = 0; m < n && !present; m++)
 				present = same_key(&out[2 * m], k);
 			if (!present) {
+				/* `out` holds every pair counted in `total` */
+				XD_ASSERT_INFO(n < total, "merge at line %u",
+					       map->line);
 				out[2 * n] = *k;
 				out[2 * n + 1] = srcs[s]->u.kids[2 * j + 1];
 				n++;
@@ -164,6 +167,10 @@ static struct xd_doc_anchor *anchor_slot(struct xd_doc_builder *b,
 {
 	size_t mask = b->anchors_cap - 1;
 
+	/* at most half full, a power of two: the probe meets a free slot */
+	XD_ASSERT_INFO(b->anchors_cap > 0 && 2 * b->nanchors <= b->anchors_cap &&
+			       (b->anchors_cap & mask) == 0,
+		       "%zu anchors in %zu slots", b->nanchors, b->anchors_cap);
 	for (size_t h = xd_text_hash(name, strlen(name)) & mask;;
 	     h = (h + 1) & mask) {
 		struct xd_doc_anchor *a = &b->anchors[h];
@@ -289,6 +296,14 @@ int xd_doc_feed(struct xd_doc_builder *b, const yaml_event_t *ev,
 			return fail_at(b, &ev->start_mark, "%s",
 				       "unexpected end of a collection");
 		f = &b->stack[--b->depth];
+		/* the open containers' children stack up in b->kids; a
+		 * mapping's come in pairs, a key and its value (libyaml gives
+		 * a key without one an empty scalar) */
+		XD_ASSERT_INFO(f->base <= b->nkids &&
+				       (f->kind != XD_DN_MAP ||
+					(b->nkids - f->base) % 2 == 0),
+			       "collection at line %u: %zu children from %zu",
+			       f->line, b->nkids, f->base);
 		count = b->nkids - f->base;
 		n.kind = f->kind;
 		n.line = f->line;

@@ -11,6 +11,7 @@
 #include "schema/scalar.h"
 #include "wire/wire.h"
 #include "util/buf.h"
+#include "util/xalloc.h"
 
 struct xd_enc_ent {
 	const struct xd_fielddesc *f;
@@ -383,6 +384,10 @@ static void enc_fields(struct xd_encoder *e, const struct xd_msgdesc *m,
 	for (size_t i = base; i < end && !e->stopped; i++) {
 		struct xd_enc_ent x = e->ents[i];
 
+		/* number order, each field once (resolve_key): the bytes of
+		 * protobuf's deterministic serializer */
+		XD_ASSERT_INFO(i == base || e->ents[i - 1].f->number < x.f->number,
+			       "%s field %u", m->full_name, x.f->number);
 		xd_enc_push_field(e, x.key);
 		enc_field(e, x.f, x.val);
 		e->nsegs--;
@@ -652,6 +657,9 @@ int xd_enc_submsg_into(struct xd_encoder *e, const struct xd_msgdesc *m,
 	struct xd_buf *saved = e->out;
 	unsigned nerr = e->nerr, depth = e->depth;
 
+	/* one value at a time: a hook inside a hook would overwrite the
+	 * scratch its caller is reading */
+	XD_ASSERT_INFO(e->out != &e->scratch, "%s: %s", e->file, m->full_name);
 	e->scratch.len = 0;
 	e->out = &e->scratch;
 	e->depth = 1;
@@ -680,6 +688,14 @@ int xd_encoder_run(struct xd_encoder *e, const struct xd_msgdesc *m,
 	if (e->hooks != NULL)
 		xd_enc_annotations(e, root);
 	enc_submsg(e, m, root);
+	/* every message, path segment, field and map key pushed for the
+	 * resource was popped, whatever its errors */
+	XD_ASSERT_INFO(e->depth == 0 && e->nsegs == 0 && e->nents == 0 &&
+			       e->nkeys == 0,
+		       "%s%s%s: depth %u, %u path segments, %zu fields, %zu keys",
+		       file, path != NULL && *path ? ": " : "",
+		       path != NULL ? path : "", e->depth, e->nsegs, e->nents,
+		       e->nkeys);
 	if (e->nerr == 0)
 		return 0;
 	xd_enc_report(e, root, file, path, diag);

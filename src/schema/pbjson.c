@@ -431,6 +431,10 @@ static int dec_fields(struct dec *d, const struct xd_msgdesc *m,
 		}
 		old = path_push(d, f, -1);
 		j = field_json(d, i, n);
+		/* nested messages pushed their fields after end_occ and took
+		 * them back: i..end_occ still index this message's */
+		XD_ASSERT_INFO(d->nocc == end_occ, "%s field %u", m->full_name,
+			       f->number);
 		d->path.len = old;
 		/* An empty packed run is on the wire but holds nothing: no
 		 * field, as for any empty list. */
@@ -721,6 +725,8 @@ json_t *xd_pbjson_print(const struct xd_schema *s, const struct xd_msgdesc *m,
 	json_t *j;
 
 	j = dec_msg(&d, m, data, len);
+	XD_ASSERT_INFO(d.depth == 0 && d.nocc == 0 && d.path.len == 0, "%s",
+		       m->full_name);
 	if (d.failed && j != NULL) {
 		json_decref(j);
 		j = NULL;

@@ -459,6 +459,7 @@ enum xd_num xd_scalar_duration_parse(const char *s, size_t len,
 static void format_nanos(int32_t ns, char buf[12])
 {
 	/* ns is in [0, 1e9): the digits always fit. */
+	XD_ASSERT_INFO(ns >= 0 && ns < 1000000000, "%d ns", (int)ns);
 	if (ns == 0)
 		buf[0] = '\0';
 	else if (ns % 1000000 == 0)
@@ -596,6 +597,10 @@ int xd_scalar_timestamp_format(int64_t seconds, int32_t nanos, char *buf)
 	days = seconds >= 0 ? seconds / 86400 : -((-seconds + 86399) / 86400);
 	rem = seconds - days * 86400;
 	civil_from_days(days, &y, &m, &d);
+	/* within the range checked above: a date of the years 1 to 9999 */
+	XD_ASSERT_INFO(y >= 1 && y <= 9999 && m >= 1 && m <= 12 && d >= 1 &&
+			       d <= 31 && rem >= 0 && rem < 86400,
+		       "%lld s", (long long)seconds);
 	format_nanos(nanos, frac);
 	snprintf(buf, 48, "%04lld-%02u-%02uT%02d:%02d:%02d%sZ",
 		 (long long)(y % 10000), m % 100, d % 100, (int)(rem / 3600) % 24,

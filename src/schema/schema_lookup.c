@@ -5,6 +5,7 @@
 
 #include "wire/wire.h"
 #include "util/text.h"
+#include "util/xalloc.h"
 
 /* Names are compared with strncmp, which stops at a NUL of either: a
  * name with a NUL inside matches nothing. */
@@ -75,6 +76,7 @@ const struct xd_msgdesc *xd_schema_find_type_url(const struct xd_schema *s,
 const struct xd_msgdesc *xd_schema_wkt(const struct xd_schema *s,
 				       enum xd_wkt w)
 {
+	XD_ASSERT_INFO((unsigned)w < XD_WKT_COUNT, "well-known type %d", (int)w);
 	return s->wkt[w];
 }
 
@@ -121,9 +123,15 @@ const struct xd_fielddesc *xd_schema_field_by_number(const struct xd_msgdesc *m,
 {
 	uint32_t lo = 0, hi = m->nfields;
 
-	if (number < m->ndense)
-		return m->by_number[number] ? &m->fields[m->by_number[number] - 1] :
-					      NULL;
+	if (number < m->ndense) {
+		uint16_t k = m->by_number[number];
+
+		/* the dense index names the field of that number, or none */
+		XD_ASSERT_INFO(k <= m->nfields &&
+				       (k == 0 || m->fields[k - 1].number == number),
+			       "%s field %u", m->full_name, number);
+		return k ? &m->fields[k - 1] : NULL;
+	}
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
@@ -159,7 +167,11 @@ const struct xd_enumval *xd_schema_enum_by_number(const struct xd_enumdesc *e,
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		const struct xd_enumval *v = &e->values[e->by_number[mid]];
+		const struct xd_enumval *v;
+
+		XD_ASSERT_INFO(e->by_number[mid] < e->nvalues, "%s value %d",
+			       e->full_name, number);
+		v = &e->values[e->by_number[mid]];
 
 		if (v->number == number)
 			return v;

@@ -256,6 +256,9 @@ int xd_split_run(const char *text, size_t len, unsigned threads,
 	if (threads > MAX_THREADS)
 		threads = MAX_THREADS;
 	n = find_pieces(text, len, threads, MIN_PIECE_BYTES, pieces);
+	/* one job and one thread for each, in arrays of MAX_THREADS */
+	XD_ASSERT_INFO(n >= 1 && n <= (threads > 0 ? threads : 1),
+		       "%zu pieces for %u threads", n, threads);
 	if (n < 2)
 		return 0;
 	for (size_t k = 0; k < n; k++) {

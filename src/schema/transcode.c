@@ -10,6 +10,7 @@
 #include "schema/doc.h"
 #include "schema/encode.h"
 #include "schema/split.h"
+#include "util/xalloc.h"
 
 
 /* ---- YAML from events ---- */
@@ -179,6 +180,9 @@ static int build_node(struct yrun *r, struct xd_dnode *n)
 
 static void drop_tree(struct yrun *r)
 {
+	/* between nodes: no open container points into the arena */
+	XD_ASSERT_INFO(r->b.depth == 0 && r->b.nkids == 0, "%s: depth %zu",
+		       r->file, r->b.depth);
 	/* Anchors may be named by later items: their nodes must stay. */
 	if (!xd_doc_builder_has_anchors(&r->b))
 		xd_arena_reset(&r->arena);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "wire/wire.h"
+#include "util/xalloc.h"
 
 struct comp {
 	const char *name;
@@ -87,14 +88,22 @@ static int walk(struct walk *w, const struct xd_msgdesc *m, const uint8_t *p,
 		p = none;
 	end = p + len;
 	struct xd_wire_field fw;
-	bool last = i + 1 == w->ncomps;
+	bool last;
 	int total = 0, r;
+
+	/* one level per component: however the bytes nest, the recursion
+	 * ends with the path */
+	XD_ASSERT_INFO(i < w->ncomps, "%s: component %zu of %zu",
+		       m->full_name, i, w->ncomps);
+	last = i + 1 == w->ncomps;
 
 	f = xd_schema_field_by_name(m, w->comps[i].name, w->comps[i].len);
 	if (f == NULL)
 		return after_any ? 0 : -1; /* another type in the Any */
 	if (!last && f->type != XD_T_MESSAGE)
 		return -1;
+	/* message fields are linked to their type at load */
+	XD_ASSERT_INFO(last || f->msg != NULL, "%s.%s", m->full_name, f->name);
 	while ((r = xd_wire_next(&p, end, &fw)) == 1) {
 		int n;
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "http/client.h"
+#include "util/xalloc.h"
 #include "xdsctl/show.h"
 
 static bool starts_with(const char *s, const char *prefix)
@@ -32,6 +33,9 @@ int xc_call(const struct xc_opts *o, const char *method, const char *path,
 			xc_error("%s", why);
 		return XC_UNREACHABLE;
 	}
+	/* the refusals read the body as a string (client.h) */
+	XD_ASSERT_INFO(r.body != NULL && r.body[r.body_len] == '\0',
+		       "answer of %s to %s", o->admin, path);
 	a->status = r.status;
 	a->body = r.body;
 	a->len = r.body_len;

@@ -111,6 +111,8 @@ void xc_json_pretty(FILE *out, const char *text, size_t len)
 			break;
 		case '}':
 		case ']':
+			/* `text` is valid JSON: each close has its open */
+			XD_ASSERT_INFO(depth > 0, "'%c' at byte %zu", c, i);
 			newline(out, --depth);
 			fputc(c, out);
 			break;
@@ -178,8 +180,11 @@ void xc_table_row(struct xc_table *t, const char *const *cells)
 
 void xc_table_note(struct xc_table *t, const char *note)
 {
-	struct row *r = &t->rows[t->nrows - 1];
+	struct row *r;
 
+	/* under a row of cells, never under the headers */
+	XD_ASSERT(t->nrows > 1);
+	r = &t->rows[t->nrows - 1];
 	for (;;) {
 		size_t n = strcspn(note, "\n");
 

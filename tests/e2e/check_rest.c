@@ -221,6 +221,29 @@ static double metric(const struct xdt_daemon *d, const char *sample)
 	return v;
 }
 
+/*
+ * The refusal of a REST request from loopback as an operator reads it:
+ * one warning naming the peer, the type, the node (`node`: as logged,
+ * "node 'n1' cluster 'web'" or "no node read") and, in `why`, the
+ * status, the reason /metrics counts it under and the message.
+ */
+static void expect_warning(const struct xdt_daemon *d, const char *node,
+			   const char *why)
+{
+	char *log = xdt_daemon_log(d), *line, *save = NULL, want[1024];
+	bool found = false;
+
+	snprintf(want, sizeof(want), "%s): refused with %s", node, why);
+	for (line = strtok_r(log, "\n", &save); line != NULL && !found;
+	     line = strtok_r(NULL, "\n", &save))
+		found = strstr(line, " warn: rest request ") != NULL &&
+			strstr(line, " from 127.0.0.1:") != NULL &&
+			strstr(line, want) != NULL;
+	free(log);
+	ck_assert_msg(found, "no warning '... from 127.0.0.1:... %s' in the log",
+		      want);
+}
+
 /* ---------------- the tests ---------------- */
 
 START_TEST(rest_every_type_by_curl)
@@ -485,6 +508,13 @@ START_TEST(rest_bad_requests)
 	expect_names(d, "clusters", "{}", "a b");
 	/* counted: the 413 is refused before REST sees it */
 	ck_assert_int_eq(metric(d, "xdsd_rest_refused_total"), 12);
+	/* by reason: the 413 is the HTTP server's (too_large) */
+	ck_assert_int_eq(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"invalid_argument\"}"), 8);
+	ck_assert_int_eq(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"method\"}"), 1);
+	ck_assert_int_eq(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"unknown_path\"}"), 3);
+	ck_assert_int_eq(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"too_large\"}"), 1);
+	expect_warning(d, "(CDS, no node read",
+		       "400 (invalid_argument): request body:1:");
 	ck_assert_int_eq(metric(d, "xdsd_rest_requests_total{type=\"clusters\"}"), 10);
 	ck_assert_int_eq(metric(d, "xdsd_rest_responses_total{type=\"clusters\"}"), 2);
 	stop(d);
@@ -611,6 +641,14 @@ START_TEST(rest_no_identity_refused)
 	expect_refused(d, "POST", "/v3/discovery:clusters",
 		       "{\"node\": {\"clustr\": \"web\"}}", 400,
 		       "node.clustr: unknown field");
+	/* refused as a gRPC stream is: a warning with who and why, and
+	 * counted */
+	expect_warning(d, "(CDS, node 'n1' cluster 'web'",
+		       "403 (unauthenticated): a client with no identity may not speak for node id 'n1' cluster 'web'");
+	expect_warning(d, "(CDS, no node read",
+		       "400 (invalid_argument): request body: node.clustr: unknown field");
+	ck_assert_int_eq(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"unauthenticated\"}"), 2);
+	ck_assert_int_eq(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"invalid_argument\"}"), 1);
 	stop(d);
 	free(dir);
 }
@@ -631,6 +669,9 @@ START_TEST(rest_node_without_snapshot)
 	expect_refused(d, "POST", "/v3/discovery:clusters", "{" NODE "}", 404,
 		       "xdsd has no snapshot 'web' and no default snapshot");
 	expect_names(d, "clusters", "{\"node\": {\"cluster\": \"prod\"}}", "p");
+	expect_warning(d, "(CDS, node 'n1' cluster 'web'",
+		       "404 (no_snapshot): no snapshot serves node cluster 'web'");
+	ck_assert_int_eq(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"no_snapshot\"}"), 2);
 	stop(d);
 	free(dir);
 }
@@ -651,6 +692,10 @@ START_TEST(rest_node_limits_as_grpc)
 	expect_names(d, "clusters",
 		     "{\"node\": {\"id\": \"sixteen-bytes-id\", \"cluster\": \"web\"}}",
 		     "a b");
+	/* the node is not taken, so not named: its size is the news */
+	expect_warning(d, "(CDS, no node read",
+		       "400 (limits): request body: node: the node id is 26 bytes; the limit is 16 (max_node_id_size)");
+	ck_assert_int_eq(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"limits\"}"), 1);
 	stop(d);
 	free(dir);
 }
