@@ -6,6 +6,7 @@
 
 #include "wire/wire.h"
 #include "util/buf.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 #include "xds/message.h"
 
@@ -370,13 +371,21 @@ static int decode_params(const char *q, size_t len, struct xd_buf *scratch,
 	return 0;
 }
 
+static bool utf8(const uint8_t *s, size_t n)
+{
+	for (size_t i = 0, k; i < n; i += k)
+		if ((k = xd_text_utf8_len(s + i, n - i)) == 0)
+			return false;
+	return true;
+}
+
 int xd_xdstp_to_locator(const char *url, size_t len, struct xd_buf *out,
 			const char **why)
 {
 	struct xd_buf tmp = XD_BUF_INIT;
 	struct xd_xdstp_parts pt;
 	struct kv *kvs = NULL;
-	size_t clen, n = 0, mark, at;
+	size_t clen, n = 0, mark, id, auth, type;
 	char *c = xd_xdstp_canon(url, len, &clen, &pt, why);
 	int rc = -1;
 
@@ -392,19 +401,38 @@ int xd_xdstp_to_locator(const char *url, size_t len, struct xd_buf *out,
 		*why = "a context parameter given twice";
 		goto out;
 	}
-	/* fields in number order; scheme XDSTP is 0, the default */
-	at = tmp.len;
+	/* decoded first, so that nothing is written for a refused name */
+	id = tmp.len;
 	put_decoded(&tmp, c + pt.id, pt.id_len);
-	xd_wire_bytes(out, XD_LOCATOR_ID, tmp.data + at, tmp.len - at);
-	at = tmp.len;
+	auth = tmp.len;
 	put_decoded(&tmp, c + SCHEME_LEN, pt.type - 1 - SCHEME_LEN);
-	if (tmp.len > at)
-		xd_wire_bytes(out, XD_LOCATOR_AUTHORITY, tmp.data + at,
-			      tmp.len - at);
-	at = tmp.len;
+	type = tmp.len;
 	put_decoded(&tmp, c + pt.type, pt.type_len);
-	xd_wire_bytes(out, XD_LOCATOR_RESOURCE_TYPE, tmp.data + at,
-		      tmp.len - at);
+	/* each part lands in a proto3 string, which a peer refuses (and
+	 * xdsd's own printer too) unless it is UTF-8 */
+	if (!utf8(tmp.data + id, auth - id))
+		*why = "its id is not UTF-8 once its %XX escapes are decoded";
+	else if (!utf8(tmp.data + auth, type - auth))
+		*why = "its authority is not UTF-8 once its %XX escapes are decoded";
+	else if (!utf8(tmp.data + type, tmp.len - type))
+		*why = "its resource type is not UTF-8 once its %XX escapes are decoded";
+	else
+		*why = NULL;
+	if (*why != NULL)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		if (!utf8(tmp.data + kvs[i].k, kvs[i].klen) ||
+		    !utf8(tmp.data + kvs[i].v, kvs[i].vlen)) {
+			*why = "a context parameter is not UTF-8 once its %XX escapes are decoded";
+			goto out;
+		}
+	/* fields in number order; scheme XDSTP is 0, the default */
+	xd_wire_bytes(out, XD_LOCATOR_ID, tmp.data + id, auth - id);
+	if (type > auth)
+		xd_wire_bytes(out, XD_LOCATOR_AUTHORITY, tmp.data + auth,
+			      type - auth);
+	xd_wire_bytes(out, XD_LOCATOR_RESOURCE_TYPE, tmp.data + type,
+		      tmp.len - type);
 	if (n > 0) {
 		xd_wire_tag(out, XD_LOCATOR_EXACT_CONTEXT, XD_WT_LEN);
 		mark = xd_wire_open(out);

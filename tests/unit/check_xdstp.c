@@ -162,6 +162,17 @@ START_TEST(locators)
 	ck_assert_str_eq(why, "a context parameter given twice");
 	ck_assert_int_eq(xd_xdstp_to_locator("xdstp://a/T", 11, &b, &why), -1);
 	ck_assert_uint_eq(b.len, 0);
+	/* escapes that decode to what is not UTF-8: each part is a proto3
+	 * string, and nothing is written */
+	ck_assert_int_eq(xd_xdstp_to_locator("xdstp://a/T/l%8F", 16, &b, &why), -1);
+	ck_assert_str_eq(why, "its id is not UTF-8 once its %XX escapes are decoded");
+	ck_assert_int_eq(xd_xdstp_to_locator("xdstp://%C3/T/i", 15, &b, &why), -1);
+	ck_assert_ptr_nonnull(strstr(why, "authority"));
+	ck_assert_int_eq(xd_xdstp_to_locator("xdstp://a/T/i?k=%C3%A9&v=%E9", 28, &b, &why), -1);
+	ck_assert_ptr_nonnull(strstr(why, "context parameter"));
+	ck_assert_uint_eq(b.len, 0);
+	ck_assert_int_eq(xd_xdstp_to_locator("xdstp://a/T/%C3%A9", 18, &b, &why), 0);
+	ck_assert_uint_gt(b.len, 0);
 	{
 		static const uint8_t http[] = {0x08, 1, 0x12, 1, 'i', 0x22, 1, 'T'};
 		static const uint8_t dir[] = {0x12, 1, 'i', 0x22, 1, 'T',
