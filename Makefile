@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # xdsd bootstrap makefile.
 #
 # On a fresh checkout this file installs what is missing (Debian 12

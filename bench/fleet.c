@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * struct fleet (fleet.h): its clients, queues and polling threads, from
  * start to stop, and the summary line the measurements append to.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench/fleet: a fleet of simulated Envoys against an xDS server
  * (bench/README.md; fleet_main.c says what it measures). This header is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One client's ADS stream (fleet_client.h): its channel, its batches and
  * their completions, polled by the thread of its completion queue.

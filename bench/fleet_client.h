@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One client: a simulated Envoy (fleet_envoy.h) and its ADS stream on
  * its own channel, as every Envoy has its own connection. This layer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The counters of one fleet run: every client adds to them from its
  * polling thread, the measurements read them from the main thread. They

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One simulated Envoy's requests (fleet_envoy.h): the Node it sends
  * first, the next request due in Envoy's order, its ACKs, and when it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One simulated Envoy's xDS state, without the transport: what it
  * subscribes to, holds and has ACKed of each type, and the request it

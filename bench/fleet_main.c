@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fleet: a fleet of simulated Envoys against an xDS server.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The figures of each phase of a run (fleet_measure.h).
  */

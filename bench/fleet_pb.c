@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Protobuf wire format, writing side (fleet_pb.h): the requests fleet
  * sends (DiscoveryRequest, DeltaDiscoveryRequest and the Node inside

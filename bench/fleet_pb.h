@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Protobuf wire format for fleet. Reading goes through xdsd's own reader
  * (src/wire/wire.h): pb_sub/pb_next walk the fields of one message,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Figures read from /proc (fleet_proc.h): a process's RSS, CPU time and
  * context switches, the machine's busy time, this process's CPU time.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Figures read from /proc: a process's RSS, CPU time and context
  * switches (the server's, from --server-pid), the CPU time of the whole

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The fields of a resource that a client's subscriptions depend on
  * (fleet_resource.h), read straight from the protobuf wire format;

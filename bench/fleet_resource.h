@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The four resource types a simulated Envoy subscribes to, and the few
  * fields of their resources that its subscriptions depend on, read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Responses into an Envoy's state (fleet_response.h). SotW responses
  * carry the whole state of CDS and LDS; delta responses add and remove.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Responses into one simulated Envoy's state (fleet_envoy.h): what it
  * holds of each type, what it subscribes to as a result (EDS for its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A string-keyed hash map and a set of hashes (fleet_smap.h). Keys are
  * copied in and owned by the map.

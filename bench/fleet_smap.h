@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A string-keyed hash map (linear probing, backward-shift deletion), for
  * what a client subscribes to, has told the server and holds; and a set

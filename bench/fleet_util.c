@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fleet's helpers (fleet_util.h): dying on errors, allocation, clocks.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fleet's helpers: dying on errors, allocation that dies when out of
  * memory, the monotonic clock and the hash its maps use. A benchmark

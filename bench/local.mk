@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Benchmarks (bench/README.md), included by Makefile.am. Built by `make`,
 # never run by `make check`: bench/run drives them.
 #  bench/fleet          N simulated Envoys over ADS (SotW or delta) against

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * How fast a large snapshot file becomes encoded resources.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `make coverage` (included by Makefile.am): line and branch coverage of
 # src/ by `make check`, per directory.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The layers of src/ (docs/design.md §12) hold: every `#include "..."`
 # of a file under src/ names a header of its own module or of a module
 # on a lower layer, no headers include each other in a circle, the

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A tiny gRPC backend for the xdsd walkthrough.
 
     ./backend.py PORT NAME

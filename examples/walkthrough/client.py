@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A gRPC client that finds its backends through xdsd.
 
     GRPC_XDS_BOOTSTRAP=bootstrap.json ./client.py xds:///demo [COUNT]

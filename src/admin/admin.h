@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The admin endpoint: HTTP on `admin_listen` (xdsd.yaml(5), "Admin
  * endpoint"), for operators and their tools.

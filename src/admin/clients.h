@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * GET /clients: every stream as JSON, for xdsctl and scripts.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The client status service (CSDS, envoy.service.status.v3): what it
  * reads from a ClientStatusRequest and what it answers, encoded from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "admin/csds_service.h"
 
 #include <grpc/byte_buffer.h>

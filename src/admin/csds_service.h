@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The client status service's RPCs (CSDS, envoy.service.status.v3) on
  * the xDS listener: StreamClientStatus answers each request with one

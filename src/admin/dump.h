@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * GET /config_dump?snapshot=KEY[&type=TYPE[&name=NAME]]: what a snapshot
  * serves, each resource as Envoy's proto3 JSON (the form Envoy's own

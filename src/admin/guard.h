@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Which requests the admin endpoint takes (xdsd(8), "ADMIN ENDPOINT"):
  * the defence against web pages. A page in an operator's browser can

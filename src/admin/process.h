@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The process's own resource use, as Prometheus's process_* metrics
  * name it: read from /proc/self when asked.

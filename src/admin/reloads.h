@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A reload's record as JSON: what POST /reload answers and each entry
  * of /status.json's reload history, written by one function so that

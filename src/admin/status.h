@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * GET /status.json: the daemon at a glance, for xdsctl's `status` and
  * scripts. One object:

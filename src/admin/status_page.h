@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * GET /status: the daemon at a glance, as an HTML page for people.
  * Rendered on the server from live state when asked; the page needs no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The snapshot cache: node key -> current snapshot, and the streams
  * watching each key.

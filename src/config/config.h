@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The daemon's configuration file (xdsd.yaml, see xdsd.yaml(5)).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Variables in the TLS file paths (tls.cert, tls.key, tls.client_ca).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Default locations of the configuration file, the snapshot directory
  * and the schema.

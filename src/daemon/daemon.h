@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The running daemon: the libuv loop, the gRPC server, signals and
  * systemd notification.

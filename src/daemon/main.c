@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xdsd: an xDS management server. Command line, configuration, then the
  * daemon (daemon.c) or, with --check, validation only.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Telling systemd how xdsd is doing (sd_notify(3)), beyond READY=1 and
  * STOPPING=1: a STATUS= line that `systemctl status` shows, kept

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Automatic reload (`watch: true`): the snapshot directory and its
  * subdirectories (DIR/<key>/, one level, as the loader reads them) are

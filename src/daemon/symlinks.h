@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The symlinks on the way to a path. Resolving it component by
  * component, as the kernel does, each symlink followed is reported with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A blocking HTTP/1.1 client for one request at a time: what xdsctl and
  * the tests use to talk to the admin endpoint. libcurl speaks HTTP and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * HTTP/1.1 on the libuv loop: the admin endpoint's and REST-JSON xDS's
  * transport (rest.h). The protocol itself, parsing included, is GNU

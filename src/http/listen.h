@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The listening socket of an HTTP endpoint, made by xdsd rather than by
  * the HTTP library: the same address forms as every *_listen directive

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Who may speak for which nodes (xdsd.yaml(5): `authorize:`).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Response bodies: what one response of one type carries, computed from
  * the client's subscription and what it already holds, and shared.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One xDS client as xdsd knows it, however it reaches xdsd: a gRPC
  * stream (session.h) or a REST-JSON poll (rest.h). Everything that

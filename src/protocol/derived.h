@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Values derived from a table and memoized on it: response bodies
  * (body.c), and what the ADS sequencer asks again and again (the endpoint

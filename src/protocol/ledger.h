@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The ledger: what one client holds of one resource type, as xdsd
  * records it (rule D1). A response body is the difference between a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The make-before-break sequencer (rule A2): which response a stream sends
  * next. A pure function of the stream's per-type state (xd_sub), its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What every xDS stream together has done, for /metrics and the status
  * page (admin/): streams per method, requests, responses and their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One resource type on one stream: what the client subscribes to, what
  * it holds, and the response it has not answered yet. Pure functions,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Every type one stream subscribes to, and which of them a request is
  * about (rule T3):

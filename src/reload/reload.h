@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The one reloader: whoever asks (SIGHUP, the admin endpoint's POST
  * /reload, the directory watch), a reload reads the snapshot directory

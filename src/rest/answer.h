@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * REST-JSON answers (docs/protocol.md, rule R1): what a DiscoveryRequest
  * posted over HTTP gets, as a pure function of the node's snapshot and

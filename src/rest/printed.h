@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * REST-JSON answers printed once: the JSON of a response body (body.h),
  * shared by every REST answer that carries that body, as gRPC clients in

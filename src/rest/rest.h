@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * REST-JSON xDS (docs/protocol.md, rule R1; xdsd.yaml(5), rest_listen):
  * HTTP on `rest_listen`, off by default.

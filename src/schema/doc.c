@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The document tree (doc.h): names of nodes, and trees from jansson
  * values. */
 #include "schema/doc.h"

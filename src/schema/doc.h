@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The document tree the transcoder reads: YAML and JSON alike become
  * scalars, mappings and lists with their positions, allocated in an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* YAML into document trees (doc.h): from libyaml's events, or from its
  * documents; anchors, aliases and merge keys. */
 #include "schema/doc.h"

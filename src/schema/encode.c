@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Messages, their fields, lists and maps, and the well-known types that
  * hold other values (Any, Struct, Value, ListValue, the wrappers): the
  * recursive half of the encoder, with its entry point. Values read from

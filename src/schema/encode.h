@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Document tree → protobuf wire bytes, driven by the schema. Part of the
  * transcoder: transcode.c runs the encoder, encode.c, encode_scalar.c

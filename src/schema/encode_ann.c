@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A resource's annotations (transcode.h, struct xd_ann_hooks): the keys
  * of its own mapping that start with "@", each handed to the caller's
  * hook for it, with their errors among the fields' own (same path form,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The path to the value being encoded, and the errors of a resource:
  * collected, sorted into document order, then added to the diag list. */
 #include "schema/encode.h"

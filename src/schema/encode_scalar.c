@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Values read from one scalar: numbers (within their validate.rules
  * limits), booleans, enums, strings, bytes, and the well-known types
  * written as one string (Duration, Timestamp, FieldMask). Nothing here

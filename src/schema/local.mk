@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Schema and transcoder sources (included by Makefile.am), module by
 # module as docs/schema.md describes them: part of the core library.
 src_libxdcore_a_SOURCES += \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Protobuf bytes → JSON (pbjson.h): messages, fields, scalars, maps and
  * the well-known types, which nest inside each other (an Any holds
  * messages, a message holds Anys) and so recurse through one another. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Protobuf wire bytes → JSON (jansson), driven by the schema: the form
  * Envoy's config dump shows and REST-JSON clients read.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The text forms of scalars (scalar.h): numbers, booleans and YAML's
  * plain scalars; UTF-8; bytes as base64, Duration, Timestamp and
  * FieldMask, read and written side by side so that what the printer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Text forms of protobuf scalars in the proto3 JSON mapping: integers
  * (exact, with range checks), floating point with NaN/Infinity, booleans,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "schema/schema_int.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The Envoy API schema: message and enum descriptors loaded at start from
  * the descriptor set xds-api.pb (a FileDescriptorSet that protoc builds

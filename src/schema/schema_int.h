@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The layout of a loaded schema, private to the descriptor tables' own
  * files: schema.c builds it (with schema_rules.c for the limits) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Lookups in the loaded tables, suggestions for misspellings, names. */
 #include "schema/schema_int.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * protoc-gen-validate limits on numbers: the descriptor set carries
  * (validate.rules) as an extension of FieldOptions, and the numeric ones

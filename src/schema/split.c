@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A large snapshot file in pieces on threads of their own (split.h):
  * where it can be cut so that its pieces still mean what the whole file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A large YAML snapshot file in pieces, each transcoded on a thread of its
  * own. libyaml is most of the cost of a load and runs on one thread per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The transcoder's entry points (transcode.h): snapshot files and single
  * resources from libyaml's events, item by item, one tree at a time
  * (large files in pieces, through split.c); and resources from trees

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * YAML and JSON documents → protobuf wire bytes, driven only by the
  * schema (proto3 JSON mapping: snake_case or lowerCamelCase names, enums

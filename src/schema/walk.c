@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The walker (schema.h): values at a dotted field path in encoded
  * bytes, found with the public lookups. */
 #include "schema/schema.h"

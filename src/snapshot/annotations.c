@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A snapshot resource's annotations (annotations.h): the transcoder's
  * hooks for "@allow", "@ttl", "@dynamic_parameter_constraints" and
  * "@name", and the bytes they write, read back for the loader.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What a snapshot file says of a resource beside its fields
  * (xdsd-snapshot(5)): the "@" keys of the resource's own mapping, read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * List collections in snapshot files (docs/protocol.md rule X3,
  * xdsd-snapshot(5)): what the loader learns of one <T>Collection

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The snapshot directory on disk: which keys it defines, the files of
  * each, and their text.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Loading the snapshot directory (docs/design.md §3, xdsd(8) SNAPSHOTS).
  *

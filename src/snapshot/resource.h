@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the loader learns of one encoded resource besides its bytes: its
  * name, the resources it refers to, and its aliases (VHDS).

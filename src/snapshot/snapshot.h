@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A snapshot: everything one group of nodes receives, one table per
  * resource type (docs/design.md §3). Built off the loop thread, then immutable

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * All resources of one type in one snapshot: an immutable, refcounted
  * table, built off the loop thread and shared by every stream.

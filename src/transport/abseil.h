@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Debian builds gRPC's abseil without NDEBUG, so every absl::Mutex lock
  * also updates a global deadlock-detection graph under a global lock:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The bridge between gRPC's completion queue and the libuv loop.
  *

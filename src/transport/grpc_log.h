@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gRPC's own log (gpr_log), routed into xdsd's.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Failed TLS handshakes, each told with the peer it failed with and
  * why, and counted (/metrics: xdsd_tls_handshake_failures_total).

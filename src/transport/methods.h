@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The gRPC methods xdsd serves (rule T2): the two aggregated methods and
  * the SotW and incremental method of every per-type service; and, in a

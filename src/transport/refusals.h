@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Streams xdsd refused, by reason (/metrics:
  * xdsd_streams_refused_total{reason}). A refusal is a stream or call

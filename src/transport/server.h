@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The gRPC server: listening socket, channel arguments, the registered
  * xDS methods and their pools of outstanding accepts, and the ordered

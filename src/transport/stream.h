@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One xDS stream: a server-side gRPC call and its operations.
  *

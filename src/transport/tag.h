@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Completion-queue tags. Every tag handed to gRPC is a struct xd_tag
  * embedded in its owner (a stream, an accept slot, the server); when the

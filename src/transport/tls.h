@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * TLS for the xDS listener: the server's certificate chain and private
  * key, and the CA certificates that client certificates must be signed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Listening and connecting addresses as xdsd's configuration writes them:
  * host:port, [v6]:port or unix:/path. One checker for the *_listen

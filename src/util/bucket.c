@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "util/bucket.h"
 
 void xd_bucket_init(struct xd_bucket *b, uint64_t burst, uint64_t now_ms)

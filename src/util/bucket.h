@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A token bucket: at most `rate` events a second on average, and
  * `burst` at once. Pure: the caller gives the time (ms, monotonic).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Clocks in milliseconds. Monotonic time measures durations (it is what
  * libuv's uv_now counts, so the two compare); wall-clock time is what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Small helpers every module may use. */
 #ifndef XD_UTIL_COMMON_H
 #define XD_UTIL_COMMON_H

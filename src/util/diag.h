@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A bounded list of diagnostics: the errors of one configuration or
  * snapshot load, each already formatted as "file:line:column: message".

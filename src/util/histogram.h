@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A histogram of durations with fixed bucket bounds, as Prometheus
  * histograms are exposed: a count per bound of the observations at or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Text into HTML: the status page shows strings that clients chose
  * (node ids, user agents, NACK messages) and that snapshot files hold

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Writes JSON straight into a buffer, for the large documents the admin
  * endpoint serves (10,000 clients): no tree of values is built first.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * An intrusive, circular, doubly linked list: the node lives inside its
  * owner (found again with xd_container_of), so linking allocates nothing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "util/loop_thread.h"
 
 #include <pthread.h>

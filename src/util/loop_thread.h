@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The loop thread's contract, checked. Most of xdsd's state is owned by
  * the one thread that runs the libuv loop (docs/engine.md): headers say

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Borrowed byte ranges: a name (text) and a span (bytes). Neither owns
  * what it points to; each user says whose memory it is.

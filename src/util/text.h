@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Small helpers over names, shared by the configuration, the schema and
  * the protocol so that each exists once: the edit distance behind "did

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Allocation that does not fail, and contracts that are checked: the two
  * halves of xdsd's one rule for what cannot go on.

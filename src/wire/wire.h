@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Protobuf wire format: varints, tags, fixed-width values and
  * length-delimited fields, written into an xd_buf or read from bytes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Dynamic parameters (docs/protocol.md, rule P1): a client subscribes
  * with a ResourceLocator {name, dynamic_parameters}, and a snapshot may

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The xDS transport messages on the wire: the field numbers of every
  * message xdsd reads or writes (CSDS's too), and the encoders of the ones it writes

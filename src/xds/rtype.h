@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The xDS resource types xdsd serves (rule T1).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xdstp:// resource names (xDS TP1; docs/protocol.md rules X1 and X2).
  *

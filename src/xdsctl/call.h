@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Asking xdsd's admin endpoint: one HTTP request per call, on
  * xd_http_fetch (http/client.h), and what its answers mean for xdsctl's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xdsctl clients [--nacked] [NODE-GLOB]: GET /clients as a table, one
  * stream a row, each NACK's message under its stream. The identity is

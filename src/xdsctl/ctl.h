@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xdsctl: a command-line client of xdsd's admin endpoint (xdsctl(1)).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdsctl dump SNAPSHOT [TYPE [NAME]]: GET /config_dump, indented. */
 #include <stdio.h>
 

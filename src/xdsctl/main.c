@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xdsctl: asks a running xdsd through its admin endpoint (xdsctl(1)).
  * The command line, then one command.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A reload record (what POST /reload answers, and what /status.json
  * lists under reloads.history) for people: a line, then the errors

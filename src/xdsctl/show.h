@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Printing admin answers for a terminal: strings made safe to show,
  * aligned tables, JSON indented, durations and sizes for people.

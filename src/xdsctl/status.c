@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xdsctl status: GET /status.json, the daemon at a glance: version,
  * uptime, readiness, the xDS listener's TLS certificates and when they

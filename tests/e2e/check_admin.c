@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The admin endpoint (xdsd(8), ADMIN ENDPOINT) against the real daemon
  * with real xDS clients on loopback: one that ACKs everything, one that

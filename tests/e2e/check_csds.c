@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The client status service (xdsd(8), CLIENT STATUS SERVICE) against
  * the real daemon: real xDS clients on loopback (one ACKs everything,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The admin endpoint and REST-JSON against hostile HTTP peers, over real
  * sockets on loopback, against the real daemon: what one connection (or

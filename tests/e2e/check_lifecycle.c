@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The daemon's life, end to end: the real xdsd binary, real gRPC
  * streams over loopback, real signals.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What one peer may make xdsd hold or do (xdsd.yaml(5): the max_*
  * directives): connections per address, names per stream, requests a

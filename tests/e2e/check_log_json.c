@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `log_format: json`, end to end: the real daemon, a real client whose
  * node id, cluster and NACK message hold what would break a log line

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Snapshots and SIGHUP, end to end: the real daemon, real files, real
  * signals, a real gRPC client watching what it is served, and which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * REST-JSON polling (docs/protocol.md, rule R1) against the real daemon
  * on loopback, asked with curl as an operator would, answers read by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Secrets only to their owner, end to end: the real daemon, mTLS with
  * certificates made by openssl (tests/lib/make-certs.sh), and clients of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The admin endpoint's overview pages (xdsd(8), ADMIN ENDPOINT): GET
  * /status.json read as JSON by jansson, GET /status read as text and,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xdsd under systemd, end to end: the real daemon with NOTIFY_SOCKET
  * pointing at a datagram socket the test binds, as systemd's own: what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * TLS and mTLS on the xDS listener, end to end: certificates made with
  * openssl (tests/lib/make-certs.sh), the real daemon, gRPC's own TLS on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Operating xdsd with TLS, end to end against the real daemon: refused
  * connections and streams told with who and why, and counted; when the

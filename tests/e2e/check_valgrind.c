@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * No leaks and no memory errors over a daemon's whole life under
  * valgrind: start, streams on several connections, an unknown method, a

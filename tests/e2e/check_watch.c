@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Automatic reload (`watch: true`), end to end: the real daemon, real
  * files changed in place, by rename, in subdirectories and behind

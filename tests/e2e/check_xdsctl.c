@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xdsctl(1) against the real daemon: the built binary ($XDSCTL) is run
  * as an operator runs it, its output and exit status checked, with real

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A client status (CSDS) client on gRPC's Python bindings, for tests.
 
 Calls FetchClientStatus once, or StreamClientStatus with --stream N

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Every citation in the tree resolves inside the tree: a fresh clone has
 # every document that a comment, a test or a doc points to.
 #

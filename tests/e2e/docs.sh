@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The man pages render without warnings and describe what exists: every
 # directive of the configuration table and every command-line option.
 . "$XDSD_SRCDIR/tests/lib/tap.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # `make install` puts every file where the man pages and unit say, and
 # the systemd unit passes systemd's own checks.
 . "$XDSD_SRCDIR/tests/lib/tap.sh"

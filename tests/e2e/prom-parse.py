@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Reads a /metrics page on stdin with Prometheus's own Python parser
 (Debian's python3-prometheus-client) and prints every sample, one a
 line, as `name{k="v",...} value` with the labels sorted, so a test can

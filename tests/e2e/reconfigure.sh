@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The paths compiled into xdsd follow the prefix configure is given:
 # configuring a build again with another prefix rebuilds what embeds the
 # paths (and nothing else), and the rebuilt binary reports and uses the

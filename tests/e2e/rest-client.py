@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A REST-JSON xDS subscription as Envoy's REST subscriptions run one,
 with urllib and json only: POST a DiscoveryRequest (lowerCamelCase, as
 Envoy writes it), send back the version and nonce of each answer, and

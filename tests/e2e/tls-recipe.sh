@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tls-recipe.sh DIR: runs in DIR (created) the openssl recipe of
 # README.md, "TLS and mutual TLS" (a CA, a server certificate and a
 # client certificate), exactly as written there, once xdsd.yaml(5) is

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # TTLs and heartbeats (rule L1 of docs/protocol.md) seen by gRPC's Python
 # bindings (tests/e2e/xds-client.py): xdsd serves a cluster with a 2 s TTL
 # and one without; clients announcing the TTL feature (delta, and SotW

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The README walkthrough, step by step, with its own files and commands:
 # a snapshot, two backends, xdsd, gRPC's xDS client; then a change and a
 # reload, then a broken change.

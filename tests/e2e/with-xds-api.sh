@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # ./configure --with-xds-api=DIR builds the schema from a local tree,
 # without downloading, and gives the same descriptor set.
 . "$XDSD_SRCDIR/tests/lib/tap.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # proto/stage-xds-api keeps the pinned npm tarball in a cache: a staging
 # after the build's uses it without fetching anything, and a tarball
 # whose bytes do not match the integrity hash in proto/xds-api.lock, in

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """An aggregated xDS client on gRPC's Python bindings, for tests.
 
 Opens one ADS stream (StreamAggregatedResources, or with --delta

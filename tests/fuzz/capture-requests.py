@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Captures the requests real xDS clients send, as seeds for fuzz_request.
 
     tests/fuzz/capture-requests.py --xdsd build/src/xdsd \\

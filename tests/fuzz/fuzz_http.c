@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target for the HTTP endpoints (make fuzz-http; clang only):
  * the real admin endpoint and REST-JSON, on libmicrohttpd driven from

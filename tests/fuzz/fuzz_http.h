@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The input format of the HTTP endpoints' fuzz target (fuzz_http.c),
  * shared with the program that writes its seeds (http_seeds.c).

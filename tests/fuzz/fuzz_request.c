@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target for everything a peer sends on a stream (make fuzz;
  * clang only). It does what protocol/session.c does with each message,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The HTTP endpoints' fuzz target without libFuzzer (tests/fuzz/fuzz_http.c,
 # http_replay.c): every seed http-seeds writes, and the regression inputs
 # of tests/fuzz/seeds-http/, run against the real admin and REST-JSON

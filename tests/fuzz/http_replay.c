@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The HTTP endpoints' fuzz target (fuzz_http.c) without libFuzzer: runs
  * each input named on the command line (files, or directories of them,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Writes the seeds of the HTTP endpoints' fuzz target (fuzz_http.c) into
  * the directory named on the command line: well-formed requests for

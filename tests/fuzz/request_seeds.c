@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Writes the synthetic seeds of the request fuzzer (fuzz_request.c) into
  * the directory named by its argument: streams no real client we can run

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """An xDS client built on gRPC C-core (Debian's python3-grpcio).
 
 Opens a channel to an xds:/// target, so the channel's resolver and load

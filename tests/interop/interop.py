@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Interop: a real xDS client, written by others, routes RPCs through xdsd.
 
 One run, for one client (--client python: gRPC C-core through Debian's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Interop tests with real xDS clients nobody on this project wrote
 # (tests/interop/README.md), included by Makefile.am.
 #  python.sh  gRPC C-core's xDS client from Debian's python3-grpcio

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Interop over mutual TLS: @grpc/grpc-js-xds follows snapshot changes
 # from an xdsd that requires client certificates and authorizes the
 # client's identity for its node; a client whose identity is not

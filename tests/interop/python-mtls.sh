@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Interop over mutual TLS: gRPC C-core's xDS client (Debian's
 # python3-grpcio) follows snapshot changes from an xdsd that requires
 # client certificates and authorizes the client's identity for its node;

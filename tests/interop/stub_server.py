@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A stand-in for xdsd that checks the interop harness itself.
 
 Not xdsd and not part of `make check`: a minimal SotW ADS server (python

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A small blocking xDS client for tests, on gRPC's C core: one channel
  * per connection, streams on any method, send and receive with

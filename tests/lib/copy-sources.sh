@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # copy_sources DEST: a copy of the source tree in DEST, as a fresh
 # checkout with autoreconf run is, for tests that configure a build of
 # their own. A tree configured in place (as packagers may) refuses a

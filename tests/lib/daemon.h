@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Runs the real xdsd binary for a test: in its own temporary directory,
  * listening on 127.0.0.1 with a port the kernel picks (so tests can run

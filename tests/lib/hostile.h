@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Hostile peer input for tests: messages a client could send to hurt a
  * server, built byte by byte (no protobuf library would write them).

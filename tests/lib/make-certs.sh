@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # make-certs.sh DIR: every certificate the TLS tests need, made with
 # openssl in DIR (created). All keys are EC P-256 (quick to make).
 # make-certs.sh DIR dated NAME START END: NAME.pem/.key, a server

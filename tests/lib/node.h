@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * An xDS node as the admin endpoint's tests need one: a SotW ADS stream
  * that subscribes to every cluster and to the endpoints of one cluster,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # TAP helpers for shell tests: source it, call check/ok/fail, then done_testing.
 tap_n=0
 tap_failed=0

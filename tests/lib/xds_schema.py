@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The build's descriptor set (xds-api.pb) for the Python test clients.
 
   from xds_schema import Schema

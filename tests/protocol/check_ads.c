@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The aggregated methods (rules A1 and A2 of docs/protocol.md)
  * against the real xdsd over gRPC on loopback, SotW and delta alike:

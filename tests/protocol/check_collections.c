@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * List collections (rule X3), against the real xdsd over gRPC: a
  * ListenerCollection written in a snapshot is served on the aggregated

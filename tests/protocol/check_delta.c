@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Incremental xDS (rules D1-D11 of docs/protocol.md), against the
  * real xdsd over gRPC on loopback.

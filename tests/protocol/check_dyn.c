@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Dynamic parameters (rule P1), against the real xdsd over gRPC: a
  * client subscribing with a ResourceLocator gets the variant of the name

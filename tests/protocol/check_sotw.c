@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * State of the world (rules S1-S13 of docs/protocol.md), against the
  * real xdsd over gRPC on loopback.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Time to live and heartbeats (rule L1 of docs/protocol.md), against the
  * real xdsd over gRPC on loopback: TTLs only to clients that announce

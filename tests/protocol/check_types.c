@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Types, services and wrapping (rules T1-T3 and L2 of
  * docs/protocol.md), against the real xdsd over gRPC on loopback.

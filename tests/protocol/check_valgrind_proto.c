@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A representative subset of the protocol tests (SotW, delta, ADS and
  * bad wire input) with xdsd under valgrind: each test's daemon must exit

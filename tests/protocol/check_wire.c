@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Bad clients on the wire: garbage, truncated and malformed requests,
  * a huge name list, too many unknown types, a client that never reads.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xdstp:// names (rule X1) and glob collections (rule X2), against the
  * real xdsd over gRPC: any spelling of a name finds the resource, which

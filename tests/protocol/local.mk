@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Protocol tests: the real xdsd over real gRPC on loopback, one or more
 # tests per rule of docs/protocol.md, each run for every (method,
 # type) where its rule applies (included by Makefile.am).

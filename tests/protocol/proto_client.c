@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xDS clients: requests, responses, decoding. */
 #include "proto_util.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Snapshots written as Envoy YAML, and the daemon serving them. */
 #include "proto_util.h"
 

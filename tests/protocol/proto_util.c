@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Types, combos and the parallel runner; strings, versions, protobuf
  * paths. Snapshots and the daemon are in proto_env.c, clients in

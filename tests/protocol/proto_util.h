@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Helpers for the protocol tests: the real xdsd over real gRPC on
  * loopback, driven by rule (docs/protocol.md) and by (method, type).

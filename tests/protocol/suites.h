@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The protocol test suites, each defined in its check_*.c. Each program
  * registers its own; check_valgrind_proto registers a representative

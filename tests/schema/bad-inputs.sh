@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Golden tests for the transcoder's errors: each malformed document in
 # tests/schema/bad/ must be refused with exactly the messages in the .err
 # file beside it. A document's first comment lines name its message type

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Differential test of the transcoder against python3-protobuf.
 
 For each document of tests/schema/corpus (YAML; its first comment lines

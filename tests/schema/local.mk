@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Schema and transcoder tests (included by Makefile.am).
 
 # The command-line face of the transcoder, which the differential and

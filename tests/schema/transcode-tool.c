@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The transcoder from the command line, for the differential and
  * bad-input tests (and for trying documents by hand).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Broken snapshots, as an operator meets them: `xdsd --check` on each
 # folder of bad/ must fail with exactly the messages in bad/NAME.err.
 # Run from bad/ so the messages carry short, stable paths.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * host:port addresses (util/address.c): the one splitter and resolver
  * that the HTTP listeners, the gRPC server's bind diagnosis and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Who may speak for which nodes (protocol/authorize.c): rules are globs
  * on the identity, node id and node cluster; the first rule that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Who a client is (protocol/client.c), without sockets: admission of
  * its node (size limits, a well-formed Node, one node per stream, the

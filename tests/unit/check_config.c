@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Configuration parsing: defaults, every value type, overrides, relative
  * paths, and the golden set of broken files in tests/config/bad/ (each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Checked contracts (util/xalloc.h, util/loop_thread.h): a call off the
  * loop thread and a reference dropped below zero abort the process, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The client status service's pure parts: who may call it, and how a
  * ClientStatusRequest is read and its node matchers applied. The RPCs

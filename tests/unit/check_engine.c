@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The protocol engine without sockets: interned name sets, tables and
  * their wire forms, and the per-type state (sub.c) fed request by

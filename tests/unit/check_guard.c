@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the admin endpoint takes from a browser (admin/guard.c): the
  * names it answers to, other sites' pages, and POSTs a form could send.

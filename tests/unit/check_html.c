@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The status page's escaping (util/html.c): markup characters become
  * entities, valid UTF-8 stays as it is, and bytes that are not UTF-8 or

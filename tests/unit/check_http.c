@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The HTTP pieces below the endpoints (src/http/): the listening socket
  * (listen.c), query strings (query.c), and the blocking client xdsctl

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The log's escaping (util/log.c): what clients send is written to the
  * log with control characters and invalid UTF-8 as \xNN, valid UTF-8

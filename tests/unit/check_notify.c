@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The STATUS= line xdsd gives systemd (daemon/notify.c): figures with
  * thousands separators, how the last reload went and how long ago, and

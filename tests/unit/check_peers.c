@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The bookkeeping behind two limits on peers: connections per client
  * address (transport/peers.c) and requests a second (util/bucket.c).

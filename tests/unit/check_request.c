@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reading what peers send (protocol/node.c, protocol/request.c) without
  * sockets: the fields xdsd uses come out right, what it does not use is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The schema module: loading xds-api.pb and the test descriptor set,
  * every lookup table (messages by name and type URL, fields by number

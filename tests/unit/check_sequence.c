@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The make-before-break sequencer (protocol/sequence.c, rule A2 of
  * docs/protocol.md) without sockets: a simulated client's per-type

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The symlinks on the way to a path (daemon/symlinks.c), on real links
  * in a temporary directory: a Kubernetes ConfigMap volume's two levels,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The one U+FFFD rule (util/text.c, xd_text_utf8_put) that the JSON,
  * HTML and CSDS writers share: a well-formed UTF-8 sequence is copied

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The transcoder: YAML and JSON → protobuf bytes → JSON, on the test
  * messages of tests/schema/proto (every scalar, label, map key and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The protobuf wire reader and the one-pass length writer (src/wire/):
  * every wire type read with its value and its bytes, groups (a proto2

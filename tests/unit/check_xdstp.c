@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xdstp:// names (xds/xdstp.c): the canonical form that makes equal
  * names equal strings (rule X1), and glob collections (rule X2).

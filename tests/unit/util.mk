@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Unit tests of src/util/, src/wire/ and src/http/ (included by
 # Makefile.am): each a Check program over the module alone, on real
 # sockets where the module uses them.
