@@ -6,6 +6,8 @@
  * host and port and resolve to what a listener binds; a missing or bad
  * port, a unix: address where host:port is needed and a name that does
  * not resolve are refused with a sentence that quotes the value.
+ * And the prefixes of trusted_proxies: parsed, matched against socket
+ * addresses and gRPC peer names, bad ones refused the same way.
  */
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -133,6 +135,149 @@ START_TEST(resolve_failures_say_what)
 }
 END_TEST
 
+static struct xd_cidr cidr;
+
+static int cidr_parse(const char *s)
+{
+	why[0] = '\0';
+	return xd_address_cidr_parse(s, &cidr, why, sizeof(why));
+}
+
+/* `text` ("10.1.2.3" or "::1") as a socket address, port 40112. */
+static const struct sockaddr *sock(const char *text)
+{
+	static struct sockaddr_storage ss;
+
+	memset(&ss, 0, sizeof(ss));
+	if (strchr(text, ':') == NULL) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+		in->sin_family = AF_INET;
+		in->sin_port = htons(40112);
+		ck_assert_int_eq(inet_pton(AF_INET, text, &in->sin_addr), 1);
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(40112);
+		ck_assert_int_eq(inet_pton(AF_INET6, text, &in6->sin6_addr), 1);
+	}
+	return (const struct sockaddr *)&ss;
+}
+
+START_TEST(cidrs_parse)
+{
+	ck_assert_int_eq(cidr_parse("10.0.0.0/8"), 0);
+	ck_assert_int_eq(cidr.family, AF_INET);
+	ck_assert_uint_eq(cidr.bits, 8);
+	ck_assert_int_eq(cidr_parse("127.0.0.1"), 0);
+	ck_assert_uint_eq(cidr.bits, 32);
+	ck_assert_int_eq(cidr_parse("0.0.0.0/0"), 0);
+	ck_assert_uint_eq(cidr.bits, 0);
+	ck_assert_int_eq(cidr_parse("fd00::/8"), 0);
+	ck_assert_int_eq(cidr.family, AF_INET6);
+	ck_assert_uint_eq(cidr.bits, 8);
+	ck_assert_int_eq(cidr_parse("::1"), 0);
+	ck_assert_uint_eq(cidr.bits, 128);
+	/* an IPv4-mapped prefix is the IPv4 one */
+	ck_assert_int_eq(cidr_parse("::ffff:10.0.0.0/104"), 0);
+	ck_assert_int_eq(cidr.family, AF_INET);
+	ck_assert_uint_eq(cidr.bits, 8);
+}
+END_TEST
+
+START_TEST(bad_cidrs_quoted)
+{
+	ck_assert_int_eq(cidr_parse("10.0.0.1/8"), -1);
+	ck_assert_str_eq(why, "'10.0.0.1/8': bits set after the /8 prefix (10.0.0.0/8?)");
+	ck_assert_int_eq(cidr_parse("fd00::1/8"), -1);
+	ck_assert_str_eq(why, "'fd00::1/8': bits set after the /8 prefix (fd00::/8?)");
+	ck_assert_int_eq(cidr_parse("10.0.0.0/33"), -1);
+	ck_assert_str_eq(why, "'10.0.0.0/33': the prefix length must be a number from 0 to 32");
+	ck_assert_int_eq(cidr_parse("fd00::/129"), -1);
+	ck_assert_str_eq(why, "'fd00::/129': the prefix length must be a number from 0 to 128");
+	ck_assert_int_eq(cidr_parse("10.0.0.0/"), -1);
+	ck_assert_str_eq(why, "'10.0.0.0/': the prefix length must be a number from 0 to 32");
+	ck_assert_int_eq(cidr_parse("10.0.0.0/-1"), -1);
+	ck_assert_str_eq(why, "'10.0.0.0/-1': the prefix length must be a number from 0 to 32");
+	ck_assert_int_eq(cidr_parse("lb.example.org"), -1);
+	ck_assert_str_eq(why, "'lb.example.org': not an IPv4 or IPv6 address or prefix (host names are not resolved)");
+	ck_assert_int_eq(cidr_parse("10.0.0"), -1);
+	ck_assert_str_eq(why, "'10.0.0': not an IPv4 or IPv6 address or prefix (host names are not resolved)");
+	ck_assert_int_eq(cidr_parse("10.0.0.7:8080"), -1);
+	ck_assert_str_eq(why, "'10.0.0.7:8080': not an address or prefix (no port: 10.0.0.7, 10.0.0.0/8)");
+	ck_assert_int_eq(cidr_parse("[::1]"), -1);
+	ck_assert_str_eq(why, "'[::1]': not an address or prefix (no brackets, no port: fd00::/8, ::1)");
+	ck_assert_int_eq(cidr_parse(""), -1);
+	ck_assert_str_eq(why, "'': empty; an address or prefix is needed (10.0.0.0/8, fd00::/8, 127.0.0.1)");
+	ck_assert_int_eq(cidr_parse("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128"), -1);
+	ck_assert_msg(strstr(why, "not an address or prefix (too long)") != NULL, "%s", why);
+}
+END_TEST
+
+START_TEST(cidrs_match)
+{
+	struct xd_cidr list[3];
+	struct sockaddr_un { sa_family_t sun_family; char path[8]; } un = {AF_UNIX, "x"};
+
+	ck_assert_int_eq(xd_address_cidr_parse("10.1.0.0/17", &list[0], why, sizeof(why)), 0);
+	ck_assert_int_eq(xd_address_cidr_parse("fd00::/8", &list[1], why, sizeof(why)), 0);
+	ck_assert_int_eq(xd_address_cidr_parse("127.0.0.1", &list[2], why, sizeof(why)), 0);
+	ck_assert(xd_address_in(list, 3, sock("10.1.127.255")));
+	ck_assert(!xd_address_in(list, 3, sock("10.1.128.0")));
+	ck_assert(!xd_address_in(list, 3, sock("10.2.0.1")));
+	ck_assert(xd_address_in(list, 3, sock("127.0.0.1")));
+	ck_assert(!xd_address_in(list, 3, sock("127.0.0.2")));
+	ck_assert(xd_address_in(list, 3, sock("fdab::7")));
+	ck_assert(!xd_address_in(list, 3, sock("fe00::7")));
+	/* a dual-stack listener's view of an IPv4 client */
+	ck_assert(xd_address_in(list, 3, sock("::ffff:10.1.0.9")));
+	ck_assert(!xd_address_in(list, 3, sock("::1")));
+	ck_assert(!xd_address_in(list, 0, sock("127.0.0.1")));
+	ck_assert(!xd_address_in(list, 3, (const struct sockaddr *)&un));
+	ck_assert_int_eq(xd_address_cidr_parse("0.0.0.0/0", &list[0], why, sizeof(why)), 0);
+	ck_assert(xd_address_in(list, 1, sock("203.0.113.9")));
+	ck_assert(!xd_address_in(list, 1, sock("2001:db8::1")));
+}
+END_TEST
+
+START_TEST(grpc_peers_read)
+{
+	struct sockaddr_storage ss;
+	char text[64];
+
+	ck_assert(xd_address_from_peer("ipv4:10.0.0.7:40112", &ss));
+	xd_address_format((struct sockaddr *)&ss, text, sizeof(text));
+	ck_assert_str_eq(text, "10.0.0.7:40112");
+	ck_assert(xd_address_from_peer("ipv6:[fd00::7]:5000", &ss));
+	xd_address_format((struct sockaddr *)&ss, text, sizeof(text));
+	ck_assert_str_eq(text, "[fd00::7]:5000");
+	ck_assert(xd_address_from_peer("ipv6:%5B::1%5D:5000", &ss));
+	xd_address_format((struct sockaddr *)&ss, text, sizeof(text));
+	ck_assert_str_eq(text, "[::1]:5000");
+	ck_assert(!xd_address_from_peer("unix:/run/xds.sock", &ss));
+	ck_assert(!xd_address_from_peer("ipv4:not-an-address:1", &ss));
+	ck_assert(!xd_address_from_peer("ipv4:10.0.0.7", &ss));
+	ck_assert(!xd_address_from_peer("ipv6:[fd00::7", &ss));
+}
+END_TEST
+
+START_TEST(private_addresses)
+{
+	ck_assert(xd_address_is_private(sock("127.0.0.1")));
+	ck_assert(xd_address_is_private(sock("10.20.30.40")));
+	ck_assert(xd_address_is_private(sock("172.31.255.1")));
+	ck_assert(!xd_address_is_private(sock("172.32.0.1")));
+	ck_assert(xd_address_is_private(sock("192.168.1.1")));
+	ck_assert(xd_address_is_private(sock("100.64.0.1")));
+	ck_assert(xd_address_is_private(sock("::1")));
+	ck_assert(xd_address_is_private(sock("fd12::1")));
+	ck_assert(xd_address_is_private(sock("::ffff:10.0.0.1")));
+	ck_assert(!xd_address_is_private(sock("203.0.113.9")));
+	ck_assert(!xd_address_is_private(sock("2001:db8::1")));
+}
+END_TEST
+
 static Suite *address_suite(void)
 {
 	Suite *s = suite_create("address");
@@ -144,6 +289,11 @@ static Suite *address_suite(void)
 	tcase_add_test(tc, host_longer_than_room_refused);
 	tcase_add_test(tc, resolves_what_a_listener_binds);
 	tcase_add_test(tc, resolve_failures_say_what);
+	tcase_add_test(tc, cidrs_parse);
+	tcase_add_test(tc, bad_cidrs_quoted);
+	tcase_add_test(tc, cidrs_match);
+	tcase_add_test(tc, grpc_peers_read);
+	tcase_add_test(tc, private_addresses);
 	suite_add_tcase(s, tc);
 	return s;
 }
