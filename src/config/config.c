@@ -212,6 +212,7 @@ static const char *suggest(const char *section, const char *name)
 		best = closest(name, best, "authorize", &best_d);
 		best = closest(name, best, "csds_allow", &best_d);
 		best = closest(name, best, "admin_hosts", &best_d);
+		best = closest(name, best, "trusted_proxies", &best_d);
 	}
 	return best;
 }
@@ -503,6 +504,7 @@ struct loading {
 	size_t authorize_line;
 	size_t csds_allow_line;
 	size_t admin_hosts_line;
+	size_t trusted_proxies_line;
 	int rc;
 };
 
@@ -750,6 +752,30 @@ static void load_admin_hosts(struct loading *l, const yaml_node_t *k,
 	}
 }
 
+/* `trusted_proxies:` addresses and prefixes exempt from the
+ * per-address limits, each parsed as the servers will match it. */
+static void load_trusted_proxies(struct loading *l, const yaml_node_t *k,
+				 const yaml_node_t *v)
+{
+	struct xd_config *cfg = l->cfg;
+	size_t before = cfg->ntrusted_proxies;
+	char why[256];
+
+	load_strings(l, k, v, "trusted_proxies", "addresses and prefixes",
+		     &l->trusted_proxies_line, &cfg->trusted_proxies,
+		     &cfg->ntrusted_proxies);
+	if (cfg->ntrusted_proxies > before)
+		cfg->trusted_nets = xd_reallocarray(cfg->trusted_nets,
+						    cfg->ntrusted_proxies,
+						    sizeof(*cfg->trusted_nets));
+	for (size_t i = before; i < cfg->ntrusted_proxies; i++)
+		if (xd_address_cidr_parse(cfg->trusted_proxies[i],
+					  &cfg->trusted_nets[i], why,
+					  sizeof(why)) != 0)
+			fail(l, yaml_document_get_node(l->doc, v->data.sequence.items.start[i - before]),
+			     "trusted_proxies: %s", why);
+}
+
 static size_t line_of(const struct loading *l, const char *section,
 		      const char *name)
 {
@@ -810,6 +836,8 @@ static int load_document(struct xd_config *cfg, const char *path,
 				     &cfg->ncsds_allow);
 		else if (strcmp(key, "admin_hosts") == 0)
 			load_admin_hosts(&l, k, v);
+		else if (strcmp(key, "trusted_proxies") == 0)
+			load_trusted_proxies(&l, k, v);
 		else
 			load_directive(&l, NULL, k, v);
 	}
@@ -986,6 +1014,9 @@ void xd_config_print(const struct xd_config *cfg, FILE *out)
 	print_strings(out, "admin_hosts",
 		      "names the admin endpoint answers to, besides localhost and addresses",
 		      cfg->admin_hosts, cfg->nadmin_hosts);
+	print_strings(out, "trusted_proxies",
+		      "balancers and proxies exempt from the per-address limits",
+		      cfg->trusted_proxies, cfg->ntrusted_proxies);
 }
 
 void xd_config_free(struct xd_config *cfg)
@@ -1006,5 +1037,7 @@ void xd_config_free(struct xd_config *cfg)
 	free(cfg->authorize);
 	free_strings(cfg->csds_allow, cfg->ncsds_allow);
 	free_strings(cfg->admin_hosts, cfg->nadmin_hosts);
+	free_strings(cfg->trusted_proxies, cfg->ntrusted_proxies);
+	free(cfg->trusted_nets);
 	memset(cfg, 0, sizeof(*cfg));
 }

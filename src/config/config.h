@@ -6,7 +6,8 @@
  * drives parsing, the command-line overrides, `xdsd --check` output and
  * the man page's list. The file is a YAML mapping of directives; a few
  * are grouped in a section (`tls:` holds cert, key and client_ca),
- * `authorize:` is a list of rules and `csds_allow:` a list of globs.
+ * `authorize:` is a list of rules, `csds_allow:` a list of globs and
+ * `trusted_proxies:` one of addresses and prefixes.
  * Unknown keys, duplicate keys, bad values and settings that do not fit
  * together are errors reported as "file:line:column: message", all of
  * them, not just the first.
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/address.h"
 #include "util/diag.h"
 #include "util/log.h"
 
@@ -112,6 +114,13 @@ struct xd_config {
 	 * only peers on loopback or the unix socket may. */
 	char **csds_allow;
 	size_t ncsds_allow;
+
+	/* Balancers and proxies whose connections no per-address limit
+	 * counts (every client behind one shares its address): as written,
+	 * and parsed, `ntrusted_proxies` of each. */
+	char **trusted_proxies;
+	size_t ntrusted_proxies;
+	struct xd_cidr *trusted_nets;
 };
 
 /* Whether the admin endpoint is on (admin_listen is not "off"). */

@@ -29,6 +29,7 @@
 #include "transport/server.h"
 #include "transport/tls.h"
 #include "util/clock.h"
+#include "util/buf.h"
 #include "util/common.h"
 #include "util/log.h"
 #include "util/loop_thread.h"
@@ -270,6 +271,20 @@ static int start_watch(struct daemon *d)
 				  d->cfg->watch_delay_ms, d->reloader, tls);
 }
 
+/* Once at start: whose connections no per-address limit counts. */
+static void log_trusted_proxies(const struct xd_config *cfg)
+{
+	struct xd_buf b = {0};
+
+	if (cfg->ntrusted_proxies == 0)
+		return;
+	for (size_t i = 0; i < cfg->ntrusted_proxies; i++)
+		xd_buf_printf(&b, "%s%s", i ? ", " : "", cfg->trusted_proxies[i]);
+	xd_info("trusted proxies (exempt from the per-address limits): %.*s",
+		(int)b.len, (const char *)b.data);
+	xd_buf_free(&b);
+}
+
 int xd_daemon_run(const struct xd_config *cfg)
 {
 	struct daemon d = {.cfg = cfg};
@@ -334,6 +349,7 @@ int xd_daemon_run(const struct xd_config *cfg)
 			cfg->listen, xd_server_port(d.server));
 	else
 		xd_info("xdsd " PACKAGE_VERSION " listening on %s", cfg->listen);
+	log_trusted_proxies(cfg);
 	d.notify = xd_notify_start(&d.loop, d.cache, d.sessions, d.reloader);
 	xd_notify_status(d.notify, "READY=1");
 	if (d.admin != NULL)

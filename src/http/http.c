@@ -713,15 +713,20 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *sa,
 		if (same_address(&c->addr, sa))
 			same++;
 	}
-	if (same < s->opts.max_per_address)
+	if (same < s->opts.max_per_address ||
+	    xd_address_in(s->opts.trusted, s->opts.ntrusted, sa))
 		return MHD_YES;
 	s->stats.over_per_address++;
 	if (xd_log_limit_take(&s->log_address, &quiet)) {
 		peer_of(&tmp, sa);
 		snprintf(who, sizeof(who), "%s", tmp.peer);
 		*strrchr(who, ':') = '\0';
-		xd_warn("%s: refused a connection from %s: that address holds %zu connections already (%s_max_connections_per_address; %lu more refused since)",
-			s->name, who, same, s->opts.name, quiet);
+		xd_warn("%s: refused a connection from %s: that address holds %zu connections already (%s_max_connections_per_address%s; %lu more refused since)",
+			s->name, who, same, s->opts.name,
+			xd_address_is_private(sa) ?
+				"; if that address is a balancer's or proxy's, list it in trusted_proxies" :
+				"",
+			quiet);
 	}
 	return MHD_NO;
 }

@@ -23,7 +23,8 @@
  *   closed; this is also how long an idle keep-alive connection stays);
  * - at most `max_connections` connections at once, at most
  *   `max_per_address` of them from one client address (more are closed
- *   at once);
+ *   at once), but for the addresses in `trusted` (balancers and proxies,
+ *   whose address every client behind them shares);
  * - nothing more is read from a connection while an answer is being
  *   sent, beyond one small buffer: a client that does not read what it
  *   asked for holds one answer, never more;
@@ -55,6 +56,7 @@
 #include <sys/uio.h>
 #include <uv.h>
 
+#include "util/address.h"
 #include "util/buf.h"
 
 struct xd_http_server;
@@ -90,6 +92,8 @@ struct xd_http_opts {
 	size_t max_body;        /* bytes */
 	size_t max_connections;
 	size_t max_per_address; /* 0: no limit but max_connections */
+	const struct xd_cidr *trusted; /* exempt from max_per_address; */
+	size_t ntrusted;               /* must outlive the server */
 	uint64_t header_timeout_ms;
 	uint64_t idle_ms;
 	uint64_t max_requests_per_second; /* per connection; 0: no limit */

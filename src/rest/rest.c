@@ -570,6 +570,8 @@ int xd_rest_start(struct xd_rest **out, uv_loop_t *loop,
 		.max_body = deps->cfg->max_request_size,
 		.max_connections = REST_MAX_CONNECTIONS,
 		.max_per_address = deps->cfg->rest_max_connections_per_address,
+		.trusted = deps->cfg->trusted_nets,
+		.ntrusted = deps->cfg->ntrusted_proxies,
 		.header_timeout_ms = deps->cfg->http_header_timeout_ms,
 		.idle_ms = REST_IDLE_MS,
 		/* as a gRPC stream's requests (max_requests_per_second) */

@@ -25,6 +25,8 @@ struct map {
 struct xd_peers {
 	struct map connections; /* peer -> streams */
 	struct map addresses;   /* address -> connections */
+	const struct xd_cidr *trusted; /* the configuration's */
+	size_t ntrusted;
 };
 
 static uint64_t hash(const char *s, size_t len)
@@ -121,9 +123,25 @@ static size_t address_len(const char *peer)
 	return colon != NULL && colon > peer + 5 ? (size_t)(colon - peer) : 0;
 }
 
-struct xd_peers *xd_peers_new(void)
+struct xd_peers *xd_peers_new(const struct xd_cidr *trusted,
+			      size_t ntrusted)
 {
-	return xd_calloc(1, sizeof(struct xd_peers));
+	struct xd_peers *p = xd_calloc(1, sizeof(struct xd_peers));
+
+	XD_ASSERT(ntrusted == 0 || trusted != NULL);
+	p->trusted = trusted;
+	p->ntrusted = ntrusted;
+	return p;
+}
+
+/* Whether `peer` is a trusted proxy's (only asked of an address at its
+ * limit, so the common case does not parse the peer). */
+static bool trusted(const struct xd_peers *p, const char *peer)
+{
+	struct sockaddr_storage ss;
+
+	return p->ntrusted > 0 && xd_address_from_peer(peer, &ss) &&
+	       xd_address_in(p->trusted, p->ntrusted, (struct sockaddr *)&ss);
 }
 
 void xd_peers_free(struct xd_peers *p)
@@ -146,7 +164,8 @@ bool xd_peers_open(struct xd_peers *p, const char *peer, size_t max)
 	    count(&p->connections, peer, plen) == 0) {
 		/* a connection its address does not hold yet */
 		if (max != 0 && p->addresses.buckets != NULL &&
-		    count(&p->addresses, peer, alen) >= max)
+		    count(&p->addresses, peer, alen) >= max &&
+		    !trusted(p, peer))
 			return false;
 		add(&p->addresses, peer, alen, +1);
 	}

@@ -12,7 +12,9 @@
  * handshake, after handshake_timeout), which bounds those.
  *
  * Unix-socket peers are not counted: they have no address to tell one
- * client from another.
+ * client from another. Nor limited are the addresses of trusted
+ * proxies (trusted_proxies:): behind a TCP balancer every client comes
+ * from the balancer's address, so it holds a fleet's connections.
  *
  * Ownership: the table owns copies of the peer strings. Thread: loop.
  */
@@ -22,15 +24,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "util/address.h"
+
 struct xd_peers;
 
-struct xd_peers *xd_peers_new(void);
+/* `trusted` (`ntrusted` prefixes, NULL when none) must outlive the
+ * table: its addresses are counted but never refused. */
+struct xd_peers *xd_peers_new(const struct xd_cidr *trusted,
+			      size_t ntrusted);
 void xd_peers_free(struct xd_peers *p);
 
 /*
  * A stream of `peer` opens. False, with nothing counted, when it comes
  * on a connection its address does not hold yet and the address holds
- * `max` connections already (`max` 0: no limit).
+ * `max` connections already (`max` 0: no limit), unless the address is
+ * a trusted proxy's.
  */
 bool xd_peers_open(struct xd_peers *p, const char *peer, size_t max);
 

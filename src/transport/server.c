@@ -219,6 +219,18 @@ static void reject_unknown(struct accept_slot *a)
 	gpr_free(method);
 }
 
+/* For a refusal by address: a private or loopback address may be a
+ * balancer's, which every client behind it shares. */
+static const char *proxy_hint(const char *peer)
+{
+	struct sockaddr_storage ss;
+
+	if (!xd_address_from_peer(peer, &ss) ||
+	    !xd_address_is_private((struct sockaddr *)&ss))
+		return "";
+	return "; if that address is a balancer's or proxy's, list it in trusted_proxies";
+}
+
 /* An xDS or CSDS call: a stream, unless its address holds too many
  * connections already (max_connections_per_address). */
 static void start_stream(struct accept_slot *a)
@@ -236,9 +248,10 @@ static void start_stream(struct accept_slot *a)
 		char note[XD_LOG_CLIENT_MAX + 16];
 
 		if (xd_log_limit_take(&refusal_log, &dropped))
-			xd_warn("stream (%s from %.*s%s) refused: %s%s", a->method->name,
+			xd_warn("stream (%s from %.*s%s) refused: %s%s%s", a->method->name,
 				XD_LOG_CLIP(strlen(peer)), peer,
 				identity_note(note, sizeof(note), identity), msg,
+				proxy_hint(peer),
 				dropped ? " (and more such streams, not logged)" : "");
 		reject_call(a, identity, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
 		free(identity);
@@ -458,7 +471,7 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 		srv->csds_handler = *opts->csds_handler;
 		srv->csds = true;
 	}
-	srv->peers = xd_peers_new();
+	srv->peers = xd_peers_new(cfg->trusted_nets, cfg->ntrusted_proxies);
 	srv->max_per_address = (size_t)cfg->max_connections_per_address;
 	srv->shutdown_tag.done = shutdown_done;
 

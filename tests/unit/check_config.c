@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -331,6 +332,41 @@ START_TEST(nul_byte_in_value)
 END_TEST
 
 /* What --check prints is itself a valid file giving the same values. */
+/* trusted_proxies: addresses and prefixes, parsed as the servers match
+ * them, printed as written and read back the same. */
+START_TEST(trusted_proxies_list)
+{
+	struct xd_config again;
+	char *out = NULL, *path;
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert_uint_eq(cfg.ntrusted_proxies, 0);
+	ck_assert_int_eq(load_text("tp.yaml", "trusted_proxies: [10.0.0.0/8, \"fd00::/8\", 127.0.0.1]\n"), 0);
+	ck_assert_uint_eq(cfg.ntrusted_proxies, 3);
+	ck_assert_str_eq(cfg.trusted_proxies[1], "fd00::/8");
+	ck_assert_int_eq(cfg.trusted_nets[0].family, AF_INET);
+	ck_assert_uint_eq(cfg.trusted_nets[0].bits, 8);
+	ck_assert_int_eq(cfg.trusted_nets[1].family, AF_INET6);
+	ck_assert_uint_eq(cfg.trusted_nets[2].bits, 32);
+	f = open_memstream(&out, &len);
+	xd_config_print(&cfg, f);
+	fclose(f);
+	ck_assert_msg(strstr(out, "trusted_proxies:    # balancers and proxies exempt from the per-address limits\n"
+				  "  - '10.0.0.0/8'\n  - 'fd00::/8'\n  - '127.0.0.1'\n") != NULL,
+		      "%s", out);
+	path = xdtest_write_file(xdtest_tmpdir(), "printed-tp.yaml", out);
+	xd_config_init(&again, "x", "y");
+	ck_assert_int_eq(xd_config_load(&again, path, &diag), 0);
+	ck_assert_uint_eq(again.ntrusted_proxies, 3);
+	ck_assert_int_eq(memcmp(again.trusted_nets, cfg.trusted_nets,
+				3 * sizeof(*cfg.trusted_nets)), 0);
+	xd_config_free(&again);
+	free(out);
+	free(path);
+}
+END_TEST
+
 START_TEST(printed_config_reloads)
 {
 	struct xd_config again;
@@ -439,6 +475,7 @@ int main(void)
 	tcase_add_test(tc, huge_file_refused);
 	tcase_add_test(tc, nul_byte_in_value);
 	tcase_add_test(tc, printed_config_reloads);
+	tcase_add_test(tc, trusted_proxies_list);
 	suite_add_tcase(s, tc);
 
 	find_golden();
