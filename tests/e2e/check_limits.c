@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "balancer.h"
 #include "client.h"
 #include "daemon.h"
 #include "hostile.h"
@@ -132,6 +133,97 @@ START_TEST(connections_per_address)
 		xdc_stream_free(s[i]);
 		xdc_conn_free(c[i]);
 	}
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* The value of `series` in the daemon's /metrics. */
+static double metric(const struct xdt_daemon *d, const char *series)
+{
+	int status;
+	char *body = xdt_admin(d, "GET", "/metrics", NULL, &status, NULL);
+	double v;
+
+	ck_assert_int_eq(status, 200);
+	v = xdt_metrics_sample(body, series);
+	free(body);
+	return v;
+}
+
+#define LIMITS_REFUSED "xdsd_streams_refused_total{reason=\"limits\"}"
+
+/* Behind a TCP balancer (haproxy, connecting from 127.0.0.2) every
+ * client has the balancer's address: the per-address limit refuses the
+ * sixth, and the warning points at trusted_proxies. */
+START_TEST(balancer_not_trusted)
+{
+	char *dir = xdtest_clusters_snapdir(2);
+	struct xdt_daemon *d = start_with(dir, "max_connections_per_address: 5");
+	struct xdt_balancer *b = xdt_balancer_start(d->target, "127.0.0.2");
+	struct xdc_conn *c[6];
+	struct xdc_stream *s[6];
+
+	for (int i = 0; i < 5; i++) {
+		c[i] = xdc_connect(b->target);
+		s[i] = watch(c[i]);
+		ck_assert_int_eq(served(s[i]), 2);
+	}
+	ck_assert(metric(d, LIMITS_REFUSED) == 0);
+	c[5] = xdc_connect(b->target);
+	s[5] = watch(c[5]);
+	exhausted(d, s[5], "max_connections_per_address");
+	ck_assert(xdt_daemon_wait_log(d, "from ipv4:127.0.0.2:", 100));
+	ck_assert(xdt_daemon_wait_log(d, "refused: 5 connections from this address already (max_connections_per_address); if that address is a balancer's or proxy's, list it in trusted_proxies", 100));
+	ck_assert(metric(d, LIMITS_REFUSED) == 1);
+	for (int i = 0; i < 6; i++) {
+		xdc_stream_free(s[i]);
+		xdc_conn_free(c[i]);
+	}
+	xdt_balancer_stop(b);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* With the balancer's address in trusted_proxies, 20 clients through
+ * it are all served, while direct clients are still held to the limit. */
+START_TEST(balancer_trusted)
+{
+	enum { FLEET = 20 };
+	char *dir = xdtest_clusters_snapdir(2);
+	struct xdt_daemon *d = start_with(dir, "max_connections_per_address: 5\n"
+					       "trusted_proxies: [127.0.0.2, \"fd00::/8\"]");
+	struct xdt_balancer *b = xdt_balancer_start(d->target, "127.0.0.2");
+	struct xdc_conn *c[FLEET], *direct[6];
+	struct xdc_stream *s[FLEET], *ds[6];
+
+	ck_assert(xdt_daemon_wait_log(d, "trusted proxies (exempt from the per-address limits): 127.0.0.2, fd00::/8", 100));
+	for (int i = 0; i < FLEET; i++) {
+		c[i] = xdc_connect(b->target);
+		s[i] = watch(c[i]);
+		ck_assert_msg(served(s[i]) == 2, "client %d through the balancer", i);
+	}
+	/* a direct client, from 127.0.0.1: limited as before */
+	for (int i = 0; i < 5; i++) {
+		direct[i] = xdc_connect(d->target);
+		ds[i] = watch(direct[i]);
+		ck_assert_int_eq(served(ds[i]), 2);
+	}
+	direct[5] = xdc_connect(d->target);
+	ds[5] = watch(direct[5]);
+	exhausted(d, ds[5], "max_connections_per_address");
+	ck_assert(xdt_daemon_wait_log(d, "from ipv4:127.0.0.1:", 100));
+	ck_assert(metric(d, LIMITS_REFUSED) == 1);
+	for (int i = 0; i < FLEET; i++) {
+		xdc_stream_free(s[i]);
+		xdc_conn_free(c[i]);
+	}
+	for (int i = 0; i < 6; i++) {
+		xdc_stream_free(ds[i]);
+		xdc_conn_free(direct[i]);
+	}
+	xdt_balancer_stop(b);
 	stop(d);
 	free(dir);
 }
@@ -319,6 +411,8 @@ int main(void)
 	xdtest_tmpdir();
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, connections_per_address);
+	tcase_add_test(tc, balancer_not_trusted);
+	tcase_add_test(tc, balancer_trusted);
 	tcase_add_test(tc, names_per_stream);
 	tcase_add_test(tc, requests_per_second);
 	tcase_add_test(tc, node_size);

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "balancer.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "xdtest.h"
+
+#define HAPROXY "/usr/sbin/haproxy"
+#define START_MS 10000
+
+/* A port nobody listens on now: bound to 0, read and let go (haproxy
+ * binds it a moment later; another test taking it between is
+ * unlikely, and then the start fails loudly). */
+static int free_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	XDT_REQUIRE(fd >= 0, "socket: %s", strerror(errno));
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	XDT_REQUIRE(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+			    getsockname(fd, (struct sockaddr *)&a, &len) == 0,
+		    "bind: %s", strerror(errno));
+	port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+static bool accepts(int port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port)};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	bool ok;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+struct xdt_balancer *xdt_balancer_start(const char *backend,
+					 const char *source)
+{
+	struct xdt_balancer *b = calloc(1, sizeof(*b));
+	char *cfg, *text, *log;
+	long long deadline;
+	int fd, status;
+
+	XDT_REQUIRE(b != NULL, "out of memory");
+	XDT_REQUIRE(access(HAPROXY, X_OK) == 0,
+		    "%s is missing: install haproxy (scripts/install-deps)", HAPROXY);
+	XDT_REQUIRE(asprintf(&b->dir, "%s/haproxy.%d.XXXXXX", xdtest_tmpdir(),
+			     (int)getpid()) > 0 && mkdtemp(b->dir) != NULL,
+		    "mkdtemp: %s", strerror(errno));
+	b->port = free_port();
+	snprintf(b->target, sizeof(b->target), "127.0.0.1:%d", b->port);
+	/* TCP mode: bytes pass as they are (HTTP/2, TLS alike); long
+	 * timeouts, as xDS streams last */
+	XDT_REQUIRE(asprintf(&text,
+			     "global\n  maxconn 512\n"
+			     "defaults\n  mode tcp\n  timeout connect 5s\n"
+			     "  timeout client 10m\n  timeout server 10m\n"
+			     "frontend xds\n  bind %s\n  default_backend xdsd\n"
+			     "backend xdsd\n  server xdsd-1 %s%s%s\n",
+			     b->target, backend, source ? " source " : "",
+			     source ? source : "") > 0, "out of memory");
+	cfg = xdtest_write_file(b->dir, "haproxy.cfg", text);
+	XDT_REQUIRE(asprintf(&log, "%s/haproxy.log", b->dir) > 0, "out of memory");
+	b->pid = fork();
+	XDT_REQUIRE(b->pid >= 0, "fork: %s", strerror(errno));
+	if (b->pid == 0) {
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+			close(fd);
+		}
+		/* a test that fails mid-way leaves no haproxy behind */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl(HAPROXY, HAPROXY, "-db", "-f", cfg, (char *)NULL);
+		_exit(127);
+	}
+	deadline = xdtest_now_ms() + START_MS;
+	while (!accepts(b->port)) {
+		char *said;
+
+		if (waitpid(b->pid, &status, WNOHANG) == b->pid ||
+		    xdtest_now_ms() > deadline) {
+			said = xdtest_read_file(log, NULL);
+			if (kill(b->pid, SIGKILL) == 0)
+				waitpid(b->pid, &status, 0);
+			xdtest_bail(__FILE__, __LINE__, "haproxy did not start: %s",
+				    said ? said : "(no output)");
+		}
+		xdtest_sleep_ms(20);
+	}
+	free(text);
+	free(cfg);
+	free(log);
+	return b;
+}
+
+void xdt_balancer_stop(struct xdt_balancer *b)
+{
+	int status;
+
+	if (b == NULL)
+		return;
+	kill(b->pid, SIGKILL);
+	waitpid(b->pid, &status, 0);
+	free(b->dir);
+	free(b);
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A real TCP balancer in front of a test's xdsd: Debian's haproxy in
+ * TCP mode, on 127.0.0.1, with its own configuration in a temporary
+ * directory, in the foreground (-db) as the test's child. Every
+ * connection xdsd sees through it comes from haproxy's address.
+ */
+#ifndef XD_TESTS_BALANCER_H
+#define XD_TESTS_BALANCER_H
+
+#include <sys/types.h>
+
+struct xdt_balancer {
+	pid_t pid;
+	int port;
+	char target[64]; /* "127.0.0.1:<port>": dial this */
+	char *dir;
+};
+
+/* Starts haproxy forwarding to `backend` ("127.0.0.1:<port>"), its
+ * connections to it from `source` (an address of lo such as
+ * "127.0.0.2", so that xdsd tells them from direct clients; NULL: the
+ * kernel's choice) and waits until it accepts connections. Fails the test when haproxy is missing
+ * (scripts/install-deps installs it) or does not start. */
+struct xdt_balancer *xdt_balancer_start(const char *backend,
+					 const char *source);
+
+/* Kills haproxy, waits for it and frees `b`. */
+void xdt_balancer_stop(struct xdt_balancer *b);
+
+#endif
