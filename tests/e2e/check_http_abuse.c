@@ -729,7 +729,56 @@ START_TEST(admin_connections_per_address)
 	assert_healthy(d, 3000);
 	slow_close(&many);
 	ck_assert(xdt_daemon_wait_log(d, "refused a connection from 127.0.0.2", 1000));
+	/* a loopback address may be a balancer's: the warning says what to do */
+	ck_assert(xdt_daemon_wait_log(d, "(admin_max_connections_per_address; if that address is a balancer's or proxy's, list it in trusted_proxies;", 1000));
 	ck_assert(metric(d, "xdsd_http_refused_total{endpoint=\"admin\",reason=\"per_address\"}") == many.n - 8);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* Connections still open after a moment, of those `s` opened. */
+static int still_open(const struct slow *s)
+{
+	int open = 0;
+
+	for (int i = 0; i < s->n; i++) {
+		struct pollfd p = {.fd = s->fd[i], .events = POLLIN};
+		char c;
+
+		if (poll(&p, 1, 100) == 0 || recv(s->fd[i], &c, 1, MSG_DONTWAIT) > 0)
+			open++;
+	}
+	return open;
+}
+
+/*
+ * A balancer's address (127.0.0.2 here) in trusted_proxies holds as
+ * many admin and REST-JSON connections as its clients need; another
+ * address is still held to the per-address limits.
+ */
+START_TEST(trusted_proxies_exempt)
+{
+	static struct slow admin, rest, other;
+	char *dir = xdtest_clusters_snapdir(3);
+	struct xdt_daemon *d = start(dir, "admin_max_connections_per_address: 8\n"
+					  "rest_max_connections_per_address: 4\n"
+					  "trusted_proxies: [127.0.0.2/32]\n");
+
+	slow_open(&admin, "127.0.0.2", d->admin_port, 20);
+	slow_open(&rest, "127.0.0.2", d->rest_port, 20);
+	slow_open(&other, "127.0.0.3", d->admin_port, 20);
+	xdtest_sleep_ms(300);
+	ck_assert_int_eq(still_open(&admin), 20);
+	ck_assert_int_eq(still_open(&rest), 20);
+	ck_assert_int_eq(still_open(&other), 8);
+	slow_close(&admin);
+	slow_close(&rest);
+	slow_close(&other);
+	ck_assert(xdt_daemon_wait_log(d, "refused a connection from 127.0.0.3", 1000));
+	ck_assert(metric(d, "xdsd_http_refused_total{endpoint=\"admin\",reason=\"per_address\"}") == 12);
+	ck_assert(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"per_address\"}") == 0);
+	assert_healthy(d, 3000);
 	stop(d);
 	free(dir);
 }
@@ -1000,6 +1049,7 @@ int main(void)
 	tcase_add_test(tc, slow_heads);
 	tcase_add_test(tc, admin_refuses_foreign_web_pages);
 	tcase_add_test(tc, admin_connections_per_address);
+	tcase_add_test(tc, trusted_proxies_exempt);
 	tcase_add_test(tc, rest_request_rate);
 	tcase_add_test(tc, ambiguous_framing_refused);
 	suite_add_tcase(s, tc);
