@@ -138,20 +138,35 @@ START_TEST(connections_per_address)
 }
 END_TEST
 
-/* The value of `series` in the daemon's /metrics. */
-static double metric(const struct xdt_daemon *d, const char *series)
-{
-	int status;
-	char *body = xdt_admin(d, "GET", "/metrics", NULL, &status, NULL);
-	double v;
+#define LIMITS_REFUSED "xdsd_streams_refused_total{reason=\"limits\"}"
 
-	ck_assert_int_eq(status, 200);
-	v = xdt_metrics_sample(body, series);
-	free(body);
-	return v;
+/* `n` clients of `target`, one connection each, every one served. */
+static void open_served(const char *target, struct xdc_conn **c,
+			struct xdc_stream **s, int n)
+{
+	for (int i = 0; i < n; i++) {
+		c[i] = xdc_connect(target);
+		s[i] = watch(c[i]);
+		ck_assert_msg(served(s[i]) == 2, "client %d of %s", i, target);
+	}
 }
 
-#define LIMITS_REFUSED "xdsd_streams_refused_total{reason=\"limits\"}"
+/* One more client of `target`, which the per-address limit refuses. */
+static void open_refused(struct xdt_daemon *d, const char *target,
+			 struct xdc_conn **c, struct xdc_stream **s)
+{
+	*c = xdc_connect(target);
+	*s = watch(*c);
+	exhausted(d, *s, "max_connections_per_address");
+}
+
+static void close_all(struct xdc_conn **c, struct xdc_stream **s, int n)
+{
+	for (int i = 0; i < n; i++) {
+		xdc_stream_free(s[i]);
+		xdc_conn_free(c[i]);
+	}
+}
 
 /* Behind a TCP balancer (haproxy, connecting from 127.0.0.2) every
  * client has the balancer's address: the per-address limit refuses the
@@ -164,22 +179,13 @@ START_TEST(balancer_not_trusted)
 	struct xdc_conn *c[6];
 	struct xdc_stream *s[6];
 
-	for (int i = 0; i < 5; i++) {
-		c[i] = xdc_connect(b->target);
-		s[i] = watch(c[i]);
-		ck_assert_int_eq(served(s[i]), 2);
-	}
-	ck_assert(metric(d, LIMITS_REFUSED) == 0);
-	c[5] = xdc_connect(b->target);
-	s[5] = watch(c[5]);
-	exhausted(d, s[5], "max_connections_per_address");
+	open_served(b->target, c, s, 5);
+	ck_assert(xdt_daemon_metric(d, LIMITS_REFUSED) == 0);
+	open_refused(d, b->target, &c[5], &s[5]);
 	ck_assert(xdt_daemon_wait_log(d, "from ipv4:127.0.0.2:", 100));
 	ck_assert(xdt_daemon_wait_log(d, "refused: 5 connections from this address already (max_connections_per_address); if that address is a balancer's or proxy's, list it in trusted_proxies", 100));
-	ck_assert(metric(d, LIMITS_REFUSED) == 1);
-	for (int i = 0; i < 6; i++) {
-		xdc_stream_free(s[i]);
-		xdc_conn_free(c[i]);
-	}
+	ck_assert(xdt_daemon_metric(d, LIMITS_REFUSED) == 1);
+	close_all(c, s, 6);
 	xdt_balancer_stop(b);
 	stop(d);
 	free(dir);
@@ -199,30 +205,14 @@ START_TEST(balancer_trusted)
 	struct xdc_stream *s[FLEET], *ds[6];
 
 	ck_assert(xdt_daemon_wait_log(d, "trusted proxies (exempt from the per-address limits): 127.0.0.2, fd00::/8", 100));
-	for (int i = 0; i < FLEET; i++) {
-		c[i] = xdc_connect(b->target);
-		s[i] = watch(c[i]);
-		ck_assert_msg(served(s[i]) == 2, "client %d through the balancer", i);
-	}
-	/* a direct client, from 127.0.0.1: limited as before */
-	for (int i = 0; i < 5; i++) {
-		direct[i] = xdc_connect(d->target);
-		ds[i] = watch(direct[i]);
-		ck_assert_int_eq(served(ds[i]), 2);
-	}
-	direct[5] = xdc_connect(d->target);
-	ds[5] = watch(direct[5]);
-	exhausted(d, ds[5], "max_connections_per_address");
+	open_served(b->target, c, s, FLEET);
+	/* direct clients, from 127.0.0.1: limited as before */
+	open_served(d->target, direct, ds, 5);
+	open_refused(d, d->target, &direct[5], &ds[5]);
 	ck_assert(xdt_daemon_wait_log(d, "from ipv4:127.0.0.1:", 100));
-	ck_assert(metric(d, LIMITS_REFUSED) == 1);
-	for (int i = 0; i < FLEET; i++) {
-		xdc_stream_free(s[i]);
-		xdc_conn_free(c[i]);
-	}
-	for (int i = 0; i < 6; i++) {
-		xdc_stream_free(ds[i]);
-		xdc_conn_free(direct[i]);
-	}
+	ck_assert(xdt_daemon_metric(d, LIMITS_REFUSED) == 1);
+	close_all(c, s, FLEET);
+	close_all(direct, ds, 6);
 	xdt_balancer_stop(b);
 	stop(d);
 	free(dir);

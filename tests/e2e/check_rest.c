@@ -208,20 +208,6 @@ static void expect_names(const struct xdt_daemon *d, const char *type,
 	json_decref(r);
 }
 
-/* The value of one sample of the admin endpoint's /metrics. */
-static double metric(const struct xdt_daemon *d, const char *sample)
-{
-	int status;
-	char *body = xdt_admin(d, "GET", "/metrics", NULL, &status, NULL);
-	double v;
-
-	ck_assert_int_eq(status, 200);
-	v = xdt_metrics_sample(body, sample);
-	ck_assert_msg(v >= 0, "no sample %s in /metrics", sample);
-	free(body);
-	return v;
-}
-
 /*
  * The refusal of a REST request from loopback as an operator reads it:
  * one warning naming the peer, the type, the node (`node`: as logged,
@@ -508,16 +494,16 @@ START_TEST(rest_bad_requests)
 	/* still serving */
 	expect_names(d, "clusters", "{}", "a b");
 	/* counted: the 413 is refused before REST sees it */
-	ck_assert_int_eq(metric(d, "xdsd_rest_refused_total"), 12);
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_rest_refused_total"), 12);
 	/* by reason: the 413 is the HTTP server's (too_large) */
-	ck_assert_int_eq(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"invalid_argument\"}"), 8);
-	ck_assert_int_eq(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"method\"}"), 1);
-	ck_assert_int_eq(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"unknown_path\"}"), 3);
-	ck_assert_int_eq(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"too_large\"}"), 1);
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"invalid_argument\"}"), 8);
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"method\"}"), 1);
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"unknown_path\"}"), 3);
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"too_large\"}"), 1);
 	expect_warning(d, "(CDS, no node read",
 		       "400 (invalid_argument): request body:1:");
-	ck_assert_int_eq(metric(d, "xdsd_rest_requests_total{type=\"clusters\"}"), 10);
-	ck_assert_int_eq(metric(d, "xdsd_rest_responses_total{type=\"clusters\"}"), 2);
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_rest_requests_total{type=\"clusters\"}"), 10);
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_rest_responses_total{type=\"clusters\"}"), 2);
 	stop(d);
 	free(dir);
 }
@@ -566,11 +552,11 @@ START_TEST(rest_held_polls_end)
 	snprintf(json, sizeof(json), "{" NODE ", \"version_info\": \"%s\"}", v);
 	curl_start(&c, d, "POST", "/v3/discovery:clusters", json);
 	ck_assert(xdt_daemon_wait_log(d, "(1 waiting)", 5000));
-	ck_assert_int_eq(metric(d, "xdsd_rest_polls_waiting"), 1);
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_rest_polls_waiting"), 1);
 	kill(c.pid, SIGKILL);
 	ck_assert(waitpid(c.pid, &st, 0) == c.pid);
 	ck_assert(xdt_daemon_wait_log(d, "closed while held", 5000));
-	ck_assert_int_eq(metric(d, "xdsd_rest_polls_waiting"), 0);
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_rest_polls_waiting"), 0);
 	unlink(c.body);
 	unlink(c.code);
 	curl_start(&c, d, "POST", "/v3/discovery:clusters", json);
@@ -648,8 +634,8 @@ START_TEST(rest_no_identity_refused)
 		       "403 (unauthenticated): a client with no identity may not speak for node id 'n1' cluster 'web'");
 	expect_warning(d, "(CDS, no node read",
 		       "400 (invalid_argument): request body: node.clustr: unknown field");
-	ck_assert_int_eq(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"unauthenticated\"}"), 2);
-	ck_assert_int_eq(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"invalid_argument\"}"), 1);
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"unauthenticated\"}"), 2);
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"invalid_argument\"}"), 1);
 	stop(d);
 	free(dir);
 }
@@ -672,7 +658,7 @@ START_TEST(rest_node_without_snapshot)
 	expect_names(d, "clusters", "{\"node\": {\"cluster\": \"prod\"}}", "p");
 	expect_warning(d, "(CDS, node 'n1' cluster 'web'",
 		       "404 (no_snapshot): no snapshot serves node cluster 'web'");
-	ck_assert_int_eq(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"no_snapshot\"}"), 2);
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"no_snapshot\"}"), 2);
 	stop(d);
 	free(dir);
 }
@@ -696,7 +682,7 @@ START_TEST(rest_node_limits_as_grpc)
 	/* the node is not taken, so not named: its size is the news */
 	expect_warning(d, "(CDS, no node read",
 		       "400 (limits): request body: node: the node id is 26 bytes; the limit is 16 (max_node_id_size)");
-	ck_assert_int_eq(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"limits\"}"), 1);
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"limits\"}"), 1);
 	stop(d);
 	free(dir);
 }

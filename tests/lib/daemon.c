@@ -423,3 +423,16 @@ const char *xdt_json_str(json_t *obj, const char *key)
 	ck_assert_msg(s != NULL, "no string '%s'", key);
 	return s;
 }
+
+double xdt_daemon_metric(const struct xdt_daemon *d, const char *series)
+{
+	int status;
+	char *body = xdt_admin(d, "GET", "/metrics", NULL, &status, NULL);
+	double v;
+
+	ck_assert_int_eq(status, 200);
+	v = xdt_metrics_sample(body, series);
+	ck_assert_msg(v >= 0, "no sample %s in /metrics", series);
+	free(body);
+	return v;
+}

@@ -103,6 +103,10 @@ json_t *xdt_admin_json(const struct xdt_daemon *d, const char *method,
  * in a /metrics text, or -1 when it has none. */
 double xdt_metrics_sample(const char *text, const char *series);
 
+/* The value of `series` in the daemon's /metrics (its admin endpoint);
+ * fails the test when it has none. */
+double xdt_daemon_metric(const struct xdt_daemon *d, const char *series);
+
 /* The daemon's GET /status.json, parsed (json_decref it). Fails the
  * test unless it answers 200, application/json, with JSON. */
 json_t *xdt_status_json(const struct xdt_daemon *d);

@@ -147,71 +147,60 @@ static int cidr_parse(const char *s)
 static const struct sockaddr *sock(const char *text)
 {
 	static struct sockaddr_storage ss;
+	struct addrinfo hints = {.ai_flags = AI_NUMERICHOST}, *res;
 
-	memset(&ss, 0, sizeof(ss));
-	if (strchr(text, ':') == NULL) {
-		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
-
-		in->sin_family = AF_INET;
-		in->sin_port = htons(40112);
-		ck_assert_int_eq(inet_pton(AF_INET, text, &in->sin_addr), 1);
-	} else {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons(40112);
-		ck_assert_int_eq(inet_pton(AF_INET6, text, &in6->sin6_addr), 1);
-	}
+	ck_assert_int_eq(getaddrinfo(text, "40112", &hints, &res), 0);
+	memcpy(&ss, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
 	return (const struct sockaddr *)&ss;
 }
 
 START_TEST(cidrs_parse)
 {
-	ck_assert_int_eq(cidr_parse("10.0.0.0/8"), 0);
-	ck_assert_int_eq(cidr.family, AF_INET);
-	ck_assert_uint_eq(cidr.bits, 8);
-	ck_assert_int_eq(cidr_parse("127.0.0.1"), 0);
-	ck_assert_uint_eq(cidr.bits, 32);
-	ck_assert_int_eq(cidr_parse("0.0.0.0/0"), 0);
-	ck_assert_uint_eq(cidr.bits, 0);
-	ck_assert_int_eq(cidr_parse("fd00::/8"), 0);
-	ck_assert_int_eq(cidr.family, AF_INET6);
-	ck_assert_uint_eq(cidr.bits, 8);
-	ck_assert_int_eq(cidr_parse("::1"), 0);
-	ck_assert_uint_eq(cidr.bits, 128);
-	/* an IPv4-mapped prefix is the IPv4 one */
-	ck_assert_int_eq(cidr_parse("::ffff:10.0.0.0/104"), 0);
-	ck_assert_int_eq(cidr.family, AF_INET);
-	ck_assert_uint_eq(cidr.bits, 8);
+	static const struct {
+		const char *text;
+		int family;
+		unsigned bits;
+	} cases[] = {
+		{"10.0.0.0/8", AF_INET, 8},
+		{"127.0.0.1", AF_INET, 32},
+		{"0.0.0.0/0", AF_INET, 0},
+		{"fd00::/8", AF_INET6, 8},
+		{"::1", AF_INET6, 128},
+		/* an IPv4-mapped prefix is the IPv4 one */
+		{"::ffff:10.0.0.0/104", AF_INET, 8},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_msg(cidr_parse(cases[i].text) == 0, "%s", why);
+		ck_assert_int_eq(cidr.family, cases[i].family);
+		ck_assert_uint_eq(cidr.bits, cases[i].bits);
+	}
 }
 END_TEST
 
 START_TEST(bad_cidrs_quoted)
 {
-	ck_assert_int_eq(cidr_parse("10.0.0.1/8"), -1);
-	ck_assert_str_eq(why, "'10.0.0.1/8': bits set after the /8 prefix (10.0.0.0/8?)");
-	ck_assert_int_eq(cidr_parse("fd00::1/8"), -1);
-	ck_assert_str_eq(why, "'fd00::1/8': bits set after the /8 prefix (fd00::/8?)");
-	ck_assert_int_eq(cidr_parse("10.0.0.0/33"), -1);
-	ck_assert_str_eq(why, "'10.0.0.0/33': the prefix length must be a number from 0 to 32");
-	ck_assert_int_eq(cidr_parse("fd00::/129"), -1);
-	ck_assert_str_eq(why, "'fd00::/129': the prefix length must be a number from 0 to 128");
-	ck_assert_int_eq(cidr_parse("10.0.0.0/"), -1);
-	ck_assert_str_eq(why, "'10.0.0.0/': the prefix length must be a number from 0 to 32");
-	ck_assert_int_eq(cidr_parse("10.0.0.0/-1"), -1);
-	ck_assert_str_eq(why, "'10.0.0.0/-1': the prefix length must be a number from 0 to 32");
-	ck_assert_int_eq(cidr_parse("lb.example.org"), -1);
-	ck_assert_str_eq(why, "'lb.example.org': not an IPv4 or IPv6 address or prefix (host names are not resolved)");
-	ck_assert_int_eq(cidr_parse("10.0.0"), -1);
-	ck_assert_str_eq(why, "'10.0.0': not an IPv4 or IPv6 address or prefix (host names are not resolved)");
-	ck_assert_int_eq(cidr_parse("10.0.0.7:8080"), -1);
-	ck_assert_str_eq(why, "'10.0.0.7:8080': not an address or prefix (no port: 10.0.0.7, 10.0.0.0/8)");
-	ck_assert_int_eq(cidr_parse("[::1]"), -1);
-	ck_assert_str_eq(why, "'[::1]': not an address or prefix (no brackets, no port: fd00::/8, ::1)");
-	ck_assert_int_eq(cidr_parse(""), -1);
-	ck_assert_str_eq(why, "'': empty; an address or prefix is needed (10.0.0.0/8, fd00::/8, 127.0.0.1)");
-	ck_assert_int_eq(cidr_parse("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128"), -1);
-	ck_assert_msg(strstr(why, "not an address or prefix (too long)") != NULL, "%s", why);
+	static const char *const cases[][2] = {
+		{"10.0.0.1/8", "'10.0.0.1/8': bits set after the /8 prefix (10.0.0.0/8?)"},
+		{"fd00::1/8", "'fd00::1/8': bits set after the /8 prefix (fd00::/8?)"},
+		{"10.0.0.0/33", "'10.0.0.0/33': the prefix length must be a number from 0 to 32"},
+		{"fd00::/129", "'fd00::/129': the prefix length must be a number from 0 to 128"},
+		{"10.0.0.0/", "'10.0.0.0/': the prefix length must be a number from 0 to 32"},
+		{"10.0.0.0/-1", "'10.0.0.0/-1': the prefix length must be a number from 0 to 32"},
+		{"lb.example.org", "'lb.example.org': not an IPv4 or IPv6 address or prefix (host names are not resolved)"},
+		{"10.0.0", "'10.0.0': not an IPv4 or IPv6 address or prefix (host names are not resolved)"},
+		{"10.0.0.7:8080", "'10.0.0.7:8080': not an address or prefix (no port: 10.0.0.7, 10.0.0.0/8)"},
+		{"[::1]", "'[::1]': not an address or prefix (no brackets, no port: fd00::/8, ::1)"},
+		{"", "'': empty; an address or prefix is needed (10.0.0.0/8, fd00::/8, 127.0.0.1)"},
+		{"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128",
+		 "'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128': not an address or prefix (too long)"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_int_eq(cidr_parse(cases[i][0]), -1);
+		ck_assert_str_eq(why, cases[i][1]);
+	}
 }
 END_TEST
 
