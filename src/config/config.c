@@ -270,6 +270,11 @@ static const char *parse_duration(const char *s, uint64_t *ms)
 	return "unknown duration unit (use ms, s, m or h)";
 }
 
+const char *xd_config_duration(const char *s, uint64_t *ms)
+{
+	return parse_duration(s, ms);
+}
+
 /* "4194304", "512KiB", "4MiB", "1GiB" (K/M/G and KB/MB/GB mean the same). */
 static const char *parse_size(const char *s, uint64_t *bytes)
 {
