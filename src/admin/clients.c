@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config/config.h"
 #include "http/http.h"
 #include "protocol/nameset.h"
 #include "util/jsonw.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 int xd_clients_filter_parse(struct xd_clients_filter *f, const char *query,
@@ -39,7 +39,7 @@ int xd_clients_filter_parse(struct xd_clients_filter *f, const char *query,
 		return -1;
 	}
 	rc = xd_http_query_get(query, "pending", pending, sizeof(pending));
-	if (rc != 0 && (rc < 0 || xd_config_duration(pending, &ms) != NULL ||
+	if (rc != 0 && (rc < 0 || xd_text_duration(pending, &ms) != NULL ||
 			ms > INT64_MAX)) {
 		snprintf(why, why_len, "pending must be a duration such as 30s, 1m or 0");
 		return -1;

@@ -365,10 +365,16 @@ static void client_row(struct xd_buf *out, const struct xd_client_view *c,
 	const char *name = xd_sub_sync_name(state);
 	char age[32];
 
-	xd_buf_printf(out, "<tbody class=\"client %s\"><tr><td><span class=\"badge %s\">%s</span></td>"
-			   "<td><div class=node>",
+	xd_buf_printf(out, "<tbody class=\"client %s\"><tr><td><span class=\"badge %s\">%s</span>",
 		      name, state == XD_SUB_SYNCED ? "ok" : state == XD_SUB_NACKED ? "bad" : "pending",
 		      name);
+	/* pending on the client: for how long its oldest response waits */
+	if (state == XD_SUB_PENDING && xd_client_view_oldest(c) >= 1000) {
+		xd_text_age(age, sizeof(age),
+			    (long long)(xd_client_view_oldest(c) / 1000));
+		xd_buf_printf(out, " <small class=age title=\"oldest response waiting for its ACK\">%s</small>", age);
+	}
+	xd_buf_printf(out, "</td><td><div class=node>");
 	if (c->has_node)
 		h(out, c->node_id);
 	else
@@ -403,6 +409,11 @@ static void client_row(struct xd_buf *out, const struct xd_client_view *c,
 		h(out, ct->sub->acked_version[0] ? ct->sub->acked_version : "nothing");
 		xd_buf_printf(out, "\">");
 		h(out, ct->label);
+		/* how long its response has waited for an answer */
+		if (ct->pending_since_ms != 0) {
+			xd_text_age(age, sizeof(age), (long long)(ct->pending_ms / 1000));
+			xd_buf_printf(out, " <small class=age title=\"waiting for its ACK\">%s</small>", age);
+		}
 		xd_buf_printf(out, "</span>");
 	}
 	xd_buf_printf(out, "</td></tr>\n");

@@ -157,9 +157,4 @@ void xd_config_print(const struct xd_config *cfg, FILE *out);
 
 void xd_config_free(struct xd_config *cfg);
 
-/* A duration as directives write it ("1.5s", "250ms", "2m", "1h", "0")
- * into *ms: NULL, or why it is not one. Also for the admin endpoint's
- * and xdsctl's arguments, so that they read ages the same way. */
-const char *xd_config_duration(const char *s, uint64_t *ms);
-
 #endif
