@@ -17,6 +17,8 @@
 #include "protocol/derived.h"
 #include "protocol/ledger.h"
 #include "protocol/nameset.h"
+#include "protocol/client.h"
+#include "protocol/stats.h"
 #include "protocol/sub.h"
 #include "snapshot/table.h"
 #include "xdtest.h"
@@ -1874,6 +1876,86 @@ START_TEST(sub_sent_without_nonce_stops)
 }
 END_TEST
 
+/* Staleness (docs/engine.md): a type is pending since the send of the
+ * response in flight, and only while it is; the caller's clocks date it
+ * for operators, and stats time every answer and count timeouts. */
+START_TEST(sub_pending_since_and_ack_delay)
+{
+	struct xd_table *t1 = TABLE(XD_CLUSTER, "a=A");
+	struct xd_table *t2 = TABLE(XD_CLUSTER, "a=A2");
+	struct xd_request r = sotw_req("", false, NULL, 0);
+	struct xd_sessions_stats st;
+	struct xd_client_view v = {.peer = "ipv4:10.0.0.7:1"};
+	struct xd_body *b;
+	struct xd_sub s;
+	uint64_t since = 7;
+
+	xd_sessions_stats_init(&st, 1);
+	xd_sub_init(&s, 3, "CDS");
+	ck_assert(!xd_sub_pending_since(&s, &since));
+	xd_sub_sotw_request(&s, &r, true, true, NULL, WALL_MS);
+	/* subscribed, nothing sent: pending on xdsd, not on the client */
+	ck_assert(!xd_sub_pending_since(&s, &since));
+	ck_assert_uint_eq(since, 7);
+	b = xd_sub_next(&s, t1, XD_FORM_SOTW, true);
+	ck_assert_ptr_nonnull(b);
+	xd_body_unref(b);
+	xd_sub_sent(&s, t1, 1, 5000);
+	ck_assert(xd_sub_pending_since(&s, &since));
+	ck_assert_uint_eq(since, 5000);
+
+	/* the view: its age at mono 12500 is 7.5 s, sent at wall - 7.5 s */
+	xd_client_view_type(&v, &s, t1, "CDS", NULL);
+	ck_assert_int_eq(v.types[0].pending_since_ms, 0);
+	xd_client_view_ages(&v, 12500, WALL_MS);
+	ck_assert_uint_eq(v.types[0].pending_ms, 7500);
+	ck_assert_int_eq(v.types[0].pending_since_ms, WALL_MS - 7500);
+	ck_assert_uint_eq(xd_client_view_oldest(&v), 7500);
+
+	/* a timeout is marked once per response; the next send clears it */
+	s.ack_overdue = true;
+	xd_sessions_stats_ack_timeout(&st, XD_CLUSTER);
+	ck_assert_uint_eq(st.types[XD_CLUSTER].ack_timeouts, 1);
+
+	/* the ACK: no longer pending; its delay observed */
+	r = sotw_req("1", false, NULL, 0);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true, true, NULL, WALL_MS),
+			 XD_SUB_ACK);
+	ck_assert(!xd_sub_pending_since(&s, &since));
+	xd_sessions_stats_answered(&st, XD_CLUSTER, &s, true, 0, 5250, WALL_MS);
+	ck_assert_uint_eq(st.types[XD_CLUSTER].ack_delay.count, 1);
+	ck_assert_double_eq_tol(st.types[XD_CLUSTER].ack_delay.sum, 0.25, 1e-9);
+	v.ntypes = 0;
+	xd_client_view_type(&v, &s, t1, "CDS", NULL);
+	xd_client_view_ages(&v, 12500, WALL_MS);
+	ck_assert_uint_eq(v.types[0].pending_ms, 0);
+	ck_assert_int_eq(v.types[0].pending_since_ms, 0);
+	ck_assert_uint_eq(xd_client_view_oldest(&v), 0);
+
+	/* a NACK answers too: timed alike, and not pending after it */
+	b = xd_sub_next(&s, t2, XD_FORM_SOTW, true);
+	ck_assert_ptr_nonnull(b);
+	xd_body_unref(b);
+	xd_sub_sent(&s, t2, 2, 6000);
+	ck_assert(!s.ack_overdue);
+	ck_assert(xd_sub_pending_since(&s, &since));
+	ck_assert_uint_eq(since, 6000);
+	r = sotw_req("2", true, NULL, 0);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true, true, NULL, WALL_MS),
+			 XD_SUB_NACK);
+	ck_assert(!xd_sub_pending_since(&s, &since));
+	xd_sessions_stats_answered(&st, XD_CLUSTER, &s, false, 0, 8000, WALL_MS);
+	ck_assert_uint_eq(st.types[XD_CLUSTER].ack_delay.count, 2);
+	ck_assert_double_eq_tol(st.types[XD_CLUSTER].ack_delay.sum, 2.25, 1e-9);
+	ck_assert_uint_eq(st.types[XD_CLUSTER].nacks, 1);
+
+	xd_sub_clear(&s);
+	xd_sessions_stats_free(&st);
+	xd_table_unref(t1);
+	xd_table_unref(t2);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("engine");
@@ -1945,6 +2027,7 @@ int main(void)
 	tcase_add_test(ledger, ledger_interned);
 	tcase_add_test(ledger, ledger_kinds);
 	tcase_add_test(ledger, ledger_shared_and_timed_by_caller);
+	tcase_add_test(ledger, sub_pending_since_and_ack_delay);
 	tcase_add_test_raise_signal(ledger, sub_sent_without_nonce_stops, SIGABRT);
 	suite_add_tcase(s, ledger);
 	return xdtest_run(s);
