@@ -731,14 +731,15 @@ const struct xd_sessions_stats *xd_sessions_stats(const struct xd_sessions *m)
 
 /* The stream as an operator sees it: the client's view (client.h),
  * with the stream's own fields and its types in push order. */
-static void view(const struct xd_session *ss, struct xd_client_view *v)
+static void view(const struct xd_session *ss, struct xd_client_view *v,
+		 uint64_t now_mono, int64_t now_wall)
 {
 	xd_client_view(&ss->client, v);
 	v->stream_id = xd_stream_id(ss->stream);
 	v->method = ss->method;
 	v->snapshot = ss->snap;
 	xd_typeset_view(&ss->types, ss->snap, v);
-	xd_client_view_ages(v, xd_mono_ms(), xd_wall_ms());
+	xd_client_view_ages(v, now_mono, now_wall);
 }
 
 void xd_sessions_visit(struct xd_sessions *m,
@@ -747,10 +748,14 @@ void xd_sessions_visit(struct xd_sessions *m,
 {
 	struct xd_client_view v;
 	struct xd_list *n;
+	/* one reading for the whole visit: ages compare across streams */
+	uint64_t now_mono = xd_mono_ms();
+	int64_t now_wall = xd_wall_ms();
 
 	XD_ASSERT_LOOP();
 	xd_list_for_each(n, &m->all) {
-		view(xd_container_of(n, struct xd_session, all), &v);
+		view(xd_container_of(n, struct xd_session, all), &v, now_mono,
+		     now_wall);
 		fn(ctx, &v);
 	}
 }

@@ -176,6 +176,18 @@ static char *line_of(const char *text, const char *prefix)
 /* The cell of `row` in the column headed `head` of the table whose
  * head line is `heads` (columns are aligned; a cell ends at two
  * spaces), malloc'd. */
+/* The row of `out` starting with `prefix` holds `state` and `types`. */
+static void row_has(const char *out, const char *prefix, const char *state,
+		    const char *types)
+{
+	char *line = line_of(out, prefix);
+
+	ck_assert_msg(line != NULL, "%s", out);
+	has(line, state);
+	has(line, types);
+	free(line);
+}
+
 static char *cell(const char *heads, const char *row, const char *head)
 {
 	const char *h = strstr(heads, head), *c, *end;
@@ -768,11 +780,7 @@ START_TEST(clients_table_and_filters)
 	has(line, " synced ");
 	has(line, "clusters:synced endpoints:synced");
 	free(line);
-	line = line_of(r.out, "nack-1 ");
-	ck_assert_msg(line != NULL, "%s", r.out);
-	has(line, " nacked ");
-	has(line, "clusters:synced endpoints:nacked");
-	free(line);
+	row_has(r.out, "nack-1 ", " nacked ", "clusters:synced endpoints:nacked");
 	/* the NACK under its stream, each line of the message */
 	has(r.out, "endpoints:nacked\n    endpoints NACKed at 20");
 	has(r.out, ": endpoints rejected: \"port 1 is reserved\"\n      second line\n");
@@ -831,7 +839,7 @@ END_TEST
  * waits for its answer (that long), not those in sync. */
 START_TEST(clients_pending_and_older)
 {
-	char *dir = xdtest_snapdir(), *admin, *line;
+	char *dir = xdtest_snapdir(), *admin;
 	struct xdt_daemon *d;
 	struct client ok, slow;
 	Envoy__Service__Discovery__V3__DiscoveryResponse *held;
@@ -855,11 +863,7 @@ START_TEST(clients_pending_and_older)
 
 	r = ctl(false, admin, (const char *const[]){"clients", "--pending", NULL});
 	want(&r, 0);
-	line = line_of(r.out, "slow-1 ");
-	ck_assert_msg(line != NULL, "%s", r.out);
-	has(line, " pending ");
-	has(line, "clusters:synced endpoints:pending(");
-	free(line);
+	row_has(r.out, "slow-1 ", " pending ", "clusters:synced endpoints:pending(");
 	lacks(r.out, "ack-1");
 	has(r.out, "\n1 of 2 streams\n");
 	run_free(&r);

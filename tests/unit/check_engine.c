@@ -1876,6 +1876,24 @@ START_TEST(sub_sent_without_nonce_stops)
 }
 END_TEST
 
+/* The client answers a CDS response (`nonce`) at `now` (monotonic):
+ * nothing waits after it, and the answers timed are `count` in all,
+ * `sum` seconds together. */
+static void answer_timed(struct xd_sub *s, struct xd_sessions_stats *st,
+			 const char *nonce, bool nack, uint64_t now,
+			 uint64_t count, double sum)
+{
+	struct xd_request r = sotw_req(nonce, nack, NULL, 0);
+	uint64_t since;
+
+	ck_assert_int_eq(xd_sub_sotw_request(s, &r, true, true, NULL, WALL_MS),
+			 nack ? XD_SUB_NACK : XD_SUB_ACK);
+	ck_assert(!xd_sub_pending_since(s, &since));
+	xd_sessions_stats_answered(st, XD_CLUSTER, s, !nack, 0, now, WALL_MS);
+	ck_assert_uint_eq(st->types[XD_CLUSTER].ack_delay.count, count);
+	ck_assert_double_eq_tol(st->types[XD_CLUSTER].ack_delay.sum, sum, 1e-9);
+}
+
 /* Staleness (docs/engine.md): a type is pending since the send of the
  * response in flight, and only while it is; the caller's clocks date it
  * for operators, and stats time every answer and count timeouts. */
@@ -1918,13 +1936,7 @@ START_TEST(sub_pending_since_and_ack_delay)
 	ck_assert_uint_eq(st.types[XD_CLUSTER].ack_timeouts, 1);
 
 	/* the ACK: no longer pending; its delay observed */
-	r = sotw_req("1", false, NULL, 0);
-	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true, true, NULL, WALL_MS),
-			 XD_SUB_ACK);
-	ck_assert(!xd_sub_pending_since(&s, &since));
-	xd_sessions_stats_answered(&st, XD_CLUSTER, &s, true, 0, 5250, WALL_MS);
-	ck_assert_uint_eq(st.types[XD_CLUSTER].ack_delay.count, 1);
-	ck_assert_double_eq_tol(st.types[XD_CLUSTER].ack_delay.sum, 0.25, 1e-9);
+	answer_timed(&s, &st, "1", false, 5250, 1, 0.25);
 	v.ntypes = 0;
 	xd_client_view_type(&v, &s, t1, "CDS", NULL);
 	xd_client_view_ages(&v, 12500, WALL_MS);
@@ -1940,13 +1952,7 @@ START_TEST(sub_pending_since_and_ack_delay)
 	ck_assert(!s.ack_overdue);
 	ck_assert(xd_sub_pending_since(&s, &since));
 	ck_assert_uint_eq(since, 6000);
-	r = sotw_req("2", true, NULL, 0);
-	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true, true, NULL, WALL_MS),
-			 XD_SUB_NACK);
-	ck_assert(!xd_sub_pending_since(&s, &since));
-	xd_sessions_stats_answered(&st, XD_CLUSTER, &s, false, 0, 8000, WALL_MS);
-	ck_assert_uint_eq(st.types[XD_CLUSTER].ack_delay.count, 2);
-	ck_assert_double_eq_tol(st.types[XD_CLUSTER].ack_delay.sum, 2.25, 1e-9);
+	answer_timed(&s, &st, "2", true, 8000, 2, 2.25);
 	ck_assert_uint_eq(st.types[XD_CLUSTER].nacks, 1);
 
 	xd_sub_clear(&s);
