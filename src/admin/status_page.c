@@ -164,7 +164,7 @@ static void header(struct xd_buf *out, const struct xd_admin_deps *deps,
 		   const struct xd_status_overview *o, bool ready)
 {
 	const struct xd_reload_stats *rs = xd_reloader_stats(deps->reloader);
-	char up[32], iso[32];
+	char up[32], iso[32], age[32];
 
 	xd_text_age(up, sizeof(up), (o->now_ms - o->started_ms) / 1000);
 	xd_jw_time(iso, o->started_ms);
@@ -184,10 +184,16 @@ static void header(struct xd_buf *out, const struct xd_admin_deps *deps,
 			   "<div><dt>streams</dt><dd id=streams>%zu</dd></div>"
 			   "<div><dt>nodes</dt><dd id=nodes>%zu</dd></div>"
 			   "<div><dt>synced</dt><dd id=synced>%zu</dd></div>"
-			   "<div><dt>pending</dt><dd id=pending>%zu</dd></div>"
+			   "<div><dt>pending</dt><dd id=pending>%zu",
+		      iso, up, o->streams, o->nodes, o->synced, o->pending);
+	/* how long the oldest response has waited for its answer */
+	if (o->oldest_pending_ms >= 1000) {
+		xd_text_age(age, sizeof(age), (long long)(o->oldest_pending_ms / 1000));
+		xd_buf_printf(out, " <small class=age title=\"oldest response waiting for its ACK\">%s</small>", age);
+	}
+	xd_buf_printf(out, "</dd></div>"
 			   "<div><dt>NACKed</dt><dd id=nacked>%zu</dd></div>"
 			   "<div><dt>reloads ok / failed</dt><dd id=reloads>%llu / %llu</dd></div>",
-		      iso, up, o->streams, o->nodes, o->synced, o->pending,
 		      o->nacked, rs->ok, rs->failed);
 	if (deps->tls != NULL)
 		tls_items(out, deps->tls, o->now_ms);

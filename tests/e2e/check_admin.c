@@ -567,6 +567,10 @@ START_TEST(unanswered_responses_age_and_time_out)
 	has_line(m, "xdsd_ack_delay_seconds_count{type=\"clusters\"} 2");
 	free(m);
 
+	doc = get_json(d, "/status.json", 200);
+	ck_assert(json_number_value(json_object_get(json_object_get(doc, "clients"),
+						    "oldest_pending_seconds")) >= 1);
+	json_decref(doc);
 	/* the status page shows its age next to pending */
 	page = xdt_admin(d, "GET", "/status", NULL, &status, NULL);
 	ck_assert_int_eq(status, 200);
@@ -583,6 +587,10 @@ START_TEST(unanswered_responses_age_and_time_out)
 	ck_assert(sample_value(m, "xdsd_ack_delay_seconds_sum{type=\"endpoints\"}") >= 1);
 	has_line(m, "xdsd_ack_timeouts_total{type=\"endpoints\"} 1");
 	free(m);
+	doc = get_json(d, "/status.json", 200);
+	ck_assert(json_number_value(json_object_get(json_object_get(doc, "clients"),
+						    "oldest_pending_seconds")) == 0);
+	json_decref(doc);
 	doc = get_json(d, "/clients?pending=0", 200);
 	ck_assert_int_eq(json_integer_value(json_object_get(doc, "count")), 0);
 	json_decref(doc);
