@@ -243,8 +243,7 @@ void xd_client_view_type(struct xd_client_view *v, const struct xd_sub *sub,
 	ct->pending_ms = 0;
 }
 
-void xd_client_view_ages(struct xd_client_view *v, uint64_t now_mono_ms,
-			 int64_t now_wall_ms)
+void xd_client_view_ages(struct xd_client_view *v, uint64_t now_mono_ms)
 {
 	for (size_t i = 0; i < v->ntypes; i++) {
 		struct xd_client_type *ct = &v->types[i];
@@ -259,10 +258,10 @@ void xd_client_view_ages(struct xd_client_view *v, uint64_t now_mono_ms,
 			       (unsigned long long)v->stream_id, v->peer,
 			       ct->label, (unsigned long long)since,
 			       (unsigned long long)now_mono_ms);
+		/* the age on the monotonic clock, right across a step of the
+		 * wall clock; the Unix time as the send read it */
 		ct->pending_ms = now_mono_ms - since;
-		/* the wall time of the send, as of the wall clock now: a
-		 * wall clock step moves it, the age stays right */
-		ct->pending_since_ms = now_wall_ms - (int64_t)ct->pending_ms;
+		ct->pending_since_ms = ct->sub->sent_wall_ms;
 	}
 }
 

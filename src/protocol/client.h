@@ -157,11 +157,9 @@ void xd_client_view_type(struct xd_client_view *v, const struct xd_sub *sub,
 			 const struct xd_table *current, const char *label,
 			 const char *type_url);
 
-/* Fills every type's pending_since_ms and pending_ms in `v` from the
- * clocks now: monotonic `now_mono_ms` (the one sends are recorded on)
- * and Unix `now_wall_ms`. */
-void xd_client_view_ages(struct xd_client_view *v, uint64_t now_mono_ms,
-			 int64_t now_wall_ms);
+/* Fills every type's pending_since_ms and pending_ms in `v`, ages as
+ * of `now_mono_ms` (the monotonic clock sends are recorded on). */
+void xd_client_view_ages(struct xd_client_view *v, uint64_t now_mono_ms);
 
 /* The longest any type of `v` has waited for an answer (ms; 0: none). */
 uint64_t xd_client_view_oldest(const struct xd_client_view *v);

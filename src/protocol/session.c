@@ -228,7 +228,7 @@ static void send_due(struct xd_session *ss, struct xd_sub *sub,
 {
 	uint64_t nonce = ++ss->next_nonce, now = xd_mono_ms();
 
-	xd_sub_sent(sub, table, nonce, now);
+	xd_sub_sent(sub, table, nonce, now, xd_wall_ms());
 	if (body->refreshes_ttl)
 		sub->ttl_refreshed_ms = now;
 	SLOG(XD_LOG_DEBUG, ss,
@@ -732,14 +732,14 @@ const struct xd_sessions_stats *xd_sessions_stats(const struct xd_sessions *m)
 /* The stream as an operator sees it: the client's view (client.h),
  * with the stream's own fields and its types in push order. */
 static void view(const struct xd_session *ss, struct xd_client_view *v,
-		 uint64_t now_mono, int64_t now_wall)
+		 uint64_t now_mono)
 {
 	xd_client_view(&ss->client, v);
 	v->stream_id = xd_stream_id(ss->stream);
 	v->method = ss->method;
 	v->snapshot = ss->snap;
 	xd_typeset_view(&ss->types, ss->snap, v);
-	xd_client_view_ages(v, now_mono, now_wall);
+	xd_client_view_ages(v, now_mono);
 }
 
 void xd_sessions_visit(struct xd_sessions *m,
@@ -750,12 +750,10 @@ void xd_sessions_visit(struct xd_sessions *m,
 	struct xd_list *n;
 	/* one reading for the whole visit: ages compare across streams */
 	uint64_t now_mono = xd_mono_ms();
-	int64_t now_wall = xd_wall_ms();
 
 	XD_ASSERT_LOOP();
 	xd_list_for_each(n, &m->all) {
-		view(xd_container_of(n, struct xd_session, all), &v, now_mono,
-		     now_wall);
+		view(xd_container_of(n, struct xd_session, all), &v, now_mono);
 		fn(ctx, &v);
 	}
 }

@@ -325,7 +325,7 @@ static char *sotw_step(struct xd_sub *s, struct xd_table *t, bool full,
 	if (b == NULL)
 		return NULL;
 	c = sotw_contents(b);
-	xd_sub_sent(s, t, ++*nonce, 0);
+	xd_sub_sent(s, t, ++*nonce, 0, WALL_MS);
 	xd_body_unref(b);
 	return c;
 }
@@ -544,7 +544,7 @@ START_TEST(bodies_shared_between_clients)
 		if (first == NULL)
 			first = xd_body_ref(b);
 		ck_assert_ptr_eq(b, first);
-		xd_sub_sent(&s[i], t, 1, 0);
+		xd_sub_sent(&s[i], t, 1, 0, WALL_MS);
 		xd_body_unref(b);
 	}
 	ck_assert_uint_eq(xd_body_computed() - before, 1);
@@ -630,7 +630,7 @@ START_TEST(heartbeat_bodies_shared)
 		b = xd_sub_next(&s[i], t, XD_FORM_DELTA_TTL, false);
 		ck_assert_ptr_nonnull(b);
 		ck_assert(b->refreshes_ttl);
-		xd_sub_sent(&s[i], t, 1, 0);
+		xd_sub_sent(&s[i], t, 1, 0, WALL_MS);
 		xd_body_unref(b);
 		ack = delta_req("1", NULL, 0, NULL, 0);
 		ck_assert_int_eq(xd_sub_delta_request(&s[i], &ack, false, NULL, WALL_MS),
@@ -671,7 +671,7 @@ START_TEST(heartbeat_bodies_shared)
 		xd_sub_init(&lone, 0, "test");
 		xd_sub_delta_request(&lone, &q, false, NULL, WALL_MS);
 		b = xd_sub_next(&lone, t, XD_FORM_DELTA_TTL, false);
-		xd_sub_sent(&lone, t, 1, 0);
+		xd_sub_sent(&lone, t, 1, 0, WALL_MS);
 		xd_body_unref(b);
 		ack = delta_req("1", NULL, 0, NULL, 0);
 		xd_sub_delta_request(&lone, &ack, false, NULL, WALL_MS);
@@ -710,7 +710,7 @@ static char *delta_step(struct xd_sub *s, struct xd_table *t, uint64_t *nonce)
 	}
 	ck_assert_str_eq(r->system_version_info, xd_table_version(t));
 	envoy__service__discovery__v3__delta_discovery_response__free_unpacked(r, NULL);
-	xd_sub_sent(s, t, ++*nonce, 0);
+	xd_sub_sent(s, t, ++*nonce, 0, WALL_MS);
 	xd_body_unref(b);
 	return out;
 }
@@ -1458,7 +1458,7 @@ static void client_life(struct xd_table *t, const struct xd_name *names,
 	xd_sub_sotw_request(&s, &r, true, n == 0, NULL, WALL_MS);
 	b = xd_sub_next(&s, t, XD_FORM_SOTW, n == 0);
 	ck_assert_ptr_nonnull(b);
-	xd_sub_sent(&s, t, 1, 0);
+	xd_sub_sent(&s, t, 1, 0, WALL_MS);
 	xd_body_unref(b);
 	r = sotw_req("1", false, names, n);
 	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true, n == 0, NULL, WALL_MS),
@@ -1831,7 +1831,7 @@ START_TEST(ledger_shared_and_timed_by_caller)
 		xd_sub_sotw_request(&s[i], &r, false, false, NULL, WALL_MS);
 		b[i] = xd_sub_next(&s[i], t1, XD_FORM_SOTW, false);
 		ck_assert_ptr_nonnull(b[i]);
-		xd_sub_sent(&s[i], t1, 1, 0);
+		xd_sub_sent(&s[i], t1, 1, 0, WALL_MS);
 		xd_body_unref(b[i]);
 	}
 	r = sotw_req("1", false, ab, 2);
@@ -1872,7 +1872,7 @@ START_TEST(sub_sent_without_nonce_stops)
 
 	xd_sub_init(&s, 42, "CDS");
 	xd_sub_sotw_request(&s, &r, true, true, NULL, WALL_MS);
-	xd_sub_sent(&s, t, 0, 0);
+	xd_sub_sent(&s, t, 0, 0, WALL_MS);
 }
 END_TEST
 
@@ -1918,16 +1918,17 @@ START_TEST(sub_pending_since_and_ack_delay)
 	b = xd_sub_next(&s, t1, XD_FORM_SOTW, true);
 	ck_assert_ptr_nonnull(b);
 	xd_body_unref(b);
-	xd_sub_sent(&s, t1, 1, 5000);
+	xd_sub_sent(&s, t1, 1, 5000, WALL_MS - 7000);
 	ck_assert(xd_sub_pending_since(&s, &since));
 	ck_assert_uint_eq(since, 5000);
 
-	/* the view: its age at mono 12500 is 7.5 s, sent at wall - 7.5 s */
+	/* the view: its age at mono 12500 is 7.5 s; its Unix time is the
+	 * one the send was given, whatever the wall clock does since */
 	xd_client_view_type(&v, &s, t1, "CDS", NULL);
 	ck_assert_int_eq(v.types[0].pending_since_ms, 0);
-	xd_client_view_ages(&v, 12500, WALL_MS);
+	xd_client_view_ages(&v, 12500);
 	ck_assert_uint_eq(v.types[0].pending_ms, 7500);
-	ck_assert_int_eq(v.types[0].pending_since_ms, WALL_MS - 7500);
+	ck_assert_int_eq(v.types[0].pending_since_ms, WALL_MS - 7000);
 	ck_assert_uint_eq(xd_client_view_oldest(&v), 7500);
 
 	/* a timeout is marked once per response; the next send clears it */
@@ -1939,7 +1940,7 @@ START_TEST(sub_pending_since_and_ack_delay)
 	answer_timed(&s, &st, "1", false, 5250, 1, 0.25);
 	v.ntypes = 0;
 	xd_client_view_type(&v, &s, t1, "CDS", NULL);
-	xd_client_view_ages(&v, 12500, WALL_MS);
+	xd_client_view_ages(&v, 12500);
 	ck_assert_uint_eq(v.types[0].pending_ms, 0);
 	ck_assert_int_eq(v.types[0].pending_since_ms, 0);
 	ck_assert_uint_eq(xd_client_view_oldest(&v), 0);
@@ -1948,7 +1949,7 @@ START_TEST(sub_pending_since_and_ack_delay)
 	b = xd_sub_next(&s, t2, XD_FORM_SOTW, true);
 	ck_assert_ptr_nonnull(b);
 	xd_body_unref(b);
-	xd_sub_sent(&s, t2, 2, 6000);
+	xd_sub_sent(&s, t2, 2, 6000, WALL_MS);
 	ck_assert(!s.ack_overdue);
 	ck_assert(xd_sub_pending_since(&s, &since));
 	ck_assert_uint_eq(since, 6000);
