@@ -8,17 +8,20 @@
 #include "http/http.h"
 #include "protocol/nameset.h"
 #include "util/jsonw.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 int xd_clients_filter_parse(struct xd_clients_filter *f, const char *query,
 			    char *glob_buf, size_t glob_cap, char *why,
 			    size_t why_len)
 {
-	char state[16];
+	char state[16], pending[32];
+	uint64_t ms;
 	int rc;
 
 	f->node_glob = NULL;
 	f->state = -1;
+	f->pending_ms = -1;
 	rc = xd_http_query_get(query, "node", glob_buf, glob_cap);
 	if (rc < 0) {
 		snprintf(why, why_len, "node: a glob of at most %zu bytes, percent-encoded",
@@ -35,6 +38,14 @@ int xd_clients_filter_parse(struct xd_clients_filter *f, const char *query,
 		snprintf(why, why_len, "state must be synced, pending or nacked");
 		return -1;
 	}
+	rc = xd_http_query_get(query, "pending", pending, sizeof(pending));
+	if (rc != 0 && (rc < 0 || xd_text_duration(pending, &ms) != NULL ||
+			ms > INT64_MAX)) {
+		snprintf(why, why_len, "pending must be a duration such as 30s, 1m or 0");
+		return -1;
+	}
+	if (rc > 0)
+		f->pending_ms = (int64_t)ms;
 	return 0;
 }
 
@@ -54,11 +65,23 @@ enum xd_sub_sync xd_clients_state(const struct xd_client_view *c)
 	return w;
 }
 
+/* Whether a response of `c` has waited at least `ms` for its answer. */
+static bool waits(const struct xd_client_view *c, uint64_t ms)
+{
+	for (size_t i = 0; i < c->ntypes; i++)
+		if (c->types[i].pending_since_ms != 0 &&
+		    c->types[i].pending_ms >= ms)
+			return true;
+	return false;
+}
+
 bool xd_clients_match(const struct xd_clients_filter *f,
 		      const struct xd_client_view *c, enum xd_sub_sync *state)
 {
 	*state = xd_clients_state(c);
 	if (f->state >= 0 && (int)*state != f->state)
+		return false;
+	if (f->pending_ms >= 0 && !waits(c, (uint64_t)f->pending_ms))
 		return false;
 	return f->node_glob == NULL || fnmatch(f->node_glob, c->node_id, 0) == 0;
 }
@@ -130,6 +153,13 @@ static void type_json(struct xd_jw *w, const struct xd_client_type *ct)
 	xd_jw_bool(w, sub->state == XD_SUB_IN_FLIGHT);
 	xd_jw_key(w, "state");
 	xd_jw_str(w, xd_sub_sync_name(ct->sync));
+	xd_jw_key(w, "pending_since");
+	if (ct->pending_since_ms == 0)
+		xd_jw_null(w);
+	else
+		xd_jw_int(w, ct->pending_since_ms);
+	xd_jw_key(w, "pending_seconds");
+	xd_jw_num(w, (double)ct->pending_ms / 1000.0);
 	xd_jw_obj_end(w);
 }
 

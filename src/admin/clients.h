@@ -16,11 +16,16 @@
  *         "acked_version": "..." | null, "current_version": "..." | null,
  *         "acks": 4, "nacks": 1,
  *         "last_nack": {"message": "...", "at": "..."} | null,
- *         "in_flight": false, "state": "nacked"} ] } ],
+ *         "in_flight": false, "state": "nacked",
+ *         "pending_since": 1795000000123 | null,  (Unix ms: the send of the
+ *                                   response in flight, docs/engine.md)
+ *         "pending_seconds": 12.5} ] } ],         (its age; 0 when none)
  *    "count": N, "streams": N_ALL}   (shown, and open in all)
  *
  * Filters: node=GLOB (fnmatch(3) on the node id), state=synced|pending|
- * nacked (the stream's state). A filter that cannot be read is a 400.
+ * nacked (the stream's state), pending=DURATION (streams with a type whose
+ * response has waited at least that long for its answer; "0": any
+ * response in flight). A filter that cannot be read is a 400.
  *
  * Thread: loop thread only.
  */
@@ -33,6 +38,9 @@
 struct xd_clients_filter {
 	const char *node_glob; /* NULL: every node */
 	int state;             /* enum xd_sub_sync, or -1 for any */
+	/* only streams with a type whose response has waited at least this
+	 * long (ms) for its answer; -1: any stream */
+	int64_t pending_ms;
 };
 
 /*

@@ -133,6 +133,9 @@ static void per_type(struct xd_buf *out, const struct xd_sessions_stats *st)
 		 offsetof(struct xd_type_stats, acks)},
 		{"xdsd_nacks_total", "Responses clients rejected, by resource type.",
 		 offsetof(struct xd_type_stats, nacks)},
+		{"xdsd_ack_timeouts_total",
+		 "Responses not answered within ack_timeout, by resource type.",
+		 offsetof(struct xd_type_stats, ack_timeouts)},
 	};
 
 	for (size_t c = 0; c < sizeof(counters) / sizeof(counters[0]); c++) {
@@ -151,17 +154,27 @@ static void per_type(struct xd_buf *out, const struct xd_sessions_stats *st)
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		histogram(out, "xdsd_convergence_seconds", "type", type_label(t),
 			  &st->types[t].convergence);
+	head(out, "xdsd_ack_delay_seconds", "histogram",
+	     "From a response being sent to the client's ACK or NACK of it, by resource type.");
+	for (int t = 0; t <= XD_RTYPE_COUNT; t++)
+		histogram(out, "xdsd_ack_delay_seconds", "type", type_label(t),
+			  &st->types[t].ack_delay);
 }
 
-/* (stream, type) pairs by sync state: one walk over the streams. */
+/* (stream, type) pairs by sync state, and the oldest response still
+ * waiting for its answer: one walk over the streams. */
 struct sync_count {
 	unsigned long long n[XD_RTYPE_COUNT + 1][3];
+	uint64_t oldest_ms;
 };
 
 static void count_sync(void *ctx, const struct xd_client_view *c)
 {
 	struct sync_count *sc = ctx;
+	uint64_t oldest = xd_client_view_oldest(c);
 
+	if (oldest > sc->oldest_ms)
+		sc->oldest_ms = oldest;
 	for (size_t i = 0; i < c->ntypes; i++) {
 		const struct xd_client_type *ct = &c->types[i];
 		int t = ct->current != NULL ? (int)xd_table_type(ct->current) :
@@ -185,6 +198,10 @@ static void subscriptions(struct xd_buf *out, struct xd_sessions *sessions)
 			sample(out, "xdsd_subscriptions", "type", type_label(t),
 			       "state", xd_sub_sync_name(states[s]),
 			       (double)sc.n[t][states[s]]);
+	head(out, "xdsd_oldest_unacked_seconds", "gauge",
+	     "Age of the oldest response still waiting for its ACK or NACK, over all streams and types (0: none).");
+	sample(out, "xdsd_oldest_unacked_seconds", NULL, NULL, NULL, NULL,
+	       (double)sc.oldest_ms / 1000.0);
 }
 
 static void reloads(struct xd_buf *out, const struct xd_reloader *r)

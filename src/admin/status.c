@@ -30,6 +30,8 @@ static void count(void *ctx, const struct xd_client_view *c)
 	enum xd_sub_sync state = xd_clients_state(c);
 
 	k->o->streams++;
+	if (xd_client_view_oldest(c) > k->o->oldest_pending_ms)
+		k->o->oldest_pending_ms = xd_client_view_oldest(c);
 	if (state == XD_SUB_NACKED)
 		k->o->nacked++;
 	else if (state == XD_SUB_PENDING)
@@ -241,6 +243,8 @@ void xd_status_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 	xd_jw_uint(&w, o.pending);
 	xd_jw_key(&w, "nacked");
 	xd_jw_uint(&w, o.nacked);
+	xd_jw_key(&w, "oldest_pending_seconds");
+	xd_jw_num(&w, (double)o.oldest_pending_ms / 1000.0);
 	xd_jw_obj_end(&w);
 
 	xd_jw_key(&w, "snapshots");

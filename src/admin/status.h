@@ -17,9 +17,11 @@
  *       "handshake_failures": 3},
  *    "streams": 12,                        (open xDS streams)
  *    "nodes": 10,                          (distinct node ids among them)
- *    "clients": {"synced": 9, "pending": 2, "nacked": 1},
+ *    "clients": {"synced": 9, "pending": 2, "nacked": 1,
  *                                          (streams by their worst type,
  *                                           as /clients' "state")
+ *       "oldest_pending_seconds": 12.5},   (the longest any response
+ *                                           waits for its answer; 0: none)
  *    "snapshots": [ {"key": "default", "version": "<16 hex>",
  *       "since": "<RFC 3339 UTC>",
  *       "resources": {"clusters": 3, "endpoints": 3},  (non-zero only)
@@ -47,6 +49,7 @@ struct xd_status_overview {
 	int64_t started_ms, now_ms; /* Unix ms */
 	size_t streams, nodes;
 	size_t synced, pending, nacked; /* streams by state */
+	uint64_t oldest_pending_ms; /* xdsd_oldest_unacked_seconds, in ms */
 };
 
 /* Walks every stream once to count them. */

@@ -164,7 +164,7 @@ static void header(struct xd_buf *out, const struct xd_admin_deps *deps,
 		   const struct xd_status_overview *o, bool ready)
 {
 	const struct xd_reload_stats *rs = xd_reloader_stats(deps->reloader);
-	char up[32], iso[32];
+	char up[32], iso[32], age[32];
 
 	xd_text_age(up, sizeof(up), (o->now_ms - o->started_ms) / 1000);
 	xd_jw_time(iso, o->started_ms);
@@ -184,10 +184,16 @@ static void header(struct xd_buf *out, const struct xd_admin_deps *deps,
 			   "<div><dt>streams</dt><dd id=streams>%zu</dd></div>"
 			   "<div><dt>nodes</dt><dd id=nodes>%zu</dd></div>"
 			   "<div><dt>synced</dt><dd id=synced>%zu</dd></div>"
-			   "<div><dt>pending</dt><dd id=pending>%zu</dd></div>"
+			   "<div><dt>pending</dt><dd id=pending>%zu",
+		      iso, up, o->streams, o->nodes, o->synced, o->pending);
+	/* how long the oldest response has waited for its answer */
+	if (o->oldest_pending_ms >= 1000) {
+		xd_text_age(age, sizeof(age), (long long)(o->oldest_pending_ms / 1000));
+		xd_buf_printf(out, " <small class=age title=\"oldest response waiting for its ACK\">%s</small>", age);
+	}
+	xd_buf_printf(out, "</dd></div>"
 			   "<div><dt>NACKed</dt><dd id=nacked>%zu</dd></div>"
 			   "<div><dt>reloads ok / failed</dt><dd id=reloads>%llu / %llu</dd></div>",
-		      iso, up, o->streams, o->nodes, o->synced, o->pending,
 		      o->nacked, rs->ok, rs->failed);
 	if (deps->tls != NULL)
 		tls_items(out, deps->tls, o->now_ms);
@@ -365,10 +371,16 @@ static void client_row(struct xd_buf *out, const struct xd_client_view *c,
 	const char *name = xd_sub_sync_name(state);
 	char age[32];
 
-	xd_buf_printf(out, "<tbody class=\"client %s\"><tr><td><span class=\"badge %s\">%s</span></td>"
-			   "<td><div class=node>",
+	xd_buf_printf(out, "<tbody class=\"client %s\"><tr><td><span class=\"badge %s\">%s</span>",
 		      name, state == XD_SUB_SYNCED ? "ok" : state == XD_SUB_NACKED ? "bad" : "pending",
 		      name);
+	/* pending on the client: for how long its oldest response waits */
+	if (state == XD_SUB_PENDING && xd_client_view_oldest(c) >= 1000) {
+		xd_text_age(age, sizeof(age),
+			    (long long)(xd_client_view_oldest(c) / 1000));
+		xd_buf_printf(out, " <small class=age title=\"oldest response waiting for its ACK\">%s</small>", age);
+	}
+	xd_buf_printf(out, "</td><td><div class=node>");
 	if (c->has_node)
 		h(out, c->node_id);
 	else
@@ -403,6 +415,11 @@ static void client_row(struct xd_buf *out, const struct xd_client_view *c,
 		h(out, ct->sub->acked_version[0] ? ct->sub->acked_version : "nothing");
 		xd_buf_printf(out, "\">");
 		h(out, ct->label);
+		/* how long its response has waited for an answer */
+		if (ct->pending_since_ms != 0) {
+			xd_text_age(age, sizeof(age), (long long)(ct->pending_ms / 1000));
+			xd_buf_printf(out, " <small class=age title=\"waiting for its ACK\">%s</small>", age);
+		}
 		xd_buf_printf(out, "</span>");
 	}
 	xd_buf_printf(out, "</td></tr>\n");

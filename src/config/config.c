@@ -123,6 +123,10 @@ static const struct directive directives[] = {
 	 1000, 24 * HOUR_MS, true,
 	 "close connections that hold no stream for this long (0: never)",
 	 NULL, NULL},
+	{"ack_timeout", T_DURATION, OFF(ack_timeout_ms), "30s", 1000,
+	 24 * HOUR_MS, true,
+	 "time a client gets to answer a response before a warning (0: never)",
+	 NULL, NULL},
 	{"max_names_per_stream", T_UINT, OFF(max_names_per_stream), "200000",
 	 1, 1u << 30, false,
 	 "resource names one stream may subscribe to, all types together",
@@ -236,35 +240,10 @@ static const char *parse_uint(const char *s, uint64_t *out)
 	return NULL;
 }
 
-/* "1.5s", "250ms", "2m", "1h", or "0". */
+/* "1.5s", "250ms", "2m", "1h", or "0" (util/text.h). */
 static const char *parse_duration(const char *s, uint64_t *ms)
 {
-	static const struct {
-		const char *unit;
-		double ms;
-	} units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
-	char *end;
-	double v;
-
-	if (strcmp(s, "0") == 0) {
-		*ms = 0;
-		return NULL;
-	}
-	if (*s < '0' || *s > '9')
-		return "not a duration (examples: 500ms, 30s, 5m, 1h)";
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno == ERANGE || v > 1e15)
-		return "duration too large";
-	if (end == s || *end == '\0')
-		return "duration needs a unit: ms, s, m or h";
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].unit) == 0) {
-			*ms = (uint64_t)(v * units[i].ms + 0.5);
-			return NULL;
-		}
-	}
-	return "unknown duration unit (use ms, s, m or h)";
+	return xd_text_duration(s, ms);
 }
 
 /* "4194304", "512KiB", "4MiB", "1GiB" (K/M/G and KB/MB/GB mean the same). */

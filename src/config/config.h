@@ -90,6 +90,8 @@ struct xd_config {
 	 * directive allows it). */
 	uint64_t max_connections_per_address;
 	uint64_t max_connection_idle_ms;
+	/* a response unanswered this long is warned of (0: never) */
+	uint64_t ack_timeout_ms;
 	uint64_t max_names_per_stream;
 	uint64_t max_requests_per_second;
 	uint64_t max_request_burst;

@@ -239,4 +239,38 @@ void xd_client_view_type(struct xd_client_view *v, const struct xd_sub *sub,
 	ct->sub = sub;
 	ct->current = current;
 	ct->sync = xd_sub_sync(sub, current);
+	ct->pending_since_ms = 0;
+	ct->pending_ms = 0;
+}
+
+void xd_client_view_ages(struct xd_client_view *v, uint64_t now_mono_ms)
+{
+	for (size_t i = 0; i < v->ntypes; i++) {
+		struct xd_client_type *ct = &v->types[i];
+		uint64_t since;
+
+		if (!xd_sub_pending_since(ct->sub, &since))
+			continue;
+		/* a send is recorded on the clock read after it: never later
+		 * than now, unless a caller mixed clocks */
+		XD_ASSERT_INFO(since <= now_mono_ms,
+			       "stream %llu from %s: %s sent at %llu, now %llu",
+			       (unsigned long long)v->stream_id, v->peer,
+			       ct->label, (unsigned long long)since,
+			       (unsigned long long)now_mono_ms);
+		/* the age on the monotonic clock, right across a step of the
+		 * wall clock; the Unix time as the send read it */
+		ct->pending_ms = now_mono_ms - since;
+		ct->pending_since_ms = ct->sub->sent_wall_ms;
+	}
+}
+
+uint64_t xd_client_view_oldest(const struct xd_client_view *v)
+{
+	uint64_t oldest = 0;
+
+	for (size_t i = 0; i < v->ntypes; i++)
+		if (v->types[i].pending_ms > oldest)
+			oldest = v->types[i].pending_ms;
+	return oldest;
 }

@@ -120,6 +120,11 @@ struct xd_client_type {
 	const struct xd_sub *sub;       /* subscription and answers: sub.h */
 	const struct xd_table *current; /* the type's table now, or NULL */
 	enum xd_sub_sync sync;
+	/* A response waits for its answer (sub.h: xd_sub_pending_since):
+	 * since when (Unix ms) and for how long (ms); both 0 when none does.
+	 * Set by xd_client_view_ages. */
+	int64_t pending_since_ms;
+	uint64_t pending_ms;
 };
 
 /* One client (a stream) as an operator sees it (status page, /clients,
@@ -151,5 +156,12 @@ void xd_client_view(const struct xd_client *c, struct xd_client_view *v);
 void xd_client_view_type(struct xd_client_view *v, const struct xd_sub *sub,
 			 const struct xd_table *current, const char *label,
 			 const char *type_url);
+
+/* Fills every type's pending_since_ms and pending_ms in `v`, ages as
+ * of `now_mono_ms` (the monotonic clock sends are recorded on). */
+void xd_client_view_ages(struct xd_client_view *v, uint64_t now_mono_ms);
+
+/* The longest any type of `v` has waited for an answer (ms; 0: none). */
+uint64_t xd_client_view_oldest(const struct xd_client_view *v);
 
 #endif

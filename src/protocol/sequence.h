@@ -97,7 +97,8 @@ struct xd_seq_step {
  * read and moved here. A type with nothing
  * to send is taken to hold its table already (as xd_sub_next does), so
  * `subs` may change even when nothing is sent. On XD_SEQ_SEND the caller
- * sends `body`, calls xd_sub_sent(&subs[type], table, nonce, now), then
+ * sends `body`, calls xd_sub_sent(&subs[type], table, nonce, now, and
+ * the Unix time), then
  * xd_seq_step_clear.
  */
 void xd_seq_next(struct xd_sub subs[XD_RTYPE_COUNT],

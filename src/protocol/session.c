@@ -27,6 +27,8 @@
 #define PUMP_BATCH 256
 /* How often sessions in an EDS wait (rule A2, sequence.h) look again. */
 #define EDS_WAIT_TICK_MS 100
+/* Streams the ack_timeout sweep looks at per loop iteration. */
+#define SWEEP_BATCH 1024
 
 struct xd_session {
 	struct xd_sessions *mgr;
@@ -58,6 +60,9 @@ struct xd_sessions {
 	struct xd_stream_handler handler;
 	uv_idle_t pump_idle;
 	uv_timer_t wait_timer;
+	/* ack_timeout: one sweep over every stream each half timeout */
+	uv_timer_t sweep_timer;
+	struct xd_list *sweep_next; /* where a sweep goes on; NULL: none */
 	struct xd_list all;     /* every session, oldest first */
 	struct xd_list queue;   /* sessions to pump, oldest first */
 	struct xd_list waiting; /* sessions in an EDS wait */
@@ -223,7 +228,7 @@ static void send_due(struct xd_session *ss, struct xd_sub *sub,
 {
 	uint64_t nonce = ++ss->next_nonce, now = xd_mono_ms();
 
-	xd_sub_sent(sub, table, nonce, now);
+	xd_sub_sent(sub, table, nonce, now, xd_wall_ms());
 	if (body->refreshes_ttl)
 		sub->ttl_refreshed_ms = now;
 	SLOG(XD_LOG_DEBUG, ss,
@@ -371,6 +376,70 @@ static void pump(struct xd_session *ss)
 		return;
 	send_due(ss, &ss->types.subs[st.type], st.table, st.body, tname(st.type));
 	xd_seq_step_clear(&st);
+}
+
+/* ---------------- ack_timeout ---------------- */
+
+/* Warnings of unanswered responses, a few a second: a fleet that stops
+ * answering at once must not flood the log. */
+static struct xd_log_limit ack_log = XD_LOG_LIMIT_INIT(5, 1000);
+
+/* Warns of each response of `ss` unanswered for ack_timeout, once. */
+static void sweep_session(struct xd_session *ss, uint64_t now)
+{
+	struct xd_sessions *m = ss->mgr;
+	struct xd_sub *subs[XD_TYPESET_MAX_SUBS];
+	size_t n = xd_typeset_active(&ss->types, subs);
+	unsigned long dropped;
+	uint64_t since;
+
+	for (size_t i = 0; i < n; i++) {
+		struct xd_sub *sub = subs[i];
+
+		if (sub->ack_overdue || !xd_sub_pending_since(sub, &since) ||
+		    now - since < m->cfg->ack_timeout_ms)
+			continue;
+		XD_ASSERT_INFO(sub->sent != NULL, "stream %llu: %s in flight",
+			       (unsigned long long)xd_stream_id(ss->stream),
+			       sub->label);
+		sub->ack_overdue = true;
+		xd_sessions_stats_ack_timeout(&m->stats, xd_table_type(sub->sent));
+		if (xd_log_limit_take(&ack_log, &dropped))
+			SLOG(XD_LOG_WARN, ss,
+			     "%.*s version %s (nonce %llu) not answered in %llus (ack_timeout)%s",
+			     XD_LOG_CLIP(strlen(sub->label)), sub->label,
+			     sub->sent_version, (unsigned long long)sub->nonce,
+			     (unsigned long long)((now - since) / 1000),
+			     dropped ? " (and more such responses, not logged)" : "");
+	}
+}
+
+/*
+ * The sweep: SWEEP_BATCH streams per loop iteration, so that a large
+ * fleet never holds the loop; the next sweep starts half a timeout
+ * after this one ends, so a response is warned of between ack_timeout
+ * and 1.5 times it after its send.
+ */
+static void on_sweep_tick(uv_timer_t *h)
+{
+	struct xd_sessions *m = h->data;
+	struct xd_list *n = m->sweep_next != NULL ? m->sweep_next : m->all.next;
+	uint64_t now = xd_mono_ms();
+
+	XD_ASSERT_LOOP();
+	for (int i = 0; i < SWEEP_BATCH && n != &m->all; i++) {
+		struct xd_session *ss = xd_container_of(n, struct xd_session, all);
+
+		n = n->next; /* sweep_session ends no stream */
+		sweep_session(ss, now);
+	}
+	if (n != &m->all) {
+		m->sweep_next = n;
+		uv_timer_start(h, on_sweep_tick, 0, 0);
+		return;
+	}
+	m->sweep_next = NULL;
+	uv_timer_start(h, on_sweep_tick, m->cfg->ack_timeout_ms / 2, 0);
 }
 
 /* ---------------- limits ---------------- */
@@ -580,6 +649,8 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 	struct xd_session *ss = st;
 
 	xd_list_remove(&ss->queued);
+	if (ss->mgr->sweep_next == &ss->all) /* the sweep goes on after it */
+		ss->mgr->sweep_next = ss->all.next;
 	xd_list_remove(&ss->all);
 	wait_list_remove(ss);
 	if (ss->beat_timer != NULL) /* it goes on its own; ss now */
@@ -618,6 +689,11 @@ struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
 	m->pump_idle.data = m;
 	uv_timer_init(loop, &m->wait_timer);
 	m->wait_timer.data = m;
+	uv_timer_init(loop, &m->sweep_timer);
+	m->sweep_timer.data = m;
+	if (cfg->ack_timeout_ms != 0)
+		uv_timer_start(&m->sweep_timer, on_sweep_tick,
+			       cfg->ack_timeout_ms / 2, 0);
 	return m;
 }
 
@@ -637,9 +713,10 @@ void xd_sessions_free(struct xd_sessions *m)
 {
 	if (m == NULL)
 		return;
-	m->closing = 2;
+	m->closing = 3;
 	uv_close((uv_handle_t *)&m->pump_idle, free_after_close);
 	uv_close((uv_handle_t *)&m->wait_timer, free_after_close);
+	uv_close((uv_handle_t *)&m->sweep_timer, free_after_close);
 }
 
 const struct xd_stream_handler *xd_sessions_handler(struct xd_sessions *m)
@@ -654,13 +731,15 @@ const struct xd_sessions_stats *xd_sessions_stats(const struct xd_sessions *m)
 
 /* The stream as an operator sees it: the client's view (client.h),
  * with the stream's own fields and its types in push order. */
-static void view(const struct xd_session *ss, struct xd_client_view *v)
+static void view(const struct xd_session *ss, struct xd_client_view *v,
+		 uint64_t now_mono)
 {
 	xd_client_view(&ss->client, v);
 	v->stream_id = xd_stream_id(ss->stream);
 	v->method = ss->method;
 	v->snapshot = ss->snap;
 	xd_typeset_view(&ss->types, ss->snap, v);
+	xd_client_view_ages(v, now_mono);
 }
 
 void xd_sessions_visit(struct xd_sessions *m,
@@ -669,10 +748,12 @@ void xd_sessions_visit(struct xd_sessions *m,
 {
 	struct xd_client_view v;
 	struct xd_list *n;
+	/* one reading for the whole visit: ages compare across streams */
+	uint64_t now_mono = xd_mono_ms();
 
 	XD_ASSERT_LOOP();
 	xd_list_for_each(n, &m->all) {
-		view(xd_container_of(n, struct xd_session, all), &v);
+		view(xd_container_of(n, struct xd_session, all), &v, now_mono);
 		fn(ctx, &v);
 	}
 }

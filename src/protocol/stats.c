@@ -9,10 +9,14 @@
 void xd_sessions_stats_init(struct xd_sessions_stats *st, size_t nmethods)
 {
 	st->streams = xd_calloc(nmethods, sizeof(size_t));
-	for (int t = 0; t <= XD_RTYPE_COUNT; t++)
+	for (int t = 0; t <= XD_RTYPE_COUNT; t++) {
 		xd_histogram_init(&st->types[t].convergence,
 				  xd_histogram_push_bounds,
 				  xd_histogram_push_nbounds);
+		xd_histogram_init(&st->types[t].ack_delay,
+				  xd_histogram_push_bounds,
+				  xd_histogram_push_nbounds);
+	}
 }
 
 void xd_sessions_stats_free(struct xd_sessions_stats *st)
@@ -68,6 +72,14 @@ void xd_sessions_stats_answered(struct xd_sessions_stats *st,
 				uint64_t now_mono_ms, int64_t now_wall_ms)
 {
 	XD_ASSERT_LOOP();
+	/* an answer comes after its send on the one monotonic clock */
+	XD_ASSERT_INFO(now_mono_ms >= sub->sent_at_ms,
+		       "stream %llu: %s answered at %llu, sent at %llu",
+		       (unsigned long long)sub->stream_id, sub->label,
+		       (unsigned long long)now_mono_ms,
+		       (unsigned long long)sub->sent_at_ms);
+	xd_histogram_observe(&st->types[type].ack_delay,
+			     (double)(now_mono_ms - sub->sent_at_ms) / 1000.0);
 	if (!ack) {
 		st->nacks++;
 		st->types[type].nacks++;
@@ -77,4 +89,12 @@ void xd_sessions_stats_answered(struct xd_sessions_stats *st,
 	st->types[type].acks++;
 	observe_convergence(st, type, sub, opened_mono_ms, now_mono_ms,
 			    now_wall_ms);
+}
+
+void xd_sessions_stats_ack_timeout(struct xd_sessions_stats *st,
+				   enum xd_rtype type)
+{
+	XD_ASSERT_LOOP();
+	XD_ASSERT(type <= XD_RTYPE_COUNT);
+	st->types[type].ack_timeouts++;
 }

@@ -2,7 +2,8 @@
 /*
  * What every xDS stream together has done, for /metrics and the status
  * page (admin/): streams per method, requests, responses and their
- * bytes, ACKs and NACKs per type, and how long changes took to reach
+ * bytes, ACKs and NACKs per type, how long clients took to answer
+ * responses and how many did not within `ack_timeout:`, and how long changes took to reach
  * the clients that were connected when they were published
  * (convergence: a histogram per type and a ring of recent samples).
  *
@@ -25,6 +26,10 @@
  * serve). */
 struct xd_type_stats {
 	unsigned long long responses, response_bytes, acks, nacks;
+	/* responses not answered within `ack_timeout:` (each once) */
+	unsigned long long ack_timeouts;
+	/* From a response being sent to its ACK or NACK (every answer). */
+	struct xd_histogram ack_delay;
 	/* From a change being served to a client's ACK of it, for clients
 	 * connected before the change (so first syncs do not count). */
 	struct xd_histogram convergence;
@@ -58,7 +63,8 @@ void xd_sessions_stats_sent(struct xd_sessions_stats *st, enum xd_rtype type,
 			    size_t bytes);
 
 /*
- * A client's ACK (or NACK) of what `sub` (of `type`) holds. An ACK of
+ * A client's ACK (or NACK) of what `sub` (of `type`) holds: its delay
+ * since the response was sent (sub->sent_at_ms) is observed. An ACK of
  * content published (monotonic ms) after the stream opened at
  * `opened_mono_ms` is a convergence, observed once per table and
  * stream; `now_mono_ms` and `now_wall_ms` say when.
@@ -67,5 +73,9 @@ void xd_sessions_stats_answered(struct xd_sessions_stats *st,
 				enum xd_rtype type, struct xd_sub *sub,
 				bool ack, uint64_t opened_mono_ms,
 				uint64_t now_mono_ms, int64_t now_wall_ms);
+
+/* A response of `type` went unanswered for `ack_timeout:`. */
+void xd_sessions_stats_ack_timeout(struct xd_sessions_stats *st,
+				   enum xd_rtype type);
 
 #endif

@@ -580,7 +580,7 @@ struct xd_body *xd_sub_heartbeat(struct xd_sub *s, enum xd_form form,
 }
 
 void xd_sub_sent(struct xd_sub *s, struct xd_table *table, uint64_t nonce,
-		 uint64_t now_ms)
+		 uint64_t now_ms, int64_t wall_ms)
 {
 	XD_ASSERT_LOOP();
 	XD_ASSERT_INFO(table != NULL && nonce != 0,
@@ -588,6 +588,8 @@ void xd_sub_sent(struct xd_sub *s, struct xd_table *table, uint64_t nonce,
 		       (unsigned long long)s->stream_id, s->label,
 		       (unsigned long long)nonce);
 	s->sent_at_ms = now_ms;
+	s->sent_wall_ms = wall_ms;
+	s->ack_overdue = false;
 	memcpy(s->sent_version, xd_table_version(table),
 	       sizeof(s->sent_version) - 1);
 	s->sent_version[sizeof(s->sent_version) - 1] = '\0';
@@ -611,6 +613,14 @@ enum xd_sub_sync xd_sub_sync(const struct xd_sub *s,
 	    xd_table_vhash(s->ledger->table) == xd_table_vhash(current))
 		return XD_SUB_SYNCED;
 	return XD_SUB_PENDING;
+}
+
+bool xd_sub_pending_since(const struct xd_sub *s, uint64_t *since_ms)
+{
+	if (s->state != XD_SUB_IN_FLIGHT)
+		return false;
+	*since_ms = s->sent_at_ms;
+	return true;
 }
 
 const char *xd_sub_sync_name(enum xd_sub_sync sync)

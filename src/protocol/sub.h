@@ -89,6 +89,10 @@ struct xd_sub {
 				   XD_SUB_NACK_MESSAGE_MAX), or NULL */
 	int64_t nack_at_ms;     /* when (Unix ms) */
 	uint64_t sent_at_ms;    /* when the last response went out (monotonic) */
+	int64_t sent_wall_ms;   /* the same in Unix ms, for operators */
+	/* the response in flight outlived `ack_timeout:` and was warned of
+	 * (set by the session; cleared by the next send): once per response */
+	bool ack_overdue;
 	/* when the last response that carried every resource with a TTL
 	 * the client holds went out, a heartbeat or not (rule L1) */
 	uint64_t ttl_refreshed_ms;
@@ -174,9 +178,9 @@ struct xd_body *xd_sub_heartbeat(struct xd_sub *s, enum xd_form form,
 				 uint64_t now_ms, uint64_t *due_ms);
 
 /* Records that the body from xd_sub_next(table) went out as `nonce` at
- * `now_ms` (monotonic). */
+ * `now_ms` (monotonic), which is `wall_ms` (Unix ms). */
 void xd_sub_sent(struct xd_sub *s, struct xd_table *table, uint64_t nonce,
-		 uint64_t now_ms);
+		 uint64_t now_ms, int64_t wall_ms);
 
 /*
  * Where the type stands for an operator, against `current` (the type's
@@ -192,6 +196,16 @@ enum xd_sub_sync {
 enum xd_sub_sync xd_sub_sync(const struct xd_sub *s,
 			     const struct xd_table *current);
 const char *xd_sub_sync_name(enum xd_sub_sync sync);
+
+/*
+ * Whether a response waits for its answer (IN_FLIGHT), and since when
+ * (*since_ms, monotonic: the send, as xd_sub_sent was told; its Unix
+ * time is sent_wall_ms). This is
+ * "pending since" (docs/engine.md, "Staleness"): a type that is pending
+ * with nothing in flight (nothing sent yet, or the sequencer holding it
+ * back) waits on xdsd, not on the client, and has no such time.
+ */
+bool xd_sub_pending_since(const struct xd_sub *s, uint64_t *since_ms);
 
 /* Parses a nonce this server issued ("123"); 0 if it is not one. */
 uint64_t xd_sub_parse_nonce(struct xd_name n);

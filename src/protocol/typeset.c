@@ -234,6 +234,24 @@ struct xd_body *xd_typeset_heartbeat(struct xd_typeset *ts, enum xd_form form,
 	return NULL;
 }
 
+size_t xd_typeset_active(struct xd_typeset *ts,
+			 struct xd_sub *out[XD_TYPESET_MAX_SUBS])
+{
+	size_t n = 0;
+
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		if (xd_sub_active(&ts->subs[t]))
+			out[n++] = &ts->subs[t];
+	for (int k = 0; k < XD_CTYPE_COUNT; k++)
+		if (xd_sub_active(&ts->colls[k].sub))
+			out[n++] = &ts->colls[k].sub;
+	for (int i = 0; i < XD_TYPESET_MAX_UNKNOWN; i++)
+		if (ts->unknown[i].table != NULL &&
+		    xd_sub_active(&ts->unknown[i].sub))
+			out[n++] = &ts->unknown[i].sub;
+	return n;
+}
+
 void xd_typeset_view(const struct xd_typeset *ts,
 		     const struct xd_snapshot *snap, struct xd_client_view *v)
 {

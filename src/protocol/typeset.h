@@ -112,6 +112,16 @@ struct xd_body *xd_typeset_heartbeat(struct xd_typeset *ts, enum xd_form form,
 				     uint64_t now, struct xd_sub **sub,
 				     const char **label, uint64_t *next);
 
+/* Every subscription of a stream: served types, list collections and
+ * unknown types. */
+#define XD_TYPESET_MAX_SUBS \
+	(XD_RTYPE_COUNT + XD_CTYPE_COUNT + XD_TYPESET_MAX_UNKNOWN)
+
+/* The types asked for (not IDLE), at most XD_TYPESET_MAX_SUBS, into
+ * `out`; returns how many. */
+size_t xd_typeset_active(struct xd_typeset *ts,
+			 struct xd_sub *out[XD_TYPESET_MAX_SUBS]);
+
 /* Adds every type asked for to the operator's view, in push order. */
 void xd_typeset_view(const struct xd_typeset *ts,
 		     const struct xd_snapshot *snap, struct xd_client_view *v);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "util/text.h"
 
+#include <errno.h>
 #include <fnmatch.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -119,6 +121,36 @@ void xd_text_age(char *out, size_t cap, long long s)
 		snprintf(out, cap, "%lldh %lldm", s / 3600, s / 60 % 60);
 	else
 		snprintf(out, cap, "%lldd %lldh", s / 86400, s / 3600 % 24);
+}
+
+const char *xd_text_duration(const char *s, uint64_t *ms)
+{
+	static const struct {
+		const char *unit;
+		double ms;
+	} units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
+	char *end;
+	double v;
+
+	if (strcmp(s, "0") == 0) {
+		*ms = 0;
+		return NULL;
+	}
+	if (*s < '0' || *s > '9')
+		return "not a duration (examples: 500ms, 30s, 5m, 1h)";
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno == ERANGE || v > 1e15)
+		return "duration too large";
+	if (end == s || *end == '\0')
+		return "duration needs a unit: ms, s, m or h";
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit) == 0) {
+			*ms = (uint64_t)(v * units[i].ms + 0.5);
+			return NULL;
+		}
+	}
+	return "unknown duration unit (use ms, s, m or h)";
 }
 
 void xd_text_bytes(char *out, size_t cap, double bytes)

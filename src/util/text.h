@@ -80,6 +80,11 @@ size_t xd_text_utf8_put(struct xd_buf *out, const uint8_t *s, size_t n,
 /* An age for people: "7s", "5m 6s", "2h 3m", "3d 4h" (negative: 0s). */
 void xd_text_age(char *out, size_t cap, long long seconds);
 
+/* A duration as xdsd.yaml writes it ("1.5s", "250ms", "2m", "1h", or
+ * "0") into *ms: NULL, or why it is not one. Also how the admin
+ * endpoint and xdsctl read ages, so that all read them alike. */
+const char *xd_text_duration(const char *s, uint64_t *ms);
+
 /* A size for people: "512 B", "1.2 KiB", "3.4 MiB", up to TiB. */
 void xd_text_bytes(char *out, size_t cap, double bytes);
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * xdsctl clients [--nacked] [NODE-GLOB]: GET /clients as a table, one
- * stream a row, each NACK's message under its stream. The identity is
+ * xdsctl clients [--nacked] [--pending [--older AGE]] [NODE-GLOB]: GET
+ * /clients as a table, one stream a row, each NACK's message under its
+ * stream; a type whose response waits for its answer shows for how long
+ * ("listeners:pending(12s)"). The identity is
  * what the client's certificate proved over mTLS, "-" without one.
  */
 #include <stdio.h>
@@ -9,6 +11,7 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/text.h"
 #include "xdsctl/call.h"
 #include "xdsctl/ctl.h"
 #include "xdsctl/show.h"
@@ -23,10 +26,19 @@ static char *type_states(json_t *types)
 	json_t *t;
 	char b1[64], b2[64];
 
-	json_array_foreach(types, i, t)
+	json_array_foreach(types, i, t) {
+		json_t *secs = json_object_get(t, "pending_seconds");
+
 		xd_buf_printf(&b, "%s%s:%s", i ? " " : "",
 			      xc_text(t, "type", b1, sizeof(b1)),
 			      xc_text(t, "state", b2, sizeof(b2)));
+		if (json_is_integer(json_object_get(t, "pending_since")) &&
+		    json_is_number(secs)) {
+			xd_text_age(b1, sizeof(b1),
+				    (long long)json_number_value(secs));
+			xd_buf_printf(&b, "(%s)", b1);
+		}
+	}
 	if (b.len == 0)
 		xd_buf_printf(&b, "-");
 	xd_buf_putc(&b, '\0');
@@ -69,7 +81,8 @@ static void print_table(json_t *doc, const struct xc_opts *o, const char *glob)
 
 	if (json_array_size(list) == 0) {
 		printf("no streams%s (of %lld)\n",
-		       o->nacked || glob ? " match" : "", xc_int(doc, "streams"));
+		       o->nacked || o->pending || glob ? " match" : "",
+		       xc_int(doc, "streams"));
 		return;
 	}
 	tab = xc_table_new(NCOLS, head);
@@ -112,6 +125,8 @@ int xc_clients(const struct xc_opts *o, int argc, char **args)
 	xd_buf_printf(&path, "/clients");
 	if (o->nacked)
 		xc_query_add(&path, "state", "nacked");
+	if (o->pending != NULL)
+		xc_query_add(&path, "pending", o->pending);
 	if (argc == 1)
 		xc_query_add(&path, "node", args[0]);
 	xd_buf_putc(&path, '\0');

@@ -27,6 +27,10 @@ struct xc_opts {
 	int timeout_ms;
 	bool json;   /* print the endpoint's JSON as it came */
 	bool nacked; /* clients: only the NACKed streams */
+	/* clients: only streams whose response waited this long for its
+	 * answer, as the duration given ("0" for --pending alone); NULL:
+	 * every stream */
+	const char *pending;
 };
 
 /* The commands: `args` are the words after the command's name. */

@@ -5,11 +5,13 @@
  */
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/address.h"
+#include "util/text.h"
 #include "xdsctl/ctl.h"
 
 #define DEFAULT_ADMIN "127.0.0.1:18080"
@@ -28,9 +30,10 @@ static void usage(FILE *out)
 		"  status                       the daemon, its streams, snapshots and reloads;\n"
 		"                               exit status 1 when it is not ready or its\n"
 		"                               last reload was refused\n"
-		"  clients [--nacked] [GLOB]    every stream (those of nodes matching GLOB),\n"
+		"  clients [--nacked] [--pending [--older AGE]] [GLOB]\n"
+		"                               every stream (those of nodes matching GLOB),\n"
 		"                               its mTLS identity and sync state per type;\n"
-		"                               NACK messages\n"
+		"                               NACK messages; how long responses wait\n"
 		"  dump SNAPSHOT [TYPE [NAME]]  a snapshot's resources, as JSON\n"
 		"  reload                       reload the snapshots as SIGHUP does;\n"
 		"                               exit status 1 when they are refused\n"
@@ -41,6 +44,9 @@ static void usage(FILE *out)
 		"      --json            print xdsd's JSON answer as it is, for scripts\n"
 		"      --timeout SECONDS give up after this long (default %d)\n"
 		"      --nacked          clients: only the streams that NACKed\n"
+		"      --pending         clients: only the streams with a response\n"
+		"                        waiting for its ACK or NACK\n"
+		"      --older AGE       with --pending: waiting at least AGE (30s, 5m)\n"
 		"  -h, --help            show this help and exit\n"
 		"  -V, --version         show the version and exit\n"
 		"\n"
@@ -87,13 +93,15 @@ static int timeout_ms(const char *arg, int *out)
 	return 0;
 }
 
-enum { OPT_ADMIN = 256, OPT_JSON, OPT_TIMEOUT, OPT_NACKED };
+enum { OPT_ADMIN = 256, OPT_JSON, OPT_TIMEOUT, OPT_NACKED, OPT_PENDING, OPT_OLDER };
 
 static const struct option long_opts[] = {
 	{"admin", required_argument, NULL, OPT_ADMIN},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
 	{"nacked", no_argument, NULL, OPT_NACKED},
+	{"pending", no_argument, NULL, OPT_PENDING},
+	{"older", required_argument, NULL, OPT_OLDER},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -113,7 +121,9 @@ int main(int argc, char **argv)
 {
 	struct xc_opts o = {.timeout_ms = DEFAULT_TIMEOUT_S * 1000};
 	const char *env = getenv("XDSCTL_ADMIN");
-	const char *admin_from = "--admin", *why;
+	const char *admin_from = "--admin", *why, *older = NULL;
+	bool pending = false;
+	uint64_t older_ms;
 	int c, rc;
 
 	o.admin = NULL;
@@ -133,6 +143,15 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NACKED:
 			o.nacked = true;
+			break;
+		case OPT_PENDING:
+			pending = true;
+			break;
+		case OPT_OLDER:
+			why = xd_text_duration(optarg, &older_ms);
+			if (why != NULL)
+				return xc_usage_error("--older '%s': %s", optarg, why);
+			older = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -162,6 +181,12 @@ int main(int argc, char **argv)
 		return xc_usage_error("which command? status, clients, dump or reload");
 	if (o.nacked && strcmp(argv[optind], "clients") != 0)
 		return xc_usage_error("--nacked goes with clients");
+	if (older != NULL && !pending)
+		return xc_usage_error("--older goes with --pending");
+	if (pending && strcmp(argv[optind], "clients") != 0)
+		return xc_usage_error("--pending goes with clients");
+	if (pending)
+		o.pending = older != NULL ? older : "0";
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(commands[i].name, argv[optind]) != 0)
 			continue;

@@ -19,6 +19,7 @@
 
 #include "daemon.h"
 #include "http/client.h"
+#include "util/clock.h"
 #include "node.h"
 #include "xdtest.h"
 
@@ -494,6 +495,117 @@ START_TEST(metrics_parse_and_count)
 }
 END_TEST
 
+/* A client that does not ACK (docs/engine.md, "Staleness"): /clients
+ * dates its response and ages it, /metrics has the oldest such age, the
+ * ack_timeout warning names it once, and its ACK at last is timed. */
+START_TEST(unanswered_responses_age_and_time_out)
+{
+	char *dir = xdtest_snapdir(), cfg[1024], *m, *log, *page;
+	struct xdt_node ok, slow;
+	struct xdt_node_opts so = {.id = "slow-1", .endpoints = "svc",
+				   .hold_endpoints = true};
+	struct xdt_daemon *d;
+	json_t *doc, *t;
+	long long sent_after, since;
+	double age1, age2;
+	int status;
+
+	xdtest_write_svc_snapshot(dir, 8080, TOKEN_SECRET);
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nsnapshots: %s\nack_timeout: 1s\n", dir);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	client_open(&ok, d->target, "ack-1", false);
+	sent_after = xd_wall_ms();
+	xdt_node_open(&slow, d->target, &so);
+	wait_states(d, 1, 0);
+
+	doc = get_json(d, "/clients", 200);
+	t = type_of(client_of(doc, "slow-1"), "endpoints");
+	ck_assert_str_eq(xdt_json_str(t, "state"), "pending");
+	ck_assert(json_is_true(json_object_get(t, "in_flight")));
+	ck_assert(json_is_integer(json_object_get(t, "pending_since")));
+	since = json_integer_value(json_object_get(t, "pending_since"));
+	ck_assert_msg(since >= sent_after - 5 && since <= xd_wall_ms() + 5,
+		      "pending_since %lld, sent after %lld", since, sent_after);
+	age1 = json_number_value(json_object_get(t, "pending_seconds"));
+	ck_assert(age1 >= 0 && age1 < 5);
+	/* answered types wait for nothing */
+	t = type_of(client_of(doc, "slow-1"), "clusters");
+	ck_assert(json_is_null(json_object_get(t, "pending_since")));
+	ck_assert(json_number_value(json_object_get(t, "pending_seconds")) == 0);
+	t = type_of(client_of(doc, "ack-1"), "endpoints");
+	ck_assert(json_is_null(json_object_get(t, "pending_since")));
+	json_decref(doc);
+
+	/* the timeout: one warning naming the node, type and version */
+	ck_assert(xdt_daemon_wait_log(d, "(ack_timeout)", WAIT_MS));
+	log = xdt_daemon_log(d);
+	ck_assert_msg(strstr(log, "node 'slow-1': EDS version ") != NULL, "%s", log);
+	ck_assert_ptr_null(strstr(log, "node 'ack-1': EDS version "));
+	free(log);
+
+	/* the age grows; the filter finds it, and not the synced client */
+	doc = get_json(d, "/clients?pending=1s", 200);
+	ck_assert_int_eq(json_integer_value(json_object_get(doc, "count")), 1);
+	t = type_of(client_of(doc, "slow-1"), "endpoints");
+	age2 = json_number_value(json_object_get(t, "pending_seconds"));
+	ck_assert_msg(age2 >= 1 && age2 > age1, "ages %g then %g", age1, age2);
+	ck_assert_int_eq(json_integer_value(json_object_get(t, "pending_since")), since);
+	json_decref(doc);
+	doc = get_json(d, "/clients?pending=1h", 200);
+	ck_assert_int_eq(json_integer_value(json_object_get(doc, "count")), 0);
+	json_decref(doc);
+	free(xdt_admin(d, "GET", "/clients?pending=soon", NULL, &status, NULL));
+	ck_assert_int_eq(status, 400);
+
+	m = parsed_metrics(d);
+	ck_assert(sample_value(m, "xdsd_oldest_unacked_seconds") >= 1);
+	has_line(m, "xdsd_ack_timeouts_total{type=\"endpoints\"} 1");
+	has_line(m, "xdsd_ack_timeouts_total{type=\"clusters\"} 0");
+	/* ack-1 answered clusters and endpoints, slow-1 clusters only */
+	has_line(m, "xdsd_ack_delay_seconds_count{type=\"endpoints\"} 1");
+	has_line(m, "xdsd_ack_delay_seconds_count{type=\"clusters\"} 2");
+	free(m);
+
+	doc = get_json(d, "/status.json", 200);
+	ck_assert(json_number_value(json_object_get(json_object_get(doc, "clients"),
+						    "oldest_pending_seconds")) >= 1);
+	json_decref(doc);
+	/* the status page shows its age next to pending */
+	page = xdt_admin(d, "GET", "/status", NULL, &status, NULL);
+	ck_assert_int_eq(status, 200);
+	ck_assert_msg(strstr(page, "EDS <small class=age title=\"waiting for its ACK\">") != NULL,
+		      "%s", page);
+	free(page);
+
+	/* it answers at last: nothing waits, its delay is counted */
+	xdt_node_release(&slow);
+	wait_states(d, 2, 0);
+	m = parsed_metrics(d);
+	has_line(m, "xdsd_oldest_unacked_seconds 0");
+	has_line(m, "xdsd_ack_delay_seconds_count{type=\"endpoints\"} 2");
+	ck_assert(sample_value(m, "xdsd_ack_delay_seconds_sum{type=\"endpoints\"}") >= 1);
+	has_line(m, "xdsd_ack_timeouts_total{type=\"endpoints\"} 1");
+	free(m);
+	doc = get_json(d, "/status.json", 200);
+	ck_assert(json_number_value(json_object_get(json_object_get(doc, "clients"),
+						    "oldest_pending_seconds")) == 0);
+	json_decref(doc);
+	doc = get_json(d, "/clients?pending=0", 200);
+	ck_assert_int_eq(json_integer_value(json_object_get(doc, "count")), 0);
+	json_decref(doc);
+	/* once per response: no second warning */
+	log = xdt_daemon_log(d);
+	ck_assert_ptr_eq(strstr(strstr(log, "(ack_timeout)") + 1, "(ack_timeout)"), NULL);
+	free(log);
+
+	xdt_node_close(&ok);
+	xdt_node_close(&slow);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 START_TEST(config_dump)
 {
 	char *dir = xdtest_snapdir();
@@ -733,6 +845,7 @@ int main(void)
 	tcase_add_test(tc, expect_continue_answered);
 	tcase_add_test(tc, clients_show_acks_and_nacks);
 	tcase_add_test(tc, metrics_parse_and_count);
+	tcase_add_test(tc, unanswered_responses_age_and_time_out);
 	tcase_add_test(tc, config_dump);
 	tcase_add_test(tc, config_dump_xdstp_any_spelling);
 	tcase_add_test(tc, reload_reports_errors);

@@ -176,6 +176,18 @@ static char *line_of(const char *text, const char *prefix)
 /* The cell of `row` in the column headed `head` of the table whose
  * head line is `heads` (columns are aligned; a cell ends at two
  * spaces), malloc'd. */
+/* The row of `out` starting with `prefix` holds `state` and `types`. */
+static void row_has(const char *out, const char *prefix, const char *state,
+		    const char *types)
+{
+	char *line = line_of(out, prefix);
+
+	ck_assert_msg(line != NULL, "%s", out);
+	has(line, state);
+	has(line, types);
+	free(line);
+}
+
 static char *cell(const char *heads, const char *row, const char *head)
 {
 	const char *h = strstr(heads, head), *c, *end;
@@ -351,6 +363,10 @@ START_TEST(usage_errors_exit_2)
 		{"dump", "a", "b", "c", "d", NULL},
 		{"clients", "a*", "b*", NULL},
 		{"--nacked", "status", NULL},
+		{"--pending", "status", NULL},
+		{"--older", "1s", "clients", NULL},
+		{"--pending", "--older", "soon", "clients", NULL},
+		{"--pending", "--older", NULL},
 		{"status", "--admin", NULL},
 	};
 	struct run r;
@@ -764,11 +780,7 @@ START_TEST(clients_table_and_filters)
 	has(line, " synced ");
 	has(line, "clusters:synced endpoints:synced");
 	free(line);
-	line = line_of(r.out, "nack-1 ");
-	ck_assert_msg(line != NULL, "%s", r.out);
-	has(line, " nacked ");
-	has(line, "clusters:synced endpoints:nacked");
-	free(line);
+	row_has(r.out, "nack-1 ", " nacked ", "clusters:synced endpoints:nacked");
 	/* the NACK under its stream, each line of the message */
 	has(r.out, "endpoints:nacked\n    endpoints NACKed at 20");
 	has(r.out, ": endpoints rejected: \"port 1 is reserved\"\n      second line\n");
@@ -817,6 +829,79 @@ START_TEST(clients_table_and_filters)
 	client_close(&ok);
 	client_close(&bad);
 	client_close(&evil);
+	stop(d);
+	free(admin);
+	free(dir);
+}
+END_TEST
+
+/* xdsctl clients --pending [--older AGE]: the streams whose response
+ * waits for its answer (that long), not those in sync. */
+START_TEST(clients_pending_and_older)
+{
+	char *dir = xdtest_snapdir(), *admin;
+	struct xdt_daemon *d;
+	struct client ok, slow;
+	Envoy__Service__Discovery__V3__DiscoveryResponse *held;
+	json_t *j, *mine;
+	struct run r;
+
+	xdtest_write_svc_snapshot(dir, 8080, NULL);
+	d = start(dir, NULL);
+	admin = admin_of(d);
+	client_open(&ok, d->target, "ack-1", false);
+	/* slow-1 takes the endpoints and never answers */
+	slow.id = "slow-1";
+	slow.conn = xdc_connect(d->target);
+	slow.s = xdc_open(slow.conn, XDC_ADS);
+	request(&slow, CDS_URL, NULL, NULL, NULL, NULL);
+	answer(&slow, CDS_URL, NULL, NULL);
+	request(&slow, EDS_URL, "svc", NULL, NULL, NULL);
+	held = xdc_recv_sotw(slow.s, WAIT_MS);
+	ck_assert_ptr_nonnull(held);
+	wait_states(d, 1, 0);
+
+	r = ctl(false, admin, (const char *const[]){"clients", "--pending", NULL});
+	want(&r, 0);
+	row_has(r.out, "slow-1 ", " pending ", "clusters:synced endpoints:pending(");
+	lacks(r.out, "ack-1");
+	has(r.out, "\n1 of 2 streams\n");
+	run_free(&r);
+
+	xdtest_sleep_ms(1100);
+	r = ctl(false, admin, (const char *const[]){"clients", "--pending", "--older", "1s", NULL});
+	want(&r, 0);
+	has(r.out, "\nslow-1 ");
+	lacks(r.out, "ack-1");
+	/* at least a second: "1s", "2s"..., never "0s" */
+	lacks(r.out, "endpoints:pending(0s)");
+	run_free(&r);
+	r = ctl(false, admin, (const char *const[]){"clients", "--pending", "--older", "1h", NULL});
+	want(&r, 0);
+	ck_assert_str_eq(r.out, "no streams match (of 2)\n");
+	run_free(&r);
+	r = ctl(false, admin, (const char *const[]){"clients", "--json", "--pending", "--older", "500ms", NULL});
+	want(&r, 0);
+	j = parse(r.out);
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "count")), 1);
+	mine = json_array_get(json_object_get(j, "clients"), 0);
+	ck_assert(json_integer_value(json_object_get(
+			  json_array_get(json_object_get(mine, "types"), 1),
+			  "pending_since")) > 1.7e12);
+	json_decref(j);
+	run_free(&r);
+
+	/* once it ACKs, nothing is pending */
+	request(&slow, EDS_URL, "svc", held->version_info, held->nonce, NULL);
+	envoy__service__discovery__v3__discovery_response__free_unpacked(held, NULL);
+	wait_states(d, 2, 0);
+	r = ctl(false, admin, (const char *const[]){"clients", "--pending", NULL});
+	want(&r, 0);
+	ck_assert_str_eq(r.out, "no streams match (of 2)\n");
+	run_free(&r);
+
+	client_close(&ok);
+	client_close(&slow);
 	stop(d);
 	free(admin);
 	free(dir);
@@ -1212,6 +1297,7 @@ int main(void)
 	tcase_add_test(tc, unreachable_exits_3);
 	tcase_add_test(tc, not_xdsd_exits_3);
 	tcase_add_test(tc, clients_table_and_filters);
+	tcase_add_test(tc, clients_pending_and_older);
 	tcase_add_test(tc, clients_show_mtls_identities);
 	tcase_add_test(tc, dump_snapshot_type_name);
 	tcase_add_test(tc, reload_ok_and_refused);

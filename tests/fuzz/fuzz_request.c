@@ -1244,7 +1244,7 @@ static void send(struct peer *p, struct xd_sub *s, struct sending *x)
 	TRACE("%d:   sent %s nonce %llu: %zu resources, %zu missing, %zu removed\n",
 	      p->id, x->label, (unsigned long long)nonce,
 	      x->body->nresources, x->body->nmissing, x->body->nremoved);
-	xd_sub_sent(s, x->table, nonce, p->now);
+	xd_sub_sent(s, x->table, nonce, p->now, 0);
 	/* session.c send_due: a body with every resource with a TTL that
 	 * the client is to hold starts their TTLs again (rule L1) */
 	if (x->body->refreshes_ttl)

@@ -59,6 +59,15 @@ void xdt_node_answer(struct xdt_node *n, const char *url, char **version)
 
 	ck_assert_msg(r != NULL, "%s: no %s response", n->o.id, url);
 	ck_assert_str_eq(r->type_url, url);
+	if (strcmp(url, XDT_EDS_URL) == 0 && n->o.hold_endpoints) {
+		ck_assert_ptr_null(n->held_nonce);
+		n->held_version = strdup(r->version_info);
+		n->held_nonce = strdup(r->nonce);
+		if (version != NULL)
+			*version = strdup(r->version_info);
+		envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
+		return;
+	}
 	/* a NACK names the version the client still holds: none here */
 	request(n, url, nack ? "" : r->version_info, r->nonce, nack);
 	if (version != NULL)
@@ -70,6 +79,7 @@ void xdt_node_open(struct xdt_node *n, const char *target,
 		   const struct xdt_node_opts *o)
 {
 	n->o = *o;
+	n->held_version = n->held_nonce = NULL;
 	if (o->cert != NULL) {
 		char pem[64], key[64];
 
@@ -87,8 +97,19 @@ void xdt_node_open(struct xdt_node *n, const char *target,
 	xdt_node_answer(n, XDT_EDS_URL, NULL);
 }
 
+void xdt_node_release(struct xdt_node *n)
+{
+	ck_assert_ptr_nonnull(n->held_nonce);
+	request(n, XDT_EDS_URL, n->held_version, n->held_nonce, NULL);
+	free(n->held_version);
+	free(n->held_nonce);
+	n->held_version = n->held_nonce = NULL;
+}
+
 void xdt_node_close(struct xdt_node *n)
 {
+	free(n->held_version);
+	free(n->held_nonce);
 	xdc_stream_free(n->s);
 	xdc_conn_free(n->conn);
 }

@@ -27,6 +27,9 @@ struct xdt_node_opts {
 	const char *agent_version; /* NULL: "1.2.3" */
 	const char *endpoints;  /* the cluster whose endpoints it asks for */
 	const char *nack_endpoints; /* NULL: ACK them; else the NACK message */
+	/* receive the endpoints' response but answer it only at
+	 * xdt_node_release: a client that does not ACK */
+	bool hold_endpoints;
 	/* NULL: plaintext; else mTLS with the certificate NAME.pem and key
 	 * NAME.key of tests/lib/make-certs.sh ("frontend"), trusting ca.pem
 	 * (xdtest_make_certs must have run) */
@@ -37,6 +40,7 @@ struct xdt_node {
 	struct xdt_node_opts o; /* strings borrowed: they must outlive it */
 	struct xdc_conn *conn;
 	struct xdc_stream *s;
+	char *held_version, *held_nonce; /* a held response's, or NULL */
 };
 
 /*
@@ -51,6 +55,9 @@ void xdt_node_open(struct xdt_node *n, const char *target,
  * it; its version in *version (malloc'd) when not NULL. */
 void xdt_node_answer(struct xdt_node *n, const char *type_url,
 		     char **version);
+
+/* Answers the endpoints' response held back (hold_endpoints) now. */
+void xdt_node_release(struct xdt_node *n);
 
 void xdt_node_close(struct xdt_node *n);
 

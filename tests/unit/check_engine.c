@@ -17,6 +17,8 @@
 #include "protocol/derived.h"
 #include "protocol/ledger.h"
 #include "protocol/nameset.h"
+#include "protocol/client.h"
+#include "protocol/stats.h"
 #include "protocol/sub.h"
 #include "snapshot/table.h"
 #include "xdtest.h"
@@ -323,7 +325,7 @@ static char *sotw_step(struct xd_sub *s, struct xd_table *t, bool full,
 	if (b == NULL)
 		return NULL;
 	c = sotw_contents(b);
-	xd_sub_sent(s, t, ++*nonce, 0);
+	xd_sub_sent(s, t, ++*nonce, 0, WALL_MS);
 	xd_body_unref(b);
 	return c;
 }
@@ -542,7 +544,7 @@ START_TEST(bodies_shared_between_clients)
 		if (first == NULL)
 			first = xd_body_ref(b);
 		ck_assert_ptr_eq(b, first);
-		xd_sub_sent(&s[i], t, 1, 0);
+		xd_sub_sent(&s[i], t, 1, 0, WALL_MS);
 		xd_body_unref(b);
 	}
 	ck_assert_uint_eq(xd_body_computed() - before, 1);
@@ -628,7 +630,7 @@ START_TEST(heartbeat_bodies_shared)
 		b = xd_sub_next(&s[i], t, XD_FORM_DELTA_TTL, false);
 		ck_assert_ptr_nonnull(b);
 		ck_assert(b->refreshes_ttl);
-		xd_sub_sent(&s[i], t, 1, 0);
+		xd_sub_sent(&s[i], t, 1, 0, WALL_MS);
 		xd_body_unref(b);
 		ack = delta_req("1", NULL, 0, NULL, 0);
 		ck_assert_int_eq(xd_sub_delta_request(&s[i], &ack, false, NULL, WALL_MS),
@@ -669,7 +671,7 @@ START_TEST(heartbeat_bodies_shared)
 		xd_sub_init(&lone, 0, "test");
 		xd_sub_delta_request(&lone, &q, false, NULL, WALL_MS);
 		b = xd_sub_next(&lone, t, XD_FORM_DELTA_TTL, false);
-		xd_sub_sent(&lone, t, 1, 0);
+		xd_sub_sent(&lone, t, 1, 0, WALL_MS);
 		xd_body_unref(b);
 		ack = delta_req("1", NULL, 0, NULL, 0);
 		xd_sub_delta_request(&lone, &ack, false, NULL, WALL_MS);
@@ -708,7 +710,7 @@ static char *delta_step(struct xd_sub *s, struct xd_table *t, uint64_t *nonce)
 	}
 	ck_assert_str_eq(r->system_version_info, xd_table_version(t));
 	envoy__service__discovery__v3__delta_discovery_response__free_unpacked(r, NULL);
-	xd_sub_sent(s, t, ++*nonce, 0);
+	xd_sub_sent(s, t, ++*nonce, 0, WALL_MS);
 	xd_body_unref(b);
 	return out;
 }
@@ -1456,7 +1458,7 @@ static void client_life(struct xd_table *t, const struct xd_name *names,
 	xd_sub_sotw_request(&s, &r, true, n == 0, NULL, WALL_MS);
 	b = xd_sub_next(&s, t, XD_FORM_SOTW, n == 0);
 	ck_assert_ptr_nonnull(b);
-	xd_sub_sent(&s, t, 1, 0);
+	xd_sub_sent(&s, t, 1, 0, WALL_MS);
 	xd_body_unref(b);
 	r = sotw_req("1", false, names, n);
 	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, true, n == 0, NULL, WALL_MS),
@@ -1829,7 +1831,7 @@ START_TEST(ledger_shared_and_timed_by_caller)
 		xd_sub_sotw_request(&s[i], &r, false, false, NULL, WALL_MS);
 		b[i] = xd_sub_next(&s[i], t1, XD_FORM_SOTW, false);
 		ck_assert_ptr_nonnull(b[i]);
-		xd_sub_sent(&s[i], t1, 1, 0);
+		xd_sub_sent(&s[i], t1, 1, 0, WALL_MS);
 		xd_body_unref(b[i]);
 	}
 	r = sotw_req("1", false, ab, 2);
@@ -1870,7 +1872,94 @@ START_TEST(sub_sent_without_nonce_stops)
 
 	xd_sub_init(&s, 42, "CDS");
 	xd_sub_sotw_request(&s, &r, true, true, NULL, WALL_MS);
-	xd_sub_sent(&s, t, 0, 0);
+	xd_sub_sent(&s, t, 0, 0, WALL_MS);
+}
+END_TEST
+
+/* The client answers a CDS response (`nonce`) at `now` (monotonic):
+ * nothing waits after it, and the answers timed are `count` in all,
+ * `sum` seconds together. */
+static void answer_timed(struct xd_sub *s, struct xd_sessions_stats *st,
+			 const char *nonce, bool nack, uint64_t now,
+			 uint64_t count, double sum)
+{
+	struct xd_request r = sotw_req(nonce, nack, NULL, 0);
+	uint64_t since;
+
+	ck_assert_int_eq(xd_sub_sotw_request(s, &r, true, true, NULL, WALL_MS),
+			 nack ? XD_SUB_NACK : XD_SUB_ACK);
+	ck_assert(!xd_sub_pending_since(s, &since));
+	xd_sessions_stats_answered(st, XD_CLUSTER, s, !nack, 0, now, WALL_MS);
+	ck_assert_uint_eq(st->types[XD_CLUSTER].ack_delay.count, count);
+	ck_assert_double_eq_tol(st->types[XD_CLUSTER].ack_delay.sum, sum, 1e-9);
+}
+
+/* Staleness (docs/engine.md): a type is pending since the send of the
+ * response in flight, and only while it is; the caller's clocks date it
+ * for operators, and stats time every answer and count timeouts. */
+START_TEST(sub_pending_since_and_ack_delay)
+{
+	struct xd_table *t1 = TABLE(XD_CLUSTER, "a=A");
+	struct xd_table *t2 = TABLE(XD_CLUSTER, "a=A2");
+	struct xd_request r = sotw_req("", false, NULL, 0);
+	struct xd_sessions_stats st;
+	struct xd_client_view v = {.peer = "ipv4:10.0.0.7:1"};
+	struct xd_body *b;
+	struct xd_sub s;
+	uint64_t since = 7;
+
+	xd_sessions_stats_init(&st, 1);
+	xd_sub_init(&s, 3, "CDS");
+	ck_assert(!xd_sub_pending_since(&s, &since));
+	xd_sub_sotw_request(&s, &r, true, true, NULL, WALL_MS);
+	/* subscribed, nothing sent: pending on xdsd, not on the client */
+	ck_assert(!xd_sub_pending_since(&s, &since));
+	ck_assert_uint_eq(since, 7);
+	b = xd_sub_next(&s, t1, XD_FORM_SOTW, true);
+	ck_assert_ptr_nonnull(b);
+	xd_body_unref(b);
+	xd_sub_sent(&s, t1, 1, 5000, WALL_MS - 7000);
+	ck_assert(xd_sub_pending_since(&s, &since));
+	ck_assert_uint_eq(since, 5000);
+
+	/* the view: its age at mono 12500 is 7.5 s; its Unix time is the
+	 * one the send was given, whatever the wall clock does since */
+	xd_client_view_type(&v, &s, t1, "CDS", NULL);
+	ck_assert_int_eq(v.types[0].pending_since_ms, 0);
+	xd_client_view_ages(&v, 12500);
+	ck_assert_uint_eq(v.types[0].pending_ms, 7500);
+	ck_assert_int_eq(v.types[0].pending_since_ms, WALL_MS - 7000);
+	ck_assert_uint_eq(xd_client_view_oldest(&v), 7500);
+
+	/* a timeout is marked once per response; the next send clears it */
+	s.ack_overdue = true;
+	xd_sessions_stats_ack_timeout(&st, XD_CLUSTER);
+	ck_assert_uint_eq(st.types[XD_CLUSTER].ack_timeouts, 1);
+
+	/* the ACK: no longer pending; its delay observed */
+	answer_timed(&s, &st, "1", false, 5250, 1, 0.25);
+	v.ntypes = 0;
+	xd_client_view_type(&v, &s, t1, "CDS", NULL);
+	xd_client_view_ages(&v, 12500);
+	ck_assert_uint_eq(v.types[0].pending_ms, 0);
+	ck_assert_int_eq(v.types[0].pending_since_ms, 0);
+	ck_assert_uint_eq(xd_client_view_oldest(&v), 0);
+
+	/* a NACK answers too: timed alike, and not pending after it */
+	b = xd_sub_next(&s, t2, XD_FORM_SOTW, true);
+	ck_assert_ptr_nonnull(b);
+	xd_body_unref(b);
+	xd_sub_sent(&s, t2, 2, 6000, WALL_MS);
+	ck_assert(!s.ack_overdue);
+	ck_assert(xd_sub_pending_since(&s, &since));
+	ck_assert_uint_eq(since, 6000);
+	answer_timed(&s, &st, "2", true, 8000, 2, 2.25);
+	ck_assert_uint_eq(st.types[XD_CLUSTER].nacks, 1);
+
+	xd_sub_clear(&s);
+	xd_sessions_stats_free(&st);
+	xd_table_unref(t1);
+	xd_table_unref(t2);
 }
 END_TEST
 
@@ -1945,6 +2034,7 @@ int main(void)
 	tcase_add_test(ledger, ledger_interned);
 	tcase_add_test(ledger, ledger_kinds);
 	tcase_add_test(ledger, ledger_shared_and_timed_by_caller);
+	tcase_add_test(ledger, sub_pending_since_and_ack_delay);
 	tcase_add_test_raise_signal(ledger, sub_sent_without_nonce_stops, SIGABRT);
 	suite_add_tcase(s, ledger);
 	return xdtest_run(s);

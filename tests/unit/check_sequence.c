@@ -240,7 +240,7 @@ static const char *pump(struct client *c)
 	switch (st.action) {
 	case XD_SEQ_SEND:
 		describe(c, st.type, st.body);
-		xd_sub_sent(&c->subs[st.type], st.table, ++c->nonce, 0);
+		xd_sub_sent(&c->subs[st.type], st.table, ++c->nonce, 0, 0);
 		xd_seq_step_clear(&st);
 		break;
 	case XD_SEQ_INFLIGHT:
