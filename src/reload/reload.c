@@ -48,6 +48,13 @@ struct xd_reloader {
 	struct waiter *next;     /* asked while it ran: the one after */
 	const char *next_trigger;
 	uv_work_t work;
+	xd_reload_source_fn source; /* NULL: read `dir` */
+	void *source_arg;
+	/* The running reload's files, when a source gave them (taken on
+	 * the loop thread as it starts, loaded on the thread pool): */
+	struct xd_snapkey *keys;
+	size_t nkeys;
+	struct xd_diag keys_diag;
 	/* The running reload's, filled on the thread pool: */
 	struct xd_snapshot **prev;
 	size_t nprev;
@@ -98,6 +105,16 @@ struct xd_reloader *xd_reloader_new(uv_loop_t *loop,
 	xd_histogram_init(&r->stats.duration, duration_bounds,
 			  sizeof(duration_bounds) / sizeof(duration_bounds[0]));
 	return r;
+}
+
+void xd_reloader_set_source(struct xd_reloader *r, xd_reload_source_fn fn,
+			    void *arg)
+{
+	XD_ASSERT_LOOP();
+	XD_ASSERT_INFO(r->state == IDLE, "source of %s set while %s", r->dir,
+		       state_names[r->state]);
+	r->source = fn;
+	r->source_arg = arg;
 }
 
 /* ---------------- history ---------------- */
@@ -290,7 +307,14 @@ static void work(uv_work_t *w)
 {
 	struct xd_reloader *r = w->data;
 
-	xd_load_dir(r->schema, r->dir, r->prev, r->nprev, &r->result);
+	if (r->source != NULL) {
+		xd_load_keys(r->schema, r->keys, r->nkeys, &r->keys_diag,
+			     r->prev, r->nprev, &r->result);
+		r->keys = NULL; /* taken */
+		r->nkeys = 0;
+	} else {
+		xd_load_dir(r->schema, r->dir, r->prev, r->nprev, &r->result);
+	}
 	if (r->tls != NULL)
 		r->tls_next = xd_tls_read(r->tls, &r->tls_diag);
 }
@@ -434,8 +458,14 @@ static void start(struct xd_reloader *r)
 	xd_info("%s: reloading %s%s", r->trigger, r->dir,
 		r->tls != NULL ? " and the TLS files" : "");
 	r->prev = xd_cache_snapshots(r->cache, &r->nprev);
+	if (r->source != NULL)
+		r->source(r->source_arg, &r->keys, &r->nkeys, &r->keys_diag);
 	if (uv_queue_work(r->loop, &r->work, work, work_done) == 0)
 		return;
+	xd_snapdir_free(r->keys, r->nkeys);
+	r->keys = NULL;
+	r->nkeys = 0;
+	xd_diag_clear(&r->keys_diag);
 	/* libuv refuses only when misused; say so rather than hang */
 	for (size_t i = 0; i < r->nprev; i++)
 		xd_snapshot_unref(r->prev[i]);
