@@ -52,6 +52,9 @@ struct xd_etcd {
 	size_t ep;
 	enum state state;
 
+	/* the prefix as etcd's key range [key, end), for Range and Watch */
+	ProtobufCBinaryData key, end;
+
 	struct xd_kvmap map;
 	int64_t revision;     /* of the map: the last Range's or event's */
 	bool need_range;      /* the map must be read whole again */
@@ -190,6 +193,8 @@ static void maybe_free(struct xd_etcd *e)
 		grpc_channel_destroy(e->channel);
 	grpc_channel_credentials_release(e->creds);
 	xd_kvmap_clear(&e->map);
+	free(e->key.data);
+	free(e->end.data);
 	free(e);
 }
 
@@ -357,17 +362,12 @@ static void on_range(struct xd_tag *tag, bool ok)
 static void start_range(struct xd_etcd *e)
 {
 	Etcdserverpb__RangeRequest req = ETCDSERVERPB__RANGE_REQUEST__INIT;
-	const char *prefix = e->cfg->etcd.prefix;
-	size_t end_len;
-	char *end = range_end(prefix, &end_len);
 	grpc_op ops[6];
 
 	move(e, RANGING, "reading the prefix");
 	channel_open(e);
-	req.key.data = (uint8_t *)(uintptr_t)prefix;
-	req.key.len = strlen(prefix);
-	req.range_end.data = (uint8_t *)end;
-	req.range_end.len = end_len;
+	req.key = e->key;
+	req.range_end = e->end;
 	call_open(e, &e->range, RANGE_METHOD,
 		  gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
 			       gpr_time_from_millis(
@@ -388,7 +388,6 @@ static void start_range(struct xd_etcd *e)
 	ops[5].data.recv_status_on_client.status_details = &e->range.details;
 	call_batch(&e->range, ops, 6, &e->t_range);
 	grpc_byte_buffer_destroy(ops[1].data.send_message.send_message);
-	free(end);
 }
 
 /* ---------------- watching ---------------- */
@@ -524,17 +523,12 @@ static void start_watch(struct xd_etcd *e)
 	Etcdserverpb__WatchCreateRequest create =
 		ETCDSERVERPB__WATCH_CREATE_REQUEST__INIT;
 	Etcdserverpb__WatchRequest req = ETCDSERVERPB__WATCH_REQUEST__INIT;
-	const char *prefix = e->cfg->etcd.prefix;
-	size_t end_len;
-	char *end = range_end(prefix, &end_len);
 	grpc_op ops[3];
 
 	move(e, WATCHING, "watching the prefix");
 	channel_open(e);
-	create.key.data = (uint8_t *)(uintptr_t)prefix;
-	create.key.len = strlen(prefix);
-	create.range_end.data = (uint8_t *)end;
-	create.range_end.len = end_len;
+	create.key = e->key;
+	create.range_end = e->end;
 	create.start_revision = e->revision + 1;
 	req.request_union_case = ETCDSERVERPB__WATCH_REQUEST__REQUEST_UNION_CREATE_REQUEST;
 	req.create_request = &create;
@@ -556,7 +550,6 @@ static void start_watch(struct xd_etcd *e)
 	ops[1].data.recv_status_on_client.status_details = &e->watch.details;
 	call_batch(&e->watch, ops, 2, &e->t_wstatus);
 	watch_read(e);
-	free(end);
 }
 
 /* ---------------- start and stop ---------------- */
@@ -622,6 +615,9 @@ int xd_etcd_start(struct xd_etcd **out, uv_loop_t *loop,
 	e->state = WAITING;
 	e->need_range = true;
 	e->backoff_ms = XD_ETCD_BACKOFF_MIN_MS;
+	e->key.data = (uint8_t *)xd_strdup(cfg->etcd.prefix);
+	e->key.len = strlen(cfg->etcd.prefix);
+	e->end.data = (uint8_t *)range_end(cfg->etcd.prefix, &e->end.len);
 	e->t_range.done = on_range;
 	e->t_wsend.done = on_watch_sent;
 	e->t_wstatus.done = on_watch_status;
