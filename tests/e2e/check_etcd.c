@@ -4,12 +4,14 @@
  * on loopback in a temporary data directory on free ports, values put
  * with etcdctl, the real daemon, and a real gRPC client that must be
  * served what etcd now holds: at start, after a change, not after a
- * broken value (refused, named by its key), and across an etcd that is
- * not there yet or goes away and comes back.
+ * broken value (refused, named by its key), across an etcd that is not
+ * there yet or goes away and comes back, and over mutual TLS with
+ * openssl-made certificates.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,7 @@ struct etcd {
 	int client_port, peer_port;
 	char *data, *log;
 	char endpoint[64];
+	bool tls; /* https, client certificates required (tests/lib/make-certs.sh) */
 };
 
 /* A port nothing listens on now (the kernel's pick, released). */
@@ -56,8 +59,14 @@ static int etcdctl(const struct etcd *e, const char *args, const char *input)
 	char *cmd;
 	FILE *p;
 
-	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s %s >/dev/null 2>&1",
-			   e->endpoint, args) > 0);
+	char tls[1024] = "";
+
+	if (e->tls)
+		snprintf(tls, sizeof(tls), "--cacert=%s --cert=%s --key=%s",
+			 xdtest_cert("ca.pem"), xdtest_cert("frontend.pem"),
+			 xdtest_cert("frontend.key"));
+	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s %s %s >/dev/null 2>&1",
+			   e->endpoint, tls, args) > 0);
 	p = popen(cmd, "w");
 	ck_assert(p != NULL);
 	if (input != NULL)
@@ -72,7 +81,8 @@ static void etcd_run(struct etcd *e)
 {
 	char client[64], peer[64], cluster[96];
 
-	snprintf(client, sizeof(client), "http://127.0.0.1:%d", e->client_port);
+	snprintf(client, sizeof(client), "%s://127.0.0.1:%d",
+		 e->tls ? "https" : "http", e->client_port);
 	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", e->peer_port);
 	snprintf(cluster, sizeof(cluster), "default=%s", peer);
 	e->pid = fork();
@@ -82,12 +92,24 @@ static void etcd_run(struct etcd *e)
 
 		if (f == NULL || dup2(2, 1) < 0)
 			_exit(126);
-		execlp("etcd", "etcd", "--data-dir", e->data,
-		       "--listen-client-urls", client,
-		       "--advertise-client-urls", client,
-		       "--listen-peer-urls", peer,
-		       "--initial-advertise-peer-urls", peer,
-		       "--initial-cluster", cluster, (char *)NULL);
+		if (e->tls)
+			execlp("etcd", "etcd", "--data-dir", e->data,
+			       "--listen-client-urls", client,
+			       "--advertise-client-urls", client,
+			       "--listen-peer-urls", peer,
+			       "--initial-advertise-peer-urls", peer,
+			       "--initial-cluster", cluster,
+			       "--cert-file", xdtest_cert("server.pem"),
+			       "--key-file", xdtest_cert("server.key"),
+			       "--trusted-ca-file", xdtest_cert("ca.pem"),
+			       "--client-cert-auth", (char *)NULL);
+		else
+			execlp("etcd", "etcd", "--data-dir", e->data,
+			       "--listen-client-urls", client,
+			       "--advertise-client-urls", client,
+			       "--listen-peer-urls", peer,
+			       "--initial-advertise-peer-urls", peer,
+			       "--initial-cluster", cluster, (char *)NULL);
 		_exit(127);
 	}
 	for (long long end = xdtest_now_ms() + START_MS;;) {
@@ -161,21 +183,41 @@ static void put_clusters(const struct etcd *e, const char *key,
 
 static struct xdt_daemon *start(const struct etcd *e)
 {
-	char cfg[512];
+	char cfg[2048], tls[1536] = "";
 
+	if (e->tls)
+		snprintf(tls, sizeof(tls),
+			 "  tls:\n    ca: %s\n    cert: %s\n    key: %s\n",
+			 xdtest_cert("ca.pem"), xdtest_cert("frontend.pem"),
+			 xdtest_cert("frontend.key"));
 	snprintf(cfg, sizeof(cfg),
 		 "listen: 127.0.0.1:0\nsource: etcd\nwatch_delay: 100ms\n"
-		 "etcd:\n  endpoints: ['%s']\n  dial_timeout: 1s\n",
-		 e->endpoint);
+		 "etcd:\n  endpoints: ['%s']\n  dial_timeout: 1s\n%s",
+		 e->endpoint, tls);
 	return xdt_daemon_start(cfg, NULL, START_MS);
 }
 
-static void stop(struct xdt_daemon *d)
+/* A client of `d` subscribed to every cluster, once it has been served
+ * `count` of them. */
+static struct xdc_stream *client(const struct xdt_daemon *d,
+				 struct xdc_conn **c, int count)
 {
-	xdt_daemon_signal(d, SIGTERM);
-	ck_assert(xdt_daemon_wait(d, STOP_MS));
-	ck_assert_int_eq(d->exit_status, 0);
-	xdt_daemon_free(d);
+	struct xdc_stream *s;
+
+	*c = xdc_connect(d->target);
+	s = xdc_watch_clusters(*c, "n", "any");
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), count);
+	return s;
+}
+
+/* Ends the client, the daemon (cleanly) and etcd. */
+static void finish(struct xdc_stream *s, struct xdc_conn *c,
+		   struct xdt_daemon *d, struct etcd *e)
+{
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	xdt_daemon_stop(d, STOP_MS);
+	etcd_free(e);
 }
 
 static int ready_status(const struct xdt_daemon *d)
@@ -202,9 +244,7 @@ START_TEST(served_followed_and_refused)
 	d = start(e);
 	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
 	ck_assert_int_eq(ready_status(d), 200);
-	c = xdc_connect(d->target);
-	s = xdc_watch_clusters(c, "n", "any");
-	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 2);
+	s = client(d, &c, 2);
 
 	put_clusters(e, "default", "c", 3);
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 3);
@@ -223,10 +263,7 @@ START_TEST(served_followed_and_refused)
 
 	put_clusters(e, "default", "c", 4);
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 4);
-	xdc_stream_free(s);
-	xdc_conn_free(c);
-	stop(d);
-	etcd_free(e);
+	finish(s, c, d, e);
 }
 END_TEST
 
@@ -247,13 +284,8 @@ START_TEST(unreachable_at_start)
 	put_clusters(e, "default", "c", 2);
 	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
 	ck_assert_int_eq(ready_status(d), 200);
-	c = xdc_connect(d->target);
-	s = xdc_watch_clusters(c, "n", "any");
-	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 2);
-	xdc_stream_free(s);
-	xdc_conn_free(c);
-	stop(d);
-	etcd_free(e);
+	s = client(d, &c, 2);
+	finish(s, c, d, e);
 }
 END_TEST
 
@@ -269,9 +301,7 @@ START_TEST(lost_and_resumed)
 	etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	d = start(e);
-	c = xdc_connect(d->target);
-	s = xdc_watch_clusters(c, "n", "any");
-	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 2);
+	s = client(d, &c, 2);
 	ck_assert(xdt_daemon_wait_log(d, "watching '" PREFIX "' from revision 3", SERVED_MS));
 
 	etcd_kill(e);
@@ -282,10 +312,27 @@ START_TEST(lost_and_resumed)
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 5);
 	ck_assert(xdt_daemon_wait_log_count(d, "watching '" PREFIX "' from revision 3", 2,
 					    SERVED_MS));
-	xdc_stream_free(s);
-	xdc_conn_free(c);
-	stop(d);
-	etcd_free(e);
+	finish(s, c, d, e);
+}
+END_TEST
+
+/* etcd over TLS that requires a client certificate: served with
+ * etcd.tls, and the changes followed. */
+START_TEST(mutual_tls)
+{
+	struct etcd *e = etcd_new();
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+
+	e->tls = true;
+	etcd_run(e);
+	put_clusters(e, "default", "c", 2);
+	d = start(e);
+	s = client(d, &c, 2);
+	put_clusters(e, "default", "c", 3);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 3);
+	finish(s, c, d, e);
 }
 END_TEST
 
@@ -294,10 +341,12 @@ int main(void)
 	Suite *s = suite_create("etcd");
 	TCase *tc = tcase_create("etcd");
 
+	xdtest_make_certs();
 	tcase_set_timeout(tc, 90);
 	tcase_add_test(tc, served_followed_and_refused);
 	tcase_add_test(tc, unreachable_at_start);
 	tcase_add_test(tc, lost_and_resumed);
+	tcase_add_test(tc, mutual_tls);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
