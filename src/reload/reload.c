@@ -48,6 +48,11 @@ struct xd_reloader {
 	struct waiter *next;     /* asked while it ran: the one after */
 	const char *next_trigger;
 	uv_work_t work;
+	/* Snapshots are in use: systemd has been told READY=1, so a reload
+	 * is told as RELOADING=1 ... READY=1. Before (a source whose first
+	 * load comes later), a reload that fails tells it nothing, and the
+	 * first that succeeds tells it READY=1. */
+	bool serving;
 	xd_reload_source_fn source; /* NULL: read `dir` */
 	void *source_arg;
 	/* The running reload's files, when a source gave them (taken on
@@ -280,6 +285,7 @@ int xd_reloader_load_first(struct xd_reloader *r)
 		load.bytes, load.seconds);
 	r->history[r->newest].changed =
 		xd_cache_replace(r->cache, snaps, n);
+	r->serving = true;
 	free(snaps);
 	xd_load_free(&load);
 	return 0;
@@ -428,7 +434,10 @@ static void work_done(uv_work_t *w, int status XD_UNUSED)
 	 * the pages that are now free, rather than keep them until
 	 * those threads happen to allocate again. */
 	malloc_trim(0);
-	sd_notify(0, "READY=1");
+	if (rec->ok)
+		r->serving = true;
+	if (r->serving)
+		sd_notify(0, "READY=1");
 	/* The queued reload starts before anyone hears of this one: a
 	 * waiter's callback may ask for another reload, which must then
 	 * find one running and queue behind it, never start a second. */
@@ -454,7 +463,8 @@ static void start(struct xd_reloader *r)
 			       xd_diag_total(&r->tls_diag) == 0,
 		       "reload of %s (%s) over the last one's leftovers", r->dir,
 		       r->trigger);
-	sd_notify(0, "RELOADING=1");
+	if (r->serving)
+		sd_notify(0, "RELOADING=1");
 	xd_info("%s: reloading %s%s", r->trigger, r->dir,
 		r->tls != NULL ? " and the TLS files" : "");
 	r->prev = xd_cache_snapshots(r->cache, &r->nprev);
@@ -477,7 +487,8 @@ static void start(struct xd_reloader *r)
 	answer(r->current, record(r, r->trigger, false, &failed, &failed.diag));
 	r->current = NULL;
 	xd_diag_clear(&failed.diag);
-	sd_notify(0, "READY=1");
+	if (r->serving)
+		sd_notify(0, "READY=1");
 }
 
 /* A failed record for those who asked as xdsd stops. */

@@ -20,6 +20,10 @@
  * first, with the first XD_RELOAD_ERRORS_KEPT errors of each (those of
  * the TLS files first).
  *
+ * systemd hears RELOADING=1 and READY=1 around each reload once
+ * snapshots are in use; before that (a source whose first load comes
+ * after start, the etcd source), only the first good load's READY=1.
+ *
  * States: idle -> loading -> idle; stop() moves idle to stopped, and a
  * reload still loading to draining, whose result is thrown away when it
  * ends (-> stopped).

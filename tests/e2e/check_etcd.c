@@ -289,6 +289,29 @@ START_TEST(unreachable_at_start)
 }
 END_TEST
 
+/* A broken value at start: nothing served and not ready, the key named;
+ * the fix, when it comes through the watch, is served. */
+START_TEST(broken_at_start)
+{
+	struct etcd *e = etcd_new();
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+
+	etcd_run(e);
+	ck_assert_int_eq(etcdctl(e, "put " PREFIX "default.yaml", "clusters: {}\n"), 0);
+	d = start(e);
+	ck_assert(xdt_daemon_wait_log(d, "reload failed", SERVED_MS));
+	ck_assert(xdt_daemon_wait_log(d, PREFIX "default.yaml:1:", 1));
+	ck_assert_int_eq(ready_status(d), 503);
+	put_clusters(e, "default", "c", 2);
+	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
+	ck_assert_int_eq(ready_status(d), 200);
+	s = client(d, &c, 2);
+	finish(s, c, d, e);
+}
+END_TEST
+
 /* etcd lost later: still served, reconnected, the watch resumed at the
  * revision reached, so what changed meanwhile is served. */
 START_TEST(lost_and_resumed)
@@ -345,6 +368,7 @@ int main(void)
 	tcase_set_timeout(tc, 90);
 	tcase_add_test(tc, served_followed_and_refused);
 	tcase_add_test(tc, unreachable_at_start);
+	tcase_add_test(tc, broken_at_start);
 	tcase_add_test(tc, lost_and_resumed);
 	tcase_add_test(tc, mutual_tls);
 	suite_add_tcase(s, tc);
