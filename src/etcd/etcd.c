@@ -123,11 +123,15 @@ static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d,
 	return m;
 }
 
+static void channel_open(struct xd_etcd *e);
+
+/* A call on the channel (opened first if there is none). */
 static void call_open(struct xd_etcd *e, struct call *c, const char *method,
 		      gpr_timespec deadline)
 {
 	XD_ASSERT_INFO(c->call == NULL && c->batches == 0,
 		       "etcd %s: a call over one still open", method);
+	channel_open(e);
 	memset(c, 0, sizeof(*c));
 	grpc_metadata_array_init(&c->md);
 	grpc_metadata_array_init(&c->trailing);
@@ -145,6 +149,18 @@ static void call_batch(struct call *c, const grpc_op *ops, size_t n,
 	/* only misuse makes it refuse, and the tag would never come */
 	XD_ASSERT_INFO(err == GRPC_CALL_OK, "etcd call batch: error %d", err);
 	c->batches++;
+}
+
+/* Fills `ops[0]` and `ops[1]` to receive the call's initial metadata
+ * and, at its end, its status, into `c`. */
+static void ops_head_and_status(struct call *c, grpc_op *ops)
+{
+	ops[0].op = GRPC_OP_RECV_INITIAL_METADATA;
+	ops[0].data.recv_initial_metadata.recv_initial_metadata = &c->md;
+	ops[1].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+	ops[1].data.recv_status_on_client.trailing_metadata = &c->trailing;
+	ops[1].data.recv_status_on_client.status = &c->status;
+	ops[1].data.recv_status_on_client.status_details = &c->details;
 }
 
 /* The call's status as text: "UNAVAILABLE: failed to connect". */
@@ -365,7 +381,6 @@ static void start_range(struct xd_etcd *e)
 	grpc_op ops[6];
 
 	move(e, RANGING, "reading the prefix");
-	channel_open(e);
 	req.key = e->key;
 	req.range_end = e->end;
 	call_open(e, &e->range, RANGE_METHOD,
@@ -378,14 +393,9 @@ static void start_range(struct xd_etcd *e)
 	ops[1].op = GRPC_OP_SEND_MESSAGE;
 	ops[1].data.send_message.send_message = pack(&req.base);
 	ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-	ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-	ops[3].data.recv_initial_metadata.recv_initial_metadata = &e->range.md;
-	ops[4].op = GRPC_OP_RECV_MESSAGE;
-	ops[4].data.recv_message.recv_message = &e->range.recv;
-	ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-	ops[5].data.recv_status_on_client.trailing_metadata = &e->range.trailing;
-	ops[5].data.recv_status_on_client.status = &e->range.status;
-	ops[5].data.recv_status_on_client.status_details = &e->range.details;
+	ops[3].op = GRPC_OP_RECV_MESSAGE;
+	ops[3].data.recv_message.recv_message = &e->range.recv;
+	ops_head_and_status(&e->range, &ops[4]);
 	call_batch(&e->range, ops, 6, &e->t_range);
 	grpc_byte_buffer_destroy(ops[1].data.send_message.send_message);
 }
@@ -526,7 +536,6 @@ static void start_watch(struct xd_etcd *e)
 	grpc_op ops[3];
 
 	move(e, WATCHING, "watching the prefix");
-	channel_open(e);
 	create.key = e->key;
 	create.range_end = e->end;
 	create.start_revision = e->revision + 1;
@@ -542,12 +551,7 @@ static void start_watch(struct xd_etcd *e)
 	grpc_byte_buffer_destroy(ops[1].data.send_message.send_message);
 
 	memset(ops, 0, sizeof(ops));
-	ops[0].op = GRPC_OP_RECV_INITIAL_METADATA;
-	ops[0].data.recv_initial_metadata.recv_initial_metadata = &e->watch.md;
-	ops[1].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-	ops[1].data.recv_status_on_client.trailing_metadata = &e->watch.trailing;
-	ops[1].data.recv_status_on_client.status = &e->watch.status;
-	ops[1].data.recv_status_on_client.status_details = &e->watch.details;
+	ops_head_and_status(&e->watch, ops);
 	call_batch(&e->watch, ops, 2, &e->t_wstatus);
 	watch_read(e);
 }

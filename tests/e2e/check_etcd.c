@@ -267,25 +267,34 @@ START_TEST(served_followed_and_refused)
 }
 END_TEST
 
+/* For a daemon not ready yet: a good snapshot put makes it ready and
+ * served; then everything ends. */
+static void put_then_ready(struct xdt_daemon *d, struct etcd *e)
+{
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+
+	ck_assert_int_eq(ready_status(d), 503);
+	put_clusters(e, "default", "c", 2);
+	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
+	ck_assert_int_eq(ready_status(d), 200);
+	s = client(d, &c, 2);
+	finish(s, c, d, e);
+}
+
 /* etcd not there at start: not ready, the reason logged, tried again
  * until it comes; then served. */
 START_TEST(unreachable_at_start)
 {
 	struct etcd *e = etcd_new();
 	struct xdt_daemon *d = start(e);
-	struct xdc_conn *c;
-	struct xdc_stream *s;
 
 	ck_assert(xdt_daemon_wait_log_count(d, "no snapshots yet, not ready, trying again", 2,
 					    SERVED_MS));
 	ck_assert(xdt_daemon_wait_log(d, e->endpoint, 1));
 	ck_assert_int_eq(ready_status(d), 503);
 	etcd_run(e);
-	put_clusters(e, "default", "c", 2);
-	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
-	ck_assert_int_eq(ready_status(d), 200);
-	s = client(d, &c, 2);
-	finish(s, c, d, e);
+	put_then_ready(d, e);
 }
 END_TEST
 
@@ -295,20 +304,13 @@ START_TEST(broken_at_start)
 {
 	struct etcd *e = etcd_new();
 	struct xdt_daemon *d;
-	struct xdc_conn *c;
-	struct xdc_stream *s;
 
 	etcd_run(e);
 	ck_assert_int_eq(etcdctl(e, "put " PREFIX "default.yaml", "clusters: {}\n"), 0);
 	d = start(e);
 	ck_assert(xdt_daemon_wait_log(d, "reload failed", SERVED_MS));
 	ck_assert(xdt_daemon_wait_log(d, PREFIX "default.yaml:1:", 1));
-	ck_assert_int_eq(ready_status(d), 503);
-	put_clusters(e, "default", "c", 2);
-	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
-	ck_assert_int_eq(ready_status(d), 200);
-	s = client(d, &c, 2);
-	finish(s, c, d, e);
+	put_then_ready(d, e);
 }
 END_TEST
 
