@@ -29,6 +29,7 @@ enum dtype {
 	T_DURATION, /* stored in milliseconds */
 	T_SIZE,     /* stored in bytes */
 	T_UINT,
+	T_STRING,   /* any non-empty text, kept as written */
 };
 
 struct directive {
@@ -47,6 +48,7 @@ static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL}
 static const char *const node_keys[] = {"cluster", "id", NULL};
 static const char *const booleans[] = {"false", "true", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
+static const char *const sources[] = {"files", "etcd", NULL};
 
 
 #define OFF(field) offsetof(struct xd_config, field)
@@ -60,6 +62,8 @@ static const struct directive directives[] = {
 	 "directory of snapshot files", NULL, NULL},
 	{"schema", T_PATH, OFF(schema), NULL, 0, 0, false,
 	 "Envoy API descriptor set", NULL, NULL},
+	{"source", T_CHOICE, OFF(source), "files", 0, 0, false,
+	 "where snapshots come from: files or etcd", sources, NULL},
 	{"log_level", T_CHOICE, OFF(log_level), "info", 0, 0, false,
 	 "error, warn, info or debug", log_levels, NULL},
 	{"log_format", T_CHOICE, OFF(log_format), "text", 0, 0, false,
@@ -151,10 +155,25 @@ static const struct directive directives[] = {
 	 "private key of that certificate, PEM", NULL, "tls"},
 	{"client_ca", T_CRED_PATH, OFF(tls.client_ca), NULL, 0, 0, false,
 	 "CA certificates clients must be signed by (mTLS), PEM", NULL, "tls"},
+	/* source: etcd; `endpoints:` is a list (load_section) */
+	{"prefix", T_STRING, OFF(etcd.prefix), "/xdsd/snapshots/", 0, 0, false,
+	 "etcd key prefix: <prefix><name>.yaml is snapshot <name>", NULL,
+	 "etcd"},
+	{"dial_timeout", T_DURATION, OFF(etcd.dial_timeout_ms), "5s", 100,
+	 HOUR_MS, false, "time a connection to an etcd endpoint may take",
+	 NULL, "etcd"},
+	{"cert", T_CRED_PATH, OFF(etcd.tls.cert), NULL, 0, 0, false,
+	 "client certificate chain presented to etcd, PEM", NULL, "etcd.tls"},
+	{"key", T_CRED_PATH, OFF(etcd.tls.key), NULL, 0, 0, false,
+	 "private key of that certificate, PEM", NULL, "etcd.tls"},
+	{"ca", T_CRED_PATH, OFF(etcd.tls.ca), NULL, 0, 0, false,
+	 "CA certificates etcd's certificate is signed by, PEM", NULL,
+	 "etcd.tls"},
 };
 
-/* Sections: mappings whose keys are directives of their own. */
-static const char *const sections[] = {"tls", NULL};
+/* Sections: mappings whose keys are directives of their own. A dotted
+ * name is a section inside another (`etcd:` holds `tls:`). */
+static const char *const sections[] = {"tls", "etcd", "etcd.tls", NULL};
 
 /* The keys of an `authorize:` rule. */
 static const char *const rule_keys[] = {"identity", "node_id", "node_cluster",
@@ -178,12 +197,21 @@ static const struct directive *find_directive(const char *section,
 	return NULL;
 }
 
-static bool is_section(const char *name)
+/* The section `name` inside `parent` (NULL: the top level), or NULL. */
+static const char *find_section(const char *parent, const char *name)
 {
-	for (size_t i = 0; sections[i] != NULL; i++)
-		if (strcmp(sections[i], name) == 0)
-			return true;
-	return false;
+	size_t plen = parent != NULL ? strlen(parent) : 0;
+
+	for (size_t i = 0; sections[i] != NULL; i++) {
+		const char *s = sections[i];
+
+		if (parent == NULL ? strchr(s, '.') != NULL :
+				     strncmp(s, parent, plen) != 0 || s[plen] != '.')
+			continue;
+		if (strcmp(parent != NULL ? s + plen + 1 : s, name) == 0)
+			return s;
+	}
+	return NULL;
 }
 
 static const char *closest(const char *name, const char *best,
@@ -210,9 +238,14 @@ static const char *suggest(const char *section, const char *name)
 	for (size_t i = 0; i < NDIRECTIVES; i++)
 		if (same_section(directives[i].section, section))
 			best = closest(name, best, directives[i].name, &best_d);
+	if (section != NULL && strcmp(section, "etcd") == 0) {
+		best = closest(name, best, "endpoints", &best_d);
+		best = closest(name, best, "tls", &best_d);
+	}
 	if (section == NULL) {
 		for (size_t i = 0; sections[i] != NULL; i++)
-			best = closest(name, best, sections[i], &best_d);
+			if (strchr(sections[i], '.') == NULL)
+				best = closest(name, best, sections[i], &best_d);
 		best = closest(name, best, "authorize", &best_d);
 		best = closest(name, best, "csds_allow", &best_d);
 		best = closest(name, best, "admin_hosts", &best_d);
@@ -357,6 +390,9 @@ static int apply(struct xd_config *cfg, const struct directive *d,
 	case T_PATH:
 		replace_str((char **)base, join_path(dir, value));
 		break;
+	case T_STRING:
+		replace_str((char **)base, xd_strdup(value));
+		break;
 	case T_CRED_PATH: {
 		char *expanded = xd_expand_path(value, range, sizeof(range));
 
@@ -433,11 +469,12 @@ void xd_config_init(struct xd_config *cfg, const char *snapshots,
 int xd_config_set(struct xd_config *cfg, const char *key, const char *value,
 		  const char *origin, struct xd_diag *diag)
 {
-	const char *dot = strchr(key, '.');
+	const char *dot = strrchr(key, '.');
 	char section[32];
 	const struct directive *d;
 
-	/* "tls.cert" names cert in the tls section */
+	/* "tls.cert" names cert in the tls section, "etcd.tls.ca" ca in
+	 * etcd's */
 	snprintf(section, sizeof(section), "%.*s",
 		 dot != NULL ? (int)(dot - key) : 0, key);
 	d = find_directive(dot != NULL ? section : NULL,
@@ -484,6 +521,7 @@ struct loading {
 	size_t csds_allow_line;
 	size_t admin_hosts_line;
 	size_t trusted_proxies_line;
+	size_t etcd_endpoints_line;
 	int rc;
 };
 
@@ -584,7 +622,11 @@ static void load_directive(struct loading *l, const char *section,
 		l->rc = -1;
 }
 
-/* A section: a mapping of its own directives. */
+static void load_etcd_endpoints(struct loading *l, const yaml_node_t *k,
+				const yaml_node_t *v);
+
+/* A section: a mapping of its own directives, and of the sections
+ * inside it. */
 static void load_section(struct loading *l, const char *section,
 			 const yaml_node_t *v)
 {
@@ -599,9 +641,22 @@ static void load_section(struct loading *l, const char *section,
 		return;
 	}
 	for (yaml_node_pair_t *p = v->data.mapping.pairs.start;
-	     p < v->data.mapping.pairs.top; p++)
-		load_directive(l, section, yaml_document_get_node(l->doc, p->key),
-			       yaml_document_get_node(l->doc, p->value));
+	     p < v->data.mapping.pairs.top; p++) {
+		const yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
+		const yaml_node_t *pv = yaml_document_get_node(l->doc, p->value);
+		const char *key = k->type == YAML_SCALAR_NODE ?
+					  (const char *)k->data.scalar.value :
+					  NULL;
+		const char *inner = key != NULL ? find_section(section, key) : NULL;
+
+		if (inner != NULL)
+			load_section(l, inner, pv);
+		else if (key != NULL && strcmp(section, "etcd") == 0 &&
+			 strcmp(key, "endpoints") == 0)
+			load_etcd_endpoints(l, k, pv);
+		else
+			load_directive(l, section, k, pv);
+	}
 }
 
 /* One `authorize:` rule: identity (required), node_id, node_cluster. */
@@ -755,6 +810,32 @@ static void load_trusted_proxies(struct loading *l, const yaml_node_t *k,
 			     "trusted_proxies: %s", why);
 }
 
+/* `etcd.endpoints:` the members of the etcd cluster, each host:port or
+ * [v6]:port with a port that is not 0 (xdsd connects to them). */
+static void load_etcd_endpoints(struct loading *l, const yaml_node_t *k,
+				const yaml_node_t *v)
+{
+	struct xd_config *cfg = l->cfg;
+	size_t before = cfg->etcd.nendpoints;
+
+	load_strings(l, k, v, "etcd.endpoints", "host:port addresses",
+		     &l->etcd_endpoints_line, &cfg->etcd.endpoints,
+		     &cfg->etcd.nendpoints);
+	for (size_t i = before; i < cfg->etcd.nendpoints; i++) {
+		const char *e = cfg->etcd.endpoints[i];
+		const yaml_node_t *at = yaml_document_get_node(
+			l->doc, v->data.sequence.items.start[i - before]);
+		char host[256], port[16], why[512];
+
+		if (xd_address_split(e, host, sizeof(host), port, sizeof(port),
+				     why, sizeof(why)) != 0)
+			fail(l, at, "etcd.endpoints: %s", why);
+		else if (strcmp(port, "0") == 0)
+			fail(l, at, "etcd.endpoints: '%s': port 0 cannot be connected to",
+			     e);
+	}
+}
+
 static size_t line_of(const struct loading *l, const char *section,
 		      const char *name)
 {
@@ -775,6 +856,13 @@ static void check_together(struct loading *l, const yaml_node_t *root)
 		     cfg->tls.cert ? "cert" : "key");
 	else if (cfg->tls.client_ca != NULL && cfg->tls.cert == NULL)
 		fail(l, root, "tls: 'client_ca' needs the server's own 'cert' and 'key'");
+	if (cfg->source == XD_SOURCE_ETCD && cfg->etcd.nendpoints == 0)
+		fail(l, root, "'source: etcd' (line %zu) needs etcd.endpoints: a list of host:port addresses of the etcd cluster",
+		     line_of(l, NULL, "source"));
+	if ((cfg->etcd.tls.cert == NULL) != (cfg->etcd.tls.key == NULL))
+		fail(l, root, "etcd.tls: 'cert' and 'key' go together (line %zu sets only '%s')",
+		     line_of(l, "etcd.tls", cfg->etcd.tls.cert ? "cert" : "key"),
+		     cfg->etcd.tls.cert ? "cert" : "key");
 	if (cfg->nauthorize > 0 && cfg->tls.client_ca == NULL)
 		fail(l, root, "'authorize' (line %zu) needs tls.client_ca: only a client certificate proves an identity",
 		     l->authorize_line);
@@ -805,7 +893,7 @@ static int load_document(struct xd_config *cfg, const char *path,
 
 		if (key == NULL)
 			continue;
-		if (is_section(key))
+		if (find_section(NULL, key) != NULL)
 			load_section(&l, key, v);
 		else if (strcmp(key, "authorize") == 0)
 			load_rules(&l, k, v);
@@ -910,13 +998,16 @@ static void print_directive(const struct xd_config *cfg,
 			    const struct directive *d, FILE *out)
 {
 	const char *base = (const char *)cfg + d->offset;
-	const char *indent = d->section != NULL ? "  " : "";
+	const char *indent = d->section == NULL		 ? "" :
+			     strchr(d->section, '.') == NULL ? "  " :
+							       "    ";
 	char num[32];
 
 	switch (d->type) {
 	case T_ADDRESS:
 	case T_PATH:
 	case T_CRED_PATH:
+	case T_STRING:
 		if (*(char *const *)(const void *)base == NULL) {
 			/* unset: shown, and read back as unset */
 			fprintf(out, "%s#%s:    # %s (unset)\n", indent, d->name,
@@ -947,12 +1038,13 @@ static void print_directive(const struct xd_config *cfg,
 }
 
 /* A list of strings (load_strings) as --check prints it. */
-static void print_strings(FILE *out, const char *name, const char *doc,
-			  char *const *list, size_t n)
+static void print_strings(FILE *out, const char *indent, const char *name,
+			  const char *doc, char *const *list, size_t n)
 {
-	fprintf(out, "%s:%s    # %s\n", name, n == 0 ? " []" : "", doc);
+	fprintf(out, "%s%s:%s    # %s\n", indent, name, n == 0 ? " []" : "",
+		doc);
 	for (size_t i = 0; i < n; i++) {
-		fputs("  - ", out);
+		fprintf(out, "%s  - ", indent);
 		print_quoted(out, list[i]);
 		fputc('\n', out);
 	}
@@ -971,10 +1063,18 @@ void xd_config_print(const struct xd_config *cfg, FILE *out)
 		if (directives[i].section == NULL)
 			print_directive(cfg, &directives[i], out);
 	for (size_t s = 0; sections[s] != NULL; s++) {
-		fprintf(out, "%s:\n", sections[s]);
+		const char *dot = strrchr(sections[s], '.');
+
+		/* an inner section follows its parent's own lines */
+		fprintf(out, "%s%s:\n", dot != NULL ? "  " : "",
+			dot != NULL ? dot + 1 : sections[s]);
 		for (size_t i = 0; i < NDIRECTIVES; i++)
 			if (same_section(directives[i].section, sections[s]))
 				print_directive(cfg, &directives[i], out);
+		if (strcmp(sections[s], "etcd") == 0)
+			print_strings(out, "  ", "endpoints",
+				      "members of the etcd cluster (source: etcd)",
+				      cfg->etcd.endpoints, cfg->etcd.nendpoints);
 	}
 	fprintf(out, "authorize:%s    # who may claim which nodes (with mTLS)\n",
 		cfg->nauthorize == 0 ? " []" : "");
@@ -987,13 +1087,13 @@ void xd_config_print(const struct xd_config *cfg, FILE *out)
 		print_quoted(out, cfg->authorize[i].node_cluster);
 		fputc('\n', out);
 	}
-	print_strings(out, "csds_allow",
+	print_strings(out, "", "csds_allow",
 		      "identities that may call CSDS from other hosts (with mTLS)",
 		      cfg->csds_allow, cfg->ncsds_allow);
-	print_strings(out, "admin_hosts",
+	print_strings(out, "", "admin_hosts",
 		      "names the admin endpoint answers to, besides localhost and addresses",
 		      cfg->admin_hosts, cfg->nadmin_hosts);
-	print_strings(out, "trusted_proxies",
+	print_strings(out, "", "trusted_proxies",
 		      "balancers and proxies exempt from the per-address limits",
 		      cfg->trusted_proxies, cfg->ntrusted_proxies);
 }
@@ -1008,6 +1108,11 @@ void xd_config_free(struct xd_config *cfg)
 	free(cfg->tls.cert);
 	free(cfg->tls.key);
 	free(cfg->tls.client_ca);
+	free_strings(cfg->etcd.endpoints, cfg->etcd.nendpoints);
+	free(cfg->etcd.prefix);
+	free(cfg->etcd.tls.cert);
+	free(cfg->etcd.tls.key);
+	free(cfg->etcd.tls.ca);
 	for (size_t i = 0; i < cfg->nauthorize; i++) {
 		free(cfg->authorize[i].identity);
 		free(cfg->authorize[i].node_id);

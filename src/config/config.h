@@ -5,7 +5,8 @@
  * One table of directives (name, type, default, bounds, description)
  * drives parsing, the command-line overrides, `xdsd --check` output and
  * the man page's list. The file is a YAML mapping of directives; a few
- * are grouped in a section (`tls:` holds cert, key and client_ca),
+ * are grouped in a section (`tls:` holds cert, key and client_ca;
+ * `etcd:` holds the etcd snapshot source's settings and its own `tls:`),
  * `authorize:` is a list of rules, `csds_allow:` a list of globs and
  * `trusted_proxies:` one of addresses and prefixes.
  * Unknown keys, duplicate keys, bad values and settings that do not fit
@@ -33,6 +34,12 @@ enum xd_node_key {
 	XD_NODE_KEY_ID,      /* the node's `id` */
 };
 
+/* Where snapshots come from (`source:`). */
+enum xd_source {
+	XD_SOURCE_FILES, /* the `snapshots` directory */
+	XD_SOURCE_ETCD,  /* the keys under `etcd.prefix` in etcd */
+};
+
 /* Who may speak for which nodes (`authorize:`): a client whose identity
  * matches `identity` may claim a node whose id and cluster match
  * `node_id` and `node_cluster`. All three are globs (fnmatch(3), where
@@ -50,6 +57,24 @@ struct xd_config {
 	enum xd_log_level log_level;
 	enum xd_log_format log_format;
 	enum xd_node_key node_key;
+
+	/* The snapshot source, and the etcd cluster it names when it is
+	 * XD_SOURCE_ETCD: its members (host:port, tried in turn), the key
+	 * prefix that mirrors the snapshot directory, how long a connection
+	 * attempt may take, and TLS towards etcd (all NULL: plaintext; ca
+	 * alone: server-authenticated only). */
+	enum xd_source source;
+	struct {
+		char **endpoints;
+		size_t nendpoints;
+		char *prefix;
+		uint64_t dial_timeout_ms;
+		struct {
+			char *cert; /* client certificate chain, PEM */
+			char *key;  /* its private key, PEM */
+			char *ca;   /* CA certificates etcd is signed by, PEM */
+		} tls;
+	} etcd;
 
 	/* Automatic reload: 1 when on (the index of "true" in the
 	 * directive's words), after watch_delay_ms without a change. */

@@ -17,6 +17,7 @@
 #include "daemon/notify.h"
 #include "reload/reload.h"
 #include "daemon/snapwatch.h"
+#include "etcd/etcd.h"
 #include "protocol/body.h"
 #include "protocol/nameset.h"
 #include "protocol/session.h"
@@ -33,6 +34,7 @@
 #include "util/common.h"
 #include "util/log.h"
 #include "util/loop_thread.h"
+#include "util/xalloc.h"
 
 struct daemon {
 	uv_loop_t loop;
@@ -51,6 +53,9 @@ struct daemon {
 	struct xd_rest *rest;   /* NULL: rest_listen off */
 	struct xd_notify *notify; /* NULL: not run by systemd */
 	struct xd_snapwatch *watch; /* NULL: watch off */
+	struct xd_etcd *etcd;       /* NULL: source: files */
+	char *source_name;          /* what messages call the snapshots */
+	bool served;                /* a load has succeeded */
 };
 
 static void log_errors(const struct xd_diag *d)
@@ -64,10 +69,17 @@ static void log_errors(const struct xd_diag *d)
 /* ---------------- reload ---------------- */
 
 /* The reloader has told systemd READY=1; STATUS= says how it went. */
-static void reloaded(void *arg, const struct xd_reload_record *rec XD_UNUSED)
+static void reloaded(void *arg, const struct xd_reload_record *rec)
 {
 	struct daemon *d = arg;
 
+	/* from etcd, the first snapshots come after start: ready then */
+	if (rec->ok && !d->served && !d->stopping) {
+		d->served = true;
+		if (d->admin != NULL)
+			xd_admin_set_ready(d->admin, true);
+		xd_info("serving the snapshots of %s", d->source_name);
+	}
 	xd_notify_status(d->notify, NULL);
 }
 
@@ -136,6 +148,9 @@ static void on_stop_signal(uv_signal_t *h, int signum)
 	xd_snapwatch_stop(d->watch);
 	d->watch = NULL;
 	xd_reloader_stop(d->reloader);
+	/* its calls are on the server's queue: over before it can end */
+	xd_etcd_stop(d->etcd);
+	d->etcd = NULL;
 	xd_server_shutdown(d->server, server_stopped, d);
 }
 
@@ -214,9 +229,17 @@ static int load_initial(struct daemon *d)
 		return -1;
 	}
 	d->cache = xd_cache_new();
+	d->source_name = d->cfg->source == XD_SOURCE_ETCD ?
+				 xd_asprintf("etcd prefix '%s'",
+					     d->cfg->etcd.prefix) :
+				 xd_strdup(d->cfg->snapshots);
 	d->reloader = xd_reloader_new(&d->loop, d->schema, d->cache,
-				      d->cfg->snapshots, d->tls);
+				      d->source_name, d->tls);
 	xd_reloader_on_done(d->reloader, reloaded, d);
+	/* etcd's snapshots are read once serving (etcd/etcd.h) */
+	if (d->cfg->source == XD_SOURCE_ETCD)
+		return 0;
+	d->served = true;
 	return xd_reloader_load_first(d->reloader);
 }
 
@@ -263,7 +286,8 @@ static int start_watch(struct daemon *d)
 	const char *tls[] = {d->cfg->tls.cert, d->cfg->tls.key,
 			     d->cfg->tls.client_ca, NULL};
 
-	if (!d->cfg->watch)
+	/* etcd is watched by its own source (start_etcd) */
+	if (!d->cfg->watch || d->cfg->source == XD_SOURCE_ETCD)
 		return 0;
 	if (d->tls == NULL)
 		tls[0] = NULL;
@@ -283,6 +307,16 @@ static void log_trusted_proxies(const struct xd_config *cfg)
 	xd_info("trusted proxies (exempt from the per-address limits): %.*s",
 		(int)b.len, (const char *)b.data);
 	xd_buf_free(&b);
+}
+
+/* `source: etcd`: starts reading, with the server's completion queue;
+ * last to start, so a failure leaves nothing of it running. */
+static int start_etcd(struct daemon *d)
+{
+	if (d->cfg->source != XD_SOURCE_ETCD)
+		return 0;
+	return xd_etcd_start(&d->etcd, &d->loop, xd_server_cq(d->server),
+			     d->cfg, d->reloader);
 }
 
 int xd_daemon_run(const struct xd_config *cfg)
@@ -327,7 +361,7 @@ int xd_daemon_run(const struct xd_config *cfg)
 	if (xd_server_start(&d.server, &d.loop, &opts) != 0)
 		goto fail;
 	if (start_rest(&d) != 0 || start_admin(&d) != 0 ||
-	    start_watch(&d) != 0) {
+	    start_watch(&d) != 0 || start_etcd(&d) != 0) {
 		d.stopping = true;
 		xd_server_shutdown(d.server, server_stopped, &d);
 		uv_run(&d.loop, UV_RUN_DEFAULT);
@@ -351,9 +385,11 @@ int xd_daemon_run(const struct xd_config *cfg)
 		xd_info("xdsd " PACKAGE_VERSION " listening on %s", cfg->listen);
 	log_trusted_proxies(cfg);
 	d.notify = xd_notify_start(&d.loop, d.cache, d.sessions, d.reloader);
-	xd_notify_status(d.notify, "READY=1");
-	if (d.admin != NULL)
-		xd_admin_set_ready(d.admin, true);
+	if (d.served) {
+		xd_notify_status(d.notify, "READY=1");
+		if (d.admin != NULL)
+			xd_admin_set_ready(d.admin, true);
+	}
 	/* What arrived while the snapshots loaded is acted on now, once
 	 * serving (systemd must hear READY before RELOADING). */
 	if (xd_early_signal_take(SIGUSR1))
@@ -384,6 +420,7 @@ out:
 	xd_cache_free(d.cache);
 	xd_tls_free(d.tls);
 	xd_schema_free(d.schema);
+	free(d.source_name);
 	grpc_shutdown_blocking();
 	return rc;
 }

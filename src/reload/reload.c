@@ -48,6 +48,18 @@ struct xd_reloader {
 	struct waiter *next;     /* asked while it ran: the one after */
 	const char *next_trigger;
 	uv_work_t work;
+	/* Snapshots are in use: systemd has been told READY=1, so a reload
+	 * is told as RELOADING=1 ... READY=1. Before (a source whose first
+	 * load comes later), a reload that fails tells it nothing, and the
+	 * first that succeeds tells it READY=1. */
+	bool serving;
+	xd_reload_source_fn source; /* NULL: read `dir` */
+	void *source_arg;
+	/* The running reload's files, when a source gave them (taken on
+	 * the loop thread as it starts, loaded on the thread pool): */
+	struct xd_snapkey *keys;
+	size_t nkeys;
+	struct xd_diag keys_diag;
 	/* The running reload's, filled on the thread pool: */
 	struct xd_snapshot **prev;
 	size_t nprev;
@@ -98,6 +110,16 @@ struct xd_reloader *xd_reloader_new(uv_loop_t *loop,
 	xd_histogram_init(&r->stats.duration, duration_bounds,
 			  sizeof(duration_bounds) / sizeof(duration_bounds[0]));
 	return r;
+}
+
+void xd_reloader_set_source(struct xd_reloader *r, xd_reload_source_fn fn,
+			    void *arg)
+{
+	XD_ASSERT_LOOP();
+	XD_ASSERT_INFO(r->state == IDLE, "source of %s set while %s", r->dir,
+		       state_names[r->state]);
+	r->source = fn;
+	r->source_arg = arg;
 }
 
 /* ---------------- history ---------------- */
@@ -263,6 +285,7 @@ int xd_reloader_load_first(struct xd_reloader *r)
 		load.bytes, load.seconds);
 	r->history[r->newest].changed =
 		xd_cache_replace(r->cache, snaps, n);
+	r->serving = true;
 	free(snaps);
 	xd_load_free(&load);
 	return 0;
@@ -290,7 +313,14 @@ static void work(uv_work_t *w)
 {
 	struct xd_reloader *r = w->data;
 
-	xd_load_dir(r->schema, r->dir, r->prev, r->nprev, &r->result);
+	if (r->source != NULL) {
+		xd_load_keys(r->schema, r->keys, r->nkeys, &r->keys_diag,
+			     r->prev, r->nprev, &r->result);
+		r->keys = NULL; /* taken */
+		r->nkeys = 0;
+	} else {
+		xd_load_dir(r->schema, r->dir, r->prev, r->nprev, &r->result);
+	}
 	if (r->tls != NULL)
 		r->tls_next = xd_tls_read(r->tls, &r->tls_diag);
 }
@@ -404,7 +434,10 @@ static void work_done(uv_work_t *w, int status XD_UNUSED)
 	 * the pages that are now free, rather than keep them until
 	 * those threads happen to allocate again. */
 	malloc_trim(0);
-	sd_notify(0, "READY=1");
+	if (rec->ok)
+		r->serving = true;
+	if (r->serving)
+		sd_notify(0, "READY=1");
 	/* The queued reload starts before anyone hears of this one: a
 	 * waiter's callback may ask for another reload, which must then
 	 * find one running and queue behind it, never start a second. */
@@ -430,12 +463,19 @@ static void start(struct xd_reloader *r)
 			       xd_diag_total(&r->tls_diag) == 0,
 		       "reload of %s (%s) over the last one's leftovers", r->dir,
 		       r->trigger);
-	sd_notify(0, "RELOADING=1");
+	if (r->serving)
+		sd_notify(0, "RELOADING=1");
 	xd_info("%s: reloading %s%s", r->trigger, r->dir,
 		r->tls != NULL ? " and the TLS files" : "");
 	r->prev = xd_cache_snapshots(r->cache, &r->nprev);
+	if (r->source != NULL)
+		r->source(r->source_arg, &r->keys, &r->nkeys, &r->keys_diag);
 	if (uv_queue_work(r->loop, &r->work, work, work_done) == 0)
 		return;
+	xd_snapdir_free(r->keys, r->nkeys);
+	r->keys = NULL;
+	r->nkeys = 0;
+	xd_diag_clear(&r->keys_diag);
 	/* libuv refuses only when misused; say so rather than hang */
 	for (size_t i = 0; i < r->nprev; i++)
 		xd_snapshot_unref(r->prev[i]);
@@ -447,7 +487,8 @@ static void start(struct xd_reloader *r)
 	answer(r->current, record(r, r->trigger, false, &failed, &failed.diag));
 	r->current = NULL;
 	xd_diag_clear(&failed.diag);
-	sd_notify(0, "READY=1");
+	if (r->serving)
+		sd_notify(0, "READY=1");
 }
 
 /* A failed record for those who asked as xdsd stops. */

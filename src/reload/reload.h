@@ -20,6 +20,10 @@
  * first, with the first XD_RELOAD_ERRORS_KEPT errors of each (those of
  * the TLS files first).
  *
+ * systemd hears RELOADING=1 and READY=1 around each reload once
+ * snapshots are in use; before that (a source whose first load comes
+ * after start, the etcd source), only the first good load's READY=1.
+ *
  * States: idle -> loading -> idle; stop() moves idle to stopped, and a
  * reload still loading to draining, whose result is thrown away when it
  * ends (-> stopped).
@@ -38,6 +42,7 @@
 
 #include "cache/cache.h"
 #include "schema/schema.h"
+#include "snapshot/files.h"
 #include "transport/tls.h"
 #include "util/histogram.h"
 
@@ -71,6 +76,20 @@ struct xd_reloader *xd_reloader_new(uv_loop_t *loop,
 				    const struct xd_schema *schema,
 				    struct xd_cache *cache, const char *dir,
 				    struct xd_tls *tls);
+
+/*
+ * A source of snapshots other than the directory (the etcd source):
+ * called on the loop thread as each reload starts, it hands over the
+ * snapshot files as they are now (`*keys`, `*n`, freed by the
+ * reloader) and anything wrong with them in `diag`. The reloader then
+ * loads those instead of reading `dir`, which only names the source in
+ * messages.
+ */
+typedef void (*xd_reload_source_fn)(void *arg, struct xd_snapkey **keys,
+				    size_t *n, struct xd_diag *diag);
+
+void xd_reloader_set_source(struct xd_reloader *r, xd_reload_source_fn fn,
+			    void *arg);
 
 /*
  * The first load of the snapshots, on the calling thread (the TLS files

@@ -299,6 +299,66 @@ int xd_snapdir_read(const char *dir, struct xd_snapkey **keys, size_t *nkeys,
 	}
 }
 
+/* One text as a file of `k`: copied, refused when blank as read_file
+ * refuses an empty file. */
+static void add_text(struct xd_snapkey *k, const struct xd_snaptext *t,
+		     struct xd_diag *diag)
+{
+	struct xd_snapfile *f;
+
+	add_file(k, xd_strdup(t->path));
+	f = &k->files[k->nfiles - 1];
+	f->text = xd_malloc(t->len + 1);
+	memcpy(f->text, t->text, t->len);
+	f->text[t->len] = '\0';
+	f->len = t->len;
+	if (blank(f->text, f->len))
+		xd_diag_add(diag, "%s: the value is empty (a snapshot with no resources is written {})",
+			    f->path);
+}
+
+int xd_snapkeys_from_texts(const struct xd_snaptext *texts, size_t n,
+			   struct xd_snapkey **keys, size_t *nkeys,
+			   struct xd_diag *diag)
+{
+	size_t before = xd_diag_total(diag);
+	struct xd_snapkey *folder = NULL; /* the last "<key>/" seen */
+
+	*keys = NULL;
+	*nkeys = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = texts[i].name, *slash = strchr(name, '/');
+		const char *base = slash != NULL ? slash + 1 : name;
+		size_t ext = (size_t)ext_len(base);
+		struct xd_snapkey *k;
+		char *key;
+
+		XD_ASSERT_INFO(i == 0 || strcmp(texts[i - 1].name, name) < 0,
+			       "snapshot texts out of order at '%s'", name);
+		/* what a directory read skips: hidden entries, other files,
+		 * anything deeper than one folder */
+		if (name[0] == '.' || base[0] == '.' || ext == 0 ||
+		    strchr(base, '/') != NULL || slash == name)
+			continue;
+		if (slash == NULL) {
+			key = xd_strndup(name, strlen(name) - ext);
+			k = add_key(keys, nkeys, key, texts[i].path, diag);
+			folder = NULL;
+		} else {
+			key = xd_strndup(name, (size_t)(slash - name));
+			/* add_key may move the array: find the folder anew */
+			k = folder != NULL && strcmp(folder->key, key) == 0 ?
+				    folder :
+				    add_key(keys, nkeys, key, texts[i].path, diag);
+			folder = k;
+		}
+		if (k != NULL)
+			add_text(k, &texts[i], diag);
+		free(key);
+	}
+	return xd_diag_total(diag) == before ? 0 : -1;
+}
+
 void xd_snapdir_free(struct xd_snapkey *keys, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {

@@ -53,6 +53,25 @@ struct xd_snapkey {
 int xd_snapdir_read(const char *dir, struct xd_snapkey **keys, size_t *n,
 		    struct xd_diag *diag);
 
+/* A snapshot file's text held elsewhere than on disk (an etcd value). */
+struct xd_snaptext {
+	const char *name; /* as in the directory: "<key>.yaml", "<key>/F.yaml" */
+	const char *path; /* how errors name it (the etcd key) */
+	const char *text; /* `len` bytes */
+	size_t len;
+};
+
+/*
+ * The keys that `texts` (sorted by name) define, as a directory holding
+ * them as files would: the same names count, the same mistakes (a key
+ * defined twice, a text with nothing but blanks and comments) are
+ * errors. Texts are copied. Returns 0, or -1 with every problem in
+ * `diag` (the keys that were fine are returned either way).
+ */
+int xd_snapkeys_from_texts(const struct xd_snaptext *texts, size_t n,
+			   struct xd_snapkey **keys, size_t *nkeys,
+			   struct xd_diag *diag);
+
 void xd_snapdir_free(struct xd_snapkey *keys, size_t n);
 
 #endif

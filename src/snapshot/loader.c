@@ -347,19 +347,19 @@ static struct xd_snapshot *load_key(const struct xd_schema *schema,
 	return snap;
 }
 
-void xd_load_dir(const struct xd_schema *schema, const char *dir,
-		 struct xd_snapshot *const *prev, size_t nprev,
-		 struct xd_load *out)
+/* Everything after the read: `keys` (consumed) are loaded into `out`,
+ * whose diag already holds what went wrong reading them. `t0` is when
+ * the load began, for out->seconds. */
+static void load_keys(const struct xd_schema *schema,
+		      struct xd_snapkey *keys, size_t nkeys,
+		      struct xd_snapshot *const *prev, size_t nprev,
+		      struct xd_load *out, const struct timespec *t0)
 {
 	struct xd_section sections[NSECTIONS];
-	struct xd_snapkey *keys = NULL;
-	size_t nkeys = 0;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned threads = cores < 1 ? 1 : cores > 8 ? 8 : (unsigned)cores;
-	struct timespec t0, t1;
+	struct timespec t1;
 
-	memset(out, 0, sizeof(*out));
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
 		const struct xd_rtype_info *info = xd_rtype_info((enum xd_rtype)t);
 
@@ -379,14 +379,6 @@ void xd_load_dir(const struct xd_schema *schema, const char *dir,
 			xd_diag_add(&out->diag, "the schema has no message %s",
 				    ci->message);
 	}
-	if (xd_diag_total(&out->diag) == 0)
-		xd_snapdir_read(dir, &keys, &nkeys, &out->diag);
-	if (xd_diag_total(&out->diag) == 0 && nkeys == 0)
-		/* Nothing to serve is never what an operator meant: at
-		 * start-up and on reload alike it would leave every node
-		 * without configuration. */
-		xd_diag_add(&out->diag, "%s: no snapshot files (write %s/default.yaml for every node, or %s/<key>.yaml for the nodes of one key)",
-			    dir, dir, dir);
 	if (xd_diag_total(&out->diag) == 0) {
 		out->snaps = xd_calloc(nkeys + 1, sizeof(*out->snaps));
 		for (size_t i = 0; i < nkeys; i++) {
@@ -412,8 +404,41 @@ void xd_load_dir(const struct xd_schema *schema, const char *dir,
 		out->nsnaps = 0;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	out->seconds = (double)(t1.tv_sec - t0.tv_sec) +
-		       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	out->seconds = (double)(t1.tv_sec - t0->tv_sec) +
+		       (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+void xd_load_dir(const struct xd_schema *schema, const char *dir,
+		 struct xd_snapshot *const *prev, size_t nprev,
+		 struct xd_load *out)
+{
+	struct xd_snapkey *keys = NULL;
+	size_t nkeys = 0;
+	struct timespec t0;
+
+	memset(out, 0, sizeof(*out));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	xd_snapdir_read(dir, &keys, &nkeys, &out->diag);
+	if (xd_diag_total(&out->diag) == 0 && nkeys == 0)
+		/* Nothing to serve is never what an operator meant: at
+		 * start-up and on reload alike it would leave every node
+		 * without configuration. */
+		xd_diag_add(&out->diag, "%s: no snapshot files (write %s/default.yaml for every node, or %s/<key>.yaml for the nodes of one key)",
+			    dir, dir, dir);
+	load_keys(schema, keys, nkeys, prev, nprev, out, &t0);
+}
+
+void xd_load_keys(const struct xd_schema *schema, struct xd_snapkey *keys,
+		  size_t nkeys, struct xd_diag *read_errors,
+		  struct xd_snapshot *const *prev, size_t nprev,
+		  struct xd_load *out)
+{
+	struct timespec t0;
+
+	memset(out, 0, sizeof(*out));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	xd_diag_append(&out->diag, read_errors);
+	load_keys(schema, keys, nkeys, prev, nprev, out, &t0);
 }
 
 struct xd_snapshot **xd_load_take(struct xd_load *l, size_t *n)

@@ -76,6 +76,18 @@ void xd_load_dir(const struct xd_schema *schema, const char *dir,
 		 struct xd_snapshot *const *prev, size_t nprev,
 		 struct xd_load *out);
 
+/*
+ * Loads snapshots read from elsewhere than a directory (the etcd
+ * source): `keys` as xd_snapdir_read returns them, taken over and freed;
+ * their files' paths name them in errors. `read_errors` are what went
+ * wrong reading them, moved into out->diag: any fails the load. Fills
+ * `out` as xd_load_dir does.
+ */
+void xd_load_keys(const struct xd_schema *schema, struct xd_snapkey *keys,
+		  size_t nkeys, struct xd_diag *read_errors,
+		  struct xd_snapshot *const *prev, size_t nprev,
+		  struct xd_load *out);
+
 /* Takes the snapshots out of a load (the caller owns the references). */
 struct xd_snapshot **xd_load_take(struct xd_load *l, size_t *n);
 

@@ -530,6 +530,12 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 	return 0;
 }
 
+grpc_completion_queue *xd_server_cq(struct xd_server *srv)
+{
+	XD_ASSERT_LOOP();
+	return srv->cq;
+}
+
 int xd_server_port(const struct xd_server *srv)
 {
 	return srv->port;

@@ -16,6 +16,7 @@
 #ifndef XD_TRANSPORT_SERVER_H
 #define XD_TRANSPORT_SERVER_H
 
+#include <grpc/grpc.h>
 #include <uv.h>
 
 #include "config/config.h"
@@ -44,6 +45,12 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 /* The bound TCP port (the real one when the config asked for port 0),
  * or 0 for a unix socket. */
 int xd_server_port(const struct xd_server *srv);
+
+/* The server's completion queue, for the client calls xdsd makes (the
+ * etcd source): their tags are struct xd_tag, delivered on the loop
+ * thread by the bridge like the server's. Calls on it must be over
+ * before the server's shutdown can finish. */
+grpc_completion_queue *xd_server_cq(struct xd_server *srv);
 
 /* Live streams, for logs and status. */
 size_t xd_server_stream_count(const struct xd_server *srv);

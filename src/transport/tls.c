@@ -161,6 +161,16 @@ static char *read_pem(const struct tls_file *f, struct xd_diag *diag)
 	return text;
 }
 
+char *xd_tls_read_pem(const char *path, const char *what,
+		      const char *directive, struct xd_diag *diag)
+{
+	const char *slash = strrchr(directive, '.');
+	struct tls_file f = {path, what,
+			     slash != NULL ? slash + 1 : directive, directive};
+
+	return read_pem(&f, diag);
+}
+
 /* OpenSSL's reason for the last failure, for a message. */
 static const char *ssl_reason(char *buf, size_t len)
 {

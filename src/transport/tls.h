@@ -98,6 +98,15 @@ void xd_tls_expiry(const struct xd_tls *t, struct xd_tls_expiry *cert,
  * warning for a client CA that expires as soon or has expired. */
 void xd_tls_warn_expiry(const struct xd_tls *t, int64_t now_s);
 
+/*
+ * A PEM file read whole as the listener's are (a regular file, at most
+ * the same size, no NUL byte), for another TLS user (the etcd client):
+ * `what` and `directive` name it in messages. Returns the text, or NULL
+ * with the reason in `diag`.
+ */
+char *xd_tls_read_pem(const char *path, const char *what,
+		      const char *directive, struct xd_diag *diag);
+
 void xd_tls_free(struct xd_tls *t);
 
 #endif

@@ -287,6 +287,15 @@ int xdt_daemon_fd_count(const struct xdt_daemon *d)
 	return n;
 }
 
+void xdt_daemon_stop(struct xdt_daemon *d, int timeout_ms)
+{
+	xdt_daemon_signal(d, SIGTERM);
+	ck_assert_msg(xdt_daemon_wait(d, timeout_ms),
+		      "xdsd did not stop within %d ms of SIGTERM", timeout_ms);
+	ck_assert_int_eq(d->exit_status, 0);
+	xdt_daemon_free(d);
+}
+
 void xdt_daemon_free(struct xdt_daemon *d)
 {
 	if (d == NULL)

@@ -76,6 +76,10 @@ bool xdt_daemon_has_asan(const struct xdt_daemon *d);
 /* Open file descriptors of the running daemon, from /proc. */
 int xdt_daemon_fd_count(const struct xdt_daemon *d);
 
+/* The clean stop: SIGTERM, its exit within `timeout_ms` with status 0
+ * (else the test fails), then xdt_daemon_free. */
+void xdt_daemon_stop(struct xdt_daemon *d, int timeout_ms);
+
 /* Kills it if still running and frees everything. */
 void xdt_daemon_free(struct xdt_daemon *d);
 

@@ -403,6 +403,67 @@ START_TEST(printed_config_reloads)
 }
 END_TEST
 
+/* The etcd snapshot source: its defaults, its section with a section
+ * inside (tls, relative paths following the file), the dotted names of
+ * command-line overrides, and --check's printout read back. */
+START_TEST(etcd_source)
+{
+	struct xd_config again;
+	char *out = NULL, *path, *want;
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert_int_eq(cfg.source, XD_SOURCE_FILES);
+	ck_assert_str_eq(cfg.etcd.prefix, "/xdsd/snapshots/");
+	ck_assert_uint_eq(cfg.etcd.dial_timeout_ms, 5000);
+	ck_assert_uint_eq(cfg.etcd.nendpoints, 0);
+	ck_assert_int_eq(load_text("etcd.yaml",
+				   "source: etcd\n"
+				   "etcd:\n"
+				   "  endpoints: [10.0.0.1:2379, '[::1]:2379']\n"
+				   "  prefix: /fleet/\n"
+				   "  dial_timeout: 750ms\n"
+				   "  tls:\n"
+				   "    cert: c.pem\n"
+				   "    key: /k.pem\n"),
+			 0);
+	ck_assert_int_eq(cfg.source, XD_SOURCE_ETCD);
+	ck_assert_uint_eq(cfg.etcd.nendpoints, 2);
+	ck_assert_str_eq(cfg.etcd.endpoints[0], "10.0.0.1:2379");
+	ck_assert_str_eq(cfg.etcd.endpoints[1], "[::1]:2379");
+	ck_assert_str_eq(cfg.etcd.prefix, "/fleet/");
+	ck_assert_uint_eq(cfg.etcd.dial_timeout_ms, 750);
+	ck_assert(asprintf(&want, "%s/c.pem", xdtest_tmpdir()) > 0);
+	ck_assert_str_eq(cfg.etcd.tls.cert, want);
+	ck_assert_str_eq(cfg.etcd.tls.key, "/k.pem");
+	ck_assert_ptr_null(cfg.etcd.tls.ca);
+	ck_assert_ptr_null(cfg.tls.cert);
+	ck_assert_int_eq(xd_config_set(&cfg, "etcd.tls.ca", "/ca.pem", "--set",
+				       &diag), 0);
+	ck_assert_str_eq(cfg.etcd.tls.ca, "/ca.pem");
+	ck_assert_int_eq(xd_config_set(&cfg, "etcd.prefix", "/p/", "--set",
+				       &diag), 0);
+
+	f = open_memstream(&out, &len);
+	xd_config_print(&cfg, f);
+	fclose(f);
+	path = xdtest_write_file(xdtest_tmpdir(), "printed-etcd.yaml", out);
+	xd_config_init(&again, "x", "y");
+	ck_assert_msg(xd_config_load(&again, path, &diag) == 0, "%s", out);
+	ck_assert_int_eq(again.source, XD_SOURCE_ETCD);
+	ck_assert_uint_eq(again.etcd.nendpoints, 2);
+	ck_assert_str_eq(again.etcd.endpoints[1], "[::1]:2379");
+	ck_assert_str_eq(again.etcd.prefix, "/p/");
+	ck_assert_uint_eq(again.etcd.dial_timeout_ms, 750);
+	ck_assert_str_eq(again.etcd.tls.cert, want);
+	ck_assert_str_eq(again.etcd.tls.ca, "/ca.pem");
+	xd_config_free(&again);
+	free(out);
+	free(path);
+	free(want);
+}
+END_TEST
+
 /* ---- golden files: tests/config/bad/NAME.yaml + NAME.err ---- */
 
 static char **golden;
@@ -476,6 +537,7 @@ int main(void)
 	tcase_add_test(tc, nul_byte_in_value);
 	tcase_add_test(tc, printed_config_reloads);
 	tcase_add_test(tc, trusted_proxies_list);
+	tcase_add_test(tc, etcd_source);
 	suite_add_tcase(s, tc);
 
 	find_golden();

@@ -1,0 +1,664 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "etcd/etcd.h"
+
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/grpc_security.h>
+#include <grpc/support/time.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etcd/kv.pb-c.h"
+#include "etcd/rpc.pb-c.h"
+#include "etcd/kvmap.h"
+#include "transport/tag.h"
+#include "transport/tls.h"
+#include "util/common.h"
+#include "util/log.h"
+#include "util/loop_thread.h"
+#include "util/xalloc.h"
+
+#define RANGE_METHOD "/etcdserverpb.KV/Range"
+#define WATCH_METHOD "/etcdserverpb.Watch/Watch"
+
+/* Where the source is; moved only by move(). */
+enum state {
+	RANGING,  /* the Range call is under way */
+	WATCHING, /* the Watch call is */
+	WAITING,  /* neither: the backoff timer runs */
+	STOPPED,  /* stopped: what is under way ends, nothing starts */
+};
+
+static const char *const state_names[] = {"ranging", "watching", "waiting",
+					  "stopped"};
+
+/* One call and the batches of it under way. */
+struct call {
+	grpc_call *call; /* NULL: none */
+	int batches;     /* started and not yet completed */
+	grpc_metadata_array md, trailing;
+	grpc_status_code status;
+	grpc_slice details;
+	grpc_byte_buffer *recv;
+	bool ended; /* no more messages will arrive */
+};
+
+struct xd_etcd {
+	uv_loop_t *loop;
+	grpc_completion_queue *cq;
+	const struct xd_config *cfg;
+	struct xd_reloader *reloader;
+	grpc_channel_credentials *creds;
+	grpc_channel *channel; /* to endpoints[ep]; NULL between tries */
+	size_t ep;
+	enum state state;
+
+	/* the prefix as etcd's key range [key, end), for Range and Watch */
+	ProtobufCBinaryData key, end;
+
+	struct xd_kvmap map;
+	int64_t revision;     /* of the map: the last Range's or event's */
+	bool need_range;      /* the map must be read whole again */
+	bool loaded;          /* a Range has filled the map */
+	uint64_t backoff_ms;  /* the next wait after a failure */
+
+	struct call range, watch;
+	struct xd_tag t_range, t_wsend, t_wstatus, t_wmsg;
+	uv_timer_t retry, quiet;
+	int open_handles; /* of retry and quiet: freed at 0 once stopped */
+};
+
+static void move(struct xd_etcd *e, enum state to, const char *why)
+{
+	static const bool allowed[4][4] = {
+		[RANGING] = {[WATCHING] = true, [WAITING] = true, [STOPPED] = true},
+		[WATCHING] = {[WAITING] = true, [RANGING] = true, [STOPPED] = true},
+		[WAITING] = {[RANGING] = true, [WATCHING] = true, [STOPPED] = true},
+	};
+
+	XD_ASSERT_LOOP();
+	XD_ASSERT_INFO(allowed[e->state][to], "etcd source: %s -> %s (%s)",
+		       state_names[e->state], state_names[to], why);
+	xd_debug("etcd: %s -> %s (%s)", state_names[e->state],
+		 state_names[to], why);
+	e->state = to;
+}
+
+static const char *endpoint(const struct xd_etcd *e)
+{
+	return e->cfg->etcd.endpoints[e->ep];
+}
+
+/* ---------------- calls ---------------- */
+
+static grpc_byte_buffer *pack(const ProtobufCMessage *m)
+{
+	size_t len = protobuf_c_message_get_packed_size(m);
+	grpc_slice s = grpc_slice_malloc(len);
+	grpc_byte_buffer *bb;
+
+	protobuf_c_message_pack(m, GRPC_SLICE_START_PTR(s));
+	bb = grpc_raw_byte_buffer_create(&s, 1);
+	grpc_slice_unref(s);
+	return bb;
+}
+
+/* The message in `bb` (consumed), or NULL when it does not parse. */
+static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d,
+				grpc_byte_buffer *bb)
+{
+	grpc_byte_buffer_reader r;
+	ProtobufCMessage *m = NULL;
+	grpc_slice all;
+
+	if (bb == NULL)
+		return NULL;
+	if (grpc_byte_buffer_reader_init(&r, bb)) {
+		all = grpc_byte_buffer_reader_readall(&r);
+		grpc_byte_buffer_reader_destroy(&r);
+		m = protobuf_c_message_unpack(d, NULL, GRPC_SLICE_LENGTH(all),
+					      GRPC_SLICE_START_PTR(all));
+		grpc_slice_unref(all);
+	}
+	grpc_byte_buffer_destroy(bb);
+	return m;
+}
+
+static void channel_open(struct xd_etcd *e);
+
+/* A call on the channel (opened first if there is none). */
+static void call_open(struct xd_etcd *e, struct call *c, const char *method,
+		      gpr_timespec deadline)
+{
+	XD_ASSERT_INFO(c->call == NULL && c->batches == 0,
+		       "etcd %s: a call over one still open", method);
+	channel_open(e);
+	memset(c, 0, sizeof(*c));
+	grpc_metadata_array_init(&c->md);
+	grpc_metadata_array_init(&c->trailing);
+	c->call = grpc_channel_create_call(e->channel, NULL,
+					   GRPC_PROPAGATE_DEFAULTS, e->cq,
+					   grpc_slice_from_static_string(method),
+					   NULL, deadline, NULL);
+}
+
+static void call_batch(struct call *c, const grpc_op *ops, size_t n,
+		       struct xd_tag *tag)
+{
+	grpc_call_error err = grpc_call_start_batch(c->call, ops, n, tag, NULL);
+
+	/* only misuse makes it refuse, and the tag would never come */
+	XD_ASSERT_INFO(err == GRPC_CALL_OK, "etcd call batch: error %d", err);
+	c->batches++;
+}
+
+/* Fills `ops[0]` and `ops[1]` to receive the call's initial metadata
+ * and, at its end, its status, into `c`. */
+static void ops_head_and_status(struct call *c, grpc_op *ops)
+{
+	ops[0].op = GRPC_OP_RECV_INITIAL_METADATA;
+	ops[0].data.recv_initial_metadata.recv_initial_metadata = &c->md;
+	ops[1].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+	ops[1].data.recv_status_on_client.trailing_metadata = &c->trailing;
+	ops[1].data.recv_status_on_client.status = &c->status;
+	ops[1].data.recv_status_on_client.status_details = &c->details;
+}
+
+/* The call's status as text: "UNAVAILABLE: failed to connect". */
+static void call_why(const struct call *c, char *buf, size_t len)
+{
+	static const char *const codes[] = {
+		"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT",
+		"DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
+		"PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
+		"FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+		"UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+		"UNAUTHENTICATED"};
+	size_t n = GRPC_SLICE_LENGTH(c->details);
+
+	snprintf(buf, len, "%s: %.*s",
+		 (unsigned)c->status < sizeof(codes) / sizeof(codes[0]) ?
+			 codes[c->status] :
+			 "status ?",
+		 (int)(n > 400 ? 400 : n),
+		 (const char *)GRPC_SLICE_START_PTR(c->details));
+}
+
+static void call_close(struct call *c)
+{
+	XD_ASSERT_INFO(c->batches == 0, "etcd call closed with %d batches",
+		       c->batches);
+	grpc_metadata_array_destroy(&c->md);
+	grpc_metadata_array_destroy(&c->trailing);
+	grpc_slice_unref(c->details);
+	grpc_byte_buffer_destroy(c->recv);
+	grpc_call_unref(c->call);
+	memset(c, 0, sizeof(*c));
+}
+
+/* ---------------- the sequence ---------------- */
+
+static void start_range(struct xd_etcd *e);
+static void start_watch(struct xd_etcd *e);
+
+static void maybe_free(struct xd_etcd *e)
+{
+	if (e->state != STOPPED || e->range.call != NULL ||
+	    e->watch.call != NULL || e->open_handles > 0)
+		return;
+	if (e->channel != NULL)
+		grpc_channel_destroy(e->channel);
+	grpc_channel_credentials_release(e->creds);
+	xd_kvmap_clear(&e->map);
+	free(e->key.data);
+	free(e->end.data);
+	free(e);
+}
+
+static void channel_open(struct xd_etcd *e)
+{
+	grpc_arg args[] = {
+		{.type = GRPC_ARG_INTEGER,
+		 .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
+		 .value.integer = (int)XD_ETCD_MAX_RESPONSE},
+		/* a lost etcd is noticed within these, not at the next
+		 * change it fails to send */
+		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_KEEPALIVE_TIME_MS,
+		 .value.integer = 10000},
+		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+		 .value.integer = 5000},
+	};
+	grpc_channel_args ca = {sizeof(args) / sizeof(args[0]), args};
+
+	if (e->channel == NULL)
+		e->channel = grpc_channel_create(endpoint(e), e->creds, &ca);
+}
+
+static void on_retry(uv_timer_t *t)
+{
+	struct xd_etcd *e = t->data;
+
+	if (e->state != WAITING)
+		return;
+	if (e->need_range)
+		start_range(e);
+	else
+		start_watch(e);
+}
+
+/* Something failed (`why`, logged): try again after the backoff, on the
+ * next endpoint, with a new channel. */
+static void schedule_retry(struct xd_etcd *e, const char *what,
+			   const char *why)
+{
+	uint64_t wait = e->backoff_ms;
+
+	XD_ASSERT(e->range.call == NULL && e->watch.call == NULL);
+	move(e, WAITING, what);
+	xd_warn("etcd %s: %s: %s; %s, trying again in %.1f s", endpoint(e),
+		what, why,
+		e->loaded ? "still serving what was read before" :
+			    "no snapshots yet, not ready",
+		(double)wait / 1000);
+	if (e->channel != NULL)
+		grpc_channel_destroy(e->channel);
+	e->channel = NULL;
+	e->ep = (e->ep + 1) % e->cfg->etcd.nendpoints;
+	e->backoff_ms = e->backoff_ms * 2 > XD_ETCD_BACKOFF_MAX_MS ?
+				XD_ETCD_BACKOFF_MAX_MS :
+				e->backoff_ms * 2;
+	uv_timer_start(&e->retry, on_retry, wait, 0);
+}
+
+static void on_quiet(uv_timer_t *t)
+{
+	struct xd_etcd *e = t->data;
+
+	if (e->state != STOPPED)
+		xd_reload_request(e->reloader, "etcd", NULL, NULL);
+}
+
+/* The reloader's source: what the map holds now. */
+static void source(void *arg, struct xd_snapkey **keys, size_t *n,
+		   struct xd_diag *diag)
+{
+	struct xd_etcd *e = arg;
+
+	XD_ASSERT_LOOP();
+	xd_kvmap_snapshot_keys(&e->map, e->cfg->etcd.prefix, keys, n, diag);
+}
+
+/* The key range of the prefix: [prefix, prefix with its last byte + 1). */
+static char *range_end(const char *prefix, size_t *len)
+{
+	size_t n = strlen(prefix);
+	char *end = xd_strdup(prefix);
+
+	while (n > 0 && (unsigned char)end[n - 1] == 0xff)
+		n--;
+	if (n == 0) {
+		/* all keys from the prefix on: "\0" */
+		end[0] = '\0';
+		*len = 1;
+		return end;
+	}
+	end[n - 1] = (char)((unsigned char)end[n - 1] + 1);
+	*len = n;
+	return end;
+}
+
+/* A key or value over the limits of a snapshot file is left out, and
+ * said so: a reload then misses it as it would miss an unreadable file. */
+static bool acceptable(const Mvccpb__KeyValue *kv)
+{
+	if (memchr(kv->key.data, '\0', kv->key.len) != NULL) {
+		xd_warn("etcd: a key with a NUL byte under the prefix is ignored");
+		return false;
+	}
+	if (kv->value.len > XD_SNAPSHOT_MAX_FILE) {
+		xd_error("etcd key '%.*s': %zu bytes: larger than the limit of %u MiB; ignored",
+			 (int)kv->key.len, (const char *)kv->key.data,
+			 kv->value.len, XD_SNAPSHOT_MAX_FILE >> 20);
+		return false;
+	}
+	return true;
+}
+
+static void on_range(struct xd_tag *tag, bool ok)
+{
+	struct xd_etcd *e = xd_container_of(tag, struct xd_etcd, t_range);
+	Etcdserverpb__RangeResponse *resp = NULL;
+	char why[512];
+
+	e->range.batches--;
+	if (ok && e->range.status == GRPC_STATUS_OK)
+		resp = (Etcdserverpb__RangeResponse *)unpack(
+			&etcdserverpb__range_response__descriptor,
+			e->range.recv);
+	else
+		grpc_byte_buffer_destroy(e->range.recv);
+	e->range.recv = NULL;
+	if (!ok)
+		snprintf(why, sizeof(why), "the call failed");
+	else if (e->range.status != GRPC_STATUS_OK)
+		call_why(&e->range, why, sizeof(why));
+	else if (resp == NULL || resp->header == NULL)
+		snprintf(why, sizeof(why), "a response that does not parse");
+	call_close(&e->range);
+	if (e->state == STOPPED) {
+		if (resp != NULL)
+			protobuf_c_message_free_unpacked(&resp->base, NULL);
+		maybe_free(e);
+		return;
+	}
+	if (resp == NULL || resp->header == NULL) {
+		if (resp != NULL)
+			protobuf_c_message_free_unpacked(&resp->base, NULL);
+		schedule_retry(e, "reading the prefix", why);
+		return;
+	}
+	xd_kvmap_clear(&e->map);
+	for (size_t i = 0; i < resp->n_kvs; i++)
+		if (acceptable(resp->kvs[i]))
+			xd_kvmap_put(&e->map, (const char *)resp->kvs[i]->key.data,
+				     resp->kvs[i]->key.len,
+				     (const char *)resp->kvs[i]->value.data,
+				     resp->kvs[i]->value.len);
+	e->revision = resp->header->revision;
+	e->need_range = false;
+	e->loaded = true;
+	e->backoff_ms = XD_ETCD_BACKOFF_MIN_MS;
+	xd_info("etcd %s: read %zu key%s under '%s' at revision %lld",
+		endpoint(e), resp->n_kvs, resp->n_kvs == 1 ? "" : "s",
+		e->cfg->etcd.prefix, (long long)e->revision);
+	protobuf_c_message_free_unpacked(&resp->base, NULL);
+	xd_reload_request(e->reloader, "etcd", NULL, NULL);
+	start_watch(e);
+}
+
+static void start_range(struct xd_etcd *e)
+{
+	Etcdserverpb__RangeRequest req = ETCDSERVERPB__RANGE_REQUEST__INIT;
+	grpc_op ops[6];
+
+	move(e, RANGING, "reading the prefix");
+	req.key = e->key;
+	req.range_end = e->end;
+	call_open(e, &e->range, RANGE_METHOD,
+		  gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+			       gpr_time_from_millis(
+				       (int64_t)e->cfg->etcd.dial_timeout_ms,
+				       GPR_TIMESPAN)));
+	memset(ops, 0, sizeof(ops));
+	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+	ops[1].op = GRPC_OP_SEND_MESSAGE;
+	ops[1].data.send_message.send_message = pack(&req.base);
+	ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+	ops[3].op = GRPC_OP_RECV_MESSAGE;
+	ops[3].data.recv_message.recv_message = &e->range.recv;
+	ops_head_and_status(&e->range, &ops[4]);
+	call_batch(&e->range, ops, 6, &e->t_range);
+	grpc_byte_buffer_destroy(ops[1].data.send_message.send_message);
+}
+
+/* ---------------- watching ---------------- */
+
+static void watch_read(struct xd_etcd *e)
+{
+	grpc_op op;
+
+	memset(&op, 0, sizeof(op));
+	op.op = GRPC_OP_RECV_MESSAGE;
+	op.data.recv_message.recv_message = &e->watch.recv;
+	call_batch(&e->watch, &op, 1, &e->t_wmsg);
+}
+
+/* The watch call is over once its three kinds of batches are: then
+ * it is closed, and tried again unless stopped. */
+static void watch_maybe_over(struct xd_etcd *e)
+{
+	char why[512];
+
+	if (e->watch.batches > 0)
+		return;
+	call_why(&e->watch, why, sizeof(why));
+	call_close(&e->watch);
+	if (e->state == STOPPED) {
+		maybe_free(e);
+		return;
+	}
+	schedule_retry(e, e->need_range ? "the watch was cancelled" :
+					  "the watch ended",
+		       why);
+}
+
+/* Applies a watch response; false when the watch cannot go on. */
+static bool apply(struct xd_etcd *e, const Etcdserverpb__WatchResponse *w)
+{
+	size_t changed = 0;
+
+	if (w->compact_revision != 0) {
+		xd_warn("etcd %s: revision %lld was compacted away (oldest kept: %lld); reading the prefix again",
+			endpoint(e), (long long)e->revision + 1,
+			(long long)w->compact_revision);
+		e->need_range = true;
+		return false;
+	}
+	if (w->canceled) {
+		xd_warn("etcd %s: the watch was cancelled: %s; reading the prefix again",
+			endpoint(e), w->cancel_reason != NULL ? w->cancel_reason : "");
+		e->need_range = true;
+		return false;
+	}
+	if (w->created) {
+		e->backoff_ms = XD_ETCD_BACKOFF_MIN_MS;
+		xd_info("etcd %s: watching '%s' from revision %lld",
+			endpoint(e), e->cfg->etcd.prefix,
+			(long long)e->revision + 1);
+	}
+	for (size_t i = 0; i < w->n_events; i++) {
+		const Mvccpb__Event *ev = w->events[i];
+
+		if (ev->kv == NULL)
+			continue;
+		if (ev->kv->mod_revision > e->revision)
+			e->revision = ev->kv->mod_revision;
+		if (ev->type == MVCCPB__EVENT__EVENT_TYPE__Delete) {
+			xd_kvmap_delete(&e->map, (const char *)ev->kv->key.data,
+					ev->kv->key.len);
+			changed++;
+		} else if (acceptable(ev->kv)) {
+			xd_kvmap_put(&e->map, (const char *)ev->kv->key.data,
+				     ev->kv->key.len,
+				     (const char *)ev->kv->value.data,
+				     ev->kv->value.len);
+			changed++;
+		}
+	}
+	if (changed > 0) {
+		xd_info("etcd %s: %zu change%s up to revision %lld; reloading once quiet for %llu ms",
+			endpoint(e), changed, changed == 1 ? "" : "s",
+			(long long)e->revision,
+			(unsigned long long)e->cfg->watch_delay_ms);
+		uv_timer_start(&e->quiet, on_quiet, e->cfg->watch_delay_ms, 0);
+	}
+	return true;
+}
+
+static void on_watch_msg(struct xd_tag *tag, bool ok)
+{
+	struct xd_etcd *e = xd_container_of(tag, struct xd_etcd, t_wmsg);
+	grpc_byte_buffer *bb = e->watch.recv;
+	Etcdserverpb__WatchResponse *w;
+
+	e->watch.batches--;
+	e->watch.recv = NULL;
+	if (!ok || bb == NULL || e->state == STOPPED) {
+		grpc_byte_buffer_destroy(bb);
+		watch_maybe_over(e);
+		return;
+	}
+	w = (Etcdserverpb__WatchResponse *)unpack(
+		&etcdserverpb__watch_response__descriptor, bb);
+	if (w == NULL || !apply(e, w)) {
+		if (w == NULL)
+			xd_warn("etcd %s: a watch response that does not parse",
+				endpoint(e));
+		grpc_call_cancel(e->watch.call, NULL);
+	} else {
+		watch_read(e);
+	}
+	if (w != NULL)
+		protobuf_c_message_free_unpacked(&w->base, NULL);
+	watch_maybe_over(e);
+}
+
+static void on_watch_sent(struct xd_tag *tag, bool ok XD_UNUSED)
+{
+	struct xd_etcd *e = xd_container_of(tag, struct xd_etcd, t_wsend);
+
+	e->watch.batches--;
+	watch_maybe_over(e);
+}
+
+static void on_watch_status(struct xd_tag *tag, bool ok XD_UNUSED)
+{
+	struct xd_etcd *e = xd_container_of(tag, struct xd_etcd, t_wstatus);
+
+	e->watch.batches--;
+	watch_maybe_over(e);
+}
+
+static void start_watch(struct xd_etcd *e)
+{
+	Etcdserverpb__WatchCreateRequest create =
+		ETCDSERVERPB__WATCH_CREATE_REQUEST__INIT;
+	Etcdserverpb__WatchRequest req = ETCDSERVERPB__WATCH_REQUEST__INIT;
+	grpc_op ops[3];
+
+	move(e, WATCHING, "watching the prefix");
+	create.key = e->key;
+	create.range_end = e->end;
+	create.start_revision = e->revision + 1;
+	req.request_union_case = ETCDSERVERPB__WATCH_REQUEST__REQUEST_UNION_CREATE_REQUEST;
+	req.create_request = &create;
+	call_open(e, &e->watch, WATCH_METHOD, gpr_inf_future(GPR_CLOCK_REALTIME));
+
+	memset(ops, 0, sizeof(ops));
+	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+	ops[1].op = GRPC_OP_SEND_MESSAGE;
+	ops[1].data.send_message.send_message = pack(&req.base);
+	call_batch(&e->watch, ops, 2, &e->t_wsend);
+	grpc_byte_buffer_destroy(ops[1].data.send_message.send_message);
+
+	memset(ops, 0, sizeof(ops));
+	ops_head_and_status(&e->watch, ops);
+	call_batch(&e->watch, ops, 2, &e->t_wstatus);
+	watch_read(e);
+}
+
+/* ---------------- start and stop ---------------- */
+
+static grpc_channel_credentials *credentials(const struct xd_config *cfg)
+{
+	struct xd_diag diag = XD_DIAG_INIT;
+	char *ca = NULL, *cert = NULL, *key = NULL;
+	grpc_ssl_pem_key_cert_pair pair;
+	grpc_channel_credentials *creds = NULL;
+
+	if (cfg->etcd.tls.ca == NULL && cfg->etcd.tls.cert == NULL)
+		return grpc_insecure_credentials_create();
+	if (cfg->etcd.tls.ca != NULL)
+		ca = xd_tls_read_pem(cfg->etcd.tls.ca, "etcd CA certificates",
+				     "etcd.tls.ca", &diag);
+	if (cfg->etcd.tls.cert != NULL) {
+		cert = xd_tls_read_pem(cfg->etcd.tls.cert,
+				       "etcd client certificate",
+				       "etcd.tls.cert", &diag);
+		key = xd_tls_read_pem(cfg->etcd.tls.key, "etcd client key",
+				      "etcd.tls.key", &diag);
+	}
+	if (xd_diag_total(&diag) == 0) {
+		pair.private_key = key;
+		pair.cert_chain = cert;
+		creds = grpc_ssl_credentials_create(ca, cert != NULL ? &pair : NULL,
+						    NULL, NULL);
+	}
+	for (size_t i = 0; i < diag.count; i++)
+		xd_error("%s", diag.msgs[i]);
+	xd_diag_clear(&diag);
+	free(ca);
+	free(cert);
+	if (key != NULL) {
+		/* a private key: not left in freed memory */
+		memset(key, 0, strlen(key));
+		free(key);
+	}
+	return creds;
+}
+
+int xd_etcd_start(struct xd_etcd **out, uv_loop_t *loop,
+		  grpc_completion_queue *cq, const struct xd_config *cfg,
+		  struct xd_reloader *reloader)
+{
+	struct xd_etcd *e;
+	grpc_channel_credentials *creds;
+
+	XD_ASSERT_LOOP();
+	XD_ASSERT(cfg->etcd.nendpoints > 0); /* config.c requires them */
+	creds = credentials(cfg);
+	if (creds == NULL) {
+		xd_error("cannot use the etcd.tls files; not starting");
+		return -1;
+	}
+	e = xd_calloc(1, sizeof(*e));
+	e->loop = loop;
+	e->cq = cq;
+	e->cfg = cfg;
+	e->reloader = reloader;
+	e->creds = creds;
+	e->state = WAITING;
+	e->need_range = true;
+	e->backoff_ms = XD_ETCD_BACKOFF_MIN_MS;
+	e->key.data = (uint8_t *)xd_strdup(cfg->etcd.prefix);
+	e->key.len = strlen(cfg->etcd.prefix);
+	e->end.data = (uint8_t *)range_end(cfg->etcd.prefix, &e->end.len);
+	e->t_range.done = on_range;
+	e->t_wsend.done = on_watch_sent;
+	e->t_wstatus.done = on_watch_status;
+	e->t_wmsg.done = on_watch_msg;
+	uv_timer_init(loop, &e->retry);
+	uv_timer_init(loop, &e->quiet);
+	e->retry.data = e;
+	e->quiet.data = e;
+	e->open_handles = 2;
+	xd_reloader_set_source(reloader, source, e);
+	xd_info("etcd: reading snapshots under '%s' from %s%s", cfg->etcd.prefix,
+		endpoint(e), cfg->etcd.nendpoints > 1 ? " (and the other endpoints in turn)" : "");
+	start_range(e);
+	*out = e;
+	return 0;
+}
+
+static void handle_closed(uv_handle_t *h)
+{
+	struct xd_etcd *e = h->data;
+
+	e->open_handles--;
+	maybe_free(e);
+}
+
+void xd_etcd_stop(struct xd_etcd *e)
+{
+	if (e == NULL)
+		return;
+	XD_ASSERT_LOOP();
+	if (e->state == STOPPED)
+		return;
+	move(e, STOPPED, "xdsd is stopping");
+	if (e->range.call != NULL)
+		grpc_call_cancel(e->range.call, NULL);
+	if (e->watch.call != NULL)
+		grpc_call_cancel(e->watch.call, NULL);
+	uv_close((uv_handle_t *)&e->retry, handle_closed);
+	uv_close((uv_handle_t *)&e->quiet, handle_closed);
+}

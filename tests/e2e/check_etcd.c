@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Snapshots from etcd (`source: etcd`), end to end: a real etcd started
+ * on loopback in a temporary data directory on free ports, values put
+ * with etcdctl, the real daemon, and a real gRPC client that must be
+ * served what etcd now holds: at start, after a change, not after a
+ * broken value (refused, named by its key), across an etcd that is not
+ * there yet or goes away and comes back, and over mutual TLS with
+ * openssl-made certificates.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "daemon.h"
+#include "xdtest.h"
+
+#define START_MS 10000
+#define STOP_MS 5000
+#define SERVED_MS 10000
+#define PREFIX "/xdsd/snapshots/"
+
+struct etcd {
+	pid_t pid;
+	int client_port, peer_port;
+	char *data, *log;
+	char endpoint[64];
+	bool tls; /* https, client certificates required (tests/lib/make-certs.sh) */
+};
+
+/* A port nothing listens on now (the kernel's pick, released). */
+static int free_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	ck_assert(fd >= 0);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+	ck_assert(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
+	port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+/* Runs etcdctl with `args` (a shell word list) and `input` on stdin;
+ * returns its exit status. */
+static int etcdctl(const struct etcd *e, const char *args, const char *input)
+{
+	char *cmd;
+	FILE *p;
+
+	char tls[1024] = "";
+
+	if (e->tls)
+		snprintf(tls, sizeof(tls), "--cacert=%s --cert=%s --key=%s",
+			 xdtest_cert("ca.pem"), xdtest_cert("frontend.pem"),
+			 xdtest_cert("frontend.key"));
+	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s %s %s >/dev/null 2>&1",
+			   e->endpoint, tls, args) > 0);
+	p = popen(cmd, "w");
+	ck_assert(p != NULL);
+	if (input != NULL)
+		fputs(input, p);
+	free(cmd);
+	return pclose(p);
+}
+
+/* Starts (or restarts, on its data) etcd on its ports; waits until it
+ * answers. */
+static void etcd_run(struct etcd *e)
+{
+	char client[64], peer[64], cluster[96];
+
+	snprintf(client, sizeof(client), "%s://127.0.0.1:%d",
+		 e->tls ? "https" : "http", e->client_port);
+	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", e->peer_port);
+	snprintf(cluster, sizeof(cluster), "default=%s", peer);
+	e->pid = fork();
+	ck_assert(e->pid >= 0);
+	if (e->pid == 0) {
+		FILE *f = freopen(e->log, "a", stderr);
+
+		if (f == NULL || dup2(2, 1) < 0)
+			_exit(126);
+		if (e->tls)
+			execlp("etcd", "etcd", "--data-dir", e->data,
+			       "--listen-client-urls", client,
+			       "--advertise-client-urls", client,
+			       "--listen-peer-urls", peer,
+			       "--initial-advertise-peer-urls", peer,
+			       "--initial-cluster", cluster,
+			       "--cert-file", xdtest_cert("server.pem"),
+			       "--key-file", xdtest_cert("server.key"),
+			       "--trusted-ca-file", xdtest_cert("ca.pem"),
+			       "--client-cert-auth", (char *)NULL);
+		else
+			execlp("etcd", "etcd", "--data-dir", e->data,
+			       "--listen-client-urls", client,
+			       "--advertise-client-urls", client,
+			       "--listen-peer-urls", peer,
+			       "--initial-advertise-peer-urls", peer,
+			       "--initial-cluster", cluster, (char *)NULL);
+		_exit(127);
+	}
+	for (long long end = xdtest_now_ms() + START_MS;;) {
+		int status;
+
+		if (etcdctl(e, "endpoint health", NULL) == 0)
+			return;
+		XDT_REQUIRE(waitpid(e->pid, &status, WNOHANG) == 0,
+			    "etcd exited (status %d): is etcd-server installed (scripts/install-deps)? see %s",
+			    status, e->log);
+		XDT_REQUIRE(xdtest_now_ms() < end, "etcd did not answer within %d ms; see %s",
+			    START_MS, e->log);
+		xdtest_sleep_ms(100);
+	}
+}
+
+static struct etcd *etcd_new(void)
+{
+	struct etcd *e = calloc(1, sizeof(*e));
+
+	ck_assert(e != NULL);
+	e->client_port = free_port();
+	do
+		e->peer_port = free_port();
+	while (e->peer_port == e->client_port);
+	snprintf(e->endpoint, sizeof(e->endpoint), "127.0.0.1:%d",
+		 e->client_port);
+	e->data = xdtest_snapdir();
+	ck_assert(asprintf(&e->log, "%s.log", e->data) > 0);
+	return e;
+}
+
+static void etcd_kill(struct etcd *e)
+{
+	int status;
+
+	if (e->pid <= 0)
+		return;
+	kill(e->pid, SIGKILL);
+	ck_assert(waitpid(e->pid, &status, 0) == e->pid);
+	e->pid = 0;
+}
+
+static void etcd_free(struct etcd *e)
+{
+	char *cmd;
+
+	etcd_kill(e);
+	ck_assert(asprintf(&cmd, "rm -rf '%s'", e->data) > 0);
+	ck_assert(system(cmd) == 0);
+	free(cmd);
+	free(e->data);
+	free(e->log);
+	free(e);
+}
+
+/* Puts `count` STATIC clusters PREFIX-0.. as the snapshot `key`. */
+static void put_clusters(const struct etcd *e, const char *key,
+			 const char *prefix, int count)
+{
+	char text[4096], args[256];
+	size_t len = (size_t)snprintf(text, sizeof(text), "clusters:\n");
+
+	for (int i = 0; i < count; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					"- {name: %s-%d, type: STATIC, connect_timeout: 1s}\n",
+					prefix, i);
+	snprintf(args, sizeof(args), "put %s%s.yaml", PREFIX, key);
+	ck_assert_int_eq(etcdctl(e, args, text), 0);
+}
+
+static struct xdt_daemon *start(const struct etcd *e)
+{
+	char cfg[2048], tls[1536] = "";
+
+	if (e->tls)
+		snprintf(tls, sizeof(tls),
+			 "  tls:\n    ca: %s\n    cert: %s\n    key: %s\n",
+			 xdtest_cert("ca.pem"), xdtest_cert("frontend.pem"),
+			 xdtest_cert("frontend.key"));
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nsource: etcd\nwatch_delay: 100ms\n"
+		 "etcd:\n  endpoints: ['%s']\n  dial_timeout: 1s\n%s",
+		 e->endpoint, tls);
+	return xdt_daemon_start(cfg, NULL, START_MS);
+}
+
+/* A client of `d` subscribed to every cluster, once it has been served
+ * `count` of them. */
+static struct xdc_stream *client(const struct xdt_daemon *d,
+				 struct xdc_conn **c, int count)
+{
+	struct xdc_stream *s;
+
+	*c = xdc_connect(d->target);
+	s = xdc_watch_clusters(*c, "n", "any");
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), count);
+	return s;
+}
+
+/* Ends the client, the daemon (cleanly) and etcd. */
+static void finish(struct xdc_stream *s, struct xdc_conn *c,
+		   struct xdt_daemon *d, struct etcd *e)
+{
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	xdt_daemon_stop(d, STOP_MS);
+	etcd_free(e);
+}
+
+static int ready_status(const struct xdt_daemon *d)
+{
+	int status = 0;
+
+	free(xdt_admin(d, "GET", "/ready", NULL, &status, NULL));
+	return status;
+}
+
+/* Served from etcd at start; a change is followed; a broken value is
+ * refused, named by its key and line, while the old content stays
+ * served; fixing it is served in turn. */
+START_TEST(served_followed_and_refused)
+{
+	struct etcd *e = etcd_new();
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+	char *log;
+
+	etcd_run(e);
+	put_clusters(e, "default", "c", 2);
+	d = start(e);
+	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
+	ck_assert_int_eq(ready_status(d), 200);
+	s = client(d, &c, 2);
+
+	put_clusters(e, "default", "c", 3);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 3);
+
+	ck_assert_int_eq(etcdctl(e, "put " PREFIX "default.yaml",
+				 "clusters:\n- {name: x, type: STATIC, connect_timeout: soon}\n"),
+			 0);
+	ck_assert(xdt_daemon_wait_log(d, "reload failed", SERVED_MS));
+	log = xdt_daemon_log(d);
+	ck_assert_msg(strstr(log, PREFIX "default.yaml:2:") != NULL,
+		      "the error names the key and line: %s", log);
+	free(log);
+	/* nothing new is sent: the three clusters stay */
+	ck_assert_int_eq(xdc_next_clusters(s, 1000, NULL), -1);
+	ck_assert_int_eq(ready_status(d), 200);
+
+	put_clusters(e, "default", "c", 4);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 4);
+	finish(s, c, d, e);
+}
+END_TEST
+
+/* For a daemon not ready yet: a good snapshot put makes it ready and
+ * served; then everything ends. */
+static void put_then_ready(struct xdt_daemon *d, struct etcd *e)
+{
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+
+	ck_assert_int_eq(ready_status(d), 503);
+	put_clusters(e, "default", "c", 2);
+	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
+	ck_assert_int_eq(ready_status(d), 200);
+	s = client(d, &c, 2);
+	finish(s, c, d, e);
+}
+
+/* etcd not there at start: not ready, the reason logged, tried again
+ * until it comes; then served. */
+START_TEST(unreachable_at_start)
+{
+	struct etcd *e = etcd_new();
+	struct xdt_daemon *d = start(e);
+
+	ck_assert(xdt_daemon_wait_log_count(d, "no snapshots yet, not ready, trying again", 2,
+					    SERVED_MS));
+	ck_assert(xdt_daemon_wait_log(d, e->endpoint, 1));
+	ck_assert_int_eq(ready_status(d), 503);
+	etcd_run(e);
+	put_then_ready(d, e);
+}
+END_TEST
+
+/* A broken value at start: nothing served and not ready, the key named;
+ * the fix, when it comes through the watch, is served. */
+START_TEST(broken_at_start)
+{
+	struct etcd *e = etcd_new();
+	struct xdt_daemon *d;
+
+	etcd_run(e);
+	ck_assert_int_eq(etcdctl(e, "put " PREFIX "default.yaml", "clusters: {}\n"), 0);
+	d = start(e);
+	ck_assert(xdt_daemon_wait_log(d, "reload failed", SERVED_MS));
+	ck_assert(xdt_daemon_wait_log(d, PREFIX "default.yaml:1:", 1));
+	put_then_ready(d, e);
+}
+END_TEST
+
+/* etcd lost later: still served, reconnected, the watch resumed at the
+ * revision reached, so what changed meanwhile is served. */
+START_TEST(lost_and_resumed)
+{
+	struct etcd *e = etcd_new();
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+
+	etcd_run(e);
+	put_clusters(e, "default", "c", 2);
+	d = start(e);
+	s = client(d, &c, 2);
+	ck_assert(xdt_daemon_wait_log(d, "watching '" PREFIX "' from revision 3", SERVED_MS));
+
+	etcd_kill(e);
+	ck_assert(xdt_daemon_wait_log(d, "still serving what was read before", SERVED_MS));
+	ck_assert_int_eq(ready_status(d), 200);
+	etcd_run(e);
+	put_clusters(e, "default", "c", 5);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 5);
+	ck_assert(xdt_daemon_wait_log_count(d, "watching '" PREFIX "' from revision 3", 2,
+					    SERVED_MS));
+	finish(s, c, d, e);
+}
+END_TEST
+
+/* etcd over TLS that requires a client certificate: served with
+ * etcd.tls, and the changes followed. */
+START_TEST(mutual_tls)
+{
+	struct etcd *e = etcd_new();
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+
+	e->tls = true;
+	etcd_run(e);
+	put_clusters(e, "default", "c", 2);
+	d = start(e);
+	s = client(d, &c, 2);
+	put_clusters(e, "default", "c", 3);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 3);
+	finish(s, c, d, e);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("etcd");
+	TCase *tc = tcase_create("etcd");
+
+	xdtest_make_certs();
+	tcase_set_timeout(tc, 90);
+	tcase_add_test(tc, served_followed_and_refused);
+	tcase_add_test(tc, unreachable_at_start);
+	tcase_add_test(tc, broken_at_start);
+	tcase_add_test(tc, lost_and_resumed);
+	tcase_add_test(tc, mutual_tls);
+	suite_add_tcase(s, tc);
+	return xdtest_run(s);
+}
