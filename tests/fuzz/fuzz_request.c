@@ -1234,7 +1234,7 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 /* ---------------- the daemon's side ---------------- */
 
 /* session.c send_due: numbers the response, checks it, records it. */
-static void send(struct peer *p, struct xd_sub *s, struct sending *x)
+static void deliver(struct peer *p, struct xd_sub *s, struct sending *x)
 {
 	uint64_t nonce = ++p->next_nonce;
 
@@ -1305,7 +1305,7 @@ static bool pump_extra(struct peer *p, bool unknown)
 	x.full_state = unknown && !p->delta;
 	x.table = table;
 	x.body = b;
-	send(p, sub, &x);
+	deliver(p, sub, &x);
 	xd_body_unref(b);
 	return true;
 }
@@ -1350,7 +1350,7 @@ static bool pump_heartbeat(struct peer *p)
 	x.body = b;
 	x.view = t != XD_RTYPE_COUNT ? &p->views[t] : NULL;
 	TRACE("%d:   heartbeat of %s\n", p->id, x.label);
-	send(p, s, &x);
+	deliver(p, s, &x);
 	xd_body_unref(b);
 	return true;
 }
@@ -1414,7 +1414,7 @@ static void pump(struct peer *p)
 			.view = &p->views[st.type],
 			.label = xd_rtype_info(st.type)->service,
 		};
-		send(p, &p->types.subs[st.type], &x);
+		deliver(p, &p->types.subs[st.type], &x);
 		xd_seq_step_clear(&st);
 	}
 }
