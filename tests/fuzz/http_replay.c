@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The HTTP endpoints' fuzz target (fuzz_http.c) without libFuzzer: runs
- * each input named on the command line (files, or directories of them,
- * in name order) once, as a TAP test each. `make check` replays the
- * seeds and the committed regression inputs with it; a failed invariant
+ * A fuzz target without libFuzzer (linked with fuzz_http.c for the HTTP
+ * endpoints, with fuzz_request.c for the streams' requests): runs each
+ * input named on the command line (files, or directories of them, in
+ * name order) once, as a TAP test each. `make check` replays the seeds
+ * and the committed regression inputs with it; a failed invariant
  * aborts, which fails the run.
  */
 #include <dirent.h>

@@ -83,8 +83,18 @@ tests_fuzz_request_seeds_LDADD = src/libxdcore.a proto/libxdsproto.a \
 	$(CHECK_LIBS) $(PROTOBUF_C_LIBS) $(XXHASH_LIBS)
 $(tests_fuzz_request_seeds_OBJECTS): proto/gen.stamp
 
+# The target without libFuzzer (http_replay.c's main), built by `make
+# check` with the daemon's compiler and warnings, so that the harness
+# keeps compiling and its seeds and regression inputs keep passing.
+check_PROGRAMS += tests/fuzz/request-replay
+tests_fuzz_request_replay_SOURCES = tests/fuzz/http_replay.c \
+	tests/fuzz/fuzz_request.c
+tests_fuzz_request_replay_LDADD = $(XDSD_LIBS)
+$(tests_fuzz_request_replay_OBJECTS): proto/gen.stamp $(PATHS_H)
+TESTS += tests/fuzz/request-replay.sh
+
 EXTRA_DIST += tests/fuzz/fuzz_request.c tests/fuzz/capture-requests.py \
-	tests/fuzz/seeds-request
+	tests/fuzz/seeds-request tests/fuzz/request-replay.sh
 if HAVE_CLANG
 tests/fuzz/fuzz_request$(EXEEXT): tests/fuzz/objs/tests/fuzz/fuzz_request.o \
 		$(FUZZ_CORE_LIBS)
