@@ -373,17 +373,6 @@ static json_t *last_reload(const struct xdt_daemon *d)
 	return rec;
 }
 
-static double metric(const struct xdt_daemon *d, const char *series)
-{
-	int status;
-	char *body = xdt_admin(d, "GET", "/metrics", NULL, &status, NULL);
-	double v = xdt_metrics_sample(body, series);
-
-	ck_assert_int_eq(status, 200);
-	free(body);
-	return v;
-}
-
 /* A reload record that failed, from `trigger`, with an error holding
  * `why` (the file and the reason). */
 static void record_failed(json_t *rec, const char *trigger, const char *why)
@@ -410,8 +399,8 @@ static void reload_failed(const struct xdt_daemon *d, int n, const char *trigger
 
 	record_failed(rec, trigger, why);
 	json_decref(rec);
-	ck_assert(metric(d, "xdsd_reloads_total{result=\"error\"}") == n);
-	ck_assert(metric(d, "xdsd_last_reload_successful") == 0);
+	ck_assert(xdt_daemon_metric(d, "xdsd_reloads_total{result=\"error\"}") == n);
+	ck_assert(xdt_daemon_metric(d, "xdsd_last_reload_successful") == 0);
 }
 
 /* `xdsctl reload`'s exit status. */
@@ -446,7 +435,7 @@ START_TEST(post_reload_rotates_the_certificate)
 	json_decref(rec);
 	cert_in_use(d, "xdsd server two");
 	ck_assert(xdt_daemon_wait_log(d, "info: TLS reloaded: certificate /CN=xdsd server two", WAIT_MS));
-	ck_assert(metric(d, "xdsd_last_reload_successful") == 1);
+	ck_assert(xdt_daemon_metric(d, "xdsd_last_reload_successful") == 1);
 	stop(d);
 	free(tdir);
 	free(dir);
@@ -499,8 +488,8 @@ START_TEST(bad_certificate_fails_the_whole_reload)
 	ck_assert_int_eq(xdsctl_reload(d), 0);
 	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 2);
 	served_over(d, 2, "xdsd server two");
-	ck_assert(metric(d, "xdsd_last_reload_successful") == 1);
-	ck_assert(metric(d, "xdsd_reloads_total{result=\"error\"}") == 3);
+	ck_assert(xdt_daemon_metric(d, "xdsd_last_reload_successful") == 1);
+	ck_assert(xdt_daemon_metric(d, "xdsd_reloads_total{result=\"error\"}") == 3);
 	done(d, c, s, tdir, dir);
 }
 END_TEST
