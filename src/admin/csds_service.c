@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "admin/csds.h"
+#include "util/address.h"
 #include "util/common.h"
 #include "util/log.h"
 #include "util/text.h"
@@ -33,32 +34,16 @@ struct call {
 /* Refusals are logged, a few a second. */
 static struct xd_log_limit refusal_log = XD_LOG_LIMIT_INIT(5, 1000);
 
-/* The address part of a gRPC peer name, after "ipv4:" or "ipv6:";
- * newer gRPC releases percent-encode IPv6 brackets. */
-static bool has_prefix(const char *s, const char *prefix)
-{
-	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
+/* A local client: a unix socket, or a loopback address as gRPC names
+ * its peers (util/address.c reads the name). */
 static bool loopback_peer(const char *peer)
 {
-	if (has_prefix(peer, "unix:"))
-		return true;
-	if (has_prefix(peer, "ipv4:"))
-		return has_prefix(peer + 5, "127.");
-	if (has_prefix(peer, "ipv6:")) {
-		const char *a = peer + 5;
+	struct sockaddr_storage sa;
 
-		if (has_prefix(a, "["))
-			a += 1;
-		else if (has_prefix(a, "%5B") || has_prefix(a, "%5b"))
-			a += 3;
-		else
-			return false;
-		return has_prefix(a, "::1]") || has_prefix(a, "::1%5") ||
-		       has_prefix(a, "::ffff:127.");
-	}
-	return false;
+	if (strncmp(peer, "unix:", 5) == 0)
+		return true;
+	return xd_address_from_peer(peer, &sa) &&
+	       xd_address_is_loopback((const struct sockaddr *)&sa);
 }
 
 bool xd_csds_allowed(const struct xd_config *cfg, const char *peer,

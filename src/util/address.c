@@ -271,16 +271,14 @@ bool xd_address_from_peer(const char *peer, struct sockaddr_storage *out)
 	return inet_pton(AF_INET6, host, &in6->sin6_addr) == 1;
 }
 
-bool xd_address_is_private(const struct sockaddr *sa)
+/* Whether `sa` lies in one of `n` prefixes written as constants. */
+static bool in_ranges(const struct sockaddr *sa, const char *const *ranges,
+		      size_t n)
 {
-	static const char *const ranges[] = {
-		"127.0.0.0/8", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16",
-		"100.64.0.0/10", "169.254.0.0/16", "::1", "fc00::/7", "fe80::/10",
-	};
 	struct xd_cidr c;
 	char why[8];
 
-	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
+	for (size_t i = 0; i < n; i++) {
 		int rc = xd_address_cidr_parse(ranges[i], &c, why, sizeof(why));
 
 		XD_ASSERT(rc == 0); /* constants: they parse */
@@ -288,4 +286,22 @@ bool xd_address_is_private(const struct sockaddr *sa)
 			return true;
 	}
 	return false;
+}
+
+bool xd_address_is_loopback(const struct sockaddr *sa)
+{
+	static const char *const ranges[] = {"127.0.0.0/8", "::1"};
+
+	return in_ranges(sa, ranges, sizeof(ranges) / sizeof(ranges[0]));
+}
+
+bool xd_address_is_private(const struct sockaddr *sa)
+{
+	static const char *const ranges[] = {
+		"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16",
+		"100.64.0.0/10", "169.254.0.0/16", "fc00::/7", "fe80::/10",
+	};
+
+	return xd_address_is_loopback(sa) ||
+	       in_ranges(sa, ranges, sizeof(ranges) / sizeof(ranges[0]));
 }

@@ -81,6 +81,10 @@ bool xd_address_in(const struct xd_cidr *list, size_t n,
  */
 bool xd_address_from_peer(const char *peer, struct sockaddr_storage *out);
 
+/* Whether `sa` is a loopback address (127.0.0.0/8, ::1; IPv4-mapped
+ * ones too). */
+bool xd_address_is_loopback(const struct sockaddr *sa);
+
 /* Whether `sa` is a loopback, private (RFC 1918, fc00::/7), shared
  * (100.64.0.0/10) or link-local address: where a proxy or balancer in
  * front of xdsd would connect from. */
