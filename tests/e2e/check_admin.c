@@ -470,10 +470,12 @@ START_TEST(metrics_parse_and_count)
 	ck_assert_int_eq(status, 200);
 	xdt_node_answer(&ok, EDS_URL, &v1);
 	xdt_node_answer(&bad, EDS_URL, NULL);
-	/* the ACK is read by xdsd after we sent it: look until it is */
+	/* the ACK and the NACK are read by xdsd after we sent them, in
+	 * either order: look until both are */
 	for (int i = 0; i < 100; i++) {
 		m = parsed_metrics(d);
-		if (sample_value(m, "xdsd_acks_total{type=\"endpoints\"}") == 2)
+		if (sample_value(m, "xdsd_acks_total{type=\"endpoints\"}") == 2 &&
+		    sample_value(m, "xdsd_nacks_total{type=\"endpoints\"}") == 2)
 			break;
 		free(m);
 		m = NULL;

@@ -25,7 +25,9 @@
 
 #define START_MS 10000
 #define STOP_MS 5000
-#define SERVED_MS 10000
+/* covers a reconnect after the longest backoff (XD_ETCD_BACKOFF_MAX_MS)
+ * on a loaded machine */
+#define SERVED_MS 30000
 #define PREFIX "/xdsd/snapshots/"
 
 struct etcd {
@@ -367,7 +369,7 @@ int main(void)
 	TCase *tc = tcase_create("etcd");
 
 	xdtest_make_certs();
-	tcase_set_timeout(tc, 90);
+	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, served_followed_and_refused);
 	tcase_add_test(tc, unreachable_at_start);
 	tcase_add_test(tc, broken_at_start);
