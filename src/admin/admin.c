@@ -11,6 +11,7 @@
 #include "admin/guard.h"
 #include "admin/metrics.h"
 #include "admin/reloads.h"
+#include "admin/rollout.h"
 #include "admin/status.h"
 #include "admin/status_page.h"
 #include "http/http.h"
@@ -124,6 +125,45 @@ static void reload(struct xd_admin *a, struct xd_http_exchange *x)
 	xd_reload_request(a->deps.reloader, "admin", reload_answer, x);
 }
 
+/* POST /rollout/promote and /rollout/abort: the rollout's status after
+ * it, or 409 with why not (none under way, or no `rollout:`). */
+static void rollout_act(struct xd_admin *a, struct xd_http_exchange *x,
+			bool promote)
+{
+	char who[300], why[256];
+	struct xd_jw w;
+	int rc;
+
+	if (a->deps.rollout == NULL) {
+		xd_http_text(x, 409, "no staged rollout: xdsd.yaml has no 'rollout:' section");
+		return;
+	}
+	snprintf(who, sizeof(who), "admin from %s", x->peer);
+	rc = promote ? xd_rollout_promote(a->deps.rollout, who, why, sizeof(why)) :
+		       xd_rollout_abort(a->deps.rollout, who, why, sizeof(why));
+	if (rc != 0) {
+		xd_info("admin: rollout %s asked by %s: %s",
+			promote ? "promote" : "abort", x->peer, why);
+		xd_http_text(x, 409, why);
+		return;
+	}
+	xd_jw_init(&w, &x->out);
+	xd_rollout_json(&w, a->deps.rollout);
+	xd_buf_putc(&x->out, '\n');
+	x->content_type = "application/json";
+	xd_http_reply(x);
+}
+
+static void rollout_promote(struct xd_admin *a, struct xd_http_exchange *x)
+{
+	rollout_act(a, x, true);
+}
+
+static void rollout_abort(struct xd_admin *a, struct xd_http_exchange *x)
+{
+	rollout_act(a, x, false);
+}
+
 static const struct route routes[] = {
 	{"GET", "/healthz", healthz},
 	{"GET", "/ready", ready},
@@ -131,6 +171,8 @@ static const struct route routes[] = {
 	{"GET", "/clients", clients},
 	{"GET", "/config_dump", config_dump},
 	{"POST", "/reload", reload},
+	{"POST", "/rollout/promote", rollout_promote},
+	{"POST", "/rollout/abort", rollout_abort},
 	{"GET", "/status", status_page},
 	{"GET", "/status.json", status_json},
 };
@@ -198,7 +240,7 @@ static void handle(void *ctx, struct xd_http_exchange *x)
 		return;
 	}
 	xd_http_text(x, 404,
-		     "no such page; xdsd's admin endpoint serves /status, /status.json, /healthz, /ready, /metrics, /clients, /config_dump and POST /reload");
+		     "no such page; xdsd's admin endpoint serves /status, /status.json, /healthz, /ready, /metrics, /clients, /config_dump, POST /reload, POST /rollout/promote and POST /rollout/abort");
 }
 
 int xd_admin_start(struct xd_admin **out, uv_loop_t *loop,

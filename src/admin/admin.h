@@ -12,6 +12,9 @@
  *   GET  /status.json  the same overview as JSON, for xdsctl (status.h)
  *   POST /reload       the reload SIGHUP asks for (reload/reload.h),
  *                      snapshots and TLS files; answers when it is over
+ *   POST /rollout/promote, /rollout/abort
+ *                      promote or roll back the staged rollout under way
+ *                      (rollout/rollout.h); answer its status (rollout.h)
  *
  * Everything is computed on the loop thread from live state, when asked:
  * the endpoint costs nothing while nobody calls it.
@@ -30,6 +33,7 @@
 #include "reload/reload.h"
 #include "protocol/session.h"
 #include "rest/rest.h"
+#include "rollout/rollout.h"
 #include "schema/schema.h"
 #include "transport/tls.h"
 
@@ -40,6 +44,7 @@ struct xd_admin_deps {
 	struct xd_cache *cache;
 	const struct xd_schema *schema;
 	struct xd_reloader *reloader;
+	struct xd_rollout *rollout; /* NULL: no `rollout:` */
 	int xds_port; /* the xDS listener's bound TCP port; 0: unix socket */
 	struct xd_rest *rest; /* REST-JSON, or NULL when off */
 	const struct xd_tls *tls; /* the xDS listener's TLS, or NULL */

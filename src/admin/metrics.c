@@ -403,6 +403,27 @@ static void tls(struct xd_buf *out, const struct xd_tls *t)
 		       (double)ca.not_after);
 }
 
+/* The staged rollout, when `rollout:` is set: one sample per state, 1
+ * for the state it is in. */
+static void rollout(struct xd_buf *out, const struct xd_rollout *ro)
+{
+	const struct xd_rollout_status *st;
+
+	if (ro == NULL)
+		return;
+	st = xd_rollout_status(ro);
+	head(out, "xdsd_rollout_state", "gauge",
+	     "The staged rollout's state: 1 for the one it is in (idle before the first rollout).");
+	for (int s = 0; s < XD_ROLLOUT_STATES; s++)
+		sample(out, "xdsd_rollout_state", "state",
+		       xd_rollout_state_name((enum xd_rollout_state)s), NULL,
+		       NULL, st->state == (enum xd_rollout_state)s);
+	head(out, "xdsd_rollout_nacks", "gauge",
+	     "NACKs from canaries of the rollout under way, or of the last one.");
+	sample(out, "xdsd_rollout_nacks", NULL, NULL, NULL, NULL,
+	       (double)st->nacks);
+}
+
 void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 		       const struct xd_admin_http *admin)
 {
@@ -426,6 +447,7 @@ void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 		rest(out, deps->rest);
 	http(out, admin, deps->rest);
 	reloads(out, deps->reloader);
+	rollout(out, deps->rollout);
 	snapshots(out, deps->cache);
 	process(out);
 }

@@ -27,7 +27,8 @@
  *       "resources": {"clusters": 3, "endpoints": 3},  (non-zero only)
  *       "bytes": 1234} ],                  (encoded resources)
  *    "reloads": {"ok": 4, "failed": 1,     (start-up not counted)
- *       "history": [ <reload record, reloads.h>, ... ] }}  (newest first)
+ *       "history": [ <reload record, reloads.h>, ... ] },  (newest first)
+ *    "rollout": <the staged rollout, rollout.h>}
  *
  * The HTML page (status_page.h) shows the same figures, computed by the
  * same functions below.

@@ -303,6 +303,60 @@ static void reloads(struct xd_buf *out, const struct xd_reloader *r,
 	xd_buf_printf(out, "</tbody></table></section>\n");
 }
 
+/* ---------------- rollout ---------------- */
+
+/* The staged rollout under way or the last one, with its NACKs; only
+ * with `rollout:`. */
+static void rollout(struct xd_buf *out, const struct xd_rollout *ro,
+		    int64_t now_ms)
+{
+	const struct xd_rollout_status *st;
+	const char *badge;
+
+	if (ro == NULL)
+		return;
+	st = xd_rollout_status(ro);
+	badge = st->state == XD_ROLLOUT_FAILED	 ? "bad" :
+		st->state == XD_ROLLOUT_PROMOTED ? "ok" :
+						   "pending";
+	xd_buf_printf(out, "<section id=rollout><h2>Staged rollout</h2><dl>"
+			   "<div><dt>state</dt><dd id=rollout-state><span class=\"badge %s\">%s</span></dd></div>",
+		      badge, xd_rollout_state_name(st->state));
+	if (st->id != 0) {
+		xd_buf_printf(out, "<div><dt>rollout</dt><dd>%llu (",
+			      (unsigned long long)st->id);
+		h(out, st->trigger != NULL ? st->trigger : "");
+		xd_buf_printf(out, ", %zu key%s changed)</dd></div><div><dt>started</dt><dd>",
+			      st->keys, st->keys == 1 ? "" : "s");
+		time_cell(out, st->started_ms, now_ms);
+		xd_buf_printf(out, "</dd></div><div><dt>canaries answered</dt><dd id=rollout-canaries>%zu / %zu</dd></div>"
+				   "<div><dt>NACKs / max_nacks</dt><dd id=rollout-nacks>%llu / %llu</dd></div>",
+			      st->answered, st->canaries,
+			      (unsigned long long)st->nacks,
+			      (unsigned long long)st->max_nacks);
+	}
+	if (st->reason[0] != '\0') {
+		xd_buf_printf(out, "<div><dt>why</dt><dd class=wrap>");
+		h(out, st->reason);
+		xd_buf_printf(out, "</dd></div>");
+	}
+	xd_buf_printf(out, "</dl>");
+	if (st->nkept > 0) {
+		xd_buf_printf(out, "<ul class=errors>");
+		for (size_t i = 0; i < st->nkept; i++) {
+			xd_buf_printf(out, "<li><code>");
+			h(out, st->kept[i].node_id);
+			xd_buf_printf(out, " ");
+			h(out, st->kept[i].type);
+			xd_buf_printf(out, " %s: ", st->kept[i].version);
+			h(out, st->kept[i].message);
+			xd_buf_printf(out, "</code></li>");
+		}
+		xd_buf_printf(out, "</ul>");
+	}
+	xd_buf_printf(out, "</section>\n");
+}
+
 /* ---------------- clients ---------------- */
 
 /* The columns of a client's row; its NACKs span them all. */
@@ -665,6 +719,7 @@ void xd_status_page_render(struct xd_buf *out,
 	snapshots(out, deps, o.now_ms);
 	chart(out, xd_sessions_stats(deps->sessions));
 	reloads(out, deps->reloader, o.now_ms);
+	rollout(out, deps->rollout, o.now_ms);
 	/* last: the one part that grows with the fleet */
 	clients(out, deps->sessions, &o);
 	xd_buf_printf(out, "</main></body></html>\n");

@@ -14,11 +14,14 @@
 struct xd_cache_entry {
 	struct xd_cache *cache;
 	char *key;
-	struct xd_snapshot *snap; /* its own, or NULL */
+	struct xd_snapshot *snap; /* stable: its own, or NULL */
+	struct xd_snapshot *cand; /* staged candidate: its own, or NULL */
 	struct xd_list watchers;
 	struct xd_cache_entry *next; /* bucket chain */
-	bool given;   /* in the set being installed */
-	bool changed; /* its own snapshot changed in this install */
+	bool given; /* in the set being installed */
+	/* What it served others ([0]) and canaries ([1]) before the change
+	 * being made: references, held until its watchers are told. */
+	struct xd_snapshot *was[2];
 };
 
 #define BUCKETS 1024
@@ -27,6 +30,12 @@ struct xd_cache {
 	struct xd_cache_entry *buckets[BUCKETS];
 	struct xd_cache_entry *dflt; /* the default key's entry, if any */
 	size_t owned;
+	/* A candidate set is staged: every entry's `cand` is its own
+	 * snapshot in it. Otherwise every `cand` is NULL. */
+	bool staged;
+	/* A change is being made: entries stay, even empty ones, until
+	 * its watchers have been told (a watcher may unwatch itself). */
+	bool changing;
 };
 
 static size_t bucket(const char *key)
@@ -66,7 +75,8 @@ static void maybe_drop(struct xd_cache_entry *e)
 	struct xd_cache *c = e->cache;
 	struct xd_cache_entry **p;
 
-	if (e->snap != NULL || !xd_list_empty(&e->watchers))
+	if (c->changing || e->snap != NULL || e->cand != NULL ||
+	    !xd_list_empty(&e->watchers))
 		return;
 	for (p = &c->buckets[bucket(e->key)]; *p != e; p = &(*p)->next)
 		;
@@ -75,6 +85,29 @@ static void maybe_drop(struct xd_cache_entry *e)
 		c->dflt = NULL;
 	free(e->key);
 	free(e);
+}
+
+static struct xd_snapshot *ref(struct xd_snapshot *s)
+{
+	return s != NULL ? xd_snapshot_ref(s) : NULL;
+}
+
+/* An entry's own snapshot for canaries or others (e may be NULL). */
+static struct xd_snapshot *own(const struct xd_cache *c,
+			       const struct xd_cache_entry *e, bool canary)
+{
+	if (e == NULL)
+		return NULL;
+	return canary && c->staged ? e->cand : e->snap;
+}
+
+/* What the watchers of `e` (NULL: a key without an entry) are served. */
+static struct xd_snapshot *serving(const struct xd_cache *c,
+				   const struct xd_cache_entry *e, bool canary)
+{
+	struct xd_snapshot *s = own(c, e, canary);
+
+	return s != NULL ? s : own(c, c->dflt, canary);
 }
 
 struct xd_cache *xd_cache_new(void)
@@ -100,6 +133,7 @@ void xd_cache_free(struct xd_cache *c)
 				w->entry = NULL;
 			}
 			xd_snapshot_unref(e->snap);
+			xd_snapshot_unref(e->cand);
 			free(e->key);
 			free(e);
 		}
@@ -107,18 +141,8 @@ void xd_cache_free(struct xd_cache *c)
 	free(c);
 }
 
-static void notify(struct xd_cache_entry *e)
-{
-	struct xd_list *n, *tmp;
-
-	xd_list_for_each_safe(n, tmp, &e->watchers) {
-		struct xd_watch *w = xd_container_of(n, struct xd_watch, link);
-
-		w->changed(w);
-	}
-}
-
-/* When the new content began to be served (status, convergence). */
+/* When the new content began to be served to every node (status,
+ * convergence): at its install, or at its promotion when staged. */
 static void stamp(struct xd_snapshot *s)
 {
 	uint64_t now = xd_mono_ms();
@@ -130,87 +154,225 @@ static void stamp(struct xd_snapshot *s)
 		xd_table_publish(xd_snapshot_collection(s, (enum xd_ctype)c), now);
 }
 
+/*
+ * The start of a change: an entry for each key of `snaps` (so that
+ * every key the change touches has one), and every entry, each with
+ * what it serves canaries and others now. Free the array with
+ * change_end.
+ */
+static struct xd_cache_entry **change_begin(struct xd_cache *c,
+					    struct xd_snapshot *const *snaps,
+					    size_t n, size_t *nall)
+{
+	struct xd_cache_entry **all;
+	size_t cap = 0;
+
+	XD_ASSERT_LOOP();
+	XD_ASSERT(!c->changing); /* a watcher may not change the cache */
+	for (size_t i = 0; i < n; i++)
+		get(c, xd_snapshot_key(snaps[i]));
+	for (size_t i = 0; i < BUCKETS; i++)
+		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next)
+			cap++;
+	all = xd_malloc((cap + 1) * sizeof(*all));
+	*nall = 0;
+	for (size_t i = 0; i < BUCKETS; i++)
+		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next) {
+			XD_ASSERT(*nall < cap);
+			e->given = false;
+			for (int k = 0; k < 2; k++)
+				e->was[k] = ref(serving(c, e, k));
+			all[(*nall)++] = e;
+		}
+	c->changing = true;
+	return all;
+}
+
+/*
+ * The end of a change: tells each watcher whose served snapshot is
+ * another than before (compared while the old one is still held, so an
+ * address reused by a new snapshot cannot hide a change), then drops
+ * the entries left empty.
+ */
+static void change_end(struct xd_cache *c, struct xd_cache_entry **all,
+		       size_t nall)
+{
+	XD_ASSERT_INFO(c->staged || c->dflt == NULL || c->dflt->cand == NULL,
+		       "candidate of key '%s' while nothing is staged",
+		       c->dflt != NULL ? c->dflt->key : "");
+	c->owned = 0;
+	for (size_t i = 0; i < nall; i++)
+		if (all[i]->snap != NULL)
+			c->owned++;
+	for (size_t i = 0; i < nall; i++) {
+		struct xd_cache_entry *e = all[i];
+		bool moved[2] = {serving(c, e, false) != e->was[0],
+				 serving(c, e, true) != e->was[1]};
+		struct xd_list *n, *tmp;
+
+		xd_list_for_each_safe(n, tmp, &e->watchers) {
+			struct xd_watch *w = xd_container_of(n, struct xd_watch, link);
+
+			if (moved[w->canary])
+				w->changed(w);
+		}
+	}
+	c->changing = false;
+	for (size_t i = 0; i < nall; i++) {
+		for (int k = 0; k < 2; k++) {
+			xd_snapshot_unref(all[i]->was[k]);
+			all[i]->was[k] = NULL;
+		}
+		maybe_drop(all[i]);
+	}
+	free(all);
+}
+
+/* Drops every candidate (the caller ends the change). */
+static void drop_candidates(struct xd_cache *c, struct xd_cache_entry **all,
+			    size_t nall)
+{
+	for (size_t i = 0; i < nall; i++) {
+		xd_snapshot_unref(all[i]->cand);
+		all[i]->cand = NULL;
+	}
+	c->staged = false;
+}
+
+/* The entry of snapshot `s` in a change, marked given once. */
+static struct xd_cache_entry *given(struct xd_cache *c,
+				    const struct xd_snapshot *s)
+{
+	struct xd_cache_entry *e = find(c, xd_snapshot_key(s));
+
+	XD_ASSERT(e != NULL); /* change_begin made it */
+	/* one snapshot per key: a second would leak the first */
+	XD_ASSERT_INFO(!e->given, "snapshot key '%s'", e->key);
+	e->given = true;
+	return e;
+}
+
 size_t xd_cache_replace(struct xd_cache *c, struct xd_snapshot **snaps,
 			size_t n)
 {
 	struct xd_cache_entry **all;
-	size_t nall = 0, changed = 0, cap;
-	bool default_changed;
+	size_t nall, changed = 0;
 
-	XD_ASSERT_LOOP();
-	/* Every entry, so that keys losing their snapshot are seen too. */
-	for (size_t i = 0; i < BUCKETS; i++)
-		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next)
-			nall++;
-	cap = nall + n;
-	all = xd_malloc((cap + 1) * sizeof(*all));
-	nall = 0;
-	for (size_t i = 0; i < BUCKETS; i++)
-		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next) {
-			e->given = false;
-			e->changed = false;
-			all[nall++] = e;
-		}
+	all = change_begin(c, snaps, n, &nall);
+	drop_candidates(c, all, nall);
 	for (size_t i = 0; i < n; i++) {
-		struct xd_cache_entry *e = find(c, xd_snapshot_key(snaps[i]));
+		struct xd_cache_entry *e = given(c, snaps[i]);
 
-		if (e == NULL) {
-			e = get(c, xd_snapshot_key(snaps[i]));
-			e->changed = false;
-			XD_ASSERT(nall < cap);
-			all[nall++] = e;
-		}
-		/* one snapshot per key: a second would leak the first */
-		XD_ASSERT_INFO(!e->given, "snapshot key '%s'", e->key);
-		e->given = true;
 		if (e->snap != NULL && xd_snapshot_same(e->snap, snaps[i])) {
 			xd_snapshot_unref(snaps[i]);
 		} else {
 			xd_snapshot_unref(e->snap);
 			e->snap = snaps[i];
-			e->changed = true;
+			changed++;
 			stamp(e->snap);
 		}
 		snaps[i] = NULL;
 	}
-	c->owned = 0;
-	for (size_t i = 0; i < nall; i++) {
-		struct xd_cache_entry *e = all[i];
-
-		if (!e->given && e->snap != NULL) {
-			xd_snapshot_unref(e->snap);
-			e->snap = NULL;
-			e->changed = true;
-		}
-		if (e->snap != NULL)
-			c->owned++;
-	}
-	default_changed = c->dflt != NULL && c->dflt->changed;
-	for (size_t i = 0; i < nall; i++) {
-		struct xd_cache_entry *e = all[i];
-
-		if (e->changed)
-			changed++;
-		/* watchers of a key without its own snapshot are served the
-		 * default, so they see its changes too */
-		if (e->changed || (default_changed && e->snap == NULL))
-			notify(e);
-	}
+	/* keys absent from the set lose their snapshot */
 	for (size_t i = 0; i < nall; i++)
-		maybe_drop(all[i]);
-	free(all);
+		if (!all[i]->given && all[i]->snap != NULL) {
+			xd_snapshot_unref(all[i]->snap);
+			all[i]->snap = NULL;
+			changed++;
+		}
+	change_end(c, all, nall);
 	return changed;
+}
+
+size_t xd_cache_stage(struct xd_cache *c, struct xd_snapshot **snaps,
+		      size_t n)
+{
+	struct xd_cache_entry **all;
+	size_t nall, differ = 0;
+
+	all = change_begin(c, snaps, n, &nall);
+	for (size_t i = 0; i < n; i++) {
+		struct xd_cache_entry *e = given(c, snaps[i]);
+		struct xd_snapshot *s = snaps[i];
+
+		/* the same content is the same snapshot: canaries of keys
+		 * the change leaves alone are not disturbed */
+		if (e->snap != NULL && xd_snapshot_same(e->snap, s)) {
+			xd_snapshot_unref(s);
+			s = xd_snapshot_ref(e->snap);
+		} else if (e->cand != NULL && xd_snapshot_same(e->cand, s)) {
+			xd_snapshot_unref(s);
+			s = xd_snapshot_ref(e->cand);
+		}
+		xd_snapshot_unref(e->cand);
+		e->cand = s;
+		snaps[i] = NULL;
+	}
+	for (size_t i = 0; i < nall; i++) {
+		if (!all[i]->given) {
+			xd_snapshot_unref(all[i]->cand);
+			all[i]->cand = NULL;
+		}
+		if (all[i]->cand != all[i]->snap)
+			differ++;
+	}
+	c->staged = true;
+	if (differ == 0)
+		drop_candidates(c, all, nall);
+	change_end(c, all, nall);
+	return differ;
+}
+
+bool xd_cache_staged(const struct xd_cache *c)
+{
+	XD_ASSERT_LOOP();
+	return c->staged;
+}
+
+size_t xd_cache_promote(struct xd_cache *c)
+{
+	struct xd_cache_entry **all;
+	size_t nall, changed = 0;
+
+	all = change_begin(c, NULL, 0, &nall);
+	XD_ASSERT_INFO(c->staged, "promotion of %zu keys with nothing staged",
+		       nall);
+	for (size_t i = 0; i < nall; i++) {
+		struct xd_cache_entry *e = all[i];
+
+		if (e->cand == e->snap)
+			continue;
+		changed++;
+		if (e->cand != NULL)
+			stamp(e->cand);
+		xd_snapshot_unref(e->snap);
+		e->snap = ref(e->cand);
+	}
+	drop_candidates(c, all, nall);
+	change_end(c, all, nall);
+	return changed;
+}
+
+void xd_cache_unstage(struct xd_cache *c)
+{
+	struct xd_cache_entry **all;
+	size_t nall;
+
+	all = change_begin(c, NULL, 0, &nall);
+	drop_candidates(c, all, nall);
+	change_end(c, all, nall);
 }
 
 struct xd_snapshot *xd_cache_get(const struct xd_cache *c, const char *key)
 {
-	struct xd_cache_entry *e;
+	return xd_cache_get_for(c, key, false);
+}
 
+struct xd_snapshot *xd_cache_get_for(const struct xd_cache *c,
+				     const char *key, bool canary)
+{
 	XD_ASSERT_LOOP();
-	e = find(c, key);
-	if (e != NULL && e->snap != NULL)
-		return e->snap;
-	return c->dflt != NULL ? c->dflt->snap : NULL;
+	return serving(c, find(c, key), canary);
 }
 
 void xd_cache_watch(struct xd_cache *c, const char *key, struct xd_watch *w)
@@ -249,21 +411,40 @@ static int by_key(const void *a, const void *b)
 		      xd_snapshot_key(*(struct xd_snapshot *const *)b));
 }
 
-struct xd_snapshot **xd_cache_snapshots(const struct xd_cache *c, size_t *n)
+/* The own snapshots of canaries or others, sorted by key. */
+static struct xd_snapshot **set_of(const struct xd_cache *c, bool canary,
+				   size_t *n)
 {
 	struct xd_snapshot **v;
+	size_t cap = 0;
 
 	XD_ASSERT_LOOP();
-	v = xd_calloc(c->owned + 1, sizeof(*v));
+	for (size_t i = 0; i < BUCKETS; i++)
+		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next)
+			cap += own(c, e, canary) != NULL;
+	v = xd_calloc(cap + 1, sizeof(*v));
 	*n = 0;
 	for (size_t i = 0; i < BUCKETS; i++)
 		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next)
-			if (e->snap != NULL) {
-				/* `owned` counts them (xd_cache_replace) */
-				XD_ASSERT(*n < c->owned);
-				v[(*n)++] = xd_snapshot_ref(e->snap);
+			if (own(c, e, canary) != NULL) {
+				XD_ASSERT(*n < cap);
+				v[(*n)++] = xd_snapshot_ref(own(c, e, canary));
 			}
 	if (*n > 1)
 		qsort(v, *n, sizeof(*v), by_key);
 	return v;
+}
+
+struct xd_snapshot **xd_cache_snapshots(const struct xd_cache *c, size_t *n)
+{
+	return set_of(c, false, n);
+}
+
+struct xd_snapshot **xd_cache_candidates(const struct xd_cache *c, size_t *n)
+{
+	if (!c->staged) {
+		*n = 0;
+		return xd_calloc(1, sizeof(struct xd_snapshot *));
+	}
+	return set_of(c, true, n);
 }

@@ -169,11 +169,22 @@ static const struct directive directives[] = {
 	{"ca", T_CRED_PATH, OFF(etcd.tls.ca), NULL, 0, 0, false,
 	 "CA certificates etcd's certificate is signed by, PEM", NULL,
 	 "etcd.tls"},
+	/* `rollout:` (off when absent); `canary:` is a list (load_section) */
+	{"percent", T_UINT, OFF(rollout.percent), "0", 0, 100, false,
+	 "share of each snapshot's nodes that are canaries too, by a hash of the node id",
+	 NULL, "rollout"},
+	{"bake", T_DURATION, OFF(rollout.bake_ms), "60s", 0, 24 * HOUR_MS,
+	 false, "time with every canary in sync and no more NACKs before everyone gets a change",
+	 NULL, "rollout"},
+	{"max_nacks", T_UINT, OFF(rollout.max_nacks), "0", 0, 1u << 20, false,
+	 "NACKs from canaries tolerated before a change is rolled back", NULL,
+	 "rollout"},
 };
 
 /* Sections: mappings whose keys are directives of their own. A dotted
  * name is a section inside another (`etcd:` holds `tls:`). */
-static const char *const sections[] = {"tls", "etcd", "etcd.tls", NULL};
+static const char *const sections[] = {"tls", "etcd", "etcd.tls", "rollout",
+				       NULL};
 
 /* The keys of an `authorize:` rule. */
 static const char *const rule_keys[] = {"identity", "node_id", "node_cluster",
@@ -242,6 +253,8 @@ static const char *suggest(const char *section, const char *name)
 		best = closest(name, best, "endpoints", &best_d);
 		best = closest(name, best, "tls", &best_d);
 	}
+	if (section != NULL && strcmp(section, "rollout") == 0)
+		best = closest(name, best, "canary", &best_d);
 	if (section == NULL) {
 		for (size_t i = 0; sections[i] != NULL; i++)
 			if (strchr(sections[i], '.') == NULL)
@@ -522,6 +535,7 @@ struct loading {
 	size_t admin_hosts_line;
 	size_t trusted_proxies_line;
 	size_t etcd_endpoints_line;
+	size_t rollout_line, rollout_canary_line;
 	int rc;
 };
 
@@ -624,6 +638,8 @@ static void load_directive(struct loading *l, const char *section,
 
 static void load_etcd_endpoints(struct loading *l, const yaml_node_t *k,
 				const yaml_node_t *v);
+static void load_rollout_canary(struct loading *l, const yaml_node_t *k,
+				const yaml_node_t *v);
 
 /* A section: a mapping of its own directives, and of the sections
  * inside it. */
@@ -654,6 +670,9 @@ static void load_section(struct loading *l, const char *section,
 		else if (key != NULL && strcmp(section, "etcd") == 0 &&
 			 strcmp(key, "endpoints") == 0)
 			load_etcd_endpoints(l, k, pv);
+		else if (key != NULL && strcmp(section, "rollout") == 0 &&
+			 strcmp(key, "canary") == 0)
+			load_rollout_canary(l, k, pv);
 		else
 			load_directive(l, section, k, pv);
 	}
@@ -836,6 +855,26 @@ static void load_etcd_endpoints(struct loading *l, const yaml_node_t *k,
 	}
 }
 
+/* `rollout.canary:` node id globs, or node cluster globs written
+ * "cluster:GLOB" (protocol/client.c matches them). */
+static void load_rollout_canary(struct loading *l, const yaml_node_t *k,
+				const yaml_node_t *v)
+{
+	struct xd_config *cfg = l->cfg;
+	size_t before = cfg->rollout.ncanary;
+
+	load_strings(l, k, v, "rollout.canary", "node id globs",
+		     &l->rollout_canary_line, &cfg->rollout.canary,
+		     &cfg->rollout.ncanary);
+	for (size_t i = before; i < cfg->rollout.ncanary; i++) {
+		const char *g = cfg->rollout.canary[i];
+
+		if (strcmp(g, "cluster:") == 0)
+			fail(l, yaml_document_get_node(l->doc, v->data.sequence.items.start[i - before]),
+			     "rollout.canary: 'cluster:' needs a glob of node clusters after it");
+	}
+}
+
 static size_t line_of(const struct loading *l, const char *section,
 		      const char *name)
 {
@@ -869,6 +908,10 @@ static void check_together(struct loading *l, const yaml_node_t *root)
 	if (cfg->ncsds_allow > 0 && cfg->tls.client_ca == NULL)
 		fail(l, root, "'csds_allow' (line %zu) needs tls.client_ca: only a client certificate proves an identity",
 		     l->csds_allow_line);
+	if (cfg->rollout.on && cfg->rollout.ncanary == 0 &&
+	    cfg->rollout.percent == 0)
+		fail(l, root, "'rollout' (line %zu) names no canaries: give rollout.canary (node id globs, or cluster:GLOB) or rollout.percent",
+		     l->rollout_line);
 }
 
 static int load_document(struct xd_config *cfg, const char *path,
@@ -893,6 +936,16 @@ static int load_document(struct xd_config *cfg, const char *path,
 
 		if (key == NULL)
 			continue;
+		if (strcmp(key, "rollout") == 0 && l.rollout_line == 0) {
+			/* present: on (a bare "rollout:" too, which then
+			 * names no canaries: check_together says so) */
+			l.rollout_line = k->start_mark.line + 1;
+			cfg->rollout.on = true;
+		} else if (strcmp(key, "rollout") == 0) {
+			fail(&l, k, "'rollout' is set twice (first on line %zu)",
+			     l.rollout_line);
+			continue;
+		}
 		if (find_section(NULL, key) != NULL)
 			load_section(&l, key, v);
 		else if (strcmp(key, "authorize") == 0)
@@ -1065,6 +1118,14 @@ void xd_config_print(const struct xd_config *cfg, FILE *out)
 	for (size_t s = 0; sections[s] != NULL; s++) {
 		const char *dot = strrchr(sections[s], '.');
 
+		/* off unless given: printed only then, so that the printout
+		 * reads back the same */
+		if (strcmp(sections[s], "rollout") == 0 && !cfg->rollout.on) {
+			fputs("#rollout:    # staged rollout of reloads, canaries first (unset: off)\n",
+			      out);
+			continue;
+		}
+
 		/* an inner section follows its parent's own lines */
 		fprintf(out, "%s%s:\n", dot != NULL ? "  " : "",
 			dot != NULL ? dot + 1 : sections[s]);
@@ -1075,6 +1136,10 @@ void xd_config_print(const struct xd_config *cfg, FILE *out)
 			print_strings(out, "  ", "endpoints",
 				      "members of the etcd cluster (source: etcd)",
 				      cfg->etcd.endpoints, cfg->etcd.nendpoints);
+		if (strcmp(sections[s], "rollout") == 0)
+			print_strings(out, "  ", "canary",
+				      "canary node id globs (cluster:GLOB: node clusters)",
+				      cfg->rollout.canary, cfg->rollout.ncanary);
 	}
 	fprintf(out, "authorize:%s    # who may claim which nodes (with mTLS)\n",
 		cfg->nauthorize == 0 ? " []" : "");
@@ -1123,5 +1188,6 @@ void xd_config_free(struct xd_config *cfg)
 	free_strings(cfg->admin_hosts, cfg->nadmin_hosts);
 	free_strings(cfg->trusted_proxies, cfg->ntrusted_proxies);
 	free(cfg->trusted_nets);
+	free_strings(cfg->rollout.canary, cfg->rollout.ncanary);
 	memset(cfg, 0, sizeof(*cfg));
 }

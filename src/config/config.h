@@ -148,6 +148,22 @@ struct xd_config {
 	char **trusted_proxies;
 	size_t ntrusted_proxies;
 	struct xd_cidr *trusted_nets;
+
+	/* Staged rollout of reloads (`rollout:`; off unless the section is
+	 * given): the canaries are the nodes whose id matches one of
+	 * `canary` (or whose cluster does, for a glob written
+	 * "cluster:GLOB"), and `percent` of every other node by a stable
+	 * hash of its id (protocol/client.h). A change reaches them first
+	 * and everyone else after `bake_ms` with at most `max_nacks`
+	 * NACKs from them (rollout/rollout.h). */
+	struct {
+		bool on;
+		char **canary;
+		size_t ncanary;
+		uint64_t percent;
+		uint64_t bake_ms;
+		uint64_t max_nacks;
+	} rollout;
 };
 
 /* Whether the admin endpoint is on (admin_listen is not "off"). */

@@ -22,6 +22,7 @@
 #include "protocol/nameset.h"
 #include "protocol/session.h"
 #include "rest/rest.h"
+#include "rollout/rollout.h"
 #include "schema/schema.h"
 #include "snapshot/loader.h"
 #include "transport/abseil.h"
@@ -54,6 +55,7 @@ struct daemon {
 	struct xd_notify *notify; /* NULL: not run by systemd */
 	struct xd_snapwatch *watch; /* NULL: watch off */
 	struct xd_etcd *etcd;       /* NULL: source: files */
+	struct xd_rollout *rollout; /* NULL: no `rollout:` */
 	char *source_name;          /* what messages call the snapshots */
 	bool served;                /* a load has succeeded */
 };
@@ -126,6 +128,8 @@ static void server_stopped(void *arg)
 		xd_admin_stop(d->admin, admin_stopped, d);
 	if (d->rest != NULL)
 		xd_rest_stop(d->rest, rest_stopped, d);
+	xd_rollout_stop(d->rollout);
+	d->rollout = NULL;
 	xd_sessions_free(d->sessions);
 	d->sessions = NULL;
 	close_signals(d);
@@ -254,6 +258,7 @@ static int start_admin(struct daemon *d)
 		.cache = d->cache,
 		.schema = d->schema,
 		.reloader = d->reloader,
+		.rollout = d->rollout,
 		.xds_port = xd_server_port(d->server),
 		.rest = d->rest,
 	};
@@ -354,6 +359,12 @@ int xd_daemon_run(const struct xd_config *cfg)
 	if (load_tls(&d) != 0 || load_initial(&d) != 0)
 		goto fail;
 	d.sessions = xd_sessions_new(&d.loop, d.cache, cfg);
+	if (cfg->rollout.on) {
+		/* every reload after the first goes to the canaries first */
+		d.rollout = xd_rollout_new(&d.loop, cfg, d.cache, d.sessions);
+		xd_reloader_set_install(d.reloader, xd_rollout_install,
+					d.rollout);
+	}
 	opts.handler = xd_sessions_handler(d.sessions);
 	d.csds = xd_csds_service_new(cfg, d.sessions);
 	opts.csds_handler = xd_csds_service_handler(d.csds);
@@ -405,6 +416,7 @@ int xd_daemon_run(const struct xd_config *cfg)
 	rc = 0;
 	goto out;
 fail:
+	xd_rollout_stop(d.rollout);
 	xd_sessions_free(d.sessions);
 	close_signals(&d);
 	uv_run(&d.loop, UV_RUN_DEFAULT);

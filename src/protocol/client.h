@@ -15,6 +15,11 @@
  *                 delta or SotW, the form of every response (xd_form)
  *   snapshot key  which snapshot serves it (node_key: its id or its
  *                 cluster; the default snapshot for an empty one)
+ *   canary        whether a staged rollout (`rollout:`) serves it a
+ *                 change before the other nodes: its id matches a
+ *                 `rollout.canary` glob, its cluster a "cluster:GLOB"
+ *                 one, or a stable hash of its id falls within
+ *                 `rollout.percent`
  *   view          what operators see of it (the status page, /clients,
  *                 CSDS, /metrics): node, locality, user agent, identity,
  *                 address, and the per-type state its transport adds
@@ -78,6 +83,7 @@ struct xd_client {
 	char *region, *zone, *sub_zone, *ua_name, *ua_version;
 	bool wrapped; /* SotW resources wrapped in Resource (rule L2) */
 	bool ttl;     /* it takes TTLs (rule L1) */
+	bool canary;  /* a rollout's canary (set at admission) */
 };
 
 /* A client of `cfg`'s limits and rules, arrived at Unix ms `since_ms`
@@ -140,6 +146,7 @@ struct xd_client_view {
 	const char *region, *zone, *sub_zone;
 	const char *user_agent_name, *user_agent_version;
 	const struct xd_snapshot *snapshot; /* serving it, or NULL */
+	bool canary; /* served a rollout's change first (set by its transport) */
 	struct xd_client_type types[XD_RTYPE_COUNT + XD_CTYPE_COUNT +
 				    XD_CLIENT_MAX_UNKNOWN];
 	size_t ntypes; /* the types the client asked for, in push order */

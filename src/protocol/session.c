@@ -68,6 +68,8 @@ struct xd_sessions {
 	struct xd_list waiting; /* sessions in an EDS wait */
 	struct xd_sessions_stats stats;
 	int closing; /* handles whose close callback is still due */
+	xd_sessions_nack_fn on_nack; /* canaries' NACKs, or NULL */
+	void *on_nack_arg;
 };
 
 /* ---------------- logging ---------------- */
@@ -184,7 +186,8 @@ static void refresh_snapshot(struct xd_session *ss)
 
 	if (ss->client.state != XD_CLIENT_ADMITTED)
 		return;
-	now = xd_cache_get(ss->mgr->cache, xd_client_key(&ss->client));
+	now = xd_cache_get_for(ss->mgr->cache, xd_client_key(&ss->client),
+			       ss->client.canary);
 	if (now == (ss->snap != NULL ? xd_snapshot_base(ss->snap) : NULL))
 		return;
 	xd_snapshot_unref(ss->snap);
@@ -506,11 +509,12 @@ static bool accept_node(struct xd_session *ss, const struct xd_request *r)
 		xd_stream_finish(ss->stream, GRPC_STATUS_INVALID_ARGUMENT, why);
 		return false;
 	}
+	ss->watch.canary = c->canary;
 	xd_cache_watch(ss->mgr->cache, xd_client_key(c), &ss->watch);
-	SLOG(XD_LOG_DEBUG, ss, "node cluster '%.*s'%s%s",
+	SLOG(XD_LOG_DEBUG, ss, "node cluster '%.*s'%s%s%s",
 	     XD_LOG_CLIP(strlen(c->node_cluster)), c->node_cluster,
 	     c->wrapped ? ", resources wrapped" : "",
-	     c->ttl ? ", TTLs taken" : "");
+	     c->ttl ? ", TTLs taken" : "", c->canary ? ", a canary" : "");
 	return true;
 }
 
@@ -535,6 +539,16 @@ static void log_verdict(struct xd_session *ss, const struct xd_request *r,
 		     (int)(r->error_message.len > NACK_LOG_MAX ? NACK_LOG_MAX :
 								  r->error_message.len),
 		     r->error_message.data);
+		if (ss->client.canary && ss->mgr->on_nack != NULL)
+			ss->mgr->on_nack(ss->mgr->on_nack_arg,
+					 &(struct xd_sessions_nack){
+						 &ss->client,
+						 ss->snap != NULL ?
+							 xd_snapshot_base(ss->snap) :
+							 NULL,
+						 rt->label, rt->sub->sent_version,
+						 r->error_message.data,
+						 r->error_message.len});
 		break;
 	case XD_SUB_ACK:
 		xd_sessions_stats_answered(&ss->mgr->stats, rt->type, rt->sub,
@@ -738,6 +752,7 @@ static void view(const struct xd_session *ss, struct xd_client_view *v,
 	v->stream_id = xd_stream_id(ss->stream);
 	v->method = ss->method;
 	v->snapshot = ss->snap;
+	v->canary = ss->client.canary;
 	xd_typeset_view(&ss->types, ss->snap, v);
 	xd_client_view_ages(v, now_mono);
 }
@@ -755,5 +770,53 @@ void xd_sessions_visit(struct xd_sessions *m,
 	xd_list_for_each(n, &m->all) {
 		view(xd_container_of(n, struct xd_session, all), &v, now_mono);
 		fn(ctx, &v);
+	}
+}
+
+void xd_sessions_on_canary_nack(struct xd_sessions *m, xd_sessions_nack_fn fn,
+				void *arg)
+{
+	XD_ASSERT_LOOP();
+	m->on_nack = fn;
+	m->on_nack_arg = arg;
+}
+
+/* Whether a canary answered what the cache serves it now: it is served
+ * that snapshot and every type it asked for is ACKed at its version
+ * (or NACKed: the NACK is counted where it happened). */
+static bool canary_answered(const struct xd_session *ss, uint64_t now_mono)
+{
+	struct xd_client_view v;
+
+	if (ss->snap == NULL ||
+	    xd_snapshot_base(ss->snap) !=
+		    xd_cache_get_for(ss->mgr->cache, xd_client_key(&ss->client),
+				     true))
+		return false;
+	view(ss, &v, now_mono);
+	for (size_t i = 0; i < v.ntypes; i++)
+		if (v.types[i].sync == XD_SUB_PENDING)
+			return false;
+	return true;
+}
+
+void xd_sessions_canaries(struct xd_sessions *m, size_t *connected,
+			  size_t *answered)
+{
+	struct xd_list *n;
+	uint64_t now_mono = xd_mono_ms();
+
+	XD_ASSERT_LOOP();
+	*connected = 0;
+	*answered = 0;
+	xd_list_for_each(n, &m->all) {
+		const struct xd_session *ss =
+			xd_container_of(n, struct xd_session, all);
+
+		if (ss->client.state != XD_CLIENT_ADMITTED || !ss->client.canary)
+			continue;
+		(*connected)++;
+		if (canary_answered(ss, now_mono))
+			(*answered)++;
 	}
 }

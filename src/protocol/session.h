@@ -74,6 +74,34 @@ const struct xd_stream_handler *xd_sessions_handler(struct xd_sessions *m);
 /* The live counters (valid as long as the manager). */
 const struct xd_sessions_stats *xd_sessions_stats(const struct xd_sessions *m);
 
+/* A NACK from a canary stream (client.h), for the rollout: borrowed,
+ * valid during the call only. */
+struct xd_sessions_nack {
+	const struct xd_client *client;
+	const struct xd_snapshot *serving; /* the cache's snapshot it is
+					    * served, or NULL */
+	const char *type;                  /* "CDS", or the type URL */
+	const char *version;               /* of the response NACKed */
+	const char *message;               /* the client's, not terminated */
+	size_t message_len;
+};
+
+typedef void (*xd_sessions_nack_fn)(void *arg,
+				    const struct xd_sessions_nack *nack);
+
+/* Calls `fn` (NULL: none) on every NACK of a canary, after its log line. */
+void xd_sessions_on_canary_nack(struct xd_sessions *m, xd_sessions_nack_fn fn,
+				void *arg);
+
+/*
+ * The canary streams with an admitted node (`connected`), and how many
+ * of them answered what the cache serves them now (`answered`): served
+ * it, and no type they asked for waits for an ACK (NACKed types count
+ * as answered). One walk over the streams.
+ */
+void xd_sessions_canaries(struct xd_sessions *m, size_t *connected,
+			  size_t *answered);
+
 /* Calls `fn` for every stream, oldest first, with its client's view
  * (client.h). `fn` must not end streams. */
 void xd_sessions_visit(struct xd_sessions *m,

@@ -69,6 +69,8 @@ struct xd_reloader {
 
 	xd_reload_done_fn on_done;
 	void *on_done_arg;
+	xd_reload_install_fn install; /* NULL: xd_cache_replace */
+	void *install_arg;
 
 	struct xd_reload_record history[XD_RELOAD_HISTORY];
 	size_t nhistory, newest; /* ring; newest is the last written */
@@ -120,6 +122,14 @@ void xd_reloader_set_source(struct xd_reloader *r, xd_reload_source_fn fn,
 		       state_names[r->state]);
 	r->source = fn;
 	r->source_arg = arg;
+}
+
+void xd_reloader_set_install(struct xd_reloader *r, xd_reload_install_fn fn,
+			     void *arg)
+{
+	XD_ASSERT_LOOP();
+	r->install = fn;
+	r->install_arg = arg;
 }
 
 /* ---------------- history ---------------- */
@@ -389,7 +399,9 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 	rec = record(r, r->trigger, true, load, &errors);
 	snaps = xd_load_take(load, &n);
 	log_snapshots(snaps, n);
-	rec->changed = xd_cache_replace(r->cache, snaps, n);
+	rec->changed = r->install != NULL ?
+			       r->install(r->install_arg, snaps, n, r->trigger) :
+			       xd_cache_replace(r->cache, snaps, n);
 	free(snaps);
 	if (r->tls != NULL) {
 		xd_tls_use(r->tls, r->tls_next);

@@ -92,6 +92,18 @@ void xd_reloader_set_source(struct xd_reloader *r, xd_reload_source_fn fn,
 			    void *arg);
 
 /*
+ * Who puts a good reload's snapshots in use (NULL: the cache, with
+ * xd_cache_replace; a staged rollout, rollout/rollout.h, gives its
+ * own): takes over `snaps` and returns the number of keys changed. The
+ * first load always goes to the cache.
+ */
+typedef size_t (*xd_reload_install_fn)(void *arg, struct xd_snapshot **snaps,
+				       size_t n, const char *trigger);
+
+void xd_reloader_set_install(struct xd_reloader *r, xd_reload_install_fn fn,
+			     void *arg);
+
+/*
  * The first load of the snapshots, on the calling thread (the TLS files
  * were read by xd_tls_new): 0 when they are installed, or -1 with every
  * error logged (nothing is then served).
