@@ -3,7 +3,8 @@
  * xdsctl: a command-line client of xdsd's admin endpoint (xdsctl(1)).
  *
  * main.c reads the command line; call.c asks the endpoint; one file per
- * command renders its answer (status.c, clients.c, dump.c, reload.c);
+ * command renders its answer (status.c, clients.c, dump.c, reload.c,
+ * rollout.c);
  * show.c holds what they share to print for a terminal.
  *
  * Every command returns an exit status from enum xc_exit, having said
@@ -38,6 +39,7 @@ int xc_status(const struct xc_opts *o, int argc, char **args);
 int xc_clients(const struct xc_opts *o, int argc, char **args);
 int xc_dump(const struct xc_opts *o, int argc, char **args);
 int xc_reload(const struct xc_opts *o, int argc, char **args);
+int xc_rollout(const struct xc_opts *o, int argc, char **args);
 
 /* "xdsctl: " + the message + newline, on stderr. */
 void xc_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -37,6 +37,9 @@ static void usage(FILE *out)
 		"  dump SNAPSHOT [TYPE [NAME]]  a snapshot's resources, as JSON\n"
 		"  reload                       reload the snapshots as SIGHUP does;\n"
 		"                               exit status 1 when they are refused\n"
+		"  rollout status|promote|abort the staged rollout: where it stands and its\n"
+		"                               NACKs (exit status 1 when it failed); promote\n"
+		"                               it to every node now, or roll it back\n"
 		"\n"
 		"options:\n"
 		"      --admin ADDR      the admin endpoint: host:port or unix:/path\n"
@@ -51,7 +54,8 @@ static void usage(FILE *out)
 		"  -V, --version         show the version and exit\n"
 		"\n"
 		"Exit status: 0 done; 1 xdsd refused (reload refused, no such\n"
-		"snapshot), or status found it not ready or its last reload refused;\n"
+		"snapshot, no rollout under way), or status found it not ready or\n"
+		"its last reload refused, or rollout status its rollout failed;\n"
 		"2 usage error; 3 xdsd cannot be reached or its answer is not\n"
 		"understood. See xdsctl(1).\n",
 		DEFAULT_TIMEOUT_S);
@@ -115,6 +119,7 @@ static const struct {
 	{"clients", xc_clients},
 	{"dump", xc_dump},
 	{"reload", xc_reload},
+	{"rollout", xc_rollout},
 };
 
 int main(int argc, char **argv)
@@ -178,7 +183,7 @@ int main(int argc, char **argv)
 	if (why != NULL)
 		return xc_usage_error("%s '%s': %s", admin_from, o.admin, why);
 	if (optind >= argc)
-		return xc_usage_error("which command? status, clients, dump or reload");
+		return xc_usage_error("which command? status, clients, dump, reload or rollout");
 	if (o.nacked && strcmp(argv[optind], "clients") != 0)
 		return xc_usage_error("--nacked goes with clients");
 	if (older != NULL && !pending)
@@ -197,6 +202,6 @@ int main(int argc, char **argv)
 		}
 		return rc;
 	}
-	return xc_usage_error("unknown command '%s': status, clients, dump or reload",
+	return xc_usage_error("unknown command '%s': status, clients, dump, reload or rollout",
 			      argv[optind]);
 }
