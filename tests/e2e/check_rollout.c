@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Staged rollout (`rollout:`), end to end: the real daemon, real
+ * snapshot files and SIGHUP, and real gRPC streams of canary and other
+ * nodes, SotW and delta, each answering every response with an ACK or
+ * a NACK as the test says. What each node is served when, what the
+ * admin endpoint, xdsctl and /metrics say, and what the log says.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "client.h"
+#include "daemon.h"
+#include "xdtest.h"
+
+#define START_MS 10000
+#define WAIT_MS 5000
+/* how long "nothing comes" is watched for */
+#define QUIET_MS 400
+#define CDS_URL "type.googleapis.com/envoy.config.cluster.v3.Cluster"
+
+/* ---------------- a node that answers as told ---------------- */
+
+/* A stream subscribed to every cluster, SotW or delta, whose node is
+ * `id` in cluster "edge" (served the default snapshot). */
+struct peer {
+	struct xdc_stream *s;
+	bool delta;
+	char *acked;   /* SotW: the version last ACKed ("" at first) */
+	char *version; /* of the last response */
+	char *nonce;   /* of the last response */
+	size_t removed; /* delta: names the last response removed */
+};
+
+static void peer_open(struct peer *p, struct xdc_conn *c, bool delta,
+		      const char *id)
+{
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+
+	memset(p, 0, sizeof(*p));
+	p->delta = delta;
+	p->acked = strdup("");
+	node.id = (char *)id;
+	node.cluster = "edge";
+	p->s = xdc_open(c, delta ? XDC_DELTA_ADS : XDC_ADS);
+	if (delta) {
+		Envoy__Service__Discovery__V3__DeltaDiscoveryRequest req =
+			ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
+		char *star[] = {"*"};
+
+		req.node = &node;
+		req.type_url = CDS_URL;
+		req.resource_names_subscribe = star;
+		req.n_resource_names_subscribe = 1;
+		ck_assert(xdc_send_delta(p->s, &req, WAIT_MS));
+	} else {
+		Envoy__Service__Discovery__V3__DiscoveryRequest req =
+			ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+
+		req.node = &node;
+		req.type_url = CDS_URL;
+		ck_assert(xdc_send_sotw(p->s, &req, WAIT_MS));
+	}
+}
+
+/* The next response, unanswered: its resource count (-1: none within
+ * `timeout_ms`). Its version (SotW) and nonce are kept. */
+static int peer_next(struct peer *p, int timeout_ms)
+{
+	int n;
+
+	free(p->version);
+	free(p->nonce);
+	p->version = p->nonce = NULL;
+	p->removed = 0;
+	if (p->delta) {
+		Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *r =
+			xdc_recv_delta(p->s, timeout_ms);
+
+		if (r == NULL)
+			return -1;
+		n = (int)r->n_resources;
+		p->removed = r->n_removed_resources;
+		p->nonce = strdup(r->nonce);
+		p->version = strdup(n > 0 ? r->resources[0]->version : "");
+		envoy__service__discovery__v3__delta_discovery_response__free_unpacked(r, NULL);
+		return n;
+	}
+	Envoy__Service__Discovery__V3__DiscoveryResponse *r =
+		xdc_recv_sotw(p->s, timeout_ms);
+
+	if (r == NULL)
+		return -1;
+	n = (int)r->n_resources;
+	p->version = strdup(r->version_info);
+	p->nonce = strdup(r->nonce);
+	envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
+	return n;
+}
+
+/* Answers the last response: an ACK, or a NACK with `nack`. */
+static void peer_answer(struct peer *p, const char *nack)
+{
+	Google__Rpc__Status err = GOOGLE__RPC__STATUS__INIT;
+
+	err.code = 3;
+	err.message = (char *)nack;
+	ck_assert_ptr_nonnull(p->nonce);
+	if (p->delta) {
+		Envoy__Service__Discovery__V3__DeltaDiscoveryRequest req =
+			ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
+
+		req.type_url = CDS_URL;
+		req.response_nonce = p->nonce;
+		req.error_detail = nack != NULL ? &err : NULL;
+		ck_assert(xdc_send_delta(p->s, &req, WAIT_MS));
+		return;
+	}
+	Envoy__Service__Discovery__V3__DiscoveryRequest req =
+		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+
+	req.type_url = CDS_URL;
+	req.response_nonce = p->nonce;
+	req.version_info = nack != NULL ? p->acked : p->version;
+	req.error_detail = nack != NULL ? &err : NULL;
+	ck_assert(xdc_send_sotw(p->s, &req, WAIT_MS));
+	if (nack == NULL) {
+		free(p->acked);
+		p->acked = strdup(p->version);
+	}
+}
+
+/* The next response must come, hold `n` resources, and be ACKed. */
+static void peer_expect(struct peer *p, int n, const char *who)
+{
+	int got = peer_next(p, WAIT_MS);
+
+	ck_assert_msg(got == n, "%s: %d resources, not %d", who, got, n);
+	peer_answer(p, NULL);
+}
+
+/* Nothing may come for QUIET_MS. */
+static void peer_quiet(struct peer *p, const char *who)
+{
+	int got = peer_next(p, QUIET_MS);
+
+	ck_assert_msg(got == -1, "%s was sent %d resources (version %s)", who,
+		      got, p->version ? p->version : "");
+}
+
+static void peer_close(struct peer *p)
+{
+	xdc_stream_free(p->s);
+	free(p->acked);
+	free(p->version);
+	free(p->nonce);
+}
+
+/* ---------------- the daemon ---------------- */
+
+static struct xdt_daemon *start(const char *dir, const char *rollout)
+{
+	char cfg[1024];
+
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nsnapshots: %s\nlog_level: debug\n%s",
+		 dir, rollout);
+	return xdt_daemon_start(cfg, NULL, START_MS);
+}
+
+static void stop(struct xdt_daemon *d)
+{
+	xdt_daemon_signal(d, SIGTERM);
+	ck_assert(xdt_daemon_wait(d, WAIT_MS));
+	ck_assert_int_eq(d->exit_status, 0);
+	xdt_daemon_free(d);
+}
+
+/* /status.json's rollout state. */
+static char *rollout_state(struct xdt_daemon *d)
+{
+	json_t *st = xdt_status_json(d);
+	char *s = strdup(xdt_json_str(json_object_get(st, "rollout"), "state"));
+
+	json_decref(st);
+	return s;
+}
+
+static void want_state(struct xdt_daemon *d, const char *state)
+{
+	char *s = rollout_state(d);
+
+	ck_assert_msg(strcmp(s, state) == 0, "rollout state '%s', not '%s'", s,
+		      state);
+	free(s);
+}
+
+/* Waits until the rollout's state is `state`. */
+static void wait_state(struct xdt_daemon *d, const char *state)
+{
+	for (long long end = xdtest_now_ms() + WAIT_MS;;) {
+		char *s = rollout_state(d);
+		bool there = strcmp(s, state) == 0;
+
+		free(s);
+		if (there)
+			return;
+		ck_assert_msg(xdtest_now_ms() < end, "rollout never %s", state);
+		xdtest_sleep_ms(20);
+	}
+}
+
+/* Runs xdsctl `args` against the daemon: its exit status; its output
+ * (stdout and stderr) in *out (malloc'd). */
+static int xdsctl(struct xdt_daemon *d, const char *args, char **out)
+{
+	char cmd[1024], buf[4096];
+	size_t len = 0;
+	FILE *p;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "'%s' --admin 127.0.0.1:%d %s 2>&1",
+		 xdtest_env("XDSCTL"), d->admin_port, args);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	len = fread(buf, 1, sizeof(buf) - 1, p);
+	buf[len] = '\0';
+	st = pclose(p);
+	*out = strdup(buf);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void has(const char *text, const char *needle)
+{
+	ck_assert_msg(strstr(text, needle) != NULL, "'%s' not in:\n%s", needle,
+		      text);
+}
+
+/* canary-* are the canaries; a short bake */
+#define ROLLOUT(bake) \
+	"rollout:\n  canary: ['canary-*']\n  bake: " bake "\n  max_nacks: 0\n"
+
+/* The four nodes of a test: a canary and another node, each SotW and
+ * delta, all served the default snapshot of `n` clusters. */
+struct fleet {
+	struct xdc_conn *conn;
+	struct peer canary, other, canary_d, other_d;
+};
+
+static void fleet_open(struct fleet *f, struct xdt_daemon *d, int n)
+{
+	f->conn = xdc_connect(d->target);
+	peer_open(&f->canary, f->conn, false, "canary-1");
+	peer_open(&f->other, f->conn, false, "edge-1");
+	peer_open(&f->canary_d, f->conn, true, "canary-2");
+	peer_open(&f->other_d, f->conn, true, "edge-2");
+	peer_expect(&f->canary, n, "canary");
+	peer_expect(&f->other, n, "other");
+	peer_expect(&f->canary_d, n, "delta canary");
+	peer_expect(&f->other_d, n, "delta other");
+}
+
+static void fleet_close(struct fleet *f)
+{
+	peer_close(&f->canary);
+	peer_close(&f->other);
+	peer_close(&f->canary_d);
+	peer_close(&f->other_d);
+	xdc_conn_free(f->conn);
+}
+
+/*
+ * A change goes to the canaries first; once they ACKed and `bake`
+ * passed, to everyone, with the version the canaries got.
+ */
+START_TEST(promotes_after_canaries_ack_and_bake)
+{
+	char *dir = xdtest_snapdir(), *v_canary, *out;
+	struct xdt_daemon *d;
+	struct fleet f;
+	long long acked, promoted;
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 1);
+	d = start(dir, ROLLOUT("1500ms"));
+	fleet_open(&f, d, 1);
+	want_state(d, "idle");
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1 (SIGHUP): 1 snapshot key changed", WAIT_MS));
+	peer_expect(&f.canary, 2, "canary");
+	v_canary = strdup(f.canary.version);
+	/* delta: only the new cluster */
+	peer_expect(&f.canary_d, 1, "delta canary");
+	acked = xdtest_now_ms();
+	peer_quiet(&f.other, "the other node before the bake");
+	peer_quiet(&f.other_d, "the other delta node before the bake");
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1: all 2 connected canaries answered (0 NACKs); baking 1500 ms", WAIT_MS));
+	want_state(d, "baking");
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_rollout_state{state=\"baking\"}"), 1);
+	ck_assert_int_eq(xdsctl(d, "rollout status", &out), 0);
+	has(out, "rollout 1: baking (SIGHUP, 1 snapshot key changed");
+	has(out, "canaries: 2 connected, 2 answered");
+	free(out);
+
+	/* the others get it after the bake, no sooner */
+	peer_expect(&f.other, 2, "the other node after the bake");
+	promoted = xdtest_now_ms();
+	ck_assert_msg(promoted - acked >= 1400,
+		      "promoted %lld ms after the canaries ACKed", promoted - acked);
+	ck_assert_str_eq(f.other.version, v_canary);
+	peer_expect(&f.other_d, 1, "the other delta node after the bake");
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1 promoted (baked with 2 canaries and 0 NACKs)", WAIT_MS));
+	want_state(d, "promoted");
+	/* the canaries hear nothing more: they have it */
+	peer_quiet(&f.canary, "the canary after the promotion");
+	peer_quiet(&f.canary_d, "the delta canary after the promotion");
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_rollout_state{state=\"promoted\"}"), 1);
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_rollout_state{state=\"baking\"}"), 0);
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_rollout_nacks"), 0);
+
+	free(v_canary);
+	fleet_close(&f);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/*
+ * A canary NACKs the change (the SotW one in run 0, the delta one in
+ * run 1): it is rolled back, the canaries get the previous version
+ * again, the other nodes never see the change, and the rollout is
+ * marked failed with the NACK's message.
+ */
+START_TEST(rolls_back_when_a_canary_nacks)
+{
+	char *dir = xdtest_snapdir(), *v1, *out;
+	struct xdt_daemon *d;
+	struct fleet f;
+	struct peer *nacker, *acker;
+	json_t *st, *ro, *nack;
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 1);
+	d = start(dir, ROLLOUT("100ms"));
+	fleet_open(&f, d, 1);
+	v1 = strdup(f.canary.version);
+	nacker = _i == 0 ? &f.canary : &f.canary_d;
+	acker = _i == 0 ? &f.canary_d : &f.canary;
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1 (SIGHUP)", WAIT_MS));
+	ck_assert_int_eq(peer_next(nacker, WAIT_MS), _i == 0 ? 2 : 1);
+	peer_answer(nacker, "cluster a-1: unknown extension");
+	peer_expect(acker, _i == 0 ? 1 : 2, "the canary that ACKs");
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1 failed: 1 NACK from canaries, more than max_nacks 0", WAIT_MS));
+	has(xdt_daemon_log(d), "unknown extension");
+
+	/* the canaries are served the previous snapshot again: the SotW
+	 * one its version, the delta one the removal of a-1 */
+	peer_expect(&f.canary, 1, "the SotW canary, rolled back");
+	ck_assert_str_eq(f.canary.version, v1);
+	ck_assert_int_eq(peer_next(&f.canary_d, WAIT_MS), 0);
+	ck_assert_uint_eq(f.canary_d.removed, 1);
+	peer_answer(&f.canary_d, NULL);
+	peer_quiet(&f.other, "the other node");
+	peer_quiet(&f.other_d, "the other delta node");
+
+	st = xdt_status_json(d);
+	ro = json_object_get(st, "rollout");
+	ck_assert_str_eq(xdt_json_str(ro, "state"), "failed");
+	ck_assert_int_eq(json_integer_value(json_object_get(ro, "nacks")), 1);
+	nack = json_array_get(json_object_get(ro, "nack_list"), 0);
+	ck_assert_ptr_nonnull(nack);
+	ck_assert_str_eq(xdt_json_str(nack, "message"), "cluster a-1: unknown extension");
+	ck_assert_str_eq(xdt_json_str(nack, "node_id"), _i == 0 ? "canary-1" : "canary-2");
+	json_decref(st);
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_rollout_state{state=\"failed\"}"), 1);
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_rollout_nacks"), 1);
+	ck_assert_int_eq(xdsctl(d, "rollout status", &out), 1);
+	has(out, "rollout 1: failed");
+	has(out, "cluster a-1: unknown extension");
+	free(out);
+
+	/* still not served: the bake is long over */
+	xdtest_sleep_ms(300);
+	peer_quiet(&f.other, "the other node after the bake");
+
+	free(v1);
+	fleet_close(&f);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* An operator promotes a rollout before its bake is over, and aborts
+ * another, by xdsctl and by the admin endpoint. */
+START_TEST(operator_promotes_and_aborts)
+{
+	char *dir = xdtest_snapdir(), *out, *body;
+	struct xdt_daemon *d;
+	struct fleet f;
+	int status;
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 1);
+	d = start(dir, ROLLOUT("1h"));
+	fleet_open(&f, d, 1);
+
+	/* nothing under way */
+	ck_assert_int_eq(xdsctl(d, "rollout promote", &out), 1);
+	has(out, "no rollout is under way");
+	free(out);
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
+	xdt_daemon_signal(d, SIGHUP);
+	peer_expect(&f.canary, 2, "canary");
+	peer_expect(&f.canary_d, 1, "delta canary");
+	wait_state(d, "baking");
+	peer_quiet(&f.other, "the other node while baking");
+	ck_assert_int_eq(xdsctl(d, "rollout promote", &out), 0);
+	has(out, "rollout 1: promoted");
+	free(out);
+	peer_expect(&f.other, 2, "the other node, promoted");
+	peer_expect(&f.other_d, 1, "the other delta node, promoted");
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1 promoted (promoted by admin from ", WAIT_MS));
+
+	/* the next change, aborted through the endpoint */
+	xdtest_write_clusters(dir, "default.yaml", "a", 3);
+	xdt_daemon_signal(d, SIGHUP);
+	peer_expect(&f.canary, 3, "canary");
+	peer_expect(&f.canary_d, 1, "delta canary");
+	body = xdt_admin(d, "POST", "/rollout/abort", NULL, &status, NULL);
+	ck_assert_int_eq(status, 200);
+	has(body, "\"state\":\"aborted\"");
+	free(body);
+	peer_expect(&f.canary, 2, "canary, rolled back");
+	ck_assert_int_eq(peer_next(&f.canary_d, WAIT_MS), 0);
+	ck_assert_uint_eq(f.canary_d.removed, 1);
+	peer_answer(&f.canary_d, NULL);
+	peer_quiet(&f.other, "the other node after the abort");
+	ck_assert(xdt_daemon_wait_log(d, "rollout 2 aborted (aborted by admin from ", WAIT_MS));
+	body = xdt_admin(d, "POST", "/rollout/abort", NULL, &status, NULL);
+	ck_assert_int_eq(status, 409);
+	has(body, "no rollout is under way: rollout 2 is aborted");
+	free(body);
+
+	/* the files still hold the aborted change: the next reload
+	 * stages it again */
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 3 (SIGHUP)", WAIT_MS));
+	peer_expect(&f.canary, 3, "canary, staged again");
+	ck_assert_int_eq(xdsctl(d, "rollout abort", &out), 0);
+	has(out, "rollout 3: aborted");
+	free(out);
+
+	fleet_close(&f);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* A reload during a rollout replaces it: the canaries get the newest
+ * set, the others still the stable one, then the newest once promoted. */
+START_TEST(reload_during_a_rollout_replaces_it)
+{
+	char *dir = xdtest_snapdir(), *body;
+	struct xdt_daemon *d;
+	struct fleet f;
+	int status;
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 1);
+	d = start(dir, ROLLOUT("1h"));
+	fleet_open(&f, d, 1);
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
+	xdt_daemon_signal(d, SIGHUP);
+	peer_expect(&f.canary, 2, "canary");
+	peer_expect(&f.canary_d, 1, "delta canary");
+	xdtest_write_clusters(dir, "default.yaml", "a", 4);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1 replaced by a new reload (SIGHUP)", WAIT_MS));
+	ck_assert(xdt_daemon_wait_log(d, "rollout 2 (SIGHUP)", WAIT_MS));
+	peer_expect(&f.canary, 4, "canary, the newest");
+	peer_expect(&f.canary_d, 2, "delta canary, the newest");
+	peer_quiet(&f.other, "the other node");
+	/* a reload that changes nothing it staged lets it go on */
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 2 goes on", WAIT_MS));
+	peer_quiet(&f.canary, "the canary after a reload that changes nothing");
+
+	body = xdt_admin(d, "POST", "/rollout/promote", NULL, &status, NULL);
+	ck_assert_int_eq(status, 200);
+	free(body);
+	peer_expect(&f.other, 4, "the other node, promoted");
+	peer_expect(&f.other_d, 3, "the other delta node, promoted");
+
+	fleet_close(&f);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* Without `rollout:` a reload reaches every node at once and the
+ * rollout's endpoints say there is none. */
+START_TEST(without_rollout_every_node_at_once)
+{
+	char *dir = xdtest_snapdir(), *body, *metrics, *out;
+	struct xdt_daemon *d;
+	struct fleet f;
+	json_t *st;
+	int status;
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 1);
+	d = start(dir, "");
+	fleet_open(&f, d, 1);
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
+	xdt_daemon_signal(d, SIGHUP);
+	peer_expect(&f.other, 2, "other");
+	peer_expect(&f.canary, 2, "canary-named node");
+	peer_expect(&f.other_d, 1, "delta other");
+	peer_expect(&f.canary_d, 1, "delta canary-named node");
+	ck_assert(strstr(xdt_daemon_log(d), "rollout") == NULL);
+
+	body = xdt_admin(d, "POST", "/rollout/promote", NULL, &status, NULL);
+	ck_assert_int_eq(status, 409);
+	has(body, "no staged rollout");
+	free(body);
+	st = xdt_status_json(d);
+	ck_assert(json_is_false(json_object_get(json_object_get(st, "rollout"),
+						"configured")));
+	json_decref(st);
+	metrics = xdt_admin(d, "GET", "/metrics", NULL, &status, NULL);
+	ck_assert(strstr(metrics, "xdsd_rollout") == NULL);
+	free(metrics);
+	ck_assert_int_eq(xdsctl(d, "rollout status", &out), 0);
+	has(out, "no staged rollout");
+	free(out);
+
+	fleet_close(&f);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* percent: a share of the nodes by a stable hash of the id, with no
+ * glob; a node's stream is a canary or not the same each time. */
+START_TEST(percent_picks_nodes_by_their_id)
+{
+	char *dir = xdtest_snapdir();
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct peer all[20];
+	char ids[20][16];
+	int canaries = 0;
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 1);
+	d = start(dir, "rollout:\n  percent: 50\n  bake: 1h\n");
+	c = xdc_connect(d->target);
+	for (int i = 0; i < 20; i++) {
+		snprintf(ids[i], sizeof(ids[i]), "node-%d", i);
+		peer_open(&all[i], c, false, ids[i]);
+		peer_expect(&all[i], 1, ids[i]);
+	}
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1 (SIGHUP)", WAIT_MS));
+	for (int i = 0; i < 20; i++) {
+		int n = peer_next(&all[i], i == 0 ? 1000 : 150);
+
+		ck_assert(n == -1 || n == 2);
+		if (n == 2)
+			canaries++;
+	}
+	/* 50 of 100 buckets: neither none nor all of 20 */
+	ck_assert_msg(canaries > 0 && canaries < 20, "%d canaries of 20",
+		      canaries);
+	for (int i = 0; i < 20; i++)
+		peer_close(&all[i]);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("rollout");
+	TCase *tc = tcase_create("rollout");
+
+	xdtest_tmpdir();
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, promotes_after_canaries_ack_and_bake);
+	tcase_add_loop_test(tc, rolls_back_when_a_canary_nacks, 0, 2);
+	tcase_add_test(tc, operator_promotes_and_aborts);
+	tcase_add_test(tc, reload_during_a_rollout_replaces_it);
+	tcase_add_test(tc, without_rollout_every_node_at_once);
+	tcase_add_test(tc, percent_picks_nodes_by_their_id);
+	suite_add_tcase(s, tc);
+	return xdtest_run(s);
+}
