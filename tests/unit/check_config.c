@@ -403,6 +403,64 @@ START_TEST(printed_config_reloads)
 }
 END_TEST
 
+/* `rollout:`: off by default, on with its section; its list of globs,
+ * and --check's printout read back the same (off printed as a comment,
+ * which reads back as off). */
+START_TEST(rollout_section)
+{
+	struct xd_config again;
+	char *out = NULL, *path;
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert(!cfg.rollout.on);
+	ck_assert_uint_eq(cfg.rollout.bake_ms, 60000);
+	ck_assert_uint_eq(cfg.rollout.max_nacks, 0);
+	ck_assert_uint_eq(cfg.rollout.percent, 0);
+	f = open_memstream(&out, &len);
+	xd_config_print(&cfg, f);
+	fclose(f);
+	ck_assert_msg(strstr(out, "\n#rollout:") != NULL, "%s", out);
+	path = xdtest_write_file(xdtest_tmpdir(), "printed-off.yaml", out);
+	xd_config_init(&again, "x", "y");
+	ck_assert_msg(xd_config_load(&again, path, &diag) == 0, "%s", out);
+	ck_assert(!again.rollout.on);
+	xd_config_free(&again);
+	free(out);
+	free(path);
+	out = NULL;
+
+	ck_assert_int_eq(load_text("rollout.yaml",
+				   "rollout:\n"
+				   "  canary: ['canary-*', 'cluster:staging-*']\n"
+				   "  percent: 5\n"
+				   "  bake: 90s\n"
+				   "  max_nacks: 2\n"),
+			 0);
+	ck_assert(cfg.rollout.on);
+	ck_assert_uint_eq(cfg.rollout.ncanary, 2);
+	ck_assert_str_eq(cfg.rollout.canary[1], "cluster:staging-*");
+	ck_assert_uint_eq(cfg.rollout.percent, 5);
+	ck_assert_uint_eq(cfg.rollout.bake_ms, 90000);
+	ck_assert_uint_eq(cfg.rollout.max_nacks, 2);
+	f = open_memstream(&out, &len);
+	xd_config_print(&cfg, f);
+	fclose(f);
+	path = xdtest_write_file(xdtest_tmpdir(), "printed-rollout.yaml", out);
+	xd_config_init(&again, "x", "y");
+	ck_assert_msg(xd_config_load(&again, path, &diag) == 0, "%s", out);
+	ck_assert(again.rollout.on);
+	ck_assert_uint_eq(again.rollout.ncanary, 2);
+	ck_assert_str_eq(again.rollout.canary[0], "canary-*");
+	ck_assert_uint_eq(again.rollout.percent, 5);
+	ck_assert_uint_eq(again.rollout.bake_ms, 90000);
+	ck_assert_uint_eq(again.rollout.max_nacks, 2);
+	xd_config_free(&again);
+	free(out);
+	free(path);
+}
+END_TEST
+
 /* The etcd snapshot source: its defaults, its section with a section
  * inside (tls, relative paths following the file), the dotted names of
  * command-line overrides, and --check's printout read back. */
@@ -536,6 +594,7 @@ int main(void)
 	tcase_add_test(tc, huge_file_refused);
 	tcase_add_test(tc, nul_byte_in_value);
 	tcase_add_test(tc, printed_config_reloads);
+	tcase_add_test(tc, rollout_section);
 	tcase_add_test(tc, trusted_proxies_list);
 	tcase_add_test(tc, etcd_source);
 	suite_add_tcase(s, tc);
