@@ -17,6 +17,13 @@ python3-grpcio; --client node: @grpc/grpc-js-xds):
   5. no RPC may fail during the whole run, the client must NACK nothing
      (xdsd logs every NACK), xdsd must log no error and exit 0 on SIGTERM.
 
+With --rollout xdsd has a `rollout:` section whose canaries are the
+nodes "*-canary-*" (bake ROLLOUT_BAKE seconds): the client is such a
+canary, and a second client of the same kind is not. After the first
+SIGHUP the canary's RPCs must move to B at once, the other client's
+only once the canary ACKed and the bake passed, and xdsd must log the
+promotion; the rest of the scenario is not run.
+
 With --tls the same scenario runs over mutual TLS: xdsd gets the
 certificates of tests/lib/make-certs.sh (tls.cert/key/client_ca) and an
 `authorize:` rule that lets the identity spiffe://.../sa/frontend speak
@@ -69,6 +76,10 @@ STOP_TIMEOUT = 10       # the client exits this soon after its stdin closes
 OVERALL_TIMEOUT = 240   # after npm: the whole scenario, cleanup included
 
 NODE_XDS_VERSION = "1.14.1"
+
+# --rollout: canaries first, everyone else after the bake
+ROLLOUT = False
+ROLLOUT_BAKE = 3.0
 
 # --xdstp: every resource named by an xdstp:// name (rule X1) under this
 # authority, the client federating (gRPC's GRPC_EXPERIMENTAL_XDS_FEDERATION
@@ -388,7 +399,8 @@ class Interop:
         self.client_kind = args.client
         self.tls = args.tls
         self.run_name = (args.client + ("-mtls" if args.tls else "") +
-                         ("-xdstp" if args.xdstp else ""))
+                         ("-xdstp" if args.xdstp else "") +
+                         ("-rollout" if args.rollout else ""))
         self.xdsd = os.environ.get("XDSD", "")
         self.schema = os.environ.get("XDSD_SCHEMA", "")
         self.srcdir = os.environ.get("XDSD_SRCDIR") or os.path.dirname(
@@ -405,6 +417,8 @@ class Interop:
         self.work = None
         self.sidecars = []      # --tls with the python client: TlsSidecar
         self.node_id = None
+        self.other_proc = None  # --rollout: the client that is no canary
+        self.other = None
 
     # --- files and logs -------------------------------------------------
     def path(self, name):
@@ -628,6 +642,9 @@ class Interop:
                     % self.path("snapshots"))
             if self.schema:
                 f.write("schema: %s\n" % self.schema)
+            if ROLLOUT:
+                f.write("rollout:\n  canary: ['*-canary-*']\n  bake: %dms\n"
+                        % int(ROLLOUT_BAKE * 1000))
             if self.tls:
                 f.write(textwrap.dedent("""\
                     tls:
@@ -730,18 +747,25 @@ class Interop:
             env["GRPC_EXPERIMENTAL_XDS_FEDERATION"] = "true"
         return env
 
-    def start_client(self):
-        self.node_id = "interop-%s-%d" % (self.client_kind, os.getpid())
+    def spawn_client(self, name, node_id):
+        """A client as node `node_id`, its files named `name`.*: (process,
+        its results)."""
         server_uri, opts = self.client_server(TLS_ALLOWED)
-        boot = self.write_bootstrap("bootstrap.json", self.node_id, server_uri)
+        boot = self.write_bootstrap("bootstrap-%s.json" % name if name != "client"
+                                    else "bootstrap.json", node_id, server_uri)
         cmd = self.client_cmd + ["--first-deadline", str(FIRST_DEADLINE),
                                  "--interval-ms", str(RPC_INTERVAL_MS)] + opts + [TARGET]
-        errlog = open(self.path("client.log"), "w")
-        self.client_proc = subprocess.Popen(
+        errlog = open(self.path(name + ".log"), "w")
+        proc = subprocess.Popen(
             spawn_prefix() + cmd, env=self.client_env_for(boot), stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=errlog)
         errlog.close()
-        self.client = ClientResults(self.client_proc, self.path("client.out"))
+        return proc, ClientResults(proc, self.path(name + ".out")), boot
+
+    def start_client(self):
+        self.node_id = "interop-%s-%s%d" % (self.client_kind,
+                                            "canary-" if ROLLOUT else "", os.getpid())
+        self.client_proc, self.client, boot = self.spawn_client("client", self.node_id)
         ev = self.client.wait(lambda: self.client.events[0][1] if self.client.events else None, 30)
         ok = bool(ev) and ev.get("event") == "start"
         return self.tap.point(
@@ -854,6 +878,89 @@ class Interop:
         if i is None:
             return give_up(5, "RPCs never moved to cluster %s" % CLUSTER_C)
         self.stays("A", i)
+
+    def scenario_rollout(self):
+        """--rollout: the canary (self.client) gets the change first, the
+        other client only once the canary ACKed and the bake passed."""
+        stages = [
+            "the canary's RPCs reach backend A",
+            "a second client, no canary, starts and its RPCs reach backend A",
+            "after SIGHUP (endpoints of %s now at B) the canary's RPCs move to B within %.0f s"
+            % (CLUSTER_AB, MOVE_TIMEOUT),
+            "the other client's RPCs stay on A for the bake (%.1f s) after the canary moved"
+            % ROLLOUT_BAKE,
+            "the other client's RPCs move to B once the bake is over",
+            "xdsd logged that the canary answered and the promotion after the bake",
+        ]
+
+        def give_up(from_stage, reason):
+            for desc in stages[from_stage:]:
+                self.tap.point(False, desc, ["not attempted: " + reason])
+
+        t0 = self.client.events[0][0]
+        if self.reach("A", stages[0], t0, REACH_TIMEOUT, "after the client started") is None:
+            return give_up(1, "RPCs never reached backend A")
+        other_id = "interop-%s-%d" % (self.client_kind, os.getpid())
+        self.other_proc, self.other, _ = self.spawn_client("other", other_id)
+        ev = self.other.wait(lambda: self.other.events[0][0] if self.other.events else None, 30)
+        i = None if ev is None else self.other.first_answer("A", 0, ev, REACH_TIMEOUT)
+        self.tap.point(i is not None, stages[1],
+                       [] if i is not None else ["no answer from A within %.0f s" % REACH_TIMEOUT]
+                       + ["  " + ln for ln in tail(self.path("other.log"), 15)])
+        if i is None:
+            return give_up(2, "the other client never reached backend A")
+
+        self.write_snapshot(CLUSTER_AB, [(CLUSTER_AB, self.backends["B"][1])])
+        t_hup = time.monotonic()
+        if not self.sighup():
+            return give_up(2, "xdsd is gone (status %s)" % self.xdsd_proc.returncode)
+        i = self.reach("B", stages[2], t_hup, MOVE_TIMEOUT, "after SIGHUP")
+        if i is None:
+            return give_up(3, "the canary never moved to backend B")
+        t_canary = self.client.snapshot()[i][0]
+        j = self.other.first_answer("B", 0, t_hup, ROLLOUT_BAKE + MOVE_TIMEOUT)
+        t_other = self.other.snapshot()[j][0] if j is not None else None
+        # the bake starts when the canary ACKed, just before its first
+        # RPC to B; allow for the RPC interval on either side
+        early = t_other is not None and t_other < t_canary + ROLLOUT_BAKE - 0.2
+        late_a = [r for t, r in self.other.snapshot()
+                  if t_hup <= t < t_canary + ROLLOUT_BAKE - 0.2 and r.get("ok")
+                  and r.get("who") != "A"]
+        self.tap.point(not early and not late_a, stages[3],
+                       ["the other client's first answer from B came %.0f ms after the canary's"
+                        % ((t_other - t_canary) * 1000)] if t_other is not None else [])
+        self.tap.point(t_other is not None, stages[4],
+                       ["%.0f ms after the canary's first answer from B"
+                        % ((t_other - t_canary) * 1000)] if t_other is not None else
+                       ["no answer from B within %.0f s of SIGHUP"
+                        % (ROLLOUT_BAKE + MOVE_TIMEOUT)] + self.xdsd_log_tail())
+        want = ["rollout 1: all 1 connected canary answered (0 NACKs)",
+                "rollout 1 promoted (baked with 1 canary and 0 NACKs)"]
+        lines = self.xdsd_log() or []
+        missing = [w for w in want if not any(w in ln for ln in lines)]
+        self.tap.point(not missing, stages[5],
+                       ["not in xdsd's log: " + m for m in missing] + self.xdsd_log_tail()
+                       if missing else [])
+        self.stop_other()
+
+    def stop_other(self):
+        """Stops the second client; none of its RPCs may have failed."""
+        p = self.other_proc
+        try:
+            p.stdin.close()
+        except OSError:
+            pass
+        try:
+            rc = p.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = p.wait()
+        self.other.thread.join(5)
+        res = self.other.snapshot()
+        fails = [r for _, r in res if not r.get("ok")]
+        self.tap.point(rc == 0 and res and not fails,
+                       "the other client's RPCs never failed (%d RPCs) and it stops cleanly (status %s)"
+                       % (len(res), rc), summarize_failures(fails))
 
     def check_refused(self):
         """--tls: a second client, whose certificate is valid but whose
@@ -974,7 +1081,9 @@ class Interop:
             self.tap.point(False, "the client sent no NACK", ["xdsd.log is missing"])
             self.tap.point(False, "xdsd logged no error", ["xdsd.log is missing"])
             return
-        nacks = [ln for ln in lines if "NACK" in ln]
+        # xdsd logs each NACK as "NACK of <type> version ..." (a rollout's
+        # lines count NACKs too, "0 NACKs", and are no NACK themselves)
+        nacks = [ln for ln in lines if "NACK of " in ln]
         self.tap.point(not nacks, "the client sent no NACK (xdsd logged %d)" % len(nacks),
                        nacks[:10])
         errors = [ln for ln in lines if " error: " in ln]
@@ -1043,7 +1152,10 @@ class Interop:
         started = self.start_client()
         if started:
             self.check_ads_stream()
-            self.scenario()
+            if ROLLOUT:
+                self.scenario_rollout()
+            else:
+                self.scenario()
             if self.tls:
                 self.check_refused()
         self.stop_client()
@@ -1054,9 +1166,9 @@ class Interop:
     def cleanup(self):
         """Stops whatever is still running; safe to call at any point."""
         signal.alarm(0)
-        for p in (self.client_proc, self.xdsd_proc):
+        for p in (self.client_proc, self.other_proc, self.xdsd_proc):
             if p is not None and p.poll() is None:
-                if p is self.client_proc and p.stdin:
+                if p is not self.xdsd_proc and p.stdin:
                     try:
                         p.stdin.close()
                     except OSError:
@@ -1080,15 +1192,21 @@ def main():
                     help="over mutual TLS, with an authorize rule (and a refused client)")
     ap.add_argument("--xdstp", action="store_true",
                     help="every resource named by an xdstp:// name, the client federating")
+    ap.add_argument("--rollout", action="store_true",
+                    help="a staged rollout: the client a canary, a second one not")
     args = ap.parse_args()
     if args.xdstp:
         xdstp_names()
+    if args.rollout:
+        global ROLLOUT
+        ROLLOUT = True
     tap = Tap()
     tap.comment(["interop with the %s xDS client: %s%s" % (args.client, {
         "python": "gRPC C-core via Debian's python3-grpcio",
         "node": "@grpc/grpc-js-xds %s" % NODE_XDS_VERSION}[args.client],
         ", over mutual TLS" if args.tls else "")
-        + (", with xdstp:// names" if args.xdstp else "")])
+        + (", with xdstp:// names" if args.xdstp else "")
+        + (", in a staged rollout" if args.rollout else "")])
 
     def on_alarm(*_):
         raise Timeout()
