@@ -288,10 +288,11 @@ static void fleet_close(struct fleet *f)
  */
 START_TEST(promotes_after_canaries_ack_and_bake)
 {
-	char *dir = xdtest_snapdir(), *v_canary, *out;
+	char *dir = xdtest_snapdir(), *v_canary, *out, *page;
 	struct xdt_daemon *d;
 	struct fleet f;
 	long long acked, promoted;
+	int status;
 
 	xdtest_write_clusters(dir, "default.yaml", "a", 1);
 	d = start(dir, ROLLOUT("1500ms"));
@@ -331,6 +332,11 @@ START_TEST(promotes_after_canaries_ack_and_bake)
 	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_rollout_state{state=\"promoted\"}"), 1);
 	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_rollout_state{state=\"baking\"}"), 0);
 	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_rollout_nacks"), 0);
+	page = xdt_admin(d, "GET", "/status", NULL, &status, NULL);
+	ck_assert_int_eq(status, 200);
+	has(page, "<dd id=rollout-state><span class=\"badge ok\">promoted</span>");
+	has(page, "<dd id=rollout-canaries>2 / 2</dd>");
+	free(page);
 
 	free(v_canary);
 	fleet_close(&f);
