@@ -89,7 +89,7 @@ static void clear_nacks(struct xd_rollout_status *st)
 
 /* ---------------- ending ---------------- */
 
-static void promote(struct xd_rollout *ro, const char *why)
+static void promote_now(struct xd_rollout *ro, const char *why)
 {
 	size_t changed = xd_cache_promote(ro->cache);
 
@@ -156,7 +156,7 @@ static void on_tick(uv_timer_t *h)
 	snprintf(why, sizeof(why), "baked with %zu canar%s and %llu NACK%s",
 		 st->canaries, st->canaries == 1 ? "y" : "ies",
 		 (unsigned long long)st->nacks, st->nacks == 1 ? "" : "s");
-	promote(ro, why);
+	promote_now(ro, why);
 }
 
 /* ---------------- NACKs ---------------- */
@@ -325,30 +325,34 @@ static int not_active(const struct xd_rollout *ro, char *why, size_t len)
 	return -1;
 }
 
-int xd_rollout_promote(struct xd_rollout *ro, const char *who, char *why,
-		       size_t len)
+/* An operator's promote (`promote`) or abort of the rollout under way. */
+static int operator_ends(struct xd_rollout *ro, bool promote, const char *who,
+			 char *why, size_t len)
 {
 	char reason[256];
 
 	XD_ASSERT_LOOP();
 	if (!active(ro->st.state))
 		return not_active(ro, why, len);
-	snprintf(reason, sizeof(reason), "promoted by %s", who);
-	promote(ro, reason);
+	snprintf(reason, sizeof(reason), "%s by %s",
+		 promote ? "promoted" : "aborted", who);
+	if (promote)
+		promote_now(ro, reason);
+	else
+		roll_back(ro, XD_ROLLOUT_ABORTED, reason);
 	return 0;
+}
+
+int xd_rollout_promote(struct xd_rollout *ro, const char *who, char *why,
+		       size_t len)
+{
+	return operator_ends(ro, true, who, why, len);
 }
 
 int xd_rollout_abort(struct xd_rollout *ro, const char *who, char *why,
 		     size_t len)
 {
-	char reason[256];
-
-	XD_ASSERT_LOOP();
-	if (!active(ro->st.state))
-		return not_active(ro, why, len);
-	snprintf(reason, sizeof(reason), "aborted by %s", who);
-	roll_back(ro, XD_ROLLOUT_ABORTED, reason);
-	return 0;
+	return operator_ends(ro, false, who, why, len);
 }
 
 const struct xd_rollout_status *xd_rollout_status(const struct xd_rollout *ro)

@@ -273,6 +273,20 @@ static void fleet_open(struct fleet *f, struct xdt_daemon *d, int n)
 	peer_expect(&f->other_d, n, "delta other");
 }
 
+/* A daemon with `rollout` (configuration lines) serving one cluster
+ * from a fresh directory (*dir, malloc'd), and its fleet. */
+static struct xdt_daemon *start_fleet(struct fleet *f, char **dir,
+				      const char *rollout)
+{
+	struct xdt_daemon *d;
+
+	*dir = xdtest_snapdir();
+	xdtest_write_clusters(*dir, "default.yaml", "a", 1);
+	d = start(*dir, rollout);
+	fleet_open(f, d, 1);
+	return d;
+}
+
 static void fleet_close(struct fleet *f)
 {
 	peer_close(&f->canary);
@@ -288,15 +302,12 @@ static void fleet_close(struct fleet *f)
  */
 START_TEST(promotes_after_canaries_ack_and_bake)
 {
-	char *dir = xdtest_snapdir(), *v_canary, *out, *page;
-	struct xdt_daemon *d;
+	char *dir, *v_canary, *out, *page;
 	struct fleet f;
+	struct xdt_daemon *d = start_fleet(&f, &dir, ROLLOUT("1500ms"));
 	long long acked, promoted;
 	int status;
 
-	xdtest_write_clusters(dir, "default.yaml", "a", 1);
-	d = start(dir, ROLLOUT("1500ms"));
-	fleet_open(&f, d, 1);
 	want_state(d, "idle");
 
 	xdtest_write_clusters(dir, "default.yaml", "a", 2);
@@ -353,15 +364,12 @@ END_TEST
  */
 START_TEST(rolls_back_when_a_canary_nacks)
 {
-	char *dir = xdtest_snapdir(), *v1, *out;
-	struct xdt_daemon *d;
+	char *dir, *v1, *out;
 	struct fleet f;
+	struct xdt_daemon *d = start_fleet(&f, &dir, ROLLOUT("100ms"));
 	struct peer *nacker, *acker;
 	json_t *st, *ro, *nack;
 
-	xdtest_write_clusters(dir, "default.yaml", "a", 1);
-	d = start(dir, ROLLOUT("100ms"));
-	fleet_open(&f, d, 1);
 	v1 = strdup(f.canary.version);
 	nacker = _i == 0 ? &f.canary : &f.canary_d;
 	acker = _i == 0 ? &f.canary_d : &f.canary;
@@ -416,14 +424,11 @@ END_TEST
  * another, by xdsctl and by the admin endpoint. */
 START_TEST(operator_promotes_and_aborts)
 {
-	char *dir = xdtest_snapdir(), *out, *body;
-	struct xdt_daemon *d;
+	char *dir, *out, *body;
 	struct fleet f;
+	struct xdt_daemon *d = start_fleet(&f, &dir, ROLLOUT("1h"));
 	int status;
 
-	xdtest_write_clusters(dir, "default.yaml", "a", 1);
-	d = start(dir, ROLLOUT("1h"));
-	fleet_open(&f, d, 1);
 
 	/* nothing under way */
 	ck_assert_int_eq(xdsctl(d, "rollout promote", &out), 1);
@@ -482,14 +487,11 @@ END_TEST
  * set, the others still the stable one, then the newest once promoted. */
 START_TEST(reload_during_a_rollout_replaces_it)
 {
-	char *dir = xdtest_snapdir(), *body;
-	struct xdt_daemon *d;
+	char *dir, *body;
 	struct fleet f;
+	struct xdt_daemon *d = start_fleet(&f, &dir, ROLLOUT("1h"));
 	int status;
 
-	xdtest_write_clusters(dir, "default.yaml", "a", 1);
-	d = start(dir, ROLLOUT("1h"));
-	fleet_open(&f, d, 1);
 
 	xdtest_write_clusters(dir, "default.yaml", "a", 2);
 	xdt_daemon_signal(d, SIGHUP);
@@ -523,15 +525,12 @@ END_TEST
  * rollout's endpoints say there is none. */
 START_TEST(without_rollout_every_node_at_once)
 {
-	char *dir = xdtest_snapdir(), *body, *metrics, *out;
-	struct xdt_daemon *d;
+	char *dir, *body, *metrics, *out;
 	struct fleet f;
+	struct xdt_daemon *d = start_fleet(&f, &dir, "");
 	json_t *st;
 	int status;
 
-	xdtest_write_clusters(dir, "default.yaml", "a", 1);
-	d = start(dir, "");
-	fleet_open(&f, d, 1);
 	xdtest_write_clusters(dir, "default.yaml", "a", 2);
 	xdt_daemon_signal(d, SIGHUP);
 	peer_expect(&f.other, 2, "other");

@@ -945,17 +945,7 @@ class Interop:
 
     def stop_other(self):
         """Stops the second client; none of its RPCs may have failed."""
-        p = self.other_proc
-        try:
-            p.stdin.close()
-        except OSError:
-            pass
-        try:
-            rc = p.wait(timeout=STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            rc = p.wait()
-        self.other.thread.join(5)
+        rc = self.stop_proc(self.other_proc, self.other)
         res = self.other.snapshot()
         fails = [r for _, r in res if not r.get("ok")]
         self.tap.point(rc == 0 and res and not fails,
@@ -1038,9 +1028,10 @@ class Interop:
                        ["no line with the status and 'may not speak for' in %s"
                         % self.path("refused.log")] + diag)
 
-    def stop_client(self):
-        """Closes the client's stdin (its signal to stop) and waits."""
-        p = self.client_proc
+    @staticmethod
+    def stop_proc(p, results):
+        """Closes a client's stdin (its signal to stop) and waits: its
+        exit status, None when it had to be killed."""
         try:
             p.stdin.close()
         except OSError:
@@ -1052,7 +1043,12 @@ class Interop:
         if rc is None:
             p.kill()
             p.wait()
-        self.client.thread.join(5)
+        results.thread.join(5)
+        return rc
+
+    def stop_client(self):
+        """Closes the client's stdin (its signal to stop) and waits."""
+        rc = self.stop_proc(self.client_proc, self.client)
         done = [e for _, e in self.client.events if e.get("event") == "done"]
         ok = rc == 0 and bool(done)
         self.tap.point(ok, "the client stops cleanly when asked (status %s)" % rc,
