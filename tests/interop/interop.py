@@ -835,6 +835,20 @@ class Interop:
                                     % (r.get("seq"), who, (t - not_before) * 1000, what)])
         return i
 
+    def move_to_b(self, desc, give_up, never):
+        """Moves the endpoints of CLUSTER_AB to B, SIGHUP: (index of the
+        client's first answer from B, time of the SIGHUP), or (None, None)
+        with stages 2 and on (3 and on once SIGHUP was sent) given up."""
+        self.write_snapshot(CLUSTER_AB, [(CLUSTER_AB, self.backends["B"][1])])
+        t_hup = time.monotonic()
+        if not self.sighup():
+            give_up(2, "xdsd is gone (status %s)" % self.xdsd_proc.returncode)
+            return None, None
+        i = self.reach("B", desc, t_hup, MOVE_TIMEOUT, "after SIGHUP")
+        if i is None:
+            give_up(3, never)
+        return i, t_hup
+
     def scenario(self):
         """Returns once the three stages ran or one of them failed; the
         failed stage and the ones after it are reported as failures."""
@@ -860,13 +874,9 @@ class Interop:
         if not self.stays("A", i):
             return give_up(2, "RPCs did not stay on backend A")
 
-        self.write_snapshot(CLUSTER_AB, [(CLUSTER_AB, self.backends["B"][1])])
-        t_hup = time.monotonic()
-        if not self.sighup():
-            return give_up(2, "xdsd is gone (status %s)" % self.xdsd_proc.returncode)
-        i = self.reach("B", stages[2], t_hup, MOVE_TIMEOUT, "after SIGHUP")
+        i, _ = self.move_to_b(stages[2], give_up, "RPCs never moved to backend B")
         if i is None:
-            return give_up(3, "RPCs never moved to backend B")
+            return None
         if not self.stays("B", i):
             return give_up(4, "RPCs did not stay on backend B")
 
@@ -910,13 +920,9 @@ class Interop:
         if i is None:
             return give_up(2, "the other client never reached backend A")
 
-        self.write_snapshot(CLUSTER_AB, [(CLUSTER_AB, self.backends["B"][1])])
-        t_hup = time.monotonic()
-        if not self.sighup():
-            return give_up(2, "xdsd is gone (status %s)" % self.xdsd_proc.returncode)
-        i = self.reach("B", stages[2], t_hup, MOVE_TIMEOUT, "after SIGHUP")
+        i, t_hup = self.move_to_b(stages[2], give_up, "the canary never moved to backend B")
         if i is None:
-            return give_up(3, "the canary never moved to backend B")
+            return None
         t_canary = self.client.snapshot()[i][0]
         j = self.other.first_answer("B", 0, t_hup, ROLLOUT_BAKE + MOVE_TIMEOUT)
         t_other = self.other.snapshot()[j][0] if j is not None else None
