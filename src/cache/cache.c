@@ -412,8 +412,19 @@ static int by_key(const void *a, const void *b)
 		      xd_snapshot_key(*(struct xd_snapshot *const *)b));
 }
 
-/* The own snapshots of canaries or others, sorted by key. */
-static struct xd_snapshot **set_of(const struct xd_cache *c, bool canary,
+/* Which own snapshot set_of takes of an entry. */
+enum which { STABLE, CANDIDATE, EITHER };
+
+static struct xd_snapshot *pick(const struct xd_cache *c,
+				const struct xd_cache_entry *e, enum which w)
+{
+	if (w == EITHER)
+		return e->snap != NULL ? e->snap : own(c, e, true);
+	return own(c, e, w == CANDIDATE);
+}
+
+/* The own snapshots `w` takes, sorted by key. */
+static struct xd_snapshot **set_of(const struct xd_cache *c, enum which w,
 				   size_t *n)
 {
 	struct xd_snapshot **v;
@@ -422,14 +433,14 @@ static struct xd_snapshot **set_of(const struct xd_cache *c, bool canary,
 	XD_ASSERT_LOOP();
 	for (size_t i = 0; i < BUCKETS; i++)
 		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next)
-			cap += own(c, e, canary) != NULL;
+			cap += pick(c, e, w) != NULL;
 	v = xd_calloc(cap + 1, sizeof(*v));
 	*n = 0;
 	for (size_t i = 0; i < BUCKETS; i++)
 		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next)
-			if (own(c, e, canary) != NULL) {
+			if (pick(c, e, w) != NULL) {
 				XD_ASSERT(*n < cap);
-				v[(*n)++] = xd_snapshot_ref(own(c, e, canary));
+				v[(*n)++] = xd_snapshot_ref(pick(c, e, w));
 			}
 	if (*n > 1)
 		qsort(v, *n, sizeof(*v), by_key);
@@ -438,7 +449,7 @@ static struct xd_snapshot **set_of(const struct xd_cache *c, bool canary,
 
 struct xd_snapshot **xd_cache_snapshots(const struct xd_cache *c, size_t *n)
 {
-	return set_of(c, false, n);
+	return set_of(c, STABLE, n);
 }
 
 struct xd_snapshot **xd_cache_candidates(const struct xd_cache *c, size_t *n)
@@ -447,5 +458,10 @@ struct xd_snapshot **xd_cache_candidates(const struct xd_cache *c, size_t *n)
 		*n = 0;
 		return xd_calloc(1, sizeof(struct xd_snapshot *));
 	}
-	return set_of(c, true, n);
+	return set_of(c, CANDIDATE, n);
+}
+
+struct xd_snapshot **xd_cache_owned(const struct xd_cache *c, size_t *n)
+{
+	return set_of(c, EITHER, n);
 }

@@ -103,6 +103,10 @@ struct xd_snapshot **xd_cache_snapshots(const struct xd_cache *c, size_t *n);
 /* The same of the staged candidate set (none when nothing is staged). */
 struct xd_snapshot **xd_cache_candidates(const struct xd_cache *c, size_t *n);
 
+/* The same of every key with a snapshot of its own in either set (its
+ * stable one where it has one): the keys some node may be served now. */
+struct xd_snapshot **xd_cache_owned(const struct xd_cache *c, size_t *n);
+
 /* Keys with a snapshot of their own. */
 size_t xd_cache_count(const struct xd_cache *c);
 

@@ -248,7 +248,7 @@ static void check_nodes_keep_a_snapshot(const struct xd_cache *cache,
 	if (load->rc != 0 ||
 	    has_key(load->snaps, load->nsnaps, XD_CACHE_DEFAULT_KEY))
 		return;
-	old = xd_cache_snapshots(cache, &nold);
+	old = xd_cache_owned(cache, &nold); /* a rollout's candidates too */
 	for (size_t i = 0; i < nold; i++) {
 		const char *key = xd_snapshot_key(old[i]);
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "daemon.h"
@@ -521,6 +522,50 @@ START_TEST(reload_during_a_rollout_replaces_it)
 }
 END_TEST
 
+/* A key only a rollout added serves its canaries: a reload that drops
+ * it with no default snapshot is refused, as for a key everyone has. */
+START_TEST(reload_may_not_orphan_a_canary)
+{
+	char *dir = xdtest_snapdir(), path[512];
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct peer canary;
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+	Envoy__Service__Discovery__V3__DiscoveryRequest req =
+		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+
+	xdtest_write_clusters(dir, "web.yaml", "w", 1);
+	d = start(dir, ROLLOUT("1h"));
+	xdtest_write_clusters(dir, "api.yaml", "a", 2);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1 (SIGHUP)", WAIT_MS));
+	/* a canary of the new key */
+	c = xdc_connect(d->target);
+	memset(&canary, 0, sizeof(canary));
+	canary.acked = strdup("");
+	canary.s = xdc_open(c, XDC_ADS);
+	node.id = "canary-api";
+	node.cluster = "api";
+	req.node = &node;
+	req.type_url = CDS_URL;
+	ck_assert(xdc_send_sotw(canary.s, &req, WAIT_MS));
+	peer_expect(&canary, 2, "the canary of api");
+
+	snprintf(path, sizeof(path), "%s/api.yaml", dir);
+	ck_assert_int_eq(unlink(path), 0);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "snapshot 'api' is gone and there is no default snapshot", WAIT_MS));
+	ck_assert(xdt_daemon_wait_log(d, "reload failed", WAIT_MS));
+	want_state(d, "canary");
+	peer_quiet(&canary, "the canary of api after the refused reload");
+
+	peer_close(&canary);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 /* Without `rollout:` a reload reaches every node at once and the
  * rollout's endpoints say there is none. */
 START_TEST(without_rollout_every_node_at_once)
@@ -611,6 +656,7 @@ int main(void)
 	tcase_add_loop_test(tc, rolls_back_when_a_canary_nacks, 0, 2);
 	tcase_add_test(tc, operator_promotes_and_aborts);
 	tcase_add_test(tc, reload_during_a_rollout_replaces_it);
+	tcase_add_test(tc, reload_may_not_orphan_a_canary);
 	tcase_add_test(tc, without_rollout_every_node_at_once);
 	tcase_add_test(tc, percent_picks_nodes_by_their_id);
 	suite_add_tcase(s, tc);
