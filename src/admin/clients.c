@@ -210,6 +210,9 @@ static void client_json(struct xd_jw *w, const struct xd_client_view *c,
 	xd_jw_str(w, c->snapshot ? xd_snapshot_key(c->snapshot) : NULL);
 	xd_jw_key(w, "snapshot_version");
 	xd_jw_str(w, c->snapshot ? xd_snapshot_version(c->snapshot) : NULL);
+	/* served a staged rollout's change first (rollout:) */
+	xd_jw_key(w, "canary");
+	xd_jw_bool(w, c->canary);
 	xd_jw_key(w, "state");
 	xd_jw_str(w, xd_sub_sync_name(state));
 	xd_jw_key(w, "types");

@@ -9,6 +9,7 @@
  *      "node": {"id", "cluster", "locality": {"region", "zone",
  *               "sub_zone"}, "user_agent": {"name", "version"}},
  *      "snapshot": "default" | null, "snapshot_version": "..." | null,
+ *      "canary": false,           (a staged rollout's canary)
  *      "state": "synced" | "pending" | "nacked"   (the worst of its types)
  *      "types": [ {"type": "clusters", "type_url": "...",
  *         "wildcard": true, "names": 0,

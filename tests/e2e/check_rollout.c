@@ -324,6 +324,12 @@ START_TEST(promotes_after_canaries_ack_and_bake)
 	ck_assert(xdt_daemon_wait_log(d, "rollout 1: all 2 connected canaries answered (0 NACKs); baking 1500 ms", WAIT_MS));
 	want_state(d, "baking");
 	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_rollout_state{state=\"baking\"}"), 1);
+	page = xdt_admin(d, "GET", "/clients?node=canary-1", NULL, &status, NULL);
+	has(page, "\"canary\":true");
+	free(page);
+	page = xdt_admin(d, "GET", "/clients?node=edge-1", NULL, &status, NULL);
+	has(page, "\"canary\":false");
+	free(page);
 	ck_assert_int_eq(xdsctl(d, "rollout status", &out), 0);
 	has(out, "rollout 1: baking (SIGHUP, 1 snapshot key changed");
 	has(out, "canaries: 2 connected, 2 answered");
