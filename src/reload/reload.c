@@ -399,7 +399,9 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 	rec = record(r, r->trigger, true, load, &errors);
 	snaps = xd_load_take(load, &n);
 	log_snapshots(snaps, n);
-	rec->changed = r->install != NULL ?
+	/* the first snapshots served go to everyone (an etcd source's
+	 * first load comes here): there is nothing to stage them beside */
+	rec->changed = r->install != NULL && r->serving ?
 			       r->install(r->install_arg, snaps, n, r->trigger) :
 			       xd_cache_replace(r->cache, snaps, n);
 	free(snaps);

@@ -95,7 +95,8 @@ void xd_reloader_set_source(struct xd_reloader *r, xd_reload_source_fn fn,
  * Who puts a good reload's snapshots in use (NULL: the cache, with
  * xd_cache_replace; a staged rollout, rollout/rollout.h, gives its
  * own): takes over `snaps` and returns the number of keys changed. The
- * first load always goes to the cache.
+ * first snapshots served (the first load, or a source's first good
+ * reload) always go to the cache.
  */
 typedef size_t (*xd_reload_install_fn)(void *arg, struct xd_snapshot **snaps,
 				       size_t n, const char *trigger);

@@ -183,7 +183,8 @@ static void put_clusters(const struct etcd *e, const char *key,
 	ck_assert_int_eq(etcdctl(e, args, text), 0);
 }
 
-static struct xdt_daemon *start(const struct etcd *e)
+/* `extra`: more configuration lines ("" for none). */
+static struct xdt_daemon *start_with(const struct etcd *e, const char *extra)
 {
 	char cfg[2048], tls[1536] = "";
 
@@ -194,9 +195,14 @@ static struct xdt_daemon *start(const struct etcd *e)
 			 xdtest_cert("frontend.key"));
 	snprintf(cfg, sizeof(cfg),
 		 "listen: 127.0.0.1:0\nsource: etcd\nwatch_delay: 100ms\n"
-		 "etcd:\n  endpoints: ['%s']\n  dial_timeout: 1s\n%s",
-		 e->endpoint, tls);
+		 "etcd:\n  endpoints: ['%s']\n  dial_timeout: 1s\n%s%s",
+		 e->endpoint, tls, extra);
 	return xdt_daemon_start(cfg, NULL, START_MS);
+}
+
+static struct xdt_daemon *start(const struct etcd *e)
+{
+	return start_with(e, "");
 }
 
 /* A client of `d` subscribed to every cluster, once it has been served
@@ -363,6 +369,28 @@ START_TEST(mutual_tls)
 }
 END_TEST
 
+/* With a staged rollout, the first snapshots read from etcd reach every
+ * node at once (there is nothing to roll out from); a change after
+ * them goes to the canaries first. */
+START_TEST(rollout_after_the_first_load)
+{
+	struct etcd *e = etcd_new();
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+
+	etcd_run(e);
+	put_clusters(e, "default", "c", 2);
+	d = start_with(e, "rollout:\n  canary: ['canary-*']\n  bake: 1h\n");
+	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
+	s = client(d, &c, 2); /* node "n": no canary */
+	put_clusters(e, "default", "c", 3);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1 (etcd", SERVED_MS));
+	ck_assert_int_eq(xdc_next_clusters(s, 1000, NULL), -1);
+	finish(s, c, d, e);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("etcd");
@@ -375,6 +403,7 @@ int main(void)
 	tcase_add_test(tc, broken_at_start);
 	tcase_add_test(tc, lost_and_resumed);
 	tcase_add_test(tc, mutual_tls);
+	tcase_add_test(tc, rollout_after_the_first_load);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
