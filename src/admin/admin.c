@@ -148,7 +148,7 @@ static void rollout_act(struct xd_admin *a, struct xd_http_exchange *x,
 		return;
 	}
 	xd_jw_init(&w, &x->out);
-	xd_rollout_json(&w, a->deps.rollout);
+	xd_rollout_json(&w, a->deps.rollout, a->deps.cache);
 	xd_buf_putc(&x->out, '\n');
 	x->content_type = "application/json";
 	xd_http_reply(x);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "admin/rollout.h"
 
+#include <stdlib.h>
+#include <string.h>
 #include <uv.h>
 
 #include "util/clock.h"
@@ -37,7 +39,53 @@ static void nack_json(struct xd_jw *w, const struct xd_rollout_nack *n)
 	xd_jw_obj_end(w);
 }
 
-void xd_rollout_json(struct xd_jw *w, const struct xd_rollout *ro)
+static void version_or_null(struct xd_jw *w, const struct xd_snapshot *s)
+{
+	if (s != NULL)
+		xd_jw_str(w, xd_snapshot_version(s));
+	else
+		xd_jw_null(w);
+}
+
+/* The keys the staged set changes, by key: the candidate's version and
+ * the stable one's (null where the key has none of its own). */
+static void changes_json(struct xd_jw *w, const struct xd_cache *cache)
+{
+	size_t nc, ns, i = 0, j = 0;
+	struct xd_snapshot **cand = xd_cache_candidates(cache, &nc);
+	struct xd_snapshot **stable = xd_cache_snapshots(cache, &ns);
+
+	xd_jw_arr(w);
+	while (i < nc || j < ns) {
+		int cmp = i == nc ? 1 :
+			  j == ns ? -1 :
+				    strcmp(xd_snapshot_key(cand[i]),
+					   xd_snapshot_key(stable[j]));
+		struct xd_snapshot *c = cmp <= 0 ? cand[i++] : NULL;
+		struct xd_snapshot *s = cmp >= 0 ? stable[j++] : NULL;
+
+		if (c == s) /* the same snapshot: not changed */
+			continue;
+		xd_jw_obj(w);
+		xd_jw_key(w, "key");
+		xd_jw_str(w, xd_snapshot_key(c != NULL ? c : s));
+		xd_jw_key(w, "version");
+		version_or_null(w, c);
+		xd_jw_key(w, "previous_version");
+		version_or_null(w, s);
+		xd_jw_obj_end(w);
+	}
+	xd_jw_arr_end(w);
+	for (i = 0; i < nc; i++)
+		xd_snapshot_unref(cand[i]);
+	for (j = 0; j < ns; j++)
+		xd_snapshot_unref(stable[j]);
+	free(cand);
+	free(stable);
+}
+
+void xd_rollout_json(struct xd_jw *w, const struct xd_rollout *ro,
+		     const struct xd_cache *cache)
 {
 	const struct xd_rollout_status *st;
 
@@ -85,6 +133,8 @@ void xd_rollout_json(struct xd_jw *w, const struct xd_rollout *ro)
 	xd_jw_uint(w, st->max_nacks);
 	xd_jw_key(w, "reason");
 	xd_jw_str(w, st->reason);
+	xd_jw_key(w, "changes");
+	changes_json(w, cache);
 	xd_jw_key(w, "nack_list");
 	xd_jw_arr(w);
 	for (size_t i = 0; i < st->nkept; i++)

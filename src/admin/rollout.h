@@ -16,6 +16,10 @@
  *    "canaries": 4, "answered": 3,         (connected; answered)
  *    "nacks": 1, "max_nacks": 0,
  *    "reason": "",                         (why it came to rest)
+ *    "changes": [ {"key": "default", "version": "<16 hex>",
+ *       "previous_version": "<16 hex>"} ], (while under way: each key
+ *                                          it changes; null where a
+ *                                          key is added or removed)
  *    "nack_list": [ {"node_id": "...", "node_cluster": "...",
  *       "type": "CDS", "version": "<16 hex>", "message": "...",
  *       "at": "<RFC 3339 UTC>"} ]}         (the first XD_ROLLOUT_NACKS_KEPT)
@@ -28,7 +32,8 @@
 #include "rollout/rollout.h"
 #include "util/jsonw.h"
 
-/* `ro` NULL: not configured. */
-void xd_rollout_json(struct xd_jw *w, const struct xd_rollout *ro);
+/* `ro` NULL: not configured. `cache` holds the staged set. */
+void xd_rollout_json(struct xd_jw *w, const struct xd_rollout *ro,
+		     const struct xd_cache *cache);
 
 #endif

@@ -261,7 +261,7 @@ void xd_status_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 	xd_jw_key(&w, "reloads");
 	reloads_json(&w, deps->reloader);
 	xd_jw_key(&w, "rollout");
-	xd_rollout_json(&w, deps->rollout);
+	xd_rollout_json(&w, deps->rollout, deps->cache);
 	xd_jw_obj_end(&w);
 	XD_ASSERT(w.depth == 0 && !w.after_key); /* xdsctl parses it whole */
 	xd_buf_putc(out, '\n');

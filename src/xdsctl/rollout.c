@@ -53,6 +53,15 @@ static void print_rollout(FILE *out, json_t *r)
 		fprintf(out, "  bake: %.1f s left\n", json_number_value(left));
 	if (reason[0] != '\0')
 		fprintf(out, "  %s\n", reason);
+	json_array_foreach(json_object_get(r, "changes"), i, n) {
+		char *key = xc_safe_text(n, "key");
+		const char *was = json_string_value(json_object_get(n, "previous_version"));
+		const char *now = json_string_value(json_object_get(n, "version"));
+
+		fprintf(out, "  snapshot '%s': %s -> %s\n", key,
+			was != NULL ? was : "(none)", now != NULL ? now : "(none)");
+		free(key);
+	}
 	json_array_foreach(nacks, i, n) {
 		char *node = xc_safe_text(n, "node_id");
 		char *type = xc_safe_text(n, "type");

@@ -307,6 +307,7 @@ START_TEST(promotes_after_canaries_ack_and_bake)
 	struct fleet f;
 	struct xdt_daemon *d = start_fleet(&f, &dir, ROLLOUT("1500ms"));
 	long long acked, promoted;
+	json_t *st, *change;
 	int status;
 
 	want_state(d, "idle");
@@ -334,6 +335,14 @@ START_TEST(promotes_after_canaries_ack_and_bake)
 	has(out, "rollout 1: baking (SIGHUP, 1 snapshot key changed");
 	has(out, "canaries: 2 connected, 2 answered");
 	free(out);
+	st = xdt_status_json(d);
+	change = json_array_get(json_object_get(json_object_get(st, "rollout"),
+						"changes"), 0);
+	ck_assert_ptr_nonnull(change);
+	ck_assert_str_eq(xdt_json_str(change, "key"), "default");
+	ck_assert_str_ne(xdt_json_str(change, "version"),
+			 xdt_json_str(change, "previous_version"));
+	json_decref(st);
 
 	/* the others get it after the bake, no sooner */
 	peer_expect(&f.other, 2, "the other node after the bake");
