@@ -52,10 +52,15 @@ static void version_or_null(struct xd_jw *w, const struct xd_snapshot *s)
 static void changes_json(struct xd_jw *w, const struct xd_cache *cache)
 {
 	size_t nc, ns, i = 0, j = 0;
-	struct xd_snapshot **cand = xd_cache_candidates(cache, &nc);
-	struct xd_snapshot **stable = xd_cache_snapshots(cache, &ns);
+	struct xd_snapshot **cand, **stable;
 
 	xd_jw_arr(w);
+	if (!xd_cache_staged(cache)) { /* at rest: nothing differs */
+		xd_jw_arr_end(w);
+		return;
+	}
+	cand = xd_cache_candidates(cache, &nc);
+	stable = xd_cache_snapshots(cache, &ns);
 	while (i < nc || j < ns) {
 		int cmp = i == nc ? 1 :
 			  j == ns ? -1 :

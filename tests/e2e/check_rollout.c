@@ -472,6 +472,7 @@ START_TEST(operator_promotes_and_aborts)
 	body = xdt_admin(d, "POST", "/rollout/abort", NULL, &status, NULL);
 	ck_assert_int_eq(status, 200);
 	has(body, "\"state\":\"aborted\"");
+	has(body, "\"changes\":[]");
 	free(body);
 	peer_expect(&f.canary, 2, "canary, rolled back");
 	ck_assert_int_eq(peer_next(&f.canary_d, WAIT_MS), 0);
