@@ -62,6 +62,9 @@ static const struct directive directives[] = {
 	 "directory of snapshot files", NULL, NULL},
 	{"schema", T_PATH, OFF(schema), NULL, 0, 0, false,
 	 "Envoy API descriptor set", NULL, NULL},
+	{"state_dir", T_PATH, OFF(state_dir), NULL, 0, 0, false,
+	 "where the last accepted snapshots are saved, served at start if the snapshots are broken",
+	 NULL, NULL},
 	{"source", T_CHOICE, OFF(source), "files", 0, 0, false,
 	 "where snapshots come from: files or etcd", sources, NULL},
 	{"log_level", T_CHOICE, OFF(log_level), "info", 0, 0, false,
@@ -1105,6 +1108,7 @@ void xd_config_free(struct xd_config *cfg)
 	free(cfg->rest_listen);
 	free(cfg->snapshots);
 	free(cfg->schema);
+	free(cfg->state_dir);
 	free(cfg->tls.cert);
 	free(cfg->tls.key);
 	free(cfg->tls.client_ca);
