@@ -26,6 +26,9 @@ void xd_reload_record_json(struct xd_jw *w, const struct xd_reload_record *rec)
 	xd_jw_uint(w, rec->files);
 	xd_jw_key(w, "changed");
 	xd_jw_uint(w, rec->changed);
+	/* refused, and the last good state served instead */
+	xd_jw_key(w, "last_good");
+	xd_jw_bool(w, rec->last_good);
 	xd_jw_key(w, "error_count");
 	xd_jw_uint(w, rec->nerrors);
 	xd_jw_key(w, "errors");

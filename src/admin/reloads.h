@@ -6,6 +6,7 @@
  *
  *   {"ok": bool, "trigger": "SIGHUP", "finished": "<RFC 3339 UTC>",
  *    "seconds": 0.012, "snapshots": N, "files": N, "changed": N,
+ *    "last_good": bool,   (refused, the last good state served instead)
  *    "error_count": N, "errors": ["file:line:col: message", ...]}
  *
  * "errors" holds the first XD_RELOAD_ERRORS_KEPT of "error_count".

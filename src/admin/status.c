@@ -160,6 +160,56 @@ static void reloads_json(struct xd_jw *w, const struct xd_reloader *r)
 	xd_jw_obj_end(w);
 }
 
+/* The last good state (state_dir), or null without one. */
+static void last_good_json(struct xd_jw *w, const struct xd_laststate *s)
+{
+	const struct xd_laststate_info *i;
+	char when[32];
+
+	if (s == NULL) {
+		xd_jw_null(w);
+		return;
+	}
+	i = xd_laststate_info(s);
+	xd_jw_obj(w);
+	xd_jw_key(w, "file");
+	xd_jw_str(w, i->path);
+	xd_jw_key(w, "serving");
+	xd_jw_bool(w, i->serving);
+	xd_jw_key(w, "saved_at");
+	if (i->saved_at_ms != 0) {
+		xd_jw_time(when, i->saved_at_ms);
+		xd_jw_str(w, when);
+	} else {
+		xd_jw_null(w);
+	}
+	xd_jw_key(w, "serving_since");
+	if (i->serving) {
+		xd_jw_time(when, i->since_ms);
+		xd_jw_str(w, when);
+	} else {
+		xd_jw_null(w);
+	}
+	/* why the snapshots are refused, while the saved state is served */
+	xd_jw_key(w, "error_count");
+	xd_jw_uint(w, i->nerrors);
+	xd_jw_key(w, "errors");
+	xd_jw_arr(w);
+	for (size_t k = 0; k < i->nkept; k++)
+		xd_jw_str(w, i->errors[k]);
+	xd_jw_arr_end(w);
+	xd_jw_key(w, "saves_ok");
+	xd_jw_uint(w, i->saves_ok);
+	xd_jw_key(w, "saves_failed");
+	xd_jw_uint(w, i->saves_failed);
+	xd_jw_key(w, "last_save_error");
+	if (i->last_save_error != NULL)
+		xd_jw_str(w, i->last_save_error);
+	else
+		xd_jw_null(w);
+	xd_jw_obj_end(w);
+}
+
 static void certificate_json(struct xd_jw *w, const struct xd_tls_expiry *e,
 			     int64_t now_ms)
 {
@@ -259,6 +309,8 @@ void xd_status_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 
 	xd_jw_key(&w, "reloads");
 	reloads_json(&w, deps->reloader);
+	xd_jw_key(&w, "last_good");
+	last_good_json(&w, xd_reloader_laststate(deps->reloader));
 	xd_jw_obj_end(&w);
 	XD_ASSERT(w.depth == 0 && !w.after_key); /* xdsctl parses it whole */
 	xd_buf_putc(out, '\n');
