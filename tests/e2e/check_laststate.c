@@ -371,6 +371,44 @@ START_TEST(damaged_state_is_refused)
 }
 END_TEST
 
+/* Under systemd's StateDirectory= (passed as $STATE_DIRECTORY) the
+ * state is kept there without a state_dir; `state_dir: off` keeps none. */
+START_TEST(systemd_state_directory_is_the_default)
+{
+	char *dir = xdtest_clusters_snapdir(1), *state = xdtest_snapdir(),
+	     *file = state_file(state), env[512], *cfg;
+	const char *envv[] = {env, NULL};
+	struct xdt_daemon *d;
+	json_t *st;
+
+	snprintf(env, sizeof(env), "STATE_DIRECTORY=%s", state);
+	ck_assert(asprintf(&cfg, "listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0\n"
+				 "snapshots: %s\n", dir) > 0);
+	d = xdt_daemon_spawn_env(cfg, NULL, envv);
+	xdt_daemon_wait_ready(d, START_MS);
+	ck_assert(xdt_daemon_wait_log(d, SAVED, 5000));
+	ck_assert_int_eq(access(file, R_OK), 0);
+	xdt_daemon_stop(d, STOP_MS);
+	ck_assert_int_eq(unlink(file), 0);
+	free(cfg);
+
+	ck_assert(asprintf(&cfg, "listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0\n"
+				 "snapshots: %s\nstate_dir: off\n", dir) > 0);
+	d = xdt_daemon_spawn_env(cfg, NULL, envv);
+	xdt_daemon_wait_ready(d, START_MS);
+	st = xdt_status_json(d);
+	ck_assert(json_is_null(json_object_get(st, "last_good")));
+	json_decref(st);
+	ck_assert(xdt_daemon_metric(d, "xdsd_state_saves_total{result=\"ok\"}") == 0);
+	xdt_daemon_stop(d, STOP_MS);
+	ck_assert_int_ne(access(file, F_OK), 0);
+	free(cfg);
+	free(file);
+	free(state);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("laststate");
@@ -383,6 +421,7 @@ int main(void)
 	tcase_add_test(tc, failed_save_never_fails_a_load);
 	tcase_add_test(tc, nothing_saved_refuses_to_start);
 	tcase_add_test(tc, damaged_state_is_refused);
+	tcase_add_test(tc, systemd_state_directory_is_the_default);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
