@@ -21,4 +21,9 @@
 
 void xd_reload_record_json(struct xd_jw *w, const struct xd_reload_record *rec);
 
+/* "error_count": n, "errors": [the first nkept]: as in a record, and
+ * in /status.json's last_good. */
+void xd_errors_json(struct xd_jw *w, size_t nerrors, char *const *errors,
+		    size_t nkept);
+
 #endif

@@ -160,11 +160,23 @@ static void reloads_json(struct xd_jw *w, const struct xd_reloader *r)
 	xd_jw_obj_end(w);
 }
 
+/* A time as RFC 3339, or null when there is none (0). */
+static void time_or_null(struct xd_jw *w, int64_t unix_ms)
+{
+	char when[32];
+
+	if (unix_ms == 0) {
+		xd_jw_null(w);
+		return;
+	}
+	xd_jw_time(when, unix_ms);
+	xd_jw_str(w, when);
+}
+
 /* The last good state (state_dir), or null without one. */
 static void last_good_json(struct xd_jw *w, const struct xd_laststate *s)
 {
 	const struct xd_laststate_info *i;
-	char when[32];
 
 	if (s == NULL) {
 		xd_jw_null(w);
@@ -177,27 +189,11 @@ static void last_good_json(struct xd_jw *w, const struct xd_laststate *s)
 	xd_jw_key(w, "serving");
 	xd_jw_bool(w, i->serving);
 	xd_jw_key(w, "saved_at");
-	if (i->saved_at_ms != 0) {
-		xd_jw_time(when, i->saved_at_ms);
-		xd_jw_str(w, when);
-	} else {
-		xd_jw_null(w);
-	}
+	time_or_null(w, i->saved_at_ms);
 	xd_jw_key(w, "serving_since");
-	if (i->serving) {
-		xd_jw_time(when, i->since_ms);
-		xd_jw_str(w, when);
-	} else {
-		xd_jw_null(w);
-	}
+	time_or_null(w, i->serving ? i->since_ms : 0);
 	/* why the snapshots are refused, while the saved state is served */
-	xd_jw_key(w, "error_count");
-	xd_jw_uint(w, i->nerrors);
-	xd_jw_key(w, "errors");
-	xd_jw_arr(w);
-	for (size_t k = 0; k < i->nkept; k++)
-		xd_jw_str(w, i->errors[k]);
-	xd_jw_arr_end(w);
+	xd_errors_json(w, i->nerrors, i->errors, i->nkept);
 	xd_jw_key(w, "saves_ok");
 	xd_jw_uint(w, i->saves_ok);
 	xd_jw_key(w, "saves_failed");

@@ -484,12 +484,8 @@ void xd_laststate_serving(struct xd_laststate *s, const char *source,
 	i->saved_at_ms = saved_at_ms;
 	i->since_ms = xd_wall_ms();
 	i->nerrors = xd_diag_total(refused);
-	i->nkept = refused->count < XD_LASTSTATE_ERRORS_KEPT ?
-			   refused->count :
-			   XD_LASTSTATE_ERRORS_KEPT;
-	i->errors = xd_calloc(i->nkept + 1, sizeof(char *));
-	for (size_t k = 0; k < i->nkept; k++)
-		i->errors[k] = xd_strdup(refused->msgs[k]);
+	i->errors = xd_diag_copy_first(refused, XD_LASTSTATE_ERRORS_KEPT,
+				       &i->nkept);
 	xd_jw_time(when, saved_at_ms);
 	if (i->nkept > 0)
 		snprintf(first, sizeof(first), ": %s%s", i->errors[0],

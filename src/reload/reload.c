@@ -178,12 +178,8 @@ static struct xd_reload_record *record(struct xd_reloader *r,
 	rec->snapshots = load->nsnaps;
 	rec->files = load->files;
 	rec->nerrors = xd_diag_total(errors);
-	rec->nkept = errors->count < XD_RELOAD_ERRORS_KEPT ?
-			     errors->count :
-			     XD_RELOAD_ERRORS_KEPT;
-	rec->errors = xd_calloc(rec->nkept + 1, sizeof(char *));
-	for (size_t i = 0; i < rec->nkept; i++)
-		rec->errors[i] = xd_strdup(errors->msgs[i]);
+	rec->errors = xd_diag_copy_first(errors, XD_RELOAD_ERRORS_KEPT,
+					 &rec->nkept);
 	/* a record says failed exactly when it says why */
 	XD_ASSERT_INFO(ok == (rec->nerrors == 0), "reload record of %s (%s)",
 		       r->dir, trigger);

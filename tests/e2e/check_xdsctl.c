@@ -1315,9 +1315,8 @@ START_TEST(status_last_good_state)
 	run_free(&r);
 
 	xdtest_write_clusters(dir, "default.yaml", "fixed", 1);
-	r = ctl(false, admin, (const char *const[]){"reload", NULL});
-	want(&r, 0);
-	run_free(&r);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "no longer serving the last good state", 5000));
 	r = ctl(false, admin, (const char *const[]){"status", NULL});
 	want(&r, 0);
 	lacks(r.out, "LAST GOOD");
