@@ -142,6 +142,13 @@ int xd_laststate_write(const char *path, const struct xd_snapkey *keys,
 				  slash + 1) :
 		      xd_asprintf(".%s.XXXXXX", path);
 	XD_ASSERT(n <= UINT32_MAX);
+	if (HEADER_LEN + body + TRAILER_LEN > XD_LASTSTATE_MAX_BYTES) {
+		snprintf(err, errlen, "%s: %llu bytes of snapshots, more than the %llu a saved state may hold",
+			 path, (unsigned long long)body,
+			 (unsigned long long)XD_LASTSTATE_MAX_BYTES);
+		w->fd = -1;
+		goto out;
+	}
 	w->fd = mkostemp(tmp, O_CLOEXEC);
 	if (w->fd < 0) {
 		snprintf(err, errlen, "%s: cannot create a temporary file '%s': %s",

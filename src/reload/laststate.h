@@ -47,8 +47,9 @@
 
 #define XD_LASTSTATE_FILE "snapshots.state"
 
-/* A saved state larger than this is refused rather than read. */
-#define XD_LASTSTATE_MAX_BYTES (16ull << 30)
+/* A saved state larger than this is neither written nor read (it is
+ * read whole into memory at start). */
+#define XD_LASTSTATE_MAX_BYTES (4ull << 30)
 
 /* Why the snapshots were refused while the saved state is served:
  * this many of the errors are kept. */
