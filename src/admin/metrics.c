@@ -204,6 +204,24 @@ static void subscriptions(struct xd_buf *out, struct xd_sessions *sessions)
 	       (double)sc.oldest_ms / 1000.0);
 }
 
+/* The last good state (state_dir): 0 and no saves without one. */
+static void last_good(struct xd_buf *out, const struct xd_laststate *s)
+{
+	const struct xd_laststate_info *i =
+		s != NULL ? xd_laststate_info(s) : NULL;
+
+	head(out, "xdsd_serving_last_good", "gauge",
+	     "1 while the last good state is served because the snapshots were refused at start.");
+	sample(out, "xdsd_serving_last_good", NULL, NULL, NULL, NULL,
+	       i != NULL && i->serving ? 1 : 0);
+	head(out, "xdsd_state_saves_total", "counter",
+	     "Saves of the last good state to state_dir, by result.");
+	sample(out, "xdsd_state_saves_total", "result", "ok", NULL, NULL,
+	       i != NULL ? (double)i->saves_ok : 0);
+	sample(out, "xdsd_state_saves_total", "result", "error", NULL, NULL,
+	       i != NULL ? (double)i->saves_failed : 0);
+}
+
 static void reloads(struct xd_buf *out, const struct xd_reloader *r)
 {
 	const struct xd_reload_stats *st = xd_reloader_stats(r);
@@ -219,6 +237,7 @@ static void reloads(struct xd_buf *out, const struct xd_reloader *r)
 	head(out, "xdsd_reload_duration_seconds", "histogram",
 	     "Time to load the snapshot directory on reload.");
 	histogram(out, "xdsd_reload_duration_seconds", NULL, NULL, &st->duration);
+	last_good(out, xd_reloader_laststate(r));
 	if (last == NULL)
 		return;
 	head(out, "xdsd_last_reload_successful", "gauge",

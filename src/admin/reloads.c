@@ -26,12 +26,21 @@ void xd_reload_record_json(struct xd_jw *w, const struct xd_reload_record *rec)
 	xd_jw_uint(w, rec->files);
 	xd_jw_key(w, "changed");
 	xd_jw_uint(w, rec->changed);
+	/* refused, and the last good state served instead */
+	xd_jw_key(w, "last_good");
+	xd_jw_bool(w, rec->last_good);
+	xd_errors_json(w, rec->nerrors, rec->errors, rec->nkept);
+	xd_jw_obj_end(w);
+}
+
+void xd_errors_json(struct xd_jw *w, size_t nerrors, char *const *errors,
+		    size_t nkept)
+{
 	xd_jw_key(w, "error_count");
-	xd_jw_uint(w, rec->nerrors);
+	xd_jw_uint(w, nerrors);
 	xd_jw_key(w, "errors");
 	xd_jw_arr(w);
-	for (size_t i = 0; i < rec->nkept; i++)
-		xd_jw_str(w, rec->errors[i]);
+	for (size_t i = 0; i < nkept; i++)
+		xd_jw_str(w, errors[i]);
 	xd_jw_arr_end(w);
-	xd_jw_obj_end(w);
 }

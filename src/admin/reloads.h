@@ -6,6 +6,7 @@
  *
  *   {"ok": bool, "trigger": "SIGHUP", "finished": "<RFC 3339 UTC>",
  *    "seconds": 0.012, "snapshots": N, "files": N, "changed": N,
+ *    "last_good": bool,   (refused, the last good state served instead)
  *    "error_count": N, "errors": ["file:line:col: message", ...]}
  *
  * "errors" holds the first XD_RELOAD_ERRORS_KEPT of "error_count".
@@ -19,5 +20,10 @@
 #include "util/jsonw.h"
 
 void xd_reload_record_json(struct xd_jw *w, const struct xd_reload_record *rec);
+
+/* "error_count": n, "errors": [the first nkept]: as in a record, and
+ * in /status.json's last_good. */
+void xd_errors_json(struct xd_jw *w, size_t nerrors, char *const *errors,
+		    size_t nkept);
 
 #endif

@@ -161,6 +161,52 @@ static void reloads_json(struct xd_jw *w, const struct xd_reloader *r)
 	xd_jw_obj_end(w);
 }
 
+/* A time as RFC 3339, or null when there is none (0). */
+static void time_or_null(struct xd_jw *w, int64_t unix_ms)
+{
+	char when[32];
+
+	if (unix_ms == 0) {
+		xd_jw_null(w);
+		return;
+	}
+	xd_jw_time(when, unix_ms);
+	xd_jw_str(w, when);
+}
+
+/* The last good state (state_dir), or null without one. */
+static void last_good_json(struct xd_jw *w, const struct xd_laststate *s)
+{
+	const struct xd_laststate_info *i;
+
+	if (s == NULL) {
+		xd_jw_null(w);
+		return;
+	}
+	i = xd_laststate_info(s);
+	xd_jw_obj(w);
+	xd_jw_key(w, "file");
+	xd_jw_str(w, i->path);
+	xd_jw_key(w, "serving");
+	xd_jw_bool(w, i->serving);
+	xd_jw_key(w, "saved_at");
+	time_or_null(w, i->saved_at_ms);
+	xd_jw_key(w, "serving_since");
+	time_or_null(w, i->serving ? i->since_ms : 0);
+	/* why the snapshots are refused, while the saved state is served */
+	xd_errors_json(w, i->nerrors, i->errors, i->nkept);
+	xd_jw_key(w, "saves_ok");
+	xd_jw_uint(w, i->saves_ok);
+	xd_jw_key(w, "saves_failed");
+	xd_jw_uint(w, i->saves_failed);
+	xd_jw_key(w, "last_save_error");
+	if (i->last_save_error != NULL)
+		xd_jw_str(w, i->last_save_error);
+	else
+		xd_jw_null(w);
+	xd_jw_obj_end(w);
+}
+
 static void certificate_json(struct xd_jw *w, const struct xd_tls_expiry *e,
 			     int64_t now_ms)
 {
@@ -262,6 +308,8 @@ void xd_status_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 	reloads_json(&w, deps->reloader);
 	xd_jw_key(&w, "rollout");
 	xd_rollout_json(&w, deps->rollout, deps->cache);
+	xd_jw_key(&w, "last_good");
+	last_good_json(&w, xd_reloader_laststate(deps->reloader));
 	xd_jw_obj_end(&w);
 	XD_ASSERT(w.depth == 0 && !w.after_key); /* xdsctl parses it whole */
 	xd_buf_putc(out, '\n');

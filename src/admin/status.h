@@ -28,7 +28,17 @@
  *       "bytes": 1234} ],                  (encoded resources)
  *    "reloads": {"ok": 4, "failed": 1,     (start-up not counted)
  *       "history": [ <reload record, reloads.h>, ... ] },  (newest first)
- *    "rollout": <the staged rollout, rollout.h>}
+ *    "rollout": <the staged rollout, rollout.h>,
+ *    "last_good": null, or {               (with state_dir: the last
+ *                                           good state, reload/laststate.h)
+ *       "file": "/var/lib/xdsd/snapshots.state",
+ *       "serving": true,                   (the snapshots were refused at
+ *                                           start: the saved state is served)
+ *       "saved_at": "<RFC 3339 UTC>",      (of the state on disk; or null)
+ *       "serving_since": "<RFC 3339 UTC>", (or null)
+ *       "error_count": 1, "errors": ["..."],  (why they were refused)
+ *       "saves_ok": 3, "saves_failed": 0,
+ *       "last_save_error": null }}         (or why the last failed save did)
  *
  * The HTML page (status_page.h) shows the same figures, computed by the
  * same functions below.

@@ -33,6 +33,8 @@ static const char css[] =
 	"dl{display:flex;flex-wrap:wrap;gap:6px 28px;margin:10px 0 4px}"
 	"dl div{min-width:90px}dt{color:var(--muted);font-size:12px}dd{margin:0;font-weight:600}"
 	"dd.soon{color:var(--warn)}dd.expired{color:var(--bad)}"
+	"#last-good{margin:14px 0 0;padding:8px 12px;border:2px solid var(--bad);"
+	"border-radius:6px;background:#fff5f5}#last-good ul{margin:4px 0 0}"
 	"nav{font-size:12px;color:var(--muted)}nav a{margin-right:10px}"
 	"a{color:#0969da;text-decoration:none}a:hover{text-decoration:underline}"
 	"table{border-collapse:collapse;width:100%}"
@@ -203,6 +205,31 @@ static void header(struct xd_buf *out, const struct xd_admin_deps *deps,
 			   "<a href=\"/clients\">/clients</a>"
 			   "<a href=\"/metrics\">/metrics</a>"
 			   "<a href=\"/config_dump\">/config_dump</a></nav></header>\n");
+}
+
+/* ---------------- the last good state ---------------- */
+
+/* Served instead of refused snapshots: first thing on the page. */
+static void last_good(struct xd_buf *out, const struct xd_laststate *s)
+{
+	const struct xd_laststate_info *i;
+	char when[32];
+
+	if (s == NULL || !(i = xd_laststate_info(s))->serving)
+		return;
+	xd_jw_time(when, i->served_saved_at_ms);
+	xd_buf_printf(out, "<section id=last-good><strong>Serving the last good state</strong>, "
+			   "saved <time>%s</time> in <code>", when);
+	h(out, i->path);
+	xd_buf_printf(out, "</code>: the snapshots were refused at start-up "
+			   "(%zu error%s) and stay refused until fixed.<ul>",
+		      i->nerrors, i->nerrors == 1 ? "" : "s");
+	for (size_t k = 0; k < i->nkept; k++) {
+		xd_buf_printf(out, "<li><code>");
+		h(out, i->errors[k]);
+		xd_buf_printf(out, "</code></li>");
+	}
+	xd_buf_printf(out, "</ul></section>\n");
 }
 
 /* ---------------- snapshots ---------------- */
@@ -716,6 +743,7 @@ void xd_status_page_render(struct xd_buf *out,
 		      css);
 	header(out, deps, &o, ready);
 	xd_buf_printf(out, "<main>\n");
+	last_good(out, xd_reloader_laststate(deps->reloader));
 	snapshots(out, deps, o.now_ms);
 	chart(out, xd_sessions_stats(deps->sessions));
 	reloads(out, deps->reloader, o.now_ms);

@@ -13,6 +13,7 @@
 #include <yaml.h>
 
 #include "config/expand.h"
+#include "config/paths.h"
 #include "util/address.h"
 #include "util/text.h"
 #include "util/xalloc.h"
@@ -62,6 +63,11 @@ static const struct directive directives[] = {
 	 "directory of snapshot files", NULL, NULL},
 	{"schema", T_PATH, OFF(schema), NULL, 0, 0, false,
 	 "Envoy API descriptor set", NULL, NULL},
+	/* zero_ok on a path: "off" unsets it (under systemd, whose
+	 * StateDirectory= gives it a default) */
+	{"state_dir", T_PATH, OFF(state_dir), NULL, 0, 0, true,
+	 "where the last accepted snapshots are saved, served at start if the snapshots are broken (off: nowhere)",
+	 NULL, NULL},
 	{"source", T_CHOICE, OFF(source), "files", 0, 0, false,
 	 "where snapshots come from: files or etcd", sources, NULL},
 	{"log_level", T_CHOICE, OFF(log_level), "info", 0, 0, false,
@@ -401,7 +407,10 @@ static int apply(struct xd_config *cfg, const struct directive *d,
 			replace_str((char **)base, xd_strdup(value));
 		break;
 	case T_PATH:
-		replace_str((char **)base, join_path(dir, value));
+		replace_str((char **)base,
+			    d->zero_ok && strcmp(value, "off") == 0 ?
+				    NULL :
+				    join_path(dir, value));
 		break;
 	case T_STRING:
 		replace_str((char **)base, xd_strdup(value));
@@ -472,6 +481,7 @@ void xd_config_init(struct xd_config *cfg, const char *snapshots,
 	}
 	cfg->snapshots = xd_strdup(snapshots);
 	cfg->schema = xd_strdup(schema);
+	cfg->state_dir = xd_paths_state_dir();
 	/* The defaults above are constants; one that fails is a bug. */
 	if (xd_diag_total(&diag) != 0) {
 		xd_diag_print(&diag, stderr);
@@ -1061,6 +1071,11 @@ static void print_directive(const struct xd_config *cfg,
 	case T_PATH:
 	case T_CRED_PATH:
 	case T_STRING:
+		if (*(char *const *)(const void *)base == NULL &&
+		    d->zero_ok) {
+			fprintf(out, "%s%s: off", indent, d->name);
+			break;
+		}
 		if (*(char *const *)(const void *)base == NULL) {
 			/* unset: shown, and read back as unset */
 			fprintf(out, "%s#%s:    # %s (unset)\n", indent, d->name,
@@ -1170,6 +1185,7 @@ void xd_config_free(struct xd_config *cfg)
 	free(cfg->rest_listen);
 	free(cfg->snapshots);
 	free(cfg->schema);
+	free(cfg->state_dir);
 	free(cfg->tls.cert);
 	free(cfg->tls.key);
 	free(cfg->tls.client_ca);

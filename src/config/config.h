@@ -54,6 +54,9 @@ struct xd_config {
 	char *listen;    /* "host:port", "[v6]:port" or "unix:/path" */
 	char *snapshots; /* snapshot directory, absolute or cwd-relative */
 	char *schema;    /* Envoy API descriptor set (xds-api.pb) */
+	/* where the last good state is kept (reload/laststate.h); NULL:
+	 * nowhere, a start with broken snapshots is refused */
+	char *state_dir;
 	enum xd_log_level log_level;
 	enum xd_log_format log_format;
 	enum xd_node_key node_key;

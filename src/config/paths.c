@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "config/paths_gen.h"
+#include "util/xalloc.h"
 
 #define TREE_BINARY XD_BUILD_DIR "/src/xdsd"
 
@@ -41,6 +42,17 @@ void xd_paths_defaults(struct xd_paths *out)
 		out->snapshots = snapshots;
 		out->schema = XD_BUILD_DIR "/proto/xds-api.pb";
 	}
+}
+
+char *xd_paths_state_dir(void)
+{
+	const char *v = getenv("STATE_DIRECTORY");
+	size_t n;
+
+	if (v == NULL || v[0] != '/')
+		return NULL;
+	n = strcspn(v, ":");
+	return xd_strndup(v, n);
 }
 
 static void print_set(FILE *out, const struct xd_paths *p)

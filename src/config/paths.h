@@ -29,6 +29,14 @@ struct xd_paths {
 	bool in_tree;
 };
 
+/*
+ * The directory systemd made for the service's state (StateDirectory=,
+ * passed as $STATE_DIRECTORY; the first of several), malloc'd, or NULL
+ * when there is none: state_dir's default (xdsd.yaml(5)), so that the
+ * shipped unit keeps a last good state and a run by hand does not.
+ */
+char *xd_paths_state_dir(void);
+
 /* The defaults this binary uses: the build tree's or the installed. */
 void xd_paths_defaults(struct xd_paths *out);
 

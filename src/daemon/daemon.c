@@ -76,11 +76,12 @@ static void reloaded(void *arg, const struct xd_reload_record *rec)
 	struct daemon *d = arg;
 
 	/* from etcd, the first snapshots come after start: ready then */
-	if (rec->ok && !d->served && !d->stopping) {
+	if ((rec->ok || rec->last_good) && !d->served && !d->stopping) {
 		d->served = true;
 		if (d->admin != NULL)
 			xd_admin_set_ready(d->admin, true);
-		xd_info("serving the snapshots of %s", d->source_name);
+		if (rec->ok)
+			xd_info("serving the snapshots of %s", d->source_name);
 	}
 	xd_notify_status(d->notify, NULL);
 }
@@ -240,6 +241,8 @@ static int load_initial(struct daemon *d)
 	d->reloader = xd_reloader_new(&d->loop, d->schema, d->cache,
 				      d->source_name, d->tls);
 	xd_reloader_on_done(d->reloader, reloaded, d);
+	if (d->cfg->state_dir != NULL)
+		xd_reloader_set_state_dir(d->reloader, d->cfg->state_dir);
 	/* etcd's snapshots are read once serving (etcd/etcd.h) */
 	if (d->cfg->source == XD_SOURCE_ETCD)
 		return 0;

@@ -9,6 +9,7 @@
 
 #include "util/clock.h"
 #include "util/common.h"
+#include "util/jsonw.h"
 #include "util/log.h"
 #include "util/loop_thread.h"
 #include "util/xalloc.h"
@@ -91,17 +92,37 @@ void xd_notify_format(char *out, size_t len, size_t snapshots,
 	}
 }
 
+/* Serving the last good state comes first, where `systemctl status`
+ * cannot cut it off: what is served is not what is on disk. */
+static size_t last_good(char *out, size_t len, const struct xd_reloader *r)
+{
+	const struct xd_laststate *s = xd_reloader_laststate(r);
+	const struct xd_laststate_info *i;
+	char when[32];
+	int k;
+
+	if (s == NULL || !(i = xd_laststate_info(s))->serving)
+		return 0;
+	xd_jw_time(when, i->served_saved_at_ms);
+	k = snprintf(out, len, "SERVING THE LAST GOOD STATE saved %s: the snapshots are refused (%zu error%s); ",
+		     when, i->nerrors, i->nerrors == 1 ? "" : "s");
+	return k < 0 ? 0 : (size_t)k < len ? (size_t)k : len - 1;
+}
+
 void xd_notify_status(struct xd_notify *n, const char *extra)
 {
 	const struct xd_reload_record *rec = NULL;
 	char status[1024];
+	size_t k;
 
 	if (n == NULL)
 		return;
 	XD_ASSERT_LOOP(); /* the sessions' and the reloader's state */
 	if (xd_reload_history_count(n->reloader) > 0)
 		rec = xd_reload_history(n->reloader, 0);
-	xd_notify_format(status, sizeof(status), xd_cache_count(n->cache),
+	k = last_good(status, sizeof(status), n->reloader);
+	xd_notify_format(status + k, sizeof(status) - k,
+			 xd_cache_count(n->cache),
 			 n->sessions != NULL ?
 				 xd_sessions_stats(n->sessions)->sessions :
 				 0,

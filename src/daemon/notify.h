@@ -7,7 +7,9 @@
  * STATUS= reads, for example,
  *   "serving 3 snapshots to 1,234 streams; last reload ok 12 s ago"
  *   "serving 3 snapshots to 1,234 streams; last reload FAILED 5 s ago: <error>"
- * ("...; reloading" while one runs), and is sent again every
+ * ("...; reloading" while one runs), led by "SERVING THE LAST GOOD STATE
+ * saved <time>: the snapshots are refused (N errors); " while the last
+ * good state is served (reload/laststate.h), and is sent again every
  * XD_NOTIFY_STATUS_MS and whenever xd_notify_status is called (when
  * serving starts, after each reload).
  *

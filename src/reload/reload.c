@@ -72,6 +72,18 @@ struct xd_reloader {
 	xd_reload_install_fn install; /* NULL: xd_cache_replace */
 	void *install_arg;
 
+	/* The last good state (NULL: no state_dir), and, when a reload
+	 * starts with nothing served, its load of that state in case the
+	 * snapshots are refused (filled on the thread pool). */
+	struct xd_laststate *last;
+	struct {
+		bool wanted;
+		enum xd_laststate_found found;
+		struct xd_load load;
+		int64_t saved_at_ms;
+		struct xd_diag why;
+	} saved;
+
 	struct xd_reload_record history[XD_RELOAD_HISTORY];
 	size_t nhistory, newest; /* ring; newest is the last written */
 	struct xd_reload_stats stats;
@@ -132,6 +144,19 @@ void xd_reloader_set_install(struct xd_reloader *r, xd_reload_install_fn fn,
 	r->install_arg = arg;
 }
 
+void xd_reloader_set_state_dir(struct xd_reloader *r, const char *dir)
+{
+	XD_ASSERT_LOOP();
+	XD_ASSERT_INFO(r->last == NULL && r->nhistory == 0,
+		       "state directory of %s set twice or late", r->dir);
+	r->last = xd_laststate_new(r->loop, dir);
+}
+
+const struct xd_laststate *xd_reloader_laststate(const struct xd_reloader *r)
+{
+	return r->last;
+}
+
 /* ---------------- history ---------------- */
 
 static void record_clear(struct xd_reload_record *rec)
@@ -163,12 +188,8 @@ static struct xd_reload_record *record(struct xd_reloader *r,
 	rec->snapshots = load->nsnaps;
 	rec->files = load->files;
 	rec->nerrors = xd_diag_total(errors);
-	rec->nkept = errors->count < XD_RELOAD_ERRORS_KEPT ?
-			     errors->count :
-			     XD_RELOAD_ERRORS_KEPT;
-	rec->errors = xd_calloc(rec->nkept + 1, sizeof(char *));
-	for (size_t i = 0; i < rec->nkept; i++)
-		rec->errors[i] = xd_strdup(errors->msgs[i]);
+	rec->errors = xd_diag_copy_first(errors, XD_RELOAD_ERRORS_KEPT,
+					 &rec->nkept);
 	/* a record says failed exactly when it says why */
 	XD_ASSERT_INFO(ok == (rec->nerrors == 0), "reload record of %s (%s)",
 		       r->dir, trigger);
@@ -268,10 +289,50 @@ static void check_nodes_keep_a_snapshot(const struct xd_cache *cache,
 		load->rc = -1; /* xd_load_free releases what it loaded */
 }
 
+/*
+ * Nothing is served and the snapshots were refused (`refused`): serves
+ * the last good state r->saved found instead, or says why it cannot.
+ * Returns whether it serves it; `*changed` counts the snapshots put in.
+ */
+static bool serve_saved(struct xd_reloader *r, const struct xd_diag *refused,
+			size_t *changed)
+{
+	const struct xd_laststate_info *info = xd_laststate_info(r->last);
+	struct xd_snapshot **snaps;
+	size_t n;
+
+	if (r->saved.found == XD_LASTSTATE_NONE) {
+		xd_error("no last good state saved in %s to serve instead",
+			 info->dir);
+		return false;
+	}
+	if (r->saved.found == XD_LASTSTATE_BAD) {
+		log_errors(&r->saved.why);
+		xd_error("the last good state in %s is unusable: not serving it",
+			 info->dir);
+		return false;
+	}
+	snaps = xd_load_take(&r->saved.load, &n);
+	log_snapshots(snaps, n);
+	*changed = xd_cache_replace(r->cache, snaps, n);
+	free(snaps);
+	xd_laststate_serving(r->last, r->dir, r->saved.saved_at_ms, refused);
+	return true;
+}
+
+/* Whatever the running reload loaded of the last good state, freed. */
+static void saved_done(struct xd_reloader *r)
+{
+	xd_load_free(&r->saved.load);
+	xd_diag_clear(&r->saved.why);
+	r->saved.wanted = false;
+}
+
 int xd_reloader_load_first(struct xd_reloader *r)
 {
 	struct xd_load load;
 	struct xd_snapshot **snaps;
+	struct xd_reload_record *rec;
 	size_t n;
 
 	XD_ASSERT_LOOP();
@@ -279,9 +340,22 @@ int xd_reloader_load_first(struct xd_reloader *r)
 		       "first load of %s, in state %s", r->dir,
 		       state_names[r->state]);
 	xd_load_dir(r->schema, r->dir, NULL, 0, &load);
-	record(r, "start-up", load.rc == 0, &load, &load.diag);
+	rec = record(r, "start-up", load.rc == 0, &load, &load.diag);
 	if (load.rc != 0) {
 		log_errors(&load.diag);
+		if (r->last != NULL) {
+			r->saved.found = xd_laststate_load(
+				r->last, r->schema, &r->saved.load,
+				&r->saved.saved_at_ms, &r->saved.why);
+			rec->last_good =
+				serve_saved(r, &load.diag, &rec->changed);
+			saved_done(r);
+		}
+		if (rec->last_good) {
+			r->serving = true;
+			xd_load_free(&load);
+			return 0;
+		}
 		xd_error("%zu error%s in the snapshots in %s; not starting",
 			 xd_diag_total(&load.diag),
 			 xd_diag_total(&load.diag) == 1 ? "" : "s", r->dir);
@@ -293,10 +367,11 @@ int xd_reloader_load_first(struct xd_reloader *r)
 	xd_info("loaded %zu snapshot%s from %zu file%s (%zu bytes) in %.3f s",
 		n, n == 1 ? "" : "s", load.files, load.files == 1 ? "" : "s",
 		load.bytes, load.seconds);
-	r->history[r->newest].changed =
-		xd_cache_replace(r->cache, snaps, n);
+	rec->changed = xd_cache_replace(r->cache, snaps, n);
 	r->serving = true;
 	free(snaps);
+	if (r->last != NULL)
+		xd_laststate_accepted(r->last, r->dir, &load);
 	xd_load_free(&load);
 	return 0;
 }
@@ -331,6 +406,11 @@ static void work(uv_work_t *w)
 	} else {
 		xd_load_dir(r->schema, r->dir, r->prev, r->nprev, &r->result);
 	}
+	if (r->saved.wanted && r->result.rc != 0)
+		r->saved.found = xd_laststate_load(r->last, r->schema,
+						   &r->saved.load,
+						   &r->saved.saved_at_ms,
+						   &r->saved.why);
 	if (r->tls != NULL)
 		r->tls_next = xd_tls_read(r->tls, &r->tls_diag);
 }
@@ -394,6 +474,9 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 		rec = record(r, r->trigger, false, load, &errors);
 		xd_diag_clear(&errors);
 		tls_done(r);
+		if (r->saved.wanted && load->rc != 0)
+			rec->last_good = serve_saved(r, &load->diag,
+						     &rec->changed);
 		return rec;
 	}
 	rec = record(r, r->trigger, true, load, &errors);
@@ -405,6 +488,8 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 			       r->install(r->install_arg, snaps, n, r->trigger) :
 			       xd_cache_replace(r->cache, snaps, n);
 	free(snaps);
+	if (r->last != NULL)
+		xd_laststate_accepted(r->last, r->dir, load);
 	if (r->tls != NULL) {
 		xd_tls_use(r->tls, r->tls_next);
 		r->tls_next = NULL; /* taken */
@@ -434,12 +519,14 @@ static void work_done(uv_work_t *w, int status XD_UNUSED)
 		move(r, STOPPED, "the reload running at the stop is over");
 		xd_load_free(&r->result);
 		tls_done(r);
+		saved_done(r);
 		return;
 	}
 	move(r, IDLE, "reload over");
 	xd_histogram_observe(&r->stats.duration, r->result.seconds);
 	rec = finish(r);
 	xd_load_free(&r->result);
+	saved_done(r);
 	/* of what is in use now, new or kept */
 	if (r->tls != NULL)
 		xd_tls_warn_expiry(r->tls, xd_wall_ms() / 1000);
@@ -448,7 +535,7 @@ static void work_done(uv_work_t *w, int status XD_UNUSED)
 	 * the pages that are now free, rather than keep them until
 	 * those threads happen to allocate again. */
 	malloc_trim(0);
-	if (rec->ok)
+	if (rec->ok || rec->last_good)
 		r->serving = true;
 	if (r->serving)
 		sd_notify(0, "READY=1");
@@ -482,6 +569,8 @@ static void start(struct xd_reloader *r)
 	xd_info("%s: reloading %s%s", r->trigger, r->dir,
 		r->tls != NULL ? " and the TLS files" : "");
 	r->prev = xd_cache_snapshots(r->cache, &r->nprev);
+	/* refused with nothing served: the last good state instead */
+	r->saved.wanted = r->last != NULL && !r->serving;
 	if (r->source != NULL)
 		r->source(r->source_arg, &r->keys, &r->nkeys, &r->keys_diag);
 	if (uv_queue_work(r->loop, &r->work, work, work_done) == 0)
@@ -495,6 +584,7 @@ static void start(struct xd_reloader *r)
 		xd_snapshot_unref(r->prev[i]);
 	free(r->prev);
 	r->prev = NULL;
+	r->saved.wanted = false;
 	move(r, IDLE, "the reload could not start");
 	xd_diag_add(&failed.diag, "cannot start a reload");
 	xd_error("cannot start a reload");
@@ -582,5 +672,6 @@ void xd_reloader_free(struct xd_reloader *r)
 		       r->dir, state_names[r->state]);
 	for (size_t i = 0; i < XD_RELOAD_HISTORY; i++)
 		record_clear(&r->history[i]);
+	xd_laststate_free(r->last);
 	free(r);
 }

@@ -20,6 +20,13 @@
  * first, with the first XD_RELOAD_ERRORS_KEPT errors of each (those of
  * the TLS files first).
  *
+ * With a state directory (xd_reloader_set_state_dir), each accepted
+ * load is saved as the last good state (laststate.h), and when nothing
+ * is served yet (the first load at start, or an etcd source's first)
+ * and the snapshots are refused, the saved state is served instead
+ * (its record says last_good); later reloads go on refusing the broken
+ * snapshots until they are fixed.
+ *
  * systemd hears RELOADING=1 and READY=1 around each reload once
  * snapshots are in use; before that (a source whose first load comes
  * after start, the etcd source), only the first good load's READY=1.
@@ -41,6 +48,7 @@
 #include <uv.h>
 
 #include "cache/cache.h"
+#include "reload/laststate.h"
 #include "schema/schema.h"
 #include "snapshot/files.h"
 #include "transport/tls.h"
@@ -59,6 +67,8 @@ struct xd_reload_record {
 	char **errors;       /* the first ones: "file:line:col: message",
 			      * "file: why" for a TLS file */
 	size_t nkept;
+	bool last_good;      /* refused, and the last good state is
+			      * served instead (nothing was served) */
 };
 
 struct xd_reload_stats {
@@ -105,9 +115,19 @@ void xd_reloader_set_install(struct xd_reloader *r, xd_reload_install_fn fn,
 			     void *arg);
 
 /*
+ * Keeps the last good state in `dir` (laststate.h), which must outlive
+ * the reloader. Before the first load.
+ */
+void xd_reloader_set_state_dir(struct xd_reloader *r, const char *dir);
+
+/* The last good state kept, or NULL without a state directory. */
+const struct xd_laststate *xd_reloader_laststate(const struct xd_reloader *r);
+
+/*
  * The first load of the snapshots, on the calling thread (the TLS files
- * were read by xd_tls_new): 0 when they are installed, or -1 with every
- * error logged (nothing is then served).
+ * were read by xd_tls_new): 0 when they are installed (or, refused, the
+ * last good state is), or -1 with every error logged (nothing is then
+ * served).
  */
 int xd_reloader_load_first(struct xd_reloader *r);
 

@@ -395,13 +395,16 @@ static void load_keys(const struct xd_schema *schema,
 				out->snaps[out->nsnaps++] = s;
 		}
 	}
-	xd_snapdir_free(keys, nkeys);
 	out->rc = xd_diag_total(&out->diag) == 0 ? 0 : -1;
 	if (out->rc != 0) {
 		/* all or nothing */
 		for (size_t i = 0; i < out->nsnaps; i++)
 			xd_snapshot_unref(out->snaps[i]);
 		out->nsnaps = 0;
+		xd_snapdir_free(keys, nkeys);
+	} else {
+		out->keys = keys;
+		out->nkeys = nkeys;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	out->seconds = (double)(t1.tv_sec - t0->tv_sec) +
@@ -465,5 +468,6 @@ void xd_load_free(struct xd_load *l)
 		free(l->open[i].key);
 	}
 	free(l->open);
+	xd_snapdir_free(l->keys, l->nkeys);
 	memset(l, 0, sizeof(*l));
 }

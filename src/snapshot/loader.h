@@ -65,6 +65,11 @@ struct xd_load {
 	size_t nopen, open_dropped;
 	size_t files, bytes;
 	double seconds;
+	/* The files a good load was made of, kept so the reloader can save
+	 * them as the last good state (reload/laststate.h); freed by
+	 * xd_load_free unless taken (NULL after a failed load). */
+	struct xd_snapkey *keys;
+	size_t nkeys;
 };
 
 /*

@@ -42,6 +42,17 @@ void xd_diag_append(struct xd_diag *d, struct xd_diag *from)
 	from->dropped = 0;
 }
 
+char **xd_diag_copy_first(const struct xd_diag *d, size_t max, size_t *n)
+{
+	char **v;
+
+	*n = d->count < max ? d->count : max;
+	v = xd_calloc(*n + 1, sizeof(char *));
+	for (size_t i = 0; i < *n; i++)
+		v[i] = xd_strdup(d->msgs[i]);
+	return v;
+}
+
 void xd_diag_print(const struct xd_diag *d, FILE *out)
 {
 	for (size_t i = 0; i < d->count; i++)

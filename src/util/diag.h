@@ -30,6 +30,10 @@ void xd_diag_add(struct xd_diag *d, const char *fmt, ...)
 size_t xd_diag_total(const struct xd_diag *d);
 /* Moves every message of `from` to the end of `d`; `from` is emptied. */
 void xd_diag_append(struct xd_diag *d, struct xd_diag *from);
+/* Copies of the first `max` messages (fewer if there are fewer), in a
+ * NULL-terminated array; `*n` says how many. For records that outlive
+ * the list. */
+char **xd_diag_copy_first(const struct xd_diag *d, size_t max, size_t *n);
 /* Writes every message, one a line, and a final count of dropped ones. */
 void xd_diag_print(const struct xd_diag *d, FILE *out);
 void xd_diag_clear(struct xd_diag *d);

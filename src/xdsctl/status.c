@@ -124,6 +124,28 @@ static void print_tls(json_t *tls)
 				  json_object_get(tls, "client_ca"));
 }
 
+/* With state_dir: when the state was saved, and loudly whether it is
+ * served instead of refused snapshots. */
+static void print_last_good(json_t *lg)
+{
+	char *file, *saved;
+
+	if (!json_is_object(lg))
+		return;
+	file = xc_safe_text(lg, "file");
+	saved = xc_safe_text(lg, "saved_at");
+	if (json_is_true(json_object_get(lg, "serving"))) {
+		/* the errors themselves are the last reload's, below */
+		printf("LAST GOOD: SERVING the state saved %s (%s): the snapshots were refused at start, %lld error%s\n",
+		       saved, file, xc_int(lg, "error_count"),
+		       xc_int(lg, "error_count") == 1 ? "" : "s");
+	} else {
+		printf("state:     %s, saved %s\n", file, saved);
+	}
+	free(file);
+	free(saved);
+}
+
 static void print_status(const struct xc_opts *o, json_t *doc)
 {
 	json_t *clients = json_object_get(doc, "clients");
@@ -152,6 +174,7 @@ static void print_status(const struct xc_opts *o, json_t *doc)
 	       xc_int(clients, "pending"), xc_int(clients, "nacked"));
 	printf("reloads:   %lld ok, %lld failed\n", xc_int(reloads, "ok"),
 	       xc_int(reloads, "failed"));
+	print_last_good(json_object_get(doc, "last_good"));
 	printf("\n");
 	if (json_array_size(json_object_get(doc, "snapshots")) > 0)
 		snapshots(json_object_get(doc, "snapshots"));
@@ -180,6 +203,12 @@ static int health(const struct xc_opts *o, json_t *doc)
 
 	if (!json_is_true(json_object_get(doc, "ready"))) {
 		xc_error("xdsd at %s is not ready (starting or stopping)", o->admin);
+		rc = XC_FAILED;
+	}
+	if (json_is_true(json_object_get(json_object_get(doc, "last_good"),
+					 "serving"))) {
+		xc_error("xdsd at %s serves its last good state: its snapshots were refused at start",
+			 o->admin);
 		rc = XC_FAILED;
 	}
 	if (last != NULL && !json_is_true(json_object_get(last, "ok"))) {

@@ -186,7 +186,7 @@ static void put_clusters(const struct etcd *e, const char *key,
 /* `extra`: more configuration lines ("" for none). */
 static struct xdt_daemon *start_with(const struct etcd *e, const char *extra)
 {
-	char cfg[2048], tls[1536] = "";
+	char cfg[4096], tls[1536] = "";
 
 	if (e->tls)
 		snprintf(tls, sizeof(tls),
@@ -322,6 +322,53 @@ START_TEST(broken_at_start)
 }
 END_TEST
 
+/* A broken value at start with a saved state (state_dir): the saved
+ * state is served, same version, and the daemon ready; the fix, when
+ * the watch brings it, is served and ends that. */
+START_TEST(broken_at_start_serves_last_good)
+{
+	struct etcd *e = etcd_new();
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+	char *state = xdtest_snapdir(), extra[512], *v1, *v2;
+
+	snprintf(extra, sizeof(extra), "state_dir: %s\nadmin_listen: 127.0.0.1:0\n", state);
+	etcd_run(e);
+	put_clusters(e, "default", "c", 2);
+	d = start_with(e, extra);
+	/* connected before the first load, a node has no snapshot yet */
+	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
+	c = xdc_connect(d->target);
+	s = xdc_watch_clusters(c, "n", "any");
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, &v1), 2);
+	ck_assert(xdt_daemon_wait_log(d, "saved the last good state", SERVED_MS));
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	xdt_daemon_stop(d, STOP_MS);
+
+	ck_assert_int_eq(etcdctl(e, "put " PREFIX "default.yaml", "clusters: {}\n"), 0);
+	d = start_with(e, extra);
+	ck_assert(xdt_daemon_wait_log(d, "SERVING THE LAST GOOD STATE saved ", SERVED_MS));
+	ck_assert(xdt_daemon_wait_log(d, PREFIX "default.yaml:1:", 1));
+	ck_assert_int_eq(ready_status(d), 200);
+	ck_assert(xdt_daemon_metric(d, "xdsd_serving_last_good") == 1);
+	c = xdc_connect(d->target);
+	s = xdc_watch_clusters(c, "n", "any");
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, &v2), 2);
+	ck_assert_str_eq(v1, v2);
+
+	put_clusters(e, "default", "c", 3);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 3);
+	ck_assert(xdt_daemon_wait_log(d, "no longer serving the last good state", SERVED_MS));
+	ck_assert(xdt_daemon_metric(d, "xdsd_serving_last_good") == 0);
+	finish(s, c, d, e);
+	free(v1);
+	free(v2);
+	free(state);
+}
+END_TEST
+
 /* etcd lost later: still served, reconnected, the watch resumed at the
  * revision reached, so what changed meanwhile is served. */
 START_TEST(lost_and_resumed)
@@ -401,6 +448,7 @@ int main(void)
 	tcase_add_test(tc, served_followed_and_refused);
 	tcase_add_test(tc, unreachable_at_start);
 	tcase_add_test(tc, broken_at_start);
+	tcase_add_test(tc, broken_at_start_serves_last_good);
 	tcase_add_test(tc, lost_and_resumed);
 	tcase_add_test(tc, mutual_tls);
 	tcase_add_test(tc, rollout_after_the_first_load);

@@ -257,6 +257,48 @@ START_TEST(watchdog_of_another_process_ignored)
 }
 END_TEST
 
+/* Broken snapshots at start with a saved state: READY=1 (the saved
+ * state is served), and STATUS= leads with it until they are fixed. */
+START_TEST(status_says_last_good_state)
+{
+	struct notify_sock ns;
+	char *dir = xdtest_clusters_snapdir(1), *state = xdtest_snapdir(),
+	     *cfg, *m;
+	struct xdt_daemon *d;
+
+	ck_assert(asprintf(&cfg, "listen: 127.0.0.1:0\nsnapshots: %s\nstate_dir: %s\n",
+			   dir, state) > 0);
+	sock_open(&ns);
+	d = start(&ns, cfg, NULL);
+	free(recv_matching(&ns, "READY=1", START_MS));
+	ck_assert(xdt_daemon_wait_log(d, "saved the last good state", 5000));
+	stop(d, &ns);
+
+	free(xdtest_write_file(dir, "default.yaml",
+			       "clusters:\n- {name: b, type: NONSENSE}\n"));
+	sock_open(&ns);
+	d = start(&ns, cfg, NULL);
+	m = recv_matching(&ns, "READY=1", START_MS);
+	ck_assert_msg(strstr(m, "\nSTATUS=SERVING THE LAST GOOD STATE saved ") != NULL,
+		      "got '%s'", m);
+	ck_assert_msg(strstr(m, ": the snapshots are refused (1 error); serving 1 snapshot to 0 streams") != NULL,
+		      "got '%s'", m);
+	free(m);
+
+	xdtest_write_clusters(dir, "default.yaml", "fixed", 2);
+	xdt_daemon_signal(d, SIGHUP);
+	free(recv_matching(&ns, "RELOADING=1", START_MS));
+	m = recv_matching(&ns, "STATUS=", START_MS);
+	ck_assert_msg(strstr(m, "STATUS=serving 1 snapshot to 0 streams; last reload ok ") == m,
+		      "got '%s'", m);
+	free(m);
+	stop(d, &ns);
+	free(cfg);
+	free(state);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("systemd");
@@ -267,6 +309,7 @@ int main(void)
 	tcase_add_test(tc, reload_notifies_and_reports);
 	tcase_add_test(tc, watchdog_keepalive);
 	tcase_add_test(tc, watchdog_of_another_process_ignored);
+	tcase_add_test(tc, status_says_last_good_state);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

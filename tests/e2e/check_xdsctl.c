@@ -1286,6 +1286,50 @@ START_TEST(unix_socket_admin)
 }
 END_TEST
 
+/* Serving the last good state (state_dir) in place of refused
+ * snapshots: said, and exit status 1 until a reload accepts them. */
+START_TEST(status_last_good_state)
+{
+	char *dir = xdtest_clusters_snapdir(1), *state = xdtest_snapdir(),
+	     *admin, extra[512], want_err[256], want_out[512];
+	struct xdt_daemon *d;
+	struct run r;
+
+	snprintf(extra, sizeof(extra), "state_dir: %s\nadmin_listen: 127.0.0.1:0\n", state);
+	d = start(dir, extra);
+	ck_assert(xdt_daemon_wait_log(d, "saved the last good state", 5000));
+	stop(d);
+	free(xdtest_write_file(dir, "default.yaml", "clusters:\n- {name: b, type: EDS}\n"));
+	d = start(dir, extra);
+	admin = admin_of(d);
+	r = ctl(false, admin, (const char *const[]){"status", NULL});
+	want(&r, 1);
+	has(r.out, "\nLAST GOOD: SERVING the state saved 20");
+	snprintf(want_out, sizeof(want_out), "(%s/snapshots.state): the snapshots were refused at start, 1 error\n",
+		 state);
+	has(r.out, want_out);
+	snprintf(want_err, sizeof(want_err),
+		 "xdsctl: xdsd at %s serves its last good state: its snapshots were refused at start\n",
+		 admin);
+	has(r.err, want_err);
+	run_free(&r);
+
+	xdtest_write_clusters(dir, "default.yaml", "fixed", 1);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "no longer serving the last good state", 5000));
+	r = ctl(false, admin, (const char *const[]){"status", NULL});
+	want(&r, 0);
+	lacks(r.out, "LAST GOOD");
+	snprintf(want_out, sizeof(want_out), "\nstate:     %s/snapshots.state, saved 20", state);
+	has(r.out, want_out);
+	run_free(&r);
+	stop(d);
+	free(admin);
+	free(state);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("xdsctl");
@@ -1303,6 +1347,7 @@ int main(void)
 	tcase_add_test(tc, reload_ok_and_refused);
 	tcase_add_test(tc, status_at_a_glance);
 	tcase_add_test(tc, status_not_ready_exits_1);
+	tcase_add_test(tc, status_last_good_state);
 	tcase_add_test(tc, unix_socket_admin);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("client");

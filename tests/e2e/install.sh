@@ -32,6 +32,8 @@ check "unit starts $sbindir/xdsd with $sysconfdir/xdsd/xdsd.yaml" \
   grep -qx "ExecStart=$sbindir/xdsd --config $sysconfdir/xdsd/xdsd.yaml" "$unit"
 check "unit is Type=notify" grep -qx "Type=notify" "$unit"
 check "unit reloads with SIGHUP" grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$unit"
+# state_dir's default under systemd (xdsd.yaml(5)): /var/lib/xdsd
+check "unit keeps the last good state in StateDirectory=xdsd" grep -qx "StateDirectory=xdsd" "$unit"
 
 # systemd-analyze checks the unit offline; point ExecStart at the
 # staged binary, which is what exists on this machine.

@@ -77,6 +77,21 @@ struct xdt_daemon *xdt_daemon_spawn(const char *config_text,
 	return xdt_daemon_spawn_env(config_text, extra_args, NULL);
 }
 
+char *xdt_daemon_vrefused(const char *config_text, va_list needles)
+{
+	struct xdt_daemon *d = xdt_daemon_spawn(config_text, NULL);
+	char *log;
+
+	ck_assert(xdt_daemon_wait(d, 10000));
+	ck_assert_int_eq(d->exit_status, 1);
+	log = xdt_daemon_log(d);
+	for (const char *n; (n = va_arg(needles, const char *)) != NULL;)
+		ck_assert_msg(strstr(log, n) != NULL, "no '%s' in:\n%s", n, log);
+	ck_assert_ptr_null(strstr(log, "listening on"));
+	xdt_daemon_free(d);
+	return log;
+}
+
 struct xdt_daemon *xdt_daemon_spawn_env(const char *config_text,
 					const char *const *extra_args,
 					const char *const *env)

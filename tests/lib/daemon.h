@@ -11,6 +11,7 @@
 #define XD_TESTS_DAEMON_H
 
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -39,6 +40,14 @@ struct xdt_daemon *xdt_daemon_start(const char *config_text,
 /* Starts without waiting for a port (for start-up failures). */
 struct xdt_daemon *xdt_daemon_spawn(const char *config_text,
 				    const char *const *extra_args);
+
+/*
+ * xdsd with `config_text` must exit 1 at start, without listening, its
+ * log saying each of the `needles` (const char *, up to a NULL; the
+ * caller's va_start and va_end); else the test fails. Returns the log
+ * (malloc'd) for more checks.
+ */
+char *xdt_daemon_vrefused(const char *config_text, va_list needles);
 
 /* The same with `env` ("NAME=value", NULL-terminated) added to the
  * daemon's environment; the value "$PID" becomes the daemon's own pid

@@ -276,6 +276,36 @@ START_TEST(credentials_directory_in_tls_paths)
 }
 END_TEST
 
+/* state_dir: relative to the file, "off" for none, and by default the
+ * directory systemd's StateDirectory= passes as $STATE_DIRECTORY. */
+START_TEST(state_dir_forms)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert_ptr_null(cfg.state_dir);
+	ck_assert_int_eq(load_text("state.yaml", "state_dir: state\n"), 0);
+	ck_assert(strlen(cfg.state_dir) > 6);
+	ck_assert_str_eq(cfg.state_dir + strlen(cfg.state_dir) - 6, "/state");
+	ck_assert_int_eq(load_text("state-off.yaml", "state_dir: off\n"), 0);
+	ck_assert_ptr_null(cfg.state_dir);
+	f = open_memstream(&out, &len);
+	xd_config_print(&cfg, f);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(out, "\nstate_dir: off    # "));
+	free(out);
+
+	ck_assert(setenv("STATE_DIRECTORY", "/var/lib/xdsd:/var/lib/other", 1) == 0);
+	xd_config_free(&cfg);
+	xd_config_init(&cfg, "/s", "/x.pb");
+	ck_assert_str_eq(cfg.state_dir, "/var/lib/xdsd");
+	ck_assert_int_eq(load_text("state-off.yaml", "state_dir: off\n"), 0);
+	ck_assert_ptr_null(cfg.state_dir);
+	ck_assert(unsetenv("STATE_DIRECTORY") == 0);
+}
+END_TEST
+
 START_TEST(missing_file)
 {
 	ck_assert_int_ne(xd_config_load(&cfg, "/nonexistent/xdsd.yaml", &diag), 0);
@@ -589,6 +619,7 @@ int main(void)
 	tcase_add_test(tc, relative_paths_follow_the_file);
 	tcase_add_test(tc, override_errors_name_the_flag);
 	tcase_add_test(tc, credentials_directory_in_tls_paths);
+	tcase_add_test(tc, state_dir_forms);
 	tcase_add_test(tc, missing_file);
 	tcase_add_test(tc, directory_is_not_a_config);
 	tcase_add_test(tc, huge_file_refused);

@@ -1,0 +1,635 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "reload/laststate.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+
+#include "util/clock.h"
+#include "util/jsonw.h"
+#include "util/log.h"
+#include "util/loop_thread.h"
+#include "util/xalloc.h"
+
+#define MAGIC "xdsdlast"
+#define FORMAT 1u
+#define HEADER_LEN 32u /* magic, format, keys, saved at, body length */
+#define TRAILER_LEN 8u /* the checksum */
+/* Names are paths (the etcd key of a value, at most a few KiB). */
+#define NAME_MAX_LEN 65536u
+
+/* ---------------- writing ---------------- */
+
+/* Writes go through this buffer: a state of many small files would
+ * otherwise take a system call per field. */
+#define WBUF 65536
+
+struct writer {
+	int fd;
+	unsigned char buf[WBUF];
+	size_t n;
+	XXH3_state_t sum;
+	int err; /* the first errno, 0 while all is well */
+};
+
+static void flush(struct writer *w)
+{
+	size_t off = 0;
+
+	while (w->err == 0 && off < w->n) {
+		ssize_t k = write(w->fd, w->buf + off, w->n - off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			w->err = errno;
+		else
+			off += (size_t)k;
+	}
+	w->n = 0;
+}
+
+static void put(struct writer *w, const void *p, size_t len, bool summed)
+{
+	const unsigned char *b = p;
+
+	if (summed)
+		XXH3_64bits_update(&w->sum, p, len);
+	while (len > 0 && w->err == 0) {
+		size_t k = WBUF - w->n < len ? WBUF - w->n : len;
+
+		memcpy(w->buf + w->n, b, k);
+		w->n += k;
+		b += k;
+		len -= k;
+		if (w->n == WBUF)
+			flush(w);
+	}
+}
+
+static void put_u(struct writer *w, uint64_t v, unsigned bytes)
+{
+	unsigned char b[8];
+
+	for (unsigned i = 0; i < bytes; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	put(w, b, bytes, true);
+}
+
+static void put_str(struct writer *w, const char *s)
+{
+	size_t len = strlen(s);
+
+	put_u(w, len, 4);
+	put(w, s, len, true);
+}
+
+static uint64_t body_length(const struct xd_snapkey *keys, size_t n)
+{
+	uint64_t len = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		len += 4 + strlen(keys[i].key) + 4;
+		for (size_t f = 0; f < keys[i].nfiles; f++)
+			len += 4 + strlen(keys[i].files[f].path) + 1 + 8 +
+			       keys[i].files[f].len;
+	}
+	return len;
+}
+
+/* fsync of the directory, so that the rename is on disk too. */
+static int sync_dir(const char *path)
+{
+	char *dir = xd_strdup(path), *slash = strrchr(dir, '/');
+	int fd, rc = -1;
+
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash != NULL)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		rc = fsync(fd);
+		close(fd);
+	}
+	free(dir);
+	return rc;
+}
+
+int xd_laststate_write(const char *path, const struct xd_snapkey *keys,
+		       size_t n, int64_t saved_at_ms, char *err,
+		       size_t errlen, size_t *bytes)
+{
+	struct writer *w = xd_calloc(1, sizeof(*w));
+	char *tmp;
+	const char *slash = strrchr(path, '/');
+	uint64_t body = body_length(keys, n), sum;
+	unsigned char trailer[8];
+	int rc = -1;
+
+	/* hidden, in the same directory: the rename stays on one file
+	 * system and a leftover is never taken for the state */
+	tmp = slash != NULL ?
+		      xd_asprintf("%.*s/.%s.XXXXXX", (int)(slash - path), path,
+				  slash + 1) :
+		      xd_asprintf(".%s.XXXXXX", path);
+	XD_ASSERT(n <= UINT32_MAX);
+	if (HEADER_LEN + body + TRAILER_LEN > XD_LASTSTATE_MAX_BYTES) {
+		snprintf(err, errlen, "%s: %llu bytes of snapshots, more than the %llu a saved state may hold",
+			 path, (unsigned long long)body,
+			 (unsigned long long)XD_LASTSTATE_MAX_BYTES);
+		w->fd = -1;
+		goto out;
+	}
+	w->fd = mkostemp(tmp, O_CLOEXEC);
+	if (w->fd < 0) {
+		snprintf(err, errlen, "%s: cannot create a temporary file '%s': %s",
+			 path, tmp, strerror(errno));
+		goto out;
+	}
+	XXH3_64bits_reset(&w->sum);
+	put(w, MAGIC, 8, true);
+	put_u(w, FORMAT, 4);
+	put_u(w, n, 4);
+	put_u(w, (uint64_t)saved_at_ms, 8);
+	put_u(w, body, 8);
+	for (size_t i = 0; i < n; i++) {
+		put_str(w, keys[i].key);
+		put_u(w, keys[i].nfiles, 4);
+		for (size_t f = 0; f < keys[i].nfiles; f++) {
+			const struct xd_snapfile *sf = &keys[i].files[f];
+
+			put_str(w, sf->path);
+			put_u(w, sf->json ? 1 : 0, 1);
+			put_u(w, sf->len, 8);
+			put(w, sf->text, sf->len, true);
+		}
+	}
+	sum = XXH3_64bits_digest(&w->sum);
+	for (unsigned i = 0; i < 8; i++)
+		trailer[i] = (unsigned char)(sum >> (8 * i));
+	put(w, trailer, sizeof(trailer), false);
+	flush(w);
+	if (w->err == 0 && fsync(w->fd) != 0)
+		w->err = errno;
+	if (close(w->fd) != 0 && w->err == 0)
+		w->err = errno;
+	if (w->err != 0) {
+		snprintf(err, errlen, "%s: cannot write '%s': %s", path, tmp,
+			 strerror(w->err));
+		unlink(tmp);
+		goto out;
+	}
+	if (rename(tmp, path) != 0) {
+		snprintf(err, errlen, "%s: cannot rename '%s' over it: %s",
+			 path, tmp, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	if (sync_dir(path) != 0) {
+		snprintf(err, errlen, "%s: written, but its directory cannot be synced: %s",
+			 path, strerror(errno));
+		goto out;
+	}
+	*bytes = HEADER_LEN + body + TRAILER_LEN;
+	rc = 0;
+out:
+	free(tmp);
+	free(w);
+	return rc;
+}
+
+/* ---------------- reading ---------------- */
+
+struct reader {
+	const unsigned char *p;
+	size_t len, off;
+	bool bad;
+	char why[160];
+};
+
+static uint64_t get_u(struct reader *r, unsigned bytes, const char *what)
+{
+	uint64_t v = 0;
+
+	if (r->bad)
+		return 0;
+	if (r->len - r->off < bytes) {
+		r->bad = true;
+		snprintf(r->why, sizeof(r->why), "%s at byte %zu runs past the end",
+			 what, r->off);
+		return 0;
+	}
+	for (unsigned i = 0; i < bytes; i++)
+		v |= (uint64_t)r->p[r->off + i] << (8 * i);
+	r->off += bytes;
+	return v;
+}
+
+/* `len` bytes as a new NUL-terminated string, at most `max`. */
+static char *get_bytes(struct reader *r, uint64_t len, uint64_t max,
+		       const char *what)
+{
+	char *s;
+
+	if (r->bad)
+		return NULL;
+	if (len > max || r->len - r->off < len) {
+		r->bad = true;
+		snprintf(r->why, sizeof(r->why), "%s of %llu bytes at byte %zu %s",
+			 what, (unsigned long long)len, r->off,
+			 len > max ? "is too long" : "runs past the end");
+		return NULL;
+	}
+	s = xd_malloc((size_t)len + 1);
+	memcpy(s, r->p + r->off, (size_t)len);
+	s[len] = '\0';
+	r->off += (size_t)len;
+	return s;
+}
+
+static void parse_body(struct reader *r, struct xd_snapkey *keys, size_t n)
+{
+	for (size_t i = 0; i < n && !r->bad; i++) {
+		struct xd_snapkey *k = &keys[i];
+		uint64_t nfiles;
+
+		k->key = get_bytes(r, get_u(r, 4, "a key's length"),
+				   NAME_MAX_LEN, "a key");
+		nfiles = get_u(r, 4, "a key's file count");
+		if (r->bad)
+			break;
+		/* each file takes at least 13 bytes: no count can claim
+		 * more than what is left to read */
+		if (k->key[0] == '\0' || nfiles == 0 ||
+		    nfiles > (r->len - r->off) / 13) {
+			r->bad = true;
+			snprintf(r->why, sizeof(r->why),
+				 "key %zu ('%.64s') has %llu files", i, k->key,
+				 (unsigned long long)nfiles);
+			break;
+		}
+		k->files = xd_calloc((size_t)nfiles, sizeof(*k->files));
+		k->nfiles = (size_t)nfiles;
+		for (size_t f = 0; f < k->nfiles && !r->bad; f++) {
+			struct xd_snapfile *sf = &k->files[f];
+			uint64_t flags, len;
+
+			sf->path = get_bytes(r, get_u(r, 4, "a file name's length"),
+					     NAME_MAX_LEN, "a file name");
+			flags = get_u(r, 1, "a file's kind");
+			len = get_u(r, 8, "a file's length");
+			sf->text = get_bytes(r, len, XD_SNAPSHOT_MAX_FILE,
+					     "a file's text");
+			sf->len = (size_t)len;
+			sf->json = flags == 1;
+			if (!r->bad && flags > 1) {
+				r->bad = true;
+				snprintf(r->why, sizeof(r->why),
+					 "file '%.64s' is of unknown kind %llu",
+					 sf->path, (unsigned long long)flags);
+			}
+		}
+	}
+	if (!r->bad && r->off != r->len) {
+		r->bad = true;
+		snprintf(r->why, sizeof(r->why),
+			 "%zu bytes follow the last file", r->len - r->off);
+	}
+}
+
+/* The whole file, at most XD_LASTSTATE_MAX_BYTES: 0, 1 (none), -1. */
+static int slurp(const char *path, unsigned char **out, size_t *len,
+		 struct xd_diag *why)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t off = 0;
+
+	if (fd < 0 && errno == ENOENT)
+		return 1;
+	if (fd < 0) {
+		xd_diag_add(why, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size > XD_LASTSTATE_MAX_BYTES) {
+		xd_diag_add(why, "%s: not a regular file of at most %llu bytes",
+			    path, (unsigned long long)XD_LASTSTATE_MAX_BYTES);
+		close(fd);
+		return -1;
+	}
+	*len = (size_t)st.st_size;
+	*out = xd_malloc(*len + 1);
+	while (off < *len) {
+		ssize_t k = read(fd, *out + off, *len - off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			xd_diag_add(why, "%s: cannot read: %s", path,
+				    k == 0 ? "it shrank while read" :
+					     strerror(errno));
+			free(*out);
+			*out = NULL;
+			close(fd);
+			return -1;
+		}
+		off += (size_t)k;
+	}
+	close(fd);
+	return 0;
+}
+
+int xd_laststate_read(const char *path, struct xd_snapkey **keys, size_t *n,
+		      int64_t *saved_at_ms, struct xd_diag *why)
+{
+	unsigned char *data = NULL;
+	size_t len = 0;
+	struct reader r = {0};
+	uint64_t format, nkeys, body, sum = 0;
+	int rc = slurp(path, &data, &len, why);
+
+	*keys = NULL;
+	*n = 0;
+	if (rc != 0)
+		return rc;
+	r.p = data;
+	r.len = len;
+	if (len < HEADER_LEN + TRAILER_LEN || memcmp(data, MAGIC, 8) != 0) {
+		xd_diag_add(why, "%s: not a saved state of xdsd (%zu bytes, no '" MAGIC "' header)",
+			    path, len);
+		free(data);
+		return -1;
+	}
+	r.off = 8;
+	format = get_u(&r, 4, "the format");
+	nkeys = get_u(&r, 4, "the key count");
+	*saved_at_ms = (int64_t)get_u(&r, 8, "the time saved");
+	body = get_u(&r, 8, "the body's length");
+	for (unsigned i = 0; i < 8; i++)
+		sum |= (uint64_t)data[len - 8 + i] << (8 * i);
+	if (format != FORMAT) {
+		xd_diag_add(why, "%s: format %llu, this xdsd reads format %u",
+			    path, (unsigned long long)format, FORMAT);
+	} else if (body != len - HEADER_LEN - TRAILER_LEN) {
+		xd_diag_add(why, "%s: %zu bytes where its header says %llu: truncated or extended",
+			    path, len, (unsigned long long)body + HEADER_LEN + TRAILER_LEN);
+	} else if (XXH3_64bits(data, len - TRAILER_LEN) != sum) {
+		xd_diag_add(why, "%s: checksum mismatch: the file is corrupt", path);
+	} else if (nkeys == 0 || nkeys > body / 8) {
+		xd_diag_add(why, "%s: %llu keys in %llu bytes", path,
+			    (unsigned long long)nkeys, (unsigned long long)body);
+	} else {
+		*keys = xd_calloc((size_t)nkeys, sizeof(**keys));
+		*n = (size_t)nkeys;
+		r.len = len - TRAILER_LEN;
+		parse_body(&r, *keys, *n);
+		if (r.bad)
+			xd_diag_add(why, "%s: malformed: %s", path, r.why);
+	}
+	free(data);
+	if (xd_diag_total(why) == 0)
+		return 0;
+	xd_snapdir_free(*keys, *n);
+	*keys = NULL;
+	*n = 0;
+	return -1;
+}
+
+/* ---------------- the daemon's state ---------------- */
+
+struct xd_laststate {
+	uv_loop_t *loop;
+	char *dir, *path;
+	struct xd_laststate_info info;
+
+	/* The save on the thread pool: its files and outcome (written
+	 * there, read here once it is over). */
+	uv_work_t work;
+	bool saving;
+	struct xd_snapkey *keys;
+	size_t nkeys;
+	int64_t at_ms;
+	int rc;
+	size_t bytes;
+	double seconds;
+	char err[1024];
+	/* The newest accepted while it ran, saved after it. */
+	bool waiting;
+	struct xd_snapkey *next;
+	size_t nnext;
+};
+
+struct xd_laststate *xd_laststate_new(uv_loop_t *loop, const char *dir)
+{
+	struct xd_laststate *s = xd_calloc(1, sizeof(*s));
+
+	XD_ASSERT_LOOP();
+	s->loop = loop;
+	s->dir = xd_strdup(dir);
+	s->path = xd_asprintf("%s/%s", dir, XD_LASTSTATE_FILE);
+	s->info.dir = s->dir;
+	s->info.path = s->path;
+	s->work.data = s;
+	return s;
+}
+
+enum xd_laststate_found xd_laststate_load(const struct xd_laststate *s,
+					  const struct xd_schema *schema,
+					  struct xd_load *out,
+					  int64_t *saved_at_ms,
+					  struct xd_diag *why)
+{
+	struct xd_snapkey *keys;
+	size_t n;
+	struct xd_diag none = XD_DIAG_INIT;
+	int rc = xd_laststate_read(s->path, &keys, &n, saved_at_ms, why);
+
+	memset(out, 0, sizeof(*out));
+	if (rc != 0)
+		return rc > 0 ? XD_LASTSTATE_NONE : XD_LASTSTATE_BAD;
+	xd_load_keys(schema, keys, n, &none, NULL, 0, out);
+	if (out->rc == 0)
+		return XD_LASTSTATE_LOADED;
+	/* saved by an xdsd whose checks were looser (an older schema) */
+	xd_diag_add(why, "%s: what it holds no longer loads (%zu error%s):",
+		    s->path, xd_diag_total(&out->diag),
+		    xd_diag_total(&out->diag) == 1 ? "" : "s");
+	xd_diag_append(why, &out->diag);
+	xd_load_free(out);
+	return XD_LASTSTATE_BAD;
+}
+
+static void clear_errors(struct xd_laststate_info *i)
+{
+	for (size_t k = 0; k < i->nkept; k++)
+		free(i->errors[k]);
+	free(i->errors);
+	i->errors = NULL;
+	i->nkept = i->nerrors = 0;
+}
+
+void xd_laststate_serving(struct xd_laststate *s, const char *source,
+			  int64_t saved_at_ms, const struct xd_diag *refused)
+{
+	struct xd_laststate_info *i = &s->info;
+	char when[32], first[600] = "";
+
+	XD_ASSERT_LOOP();
+	clear_errors(i);
+	i->serving = true;
+	i->served_saved_at_ms = saved_at_ms;
+	i->saved_at_ms = saved_at_ms;
+	i->since_ms = xd_wall_ms();
+	i->nerrors = xd_diag_total(refused);
+	i->errors = xd_diag_copy_first(refused, XD_LASTSTATE_ERRORS_KEPT,
+				       &i->nkept);
+	xd_jw_time(when, saved_at_ms);
+	if (i->nkept > 0)
+		snprintf(first, sizeof(first), ": %s%s", i->errors[0],
+			 i->nerrors > 1 ? " (and more above)" : "");
+	xd_warn("SERVING THE LAST GOOD STATE saved %s (%s): the snapshots of %s are refused, %zu error%s%s; they stay refused until fixed",
+		when, s->path, source, i->nerrors, i->nerrors == 1 ? "" : "s",
+		first);
+}
+
+static void save_start(struct xd_laststate *s);
+
+/* On the thread pool. */
+static void save_work(uv_work_t *w)
+{
+	struct xd_laststate *s = w->data;
+	uint64_t t0 = xd_mono_ms();
+
+	if (mkdir(s->dir, 0700) != 0 && errno != EEXIST) {
+		snprintf(s->err, sizeof(s->err), "%s: cannot create the directory: %s",
+			 s->dir, strerror(errno));
+		s->rc = -1;
+		return;
+	}
+	s->rc = xd_laststate_write(s->path, s->keys, s->nkeys, s->at_ms,
+				   s->err, sizeof(s->err), &s->bytes);
+	s->seconds = (double)(xd_mono_ms() - t0) / 1000.0;
+}
+
+static void save_done(uv_work_t *w, int status)
+{
+	struct xd_laststate *s = w->data;
+
+	XD_ASSERT_LOOP();
+	XD_ASSERT_INFO(s->saving, "save to %s over twice", s->path);
+	s->saving = false;
+	xd_snapdir_free(s->keys, s->nkeys);
+	s->keys = NULL;
+	s->nkeys = 0;
+	if (status != 0 && s->rc == 0) {
+		s->rc = -1;
+		snprintf(s->err, sizeof(s->err), "%s: save cancelled", s->path);
+	}
+	if (s->rc == 0) {
+		s->info.saves_ok++;
+		s->info.saved_at_ms = s->at_ms;
+		xd_info("saved the last good state to %s (%zu bytes) in %.3f s",
+			s->path, s->bytes, s->seconds);
+	} else {
+		s->info.saves_failed++;
+		free(s->info.last_save_error);
+		s->info.last_save_error = xd_strdup(s->err);
+		xd_error("cannot save the last good state: %s (the snapshots are served all the same)",
+			 s->err);
+	}
+	if (s->waiting) {
+		s->waiting = false;
+		s->keys = s->next;
+		s->nkeys = s->nnext;
+		s->next = NULL;
+		s->nnext = 0;
+		save_start(s);
+	}
+}
+
+static void save_start(struct xd_laststate *s)
+{
+	int rc;
+
+	s->saving = true;
+	s->at_ms = xd_wall_ms();
+	s->rc = 0;
+	s->err[0] = '\0';
+	rc = uv_queue_work(s->loop, &s->work, save_work, save_done);
+	if (rc == 0)
+		return;
+	/* libuv refuses only when misused: counted as a failed save */
+	s->saving = false;
+	s->info.saves_failed++;
+	xd_error("cannot save the last good state to %s: %s", s->path,
+		 uv_strerror(rc));
+	xd_snapdir_free(s->keys, s->nkeys);
+	s->keys = NULL;
+	s->nkeys = 0;
+}
+
+void xd_laststate_accepted(struct xd_laststate *s, const char *source,
+			   struct xd_load *load)
+{
+	char when[32];
+
+	XD_ASSERT_LOOP();
+	XD_ASSERT_INFO(load->rc == 0 && load->keys != NULL,
+		       "last good state of %s: a load that failed (%s)",
+		       source, s->path);
+	if (s->info.serving) {
+		xd_jw_time(when, s->info.served_saved_at_ms);
+		xd_info("the snapshots of %s are accepted: no longer serving the last good state saved %s",
+			source, when);
+		s->info.serving = false;
+		clear_errors(&s->info);
+	}
+	if (s->saving) {
+		/* the newest wins: one running, one waiting at most */
+		xd_snapdir_free(s->next, s->nnext);
+		s->next = load->keys;
+		s->nnext = load->nkeys;
+		s->waiting = true;
+	} else {
+		s->keys = load->keys;
+		s->nkeys = load->nkeys;
+		save_start(s);
+	}
+	load->keys = NULL; /* taken */
+	load->nkeys = 0;
+}
+
+const struct xd_laststate_info *xd_laststate_info(const struct xd_laststate *s)
+{
+	XD_ASSERT_LOOP();
+	return &s->info;
+}
+
+bool xd_laststate_busy(const struct xd_laststate *s)
+{
+	return s->saving;
+}
+
+void xd_laststate_free(struct xd_laststate *s)
+{
+	if (s == NULL)
+		return;
+	XD_ASSERT_INFO(!s->saving, "last good state %s freed while saving",
+		       s->path);
+	xd_snapdir_free(s->next, s->nnext);
+	clear_errors(&s->info);
+	free(s->info.last_save_error);
+	free(s->dir);
+	free(s->path);
+	free(s);
+}

@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The last good state (`state_dir:`), end to end: the real daemon,
+ * real files and signals, a real gRPC client. Each accepted load is
+ * saved; a start whose snapshots are broken serves the saved state
+ * (same versions), says so in the log, /metrics and /status.json, and
+ * refuses the broken files until they are fixed. Without a state, or
+ * with a damaged one, the start is refused as without state_dir.
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "daemon.h"
+#include "xdtest.h"
+
+#define START_MS 10000
+#define STOP_MS 5000
+#define SAVED "saved the last good state to "
+#define BROKEN "clusters:\n- {name: c, type: EDS}\n"
+#define BROKEN_WHY "cluster 'c' refers to endpoints 'c', which is not in the snapshot"
+
+static char *config(const char *dir, const char *state)
+{
+	char *cfg;
+
+	ck_assert(asprintf(&cfg, "listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0\n"
+				 "snapshots: %s\nstate_dir: %s\n",
+			   dir, state) > 0);
+	return cfg;
+}
+
+static struct xdt_daemon *start(const char *dir, const char *state)
+{
+	char *cfg = config(dir, state);
+	struct xdt_daemon *d = xdt_daemon_start(cfg, NULL, START_MS);
+
+	free(cfg);
+	return d;
+}
+
+static char *state_file(const char *state)
+{
+	char *p;
+
+	ck_assert(asprintf(&p, "%s/snapshots.state", state) > 0);
+	return p;
+}
+
+/* The default snapshot's version, and the time the state was saved,
+ * as /status.json says them (malloc'd). */
+static char *snapshot_version(const struct xdt_daemon *d)
+{
+	json_t *st = xdt_status_json(d), *snaps = json_object_get(st, "snapshots");
+	char *v;
+
+	ck_assert_int_eq(json_array_size(snaps), 1);
+	v = strdup(xdt_json_str(json_array_get(snaps, 0), "version"));
+	json_decref(st);
+	return v;
+}
+
+static char *saved_at(const struct xdt_daemon *d)
+{
+	json_t *st = xdt_status_json(d);
+	char *v = strdup(xdt_json_str(json_object_get(st, "last_good"), "saved_at"));
+
+	json_decref(st);
+	return v;
+}
+
+/* xdsd with this configuration exits 1 at start, its log saying each
+ * of the needles, and nothing of a last good state served. */
+static void refuses_to_start(const char *cfg, ...)
+{
+	va_list ap;
+	char *log;
+
+	va_start(ap, cfg);
+	log = xdt_daemon_vrefused(cfg, ap);
+	va_end(ap);
+	ck_assert_ptr_null(strstr(log, "SERVING THE LAST GOOD STATE"));
+	free(log);
+}
+
+/* Starts once on good files so that a state is saved; returns what
+ * the client was served then: its version, and the snapshot's. */
+static void save_a_state(const char *dir, const char *state, char **cds,
+			 char **snap, char **at)
+{
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
+	d = start(dir, state);
+	c = xdc_connect(d->target);
+	s = xdc_watch_clusters(c, "laststate-test", "x");
+	ck_assert_int_eq(xdc_next_clusters(s, 5000, cds), 2);
+	ck_assert(xdt_daemon_wait_log(d, SAVED, 5000));
+	*snap = snapshot_version(d);
+	*at = saved_at(d);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	xdt_daemon_stop(d, STOP_MS);
+}
+
+/*
+ * A broken file at start: the saved state is served, same versions,
+ * and said loudly; later reloads refuse the file until it is fixed,
+ * then the fixed files are served and saved and the alarm clears.
+ */
+START_TEST(broken_start_serves_last_good)
+{
+	char *dir = xdtest_snapdir(), *state = xdtest_snapdir(),
+	     *file = state_file(state), *cds1, *snap1, *at1, *v, *log,
+	     needle[128], *before, *after;
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+	json_t *st, *lg;
+	size_t nbefore, nafter;
+	int status;
+
+	save_a_state(dir, state, &cds1, &snap1, &at1);
+	free(xdtest_write_file(dir, "default.yaml", BROKEN));
+
+	d = start(dir, state);
+	c = xdc_connect(d->target);
+	s = xdc_watch_clusters(c, "laststate-test", "x");
+	ck_assert_int_eq(xdc_next_clusters(s, 5000, &v), 2);
+	ck_assert_str_eq(v, cds1); /* the very same version */
+	free(v);
+	v = snapshot_version(d);
+	ck_assert_str_eq(v, snap1);
+	free(v);
+
+	log = xdt_daemon_log(d);
+	snprintf(needle, sizeof(needle), "SERVING THE LAST GOOD STATE saved %s", at1);
+	ck_assert_msg(strstr(log, needle) != NULL, "no '%s' in:\n%s", needle, log);
+	ck_assert_ptr_nonnull(strstr(strstr(log, needle), BROKEN_WHY));
+	ck_assert_ptr_null(strstr(log, "not starting"));
+	free(log);
+	ck_assert(xdt_daemon_metric(d, "xdsd_serving_last_good") == 1);
+	st = xdt_status_json(d);
+	ck_assert(json_is_true(json_object_get(st, "ready")));
+	lg = json_object_get(st, "last_good");
+	ck_assert(json_is_true(json_object_get(lg, "serving")));
+	ck_assert_str_eq(xdt_json_str(lg, "saved_at"), at1);
+	ck_assert_int_eq(json_integer_value(json_object_get(lg, "error_count")), 1);
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_array_get(
+					     json_object_get(lg, "errors"), 0)),
+				     BROKEN_WHY));
+	ck_assert(json_is_true(json_object_get(
+		json_array_get(json_object_get(json_object_get(st, "reloads"), "history"), 0),
+		"last_good")));
+	json_decref(st);
+	/* nothing saved: the state on disk is what is served */
+	ck_assert(xdt_daemon_metric(d, "xdsd_state_saves_total{result=\"ok\"}") == 0);
+	log = xdt_admin(d, "GET", "/status", NULL, &status, NULL);
+	ck_assert_int_eq(status, 200);
+	ck_assert_ptr_nonnull(strstr(log, "<section id=last-good><strong>Serving the last good state</strong>"));
+	free(log);
+
+	/* still broken: refused again, the saved state stays */
+	before = xdtest_read_file(file, &nbefore);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "reload failed", 5000));
+	ck_assert_int_eq(xdc_next_clusters(s, 300, NULL), -1);
+	ck_assert(xdt_daemon_metric(d, "xdsd_serving_last_good") == 1);
+
+	/* fixed: served, saved, and the alarm is over */
+	xdtest_write_clusters(dir, "default.yaml", "b", 3);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert_int_eq(xdc_next_clusters(s, 5000, &v), 3);
+	ck_assert_str_ne(v, cds1);
+	free(v);
+	ck_assert(xdt_daemon_wait_log(d, "no longer serving the last good state", 5000));
+	ck_assert(xdt_daemon_wait_log(d, SAVED, 5000));
+	ck_assert(xdt_daemon_metric(d, "xdsd_serving_last_good") == 0);
+	ck_assert(xdt_daemon_metric(d, "xdsd_state_saves_total{result=\"ok\"}") == 1);
+	st = xdt_status_json(d);
+	lg = json_object_get(st, "last_good");
+	ck_assert(json_is_false(json_object_get(lg, "serving")));
+	ck_assert(json_is_null(json_object_get(lg, "serving_since")));
+	ck_assert_str_ne(xdt_json_str(lg, "saved_at"), at1);
+	json_decref(st);
+	after = xdtest_read_file(file, &nafter);
+	ck_assert(nbefore != nafter || memcmp(before, after, nafter) != 0);
+	ck_assert_ptr_nonnull(memmem(after, nafter, "b-2", 3));
+
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	xdt_daemon_stop(d, STOP_MS);
+	free(before);
+	free(after);
+	free(cds1);
+	free(snap1);
+	free(at1);
+	free(file);
+	free(state);
+	free(dir);
+}
+END_TEST
+
+/* The first load and each accepted reload are saved; a refused reload
+ * is not. */
+START_TEST(saved_after_each_accepted_reload)
+{
+	char *dir = xdtest_snapdir(), *state = xdtest_snapdir(),
+	     *file = state_file(state), *a, *b;
+	struct xdt_daemon *d;
+	size_t na, nb;
+	struct stat sb;
+
+	xdtest_write_clusters(dir, "default.yaml", "first", 1);
+	d = start(dir, state);
+	ck_assert(xdt_daemon_wait_log(d, SAVED, 5000));
+	a = xdtest_read_file(file, &na);
+	ck_assert_ptr_nonnull(memmem(a, na, "first-0", 7));
+	/* only the operator may read what it holds (secrets, say) */
+	ck_assert_int_eq(stat(file, &sb), 0);
+	ck_assert_int_eq(sb.st_mode & 077, 0);
+
+	free(xdtest_write_file(dir, "default.yaml", BROKEN));
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "reload failed", 5000));
+	xdtest_write_clusters(dir, "default.yaml", "second", 1);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log_count(d, SAVED, 2, 5000));
+	/* two saves: the start's and the good reload's, none between */
+	ck_assert(xdt_daemon_metric(d, "xdsd_state_saves_total{result=\"ok\"}") == 2);
+	ck_assert(xdt_daemon_metric(d, "xdsd_state_saves_total{result=\"error\"}") == 0);
+	b = xdtest_read_file(file, &nb);
+	ck_assert_ptr_nonnull(memmem(b, nb, "second-0", 8));
+	ck_assert_ptr_null(memmem(b, nb, "name: c", 7));
+	xdt_daemon_stop(d, STOP_MS);
+	free(a);
+	free(b);
+	free(file);
+	free(state);
+	free(dir);
+}
+END_TEST
+
+/* A save that cannot be written is logged and counted; the load it
+ * followed is served all the same. */
+START_TEST(failed_save_never_fails_a_load)
+{
+	char *dir = xdtest_clusters_snapdir(1), *cfg, *blocker, *state;
+	struct xdt_daemon *d;
+	json_t *st;
+
+	/* a directory that cannot be made: under a regular file */
+	blocker = xdtest_write_file(dir, "not-a-dir", "x");
+	ck_assert(asprintf(&state, "%s/state", blocker) > 0);
+	cfg = config(dir, state);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	ck_assert(xdt_daemon_wait_log(d, "cannot save the last good state: ", 5000));
+	ck_assert(xdt_daemon_metric(d, "xdsd_state_saves_total{result=\"error\"}") == 1);
+	xdtest_write_clusters(dir, "default.yaml", "b", 2);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log_count(d, "cannot save the last good state: ", 2, 5000));
+	st = xdt_status_json(d);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(st, "reloads"), "ok")), 1);
+	ck_assert_ptr_nonnull(strstr(xdt_json_str(json_object_get(st, "last_good"), "last_save_error"),
+				     "cannot create the directory"));
+	json_decref(st);
+	ck_assert(xdt_daemon_metric(d, "xdsd_state_saves_total{result=\"error\"}") == 2);
+	ck_assert(xdt_daemon_metric(d, "xdsd_last_reload_successful") == 1);
+	xdt_daemon_stop(d, STOP_MS);
+	free(cfg);
+	free(state);
+	free(blocker);
+	free(dir);
+}
+END_TEST
+
+/* No state saved, or no state_dir: a broken start is refused as ever. */
+START_TEST(nothing_saved_refuses_to_start)
+{
+	char *dir = xdtest_snapdir(), *state = xdtest_snapdir(), *cfg;
+
+	free(xdtest_write_file(dir, "default.yaml", BROKEN));
+	cfg = config(dir, state);
+	refuses_to_start(cfg, BROKEN_WHY, "no last good state saved in",
+			 "1 error in the snapshots", "not starting", NULL);
+	free(cfg);
+	ck_assert(asprintf(&cfg, "listen: 127.0.0.1:0\nsnapshots: %s\n", dir) > 0);
+	refuses_to_start(cfg, BROKEN_WHY, "not starting", NULL);
+	free(cfg);
+	free(state);
+	free(dir);
+}
+END_TEST
+
+/* Overwrites `len` bytes of `path` at `off` (negative: from the end),
+ * or cuts it to `off` bytes when `text` is NULL. */
+static void damage(const char *path, long off, const char *text, size_t len)
+{
+	FILE *f;
+	struct stat sb;
+
+	ck_assert_int_eq(stat(path, &sb), 0);
+	if (off < 0)
+		off += sb.st_size;
+	if (text == NULL) {
+		ck_assert_int_eq(truncate(path, off), 0);
+		return;
+	}
+	f = fopen(path, "r+");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, off, SEEK_SET), 0);
+	ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* A damaged saved state is not served: the start is refused, saying
+ * what is wrong with it. */
+START_TEST(damaged_state_is_refused)
+{
+	static const struct {
+		long off;
+		const char *text;
+		const char *why;
+	} cases[] = {
+		{-20, "X", "checksum mismatch: the file is corrupt"},
+		{-10, NULL, "truncated or extended"},
+		{0, "garbage!", "not a saved state of xdsd"},
+		{8, "\x09", "format 9, this xdsd reads format 1"},
+	};
+	char *dir = xdtest_snapdir(), *state = xdtest_snapdir(),
+	     *file = state_file(state), *cfg = config(dir, state), *cds, *snap,
+	     *at, *good;
+	size_t ngood;
+
+	save_a_state(dir, state, &cds, &snap, &at);
+	good = xdtest_read_file(file, &ngood);
+	free(xdtest_write_file(dir, "default.yaml", BROKEN));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		FILE *f = fopen(file, "w");
+
+		ck_assert_uint_eq(fwrite(good, 1, ngood, f), ngood);
+		ck_assert_int_eq(fclose(f), 0);
+		damage(file, cases[i].off, cases[i].text,
+		       cases[i].text != NULL ? strlen(cases[i].text) : 0);
+		refuses_to_start(cfg, BROKEN_WHY, cases[i].why,
+				 "the last good state in", "is unusable",
+				 "not starting", NULL);
+	}
+	free(good);
+	free(cds);
+	free(snap);
+	free(at);
+	free(cfg);
+	free(file);
+	free(state);
+	free(dir);
+}
+END_TEST
+
+/* Under systemd's StateDirectory= (passed as $STATE_DIRECTORY) the
+ * state is kept there without a state_dir; `state_dir: off` keeps none. */
+START_TEST(systemd_state_directory_is_the_default)
+{
+	char *dir = xdtest_clusters_snapdir(1), *state = xdtest_snapdir(),
+	     *file = state_file(state), env[512], *cfg;
+	const char *envv[] = {env, NULL};
+	struct xdt_daemon *d;
+	json_t *st;
+
+	snprintf(env, sizeof(env), "STATE_DIRECTORY=%s", state);
+	ck_assert(asprintf(&cfg, "listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0\n"
+				 "snapshots: %s\n", dir) > 0);
+	d = xdt_daemon_spawn_env(cfg, NULL, envv);
+	xdt_daemon_wait_ready(d, START_MS);
+	ck_assert(xdt_daemon_wait_log(d, SAVED, 5000));
+	ck_assert_int_eq(access(file, R_OK), 0);
+	xdt_daemon_stop(d, STOP_MS);
+	ck_assert_int_eq(unlink(file), 0);
+	free(cfg);
+
+	ck_assert(asprintf(&cfg, "listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0\n"
+				 "snapshots: %s\nstate_dir: off\n", dir) > 0);
+	d = xdt_daemon_spawn_env(cfg, NULL, envv);
+	xdt_daemon_wait_ready(d, START_MS);
+	st = xdt_status_json(d);
+	ck_assert(json_is_null(json_object_get(st, "last_good")));
+	json_decref(st);
+	ck_assert(xdt_daemon_metric(d, "xdsd_state_saves_total{result=\"ok\"}") == 0);
+	xdt_daemon_stop(d, STOP_MS);
+	ck_assert_int_ne(access(file, F_OK), 0);
+	free(cfg);
+	free(file);
+	free(state);
+	free(dir);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("laststate");
+	TCase *tc = tcase_create("laststate");
+
+	xdtest_tmpdir();
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, broken_start_serves_last_good);
+	tcase_add_test(tc, saved_after_each_accepted_reload);
+	tcase_add_test(tc, failed_save_never_fails_a_load);
+	tcase_add_test(tc, nothing_saved_refuses_to_start);
+	tcase_add_test(tc, damaged_state_is_refused);
+	tcase_add_test(tc, systemd_state_directory_is_the_default);
+	suite_add_tcase(s, tc);
+	return xdtest_run(s);
+}
