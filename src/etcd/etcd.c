@@ -12,6 +12,7 @@
 #include "etcd/kvmap.h"
 #include "transport/tag.h"
 #include "transport/tls.h"
+#include "util/clock.h"
 #include "util/common.h"
 #include "util/log.h"
 #include "util/loop_thread.h"
@@ -47,6 +48,7 @@ struct xd_etcd {
 	grpc_completion_queue *cq;
 	const struct xd_config *cfg;
 	struct xd_reloader *reloader;
+	struct xd_etcd_health *health; /* the owner's, kept up to date */
 	grpc_channel_credentials *creds;
 	grpc_channel *channel; /* to endpoints[ep]; NULL between tries */
 	size_t ep;
@@ -59,6 +61,9 @@ struct xd_etcd {
 	int64_t revision;     /* of the map: the last Range's or event's */
 	bool need_range;      /* the map must be read whole again */
 	bool loaded;          /* a Range has filled the map */
+	/* why the watch is being cancelled (compaction, cancelled by
+	 * etcd): said by the retry instead of the call's CANCELLED */
+	char cancel_why[256];
 	uint64_t backoff_ms;  /* the next wait after a failure */
 
 	struct call range, watch;
@@ -86,6 +91,21 @@ static void move(struct xd_etcd *e, enum state to, const char *why)
 static const char *endpoint(const struct xd_etcd *e)
 {
 	return e->cfg->etcd.endpoints[e->ep];
+}
+
+/* Healthy: read, and watching since the last failure. */
+static void set_healthy(struct xd_etcd *e, bool healthy)
+{
+	if (e->health->healthy == healthy)
+		return;
+	e->health->healthy = healthy;
+	e->health->since_ms = xd_wall_ms();
+}
+
+static void set_revision(struct xd_etcd *e, int64_t revision)
+{
+	e->revision = revision;
+	e->health->revision = revision;
 }
 
 /* ---------------- calls ---------------- */
@@ -239,6 +259,7 @@ static void on_retry(uv_timer_t *t)
 
 	if (e->state != WAITING)
 		return;
+	e->health->reconnects++;
 	if (e->need_range)
 		start_range(e);
 	else
@@ -254,6 +275,9 @@ static void schedule_retry(struct xd_etcd *e, const char *what,
 
 	XD_ASSERT(e->range.call == NULL && e->watch.call == NULL);
 	move(e, WAITING, what);
+	snprintf(e->health->last_error, sizeof(e->health->last_error),
+		 "%s: %s: %s", endpoint(e), what, why);
+	e->health->last_error_ms = xd_wall_ms();
 	xd_warn("etcd %s: %s: %s; %s, trying again in %.1f s", endpoint(e),
 		what, why,
 		e->loaded ? "still serving what was read before" :
@@ -263,6 +287,8 @@ static void schedule_retry(struct xd_etcd *e, const char *what,
 		grpc_channel_destroy(e->channel);
 	e->channel = NULL;
 	e->ep = (e->ep + 1) % e->cfg->etcd.nendpoints;
+	e->health->endpoint = e->ep;
+	set_healthy(e, false);
 	e->backoff_ms = e->backoff_ms * 2 > XD_ETCD_BACKOFF_MAX_MS ?
 				XD_ETCD_BACKOFF_MAX_MS :
 				e->backoff_ms * 2;
@@ -363,7 +389,7 @@ static void on_range(struct xd_tag *tag, bool ok)
 				     resp->kvs[i]->key.len,
 				     (const char *)resp->kvs[i]->value.data,
 				     resp->kvs[i]->value.len);
-	e->revision = resp->header->revision;
+	set_revision(e, resp->header->revision);
 	e->need_range = false;
 	e->loaded = true;
 	e->backoff_ms = XD_ETCD_BACKOFF_MIN_MS;
@@ -420,7 +446,11 @@ static void watch_maybe_over(struct xd_etcd *e)
 
 	if (e->watch.batches > 0)
 		return;
-	call_why(&e->watch, why, sizeof(why));
+	if (e->cancel_why[0] != '\0')
+		snprintf(why, sizeof(why), "%s", e->cancel_why);
+	else
+		call_why(&e->watch, why, sizeof(why));
+	e->cancel_why[0] = '\0';
 	call_close(&e->watch);
 	if (e->state == STOPPED) {
 		maybe_free(e);
@@ -440,16 +470,24 @@ static bool apply(struct xd_etcd *e, const Etcdserverpb__WatchResponse *w)
 		xd_warn("etcd %s: revision %lld was compacted away (oldest kept: %lld); reading the prefix again",
 			endpoint(e), (long long)e->revision + 1,
 			(long long)w->compact_revision);
+		snprintf(e->cancel_why, sizeof(e->cancel_why),
+			 "revision %lld was compacted away (oldest kept: %lld)",
+			 (long long)e->revision + 1,
+			 (long long)w->compact_revision);
 		e->need_range = true;
 		return false;
 	}
 	if (w->canceled) {
 		xd_warn("etcd %s: the watch was cancelled: %s; reading the prefix again",
 			endpoint(e), w->cancel_reason != NULL ? w->cancel_reason : "");
+		snprintf(e->cancel_why, sizeof(e->cancel_why), "%.200s",
+			 w->cancel_reason != NULL && w->cancel_reason[0] != '\0' ?
+				 w->cancel_reason : "cancelled by etcd");
 		e->need_range = true;
 		return false;
 	}
 	if (w->created) {
+		set_healthy(e, true);
 		e->backoff_ms = XD_ETCD_BACKOFF_MIN_MS;
 		xd_info("etcd %s: watching '%s' from revision %lld",
 			endpoint(e), e->cfg->etcd.prefix,
@@ -461,7 +499,7 @@ static bool apply(struct xd_etcd *e, const Etcdserverpb__WatchResponse *w)
 		if (ev->kv == NULL)
 			continue;
 		if (ev->kv->mod_revision > e->revision)
-			e->revision = ev->kv->mod_revision;
+			set_revision(e, ev->kv->mod_revision);
 		if (ev->type == MVCCPB__EVENT__EVENT_TYPE__Delete) {
 			xd_kvmap_delete(&e->map, (const char *)ev->kv->key.data,
 					ev->kv->key.len);
@@ -598,7 +636,7 @@ static grpc_channel_credentials *credentials(const struct xd_config *cfg)
 
 int xd_etcd_start(struct xd_etcd **out, uv_loop_t *loop,
 		  grpc_completion_queue *cq, const struct xd_config *cfg,
-		  struct xd_reloader *reloader)
+		  struct xd_reloader *reloader, struct xd_etcd_health *health)
 {
 	struct xd_etcd *e;
 	grpc_channel_credentials *creds;
@@ -615,6 +653,9 @@ int xd_etcd_start(struct xd_etcd **out, uv_loop_t *loop,
 	e->cq = cq;
 	e->cfg = cfg;
 	e->reloader = reloader;
+	e->health = health;
+	memset(health, 0, sizeof(*health));
+	health->since_ms = xd_wall_ms();
 	e->creds = creds;
 	e->state = WAITING;
 	e->need_range = true;

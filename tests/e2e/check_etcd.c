@@ -222,6 +222,66 @@ static void finish(struct xdc_stream *s, struct xdc_conn *c,
 	etcd_free(e);
 }
 
+/* Runs xdsctl with `args` (shell words); its exit status, and its
+ * stdout and stderr together in *out (malloc'd). */
+static int xdsctl(const char *args, char **out)
+{
+	char path[300], *cmd;
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/xdsctl.XXXXXX", xdtest_tmpdir());
+	fd = mkstemp(path);
+	ck_assert(fd >= 0);
+	close(fd);
+	ck_assert(asprintf(&cmd, "'%s' %s >'%s' 2>&1", xdtest_env("XDSCTL"),
+			   args, path) > 0);
+	rc = system(cmd);
+	free(cmd);
+	ck_assert(rc != -1 && WIFEXITED(rc));
+	*out = xdtest_read_file(path, NULL);
+	ck_assert(*out != NULL);
+	unlink(path);
+	return WEXITSTATUS(rc);
+}
+
+/* `xdsctl status` of `d`: its exit status, its output in *out. */
+static int ctl_status(const struct xdt_daemon *d, char **out)
+{
+	char args[64];
+
+	snprintf(args, sizeof(args), "--admin 127.0.0.1:%d status", d->admin_port);
+	return xdsctl(args, out);
+}
+
+/* /status.json's "source" of `d`, once `member` is `want` (true,
+ * false); the test fails if it is not within SERVED_MS. */
+static json_t *source_when(const struct xdt_daemon *d, const char *member,
+			   bool want)
+{
+	for (long long end = xdtest_now_ms() + SERVED_MS;;) {
+		json_t *j = xdt_status_json(d);
+		json_t *src = json_incref(json_object_get(j, "source"));
+
+		json_decref(j);
+		ck_assert(json_is_object(src));
+		if (json_is_boolean(json_object_get(src, member)) &&
+		    json_is_true(json_object_get(src, member)) == want)
+			return src;
+		json_decref(src);
+		XDT_REQUIRE(xdtest_now_ms() < end, "/status.json: source.%s never became %s",
+			    member, want ? "true" : "false");
+		xdtest_sleep_ms(100);
+	}
+}
+
+static long long num(json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+
+	ck_assert_msg(json_is_integer(v), "'%s' is not an integer", key);
+	return json_integer_value(v);
+}
+
 static int ready_status(const struct xdt_daemon *d)
 {
 	int status = 0;
@@ -316,14 +376,22 @@ START_TEST(broken_at_start)
 }
 END_TEST
 
+#define REVISION "xdsd_etcd_revision{prefix=\"" PREFIX "\"}"
+#define UP "xdsd_etcd_up{prefix=\"" PREFIX "\"}"
+#define RECONNECTS "xdsd_etcd_reconnects_total{prefix=\"" PREFIX "\"}"
+
 /* etcd lost later: still served, reconnected, the watch resumed at the
- * revision reached, so what changed meanwhile is served. */
+ * revision reached, so what changed meanwhile is served. Throughout,
+ * /status.json, /metrics and `xdsctl status` say where the snapshots
+ * come from, the revision held and whether etcd is watched. */
 START_TEST(lost_and_resumed)
 {
 	struct etcd *e = etcd_new();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
+	json_t *src;
+	char *out, want[256];
 
 	etcd_run(e);
 	put_clusters(e, "default", "c", 2);
@@ -331,15 +399,119 @@ START_TEST(lost_and_resumed)
 	s = client(d, &c, 2);
 	ck_assert(xdt_daemon_wait_log(d, "watching '" PREFIX "' from revision 3", SERVED_MS));
 
+	/* watching, at the revision of the one put */
+	src = source_when(d, "healthy", true);
+	ck_assert_str_eq(xdt_json_str(src, "kind"), "etcd");
+	ck_assert_str_eq(xdt_json_str(src, "prefix"), PREFIX);
+	ck_assert_str_eq(xdt_json_str(src, "endpoint"), e->endpoint);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(src, "endpoints"), 0)),
+			 e->endpoint);
+	ck_assert_int_eq(num(src, "revision"), 2);
+	ck_assert_int_eq(num(src, "reconnects"), 0);
+	ck_assert(json_is_null(json_object_get(src, "last_error")));
+	ck_assert_int_eq(strlen(xdt_json_str(src, "since")), 24);
+	json_decref(src);
+	ck_assert(xdt_daemon_metric(d, REVISION) == 2);
+	ck_assert(xdt_daemon_metric(d, UP) == 1);
+	ck_assert(xdt_daemon_metric(d, RECONNECTS) == 0);
+	ck_assert_int_eq(ctl_status(d, &out), 0);
+	snprintf(want, sizeof(want), "source:    etcd %s prefix " PREFIX ", revision 2, watching since ",
+		 e->endpoint);
+	ck_assert_msg(strstr(out, want) != NULL, "no '%s' in: %s", want, out);
+	free(out);
+
 	etcd_kill(e);
 	ck_assert(xdt_daemon_wait_log(d, "still serving what was read before", SERVED_MS));
 	ck_assert_int_eq(ready_status(d), 200);
+	/* not watching: said everywhere, with why */
+	src = source_when(d, "healthy", false);
+	snprintf(want, sizeof(want), "%s: ", e->endpoint);
+	ck_assert_msg(strstr(xdt_json_str(src, "last_error"), want) == xdt_json_str(src, "last_error"),
+		      "last_error: %s", xdt_json_str(src, "last_error"));
+	ck_assert_int_eq(strlen(xdt_json_str(src, "last_error_at")), 24);
+	ck_assert_int_eq(num(src, "revision"), 2); /* what is still served */
+	json_decref(src);
+	ck_assert(xdt_daemon_metric(d, UP) == 0);
+	ck_assert(xdt_daemon_metric(d, REVISION) == 2);
+	ck_assert_int_eq(ctl_status(d, &out), 1);
+	ck_assert_msg(strstr(out, "revision 2, NOT WATCHING since ") != NULL &&
+			      strstr(out, "last error ") != NULL &&
+			      strstr(out, "is not watching; it serves what it read last") != NULL,
+		      "xdsctl status: %s", out);
+	free(out);
+	/* the tries again are counted */
+	for (long long end = xdtest_now_ms() + SERVED_MS;
+	     xdt_daemon_metric(d, RECONNECTS) < 1;) {
+		XDT_REQUIRE(xdtest_now_ms() < end, "no reconnect counted");
+		xdtest_sleep_ms(100);
+	}
+
 	etcd_run(e);
 	put_clusters(e, "default", "c", 5);
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 5);
 	ck_assert(xdt_daemon_wait_log_count(d, "watching '" PREFIX "' from revision 3", 2,
 					    SERVED_MS));
+	src = source_when(d, "healthy", true);
+	ck_assert_int_eq(num(src, "revision"), 3);
+	ck_assert(num(src, "reconnects") >= 1);
+	json_decref(src);
+	ck_assert(xdt_daemon_metric(d, UP) == 1);
+	ck_assert(xdt_daemon_metric(d, REVISION) == 3);
+	ck_assert_int_eq(ctl_status(d, &out), 0);
+	ck_assert_msg(strstr(out, "revision 3, watching since ") != NULL, "xdsctl status: %s", out);
+	free(out);
 	finish(s, c, d, e);
+}
+END_TEST
+
+/* Under `source: etcd`, `watch: true` still watches the xDS listener's
+ * TLS files, as a reload reads them with etcd's snapshots: a renewed
+ * certificate renamed into place goes into use. */
+START_TEST(watch_follows_the_tls_files)
+{
+	struct etcd *e = etcd_new();
+	struct xdt_daemon *d;
+	char cfg[2048], *tdir, *text, line[600], src[64], tmp[600], dst[600];
+
+	etcd_run(e);
+	put_clusters(e, "default", "c", 2);
+	tdir = xdtest_snapdir();
+	for (int i = 0; i < 2; i++) {
+		text = xdtest_read_file(xdtest_cert(i ? "server.key" : "server.pem"), NULL);
+		ck_assert(text != NULL);
+		free(xdtest_write_file(tdir, i ? "server.key" : "server.pem", text));
+		free(text);
+	}
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nsource: etcd\nwatch: true\nwatch_delay: 100ms\n"
+		 "etcd:\n  endpoints: ['%s']\n  dial_timeout: 1s\n"
+		 "tls:\n  cert: %s/server.pem\n  key: %s/server.key\n",
+		 e->endpoint, tdir, tdir);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
+	snprintf(line, sizeof(line), "watching %s/server.pem", tdir);
+	ck_assert_msg(xdt_daemon_wait_log(d, line, SERVED_MS), "no '%s' in the log", line);
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(src, sizeof(src), "server2.%s", i ? "key" : "pem");
+		text = xdtest_read_file(xdtest_cert(src), NULL);
+		ck_assert(text != NULL);
+		free(xdtest_write_file(tdir, "new", text));
+		free(text);
+		snprintf(tmp, sizeof(tmp), "%s/new", tdir);
+		snprintf(dst, sizeof(dst), "%s/server.%s", tdir, i ? "key" : "pem");
+		ck_assert(rename(tmp, dst) == 0);
+	}
+	ck_assert(xdt_daemon_wait_log(d, "info: TLS reloaded: certificate /CN=xdsd server two",
+				      SERVED_MS));
+	/* asked by the watch, not by the etcd source */
+	ck_assert(xdt_daemon_wait_log(d, "watch: reloading etcd prefix", 1));
+	xdt_daemon_stop(d, STOP_MS);
+	ck_assert(asprintf(&text, "rm -rf '%s'", tdir) > 0);
+	ck_assert(system(text) == 0);
+	free(text);
+	free(tdir);
+	etcd_free(e);
 }
 END_TEST
 
@@ -374,6 +546,7 @@ int main(void)
 	tcase_add_test(tc, unreachable_at_start);
 	tcase_add_test(tc, broken_at_start);
 	tcase_add_test(tc, lost_and_resumed);
+	tcase_add_test(tc, watch_follows_the_tls_files);
 	tcase_add_test(tc, mutual_tls);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
