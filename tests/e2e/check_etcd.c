@@ -5,8 +5,10 @@
  * with etcdctl, the real daemon, and a real gRPC client that must be
  * served what etcd now holds: at start, after a change, not after a
  * broken value (refused, named by its key), across an etcd that is not
- * there yet or goes away and comes back, and over mutual TLS with
- * openssl-made certificates.
+ * there yet or goes away and comes back, across a compaction past the
+ * revision reached while away, and over mutual TLS with openssl-made
+ * certificates; the source's revision and health as the admin endpoint
+ * and xdsctl show them.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -19,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "balancer.h"
 #include "client.h"
 #include "daemon.h"
 #include "xdtest.h"
@@ -181,6 +184,18 @@ static void put_clusters(const struct etcd *e, const char *key,
 					prefix, i);
 	snprintf(args, sizeof(args), "put %s%s.yaml", PREFIX, key);
 	ck_assert_int_eq(etcdctl(e, args, text), 0);
+}
+
+/* xdsd reading etcd at `endpoint`, with `more` configuration. */
+static struct xdt_daemon *start_at(const char *endpoint, const char *more)
+{
+	char cfg[2048];
+
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nsource: etcd\nwatch_delay: 100ms\n"
+		 "etcd:\n  endpoints: ['%s']\n  dial_timeout: 1s\n%s",
+		 endpoint, more != NULL ? more : "");
+	return xdt_daemon_start(cfg, NULL, START_MS);
 }
 
 static struct xdt_daemon *start(const struct etcd *e)
@@ -535,6 +550,77 @@ START_TEST(mutual_tls)
 }
 END_TEST
 
+/* The keys of the snapshots `d` serves, comma-separated, sorted. */
+static char *served_keys(const struct xdt_daemon *d)
+{
+	json_t *j = xdt_status_json(d), *snap;
+	char keys[512] = "";
+	size_t i, n = 0;
+
+	json_array_foreach(json_object_get(j, "snapshots"), i, snap)
+		n += (size_t)snprintf(keys + n, sizeof(keys) - n, "%s%s",
+				      i ? "," : "", xdt_json_str(snap, "key"));
+	json_decref(j);
+	return strdup(keys);
+}
+
+/*
+ * The watch lost while etcd compacts past the revision xdsd reached:
+ * xdsd cannot resume there, reads the whole prefix again and serves
+ * what is current, a key deleted meanwhile included. xdsd reaches etcd
+ * through a TCP proxy (haproxy) that goes away and comes back, while
+ * the changes and the compaction go to etcd directly.
+ */
+START_TEST(compacted_while_away)
+{
+	struct etcd *e = etcd_new();
+	struct xdt_balancer *b;
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+	json_t *src;
+	char *keys;
+
+	etcd_run(e);
+	put_clusters(e, "default", "c", 2);     /* revision 2 */
+	put_clusters(e, "extra", "x", 1);       /* 3 */
+	b = xdt_balancer_start(e->endpoint, NULL);
+	d = start_at(b->target, NULL);
+	s = client(d, &c, 2);
+	ck_assert(xdt_daemon_wait_log(d, "watching '" PREFIX "' from revision 4", SERVED_MS));
+	keys = served_keys(d);
+	ck_assert_str_eq(keys, "default,extra");
+	free(keys);
+
+	xdt_balancer_kill(b);
+	ck_assert(xdt_daemon_wait_log(d, "still serving what was read before", SERVED_MS));
+	ck_assert_int_eq(etcdctl(e, "del " PREFIX "extra.yaml", NULL), 0); /* 4 */
+	put_clusters(e, "default", "c", 6);                                /* 5 */
+	ck_assert_int_eq(etcdctl(e, "compact 5", NULL), 0);
+	xdt_balancer_run(b);
+
+	ck_assert(xdt_daemon_wait_log(d, "revision 4 was compacted away (oldest kept: 5); reading the prefix again",
+				      SERVED_MS));
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 6);
+	ck_assert(xdt_daemon_wait_log(d, "read 1 key under '" PREFIX "' at revision 5", 1));
+	keys = served_keys(d);
+	ck_assert_str_eq(keys, "default");
+	free(keys);
+	src = source_when(d, "healthy", true);
+	ck_assert_int_eq(num(src, "revision"), 5);
+	ck_assert_msg(strstr(xdt_json_str(src, "last_error"), "compacted away") != NULL,
+		      "last_error: %s", xdt_json_str(src, "last_error"));
+	json_decref(src);
+
+	/* and watched from there */
+	put_clusters(e, "default", "c", 7);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 7);
+	ck_assert(xdt_daemon_wait_log(d, "watching '" PREFIX "' from revision 6", 1));
+	xdt_balancer_stop(b);
+	finish(s, c, d, e);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("etcd");
@@ -547,6 +633,7 @@ int main(void)
 	tcase_add_test(tc, broken_at_start);
 	tcase_add_test(tc, lost_and_resumed);
 	tcase_add_test(tc, watch_follows_the_tls_files);
+	tcase_add_test(tc, compacted_while_away);
 	tcase_add_test(tc, mutual_tls);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
