@@ -214,13 +214,15 @@ static struct xdt_daemon *start(const struct etcd *e)
 	return xdt_daemon_start(cfg, NULL, START_MS);
 }
 
-/* A client of `d` subscribed to every cluster, once it has been served
- * `count` of them. */
+/* A client of `d` (once it serves) subscribed to every cluster, once it
+ * has been served `count` of them. */
 static struct xdc_stream *client(const struct xdt_daemon *d,
 				 struct xdc_conn **c, int count)
 {
 	struct xdc_stream *s;
 
+	/* before the first load it would find no snapshot, and be refused */
+	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
 	*c = xdc_connect(d->target);
 	s = xdc_watch_clusters(*c, "n", "any");
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), count);
@@ -530,26 +532,6 @@ START_TEST(watch_follows_the_tls_files)
 }
 END_TEST
 
-/* etcd over TLS that requires a client certificate: served with
- * etcd.tls, and the changes followed. */
-START_TEST(mutual_tls)
-{
-	struct etcd *e = etcd_new();
-	struct xdt_daemon *d;
-	struct xdc_conn *c;
-	struct xdc_stream *s;
-
-	e->tls = true;
-	etcd_run(e);
-	put_clusters(e, "default", "c", 2);
-	d = start(e);
-	s = client(d, &c, 2);
-	put_clusters(e, "default", "c", 3);
-	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 3);
-	finish(s, c, d, e);
-}
-END_TEST
-
 /* The keys of the snapshots `d` serves, comma-separated, sorted. */
 static char *served_keys(const struct xdt_daemon *d)
 {
@@ -621,6 +603,196 @@ START_TEST(compacted_while_away)
 }
 END_TEST
 
+/* etcd's current revision (of the whole store), from etcdctl. */
+static long long etcd_revision(const struct etcd *e)
+{
+	char *cmd, line[4096];
+	const char *at;
+	long long rev;
+	FILE *p;
+
+	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s get / -w json 2>/dev/null",
+			   e->endpoint) > 0);
+	p = popen(cmd, "r");
+	ck_assert(p != NULL);
+	ck_assert(fgets(line, sizeof(line), p) != NULL);
+	ck_assert_int_eq(pclose(p), 0);
+	free(cmd);
+	/* read by hand: its cluster_id does not fit jansson's integers */
+	at = strstr(line, "\"revision\":");
+	ck_assert_msg(at != NULL && sscanf(at, "\"revision\":%lld", &rev) == 1,
+		      "etcdctl: %s", line);
+	ck_assert(rev > 0);
+	return rev;
+}
+
+/* `xdsctl push` of `dir` with `opts`; its exit status, its output in
+ * *out. */
+static int push(const char *opts, const char *dir, char **out)
+{
+	char *args;
+	int rc;
+
+	ck_assert(asprintf(&args, "push %s '%s'", opts, dir) > 0);
+	rc = xdsctl(args, out);
+	free(args);
+	return rc;
+}
+
+/* Waits until the snapshots `d` serves are `keys` (served_keys). */
+static void wait_keys(const struct xdt_daemon *d, const char *keys)
+{
+	for (long long end = xdtest_now_ms() + SERVED_MS;;) {
+		char *now = served_keys(d);
+		bool same = strcmp(now, keys) == 0;
+
+		XDT_REQUIRE(same || xdtest_now_ms() < end, "serving '%s', not '%s'", now, keys);
+		free(now);
+		if (same)
+			return;
+		xdtest_sleep_ms(100);
+	}
+}
+
+/* The daemon's source revision, once it is `want`. */
+static void wait_revision(const struct xdt_daemon *d, long long want)
+{
+	for (long long end = xdtest_now_ms() + SERVED_MS;;) {
+		json_t *j = xdt_status_json(d);
+		long long rev = num(json_object_get(j, "source"), "revision");
+
+		json_decref(j);
+		if (rev == want)
+			return;
+		XDT_REQUIRE(xdtest_now_ms() < end, "revision %lld, not %lld", rev, want);
+		xdtest_sleep_ms(100);
+	}
+}
+
+/*
+ * xdsctl push: a directory checked as --check checks it and written in
+ * one transaction (one revision), served by the daemon; a key whose
+ * file is gone deleted (and one that no file ever gave); a broken
+ * directory writes nothing, with --check's messages and exit status 2;
+ * an etcd that cannot be reached is exit status 3. The settings come
+ * from the command line or from xdsd.yaml (-c).
+ */
+START_TEST(push_checked_in_one_transaction)
+{
+	struct etcd *e = etcd_new();
+	char *dir = xdtest_snapdir(), *out, opts[128], want[256];
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+	long long rev;
+
+	etcd_run(e);
+	put_clusters(e, "stray", "s", 1);
+	d = start(e);
+	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
+	xdtest_write_clusters(dir, "default.yaml", "c", 2);
+	xdtest_write_clusters(dir, "extra.yaml", "x", 1);
+	rev = etcd_revision(e);
+
+	/* from the command line: one revision, the stray key gone */
+	snprintf(opts, sizeof(opts), "--etcd 127.0.0.1:1,%s --prefix " PREFIX, e->endpoint);
+	ck_assert_int_eq(push(opts, dir, &out), 0);
+	snprintf(want, sizeof(want), "pushed 2 files to %s under '" PREFIX "', 1 key deleted: revision %lld\n",
+		 e->endpoint, rev + 1);
+	ck_assert_msg(strstr(out, want) != NULL, "no '%s' in: %s", want, out);
+	free(out);
+	ck_assert_int_eq(etcd_revision(e), rev + 1);
+	wait_revision(d, rev + 1);
+	wait_keys(d, "default,extra");
+	s = client(d, &c, 2);
+
+	/* a file removed: its key deleted, with -c's settings */
+	snprintf(want, sizeof(want), "%s/extra.yaml", dir);
+	ck_assert(unlink(want) == 0);
+	xdtest_write_clusters(dir, "default.yaml", "c", 4);
+	snprintf(opts, sizeof(opts), "-c '%s'", d->config);
+	ck_assert_int_eq(push(opts, dir, &out), 0);
+	ck_assert_msg(strstr(out, "pushed 1 file to ") != NULL &&
+			      strstr(out, "1 key deleted") != NULL, "%s", out);
+	free(out);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 4);
+	wait_revision(d, rev + 2);
+	wait_keys(d, "default");
+
+	/* a broken file: --check's messages, nothing written */
+	free(xdtest_write_file(dir, "broken.yaml", "clusters: {}\n"));
+	xdtest_write_clusters(dir, "default.yaml", "c", 5);
+	ck_assert_int_eq(push(opts, dir, &out), 2);
+	snprintf(want, sizeof(want), "%s/broken.yaml:1:11: clusters: expected a list", dir);
+	ck_assert_msg(strstr(out, want) != NULL &&
+			      strstr(out, "1 error in the snapshots; nothing written to etcd") != NULL,
+		      "%s", out);
+	free(out);
+	ck_assert_int_eq(etcd_revision(e), rev + 2);
+	ck_assert_int_eq(xdc_next_clusters(s, 1000, NULL), -1);
+
+	/* etcd not there: exit status 3, said why */
+	snprintf(want, sizeof(want), "%s/broken.yaml", dir);
+	ck_assert(unlink(want) == 0);
+	ck_assert_int_eq(push("--etcd 127.0.0.1:1", dir, &out), 3);
+	ck_assert_msg(strstr(out, "xdsctl: etcd 127.0.0.1:1: UNAVAILABLE") != NULL, "%s", out);
+	free(out);
+	ck_assert_int_eq(etcd_revision(e), rev + 2);
+
+	ck_assert_int_eq(push(opts, dir, &out), 0);
+	free(out);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 5);
+	ck_assert(asprintf(&out, "rm -rf '%s'", dir) > 0);
+	ck_assert(system(out) == 0);
+	free(out);
+	free(dir);
+	finish(s, c, d, e);
+}
+END_TEST
+
+/* etcd over TLS that requires a client certificate: served with
+ * etcd.tls, and the changes followed; xdsctl push over it too. */
+START_TEST(mutual_tls)
+{
+	struct etcd *e = etcd_new();
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+	char opts[1024], *dir, *out;
+
+	e->tls = true;
+	etcd_run(e);
+	put_clusters(e, "default", "c", 2);
+	d = start(e);
+	s = client(d, &c, 2);
+	put_clusters(e, "default", "c", 3);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 3);
+
+	/* xdsctl push over the same TLS: the files from the command line,
+	 * then from xdsd.yaml's etcd.tls (-c) */
+	dir = xdtest_clusters_snapdir(4);
+	snprintf(opts, sizeof(opts), "--etcd %s --cacert %s --cert %s --key %s",
+		 e->endpoint, xdtest_cert("ca.pem"), xdtest_cert("frontend.pem"),
+		 xdtest_cert("frontend.key"));
+	ck_assert_int_eq(push(opts, dir, &out), 0);
+	free(out);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 4);
+	xdtest_write_clusters(dir, "default.yaml", "c", 5);
+	snprintf(opts, sizeof(opts), "-c %s", d->config);
+	ck_assert_int_eq(push(opts, dir, &out), 0);
+	free(out);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 5);
+	/* without the client certificate etcd refuses it */
+	snprintf(opts, sizeof(opts), "--etcd %s --cacert %s", e->endpoint,
+		 xdtest_cert("ca.pem"));
+	ck_assert_int_ne(push(opts, dir, &out), 0);
+	ck_assert_msg(strstr(out, "xdsctl: etcd ") != NULL, "%s", out);
+	free(out);
+	free(dir);
+	finish(s, c, d, e);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("etcd");
@@ -634,6 +806,7 @@ int main(void)
 	tcase_add_test(tc, lost_and_resumed);
 	tcase_add_test(tc, watch_follows_the_tls_files);
 	tcase_add_test(tc, compacted_while_away);
+	tcase_add_test(tc, push_checked_in_one_transaction);
 	tcase_add_test(tc, mutual_tls);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
