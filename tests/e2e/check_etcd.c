@@ -8,7 +8,8 @@
  * there yet or goes away and comes back, across a compaction past the
  * revision reached while away, and over mutual TLS with openssl-made
  * certificates; the source's revision and health as the admin endpoint
- * and xdsctl show them.
+ * and xdsctl show them; xdsctl push; and two replicas on one prefix
+ * serving the same bytes under the same versions.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -750,6 +751,374 @@ START_TEST(push_checked_in_one_transaction)
 }
 END_TEST
 
+/* ---------------- replicas ---------------- */
+
+/* A snapshot with every type of resource, each referring to the next as
+ * a real one does. */
+static const char every_type[] =
+	"listeners:\n"
+	"- name: lis\n"
+	"  address: {socket_address: {address: 0.0.0.0, port_value: 10000}}\n"
+	"  filter_chains:\n"
+	"  - filters:\n"
+	"    - name: envoy.filters.network.http_connection_manager\n"
+	"      typed_config:\n"
+	"        \"@type\": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\n"
+	"        stat_prefix: lis\n"
+	"        rds: {route_config_name: rc, config_source: {ads: {}, resource_api_version: V3}}\n"
+	"        http_filters:\n"
+	"        - name: envoy.filters.http.router\n"
+	"          typed_config: {\"@type\": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}\n"
+	"routes:\n"
+	"- name: rc\n"
+	"  virtual_hosts: [{name: vh, domains: [\"*\"], routes: [{match: {prefix: \"/\"}, route: {cluster: web}}]}]\n"
+	"- name: rc-vhds\n"
+	"  vhds: {config_source: {ads: {}, resource_api_version: V3}}\n"
+	"scoped_routes:\n"
+	"- name: sr\n"
+	"  route_configuration_name: rc\n"
+	"  key: {fragments: [{string_key: tenant-a}]}\n"
+	"virtual_hosts:\n"
+	"- name: rc-vhds/api\n"
+	"  domains: [api.example]\n"
+	"  routes: [{match: {prefix: \"/\"}, route: {cluster: web}}]\n"
+	"clusters:\n"
+	"- name: web\n"
+	"  connect_timeout: 1s\n"
+	"  type: EDS\n"
+	"  eds_cluster_config: {eds_config: {ads: {}, resource_api_version: V3}, service_name: web}\n"
+	"- {name: static, type: STATIC, connect_timeout: 2s}\n"
+	"endpoints:\n"
+	"- cluster_name: web\n"
+	"  endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: 8080}}}}]}]\n"
+	"secrets:\n"
+	"- name: token\n"
+	"  \"@allow\": [\"@anyone\"]\n"
+	"  generic_secret: {secret: {inline_string: s3cret}}\n"
+	"runtimes:\n"
+	"- name: rt\n"
+	"  layer: {feature: {enabled: true}, ratio: 0.25}\n";
+
+#define NTYPES 8
+#define TYPE_PREFIX "type.googleapis.com/"
+
+/* Each type, and what a client asks of it: NULL a wildcard, else
+ * names (a wildcard exists for listeners, clusters and scoped routes,
+ * docs/protocol.md rules S2 and D2); virtual hosts have no SotW form. */
+static const struct {
+	const char *url;
+	const char *names[3];
+	bool sotw;
+} types[NTYPES] = {
+	{TYPE_PREFIX "envoy.config.listener.v3.Listener", {NULL}, true},
+	{TYPE_PREFIX "envoy.config.route.v3.RouteConfiguration", {"rc", "rc-vhds", NULL}, true},
+	{TYPE_PREFIX "envoy.config.route.v3.ScopedRouteConfiguration", {NULL}, true},
+	{TYPE_PREFIX "envoy.config.route.v3.VirtualHost", {"rc-vhds/api", NULL}, false},
+	{TYPE_PREFIX "envoy.config.cluster.v3.Cluster", {NULL}, true},
+	{TYPE_PREFIX "envoy.config.endpoint.v3.ClusterLoadAssignment", {"web", NULL}, true},
+	{TYPE_PREFIX "envoy.extensions.transport_sockets.tls.v3.Secret", {"token", NULL}, true},
+	{TYPE_PREFIX "envoy.service.runtime.v3.Runtime", {"rt", NULL}, true},
+};
+
+/* Resources of each type as a client received them: per type, the
+ * entries "version \0 name \0 Any.type_url \0 Any.value" (name empty in
+ * SotW, whose version is the response's) sorted bytewise, so that two
+ * clients compare byte for byte whatever the order of the resources. */
+struct entry {
+	char *data;
+	size_t len;
+};
+
+struct served {
+	struct entry *e[NTYPES];
+	size_t n[NTYPES];
+	bool got[NTYPES];
+};
+
+static int type_index(const char *url)
+{
+	for (int i = 0; i < NTYPES; i++)
+		if (strcmp(types[i].url, url) == 0)
+			return i;
+	ck_abort_msg("a response of type %s, which was not asked for", url);
+	return -1;
+}
+
+static void add_entry(struct served *sv, int t, const char *version,
+		      const char *name, const Google__Protobuf__Any *any)
+{
+	size_t vl = strlen(version), nl = strlen(name), ul, len;
+	struct entry *e;
+
+	ck_assert_msg(any != NULL, "%s '%s' without its resource", types[t].url, name);
+	ul = strlen(any->type_url);
+	len = vl + nl + ul + 3 + any->value.len;
+	sv->e[t] = realloc(sv->e[t], (sv->n[t] + 1) * sizeof(*sv->e[t]));
+	ck_assert(sv->e[t] != NULL);
+	e = &sv->e[t][sv->n[t]++];
+	e->data = malloc(len);
+	e->len = len;
+	ck_assert(e->data != NULL);
+	memcpy(e->data, version, vl + 1);
+	memcpy(e->data + vl + 1, name, nl + 1);
+	memcpy(e->data + vl + nl + 2, any->type_url, ul + 1);
+	if (any->value.len > 0)
+		memcpy(e->data + vl + nl + ul + 3, any->value.data, any->value.len);
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	int c = memcmp(x->data, y->data, x->len < y->len ? x->len : y->len);
+
+	return c != 0 ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static void served_sort(struct served *sv)
+{
+	for (int t = 0; t < NTYPES; t++)
+		if (sv->n[t] > 1)
+			qsort(sv->e[t], sv->n[t], sizeof(*sv->e[t]), by_bytes);
+}
+
+static void served_free(struct served *sv)
+{
+	for (int t = 0; t < NTYPES; t++) {
+		for (size_t i = 0; i < sv->n[t]; i++)
+			free(sv->e[t][i].data);
+		free(sv->e[t]);
+	}
+}
+
+/* Every type was served to both, with the same entries, byte for byte. */
+static void same_bytes(const struct served *a, const struct served *b,
+		       const char *what, bool sotw)
+{
+	for (int t = 0; t < NTYPES; t++) {
+		if (sotw && !types[t].sotw)
+			continue;
+		ck_assert_msg(a->got[t] && b->got[t] && a->n[t] > 0,
+			      "%s: %s not served", what, types[t].url);
+		ck_assert_msg(a->n[t] == b->n[t], "%s: %s: %zu resources, and %zu", what,
+			      types[t].url, a->n[t], b->n[t]);
+		for (size_t i = 0; i < a->n[t]; i++)
+			ck_assert_msg(a->e[t][i].len == b->e[t][i].len &&
+					      memcmp(a->e[t][i].data, b->e[t][i].data,
+						     a->e[t][i].len) == 0,
+				      "%s: %s: resource %zu differs (version %s, and %s)",
+				      what, types[t].url, i, a->e[t][i].data,
+				      b->e[t][i].data);
+	}
+}
+
+static Envoy__Config__Core__V3__Node replica_node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+
+/* What a SotW client of `d` on ADS is served of every type it can ask
+ * for (each response ACKed). */
+static void sotw_fetch(const struct xdt_daemon *d, struct served *sv)
+{
+	struct xdc_conn *c = xdc_connect(d->target);
+	struct xdc_stream *s = xdc_open(c, XDC_ADS);
+	int want = 0;
+
+	memset(sv, 0, sizeof(*sv));
+	replica_node.id = (char *)"replica-client";
+	replica_node.cluster = (char *)"any";
+	for (int t = 0; t < NTYPES; t++) {
+		Envoy__Service__Discovery__V3__DiscoveryRequest req =
+			ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+
+		if (!types[t].sotw)
+			continue;
+		req.node = &replica_node;
+		req.type_url = (char *)types[t].url;
+		while (types[t].names[req.n_resource_names] != NULL)
+			req.n_resource_names++;
+		req.resource_names = (char **)types[t].names;
+		ck_assert(xdc_send_sotw(s, &req, SERVED_MS));
+		want++;
+	}
+	for (int got = 0; got < want; got++) {
+		Envoy__Service__Discovery__V3__DiscoveryResponse *r =
+			xdc_recv_sotw(s, SERVED_MS);
+		Envoy__Service__Discovery__V3__DiscoveryRequest ack =
+			ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+		int t;
+
+		ck_assert_msg(r != NULL, "SotW: %d of %d types served", got, want);
+		t = type_index(r->type_url);
+		ck_assert_msg(!sv->got[t], "SotW: %s served twice", r->type_url);
+		sv->got[t] = true;
+		for (size_t i = 0; i < r->n_resources; i++)
+			add_entry(sv, t, r->version_info, "", r->resources[i]);
+		ack.type_url = r->type_url;
+		ack.version_info = r->version_info;
+		ack.response_nonce = r->nonce;
+		ack.n_resource_names = 0;
+		while (types[t].names[ack.n_resource_names] != NULL)
+			ack.n_resource_names++;
+		ack.resource_names = (char **)types[t].names;
+		ck_assert(xdc_send_sotw(s, &ack, SERVED_MS));
+		envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
+	}
+	served_sort(sv);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+}
+
+/* What a delta client of `d` on ADS is served of every type; with
+ * `held` (the entries another replica served, or NULL) presented as
+ * its initial_resource_versions, as a client failing over does. */
+static struct xdc_stream *delta_open(struct xdc_conn *c, const struct served *held)
+{
+	struct xdc_stream *s = xdc_open(c, XDC_DELTA_ADS);
+
+	replica_node.id = (char *)"replica-client";
+	replica_node.cluster = (char *)"any";
+	for (int t = 0; t < NTYPES; t++) {
+		Envoy__Service__Discovery__V3__DeltaDiscoveryRequest req =
+			ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
+		Envoy__Service__Discovery__V3__DeltaDiscoveryRequest__InitialResourceVersionsEntry
+			ent[4], *entp[4];
+		const char *star[] = {"*", NULL};
+		const char *const *names = types[t].names[0] != NULL ? types[t].names : star;
+
+		req.node = &replica_node;
+		req.type_url = (char *)types[t].url;
+		while (names[req.n_resource_names_subscribe] != NULL)
+			req.n_resource_names_subscribe++;
+		req.resource_names_subscribe = (char **)names;
+		for (size_t i = 0; held != NULL && i < held->n[t]; i++) {
+			ck_assert(i < 4);
+			envoy__service__discovery__v3__delta_discovery_request__initial_resource_versions_entry__init(&ent[i]);
+			/* an entry: version \0 name \0 ... */
+			ent[i].value = held->e[t][i].data;
+			ent[i].key = held->e[t][i].data + strlen(held->e[t][i].data) + 1;
+			entp[i] = &ent[i];
+			req.n_initial_resource_versions++;
+		}
+		req.initial_resource_versions = entp;
+		ck_assert(xdc_send_delta(s, &req, SERVED_MS));
+	}
+	return s;
+}
+
+static void delta_fetch(const struct xdt_daemon *d, struct served *sv)
+{
+	struct xdc_conn *c = xdc_connect(d->target);
+	struct xdc_stream *s = delta_open(c, NULL);
+
+	memset(sv, 0, sizeof(*sv));
+	for (int got = 0; got < NTYPES; got++) {
+		Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *r =
+			xdc_recv_delta(s, SERVED_MS);
+		Envoy__Service__Discovery__V3__DeltaDiscoveryRequest ack =
+			ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
+		int t;
+
+		ck_assert_msg(r != NULL, "delta: %d of %d types served", got, NTYPES);
+		t = type_index(r->type_url);
+		ck_assert_msg(!sv->got[t], "delta: %s served twice", r->type_url);
+		sv->got[t] = true;
+		for (size_t i = 0; i < r->n_resources; i++)
+			add_entry(sv, t, r->resources[i]->version, r->resources[i]->name,
+				  r->resources[i]->resource);
+		ack.type_url = r->type_url;
+		ack.response_nonce = r->nonce;
+		ck_assert(xdc_send_delta(s, &ack, SERVED_MS));
+		envoy__service__discovery__v3__delta_discovery_response__free_unpacked(r, NULL);
+	}
+	served_sort(sv);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+}
+
+/* The Any bytes a SotW and a delta client of one replica got are the
+ * same too (the resource encoded once, whatever the form). */
+static void same_resources(const struct served *sotw, const struct served *delta)
+{
+	for (int t = 0; t < NTYPES; t++) {
+		if (!types[t].sotw)
+			continue;
+		ck_assert_int_eq(sotw->n[t], delta->n[t]);
+		for (size_t i = 0; i < sotw->n[t]; i++) {
+			const struct entry *a = &sotw->e[t][i];
+			bool found = false;
+			/* SotW: version \0 \0 url \0 value; delta: version \0
+			 * name \0 url \0 value: compare from the url on */
+			size_t askip = strlen(a->data) + 2;
+
+			for (size_t j = 0; j < delta->n[t] && !found; j++) {
+				const struct entry *b = &delta->e[t][j];
+				size_t bskip = strlen(b->data) + 1;
+
+				bskip += strlen(b->data + bskip) + 1;
+				found = a->len - askip == b->len - bskip &&
+					memcmp(a->data + askip, b->data + bskip,
+					       a->len - askip) == 0;
+			}
+			ck_assert_msg(found, "%s: a SotW resource no delta one matches",
+				      types[t].url);
+		}
+	}
+}
+
+/*
+ * Two replicas on one etcd prefix serve byte-identical resources under
+ * identical versions: a SotW and a delta client of each, every type
+ * (listeners, routes, scoped routes, virtual hosts, clusters,
+ * endpoints, secrets, runtimes), compared by their Any bytes and
+ * version strings. So a delta client failing over from one to the
+ * other with what it holds is sent nothing again.
+ */
+START_TEST(replicas_serve_identical_bytes)
+{
+	struct etcd *e = etcd_new();
+	char *dir = xdtest_snapdir(), *out, opts[128];
+	struct xdt_daemon *d[2];
+	struct served sotw[2], delta[2];
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+	Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *r;
+
+	etcd_run(e);
+	free(xdtest_write_file(dir, "default.yaml", every_type));
+	snprintf(opts, sizeof(opts), "--etcd %s", e->endpoint);
+	ck_assert_int_eq(push(opts, dir, &out), 0);
+	free(out);
+	for (int i = 0; i < 2; i++) {
+		d[i] = start(e);
+		ck_assert(xdt_daemon_wait_log(d[i], "serving the snapshots of etcd prefix",
+					      SERVED_MS));
+		sotw_fetch(d[i], &sotw[i]);
+		delta_fetch(d[i], &delta[i]);
+		same_resources(&sotw[i], &delta[i]);
+	}
+	same_bytes(&sotw[0], &sotw[1], "SotW, replica 1 and 2", true);
+	same_bytes(&delta[0], &delta[1], "delta, replica 1 and 2", false);
+
+	/* failing over with what replica 1 served: nothing sent again */
+	c = xdc_connect(d[1]->target);
+	s = delta_open(c, &delta[0]);
+	r = xdc_recv_delta(s, 1000);
+	ck_assert_msg(r == NULL, "replica 2 sent %s again (%zu resources)",
+		      r != NULL ? r->type_url : "", r != NULL ? r->n_resources : 0);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+
+	for (int i = 0; i < 2; i++) {
+		served_free(&sotw[i]);
+		served_free(&delta[i]);
+		xdt_daemon_stop(d[i], STOP_MS);
+	}
+	ck_assert(asprintf(&out, "rm -rf '%s'", dir) > 0);
+	ck_assert(system(out) == 0);
+	free(out);
+	free(dir);
+	etcd_free(e);
+}
+END_TEST
+
 /* etcd over TLS that requires a client certificate: served with
  * etcd.tls, and the changes followed; xdsctl push over it too. */
 START_TEST(mutual_tls)
@@ -807,6 +1176,7 @@ int main(void)
 	tcase_add_test(tc, watch_follows_the_tls_files);
 	tcase_add_test(tc, compacted_while_away);
 	tcase_add_test(tc, push_checked_in_one_transaction);
+	tcase_add_test(tc, replicas_serve_identical_bytes);
 	tcase_add_test(tc, mutual_tls);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
