@@ -292,6 +292,17 @@ static json_t *source_when(const struct xdt_daemon *d, const char *member,
 	}
 }
 
+/* The status page of `d` holds `needle`. */
+static void page_has(const struct xdt_daemon *d, const char *needle)
+{
+	int status;
+	char *page = xdt_admin(d, "GET", "/status", NULL, &status, NULL);
+
+	ck_assert_int_eq(status, 200);
+	ck_assert_msg(strstr(page, needle) != NULL, "no '%s' in the status page", needle);
+	free(page);
+}
+
 static long long num(json_t *obj, const char *key)
 {
 	json_t *v = json_object_get(obj, key);
@@ -432,6 +443,7 @@ START_TEST(lost_and_resumed)
 	ck_assert(xdt_daemon_metric(d, REVISION) == 2);
 	ck_assert(xdt_daemon_metric(d, UP) == 1);
 	ck_assert(xdt_daemon_metric(d, RECONNECTS) == 0);
+	page_has(d, "<span id=etcd-revision>2</span>, <span id=etcd-health>watching</span>");
 	ck_assert_int_eq(ctl_status(d, &out), 0);
 	snprintf(want, sizeof(want), "source:    etcd %s prefix " PREFIX ", revision 2, watching since ",
 		 e->endpoint);
@@ -451,6 +463,7 @@ START_TEST(lost_and_resumed)
 	json_decref(src);
 	ck_assert(xdt_daemon_metric(d, UP) == 0);
 	ck_assert(xdt_daemon_metric(d, REVISION) == 2);
+	page_has(d, "<span id=etcd-revision>2</span>, <span id=etcd-health>not watching</span>");
 	ck_assert_int_eq(ctl_status(d, &out), 1);
 	ck_assert_msg(strstr(out, "revision 2, NOT WATCHING since ") != NULL &&
 			      strstr(out, "last error ") != NULL &&
