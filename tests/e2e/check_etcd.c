@@ -502,17 +502,12 @@ START_TEST(watch_follows_the_tls_files)
 {
 	struct etcd *e = etcd_new();
 	struct xdt_daemon *d;
-	char cfg[2048], *tdir, *text, line[600], src[64], tmp[600], dst[600];
+	char cfg[2048], *tdir, *text, line[600];
 
 	etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	tdir = xdtest_snapdir();
-	for (int i = 0; i < 2; i++) {
-		text = xdtest_read_file(xdtest_cert(i ? "server.key" : "server.pem"), NULL);
-		ck_assert(text != NULL);
-		free(xdtest_write_file(tdir, i ? "server.key" : "server.pem", text));
-		free(text);
-	}
+	xdtest_install_server_cert(tdir, "server");
 	snprintf(cfg, sizeof(cfg),
 		 "listen: 127.0.0.1:0\nsource: etcd\nwatch: true\nwatch_delay: 100ms\n"
 		 "etcd:\n  endpoints: ['%s']\n  dial_timeout: 1s\n"
@@ -523,16 +518,7 @@ START_TEST(watch_follows_the_tls_files)
 	snprintf(line, sizeof(line), "watching %s/server.pem", tdir);
 	ck_assert_msg(xdt_daemon_wait_log(d, line, SERVED_MS), "no '%s' in the log", line);
 
-	for (int i = 0; i < 2; i++) {
-		snprintf(src, sizeof(src), "server2.%s", i ? "key" : "pem");
-		text = xdtest_read_file(xdtest_cert(src), NULL);
-		ck_assert(text != NULL);
-		free(xdtest_write_file(tdir, "new", text));
-		free(text);
-		snprintf(tmp, sizeof(tmp), "%s/new", tdir);
-		snprintf(dst, sizeof(dst), "%s/server.%s", tdir, i ? "key" : "pem");
-		ck_assert(rename(tmp, dst) == 0);
-	}
+	xdtest_install_server_cert(tdir, "server2");
 	ck_assert(xdt_daemon_wait_log(d, "info: TLS reloaded: certificate /CN=xdsd server two",
 				      SERVED_MS));
 	/* asked by the watch, not by the etcd source */
