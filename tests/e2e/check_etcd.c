@@ -843,6 +843,16 @@ static int type_index(const char *url)
 	return -1;
 }
 
+/* The index of the type of a response, the first of that type. */
+static int first_of_type(struct served *sv, const char *url, const char *form)
+{
+	int t = type_index(url);
+
+	ck_assert_msg(!sv->got[t], "%s: %s served twice", form, url);
+	sv->got[t] = true;
+	return t;
+}
+
 static void add_entry(struct served *sv, int t, const char *version,
 		      const char *name, const Google__Protobuf__Any *any)
 {
@@ -945,9 +955,7 @@ static void sotw_fetch(const struct xdt_daemon *d, struct served *sv)
 		int t;
 
 		ck_assert_msg(r != NULL, "SotW: %d of %d types served", got, want);
-		t = type_index(r->type_url);
-		ck_assert_msg(!sv->got[t], "SotW: %s served twice", r->type_url);
-		sv->got[t] = true;
+		t = first_of_type(sv, r->type_url, "SotW");
 		for (size_t i = 0; i < r->n_resources; i++)
 			add_entry(sv, t, r->version_info, "", r->resources[i]);
 		ack.type_url = r->type_url;
@@ -1016,9 +1024,7 @@ static void delta_fetch(const struct xdt_daemon *d, struct served *sv)
 		int t;
 
 		ck_assert_msg(r != NULL, "delta: %d of %d types served", got, NTYPES);
-		t = type_index(r->type_url);
-		ck_assert_msg(!sv->got[t], "delta: %s served twice", r->type_url);
-		sv->got[t] = true;
+		t = first_of_type(sv, r->type_url, "delta");
 		for (size_t i = 0; i < r->n_resources; i++)
 			add_entry(sv, t, r->resources[i]->version, r->resources[i]->name,
 				  r->resources[i]->resource);
