@@ -30,6 +30,7 @@
 
 #include "cache/cache.h"
 #include "config/config.h"
+#include "etcd/etcd.h"
 #include "reload/reload.h"
 #include "protocol/session.h"
 #include "rest/rest.h"
@@ -48,6 +49,8 @@ struct xd_admin_deps {
 	int xds_port; /* the xDS listener's bound TCP port; 0: unix socket */
 	struct xd_rest *rest; /* REST-JSON, or NULL when off */
 	const struct xd_tls *tls; /* the xDS listener's TLS, or NULL */
+	/* the etcd source's health, or NULL with `source: files` */
+	const struct xd_etcd_health *etcd;
 };
 
 struct xd_admin;

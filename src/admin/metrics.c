@@ -443,6 +443,25 @@ static void rollout(struct xd_buf *out, const struct xd_rollout *ro)
 	       (double)st->nacks);
 }
 
+/* With source: etcd: the revision held, whether it is read and
+ * watched, and how often it had to start again. */
+static void etcd(struct xd_buf *out, const struct xd_config *cfg,
+		 const struct xd_etcd_health *h)
+{
+	head(out, "xdsd_etcd_revision", "gauge",
+	     "The etcd revision of the snapshot keys held (0: none read yet).");
+	sample(out, "xdsd_etcd_revision", "prefix", cfg->etcd.prefix, NULL,
+	       NULL, (double)h->revision);
+	head(out, "xdsd_etcd_up", "gauge",
+	     "1 while the etcd prefix is read and watched, 0 while etcd is being reached again.");
+	sample(out, "xdsd_etcd_up", "prefix", cfg->etcd.prefix, NULL, NULL,
+	       h->healthy ? 1 : 0);
+	head(out, "xdsd_etcd_reconnects_total", "counter",
+	     "Reads or watches of the etcd prefix started again after a failure.");
+	sample(out, "xdsd_etcd_reconnects_total", "prefix", cfg->etcd.prefix,
+	       NULL, NULL, (double)h->reconnects);
+}
+
 void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 		       const struct xd_admin_http *admin)
 {
@@ -467,6 +486,8 @@ void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 	http(out, admin, deps->rest);
 	reloads(out, deps->reloader);
 	rollout(out, deps->rollout);
+	if (deps->etcd != NULL)
+		etcd(out, deps->cfg, deps->etcd);
 	snapshots(out, deps->cache);
 	process(out);
 }

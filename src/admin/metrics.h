@@ -38,6 +38,13 @@
  *   xdsd_reload_duration_seconds                  histogram
  *   xdsd_last_reload_successful                   gauge 0/1
  *   xdsd_last_reload_timestamp_seconds            gauge
+ *   xdsd_etcd_revision{prefix}                    gauge, with source: etcd:
+ *                                                 the revision of the keys
+ *                                                 held
+ *   xdsd_etcd_up{prefix}                          gauge 0/1: read and watched
+ *   xdsd_etcd_reconnects_total{prefix}            counter: reads or watches
+ *                                                 started again after a
+ *                                                 failure
  *   xdsd_snapshot_resources{snapshot,type}        gauge
  *   xdsd_snapshot_info{snapshot,version}          1
  *   xdsd_snapshot_since_timestamp_seconds{snapshot} gauge

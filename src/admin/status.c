@@ -250,6 +250,54 @@ static void tls_json(struct xd_jw *w, const struct xd_tls *t, int64_t now_ms)
 	xd_jw_obj_end(w);
 }
 
+/* Where the snapshots come from: the directory, or etcd and how it
+ * is doing. */
+static void source_json(struct xd_jw *w, const struct xd_admin_deps *deps)
+{
+	const struct xd_config *cfg = deps->cfg;
+	const struct xd_etcd_health *h = deps->etcd;
+	char when[32];
+
+	xd_jw_obj(w);
+	xd_jw_key(w, "kind");
+	if (h == NULL) {
+		xd_jw_str(w, "files");
+		xd_jw_key(w, "dir");
+		xd_jw_str(w, cfg->snapshots);
+		xd_jw_obj_end(w);
+		return;
+	}
+	xd_jw_str(w, "etcd");
+	xd_jw_key(w, "endpoints");
+	xd_jw_arr(w);
+	for (size_t i = 0; i < cfg->etcd.nendpoints; i++)
+		xd_jw_str(w, cfg->etcd.endpoints[i]);
+	xd_jw_arr_end(w);
+	xd_jw_key(w, "endpoint");
+	xd_jw_str(w, cfg->etcd.endpoints[h->endpoint % cfg->etcd.nendpoints]);
+	xd_jw_key(w, "prefix");
+	xd_jw_str(w, cfg->etcd.prefix);
+	xd_jw_key(w, "revision");
+	xd_jw_int(w, h->revision);
+	xd_jw_key(w, "healthy");
+	xd_jw_bool(w, h->healthy);
+	xd_jw_key(w, "since");
+	xd_jw_time(when, h->since_ms);
+	xd_jw_str(w, when);
+	xd_jw_key(w, "reconnects");
+	xd_jw_uint(w, h->reconnects);
+	xd_jw_key(w, "last_error");
+	if (h->last_error[0] == '\0') {
+		xd_jw_null(w);
+	} else {
+		xd_jw_str(w, h->last_error);
+		xd_jw_key(w, "last_error_at");
+		xd_jw_time(when, h->last_error_ms);
+		xd_jw_str(w, when);
+	}
+	xd_jw_obj_end(w);
+}
+
 void xd_status_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 		      bool ready)
 {
@@ -278,6 +326,8 @@ void xd_status_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 	xd_jw_uint(&w, (uint64_t)deps->xds_port);
 	xd_jw_key(&w, "tls");
 	tls_json(&w, deps->tls, o.now_ms);
+	xd_jw_key(&w, "source");
+	source_json(&w, deps);
 	xd_jw_key(&w, "streams");
 	xd_jw_uint(&w, o.streams);
 	xd_jw_key(&w, "nodes");

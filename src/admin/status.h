@@ -15,6 +15,16 @@
  *       "client_ca": { the same, for the client CA that expires first },
  *                                          (only with tls.client_ca)
  *       "handshake_failures": 3},
+ *    "source": {"kind": "files",           (where snapshots come from)
+ *       "dir": "/etc/xdsd/snapshots"},
+ *       or {"kind": "etcd", "endpoints": ["10.0.0.1:2379", ...],
+ *       "endpoint": "10.0.0.1:2379",       (in use, or tried next)
+ *       "prefix": "/xdsd/snapshots/",
+ *       "revision": 42,                    (of the keys held; 0: none)
+ *       "healthy": true,                   (read and watching)
+ *       "since": "<RFC 3339 UTC>",         (when healthy last changed)
+ *       "reconnects": 0,                   (calls started again)
+ *       "last_error": null, or "<why>" with "last_error_at": "<RFC 3339>"},
  *    "streams": 12,                        (open xDS streams)
  *    "nodes": 10,                          (distinct node ids among them)
  *    "clients": {"synced": 9, "pending": 2, "nacked": 1,

@@ -162,6 +162,36 @@ static void tls_items(struct xd_buf *out, const struct xd_tls *t,
 		      xd_handshakes_failed());
 }
 
+/* Where the snapshots come from; from etcd, whether it is read and
+ * watched, at which revision, and the last failure on hover. */
+static void source_item(struct xd_buf *out, const struct xd_admin_deps *deps,
+			int64_t now_ms)
+{
+	const struct xd_config *cfg = deps->cfg;
+	const struct xd_etcd_health *e = deps->etcd;
+	char age[32];
+
+	if (e == NULL) {
+		xd_buf_printf(out, "<div><dt>snapshots from</dt><dd id=source><code>");
+		h(out, cfg->snapshots);
+		xd_buf_printf(out, "</code></dd></div>");
+		return;
+	}
+	xd_text_age(age, sizeof(age), (now_ms - e->since_ms) / 1000);
+	xd_buf_printf(out, "<div><dt>snapshots from etcd</dt><dd id=source class=\"%s\" title=\"",
+		      e->healthy ? "valid" : "expired");
+	h(out, e->last_error[0] != '\0' ? e->last_error : "no failure");
+	xd_buf_printf(out, "\"><code>");
+	h(out, cfg->etcd.endpoints[e->endpoint % cfg->etcd.nendpoints]);
+	xd_buf_printf(out, " ");
+	h(out, cfg->etcd.prefix);
+	xd_buf_printf(out, "</code> revision <span id=etcd-revision>%lld</span>, "
+			   "<span id=etcd-health>%s</span> for %s, %llu reconnect%s</dd></div>",
+		      (long long)e->revision, e->healthy ? "watching" : "not watching",
+		      age, (unsigned long long)e->reconnects,
+		      e->reconnects == 1 ? "" : "s");
+}
+
 static void header(struct xd_buf *out, const struct xd_admin_deps *deps,
 		   const struct xd_status_overview *o, bool ready)
 {
@@ -197,6 +227,7 @@ static void header(struct xd_buf *out, const struct xd_admin_deps *deps,
 			   "<div><dt>NACKed</dt><dd id=nacked>%zu</dd></div>"
 			   "<div><dt>reloads ok / failed</dt><dd id=reloads>%llu / %llu</dd></div>",
 		      o->nacked, rs->ok, rs->failed);
+	source_item(out, deps, o->now_ms);
 	if (deps->tls != NULL)
 		tls_items(out, deps->tls, o->now_ms);
 	xd_buf_printf(out, "</dl>");

@@ -956,6 +956,10 @@ static int load_document(struct xd_config *cfg, const char *path,
 			     l.rollout_line);
 			continue;
 		}
+		if (strcmp(key, "etcd") == 0 && cfg->etcd_at == NULL)
+			cfg->etcd_at = xd_asprintf("%s:%zu:%zu", path,
+						   k->start_mark.line + 1,
+						   k->start_mark.column + 1);
 		if (find_section(NULL, key) != NULL)
 			load_section(&l, key, v);
 		else if (strcmp(key, "authorize") == 0)
@@ -1178,8 +1182,16 @@ void xd_config_print(const struct xd_config *cfg, FILE *out)
 		      cfg->trusted_proxies, cfg->ntrusted_proxies);
 }
 
+void xd_config_warnings(const struct xd_config *cfg, struct xd_diag *out)
+{
+	if (cfg->source == XD_SOURCE_FILES && cfg->etcd_at != NULL)
+		xd_diag_add(out, "%s: 'etcd' is ignored: 'source' is 'files', so snapshots are read from %s (set 'source: etcd' to read them from etcd)",
+			    cfg->etcd_at, cfg->snapshots);
+}
+
 void xd_config_free(struct xd_config *cfg)
 {
+	free(cfg->etcd_at);
 	free(cfg->listen);
 	free(cfg->admin_listen);
 	free(cfg->rest_listen);

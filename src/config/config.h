@@ -78,6 +78,10 @@ struct xd_config {
 			char *ca;   /* CA certificates etcd is signed by, PEM */
 		} tls;
 	} etcd;
+	/* where the file's `etcd:` section is, "file:line:column", or
+	 * NULL: with `source: files` it is ignored, which
+	 * xd_config_warnings says */
+	char *etcd_at;
 
 	/* Automatic reload: 1 when on (the index of "true" in the
 	 * directive's words), after watch_delay_ms without a change. */
@@ -204,6 +208,14 @@ int xd_config_load(struct xd_config *cfg, const char *path,
  */
 int xd_config_set(struct xd_config *cfg, const char *key, const char *value,
 		  const char *origin, struct xd_diag *diag);
+
+/*
+ * What is valid but most likely not what was meant, each a message
+ * "file:line:column: ..." added to `out`: an `etcd:` section while
+ * `source: files` (nothing reads it). xdsd logs them at start and
+ * --check prints them.
+ */
+void xd_config_warnings(const struct xd_config *cfg, struct xd_diag *out);
 
 /* Writes the effective configuration as YAML, one directive a line. */
 void xd_config_print(const struct xd_config *cfg, FILE *out);

@@ -10,7 +10,15 @@
 #include "config/paths_gen.h"
 #include "util/xalloc.h"
 
+/* the build tree's binaries: xdsd, and xdsctl (push checks with the
+ * schema) */
 #define TREE_BINARY XD_BUILD_DIR "/src/xdsd"
+#define TREE_CTL XD_BUILD_DIR "/src/xdsctl/xdsctl"
+
+static bool is(const char *exe, size_t n, const char *path)
+{
+	return n == strlen(path) && memcmp(exe, path, n) == 0;
+}
 
 void xd_paths_installed(struct xd_paths *out)
 {
@@ -26,8 +34,8 @@ void xd_paths_defaults(struct xd_paths *out)
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	xd_paths_installed(out);
-	out->in_tree = n > 0 && (size_t)n == strlen(TREE_BINARY) &&
-		       memcmp(exe, TREE_BINARY, (size_t)n) == 0;
+	out->in_tree = n > 0 && (is(exe, (size_t)n, TREE_BINARY) ||
+				 is(exe, (size_t)n, TREE_CTL));
 	if (out->in_tree) {
 		/* abs_top_srcdir of an out-of-tree build reads "build/..";
 		 * resolve it so messages show a plain path. */

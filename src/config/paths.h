@@ -3,8 +3,8 @@
  * Default locations of the configuration file, the snapshot directory
  * and the schema.
  *
- * A binary run from the build tree (src/xdsd beside the configure
- * output) uses the tree: etc/xdsd.yaml, snapshots/ and the freshly built
+ * A binary run from the build tree (src/xdsd or src/xdsctl/xdsctl beside
+ * the configure output) uses the tree: etc/xdsd.yaml, snapshots/ and the freshly built
  * proto/xds-api.pb. An installed binary uses $(sysconfdir)/xdsd/xdsd.yaml,
  * $(sysconfdir)/xdsd/snapshots and $(pkgdatadir)/xds-api.pb. The choice
  * is made from /proc/self/exe, never from the working directory, so the

@@ -56,6 +56,9 @@ struct daemon {
 	struct xd_snapwatch *watch; /* NULL: watch off */
 	struct xd_etcd *etcd;       /* NULL: source: files */
 	struct xd_rollout *rollout; /* NULL: no `rollout:` */
+	/* written by the etcd source, read by the admin endpoint: here,
+	 * as both stop at different times */
+	struct xd_etcd_health etcd_health;
 	char *source_name;          /* what messages call the snapshots */
 	bool served;                /* a load has succeeded */
 };
@@ -264,6 +267,8 @@ static int start_admin(struct daemon *d)
 		.rollout = d->rollout,
 		.xds_port = xd_server_port(d->server),
 		.rest = d->rest,
+		.etcd = d->cfg->source == XD_SOURCE_ETCD ? &d->etcd_health :
+							   NULL,
 	};
 
 	if (!xd_config_admin_on(d->cfg))
@@ -287,19 +292,26 @@ static int start_rest(struct daemon *d)
 }
 
 /* `watch: true`: a snapshot directory that cannot be watched is an
- * error, as the operator counts on changes being served. */
+ * error, as the operator counts on changes being served. From etcd,
+ * whose changes its own source follows (start_etcd), only the TLS
+ * files are watched, as a reload reads them just the same. */
 static int start_watch(struct daemon *d)
 {
 	/* what a reload reads besides the snapshots: the TLS files */
 	const char *tls[] = {d->cfg->tls.cert, d->cfg->tls.key,
 			     d->cfg->tls.client_ca, NULL};
+	bool etcd = d->cfg->source == XD_SOURCE_ETCD;
 
-	/* etcd is watched by its own source (start_etcd) */
-	if (!d->cfg->watch || d->cfg->source == XD_SOURCE_ETCD)
+	if (!d->cfg->watch)
 		return 0;
 	if (d->tls == NULL)
 		tls[0] = NULL;
-	return xd_snapwatch_start(&d->watch, &d->loop, d->cfg->snapshots,
+	if (etcd && tls[0] == NULL) {
+		xd_info("watch: nothing to watch: etcd's changes are followed by the etcd source, and the xDS listener has no TLS files");
+		return 0;
+	}
+	return xd_snapwatch_start(&d->watch, &d->loop,
+				  etcd ? NULL : d->cfg->snapshots,
 				  d->cfg->watch_delay_ms, d->reloader, tls);
 }
 
@@ -324,7 +336,7 @@ static int start_etcd(struct daemon *d)
 	if (d->cfg->source != XD_SOURCE_ETCD)
 		return 0;
 	return xd_etcd_start(&d->etcd, &d->loop, xd_server_cq(d->server),
-			     d->cfg, d->reloader);
+			     d->cfg, d->reloader, &d->etcd_health);
 }
 
 int xd_daemon_run(const struct xd_config *cfg)

@@ -247,6 +247,14 @@ int main(int argc, char **argv)
 	}
 	xd_log_set_level(cfg.log_level);
 	xd_log_set_format(cfg.log_format);
+	xd_config_warnings(&cfg, &diag);
+	for (size_t i = 0; i < diag.count; i++) {
+		if (check_only)
+			fprintf(stderr, "warning: %s\n", diag.msgs[i]);
+		else
+			xd_warn("%s", diag.msgs[i]);
+	}
+	xd_diag_clear(&diag);
 
 	if (check_only) {
 		rc = check(&cfg, config_path);

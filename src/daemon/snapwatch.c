@@ -32,13 +32,15 @@ struct dirwatch {
 
 struct xd_snapwatch {
 	uv_loop_t *loop;
-	const char *dir;
+	const char *dir;  /* NULL: only `files` are watched */
+	const char *name; /* what messages call what is watched */
 	uint64_t delay_ms;
 	struct xd_reloader *reloader;
 	const char **files; /* read by a reload too (TLS): watched by name */
 	size_t nfiles;
 	uv_timer_t timer;
-	struct dirwatch **dirs; /* dirs[0] is `dir` itself */
+	struct dirwatch **dirs; /* dirs[0] is `dir` itself, if any */
+	size_t first; /* the first of dirs a scan may drop: 1 with `dir` */
 	size_t ndirs, cap;
 	size_t nlinks; /* in all dirs, at most XD_SNAPWATCH_MAX_LINKS */
 	size_t file_links; /* of those, noted for `files` at the last scan */
@@ -184,7 +186,7 @@ static void push(struct xd_snapwatch *w, struct dirwatch *dw)
 {
 	/* room() came first: the stated bound, the top one aside */
 	XD_ASSERT_INFO(w->ndirs < XD_SNAPWATCH_MAX_DIRS + 1, "watch of %s: %s",
-		       w->dir, dw->path);
+		       w->name, dw->path);
 	w->dirs = xd_grow(w->dirs, &w->cap, w->ndirs + 1, sizeof(*w->dirs));
 	w->dirs[w->ndirs++] = dw;
 }
@@ -196,7 +198,7 @@ static bool room(struct xd_snapwatch *w, const char *path)
 		return true;
 	if (!w->warned_max)
 		xd_warn("watch: more than %d directories to watch for %s; changes in %s and beyond need a SIGHUP",
-			XD_SNAPWATCH_MAX_DIRS, w->dir, path);
+			XD_SNAPWATCH_MAX_DIRS, w->name, path);
 	w->warned_max = true;
 	return false;
 }
@@ -240,7 +242,7 @@ static void note_link(void *arg, const char *dir, const char *name)
 	if (w->nlinks >= XD_SNAPWATCH_MAX_LINKS) {
 		if (!w->warned_links)
 			xd_warn("watch: more than %d symlinks on the way to the files of %s; swapping %s/%s and beyond needs a SIGHUP",
-				XD_SNAPWATCH_MAX_LINKS, w->dir, dir, name);
+				XD_SNAPWATCH_MAX_LINKS, w->name, dir, name);
 		w->warned_links = true;
 		return;
 	}
@@ -350,16 +352,18 @@ static void renew_top(struct xd_snapwatch *w)
 static void scan(struct xd_snapwatch *w)
 {
 	struct stat st;
-	DIR *d;
-	size_t keep = 1, ncontent, links;
+	DIR *d = NULL;
+	size_t keep = w->first, ncontent, links;
 
-	renew_top(w);
+	if (w->dir != NULL)
+		renew_top(w);
 	for (size_t i = 0; i < w->ndirs; i++) {
-		w->dirs[i]->seen = i == 0;
+		w->dirs[i]->seen = i < w->first;
 		clear_links(w->dirs[i]);
 	}
 	w->nlinks = 0;
-	d = opendir(w->dir);
+	if (w->dir != NULL)
+		d = opendir(w->dir);
 	for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
 		char *path;
 
@@ -373,7 +377,8 @@ static void scan(struct xd_snapwatch *w)
 	}
 	if (d != NULL)
 		closedir(d);
-	xd_symlinks_walk(w->dir, note_link, w);
+	if (w->dir != NULL)
+		xd_symlinks_walk(w->dir, note_link, w);
 	ncontent = w->ndirs;
 	for (size_t i = 0; i < ncontent; i++)
 		if (w->dirs[i]->content && w->dirs[i]->seen)
@@ -385,7 +390,7 @@ static void scan(struct xd_snapwatch *w)
 	/* drop what is gone, replaced or no longer on the way; the new
 	 * watches were pushed after the old ones, and the old ones are
 	 * compacted in place */
-	for (size_t i = 1; i < w->ndirs; i++) {
+	for (size_t i = w->first; i < w->ndirs; i++) {
 		struct dirwatch *dw = w->dirs[i];
 
 		if (dw->content ? dw->seen : dw->nlinks > 0)
@@ -419,6 +424,8 @@ int xd_snapwatch_start(struct xd_snapwatch **out, uv_loop_t *loop, const char *d
 	XD_ASSERT_LOOP();
 	w->loop = loop;
 	w->dir = dir;
+	w->name = dir != NULL ? dir : "the TLS files";
+	w->first = dir != NULL ? 1 : 0;
 	w->delay_ms = delay_ms;
 	w->reloader = reloader;
 	while (files != NULL && files[w->nfiles] != NULL)
@@ -428,6 +435,15 @@ int xd_snapwatch_start(struct xd_snapwatch **out, uv_loop_t *loop, const char *d
 	uv_timer_init(loop, &w->timer);
 	w->timer.data = w;
 	w->open_handles = 1;
+	if (dir == NULL) {
+		/* the etcd source's: its own source follows the snapshots */
+		scan(w);
+		for (size_t i = 0; i < w->nfiles; i++)
+			xd_info("watching %s: a change to it reloads (after %llu ms without another)",
+				w->files[i], (unsigned long long)delay_ms);
+		*out = w;
+		return 0;
+	}
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
 		xd_error("watch: %s is not a directory", dir);
 	else

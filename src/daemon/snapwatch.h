@@ -61,8 +61,9 @@ struct xd_snapwatch;
 /*
  * Starts watching `dir`, and `files` (NULL-terminated, may be NULL; the
  * strings must outlive the watch): the other files a reload reads, the
- * TLS files. Returns 0, or -1 (logged) when `dir` itself cannot be
- * watched.
+ * TLS files. `dir` NULL: only the files (snapshots from etcd, whose
+ * changes the etcd source follows). Returns 0, or -1 (logged) when
+ * `dir` itself cannot be watched.
  */
 int xd_snapwatch_start(struct xd_snapwatch **out, uv_loop_t *loop, const char *dir,
 		   uint64_t delay_ms, struct xd_reloader *reloader,

@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "etcd/etcd.h"
 
-#include <grpc/byte_buffer_reader.h>
-#include <grpc/grpc_security.h>
 #include <grpc/support/time.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,15 +8,13 @@
 #include "etcd/kv.pb-c.h"
 #include "etcd/rpc.pb-c.h"
 #include "etcd/kvmap.h"
+#include "etcd/wire.h"
 #include "transport/tag.h"
-#include "transport/tls.h"
+#include "util/clock.h"
 #include "util/common.h"
 #include "util/log.h"
 #include "util/loop_thread.h"
 #include "util/xalloc.h"
-
-#define RANGE_METHOD "/etcdserverpb.KV/Range"
-#define WATCH_METHOD "/etcdserverpb.Watch/Watch"
 
 /* Where the source is; moved only by move(). */
 enum state {
@@ -47,6 +43,7 @@ struct xd_etcd {
 	grpc_completion_queue *cq;
 	const struct xd_config *cfg;
 	struct xd_reloader *reloader;
+	struct xd_etcd_health *health; /* the owner's, kept up to date */
 	grpc_channel_credentials *creds;
 	grpc_channel *channel; /* to endpoints[ep]; NULL between tries */
 	size_t ep;
@@ -59,6 +56,9 @@ struct xd_etcd {
 	int64_t revision;     /* of the map: the last Range's or event's */
 	bool need_range;      /* the map must be read whole again */
 	bool loaded;          /* a Range has filled the map */
+	/* why the watch is being cancelled (compaction, cancelled by
+	 * etcd): said by the retry instead of the call's CANCELLED */
+	char cancel_why[256];
 	uint64_t backoff_ms;  /* the next wait after a failure */
 
 	struct call range, watch;
@@ -88,40 +88,22 @@ static const char *endpoint(const struct xd_etcd *e)
 	return e->cfg->etcd.endpoints[e->ep];
 }
 
+/* Healthy: read, and watching since the last failure. */
+static void set_healthy(struct xd_etcd *e, bool healthy)
+{
+	if (e->health->healthy == healthy)
+		return;
+	e->health->healthy = healthy;
+	e->health->since_ms = xd_wall_ms();
+}
+
+static void set_revision(struct xd_etcd *e, int64_t revision)
+{
+	e->revision = revision;
+	e->health->revision = revision;
+}
+
 /* ---------------- calls ---------------- */
-
-static grpc_byte_buffer *pack(const ProtobufCMessage *m)
-{
-	size_t len = protobuf_c_message_get_packed_size(m);
-	grpc_slice s = grpc_slice_malloc(len);
-	grpc_byte_buffer *bb;
-
-	protobuf_c_message_pack(m, GRPC_SLICE_START_PTR(s));
-	bb = grpc_raw_byte_buffer_create(&s, 1);
-	grpc_slice_unref(s);
-	return bb;
-}
-
-/* The message in `bb` (consumed), or NULL when it does not parse. */
-static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d,
-				grpc_byte_buffer *bb)
-{
-	grpc_byte_buffer_reader r;
-	ProtobufCMessage *m = NULL;
-	grpc_slice all;
-
-	if (bb == NULL)
-		return NULL;
-	if (grpc_byte_buffer_reader_init(&r, bb)) {
-		all = grpc_byte_buffer_reader_readall(&r);
-		grpc_byte_buffer_reader_destroy(&r);
-		m = protobuf_c_message_unpack(d, NULL, GRPC_SLICE_LENGTH(all),
-					      GRPC_SLICE_START_PTR(all));
-		grpc_slice_unref(all);
-	}
-	grpc_byte_buffer_destroy(bb);
-	return m;
-}
 
 static void channel_open(struct xd_etcd *e);
 
@@ -161,26 +143,6 @@ static void ops_head_and_status(struct call *c, grpc_op *ops)
 	ops[1].data.recv_status_on_client.trailing_metadata = &c->trailing;
 	ops[1].data.recv_status_on_client.status = &c->status;
 	ops[1].data.recv_status_on_client.status_details = &c->details;
-}
-
-/* The call's status as text: "UNAVAILABLE: failed to connect". */
-static void call_why(const struct call *c, char *buf, size_t len)
-{
-	static const char *const codes[] = {
-		"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT",
-		"DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
-		"PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-		"FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
-		"UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-		"UNAUTHENTICATED"};
-	size_t n = GRPC_SLICE_LENGTH(c->details);
-
-	snprintf(buf, len, "%s: %.*s",
-		 (unsigned)c->status < sizeof(codes) / sizeof(codes[0]) ?
-			 codes[c->status] :
-			 "status ?",
-		 (int)(n > 400 ? 400 : n),
-		 (const char *)GRPC_SLICE_START_PTR(c->details));
 }
 
 static void call_close(struct call *c)
@@ -239,6 +201,7 @@ static void on_retry(uv_timer_t *t)
 
 	if (e->state != WAITING)
 		return;
+	e->health->reconnects++;
 	if (e->need_range)
 		start_range(e);
 	else
@@ -254,6 +217,9 @@ static void schedule_retry(struct xd_etcd *e, const char *what,
 
 	XD_ASSERT(e->range.call == NULL && e->watch.call == NULL);
 	move(e, WAITING, what);
+	snprintf(e->health->last_error, sizeof(e->health->last_error),
+		 "%s: %s: %s", endpoint(e), what, why);
+	e->health->last_error_ms = xd_wall_ms();
 	xd_warn("etcd %s: %s: %s; %s, trying again in %.1f s", endpoint(e),
 		what, why,
 		e->loaded ? "still serving what was read before" :
@@ -263,6 +229,8 @@ static void schedule_retry(struct xd_etcd *e, const char *what,
 		grpc_channel_destroy(e->channel);
 	e->channel = NULL;
 	e->ep = (e->ep + 1) % e->cfg->etcd.nendpoints;
+	e->health->endpoint = e->ep;
+	set_healthy(e, false);
 	e->backoff_ms = e->backoff_ms * 2 > XD_ETCD_BACKOFF_MAX_MS ?
 				XD_ETCD_BACKOFF_MAX_MS :
 				e->backoff_ms * 2;
@@ -285,25 +253,6 @@ static void source(void *arg, struct xd_snapkey **keys, size_t *n,
 
 	XD_ASSERT_LOOP();
 	xd_kvmap_snapshot_keys(&e->map, e->cfg->etcd.prefix, keys, n, diag);
-}
-
-/* The key range of the prefix: [prefix, prefix with its last byte + 1). */
-static char *range_end(const char *prefix, size_t *len)
-{
-	size_t n = strlen(prefix);
-	char *end = xd_strdup(prefix);
-
-	while (n > 0 && (unsigned char)end[n - 1] == 0xff)
-		n--;
-	if (n == 0) {
-		/* all keys from the prefix on: "\0" */
-		end[0] = '\0';
-		*len = 1;
-		return end;
-	}
-	end[n - 1] = (char)((unsigned char)end[n - 1] + 1);
-	*len = n;
-	return end;
 }
 
 /* A key or value over the limits of a snapshot file is left out, and
@@ -331,7 +280,7 @@ static void on_range(struct xd_tag *tag, bool ok)
 
 	e->range.batches--;
 	if (ok && e->range.status == GRPC_STATUS_OK)
-		resp = (Etcdserverpb__RangeResponse *)unpack(
+		resp = (Etcdserverpb__RangeResponse *)xd_etcd_unpack(
 			&etcdserverpb__range_response__descriptor,
 			e->range.recv);
 	else
@@ -340,7 +289,7 @@ static void on_range(struct xd_tag *tag, bool ok)
 	if (!ok)
 		snprintf(why, sizeof(why), "the call failed");
 	else if (e->range.status != GRPC_STATUS_OK)
-		call_why(&e->range, why, sizeof(why));
+		xd_etcd_status_text(e->range.status, e->range.details, why, sizeof(why));
 	else if (resp == NULL || resp->header == NULL)
 		snprintf(why, sizeof(why), "a response that does not parse");
 	call_close(&e->range);
@@ -363,7 +312,7 @@ static void on_range(struct xd_tag *tag, bool ok)
 				     resp->kvs[i]->key.len,
 				     (const char *)resp->kvs[i]->value.data,
 				     resp->kvs[i]->value.len);
-	e->revision = resp->header->revision;
+	set_revision(e, resp->header->revision);
 	e->need_range = false;
 	e->loaded = true;
 	e->backoff_ms = XD_ETCD_BACKOFF_MIN_MS;
@@ -383,7 +332,7 @@ static void start_range(struct xd_etcd *e)
 	move(e, RANGING, "reading the prefix");
 	req.key = e->key;
 	req.range_end = e->end;
-	call_open(e, &e->range, RANGE_METHOD,
+	call_open(e, &e->range, XD_ETCD_RANGE_METHOD,
 		  gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
 			       gpr_time_from_millis(
 				       (int64_t)e->cfg->etcd.dial_timeout_ms,
@@ -391,7 +340,7 @@ static void start_range(struct xd_etcd *e)
 	memset(ops, 0, sizeof(ops));
 	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
 	ops[1].op = GRPC_OP_SEND_MESSAGE;
-	ops[1].data.send_message.send_message = pack(&req.base);
+	ops[1].data.send_message.send_message = xd_etcd_pack(&req.base);
 	ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
 	ops[3].op = GRPC_OP_RECV_MESSAGE;
 	ops[3].data.recv_message.recv_message = &e->range.recv;
@@ -420,7 +369,12 @@ static void watch_maybe_over(struct xd_etcd *e)
 
 	if (e->watch.batches > 0)
 		return;
-	call_why(&e->watch, why, sizeof(why));
+	if (e->cancel_why[0] != '\0')
+		snprintf(why, sizeof(why), "%s", e->cancel_why);
+	else
+		xd_etcd_status_text(e->watch.status, e->watch.details, why,
+				    sizeof(why));
+	e->cancel_why[0] = '\0';
 	call_close(&e->watch);
 	if (e->state == STOPPED) {
 		maybe_free(e);
@@ -440,16 +394,24 @@ static bool apply(struct xd_etcd *e, const Etcdserverpb__WatchResponse *w)
 		xd_warn("etcd %s: revision %lld was compacted away (oldest kept: %lld); reading the prefix again",
 			endpoint(e), (long long)e->revision + 1,
 			(long long)w->compact_revision);
+		snprintf(e->cancel_why, sizeof(e->cancel_why),
+			 "revision %lld was compacted away (oldest kept: %lld)",
+			 (long long)e->revision + 1,
+			 (long long)w->compact_revision);
 		e->need_range = true;
 		return false;
 	}
 	if (w->canceled) {
 		xd_warn("etcd %s: the watch was cancelled: %s; reading the prefix again",
 			endpoint(e), w->cancel_reason != NULL ? w->cancel_reason : "");
+		snprintf(e->cancel_why, sizeof(e->cancel_why), "%.200s",
+			 w->cancel_reason != NULL && w->cancel_reason[0] != '\0' ?
+				 w->cancel_reason : "cancelled by etcd");
 		e->need_range = true;
 		return false;
 	}
 	if (w->created) {
+		set_healthy(e, true);
 		e->backoff_ms = XD_ETCD_BACKOFF_MIN_MS;
 		xd_info("etcd %s: watching '%s' from revision %lld",
 			endpoint(e), e->cfg->etcd.prefix,
@@ -461,7 +423,7 @@ static bool apply(struct xd_etcd *e, const Etcdserverpb__WatchResponse *w)
 		if (ev->kv == NULL)
 			continue;
 		if (ev->kv->mod_revision > e->revision)
-			e->revision = ev->kv->mod_revision;
+			set_revision(e, ev->kv->mod_revision);
 		if (ev->type == MVCCPB__EVENT__EVENT_TYPE__Delete) {
 			xd_kvmap_delete(&e->map, (const char *)ev->kv->key.data,
 					ev->kv->key.len);
@@ -497,7 +459,7 @@ static void on_watch_msg(struct xd_tag *tag, bool ok)
 		watch_maybe_over(e);
 		return;
 	}
-	w = (Etcdserverpb__WatchResponse *)unpack(
+	w = (Etcdserverpb__WatchResponse *)xd_etcd_unpack(
 		&etcdserverpb__watch_response__descriptor, bb);
 	if (w == NULL || !apply(e, w)) {
 		if (w == NULL)
@@ -541,12 +503,12 @@ static void start_watch(struct xd_etcd *e)
 	create.start_revision = e->revision + 1;
 	req.request_union_case = ETCDSERVERPB__WATCH_REQUEST__REQUEST_UNION_CREATE_REQUEST;
 	req.create_request = &create;
-	call_open(e, &e->watch, WATCH_METHOD, gpr_inf_future(GPR_CLOCK_REALTIME));
+	call_open(e, &e->watch, XD_ETCD_WATCH_METHOD, gpr_inf_future(GPR_CLOCK_REALTIME));
 
 	memset(ops, 0, sizeof(ops));
 	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
 	ops[1].op = GRPC_OP_SEND_MESSAGE;
-	ops[1].data.send_message.send_message = pack(&req.base);
+	ops[1].data.send_message.send_message = xd_etcd_pack(&req.base);
 	call_batch(&e->watch, ops, 2, &e->t_wsend);
 	grpc_byte_buffer_destroy(ops[1].data.send_message.send_message);
 
@@ -560,45 +522,22 @@ static void start_watch(struct xd_etcd *e)
 
 static grpc_channel_credentials *credentials(const struct xd_config *cfg)
 {
+	struct xd_etcd_tls_files f = {
+		cfg->etcd.tls.ca, cfg->etcd.tls.cert, cfg->etcd.tls.key,
+		"etcd.tls.ca", "etcd.tls.cert", "etcd.tls.key",
+	};
 	struct xd_diag diag = XD_DIAG_INIT;
-	char *ca = NULL, *cert = NULL, *key = NULL;
-	grpc_ssl_pem_key_cert_pair pair;
-	grpc_channel_credentials *creds = NULL;
+	grpc_channel_credentials *creds = xd_etcd_credentials(&f, &diag);
 
-	if (cfg->etcd.tls.ca == NULL && cfg->etcd.tls.cert == NULL)
-		return grpc_insecure_credentials_create();
-	if (cfg->etcd.tls.ca != NULL)
-		ca = xd_tls_read_pem(cfg->etcd.tls.ca, "etcd CA certificates",
-				     "etcd.tls.ca", &diag);
-	if (cfg->etcd.tls.cert != NULL) {
-		cert = xd_tls_read_pem(cfg->etcd.tls.cert,
-				       "etcd client certificate",
-				       "etcd.tls.cert", &diag);
-		key = xd_tls_read_pem(cfg->etcd.tls.key, "etcd client key",
-				      "etcd.tls.key", &diag);
-	}
-	if (xd_diag_total(&diag) == 0) {
-		pair.private_key = key;
-		pair.cert_chain = cert;
-		creds = grpc_ssl_credentials_create(ca, cert != NULL ? &pair : NULL,
-						    NULL, NULL);
-	}
 	for (size_t i = 0; i < diag.count; i++)
 		xd_error("%s", diag.msgs[i]);
 	xd_diag_clear(&diag);
-	free(ca);
-	free(cert);
-	if (key != NULL) {
-		/* a private key: not left in freed memory */
-		memset(key, 0, strlen(key));
-		free(key);
-	}
 	return creds;
 }
 
 int xd_etcd_start(struct xd_etcd **out, uv_loop_t *loop,
 		  grpc_completion_queue *cq, const struct xd_config *cfg,
-		  struct xd_reloader *reloader)
+		  struct xd_reloader *reloader, struct xd_etcd_health *health)
 {
 	struct xd_etcd *e;
 	grpc_channel_credentials *creds;
@@ -615,13 +554,16 @@ int xd_etcd_start(struct xd_etcd **out, uv_loop_t *loop,
 	e->cq = cq;
 	e->cfg = cfg;
 	e->reloader = reloader;
+	e->health = health;
+	memset(health, 0, sizeof(*health));
+	health->since_ms = xd_wall_ms();
 	e->creds = creds;
 	e->state = WAITING;
 	e->need_range = true;
 	e->backoff_ms = XD_ETCD_BACKOFF_MIN_MS;
 	e->key.data = (uint8_t *)xd_strdup(cfg->etcd.prefix);
 	e->key.len = strlen(cfg->etcd.prefix);
-	e->end.data = (uint8_t *)range_end(cfg->etcd.prefix, &e->end.len);
+	e->end.data = (uint8_t *)xd_etcd_range_end(cfg->etcd.prefix, &e->end.len);
 	e->t_range.done = on_range;
 	e->t_wsend.done = on_watch_sent;
 	e->t_wstatus.done = on_watch_status;

@@ -20,6 +20,11 @@
  * watch at the revision it had reached; when etcd has compacted that
  * revision away, it reads the whole prefix again.
  *
+ * What it knows of itself (the revision read, whether the watch is
+ * established, the last failure, how many times it started again) it
+ * writes into a struct xd_etcd_health its owner hands it, for the
+ * admin endpoint to show (/status.json, /status, /metrics).
+ *
  * The calls run on the completion queue the xDS server's bridge owns
  * (transport/bridge.h): their completions reach the loop thread like
  * the server's own.
@@ -46,12 +51,31 @@
 struct xd_etcd;
 
 /*
- * Starts reading the prefix (sets the reloader's source). Returns 0, or
- * -1 with the reason logged (TLS files that cannot be read).
+ * The source's health. Owned by whoever starts the source (it must
+ * outlive it: the admin endpoint reads it until it stops); written by
+ * the source only, read and written on the loop thread.
+ */
+struct xd_etcd_health {
+	int64_t revision;     /* of the keys held: the last Range's or
+			       * change's; 0 before the first Range */
+	bool healthy;         /* read, and the watch established since
+			       * the last failure */
+	int64_t since_ms;     /* when `healthy` last changed, Unix ms */
+	size_t endpoint;      /* index in cfg->etcd.endpoints of the one
+			       * in use or tried next */
+	uint64_t reconnects;  /* calls started again after a failure */
+	char last_error[512]; /* the last failure ("" none yet) */
+	int64_t last_error_ms; /* when, Unix ms */
+};
+
+/*
+ * Starts reading the prefix (sets the reloader's source); `health`
+ * (borrowed) is kept up to date from then on. Returns 0, or -1 with the
+ * reason logged (TLS files that cannot be read).
  */
 int xd_etcd_start(struct xd_etcd **out, uv_loop_t *loop,
 		  grpc_completion_queue *cq, const struct xd_config *cfg,
-		  struct xd_reloader *reloader);
+		  struct xd_reloader *reloader, struct xd_etcd_health *health);
 
 /* Cancels its calls and timers; it frees itself once they are over. */
 void xd_etcd_stop(struct xd_etcd *e);

@@ -411,24 +411,44 @@ static void load_keys(const struct xd_schema *schema,
 		       (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-void xd_load_dir(const struct xd_schema *schema, const char *dir,
-		 struct xd_snapshot *const *prev, size_t nprev,
-		 struct xd_load *out)
+/* The first half of xd_load_dir: `dir` read, into `out` its errors. */
+static void read_dir(const char *dir, struct xd_snapkey **keys,
+		     size_t *nkeys, struct xd_load *out, struct timespec *t0)
 {
-	struct xd_snapkey *keys = NULL;
-	size_t nkeys = 0;
-	struct timespec t0;
-
 	memset(out, 0, sizeof(*out));
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	xd_snapdir_read(dir, &keys, &nkeys, &out->diag);
-	if (xd_diag_total(&out->diag) == 0 && nkeys == 0)
+	clock_gettime(CLOCK_MONOTONIC, t0);
+	*keys = NULL;
+	*nkeys = 0;
+	xd_snapdir_read(dir, keys, nkeys, &out->diag);
+	if (xd_diag_total(&out->diag) == 0 && *nkeys == 0)
 		/* Nothing to serve is never what an operator meant: at
 		 * start-up and on reload alike it would leave every node
 		 * without configuration. */
 		xd_diag_add(&out->diag, "%s: no snapshot files (write %s/default.yaml for every node, or %s/<key>.yaml for the nodes of one key)",
 			    dir, dir, dir);
+}
+
+void xd_load_dir(const struct xd_schema *schema, const char *dir,
+		 struct xd_snapshot *const *prev, size_t nprev,
+		 struct xd_load *out)
+{
+	struct xd_snapkey *keys;
+	size_t nkeys;
+	struct timespec t0;
+
+	read_dir(dir, &keys, &nkeys, out, &t0);
 	load_keys(schema, keys, nkeys, prev, nprev, out, &t0);
+}
+
+void xd_load_dir_kept(const struct xd_schema *schema, const char *dir,
+		      struct xd_load *out, struct xd_snapkey **keys,
+		      size_t *nkeys)
+{
+	struct timespec t0;
+
+	read_dir(dir, keys, nkeys, out, &t0);
+	load_keys(schema, xd_snapdir_copy(*keys, *nkeys), *nkeys, NULL, 0, out,
+		  &t0);
 }
 
 void xd_load_keys(const struct xd_schema *schema, struct xd_snapkey *keys,

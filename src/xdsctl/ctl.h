@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * xdsctl: a command-line client of xdsd's admin endpoint (xdsctl(1)).
+ * xdsctl: a command-line client of xdsd's admin endpoint (xdsctl(1)),
+ * and of the etcd cluster xdsd replicas read their snapshots from.
  *
  * main.c reads the command line; call.c asks the endpoint; one file per
  * command renders its answer (status.c, clients.c, dump.c, reload.c,
- * rollout.c);
- * show.c holds what they share to print for a terminal.
+ * rollout.c); show.c holds what they share to print for a terminal.
+ * push.c writes a snapshot directory to etcd, over gRPC.
  *
  * Every command returns an exit status from enum xc_exit, having said
  * on stderr what went wrong. Single-threaded, one request per command.
@@ -32,6 +33,13 @@ struct xc_opts {
 	 * answer, as the duration given ("0" for --pending alone); NULL:
 	 * every stream */
 	const char *pending;
+	/* push: xdsd.yaml to read the etcd settings and schema from (-c),
+	 * and what the command line sets over them; NULL: not given */
+	const char *config;
+	const char *etcd;   /* endpoints, comma-separated */
+	const char *prefix;
+	const char *cacert, *cert, *key;
+	const char *schema;
 };
 
 /* The commands: `args` are the words after the command's name. */
@@ -40,6 +48,7 @@ int xc_clients(const struct xc_opts *o, int argc, char **args);
 int xc_dump(const struct xc_opts *o, int argc, char **args);
 int xc_reload(const struct xc_opts *o, int argc, char **args);
 int xc_rollout(const struct xc_opts *o, int argc, char **args);
+int xc_push(const struct xc_opts *o, int argc, char **args);
 
 /* "xdsctl: " + the message + newline, on stderr. */
 void xc_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * xdsctl: asks a running xdsd through its admin endpoint (xdsctl(1)).
- * The command line, then one command.
+ * xdsctl: asks a running xdsd through its admin endpoint, or pushes
+ * snapshots to the etcd cluster xdsd replicas read (xdsctl(1)). The
+ * command line, then one command.
  */
 #include <getopt.h>
 #include <stdarg.h>
@@ -24,7 +25,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: xdsctl [options] command [arguments]\n"
 		"\n"
-		"Asks a running xdsd through its admin endpoint.\n"
+		"Asks a running xdsd through its admin endpoint; pushes snapshots to etcd.\n"
 		"\n"
 		"commands:\n"
 		"  status                       the daemon, its streams, snapshots and reloads;\n"
@@ -40,6 +41,10 @@ static void usage(FILE *out)
 		"  rollout status|promote|abort the staged rollout: where it stands and its\n"
 		"                               NACKs (exit status 1 when it failed); promote\n"
 		"                               it to every node now, or roll it back\n"
+		"  push DIR                     check the snapshot directory as xdsd --check\n"
+		"                               does, then write it to the etcd prefix in one\n"
+		"                               transaction (keys of files gone are deleted);\n"
+		"                               nothing written when a file has an error\n"
 		"\n"
 		"options:\n"
 		"      --admin ADDR      the admin endpoint: host:port or unix:/path\n"
@@ -50,14 +55,25 @@ static void usage(FILE *out)
 		"      --pending         clients: only the streams with a response\n"
 		"                        waiting for its ACK or NACK\n"
 		"      --older AGE       with --pending: waiting at least AGE (30s, 5m)\n"
+		"  -c, --config FILE     push: xdsd.yaml whose etcd: section and schema\n"
+		"                        give the defaults of the options below\n"
+		"      --etcd ENDPOINTS  push: etcd's host:port, comma-separated, tried in\n"
+		"                        turn (default 127.0.0.1:2379)\n"
+		"      --prefix PREFIX   push: the key prefix (default /xdsd/snapshots/)\n"
+		"      --cacert FILE     push: CA certificates etcd's is signed by (TLS)\n"
+		"      --cert FILE       push: client certificate for etcd, with --key\n"
+		"      --key FILE        push: its private key\n"
+		"      --schema FILE     push: the Envoy API descriptor set to check with\n"
 		"  -h, --help            show this help and exit\n"
 		"  -V, --version         show the version and exit\n"
 		"\n"
 		"Exit status: 0 done; 1 xdsd refused (reload refused, no such\n"
-		"snapshot, no rollout under way), or status found it not ready or\n"
-		"its last reload refused, or rollout status its rollout failed;\n"
-		"2 usage error; 3 xdsd cannot be reached or its answer is not\n"
-		"understood. See xdsctl(1).\n",
+		"snapshot, no rollout under way), or status found it not ready,\n"
+		"its last reload refused or its etcd source not watching, or\n"
+		"rollout status its rollout failed, or etcd refused the push;\n"
+		"2 usage error, or push found errors in the snapshots; 3 xdsd or\n"
+		"etcd cannot be reached or its answer is not understood.\n"
+		"See xdsctl(1).\n",
 		DEFAULT_TIMEOUT_S);
 }
 
@@ -97,7 +113,20 @@ static int timeout_ms(const char *arg, int *out)
 	return 0;
 }
 
-enum { OPT_ADMIN = 256, OPT_JSON, OPT_TIMEOUT, OPT_NACKED, OPT_PENDING, OPT_OLDER };
+enum {
+	OPT_ADMIN = 256,
+	OPT_JSON,
+	OPT_TIMEOUT,
+	OPT_NACKED,
+	OPT_PENDING,
+	OPT_OLDER,
+	OPT_ETCD,
+	OPT_PREFIX,
+	OPT_CACERT,
+	OPT_CERT,
+	OPT_KEY,
+	OPT_SCHEMA
+};
 
 static const struct option long_opts[] = {
 	{"admin", required_argument, NULL, OPT_ADMIN},
@@ -106,6 +135,13 @@ static const struct option long_opts[] = {
 	{"nacked", no_argument, NULL, OPT_NACKED},
 	{"pending", no_argument, NULL, OPT_PENDING},
 	{"older", required_argument, NULL, OPT_OLDER},
+	{"config", required_argument, NULL, 'c'},
+	{"etcd", required_argument, NULL, OPT_ETCD},
+	{"prefix", required_argument, NULL, OPT_PREFIX},
+	{"cacert", required_argument, NULL, OPT_CACERT},
+	{"cert", required_argument, NULL, OPT_CERT},
+	{"key", required_argument, NULL, OPT_KEY},
+	{"schema", required_argument, NULL, OPT_SCHEMA},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -120,6 +156,7 @@ static const struct {
 	{"dump", xc_dump},
 	{"reload", xc_reload},
 	{"rollout", xc_rollout},
+	{"push", xc_push},
 };
 
 int main(int argc, char **argv)
@@ -129,12 +166,34 @@ int main(int argc, char **argv)
 	const char *admin_from = "--admin", *why, *older = NULL;
 	bool pending = false;
 	uint64_t older_ms;
+	bool pushing;
 	int c, rc;
 
 	o.admin = NULL;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:hV", long_opts, NULL)) != -1) {
 		switch (c) {
+		case 'c':
+			o.config = optarg;
+			break;
+		case OPT_ETCD:
+			o.etcd = optarg;
+			break;
+		case OPT_PREFIX:
+			o.prefix = optarg;
+			break;
+		case OPT_CACERT:
+			o.cacert = optarg;
+			break;
+		case OPT_CERT:
+			o.cert = optarg;
+			break;
+		case OPT_KEY:
+			o.key = optarg;
+			break;
+		case OPT_SCHEMA:
+			o.schema = optarg;
+			break;
 		case OPT_ADMIN:
 			o.admin = optarg;
 			break;
@@ -176,14 +235,20 @@ int main(int argc, char **argv)
 	}
 	if (o.admin == NULL)
 		o.admin = DEFAULT_ADMIN;
-	why = xd_address_error(o.admin);
-	if (why == NULL && strncmp(o.admin, "unix:", 5) != 0 &&
+	if (optind >= argc)
+		return xc_usage_error("which command? status, clients, dump, reload, rollout or push");
+	pushing = strcmp(argv[optind], "push") == 0;
+	/* push speaks to etcd, not to the admin endpoint */
+	why = pushing ? NULL : xd_address_error(o.admin);
+	if (why == NULL && !pushing && strncmp(o.admin, "unix:", 5) != 0 &&
 	    strcmp(strrchr(o.admin, ':'), ":0") == 0)
 		why = "port 0 is no address to connect to";
 	if (why != NULL)
 		return xc_usage_error("%s '%s': %s", admin_from, o.admin, why);
-	if (optind >= argc)
-		return xc_usage_error("which command? status, clients, dump, reload or rollout");
+	if (!pushing && (o.config != NULL || o.etcd != NULL || o.prefix != NULL ||
+			 o.cacert != NULL || o.cert != NULL || o.key != NULL ||
+			 o.schema != NULL))
+		return xc_usage_error("-c, --etcd, --prefix, --cacert, --cert, --key and --schema go with push");
 	if (o.nacked && strcmp(argv[optind], "clients") != 0)
 		return xc_usage_error("--nacked goes with clients");
 	if (older != NULL && !pending)
@@ -202,6 +267,6 @@ int main(int argc, char **argv)
 		}
 		return rc;
 	}
-	return xc_usage_error("unknown command '%s': status, clients, dump, reload or rollout",
+	return xc_usage_error("unknown command '%s': status, clients, dump, reload, rollout or push",
 			      argv[optind]);
 }

@@ -2,9 +2,11 @@
 /*
  * xdsctl status: GET /status.json, the daemon at a glance: version,
  * uptime, readiness, the xDS listener's TLS certificates and when they
- * expire, streams by sync state, each snapshot, the reloads and the
- * last one's errors. Exit status 1 when xdsd is not ready or its last
- * reload was refused, so that a script or a health check sees what an
+ * expire, where the snapshots come from (from etcd: the revision held,
+ * whether it is watched, the last failure), streams by sync state, each
+ * snapshot, the reloads and the last one's errors. Exit status 1 when
+ * xdsd is not ready, its last reload was refused or its etcd source is
+ * not watching, so that a script or a health check sees what an
  * operator reading the page would.
  */
 #include <stdio.h>
@@ -146,6 +148,43 @@ static void print_last_good(json_t *lg)
 	free(saved);
 }
 
+/* "source:    files /etc/xdsd/snapshots", or etcd's endpoint, prefix,
+ * revision and health, and its last failure. */
+static void print_source(json_t *src)
+{
+	char *kind = xc_safe_text(src, "kind");
+
+	if (strcmp(kind, "etcd") != 0) {
+		char *dir = xc_safe_text(src, "dir");
+
+		printf("source:    %s %s\n", kind, dir);
+		free(dir);
+	} else {
+		char *endpoint = xc_safe_text(src, "endpoint");
+		char *prefix = xc_safe_text(src, "prefix");
+		char *since = xc_safe_text(src, "since");
+		bool healthy = json_is_true(json_object_get(src, "healthy"));
+
+		printf("source:    etcd %s prefix %s, revision %lld, %s since %s, %lld reconnect%s\n",
+		       endpoint, prefix, xc_int(src, "revision"),
+		       healthy ? "watching" : "NOT WATCHING", since,
+		       xc_int(src, "reconnects"),
+		       xc_int(src, "reconnects") == 1 ? "" : "s");
+		if (json_is_string(json_object_get(src, "last_error"))) {
+			char *err = xc_safe_text(src, "last_error");
+			char *at = xc_safe_text(src, "last_error_at");
+
+			printf("           last error %s: %s\n", at, err);
+			free(err);
+			free(at);
+		}
+		free(endpoint);
+		free(prefix);
+		free(since);
+	}
+	free(kind);
+}
+
 static void print_status(const struct xc_opts *o, json_t *doc)
 {
 	json_t *clients = json_object_get(doc, "clients");
@@ -167,6 +206,9 @@ static void print_status(const struct xc_opts *o, json_t *doc)
 	/* absent from an older xdsd's answer: nothing to say */
 	if (json_object_get(doc, "tls") != NULL)
 		print_tls(json_object_get(doc, "tls"));
+	/* absent from an older xdsd's answer too */
+	if (json_is_object(json_object_get(doc, "source")))
+		print_source(json_object_get(doc, "source"));
 	printf("started:   %s (up %s)\n", started, uptime);
 	printf("streams:   %lld from %lld node%s: %lld synced, %lld pending, %lld nacked\n",
 	       xc_int(doc, "streams"), xc_int(doc, "nodes"),
@@ -191,14 +233,16 @@ static void print_status(const struct xc_opts *o, json_t *doc)
 
 /*
  * XC_FAILED, said on stderr, when xdsd is not ready (starting or
- * stopping) or the newest reload in its history was refused (it serves
- * the previous snapshots); else XC_OK. A reload that succeeded since a
- * refused one clears it.
+ * stopping), the newest reload in its history was refused (it serves
+ * the previous snapshots) or its etcd source is not watching (it serves
+ * what it read last, and misses what changes); else XC_OK. A reload
+ * that succeeded since a refused one clears it.
  */
 static int health(const struct xc_opts *o, json_t *doc)
 {
 	json_t *last = json_array_get(
 		json_object_get(json_object_get(doc, "reloads"), "history"), 0);
+	json_t *src = json_object_get(doc, "source");
 	int rc = XC_OK;
 
 	if (!json_is_true(json_object_get(doc, "ready"))) {
@@ -213,6 +257,11 @@ static int health(const struct xc_opts *o, json_t *doc)
 	}
 	if (last != NULL && !json_is_true(json_object_get(last, "ok"))) {
 		xc_error("the last reload of xdsd at %s was refused; it serves the previous snapshots",
+			 o->admin);
+		rc = XC_FAILED;
+	}
+	if (json_is_object(src) && json_is_false(json_object_get(src, "healthy"))) {
+		xc_error("the etcd source of xdsd at %s is not watching; it serves what it read last",
 			 o->admin);
 		rc = XC_FAILED;
 	}

@@ -5,8 +5,11 @@
  * with etcdctl, the real daemon, and a real gRPC client that must be
  * served what etcd now holds: at start, after a change, not after a
  * broken value (refused, named by its key), across an etcd that is not
- * there yet or goes away and comes back, and over mutual TLS with
- * openssl-made certificates.
+ * there yet or goes away and comes back, across a compaction past the
+ * revision reached while away, and over mutual TLS with openssl-made
+ * certificates; the source's revision and health as the admin endpoint
+ * and xdsctl show them; xdsctl push; and two replicas on one prefix
+ * serving the same bytes under the same versions.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -19,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "balancer.h"
 #include "client.h"
 #include "daemon.h"
 #include "xdtest.h"
@@ -183,21 +187,31 @@ static void put_clusters(const struct etcd *e, const char *key,
 	ck_assert_int_eq(etcdctl(e, args, text), 0);
 }
 
-/* `extra`: more configuration lines ("" for none). */
+/* xdsd reading etcd at `endpoint`, with `more` configuration. */
+static struct xdt_daemon *start_at(const char *endpoint, const char *more)
+{
+	char cfg[4096];
+
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nsource: etcd\nwatch_delay: 100ms\n"
+		 "etcd:\n  endpoints: ['%s']\n  dial_timeout: 1s\n%s",
+		 endpoint, more != NULL ? more : "");
+	return xdt_daemon_start(cfg, NULL, START_MS);
+}
+
+/* xdsd reading `e` (over TLS when it speaks it), with `extra`
+ * configuration lines ("" for none). */
 static struct xdt_daemon *start_with(const struct etcd *e, const char *extra)
 {
-	char cfg[4096], tls[1536] = "";
+	char more[3072], tls[1536] = "";
 
 	if (e->tls)
 		snprintf(tls, sizeof(tls),
 			 "  tls:\n    ca: %s\n    cert: %s\n    key: %s\n",
 			 xdtest_cert("ca.pem"), xdtest_cert("frontend.pem"),
 			 xdtest_cert("frontend.key"));
-	snprintf(cfg, sizeof(cfg),
-		 "listen: 127.0.0.1:0\nsource: etcd\nwatch_delay: 100ms\n"
-		 "etcd:\n  endpoints: ['%s']\n  dial_timeout: 1s\n%s%s",
-		 e->endpoint, tls, extra);
-	return xdt_daemon_start(cfg, NULL, START_MS);
+	snprintf(more, sizeof(more), "%s%s", tls, extra);
+	return start_at(e->endpoint, more);
 }
 
 static struct xdt_daemon *start(const struct etcd *e)
@@ -205,13 +219,15 @@ static struct xdt_daemon *start(const struct etcd *e)
 	return start_with(e, "");
 }
 
-/* A client of `d` subscribed to every cluster, once it has been served
- * `count` of them. */
+/* A client of `d` (once it serves) subscribed to every cluster, once it
+ * has been served `count` of them. */
 static struct xdc_stream *client(const struct xdt_daemon *d,
 				 struct xdc_conn **c, int count)
 {
 	struct xdc_stream *s;
 
+	/* before the first load it would find no snapshot, and be refused */
+	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
 	*c = xdc_connect(d->target);
 	s = xdc_watch_clusters(*c, "n", "any");
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), count);
@@ -226,6 +242,77 @@ static void finish(struct xdc_stream *s, struct xdc_conn *c,
 	xdc_conn_free(c);
 	xdt_daemon_stop(d, STOP_MS);
 	etcd_free(e);
+}
+
+/* Runs xdsctl with `args` (shell words); its exit status, and its
+ * stdout and stderr together in *out (malloc'd). */
+static int xdsctl(const char *args, char **out)
+{
+	char path[300], *cmd;
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/xdsctl.XXXXXX", xdtest_tmpdir());
+	fd = mkstemp(path);
+	ck_assert(fd >= 0);
+	close(fd);
+	ck_assert(asprintf(&cmd, "'%s' %s >'%s' 2>&1", xdtest_env("XDSCTL"),
+			   args, path) > 0);
+	rc = system(cmd);
+	free(cmd);
+	ck_assert(rc != -1 && WIFEXITED(rc));
+	*out = xdtest_read_file(path, NULL);
+	ck_assert(*out != NULL);
+	unlink(path);
+	return WEXITSTATUS(rc);
+}
+
+/* `xdsctl status` of `d`: its exit status, its output in *out. */
+static int ctl_status(const struct xdt_daemon *d, char **out)
+{
+	char args[64];
+
+	snprintf(args, sizeof(args), "--admin 127.0.0.1:%d status", d->admin_port);
+	return xdsctl(args, out);
+}
+
+/* /status.json's "source" of `d`, once `member` is `want` (true,
+ * false); the test fails if it is not within SERVED_MS. */
+static json_t *source_when(const struct xdt_daemon *d, const char *member,
+			   bool want)
+{
+	for (long long end = xdtest_now_ms() + SERVED_MS;;) {
+		json_t *j = xdt_status_json(d);
+		json_t *src = json_incref(json_object_get(j, "source"));
+
+		json_decref(j);
+		ck_assert(json_is_object(src));
+		if (json_is_boolean(json_object_get(src, member)) &&
+		    json_is_true(json_object_get(src, member)) == want)
+			return src;
+		json_decref(src);
+		XDT_REQUIRE(xdtest_now_ms() < end, "/status.json: source.%s never became %s",
+			    member, want ? "true" : "false");
+		xdtest_sleep_ms(100);
+	}
+}
+
+/* The status page of `d` holds `needle`. */
+static void page_has(const struct xdt_daemon *d, const char *needle)
+{
+	int status;
+	char *page = xdt_admin(d, "GET", "/status", NULL, &status, NULL);
+
+	ck_assert_int_eq(status, 200);
+	ck_assert_msg(strstr(page, needle) != NULL, "no '%s' in the status page", needle);
+	free(page);
+}
+
+static long long num(json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+
+	ck_assert_msg(json_is_integer(v), "'%s' is not an integer", key);
+	return json_integer_value(v);
 }
 
 static int ready_status(const struct xdt_daemon *d)
@@ -369,14 +456,22 @@ START_TEST(broken_at_start_serves_last_good)
 }
 END_TEST
 
+#define REVISION "xdsd_etcd_revision{prefix=\"" PREFIX "\"}"
+#define UP "xdsd_etcd_up{prefix=\"" PREFIX "\"}"
+#define RECONNECTS "xdsd_etcd_reconnects_total{prefix=\"" PREFIX "\"}"
+
 /* etcd lost later: still served, reconnected, the watch resumed at the
- * revision reached, so what changed meanwhile is served. */
+ * revision reached, so what changed meanwhile is served. Throughout,
+ * /status.json, /metrics and `xdsctl status` say where the snapshots
+ * come from, the revision held and whether etcd is watched. */
 START_TEST(lost_and_resumed)
 {
 	struct etcd *e = etcd_new();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
+	json_t *src;
+	char *out, want[256];
 
 	etcd_run(e);
 	put_clusters(e, "default", "c", 2);
@@ -384,26 +479,711 @@ START_TEST(lost_and_resumed)
 	s = client(d, &c, 2);
 	ck_assert(xdt_daemon_wait_log(d, "watching '" PREFIX "' from revision 3", SERVED_MS));
 
+	/* watching, at the revision of the one put */
+	src = source_when(d, "healthy", true);
+	ck_assert_str_eq(xdt_json_str(src, "kind"), "etcd");
+	ck_assert_str_eq(xdt_json_str(src, "prefix"), PREFIX);
+	ck_assert_str_eq(xdt_json_str(src, "endpoint"), e->endpoint);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(src, "endpoints"), 0)),
+			 e->endpoint);
+	ck_assert_int_eq(num(src, "revision"), 2);
+	ck_assert_int_eq(num(src, "reconnects"), 0);
+	ck_assert(json_is_null(json_object_get(src, "last_error")));
+	ck_assert_int_eq(strlen(xdt_json_str(src, "since")), 24);
+	json_decref(src);
+	ck_assert(xdt_daemon_metric(d, REVISION) == 2);
+	ck_assert(xdt_daemon_metric(d, UP) == 1);
+	ck_assert(xdt_daemon_metric(d, RECONNECTS) == 0);
+	page_has(d, "<span id=etcd-revision>2</span>, <span id=etcd-health>watching</span>");
+	ck_assert_int_eq(ctl_status(d, &out), 0);
+	snprintf(want, sizeof(want), "source:    etcd %s prefix " PREFIX ", revision 2, watching since ",
+		 e->endpoint);
+	ck_assert_msg(strstr(out, want) != NULL, "no '%s' in: %s", want, out);
+	free(out);
+
 	etcd_kill(e);
 	ck_assert(xdt_daemon_wait_log(d, "still serving what was read before", SERVED_MS));
 	ck_assert_int_eq(ready_status(d), 200);
+	/* not watching: said everywhere, with why */
+	src = source_when(d, "healthy", false);
+	snprintf(want, sizeof(want), "%s: ", e->endpoint);
+	ck_assert_msg(strstr(xdt_json_str(src, "last_error"), want) == xdt_json_str(src, "last_error"),
+		      "last_error: %s", xdt_json_str(src, "last_error"));
+	ck_assert_int_eq(strlen(xdt_json_str(src, "last_error_at")), 24);
+	ck_assert_int_eq(num(src, "revision"), 2); /* what is still served */
+	json_decref(src);
+	ck_assert(xdt_daemon_metric(d, UP) == 0);
+	ck_assert(xdt_daemon_metric(d, REVISION) == 2);
+	page_has(d, "<span id=etcd-revision>2</span>, <span id=etcd-health>not watching</span>");
+	ck_assert_int_eq(ctl_status(d, &out), 1);
+	ck_assert_msg(strstr(out, "revision 2, NOT WATCHING since ") != NULL &&
+			      strstr(out, "last error ") != NULL &&
+			      strstr(out, "is not watching; it serves what it read last") != NULL,
+		      "xdsctl status: %s", out);
+	free(out);
+	/* the tries again are counted */
+	for (long long end = xdtest_now_ms() + SERVED_MS;
+	     xdt_daemon_metric(d, RECONNECTS) < 1;) {
+		XDT_REQUIRE(xdtest_now_ms() < end, "no reconnect counted");
+		xdtest_sleep_ms(100);
+	}
+
 	etcd_run(e);
 	put_clusters(e, "default", "c", 5);
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 5);
 	ck_assert(xdt_daemon_wait_log_count(d, "watching '" PREFIX "' from revision 3", 2,
 					    SERVED_MS));
+	src = source_when(d, "healthy", true);
+	ck_assert_int_eq(num(src, "revision"), 3);
+	ck_assert(num(src, "reconnects") >= 1);
+	json_decref(src);
+	ck_assert(xdt_daemon_metric(d, UP) == 1);
+	ck_assert(xdt_daemon_metric(d, REVISION) == 3);
+	ck_assert_int_eq(ctl_status(d, &out), 0);
+	ck_assert_msg(strstr(out, "revision 3, watching since ") != NULL, "xdsctl status: %s", out);
+	free(out);
 	finish(s, c, d, e);
 }
 END_TEST
 
+/* Under `source: etcd`, `watch: true` still watches the xDS listener's
+ * TLS files, as a reload reads them with etcd's snapshots: a renewed
+ * certificate renamed into place goes into use. */
+START_TEST(watch_follows_the_tls_files)
+{
+	struct etcd *e = etcd_new();
+	struct xdt_daemon *d;
+	char cfg[2048], *tdir, *text, line[600];
+
+	etcd_run(e);
+	put_clusters(e, "default", "c", 2);
+	tdir = xdtest_snapdir();
+	xdtest_install_server_cert(tdir, "server");
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nsource: etcd\nwatch: true\nwatch_delay: 100ms\n"
+		 "etcd:\n  endpoints: ['%s']\n  dial_timeout: 1s\n"
+		 "tls:\n  cert: %s/server.pem\n  key: %s/server.key\n",
+		 e->endpoint, tdir, tdir);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
+	snprintf(line, sizeof(line), "watching %s/server.pem", tdir);
+	ck_assert_msg(xdt_daemon_wait_log(d, line, SERVED_MS), "no '%s' in the log", line);
+
+	xdtest_install_server_cert(tdir, "server2");
+	ck_assert(xdt_daemon_wait_log(d, "info: TLS reloaded: certificate /CN=xdsd server two",
+				      SERVED_MS));
+	/* asked by the watch, not by the etcd source */
+	ck_assert(xdt_daemon_wait_log(d, "watch: reloading etcd prefix", 1));
+	xdt_daemon_stop(d, STOP_MS);
+	ck_assert(asprintf(&text, "rm -rf '%s'", tdir) > 0);
+	ck_assert(system(text) == 0);
+	free(text);
+	free(tdir);
+	etcd_free(e);
+}
+END_TEST
+
+/* The keys of the snapshots `d` serves, comma-separated, sorted. */
+static char *served_keys(const struct xdt_daemon *d)
+{
+	json_t *j = xdt_status_json(d), *snap;
+	char keys[512] = "";
+	size_t i, n = 0;
+
+	json_array_foreach(json_object_get(j, "snapshots"), i, snap)
+		n += (size_t)snprintf(keys + n, sizeof(keys) - n, "%s%s",
+				      i ? "," : "", xdt_json_str(snap, "key"));
+	json_decref(j);
+	return strdup(keys);
+}
+
+/*
+ * The watch lost while etcd compacts past the revision xdsd reached:
+ * xdsd cannot resume there, reads the whole prefix again and serves
+ * what is current, a key deleted meanwhile included. xdsd reaches etcd
+ * through a TCP proxy (haproxy) that goes away and comes back, while
+ * the changes and the compaction go to etcd directly.
+ */
+START_TEST(compacted_while_away)
+{
+	struct etcd *e = etcd_new();
+	struct xdt_balancer *b;
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+	json_t *src;
+	char *keys;
+
+	etcd_run(e);
+	put_clusters(e, "default", "c", 2);     /* revision 2 */
+	put_clusters(e, "extra", "x", 1);       /* 3 */
+	b = xdt_balancer_start(e->endpoint, NULL);
+	d = start_at(b->target, NULL);
+	s = client(d, &c, 2);
+	ck_assert(xdt_daemon_wait_log(d, "watching '" PREFIX "' from revision 4", SERVED_MS));
+	keys = served_keys(d);
+	ck_assert_str_eq(keys, "default,extra");
+	free(keys);
+
+	xdt_balancer_kill(b);
+	ck_assert(xdt_daemon_wait_log(d, "still serving what was read before", SERVED_MS));
+	ck_assert_int_eq(etcdctl(e, "del " PREFIX "extra.yaml", NULL), 0); /* 4 */
+	put_clusters(e, "default", "c", 6);                                /* 5 */
+	ck_assert_int_eq(etcdctl(e, "compact 5", NULL), 0);
+	xdt_balancer_run(b);
+
+	ck_assert(xdt_daemon_wait_log(d, "revision 4 was compacted away (oldest kept: 5); reading the prefix again",
+				      SERVED_MS));
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 6);
+	ck_assert(xdt_daemon_wait_log(d, "read 1 key under '" PREFIX "' at revision 5", 1));
+	keys = served_keys(d);
+	ck_assert_str_eq(keys, "default");
+	free(keys);
+	src = source_when(d, "healthy", true);
+	ck_assert_int_eq(num(src, "revision"), 5);
+	ck_assert_msg(strstr(xdt_json_str(src, "last_error"), "compacted away") != NULL,
+		      "last_error: %s", xdt_json_str(src, "last_error"));
+	json_decref(src);
+
+	/* and watched from there */
+	put_clusters(e, "default", "c", 7);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 7);
+	ck_assert(xdt_daemon_wait_log(d, "watching '" PREFIX "' from revision 6", 1));
+	xdt_balancer_stop(b);
+	finish(s, c, d, e);
+}
+END_TEST
+
+/* etcd's current revision (of the whole store), from etcdctl. */
+static long long etcd_revision(const struct etcd *e)
+{
+	char *cmd, line[4096];
+	const char *at;
+	long long rev;
+	FILE *p;
+
+	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s get / -w json 2>/dev/null",
+			   e->endpoint) > 0);
+	p = popen(cmd, "r");
+	ck_assert(p != NULL);
+	ck_assert(fgets(line, sizeof(line), p) != NULL);
+	ck_assert_int_eq(pclose(p), 0);
+	free(cmd);
+	/* read by hand: its cluster_id does not fit jansson's integers */
+	at = strstr(line, "\"revision\":");
+	ck_assert_msg(at != NULL && sscanf(at, "\"revision\":%lld", &rev) == 1,
+		      "etcdctl: %s", line);
+	ck_assert(rev > 0);
+	return rev;
+}
+
+/* `xdsctl push` of `dir` with `opts`; its exit status, its output in
+ * *out. */
+static int push(const char *opts, const char *dir, char **out)
+{
+	char *args;
+	int rc;
+
+	ck_assert(asprintf(&args, "push %s '%s'", opts, dir) > 0);
+	rc = xdsctl(args, out);
+	free(args);
+	return rc;
+}
+
+/* Waits until the snapshots `d` serves are `keys` (served_keys). */
+static void wait_keys(const struct xdt_daemon *d, const char *keys)
+{
+	for (long long end = xdtest_now_ms() + SERVED_MS;;) {
+		char *now = served_keys(d);
+		bool same = strcmp(now, keys) == 0;
+
+		XDT_REQUIRE(same || xdtest_now_ms() < end, "serving '%s', not '%s'", now, keys);
+		free(now);
+		if (same)
+			return;
+		xdtest_sleep_ms(100);
+	}
+}
+
+/* The daemon's source revision, once it is `want`. */
+static void wait_revision(const struct xdt_daemon *d, long long want)
+{
+	for (long long end = xdtest_now_ms() + SERVED_MS;;) {
+		json_t *j = xdt_status_json(d);
+		long long rev = num(json_object_get(j, "source"), "revision");
+
+		json_decref(j);
+		if (rev == want)
+			return;
+		XDT_REQUIRE(xdtest_now_ms() < end, "revision %lld, not %lld", rev, want);
+		xdtest_sleep_ms(100);
+	}
+}
+
+/*
+ * xdsctl push: a directory checked as --check checks it and written in
+ * one transaction (one revision), served by the daemon; a key whose
+ * file is gone deleted (and one that no file ever gave); a broken
+ * directory writes nothing, with --check's messages and exit status 2;
+ * an etcd that cannot be reached is exit status 3. The settings come
+ * from the command line or from xdsd.yaml (-c).
+ */
+START_TEST(push_checked_in_one_transaction)
+{
+	struct etcd *e = etcd_new();
+	char *dir = xdtest_snapdir(), *out, opts[128], want[256];
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+	long long rev;
+
+	etcd_run(e);
+	put_clusters(e, "stray", "s", 1);
+	d = start(e);
+	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
+	xdtest_write_clusters(dir, "default.yaml", "c", 2);
+	xdtest_write_clusters(dir, "extra.yaml", "x", 1);
+	rev = etcd_revision(e);
+
+	/* from the command line: one revision, the stray key gone */
+	snprintf(opts, sizeof(opts), "--etcd 127.0.0.1:1,%s --prefix " PREFIX, e->endpoint);
+	ck_assert_int_eq(push(opts, dir, &out), 0);
+	snprintf(want, sizeof(want), "pushed 2 files to %s under '" PREFIX "', 1 key deleted: revision %lld\n",
+		 e->endpoint, rev + 1);
+	ck_assert_msg(strstr(out, want) != NULL, "no '%s' in: %s", want, out);
+	free(out);
+	ck_assert_int_eq(etcd_revision(e), rev + 1);
+	wait_revision(d, rev + 1);
+	wait_keys(d, "default,extra");
+	s = client(d, &c, 2);
+
+	/* a file removed: its key deleted, with -c's settings */
+	snprintf(want, sizeof(want), "%s/extra.yaml", dir);
+	ck_assert(unlink(want) == 0);
+	xdtest_write_clusters(dir, "default.yaml", "c", 4);
+	snprintf(opts, sizeof(opts), "-c '%s'", d->config);
+	ck_assert_int_eq(push(opts, dir, &out), 0);
+	ck_assert_msg(strstr(out, "pushed 1 file to ") != NULL &&
+			      strstr(out, "1 key deleted") != NULL, "%s", out);
+	free(out);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 4);
+	wait_revision(d, rev + 2);
+	wait_keys(d, "default");
+
+	/* a broken file: --check's messages, nothing written */
+	free(xdtest_write_file(dir, "broken.yaml", "clusters: {}\n"));
+	xdtest_write_clusters(dir, "default.yaml", "c", 5);
+	ck_assert_int_eq(push(opts, dir, &out), 2);
+	snprintf(want, sizeof(want), "%s/broken.yaml:1:11: clusters: expected a list", dir);
+	ck_assert_msg(strstr(out, want) != NULL &&
+			      strstr(out, "1 error in the snapshots; nothing written to etcd") != NULL,
+		      "%s", out);
+	free(out);
+	ck_assert_int_eq(etcd_revision(e), rev + 2);
+	ck_assert_int_eq(xdc_next_clusters(s, 1000, NULL), -1);
+
+	/* etcd not there: exit status 3, said why */
+	snprintf(want, sizeof(want), "%s/broken.yaml", dir);
+	ck_assert(unlink(want) == 0);
+	ck_assert_int_eq(push("--etcd 127.0.0.1:1", dir, &out), 3);
+	ck_assert_msg(strstr(out, "xdsctl: etcd 127.0.0.1:1: UNAVAILABLE") != NULL, "%s", out);
+	free(out);
+	ck_assert_int_eq(etcd_revision(e), rev + 2);
+
+	ck_assert_int_eq(push(opts, dir, &out), 0);
+	free(out);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 5);
+	ck_assert(asprintf(&out, "rm -rf '%s'", dir) > 0);
+	ck_assert(system(out) == 0);
+	free(out);
+	free(dir);
+	finish(s, c, d, e);
+}
+END_TEST
+
+/* ---------------- replicas ---------------- */
+
+/* A snapshot with every type of resource, each referring to the next as
+ * a real one does. */
+static const char every_type[] =
+	"listeners:\n"
+	"- name: lis\n"
+	"  address: {socket_address: {address: 0.0.0.0, port_value: 10000}}\n"
+	"  filter_chains:\n"
+	"  - filters:\n"
+	"    - name: envoy.filters.network.http_connection_manager\n"
+	"      typed_config:\n"
+	"        \"@type\": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\n"
+	"        stat_prefix: lis\n"
+	"        rds: {route_config_name: rc, config_source: {ads: {}, resource_api_version: V3}}\n"
+	"        http_filters:\n"
+	"        - name: envoy.filters.http.router\n"
+	"          typed_config: {\"@type\": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}\n"
+	"routes:\n"
+	"- name: rc\n"
+	"  virtual_hosts: [{name: vh, domains: [\"*\"], routes: [{match: {prefix: \"/\"}, route: {cluster: web}}]}]\n"
+	"- name: rc-vhds\n"
+	"  vhds: {config_source: {ads: {}, resource_api_version: V3}}\n"
+	"scoped_routes:\n"
+	"- name: sr\n"
+	"  route_configuration_name: rc\n"
+	"  key: {fragments: [{string_key: tenant-a}]}\n"
+	"virtual_hosts:\n"
+	"- name: rc-vhds/api\n"
+	"  domains: [api.example]\n"
+	"  routes: [{match: {prefix: \"/\"}, route: {cluster: web}}]\n"
+	"clusters:\n"
+	"- name: web\n"
+	"  connect_timeout: 1s\n"
+	"  type: EDS\n"
+	"  eds_cluster_config: {eds_config: {ads: {}, resource_api_version: V3}, service_name: web}\n"
+	"- {name: static, type: STATIC, connect_timeout: 2s}\n"
+	"endpoints:\n"
+	"- cluster_name: web\n"
+	"  endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: 8080}}}}]}]\n"
+	"secrets:\n"
+	"- name: token\n"
+	"  \"@allow\": [\"@anyone\"]\n"
+	"  generic_secret: {secret: {inline_string: s3cret}}\n"
+	"runtimes:\n"
+	"- name: rt\n"
+	"  layer: {feature: {enabled: true}, ratio: 0.25}\n";
+
+#define NTYPES 8
+#define TYPE_PREFIX "type.googleapis.com/"
+
+/* Each type, and what a client asks of it: NULL a wildcard, else
+ * names (a wildcard exists for listeners, clusters and scoped routes,
+ * docs/protocol.md rules S2 and D2); virtual hosts have no SotW form. */
+static const struct {
+	const char *url;
+	const char *names[3];
+	bool sotw;
+} types[NTYPES] = {
+	{TYPE_PREFIX "envoy.config.listener.v3.Listener", {NULL}, true},
+	{TYPE_PREFIX "envoy.config.route.v3.RouteConfiguration", {"rc", "rc-vhds", NULL}, true},
+	{TYPE_PREFIX "envoy.config.route.v3.ScopedRouteConfiguration", {NULL}, true},
+	{TYPE_PREFIX "envoy.config.route.v3.VirtualHost", {"rc-vhds/api", NULL}, false},
+	{TYPE_PREFIX "envoy.config.cluster.v3.Cluster", {NULL}, true},
+	{TYPE_PREFIX "envoy.config.endpoint.v3.ClusterLoadAssignment", {"web", NULL}, true},
+	{TYPE_PREFIX "envoy.extensions.transport_sockets.tls.v3.Secret", {"token", NULL}, true},
+	{TYPE_PREFIX "envoy.service.runtime.v3.Runtime", {"rt", NULL}, true},
+};
+
+/* Resources of each type as a client received them: per type, the
+ * entries "version \0 name \0 Any.type_url \0 Any.value" (name empty in
+ * SotW, whose version is the response's) sorted bytewise, so that two
+ * clients compare byte for byte whatever the order of the resources. */
+struct entry {
+	char *data;
+	size_t len;
+};
+
+struct served {
+	struct entry *e[NTYPES];
+	size_t n[NTYPES];
+	bool got[NTYPES];
+};
+
+static int type_index(const char *url)
+{
+	for (int i = 0; i < NTYPES; i++)
+		if (strcmp(types[i].url, url) == 0)
+			return i;
+	ck_abort_msg("a response of type %s, which was not asked for", url);
+	return -1;
+}
+
+/* The index of the type of a response, the first of that type. */
+static int first_of_type(struct served *sv, const char *url, const char *form)
+{
+	int t = type_index(url);
+
+	ck_assert_msg(!sv->got[t], "%s: %s served twice", form, url);
+	sv->got[t] = true;
+	return t;
+}
+
+static void add_entry(struct served *sv, int t, const char *version,
+		      const char *name, const Google__Protobuf__Any *any)
+{
+	size_t vl = strlen(version), nl = strlen(name), ul, len;
+	struct entry *e;
+
+	ck_assert_msg(any != NULL, "%s '%s' without its resource", types[t].url, name);
+	ul = strlen(any->type_url);
+	len = vl + nl + ul + 3 + any->value.len;
+	sv->e[t] = realloc(sv->e[t], (sv->n[t] + 1) * sizeof(*sv->e[t]));
+	ck_assert(sv->e[t] != NULL);
+	e = &sv->e[t][sv->n[t]++];
+	e->data = malloc(len);
+	e->len = len;
+	ck_assert(e->data != NULL);
+	memcpy(e->data, version, vl + 1);
+	memcpy(e->data + vl + 1, name, nl + 1);
+	memcpy(e->data + vl + nl + 2, any->type_url, ul + 1);
+	if (any->value.len > 0)
+		memcpy(e->data + vl + nl + ul + 3, any->value.data, any->value.len);
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	int c = memcmp(x->data, y->data, x->len < y->len ? x->len : y->len);
+
+	return c != 0 ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static void served_sort(struct served *sv)
+{
+	for (int t = 0; t < NTYPES; t++)
+		if (sv->n[t] > 1)
+			qsort(sv->e[t], sv->n[t], sizeof(*sv->e[t]), by_bytes);
+}
+
+static void served_free(struct served *sv)
+{
+	for (int t = 0; t < NTYPES; t++) {
+		for (size_t i = 0; i < sv->n[t]; i++)
+			free(sv->e[t][i].data);
+		free(sv->e[t]);
+	}
+}
+
+/* Every type was served to both, with the same entries, byte for byte. */
+static void same_bytes(const struct served *a, const struct served *b,
+		       const char *what, bool sotw)
+{
+	for (int t = 0; t < NTYPES; t++) {
+		if (sotw && !types[t].sotw)
+			continue;
+		ck_assert_msg(a->got[t] && b->got[t] && a->n[t] > 0,
+			      "%s: %s not served", what, types[t].url);
+		ck_assert_msg(a->n[t] == b->n[t], "%s: %s: %zu resources, and %zu", what,
+			      types[t].url, a->n[t], b->n[t]);
+		for (size_t i = 0; i < a->n[t]; i++)
+			ck_assert_msg(a->e[t][i].len == b->e[t][i].len &&
+					      memcmp(a->e[t][i].data, b->e[t][i].data,
+						     a->e[t][i].len) == 0,
+				      "%s: %s: resource %zu differs (version %s, and %s)",
+				      what, types[t].url, i, a->e[t][i].data,
+				      b->e[t][i].data);
+	}
+}
+
+static Envoy__Config__Core__V3__Node replica_node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+
+/* What a SotW client of `d` on ADS is served of every type it can ask
+ * for (each response ACKed). */
+static void sotw_fetch(const struct xdt_daemon *d, struct served *sv)
+{
+	struct xdc_conn *c = xdc_connect(d->target);
+	struct xdc_stream *s = xdc_open(c, XDC_ADS);
+	int want = 0;
+
+	memset(sv, 0, sizeof(*sv));
+	replica_node.id = (char *)"replica-client";
+	replica_node.cluster = (char *)"any";
+	for (int t = 0; t < NTYPES; t++) {
+		Envoy__Service__Discovery__V3__DiscoveryRequest req =
+			ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+
+		if (!types[t].sotw)
+			continue;
+		req.node = &replica_node;
+		req.type_url = (char *)types[t].url;
+		while (types[t].names[req.n_resource_names] != NULL)
+			req.n_resource_names++;
+		req.resource_names = (char **)types[t].names;
+		ck_assert(xdc_send_sotw(s, &req, SERVED_MS));
+		want++;
+	}
+	for (int got = 0; got < want; got++) {
+		Envoy__Service__Discovery__V3__DiscoveryResponse *r =
+			xdc_recv_sotw(s, SERVED_MS);
+		Envoy__Service__Discovery__V3__DiscoveryRequest ack =
+			ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+		int t;
+
+		ck_assert_msg(r != NULL, "SotW: %d of %d types served", got, want);
+		t = first_of_type(sv, r->type_url, "SotW");
+		for (size_t i = 0; i < r->n_resources; i++)
+			add_entry(sv, t, r->version_info, "", r->resources[i]);
+		ack.type_url = r->type_url;
+		ack.version_info = r->version_info;
+		ack.response_nonce = r->nonce;
+		ack.n_resource_names = 0;
+		while (types[t].names[ack.n_resource_names] != NULL)
+			ack.n_resource_names++;
+		ack.resource_names = (char **)types[t].names;
+		ck_assert(xdc_send_sotw(s, &ack, SERVED_MS));
+		envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
+	}
+	served_sort(sv);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+}
+
+/* What a delta client of `d` on ADS is served of every type; with
+ * `held` (the entries another replica served, or NULL) presented as
+ * its initial_resource_versions, as a client failing over does. */
+static struct xdc_stream *delta_open(struct xdc_conn *c, const struct served *held)
+{
+	struct xdc_stream *s = xdc_open(c, XDC_DELTA_ADS);
+
+	replica_node.id = (char *)"replica-client";
+	replica_node.cluster = (char *)"any";
+	for (int t = 0; t < NTYPES; t++) {
+		Envoy__Service__Discovery__V3__DeltaDiscoveryRequest req =
+			ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
+		Envoy__Service__Discovery__V3__DeltaDiscoveryRequest__InitialResourceVersionsEntry
+			ent[4], *entp[4];
+		const char *star[] = {"*", NULL};
+		const char *const *names = types[t].names[0] != NULL ? types[t].names : star;
+
+		req.node = &replica_node;
+		req.type_url = (char *)types[t].url;
+		while (names[req.n_resource_names_subscribe] != NULL)
+			req.n_resource_names_subscribe++;
+		req.resource_names_subscribe = (char **)names;
+		for (size_t i = 0; held != NULL && i < held->n[t]; i++) {
+			ck_assert(i < 4);
+			envoy__service__discovery__v3__delta_discovery_request__initial_resource_versions_entry__init(&ent[i]);
+			/* an entry: version \0 name \0 ... */
+			ent[i].value = held->e[t][i].data;
+			ent[i].key = held->e[t][i].data + strlen(held->e[t][i].data) + 1;
+			entp[i] = &ent[i];
+			req.n_initial_resource_versions++;
+		}
+		req.initial_resource_versions = entp;
+		ck_assert(xdc_send_delta(s, &req, SERVED_MS));
+	}
+	return s;
+}
+
+static void delta_fetch(const struct xdt_daemon *d, struct served *sv)
+{
+	struct xdc_conn *c = xdc_connect(d->target);
+	struct xdc_stream *s = delta_open(c, NULL);
+
+	memset(sv, 0, sizeof(*sv));
+	for (int got = 0; got < NTYPES; got++) {
+		Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *r =
+			xdc_recv_delta(s, SERVED_MS);
+		Envoy__Service__Discovery__V3__DeltaDiscoveryRequest ack =
+			ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
+		int t;
+
+		ck_assert_msg(r != NULL, "delta: %d of %d types served", got, NTYPES);
+		t = first_of_type(sv, r->type_url, "delta");
+		for (size_t i = 0; i < r->n_resources; i++)
+			add_entry(sv, t, r->resources[i]->version, r->resources[i]->name,
+				  r->resources[i]->resource);
+		ack.type_url = r->type_url;
+		ack.response_nonce = r->nonce;
+		ck_assert(xdc_send_delta(s, &ack, SERVED_MS));
+		envoy__service__discovery__v3__delta_discovery_response__free_unpacked(r, NULL);
+	}
+	served_sort(sv);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+}
+
+/* The Any bytes a SotW and a delta client of one replica got are the
+ * same too (the resource encoded once, whatever the form). */
+static void same_resources(const struct served *sotw, const struct served *delta)
+{
+	for (int t = 0; t < NTYPES; t++) {
+		if (!types[t].sotw)
+			continue;
+		ck_assert_int_eq(sotw->n[t], delta->n[t]);
+		for (size_t i = 0; i < sotw->n[t]; i++) {
+			const struct entry *a = &sotw->e[t][i];
+			bool found = false;
+			/* SotW: version \0 \0 url \0 value; delta: version \0
+			 * name \0 url \0 value: compare from the url on */
+			size_t askip = strlen(a->data) + 2;
+
+			for (size_t j = 0; j < delta->n[t] && !found; j++) {
+				const struct entry *b = &delta->e[t][j];
+				size_t bskip = strlen(b->data) + 1;
+
+				bskip += strlen(b->data + bskip) + 1;
+				found = a->len - askip == b->len - bskip &&
+					memcmp(a->data + askip, b->data + bskip,
+					       a->len - askip) == 0;
+			}
+			ck_assert_msg(found, "%s: a SotW resource no delta one matches",
+				      types[t].url);
+		}
+	}
+}
+
+/*
+ * Two replicas on one etcd prefix serve byte-identical resources under
+ * identical versions: a SotW and a delta client of each, every type
+ * (listeners, routes, scoped routes, virtual hosts, clusters,
+ * endpoints, secrets, runtimes), compared by their Any bytes and
+ * version strings. So a delta client failing over from one to the
+ * other with what it holds is sent nothing again.
+ */
+START_TEST(replicas_serve_identical_bytes)
+{
+	struct etcd *e = etcd_new();
+	char *dir = xdtest_snapdir(), *out, opts[128];
+	struct xdt_daemon *d[2];
+	struct served sotw[2], delta[2];
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+	Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *r;
+
+	etcd_run(e);
+	free(xdtest_write_file(dir, "default.yaml", every_type));
+	snprintf(opts, sizeof(opts), "--etcd %s", e->endpoint);
+	ck_assert_int_eq(push(opts, dir, &out), 0);
+	free(out);
+	for (int i = 0; i < 2; i++) {
+		d[i] = start(e);
+		ck_assert(xdt_daemon_wait_log(d[i], "serving the snapshots of etcd prefix",
+					      SERVED_MS));
+		sotw_fetch(d[i], &sotw[i]);
+		delta_fetch(d[i], &delta[i]);
+		same_resources(&sotw[i], &delta[i]);
+	}
+	same_bytes(&sotw[0], &sotw[1], "SotW, replica 1 and 2", true);
+	same_bytes(&delta[0], &delta[1], "delta, replica 1 and 2", false);
+
+	/* failing over with what replica 1 served: nothing sent again */
+	c = xdc_connect(d[1]->target);
+	s = delta_open(c, &delta[0]);
+	r = xdc_recv_delta(s, 1000);
+	ck_assert_msg(r == NULL, "replica 2 sent %s again (%zu resources)",
+		      r != NULL ? r->type_url : "", r != NULL ? r->n_resources : 0);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+
+	for (int i = 0; i < 2; i++) {
+		served_free(&sotw[i]);
+		served_free(&delta[i]);
+		xdt_daemon_stop(d[i], STOP_MS);
+	}
+	ck_assert(asprintf(&out, "rm -rf '%s'", dir) > 0);
+	ck_assert(system(out) == 0);
+	free(out);
+	free(dir);
+	etcd_free(e);
+}
+END_TEST
+
 /* etcd over TLS that requires a client certificate: served with
- * etcd.tls, and the changes followed. */
+ * etcd.tls, and the changes followed; xdsctl push over it too. */
 START_TEST(mutual_tls)
 {
 	struct etcd *e = etcd_new();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
+	char opts[1024], *dir, *out;
 
 	e->tls = true;
 	etcd_run(e);
@@ -412,6 +1192,28 @@ START_TEST(mutual_tls)
 	s = client(d, &c, 2);
 	put_clusters(e, "default", "c", 3);
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 3);
+
+	/* xdsctl push over the same TLS: the files from the command line,
+	 * then from xdsd.yaml's etcd.tls (-c) */
+	dir = xdtest_clusters_snapdir(4);
+	snprintf(opts, sizeof(opts), "--etcd %s --cacert %s --cert %s --key %s",
+		 e->endpoint, xdtest_cert("ca.pem"), xdtest_cert("frontend.pem"),
+		 xdtest_cert("frontend.key"));
+	ck_assert_int_eq(push(opts, dir, &out), 0);
+	free(out);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 4);
+	xdtest_write_clusters(dir, "default.yaml", "c", 5);
+	snprintf(opts, sizeof(opts), "-c %s", d->config);
+	ck_assert_int_eq(push(opts, dir, &out), 0);
+	free(out);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 5);
+	/* without the client certificate etcd refuses it */
+	snprintf(opts, sizeof(opts), "--etcd %s --cacert %s", e->endpoint,
+		 xdtest_cert("ca.pem"));
+	ck_assert_int_ne(push(opts, dir, &out), 0);
+	ck_assert_msg(strstr(out, "xdsctl: etcd ") != NULL, "%s", out);
+	free(out);
+	free(dir);
 	finish(s, c, d, e);
 }
 END_TEST
@@ -450,6 +1252,10 @@ int main(void)
 	tcase_add_test(tc, broken_at_start);
 	tcase_add_test(tc, broken_at_start_serves_last_good);
 	tcase_add_test(tc, lost_and_resumed);
+	tcase_add_test(tc, watch_follows_the_tls_files);
+	tcase_add_test(tc, compacted_while_away);
+	tcase_add_test(tc, push_checked_in_one_transaction);
+	tcase_add_test(tc, replicas_serve_identical_bytes);
 	tcase_add_test(tc, mutual_tls);
 	tcase_add_test(tc, rollout_after_the_first_load);
 	suite_add_tcase(s, tc);

@@ -107,6 +107,44 @@ START_TEST(check_valid_config)
 }
 END_TEST
 
+/* An `etcd:` section while `source: files` is valid, and most likely
+ * not what was meant: --check and the daemon's start warn of it, with
+ * where it is. */
+START_TEST(ignored_etcd_section_warned)
+{
+	char *dir = xdtest_clusters_snapdir(1), text[1024], *cfg, *out, *err;
+	const char *args[] = {"--check", "-c", NULL, "--snapshots", dir, NULL};
+	static const char warning[] = "ok.yaml:2:1: 'etcd' is ignored: 'source' is 'files', so snapshots are read from ";
+	struct xdt_daemon *d;
+
+	snprintf(text, sizeof(text), "listen: 127.0.0.1:0\netcd:\n  endpoints: ['127.0.0.1:2379']\nsnapshots: %s\n",
+		 dir);
+	cfg = xdtest_write_file(xdtest_tmpdir(), "ok.yaml", text);
+	args[2] = cfg;
+	ck_assert_int_eq(xdt_run_xdsd(args, &out, &err), 0);
+	ck_assert_msg(strstr(err, "warning: ") == err && strstr(err, warning) != NULL &&
+			      strstr(err, dir) != NULL,
+		      "--check: %s", err);
+	ck_assert_ptr_nonnull(strstr(out, "valid"));
+	free(out);
+	free(err);
+
+	d = xdt_daemon_start(text, NULL, START_MS);
+	ck_assert(xdt_daemon_wait_log(d, "'etcd' is ignored: 'source' is 'files'", 1));
+	xdt_daemon_stop(d, 5000);
+
+	/* with `source: etcd` it is read: no warning */
+	snprintf(text, sizeof(text), "source: etcd\netcd:\n  endpoints: ['127.0.0.1:2379']\n");
+	free(xdtest_write_file(xdtest_tmpdir(), "ok.yaml", text));
+	ck_assert_int_eq(xdt_run_xdsd(args, &out, &err), 0);
+	ck_assert_msg(strstr(err, "warning") == NULL, "--check: %s", err);
+	free(out);
+	free(err);
+	free(cfg);
+	free(dir);
+}
+END_TEST
+
 START_TEST(check_invalid_config)
 {
 	char *cfg = xdtest_write_file(xdtest_tmpdir(), "bad.yaml",
@@ -630,6 +668,7 @@ int main(void)
 	suite_add_tcase(s, cli);
 
 	tcase_set_timeout(run, 60);
+	tcase_add_test(run, ignored_etcd_section_warned);
 	tcase_add_test(run, sigterm_with_live_stream);
 	tcase_add_test(run, sigint_with_live_stream);
 	tcase_add_test(run, sigterm_with_many_connections);

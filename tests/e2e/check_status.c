@@ -183,6 +183,9 @@ START_TEST(status_json_overview)
 	ck_assert_int_eq(num(j, "streams"), 3);
 	ck_assert_int_eq(num(j, "nodes"), 2);
 	ck_assert_int_eq(num(j, "clients.pending"), 0);
+	/* where the snapshots come from: the directory (etcd's in check_etcd) */
+	ck_assert_str_eq(xdt_json_str(json_object_get(j, "source"), "kind"), "files");
+	ck_assert_str_eq(xdt_json_str(json_object_get(j, "source"), "dir"), dir);
 
 	ck_assert_int_eq(json_array_size(json_object_get(j, "snapshots")), 1);
 	snap = json_array_get(json_object_get(j, "snapshots"), 0);

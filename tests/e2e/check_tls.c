@@ -223,24 +223,6 @@ START_TEST(authorize_rules_decide_who_speaks_for_a_node)
 }
 END_TEST
 
-/* Replaces the daemon's server.pem/.key with NAME's (each by a rename,
- * as a deployment tool does). */
-static void install_server_cert(const char *tdir, const char *name)
-{
-	char src[64], tmp[600], dst[600], *text;
-
-	for (int i = 0; i < 2; i++) {
-		snprintf(src, sizeof(src), "%s.%s", name, i ? "key" : "pem");
-		text = xdtest_read_file(xdtest_cert(src), NULL);
-		ck_assert(text != NULL);
-		free(xdtest_write_file(tdir, "new", text));
-		free(text);
-		snprintf(tmp, sizeof(tmp), "%s/new", tdir);
-		snprintf(dst, sizeof(dst), "%s/server.%s", tdir, i ? "key" : "pem");
-		ck_assert(rename(tmp, dst) == 0);
-	}
-}
-
 /* What a new connection is served: the number of clusters, and the
  * server's common name in *cn. */
 static int served(const struct xdt_daemon *d, char **cn)
@@ -319,7 +301,7 @@ START_TEST(sighup_replaces_the_certificate_without_dropping_streams)
 
 	cert_in_use(d, "xdsd server one");
 
-	install_server_cert(tdir, "server2");
+	xdtest_install_server_cert(tdir, "server2");
 	free(xdtest_write_file(dir, "default.yaml",
 			       "clusters:\n"
 			       "- {name: c-0, type: STATIC, connect_timeout: 1s}\n"
@@ -330,7 +312,7 @@ START_TEST(sighup_replaces_the_certificate_without_dropping_streams)
 	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 2);
 	cert_in_use(d, "xdsd server two");
 
-	install_server_cert(tdir, "server-expired");
+	xdtest_install_server_cert(tdir, "server-expired");
 	xdt_daemon_signal(d, SIGHUP);
 	ck_assert(xdt_daemon_wait_log(d, "the certificate expired on Jan  2 00:00:00 2020 GMT", WAIT_MS));
 	ck_assert(xdt_daemon_wait_log(d, "TLS reload failed: still using the previous certificate (certificate /CN=xdsd server two", WAIT_MS));
@@ -428,7 +410,7 @@ START_TEST(post_reload_rotates_the_certificate)
 	int status;
 
 	cert_in_use(d, "xdsd server one");
-	install_server_cert(tdir, "server2");
+	xdtest_install_server_cert(tdir, "server2");
 	rec = xdt_admin_json(d, "POST", "/reload", &status);
 	ck_assert_int_eq(status, 200);
 	ck_assert(json_is_true(json_object_get(rec, "ok")));
@@ -484,7 +466,7 @@ START_TEST(bad_certificate_fails_the_whole_reload)
 	served_over(d, 1, "xdsd server one");
 
 	/* the matching certificate: both go into use together */
-	install_server_cert(tdir, "server2");
+	xdtest_install_server_cert(tdir, "server2");
 	ck_assert_int_eq(xdsctl_reload(d), 0);
 	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 2);
 	served_over(d, 2, "xdsd server two");
@@ -509,14 +491,14 @@ START_TEST(watch_rotates_the_certificate)
 
 
 	/* a snapshot change and a new certificate */
-	install_server_cert(tdir, "server2");
+	xdtest_install_server_cert(tdir, "server2");
 	xdtest_write_clusters(dir, "default.yaml", "c", 2);
 	ck_assert(xdt_daemon_wait_log(d, "info: TLS reloaded: certificate /CN=xdsd server two", WAIT_MS));
 	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 2);
 	served_over(d, 2, "xdsd server two");
 
 	/* the certificate alone */
-	install_server_cert(tdir, "server-soon");
+	xdtest_install_server_cert(tdir, "server-soon");
 	ck_assert(xdt_daemon_wait_log(d, "info: TLS reloaded: certificate /CN=xdsd server soon", WAIT_MS));
 	cert_in_use(d, "xdsd server soon");
 

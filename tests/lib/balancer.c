@@ -55,34 +55,17 @@ static bool accepts(int port)
 	return ok;
 }
 
-struct xdt_balancer *xdt_balancer_start(const char *backend,
-					 const char *source)
+/* Runs haproxy on the configuration in b->dir; returns once it
+ * accepts connections on b->port. */
+static void run(struct xdt_balancer *b)
 {
-	struct xdt_balancer *b = calloc(1, sizeof(*b));
-	char *cfg, *text, *log;
+	char *cfg, *log;
 	long long deadline;
 	int fd, status;
 
-	XDT_REQUIRE(b != NULL, "out of memory");
-	XDT_REQUIRE(access(HAPROXY, X_OK) == 0,
-		    "%s is missing: install haproxy (scripts/install-deps)", HAPROXY);
-	XDT_REQUIRE(asprintf(&b->dir, "%s/haproxy.%d.XXXXXX", xdtest_tmpdir(),
-			     (int)getpid()) > 0 && mkdtemp(b->dir) != NULL,
-		    "mkdtemp: %s", strerror(errno));
-	b->port = free_port();
-	snprintf(b->target, sizeof(b->target), "127.0.0.1:%d", b->port);
-	/* TCP mode: bytes pass as they are (HTTP/2, TLS alike); long
-	 * timeouts, as xDS streams last */
-	XDT_REQUIRE(asprintf(&text,
-			     "global\n  maxconn 512\n"
-			     "defaults\n  mode tcp\n  timeout connect 5s\n"
-			     "  timeout client 10m\n  timeout server 10m\n"
-			     "frontend xds\n  bind %s\n  default_backend xdsd\n"
-			     "backend xdsd\n  server xdsd-1 %s%s%s\n",
-			     b->target, backend, source ? " source " : "",
-			     source ? source : "") > 0, "out of memory");
-	cfg = xdtest_write_file(b->dir, "haproxy.cfg", text);
-	XDT_REQUIRE(asprintf(&log, "%s/haproxy.log", b->dir) > 0, "out of memory");
+	XDT_REQUIRE(asprintf(&cfg, "%s/haproxy.cfg", b->dir) > 0 &&
+			    asprintf(&log, "%s/haproxy.log", b->dir) > 0,
+		    "out of memory");
 	b->pid = fork();
 	XDT_REQUIRE(b->pid >= 0, "fork: %s", strerror(errno));
 	if (b->pid == 0) {
@@ -111,10 +94,54 @@ struct xdt_balancer *xdt_balancer_start(const char *backend,
 		}
 		xdtest_sleep_ms(20);
 	}
-	free(text);
 	free(cfg);
 	free(log);
+}
+
+struct xdt_balancer *xdt_balancer_start(const char *backend,
+					 const char *source)
+{
+	struct xdt_balancer *b = calloc(1, sizeof(*b));
+	char *text;
+
+	XDT_REQUIRE(b != NULL, "out of memory");
+	XDT_REQUIRE(access(HAPROXY, X_OK) == 0,
+		    "%s is missing: install haproxy (scripts/install-deps)", HAPROXY);
+	XDT_REQUIRE(asprintf(&b->dir, "%s/haproxy.%d.XXXXXX", xdtest_tmpdir(),
+			     (int)getpid()) > 0 && mkdtemp(b->dir) != NULL,
+		    "mkdtemp: %s", strerror(errno));
+	b->port = free_port();
+	snprintf(b->target, sizeof(b->target), "127.0.0.1:%d", b->port);
+	/* TCP mode: bytes pass as they are (HTTP/2, TLS alike); long
+	 * timeouts, as xDS streams last */
+	XDT_REQUIRE(asprintf(&text,
+			     "global\n  maxconn 512\n"
+			     "defaults\n  mode tcp\n  timeout connect 5s\n"
+			     "  timeout client 10m\n  timeout server 10m\n"
+			     "frontend xds\n  bind %s\n  default_backend xdsd\n"
+			     "backend xdsd\n  server xdsd-1 %s%s%s\n",
+			     b->target, backend, source ? " source " : "",
+			     source ? source : "") > 0, "out of memory");
+	free(xdtest_write_file(b->dir, "haproxy.cfg", text));
+	free(text);
+	run(b);
 	return b;
+}
+
+void xdt_balancer_kill(struct xdt_balancer *b)
+{
+	int status;
+
+	XDT_REQUIRE(b->pid > 0, "haproxy is not running");
+	kill(b->pid, SIGKILL);
+	waitpid(b->pid, &status, 0);
+	b->pid = 0;
+}
+
+void xdt_balancer_run(struct xdt_balancer *b)
+{
+	XDT_REQUIRE(b->pid == 0, "haproxy is running already");
+	run(b);
 }
 
 void xdt_balancer_stop(struct xdt_balancer *b)
@@ -123,8 +150,10 @@ void xdt_balancer_stop(struct xdt_balancer *b)
 
 	if (b == NULL)
 		return;
-	kill(b->pid, SIGKILL);
-	waitpid(b->pid, &status, 0);
+	if (b->pid > 0) {
+		kill(b->pid, SIGKILL);
+		waitpid(b->pid, &status, 0);
+	}
 	free(b->dir);
 	free(b);
 }

@@ -25,7 +25,14 @@ struct xdt_balancer {
 struct xdt_balancer *xdt_balancer_start(const char *backend,
 					 const char *source);
 
-/* Kills haproxy, waits for it and frees `b`. */
+/* Kills haproxy (every connection through it ends, and new ones are
+ * refused) and waits for it; `b` stays, for xdt_balancer_run. */
+void xdt_balancer_kill(struct xdt_balancer *b);
+
+/* Runs haproxy again, as it was, on the same port. */
+void xdt_balancer_run(struct xdt_balancer *b);
+
+/* Kills haproxy if it runs, waits for it and frees `b`. */
 void xdt_balancer_stop(struct xdt_balancer *b);
 
 #endif

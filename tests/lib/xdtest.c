@@ -142,6 +142,19 @@ void xdtest_replace_file(const char *dir, const char *name, const char *text)
 	free(to);
 }
 
+void xdtest_install_server_cert(const char *dir, const char *name)
+{
+	char src[64], *text;
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(src, sizeof(src), "%s.%s", name, i ? "key" : "pem");
+		text = xdtest_read_file(xdtest_cert(src), NULL);
+		ck_assert_msg(text != NULL, "no test certificate %s", src);
+		xdtest_replace_file(dir, i ? "server.key" : "server.pem", text);
+		free(text);
+	}
+}
+
 void xdtest_write_svc_snapshot(const char *dir, int port, const char *more)
 {
 	char *text;

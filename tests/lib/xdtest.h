@@ -67,6 +67,11 @@ char *xdtest_write_file(const char *dir, const char *name, const char *text);
  * half of it. */
 void xdtest_replace_file(const char *dir, const char *name, const char *text);
 
+/* Puts the test certificate `name` (make-certs.sh: `name`.pem and its
+ * `name`.key) in `dir` as server.pem and server.key, each renamed into
+ * place, as a certificate renewal does. */
+void xdtest_install_server_cert(const char *dir, const char *name);
+
 /* Replaces `dir/default.yaml` with the EDS cluster "svc" and its one
  * endpoint, 127.0.0.1:`port`, followed by `more` (YAML of further
  * types, or NULL). */
