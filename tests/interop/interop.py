@@ -697,7 +697,8 @@ class Interop:
             "--xds-ca", self.cert("ca.pem"), "--xds-cert", self.cert(who + ".pem"),
             "--xds-key", self.cert(who + ".key")]
 
-    def write_bootstrap(self, name, node_id, server_uri):
+    def write_bootstrap(self, name, node_id, server_uri, kind=None):
+        """kind: the client's, for its locality (default: this run's)."""
         boot = {
             "xds_servers": [{
                 "server_uri": server_uri,
@@ -709,7 +710,7 @@ class Interop:
                 "cluster": NODE_CLUSTER,
                 # grpc-js-xds 1.14 refuses a bootstrap without a locality.
                 "locality": {"region": "loopback", "zone": "interop",
-                             "sub_zone": self.client_kind},
+                             "sub_zone": kind or self.client_kind},
             },
         }
         if XDSTP:

@@ -11,12 +11,17 @@
 #  python-xdstp.sh
 #             gRPC C-core with federation on, every resource named by
 #             an xdstp:// name (rule X1)
+#  failover.sh
+#             two xdsd replicas on one etcd prefix behind haproxy, in
+#             network namespaces of its own (root): both clients and a
+#             delta client outlive the replica they are on
 TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
-	tests/interop/python-xdstp.sh
+	tests/interop/python-xdstp.sh tests/interop/failover.sh
 EXTRA_DIST += tests/interop/README.md tests/interop/python.sh \
 	tests/interop/node.sh tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/interop.py tests/interop/client.py \
+	tests/interop/failover.sh tests/interop/failover.py \
 	tests/interop/stub_server.py tests/interop/node/client.js \
 	tests/interop/node/package.json tests/interop/node/package-lock.json
 
@@ -26,7 +31,7 @@ clean-local: clean-interop
 clean-interop:
 	rm -rf tests/interop/python.work tests/interop/node.work \
 		tests/interop/python-mtls.work tests/interop/node-mtls.work \
-		tests/interop/python-xdstp.work
+		tests/interop/python-xdstp.work tests/interop/failover.work
 distclean-local: distclean-interop
 distclean-interop:
 	rm -rf tests/interop/node/node_modules tests/interop/node/npm.log \
