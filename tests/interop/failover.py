@@ -171,11 +171,11 @@ class Netns:
 class Process:
     """A child with its output in a file of the work directory."""
 
-    def __init__(self, what, cmd, log, env=None):
+    def __init__(self, what, cmd, log):
         self.what, self.log = what, log
         with open(log, "w") as f:
             self.proc = subprocess.Popen(spawn_prefix() + cmd, stdin=subprocess.DEVNULL,
-                                         stdout=f, stderr=subprocess.STDOUT, env=env)
+                                         stdout=f, stderr=subprocess.STDOUT)
 
     def alive(self):
         return self.proc.poll() is None
@@ -300,16 +300,7 @@ class DeltaClient:
                 self.cond.notify_all()
 
     def wait(self, pred, timeout):
-        end = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                r = pred()
-                if r is not None:
-                    return r
-                left = end - time.monotonic()
-                if left <= 0:
-                    return None
-                self.cond.wait(left)
+        return interop.wait_for(self.cond, pred, timeout)
 
     def holds_all(self):
         """True once every name of TYPES is held (lock held)."""

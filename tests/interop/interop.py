@@ -225,6 +225,23 @@ def snapshot_yaml(route_cluster, clusters):
     return "\n".join(out) + "\n"
 
 
+def wait_for(cond, pred, timeout, give_up=lambda: False):
+    """Waits on `cond` (a threading.Condition its owner notifies on each
+    change) until pred(), called with its lock held, returns non-None,
+    or give_up() is true: returns what pred() last returned, or None after
+    `timeout` seconds."""
+    end = time.monotonic() + timeout
+    with cond:
+        while True:
+            r = pred()
+            if r is not None or give_up():
+                return r
+            left = end - time.monotonic()
+            if left <= 0:
+                return None
+            cond.wait(left)
+
+
 class ClientResults:
     """Reads the client's JSON lines; each result is (arrival time, dict)."""
 
@@ -263,16 +280,7 @@ class ClientResults:
 
     def wait(self, pred, timeout):
         """Waits until pred() (called with the lock held) returns non-None."""
-        end = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                r = pred()
-                if r is not None or self.eof:
-                    return r
-                left = end - time.monotonic()
-                if left <= 0:
-                    return None
-                self.cond.wait(left)
+        return wait_for(self.cond, pred, timeout, lambda: self.eof)
 
     def first_answer(self, who, start, not_before, timeout):
         """Index of the first successful RPC answered by `who`, at index >=
