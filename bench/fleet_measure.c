@@ -157,6 +157,23 @@ static void evaluate(const struct fleet *f, struct eval *ev)
 	}
 }
 
+/* Runs trigger k; when it fails, says so and adds `error_key`=. */
+static bool run_trigger(struct fleet *f, int k, const char *error_key)
+{
+	int rc;
+
+	if (f->opt.verbose)
+		fprintf(stderr, "fleet: trigger %d: %s\n", k + 1, f->opt.trigger[k]);
+	rc = system(f->opt.trigger[k]);
+	if (rc != 0) {
+		fprintf(stderr, "fleet: trigger %d failed (status %d): %s\n",
+			k + 1, rc, f->opt.trigger[k]);
+		fleet_kv(f, error_key, "trigger%d", k + 1);
+		return false;
+	}
+	return true;
+}
+
 bool measure_trigger(struct fleet *f, int k)
 {
 	const struct fleet_options *o = &f->opt;
@@ -166,7 +183,6 @@ bool measure_trigger(struct fleet *f, int k)
 	double cpu0, cpu1;
 	struct eval ev;
 	bool ok = false;
-	int rc;
 
 	snprintf(p, sizeof(p), "u%d_", k + 1);
 	fleet_lock_all(f);
@@ -186,15 +202,8 @@ bool measure_trigger(struct fleet *f, int k)
 
 	cpu0 = proc_cpu_s(o->server_pid);
 	t0 = now_ns();
-	if (o->verbose)
-		fprintf(stderr, "fleet: trigger %d: %s\n", k + 1, o->trigger[k]);
-	rc = system(o->trigger[k]);
-	if (rc != 0) {
-		fprintf(stderr, "fleet: trigger %d failed (status %d): %s\n",
-			k + 1, rc, o->trigger[k]);
-		fleet_kv(f, "u_error", "trigger%d", k + 1);
+	if (!run_trigger(f, k, "u_error"))
 		return false;
-	}
 	deadline = t0 + (uint64_t)(o->timeout * 1e9);
 	for (;;) {
 		uint64_t now = now_ns();
@@ -311,18 +320,10 @@ bool measure_failover(struct fleet *f, int k)
 	double cpu0 = proc_cpu_s(o->server_pid), cpu_last = cpu0, cpu1;
 	bool ok = false;
 	size_t n = 0;
-	int rc;
 
 	t0 = busy_until = now_ns();
-	if (o->verbose)
-		fprintf(stderr, "fleet: trigger %d (failover): %s\n", k + 1, o->trigger[k]);
-	rc = system(o->trigger[k]);
-	if (rc != 0) {
-		fprintf(stderr, "fleet: trigger %d failed (status %d): %s\n",
-			k + 1, rc, o->trigger[k]);
-		fleet_kv(f, "storm_error", "trigger%d", k + 1);
+	if (!run_trigger(f, k, "storm_error"))
 		return false;
-	}
 	deadline = t0 + (uint64_t)(o->timeout * 1e9);
 	for (;;) {
 		uint64_t now = now_ns();

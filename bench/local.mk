@@ -23,4 +23,4 @@ bench_fleet_CFLAGS = $(AM_CFLAGS)
 # format and buffers from the core, the abseil workaround from the
 # transport.
 bench_fleet_LDADD = src/libxdsd.a src/libxdcore.a $(DEP_LIBS)
-EXTRA_DIST += bench/README.md bench/run bench/gen-snapshot bench/idle-cpu
+EXTRA_DIST += bench/README.md bench/run bench/gen-snapshot bench/idle-cpu bench/storm
