@@ -72,9 +72,12 @@ void envoy_reopen(struct envoy *e)
 {
 	e->node_sent = false;
 	e->stream_no++;
+	e->resent = e->resent_due = 0;
 	for (int t = 0; t < NT; t++) {
 		struct tstate *ts = &e->t[t];
 
+		if (e->conf->stale_versions && ts->started)
+			e->resent_due += ts->held.len;
 		for (uint32_t j = 0; j < ts->nq_len; j++)
 			free(ts->nq[j]);
 		ts->nq_len = 0;

@@ -75,6 +75,9 @@ struct envoy {
 	uint64_t rx_bytes, rx_base;  /* received; at the start of the phase measured */
 	int stream_no;               /* 0: the first stream; then one per reopening */
 	uint64_t t_last_tx;          /* on a reopened stream: its last request sent */
+	/* on a reopened stream: resources with a body received; and how many
+	 * the server owes it (all it held when the versions are altered) */
+	uint64_t resent, resent_due;
 };
 
 /* A new Envoy, its Node encoded and its wildcard CDS request due. */

@@ -294,8 +294,8 @@ bool measure_trigger(struct fleet *f, int k)
 	return ok;
 }
 
-/* True when no client has a request due, one in flight or a response
- * un-ACKed. */
+/* True when no live client has a request due, one in flight or a
+ * response un-ACKed, nor waits for resources the server owes it. */
 static bool fleet_idle(struct fleet *f)
 {
 	bool idle = true;
@@ -304,7 +304,8 @@ static bool fleet_idle(struct fleet *f)
 	for (int i = 0; i < f->opt.clients && idle; i++) {
 		const struct client *c = &f->clients[i];
 
-		if (!c->dead && (c->send_busy || c->reopen_due || envoy_busy(&c->env)))
+		if (!c->dead && (c->send_busy || c->reopen_due || envoy_busy(&c->env) ||
+				 c->env.resent < c->env.resent_due))
 			idle = false;
 	}
 	fleet_unlock_all(f);
@@ -316,7 +317,7 @@ bool measure_failover(struct fleet *f, int k)
 	const struct fleet_options *o = &f->opt;
 	struct fleet_counters *cnt = &f->counters;
 	uint64_t rx0 = atomic_load(&cnt->rx_bytes), msgs0 = atomic_load(&cnt->rx_msgs);
-	uint64_t t0, deadline, t_back = 0, busy_until, *lat;
+	uint64_t t0, deadline, t_back = 0, busy_until, *lat, due = 0;
 	double cpu0 = proc_cpu_s(o->server_pid), cpu_last = cpu0, cpu1;
 	bool ok = false;
 	size_t n = 0;
@@ -338,7 +339,10 @@ bool measure_failover(struct fleet *f, int k)
 		if (t_back == 0 && atomic_load(&cnt->resumed) + atomic_load(&cnt->failed) >=
 		    (uint64_t)o->clients)
 			t_back = now;
-		if (t_back && quiet_since(f, t_back, now) && fleet_idle(f)) {
+		/* nothing owed to a client may still be on its way: the
+		 * server, too, has been idle for --settle */
+		if (t_back && quiet_since(f, t_back, now) &&
+		    quiet_since(f, busy_until, now) && fleet_idle(f)) {
 			ok = atomic_load(&cnt->failed) == 0;
 			break;
 		}
@@ -358,6 +362,7 @@ bool measure_failover(struct fleet *f, int k)
 
 		if (c->resumed)
 			lat[n++] = c->env.t_last_tx - t0;
+		due += c->env.resent_due;
 	}
 	fleet_unlock_all(f);
 	qsort(lat, n, sizeof(*lat), cmp_u64);
@@ -368,6 +373,7 @@ bool measure_failover(struct fleet *f, int k)
 	fleet_kv(f, "storm_settled_p99_ms", "%.1f", pct_ms(lat, n, 99));
 	fleet_kv(f, "storm_settled_all_ms", "%.1f", pct_ms(lat, n, 100));
 	fleet_kv(f, "storm_resources_sent", "%" PRIu64, atomic_load(&cnt->resent));
+	fleet_kv(f, "storm_resources_owed", "%" PRIu64, due);
 	fleet_kv(f, "storm_responses", "%" PRIu64, atomic_load(&cnt->rx_msgs) - msgs0);
 	fleet_kv(f, "storm_rx_bytes", "%" PRIu64, atomic_load(&cnt->rx_bytes) - rx0);
 	if (cpu0 >= 0 && cpu1 >= 0) {

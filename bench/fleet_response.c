@@ -327,8 +327,10 @@ static bool take_delta(struct envoy *e, const uint8_t *d, size_t n)
 					   hash_bytes(ver.data, ver.len), &name, &ver,
 					   &seen, &changed))
 				goto bad;
-			if (e->stream_no > 0)
+			if (e->stream_no > 0) {
+				e->resent++;
 				atomic_fetch_add(&e->conf->counters->resent, 1);
+			}
 		} else if (f.number == 6) {          /* removed_resources */
 			struct sm_ent *ent = sm_find(&ts->held, (const char *)f.data, f.len);
 
