@@ -445,7 +445,8 @@ class Failover(interop.Interop):
         self.procs[r] = p
         self.replica_logs.append(p)
         line = p.wait_line(lambda ln: "serving the snapshots of etcd prefix" in ln, WAIT)
-        trusted = p.wait_line(lambda ln: "trusted" in ln and NET["a"] + ".3" in ln, 1)
+        trusted = p.wait_line(lambda ln: "trusted proxies" in ln and
+                              all(n + ".3" in ln for n in NET.values()), 1)
         ok = line is not None and trusted is not None
         return self.tap.point(ok, "replica %s%s on %s (namespace %s) serves etcd prefix %s, "
                               "trusting the balancer's addresses"
