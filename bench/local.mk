@@ -6,6 +6,7 @@
 #                       convergence after a snapshot change, server RSS/CPU
 #  bench/gen-snapshot   snapshot YAML of a given size, and its small updates
 #  bench/run            the standard matrix; writes bench/README.md figures
+#  bench/storm          the reconnect storm when a replica dies (fleet --failover)
 noinst_PROGRAMS += bench/fleet
 bench_fleet_SOURCES = \
 	bench/fleet_main.c \
