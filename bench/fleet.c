@@ -117,8 +117,11 @@ void fleet_start(struct fleet *f)
 			.trace = o->trace,
 			.t_prog = f->t_prog,
 			.counters = &f->counters,
+			.keep_versions = o->failover != NULL,
+			.stale_versions = o->failover_stale,
 		},
 		.grpc_target = o->grpc_target,
+		.failover_target = o->grpc_failover,
 		.tls_name = o->tls_ca != NULL ? o->tls_name : NULL,
 	};
 

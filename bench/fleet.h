@@ -68,6 +68,11 @@ struct fleet_options {
 	const char *tls_ca, *tls_cert, *tls_key;
 	const char *features;        /* client features, comma-separated, or NULL */
 	const char *tls_name;        /* the name the server's certificate must hold */
+	/* delta: reopen a stream that ends on this server (--failover),
+	 * with the versions held altered (--failover-stale) */
+	const char *failover;
+	char *grpc_failover;         /* malloc'ed, as grpc_target */
+	bool failover_stale;
 };
 
 struct fleet {

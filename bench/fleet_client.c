@@ -58,7 +58,8 @@ void client_destroy(struct client *c)
 	pthread_mutex_destroy(&c->mu);
 }
 
-static grpc_channel *make_channel(const struct client_conf *conf)
+static grpc_channel *make_channel(const struct client_conf *conf,
+				  const char *target)
 {
 	grpc_arg args[5];
 	grpc_channel_args ca = {.num_args = 4, .args = args};
@@ -85,7 +86,7 @@ static grpc_channel *make_channel(const struct client_conf *conf)
 		args[4].value.string = (char *)conf->tls_name;
 		ca.num_args = 5;
 	}
-	return grpc_channel_create(conf->grpc_target, conf->creds, &ca);
+	return grpc_channel_create(target, conf->creds, &ca);
 }
 
 static void start_batch(struct client *c, const grpc_op *ops, size_t n,
@@ -94,6 +95,7 @@ static void start_batch(struct client *c, const grpc_op *ops, size_t n,
 	grpc_call_error err;
 
 	atomic_fetch_add(&counters(c)->ops, 1);
+	c->inflight++;
 	err = grpc_call_start_batch(c->call, ops, n, t, NULL);
 	if (err != GRPC_CALL_OK)
 		die("client %d: start_batch failed (%d)", c->env.idx, (int)err);
@@ -132,15 +134,14 @@ static void start_recv(struct client *c)
 	start_batch(c, &op, 1, &c->t_recv);
 }
 
-void client_start(struct client *c)
+/* A channel to `target` and a stream on it; c's mutex held. */
+static void open_stream(struct client *c, const char *target)
 {
 	grpc_op ops[2];
 	grpc_slice method = grpc_slice_from_static_string(
 		c->conf->envoy.mode == SOTW ? ADS_SOTW : ADS_DELTA);
 
-	c->ch = make_channel(c->conf);
-	pthread_mutex_lock(&c->mu);
-	c->env.t_begin = now_ns();
+	c->ch = make_channel(c->conf, target);
 	c->call = grpc_channel_create_call(c->ch, NULL, GRPC_PROPAGATE_DEFAULTS,
 					   c->cq, method, NULL,
 					   gpr_inf_future(GPR_CLOCK_REALTIME),
@@ -162,7 +163,33 @@ void client_start(struct client *c)
 	start_batch(c, ops, 1, &c->t_status);
 	start_recv(c);
 	pump(c);
+}
+
+void client_start(struct client *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->env.t_begin = now_ns();
+	open_stream(c, c->conf->grpc_target);
 	pthread_mutex_unlock(&c->mu);
+}
+
+/* The old call is over (no batch left): let it and its channel go, and
+ * open a stream on the failover target. */
+static void reopen(struct client *c)
+{
+	c->reopen_due = false;
+	grpc_call_unref(c->call);
+	grpc_channel_destroy(c->ch);
+	grpc_metadata_array_destroy(&c->imd);
+	grpc_metadata_array_destroy(&c->tmd);
+	grpc_metadata_array_init(&c->imd);
+	grpc_metadata_array_init(&c->tmd);
+	grpc_slice_unref(c->details);
+	c->details = grpc_empty_slice();
+	c->dead = false;
+	c->send_busy = false;
+	envoy_reopen(&c->env);
+	open_stream(c, c->conf->failover_target);
 }
 
 void client_cancel(struct client *c)
@@ -208,6 +235,20 @@ static void on_recv(struct client *c, bool ok)
 	pump(c);
 }
 
+/* A request went out on a reopened stream: the client's last sending
+ * so far; once its first requests of every type are out, it is back. */
+static void note_sent_on_reopened(struct client *c)
+{
+	c->env.t_last_tx = now_ns();
+	for (int t = 0; t < NT; t++)
+		if (c->env.t[t].resume)
+			return;
+	if (!c->resumed) {
+		c->resumed = true;
+		atomic_fetch_add(&counters(c)->resumed, 1);
+	}
+}
+
 static void on_status(struct client *c)
 {
 	struct fleet_counters *cnt = counters(c);
@@ -215,6 +256,11 @@ static void on_status(struct client *c)
 	c->dead = true;
 	if (atomic_load(&cnt->stopping))
 		return;
+	if (c->conf->failover_target != NULL && c->env.stream_no == 0 && c->env.t_full) {
+		c->reopen_due = true;
+		atomic_fetch_add(&cnt->reconnects, 1);
+		return;
+	}
 	atomic_fetch_add(&cnt->failed, 1);
 	if (atomic_fetch_add(&cnt->fail_logged, 1) < 5) {
 		char *d = grpc_slice_to_c_string(c->details);
@@ -248,6 +294,8 @@ void *client_poll(void *cq)
 			grpc_byte_buffer_destroy(c->sbb);
 			c->sbb = NULL;
 			c->send_busy = false;
+			if (ev.success && c->env.stream_no > 0)
+				note_sent_on_reopened(c);
 			if (ev.success)
 				pump(c);
 			break;
@@ -258,6 +306,10 @@ void *client_poll(void *cq)
 			on_status(c);
 			break;
 		}
+		if (c->inflight <= 0)
+			die("client %d: a completion with no batch in flight", c->env.idx);
+		if (--c->inflight == 0 && c->reopen_due)
+			reopen(c);
 		pthread_mutex_unlock(&c->mu);
 		/* after this, c may be freed (fleet_stop waits for 0) */
 		atomic_fetch_sub(&cnt->ops, 1);

@@ -6,6 +6,9 @@
  * flight at a time), hands each response to fleet_response.c, and counts
  * what it received and the streams that ended. client_poll is the body
  * of a thread polling one completion queue for its clients' batches.
+ * With a failover target, a configured client whose stream ends opens
+ * one stream more, on a channel to that target, once every batch of the
+ * old call has completed (envoy_reopen says what it sends first).
  *
  * Ownership: a client owns its channel, call, buffers and Envoy; its
  * conf and queue belong to the fleet and outlive it. A client does not
@@ -29,6 +32,7 @@
 struct client_conf {
 	struct envoy_conf envoy;
 	const char *grpc_target;     /* e.g. "ipv4:127.0.0.1:18000" */
+	const char *failover_target; /* where a stream that ends is reopened; NULL: nowhere */
 	/* every channel's credentials, owned by the fleet: insecure, or TLS
 	 * (with a client certificate for mutual TLS) */
 	grpc_channel_credentials *creds;
@@ -58,6 +62,9 @@ struct client {
 	grpc_slice details;
 	bool send_busy;
 	bool dead;                   /* the stream ended, or is ending */
+	int inflight;                /* batches of the current call not completed */
+	bool reopen_due;             /* reopen on failover_target once inflight is 0 */
+	bool resumed;                /* counted in counters->resumed */
 };
 
 /* A client with no channel yet; its batches will complete on cq. */

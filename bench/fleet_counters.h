@@ -25,7 +25,11 @@ struct fleet_counters {
 	_Atomic uint64_t twice;        /* responses naming a resource twice */
 	_Atomic uint64_t heartbeats;   /* TTL refreshes: a version, no body */
 	_Atomic uint64_t configured;   /* clients holding a full config */
-	_Atomic uint64_t failed;       /* streams that ended */
+	_Atomic uint64_t failed;       /* streams that ended, not reopened */
+	/* --failover: streams reopened on the other server; clients that sent
+	 * it every first request (initial_resource_versions); resources with
+	 * a body received on reopened streams */
+	_Atomic uint64_t reconnects, resumed, resent;
 	_Atomic int64_t ops;           /* batches in flight */
 	_Atomic int fail_logged;       /* ended streams logged so far (5 at most) */
 	_Atomic bool stopping;         /* calls cancelled on purpose */

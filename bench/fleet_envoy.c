@@ -68,6 +68,62 @@ void envoy_free(struct envoy *e)
 	free(e->node);
 }
 
+void envoy_reopen(struct envoy *e)
+{
+	e->node_sent = false;
+	e->stream_no++;
+	e->resent = e->resent_due = 0;
+	for (int t = 0; t < NT; t++) {
+		struct tstate *ts = &e->t[t];
+
+		if (e->conf->stale_versions && ts->started)
+			e->resent_due += ts->held.len;
+		for (uint32_t j = 0; j < ts->nq_len; j++)
+			free(ts->nq[j]);
+		ts->nq_len = 0;
+		sm_clear(&ts->sent);    /* EDS/RDS: every name subscribed anew */
+		ts->unacked = false;
+		ts->sub_dirty = false;
+		ts->want = ts->started;
+		ts->resume = ts->started;
+	}
+	envoy_trace(e, "stream %d: reopened", e->stream_no);
+}
+
+bool envoy_busy(const struct envoy *e)
+{
+	for (int t = 0; t < NT; t++)
+		if (e->t[t].want || e->t[t].unacked)
+			return true;
+	return false;
+}
+
+/* rule D7: the name and version of every resource held, as the map
+ * initial_resource_versions (field 5: entries of key 1, value 2). */
+static void put_initial_versions(const struct envoy *e, enum rt t, struct pb_wr *w)
+{
+	const struct tstate *ts = &e->t[t];
+	unsigned n = 0;
+
+	SM_EACH(&ts->held, ent) {
+		struct pb_wr kv = {0};
+		char stale[160];
+		const char *v = ent->vstr ? ent->vstr : "";
+
+		if (e->conf->stale_versions) {
+			snprintf(stale, sizeof(stale), "other-%s", v);
+			v = stale;
+		}
+		pbw_bytes(&kv, 1, ent->key, ent->klen);
+		pbw_str(&kv, 2, v);
+		pbw_bytes(w, 5, kv.buf, kv.len);
+		free(kv.buf);
+		n++;
+	}
+	envoy_trace(e, "-> %s initial_resource_versions: %u%s", type_name[t], n,
+		    e->conf->stale_versions ? " (altered)" : "");
+}
+
 static bool covered(const struct tstate *ts)
 {
 	SM_EACH(&ts->sub, ent)
@@ -147,6 +203,10 @@ static void build_delta(struct envoy *e, enum rt t, struct pb_wr *w)
 		e->node_sent = true;
 	}
 	pbw_str(w, 2, type_url[t]);
+	if (ts->resume) {
+		put_initial_versions(e, t, w);
+		ts->resume = false;
+	}
 	if (t == EDS || t == RDS) {
 		unsigned nsub = 0, nunsub = 0;
 

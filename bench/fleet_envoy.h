@@ -34,6 +34,10 @@ struct envoy_conf {
 	const char *features;        /* node.client_features, comma-separated */
 	int trace;                   /* Envoy whose messages are logged; -1: none */
 	uint64_t t_prog;             /* now_ns() at start, for trace lines */
+	/* delta: keep each held resource's version string, to reconnect with
+	 * initial_resource_versions (--failover); send them altered, as if
+	 * the other server's versions differed (--failover-stale) */
+	bool keep_versions, stale_versions;
 	struct fleet_counters *counters;
 };
 
@@ -43,6 +47,8 @@ struct tstate {
 	bool want;        /* a request is due */
 	bool sub_dirty;   /* subscription changed since the last response */
 	bool unacked;     /* a response waits for its ACK */
+	bool resume;      /* delta: the first request on a reopened stream is due:
+			   * it carries initial_resource_versions of `held` */
 	struct smap sub;  /* EDS/RDS: names subscribed */
 	struct smap sent; /* delta: names the server was told about */
 	struct smap held; /* resources held (delta: ver = version hash) */
@@ -67,11 +73,27 @@ struct envoy {
 	uint64_t t_begin;            /* its stream opened */
 	uint64_t t_full;             /* its full configuration ACKed; 0: not yet */
 	uint64_t rx_bytes, rx_base;  /* received; at the start of the phase measured */
+	int stream_no;               /* 0: the first stream; then one per reopening */
+	uint64_t t_last_tx;          /* on a reopened stream: its last request sent */
+	/* on a reopened stream: resources with a body received; and how many
+	 * the server owes it (all it held when the versions are altered) */
+	uint64_t resent, resent_due;
 };
 
 /* A new Envoy, its Node encoded and its wildcard CDS request due. */
 void envoy_init(struct envoy *e, int idx, const struct envoy_conf *conf);
 void envoy_free(struct envoy *e);
+
+/*
+ * For a stream reopened (delta, after the old one ended): every type
+ * requested before is due again, first with initial_resource_versions
+ * of what is held and the names subscribed (rule D7); the Node is sent
+ * again; nonces and un-ACKed responses of the old stream are forgotten.
+ */
+void envoy_reopen(struct envoy *e);
+
+/* True while e has a request due or a response un-ACKed. */
+bool envoy_busy(const struct envoy *e);
 
 /*
  * Writes the next request due into w (from {0}; w->buf is then the

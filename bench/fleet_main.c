@@ -75,7 +75,11 @@ static void usage(FILE *f)
 "  --tls-ca FILE      TLS: the CA that signed the server's certificate (PEM)\n"
 "  --tls-cert FILE    mutual TLS: the clients' certificate chain (PEM) ...\n"
 "  --tls-key FILE     ... and its private key\n"
-"  --tls-name NAME    the name the server's certificate holds (localhost)\n");
+"  --tls-name NAME    the name the server's certificate holds (localhost)\n"
+"  --failover HOST:PORT  delta: a configured client whose stream ends reopens it\n"
+"                     there, with initial_resource_versions; the first --trigger\n"
+"                     (which ends the streams) is measured as that storm\n"
+"  --failover-stale   ... with every version altered, as if they differed\n");
 }
 
 static double num_arg(const char *name, const char *s, double min)
@@ -88,6 +92,21 @@ static double num_arg(const char *name, const char *s, double min)
 		exit(2);
 	}
 	return v;
+}
+
+/* HOST:PORT as a gRPC target, malloc'ed: an IPv4 literal skips the DNS
+ * resolver. */
+static char *grpc_target_of(const char *t)
+{
+	size_t lead = strspn(t, "0123456789.");
+	char *s;
+
+	if (lead > 0 && t[lead] == ':' && !strchr(t + lead + 1, ':')) {
+		s = xmalloc(strlen(t) + 6);
+		sprintf(s, "ipv4:%s", t);
+		return s;
+	}
+	return xstrndup(t, strlen(t));
 }
 
 static void parse_args(struct fleet_options *o, int argc, char **argv)
@@ -113,6 +132,8 @@ static void parse_args(struct fleet_options *o, int argc, char **argv)
 		{"tls-key", required_argument, NULL, 'K'},
 		{"tls-name", required_argument, NULL, 'N'},
 		{"features", required_argument, NULL, 'F'},
+		{"failover", required_argument, NULL, 'f'},
+		{"failover-stale", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'H'},
 		{NULL, 0, NULL, 0},
 	};
@@ -155,6 +176,8 @@ static void parse_args(struct fleet_options *o, int argc, char **argv)
 		case 'K': o->tls_key = optarg; break;
 		case 'N': o->tls_name = optarg; break;
 		case 'F': o->features = optarg; break;
+		case 'f': o->failover = optarg; break;
+		case 'S': o->failover_stale = true; break;
 		case 'H': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
@@ -168,16 +191,17 @@ static void parse_args(struct fleet_options *o, int argc, char **argv)
 		fprintf(stderr, "fleet: --tls-cert and --tls-key go together, with --tls-ca\n");
 		exit(2);
 	}
+	if ((o->failover != NULL || o->failover_stale) &&
+	    (o->mode != DELTA || o->failover == NULL || o->ntriggers == 0)) {
+		fprintf(stderr, "fleet: --failover needs --mode delta and a --trigger; "
+			"--failover-stale needs --failover\n");
+		exit(2);
+	}
 	if (o->threads > MAX_THREADS)
 		o->threads = MAX_THREADS;
-	/* an IPv4 literal skips the DNS resolver */
-	size_t lead = strspn(o->target, "0123456789.");
-	if (lead > 0 && o->target[lead] == ':' && !strchr(o->target + lead + 1, ':')) {
-		o->grpc_target = xmalloc(strlen(o->target) + 6);
-		sprintf(o->grpc_target, "ipv4:%s", o->target);
-	} else {
-		o->grpc_target = xstrndup(o->target, strlen(o->target));
-	}
+	o->grpc_target = grpc_target_of(o->target);
+	if (o->failover != NULL)
+		o->grpc_failover = grpc_target_of(o->failover);
 }
 
 static void raise_nofile(int clients)
@@ -254,7 +278,8 @@ int main(int argc, char **argv)
 			atomic_load(&cnt->failed));
 
 	for (int k = 0; ok && k < o->ntriggers; k++)
-		ok = measure_trigger(&f, k);
+		ok = o->failover != NULL && k == 0 ? measure_failover(&f, k)
+						   : measure_trigger(&f, k);
 	if (o->ntriggers) {
 		rss2 = proc_status_kb(pid, "VmRSS");
 		if (rss2 >= 0)
@@ -287,5 +312,6 @@ int main(int argc, char **argv)
 
 	fleet_stop(&f);
 	free(f.opt.grpc_target);
+	free(f.opt.grpc_failover);
 	return ok ? 0 : 1;
 }

@@ -157,6 +157,23 @@ static void evaluate(const struct fleet *f, struct eval *ev)
 	}
 }
 
+/* Runs trigger k; when it fails, says so and adds `error_key`=. */
+static bool run_trigger(struct fleet *f, int k, const char *error_key)
+{
+	int rc;
+
+	if (f->opt.verbose)
+		fprintf(stderr, "fleet: trigger %d: %s\n", k + 1, f->opt.trigger[k]);
+	rc = system(f->opt.trigger[k]);
+	if (rc != 0) {
+		fprintf(stderr, "fleet: trigger %d failed (status %d): %s\n",
+			k + 1, rc, f->opt.trigger[k]);
+		fleet_kv(f, error_key, "trigger%d", k + 1);
+		return false;
+	}
+	return true;
+}
+
 bool measure_trigger(struct fleet *f, int k)
 {
 	const struct fleet_options *o = &f->opt;
@@ -166,7 +183,6 @@ bool measure_trigger(struct fleet *f, int k)
 	double cpu0, cpu1;
 	struct eval ev;
 	bool ok = false;
-	int rc;
 
 	snprintf(p, sizeof(p), "u%d_", k + 1);
 	fleet_lock_all(f);
@@ -186,15 +202,8 @@ bool measure_trigger(struct fleet *f, int k)
 
 	cpu0 = proc_cpu_s(o->server_pid);
 	t0 = now_ns();
-	if (o->verbose)
-		fprintf(stderr, "fleet: trigger %d: %s\n", k + 1, o->trigger[k]);
-	rc = system(o->trigger[k]);
-	if (rc != 0) {
-		fprintf(stderr, "fleet: trigger %d failed (status %d): %s\n",
-			k + 1, rc, o->trigger[k]);
-		fleet_kv(f, "u_error", "trigger%d", k + 1);
+	if (!run_trigger(f, k, "u_error"))
 		return false;
-	}
 	deadline = t0 + (uint64_t)(o->timeout * 1e9);
 	for (;;) {
 		uint64_t now = now_ns();
@@ -282,6 +291,100 @@ bool measure_trigger(struct fleet *f, int k)
 		fprintf(stderr, "fleet: trigger %d: %zu of %d clients converged "
 			"within %.0f s (changed: %s)\n", k + 1, n, o->clients,
 			o->timeout, *changed ? changed : "nothing");
+	return ok;
+}
+
+/* True when no live client has a request due, one in flight or a
+ * response un-ACKed, nor waits for resources the server owes it. */
+static bool fleet_idle(struct fleet *f)
+{
+	bool idle = true;
+
+	fleet_lock_all(f);
+	for (int i = 0; i < f->opt.clients && idle; i++) {
+		const struct client *c = &f->clients[i];
+
+		if (!c->dead && (c->send_busy || c->reopen_due || envoy_busy(&c->env) ||
+				 c->env.resent < c->env.resent_due))
+			idle = false;
+	}
+	fleet_unlock_all(f);
+	return idle;
+}
+
+bool measure_failover(struct fleet *f, int k)
+{
+	const struct fleet_options *o = &f->opt;
+	struct fleet_counters *cnt = &f->counters;
+	uint64_t rx0 = atomic_load(&cnt->rx_bytes), msgs0 = atomic_load(&cnt->rx_msgs);
+	uint64_t t0, deadline, t_back = 0, busy_until, *lat, due = 0;
+	double cpu0 = proc_cpu_s(o->server_pid), cpu_last = cpu0, cpu1;
+	bool ok = false;
+	size_t n = 0;
+
+	t0 = busy_until = now_ns();
+	if (!run_trigger(f, k, "storm_error"))
+		return false;
+	deadline = t0 + (uint64_t)(o->timeout * 1e9);
+	for (;;) {
+		uint64_t now = now_ns();
+		/* the server's CPU time moves in clock ticks: it was busy
+		 * until the last sample that saw it move */
+		double cpu = proc_cpu_s(o->server_pid);
+
+		if (cpu > cpu_last) {
+			cpu_last = cpu;
+			busy_until = now;
+		}
+		if (t_back == 0 && atomic_load(&cnt->resumed) + atomic_load(&cnt->failed) >=
+		    (uint64_t)o->clients)
+			t_back = now;
+		/* nothing owed to a client may still be on its way: the
+		 * server, too, has been idle for --settle */
+		if (t_back && quiet_since(f, t_back, now) &&
+		    quiet_since(f, busy_until, now) && fleet_idle(f)) {
+			ok = atomic_load(&cnt->failed) == 0;
+			break;
+		}
+		if (now > deadline)
+			break;
+		if (o->verbose && (now - t0) / 1000000000u != (now + 20000000u - t0) / 1000000000u)
+			fprintf(stderr, "fleet: %" PRIu64 "/%d back, %" PRIu64 " failed\n",
+				atomic_load(&cnt->resumed), o->clients, atomic_load(&cnt->failed));
+		sleep_ms(20);
+	}
+	cpu1 = proc_cpu_s(o->server_pid);
+
+	lat = xmalloc(sizeof(uint64_t) * (size_t)o->clients);
+	fleet_lock_all(f);
+	for (int i = 0; i < o->clients; i++) {
+		const struct client *c = &f->clients[i];
+
+		if (c->resumed)
+			lat[n++] = c->env.t_last_tx - t0;
+		due += c->env.resent_due;
+	}
+	fleet_unlock_all(f);
+	qsort(lat, n, sizeof(*lat), cmp_u64);
+	fleet_kv(f, "storm_versions", "%s", o->failover_stale ? "altered" : "held");
+	fleet_kv(f, "storm_reopened", "%" PRIu64, atomic_load(&cnt->reconnects));
+	fleet_kv(f, "storm_back", "%zu", n);
+	fleet_kv(f, "storm_settled_p50_ms", "%.1f", pct_ms(lat, n, 50));
+	fleet_kv(f, "storm_settled_p99_ms", "%.1f", pct_ms(lat, n, 99));
+	fleet_kv(f, "storm_settled_all_ms", "%.1f", pct_ms(lat, n, 100));
+	fleet_kv(f, "storm_resources_sent", "%" PRIu64, atomic_load(&cnt->resent));
+	fleet_kv(f, "storm_resources_owed", "%" PRIu64, due);
+	fleet_kv(f, "storm_responses", "%" PRIu64, atomic_load(&cnt->rx_msgs) - msgs0);
+	fleet_kv(f, "storm_rx_bytes", "%" PRIu64, atomic_load(&cnt->rx_bytes) - rx0);
+	if (cpu0 >= 0 && cpu1 >= 0) {
+		fleet_kv(f, "storm_server_cpu_ms", "%.0f", (cpu1 - cpu0) * 1000);
+		fleet_kv(f, "storm_server_busy_ms", "%.0f", (double)(busy_until - t0) / 1e6);
+	}
+	free(lat);
+	if (!ok)
+		fprintf(stderr, "fleet: trigger %d: %zu of %d clients back and settled within "
+			"%.0f s, %" PRIu64 " streams failed\n", k + 1, n, o->clients, o->timeout,
+			atomic_load(&cnt->failed));
 	return ok;
 }
 

@@ -26,6 +26,11 @@ void measure_initial(struct fleet *f, uint64_t t0);
 /* Runs trigger k and measures the convergence that follows: uN_*=;
  * false when the trigger failed or the fleet did not converge. */
 bool measure_trigger(struct fleet *f, int k);
+/* With --failover: runs trigger k, which ends the streams (it kills the
+ * server), and measures the storm of reopened streams on the failover
+ * server (--server-pid is that one): storm_*=; false when the trigger
+ * failed or not every client was back, and quiet, within --timeout. */
+bool measure_failover(struct fleet *f, int k);
 /* Keeps the streams idle for --hold seconds: hold_*=. */
 void measure_hold(struct fleet *f);
 

@@ -96,13 +96,14 @@ static void twice(struct envoy *e, enum rt t, const uint8_t *p, size_t n)
 
 /*
  * Takes one resource (the Any's value) of type t into the held set,
- * with version hash `ver`. `rname` (delta) is the Resource's name,
- * when it has one. Returns false when malformed; *changed tells whether
- * the held state changed.
+ * with version hash `ver`. `rname` and `vstr` (delta) are the Resource's
+ * name, when it has one, and its version. Returns false when malformed;
+ * *changed tells whether the held state changed.
  */
 static bool take_resource(struct envoy *e, enum rt t, const uint8_t *d,
 			  size_t n, uint64_t ver,
-			  const struct xd_wire_field *rname, struct hset *seen,
+			  const struct xd_wire_field *rname,
+			  const struct xd_wire_field *vstr, struct hset *seen,
 			  bool *changed)
 {
 	struct tstate *ts = &e->t[t];
@@ -137,6 +138,10 @@ static bool take_resource(struct envoy *e, enum rt t, const uint8_t *d,
 	if (created || ent->ver != ver) {
 		held_set(ts, ent, ver, created);
 		*changed = true;
+		if (e->conf->keep_versions && vstr != NULL) {
+			free(ent->vstr);
+			ent->vstr = xstrndup(vstr->data, vstr->len);
+		}
 	}
 	if ((aux == NULL) != (ent->aux == NULL) ||
 	    (aux != NULL && strcmp(aux, ent->aux) != 0))
@@ -219,7 +224,7 @@ static bool take_sotw(struct envoy *e, const uint8_t *d, size_t n)
 		bool rchanged = false;
 
 		if (!take_resource(e, t, val.data, val.len,
-				   hash_bytes(val.data, val.len), NULL, &seen,
+				   hash_bytes(val.data, val.len), NULL, NULL, &seen,
 				   &rchanged))
 			goto bad;
 		if (t == EDS || t == RDS)
@@ -319,9 +324,13 @@ static bool take_delta(struct envoy *e, const uint8_t *d, size_t n)
 			if (rc < 0)
 				goto bad;
 			if (!take_resource(e, t, val.data, val.len,
-					   hash_bytes(ver.data, ver.len), &name,
+					   hash_bytes(ver.data, ver.len), &name, &ver,
 					   &seen, &changed))
 				goto bad;
+			if (e->stream_no > 0) {
+				e->resent++;
+				atomic_fetch_add(&e->conf->counters->resent, 1);
+			}
 		} else if (f.number == 6) {          /* removed_resources */
 			struct sm_ent *ent = sm_find(&ts->held, (const char *)f.data, f.len);
 

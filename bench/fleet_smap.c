@@ -60,6 +60,7 @@ struct sm_ent *sm_put(struct smap *m, const char *k, size_t n, bool *created)
 		e->klen = (uint32_t)n;
 		e->h = h;
 		e->ver = 0;
+		e->vstr = NULL;
 		e->aux = NULL;
 		m->len++;
 	}
@@ -72,6 +73,7 @@ void sm_del_ent(struct smap *m, struct sm_ent *e)
 	uint32_t i = (uint32_t)(e - m->e), j = i;
 
 	free(e->key);
+	free(e->vstr);
 	free(e->aux);
 	for (;;) {
 		j = (j + 1) & mask;
@@ -94,6 +96,7 @@ void sm_clear(struct smap *m)
 {
 	for (uint32_t i = 0; i < m->cap; i++) {
 		free(m->e[i].key);
+		free(m->e[i].vstr);
 		free(m->e[i].aux);
 	}
 	free(m->e);

@@ -4,7 +4,7 @@
  * what a client subscribes to, has told the server and holds; and a set
  * of name hashes, for a name given twice in one response.
  *
- * Ownership: a map owns its entries' keys and aux strings, and frees
+ * Ownership: a map owns its entries' keys, vstr and aux strings, and frees
  * them on deletion and in sm_clear; a set owns its array. Start both
  * from {0}. Not thread-safe: the owner of a map guards it.
  */
@@ -20,6 +20,7 @@ struct sm_ent {
 	uint32_t klen;
 	uint64_t h;
 	uint64_t ver;      /* resource version hash (delta) */
+	char *vstr;        /* owned: the version itself, when kept (--failover) */
 	char *aux;         /* owned: a cluster's EDS name, a listener's RDS names ('\n'-joined) */
 };
 
@@ -31,7 +32,7 @@ struct smap {
 struct sm_ent *sm_find(const struct smap *m, const char *k, size_t n);
 /* The entry for k, inserted (ver 0, aux NULL) if absent. */
 struct sm_ent *sm_put(struct smap *m, const char *k, size_t n, bool *created);
-/* Frees e's key and aux; a later entry may move into e's slot. */
+/* Frees e's key, vstr and aux; a later entry may move into e's slot. */
 void sm_del_ent(struct smap *m, struct sm_ent *e);
 /* Frees every entry and the table; m is empty and reusable. */
 void sm_clear(struct smap *m);

@@ -6,6 +6,7 @@
 #                       convergence after a snapshot change, server RSS/CPU
 #  bench/gen-snapshot   snapshot YAML of a given size, and its small updates
 #  bench/run            the standard matrix; writes bench/README.md figures
+#  bench/storm          the reconnect storm when a replica dies (fleet --failover)
 noinst_PROGRAMS += bench/fleet
 bench_fleet_SOURCES = \
 	bench/fleet_main.c \
@@ -23,4 +24,4 @@ bench_fleet_CFLAGS = $(AM_CFLAGS)
 # format and buffers from the core, the abseil workaround from the
 # transport.
 bench_fleet_LDADD = src/libxdsd.a src/libxdcore.a $(DEP_LIBS)
-EXTRA_DIST += bench/README.md bench/run bench/gen-snapshot bench/idle-cpu
+EXTRA_DIST += bench/README.md bench/run bench/gen-snapshot bench/idle-cpu bench/storm

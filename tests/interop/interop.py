@@ -236,6 +236,23 @@ def snapshot_yaml(route_cluster, clusters):
     return "\n".join(out) + "\n"
 
 
+def wait_for(cond, pred, timeout, give_up=lambda: False):
+    """Waits on `cond` (a threading.Condition its owner notifies on each
+    change) until pred(), called with its lock held, returns non-None,
+    or give_up() is true: returns what pred() last returned, or None after
+    `timeout` seconds."""
+    end = time.monotonic() + timeout
+    with cond:
+        while True:
+            r = pred()
+            if r is not None or give_up():
+                return r
+            left = end - time.monotonic()
+            if left <= 0:
+                return None
+            cond.wait(left)
+
+
 class ClientResults:
     """Reads the client's JSON lines; each result is (arrival time, dict)."""
 
@@ -274,16 +291,7 @@ class ClientResults:
 
     def wait(self, pred, timeout):
         """Waits until pred() (called with the lock held) returns non-None."""
-        end = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                r = pred()
-                if r is not None or self.eof:
-                    return r
-                left = end - time.monotonic()
-                if left <= 0:
-                    return None
-                self.cond.wait(left)
+        return wait_for(self.cond, pred, timeout, lambda: self.eof)
 
     def first_answer(self, who, start, not_before, timeout):
         """Index of the first successful RPC answered by `who`, at index >=
@@ -714,7 +722,8 @@ class Interop:
             "--xds-ca", self.cert("ca.pem"), "--xds-cert", self.cert(who + ".pem"),
             "--xds-key", self.cert(who + ".key")]
 
-    def write_bootstrap(self, name, node_id, server_uri):
+    def write_bootstrap(self, name, node_id, server_uri, kind=None):
+        """kind: the client's, for its locality (default: this run's)."""
         boot = {
             "xds_servers": [{
                 "server_uri": server_uri,
@@ -726,7 +735,7 @@ class Interop:
                 "cluster": NODE_CLUSTER,
                 # grpc-js-xds 1.14 refuses a bootstrap without a locality.
                 "locality": {"region": "loopback", "zone": "interop",
-                             "sub_zone": self.client_kind},
+                             "sub_zone": kind or self.client_kind},
             },
         }
         if XDSTP:

@@ -14,13 +14,19 @@
 #  python-rollout.sh
 #             gRPC C-core in a staged rollout: a canary client first, a
 #             client that is no canary after the bake
+#  failover.sh
+#             two xdsd replicas on one etcd prefix behind haproxy, in
+#             network namespaces of its own (root): both clients and a
+#             delta client outlive the replica they are on
 TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
-	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh
+	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
+	tests/interop/failover.sh
 EXTRA_DIST += tests/interop/README.md tests/interop/python.sh \
 	tests/interop/node.sh tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
 	tests/interop/interop.py tests/interop/client.py \
+	tests/interop/failover.sh tests/interop/failover.py \
 	tests/interop/stub_server.py tests/interop/node/client.js \
 	tests/interop/node/package.json tests/interop/node/package-lock.json
 
@@ -30,7 +36,8 @@ clean-local: clean-interop
 clean-interop:
 	rm -rf tests/interop/python.work tests/interop/node.work \
 		tests/interop/python-mtls.work tests/interop/node-mtls.work \
-		tests/interop/python-xdstp.work tests/interop/python-rollout.work
+		tests/interop/python-xdstp.work tests/interop/python-rollout.work \
+		tests/interop/failover.work
 distclean-local: distclean-interop
 distclean-interop:
 	rm -rf tests/interop/node/node_modules tests/interop/node/npm.log \
