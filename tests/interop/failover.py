@@ -361,7 +361,7 @@ def delta_once(schema, target, type_url, name, timeout):
 
 class Failover(interop.Interop):
     def __init__(self, args, tap):
-        super().__init__(argparse.Namespace(client="python", tls=False, xdstp=False), tap)
+        super().__init__(argparse.Namespace(client="python", tls=False, xdstp=False, rollout=False), tap)
         self.run_name = "failover"
         self.netns = Netns(args.netns or "xdsd-fo-%d" % os.getpid())
         self.procs = {}         # etcd, haproxy, a, b -> Process
