@@ -64,43 +64,11 @@ static void entry_json(struct xd_jw *w, const struct xd_schema *schema,
 	xd_jw_obj_end(w);
 }
 
-/* A section of the snapshot: a type (t < XD_RTYPE_COUNT), or a list
- * collection type (rule X3) after them. */
-#define NSECTIONS (XD_RTYPE_COUNT + XD_CTYPE_COUNT)
-
-struct section {
-	const char *key, *type_url, *message, *noun;
-};
-
-static struct section section(int t)
-{
-	XD_ASSERT_INFO(t >= 0 && t < NSECTIONS, "section %d", t);
-	if (t < XD_RTYPE_COUNT) {
-		const struct xd_rtype_info *i = xd_rtype_info((enum xd_rtype)t);
-
-		return (struct section){i->snapshot_key, i->type_url, i->message,
-					i->noun};
-	} else {
-		const struct xd_ctype_info *i =
-			xd_ctype_info((enum xd_ctype)(t - XD_RTYPE_COUNT));
-
-		return (struct section){i->snapshot_key, i->type_url, i->message,
-					i->noun};
-	}
-}
-
-static struct xd_table *section_table(const struct xd_snapshot *snap, int t)
-{
-	return t < XD_RTYPE_COUNT ?
-		       xd_snapshot_table(snap, (enum xd_rtype)t) :
-		       xd_snapshot_collection(snap, (enum xd_ctype)(t - XD_RTYPE_COUNT));
-}
-
 static void type_json(struct xd_jw *w, const struct xd_schema *schema,
 		      int t, const struct xd_table *table,
 		      const struct xd_entry *only)
 {
-	struct section sec = section(t);
+	struct xd_section_info sec = xd_section(t);
 	const struct xd_msgdesc *m = xd_schema_find_message(schema, sec.message);
 
 	xd_jw_obj(w);
@@ -185,18 +153,18 @@ static int pick_type(struct xd_http_exchange *x, int *type, bool *all)
 	*all = rc == 0;
 	if (rc == 0)
 		return 0;
-	for (int t = 0; rc > 0 && t < NSECTIONS; t++) {
-		if (strcmp(section(t).key, name) == 0) {
+	for (int t = 0; rc > 0 && t < XD_SECTION_COUNT; t++) {
+		if (strcmp(xd_section(t).key, name) == 0) {
 			*type = t;
 			return 0;
 		}
 	}
-	for (int t = 0; t < NSECTIONS; t++) {
+	for (int t = 0; t < XD_SECTION_COUNT; t++) {
 		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s",
-				      t ? ", " : "", section(t).key);
+				      t ? ", " : "", xd_section(t).key);
 		/* every section's key fits: `list + n` stays inside */
 		XD_ASSERT_INFO(n < sizeof(list), "type list at '%s'",
-			       section(t).key);
+			       xd_section(t).key);
 	}
 	refuse(x, 400, "type must be one of: %s", list);
 	return -1;
@@ -244,10 +212,10 @@ static void dump(struct xd_http_exchange *x, const struct xd_admin_deps *deps,
 		return;
 	}
 	if (rc > 0) {
-		only = find(section_table(snap, type), name);
+		only = find(xd_snapshot_section(snap, type), name);
 		if (only == NULL) {
 			refuse(x, 404, "snapshot '%s' has no %s named '%s'",
-			       xd_snapshot_key(snap), section(type).noun, name);
+			       xd_snapshot_key(snap), xd_section(type).noun, name);
 			return;
 		}
 	}
@@ -262,8 +230,8 @@ static void dump(struct xd_http_exchange *x, const struct xd_admin_deps *deps,
 	xd_jw_str(&w, since);
 	xd_jw_key(&w, "types");
 	xd_jw_arr(&w);
-	for (int t = 0; t < NSECTIONS; t++) {
-		const struct xd_table *table = section_table(snap, t);
+	for (int t = 0; t < XD_SECTION_COUNT; t++) {
+		const struct xd_table *table = xd_snapshot_section(snap, t);
 
 		if (all ? xd_table_count(table) == 0 : t != type)
 			continue;

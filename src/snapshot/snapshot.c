@@ -141,6 +141,15 @@ struct xd_table *xd_snapshot_collection(const struct xd_snapshot *s,
 	return s->base != NULL ? s->base->colls[c] : s->colls[c];
 }
 
+struct xd_table *xd_snapshot_section(const struct xd_snapshot *s, int t)
+{
+	XD_ASSERT_INFO(t >= 0 && t < XD_SECTION_COUNT, "snapshot '%s', section %d",
+		       s->key, t);
+	return t < XD_RTYPE_COUNT ?
+		       xd_snapshot_table(s, (enum xd_rtype)t) :
+		       xd_snapshot_collection(s, (enum xd_ctype)(t - XD_RTYPE_COUNT));
+}
+
 const char *xd_snapshot_version(const struct xd_snapshot *s)
 {
 	return s->version;

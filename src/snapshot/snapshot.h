@@ -58,6 +58,10 @@ struct xd_table *xd_snapshot_table(const struct xd_snapshot *s,
 struct xd_table *xd_snapshot_collection(const struct xd_snapshot *s,
 					enum xd_ctype c);
 
+/* The table of section t (xds/rtype.h, xd_section): a type's or a
+ * collection type's. */
+struct xd_table *xd_snapshot_section(const struct xd_snapshot *s, int t);
+
 /* Its content's version: a hash of every type's version (16 hex
  * digits), equal for equal content as the types' are; the collections'
  * count when there are some. */

@@ -81,3 +81,20 @@ int xd_ctype_from_url(const char *url, size_t len, enum xd_ctype *out)
 	}
 	return -1;
 }
+
+struct xd_section_info xd_section(int t)
+{
+	XD_ASSERT_INFO(t >= 0 && t < XD_SECTION_COUNT, "section %d", t);
+	if (t < XD_RTYPE_COUNT) {
+		const struct xd_rtype_info *i = xd_rtype_info((enum xd_rtype)t);
+
+		return (struct xd_section_info){i->snapshot_key, i->type_url,
+					   i->message, i->noun};
+	} else {
+		const struct xd_ctype_info *i =
+			xd_ctype_info((enum xd_ctype)(t - XD_RTYPE_COUNT));
+
+		return (struct xd_section_info){i->snapshot_key, i->type_url,
+					   i->message, i->noun};
+	}
+}

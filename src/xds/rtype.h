@@ -69,4 +69,18 @@ const struct xd_ctype_info *xd_ctype_info(enum xd_ctype c);
 /* Finds a collection type by its type URL. Returns 0 or -1. */
 int xd_ctype_from_url(const char *url, size_t len, enum xd_ctype *out);
 
+/*
+ * The sections of a snapshot file, as pages that list them walk them:
+ * the types (0 <= t < XD_RTYPE_COUNT), then the list collection types
+ * (XD_RTYPE_COUNT + enum xd_ctype).
+ */
+#define XD_SECTION_COUNT (XD_RTYPE_COUNT + XD_CTYPE_COUNT)
+
+struct xd_section_info {
+	const char *key, *type_url, *message, *noun;
+};
+
+/* Section t < XD_SECTION_COUNT (checked). */
+struct xd_section_info xd_section(int t);
+
 #endif
