@@ -10,6 +10,7 @@
 #include "admin/dump.h"
 #include "admin/guard.h"
 #include "admin/metrics.h"
+#include "admin/preview.h"
 #include "admin/reloads.h"
 #include "admin/rollout.h"
 #include "admin/status.h"
@@ -121,6 +122,13 @@ static void status_json(struct xd_admin *a, struct xd_http_exchange *x)
 
 static void reload(struct xd_admin *a, struct xd_http_exchange *x)
 {
+	int dry = xd_preview_asked(x);
+
+	if (dry != 0) {
+		if (dry > 0)
+			xd_preview_start(x, &a->deps);
+		return;
+	}
 	xd_info("admin: reload asked by %s", x->peer);
 	xd_reload_request(a->deps.reloader, "admin", reload_answer, x);
 }

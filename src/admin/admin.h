@@ -11,7 +11,9 @@
  *   GET  /status       an HTML page for people (status_page.h)
  *   GET  /status.json  the same overview as JSON, for xdsctl (status.h)
  *   POST /reload       the reload SIGHUP asks for (reload/reload.h),
- *                      snapshots and TLS files; answers when it is over
+ *                      snapshots and TLS files; answers when it is over,
+ *                      with what it changed; ?dry_run=1 changes nothing
+ *                      and answers what it would change (preview.h)
  *   POST /rollout/promote, /rollout/abort
  *                      promote or roll back the staged rollout under way
  *                      (rollout/rollout.h); answer its status (rollout.h)

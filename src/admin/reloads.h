@@ -7,9 +7,31 @@
  *   {"ok": bool, "trigger": "SIGHUP", "finished": "<RFC 3339 UTC>",
  *    "seconds": 0.012, "snapshots": N, "files": N, "changed": N,
  *    "last_good": bool,   (refused, the last good state served instead)
- *    "error_count": N, "errors": ["file:line:col: message", ...]}
+ *    "error_count": N, "errors": ["file:line:col: message", ...],
+ *    "diff": {...}}
  *
  * "errors" holds the first XD_RELOAD_ERRORS_KEPT of "error_count".
+ * "diff", in a reload that was not refused, is what it changed
+ * (snapshot/diff.h), the same object a dry run answers with
+ * (admin/preview.h), which adds the resources and whom each change
+ * reaches:
+ *
+ *   {"changed": bool, "added": N, "removed": N, "changed_resources": N,
+ *    "cut": bool, "connected_nodes": N (dry run),
+ *    "warnings": ["snapshot 'edge' is removed: ...", ...],
+ *    "snapshots": [{"key": "edge", "change": "added|removed|changed",
+ *      "version_before": "...", "version_after": "...",
+ *      "streams_moved": N (removed keys),
+ *      "nodes": N, "node_ids": [...] (dry run),
+ *      "types": [{"type": "clusters", "version_before": "...",
+ *        "version_after": "...", "added": N, "removed": N, "changed": N,
+ *        "resources": [{"name": "...", "change": "...",
+ *          "version_before": "...", "version_after": "...",
+ *          "diff": "@@ -1,3 +1,3 @@\n..."}] (dry run)}]}],
+ *    "snapshots_not_shown": N}
+ *
+ * At most XD_RELOAD_JSON_KEYS snapshots are listed (a dry run:
+ * XD_PREVIEW_JSON_KEYS), the rest counted in "snapshots_not_shown".
  *
  * Thread: loop thread (records belong to the reloader).
  */
@@ -19,7 +41,30 @@
 #include "reload/reload.h"
 #include "util/jsonw.h"
 
+#define XD_RELOAD_JSON_KEYS 50
+#define XD_PREVIEW_JSON_KEYS 1000
+/* node ids listed per snapshot in a dry run's answer */
+#define XD_PREVIEW_NODE_IDS 100
+
+/* Whom one key's change reaches: connected nodes (distinct ids). */
+struct xd_reach_key {
+	size_t nodes;
+	char **ids; /* sorted; the first XD_PREVIEW_NODE_IDS */
+	size_t nids;
+};
+
+/* Whom a dry run's changes reach, aligned with its diff's keys. */
+struct xd_reach {
+	size_t connected; /* nodes connected now */
+	struct xd_reach_key *keys;
+};
+
 void xd_reload_record_json(struct xd_jw *w, const struct xd_reload_record *rec);
+
+/* The same with whom each change reaches (NULL: not said). */
+void xd_reload_record_reach_json(struct xd_jw *w,
+				 const struct xd_reload_record *rec,
+				 const struct xd_reach *reach);
 
 /* "error_count": n, "errors": [the first nkept]: as in a record, and
  * in /status.json's last_good. */

@@ -401,6 +401,21 @@ void xd_cache_unwatch(struct xd_watch *w)
 	maybe_drop(e);
 }
 
+size_t xd_cache_watchers(const struct xd_cache *c, const char *key)
+{
+	const struct xd_cache_entry *e;
+	const struct xd_list *n;
+	size_t count = 0;
+
+	XD_ASSERT_LOOP();
+	e = find(c, key);
+	if (e == NULL)
+		return 0;
+	for (n = e->watchers.next; n != &e->watchers; n = n->next)
+		count++;
+	return count;
+}
+
 size_t xd_cache_count(const struct xd_cache *c)
 {
 	return c->owned;

@@ -106,6 +106,8 @@ struct xd_snapshot **xd_cache_candidates(const struct xd_cache *c, size_t *n);
 /* The same of every key with a snapshot of its own in either set (its
  * stable one where it has one): the keys some node may be served now. */
 struct xd_snapshot **xd_cache_owned(const struct xd_cache *c, size_t *n);
+/* The watchers of `key` (its streams), whichever snapshot serves it. */
+size_t xd_cache_watchers(const struct xd_cache *c, const char *key);
 
 /* Keys with a snapshot of their own. */
 size_t xd_cache_count(const struct xd_cache *c);

@@ -247,6 +247,7 @@ void xd_client_view(const struct xd_client *c, struct xd_client_view *v)
 	v->has_node = c->state == XD_CLIENT_ADMITTED;
 	v->node_id = or_empty(c->node_id);
 	v->node_cluster = or_empty(c->node_cluster);
+	v->key = v->has_node ? xd_client_key(c) : "";
 	v->region = or_empty(c->region);
 	v->zone = or_empty(c->zone);
 	v->sub_zone = or_empty(c->sub_zone);

@@ -143,6 +143,7 @@ struct xd_client_view {
 	int64_t since_ms;     /* Unix ms */
 	bool has_node;        /* false until the first request */
 	const char *node_id, *node_cluster; /* "" before the node */
+	const char *key; /* its snapshot key (xd_client_key); "" before */
 	const char *region, *zone, *sub_zone;
 	const char *user_agent_name, *user_agent_version;
 	const struct xd_snapshot *snapshot; /* serving it, or NULL */

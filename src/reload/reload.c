@@ -21,6 +21,7 @@ static const double duration_bounds[] = {
 struct waiter {
 	xd_reload_done_fn fn;
 	void *arg;
+	char *dir; /* a dry run's directory; NULL: the reloader's */
 	struct waiter *next;
 };
 
@@ -66,6 +67,13 @@ struct xd_reloader {
 	struct xd_load result;
 	struct xd_tls_next *tls_next; /* the TLS files read: NULL if bad */
 	struct xd_diag tls_diag;      /* why they are bad */
+	struct xd_diff *diff;         /* of prev into the result */
+	/* The running load is a dry run (of dry_dir, when not NULL),
+	 * and the dry runs waiting, oldest first: */
+	bool dry;
+	char *dry_dir;
+	struct waiter *dry_queue;
+	size_t ndry;
 
 	xd_reload_done_fn on_done;
 	void *on_done_arg;
@@ -164,23 +172,17 @@ static void record_clear(struct xd_reload_record *rec)
 	for (size_t i = 0; i < rec->nkept; i++)
 		free(rec->errors[i]);
 	free(rec->errors);
+	xd_diff_free(rec->diff);
 	memset(rec, 0, sizeof(*rec));
 }
 
-/* A new record in the ring: what `load` read, and `errors` (its own,
+/* Fills `rec` (cleared) with what `load` read, and `errors` (its own,
  * and the TLS files' before them, for a reload). */
-static struct xd_reload_record *record(struct xd_reloader *r,
-				       const char *trigger, bool ok,
-				       const struct xd_load *load,
-				       const struct xd_diag *errors)
+static void record_fill(const struct xd_reloader *r,
+			struct xd_reload_record *rec, const char *trigger,
+			bool ok, const struct xd_load *load,
+			const struct xd_diag *errors)
 {
-	struct xd_reload_record *rec;
-
-	r->newest = r->nhistory == 0 ? 0 : (r->newest + 1) % XD_RELOAD_HISTORY;
-	if (r->nhistory < XD_RELOAD_HISTORY)
-		r->nhistory++;
-	rec = &r->history[r->newest];
-	record_clear(rec);
 	rec->at_ms = xd_wall_ms();
 	rec->trigger = trigger;
 	rec->ok = ok;
@@ -193,6 +195,22 @@ static struct xd_reload_record *record(struct xd_reloader *r,
 	/* a record says failed exactly when it says why */
 	XD_ASSERT_INFO(ok == (rec->nerrors == 0), "reload record of %s (%s)",
 		       r->dir, trigger);
+}
+
+/* A new record in the ring (record_fill). */
+static struct xd_reload_record *record(struct xd_reloader *r,
+				       const char *trigger, bool ok,
+				       const struct xd_load *load,
+				       const struct xd_diag *errors)
+{
+	struct xd_reload_record *rec;
+
+	r->newest = r->nhistory == 0 ? 0 : (r->newest + 1) % XD_RELOAD_HISTORY;
+	if (r->nhistory < XD_RELOAD_HISTORY)
+		r->nhistory++;
+	rec = &r->history[r->newest];
+	record_clear(rec);
+	record_fill(r, rec, trigger, ok, load, errors);
 	return rec;
 }
 
@@ -387,6 +405,7 @@ static void answer(struct waiter *w, const struct xd_reload_record *rec)
 
 		if (w->fn != NULL)
 			w->fn(w->arg, rec);
+		free(w->dir);
 		free(w);
 		w = next;
 	}
@@ -398,7 +417,9 @@ static void work(uv_work_t *w)
 {
 	struct xd_reloader *r = w->data;
 
-	if (r->source != NULL) {
+	if (r->dry_dir != NULL) {
+		xd_load_dir(r->schema, r->dry_dir, r->prev, r->nprev, &r->result);
+	} else if (r->source != NULL) {
 		xd_load_keys(r->schema, r->keys, r->nkeys, &r->keys_diag,
 			     r->prev, r->nprev, &r->result);
 		r->keys = NULL; /* taken */
@@ -413,6 +434,10 @@ static void work(uv_work_t *w)
 						   &r->saved.why);
 	if (r->tls != NULL)
 		r->tls_next = xd_tls_read(r->tls, &r->tls_diag);
+	/* here, off the loop: a full diff renders every changed resource */
+	if (r->result.rc == 0)
+		r->diff = xd_diff_new(r->prev, r->nprev, r->result.snaps,
+				      r->result.nsnaps, r->dry ? r->schema : NULL);
 }
 
 /* What went wrong, on one line: the first TLS error (its file and why),
@@ -436,12 +461,35 @@ static void log_failure(const struct xd_reloader *r, const struct xd_load *load)
 		 tls, snap, r->tls != NULL ? " and certificate" : "");
 }
 
-/* Gives the running reload's TLS files back (put in use or thrown away). */
+/* Gives the running reload's TLS files back (put in use or thrown
+ * away), and its diff unless a record took it. */
 static void tls_done(struct xd_reloader *r)
 {
 	xd_tls_next_free(r->tls_next);
 	r->tls_next = NULL;
 	xd_diag_clear(&r->tls_diag);
+	xd_diff_free(r->diff);
+	r->diff = NULL;
+}
+
+/*
+ * The streams of each key the diff removes: those the default snapshot
+ * serves from now on (a reload without one that removes a key was
+ * refused). Said in the log as a warning when `say`.
+ */
+static void count_moves(struct xd_reloader *r, struct xd_diff *d, bool say)
+{
+	for (size_t i = 0; i < d->nkeys; i++) {
+		struct xd_diff_key *k = &d->keys[i];
+
+		if (k->change != XD_DIFF_REMOVED ||
+		    strcmp(k->key, XD_CACHE_DEFAULT_KEY) == 0)
+			continue;
+		k->streams = xd_cache_watchers(r->cache, k->key);
+		if (say)
+			xd_warn("reload removes snapshot '%s': %zu stream%s of its nodes move to the default snapshot",
+				k->key, k->streams, k->streams == 1 ? "" : "s");
+	}
 }
 
 /*
@@ -480,6 +528,9 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 		return rec;
 	}
 	rec = record(r, r->trigger, true, load, &errors);
+	rec->diff = r->diff;
+	r->diff = NULL;
+	count_moves(r, rec->diff, true);
 	snaps = xd_load_take(load, &n);
 	log_snapshots(snaps, n);
 	/* the first snapshots served go to everyone (an etcd source's
@@ -503,6 +554,62 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 	return rec;
 }
 
+/* A dry run's answer in `rec`: what finish() would have done, without
+ * doing it. */
+static void finish_dry(struct xd_reloader *r, struct xd_reload_record *rec)
+{
+	struct xd_load *load = &r->result;
+	const char *dir = r->dry_dir != NULL ? r->dry_dir : r->dir;
+	struct xd_diag errors = XD_DIAG_INIT;
+	bool ok;
+
+	check_nodes_keep_a_snapshot(r->cache, dir, load);
+	ok = load->rc == 0 && (r->tls == NULL || r->tls_next != NULL);
+	xd_diag_append(&errors, &r->tls_diag);
+	xd_diag_append(&errors, &load->diag);
+	record_fill(r, rec, r->trigger, ok, load, &errors);
+	rec->dry_run = true;
+	if (ok) {
+		rec->diff = r->diff;
+		r->diff = NULL;
+		count_moves(r, rec->diff, false);
+		xd_info("dry run of %s: %zu snapshot%s would change; nothing was changed",
+			dir, rec->diff->nkeys, rec->diff->nkeys == 1 ? "" : "s");
+	} else {
+		xd_info("dry run of %s: a reload would be refused (%zu error%s); nothing was changed",
+			dir, rec->nerrors, rec->nerrors == 1 ? "" : "s");
+	}
+	xd_diag_clear(&errors);
+	tls_done(r);
+}
+
+static void start_dry(struct xd_reloader *r);
+
+/* The end of a dry run, on the loop thread: answered, then the next
+ * load (a reload asked meanwhile goes first). */
+static void dry_done(struct xd_reloader *r, struct waiter *waiters)
+{
+	struct xd_reload_record rec = {0};
+
+	move(r, IDLE, "dry run over");
+	finish_dry(r, &rec);
+	xd_load_free(&r->result);
+	r->dry = false;
+	free(r->dry_dir);
+	r->dry_dir = NULL;
+	if (r->next != NULL || r->next_trigger != NULL) {
+		r->current = r->next;
+		r->trigger = r->next_trigger;
+		r->next = NULL;
+		r->next_trigger = NULL;
+		start(r);
+	} else if (r->dry_queue != NULL) {
+		start_dry(r);
+	}
+	answer(waiters, &rec);
+	record_clear(&rec);
+}
+
 static void work_done(uv_work_t *w, int status XD_UNUSED)
 {
 	struct xd_reloader *r = w->data;
@@ -520,6 +627,14 @@ static void work_done(uv_work_t *w, int status XD_UNUSED)
 		xd_load_free(&r->result);
 		tls_done(r);
 		saved_done(r);
+		XD_ASSERT(waiters == NULL); /* answered at the stop */
+		r->dry = false;
+		free(r->dry_dir);
+		r->dry_dir = NULL;
+		return;
+	}
+	if (r->dry) {
+		dry_done(r, waiters);
 		return;
 	}
 	move(r, IDLE, "reload over");
@@ -548,6 +663,8 @@ static void work_done(uv_work_t *w, int status XD_UNUSED)
 		r->next = NULL;
 		r->next_trigger = NULL;
 		start(r);
+	} else if (r->dry_queue != NULL) {
+		start_dry(r);
 	}
 	if (r->on_done != NULL)
 		r->on_done(r->on_done_arg, rec);
@@ -564,14 +681,17 @@ static void start(struct xd_reloader *r)
 			       xd_diag_total(&r->tls_diag) == 0,
 		       "reload of %s (%s) over the last one's leftovers", r->dir,
 		       r->trigger);
-	if (r->serving)
+	if (r->serving && !r->dry)
 		sd_notify(0, "RELOADING=1");
-	xd_info("%s: reloading %s%s", r->trigger, r->dir,
+	xd_info("%s: %s %s%s", r->trigger,
+		r->dry ? "loading, nothing to be changed," : "reloading",
+		r->dry_dir != NULL ? r->dry_dir : r->dir,
 		r->tls != NULL ? " and the TLS files" : "");
 	r->prev = xd_cache_snapshots(r->cache, &r->nprev);
-	/* refused with nothing served: the last good state instead */
-	r->saved.wanted = r->last != NULL && !r->serving;
-	if (r->source != NULL)
+	/* refused with nothing served: the last good state instead (a dry
+	 * run serves nothing) */
+	r->saved.wanted = r->last != NULL && !r->serving && !r->dry;
+	if (r->source != NULL && r->dry_dir == NULL)
 		r->source(r->source_arg, &r->keys, &r->nkeys, &r->keys_diag);
 	if (uv_queue_work(r->loop, &r->work, work, work_done) == 0)
 		return;
@@ -588,11 +708,84 @@ static void start(struct xd_reloader *r)
 	move(r, IDLE, "the reload could not start");
 	xd_diag_add(&failed.diag, "cannot start a reload");
 	xd_error("cannot start a reload");
-	answer(r->current, record(r, r->trigger, false, &failed, &failed.diag));
+	if (r->dry) {
+		struct xd_reload_record rec = {0};
+
+		record_fill(r, &rec, r->trigger, false, &failed, &failed.diag);
+		rec.dry_run = true;
+		answer(r->current, &rec);
+		record_clear(&rec);
+		r->dry = false;
+		free(r->dry_dir);
+		r->dry_dir = NULL;
+	} else {
+		answer(r->current, record(r, r->trigger, false, &failed, &failed.diag));
+	}
 	r->current = NULL;
 	xd_diag_clear(&failed.diag);
 	if (r->serving)
 		sd_notify(0, "READY=1");
+}
+
+/* Starts the oldest dry run waiting. */
+static void start_dry(struct xd_reloader *r)
+{
+	struct waiter *w = r->dry_queue;
+
+	r->dry_queue = w->next;
+	r->ndry--;
+	w->next = NULL;
+	r->current = w;
+	r->dry = true;
+	r->dry_dir = w->dir; /* the load's until it ends */
+	w->dir = NULL;
+	r->trigger = "dry run";
+	start(r);
+}
+
+/* Answers `w` (a list of dry runs' waiters) with a failed record
+ * saying `why`, kept nowhere. */
+static void refuse_dry(struct xd_reloader *r, struct waiter *w,
+		       const char *why)
+{
+	struct xd_load failed = {.rc = -1};
+	struct xd_reload_record rec = {0};
+
+	if (w == NULL)
+		return;
+	xd_diag_add(&failed.diag, "%s", why);
+	record_fill(r, &rec, "dry run", false, &failed, &failed.diag);
+	rec.dry_run = true;
+	answer(w, &rec);
+	record_clear(&rec);
+	xd_diag_clear(&failed.diag);
+}
+
+void xd_reload_dry_run(struct xd_reloader *r, const char *dir,
+		       xd_reload_done_fn done, void *arg)
+{
+	struct waiter *w = xd_calloc(1, sizeof(*w)), **tail;
+
+	XD_ASSERT_LOOP();
+	w->fn = done;
+	w->arg = arg;
+	w->dir = dir != NULL ? xd_strdup(dir) : NULL;
+	if (r->state == DRAINING || r->state == STOPPED) {
+		refuse_dry(r, w, "xdsd is shutting down");
+		return;
+	}
+	if (r->ndry >= XD_RELOAD_DRY_QUEUE) {
+		xd_warn("dry run refused: %d are waiting already",
+			XD_RELOAD_DRY_QUEUE);
+		refuse_dry(r, w, "too many dry runs waiting; try again");
+		return;
+	}
+	for (tail = &r->dry_queue; *tail != NULL; tail = &(*tail)->next)
+		;
+	*tail = w;
+	r->ndry++;
+	if (r->state == IDLE)
+		start_dry(r);
 }
 
 /* A failed record for those who asked as xdsd stops. */
@@ -657,6 +850,14 @@ void xd_reloader_stop(struct xd_reloader *r)
 	r->current = NULL;
 	r->next = NULL;
 	r->next_trigger = NULL;
+	refuse_dry(r, r->dry_queue, "xdsd is shutting down");
+	r->dry_queue = NULL;
+	r->ndry = 0;
+	if (r->dry) {
+		/* its directory stays with the load until that ends */
+		refuse_dry(r, w, "xdsd is shutting down");
+		w = NULL;
+	}
 	if (w == NULL && next == NULL)
 		return;
 	rec = stopping_record(r, r->trigger);

@@ -16,6 +16,17 @@
  * once the reload that began after its request is over, with that
  * reload's record.
  *
+ * A dry run (xd_reload_dry_run) is a reload that stops before putting
+ * anything in use: it loads and checks the same way, on the same queue
+ * (one load at a time), and answers with what the reload would do (its
+ * errors, or the diff of what it would change, snapshot/diff.h); it
+ * changes nothing, is not counted, kept in the history nor told to
+ * systemd. At most XD_RELOAD_DRY_QUEUE dry runs wait; more are refused.
+ *
+ * A reload that removes a snapshot key while there is a default snapshot
+ * moves that key's streams to the default: it says how many in the log,
+ * and its record's diff says it too.
+ *
  * The last XD_RELOAD_HISTORY records are kept for operators, newest
  * first, with the first XD_RELOAD_ERRORS_KEPT errors of each (those of
  * the TLS files first).
@@ -50,12 +61,14 @@
 #include "cache/cache.h"
 #include "reload/laststate.h"
 #include "schema/schema.h"
+#include "snapshot/diff.h"
 #include "snapshot/files.h"
 #include "transport/tls.h"
 #include "util/histogram.h"
 
 #define XD_RELOAD_HISTORY 20
 #define XD_RELOAD_ERRORS_KEPT 20
+#define XD_RELOAD_DRY_QUEUE 8
 
 struct xd_reload_record {
 	int64_t at_ms;       /* when it finished, Unix ms */
@@ -69,6 +82,11 @@ struct xd_reload_record {
 	size_t nkept;
 	bool last_good;      /* refused, and the last good state is
 			      * served instead (nothing was served) */
+	bool dry_run;
+	/* What it changed (a dry run: would change), when ok: the summary
+	 * for a reload, the full diff for a dry run; a removed key's
+	 * `streams` are those moved to the default snapshot. */
+	struct xd_diff *diff;
 };
 
 struct xd_reload_stats {
@@ -136,6 +154,14 @@ int xd_reloader_load_first(struct xd_reloader *r);
  * over. `trigger` (static) names the asker in the log and the history.
  */
 void xd_reload_request(struct xd_reloader *r, const char *trigger,
+		       xd_reload_done_fn done, void *arg);
+
+/*
+ * Asks for a dry run of a reload of `dir` (copied; NULL: what a reload
+ * reads, the directory or the source); `done(arg, rec)` runs when it is
+ * over with a record that lives only during the call (rec->dry_run).
+ */
+void xd_reload_dry_run(struct xd_reloader *r, const char *dir,
 		       xd_reload_done_fn done, void *arg);
 
 /* Called after every reload with its record (e.g. to tell systemd). */
