@@ -5,8 +5,8 @@
  *
  * main.c reads the command line; call.c asks the endpoint; one file per
  * command renders its answer (status.c, clients.c, dump.c, reload.c,
- * rollout.c); show.c holds what they share to print for a terminal.
- * push.c writes a snapshot directory to etcd, over gRPC.
+ * diff.c, rollout.c); show.c holds what they share to print for a
+ * terminal. push.c writes a snapshot directory to etcd, over gRPC.
  *
  * Every command returns an exit status from enum xc_exit, having said
  * on stderr what went wrong. Single-threaded, one request per command.
@@ -22,6 +22,9 @@ enum xc_exit {
 	XC_FAILED = 1,      /* xdsd refused: reload refused, no such snapshot */
 	XC_USAGE = 2,       /* the command line is wrong */
 	XC_UNREACHABLE = 3, /* no answer, or one that is not xdsd's */
+	/* diff, as diff(1): 1 something would change, 2 the reload
+	 * would be refused */
+	XC_DIFFERS = 1,
 };
 
 struct xc_opts {
@@ -40,6 +43,8 @@ struct xc_opts {
 	const char *prefix;
 	const char *cacert, *cert, *key;
 	const char *schema;
+	const char *snapshots; /* diff: another directory; NULL: xdsd's */
+	bool verbose;          /* diff: resources' text and node ids */
 };
 
 /* The commands: `args` are the words after the command's name. */
@@ -49,6 +54,7 @@ int xc_dump(const struct xc_opts *o, int argc, char **args);
 int xc_reload(const struct xc_opts *o, int argc, char **args);
 int xc_rollout(const struct xc_opts *o, int argc, char **args);
 int xc_push(const struct xc_opts *o, int argc, char **args);
+int xc_diff(const struct xc_opts *o, int argc, char **args);
 
 /* "xdsctl: " + the message + newline, on stderr. */
 void xc_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -36,8 +36,11 @@ static void usage(FILE *out)
 		"                               its mTLS identity and sync state per type;\n"
 		"                               NACK messages; how long responses wait\n"
 		"  dump SNAPSHOT [TYPE [NAME]]  a snapshot's resources, as JSON\n"
-		"  reload                       reload the snapshots as SIGHUP does;\n"
-		"                               exit status 1 when they are refused\n"
+		"  reload                       reload the snapshots as SIGHUP does, and say\n"
+		"                               what changed; exit status 1 when refused\n"
+		"  diff [--snapshots DIR] [-v]  what a reload would change, changing nothing;\n"
+		"                               exit status 0 nothing, 1 something would,\n"
+		"                               2 the reload would be refused\n"
 		"  rollout status|promote|abort the staged rollout: where it stands and its\n"
 		"                               NACKs (exit status 1 when it failed); promote\n"
 		"                               it to every node now, or roll it back\n"
@@ -55,6 +58,10 @@ static void usage(FILE *out)
 		"      --pending         clients: only the streams with a response\n"
 		"                        waiting for its ACK or NACK\n"
 		"      --older AGE       with --pending: waiting at least AGE (30s, 5m)\n"
+		"      --snapshots DIR   diff: the snapshots in DIR (read by xdsd, on its\n"
+		"                        machine) instead of those a reload reads\n"
+		"  -v, --verbose         diff: added and removed resources in full, and\n"
+		"                        the ids of the nodes each change reaches\n"
 		"  -c, --config FILE     push: xdsd.yaml whose etcd: section and schema\n"
 		"                        give the defaults of the options below\n"
 		"      --etcd ENDPOINTS  push: etcd's host:port, comma-separated, tried in\n"
@@ -70,10 +77,10 @@ static void usage(FILE *out)
 		"Exit status: 0 done; 1 xdsd refused (reload refused, no such\n"
 		"snapshot, no rollout under way), or status found it not ready,\n"
 		"its last reload refused or its etcd source not watching, or\n"
-		"rollout status its rollout failed, or etcd refused the push;\n"
-		"2 usage error, or push found errors in the snapshots; 3 xdsd or\n"
-		"etcd cannot be reached or its answer is not understood.\n"
-		"See xdsctl(1).\n",
+		"rollout status its rollout failed, or etcd refused the push, or\n"
+		"diff found changes; 2 usage error, or push found errors in the\n"
+		"snapshots, or diff found them refused; 3 xdsd or etcd cannot be\n"
+		"reached or its answer is not understood. See xdsctl(1).\n",
 		DEFAULT_TIMEOUT_S);
 }
 
@@ -125,7 +132,8 @@ enum {
 	OPT_CACERT,
 	OPT_CERT,
 	OPT_KEY,
-	OPT_SCHEMA
+	OPT_SCHEMA,
+	OPT_SNAPSHOTS
 };
 
 static const struct option long_opts[] = {
@@ -142,6 +150,8 @@ static const struct option long_opts[] = {
 	{"cert", required_argument, NULL, OPT_CERT},
 	{"key", required_argument, NULL, OPT_KEY},
 	{"schema", required_argument, NULL, OPT_SCHEMA},
+	{"snapshots", required_argument, NULL, OPT_SNAPSHOTS},
+	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -157,6 +167,7 @@ static const struct {
 	{"reload", xc_reload},
 	{"rollout", xc_rollout},
 	{"push", xc_push},
+	{"diff", xc_diff},
 };
 
 int main(int argc, char **argv)
@@ -171,7 +182,7 @@ int main(int argc, char **argv)
 
 	o.admin = NULL;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":c:hV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:hVv", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			o.config = optarg;
@@ -217,6 +228,14 @@ int main(int argc, char **argv)
 				return xc_usage_error("--older '%s': %s", optarg, why);
 			older = optarg;
 			break;
+		case OPT_SNAPSHOTS:
+			if (optarg[0] == '\0')
+				return xc_usage_error("--snapshots needs a directory");
+			o.snapshots = optarg;
+			break;
+		case 'v':
+			o.verbose = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return XC_OK;
@@ -236,7 +255,7 @@ int main(int argc, char **argv)
 	if (o.admin == NULL)
 		o.admin = DEFAULT_ADMIN;
 	if (optind >= argc)
-		return xc_usage_error("which command? status, clients, dump, reload, rollout or push");
+		return xc_usage_error("which command? status, clients, dump, reload, diff, rollout or push");
 	pushing = strcmp(argv[optind], "push") == 0;
 	/* push speaks to etcd, not to the admin endpoint */
 	why = pushing ? NULL : xd_address_error(o.admin);
@@ -255,6 +274,9 @@ int main(int argc, char **argv)
 		return xc_usage_error("--older goes with --pending");
 	if (pending && strcmp(argv[optind], "clients") != 0)
 		return xc_usage_error("--pending goes with clients");
+	if ((o.snapshots != NULL || o.verbose) && strcmp(argv[optind], "diff") != 0)
+		return xc_usage_error("%s goes with diff",
+				      o.snapshots != NULL ? "--snapshots" : "-v");
 	if (pending)
 		o.pending = older != NULL ? older : "0";
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
@@ -267,6 +289,6 @@ int main(int argc, char **argv)
 		}
 		return rc;
 	}
-	return xc_usage_error("unknown command '%s': status, clients, dump, reload, rollout or push",
+	return xc_usage_error("unknown command '%s': status, clients, dump, reload, diff, rollout or push",
 			      argv[optind]);
 }

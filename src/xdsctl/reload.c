@@ -22,10 +22,15 @@ void xc_reload_print(FILE *out, json_t *rec, const char *indent)
 	size_t shown = json_array_size(errors);
 	json_t *secs = json_object_get(rec, "seconds");
 
+	bool dry = json_is_true(json_object_get(rec, "dry_run"));
+
 	fprintf(out, "%sreload %s (%s, %s, %.3f s): ", indent,
-		json_is_true(json_object_get(rec, "ok")) ? "ok" : "refused",
+		json_is_true(json_object_get(rec, "ok")) ? "ok" :
+		dry ? "would be refused" : "refused",
 		trigger, when, json_is_number(secs) ? json_number_value(secs) : 0.0);
-	if (json_is_true(json_object_get(rec, "ok")))
+	if (dry && !json_is_true(json_object_get(rec, "ok")))
+		fprintf(out, "%lld error%s; nothing was changed\n", nerr, plural(nerr));
+	else if (json_is_true(json_object_get(rec, "ok")))
 		fprintf(out, "%lld snapshot%s from %lld file%s, %lld changed\n",
 			xc_int(rec, "snapshots"), plural(xc_int(rec, "snapshots")),
 			xc_int(rec, "files"), plural(xc_int(rec, "files")),
@@ -45,6 +50,39 @@ void xc_reload_print(FILE *out, json_t *rec, const char *indent)
 			indent, nerr - (long long)shown);
 	free(trigger);
 	free(when);
+}
+
+void xc_reload_print_diff(FILE *out, json_t *rec, const char *indent)
+{
+	json_t *d = json_object_get(rec, "diff"), *k, *w;
+	size_t i;
+
+	json_array_foreach(json_object_get(d, "snapshots"), i, k) {
+		char *key = xc_safe_text(k, "key"), *change = xc_safe_text(k, "change");
+		long long n[3] = {0, 0, 0};
+		size_t j;
+		json_t *t;
+
+		json_array_foreach(json_object_get(k, "types"), j, t) {
+			n[0] += xc_int(t, "added");
+			n[1] += xc_int(t, "removed");
+			n[2] += xc_int(t, "changed");
+		}
+		fprintf(out, "%s  snapshot '%s' %s: %lld resource%s added, %lld removed, %lld changed\n",
+			indent, key, change, n[0], plural(n[0]), n[1], n[2]);
+		free(key);
+		free(change);
+	}
+	if (xc_int(d, "snapshots_not_shown") > 0)
+		fprintf(out, "%s  (%lld more snapshots changed)\n", indent,
+			xc_int(d, "snapshots_not_shown"));
+	json_array_foreach(json_object_get(d, "warnings"), i, w) {
+		const char *s = json_string_value(w);
+		char *safe = xc_safe(s ? s : "?", s ? strlen(s) : 1);
+
+		fprintf(out, "%swarning: %s\n", indent, safe);
+		free(safe);
+	}
 }
 
 int xc_reload(const struct xc_opts *o, int argc, char **args)
@@ -70,8 +108,10 @@ int xc_reload(const struct xc_opts *o, int argc, char **args)
 	ok = json_is_true(json_object_get(a.json, "ok"));
 	if (o->json)
 		xc_print_raw(&a);
-	else
+	else {
 		xc_reload_print(ok ? stdout : stderr, a.json, "");
+		xc_reload_print_diff(stdout, a.json, "");
+	}
 	xc_answer_free(&a);
 	return ok ? XC_OK : XC_FAILED;
 }

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * xdsctl diff [--snapshots DIR] [-v]: POST /reload?dry_run=1, what a
+ * reload would change, for people: per snapshot, per type, the
+ * resources added (+), removed (-) and changed (~) with their versions,
+ * each changed one's diff -u, whom each change reaches, and the
+ * warnings. With -v, the added and removed resources' text and the
+ * node ids too. Exit status as diff(1)'s: 0 nothing would change, 1
+ * something would, 2 the reload would be refused (or a usage error),
+ * 3 xdsd cannot be reached.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "xdsctl/call.h"
+#include "xdsctl/ctl.h"
+#include "xdsctl/reload.h"
+#include "xdsctl/show.h"
+
+static const char *plural(long long n)
+{
+	return n == 1 ? "" : "s";
+}
+
+/* A member string made safe (malloc'd). */
+static char *str(json_t *o, const char *key)
+{
+	return xc_safe_text(o, key);
+}
+
+/* "a -> b", "-> b" (added) or "a ->" (removed) */
+static void versions(json_t *o)
+{
+	char *b = str(o, "version_before"), *a = str(o, "version_after");
+
+	printf("%s -> %s", strcmp(b, "") ? b : "(none)", strcmp(a, "") ? a : "(none)");
+	free(b);
+	free(a);
+}
+
+/* Each line of `text` (a diff -u hunk list) indented, made safe. */
+static void lines(const char *text, const char *indent)
+{
+	while (text != NULL && *text != '\0') {
+		size_t len = strcspn(text, "\n");
+		char *safe = xc_safe(text, len);
+
+		printf("%s%s\n", indent, safe);
+		free(safe);
+		text += len;
+		if (*text == '\n')
+			text++;
+	}
+}
+
+static void resource(json_t *res, bool verbose)
+{
+	const char *change = json_string_value(json_object_get(res, "change"));
+	char *name = str(res, "name");
+	char mark = change == NULL ? '?' : change[0] == 'a' ? '+' :
+				     change[0] == 'r' ? '-' : '~';
+
+	printf("    %c %s (", mark, name);
+	versions(res);
+	printf(")\n");
+	if (mark == '~' || verbose)
+		lines(json_string_value(json_object_get(res, "diff")), "        ");
+	free(name);
+}
+
+static void type(json_t *t, bool verbose)
+{
+	char *name = str(t, "type");
+	long long n[3] = {xc_int(t, "added"), xc_int(t, "removed"),
+			  xc_int(t, "changed")};
+	static const char *const what[3] = {"added", "removed", "changed"};
+	const char *sep = "";
+	json_t *res = json_object_get(t, "resources");
+	size_t i;
+	json_t *r;
+
+	printf("  %s (", name);
+	versions(t);
+	printf("):");
+	for (int k = 0; k < 3; k++)
+		if (n[k] > 0) {
+			printf("%s %lld %s", sep, n[k], what[k]);
+			sep = ",";
+		}
+	if (n[0] + n[1] + n[2] == 0)
+		printf(" who may see them or their variants");
+	printf("\n");
+	json_array_foreach(res, i, r)
+		resource(r, verbose);
+	free(name);
+}
+
+static void key(json_t *k, bool verbose)
+{
+	char *name = str(k, "key"), *change = str(k, "change");
+	long long nodes = xc_int(k, "nodes");
+	json_t *ids = json_object_get(k, "node_ids"), *t;
+	size_t i;
+
+	printf("snapshot '%s' %s (", name, change);
+	versions(k);
+	printf("): reaches %lld connected node%s", nodes, plural(nodes));
+	if (json_object_get(k, "streams_moved") != NULL)
+		printf("; %lld stream%s move to the default snapshot",
+		       xc_int(k, "streams_moved"), plural(xc_int(k, "streams_moved")));
+	printf("\n");
+	if (verbose && json_array_size(ids) > 0) {
+		printf("  nodes:");
+		json_array_foreach(ids, i, t) {
+			const char *id = json_string_value(t);
+			char *safe = xc_safe(id ? id : "?", id ? strlen(id) : 1);
+
+			printf("%s %s", i ? "," : "", safe);
+			free(safe);
+		}
+		if (nodes > (long long)json_array_size(ids))
+			printf(" (and %lld more)", nodes - (long long)json_array_size(ids));
+		printf("\n");
+	}
+	json_array_foreach(json_object_get(k, "types"), i, t)
+		type(t, verbose);
+	free(name);
+	free(change);
+}
+
+static int show(json_t *rec, bool verbose)
+{
+	json_t *d = json_object_get(rec, "diff"), *k, *w;
+	long long nkeys = xc_int(rec, "changed"), connected = xc_int(d, "connected_nodes");
+	size_t i;
+
+	if (!json_is_object(d)) {
+		xc_error("bad answer to the dry run: no diff");
+		return XC_UNREACHABLE;
+	}
+	json_array_foreach(json_object_get(d, "snapshots"), i, k)
+		key(k, verbose);
+	if (xc_int(d, "snapshots_not_shown") > 0)
+		printf("(%lld more snapshots change, not shown)\n",
+		       xc_int(d, "snapshots_not_shown"));
+	json_array_foreach(json_object_get(d, "warnings"), i, w) {
+		const char *s = json_string_value(w);
+		char *safe = xc_safe(s ? s : "?", s ? strlen(s) : 1);
+
+		printf("warning: %s\n", safe);
+		free(safe);
+	}
+	if (json_is_true(json_object_get(d, "cut")))
+		printf("(the diff is cut short: too many resources or too much text)\n");
+	if (nkeys == 0) {
+		printf("nothing would change (%lld snapshot%s from %lld file%s)\n",
+		       xc_int(rec, "snapshots"), plural(xc_int(rec, "snapshots")),
+		       xc_int(rec, "files"), plural(xc_int(rec, "files")));
+		return XC_OK;
+	}
+	printf("%lld snapshot%s would change: %lld resource%s added, %lld removed, %lld changed; %lld node%s connected\n",
+	       nkeys, plural(nkeys), xc_int(d, "added"), plural(xc_int(d, "added")),
+	       xc_int(d, "removed"), xc_int(d, "changed_resources"), connected,
+	       plural(connected));
+	return XC_DIFFERS;
+}
+
+int xc_diff(const struct xc_opts *o, int argc, char **args)
+{
+	struct xd_buf path = XD_BUF_INIT;
+	char abs[PATH_MAX];
+	struct xc_answer a;
+	int rc;
+
+	(void)args;
+	if (argc > 0)
+		return xc_usage_error("diff takes no arguments (--snapshots DIR names another directory)");
+	xd_buf_printf(&path, "/reload");
+	xc_query_add(&path, "dry_run", "1");
+	if (o->snapshots != NULL) {
+		/* xdsd reads it: a path on its machine, absolute */
+		if (o->snapshots[0] != '/' && realpath(o->snapshots, abs) == NULL) {
+			xd_buf_free(&path);
+			return xc_usage_error("--snapshots '%s': no such directory here; give xdsd's absolute path",
+					      o->snapshots);
+		}
+		xc_query_add(&path, "snapshots", o->snapshots[0] == '/' ? o->snapshots : abs);
+	}
+	xd_buf_putc(&path, '\0');
+	rc = xc_call(o, "POST", (const char *)path.data, &a);
+	xd_buf_free(&path);
+	if (rc != XC_OK)
+		return rc;
+	/* 200: the diff; 422: the reload would be refused, with why; 503:
+	 * xdsd is stopping or busy. Each with the record. */
+	if ((a.status != 200 && a.status != 422 && a.status != 503) ||
+	    !json_is_object(a.json)) {
+		rc = xc_refused(o, "/reload", &a);
+		xc_answer_free(&a);
+		/* xdsd answered, but not with a diff: trouble, unless it
+		 * is not xdsd */
+		return rc == XC_FAILED ? XC_USAGE : rc;
+	}
+	if (o->json)
+		xc_print_raw(&a);
+	if (!json_is_true(json_object_get(a.json, "ok"))) {
+		if (!o->json)
+			xc_reload_print(stderr, a.json, "");
+		rc = XC_USAGE;
+	} else if (o->json) {
+		rc = xc_int(a.json, "changed") > 0 ? XC_DIFFERS : XC_OK;
+	} else {
+		rc = show(a.json, o->verbose);
+	}
+	xc_answer_free(&a);
+	return rc;
+}
