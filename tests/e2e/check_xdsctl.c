@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "ctl.h"
 #include "daemon.h"
 #include "http/client.h"
 #include "xdtest.h"
@@ -39,130 +40,7 @@
 /* what a hostile client may name itself: a colour, then a window title */
 #define EVIL_ID "evil\x1b[31m\x1b]0;pwned\x07"
 
-/* ---------------- running xdsctl ---------------- */
-
-struct run {
-	int status;
-	char *out, *err;
-};
-
-static char *slurp(int fd)
-{
-	char *s = NULL, buf[4096];
-	size_t len = 0;
-	ssize_t n;
-	FILE *m = open_memstream(&s, &len);
-
-	lseek(fd, 0, SEEK_SET);
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		fwrite(buf, 1, (size_t)n, m);
-	fclose(m);
-	return s;
-}
-
-/* True when the binary carries AddressSanitizer (valgrind cannot run
- * it). */
-static bool has_asan(const char *path)
-{
-	size_t len;
-	char *bin = xdtest_read_file(path, &len);
-	bool asan;
-
-	ck_assert(bin != NULL);
-	asan = memmem(bin, len, "__asan_init", 11) != NULL;
-	free(bin);
-	return asan;
-}
-
-/*
- * Runs xdsctl with `args` (NULL-terminated), XDSCTL_ADMIN set to `admin`
- * (NULL: unset), under valgrind when `vg` and valgrind can run it.
- */
-static struct run ctl(bool vg, const char *admin, const char *const *args)
-{
-	const char *xdsctl = xdtest_env("XDSCTL");
-	const char *valgrind = getenv("VALGRIND");
-	char out_path[300], err_path[300], vglog[300];
-	const char *argv[32];
-	size_t n = 0;
-	struct run r;
-	int fo, fe, st;
-	pid_t pid;
-
-	vg = vg && valgrind != NULL && valgrind[0] != '\0' && !has_asan(xdsctl);
-	snprintf(out_path, sizeof(out_path), "%s/ctl.out.XXXXXX", xdtest_tmpdir());
-	snprintf(err_path, sizeof(err_path), "%s/ctl.err.XXXXXX", xdtest_tmpdir());
-	snprintf(vglog, sizeof(vglog), "--log-file=%s/ctl.vg.%d", xdtest_tmpdir(),
-		 (int)getpid());
-	fo = mkstemp(out_path);
-	fe = mkstemp(err_path);
-	ck_assert(fo >= 0 && fe >= 0);
-	if (vg) {
-		argv[n++] = valgrind;
-		argv[n++] = "--quiet";
-		argv[n++] = "--leak-check=full";
-		argv[n++] = "--show-leak-kinds=definite,indirect";
-		argv[n++] = "--errors-for-leak-kinds=definite,indirect";
-		argv[n++] = "--error-exitcode=99";
-		argv[n++] = vglog;
-	}
-	argv[n++] = xdsctl;
-	for (; *args != NULL && n < 31; args++)
-		argv[n++] = *args;
-	argv[n] = NULL;
-	pid = fork();
-	ck_assert(pid >= 0);
-	if (pid == 0) {
-		if (admin != NULL)
-			setenv("XDSCTL_ADMIN", admin, 1);
-		else
-			unsetenv("XDSCTL_ADMIN");
-		dup2(fo, STDOUT_FILENO);
-		dup2(fe, STDERR_FILENO);
-		execvp(argv[0], (char **)argv);
-		_exit(127);
-	}
-	ck_assert(waitpid(pid, &st, 0) == pid);
-	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	r.out = slurp(fo);
-	r.err = slurp(fe);
-	close(fo);
-	close(fe);
-	unlink(out_path);
-	unlink(err_path);
-	if (vg && r.status == 99) {
-		char *log = xdtest_read_file(vglog + strlen("--log-file="), NULL);
-
-		fprintf(stderr, "valgrind on xdsctl:\n%s\n", log ? log : "");
-		free(log);
-		ck_abort_msg("valgrind found errors in xdsctl (see the .log file)");
-	}
-	return r;
-}
-
-static void run_free(struct run *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-/* The run ended with `status`; else the test fails showing its output. */
-static void want(const struct run *r, int status)
-{
-	ck_assert_msg(r->status == status,
-		      "exit status %d, not %d\nstdout: %s\nstderr: %s", r->status,
-		      status, r->out, r->err);
-}
-
-static void has(const char *text, const char *needle)
-{
-	ck_assert_msg(strstr(text, needle) != NULL, "'%s' not in:\n%s", needle, text);
-}
-
-static void lacks(const char *text, const char *needle)
-{
-	ck_assert_msg(strstr(text, needle) == NULL, "'%s' in:\n%s", needle, text);
-}
+/* ---------------- reading xdsctl's output ---------------- */
 
 /* A line of `text` that starts with `prefix` (malloc'd), or NULL. */
 static char *line_of(const char *text, const char *prefix)
@@ -183,8 +61,8 @@ static void row_has(const char *out, const char *prefix, const char *state,
 	char *line = line_of(out, prefix);
 
 	ck_assert_msg(line != NULL, "%s", out);
-	has(line, state);
-	has(line, types);
+	xdt_has(line, state);
+	xdt_has(line, types);
 	free(line);
 }
 
@@ -369,31 +247,31 @@ START_TEST(usage_errors_exit_2)
 		{"--pending", "--older", NULL},
 		{"status", "--admin", NULL},
 	};
-	struct run r;
+	struct xdt_run r;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		r = ctl(false, NULL, cases[i]);
-		want(&r, 2);
+		r = xdt_ctl(false, NULL, cases[i]);
+		xdt_want(&r, 2);
 		ck_assert_msg(strncmp(r.err, "xdsctl: ", 8) == 0, "%s", r.err);
-		has(r.err, "Try 'xdsctl --help'.");
+		xdt_has(r.err, "Try 'xdsctl --help'.");
 		ck_assert_str_eq(r.out, "");
-		run_free(&r);
+		xdt_run_free(&r);
 	}
 	/* a bad address from the environment is named as such */
-	r = ctl(false, "nowhere", (const char *const[]){"status", NULL});
-	want(&r, 2);
-	has(r.err, "XDSCTL_ADMIN 'nowhere'");
-	run_free(&r);
+	r = xdt_ctl(false, "nowhere", (const char *const[]){"status", NULL});
+	xdt_want(&r, 2);
+	xdt_has(r.err, "XDSCTL_ADMIN 'nowhere'");
+	xdt_run_free(&r);
 
-	r = ctl(false, NULL, (const char *const[]){"--help", NULL});
-	want(&r, 0);
-	has(r.out, "dump SNAPSHOT [TYPE [NAME]]");
-	has(r.out, "--admin ADDR");
-	run_free(&r);
-	r = ctl(false, NULL, (const char *const[]){"--version", NULL});
-	want(&r, 0);
+	r = xdt_ctl(false, NULL, (const char *const[]){"--help", NULL});
+	xdt_want(&r, 0);
+	xdt_has(r.out, "dump SNAPSHOT [TYPE [NAME]]");
+	xdt_has(r.out, "--admin ADDR");
+	xdt_run_free(&r);
+	r = xdt_ctl(false, NULL, (const char *const[]){"--version", NULL});
+	xdt_want(&r, 0);
 	ck_assert_msg(strncmp(r.out, "xdsctl ", 7) == 0, "%s", r.out);
-	run_free(&r);
+	xdt_run_free(&r);
 }
 END_TEST
 
@@ -538,24 +416,24 @@ START_TEST(interim_answer_then_chunks)
 	};
 	struct scripted sv = script_serve(parts, false);
 	char *head, host[80], proxy[64];
-	struct run r;
+	struct xdt_run r;
 
 	snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%d", dead_port());
 	setenv("http_proxy", proxy, 1);
 	setenv("all_proxy", proxy, 1);
-	r = ctl(true, sv.admin, (const char *const[]){"--json", "dump", "default", NULL});
+	r = xdt_ctl(true, sv.admin, (const char *const[]){"--json", "dump", "default", NULL});
 	head = script_end(&sv);
 
-	want(&r, 0);
+	xdt_want(&r, 0);
 	ck_assert_str_eq(r.out, "{\"snapshot\": \"default\", \"a\": 1}\n");
 	ck_assert_str_eq(r.err, "");
 	/* the request went as xdsctl wrote it, to the address named */
 	ck_assert_msg(strncmp(head, "GET /config_dump?snapshot=default HTTP/1.1\r\n", 44) == 0,
 		      "%s", head);
 	snprintf(host, sizeof(host), "\r\nHost: %s\r\n", sv.admin);
-	has(head, host);
+	xdt_has(head, host);
 	free(head);
-	run_free(&r);
+	xdt_run_free(&r);
 }
 END_TEST
 
@@ -571,19 +449,19 @@ START_TEST(announced_length_over_the_bound)
 	struct scripted sv = script_serve(parts, false);
 	long long t0 = xdtest_now_ms(), took;
 	char want_msg[256];
-	struct run r = ctl(false, sv.admin,
+	struct xdt_run r = xdt_ctl(false, sv.admin,
 			   (const char *const[]){"--timeout", "10", "status", NULL});
 
 	took = xdtest_now_ms() - t0;
 	free(script_end(&sv));
-	want(&r, 3);
+	xdt_want(&r, 3);
 	snprintf(want_msg, sizeof(want_msg),
 		 "xdsctl: answer from %s too large: over %zu bytes\n", sv.admin,
 		 XD_HTTP_MAX_BODY);
 	ck_assert_str_eq(r.err, want_msg);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_msg(took < 5000, "took %lld ms", took);
-	run_free(&r);
+	xdt_run_free(&r);
 }
 END_TEST
 
@@ -620,39 +498,39 @@ END_TEST
 START_TEST(unreachable_exits_3)
 {
 	char admin[64], want_msg[256];
-	struct run r;
+	struct xdt_run r;
 	long long t0;
 	int port, lfd, fill[3];
 
 	port = dead_port();
 	snprintf(admin, sizeof(admin), "127.0.0.1:%d", port);
-	r = ctl(true, admin, (const char *const[]){"status", NULL});
-	want(&r, 3);
+	r = xdt_ctl(true, admin, (const char *const[]){"status", NULL});
+	xdt_want(&r, 3);
 	snprintf(want_msg, sizeof(want_msg),
 		 "xdsctl: cannot connect to %s: Connection refused (is xdsd running? --admin or XDSCTL_ADMIN)\n",
 		 admin);
 	ck_assert_str_eq(r.err, want_msg);
 	ck_assert_str_eq(r.out, "");
-	run_free(&r);
+	xdt_run_free(&r);
 
 	/* --admin wins over XDSCTL_ADMIN */
-	r = ctl(false, "127.0.0.1:18080", (const char *const[]){"--admin", admin, "reload", NULL});
-	want(&r, 3);
-	has(r.err, admin);
-	run_free(&r);
+	r = xdt_ctl(false, "127.0.0.1:18080", (const char *const[]){"--admin", admin, "reload", NULL});
+	xdt_want(&r, 3);
+	xdt_has(r.err, admin);
+	xdt_run_free(&r);
 
 	/* accepted by the kernel, never answered: --timeout ends it */
 	lfd = mute_listener(16, &port);
 	snprintf(admin, sizeof(admin), "127.0.0.1:%d", port);
 	t0 = xdtest_now_ms();
-	r = ctl(false, NULL, (const char *const[]){"--admin", admin, "--timeout", "0.3",
+	r = xdt_ctl(false, NULL, (const char *const[]){"--admin", admin, "--timeout", "0.3",
 						  "clients", NULL});
-	want(&r, 3);
+	xdt_want(&r, 3);
 	snprintf(want_msg, sizeof(want_msg), "xdsctl: no answer from %s within 300 ms\n",
 		 admin);
 	ck_assert_str_eq(r.err, want_msg);
 	ck_assert(xdtest_now_ms() - t0 < 5000);
-	run_free(&r);
+	xdt_run_free(&r);
 	close(lfd);
 
 	/* a full backlog drops the SYN: connecting is bounded too */
@@ -668,12 +546,12 @@ START_TEST(unreachable_exits_3)
 	}
 	xdtest_sleep_ms(50);
 	t0 = xdtest_now_ms();
-	r = ctl(false, admin, (const char *const[]){"--timeout", "0.5", "status", NULL});
-	want(&r, 3);
-	has(r.err, "Connection timed out");
+	r = xdt_ctl(false, admin, (const char *const[]){"--timeout", "0.5", "status", NULL});
+	xdt_want(&r, 3);
+	xdt_has(r.err, "Connection timed out");
 	ck_assert_msg(xdtest_now_ms() - t0 < 5000, "took %lld ms",
 		      xdtest_now_ms() - t0);
-	run_free(&r);
+	xdt_run_free(&r);
 	for (int i = 0; i < 3; i++)
 		close(fill[i]);
 	close(lfd);
@@ -708,17 +586,17 @@ static pid_t serve_dir(const char *dir, int port)
 }
 
 /* Runs xdsctl `args` against `admin` until something listens there. */
-static struct run ctl_when_up(const char *admin, const char *const *args)
+static struct xdt_run ctl_when_up(const char *admin, const char *const *args)
 {
 	long long deadline = xdtest_now_ms() + WAIT_MS;
-	struct run r;
+	struct xdt_run r;
 
 	for (;;) {
-		r = ctl(false, admin, args);
+		r = xdt_ctl(false, admin, args);
 		if (strstr(r.err, "cannot connect") == NULL ||
 		    xdtest_now_ms() > deadline)
 			return r;
-		run_free(&r);
+		xdt_run_free(&r);
 		xdtest_sleep_ms(50);
 	}
 }
@@ -729,7 +607,7 @@ START_TEST(not_xdsd_exits_3)
 	 * by xdsd */
 	int port = dead_port();
 	char admin[64];
-	struct run r;
+	struct xdt_run r;
 	pid_t pid;
 
 	snprintf(admin, sizeof(admin), "127.0.0.1:%d", port);
@@ -737,9 +615,9 @@ START_TEST(not_xdsd_exits_3)
 	r = ctl_when_up(admin, (const char *const[]){"clients", NULL});
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
-	want(&r, 3);
-	has(r.err, "does not serve /clients: is it xdsd's admin endpoint?");
-	run_free(&r);
+	xdt_want(&r, 3);
+	xdt_has(r.err, "does not serve /clients: is it xdsd's admin endpoint?");
+	xdt_run_free(&r);
 }
 END_TEST
 
@@ -749,7 +627,7 @@ START_TEST(clients_table_and_filters)
 	struct xdt_daemon *d;
 	struct client ok, bad, evil;
 	json_t *j, *mine;
-	struct run r;
+	struct xdt_run r;
 	int status;
 
 	xdtest_write_svc_snapshot(dir, 8080, NULL);
@@ -760,11 +638,11 @@ START_TEST(clients_table_and_filters)
 	client_open(&evil, d->target, EVIL_ID, false);
 	wait_states(d, 2, 1);
 
-	r = ctl(true, admin, (const char *const[]){"clients", NULL});
-	want(&r, 0);
+	r = xdt_ctl(true, admin, (const char *const[]){"clients", NULL});
+	xdt_want(&r, 0);
 	ck_assert_msg(strncmp(r.out, "NODE ", 5) == 0, "%s", r.out);
-	has(r.out, "PEER");
-	has(r.out, "TYPES\n");
+	xdt_has(r.out, "PEER");
+	xdt_has(r.out, "TYPES\n");
 	heads = line_of(r.out, "NODE ");
 	line = line_of(r.out, "ack-1 ");
 	ck_assert_msg(line != NULL, "%s", r.out);
@@ -773,47 +651,47 @@ START_TEST(clients_table_and_filters)
 	ck_assert_str_eq(ident, "-");
 	free(ident);
 	free(heads);
-	has(line, " edge ");
-	has(line, " ipv4:127.0.0.1:");
-	has(line, " ADS sotw ");
-	has(line, " default ");
-	has(line, " synced ");
-	has(line, "clusters:synced endpoints:synced");
+	xdt_has(line, " edge ");
+	xdt_has(line, " ipv4:127.0.0.1:");
+	xdt_has(line, " ADS sotw ");
+	xdt_has(line, " default ");
+	xdt_has(line, " synced ");
+	xdt_has(line, "clusters:synced endpoints:synced");
 	free(line);
 	row_has(r.out, "nack-1 ", " nacked ", "clusters:synced endpoints:nacked");
 	/* the NACK under its stream, each line of the message */
-	has(r.out, "endpoints:nacked\n    endpoints NACKed at 20");
-	has(r.out, ": endpoints rejected: \"port 1 is reserved\"\n      second line\n");
+	xdt_has(r.out, "endpoints:nacked\n    endpoints NACKed at 20");
+	xdt_has(r.out, ": endpoints rejected: \"port 1 is reserved\"\n      second line\n");
 	/* what a client sent cannot drive the terminal */
 	ck_assert_ptr_null(strchr(r.out, '\x1b'));
 	ck_assert_ptr_null(strchr(r.out, '\x07'));
-	has(r.out, "evil\\x1b[31m\\x1b]0;pwned\\x07 ");
-	has(r.out, "\n3 of 3 streams\n");
-	run_free(&r);
+	xdt_has(r.out, "evil\\x1b[31m\\x1b]0;pwned\\x07 ");
+	xdt_has(r.out, "\n3 of 3 streams\n");
+	xdt_run_free(&r);
 
-	r = ctl(false, admin, (const char *const[]){"clients", "--nacked", NULL});
-	want(&r, 0);
-	has(r.out, "\nnack-1 ");
-	lacks(r.out, "\nack-1 ");
-	lacks(r.out, "evil");
-	has(r.out, "\n1 of 3 streams\n");
-	run_free(&r);
+	r = xdt_ctl(false, admin, (const char *const[]){"clients", "--nacked", NULL});
+	xdt_want(&r, 0);
+	xdt_has(r.out, "\nnack-1 ");
+	xdt_lacks(r.out, "\nack-1 ");
+	xdt_lacks(r.out, "evil");
+	xdt_has(r.out, "\n1 of 3 streams\n");
+	xdt_run_free(&r);
 
-	r = ctl(false, admin, (const char *const[]){"clients", "ack-*", NULL});
-	want(&r, 0);
-	has(r.out, "\nack-1 ");
-	lacks(r.out, "nack-1");
-	has(r.out, "\n1 of 3 streams\n");
-	run_free(&r);
+	r = xdt_ctl(false, admin, (const char *const[]){"clients", "ack-*", NULL});
+	xdt_want(&r, 0);
+	xdt_has(r.out, "\nack-1 ");
+	xdt_lacks(r.out, "nack-1");
+	xdt_has(r.out, "\n1 of 3 streams\n");
+	xdt_run_free(&r);
 
-	r = ctl(false, admin, (const char *const[]){"--nacked", "clients", "ack-*", NULL});
-	want(&r, 0);
+	r = xdt_ctl(false, admin, (const char *const[]){"--nacked", "clients", "ack-*", NULL});
+	xdt_want(&r, 0);
 	ck_assert_str_eq(r.out, "no streams match (of 3)\n");
-	run_free(&r);
+	xdt_run_free(&r);
 
 	/* --json: the endpoint's document, as the endpoint gives it */
-	r = ctl(false, admin, (const char *const[]){"clients", "--json", "--nacked", NULL});
-	want(&r, 0);
+	r = xdt_ctl(false, admin, (const char *const[]){"clients", "--json", "--nacked", NULL});
+	xdt_want(&r, 0);
 	j = parse(r.out);
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "count")), 1);
 	mine = json_array_get(json_object_get(j, "clients"), 0);
@@ -824,7 +702,7 @@ START_TEST(clients_table_and_filters)
 	ck_assert_int_eq(status, 200);
 	ck_assert_str_eq(r.out, body);
 	free(body);
-	run_free(&r);
+	xdt_run_free(&r);
 
 	client_close(&ok);
 	client_close(&bad);
@@ -844,7 +722,7 @@ START_TEST(clients_pending_and_older)
 	struct client ok, slow;
 	Envoy__Service__Discovery__V3__DiscoveryResponse *held;
 	json_t *j, *mine;
-	struct run r;
+	struct xdt_run r;
 
 	xdtest_write_svc_snapshot(dir, 8080, NULL);
 	d = start(dir, NULL);
@@ -861,27 +739,27 @@ START_TEST(clients_pending_and_older)
 	ck_assert_ptr_nonnull(held);
 	wait_states(d, 1, 0);
 
-	r = ctl(false, admin, (const char *const[]){"clients", "--pending", NULL});
-	want(&r, 0);
+	r = xdt_ctl(false, admin, (const char *const[]){"clients", "--pending", NULL});
+	xdt_want(&r, 0);
 	row_has(r.out, "slow-1 ", " pending ", "clusters:synced endpoints:pending(");
-	lacks(r.out, "ack-1");
-	has(r.out, "\n1 of 2 streams\n");
-	run_free(&r);
+	xdt_lacks(r.out, "ack-1");
+	xdt_has(r.out, "\n1 of 2 streams\n");
+	xdt_run_free(&r);
 
 	xdtest_sleep_ms(1100);
-	r = ctl(false, admin, (const char *const[]){"clients", "--pending", "--older", "1s", NULL});
-	want(&r, 0);
-	has(r.out, "\nslow-1 ");
-	lacks(r.out, "ack-1");
+	r = xdt_ctl(false, admin, (const char *const[]){"clients", "--pending", "--older", "1s", NULL});
+	xdt_want(&r, 0);
+	xdt_has(r.out, "\nslow-1 ");
+	xdt_lacks(r.out, "ack-1");
 	/* at least a second: "1s", "2s"..., never "0s" */
-	lacks(r.out, "endpoints:pending(0s)");
-	run_free(&r);
-	r = ctl(false, admin, (const char *const[]){"clients", "--pending", "--older", "1h", NULL});
-	want(&r, 0);
+	xdt_lacks(r.out, "endpoints:pending(0s)");
+	xdt_run_free(&r);
+	r = xdt_ctl(false, admin, (const char *const[]){"clients", "--pending", "--older", "1h", NULL});
+	xdt_want(&r, 0);
 	ck_assert_str_eq(r.out, "no streams match (of 2)\n");
-	run_free(&r);
-	r = ctl(false, admin, (const char *const[]){"clients", "--json", "--pending", "--older", "500ms", NULL});
-	want(&r, 0);
+	xdt_run_free(&r);
+	r = xdt_ctl(false, admin, (const char *const[]){"clients", "--json", "--pending", "--older", "500ms", NULL});
+	xdt_want(&r, 0);
 	j = parse(r.out);
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "count")), 1);
 	mine = json_array_get(json_object_get(j, "clients"), 0);
@@ -889,16 +767,16 @@ START_TEST(clients_pending_and_older)
 			  json_array_get(json_object_get(mine, "types"), 1),
 			  "pending_since")) > 1.7e12);
 	json_decref(j);
-	run_free(&r);
+	xdt_run_free(&r);
 
 	/* once it ACKs, nothing is pending */
 	request(&slow, EDS_URL, "svc", held->version_info, held->nonce, NULL);
 	envoy__service__discovery__v3__discovery_response__free_unpacked(held, NULL);
 	wait_states(d, 2, 0);
-	r = ctl(false, admin, (const char *const[]){"clients", "--pending", NULL});
-	want(&r, 0);
+	r = xdt_ctl(false, admin, (const char *const[]){"clients", "--pending", NULL});
+	xdt_want(&r, 0);
 	ck_assert_str_eq(r.out, "no streams match (of 2)\n");
-	run_free(&r);
+	xdt_run_free(&r);
 
 	client_close(&ok);
 	client_close(&slow);
@@ -923,7 +801,7 @@ START_TEST(clients_show_mtls_identities)
 	char *dir = xdtest_snapdir(), *admin, *heads, *line, *ident, extra[3072], prefix[32];
 	struct xdt_daemon *d;
 	struct client c[3];
-	struct run r;
+	struct xdt_run r;
 	json_t *j, *list;
 	int n;
 
@@ -937,8 +815,8 @@ START_TEST(clients_show_mtls_identities)
 		client_open_as(&c[i], d->target, who[i].node, who[i].nack, who[i].cert);
 	wait_states(d, 2, 1);
 
-	r = ctl(true, admin, (const char *const[]){"clients", NULL});
-	want(&r, 0);
+	r = xdt_ctl(true, admin, (const char *const[]){"clients", NULL});
+	xdt_want(&r, 0);
 	heads = line_of(r.out, "NODE ");
 	ck_assert_msg(heads != NULL, "%s", r.out);
 	for (int i = 0; i < 3; i++) {
@@ -951,11 +829,11 @@ START_TEST(clients_show_mtls_identities)
 		free(line);
 	}
 	free(heads);
-	run_free(&r);
+	xdt_run_free(&r);
 
 	/* --nacked keeps the column; --json has it as /clients does */
-	r = ctl(false, admin, (const char *const[]){"clients", "--nacked", NULL});
-	want(&r, 0);
+	r = xdt_ctl(false, admin, (const char *const[]){"clients", "--nacked", NULL});
+	xdt_want(&r, 0);
 	heads = line_of(r.out, "NODE ");
 	line = line_of(r.out, "front-1 ");
 	ck_assert_msg(heads != NULL && line != NULL, "%s", r.out);
@@ -964,18 +842,18 @@ START_TEST(clients_show_mtls_identities)
 	free(ident);
 	free(line);
 	free(heads);
-	has(r.out, "\n1 of 3 streams\n");
-	run_free(&r);
+	xdt_has(r.out, "\n1 of 3 streams\n");
+	xdt_run_free(&r);
 
-	r = ctl(false, admin, (const char *const[]){"--json", "clients", "dns-*", NULL});
-	want(&r, 0);
+	r = xdt_ctl(false, admin, (const char *const[]){"--json", "clients", "dns-*", NULL});
+	xdt_want(&r, 0);
 	j = parse(r.out);
 	list = json_object_get(j, "clients");
 	ck_assert_int_eq(json_array_size(list), 1);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(list, 0), "identity")),
 			 who[1].identity);
 	json_decref(j);
-	run_free(&r);
+	xdt_run_free(&r);
 
 	for (int i = 0; i < 3; i++)
 		client_close(&c[i]);
@@ -990,19 +868,19 @@ START_TEST(dump_snapshot_type_name)
 	char *dir = xdtest_snapdir(), *admin, *body;
 	struct xdt_daemon *d;
 	json_t *pretty, *raw;
-	struct run r;
+	struct xdt_run r;
 	int status;
 
 	xdtest_write_svc_snapshot(dir, 8080, NULL);
 	d = start(dir, NULL);
 	admin = admin_of(d);
 
-	r = ctl(true, admin, (const char *const[]){"dump", "default", "endpoints", "svc", NULL});
-	want(&r, 0);
+	r = xdt_ctl(true, admin, (const char *const[]){"dump", "default", "endpoints", "svc", NULL});
+	xdt_want(&r, 0);
 	/* indented, numbers as xdsd wrote them */
 	ck_assert_msg(strncmp(r.out, "{\n  \"snapshot\": \"default\",\n", 27) == 0, "%s", r.out);
-	has(r.out, "\n          \"line\": 7,\n");
-	has(r.out, "\"port_value\": 8080\n");
+	xdt_has(r.out, "\n          \"line\": 7,\n");
+	xdt_has(r.out, "\"port_value\": 8080\n");
 	pretty = parse(r.out);
 	body = xdt_admin(d, "GET", "/config_dump?snapshot=default&type=endpoints&name=svc",
 			 NULL, &status, NULL);
@@ -1011,37 +889,37 @@ START_TEST(dump_snapshot_type_name)
 	ck_assert(json_equal(pretty, raw));
 	json_decref(pretty);
 	json_decref(raw);
-	run_free(&r);
+	xdt_run_free(&r);
 
-	r = ctl(false, admin, (const char *const[]){"--json", "dump", "default", "endpoints", "svc", NULL});
-	want(&r, 0);
+	r = xdt_ctl(false, admin, (const char *const[]){"--json", "dump", "default", "endpoints", "svc", NULL});
+	xdt_want(&r, 0);
 	ck_assert_str_eq(r.out, body);
 	free(body);
-	run_free(&r);
+	xdt_run_free(&r);
 
-	r = ctl(false, admin, (const char *const[]){"dump", "default", NULL});
-	want(&r, 0);
-	has(r.out, "\"type\": \"clusters\"");
-	has(r.out, "\"type\": \"endpoints\"");
-	has(r.out, "\"connect_timeout\": \"1s\"");
-	run_free(&r);
+	r = xdt_ctl(false, admin, (const char *const[]){"dump", "default", NULL});
+	xdt_want(&r, 0);
+	xdt_has(r.out, "\"type\": \"clusters\"");
+	xdt_has(r.out, "\"type\": \"endpoints\"");
+	xdt_has(r.out, "\"connect_timeout\": \"1s\"");
+	xdt_run_free(&r);
 
-	r = ctl(false, admin, (const char *const[]){"dump", "nope", NULL});
-	want(&r, 1);
+	r = xdt_ctl(false, admin, (const char *const[]){"dump", "nope", NULL});
+	xdt_want(&r, 1);
 	ck_assert_str_eq(r.err, "xdsctl: no snapshot 'nope'; served: default\n");
 	ck_assert_str_eq(r.out, "");
-	run_free(&r);
+	xdt_run_free(&r);
 
-	r = ctl(false, admin, (const char *const[]){"dump", "default", "bogus", NULL});
-	want(&r, 1);
-	has(r.err, "type must be one of:");
-	run_free(&r);
+	r = xdt_ctl(false, admin, (const char *const[]){"dump", "default", "bogus", NULL});
+	xdt_want(&r, 1);
+	xdt_has(r.err, "type must be one of:");
+	xdt_run_free(&r);
 
 	/* the name travels percent-encoded and comes back whole */
-	r = ctl(false, admin, (const char *const[]){"dump", "default", "clusters", "a b&name=svc#%", NULL});
-	want(&r, 1);
+	r = xdt_ctl(false, admin, (const char *const[]){"dump", "default", "clusters", "a b&name=svc#%", NULL});
+	xdt_want(&r, 1);
 	ck_assert_str_eq(r.err, "xdsctl: snapshot 'default' has no cluster named 'a b&name=svc#%'\n");
-	run_free(&r);
+	xdt_run_free(&r);
 
 	stop(d);
 	free(admin);
@@ -1053,54 +931,54 @@ START_TEST(reload_ok_and_refused)
 {
 	char *dir = xdtest_snapdir(), *admin, want_err[1200];
 	struct xdt_daemon *d;
-	struct run r;
+	struct xdt_run r;
 	json_t *j;
 
 	xdtest_write_svc_snapshot(dir, 8080, NULL);
 	d = start(dir, NULL);
 	admin = admin_of(d);
 
-	r = ctl(true, admin, (const char *const[]){"reload", NULL});
-	want(&r, 0);
+	r = xdt_ctl(true, admin, (const char *const[]){"reload", NULL});
+	xdt_want(&r, 0);
 	ck_assert_msg(strncmp(r.out, "reload ok (admin, 20", 20) == 0, "%s", r.out);
-	has(r.out, " s): 1 snapshot from 1 file, 0 changed\n");
+	xdt_has(r.out, " s): 1 snapshot from 1 file, 0 changed\n");
 	ck_assert_str_eq(r.err, "");
-	run_free(&r);
+	xdt_run_free(&r);
 
-	r = ctl(false, admin, (const char *const[]){"reload", "--json", NULL});
-	want(&r, 0);
+	r = xdt_ctl(false, admin, (const char *const[]){"reload", "--json", NULL});
+	xdt_want(&r, 0);
 	j = parse(r.out);
 	ck_assert(json_is_true(json_object_get(j, "ok")));
 	ck_assert_str_eq(json_string_value(json_object_get(j, "trigger")), "admin");
 	json_decref(j);
-	run_free(&r);
+	xdt_run_free(&r);
 
 	/* an unknown section on line 3: refused, with file:line */
 	free(xdtest_write_file(dir, "default.yaml",
 			       "clusters:\n- {name: a, type: STATIC, connect_timeout: 1s}\n"
 			       "bogus_section: []\n"));
-	r = ctl(true, admin, (const char *const[]){"reload", NULL});
-	want(&r, 1);
+	r = xdt_ctl(true, admin, (const char *const[]){"reload", NULL});
+	xdt_want(&r, 1);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_msg(strncmp(r.err, "reload refused (admin, 20", 25) == 0, "%s", r.err);
-	has(r.err, " s): 1 error; the previous snapshots are still served\n");
+	xdt_has(r.err, " s): 1 error; the previous snapshots are still served\n");
 	snprintf(want_err, sizeof(want_err), "\n  %s/default.yaml:3:", dir);
-	has(r.err, want_err);
-	has(r.err, "bogus_section");
-	run_free(&r);
+	xdt_has(r.err, want_err);
+	xdt_has(r.err, "bogus_section");
+	xdt_run_free(&r);
 
-	r = ctl(false, admin, (const char *const[]){"--json", "reload", NULL});
-	want(&r, 1);
+	r = xdt_ctl(false, admin, (const char *const[]){"--json", "reload", NULL});
+	xdt_want(&r, 1);
 	j = parse(r.out);
 	ck_assert(json_is_false(json_object_get(j, "ok")));
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "error_count")), 1);
 	json_decref(j);
-	run_free(&r);
+	xdt_run_free(&r);
 
 	/* the previous snapshot is still what is served */
-	r = ctl(false, admin, (const char *const[]){"dump", "default", "endpoints", "svc", NULL});
-	want(&r, 0);
-	run_free(&r);
+	r = xdt_ctl(false, admin, (const char *const[]){"dump", "default", "endpoints", "svc", NULL});
+	xdt_want(&r, 0);
+	xdt_run_free(&r);
 
 	stop(d);
 	free(admin);
@@ -1113,7 +991,7 @@ START_TEST(status_at_a_glance)
 	char *dir = xdtest_snapdir(), *admin, *line, want_err[1200];
 	struct xdt_daemon *d;
 	struct client ok, bad;
-	struct run r;
+	struct xdt_run r;
 	json_t *j, *snap;
 
 	xdtest_write_svc_snapshot(dir, 8080, NULL);
@@ -1124,13 +1002,13 @@ START_TEST(status_at_a_glance)
 	wait_states(d, 1, 1);
 	/* a refused reload: status shows it last, with its error */
 	free(xdtest_write_file(dir, "broken.yaml", "clusters:\n- {name: b}\nnope: 1\n"));
-	r = ctl(false, admin, (const char *const[]){"reload", NULL});
-	want(&r, 1);
-	run_free(&r);
+	r = xdt_ctl(false, admin, (const char *const[]){"reload", NULL});
+	xdt_want(&r, 1);
+	xdt_run_free(&r);
 
 	/* the whole page, and exit status 1: the last reload was refused */
-	r = ctl(true, admin, (const char *const[]){"status", NULL});
-	want(&r, 1);
+	r = xdt_ctl(true, admin, (const char *const[]){"status", NULL});
+	xdt_want(&r, 1);
 	snprintf(want_err, sizeof(want_err),
 		 "xdsctl: the last reload of xdsd at %s was refused; it serves the previous snapshots\n",
 		 admin);
@@ -1139,23 +1017,23 @@ START_TEST(status_at_a_glance)
 	line = line_of(r.out, "xdsd: ");
 	ck_assert_msg(line != NULL && strstr(line, ", ready") != NULL, "%s", r.out);
 	free(line);
-	has(r.out, "\nadmin:     127.0.0.1:");
-	has(r.out, "\nlisten:    127.0.0.1:0\n");
-	has(r.out, "\nstarted:   20");
-	has(r.out, "\nstreams:   2 from 2 nodes: 1 synced, 0 pending, 1 nacked\n");
-	has(r.out, "\nreloads:   0 ok, 1 failed\n");
-	has(r.out, "\nSNAPSHOT  VERSION ");
+	xdt_has(r.out, "\nadmin:     127.0.0.1:");
+	xdt_has(r.out, "\nlisten:    127.0.0.1:0\n");
+	xdt_has(r.out, "\nstarted:   20");
+	xdt_has(r.out, "\nstreams:   2 from 2 nodes: 1 synced, 0 pending, 1 nacked\n");
+	xdt_has(r.out, "\nreloads:   0 ok, 1 failed\n");
+	xdt_has(r.out, "\nSNAPSHOT  VERSION ");
 	line = line_of(r.out, "default ");
 	ck_assert_msg(line != NULL, "%s", r.out);
-	has(line, " B  clusters 1, endpoints 1");
+	xdt_has(line, " B  clusters 1, endpoints 1");
 	free(line);
-	has(r.out, "\nlast reload:\n  reload refused (admin, 20");
+	xdt_has(r.out, "\nlast reload:\n  reload refused (admin, 20");
 	snprintf(want_err, sizeof(want_err), "\n    %s/broken.yaml:3:", dir);
-	has(r.out, want_err);
-	run_free(&r);
+	xdt_has(r.out, want_err);
+	xdt_run_free(&r);
 
-	r = ctl(false, admin, (const char *const[]){"status", "--json", NULL});
-	want(&r, 1);
+	r = xdt_ctl(false, admin, (const char *const[]){"status", "--json", NULL});
+	xdt_want(&r, 1);
 	j = parse(r.out);
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "streams")), 2);
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "clients"), "nacked")), 1);
@@ -1165,20 +1043,20 @@ START_TEST(status_at_a_glance)
 		json_array_get(json_object_get(json_object_get(j, "reloads"), "history"), 0),
 		"ok")));
 	json_decref(j);
-	run_free(&r);
+	xdt_run_free(&r);
 
 	/* a reload that succeeds clears it: NACKing clients do not */
 	snprintf(want_err, sizeof(want_err), "%s/broken.yaml", dir);
 	ck_assert(unlink(want_err) == 0);
-	r = ctl(false, admin, (const char *const[]){"reload", NULL});
-	want(&r, 0);
-	run_free(&r);
-	r = ctl(false, admin, (const char *const[]){"status", NULL});
-	want(&r, 0);
+	r = xdt_ctl(false, admin, (const char *const[]){"reload", NULL});
+	xdt_want(&r, 0);
+	xdt_run_free(&r);
+	r = xdt_ctl(false, admin, (const char *const[]){"status", NULL});
+	xdt_want(&r, 0);
 	ck_assert_str_eq(r.err, "");
-	has(r.out, "\nreloads:   1 ok, 1 failed\n");
-	has(r.out, "\nlast reload:\n  reload ok (admin, 20");
-	run_free(&r);
+	xdt_has(r.out, "\nreloads:   1 ok, 1 failed\n");
+	xdt_has(r.out, "\nlast reload:\n  reload ok (admin, 20");
+	xdt_run_free(&r);
 
 	client_close(&ok);
 	client_close(&bad);
@@ -1213,7 +1091,7 @@ START_TEST(status_not_ready_exits_1)
 	char *dir = xdtest_snapdir(), *body, admin[64], want_err[256];
 	struct xdt_daemon *d;
 	json_t *doc;
-	struct run r;
+	struct xdt_run r;
 	int status, port = dead_port();
 	pid_t pid;
 
@@ -1230,24 +1108,24 @@ START_TEST(status_not_ready_exits_1)
 	write_status(dir, doc, true);
 	pid = serve_dir(dir, port);
 	r = ctl_when_up(admin, (const char *const[]){"status", NULL});
-	want(&r, 0);
-	has(r.out, ", ready\n");
-	run_free(&r);
+	xdt_want(&r, 0);
+	xdt_has(r.out, ", ready\n");
+	xdt_run_free(&r);
 
 	write_status(dir, doc, false);
-	r = ctl(false, admin, (const char *const[]){"status", NULL});
-	want(&r, 1);
-	has(r.out, ", not ready (starting or stopping)\n");
-	has(r.out, "\nSNAPSHOT ");
+	r = xdt_ctl(false, admin, (const char *const[]){"status", NULL});
+	xdt_want(&r, 1);
+	xdt_has(r.out, ", not ready (starting or stopping)\n");
+	xdt_has(r.out, "\nSNAPSHOT ");
 	snprintf(want_err, sizeof(want_err),
 		 "xdsctl: xdsd at %s is not ready (starting or stopping)\n", admin);
 	ck_assert_str_eq(r.err, want_err);
-	run_free(&r);
-	r = ctl(false, admin, (const char *const[]){"--json", "status", NULL});
-	want(&r, 1);
+	xdt_run_free(&r);
+	r = xdt_ctl(false, admin, (const char *const[]){"--json", "status", NULL});
+	xdt_want(&r, 1);
 	ck_assert_str_eq(r.err, want_err);
 	json_decref(parse(r.out));
-	run_free(&r);
+	xdt_run_free(&r);
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
 	json_decref(doc);
@@ -1259,29 +1137,29 @@ START_TEST(unix_socket_admin)
 {
 	char *dir = xdtest_snapdir(), extra[1200], target[1200];
 	struct xdt_daemon *d;
-	struct run r;
+	struct xdt_run r;
 
 	xdtest_write_svc_snapshot(dir, 8080, NULL);
 	snprintf(extra, sizeof(extra), "admin_listen: unix:%s/admin.sock\n", dir);
 	snprintf(target, sizeof(target), "unix:%s/admin.sock", dir);
 	d = start(dir, extra);
 
-	r = ctl(false, NULL, (const char *const[]){"--admin", target, "clients", NULL});
-	want(&r, 0);
+	r = xdt_ctl(false, NULL, (const char *const[]){"--admin", target, "clients", NULL});
+	xdt_want(&r, 0);
 	ck_assert_str_eq(r.out, "no streams (of 0)\n");
-	run_free(&r);
-	r = ctl(false, target, (const char *const[]){"reload", NULL});
-	want(&r, 0);
-	has(r.out, "reload ok (admin, ");
-	run_free(&r);
+	xdt_run_free(&r);
+	r = xdt_ctl(false, target, (const char *const[]){"reload", NULL});
+	xdt_want(&r, 0);
+	xdt_has(r.out, "reload ok (admin, ");
+	xdt_run_free(&r);
 	stop(d);
 
 	/* gone: the path is named, exit 3 */
-	r = ctl(false, target, (const char *const[]){"clients", NULL});
-	want(&r, 3);
-	has(r.err, "cannot connect to unix:");
-	has(r.err, "No such file or directory (is xdsd running?");
-	run_free(&r);
+	r = xdt_ctl(false, target, (const char *const[]){"clients", NULL});
+	xdt_want(&r, 3);
+	xdt_has(r.err, "cannot connect to unix:");
+	xdt_has(r.err, "No such file or directory (is xdsd running?");
+	xdt_run_free(&r);
 	free(dir);
 }
 END_TEST

@@ -1,0 +1,434 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Previewing a reload against the real daemon: `xdsctl diff` (POST
+ * /reload?dry_run=1) on added, removed and changed resources and a
+ * snapshot key that vanishes, with real xDS clients connected so that
+ * whom each change reaches is counted; its exit statuses (0 nothing
+ * would change, 1 something would, 2 the snapshots would be refused or
+ * a usage error, 3 xdsd unreachable), --json and -v; that a dry run
+ * changes nothing (no response to any client, versions and reload
+ * counters as they were); and that a reload which removes a key says
+ * how many streams move to the default snapshot, in its log and in
+ * what POST /reload and `xdsctl reload` answer.
+ */
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "ctl.h"
+#include "daemon.h"
+#include "xdtest.h"
+
+#define START_MS 20000
+#define STOP_MS 5000
+#define WAIT_MS 5000
+#define QUIET_MS 300
+
+static const char *cluster_file(const char *name, int port)
+{
+	static char buf[8][512];
+	static int k;
+
+	k = (k + 1) % 8; /* room for every call of one test */
+	snprintf(buf[k], sizeof(buf[k]),
+		 "clusters:\n"
+		 "- name: %s\n"
+		 "  type: STATIC\n"
+		 "  connect_timeout: 1s\n"
+		 "  load_assignment:\n"
+		 "    cluster_name: %s\n"
+		 "    endpoints:\n"
+		 "    - lb_endpoints:\n"
+		 "      - endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: %d}}}\n",
+		 name, name, port);
+	return buf[k];
+}
+
+/* default (svc on 8080), edge (edge-svc), gone (gone-svc). */
+static char *snapshots(void)
+{
+	char *dir = xdtest_snapdir();
+
+	free(xdtest_write_file(dir, "default.yaml", cluster_file("svc", 8080)));
+	free(xdtest_write_file(dir, "edge.yaml", cluster_file("edge-svc", 8080)));
+	free(xdtest_write_file(dir, "gone.yaml", cluster_file("gone-svc", 8080)));
+	return dir;
+}
+
+/* The change previewed: svc's port, gone.yaml removed, new.yaml added,
+ * a second cluster in edge. */
+static void change(const char *dir)
+{
+	char path[4096], text[2048];
+
+	xdtest_replace_file(dir, "default.yaml", cluster_file("svc", 9090));
+	snprintf(path, sizeof(path), "%s/gone.yaml", dir);
+	ck_assert(unlink(path) == 0);
+	free(xdtest_write_file(dir, "new.yaml", cluster_file("new-svc", 8080)));
+	snprintf(text, sizeof(text), "%s%s", cluster_file("edge-svc", 8080),
+		 strchr(cluster_file("edge-extra", 8081), '\n') + 1);
+	xdtest_replace_file(dir, "edge.yaml", text);
+}
+
+static struct xdt_daemon *start(const char *dir)
+{
+	char cfg[4096];
+
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	return xdt_daemon_start(cfg, NULL, START_MS);
+}
+
+static void stop(struct xdt_daemon *d)
+{
+	xdt_daemon_signal(d, SIGTERM);
+	ck_assert(xdt_daemon_wait(d, STOP_MS));
+	ck_assert_int_eq(d->exit_status, 0);
+	xdt_daemon_free(d);
+}
+
+static char *admin_of(const struct xdt_daemon *d)
+{
+	char *a;
+
+	ck_assert(asprintf(&a, "127.0.0.1:%d", d->admin_port) > 0);
+	return a;
+}
+
+/* Nodes: "edge-1" (key edge), "gone-1" on two streams (key gone), and
+ * "plain-1" whose key has no snapshot (served the default one). */
+struct fleet {
+	struct xdc_conn *conn;
+	struct xdc_stream *s[4];
+	char *version[4];
+};
+
+static void fleet_open(struct fleet *f, const struct xdt_daemon *d)
+{
+	static const char *const node[4][2] = {
+		{"edge-1", "edge"}, {"gone-1", "gone"}, {"gone-1", "gone"},
+		{"plain-1", "plain"},
+	};
+
+	f->conn = xdc_connect(d->target);
+	for (int i = 0; i < 4; i++) {
+		f->s[i] = xdc_watch_clusters(f->conn, node[i][0], node[i][1]);
+		ck_assert_int_eq(xdc_next_clusters(f->s[i], WAIT_MS, &f->version[i]), 1);
+	}
+}
+
+/* No stream hears of anything for a while: nothing was pushed. */
+static void fleet_quiet(struct fleet *f)
+{
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(xdc_next_clusters(f->s[i], i == 0 ? QUIET_MS : 20, NULL), -1);
+}
+
+static void fleet_close(struct fleet *f)
+{
+	for (int i = 0; i < 4; i++) {
+		xdc_stream_free(f->s[i]);
+		free(f->version[i]);
+	}
+	xdc_conn_free(f->conn);
+}
+
+static json_t *parse(const char *text)
+{
+	json_error_t err;
+	json_t *j = json_loads(text, 0, &err);
+
+	ck_assert_msg(j != NULL, "not JSON (%s): %s", err.text, text);
+	return j;
+}
+
+/* The member `key` of the element of `arr` whose "key"/"name" is `v`. */
+static json_t *find(json_t *arr, const char *field, const char *v)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(arr, i, e) {
+		const char *s = json_string_value(json_object_get(e, field));
+
+		if (s != NULL && strcmp(s, v) == 0)
+			return e;
+	}
+	ck_abort_msg("no %s '%s' in %s", field, v, json_dumps(arr, 0));
+	return NULL;
+}
+
+/* A line of `text` that starts with `prefix` and ends with `end`. */
+static void has_line(const char *text, const char *prefix, const char *end)
+{
+	for (const char *p = text; *p != '\0';) {
+		size_t len = strcspn(p, "\n");
+
+		if (strncmp(p, prefix, strlen(prefix)) == 0 && len >= strlen(end) &&
+		    strncmp(p + len - strlen(end), end, strlen(end)) == 0)
+			return;
+		p += len + (p[len] == '\n');
+	}
+	ck_abort_msg("no line '%s...%s' in:\n%s", prefix, end, text);
+}
+
+static long long num(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	ck_assert_msg(json_is_integer(v), "no integer %s", key);
+	return json_integer_value(v);
+}
+
+START_TEST(diff_shows_what_a_reload_would_change)
+{
+	char *dir = snapshots();
+	struct xdt_daemon *d = start(dir);
+	char *admin = admin_of(d);
+	struct fleet f;
+	struct xdt_run r;
+	double ok_before, err_before;
+	json_t *j, *gone, *dflt, *edge, *t, *res;
+	const char *text;
+	int status;
+
+	fleet_open(&f, d);
+	r = xdt_ctl(true, admin, (const char *const[]){"diff", NULL});
+	xdt_want(&r, 0);
+	xdt_has(r.out, "nothing would change (3 snapshots from 3 files)");
+	xdt_run_free(&r);
+
+	change(dir);
+	ok_before = xdt_daemon_metric(d, "xdsd_reloads_total{result=\"ok\"}");
+	err_before = xdt_daemon_metric(d, "xdsd_reloads_total{result=\"error\"}");
+
+	r = xdt_ctl(true, admin, (const char *const[]){"diff", NULL});
+	xdt_want(&r, 1);
+	/* the changed resource, as diff -u of its YAML */
+	xdt_has(r.out, "snapshot 'default' changed (");
+	xdt_has(r.out, "    ~ svc (");
+	has_line(r.out, "        -  ", " port_value: 8080");
+	has_line(r.out, "        +  ", " port_value: 9090");
+	/* the key that goes, the key that comes, a resource added */
+	xdt_has(r.out, "snapshot 'gone' removed (");
+	xdt_has(r.out, "    - gone-svc (");
+	xdt_has(r.out, "snapshot 'new' added ((none) -> ");
+	xdt_has(r.out, "    + new-svc ((none) -> ");
+	xdt_has(r.out, "snapshot 'edge' changed (");
+	xdt_has(r.out, "  clusters (");
+	xdt_has(r.out, "    + edge-extra (");
+	/* whom: the node of gone on two streams, plain's node by default */
+	xdt_has(r.out, "snapshot 'gone' removed");
+	xdt_has(r.out, "reaches 1 connected node; 2 streams move to the default snapshot\n");
+	xdt_has(r.out, "warning: snapshot 'gone' is removed: its 1 connected node (2 streams) fall back to the default snapshot\n");
+	xdt_has(r.out, "4 snapshots would change: 2 resources added, 1 removed, 1 changed; 3 nodes connected\n");
+	/* without -v: no node ids, no text of what is only added */
+	xdt_lacks(r.out, "nodes: ");
+	xdt_lacks(r.out, "+name: new-svc");
+	xdt_run_free(&r);
+
+	r = xdt_ctl(false, admin, (const char *const[]){"diff", "-v", NULL});
+	xdt_want(&r, 1);
+	xdt_has(r.out, "  nodes: gone-1\n");
+	xdt_has(r.out, "  nodes: plain-1\n");
+	xdt_has(r.out, "  nodes: edge-1\n");
+	xdt_has(r.out, "        +name: new-svc\n");
+	xdt_has(r.out, "        -name: gone-svc\n");
+	xdt_run_free(&r);
+
+	r = xdt_ctl(false, admin, (const char *const[]){"--json", "diff", NULL});
+	xdt_want(&r, 1);
+	j = parse(r.out);
+	ck_assert(json_is_true(json_object_get(j, "dry_run")));
+	ck_assert(json_is_true(json_object_get(j, "ok")));
+	ck_assert_int_eq(num(j, "changed"), 4);
+	t = json_object_get(j, "diff");
+	ck_assert_int_eq(num(t, "connected_nodes"), 3);
+	ck_assert_int_eq(num(t, "added"), 2);
+	ck_assert_int_eq(num(t, "removed"), 1);
+	ck_assert_int_eq(num(t, "changed_resources"), 1);
+	gone = find(json_object_get(t, "snapshots"), "key", "gone");
+	ck_assert_str_eq(json_string_value(json_object_get(gone, "change")), "removed");
+	ck_assert_int_eq(num(gone, "streams_moved"), 2);
+	ck_assert_int_eq(num(gone, "nodes"), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(gone, "version_after")), "");
+	dflt = find(json_object_get(t, "snapshots"), "key", "default");
+	ck_assert_int_eq(num(dflt, "nodes"), 1);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(dflt, "node_ids"), 0)),
+			 "plain-1");
+	res = find(json_object_get(find(json_object_get(dflt, "types"), "type", "clusters"),
+				   "resources"),
+		   "name", "svc");
+	ck_assert_str_eq(json_string_value(json_object_get(res, "change")), "changed");
+	ck_assert_str_ne(json_string_value(json_object_get(res, "version_before")),
+			 json_string_value(json_object_get(res, "version_after")));
+	text = json_string_value(json_object_get(res, "diff"));
+	ck_assert_msg(strstr(text, "@@ ") == text, "%s", text);
+	edge = find(json_object_get(t, "snapshots"), "key", "edge");
+	ck_assert_int_eq(num(find(json_object_get(edge, "types"), "type", "clusters"), "added"), 1);
+	json_decref(j);
+	xdt_run_free(&r);
+
+	/* nothing changed: no push, the same versions, no reload counted */
+	fleet_quiet(&f);
+	ck_assert_double_eq(xdt_daemon_metric(d, "xdsd_reloads_total{result=\"ok\"}"), ok_before);
+	ck_assert_double_eq(xdt_daemon_metric(d, "xdsd_reloads_total{result=\"error\"}"), err_before);
+	j = xdt_admin_json(d, "GET", "/config_dump?snapshot=gone", &status);
+	ck_assert_int_eq(status, 200);
+	ck_assert_str_eq(xdt_json_str(j, "snapshot"), "gone");
+	json_decref(j);
+	r = xdt_ctl(false, admin, (const char *const[]){"diff", NULL});
+	xdt_want(&r, 1); /* still to do */
+	xdt_run_free(&r);
+
+	fleet_close(&f);
+	stop(d);
+	free(admin);
+	free(dir);
+}
+END_TEST
+
+START_TEST(diff_exit_statuses)
+{
+	char *dir = snapshots(), *other = snapshots(), *bad = snapshots();
+	struct xdt_daemon *d = start(dir);
+	char *admin = admin_of(d);
+	struct xdt_run r;
+	static const char *const usage[][5] = {
+		{"diff", "extra", NULL},
+		{"-v", "status", NULL},
+		{"--snapshots", "/tmp", "reload", NULL},
+		{"diff", "--snapshots", NULL},
+		{"diff", "--snapshots", "no/such/dir", NULL},
+	};
+
+	/* a copy of what is served: nothing would change */
+	r = xdt_ctl(false, admin, (const char *const[]){"diff", "--snapshots", other, NULL});
+	xdt_want(&r, 0);
+	xdt_run_free(&r);
+	xdtest_replace_file(other, "edge.yaml", cluster_file("edge-svc", 7070));
+	r = xdt_ctl(false, admin, (const char *const[]){"diff", "--snapshots", other, NULL});
+	xdt_want(&r, 1);
+	has_line(r.out, "        +  ", " port_value: 7070");
+	xdt_run_free(&r);
+
+	/* snapshots xdsd would refuse: 2, with the file and line */
+	free(xdtest_write_file(bad, "broken.yaml", "clusters:\n- name: x\n  typo_field: 1\n"));
+	r = xdt_ctl(false, admin, (const char *const[]){"diff", "--snapshots", bad, NULL});
+	xdt_want(&r, 2);
+	xdt_has(r.err, "reload would be refused (dry run");
+	xdt_has(r.err, "broken.yaml:3:");
+	ck_assert_str_eq(r.out, "");
+	xdt_run_free(&r);
+	r = xdt_ctl(false, admin, (const char *const[]){"--json", "diff", "--snapshots", bad, NULL});
+	xdt_want(&r, 2);
+	xdt_has(r.out, "\"ok\":false");
+	xdt_run_free(&r);
+	/* the admin endpoint's own refusals */
+	{
+		int status;
+		char *body = xdt_admin(d, "POST", "/reload?dry_run=1&snapshots=relative", "{}",
+				       &status, NULL);
+
+		ck_assert_int_eq(status, 400);
+		free(body);
+		body = xdt_admin(d, "POST", "/reload?dry_run=maybe", "{}", &status, NULL);
+		ck_assert_int_eq(status, 400);
+		free(body);
+	}
+	/* usage errors */
+	for (size_t i = 0; i < sizeof(usage) / sizeof(usage[0]); i++) {
+		r = xdt_ctl(false, admin, usage[i]);
+		xdt_want(&r, 2);
+		xdt_has(r.err, "xdsctl: ");
+		xdt_run_free(&r);
+	}
+	stop(d);
+	/* nobody there: 3 */
+	r = xdt_ctl(false, admin, (const char *const[]){"diff", NULL});
+	xdt_want(&r, 3);
+	xdt_run_free(&r);
+	free(admin);
+	free(dir);
+	free(other);
+	free(bad);
+}
+END_TEST
+
+START_TEST(reload_says_whom_it_moves)
+{
+	char *dir = snapshots();
+	struct xdt_daemon *d = start(dir);
+	char *admin = admin_of(d);
+	struct fleet f;
+	struct xdt_run r;
+	json_t *j, *diff, *gone;
+	int status;
+
+	fleet_open(&f, d);
+	change(dir);
+	r = xdt_ctl(false, admin, (const char *const[]){"reload", NULL});
+	xdt_want(&r, 0);
+	xdt_has(r.out, "reload ok (admin");
+	xdt_has(r.out, "  snapshot 'gone' removed: 0 resources added, 1 removed, 0 changed\n");
+	xdt_has(r.out, "  snapshot 'new' added: 1 resource added, 0 removed, 0 changed\n");
+	xdt_has(r.out, "  snapshot 'default' changed: 0 resources added, 0 removed, 1 changed\n");
+	xdt_has(r.out, "warning: snapshot 'gone' was removed: 2 streams moved to the default snapshot\n");
+	xdt_run_free(&r);
+	ck_assert(xdt_daemon_wait_log(d, "reload removes snapshot 'gone': 2 streams of its nodes move to the default snapshot",
+				      WAIT_MS));
+
+	/* POST /reload's own answer: nothing more to apply */
+	j = xdt_admin_json(d, "POST", "/reload", &status);
+	ck_assert_int_eq(status, 200);
+	diff = json_object_get(j, "diff");
+	ck_assert(json_is_object(diff));
+	ck_assert(json_is_false(json_object_get(diff, "changed")));
+	ck_assert_int_eq(json_array_size(json_object_get(diff, "snapshots")), 0);
+	json_decref(j);
+
+	/* and one that removes a key again, read as JSON */
+	free(xdtest_write_file(dir, "gone.yaml", cluster_file("gone-svc", 8080)));
+	j = xdt_admin_json(d, "POST", "/reload", &status);
+	ck_assert_int_eq(status, 200);
+	gone = find(json_object_get(json_object_get(j, "diff"), "snapshots"), "key", "gone");
+	ck_assert_str_eq(json_string_value(json_object_get(gone, "change")), "added");
+	ck_assert(json_object_get(gone, "nodes") == NULL); /* a dry run's only */
+	json_decref(j);
+	{
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/gone.yaml", dir);
+		ck_assert(unlink(path) == 0);
+	}
+	j = xdt_admin_json(d, "POST", "/reload", &status);
+	ck_assert_int_eq(status, 200);
+	diff = json_object_get(j, "diff");
+	gone = find(json_object_get(diff, "snapshots"), "key", "gone");
+	ck_assert_int_eq(num(gone, "streams_moved"), 2);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(diff, "warnings"), 0)),
+			 "snapshot 'gone' was removed: 2 streams moved to the default snapshot");
+	json_decref(j);
+
+	fleet_close(&f);
+	stop(d);
+	free(admin);
+	free(dir);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("preview");
+	TCase *tc = tcase_create("preview");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, diff_shows_what_a_reload_would_change);
+	tcase_add_test(tc, diff_exit_statuses);
+	tcase_add_test(tc, reload_says_whom_it_moves);
+	suite_add_tcase(s, tc);
+	return xdtest_run(s);
+}
