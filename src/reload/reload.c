@@ -585,6 +585,22 @@ static void finish_dry(struct xd_reloader *r, struct xd_reload_record *rec)
 
 static void start_dry(struct xd_reloader *r);
 
+/* What waits after a load: the reload asked meanwhile first (the files
+ * may have changed after that load read them), else the oldest dry
+ * run. */
+static void start_next(struct xd_reloader *r)
+{
+	if (r->next != NULL || r->next_trigger != NULL) {
+		r->current = r->next;
+		r->trigger = r->next_trigger;
+		r->next = NULL;
+		r->next_trigger = NULL;
+		start(r);
+	} else if (r->dry_queue != NULL) {
+		start_dry(r);
+	}
+}
+
 /* The end of a dry run, on the loop thread: answered, then the next
  * load (a reload asked meanwhile goes first). */
 static void dry_done(struct xd_reloader *r, struct waiter *waiters)
@@ -597,15 +613,7 @@ static void dry_done(struct xd_reloader *r, struct waiter *waiters)
 	r->dry = false;
 	free(r->dry_dir);
 	r->dry_dir = NULL;
-	if (r->next != NULL || r->next_trigger != NULL) {
-		r->current = r->next;
-		r->trigger = r->next_trigger;
-		r->next = NULL;
-		r->next_trigger = NULL;
-		start(r);
-	} else if (r->dry_queue != NULL) {
-		start_dry(r);
-	}
+	start_next(r);
 	answer(waiters, &rec);
 	record_clear(&rec);
 }
@@ -657,15 +665,7 @@ static void work_done(uv_work_t *w, int status XD_UNUSED)
 	/* The queued reload starts before anyone hears of this one: a
 	 * waiter's callback may ask for another reload, which must then
 	 * find one running and queue behind it, never start a second. */
-	if (r->next != NULL || r->next_trigger != NULL) {
-		r->current = r->next;
-		r->trigger = r->next_trigger;
-		r->next = NULL;
-		r->next_trigger = NULL;
-		start(r);
-	} else if (r->dry_queue != NULL) {
-		start_dry(r);
-	}
+	start_next(r);
 	if (r->on_done != NULL)
 		r->on_done(r->on_done_arg, rec);
 	answer(waiters, rec);

@@ -133,7 +133,7 @@ static void key(json_t *k, bool verbose)
 
 static int show(json_t *rec, bool verbose)
 {
-	json_t *d = json_object_get(rec, "diff"), *k, *w;
+	json_t *d = json_object_get(rec, "diff"), *k;
 	long long nkeys = xc_int(rec, "changed"), connected = xc_int(d, "connected_nodes");
 	size_t i;
 
@@ -146,13 +146,7 @@ static int show(json_t *rec, bool verbose)
 	if (xc_int(d, "snapshots_not_shown") > 0)
 		printf("(%lld more snapshots change, not shown)\n",
 		       xc_int(d, "snapshots_not_shown"));
-	json_array_foreach(json_object_get(d, "warnings"), i, w) {
-		const char *s = json_string_value(w);
-		char *safe = xc_safe(s ? s : "?", s ? strlen(s) : 1);
-
-		printf("warning: %s\n", safe);
-		free(safe);
-	}
+	xc_reload_print_warnings(stdout, d, "");
 	if (json_is_true(json_object_get(d, "cut")))
 		printf("(the diff is cut short: too many resources or too much text)\n");
 	if (nkeys == 0) {
@@ -190,20 +184,12 @@ int xc_diff(const struct xc_opts *o, int argc, char **args)
 		xc_query_add(&path, "snapshots", o->snapshots[0] == '/' ? o->snapshots : abs);
 	}
 	xd_buf_putc(&path, '\0');
-	rc = xc_call(o, "POST", (const char *)path.data, &a);
+	rc = xc_reload_post(o, (const char *)path.data, &a);
 	xd_buf_free(&path);
+	/* xdsd answered, but not with a diff (a malformed query): trouble,
+	 * as diff(1) says it */
 	if (rc != XC_OK)
-		return rc;
-	/* 200: the diff; 422: the reload would be refused, with why; 503:
-	 * xdsd is stopping or busy. Each with the record. */
-	if ((a.status != 200 && a.status != 422 && a.status != 503) ||
-	    !json_is_object(a.json)) {
-		rc = xc_refused(o, "/reload", &a);
-		xc_answer_free(&a);
-		/* xdsd answered, but not with a diff: trouble, unless it
-		 * is not xdsd */
 		return rc == XC_FAILED ? XC_USAGE : rc;
-	}
 	if (o->json)
 		xc_print_raw(&a);
 	if (!json_is_true(json_object_get(a.json, "ok"))) {

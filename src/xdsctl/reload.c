@@ -52,9 +52,23 @@ void xc_reload_print(FILE *out, json_t *rec, const char *indent)
 	free(when);
 }
 
+void xc_reload_print_warnings(FILE *out, json_t *diff, const char *indent)
+{
+	json_t *w;
+	size_t i;
+
+	json_array_foreach(json_object_get(diff, "warnings"), i, w) {
+		const char *s = json_string_value(w);
+		char *safe = xc_safe(s ? s : "?", s ? strlen(s) : 1);
+
+		fprintf(out, "%swarning: %s\n", indent, safe);
+		free(safe);
+	}
+}
+
 void xc_reload_print_diff(FILE *out, json_t *rec, const char *indent)
 {
-	json_t *d = json_object_get(rec, "diff"), *k, *w;
+	json_t *d = json_object_get(rec, "diff"), *k;
 	size_t i;
 
 	json_array_foreach(json_object_get(d, "snapshots"), i, k) {
@@ -76,13 +90,25 @@ void xc_reload_print_diff(FILE *out, json_t *rec, const char *indent)
 	if (xc_int(d, "snapshots_not_shown") > 0)
 		fprintf(out, "%s  (%lld more snapshots changed)\n", indent,
 			xc_int(d, "snapshots_not_shown"));
-	json_array_foreach(json_object_get(d, "warnings"), i, w) {
-		const char *s = json_string_value(w);
-		char *safe = xc_safe(s ? s : "?", s ? strlen(s) : 1);
+	xc_reload_print_warnings(out, d, indent);
+}
 
-		fprintf(out, "%swarning: %s\n", indent, safe);
-		free(safe);
+int xc_reload_post(const struct xc_opts *o, const char *path,
+		   struct xc_answer *a)
+{
+	int rc = xc_call(o, "POST", path, a);
+
+	if (rc != XC_OK)
+		return rc;
+	/* 200: installed (a dry run: the diff); 422: refused; 503: xdsd
+	 * is stopping (or, for a dry run, busy). Each with the record. */
+	if ((a->status != 200 && a->status != 422 && a->status != 503) ||
+	    !json_is_object(a->json)) {
+		rc = xc_refused(o, "/reload", a);
+		xc_answer_free(a);
+		return rc;
 	}
+	return XC_OK;
 }
 
 int xc_reload(const struct xc_opts *o, int argc, char **args)
@@ -94,17 +120,9 @@ int xc_reload(const struct xc_opts *o, int argc, char **args)
 	(void)args;
 	if (argc > 0)
 		return xc_usage_error("reload takes no arguments");
-	rc = xc_call(o, "POST", "/reload", &a);
+	rc = xc_reload_post(o, "/reload", &a);
 	if (rc != XC_OK)
 		return rc;
-	/* 200: installed; 422: refused; 503: xdsd is stopping. Each with
-	 * the record. */
-	if ((a.status != 200 && a.status != 422 && a.status != 503) ||
-	    !json_is_object(a.json)) {
-		rc = xc_refused(o, "/reload", &a);
-		xc_answer_free(&a);
-		return rc;
-	}
 	ok = json_is_true(json_object_get(a.json, "ok"));
 	if (o->json)
 		xc_print_raw(&a);
