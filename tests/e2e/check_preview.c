@@ -23,8 +23,6 @@
 #include "daemon.h"
 #include "xdtest.h"
 
-#define START_MS 20000
-#define STOP_MS 5000
 #define WAIT_MS 5000
 #define QUIET_MS 300
 
@@ -74,30 +72,6 @@ static void change(const char *dir)
 	xdtest_replace_file(dir, "edge.yaml", text);
 }
 
-static struct xdt_daemon *start(const char *dir)
-{
-	char cfg[4096];
-
-	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
-	return xdt_daemon_start(cfg, NULL, START_MS);
-}
-
-static void stop(struct xdt_daemon *d)
-{
-	xdt_daemon_signal(d, SIGTERM);
-	ck_assert(xdt_daemon_wait(d, STOP_MS));
-	ck_assert_int_eq(d->exit_status, 0);
-	xdt_daemon_free(d);
-}
-
-static char *admin_of(const struct xdt_daemon *d)
-{
-	char *a;
-
-	ck_assert(asprintf(&a, "127.0.0.1:%d", d->admin_port) > 0);
-	return a;
-}
-
 /* Nodes: "edge-1" (key edge), "gone-1" on two streams (key gone), and
  * "plain-1" whose key has no snapshot (served the default one). */
 struct fleet {
@@ -134,15 +108,6 @@ static void fleet_close(struct fleet *f)
 		free(f->version[i]);
 	}
 	xdc_conn_free(f->conn);
-}
-
-static json_t *parse(const char *text)
-{
-	json_error_t err;
-	json_t *j = json_loads(text, 0, &err);
-
-	ck_assert_msg(j != NULL, "not JSON (%s): %s", err.text, text);
-	return j;
 }
 
 /* The member `key` of the element of `arr` whose "key"/"name" is `v`. */
@@ -186,8 +151,8 @@ static long long num(json_t *o, const char *key)
 START_TEST(diff_shows_what_a_reload_would_change)
 {
 	char *dir = snapshots();
-	struct xdt_daemon *d = start(dir);
-	char *admin = admin_of(d);
+	struct xdt_daemon *d = xdt_ctl_start(dir, NULL);
+	char *admin = xdt_ctl_admin(d);
 	struct fleet f;
 	struct xdt_run r;
 	double ok_before, err_before;
@@ -241,7 +206,7 @@ START_TEST(diff_shows_what_a_reload_would_change)
 
 	r = xdt_ctl(false, admin, (const char *const[]){"--json", "diff", NULL});
 	xdt_want(&r, 1);
-	j = parse(r.out);
+	j = xdt_json_parse(r.out);
 	ck_assert(json_is_true(json_object_get(j, "dry_run")));
 	ck_assert(json_is_true(json_object_get(j, "ok")));
 	ck_assert_int_eq(num(j, "changed"), 4);
@@ -285,7 +250,7 @@ START_TEST(diff_shows_what_a_reload_would_change)
 	xdt_run_free(&r);
 
 	fleet_close(&f);
-	stop(d);
+	xdt_ctl_stop(d);
 	free(admin);
 	free(dir);
 }
@@ -294,8 +259,8 @@ END_TEST
 START_TEST(diff_exit_statuses)
 {
 	char *dir = snapshots(), *other = snapshots(), *bad = snapshots();
-	struct xdt_daemon *d = start(dir);
-	char *admin = admin_of(d);
+	struct xdt_daemon *d = xdt_ctl_start(dir, NULL);
+	char *admin = xdt_ctl_admin(d);
 	struct xdt_run r;
 	static const char *const usage[][5] = {
 		{"diff", "extra", NULL},
@@ -346,7 +311,7 @@ START_TEST(diff_exit_statuses)
 		xdt_has(r.err, "xdsctl: ");
 		xdt_run_free(&r);
 	}
-	stop(d);
+	xdt_ctl_stop(d);
 	/* nobody there: 3 */
 	r = xdt_ctl(false, admin, (const char *const[]){"diff", NULL});
 	xdt_want(&r, 3);
@@ -361,8 +326,8 @@ END_TEST
 START_TEST(reload_says_whom_it_moves)
 {
 	char *dir = snapshots();
-	struct xdt_daemon *d = start(dir);
-	char *admin = admin_of(d);
+	struct xdt_daemon *d = xdt_ctl_start(dir, NULL);
+	char *admin = xdt_ctl_admin(d);
 	struct fleet f;
 	struct xdt_run r;
 	json_t *j, *diff, *gone;
@@ -414,7 +379,7 @@ START_TEST(reload_says_whom_it_moves)
 	json_decref(j);
 
 	fleet_close(&f);
-	stop(d);
+	xdt_ctl_stop(d);
 	free(admin);
 	free(dir);
 }

@@ -31,8 +31,6 @@
 #include "http/client.h"
 #include "xdtest.h"
 
-#define START_MS 20000
-#define STOP_MS 5000
 #define WAIT_MS 5000
 #define CDS_URL "type.googleapis.com/envoy.config.cluster.v3.Cluster"
 #define EDS_URL "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
@@ -78,41 +76,7 @@ static char *cell(const char *heads, const char *row, const char *head)
 	return strndup(c, end ? (size_t)(end - c) : strlen(c));
 }
 
-static json_t *parse(const char *text)
-{
-	json_error_t err;
-	json_t *j = json_loads(text, 0, &err);
-
-	ck_assert_msg(j != NULL, "not JSON (%s): %s", err.text, text);
-	return j;
-}
-
 /* ---------------- the daemon and its clients ---------------- */
-
-static struct xdt_daemon *start(const char *dir, const char *extra)
-{
-	char cfg[8192];
-
-	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n%s", dir,
-		 extra ? extra : "");
-	return xdt_daemon_start(cfg, NULL, START_MS);
-}
-
-static void stop(struct xdt_daemon *d)
-{
-	xdt_daemon_signal(d, SIGTERM);
-	ck_assert(xdt_daemon_wait(d, STOP_MS));
-	ck_assert_int_eq(d->exit_status, 0);
-	xdt_daemon_free(d);
-}
-
-static char *admin_of(const struct xdt_daemon *d)
-{
-	char *a;
-
-	ck_assert(asprintf(&a, "127.0.0.1:%d", d->admin_port) > 0);
-	return a;
-}
 
 struct client {
 	struct xdc_conn *conn;
@@ -209,7 +173,7 @@ static void wait_states(struct xdt_daemon *d, int synced, int nacked)
 			snprintf(path, sizeof(path), "/clients?state=%s",
 				 i ? "nacked" : "synced");
 			body = xdt_admin(d, "GET", path, NULL, &status, NULL);
-			j = parse(body);
+			j = xdt_json_parse(body);
 			n[i] = (int)json_integer_value(json_object_get(j, "count"));
 			json_decref(j);
 			free(body);
@@ -631,8 +595,8 @@ START_TEST(clients_table_and_filters)
 	int status;
 
 	xdtest_write_svc_snapshot(dir, 8080, NULL);
-	d = start(dir, NULL);
-	admin = admin_of(d);
+	d = xdt_ctl_start(dir, NULL);
+	admin = xdt_ctl_admin(d);
 	client_open(&ok, d->target, "ack-1", false);
 	client_open(&bad, d->target, "nack-1", true);
 	client_open(&evil, d->target, EVIL_ID, false);
@@ -692,7 +656,7 @@ START_TEST(clients_table_and_filters)
 	/* --json: the endpoint's document, as the endpoint gives it */
 	r = xdt_ctl(false, admin, (const char *const[]){"clients", "--json", "--nacked", NULL});
 	xdt_want(&r, 0);
-	j = parse(r.out);
+	j = xdt_json_parse(r.out);
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "count")), 1);
 	mine = json_array_get(json_object_get(j, "clients"), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(mine, "node"), "id")),
@@ -707,7 +671,7 @@ START_TEST(clients_table_and_filters)
 	client_close(&ok);
 	client_close(&bad);
 	client_close(&evil);
-	stop(d);
+	xdt_ctl_stop(d);
 	free(admin);
 	free(dir);
 }
@@ -725,8 +689,8 @@ START_TEST(clients_pending_and_older)
 	struct xdt_run r;
 
 	xdtest_write_svc_snapshot(dir, 8080, NULL);
-	d = start(dir, NULL);
-	admin = admin_of(d);
+	d = xdt_ctl_start(dir, NULL);
+	admin = xdt_ctl_admin(d);
 	client_open(&ok, d->target, "ack-1", false);
 	/* slow-1 takes the endpoints and never answers */
 	slow.id = "slow-1";
@@ -760,7 +724,7 @@ START_TEST(clients_pending_and_older)
 	xdt_run_free(&r);
 	r = xdt_ctl(false, admin, (const char *const[]){"clients", "--json", "--pending", "--older", "500ms", NULL});
 	xdt_want(&r, 0);
-	j = parse(r.out);
+	j = xdt_json_parse(r.out);
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "count")), 1);
 	mine = json_array_get(json_object_get(j, "clients"), 0);
 	ck_assert(json_integer_value(json_object_get(
@@ -780,7 +744,7 @@ START_TEST(clients_pending_and_older)
 
 	client_close(&ok);
 	client_close(&slow);
-	stop(d);
+	xdt_ctl_stop(d);
 	free(admin);
 	free(dir);
 }
@@ -809,8 +773,8 @@ START_TEST(clients_show_mtls_identities)
 	n = snprintf(extra, sizeof(extra), "tls:\n  cert: %s\n", xdtest_cert("server.pem"));
 	snprintf(extra + n, sizeof(extra) - (size_t)n, "  key: %s\n  client_ca: %s\n",
 		 xdtest_cert("server.key"), xdtest_cert("ca.pem"));
-	d = start(dir, extra);
-	admin = admin_of(d);
+	d = xdt_ctl_start(dir, extra);
+	admin = xdt_ctl_admin(d);
 	for (int i = 0; i < 3; i++)
 		client_open_as(&c[i], d->target, who[i].node, who[i].nack, who[i].cert);
 	wait_states(d, 2, 1);
@@ -847,7 +811,7 @@ START_TEST(clients_show_mtls_identities)
 
 	r = xdt_ctl(false, admin, (const char *const[]){"--json", "clients", "dns-*", NULL});
 	xdt_want(&r, 0);
-	j = parse(r.out);
+	j = xdt_json_parse(r.out);
 	list = json_object_get(j, "clients");
 	ck_assert_int_eq(json_array_size(list), 1);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(list, 0), "identity")),
@@ -857,7 +821,7 @@ START_TEST(clients_show_mtls_identities)
 
 	for (int i = 0; i < 3; i++)
 		client_close(&c[i]);
-	stop(d);
+	xdt_ctl_stop(d);
 	free(admin);
 	free(dir);
 }
@@ -872,8 +836,8 @@ START_TEST(dump_snapshot_type_name)
 	int status;
 
 	xdtest_write_svc_snapshot(dir, 8080, NULL);
-	d = start(dir, NULL);
-	admin = admin_of(d);
+	d = xdt_ctl_start(dir, NULL);
+	admin = xdt_ctl_admin(d);
 
 	r = xdt_ctl(true, admin, (const char *const[]){"dump", "default", "endpoints", "svc", NULL});
 	xdt_want(&r, 0);
@@ -881,11 +845,11 @@ START_TEST(dump_snapshot_type_name)
 	ck_assert_msg(strncmp(r.out, "{\n  \"snapshot\": \"default\",\n", 27) == 0, "%s", r.out);
 	xdt_has(r.out, "\n          \"line\": 7,\n");
 	xdt_has(r.out, "\"port_value\": 8080\n");
-	pretty = parse(r.out);
+	pretty = xdt_json_parse(r.out);
 	body = xdt_admin(d, "GET", "/config_dump?snapshot=default&type=endpoints&name=svc",
 			 NULL, &status, NULL);
 	ck_assert_int_eq(status, 200);
-	raw = parse(body);
+	raw = xdt_json_parse(body);
 	ck_assert(json_equal(pretty, raw));
 	json_decref(pretty);
 	json_decref(raw);
@@ -921,7 +885,7 @@ START_TEST(dump_snapshot_type_name)
 	ck_assert_str_eq(r.err, "xdsctl: snapshot 'default' has no cluster named 'a b&name=svc#%'\n");
 	xdt_run_free(&r);
 
-	stop(d);
+	xdt_ctl_stop(d);
 	free(admin);
 	free(dir);
 }
@@ -935,8 +899,8 @@ START_TEST(reload_ok_and_refused)
 	json_t *j;
 
 	xdtest_write_svc_snapshot(dir, 8080, NULL);
-	d = start(dir, NULL);
-	admin = admin_of(d);
+	d = xdt_ctl_start(dir, NULL);
+	admin = xdt_ctl_admin(d);
 
 	r = xdt_ctl(true, admin, (const char *const[]){"reload", NULL});
 	xdt_want(&r, 0);
@@ -947,7 +911,7 @@ START_TEST(reload_ok_and_refused)
 
 	r = xdt_ctl(false, admin, (const char *const[]){"reload", "--json", NULL});
 	xdt_want(&r, 0);
-	j = parse(r.out);
+	j = xdt_json_parse(r.out);
 	ck_assert(json_is_true(json_object_get(j, "ok")));
 	ck_assert_str_eq(json_string_value(json_object_get(j, "trigger")), "admin");
 	json_decref(j);
@@ -969,7 +933,7 @@ START_TEST(reload_ok_and_refused)
 
 	r = xdt_ctl(false, admin, (const char *const[]){"--json", "reload", NULL});
 	xdt_want(&r, 1);
-	j = parse(r.out);
+	j = xdt_json_parse(r.out);
 	ck_assert(json_is_false(json_object_get(j, "ok")));
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "error_count")), 1);
 	json_decref(j);
@@ -980,7 +944,7 @@ START_TEST(reload_ok_and_refused)
 	xdt_want(&r, 0);
 	xdt_run_free(&r);
 
-	stop(d);
+	xdt_ctl_stop(d);
 	free(admin);
 	free(dir);
 }
@@ -995,8 +959,8 @@ START_TEST(status_at_a_glance)
 	json_t *j, *snap;
 
 	xdtest_write_svc_snapshot(dir, 8080, NULL);
-	d = start(dir, NULL);
-	admin = admin_of(d);
+	d = xdt_ctl_start(dir, NULL);
+	admin = xdt_ctl_admin(d);
 	client_open(&ok, d->target, "ack-1", false);
 	client_open(&bad, d->target, "nack-1", true);
 	wait_states(d, 1, 1);
@@ -1034,7 +998,7 @@ START_TEST(status_at_a_glance)
 
 	r = xdt_ctl(false, admin, (const char *const[]){"status", "--json", NULL});
 	xdt_want(&r, 1);
-	j = parse(r.out);
+	j = xdt_json_parse(r.out);
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "streams")), 2);
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "clients"), "nacked")), 1);
 	snap = json_array_get(json_object_get(j, "snapshots"), 0);
@@ -1060,7 +1024,7 @@ START_TEST(status_at_a_glance)
 
 	client_close(&ok);
 	client_close(&bad);
-	stop(d);
+	xdt_ctl_stop(d);
 	free(admin);
 	free(dir);
 }
@@ -1096,12 +1060,12 @@ START_TEST(status_not_ready_exits_1)
 	pid_t pid;
 
 	xdtest_write_svc_snapshot(dir, 8080, NULL);
-	d = start(dir, NULL);
+	d = xdt_ctl_start(dir, NULL);
 	body = xdt_admin(d, "GET", "/status.json", NULL, &status, NULL);
 	ck_assert_int_eq(status, 200);
-	doc = parse(body);
+	doc = xdt_json_parse(body);
 	free(body);
-	stop(d);
+	xdt_ctl_stop(d);
 	ck_assert(json_is_true(json_object_get(doc, "ready")));
 
 	snprintf(admin, sizeof(admin), "127.0.0.1:%d", port);
@@ -1124,7 +1088,7 @@ START_TEST(status_not_ready_exits_1)
 	r = xdt_ctl(false, admin, (const char *const[]){"--json", "status", NULL});
 	xdt_want(&r, 1);
 	ck_assert_str_eq(r.err, want_err);
-	json_decref(parse(r.out));
+	json_decref(xdt_json_parse(r.out));
 	xdt_run_free(&r);
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
@@ -1142,7 +1106,7 @@ START_TEST(unix_socket_admin)
 	xdtest_write_svc_snapshot(dir, 8080, NULL);
 	snprintf(extra, sizeof(extra), "admin_listen: unix:%s/admin.sock\n", dir);
 	snprintf(target, sizeof(target), "unix:%s/admin.sock", dir);
-	d = start(dir, extra);
+	d = xdt_ctl_start(dir, extra);
 
 	r = xdt_ctl(false, NULL, (const char *const[]){"--admin", target, "clients", NULL});
 	xdt_want(&r, 0);
@@ -1152,7 +1116,7 @@ START_TEST(unix_socket_admin)
 	xdt_want(&r, 0);
 	xdt_has(r.out, "reload ok (admin, ");
 	xdt_run_free(&r);
-	stop(d);
+	xdt_ctl_stop(d);
 
 	/* gone: the path is named, exit 3 */
 	r = xdt_ctl(false, target, (const char *const[]){"clients", NULL});

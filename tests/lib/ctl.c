@@ -2,6 +2,7 @@
 #include "ctl.h"
 
 #include <check.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,9 @@
 #include <unistd.h>
 
 #include "xdtest.h"
+
+#define START_MS 20000
+#define STOP_MS 5000
 
 static char *slurp(int fd)
 {
@@ -121,4 +125,38 @@ void xdt_has(const char *text, const char *needle)
 void xdt_lacks(const char *text, const char *needle)
 {
 	ck_assert_msg(strstr(text, needle) == NULL, "'%s' in:\n%s", needle, text);
+}
+
+struct xdt_daemon *xdt_ctl_start(const char *dir, const char *extra)
+{
+	char cfg[8192];
+
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n%s", dir,
+		 extra ? extra : "");
+	return xdt_daemon_start(cfg, NULL, START_MS);
+}
+
+void xdt_ctl_stop(struct xdt_daemon *d)
+{
+	xdt_daemon_signal(d, SIGTERM);
+	ck_assert(xdt_daemon_wait(d, STOP_MS));
+	ck_assert_int_eq(d->exit_status, 0);
+	xdt_daemon_free(d);
+}
+
+char *xdt_ctl_admin(const struct xdt_daemon *d)
+{
+	char *a;
+
+	ck_assert(asprintf(&a, "127.0.0.1:%d", d->admin_port) > 0);
+	return a;
+}
+
+json_t *xdt_json_parse(const char *text)
+{
+	json_error_t err;
+	json_t *j = json_loads(text, 0, &err);
+
+	ck_assert_msg(j != NULL, "not JSON (%s): %s", err.text, text);
+	return j;
 }

@@ -8,7 +8,10 @@
 #ifndef XDT_CTL_H
 #define XDT_CTL_H
 
+#include <jansson.h>
 #include <stdbool.h>
+
+#include "daemon.h"
 
 struct xdt_run {
 	int status;
@@ -30,5 +33,18 @@ void xdt_want(const struct xdt_run *r, int status);
 /* `text` holds `needle`, or does not. */
 void xdt_has(const char *text, const char *needle);
 void xdt_lacks(const char *text, const char *needle);
+
+/* xdsd serving the snapshots in `dir` on a loopback port, with its
+ * admin endpoint, and `extra` lines of configuration (may be NULL). */
+struct xdt_daemon *xdt_ctl_start(const char *dir, const char *extra);
+
+/* Stops it with SIGTERM; it must exit 0. Frees it. */
+void xdt_ctl_stop(struct xdt_daemon *d);
+
+/* Its admin endpoint's address as xdsctl takes it (malloc'd). */
+char *xdt_ctl_admin(const struct xdt_daemon *d);
+
+/* `text` parsed as JSON, or the test fails showing it. */
+json_t *xdt_json_parse(const char *text);
 
 #endif
