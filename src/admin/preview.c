@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "admin/reloads.h"
+#include "protocol/nameset.h"
+#include "protocol/sub.h"
 #include "util/jsonw.h"
 #include "util/log.h"
 #include "util/loop_thread.h"
@@ -39,10 +41,22 @@ struct hit {
 	const char *id;
 };
 
+/* A node asking by name for a resource the dry run removes. */
+struct ask {
+	size_t key, section, res;
+	const char *id;
+};
+
+/* Bound on those collected: a fleet asking for thousands of removed
+ * names is told of in part. */
+#define ASKS_MAX 100000
+
 struct collect {
 	const struct xd_diff *d;
 	struct hit *hits;
 	size_t nhits, cap;
+	struct ask *asks;
+	size_t nasks, capasks;
 	const char **ids; /* every connected node, for the count */
 	size_t nids, capids;
 };
@@ -68,6 +82,45 @@ static size_t reached_by(const struct xd_diff *d,
 	return SIZE_MAX;
 }
 
+/* The resources removed from key k that `v` asks for by name. */
+static void asked(struct collect *c, size_t k, const struct xd_client_view *v)
+{
+	const struct xd_diff_key *dk = &c->d->keys[k];
+
+	for (size_t i = 0; i < v->ntypes; i++) {
+		const struct xd_sub *sub = v->types[i].sub;
+		const char *url = v->types[i].type_url;
+		enum xd_rtype rt;
+		enum xd_ctype ct;
+		int t;
+
+		if (sub == NULL || sub->want.all || url == NULL)
+			continue;
+		if (xd_rtype_from_url(url, strlen(url), &rt) == 0)
+			t = (int)rt;
+		else if (xd_ctype_from_url(url, strlen(url), &ct) == 0)
+			t = XD_RTYPE_COUNT + (int)ct;
+		else
+			continue;
+		for (size_t s = 0; s < dk->nsections; s++) {
+			const struct xd_diff_section *ds = &dk->sections[s];
+
+			if (ds->section != t)
+				continue;
+			for (size_t r = 0; r < ds->nres && c->nasks < ASKS_MAX; r++) {
+				const char *name = ds->res[r].name;
+
+				if (ds->res[r].change != XD_DIFF_REMOVED ||
+				    !xd_nameset_has(sub->want.set, name, strlen(name)))
+					continue;
+				c->asks = xd_grow(c->asks, &c->capasks, c->nasks + 1,
+						  sizeof(*c->asks));
+				c->asks[c->nasks++] = (struct ask){k, s, r, v->node_id};
+			}
+		}
+	}
+}
+
 static void visit(void *ctx, const struct xd_client_view *v)
 {
 	struct collect *c = ctx;
@@ -82,11 +135,51 @@ static void visit(void *ctx, const struct xd_client_view *v)
 		return;
 	c->hits = xd_grow(c->hits, &c->cap, c->nhits + 1, sizeof(*c->hits));
 	c->hits[c->nhits++] = (struct hit){k, v->node_id};
+	/* a key that stays: what it loses, its nodes lose */
+	if (c->d->keys[k].change == XD_DIFF_CHANGED)
+		asked(c, k, v);
 }
 
 static int by_id(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int by_ask(const void *a, const void *b)
+{
+	const struct ask *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->section != y->section)
+		return x->section < y->section ? -1 : 1;
+	if (x->res != y->res)
+		return x->res < y->res ? -1 : 1;
+	return strcmp(x->id, y->id);
+}
+
+/* Nodes (distinct) per resource asked for. */
+static void count_asks(struct collect *c, struct xd_reach *out)
+{
+	size_t cap = 0;
+
+	if (c->nasks > 1)
+		qsort(c->asks, c->nasks, sizeof(*c->asks), by_ask);
+	for (size_t i = 0; i < c->nasks; i++) {
+		const struct ask *a = &c->asks[i], *p = i > 0 ? &c->asks[i - 1] : NULL;
+		bool same_res = p != NULL && p->key == a->key &&
+				p->section == a->section && p->res == a->res;
+
+		if (same_res && strcmp(p->id, a->id) == 0)
+			continue;
+		if (!same_res) {
+			out->asked = xd_grow(out->asked, &cap, out->nasked + 1,
+					     sizeof(*out->asked));
+			out->asked[out->nasked++] = (struct xd_reach_asked){
+				a->key, a->section, a->res, 0};
+		}
+		out->asked[out->nasked - 1].nodes++;
+	}
 }
 
 static int by_hit(const void *a, const void *b)
@@ -130,6 +223,8 @@ static void reach_of(struct xd_sessions *sessions, const struct xd_diff *d,
 			rk->ids[rk->nids++] = xd_strdup(c.hits[i].id);
 		}
 	}
+	count_asks(&c, out);
+	free(c.asks);
 	free(c.hits);
 	free(c.ids);
 }
@@ -142,6 +237,7 @@ static void reach_free(struct xd_reach *r, size_t nkeys)
 		free(r->keys[i].ids);
 	}
 	free(r->keys);
+	free(r->asked);
 }
 
 static void answer(void *arg, const struct xd_reload_record *rec)

@@ -14,6 +14,11 @@
  *   - the default snapshot: the nodes it serves before and after, whose
  *     key has no snapshot of its own either way.
  *
+ * Its warnings add, beside a reload's, the resources removed from a key
+ * that stays while connected nodes of that key still ask for them by
+ * name (their subscriptions), and a change that reaches every
+ * connected node.
+ *
  * 200 with the answer; 422 when the reload would be refused (its
  * errors); 400 for a malformed query; 503 when xdsd is stopping or too
  * many dry runs wait.

@@ -13,7 +13,8 @@ static const char *plural(size_t n)
 }
 
 /* What is easy to miss: a key that goes (its nodes fall back to the
- * default snapshot), a change that reaches every node. */
+ * default snapshot), a resource that goes while nodes still ask for it
+ * by name, a change that reaches every node. */
 static void warnings(struct xd_jw *w, const struct xd_diff *d,
 		     const struct xd_reach *reach)
 {
@@ -42,6 +43,16 @@ static void warnings(struct xd_jw *w, const struct xd_diff *d,
 				 k->key, reach->connected);
 			xd_jw_str(w, msg);
 		}
+	}
+	for (size_t i = 0; reach != NULL && i < reach->nasked; i++) {
+		const struct xd_reach_asked *a = &reach->asked[i];
+		const struct xd_diff_key *k = &d->keys[a->key];
+		const struct xd_diff_section *s = &k->sections[a->section];
+
+		snprintf(msg, sizeof(msg), "%s '%.200s' is removed from snapshot '%.200s', but %zu of its connected nodes still ask%s for it by name",
+			 xd_section(s->section).noun, s->res[a->res].name, k->key,
+			 a->nodes, a->nodes == 1 ? "s" : "");
+		xd_jw_str(w, msg);
 	}
 	xd_jw_arr_end(w);
 }

@@ -19,6 +19,9 @@
  *   {"changed": bool, "added": N, "removed": N, "changed_resources": N,
  *    "cut": bool, "connected_nodes": N (dry run),
  *    "warnings": ["snapshot 'edge' is removed: ...", ...],
+ *      (a dry run also warns of a resource removed that connected
+ *      nodes still ask for by name, and of a change that reaches every
+ *      connected node)
  *    "snapshots": [{"key": "edge", "change": "added|removed|changed",
  *      "version_before": "...", "version_after": "...",
  *      "streams_moved": N (removed keys),
@@ -53,10 +56,20 @@ struct xd_reach_key {
 	size_t nids;
 };
 
+/* A resource the dry run removes from a snapshot that stays, which
+ * connected nodes of that snapshot still ask for by name: indexes into
+ * the diff, and how many nodes. */
+struct xd_reach_asked {
+	size_t key, section, res;
+	size_t nodes;
+};
+
 /* Whom a dry run's changes reach, aligned with its diff's keys. */
 struct xd_reach {
 	size_t connected; /* nodes connected now */
 	struct xd_reach_key *keys;
+	struct xd_reach_asked *asked;
+	size_t nasked;
 };
 
 void xd_reload_record_json(struct xd_jw *w, const struct xd_reload_record *rec);

@@ -46,39 +46,71 @@ static const char *cluster_file(const char *name, int port)
 	return buf[k];
 }
 
-/* default (svc on 8080), edge (edge-svc), gone (gone-svc). */
+/* The clusters `a` and `b` in one file's text (static). */
+static const char *two_clusters(const char *a, const char *b)
+{
+	static char text[2048];
+
+	snprintf(text, sizeof(text), "%s%s", cluster_file(a, 8080),
+		 strchr(cluster_file(b, 8081), '\n') + 1);
+	return text;
+}
+
+/* default (svc on 8080), edge (edge-svc, edge-old), gone (gone-svc). */
 static char *snapshots(void)
 {
 	char *dir = xdtest_snapdir();
 
 	free(xdtest_write_file(dir, "default.yaml", cluster_file("svc", 8080)));
-	free(xdtest_write_file(dir, "edge.yaml", cluster_file("edge-svc", 8080)));
+	free(xdtest_write_file(dir, "edge.yaml", two_clusters("edge-svc", "edge-old")));
 	free(xdtest_write_file(dir, "gone.yaml", cluster_file("gone-svc", 8080)));
 	return dir;
 }
 
 /* The change previewed: svc's port, gone.yaml removed, new.yaml added,
- * a second cluster in edge. */
+ * edge-old replaced by edge-extra in edge. */
 static void change(const char *dir)
 {
-	char path[4096], text[2048];
+	char path[4096];
 
 	xdtest_replace_file(dir, "default.yaml", cluster_file("svc", 9090));
 	snprintf(path, sizeof(path), "%s/gone.yaml", dir);
 	ck_assert(unlink(path) == 0);
 	free(xdtest_write_file(dir, "new.yaml", cluster_file("new-svc", 8080)));
-	snprintf(text, sizeof(text), "%s%s", cluster_file("edge-svc", 8080),
-		 strchr(cluster_file("edge-extra", 8081), '\n') + 1);
-	xdtest_replace_file(dir, "edge.yaml", text);
+	xdtest_replace_file(dir, "edge.yaml", two_clusters("edge-svc", "edge-extra"));
 }
 
 /* Nodes: "edge-1" (key edge), "gone-1" on two streams (key gone), and
- * "plain-1" whose key has no snapshot (served the default one). */
+ * "plain-1" whose key has no snapshot (served the default one), each
+ * with every cluster; "edge-2" (key edge) asks for edge-old by name,
+ * over delta. */
 struct fleet {
 	struct xdc_conn *conn;
 	struct xdc_stream *s[4];
 	char *version[4];
+	struct xdc_stream *named;
 };
+
+static void ask_by_name(struct fleet *f)
+{
+	Envoy__Service__Discovery__V3__DeltaDiscoveryRequest req =
+		ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+	Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *r;
+	char *name = "edge-old";
+
+	node.id = "edge-2";
+	node.cluster = "edge";
+	req.node = &node;
+	req.type_url = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
+	req.resource_names_subscribe = &name;
+	req.n_resource_names_subscribe = 1;
+	f->named = xdc_open(f->conn, XDC_DELTA_ADS);
+	ck_assert(xdc_send_delta(f->named, &req, WAIT_MS));
+	r = xdc_recv_delta(f->named, WAIT_MS);
+	ck_assert(r != NULL && r->n_resources == 1);
+	envoy__service__discovery__v3__delta_discovery_response__free_unpacked(r, NULL);
+}
 
 static void fleet_open(struct fleet *f, const struct xdt_daemon *d)
 {
@@ -90,15 +122,21 @@ static void fleet_open(struct fleet *f, const struct xdt_daemon *d)
 	f->conn = xdc_connect(d->target);
 	for (int i = 0; i < 4; i++) {
 		f->s[i] = xdc_watch_clusters(f->conn, node[i][0], node[i][1]);
-		ck_assert_int_eq(xdc_next_clusters(f->s[i], WAIT_MS, &f->version[i]), 1);
+		ck_assert_int_eq(xdc_next_clusters(f->s[i], WAIT_MS, &f->version[i]),
+				 i == 0 ? 2 : 1);
 	}
+	ask_by_name(f);
 }
 
 /* No stream hears of anything for a while: nothing was pushed. */
 static void fleet_quiet(struct fleet *f)
 {
+	Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *r;
+
 	for (int i = 0; i < 4; i++)
 		ck_assert_int_eq(xdc_next_clusters(f->s[i], i == 0 ? QUIET_MS : 20, NULL), -1);
+	r = xdc_recv_delta(f->named, 20);
+	ck_assert_msg(r == NULL, "a delta response after a dry run");
 }
 
 static void fleet_close(struct fleet *f)
@@ -107,6 +145,7 @@ static void fleet_close(struct fleet *f)
 		xdc_stream_free(f->s[i]);
 		free(f->version[i]);
 	}
+	xdc_stream_free(f->named);
 	xdc_conn_free(f->conn);
 }
 
@@ -185,11 +224,13 @@ START_TEST(diff_shows_what_a_reload_would_change)
 	xdt_has(r.out, "snapshot 'edge' changed (");
 	xdt_has(r.out, "  clusters (");
 	xdt_has(r.out, "    + edge-extra (");
+	xdt_has(r.out, "    - edge-old (");
+	xdt_has(r.out, "warning: cluster 'edge-old' is removed from snapshot 'edge', but 1 of its connected nodes still asks for it by name\n");
 	/* whom: the node of gone on two streams, plain's node by default */
 	xdt_has(r.out, "snapshot 'gone' removed");
 	xdt_has(r.out, "reaches 1 connected node; 2 streams move to the default snapshot\n");
 	xdt_has(r.out, "warning: snapshot 'gone' is removed: its 1 connected node (2 streams) fall back to the default snapshot\n");
-	xdt_has(r.out, "4 snapshots would change: 2 resources added, 1 removed, 1 changed; 3 nodes connected\n");
+	xdt_has(r.out, "4 snapshots would change: 2 resources added, 2 removed, 1 changed; 4 nodes connected\n");
 	/* without -v: no node ids, no text of what is only added */
 	xdt_lacks(r.out, "nodes: ");
 	xdt_lacks(r.out, "+name: new-svc");
@@ -199,7 +240,7 @@ START_TEST(diff_shows_what_a_reload_would_change)
 	xdt_want(&r, 1);
 	xdt_has(r.out, "  nodes: gone-1\n");
 	xdt_has(r.out, "  nodes: plain-1\n");
-	xdt_has(r.out, "  nodes: edge-1\n");
+	xdt_has(r.out, "  nodes: edge-1, edge-2\n");
 	xdt_has(r.out, "        +name: new-svc\n");
 	xdt_has(r.out, "        -name: gone-svc\n");
 	xdt_run_free(&r);
@@ -211,9 +252,9 @@ START_TEST(diff_shows_what_a_reload_would_change)
 	ck_assert(json_is_true(json_object_get(j, "ok")));
 	ck_assert_int_eq(num(j, "changed"), 4);
 	t = json_object_get(j, "diff");
-	ck_assert_int_eq(num(t, "connected_nodes"), 3);
+	ck_assert_int_eq(num(t, "connected_nodes"), 4);
 	ck_assert_int_eq(num(t, "added"), 2);
-	ck_assert_int_eq(num(t, "removed"), 1);
+	ck_assert_int_eq(num(t, "removed"), 2);
 	ck_assert_int_eq(num(t, "changed_resources"), 1);
 	gone = find(json_object_get(t, "snapshots"), "key", "gone");
 	ck_assert_str_eq(json_string_value(json_object_get(gone, "change")), "removed");
@@ -258,7 +299,8 @@ END_TEST
 
 START_TEST(diff_exit_statuses)
 {
-	char *dir = snapshots(), *other = snapshots(), *bad = snapshots();
+	char *dir = snapshots(), *other = snapshots(), *bad = snapshots(),
+	     *everyone = snapshots();
 	struct xdt_daemon *d = xdt_ctl_start(dir, NULL);
 	char *admin = xdt_ctl_admin(d);
 	struct xdt_run r;
@@ -279,6 +321,21 @@ START_TEST(diff_exit_statuses)
 	xdt_want(&r, 1);
 	has_line(r.out, "        +  ", " port_value: 7070");
 	xdt_run_free(&r);
+
+	/* a change that reaches every node connected, here the one */
+	{
+		struct xdc_conn *conn = xdc_connect(d->target);
+		struct xdc_stream *s = xdc_watch_clusters(conn, "plain-1", "plain");
+
+		ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 1);
+		xdtest_replace_file(everyone, "default.yaml", cluster_file("svc", 6060));
+		r = xdt_ctl(false, admin, (const char *const[]){"diff", "--snapshots", everyone, NULL});
+		xdt_want(&r, 1);
+		xdt_has(r.out, "warning: the change of snapshot 'default' reaches every connected node (1)\n");
+		xdt_run_free(&r);
+		xdc_stream_free(s);
+		xdc_conn_free(conn);
+	}
 
 	/* snapshots xdsd would refuse: 2, with the file and line */
 	free(xdtest_write_file(bad, "broken.yaml", "clusters:\n- name: x\n  typo_field: 1\n"));
@@ -320,6 +377,7 @@ START_TEST(diff_exit_statuses)
 	free(dir);
 	free(other);
 	free(bad);
+	free(everyone);
 }
 END_TEST
 
