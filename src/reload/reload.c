@@ -841,6 +841,7 @@ void xd_reloader_on_done(struct xd_reloader *r, xd_reload_done_fn fn,
 void xd_reloader_stop(struct xd_reloader *r)
 {
 	struct waiter *w = r->current, *next = r->next;
+	const char *trigger = r->dry ? r->next_trigger : r->trigger;
 	const struct xd_reload_record *rec;
 
 	XD_ASSERT_LOOP();
@@ -860,7 +861,8 @@ void xd_reloader_stop(struct xd_reloader *r)
 	}
 	if (w == NULL && next == NULL)
 		return;
-	rec = stopping_record(r, r->trigger);
+	/* the reload's own trigger, not a dry run's */
+	rec = stopping_record(r, trigger);
 	answer(w, rec);
 	answer(next, rec);
 }
