@@ -237,6 +237,14 @@ static void reloads(struct xd_buf *out, const struct xd_reloader *r)
 	head(out, "xdsd_reload_duration_seconds", "histogram",
 	     "Time to load the snapshot directory on reload.");
 	histogram(out, "xdsd_reload_duration_seconds", NULL, NULL, &st->duration);
+	head(out, "xdsd_reload_dry_runs_total", "counter",
+	     "Dry runs of a reload (POST /reload?dry_run=1), by result.");
+	sample(out, "xdsd_reload_dry_runs_total", "result", "ok", NULL, NULL,
+	       (double)st->dry_ok);
+	sample(out, "xdsd_reload_dry_runs_total", "result", "refused", NULL, NULL,
+	       (double)st->dry_refused);
+	sample(out, "xdsd_reload_dry_runs_total", "result", "busy", NULL, NULL,
+	       (double)st->dry_busy);
 	last_good(out, xd_reloader_laststate(r));
 	if (last == NULL)
 		return;

@@ -570,12 +570,14 @@ static void finish_dry(struct xd_reloader *r, struct xd_reload_record *rec)
 	record_fill(r, rec, r->trigger, ok, load, &errors);
 	rec->dry_run = true;
 	if (ok) {
+		r->stats.dry_ok++;
 		rec->diff = r->diff;
 		r->diff = NULL;
 		count_moves(r, rec->diff, false);
 		xd_info("dry run of %s: %zu snapshot%s would change; nothing was changed",
 			dir, rec->diff->nkeys, rec->diff->nkeys == 1 ? "" : "s");
 	} else {
+		r->stats.dry_refused++;
 		xd_info("dry run of %s: a reload would be refused (%zu error%s); nothing was changed",
 			dir, rec->nerrors, rec->nerrors == 1 ? "" : "s");
 	}
@@ -753,6 +755,8 @@ static void refuse_dry(struct xd_reloader *r, struct waiter *w,
 
 	if (w == NULL)
 		return;
+	for (struct waiter *n = w; n != NULL; n = n->next)
+		r->stats.dry_busy++;
 	xd_diag_add(&failed.diag, "%s", why);
 	record_fill(r, &rec, "dry run", false, &failed, &failed.diag);
 	rec.dry_run = true;

@@ -91,6 +91,9 @@ struct xd_reload_record {
 
 struct xd_reload_stats {
 	unsigned long long ok, failed; /* start-up not counted */
+	/* dry runs: answered with a diff, refused (the files), or turned
+	 * away (too many waiting, or stopping) */
+	unsigned long long dry_ok, dry_refused, dry_busy;
 	struct xd_histogram duration;  /* seconds, reloads that ran */
 };
 

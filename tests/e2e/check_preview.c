@@ -289,6 +289,9 @@ START_TEST(diff_shows_what_a_reload_would_change)
 	r = xdt_ctl(false, admin, (const char *const[]){"diff", NULL});
 	xdt_want(&r, 1); /* still to do */
 	xdt_run_free(&r);
+	/* the dry runs are counted as such */
+	ck_assert_double_eq(xdt_daemon_metric(d, "xdsd_reload_dry_runs_total{result=\"ok\"}"), 5);
+	ck_assert_double_eq(xdt_daemon_metric(d, "xdsd_reload_dry_runs_total{result=\"refused\"}"), 0);
 
 	fleet_close(&f);
 	xdt_ctl_stop(d);
@@ -349,6 +352,7 @@ START_TEST(diff_exit_statuses)
 	xdt_want(&r, 2);
 	xdt_has(r.out, "\"ok\":false");
 	xdt_run_free(&r);
+	ck_assert_double_eq(xdt_daemon_metric(d, "xdsd_reload_dry_runs_total{result=\"refused\"}"), 2);
 	/* the admin endpoint's own refusals */
 	{
 		int status;
