@@ -1135,37 +1135,37 @@ START_TEST(status_last_good_state)
 	char *dir = xdtest_clusters_snapdir(1), *state = xdtest_snapdir(),
 	     *admin, extra[512], want_err[256], want_out[512];
 	struct xdt_daemon *d;
-	struct run r;
+	struct xdt_run r;
 
 	snprintf(extra, sizeof(extra), "state_dir: %s\nadmin_listen: 127.0.0.1:0\n", state);
-	d = start(dir, extra);
+	d = xdt_ctl_start(dir, extra);
 	ck_assert(xdt_daemon_wait_log(d, "saved the last good state", 5000));
-	stop(d);
+	xdt_ctl_stop(d);
 	free(xdtest_write_file(dir, "default.yaml", "clusters:\n- {name: b, type: EDS}\n"));
-	d = start(dir, extra);
-	admin = admin_of(d);
-	r = ctl(false, admin, (const char *const[]){"status", NULL});
-	want(&r, 1);
-	has(r.out, "\nLAST GOOD: SERVING the state saved 20");
+	d = xdt_ctl_start(dir, extra);
+	admin = xdt_ctl_admin(d);
+	r = xdt_ctl(false, admin, (const char *const[]){"status", NULL});
+	xdt_want(&r, 1);
+	xdt_has(r.out, "\nLAST GOOD: SERVING the state saved 20");
 	snprintf(want_out, sizeof(want_out), "(%s/snapshots.state): the snapshots were refused at start, 1 error\n",
 		 state);
-	has(r.out, want_out);
+	xdt_has(r.out, want_out);
 	snprintf(want_err, sizeof(want_err),
 		 "xdsctl: xdsd at %s serves its last good state: its snapshots were refused at start\n",
 		 admin);
-	has(r.err, want_err);
-	run_free(&r);
+	xdt_has(r.err, want_err);
+	xdt_run_free(&r);
 
 	xdtest_write_clusters(dir, "default.yaml", "fixed", 1);
 	xdt_daemon_signal(d, SIGHUP);
 	ck_assert(xdt_daemon_wait_log(d, "no longer serving the last good state", 5000));
-	r = ctl(false, admin, (const char *const[]){"status", NULL});
-	want(&r, 0);
-	lacks(r.out, "LAST GOOD");
+	r = xdt_ctl(false, admin, (const char *const[]){"status", NULL});
+	xdt_want(&r, 0);
+	xdt_lacks(r.out, "LAST GOOD");
 	snprintf(want_out, sizeof(want_out), "\nstate:     %s/snapshots.state, saved 20", state);
-	has(r.out, want_out);
-	run_free(&r);
-	stop(d);
+	xdt_has(r.out, want_out);
+	xdt_run_free(&r);
+	xdt_ctl_stop(d);
 	free(admin);
 	free(state);
 	free(dir);
