@@ -185,6 +185,9 @@ static const struct directive directives[] = {
 	{"max_nacks", T_UINT, OFF(rollout.max_nacks), "0", 0, 1u << 20, false,
 	 "NACKs from canaries tolerated before a change is rolled back", NULL,
 	 "rollout"},
+	{"timeout", T_DURATION, OFF(rollout.timeout_ms), "10m", 0, 24 * HOUR_MS,
+	 false, "a connected canary that has not answered a change for this long fails it (0: wait forever)",
+	 NULL, "rollout"},
 };
 
 /* Sections: mappings whose keys are directives of their own. A dotted

@@ -170,6 +170,7 @@ struct xd_config {
 		uint64_t percent;
 		uint64_t bake_ms;
 		uint64_t max_nacks;
+		uint64_t timeout_ms; /* a canary not answering fails it; 0: never */
 	} rollout;
 };
 

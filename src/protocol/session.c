@@ -800,9 +800,13 @@ static bool canary_answered(const struct xd_session *ss, uint64_t now_mono)
 	return true;
 }
 
-void xd_sessions_canaries(struct xd_sessions *m, size_t *connected,
-			  size_t *answered)
+/* The canary streams with an admitted node: how many, how many of
+ * them answered, and the oldest that has not (NULL: none). */
+static const struct xd_session *walk_canaries(struct xd_sessions *m,
+					      size_t *connected,
+					      size_t *answered)
 {
+	const struct xd_session *waiting = NULL;
 	struct xd_list *n;
 	uint64_t now_mono = xd_mono_ms();
 
@@ -818,5 +822,24 @@ void xd_sessions_canaries(struct xd_sessions *m, size_t *connected,
 		(*connected)++;
 		if (canary_answered(ss, now_mono))
 			(*answered)++;
+		else if (waiting == NULL)
+			waiting = ss;
 	}
+	return waiting;
+}
+
+void xd_sessions_canaries(struct xd_sessions *m, size_t *connected,
+			  size_t *answered)
+{
+	walk_canaries(m, connected, answered);
+}
+
+const char *xd_sessions_canary_waiting(struct xd_sessions *m)
+{
+	size_t connected, answered;
+	const struct xd_session *ss = walk_canaries(m, &connected, &answered);
+
+	if (ss == NULL)
+		return NULL;
+	return ss->client.node_id != NULL ? ss->client.node_id : "";
 }

@@ -102,6 +102,10 @@ void xd_sessions_on_canary_nack(struct xd_sessions *m, xd_sessions_nack_fn fn,
 void xd_sessions_canaries(struct xd_sessions *m, size_t *connected,
 			  size_t *answered);
 
+/* The node id of the oldest canary stream that has not answered what
+ * it is served (borrowed: valid until the loop turns), or NULL. */
+const char *xd_sessions_canary_waiting(struct xd_sessions *m);
+
 /* Calls `fn` for every stream, oldest first, with its client's view
  * (client.h). `fn` must not end streams. */
 void xd_sessions_visit(struct xd_sessions *m,

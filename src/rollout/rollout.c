@@ -20,6 +20,12 @@ struct xd_rollout {
 	uv_timer_t timer; /* ticks while a rollout is under way */
 	uint64_t bake_until; /* loop ms the bake ends, while baking */
 	bool waiting_logged; /* "bake over, waiting for canaries" said */
+	/* Some connected canary has not answered since this loop ms
+	 * (`waiting`): rollout.timeout bounds it. */
+	bool waiting;
+	uint64_t waiting_since;
+	xd_rollout_rest_fn on_rest;
+	void *on_rest_arg;
 	struct xd_rollout_status st;
 };
 
@@ -70,6 +76,8 @@ static void move(struct xd_rollout *ro, enum xd_rollout_state to,
 		ro->st.ended_ms = xd_wall_ms();
 		snprintf(ro->st.reason, sizeof(ro->st.reason), "%s", why);
 		uv_timer_stop(&ro->timer);
+		if (ro->on_rest != NULL)
+			ro->on_rest(ro->on_rest_arg, to == XD_ROLLOUT_PROMOTED);
 	}
 }
 
@@ -94,9 +102,11 @@ static void promote_now(struct xd_rollout *ro, const char *why)
 	size_t changed = xd_cache_promote(ro->cache);
 
 	move(ro, XD_ROLLOUT_PROMOTED, why);
-	xd_info("rollout %llu promoted (%s): every node is served the change now (%zu snapshot key%s)",
-		(unsigned long long)ro->st.id, why, changed,
-		changed == 1 ? "" : "s");
+	xd_log(ro->st.canaries == 0 ? XD_LOG_WARN : XD_LOG_INFO,
+	       "rollout %llu promoted (%s): every node is served the change now (%zu snapshot key%s)%s",
+	       (unsigned long long)ro->st.id, why, changed,
+	       changed == 1 ? "" : "s",
+	       ro->st.canaries == 0 ? "; no canary proved it" : "");
 }
 
 /* Canaries are served the stable set again; the candidate is gone. */
@@ -115,6 +125,36 @@ static void roll_back(struct xd_rollout *ro, enum xd_rollout_state to,
 
 /* ---------------- the tick ---------------- */
 
+/*
+ * Some connected canary has not answered: once none has for
+ * rollout.timeout on end (since the rollout started, or since they had
+ * all answered), the rollout fails, naming one. A canary that never
+ * answers (stuck, or ignoring the change) would otherwise hold the
+ * change back for ever without anyone hearing of it.
+ */
+static bool timed_out(struct xd_rollout *ro)
+{
+	struct xd_rollout_status *st = &ro->st;
+	uint64_t now = uv_now(ro->loop), limit = ro->cfg->rollout.timeout_ms;
+	const char *node;
+	char why[512];
+
+	if (!ro->waiting) {
+		ro->waiting = true;
+		ro->waiting_since = now;
+	}
+	if (limit == 0 || now - ro->waiting_since < limit)
+		return false;
+	node = xd_sessions_canary_waiting(ro->sessions);
+	snprintf(why, sizeof(why),
+		 "canary node '%.*s' did not answer within the timeout of %llu ms (%zu of %zu connected canaries answered)",
+		 XD_LOG_CLIP(strlen(node != NULL ? node : "?")),
+		 node != NULL ? node : "?", (unsigned long long)limit,
+		 st->answered, st->canaries);
+	roll_back(ro, XD_ROLLOUT_FAILED, why);
+	return true;
+}
+
 static void on_tick(uv_timer_t *h)
 {
 	struct xd_rollout *ro = h->data;
@@ -126,6 +166,8 @@ static void on_tick(uv_timer_t *h)
 		       (unsigned long long)st->id, state_names[st->state]);
 	xd_sessions_canaries(ro->sessions, &st->canaries, &st->answered);
 	if (st->answered < st->canaries) {
+		if (timed_out(ro))
+			return;
 		if (st->state == XD_ROLLOUT_BAKING &&
 		    uv_now(ro->loop) >= ro->bake_until && !ro->waiting_logged) {
 			ro->waiting_logged = true;
@@ -135,12 +177,13 @@ static void on_tick(uv_timer_t *h)
 		}
 		return;
 	}
+	ro->waiting = false;
 	if (st->state == XD_ROLLOUT_CANARY) {
 		ro->bake_until = uv_now(ro->loop) + ro->cfg->rollout.bake_ms;
 		st->baking_ms = xd_wall_ms();
 		move(ro, XD_ROLLOUT_BAKING, "every canary answered");
 		if (st->canaries == 0)
-			xd_warn("rollout %llu: no canary is connected; baking %llu ms with none",
+			xd_warn("rollout %llu: NO CANARY IS CONNECTED: the change reaches every node unproven once the bake of %llu ms is over, unless a canary connects and answers first or an operator aborts it",
 				(unsigned long long)st->id,
 				(unsigned long long)ro->cfg->rollout.bake_ms);
 		else
@@ -302,6 +345,7 @@ size_t xd_rollout_install(void *rollout, struct xd_snapshot **snaps,
 	st->keys = keys;
 	st->reason[0] = '\0';
 	ro->waiting_logged = false;
+	ro->waiting = false;
 	xd_sessions_canaries(ro->sessions, &st->canaries, &st->answered);
 	xd_info("rollout %llu (%s): %zu snapshot key%s changed; served to the canaries first (%zu connected), everyone else keeps the previous snapshots (bake %llu ms, max_nacks %llu)",
 		(unsigned long long)st->id, trigger, keys, keys == 1 ? "" : "s",
@@ -353,6 +397,14 @@ int xd_rollout_abort(struct xd_rollout *ro, const char *who, char *why,
 		     size_t len)
 {
 	return operator_ends(ro, false, who, why, len);
+}
+
+void xd_rollout_on_rest(struct xd_rollout *ro, xd_rollout_rest_fn fn,
+			void *arg)
+{
+	XD_ASSERT_LOOP();
+	ro->on_rest = fn;
+	ro->on_rest_arg = arg;
 }
 
 const struct xd_rollout_status *xd_rollout_status(const struct xd_rollout *ro)

@@ -15,9 +15,11 @@
  *             `max_nacks` NACKs from canaries; then, once every canary
  *             connected then has answered too, promoted
  *   promoted  the candidate became the stable set: everyone has it
- *   failed    more than `max_nacks` NACKs: rolled back, canaries are
- *             served the stable set again; the change is not served
- *             until the next reload
+ *   failed    more than `max_nacks` NACKs, or a connected canary
+ *             that has not answered for `timeout` (since the rollout
+ *             started, or since every canary had answered): rolled
+ *             back, canaries are served the stable set again; the
+ *             change is not served until the next reload
  *   aborted   rolled back by an operator, or replaced by a reload that
  *             changes nothing
  *
@@ -32,7 +34,12 @@
  * changes count: a canary whose snapshot it leaves alone proves nothing.
  * A NACKed type counts as answered, so that NACKs within max_nacks do
  * not hold the rollout up. With no canary connected, nothing holds it
- * either: it bakes and is promoted (and the log says there was none).
+ * either: it bakes and is promoted, unproven (and the log warns of it,
+ * as the bake starts and at the promotion): a canary that connects
+ * while it bakes is waited for, an operator may abort it.
+ *
+ * Whoever keeps the last good state hears when a rollout comes to rest
+ * (xd_rollout_on_rest): only a promoted change is saved.
  *
  * Ownership: the rollout borrows the loop, configuration, cache and
  * sessions (all must outlive it) and owns its timer and its records.
@@ -115,6 +122,13 @@ int xd_rollout_promote(struct xd_rollout *ro, const char *who, char *why,
 		       size_t len);
 int xd_rollout_abort(struct xd_rollout *ro, const char *who, char *why,
 		     size_t len);
+
+/* Called as a rollout comes to rest: `promoted`, or failed or aborted
+ * (a rollout replaced by a newer one does not come to rest). */
+typedef void (*xd_rollout_rest_fn)(void *arg, bool promoted);
+
+void xd_rollout_on_rest(struct xd_rollout *ro, xd_rollout_rest_fn fn,
+			void *arg);
 
 const struct xd_rollout_status *xd_rollout_status(const struct xd_rollout *ro);
 
