@@ -246,6 +246,17 @@ static int load_initial(struct daemon *d)
 	xd_reloader_on_done(d->reloader, reloaded, d);
 	if (d->cfg->state_dir != NULL)
 		xd_reloader_set_state_dir(d->reloader, d->cfg->state_dir);
+	d->sessions = xd_sessions_new(&d->loop, d->cache, d->cfg);
+	if (d->cfg->rollout.on) {
+		/* before the first load: what differs from the last good
+		 * state goes to the canaries first (reload.h) */
+		d->rollout = xd_rollout_new(&d->loop, d->cfg, d->cache,
+					    d->sessions);
+		xd_reloader_set_install(d->reloader, xd_rollout_install,
+					d->rollout);
+		xd_rollout_on_rest(d->rollout, xd_reloader_rollout_over,
+				   d->reloader);
+	}
 	/* etcd's snapshots are read once serving (etcd/etcd.h) */
 	if (d->cfg->source == XD_SOURCE_ETCD)
 		return 0;
@@ -373,13 +384,6 @@ int xd_daemon_run(const struct xd_config *cfg)
 
 	if (load_tls(&d) != 0 || load_initial(&d) != 0)
 		goto fail;
-	d.sessions = xd_sessions_new(&d.loop, d.cache, cfg);
-	if (cfg->rollout.on) {
-		/* every reload after the first goes to the canaries first */
-		d.rollout = xd_rollout_new(&d.loop, cfg, d.cache, d.sessions);
-		xd_reloader_set_install(d.reloader, xd_rollout_install,
-					d.rollout);
-	}
 	opts.handler = xd_sessions_handler(d.sessions);
 	d.csds = xd_csds_service_new(cfg, d.sessions);
 	opts.csds_handler = xd_csds_service_handler(d.csds);

@@ -427,6 +427,10 @@ struct xd_laststate {
 	bool waiting;
 	struct xd_snapkey *next;
 	size_t nnext;
+	/* A staged rollout's change, saved once promoted
+	 * (xd_laststate_held): one set at most, the newest. */
+	struct xd_snapkey *held;
+	size_t nheld;
 };
 
 struct xd_laststate *xd_laststate_new(uv_loop_t *loop, const char *dir)
@@ -578,35 +582,89 @@ static void save_start(struct xd_laststate *s)
 	s->nkeys = 0;
 }
 
-void xd_laststate_accepted(struct xd_laststate *s, const char *source,
-			   struct xd_load *load)
+/* The snapshots of `source` load again: the saved state, if it was
+ * served, no longer is. */
+static void no_longer_refused(struct xd_laststate *s, const char *source)
 {
 	char when[32];
 
+	if (!s->info.serving)
+		return;
+	xd_jw_time(when, s->info.served_saved_at_ms);
+	xd_info("the snapshots of %s are accepted: no longer serving the last good state saved %s",
+		source, when);
+	s->info.serving = false;
+	clear_errors(&s->info);
+}
+
+/* Saves `keys` (taken), now or after the save running. */
+static void save(struct xd_laststate *s, struct xd_snapkey *keys, size_t n)
+{
+	if (s->saving) {
+		/* the newest wins: one running, one waiting at most */
+		xd_snapdir_free(s->next, s->nnext);
+		s->next = keys;
+		s->nnext = n;
+		s->waiting = true;
+	} else {
+		s->keys = keys;
+		s->nkeys = n;
+		save_start(s);
+	}
+}
+
+/* A good load of `source` is in use: its files (taken) are saved, or,
+ * `hold`, held until its rollout is promoted. Either way a change held
+ * before is superseded (the newest wins). */
+static void in_use(struct xd_laststate *s, const char *source,
+		   struct xd_load *load, bool hold)
+{
 	XD_ASSERT_LOOP();
 	XD_ASSERT_INFO(load->rc == 0 && load->keys != NULL,
 		       "last good state of %s: a load that failed (%s)",
 		       source, s->path);
-	if (s->info.serving) {
-		xd_jw_time(when, s->info.served_saved_at_ms);
-		xd_info("the snapshots of %s are accepted: no longer serving the last good state saved %s",
-			source, when);
-		s->info.serving = false;
-		clear_errors(&s->info);
-	}
-	if (s->saving) {
-		/* the newest wins: one running, one waiting at most */
-		xd_snapdir_free(s->next, s->nnext);
-		s->next = load->keys;
-		s->nnext = load->nkeys;
-		s->waiting = true;
+	no_longer_refused(s, source);
+	xd_snapdir_free(s->held, s->nheld);
+	s->held = NULL;
+	s->nheld = 0;
+	if (hold) {
+		s->held = load->keys;
+		s->nheld = load->nkeys;
+		xd_info("the last good state in %s is kept as it is until the staged change is promoted",
+			s->path);
 	} else {
-		s->keys = load->keys;
-		s->nkeys = load->nkeys;
-		save_start(s);
+		save(s, load->keys, load->nkeys);
 	}
 	load->keys = NULL; /* taken */
 	load->nkeys = 0;
+}
+
+void xd_laststate_accepted(struct xd_laststate *s, const char *source,
+			   struct xd_load *load)
+{
+	in_use(s, source, load, false);
+}
+
+void xd_laststate_held(struct xd_laststate *s, const char *source,
+		       struct xd_load *load)
+{
+	in_use(s, source, load, true);
+}
+
+void xd_laststate_proven(struct xd_laststate *s, bool promoted)
+{
+	XD_ASSERT_LOOP();
+	if (s->held == NULL)
+		return;
+	if (promoted) {
+		save(s, s->held, s->nheld);
+	} else {
+		xd_info("the change rolled back is not saved: the last good state in %s stays the last one promoted",
+			s->path);
+		xd_snapdir_free(s->held, s->nheld);
+	}
+	s->held = NULL;
+	s->nheld = 0;
 }
 
 const struct xd_laststate_info *xd_laststate_info(const struct xd_laststate *s)
@@ -627,6 +685,7 @@ void xd_laststate_free(struct xd_laststate *s)
 	XD_ASSERT_INFO(!s->saving, "last good state %s freed while saving",
 		       s->path);
 	xd_snapdir_free(s->next, s->nnext);
+	xd_snapdir_free(s->held, s->nheld);
 	clear_errors(&s->info);
 	free(s->info.last_save_error);
 	free(s->dir);

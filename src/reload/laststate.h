@@ -11,7 +11,7 @@
  * it before the restart are sent nothing new.
  *
  * STATE_DIR/snapshots.state, written whole after each accepted load
- * (the first included) to a temporary file in STATE_DIR, fsync'd,
+ * (the first included; with `rollout:`, once its rollout is promoted) to a temporary file in STATE_DIR, fsync'd,
  * renamed over the old one, and the directory fsync'd: a crash leaves
  * the old state or the new one, never a mix. Little-endian:
  *
@@ -26,7 +26,8 @@
  *
  * Saves run on libuv's thread pool, one at a time: an accepted load
  * that comes while one runs waits, and a newer one replaces it (so at
- * most two sets of files are held). A save that fails is logged and
+ * most two sets of files are held, and a staged rollout's change
+ * besides, xd_laststate_held). A save that fails is logged and
  * counted; it never fails the load that asked for it.
  *
  * Ownership: the reloader owns it (reload.h, xd_reloader_set_state_dir)
@@ -108,6 +109,19 @@ void xd_laststate_serving(struct xd_laststate *s, const char *source,
  */
 void xd_laststate_accepted(struct xd_laststate *s, const char *source,
 			   struct xd_load *load);
+
+/*
+ * With a staged rollout (rollout/rollout.h), what is saved is what has
+ * been proven: a load accepted and staged for the canaries is held
+ * (its files taken; a newer one replaces it), the saved state, if it
+ * was served, no longer is, and nothing is written. Once the rollout
+ * comes to rest, xd_laststate_proven saves what is held if it was
+ * promoted and drops it otherwise (failed, aborted): a restart then
+ * finds the last state every node was served.
+ */
+void xd_laststate_held(struct xd_laststate *s, const char *source,
+		       struct xd_load *load);
+void xd_laststate_proven(struct xd_laststate *s, bool promoted);
 
 const struct xd_laststate_info *xd_laststate_info(const struct xd_laststate *s);
 

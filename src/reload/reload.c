@@ -9,6 +9,7 @@
 #include "snapshot/loader.h"
 #include "util/clock.h"
 #include "util/common.h"
+#include "util/jsonw.h"
 #include "util/log.h"
 #include "util/loop_thread.h"
 #include "util/xalloc.h"
@@ -346,12 +347,92 @@ static void saved_done(struct xd_reloader *r)
 	r->saved.wanted = false;
 }
 
+/* ---------------- with a staged rollout ---------------- */
+
+/*
+ * Puts a good load's snapshots (`snaps`, taken) in use and returns the
+ * keys changed; `*staged`: a rollout holds them for its canaries, so
+ * they are not yet the last good state (xd_laststate_held).
+ *
+ * Without a rollout, everyone is served them. With one, a reload's
+ * change goes to the canaries first. The first snapshots served go to
+ * everyone too, unless a last good state was saved (r->saved, loaded
+ * for this): then every node is served that state, the last one every
+ * node had, and what the snapshots change from it goes to the canaries
+ * first, as a reload's change would. A restart after a rollout that
+ * failed thus does not hand the files it rejected to the whole fleet.
+ */
+static size_t put_in_use(struct xd_reloader *r, struct xd_snapshot **snaps,
+			 size_t n, const char *trigger, bool *staged)
+{
+	struct xd_snapshot **saved;
+	size_t nsaved, keys;
+	char when[32];
+
+	*staged = false;
+	if (r->install != NULL && r->serving) {
+		keys = r->install(r->install_arg, snaps, n, trigger);
+		*staged = keys > 0;
+		return keys;
+	}
+	if (r->install == NULL || !r->saved.wanted ||
+	    r->saved.found != XD_LASTSTATE_LOADED) {
+		if (r->install != NULL && r->saved.wanted &&
+		    r->saved.found == XD_LASTSTATE_BAD) {
+			log_errors(&r->saved.why);
+			xd_warn("the last good state in %s is unusable: the snapshots of %s go to every node at once",
+				xd_laststate_info(r->last)->dir, r->dir);
+		}
+		return xd_cache_replace(r->cache, snaps, n);
+	}
+	XD_ASSERT_INFO(r->last != NULL,
+		       "saved state of %s loaded without a state directory",
+		       r->dir);
+	saved = xd_load_take(&r->saved.load, &nsaved);
+	xd_cache_replace(r->cache, saved, nsaved);
+	free(saved);
+	keys = r->install(r->install_arg, snaps, n, trigger);
+	xd_jw_time(when, r->saved.saved_at_ms);
+	if (keys == 0) {
+		xd_info("%s: the snapshots of %s are the last good state saved %s: every node is served them",
+			trigger, r->dir, when);
+		return nsaved;
+	}
+	*staged = true;
+	xd_warn("%s: the snapshots of %s differ from the last good state saved %s in %zu snapshot key%s: every node is served the saved state, and the change goes to the canaries first",
+		trigger, r->dir, when, keys, keys == 1 ? "" : "s");
+	return keys;
+}
+
+/* A good load is in use: it is the last good state, or, `staged`, it
+ * is held until its rollout is promoted. */
+static void keep_last_good(struct xd_reloader *r, struct xd_load *load,
+			   bool staged)
+{
+	if (r->last == NULL)
+		return;
+	if (staged)
+		xd_laststate_held(r->last, r->dir, load);
+	else
+		xd_laststate_accepted(r->last, r->dir, load);
+}
+
+void xd_reloader_rollout_over(void *reloader, bool promoted)
+{
+	struct xd_reloader *r = reloader;
+
+	XD_ASSERT_LOOP();
+	if (r->last != NULL)
+		xd_laststate_proven(r->last, promoted);
+}
+
 int xd_reloader_load_first(struct xd_reloader *r)
 {
 	struct xd_load load;
 	struct xd_snapshot **snaps;
 	struct xd_reload_record *rec;
 	size_t n;
+	bool staged;
 
 	XD_ASSERT_LOOP();
 	XD_ASSERT_INFO(r->state == IDLE && r->nhistory == 0,
@@ -385,11 +466,18 @@ int xd_reloader_load_first(struct xd_reloader *r)
 	xd_info("loaded %zu snapshot%s from %zu file%s (%zu bytes) in %.3f s",
 		n, n == 1 ? "" : "s", load.files, load.files == 1 ? "" : "s",
 		load.bytes, load.seconds);
-	rec->changed = xd_cache_replace(r->cache, snaps, n);
+	/* with a rollout, the saved state decides who is served them */
+	r->saved.wanted = r->install != NULL && r->last != NULL;
+	if (r->saved.wanted)
+		r->saved.found = xd_laststate_load(r->last, r->schema,
+						   &r->saved.load,
+						   &r->saved.saved_at_ms,
+						   &r->saved.why);
+	rec->changed = put_in_use(r, snaps, n, "start-up", &staged);
+	saved_done(r);
 	r->serving = true;
 	free(snaps);
-	if (r->last != NULL)
-		xd_laststate_accepted(r->last, r->dir, &load);
+	keep_last_good(r, &load, staged);
 	xd_load_free(&load);
 	return 0;
 }
@@ -427,7 +515,8 @@ static void work(uv_work_t *w)
 	} else {
 		xd_load_dir(r->schema, r->dir, r->prev, r->nprev, &r->result);
 	}
-	if (r->saved.wanted && r->result.rc != 0)
+	/* refused: served instead; with a rollout: put_in_use() */
+	if (r->saved.wanted && (r->result.rc != 0 || r->install != NULL))
 		r->saved.found = xd_laststate_load(r->last, r->schema,
 						   &r->saved.load,
 						   &r->saved.saved_at_ms,
@@ -503,6 +592,7 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 	struct xd_snapshot **snaps;
 	struct xd_diag errors = XD_DIAG_INIT;
 	size_t n;
+	bool staged;
 
 	XD_ASSERT_INFO(r->tls != NULL || r->tls_next == NULL,
 		       "TLS files read for the plaintext listener (%s)", r->dir);
@@ -533,14 +623,10 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 	count_moves(r, rec->diff, true);
 	snaps = xd_load_take(load, &n);
 	log_snapshots(snaps, n);
-	/* the first snapshots served go to everyone (an etcd source's
-	 * first load comes here): there is nothing to stage them beside */
-	rec->changed = r->install != NULL && r->serving ?
-			       r->install(r->install_arg, snaps, n, r->trigger) :
-			       xd_cache_replace(r->cache, snaps, n);
+	/* an etcd source's first load comes here too */
+	rec->changed = put_in_use(r, snaps, n, r->trigger, &staged);
 	free(snaps);
-	if (r->last != NULL)
-		xd_laststate_accepted(r->last, r->dir, load);
+	keep_last_good(r, load, staged);
 	if (r->tls != NULL) {
 		xd_tls_use(r->tls, r->tls_next);
 		r->tls_next = NULL; /* taken */
@@ -693,6 +779,7 @@ static void start(struct xd_reloader *r)
 	/* refused with nothing served: the last good state instead (a dry
 	 * run serves nothing) */
 	r->saved.wanted = r->last != NULL && !r->serving && !r->dry;
+	r->saved.found = XD_LASTSTATE_NONE; /* until work() looks */
 	if (r->source != NULL && r->dry_dir == NULL)
 		r->source(r->source_arg, &r->keys, &r->nkeys, &r->keys_diag);
 	if (uv_queue_work(r->loop, &r->work, work, work_done) == 0)

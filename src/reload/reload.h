@@ -36,7 +36,10 @@
  * is served yet (the first load at start, or an etcd source's first)
  * and the snapshots are refused, the saved state is served instead
  * (its record says last_good); later reloads go on refusing the broken
- * snapshots until they are fixed.
+ * snapshots until they are fixed. With a staged rollout as well, what
+ * is saved is what was promoted (xd_reloader_rollout_over), and good
+ * first snapshots that differ from the saved state are staged: every
+ * node is served the saved state, the canaries the snapshots.
  *
  * systemd hears RELOADING=1 and READY=1 around each reload once
  * snapshots are in use; before that (a source whose first load comes
@@ -127,13 +130,21 @@ void xd_reloader_set_source(struct xd_reloader *r, xd_reload_source_fn fn,
  * xd_cache_replace; a staged rollout, rollout/rollout.h, gives its
  * own): takes over `snaps` and returns the number of keys changed. The
  * first snapshots served (the first load, or a source's first good
- * reload) always go to the cache.
+ * reload) go to the cache, but for what differs from a saved last good
+ * state (above). Set before the first load.
  */
 typedef size_t (*xd_reload_install_fn)(void *arg, struct xd_snapshot **snaps,
 				       size_t n, const char *trigger);
 
 void xd_reloader_set_install(struct xd_reloader *r, xd_reload_install_fn fn,
 			     void *arg);
+
+/*
+ * The staged rollout came to rest (rollout.h, xd_rollout_on_rest):
+ * `promoted`, what it staged is saved as the last good state; failed
+ * or aborted, it is not. `reloader` is the xd_reloader.
+ */
+void xd_reloader_rollout_over(void *reloader, bool promoted);
 
 /*
  * Keeps the last good state in `dir` (laststate.h), which must outlive
