@@ -414,7 +414,8 @@ int xd_daemon_run(const struct xd_config *cfg)
 	else
 		xd_info("xdsd " PACKAGE_VERSION " listening on %s", cfg->listen);
 	log_trusted_proxies(cfg);
-	d.notify = xd_notify_start(&d.loop, d.cache, d.sessions, d.reloader);
+	d.notify = xd_notify_start(&d.loop, d.cache, d.sessions, d.reloader,
+				   d.rollout);
 	if (d.served) {
 		xd_notify_status(d.notify, "READY=1");
 		if (d.admin != NULL)

@@ -24,6 +24,7 @@ struct xd_notify {
 	const struct xd_cache *cache;
 	struct xd_sessions *sessions;
 	const struct xd_reloader *reloader;
+	const struct xd_rollout *rollout; /* NULL: no `rollout:` */
 };
 
 /* 1234567 as "1,234,567": figures an operator reads at a glance. */
@@ -109,6 +110,39 @@ static size_t last_good(char *out, size_t len, const struct xd_reloader *r)
 	return k < 0 ? 0 : (size_t)k < len ? (size_t)k : len - 1;
 }
 
+/* A rollout under way, or the last one failed, comes next: what
+ * canaries are served is not what everyone is, or the files on disk
+ * are not what is served. */
+static size_t rollout_text(char *out, size_t len, const struct xd_rollout *ro)
+{
+	const struct xd_rollout_status *st;
+	char ago[32], reason[STATUS_ERROR_MAX * 4 + 1];
+	int k;
+
+	if (ro == NULL)
+		return 0;
+	st = xd_rollout_status(ro);
+	if (xd_rollout_active(ro) && st->canaries == 0) {
+		k = snprintf(out, len, "rollout %llu %s with NO CANARY connected; ",
+			     (unsigned long long)st->id,
+			     xd_rollout_state_name(st->state));
+	} else if (xd_rollout_active(ro)) {
+		k = snprintf(out, len, "rollout %llu %s: %zu of %zu canar%s answered; ",
+			     (unsigned long long)st->id,
+			     xd_rollout_state_name(st->state), st->answered,
+			     st->canaries, st->canaries == 1 ? "y" : "ies");
+	} else if (st->state == XD_ROLLOUT_FAILED) {
+		age(ago, sizeof(ago), xd_wall_ms() - st->ended_ms);
+		xd_log_escape(reason, sizeof(reason), st->reason,
+			      strnlen(st->reason, STATUS_ERROR_MAX));
+		k = snprintf(out, len, "ROLLOUT %llu FAILED %s ago, rolled back: %s; ",
+			     (unsigned long long)st->id, ago, reason);
+	} else {
+		return 0;
+	}
+	return k < 0 ? 0 : (size_t)k < len ? (size_t)k : len - 1;
+}
+
 void xd_notify_status(struct xd_notify *n, const char *extra)
 {
 	const struct xd_reload_record *rec = NULL;
@@ -121,6 +155,7 @@ void xd_notify_status(struct xd_notify *n, const char *extra)
 	if (xd_reload_history_count(n->reloader) > 0)
 		rec = xd_reload_history(n->reloader, 0);
 	k = last_good(status, sizeof(status), n->reloader);
+	k += rollout_text(status + k, sizeof(status) - k, n->rollout);
 	xd_notify_format(status + k, sizeof(status) - k,
 			 xd_cache_count(n->cache),
 			 n->sessions != NULL ?
@@ -147,7 +182,8 @@ static void on_watchdog_timer(uv_timer_t *t XD_UNUSED)
 struct xd_notify *xd_notify_start(uv_loop_t *loop,
 				  const struct xd_cache *cache,
 				  struct xd_sessions *sessions,
-				  const struct xd_reloader *reloader)
+				  const struct xd_reloader *reloader,
+				  const struct xd_rollout *rollout)
 {
 	struct xd_notify *n;
 	uint64_t usec = 0;
@@ -159,6 +195,7 @@ struct xd_notify *xd_notify_start(uv_loop_t *loop,
 	n->cache = cache;
 	n->sessions = sessions;
 	n->reloader = reloader;
+	n->rollout = rollout;
 	uv_timer_init(loop, &n->status_timer);
 	uv_timer_init(loop, &n->watchdog_timer);
 	n->open_handles = 2;

@@ -9,7 +9,11 @@
  *   "serving 3 snapshots to 1,234 streams; last reload FAILED 5 s ago: <error>"
  * ("...; reloading" while one runs), led by "SERVING THE LAST GOOD STATE
  * saved <time>: the snapshots are refused (N errors); " while the last
- * good state is served (reload/laststate.h), and is sent again every
+ * good state is served (reload/laststate.h), then, with `rollout:`,
+ * by "rollout N canary: A of C canaries answered; " (or "baking", or
+ * "with NO CANARY connected") while a staged rollout is under way and
+ * "ROLLOUT N FAILED <age> ago, rolled back: <why>; " after one failed
+ * (rollout/rollout.h), and is sent again every
  * XD_NOTIFY_STATUS_MS and whenever xd_notify_status is called (when
  * serving starts, after each reload).
  *
@@ -21,8 +25,9 @@
  *
  * Without NOTIFY_SOCKET (not run by systemd) nothing is started.
  *
- * Ownership: borrows the loop, cache, sessions and reloader (all must
- * outlive it until xd_notify_stop's timers have closed). Thread: loop.
+ * Ownership: borrows the loop, cache, sessions, reloader and rollout
+ * (NULL: none), all of which must outlive it until xd_notify_stop's
+ * timers have closed. Thread: loop.
  */
 #ifndef XD_DAEMON_NOTIFY_H
 #define XD_DAEMON_NOTIFY_H
@@ -34,6 +39,7 @@
 
 #include "cache/cache.h"
 #include "reload/reload.h"
+#include "rollout/rollout.h"
 #include "protocol/session.h"
 
 #define XD_NOTIFY_STATUS_MS 5000
@@ -44,7 +50,8 @@ struct xd_notify;
 struct xd_notify *xd_notify_start(uv_loop_t *loop,
 				  const struct xd_cache *cache,
 				  struct xd_sessions *sessions,
-				  const struct xd_reloader *reloader);
+				  const struct xd_reloader *reloader,
+				  const struct xd_rollout *rollout);
 
 /* Sends STATUS= now, with `extra` ("READY=1", say; may be NULL) in the
  * same message. n may be NULL: nothing to tell. */
