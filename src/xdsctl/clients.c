@@ -4,7 +4,8 @@
  * /clients as a table, one stream a row, each NACK's message under its
  * stream; a type whose response waits for its answer shows for how long
  * ("listeners:pending(12s)"). The identity is
- * what the client's certificate proved over mTLS, "-" without one.
+ * what the client's certificate proved over mTLS, "-" without one;
+ * CANARY says "yes" for a canary of a staged rollout (`rollout:`).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 #include "xdsctl/ctl.h"
 #include "xdsctl/show.h"
 
-#define NCOLS 8
+#define NCOLS 9
 
 /* "clusters:synced endpoints:nacked" */
 static char *type_states(json_t *types)
@@ -73,7 +74,7 @@ static void nack_notes(struct xc_table *tab, json_t *types)
 static void print_table(json_t *doc, const struct xc_opts *o, const char *glob)
 {
 	static const char *const head[NCOLS] = {
-		"NODE", "CLUSTER", "PEER", "IDENTITY", "METHOD", "SNAPSHOT", "STATE", "TYPES",
+		"NODE", "CLUSTER", "PEER", "IDENTITY", "METHOD", "SNAPSHOT", "CANARY", "STATE", "TYPES",
 	};
 	json_t *list = json_object_get(doc, "clients"), *c;
 	struct xc_table *tab;
@@ -101,8 +102,10 @@ static void print_table(json_t *doc, const struct xc_opts *o, const char *glob)
 		row[3] = xc_text(c, "identity", b[3], sizeof(b[3])); /* null: "-" */
 		row[4] = method;
 		row[5] = xc_text(c, "snapshot", b[5], sizeof(b[5]));
-		row[6] = xc_text(c, "state", b[6], sizeof(b[6]));
-		row[7] = states;
+		/* served a staged rollout's change first */
+		row[6] = json_is_true(json_object_get(c, "canary")) ? "yes" : "-";
+		row[7] = xc_text(c, "state", b[7], sizeof(b[7]));
+		row[8] = states;
 		xc_table_row(tab, row);
 		nack_notes(tab, types);
 		free(method);
