@@ -1240,6 +1240,44 @@ START_TEST(rollout_after_the_first_load)
 }
 END_TEST
 
+/* With rollout: and a saved state, what etcd holds at start that
+ * differs from that state goes to the canaries first: the other nodes
+ * are served the saved state. */
+START_TEST(restart_stages_what_differs_from_the_last_good_state)
+{
+	struct etcd *e = etcd_new();
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s, *canary;
+	char *state = xdtest_snapdir(), extra[512];
+
+	snprintf(extra, sizeof(extra),
+		 "state_dir: %s\nrollout:\n  canary: ['canary-*']\n  bake: 1h\n",
+		 state);
+	etcd_run(e);
+	put_clusters(e, "default", "c", 2);
+	d = start_with(e, extra);
+	s = client(d, &c, 2);
+	ck_assert(xdt_daemon_wait_log(d, "saved the last good state", SERVED_MS));
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	xdt_daemon_stop(d, STOP_MS);
+
+	put_clusters(e, "default", "c", 3);
+	d = start_with(e, extra);
+	s = client(d, &c, 2); /* node "n": the saved state */
+	canary = xdc_watch_clusters(c, "canary-1", "any");
+	ck_assert_int_eq(xdc_next_clusters(canary, SERVED_MS, NULL), 3);
+	ck_assert_int_eq(xdc_next_clusters(s, 500, NULL), -1);
+	ck_assert(xdt_daemon_wait_log(d, "differ from the last good state saved ", SERVED_MS));
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1 (etcd", SERVED_MS));
+	ck_assert_int_eq(xdt_daemon_log_count(d, "saved the last good state"), 0);
+	xdc_stream_free(canary);
+	finish(s, c, d, e);
+	free(state);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("etcd");
@@ -1258,6 +1296,7 @@ int main(void)
 	tcase_add_test(tc, replicas_serve_identical_bytes);
 	tcase_add_test(tc, mutual_tls);
 	tcase_add_test(tc, rollout_after_the_first_load);
+	tcase_add_test(tc, restart_stages_what_differs_from_the_last_good_state);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

@@ -661,6 +661,245 @@ START_TEST(percent_picks_nodes_by_their_id)
 }
 END_TEST
 
+/* ---------------- with the last good state (state_dir:) ---------------- */
+
+#define SAVED "saved the last good state to "
+
+/* `rollout` (its lines) and a state_dir of `state`, malloc'd. */
+static char *with_state(const char *rollout, const char *state)
+{
+	char *cfg;
+
+	ck_assert(asprintf(&cfg, "%sstate_dir: %s\n", rollout, state) > 0);
+	return cfg;
+}
+
+/* A daemon with a short rollout of its own and a state_dir of *state
+ * (both malloc'd, with *dir and *cfg), started on one cluster, that
+ * state saved, and its fleet. */
+static struct xdt_daemon *start_saved(struct fleet *f, char **dir,
+				      char **state, char **cfg)
+{
+	struct xdt_daemon *d;
+
+	*dir = xdtest_snapdir();
+	*state = xdtest_snapdir();
+	xdtest_write_clusters(*dir, "default.yaml", "a", 1);
+	*cfg = with_state(ROLLOUT("1h"), *state);
+	d = start(*dir, *cfg);
+	/* nothing saved yet: the first load goes to everyone and is saved */
+	ck_assert(xdt_daemon_wait_log(d, SAVED, WAIT_MS));
+	fleet_open(f, d, 1);
+	return d;
+}
+
+/* The saved state's bytes (malloc'd, `*len`). */
+static char *state_bytes(const char *state, size_t *len)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/snapshots.state", state);
+	return xdtest_read_file(path, len);
+}
+
+/* The state on disk is still `bytes`, a while after the daemon could
+ * have saved another. */
+static void state_unchanged(const char *state, const char *bytes, size_t len)
+{
+	size_t now_len;
+	char *now;
+
+	xdtest_sleep_ms(QUIET_MS);
+	now = state_bytes(state, &now_len);
+	ck_assert_msg(now_len == len && memcmp(now, bytes, len) == 0,
+		      "the last good state in %s changed", state);
+	free(now);
+}
+
+/* The cell of `line` under the heading `col` of `table`'s first line
+ * (xdsctl's tables align each cell under its heading). */
+static char *cell_of(const char *table, const char *line_start,
+		     const char *col)
+{
+	const char *head = strstr(table, col), *line = strstr(table, line_start);
+	size_t at, n = 0;
+
+	ck_assert_msg(head != NULL && line != NULL, "no %s or %s in:\n%s", col,
+		      line_start, table);
+	at = (size_t)(head - table);
+	ck_assert(memchr(table, '\n', at) == NULL); /* in the heading */
+	ck_assert(strlen(line) > at);
+	while (line[at + n] != ' ' && line[at + n] != '\n' && line[at + n] != '\0')
+		n++;
+	return strndup(line + at, n);
+}
+
+/*
+ * With `rollout:`, the last good state is what was promoted: a change
+ * staged for the canaries is not saved, one promoted is, and one that
+ * fails is not. xdsctl clients says who the canaries are.
+ */
+START_TEST(only_a_promoted_change_is_saved)
+{
+	char *dir, *state, *cfg, *s0, *s1, *out, *c;
+	size_t len0, len1;
+	struct fleet f;
+	struct xdt_daemon *d = start_saved(&f, &dir, &state, &cfg);
+	int status;
+
+	s0 = state_bytes(state, &len0);
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1 (SIGHUP)", WAIT_MS));
+	peer_expect(&f.canary, 2, "canary");
+	peer_expect(&f.canary_d, 1, "delta canary");
+	wait_state(d, "baking");
+	state_unchanged(state, s0, len0);
+	ck_assert_int_eq(xdt_daemon_log_count(d, SAVED), 1);
+	ck_assert(logged(d, "is kept as it is until the staged change is promoted"));
+
+	/* the canaries, and only they, say yes */
+	ck_assert_int_eq(xdsctl(d, "clients", &out), 0);
+	c = cell_of(out, "canary-1 ", "CANARY");
+	ck_assert_str_eq(c, "yes");
+	free(c);
+	c = cell_of(out, "edge-1 ", "CANARY");
+	ck_assert_str_eq(c, "-");
+	free(c);
+	free(out);
+
+	free(xdt_admin(d, "POST", "/rollout/promote", NULL, &status, NULL));
+	ck_assert_int_eq(status, 200);
+	peer_expect(&f.other, 2, "the other node, promoted");
+	peer_expect(&f.other_d, 1, "the other delta node, promoted");
+	ck_assert(xdt_daemon_wait_log_count(d, SAVED, 2, WAIT_MS));
+	s1 = state_bytes(state, &len1);
+	ck_assert(len1 != len0 || memcmp(s1, s0, len0) != 0);
+
+	/* a change the canaries refuse is never saved */
+	xdtest_write_clusters(dir, "default.yaml", "a", 3);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 2 (SIGHUP)", WAIT_MS));
+	ck_assert_int_eq(peer_next(&f.canary, WAIT_MS), 3);
+	peer_answer(&f.canary, "cluster a-2: unknown extension");
+	ck_assert(xdt_daemon_wait_log(d, "rollout 2 failed", WAIT_MS));
+	ck_assert(xdt_daemon_wait_log(d, "the change rolled back is not saved", WAIT_MS));
+	state_unchanged(state, s1, len1);
+	ck_assert_int_eq(xdt_daemon_log_count(d, SAVED), 2);
+
+	fleet_close(&f);
+	stop(d);
+	free(s0);
+	free(s1);
+	free(cfg);
+	free(state);
+	free(dir);
+}
+END_TEST
+
+/*
+ * A restart after a rollout failed: the files on disk still hold the
+ * change the canaries refused. Every node is served the last good
+ * state (the last promoted), the canaries the files, as a reload would
+ * stage them; promoted, everyone has them and they are saved.
+ */
+START_TEST(restart_after_a_failed_rollout_stages_the_files)
+{
+	char *dir, *state, *cfg;
+	struct fleet f;
+	struct xdt_daemon *d = start_saved(&f, &dir, &state, &cfg);
+	int status;
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert_int_eq(peer_next(&f.canary, WAIT_MS), 2);
+	peer_answer(&f.canary, "cluster a-1: unknown extension");
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1 failed", WAIT_MS));
+	fleet_close(&f);
+	stop(d);
+
+	d = start(dir, cfg);
+	f.conn = xdc_connect(d->target);
+	peer_open(&f.canary, f.conn, false, "canary-1");
+	peer_open(&f.other, f.conn, false, "edge-1");
+	peer_open(&f.canary_d, f.conn, true, "canary-2");
+	peer_open(&f.other_d, f.conn, true, "edge-2");
+	peer_expect(&f.other, 1, "the other node: the last good state");
+	peer_expect(&f.other_d, 1, "the other delta node: the last good state");
+	peer_expect(&f.canary, 2, "the canary: the files");
+	peer_expect(&f.canary_d, 2, "the delta canary: the files");
+	peer_quiet(&f.other, "the other node while staged");
+	ck_assert_int_eq(xdt_daemon_log_count(d, SAVED), 0);
+	ck_assert(logged(d, "differ from the last good state saved "));
+	ck_assert(logged(d, "rollout 1 (start-up): 1 snapshot key changed"));
+
+	free(xdt_admin(d, "POST", "/rollout/promote", NULL, &status, NULL));
+	ck_assert_int_eq(status, 200);
+	peer_expect(&f.other, 2, "the other node, promoted");
+	peer_expect(&f.other_d, 1, "the other delta node, promoted");
+	ck_assert(xdt_daemon_wait_log(d, SAVED, WAIT_MS));
+
+	fleet_close(&f);
+	stop(d);
+	free(cfg);
+	free(state);
+	free(dir);
+}
+END_TEST
+
+/* The same files as the saved state at start: nothing to stage. */
+START_TEST(restart_on_the_saved_state_stages_nothing)
+{
+	char *dir = xdtest_snapdir(), *state = xdtest_snapdir(), *cfg;
+	struct xdt_daemon *d;
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 1);
+	cfg = with_state(ROLLOUT("1h"), state);
+	d = start(dir, cfg);
+	ck_assert(xdt_daemon_wait_log(d, SAVED, WAIT_MS));
+	stop(d);
+	d = start(dir, cfg);
+	ck_assert(xdt_daemon_wait_log(d, "are the last good state saved ", WAIT_MS));
+	want_state(d, "idle");
+	stop(d);
+	free(cfg);
+	free(state);
+	free(dir);
+}
+END_TEST
+
+/*
+ * rollout.timeout: a canary that is served the change and never
+ * answers fails the rollout, named, rather than hold it for ever.
+ */
+START_TEST(a_canary_that_never_answers_fails_it)
+{
+	char *dir, *v1;
+	struct fleet f;
+	struct xdt_daemon *d = start_fleet(&f, &dir, ROLLOUT("100ms") "  timeout: 1s\n");
+
+	v1 = strdup(f.canary.version);
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert_int_eq(peer_next(&f.canary, WAIT_MS), 2); /* not answered */
+	peer_expect(&f.canary_d, 1, "the delta canary");
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1 failed: canary node 'canary-1' did not answer within the timeout of 1000 ms (1 of 2 connected canaries answered)", WAIT_MS));
+	want_state(d, "failed");
+	/* answered late: it is served the previous snapshot again */
+	peer_answer(&f.canary, NULL);
+	peer_expect(&f.canary, 1, "the canary, rolled back");
+	ck_assert_str_eq(f.canary.version, v1);
+	peer_quiet(&f.other, "the other node");
+	peer_quiet(&f.other_d, "the other delta node");
+
+	free(v1);
+	fleet_close(&f);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("rollout");
@@ -675,6 +914,10 @@ int main(void)
 	tcase_add_test(tc, reload_may_not_orphan_a_canary);
 	tcase_add_test(tc, without_rollout_every_node_at_once);
 	tcase_add_test(tc, percent_picks_nodes_by_their_id);
+	tcase_add_test(tc, only_a_promoted_change_is_saved);
+	tcase_add_test(tc, restart_after_a_failed_rollout_stages_the_files);
+	tcase_add_test(tc, restart_on_the_saved_state_stages_nothing);
+	tcase_add_test(tc, a_canary_that_never_answers_fails_it);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

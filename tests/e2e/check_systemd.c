@@ -299,6 +299,51 @@ START_TEST(status_says_last_good_state)
 }
 END_TEST
 
+/*
+ * `rollout:`: STATUS= says a rollout is under way, with its canaries,
+ * and after a canary that never answers has failed it (rollout.timeout),
+ * that it failed and why, ahead of what is served.
+ */
+START_TEST(status_says_rollout_under_way_and_failed)
+{
+	struct notify_sock ns;
+	char *dir = xdtest_clusters_snapdir(1), *cfg, *m;
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+	char *v;
+
+	ck_assert(asprintf(&cfg, "listen: 127.0.0.1:0\nsnapshots: %s\n"
+				 "rollout:\n  canary: ['canary-*']\n  bake: 1h\n  timeout: 2s\n",
+			   dir) > 0);
+	sock_open(&ns);
+	d = start(&ns, cfg, NULL);
+	free(recv_matching(&ns, "READY=1", START_MS));
+	c = xdc_connect(d->target);
+	s = xdc_watch_clusters(c, "canary-1", "x");
+	ck_assert_int_eq(xdc_next_clusters(s, START_MS, &v), 1);
+	free(v);
+
+	/* the canary is sent the change and never answers it */
+	xdtest_write_clusters(dir, "default.yaml", "c", 2);
+	xdt_daemon_signal(d, SIGHUP);
+	m = recv_matching(&ns, "STATUS=rollout 1 ", STATUS_WAIT_MS);
+	ck_assert_msg(strstr(m, "STATUS=rollout 1 canary: 0 of 1 canary answered; serving 1 snapshot to 1 stream; ") != NULL,
+		      "got '%s'", m);
+	free(m);
+	m = recv_matching(&ns, "STATUS=ROLLOUT 1 FAILED ", STATUS_WAIT_MS);
+	ck_assert_msg(strstr(m, ", rolled back: canary node 'canary-1' did not answer within the timeout of 2000 ms (0 of 1 connected canaries answered); serving 1 snapshot to 1 stream; ") != NULL,
+		      "got '%s'", m);
+	free(m);
+
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	stop(d, &ns);
+	free(cfg);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("systemd");
@@ -310,6 +355,7 @@ int main(void)
 	tcase_add_test(tc, watchdog_keepalive);
 	tcase_add_test(tc, watchdog_of_another_process_ignored);
 	tcase_add_test(tc, status_says_last_good_state);
+	tcase_add_test(tc, status_says_rollout_under_way_and_failed);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

@@ -46,17 +46,6 @@ static void stop(struct xdt_daemon *d)
 	xdt_daemon_free(d);
 }
 
-static int count_of(const struct xdt_daemon *d, const char *needle)
-{
-	char *log = xdt_daemon_log(d);
-	int n = 0;
-
-	for (const char *p = log; (p = strstr(p, needle)) != NULL; p++)
-		n++;
-	free(log);
-	return n;
-}
-
 /* `n` clusters, written in place (truncated and rewritten). */
 static void write_in_place(const char *dir, const char *name,
 			   const char *prefix, int n)
@@ -155,7 +144,7 @@ START_TEST(burst_gives_one_reload)
 	ck_assert(xdt_daemon_wait_log(d, "reloaded 21 snapshots", SERVED_MS));
 	/* a second reload would come within watch_delay of the first */
 	ck_assert(!xdt_daemon_wait_log_count(d, RELOADING, 2, 1500));
-	ck_assert_int_eq(count_of(d, RELOADING), 1);
+	ck_assert_int_eq(xdt_daemon_log_count(d, RELOADING), 1);
 	stop(d);
 	free(dir);
 }
@@ -276,7 +265,7 @@ START_TEST(release_link_swapped)
 	}
 	/* nothing more to reload: one reload per swap */
 	ck_assert(!xdt_daemon_wait_log_count(d, RELOADING, 5, 1000));
-	ck_assert_int_eq(count_of(d, RELOADING), 4);
+	ck_assert_int_eq(xdt_daemon_log_count(d, RELOADING), 4);
 	xdc_stream_free(s);
 	xdc_conn_free(c);
 	stop(d);
@@ -339,7 +328,7 @@ static void configmap_swaps(const char *snapdir, const char *mount,
 			write_in_place(g, second, prefix, 10 + i);
 		}
 		free(g);
-		ck_assert_int_eq(count_of(d, RELOADING), i - 2);
+		ck_assert_int_eq(xdt_daemon_log_count(d, RELOADING), i - 2);
 		repoint(mount, "..data", "..data_tmp", gen);
 		if (i == 3) {
 			snprintf(target, sizeof(target), "..data/%s", second);
@@ -362,7 +351,7 @@ static void configmap_swaps(const char *snapdir, const char *mount,
 	}
 	/* nothing more to reload: one reload per swap */
 	ck_assert(!xdt_daemon_wait_log_count(d, RELOADING, 5, 1000));
-	ck_assert_int_eq(count_of(d, RELOADING), 4);
+	ck_assert_int_eq(xdt_daemon_log_count(d, RELOADING), 4);
 	if (s2 != NULL)
 		xdc_stream_free(s2);
 	xdc_stream_free(s);
@@ -485,8 +474,8 @@ START_TEST(off_by_default)
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 2);
 	xdtest_write_clusters(dir, "default.yaml", "c", 3);
 	ck_assert_int_eq(xdc_next_clusters(s, 1500, NULL), -1);
-	ck_assert_int_eq(count_of(d, "reloading"), 0);
-	ck_assert_int_eq(count_of(d, "watching"), 0);
+	ck_assert_int_eq(xdt_daemon_log_count(d, "reloading"), 0);
+	ck_assert_int_eq(xdt_daemon_log_count(d, "watching"), 0);
 	xdt_daemon_signal(d, SIGHUP);
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 3);
 	xdc_stream_free(s);

@@ -231,6 +231,17 @@ bool xdt_daemon_wait_log(const struct xdt_daemon *d, const char *needle,
 	return xdt_daemon_wait_log_count(d, needle, 1, timeout_ms);
 }
 
+int xdt_daemon_log_count(const struct xdt_daemon *d, const char *needle)
+{
+	char *log = xdt_daemon_log(d);
+	int n = 0;
+
+	for (const char *p = log; (p = strstr(p, needle)) != NULL; p++)
+		n++;
+	free(log);
+	return n;
+}
+
 bool xdt_daemon_wait_log_count(const struct xdt_daemon *d, const char *needle,
 			       int count, int timeout_ms)
 {

@@ -76,6 +76,9 @@ bool xdt_daemon_wait_log(const struct xdt_daemon *d, const char *needle,
 bool xdt_daemon_wait_log_count(const struct xdt_daemon *d, const char *needle,
 			       int count, int timeout_ms);
 
+/* How many times its log says `needle` now. */
+int xdt_daemon_log_count(const struct xdt_daemon *d, const char *needle);
+
 /* Its resident memory in kB (VmRSS), and whether it runs with
  * AddressSanitizer (whose quarantine keeps freed memory resident, so
  * that RSS says little about leaks there). */

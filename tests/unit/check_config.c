@@ -447,6 +447,7 @@ START_TEST(rollout_section)
 	ck_assert_uint_eq(cfg.rollout.bake_ms, 60000);
 	ck_assert_uint_eq(cfg.rollout.max_nacks, 0);
 	ck_assert_uint_eq(cfg.rollout.percent, 0);
+	ck_assert_uint_eq(cfg.rollout.timeout_ms, 10 * 60000);
 	f = open_memstream(&out, &len);
 	xd_config_print(&cfg, f);
 	fclose(f);
@@ -465,7 +466,8 @@ START_TEST(rollout_section)
 				   "  canary: ['canary-*', 'cluster:staging-*']\n"
 				   "  percent: 5\n"
 				   "  bake: 90s\n"
-				   "  max_nacks: 2\n"),
+				   "  max_nacks: 2\n"
+				   "  timeout: 0\n"),
 			 0);
 	ck_assert(cfg.rollout.on);
 	ck_assert_uint_eq(cfg.rollout.ncanary, 2);
@@ -473,6 +475,7 @@ START_TEST(rollout_section)
 	ck_assert_uint_eq(cfg.rollout.percent, 5);
 	ck_assert_uint_eq(cfg.rollout.bake_ms, 90000);
 	ck_assert_uint_eq(cfg.rollout.max_nacks, 2);
+	ck_assert_uint_eq(cfg.rollout.timeout_ms, 0);
 	f = open_memstream(&out, &len);
 	xd_config_print(&cfg, f);
 	fclose(f);
@@ -485,6 +488,7 @@ START_TEST(rollout_section)
 	ck_assert_uint_eq(again.rollout.percent, 5);
 	ck_assert_uint_eq(again.rollout.bake_ms, 90000);
 	ck_assert_uint_eq(again.rollout.max_nacks, 2);
+	ck_assert_uint_eq(again.rollout.timeout_ms, 0);
 	xd_config_free(&again);
 	free(out);
 	free(path);
