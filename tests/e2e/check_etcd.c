@@ -410,6 +410,27 @@ START_TEST(broken_at_start)
 }
 END_TEST
 
+/* `d`, whose etcd holds two clusters and which keeps a state directory:
+ * once it serves them, their version, returned once that state is saved
+ * and `d` stopped. */
+static char *served_saved_and_stopped(struct xdt_daemon *d)
+{
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+	char *v;
+
+	/* connected before the first load, a node has no snapshot yet */
+	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
+	c = xdc_connect(d->target);
+	s = xdc_watch_clusters(c, "n", "any");
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, &v), 2);
+	ck_assert(xdt_daemon_wait_log(d, "saved the last good state", SERVED_MS));
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	xdt_daemon_stop(d, STOP_MS);
+	return v;
+}
+
 /* A broken value at start with a saved state (state_dir): the saved
  * state is served, same version, and the daemon ready; the fix, when
  * the watch brings it, is served and ends that. */
@@ -424,16 +445,7 @@ START_TEST(broken_at_start_serves_last_good)
 	snprintf(extra, sizeof(extra), "state_dir: %s\nadmin_listen: 127.0.0.1:0\n", state);
 	etcd_run(e);
 	put_clusters(e, "default", "c", 2);
-	d = start_with(e, extra);
-	/* connected before the first load, a node has no snapshot yet */
-	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
-	c = xdc_connect(d->target);
-	s = xdc_watch_clusters(c, "n", "any");
-	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, &v1), 2);
-	ck_assert(xdt_daemon_wait_log(d, "saved the last good state", SERVED_MS));
-	xdc_stream_free(s);
-	xdc_conn_free(c);
-	xdt_daemon_stop(d, STOP_MS);
+	v1 = served_saved_and_stopped(start_with(e, extra));
 
 	ck_assert_int_eq(etcdctl(e, "put " PREFIX "default.yaml", "clusters: {}\n"), 0);
 	d = start_with(e, extra);
@@ -486,14 +498,7 @@ START_TEST(unreachable_at_start_serves_last_good)
 	ck_assert(xdt_daemon_metric(d, "xdsd_serving_last_good") == 0);
 	etcd_run(e);
 	put_clusters(e, "default", "c", 2);
-	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
-	c = xdc_connect(d->target);
-	s = xdc_watch_clusters(c, "n", "any");
-	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, &v1), 2);
-	ck_assert(xdt_daemon_wait_log(d, "saved the last good state", SERVED_MS));
-	xdc_stream_free(s);
-	xdc_conn_free(c);
-	xdt_daemon_stop(d, STOP_MS);
+	v1 = served_saved_and_stopped(d);
 
 	etcd_kill(e); /* its data stays, for etcd_run below */
 	d = start_with(e, extra);
