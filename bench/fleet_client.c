@@ -134,14 +134,16 @@ static void start_recv(struct client *c)
 	start_batch(c, &op, 1, &c->t_recv);
 }
 
-/* A channel to `target` and a stream on it; c's mutex held. */
+/* A channel to `target` (NULL: the one c has) and a stream on it; c's
+ * mutex held. */
 static void open_stream(struct client *c, const char *target)
 {
 	grpc_op ops[2];
 	grpc_slice method = grpc_slice_from_static_string(
 		c->conf->envoy.mode == SOTW ? ADS_SOTW : ADS_DELTA);
 
-	c->ch = make_channel(c->conf, target);
+	if (target != NULL)
+		c->ch = make_channel(c->conf, target);
 	c->call = grpc_channel_create_call(c->ch, NULL, GRPC_PROPAGATE_DEFAULTS,
 					   c->cq, method, NULL,
 					   gpr_inf_future(GPR_CLOCK_REALTIME),
@@ -174,12 +176,16 @@ void client_start(struct client *c)
 }
 
 /* The old call is over (no batch left): let it and its channel go, and
- * open a stream on the failover target. */
+ * open a stream on the failover target; a retry there keeps the channel,
+ * whose reconnection backoff then paces it. */
 static void reopen(struct client *c)
 {
+	bool retry = c->env.stream_no > 0;
+
 	c->reopen_due = false;
 	grpc_call_unref(c->call);
-	grpc_channel_destroy(c->ch);
+	if (!retry)
+		grpc_channel_destroy(c->ch);
 	grpc_metadata_array_destroy(&c->imd);
 	grpc_metadata_array_destroy(&c->tmd);
 	grpc_metadata_array_init(&c->imd);
@@ -189,7 +195,7 @@ static void reopen(struct client *c)
 	c->dead = false;
 	c->send_busy = false;
 	envoy_reopen(&c->env);
-	open_stream(c, c->conf->failover_target);
+	open_stream(c, retry ? NULL : c->conf->failover_target);
 }
 
 void client_cancel(struct client *c)
@@ -256,9 +262,12 @@ static void on_status(struct client *c)
 	c->dead = true;
 	if (atomic_load(&cnt->stopping))
 		return;
-	if (c->conf->failover_target != NULL && c->env.stream_no == 0 && c->env.t_full) {
+	/* the server died: reopen on the other one; there, a stream that
+	 * could not open (UNAVAILABLE) is opened again, as an Envoy does */
+	if (c->conf->failover_target != NULL && c->env.t_full &&
+	    (c->env.stream_no == 0 || c->status == GRPC_STATUS_UNAVAILABLE)) {
 		c->reopen_due = true;
-		atomic_fetch_add(&cnt->reconnects, 1);
+		atomic_fetch_add(c->env.stream_no == 0 ? &cnt->reconnects : &cnt->retries, 1);
 		return;
 	}
 	atomic_fetch_add(&cnt->failed, 1);

@@ -28,8 +28,10 @@ struct fleet_counters {
 	_Atomic uint64_t failed;       /* streams that ended, not reopened */
 	/* --failover: streams reopened on the other server; clients that sent
 	 * it every first request (initial_resource_versions); resources with
-	 * a body received on reopened streams */
-	_Atomic uint64_t reconnects, resumed, resent;
+	 * a body received on reopened streams; reopened streams that
+	 * failed (UNAVAILABLE: e.g. a handshake past the server's
+	 * handshake_timeout) and were opened again */
+	_Atomic uint64_t reconnects, resumed, resent, retries;
 	_Atomic int64_t ops;           /* batches in flight */
 	_Atomic int fail_logged;       /* ended streams logged so far (5 at most) */
 	_Atomic bool stopping;         /* calls cancelled on purpose */

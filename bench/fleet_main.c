@@ -78,7 +78,8 @@ static void usage(FILE *f)
 "  --tls-name NAME    the name the server's certificate holds (localhost)\n"
 "  --failover HOST:PORT  delta: a configured client whose stream ends reopens it\n"
 "                     there, with initial_resource_versions; the first --trigger\n"
-"                     (which ends the streams) is measured as that storm\n"
+"                     (which ends the streams) is measured as that storm; a\n"
+"                     reopened stream that fails UNAVAILABLE is opened again\n"
 "  --failover-stale   ... with every version altered, as if they differed\n");
 }
 

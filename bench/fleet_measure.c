@@ -368,6 +368,7 @@ bool measure_failover(struct fleet *f, int k)
 	qsort(lat, n, sizeof(*lat), cmp_u64);
 	fleet_kv(f, "storm_versions", "%s", o->failover_stale ? "altered" : "held");
 	fleet_kv(f, "storm_reopened", "%" PRIu64, atomic_load(&cnt->reconnects));
+	fleet_kv(f, "storm_retried", "%" PRIu64, atomic_load(&cnt->retries));
 	fleet_kv(f, "storm_back", "%zu", n);
 	fleet_kv(f, "storm_settled_p50_ms", "%.1f", pct_ms(lat, n, 50));
 	fleet_kv(f, "storm_settled_p99_ms", "%.1f", pct_ms(lat, n, 99));

@@ -4,6 +4,7 @@
 #include <grpc/support/time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "etcd/kv.pb-c.h"
 #include "etcd/rpc.pb-c.h"
@@ -63,8 +64,10 @@ struct xd_etcd {
 
 	struct call range, watch;
 	struct xd_tag t_range, t_wsend, t_wstatus, t_wmsg;
-	uv_timer_t retry, quiet;
-	int open_handles; /* of retry and quiet: freed at 0 once stopped */
+	/* armed at start for dial_timeout when a last good state may be
+	 * kept (state_dir): etcd not read by then, that state is served */
+	uv_timer_t retry, quiet, fallback;
+	int open_handles; /* of the timers: freed at 0 once stopped */
 };
 
 static void move(struct xd_etcd *e, enum state to, const char *why)
@@ -208,6 +211,15 @@ static void on_retry(uv_timer_t *t)
 		start_watch(e);
 }
 
+/* Whether the reloader serves its last good state (etcd not read yet, or
+ * read and refused at start). */
+static bool serving_last_good(const struct xd_etcd *e)
+{
+	const struct xd_laststate *s = xd_reloader_laststate(e->reloader);
+
+	return s != NULL && xd_laststate_info(s)->serving;
+}
+
 /* Something failed (`why`, logged): try again after the backoff, on the
  * next endpoint, with a new channel. */
 static void schedule_retry(struct xd_etcd *e, const char *what,
@@ -222,8 +234,9 @@ static void schedule_retry(struct xd_etcd *e, const char *what,
 	e->health->last_error_ms = xd_wall_ms();
 	xd_warn("etcd %s: %s: %s; %s, trying again in %.1f s", endpoint(e),
 		what, why,
-		e->loaded ? "still serving what was read before" :
-			    "no snapshots yet, not ready",
+		e->loaded           ? "still serving what was read before" :
+		serving_last_good(e) ? "serving the last good state until then" :
+				       "no snapshots yet, not ready",
 		(double)wait / 1000);
 	if (e->channel != NULL)
 		grpc_channel_destroy(e->channel);
@@ -245,13 +258,53 @@ static void on_quiet(uv_timer_t *t)
 		xd_reload_request(e->reloader, "etcd", NULL, NULL);
 }
 
-/* The reloader's source: what the map holds now. */
+/*
+ * etcd not read within dial_timeout of the start: if a last good state
+ * is saved, a reload now fails on that (source() says why) with nothing
+ * served, so the reloader serves the saved state instead, loudly
+ * (reload.h). Without one, nothing changes: not ready until etcd
+ * answers. The tries go on either way; etcd's first good load then
+ * replaces the saved state.
+ */
+static void on_fallback(uv_timer_t *t)
+{
+	struct xd_etcd *e = t->data;
+	const struct xd_laststate *s = xd_reloader_laststate(e->reloader);
+	struct stat st;
+
+	XD_ASSERT_LOOP();
+	XD_ASSERT(s != NULL); /* armed only with a state directory */
+	if (e->state == STOPPED || e->loaded)
+		return;
+	if (stat(xd_laststate_info(s)->path, &st) != 0) {
+		xd_info("etcd prefix '%s' not read within etcd.dial_timeout and no last good state in %s: not ready until etcd answers",
+			e->cfg->etcd.prefix, xd_laststate_info(s)->dir);
+		return;
+	}
+	xd_warn("etcd prefix '%s' not read within etcd.dial_timeout (%.1f s): serving the last good state in %s until etcd answers",
+		e->cfg->etcd.prefix, (double)e->cfg->etcd.dial_timeout_ms / 1000,
+		xd_laststate_info(s)->path);
+	xd_reload_request(e->reloader, "etcd", NULL, NULL);
+}
+
+/* The reloader's source: what the map holds now; before the first
+ * Range, nothing, and why. */
 static void source(void *arg, struct xd_snapkey **keys, size_t *n,
 		   struct xd_diag *diag)
 {
 	struct xd_etcd *e = arg;
 
 	XD_ASSERT_LOOP();
+	if (!e->loaded) {
+		*keys = NULL;
+		*n = 0;
+		xd_diag_add(diag, "etcd prefix '%s': not read yet: %s",
+			    e->cfg->etcd.prefix,
+			    e->health->last_error[0] != '\0' ?
+				    e->health->last_error :
+				    "no answer from etcd yet");
+		return;
+	}
 	xd_kvmap_snapshot_keys(&e->map, e->cfg->etcd.prefix, keys, n, diag);
 }
 
@@ -570,9 +623,13 @@ int xd_etcd_start(struct xd_etcd **out, uv_loop_t *loop,
 	e->t_wmsg.done = on_watch_msg;
 	uv_timer_init(loop, &e->retry);
 	uv_timer_init(loop, &e->quiet);
+	uv_timer_init(loop, &e->fallback);
 	e->retry.data = e;
 	e->quiet.data = e;
-	e->open_handles = 2;
+	e->fallback.data = e;
+	e->open_handles = 3;
+	if (xd_reloader_laststate(reloader) != NULL)
+		uv_timer_start(&e->fallback, on_fallback, cfg->etcd.dial_timeout_ms, 0);
 	xd_reloader_set_source(reloader, source, e);
 	xd_info("etcd: reading snapshots under '%s' from %s%s", cfg->etcd.prefix,
 		endpoint(e), cfg->etcd.nendpoints > 1 ? " (and the other endpoints in turn)" : "");
@@ -603,4 +660,5 @@ void xd_etcd_stop(struct xd_etcd *e)
 		grpc_call_cancel(e->watch.call, NULL);
 	uv_close((uv_handle_t *)&e->retry, handle_closed);
 	uv_close((uv_handle_t *)&e->quiet, handle_closed);
+	uv_close((uv_handle_t *)&e->fallback, handle_closed);
 }

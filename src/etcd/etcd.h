@@ -15,7 +15,11 @@
  *
  * etcd unreachable at start: it logs why and tries again with backoff
  * (XD_ETCD_BACKOFF_MIN_MS doubling to XD_ETCD_BACKOFF_MAX_MS), the next
- * endpoint each time; nothing is served until the first good load.
+ * endpoint each time; nothing is served until the first good load,
+ * unless a last good state is kept (state_dir, reload.h): then, once
+ * etcd.dial_timeout has passed since the start without a Range read,
+ * it asks for a reload that fails on that, and the reloader serves the
+ * saved state instead until etcd's first good load replaces it.
  * Lost later: it keeps serving, reconnects the same way and resumes the
  * watch at the revision it had reached; when etcd has compacted that
  * revision away, it reads the whole prefix again.

@@ -610,11 +610,11 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 		xd_diag_append(&errors, &r->tls_diag);
 		xd_diag_append(&errors, &load->diag);
 		rec = record(r, r->trigger, false, load, &errors);
-		xd_diag_clear(&errors);
 		tls_done(r);
+		/* why, from `errors`: load->diag's were moved there */
 		if (r->saved.wanted && load->rc != 0)
-			rec->last_good = serve_saved(r, &load->diag,
-						     &rec->changed);
+			rec->last_good = serve_saved(r, &errors, &rec->changed);
+		xd_diag_clear(&errors);
 		return rec;
 	}
 	rec = record(r, r->trigger, true, load, &errors);

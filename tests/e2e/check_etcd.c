@@ -5,7 +5,8 @@
  * with etcdctl, the real daemon, and a real gRPC client that must be
  * served what etcd now holds: at start, after a change, not after a
  * broken value (refused, named by its key), across an etcd that is not
- * there yet or goes away and comes back, across a compaction past the
+ * there yet (the last good state served meanwhile, when one is saved)
+ * or goes away and comes back, across a compaction past the
  * revision reached while away, and over mutual TLS with openssl-made
  * certificates; the source's revision and health as the admin endpoint
  * and xdsctl show them; xdsctl push; and two replicas on one prefix
@@ -409,6 +410,27 @@ START_TEST(broken_at_start)
 }
 END_TEST
 
+/* `d`, whose etcd holds two clusters and which keeps a state directory:
+ * once it serves them, their version, returned once that state is saved
+ * and `d` stopped. */
+static char *served_saved_and_stopped(struct xdt_daemon *d)
+{
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+	char *v;
+
+	/* connected before the first load, a node has no snapshot yet */
+	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
+	c = xdc_connect(d->target);
+	s = xdc_watch_clusters(c, "n", "any");
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, &v), 2);
+	ck_assert(xdt_daemon_wait_log(d, "saved the last good state", SERVED_MS));
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	xdt_daemon_stop(d, STOP_MS);
+	return v;
+}
+
 /* A broken value at start with a saved state (state_dir): the saved
  * state is served, same version, and the daemon ready; the fix, when
  * the watch brings it, is served and ends that. */
@@ -418,26 +440,21 @@ START_TEST(broken_at_start_serves_last_good)
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
-	char *state = xdtest_snapdir(), extra[512], *v1, *v2;
+	char *state = xdtest_snapdir(), extra[512], *v1, *v2, *log;
 
 	snprintf(extra, sizeof(extra), "state_dir: %s\nadmin_listen: 127.0.0.1:0\n", state);
 	etcd_run(e);
 	put_clusters(e, "default", "c", 2);
-	d = start_with(e, extra);
-	/* connected before the first load, a node has no snapshot yet */
-	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
-	c = xdc_connect(d->target);
-	s = xdc_watch_clusters(c, "n", "any");
-	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, &v1), 2);
-	ck_assert(xdt_daemon_wait_log(d, "saved the last good state", SERVED_MS));
-	xdc_stream_free(s);
-	xdc_conn_free(c);
-	xdt_daemon_stop(d, STOP_MS);
+	v1 = served_saved_and_stopped(start_with(e, extra));
 
 	ck_assert_int_eq(etcdctl(e, "put " PREFIX "default.yaml", "clusters: {}\n"), 0);
 	d = start_with(e, extra);
 	ck_assert(xdt_daemon_wait_log(d, "SERVING THE LAST GOOD STATE saved ", SERVED_MS));
 	ck_assert(xdt_daemon_wait_log(d, PREFIX "default.yaml:1:", 1));
+	log = xdt_daemon_log(d);
+	ck_assert_msg(strstr(strstr(log, "SERVING THE LAST GOOD STATE"), PREFIX "default.yaml:1:") != NULL,
+		      "the warning says why the snapshots are refused: %s", log);
+	free(log);
 	ck_assert_int_eq(ready_status(d), 200);
 	ck_assert(xdt_daemon_metric(d, "xdsd_serving_last_good") == 1);
 	c = xdc_connect(d->target);
@@ -449,6 +466,74 @@ START_TEST(broken_at_start_serves_last_good)
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 3);
 	ck_assert(xdt_daemon_wait_log(d, "no longer serving the last good state", SERVED_MS));
 	ck_assert(xdt_daemon_metric(d, "xdsd_serving_last_good") == 0);
+	finish(s, c, d, e);
+	free(v1);
+	free(v2);
+	free(state);
+}
+END_TEST
+
+/* etcd unreachable at start with a state directory. Nothing saved yet:
+ * as without one, not ready until etcd answers. A saved state: once
+ * etcd.dial_timeout has passed, it is served (same version), loudly,
+ * and the daemon ready, while the tries go on; etcd back with the same
+ * content ends that without sending anything, and a change after it is
+ * served. */
+START_TEST(unreachable_at_start_serves_last_good)
+{
+	struct etcd *e = etcd_new();
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+	char *state = xdtest_snapdir(), extra[512], *v1, *v2, *log;
+	json_t *st, *lg;
+
+	snprintf(extra, sizeof(extra), "state_dir: %s\nadmin_listen: 127.0.0.1:0\n", state);
+	d = start_with(e, extra);
+	ck_assert(xdt_daemon_wait_log(d, "not read within etcd.dial_timeout and no last good state in ",
+				      SERVED_MS));
+	ck_assert(xdt_daemon_wait_log_count(d, "no snapshots yet, not ready, trying again", 2,
+					    SERVED_MS));
+	ck_assert_int_eq(ready_status(d), 503);
+	ck_assert(xdt_daemon_metric(d, "xdsd_serving_last_good") == 0);
+	etcd_run(e);
+	put_clusters(e, "default", "c", 2);
+	v1 = served_saved_and_stopped(d);
+
+	etcd_kill(e); /* its data stays, for etcd_run below */
+	d = start_with(e, extra);
+	ck_assert(xdt_daemon_wait_log(d, "SERVING THE LAST GOOD STATE saved ", SERVED_MS));
+	log = xdt_daemon_log(d);
+	ck_assert_msg(strstr(log, "not read within etcd.dial_timeout (1.0 s): serving the last good state in ") != NULL,
+		      "why the saved state is served: %s", log);
+	ck_assert_msg(strstr(strstr(log, "SERVING THE LAST GOOD STATE"),
+			     "etcd prefix '" PREFIX "': not read yet") != NULL,
+		      "the warning says etcd was not read: %s", log);
+	free(log);
+	ck_assert_int_eq(ready_status(d), 200);
+	ck_assert(xdt_daemon_metric(d, "xdsd_serving_last_good") == 1);
+	st = xdt_status_json(d);
+	lg = json_object_get(st, "last_good");
+	ck_assert(json_is_true(json_object_get(lg, "serving")));
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_array_get(
+					     json_object_get(lg, "errors"), 0)),
+				     "not read yet"));
+	json_decref(st);
+	c = xdc_connect(d->target);
+	s = xdc_watch_clusters(c, "n", "any");
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, &v2), 2);
+	ck_assert_str_eq(v1, v2);
+	/* still trying etcd, and saying what is served meanwhile */
+	ck_assert(xdt_daemon_wait_log(d, "serving the last good state until then, trying again",
+				      SERVED_MS));
+
+	etcd_run(e);
+	ck_assert(xdt_daemon_wait_log(d, "no longer serving the last good state", SERVED_MS));
+	ck_assert(xdt_daemon_metric(d, "xdsd_serving_last_good") == 0);
+	/* the same content from etcd: the same versions, nothing sent */
+	ck_assert_int_eq(xdc_next_clusters(s, 1000, NULL), -1);
+	put_clusters(e, "default", "c", 3);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 3);
 	finish(s, c, d, e);
 	free(v1);
 	free(v2);
@@ -1289,6 +1374,7 @@ int main(void)
 	tcase_add_test(tc, unreachable_at_start);
 	tcase_add_test(tc, broken_at_start);
 	tcase_add_test(tc, broken_at_start_serves_last_good);
+	tcase_add_test(tc, unreachable_at_start_serves_last_good);
 	tcase_add_test(tc, lost_and_resumed);
 	tcase_add_test(tc, watch_follows_the_tls_files);
 	tcase_add_test(tc, compacted_while_away);
