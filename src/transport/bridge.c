@@ -52,8 +52,6 @@ static void *cq_thread(void *arg)
 {
 	struct xd_bridge *b = arg;
 
-	/* a name for top -H and /proc/PID/task/ (15 characters at most) */
-	pthread_setname_np(pthread_self(), "xdsd-io");
 	for (;;) {
 		grpc_event ev = grpc_completion_queue_next(
 			b->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
@@ -158,6 +156,9 @@ int xd_bridge_start(struct xd_bridge **out, uv_loop_t *loop, size_t nthreads)
 		err = pthread_create(&b->threads[started], NULL, cq_thread, b);
 		if (err != 0)
 			break;
+		/* a name for top -H, perf and /proc/PID/task/ (15 characters
+		 * at most), set before xdsd says it listens */
+		pthread_setname_np(b->threads[started], "xdsd-io");
 	}
 	if (err != 0) {
 		xd_error("cannot start completion queue thread %zu of %zu: %s",
