@@ -120,6 +120,10 @@ static const struct directive directives[] = {
 	{"handshake_timeout", T_DURATION, OFF(handshake_timeout_ms), "10s",
 	 100, HOUR_MS, false,
 	 "time a new connection gets to finish its handshake", NULL, NULL},
+	/* at most XD_BRIDGE_MAX_THREADS (transport/bridge.h) */
+	{"io_threads", T_UINT, OFF(io_threads), "0", 1, 64, true,
+	 "threads that run gRPC's network I/O and TLS handshakes (0: one per CPU core)",
+	 NULL, NULL},
 	{"max_streams_per_connection", T_UINT,
 	 OFF(max_streams_per_connection), "100", 1, 1u << 20, false,
 	 "concurrent streams one client connection may open", NULL, NULL},

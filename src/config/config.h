@@ -115,6 +115,9 @@ struct xd_config {
 	uint64_t max_connection_age_ms;
 	uint64_t max_connection_age_grace_ms;
 	uint64_t handshake_timeout_ms;
+	/* threads in gRPC's completion queue (transport/bridge.h); 0: one
+	 * per CPU core */
+	uint64_t io_threads;
 	uint64_t max_streams_per_connection;
 	uint64_t max_request_size;
 

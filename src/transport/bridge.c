@@ -25,11 +25,15 @@ struct vec {
 struct xd_bridge {
 	uv_async_t async; /* first: the close callback frees through it */
 	grpc_completion_queue *cq;
-	pthread_t thread;
+	pthread_t threads[XD_BRIDGE_MAX_THREADS];
+	size_t nthreads; /* started; fixed while they run */
 
 	pthread_mutex_t mu;
-	struct vec pending;  /* filled by the cq thread, under mu */
-	bool queue_shutdown; /* cq thread saw GRPC_QUEUE_SHUTDOWN, under mu */
+	struct vec pending; /* filled by the cq threads, under mu */
+	/* threads that saw GRPC_QUEUE_SHUTDOWN, under mu: each pushes its
+	 * last event before it asks again, so once all have seen it every
+	 * event is in `pending` */
+	size_t threads_shut;
 
 	struct vec work; /* the loop's side of the swap */
 	void (*on_stopped)(void *arg);
@@ -55,8 +59,9 @@ static void *cq_thread(void *arg)
 
 		pthread_mutex_lock(&b->mu);
 		if (ev.type == GRPC_QUEUE_SHUTDOWN) {
-			b->queue_shutdown = true;
-			wake = true;
+			XD_ASSERT(b->threads_shut < b->nthreads);
+			/* the last one tells the loop it may join them all */
+			wake = ++b->threads_shut == b->nthreads;
 		} else {
 			vec_push(&b->pending,
 				 (struct event){ev.tag, ev.success != 0});
@@ -96,7 +101,7 @@ static void on_async(uv_async_t *h)
 	tmp = b->pending;
 	b->pending = b->work;
 	b->pending.len = 0;
-	finished = b->queue_shutdown;
+	finished = b->threads_shut == b->nthreads;
 	pthread_mutex_unlock(&b->mu);
 	b->work = tmp;
 
@@ -107,8 +112,9 @@ static void on_async(uv_async_t *h)
 
 	if (finished && !uv_is_closing((uv_handle_t *)&b->async)) {
 		/* gRPC delivers every outstanding tag before reporting the
-		 * shutdown, and the thread pushes nothing after it. */
-		pthread_join(b->thread, NULL);
+		 * shutdown, and a thread pushes nothing after it. */
+		for (size_t i = 0; i < b->nthreads; i++)
+			pthread_join(b->threads[i], NULL);
 		grpc_completion_queue_destroy(b->cq);
 		b->cq = NULL;
 		xd_debug("completion queue drained and destroyed");
@@ -116,12 +122,27 @@ static void on_async(uv_async_t *h)
 	}
 }
 
-int xd_bridge_start(struct xd_bridge **out, uv_loop_t *loop)
+/* After the queue's shutdown, with `n` threads started on it: waits
+ * until they have all seen it, or drains it here when none runs. */
+static void drain(struct xd_bridge *b, size_t n)
+{
+	grpc_completion_queue_shutdown(b->cq);
+	for (size_t i = 0; i < n; i++)
+		pthread_join(b->threads[i], NULL);
+	while (n == 0 && grpc_completion_queue_next(
+				 b->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC),
+				 NULL).type != GRPC_QUEUE_SHUTDOWN)
+		;
+}
+
+int xd_bridge_start(struct xd_bridge **out, uv_loop_t *loop, size_t nthreads)
 {
 	struct xd_bridge *b;
-	int err;
+	size_t started;
+	int err = 0;
 
 	XD_ASSERT_LOOP();
+	XD_ASSERT(nthreads >= 1 && nthreads <= XD_BRIDGE_MAX_THREADS);
 	b = xd_calloc(1, sizeof(*b));
 	if (uv_async_init(loop, &b->async, on_async) != 0) {
 		free(b);
@@ -129,16 +150,25 @@ int xd_bridge_start(struct xd_bridge **out, uv_loop_t *loop)
 	}
 	pthread_mutex_init(&b->mu, NULL);
 	b->cq = grpc_completion_queue_create_for_next(NULL);
-	err = pthread_create(&b->thread, NULL, cq_thread, b);
+	/* the count first: a thread compares threads_shut with it */
+	b->nthreads = nthreads;
+	for (started = 0; started < nthreads; started++) {
+		err = pthread_create(&b->threads[started], NULL, cq_thread, b);
+		if (err != 0)
+			break;
+		/* a name for top -H, perf and /proc/PID/task/ (15 characters
+		 * at most), set before xdsd says it listens */
+		pthread_setname_np(b->threads[started], "xdsd-io");
+	}
 	if (err != 0) {
-		xd_error("cannot start the completion queue thread: %s",
-			 strerror(err));
-		grpc_completion_queue_shutdown(b->cq);
-		/* Nothing was started on the queue; drain it right here. */
-		while (grpc_completion_queue_next(b->cq,
-						  gpr_inf_future(GPR_CLOCK_MONOTONIC),
-						  NULL).type != GRPC_QUEUE_SHUTDOWN)
-			;
+		xd_error("cannot start completion queue thread %zu of %zu: %s",
+			 started + 1, nthreads, strerror(err));
+		/* Nothing was started on the queue: those running see its
+		 * shutdown at once (none is the last: no wake-up). */
+		pthread_mutex_lock(&b->mu);
+		b->nthreads = started + 1;
+		pthread_mutex_unlock(&b->mu);
+		drain(b, started);
 		grpc_completion_queue_destroy(b->cq);
 		b->cq = NULL;
 		uv_close((uv_handle_t *)&b->async, on_closed);

@@ -86,6 +86,19 @@ struct xd_server {
 
 static void arm(struct accept_slot *a);
 
+/* io_threads, 0 meaning one per CPU core this process may use. */
+static size_t io_threads(const struct xd_config *cfg)
+{
+	size_t n = cfg->io_threads != 0 ? (size_t)cfg->io_threads :
+					  (size_t)uv_available_parallelism();
+
+	if (n > XD_BRIDGE_MAX_THREADS)
+		n = XD_BRIDGE_MAX_THREADS;
+	xd_info("%zu I/O thread%s for gRPC (io_threads: %s)", n,
+		n == 1 ? "" : "s", cfg->io_threads != 0 ? "set" : "one per core");
+	return n;
+}
+
 static void bridge_stopped(void *arg)
 {
 	struct xd_server *srv = arg;
@@ -501,7 +514,7 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 		free(srv);
 		return -1;
 	}
-	if (xd_bridge_start(&srv->bridge, loop) != 0) {
+	if (xd_bridge_start(&srv->bridge, loop, io_threads(cfg)) != 0) {
 		xd_error("cannot start the completion queue");
 		grpc_server_destroy(srv->grpc);
 		free(srv->slots);

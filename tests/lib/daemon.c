@@ -17,6 +17,27 @@
 
 #define MAX_ARGS 64
 
+/*
+ * $XDT_IO_THREADS=N runs every daemon a test starts with `io_threads: N`
+ * (tests/e2e/io-threads.sh runs whole suites so), unless its config
+ * sets io_threads itself. Returns the config text to write (malloc'd)
+ * and sets *n to N, or 0 when nothing was added.
+ */
+static char *with_io_threads(const char *config_text, int *n)
+{
+	const char *v = getenv("XDT_IO_THREADS");
+	const char *text = config_text ? config_text : "listen: 127.0.0.1:0\n";
+	char *out;
+
+	*n = v != NULL ? atoi(v) : 0;
+	if (*n <= 0 || strstr(text, "io_threads") != NULL) {
+		*n = 0;
+		return strdup(text);
+	}
+	ck_assert(asprintf(&out, "%s\nio_threads: %d\n", text, *n) > 0);
+	return out;
+}
+
 static void build_argv(const char *xdsd, const char *const *pre,
 		       const char *const *args, char **argv, char *wrapper_buf)
 {
@@ -100,16 +121,16 @@ struct xdt_daemon *xdt_daemon_spawn_env(const char *config_text,
 	const char *xdsd = xdtest_env("XDSD");
 	char *argv[MAX_ARGS], wrapper[1024];
 	const char *pre[6];
-	char tmpl[256];
+	char tmpl[256], *text;
 	int fd;
 
 	ck_assert(d != NULL);
 	snprintf(tmpl, sizeof(tmpl), "%s/daemon.XXXXXX", xdtest_tmpdir());
 	ck_assert(mkdtemp(tmpl) != NULL);
 	d->dir = strdup(tmpl);
-	d->config = xdtest_write_file(d->dir, "xdsd.yaml",
-				      config_text ? config_text :
-						    "listen: 127.0.0.1:0\n");
+	text = with_io_threads(config_text, &d->io_threads);
+	d->config = xdtest_write_file(d->dir, "xdsd.yaml", text);
+	free(text);
 	ck_assert(asprintf(&d->log_path, "%s/xdsd.log", d->dir) > 0);
 	pre[0] = "-c";
 	pre[1] = d->config;
@@ -163,6 +184,16 @@ void xdt_daemon_wait_ready(struct xdt_daemon *d, int timeout_ms)
 			d->rest_port = 0;
 			if (a != NULL)
 				sscanf(a, "(rest port %d)", &d->rest_port);
+			/* the knob $XDT_IO_THREADS asked for is in effect */
+			if (d->io_threads > 0) {
+				char want[64];
+
+				snprintf(want, sizeof(want), "info: %d I/O thread",
+					 d->io_threads);
+				ck_assert_msg(strstr(log, want) != NULL,
+					      "xdsd did not start %d I/O threads:\n%s",
+					      d->io_threads, log);
+			}
 			free(log);
 			break;
 		}

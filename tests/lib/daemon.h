@@ -6,6 +6,8 @@
  * stderr captured to a log file.
  *
  * $XDSD_WRAPPER, when set, is prepended to the command (e.g. valgrind).
+ * $XDT_IO_THREADS=N adds `io_threads: N` to a config that does not set
+ * it, and start-up then checks that xdsd runs that many.
  */
 #ifndef XD_TESTS_DAEMON_H
 #define XD_TESTS_DAEMON_H
@@ -25,6 +27,7 @@ struct xdt_daemon {
 	char *log_path; /* dir/xdsd.log (its stderr) */
 	char target[64];  /* "127.0.0.1:<port>" */
 	int exit_status;  /* after xdt_daemon_wait: exit code, or 128+signal */
+	int io_threads;   /* from $XDT_IO_THREADS; 0: the config's own */
 };
 
 /*
