@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One snapshot file parsed, checked and encoded on its own, and the cache
+ * that lets a reload reuse the files that did not change (docs/design.md
+ * §3, "Reloads cost what changed").
+ *
+ * A load (loader.h) parses each file of a key into an xd_parsed: one
+ * finished table per section holding the file's resources (table.h,
+ * encoded in their wire forms), the errors found in the file alone,
+ * and the list of what it defined, in file order, so that merging the
+ * files of a key reports duplicates across files, and interleaves them
+ * with each file's own errors, exactly as one pass over every file
+ * would. The key's tables are then merged from the files' tables
+ * (xd_table_merge), which share their bytes.
+ *
+ * A file is known by its path, its kind (JSON or YAML) and its bytes:
+ * their length and XXH3-128 hash. Neither its mtime nor its inode count:
+ * an edit that keeps the size and the mtime (a copy with `cp -p`, a
+ * clock set back) is still seen, and a file renamed is parsed again,
+ * since its errors and every resource's "defined at" name its path.
+ *
+ * Ownership and threads: an xd_parsed is immutable once made; its
+ * tables are shared read-only with the snapshots made of them (their
+ * references are atomic), while the xd_parsed itself, with its plain
+ * reference count, belongs to the load using it and to the cache. The
+ * cache belongs to the reloader, which hands it to the one load running
+ * at a time on the thread pool (reload.c: start() to work_done()); the
+ * loop thread never touches it meanwhile, and what it keeps of a load is
+ * every file of that load, good or not (bounded by the directory).
+ */
+#ifndef XD_SNAPSHOT_PARSED_H
+#define XD_SNAPSHOT_PARSED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "snapshot/files.h"
+#include "snapshot/table.h"
+#include "util/arena.h"
+#include "util/diag.h"
+#include "util/span.h"
+#include "xds/rtype.h"
+
+/* The sections of a snapshot file: one per type, then one per list
+ * collection type (rule X3). */
+#define XD_SNAP_SECTIONS (XD_RTYPE_COUNT + XD_CTYPE_COUNT)
+
+enum xd_parsed_kind {
+	XD_PARSED_ENTRY, /* added to the file's table */
+	XD_PARSED_DUP,   /* refused: its name was taken earlier in the file */
+};
+
+/* A resource the file defined, in file order. */
+struct xd_parsed_op {
+	enum xd_parsed_kind kind;
+	unsigned section;      /* < XD_SNAP_SECTIONS */
+	bool variant;          /* has "@dynamic_parameter_constraints" */
+	bool open_secret;      /* a secret without "@allow" (loader.h) */
+	uint32_t line, column;
+	size_t diag_at;        /* the file's own errors reported before it */
+	const char *name;      /* in the arena */
+	const char *path;      /* "clusters[2]", in the arena */
+	struct xd_span constraints; /* a variant's, in the arena */
+	const struct xd_entry *e;   /* ENTRY: in tables[section] */
+};
+
+struct xd_parsed {
+	unsigned refs;
+	char *path;
+	bool json;
+	size_t len;
+	uint64_t hash_lo, hash_hi; /* XXH3-128 of the bytes */
+	struct xd_table *tables[XD_SNAP_SECTIONS]; /* NULL: none there */
+	struct xd_parsed_op *ops;
+	size_t nops, cap;
+	size_t ndup, nopen; /* ops refused as duplicates; open secrets */
+	struct xd_diag diag; /* the file's own errors, in file order */
+	struct xd_arena arena;
+};
+
+/* An empty record of `f` (its identity computed), to be filled by the
+ * loader. */
+struct xd_parsed *xd_parsed_new(const struct xd_snapfile *f);
+
+/* A new op at the end of the list, zeroed but for `diag_at`. */
+struct xd_parsed_op *xd_parsed_push(struct xd_parsed *p);
+
+/* A copy of `n` bytes (NUL-terminated) in p's arena. */
+const char *xd_parsed_dup(struct xd_parsed *p, const void *data, size_t n);
+
+/* Once every table is finished: each ENTRY op pointed at its entry. */
+void xd_parsed_resolve(struct xd_parsed *p);
+
+struct xd_parsed *xd_parsed_ref(struct xd_parsed *p);
+void xd_parsed_unref(struct xd_parsed *p);
+
+/* ---------------- the cache ---------------- */
+
+struct xd_parsed_cache;
+
+struct xd_parsed_cache *xd_parsed_cache_new(void);
+void xd_parsed_cache_free(struct xd_parsed_cache *c);
+
+/* The file parsed earlier with the same path, kind and bytes, with a
+ * reference for the caller; NULL if none. */
+struct xd_parsed *xd_parsed_cache_find(const struct xd_parsed_cache *c,
+				       const struct xd_snapfile *f);
+
+/* From now on the cache holds exactly `files` (references taken): the
+ * files of the latest load, so it never grows past one directory. */
+void xd_parsed_cache_keep(struct xd_parsed_cache *c,
+			  struct xd_parsed *const *files, size_t n);
+
+/* Files held (for tests and the log). */
+size_t xd_parsed_cache_count(const struct xd_parsed_cache *c);
+
+#endif
