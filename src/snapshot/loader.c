@@ -39,22 +39,17 @@ static struct xd_parsed_op *record(struct build *bd, const struct xd_item *it,
 				   enum xd_parsed_kind kind, unsigned section,
 				   const char *name)
 {
-	struct xd_parsed_op *op = xd_parsed_push(bd->pf);
+	struct xd_parsed_op *op = xd_parsed_push(
+		bd->pf, kind, name,
+		(struct xd_span){(const uint8_t *)bd->ann.dpc,
+				 (uint32_t)bd->ann.dpc_len});
 
-	op->kind = kind;
-	op->section = section;
-	bd->pf->ndup += kind == XD_PARSED_DUP;
+	XD_ASSERT_INFO(section < NSECTIONS && it->index < UINT32_MAX,
+		       "%s: %s", bd->file->path, it->path);
+	op->section = (uint8_t)section;
 	op->line = it->line;
 	op->column = it->column;
-	op->name = xd_parsed_dup(bd->pf, name, strlen(name));
-	op->path = xd_parsed_dup(bd->pf, it->path, strlen(it->path));
-	if (bd->ann.dpc != NULL) {
-		op->variant = true;
-		op->constraints = (struct xd_span){
-			(const uint8_t *)xd_parsed_dup(bd->pf, bd->ann.dpc,
-							 bd->ann.dpc_len),
-			(uint32_t)bd->ann.dpc_len};
-	}
+	op->index = (uint32_t)it->index;
 	return op;
 }
 
@@ -83,22 +78,23 @@ static void note_open_secret(struct xd_load *out, const char *file,
 			     const struct xd_parsed_op *op, const char *key)
 {
 	struct xd_open_secret *o;
-	char *where;
+	char *where, path[64];
 
 	if (out->nopen == XD_DIAG_MAX) {
 		out->open_dropped++;
 		return;
 	}
+	xd_parsed_op_path(op, path, sizeof(path));
 	if (op->line > 0)
 		where = xd_asprintf("%s:%u:%u: %s", file, op->line, op->column,
-				    op->path);
+				    path);
 	else
-		where = xd_asprintf("%s: %s", file, op->path);
+		where = xd_asprintf("%s: %s", file, path);
 	if (out->open == NULL)
 		out->open = xd_calloc(XD_DIAG_MAX, sizeof(*out->open));
 	o = &out->open[out->nopen++];
 	o->where = where;
-	o->name = xd_strdup(op->name);
+	o->name = xd_strdup(xd_parsed_op_name(op));
 	o->key = xd_strdup(key);
 }
 
@@ -391,18 +387,20 @@ static void report_dup(struct xd_diag *diag, const struct xd_parsed *pf,
 		       const struct xd_parsed_op *op,
 		       const struct xd_entry *first)
 {
+	char path[64];
 	const char *noun = op->section < XD_RTYPE_COUNT ?
 		xd_rtype_info((enum xd_rtype)op->section)->noun :
 		xd_ctype_info((enum xd_ctype)(op->section - XD_RTYPE_COUNT))->noun;
 
+	xd_parsed_op_path(op, path, sizeof(path));
 	if (op->variant)
 		xd_diag_add(diag, "%s:%u:%u: %s: %s '%s' has a variant with the same dynamic parameter constraints (first at %s:%u)",
-			    pf->path, op->line, op->column, op->path, noun,
-			    op->name, first->file, first->line);
+			    pf->path, op->line, op->column, path, noun,
+			    xd_parsed_op_name(op), first->file, first->line);
 	else
 		xd_diag_add(diag, "%s:%u:%u: %s: duplicate %s '%s' (first at %s:%u)",
-			    pf->path, op->line, op->column, op->path, noun,
-			    op->name, first->file, first->line);
+			    pf->path, op->line, op->column, path, noun,
+			    xd_parsed_op_name(op), first->file, first->line);
 }
 
 /*
@@ -429,8 +427,9 @@ static void merge_key(struct xd_parsed *const *pfs, size_t n,
 
 		for (size_t k = 0; k < pf->nops; k++) {
 			const struct xd_parsed_op *op = &pf->ops[k];
-			size_t i = seen_slot(&sn, op->section, op->name,
-					     op->constraints);
+			size_t i = seen_slot(&sn, op->section,
+					     xd_parsed_op_name(op),
+					     xd_parsed_op_constraints(op));
 
 			flush_errors(pf, &flushed, op->diag_at, &out->diag);
 			if (sn.slots[i] != NULL) {
@@ -440,7 +439,7 @@ static void merge_key(struct xd_parsed *const *pfs, size_t n,
 			/* a name taken earlier in its file is in the set */
 			XD_ASSERT_INFO(op->kind == XD_PARSED_ENTRY,
 				       "%s:%u: '%s' refused, its first unknown",
-				       pf->path, op->line, op->name);
+				       pf->path, op->line, xd_parsed_op_name(op));
 			sn.slots[i] = op->e;
 			sn.sections[i] = op->section;
 			if (op->open_secret)

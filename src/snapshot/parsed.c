@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "snapshot/parsed.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -24,28 +25,65 @@ struct xd_parsed *xd_parsed_new(const struct xd_snapfile *f)
 	p->hash_lo = h.low64;
 	p->hash_hi = h.high64;
 	p->arena = (struct xd_arena)XD_ARENA_INIT;
+	p->scratch = (struct xd_arena)XD_ARENA_INIT;
 	return p;
 }
 
-struct xd_parsed_op *xd_parsed_push(struct xd_parsed *p)
+static const char *dup_in(struct xd_arena *a, const void *data, size_t n)
 {
-	struct xd_parsed_op *op;
-
-	p->ops = xd_grow(p->ops, &p->cap, p->nops + 1, sizeof(*p->ops));
-	op = &p->ops[p->nops++];
-	memset(op, 0, sizeof(*op));
-	op->diag_at = xd_diag_total(&p->diag);
-	return op;
-}
-
-const char *xd_parsed_dup(struct xd_parsed *p, const void *data, size_t n)
-{
-	char *d = xd_arena_alloc(&p->arena, n + 1);
+	char *d = xd_arena_alloc(a, n + 1);
 
 	if (n > 0)
 		memcpy(d, data, n);
 	d[n] = '\0';
 	return d;
+}
+
+struct xd_parsed_op *xd_parsed_push(struct xd_parsed *p,
+				    enum xd_parsed_kind kind,
+				    const char *name,
+				    struct xd_span constraints)
+{
+	/* an ENTRY's copy is needed only until xd_parsed_resolve */
+	struct xd_arena *a = kind == XD_PARSED_ENTRY ? &p->scratch : &p->arena;
+	struct xd_parsed_op *op;
+
+	p->ops = xd_grow(p->ops, &p->cap, p->nops + 1, sizeof(*p->ops));
+	op = &p->ops[p->nops++];
+	memset(op, 0, sizeof(*op));
+	op->kind = (uint8_t)kind;
+	op->diag_at = (uint32_t)xd_diag_total(&p->diag);
+	op->name = dup_in(a, name, strlen(name));
+	if (constraints.data != NULL) {
+		op->variant = true;
+		op->constraints = (struct xd_span){
+			(const uint8_t *)dup_in(a, constraints.data,
+						constraints.len),
+			constraints.len};
+	}
+	p->ndup += kind == XD_PARSED_DUP;
+	return op;
+}
+
+const char *xd_parsed_op_name(const struct xd_parsed_op *op)
+{
+	return op->e != NULL ? op->e->name : op->name;
+}
+
+struct xd_span xd_parsed_op_constraints(const struct xd_parsed_op *op)
+{
+	return op->e != NULL ? op->e->constraints : op->constraints;
+}
+
+void xd_parsed_op_path(const struct xd_parsed_op *op, char *buf,
+		       size_t size)
+{
+	const char *key = op->section < XD_RTYPE_COUNT ?
+		xd_rtype_info((enum xd_rtype)op->section)->snapshot_key :
+		xd_ctype_info((enum xd_ctype)(op->section - XD_RTYPE_COUNT))
+			->snapshot_key;
+
+	snprintf(buf, size, "%s[%u]", key, op->index);
 }
 
 /* The entry an op added: the plain resource of its name, or the variant
@@ -81,7 +119,10 @@ void xd_parsed_resolve(struct xd_parsed *p)
 		/* the builder took it: its table has it */
 		XD_ASSERT_INFO(op->e != NULL, "%s:%u: '%s' not in its table",
 			       p->path, op->line, op->name);
+		op->name = NULL;
+		op->constraints = (struct xd_span){0};
 	}
+	xd_arena_free(&p->scratch);
 }
 
 struct xd_parsed *xd_parsed_ref(struct xd_parsed *p)
@@ -102,6 +143,7 @@ void xd_parsed_unref(struct xd_parsed *p)
 	free(p->ops);
 	xd_diag_clear(&p->diag);
 	xd_arena_free(&p->arena);
+	xd_arena_free(&p->scratch);
 	free(p->path);
 	free(p);
 }

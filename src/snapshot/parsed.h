@@ -53,15 +53,17 @@ enum xd_parsed_kind {
 
 /* A resource the file defined, in file order. */
 struct xd_parsed_op {
-	enum xd_parsed_kind kind;
-	unsigned section;      /* < XD_SNAP_SECTIONS */
+	uint8_t kind;          /* enum xd_parsed_kind */
+	uint8_t section;       /* < XD_SNAP_SECTIONS */
 	bool variant;          /* has "@dynamic_parameter_constraints" */
 	bool open_secret;      /* a secret without "@allow" (loader.h) */
 	uint32_t line, column;
-	size_t diag_at;        /* the file's own errors reported before it */
-	const char *name;      /* in the arena */
-	const char *path;      /* "clusters[2]", in the arena */
-	struct xd_span constraints; /* a variant's, in the arena */
+	uint32_t index;        /* in its section's list: "clusters[index]" */
+	uint32_t diag_at;      /* the file's own errors reported before it */
+	/* An ENTRY's name and constraints are its entry's; a DUP's are
+	 * here, in the arena (xd_parsed_op_name, _constraints). */
+	const char *name;
+	struct xd_span constraints;
 	const struct xd_entry *e;   /* ENTRY: in tables[section] */
 };
 
@@ -77,20 +79,30 @@ struct xd_parsed {
 	size_t ndup, nopen; /* ops refused as duplicates; open secrets */
 	struct xd_diag diag; /* the file's own errors, in file order */
 	struct xd_arena arena;
+	struct xd_arena scratch; /* ENTRY names until resolved */
 };
 
 /* An empty record of `f` (its identity computed), to be filled by the
  * loader. */
 struct xd_parsed *xd_parsed_new(const struct xd_snapfile *f);
 
-/* A new op at the end of the list, zeroed but for `diag_at`. */
-struct xd_parsed_op *xd_parsed_push(struct xd_parsed *p);
+/* A new op at the end of the list: `name` and `constraints` (NULL
+ * data: none) copied, `diag_at` set, the rest zero. */
+struct xd_parsed_op *xd_parsed_push(struct xd_parsed *p,
+				    enum xd_parsed_kind kind,
+				    const char *name,
+				    struct xd_span constraints);
 
-/* A copy of `n` bytes (NUL-terminated) in p's arena. */
-const char *xd_parsed_dup(struct xd_parsed *p, const void *data, size_t n);
-
-/* Once every table is finished: each ENTRY op pointed at its entry. */
+/* Once every table is finished: each ENTRY op pointed at its entry
+ * (and its copy of the name dropped). */
 void xd_parsed_resolve(struct xd_parsed *p);
+
+const char *xd_parsed_op_name(const struct xd_parsed_op *op);
+struct xd_span xd_parsed_op_constraints(const struct xd_parsed_op *op);
+
+/* Where it is in its file, as the transcoder names it: "clusters[2]". */
+void xd_parsed_op_path(const struct xd_parsed_op *op, char *buf,
+		       size_t size);
 
 struct xd_parsed *xd_parsed_ref(struct xd_parsed *p);
 void xd_parsed_unref(struct xd_parsed *p);
