@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One snapshot file parsed, checked and encoded on its own, and the cache
- * that lets a reload reuse the files that did not change (docs/design.md
- * §3, "Reloads cost what changed").
+ * that lets a reload reuse the files that did not change
+ * (docs/design.md §3, "Reloads cost what changed").
  *
  * A load (loader.h) parses each file of a key into an xd_parsed: one
  * finished table per section holding the file's resources (table.h,
