@@ -505,6 +505,42 @@ static void note_open_secrets(struct xd_parsed *const *pfs, size_t n,
 						 &pfs[f]->ops[k], key);
 }
 
+/* Where a file's own table `t` of section `s` can be `o` in every
+ * message too, the file holds `o` instead (parsed.h). */
+static void share(struct xd_parsed *const *pfs, size_t n, int s,
+		  struct xd_table *t, struct xd_table *o)
+{
+	for (size_t f = 0; f < n; f++)
+		if (pfs[f]->tables[s] == t && t != o &&
+		    xd_table_interchangeable(o, t))
+			xd_parsed_swap_table(pfs[f], (unsigned)s, o);
+}
+
+/*
+ * Section `s` of a key: `o`, the one served, instead of `t` (consumed)
+ * when equal in content, so clients see no change there. The files'
+ * tables it was made of that `o` (or its parts, for a merge) can stand
+ * for are traded for those, so the cache holds no second copy of what
+ * is served (a one-endpoint change in a file would keep its unchanged
+ * clusters twice), and the next reload finds `o` made of its files'
+ * tables.
+ */
+static struct xd_table *keep_old(struct xd_table *t, struct xd_table *o,
+				 struct xd_parsed *const *pfs, size_t n, int s)
+{
+	size_t parts = xd_table_merged_count(t);
+
+	if (o == t || !xd_table_same(o, t))
+		return t;
+	share(pfs, n, s, t, o);
+	if (parts > 0 && parts == xd_table_merged_count(o))
+		for (size_t i = 0; i < parts; i++)
+			share(pfs, n, s, xd_table_merged_part(t, i),
+			      xd_table_merged_part(o, i));
+	xd_table_unref(t);
+	return xd_table_ref(o);
+}
+
 static struct xd_snapshot *load_key(const struct xd_schema *schema,
 				    const struct xd_section *sections,
 				    const struct xd_snapkey *k, unsigned threads,
@@ -561,22 +597,14 @@ static struct xd_snapshot *load_key(const struct xd_schema *schema,
 		return NULL;
 	}
 	/* Reuse what did not change, so clients see no change there. */
-	for (int t = 0; old != NULL && t < XD_RTYPE_COUNT; t++) {
-		struct xd_table *o = xd_snapshot_table(old, (enum xd_rtype)t);
-
-		if (o != tables[t] && xd_table_same(o, tables[t])) {
-			xd_table_unref(tables[t]);
-			tables[t] = xd_table_ref(o);
-		}
-	}
-	for (int c = 0; old != NULL && c < XD_CTYPE_COUNT; c++) {
-		struct xd_table *o = xd_snapshot_collection(old, (enum xd_ctype)c);
-
-		if (o != colls[c] && xd_table_same(o, colls[c])) {
-			xd_table_unref(colls[c]);
-			colls[c] = xd_table_ref(o);
-		}
-	}
+	for (int t = 0; old != NULL && t < XD_RTYPE_COUNT; t++)
+		tables[t] = keep_old(tables[t],
+				     xd_snapshot_table(old, (enum xd_rtype)t),
+				     pfs, k->nfiles, t);
+	for (int c = 0; old != NULL && c < XD_CTYPE_COUNT; c++)
+		colls[c] = keep_old(colls[c],
+				    xd_snapshot_collection(old, (enum xd_ctype)c),
+				    pfs, k->nfiles, XD_RTYPE_COUNT + c);
 	snap = xd_snapshot_with_collections(k->key, tables, colls);
 	return snap;
 }

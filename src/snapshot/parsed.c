@@ -86,21 +86,22 @@ void xd_parsed_op_path(const struct xd_parsed_op *op, char *buf,
 	snprintf(buf, size, "%s[%u]", key, op->index);
 }
 
-/* The entry an op added: the plain resource of its name, or the variant
- * with its constraints. */
+/* The entry of a name: the plain resource, or the variant with these
+ * constraints (data not NULL). */
 static const struct xd_entry *entry_of(const struct xd_table *t,
-				       const struct xd_parsed_op *op)
+				       const char *name,
+				       struct xd_span constraints)
 {
-	size_t len = strlen(op->name), n;
+	size_t len = strlen(name), n;
 	const struct xd_entry *v;
 
-	if (!op->variant)
-		return xd_table_find(t, op->name, len);
-	v = xd_table_variants_of(t, op->name, len, &n);
+	if (constraints.data == NULL)
+		return xd_table_find(t, name, len);
+	v = xd_table_variants_of(t, name, len, &n);
 	for (size_t i = 0; i < n; i++)
-		if (v[i].constraints.len == op->constraints.len &&
-		    memcmp(v[i].constraints.data, op->constraints.data,
-			   op->constraints.len) == 0)
+		if (v[i].constraints.len == constraints.len &&
+		    memcmp(v[i].constraints.data, constraints.data,
+			   constraints.len) == 0)
 			return &v[i];
 	return NULL;
 }
@@ -115,7 +116,8 @@ void xd_parsed_resolve(struct xd_parsed *p)
 		XD_ASSERT_INFO(p->tables[op->section] != NULL,
 			       "%s:%u: section %u has no table", p->path,
 			       op->line, op->section);
-		op->e = entry_of(p->tables[op->section], op);
+		op->e = entry_of(p->tables[op->section], op->name,
+				 op->constraints);
 		/* the builder took it: its table has it */
 		XD_ASSERT_INFO(op->e != NULL, "%s:%u: '%s' not in its table",
 			       p->path, op->line, op->name);
@@ -123,6 +125,25 @@ void xd_parsed_resolve(struct xd_parsed *p)
 		op->constraints = (struct xd_span){0};
 	}
 	xd_arena_free(&p->scratch);
+}
+
+void xd_parsed_swap_table(struct xd_parsed *p, unsigned s,
+			  struct xd_table *t)
+{
+	XD_ASSERT_INFO(s < XD_SNAP_SECTIONS && p->tables[s] != NULL &&
+			       xd_table_interchangeable(p->tables[s], t),
+		       "%s: section %u swapped for another table", p->path, s);
+	for (size_t i = 0; i < p->nops; i++) {
+		struct xd_parsed_op *op = &p->ops[i];
+
+		if (op->kind != XD_PARSED_ENTRY || op->section != s)
+			continue;
+		op->e = entry_of(t, op->e->name, op->e->constraints);
+		XD_ASSERT_INFO(op->e != NULL, "%s:%u: gone from its table",
+			       p->path, op->line);
+	}
+	xd_table_unref(p->tables[s]);
+	p->tables[s] = xd_table_ref(t);
 }
 
 struct xd_parsed *xd_parsed_ref(struct xd_parsed *p)

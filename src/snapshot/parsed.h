@@ -19,7 +19,8 @@
  * clock set back) is still seen, and a file renamed is parsed again,
  * since its errors and every resource's "defined at" name its path.
  *
- * Ownership and threads: an xd_parsed is immutable once made; its
+ * Ownership and threads: an xd_parsed changes only in the load using it
+ * (xd_parsed_swap_table trades a table for an interchangeable one); its
  * tables are shared read-only with the snapshots made of them (their
  * references are atomic), while the xd_parsed itself, with its plain
  * reference count, belongs to the load using it and to the cache. The
@@ -96,6 +97,15 @@ struct xd_parsed_op *xd_parsed_push(struct xd_parsed *p,
 /* Once every table is finished: each ENTRY op pointed at its entry
  * (and its copy of the name dropped). */
 void xd_parsed_resolve(struct xd_parsed *p);
+
+/*
+ * Section `s` of `p` held by `t` instead, a table interchangeable with
+ * it (table.h: the same resources defined at the same places, such as
+ * the one already served), each ENTRY op pointed at t's entry: so that
+ * one table, not two equal ones, stays alive. By the load using `p`.
+ */
+void xd_parsed_swap_table(struct xd_parsed *p, unsigned s,
+			  struct xd_table *t);
 
 const char *xd_parsed_op_name(const struct xd_parsed_op *op);
 struct xd_span xd_parsed_op_constraints(const struct xd_parsed_op *op);

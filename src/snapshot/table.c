@@ -742,6 +742,18 @@ bool xd_table_merged_from(const struct xd_table *t,
 	return true;
 }
 
+size_t xd_table_merged_count(const struct xd_table *t)
+{
+	return t->nmerged;
+}
+
+struct xd_table *xd_table_merged_part(const struct xd_table *t, size_t i)
+{
+	XD_ASSERT_INFO(i < t->nmerged, "part %zu of table %llu", i,
+		       (unsigned long long)t->id);
+	return t->merged[i];
+}
+
 struct xd_table *xd_table_union_base(const struct xd_table *t)
 {
 	return t->parts[1] != NULL ? t->parts[0] : NULL;
@@ -788,6 +800,30 @@ bool xd_table_same(const struct xd_table *a, const struct xd_table *b)
 {
 	return a->vhash == b->vhash && a->ahash == b->ahash &&
 	       a->restricted == b->restricted;
+}
+
+bool xd_table_interchangeable(const struct xd_table *a,
+			       const struct xd_table *b)
+{
+	if (!xd_table_same(a, b) || a->count != b->count ||
+	    a->nvariants != b->nvariants)
+		return false;
+	for (int k = 0; k < 2; k++) {
+		const struct xd_table *t = k == 0 ? a : b;
+
+		if (t->parts[0] != NULL || t->merged != NULL)
+			return false;
+	}
+	for (size_t i = 0; i < a->count + a->nvariants; i++) {
+		const struct xd_entry *x = i < a->count ?
+			&a->entries[i] : &a->variants[i - a->count];
+		const struct xd_entry *y = i < b->count ?
+			&b->entries[i] : &b->variants[i - b->count];
+
+		if (x->line != y->line || strcmp(x->file, y->file) != 0)
+			return false;
+	}
+	return true;
 }
 
 bool xd_entry_allows(const struct xd_entry *e, const char *identity)
