@@ -69,6 +69,9 @@ struct xd_reloader {
 	struct xd_tls_next *tls_next; /* the TLS files read: NULL if bad */
 	struct xd_diag tls_diag;      /* why they are bad */
 	struct xd_diff *diff;         /* of prev into the result */
+	/* The files of the last load, parsed (snapshot/parsed.h): the
+	 * running load's on the thread pool, the loop's when idle. */
+	struct xd_parsed_cache *parsed;
 	/* The running load is a dry run (of dry_dir, when not NULL),
 	 * and the dry runs waiting, oldest first: */
 	bool dry;
@@ -130,6 +133,7 @@ struct xd_reloader *xd_reloader_new(uv_loop_t *loop,
 	r->tls = tls;
 	r->state = IDLE;
 	r->work.data = r;
+	r->parsed = xd_parsed_cache_new();
 	xd_histogram_init(&r->stats.duration, duration_bounds,
 			  sizeof(duration_bounds) / sizeof(duration_bounds[0]));
 	return r;
@@ -438,7 +442,7 @@ int xd_reloader_load_first(struct xd_reloader *r)
 	XD_ASSERT_INFO(r->state == IDLE && r->nhistory == 0,
 		       "first load of %s, in state %s", r->dir,
 		       state_names[r->state]);
-	xd_load_dir(r->schema, r->dir, NULL, 0, &load);
+	xd_load_dir_cached(r->schema, r->dir, NULL, 0, r->parsed, &load);
 	rec = record(r, "start-up", load.rc == 0, &load, &load.diag);
 	if (load.rc != 0) {
 		log_errors(&load.diag);
@@ -508,12 +512,14 @@ static void work(uv_work_t *w)
 	if (r->dry_dir != NULL) {
 		xd_load_dir(r->schema, r->dry_dir, r->prev, r->nprev, &r->result);
 	} else if (r->source != NULL) {
-		xd_load_keys(r->schema, r->keys, r->nkeys, &r->keys_diag,
-			     r->prev, r->nprev, &r->result);
+		xd_load_keys_cached(r->schema, r->keys, r->nkeys,
+				    &r->keys_diag, r->prev, r->nprev,
+				    r->parsed, &r->result);
 		r->keys = NULL; /* taken */
 		r->nkeys = 0;
 	} else {
-		xd_load_dir(r->schema, r->dir, r->prev, r->nprev, &r->result);
+		xd_load_dir_cached(r->schema, r->dir, r->prev, r->nprev,
+				   r->parsed, &r->result);
 	}
 	/* refused: served instead; with a rollout: put_in_use() */
 	if (r->saved.wanted && (r->result.rc != 0 || r->install != NULL))
@@ -632,9 +638,10 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 		r->tls_next = NULL; /* taken */
 		xd_info("TLS reloaded: %s", xd_tls_describe(r->tls));
 	}
-	xd_info("reloaded %zu snapshot%s from %zu file%s in %.3f s: %zu changed",
+	xd_info("reloaded %zu snapshot%s from %zu file%s in %.3f s: %zu changed (%zu file%s parsed)",
 		n, n == 1 ? "" : "s", load->files, load->files == 1 ? "" : "s",
-		load->seconds, rec->changed);
+		load->seconds, rec->changed, load->parsed,
+		load->parsed == 1 ? "" : "s");
 	r->stats.ok++;
 	tls_done(r);
 	return rec;
@@ -967,5 +974,6 @@ void xd_reloader_free(struct xd_reloader *r)
 	for (size_t i = 0; i < XD_RELOAD_HISTORY; i++)
 		record_clear(&r->history[i]);
 	xd_laststate_free(r->last);
+	xd_parsed_cache_free(r->parsed);
 	free(r);
 }

@@ -49,6 +49,14 @@
  * reload still loading to draining, whose result is thrown away when it
  * ends (-> stopped).
  *
+ * A load parses only the files whose bytes changed since the last load
+ * (a reload, or a dry run of what a reload reads): the reloader keeps
+ * that load's files parsed (snapshot/parsed.h), whatever its outcome.
+ * They are the running load's from start() until its end on the loop
+ * (one load at a time, on the thread pool), the loop's otherwise (the
+ * first load, xd_reloader_free); their tables are shared read-only with
+ * the snapshots served.
+ *
  * Ownership: the reloader borrows the loop, schema, cache, TLS state and
  * directory name (all must outlive it); records are its own and valid
  * until the next reload finishes. Thread: loop thread only (checked).

@@ -7,30 +7,51 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "schema/transcode.h"
 #include "snapshot/annotations.h"
 #include "snapshot/collection.h"
 #include "snapshot/files.h"
+#include "snapshot/parsed.h"
 #include "snapshot/resource.h"
 #include "util/xalloc.h"
 #include "xds/dynparam.h"
 
-/* The sections of a snapshot file: one per type, then one per list
- * collection type (rule X3). */
-#define NSECTIONS (XD_RTYPE_COUNT + XD_CTYPE_COUNT)
+#define NSECTIONS XD_SNAP_SECTIONS
 
+/* One file being parsed into `pf` (parsed.h). */
 struct build {
 	const struct xd_schema *schema;
 	const struct xd_section *sections;
 	struct xd_table_builder *b[XD_RTYPE_COUNT];
 	struct xd_table_builder *cb[XD_CTYPE_COUNT];
 	const struct xd_snapfile *file;
-	struct xd_diag *diag;
+	struct xd_diag *diag; /* the file's own errors: pf->diag */
 	const char *key;      /* the snapshot's */
-	struct xd_load *out;  /* for its open secrets */
+	struct xd_parsed *pf;
 	struct xd_annotations ann; /* the current item's */
 };
+
+/* What an item defined (or tried to: `kind`), for the merge of the
+ * key's files to check across them (merge_key). */
+static struct xd_parsed_op *record(struct build *bd, const struct xd_item *it,
+				   enum xd_parsed_kind kind, unsigned section,
+				   const char *name)
+{
+	struct xd_parsed_op *op = xd_parsed_push(
+		bd->pf, kind, name,
+		(struct xd_span){(const uint8_t *)bd->ann.dpc,
+				 (uint32_t)bd->ann.dpc_len});
+
+	XD_ASSERT_INFO(section < NSECTIONS && it->index < UINT32_MAX,
+		       "%s: %s", bd->file->path, it->path);
+	op->section = (uint8_t)section;
+	op->line = it->line;
+	op->column = it->column;
+	op->index = (uint32_t)it->index;
+	return op;
+}
 
 /*
  * Who may be served a resource (docs/engine.md, "Secrets only to their
@@ -53,28 +74,28 @@ static void restrict_access(struct xd_table_builder *b, enum xd_rtype t,
 }
 
 /* A secret added without "@allow": recorded for --check's warning. */
-static void note_open_secret(struct build *bd, const struct xd_item *it,
-			     const char *name)
+static void note_open_secret(struct xd_load *out, const char *file,
+			     const struct xd_parsed_op *op, const char *key)
 {
-	struct xd_load *out = bd->out;
 	struct xd_open_secret *o;
-	char *where;
+	char *where, path[64];
 
 	if (out->nopen == XD_DIAG_MAX) {
 		out->open_dropped++;
 		return;
 	}
-	if (it->line > 0)
-		where = xd_asprintf("%s:%u:%u: %s", bd->file->path, it->line,
-				    it->column, it->path);
+	xd_parsed_op_path(op, path, sizeof(path));
+	if (op->line > 0)
+		where = xd_asprintf("%s:%u:%u: %s", file, op->line, op->column,
+				    path);
 	else
-		where = xd_asprintf("%s: %s", bd->file->path, it->path);
+		where = xd_asprintf("%s: %s", file, path);
 	if (out->open == NULL)
 		out->open = xd_calloc(XD_DIAG_MAX, sizeof(*out->open));
 	o = &out->open[out->nopen++];
 	o->where = where;
-	o->name = xd_strdup(name);
-	o->key = xd_strdup(bd->key);
+	o->name = xd_strdup(xd_parsed_op_name(op));
+	o->key = xd_strdup(key);
 }
 
 /*
@@ -101,10 +122,8 @@ static int add_variant(struct build *bd, enum xd_rtype t,
 		    bd->b[t], info->name, data, len, info->refs, info->nrefs,
 		    (struct xd_span){bd->ann.dpc, (uint32_t)bd->ann.dpc_len},
 		    bd->file->path, it->line, &first) != 0) {
-		xd_diag_add(bd->diag, "%s:%u:%u: %s: %s '%s' has a variant with the same dynamic parameter constraints (first at %s:%u)",
-			    bd->file->path, it->line, it->column, it->path,
-			    xd_rtype_info(t)->noun, info->name, first->file,
-			    first->line);
+		/* reported by the merge, which knows the first */
+		record(bd, it, XD_PARSED_DUP, t, info->name);
 		return -1;
 	}
 	return 0;
@@ -139,10 +158,9 @@ static void on_collection(struct build *bd, const struct xd_item *it,
 				 info.data != NULL ? info.len : it->len,
 				 info.refs, info.nrefs, NULL, 0, bd->file->path,
 				 it->line, &first) != 0)
-		xd_diag_add(bd->diag, "%s:%u:%u: %s: duplicate %s '%s' (first at %s:%u)",
-			    bd->file->path, it->line, it->column, it->path,
-			    ci->noun, info.name, first->file, first->line);
+		record(bd, it, XD_PARSED_DUP, XD_RTYPE_COUNT + c, info.name);
 	else {
+		record(bd, it, XD_PARSED_ENTRY, XD_RTYPE_COUNT + c, info.name);
 		restrict_access(bd->cb[c], ci->member, &bd->ann);
 		if (bd->ann.ttl_ms > 0)
 			xd_table_builder_ttl(bd->cb[c], bd->ann.ttl_ms);
@@ -201,9 +219,12 @@ static int on_item(const struct xd_item *it, void *arg)
 			    bd->file->path, it->line, it->column, it->path);
 	} else if (bd->ann.dpc != NULL) {
 		if (add_variant(bd, t, it, &info, data, len) == 0) {
+			struct xd_parsed_op *op =
+				record(bd, it, XD_PARSED_ENTRY, t, info.name);
+
 			restrict_access(bd->b[t], t, &bd->ann);
-			if (t == XD_SECRET && !bd->ann.allow_set)
-				note_open_secret(bd, it, info.name);
+			op->open_secret = t == XD_SECRET && !bd->ann.allow_set;
+			bd->pf->nopen += op->open_secret;
 			if (bd->ann.ttl_ms > 0)
 				xd_table_builder_ttl(bd->b[t], bd->ann.ttl_ms);
 		}
@@ -211,14 +232,14 @@ static int on_item(const struct xd_item *it, void *arg)
 				 info.refs, info.nrefs,
 				 (const char *const *)info.aliases, info.naliases,
 				 bd->file->path, it->line, &first) != 0)
-		xd_diag_add(bd->diag, "%s:%u:%u: %s: duplicate %s '%s' (first at %s:%u)",
-			    bd->file->path, it->line, it->column, it->path,
-			    xd_rtype_info(t)->noun, info.name, first->file,
-			    first->line);
+		record(bd, it, XD_PARSED_DUP, t, info.name);
 	else {
+		struct xd_parsed_op *op =
+			record(bd, it, XD_PARSED_ENTRY, t, info.name);
+
 		restrict_access(bd->b[t], t, &bd->ann);
-		if (t == XD_SECRET && !bd->ann.allow_set)
-			note_open_secret(bd, it, info.name);
+		op->open_secret = t == XD_SECRET && !bd->ann.allow_set;
+		bd->pf->nopen += op->open_secret;
 		if (bd->ann.ttl_ms > 0)
 			xd_table_builder_ttl(bd->b[t], bd->ann.ttl_ms);
 	}
@@ -277,72 +298,313 @@ static void check_refs(struct xd_table *tables[XD_RTYPE_COUNT],
 				 xd_ctype_info((enum xd_ctype)c)->noun, diag);
 }
 
-static struct xd_snapshot *load_key(const struct xd_schema *schema,
+/* One file parsed on its own (parsed.h): its tables, its own errors,
+ * and what it defined in file order. */
+static struct xd_parsed *parse_file(const struct xd_schema *schema,
 				    const struct xd_section *sections,
-				    const struct xd_snapkey *k, unsigned threads,
-				    struct xd_snapshot *const *prev,
-				    size_t nprev, struct xd_load *out)
+				    const struct xd_snapfile *f,
+				    const char *key, unsigned threads)
 {
-	struct xd_diag *diag = &out->diag;
-	struct build bd = {.schema = schema, .sections = sections,
-			   .diag = diag, .key = k->key, .out = out};
-	struct xd_table *tables[XD_RTYPE_COUNT], *colls[XD_CTYPE_COUNT];
-	struct xd_snapshot *old = NULL, *snap;
-	size_t errors = xd_diag_total(diag);
+	struct xd_parsed *pf = xd_parsed_new(f);
+	struct build bd = {.schema = schema, .sections = sections, .file = f,
+			   .diag = &pf->diag, .key = key, .pf = pf};
 
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		bd.b[t] = xd_table_builder_new((enum xd_rtype)t);
 	for (int c = 0; c < XD_CTYPE_COUNT; c++)
 		bd.cb[c] = xd_table_builder_new_url(
 			xd_ctype_info((enum xd_ctype)c)->type_url);
-	for (size_t f = 0; f < k->nfiles; f++) {
-		bd.file = &k->files[f];
-		if (bd.file->json)
-			xd_transcode_json_file(schema, bd.file->path, bd.file->text,
-					       bd.file->len, sections, NSECTIONS,
-					       xd_annotations_hooks(), on_item,
-					       &bd, diag);
+	if (f->json)
+		xd_transcode_json_file(schema, f->path, f->text, f->len,
+				       sections, NSECTIONS,
+				       xd_annotations_hooks(), on_item, &bd,
+				       &pf->diag);
+	else
+		xd_transcode_yaml_file(schema, f->path, f->text, f->len,
+				       threads, sections, NSECTIONS,
+				       xd_annotations_hooks(), on_item, &bd,
+				       &pf->diag);
+	for (int s = 0; s < NSECTIONS; s++) {
+		struct xd_table *t = xd_table_builder_finish(
+			s < XD_RTYPE_COUNT ? bd.b[s] : bd.cb[s - XD_RTYPE_COUNT]);
+
+		if (xd_table_count(t) + xd_table_variant_count(t) == 0) {
+			xd_table_unref(t);
+			t = NULL;
+		}
+		pf->tables[s] = t;
+	}
+	xd_parsed_resolve(pf);
+	return pf;
+}
+
+/* The set of names defined so far in a key's files, by section (and, a
+ * variant, constraints): what tells duplicates across files. */
+struct seen {
+	const struct xd_entry **slots;
+	unsigned *sections;
+	size_t mask;
+};
+
+static size_t seen_slot(const struct seen *sn, unsigned section,
+			const char *name, struct xd_span constraints)
+{
+	size_t len = strlen(name);
+	uint64_t h = XXH3_64bits_withSeed(name, len, section);
+	size_t i;
+
+	if (constraints.data != NULL)
+		h ^= XXH3_64bits_withSeed(constraints.data, constraints.len, 1);
+	for (i = h & sn->mask; sn->slots[i] != NULL; i = (i + 1) & sn->mask) {
+		const struct xd_entry *e = sn->slots[i];
+
+		if (sn->sections[i] == section && e->name_len == len &&
+		    memcmp(e->name, name, len) == 0 &&
+		    (e->constraints.data == NULL) == (constraints.data == NULL) &&
+		    e->constraints.len == constraints.len &&
+		    (constraints.len == 0 ||
+		     memcmp(e->constraints.data, constraints.data,
+			    constraints.len) == 0))
+			break;
+	}
+	return i;
+}
+
+/* Moves the file's own errors [*from, to) into `diag`, where they came
+ * in a load of every file at once. */
+static void flush_errors(const struct xd_parsed *pf, size_t *from, size_t to,
+			 struct xd_diag *diag)
+{
+	for (; *from < to; (*from)++) {
+		if (*from < pf->diag.count)
+			xd_diag_add(diag, "%s", pf->diag.msgs[*from]);
 		else
-			xd_transcode_yaml_file(schema, bd.file->path, bd.file->text,
-					       bd.file->len, threads, sections,
-					       NSECTIONS, xd_annotations_hooks(),
-					       on_item, &bd, diag);
+			diag->dropped++; /* diag is full already */
 	}
+}
+
+static void report_dup(struct xd_diag *diag, const struct xd_parsed *pf,
+		       const struct xd_parsed_op *op,
+		       const struct xd_entry *first)
+{
+	char path[64];
+	const char *noun = op->section < XD_RTYPE_COUNT ?
+		xd_rtype_info((enum xd_rtype)op->section)->noun :
+		xd_ctype_info((enum xd_ctype)(op->section - XD_RTYPE_COUNT))->noun;
+
+	xd_parsed_op_path(op, path, sizeof(path));
+	if (op->variant)
+		xd_diag_add(diag, "%s:%u:%u: %s: %s '%s' has a variant with the same dynamic parameter constraints (first at %s:%u)",
+			    pf->path, op->line, op->column, path, noun,
+			    xd_parsed_op_name(op), first->file, first->line);
+	else
+		xd_diag_add(diag, "%s:%u:%u: %s: duplicate %s '%s' (first at %s:%u)",
+			    pf->path, op->line, op->column, path, noun,
+			    xd_parsed_op_name(op), first->file, first->line);
+}
+
+/*
+ * The files of a key as one: their own errors and every duplicate, in
+ * the order a pass over every file would report them, and the open
+ * secrets of the resources kept.
+ */
+static void merge_key(struct xd_parsed *const *pfs, size_t n,
+		      const char *key, struct xd_load *out)
+{
+	struct seen sn;
+	size_t total = 0, size = 16;
+
+	for (size_t f = 0; f < n; f++)
+		total += pfs[f]->nops;
+	while (size < total * 2)
+		size *= 2;
+	sn.slots = xd_calloc(size, sizeof(*sn.slots));
+	sn.sections = xd_calloc(size, sizeof(*sn.sections));
+	sn.mask = size - 1;
+	for (size_t f = 0; f < n; f++) {
+		const struct xd_parsed *pf = pfs[f];
+		size_t flushed = 0;
+
+		for (size_t k = 0; k < pf->nops; k++) {
+			const struct xd_parsed_op *op = &pf->ops[k];
+			size_t i = seen_slot(&sn, op->section,
+					     xd_parsed_op_name(op),
+					     xd_parsed_op_constraints(op));
+
+			flush_errors(pf, &flushed, op->diag_at, &out->diag);
+			if (sn.slots[i] != NULL) {
+				report_dup(&out->diag, pf, op, sn.slots[i]);
+				continue;
+			}
+			/* a name taken earlier in its file is in the set */
+			XD_ASSERT_INFO(op->kind == XD_PARSED_ENTRY,
+				       "%s:%u: '%s' refused, its first unknown",
+				       pf->path, op->line, xd_parsed_op_name(op));
+			sn.slots[i] = op->e;
+			sn.sections[i] = op->section;
+			if (op->open_secret)
+				note_open_secret(out, pf->path, op, key);
+		}
+		flush_errors(pf, &flushed, xd_diag_total(&pf->diag),
+			     &out->diag);
+	}
+	free(sn.slots);
+	free(sn.sections);
+}
+
+/* Section `s` of a key: the merge of its files' tables, or the previous
+ * snapshot's (`old`, may be NULL) when made of the very same ones. */
+static struct xd_table *key_table(struct xd_parsed *const *pfs, size_t n,
+				  int s, struct xd_table *old, bool *clash)
+{
+	struct xd_table **parts = xd_calloc(n + 1, sizeof(*parts));
+	struct xd_table *t;
+	size_t np = 0;
+
+	for (size_t f = 0; f < n; f++)
+		if (pfs[f]->tables[s] != NULL)
+			parts[np++] = pfs[f]->tables[s];
+	if (np == 0)
+		t = s < XD_RTYPE_COUNT ?
+			xd_table_empty((enum xd_rtype)s) :
+			xd_table_builder_finish(xd_table_builder_new_url(
+				xd_ctype_info((enum xd_ctype)(s - XD_RTYPE_COUNT))
+					->type_url));
+	else if (old != NULL && xd_table_merged_from(old, parts, np))
+		t = xd_table_ref(old);
+	else if (np == 1)
+		t = xd_table_ref(parts[0]);
+	else {
+		bool c;
+
+		t = xd_table_merge(parts, np, &c);
+		*clash = *clash || c;
+	}
+	free(parts);
+	return t;
+}
+
+static void unref_tables(struct xd_table *tables[XD_RTYPE_COUNT],
+			 struct xd_table *colls[XD_CTYPE_COUNT])
+{
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
-		tables[t] = xd_table_builder_finish(bd.b[t]);
+		xd_table_unref(tables[t]);
 	for (int c = 0; c < XD_CTYPE_COUNT; c++)
-		colls[c] = xd_table_builder_finish(bd.cb[c]);
-	/* A resource refused above would only show up again as a missing
-	 * reference: check references once every resource is good. */
-	if (xd_diag_total(diag) == errors)
-		check_refs(tables, colls, diag);
-	if (xd_diag_total(diag) != errors) {
-		for (int t = 0; t < XD_RTYPE_COUNT; t++)
-			xd_table_unref(tables[t]);
-		for (int c = 0; c < XD_CTYPE_COUNT; c++)
-			xd_table_unref(colls[c]);
-		return NULL;
+		xd_table_unref(colls[c]);
+}
+
+/* The open secrets of a key whose files define every name once: in
+ * file order, as merge_key would note them. */
+static void note_open_secrets(struct xd_parsed *const *pfs, size_t n,
+			      const char *key, struct xd_load *out)
+{
+	for (size_t f = 0; f < n; f++)
+		for (size_t k = 0; pfs[f]->nopen > 0 && k < pfs[f]->nops; k++)
+			if (pfs[f]->ops[k].open_secret)
+				note_open_secret(out, pfs[f]->path,
+						 &pfs[f]->ops[k], key);
+}
+
+/* Where a file's own table `t` of section `s` can be `o` in every
+ * message too, the file holds `o` instead (parsed.h). */
+static void share(struct xd_parsed *const *pfs, size_t n, int s,
+		  struct xd_table *t, struct xd_table *o)
+{
+	for (size_t f = 0; f < n; f++)
+		if (pfs[f]->tables[s] == t && t != o &&
+		    xd_table_interchangeable(o, t))
+			xd_parsed_swap_table(pfs[f], (unsigned)s, o);
+}
+
+/*
+ * Section `s` of a key: `o`, the one served, instead of `t` (consumed)
+ * when equal in content, so clients see no change there. The files'
+ * tables it was made of that `o` (or its parts, for a merge) can stand
+ * for are traded for those, so the cache holds no second copy of what
+ * is served (a one-endpoint change in a file would keep its unchanged
+ * clusters twice), and the next reload finds `o` made of its files'
+ * tables.
+ */
+static struct xd_table *keep_old(struct xd_table *t, struct xd_table *o,
+				 struct xd_parsed *const *pfs, size_t n, int s)
+{
+	size_t parts = xd_table_merged_count(t);
+
+	if (o == t || !xd_table_same(o, t))
+		return t;
+	share(pfs, n, s, t, o);
+	if (parts > 0 && parts == xd_table_merged_count(o))
+		for (size_t i = 0; i < parts; i++)
+			share(pfs, n, s, xd_table_merged_part(t, i),
+			      xd_table_merged_part(o, i));
+	xd_table_unref(t);
+	return xd_table_ref(o);
+}
+
+static struct xd_snapshot *load_key(const struct xd_schema *schema,
+				    const struct xd_section *sections,
+				    const struct xd_snapkey *k, unsigned threads,
+				    struct xd_snapshot *const *prev,
+				    size_t nprev, struct xd_parsed_cache *cache,
+				    struct xd_parsed **pfs, struct xd_load *out)
+{
+	struct xd_diag *diag = &out->diag;
+	struct xd_table *tables[XD_RTYPE_COUNT] = {0};
+	struct xd_table *colls[XD_CTYPE_COUNT] = {0};
+	struct xd_snapshot *old = NULL, *snap;
+	size_t errors = xd_diag_total(diag);
+	bool wrong = false;
+
+	for (size_t f = 0; f < k->nfiles; f++) {
+		pfs[f] = cache != NULL ? xd_parsed_cache_find(cache, &k->files[f])
+				       : NULL;
+		if (pfs[f] == NULL) {
+			pfs[f] = parse_file(schema, sections, &k->files[f],
+					    k->key, threads);
+			out->parsed++;
+		}
 	}
-	/* Reuse what did not change, so clients see no change there. */
+	for (size_t f = 0; f < k->nfiles; f++)
+		wrong = wrong || xd_diag_total(&pfs[f]->diag) > 0 ||
+			pfs[f]->ndup > 0;
 	for (size_t i = 0; i < nprev; i++)
 		if (strcmp(xd_snapshot_key(prev[i]), k->key) == 0)
 			old = prev[i];
-	for (int t = 0; old != NULL && t < XD_RTYPE_COUNT; t++) {
-		struct xd_table *o = xd_snapshot_table(old, (enum xd_rtype)t);
-
-		if (xd_table_same(o, tables[t])) {
-			xd_table_unref(tables[t]);
-			tables[t] = xd_table_ref(o);
-		}
+	for (int t = 0; !wrong && t < XD_RTYPE_COUNT; t++)
+		tables[t] = key_table(pfs, k->nfiles, t,
+				      old != NULL ? xd_snapshot_table(old, (enum xd_rtype)t) : NULL,
+				      &wrong);
+	for (int c = 0; !wrong && c < XD_CTYPE_COUNT; c++)
+		colls[c] = key_table(pfs, k->nfiles, XD_RTYPE_COUNT + c,
+				     old != NULL ? xd_snapshot_collection(old, (enum xd_ctype)c) : NULL,
+				     &wrong);
+	if (wrong) {
+		/* every error in the order one pass over the files meets
+		 * them: the slow way, for a load refused anyway */
+		unref_tables(tables, colls);
+		merge_key(pfs, k->nfiles, k->key, out);
+		XD_ASSERT_INFO(xd_diag_total(diag) != errors,
+			       "snapshot '%s': files that clash, and no error",
+			       k->key);
+		return NULL;
 	}
-	for (int c = 0; old != NULL && c < XD_CTYPE_COUNT; c++) {
-		struct xd_table *o = xd_snapshot_collection(old, (enum xd_ctype)c);
-
-		if (xd_table_same(o, colls[c])) {
-			xd_table_unref(colls[c]);
-			colls[c] = xd_table_ref(o);
-		}
+	note_open_secrets(pfs, k->nfiles, k->key, out);
+	/* A resource refused above would only show up again as a missing
+	 * reference: check references once every resource is good. */
+	check_refs(tables, colls, diag);
+	if (xd_diag_total(diag) != errors) {
+		unref_tables(tables, colls);
+		return NULL;
 	}
+	/* Reuse what did not change, so clients see no change there. */
+	for (int t = 0; old != NULL && t < XD_RTYPE_COUNT; t++)
+		tables[t] = keep_old(tables[t],
+				     xd_snapshot_table(old, (enum xd_rtype)t),
+				     pfs, k->nfiles, t);
+	for (int c = 0; old != NULL && c < XD_CTYPE_COUNT; c++)
+		colls[c] = keep_old(colls[c],
+				    xd_snapshot_collection(old, (enum xd_ctype)c),
+				    pfs, k->nfiles, XD_RTYPE_COUNT + c);
 	snap = xd_snapshot_with_collections(k->key, tables, colls);
 	return snap;
 }
@@ -353,9 +615,12 @@ static struct xd_snapshot *load_key(const struct xd_schema *schema,
 static void load_keys(const struct xd_schema *schema,
 		      struct xd_snapkey *keys, size_t nkeys,
 		      struct xd_snapshot *const *prev, size_t nprev,
-		      struct xd_load *out, const struct timespec *t0)
+		      struct xd_parsed_cache *cache, struct xd_load *out,
+		      const struct timespec *t0)
 {
 	struct xd_section sections[NSECTIONS];
+	struct xd_parsed **pfs = NULL;
+	size_t npfs = 0;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned threads = cores < 1 ? 1 : cores > 8 ? 8 : (unsigned)cores;
 	struct timespec t1;
@@ -380,6 +645,11 @@ static void load_keys(const struct xd_schema *schema,
 				    ci->message);
 	}
 	if (xd_diag_total(&out->diag) == 0) {
+		size_t files = 0;
+
+		for (size_t i = 0; i < nkeys; i++)
+			files += keys[i].nfiles;
+		pfs = xd_calloc(files + 1, sizeof(*pfs));
 		out->snaps = xd_calloc(nkeys + 1, sizeof(*out->snaps));
 		for (size_t i = 0; i < nkeys; i++) {
 			struct xd_snapshot *s;
@@ -389,12 +659,21 @@ static void load_keys(const struct xd_schema *schema,
 				out->bytes += keys[i].files[f].len;
 			}
 			s = load_key(schema, sections, &keys[i], threads, prev,
-				     nprev, out);
+				     nprev, cache, pfs + npfs, out);
+			npfs += keys[i].nfiles;
 			XD_ASSERT(out->nsnaps < nkeys); /* one per key */
 			if (s != NULL)
 				out->snaps[out->nsnaps++] = s;
 		}
 	}
+	/* Kept whatever the outcome: a file is known by its bytes, so a
+	 * broken one is parsed again only once it changes, and the good
+	 * ones beside it not at all. */
+	if (cache != NULL)
+		xd_parsed_cache_keep(cache, pfs, npfs);
+	for (size_t i = 0; i < npfs; i++)
+		xd_parsed_unref(pfs[i]);
+	free(pfs);
 	out->rc = xd_diag_total(&out->diag) == 0 ? 0 : -1;
 	if (out->rc != 0) {
 		/* all or nothing */
@@ -428,16 +707,23 @@ static void read_dir(const char *dir, struct xd_snapkey **keys,
 			    dir, dir, dir);
 }
 
-void xd_load_dir(const struct xd_schema *schema, const char *dir,
-		 struct xd_snapshot *const *prev, size_t nprev,
-		 struct xd_load *out)
+void xd_load_dir_cached(const struct xd_schema *schema, const char *dir,
+			struct xd_snapshot *const *prev, size_t nprev,
+			struct xd_parsed_cache *cache, struct xd_load *out)
 {
 	struct xd_snapkey *keys;
 	size_t nkeys;
 	struct timespec t0;
 
 	read_dir(dir, &keys, &nkeys, out, &t0);
-	load_keys(schema, keys, nkeys, prev, nprev, out, &t0);
+	load_keys(schema, keys, nkeys, prev, nprev, cache, out, &t0);
+}
+
+void xd_load_dir(const struct xd_schema *schema, const char *dir,
+		 struct xd_snapshot *const *prev, size_t nprev,
+		 struct xd_load *out)
+{
+	xd_load_dir_cached(schema, dir, prev, nprev, NULL, out);
 }
 
 void xd_load_dir_kept(const struct xd_schema *schema, const char *dir,
@@ -447,8 +733,22 @@ void xd_load_dir_kept(const struct xd_schema *schema, const char *dir,
 	struct timespec t0;
 
 	read_dir(dir, keys, nkeys, out, &t0);
-	load_keys(schema, xd_snapdir_copy(*keys, *nkeys), *nkeys, NULL, 0, out,
-		  &t0);
+	load_keys(schema, xd_snapdir_copy(*keys, *nkeys), *nkeys, NULL, 0, NULL,
+		  out, &t0);
+}
+
+void xd_load_keys_cached(const struct xd_schema *schema,
+			 struct xd_snapkey *keys, size_t nkeys,
+			 struct xd_diag *read_errors,
+			 struct xd_snapshot *const *prev, size_t nprev,
+			 struct xd_parsed_cache *cache, struct xd_load *out)
+{
+	struct timespec t0;
+
+	memset(out, 0, sizeof(*out));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	xd_diag_append(&out->diag, read_errors);
+	load_keys(schema, keys, nkeys, prev, nprev, cache, out, &t0);
 }
 
 void xd_load_keys(const struct xd_schema *schema, struct xd_snapkey *keys,
@@ -456,12 +756,8 @@ void xd_load_keys(const struct xd_schema *schema, struct xd_snapkey *keys,
 		  struct xd_snapshot *const *prev, size_t nprev,
 		  struct xd_load *out)
 {
-	struct timespec t0;
-
-	memset(out, 0, sizeof(*out));
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	xd_diag_append(&out->diag, read_errors);
-	load_keys(schema, keys, nkeys, prev, nprev, out, &t0);
+	xd_load_keys_cached(schema, keys, nkeys, read_errors, prev, nprev,
+			    NULL, out);
 }
 
 struct xd_snapshot **xd_load_take(struct xd_load *l, size_t *n)

@@ -23,6 +23,13 @@
  * Tables equal in content and restrictions to the previous snapshot's of
  * the same key are reused, so a reload changes only what changed.
  *
+ * Each file is parsed and encoded on its own and the key's tables are
+ * merged from the files' (parsed.h); with a cache, a file whose path and
+ * bytes are those of a file of the previous load is not parsed again,
+ * and a table made of the same files' tables as the previous
+ * snapshot's is that table: a reload costs what changed, and gives the
+ * versions, errors and open secrets a load without the cache gives.
+ *
  * A large YAML file is parsed in pieces on one thread per core (the
  * transcoder cuts it where that is safe); resources are still named,
  * checked and added in file order, so errors and "first defined at" are
@@ -40,6 +47,7 @@
 #include "schema/schema.h"
 #include "snapshot/snapshot.h"
 #include "snapshot/files.h"
+#include "snapshot/parsed.h"
 #include "util/diag.h"
 
 /*
@@ -64,6 +72,7 @@ struct xd_load {
 	struct xd_open_secret *open;
 	size_t nopen, open_dropped;
 	size_t files, bytes;
+	size_t parsed; /* files parsed; the others came from the cache */
 	double seconds;
 	/* The files a good load was made of, kept so the reloader can save
 	 * them as the last good state (reload/laststate.h); freed by
@@ -80,6 +89,15 @@ struct xd_load {
 void xd_load_dir(const struct xd_schema *schema, const char *dir,
 		 struct xd_snapshot *const *prev, size_t nprev,
 		 struct xd_load *out);
+
+/*
+ * xd_load_dir reusing the files `cache` (may be NULL) holds from the
+ * previous load, and leaving this load's there (parsed.h). The caller
+ * owns the cache and gives it to one load at a time.
+ */
+void xd_load_dir_cached(const struct xd_schema *schema, const char *dir,
+			struct xd_snapshot *const *prev, size_t nprev,
+			struct xd_parsed_cache *cache, struct xd_load *out);
 
 /*
  * xd_load_dir (without previous snapshots), keeping what it read: the
@@ -102,6 +120,13 @@ void xd_load_keys(const struct xd_schema *schema, struct xd_snapkey *keys,
 		  size_t nkeys, struct xd_diag *read_errors,
 		  struct xd_snapshot *const *prev, size_t nprev,
 		  struct xd_load *out);
+
+/* xd_load_keys with a cache, as xd_load_dir_cached. */
+void xd_load_keys_cached(const struct xd_schema *schema,
+			 struct xd_snapkey *keys, size_t nkeys,
+			 struct xd_diag *read_errors,
+			 struct xd_snapshot *const *prev, size_t nprev,
+			 struct xd_parsed_cache *cache, struct xd_load *out);
 
 /* Takes the snapshots out of a load (the caller owns the references). */
 struct xd_snapshot **xd_load_take(struct xd_load *l, size_t *n);

@@ -41,6 +41,9 @@ struct xd_table {
 	size_t wire;            /* its entries' three wire forms, in bytes */
 	struct xd_table *parts[2]; /* for a union: the tables it shares;
 				      for a filter, parts[0] only */
+	/* for a merge: the tables whose entries it holds, in order */
+	struct xd_table **merged;
+	size_t nmerged;
 	struct xd_table_attachment attachment;
 	uint64_t published_ms; /* loop thread: xd_table_publish */
 };
@@ -660,6 +663,97 @@ struct xd_table *xd_table_union(struct xd_table *a, struct xd_table *b)
 	return t;
 }
 
+/* A sorted run of entries of one part: its plain ones, or its variants. */
+struct run {
+	const struct xd_entry *v;
+	size_t n;
+};
+
+static int by_first(const void *a, const void *b)
+{
+	return xd_entry_order(((const struct run *)a)->v,
+			      ((const struct run *)b)->v);
+}
+
+struct xd_table *xd_table_merge(struct xd_table *const *parts, size_t n,
+				bool *clash)
+{
+	struct xd_table *t;
+	struct run *runs = xd_calloc(2 * n + 1, sizeof(*runs));
+	size_t total = 0, k = 0, nruns = 0;
+	bool sorted = true;
+
+	XD_ASSERT(n > 1);
+	t = table_alloc(parts[0]->type);
+	t->type_url = parts[0]->type_url; /* static, or in parts[0], kept */
+	t->merged = xd_malloc(n * sizeof(*t->merged));
+	for (size_t i = 0; i < n; i++) {
+		XD_ASSERT_INFO(parts[i]->type == t->type &&
+				       parts[i]->parts[0] == NULL &&
+				       parts[i]->merged == NULL,
+			       "table %llu merged into %s",
+			       (unsigned long long)parts[i]->id, t->type_url);
+		if (parts[i]->count > 0)
+			runs[nruns++] = (struct run){parts[i]->entries,
+						     parts[i]->count};
+		if (parts[i]->nvariants > 0)
+			runs[nruns++] = (struct run){parts[i]->variants,
+						     parts[i]->nvariants};
+		total += parts[i]->count + parts[i]->nvariants;
+		t->merged[i] = xd_table_ref(parts[i]);
+	}
+	t->nmerged = n;
+	/* Files usually hold ranges of names apart: their runs, by their
+	 * first entries, are then the table in order, and sorting is a
+	 * check. */
+	qsort(runs, nruns, sizeof(*runs), by_first);
+	t->entries = xd_malloc((total + 1) * sizeof(*t->entries));
+	for (size_t r = 0; r < nruns; r++) {
+		memcpy(&t->entries[k], runs[r].v, runs[r].n * sizeof(*t->entries));
+		k += runs[r].n;
+	}
+	free(runs);
+	t->count = total;
+	*clash = false;
+	for (size_t i = 1; i < total && sorted; i++)
+		sorted = xd_entry_order(&t->entries[i - 1], &t->entries[i]) < 0;
+	if (!sorted)
+		qsort(t->entries, total, sizeof(*t->entries), by_name_variant);
+	/* equal neighbours: the same name (and constraints) twice */
+	for (size_t i = 1; i < total && !*clash; i++)
+		*clash = xd_entry_order(&t->entries[i - 1], &t->entries[i]) == 0;
+	split_variants(t);
+	table_version(t);
+	build_index(t);
+	account(t, 0, total + 1);
+	return t;
+}
+
+bool xd_table_merged_from(const struct xd_table *t,
+			  struct xd_table *const *parts, size_t n)
+{
+	if (n == 1)
+		return t == parts[0];
+	if (t->nmerged != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (t->merged[i] != parts[i])
+			return false;
+	return true;
+}
+
+size_t xd_table_merged_count(const struct xd_table *t)
+{
+	return t->nmerged;
+}
+
+struct xd_table *xd_table_merged_part(const struct xd_table *t, size_t i)
+{
+	XD_ASSERT_INFO(i < t->nmerged, "part %zu of table %llu", i,
+		       (unsigned long long)t->id);
+	return t->merged[i];
+}
+
 struct xd_table *xd_table_union_base(const struct xd_table *t)
 {
 	return t->parts[1] != NULL ? t->parts[0] : NULL;
@@ -706,6 +800,30 @@ bool xd_table_same(const struct xd_table *a, const struct xd_table *b)
 {
 	return a->vhash == b->vhash && a->ahash == b->ahash &&
 	       a->restricted == b->restricted;
+}
+
+bool xd_table_interchangeable(const struct xd_table *a,
+			       const struct xd_table *b)
+{
+	if (!xd_table_same(a, b) || a->count != b->count ||
+	    a->nvariants != b->nvariants)
+		return false;
+	for (int k = 0; k < 2; k++) {
+		const struct xd_table *t = k == 0 ? a : b;
+
+		if (t->parts[0] != NULL || t->merged != NULL)
+			return false;
+	}
+	for (size_t i = 0; i < a->count + a->nvariants; i++) {
+		const struct xd_entry *x = i < a->count ?
+			&a->entries[i] : &a->variants[i - a->count];
+		const struct xd_entry *y = i < b->count ?
+			&b->entries[i] : &b->variants[i - b->count];
+
+		if (x->line != y->line || strcmp(x->file, y->file) != 0)
+			return false;
+	}
+	return true;
 }
 
 bool xd_entry_allows(const struct xd_entry *e, const char *identity)
@@ -756,6 +874,9 @@ void xd_table_unref(struct xd_table *t)
 	xd_arena_free(&t->arena);
 	xd_table_unref(t->parts[0]);
 	xd_table_unref(t->parts[1]);
+	for (size_t i = 0; i < t->nmerged; i++)
+		xd_table_unref(t->merged[i]);
+	free(t->merged);
 	atomic_fetch_sub_explicit(&live_bytes, t->bytes, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&live_tables, 1, memory_order_relaxed);
 	free(t);

@@ -181,6 +181,29 @@ struct xd_table *xd_table_empty_unknown(const char *type_url, size_t len);
  */
 struct xd_table *xd_table_union(struct xd_table *a, struct xd_table *b);
 
+/*
+ * A table holding every entry and variant of the `n` (> 1) `parts`,
+ * finished tables of one type built by builders (neither unions, filters
+ * nor merges): the table of a snapshot whose files were encoded one by
+ * one (snapshot/parsed.h). Its entries, order, versions and indexes are
+ * those of one builder given every entry; their bytes are shared, not
+ * copied, and the result keeps the parts alive. *clash says whether two
+ * parts define the same name (with the same constraints, for a
+ * variant), which a builder would have refused: the table is then only
+ * good for freeing (the loader reports the duplicates).
+ */
+struct xd_table *xd_table_merge(struct xd_table *const *parts, size_t n,
+				bool *clash);
+
+/* Whether `t` is what xd_table_merge made of these very parts, in this
+ * order (for n == 1: the part itself), so a reload may keep it. */
+bool xd_table_merged_from(const struct xd_table *t,
+			  struct xd_table *const *parts, size_t n);
+
+/* For a merge: how many parts it holds (0: not a merge), and each. */
+size_t xd_table_merged_count(const struct xd_table *t);
+struct xd_table *xd_table_merged_part(const struct xd_table *t, size_t i);
+
 /* For a union: its `a` part; otherwise NULL. */
 struct xd_table *xd_table_union_base(const struct xd_table *t);
 
@@ -208,6 +231,15 @@ size_t xd_table_restricted(const struct xd_table *t);
  * changed leaves every resource's bytes as they were.
  */
 bool xd_table_same(const struct xd_table *a, const struct xd_table *b);
+
+/*
+ * Same content, both made by a builder (neither unions, filters nor
+ * merges), and every entry defined at the same file and line: one may
+ * stand for the other anywhere, messages included (the loader keeps
+ * one table where a reload made an equal one, snapshot/parsed.h).
+ */
+bool xd_table_interchangeable(const struct xd_table *a,
+			      const struct xd_table *b);
 
 struct xd_table *xd_table_ref(struct xd_table *t);
 void xd_table_unref(struct xd_table *t);

@@ -1260,6 +1260,61 @@ START_TEST(replicas_serve_identical_bytes)
 }
 END_TEST
 
+/* The version of each snapshot `d` serves, "key=version ..." (malloc'd). */
+static char *versions(const struct xdt_daemon *d)
+{
+	json_t *st = xdt_status_json(d), *snap;
+	char *out = strdup("");
+	size_t i;
+
+	json_array_foreach(json_object_get(st, "snapshots"), i, snap) {
+		char *more;
+
+		ck_assert(asprintf(&more, "%s%s=%s ", out,
+				   xdt_json_str(snap, "key"),
+				   xdt_json_str(snap, "version")) > 0);
+		free(out);
+		out = more;
+	}
+	json_decref(st);
+	return out;
+}
+
+/* One key changed: the reload parses that value only, and serves the
+ * versions a daemon loading the prefix afresh serves. */
+START_TEST(one_key_changed_parses_one)
+{
+	struct etcd *e = etcd_new();
+	struct xdt_daemon *d, *fresh;
+	char *log, *line, *v, *w;
+
+	etcd_run(e);
+	put_clusters(e, "default", "c", 2);
+	put_clusters(e, "edge", "e", 2);
+	d = start_with(e, "admin_listen: 127.0.0.1:0\n");
+	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
+	/* the first load was a reload too, of every value */
+	ck_assert(xdt_daemon_wait_log_count(d, "reloaded ", 1, SERVED_MS));
+	put_clusters(e, "edge", "e", 3);
+	ck_assert(xdt_daemon_wait_log_count(d, "reloaded ", 2, SERVED_MS));
+	log = xdt_daemon_log(d);
+	line = strstr(strstr(log, "reloaded ") + 1, "reloaded ");
+	line[strcspn(line, "\n")] = '\0';
+	ck_assert_msg(strstr(line, "(1 file parsed)") != NULL, "%s", line);
+	free(log);
+	fresh = start_with(e, "admin_listen: 127.0.0.1:0\n");
+	ck_assert(xdt_daemon_wait_log(fresh, "serving the snapshots of etcd prefix", SERVED_MS));
+	v = versions(d);
+	w = versions(fresh);
+	ck_assert_str_eq(v, w);
+	free(v);
+	free(w);
+	xdt_daemon_stop(fresh, STOP_MS);
+	xdt_daemon_stop(d, STOP_MS);
+	etcd_free(e);
+}
+END_TEST
+
 /* etcd over TLS that requires a client certificate: served with
  * etcd.tls, and the changes followed; xdsctl push over it too. */
 START_TEST(mutual_tls)
@@ -1383,6 +1438,7 @@ int main(void)
 	tcase_add_test(tc, mutual_tls);
 	tcase_add_test(tc, rollout_after_the_first_load);
 	tcase_add_test(tc, restart_stages_what_differs_from_the_last_good_state);
+	tcase_add_test(tc, one_key_changed_parses_one);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One snapshot file parsed, checked and encoded on its own, and the cache
+ * that lets a reload reuse the files that did not change
+ * (docs/design.md §3, "Reloads cost what changed").
+ *
+ * A load (loader.h) parses each file of a key into an xd_parsed: one
+ * finished table per section holding the file's resources (table.h,
+ * encoded in their wire forms), the errors found in the file alone,
+ * and the list of what it defined, in file order, so that merging the
+ * files of a key reports duplicates across files, and interleaves them
+ * with each file's own errors, exactly as one pass over every file
+ * would. The key's tables are then merged from the files' tables
+ * (xd_table_merge), which share their bytes.
+ *
+ * A file is known by its path, its kind (JSON or YAML) and its bytes:
+ * their length and XXH3-128 hash. Neither its mtime nor its inode count:
+ * an edit that keeps the size and the mtime (a copy with `cp -p`, a
+ * clock set back) is still seen, and a file renamed is parsed again,
+ * since its errors and every resource's "defined at" name its path.
+ *
+ * Ownership and threads: an xd_parsed changes only in the load using it
+ * (xd_parsed_swap_table trades a table for an interchangeable one); its
+ * tables are shared read-only with the snapshots made of them (their
+ * references are atomic), while the xd_parsed itself, with its plain
+ * reference count, belongs to the load using it and to the cache. The
+ * cache belongs to the reloader, which hands it to the one load running
+ * at a time on the thread pool (reload.c: start() to work_done()); the
+ * loop thread never touches it meanwhile, and what it keeps of a load is
+ * every file of that load, good or not (bounded by the directory).
+ */
+#ifndef XD_SNAPSHOT_PARSED_H
+#define XD_SNAPSHOT_PARSED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "snapshot/files.h"
+#include "snapshot/table.h"
+#include "util/arena.h"
+#include "util/diag.h"
+#include "util/span.h"
+#include "xds/rtype.h"
+
+/* The sections of a snapshot file: one per type, then one per list
+ * collection type (rule X3). */
+#define XD_SNAP_SECTIONS (XD_RTYPE_COUNT + XD_CTYPE_COUNT)
+
+enum xd_parsed_kind {
+	XD_PARSED_ENTRY, /* added to the file's table */
+	XD_PARSED_DUP,   /* refused: its name was taken earlier in the file */
+};
+
+/* A resource the file defined, in file order. */
+struct xd_parsed_op {
+	uint8_t kind;          /* enum xd_parsed_kind */
+	uint8_t section;       /* < XD_SNAP_SECTIONS */
+	bool variant;          /* has "@dynamic_parameter_constraints" */
+	bool open_secret;      /* a secret without "@allow" (loader.h) */
+	uint32_t line, column;
+	uint32_t index;        /* in its section's list: "clusters[index]" */
+	uint32_t diag_at;      /* the file's own errors reported before it */
+	/* An ENTRY's name and constraints are its entry's; a DUP's are
+	 * here, in the arena (xd_parsed_op_name, _constraints). */
+	const char *name;
+	struct xd_span constraints;
+	const struct xd_entry *e;   /* ENTRY: in tables[section] */
+};
+
+struct xd_parsed {
+	unsigned refs;
+	char *path;
+	bool json;
+	size_t len;
+	uint64_t hash_lo, hash_hi; /* XXH3-128 of the bytes */
+	struct xd_table *tables[XD_SNAP_SECTIONS]; /* NULL: none there */
+	struct xd_parsed_op *ops;
+	size_t nops, cap;
+	size_t ndup, nopen; /* ops refused as duplicates; open secrets */
+	struct xd_diag diag; /* the file's own errors, in file order */
+	struct xd_arena arena;
+	struct xd_arena scratch; /* ENTRY names until resolved */
+};
+
+/* An empty record of `f` (its identity computed), to be filled by the
+ * loader. */
+struct xd_parsed *xd_parsed_new(const struct xd_snapfile *f);
+
+/* A new op at the end of the list: `name` and `constraints` (NULL
+ * data: none) copied, `diag_at` set, the rest zero. */
+struct xd_parsed_op *xd_parsed_push(struct xd_parsed *p,
+				    enum xd_parsed_kind kind,
+				    const char *name,
+				    struct xd_span constraints);
+
+/* Once every table is finished: each ENTRY op pointed at its entry
+ * (and its copy of the name dropped). */
+void xd_parsed_resolve(struct xd_parsed *p);
+
+/*
+ * Section `s` of `p` held by `t` instead, a table interchangeable with
+ * it (table.h: the same resources defined at the same places, such as
+ * the one already served), each ENTRY op pointed at t's entry: so that
+ * one table, not two equal ones, stays alive. By the load using `p`.
+ */
+void xd_parsed_swap_table(struct xd_parsed *p, unsigned s,
+			  struct xd_table *t);
+
+const char *xd_parsed_op_name(const struct xd_parsed_op *op);
+struct xd_span xd_parsed_op_constraints(const struct xd_parsed_op *op);
+
+/* Where it is in its file, as the transcoder names it: "clusters[2]". */
+void xd_parsed_op_path(const struct xd_parsed_op *op, char *buf,
+		       size_t size);
+
+struct xd_parsed *xd_parsed_ref(struct xd_parsed *p);
+void xd_parsed_unref(struct xd_parsed *p);
+
+/* ---------------- the cache ---------------- */
+
+struct xd_parsed_cache;
+
+struct xd_parsed_cache *xd_parsed_cache_new(void);
+void xd_parsed_cache_free(struct xd_parsed_cache *c);
+
+/* The file parsed earlier with the same path, kind and bytes, with a
+ * reference for the caller; NULL if none. */
+struct xd_parsed *xd_parsed_cache_find(const struct xd_parsed_cache *c,
+				       const struct xd_snapfile *f);
+
+/* From now on the cache holds exactly `files` (references taken): the
+ * files of the latest load, so it never grows past one directory. */
+void xd_parsed_cache_keep(struct xd_parsed_cache *c,
+			  struct xd_parsed *const *files, size_t n);
+
+/* Files held (for tests and the log). */
+size_t xd_parsed_cache_count(const struct xd_parsed_cache *c);
+
+#endif
