@@ -18,7 +18,8 @@ bench_fleet_SOURCES = \
 	bench/fleet_resource.c bench/fleet_resource.h \
 	bench/fleet_counters.h \
 	bench/fleet_pb.c bench/fleet_pb.h bench/fleet_smap.c bench/fleet_smap.h \
-	bench/fleet_proc.c bench/fleet_proc.h bench/fleet_util.c bench/fleet_util.h
+	bench/fleet_proc.c bench/fleet_proc.h bench/fleet_util.c bench/fleet_util.h \
+	bench/fleet_source.c bench/fleet_source.h
 bench_fleet_CFLAGS = $(AM_CFLAGS)
 # Of xdsd's libraries the linker takes what the fleet calls: the wire
 # format and buffers from the core, the abseil workaround from the

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -393,6 +394,76 @@ START_TEST(clients_that_never_read)
 }
 END_TEST
 
+/* The soft and hard "Max open files" of process `pid`. */
+static void open_files_limits(pid_t pid, unsigned long *soft,
+			      unsigned long *hard)
+{
+	char path[64], line[256];
+	FILE *f;
+	bool found = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "Max open files %lu %lu", soft, hard) == 2)
+			found = true;
+	fclose(f);
+	ck_assert_msg(found, "no open files limit in %s", path);
+}
+
+/*
+ * Every client connection is a descriptor: started with a soft
+ * open-files limit of 128 (a shell's is often 1024) under a higher hard
+ * one, xdsd raises its soft limit to the hard one, says so, and holds
+ * more connections than the soft limit it was started with.
+ */
+START_TEST(open_files_limit_raised)
+{
+	enum { CONNS = 200 };
+	char *dir = xdtest_clusters_snapdir(1), id[32];
+	struct rlimit mine, low;
+	struct xdt_daemon *d;
+	struct xdc_mute *m[CONNS];
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+	unsigned long soft, hard;
+	char cfg[512];
+
+	ck_assert(getrlimit(RLIMIT_NOFILE, &mine) == 0);
+	ck_assert_msg(mine.rlim_max > 4 * CONNS,
+		      "the hard open files limit (%lu) is too low for this test",
+		      (unsigned long)mine.rlim_max);
+	low = (struct rlimit){128, mine.rlim_max};
+	ck_assert(setrlimit(RLIMIT_NOFILE, &low) == 0);
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	/* the test's own connections need the descriptors back */
+	ck_assert(setrlimit(RLIMIT_NOFILE, &mine) == 0);
+	open_files_limits(d->pid, &soft, &hard);
+	ck_assert_uint_eq(hard, (unsigned long)mine.rlim_max);
+	ck_assert_msg(soft == hard, "xdsd kept a soft open files limit of %lu (hard %lu)",
+		      soft, hard);
+	snprintf(cfg, sizeof(cfg), "open files: limit %lu (raised from 128", hard);
+	ck_assert(xdt_daemon_wait_log(d, cfg, WAIT_MS));
+	for (int i = 0; i < CONNS; i++) {
+		snprintf(id, sizeof(id), "conn-%d", i);
+		m[i] = xdc_mute_open(d->target, id);
+	}
+	c = xdc_connect(d->target);
+	s = watch(c);
+	ck_assert_int_eq(served(s), 1);
+	xdt_daemon_signal(d, SIGUSR1);
+	ck_assert(xdt_daemon_wait_log(d, "info: stats: streams 201,", WAIT_MS));
+	for (int i = 0; i < CONNS; i++)
+		xdc_mute_close(m[i]);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("limits");
@@ -407,6 +478,7 @@ int main(void)
 	tcase_add_test(tc, requests_per_second);
 	tcase_add_test(tc, node_size);
 	tcase_add_test(tc, clients_that_never_read);
+	tcase_add_test(tc, open_files_limit_raised);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
