@@ -394,6 +394,40 @@ START_TEST(clients_that_never_read)
 }
 END_TEST
 
+/*
+ * A request far larger than the first read buffer (read_chunk_size:
+ * 256 bytes) is read whole: a CDS request naming 60,000 clusters,
+ * about 1 MB, is answered, and the small ones after it on the same
+ * connection too.
+ */
+START_TEST(large_request_small_read_chunks)
+{
+	enum { NAMES = 60000 };
+	char *dir = xdtest_clusters_snapdir(1);
+	struct xdt_daemon *d = start_with(dir, "read_chunk_size: 256");
+	struct xdc_conn *c = xdc_connect(d->target);
+	struct xdc_stream *s = xdc_open(c, XDC_ADS);
+	char **names = calloc(NAMES, sizeof(*names));
+
+	ck_assert_ptr_nonnull(names);
+	for (int i = 0; i < NAMES; i++)
+		ck_assert(asprintf(&names[i], "c-%d", i) > 0);
+	ask(s, CDS_URL, names, NAMES);
+	ck_assert_int_eq(served(s), 1);
+	xdc_stream_free(s);
+	/* the same connection reads the small requests after it */
+	s = watch(c);
+	ck_assert_int_eq(served(s), 1);
+	for (int i = 0; i < NAMES; i++)
+		free(names[i]);
+	free(names);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 /* The soft and hard "Max open files" of process `pid`. */
 static void open_files_limits(pid_t pid, unsigned long *soft,
 			      unsigned long *hard)
@@ -479,6 +513,7 @@ int main(void)
 	tcase_add_test(tc, node_size);
 	tcase_add_test(tc, clients_that_never_read);
 	tcase_add_test(tc, open_files_limit_raised);
+	tcase_add_test(tc, large_request_small_read_chunks);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
