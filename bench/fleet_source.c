@@ -51,6 +51,7 @@ struct grpc_socket_mutator {
 struct source {
 	grpc_socket_mutator base;
 	struct sockaddr_in addr;
+	struct sockaddr_in6 addr6; /* the same, v4-mapped */
 };
 
 struct source_set {
@@ -61,13 +62,22 @@ struct source_set {
 static bool bind_source(int fd, grpc_socket_mutator *m)
 {
 	const struct source *s = (const struct source *)m;
-	int one = 1;
+	int one = 1, domain = AF_INET;
+	socklen_t len = sizeof(domain);
+	int rc;
 
 	/* the port is chosen at connect(), per destination, instead of
 	 * reserving one of the address's ports for every destination */
 	(void)setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one,
 			 sizeof(one));
-	if (bind(fd, (const struct sockaddr *)&s->addr, sizeof(s->addr)) != 0) {
+	/* gRPC connects to an IPv4 address from an IPv6 socket when the
+	 * host has IPv6 (v4-mapped) */
+	(void)getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len);
+	if (domain == AF_INET6)
+		rc = bind(fd, (const struct sockaddr *)&s->addr6, sizeof(s->addr6));
+	else
+		rc = bind(fd, (const struct sockaddr *)&s->addr, sizeof(s->addr));
+	if (rc != 0) {
 		fprintf(stderr, "fleet: cannot bind a client socket to %s: %s\n",
 			inet_ntoa(s->addr.sin_addr), strerror(errno));
 		return false;
@@ -147,6 +157,10 @@ struct source_set *source_set_new(int n)
 		s->addr.sin_family = AF_INET;
 		s->addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK + 1u + (uint32_t)i);
 		s->addr.sin_port = 0;
+		s->addr6.sin6_family = AF_INET6;
+		s->addr6.sin6_addr.s6_addr[10] = 0xff;
+		s->addr6.sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&s->addr6.sin6_addr.s6_addr[12], &s->addr.sin_addr, 4);
 	}
 	return set;
 }
