@@ -330,6 +330,32 @@ START_TEST(node_size)
 }
 END_TEST
 
+/* `n` clients that never read, each on its own connection, as nodes
+ * "<prefix>-<i>" (xdc_mute_open). */
+static void mutes_open(struct xdc_mute **m, int n, const char *target,
+		       const char *prefix)
+{
+	char id[32];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(id, sizeof(id), "%s-%d", prefix, i);
+		m[i] = xdc_mute_open(target, id);
+	}
+}
+
+/* Closes those, then the client `c` and its stream `s`, stops `d` and
+ * frees `dir`: the end of a test that held many connections. */
+static void finish_crowd(struct xdc_mute **m, int n, struct xdc_stream *s,
+			 struct xdc_conn *c, struct xdt_daemon *d, char *dir)
+{
+	for (int i = 0; i < n; i++)
+		xdc_mute_close(m[i]);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+
 /*
  * 200 clients that never read, each subscribed to every cluster of a
  * 10,000-cluster snapshot (a CDS response of several MB): each costs
@@ -339,7 +365,7 @@ END_TEST
 START_TEST(clients_that_never_read)
 {
 	enum { MUTE = 200 };
-	char *dir, *cmd, cfg[512], id[32], *log;
+	char *dir, *cmd, cfg[512], *log;
 	struct xdt_daemon *d;
 	struct xdc_mute *m[MUTE];
 	struct xdc_conn *c;
@@ -360,10 +386,7 @@ START_TEST(clients_that_never_read)
 	s = watch(c);
 	ck_assert_int_eq(served(s), 10000);
 	before = xdt_daemon_rss_kb(d);
-	for (int i = 0; i < MUTE; i++) {
-		snprintf(id, sizeof(id), "mute-%d", i);
-		m[i] = xdc_mute_open(d->target, id);
-	}
+	mutes_open(m, MUTE, d->target, "mute");
 	/* every mute stream has its response in flight: the statistics
 	 * count 200 + 1 CDS responses, and none more */
 	xdtest_sleep_ms(1000);
@@ -385,12 +408,7 @@ START_TEST(clients_that_never_read)
 	ck_assert_int_eq(served(s), 10000);
 	ck_assert_msg(xdtest_now_ms() - t0 < 3000, "a new client waited %lld ms",
 		      xdtest_now_ms() - t0);
-	for (int i = 0; i < MUTE; i++)
-		xdc_mute_close(m[i]);
-	xdc_stream_free(s);
-	xdc_conn_free(c);
-	stop(d);
-	free(dir);
+	finish_crowd(m, MUTE, s, c, d, dir);
 }
 END_TEST
 
@@ -455,7 +473,7 @@ static void open_files_limits(pid_t pid, unsigned long *soft,
 START_TEST(open_files_limit_raised)
 {
 	enum { CONNS = 200 };
-	char *dir = xdtest_clusters_snapdir(1), id[32];
+	char *dir = xdtest_clusters_snapdir(1);
 	struct rlimit mine, low;
 	struct xdt_daemon *d;
 	struct xdc_mute *m[CONNS];
@@ -480,21 +498,13 @@ START_TEST(open_files_limit_raised)
 		      soft, hard);
 	snprintf(cfg, sizeof(cfg), "open files: limit %lu (raised from 128", hard);
 	ck_assert(xdt_daemon_wait_log(d, cfg, WAIT_MS));
-	for (int i = 0; i < CONNS; i++) {
-		snprintf(id, sizeof(id), "conn-%d", i);
-		m[i] = xdc_mute_open(d->target, id);
-	}
+	mutes_open(m, CONNS, d->target, "conn");
 	c = xdc_connect(d->target);
 	s = watch(c);
 	ck_assert_int_eq(served(s), 1);
 	xdt_daemon_signal(d, SIGUSR1);
 	ck_assert(xdt_daemon_wait_log(d, "info: stats: streams 201,", WAIT_MS));
-	for (int i = 0; i < CONNS; i++)
-		xdc_mute_close(m[i]);
-	xdc_stream_free(s);
-	xdc_conn_free(c);
-	stop(d);
-	free(dir);
+	finish_crowd(m, CONNS, s, c, d, dir);
 }
 END_TEST
 
