@@ -7,6 +7,7 @@
 #  bench/gen-snapshot   snapshot YAML of a given size, and its small updates
 #  bench/run            the standard matrix; writes bench/README.md figures
 #  bench/storm          the reconnect storm when a replica dies (fleet --failover)
+#  bench/large          the 50,000-stream rows (fleet --sources)
 noinst_PROGRAMS += bench/fleet
 bench_fleet_SOURCES = \
 	bench/fleet_main.c \
@@ -25,4 +26,4 @@ bench_fleet_CFLAGS = $(AM_CFLAGS)
 # format and buffers from the core, the abseil workaround from the
 # transport.
 bench_fleet_LDADD = src/libxdsd.a src/libxdcore.a $(DEP_LIBS)
-EXTRA_DIST += bench/README.md bench/run bench/gen-snapshot bench/idle-cpu bench/storm
+EXTRA_DIST += bench/README.md bench/run bench/gen-snapshot bench/idle-cpu bench/storm bench/large
