@@ -6,12 +6,14 @@
 #include <sys/resource.h>
 
 #include "util/log.h"
+#include "util/loop_thread.h"
 
 unsigned long xd_fdlimit_raise(void)
 {
 	struct rlimit rl;
 	rlim_t was;
 
+	XD_ASSERT_LOOP(); /* at start, on the thread that runs the loop */
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
 		xd_warn("cannot read the open files limit: %s", strerror(errno));
 		return 0;

@@ -337,6 +337,8 @@ void xd_server_prepare(const struct xd_config *cfg)
 	const char *was = getenv("GRPC_EXPERIMENTS");
 	char *want;
 
+	/* the environment is read by gRPC's threads once they exist */
+	XD_ASSERT_LOOP();
 	if (cfg->read_chunk_size == 0)
 		return;
 	/* the operator's own choice about that experiment stands */
