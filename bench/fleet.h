@@ -18,8 +18,9 @@
  *   fleet_envoy.c      an Envoy's xDS state and the request it sends next
  *   fleet_resource.c   resource types, and the fields subscriptions need
  *   fleet_counters.h   the atomic counters every client adds to
- *   fleet_pb.c fleet_smap.c fleet_proc.c fleet_util.c
- *                      protobuf wire, maps, /proc figures, helpers
+ *   fleet_pb.c fleet_smap.c fleet_proc.c fleet_util.c fleet_source.c
+ *                      protobuf wire, maps, /proc figures, helpers,
+ *                      the clients' source addresses
  *
  * No file keeps mutable state of its own: everything a run changes is in
  * struct fleet or in what it owns. Lower layers get only what they need
@@ -73,6 +74,7 @@ struct fleet_options {
 	const char *failover;
 	char *grpc_failover;         /* malloc'ed, as grpc_target */
 	bool failover_stale;
+	int sources;                 /* --sources: bind to 127.0.0.2.. (0: don't) */
 };
 
 struct fleet {
@@ -81,6 +83,7 @@ struct fleet {
 	struct fleet_counters counters;
 	struct client_conf conf;              /* every client's, from opt */
 	struct client *clients;               /* opt.clients of them */
+	struct source_set *sources;           /* --sources; NULL: none */
 	/*
 	 * One completion queue per polling thread; client i uses queue i mod
 	 * threads. Debian builds gRPC without NDEBUG, and then every

@@ -58,10 +58,10 @@ void client_destroy(struct client *c)
 	pthread_mutex_destroy(&c->mu);
 }
 
-static grpc_channel *make_channel(const struct client_conf *conf,
+static grpc_channel *make_channel(const struct client_conf *conf, int idx,
 				  const char *target)
 {
-	grpc_arg args[5];
+	grpc_arg args[6];
 	grpc_channel_args ca = {.num_args = 4, .args = args};
 
 	memset(args, 0, sizeof(args));
@@ -86,6 +86,9 @@ static grpc_channel *make_channel(const struct client_conf *conf,
 		args[4].value.string = (char *)conf->tls_name;
 		ca.num_args = 5;
 	}
+	/* past one address's ephemeral ports: bind to one of several */
+	ca.num_args += (size_t)source_set_arg(conf->sources, idx,
+					      &args[ca.num_args]);
 	return grpc_channel_create(target, conf->creds, &ca);
 }
 
@@ -143,7 +146,7 @@ static void open_stream(struct client *c, const char *target)
 		c->conf->envoy.mode == SOTW ? ADS_SOTW : ADS_DELTA);
 
 	if (target != NULL)
-		c->ch = make_channel(c->conf, target);
+		c->ch = make_channel(c->conf, c->env.idx, target);
 	c->call = grpc_channel_create_call(c->ch, NULL, GRPC_PROPAGATE_DEFAULTS,
 					   c->cq, method, NULL,
 					   gpr_inf_future(GPR_CLOCK_REALTIME),

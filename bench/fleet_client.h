@@ -27,6 +27,7 @@
 #include <stdbool.h>
 
 #include "fleet_envoy.h"
+#include "fleet_source.h"
 
 /* What every client of one fleet shares, read-only once started. */
 struct client_conf {
@@ -37,6 +38,9 @@ struct client_conf {
 	 * (with a client certificate for mutual TLS) */
 	grpc_channel_credentials *creds;
 	const char *tls_name;        /* TLS: the server name to check; else NULL */
+	/* the clients' source addresses, owned by the fleet; NULL: the
+	 * kernel's choice */
+	const struct source_set *sources;
 };
 
 struct client;

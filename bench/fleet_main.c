@@ -80,7 +80,10 @@ static void usage(FILE *f)
 "                     there, with initial_resource_versions; the first --trigger\n"
 "                     (which ends the streams) is measured as that storm; a\n"
 "                     reopened stream that fails UNAVAILABLE is opened again\n"
-"  --failover-stale   ... with every version altered, as if they differed\n");
+"  --failover-stale   ... with every version altered, as if they differed\n"
+"  --sources N        bind the clients' sockets to 127.0.0.2 .. 127.0.0.(N+1) in\n"
+"                     turn: one address's ephemeral ports (about 28,000) hold\n"
+"                     fewer connections to one server (0: the kernel's choice)\n");
 }
 
 static double num_arg(const char *name, const char *s, double min)
@@ -135,6 +138,7 @@ static void parse_args(struct fleet_options *o, int argc, char **argv)
 		{"features", required_argument, NULL, 'F'},
 		{"failover", required_argument, NULL, 'f'},
 		{"failover-stale", no_argument, NULL, 'S'},
+		{"sources", required_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'H'},
 		{NULL, 0, NULL, 0},
 	};
@@ -179,6 +183,7 @@ static void parse_args(struct fleet_options *o, int argc, char **argv)
 		case 'F': o->features = optarg; break;
 		case 'f': o->failover = optarg; break;
 		case 'S': o->failover_stale = true; break;
+		case 'B': o->sources = (int)num_arg("sources", optarg, 0); break;
 		case 'H': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
@@ -205,10 +210,23 @@ static void parse_args(struct fleet_options *o, int argc, char **argv)
 		o->grpc_failover = grpc_target_of(o->failover);
 }
 
+/*
+ * Every client holds a socket, and a few more descriptors go to gRPC
+ * and stdio: raise the soft limit to the hard one, and as root (or with
+ * CAP_SYS_RESOURCE) the hard one too when it is short, up to
+ * /proc/sys/fs/nr_open.
+ */
 static void raise_nofile(int clients)
 {
 	struct rlimit rl;
+	rlim_t want = (rlim_t)clients + 1024;
 
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max < want) {
+		struct rlimit more = {want, want};
+
+		if (setrlimit(RLIMIT_NOFILE, &more) == 0)
+			rl = more;
+	}
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);

@@ -8,6 +8,7 @@
 #  bench/run            the standard matrix; writes bench/README.md figures
 #  bench/storm          the reconnect storm when a replica dies (fleet --failover)
 #  bench/incremental-reload  reloads of a 101-file snapshot, one file changed
+#  bench/large          the 50,000-stream rows (fleet --sources)
 noinst_PROGRAMS += bench/fleet
 bench_fleet_SOURCES = \
 	bench/fleet_main.c \
@@ -19,11 +20,12 @@ bench_fleet_SOURCES = \
 	bench/fleet_resource.c bench/fleet_resource.h \
 	bench/fleet_counters.h \
 	bench/fleet_pb.c bench/fleet_pb.h bench/fleet_smap.c bench/fleet_smap.h \
-	bench/fleet_proc.c bench/fleet_proc.h bench/fleet_util.c bench/fleet_util.h
+	bench/fleet_proc.c bench/fleet_proc.h bench/fleet_util.c bench/fleet_util.h \
+	bench/fleet_source.c bench/fleet_source.h
 bench_fleet_CFLAGS = $(AM_CFLAGS)
 # Of xdsd's libraries the linker takes what the fleet calls: the wire
 # format and buffers from the core, the abseil workaround from the
 # transport.
 bench_fleet_LDADD = src/libxdsd.a src/libxdcore.a $(DEP_LIBS)
 EXTRA_DIST += bench/README.md bench/run bench/gen-snapshot bench/idle-cpu bench/storm \
-	bench/incremental-reload
+	bench/incremental-reload bench/large

@@ -120,6 +120,8 @@ struct xd_config {
 	uint64_t io_threads;
 	uint64_t max_streams_per_connection;
 	uint64_t max_request_size;
+	/* A connection's first read buffer (0: gRPC's own reads). */
+	uint64_t read_chunk_size;
 
 	/* What one peer may make xdsd hold or do (0: no limit where the
 	 * directive allows it). */
@@ -139,6 +141,7 @@ struct xd_config {
 		char *cert;      /* certificate chain, PEM */
 		char *key;       /* its private key, PEM */
 		char *client_ca; /* CA certificates for clients, PEM */
+		uint64_t frame_size; /* largest TLS record sealed, bytes */
 	} tls;
 
 	/* With mTLS: who may claim which nodes. None: every authenticated

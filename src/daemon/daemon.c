@@ -26,6 +26,7 @@
 #include "schema/schema.h"
 #include "snapshot/loader.h"
 #include "transport/abseil.h"
+#include "transport/fdlimit.h"
 #include "transport/grpc_log.h"
 #include "transport/handshakes.h"
 #include "transport/server.h"
@@ -374,8 +375,11 @@ int xd_daemon_run(const struct xd_config *cfg)
 	}
 	if (xd_abseil_deadlock_detection_off())
 		xd_debug("abseil's mutex deadlock detection is off");
+	xd_server_prepare(cfg);
 	grpc_init();
 	xd_grpc_log_route();
+	/* one descriptor per client connection (transport/fdlimit.h) */
+	(void)xd_fdlimit_raise();
 	/* Initialised up front so every path can close all three. */
 	uv_signal_init(&d.loop, &d.sig_term);
 	uv_signal_init(&d.loop, &d.sig_int);

@@ -2,10 +2,12 @@
 #include "protocol/typeset.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "protocol/derived.h"
 #include "util/loop_thread.h"
+#include "util/xalloc.h"
 
 static const char *tname(enum xd_rtype t)
 {
@@ -17,6 +19,27 @@ const char *xd_typeset_cname(int c)
 	return xd_ctype_info((enum xd_ctype)c)->snapshot_key;
 }
 
+/* The slots in use: none until the first request of their kind. */
+static int ncolls(const struct xd_typeset *ts)
+{
+	return ts->colls != NULL ? XD_CTYPE_COUNT : 0;
+}
+
+static int nunknown(const struct xd_typeset *ts)
+{
+	return ts->unknown != NULL ? XD_TYPESET_MAX_UNKNOWN : 0;
+}
+
+static void need_colls(struct xd_typeset *ts)
+{
+	if (ts->colls != NULL)
+		return;
+	ts->colls = xd_calloc(XD_CTYPE_COUNT, sizeof(*ts->colls));
+	for (int c = 0; c < XD_CTYPE_COUNT; c++)
+		xd_sub_init(&ts->colls[c].sub, ts->stream_id,
+			    xd_typeset_cname(c));
+}
+
 void xd_typeset_init(struct xd_typeset *ts, uint64_t stream_id)
 {
 	XD_ASSERT_LOOP();
@@ -24,8 +47,6 @@ void xd_typeset_init(struct xd_typeset *ts, uint64_t stream_id)
 	ts->stream_id = stream_id;
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		xd_sub_init(&ts->subs[t], stream_id, tname((enum xd_rtype)t));
-	for (int c = 0; c < XD_CTYPE_COUNT; c++)
-		xd_sub_init(&ts->colls[c].sub, stream_id, xd_typeset_cname(c));
 }
 
 void xd_typeset_clear(struct xd_typeset *ts)
@@ -33,15 +54,19 @@ void xd_typeset_clear(struct xd_typeset *ts)
 	XD_ASSERT_LOOP();
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		xd_sub_clear(&ts->subs[t]);
-	for (int i = 0; i < XD_TYPESET_MAX_UNKNOWN; i++) {
+	for (int i = 0; i < nunknown(ts); i++) {
 		if (ts->unknown[i].table != NULL)
 			xd_sub_clear(&ts->unknown[i].sub);
 		xd_table_unref(ts->unknown[i].table);
 	}
-	for (int c = 0; c < XD_CTYPE_COUNT; c++) {
+	for (int c = 0; c < ncolls(ts); c++) {
 		xd_sub_clear(&ts->colls[c].sub);
 		xd_table_unref(ts->colls[c].table);
 	}
+	free(ts->unknown);
+	free(ts->colls);
+	ts->unknown = NULL;
+	ts->colls = NULL;
 }
 
 /* (a view is shared, and stays the same table while the snapshot
@@ -49,7 +74,7 @@ void xd_typeset_clear(struct xd_typeset *ts)
 void xd_typeset_follow(struct xd_typeset *ts, const struct xd_snapshot *snap,
 		       const char *identity)
 {
-	for (int c = 0; c < XD_CTYPE_COUNT; c++) {
+	for (int c = 0; c < ncolls(ts); c++) {
 		struct xd_extra_type *ct = &ts->colls[c];
 
 		if (!xd_sub_active(&ct->sub))
@@ -69,6 +94,9 @@ static struct xd_extra_type *unknown_slot(struct xd_typeset *ts,
 {
 	struct xd_extra_type *free_slot = NULL;
 
+	if (ts->unknown == NULL)
+		ts->unknown = xd_calloc(XD_TYPESET_MAX_UNKNOWN,
+					sizeof(*ts->unknown));
 	for (int i = 0; i < XD_TYPESET_MAX_UNKNOWN; i++) {
 		struct xd_extra_type *u = &ts->unknown[i];
 		const char *have;
@@ -98,8 +126,10 @@ static void route_collection(struct xd_typeset *ts, enum xd_ctype c,
 			     const struct xd_snapshot *snap,
 			     const char *identity, struct xd_route *out)
 {
-	struct xd_extra_type *ct = &ts->colls[c];
+	struct xd_extra_type *ct;
 
+	need_colls(ts);
+	ct = &ts->colls[c];
 	if (ct->table == NULL && snap != NULL)
 		ct->table = xd_derived_view(xd_snapshot_collection(snap, c),
 					    identity);
@@ -172,10 +202,10 @@ size_t xd_typeset_names(const struct xd_typeset *ts)
 
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		n += xd_nameset_count(ts->subs[t].want.set);
-	for (int i = 0; i < XD_TYPESET_MAX_UNKNOWN; i++)
+	for (int i = 0; i < nunknown(ts); i++)
 		if (ts->unknown[i].table != NULL)
 			n += xd_nameset_count(ts->unknown[i].sub.want.set);
-	for (int c = 0; c < XD_CTYPE_COUNT; c++)
+	for (int c = 0; c < ncolls(ts); c++)
 		n += xd_nameset_count(ts->colls[c].sub.want.set);
 	return n;
 }
@@ -186,7 +216,7 @@ struct xd_body *xd_typeset_next(struct xd_typeset *ts, bool unknown,
 				const char **label)
 {
 	struct xd_extra_type *set = unknown ? ts->unknown : ts->colls;
-	int n = unknown ? XD_TYPESET_MAX_UNKNOWN : XD_CTYPE_COUNT;
+	int n = unknown ? nunknown(ts) : ncolls(ts);
 
 	for (int i = 0; i < n; i++) {
 		struct xd_extra_type *e = &set[i];
@@ -215,7 +245,7 @@ struct xd_body *xd_typeset_heartbeat(struct xd_typeset *ts, enum xd_form form,
 	uint64_t due;
 
 	*next = 0;
-	for (int t = 0; t < XD_RTYPE_COUNT + XD_CTYPE_COUNT; t++) {
+	for (int t = 0; t < XD_RTYPE_COUNT + ncolls(ts); t++) {
 		struct xd_sub *s = t < XD_RTYPE_COUNT ?
 					   &ts->subs[t] :
 					   &ts->colls[t - XD_RTYPE_COUNT].sub;
@@ -242,10 +272,10 @@ size_t xd_typeset_active(struct xd_typeset *ts,
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		if (xd_sub_active(&ts->subs[t]))
 			out[n++] = &ts->subs[t];
-	for (int k = 0; k < XD_CTYPE_COUNT; k++)
+	for (int k = 0; k < ncolls(ts); k++)
 		if (xd_sub_active(&ts->colls[k].sub))
 			out[n++] = &ts->colls[k].sub;
-	for (int i = 0; i < XD_TYPESET_MAX_UNKNOWN; i++)
+	for (int i = 0; i < nunknown(ts); i++)
 		if (ts->unknown[i].table != NULL &&
 		    xd_sub_active(&ts->unknown[i].sub))
 			out[n++] = &ts->unknown[i].sub;
@@ -266,7 +296,7 @@ void xd_typeset_view(const struct xd_typeset *ts,
 				    tname((enum xd_rtype)t),
 				    xd_rtype_info((enum xd_rtype)t)->type_url);
 	}
-	for (int k = 0; k < XD_CTYPE_COUNT; k++) {
+	for (int k = 0; k < ncolls(ts); k++) {
 		const struct xd_extra_type *ct = &ts->colls[k];
 
 		if (!xd_sub_active(&ct->sub))
@@ -274,7 +304,7 @@ void xd_typeset_view(const struct xd_typeset *ts,
 		xd_client_view_type(v, &ct->sub, ct->table, xd_typeset_cname(k),
 				    xd_ctype_info((enum xd_ctype)k)->type_url);
 	}
-	for (int i = 0; i < XD_TYPESET_MAX_UNKNOWN; i++)
+	for (int i = 0; i < nunknown(ts); i++)
 		if (ts->unknown[i].table != NULL)
 			xd_client_view_type(v, &ts->unknown[i].sub,
 					    ts->unknown[i].table,

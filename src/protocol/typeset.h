@@ -17,8 +17,9 @@
  * On a per-type method a request for another type is refused.
  *
  * Ownership: the session embeds a struct xd_typeset and owns it
- * (xd_typeset_init .. xd_typeset_clear); it holds a reference to each
- * collection and unknown table in it. Thread: loop thread only.
+ * (xd_typeset_init .. xd_typeset_clear), with its slots of unknown
+ * types and collections; it holds a reference to each collection and
+ * unknown table in it. Thread: loop thread only.
  */
 #ifndef XD_PROTOCOL_TYPESET_H
 #define XD_PROTOCOL_TYPESET_H
@@ -47,8 +48,11 @@ struct xd_extra_type {
 struct xd_typeset {
 	uint64_t stream_id; /* whose (sub.h's logs) */
 	struct xd_sub subs[XD_RTYPE_COUNT];
-	struct xd_extra_type unknown[XD_TYPESET_MAX_UNKNOWN];
-	struct xd_extra_type colls[XD_CTYPE_COUNT];
+	/* Few streams ask for unknown types or collections: their slots
+	 * (XD_TYPESET_MAX_UNKNOWN, XD_CTYPE_COUNT) are allocated on the
+	 * first such request, 1.5 KB less on every other stream. */
+	struct xd_extra_type *unknown; /* NULL: none asked for yet */
+	struct xd_extra_type *colls;   /* NULL: none asked for yet */
 };
 
 /* Where a request goes: one type's subscription, the table it is

@@ -36,6 +36,13 @@
 #define ACCEPTS_UNKNOWN 4
 #define ACCEPTS_CSDS 2 /* operators' tools, a call now and then */
 
+/* The least a read may take while memory is short (read_chunk_size). */
+#define READ_CHUNK_MIN 256
+
+/* gRPC 1.51's experiment whose reads take 8 KiB at least, whatever the
+ * read chunk arguments say. */
+#define READ_CHUNKS_EXPERIMENT "tcp_read_chunks"
+
 struct accept_slot {
 	struct xd_tag tag;
 	struct xd_server *srv;
@@ -338,6 +345,29 @@ static void shutdown_done(struct xd_tag *tag, bool ok XD_UNUSED)
 	maybe_finish(srv);
 }
 
+void xd_server_prepare(const struct xd_config *cfg)
+{
+	const char *was = getenv("GRPC_EXPERIMENTS");
+	char *want;
+
+	/* the environment is read by gRPC's threads once they exist */
+	XD_ASSERT_LOOP();
+	if (cfg->read_chunk_size == 0)
+		return;
+	/* the operator's own choice about that experiment stands */
+	if (was != NULL && strstr(was, READ_CHUNKS_EXPERIMENT) != NULL) {
+		xd_info("GRPC_EXPERIMENTS names %s: read_chunk_size may not apply",
+			READ_CHUNKS_EXPERIMENT);
+		return;
+	}
+	want = xd_asprintf("%s%s-%s", was != NULL ? was : "",
+			   was != NULL && *was != '\0' ? "," : "",
+			   READ_CHUNKS_EXPERIMENT);
+	if (setenv("GRPC_EXPERIMENTS", want, 1) != 0)
+		xd_warn("cannot set GRPC_EXPERIMENTS: read_chunk_size does not apply");
+	free(want);
+}
+
 static int clamp_ms(uint64_t ms)
 {
 	return ms > INT_MAX ? INT_MAX : (int)ms;
@@ -400,12 +430,25 @@ static void make_args(const struct xd_config *cfg, grpc_channel_args *out,
 	 * clients (bench/README.md). */
 	INT_ARG(GRPC_ARG_HTTP2_BDP_PROBE, 0);
 	/* Over TLS a connection keeps buffers of the TLS frame size (16 KB
-	 * by default) for what it seals and opens. 4 KB frames: 118 KB per
-	 * mTLS connection instead of 147, for the same convergence and CPU
-	 * within noise even for 5.7 MB configurations; smaller frames gain
-	 * little more and cost time (bench/README.md, "Mutual TLS"). */
+	 * by gRPC's default) for what it seals and opens: 4 KB frames
+	 * (tls.frame_size's default) cost 29 KB less per mTLS connection
+	 * for the same convergence and CPU within noise, even for 5.7 MB
+	 * configurations (bench/README.md, "Mutual TLS"). */
 	if (cfg->tls.cert != NULL)
-		INT_ARG(GRPC_ARG_TSI_MAX_FRAME_SIZE, 4096);
+		INT_ARG(GRPC_ARG_TSI_MAX_FRAME_SIZE, (int)cfg->tls.frame_size);
+	/* A connection's read buffer starts at read_chunk_size and grows
+	 * (doubling) while reads fill it, up to gRPC's 4 MiB; it shrinks
+	 * back slowly. xDS requests are small: 512 bytes instead of gRPC's
+	 * 8 KiB save about 5 KB per idle connection (bench/README.md,
+	 * "Memory per stream"). Only gRPC's reads without its
+	 * tcp_read_chunks experiment follow these (xd_server_prepare). */
+	if (cfg->read_chunk_size != 0) {
+		INT_ARG(GRPC_ARG_TCP_READ_CHUNK_SIZE, (int)cfg->read_chunk_size);
+		INT_ARG(GRPC_ARG_TCP_MIN_READ_CHUNK_SIZE,
+			(int)(cfg->read_chunk_size < READ_CHUNK_MIN ?
+				      cfg->read_chunk_size :
+				      READ_CHUNK_MIN));
+	}
 #undef INT_ARG
 	out->num_args = n;
 	out->args = args;

@@ -36,6 +36,15 @@ struct xd_server_opts {
 };
 
 /*
+ * What must be settled before grpc_init: gRPC reads its experiments
+ * (GRPC_EXPERIMENTS) once, and with read_chunk_size set the
+ * tcp_read_chunks experiment, whose reads take 8 KiB at least, is
+ * switched off (added to what the environment says, unless it names
+ * that experiment itself). Main thread, before grpc_init.
+ */
+void xd_server_prepare(const struct xd_config *cfg);
+
+/*
  * Binds cfg->listen and starts serving. On failure logs why (address in
  * use, permission denied...) and returns -1 with nothing left running.
  */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -329,6 +330,32 @@ START_TEST(node_size)
 }
 END_TEST
 
+/* `n` clients that never read, each on its own connection, as nodes
+ * "<prefix>-<i>" (xdc_mute_open). */
+static void mutes_open(struct xdc_mute **m, int n, const char *target,
+		       const char *prefix)
+{
+	char id[32];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(id, sizeof(id), "%s-%d", prefix, i);
+		m[i] = xdc_mute_open(target, id);
+	}
+}
+
+/* Closes those, then the client `c` and its stream `s`, stops `d` and
+ * frees `dir`: the end of a test that held many connections. */
+static void finish_crowd(struct xdc_mute **m, int n, struct xdc_stream *s,
+			 struct xdc_conn *c, struct xdt_daemon *d, char *dir)
+{
+	for (int i = 0; i < n; i++)
+		xdc_mute_close(m[i]);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+
 /*
  * 200 clients that never read, each subscribed to every cluster of a
  * 10,000-cluster snapshot (a CDS response of several MB): each costs
@@ -338,7 +365,7 @@ END_TEST
 START_TEST(clients_that_never_read)
 {
 	enum { MUTE = 200 };
-	char *dir, *cmd, cfg[512], id[32], *log;
+	char *dir, *cmd, cfg[512], *log;
 	struct xdt_daemon *d;
 	struct xdc_mute *m[MUTE];
 	struct xdc_conn *c;
@@ -359,10 +386,7 @@ START_TEST(clients_that_never_read)
 	s = watch(c);
 	ck_assert_int_eq(served(s), 10000);
 	before = xdt_daemon_rss_kb(d);
-	for (int i = 0; i < MUTE; i++) {
-		snprintf(id, sizeof(id), "mute-%d", i);
-		m[i] = xdc_mute_open(d->target, id);
-	}
+	mutes_open(m, MUTE, d->target, "mute");
 	/* every mute stream has its response in flight: the statistics
 	 * count 200 + 1 CDS responses, and none more */
 	xdtest_sleep_ms(1000);
@@ -384,12 +408,103 @@ START_TEST(clients_that_never_read)
 	ck_assert_int_eq(served(s), 10000);
 	ck_assert_msg(xdtest_now_ms() - t0 < 3000, "a new client waited %lld ms",
 		      xdtest_now_ms() - t0);
-	for (int i = 0; i < MUTE; i++)
-		xdc_mute_close(m[i]);
+	finish_crowd(m, MUTE, s, c, d, dir);
+}
+END_TEST
+
+/*
+ * A request far larger than the first read buffer (read_chunk_size:
+ * 256 bytes) is read whole: a CDS request naming 60,000 clusters,
+ * about 1 MB, is answered, and the small ones after it on the same
+ * connection too.
+ */
+START_TEST(large_request_small_read_chunks)
+{
+	enum { NAMES = 60000 };
+	char *dir = xdtest_clusters_snapdir(1);
+	struct xdt_daemon *d = start_with(dir, "read_chunk_size: 256");
+	struct xdc_conn *c = xdc_connect(d->target);
+	struct xdc_stream *s = xdc_open(c, XDC_ADS);
+	char **names = calloc(NAMES, sizeof(*names));
+
+	ck_assert_ptr_nonnull(names);
+	for (int i = 0; i < NAMES; i++)
+		ck_assert(asprintf(&names[i], "c-%d", i) > 0);
+	ask(s, CDS_URL, names, NAMES);
+	ck_assert_int_eq(served(s), 1);
+	xdc_stream_free(s);
+	/* the same connection reads the small requests after it */
+	s = watch(c);
+	ck_assert_int_eq(served(s), 1);
+	for (int i = 0; i < NAMES; i++)
+		free(names[i]);
+	free(names);
 	xdc_stream_free(s);
 	xdc_conn_free(c);
 	stop(d);
 	free(dir);
+}
+END_TEST
+
+/* The soft and hard "Max open files" of process `pid`. */
+static void open_files_limits(pid_t pid, unsigned long *soft,
+			      unsigned long *hard)
+{
+	char path[64], line[256];
+	FILE *f;
+	bool found = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "Max open files %lu %lu", soft, hard) == 2)
+			found = true;
+	fclose(f);
+	ck_assert_msg(found, "no open files limit in %s", path);
+}
+
+/*
+ * Every client connection is a descriptor: started with a soft
+ * open-files limit of 128 (a shell's is often 1024) under a higher hard
+ * one, xdsd raises its soft limit to the hard one, says so, and holds
+ * more connections than the soft limit it was started with.
+ */
+START_TEST(open_files_limit_raised)
+{
+	enum { CONNS = 200 };
+	char *dir = xdtest_clusters_snapdir(1);
+	struct rlimit mine, low;
+	struct xdt_daemon *d;
+	struct xdc_mute *m[CONNS];
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+	unsigned long soft, hard;
+	char cfg[512];
+
+	ck_assert(getrlimit(RLIMIT_NOFILE, &mine) == 0);
+	ck_assert_msg(mine.rlim_max > 4 * CONNS,
+		      "the hard open files limit (%lu) is too low for this test",
+		      (unsigned long)mine.rlim_max);
+	low = (struct rlimit){128, mine.rlim_max};
+	ck_assert(setrlimit(RLIMIT_NOFILE, &low) == 0);
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	/* the test's own connections need the descriptors back */
+	ck_assert(setrlimit(RLIMIT_NOFILE, &mine) == 0);
+	open_files_limits(d->pid, &soft, &hard);
+	ck_assert_uint_eq(hard, (unsigned long)mine.rlim_max);
+	ck_assert_msg(soft == hard, "xdsd kept a soft open files limit of %lu (hard %lu)",
+		      soft, hard);
+	snprintf(cfg, sizeof(cfg), "open files: limit %lu (raised from 128", hard);
+	ck_assert(xdt_daemon_wait_log(d, cfg, WAIT_MS));
+	mutes_open(m, CONNS, d->target, "conn");
+	c = xdc_connect(d->target);
+	s = watch(c);
+	ck_assert_int_eq(served(s), 1);
+	xdt_daemon_signal(d, SIGUSR1);
+	ck_assert(xdt_daemon_wait_log(d, "info: stats: streams 201,", WAIT_MS));
+	finish_crowd(m, CONNS, s, c, d, dir);
 }
 END_TEST
 
@@ -407,6 +522,8 @@ int main(void)
 	tcase_add_test(tc, requests_per_second);
 	tcase_add_test(tc, node_size);
 	tcase_add_test(tc, clients_that_never_read);
+	tcase_add_test(tc, open_files_limit_raised);
+	tcase_add_test(tc, large_request_small_read_chunks);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

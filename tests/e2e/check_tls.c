@@ -592,6 +592,45 @@ START_TEST(tls_on_a_unix_socket)
 }
 END_TEST
 
+/*
+ * The smallest buffers xdsd allows still carry the largest messages: a
+ * 4 MB CDS response sealed in 1 KiB TLS records (tls.frame_size), to a
+ * client whose connection xdsd reads 256 bytes at a time at first
+ * (read_chunk_size), arrives whole.
+ */
+START_TEST(large_response_over_small_frames)
+{
+	enum { CLUSTERS = 45000 };
+	char *dir, *cmd, cfg[2048], *version = NULL;
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+
+	ck_assert(asprintf(&dir, "%s/large.%d", xdtest_tmpdir(), (int)getpid()) > 0);
+	ck_assert(mkdir(dir, 0755) == 0);
+	ck_assert(asprintf(&cmd, "'%s/bench/gen-snapshot' --clusters %d -o '%s/default.yaml'",
+			   xdtest_env("XDSD_SRCDIR"), CLUSTERS, dir) > 0);
+	ck_assert_int_eq(system(cmd), 0);
+	free(cmd);
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nsnapshots: %s\nread_chunk_size: 256\n"
+		 "tls:\n  cert: %s\n  key: %s\n  client_ca: %s\n  frame_size: 1KiB\n",
+		 dir, xdtest_cert("server.pem"), xdtest_cert("server.key"),
+		 xdtest_cert("ca.pem"));
+	d = xdt_daemon_start(cfg, NULL, 60000);
+	c = xdc_connect_tls(d->target, xdtest_cert("ca.pem"), xdtest_cert("frontend.pem"),
+			    xdtest_cert("frontend.key"));
+	s = xdc_watch_clusters(c, "n1", "prod");
+	ck_assert_int_eq(xdc_next_clusters(s, 30000, &version), CLUSTERS);
+	ck_assert_ptr_nonnull(version);
+	free(version);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tls");
@@ -609,6 +648,7 @@ int main(void)
 	tcase_add_test(tc, watch_rotates_the_certificate);
 	tcase_add_test(tc, bad_tls_files_refused_at_start_and_by_check);
 	tcase_add_test(tc, tls_on_a_unix_socket);
+	tcase_add_test(tc, large_response_over_small_frames);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

@@ -1255,7 +1255,8 @@ static void deliver(struct peer *p, struct xd_sub *s, struct sending *x)
 /* The collection `sub` is the subscription of, or -1 for another. */
 static int coll_of(const struct peer *p, const struct xd_sub *sub)
 {
-	for (int c = 0; c < XD_CTYPE_COUNT; c++)
+	/* the slots exist once a collection was asked for */
+	for (int c = 0; p->types.colls != NULL && c < XD_CTYPE_COUNT; c++)
 		if (sub == &p->types.colls[c].sub)
 			return c;
 	return -1;
@@ -1331,7 +1332,8 @@ static bool pump_heartbeat(struct peer *p)
 		refreshed[i] = p->types.subs[i].ttl_refreshed_ms;
 	for (int i = 0; i < XD_CTYPE_COUNT; i++)
 		refreshed[XD_RTYPE_COUNT + i] =
-			p->types.colls[i].sub.ttl_refreshed_ms;
+			p->types.colls != NULL ?
+				p->types.colls[i].sub.ttl_refreshed_ms : 0;
 	b = xd_typeset_heartbeat(&p->types, x.form, p->now, &s, &x.label,
 				 &next);
 	if (b == NULL) {
@@ -1691,13 +1693,15 @@ static bool answer(struct peer *p, bool nack)
 			last = &p->last[t];
 			url = xd_rtype_info((enum xd_rtype)t)->type_url;
 		}
-	for (int i = 0; s == NULL && i < XD_TYPESET_MAX_UNKNOWN; i++)
+	for (int i = 0; s == NULL && p->types.unknown != NULL &&
+			i < XD_TYPESET_MAX_UNKNOWN; i++)
 		if (p->types.unknown[i].table != NULL &&
 		    p->types.unknown[i].sub.state == XD_SUB_IN_FLIGHT) {
 			s = &p->types.unknown[i].sub;
 			url = xd_table_type_url(p->types.unknown[i].table);
 		}
-	for (int c = 0; s == NULL && c < XD_CTYPE_COUNT; c++)
+	for (int c = 0; s == NULL && p->types.colls != NULL &&
+			c < XD_CTYPE_COUNT; c++)
 		if (p->types.colls[c].sub.state == XD_SUB_IN_FLIGHT) {
 			s = &p->types.colls[c].sub;
 			last = &p->last_coll[c];

@@ -188,6 +188,34 @@ START_TEST(duration_forms)
 }
 END_TEST
 
+/* The buffers a connection keeps: its first read chunk (0: gRPC's own
+ * reads) and, over TLS, the frame size; both bounded. */
+START_TEST(connection_buffers)
+{
+	ck_assert_uint_eq(cfg.read_chunk_size, 512);
+	ck_assert_uint_eq(cfg.tls.frame_size, 4096);
+	ck_assert_int_eq(load_text("buffers.yaml",
+				   "read_chunk_size: 2KiB\n"
+				   "tls:\n"
+				   "  cert: /c.pem\n"
+				   "  key: /k.pem\n"
+				   "  frame_size: 16KiB\n"),
+			 0);
+	ck_assert_uint_eq(cfg.read_chunk_size, 2048);
+	ck_assert_uint_eq(cfg.tls.frame_size, 16384);
+	ck_assert_int_eq(xd_config_set(&cfg, "read_chunk_size", "0", "t", &diag), 0);
+	ck_assert_uint_eq(cfg.read_chunk_size, 0);
+	ck_assert_int_ne(xd_config_set(&cfg, "read_chunk_size", "100", "t", &diag), 0);
+	ck_assert_int_ne(xd_config_set(&cfg, "read_chunk_size", "2MiB", "t", &diag), 0);
+	ck_assert_int_ne(load_text("frame-small.yaml",
+				   "tls:\n  cert: /c.pem\n  key: /k.pem\n  frame_size: 512\n"),
+			 0);
+	ck_assert_int_ne(load_text("frame-big.yaml",
+				   "tls:\n  cert: /c.pem\n  key: /k.pem\n  frame_size: 32KiB\n"),
+			 0);
+}
+END_TEST
+
 START_TEST(relative_paths_follow_the_file)
 {
 	char *dir;
@@ -632,6 +660,7 @@ int main(void)
 	tcase_add_test(tc, rollout_section);
 	tcase_add_test(tc, trusted_proxies_list);
 	tcase_add_test(tc, etcd_source);
+	tcase_add_test(tc, connection_buffers);
 	suite_add_tcase(s, tc);
 
 	find_golden();

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The open-files limit. Every client connection is a descriptor, so the
+ * soft RLIMIT_NOFILE bounds the clients xdsd can hold: at 1024, the
+ * usual soft limit of a shell, the 1,020th Envoy's connection fails in
+ * accept(). The hard limit is what the administrator allows (systemd's
+ * LimitNOFILE=, `ulimit -Hn`); xdsd raises its soft limit to it at
+ * start. xdsd waits with epoll, never select(), so descriptors above
+ * FD_SETSIZE are fine.
+ *
+ * Thread: once at start, before any connection.
+ */
+#ifndef XD_TRANSPORT_FDLIMIT_H
+#define XD_TRANSPORT_FDLIMIT_H
+
+/* Raises the soft open-files limit to the hard one and logs the limit
+ * (and where it came from) at info; returns the soft limit now in
+ * force, or 0 if it cannot be read. */
+unsigned long xd_fdlimit_raise(void);
+
+#endif
