@@ -10,6 +10,7 @@
 #include "admin/dump.h"
 #include "admin/guard.h"
 #include "admin/metrics.h"
+#include "admin/pager.h"
 #include "admin/reloads.h"
 #include "admin/rollout.h"
 #include "admin/status.h"
@@ -26,11 +27,11 @@
 #define ADMIN_MAX_BODY 4096
 #define ADMIN_MAX_CONNECTIONS 64
 #define ADMIN_IDLE_MS 60000
-#define GLOB_MAX 1024
 
 struct xd_admin {
 	struct xd_admin_deps deps;
 	struct xd_http_server *http;
+	struct xd_pager *pager; /* the pages written in slices */
 	struct xd_log_limit log_refused;
 	char hostname[256]; /* the machine's, for the guard */
 	unsigned long long refused; /* by the guard (guard.h) */
@@ -59,31 +60,44 @@ static void ready(struct xd_admin *a, struct xd_http_exchange *x)
 
 static void metrics(struct xd_admin *a, struct xd_http_exchange *x)
 {
-	struct xd_admin_http own = {xd_http_stats(a->http), a->refused};
+	struct xd_admin_http own = {xd_http_stats(a->http), a->refused,
+				    xd_pager_stats(a->pager)};
 
 	x->content_type = XD_METRICS_CONTENT_TYPE;
 	xd_metrics_render(&x->out, &a->deps, &own);
 	xd_http_reply(x);
 }
 
+static bool clients_step(void *st, struct xd_http_exchange *x,
+			 uint64_t deadline_ns)
+{
+	return xd_clients_page_step(st, &x->out, deadline_ns);
+}
+
+static void clients_done(void *st)
+{
+	xd_clients_page_free(st);
+}
+
+static const struct xd_pager_page clients_page = {clients_step, clients_done};
+
 static void clients(struct xd_admin *a, struct xd_http_exchange *x)
 {
-	struct xd_clients_filter f;
-	char glob[GLOB_MAX], why[256];
+	char why[256];
+	struct xd_clients_page *k =
+		xd_clients_page_new(a->deps.sessions, x->query, why, sizeof(why));
 
-	if (xd_clients_filter_parse(&f, x->query, glob, sizeof(glob), why,
-				    sizeof(why)) != 0) {
+	if (k == NULL) {
 		xd_http_text(x, 400, why);
 		return;
 	}
 	x->content_type = "application/json";
-	xd_clients_render(&x->out, a->deps.sessions, &f);
-	xd_http_reply(x);
+	xd_pager_start(a->pager, x, &clients_page, k);
 }
 
 static void config_dump(struct xd_admin *a, struct xd_http_exchange *x)
 {
-	xd_dump_handle(x, &a->deps);
+	xd_dump_handle(x, &a->deps, a->pager);
 }
 
 /* The reload's record, as xdsctl reads it (reloads.h). */
@@ -274,6 +288,7 @@ int xd_admin_start(struct xd_admin **out, uv_loop_t *loop,
 		free(a);
 		return -1;
 	}
+	a->pager = xd_pager_new(loop);
 	if (xd_http_port(a->http) != 0)
 		xd_info("admin endpoint listening on %s (admin port %d)",
 			deps->cfg->admin_listen, xd_http_port(a->http));
@@ -300,6 +315,7 @@ static void http_stopped(void *arg)
 	void (*done)(void *) = a->done;
 	void *done_arg = a->done_arg;
 
+	xd_pager_free(a->pager);
 	free(a);
 	if (done != NULL)
 		done(done_arg);

@@ -390,6 +390,22 @@ static void http(struct xd_buf *out, const struct xd_admin_http *admin,
 	}
 }
 
+/* The admin's pages written between loop turns (pager.h): slices over
+ * pages is how many turns a page takes. */
+static void pages(struct xd_buf *out, const struct xd_admin_http *admin)
+{
+	if (admin == NULL || admin->pager == NULL)
+		return;
+	head(out, "xdsd_admin_pages_total", "counter",
+	     "Admin pages written in slices between loop turns and answered.");
+	sample(out, "xdsd_admin_pages_total", NULL, NULL, NULL, NULL,
+	       (double)admin->pager->pages);
+	head(out, "xdsd_admin_page_slices_total", "counter",
+	     "Slices those pages were written in, at most one per page and loop turn.");
+	sample(out, "xdsd_admin_page_slices_total", NULL, NULL, NULL, NULL,
+	       (double)admin->pager->slices);
+}
+
 /* Streams refused, every reason (refusals.h), zeros included. */
 static void refusals(struct xd_buf *out)
 {
@@ -484,6 +500,7 @@ void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 	if (deps->rest != NULL)
 		rest(out, deps->rest);
 	http(out, admin, deps->rest);
+	pages(out, admin);
 	reloads(out, deps->reloader);
 	rollout(out, deps->rollout);
 	if (deps->etcd != NULL)

@@ -24,6 +24,11 @@
  *                                                 per_address,
  *                                                 header_timeout, rate,
  *                                                 too_large, foreign_site
+ *   xdsd_admin_pages_total                        counter: admin pages
+ *                                                 written in slices
+ *                                                 between loop turns
+ *                                                 (pager.h), answered
+ *   xdsd_admin_page_slices_total                  counter: their slices
  *   xdsd_streams_refused_total{reason}            counter: permission_denied,
  *                                                 unauthenticated, limits,
  *                                                 invalid_argument,
@@ -61,6 +66,7 @@
 #define XD_ADMIN_METRICS_H
 
 #include "admin/admin.h"
+#include "admin/pager.h"
 #include "http/http.h"
 #include "util/buf.h"
 
@@ -70,6 +76,7 @@
 struct xd_admin_http {
 	const struct xd_http_stats *http;
 	unsigned long long foreign; /* refused by its guard (guard.h) */
+	const struct xd_pager_stats *pager; /* its pages written in slices */
 };
 
 void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps,

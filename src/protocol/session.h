@@ -108,4 +108,38 @@ void xd_sessions_visit(struct xd_sessions *m,
 		       void (*fn)(void *ctx, const struct xd_client_view *c),
 		       void *ctx);
 
+/*
+ * The same walk in pieces, for pages written between loop turns (the
+ * admin's, CSDS): it visits the streams open when it began, oldest
+ * first, that are still open when it reaches them. A stream that closes
+ * meanwhile is skipped (the manager moves every open cursor past it
+ * before freeing it); a stream opened after the walk began is left out
+ * (stream numbers only grow, in the order of the list). Every view of
+ * one walk is aged from the same clock reading, so a quiet fleet reads
+ * the same as in one visit.
+ *
+ * Ownership: the caller owns the cursor; it is linked into the manager
+ * from open to close and must be closed before the manager is freed.
+ */
+struct xd_sessions_cursor {
+	struct xd_sessions *m;
+	struct xd_list link;  /* in the manager's open cursors */
+	struct xd_list *next; /* the next stream, or the list's head: done */
+	uint64_t last_id;     /* the newest stream when the walk began */
+	uint64_t now_mono;
+};
+
+void xd_sessions_cursor_open(struct xd_sessions *m,
+			     struct xd_sessions_cursor *c);
+
+/* Visits up to `max` more streams. Returns true while some remain.
+ * `fn` must not end streams. */
+bool xd_sessions_cursor_visit(struct xd_sessions_cursor *c, size_t max,
+			      void (*fn)(void *ctx,
+					 const struct xd_client_view *v),
+			      void *ctx);
+
+/* Unlinks the cursor (harmless twice, or never opened after a zeroing). */
+void xd_sessions_cursor_close(struct xd_sessions_cursor *c);
+
 #endif
