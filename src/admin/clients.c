@@ -224,9 +224,6 @@ static void client_json(struct xd_jw *w, const struct xd_client_view *c,
 	xd_jw_obj_end(w);
 }
 
-/* Streams written between two looks at the clock. */
-#define CLIENTS_BATCH 32
-
 struct xd_clients_page {
 	struct xd_sessions_cursor cur;
 	struct xd_clients_filter f;
@@ -277,9 +274,8 @@ bool xd_clients_page_step(struct xd_clients_page *k, struct xd_buf *out,
 	}
 	/* the writer appends to `out`, the same buffer at every step */
 	XD_ASSERT(w->out == out);
-	while (xd_sessions_cursor_visit(&k->cur, CLIENTS_BATCH, each, k))
-		if (uv_hrtime() >= deadline_ns)
-			return false;
+	if (!xd_sessions_cursor_walk(&k->cur, each, k, deadline_ns))
+		return false;
 	xd_jw_arr_end(w);
 	xd_jw_key(w, "count");
 	xd_jw_uint(w, k->shown);

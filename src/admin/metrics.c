@@ -184,13 +184,12 @@ static void count_sync(void *ctx, const struct xd_client_view *c)
 	}
 }
 
-static void subscriptions(struct xd_buf *out, struct xd_sessions *sessions)
+static void subscriptions(struct xd_buf *out, const struct sync_count *scp)
 {
 	static const enum xd_sub_sync states[] = {XD_SUB_SYNCED, XD_SUB_PENDING,
 						  XD_SUB_NACKED};
-	struct sync_count sc = {0};
+	const struct sync_count sc = *scp;
 
-	xd_sessions_visit(sessions, count_sync, &sc);
 	head(out, "xdsd_subscriptions", "gauge",
 	     "Resource types subscribed to on open streams, by sync state.");
 	for (int t = 0; t <= XD_RTYPE_COUNT; t++)
@@ -350,7 +349,7 @@ static void http(struct xd_buf *out, const struct xd_admin_http *admin,
 	size_t n = 0;
 
 	if (admin != NULL)
-		ep[n++] = (struct endpoint){"admin", admin->http, admin->foreign,
+		ep[n++] = (struct endpoint){"admin", admin->http, *admin->foreign,
 					    NULL};
 	if (rest != NULL)
 		ep[n++] = (struct endpoint){"rest", xd_rest_http_stats(rest), 0,
@@ -478,13 +477,45 @@ static void etcd(struct xd_buf *out, const struct xd_config *cfg,
 	       NULL, NULL, (double)h->reconnects);
 }
 
-void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps,
-		       const struct xd_admin_http *admin)
+/* The scrape's place between two steps (pager.h): the per-stream
+ * gauges are counted over the turns; the rest is read at the last. */
+struct xd_metrics_page {
+	const struct xd_admin_deps *deps;
+	struct xd_admin_http admin;
+	struct xd_sessions_cursor cur;
+	struct sync_count sc;
+};
+
+struct xd_metrics_page *xd_metrics_page_new(const struct xd_admin_deps *deps,
+					    const struct xd_admin_http *admin)
 {
+	struct xd_metrics_page *p = xd_calloc(1, sizeof(*p));
+
+	p->deps = deps;
+	p->admin = *admin;
+	xd_sessions_cursor_open(deps->sessions, &p->cur);
+	return p;
+}
+
+void xd_metrics_page_free(struct xd_metrics_page *p)
+{
+	if (p == NULL)
+		return;
+	xd_sessions_cursor_close(&p->cur);
+	free(p);
+}
+
+bool xd_metrics_page_step(struct xd_metrics_page *p, struct xd_buf *out,
+			  uint64_t deadline_ns)
+{
+	const struct xd_admin_deps *deps = p->deps;
+	const struct xd_admin_http *admin = &p->admin;
 	const struct xd_sessions_stats *st;
 
 	/* the counters are the loop's, read unlocked */
 	XD_ASSERT_LOOP();
+	if (!xd_sessions_cursor_walk(&p->cur, count_sync, &p->sc, deadline_ns))
+		return false;
 	st = xd_sessions_stats(deps->sessions);
 	head(out, "xdsd_build_info", "gauge", "The xdsd version running.");
 	sample(out, "xdsd_build_info", "version", PACKAGE_VERSION, NULL, NULL, 1);
@@ -493,7 +524,7 @@ void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 	sample(out, "xdsd_requests_total", NULL, NULL, NULL, NULL,
 	       (double)st->requests);
 	per_type(out, st);
-	subscriptions(out, deps->sessions);
+	subscriptions(out, &p->sc);
 	refusals(out);
 	if (deps->tls != NULL)
 		tls(out, deps->tls);
@@ -507,4 +538,5 @@ void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 		etcd(out, deps->cfg, deps->etcd);
 	snapshots(out, deps->cache);
 	process(out);
+	return true;
 }

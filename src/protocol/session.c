@@ -834,6 +834,21 @@ bool xd_sessions_cursor_visit(struct xd_sessions_cursor *c, size_t max,
 	return c->next != &m->all;
 }
 
+/* Streams visited between two looks at the clock: a view and its
+ * rendering cost microseconds. */
+#define CURSOR_BATCH 32
+
+bool xd_sessions_cursor_walk(struct xd_sessions_cursor *c,
+			     void (*fn)(void *ctx,
+					const struct xd_client_view *v),
+			     void *ctx, uint64_t deadline_ns)
+{
+	while (xd_sessions_cursor_visit(c, CURSOR_BATCH, fn, ctx))
+		if (uv_hrtime() >= deadline_ns)
+			return false;
+	return true;
+}
+
 void xd_sessions_cursor_close(struct xd_sessions_cursor *c)
 {
 	if (c->m == NULL)

@@ -139,6 +139,13 @@ bool xd_sessions_cursor_visit(struct xd_sessions_cursor *c, size_t max,
 					 const struct xd_client_view *v),
 			      void *ctx);
 
+/* Visits streams, a few at a time, until none remains (true) or the
+ * monotonic clock of uv_hrtime passes `deadline_ns` (false). */
+bool xd_sessions_cursor_walk(struct xd_sessions_cursor *c,
+			     void (*fn)(void *ctx,
+					const struct xd_client_view *v),
+			     void *ctx, uint64_t deadline_ns);
+
 /* Unlinks the cursor (harmless twice, or never opened after a zeroing). */
 void xd_sessions_cursor_close(struct xd_sessions_cursor *c);
 
