@@ -396,6 +396,92 @@ START_TEST(clients_while_streams_close)
 }
 END_TEST
 
+/* ---------------- CSDS ---------------- */
+
+/* csds-client.py's FetchClientStatus of every node: its JSON document
+ * ({"code", "responses": [...]}). */
+static json_t *csds(const struct xdt_daemon *d)
+{
+	char *cmd, *out = NULL, chunk[4096];
+	size_t len = 0, n;
+	json_error_t err;
+	json_t *j;
+	FILE *p, *o;
+
+	ck_assert(asprintf(&cmd, "'%s' '%s/tests/e2e/csds-client.py' --schema '%s' "
+				 "--max-message 268435456 '%s'",
+			   xdtest_env("PYTHON3"), xdtest_env("XDSD_SRCDIR"),
+			   xdtest_env("XDSD_SCHEMA"), d->target) > 0);
+	p = popen(cmd, "r");
+	ck_assert(p != NULL);
+	o = open_memstream(&out, &len);
+	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0)
+		fwrite(chunk, 1, n, o);
+	fclose(o);
+	ck_assert_msg(pclose(p) == 0, "%s: %s", cmd, out);
+	j = json_loads(out, 0, &err);
+	ck_assert_msg(j != NULL, "%s: not JSON (%s)", cmd, err.text);
+	free(out);
+	free(cmd);
+	return j;
+}
+
+/* Every node once. */
+static void check_nodes(json_t *doc, int want)
+{
+	json_t *configs = json_object_get(
+		json_array_get(json_object_get(doc, "responses"), 0), "config");
+	json_t *c;
+	size_t i;
+	bool seen[STREAMS] = {false};
+
+	ck_assert_str_eq(xdt_json_str(doc, "code"), "OK");
+	if (want >= 0)
+		ck_assert_int_eq(json_array_size(configs), want);
+	json_array_foreach(configs, i, c) {
+		const char *id = json_string_value(
+			json_object_get(json_object_get(c, "node"), "id"));
+		int k;
+
+		ck_assert(id != NULL && sscanf(id, "node-%d", &k) == 1);
+		ck_assert(k >= 0 && k < STREAMS);
+		ck_assert_msg(!seen[k], "node-%04d twice", k);
+		seen[k] = true;
+	}
+}
+
+/* A CSDS answer over hundreds of streams is built between loop turns:
+ * every node once, whole, also when streams close meanwhile. */
+START_TEST(csds_of_many_streams)
+{
+	char *dir = xdtest_clusters_snapdir(3);
+	struct xdt_daemon *d = start(dir);
+	struct fleet f;
+	json_t *doc;
+
+	fleet_open(&f, d);
+	wait_synced(d, STREAMS);
+	doc = csds(d);
+	check_nodes(doc, STREAMS);
+	json_decref(doc);
+	/* the same while a dump shares the turns and streams close */
+	{
+		int fd = ask(d, "/config_dump");
+
+		fleet_close(&f, 0, STREAMS / 4);
+		doc = csds(d);
+		check_nodes(doc, -1);
+		json_decref(doc);
+		free(answer(fd));
+	}
+	fleet_close(&f, STREAMS / 4, STREAMS);
+	for (int i = 0; i < CONNS; i++)
+		xdc_conn_free(f.conns[i]);
+	xdt_daemon_stop(d, STOP_MS);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pages");
@@ -410,6 +496,10 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, clients_same_bytes);
 	tcase_add_test(tc, clients_while_streams_close);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("csds");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, csds_of_many_streams);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
