@@ -119,6 +119,38 @@ static char *answer(int fd)
 	return body;
 }
 
+/*
+ * The pages of one item each (`fmt` with `k`, written in one step) for
+ * every `step`-th of `n`: the item's bytes, between `open` and `close`
+ * in its page, are in the whole `page` as they are.
+ */
+static void same_bytes(struct xdt_daemon *d, const char *page, const char *fmt,
+		       int n, int step, const char *open, const char *close)
+{
+	for (int k = 0; k < n; k += step) {
+		char path[128], *one, *item;
+
+		snprintf(path, sizeof(path), fmt, k);
+		one = get(d, path);
+		item = between(one, open, close);
+		ck_assert_msg(strstr(page, item) != NULL,
+			      "%s: not in the whole page as it is here: %s", path,
+			      item);
+		free(item);
+		free(one);
+	}
+}
+
+/* A quiet daemon writes the same page every time. */
+static void same_again(struct xdt_daemon *d, const char *path,
+		       const char *page)
+{
+	char *again = get(d, path);
+
+	ck_assert_msg(strcmp(page, again) == 0, "GET %s changed", path);
+	free(again);
+}
+
 static double slices_over_pages(struct xdt_daemon *d)
 {
 	return xdt_daemon_metric(d, "xdsd_admin_page_slices_total") -
@@ -132,7 +164,7 @@ START_TEST(dump_in_slices_same_bytes)
 	char *dir = xdtest_clusters_snapdir(DUMP_CLUSTERS);
 	struct xdt_daemon *d = start(dir);
 	double before = slices_over_pages(d);
-	char *page = get(d, "/config_dump"), *again;
+	char *page = get(d, "/config_dump");
 	json_t *doc = parse("/config_dump", page), *res;
 
 	/* written over several loop turns */
@@ -144,22 +176,9 @@ START_TEST(dump_in_slices_same_bytes)
 	ck_assert_int_eq(json_array_size(res), DUMP_CLUSTERS);
 	/* each resource's bytes, as its own page (written in one step)
 	 * shows them, are in the whole page */
-	for (int k = 0; k < DUMP_CLUSTERS; k += DUMP_CLUSTERS / 16) {
-		char path[128], *one, *entry;
-
-		snprintf(path, sizeof(path), "/config_dump?type=clusters&name=c-%d", k);
-		one = get(d, path);
-		entry = between(one, "\"resources\":[", "]}]}");
-		ck_assert_msg(strstr(page, entry) != NULL,
-			      "c-%d is not in the dump as its own page has it: %s", k,
-			      entry);
-		free(entry);
-		free(one);
-	}
-	/* a quiet daemon: the same bytes every time */
-	again = get(d, "/config_dump");
-	ck_assert(strcmp(page, again) == 0);
-	free(again);
+	same_bytes(d, page, "/config_dump?type=clusters&name=c-%d", DUMP_CLUSTERS,
+		   DUMP_CLUSTERS / 16, "\"resources\":[", "]}]}");
+	same_again(d, "/config_dump", page);
 	json_decref(doc);
 	free(page);
 	xdt_daemon_stop(d, STOP_MS);
@@ -325,7 +344,7 @@ START_TEST(clients_same_bytes)
 	char *dir = xdtest_clusters_snapdir(3);
 	struct xdt_daemon *d = start(dir);
 	struct fleet f;
-	char *page, *again;
+	char *page;
 	json_t *doc;
 
 	fleet_open(&f, d);
@@ -335,21 +354,9 @@ START_TEST(clients_same_bytes)
 	check_clients(doc, STREAMS);
 	/* each stream's bytes, as the page filtered to its node has them,
 	 * are in the whole page */
-	for (int k = 0; k < STREAMS; k += STREAMS / 16) {
-		char path[128], *one, *entry;
-
-		snprintf(path, sizeof(path), "/clients?node=node-%04d", k);
-		one = get(d, path);
-		entry = between(one, "{\"clients\":[", "],\"count\":1,");
-		ck_assert_msg(strstr(page, entry) != NULL,
-			      "node-%04d is not in /clients as its own page has it: %s",
-			      k, entry);
-		free(entry);
-		free(one);
-	}
-	again = get(d, "/clients");
-	ck_assert(strcmp(page, again) == 0);
-	free(again);
+	same_bytes(d, page, "/clients?node=node-%04d", STREAMS, STREAMS / 16,
+		   "{\"clients\":[", "],\"count\":1,");
+	same_again(d, "/clients", page);
 	json_decref(doc);
 	free(page);
 	fleet_close(&f, 0, STREAMS);
@@ -402,23 +409,17 @@ END_TEST
  * ({"code", "responses": [...]}). */
 static json_t *csds(const struct xdt_daemon *d)
 {
-	char *cmd, *out = NULL, chunk[4096];
-	size_t len = 0, n;
+	char *cmd, *out;
 	json_error_t err;
 	json_t *j;
-	FILE *p, *o;
+	int status;
 
 	ck_assert(asprintf(&cmd, "'%s' '%s/tests/e2e/csds-client.py' --schema '%s' "
 				 "--max-message 268435456 '%s'",
 			   xdtest_env("PYTHON3"), xdtest_env("XDSD_SRCDIR"),
 			   xdtest_env("XDSD_SCHEMA"), d->target) > 0);
-	p = popen(cmd, "r");
-	ck_assert(p != NULL);
-	o = open_memstream(&out, &len);
-	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0)
-		fwrite(chunk, 1, n, o);
-	fclose(o);
-	ck_assert_msg(pclose(p) == 0, "%s: %s", cmd, out);
+	out = xdtest_command_output(cmd, &status);
+	ck_assert_msg(status == 0, "%s: %s", cmd, out);
 	j = json_loads(out, 0, &err);
 	ck_assert_msg(j != NULL, "%s: not JSON (%s)", cmd, err.text);
 	free(out);
