@@ -213,7 +213,11 @@ START_TEST(dump_does_not_block)
 			 DUMP_CLUSTERS * 2);
 	json_decref(doc);
 	free(page);
+	/* a stop while a dump is written: a clean exit */
+	fd = ask(d, "/config_dump");
+	xdtest_sleep_ms(20);
 	xdt_daemon_stop(d, STOP_MS);
+	close(fd);
 	free(dir);
 }
 END_TEST
@@ -395,10 +399,15 @@ START_TEST(clients_while_streams_close)
 		json_decref(doc);
 		free(page);
 	}
+	/* a stop while pages of the streams are written: a clean exit */
+	for (int round = 0; round < 4; round++)
+		fds[round] = ask(d, "/clients");
+	xdt_daemon_stop(d, STOP_MS);
+	for (int round = 0; round < 4; round++)
+		close(fds[round]);
 	fleet_close(&f, STREAMS / 2, STREAMS);
 	for (int i = 0; i < CONNS; i++)
 		xdc_conn_free(f.conns[i]);
-	xdt_daemon_stop(d, STOP_MS);
 	free(dir);
 }
 END_TEST
