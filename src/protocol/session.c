@@ -803,7 +803,6 @@ void xd_sessions_cursor_open(struct xd_sessions *m,
 			     xd_stream_id(xd_container_of(m->all.prev,
 							  struct xd_session, all)
 						  ->stream);
-	c->now_mono = xd_mono_ms();
 	xd_list_init(&c->link);
 	xd_list_push_back(&m->cursors, &c->link);
 }
@@ -815,6 +814,9 @@ bool xd_sessions_cursor_visit(struct xd_sessions_cursor *c, size_t max,
 {
 	struct xd_sessions *m = c->m;
 	struct xd_client_view v;
+	/* a new reading at each call: a response sent since the last one
+	 * must not look sent in the future */
+	uint64_t now_mono = xd_mono_ms();
 
 	XD_ASSERT_LOOP();
 	/* a closed cursor is never moved past a closing stream */
@@ -828,7 +830,7 @@ bool xd_sessions_cursor_visit(struct xd_sessions_cursor *c, size_t max,
 			break;
 		}
 		c->next = c->next->next; /* fn ends no stream */
-		view(ss, &v, c->now_mono);
+		view(ss, &v, now_mono);
 		fn(ctx, &v);
 	}
 	return c->next != &m->all;

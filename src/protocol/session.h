@@ -114,9 +114,9 @@ void xd_sessions_visit(struct xd_sessions *m,
  * first, that are still open when it reaches them. A stream that closes
  * meanwhile is skipped (the manager moves every open cursor past it
  * before freeing it); a stream opened after the walk began is left out
- * (stream numbers only grow, in the order of the list). Every view of
- * one walk is aged from the same clock reading, so a quiet fleet reads
- * the same as in one visit.
+ * (stream numbers only grow, in the order of the list). The views of
+ * one call are aged from one clock reading (responses are sent between
+ * calls, never during one).
  *
  * Ownership: the caller owns the cursor; it is linked into the manager
  * from open to close and must be closed before the manager is freed.
@@ -126,7 +126,6 @@ struct xd_sessions_cursor {
 	struct xd_list link;  /* in the manager's open cursors */
 	struct xd_list *next; /* the next stream, or the list's head: done */
 	uint64_t last_id;     /* the newest stream when the walk began */
-	uint64_t now_mono;
 };
 
 void xd_sessions_cursor_open(struct xd_sessions *m,

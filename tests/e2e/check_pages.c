@@ -99,8 +99,9 @@ static bool answered(int fd)
 	return poll(&p, 1, 0) == 1;
 }
 
-/* The whole answer's body (malloc'd), its status 200. */
-static char *answer(int fd)
+/* The whole answer's body (malloc'd), its status 200 (else the test
+ * fails with the daemon's last log lines). */
+static char *answer(const struct xdt_daemon *d, int fd)
 {
 	char *text = NULL, *body, buf[65536];
 	size_t len = 0;
@@ -111,7 +112,13 @@ static char *answer(int fd)
 		fwrite(buf, 1, (size_t)n, f);
 	fclose(f);
 	close(fd);
-	ck_assert_msg(strncmp(text, "HTTP/1.1 200 ", 13) == 0, "answer: %.200s", text);
+	if (strncmp(text, "HTTP/1.1 200 ", 13) != 0) {
+		char *log = xdt_daemon_log(d);
+		size_t end = strlen(log);
+
+		ck_abort_msg("answer: '%.200s'; the log ends: %s", text,
+			     log + (end > 2000 ? end - 2000 : 0));
+	}
 	body = strstr(text, "\r\n\r\n");
 	ck_assert(body != NULL);
 	body = strdup(body + 4);
@@ -205,7 +212,7 @@ START_TEST(dump_does_not_block)
 	ck_assert_msg(!answered(fd),
 		      "the dump was written before /healthz was answered");
 	free(ok);
-	page = answer(fd);
+	page = answer(d, fd);
 	doc = parse("/config_dump", page);
 	ck_assert_int_eq(json_array_size(json_object_get(
 				 json_array_get(json_object_get(doc, "types"), 0),
@@ -240,7 +247,7 @@ START_TEST(dump_across_reload)
 	xdtest_sleep_ms(10);
 	xdtest_write_clusters(dir, "default.yaml", "d", 3);
 	xdt_daemon_signal(d, SIGHUP);
-	page = answer(fd);
+	page = answer(d, fd);
 	doc = parse("/config_dump", page);
 	ck_assert_str_eq(xdt_json_str(doc, "version"), version);
 	types = json_object_get(doc, "types");
@@ -392,7 +399,7 @@ START_TEST(clients_while_streams_close)
 		f.streams[i] = NULL;
 	}
 	for (int round = 0; round < 4; round++) {
-		char *page = answer(fds[round]);
+		char *page = answer(d, fds[round]);
 		json_t *doc = parse("/clients", page);
 
 		check_clients(doc, 0);
@@ -482,7 +489,7 @@ START_TEST(csds_of_many_streams)
 		doc = csds(d);
 		check_nodes(doc, -1);
 		json_decref(doc);
-		free(answer(fd));
+		free(answer(d, fd));
 	}
 	fleet_close(&f, STREAMS / 4, STREAMS);
 	for (int i = 0; i < CONNS; i++)
