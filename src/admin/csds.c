@@ -531,6 +531,7 @@ struct render {
 	size_t index_cap;
 	size_t bytes, max;
 	bool over;
+	size_t written; /* groups appended to the answer, once walked */
 };
 
 static uint32_t group_hash(const char *id, const char *cluster)
@@ -677,8 +678,10 @@ int xd_csds_build_step(struct xd_csds_build *b, struct xd_buf *out,
 		return r->over ? -1 : 0;
 	if (r->over)
 		return -1;
-	for (size_t i = 0; i < r->ngroups; i++) {
-		struct group *g = &r->groups[i];
+	/* then the answer: tens of MB for thousands of nodes, copied a
+	 * slice at a time too */
+	while (r->written < r->ngroups) {
+		struct group *g = &r->groups[r->written++];
 		size_t mark;
 
 		xd_wire_tag(out, XD_CSDS_RESPONSE_CONFIG, XD_WT_LEN);
@@ -689,6 +692,8 @@ int xd_csds_build_step(struct xd_csds_build *b, struct xd_buf *out,
 			xd_buf_append(out, g->types[k].configs.data,
 				      g->types[k].configs.len);
 		xd_wire_close(out, mark);
+		if (r->written % 64 == 0 && uv_hrtime() >= deadline_ns)
+			return 0;
 	}
 	return 1;
 }

@@ -107,10 +107,10 @@ bool xd_csds_query_matches(const struct xd_csds_query *q, const char *node_id,
  * The ClientStatusResponse for `q`, built in steps between loop turns
  * (the admin's pages do the same, pager.h): each step walks the streams
  * open when the build began until `deadline_ns` (uv_hrtime), copying
- * what each matching node contributes; the last step appends the whole
- * answer to `out`. A step returns 0 to go on, 1 once the answer is
- * written, or -1 when it would exceed `max` bytes (nothing written).
- * `q` must outlive the build.
+ * what each matching node contributes, then appends the answer to `out`
+ * (the same buffer at every step), node after node. A step returns 0 to
+ * go on, 1 once the answer is whole, or -1 when it would exceed `max`
+ * bytes (`out` then holds nothing usable). `q` must outlive the build.
  */
 struct xd_csds_build;
 

@@ -35,6 +35,7 @@ struct call {
 	/* the answer being built over the loop's turns, for `query` */
 	struct xd_csds_build *build;
 	struct xd_csds_query query;
+	struct xd_buf out;
 	uv_idle_t *idle; /* while building; closed with the call */
 };
 
@@ -104,6 +105,7 @@ static void build_end(struct call *c)
 	xd_csds_build_free(c->build);
 	c->build = NULL;
 	xd_csds_query_free(&c->query);
+	xd_buf_free(&c->out);
 	if (c->idle != NULL)
 		uv_idle_stop(c->idle);
 }
@@ -112,12 +114,11 @@ static void build_end(struct call *c)
 static void build_step(struct call *c)
 {
 	struct xd_stream *s = c->stream;
-	struct xd_buf out = XD_BUF_INIT;
 	grpc_slice slice;
 	grpc_byte_buffer *bb;
 	size_t len;
 	uint8_t *data;
-	int rc = xd_csds_build_step(c->build, &out,
+	int rc = xd_csds_build_step(c->build, &c->out,
 				    uv_hrtime() + XD_CSDS_SLICE_NS);
 
 	if (rc == 0) {
@@ -130,23 +131,23 @@ static void build_step(struct call *c)
 			uv_idle_start(c->idle, on_idle);
 		return;
 	}
+	data = xd_buf_steal(&c->out, &len);
 	build_end(c);
 	if (!xd_stream_can_send(s)) {
 		/* ended meanwhile (a refused request): nothing goes out */
-		xd_buf_free(&out);
+		free(data);
 		return;
 	}
 	if (rc < 0) {
 		char msg[160];
 
-		xd_buf_free(&out);
+		free(data);
 		snprintf(msg, sizeof(msg),
 			 "the answer would exceed %u MiB; narrow node_matchers or set exclude_resource_contents",
 			 XD_CSDS_RESPONSE_MAX >> 20);
 		xd_stream_finish(s, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
 		return;
 	}
-	data = xd_buf_steal(&out, &len);
 	xd_debug("stream %llu: %s answered (%zu bytes)",
 		 (unsigned long long)xd_stream_id(s), xd_stream_method(s)->name,
 		 len);

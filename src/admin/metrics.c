@@ -279,12 +279,14 @@ static void snapshots(struct xd_buf *out, const struct xd_cache *cache)
 	free(snaps);
 }
 
-static void process(struct xd_buf *out)
+/* `open_fds` as counted over the turns (xd_fd_count). */
+static void process(struct xd_buf *out, size_t open_fds)
 {
 	struct xd_process_stats p;
 
 	if (xd_process_read(&p) != 0)
 		return;
+	p.open_fds = open_fds;
 	head(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
 	sample(out, "process_resident_memory_bytes", NULL, NULL, NULL, NULL,
 	       (double)p.resident_bytes);
@@ -484,6 +486,7 @@ struct xd_metrics_page {
 	struct xd_admin_http admin;
 	struct xd_sessions_cursor cur;
 	struct sync_count sc;
+	struct xd_fd_count fds; /* one a client: counted in slices too */
 };
 
 struct xd_metrics_page *xd_metrics_page_new(const struct xd_admin_deps *deps,
@@ -494,6 +497,7 @@ struct xd_metrics_page *xd_metrics_page_new(const struct xd_admin_deps *deps,
 	p->deps = deps;
 	p->admin = *admin;
 	xd_sessions_cursor_open(deps->sessions, &p->cur);
+	xd_fd_count_start(&p->fds);
 	return p;
 }
 
@@ -502,6 +506,7 @@ void xd_metrics_page_free(struct xd_metrics_page *p)
 	if (p == NULL)
 		return;
 	xd_sessions_cursor_close(&p->cur);
+	xd_fd_count_stop(&p->fds);
 	free(p);
 }
 
@@ -514,7 +519,8 @@ bool xd_metrics_page_step(struct xd_metrics_page *p, struct xd_buf *out,
 
 	/* the counters are the loop's, read unlocked */
 	XD_ASSERT_LOOP();
-	if (!xd_sessions_cursor_walk(&p->cur, count_sync, &p->sc, deadline_ns))
+	if (!xd_sessions_cursor_walk(&p->cur, count_sync, &p->sc, deadline_ns) ||
+	    !xd_fd_count_step(&p->fds, deadline_ns))
 		return false;
 	st = xd_sessions_stats(deps->sessions);
 	head(out, "xdsd_build_info", "gauge", "The xdsd version running.");
@@ -537,6 +543,6 @@ bool xd_metrics_page_step(struct xd_metrics_page *p, struct xd_buf *out,
 	if (deps->etcd != NULL)
 		etcd(out, deps->cfg, deps->etcd);
 	snapshots(out, deps->cache);
-	process(out);
+	process(out, p->fds.n);
 	return true;
 }
