@@ -29,3 +29,11 @@ bench_fleet_CFLAGS = $(AM_CFLAGS)
 bench_fleet_LDADD = src/libxdsd.a src/libxdcore.a $(DEP_LIBS)
 EXTRA_DIST += bench/README.md bench/run bench/gen-snapshot bench/idle-cpu bench/storm \
 	bench/incremental-reload bench/large
+# bench/loop-stall.so: an LD_PRELOAD library timing each turn of xdsd's
+# loop (bench/admin-cost's longest stall).
+noinst_PROGRAMS += bench/loop-stall.so
+bench_loop_stall_so_SOURCES = bench/loop-stall.c
+# (no sanitizers: it is loaded into a process that has none)
+bench_loop_stall_so_CFLAGS = -std=gnu11 $(WARN_CFLAGS) $(UV_CFLAGS) -fPIC
+bench_loop_stall_so_LDFLAGS = -shared
+bench_loop_stall_so_LDADD = $(UV_LIBS) -ldl

@@ -10,6 +10,7 @@
 #include "admin/dump.h"
 #include "admin/guard.h"
 #include "admin/metrics.h"
+#include "admin/pager.h"
 #include "admin/preview.h"
 #include "admin/reloads.h"
 #include "admin/rollout.h"
@@ -27,11 +28,11 @@
 #define ADMIN_MAX_BODY 4096
 #define ADMIN_MAX_CONNECTIONS 64
 #define ADMIN_IDLE_MS 60000
-#define GLOB_MAX 1024
 
 struct xd_admin {
 	struct xd_admin_deps deps;
 	struct xd_http_server *http;
+	struct xd_pager *pager; /* the pages written in slices */
 	struct xd_log_limit log_refused;
 	char hostname[256]; /* the machine's, for the guard */
 	unsigned long long refused; /* by the guard (guard.h) */
@@ -58,33 +59,59 @@ static void ready(struct xd_admin *a, struct xd_http_exchange *x)
 		xd_http_text(x, 503, "not serving");
 }
 
+static bool metrics_step(void *st, struct xd_http_exchange *x,
+			 uint64_t deadline_ns)
+{
+	return xd_metrics_page_step(st, &x->out, deadline_ns);
+}
+
+static void metrics_done(void *st)
+{
+	xd_metrics_page_free(st);
+}
+
+static const struct xd_pager_page metrics_page = {metrics_step, metrics_done};
+
 static void metrics(struct xd_admin *a, struct xd_http_exchange *x)
 {
-	struct xd_admin_http own = {xd_http_stats(a->http), a->refused};
+	struct xd_admin_http own = {xd_http_stats(a->http), &a->refused,
+				    xd_pager_stats(a->pager)};
 
 	x->content_type = XD_METRICS_CONTENT_TYPE;
-	xd_metrics_render(&x->out, &a->deps, &own);
-	xd_http_reply(x);
+	xd_pager_start(a->pager, x, &metrics_page,
+		       xd_metrics_page_new(&a->deps, &own));
 }
+
+static bool clients_step(void *st, struct xd_http_exchange *x,
+			 uint64_t deadline_ns)
+{
+	return xd_clients_page_step(st, &x->out, deadline_ns);
+}
+
+static void clients_done(void *st)
+{
+	xd_clients_page_free(st);
+}
+
+static const struct xd_pager_page clients_page = {clients_step, clients_done};
 
 static void clients(struct xd_admin *a, struct xd_http_exchange *x)
 {
-	struct xd_clients_filter f;
-	char glob[GLOB_MAX], why[256];
+	char why[256];
+	struct xd_clients_page *k =
+		xd_clients_page_new(a->deps.sessions, x->query, why, sizeof(why));
 
-	if (xd_clients_filter_parse(&f, x->query, glob, sizeof(glob), why,
-				    sizeof(why)) != 0) {
+	if (k == NULL) {
 		xd_http_text(x, 400, why);
 		return;
 	}
 	x->content_type = "application/json";
-	xd_clients_render(&x->out, a->deps.sessions, &f);
-	xd_http_reply(x);
+	xd_pager_start(a->pager, x, &clients_page, k);
 }
 
 static void config_dump(struct xd_admin *a, struct xd_http_exchange *x)
 {
-	xd_dump_handle(x, &a->deps);
+	xd_dump_handle(x, &a->deps, a->pager);
 }
 
 /* The reload's record, as xdsctl reads it (reloads.h). */
@@ -106,18 +133,66 @@ static void reload_answer(void *arg, const struct xd_reload_record *rec)
 	xd_http_reply(x);
 }
 
+static bool status_page_step(void *st, struct xd_http_exchange *x,
+			     uint64_t deadline_ns)
+{
+	return xd_status_page_step(st, &x->out, deadline_ns);
+}
+
+static void status_page_done(void *st)
+{
+	xd_status_page_free(st);
+}
+
+static const struct xd_pager_page status_html_page = {status_page_step,
+						      status_page_done};
+
 static void status_page(struct xd_admin *a, struct xd_http_exchange *x)
 {
 	x->content_type = "text/html; charset=utf-8";
-	xd_status_page_render(&x->out, &a->deps, a->ready);
-	xd_http_reply(x);
+	xd_pager_start(a->pager, x, &status_html_page,
+		       xd_status_page_new(&a->deps, a->ready));
 }
+
+/* /status.json: the streams counted over the turns, the rest read at
+ * the last. */
+struct status_json {
+	struct xd_admin *a;
+	struct xd_status_count *count;
+};
+
+static bool status_json_step(void *st, struct xd_http_exchange *x,
+			     uint64_t deadline_ns)
+{
+	struct status_json *s = st;
+	const struct xd_status_overview *o =
+		xd_status_count_step(s->count, deadline_ns);
+
+	if (o == NULL)
+		return false;
+	xd_status_render(&x->out, &s->a->deps, s->a->ready, o);
+	return true;
+}
+
+static void status_json_done(void *st)
+{
+	struct status_json *s = st;
+
+	xd_status_count_free(s->count);
+	free(s);
+}
+
+static const struct xd_pager_page status_json_page = {status_json_step,
+						      status_json_done};
 
 static void status_json(struct xd_admin *a, struct xd_http_exchange *x)
 {
+	struct status_json *s = xd_calloc(1, sizeof(*s));
+
+	s->a = a;
+	s->count = xd_status_count_new(a->deps.sessions, NULL, NULL);
 	x->content_type = "application/json";
-	xd_status_render(&x->out, &a->deps, a->ready);
-	xd_http_reply(x);
+	xd_pager_start(a->pager, x, &status_json_page, s);
 }
 
 static void reload(struct xd_admin *a, struct xd_http_exchange *x)
@@ -282,6 +357,7 @@ int xd_admin_start(struct xd_admin **out, uv_loop_t *loop,
 		free(a);
 		return -1;
 	}
+	a->pager = xd_pager_new(loop);
 	if (xd_http_port(a->http) != 0)
 		xd_info("admin endpoint listening on %s (admin port %d)",
 			deps->cfg->admin_listen, xd_http_port(a->http));
@@ -308,6 +384,7 @@ static void http_stopped(void *arg)
 	void (*done)(void *) = a->done;
 	void *done_arg = a->done_arg;
 
+	xd_pager_free(a->pager);
 	free(a);
 	if (done != NULL)
 		done(done_arg);

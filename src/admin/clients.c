@@ -3,6 +3,7 @@
 
 #include <fnmatch.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "http/http.h"
@@ -223,42 +224,74 @@ static void client_json(struct xd_jw *w, const struct xd_client_view *c,
 	xd_jw_obj_end(w);
 }
 
-struct walk {
-	struct xd_jw *w;
-	const struct xd_clients_filter *f;
+struct xd_clients_page {
+	struct xd_sessions_cursor cur;
+	struct xd_clients_filter f;
+	char glob[XD_CLIENTS_GLOB_MAX];
+	struct xd_jw w;
+	bool begun;
 	size_t shown, all;
 };
 
 static void each(void *ctx, const struct xd_client_view *c)
 {
-	struct walk *k = ctx;
+	struct xd_clients_page *k = ctx;
 	enum xd_sub_sync state;
 
 	k->all++;
-	if (!xd_clients_match(k->f, c, &state))
+	if (!xd_clients_match(&k->f, c, &state))
 		return;
 	k->shown++;
-	client_json(k->w, c, state);
+	client_json(&k->w, c, state);
 }
 
-void xd_clients_render(struct xd_buf *out, struct xd_sessions *sessions,
-		       const struct xd_clients_filter *f)
+struct xd_clients_page *xd_clients_page_new(struct xd_sessions *sessions,
+					    const char *query, char *why,
+					    size_t why_len)
 {
-	struct xd_jw w;
-	struct walk k = {.w = &w, .f = f};
+	struct xd_clients_page *k = xd_calloc(1, sizeof(*k));
 
-	xd_jw_init(&w, out);
-	xd_jw_obj(&w);
-	xd_jw_key(&w, "clients");
-	xd_jw_arr(&w);
-	xd_sessions_visit(sessions, each, &k);
-	xd_jw_arr_end(&w);
-	xd_jw_key(&w, "count");
-	xd_jw_uint(&w, k.shown);
-	xd_jw_key(&w, "streams");
-	xd_jw_uint(&w, k.all);
-	xd_jw_obj_end(&w);
+	if (xd_clients_filter_parse(&k->f, query, k->glob, sizeof(k->glob), why,
+				    why_len) != 0) {
+		free(k);
+		return NULL;
+	}
+	xd_sessions_cursor_open(sessions, &k->cur);
+	return k;
+}
+
+bool xd_clients_page_step(struct xd_clients_page *k, struct xd_buf *out,
+			  uint64_t deadline_ns)
+{
+	struct xd_jw *w = &k->w;
+
+	if (!k->begun) {
+		k->begun = true;
+		xd_jw_init(w, out);
+		xd_jw_obj(w);
+		xd_jw_key(w, "clients");
+		xd_jw_arr(w);
+	}
+	/* the writer appends to `out`, the same buffer at every step */
+	XD_ASSERT(w->out == out);
+	if (!xd_sessions_cursor_walk(&k->cur, each, k, deadline_ns))
+		return false;
+	xd_jw_arr_end(w);
+	xd_jw_key(w, "count");
+	xd_jw_uint(w, k->shown);
+	xd_jw_key(w, "streams");
+	xd_jw_uint(w, k->all);
+	xd_jw_obj_end(w);
 	/* one document, every object closed: a strict parser reads it */
-	XD_ASSERT(w.depth == 0 && !w.after_key);
+	XD_ASSERT(w->depth == 0 && !w->after_key);
 	xd_buf_putc(out, '\n');
+	return true;
+}
+
+void xd_clients_page_free(struct xd_clients_page *k)
+{
+	if (k == NULL)
+		return;
+	xd_sessions_cursor_close(&k->cur);
+	free(k);
 }

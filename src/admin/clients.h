@@ -28,6 +28,8 @@
  * response has waited at least that long for its answer; "0": any
  * response in flight). A filter that cannot be read is a 400.
  *
+ * Written in slices between loop turns (pager.h).
+ *
  * Thread: loop thread only.
  */
 #ifndef XD_ADMIN_CLIENTS_H
@@ -64,7 +66,25 @@ bool xd_clients_match(const struct xd_clients_filter *f,
  * ("clusters"), or the type URL of a type xdsd does not serve. */
 const char *xd_clients_type_name(const struct xd_client_type *ct);
 
-void xd_clients_render(struct xd_buf *out, struct xd_sessions *sessions,
-		       const struct xd_clients_filter *f);
+/* The longest node glob a filter takes. */
+#define XD_CLIENTS_GLOB_MAX 1024
+
+/*
+ * The page, written in steps (pager.h): the streams open when it began
+ * that are still open when it reaches them, oldest first. NULL when
+ * the query's filters cannot be read, with why (a 400).
+ */
+struct xd_clients_page;
+
+struct xd_clients_page *xd_clients_page_new(struct xd_sessions *sessions,
+					    const char *query, char *why,
+					    size_t why_len);
+
+/* Writes more of the page onto `out` (the same buffer at every step),
+ * stopping soon after `deadline_ns` (uv_hrtime); true once whole. */
+bool xd_clients_page_step(struct xd_clients_page *k, struct xd_buf *out,
+			  uint64_t deadline_ns);
+
+void xd_clients_page_free(struct xd_clients_page *k);
 
 #endif

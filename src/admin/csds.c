@@ -520,7 +520,10 @@ struct group {
 	size_t ntypes;
 };
 
+/* The answer being built: each node's parts are copies, so streams
+ * that close between two steps leave it whole. */
 struct render {
+	struct xd_sessions_cursor cur;
 	const struct xd_csds_query *q;
 	struct group *groups;
 	size_t ngroups;
@@ -528,6 +531,7 @@ struct render {
 	size_t index_cap;
 	size_t bytes, max;
 	bool over;
+	size_t written; /* groups appended to the answer, once walked */
 };
 
 static uint32_t group_hash(const char *id, const char *cluster)
@@ -652,19 +656,32 @@ static void group_free(struct group *g)
 	free(g->types);
 }
 
-int xd_csds_render(struct xd_buf *out, struct xd_sessions *sessions,
-		   const struct xd_csds_query *q, size_t max)
+struct xd_csds_build *xd_csds_build_new(struct xd_sessions *sessions,
+					const struct xd_csds_query *q, size_t max)
 {
-	struct render r = {.q = q, .max = max};
-	int rc = -1;
+	struct render *r = xd_calloc(1, sizeof(*r));
+
+	r->q = q;
+	r->max = max;
+	xd_sessions_cursor_open(sessions, &r->cur);
+	return (struct xd_csds_build *)r;
+}
+
+int xd_csds_build_step(struct xd_csds_build *b, struct xd_buf *out,
+		       uint64_t deadline_ns)
+{
+	struct render *r = (struct render *)b;
 
 	/* the streams, and the glob members memoized on their tables */
 	XD_ASSERT_LOOP();
-	xd_sessions_visit(sessions, each, &r);
-	if (r.over)
-		goto out;
-	for (size_t i = 0; i < r.ngroups; i++) {
-		struct group *g = &r.groups[i];
+	if (!xd_sessions_cursor_walk(&r->cur, each, r, deadline_ns))
+		return r->over ? -1 : 0;
+	if (r->over)
+		return -1;
+	/* then the answer: tens of MB for thousands of nodes, copied a
+	 * slice at a time too */
+	while (r->written < r->ngroups) {
+		struct group *g = &r->groups[r->written++];
 		size_t mark;
 
 		xd_wire_tag(out, XD_CSDS_RESPONSE_CONFIG, XD_WT_LEN);
@@ -675,12 +692,22 @@ int xd_csds_render(struct xd_buf *out, struct xd_sessions *sessions,
 			xd_buf_append(out, g->types[k].configs.data,
 				      g->types[k].configs.len);
 		xd_wire_close(out, mark);
+		if (r->written % 64 == 0 && uv_hrtime() >= deadline_ns)
+			return 0;
 	}
-	rc = 0;
-out:
-	for (size_t i = 0; i < r.ngroups; i++)
-		group_free(&r.groups[i]);
-	free(r.groups);
-	free(r.index);
-	return rc;
+	return 1;
+}
+
+void xd_csds_build_free(struct xd_csds_build *b)
+{
+	struct render *r = (struct render *)b;
+
+	if (r == NULL)
+		return;
+	xd_sessions_cursor_close(&r->cur);
+	for (size_t i = 0; i < r->ngroups; i++)
+		group_free(&r->groups[i]);
+	free(r->groups);
+	free(r->index);
+	free(r);
 }

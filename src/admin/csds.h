@@ -104,10 +104,20 @@ bool xd_csds_query_matches(const struct xd_csds_query *q, const char *node_id,
 			   size_t len);
 
 /*
- * Appends the ClientStatusResponse for `q` to `out`. Returns 0, or -1
- * when it would exceed `max` bytes (then `out` holds nothing usable).
+ * The ClientStatusResponse for `q`, built in steps between loop turns
+ * (the admin's pages do the same, pager.h): each step walks the streams
+ * open when the build began until `deadline_ns` (uv_hrtime), copying
+ * what each matching node contributes, then appends the answer to `out`
+ * (the same buffer at every step), node after node. A step returns 0 to
+ * go on, 1 once the answer is whole, or -1 when it would exceed `max`
+ * bytes (`out` then holds nothing usable). `q` must outlive the build.
  */
-int xd_csds_render(struct xd_buf *out, struct xd_sessions *sessions,
-		   const struct xd_csds_query *q, size_t max);
+struct xd_csds_build;
+
+struct xd_csds_build *xd_csds_build_new(struct xd_sessions *sessions,
+					const struct xd_csds_query *q, size_t max);
+int xd_csds_build_step(struct xd_csds_build *b, struct xd_buf *out,
+		       uint64_t deadline_ns);
+void xd_csds_build_free(struct xd_csds_build *b);
 
 #endif

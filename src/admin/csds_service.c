@@ -10,11 +10,13 @@
 #include "admin/csds.h"
 #include "util/address.h"
 #include "util/common.h"
+#include "util/loop_thread.h"
 #include "util/log.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
 struct xd_csds_service {
+	uv_loop_t *loop;
 	const struct xd_config *cfg;
 	struct xd_sessions *sessions;
 	struct xd_stream_handler handler;
@@ -25,10 +27,16 @@ struct xd_csds_service {
  * goes out, from the state at that moment. */
 struct call {
 	struct xd_csds_service *svc;
+	struct xd_stream *stream;
 	struct xd_csds_query pending[XD_CSDS_MAX_PENDING];
 	size_t head, npending;
 	unsigned long requests;
 	bool ended; /* the client sent all its requests */
+	/* the answer being built over the loop's turns, for `query` */
+	struct xd_csds_build *build;
+	struct xd_csds_query query;
+	struct xd_buf out;
+	uv_idle_t *idle; /* while building; closed with the call */
 };
 
 /* Refusals are logged, a few a second. */
@@ -85,21 +93,86 @@ static void *csds_open(void *ctx, struct xd_stream *s)
 	}
 	c = xd_calloc(1, sizeof(*c));
 	c->svc = svc;
+	c->stream = s;
 	return c;
 }
 
-/* Sends the next answer if one is due and the stream may send; ends
- * the call once the client is done and everything is answered. */
-static void pump(struct call *c, struct xd_stream *s)
+static void pump(struct call *c, struct xd_stream *s);
+static void on_idle(uv_idle_t *h);
+
+static void build_end(struct call *c)
 {
-	struct xd_csds_query *q;
-	struct xd_buf out = XD_BUF_INIT;
+	xd_csds_build_free(c->build);
+	c->build = NULL;
+	xd_csds_query_free(&c->query);
+	xd_buf_free(&c->out);
+	if (c->idle != NULL)
+		uv_idle_stop(c->idle);
+}
+
+/* One slice of the answer being built; sent once whole. */
+static void build_step(struct call *c)
+{
+	struct xd_stream *s = c->stream;
 	grpc_slice slice;
 	grpc_byte_buffer *bb;
 	size_t len;
 	uint8_t *data;
+	int rc = xd_csds_build_step(c->build, &c->out,
+				    uv_hrtime() + XD_CSDS_SLICE_NS);
 
-	if (!xd_stream_can_send(s))
+	if (rc == 0) {
+		if (c->idle == NULL) {
+			c->idle = xd_malloc(sizeof(*c->idle));
+			uv_idle_init(c->svc->loop, c->idle);
+			c->idle->data = c;
+		}
+		if (!uv_is_active((uv_handle_t *)c->idle))
+			uv_idle_start(c->idle, on_idle);
+		return;
+	}
+	data = xd_buf_steal(&c->out, &len);
+	build_end(c);
+	if (!xd_stream_can_send(s)) {
+		/* ended meanwhile (a refused request): nothing goes out */
+		free(data);
+		return;
+	}
+	if (rc < 0) {
+		char msg[160];
+
+		free(data);
+		snprintf(msg, sizeof(msg),
+			 "the answer would exceed %u MiB; narrow node_matchers or set exclude_resource_contents",
+			 XD_CSDS_RESPONSE_MAX >> 20);
+		xd_stream_finish(s, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
+		return;
+	}
+	xd_debug("stream %llu: %s answered (%zu bytes)",
+		 (unsigned long long)xd_stream_id(s), xd_stream_method(s)->name,
+		 len);
+	/* the slice takes the bytes over; an empty answer has none */
+	slice = data != NULL ? grpc_slice_new(data, len, free) :
+			       grpc_empty_slice();
+	bb = grpc_raw_byte_buffer_create(&slice, 1);
+	grpc_slice_unref(slice);
+	xd_stream_send(s, bb);
+}
+
+static void on_idle(uv_idle_t *h)
+{
+	struct call *c = h->data;
+
+	XD_ASSERT_INFO(c->build != NULL, "stream %llu",
+		       (unsigned long long)xd_stream_id(c->stream));
+	build_step(c);
+}
+
+/* Starts the next answer if one is due and the stream may send; ends
+ * the call once the client is done and everything is answered. */
+static void pump(struct call *c, struct xd_stream *s)
+{
+	if (c->build != NULL || !xd_stream_can_send(s))
 		return;
 	if (c->npending == 0) {
 		if (!c->ended)
@@ -111,31 +184,12 @@ static void pump(struct call *c, struct xd_stream *s)
 			xd_stream_finish(s, GRPC_STATUS_OK, "");
 		return;
 	}
-	q = &c->pending[c->head];
+	c->query = c->pending[c->head];
 	c->head = (c->head + 1) % XD_CSDS_MAX_PENDING;
 	c->npending--;
-	if (xd_csds_render(&out, c->svc->sessions, q, XD_CSDS_RESPONSE_MAX) != 0) {
-		char msg[160];
-
-		xd_buf_free(&out);
-		xd_csds_query_free(q);
-		snprintf(msg, sizeof(msg),
-			 "the answer would exceed %u MiB; narrow node_matchers or set exclude_resource_contents",
-			 XD_CSDS_RESPONSE_MAX >> 20);
-		xd_stream_finish(s, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
-		return;
-	}
-	xd_csds_query_free(q);
-	data = xd_buf_steal(&out, &len);
-	xd_debug("stream %llu: %s answered (%zu bytes)",
-		 (unsigned long long)xd_stream_id(s), xd_stream_method(s)->name,
-		 len);
-	/* the slice takes the bytes over; an empty answer has none */
-	slice = data != NULL ? grpc_slice_new(data, len, free) :
-			       grpc_empty_slice();
-	bb = grpc_raw_byte_buffer_create(&slice, 1);
-	grpc_slice_unref(slice);
-	xd_stream_send(s, bb);
+	c->build = xd_csds_build_new(c->svc->sessions, &c->query,
+				     XD_CSDS_RESPONSE_MAX);
+	build_step(c);
 }
 
 static void csds_request(void *st, struct xd_stream *s, const uint8_t *data,
@@ -185,21 +239,32 @@ static void csds_end(void *st, struct xd_stream *s)
 	pump(c, s);
 }
 
+static void idle_closed(uv_handle_t *h)
+{
+	free(h);
+}
+
 static void csds_close(void *st, struct xd_stream *s XD_UNUSED)
 {
 	struct call *c = st;
 
+	if (c->build != NULL)
+		build_end(c);
+	if (c->idle != NULL)
+		uv_close((uv_handle_t *)c->idle, idle_closed);
 	for (size_t i = 0; i < c->npending; i++)
 		xd_csds_query_free(
 			&c->pending[(c->head + i) % XD_CSDS_MAX_PENDING]);
 	free(c);
 }
 
-struct xd_csds_service *xd_csds_service_new(const struct xd_config *cfg,
+struct xd_csds_service *xd_csds_service_new(uv_loop_t *loop,
+					    const struct xd_config *cfg,
 					    struct xd_sessions *sessions)
 {
 	struct xd_csds_service *svc = xd_calloc(1, sizeof(*svc));
 
+	svc->loop = loop;
 	svc->cfg = cfg;
 	svc->sessions = sessions;
 	svc->handler.open = csds_open;

@@ -13,6 +13,10 @@
  * Requests are bounded like every other (max_request_size); at most
  * XD_CSDS_MAX_PENDING wait for their answer on one stream.
  *
+ * An answer covers every stream: it is built in slices of at most
+ * XD_CSDS_SLICE_NS a loop turn per call (csds.h, xd_csds_build), and
+ * sent, one message, once whole.
+ *
  * Ownership: the service borrows `cfg` and `sessions`, which must
  * outlive it (and the server using its handler). Thread: loop thread.
  */
@@ -20,6 +24,7 @@
 #define XD_ADMIN_CSDS_SERVICE_H
 
 #include <stdbool.h>
+#include <uv.h>
 
 #include "config/config.h"
 #include "protocol/session.h"
@@ -30,7 +35,11 @@
 
 struct xd_csds_service;
 
-struct xd_csds_service *xd_csds_service_new(const struct xd_config *cfg,
+/* What building one call's answer may take of a loop turn. */
+#define XD_CSDS_SLICE_NS (2u * 1000 * 1000)
+
+struct xd_csds_service *xd_csds_service_new(uv_loop_t *loop,
+					    const struct xd_config *cfg,
 					    struct xd_sessions *sessions);
 void xd_csds_service_free(struct xd_csds_service *svc);
 

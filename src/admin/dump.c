@@ -64,12 +64,10 @@ static void entry_json(struct xd_jw *w, const struct xd_schema *schema,
 	xd_jw_obj_end(w);
 }
 
-static void type_json(struct xd_jw *w, const struct xd_schema *schema,
-		      int t, const struct xd_table *table,
-		      const struct xd_entry *only)
+/* A type's object up to its resources' array, opened. */
+static void type_open(struct xd_jw *w, int t, const struct xd_table *table)
 {
 	struct xd_section_info sec = xd_section(t);
-	const struct xd_msgdesc *m = xd_schema_find_message(schema, sec.message);
 
 	xd_jw_obj(w);
 	xd_jw_key(w, "type");
@@ -80,14 +78,6 @@ static void type_json(struct xd_jw *w, const struct xd_schema *schema,
 	xd_jw_str(w, xd_table_version(table));
 	xd_jw_key(w, "resources");
 	xd_jw_arr(w);
-	if (only != NULL)
-		entry_json(w, schema, m, sec.type_url, only);
-	else
-		for (size_t i = 0; i < xd_table_count(table); i++)
-			entry_json(w, schema, m, sec.type_url,
-				   xd_table_at(table, i));
-	xd_jw_arr_end(w);
-	xd_jw_obj_end(w);
 }
 
 /* 400 or 404 with a reason. */
@@ -190,15 +180,104 @@ static const struct xd_entry *find(const struct xd_table *t, const char *name)
 	return e;
 }
 
-static void dump(struct xd_http_exchange *x, const struct xd_admin_deps *deps,
-		 const struct xd_snapshot *snap)
+/*
+ * The page's place between two steps (pager.h). It holds a reference
+ * on the snapshot: a reload meanwhile installs another one, and the
+ * page goes on writing the snapshot it began with, whole and
+ * consistent (its tables never change).
+ */
+struct page {
+	struct xd_snapshot *snap;
+	const struct xd_schema *schema;
+	const struct xd_entry *only; /* ?name=: that resource only */
+	int type;                    /* ?type=, or -1: every non-empty one */
+	int t;                       /* the section being written */
+	size_t i;                    /* its next entry */
+	bool begun, in_type;
+	struct xd_jw w;
+};
+
+/* Whether section `t` is in the page. */
+static bool shown(const struct page *pg, int t)
 {
-	char name[ARG_MAX], since[32];
+	return pg->type < 0 ? xd_table_count(xd_snapshot_section(pg->snap, t)) > 0 :
+			      t == pg->type;
+}
+
+static bool step(void *st, struct xd_http_exchange *x, uint64_t deadline_ns)
+{
+	struct page *pg = st;
+	struct xd_jw *w = &pg->w;
+	char since[32];
+
+	if (!pg->begun) {
+		pg->begun = true;
+		xd_jw_init(w, &x->out);
+		xd_jw_obj(w);
+		xd_jw_key(w, "snapshot");
+		xd_jw_str(w, xd_snapshot_key(pg->snap));
+		xd_jw_key(w, "version");
+		xd_jw_str(w, xd_snapshot_version(pg->snap));
+		xd_jw_key(w, "since");
+		xd_jw_time(since, xd_snapshot_since(pg->snap));
+		xd_jw_str(w, since);
+		xd_jw_key(w, "types");
+		xd_jw_arr(w);
+	}
+	XD_ASSERT(w->out == &x->out);
+	for (; pg->t < XD_SECTION_COUNT; pg->t++) {
+		const struct xd_table *table = xd_snapshot_section(pg->snap, pg->t);
+		struct xd_section_info sec = xd_section(pg->t);
+		const struct xd_msgdesc *m =
+			xd_schema_find_message(pg->schema, sec.message);
+
+		if (!pg->in_type) {
+			if (!shown(pg, pg->t))
+				continue;
+			type_open(w, pg->t, table);
+			pg->in_type = true;
+			pg->i = 0;
+			if (pg->only != NULL)
+				entry_json(w, pg->schema, m, sec.type_url, pg->only);
+		}
+		/* a resource's JSON costs microseconds: the clock is read
+		 * after each */
+		while (pg->only == NULL && pg->i < xd_table_count(table)) {
+			entry_json(w, pg->schema, m, sec.type_url,
+				   xd_table_at(table, pg->i++));
+			if (uv_hrtime() >= deadline_ns)
+				return false;
+		}
+		xd_jw_arr_end(w);
+		xd_jw_obj_end(w);
+		pg->in_type = false;
+	}
+	xd_jw_arr_end(w);
+	xd_jw_obj_end(w);
+	XD_ASSERT(w->depth == 0 && !w->after_key);
+	xd_buf_putc(&x->out, '\n');
+	return true;
+}
+
+static void page_free(void *st)
+{
+	struct page *pg = st;
+
+	xd_snapshot_unref(pg->snap);
+	free(pg);
+}
+
+static const struct xd_pager_page dump_page = {step, page_free};
+
+static void dump(struct xd_http_exchange *x, const struct xd_admin_deps *deps,
+		 struct xd_pager *pager, struct xd_snapshot *snap)
+{
+	char name[ARG_MAX];
 	const struct xd_entry *only = NULL;
 	int type = XD_CLUSTER;
 	bool all;
 	int rc;
-	struct xd_jw w;
+	struct page *pg;
 
 	if (pick_type(x, &type, &all) != 0)
 		return;
@@ -219,40 +298,24 @@ static void dump(struct xd_http_exchange *x, const struct xd_admin_deps *deps,
 			return;
 		}
 	}
-	xd_jw_init(&w, &x->out);
-	xd_jw_obj(&w);
-	xd_jw_key(&w, "snapshot");
-	xd_jw_str(&w, xd_snapshot_key(snap));
-	xd_jw_key(&w, "version");
-	xd_jw_str(&w, xd_snapshot_version(snap));
-	xd_jw_key(&w, "since");
-	xd_jw_time(since, xd_snapshot_since(snap));
-	xd_jw_str(&w, since);
-	xd_jw_key(&w, "types");
-	xd_jw_arr(&w);
-	for (int t = 0; t < XD_SECTION_COUNT; t++) {
-		const struct xd_table *table = xd_snapshot_section(snap, t);
-
-		if (all ? xd_table_count(table) == 0 : t != type)
-			continue;
-		type_json(&w, deps->schema, t, table, only);
-	}
-	xd_jw_arr_end(&w);
-	xd_jw_obj_end(&w);
-	XD_ASSERT(w.depth == 0 && !w.after_key);
-	xd_buf_putc(&x->out, '\n');
+	pg = xd_calloc(1, sizeof(*pg));
+	pg->snap = xd_snapshot_ref(snap);
+	pg->schema = deps->schema;
+	pg->only = only;
+	pg->type = all ? -1 : type;
 	x->content_type = "application/json";
-	xd_http_reply(x);
+	xd_pager_start(pager, x, &dump_page, pg);
 }
 
-void xd_dump_handle(struct xd_http_exchange *x, const struct xd_admin_deps *deps)
+void xd_dump_handle(struct xd_http_exchange *x, const struct xd_admin_deps *deps,
+		    struct xd_pager *pager)
 {
 	size_t n;
 	struct xd_snapshot **snaps = xd_cache_snapshots(deps->cache, &n);
 	struct xd_snapshot *snap = pick(x, snaps, n);
 
 	if (snap != NULL)
-		dump(x, deps, snap);
+		dump(x, deps, pager, snap);
 	for (size_t i = 0; i < n; i++)
 		xd_snapshot_unref(snaps[i]);
 	free(snaps);

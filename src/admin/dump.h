@@ -23,9 +23,13 @@
 #define XD_ADMIN_DUMP_H
 
 #include "admin/admin.h"
+#include "admin/pager.h"
 #include "http/http.h"
 
-/* Answers the exchange: 200 with the dump, or 400/404 with a reason. */
-void xd_dump_handle(struct xd_http_exchange *x, const struct xd_admin_deps *deps);
+/* Answers the exchange: 200 with the dump, written in slices by
+ * `pager` (pager.h) from the snapshot served when it was asked for, or
+ * 400/404 with a reason at once. */
+void xd_dump_handle(struct xd_http_exchange *x, const struct xd_admin_deps *deps,
+		    struct xd_pager *pager);
 
 #endif

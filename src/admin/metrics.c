@@ -184,13 +184,12 @@ static void count_sync(void *ctx, const struct xd_client_view *c)
 	}
 }
 
-static void subscriptions(struct xd_buf *out, struct xd_sessions *sessions)
+static void subscriptions(struct xd_buf *out, const struct sync_count *scp)
 {
 	static const enum xd_sub_sync states[] = {XD_SUB_SYNCED, XD_SUB_PENDING,
 						  XD_SUB_NACKED};
-	struct sync_count sc = {0};
+	const struct sync_count sc = *scp;
 
-	xd_sessions_visit(sessions, count_sync, &sc);
 	head(out, "xdsd_subscriptions", "gauge",
 	     "Resource types subscribed to on open streams, by sync state.");
 	for (int t = 0; t <= XD_RTYPE_COUNT; t++)
@@ -288,12 +287,14 @@ static void snapshots(struct xd_buf *out, const struct xd_cache *cache)
 	free(snaps);
 }
 
-static void process(struct xd_buf *out)
+/* `open_fds` as counted over the turns (xd_fd_count). */
+static void process(struct xd_buf *out, size_t open_fds)
 {
 	struct xd_process_stats p;
 
 	if (xd_process_read(&p) != 0)
 		return;
+	p.open_fds = open_fds;
 	head(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
 	sample(out, "process_resident_memory_bytes", NULL, NULL, NULL, NULL,
 	       (double)p.resident_bytes);
@@ -358,7 +359,7 @@ static void http(struct xd_buf *out, const struct xd_admin_http *admin,
 	size_t n = 0;
 
 	if (admin != NULL)
-		ep[n++] = (struct endpoint){"admin", admin->http, admin->foreign,
+		ep[n++] = (struct endpoint){"admin", admin->http, *admin->foreign,
 					    NULL};
 	if (rest != NULL)
 		ep[n++] = (struct endpoint){"rest", xd_rest_http_stats(rest), 0,
@@ -396,6 +397,22 @@ static void http(struct xd_buf *out, const struct xd_admin_http *admin,
 			       xd_rest_refusal_name((enum xd_rest_refusal)w),
 			       (double)ep[i].rest->refusals[w]);
 	}
+}
+
+/* The admin's pages written between loop turns (pager.h): slices over
+ * pages is how many turns a page takes. */
+static void pages(struct xd_buf *out, const struct xd_admin_http *admin)
+{
+	if (admin == NULL || admin->pager == NULL)
+		return;
+	head(out, "xdsd_admin_pages_total", "counter",
+	     "Admin pages written in slices between loop turns and answered.");
+	sample(out, "xdsd_admin_pages_total", NULL, NULL, NULL, NULL,
+	       (double)admin->pager->pages);
+	head(out, "xdsd_admin_page_slices_total", "counter",
+	     "Slices those pages were written in, at most one per page and loop turn.");
+	sample(out, "xdsd_admin_page_slices_total", NULL, NULL, NULL, NULL,
+	       (double)admin->pager->slices);
 }
 
 /* Streams refused, every reason (refusals.h), zeros included. */
@@ -470,13 +487,49 @@ static void etcd(struct xd_buf *out, const struct xd_config *cfg,
 	       NULL, NULL, (double)h->reconnects);
 }
 
-void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps,
-		       const struct xd_admin_http *admin)
+/* The scrape's place between two steps (pager.h): the per-stream
+ * gauges are counted over the turns; the rest is read at the last. */
+struct xd_metrics_page {
+	const struct xd_admin_deps *deps;
+	struct xd_admin_http admin;
+	struct xd_sessions_cursor cur;
+	struct sync_count sc;
+	struct xd_fd_count fds; /* one a client: counted in slices too */
+};
+
+struct xd_metrics_page *xd_metrics_page_new(const struct xd_admin_deps *deps,
+					    const struct xd_admin_http *admin)
 {
+	struct xd_metrics_page *p = xd_calloc(1, sizeof(*p));
+
+	p->deps = deps;
+	p->admin = *admin;
+	xd_sessions_cursor_open(deps->sessions, &p->cur);
+	xd_fd_count_start(&p->fds);
+	return p;
+}
+
+void xd_metrics_page_free(struct xd_metrics_page *p)
+{
+	if (p == NULL)
+		return;
+	xd_sessions_cursor_close(&p->cur);
+	xd_fd_count_stop(&p->fds);
+	free(p);
+}
+
+bool xd_metrics_page_step(struct xd_metrics_page *p, struct xd_buf *out,
+			  uint64_t deadline_ns)
+{
+	const struct xd_admin_deps *deps = p->deps;
+	const struct xd_admin_http *admin = &p->admin;
 	const struct xd_sessions_stats *st;
 
 	/* the counters are the loop's, read unlocked */
 	XD_ASSERT_LOOP();
+	if (!xd_sessions_cursor_walk(&p->cur, count_sync, &p->sc, deadline_ns) ||
+	    !xd_fd_count_step(&p->fds, deadline_ns))
+		return false;
 	st = xd_sessions_stats(deps->sessions);
 	head(out, "xdsd_build_info", "gauge", "The xdsd version running.");
 	sample(out, "xdsd_build_info", "version", PACKAGE_VERSION, NULL, NULL, 1);
@@ -485,17 +538,19 @@ void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 	sample(out, "xdsd_requests_total", NULL, NULL, NULL, NULL,
 	       (double)st->requests);
 	per_type(out, st);
-	subscriptions(out, deps->sessions);
+	subscriptions(out, &p->sc);
 	refusals(out);
 	if (deps->tls != NULL)
 		tls(out, deps->tls);
 	if (deps->rest != NULL)
 		rest(out, deps->rest);
 	http(out, admin, deps->rest);
+	pages(out, admin);
 	reloads(out, deps->reloader);
 	rollout(out, deps->rollout);
 	if (deps->etcd != NULL)
 		etcd(out, deps->cfg, deps->etcd);
 	snapshots(out, deps->cache);
-	process(out);
+	process(out, p->fds.n);
+	return true;
 }

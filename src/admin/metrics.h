@@ -24,6 +24,11 @@
  *                                                 per_address,
  *                                                 header_timeout, rate,
  *                                                 too_large, foreign_site
+ *   xdsd_admin_pages_total                        counter: admin pages
+ *                                                 written in slices
+ *                                                 between loop turns
+ *                                                 (pager.h), answered
+ *   xdsd_admin_page_slices_total                  counter: their slices
  *   xdsd_streams_refused_total{reason}            counter: permission_denied,
  *                                                 unauthenticated, limits,
  *                                                 invalid_argument,
@@ -61,6 +66,7 @@
 #define XD_ADMIN_METRICS_H
 
 #include "admin/admin.h"
+#include "admin/pager.h"
 #include "http/http.h"
 #include "util/buf.h"
 
@@ -69,10 +75,26 @@
 /* What the admin endpoint itself served and refused. */
 struct xd_admin_http {
 	const struct xd_http_stats *http;
-	unsigned long long foreign; /* refused by its guard (guard.h) */
+	const unsigned long long *foreign; /* refused by its guard (guard.h) */
+	const struct xd_pager_stats *pager; /* its pages written in slices */
 };
 
-void xd_metrics_render(struct xd_buf *out, const struct xd_admin_deps *deps,
-		       const struct xd_admin_http *admin);
+/*
+ * The scrape, written in steps (pager.h): the per-stream gauges
+ * (xdsd_subscriptions, xdsd_oldest_unacked_seconds) are counted over
+ * the streams open when it began, a slice a turn; every other figure
+ * is read at the last step. `deps` must outlive the page; `admin` is
+ * copied (its pointers must outlive it).
+ */
+struct xd_metrics_page;
+
+struct xd_metrics_page *xd_metrics_page_new(const struct xd_admin_deps *deps,
+					    const struct xd_admin_http *admin);
+
+/* Writes the page onto `out` once the streams are counted: true then. */
+bool xd_metrics_page_step(struct xd_metrics_page *p, struct xd_buf *out,
+			  uint64_t deadline_ns);
+
+void xd_metrics_page_free(struct xd_metrics_page *p);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <uv.h>
 
 /* Boot time, Unix seconds (/proc/stat "btime"). */
 static long long boot_time(void)
@@ -23,19 +24,43 @@ static long long boot_time(void)
 	return btime;
 }
 
-static size_t count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	size_t n = 0;
+/* Directory entries read between two looks at the clock. */
+#define FD_BATCH 256
 
-	if (d == NULL)
-		return 0;
-	while ((e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n > 0 ? n - 1 : 0; /* not the one reading the directory */
+void xd_fd_count_start(struct xd_fd_count *c)
+{
+	c->n = 0;
+	c->dir = opendir("/proc/self/fd"); /* NULL: nothing to count */
+}
+
+bool xd_fd_count_step(struct xd_fd_count *c, uint64_t deadline_ns)
+{
+	struct dirent *e;
+
+	while (c->dir != NULL) {
+		for (int i = 0; i < FD_BATCH; i++) {
+			e = readdir(c->dir);
+			if (e == NULL) {
+				xd_fd_count_stop(c);
+				/* not the one reading the directory */
+				if (c->n > 0)
+					c->n--;
+				return true;
+			}
+			if (e->d_name[0] != '.')
+				c->n++;
+		}
+		if (uv_hrtime() >= deadline_ns)
+			return false;
+	}
+	return true;
+}
+
+void xd_fd_count_stop(struct xd_fd_count *c)
+{
+	if (c->dir != NULL)
+		closedir(c->dir);
+	c->dir = NULL;
 }
 
 int xd_process_read(struct xd_process_stats *out)
@@ -69,7 +94,6 @@ int xd_process_read(struct xd_process_stats *out)
 	out->start_time_seconds = (double)boot_time() + (double)start / ticks;
 	out->virtual_bytes = vsize;
 	out->resident_bytes = (uint64_t)rss * (uint64_t)page;
-	out->open_fds = count_fds();
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
 		out->max_fds = (size_t)rl.rlim_cur;
 	return 0;

@@ -15,30 +15,35 @@
 #include "util/loop_thread.h"
 #include "util/xalloc.h"
 
-/* What one walk over the streams gathers. Node ids are counted by
- * their 64-bit hashes: a collision among a fleet's ids is far less
- * likely than the fleet changing between two requests, and no id is
- * copied. */
-struct counting {
-	struct xd_status_overview *o;
+/* What one walk over the streams gathers, in steps (pager.h). Node ids
+ * are counted by their 64-bit hashes: a collision among a fleet's ids
+ * is far less likely than the fleet changing between two requests, and
+ * no id is copied. */
+struct xd_status_count {
+	struct xd_status_overview o;
+	struct xd_sessions_cursor cur;
 	uint64_t *ids;
 	size_t nids, cap;
+	xd_status_also_fn also; /* or NULL */
+	void *also_arg;
 };
 
 static void count(void *ctx, const struct xd_client_view *c)
 {
-	struct counting *k = ctx;
+	struct xd_status_count *k = ctx;
 	enum xd_sub_sync state = xd_clients_state(c);
 
-	k->o->streams++;
-	if (xd_client_view_oldest(c) > k->o->oldest_pending_ms)
-		k->o->oldest_pending_ms = xd_client_view_oldest(c);
+	if (k->also != NULL)
+		k->also(k->also_arg, c, state, k->o.now_ms);
+	k->o.streams++;
+	if (xd_client_view_oldest(c) > k->o.oldest_pending_ms)
+		k->o.oldest_pending_ms = xd_client_view_oldest(c);
 	if (state == XD_SUB_NACKED)
-		k->o->nacked++;
+		k->o.nacked++;
 	else if (state == XD_SUB_PENDING)
-		k->o->pending++;
+		k->o.pending++;
 	else
-		k->o->synced++;
+		k->o.synced++;
 	if (!c->has_node)
 		return;
 	if (k->nids == k->cap) {
@@ -55,17 +60,17 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-void xd_status_overview(struct xd_status_overview *o,
-			struct xd_sessions *sessions)
+struct xd_status_count *xd_status_count_new(struct xd_sessions *sessions,
+					    xd_status_also_fn also, void *arg)
 {
 	/* The process's start, as process_start_time_seconds in /metrics.
 	 * It never changes: /proc is read at the first call only (reading
 	 * it also lists every descriptor, one per client). Loop thread. */
 	static int64_t started_ms;
-	struct counting k = {.o = o};
+	struct xd_status_count *k = xd_calloc(1, sizeof(*k));
+	struct xd_status_overview *o = &k->o;
 
 	XD_ASSERT_LOOP(); /* started_ms, and the streams walked */
-	memset(o, 0, sizeof(*o));
 	o->now_ms = xd_wall_ms();
 	if (started_ms == 0) {
 		struct xd_process_stats p;
@@ -76,14 +81,36 @@ void xd_status_overview(struct xd_status_overview *o,
 	}
 	/* clock-tick rounding may put the start after now */
 	o->started_ms = started_ms < o->now_ms ? started_ms : o->now_ms;
-	xd_sessions_visit(sessions, count, &k);
-	if (k.nids == 0)
-		return; /* k.ids is NULL, which qsort must not be given */
-	qsort(k.ids, k.nids, sizeof(*k.ids), cmp_u64);
-	for (size_t i = 0; i < k.nids; i++)
-		if (i == 0 || k.ids[i] != k.ids[i - 1])
-			o->nodes++;
-	free(k.ids);
+	k->also = also;
+	k->also_arg = arg;
+	xd_sessions_cursor_open(sessions, &k->cur);
+	return k;
+}
+
+const struct xd_status_overview *
+xd_status_count_step(struct xd_status_count *k, uint64_t deadline_ns)
+{
+	if (!xd_sessions_cursor_walk(&k->cur, count, k, deadline_ns))
+		return NULL;
+	if (k->nids > 0) { /* else k->ids is NULL, which qsort must not get */
+		qsort(k->ids, k->nids, sizeof(*k->ids), cmp_u64);
+		for (size_t i = 0; i < k->nids; i++)
+			if (i == 0 || k->ids[i] != k->ids[i - 1])
+				k->o.nodes++;
+		free(k->ids);
+		k->ids = NULL;
+		k->nids = 0;
+	}
+	return &k->o;
+}
+
+void xd_status_count_free(struct xd_status_count *k)
+{
+	if (k == NULL)
+		return;
+	xd_sessions_cursor_close(&k->cur);
+	free(k->ids);
+	free(k);
 }
 
 size_t xd_status_snapshot_bytes(const struct xd_snapshot *s)
@@ -299,15 +326,14 @@ static void source_json(struct xd_jw *w, const struct xd_admin_deps *deps)
 }
 
 void xd_status_render(struct xd_buf *out, const struct xd_admin_deps *deps,
-		      bool ready)
+		      bool ready, const struct xd_status_overview *op)
 {
-	struct xd_status_overview o;
+	const struct xd_status_overview o = *op;
 	struct xd_jw w;
 	struct xd_snapshot **snaps;
 	size_t n;
 	char when[32];
 
-	xd_status_overview(&o, deps->sessions);
 	xd_jw_init(&w, out);
 	xd_jw_obj(&w);
 	xd_jw_key(&w, "version");

@@ -73,16 +73,29 @@ struct xd_status_overview {
 	uint64_t oldest_pending_ms; /* xdsd_oldest_unacked_seconds, in ms */
 };
 
-/* Walks every stream once to count them. */
-void xd_status_overview(struct xd_status_overview *o,
-			struct xd_sessions *sessions);
+/* Walks every stream once to count them, in steps (pager.h), over the
+ * streams open when it began: each step returns NULL until the last, which returns the
+ * overview (valid until the free). `also` (NULL: none) sees each
+ * stream counted, with its state (xd_clients_state) and the overview's
+ * now_ms, in the same walk. */
+struct xd_status_count;
+
+typedef void (*xd_status_also_fn)(void *arg, const struct xd_client_view *c,
+				  enum xd_sub_sync state, int64_t now_ms);
+
+struct xd_status_count *xd_status_count_new(struct xd_sessions *sessions,
+					    xd_status_also_fn also, void *arg);
+const struct xd_status_overview *
+xd_status_count_step(struct xd_status_count *k, uint64_t deadline_ns);
+void xd_status_count_free(struct xd_status_count *k);
 
 /* The bytes of a snapshot's resources as encoded for the wire (each
  * resource message once). */
 size_t xd_status_snapshot_bytes(const struct xd_snapshot *s);
 
-/* Writes the /status.json document (with a final newline). */
+/* Writes the /status.json document (with a final newline) with the
+ * streams as counted in `o`. */
 void xd_status_render(struct xd_buf *out, const struct xd_admin_deps *deps,
-		      bool ready);
+		      bool ready, const struct xd_status_overview *o);
 
 #endif

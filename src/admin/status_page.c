@@ -420,15 +420,6 @@ static void rollout(struct xd_buf *out, const struct xd_rollout *ro,
 /* The columns of a client's row; its NACKs span them all. */
 #define CLIENT_COLUMNS 9
 
-/* One pass over the streams shows those in `state`; NACKed streams go
- * first, so the page leads with what needs a look. */
-struct client_pass {
-	struct xd_buf *out;
-	enum xd_sub_sync state;
-	size_t shown, cut; /* rows written, rows left out */
-	int64_t now_ms;
-};
-
 /* A cell of client-chosen text that may wrap, at most as wide as its
  * class says (a td's own max-width is not honoured by table layout; a
  * div's is), so that one long user agent cannot take the row's room. */
@@ -540,27 +531,48 @@ static void client_row(struct xd_buf *out, const struct xd_client_view *c,
 	xd_buf_printf(out, "</tbody>\n");
 }
 
-static void client_each(void *ctx, const struct xd_client_view *c)
-{
-	struct client_pass *p = ctx;
-	enum xd_sub_sync state = xd_clients_state(c);
+/* NACKed streams go first, so the page leads with what needs a look. */
+static const enum xd_sub_sync order[] = {XD_SUB_NACKED, XD_SUB_PENDING,
+					 XD_SUB_SYNCED};
+#define NORDER (sizeof(order) / sizeof(order[0]))
 
-	if (state != p->state)
-		return;
-	if (p->shown == XD_STATUS_PAGE_MAX_CLIENTS) {
-		p->cut++;
-		return;
-	}
-	p->shown++;
-	client_row(p->out, c, state, p->now_ms);
+/*
+ * The page's place between two steps (pager.h): the streams are counted
+ * and their rows written in one walk, a slice a turn; each state's rows
+ * are kept apart (at most XD_STATUS_PAGE_MAX_CLIENTS each: which of them
+ * show depends on how many streams the states before it have, known at
+ * the end), the rest of the page is written at the last step.
+ */
+struct xd_status_page {
+	const struct xd_admin_deps *deps;
+	bool ready;
+	struct xd_status_count *count;
+	struct xd_buf rows[NORDER];
+	/* where each kept row ends in its state's buffer */
+	size_t ends[NORDER][XD_STATUS_PAGE_MAX_CLIENTS];
+	size_t nrows[NORDER];
+};
+
+static void row_each(void *arg, const struct xd_client_view *c,
+		     enum xd_sub_sync state, int64_t now_ms)
+{
+	struct xd_status_page *pg = arg;
+	size_t i = 0;
+
+	while (order[i] != state)
+		i++;
+	XD_ASSERT_INFO(i < NORDER, "stream %llu in state %d",
+		       (unsigned long long)c->stream_id, (int)state);
+	if (pg->nrows[i] == XD_STATUS_PAGE_MAX_CLIENTS)
+		return; /* past what the page can show of this state */
+	client_row(&pg->rows[i], c, state, now_ms);
+	pg->ends[i][pg->nrows[i]++] = pg->rows[i].len;
 }
 
-static void clients(struct xd_buf *out, struct xd_sessions *sessions,
+static void clients(struct xd_buf *out, const struct xd_status_page *pg,
 		    const struct xd_status_overview *o)
 {
-	static const enum xd_sub_sync order[] = {XD_SUB_NACKED, XD_SUB_PENDING,
-						 XD_SUB_SYNCED};
-	struct client_pass p = {.out = out, .now_ms = o->now_ms};
+	size_t shown = 0, cut;
 
 	xd_buf_printf(out, "<section id=clients><h2>Clients <small>%zu streams",
 		      o->streams);
@@ -571,37 +583,31 @@ static void clients(struct xd_buf *out, struct xd_sessions *sessions,
 			   "<table><thead><tr><th>state</th><th>node</th><th>cluster</th>"
 			   "<th>identity</th><th>user agent</th><th>peer</th><th>stream, age</th>"
 			   "<th>snapshot</th><th>types</th></tr></thead>\n");
-	/* one walk per state, in order; the overview, counted on this loop
-	 * turn, says which walks would find nothing or only be cut */
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		size_t n = order[i] == XD_SUB_NACKED  ? o->nacked :
-			   order[i] == XD_SUB_PENDING ? o->pending :
-							o->synced;
+	/* each state's rows in stream order, up to the bound overall */
+	for (size_t i = 0; i < NORDER; i++) {
+		size_t take = pg->nrows[i];
 
-		if (n == 0)
-			continue;
-		if (p.shown == XD_STATUS_PAGE_MAX_CLIENTS) {
-			p.cut += n;
-			continue;
-		}
-		p.state = order[i];
-		xd_sessions_visit(sessions, client_each, &p);
+		if (take > XD_STATUS_PAGE_MAX_CLIENTS - shown)
+			take = XD_STATUS_PAGE_MAX_CLIENTS - shown;
+		if (take > 0)
+			xd_buf_append(out, pg->rows[i].data, pg->ends[i][take - 1]);
+		shown += take;
 	}
-	/* each stream is a row or counted in "N more", as the overview of
-	 * this same loop turn counted it */
-	XD_ASSERT_INFO(p.shown + p.cut == o->streams &&
-			       p.shown <= XD_STATUS_PAGE_MAX_CLIENTS,
-		       "%zu rows and %zu more for %zu streams", p.shown, p.cut,
-		       o->streams);
+	/* each stream is a row or counted in "N more": the rows and the
+	 * overview come from the same walk */
+	XD_ASSERT_INFO(shown <= o->streams && shown <= XD_STATUS_PAGE_MAX_CLIENTS &&
+			       (shown == XD_STATUS_PAGE_MAX_CLIENTS || shown == o->streams),
+		       "%zu rows for %zu streams", shown, o->streams);
+	cut = o->streams - shown;
 	if (o->streams == 0)
 		xd_buf_printf(out, "<tbody><tr><td colspan=%d class=empty>no client is connected"
 				   "</td></tr></tbody>\n",
 			      CLIENT_COLUMNS);
 	xd_buf_printf(out, "</table>\n");
-	if (p.cut > 0)
+	if (cut > 0)
 		xd_buf_printf(out, "<p class=more id=clients-more>%zu more: use "
 				   "<a href=\"/clients\">/clients</a></p>\n",
-			      p.cut);
+			      cut);
 	xd_buf_printf(out, "</section>\n");
 }
 
@@ -762,24 +768,49 @@ static void chart(struct xd_buf *out, const struct xd_sessions_stats *st)
 
 /* ---------------- the page ---------------- */
 
-void xd_status_page_render(struct xd_buf *out,
-			   const struct xd_admin_deps *deps, bool ready)
+struct xd_status_page *xd_status_page_new(const struct xd_admin_deps *deps,
+					  bool ready)
 {
-	struct xd_status_overview o;
+	struct xd_status_page *pg = xd_calloc(1, sizeof(*pg));
 
-	xd_status_overview(&o, deps->sessions);
+	pg->deps = deps;
+	pg->ready = ready;
+	pg->count = xd_status_count_new(deps->sessions, row_each, pg);
+	return pg;
+}
+
+bool xd_status_page_step(struct xd_status_page *pg, struct xd_buf *out,
+			 uint64_t deadline_ns)
+{
+	const struct xd_admin_deps *deps = pg->deps;
+	const struct xd_status_overview *o =
+		xd_status_count_step(pg->count, deadline_ns);
+
+	if (o == NULL)
+		return false;
 	xd_buf_printf(out, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
 			   "<meta name=viewport content=\"width=device-width, initial-scale=1\">"
 			   "<title>xdsd status</title><style>%s</style></head><body>\n",
 		      css);
-	header(out, deps, &o, ready);
+	header(out, deps, o, pg->ready);
 	xd_buf_printf(out, "<main>\n");
 	last_good(out, xd_reloader_laststate(deps->reloader));
-	snapshots(out, deps, o.now_ms);
+	snapshots(out, deps, o->now_ms);
 	chart(out, xd_sessions_stats(deps->sessions));
-	reloads(out, deps->reloader, o.now_ms);
-	rollout(out, deps->rollout, o.now_ms);
+	reloads(out, deps->reloader, o->now_ms);
+	rollout(out, deps->rollout, o->now_ms);
 	/* last: the one part that grows with the fleet */
-	clients(out, deps->sessions, &o);
+	clients(out, pg, o);
 	xd_buf_printf(out, "</main></body></html>\n");
+	return true;
+}
+
+void xd_status_page_free(struct xd_status_page *pg)
+{
+	if (pg == NULL)
+		return;
+	xd_status_count_free(pg->count);
+	for (size_t i = 0; i < NORDER; i++)
+		xd_buf_free(&pg->rows[i]);
+	free(pg);
 }

@@ -35,7 +35,18 @@
  * 10,000 streams. */
 #define XD_STATUS_PAGE_MAX_CLIENTS 500
 
-void xd_status_page_render(struct xd_buf *out,
-			   const struct xd_admin_deps *deps, bool ready);
+/* The page, written in steps (pager.h): the streams open when it began
+ * are counted and their rows written over the turns, the rest of the
+ * page at the last step. `deps` must outlive it. */
+struct xd_status_page;
+
+struct xd_status_page *xd_status_page_new(const struct xd_admin_deps *deps,
+					  bool ready);
+
+/* Writes the page onto `out` once the streams are walked: true then. */
+bool xd_status_page_step(struct xd_status_page *pg, struct xd_buf *out,
+			 uint64_t deadline_ns);
+
+void xd_status_page_free(struct xd_status_page *pg);
 
 #endif

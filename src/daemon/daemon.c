@@ -389,7 +389,7 @@ int xd_daemon_run(const struct xd_config *cfg)
 	if (load_tls(&d) != 0 || load_initial(&d) != 0)
 		goto fail;
 	opts.handler = xd_sessions_handler(d.sessions);
-	d.csds = xd_csds_service_new(cfg, d.sessions);
+	d.csds = xd_csds_service_new(&d.loop, cfg, d.sessions);
 	opts.csds_handler = xd_csds_service_handler(d.csds);
 	opts.tls = d.tls;
 	if (xd_server_start(&d.server, &d.loop, &opts) != 0)

@@ -66,6 +66,7 @@ struct xd_sessions {
 	struct xd_list all;     /* every session, oldest first */
 	struct xd_list queue;   /* sessions to pump, oldest first */
 	struct xd_list waiting; /* sessions in an EDS wait */
+	struct xd_list cursors; /* open walks (xd_sessions_cursor): few */
 	struct xd_sessions_stats stats;
 	int closing; /* handles whose close callback is still due */
 	xd_sessions_nack_fn on_nack; /* canaries' NACKs, or NULL */
@@ -658,6 +659,20 @@ static void on_send_done(void *st, struct xd_stream *stream XD_UNUSED)
 	pump(st);
 }
 
+/* Every open walk that would visit `ss` next goes on after it. */
+static void cursors_skip(const struct xd_session *ss)
+{
+	struct xd_list *n;
+
+	xd_list_for_each(n, &ss->mgr->cursors) {
+		struct xd_sessions_cursor *c =
+			xd_container_of(n, struct xd_sessions_cursor, link);
+
+		if (c->next == &ss->all)
+			c->next = ss->all.next;
+	}
+}
+
 static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 {
 	struct xd_session *ss = st;
@@ -665,6 +680,7 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 	xd_list_remove(&ss->queued);
 	if (ss->mgr->sweep_next == &ss->all) /* the sweep goes on after it */
 		ss->mgr->sweep_next = ss->all.next;
+	cursors_skip(ss);
 	xd_list_remove(&ss->all);
 	wait_list_remove(ss);
 	if (ss->beat_timer != NULL) /* it goes on its own; ss now */
@@ -696,6 +712,7 @@ struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
 	m->handler.on_close = on_close;
 	m->handler.ctx = m;
 	xd_list_init(&m->all);
+	xd_list_init(&m->cursors);
 	xd_list_init(&m->queue);
 	xd_list_init(&m->waiting);
 	xd_sessions_stats_init(&m->stats, xd_method_count);
@@ -727,6 +744,8 @@ void xd_sessions_free(struct xd_sessions *m)
 {
 	if (m == NULL)
 		return;
+	/* a page still walking the streams would read freed sessions */
+	XD_ASSERT(xd_list_empty(&m->cursors));
 	m->closing = 3;
 	uv_close((uv_handle_t *)&m->pump_idle, free_after_close);
 	uv_close((uv_handle_t *)&m->wait_timer, free_after_close);
@@ -771,6 +790,74 @@ void xd_sessions_visit(struct xd_sessions *m,
 		view(xd_container_of(n, struct xd_session, all), &v, now_mono);
 		fn(ctx, &v);
 	}
+}
+
+void xd_sessions_cursor_open(struct xd_sessions *m,
+			     struct xd_sessions_cursor *c)
+{
+	XD_ASSERT_LOOP();
+	c->m = m;
+	c->next = m->all.next;
+	c->last_id = xd_list_empty(&m->all) ?
+			     0 :
+			     xd_stream_id(xd_container_of(m->all.prev,
+							  struct xd_session, all)
+						  ->stream);
+	xd_list_init(&c->link);
+	xd_list_push_back(&m->cursors, &c->link);
+}
+
+bool xd_sessions_cursor_visit(struct xd_sessions_cursor *c, size_t max,
+			      void (*fn)(void *ctx,
+					 const struct xd_client_view *v),
+			      void *ctx)
+{
+	struct xd_sessions *m = c->m;
+	struct xd_client_view v;
+	/* a new reading at each call: a response sent since the last one
+	 * must not look sent in the future */
+	uint64_t now_mono = xd_mono_ms();
+
+	XD_ASSERT_LOOP();
+	/* a closed cursor is never moved past a closing stream */
+	XD_ASSERT(xd_list_linked(&c->link));
+	for (size_t i = 0; i < max && c->next != &m->all; i++) {
+		const struct xd_session *ss =
+			xd_container_of(c->next, struct xd_session, all);
+
+		if (xd_stream_id(ss->stream) > c->last_id) {
+			c->next = &m->all; /* opened after the walk began */
+			break;
+		}
+		c->next = c->next->next; /* fn ends no stream */
+		view(ss, &v, now_mono);
+		fn(ctx, &v);
+	}
+	return c->next != &m->all;
+}
+
+/* Streams visited between two looks at the clock: a view and its
+ * rendering cost microseconds. */
+#define CURSOR_BATCH 32
+
+bool xd_sessions_cursor_walk(struct xd_sessions_cursor *c,
+			     void (*fn)(void *ctx,
+					const struct xd_client_view *v),
+			     void *ctx, uint64_t deadline_ns)
+{
+	while (xd_sessions_cursor_visit(c, CURSOR_BATCH, fn, ctx))
+		if (uv_hrtime() >= deadline_ns)
+			return false;
+	return true;
+}
+
+void xd_sessions_cursor_close(struct xd_sessions_cursor *c)
+{
+	if (c->m == NULL)
+		return;
+	XD_ASSERT_LOOP();
+	xd_list_remove(&c->link);
+	c->m = NULL;
 }
 
 void xd_sessions_on_canary_nack(struct xd_sessions *m, xd_sessions_nack_fn fn,

@@ -112,4 +112,44 @@ void xd_sessions_visit(struct xd_sessions *m,
 		       void (*fn)(void *ctx, const struct xd_client_view *c),
 		       void *ctx);
 
+/*
+ * The same walk in pieces, for pages written between loop turns (the
+ * admin's, CSDS): it visits the streams open when it began, oldest
+ * first, that are still open when it reaches them. A stream that closes
+ * meanwhile is skipped (the manager moves every open cursor past it
+ * before freeing it); a stream opened after the walk began is left out
+ * (stream numbers only grow, in the order of the list). The views of
+ * one call are aged from one clock reading (responses are sent between
+ * calls, never during one).
+ *
+ * Ownership: the caller owns the cursor; it is linked into the manager
+ * from open to close and must be closed before the manager is freed.
+ */
+struct xd_sessions_cursor {
+	struct xd_sessions *m;
+	struct xd_list link;  /* in the manager's open cursors */
+	struct xd_list *next; /* the next stream, or the list's head: done */
+	uint64_t last_id;     /* the newest stream when the walk began */
+};
+
+void xd_sessions_cursor_open(struct xd_sessions *m,
+			     struct xd_sessions_cursor *c);
+
+/* Visits up to `max` more streams. Returns true while some remain.
+ * `fn` must not end streams. */
+bool xd_sessions_cursor_visit(struct xd_sessions_cursor *c, size_t max,
+			      void (*fn)(void *ctx,
+					 const struct xd_client_view *v),
+			      void *ctx);
+
+/* Visits streams, a few at a time, until none remains (true) or the
+ * monotonic clock of uv_hrtime passes `deadline_ns` (false). */
+bool xd_sessions_cursor_walk(struct xd_sessions_cursor *c,
+			     void (*fn)(void *ctx,
+					const struct xd_client_view *v),
+			     void *ctx, uint64_t deadline_ns);
+
+/* Unlinks the cursor (harmless twice, or never opened after a zeroing). */
+void xd_sessions_cursor_close(struct xd_sessions_cursor *c);
+
 #endif

@@ -148,23 +148,15 @@ static void client_close(struct client *c)
  */
 static json_t *csds(const char *target, const char *args)
 {
-	char *cmd, *out = NULL, chunk[4096];
-	size_t len = 0, n;
+	char *cmd, *out;
 	json_error_t err;
 	json_t *j;
-	FILE *p, *o;
 	int rc;
 
 	ck_assert(asprintf(&cmd, "'%s' '%s/tests/e2e/csds-client.py' --schema '%s' '%s' %s",
 			   xdtest_env("PYTHON3"), xdtest_env("XDSD_SRCDIR"),
 			   xdtest_env("XDSD_SCHEMA"), target, args) > 0);
-	p = popen(cmd, "r");
-	ck_assert(p != NULL);
-	o = open_memstream(&out, &len);
-	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0)
-		fwrite(chunk, 1, n, o);
-	fclose(o);
-	rc = pclose(p);
+	out = xdtest_command_output(cmd, &rc);
 	ck_assert_msg(rc == 0, "%s: exit status %d: %s", cmd, rc, out);
 	j = json_loads(out, 0, &err);
 	ck_assert_msg(j != NULL, "%s: not JSON (%s): %s", cmd, err.text, out);

@@ -408,9 +408,7 @@ END_TEST
 static char *chromium(const char *args, const char *url)
 {
 	const char *bin = getenv("XDSD_CHROMIUM") ? getenv("XDSD_CHROMIUM") : "chromium";
-	char cmd[4096], chunk[4096], *out = NULL;
-	size_t len = 0, n;
-	FILE *p, *o;
+	char cmd[4096], *out;
 	int rc;
 
 	/* a profile of its own, removed with the test's directory */
@@ -419,13 +417,7 @@ static char *chromium(const char *args, const char *url)
 		 "timeout %d '%s' --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run "
 		 "--user-data-dir='%s/chromium' %s '%s' 2>'%s/chromium.log'",
 		 bin, bin, BROWSER_S, bin, xdtest_tmpdir(), args, url, xdtest_tmpdir());
-	p = popen(cmd, "r");
-	ck_assert(p != NULL);
-	o = open_memstream(&out, &len);
-	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0)
-		fwrite(chunk, 1, n, o);
-	fclose(o);
-	rc = pclose(p);
+	out = xdtest_command_output(cmd, &rc);
 	ck_assert_msg(rc == 0, "chromium %s failed (exit status %d): %s (log: %s/chromium.log)",
 		      args, WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out, xdtest_tmpdir());
 	return out;

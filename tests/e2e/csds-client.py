@@ -38,6 +38,8 @@ def main():
     ap.add_argument("--tls", nargs=3, metavar=("CA", "CERT", "KEY"),
                     help="mTLS; CERT and KEY may be '-' for none")
     ap.add_argument("--deadline", type=float, default=10)
+    ap.add_argument("--max-message", type=int, default=0,
+                    help="take answers up to this many bytes (gRPC's 4 MiB)")
     args = ap.parse_args()
 
     import grpc
@@ -60,11 +62,15 @@ def main():
         ca, cert, key = (None if p == "-" else open(p, "rb").read()
                          for p in args.tls)
         creds = grpc.ssl_channel_credentials(ca, key, cert)
+    options = []
+    if args.max_message:
+        options.append(("grpc.max_receive_message_length", args.max_message))
+    if args.tls:
         channel = grpc.secure_channel(
             args.target, creds,
-            options=[("grpc.ssl_target_name_override", "localhost")])
+            options=options + [("grpc.ssl_target_name_override", "localhost")])
     else:
-        channel = grpc.insecure_channel(args.target)
+        channel = grpc.insecure_channel(args.target, options=options)
 
     raw = []
     out = {"code": "OK", "details": ""}

@@ -203,6 +203,22 @@ char *xdtest_read_file(const char *path, size_t *len)
 	return buf;
 }
 
+char *xdtest_command_output(const char *cmd, int *status)
+{
+	char *out = NULL, chunk[4096];
+	size_t len = 0, n;
+	FILE *p = popen(cmd, "r"), *o;
+
+	ck_assert_msg(p != NULL, "cannot run %s", cmd);
+	o = open_memstream(&out, &len);
+	ck_assert(o != NULL);
+	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0)
+		fwrite(chunk, 1, n, o);
+	ck_assert(fclose(o) == 0);
+	*status = pclose(p);
+	return out;
+}
+
 long long xdtest_now_ms(void)
 {
 	struct timespec ts;

@@ -80,6 +80,10 @@ void xdtest_write_svc_snapshot(const char *dir, int port, const char *more);
 /* Reads a whole file (NUL-terminated, malloc'd), or NULL. */
 char *xdtest_read_file(const char *path, size_t *len);
 
+/* Runs `cmd` with sh and returns all it wrote on stdout (NUL-terminated,
+ * malloc'd), its wait status (pclose's) in *status. */
+char *xdtest_command_output(const char *cmd, int *status);
+
 /* Milliseconds on a monotonic clock. */
 long long xdtest_now_ms(void);
 
