@@ -313,16 +313,21 @@ static void fleet_close(struct fleet *f, int from, int to)
 }
 
 /* Every stream once, oldest first; count and streams agree. */
-static void check_clients(json_t *doc, size_t want)
+/* A /clients page: `count` streams listed in order, of `streams`
+ * walked (all of them listed unless `filtered`). */
+static void check_clients(json_t *doc, size_t want, bool filtered)
 {
 	json_t *list = json_object_get(doc, "clients"), *c;
 	json_int_t last = 0;
+	json_int_t walked = json_integer_value(json_object_get(doc, "streams"));
 	size_t i;
 
 	ck_assert_int_eq(json_array_size(list),
 			 json_integer_value(json_object_get(doc, "count")));
-	ck_assert_int_eq(json_integer_value(json_object_get(doc, "streams")),
-			 json_array_size(list));
+	if (filtered)
+		ck_assert_int_ge(walked, (json_int_t)json_array_size(list));
+	else
+		ck_assert_int_eq(walked, json_array_size(list));
 	if (want > 0)
 		ck_assert_int_eq(json_array_size(list), want);
 	json_array_foreach(list, i, c) {
@@ -362,7 +367,7 @@ START_TEST(clients_same_bytes)
 	wait_synced(d, STREAMS);
 	page = get(d, "/clients");
 	doc = parse("/clients", page);
-	check_clients(doc, STREAMS);
+	check_clients(doc, STREAMS, false);
 	/* each stream's bytes, as the page filtered to its node has them,
 	 * are in the whole page */
 	same_bytes(d, page, "/clients?node=node-%04d", STREAMS, STREAMS / 16,
@@ -402,7 +407,9 @@ START_TEST(clients_while_streams_close)
 		char *page = answer(d, fds[round]);
 		json_t *doc = parse("/clients", page);
 
-		check_clients(doc, 0);
+		/* the synced ones of a page filtered by state: after the
+		 * reload some may still owe their ACK when walked */
+		check_clients(doc, 0, round % 2 == 0);
 		json_decref(doc);
 		free(page);
 	}
