@@ -128,6 +128,8 @@ void xd_rollout_json(struct xd_jw *w, const struct xd_rollout *ro,
 		xd_jw_key(w, "bake_left_seconds");
 		xd_jw_num(w, left > 0 ? (double)left / 1000.0 : 0.0);
 	}
+	xd_jw_key(w, "timeout_seconds");
+	xd_jw_num(w, (double)st->timeout_ms / 1000.0);
 	xd_jw_key(w, "canaries");
 	xd_jw_uint(w, st->canaries);
 	xd_jw_key(w, "answered");

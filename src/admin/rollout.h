@@ -13,6 +13,8 @@
  *    "trigger": "SIGHUP", "keys": 2,       (its reload; keys changed)
  *    "started": "<RFC 3339 UTC>", "baking_since": null, "ended": null,
  *    "bake_seconds": 60, "bake_left_seconds": 12.5 (while baking),
+ *    "timeout_seconds": 600,               (a canary silent that long
+ *                                          fails it; 0: never)
  *    "canaries": 4, "answered": 3,         (connected; answered)
  *    "nacks": 1, "max_nacks": 0,
  *    "reason": "",                         (why it came to rest)

@@ -277,6 +277,7 @@ struct xd_rollout *xd_rollout_new(uv_loop_t *loop,
 	ro->sessions = sessions;
 	ro->st.bake_ms = cfg->rollout.bake_ms;
 	ro->st.max_nacks = cfg->rollout.max_nacks;
+	ro->st.timeout_ms = cfg->rollout.timeout_ms;
 	uv_timer_init(loop, &ro->timer);
 	ro->timer.data = ro;
 	xd_sessions_on_canary_nack(sessions, on_nack, ro);

@@ -98,7 +98,7 @@ struct xd_rollout_status {
 	size_t nkept;
 	char reason[256];     /* why it came to rest ("" under way) */
 	/* the configuration, for the status */
-	uint64_t bake_ms, max_nacks;
+	uint64_t bake_ms, max_nacks, timeout_ms;
 };
 
 struct xd_rollout;

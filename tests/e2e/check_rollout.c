@@ -199,6 +199,19 @@ static void want_state(struct xdt_daemon *d, const char *state)
 	free(s);
 }
 
+/* The rollout's `timeout_seconds` in /status.json. */
+static double rollout_timeout(struct xdt_daemon *d)
+{
+	json_t *st = xdt_status_json(d);
+	json_t *t = json_object_get(json_object_get(st, "rollout"), "timeout_seconds");
+	double v;
+
+	ck_assert_msg(json_is_number(t), "no rollout.timeout_seconds in /status.json");
+	v = json_number_value(t);
+	json_decref(st);
+	return v;
+}
+
 /* Waits until the rollout's state is `state`. */
 static void wait_state(struct xdt_daemon *d, const char *state)
 {
@@ -445,7 +458,7 @@ START_TEST(operator_promotes_and_aborts)
 	struct xdt_daemon *d = start_fleet(&f, &dir, ROLLOUT("1h"));
 	int status;
 
-
+	ck_assert(rollout_timeout(d) == 600.0); /* the default, 10m */
 	/* nothing under way */
 	ck_assert_int_eq(xdsctl(d, "rollout promote", &out), 1);
 	has(out, "no rollout is under way");
@@ -894,6 +907,7 @@ START_TEST(a_canary_that_never_answers_fails_it)
 	peer_expect(&f.canary_d, 1, "the delta canary");
 	ck_assert(xdt_daemon_wait_log(d, "rollout 1 failed: canary node 'canary-1' did not answer within the timeout of 1000 ms (1 of 2 connected canaries answered)", WAIT_MS));
 	want_state(d, "failed");
+	ck_assert(rollout_timeout(d) == 1.0);
 	/* answered late: it is served the previous snapshot again */
 	peer_answer(&f.canary, NULL);
 	peer_expect(&f.canary, 1, "the canary, rolled back");
