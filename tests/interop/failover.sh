@@ -4,13 +4,7 @@
 # network namespaces of the test's own; real xDS clients outlive the
 # replica they are on without a failed RPC. See tests/interop/README.md.
 # Needs root (ip netns add): elsewhere it fails, and says why.
-srcdir=${XDSD_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-python=/usr/bin/python3   # Debian's, with Debian's grpcio
-if [ ! -x "$python" ]; then
-  echo "not ok 1 - $python exists (install Debian's python3 and python3-grpcio)"
-  echo "1..1"
-  exit 1
-fi
+. "$(dirname "$0")/debian-python.sh"
 netns=xdsd-fo-$$
 # The driver removes its namespaces itself; should it be killed, they
 # (and whatever still runs in them) go here.

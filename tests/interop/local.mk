@@ -22,7 +22,7 @@ TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
 	tests/interop/failover.sh
-EXTRA_DIST += tests/interop/README.md tests/interop/python.sh \
+EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/interop/python.sh \
 	tests/interop/node.sh tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
 	tests/interop/interop.py tests/interop/client.py \

@@ -4,11 +4,5 @@
 # from an xdsd that requires client certificates and authorizes the
 # client's identity for its node; a client whose identity is not
 # authorized gets nothing. See tests/interop/README.md, "Over mutual TLS".
-srcdir=${XDSD_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-python=/usr/bin/python3   # the driver and its backends use Debian's grpcio
-if [ ! -x "$python" ]; then
-  echo "not ok 1 - $python exists (install Debian's python3 and python3-grpcio)"
-  echo "1..1"
-  exit 1
-fi
+. "$(dirname "$0")/debian-python.sh"
 "$python" "$srcdir/tests/interop/interop.py" --client node --tls

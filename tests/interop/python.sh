@@ -3,11 +3,5 @@
 # Interop: gRPC C-core's xDS client (Debian's python3-grpcio) gets its
 # listener, route, clusters and endpoints from xdsd and follows snapshot
 # changes without a failed RPC. See tests/interop/README.md.
-srcdir=${XDSD_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-python=/usr/bin/python3   # Debian's, with Debian's grpcio: the client under test
-if [ ! -x "$python" ]; then
-  echo "not ok 1 - $python exists (install Debian's python3 and python3-grpcio)"
-  echo "1..1"
-  exit 1
-fi
+. "$(dirname "$0")/debian-python.sh"
 "$python" "$srcdir/tests/interop/interop.py" --client python
