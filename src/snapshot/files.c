@@ -359,29 +359,6 @@ int xd_snapkeys_from_texts(const struct xd_snaptext *texts, size_t n,
 	return xd_diag_total(diag) == before ? 0 : -1;
 }
 
-struct xd_snapkey *xd_snapdir_copy(const struct xd_snapkey *keys, size_t n)
-{
-	struct xd_snapkey *c = xd_calloc(n > 0 ? n : 1, sizeof(*c));
-
-	for (size_t i = 0; i < n; i++) {
-		c[i].key = xd_strdup(keys[i].key);
-		c[i].nfiles = keys[i].nfiles;
-		c[i].files = xd_calloc(keys[i].nfiles > 0 ? keys[i].nfiles : 1,
-				       sizeof(*c[i].files));
-		for (size_t j = 0; j < keys[i].nfiles; j++) {
-			const struct xd_snapfile *f = &keys[i].files[j];
-
-			c[i].files[j].path = xd_strdup(f->path);
-			/* the text and its NUL */
-			c[i].files[j].text = xd_malloc(f->len + 1);
-			memcpy(c[i].files[j].text, f->text, f->len + 1);
-			c[i].files[j].len = f->len;
-			c[i].files[j].json = f->json;
-		}
-	}
-	return c;
-}
-
 void xd_snapdir_free(struct xd_snapkey *keys, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {

@@ -72,9 +72,6 @@ int xd_snapkeys_from_texts(const struct xd_snaptext *texts, size_t n,
 			   struct xd_snapkey **keys, size_t *nkeys,
 			   struct xd_diag *diag);
 
-/* A copy of `n` keys and their files (free it with xd_snapdir_free). */
-struct xd_snapkey *xd_snapdir_copy(const struct xd_snapkey *keys, size_t n);
-
 void xd_snapdir_free(struct xd_snapkey *keys, size_t n);
 
 #endif

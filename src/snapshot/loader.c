@@ -726,17 +726,6 @@ void xd_load_dir(const struct xd_schema *schema, const char *dir,
 	xd_load_dir_cached(schema, dir, prev, nprev, NULL, out);
 }
 
-void xd_load_dir_kept(const struct xd_schema *schema, const char *dir,
-		      struct xd_load *out, struct xd_snapkey **keys,
-		      size_t *nkeys)
-{
-	struct timespec t0;
-
-	read_dir(dir, keys, nkeys, out, &t0);
-	load_keys(schema, xd_snapdir_copy(*keys, *nkeys), *nkeys, NULL, 0, NULL,
-		  out, &t0);
-}
-
 void xd_load_keys_cached(const struct xd_schema *schema,
 			 struct xd_snapkey *keys, size_t nkeys,
 			 struct xd_diag *read_errors,

@@ -100,16 +100,6 @@ void xd_load_dir_cached(const struct xd_schema *schema, const char *dir,
 			struct xd_parsed_cache *cache, struct xd_load *out);
 
 /*
- * xd_load_dir (without previous snapshots), keeping what it read: the
- * files of `dir` as xd_snapdir_read gave them, in *keys and *nkeys
- * (free them with xd_snapdir_free), so that what was checked is what
- * is passed on (xdsctl push writes those very texts to etcd).
- */
-void xd_load_dir_kept(const struct xd_schema *schema, const char *dir,
-		      struct xd_load *out, struct xd_snapkey **keys,
-		      size_t *nkeys);
-
-/*
  * Loads snapshots read from elsewhere than a directory (the etcd
  * source): `keys` as xd_snapdir_read returns them, taken over and freed;
  * their files' paths name them in errors. `read_errors` are what went

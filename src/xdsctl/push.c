@@ -401,7 +401,7 @@ static int check_dir(struct push *p, const char *dir, struct xd_snapkey **keys,
 			 p->cfg.schema);
 		return XC_FAILED;
 	}
-	xd_load_dir_kept(schema, dir, &load, keys, nkeys);
+	xd_load_dir(schema, dir, NULL, 0, &load);
 	total = xd_diag_total(&load.diag);
 	if (load.rc != 0 || total > 0) {
 		xd_diag_print(&load.diag, stderr);
@@ -411,6 +411,11 @@ static int check_dir(struct push *p, const char *dir, struct xd_snapkey **keys,
 		xd_schema_free(schema);
 		return XC_USAGE;
 	}
+	/* a good load keeps the very texts it checked: those are written */
+	*keys = load.keys;
+	*nkeys = load.nkeys;
+	load.keys = NULL;
+	load.nkeys = 0;
 	xd_load_free(&load);
 	xd_schema_free(schema);
 	for (size_t i = 0; i < *nkeys; i++) {
