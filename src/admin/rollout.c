@@ -8,19 +8,6 @@
 #include "util/clock.h"
 #include "util/loop_thread.h"
 
-/* A Unix ms time, or null for 0 (not yet). */
-static void time_or_null(struct xd_jw *w, int64_t ms)
-{
-	char when[32];
-
-	if (ms == 0) {
-		xd_jw_null(w);
-		return;
-	}
-	xd_jw_time(when, ms);
-	xd_jw_str(w, when);
-}
-
 static void nack_json(struct xd_jw *w, const struct xd_rollout_nack *n)
 {
 	xd_jw_obj(w);
@@ -35,7 +22,7 @@ static void nack_json(struct xd_jw *w, const struct xd_rollout_nack *n)
 	xd_jw_key(w, "message");
 	xd_jw_str(w, n->message);
 	xd_jw_key(w, "at");
-	time_or_null(w, n->at_ms);
+	xd_jw_time_or_null(w, n->at_ms);
 	xd_jw_obj_end(w);
 }
 
@@ -115,11 +102,11 @@ void xd_rollout_json(struct xd_jw *w, const struct xd_rollout *ro,
 	xd_jw_key(w, "keys");
 	xd_jw_uint(w, st->keys);
 	xd_jw_key(w, "started");
-	time_or_null(w, st->started_ms);
+	xd_jw_time_or_null(w, st->started_ms);
 	xd_jw_key(w, "baking_since");
-	time_or_null(w, st->baking_ms);
+	xd_jw_time_or_null(w, st->baking_ms);
 	xd_jw_key(w, "ended");
-	time_or_null(w, st->ended_ms);
+	xd_jw_time_or_null(w, st->ended_ms);
 	xd_jw_key(w, "bake_seconds");
 	xd_jw_num(w, (double)st->bake_ms / 1000.0);
 	if (st->state == XD_ROLLOUT_BAKING) {

@@ -188,19 +188,6 @@ static void reloads_json(struct xd_jw *w, const struct xd_reloader *r)
 	xd_jw_obj_end(w);
 }
 
-/* A time as RFC 3339, or null when there is none (0). */
-static void time_or_null(struct xd_jw *w, int64_t unix_ms)
-{
-	char when[32];
-
-	if (unix_ms == 0) {
-		xd_jw_null(w);
-		return;
-	}
-	xd_jw_time(when, unix_ms);
-	xd_jw_str(w, when);
-}
-
 /* The last good state (state_dir), or null without one. */
 static void last_good_json(struct xd_jw *w, const struct xd_laststate *s)
 {
@@ -217,9 +204,9 @@ static void last_good_json(struct xd_jw *w, const struct xd_laststate *s)
 	xd_jw_key(w, "serving");
 	xd_jw_bool(w, i->serving);
 	xd_jw_key(w, "saved_at");
-	time_or_null(w, i->saved_at_ms);
+	xd_jw_time_or_null(w, i->saved_at_ms);
 	xd_jw_key(w, "serving_since");
-	time_or_null(w, i->serving ? i->since_ms : 0);
+	xd_jw_time_or_null(w, i->serving ? i->since_ms : 0);
 	/* why the snapshots are refused, while the saved state is served */
 	xd_errors_json(w, i->nerrors, i->errors, i->nkept);
 	xd_jw_key(w, "saves_ok");

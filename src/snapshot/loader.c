@@ -388,9 +388,7 @@ static void report_dup(struct xd_diag *diag, const struct xd_parsed *pf,
 		       const struct xd_entry *first)
 {
 	char path[64];
-	const char *noun = op->section < XD_RTYPE_COUNT ?
-		xd_rtype_info((enum xd_rtype)op->section)->noun :
-		xd_ctype_info((enum xd_ctype)(op->section - XD_RTYPE_COUNT))->noun;
+	const char *noun = xd_section(op->section).noun;
 
 	xd_parsed_op_path(op, path, sizeof(path));
 	if (op->variant)

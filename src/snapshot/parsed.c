@@ -78,12 +78,7 @@ struct xd_span xd_parsed_op_constraints(const struct xd_parsed_op *op)
 void xd_parsed_op_path(const struct xd_parsed_op *op, char *buf,
 		       size_t size)
 {
-	const char *key = op->section < XD_RTYPE_COUNT ?
-		xd_rtype_info((enum xd_rtype)op->section)->snapshot_key :
-		xd_ctype_info((enum xd_ctype)(op->section - XD_RTYPE_COUNT))
-			->snapshot_key;
-
-	snprintf(buf, size, "%s[%u]", key, op->index);
+	snprintf(buf, size, "%s[%u]", xd_section(op->section).key, op->index);
 }
 
 /* The entry of a name: the plain resource, or the variant with these

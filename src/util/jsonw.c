@@ -168,3 +168,15 @@ void xd_jw_time(char out[32], int64_t unix_ms)
 	n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(out + n, 32 - n, ".%03dZ", (int)(unix_ms % 1000));
 }
+
+void xd_jw_time_or_null(struct xd_jw *w, int64_t unix_ms)
+{
+	char when[32];
+
+	if (unix_ms == 0) {
+		xd_jw_null(w);
+		return;
+	}
+	xd_jw_time(when, unix_ms);
+	xd_jw_str(w, when);
+}

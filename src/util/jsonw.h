@@ -53,6 +53,9 @@ void xd_jw_raw(struct xd_jw *w, const char *json, size_t len);
  * ("2026-11-23T08:15:02.113Z") into `out` (at least 25 bytes). */
 void xd_jw_time(char out[32], int64_t unix_ms);
 
+/* That time as a JSON string, or null for 0 (not yet, never). */
+void xd_jw_time_or_null(struct xd_jw *w, int64_t unix_ms);
+
 /* Escapes `s` as the inside of a JSON string (no quotes) onto `out`:
  * also what HTML-embedding code builds on. */
 void xd_json_escape(struct xd_buf *out, const char *s, size_t len);
