@@ -6,11 +6,7 @@
 
 #include "cache/cache.h"
 #include "util/xalloc.h"
-
-static const char *plural(size_t n)
-{
-	return n == 1 ? "" : "s";
-}
+#include "util/text.h"
 
 /* What is easy to miss: a key that goes (its nodes fall back to the
  * default snapshot), a resource that goes while nodes still ask for it
@@ -30,11 +26,11 @@ static void warnings(struct xd_jw *w, const struct xd_diff *d,
 		    strcmp(k->key, XD_CACHE_DEFAULT_KEY) != 0) {
 			if (rk != NULL)
 				snprintf(msg, sizeof(msg), "snapshot '%.200s' is removed: its %zu connected node%s (%zu stream%s) fall back to the default snapshot",
-					 k->key, rk->nodes, plural(rk->nodes),
-					 k->streams, plural(k->streams));
+					 k->key, rk->nodes, xd_plural(rk->nodes),
+					 k->streams, xd_plural(k->streams));
 			else
 				snprintf(msg, sizeof(msg), "snapshot '%.200s' was removed: %zu stream%s moved to the default snapshot",
-					 k->key, k->streams, plural(k->streams));
+					 k->key, k->streams, xd_plural(k->streams));
 			xd_jw_str(w, msg);
 		}
 		if (rk != NULL && reach->connected > 0 &&

@@ -169,3 +169,8 @@ void xd_text_bytes(char *out, size_t cap, double bytes)
 	}
 	snprintf(out, cap, "%.1f %s", bytes, units[u]);
 }
+
+const char *xd_plural(long long n)
+{
+	return n == 1 ? "" : "s";
+}

@@ -85,6 +85,9 @@ void xd_text_age(char *out, size_t cap, long long seconds);
  * endpoint and xdsctl read ages, so that all read them alike. */
 const char *xd_text_duration(const char *s, uint64_t *ms);
 
+/* "s" unless `n` is 1: "3 keys", "1 key". */
+const char *xd_plural(long long n);
+
 /* A size for people: "512 B", "1.2 KiB", "3.4 MiB", up to TiB. */
 void xd_text_bytes(char *out, size_t cap, double bytes);
 

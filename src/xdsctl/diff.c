@@ -15,15 +15,11 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/text.h"
 #include "xdsctl/call.h"
 #include "xdsctl/ctl.h"
 #include "xdsctl/reload.h"
 #include "xdsctl/show.h"
-
-static const char *plural(long long n)
-{
-	return n == 1 ? "" : "s";
-}
 
 /* A member string made safe (malloc'd). */
 static char *str(json_t *o, const char *key)
@@ -107,10 +103,10 @@ static void key(json_t *k, bool verbose)
 
 	printf("snapshot '%s' %s (", name, change);
 	versions(k);
-	printf("): reaches %lld connected node%s", nodes, plural(nodes));
+	printf("): reaches %lld connected node%s", nodes, xd_plural(nodes));
 	if (json_object_get(k, "streams_moved") != NULL)
 		printf("; %lld stream%s move to the default snapshot",
-		       xc_int(k, "streams_moved"), plural(xc_int(k, "streams_moved")));
+		       xc_int(k, "streams_moved"), xd_plural(xc_int(k, "streams_moved")));
 	printf("\n");
 	if (verbose && json_array_size(ids) > 0) {
 		printf("  nodes:");
@@ -151,14 +147,14 @@ static int show(json_t *rec, bool verbose)
 		printf("(the diff is cut short: too many resources or too much text)\n");
 	if (nkeys == 0) {
 		printf("nothing would change (%lld snapshot%s from %lld file%s)\n",
-		       xc_int(rec, "snapshots"), plural(xc_int(rec, "snapshots")),
-		       xc_int(rec, "files"), plural(xc_int(rec, "files")));
+		       xc_int(rec, "snapshots"), xd_plural(xc_int(rec, "snapshots")),
+		       xc_int(rec, "files"), xd_plural(xc_int(rec, "files")));
 		return XC_OK;
 	}
 	printf("%lld snapshot%s would change: %lld resource%s added, %lld removed, %lld changed; %lld node%s connected\n",
-	       nkeys, plural(nkeys), xc_int(d, "added"), plural(xc_int(d, "added")),
+	       nkeys, xd_plural(nkeys), xc_int(d, "added"), xd_plural(xc_int(d, "added")),
 	       xc_int(d, "removed"), xc_int(d, "changed_resources"), connected,
-	       plural(connected));
+	       xd_plural(connected));
 	return XC_DIFFERS;
 }
 

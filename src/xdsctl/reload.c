@@ -7,11 +7,7 @@
 #include "xdsctl/call.h"
 #include "xdsctl/ctl.h"
 #include "xdsctl/show.h"
-
-static const char *plural(long long n)
-{
-	return n == 1 ? "" : "s";
-}
+#include "util/text.h"
 
 void xc_reload_print(FILE *out, json_t *rec, const char *indent)
 {
@@ -29,15 +25,15 @@ void xc_reload_print(FILE *out, json_t *rec, const char *indent)
 		dry ? "would be refused" : "refused",
 		trigger, when, json_is_number(secs) ? json_number_value(secs) : 0.0);
 	if (dry && !json_is_true(json_object_get(rec, "ok")))
-		fprintf(out, "%lld error%s; nothing was changed\n", nerr, plural(nerr));
+		fprintf(out, "%lld error%s; nothing was changed\n", nerr, xd_plural(nerr));
 	else if (json_is_true(json_object_get(rec, "ok")))
 		fprintf(out, "%lld snapshot%s from %lld file%s, %lld changed\n",
-			xc_int(rec, "snapshots"), plural(xc_int(rec, "snapshots")),
-			xc_int(rec, "files"), plural(xc_int(rec, "files")),
+			xc_int(rec, "snapshots"), xd_plural(xc_int(rec, "snapshots")),
+			xc_int(rec, "files"), xd_plural(xc_int(rec, "files")),
 			xc_int(rec, "changed"));
 	else
 		fprintf(out, "%lld error%s; the previous snapshots are still served\n",
-			nerr, plural(nerr));
+			nerr, xd_plural(nerr));
 	for (size_t i = 0; i < shown; i++) {
 		const char *e = json_string_value(json_array_get(errors, i));
 		char *safe = xc_safe(e ? e : "?", e ? strlen(e) : 1);
@@ -83,7 +79,7 @@ void xc_reload_print_diff(FILE *out, json_t *rec, const char *indent)
 			n[2] += xc_int(t, "changed");
 		}
 		fprintf(out, "%s  snapshot '%s' %s: %lld resource%s added, %lld removed, %lld changed\n",
-			indent, key, change, n[0], plural(n[0]), n[1], n[2]);
+			indent, key, change, n[0], xd_plural(n[0]), n[1], n[2]);
 		free(key);
 		free(change);
 	}

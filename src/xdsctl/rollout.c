@@ -14,11 +14,7 @@
 #include "xdsctl/call.h"
 #include "xdsctl/ctl.h"
 #include "xdsctl/show.h"
-
-static const char *plural(long long n)
-{
-	return n == 1 ? "" : "s";
-}
+#include "util/text.h"
 
 /* The rollout object, for people. */
 static void print_rollout(FILE *out, json_t *r)
@@ -43,7 +39,7 @@ static void print_rollout(FILE *out, json_t *r)
 	started = xc_safe_text(r, "started");
 	reason = xc_safe_text(r, "reason");
 	fprintf(out, "rollout %lld: %s (%s, %lld snapshot key%s changed, started %s)\n",
-		xc_int(r, "id"), state, trigger, keys, plural(keys), started);
+		xc_int(r, "id"), state, trigger, keys, xd_plural(keys), started);
 	fprintf(out, "  canaries: %lld connected, %lld answered\n",
 		xc_int(r, "canaries"), xc_int(r, "answered"));
 	fprintf(out, "  NACKs: %lld (max_nacks %lld)\n", nack,

@@ -85,6 +85,16 @@ START_TEST(replacement_is_the_callers)
 }
 END_TEST
 
+/* "1 key", "0 keys", "2 keys". */
+START_TEST(plural_only_for_one)
+{
+	ck_assert_str_eq(xd_plural(1), "");
+	ck_assert_str_eq(xd_plural(0), "s");
+	ck_assert_str_eq(xd_plural(2), "s");
+	ck_assert_str_eq(xd_plural(-1), "s");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("text");
@@ -93,6 +103,7 @@ int main(void)
 	tcase_add_test(tc, well_formed_copied_whole);
 	tcase_add_test(tc, each_bad_byte_replaced_once);
 	tcase_add_test(tc, replacement_is_the_callers);
+	tcase_add_test(tc, plural_only_for_one);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
