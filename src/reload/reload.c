@@ -638,10 +638,11 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 		r->tls_next = NULL; /* taken */
 		xd_info("TLS reloaded: %s", xd_tls_describe(r->tls));
 	}
-	xd_info("reloaded %zu snapshot%s from %zu file%s in %.3f s: %zu changed (%zu file%s parsed)",
+	xd_info("reloaded %zu snapshot%s from %zu file%s in %.3f s: %zu changed (%zu file%s parsed); %zu file%s read",
 		n, n == 1 ? "" : "s", load->files, load->files == 1 ? "" : "s",
 		load->seconds, rec->changed, load->parsed,
-		load->parsed == 1 ? "" : "s");
+		load->parsed == 1 ? "" : "s", load->read,
+		load->read == 1 ? "" : "s");
 	r->stats.ok++;
 	tls_done(r);
 	return rec;

@@ -4,13 +4,92 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/buf.h"
 #include "util/xalloc.h"
+
+struct xd_snapbytes {
+	atomic_uint refs;
+	char text[]; /* NUL-terminated */
+};
+
+/* Room for `len` bytes and their NUL, one reference. */
+static struct xd_snapbytes *bytes_new(size_t len)
+{
+	struct xd_snapbytes *b = xd_malloc(sizeof(*b) + len + 1);
+
+	atomic_init(&b->refs, 1);
+	return b;
+}
+
+struct xd_snapbytes *xd_snapbytes_ref(struct xd_snapbytes *b)
+{
+	unsigned old = atomic_fetch_add_explicit(&b->refs, 1,
+						 memory_order_relaxed);
+
+	XD_ASSERT_INFO(old > 0, "file bytes at %p referenced once freed",
+		       (void *)b);
+	return b;
+}
+
+void xd_snapbytes_unref(struct xd_snapbytes *b)
+{
+	unsigned old;
+
+	if (b == NULL)
+		return;
+	old = atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel);
+	XD_ASSERT_INFO(old > 0, "file bytes at %p dropped once freed",
+		       (void *)b);
+	if (old == 1)
+		free(b);
+}
+
+/* The files an earlier read found (files.h), if told. */
+struct known {
+	xd_snapdir_known_fn fn; /* NULL: none */
+	void *arg;
+};
+
+static int64_t ns_of(struct timespec ts)
+{
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static struct xd_snapstat snapstat_of(const struct stat *st, int64_t read_ns)
+{
+	return (struct xd_snapstat){
+		.dev = (uint64_t)st->st_dev,
+		.ino = (uint64_t)st->st_ino,
+		.size = (uint64_t)st->st_size,
+		.mtime_ns = ns_of(st->st_mtim),
+		.ctime_ns = ns_of(st->st_ctim),
+		.read_ns = read_ns,
+	};
+}
+
+/*
+ * Stat says the file read as `was` is `now`, and can be trusted to:
+ * neither of its times was within XD_SNAPSHOT_RACY_NS of the read (or
+ * after it), so a change since would have moved the ctime at least.
+ */
+static bool unchanged(const struct xd_snapstat *was,
+		      const struct xd_snapstat *now)
+{
+	int64_t settled = was->read_ns - XD_SNAPSHOT_RACY_NS;
+
+	return was->read_ns != 0 && was->mtime_ns < settled &&
+	       was->ctime_ns < settled && now->dev == was->dev &&
+	       now->ino == was->ino && now->size == was->size &&
+	       now->mtime_ns == was->mtime_ns &&
+	       now->ctime_ns == was->ctime_ns;
+}
 
 static int ext_len(const char *name)
 {
@@ -132,16 +211,49 @@ static bool blank(const char *text, size_t len)
 	return true;
 }
 
-static int read_file(struct xd_snapfile *f, struct xd_diag *diag,
-		     struct seen_list *seen)
+/* `f` as an earlier read found it, when stat finds it unchanged since:
+ * its bytes shared, the file not opened. */
+static bool take_unchanged(struct xd_snapfile *f, const struct known *known,
+			   struct seen_list *seen)
 {
+	struct xd_snapbytes *b;
+	struct xd_snapstat was, now;
+	struct stat st;
+
+	if (known->fn == NULL ||
+	    !known->fn(known->arg, f->path, f->json, &was, &b) ||
+	    stat(f->path, &st) != 0 || !S_ISREG(st.st_mode))
+		return false;
+	now = snapstat_of(&st, 0);
+	if (!unchanged(&was, &now))
+		return false;
+	XD_ASSERT_INFO(b != NULL && was.size <= XD_SNAPSHOT_MAX_FILE,
+		       "%s: known without its bytes", f->path);
+	seen_add(seen, f->path, &st);
+	f->bytes = xd_snapbytes_ref(b);
+	f->text = b->text;
+	f->len = (size_t)was.size;
+	f->st = was; /* the bytes are of that read */
+	f->unchanged = true;
+	return true;
+}
+
+/* The bytes of `f` read, and what stat said of them. */
+static int read_bytes(struct xd_snapfile *f, struct xd_diag *diag,
+		      struct seen_list *seen)
+{
+	struct timespec before;
+	struct stat st;
+	size_t got = 0;
+	int fd;
+
+	/* taken first: whatever changes the file from here on gives it a
+	 * time after this one (unchanged()) */
+	clock_gettime(CLOCK_REALTIME, &before);
 	/* O_NONBLOCK: a file replaced by a FIFO since the directory was
 	 * scanned opens at once (and is refused below) instead of blocking
 	 * the load until a writer comes; regular files read as usual */
-	int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	struct stat st;
-	size_t got = 0;
-
+	fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		xd_diag_add(diag, "%s: %s", f->path, strerror(errno));
 		return -1;
@@ -159,7 +271,8 @@ static int read_file(struct xd_snapfile *f, struct xd_diag *diag,
 		close(fd);
 		return -1;
 	}
-	f->text = xd_malloc((size_t)st.st_size + 1);
+	f->bytes = bytes_new((size_t)st.st_size);
+	f->text = f->bytes->text;
 	while (got < (size_t)st.st_size) {
 		ssize_t n = read(fd, f->text + got, (size_t)st.st_size - got);
 
@@ -177,6 +290,16 @@ static int read_file(struct xd_snapfile *f, struct xd_diag *diag,
 	XD_ASSERT(got <= XD_SNAPSHOT_MAX_FILE); /* the buffer's size, above */
 	f->text[got] = '\0';
 	f->len = got;
+	f->st = snapstat_of(&st, ns_of(before));
+	return 0;
+}
+
+static int read_file(struct xd_snapfile *f, const struct known *known,
+		     struct xd_diag *diag, struct seen_list *seen)
+{
+	if (!take_unchanged(f, known, seen) &&
+	    read_bytes(f, diag, seen) != 0)
+		return -1;
 	if (blank(f->text, f->len)) {
 		xd_diag_add(diag, "%s: the file is empty (a snapshot with no resources is written {})",
 			    f->path);
@@ -220,9 +343,9 @@ static void add_file(struct xd_snapkey *k, char *path)
 
 /* One read of `dir`: what xd_snapdir_read does, the paths it went
  * through in `seen`. */
-static int read_once(const char *dir, struct xd_snapkey **keys,
-		     size_t *nkeys, struct xd_diag *diag,
-		     struct seen_list *seen)
+static int read_once(const char *dir, const struct known *known,
+		     struct xd_snapkey **keys, size_t *nkeys,
+		     struct xd_diag *diag, struct seen_list *seen)
 {
 	size_t n, before = xd_diag_total(diag);
 	int err;
@@ -272,17 +395,20 @@ static int read_once(const char *dir, struct xd_snapkey **keys,
 	free_names(names, n);
 	for (size_t i = 0; i < *nkeys; i++)
 		for (size_t j = 0; j < (*keys)[i].nfiles; j++)
-			read_file(&(*keys)[i].files[j], diag, seen);
+			read_file(&(*keys)[i].files[j], known, diag, seen);
 	return xd_diag_total(diag) == before ? 0 : -1;
 }
 
-int xd_snapdir_read(const char *dir, struct xd_snapkey **keys, size_t *nkeys,
+int xd_snapdir_read(const char *dir, xd_snapdir_known_fn known_fn,
+		    void *arg, struct xd_snapkey **keys, size_t *nkeys,
 		    struct xd_diag *diag)
 {
+	const struct known known = {known_fn, arg};
+
 	for (int attempt = 1;; attempt++) {
 		struct xd_diag mine = XD_DIAG_INIT;
 		struct seen_list seen = {0};
-		int rc = read_once(dir, keys, nkeys, &mine, &seen);
+		int rc = read_once(dir, &known, keys, nkeys, &mine, &seen);
 		bool same = seen_same(&seen);
 
 		seen_free(&seen);
@@ -363,8 +489,13 @@ void xd_snapdir_free(struct xd_snapkey *keys, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		for (size_t j = 0; j < keys[i].nfiles; j++) {
-			free(keys[i].files[j].path);
-			free(keys[i].files[j].text);
+			struct xd_snapfile *f = &keys[i].files[j];
+
+			free(f->path);
+			if (f->bytes != NULL)
+				xd_snapbytes_unref(f->bytes);
+			else
+				free(f->text);
 		}
 		free(keys[i].files);
 		free(keys[i].key);

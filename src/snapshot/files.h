@@ -17,6 +17,18 @@
  * ConfigMap's ..data renamed over), everything is read again, up to
  * XD_SNAPSHOT_READ_TRIES times; then the read fails.
  *
+ * A read can be told the files an earlier read found (their stat and
+ * bytes, kept by the cache of parsed files, parsed.h): a file whose
+ * device, inode, size, mtime and ctime are all as they were is taken
+ * unchanged, its bytes shared, without opening it. The ctime is set by
+ * the kernel alone, so an edit that puts the mtime back (`touch -d`,
+ * `cp -p`, a clock set back) still changes what stat says. Stat is not
+ * trusted for a file that had changed within XD_SNAPSHOT_RACY_NS of
+ * being read (or claims to have changed later): a write in the same
+ * tick of a coarse clock, or the same second of a filesystem that
+ * counts seconds, leaves both times as they were. Such a file is read
+ * again, and hashed (parsed.h), until a read finds it settled.
+ *
  * Thread: any.
  */
 #ifndef XD_SNAPSHOT_FILES_H
@@ -24,6 +36,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/diag.h"
 
@@ -33,11 +46,35 @@
 /* Reads of a directory that keeps changing while read, before giving up. */
 #define XD_SNAPSHOT_READ_TRIES 5
 
+/* A file changed this close to being read is read again next time. */
+#define XD_SNAPSHOT_RACY_NS (2 * 1000000000LL)
+
+/* What stat said of a file as it was read, and when it was read. */
+struct xd_snapstat {
+	uint64_t dev, ino, size;
+	int64_t mtime_ns, ctime_ns;
+	int64_t read_ns; /* CLOCK_REALTIME before the read; 0: not a file */
+};
+
+/*
+ * A file's bytes as read, shared by the loads that find the file
+ * unchanged and the cache of parsed files; the references are atomic,
+ * as a load's files are saved on another thread than the next load's
+ * (reload/laststate.h). Immutable.
+ */
+struct xd_snapbytes;
+
+struct xd_snapbytes *xd_snapbytes_ref(struct xd_snapbytes *b);
+void xd_snapbytes_unref(struct xd_snapbytes *b); /* NULL: nothing */
+
 struct xd_snapfile {
 	char *path;
-	char *text; /* NUL-terminated */
+	char *text; /* NUL-terminated: in `bytes`, or its own when NULL */
 	size_t len;
 	bool json;
+	bool unchanged; /* as an earlier read found it: not read again */
+	struct xd_snapbytes *bytes; /* read from disk: what holds `text` */
+	struct xd_snapstat st;      /* read from disk: what stat said */
 };
 
 struct xd_snapkey {
@@ -47,10 +84,21 @@ struct xd_snapkey {
 };
 
 /*
- * Lists `dir` and reads every file. Returns 0, or -1 with every problem
- * in `diag` (keys and files that were fine are returned either way).
+ * The file an earlier read found at `path` (of kind `json`), if one is
+ * known: what stat said of it then and its bytes (no reference taken).
  */
-int xd_snapdir_read(const char *dir, struct xd_snapkey **keys, size_t *n,
+typedef bool (*xd_snapdir_known_fn)(void *arg, const char *path, bool json,
+				    struct xd_snapstat *st,
+				    struct xd_snapbytes **bytes);
+
+/*
+ * Lists `dir` and reads every file, but those that `known` (may be
+ * NULL) has seen and stat finds unchanged. Returns 0, or -1 with every
+ * problem in `diag` (keys and files that were fine are returned either
+ * way).
+ */
+int xd_snapdir_read(const char *dir, xd_snapdir_known_fn known, void *arg,
+		    struct xd_snapkey **keys, size_t *n,
 		    struct xd_diag *diag);
 
 /* A snapshot file's text held elsewhere than on disk (an etcd value). */

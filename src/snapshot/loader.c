@@ -298,14 +298,13 @@ static void check_refs(struct xd_table *tables[XD_RTYPE_COUNT],
 				 xd_ctype_info((enum xd_ctype)c)->noun, diag);
 }
 
-/* One file parsed on its own (parsed.h): its tables, its own errors,
- * and what it defined in file order. */
-static struct xd_parsed *parse_file(const struct xd_schema *schema,
-				    const struct xd_section *sections,
-				    const struct xd_snapfile *f,
-				    const char *key, unsigned threads)
+/* One file parsed on its own into `pf`, its empty record (parsed.h):
+ * its tables, its own errors, and what it defined in file order. */
+static void parse_file(const struct xd_schema *schema,
+		       const struct xd_section *sections,
+		       const struct xd_snapfile *f, const char *key,
+		       unsigned threads, struct xd_parsed *pf)
 {
-	struct xd_parsed *pf = xd_parsed_new(f);
 	struct build bd = {.schema = schema, .sections = sections, .file = f,
 			   .diag = &pf->diag, .key = key, .pf = pf};
 
@@ -335,7 +334,6 @@ static struct xd_parsed *parse_file(const struct xd_schema *schema,
 		pf->tables[s] = t;
 	}
 	xd_parsed_resolve(pf);
-	return pf;
 }
 
 /* The set of names defined so far in a key's files, by section (and, a
@@ -554,11 +552,12 @@ static struct xd_snapshot *load_key(const struct xd_schema *schema,
 	bool wrong = false;
 
 	for (size_t f = 0; f < k->nfiles; f++) {
-		pfs[f] = cache != NULL ? xd_parsed_cache_find(cache, &k->files[f])
-				       : NULL;
-		if (pfs[f] == NULL) {
-			pfs[f] = parse_file(schema, sections, &k->files[f],
-					    k->key, threads);
+		bool found;
+
+		pfs[f] = xd_parsed_cache_get(cache, &k->files[f], &found);
+		if (!found) {
+			parse_file(schema, sections, &k->files[f], k->key,
+				   threads, pfs[f]);
 			out->parsed++;
 		}
 	}
@@ -654,6 +653,7 @@ static void load_keys(const struct xd_schema *schema,
 
 			for (size_t f = 0; f < keys[i].nfiles; f++) {
 				out->files++;
+				out->read += !keys[i].files[f].unchanged;
 				out->bytes += keys[i].files[f].len;
 			}
 			s = load_key(schema, sections, &keys[i], threads, prev,
@@ -688,15 +688,18 @@ static void load_keys(const struct xd_schema *schema,
 		       (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-/* The first half of xd_load_dir: `dir` read, into `out` its errors. */
-static void read_dir(const char *dir, struct xd_snapkey **keys,
-		     size_t *nkeys, struct xd_load *out, struct timespec *t0)
+/* The first half of xd_load_dir: `dir` read, into `out` its errors;
+ * the files `cache` (may be NULL) finds unchanged taken from it. */
+static void read_dir(const char *dir, struct xd_parsed_cache *cache,
+		     struct xd_snapkey **keys, size_t *nkeys,
+		     struct xd_load *out, struct timespec *t0)
 {
 	memset(out, 0, sizeof(*out));
 	clock_gettime(CLOCK_MONOTONIC, t0);
 	*keys = NULL;
 	*nkeys = 0;
-	xd_snapdir_read(dir, keys, nkeys, &out->diag);
+	xd_snapdir_read(dir, cache != NULL ? xd_parsed_cache_known : NULL,
+			cache, keys, nkeys, &out->diag);
 	if (xd_diag_total(&out->diag) == 0 && *nkeys == 0)
 		/* Nothing to serve is never what an operator meant: at
 		 * start-up and on reload alike it would leave every node
@@ -713,7 +716,7 @@ void xd_load_dir_cached(const struct xd_schema *schema, const char *dir,
 	size_t nkeys;
 	struct timespec t0;
 
-	read_dir(dir, &keys, &nkeys, out, &t0);
+	read_dir(dir, cache, &keys, &nkeys, out, &t0);
 	load_keys(schema, keys, nkeys, prev, nprev, cache, out, &t0);
 }
 

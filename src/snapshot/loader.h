@@ -26,7 +26,7 @@
  * Each file is parsed and encoded on its own and the key's tables are
  * merged from the files' (parsed.h); with a cache, a file whose path and
  * bytes are those of a file of the previous load is not parsed again,
- * and a table made of the same files' tables as the previous
+ * nor read when stat finds it unchanged (files.h), and a table made of the same files' tables as the previous
  * snapshot's is that table: a reload costs what changed, and gives the
  * versions, errors and open secrets a load without the cache gives.
  *
@@ -72,6 +72,7 @@ struct xd_load {
 	struct xd_open_secret *open;
 	size_t nopen, open_dropped;
 	size_t files, bytes;
+	size_t read;   /* files read; the others found unchanged by stat */
 	size_t parsed; /* files parsed; the others came from the cache */
 	double seconds;
 	/* The files a good load was made of, kept so the reloader can save

@@ -13,10 +13,21 @@ struct xd_parsed_cache {
 	size_t n;
 };
 
-struct xd_parsed *xd_parsed_new(const struct xd_snapfile *f)
+/* `p` holds f's bytes and stat from now on. */
+static void take_read(struct xd_parsed *p, const struct xd_snapfile *f)
+{
+	if (p->bytes != f->bytes) {
+		xd_snapbytes_unref(p->bytes);
+		p->bytes = f->bytes != NULL ? xd_snapbytes_ref(f->bytes) : NULL;
+	}
+	p->st = f->st;
+}
+
+/* An empty record of `f`, whose bytes hash to `h`. */
+static struct xd_parsed *parsed_new(const struct xd_snapfile *f,
+				    XXH128_hash_t h)
 {
 	struct xd_parsed *p = xd_calloc(1, sizeof(*p));
-	XXH128_hash_t h = XXH3_128bits(f->text, f->len);
 
 	p->refs = 1;
 	p->path = xd_strdup(f->path);
@@ -24,6 +35,7 @@ struct xd_parsed *xd_parsed_new(const struct xd_snapfile *f)
 	p->len = f->len;
 	p->hash_lo = h.low64;
 	p->hash_hi = h.high64;
+	take_read(p, f);
 	p->arena = (struct xd_arena)XD_ARENA_INIT;
 	p->scratch = (struct xd_arena)XD_ARENA_INIT;
 	return p;
@@ -160,6 +172,7 @@ void xd_parsed_unref(struct xd_parsed *p)
 	xd_diag_clear(&p->diag);
 	xd_arena_free(&p->arena);
 	xd_arena_free(&p->scratch);
+	xd_snapbytes_unref(p->bytes);
 	free(p->path);
 	free(p);
 }
@@ -203,32 +216,61 @@ static int by_path(const void *a, const void *b)
 	return order(pa->path, pa->json, pb);
 }
 
-struct xd_parsed *xd_parsed_cache_find(const struct xd_parsed_cache *c,
-				       const struct xd_snapfile *f)
+/* The file held for `path` and `json`: NULL if none. */
+static struct xd_parsed *cache_at(const struct xd_parsed_cache *c,
+				  const char *path, bool json)
 {
 	size_t lo = 0, hi = c->n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		struct xd_parsed *p = c->files[mid];
-		int r = order(f->path, f->json, p);
+		int r = order(path, json, c->files[mid]);
 
-		if (r < 0) {
+		if (r == 0)
+			return c->files[mid];
+		if (r < 0)
 			hi = mid;
-		} else if (r > 0) {
+		else
 			lo = mid + 1;
-		} else {
-			XXH128_hash_t h;
-
-			if (p->len != f->len)
-				return NULL;
-			h = XXH3_128bits(f->text, f->len);
-			if (h.low64 != p->hash_lo || h.high64 != p->hash_hi)
-				return NULL;
-			return xd_parsed_ref(p);
-		}
 	}
 	return NULL;
+}
+
+struct xd_parsed *xd_parsed_cache_get(struct xd_parsed_cache *c,
+				      const struct xd_snapfile *f,
+				      bool *found)
+{
+	struct xd_parsed *p = c != NULL ? cache_at(c, f->path, f->json) : NULL;
+	XXH128_hash_t h;
+
+	*found = false;
+	if (p != NULL && f->bytes != NULL && p->bytes == f->bytes) {
+		/* the bytes hashed when they were read */
+		XD_ASSERT_INFO(p->len == f->len, "%s: %zu bytes, then %zu",
+			       p->path, p->len, f->len);
+		*found = true;
+		return xd_parsed_ref(p);
+	}
+	h = XXH3_128bits(f->text, f->len);
+	if (p != NULL && p->len == f->len && p->hash_lo == h.low64 &&
+	    p->hash_hi == h.high64) {
+		take_read(p, f);
+		*found = true;
+		return xd_parsed_ref(p);
+	}
+	return parsed_new(f, h);
+}
+
+bool xd_parsed_cache_known(void *cache, const char *path, bool json,
+			   struct xd_snapstat *st, struct xd_snapbytes **bytes)
+{
+	const struct xd_parsed *p = cache_at(cache, path, json);
+
+	if (p == NULL || p->bytes == NULL)
+		return false;
+	*st = p->st;
+	*bytes = p->bytes;
+	return true;
 }
 
 void xd_parsed_cache_keep(struct xd_parsed_cache *c,

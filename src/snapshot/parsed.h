@@ -14,10 +14,17 @@
  * (xd_table_merge), which share their bytes.
  *
  * A file is known by its path, its kind (JSON or YAML) and its bytes:
- * their length and XXH3-128 hash. Neither its mtime nor its inode count:
- * an edit that keeps the size and the mtime (a copy with `cp -p`, a
- * clock set back) is still seen, and a file renamed is parsed again,
- * since its errors and every resource's "defined at" name its path.
+ * their length and XXH3-128 hash. A file renamed is parsed again, since
+ * its errors and every resource's "defined at" name its path. The
+ * bytes need not be read to be known: the cache keeps each file's
+ * bytes and what stat said as they were read, and a directory read
+ * (files.h) takes the file those name as unchanged when its device,
+ * inode, size, mtime and ctime are all the same, unless it had changed
+ * within XD_SNAPSHOT_RACY_NS of that read. The ctime counts, which
+ * nothing but the kernel sets: an edit that keeps the size and puts
+ * the mtime back (`touch -d`, `cp -p`, a clock set back) is still read
+ * and hashed. Files from elsewhere (etcd) have no stat: their bytes are
+ * hashed on every load, as are those of a file read again.
  *
  * Ownership and threads: an xd_parsed changes only in the load using it
  * (xd_parsed_swap_table trades a table for an interchangeable one); its
@@ -27,7 +34,9 @@
  * cache belongs to the reloader, which hands it to the one load running
  * at a time on the thread pool (reload.c: start() to work_done()); the
  * loop thread never touches it meanwhile, and what it keeps of a load is
- * every file of that load, good or not (bounded by the directory).
+ * every file of that load, good or not, with its bytes (bounded by the
+ * directory; the bytes are shared with the loads' files, whose last
+ * good ones may be saved meanwhile on another thread: files.h).
  */
 #ifndef XD_SNAPSHOT_PARSED_H
 #define XD_SNAPSHOT_PARSED_H
@@ -74,6 +83,10 @@ struct xd_parsed {
 	bool json;
 	size_t len;
 	uint64_t hash_lo, hash_hi; /* XXH3-128 of the bytes */
+	/* The bytes as last read from disk, and what stat said of them
+	 * (NULL, zero: not from disk): what the next read compares with. */
+	struct xd_snapbytes *bytes;
+	struct xd_snapstat st;
 	struct xd_table *tables[XD_SNAP_SECTIONS]; /* NULL: none there */
 	struct xd_parsed_op *ops;
 	size_t nops, cap;
@@ -82,10 +95,6 @@ struct xd_parsed {
 	struct xd_arena arena;
 	struct xd_arena scratch; /* ENTRY names until resolved */
 };
-
-/* An empty record of `f` (its identity computed), to be filled by the
- * loader. */
-struct xd_parsed *xd_parsed_new(const struct xd_snapfile *f);
 
 /* A new op at the end of the list: `name` and `constraints` (NULL
  * data: none) copied, `diag_at` set, the rest zero. */
@@ -124,10 +133,22 @@ struct xd_parsed_cache;
 struct xd_parsed_cache *xd_parsed_cache_new(void);
 void xd_parsed_cache_free(struct xd_parsed_cache *c);
 
-/* The file parsed earlier with the same path, kind and bytes, with a
- * reference for the caller; NULL if none. */
-struct xd_parsed *xd_parsed_cache_find(const struct xd_parsed_cache *c,
-				       const struct xd_snapfile *f);
+/*
+ * The record of `f` for the caller: the file parsed earlier with the
+ * same path, kind and bytes (`*found` set; it now holds f's bytes and
+ * stat, what the next read compares with), else a new empty one, its
+ * identity computed, for the loader to fill. `c` may be NULL. The bytes
+ * are hashed once, and not at all when they are the very bytes the
+ * cached file holds (found unchanged by stat).
+ */
+struct xd_parsed *xd_parsed_cache_get(struct xd_parsed_cache *c,
+				      const struct xd_snapfile *f,
+				      bool *found);
+
+/* xd_snapdir_known_fn (files.h) over `cache`: what the cache holds of
+ * `path` read from disk. */
+bool xd_parsed_cache_known(void *cache, const char *path, bool json,
+			   struct xd_snapstat *st, struct xd_snapbytes **bytes);
 
 /* From now on the cache holds exactly `files` (references taken): the
  * files of the latest load, so it never grows past one directory. */

@@ -5,14 +5,17 @@
  * kind of change, and what it serves (every resource's version, file
  * and line, every table's version, the snapshot's: /config_dump) must
  * be what a fresh daemon started on the same directory serves, while
- * its log says how many files the reload parsed.
+ * its log says how many files the reload read and parsed; a file stat
+ * finds unchanged is not even opened (inotify tells).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,6 +26,9 @@
 
 #define START_MS 10000
 #define RELOAD_MS 10000
+/* Longer than XD_SNAPSHOT_RACY_NS: a file changed that long before it
+ * was read is taken unchanged by stat from then on. */
+#define SETTLE_MS 2300
 
 struct fixture {
 	char *dir, *key_dir; /* the snapshot directory; its key "default" */
@@ -179,10 +185,10 @@ static char *last_line(const struct xdt_daemon *d, const char *needle)
 	return line;
 }
 
-/* POST /reload: accepted, having parsed `parsed` files. */
-static void reload_ok(struct fixture *f, int parsed)
+/* POST /reload: accepted and done. */
+static void reload_done(struct fixture *f)
 {
-	char want[64], *body, *line;
+	char *body;
 	int status;
 
 	body = xdt_admin(f->d, "POST", "/reload", NULL, &status, NULL);
@@ -191,12 +197,44 @@ static void reload_ok(struct fixture *f, int parsed)
 	f->reloads++;
 	ck_assert(xdt_daemon_wait_log_count(f->d, "reloaded ", f->reloads,
 					    RELOAD_MS));
-	line = last_line(f->d, "reloaded ");
-	snprintf(want, sizeof(want), "(%d file%s parsed)", parsed,
-		 parsed == 1 ? "" : "s");
+}
+
+/* The last reload parsed `parsed` files and, unless `read` is -1, read
+ * `read` of them from disk. */
+static void reload_counted(const struct fixture *f, int parsed, int read)
+{
+	char want[96], *line = last_line(f->d, "reloaded ");
+	int n = snprintf(want, sizeof(want), "(%d file%s parsed)", parsed,
+			 parsed == 1 ? "" : "s");
+
+	if (read >= 0)
+		snprintf(want + n, sizeof(want) - (size_t)n, "; %d file%s read",
+			 read, read == 1 ? "" : "s");
 	ck_assert_msg(strstr(line, want) != NULL, "'%s' is not '... %s'",
 		      line, want);
 	free(line);
+}
+
+/* POST /reload: accepted, having parsed `parsed` files. */
+static void reload_ok(struct fixture *f, int parsed)
+{
+	reload_done(f);
+	reload_counted(f, parsed, -1);
+}
+
+/* POST /reload: accepted, having read `read` files and parsed `parsed`. */
+static void reload_read(struct fixture *f, int parsed, int read)
+{
+	reload_done(f);
+	reload_counted(f, parsed, read);
+}
+
+/* Every file of the fixture read by a reload after SETTLE_MS: stat is
+ * trusted for each from now on, until it changes. */
+static void settle(struct fixture *f)
+{
+	xdtest_sleep_ms(SETTLE_MS);
+	reload_ok(f, 0);
 }
 
 /* A reload that parses `parsed` files and serves what a fresh daemon
@@ -336,7 +374,8 @@ START_TEST(changed_back)
 END_TEST
 
 /* New bytes of the same size under the same mtime (an edit that puts
- * the time back, `cp -p`): told by the bytes, not by stat. */
+ * the time back, `cp -p`), in a file stat was trusted for: its ctime
+ * moved, so it is read again and told by its bytes. */
 START_TEST(same_size_and_mtime)
 {
 	struct fixture f;
@@ -346,6 +385,7 @@ START_TEST(same_size_and_mtime)
 	json_t *first;
 
 	setup(&f);
+	settle(&f);
 	first = dump(f.d, "default");
 	ck_assert(asprintf(&path, "%s/b.yaml", f.key_dir) > 0);
 	ck_assert(stat(path, &before) == 0);
@@ -357,10 +397,114 @@ START_TEST(same_size_and_mtime)
 	ck_assert_int_eq(after.st_size, before.st_size);
 	ck_assert(after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
 		  after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
-	reload_ok(&f, 1);
+	reload_read(&f, 1, 1);
 	serves(&f, first, false);
 	json_decref(first);
 	same_as_fresh(&f, true);
+	free(path);
+	teardown(&f);
+}
+END_TEST
+
+/* An inotify instance told of every open and read of `n` files. */
+static int watch_reads(const char *const *paths, size_t n)
+{
+	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+
+	ck_assert_msg(fd >= 0, "inotify: %s", strerror(errno));
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(inotify_add_watch(fd, paths[i],
+						IN_OPEN | IN_ACCESS) >= 0,
+			      "inotify: %s: %s", paths[i], strerror(errno));
+	return fd;
+}
+
+/* The opens and reads told so far, by the name of the first. */
+static int reads_told(int fd, const char *const *paths, const char **first)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n = read(fd, buf, sizeof(buf));
+	int count = 0;
+
+	if (n < 0) {
+		ck_assert_msg(errno == EAGAIN, "inotify: %s", strerror(errno));
+		return 0;
+	}
+	for (char *p = buf; p < buf + n;) {
+		const struct inotify_event *ev = (const struct inotify_event *)p;
+
+		if (count++ == 0)
+			*first = paths[ev->wd - 1]; /* watches count from 1 */
+		p += sizeof(*ev) + ev->len;
+	}
+	return count;
+}
+
+/* A reload after one file changed reads that file alone: the others,
+ * found unchanged by stat, are not even opened. */
+START_TEST(unchanged_files_not_read)
+{
+	struct fixture f;
+	char *paths[4];
+	const char *first = NULL;
+	int fd, told;
+
+	setup(&f);
+	settle(&f);
+	ck_assert(asprintf(&paths[0], "%s/a.yaml", f.key_dir) > 0);
+	ck_assert(asprintf(&paths[1], "%s/c.yaml", f.key_dir) > 0);
+	ck_assert(asprintf(&paths[2], "%s/routes.yaml", f.key_dir) > 0);
+	ck_assert(asprintf(&paths[3], "%s/edge.yaml", f.dir) > 0);
+	fd = watch_reads((const char *const *)paths, 4);
+	write_part(&f, "b.yaml", "b", 3, 9090);
+	reload_done(&f);
+	told = reads_told(fd, (const char *const *)paths, &first);
+	ck_assert_msg(told == 0, "%d opens and reads of unchanged files, the first of %s",
+		      told, first);
+	reload_counted(&f, 1, 1);
+	close(fd);
+	for (int i = 0; i < 4; i++)
+		free(paths[i]);
+	same_as_fresh(&f, true);
+	teardown(&f);
+}
+END_TEST
+
+/*
+ * A file rewritten within the same second with the same size and mtime
+ * (what a filesystem counting seconds, or a write in the same clock
+ * tick, leaves) is seen; and stat is not trusted for a file read within
+ * XD_SNAPSHOT_RACY_NS of its change: it is read again (and hashed) on
+ * each reload until a read finds it settled.
+ */
+START_TEST(racy_rewrite)
+{
+	struct fixture f;
+	struct stat v1;
+	struct timespec times[2];
+	json_t *first;
+	char *path;
+
+	setup(&f);
+	settle(&f);
+	ck_assert(asprintf(&path, "%s/b.yaml", f.key_dir) > 0);
+	write_part(&f, "b.yaml", "b", 3, 9090);
+	reload_read(&f, 1, 1);
+	first = dump(f.d, "default");
+	ck_assert(stat(path, &v1) == 0);
+	write_part(&f, "b.yaml", "b", 3, 9091); /* same length */
+	times[0] = v1.st_atim;
+	times[1] = v1.st_mtim;
+	ck_assert(utimensat(AT_FDCWD, path, times, 0) == 0);
+	reload_read(&f, 1, 1);
+	serves(&f, first, false);
+	json_decref(first);
+	same_as_fresh(&f, true);
+	/* unchanged, but read just after its change: read again */
+	reload_read(&f, 0, 1);
+	xdtest_sleep_ms(SETTLE_MS);
+	reload_read(&f, 0, 1); /* the last read was still too close */
+	reload_read(&f, 0, 0);
 	free(path);
 	teardown(&f);
 }
@@ -426,6 +570,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, broken_file_among_good);
 	tcase_add_test(tc, changed_back);
 	tcase_add_test(tc, same_size_and_mtime);
+	tcase_add_test(tc, unchanged_files_not_read);
+	tcase_add_test(tc, racy_rewrite);
 	tcase_add_test(tc, nothing_changed);
 	tcase_add_test(tc, one_copy_of_what_did_not_change);
 	suite_add_tcase(s, tc);
