@@ -37,9 +37,10 @@ struct fixture {
 };
 
 /* Clusters `prefix`0 .. `prefix`<n-1>, EDS, with their endpoints at
- * `port`: one file of the key. */
-static void write_part(struct fixture *f, const char *name,
-		       const char *prefix, int n, int port)
+ * `port`: one file of the key, written aside and renamed over (a new
+ * inode), or else rewritten in place. */
+static void put_part(struct fixture *f, const char *name, const char *prefix,
+		     int n, int port, bool renamed)
 {
 	char text[4096];
 	size_t len = 0;
@@ -57,7 +58,16 @@ static void write_part(struct fixture *f, const char *name,
 			"    - endpoint: {address: {socket_address: {address: 10.0.0.%d, port_value: %d}}}\n",
 			prefix, i, i + 1, port);
 	ck_assert(len < sizeof(text));
-	xdtest_replace_file(f->key_dir, name, text);
+	if (renamed)
+		xdtest_replace_file(f->key_dir, name, text);
+	else
+		free(xdtest_write_file(f->key_dir, name, text));
+}
+
+static void write_part(struct fixture *f, const char *name,
+		       const char *prefix, int n, int port)
+{
+	put_part(f, name, prefix, n, port, true);
 }
 
 /* A route configuration whose virtual hosts route to clusters of a.yaml
@@ -373,9 +383,9 @@ START_TEST(changed_back)
 }
 END_TEST
 
-/* New bytes of the same size under the same mtime (an edit that puts
- * the time back, `cp -p`), in a file stat was trusted for: its ctime
- * moved, so it is read again and told by its bytes. */
+/* New bytes of the same size under the same mtime, in place (an edit
+ * that puts the time back, `cp -p`), in a file stat was trusted for:
+ * only its ctime moved, and it is read again and told by its bytes. */
 START_TEST(same_size_and_mtime)
 {
 	struct fixture f;
@@ -389,11 +399,12 @@ START_TEST(same_size_and_mtime)
 	first = dump(f.d, "default");
 	ck_assert(asprintf(&path, "%s/b.yaml", f.key_dir) > 0);
 	ck_assert(stat(path, &before) == 0);
-	write_part(&f, "b.yaml", "b", 3, 8081); /* same length */
+	put_part(&f, "b.yaml", "b", 3, 8081, false); /* same length */
 	times[0] = before.st_atim;
 	times[1] = before.st_mtim;
 	ck_assert(utimensat(AT_FDCWD, path, times, 0) == 0);
 	ck_assert(stat(path, &after) == 0);
+	ck_assert(after.st_ino == before.st_ino);
 	ck_assert_int_eq(after.st_size, before.st_size);
 	ck_assert(after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
 		  after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
@@ -471,16 +482,16 @@ START_TEST(unchanged_files_not_read)
 END_TEST
 
 /*
- * A file rewritten within the same second with the same size and mtime
- * (what a filesystem counting seconds, or a write in the same clock
- * tick, leaves) is seen; and stat is not trusted for a file read within
- * XD_SNAPSHOT_RACY_NS of its change: it is read again (and hashed) on
- * each reload until a read finds it settled.
+ * A file rewritten in place within the same second with the same size
+ * and mtime (what a filesystem counting seconds, or a write in the same
+ * clock tick, leaves) is seen; and stat is not trusted for a file read
+ * within XD_SNAPSHOT_RACY_NS of its change: it is read again (and
+ * hashed) on each reload until a read finds it settled.
  */
 START_TEST(racy_rewrite)
 {
 	struct fixture f;
-	struct stat v1;
+	struct stat v1, v2;
 	struct timespec times[2];
 	json_t *first;
 	char *path;
@@ -488,14 +499,16 @@ START_TEST(racy_rewrite)
 	setup(&f);
 	settle(&f);
 	ck_assert(asprintf(&path, "%s/b.yaml", f.key_dir) > 0);
-	write_part(&f, "b.yaml", "b", 3, 9090);
+	put_part(&f, "b.yaml", "b", 3, 9090, false);
 	reload_read(&f, 1, 1);
 	first = dump(f.d, "default");
 	ck_assert(stat(path, &v1) == 0);
-	write_part(&f, "b.yaml", "b", 3, 9091); /* same length */
+	put_part(&f, "b.yaml", "b", 3, 9091, false); /* same length */
 	times[0] = v1.st_atim;
 	times[1] = v1.st_mtim;
 	ck_assert(utimensat(AT_FDCWD, path, times, 0) == 0);
+	ck_assert(stat(path, &v2) == 0);
+	ck_assert(v2.st_ino == v1.st_ino && v2.st_size == v1.st_size);
 	reload_read(&f, 1, 1);
 	serves(&f, first, false);
 	json_decref(first);
