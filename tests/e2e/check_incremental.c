@@ -29,9 +29,11 @@
 /* Longer than XD_SNAPSHOT_RACY_NS: a file changed that long before it
  * was read is taken unchanged by stat from then on. */
 #define SETTLE_MS 2300
+#define SAVED "saved the last good state to "
 
 struct fixture {
 	char *dir, *key_dir; /* the snapshot directory; its key "default" */
+	char *state;         /* state_dir: NULL, none */
 	struct xdt_daemon *d;
 	int reloads;
 };
@@ -83,14 +85,22 @@ static const char routes_yaml[] =
 	"    domains: [two.example]\n"
 	"    routes: [{match: {prefix: /}, route: {cluster: b1}}]\n";
 
-static struct xdt_daemon *start(const char *dir)
+/* A daemon on `dir`, keeping its last good state in `state` (NULL:
+ * none). */
+static struct xdt_daemon *start_with(const char *dir, const char *state)
 {
-	char cfg[512];
+	char cfg[1024];
 
 	snprintf(cfg, sizeof(cfg),
 		 "listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0\n"
-		 "snapshots: %s\nlog_level: info\n", dir);
+		 "snapshots: %s\nlog_level: info\nstate_dir: %s\n", dir,
+		 state != NULL ? state : "off");
 	return xdt_daemon_start(cfg, NULL, START_MS);
+}
+
+static struct xdt_daemon *start(const char *dir)
+{
+	return start_with(dir, NULL);
 }
 
 static void stop(struct xdt_daemon *d)
@@ -98,8 +108,9 @@ static void stop(struct xdt_daemon *d)
 	xdt_daemon_stop(d, 5000);
 }
 
-/* default/{a,b,c,routes}.yaml and edge.yaml, served. */
-static void setup(struct fixture *f)
+/* default/{a,b,c,routes}.yaml and edge.yaml, served, the last good
+ * state kept in `state` (NULL: none). */
+static void setup_with(struct fixture *f, const char *state)
 {
 	memset(f, 0, sizeof(*f));
 	f->dir = xdtest_snapdir();
@@ -110,7 +121,13 @@ static void setup(struct fixture *f)
 	write_part(f, "c.yaml", "c", 3, 8080);
 	xdtest_replace_file(f->key_dir, "routes.yaml", routes_yaml);
 	xdtest_write_clusters(f->dir, "edge.yaml", "e", 2);
-	f->d = start(f->dir);
+	f->state = state != NULL ? strdup(state) : NULL;
+	f->d = start_with(f->dir, f->state);
+}
+
+static void setup(struct fixture *f)
+{
+	setup_with(f, NULL);
 }
 
 static void teardown(struct fixture *f)
@@ -118,6 +135,7 @@ static void teardown(struct fixture *f)
 	stop(f->d);
 	free(f->key_dir);
 	free(f->dir);
+	free(f->state);
 }
 
 /* What the daemon serves of `key`, all but when it began serving it. */
@@ -556,6 +574,53 @@ START_TEST(one_copy_of_what_did_not_change)
 }
 END_TEST
 
+/* Every byte of the file at `path` is in the `n` bytes of `state`. */
+static void holds_file(const char *state, size_t n, const char *path)
+{
+	size_t len;
+	char *text = xdtest_read_file(path, &len);
+
+	ck_assert_msg(text != NULL && len > 0, "cannot read %s", path);
+	ck_assert_msg(memmem(state, n, text, len) != NULL,
+		      "the last good state lacks %s as it is", path);
+	free(text);
+}
+
+/* The last good state saved after a reload that read one file holds
+ * every file's bytes, those it took unchanged from the load before. */
+START_TEST(last_good_state_has_every_file)
+{
+	static const char *const names[] = {"a.yaml", "b.yaml", "c.yaml",
+					    "routes.yaml"};
+	struct fixture f;
+	char *state = xdtest_snapdir(), *file, *path, *saved;
+	size_t n;
+
+	setup_with(&f, state);
+	ck_assert(xdt_daemon_wait_log_count(f.d, SAVED, 1, RELOAD_MS));
+	settle(&f);
+	ck_assert(xdt_daemon_wait_log_count(f.d, SAVED, 2, RELOAD_MS));
+	write_part(&f, "b.yaml", "b", 3, 9090);
+	reload_read(&f, 1, 1);
+	ck_assert(xdt_daemon_wait_log_count(f.d, SAVED, 3, RELOAD_MS));
+	ck_assert(asprintf(&file, "%s/snapshots.state", state) > 0);
+	saved = xdtest_read_file(file, &n);
+	ck_assert_msg(saved != NULL, "no state in %s", file);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		ck_assert(asprintf(&path, "%s/%s", f.key_dir, names[i]) > 0);
+		holds_file(saved, n, path);
+		free(path);
+	}
+	ck_assert(asprintf(&path, "%s/edge.yaml", f.dir) > 0);
+	holds_file(saved, n, path);
+	free(path);
+	free(saved);
+	free(file);
+	free(state);
+	teardown(&f);
+}
+END_TEST
+
 /* Nothing changed: nothing parsed, nothing new served. */
 START_TEST(nothing_changed)
 {
@@ -585,6 +650,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, same_size_and_mtime);
 	tcase_add_test(tc, unchanged_files_not_read);
 	tcase_add_test(tc, racy_rewrite);
+	tcase_add_test(tc, last_good_state_has_every_file);
 	tcase_add_test(tc, nothing_changed);
 	tcase_add_test(tc, one_copy_of_what_did_not_change);
 	suite_add_tcase(s, tc);
