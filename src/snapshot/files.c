@@ -33,8 +33,8 @@ struct xd_snapbytes *xd_snapbytes_ref(struct xd_snapbytes *b)
 	unsigned old = atomic_fetch_add_explicit(&b->refs, 1,
 						 memory_order_relaxed);
 
-	XD_ASSERT_INFO(old > 0, "file bytes at %p referenced once freed",
-		       (void *)b);
+	/* bytes at 0 are being freed: no reference can be taken */
+	XD_ASSERT_INFO(old > 0, "file bytes at %p", (void *)b);
 	return b;
 }
 
@@ -45,7 +45,8 @@ void xd_snapbytes_unref(struct xd_snapbytes *b)
 	if (b == NULL)
 		return;
 	old = atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel);
-	XD_ASSERT_INFO(old > 0, "file bytes at %p dropped once freed",
+	/* XD_UNREF's check, atomically: a save drops them on its thread */
+	XD_ASSERT_INFO(old > 0, "reference dropped below zero: file bytes at %p",
 		       (void *)b);
 	if (old == 1)
 		free(b);

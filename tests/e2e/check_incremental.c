@@ -401,14 +401,34 @@ START_TEST(changed_back)
 }
 END_TEST
 
+/* b.yaml rewritten in place with its endpoints at `port` (a port of as
+ * many digits: the same length), its mtime put back to what `was` says
+ * (a coarse clock's, `touch -d`'s, `cp -p`'s). */
+static void rewrite_keeping_mtime(struct fixture *f, int port,
+				  const struct stat *was)
+{
+	struct timespec times[2] = {was->st_atim, was->st_mtim};
+	struct stat now;
+	char *path;
+
+	ck_assert(asprintf(&path, "%s/b.yaml", f->key_dir) > 0);
+	put_part(f, "b.yaml", "b", 3, port, false);
+	ck_assert(utimensat(AT_FDCWD, path, times, 0) == 0);
+	ck_assert(stat(path, &now) == 0);
+	ck_assert(now.st_ino == was->st_ino);
+	ck_assert_int_eq(now.st_size, was->st_size);
+	ck_assert(now.st_mtim.tv_sec == was->st_mtim.tv_sec &&
+		  now.st_mtim.tv_nsec == was->st_mtim.tv_nsec);
+	free(path);
+}
+
 /* New bytes of the same size under the same mtime, in place (an edit
  * that puts the time back, `cp -p`), in a file stat was trusted for:
  * only its ctime moved, and it is read again and told by its bytes. */
 START_TEST(same_size_and_mtime)
 {
 	struct fixture f;
-	struct stat before, after;
-	struct timespec times[2];
+	struct stat before;
 	char *path;
 	json_t *first;
 
@@ -417,15 +437,7 @@ START_TEST(same_size_and_mtime)
 	first = dump(f.d, "default");
 	ck_assert(asprintf(&path, "%s/b.yaml", f.key_dir) > 0);
 	ck_assert(stat(path, &before) == 0);
-	put_part(&f, "b.yaml", "b", 3, 8081, false); /* same length */
-	times[0] = before.st_atim;
-	times[1] = before.st_mtim;
-	ck_assert(utimensat(AT_FDCWD, path, times, 0) == 0);
-	ck_assert(stat(path, &after) == 0);
-	ck_assert(after.st_ino == before.st_ino);
-	ck_assert_int_eq(after.st_size, before.st_size);
-	ck_assert(after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
-		  after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+	rewrite_keeping_mtime(&f, 8081, &before);
 	reload_read(&f, 1, 1);
 	serves(&f, first, false);
 	json_decref(first);
@@ -509,8 +521,7 @@ END_TEST
 START_TEST(racy_rewrite)
 {
 	struct fixture f;
-	struct stat v1, v2;
-	struct timespec times[2];
+	struct stat v1;
 	json_t *first;
 	char *path;
 
@@ -521,12 +532,7 @@ START_TEST(racy_rewrite)
 	reload_read(&f, 1, 1);
 	first = dump(f.d, "default");
 	ck_assert(stat(path, &v1) == 0);
-	put_part(&f, "b.yaml", "b", 3, 9091, false); /* same length */
-	times[0] = v1.st_atim;
-	times[1] = v1.st_mtim;
-	ck_assert(utimensat(AT_FDCWD, path, times, 0) == 0);
-	ck_assert(stat(path, &v2) == 0);
-	ck_assert(v2.st_ino == v1.st_ino && v2.st_size == v1.st_size);
+	rewrite_keeping_mtime(&f, 9091, &v1);
 	reload_read(&f, 1, 1);
 	serves(&f, first, false);
 	json_decref(first);
