@@ -214,11 +214,13 @@ static void last_good(struct xd_buf *out, const struct xd_laststate *s)
 	sample(out, "xdsd_serving_last_good", NULL, NULL, NULL, NULL,
 	       i != NULL && i->serving ? 1 : 0);
 	head(out, "xdsd_state_saves_total", "counter",
-	     "Saves of the last good state to state_dir, by result.");
+	     "Saves of the last good state to state_dir, by result (unchanged: the state on disk held those snapshots already, not rewritten).");
 	sample(out, "xdsd_state_saves_total", "result", "ok", NULL, NULL,
 	       i != NULL ? (double)i->saves_ok : 0);
 	sample(out, "xdsd_state_saves_total", "result", "error", NULL, NULL,
 	       i != NULL ? (double)i->saves_failed : 0);
+	sample(out, "xdsd_state_saves_total", "result", "unchanged", NULL, NULL,
+	       i != NULL ? (double)i->saves_unchanged : 0);
 }
 
 static void reloads(struct xd_buf *out, const struct xd_reloader *r)
