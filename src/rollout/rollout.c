@@ -284,41 +284,16 @@ struct xd_rollout *xd_rollout_new(uv_loop_t *loop,
 	return ro;
 }
 
-/* Whether two candidate sets are the same snapshots. */
-static bool same_set(struct xd_snapshot **a, size_t na,
-		     struct xd_snapshot **b, size_t nb)
-{
-	if (na != nb)
-		return false;
-	for (size_t i = 0; i < na; i++)
-		if (a[i] != b[i])
-			return false;
-	return true;
-}
-
-static void free_set(struct xd_snapshot **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		xd_snapshot_unref(v[i]);
-	free(v);
-}
-
 size_t xd_rollout_install(void *rollout, struct xd_snapshot **snaps,
 			  size_t n, const char *trigger)
 {
 	struct xd_rollout *ro = rollout;
 	struct xd_rollout_status *st = &ro->st;
-	struct xd_snapshot **before, **after;
-	size_t nbefore, nafter, keys;
+	size_t keys;
 	bool was = active(st->state), same;
 
 	XD_ASSERT_LOOP();
-	before = xd_cache_candidates(ro->cache, &nbefore);
-	keys = xd_cache_stage(ro->cache, snaps, n);
-	after = xd_cache_candidates(ro->cache, &nafter);
-	same = same_set(before, nbefore, after, nafter);
-	free_set(before, nbefore);
-	free_set(after, nafter);
+	keys = xd_cache_stage(ro->cache, snaps, n, &same);
 	if (was && keys > 0 && same) {
 		xd_info("rollout %llu goes on: the reload (%s) changes nothing it staged",
 			(unsigned long long)st->id, trigger);
