@@ -887,11 +887,8 @@ static bool canary_answered(const struct xd_session *ss, uint64_t now_mono)
 	return true;
 }
 
-/* The canary streams with an admitted node: how many, how many of
- * them answered, and the oldest that has not (NULL: none). */
-static const struct xd_session *walk_canaries(struct xd_sessions *m,
-					      size_t *connected,
-					      size_t *answered)
+const char *xd_sessions_canaries(struct xd_sessions *m, size_t *connected,
+				 size_t *answered)
 {
 	const struct xd_session *waiting = NULL;
 	struct xd_list *n;
@@ -912,21 +909,7 @@ static const struct xd_session *walk_canaries(struct xd_sessions *m,
 		else if (waiting == NULL)
 			waiting = ss;
 	}
-	return waiting;
-}
-
-void xd_sessions_canaries(struct xd_sessions *m, size_t *connected,
-			  size_t *answered)
-{
-	walk_canaries(m, connected, answered);
-}
-
-const char *xd_sessions_canary_waiting(struct xd_sessions *m)
-{
-	size_t connected, answered;
-	const struct xd_session *ss = walk_canaries(m, &connected, &answered);
-
-	if (ss == NULL)
+	if (waiting == NULL)
 		return NULL;
-	return ss->client.node_id != NULL ? ss->client.node_id : "";
+	return waiting->client.node_id != NULL ? waiting->client.node_id : "";
 }

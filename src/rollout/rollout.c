@@ -126,17 +126,16 @@ static void roll_back(struct xd_rollout *ro, enum xd_rollout_state to,
 /* ---------------- the tick ---------------- */
 
 /*
- * Some connected canary has not answered: once none has for
- * rollout.timeout on end (since the rollout started, or since they had
- * all answered), the rollout fails, naming one. A canary that never
- * answers (stuck, or ignoring the change) would otherwise hold the
- * change back for ever without anyone hearing of it.
+ * Some connected canary has not answered (`node`, the oldest): once
+ * none has for rollout.timeout on end (since the rollout started, or
+ * since they had all answered), the rollout fails, naming it. A canary
+ * that never answers (stuck, or ignoring the change) would otherwise
+ * hold the change back for ever without anyone hearing of it.
  */
-static bool timed_out(struct xd_rollout *ro)
+static bool timed_out(struct xd_rollout *ro, const char *node)
 {
 	struct xd_rollout_status *st = &ro->st;
 	uint64_t now = uv_now(ro->loop), limit = ro->cfg->rollout.timeout_ms;
-	const char *node;
 	char why[512];
 
 	if (!ro->waiting) {
@@ -145,7 +144,6 @@ static bool timed_out(struct xd_rollout *ro)
 	}
 	if (limit == 0 || now - ro->waiting_since < limit)
 		return false;
-	node = xd_sessions_canary_waiting(ro->sessions);
 	snprintf(why, sizeof(why),
 		 "canary node '%.*s' did not answer within the timeout of %llu ms (%zu of %zu connected canaries answered)",
 		 XD_LOG_CLIP(strlen(node != NULL ? node : "?")),
@@ -159,14 +157,16 @@ static void on_tick(uv_timer_t *h)
 {
 	struct xd_rollout *ro = h->data;
 	struct xd_rollout_status *st = &ro->st;
+	const char *waiting;
 	char why[128];
 
 	XD_ASSERT_LOOP();
 	XD_ASSERT_INFO(active(st->state), "rollout %llu ticks while %s",
 		       (unsigned long long)st->id, state_names[st->state]);
-	xd_sessions_canaries(ro->sessions, &st->canaries, &st->answered);
+	waiting = xd_sessions_canaries(ro->sessions, &st->canaries,
+				       &st->answered);
 	if (st->answered < st->canaries) {
-		if (timed_out(ro))
+		if (timed_out(ro, waiting))
 			return;
 		if (st->state == XD_ROLLOUT_BAKING &&
 		    uv_now(ro->loop) >= ro->bake_until && !ro->waiting_logged) {
