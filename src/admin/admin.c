@@ -59,41 +59,15 @@ static void ready(struct xd_admin *a, struct xd_http_exchange *x)
 		xd_http_text(x, 503, "not serving");
 }
 
-static bool metrics_step(void *st, struct xd_http_exchange *x,
-			 uint64_t deadline_ns)
-{
-	return xd_metrics_page_step(st, &x->out, deadline_ns);
-}
-
-static void metrics_done(void *st)
-{
-	xd_metrics_page_free(st);
-}
-
-static const struct xd_pager_page metrics_page = {metrics_step, metrics_done};
-
 static void metrics(struct xd_admin *a, struct xd_http_exchange *x)
 {
 	struct xd_admin_http own = {xd_http_stats(a->http), &a->refused,
 				    xd_pager_stats(a->pager)};
 
 	x->content_type = XD_METRICS_CONTENT_TYPE;
-	xd_pager_start(a->pager, x, &metrics_page,
+	xd_pager_start(a->pager, x, &xd_metrics_pager,
 		       xd_metrics_page_new(&a->deps, &own));
 }
-
-static bool clients_step(void *st, struct xd_http_exchange *x,
-			 uint64_t deadline_ns)
-{
-	return xd_clients_page_step(st, &x->out, deadline_ns);
-}
-
-static void clients_done(void *st)
-{
-	xd_clients_page_free(st);
-}
-
-static const struct xd_pager_page clients_page = {clients_step, clients_done};
 
 static void clients(struct xd_admin *a, struct xd_http_exchange *x)
 {
@@ -106,7 +80,7 @@ static void clients(struct xd_admin *a, struct xd_http_exchange *x)
 		return;
 	}
 	x->content_type = "application/json";
-	xd_pager_start(a->pager, x, &clients_page, k);
+	xd_pager_start(a->pager, x, &xd_clients_pager, k);
 }
 
 static void config_dump(struct xd_admin *a, struct xd_http_exchange *x)
@@ -133,24 +107,10 @@ static void reload_answer(void *arg, const struct xd_reload_record *rec)
 	xd_http_reply(x);
 }
 
-static bool status_page_step(void *st, struct xd_http_exchange *x,
-			     uint64_t deadline_ns)
-{
-	return xd_status_page_step(st, &x->out, deadline_ns);
-}
-
-static void status_page_done(void *st)
-{
-	xd_status_page_free(st);
-}
-
-static const struct xd_pager_page status_html_page = {status_page_step,
-						      status_page_done};
-
 static void status_page(struct xd_admin *a, struct xd_http_exchange *x)
 {
 	x->content_type = "text/html; charset=utf-8";
-	xd_pager_start(a->pager, x, &status_html_page,
+	xd_pager_start(a->pager, x, &xd_status_page_pager,
 		       xd_status_page_new(&a->deps, a->ready));
 }
 

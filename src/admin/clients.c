@@ -260,9 +260,11 @@ struct xd_clients_page *xd_clients_page_new(struct xd_sessions *sessions,
 	return k;
 }
 
-bool xd_clients_page_step(struct xd_clients_page *k, struct xd_buf *out,
-			  uint64_t deadline_ns)
+static bool page_step(void *st, struct xd_http_exchange *x,
+		      uint64_t deadline_ns)
 {
+	struct xd_clients_page *k = st;
+	struct xd_buf *out = &x->out;
 	struct xd_jw *w = &k->w;
 
 	if (!k->begun) {
@@ -288,10 +290,14 @@ bool xd_clients_page_step(struct xd_clients_page *k, struct xd_buf *out,
 	return true;
 }
 
-void xd_clients_page_free(struct xd_clients_page *k)
+static void page_free(void *st)
 {
+	struct xd_clients_page *k = st;
+
 	if (k == NULL)
 		return;
 	xd_sessions_cursor_close(&k->cur);
 	free(k);
 }
+
+const struct xd_pager_page xd_clients_pager = {page_step, page_free};

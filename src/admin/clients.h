@@ -36,6 +36,7 @@
 #define XD_ADMIN_CLIENTS_H
 
 #include "admin/admin.h"
+#include "admin/pager.h"
 #include "util/buf.h"
 
 struct xd_clients_filter {
@@ -80,11 +81,8 @@ struct xd_clients_page *xd_clients_page_new(struct xd_sessions *sessions,
 					    const char *query, char *why,
 					    size_t why_len);
 
-/* Writes more of the page onto `out` (the same buffer at every step),
- * stopping soon after `deadline_ns` (uv_hrtime); true once whole. */
-bool xd_clients_page_step(struct xd_clients_page *k, struct xd_buf *out,
-			  uint64_t deadline_ns);
-
-void xd_clients_page_free(struct xd_clients_page *k);
+/* The page for the pager (pager.h), whose state is an
+ * xd_clients_page: written a slice of the streams at a time. */
+extern const struct xd_pager_page xd_clients_pager;
 
 #endif

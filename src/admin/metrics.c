@@ -214,11 +214,13 @@ static void last_good(struct xd_buf *out, const struct xd_laststate *s)
 	sample(out, "xdsd_serving_last_good", NULL, NULL, NULL, NULL,
 	       i != NULL && i->serving ? 1 : 0);
 	head(out, "xdsd_state_saves_total", "counter",
-	     "Saves of the last good state to state_dir, by result.");
+	     "Saves of the last good state to state_dir, by result (unchanged: the state on disk held those snapshots already, not rewritten).");
 	sample(out, "xdsd_state_saves_total", "result", "ok", NULL, NULL,
 	       i != NULL ? (double)i->saves_ok : 0);
 	sample(out, "xdsd_state_saves_total", "result", "error", NULL, NULL,
 	       i != NULL ? (double)i->saves_failed : 0);
+	sample(out, "xdsd_state_saves_total", "result", "unchanged", NULL, NULL,
+	       i != NULL ? (double)i->saves_unchanged : 0);
 }
 
 static void reloads(struct xd_buf *out, const struct xd_reloader *r)
@@ -509,8 +511,10 @@ struct xd_metrics_page *xd_metrics_page_new(const struct xd_admin_deps *deps,
 	return p;
 }
 
-void xd_metrics_page_free(struct xd_metrics_page *p)
+static void page_free(void *st)
 {
+	struct xd_metrics_page *p = st;
+
 	if (p == NULL)
 		return;
 	xd_sessions_cursor_close(&p->cur);
@@ -518,9 +522,11 @@ void xd_metrics_page_free(struct xd_metrics_page *p)
 	free(p);
 }
 
-bool xd_metrics_page_step(struct xd_metrics_page *p, struct xd_buf *out,
-			  uint64_t deadline_ns)
+static bool page_step(void *page, struct xd_http_exchange *x,
+		      uint64_t deadline_ns)
 {
+	struct xd_metrics_page *p = page;
+	struct xd_buf *out = &x->out;
 	const struct xd_admin_deps *deps = p->deps;
 	const struct xd_admin_http *admin = &p->admin;
 	const struct xd_sessions_stats *st;
@@ -554,3 +560,5 @@ bool xd_metrics_page_step(struct xd_metrics_page *p, struct xd_buf *out,
 	process(out, p->fds.n);
 	return true;
 }
+
+const struct xd_pager_page xd_metrics_pager = {page_step, page_free};

@@ -91,10 +91,8 @@ struct xd_metrics_page;
 struct xd_metrics_page *xd_metrics_page_new(const struct xd_admin_deps *deps,
 					    const struct xd_admin_http *admin);
 
-/* Writes the page onto `out` once the streams are counted: true then. */
-bool xd_metrics_page_step(struct xd_metrics_page *p, struct xd_buf *out,
-			  uint64_t deadline_ns);
-
-void xd_metrics_page_free(struct xd_metrics_page *p);
+/* The page for the pager (pager.h), whose state is an
+ * xd_metrics_page: written once the streams are counted. */
+extern const struct xd_pager_page xd_metrics_pager;
 
 #endif

@@ -213,6 +213,8 @@ static void last_good_json(struct xd_jw *w, const struct xd_laststate *s)
 	xd_jw_uint(w, i->saves_ok);
 	xd_jw_key(w, "saves_failed");
 	xd_jw_uint(w, i->saves_failed);
+	xd_jw_key(w, "saves_unchanged");
+	xd_jw_uint(w, i->saves_unchanged);
 	xd_jw_key(w, "last_save_error");
 	if (i->last_save_error != NULL)
 		xd_jw_str(w, i->last_save_error);

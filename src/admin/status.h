@@ -44,10 +44,12 @@
  *       "file": "/var/lib/xdsd/snapshots.state",
  *       "serving": true,                   (the snapshots were refused at
  *                                           start: the saved state is served)
- *       "saved_at": "<RFC 3339 UTC>",      (of the state on disk; or null)
+ *       "saved_at": "<RFC 3339 UTC>",      (when the content on disk was
+ *                                           saved; or null)
  *       "serving_since": "<RFC 3339 UTC>", (or null)
  *       "error_count": 1, "errors": ["..."],  (why they were refused)
  *       "saves_ok": 3, "saves_failed": 0,
+ *       "saves_unchanged": 1,              (not rewritten: the same content)
  *       "last_save_error": null }}         (or why the last failed save did)
  *
  * The HTML page (status_page.h) shows the same figures, computed by the

@@ -779,9 +779,11 @@ struct xd_status_page *xd_status_page_new(const struct xd_admin_deps *deps,
 	return pg;
 }
 
-bool xd_status_page_step(struct xd_status_page *pg, struct xd_buf *out,
-			 uint64_t deadline_ns)
+static bool page_step(void *st, struct xd_http_exchange *x,
+		      uint64_t deadline_ns)
 {
+	struct xd_status_page *pg = st;
+	struct xd_buf *out = &x->out;
 	const struct xd_admin_deps *deps = pg->deps;
 	const struct xd_status_overview *o =
 		xd_status_count_step(pg->count, deadline_ns);
@@ -805,8 +807,10 @@ bool xd_status_page_step(struct xd_status_page *pg, struct xd_buf *out,
 	return true;
 }
 
-void xd_status_page_free(struct xd_status_page *pg)
+static void page_free(void *st)
 {
+	struct xd_status_page *pg = st;
+
 	if (pg == NULL)
 		return;
 	xd_status_count_free(pg->count);
@@ -814,3 +818,5 @@ void xd_status_page_free(struct xd_status_page *pg)
 		xd_buf_free(&pg->rows[i]);
 	free(pg);
 }
+
+const struct xd_pager_page xd_status_page_pager = {page_step, page_free};

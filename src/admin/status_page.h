@@ -29,6 +29,7 @@
 #include <stdbool.h>
 
 #include "admin/admin.h"
+#include "admin/pager.h"
 #include "util/buf.h"
 
 /* Rows of the clients table: the page stays a few hundred KiB with
@@ -43,10 +44,8 @@ struct xd_status_page;
 struct xd_status_page *xd_status_page_new(const struct xd_admin_deps *deps,
 					  bool ready);
 
-/* Writes the page onto `out` once the streams are walked: true then. */
-bool xd_status_page_step(struct xd_status_page *pg, struct xd_buf *out,
-			 uint64_t deadline_ns);
-
-void xd_status_page_free(struct xd_status_page *pg);
+/* The page for the pager (pager.h), whose state is an
+ * xd_status_page: written once the streams are walked. */
+extern const struct xd_pager_page xd_status_page_pager;
 
 #endif

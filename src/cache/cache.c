@@ -285,12 +285,18 @@ size_t xd_cache_replace(struct xd_cache *c, struct xd_snapshot **snaps,
 }
 
 size_t xd_cache_stage(struct xd_cache *c, struct xd_snapshot **snaps,
-		      size_t n)
+		      size_t n, bool *same)
 {
 	struct xd_cache_entry **all;
-	size_t nall, differ = 0;
+	/* candidates there before, and those replaced or dropped (a
+	 * candidate is NULL while nothing is staged) */
+	size_t nall, differ = 0, had = 0, moved = 0;
 
 	all = change_begin(c, snaps, n, &nall);
+	for (size_t i = 0; i < nall && !c->staged; i++)
+		XD_ASSERT_INFO(all[i]->cand == NULL,
+			       "candidate of key '%s' while nothing is staged",
+			       all[i]->key);
 	for (size_t i = 0; i < n; i++) {
 		struct xd_cache_entry *e = given(c, snaps[i]);
 		struct xd_snapshot *s = snaps[i];
@@ -304,12 +310,17 @@ size_t xd_cache_stage(struct xd_cache *c, struct xd_snapshot **snaps,
 			xd_snapshot_unref(s);
 			s = xd_snapshot_ref(e->cand);
 		}
+		/* compared while both are held: no address reused */
+		had += e->cand != NULL;
+		moved += e->cand != s;
 		xd_snapshot_unref(e->cand);
 		e->cand = s;
 		snaps[i] = NULL;
 	}
 	for (size_t i = 0; i < nall; i++) {
-		if (!all[i]->given) {
+		if (!all[i]->given && all[i]->cand != NULL) {
+			had++;
+			moved++;
 			xd_snapshot_unref(all[i]->cand);
 			all[i]->cand = NULL;
 		}
@@ -320,6 +331,8 @@ size_t xd_cache_stage(struct xd_cache *c, struct xd_snapshot **snaps,
 	if (differ == 0)
 		drop_candidates(c, all, nall);
 	change_end(c, all, nall);
+	/* none staged now: the same when none were */
+	*same = differ > 0 ? moved == 0 : had == 0;
 	return differ;
 }
 

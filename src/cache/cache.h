@@ -78,10 +78,12 @@ struct xd_snapshot *xd_cache_get_for(const struct xd_cache *c,
  * replaced by it (and to the staged one by that), so canaries of keys
  * the change leaves alone are not notified. Takes over the references.
  * Returns the number of keys whose candidate differs from their stable
- * snapshot; with none, nothing stays staged.
+ * snapshot; with none, nothing stays staged. `*same`: the candidate set
+ * is the very one staged before (xd_cache_candidates would list the
+ * same snapshots; none staged before or after counts as the same).
  */
 size_t xd_cache_stage(struct xd_cache *c, struct xd_snapshot **snaps,
-		      size_t n);
+		      size_t n, bool *same);
 
 /* Whether a candidate set is staged. */
 bool xd_cache_staged(const struct xd_cache *c);

@@ -40,7 +40,6 @@ struct xd_snapwatch {
 	size_t nfiles;
 	uv_timer_t timer;
 	struct dirwatch **dirs; /* dirs[0] is `dir` itself, if any */
-	size_t first; /* the first of dirs a scan may drop: 1 with `dir` */
 	size_t ndirs, cap;
 	size_t nlinks; /* in all dirs, at most XD_SNAPWATCH_MAX_LINKS */
 	size_t file_links; /* of those, noted for `files` at the last scan */
@@ -353,12 +352,13 @@ static void scan(struct xd_snapwatch *w)
 {
 	struct stat st;
 	DIR *d = NULL;
-	size_t keep = w->first, ncontent, links;
+	/* dirs[0], `dir` itself, is never dropped */
+	size_t first = w->dir != NULL ? 1 : 0, keep = first, ncontent, links;
 
 	if (w->dir != NULL)
 		renew_top(w);
 	for (size_t i = 0; i < w->ndirs; i++) {
-		w->dirs[i]->seen = i < w->first;
+		w->dirs[i]->seen = i < first;
 		clear_links(w->dirs[i]);
 	}
 	w->nlinks = 0;
@@ -390,7 +390,7 @@ static void scan(struct xd_snapwatch *w)
 	/* drop what is gone, replaced or no longer on the way; the new
 	 * watches were pushed after the old ones, and the old ones are
 	 * compacted in place */
-	for (size_t i = w->first; i < w->ndirs; i++) {
+	for (size_t i = first; i < w->ndirs; i++) {
 		struct dirwatch *dw = w->dirs[i];
 
 		if (dw->content ? dw->seen : dw->nlinks > 0)
@@ -425,7 +425,6 @@ int xd_snapwatch_start(struct xd_snapwatch **out, uv_loop_t *loop, const char *d
 	w->loop = loop;
 	w->dir = dir;
 	w->name = dir != NULL ? dir : "the TLS files";
-	w->first = dir != NULL ? 1 : 0;
 	w->delay_ms = delay_ms;
 	w->reloader = reloader;
 	while (files != NULL && files[w->nfiles] != NULL)

@@ -44,7 +44,9 @@ struct xd_etcd {
 	grpc_completion_queue *cq;
 	const struct xd_config *cfg;
 	struct xd_reloader *reloader;
-	struct xd_etcd_health *health; /* the owner's, kept up to date */
+	/* the owner's, kept up to date; its revision is the map's, the
+	 * one the watch resumes from */
+	struct xd_etcd_health *health;
 	grpc_channel_credentials *creds;
 	grpc_channel *channel; /* to endpoints[ep]; NULL between tries */
 	size_t ep;
@@ -54,7 +56,6 @@ struct xd_etcd {
 	ProtobufCBinaryData key, end;
 
 	struct xd_kvmap map;
-	int64_t revision;     /* of the map: the last Range's or event's */
 	bool need_range;      /* the map must be read whole again */
 	bool loaded;          /* a Range has filled the map */
 	/* why the watch is being cancelled (compaction, cancelled by
@@ -98,12 +99,6 @@ static void set_healthy(struct xd_etcd *e, bool healthy)
 		return;
 	e->health->healthy = healthy;
 	e->health->since_ms = xd_wall_ms();
-}
-
-static void set_revision(struct xd_etcd *e, int64_t revision)
-{
-	e->revision = revision;
-	e->health->revision = revision;
 }
 
 /* ---------------- calls ---------------- */
@@ -365,13 +360,13 @@ static void on_range(struct xd_tag *tag, bool ok)
 				     resp->kvs[i]->key.len,
 				     (const char *)resp->kvs[i]->value.data,
 				     resp->kvs[i]->value.len);
-	set_revision(e, resp->header->revision);
+	e->health->revision = resp->header->revision;
 	e->need_range = false;
 	e->loaded = true;
 	e->backoff_ms = XD_ETCD_BACKOFF_MIN_MS;
 	xd_info("etcd %s: read %zu key%s under '%s' at revision %lld",
 		endpoint(e), resp->n_kvs, resp->n_kvs == 1 ? "" : "s",
-		e->cfg->etcd.prefix, (long long)e->revision);
+		e->cfg->etcd.prefix, (long long)e->health->revision);
 	protobuf_c_message_free_unpacked(&resp->base, NULL);
 	xd_reload_request(e->reloader, "etcd", NULL, NULL);
 	start_watch(e);
@@ -445,11 +440,11 @@ static bool apply(struct xd_etcd *e, const Etcdserverpb__WatchResponse *w)
 
 	if (w->compact_revision != 0) {
 		xd_warn("etcd %s: revision %lld was compacted away (oldest kept: %lld); reading the prefix again",
-			endpoint(e), (long long)e->revision + 1,
+			endpoint(e), (long long)e->health->revision + 1,
 			(long long)w->compact_revision);
 		snprintf(e->cancel_why, sizeof(e->cancel_why),
 			 "revision %lld was compacted away (oldest kept: %lld)",
-			 (long long)e->revision + 1,
+			 (long long)e->health->revision + 1,
 			 (long long)w->compact_revision);
 		e->need_range = true;
 		return false;
@@ -468,15 +463,15 @@ static bool apply(struct xd_etcd *e, const Etcdserverpb__WatchResponse *w)
 		e->backoff_ms = XD_ETCD_BACKOFF_MIN_MS;
 		xd_info("etcd %s: watching '%s' from revision %lld",
 			endpoint(e), e->cfg->etcd.prefix,
-			(long long)e->revision + 1);
+			(long long)e->health->revision + 1);
 	}
 	for (size_t i = 0; i < w->n_events; i++) {
 		const Mvccpb__Event *ev = w->events[i];
 
 		if (ev->kv == NULL)
 			continue;
-		if (ev->kv->mod_revision > e->revision)
-			set_revision(e, ev->kv->mod_revision);
+		if (ev->kv->mod_revision > e->health->revision)
+			e->health->revision = ev->kv->mod_revision;
 		if (ev->type == MVCCPB__EVENT__EVENT_TYPE__Delete) {
 			xd_kvmap_delete(&e->map, (const char *)ev->kv->key.data,
 					ev->kv->key.len);
@@ -492,7 +487,7 @@ static bool apply(struct xd_etcd *e, const Etcdserverpb__WatchResponse *w)
 	if (changed > 0) {
 		xd_info("etcd %s: %zu change%s up to revision %lld; reloading once quiet for %llu ms",
 			endpoint(e), changed, changed == 1 ? "" : "s",
-			(long long)e->revision,
+			(long long)e->health->revision,
 			(unsigned long long)e->cfg->watch_delay_ms);
 		uv_timer_start(&e->quiet, on_quiet, e->cfg->watch_delay_ms, 0);
 	}
@@ -553,7 +548,7 @@ static void start_watch(struct xd_etcd *e)
 	move(e, WATCHING, "watching the prefix");
 	create.key = e->key;
 	create.range_end = e->end;
-	create.start_revision = e->revision + 1;
+	create.start_revision = e->health->revision + 1;
 	req.request_union_case = ETCDSERVERPB__WATCH_REQUEST__REQUEST_UNION_CREATE_REQUEST;
 	req.create_request = &create;
 	call_open(e, &e->watch, XD_ETCD_WATCH_METHOD, gpr_inf_future(GPR_CLOCK_REALTIME));

@@ -61,7 +61,8 @@ struct xd_etcd;
  */
 struct xd_etcd_health {
 	int64_t revision;     /* of the keys held: the last Range's or
-			       * change's; 0 before the first Range */
+			       * change's; 0 before the first Range. The
+			       * source's own: its watch resumes after it */
 	bool healthy;         /* read, and the watch established since
 			       * the last failure */
 	int64_t since_ms;     /* when `healthy` last changed, Unix ms */

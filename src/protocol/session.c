@@ -62,7 +62,7 @@ struct xd_sessions {
 	uv_timer_t wait_timer;
 	/* ack_timeout: one sweep over every stream each half timeout */
 	uv_timer_t sweep_timer;
-	struct xd_list *sweep_next; /* where a sweep goes on; NULL: none */
+	struct xd_sessions_cursor sweep; /* open while a sweep goes on */
 	struct xd_list all;     /* every session, oldest first */
 	struct xd_list queue;   /* sessions to pump, oldest first */
 	struct xd_list waiting; /* sessions in an EDS wait */
@@ -418,6 +418,8 @@ static void sweep_session(struct xd_session *ss, uint64_t now)
 	}
 }
 
+static struct xd_session *cursor_take(struct xd_sessions_cursor *c);
+
 /*
  * The sweep: SWEEP_BATCH streams per loop iteration, so that a large
  * fleet never holds the loop; the next sweep starts half a timeout
@@ -427,22 +429,22 @@ static void sweep_session(struct xd_session *ss, uint64_t now)
 static void on_sweep_tick(uv_timer_t *h)
 {
 	struct xd_sessions *m = h->data;
-	struct xd_list *n = m->sweep_next != NULL ? m->sweep_next : m->all.next;
+	struct xd_session *ss;
 	uint64_t now = xd_mono_ms();
 
 	XD_ASSERT_LOOP();
-	for (int i = 0; i < SWEEP_BATCH && n != &m->all; i++) {
-		struct xd_session *ss = xd_container_of(n, struct xd_session, all);
-
-		n = n->next; /* sweep_session ends no stream */
-		sweep_session(ss, now);
-	}
-	if (n != &m->all) {
-		m->sweep_next = n;
+	/* a cursor: a stream that closes between two ticks is stepped
+	 * over; one opened during the sweep waits for the next */
+	if (m->sweep.m == NULL)
+		xd_sessions_cursor_open(m, &m->sweep);
+	for (int i = 0; i < SWEEP_BATCH && (ss = cursor_take(&m->sweep)) != NULL;
+	     i++)
+		sweep_session(ss, now); /* ends no stream */
+	if (m->sweep.next != &m->all) {
 		uv_timer_start(h, on_sweep_tick, 0, 0);
 		return;
 	}
-	m->sweep_next = NULL;
+	xd_sessions_cursor_close(&m->sweep);
 	uv_timer_start(h, on_sweep_tick, m->cfg->ack_timeout_ms / 2, 0);
 }
 
@@ -678,8 +680,6 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 	struct xd_session *ss = st;
 
 	xd_list_remove(&ss->queued);
-	if (ss->mgr->sweep_next == &ss->all) /* the sweep goes on after it */
-		ss->mgr->sweep_next = ss->all.next;
 	cursors_skip(ss);
 	xd_list_remove(&ss->all);
 	wait_list_remove(ss);
@@ -744,6 +744,7 @@ void xd_sessions_free(struct xd_sessions *m)
 {
 	if (m == NULL)
 		return;
+	xd_sessions_cursor_close(&m->sweep);
 	/* a page still walking the streams would read freed sessions */
 	XD_ASSERT(xd_list_empty(&m->cursors));
 	m->closing = 3;
@@ -807,33 +808,43 @@ void xd_sessions_cursor_open(struct xd_sessions *m,
 	xd_list_push_back(&m->cursors, &c->link);
 }
 
+/* The cursor's next stream, which it moves past; NULL once the walk is
+ * over. The caller ends no stream before it takes the next. */
+static struct xd_session *cursor_take(struct xd_sessions_cursor *c)
+{
+	struct xd_sessions *m = c->m;
+	struct xd_session *ss;
+
+	/* a closed cursor is never moved past a closing stream */
+	XD_ASSERT(xd_list_linked(&c->link));
+	if (c->next == &m->all)
+		return NULL;
+	ss = xd_container_of(c->next, struct xd_session, all);
+	if (xd_stream_id(ss->stream) > c->last_id) {
+		c->next = &m->all; /* opened after the walk began */
+		return NULL;
+	}
+	c->next = c->next->next;
+	return ss;
+}
+
 bool xd_sessions_cursor_visit(struct xd_sessions_cursor *c, size_t max,
 			      void (*fn)(void *ctx,
 					 const struct xd_client_view *v),
 			      void *ctx)
 {
-	struct xd_sessions *m = c->m;
+	const struct xd_session *ss;
 	struct xd_client_view v;
 	/* a new reading at each call: a response sent since the last one
 	 * must not look sent in the future */
 	uint64_t now_mono = xd_mono_ms();
 
 	XD_ASSERT_LOOP();
-	/* a closed cursor is never moved past a closing stream */
-	XD_ASSERT(xd_list_linked(&c->link));
-	for (size_t i = 0; i < max && c->next != &m->all; i++) {
-		const struct xd_session *ss =
-			xd_container_of(c->next, struct xd_session, all);
-
-		if (xd_stream_id(ss->stream) > c->last_id) {
-			c->next = &m->all; /* opened after the walk began */
-			break;
-		}
-		c->next = c->next->next; /* fn ends no stream */
-		view(ss, &v, now_mono);
+	for (size_t i = 0; i < max && (ss = cursor_take(c)) != NULL; i++) {
+		view(ss, &v, now_mono); /* fn ends no stream */
 		fn(ctx, &v);
 	}
-	return c->next != &m->all;
+	return c->next != &c->m->all;
 }
 
 /* Streams visited between two looks at the clock: a view and its
@@ -887,11 +898,8 @@ static bool canary_answered(const struct xd_session *ss, uint64_t now_mono)
 	return true;
 }
 
-/* The canary streams with an admitted node: how many, how many of
- * them answered, and the oldest that has not (NULL: none). */
-static const struct xd_session *walk_canaries(struct xd_sessions *m,
-					      size_t *connected,
-					      size_t *answered)
+const char *xd_sessions_canaries(struct xd_sessions *m, size_t *connected,
+				 size_t *answered)
 {
 	const struct xd_session *waiting = NULL;
 	struct xd_list *n;
@@ -912,21 +920,7 @@ static const struct xd_session *walk_canaries(struct xd_sessions *m,
 		else if (waiting == NULL)
 			waiting = ss;
 	}
-	return waiting;
-}
-
-void xd_sessions_canaries(struct xd_sessions *m, size_t *connected,
-			  size_t *answered)
-{
-	walk_canaries(m, connected, answered);
-}
-
-const char *xd_sessions_canary_waiting(struct xd_sessions *m)
-{
-	size_t connected, answered;
-	const struct xd_session *ss = walk_canaries(m, &connected, &answered);
-
-	if (ss == NULL)
+	if (waiting == NULL)
 		return NULL;
-	return ss->client.node_id != NULL ? ss->client.node_id : "";
+	return waiting->client.node_id != NULL ? waiting->client.node_id : "";
 }

@@ -97,14 +97,12 @@ void xd_sessions_on_canary_nack(struct xd_sessions *m, xd_sessions_nack_fn fn,
  * The canary streams with an admitted node (`connected`), and how many
  * of them answered what the cache serves them now (`answered`): served
  * it, and no type they asked for waits for an ACK (NACKed types count
- * as answered). One walk over the streams.
+ * as answered). One walk over the streams. Returns the node id of the
+ * oldest that has not answered (borrowed: valid until the loop turns),
+ * or NULL.
  */
-void xd_sessions_canaries(struct xd_sessions *m, size_t *connected,
-			  size_t *answered);
-
-/* The node id of the oldest canary stream that has not answered what
- * it is served (borrowed: valid until the loop turns), or NULL. */
-const char *xd_sessions_canary_waiting(struct xd_sessions *m);
+const char *xd_sessions_canaries(struct xd_sessions *m, size_t *connected,
+				 size_t *answered);
 
 /* Calls `fn` for every stream, oldest first, with its client's view
  * (client.h). `fn` must not end streams. */

@@ -36,6 +36,7 @@ struct writer {
 	size_t n;
 	XXH3_state_t sum;
 	int err; /* the first errno, 0 while all is well */
+	bool hash_only; /* content_sum(): summed, never written */
 };
 
 static void flush(struct writer *w)
@@ -61,6 +62,8 @@ static void put(struct writer *w, const void *p, size_t len, bool summed)
 
 	if (summed)
 		XXH3_64bits_update(&w->sum, p, len);
+	if (w->hash_only)
+		return;
 	while (len > 0 && w->err == 0) {
 		size_t k = WBUF - w->n < len ? WBUF - w->n : len;
 
@@ -101,6 +104,39 @@ static uint64_t body_length(const struct xd_snapkey *keys, size_t n)
 			       keys[i].files[f].len;
 	}
 	return len;
+}
+
+/* The body, as the header's length counts it. */
+static void put_body(struct writer *w, const struct xd_snapkey *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		put_str(w, keys[i].key);
+		put_u(w, keys[i].nfiles, 4);
+		for (size_t f = 0; f < keys[i].nfiles; f++) {
+			const struct xd_snapfile *sf = &keys[i].files[f];
+
+			put_str(w, sf->path);
+			put_u(w, sf->json ? 1 : 0, 1);
+			put_u(w, sf->len, 8);
+			put(w, sf->text, sf->len, true);
+		}
+	}
+}
+
+/* What a state holds, without when it was saved: XXH3-64 of its body
+ * seeded with its key count, so that the same files give the same sum
+ * whenever they are saved. */
+static uint64_t content_sum(const struct xd_snapkey *keys, size_t n)
+{
+	struct writer *w = xd_calloc(1, sizeof(*w));
+	uint64_t sum;
+
+	w->hash_only = true;
+	XXH3_64bits_reset_withSeed(&w->sum, n);
+	put_body(w, keys, n);
+	sum = XXH3_64bits_digest(&w->sum);
+	free(w);
+	return sum;
 }
 
 /* fsync of the directory, so that the rename is on disk too. */
@@ -161,18 +197,7 @@ int xd_laststate_write(const char *path, const struct xd_snapkey *keys,
 	put_u(w, n, 4);
 	put_u(w, (uint64_t)saved_at_ms, 8);
 	put_u(w, body, 8);
-	for (size_t i = 0; i < n; i++) {
-		put_str(w, keys[i].key);
-		put_u(w, keys[i].nfiles, 4);
-		for (size_t f = 0; f < keys[i].nfiles; f++) {
-			const struct xd_snapfile *sf = &keys[i].files[f];
-
-			put_str(w, sf->path);
-			put_u(w, sf->json ? 1 : 0, 1);
-			put_u(w, sf->len, 8);
-			put(w, sf->text, sf->len, true);
-		}
-	}
+	put_body(w, keys, n);
 	sum = XXH3_64bits_digest(&w->sum);
 	for (unsigned i = 0; i < 8; i++)
 		trailer[i] = (unsigned char)(sum >> (8 * i));
@@ -405,6 +430,113 @@ int xd_laststate_read(const char *path, struct xd_snapkey **keys, size_t *n,
 	return -1;
 }
 
+/* ---------------- what is on disk ---------------- */
+
+/* The saved state on disk as last written or probed, to tell whether
+ * a save would change it. The file is known by its inode, size and
+ * modification time: replaced or edited behind xdsd's back, it is
+ * probed again. */
+struct on_disk {
+	bool known;
+	uint64_t sum; /* content_sum() of what it holds */
+	int64_t saved_at_ms;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+
+static void disk_stat(struct on_disk *d, const struct stat *st)
+{
+	d->dev = st->st_dev;
+	d->ino = st->st_ino;
+	d->size = st->st_size;
+	d->mtime = st->st_mtim;
+}
+
+/* Whether `path` is still the file `d` describes. */
+static bool disk_same(const struct on_disk *d, const char *path)
+{
+	struct stat st;
+
+	return d->known && stat(path, &st) == 0 && st.st_dev == d->dev &&
+	       st.st_ino == d->ino && st.st_size == d->size &&
+	       st.st_mtim.tv_sec == d->mtime.tv_sec &&
+	       st.st_mtim.tv_nsec == d->mtime.tv_nsec;
+}
+
+/* Reads `n` bytes at `p` whole: false on an error or the end. */
+static bool read_full(int fd, unsigned char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = read(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return false;
+		p += k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+/*
+ * What `path` holds, summed as content_sum() would sum the files it
+ * was written from, a buffer at a time (it may be large): `d` known
+ * only for a whole state of this format whose checksum holds. Anything
+ * else (none, damaged, another format) is unknown, and the next save
+ * writes.
+ */
+static void disk_probe(const char *path, struct on_disk *d)
+{
+	unsigned char head[HEADER_LEN], *buf = NULL;
+	XXH3_state_t whole, body;
+	struct reader r = {.p = head, .len = HEADER_LEN, .off = 8};
+	uint64_t format, nkeys, at, len, left;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	d->known = false;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size < HEADER_LEN + TRAILER_LEN ||
+	    !read_full(fd, head, HEADER_LEN) || memcmp(head, MAGIC, 8) != 0)
+		goto out;
+	format = get_u(&r, 4, "the format");
+	nkeys = get_u(&r, 4, "the key count");
+	at = get_u(&r, 8, "the time saved");
+	len = get_u(&r, 8, "the body's length");
+	if (format != FORMAT ||
+	    len != (uint64_t)st.st_size - HEADER_LEN - TRAILER_LEN)
+		goto out;
+	XXH3_64bits_reset(&whole);
+	XXH3_64bits_update(&whole, head, HEADER_LEN);
+	XXH3_64bits_reset_withSeed(&body, nkeys);
+	buf = xd_malloc(WBUF);
+	for (left = len; left > 0;) {
+		size_t k = left < WBUF ? (size_t)left : WBUF;
+
+		if (!read_full(fd, buf, k))
+			goto out;
+		XXH3_64bits_update(&whole, buf, k);
+		XXH3_64bits_update(&body, buf, k);
+		left -= k;
+	}
+	if (!read_full(fd, buf, TRAILER_LEN))
+		goto out;
+	r = (struct reader){.p = buf, .len = TRAILER_LEN};
+	if (XXH3_64bits_digest(&whole) != get_u(&r, 8, "the checksum"))
+		goto out;
+	d->sum = XXH3_64bits_digest(&body);
+	d->saved_at_ms = (int64_t)at;
+	disk_stat(d, &st);
+	d->known = true;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+}
+
 /* ---------------- the daemon's state ---------------- */
 
 struct xd_laststate {
@@ -420,6 +552,7 @@ struct xd_laststate {
 	size_t nkeys;
 	int64_t at_ms;
 	int rc;
+	bool unchanged; /* the state on disk holds these files already */
 	size_t bytes;
 	double seconds;
 	char err[1024];
@@ -431,6 +564,9 @@ struct xd_laststate {
 	 * (xd_laststate_held): one set at most, the newest. */
 	struct xd_snapkey *held;
 	size_t nheld;
+	/* The file as the saves left it: used by one save at a time, on
+	 * the thread pool. */
+	struct on_disk disk;
 };
 
 struct xd_laststate *xd_laststate_new(uv_loop_t *loop, const char *dir)
@@ -508,12 +644,23 @@ void xd_laststate_serving(struct xd_laststate *s, const char *source,
 
 static void save_start(struct xd_laststate *s);
 
-/* On the thread pool. */
+/* On the thread pool. A state on disk that holds these files already
+ * is left as it is (and its time with it): a reload that changes
+ * nothing costs no write and no fsync. */
 static void save_work(uv_work_t *w)
 {
 	struct xd_laststate *s = w->data;
-	uint64_t t0 = xd_mono_ms();
+	uint64_t t0 = xd_mono_ms(), sum = content_sum(s->keys, s->nkeys);
+	struct stat st;
 
+	if (!disk_same(&s->disk, s->path))
+		disk_probe(s->path, &s->disk);
+	if (s->disk.known && s->disk.sum == sum) {
+		s->unchanged = true;
+		s->at_ms = s->disk.saved_at_ms;
+		return;
+	}
+	s->disk.known = false; /* until this one is written */
 	if (mkdir(s->dir, 0700) != 0 && errno != EEXIST) {
 		snprintf(s->err, sizeof(s->err), "%s: cannot create the directory: %s",
 			 s->dir, strerror(errno));
@@ -523,6 +670,12 @@ static void save_work(uv_work_t *w)
 	s->rc = xd_laststate_write(s->path, s->keys, s->nkeys, s->at_ms,
 				   s->err, sizeof(s->err), &s->bytes);
 	s->seconds = (double)(xd_mono_ms() - t0) / 1000.0;
+	if (s->rc == 0 && stat(s->path, &st) == 0) {
+		s->disk.sum = sum;
+		s->disk.saved_at_ms = s->at_ms;
+		disk_stat(&s->disk, &st);
+		s->disk.known = true;
+	}
 }
 
 static void save_done(uv_work_t *w, int status)
@@ -539,7 +692,15 @@ static void save_done(uv_work_t *w, int status)
 		s->rc = -1;
 		snprintf(s->err, sizeof(s->err), "%s: save cancelled", s->path);
 	}
-	if (s->rc == 0) {
+	if (s->rc == 0 && s->unchanged) {
+		char when[32];
+
+		s->info.saves_unchanged++;
+		s->info.saved_at_ms = s->at_ms;
+		xd_jw_time(when, s->at_ms);
+		xd_info("the last good state in %s holds these snapshots already (saved %s): not rewritten",
+			s->path, when);
+	} else if (s->rc == 0) {
 		s->info.saves_ok++;
 		s->info.saved_at_ms = s->at_ms;
 		xd_info("saved the last good state to %s (%zu bytes) in %.3f s",
@@ -568,6 +729,7 @@ static void save_start(struct xd_laststate *s)
 	s->saving = true;
 	s->at_ms = xd_wall_ms();
 	s->rc = 0;
+	s->unchanged = false;
 	s->err[0] = '\0';
 	rc = uv_queue_work(s->loop, &s->work, save_work, save_done);
 	if (rc == 0)

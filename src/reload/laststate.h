@@ -13,7 +13,10 @@
  * STATE_DIR/snapshots.state, written whole after each accepted load
  * (the first included; with `rollout:`, once its rollout is promoted) to a temporary file in STATE_DIR, fsync'd,
  * renamed over the old one, and the directory fsync'd: a crash leaves
- * the old state or the new one, never a mix. Little-endian:
+ * the old state or the new one, never a mix. A load whose files the
+ * state on disk holds already (the same checksum of its body and key
+ * count) is not written again: "saved at" is when that content was
+ * first saved. Little-endian:
  *
  *   "xdsdlast"  u32 format (1)  u32 keys  i64 saved at (Unix ms)
  *   u64 length of the body
@@ -69,6 +72,8 @@ struct xd_laststate_info {
 	/* The state on disk as last written or read (0: none known). */
 	int64_t saved_at_ms;
 	unsigned long long saves_ok, saves_failed;
+	/* saves left undone: the state on disk held those files already */
+	unsigned long long saves_unchanged;
 	char *last_save_error; /* of the last save that failed, or NULL */
 };
 

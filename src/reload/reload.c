@@ -312,6 +312,15 @@ static void check_nodes_keep_a_snapshot(const struct xd_cache *cache,
 		load->rc = -1; /* xd_load_free releases what it loaded */
 }
 
+/* Loads the last good state into r->saved: on the loop for the first
+ * load, on the thread pool for a reload's. */
+static void load_saved(struct xd_reloader *r)
+{
+	r->saved.found = xd_laststate_load(r->last, r->schema, &r->saved.load,
+					   &r->saved.saved_at_ms,
+					   &r->saved.why);
+}
+
 /*
  * Nothing is served and the snapshots were refused (`refused`): serves
  * the last good state r->saved found instead, or says why it cannot.
@@ -447,9 +456,7 @@ int xd_reloader_load_first(struct xd_reloader *r)
 	if (load.rc != 0) {
 		log_errors(&load.diag);
 		if (r->last != NULL) {
-			r->saved.found = xd_laststate_load(
-				r->last, r->schema, &r->saved.load,
-				&r->saved.saved_at_ms, &r->saved.why);
+			load_saved(r);
 			rec->last_good =
 				serve_saved(r, &load.diag, &rec->changed);
 			saved_done(r);
@@ -473,10 +480,7 @@ int xd_reloader_load_first(struct xd_reloader *r)
 	/* with a rollout, the saved state decides who is served them */
 	r->saved.wanted = r->install != NULL && r->last != NULL;
 	if (r->saved.wanted)
-		r->saved.found = xd_laststate_load(r->last, r->schema,
-						   &r->saved.load,
-						   &r->saved.saved_at_ms,
-						   &r->saved.why);
+		load_saved(r);
 	rec->changed = put_in_use(r, snaps, n, "start-up", &staged);
 	saved_done(r);
 	r->serving = true;
@@ -523,10 +527,7 @@ static void work(uv_work_t *w)
 	}
 	/* refused: served instead; with a rollout: put_in_use() */
 	if (r->saved.wanted && (r->result.rc != 0 || r->install != NULL))
-		r->saved.found = xd_laststate_load(r->last, r->schema,
-						   &r->saved.load,
-						   &r->saved.saved_at_ms,
-						   &r->saved.why);
+		load_saved(r);
 	if (r->tls != NULL)
 		r->tls_next = xd_tls_read(r->tls, &r->tls_diag);
 	/* here, off the loop: a full diff renders every changed resource */
@@ -681,6 +682,15 @@ static void finish_dry(struct xd_reloader *r, struct xd_reload_record *rec)
 
 static void start_dry(struct xd_reloader *r);
 
+/* The running load was a dry run (or none): no longer, and its
+ * directory, the load's until it ended, freed. */
+static void dry_over(struct xd_reloader *r)
+{
+	r->dry = false;
+	free(r->dry_dir);
+	r->dry_dir = NULL;
+}
+
 /* What waits after a load: the reload asked meanwhile first (the files
  * may have changed after that load read them), else the oldest dry
  * run. */
@@ -706,9 +716,7 @@ static void dry_done(struct xd_reloader *r, struct waiter *waiters)
 	move(r, IDLE, "dry run over");
 	finish_dry(r, &rec);
 	xd_load_free(&r->result);
-	r->dry = false;
-	free(r->dry_dir);
-	r->dry_dir = NULL;
+	dry_over(r);
 	start_next(r);
 	answer(waiters, &rec);
 	record_clear(&rec);
@@ -732,9 +740,7 @@ static void work_done(uv_work_t *w, int status XD_UNUSED)
 		tls_done(r);
 		saved_done(r);
 		XD_ASSERT(waiters == NULL); /* answered at the stop */
-		r->dry = false;
-		free(r->dry_dir);
-		r->dry_dir = NULL;
+		dry_over(r);
 		return;
 	}
 	if (r->dry) {
@@ -766,6 +772,9 @@ static void work_done(uv_work_t *w, int status XD_UNUSED)
 		r->on_done(r->on_done_arg, rec);
 	answer(waiters, rec);
 }
+
+static void refuse_dry(struct xd_reloader *r, struct waiter *w,
+		       const char *why);
 
 static void start(struct xd_reloader *r)
 {
@@ -803,23 +812,16 @@ static void start(struct xd_reloader *r)
 	r->prev = NULL;
 	r->saved.wanted = false;
 	move(r, IDLE, "the reload could not start");
-	xd_diag_add(&failed.diag, "cannot start a reload");
 	xd_error("cannot start a reload");
 	if (r->dry) {
-		struct xd_reload_record rec = {0};
-
-		record_fill(r, &rec, r->trigger, false, &failed, &failed.diag);
-		rec.dry_run = true;
-		answer(r->current, &rec);
-		record_clear(&rec);
-		r->dry = false;
-		free(r->dry_dir);
-		r->dry_dir = NULL;
+		refuse_dry(r, r->current, "cannot start a reload");
+		dry_over(r);
 	} else {
+		xd_diag_add(&failed.diag, "cannot start a reload");
 		answer(r->current, record(r, r->trigger, false, &failed, &failed.diag));
+		xd_diag_clear(&failed.diag);
 	}
 	r->current = NULL;
-	xd_diag_clear(&failed.diag);
 	if (r->serving)
 		sd_notify(0, "READY=1");
 }

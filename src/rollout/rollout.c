@@ -126,17 +126,16 @@ static void roll_back(struct xd_rollout *ro, enum xd_rollout_state to,
 /* ---------------- the tick ---------------- */
 
 /*
- * Some connected canary has not answered: once none has for
- * rollout.timeout on end (since the rollout started, or since they had
- * all answered), the rollout fails, naming one. A canary that never
- * answers (stuck, or ignoring the change) would otherwise hold the
- * change back for ever without anyone hearing of it.
+ * Some connected canary has not answered (`node`, the oldest): once
+ * none has for rollout.timeout on end (since the rollout started, or
+ * since they had all answered), the rollout fails, naming it. A canary
+ * that never answers (stuck, or ignoring the change) would otherwise
+ * hold the change back for ever without anyone hearing of it.
  */
-static bool timed_out(struct xd_rollout *ro)
+static bool timed_out(struct xd_rollout *ro, const char *node)
 {
 	struct xd_rollout_status *st = &ro->st;
 	uint64_t now = uv_now(ro->loop), limit = ro->cfg->rollout.timeout_ms;
-	const char *node;
 	char why[512];
 
 	if (!ro->waiting) {
@@ -145,7 +144,6 @@ static bool timed_out(struct xd_rollout *ro)
 	}
 	if (limit == 0 || now - ro->waiting_since < limit)
 		return false;
-	node = xd_sessions_canary_waiting(ro->sessions);
 	snprintf(why, sizeof(why),
 		 "canary node '%.*s' did not answer within the timeout of %llu ms (%zu of %zu connected canaries answered)",
 		 XD_LOG_CLIP(strlen(node != NULL ? node : "?")),
@@ -159,14 +157,16 @@ static void on_tick(uv_timer_t *h)
 {
 	struct xd_rollout *ro = h->data;
 	struct xd_rollout_status *st = &ro->st;
+	const char *waiting;
 	char why[128];
 
 	XD_ASSERT_LOOP();
 	XD_ASSERT_INFO(active(st->state), "rollout %llu ticks while %s",
 		       (unsigned long long)st->id, state_names[st->state]);
-	xd_sessions_canaries(ro->sessions, &st->canaries, &st->answered);
+	waiting = xd_sessions_canaries(ro->sessions, &st->canaries,
+				       &st->answered);
 	if (st->answered < st->canaries) {
-		if (timed_out(ro))
+		if (timed_out(ro, waiting))
 			return;
 		if (st->state == XD_ROLLOUT_BAKING &&
 		    uv_now(ro->loop) >= ro->bake_until && !ro->waiting_logged) {
@@ -284,41 +284,16 @@ struct xd_rollout *xd_rollout_new(uv_loop_t *loop,
 	return ro;
 }
 
-/* Whether two candidate sets are the same snapshots. */
-static bool same_set(struct xd_snapshot **a, size_t na,
-		     struct xd_snapshot **b, size_t nb)
-{
-	if (na != nb)
-		return false;
-	for (size_t i = 0; i < na; i++)
-		if (a[i] != b[i])
-			return false;
-	return true;
-}
-
-static void free_set(struct xd_snapshot **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		xd_snapshot_unref(v[i]);
-	free(v);
-}
-
 size_t xd_rollout_install(void *rollout, struct xd_snapshot **snaps,
 			  size_t n, const char *trigger)
 {
 	struct xd_rollout *ro = rollout;
 	struct xd_rollout_status *st = &ro->st;
-	struct xd_snapshot **before, **after;
-	size_t nbefore, nafter, keys;
+	size_t keys;
 	bool was = active(st->state), same;
 
 	XD_ASSERT_LOOP();
-	before = xd_cache_candidates(ro->cache, &nbefore);
-	keys = xd_cache_stage(ro->cache, snaps, n);
-	after = xd_cache_candidates(ro->cache, &nafter);
-	same = same_set(before, nbefore, after, nafter);
-	free_set(before, nbefore);
-	free_set(after, nafter);
+	keys = xd_cache_stage(ro->cache, snaps, n, &same);
 	if (was && keys > 0 && same) {
 		xd_info("rollout %llu goes on: the reload (%s) changes nothing it staged",
 			(unsigned long long)st->id, trigger);

@@ -169,6 +169,20 @@ static void on_collection(struct build *bd, const struct xd_item *it,
 }
 
 /* Every resource, in file order: name it, find its references, add it. */
+/* A resource of type `t` (or a variant of one) went into its table:
+ * recorded in file order, and the annotations on it applied. */
+static void accepted(struct build *bd, const struct xd_item *it,
+		     enum xd_rtype t, const char *name)
+{
+	struct xd_parsed_op *op = record(bd, it, XD_PARSED_ENTRY, t, name);
+
+	restrict_access(bd->b[t], t, &bd->ann);
+	op->open_secret = t == XD_SECRET && !bd->ann.allow_set;
+	bd->pf->nopen += op->open_secret;
+	if (bd->ann.ttl_ms > 0)
+		xd_table_builder_ttl(bd->b[t], bd->ann.ttl_ms);
+}
+
 static int on_item(const struct xd_item *it, void *arg)
 {
 	struct build *bd = arg;
@@ -218,30 +232,15 @@ static int on_item(const struct xd_item *it, void *arg)
 		xd_diag_add(bd->diag, "%s:%u:%u: %s: a name must not hold the control character 0x1f",
 			    bd->file->path, it->line, it->column, it->path);
 	} else if (bd->ann.dpc != NULL) {
-		if (add_variant(bd, t, it, &info, data, len) == 0) {
-			struct xd_parsed_op *op =
-				record(bd, it, XD_PARSED_ENTRY, t, info.name);
-
-			restrict_access(bd->b[t], t, &bd->ann);
-			op->open_secret = t == XD_SECRET && !bd->ann.allow_set;
-			bd->pf->nopen += op->open_secret;
-			if (bd->ann.ttl_ms > 0)
-				xd_table_builder_ttl(bd->b[t], bd->ann.ttl_ms);
-		}
+		if (add_variant(bd, t, it, &info, data, len) == 0)
+			accepted(bd, it, t, info.name);
 	} else if (xd_table_builder_add(bd->b[t], info.name, data, len,
 				 info.refs, info.nrefs,
 				 (const char *const *)info.aliases, info.naliases,
-				 bd->file->path, it->line, &first) != 0)
+				 bd->file->path, it->line, &first) != 0) {
 		record(bd, it, XD_PARSED_DUP, t, info.name);
-	else {
-		struct xd_parsed_op *op =
-			record(bd, it, XD_PARSED_ENTRY, t, info.name);
-
-		restrict_access(bd->b[t], t, &bd->ann);
-		op->open_secret = t == XD_SECRET && !bd->ann.allow_set;
-		bd->pf->nopen += op->open_secret;
-		if (bd->ann.ttl_ms > 0)
-			xd_table_builder_ttl(bd->b[t], bd->ann.ttl_ms);
+	} else {
+		accepted(bd, it, t, info.name);
 	}
 	xd_resinfo_clear(&info);
 	free(renamed);

@@ -53,8 +53,12 @@ struct put {
 struct push {
 	const struct xc_opts *o;
 	struct xd_config cfg;  /* xdsd.yaml's (-c) or the defaults */
-	char **endpoints;      /* --etcd split, or cfg's */
+	/* --etcd split (owned, checked here), or cfg's (checked by
+	 * xd_config_load: one host:port each) */
+	char *const *endpoints;
 	size_t nendpoints;
+	char **split;
+	size_t nsplit;
 	const char *prefix;
 	struct put *puts;
 	size_t nputs;
@@ -301,18 +305,20 @@ static int push_to(const struct push *p, const char *endpoint)
 
 /* ---------------- settings and the directory ---------------- */
 
-/* Splits "a:1,b:2" into the endpoints. */
+/* Splits "a:1,b:2" (--etcd) into the endpoints. */
 static void split_endpoints(struct push *p, const char *list)
 {
 	char *copy = xd_strdup(list), *save = NULL;
 
 	for (char *t = strtok_r(copy, ",", &save); t != NULL;
 	     t = strtok_r(NULL, ",", &save)) {
-		p->endpoints = xd_reallocarray(p->endpoints, p->nendpoints + 1,
-					       sizeof(*p->endpoints));
-		p->endpoints[p->nendpoints++] = xd_strdup(t);
+		p->split = xd_reallocarray(p->split, p->nsplit + 1,
+					   sizeof(*p->split));
+		p->split[p->nsplit++] = xd_strdup(t);
 	}
 	free(copy);
+	p->endpoints = p->split;
+	p->nendpoints = p->nsplit;
 }
 
 /* xdsd.yaml (-c), then the command line over it. XC_OK or XC_USAGE. */
@@ -337,19 +343,20 @@ static int settings(struct push *p)
 	list = o->etcd;
 	if (list == NULL && p->cfg.etcd.nendpoints == 0)
 		list = DEFAULT_ENDPOINT;
-	if (list != NULL) {
+	if (list == NULL) {
+		p->endpoints = p->cfg.etcd.endpoints;
+		p->nendpoints = p->cfg.etcd.nendpoints;
+	} else {
 		split_endpoints(p, list);
 		if (p->nendpoints == 0)
 			return xc_usage_error("--etcd '%s': no endpoint", list);
-	} else {
-		for (size_t i = 0; i < p->cfg.etcd.nendpoints; i++)
-			split_endpoints(p, p->cfg.etcd.endpoints[i]);
 	}
-	for (size_t i = 0; i < p->nendpoints; i++) {
-		const char *why = xd_address_error(p->endpoints[i]);
+	/* the configuration's were checked as it loaded */
+	for (size_t i = 0; i < p->nsplit; i++) {
+		const char *why = xd_address_error(p->split[i]);
 
-		if (why != NULL || strncmp(p->endpoints[i], "unix:", 5) == 0)
-			return xc_usage_error("etcd endpoint '%s': %s", p->endpoints[i],
+		if (why != NULL || strncmp(p->split[i], "unix:", 5) == 0)
+			return xc_usage_error("etcd endpoint '%s': %s", p->split[i],
 					      why != NULL ? why : "a host:port address");
 	}
 	p->prefix = o->prefix != NULL ? o->prefix : p->cfg.etcd.prefix;
@@ -473,9 +480,9 @@ int xc_push(const struct xc_opts *o, int argc, char **args)
 	for (size_t i = 0; i < p.nputs; i++)
 		free(p.puts[i].key);
 	free(p.puts);
-	for (size_t i = 0; i < p.nendpoints; i++)
-		free(p.endpoints[i]);
-	free(p.endpoints);
+	for (size_t i = 0; i < p.nsplit; i++)
+		free(p.split[i]);
+	free(p.split);
 	xd_snapdir_free(keys, nkeys);
 	xd_config_free(&p.cfg);
 	free(dir);

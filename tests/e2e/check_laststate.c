@@ -2,7 +2,8 @@
 /*
  * The last good state (`state_dir:`), end to end: the real daemon,
  * real files and signals, a real gRPC client. Each accepted load is
- * saved; a start whose snapshots are broken serves the saved state
+ * saved, unless the state on disk holds it already; a start whose
+ * snapshots are broken serves the saved state
  * (same versions), says so in the log, /metrics and /status.json, and
  * refuses the broken files until they are fixed. Without a state, or
  * with a damaged one, the start is refused as without state_dir.
@@ -22,6 +23,7 @@
 #define START_MS 10000
 #define STOP_MS 5000
 #define SAVED "saved the last good state to "
+#define UNCHANGED "holds these snapshots already"
 #define BROKEN "clusters:\n- {name: c, type: EDS}\n"
 #define BROKEN_WHY "cluster 'c' refers to endpoints 'c', which is not in the snapshot"
 
@@ -248,6 +250,93 @@ START_TEST(saved_after_each_accepted_reload)
 }
 END_TEST
 
+/* The inode and modification time of `path`, which must exist. */
+static struct stat file_id(const char *path)
+{
+	struct stat sb;
+
+	ck_assert_int_eq(stat(path, &sb), 0);
+	return sb;
+}
+
+/* xdsd_state_saves_total of `result` (ok, error, unchanged). */
+static double saves(const struct xdt_daemon *d, const char *result)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "xdsd_state_saves_total{result=\"%s\"}", result);
+	return xdt_daemon_metric(d, name);
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/*
+ * A load whose files the saved state holds already does not rewrite
+ * it (a reload that changes nothing, a restart on the same files):
+ * same inode, same time, same saved_at, counted as unchanged. A change
+ * is written, and so is a state removed behind xdsd's back.
+ */
+START_TEST(unchanged_content_is_not_rewritten)
+{
+	char *dir = xdtest_snapdir(), *state = xdtest_snapdir(),
+	     *file = state_file(state), *at1, *at;
+	struct xdt_daemon *d;
+	struct stat first, now;
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 1);
+	d = start(dir, state);
+	ck_assert(xdt_daemon_wait_log(d, SAVED, 5000));
+	first = file_id(file);
+	at1 = saved_at(d);
+
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, UNCHANGED, 5000));
+	now = file_id(file);
+	ck_assert_msg(same_file(&first, &now), "a reload that changes nothing rewrote %s", file);
+	at = saved_at(d);
+	ck_assert_str_eq(at, at1);
+	free(at);
+	ck_assert(saves(d, "ok") == 1 && saves(d, "unchanged") == 1);
+	xdt_daemon_stop(d, STOP_MS);
+
+	/* a restart on the same files: the state on disk is probed */
+	d = start(dir, state);
+	ck_assert(xdt_daemon_wait_log(d, UNCHANGED, 5000));
+	ck_assert_int_eq(xdt_daemon_log_count(d, SAVED), 0);
+	now = file_id(file);
+	ck_assert(same_file(&first, &now));
+	at = saved_at(d);
+	ck_assert_str_eq(at, at1);
+	free(at);
+
+	/* a change is written, with its own time */
+	xdtest_write_clusters(dir, "default.yaml", "b", 1);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, SAVED, 5000));
+	now = file_id(file);
+	ck_assert(!same_file(&first, &now));
+	at = saved_at(d);
+	ck_assert_str_ne(at, at1);
+	free(at);
+
+	/* gone behind xdsd's back: written again, though nothing changed */
+	ck_assert_int_eq(unlink(file), 0);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log_count(d, SAVED, 2, 5000));
+	ck_assert_int_eq(access(file, R_OK), 0);
+	ck_assert(saves(d, "ok") == 2 && saves(d, "unchanged") == 1);
+	xdt_daemon_stop(d, STOP_MS);
+	free(at1);
+	free(file);
+	free(state);
+	free(dir);
+}
+END_TEST
+
 /* A save that cannot be written is logged and counted; the load it
  * followed is served all the same. */
 START_TEST(failed_save_never_fails_a_load)
@@ -411,6 +500,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, broken_start_serves_last_good);
 	tcase_add_test(tc, saved_after_each_accepted_reload);
+	tcase_add_test(tc, unchanged_content_is_not_rewritten);
 	tcase_add_test(tc, failed_save_never_fails_a_load);
 	tcase_add_test(tc, nothing_saved_refuses_to_start);
 	tcase_add_test(tc, damaged_state_is_refused);

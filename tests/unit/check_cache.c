@@ -65,6 +65,9 @@ static const char *served(struct xd_cache *c, const char *key, bool canary)
 	return buf;
 }
 
+/* Whether the last install() staging left the candidate set as it was. */
+static bool staged_same;
+
 static void install(struct xd_cache *c, bool stage, const char *dflt,
 		    const char *web)
 {
@@ -76,7 +79,7 @@ static void install(struct xd_cache *c, bool stage, const char *dflt,
 	if (web != NULL)
 		v[n++] = snap("web", web);
 	if (stage)
-		xd_cache_stage(c, v, n);
+		xd_cache_stage(c, v, n, &staged_same);
 	else
 		xd_cache_replace(c, v, n);
 }
@@ -131,6 +134,7 @@ START_TEST(unstage_takes_canaries_back)
 	/* the default changes and web's own snapshot goes: web's canary
 	 * falls back to the candidate default */
 	install(c, true, "d2", NULL);
+	ck_assert(!staged_same);
 	ck_assert_str_eq(served(c, "web", true), "d2");
 	ck_assert_str_eq(served(c, "api", true), "d2");
 	ck_assert_int_eq(web_canary.told, 1);
@@ -148,9 +152,10 @@ START_TEST(unstage_takes_canaries_back)
 	ck_assert_int_eq(other_canary.told, 2);
 	ck_assert_int_eq(web.told, 0);
 
-	/* staging what is served already stages nothing */
+	/* staging what is served already stages nothing, as before */
 	install(c, true, "d1", "w1");
 	ck_assert(!xd_cache_staged(c));
+	ck_assert(staged_same);
 	ck_assert_int_eq(web_canary.told, 2);
 
 	/* the watchers still watching are let go */
@@ -168,11 +173,17 @@ START_TEST(restaging_keeps_what_did_not_change)
 	watch(c, &api_canary, "api", true);
 	watch(c, &web, "web", false);
 	install(c, true, "d2", "w2");
+	ck_assert(!staged_same);
 	ck_assert_int_eq(web_canary.told, 1);
 	ck_assert_int_eq(api_canary.told, 1);
+	/* the same set again: the very candidates, said so */
+	install(c, true, "d2", "w2");
+	ck_assert(staged_same);
+	ck_assert_int_eq(web_canary.told + api_canary.told, 2);
 	/* a new set changing only the default again: web's canary keeps
 	 * its candidate and hears nothing */
 	install(c, true, "d3", "w2");
+	ck_assert(!staged_same);
 	ck_assert_int_eq(web_canary.told, 1);
 	ck_assert_int_eq(api_canary.told, 2);
 	ck_assert_str_eq(served(c, "api", true), "d3");
