@@ -48,8 +48,8 @@ struct xd_etcd {
 	 * one the watch resumes from */
 	struct xd_etcd_health *health;
 	grpc_channel_credentials *creds;
-	grpc_channel *channel; /* to endpoints[ep]; NULL between tries */
-	size_t ep;
+	grpc_channel *channel; /* to the health's endpoint; NULL between
+				* tries */
 	enum state state;
 
 	/* the prefix as etcd's key range [key, end), for Range and Watch */
@@ -89,7 +89,7 @@ static void move(struct xd_etcd *e, enum state to, const char *why)
 
 static const char *endpoint(const struct xd_etcd *e)
 {
-	return e->cfg->etcd.endpoints[e->ep];
+	return e->cfg->etcd.endpoints[e->health->endpoint];
 }
 
 /* Healthy: read, and watching since the last failure. */
@@ -236,8 +236,8 @@ static void schedule_retry(struct xd_etcd *e, const char *what,
 	if (e->channel != NULL)
 		grpc_channel_destroy(e->channel);
 	e->channel = NULL;
-	e->ep = (e->ep + 1) % e->cfg->etcd.nendpoints;
-	e->health->endpoint = e->ep;
+	e->health->endpoint =
+		(e->health->endpoint + 1) % e->cfg->etcd.nendpoints;
 	set_healthy(e, false);
 	e->backoff_ms = e->backoff_ms * 2 > XD_ETCD_BACKOFF_MAX_MS ?
 				XD_ETCD_BACKOFF_MAX_MS :
