@@ -5,13 +5,21 @@
  * default; many mutual-TLS clients handshaking at once on their own
  * connections are all served, and the daemon stops cleanly with their
  * streams open (every thread sees the queue's shutdown and is joined).
+ * Threads past the first sleep while the queue is quiet, even with
+ * traffic on the connections, come back at the next completion, and
+ * the daemon stops cleanly while they sleep.
  */
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "daemon.h"
@@ -21,6 +29,8 @@
 #define STOP_MS 10000
 #define WAIT_MS 20000
 #define CLIENTS 64
+/* the bridge's XD_BRIDGE_LINGER_MS, and some */
+#define PARK_MS 2500
 
 /* Threads of `pid` named `name` (/proc/PID/task/N/comm). */
 static int threads_named(pid_t pid, const char *name)
@@ -127,6 +137,165 @@ START_TEST(many_tls_clients_at_once_on_four_threads)
 }
 END_TEST
 
+#define MAX_IO 8
+
+/* Context switches so far of each thread of `pid` named `name`, by
+ * thread id (/proc/PID/task/N/status); returns how many threads. */
+static int switches_named(pid_t pid, const char *name, int *tid, long *sw)
+{
+	char path[320], line[128];
+	struct dirent *e;
+	DIR *dir;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	ck_assert_msg(dir != NULL, "cannot list %s", path);
+	while ((e = readdir(dir)) != NULL && n < MAX_IO) {
+		bool named = false;
+		long total = 0;
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/status",
+			 (int)pid, e->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue; /* a thread that just ended */
+		while (fgets(line, sizeof(line), f) != NULL) {
+			long v;
+
+			if (strncmp(line, "Name:", 5) == 0)
+				named = strncmp(line + 5 + strspn(line + 5, " \t"),
+						name, strlen(name)) == 0;
+			else if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
+				 sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
+				total += v;
+		}
+		fclose(f);
+		if (named) {
+			tid[n] = atoi(e->d_name);
+			sw[n++] = total;
+		}
+	}
+	closedir(dir);
+	return n;
+}
+
+/* Switches of thread `t` in a sample taken by switches_named, -1 if
+ * it is not there. */
+static long switches_of(int t, const int *tid, const long *sw, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (tid[i] == t)
+			return sw[i];
+	return -1;
+}
+
+/*
+ * A bare HTTP/2 connection to 127.0.0.1:`port` that has said its
+ * preface and acknowledged the server's settings: traffic for gRPC's
+ * pollers that makes no completion (as a keepalive ping's answer).
+ */
+static int h2_open(int port)
+{
+	static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+	static const unsigned char settings[9] = {0, 0, 0, 4, 0, 0, 0, 0, 0};
+	static const unsigned char settings_ack[9] = {0, 0, 0, 4, 1, 0, 0, 0, 0};
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct pollfd p;
+	char buf[512];
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert(fd >= 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	ck_assert(write(fd, preface, sizeof(preface) - 1) == sizeof(preface) - 1);
+	ck_assert(write(fd, settings, sizeof(settings)) == sizeof(settings));
+	p = (struct pollfd){.fd = fd, .events = POLLIN};
+	ck_assert_msg(poll(&p, 1, WAIT_MS) == 1, "no settings from xdsd");
+	ck_assert(read(fd, buf, sizeof(buf)) > 0);
+	ck_assert(write(fd, settings_ack, sizeof(settings_ack)) == sizeof(settings_ack));
+	return fd;
+}
+
+/* Pings over `fd` every 50 ms for `ms`, reading the answers. */
+static void h2_ping_for(int fd, int ms)
+{
+	unsigned char ping[17] = {0, 0, 8, 6, 0, 0, 0, 0, 0};
+	char buf[512];
+
+	for (int t = 0; t < ms; t += 50) {
+		ping[16] = (unsigned char)t;
+		ck_assert(write(fd, ping, sizeof(ping)) == sizeof(ping));
+		xdtest_sleep_ms(50);
+		while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+			;
+	}
+}
+
+/*
+ * io_threads: 2. Once the queue has been quiet for a while, one thread
+ * polls and the other sleeps: a peer's pings (answered inside gRPC, no
+ * completion) wake only the first. A new stream (completions) wakes
+ * the other; and the daemon stops cleanly while it sleeps again.
+ */
+START_TEST(threads_past_the_first_sleep_while_the_queue_is_quiet)
+{
+	char *dir = xdtest_clusters_snapdir(2), cfg[1024];
+	int tid[2][MAX_IO], n[2], fd, polled = 0, slept = -1;
+	long sw[2][MAX_IO], after;
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s1, *s2;
+
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nsnapshots: %s\nio_threads: 2\n"
+		 "min_client_ping_interval: 0\n", dir);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	c = xdc_connect(d->target);
+	s1 = xdc_watch_clusters(c, "n1", "prod");
+	ck_assert_int_eq(xdc_next_clusters(s1, WAIT_MS, NULL), 2);
+	fd = h2_open(d->port);
+	h2_ping_for(fd, PARK_MS);
+
+	/* pings only: one thread wakes for them, the other sleeps on */
+	n[0] = switches_named(d->pid, "xdsd-io", tid[0], sw[0]);
+	ck_assert_int_eq(n[0], 2);
+	h2_ping_for(fd, 2000);
+	n[1] = switches_named(d->pid, "xdsd-io", tid[1], sw[1]);
+	for (int i = 0; i < n[0]; i++) {
+		after = switches_of(tid[0][i], tid[1], sw[1], n[1]);
+		ck_assert_msg(after >= 0, "I/O thread %d ended", tid[0][i]);
+		if (after > sw[0][i])
+			polled++;
+		else
+			slept = tid[0][i];
+	}
+	ck_assert_msg(polled == 1 && slept > 0,
+		      "%d of 2 I/O threads woke for 40 pings that make no completion",
+		      polled);
+
+	/* a stream: completions, and the sleeping thread polls again */
+	s2 = xdc_watch_clusters(c, "n2", "prod");
+	ck_assert_int_eq(xdc_next_clusters(s2, WAIT_MS, NULL), 2);
+	n[1] = switches_named(d->pid, "xdsd-io", tid[1], sw[1]);
+	ck_assert_msg(switches_of(slept, tid[1], sw[1], n[1]) >
+			      switches_of(slept, tid[0], sw[0], n[0]),
+		      "the sleeping I/O thread did not wake for a new stream");
+
+	/* it sleeps again, and the daemon stops all the same */
+	h2_ping_for(fd, PARK_MS);
+	stop(d);
+	close(fd);
+	xdc_stream_free(s1);
+	xdc_stream_free(s2);
+	xdc_conn_free(c);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("io_threads");
@@ -136,6 +305,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, one_io_thread_per_core_by_default);
 	tcase_add_test(tc, many_tls_clients_at_once_on_four_threads);
+	tcase_add_test(tc, threads_past_the_first_sleep_while_the_queue_is_quiet);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
