@@ -7,7 +7,8 @@
  * streams open (every thread sees the queue's shutdown and is joined).
  * Threads past the first sleep while the queue is quiet, even with
  * traffic on the connections, come back at the next completion, and
- * the daemon stops cleanly while they sleep.
+ * the daemon stops cleanly while they sleep. gRPC's threads run with a
+ * timer slack of 50 ms, the loop thread with the default.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -296,6 +297,49 @@ START_TEST(threads_past_the_first_sleep_while_the_queue_is_quiet)
 }
 END_TEST
 
+/* Timer slack of thread `tid` (/proc/TID/timerslack_ns), -1 if unread. */
+static long slack_of(int tid)
+{
+	char path[64];
+	long ns = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/timerslack_ns", tid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return -1;
+	if (fscanf(f, "%ld", &ns) != 1)
+		ns = -1;
+	fclose(f);
+	return ns;
+}
+
+/*
+ * gRPC's timer thread and the I/O threads may wake 50 ms late, so that
+ * the keepalive pings due within that time go out together; the loop
+ * thread keeps the slack it started with (this process's).
+ */
+START_TEST(grpc_threads_have_timer_slack_and_the_loop_has_not)
+{
+	char *dir = xdtest_clusters_snapdir(2);
+	struct xdt_daemon *d = start_mtls(dir, "io_threads: 2\n");
+	int tid[MAX_IO], n;
+	long sw[MAX_IO];
+
+	ck_assert_int_eq(slack_of(d->pid), slack_of((int)getpid()));
+	n = switches_named(d->pid, "xdsd-io", tid, sw);
+	ck_assert_int_eq(n, 2);
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(slack_of(tid[i]), 50000000);
+	n = switches_named(d->pid, "grpc_global_tim", tid, sw);
+	ck_assert_int_ge(n, 1);
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(slack_of(tid[i]), 50000000);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("io_threads");
@@ -306,6 +350,7 @@ int main(void)
 	tcase_add_test(tc, one_io_thread_per_core_by_default);
 	tcase_add_test(tc, many_tls_clients_at_once_on_four_threads);
 	tcase_add_test(tc, threads_past_the_first_sleep_while_the_queue_is_quiet);
+	tcase_add_test(tc, grpc_threads_have_timer_slack_and_the_loop_has_not);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
