@@ -33,10 +33,17 @@
 /* the bridge's XD_BRIDGE_LINGER_MS, and some */
 #define PARK_MS 2500
 
-/* Threads of `pid` named `name` (/proc/PID/task/N/comm). */
-static int threads_named(pid_t pid, const char *name)
+#define MAX_IO 8
+
+/*
+ * Threads of `pid` named `name`; the first `max` of them also give their
+ * thread id and their context switches so far, voluntary and not, in
+ * `tid` and `sw` (/proc/PID/task/N/status).
+ */
+static int threads_named(pid_t pid, const char *name, int *tid, long *sw,
+			 int max)
 {
-	char path[320], comm[64];
+	char path[320], line[128];
 	struct dirent *e;
 	DIR *dir;
 	int n = 0;
@@ -45,20 +52,34 @@ static int threads_named(pid_t pid, const char *name)
 	dir = opendir(path);
 	ck_assert_msg(dir != NULL, "cannot list %s", path);
 	while ((e = readdir(dir)) != NULL) {
+		bool named = false;
+		long total = 0;
 		FILE *f;
 
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", (int)pid,
-			 e->d_name);
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/status",
+			 (int)pid, e->d_name);
 		f = fopen(path, "r");
 		if (f == NULL)
 			continue; /* a thread that just ended */
-		if (fgets(comm, sizeof(comm), f) != NULL) {
-			comm[strcspn(comm, "\n")] = '\0';
-			n += strcmp(comm, name) == 0;
+		while (fgets(line, sizeof(line), f) != NULL) {
+			long v;
+
+			line[strcspn(line, "\n")] = '\0';
+			if (strncmp(line, "Name:", 5) == 0)
+				named = strcmp(line + 5 + strspn(line + 5, " \t"),
+					       name) == 0;
+			else if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
+				 sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
+				total += v;
 		}
 		fclose(f);
+		if (named && n < max) {
+			tid[n] = atoi(e->d_name);
+			sw[n] = total;
+		}
+		n += named;
 	}
 	closedir(dir);
 	return n;
@@ -97,7 +118,7 @@ START_TEST(one_io_thread_per_core_by_default)
 
 	ck_assert(sched_getaffinity(0, sizeof(set), &set) == 0);
 	cores = CPU_COUNT(&set);
-	ck_assert_int_eq(threads_named(d->pid, "xdsd-io"), cores);
+	ck_assert_int_eq(threads_named(d->pid, "xdsd-io", NULL, NULL, 0), cores);
 	stop(d);
 	free(dir);
 }
@@ -116,7 +137,7 @@ START_TEST(many_tls_clients_at_once_on_four_threads)
 	struct xdc_conn *c[CLIENTS];
 	struct xdc_stream *s[CLIENTS];
 
-	ck_assert_int_eq(threads_named(d->pid, "xdsd-io"), 4);
+	ck_assert_int_eq(threads_named(d->pid, "xdsd-io", NULL, NULL, 0), 4);
 	ck_assert(xdt_daemon_wait_log(d, "info: 4 I/O threads for gRPC", 100));
 	for (int i = 0; i < CLIENTS; i++) {
 		c[i] = xdc_connect_tls(d->target, xdtest_cert("ca.pem"),
@@ -138,53 +159,7 @@ START_TEST(many_tls_clients_at_once_on_four_threads)
 }
 END_TEST
 
-#define MAX_IO 8
-
-/* Context switches so far of each thread of `pid` named `name`, by
- * thread id (/proc/PID/task/N/status); returns how many threads. */
-static int switches_named(pid_t pid, const char *name, int *tid, long *sw)
-{
-	char path[320], line[128];
-	struct dirent *e;
-	DIR *dir;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	dir = opendir(path);
-	ck_assert_msg(dir != NULL, "cannot list %s", path);
-	while ((e = readdir(dir)) != NULL && n < MAX_IO) {
-		bool named = false;
-		long total = 0;
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/status",
-			 (int)pid, e->d_name);
-		f = fopen(path, "r");
-		if (f == NULL)
-			continue; /* a thread that just ended */
-		while (fgets(line, sizeof(line), f) != NULL) {
-			long v;
-
-			if (strncmp(line, "Name:", 5) == 0)
-				named = strncmp(line + 5 + strspn(line + 5, " \t"),
-						name, strlen(name)) == 0;
-			else if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
-				 sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
-				total += v;
-		}
-		fclose(f);
-		if (named) {
-			tid[n] = atoi(e->d_name);
-			sw[n++] = total;
-		}
-	}
-	closedir(dir);
-	return n;
-}
-
-/* Switches of thread `t` in a sample taken by switches_named, -1 if
+/* Switches of thread `t` in a sample taken by threads_named, -1 if
  * it is not there. */
 static long switches_of(int t, const int *tid, const long *sw, int n)
 {
@@ -262,10 +237,11 @@ START_TEST(threads_past_the_first_sleep_while_the_queue_is_quiet)
 	h2_ping_for(fd, PARK_MS);
 
 	/* pings only: one thread wakes for them, the other sleeps on */
-	n[0] = switches_named(d->pid, "xdsd-io", tid[0], sw[0]);
+	n[0] = threads_named(d->pid, "xdsd-io", tid[0], sw[0], MAX_IO);
 	ck_assert_int_eq(n[0], 2);
 	h2_ping_for(fd, 2000);
-	n[1] = switches_named(d->pid, "xdsd-io", tid[1], sw[1]);
+	n[1] = threads_named(d->pid, "xdsd-io", tid[1], sw[1], MAX_IO);
+	ck_assert_int_eq(n[1], 2);
 	for (int i = 0; i < n[0]; i++) {
 		after = switches_of(tid[0][i], tid[1], sw[1], n[1]);
 		ck_assert_msg(after >= 0, "I/O thread %d ended", tid[0][i]);
@@ -281,7 +257,8 @@ START_TEST(threads_past_the_first_sleep_while_the_queue_is_quiet)
 	/* a stream: completions, and the sleeping thread polls again */
 	s2 = xdc_watch_clusters(c, "n2", "prod");
 	ck_assert_int_eq(xdc_next_clusters(s2, WAIT_MS, NULL), 2);
-	n[1] = switches_named(d->pid, "xdsd-io", tid[1], sw[1]);
+	n[1] = threads_named(d->pid, "xdsd-io", tid[1], sw[1], MAX_IO);
+	ck_assert_int_eq(n[1], 2);
 	ck_assert_msg(switches_of(slept, tid[1], sw[1], n[1]) >
 			      switches_of(slept, tid[0], sw[0], n[0]),
 		      "the sleeping I/O thread did not wake for a new stream");
@@ -327,12 +304,12 @@ START_TEST(grpc_threads_have_timer_slack_and_the_loop_has_not)
 	long sw[MAX_IO];
 
 	ck_assert_int_eq(slack_of(d->pid), slack_of((int)getpid()));
-	n = switches_named(d->pid, "xdsd-io", tid, sw);
+	n = threads_named(d->pid, "xdsd-io", tid, sw, MAX_IO);
 	ck_assert_int_eq(n, 2);
 	for (int i = 0; i < n; i++)
 		ck_assert_int_eq(slack_of(tid[i]), 50000000);
-	n = switches_named(d->pid, "grpc_global_tim", tid, sw);
-	ck_assert_int_ge(n, 1);
+	n = threads_named(d->pid, "grpc_global_tim", tid, sw, MAX_IO);
+	ck_assert(n >= 1 && n <= MAX_IO);
 	for (int i = 0; i < n; i++)
 		ck_assert_int_eq(slack_of(tid[i]), 50000000);
 	stop(d);
