@@ -9,6 +9,7 @@
 #  bench/storm          the reconnect storm when a replica dies (fleet --failover)
 #  bench/incremental-reload  reloads of a 101-file snapshot, one file changed
 #  bench/large          the 50,000-stream rows (fleet --sources)
+#  bench/idle-threads   idle CPU and wake-ups per thread with N fleet streams
 noinst_PROGRAMS += bench/fleet
 bench_fleet_SOURCES = \
 	bench/fleet_main.c \
@@ -28,7 +29,7 @@ bench_fleet_CFLAGS = $(AM_CFLAGS)
 # transport.
 bench_fleet_LDADD = src/libxdsd.a src/libxdcore.a $(DEP_LIBS)
 EXTRA_DIST += bench/README.md bench/run bench/gen-snapshot bench/idle-cpu bench/storm \
-	bench/incremental-reload bench/large
+	bench/incremental-reload bench/large bench/idle-threads
 # bench/loop-stall.so: an LD_PRELOAD library timing each turn of xdsd's
 # loop (bench/admin-cost's longest stall).
 noinst_PROGRAMS += bench/loop-stall.so

@@ -30,6 +30,7 @@
 #include "transport/grpc_log.h"
 #include "transport/handshakes.h"
 #include "transport/server.h"
+#include "transport/slack.h"
 #include "transport/tls.h"
 #include "util/clock.h"
 #include "util/buf.h"
@@ -376,6 +377,7 @@ int xd_daemon_run(const struct xd_config *cfg)
 	if (xd_abseil_deadlock_detection_off())
 		xd_debug("abseil's mutex deadlock detection is off");
 	xd_server_prepare(cfg);
+	xd_slack_for_grpc_begin();
 	grpc_init();
 	xd_grpc_log_route();
 	/* one descriptor per client connection (transport/fdlimit.h) */
@@ -394,6 +396,7 @@ int xd_daemon_run(const struct xd_config *cfg)
 	opts.tls = d.tls;
 	if (xd_server_start(&d.server, &d.loop, &opts) != 0)
 		goto fail;
+	xd_slack_for_grpc_end();
 	if (start_rest(&d) != 0 || start_admin(&d) != 0 ||
 	    start_watch(&d) != 0 || start_etcd(&d) != 0) {
 		d.stopping = true;

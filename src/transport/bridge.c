@@ -34,6 +34,13 @@ struct xd_bridge {
 	 * last event before it asks again, so once all have seen it every
 	 * event is in `pending` */
 	size_t threads_shut;
+	/* Parking (bridge.h), under mu: events pushed so far, threads
+	 * waiting on `wake` for the next one, and whether the queue is
+	 * being shut down (then nobody parks: every thread must see it). */
+	pthread_cond_t wake;
+	unsigned long long pushed;
+	size_t parked;
+	bool stopping;
 
 	struct vec work; /* the loop's side of the swap */
 	void (*on_stopped)(void *arg);
@@ -48,15 +55,44 @@ static void vec_push(struct vec *v, struct event ev)
 	v->items[v->len++] = ev;
 }
 
-static void *cq_thread(void *arg)
+/*
+ * A thread past the first found the queue quiet for XD_BRIDGE_LINGER_MS:
+ * it sleeps until an event is pushed (by any thread) or the queue's
+ * shutdown begins. Sleeping here, it is none of gRPC's pollers, so an
+ * idle connection's traffic (keepalive pings) wakes only the first.
+ */
+static void park(struct xd_bridge *b)
 {
-	struct xd_bridge *b = arg;
+	unsigned long long seen;
 
+	pthread_mutex_lock(&b->mu);
+	seen = b->pushed;
+	XD_ASSERT(b->parked + 1 < b->nthreads); /* the first never parks */
+	b->parked++;
+	while (b->pushed == seen && !b->stopping)
+		pthread_cond_wait(&b->wake, &b->mu);
+	b->parked--;
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* The first thread waits on the queue for good; the others for
+ * XD_BRIDGE_LINGER_MS at a time, and park when it passes empty. */
+static void run(struct xd_bridge *b, bool first)
+{
 	for (;;) {
-		grpc_event ev = grpc_completion_queue_next(
-			b->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+		gpr_timespec until =
+			first ? gpr_inf_future(GPR_CLOCK_MONOTONIC) :
+				gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+					     gpr_time_from_millis(XD_BRIDGE_LINGER_MS,
+								  GPR_TIMESPAN));
+		grpc_event ev = grpc_completion_queue_next(b->cq, until, NULL);
 		bool wake;
 
+		if (ev.type == GRPC_QUEUE_TIMEOUT) {
+			XD_ASSERT(!first);
+			park(b);
+			continue;
+		}
 		pthread_mutex_lock(&b->mu);
 		if (ev.type == GRPC_QUEUE_SHUTDOWN) {
 			XD_ASSERT(b->threads_shut < b->nthreads);
@@ -66,13 +102,39 @@ static void *cq_thread(void *arg)
 			vec_push(&b->pending,
 				 (struct event){ev.tag, ev.success != 0});
 			wake = b->pending.len == 1;
+			/* work is coming: every thread polls again */
+			b->pushed++;
+			if (b->parked > 0)
+				pthread_cond_broadcast(&b->wake);
 		}
 		pthread_mutex_unlock(&b->mu);
 		if (wake)
 			uv_async_send(&b->async);
 		if (ev.type == GRPC_QUEUE_SHUTDOWN)
-			return NULL;
+			return;
 	}
+}
+
+static void *first_thread(void *arg)
+{
+	run(arg, true);
+	return NULL;
+}
+
+static void *other_thread(void *arg)
+{
+	run(arg, false);
+	return NULL;
+}
+
+/* The queue's shutdown begins: parked threads wake, and none parks
+ * again, so that every thread sees it. */
+static void unpark_all(struct xd_bridge *b)
+{
+	pthread_mutex_lock(&b->mu);
+	b->stopping = true;
+	pthread_cond_broadcast(&b->wake);
+	pthread_mutex_unlock(&b->mu);
 }
 
 static void on_closed(uv_handle_t *h)
@@ -83,6 +145,7 @@ static void on_closed(uv_handle_t *h)
 
 	free(b->pending.items);
 	free(b->work.items);
+	pthread_cond_destroy(&b->wake);
 	pthread_mutex_destroy(&b->mu);
 	free(b);
 	if (done != NULL)
@@ -126,6 +189,7 @@ static void on_async(uv_async_t *h)
  * until they have all seen it, or drains it here when none runs. */
 static void drain(struct xd_bridge *b, size_t n)
 {
+	unpark_all(b);
 	grpc_completion_queue_shutdown(b->cq);
 	for (size_t i = 0; i < n; i++)
 		pthread_join(b->threads[i], NULL);
@@ -149,11 +213,13 @@ int xd_bridge_start(struct xd_bridge **out, uv_loop_t *loop, size_t nthreads)
 		return -1;
 	}
 	pthread_mutex_init(&b->mu, NULL);
+	pthread_cond_init(&b->wake, NULL);
 	b->cq = grpc_completion_queue_create_for_next(NULL);
 	/* the count first: a thread compares threads_shut with it */
 	b->nthreads = nthreads;
 	for (started = 0; started < nthreads; started++) {
-		err = pthread_create(&b->threads[started], NULL, cq_thread, b);
+		err = pthread_create(&b->threads[started], NULL,
+				     started == 0 ? first_thread : other_thread, b);
 		if (err != 0)
 			break;
 		/* a name for top -H, perf and /proc/PID/task/ (15 characters
@@ -190,5 +256,6 @@ void xd_bridge_stop(struct xd_bridge *b, void (*done)(void *arg), void *arg)
 	XD_ASSERT(b->cq != NULL && b->on_stopped == NULL);
 	b->on_stopped = done;
 	b->stopped_arg = arg;
+	unpark_all(b);
 	grpc_completion_queue_shutdown(b->cq);
 }

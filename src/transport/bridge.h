@@ -21,6 +21,19 @@
  * every tag still completes on the loop thread, which alone owns xdsd's
  * state (docs/engine.md).
  *
+ * Why the threads past the first park: an idle connection still has
+ * traffic that produces no completion (the keepalive ping's answer),
+ * and with several threads in `next` each such read wakes two of them,
+ * the poller and the one it hands the polling to: with 10,000 idle
+ * streams, 413 wake-ups a second and 0.53% of a core on two threads
+ * against 169 and 0.35% on one (bench/README.md, "Where the idle CPU
+ * goes"). So the first
+ * thread waits on the queue for good, and each other one, once the
+ * queue gave it nothing for XD_BRIDGE_LINGER_MS, sleeps outside gRPC
+ * until any thread gets an event: a burst of work (a crowd of clients
+ * connecting, a change pushed to every stream) makes completions, and
+ * every thread polls again within one of them.
+ *
  * Ownership: the bridge owns the completion queue and its threads.
  * Thread: every function runs on the loop thread.
  */
@@ -35,6 +48,10 @@ struct xd_bridge;
 
 /* Most threads a bridge runs (io_threads' upper bound). */
 #define XD_BRIDGE_MAX_THREADS 64
+
+/* How long a thread past the first waits on a quiet queue before it
+ * parks. */
+#define XD_BRIDGE_LINGER_MS 1000
 
 /* Creates the completion queue and starts `nthreads` threads on it (1
  * to XD_BRIDGE_MAX_THREADS). Returns 0, or -1 with nothing left

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "transport/slack.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "util/log.h"
+#include "util/loop_thread.h"
+
+void xd_slack_for_grpc_begin(void)
+{
+	XD_ASSERT_LOOP();
+	/* Only costs wake-ups if refused: said, and nothing else changes. */
+	if (prctl(PR_SET_TIMERSLACK, XD_GRPC_TIMER_SLACK_NS, 0, 0, 0) != 0)
+		xd_info("gRPC's threads keep the default timer slack: %s",
+			strerror(errno));
+}
+
+void xd_slack_for_grpc_end(void)
+{
+	XD_ASSERT_LOOP();
+	/* 0: the value this thread started with */
+	(void)prctl(PR_SET_TIMERSLACK, 0, 0, 0, 0);
+}
