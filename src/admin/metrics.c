@@ -415,6 +415,14 @@ static void pages(struct xd_buf *out, const struct xd_admin_http *admin)
 	     "Slices those pages were written in, at most one per page and loop turn.");
 	sample(out, "xdsd_admin_page_slices_total", NULL, NULL, NULL, NULL,
 	       (double)admin->pager->slices);
+	head(out, "xdsd_admin_page_buffer_bytes", "gauge",
+	     "Bytes the buffers of the admin pages being written take now.");
+	sample(out, "xdsd_admin_page_buffer_bytes", NULL, NULL, NULL, NULL,
+	       (double)admin->pager->held);
+	head(out, "xdsd_admin_page_buffer_max_bytes", "gauge",
+	     "The most bytes one admin page's buffer has taken since the start.");
+	sample(out, "xdsd_admin_page_buffer_max_bytes", NULL, NULL, NULL, NULL,
+	       (double)admin->pager->held_max);
 }
 
 /* Streams refused, every reason (refusals.h), zeros included. */
