@@ -7,14 +7,11 @@
  * answered while a long page is being written; streams closing and a
  * reload meanwhile leave a whole, valid document.
  */
-#include <arpa/inet.h>
 #include <jansson.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -69,25 +66,6 @@ static char *between(const char *page, const char *open, const char *close)
 		b = p++;
 	ck_assert_msg(b != NULL && b >= a, "no '%s' in %s", close, page);
 	return strndup(a, (size_t)(b - a));
-}
-
-/* A raw request on its own connection, its answer left unread. */
-static int ask(const struct xdt_daemon *d, const char *path)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET,
-				 .sin_port = htons((uint16_t)d->admin_port)};
-	char req[512];
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	int n;
-
-	ck_assert(fd >= 0);
-	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-	ck_assert(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
-	n = snprintf(req, sizeof(req),
-		     "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n",
-		     path, d->admin_port);
-	ck_assert(write(fd, req, (size_t)n) == n);
-	return fd;
 }
 
 /* The body of chunked transfer coding `in` (malloc'd), every chunk
@@ -245,7 +223,7 @@ START_TEST(dump_does_not_block)
 	json_t *doc;
 	double pages = pages_done(d);
 
-	fd = ask(d, "/config_dump");
+	fd = xdt_admin_ask(d, "/config_dump", 0);
 	/* the request is read before /healthz comes */
 	xdtest_sleep_ms(20);
 	ok = xdt_admin(d, "GET", "/healthz", NULL, &status, NULL);
@@ -265,35 +243,13 @@ START_TEST(dump_does_not_block)
 	json_decref(doc);
 	free(page);
 	/* a stop while a dump is written: a clean exit */
-	fd = ask(d, "/config_dump");
+	fd = xdt_admin_ask(d, "/config_dump", 0);
 	xdtest_sleep_ms(20);
 	xdt_daemon_stop(d, STOP_MS);
 	close(fd);
 	free(dir);
 }
 END_TEST
-
-/* Connects with a small receive buffer (the kernel's own tuning would
- * take megabytes of a page from xdsd before the client reads) and asks
- * for `path`; the answer is left unread. */
-static int ask_small(const struct xdt_daemon *d, const char *path)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET,
-				 .sin_port = htons((uint16_t)d->admin_port)};
-	char req[512];
-	int fd = socket(AF_INET, SOCK_STREAM, 0), rcv = 64 * 1024;
-	int n;
-
-	ck_assert(fd >= 0);
-	ck_assert(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv)) == 0);
-	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-	ck_assert(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
-	n = snprintf(req, sizeof(req),
-		     "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n",
-		     path, d->admin_port);
-	ck_assert(write(fd, req, (size_t)n) == n);
-	return fd;
-}
 
 /* Reads `want` bytes of the answer on `fd` into `f`. */
 static void read_some(int fd, FILE *f, size_t want)
@@ -309,6 +265,9 @@ static void read_some(int fd, FILE *f, size_t want)
 	}
 }
 
+/* A slow client's receive buffer: the kernel takes little of a page
+ * it does not read. */
+#define SMALL_RCVBUF (64 * 1024)
 /* The buffer a page holds, bounded (pager.h: XD_PAGER_BUFFER). */
 #define PAGE_BUFFER (256 * 1024)
 /* A dump of this many clusters is much more than the kernel's socket
@@ -343,7 +302,7 @@ START_TEST(dump_read_slowly)
 	rss0 = xdt_daemon_rss_kb(d);
 	pages = pages_done(d);
 
-	fd = ask_small(d, "/config_dump");
+	fd = xdt_admin_ask(d, "/config_dump", SMALL_RCVBUF);
 	f = open_memstream(&text, &len);
 	read_some(fd, f, 64 * 1024);
 	/* the pause: the page stops where its buffer is full */
@@ -426,7 +385,7 @@ START_TEST(dump_client_leaves)
 	FILE *f = open_memstream(&text, &len);
 
 	for (int round = 0; round < 3; round++) {
-		int fd = ask_small(d, "/config_dump");
+		int fd = xdt_admin_ask(d, "/config_dump", SMALL_RCVBUF);
 
 		read_some(fd, f, 64 * 1024);
 		close(fd);
@@ -462,7 +421,7 @@ START_TEST(dump_across_reload)
 		 json_string_value(json_object_get(
 			 json_array_get(json_object_get(before, "snapshots"), 0),
 			 "version")));
-	fd = ask(d, "/config_dump");
+	fd = xdt_admin_ask(d, "/config_dump", 0);
 	xdtest_sleep_ms(10);
 	xdtest_write_clusters(dir, "default.yaml", "d", 3);
 	xdt_daemon_signal(d, SIGHUP);
@@ -614,7 +573,8 @@ START_TEST(clients_while_streams_close)
 	fleet_open(&f, d);
 	wait_synced(d, STREAMS);
 	for (int round = 0; round < 4; round++)
-		fds[round] = ask(d, round % 2 ? "/clients" : "/clients?state=synced");
+		fds[round] = xdt_admin_ask(
+			d, round % 2 ? "/clients" : "/clients?state=synced", 0);
 	fleet_close(&f, 0, STREAMS / 2);
 	xdtest_write_clusters(dir, "default.yaml", "c", 4);
 	xdt_daemon_signal(d, SIGHUP);
@@ -634,7 +594,7 @@ START_TEST(clients_while_streams_close)
 	}
 	/* a stop while pages of the streams are written: a clean exit */
 	for (int round = 0; round < 4; round++)
-		fds[round] = ask(d, "/clients");
+		fds[round] = xdt_admin_ask(d, "/clients", 0);
 	xdt_daemon_stop(d, STOP_MS);
 	for (int round = 0; round < 4; round++)
 		close(fds[round]);
@@ -709,7 +669,7 @@ START_TEST(csds_of_many_streams)
 	json_decref(doc);
 	/* the same while a dump shares the turns and streams close */
 	{
-		int fd = ask(d, "/config_dump");
+		int fd = xdt_admin_ask(d, "/config_dump", 0);
 
 		fleet_close(&f, 0, STREAMS / 4);
 		doc = csds(d);
