@@ -386,7 +386,8 @@ static ssize_t stream_read(void *cls, uint64_t pos XD_UNUSED, char *buf,
 	size_t n;
 
 	XD_ASSERT_LOOP();
-	XD_ASSERT(e->streaming && e->sent <= out->len);
+	XD_ASSERT_INFO(e->streaming && e->sent <= out->len, "%s %s",
+		       e->pub.method, e->pub.path);
 	if (e->abandoned || e->c == NULL)
 		return MHD_CONTENT_READER_END_WITH_ERROR; /* closes */
 	n = out->len - e->sent;
@@ -412,7 +413,10 @@ void xd_http_stream_start(struct xd_http_exchange *x, size_t low,
 	struct exchange *e = xd_container_of(x, struct exchange, pub);
 
 	XD_ASSERT_LOOP();
-	XD_ASSERT(!e->replied && e->resp == NULL && !e->streaming && e->niov == 0);
+	/* one answer per request, this one instead of xd_http_reply */
+	XD_ASSERT_INFO(!e->replied && e->resp == NULL && !e->streaming &&
+			       e->niov == 0,
+		       "%s %s", x->method, x->path);
 	e->streaming = true;
 	e->low = low;
 	e->room = room;
@@ -445,7 +449,8 @@ size_t xd_http_stream_held(struct xd_http_exchange *x)
 	struct xd_buf *out = &x->out;
 	size_t n;
 
-	XD_ASSERT(e->streaming && e->sent <= out->len);
+	XD_ASSERT_INFO(e->streaming && e->sent <= out->len, "%s %s", x->method,
+		       x->path);
 	n = out->len - e->sent;
 	if (e->sent > 0 && n > 0)
 		memmove(out->data, out->data + e->sent, n);
@@ -459,7 +464,7 @@ void xd_http_stream_end(struct xd_http_exchange *x)
 	struct exchange *e = xd_container_of(x, struct exchange, pub);
 
 	XD_ASSERT_LOOP();
-	XD_ASSERT(e->streaming && !e->ended);
+	XD_ASSERT_INFO(e->streaming && !e->ended, "%s %s", x->method, x->path);
 	e->ended = true;
 	if (e->c == NULL) {
 		/* the connection went away meanwhile */
