@@ -224,6 +224,10 @@ static void client_json(struct xd_jw *w, const struct xd_client_view *c,
 	xd_jw_obj_end(w);
 }
 
+/* Streams written between two looks at the clock and at what the page
+ * holds unsent: a stream's object is a kilobyte or two. */
+#define CLIENTS_BATCH 16
+
 struct xd_clients_page {
 	struct xd_sessions_cursor cur;
 	struct xd_clients_filter f;
@@ -276,8 +280,9 @@ static bool page_step(void *st, struct xd_http_exchange *x,
 	}
 	/* the writer appends to `out`, the same buffer at every step */
 	XD_ASSERT(w->out == out);
-	if (!xd_sessions_cursor_walk(&k->cur, each, k, deadline_ns))
-		return false;
+	while (xd_sessions_cursor_visit(&k->cur, CLIENTS_BATCH, each, k))
+		if (xd_pager_enough(x, deadline_ns))
+			return false;
 	xd_jw_arr_end(w);
 	xd_jw_key(w, "count");
 	xd_jw_uint(w, k->shown);

@@ -240,12 +240,12 @@ static bool step(void *st, struct xd_http_exchange *x, uint64_t deadline_ns)
 			if (pg->only != NULL)
 				entry_json(w, pg->schema, m, sec.type_url, pg->only);
 		}
-		/* a resource's JSON costs microseconds: the clock is read
-		 * after each */
+		/* a resource's JSON costs microseconds: the clock (and what
+		 * the page holds unsent) is read after each */
 		while (pg->only == NULL && pg->i < xd_table_count(table)) {
 			entry_json(w, pg->schema, m, sec.type_url,
 				   xd_table_at(table, pg->i++));
-			if (uv_hrtime() >= deadline_ns)
+			if (xd_pager_enough(x, deadline_ns))
 				return false;
 		}
 		xd_jw_arr_end(w);

@@ -402,19 +402,37 @@ static void http(struct xd_buf *out, const struct xd_admin_http *admin,
 }
 
 /* The admin's pages written between loop turns (pager.h): slices over
- * pages is how many turns a page takes. */
+ * pages is how many turns a page takes; their buffers are bounded
+ * (XD_PAGER_BUFFER, one item more at most). */
 static void pages(struct xd_buf *out, const struct xd_admin_http *admin)
 {
+	const struct xd_pager_stats *p;
+
 	if (admin == NULL || admin->pager == NULL)
 		return;
-	head(out, "xdsd_admin_pages_total", "counter",
-	     "Admin pages written in slices between loop turns and answered.");
-	sample(out, "xdsd_admin_pages_total", NULL, NULL, NULL, NULL,
-	       (double)admin->pager->pages);
-	head(out, "xdsd_admin_page_slices_total", "counter",
-	     "Slices those pages were written in, at most one per page and loop turn.");
-	sample(out, "xdsd_admin_page_slices_total", NULL, NULL, NULL, NULL,
-	       (double)admin->pager->slices);
+	p = admin->pager;
+	const struct {
+		const char *name, *type, *help;
+		double v;
+	} family[] = {
+		{"xdsd_admin_pages_total", "counter",
+		 "Admin pages written in slices between loop turns and answered.",
+		 (double)p->pages},
+		{"xdsd_admin_page_slices_total", "counter",
+		 "Slices those pages were written in, at most one per page and loop turn.",
+		 (double)p->slices},
+		{"xdsd_admin_page_buffer_bytes", "gauge",
+		 "Bytes the buffers of the admin pages being written take now.",
+		 (double)p->held},
+		{"xdsd_admin_page_buffer_max_bytes", "gauge",
+		 "The most bytes one admin page's buffer has taken since the start.",
+		 (double)p->held_max},
+	};
+
+	for (size_t i = 0; i < sizeof(family) / sizeof(family[0]); i++) {
+		head(out, family[i].name, family[i].type, family[i].help);
+		sample(out, family[i].name, NULL, NULL, NULL, NULL, family[i].v);
+	}
 }
 
 /* Streams refused, every reason (refusals.h), zeros included. */

@@ -33,6 +33,12 @@
  * library then asks for the answer on its next run, never from inside
  * xd_http_reply.
  *
+ * An answer sent while it is written (xd_http_stream_start) is a
+ * response of unknown length whose reader copies what the handler has
+ * appended to x->out. With nothing left to copy and the answer not
+ * over, the reader suspends the connection (the library allows it from
+ * there) and returns 0; the next push resumes it, so neither side polls.
+ *
  * Each connection also has a uv_poll of its own on its socket, for the
  * client's end of stream (UV_DISCONNECT): a held REST poll hears `gone`
  * at once rather than when it ends. And the library's epoll set is
@@ -57,6 +63,10 @@
  * endpoint, the rest counted in the next line. */
 #define LOG_BURST 10
 #define LOG_WINDOW_MS 60000
+/* What the library asks the reader of an answer sent while it is
+ * written for at a time, at most (its buffer for HTTP/1.0 clients;
+ * chunks are written in the connection's memory). */
+#define STREAM_BLOCK (16u * 1024)
 
 struct exchange;
 
@@ -86,6 +96,11 @@ struct exchange {
 	bool suspended;
 	bool abandoned;          /* the client left while it was held */
 	bool replied;
+	bool streaming;          /* sent while written (xd_http_stream_start) */
+	bool ended;              /* that answer's last bytes are in `out` */
+	size_t sent;             /* of `out`, taken by the library */
+	size_t low;              /* `room` when at most this much is unsent */
+	void (*room)(struct xd_http_exchange *x);
 	int refuse;              /* answered by us: close after */
 	bool too_large;          /* a body over max_body, not announced */
 	size_t dropped;          /* its bytes, read and dropped */
@@ -262,12 +277,27 @@ static void hold(struct exchange *e)
 {
 	struct conn *c = e->c;
 
-	XD_ASSERT_INFO(!e->suspended && !e->replied, WHO(c));
+	/* a request not answered yet, or an answer waiting for its bytes */
+	XD_ASSERT_INFO(!e->suspended && (!e->replied || e->streaming), WHO(c));
 	MHD_suspend_connection(c->mc);
 	e->suspended = true;
 	/* a client that has already ended its stream is heard of at once */
 	if (c->hup_open)
 		uv_poll_start(&c->hup, UV_DISCONNECT, on_hup);
+}
+
+static void add_headers(struct exchange *e, struct MHD_Response *r)
+{
+	struct xd_http_exchange *x = &e->pub;
+
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, x->content_type);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (x->allow != NULL)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, x->allow);
+	if (x->location != NULL)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, x->location);
+	if (e->refuse != 0)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 }
 
 static struct MHD_Response *make_response(struct exchange *e)
@@ -298,14 +328,7 @@ static struct MHD_Response *make_response(struct exchange *e)
 	}
 	if (r == NULL)
 		xd_out_of_memory(0);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, x->content_type);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	if (x->allow != NULL)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, x->allow);
-	if (x->location != NULL)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, x->location);
-	if (e->refuse != 0)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	add_headers(e, r);
 	return r;
 }
 
@@ -352,6 +375,103 @@ void xd_http_reply_shared(struct xd_http_exchange *x, const struct iovec *iov,
 	e->release = release;
 	e->release_arg = arg;
 	xd_http_reply(x);
+}
+
+/* The library asks for more of an answer sent while it is written. */
+static ssize_t stream_read(void *cls, uint64_t pos XD_UNUSED, char *buf,
+			   size_t max)
+{
+	struct exchange *e = cls;
+	struct xd_buf *out = &e->pub.out;
+	size_t n;
+
+	XD_ASSERT_LOOP();
+	XD_ASSERT_INFO(e->streaming && e->sent <= out->len, "%s %s",
+		       e->pub.method, e->pub.path);
+	if (e->abandoned || e->c == NULL)
+		return MHD_CONTENT_READER_END_WITH_ERROR; /* closes */
+	n = out->len - e->sent;
+	if (n == 0) {
+		if (e->ended)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		/* the writer is behind: wait for its next push */
+		hold(e);
+		return 0;
+	}
+	if (n > max)
+		n = max;
+	memcpy(buf, out->data + e->sent, n);
+	e->sent += n;
+	if (!e->ended && out->len - e->sent <= e->low)
+		e->room(&e->pub);
+	return (ssize_t)n;
+}
+
+void xd_http_stream_start(struct xd_http_exchange *x, size_t low,
+			  void (*room)(struct xd_http_exchange *x))
+{
+	struct exchange *e = xd_container_of(x, struct exchange, pub);
+
+	XD_ASSERT_LOOP();
+	/* one answer per request, this one instead of xd_http_reply */
+	XD_ASSERT_INFO(!e->replied && e->resp == NULL && !e->streaming &&
+			       e->niov == 0,
+		       "%s %s", x->method, x->path);
+	e->streaming = true;
+	e->low = low;
+	e->room = room;
+	if (e->c == NULL)
+		return; /* gone: xd_http_stream_end frees it */
+	e->resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
+						    stream_read, e, NULL);
+	if (e->resp == NULL)
+		xd_out_of_memory(0);
+	add_headers(e, e->resp);
+	if (!e->in_handler)
+		resume(e);
+}
+
+void xd_http_stream_push(struct xd_http_exchange *x)
+{
+	struct exchange *e = xd_container_of(x, struct exchange, pub);
+
+	XD_ASSERT_LOOP();
+	XD_ASSERT(e->streaming);
+	/* waiting in the reader for these bytes (not for its queueing,
+	 * which on_access does once resumed) */
+	if (e->c != NULL && e->suspended && e->replied)
+		resume(e);
+}
+
+size_t xd_http_stream_held(struct xd_http_exchange *x)
+{
+	struct exchange *e = xd_container_of(x, struct exchange, pub);
+	struct xd_buf *out = &x->out;
+	size_t n;
+
+	XD_ASSERT_INFO(e->streaming && e->sent <= out->len, "%s %s", x->method,
+		       x->path);
+	n = out->len - e->sent;
+	if (e->sent > 0 && n > 0)
+		memmove(out->data, out->data + e->sent, n);
+	out->len = n;
+	e->sent = 0;
+	return n;
+}
+
+void xd_http_stream_end(struct xd_http_exchange *x)
+{
+	struct exchange *e = xd_container_of(x, struct exchange, pub);
+
+	XD_ASSERT_LOOP();
+	XD_ASSERT_INFO(e->streaming && !e->ended, "%s %s", x->method, x->path);
+	e->ended = true;
+	if (e->c == NULL) {
+		/* the connection went away meanwhile */
+		exchange_free(e);
+		return;
+	}
+	xd_http_stream_push(x);
 }
 
 void xd_http_text(struct xd_http_exchange *x, int status, const char *text)
@@ -557,7 +677,10 @@ static void on_completed(void *cls XD_UNUSED, struct MHD_Connection *mc XD_UNUSE
 		    !c->srv->stopping)
 			uv_timer_again(&c->head);
 	}
-	if (!e->dispatched || e->replied || e->resp != NULL) {
+	/* the handler is done with it once it answered (or ended the
+	 * answer it sends while writing it) */
+	if (!e->dispatched ||
+	    (e->streaming ? e->ended : e->replied || e->resp != NULL)) {
 		exchange_free(e);
 		return;
 	}

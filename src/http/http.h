@@ -147,6 +147,40 @@ void xd_http_reply(struct xd_http_exchange *x);
 void xd_http_reply_shared(struct xd_http_exchange *x, const struct iovec *iov,
 			  int n, void (*release)(void *arg), void *arg);
 
+/*
+ * An answer sent while it is being written (a long admin page): the
+ * head goes now, with the status and type set so far and no length
+ * (chunked under HTTP/1.1; under HTTP/1.0 the connection closes after
+ * it), then x->out's bytes as the client takes them. The handler goes
+ * on appending to x->out: after each append it calls
+ * xd_http_stream_push, and xd_http_stream_end after the last. The bytes
+ * the client has taken are dropped from the front of x->out between
+ * two appends (xd_http_stream_held), so x->out holds only what is
+ * written and not yet sent.
+ *
+ * `room(x)` runs (from the loop, within the server's run) each time the
+ * client has taken enough that at most `low` bytes are left unsent: a
+ * writer that waits for room goes on then. While nothing is left to
+ * send and the answer is not over, the connection waits (suspended)
+ * until the next push, so a slow writer costs no polling; a client
+ * that takes nothing is closed after `idle_ms`, as for any answer.
+ * A connection that closes before the end calls `gone` as for a held
+ * request; the handler then calls xd_http_stream_end, which frees `x`.
+ */
+void xd_http_stream_start(struct xd_http_exchange *x, size_t low,
+			  void (*room)(struct xd_http_exchange *x));
+
+/* More bytes are in x->out: sends them once the client takes them. */
+void xd_http_stream_push(struct xd_http_exchange *x);
+
+/* Drops the bytes sent from the front of x->out, moving the rest to the
+ * start; returns how many are left unsent (x->out.len after it). */
+size_t xd_http_stream_held(struct xd_http_exchange *x);
+
+/* x->out ends the answer: it is over once they are sent; `x` is then
+ * gone. */
+void xd_http_stream_end(struct xd_http_exchange *x);
+
 /* Shorthand: a text/plain response with this status and text. */
 void xd_http_text(struct xd_http_exchange *x, int status, const char *text);
 

@@ -7,15 +7,11 @@
  * answered while a long page is being written; streams closing and a
  * reload meanwhile leave a whole, valid document.
  */
-#include <arpa/inet.h>
 #include <jansson.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -72,35 +68,36 @@ static char *between(const char *page, const char *open, const char *close)
 	return strndup(a, (size_t)(b - a));
 }
 
-/* A raw request on its own connection, its answer left unread. */
-static int ask(const struct xdt_daemon *d, const char *path)
+/* The body of chunked transfer coding `in` (malloc'd), every chunk
+ * whole and the last one there. */
+static char *dechunk(const char *in)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET,
-				 .sin_port = htons((uint16_t)d->admin_port)};
-	char req[512];
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	int n;
+	char *body = NULL, *end;
+	size_t len = 0;
+	FILE *f = open_memstream(&body, &len);
 
-	ck_assert(fd >= 0);
-	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-	ck_assert(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
-	n = snprintf(req, sizeof(req),
-		     "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n",
-		     path, d->admin_port);
-	ck_assert(write(fd, req, (size_t)n) == n);
-	return fd;
+	for (;;) {
+		unsigned long n = strtoul(in, &end, 16);
+
+		ck_assert_msg(end != in && strncmp(end, "\r\n", 2) == 0,
+			      "a chunk's size: '%.40s'", in);
+		in = end + 2;
+		if (n == 0)
+			break;
+		ck_assert_msg(strnlen(in, n + 2) == n + 2 &&
+				      strncmp(in + n, "\r\n", 2) == 0,
+			      "a chunk of %lu bytes cut short", n);
+		fwrite(in, 1, n, f);
+		in += n + 2;
+	}
+	ck_assert_msg(strcmp(in, "\r\n") == 0, "after the last chunk: '%.40s'",
+		      in);
+	fclose(f);
+	return body;
 }
 
-/* Whether the answer on `fd` has begun to arrive. */
-static bool answered(int fd)
-{
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-
-	return poll(&p, 1, 0) == 1;
-}
-
-/* The whole answer's body (malloc'd), its status 200 (else the test
- * fails with the daemon's last log lines). */
+/* The whole answer's body (malloc'd, chunked coding undone), its
+ * status 200 (else the test fails with the daemon's last log lines). */
 static char *answer(const struct xdt_daemon *d, int fd)
 {
 	char *text = NULL, *body, buf[65536];
@@ -121,7 +118,10 @@ static char *answer(const struct xdt_daemon *d, int fd)
 	}
 	body = strstr(text, "\r\n\r\n");
 	ck_assert(body != NULL);
-	body = strdup(body + 4);
+	body[2] = '\0'; /* the head, its last line's end kept */
+	body = strcasestr(text, "\r\ntransfer-encoding: chunked\r\n") != NULL ?
+		       dechunk(body + 4) :
+		       strdup(body + 4);
 	free(text);
 	return body;
 }
@@ -164,6 +164,25 @@ static double slices_over_pages(struct xdt_daemon *d)
 	       xdt_daemon_metric(d, "xdsd_admin_pages_total");
 }
 
+/* A sample of /metrics. Each scrape is itself a page: counted, so that
+ * pages_done leaves them out. */
+static int scrapes;
+
+static double metric(struct xdt_daemon *d, const char *series)
+{
+	scrapes++;
+	return xdt_daemon_metric(d, series);
+}
+
+/* Pages answered whole, but for the scrapes of `metric`: the same
+ * figure twice means no other page was over in between. */
+static double pages_done(struct xdt_daemon *d)
+{
+	int before = scrapes;
+
+	return metric(d, "xdsd_admin_pages_total") - before;
+}
+
 /* ---------------- /config_dump ---------------- */
 
 START_TEST(dump_in_slices_same_bytes)
@@ -202,14 +221,17 @@ START_TEST(dump_does_not_block)
 	int status, fd;
 	char *ok, *page;
 	json_t *doc;
+	double pages = pages_done(d);
 
-	fd = ask(d, "/config_dump");
+	fd = xdt_admin_ask(d, "/config_dump", 0);
 	/* the request is read before /healthz comes */
 	xdtest_sleep_ms(20);
 	ok = xdt_admin(d, "GET", "/healthz", NULL, &status, NULL);
 	ck_assert_int_eq(status, 200);
 	ck_assert_str_eq(ok, "ok\n");
-	ck_assert_msg(!answered(fd),
+	/* its first bytes may be sent already (pages are sent as they are
+	 * written), its end not */
+	ck_assert_msg(pages_done(d) == pages,
 		      "the dump was written before /healthz was answered");
 	free(ok);
 	page = answer(d, fd);
@@ -221,10 +243,166 @@ START_TEST(dump_does_not_block)
 	json_decref(doc);
 	free(page);
 	/* a stop while a dump is written: a clean exit */
-	fd = ask(d, "/config_dump");
+	fd = xdt_admin_ask(d, "/config_dump", 0);
 	xdtest_sleep_ms(20);
 	xdt_daemon_stop(d, STOP_MS);
 	close(fd);
+	free(dir);
+}
+END_TEST
+
+/* Reads `want` bytes of the answer on `fd` into `f`. */
+static void read_some(int fd, FILE *f, size_t want)
+{
+	char buf[4096];
+
+	while (want > 0) {
+		ssize_t n = read(fd, buf, want < sizeof(buf) ? want : sizeof(buf));
+
+		ck_assert_msg(n > 0, "the answer ended after too few bytes");
+		fwrite(buf, 1, (size_t)n, f);
+		want -= (size_t)n;
+	}
+}
+
+/* A slow client's receive buffer: the kernel takes little of a page
+ * it does not read. */
+#define SMALL_RCVBUF (64 * 1024)
+/* The buffer a page holds, bounded (pager.h: XD_PAGER_BUFFER). */
+#define PAGE_BUFFER (256 * 1024)
+/* A dump of this many clusters is much more than the kernel's socket
+ * buffers and the page's together. */
+#define SLOW_CLUSTERS 60000
+
+/*
+ * A client that reads the first bytes of a big dump, then pauses: the
+ * dump waits for it, holding no more than its bounded buffer (the
+ * metric; and xdsd's memory does not grow by the page's size), while
+ * other admin requests and an xDS stream are served. Read to the end
+ * after the pause, the dump has the bytes of a page read at once.
+ */
+START_TEST(dump_read_slowly)
+{
+	char *dir = xdtest_clusters_snapdir(SLOW_CLUSTERS);
+	struct xdt_daemon *d = start(dir);
+	double pages;
+	long rss0, rss1;
+	char *text = NULL, *slow, *fast, buf[65536];
+	size_t len = 0;
+	FILE *f;
+	ssize_t n;
+	int fd, status;
+	struct xdc_conn *conn;
+	struct xdc_stream *stream;
+
+	/* the dump read once, quickly, and the memory xdsd settles at */
+	fast = get(d, "/config_dump");
+	ck_assert_msg(strlen(fast) > 20 * PAGE_BUFFER, "a dump of %zu bytes",
+		      strlen(fast));
+	rss0 = xdt_daemon_rss_kb(d);
+	pages = pages_done(d);
+
+	fd = xdt_admin_ask(d, "/config_dump", SMALL_RCVBUF);
+	f = open_memstream(&text, &len);
+	read_some(fd, f, 64 * 1024);
+	/* the pause: the page stops where its buffer is full */
+	xdtest_sleep_ms(500);
+	free(xdt_admin(d, "GET", "/healthz", NULL, &status, NULL));
+	ck_assert_int_eq(status, 200);
+	conn = xdc_connect(d->target);
+	stream = xdc_open(conn, XDC_ADS);
+	{
+		Envoy__Service__Discovery__V3__DiscoveryRequest req =
+			ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+		Envoy__Service__Discovery__V3__DiscoveryResponse *r;
+		Envoy__Config__Core__V3__Node node =
+			ENVOY__CONFIG__CORE__V3__NODE__INIT;
+		char *names[] = {"c-7"};
+
+		node.id = "slow-reader-neighbour";
+		node.cluster = "fleet";
+		req.node = &node;
+		req.type_url = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
+		req.n_resource_names = 1;
+		req.resource_names = names;
+		ck_assert(xdc_send_sotw(stream, &req, 5000));
+		r = xdc_recv_sotw(stream, 10000);
+		ck_assert_msg(r != NULL && r->n_resources == 1,
+			      "no xDS answer while a dump waited for its client");
+		envoy__service__discovery__v3__discovery_response__free_unpacked(r,
+										 NULL);
+	}
+	xdc_stream_free(stream);
+	xdc_conn_free(conn);
+	ck_assert_msg(pages_done(d) == pages,
+		      "the dump was over while its client read nothing");
+	rss1 = xdt_daemon_rss_kb(d);
+	ck_assert_msg(xdt_daemon_has_asan(d) ||
+			      (size_t)(rss1 - rss0) * 1024 < strlen(fast) / 4,
+		      "xdsd grew by %ld kB while a dump of %zu bytes waited",
+		      rss1 - rss0, strlen(fast));
+	{
+		double held = metric(d, "xdsd_admin_page_buffer_bytes");
+
+		ck_assert_msg(held > 0 && held <= PAGE_BUFFER,
+			      "the waiting dump holds %.0f bytes", held);
+	}
+	/* the rest, at the client's pace */
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		fwrite(buf, 1, (size_t)n, f);
+	fclose(f);
+	close(fd);
+	ck_assert_msg(strncmp(text, "HTTP/1.1 200 ", 13) == 0, "%.200s", text);
+	ck_assert(strcasestr(text, "\r\ncontent-type: application/json\r\n") != NULL);
+	ck_assert(strstr(text, "\r\n\r\n") != NULL);
+	strstr(text, "\r\n\r\n")[2] = '\0';
+	ck_assert(strcasestr(text, "\r\ntransfer-encoding: chunked\r\n") != NULL);
+	slow = dechunk(text + strlen(text) + 2);
+	ck_assert_msg(strcmp(slow, fast) == 0,
+		      "the dump read slowly (%zu bytes) differs from the one read at once (%zu bytes)",
+		      strlen(slow), strlen(fast));
+	ck_assert_msg(metric(d, "xdsd_admin_page_buffer_max_bytes") <=
+			      PAGE_BUFFER,
+		      "a page held more than its buffer");
+	free(slow);
+	free(fast);
+	free(text);
+	xdt_daemon_stop(d, STOP_MS);
+	free(dir);
+}
+END_TEST
+
+/* A client that leaves in the middle of a dump ends it: its buffer is
+ * freed, nothing else is held (the sanitizer build's exit says so for
+ * memory), and the daemon serves on. */
+START_TEST(dump_client_leaves)
+{
+	char *dir = xdtest_clusters_snapdir(SLOW_CLUSTERS);
+	struct xdt_daemon *d = start(dir);
+	double pages = pages_done(d);
+	char *text = NULL, *page;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	for (int round = 0; round < 3; round++) {
+		int fd = xdt_admin_ask(d, "/config_dump", SMALL_RCVBUF);
+
+		read_some(fd, f, 64 * 1024);
+		close(fd);
+	}
+	fclose(f);
+	free(text);
+	for (int i = 0; metric(d, "xdsd_admin_page_buffer_bytes") != 0; i++) {
+		ck_assert_msg(i < 200, "the pages of clients gone still hold %.0f bytes",
+			      metric(d, "xdsd_admin_page_buffer_bytes"));
+		xdtest_sleep_ms(25);
+	}
+	/* none was answered whole, and the next one is */
+	ck_assert(pages_done(d) == pages);
+	page = get(d, "/config_dump");
+	json_decref(parse("/config_dump", page));
+	free(page);
+	xdt_daemon_stop(d, STOP_MS);
 	free(dir);
 }
 END_TEST
@@ -243,7 +421,7 @@ START_TEST(dump_across_reload)
 		 json_string_value(json_object_get(
 			 json_array_get(json_object_get(before, "snapshots"), 0),
 			 "version")));
-	fd = ask(d, "/config_dump");
+	fd = xdt_admin_ask(d, "/config_dump", 0);
 	xdtest_sleep_ms(10);
 	xdtest_write_clusters(dir, "default.yaml", "d", 3);
 	xdt_daemon_signal(d, SIGHUP);
@@ -395,7 +573,8 @@ START_TEST(clients_while_streams_close)
 	fleet_open(&f, d);
 	wait_synced(d, STREAMS);
 	for (int round = 0; round < 4; round++)
-		fds[round] = ask(d, round % 2 ? "/clients" : "/clients?state=synced");
+		fds[round] = xdt_admin_ask(
+			d, round % 2 ? "/clients" : "/clients?state=synced", 0);
 	fleet_close(&f, 0, STREAMS / 2);
 	xdtest_write_clusters(dir, "default.yaml", "c", 4);
 	xdt_daemon_signal(d, SIGHUP);
@@ -415,7 +594,7 @@ START_TEST(clients_while_streams_close)
 	}
 	/* a stop while pages of the streams are written: a clean exit */
 	for (int round = 0; round < 4; round++)
-		fds[round] = ask(d, "/clients");
+		fds[round] = xdt_admin_ask(d, "/clients", 0);
 	xdt_daemon_stop(d, STOP_MS);
 	for (int round = 0; round < 4; round++)
 		close(fds[round]);
@@ -490,7 +669,7 @@ START_TEST(csds_of_many_streams)
 	json_decref(doc);
 	/* the same while a dump shares the turns and streams close */
 	{
-		int fd = ask(d, "/config_dump");
+		int fd = xdt_admin_ask(d, "/config_dump", 0);
 
 		fleet_close(&f, 0, STREAMS / 4);
 		doc = csds(d);
@@ -515,6 +694,11 @@ int main(void)
 	tcase_add_test(tc, dump_in_slices_same_bytes);
 	tcase_add_test(tc, dump_does_not_block);
 	tcase_add_test(tc, dump_across_reload);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("slow");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, dump_read_slowly);
+	tcase_add_test(tc, dump_client_leaves);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("clients");
 	tcase_set_timeout(tc, 120);

@@ -6,17 +6,21 @@
  * answered, refused and left open, the admin endpoint's /status and
  * /status.json, then SIGTERM with live streams; and REST-JSON polls
  * answered, refused, held until a reload, cut by their client and left
- * waiting at SIGTERM.
+ * waiting at SIGTERM; admin pages cut by their client.
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "daemon.h"
 #include "http/client.h"
 #include "xdtest.h"
+
+/* A dump of this many clusters is written in many slices. */
+#define PAGE_CLUSTERS 5000
 
 /* The daemon under valgrind, reporting to vgpath. */
 static struct xdt_daemon *start_under_valgrind(const char *config,
@@ -215,6 +219,54 @@ START_TEST(rest_leaks_nothing)
 }
 END_TEST
 
+/* Reads `n` bytes of the answer on `fd`, or fails. */
+static void read_part(int fd, size_t n)
+{
+	char buf[4096];
+
+	while (n > 0) {
+		ssize_t got = read(fd, buf, n < sizeof(buf) ? n : sizeof(buf));
+
+		ck_assert_msg(got > 0, "the answer ended early");
+		n -= (size_t)got;
+	}
+}
+
+/*
+ * Admin pages sent as they are written (docs/engine.md, "Admin pages")
+ * cut short: a client that reads the start of a big dump and leaves,
+ * one that leaves while the page waits for it, and one still reading at
+ * SIGTERM. Every page's state and buffer is freed.
+ */
+START_TEST(pages_cut_leak_nothing)
+{
+	char *dir = xdtest_clusters_snapdir(PAGE_CLUSTERS), cfg[512], vgpath[300];
+	struct xdt_daemon *d;
+	int fd[3];
+
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	d = start_under_valgrind(cfg, vgpath, sizeof(vgpath));
+	for (int i = 0; i < 3; i++) {
+		fd[i] = xdt_admin_ask(d, "/config_dump", 16 * 1024);
+		read_part(fd[i], 16 * 1024);
+	}
+	close(fd[0]);
+	/* the others' pages wait for them, their buffers full */
+	for (int i = 0; xdt_daemon_metric(d, "xdsd_admin_page_buffer_bytes") == 0;
+	     i++) {
+		ck_assert_msg(i < 600, "no page waits for its client");
+		xdtest_sleep_ms(100);
+	}
+	close(fd[1]);
+	xdtest_sleep_ms(500);
+	xdt_daemon_signal(d, SIGTERM);
+	expect_clean_exit(d, vgpath);
+	close(fd[2]);
+	xdt_daemon_free(d);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("valgrind");
@@ -224,6 +276,7 @@ int main(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, lifecycle_leaks_nothing);
 	tcase_add_test(tc, rest_leaks_nothing);
+	tcase_add_test(tc, pages_cut_leak_nothing);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "daemon.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -421,6 +423,27 @@ int xdt_run_xdsd(const char *const *args, char **out, char **err)
 	unlink(out_path);
 	unlink(err_path);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int xdt_admin_ask(const struct xdt_daemon *d, const char *path, int rcvbuf)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)d->admin_port)};
+	char req[512];
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int n;
+
+	ck_assert(fd >= 0);
+	if (rcvbuf > 0)
+		ck_assert(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+				     sizeof(rcvbuf)) == 0);
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	ck_assert(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	n = snprintf(req, sizeof(req),
+		     "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n",
+		     path, d->admin_port);
+	ck_assert(write(fd, req, (size_t)n) == n);
+	return fd;
 }
 
 char *xdt_admin(const struct xdt_daemon *d, const char *method,

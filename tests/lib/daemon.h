@@ -113,6 +113,15 @@ int xdt_run_xdsd(const char *const *args, char **out, char **err);
 char *xdt_admin(const struct xdt_daemon *d, const char *method,
 		const char *path, const char *body, int *status, char **type);
 
+/*
+ * A raw GET of `path` on its own connection to the admin endpoint
+ * (`Connection: close`), its answer left for the caller to read from
+ * the returned socket. A `rcvbuf` > 0 sets the socket's receive buffer
+ * first: the kernel then takes no more than that of an answer the
+ * caller does not read (its own tuning would take megabytes).
+ */
+int xdt_admin_ask(const struct xdt_daemon *d, const char *path, int rcvbuf);
+
 /* The same, for an answer that must be JSON: parsed (the caller
  * decrefs it), or the test fails. */
 json_t *xdt_admin_json(const struct xdt_daemon *d, const char *method,
