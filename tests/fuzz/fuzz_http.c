@@ -889,6 +889,8 @@ static void model_feed(struct client *c)
 struct answer {
 	int status;
 	long long length;    /* Content-Length, -1: none */
+	bool chunked;        /* Transfer-Encoding: chunked (a page sent
+			      * while written) */
 	bool close;          /* Connection: close */
 	bool allow, location;
 	char type[128];      /* Content-Type, "" when none */
@@ -952,8 +954,12 @@ static void parse_head(const struct client *c, const char *p, size_t len,
 			a->length = strtoll(num, NULL, 10);
 		} else if ((size_t)(colon - line) == 17 &&
 			   strncasecmp(line, "transfer-encoding", 17) == 0) {
-			NEED(false, "slot %d: an answer with Transfer-Encoding",
-			     c->slot);
+			/* the one coding xdsd sends: a page sent while it
+			 * is written (admin/pager.h) */
+			NEED(!a->chunked && n == 7 && strncasecmp(v, "chunked", 7) == 0,
+			     "slot %d: Transfer-Encoding '%.*s'", c->slot,
+			     (int)n, v);
+			a->chunked = true;
 		} else if ((size_t)(colon - line) == 10 &&
 			   strncasecmp(line, "connection", 10) == 0) {
 			if (n == 5 && strncasecmp(v, "close", 5) == 0)
@@ -970,6 +976,67 @@ static void parse_head(const struct client *c, const char *p, size_t len,
 		}
 		line = eol + 2;
 	}
+	NEED(!(a->chunked && nlength > 0),
+	     "slot %d: both Content-Length and Transfer-Encoding", c->slot);
+}
+
+/*
+ * A chunked body at `p` (`avail` bytes): false while it has not all
+ * come; else true with its length on the wire in *raw and its bytes,
+ * decoded, in *body (*len of them; the caller frees it).
+ */
+static bool dechunk(const struct client *c, const char *p, size_t avail,
+		    size_t *raw, char **body, size_t *len)
+{
+	size_t at = 0;
+	char *out = NULL;
+	size_t n = 0;
+
+	for (;;) {
+		const char *eol = memmem(p + at, avail - at, "\r\n", 2);
+		size_t size = 0;
+
+		if (eol == NULL)
+			goto more;
+		NEED(eol > p + at, "slot %d: a chunk without its size", c->slot);
+		for (const char *q = p + at; q < eol; q++) {
+			int d = *q >= '0' && *q <= '9'   ? *q - '0' :
+				*q >= 'a' && *q <= 'f' ? *q - 'a' + 10 :
+				*q >= 'A' && *q <= 'F' ? *q - 'A' + 10 :
+							 -1;
+
+			NEED(d >= 0 && size < ((size_t)1 << 40),
+			     "slot %d: a chunk size '%.*s'", c->slot,
+			     (int)(eol - (p + at)), p + at);
+			size = size * 16 + (size_t)d;
+		}
+		at = (size_t)(eol - p) + 2;
+		if (size == 0) {
+			/* no trailers: the blank line ends it */
+			if (avail - at < 2)
+				goto more;
+			NEED(memcmp(p + at, "\r\n", 2) == 0,
+			     "slot %d: trailers after the last chunk", c->slot);
+			*raw = at + 2;
+			*body = out;
+			*len = n;
+			return true;
+		}
+		if (avail - at < size + 2)
+			goto more;
+		NEED(memcmp(p + at + size, "\r\n", 2) == 0,
+		     "slot %d: a chunk of %zu bytes not ended by CRLF", c->slot,
+		     size);
+		out = realloc(out, n + size + 1);
+		NEED(out != NULL, "out of memory");
+		memcpy(out + n, p + at, size);
+		n += size;
+		out[n] = '\0';
+		at += size + 2;
+	}
+more:
+	free(out);
+	return false;
 }
 
 /* A REST-JSON 200: a DiscoveryResponse of its type. Remembered for
@@ -1035,6 +1102,31 @@ static void check_body(struct client *c, const struct answer *a,
 	}
 }
 
+/* A whole answer to request `r` (NULL: not modelled), its body
+ * decoded. */
+static void answered(struct client *c, const struct answer *a,
+		     const struct req *r, const char *body, size_t blen)
+{
+	if (r != NULL) {
+		NEED(((r->route | r->refusal) & bit(a->status)) != 0,
+		     "slot %d: answer %zu is %d, which its request cannot get",
+		     c->slot, c->answered, a->status);
+		NEED((r->route & bit(a->status)) != 0 || a->close,
+		     "slot %d: the refusal %d keeps the connection open",
+		     c->slot, a->status);
+		if (r->closes)
+			c->closing = true;
+	}
+	NEED(a->status != 405 || a->allow, "slot %d: a 405 without Allow", c->slot);
+	NEED(a->status != 302 || a->location, "slot %d: a 302 without Location",
+	     c->slot);
+	if (blen > 0)
+		check_body(c, a, r, body, blen);
+	if (a->close)
+		c->closing = true;
+	c->answered++;
+}
+
 /* Whether `p` (n bytes) may be the start of a status line. */
 static bool status_prefix(const char *p, size_t n)
 {
@@ -1076,8 +1168,11 @@ static void parse_answers(struct client *c, bool final)
 			c->ipos += a.head_len;
 			continue;
 		}
-		NEED(a.length >= 0, "slot %d: a %d answer without Content-Length",
-		     c->slot, a.status);
+		/* a page sent while written goes chunked, or to an HTTP/1.0
+		 * client to the connection's end */
+		NEED(a.length >= 0 || a.chunked || a.close,
+		     "slot %d: a %d answer without Content-Length", c->slot,
+		     a.status);
 		/* libmicrohttpd 0.9.75 sends the head of its own refusal of a
 		 * Content-Length it cannot read (400) or take (413) twice,
 		 * then the body: its defect, not xdsd's (the connection
@@ -1103,9 +1198,36 @@ static void parse_answers(struct client *c, bool final)
 			     c->slot, a.status, c->nreqs);
 		/* the body: none for HEAD, which an unmodelled answer shows by
 		 * the next status line coming at once */
-		if (r != NULL) {
+		if (a.chunked && !(r != NULL ? r->head :
+			avail >= 9 && status_prefix(p + a.head_len, avail))) {
+			char *body;
+			size_t raw, len;
+
+			if (!dechunk(c, p + a.head_len, avail, &raw, &body, &len)) {
+				NEED(!(final && c->eof && !c->reset),
+				     "slot %d: the connection closed within a chunked %d answer",
+				     c->slot, a.status);
+				break;
+			}
+			TRACE("  slot %d: answer %zu: %d, %zu bytes chunked\n",
+			      c->slot, c->answered, a.status, len);
+			answered(c, &a, r, body, len);
+			free(body);
+			c->ipos += a.head_len + raw;
+			continue;
+		}
+		if (a.length < 0 && !a.chunked) {
+			/* to the end: whole once the connection closed */
+			if (!(final && c->eof))
+				break;
+			if (c->reset) { /* what was in flight may be lost */
+				c->ipos = c->in.len;
+				break;
+			}
+			blen = r != NULL && r->head ? 0 : avail;
+		} else if (r != NULL) {
 			blen = r->head ? 0 : (size_t)a.length;
-		} else if (a.length == 0) {
+		} else if (a.length <= 0) {
 			blen = 0;
 		} else if (avail > 0 && avail < 9 && status_prefix(p + a.head_len, avail) &&
 			   !(final && c->eof)) {
@@ -1126,24 +1248,7 @@ static void parse_answers(struct client *c, bool final)
 		TRACE("  slot %d: answer %zu: %d, %lld bytes%s%s\n", c->slot,
 		      c->answered, a.status, a.length, blen == 0 && a.length > 0 ? " (HEAD)" : "",
 		      a.close ? ", Connection: close" : "");
-		if (r != NULL) {
-			NEED(((r->route | r->refusal) & bit(a.status)) != 0,
-			     "slot %d: answer %zu is %d, which its request cannot get",
-			     c->slot, c->answered, a.status);
-			NEED((r->route & bit(a.status)) != 0 || a.close,
-			     "slot %d: the refusal %d keeps the connection open",
-			     c->slot, a.status);
-			if (r->closes)
-				c->closing = true;
-		}
-		NEED(a.status != 405 || a.allow, "slot %d: a 405 without Allow", c->slot);
-		NEED(a.status != 302 || a.location, "slot %d: a 302 without Location",
-		     c->slot);
-		if (blen > 0)
-			check_body(c, &a, r, p + a.head_len, blen);
-		if (a.close)
-			c->closing = true;
-		c->answered++;
+		answered(c, &a, r, p + a.head_len, blen);
 		c->ipos += a.head_len + blen;
 	}
 	if (c->ipos == c->in.len) {
