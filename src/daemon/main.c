@@ -65,38 +65,6 @@ static const struct option long_opts[] = {
 };
 
 /*
- * --check's warning for each secret without "@allow", saying who may
- * fetch it under this configuration (snapshot/loader.c,
- * restrict_access): every client with a certificate that tls.client_ca
- * verified, whatever identity it names, or none (gRPC gives a
- * certificate without SAN or common name the empty identity, which "*"
- * matches). Plaintext, TLS without client certificates and REST-JSON
- * never carry one. A client gets the snapshot of the node it claims;
- * authorize rules, when there are any, bound which nodes a certificate
- * may claim.
- */
-static void warn_open_secrets(const struct xd_config *cfg,
-			      const struct xd_load *load)
-{
-	for (size_t i = 0; i < load->nopen; i++) {
-		const struct xd_open_secret *o = &load->open[i];
-
-		if (cfg->tls.client_ca == NULL)
-			fprintf(stderr, "warning: %s '%s': no \"@allow\": no client may fetch it: without \"@allow\" a secret is served only to clients with a certificate that tls.client_ca verifies, and tls.client_ca is not set\n",
-				o->where, o->name);
-		else if (cfg->nauthorize == 0)
-			fprintf(stderr, "warning: %s '%s': no \"@allow\": every client with a certificate that tls.client_ca verifies may fetch it, whatever identity it names, if any: with no authorize rules, any such client may claim a node of snapshot '%s'\n",
-				o->where, o->name, o->key);
-		else
-			fprintf(stderr, "warning: %s '%s': no \"@allow\": every client of snapshot '%s' with a certificate that tls.client_ca verifies may fetch it, whatever identity it names, if any\n",
-				o->where, o->name, o->key);
-	}
-	if (load->open_dropped > 0)
-		fprintf(stderr, "warning: %zu more secrets without \"@allow\"\n",
-			load->open_dropped);
-}
-
-/*
  * --check: the configuration, the schema and every snapshot, all errors
  * printed on stderr. The effective configuration goes to stdout only
  * once everything is valid: a "valid" line above errors would be read
@@ -140,7 +108,7 @@ static int check(const struct xd_config *cfg, const char *config_path)
 		return 0;
 	}
 	xd_load_dir(schema, cfg->snapshots, NULL, 0, &load);
-	warn_open_secrets(cfg, &load);
+	xd_load_warn_open(&load, xd_open_reach_of(cfg), stderr);
 	if (load.rc == 0) {
 		printf("# %s: valid; effective configuration:\n", config_path);
 		xd_config_print(cfg, stdout);

@@ -761,6 +761,48 @@ struct xd_snapshot **xd_load_take(struct xd_load *l, size_t *n)
 	return v;
 }
 
+enum xd_open_reach xd_open_reach_of(const struct xd_config *cfg)
+{
+	if (cfg->tls.client_ca == NULL)
+		return XD_OPEN_NOBODY;
+	return cfg->nauthorize == 0 ? XD_OPEN_ANY_NODE : XD_OPEN_KEY_NODES;
+}
+
+/*
+ * Plaintext, TLS without client certificates and REST-JSON never carry
+ * a certificate; gRPC gives a verified certificate without SAN or
+ * common name the empty identity, which "*" matches: hence "if any".
+ */
+void xd_load_warn_open(const struct xd_load *l, enum xd_open_reach reach,
+		       FILE *out)
+{
+	for (size_t i = 0; i < l->nopen; i++) {
+		const struct xd_open_secret *o = &l->open[i];
+
+		switch (reach) {
+		case XD_OPEN_NOBODY:
+			fprintf(out, "warning: %s '%s': no \"@allow\": no client may fetch it: without \"@allow\" a secret is served only to clients with a certificate that tls.client_ca verifies, and tls.client_ca is not set\n",
+				o->where, o->name);
+			break;
+		case XD_OPEN_ANY_NODE:
+			fprintf(out, "warning: %s '%s': no \"@allow\": every client with a certificate that tls.client_ca verifies may fetch it, whatever identity it names, if any: with no authorize rules, any such client may claim a node of snapshot '%s'\n",
+				o->where, o->name, o->key);
+			break;
+		case XD_OPEN_KEY_NODES:
+			fprintf(out, "warning: %s '%s': no \"@allow\": every client of snapshot '%s' with a certificate that tls.client_ca verifies may fetch it, whatever identity it names, if any\n",
+				o->where, o->name, o->key);
+			break;
+		case XD_OPEN_UNKNOWN:
+			fprintf(out, "warning: %s '%s': no \"@allow\": every client of snapshot '%s' with a certificate that the daemon's tls.client_ca verifies may fetch it, whatever identity it names, if any (none, without tls.client_ca)\n",
+				o->where, o->name, o->key);
+			break;
+		}
+	}
+	if (l->open_dropped > 0)
+		fprintf(out, "warning: %zu more secrets without \"@allow\"\n",
+			l->open_dropped);
+}
+
 void xd_load_free(struct xd_load *l)
 {
 	for (size_t i = 0; i < l->nsnaps; i++)

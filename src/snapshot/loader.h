@@ -43,7 +43,9 @@
 #define XD_SNAPSHOT_LOADER_H
 
 #include <stddef.h>
+#include <stdio.h>
 
+#include "config/config.h"
 #include "schema/schema.h"
 #include "snapshot/snapshot.h"
 #include "snapshot/files.h"
@@ -54,8 +56,8 @@
  * A secret written without "@allow": served to every client of its
  * snapshot with a verified certificate, whatever identity it names, if
  * any (loader.c, restrict_access). Not an error, but rarely what a
- * secret holding a private key is meant for: `xdsd --check` warns of
- * each (daemon/main.c says who may fetch it under the configuration).
+ * secret holding a private key is meant for: `xdsd --check` and
+ * `xdsctl push` warn of each (xd_load_warn_open).
  */
 struct xd_open_secret {
 	char *where; /* "file:line:column: secrets[0]" ("file: ..." for JSON) */
@@ -118,6 +120,25 @@ void xd_load_keys_cached(const struct xd_schema *schema,
 			 struct xd_diag *read_errors,
 			 struct xd_snapshot *const *prev, size_t nprev,
 			 struct xd_parsed_cache *cache, struct xd_load *out);
+
+/* Who may fetch a secret without "@allow", as the configuration has it
+ * (loader.c, restrict_access): a client gets the snapshot of the node it
+ * claims; authorize rules, when there are any, bound which nodes a
+ * certificate may claim. */
+enum xd_open_reach {
+	XD_OPEN_NOBODY,    /* no tls.client_ca: no client has a certificate */
+	XD_OPEN_ANY_NODE,  /* tls.client_ca, no authorize rules */
+	XD_OPEN_KEY_NODES, /* tls.client_ca and authorize rules */
+	XD_OPEN_UNKNOWN,   /* the daemon's configuration is not known */
+};
+
+/* Who may fetch a secret without "@allow" under `cfg`. */
+enum xd_open_reach xd_open_reach_of(const struct xd_config *cfg);
+
+/* A warning on `out` for each secret without "@allow" the load found,
+ * saying who may fetch it. */
+void xd_load_warn_open(const struct xd_load *l, enum xd_open_reach reach,
+		       FILE *out);
 
 /* Takes the snapshots out of a load (the caller owns the references). */
 struct xd_snapshot **xd_load_take(struct xd_load *l, size_t *n);

@@ -418,6 +418,11 @@ static int check_dir(struct push *p, const char *dir, struct xd_snapkey **keys,
 		xd_schema_free(schema);
 		return XC_USAGE;
 	}
+	/* as --check warns: with xdsd.yaml (-c), under its TLS settings */
+	xd_load_warn_open(&load,
+			  p->o->config == NULL ? XD_OPEN_UNKNOWN :
+						 xd_open_reach_of(&p->cfg),
+			  stderr);
 	/* a good load keeps the very texts it checked: those are written */
 	*keys = load.keys;
 	*nkeys = load.nkeys;

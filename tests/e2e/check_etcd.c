@@ -875,7 +875,19 @@ START_TEST(push_checked_in_one_transaction)
 	free(out);
 	ck_assert_int_eq(etcd_revision(e), rev + 2);
 
+	/* a secret without "@allow": --check's warning, under -c's TLS
+	 * settings (none here), or without them as the daemon's may be */
+	free(xdtest_write_file(dir, "secret.yaml",
+			       "secrets:\n- name: sec\n"
+			       "  generic_secret: {secret: {inline_string: s}}\n"));
 	ck_assert_int_eq(push(opts, dir, &out), 0);
+	ck_assert_msg(strstr(out, "secrets[0] 'sec': no \"@allow\": no client may fetch it") != NULL,
+		      "%s", out);
+	free(out);
+	snprintf(opts, sizeof(opts), "--etcd %s --prefix " PREFIX, e->endpoint);
+	ck_assert_int_eq(push(opts, dir, &out), 0);
+	ck_assert_msg(strstr(out, "secrets[0] 'sec': no \"@allow\": every client of snapshot 'secret' with a certificate that the daemon's tls.client_ca verifies") != NULL,
+		      "%s", out);
 	free(out);
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 5);
 	ck_assert(asprintf(&out, "rm -rf '%s'", dir) > 0);
