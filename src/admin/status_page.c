@@ -346,6 +346,35 @@ static void reload_row(struct xd_buf *out, const struct xd_reload_record *r,
 	xd_buf_printf(out, "</td></tr>\n");
 }
 
+/* Where accepted snapshots are saved (state_dir:), when they last
+ * were, and how the saves went; nothing with state_dir: off. */
+static void saved_state(struct xd_buf *out, const struct xd_laststate *s,
+			int64_t now_ms)
+{
+	const struct xd_laststate_info *i;
+
+	if (s == NULL)
+		return;
+	i = xd_laststate_info(s);
+	xd_buf_printf(out, "<p id=saved-state>Last good state: <code>");
+	h(out, i->path);
+	xd_buf_printf(out, "</code>, ");
+	if (i->saved_at_ms > 0) {
+		xd_buf_printf(out, "saved ");
+		time_cell(out, i->saved_at_ms, now_ms);
+	} else {
+		xd_buf_printf(out, "nothing saved yet");
+	}
+	xd_buf_printf(out, "; saves: %llu written, %llu unchanged, %llu failed",
+		      i->saves_ok, i->saves_unchanged, i->saves_failed);
+	if (i->last_save_error != NULL) {
+		xd_buf_printf(out, " <span class=\"badge bad\">last failure</span> <code>");
+		h(out, i->last_save_error);
+		xd_buf_printf(out, "</code>");
+	}
+	xd_buf_printf(out, "</p>");
+}
+
 static void reloads(struct xd_buf *out, const struct xd_reloader *r,
 		    int64_t now_ms)
 {
@@ -358,7 +387,9 @@ static void reloads(struct xd_buf *out, const struct xd_reloader *r,
 		      XD_RELOAD_HISTORY);
 	for (size_t i = 0; i < n; i++)
 		reload_row(out, xd_reload_history(r, i), now_ms);
-	xd_buf_printf(out, "</tbody></table></section>\n");
+	xd_buf_printf(out, "</tbody></table>");
+	saved_state(out, xd_reloader_laststate(r), now_ms);
+	xd_buf_printf(out, "</section>\n");
 }
 
 /* ---------------- rollout ---------------- */

@@ -280,6 +280,24 @@ static bool same_file(const struct stat *a, const struct stat *b)
  * same inode, same time, same saved_at, counted as unchanged. A change
  * is written, and so is a state removed behind xdsd's back.
  */
+/* The status page's line on the saved state (#saved-state), with
+ * `want` in it. */
+static void status_page_says(const struct xdt_daemon *d, const char *want)
+{
+	int status;
+	char *page = xdt_admin(d, "GET", "/status", NULL, &status, NULL);
+	char *line, *end;
+
+	ck_assert_int_eq(status, 200);
+	line = strstr(page, "<p id=saved-state>");
+	ck_assert_msg(line != NULL, "no saved state on the status page");
+	end = strstr(line, "</p>");
+	ck_assert(end != NULL);
+	*end = '\0';
+	ck_assert_msg(strstr(line, want) != NULL, "no '%s' in: %s", want, line);
+	free(page);
+}
+
 START_TEST(unchanged_content_is_not_rewritten)
 {
 	char *dir = xdtest_snapdir(), *state = xdtest_snapdir(),
@@ -301,6 +319,8 @@ START_TEST(unchanged_content_is_not_rewritten)
 	ck_assert_str_eq(at, at1);
 	free(at);
 	ck_assert(saves(d, "ok") == 1 && saves(d, "unchanged") == 1);
+	status_page_says(d, "saves: 1 written, 1 unchanged, 0 failed");
+	status_page_says(d, "/snapshots.state</code>, saved ");
 	xdt_daemon_stop(d, STOP_MS);
 
 	/* a restart on the same files: the state on disk is probed */
@@ -362,6 +382,8 @@ START_TEST(failed_save_never_fails_a_load)
 	json_decref(st);
 	ck_assert(xdt_daemon_metric(d, "xdsd_state_saves_total{result=\"error\"}") == 2);
 	ck_assert(xdt_daemon_metric(d, "xdsd_last_reload_successful") == 1);
+	status_page_says(d, "nothing saved yet; saves: 0 written, 0 unchanged, 2 failed");
+	status_page_says(d, "/not-a-dir/state: cannot create the directory");
 	xdt_daemon_stop(d, STOP_MS);
 	free(cfg);
 	free(state);
