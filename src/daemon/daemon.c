@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <systemd/sd-daemon.h>
 #include <uv.h>
 
@@ -352,6 +353,30 @@ static int start_etcd(struct daemon *d)
 			     d->cfg, d->reloader, &d->etcd_health);
 }
 
+
+/* How long xdsd waits at exit for gRPC's own clean-up to end. */
+#define GRPC_GONE_MS 2000
+
+/*
+ * gRPC objects that outlive the server by a moment (a connection's
+ * security state, released on one of gRPC's threads) hold the library
+ * open: the last of them to go, not grpc_shutdown_blocking, shuts it
+ * down, in a thread of its own. Exiting meanwhile would cut that
+ * clean-up short (and the sanitizer build report what it had not freed
+ * yet); so wait for it, a bounded while.
+ */
+static void wait_grpc_gone(void)
+{
+	for (int ms = 0; grpc_is_initialized() && ms < GRPC_GONE_MS; ms += 5) {
+		struct timespec t = {0, 5 * 1000 * 1000};
+
+		nanosleep(&t, NULL);
+	}
+	if (grpc_is_initialized())
+		xd_debug("gRPC's clean-up still runs after %d ms: exiting anyway",
+			 GRPC_GONE_MS);
+}
+
 int xd_daemon_run(const struct xd_config *cfg)
 {
 	struct daemon d = {.cfg = cfg};
@@ -461,5 +486,6 @@ out:
 	xd_schema_free(d.schema);
 	free(d.source_name);
 	grpc_shutdown_blocking();
+	wait_grpc_gone();
 	return rc;
 }
