@@ -318,16 +318,16 @@ static bool page_step(void *st, struct xd_http_exchange *x,
 		if (xd_pager_enough(x, deadline_ns))
 			return false;
 	xd_jw_arr_end(w);
+	xd_jw_key(w, "count");
+	xd_jw_uint(w, k->shown);
+	xd_jw_key(w, "streams");
+	xd_jw_uint(w, k->all);
 	/* written at once: the record is bounded (XD_REST_POLLERS_MAX) */
 	xd_jw_key(w, "rest_pollers");
 	xd_jw_arr(w);
 	if (k->rest != NULL)
 		xd_rest_visit_pollers(k->rest, poller, k);
 	xd_jw_arr_end(w);
-	xd_jw_key(w, "count");
-	xd_jw_uint(w, k->shown);
-	xd_jw_key(w, "streams");
-	xd_jw_uint(w, k->all);
 	xd_jw_obj_end(w);
 	/* one document, every object closed: a strict parser reads it */
 	XD_ASSERT(w->depth == 0 && !w->after_key);

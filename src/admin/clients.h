@@ -21,10 +21,10 @@
  *         "pending_since": 1795000000123 | null,  (Unix ms: the send of the
  *                                   response in flight, docs/engine.md)
  *         "pending_seconds": 12.5} ] } ],         (its age; 0 when none)
+ *    "count": N, "streams": N_ALL,   (shown, and open in all)
  *    "rest_pollers": [ {"node": "n1", "key": "web", "peer": "...",
- *      "types": ["clusters"], "last_seen": "<RFC 3339 UTC>"} ],
+ *      "types": ["clusters"], "last_seen": "<RFC 3339 UTC>"} ]}
  *                 (REST-JSON pollers seen lately, rest/pollers.h)
- *    "count": N, "streams": N_ALL}   (shown, and open in all)
  *
  * Filters: node=GLOB (fnmatch(3) on the node id), state=synced|pending|
  * nacked (the stream's state), pending=DURATION (streams with a type whose
