@@ -73,7 +73,8 @@ static void clients(struct xd_admin *a, struct xd_http_exchange *x)
 {
 	char why[256];
 	struct xd_clients_page *k =
-		xd_clients_page_new(a->deps.sessions, x->query, why, sizeof(why));
+		xd_clients_page_new(a->deps.sessions, a->deps.rest, x->query,
+				    why, sizeof(why));
 
 	if (k == NULL) {
 		xd_http_text(x, 400, why);

@@ -8,6 +8,7 @@
 
 #include "http/http.h"
 #include "protocol/nameset.h"
+#include "rest/rest.h"
 #include "util/jsonw.h"
 #include "util/text.h"
 #include "util/xalloc.h"
@@ -230,6 +231,7 @@ static void client_json(struct xd_jw *w, const struct xd_client_view *c,
 
 struct xd_clients_page {
 	struct xd_sessions_cursor cur;
+	const struct xd_rest *rest; /* NULL: REST-JSON is off */
 	struct xd_clients_filter f;
 	char glob[XD_CLIENTS_GLOB_MAX];
 	struct xd_jw w;
@@ -249,7 +251,38 @@ static void each(void *ctx, const struct xd_client_view *c)
 	client_json(&k->w, c, state);
 }
 
+/* A fresh REST-JSON poller of a node the filter takes: pollers have
+ * no sync state, so a state or pending filter leaves them all out. */
+static void poller(void *ctx, const struct xd_rest_poller *p)
+{
+	struct xd_clients_page *k = ctx;
+	struct xd_jw *w = &k->w;
+	char when[32];
+
+	if (k->f.state >= 0 || k->f.pending_ms >= 0 ||
+	    (k->f.node_glob != NULL && fnmatch(k->f.node_glob, p->node_id, 0) != 0))
+		return;
+	xd_jw_obj(w);
+	xd_jw_key(w, "node");
+	xd_jw_str(w, p->node_id);
+	xd_jw_key(w, "key");
+	xd_jw_str(w, p->key);
+	xd_jw_key(w, "peer");
+	xd_jw_str(w, p->peer);
+	xd_jw_key(w, "types");
+	xd_jw_arr(w);
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		if (p->types & (1u << t))
+			xd_jw_str(w, xd_section(t).key);
+	xd_jw_arr_end(w);
+	xd_jw_key(w, "last_seen");
+	xd_jw_time(when, p->last_seen_wall_ms);
+	xd_jw_str(w, when);
+	xd_jw_obj_end(w);
+}
+
 struct xd_clients_page *xd_clients_page_new(struct xd_sessions *sessions,
+					    const struct xd_rest *rest,
 					    const char *query, char *why,
 					    size_t why_len)
 {
@@ -261,6 +294,7 @@ struct xd_clients_page *xd_clients_page_new(struct xd_sessions *sessions,
 		return NULL;
 	}
 	xd_sessions_cursor_open(sessions, &k->cur);
+	k->rest = rest;
 	return k;
 }
 
@@ -288,6 +322,12 @@ static bool page_step(void *st, struct xd_http_exchange *x,
 	xd_jw_uint(w, k->shown);
 	xd_jw_key(w, "streams");
 	xd_jw_uint(w, k->all);
+	/* written at once: the record is bounded (XD_REST_POLLERS_MAX) */
+	xd_jw_key(w, "rest_pollers");
+	xd_jw_arr(w);
+	if (k->rest != NULL)
+		xd_rest_visit_pollers(k->rest, poller, k);
+	xd_jw_arr_end(w);
 	xd_jw_obj_end(w);
 	/* one document, every object closed: a strict parser reads it */
 	XD_ASSERT(w->depth == 0 && !w->after_key);

@@ -21,12 +21,17 @@
  *         "pending_since": 1795000000123 | null,  (Unix ms: the send of the
  *                                   response in flight, docs/engine.md)
  *         "pending_seconds": 12.5} ] } ],         (its age; 0 when none)
- *    "count": N, "streams": N_ALL}   (shown, and open in all)
+ *    "count": N, "streams": N_ALL,   (shown, and open in all)
+ *    "rest_pollers": [ {"node": "n1", "key": "web", "peer": "...",
+ *      "types": ["clusters"], "last_seen": "<RFC 3339 UTC>"} ]}
+ *                 (REST-JSON pollers seen lately, rest/pollers.h)
  *
  * Filters: node=GLOB (fnmatch(3) on the node id), state=synced|pending|
  * nacked (the stream's state), pending=DURATION (streams with a type whose
  * response has waited at least that long for its answer; "0": any
- * response in flight). A filter that cannot be read is a 400.
+ * response in flight). A filter that cannot be read is a 400. The node
+ * filter takes REST-JSON pollers too; the others leave them out (they
+ * have no sync state).
  *
  * Written in slices between loop turns (pager.h).
  *
@@ -78,6 +83,7 @@ const char *xd_clients_type_name(const struct xd_client_type *ct);
 struct xd_clients_page;
 
 struct xd_clients_page *xd_clients_page_new(struct xd_sessions *sessions,
+					    const struct xd_rest *rest,
 					    const char *query, char *why,
 					    size_t why_len);
 

@@ -341,6 +341,10 @@ static void rest(struct xd_buf *out, const struct xd_rest *r)
 	     "REST-JSON requests held until their type changes.");
 	sample(out, "xdsd_rest_polls_waiting", NULL, NULL, NULL, NULL,
 	       (double)st->waiting);
+	head(out, "xdsd_rest_pollers_dropped_total", "counter",
+	     "REST-JSON pollers dropped from the full record of pollers, least recently seen first.");
+	sample(out, "xdsd_rest_pollers_dropped_total", NULL, NULL, NULL, NULL,
+	       (double)xd_rest_pollers_dropped_total(r));
 	head(out, "xdsd_rest_answers_printed_total", "counter",
 	     "REST-JSON answers printed as JSON; every other answer shared one of them.");
 	sample(out, "xdsd_rest_answers_printed_total", NULL, NULL, NULL, NULL,

@@ -8,6 +8,7 @@
 #include "admin/reloads.h"
 #include "protocol/nameset.h"
 #include "protocol/sub.h"
+#include "rest/rest.h"
 #include "util/jsonw.h"
 #include "util/log.h"
 #include "util/loop_thread.h"
@@ -18,6 +19,7 @@
 struct preview {
 	struct xd_http_exchange *x;
 	struct xd_sessions *sessions;
+	const struct xd_rest *rest; /* NULL: REST-JSON is off */
 };
 
 int xd_preview_asked(struct xd_http_exchange *x)
@@ -35,10 +37,18 @@ int xd_preview_asked(struct xd_http_exchange *x)
 	return -1;
 }
 
-/* One (key, node) pair a stream contributes to the reach. */
+/* One (key, node) pair a stream or a REST-JSON poller contributes to
+ * the reach. */
 struct hit {
 	size_t key;
 	const char *id;
+	bool rest;
+};
+
+/* A connected node's id, and whether it polls by REST-JSON. */
+struct id {
+	const char *id;
+	bool rest;
 };
 
 /* A node asking by name for a resource the dry run removes. */
@@ -57,29 +67,38 @@ struct collect {
 	size_t nhits, cap;
 	struct ask *asks;
 	size_t nasks, capasks;
-	const char **ids; /* every connected node, for the count */
+	struct id *ids; /* every connected node, for the count */
 	size_t nids, capids;
 };
 
-/* The diff key whose change reaches the client of `v`, or SIZE_MAX. */
-static size_t reached_by(const struct xd_diff *d,
-			 const struct xd_client_view *v)
+/* The diff key whose change reaches a client of snapshot key `key`,
+ * served the default snapshot now or not, or SIZE_MAX. */
+static size_t reached_by(const struct xd_diff *d, const char *key,
+			 bool served_default)
 {
 	size_t dflt = SIZE_MAX;
 
 	for (size_t i = 0; i < d->nkeys; i++) {
-		if (strcmp(d->keys[i].key, v->key) == 0)
+		if (strcmp(d->keys[i].key, key) == 0)
 			return i;
 		if (strcmp(d->keys[i].key, XD_CACHE_DEFAULT_KEY) == 0)
 			dflt = i;
 	}
 	/* its key is not in the diff: it has a snapshot of its own before
 	 * and after, or none either way and is served the default one */
-	if (v->snapshot != NULL &&
-	    strcmp(xd_snapshot_key(xd_snapshot_base((struct xd_snapshot *)v->snapshot)),
-		   XD_CACHE_DEFAULT_KEY) == 0)
-		return dflt;
-	return SIZE_MAX;
+	return served_default ? dflt : SIZE_MAX;
+}
+
+/* Counts node `id` as connected and, when key k's change reaches it,
+ * as reached. */
+static void add_node(struct collect *c, const char *id, size_t k, bool rest)
+{
+	c->ids = xd_grow(c->ids, &c->capids, c->nids + 1, sizeof(*c->ids));
+	c->ids[c->nids++] = (struct id){id, rest};
+	if (k == SIZE_MAX)
+		return;
+	c->hits = xd_grow(c->hits, &c->cap, c->nhits + 1, sizeof(*c->hits));
+	c->hits[c->nhits++] = (struct hit){k, id, rest};
 }
 
 /* The resources removed from key k that `v` asks for by name. */
@@ -128,21 +147,32 @@ static void visit(void *ctx, const struct xd_client_view *v)
 
 	if (!v->has_node)
 		return;
-	c->ids = xd_grow(c->ids, &c->capids, c->nids + 1, sizeof(*c->ids));
-	c->ids[c->nids++] = v->node_id;
-	k = reached_by(c->d, v);
-	if (k == SIZE_MAX)
-		return;
-	c->hits = xd_grow(c->hits, &c->cap, c->nhits + 1, sizeof(*c->hits));
-	c->hits[c->nhits++] = (struct hit){k, v->node_id};
+	k = reached_by(c->d, v->key,
+		       v->snapshot != NULL &&
+			       strcmp(xd_snapshot_key(xd_snapshot_base(
+					      (struct xd_snapshot *)v->snapshot)),
+				      XD_CACHE_DEFAULT_KEY) == 0);
+	add_node(c, v->node_id, k, false);
 	/* a key that stays: what it loses, its nodes lose */
-	if (c->d->keys[k].change == XD_DIFF_CHANGED)
+	if (k != SIZE_MAX && c->d->keys[k].change == XD_DIFF_CHANGED)
 		asked(c, k, v);
+}
+
+/* A REST-JSON poller: reached as a stream of its key is (the names it
+ * asks for are not kept, so it is not among those asking by name). */
+static void visit_poller(void *ctx, const struct xd_rest_poller *p)
+{
+	struct collect *c = ctx;
+
+	add_node(c, p->node_id, reached_by(c->d, p->key, p->served_default),
+		 true);
 }
 
 static int by_id(const void *a, const void *b)
 {
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	const struct id *x = a, *y = b;
+
+	return strcmp(x->id, y->id);
 }
 
 static int by_ask(const void *a, const void *b)
@@ -182,32 +212,48 @@ static void count_asks(struct collect *c, struct xd_reach *out)
 	}
 }
 
+/* By key, then node id, a node's REST-JSON hit first: the first of a
+ * node's hits says whether it polls by REST-JSON. */
 static int by_hit(const void *a, const void *b)
 {
 	const struct hit *x = a, *y = b;
+	int c;
 
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
-	return strcmp(x->id, y->id);
+	c = strcmp(x->id, y->id);
+	if (c != 0)
+		return c;
+	return (int)y->rest - (int)x->rest;
 }
 
 /* Whom each key's change reaches; the node ids listed are copies, the
- * answer owing nothing to the sessions. */
-static void reach_of(struct xd_sessions *sessions, const struct xd_diff *d,
-		     struct xd_reach *out)
+ * answer owing nothing to the sessions or the pollers. A node is
+ * counted once however many streams and polls it has, and as reached
+ * by REST-JSON when it polls the key. */
+static void reach_of(struct xd_sessions *sessions, const struct xd_rest *rest,
+		     const struct xd_diff *d, struct xd_reach *out)
 {
 	struct collect c = {.d = d};
 
 	XD_ASSERT_LOOP();
 	out->keys = xd_calloc(d->nkeys + 1, sizeof(*out->keys));
 	xd_sessions_visit(sessions, visit, &c);
-	/* distinct node ids: a node may have several streams */
+	if (rest != NULL)
+		xd_rest_visit_pollers(rest, visit_poller, &c);
+	/* distinct node ids: a node may have several streams and polls */
 	if (c.nids > 1)
 		qsort(c.ids, c.nids, sizeof(*c.ids), by_id);
 	out->connected = 0;
-	for (size_t i = 0; i < c.nids; i++)
-		if (i == 0 || strcmp(c.ids[i], c.ids[i - 1]) != 0)
-			out->connected++;
+	out->rest_pollers = 0;
+	for (size_t i = 0, j; i < c.nids; i = j) {
+		bool rest_node = false;
+
+		for (j = i; j < c.nids && strcmp(c.ids[j].id, c.ids[i].id) == 0; j++)
+			rest_node |= c.ids[j].rest;
+		out->connected++;
+		out->rest_pollers += rest_node;
+	}
 	if (c.nhits > 1)
 		qsort(c.hits, c.nhits, sizeof(*c.hits), by_hit);
 	for (size_t i = 0; i < c.nhits; i++) {
@@ -217,6 +263,7 @@ static void reach_of(struct xd_sessions *sessions, const struct xd_diff *d,
 		    strcmp(c.hits[i].id, c.hits[i - 1].id) == 0)
 			continue;
 		rk->nodes++;
+		rk->rest += c.hits[i].rest;
 		if (rk->nids < XD_PREVIEW_NODE_IDS) {
 			if (rk->ids == NULL)
 				rk->ids = xd_calloc(XD_PREVIEW_NODE_IDS, sizeof(char *));
@@ -249,7 +296,7 @@ static void answer(void *arg, const struct xd_reload_record *rec)
 
 	xd_jw_init(&w, &x->out);
 	if (rec->diff != NULL) {
-		reach_of(p->sessions, rec->diff, &reach);
+		reach_of(p->sessions, p->rest, rec->diff, &reach);
 		xd_reload_record_reach_json(&w, rec, &reach);
 		reach_free(&reach, rec->diff->nkeys);
 	} else {
@@ -283,5 +330,6 @@ void xd_preview_start(struct xd_http_exchange *x,
 	p = xd_calloc(1, sizeof(*p));
 	p->x = x;
 	p->sessions = deps->sessions;
+	p->rest = deps->rest;
 	xd_reload_dry_run(deps->reloader, rc > 0 ? dir : NULL, answer, p);
 }

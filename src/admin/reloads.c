@@ -24,7 +24,12 @@ static void warnings(struct xd_jw *w, const struct xd_diff *d,
 
 		if (k->change == XD_DIFF_REMOVED &&
 		    strcmp(k->key, XD_CACHE_DEFAULT_KEY) != 0) {
-			if (rk != NULL)
+			if (rk != NULL && rk->rest > 0)
+				snprintf(msg, sizeof(msg), "snapshot '%.200s' is removed: its %zu connected node%s (%zu stream%s, %zu REST-JSON poller%s) fall back to the default snapshot",
+					 k->key, rk->nodes, xd_plural(rk->nodes),
+					 k->streams, xd_plural(k->streams),
+					 rk->rest, xd_plural(rk->rest));
+			else if (rk != NULL)
 				snprintf(msg, sizeof(msg), "snapshot '%.200s' is removed: its %zu connected node%s (%zu stream%s) fall back to the default snapshot",
 					 k->key, rk->nodes, xd_plural(rk->nodes),
 					 k->streams, xd_plural(k->streams));
@@ -108,6 +113,8 @@ static void key_json(struct xd_jw *w, const struct xd_diff_key *k,
 	if (rk != NULL) {
 		xd_jw_key(w, "nodes");
 		xd_jw_uint(w, rk->nodes);
+		xd_jw_key(w, "rest_pollers");
+		xd_jw_uint(w, rk->rest);
 		xd_jw_key(w, "node_ids");
 		xd_jw_arr(w);
 		for (size_t i = 0; i < rk->nids; i++)
@@ -143,6 +150,8 @@ static void diff_json(struct xd_jw *w, const struct xd_diff *d,
 	if (reach != NULL) {
 		xd_jw_key(w, "connected_nodes");
 		xd_jw_uint(w, reach->connected);
+		xd_jw_key(w, "rest_pollers");
+		xd_jw_uint(w, reach->rest_pollers);
 	}
 	warnings(w, d, reach);
 	xd_jw_key(w, "snapshots");

@@ -17,7 +17,7 @@
  * reaches:
  *
  *   {"changed": bool, "added": N, "removed": N, "changed_resources": N,
- *    "cut": bool, "connected_nodes": N (dry run),
+ *    "cut": bool, "connected_nodes": N, "rest_pollers": N (dry run),
  *    "warnings": ["snapshot 'edge' is removed: ...", ...],
  *      (a dry run also warns of a resource removed that connected
  *      nodes still ask for by name, and of a change that reaches every
@@ -25,7 +25,8 @@
  *    "snapshots": [{"key": "edge", "change": "added|removed|changed",
  *      "version_before": "...", "version_after": "...",
  *      "streams_moved": N (removed keys),
- *      "nodes": N, "node_ids": [...] (dry run),
+ *      "nodes": N, "rest_pollers": N, "node_ids": [...] (dry run;
+ *      nodes count REST-JSON pollers seen lately, rest_pollers those),
  *      "types": [{"type": "clusters", "version_before": "...",
  *        "version_after": "...", "added": N, "removed": N, "changed": N,
  *        "resources": [{"name": "...", "change": "...",
@@ -49,9 +50,11 @@
 /* node ids listed per snapshot in a dry run's answer */
 #define XD_PREVIEW_NODE_IDS 100
 
-/* Whom one key's change reaches: connected nodes (distinct ids). */
+/* Whom one key's change reaches: connected nodes (distinct ids), gRPC
+ * streams' and fresh REST-JSON pollers' (rest/pollers.h). */
 struct xd_reach_key {
 	size_t nodes;
+	size_t rest; /* of `nodes`, those polling by REST-JSON */
 	char **ids; /* sorted; the first XD_PREVIEW_NODE_IDS */
 	size_t nids;
 };
@@ -66,7 +69,8 @@ struct xd_reach_asked {
 
 /* Whom a dry run's changes reach, aligned with its diff's keys. */
 struct xd_reach {
-	size_t connected; /* nodes connected now */
+	size_t connected; /* nodes connected now, by stream or poll */
+	size_t rest_pollers; /* of them, those polling by REST-JSON */
 	struct xd_reach_key *keys;
 	struct xd_reach_asked *asked;
 	size_t nasked;

@@ -59,6 +59,7 @@ struct xd_rest {
 	struct xd_http_server *http;
 	const struct xd_msgdesc *request_type, *response_type;
 	struct xd_rest_printed *printed; /* answers' JSON, shared */
+	struct xd_rest_pollers *pollers; /* who polled lately */
 	struct xd_list held;   /* polls waiting for a change */
 	struct xd_rest_stats stats; /* .waiting: the polls in `held` */
 	struct xd_log_limit log_refused;
@@ -111,6 +112,7 @@ static void maybe_done(struct xd_rest *r)
 	done = r->done;
 	arg = r->done_arg;
 	xd_rest_printed_free(r->printed);
+	xd_rest_pollers_free(r->pollers);
 	free(r);
 	if (done != NULL)
 		done(arg);
@@ -510,6 +512,11 @@ static void serve(struct xd_rest *r, struct xd_http_exchange *x,
 		poll_free(p);
 		return;
 	}
+	xd_rest_pollers_seen(r->pollers, p->client.node_id,
+			     xd_client_key(&p->client), x->peer, type,
+			     strcmp(xd_snapshot_key(xd_snapshot_base(snap)),
+				    XD_CACHE_DEFAULT_KEY) == 0,
+			     xd_mono_ms(), xd_wall_ms());
 	xd_rest_state(snap, type, &p->req, &st);
 	if (st.current) {
 		hold(p, st.version);
@@ -604,6 +611,7 @@ int xd_rest_start(struct xd_rest **out, uv_loop_t *loop,
 		return -1;
 	}
 	r->printed = xd_rest_printed_new(deps->schema, r->response_type);
+	r->pollers = xd_rest_pollers_new(deps->cfg->rest_poll_timeout_ms);
 	if (xd_http_port(r->http) != 0)
 		xd_info("REST-JSON endpoint listening on %s (rest port %d)",
 			deps->cfg->rest_listen, xd_http_port(r->http));
@@ -622,6 +630,18 @@ const struct xd_rest_stats *xd_rest_stats(const struct xd_rest *r)
 unsigned long long xd_rest_printed_total(const struct xd_rest *r)
 {
 	return xd_rest_printed_count(r->printed);
+}
+
+void xd_rest_visit_pollers(const struct xd_rest *r,
+			   void (*fn)(void *ctx, const struct xd_rest_poller *p),
+			   void *ctx)
+{
+	xd_rest_pollers_visit(r->pollers, xd_mono_ms(), fn, ctx);
+}
+
+unsigned long long xd_rest_pollers_dropped_total(const struct xd_rest *r)
+{
+	return xd_rest_pollers_dropped(r->pollers);
 }
 
 const struct xd_http_stats *xd_rest_http_stats(const struct xd_rest *r)

@@ -35,6 +35,7 @@
 #include "cache/cache.h"
 #include "http/http.h"
 #include "config/config.h"
+#include "rest/pollers.h"
 #include "schema/schema.h"
 #include "xds/rtype.h"
 
@@ -93,6 +94,16 @@ const struct xd_rest_stats *xd_rest_stats(const struct xd_rest *r);
 /* Answers printed as JSON since start; the others shared one
  * (printed.h). */
 unsigned long long xd_rest_printed_total(const struct xd_rest *r);
+
+/* Calls fn for each REST-JSON poller fresh now (pollers.h: seen within
+ * rest_poll_timeout + 30 s, every held one among them); read-only, loop
+ * thread. */
+void xd_rest_visit_pollers(const struct xd_rest *r,
+			   void (*fn)(void *ctx, const struct xd_rest_poller *p),
+			   void *ctx);
+
+/* Pollers dropped from the full record since start (pollers.h). */
+unsigned long long xd_rest_pollers_dropped_total(const struct xd_rest *r);
 
 /* The HTTP server's counters (http.h). */
 const struct xd_http_stats *xd_rest_http_stats(const struct xd_rest *r);

@@ -71,6 +71,44 @@ static void nack_notes(struct xc_table *tab, json_t *types)
 	}
 }
 
+/* The REST-JSON pollers seen lately (xdsd(8)): they hold no stream,
+ * so they get a table of their own, each marked REST. */
+static void print_pollers(json_t *doc)
+{
+	static const char *const head[6] = {
+		"NODE", "SNAPSHOT", "PEER", "METHOD", "TYPES", "LAST SEEN",
+	};
+	json_t *list = json_object_get(doc, "rest_pollers"), *p, *t;
+	struct xc_table *tab;
+	size_t i, j;
+
+	if (json_array_size(list) == 0)
+		return;
+	tab = xc_table_new(6, head);
+	json_array_foreach(list, i, p) {
+		struct xd_buf types = XD_BUF_INIT;
+		char b[6][64];
+		const char *row[6];
+
+		json_array_foreach(json_object_get(p, "types"), j, t)
+			xd_buf_printf(&types, "%s%s", j ? "," : "",
+				      json_is_string(t) ? json_string_value(t) : "?");
+		xd_buf_putc(&types, '\0');
+		row[0] = xc_text(p, "node", b[0], sizeof(b[0]));
+		row[1] = xc_text(p, "key", b[1], sizeof(b[1]));
+		row[2] = xc_text(p, "peer", b[2], sizeof(b[2]));
+		row[3] = "REST";
+		row[4] = (const char *)types.data;
+		row[5] = xc_text(p, "last_seen", b[5], sizeof(b[5]));
+		xc_table_row(tab, row);
+		xd_buf_free(&types);
+	}
+	xc_table_print(tab, stdout);
+	xc_table_free(tab);
+	printf("%zu REST-JSON poller%s seen lately\n", json_array_size(list),
+	       json_array_size(list) == 1 ? "" : "s");
+}
+
 static void print_table(json_t *doc, const struct xc_opts *o, const char *glob)
 {
 	static const char *const head[NCOLS] = {
@@ -84,6 +122,7 @@ static void print_table(json_t *doc, const struct xc_opts *o, const char *glob)
 		printf("no streams%s (of %lld)\n",
 		       o->nacked || o->pending || glob ? " match" : "",
 		       xc_int(doc, "streams"));
+		print_pollers(doc);
 		return;
 	}
 	tab = xc_table_new(NCOLS, head);
@@ -115,6 +154,7 @@ static void print_table(json_t *doc, const struct xc_opts *o, const char *glob)
 	xc_table_free(tab);
 	printf("%lld of %lld stream%s\n", xc_int(doc, "count"),
 	       xc_int(doc, "streams"), xc_int(doc, "streams") == 1 ? "" : "s");
+	print_pollers(doc);
 }
 
 int xc_clients(const struct xc_opts *o, int argc, char **args)

@@ -104,6 +104,8 @@ static void key(json_t *k, bool verbose)
 	printf("snapshot '%s' %s (", name, change);
 	versions(k);
 	printf("): reaches %lld connected node%s", nodes, xd_plural(nodes));
+	if (xc_int(k, "rest_pollers") > 0)
+		printf(" (%lld by REST-JSON)", xc_int(k, "rest_pollers"));
 	if (json_object_get(k, "streams_moved") != NULL)
 		printf("; %lld stream%s move to the default snapshot",
 		       xc_int(k, "streams_moved"), xd_plural(xc_int(k, "streams_moved")));
@@ -155,6 +157,9 @@ static int show(json_t *rec, bool verbose)
 	       nkeys, xd_plural(nkeys), xc_int(d, "added"), xd_plural(xc_int(d, "added")),
 	       xc_int(d, "removed"), xc_int(d, "changed_resources"), connected,
 	       xd_plural(connected));
+	if (xc_int(d, "rest_pollers") > 0)
+		printf("(%lld of the nodes poll by REST-JSON)\n",
+		       xc_int(d, "rest_pollers"));
 	return XC_DIFFERS;
 }
 

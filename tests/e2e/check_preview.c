@@ -9,7 +9,9 @@
  * changes nothing (no response to any client, versions and reload
  * counters as they were); and that a reload which removes a key says
  * how many streams move to the default snapshot, in its log and in
- * what POST /reload and `xdsctl reload` answer.
+ * what POST /reload and `xdsctl reload` answer. REST-JSON pollers seen
+ * lately count among the nodes a change reaches, once per node however
+ * it is connected.
  */
 #include <jansson.h>
 #include <signal.h>
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "http/client.h"
 #include "ctl.h"
 #include "daemon.h"
 #include "xdtest.h"
@@ -447,6 +450,75 @@ START_TEST(reload_says_whom_it_moves)
 }
 END_TEST
 
+/* A REST-JSON DiscoveryRequest for clusters by node `id` of cluster
+ * `cluster` (its key), answered at once: it holds no version. */
+static void rest_poll(const struct xdt_daemon *d, const char *id,
+		      const char *cluster)
+{
+	char target[64], body[256], why[256];
+	struct xd_http_request q = {.target = target, .method = "POST",
+				    .path = "/v3/discovery:clusters",
+				    .body = body, .timeout_ms = 10000};
+	struct xd_http_response r;
+
+	snprintf(target, sizeof(target), "127.0.0.1:%d", d->rest_port);
+	snprintf(body, sizeof(body), "{\"node\": {\"id\": \"%s\", \"cluster\": \"%s\"}}",
+		 id, cluster);
+	q.body_len = strlen(body);
+	ck_assert_msg(xd_http_fetch(&q, &r, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_msg(r.status == 200, "%d: %s", r.status, r.body);
+	xd_http_response_free(&r);
+}
+
+START_TEST(rest_pollers_are_reached)
+{
+	char *dir = snapshots();
+	struct xdt_daemon *d = xdt_ctl_start(dir, "rest_listen: 127.0.0.1:0\n");
+	char *admin = xdt_ctl_admin(d);
+	struct fleet f;
+	struct xdt_run r;
+	json_t *j, *diff, *k;
+	int status;
+
+	ck_assert(d->rest_port > 0);
+	fleet_open(&f, d);
+	/* rest-1 polls only, of gone; edge-1 both streams and polls */
+	rest_poll(d, "rest-1", "gone");
+	rest_poll(d, "edge-1", "edge");
+	rest_poll(d, "edge-1", "edge");
+	change(dir);
+
+	j = xdt_admin_json(d, "POST", "/reload?dry_run=1", &status);
+	ck_assert_int_eq(status, 200);
+	diff = json_object_get(j, "diff");
+	/* edge-1, gone-1, plain-1, edge-2 and rest-1 */
+	ck_assert_int_eq(num(diff, "connected_nodes"), 5);
+	ck_assert_int_eq(num(diff, "rest_pollers"), 2);
+	k = find(json_object_get(diff, "snapshots"), "key", "gone");
+	ck_assert_int_eq(num(k, "nodes"), 2);
+	ck_assert_int_eq(num(k, "rest_pollers"), 1);
+	ck_assert_int_eq(json_array_size(json_object_get(k, "node_ids")), 2);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(k, "node_ids"), 1)),
+			 "rest-1");
+	k = find(json_object_get(diff, "snapshots"), "key", "edge");
+	ck_assert_int_eq(num(k, "nodes"), 2); /* edge-1 once, edge-2 */
+	ck_assert_int_eq(num(k, "rest_pollers"), 1);
+	json_decref(j);
+
+	r = xdt_ctl(false, admin, (const char *const[]){"diff", NULL});
+	xdt_want(&r, 1);
+	has_line(r.out, "snapshot 'gone' removed (", "): reaches 2 connected nodes (1 by REST-JSON); 2 streams move to the default snapshot");
+	xdt_has(r.out, "warning: snapshot 'gone' is removed: its 2 connected nodes (2 streams, 1 REST-JSON poller) fall back to the default snapshot\n");
+	xdt_has(r.out, "(2 of the nodes poll by REST-JSON)\n");
+	xdt_run_free(&r);
+
+	fleet_close(&f);
+	xdt_ctl_stop(d);
+	free(admin);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("preview");
@@ -456,6 +528,7 @@ int main(void)
 	tcase_add_test(tc, diff_shows_what_a_reload_would_change);
 	tcase_add_test(tc, diff_exit_statuses);
 	tcase_add_test(tc, reload_says_whom_it_moves);
+	tcase_add_test(tc, rest_pollers_are_reached);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

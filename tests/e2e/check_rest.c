@@ -3,7 +3,8 @@
  * REST-JSON polling (docs/protocol.md, rule R1) against the real daemon
  * on loopback, asked with curl as an operator would, answers read by
  * jansson; and gRPC-less polling the way Envoy's REST subscriptions do
- * it, by tests/e2e/rest-client.py (urllib and json only).
+ * it, by tests/e2e/rest-client.py (urllib and json only); and the
+ * record of pollers in /clients and `xdsctl clients`.
  */
 #include <jansson.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ctl.h"
 #include "daemon.h"
 #include "xdtest.h"
 
@@ -709,6 +711,70 @@ START_TEST(rest_python_client)
 }
 END_TEST
 
+/* Pollers are remembered after their answer: /clients lists each
+ * (node, key) once with the types it asked for, under the node filter
+ * only, and `xdsctl clients` shows them marked REST. */
+START_TEST(rest_pollers_in_clients)
+{
+	char *dir = xdtest_snapdir(), *admin, *body;
+	struct xdt_daemon *d;
+	struct xdt_run r;
+	json_t *doc, *list, *p, *types;
+	int status;
+
+	write_snapshot(dir, 5, 8080);
+	d = start(dir, NULL);
+	admin = xdt_ctl_admin(d);
+	doc = xdt_admin_json(d, "GET", "/clients", &status);
+	ck_assert_int_eq(status, 200);
+	ck_assert_int_eq(json_array_size(json_object_get(doc, "rest_pollers")), 0);
+	json_decref(doc);
+
+	json_decref(discover(d, "clusters", "{" NODE "}"));
+	json_decref(discover(d, "listeners", "{" NODE "}"));
+	json_decref(discover(d, "clusters", "{" NODE "}"));
+	json_decref(discover(d, "clusters", "{\"node\": {\"id\": \"n2\", \"cluster\": \"api\"}}"));
+
+	doc = xdt_admin_json(d, "GET", "/clients?node=n1", &status);
+	ck_assert_int_eq(status, 200);
+	list = json_object_get(doc, "rest_pollers");
+	ck_assert_int_eq(json_array_size(list), 1);
+	p = json_array_get(list, 0);
+	ck_assert_str_eq(xdt_json_str(p, "node"), "n1");
+	ck_assert_str_eq(xdt_json_str(p, "key"), "web");
+	ck_assert(strstr(xdt_json_str(p, "peer"), "127.0.0.1") != NULL);
+	types = json_object_get(p, "types");
+	ck_assert_int_eq(json_array_size(types), 2);
+	ck_assert_str_eq(json_string_value(json_array_get(types, 0)), "clusters");
+	ck_assert_str_eq(json_string_value(json_array_get(types, 1)), "listeners");
+	ck_assert(strlen(xdt_json_str(p, "last_seen")) > 10);
+	json_decref(doc);
+
+	doc = xdt_admin_json(d, "GET", "/clients", &status);
+	ck_assert_int_eq(json_array_size(json_object_get(doc, "rest_pollers")), 2);
+	json_decref(doc);
+	/* no sync state: a state filter leaves them out */
+	doc = xdt_admin_json(d, "GET", "/clients?state=synced", &status);
+	ck_assert_int_eq(json_array_size(json_object_get(doc, "rest_pollers")), 0);
+	json_decref(doc);
+
+	r = xdt_ctl(false, admin, (const char *const[]){"clients", NULL});
+	xdt_want(&r, 0);
+	xdt_has(r.out, "no streams (of 0)\n");
+	xdt_has(r.out, "REST");
+	xdt_has(r.out, "clusters,listeners");
+	xdt_has(r.out, "2 REST-JSON pollers seen lately\n");
+	xdt_run_free(&r);
+	body = xdt_admin(d, "GET", "/metrics", NULL, &status, NULL);
+	ck_assert_double_eq(xdt_metrics_sample(body, "xdsd_rest_pollers_dropped_total"), 0);
+	free(body);
+
+	free(admin);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("rest");
@@ -729,6 +795,7 @@ int main(void)
 	tcase_add_test(tc, rest_node_without_snapshot);
 	tcase_add_test(tc, rest_node_limits_as_grpc);
 	tcase_add_test(tc, rest_python_client);
+	tcase_add_test(tc, rest_pollers_in_clients);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
