@@ -46,14 +46,16 @@ void xd_rest_pollers_free(struct xd_rest_pollers *ps)
 	free(ps);
 }
 
-/* The entry of (node, key), or NULL. */
+/* The entry of (node, key), or NULL; `node_id` is `len` bytes, no
+ * more than an entry keeps. */
 static struct entry *find(struct xd_rest_pollers *ps, const char *node_id,
-			  const char *key)
+			  size_t len, const char *key)
 {
 	for (size_t i = 0; i < ps->n; i++) {
 		struct entry *e = &ps->entries[i];
 
-		if (strcmp(e->node_id, node_id) == 0 && strcmp(e->key, key) == 0)
+		if (strncmp(e->node_id, node_id, len) == 0 &&
+		    e->node_id[len] == '\0' && strcmp(e->key, key) == 0)
 			return e;
 	}
 	return NULL;
@@ -80,15 +82,17 @@ void xd_rest_pollers_seen(struct xd_rest_pollers *ps, const char *node_id,
 			  enum xd_rtype type, bool served_default,
 			  uint64_t now_mono_ms, int64_t now_wall_ms)
 {
+	/* a peer picks its node id: what one entry holds is bounded */
+	size_t len = strnlen(node_id, XD_REST_POLLERS_ID_MAX);
 	struct entry *e;
 
 	XD_ASSERT_LOOP();
-	XD_ASSERT_INFO(type < XD_RTYPE_COUNT, "rest poller '%s': type %d",
+	XD_ASSERT_INFO(type < XD_RTYPE_COUNT, "rest poller '%.64s': type %d",
 		       node_id, (int)type);
-	e = find(ps, node_id, key);
+	e = find(ps, node_id, len, key);
 	if (e == NULL) {
 		e = make_room(ps);
-		e->node_id = xd_strdup(node_id);
+		e->node_id = xd_strndup(node_id, len);
 		e->key = xd_strdup(key);
 		e->view.node_id = e->node_id;
 		e->view.key = e->key;

@@ -13,7 +13,9 @@
  * the grace covers the client's turn between an answer and its next
  * request. Only fresh pollers are visited.
  *
- * Bound: XD_REST_POLLERS_MAX entries. When full, the least recently
+ * Bound: XD_REST_POLLERS_MAX entries of at most XD_REST_POLLERS_ID_MAX
+ * bytes of node id (the key is the configuration's, the peer an
+ * address). When full, the least recently
  * seen entry is dropped and counted (xd_rest_pollers_dropped,
  * xdsd_rest_pollers_dropped_total in /metrics). Lookups scan the
  * entries: a few microseconds at the bound, against a request's JSON
@@ -31,6 +33,10 @@
 #include "xds/rtype.h"
 
 #define XD_REST_POLLERS_MAX 4096
+/* Bytes of a node id an entry keeps: node ids longer than this are
+ * known by their first XD_REST_POLLERS_ID_MAX bytes (a request may be
+ * max_request_size long; 4096 such ids must not be kept whole). */
+#define XD_REST_POLLERS_ID_MAX 512
 #define XD_REST_POLLERS_GRACE_MS 30000
 
 /* One poller as visited: borrowed, valid during the visit only. */

@@ -6,6 +6,7 @@
  * is counted.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rest/pollers.h"
@@ -32,6 +33,15 @@ static void count(void *ctx, const struct xd_rest_poller *p)
 	s->types = p->types;
 	if (strcmp(p->node_id, "n0") == 0)
 		s->has_n0 = true;
+}
+
+/* The longest node id kept, into *(size_t *)ctx. */
+static void keep_len(void *ctx, const struct xd_rest_poller *p)
+{
+	size_t *n = ctx;
+
+	if (strlen(p->node_id) > *n)
+		*n = strlen(p->node_id);
 }
 
 static struct seen visit(const struct xd_rest_pollers *ps, uint64_t now)
@@ -103,6 +113,37 @@ START_TEST(pollers_bound_drops_least_recently_seen)
 }
 END_TEST
 
+/* A node id longer than an entry keeps is known by its first bytes:
+ * 4096 ids of max_request_size are not kept whole. */
+START_TEST(pollers_keep_a_bounded_node_id)
+{
+	struct xd_rest_pollers *ps = xd_rest_pollers_new(TIMEOUT_MS);
+	size_t big = 1u << 20;
+	char *a = malloc(big + 1), *b = malloc(big + 1);
+	size_t kept = 0;
+
+	memset(a, 'a', big);
+	a[big] = '\0';
+	memcpy(b, a, big + 1);
+	b[big - 1] = 'b'; /* differs past what is kept */
+	xd_rest_pollers_seen(ps, a, "k", "ipv4:10.0.0.1:1", XD_CLUSTER,
+			     false, 1000, 0);
+	xd_rest_pollers_seen(ps, b, "k", "ipv4:10.0.0.1:1", XD_LISTENER,
+			     false, 1001, 0);
+	xd_rest_pollers_visit(ps, 1001, keep_len, &kept);
+	ck_assert_uint_eq(kept, XD_REST_POLLERS_ID_MAX);
+	ck_assert_uint_eq(visit(ps, 1001).n, 1);
+	/* an id as long as what is kept is not the same as a longer one */
+	a[XD_REST_POLLERS_ID_MAX - 1] = '\0';
+	xd_rest_pollers_seen(ps, a, "k", "ipv4:10.0.0.1:1", XD_CLUSTER,
+			     false, 1002, 0);
+	ck_assert_uint_eq(visit(ps, 1002).n, 2);
+	free(a);
+	free(b);
+	xd_rest_pollers_free(ps);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pollers");
@@ -110,6 +151,7 @@ int main(void)
 
 	tcase_add_test(tc, pollers_one_entry_per_node_and_key);
 	tcase_add_test(tc, pollers_bound_drops_least_recently_seen);
+	tcase_add_test(tc, pollers_keep_a_bounded_node_id);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
