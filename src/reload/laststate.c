@@ -465,76 +465,33 @@ static bool disk_same(const struct on_disk *d, const char *path)
 	       st.st_mtim.tv_nsec == d->mtime.tv_nsec;
 }
 
-/* Reads `n` bytes at `p` whole: false on an error or the end. */
-static bool read_full(int fd, unsigned char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = read(fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return false;
-		p += k;
-		n -= (size_t)k;
-	}
-	return true;
-}
-
 /*
- * What `path` holds, summed as content_sum() would sum the files it
- * was written from, a buffer at a time (it may be large): `d` known
- * only for a whole state of this format whose checksum holds. Anything
- * else (none, damaged, another format) is unknown, and the next save
- * writes.
+ * What `path` holds, summed as content_sum() sums the files it was
+ * written from: read and checked as a start-up read would, so that
+ * the format is parsed in one place. `d` is known only for a whole
+ * state whose checksum holds; anything else (none, damaged, another
+ * format) is unknown, and the next save writes. Its identity is taken
+ * first: a file replaced meanwhile is probed again at the next save.
  */
 static void disk_probe(const char *path, struct on_disk *d)
 {
-	unsigned char head[HEADER_LEN], *buf = NULL;
-	XXH3_state_t whole, body;
-	struct reader r = {.p = head, .len = HEADER_LEN, .off = 8};
-	uint64_t format, nkeys, at, len, left;
+	struct xd_diag why = XD_DIAG_INIT;
+	struct xd_snapkey *keys;
+	size_t n;
+	int64_t at;
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	d->known = false;
-	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size < HEADER_LEN + TRAILER_LEN ||
-	    !read_full(fd, head, HEADER_LEN) || memcmp(head, MAGIC, 8) != 0)
-		goto out;
-	format = get_u(&r, 4, "the format");
-	nkeys = get_u(&r, 4, "the key count");
-	at = get_u(&r, 8, "the time saved");
-	len = get_u(&r, 8, "the body's length");
-	if (format != FORMAT ||
-	    len != (uint64_t)st.st_size - HEADER_LEN - TRAILER_LEN)
-		goto out;
-	XXH3_64bits_reset(&whole);
-	XXH3_64bits_update(&whole, head, HEADER_LEN);
-	XXH3_64bits_reset_withSeed(&body, nkeys);
-	buf = xd_malloc(WBUF);
-	for (left = len; left > 0;) {
-		size_t k = left < WBUF ? (size_t)left : WBUF;
-
-		if (!read_full(fd, buf, k))
-			goto out;
-		XXH3_64bits_update(&whole, buf, k);
-		XXH3_64bits_update(&body, buf, k);
-		left -= k;
+	if (stat(path, &st) != 0 ||
+	    xd_laststate_read(path, &keys, &n, &at, &why) != 0) {
+		xd_diag_clear(&why);
+		return;
 	}
-	if (!read_full(fd, buf, TRAILER_LEN))
-		goto out;
-	r = (struct reader){.p = buf, .len = TRAILER_LEN};
-	if (XXH3_64bits_digest(&whole) != get_u(&r, 8, "the checksum"))
-		goto out;
-	d->sum = XXH3_64bits_digest(&body);
-	d->saved_at_ms = (int64_t)at;
+	d->sum = content_sum(keys, n);
+	d->saved_at_ms = at;
 	disk_stat(d, &st);
 	d->known = true;
-out:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
+	xd_snapdir_free(keys, n);
 }
 
 /* ---------------- the daemon's state ---------------- */
