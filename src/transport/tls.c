@@ -2,7 +2,6 @@
 #include "transport/tls.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
@@ -11,10 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
+#include "util/file.h"
 #include "util/log.h"
 #include "util/loop_thread.h"
 #include "util/text.h"
@@ -61,104 +59,40 @@ static void pems_free(struct pems *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* The kind of a file that is not a regular one, for a message. */
-static const char *file_kind(mode_t mode)
-{
-	return S_ISFIFO(mode) ? "a FIFO" :
-	       S_ISDIR(mode)  ? "a directory" :
-	       S_ISSOCK(mode) ? "a socket" :
-	       S_ISCHR(mode)  ? "a character device" :
-	       S_ISBLK(mode)  ? "a block device" :
-				"not a regular file";
-}
-
 /*
- * Why `f` cannot be opened, with what to do about it when the reason is
- * permissions: the shipped unit runs xdsd as a dynamic user, which
- * cannot read a key only root may read (systemd/xdsd.service.in).
+ * What to do about a file xdsd may not read: the shipped unit runs xdsd
+ * as a dynamic user, which cannot read a key only root may read
+ * (systemd/xdsd.service.in).
  */
-static void open_failed(const struct tls_file *f, int err, struct xd_diag *diag)
+static void unreadable_hint(const struct tls_file *f, struct xd_diag *diag)
 {
-	if (err != EACCES && err != EPERM) {
-		xd_diag_add(diag, "%s: cannot read the %s: %s", f->path, f->what,
-			    strerror(err));
-		return;
-	}
 	xd_diag_add(diag,
-		    "%s: cannot read the %s: %s (xdsd runs as uid %u); under systemd's DynamicUser=yes, "
-		    "hand the file over as a credential: LoadCredential=%s:%s in the unit, and "
+		    "%s: under systemd's DynamicUser=yes, hand the file over as a credential: LoadCredential=%s:%s in the unit, and "
 		    "tls.%s: ${CREDENTIALS_DIRECTORY}/%s in xdsd.yaml (xdsd.yaml(5), \"TLS files\")",
-		    f->path, f->what, strerror(err), (unsigned)geteuid(),
-		    f->credential, f->path, f->directive, f->credential);
+		    f->path, f->credential, f->path, f->directive, f->credential);
 }
 
-/*
- * The whole file as a NUL-terminated string, or NULL (reported). The
- * type is checked before the file is opened, as opening a FIFO would
- * block the loop until someone writes to it; the open itself does not
- * block (O_NONBLOCK), and what was opened is checked again, in case the
- * file was replaced in between.
- */
+/* The whole file as a NUL-terminated string, or NULL (reported); read
+ * as every file xdsd is given is (util/file.h): a FIFO put in its place
+ * is refused, not opened. */
 static char *read_pem(const struct tls_file *f, struct xd_diag *diag)
 {
-	struct stat before, st;
-	char *text;
-	size_t n = 0;
-	int fd;
+	struct xd_file file;
+	int err;
 
-	if (stat(f->path, &before) != 0) {
-		open_failed(f, errno, diag);
+	if (xd_file_read(f->path, f->what, PEM_MAX_BYTES, &file, &err,
+			 diag) != 0) {
+		if (err == EACCES || err == EPERM)
+			unreadable_hint(f, diag);
 		return NULL;
 	}
-	if (!S_ISREG(before.st_mode)) {
-		xd_diag_add(diag, "%s: the %s is %s; it must be a regular file",
-			    f->path, f->what, file_kind(before.st_mode));
-		return NULL;
-	}
-	fd = open(f->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		open_failed(f, errno, diag);
-		return NULL;
-	}
-	if (fstat(fd, &st) != 0) {
-		xd_diag_add(diag, "%s: cannot read the %s: %s", f->path, f->what,
-			    strerror(errno));
-		close(fd);
-		return NULL;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		xd_diag_add(diag, "%s: the %s was replaced by %s while being read; it must be a regular file",
-			    f->path, f->what, file_kind(st.st_mode));
-		close(fd);
-		return NULL;
-	}
-	if ((size_t)st.st_size > PEM_MAX_BYTES) {
-		xd_diag_add(diag, "%s: the %s is %lld bytes; at most %u MiB is read",
-			    f->path, f->what, (long long)st.st_size,
-			    PEM_MAX_BYTES >> 20);
-		close(fd);
-		return NULL;
-	}
-	text = xd_malloc((size_t)st.st_size + 1);
-	while (n < (size_t)st.st_size) {
-		ssize_t got = read(fd, text + n, (size_t)st.st_size - n);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		n += (size_t)got;
-	}
-	close(fd);
-	if (n != (size_t)st.st_size || memchr(text, '\0', n) != NULL) {
-		xd_diag_add(diag, "%s: cannot read the %s (read error, or not PEM text)",
+	if (memchr(file.text, '\0', file.len) != NULL) {
+		xd_diag_add(diag, "%s: the %s holds a NUL byte: not PEM text",
 			    f->path, f->what);
-		memset(text, 0, n);
-		free(text);
+		xd_file_free(&file, true);
 		return NULL;
 	}
-	text[n] = '\0';
-	return text;
+	return file.text;
 }
 
 char *xd_tls_read_pem(const char *path, const char *what,
