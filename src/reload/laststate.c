@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "reload/laststate.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -524,6 +525,62 @@ struct xd_laststate {
 	struct on_disk disk;
 };
 
+/* Whether `name` is what mkostemp makes of the leaf of `tmpl`
+ * (".NAME.XXXXXX"): the X's replaced by letters and digits. */
+static bool is_tmp_name(const char *name, const char *tmpl)
+{
+	size_t fixed = strlen(tmpl) - (sizeof(TMP_SUFFIX) - 2);
+
+	if (strlen(name) != strlen(tmpl) || strncmp(name, tmpl, fixed) != 0)
+		return false;
+	for (const char *c = name + fixed; *c != '\0'; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9')))
+			return false;
+	return true;
+}
+
+/*
+ * The temporary files of saves cut short (xdsd killed, or the machine
+ * stopped, between the temporary file's creation and its rename), each
+ * as large as the state it was to hold: nothing else ever reads or
+ * removes them. At start no save of this xdsd has begun, so every
+ * regular file of the state directory named as a save's temporary file
+ * is one; it is removed and logged. Nothing else is touched: other
+ * names, and anything not a regular file, whatever its name.
+ */
+static void remove_leftovers(const char *dir, const char *path)
+{
+	char *tmpl = tmp_template(path), *leaf = strrchr(tmpl, '/');
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat st;
+
+	leaf = leaf != NULL ? leaf + 1 : tmpl;
+	if (d == NULL) {
+		/* none yet: made at the first save */
+		if (errno != ENOENT)
+			xd_warn("cannot look for temporary files left in %s: %s",
+				dir, strerror(errno));
+		free(tmpl);
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (!is_tmp_name(e->d_name, leaf) ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+			xd_info("removed %s/%s (%lld bytes), the temporary file of a save of the last good state that was cut short",
+				dir, e->d_name, (long long)st.st_size);
+		else
+			xd_warn("cannot remove %s/%s, the temporary file of a save of the last good state that was cut short: %s",
+				dir, e->d_name, strerror(errno));
+	}
+	closedir(d);
+	free(tmpl);
+}
+
 struct xd_laststate *xd_laststate_new(uv_loop_t *loop, const char *dir)
 {
 	struct xd_laststate *s = xd_calloc(1, sizeof(*s));
@@ -535,6 +592,7 @@ struct xd_laststate *xd_laststate_new(uv_loop_t *loop, const char *dir)
 	s->info.dir = s->dir;
 	s->info.path = s->path;
 	s->work.data = s;
+	remove_leftovers(s->dir, s->path);
 	return s;
 }
 
