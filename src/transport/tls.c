@@ -243,7 +243,7 @@ static int load(const struct xd_tls *t, struct pems *p, struct xd_diag *diag)
 	const struct tls_file cert = {t->cert_path, "certificate chain", "cert",
 				      "tls.pem"},
 			      key = {t->key_path, "private key", "key", "tls.key"},
-			      ca = {t->ca_path, "client CA certificates",
+			      ca = {t->ca_path, "client CA file",
 				    "client_ca", "ca.pem"};
 	size_t before = xd_diag_total(diag);
 

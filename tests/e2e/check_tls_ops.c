@@ -542,6 +542,52 @@ END_TEST
 /* ---------------- the files ---------------- */
 
 /*
+ * A FIFO, a directory or a device as one of the TLS files at start:
+ * never opened, and xdsd stops saying what the path is.
+ */
+START_TEST(tls_file_not_a_regular_file_refused_at_start)
+{
+	char *snaps = xdtest_clusters_snapdir(1), *tdir = tls_dir("server");
+	char fifo[512], dir[512], cert[512], key[512], want[700], *cfg, *log;
+	const struct {
+		const char *cert, *key, *ca, *why;
+	} cases[] = {
+		{fifo, key, NULL, "the certificate chain is a FIFO"},
+		{cert, "/dev/zero", NULL, "/dev/zero: the private key is a character device"},
+		{cert, key, dir, "the client CA file is a directory"},
+		{cert, key, fifo, "the client CA file is a FIFO"},
+	};
+	struct xdt_daemon *d;
+
+	snprintf(cert, sizeof(cert), "%s/server.pem", tdir);
+	snprintf(key, sizeof(key), "%s/server.key", tdir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo.pem", tdir);
+	snprintf(dir, sizeof(dir), "%s/dir.pem", tdir);
+	ck_assert(mkfifo(fifo, 0600) == 0);
+	ck_assert(mkdir(dir, 0700) == 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert(asprintf(&cfg, "listen: 127.0.0.1:0\nsnapshots: %s\n"
+					 "tls:\n  cert: %s\n  key: %s\n%s%s\n",
+				   snaps, cases[i].cert, cases[i].key,
+				   cases[i].ca != NULL ? "  client_ca: " : "",
+				   cases[i].ca != NULL ? cases[i].ca : "") > 0);
+		d = xdt_daemon_spawn(cfg, NULL);
+		ck_assert(xdt_daemon_wait(d, START_MS));
+		ck_assert_int_eq(d->exit_status, 1);
+		log = xdt_daemon_log(d);
+		snprintf(want, sizeof(want), "%s; it must be a regular file", cases[i].why);
+		ck_assert_msg(strstr(log, want) != NULL, "case %zu: no '%s' in:\n%s", i, want, log);
+		ck_assert_ptr_nonnull(strstr(log, "cannot use the TLS files; not starting"));
+		free(log);
+		xdt_daemon_free(d);
+		free(cfg);
+	}
+	free(tdir);
+	free(snaps);
+}
+END_TEST
+
+/*
  * SIGHUP while a FIFO sits where the key was: the reload is refused
  * with the reason, and xdsd goes on serving with the certificate it
  * had; it does not block on the FIFO.
@@ -773,6 +819,7 @@ int main(void)
 	tcase_add_test(tc, certificate_expiry_shown_and_warned);
 	tcase_add_test(tc, expired_certificate_in_use_is_an_error_at_reload);
 	tcase_add_test(tc, fifo_in_place_of_a_tls_file_refused_on_reload);
+	tcase_add_test(tc, tls_file_not_a_regular_file_refused_at_start);
 	tcase_add_test(tc, credentials_directory_in_tls_paths);
 	tcase_add_test(tc, unreadable_key_says_how_to_pass_it);
 	tcase_add_test(tc, readme_recipe_makes_working_certificates);
