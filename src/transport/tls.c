@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "config/expand.h"
 #include "util/file.h"
 #include "util/log.h"
 #include "util/loop_thread.h"
@@ -169,6 +170,58 @@ static int64_t asn1_unix(const ASN1_TIME *t)
 	return (int64_t)timegm(&tm);
 }
 
+/* `path` as xdsd.yaml names it: systemd's copy of a credential by
+ * ${CREDENTIALS_DIRECTORY}, the name the operator wrote, with where it
+ * is. */
+static void as_configured(char *buf, size_t len, const char *path)
+{
+	const char *cred = xd_expand_credential(path);
+
+	if (cred != NULL)
+		snprintf(buf, len, "${" XD_CREDENTIALS_VAR "}/%s (%s)", cred, path);
+	else
+		snprintf(buf, len, "%s", path);
+}
+
+/*
+ * The key is not the certificate's. What to do depends on where each
+ * comes from: a credential is systemd's copy made when xdsd started,
+ * and a reload reads that copy again, so a key replaced with its
+ * certificate (a new pair, as certbot makes at each renewal unless told
+ * --reuse-key) reaches xdsd only with a restart. Files xdsd reads
+ * itself are re-read at each reload; a pair replaced one file at a
+ * time looks like this to a reload in between, which is refused (the
+ * pair in use keeps serving) while the next one takes the new pair.
+ */
+static void not_a_pair(const struct xd_tls *t, struct xd_diag *diag)
+{
+	bool cred_key = xd_expand_credential(t->key_path) != NULL,
+	     cred_cert = xd_expand_credential(t->cert_path) != NULL;
+	char key[600], cert[600];
+	const char *todo;
+
+	as_configured(key, sizeof(key), t->key_path);
+	as_configured(cert, sizeof(cert), t->cert_path);
+	if (cred_key && cred_cert)
+		todo = "both are systemd's copies of credentials, made when xdsd started: put the matching pair "
+		       "where the unit's LoadCredential= lines point and restart xdsd (systemctl restart xdsd)";
+	else if (cred_key)
+		todo = "the key is systemd's copy of a credential, made when xdsd started (LoadCredential=), "
+		       "which a reload reads again: a certificate for a new key takes a restart "
+		       "(systemctl restart xdsd), or renew the certificate for the same key (certbot --reuse-key) "
+		       "for reloads to take each renewal";
+	else if (cred_cert)
+		todo = "the certificate is systemd's copy of a credential, made when xdsd started (LoadCredential=), "
+		       "which a reload reads again: a new key with its certificate takes a restart "
+		       "(systemctl restart xdsd)";
+	else
+		todo = "install the key of that certificate, or the certificate of this key, and reload; "
+		       "a pair being replaced one file at a time is refused like this by a reload in between, "
+		       "and taken by the next";
+	xd_diag_add(diag, "%s: the key does not belong to the first certificate of %s: %s",
+		    key, cert, todo);
+}
+
 /* The server's chain and key: each parses, they belong together, and
  * the leaf is valid now. Fills p->describe, the subject and expiry. */
 static int check_server(struct pems *p, const struct xd_tls *t,
@@ -196,8 +249,7 @@ static int check_server(struct pems *p, const struct xd_tls *t,
 	leaf = sk_X509_value(chain, 0);
 	if (X509_check_private_key(leaf, key) != 1) {
 		ERR_clear_error();
-		xd_diag_add(diag, "%s: the key does not belong to the first certificate of %s",
-			    t->key_path, t->cert_path);
+		not_a_pair(t, diag);
 	}
 	if (X509_cmp_current_time(X509_get0_notAfter(leaf)) <= 0) {
 		asn1_time(X509_get0_notAfter(leaf), when, sizeof(when));
