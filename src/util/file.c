@@ -32,13 +32,13 @@ static void limit_text(char *buf, size_t len, uint64_t max)
 		snprintf(buf, len, "%llu bytes", (unsigned long long)max);
 }
 
-/* Why `path` could not be looked at or opened; the user xdsd runs as
- * when that is the reason (a service's dynamic user, say). */
+/* Why `path` could not be looked at or opened; the user the process
+ * runs as when that is the reason (a service's dynamic user, say). */
 static void cannot_read(const char *path, const char *what, int err,
 			struct xd_diag *diag)
 {
 	if (err == EACCES || err == EPERM)
-		xd_diag_add(diag, "%s: cannot read the %s: %s (xdsd runs as uid %u)",
+		xd_diag_add(diag, "%s: cannot read the %s: %s (running as uid %u)",
 			    path, what, strerror(err), (unsigned)geteuid());
 	else
 		xd_diag_add(diag, "%s: cannot read the %s: %s", path, what,

@@ -17,7 +17,7 @@
  *
  * Messages name the file and what it is to xdsd, and say what is wrong
  * with it: "PATH: the saved state is a FIFO; it must be a regular
- * file", "PATH: cannot read the schema: Permission denied (xdsd runs as
+ * file", "PATH: cannot read the schema: Permission denied (running as
  * uid 61234)".
  *
  * Thread: any. Nothing is kept between calls.

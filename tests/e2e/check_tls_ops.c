@@ -730,7 +730,7 @@ START_TEST(unreadable_key_says_how_to_pass_it)
 	ck_assert(text != NULL);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1,
 		      "xdsd did not exit with 1:\n%s", text);
-	ck_assert_msg(strstr(text, ": cannot read the private key: Permission denied (xdsd runs as uid ") != NULL,
+	ck_assert_msg(strstr(text, ": cannot read the private key: Permission denied (running as uid ") != NULL,
 		      "%s", text);
 	ck_assert_msg(strstr(text, "LoadCredential=tls.key:") != NULL &&
 			      strstr(text, "tls.key: ${CREDENTIALS_DIRECTORY}/tls.key") != NULL &&
