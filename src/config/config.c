@@ -15,6 +15,7 @@
 #include "config/expand.h"
 #include "config/paths.h"
 #include "util/address.h"
+#include "util/file.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
@@ -1003,28 +1004,15 @@ int xd_config_load(struct xd_config *cfg, const char *path,
 {
 	yaml_parser_t parser;
 	yaml_document_t doc;
-	struct stat st;
-	FILE *f;
+	struct xd_file file;
 	int rc = -1;
 
-	f = fopen(path, "rb");
-	if (f == NULL) {
-		xd_diag_add(diag, "%s: cannot open: %s", path, strerror(errno));
+	if (xd_file_read(path, "configuration", CONFIG_MAX_BYTES, &file, NULL,
+			 diag) != 0)
 		return -1;
-	}
-	if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
-		xd_diag_add(diag, "%s: not a regular file", path);
-		fclose(f);
-		return -1;
-	}
-	if (st.st_size > CONFIG_MAX_BYTES) {
-		xd_diag_add(diag, "%s: %lld bytes: too large for a configuration file (limit %u)",
-			    path, (long long)st.st_size, CONFIG_MAX_BYTES);
-		fclose(f);
-		return -1;
-	}
 	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_file(&parser, f);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)file.text,
+				     file.len);
 	if (!yaml_parser_load(&parser, &doc)) {
 		xd_diag_add(diag, "%s:%zu:%zu: %s%s%s", path,
 			    parser.problem_mark.line + 1,
@@ -1058,7 +1046,7 @@ int xd_config_load(struct xd_config *cfg, const char *path,
 	}
 out:
 	yaml_parser_delete(&parser);
-	fclose(f);
+	xd_file_free(&file, false);
 	return rc;
 }
 

@@ -44,3 +44,19 @@ fail:
 	xd_buf_free(&out);
 	return NULL;
 }
+
+const char *xd_expand_credential(const char *path)
+{
+	const char *dir = getenv(XD_CREDENTIALS_VAR);
+	size_t n;
+
+	if (dir == NULL || dir[0] == '\0')
+		return NULL;
+	n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (strncmp(path, dir, n) != 0 || path[n] != '/' || path[n + 1] == '\0' ||
+	    strchr(path + n + 1, '/') != NULL)
+		return NULL;
+	return path + n + 1;
+}

@@ -23,4 +23,13 @@
  * reason in `why` (`len` bytes). */
 char *xd_expand_path(const char *value, char *why, size_t len);
 
+/*
+ * The name of `path` in ${CREDENTIALS_DIRECTORY} ("tls.key" for
+ * "$CREDENTIALS_DIRECTORY/tls.key"), or NULL when it is not directly in
+ * it or the variable is not set: the file is then systemd's copy of a
+ * credential, made when the service started and not made again on a
+ * reload (systemd.exec(5), LoadCredential=). Points into `path`.
+ */
+const char *xd_expand_credential(const char *path);
+
 #endif

@@ -90,7 +90,7 @@ grpc_channel_credentials *xd_etcd_credentials(const struct xd_etcd_tls_files *f,
 	if (f->ca == NULL && f->cert == NULL && f->key == NULL)
 		return grpc_insecure_credentials_create();
 	if (f->ca != NULL)
-		ca = xd_tls_read_pem(f->ca, "etcd CA certificates", f->ca_name,
+		ca = xd_tls_read_pem(f->ca, "etcd CA file", f->ca_name,
 				     diag);
 	if (f->cert != NULL) {
 		cert = xd_tls_read_pem(f->cert, "etcd client certificate",

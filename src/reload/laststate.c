@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "reload/laststate.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <xxhash.h>
 
 #include "util/clock.h"
+#include "util/file.h"
 #include "util/jsonw.h"
 #include "util/log.h"
 #include "util/loop_thread.h"
@@ -160,23 +162,34 @@ static int sync_dir(const char *path)
 	return rc;
 }
 
+/*
+ * The temporary file a save of `path` writes first, "DIR/.NAME.XXXXXX"
+ * (mkostemp's template): hidden, in the same directory, so that the
+ * rename stays on one file system and a leftover is never taken for the
+ * state. remove_leftovers() knows these names by the same template.
+ */
+#define TMP_SUFFIX ".XXXXXX"
+
+static char *tmp_template(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash != NULL ?
+		       xd_asprintf("%.*s/.%s" TMP_SUFFIX, (int)(slash - path),
+				   path, slash + 1) :
+		       xd_asprintf(".%s" TMP_SUFFIX, path);
+}
+
 int xd_laststate_write(const char *path, const struct xd_snapkey *keys,
 		       size_t n, int64_t saved_at_ms, char *err,
 		       size_t errlen, size_t *bytes)
 {
 	struct writer *w = xd_calloc(1, sizeof(*w));
-	char *tmp;
-	const char *slash = strrchr(path, '/');
+	char *tmp = tmp_template(path);
 	uint64_t body = body_length(keys, n), sum;
 	unsigned char trailer[8];
 	int rc = -1;
 
-	/* hidden, in the same directory: the rename stays on one file
-	 * system and a leftover is never taken for the state */
-	tmp = slash != NULL ?
-		      xd_asprintf("%.*s/.%s.XXXXXX", (int)(slash - path), path,
-				  slash + 1) :
-		      xd_asprintf(".%s.XXXXXX", path);
 	XD_ASSERT(n <= UINT32_MAX);
 	if (HEADER_LEN + body + TRAILER_LEN > XD_LASTSTATE_MAX_BYTES) {
 		snprintf(err, errlen, "%s: %llu bytes of snapshots, more than the %llu a saved state may hold",
@@ -331,46 +344,27 @@ static void parse_body(struct reader *r, struct xd_snapkey *keys, size_t n)
 	}
 }
 
-/* The whole file, at most XD_LASTSTATE_MAX_BYTES: 0, 1 (none), -1. */
+/* The whole file, at most XD_LASTSTATE_MAX_BYTES: 0, 1 (none), -1. A
+ * FIFO or a device in its place is refused without being opened
+ * (util/file.h): it would hold the start, or the save, for good. */
 static int slurp(const char *path, unsigned char **out, size_t *len,
 		 struct xd_diag *why)
 {
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t off = 0;
+	struct xd_diag mine = XD_DIAG_INIT;
+	struct xd_file file;
+	int err;
 
-	if (fd < 0 && errno == ENOENT)
-		return 1;
-	if (fd < 0) {
-		xd_diag_add(why, "%s: cannot open: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size > XD_LASTSTATE_MAX_BYTES) {
-		xd_diag_add(why, "%s: not a regular file of at most %llu bytes",
-			    path, (unsigned long long)XD_LASTSTATE_MAX_BYTES);
-		close(fd);
-		return -1;
-	}
-	*len = (size_t)st.st_size;
-	*out = xd_malloc(*len + 1);
-	while (off < *len) {
-		ssize_t k = read(fd, *out + off, *len - off);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			xd_diag_add(why, "%s: cannot read: %s", path,
-				    k == 0 ? "it shrank while read" :
-					     strerror(errno));
-			free(*out);
-			*out = NULL;
-			close(fd);
-			return -1;
+	if (xd_file_read(path, "saved state", XD_LASTSTATE_MAX_BYTES, &file,
+			 &err, &mine) != 0) {
+		if (err == ENOENT) { /* nothing saved yet */
+			xd_diag_clear(&mine);
+			return 1;
 		}
-		off += (size_t)k;
+		xd_diag_append(why, &mine);
+		return -1;
 	}
-	close(fd);
+	*out = (unsigned char *)file.text;
+	*len = file.len;
 	return 0;
 }
 
@@ -473,7 +467,8 @@ static bool disk_same(const struct on_disk *d, const char *path)
  * format) is unknown, and the next save writes. Its identity is taken
  * first: a file replaced meanwhile is probed again at the next save.
  */
-static void disk_probe(const char *path, struct on_disk *d)
+static void disk_probe(const char *path, struct on_disk *d, char *bad,
+		       size_t badlen)
 {
 	struct xd_diag why = XD_DIAG_INIT;
 	struct xd_snapkey *keys;
@@ -484,6 +479,9 @@ static void disk_probe(const char *path, struct on_disk *d)
 	d->known = false;
 	if (stat(path, &st) != 0 ||
 	    xd_laststate_read(path, &keys, &n, &at, &why) != 0) {
+		/* what is there is replaced: said once it is */
+		if (why.count > 0)
+			snprintf(bad, badlen, "%s", why.msgs[0]);
 		xd_diag_clear(&why);
 		return;
 	}
@@ -513,6 +511,7 @@ struct xd_laststate {
 	size_t bytes;
 	double seconds;
 	char err[1024];
+	char replaced[512]; /* why what was on disk was unusable, or "" */
 	/* The newest accepted while it ran, saved after it. */
 	bool waiting;
 	struct xd_snapkey *next;
@@ -526,6 +525,62 @@ struct xd_laststate {
 	struct on_disk disk;
 };
 
+/* Whether `name` is what mkostemp makes of the leaf of `tmpl`
+ * (".NAME.XXXXXX"): the X's replaced by letters and digits. */
+static bool is_tmp_name(const char *name, const char *tmpl)
+{
+	size_t fixed = strlen(tmpl) - (sizeof(TMP_SUFFIX) - 2);
+
+	if (strlen(name) != strlen(tmpl) || strncmp(name, tmpl, fixed) != 0)
+		return false;
+	for (const char *c = name + fixed; *c != '\0'; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9')))
+			return false;
+	return true;
+}
+
+/*
+ * The temporary files of saves cut short (xdsd killed, or the machine
+ * stopped, between the temporary file's creation and its rename), each
+ * as large as the state it was to hold: nothing else ever reads or
+ * removes them. At start no save of this xdsd has begun, so every
+ * regular file of the state directory named as a save's temporary file
+ * is one; it is removed and logged. Nothing else is touched: other
+ * names, and anything not a regular file, whatever its name.
+ */
+static void remove_leftovers(const char *dir, const char *path)
+{
+	char *tmpl = tmp_template(path), *leaf = strrchr(tmpl, '/');
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat st;
+
+	leaf = leaf != NULL ? leaf + 1 : tmpl;
+	if (d == NULL) {
+		/* none yet: made at the first save */
+		if (errno != ENOENT)
+			xd_warn("cannot look for temporary files left in %s: %s",
+				dir, strerror(errno));
+		free(tmpl);
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (!is_tmp_name(e->d_name, leaf) ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+			xd_info("removed %s/%s (%lld bytes), the temporary file of a save of the last good state that was cut short",
+				dir, e->d_name, (long long)st.st_size);
+		else
+			xd_warn("cannot remove %s/%s, the temporary file of a save of the last good state that was cut short: %s",
+				dir, e->d_name, strerror(errno));
+	}
+	closedir(d);
+	free(tmpl);
+}
+
 struct xd_laststate *xd_laststate_new(uv_loop_t *loop, const char *dir)
 {
 	struct xd_laststate *s = xd_calloc(1, sizeof(*s));
@@ -537,6 +592,7 @@ struct xd_laststate *xd_laststate_new(uv_loop_t *loop, const char *dir)
 	s->info.dir = s->dir;
 	s->info.path = s->path;
 	s->work.data = s;
+	remove_leftovers(s->dir, s->path);
 	return s;
 }
 
@@ -611,7 +667,7 @@ static void save_work(uv_work_t *w)
 	struct stat st;
 
 	if (!disk_same(&s->disk, s->path))
-		disk_probe(s->path, &s->disk);
+		disk_probe(s->path, &s->disk, s->replaced, sizeof(s->replaced));
 	if (s->disk.known && s->disk.sum == sum) {
 		s->unchanged = true;
 		s->at_ms = s->disk.saved_at_ms;
@@ -660,6 +716,9 @@ static void save_done(uv_work_t *w, int status)
 	} else if (s->rc == 0) {
 		s->info.saves_ok++;
 		s->info.saved_at_ms = s->at_ms;
+		if (s->replaced[0] != '\0')
+			xd_warn("the last good state on disk was unusable and is replaced: %s",
+				s->replaced);
 		xd_info("saved the last good state to %s (%zu bytes) in %.3f s",
 			s->path, s->bytes, s->seconds);
 	} else {
@@ -688,6 +747,7 @@ static void save_start(struct xd_laststate *s)
 	s->rc = 0;
 	s->unchanged = false;
 	s->err[0] = '\0';
+	s->replaced[0] = '\0';
 	rc = uv_queue_work(s->loop, &s->work, save_work, save_done);
 	if (rc == 0)
 		return;

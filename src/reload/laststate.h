@@ -79,6 +79,9 @@ struct xd_laststate_info {
 
 struct xd_laststate;
 
+/* Keeps the state in `dir`. At start, before any save: the temporary
+ * files saves cut short left in `dir` (".snapshots.state.XXXXXX",
+ * regular files only) are removed, each logged. */
 struct xd_laststate *xd_laststate_new(uv_loop_t *loop, const char *dir);
 
 enum xd_laststate_found {

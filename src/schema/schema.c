@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "schema/schema_int.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "google/protobuf/descriptor.pb-c.h"
+#include "util/file.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
@@ -654,35 +653,19 @@ struct xd_schema *xd_schema_load_mem(const uint8_t *data, size_t len,
 
 struct xd_schema *xd_schema_load(const char *path, struct xd_diag *diag)
 {
-	struct xd_schema *s = NULL;
-	struct stat st;
-	uint8_t *data = NULL;
-	FILE *f;
+	struct xd_schema *s;
+	struct xd_file file;
 
-	f = fopen(path, "rb");
-	if (f == NULL) {
-		xd_diag_add(diag, "%s: cannot open the schema: %s", path,
-			    strerror(errno));
+	if (xd_file_read(path, "schema", XD_SCHEMA_MAX_BYTES, &file, NULL,
+			 diag) != 0)
+		return NULL;
+	if (file.len == 0) {
+		xd_diag_add(diag, "%s: 0 bytes: not a descriptor set", path);
+		xd_file_free(&file, false);
 		return NULL;
 	}
-	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-		xd_diag_add(diag, "%s: not a regular file", path);
-		goto out;
-	}
-	if (st.st_size == 0 || (uintmax_t)st.st_size > XD_SCHEMA_MAX_BYTES) {
-		xd_diag_add(diag, "%s: %lld bytes: not a descriptor set", path,
-			    (long long)st.st_size);
-		goto out;
-	}
-	data = xd_malloc((size_t)st.st_size);
-	if (fread(data, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-		xd_diag_add(diag, "%s: read error", path);
-		goto out;
-	}
-	s = xd_schema_load_mem(data, (size_t)st.st_size, path, diag);
-out:
-	free(data);
-	fclose(f);
+	s = xd_schema_load_mem((const uint8_t *)file.text, file.len, path, diag);
+	xd_file_free(&file, false);
 	return s;
 }
 

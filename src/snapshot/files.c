@@ -3,7 +3,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include <unistd.h>
 
 #include "util/buf.h"
+#include "util/file.h"
 #include "util/xalloc.h"
 
 struct xd_snapbytes {
@@ -245,52 +245,29 @@ static int read_bytes(struct xd_snapfile *f, struct xd_diag *diag,
 {
 	struct timespec before;
 	struct stat st;
-	size_t got = 0;
 	int fd;
 
 	/* taken first: whatever changes the file from here on gives it a
 	 * time after this one (unchanged()) */
 	clock_gettime(CLOCK_REALTIME, &before);
-	/* O_NONBLOCK: a file replaced by a FIFO since the directory was
-	 * scanned opens at once (and is refused below) instead of blocking
-	 * the load until a writer comes; regular files read as usual */
-	fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		xd_diag_add(diag, "%s: %s", f->path, strerror(errno));
+	/* a FIFO or a device where the file was (at the scan, or swapped
+	 * in since) is refused without blocking the load (util/file.h) */
+	fd = xd_file_open(f->path, "snapshot file", XD_SNAPSHOT_MAX_FILE, &st,
+			  NULL, diag);
+	if (fd < 0)
 		return -1;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		xd_diag_add(diag, "%s: not a regular file", f->path);
-		close(fd);
-		return -1;
-	}
 	seen_add(seen, f->path, &st);
-	if ((unsigned long long)st.st_size > XD_SNAPSHOT_MAX_FILE) {
-		xd_diag_add(diag, "%s: %lld bytes: larger than the limit of %u MiB",
-			    f->path, (long long)st.st_size,
-			    XD_SNAPSHOT_MAX_FILE >> 20);
-		close(fd);
-		return -1;
-	}
 	f->bytes = bytes_new((size_t)st.st_size);
 	f->text = f->bytes->text;
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, f->text + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			xd_diag_add(diag, "%s: %s", f->path,
-				    n < 0 ? strerror(errno) : "changed while read");
-			close(fd);
-			return -1;
-		}
-		got += (size_t)n;
+	if (xd_file_read_fd(fd, f->path, "snapshot file", f->text,
+			    (size_t)st.st_size, diag) != 0) {
+		close(fd);
+		return -1;
 	}
 	close(fd);
-	XD_ASSERT(got <= XD_SNAPSHOT_MAX_FILE); /* the buffer's size, above */
-	f->text[got] = '\0';
-	f->len = got;
+	f->len = (size_t)st.st_size;
+	XD_ASSERT(f->len <= XD_SNAPSHOT_MAX_FILE); /* xd_file_open's bound */
+	f->text[f->len] = '\0';
 	f->st = snapstat_of(&st, ns_of(before));
 	return 0;
 }
@@ -381,7 +358,9 @@ static int read_once(const char *dir, const struct known *known,
 			}
 			free_names(inner, m);
 			free(path);
-		} else if (S_ISREG(st.st_mode) && ext != 0) {
+		} else if (ext != 0) {
+			/* a FIFO or a device named as a snapshot is one,
+			 * refused when read (util/file.h), not passed over */
 			char *key = xd_strndup(names[i], strlen(names[i]) - (size_t)ext);
 
 			if ((k = add_key(keys, nkeys, key, path, diag)) != NULL)

@@ -2,7 +2,6 @@
 #include "transport/tls.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
@@ -11,10 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
+#include "config/expand.h"
+#include "util/file.h"
 #include "util/log.h"
 #include "util/loop_thread.h"
 #include "util/text.h"
@@ -61,104 +60,40 @@ static void pems_free(struct pems *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* The kind of a file that is not a regular one, for a message. */
-static const char *file_kind(mode_t mode)
-{
-	return S_ISFIFO(mode) ? "a FIFO" :
-	       S_ISDIR(mode)  ? "a directory" :
-	       S_ISSOCK(mode) ? "a socket" :
-	       S_ISCHR(mode)  ? "a character device" :
-	       S_ISBLK(mode)  ? "a block device" :
-				"not a regular file";
-}
-
 /*
- * Why `f` cannot be opened, with what to do about it when the reason is
- * permissions: the shipped unit runs xdsd as a dynamic user, which
- * cannot read a key only root may read (systemd/xdsd.service.in).
+ * What to do about a file xdsd may not read: the shipped unit runs xdsd
+ * as a dynamic user, which cannot read a key only root may read
+ * (systemd/xdsd.service.in).
  */
-static void open_failed(const struct tls_file *f, int err, struct xd_diag *diag)
+static void unreadable_hint(const struct tls_file *f, struct xd_diag *diag)
 {
-	if (err != EACCES && err != EPERM) {
-		xd_diag_add(diag, "%s: cannot read the %s: %s", f->path, f->what,
-			    strerror(err));
-		return;
-	}
 	xd_diag_add(diag,
-		    "%s: cannot read the %s: %s (xdsd runs as uid %u); under systemd's DynamicUser=yes, "
-		    "hand the file over as a credential: LoadCredential=%s:%s in the unit, and "
+		    "%s: under systemd's DynamicUser=yes, hand the file over as a credential: LoadCredential=%s:%s in the unit, and "
 		    "tls.%s: ${CREDENTIALS_DIRECTORY}/%s in xdsd.yaml (xdsd.yaml(5), \"TLS files\")",
-		    f->path, f->what, strerror(err), (unsigned)geteuid(),
-		    f->credential, f->path, f->directive, f->credential);
+		    f->path, f->credential, f->path, f->directive, f->credential);
 }
 
-/*
- * The whole file as a NUL-terminated string, or NULL (reported). The
- * type is checked before the file is opened, as opening a FIFO would
- * block the loop until someone writes to it; the open itself does not
- * block (O_NONBLOCK), and what was opened is checked again, in case the
- * file was replaced in between.
- */
+/* The whole file as a NUL-terminated string, or NULL (reported); read
+ * as every file xdsd is given is (util/file.h): a FIFO put in its place
+ * is refused, not opened. */
 static char *read_pem(const struct tls_file *f, struct xd_diag *diag)
 {
-	struct stat before, st;
-	char *text;
-	size_t n = 0;
-	int fd;
+	struct xd_file file;
+	int err;
 
-	if (stat(f->path, &before) != 0) {
-		open_failed(f, errno, diag);
+	if (xd_file_read(f->path, f->what, PEM_MAX_BYTES, &file, &err,
+			 diag) != 0) {
+		if (err == EACCES || err == EPERM)
+			unreadable_hint(f, diag);
 		return NULL;
 	}
-	if (!S_ISREG(before.st_mode)) {
-		xd_diag_add(diag, "%s: the %s is %s; it must be a regular file",
-			    f->path, f->what, file_kind(before.st_mode));
-		return NULL;
-	}
-	fd = open(f->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		open_failed(f, errno, diag);
-		return NULL;
-	}
-	if (fstat(fd, &st) != 0) {
-		xd_diag_add(diag, "%s: cannot read the %s: %s", f->path, f->what,
-			    strerror(errno));
-		close(fd);
-		return NULL;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		xd_diag_add(diag, "%s: the %s was replaced by %s while being read; it must be a regular file",
-			    f->path, f->what, file_kind(st.st_mode));
-		close(fd);
-		return NULL;
-	}
-	if ((size_t)st.st_size > PEM_MAX_BYTES) {
-		xd_diag_add(diag, "%s: the %s is %lld bytes; at most %u MiB is read",
-			    f->path, f->what, (long long)st.st_size,
-			    PEM_MAX_BYTES >> 20);
-		close(fd);
-		return NULL;
-	}
-	text = xd_malloc((size_t)st.st_size + 1);
-	while (n < (size_t)st.st_size) {
-		ssize_t got = read(fd, text + n, (size_t)st.st_size - n);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		n += (size_t)got;
-	}
-	close(fd);
-	if (n != (size_t)st.st_size || memchr(text, '\0', n) != NULL) {
-		xd_diag_add(diag, "%s: cannot read the %s (read error, or not PEM text)",
+	if (memchr(file.text, '\0', file.len) != NULL) {
+		xd_diag_add(diag, "%s: the %s holds a NUL byte: not PEM text",
 			    f->path, f->what);
-		memset(text, 0, n);
-		free(text);
+		xd_file_free(&file, true);
 		return NULL;
 	}
-	text[n] = '\0';
-	return text;
+	return file.text;
 }
 
 char *xd_tls_read_pem(const char *path, const char *what,
@@ -235,6 +170,58 @@ static int64_t asn1_unix(const ASN1_TIME *t)
 	return (int64_t)timegm(&tm);
 }
 
+/* `path` as xdsd.yaml names it: systemd's copy of a credential by
+ * ${CREDENTIALS_DIRECTORY}, the name the operator wrote, with where it
+ * is. */
+static void as_configured(char *buf, size_t len, const char *path)
+{
+	const char *cred = xd_expand_credential(path);
+
+	if (cred != NULL)
+		snprintf(buf, len, "${" XD_CREDENTIALS_VAR "}/%s (%s)", cred, path);
+	else
+		snprintf(buf, len, "%s", path);
+}
+
+/*
+ * The key is not the certificate's. What to do depends on where each
+ * comes from: a credential is systemd's copy made when xdsd started,
+ * and a reload reads that copy again, so a key replaced with its
+ * certificate (a new pair, as certbot makes at each renewal unless told
+ * --reuse-key) reaches xdsd only with a restart. Files xdsd reads
+ * itself are re-read at each reload; a pair replaced one file at a
+ * time looks like this to a reload in between, which is refused (the
+ * pair in use keeps serving) while the next one takes the new pair.
+ */
+static void not_a_pair(const struct xd_tls *t, struct xd_diag *diag)
+{
+	bool cred_key = xd_expand_credential(t->key_path) != NULL,
+	     cred_cert = xd_expand_credential(t->cert_path) != NULL;
+	char key[600], cert[600];
+	const char *todo;
+
+	as_configured(key, sizeof(key), t->key_path);
+	as_configured(cert, sizeof(cert), t->cert_path);
+	if (cred_key && cred_cert)
+		todo = "both are systemd's copies of credentials, made when xdsd started: put the matching pair "
+		       "where the unit's LoadCredential= lines point and restart xdsd (systemctl restart xdsd)";
+	else if (cred_key)
+		todo = "the key is systemd's copy of a credential, made when xdsd started (LoadCredential=), "
+		       "which a reload reads again: a certificate for a new key takes a restart "
+		       "(systemctl restart xdsd), or renew the certificate for the same key (certbot --reuse-key) "
+		       "for reloads to take each renewal";
+	else if (cred_cert)
+		todo = "the certificate is systemd's copy of a credential, made when xdsd started (LoadCredential=), "
+		       "which a reload reads again: a new key with its certificate takes a restart "
+		       "(systemctl restart xdsd)";
+	else
+		todo = "install the key of that certificate, or the certificate of this key, and reload; "
+		       "a pair being replaced one file at a time is refused like this by a reload in between, "
+		       "and taken by the next";
+	xd_diag_add(diag, "%s: the key does not belong to the first certificate of %s: %s",
+		    key, cert, todo);
+}
+
 /* The server's chain and key: each parses, they belong together, and
  * the leaf is valid now. Fills p->describe, the subject and expiry. */
 static int check_server(struct pems *p, const struct xd_tls *t,
@@ -262,8 +249,7 @@ static int check_server(struct pems *p, const struct xd_tls *t,
 	leaf = sk_X509_value(chain, 0);
 	if (X509_check_private_key(leaf, key) != 1) {
 		ERR_clear_error();
-		xd_diag_add(diag, "%s: the key does not belong to the first certificate of %s",
-			    t->key_path, t->cert_path);
+		not_a_pair(t, diag);
 	}
 	if (X509_cmp_current_time(X509_get0_notAfter(leaf)) <= 0) {
 		asn1_time(X509_get0_notAfter(leaf), when, sizeof(when));
@@ -309,7 +295,7 @@ static int load(const struct xd_tls *t, struct pems *p, struct xd_diag *diag)
 	const struct tls_file cert = {t->cert_path, "certificate chain", "cert",
 				      "tls.pem"},
 			      key = {t->key_path, "private key", "key", "tls.key"},
-			      ca = {t->ca_path, "client CA certificates",
+			      ca = {t->ca_path, "client CA file",
 				    "client_ca", "ca.pem"};
 	size_t before = xd_diag_total(diag);
 

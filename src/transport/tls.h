@@ -25,6 +25,12 @@
  * go into use together or not at all: xd_tls_read checks them beside
  * the snapshots, off the loop, and xd_tls_use puts them in use once the
  * whole reload is good (xd_tls_next_free throws them away otherwise).
+ * Certificate and key are read again together and go in use only as a
+ * pair: a key that is not the certificate's (a new pair put in place
+ * one file at a time, read in between; a new certificate beside
+ * systemd's start-time copy of the old key) is refused, naming the
+ * files as xdsd.yaml does (${CREDENTIALS_DIRECTORY}/...) and saying
+ * what to do, and the pair in use keeps serving.
  * From then on every handshake uses them; established connections keep
  * what they were set up with, so no stream is dropped. gRPC asks for
  * the current certificates at each new handshake, from its own threads

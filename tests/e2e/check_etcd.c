@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -806,6 +807,67 @@ static void wait_revision(const struct xdt_daemon *d, long long want)
 }
 
 /*
+ * A FIFO or a device in place of a file xdsctl push or the etcd client
+ * reads: never opened (a FIFO would hold them until something wrote to
+ * it), refused saying what the path is. Nothing here reaches etcd: the
+ * files are read first.
+ */
+START_TEST(files_that_are_not_regular_refused_by_push_and_etcd_client)
+{
+	char *dir = xdtest_clusters_snapdir(1), *bad = xdtest_snapdir();
+	char fifo[600], opts[1400], want[700], cfg[1400], *out, *log;
+	struct xdt_daemon *d;
+	static const struct {
+		const char *opt, *what;
+		int status; /* a schema push cannot load: 1, as ever */
+	} push_opts[] = {
+		{"-c", "configuration", 2},
+		{"--schema", "schema", 1},
+		{"--cacert", "etcd CA file", 2},
+	};
+
+	snprintf(fifo, sizeof(fifo), "%s/fifo", bad);
+	ck_assert(mkfifo(fifo, 0600) == 0);
+	for (size_t i = 0; i < sizeof(push_opts) / sizeof(push_opts[0]); i++) {
+		snprintf(opts, sizeof(opts), "--etcd 127.0.0.1:1 %s '%s'", push_opts[i].opt, fifo);
+		ck_assert_int_eq(push(opts, dir, &out), push_opts[i].status);
+		snprintf(want, sizeof(want), "%s: the %s is a FIFO; it must be a regular file",
+			 fifo, push_opts[i].what);
+		ck_assert_msg(strstr(out, want) != NULL, "push %s: no '%s' in: %s", opts, want, out);
+		free(out);
+	}
+	ck_assert_int_eq(push("--etcd 127.0.0.1:1 --key /dev/zero --cert /dev/zero", dir, &out), 2);
+	ck_assert_msg(strstr(out, "/dev/zero: the etcd client key is a character device; it must be a regular file") != NULL,
+		      "%s", out);
+	free(out);
+	/* a snapshot file: checked as xdsd --check does */
+	snprintf(want, sizeof(want), "%s/default.yaml", bad);
+	ck_assert(rename(fifo, want) == 0);
+	ck_assert_int_eq(push("--etcd 127.0.0.1:1", bad, &out), 2);
+	snprintf(opts, sizeof(opts), "%s: the snapshot file is a FIFO; it must be a regular file", want);
+	ck_assert_msg(strstr(out, opts) != NULL, "no '%s' in: %s", opts, out);
+	free(out);
+
+	/* the daemon's etcd client, at start */
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nsource: etcd\n"
+		 "etcd:\n  endpoints: ['127.0.0.1:1']\n  tls:\n    ca: %s\n", want);
+	snprintf(opts, sizeof(opts), "%s: the etcd CA file is a FIFO; it must be a regular file", want);
+	d = xdt_daemon_spawn(cfg, NULL);
+	ck_assert(xdt_daemon_wait(d, START_MS));
+	ck_assert_int_eq(d->exit_status, 1);
+	log = xdt_daemon_log(d);
+	ck_assert_msg(strstr(log, opts) != NULL &&
+			      strstr(log, "cannot use the etcd.tls files; not starting") != NULL,
+		      "%s", log);
+	free(log);
+	xdt_daemon_free(d);
+	free(bad);
+	free(dir);
+}
+END_TEST
+
+/*
  * xdsctl push: a directory checked as --check checks it and written in
  * one transaction (one revision), served by the daemon; a key whose
  * file is gone deleted (and one that no file ever gave); a broken
@@ -1446,6 +1508,7 @@ int main(void)
 	tcase_add_test(tc, watch_follows_the_tls_files);
 	tcase_add_test(tc, compacted_while_away);
 	tcase_add_test(tc, push_checked_in_one_transaction);
+	tcase_add_test(tc, files_that_are_not_regular_refused_by_push_and_etcd_client);
 	tcase_add_test(tc, replicas_serve_identical_bytes);
 	tcase_add_test(tc, mutual_tls);
 	tcase_add_test(tc, rollout_after_the_first_load);

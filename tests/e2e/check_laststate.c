@@ -392,6 +392,139 @@ START_TEST(failed_save_never_fails_a_load)
 }
 END_TEST
 
+/*
+ * A FIFO, a directory or a device where the saved state is: it is
+ * never opened, so nothing waits on it. With good snapshots xdsd
+ * starts, with `rollout:` too (which reads the state at start), and
+ * the first save replaces the FIFO, saying what was there; SIGTERM
+ * stops it. With broken snapshots the start is refused, saying what
+ * the state is.
+ */
+START_TEST(fifo_directory_or_device_as_the_saved_state)
+{
+	static const struct {
+		const char *rollout, *what;
+	} runs[] = {
+		{"", "without rollout"},
+		{"rollout:\n  percent: 50\n  bake: 1h\n", "with rollout"},
+	};
+	char *dir = xdtest_clusters_snapdir(1), *cfg, *file, *full;
+	struct xdt_daemon *d;
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		char *state = xdtest_snapdir();
+
+		file = state_file(state);
+		ck_assert(mkfifo(file, 0600) == 0);
+		cfg = config(dir, state);
+		ck_assert(asprintf(&full, "%s%s", cfg, runs[i].rollout) > 0);
+		d = xdt_daemon_start(full, NULL, START_MS);
+		ck_assert_msg(xdt_daemon_wait_log(d, "the saved state is a FIFO; it must be a regular file", 5000),
+			      "%s: the FIFO is not named", runs[i].what);
+		if (runs[i].rollout[0] == '\0') {
+			/* no rollout: the start is saved over the FIFO */
+			ck_assert(xdt_daemon_wait_log(d, SAVED, 5000));
+			ck_assert(xdt_daemon_wait_log(d, "the last good state on disk was unusable and is replaced: ", 5000));
+			ck_assert(stat(file, &st) == 0 && S_ISREG(st.st_mode));
+		}
+		xdt_daemon_stop(d, STOP_MS);
+		free(full);
+		free(cfg);
+		free(file);
+		free(state);
+	}
+
+	/* broken snapshots: what the state is, and no start */
+	free(xdtest_write_file(dir, "default.yaml", BROKEN));
+	for (int kind = 0; kind < 3; kind++) {
+		static const char *const why[] = {
+			"the saved state is a FIFO; it must be a regular file",
+			"the saved state is a directory; it must be a regular file",
+			"the saved state is a character device; it must be a regular file",
+		};
+		char *state = xdtest_snapdir();
+
+		file = state_file(state);
+		ck_assert(kind == 0 ? mkfifo(file, 0600) == 0 :
+			  kind == 1 ? mkdir(file, 0700) == 0 :
+				      symlink("/dev/zero", file) == 0);
+		cfg = config(dir, state);
+		refuses_to_start(cfg, why[kind], "the last good state in",
+				 "is unusable", "not starting", NULL);
+		free(cfg);
+		free(file);
+		free(state);
+	}
+	free(dir);
+}
+END_TEST
+
+/*
+ * A save cut short (xdsd killed between writing its temporary file and
+ * renaming it) leaves that file, as large as the state: xdsd removes
+ * such leftovers when it starts, and logs each. Only regular files
+ * named as its own temporary files (".snapshots.state." and six
+ * letters or digits) go; every other file, and anything that is not a
+ * regular file, stays.
+ */
+START_TEST(leftover_temporary_files_removed_at_start)
+{
+	static const char *const leftovers[] = {".snapshots.state.a1B2c3",
+						".snapshots.state.ZZ9900"};
+	static const char *const others[] = {
+		".snapshots.state.abc",     /* not six characters */
+		".snapshots.state.ab-c12",  /* not what mkostemp makes */
+		".snapshots.state.a1B2c3x", /* one more */
+		".other.state.a1B2c3",      /* another file's */
+		"snapshots.state.a1B2c3",   /* not hidden */
+		"notes.txt",
+	};
+	char *dir = xdtest_clusters_snapdir(1), *state = xdtest_snapdir();
+	char *cfg, path[600], line[700], *kept;
+	struct xdt_daemon *d;
+	struct stat st;
+
+	for (size_t i = 0; i < 2; i++)
+		free(xdtest_write_file(state, leftovers[i], "half a state"));
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+		free(xdtest_write_file(state, others[i], "not xdsd's"));
+	/* named as a leftover, but not a regular file */
+	snprintf(path, sizeof(path), "%s/.snapshots.state.dir123", state);
+	ck_assert(mkdir(path, 0700) == 0);
+	kept = xdtest_write_file(dir, "target-of-link", "kept");
+	snprintf(path, sizeof(path), "%s/.snapshots.state.lnk123", state);
+	ck_assert(symlink(kept, path) == 0);
+
+	cfg = config(dir, state);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", state, leftovers[i]);
+		snprintf(line, sizeof(line), "info: removed %s (12 bytes), the temporary file of a save of the last good state that was cut short",
+			 path);
+		ck_assert_msg(xdt_daemon_wait_log(d, line, 5000), "no '%s'", line);
+		ck_assert_msg(lstat(path, &st) != 0, "%s is still there", path);
+	}
+	ck_assert(xdt_daemon_wait_log(d, SAVED, 5000));
+	ck_assert_int_eq(xdt_daemon_log_count(d, "info: removed "), 2);
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", state, others[i]);
+		ck_assert_msg(lstat(path, &st) == 0 && S_ISREG(st.st_mode),
+			      "%s is gone", path);
+	}
+	snprintf(path, sizeof(path), "%s/.snapshots.state.dir123", state);
+	ck_assert(lstat(path, &st) == 0 && S_ISDIR(st.st_mode));
+	snprintf(path, sizeof(path), "%s/.snapshots.state.lnk123", state);
+	ck_assert(lstat(path, &st) == 0 && S_ISLNK(st.st_mode));
+	ck_assert(stat(kept, &st) == 0 && S_ISREG(st.st_mode));
+	xdt_daemon_stop(d, STOP_MS);
+	free(kept);
+	free(cfg);
+	free(state);
+	free(dir);
+}
+END_TEST
+
 /* No state saved, or no state_dir: a broken start is refused as ever. */
 START_TEST(nothing_saved_refuses_to_start)
 {
@@ -525,6 +658,8 @@ int main(void)
 	tcase_add_test(tc, unchanged_content_is_not_rewritten);
 	tcase_add_test(tc, failed_save_never_fails_a_load);
 	tcase_add_test(tc, nothing_saved_refuses_to_start);
+	tcase_add_test(tc, fifo_directory_or_device_as_the_saved_state);
+	tcase_add_test(tc, leftover_temporary_files_removed_at_start);
 	tcase_add_test(tc, damaged_state_is_refused);
 	tcase_add_test(tc, systemd_state_directory_is_the_default);
 	suite_add_tcase(s, tc);

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -235,9 +236,61 @@ START_TEST(missing_config_is_an_error)
 	char *out, *err;
 
 	ck_assert_int_eq(xdt_run_xdsd(args, &out, &err), 1);
-	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/xdsd.yaml: cannot open"));
+	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/xdsd.yaml: cannot read the configuration: No such file or directory"));
 	free(out);
 	free(err);
+}
+END_TEST
+
+/*
+ * A FIFO, a directory or a device as the configuration, or as the
+ * schema: xdsd (and --check) exits 1 at once saying what the path is;
+ * it never opens it (a FIFO would hold it until something wrote).
+ */
+START_TEST(config_or_schema_not_a_regular_file)
+{
+	char fifo[512], dir[512], *good, *out, *err;
+	const struct {
+		const char *path, *kind;
+	} paths[] = {
+		{fifo, "a FIFO"},
+		{dir, "a directory"},
+		{"/dev/zero", "a character device"},
+	};
+
+	snprintf(fifo, sizeof(fifo), "%s/fifo.%d", xdtest_tmpdir(), (int)getpid());
+	snprintf(dir, sizeof(dir), "%s/dir.%d", xdtest_tmpdir(), (int)getpid());
+	ck_assert(mkfifo(fifo, 0600) == 0);
+	ck_assert(mkdir(dir, 0700) == 0);
+	good = xdtest_write_file(xdtest_tmpdir(), "good.yaml",
+				 "listen: 127.0.0.1:0\nadmin_listen: off\n");
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		char want[700];
+		const char *as_config[] = {"-c", paths[i].path, NULL};
+		const char *check[] = {"--check", "-c", paths[i].path, NULL};
+		const char *as_schema[] = {"-c", good, "--schema", paths[i].path, NULL};
+
+		snprintf(want, sizeof(want), "%s: the configuration is %s; it must be a regular file",
+			 paths[i].path, paths[i].kind);
+		ck_assert_int_eq(xdt_run_xdsd(as_config, &out, &err), 1);
+		ck_assert_msg(strstr(err, want) != NULL, "no '%s' in:\n%s", want, err);
+		free(out);
+		free(err);
+		ck_assert_int_eq(xdt_run_xdsd(check, &out, &err), 1);
+		ck_assert_msg(strstr(err, want) != NULL, "--check: no '%s' in:\n%s", want, err);
+		free(out);
+		free(err);
+		snprintf(want, sizeof(want), "%s: the schema is %s; it must be a regular file",
+			 paths[i].path, paths[i].kind);
+		ck_assert_int_eq(xdt_run_xdsd(as_schema, &out, &err), 1);
+		ck_assert_msg(strstr(err, want) != NULL, "no '%s' in:\n%s", want, err);
+		ck_assert_ptr_null(strstr(err, "listening on"));
+		free(out);
+		free(err);
+	}
+	unlink(fifo);
+	rmdir(dir);
+	free(good);
 }
 END_TEST
 
@@ -667,6 +720,7 @@ int main(void)
 	tcase_add_test(cli, check_invalid_config);
 	tcase_add_test(cli, check_failure_prints_no_configuration);
 	tcase_add_test(cli, missing_config_is_an_error);
+	tcase_add_test(cli, config_or_schema_not_a_regular_file);
 	suite_add_tcase(s, cli);
 
 	tcase_set_timeout(run, 60);

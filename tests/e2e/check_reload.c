@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "daemon.h"
@@ -291,6 +292,66 @@ START_TEST(reload_without_any_snapshot_is_refused)
 END_TEST
 
 /*
+ * A FIFO, a directory or a device named as a snapshot file, at the top
+ * of the directory or in a key's subdirectory: never opened (a FIFO
+ * would hold the load until something wrote to it), and refused with
+ * what it is, at start and on reload, where the previous snapshots
+ * keep serving. Before, one at the top was passed over without a word
+ * and its snapshot silently went missing.
+ */
+START_TEST(snapshot_file_not_a_regular_file_is_refused)
+{
+	static const struct {
+		const char *name, *kind;
+	} cases[] = {
+		{"default.yaml", "a FIFO"},
+		{"k/c.yaml", "a FIFO"},
+		{"zero.yaml", "a character device"},
+		{"k/dir.yaml", "a directory"},
+	};
+	char *dir = xdtest_snapdir(), path[600], sub[600], why[700];
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+
+	snprintf(path, sizeof(path), "%s/default.yaml", dir);
+	ck_assert(mkfifo(path, 0600) == 0);
+	snprintf(why, sizeof(why), "%s: the snapshot file is a FIFO; it must be a regular file", path);
+	refuses_to_start(dir, why, "not starting", NULL);
+	ck_assert(unlink(path) == 0);
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
+	snprintf(sub, sizeof(sub), "%s/k", dir);
+	ck_assert(mkdir(sub, 0755) == 0);
+	xdtest_write_clusters(sub, "a.yaml", "k", 1);
+	d = start(dir);
+	c = xdc_connect(d->target);
+	s = watch_cds(c, "x");
+	ck_assert_int_eq(xdc_next_clusters(s, 5000, NULL), 2);
+	for (size_t i = 1; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, cases[i].name);
+		ck_assert(strcmp(cases[i].kind, "a FIFO") == 0 ? mkfifo(path, 0600) == 0 :
+			  strcmp(cases[i].kind, "a directory") == 0 ? mkdir(path, 0755) == 0 :
+								    symlink("/dev/zero", path) == 0);
+		snprintf(why, sizeof(why), "%s: the snapshot file is %s; it must be a regular file",
+			 path, cases[i].kind);
+		reload_refused(d, why, (int)i);
+		ck_assert(strcmp(cases[i].kind, "a directory") == 0 ? rmdir(path) == 0 :
+								    unlink(path) == 0);
+	}
+	/* nothing changed, still served */
+	ck_assert_int_eq(xdc_next_clusters(s, 300, NULL), -1);
+	xdc_stream_free(s);
+	s = watch_cds(c, "x");
+	ck_assert_int_eq(xdc_next_clusters(s, 5000, NULL), 2);
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/*
  * Without a default snapshot, a reload may not drop a key's snapshot
  * (its nodes would have none), nor drop the default one while other
  * keys stay; with a default, a key's snapshot may go (its nodes fall
@@ -529,6 +590,7 @@ int main(void)
 	tcase_add_test(tc, reload_touches_only_changed_keys);
 	tcase_add_test(tc, reload_without_any_snapshot_is_refused);
 	tcase_add_test(tc, reload_may_not_orphan_a_key);
+	tcase_add_test(tc, snapshot_file_not_a_regular_file_is_refused);
 	tcase_add_test(tc, node_without_snapshot_gets_a_status);
 	tcase_add_test(tc, node_key_selects_snapshot);
 	tcase_add_test(tc, node_key_id_follows_the_id_file);

@@ -450,7 +450,9 @@ START_TEST(bad_certificate_fails_the_whole_reload)
 	json_decref(rec);
 	reload_failed(d, 1, "admin", why);
 	/* one line says it all: the file, why, and that nothing changed */
-	snprintf(line, sizeof(line), "reload failed: TLS: %s/%s of %s/server.pem; "
+	snprintf(line, sizeof(line), "reload failed: TLS: %s/%s of %s/server.pem: install the key of that "
+		 "certificate, or the certificate of this key, and reload; a pair being replaced one file at a "
+		 "time is refused like this by a reload in between, and taken by the next; "
 		 "still serving the previous snapshots and certificate", tdir, why, tdir);
 	ck_assert_msg(xdt_daemon_wait_log(d, line, WAIT_MS), "no '%s' in the log", line);
 

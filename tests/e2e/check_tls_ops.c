@@ -542,6 +542,52 @@ END_TEST
 /* ---------------- the files ---------------- */
 
 /*
+ * A FIFO, a directory or a device as one of the TLS files at start:
+ * never opened, and xdsd stops saying what the path is.
+ */
+START_TEST(tls_file_not_a_regular_file_refused_at_start)
+{
+	char *snaps = xdtest_clusters_snapdir(1), *tdir = tls_dir("server");
+	char fifo[512], dir[512], cert[512], key[512], want[700], *cfg, *log;
+	const struct {
+		const char *cert, *key, *ca, *why;
+	} cases[] = {
+		{fifo, key, NULL, "the certificate chain is a FIFO"},
+		{cert, "/dev/zero", NULL, "/dev/zero: the private key is a character device"},
+		{cert, key, dir, "the client CA file is a directory"},
+		{cert, key, fifo, "the client CA file is a FIFO"},
+	};
+	struct xdt_daemon *d;
+
+	snprintf(cert, sizeof(cert), "%s/server.pem", tdir);
+	snprintf(key, sizeof(key), "%s/server.key", tdir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo.pem", tdir);
+	snprintf(dir, sizeof(dir), "%s/dir.pem", tdir);
+	ck_assert(mkfifo(fifo, 0600) == 0);
+	ck_assert(mkdir(dir, 0700) == 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert(asprintf(&cfg, "listen: 127.0.0.1:0\nsnapshots: %s\n"
+					 "tls:\n  cert: %s\n  key: %s\n%s%s\n",
+				   snaps, cases[i].cert, cases[i].key,
+				   cases[i].ca != NULL ? "  client_ca: " : "",
+				   cases[i].ca != NULL ? cases[i].ca : "") > 0);
+		d = xdt_daemon_spawn(cfg, NULL);
+		ck_assert(xdt_daemon_wait(d, START_MS));
+		ck_assert_int_eq(d->exit_status, 1);
+		log = xdt_daemon_log(d);
+		snprintf(want, sizeof(want), "%s; it must be a regular file", cases[i].why);
+		ck_assert_msg(strstr(log, want) != NULL, "case %zu: no '%s' in:\n%s", i, want, log);
+		ck_assert_ptr_nonnull(strstr(log, "cannot use the TLS files; not starting"));
+		free(log);
+		xdt_daemon_free(d);
+		free(cfg);
+	}
+	free(tdir);
+	free(snaps);
+}
+END_TEST
+
+/*
  * SIGHUP while a FIFO sits where the key was: the reload is refused
  * with the reason, and xdsd goes on serving with the certificate it
  * had; it does not block on the FIFO.
@@ -684,7 +730,7 @@ START_TEST(unreadable_key_says_how_to_pass_it)
 	ck_assert(text != NULL);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1,
 		      "xdsd did not exit with 1:\n%s", text);
-	ck_assert_msg(strstr(text, ": cannot read the private key: Permission denied (xdsd runs as uid ") != NULL,
+	ck_assert_msg(strstr(text, ": cannot read the private key: Permission denied (running as uid ") != NULL,
 		      "%s", text);
 	ck_assert_msg(strstr(text, "LoadCredential=tls.key:") != NULL &&
 			      strstr(text, "tls.key: ${CREDENTIALS_DIRECTORY}/tls.key") != NULL &&
@@ -695,6 +741,176 @@ START_TEST(unreadable_key_says_how_to_pass_it)
 	free(log);
 	free(path);
 	free(cfg);
+	free(tdir);
+	free(snaps);
+}
+END_TEST
+
+/* ---------------- a new key pair ---------------- */
+
+/* A new key and a certificate for it, by the test CA, made with openssl
+ * as an operator (or certbot) would: DIR/NAME.pem and DIR/NAME.key,
+ * for "localhost" and 127.0.0.1, subject CN=CN. */
+static void new_pair(const char *dir, const char *name, const char *cn)
+{
+	char cmd[4096], *out;
+	int status;
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -noenc "
+		 "-keyout %s.key -out %s.csr -subj '/CN=%s' && "
+		 "printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > %s.ext && "
+		 "openssl x509 -req -in %s.csr -CA '%s' -CAkey '%s' -CAcreateserial -CAserial %s.srl "
+		 "-days 30 -extfile %s.ext -out %s.pem && rm %s.csr %s.ext %s.srl 2>&1",
+		 dir, name, name, cn, name, name, xdtest_cert("ca.pem"),
+		 xdtest_cert("ca.key"), name, name, name, name, name, name);
+	out = run(cmd, &status);
+	ck_assert_msg(status == 0, "openssl: %s", out);
+	free(out);
+}
+
+/* DIR/FROM renamed to DIR/TO, as a deploy tool puts a file in place. */
+static void put_in_place(const char *dir, const char *from, const char *to)
+{
+	char a[600], b[600];
+
+	snprintf(a, sizeof(a), "%s/%s", dir, from);
+	snprintf(b, sizeof(b), "%s/%s", dir, to);
+	ck_assert_msg(rename(a, b) == 0, "rename %s %s", a, b);
+}
+
+/* The subject CN of the certificate a new TLS connection is served
+ * over, once it is served (malloc'd). */
+static char *served_cn(const struct xdt_daemon *d)
+{
+	struct xdc_conn *c = xdc_connect_tls(d->target, xdtest_cert("ca.pem"), NULL, NULL);
+	struct xdc_stream *s = xdc_watch_clusters(c, "rotation", "prod");
+	char *cn;
+
+	ck_assert_int_eq(xdc_next_clusters(s, WAIT_MS, NULL), 1);
+	cn = xdc_server_property(s, "x509_common_name");
+	xdc_stream_free(s);
+	xdc_conn_free(c);
+	return cn;
+}
+
+static void serves_cn(const struct xdt_daemon *d, const char *want)
+{
+	char *cn = served_cn(d);
+
+	ck_assert_str_eq(cn, want);
+	free(cn);
+}
+
+/*
+ * A certificate renewed with a new key (certbot's default), its files
+ * put in place one after the other with a reload in between: that
+ * reload finds the new certificate with the old key and is refused,
+ * naming both files and saying what to do, and the pair in use keeps
+ * serving; the reload once both are in place serves the new pair,
+ * which a TLS client sees. A pair that truly does not match is refused
+ * the same way, the pair in use still serving.
+ */
+START_TEST(new_key_pair_taken_by_the_reload_after_both_files)
+{
+	char *snaps = xdtest_clusters_snapdir(1), *tdir = tls_dir("server");
+	char cert[512], key[512], want[2048], *cfg;
+	struct xdt_daemon *d;
+
+	snprintf(cert, sizeof(cert), "%s/server.pem", tdir);
+	snprintf(key, sizeof(key), "%s/server.key", tdir);
+	cfg = tls_config(snaps, cert, key, false, NULL);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	serves_cn(d, "xdsd server one");
+
+	new_pair(tdir, "renewed", "xdsd server renewed");
+	put_in_place(tdir, "renewed.pem", "server.pem");
+	xdt_daemon_signal(d, SIGHUP);
+	snprintf(want, sizeof(want),
+		 "%s: the key does not belong to the first certificate of %s: install the key of that certificate, "
+		 "or the certificate of this key, and reload; a pair being replaced one file at a time is refused "
+		 "like this by a reload in between, and taken by the next", key, cert);
+	ck_assert_msg(xdt_daemon_wait_log(d, want, WAIT_MS), "no '%s' in the log", want);
+	ck_assert(xdt_daemon_wait_log(d, "TLS reload failed: still using the previous certificate (certificate /CN=xdsd server one",
+				      WAIT_MS));
+	serves_cn(d, "xdsd server one");
+
+	put_in_place(tdir, "renewed.key", "server.key");
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "info: TLS reloaded: certificate /CN=xdsd server renewed", WAIT_MS));
+	serves_cn(d, "xdsd server renewed");
+
+	/* a key that belongs to no certificate here */
+	new_pair(tdir, "stray", "xdsd server stray");
+	put_in_place(tdir, "stray.key", "server.key");
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log_count(d, want, 2, WAIT_MS));
+	ck_assert(xdt_daemon_wait_log(d, "TLS reload failed: still using the previous certificate (certificate /CN=xdsd server renewed",
+				      WAIT_MS));
+	serves_cn(d, "xdsd server renewed");
+	stop(d);
+	free(cfg);
+	free(tdir);
+	free(snaps);
+}
+END_TEST
+
+/*
+ * The key as a systemd credential (the unit's LoadCredential=, the
+ * copy in ${CREDENTIALS_DIRECTORY} made at start, as systemd makes it)
+ * and a new pair installed: the reload reads the new certificate and
+ * the copy of the old key, and is refused with a message that names
+ * the key as xdsd.yaml does and says that this takes a restart; the
+ * pair in use keeps serving. The restart (a fresh copy, as systemd
+ * makes at each start) serves the new pair.
+ */
+START_TEST(new_key_pair_with_the_key_a_credential_says_to_restart)
+{
+	char *snaps = xdtest_clusters_snapdir(1), *tdir = tls_dir("server");
+	char *creds = tls_dir(NULL), *text, *cfg;
+	char cert[512], src[512], copy[600], env[600], want[2048];
+	const char *envs[] = {env, NULL};
+	struct xdt_daemon *d;
+
+	snprintf(cert, sizeof(cert), "%s/server.pem", tdir);
+	snprintf(src, sizeof(src), "%s/server.key", tdir);
+	snprintf(copy, sizeof(copy), "%s/tls.key", creds);
+	snprintf(env, sizeof(env), "CREDENTIALS_DIRECTORY=%s", creds);
+	/* systemd's copy, at start */
+	text = xdtest_read_file(src, NULL);
+	free(xdtest_write_file(creds, "tls.key", text));
+	free(text);
+	cfg = tls_config(snaps, cert, "${CREDENTIALS_DIRECTORY}/tls.key", false, NULL);
+	d = xdt_daemon_spawn_env(cfg, NULL, envs);
+	xdt_daemon_wait_ready(d, START_MS);
+	serves_cn(d, "xdsd server one");
+
+	/* renewed with a new key: both files the unit names replaced */
+	new_pair(tdir, "renewed", "xdsd server renewed");
+	put_in_place(tdir, "renewed.key", "server.key");
+	put_in_place(tdir, "renewed.pem", "server.pem");
+	xdt_daemon_signal(d, SIGHUP);
+	snprintf(want, sizeof(want),
+		 "${CREDENTIALS_DIRECTORY}/tls.key (%s): the key does not belong to the first certificate of %s: "
+		 "the key is systemd's copy of a credential, made when xdsd started (LoadCredential=), which a "
+		 "reload reads again: a certificate for a new key takes a restart (systemctl restart xdsd)",
+		 copy, cert);
+	ck_assert_msg(xdt_daemon_wait_log(d, want, WAIT_MS), "no '%s' in the log", want);
+	ck_assert(xdt_daemon_wait_log(d, "TLS reload failed: still using the previous certificate (certificate /CN=xdsd server one",
+				      WAIT_MS));
+	serves_cn(d, "xdsd server one");
+	stop(d);
+
+	/* the restart: systemd copies the credential again */
+	text = xdtest_read_file(src, NULL);
+	xdtest_replace_file(creds, "tls.key", text);
+	free(text);
+	d = xdt_daemon_spawn_env(cfg, NULL, envs);
+	xdt_daemon_wait_ready(d, START_MS);
+	serves_cn(d, "xdsd server renewed");
+	stop(d);
+	free(cfg);
+	free(creds);
 	free(tdir);
 	free(snaps);
 }
@@ -773,9 +989,12 @@ int main(void)
 	tcase_add_test(tc, certificate_expiry_shown_and_warned);
 	tcase_add_test(tc, expired_certificate_in_use_is_an_error_at_reload);
 	tcase_add_test(tc, fifo_in_place_of_a_tls_file_refused_on_reload);
+	tcase_add_test(tc, tls_file_not_a_regular_file_refused_at_start);
 	tcase_add_test(tc, credentials_directory_in_tls_paths);
 	tcase_add_test(tc, unreadable_key_says_how_to_pass_it);
 	tcase_add_test(tc, readme_recipe_makes_working_certificates);
+	tcase_add_test(tc, new_key_pair_taken_by_the_reload_after_both_files);
+	tcase_add_test(tc, new_key_pair_with_the_key_a_credential_says_to_restart);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

@@ -33,7 +33,7 @@ truncate -s 300M "$tap_tmp/huge/default.yaml"
   >/dev/null 2>"$tap_tmp/err"
 rc=$?
 check "a 300 MB file is refused unread (exit $rc)" \
-  grep -q "default.yaml: 314572800 bytes: larger than the limit of 256 MiB" "$tap_tmp/err"
+  grep -q "default.yaml: the snapshot file is 314572800 bytes, larger than the limit of 256 MiB" "$tap_tmp/err"
 
 # ... and a snapshot directory that is not there.
 "$XDSD" --check -c "$conf" --schema "$XDSD_SCHEMA" --snapshots "$tap_tmp/nowhere" \

@@ -339,7 +339,7 @@ START_TEST(missing_file)
 	ck_assert_int_ne(xd_config_load(&cfg, "/nonexistent/xdsd.yaml", &diag), 0);
 	char *text = diag_text();
 
-	ck_assert_str_eq(text, "/nonexistent/xdsd.yaml: cannot open: No such file or directory\n");
+	ck_assert_str_eq(text, "/nonexistent/xdsd.yaml: cannot read the configuration: No such file or directory\n");
 	free(text);
 }
 END_TEST
@@ -349,7 +349,28 @@ START_TEST(directory_is_not_a_config)
 	ck_assert_int_ne(xd_config_load(&cfg, xdtest_tmpdir(), &diag), 0);
 	char *text = diag_text();
 
-	ck_assert_ptr_nonnull(strstr(text, ": not a regular file"));
+	ck_assert_ptr_nonnull(strstr(text, ": the configuration is a directory; it must be a regular file"));
+	free(text);
+}
+END_TEST
+
+/* A FIFO or a device in place of the configuration: refused, with
+ * what it is, without being opened (a FIFO would wait for a writer). */
+START_TEST(fifo_or_device_is_not_a_config)
+{
+	char path[512], *text;
+
+	snprintf(path, sizeof(path), "%s/fifo.yaml", xdtest_tmpdir());
+	unlink(path);
+	ck_assert(mkfifo(path, 0600) == 0);
+	ck_assert_int_ne(xd_config_load(&cfg, path, &diag), 0);
+	text = diag_text();
+	ck_assert_ptr_nonnull(strstr(text, "fifo.yaml: the configuration is a FIFO; it must be a regular file"));
+	free(text);
+	xd_diag_clear(&diag);
+	ck_assert_int_ne(xd_config_load(&cfg, "/dev/zero", &diag), 0);
+	text = diag_text();
+	ck_assert_str_eq(text, "/dev/zero: the configuration is a character device; it must be a regular file\n");
 	free(text);
 }
 END_TEST
@@ -365,7 +386,7 @@ START_TEST(huge_file_refused)
 	free(big);
 	char *text = diag_text();
 
-	ck_assert_ptr_nonnull(strstr(text, "too large for a configuration file"));
+	ck_assert_ptr_nonnull(strstr(text, "big.yaml: the configuration is 1048586 bytes, larger than the limit of 1 MiB"));
 	free(text);
 }
 END_TEST
@@ -654,6 +675,7 @@ int main(void)
 	tcase_add_test(tc, state_dir_forms);
 	tcase_add_test(tc, missing_file);
 	tcase_add_test(tc, directory_is_not_a_config);
+	tcase_add_test(tc, fifo_or_device_is_not_a_config);
 	tcase_add_test(tc, huge_file_refused);
 	tcase_add_test(tc, nul_byte_in_value);
 	tcase_add_test(tc, printed_config_reloads);

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "google/protobuf/descriptor.pb-c.h"
 #include "util/common.h"
@@ -326,16 +328,27 @@ END_TEST
 START_TEST(missing_file)
 {
 	struct xd_diag d = XD_DIAG_INIT;
-	char *text;
+	char *text, fifo[512];
 
 	ck_assert_ptr_null(xd_schema_load("/nonexistent/xds-api.pb", &d));
 	text = diag_text(&d);
-	ck_assert_str_eq(text, "/nonexistent/xds-api.pb: cannot open the schema: No such file or directory");
+	ck_assert_str_eq(text, "/nonexistent/xds-api.pb: cannot read the schema: No such file or directory");
 	free(text);
 	xd_diag_clear(&d);
 	ck_assert_ptr_null(xd_schema_load(xdtest_tmpdir(), &d));
 	ck_assert_uint_eq(xd_diag_total(&d), 1);
-	ck_assert_ptr_nonnull(strstr(d.msgs[0], ": not a regular file"));
+	ck_assert_ptr_nonnull(strstr(d.msgs[0], ": the schema is a directory; it must be a regular file"));
+	xd_diag_clear(&d);
+	/* never opened: a FIFO would wait for a writer */
+	snprintf(fifo, sizeof(fifo), "%s/schema.fifo", xdtest_tmpdir());
+	unlink(fifo);
+	ck_assert(mkfifo(fifo, 0600) == 0);
+	ck_assert_ptr_null(xd_schema_load(fifo, &d));
+	ck_assert_uint_eq(xd_diag_total(&d), 1);
+	ck_assert_ptr_nonnull(strstr(d.msgs[0], "schema.fifo: the schema is a FIFO; it must be a regular file"));
+	xd_diag_clear(&d);
+	ck_assert_ptr_null(xd_schema_load("/dev/zero", &d));
+	ck_assert_str_eq(d.msgs[0], "/dev/zero: the schema is a character device; it must be a regular file");
 	xd_diag_clear(&d);
 }
 END_TEST
