@@ -188,11 +188,8 @@ func lockedZip(m module) (string, error) {
 			return zipPath, nil
 		}
 		// A damaged or substituted download in the cache is never used.
-		if err != nil {
-			got = err.Error()
-		}
-		fmt.Fprintf(os.Stderr, "api-set: %s: integrity mismatch (want %s, got %s): not using it\n",
-			zipPath, m.sum, got)
+		fmt.Fprintf(os.Stderr, "api-set: %s: integrity mismatch (want %s, %s): not using it\n",
+			zipPath, m.sum, gotText(got, err))
 		forget(modcache, zipPath, m)
 	}
 	fmt.Fprintf(os.Stderr, "api-set: downloading %s@%s\n", m.path, m.version)
@@ -205,11 +202,16 @@ func lockedZip(m module) (string, error) {
 	}
 	sum, err := hashZip(zipPath)
 	if err != nil || sum != m.sum {
-		if err != nil {
-			sum = err.Error()
-		}
 		forget(modcache, zipPath, m)
-		return "", fmt.Errorf("%s@%s: integrity mismatch (want %s, got %s)", m.path, m.version, m.sum, sum)
+		return "", fmt.Errorf("%s@%s: integrity mismatch (want %s, %s)", m.path, m.version, m.sum, gotText(sum, err))
 	}
 	return zipPath, nil
+}
+
+// gotText: what a zip hashed to, or why it could not be read.
+func gotText(sum string, err error) string {
+	if err != nil {
+		return "got an unreadable zip: " + err.Error()
+	}
+	return "got " + sum
 }
