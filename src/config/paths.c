@@ -83,4 +83,6 @@ void xd_paths_print(FILE *out)
 			XD_BUILD_DIR);
 		print_set(out, &used);
 	}
+	/* What the build put in the schema file; `schema:` may name another. */
+	fprintf(out, "the build's schema file holds %s\n", XD_SCHEMA_ORIGIN);
 }

@@ -45,7 +45,8 @@ void xd_paths_installed(struct xd_paths *out);
 
 /*
  * For --version: the installed defaults compiled in, and, for a binary
- * run from its build tree, the tree's it uses instead.
+ * run from its build tree, the tree's it uses instead; then which Envoy
+ * API the schema file the build made holds.
  */
 void xd_paths_print(FILE *out);
 

@@ -14,11 +14,13 @@ make -s -C "$XDSD_BUILDDIR" install DESTDIR="$dest" \
 for f in "$sbindir/xdsd" "$bindir/xdsctl" "$pkgdatadir/xds-api.pb" "$sysconfdir/xdsd/xdsd.yaml" \
          "$sysconfdir/xdsd/snapshots/default.yaml" "$systemdunitdir/xdsd.service" \
          "$mandir/man8/xdsd.8" "$mandir/man5/xdsd.yaml.5" \
-         "$mandir/man5/xdsd-snapshot.5" "$mandir/man1/xdsctl.1"; do
+         "$mandir/man5/xdsd-snapshot.5" "$mandir/man1/xdsctl.1" \
+         "$bindir/xdsd-build-schema" "$mandir/man1/xdsd-build-schema.1"; do
   check "installs $f" test -s "$dest$f"
 done
 check "installed binary runs" "$dest$sbindir/xdsd" --version
 check "installed xdsctl runs" "$dest$bindir/xdsctl" --version
+check "installed xdsd-build-schema runs" "$dest$bindir/xdsd-build-schema" --help
 # xdsctl is a user command (section 1): in bindir, never in sbindir.
 check "xdsctl is not in $sbindir" test ! -e "$dest$sbindir/xdsctl"
 

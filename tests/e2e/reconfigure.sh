@@ -4,16 +4,19 @@
 # configuring a build again with another prefix rebuilds what embeds the
 # paths (and nothing else), and the rebuilt binary reports and uses the
 # new ones. A scratch out-of-tree build of the xdsd binary only, at -O0,
-# with the API tree this build staged (--with-xds-api: nothing is
-# downloaded).
+# with the older API tree of the schema tests (--with-xds-api: no go
+# command, no module downloaded; the tree comes from the cache the
+# schema tests fill).
 . "$XDSD_SRCDIR/tests/lib/tap.sh"
 . "$XDSD_SRCDIR/tests/lib/copy-sources.sh"
 
-api=$XDSD_BUILDDIR/proto/api
+api=$tap_tmp/api
 src=$tap_tmp/src
 b=$tap_tmp/build
 p=$tap_tmp/p
 mkdir -p "$b"
+sh "$XDSD_SRCDIR/tests/schema/stage-old-api" "$XDSD_SRCDIR/tests/schema/old-api.lock" \
+  "$api" 2> "$tap_tmp/stage.err" || { fail "the older API tree is staged"; cat "$tap_tmp/stage.err"; }
 copy_sources "$src"
 
 # conf FLAGS...: configure $b as the top-level Makefile does for

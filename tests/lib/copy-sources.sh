@@ -14,6 +14,7 @@ copy_sources() {
   # shellcheck disable=SC2086
   tar -C "$XDSD_SRCDIR" $_excl -cf - . | tar -C "$1" -xf -
   rm -f "$1/GNUmakefile" "$1/config.status" "$1/config.log"
-  rm -f "$1"/proto/*.stamp "$1"/proto/xds-api.pb "$1"/src/config/paths_gen.h
-  rm -rf "$1"/proto/api "$1"/proto/gen
+  rm -f "$1"/proto/*.stamp "$1"/proto/xds-api.pb "$1"/proto/wkt.pb \
+    "$1"/proto/api-set/api-set "$1"/src/config/paths_gen.h
+  rm -rf "$1"/proto/gocache "$1"/proto/gen
 }

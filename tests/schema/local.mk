@@ -55,6 +55,12 @@ TESTS += tests/schema/differential.sh tests/schema/bad-inputs.sh
 EXTRA_DIST += tests/schema/differential.sh tests/schema/differential.py \
 	tests/schema/bad-inputs.sh tests/schema/corpus tests/schema/bad
 
+# A schema built by xdsd-build-schema from an older copy of the API
+# (old-api.lock, staged by stage-old-api), and xdsd run with it.
+TESTS += tests/schema/own-schema.sh
+EXTRA_DIST += tests/schema/own-schema.sh tests/schema/own \
+	tests/schema/old-api.lock tests/schema/stage-old-api
+
 # ---------------------------------------------------------------------
 # `make fuzz-transcode` (also reached by `make fuzz`): the transcoder
 # under libFuzzer with ASan and UBSan, seeded with the differential

@@ -1,0 +1,3 @@
+module xdsd/proto/api-set
+
+go 1.19
