@@ -580,7 +580,7 @@ END_TEST
 
 START_TEST(clients_table_and_filters)
 {
-	char *dir = xdtest_snapdir(), *admin, *line, *body, *heads, *ident;
+	char *dir = xdtest_snapdir(), *admin, *line, *body, *heads, *ident, *version;
 	struct xdt_daemon *d;
 	struct client ok, bad, evil;
 	json_t *j, *mine;
@@ -607,6 +607,24 @@ START_TEST(clients_table_and_filters)
 	ident = cell(heads, line, "IDENTITY");
 	ck_assert_str_eq(ident, "-");
 	free(ident);
+	/* the client that ACKed everything runs its snapshot's version;
+	 * the one that NACKed a type runs no version of it */
+	j = xdt_admin_json(d, "GET", "/clients?node=ack-1", &status);
+	ck_assert_int_eq(status, 200);
+	version = cell(heads, line, "VERSION");
+	ck_assert_str_eq(version, xdt_json_str(json_array_get(json_object_get(j, "clients"), 0),
+					       "snapshot_version"));
+	ck_assert_uint_eq(strlen(version), 16);
+	free(version);
+	json_decref(j);
+	free(line);
+	line = line_of(r.out, "nack-1 ");
+	ck_assert_msg(line != NULL, "%s", r.out);
+	version = cell(heads, line, "VERSION");
+	ck_assert_str_eq(version, "-");
+	free(version);
+	free(line);
+	line = line_of(r.out, "ack-1 ");
 	free(heads);
 	xdt_has(line, " edge ");
 	xdt_has(line, " ipv4:127.0.0.1:");
