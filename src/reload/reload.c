@@ -61,6 +61,7 @@ struct xd_reloader {
 	 * the loop thread as it starts, loaded on the thread pool): */
 	struct xd_snapkey *keys;
 	size_t nkeys;
+	int64_t keys_revision; /* what the source said they are at */
 	struct xd_diag keys_diag;
 	/* The running reload's, filled on the thread pool: */
 	struct xd_snapshot **prev;
@@ -617,6 +618,7 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 		xd_diag_append(&errors, &r->tls_diag);
 		xd_diag_append(&errors, &load->diag);
 		rec = record(r, r->trigger, false, load, &errors);
+		rec->revision = r->keys_revision;
 		tls_done(r);
 		/* why, from `errors`: load->diag's were moved there */
 		if (r->saved.wanted && load->rc != 0)
@@ -625,6 +627,7 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 		return rec;
 	}
 	rec = record(r, r->trigger, true, load, &errors);
+	rec->revision = r->keys_revision;
 	rec->diff = r->diff;
 	r->diff = NULL;
 	count_moves(r, rec->diff, true);
@@ -664,6 +667,7 @@ static void finish_dry(struct xd_reloader *r, struct xd_reload_record *rec)
 	xd_diag_append(&errors, &load->diag);
 	record_fill(r, rec, r->trigger, ok, load, &errors);
 	rec->dry_run = true;
+	rec->revision = r->dry_dir == NULL ? r->keys_revision : 0;
 	if (ok) {
 		r->stats.dry_ok++;
 		rec->diff = r->diff;
@@ -797,8 +801,10 @@ static void start(struct xd_reloader *r)
 	 * run serves nothing) */
 	r->saved.wanted = r->last != NULL && !r->serving && !r->dry;
 	r->saved.found = XD_LASTSTATE_NONE; /* until work() looks */
+	r->keys_revision = 0;
 	if (r->source != NULL && r->dry_dir == NULL)
-		r->source(r->source_arg, &r->keys, &r->nkeys, &r->keys_diag);
+		r->source(r->source_arg, &r->keys, &r->nkeys, &r->keys_revision,
+			  &r->keys_diag);
 	if (uv_queue_work(r->loop, &r->work, work, work_done) == 0)
 		return;
 	xd_snapdir_free(r->keys, r->nkeys);

@@ -84,9 +84,8 @@ static void note(struct walk *w, struct xd_diff_section *s, int t,
 		s->changed++;
 		w->d->changed++;
 	}
-	if (w->schema == NULL)
-		return;
-	if (w->d->listed >= XD_DIFF_MAX_LISTED) {
+	if (w->d->listed >= (w->schema != NULL ? XD_DIFF_MAX_LISTED :
+						 XD_DIFF_SUMMARY_LISTED)) {
 		w->d->cut = true;
 		return;
 	}
@@ -98,7 +97,8 @@ static void note(struct walk *w, struct xd_diff_section *s, int t,
 	r->name = xd_strndup(e->name, e->name_len);
 	copy_version(r->before, a != NULL ? a->version : NULL);
 	copy_version(r->after, b != NULL ? b->version : NULL);
-	r->text = res_text(w, t, a, b);
+	/* a summary names them; only a full diff renders them */
+	r->text = w->schema != NULL ? res_text(w, t, a, b) : NULL;
 }
 
 /* The section's changes, walking both tables in their order (by name). */

@@ -193,13 +193,20 @@ START_TEST(snapshot_sets)
 	ck_assert_str_eq(k->before, "");
 	xd_diff_free(d);
 
-	/* the summary: the same counts, nothing listed */
+	/* the summary: the same counts, the resources named, no text */
 	d = xd_diff_new(b, nb, a, na, NULL);
 	ck_assert_uint_eq(d->nkeys, 3);
 	ck_assert_uint_eq(d->added + d->removed + d->changed, 4);
-	ck_assert_uint_eq(xd_diff_find(d, "default")->sections[0].nres, 0);
-	ck_assert_uint_eq(xd_diff_find(d, "default")->sections[0].changed, 1);
-	ck_assert_uint_eq(d->listed + d->text_bytes, 0);
+	k = xd_diff_find(d, "default");
+	ck_assert_uint_eq(k->sections[0].changed, 1);
+	ck_assert_uint_eq(k->sections[0].nres, 2);
+	ck_assert_str_eq(k->sections[0].res[0].name, "a");
+	ck_assert_int_eq(k->sections[0].res[0].change, XD_DIFF_CHANGED);
+	ck_assert_str_ne(k->sections[0].res[0].before, k->sections[0].res[0].after);
+	ck_assert_ptr_null(k->sections[0].res[0].text);
+	ck_assert_uint_eq(d->listed, 4);
+	ck_assert_uint_eq(d->text_bytes, 0);
+	ck_assert(!d->cut);
 	xd_diff_free(d);
 
 	/* the same set: nothing */
@@ -236,6 +243,14 @@ START_TEST(snapshot_listing_bounded)
 		listed += d->keys[0].sections[s].nres;
 	ck_assert_uint_eq(listed, XD_DIFF_MAX_LISTED);
 	ck_assert_uint_le(d->text_bytes, XD_DIFF_MAX_TEXT);
+	xd_diff_free(d);
+	/* a summary (a reload's record) names a few, counts them all */
+	d = xd_diff_new(b, n1, a, n2, NULL);
+	ck_assert_uint_eq(d->changed, XD_DIFF_MAX_LISTED + 10);
+	ck_assert(d->cut);
+	ck_assert_uint_eq(d->listed, XD_DIFF_SUMMARY_LISTED);
+	ck_assert_uint_eq(d->keys[0].sections[0].nres, XD_DIFF_SUMMARY_LISTED);
+	ck_assert_str_eq(d->keys[0].sections[0].res[0].name, "c0");
 	xd_diff_free(d);
 	unload(b, n1);
 	unload(a, n2);
