@@ -659,6 +659,7 @@ static void finish_dry(struct xd_reloader *r, struct xd_reload_record *rec)
 	struct xd_load *load = &r->result;
 	const char *dir = r->dry_dir != NULL ? r->dry_dir : r->dir;
 	struct xd_diag errors = XD_DIAG_INIT;
+	char checked[160];
 	bool ok;
 
 	check_nodes_keep_a_snapshot(r->cache, dir, load);
@@ -668,17 +669,24 @@ static void finish_dry(struct xd_reloader *r, struct xd_reload_record *rec)
 	record_fill(r, rec, r->trigger, ok, load, &errors);
 	rec->dry_run = true;
 	rec->revision = r->dry_dir == NULL ? r->keys_revision : 0;
+	/* what it checked: every file, some of them as the last load (or
+	 * dry run) parsed them, since their bytes are the same */
+	snprintf(checked, sizeof(checked),
+		 "checked %zu file%s (%zu parsed, %zu unchanged since last parsed)",
+		 load->files, load->files == 1 ? "" : "s", load->parsed,
+		 load->files - load->parsed);
 	if (ok) {
 		r->stats.dry_ok++;
 		rec->diff = r->diff;
 		r->diff = NULL;
 		count_moves(r, rec->diff, false);
-		xd_info("dry run of %s: %zu snapshot%s would change; nothing was changed",
-			dir, rec->diff->nkeys, rec->diff->nkeys == 1 ? "" : "s");
+		xd_info("dry run of %s: %s, %zu snapshot%s: %zu would change; nothing was changed",
+			dir, checked, load->nsnaps, load->nsnaps == 1 ? "" : "s",
+			rec->diff->nkeys);
 	} else {
 		r->stats.dry_refused++;
-		xd_info("dry run of %s: a reload would be refused (%zu error%s); nothing was changed",
-			dir, rec->nerrors, rec->nerrors == 1 ? "" : "s");
+		xd_info("dry run of %s: %s: a reload would be refused (%zu error%s); nothing was changed",
+			dir, checked, rec->nerrors, rec->nerrors == 1 ? "" : "s");
 	}
 	xd_diag_clear(&errors);
 	tls_done(r);
