@@ -53,9 +53,11 @@ static char *res_text(struct walk *w, int t, const struct xd_entry *a,
 
 	if (room > XD_DIFF_MAX_RESOURCE_TEXT)
 		room = XD_DIFF_MAX_RESOURCE_TEXT;
-	if (a != NULL)
+	if (a != NULL && b != NULL)
+		xd_restext_pair(&ta, &tb, w->schema, t, a, b);
+	else if (a != NULL)
 		xd_restext(&ta, w->schema, t, a);
-	if (b != NULL)
+	else if (b != NULL)
 		xd_restext(&tb, w->schema, t, b);
 	if (xd_linediff(&out, (const char *)ta.data, ta.len,
 			(const char *)tb.data, tb.len, room))
