@@ -311,6 +311,44 @@ static void snapshots(struct xd_buf *out, const struct xd_admin_deps *deps,
  * the rest of the page; /status.json has all that are kept. */
 #define PAGE_ERRORS 5
 
+/* What a good reload changed, under its row: per snapshot, the
+ * resources its record names (a few: XD_DIFF_SUMMARY_LISTED), each
+ * with + added, - removed or ~ changed, and how many more it counted. */
+static void reload_changes(struct xd_buf *out, const struct xd_diff *d)
+{
+	size_t named = 0, all = d->added + d->removed + d->changed;
+
+	if (d->listed == 0)
+		return;
+	xd_buf_printf(out, "<ul class=errors>");
+	for (size_t i = 0; i < d->nkeys; i++) {
+		const struct xd_diff_key *k = &d->keys[i];
+
+		for (size_t t = 0; t < k->nsections; t++) {
+			const struct xd_diff_section *s = &k->sections[t];
+
+			if (s->nres == 0)
+				continue;
+			xd_buf_printf(out, "<li>");
+			h(out, k->key);
+			xd_buf_printf(out, " %s:", xd_section(s->section).key);
+			for (size_t r = 0; r < s->nres; r++) {
+				xd_buf_printf(out, "%s <code>%c", r ? "," : "",
+					      s->res[r].change == XD_DIFF_ADDED ? '+' :
+					      s->res[r].change == XD_DIFF_REMOVED ? '-' : '~');
+				h(out, s->res[r].name);
+				xd_buf_printf(out, "</code>");
+			}
+			xd_buf_printf(out, "</li>");
+			named += s->nres;
+		}
+	}
+	xd_buf_printf(out, "</ul>");
+	if (all > named)
+		xd_buf_printf(out, "<span class=muted>and %zu more changed, not named</span>",
+			      all - named);
+}
+
 static void reload_row(struct xd_buf *out, const struct xd_reload_record *r,
 		       int64_t now_ms)
 {
@@ -321,6 +359,9 @@ static void reload_row(struct xd_buf *out, const struct xd_reload_record *r,
 	time_cell(out, r->at_ms, now_ms);
 	xd_buf_printf(out, "</td><td>");
 	h(out, r->trigger);
+	if (r->revision > 0)
+		xd_buf_printf(out, " <span class=muted>etcd revision %lld</span>",
+			      (long long)r->revision);
 	xd_buf_printf(out, "</td><td>%s</td><td class=num>%s</td>"
 			   "<td class=num>%zu</td><td class=num>%zu</td><td class=num>%zu</td><td class=wrap>",
 		      r->ok ? "<span class=\"badge ok\">ok</span>" :
@@ -343,6 +384,8 @@ static void reload_row(struct xd_buf *out, const struct xd_reload_record *r,
 			xd_buf_printf(out, "<span class=muted>and %zu more (/status.json, the log)</span>",
 				      r->nerrors - shown);
 	}
+	if (r->ok && r->diff != NULL)
+		reload_changes(out, r->diff);
 	xd_buf_printf(out, "</td></tr>\n");
 }
 
@@ -383,7 +426,7 @@ static void reloads(struct xd_buf *out, const struct xd_reloader *r,
 	xd_buf_printf(out, "<section id=reloads><h2>Reloads <small>the last %d</small></h2>"
 			   "<table><thead><tr><th>finished</th><th>trigger</th><th>result</th>"
 			   "<th class=num>took</th><th class=num>snapshots</th><th class=num>files</th>"
-			   "<th class=num>changed</th><th>errors</th></tr></thead><tbody>\n",
+			   "<th class=num>changed</th><th>errors, or what changed</th></tr></thead><tbody>\n",
 		      XD_RELOAD_HISTORY);
 	for (size_t i = 0; i < n; i++)
 		reload_row(out, xd_reload_history(r, i), now_ms);

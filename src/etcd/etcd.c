@@ -285,7 +285,7 @@ static void on_fallback(uv_timer_t *t)
 /* The reloader's source: what the map holds now; before the first
  * Range, nothing, and why. */
 static void source(void *arg, struct xd_snapkey **keys, size_t *n,
-		   struct xd_diag *diag)
+		   int64_t *revision, struct xd_diag *diag)
 {
 	struct xd_etcd *e = arg;
 
@@ -293,6 +293,7 @@ static void source(void *arg, struct xd_snapkey **keys, size_t *n,
 	if (!e->loaded) {
 		*keys = NULL;
 		*n = 0;
+		*revision = 0;
 		xd_diag_add(diag, "etcd prefix '%s': not read yet: %s",
 			    e->cfg->etcd.prefix,
 			    e->health->last_error[0] != '\0' ?
@@ -301,6 +302,7 @@ static void source(void *arg, struct xd_snapkey **keys, size_t *n,
 		return;
 	}
 	xd_kvmap_snapshot_keys(&e->map, e->cfg->etcd.prefix, keys, n, diag);
+	*revision = e->health->revision; /* the keys held are at it */
 }
 
 /* A key or value over the limits of a snapshot file is left out, and

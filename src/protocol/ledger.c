@@ -75,7 +75,10 @@ enum xd_name_kind xd_name_kind_of(const struct xd_table *t, const char *key,
 	/* a locator key by the 0x1f it holds and no name of a snapshot
 	 * does (xds/dynparam.h), before anything else: its parameters may
 	 * end in "/" and "*" and so look like a glob; a glob by its last segment.
-	 * The one place either is read from the bytes. */
+	 * What the engine asks of a key's kind goes through here (a
+	 * ledger's keys once, a target's per body: docs/engine.md); only
+	 * sub.c's canonical names and CSDS's listing of globs test the
+	 * bytes for one kind themselves. */
 	if (xd_locator_is(key, len)) {
 		kind = XD_NAME_LOCATOR;
 		e = t != NULL ? xd_table_find_locator(t, key, len) : NULL;

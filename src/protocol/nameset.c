@@ -6,6 +6,7 @@
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
 
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 #include "xds/xdstp.h"
 
@@ -23,6 +24,9 @@ struct xd_nameset {
 	size_t globs;              /* glob collections among the names */
 };
 
+/* The intern table, and every set's count, are the loop thread's: the
+ * functions that touch either check it (XD_ASSERT_LOOP). A set's names
+ * never change, so reading them needs no check. */
 static struct {
 	struct xd_nameset **buckets;
 	size_t mask, live;
@@ -152,6 +156,7 @@ struct xd_nameset *xd_nameset_intern(const struct xd_name *names, size_t n)
 	struct xd_nameset *s;
 	size_t u = 0;
 
+	XD_ASSERT_LOOP();
 	if (n == 0)
 		return intern_sorted(NULL, 0);
 	sorted = xd_malloc(n * sizeof(*sorted));
@@ -167,6 +172,7 @@ struct xd_nameset *xd_nameset_intern(const struct xd_name *names, size_t n)
 
 struct xd_nameset *xd_nameset_empty(void)
 {
+	XD_ASSERT_LOOP();
 	return intern_sorted(NULL, 0);
 }
 
@@ -178,6 +184,7 @@ struct xd_nameset *xd_nameset_union(const struct xd_nameset *a,
 	struct xd_nameset *s;
 	size_t i = 0, j = 0, n = 0;
 
+	XD_ASSERT_LOOP();
 	while (i < a->count || j < b->count) {
 		int c = i == a->count ? 1 :
 			j == b->count ? -1 :
@@ -203,6 +210,7 @@ struct xd_nameset *xd_nameset_minus(const struct xd_nameset *a,
 	struct xd_nameset *s;
 	size_t n = 0;
 
+	XD_ASSERT_LOOP();
 	for (size_t i = 0; i < a->count; i++)
 		if (!xd_nameset_has(b, a->names[i].data, a->names[i].len))
 			out[n++] = a->names[i];
@@ -211,8 +219,15 @@ struct xd_nameset *xd_nameset_minus(const struct xd_nameset *a,
 	return s;
 }
 
+/* Which set, for a broken invariant's message. */
+#define WHO(s) "name set %llu (%zu names)", (unsigned long long)(s)->id, \
+		(s)->count
+
 struct xd_nameset *xd_nameset_ref(struct xd_nameset *s)
 {
+	XD_ASSERT_LOOP();
+	/* a set at 0 is being freed: no reference can be taken */
+	XD_ASSERT_INFO(s->refs > 0, WHO(s));
 	s->refs++;
 	return s;
 }
@@ -221,7 +236,13 @@ void xd_nameset_unref(struct xd_nameset *s)
 {
 	struct xd_nameset **p;
 
-	if (s == NULL || --s->refs > 0)
+	if (s == NULL)
+		return;
+	XD_ASSERT_LOOP();
+	/* dropping one that was never taken is a programmer's error, told
+	 * here rather than found later as a use after free */
+	XD_ASSERT_INFO(s->refs > 0, "reference dropped below zero: " WHO(s));
+	if (--s->refs > 0)
 		return;
 	for (p = &interned.buckets[s->hash & interned.mask]; *p != s;
 	     p = &(*p)->next)
@@ -281,5 +302,6 @@ size_t xd_nameset_globs(const struct xd_nameset *s)
 
 size_t xd_nameset_live(void)
 {
+	XD_ASSERT_LOOP();
 	return interned.live;
 }

@@ -61,6 +61,7 @@ struct xd_reloader {
 	 * the loop thread as it starts, loaded on the thread pool): */
 	struct xd_snapkey *keys;
 	size_t nkeys;
+	int64_t keys_revision; /* what the source said they are at */
 	struct xd_diag keys_diag;
 	/* The running reload's, filled on the thread pool: */
 	struct xd_snapshot **prev;
@@ -617,6 +618,7 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 		xd_diag_append(&errors, &r->tls_diag);
 		xd_diag_append(&errors, &load->diag);
 		rec = record(r, r->trigger, false, load, &errors);
+		rec->revision = r->keys_revision;
 		tls_done(r);
 		/* why, from `errors`: load->diag's were moved there */
 		if (r->saved.wanted && load->rc != 0)
@@ -625,6 +627,7 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 		return rec;
 	}
 	rec = record(r, r->trigger, true, load, &errors);
+	rec->revision = r->keys_revision;
 	rec->diff = r->diff;
 	r->diff = NULL;
 	count_moves(r, rec->diff, true);
@@ -656,6 +659,7 @@ static void finish_dry(struct xd_reloader *r, struct xd_reload_record *rec)
 	struct xd_load *load = &r->result;
 	const char *dir = r->dry_dir != NULL ? r->dry_dir : r->dir;
 	struct xd_diag errors = XD_DIAG_INIT;
+	char checked[160];
 	bool ok;
 
 	check_nodes_keep_a_snapshot(r->cache, dir, load);
@@ -664,17 +668,25 @@ static void finish_dry(struct xd_reloader *r, struct xd_reload_record *rec)
 	xd_diag_append(&errors, &load->diag);
 	record_fill(r, rec, r->trigger, ok, load, &errors);
 	rec->dry_run = true;
+	rec->revision = r->dry_dir == NULL ? r->keys_revision : 0;
+	/* what it checked: every file, some of them as the last load (or
+	 * dry run) parsed them, since their bytes are the same */
+	snprintf(checked, sizeof(checked),
+		 "checked %zu file%s (%zu parsed, %zu unchanged since last parsed)",
+		 load->files, load->files == 1 ? "" : "s", load->parsed,
+		 load->files - load->parsed);
 	if (ok) {
 		r->stats.dry_ok++;
 		rec->diff = r->diff;
 		r->diff = NULL;
 		count_moves(r, rec->diff, false);
-		xd_info("dry run of %s: %zu snapshot%s would change; nothing was changed",
-			dir, rec->diff->nkeys, rec->diff->nkeys == 1 ? "" : "s");
+		xd_info("dry run of %s: %s, %zu snapshot%s: %zu would change; nothing was changed",
+			dir, checked, load->nsnaps, load->nsnaps == 1 ? "" : "s",
+			rec->diff->nkeys);
 	} else {
 		r->stats.dry_refused++;
-		xd_info("dry run of %s: a reload would be refused (%zu error%s); nothing was changed",
-			dir, rec->nerrors, rec->nerrors == 1 ? "" : "s");
+		xd_info("dry run of %s: %s: a reload would be refused (%zu error%s); nothing was changed",
+			dir, checked, rec->nerrors, rec->nerrors == 1 ? "" : "s");
 	}
 	xd_diag_clear(&errors);
 	tls_done(r);
@@ -797,8 +809,10 @@ static void start(struct xd_reloader *r)
 	 * run serves nothing) */
 	r->saved.wanted = r->last != NULL && !r->serving && !r->dry;
 	r->saved.found = XD_LASTSTATE_NONE; /* until work() looks */
+	r->keys_revision = 0;
 	if (r->source != NULL && r->dry_dir == NULL)
-		r->source(r->source_arg, &r->keys, &r->nkeys, &r->keys_diag);
+		r->source(r->source_arg, &r->keys, &r->nkeys, &r->keys_revision,
+			  &r->keys_diag);
 	if (uv_queue_work(r->loop, &r->work, work, work_done) == 0)
 		return;
 	xd_snapdir_free(r->keys, r->nkeys);

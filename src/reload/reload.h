@@ -94,8 +94,12 @@ struct xd_reload_record {
 	bool last_good;      /* refused, and the last good state is
 			      * served instead (nothing was served) */
 	bool dry_run;
+	/* The etcd revision of the keys it loaded (a source's, below);
+	 * 0 for the directory, or when no load ran. */
+	int64_t revision;
 	/* What it changed (a dry run: would change), when ok: the summary
-	 * for a reload, the full diff for a dry run; a removed key's
+	 * for a reload (the counts, and the first XD_DIFF_SUMMARY_LISTED
+	 * resources by name), the full diff for a dry run; a removed key's
 	 * `streams` are those moved to the default snapshot. */
 	struct xd_diff *diff;
 };
@@ -123,12 +127,14 @@ struct xd_reloader *xd_reloader_new(uv_loop_t *loop,
  * A source of snapshots other than the directory (the etcd source):
  * called on the loop thread as each reload starts, it hands over the
  * snapshot files as they are now (`*keys`, `*n`, freed by the
- * reloader) and anything wrong with them in `diag`. The reloader then
- * loads those instead of reading `dir`, which only names the source in
- * messages.
+ * reloader), the revision they are at (`*revision`, 0 when it has
+ * none; the reload's record keeps it) and anything wrong with them in
+ * `diag`. The reloader then loads those instead of reading `dir`,
+ * which only names the source in messages.
  */
 typedef void (*xd_reload_source_fn)(void *arg, struct xd_snapkey **keys,
-				    size_t *n, struct xd_diag *diag);
+				    size_t *n, int64_t *revision,
+				    struct xd_diag *diag);
 
 void xd_reloader_set_source(struct xd_reloader *r, xd_reload_source_fn fn,
 			    void *arg);

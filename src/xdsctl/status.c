@@ -225,6 +225,7 @@ static void print_status(const struct xc_opts *o, json_t *doc)
 	if (json_array_size(history) > 0) {
 		printf("\nlast reload:\n");
 		xc_reload_print(stdout, json_array_get(history, 0), "  ");
+		xc_reload_print_diff(stdout, json_array_get(history, 0), "  ");
 	}
 	free(version);
 	free(started);

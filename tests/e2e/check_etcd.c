@@ -189,6 +189,33 @@ static void put_clusters(const struct etcd *e, const char *key,
 	ck_assert_int_eq(etcdctl(e, args, text), 0);
 }
 
+/* The etcd revision the newest reload record says it loaded, and in
+ * `names` what it names as changed ("+c-2 +c-3"; may be NULL). */
+static long long newest_reload_revision(const struct xdt_daemon *d, char *names,
+					size_t size)
+{
+	json_t *j = xdt_status_json(d), *rec, *t, *r;
+	long long rev;
+	size_t i, k, used = 0;
+
+	rec = json_array_get(json_object_get(json_object_get(j, "reloads"), "history"), 0);
+	ck_assert_msg(json_is_integer(json_object_get(rec, "etcd_revision")),
+		      "the newest reload record has no etcd revision");
+	rev = json_integer_value(json_object_get(rec, "etcd_revision"));
+	if (names != NULL) {
+		names[0] = '\0';
+		json_array_foreach(json_object_get(json_array_get(json_object_get(
+			json_object_get(rec, "diff"), "snapshots"), 0), "types"), i, t)
+			json_array_foreach(json_object_get(t, "resources"), k, r)
+				used += (size_t)snprintf(names + used, size - used, "%s%c%s",
+							 used ? " " : "",
+							 strcmp(xdt_json_str(r, "change"), "added") == 0 ? '+' : '?',
+							 xdt_json_str(r, "name"));
+	}
+	json_decref(j);
+	return rev;
+}
+
 /* xdsd reading etcd at `endpoint`, with `more` configuration. */
 static struct xdt_daemon *start_at(const char *endpoint, const char *more)
 {
@@ -585,7 +612,11 @@ START_TEST(lost_and_resumed)
 	snprintf(want, sizeof(want), "source:    etcd %s prefix " PREFIX ", revision 2, watching since ",
 		 e->endpoint);
 	ck_assert_msg(strstr(out, want) != NULL, "no '%s' in: %s", want, out);
+	/* the reload history says which revision each load read */
+	ck_assert_msg(strstr(out, ", etcd revision 2): ") != NULL, "xdsctl status: %s", out);
 	free(out);
+	ck_assert_int_eq(newest_reload_revision(d, NULL, 0), 2);
+	page_has(d, " <span class=muted>etcd revision 2</span>");
 
 	etcd_kill(e);
 	ck_assert(xdt_daemon_wait_log(d, "still serving what was read before", SERVED_MS));
@@ -623,6 +654,9 @@ START_TEST(lost_and_resumed)
 	ck_assert_int_eq(num(src, "revision"), 3);
 	ck_assert(num(src, "reconnects") >= 1);
 	json_decref(src);
+	/* the reload of revision 3, and the clusters it added */
+	ck_assert_int_eq(newest_reload_revision(d, want, sizeof(want)), 3);
+	ck_assert_str_eq(want, "+c-2 +c-3 +c-4");
 	ck_assert(xdt_daemon_metric(d, UP) == 1);
 	ck_assert(xdt_daemon_metric(d, REVISION) == 3);
 	ck_assert_int_eq(ctl_status(d, &out), 0);

@@ -334,14 +334,15 @@ START_TEST(sigint_with_live_stream)
 }
 END_TEST
 
-/* Many clients, each on its own connection as Envoy does. */
+/* Many clients, each on its own connection as Envoy does. Shutdown
+ * cancels; it does not wait for clients to leave: they keep their
+ * connections open until the daemon is gone. */
 START_TEST(sigterm_with_many_connections)
 {
 	enum { CONNS = 20, PER = 3 };
 	struct xdt_daemon *d = xdt_daemon_start(NULL, NULL, START_MS);
 	struct xdc_conn *c[CONNS];
 	struct xdc_stream *s[CONNS][PER];
-	long long t0;
 
 	for (int i = 0; i < CONNS; i++) {
 		c[i] = xdc_connect(d->target);
@@ -353,7 +354,6 @@ START_TEST(sigterm_with_many_connections)
 	for (int i = 0; i < CONNS; i++)
 		for (int j = 0; j < PER; j++)
 			expect_one_response(s[i][j]);
-	t0 = xdtest_now_ms();
 	xdt_daemon_signal(d, SIGTERM);
 	for (int i = 0; i < CONNS; i++) {
 		for (int j = 0; j < PER; j++) {
@@ -364,10 +364,9 @@ START_TEST(sigterm_with_many_connections)
 			xdc_stream_free(s[i][j]);
 		}
 	}
-	ck_assert(xdt_daemon_wait(d, STOP_MS));
+	ck_assert_msg(xdt_daemon_wait(d, STOP_MS),
+		      "xdsd did not exit while its clients stayed connected");
 	ck_assert_int_eq(d->exit_status, 0);
-	/* Shutdown cancels; it does not wait for clients to leave. */
-	ck_assert_int_lt(xdtest_now_ms() - t0, 2000);
 	for (int i = 0; i < CONNS; i++)
 		xdc_conn_free(c[i]);
 	xdt_daemon_free(d);

@@ -318,10 +318,23 @@ START_TEST(diff_exit_statuses)
 		{"diff", "--snapshots", "no/such/dir", NULL},
 	};
 
+	char line[1024];
+
+	/* what a reload reads, unchanged: nothing would change, and the
+	 * log says what was checked, though nothing needed parsing again */
+	r = xdt_ctl(false, admin, (const char *const[]){"diff", NULL});
+	xdt_want(&r, 0);
+	xdt_run_free(&r);
+	snprintf(line, sizeof(line), "info: dry run of %s: checked 3 files (0 parsed, 3 unchanged since last parsed), 3 snapshots: 0 would change; nothing was changed",
+		 dir);
+	ck_assert_msg(xdt_daemon_wait_log(d, line, WAIT_MS), "no '%s'", line);
 	/* a copy of what is served: nothing would change */
 	r = xdt_ctl(false, admin, (const char *const[]){"diff", "--snapshots", other, NULL});
 	xdt_want(&r, 0);
 	xdt_run_free(&r);
+	snprintf(line, sizeof(line), "info: dry run of %s: checked 3 files (3 parsed, 0 unchanged since last parsed), 3 snapshots: 0 would change; nothing was changed",
+		 other);
+	ck_assert_msg(xdt_daemon_wait_log(d, line, WAIT_MS), "no '%s'", line);
 	xdtest_replace_file(other, "edge.yaml", cluster_file("edge-svc", 7070));
 	r = xdt_ctl(false, admin, (const char *const[]){"diff", "--snapshots", other, NULL});
 	xdt_want(&r, 1);
@@ -351,6 +364,9 @@ START_TEST(diff_exit_statuses)
 	xdt_has(r.err, "broken.yaml:3:");
 	ck_assert_str_eq(r.out, "");
 	xdt_run_free(&r);
+	snprintf(line, sizeof(line), "info: dry run of %s: checked 4 files (4 parsed, 0 unchanged since last parsed): a reload would be refused (1 error); nothing was changed",
+		 bad);
+	ck_assert_msg(xdt_daemon_wait_log(d, line, WAIT_MS), "no '%s'", line);
 	r = xdt_ctl(false, admin, (const char *const[]){"--json", "diff", "--snapshots", bad, NULL});
 	xdt_want(&r, 2);
 	xdt_has(r.out, "\"ok\":false");

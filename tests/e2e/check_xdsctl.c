@@ -402,7 +402,8 @@ START_TEST(interim_answer_then_chunks)
 END_TEST
 
 /* A length past the bound: refused as soon as it is announced, not
- * waited for until the timeout. */
+ * waited for until the timeout (the server holds the connection: had
+ * xdsctl waited, it would say it had no answer within its 10 s). */
 START_TEST(announced_length_over_the_bound)
 {
 	static const char *const parts[] = {
@@ -411,12 +412,10 @@ START_TEST(announced_length_over_the_bound)
 		NULL,
 	};
 	struct scripted sv = script_serve(parts, false);
-	long long t0 = xdtest_now_ms(), took;
 	char want_msg[256];
 	struct xdt_run r = xdt_ctl(false, sv.admin,
 			   (const char *const[]){"--timeout", "10", "status", NULL});
 
-	took = xdtest_now_ms() - t0;
 	free(script_end(&sv));
 	xdt_want(&r, 3);
 	snprintf(want_msg, sizeof(want_msg),
@@ -424,14 +423,14 @@ START_TEST(announced_length_over_the_bound)
 		 XD_HTTP_MAX_BODY);
 	ck_assert_str_eq(r.err, want_msg);
 	ck_assert_str_eq(r.out, "");
-	ck_assert_msg(took < 5000, "took %lld ms", took);
 	xdt_run_free(&r);
 }
 END_TEST
 
 /* Chunks without end, no length announced (CURLOPT_MAXFILESIZE_LARGE
  * has nothing to act on): the client stops once past its bound, long
- * before the server would. */
+ * before the server would (it sends more than the bound, then holds:
+ * a client that read on would say it had no answer within 10 s). */
 START_TEST(endless_answer_stops_at_the_bound)
 {
 	static const char *const parts[] = {
@@ -445,7 +444,6 @@ START_TEST(endless_answer_stops_at_the_bound)
 				    .max_body = 1 << 20};
 	struct xd_http_response a;
 	char why[256], want_msg[256];
-	long long t0 = xdtest_now_ms();
 	int rc = xd_http_fetch(&q, &a, why, sizeof(why));
 
 	free(script_end(&sv));
@@ -454,8 +452,6 @@ START_TEST(endless_answer_stops_at_the_bound)
 		 sv.admin, 1 << 20);
 	ck_assert_str_eq(why, want_msg);
 	ck_assert_ptr_null(a.body);
-	ck_assert_msg(xdtest_now_ms() - t0 < 5000, "took %lld ms",
-		      xdtest_now_ms() - t0);
 }
 END_TEST
 
@@ -463,7 +459,6 @@ START_TEST(unreachable_exits_3)
 {
 	char admin[64], want_msg[256];
 	struct xdt_run r;
-	long long t0;
 	int port, lfd, fill[3];
 
 	port = dead_port();
@@ -483,21 +478,22 @@ START_TEST(unreachable_exits_3)
 	xdt_has(r.err, admin);
 	xdt_run_free(&r);
 
-	/* accepted by the kernel, never answered: --timeout ends it */
+	/* accepted by the kernel, never answered: --timeout ends it (the
+	 * listener would hold it for ever), and says so */
 	lfd = mute_listener(16, &port);
 	snprintf(admin, sizeof(admin), "127.0.0.1:%d", port);
-	t0 = xdtest_now_ms();
 	r = xdt_ctl(false, NULL, (const char *const[]){"--admin", admin, "--timeout", "0.3",
 						  "clients", NULL});
 	xdt_want(&r, 3);
 	snprintf(want_msg, sizeof(want_msg), "xdsctl: no answer from %s within 300 ms\n",
 		 admin);
 	ck_assert_str_eq(r.err, want_msg);
-	ck_assert(xdtest_now_ms() - t0 < 5000);
 	xdt_run_free(&r);
 	close(lfd);
 
-	/* a full backlog drops the SYN: connecting is bounded too */
+	/* a full backlog drops the SYN: connecting is bounded too, by
+	 * --timeout (the kernel itself gives up only after about two
+	 * minutes of retries, past this test case's timeout) */
 	lfd = mute_listener(0, &port);
 	snprintf(admin, sizeof(admin), "127.0.0.1:%d", port);
 	for (int i = 0; i < 3; i++) {
@@ -509,12 +505,9 @@ START_TEST(unreachable_exits_3)
 		connect(fill[i], (struct sockaddr *)&sa, sizeof(sa));
 	}
 	xdtest_sleep_ms(50);
-	t0 = xdtest_now_ms();
 	r = xdt_ctl(false, admin, (const char *const[]){"--timeout", "0.5", "status", NULL});
 	xdt_want(&r, 3);
 	xdt_has(r.err, "Connection timed out");
-	ck_assert_msg(xdtest_now_ms() - t0 < 5000, "took %lld ms",
-		      xdtest_now_ms() - t0);
 	xdt_run_free(&r);
 	for (int i = 0; i < 3; i++)
 		close(fill[i]);
@@ -587,7 +580,7 @@ END_TEST
 
 START_TEST(clients_table_and_filters)
 {
-	char *dir = xdtest_snapdir(), *admin, *line, *body, *heads, *ident;
+	char *dir = xdtest_snapdir(), *admin, *line, *body, *heads, *ident, *version;
 	struct xdt_daemon *d;
 	struct client ok, bad, evil;
 	json_t *j, *mine;
@@ -614,6 +607,24 @@ START_TEST(clients_table_and_filters)
 	ident = cell(heads, line, "IDENTITY");
 	ck_assert_str_eq(ident, "-");
 	free(ident);
+	/* the client that ACKed everything runs its snapshot's version;
+	 * the one that NACKed a type runs no version of it */
+	j = xdt_admin_json(d, "GET", "/clients?node=ack-1", &status);
+	ck_assert_int_eq(status, 200);
+	version = cell(heads, line, "VERSION");
+	ck_assert_str_eq(version, xdt_json_str(json_array_get(json_object_get(j, "clients"), 0),
+					       "snapshot_version"));
+	ck_assert_uint_eq(strlen(version), 16);
+	free(version);
+	json_decref(j);
+	free(line);
+	line = line_of(r.out, "nack-1 ");
+	ck_assert_msg(line != NULL, "%s", r.out);
+	version = cell(heads, line, "VERSION");
+	ck_assert_str_eq(version, "-");
+	free(version);
+	free(line);
+	line = line_of(r.out, "ack-1 ");
 	free(heads);
 	xdt_has(line, " edge ");
 	xdt_has(line, " ipv4:127.0.0.1:");

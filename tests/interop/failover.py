@@ -561,11 +561,13 @@ class Failover(interop.Interop):
             time.sleep(0.1)
 
     def rpcs_stay(self, who, since):
-        """For SETTLE seconds after now, each client's RPCs since `since`
-        are all answered by `who`."""
+        """Over SETTLE seconds after now, and at least three RPCs of each
+        client since `since` (however long those take on a loaded
+        machine), each client's RPCs are all answered by `who`."""
         time.sleep(SETTLE)
         ok = True
         for kind, (_, res, _) in self.clients.items():
+            res.wait_count(3, not_before=since, timeout=WAIT)
             done = [t for t, r in res.snapshot() if t >= since]
             got = [r for t, r in res.snapshot() if t >= since]
             bad = [r for r in got if not r.get("ok") or r.get("who") != who]

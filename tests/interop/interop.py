@@ -44,6 +44,7 @@ XDSD_SCHEMA and XDSD_SRCDIR are used when set. Every process it starts
 is stopped before it exits, on failure too.
 """
 import argparse
+import datetime
 import fcntl
 import hashlib
 import json
@@ -307,6 +308,18 @@ class ClientResults:
     def snapshot(self):
         with self.cond:
             return list(self.results)
+
+    def wait_count(self, n, start=0, not_before=0.0, timeout=REACH_TIMEOUT):
+        """Waits until n results arrived at index >= start and at or
+        after not_before: how many came, which is less on timeout/EOF."""
+        def pred():
+            got = sum(1 for t, _ in self.results[start:] if t >= not_before)
+            return got if got >= n else None
+        got = self.wait(pred, timeout)
+        if got is None:
+            with self.cond:
+                got = sum(1 for t, _ in self.results[start:] if t >= not_before)
+        return got
 
     def failures(self):
         return [r for _, r in self.snapshot() if not r.get("ok")]
@@ -694,6 +707,20 @@ class Interop:
         except OSError:
             return None
 
+    def logged_at(self, needle):
+        """When xdsd logged the first line holding needle, by its own
+        clock (the line's "2026-11-22T12:01:07.601Z"), in seconds since
+        the epoch; None when no line holds it."""
+        for ln in self.xdsd_log() or []:
+            if needle in ln:
+                try:
+                    stamp = datetime.datetime.strptime(ln.split(" ", 1)[0],
+                                                       "%Y-%m-%dT%H:%M:%S.%fZ")
+                except ValueError:
+                    return None
+                return stamp.replace(tzinfo=datetime.timezone.utc).timestamp()
+        return None
+
     def sighup(self):
         if self.xdsd_proc.poll() is not None:
             return False
@@ -815,15 +842,18 @@ class Interop:
                 for c in self.sidecars]
 
     def stays(self, who, start):
-        """After SETTLE seconds, every RPC from index start on answered who."""
+        """Over SETTLE seconds and at least two RPCs from index start on
+        (however long those take on a loaded machine), every RPC answered
+        who."""
         time.sleep(SETTLE)
+        self.client.wait_count(2, start)
         res = self.client.snapshot()[start:]
         others = [r for _, r in res if r.get("ok") and r.get("who") != who]
         fails = [r for _, r in res if not r.get("ok")]
         ok = len(res) >= 2 and not others and not fails
         why = []
         if len(res) < 2:
-            why.append("only %d RPCs completed in %.1f s" % (len(res), SETTLE))
+            why.append("only %d RPCs completed in %.0f s" % (len(res), REACH_TIMEOUT))
         if others:
             why.append("%d answers came from elsewhere: %s" % (
                 len(others), ", ".join(sorted({r.get("who") for r in others}))))
@@ -935,15 +965,33 @@ class Interop:
         t_canary = self.client.snapshot()[i][0]
         j = self.other.first_answer("B", 0, t_hup, ROLLOUT_BAKE + MOVE_TIMEOUT)
         t_other = self.other.snapshot()[j][0] if j is not None else None
-        # the bake starts when the canary ACKed, just before its first
-        # RPC to B; allow for the RPC interval on either side
-        early = t_other is not None and t_other < t_canary + ROLLOUT_BAKE - 0.2
-        late_a = [r for t, r in self.other.snapshot()
-                  if t_hup <= t < t_canary + ROLLOUT_BAKE - 0.2 and r.get("ok")
-                  and r.get("who") != "A"]
-        self.tap.point(not early and not late_a, stages[3],
-                       ["the other client's first answer from B came %.0f ms after the canary's"
-                        % ((t_other - t_canary) * 1000)] if t_other is not None else [])
+        # When the bake began and ended is read from xdsd's own log
+        # lines, and every answer the other client had before the
+        # promotion must be A's: when this driver read an answer is
+        # never earlier than when it came, so a loaded machine can only
+        # make an answer look later, never early. (The bake counts from
+        # the loop's time of its turn, which may be a little before its
+        # line is written: a second of slack.)
+        began = self.logged_at("rollout 1: all 1 connected canary answered (0 NACKs)")
+        promoted = self.logged_at("rollout 1 promoted (")
+        wall = time.time() - time.monotonic()
+        why = []
+        if began is None or promoted is None:
+            why.append("no bake and promotion lines in xdsd's log")
+        else:
+            if promoted - began < ROLLOUT_BAKE - 1.0:
+                why.append("promoted %.0f ms after the bake of %.1f s began"
+                           % ((promoted - began) * 1000, ROLLOUT_BAKE))
+            early = [r for t, r in self.other.snapshot()
+                     if t >= t_hup and t + wall < promoted and r.get("ok")
+                     and r.get("who") != "A"]
+            if early:
+                why.append("%d answers from %s before the promotion"
+                           % (len(early), ", ".join(sorted({r.get("who") for r in early}))))
+        self.tap.point(not why, stages[3],
+                       why or ["the other client's first answer from B came %.0f ms after the "
+                               "canary's" % ((t_other - t_canary) * 1000)]
+                       if t_other is not None else why)
         self.tap.point(t_other is not None, stages[4],
                        ["%.0f ms after the canary's first answer from B"
                         % ((t_other - t_canary) * 1000)] if t_other is not None else
