@@ -29,13 +29,13 @@ import http.client
 import http.server
 import json
 import os
+import random
 import re
 import signal
 import socket
 import subprocess
 import threading
 import time
-import urllib.error
 import urllib.request
 
 import yaml
@@ -68,12 +68,25 @@ SHORT = {t: v[0] for t, v in TYPES.items()}
 
 def free_port():
     """A TCP port free on 127.0.0.1 now, for a listener a snapshot names
-    (Envoy binds it later; the kernel hands out ports in turn, so another
-    process taking it meanwhile is unlikely, and the test then fails
-    saying the port was taken)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    that Envoy binds later. Taken below the kernel's ephemeral range,
+    where no bind to port 0 and no outgoing connection lands meanwhile;
+    should another process bind it all the same, Envoy refuses the
+    listener and the test fails on that NACK."""
+    low = 32768
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    for _ in range(200):
+        port = random.randrange(max(1024, low - 12000), low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise OSError("no free port below %d on 127.0.0.1" % low)
 
 
 def http_get(port, path, timeout=5.0, host="127.0.0.1", method="GET"):
