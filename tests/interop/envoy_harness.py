@@ -415,19 +415,22 @@ class Envoy:
     def config(self):
         """/config_dump?include_eds per xdsd type: {type: {"version": the
         type's version_info (None where Envoy keeps none), "resources":
-        {name: {"version": v, "resource": JSON}}, "warming": [names]}}, of
-        the dynamic (xDS) resources only."""
+        {name: {"version": v, "resource": JSON}}, "warming": [names],
+        "refused": [why]}}, of the dynamic (xDS) resources only."""
         _, body = self.get("/config_dump?include_eds")
         by_dump = {c.get("@type", "").rsplit(".", 1)[-1]: c
                    for c in json.loads(body).get("configs", [])}
         out = {}
         for t, (_, msg, field, inner, _, _) in TYPES.items():
             d = by_dump.get(msg, {})
-            res, warming = {}, []
+            res, warming, refused = {}, [], []
             for e in d.get(field, []):
                 if t == "listeners":
                     if "warming_state" in e:
                         warming.append(e.get("name"))
+                    if "error_state" in e:
+                        refused.append("%s: %s" % (e.get("name"), (e["error_state"].get(
+                            "details") or "")[:200]))
                     e = e.get("active_state")
                     if e is None:
                         continue
@@ -437,7 +440,8 @@ class Envoy:
             if t == "clusters":
                 warming = [e.get("cluster", {}).get("name")
                            for e in d.get("dynamic_warming_clusters", [])]
-            out[t] = {"version": d.get("version_info"), "resources": res, "warming": warming}
+            out[t] = {"version": d.get("version_info"), "resources": res,
+                      "warming": warming, "refused": refused}
         return out
 
     def stop(self, timeout=15):
@@ -625,6 +629,8 @@ def differences(envoy, xdsd, want):
             out.append("%s: Envoy lacks '%s'" % (t, name))
         for name in sorted(e.get("warming") or []):
             out.append("%s: '%s' is still warming in Envoy" % (t, name))
+        for why in e.get("refused") or []:
+            out.append("%s: Envoy refused %s" % (t, why))
         for name in sorted(set(e["resources"]) & set(x["resources"])):
             er, xr = e["resources"][name], x["resources"][name]
             if not TYPES[t][5]:
