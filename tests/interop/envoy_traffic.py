@@ -391,6 +391,11 @@ class Scenario:
                        "xdsd's /clients shows Envoy synced on every type (%s)"
                        % ", ".join(t["type"] for c in clients for t in c.get("types", [])),
                        unsynced or ["%d streams of the node" % len(clients)])
+        # Envoy says its version as a BuildVersion, not as the string
+        ua = [(c.get("node") or {}).get("user_agent") for c in clients]
+        want = {"name": "envoy", "version": ENVOY_VERSION}
+        self.tap.point(ua == [want], "xdsd's /clients names Envoy's user agent and its "
+                       "version (%s)" % ua, [] if ua == [want] else ["expected %s" % want])
 
     def run(self):
         if not self.setup():
