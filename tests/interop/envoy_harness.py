@@ -122,21 +122,25 @@ def load_yaml(path):
 # --- xdsd ---------------------------------------------------------------
 
 class Xdsd:
-    """xdsd on 127.0.0.1 (xDS and admin ports chosen by the kernel),
-    serving <work>/snapshots, log_level debug, its log in <work>/xdsd.log.
-    `config` is appended to its configuration file (tls:, rollout:, ...)."""
+    """xdsd on 127.0.0.1 (the xDS port `port`, 0: the kernel's choice;
+    the admin port the kernel's), serving <work>/snapshots, log_level
+    debug, its log in <work>/<name>.log. `config` is appended to its
+    configuration file (tls:, rollout:, ...). A second Xdsd of another
+    name on the same work directory and port is the same daemon
+    restarted."""
 
-    LISTEN = re.compile(r"xdsd \S+ listening on 127\.0\.0\.1:0 \(port (\d+)\)")
+    LISTEN = re.compile(r"xdsd \S+ listening on 127\.0\.0\.1:\d+ \(port (\d+)\)")
     ADMIN = re.compile(r"admin endpoint listening on 127\.0\.0\.1:0 \(admin port (\d+)\)")
     SENT = re.compile(r"node '(?P<node>[^']*)': sending (?P<type>[A-Z]+) version "
                       r"(?P<version>\S+) nonce")
 
-    def __init__(self, binary, schema, work, config=""):
+    def __init__(self, binary, schema, work, config="", port=0, name="xdsd"):
         self.binary, self.schema, self.work, self.config = binary, schema, work, config
+        self.name = name
         self.proc = None
-        self.port = None
+        self.port = port
         self.admin_port = None
-        self.log = os.path.join(work, "xdsd.log")
+        self.log = os.path.join(work, name + ".log")
         self.snapdir = os.path.join(work, "snapshots")
 
     def write_snapshot(self, snap, key="default"):
@@ -151,10 +155,10 @@ class Xdsd:
 
     def start(self, timeout=15):
         """Starts xdsd; returns (ok, why)."""
-        conf = os.path.join(self.work, "xdsd.yaml")
+        conf = os.path.join(self.work, self.name + ".yaml")
         with open(conf, "w") as f:
-            f.write("listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0\n"
-                    "snapshots: %s\nlog_level: debug\n" % self.snapdir)
+            f.write("listen: 127.0.0.1:%d\nadmin_listen: 127.0.0.1:0\n"
+                    "snapshots: %s\nlog_level: debug\n" % (self.port, self.snapdir))
             if self.schema:
                 f.write("schema: %s\n" % self.schema)
             f.write(self.config)
@@ -229,6 +233,13 @@ class Xdsd:
         """The node's streams in /clients."""
         return [c for c in self.admin("/clients").get("clients", [])
                 if (c.get("node") or {}).get("id") == node_id]
+
+    def sent_resources(self, node_id):
+        """[(short type, resources)] of every response xdsd logged sending
+        the node: how many resources each carried."""
+        pat = re.compile(r"node '%s': sending (\w+) version \S+ nonce \S+: (\d+) resources"
+                         % re.escape(node_id))
+        return [(m.group(1), int(m.group(2))) for m in map(pat.search, self.lines()) if m]
 
     def streams(self, node_id):
         """The numbers of the streams xdsd's log names the node on."""

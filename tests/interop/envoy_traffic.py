@@ -20,9 +20,13 @@ failed request.
        LDS   "ingress" changes in place (its server_name);
      after each, the loops' answers must move as the change says, and
      Envoy's /config_dump must again equal xdsd's, versions included.
-  3. No request failed; Envoy's /stats show no update_rejected, nothing
-     warming, one connection to xdsd for the whole run; xdsd logged no
-     NACK and no error, and shows Envoy's types synced; both exit 0.
+  3. Envoy's /stats show no update_rejected, nothing warming, one
+     connection to xdsd for the whole run; xdsd logged no NACK and no
+     error, and shows Envoy's types synced.
+  4. xdsd stops (SIGTERM) and starts again on the same port: Envoy goes
+     on serving while it is gone, reconnects, and is sent nothing it
+     holds (rules S12 and D7); its config dump still equals xdsd's.
+  5. No request failed over the whole run; both exit 0.
 
 Prints TAP. Runs under the interop venv's python (tests/interop/envoy-
 sotw.sh, envoy-delta.sh); needs XDSD and XDSD_BUILDDIR (work files in
@@ -84,6 +88,9 @@ class Scenario:
         self.loops = []
         self.steps = eh.Steps()
         self.snap = None
+        # after xdsd's restart: what the first xdsd sent, which decides
+        # the versions Envoy shows (the restarted one sends no change)
+        self.sent_before = None
 
     # --- helpers --------------------------------------------------------
     def diag(self):
@@ -104,7 +111,8 @@ class Scenario:
     def differences(self):
         try:
             xd = self.xdsd.dump()
-            want = self.steps.expected_versions(self.xdsd.sent(self.node_id), self.delta)
+            sent = self.sent_before or self.xdsd.sent(self.node_id)
+            want = self.steps.expected_versions(sent, self.delta)
             return eh.differences(self.envoy.config(), xd, want)
         except (OSError, ValueError) as e:
             return ["cannot read a config dump: %s" % e]
@@ -183,7 +191,9 @@ class Scenario:
         if not ok:
             return False
         self.envoy_path = envoy
-        self.xdsd = eh.Xdsd(binary, os.environ.get("XDSD_SCHEMA", ""), self.work)
+        # a fixed port, so that xdsd can be restarted where Envoy looks
+        self.xdsd = eh.Xdsd(binary, os.environ.get("XDSD_SCHEMA", ""), self.work,
+                            port=eh.free_port())
         return True
 
     def start(self):
@@ -327,10 +337,9 @@ class Scenario:
                               "changed listener (server: xdsd-ingress-2)" % what,
                               [] if r is not None else self.diag()):
             return False
-        self.converged(what)
-        return True
+        return self.converged(what)
 
-    def checks(self):
+    def check_traffic(self):
         for loop in self.loops:
             loop.stop()
         for loop in self.loops:
@@ -340,10 +349,66 @@ class Scenario:
             with loop.cond:
                 if loop.results:
                     span = loop.results[-1][0] - loop.results[0][0]
-            self.tap.point(res and not fails, "no request on %s:%d%s failed "
+            self.tap.point(bool(res) and not fails, "no request on %s:%d%s failed "
                            "(%d requests over %.1f s, %d failed)"
                            % (loop.name, loop.port, loop.path, len(res), span, len(fails)),
                            summarize_failures(fails))
+
+    def restart(self):
+        """xdsd goes away and comes back on the same port with the same
+        snapshot: Envoy serves on meanwhile, reconnects, and the new
+        stream is sent nothing Envoy holds (SotW: wildcard listeners and
+        clusters at the version Envoy names, rule S12; delta: every
+        resource in initial_resource_versions, rule D7)."""
+        what = "xdsd restarted"
+        self.sent_before = self.xdsd.sent(self.node_id)
+        rc = self.xdsd.stop()
+        if not self.tap.point(rc == 0, "%s: the first xdsd exits 0 on SIGTERM (status %s)"
+                              % (what, rc), [] if rc == 0 else self.xdsd.log_tail()):
+            return
+        gone = eh.wait_until(lambda: self.envoy.stats().get(
+            "control_plane.connected_state") == 0, MOVE_TIMEOUT, 0.1)
+        now = time.monotonic()
+        served = all(loop.count(now, UNDER_LOAD, MOVE_TIMEOUT) for loop in self.loops)
+        fails = [r for loop in self.loops for r in loop.snapshot(now) if not r["ok"]]
+        self.tap.point(bool(gone) and served and not fails,
+                       "%s: while xdsd is gone Envoy knows it (connected_state 0) and "
+                       "serves on (%d requests per loop)" % (what, UNDER_LOAD),
+                       summarize_failures(fails) + ([] if gone else
+                                                    ["connected_state stayed 1"]))
+        old = self.xdsd
+        self.xdsd = eh.Xdsd(old.binary, old.schema, self.work, port=old.port, name="xdsd-2")
+        ok, why = self.xdsd.start()
+        if not self.tap.point(ok, "%s: xdsd starts again on port %d" % (what, old.port), why):
+            return
+
+        def synced():
+            try:
+                c = self.xdsd.client(self.node_id)
+            except (OSError, ValueError):
+                return None
+            return len(c) == 1 and c[0]["state"] == "synced" and \
+                {t["type"] for t in c[0]["types"]} >= {"listeners", "clusters"}
+        back = eh.wait_until(synced, 30, 0.1) and eh.wait_until(
+            lambda: self.envoy.stats().get("control_plane.connected_state") == 1, 10, 0.1)
+        if not self.tap.point(bool(back), "%s: Envoy reconnects and xdsd shows it synced"
+                              % what, [] if back else self.diag()):
+            return
+        sent = self.xdsd.sent_resources(self.node_id)
+        if self.delta:
+            resent = [(t, n) for t, n in sent if n]
+            desc = "no resource at all (rule D7)"
+        else:
+            resent = [(t, n) for t, n in sent if n and t in ("LDS", "CDS")]
+            desc = "no listener and no cluster (rule S12)"
+        self.tap.point(not resent, "%s: Envoy's new stream is sent %s (responses: %s)"
+                       % (what, desc, ", ".join("%s %d" % x for x in sent) or "none"),
+                       ["resent: %s" % resent] if resent else [])
+        self.converged(what)
+        nacks = [ln for ln in self.xdsd.lines() if "NACK of " in ln]
+        self.tap.point(not nacks, "%s: Envoy sent the new xdsd no NACK" % what, nacks[:5])
+
+    def checks(self):
         stats = self.envoy.stats()
         with open(os.path.join(self.work, "envoy-stats.txt"), "w") as f:
             f.writelines("%s: %d\n" % kv for kv in sorted(stats.items()))
@@ -402,8 +467,12 @@ class Scenario:
             return
         signal.alarm(OVERALL_TIMEOUT)
         if self.start():
-            self.changes()
-            self.checks()
+            if self.changes():
+                self.checks()
+                self.restart()
+            else:
+                self.checks()
+            self.check_traffic()
         self.stop()
 
     def stop(self):
