@@ -74,6 +74,12 @@ def by_name(items, name, key="name"):
     return [x for x in items if x.get(key) == name][0]
 
 
+def move_endpoints(snap, cluster, backend):
+    """The endpoints of `cluster` become `backend` alone."""
+    eps = snap["endpoints"]
+    eps[eps.index(by_name(eps, cluster, "cluster_name"))] = endpoints(cluster, backend)
+
+
 class Scenario:
     def __init__(self, api, tap):
         self.api = api
@@ -203,8 +209,7 @@ class Scenario:
         self.port1 = eh.free_port()
         lis = by_name(self.snap["listeners"], "ingress")
         lis["address"]["socket_address"]["port_value"] = self.port1
-        by_name(self.snap["endpoints"], "web", "cluster_name")["endpoints"][0][
-            "lb_endpoints"][0]["endpoint"]["address"] = self.backends["A"].address()
+        move_endpoints(self.snap, "web", self.backends["A"])
         self.xdsd.write_snapshot(self.snap)
         ok, why = self.xdsd.start()
         if not self.tap.point(ok, "xdsd serves examples/envoy/snapshots/default.yaml on "
@@ -252,8 +257,7 @@ class Scenario:
 
         # EDS: the endpoints move
         what = "EDS, web's endpoints moved from A to B"
-        t = self.reload(what, lambda s: s["endpoints"].__setitem__(
-            0, endpoints("web", B)))
+        t = self.reload(what, lambda s: move_endpoints(s, "web", B))
         if t is None or not self.moves(root, "B", t, what) or not self.converged(what):
             return False
 
