@@ -72,6 +72,16 @@ def free_port():
     where no bind to port 0 and no outgoing connection lands meanwhile;
     should another process bind it all the same, Envoy refuses the
     listener and the test fails on that NACK."""
+    s = held_port(listen=False)
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def held_port(listen=True):
+    """A socket bound (and listening) on a port below the ephemeral range
+    of 127.0.0.1, as free_port() finds them: a port no Envoy can take
+    while the socket is open."""
     low = 32768
     try:
         with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
@@ -80,12 +90,15 @@ def free_port():
         pass
     for _ in range(200):
         port = random.randrange(max(1024, low - 12000), low)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            s.close()
+            continue
+        if listen:
+            s.listen()
+        return s
     raise OSError("no free port below %d on 127.0.0.1" % low)
 
 
@@ -440,8 +453,14 @@ class Envoy:
                     if "warming_state" in e:
                         warming.append(e.get("name"))
                     if "error_state" in e:
-                        refused.append("%s: %s" % (e.get("name"), (e["error_state"].get(
-                            "details") or "")[:200]))
+                        # Envoy may record one failure twice, once
+                        # without the listener's name
+                        err = e["error_state"]
+                        why = "%s: %s" % (
+                            e.get("name") or err.get("failed_configuration", {}).get("name"),
+                            (err.get("details") or "")[:200])
+                        if why not in refused:
+                            refused.append(why)
                     e = e.get("active_state")
                     if e is None:
                         continue
@@ -546,14 +565,16 @@ class Traffic:
 # --- what Envoy must hold -------------------------------------------------
 
 class Steps:
-    """What xdsd served after each change: (log length before it, xdsd's
-    dump after it). add() after xdsd started and after each reload."""
+    """What xdsd served after each change: (the Xdsd, its log's length
+    before the change, its dump after it). add() after xdsd started and
+    after each reload; a restarted xdsd (another Xdsd) goes on the same
+    list."""
 
     def __init__(self):
         self.steps = []
 
-    def add(self, log_mark, dump):
-        self.steps.append((log_mark, dump))
+    def add(self, xdsd, log_mark):
+        self.steps.append((xdsd, log_mark, xdsd.dump()))
 
     def origin(self, t, name):
         """The step whose version Envoy shows for resource `name` of type
@@ -563,9 +584,9 @@ class Steps:
         version_info over: "use in place update filter chain update path"
         in its log)."""
         k = len(self.steps) - 1
-        cur = self.steps[k][1][t]["resources"][name]
+        cur = self.steps[k][2][t]["resources"][name]
         while k > 0:
-            prev = self.steps[k - 1][1][t]["resources"].get(name)
+            prev = self.steps[k - 1][2][t]["resources"].get(name)
             if prev is None:
                 break
             if prev["version"] != cur["version"] and not (
@@ -576,7 +597,7 @@ class Steps:
             k, cur = k - 1, prev
         return k
 
-    def expected_versions(self, sent, delta):
+    def expected_versions(self, node_id, delta):
         """{type: {"version": V, "resources": {name: v}}}: the versions
         Envoy must show for what xdsd serves now.
 
@@ -587,21 +608,25 @@ class Steps:
         response that brought its present content; Envoy keeps a
         resource's version while its content stays the same. That response
         is the first of its type that xdsd sent the node after the change
-        that gave the resource this content (`sent`: Xdsd.sent()), which
-        may hold more than the snapshot (clusters kept for make-before-
-        break, rule A2), so its version is read from xdsd's log. Either
-        way the change is the one origin() finds."""
-        last = self.steps[-1][1]
+        that gave the resource this content (Xdsd.sent() of the node),
+        which may hold more than the snapshot (clusters kept for make-
+        before-break, rule A2), so its version is read from the log of
+        the xdsd of that change. Either way the change is the one
+        origin() finds."""
+        last = self.steps[-1][2]
+        sent = {}
         out = {}
         for t in TYPES:
             want = {"version": last[t]["version"], "resources": {}}
             for name in last[t]["resources"]:
                 k = self.origin(t, name)
+                xdsd, mark, dump = self.steps[k]
                 if delta:
-                    v = self.steps[k][1][t]["resources"][name]["version"]
+                    v = dump[t]["resources"][name]["version"]
                 else:
-                    mark = self.steps[k][0]
-                    first = [v for i, typ, v in sent if typ == SHORT[t] and i >= mark]
+                    if xdsd not in sent:
+                        sent[xdsd] = xdsd.sent(node_id)
+                    first = [v for i, typ, v in sent[xdsd] if typ == SHORT[t] and i >= mark]
                     v = first[0] if first else None
                 want["resources"][name] = v
             out[t] = want

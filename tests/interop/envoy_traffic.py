@@ -26,7 +26,11 @@ failed request.
   4. xdsd stops (SIGTERM) and starts again on the same port: Envoy goes
      on serving while it is gone, reconnects, and is sent nothing it
      holds (rules S12 and D7); its config dump still equals xdsd's.
-  5. No request failed over the whole run; both exit 0.
+  5. A listener on a port this test holds: Envoy cannot bind it and
+     NACKs (rules S4, D9); xdsd logs the NACK with Envoy's reason and
+     /clients shows it, Envoy serves on with the other listeners, and
+     once the snapshot drops the listener Envoy is in step again.
+  6. No request failed over the whole run; both exit 0.
 
 Prints TAP. Runs under the interop venv's python (tests/interop/envoy-
 sotw.sh, envoy-delta.sh); needs XDSD and XDSD_BUILDDIR (work files in
@@ -42,6 +46,9 @@ import subprocess
 import sys
 import time
 
+# the modules beside this one are read from the source tree, which the
+# tests leave as they found it
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from interop import Tap, Timeout, summarize_failures  # noqa: E402
 import envoy_harness as eh  # noqa: E402
@@ -94,9 +101,6 @@ class Scenario:
         self.loops = []
         self.steps = eh.Steps()
         self.snap = None
-        # after xdsd's restart: what the first xdsd sent, which decides
-        # the versions Envoy shows (the restarted one sends no change)
-        self.sent_before = None
 
     # --- helpers --------------------------------------------------------
     def diag(self):
@@ -117,8 +121,7 @@ class Scenario:
     def differences(self):
         try:
             xd = self.xdsd.dump()
-            sent = self.sent_before or self.xdsd.sent(self.node_id)
-            want = self.steps.expected_versions(sent, self.delta)
+            want = self.steps.expected_versions(self.node_id, self.delta)
             return eh.differences(self.envoy.config(), xd, want)
         except (OSError, ValueError) as e:
             return ["cannot read a config dump: %s" % e]
@@ -152,7 +155,7 @@ class Scenario:
             self.tap.point(False, "%s: xdsd reloads on SIGHUP" % what,
                            [line] + self.xdsd.log_tail())
             return None
-        self.steps.add(mark, self.xdsd.dump())
+        self.steps.add(self.xdsd, mark)
         return t
 
     def moves(self, loop, who, since, what):
@@ -216,7 +219,7 @@ class Scenario:
                               "127.0.0.1:%s (listener on port %d, endpoints at backend A)"
                               % (self.xdsd.port, self.port1), why):
             return False
-        self.steps.add(0, self.xdsd.dump())
+        self.steps.add(self.xdsd, 0)
         self.envoy = eh.Envoy(self.envoy_path, self.work, "envoy", self.node_id,
                               self.xdsd.port, self.api)
         ok, why = self.envoy.start()
@@ -365,7 +368,6 @@ class Scenario:
         clusters at the version Envoy names, rule S12; delta: every
         resource in initial_resource_versions, rule D7)."""
         what = "xdsd restarted"
-        self.sent_before = self.xdsd.sent(self.node_id)
         rc = self.xdsd.stop()
         if not self.tap.point(rc == 0, "%s: the first xdsd exits 0 on SIGTERM (status %s)"
                               % (what, rc), [] if rc == 0 else self.xdsd.log_tail()):
@@ -412,6 +414,77 @@ class Scenario:
         nacks = [ln for ln in self.xdsd.lines() if "NACK of " in ln]
         self.tap.point(not nacks, "%s: Envoy sent the new xdsd no NACK" % what, nacks[:5])
 
+    def refusal(self):
+        """A listener Envoy cannot take (its port is held here): Envoy
+        NACKs the listeners, xdsd records it with Envoy's reason, the
+        other listeners carry on; the next snapshot without it is taken."""
+        what = "LDS, listener busy on a port held by the test"
+        held = eh.held_port()
+        port = held.getsockname()[1]
+        try:
+            def add_busy(s):
+                lis = copy.deepcopy(by_name(s["listeners"], "ingress-2"))
+                lis["name"] = "busy"
+                lis["address"]["socket_address"]["port_value"] = port
+                lis["filter_chains"][0]["filters"][0]["typed_config"]["stat_prefix"] = "busy"
+                s["listeners"].append(lis)
+            t = self.reload(what, add_busy)
+            if t is None:
+                return
+            reason = "cannot bind '127.0.0.1:%d'" % port
+            nack = eh.wait_until(lambda: [ln for ln in self.xdsd.lines()
+                                          if "node '%s': NACK of LDS" % self.node_id in ln],
+                                 MOVE_TIMEOUT, 0.1)
+            self.tap.point(bool(nack) and reason in nack[0] and "busy" in nack[0],
+                           "%s: Envoy NACKs the listeners and xdsd logs it with Envoy's "
+                           "reason (\"%s\")" % (what, reason),
+                           nack[:2] or self.xdsd.log_tail())
+            try:
+                types = {ty["type"]: ty for c in self.xdsd.client(self.node_id)
+                         for ty in c["types"]}
+            except (OSError, ValueError):
+                types = {}
+            lds = types.get("listeners", {})
+            others = sorted(k for k, ty in types.items()
+                            if k != "listeners" and ty["state"] != "synced")
+            ok = lds.get("state") == "nacked" and \
+                reason in ((lds.get("last_nack") or {}).get("message") or "") and not others
+            self.tap.point(ok, "%s: xdsd's /clients shows the listeners NACKed with that "
+                           "reason, every other type synced" % what,
+                           [] if ok else ["listeners: %s" % lds, "not synced: %s" % others])
+            cfg = self.envoy.config()["listeners"]
+            rejected = self.envoy.stats().get("listener_manager.lds.update_rejected")
+            ok = any(r.startswith("busy: ") and reason in r for r in cfg["refused"]) and \
+                "busy" not in cfg["resources"] and rejected == 1
+            self.tap.point(ok, "%s: Envoy's config dump shows busy refused, beside the "
+                           "listeners it runs (%s); lds.update_rejected %s"
+                           % (what, ", ".join(sorted(cfg["resources"])), rejected),
+                           [] if ok else cfg["refused"])
+            now = time.monotonic()
+            served = all(loop.count(now, UNDER_LOAD, MOVE_TIMEOUT) for loop in self.loops)
+            fails = [r for loop in self.loops for r in loop.snapshot(t) if not r["ok"]]
+            self.tap.point(served and not fails, "%s: the other listeners serve on "
+                           "(%d requests per loop)" % (what, UNDER_LOAD),
+                           summarize_failures(fails))
+
+            what = "LDS, listener busy removed again"
+            if self.reload(what, lambda s: s["listeners"].remove(
+                    by_name(s["listeners"], "busy"))) is None:
+                return
+            self.converged(what)
+
+            def listeners_synced():
+                try:
+                    return [ty["state"] for c in self.xdsd.client(self.node_id)
+                            for ty in c["types"] if ty["type"] == "listeners"] == ["synced"]
+                except (OSError, ValueError):
+                    return False
+            ok = eh.wait_until(listeners_synced, MOVE_TIMEOUT, 0.1)
+            self.tap.point(ok, "%s: xdsd's /clients shows the listeners synced again" % what,
+                           [] if ok else self.xdsd.log_tail())
+        finally:
+            held.close()
+
     def checks(self):
         stats = self.envoy.stats()
         with open(os.path.join(self.work, "envoy-stats.txt"), "w") as f:
@@ -455,7 +528,10 @@ class Scenario:
         unsynced = ["%s: %s (acked %s, current %s)" % (t["type"], t["state"],
                                                       t["acked_version"], t["current_version"])
                     for c in clients for t in c.get("types", [])
-                    if t["state"] != "synced" or t["acked_version"] != t["current_version"]]
+                    # synced is xdsd's word for "in step": a version the
+                    # client needs nothing of (a delta removal of a name
+                    # it dropped itself) is never sent, nor ACKed
+                    if t["state"] != "synced"]
         self.tap.point(len(clients) == 1 and not unsynced and clients[0]["state"] == "synced",
                        "xdsd's /clients shows Envoy synced on every type (%s)"
                        % ", ".join(t["type"] for c in clients for t in c.get("types", [])),
@@ -474,6 +550,7 @@ class Scenario:
             if self.changes():
                 self.checks()
                 self.restart()
+                self.refusal()
             else:
                 self.checks()
             self.check_traffic()
