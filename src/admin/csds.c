@@ -269,6 +269,15 @@ static void put_enum(struct xd_buf *b, uint32_t field, int v)
 	xd_wire_varint(b, (uint64_t)v);
 }
 
+/* A uint32, left out when 0 as proto3 does. */
+static void put_varint(struct xd_buf *b, uint32_t field, uint32_t v)
+{
+	if (v == 0)
+		return;
+	xd_wire_tag(b, field, XD_WT_VARINT);
+	xd_wire_varint(b, v);
+}
+
 /* What a type's statuses are, from the sync state /clients shows. */
 struct type_status {
 	int config;          /* STALE or NOT_SENT when pending */
@@ -601,7 +610,7 @@ static struct group_type *type_of(struct group *g, const char *type_url)
 /* The node as xdsd keeps it (client.h, struct xd_client_view). */
 static void put_node(struct xd_buf *b, const struct xd_client_view *c)
 {
-	size_t mark;
+	size_t mark, inner;
 
 	put_str(b, XD_NODE_ID, c->node_id);
 	put_str(b, XD_NODE_CLUSTER, c->node_cluster);
@@ -614,7 +623,20 @@ static void put_node(struct xd_buf *b, const struct xd_client_view *c)
 		xd_wire_close(b, mark);
 	}
 	put_str(b, XD_NODE_USER_AGENT_NAME, c->user_agent_name);
-	put_str(b, XD_NODE_USER_AGENT_VERSION, c->user_agent_version);
+	if (c->user_agent_build == NULL) {
+		put_str(b, XD_NODE_USER_AGENT_VERSION, c->user_agent_version);
+		return;
+	}
+	/* as the client sent it: a BuildVersion, not a string */
+	xd_wire_tag(b, XD_NODE_USER_AGENT_BUILD_VERSION, XD_WT_LEN);
+	mark = xd_wire_open(b);
+	xd_wire_tag(b, XD_BUILD_VERSION_VERSION, XD_WT_LEN);
+	inner = xd_wire_open(b);
+	put_varint(b, XD_SEMVER_MAJOR, c->user_agent_build->major);
+	put_varint(b, XD_SEMVER_MINOR, c->user_agent_build->minor);
+	put_varint(b, XD_SEMVER_PATCH, c->user_agent_build->patch);
+	xd_wire_close(b, inner);
+	xd_wire_close(b, mark);
 }
 
 /* Streams come oldest first: a newer stream's node and types replace

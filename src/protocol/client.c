@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "protocol/client.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +76,16 @@ static void take_node(struct xd_client *c, const struct xd_node *n)
 	c->zone = clipped(n->zone);
 	c->sub_zone = clipped(n->sub_zone);
 	c->ua_name = clipped(n->user_agent_name);
-	c->ua_version = clipped(n->user_agent_version);
+	if (n->user_agent_version.len == 0 && n->has_build_version) {
+		c->has_ua_build = true;
+		c->ua_build = n->build_version;
+		c->ua_version = xd_asprintf("%" PRIu32 ".%" PRIu32 ".%" PRIu32,
+					     n->build_version.major,
+					     n->build_version.minor,
+					     n->build_version.patch);
+	} else {
+		c->ua_version = clipped(n->user_agent_version);
+	}
 	c->wrapped = (n->features & XD_FEATURE_RESOURCE_IN_SOTW) != 0;
 	c->ttl = (n->features & XD_FEATURE_RESOURCE_TTL) != 0;
 }
@@ -253,6 +263,7 @@ void xd_client_view(const struct xd_client *c, struct xd_client_view *v)
 	v->sub_zone = or_empty(c->sub_zone);
 	v->user_agent_name = or_empty(c->ua_name);
 	v->user_agent_version = or_empty(c->ua_version);
+	v->user_agent_build = c->has_ua_build ? &c->ua_build : NULL;
 }
 
 void xd_client_view_type(struct xd_client_view *v, const struct xd_sub *sub,

@@ -43,6 +43,7 @@
 
 #include "config/config.h"
 #include "protocol/body.h"
+#include "protocol/node.h"
 #include "protocol/sub.h"
 #include "util/span.h"
 #include "xds/rtype.h"
@@ -79,8 +80,12 @@ struct xd_client {
 	/* From its node (NULL until one is read; kept when the node is
 	 * refused by `authorize:`, so the refusal's log line names it). */
 	char *node_id, *node_cluster;
-	/* for operators only, never acted on: bounded, NUL-free copies */
+	/* for operators only, never acted on: bounded, NUL-free copies;
+	 * ua_version is user_agent_version, or else the user agent's
+	 * BuildVersion (ua_build) as "major.minor.patch" */
 	char *region, *zone, *sub_zone, *ua_name, *ua_version;
+	bool has_ua_build;
+	struct xd_semver ua_build;
 	bool wrapped; /* SotW resources wrapped in Resource (rule L2) */
 	bool ttl;     /* it takes TTLs (rule L1) */
 	bool canary;  /* a rollout's canary (set at admission) */
@@ -146,6 +151,8 @@ struct xd_client_view {
 	const char *key; /* its snapshot key (xd_client_key); "" before */
 	const char *region, *zone, *sub_zone;
 	const char *user_agent_name, *user_agent_version;
+	/* the BuildVersion the version was read from (Envoy's), or NULL */
+	const struct xd_semver *user_agent_build;
 	const struct xd_snapshot *snapshot; /* serving it, or NULL */
 	bool canary; /* served a rollout's change first (set by its transport) */
 	struct xd_client_type types[XD_RTYPE_COUNT + XD_CTYPE_COUNT +

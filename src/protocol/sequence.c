@@ -107,6 +107,19 @@ static bool due(struct xd_sub *subs, struct xd_snapshot *target,
 }
 
 /*
+ * May `t` go while `in_flight`, an earlier type, awaits its answer?
+ * Endpoints may while clusters do: a client warms the clusters it was
+ * just sent until their endpoints come, and Envoy, once initialized,
+ * holds its CDS ACK until every warming cluster is warm; the server is
+ * to send the endpoints meanwhile (the specification's "resource
+ * warming"). Any other type waits.
+ */
+static bool warms(enum xd_rtype in_flight, enum xd_rtype t)
+{
+	return in_flight == XD_CLUSTER && t == XD_ENDPOINT;
+}
+
+/*
  * One pass over the types in the order of rule A2. True when it decided
  * (a send, a type in flight, the EDS wait); false when nothing is due.
  */
@@ -114,9 +127,15 @@ static bool pass(struct xd_sub subs[XD_RTYPE_COUNT], struct xd_snapshot *target,
 		 const struct xd_seq_mode *mode, uint64_t now,
 		 struct xd_eds_wait *wait, struct xd_seq_step *out)
 {
+	/* the first type in flight; later types wait for its answer, but
+	 * for the one it warms */
+	int in_flight = -1;
+
 	for (int i = 0; i < XD_RTYPE_COUNT; i++) {
 		enum xd_rtype t = (enum xd_rtype)i;
 
+		if (in_flight >= 0 && !warms((enum xd_rtype)in_flight, t))
+			break;
 		if (t == XD_LISTENER &&
 		    endpoints_waiting(subs, target, now, wait, &out->eds)) {
 			out->action = XD_SEQ_WAIT_EDS;
@@ -125,14 +144,18 @@ static bool pass(struct xd_sub subs[XD_RTYPE_COUNT], struct xd_snapshot *target,
 		if (subs[t].state == XD_SUB_IDLE)
 			continue;
 		if (subs[t].state == XD_SUB_IN_FLIGHT) {
-			out->action = XD_SEQ_INFLIGHT;
-			out->type = t;
-			return true;
+			if (in_flight < 0)
+				in_flight = i;
+			continue;
 		}
 		if (due(subs, target, mode, t, out))
 			return true;
 	}
-	return false;
+	if (in_flight < 0)
+		return false;
+	out->action = XD_SEQ_INFLIGHT;
+	out->type = (enum xd_rtype)in_flight;
+	return true;
 }
 
 void xd_seq_next(struct xd_sub subs[XD_RTYPE_COUNT],

@@ -8,11 +8,13 @@
  *
  * On the aggregated methods types go in the order of enum xd_rtype (SDS,
  * RTDS, CDS, EDS, LDS, RDS, SRDS, VHDS), one at a time: a type sends only
- * when every earlier type is settled (nothing in flight, nothing due).
+ * when every earlier type is settled (nothing in flight, nothing due),
+ * except EDS, which also goes while CDS is in flight: clients warm new
+ * clusters until their endpoints come, and Envoy answers CDS only then.
  *
  *   - Before listeners, the endpoints that the clusters the client holds
  *     refer to must be in its EDS subscription (Envoy subscribes to them
- *     right after it ACKs CDS). The wait lasts XD_SEQ_EDS_WAIT_MS from
+ *     as soon as it has read the CDS response). The wait lasts XD_SEQ_EDS_WAIT_MS from
  *     when it starts, in case the subscription never comes.
  *   - Clusters, and in delta endpoints, that the target dropped stay in
  *     what the client is sent (the table is union(target, held)) until

@@ -92,9 +92,13 @@ enum {
 	XD_NODE_LOCALITY = 4,
 	XD_NODE_USER_AGENT_NAME = 6,
 	XD_NODE_USER_AGENT_VERSION = 7,
+	XD_NODE_USER_AGENT_BUILD_VERSION = 8, /* BuildVersion, as Envoy sends */
 	XD_NODE_CLIENT_FEATURES = 10,
 };
 enum { XD_LOCALITY_REGION = 1, XD_LOCALITY_ZONE = 2, XD_LOCALITY_SUB_ZONE = 3 };
+/* envoy.config.core.v3.BuildVersion and envoy.type.v3.SemanticVersion */
+enum { XD_BUILD_VERSION_VERSION = 1 };
+enum { XD_SEMVER_MAJOR = 1, XD_SEMVER_MINOR = 2, XD_SEMVER_PATCH = 3 };
 
 /* google.protobuf.Timestamp */
 enum { XD_TIMESTAMP_SECONDS = 1, XD_TIMESTAMP_NANOS = 2 };

@@ -71,6 +71,10 @@ static void request(struct client *c, const char *url, char **names,
 	Envoy__Config__Core__V3__Locality loc =
 		ENVOY__CONFIG__CORE__V3__LOCALITY__INIT;
 	Google__Rpc__Status err = GOOGLE__RPC__STATUS__INIT;
+	Envoy__Config__Core__V3__BuildVersion build =
+		ENVOY__CONFIG__CORE__V3__BUILD_VERSION__INIT;
+	Envoy__Type__V3__SemanticVersion semver =
+		ENVOY__TYPE__V3__SEMANTIC_VERSION__INIT;
 
 	node.id = (char *)c->id;
 	node.cluster = "edge";
@@ -78,6 +82,20 @@ static void request(struct client *c, const char *url, char **names,
 	loc.zone = "eu-west-1a";
 	node.locality = &loc;
 	node.user_agent_name = "csds-test";
+	/* one says its version as Envoy does (a BuildVersion), one as a
+	 * string: each is shown the way it came */
+	if (strcmp(c->id, "csds-ack") == 0) {
+		semver.major_number = 1;
+		semver.minor_number = 40;
+		build.version = &semver;
+		node.user_agent_version_type_case =
+			ENVOY__CONFIG__CORE__V3__NODE__USER_AGENT_VERSION_TYPE_USER_AGENT_BUILD_VERSION;
+		node.user_agent_build_version = &build;
+	} else {
+		node.user_agent_version_type_case =
+			ENVOY__CONFIG__CORE__V3__NODE__USER_AGENT_VERSION_TYPE_USER_AGENT_VERSION;
+		node.user_agent_version = "9.9-test";
+	}
 	req.node = &node;
 	req.type_url = (char *)url;
 	req.resource_names = names;
@@ -301,6 +319,14 @@ static void check_report(json_t *resp, const struct fixture *f)
 	ck_assert_str_eq(str(json_object_get(node, "locality"), "region"), "eu-west");
 	ck_assert_str_eq(str(json_object_get(node, "locality"), "zone"), "eu-west-1a");
 	ck_assert_str_eq(str(node, "user_agent_name"), "csds-test");
+	ck_assert_ptr_null(json_object_get(node, "user_agent_version"));
+	g = json_object_get(json_object_get(node, "user_agent_build_version"), "version");
+	ck_assert_int_eq(json_integer_value(json_object_get(g, "major_number")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(g, "minor_number")), 40);
+	ck_assert_ptr_null(json_object_get(g, "patch"));
+	node = json_object_get(n, "node");
+	ck_assert_str_eq(str(node, "user_agent_version"), "9.9-test");
+	ck_assert_ptr_null(json_object_get(node, "user_agent_build_version"));
 
 	/* clusters: ACKed, in sync, the resource itself shown */
 	g = generic(a, CDS_URL, "svc");

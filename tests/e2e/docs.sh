@@ -83,4 +83,30 @@ for s in 0 1 2 3; do
   check "xdsctl(1) documents exit status $s" grep -qx "\.B $s" "$man1"
 done
 
+# README.md's blocks that stand for a file of the tree (a line that is
+# just `path`: before a fenced block) are that file, byte for byte: the
+# Envoy bootstrap and snapshot that tests/interop/envoy-*.sh run.
+readme=$XDSD_SRCDIR/README.md
+mkdir -p "$tap_tmp/blocks"
+awk -v dir="$tap_tmp/blocks" '
+  inside && /^```$/ { inside = 0; close(f); next }
+  inside { print > f; next }
+  /^`[^` ]+`:$/ { path = substr($0, 2, length($0) - 3); next }
+  path != "" && /^```/ { inside = 1; n++; f = dir "/" n
+                         print path > (dir "/" n ".path"); close(dir "/" n ".path")
+                         printf "" > f; path = ""; next }
+  /^$/ { next }
+  { path = "" }
+' "$readme"
+for want in examples/envoy/bootstrap.yaml examples/envoy/snapshots/default.yaml; do
+  grep -qx "$want" "$tap_tmp"/blocks/*.path 2>/dev/null ||
+    fail "README.md shows $want (a line \`$want\`: before its block)"
+done
+for p in "$tap_tmp"/blocks/*.path; do
+  [ -f "$p" ] || continue
+  file=$(cat "$p")
+  check "README.md's block for $file is that file" \
+    cmp "${p%.path}" "$XDSD_SRCDIR/$file"
+done
+
 done_testing

