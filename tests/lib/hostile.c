@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "hostile.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "xdtest.h"
 
@@ -125,4 +132,53 @@ uint8_t *xdt_deep_node_request(bool delta, const char *type_url,
 	/* type_url: delta 2, SotW 4 */
 	prepend_string(&b, delta ? 2 : 4, type_url);
 	return finish(&b, len);
+}
+
+int xdt_raw_connect(const char *target, const char *source, bool preface)
+{
+	/* the client preface, then SETTINGS with no setting (RFC 9113 3.4) */
+	static const char hello[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+				    "\x00\x00\x00\x04\x00\x00\x00\x00\x00";
+	struct sockaddr_in to = {.sin_family = AF_INET},
+			   from = {.sin_family = AF_INET};
+	char host[64];
+	int port, fd;
+
+	XDT_REQUIRE(sscanf(target, "%63[^:]:%d", host, &port) == 2 &&
+			    inet_pton(AF_INET, host, &to.sin_addr) == 1 &&
+			    inet_pton(AF_INET, source, &from.sin_addr) == 1,
+		    "bad address '%s' or '%s'", target, source);
+	to.sin_port = htons((uint16_t)port);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&from, sizeof(from)) != 0 ||
+	    connect(fd, (struct sockaddr *)&to, sizeof(to)) != 0) {
+		close(fd);
+		return -1;
+	}
+	if (preface)
+		XDT_REQUIRE(send(fd, hello, sizeof(hello) - 1, MSG_NOSIGNAL) ==
+				    (ssize_t)(sizeof(hello) - 1),
+			    "send: %s", strerror(errno));
+	XDT_REQUIRE(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0,
+		    "fcntl: %s", strerror(errno));
+	return fd;
+}
+
+bool xdt_raw_ended(int fd)
+{
+	char buf[4096];
+
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+		if (n > 0)
+			continue; /* the server's SETTINGS, pings, GOAWAY */
+		if (n == 0)
+			return true;
+		if (errno == EINTR)
+			continue;
+		return errno != EAGAIN && errno != EWOULDBLOCK;
+	}
 }
