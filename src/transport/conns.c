@@ -105,6 +105,8 @@ struct xd_conns {
 	int spares[SPARES];
 	size_t nspares;
 
+	unsigned long long refusals_seen; /* by the last sweep; loop's */
+
 	uv_timer_t sweep;
 	uv_async_t wake; /* the mutator asks for the sweep */
 	int handles;     /* loop handles not yet closed */
@@ -607,7 +609,8 @@ static void on_sweep(uv_timer_t *t)
 	uint64_t now = xd_mono_ms(), deadline = c->limits.first_stream_ms;
 	struct xd_list *n, *tmp;
 	struct sockaddr_storage late[SWEEP_LOG_MAX];
-	size_t nlate = 0, more = 0;
+	size_t nlate = 0, more = 0, gone = 0;
+	unsigned long long refusals = 0;
 	unsigned long dropped;
 
 	XD_ASSERT_LOOP();
@@ -618,6 +621,7 @@ static void on_sweep(uv_timer_t *t)
 
 		if (!alive(e)) {
 			remove_entry(e);
+			gone++;
 			continue;
 		}
 		if (e->state != CONN_NEW || e->shut || deadline == 0 ||
@@ -653,6 +657,11 @@ static void on_sweep(uv_timer_t *t)
 		uv_timer_stop(t);
 	}
 	pthread_mutex_unlock(&c->lock);
+	for (int r = 0; r < XD_CONN_REFUSED_COUNT; r++)
+		refusals += atomic_load(&refused[r]);
+	if (gone > 0 || refusals != c->refusals_seen)
+		xd_trim_soon(c->limits.trim);
+	c->refusals_seen = refusals;
 	for (size_t i = 0; i < nlate; i++) {
 		char peer[64];
 

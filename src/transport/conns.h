@@ -59,6 +59,7 @@
 #include <uv.h>
 
 #include "util/address.h"
+#include "util/trim.h"
 
 struct xd_conns;
 
@@ -70,6 +71,10 @@ struct xd_conns_limits {
 	size_t fd_reserve;
 	const struct xd_cidr *trusted; /* outlives the table; may be NULL */
 	size_t ntrusted;
+	/* told when connections went (the sweep found them closed, or
+	 * refused some): their memory is gRPC's to give back. Outlives
+	 * the sweep (xd_conns_close); may be NULL. */
+	struct xd_trim *trim;
 };
 
 /* Why a connection was refused at accept (/metrics:

@@ -23,6 +23,7 @@
 #include "util/common.h"
 #include "util/log.h"
 #include "util/loop_thread.h"
+#include "util/trim.h"
 #include "util/xalloc.h"
 
 /*
@@ -81,6 +82,7 @@ struct xd_server {
 	size_t nslots, cap_slots;
 	struct xd_peers *peers; /* connections per client address */
 	struct xd_conns *conns; /* connections from their accept */
+	struct xd_trim *trim;   /* gives memory back as streams end */
 	size_t max_per_address;
 	size_t accepts_pending; /* slots armed in gRPC */
 	size_t streams;         /* live xd_streams */
@@ -160,6 +162,7 @@ static void stream_gone(void *arg)
 	gpr_free(ref->peer);
 	free(ref);
 	(void)XD_UNREF(srv->streams);
+	xd_trim_soon(srv->trim);
 	if (srv->shutting_down)
 		maybe_finish(srv);
 }
@@ -378,7 +381,8 @@ void xd_server_prepare(const struct xd_config *cfg)
  * quarter of the descriptors are kept in reserve. */
 static struct xd_conns *new_conns(uv_loop_t *loop,
 				  const struct xd_config *cfg,
-				  unsigned long fd_limit)
+				  unsigned long fd_limit,
+				  struct xd_trim *trim)
 {
 	struct xd_conns_limits l = {
 		.max_idle = (size_t)cfg->max_idle_connections,
@@ -389,6 +393,7 @@ static struct xd_conns *new_conns(uv_loop_t *loop,
 		.fd_reserve = (size_t)cfg->fd_reserve,
 		.trusted = cfg->trusted_nets,
 		.ntrusted = cfg->ntrusted_proxies,
+		.trim = trim,
 	};
 
 	if (l.fd_limit != 0 && l.fd_reserve > l.fd_limit / 4) {
@@ -567,7 +572,8 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 	srv->max_per_address = (size_t)cfg->max_connections_per_address;
 	srv->shutdown_tag.done = shutdown_done;
 
-	srv->conns = new_conns(loop, cfg, opts->fd_limit);
+	srv->trim = xd_trim_new(loop);
+	srv->conns = new_conns(loop, cfg, opts->fd_limit, srv->trim);
 	make_args(cfg, srv->conns, &args, argv, XD_ARRAY_LEN(argv));
 	srv->grpc = grpc_server_create(&args, NULL);
 	for (size_t i = 0; i < xd_method_count; i++)
@@ -590,6 +596,7 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 			 bind_failure_reason(cfg->listen));
 		grpc_server_destroy(srv->grpc);
 		xd_conns_close(srv->conns);
+		xd_trim_free(srv->trim);
 		free(srv->slots);
 		xd_peers_free(srv->peers);
 		free(srv);
@@ -599,6 +606,7 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 		xd_error("cannot start the completion queue");
 		grpc_server_destroy(srv->grpc);
 		xd_conns_close(srv->conns);
+		xd_trim_free(srv->trim);
 		free(srv->slots);
 		xd_peers_free(srv->peers);
 		free(srv);
@@ -654,6 +662,9 @@ void xd_server_shutdown(struct xd_server *srv, void (*done)(void *arg),
 	srv->stopped_arg = arg;
 	xd_info("shutting down: %zu streams to cancel", srv->streams);
 	xd_conns_close(srv->conns);
+	/* the streams ending now go with the process */
+	xd_trim_free(srv->trim);
+	srv->trim = NULL;
 	grpc_server_shutdown_and_notify(srv->grpc, srv->cq, &srv->shutdown_tag);
 	/* xDS streams never end on their own (docs/grpc-core.md §3.4). */
 	grpc_server_cancel_all_calls(srv->grpc);
