@@ -478,6 +478,10 @@ static void connections(struct xd_buf *out)
 	       (double)idle);
 	sample(out, "xdsd_connections", "state", "streaming", NULL, NULL,
 	       (double)(open > idle ? open - idle : 0));
+	head(out, "xdsd_connections_blocked_addresses", "gauge",
+	     "Client addresses over max_idle_connections_per_address whose new connections are dropped now.");
+	sample(out, "xdsd_connections_blocked_addresses", NULL, NULL, NULL,
+	       NULL, (double)xd_conns_blocked());
 }
 
 /* With tls: the handshakes that failed, and when the certificates in

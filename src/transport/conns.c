@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <grpc/support/sync.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -63,6 +64,10 @@ struct grpc_socket_mutator {
 #define DRAIN_MAX 4096
 /* Peers of refusals named per sweep (the rest are counted). */
 #define SWEEP_LOG_MAX 4
+/* Addresses whose new connections the kernel drops at once. */
+#define BLOCKED_MAX 64
+/* cBPF reads the network header at this offset (linux/filter.h). */
+#define NET(off) ((uint32_t)(SKF_NET_OFF + (off)))
 
 enum conn_state {
 	CONN_NEW,       /* no stream yet: first_stream_timeout runs */
@@ -104,6 +109,11 @@ struct xd_conns {
 	size_t nlisteners;
 	int spares[SPARES];
 	size_t nspares;
+	/* addresses over max_idle_connections_per_address: the listeners'
+	 * socket filter drops their SYNs until they hold fewer */
+	struct key blocked[BLOCKED_MAX];
+	size_t nblocked;
+	bool filter_dirty; /* `blocked` changed since the filter was set */
 
 	unsigned long long refusals_seen; /* by the last sweep; loop's */
 
@@ -114,7 +124,7 @@ struct xd_conns {
 
 static atomic_ullong refused[XD_CONN_REFUSED_COUNT];
 static atomic_ullong timed_out, accepted;
-static atomic_size_t nopen, nidle;
+static atomic_size_t nopen, nidle, nblocked_now;
 
 static const char *const refusal_names[XD_CONN_REFUSED_COUNT] = {
 	[XD_CONN_REFUSED_PER_ADDRESS] = "per_address",
@@ -351,6 +361,138 @@ static size_t drain(struct xd_conns *c, int fd)
 	return closed;
 }
 
+/* ---------------- addresses blocked in the kernel ---------------- */
+
+/*
+ * An address that holds max_idle_connections_per_address connections
+ * without a stream and connects again is refused; one that does so in a
+ * storm (connect, close, connect...) would still cost an accept, a
+ * descriptor and gRPC's work for each attempt, and gRPC, busy
+ * accepting, closes what it was handed more slowly than a storm brings
+ * more. So the listening sockets get a socket filter (classic BPF,
+ * which the kernel runs on each SYN before it completes a connection)
+ * that drops the SYNs of such addresses until they hold fewer: their
+ * clients' kernels retry the SYN a second or more later, every other
+ * address connects as before.
+ */
+
+static bool is_blocked(const struct xd_conns *c, const struct key *k)
+{
+	for (size_t i = 0; i < c->nblocked; i++)
+		if (same_addr(&c->blocked[i], k))
+			return true;
+	return false;
+}
+
+/* With the lock held. Returns whether `k` was not blocked already. */
+static bool block(struct xd_conns *c, const struct key *k)
+{
+	if (c->nlisteners == 0 || c->nblocked == BLOCKED_MAX ||
+	    is_blocked(c, k))
+		return false;
+	c->blocked[c->nblocked] = *k;
+	c->blocked[c->nblocked++].port = 0;
+	atomic_store(&nblocked_now, c->nblocked);
+	c->filter_dirty = true;
+	return true;
+}
+
+static uint32_t word(const unsigned char *b)
+{
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
+	       (uint32_t)b[2] << 8 | b[3];
+}
+
+/* The filter dropping the SYNs of `blocked` (IPv4 and IPv6 packets,
+ * for listeners of either family), into `prog` (room for `cap`).
+ * Returns its length. Every jump is short, or a BPF_JA. */
+static unsigned short build_filter(const struct xd_conns *c,
+				   struct sock_filter *prog, size_t cap)
+{
+	size_t n = 0, ja;
+
+#define OP(code, k, jt, jf)                                               \
+	do {                                                              \
+		XD_ASSERT(n < cap);                                       \
+		prog[n++] = (struct sock_filter)BPF_JUMP((code), (k), (jt), (jf)); \
+	} while (0)
+	OP(BPF_LD | BPF_B | BPF_ABS, NET(0), 0, 0); /* version, IHL */
+	OP(BPF_ALU | BPF_RSH | BPF_K, 4, 0, 0);
+	OP(BPF_JMP | BPF_JEQ | BPF_K, 4, 1, 0);
+	ja = n;
+	OP(BPF_JMP | BPF_JA, 0, 0, 0); /* to IPv6, set below */
+	OP(BPF_LD | BPF_W | BPF_ABS, NET(12), 0, 0); /* IPv4 source */
+	for (size_t i = 0; i < c->nblocked; i++) {
+		if (c->blocked[i].family != AF_INET)
+			continue;
+		OP(BPF_JMP | BPF_JEQ | BPF_K, word(c->blocked[i].addr), 0, 1);
+		OP(BPF_RET | BPF_K, 0, 0, 0);
+	}
+	OP(BPF_RET | BPF_K, 0xffffffffu, 0, 0);
+	prog[ja].k = (uint32_t)(n - ja - 1);
+	OP(BPF_JMP | BPF_JEQ | BPF_K, 6, 1, 0);
+	OP(BPF_RET | BPF_K, 0xffffffffu, 0, 0);
+	for (size_t i = 0; i < c->nblocked; i++) {
+		const unsigned char *a = c->blocked[i].addr;
+
+		if (c->blocked[i].family != AF_INET6)
+			continue;
+		/* the source is bytes 8..23; a word that differs skips the
+		 * rest of this address */
+		for (int w = 0; w < 4; w++) {
+			OP(BPF_LD | BPF_W | BPF_ABS, NET(8 + 4 * w), 0, 0);
+			OP(BPF_JMP | BPF_JEQ | BPF_K, word(a + 4 * w), 0,
+			   (unsigned char)(7 - 2 * w));
+		}
+		OP(BPF_RET | BPF_K, 0, 0, 0);
+	}
+	OP(BPF_RET | BPF_K, 0xffffffffu, 0, 0);
+#undef OP
+	return (unsigned short)n;
+}
+
+/* Puts the filter of `blocked` on every listener (none when empty).
+ * Loop thread, lock held. */
+static void set_filter(struct xd_conns *c)
+{
+	struct sock_filter prog[8 + 9 * BLOCKED_MAX];
+	struct sock_fprog fprog = {0, prog};
+	int none = 0; /* the kernel wants an int, though it reads none */
+
+	c->filter_dirty = false;
+	if (c->nblocked > 0)
+		fprog.len = build_filter(c, prog, XD_ARRAY_LEN(prog));
+	for (size_t i = 0; i < c->nlisteners; i++) {
+		int rc = c->nblocked > 0 ?
+				 setsockopt(c->listeners[i], SOL_SOCKET,
+					    SO_ATTACH_FILTER, &fprog,
+					    sizeof(fprog)) :
+				 setsockopt(c->listeners[i], SOL_SOCKET,
+					    SO_DETACH_FILTER, &none, sizeof(none));
+
+		/* ENOENT: there was no filter to take off */
+		if (rc != 0 && errno != ENOENT)
+			xd_warn("cannot %s the listener's filter of blocked addresses: %s",
+				c->nblocked > 0 ? "set" : "remove",
+				strerror(errno));
+	}
+}
+
+/* Takes off the addresses that hold fewer idle connections than their
+ * limit now. Loop thread, lock held. */
+static void unblock_some(struct xd_conns *c)
+{
+	for (size_t i = 0; i < c->nblocked;) {
+		if (idle_of(c, &c->blocked[i]) >= c->limits.max_idle_per_address) {
+			i++;
+			continue;
+		}
+		c->blocked[i] = c->blocked[--c->nblocked];
+		c->filter_dirty = true;
+	}
+	atomic_store(&nblocked_now, c->nblocked);
+}
+
 /* ---------------- the mutator (gRPC's threads) ---------------- */
 
 /* What a refusal's log line says. */
@@ -358,13 +500,14 @@ struct verdict {
 	int reason; /* enum xd_conn_refusal, or -1: accepted */
 	size_t count;
 	size_t drained;
+	bool blocked; /* its address is blocked from now on */
 };
 
 static struct verdict judge(struct xd_conns *c, int fd, const struct key *k,
 			    const struct sockaddr_storage *ss)
 {
 	const struct xd_conns_limits *l = &c->limits;
-	struct verdict v = {-1, 0, 0};
+	struct verdict v = {-1, 0, 0, false};
 
 	if (short_of_descriptors(c, fd)) {
 		v.reason = XD_CONN_REFUSED_DESCRIPTORS;
@@ -427,8 +570,9 @@ static void log_refusal(const struct xd_conns *c,
 		snprintf(more, sizeof(more), " (%lu more not logged)", dropped);
 	switch (v->reason) {
 	case XD_CONN_REFUSED_PER_ADDRESS:
-		xd_warn("connection from %s refused: %zu connections without a stream from this address already (max_idle_connections_per_address)%s%s",
+		xd_warn("connection from %s refused: %zu connections without a stream from this address already (max_idle_connections_per_address)%s%s%s",
 			peer, v->count,
+			v->blocked ? "; its new connections are dropped until it holds fewer" : "",
 			xd_address_is_private((const struct sockaddr *)ss) ?
 				"; if that address is a balancer's or proxy's, list it in trusted_proxies" :
 				"",
@@ -478,6 +622,9 @@ static bool on_accepted(struct xd_conns *c, int fd)
 				uv_async_send(&c->wake);
 			}
 		}
+		if (v.reason == XD_CONN_REFUSED_PER_ADDRESS &&
+		    (v.blocked = block(c, &k)))
+			uv_async_send(&c->wake); /* the loop sets the filter */
 		atomic_fetch_add(&refused[v.reason], 1);
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -652,7 +799,10 @@ static void on_sweep(uv_timer_t *t)
 	}
 	if (!c->pressure)
 		fill_spares(c);
-	if (xd_list_empty(&c->idle) && !c->pressure) {
+	unblock_some(c);
+	if (c->filter_dirty)
+		set_filter(c);
+	if (xd_list_empty(&c->idle) && !c->pressure && c->nblocked == 0) {
 		c->sweeping = false;
 		uv_timer_stop(t);
 	}
@@ -679,6 +829,11 @@ static void on_wake(uv_async_t *a)
 {
 	struct xd_conns *c = a->data;
 	uint64_t ms = sweep_period_ms(c);
+
+	pthread_mutex_lock(&c->lock);
+	if (c->filter_dirty && !c->closed)
+		set_filter(c);
+	pthread_mutex_unlock(&c->lock);
 
 	if (!uv_is_active((uv_handle_t *)&c->sweep))
 		uv_timer_start(&c->sweep, on_sweep, ms, ms);
@@ -782,8 +937,10 @@ void xd_conns_streams_ended(struct xd_conns *c, const char *peer)
 	if (e != NULL && e->state == CONN_STREAMING) {
 		make_idle(c, e, CONN_IDLE);
 		if (!c->sweeping) {
+			uint64_t ms = sweep_period_ms(c);
+
 			c->sweeping = true;
-			on_wake(&c->wake);
+			uv_timer_start(&c->sweep, on_sweep, ms, ms);
 		}
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -803,6 +960,11 @@ void xd_conns_close(struct xd_conns *c)
 	pthread_mutex_lock(&c->lock);
 	XD_ASSERT(!c->closed);
 	c->closed = true; /* from now on the mutator sends nothing */
+	if (c->nblocked > 0) {
+		c->nblocked = 0;
+		set_filter(c);
+		atomic_store(&nblocked_now, 0);
+	}
 	pthread_mutex_unlock(&c->lock);
 	uv_close((uv_handle_t *)&c->sweep, handle_closed);
 	uv_close((uv_handle_t *)&c->wake, handle_closed);
@@ -838,4 +1000,9 @@ size_t xd_conns_open(void)
 size_t xd_conns_idle(void)
 {
 	return atomic_load(&nidle);
+}
+
+size_t xd_conns_blocked(void)
+{
+	return atomic_load(&nblocked_now);
 }

@@ -17,7 +17,10 @@
  *  - idle connections (without a stream: not opened one yet, or all of
  *    theirs ended) are bounded per client address
  *    (max_idle_connections_per_address; trusted_proxies exempt) and in
- *    all (max_idle_connections); a connection over either is refused;
+ *    all (max_idle_connections); a connection over either is refused,
+ *    and an address over its limit has its new connections dropped by
+ *    the kernel (a socket filter on the listeners) until it holds
+ *    fewer, so that a storm from it costs xdsd nothing;
  *  - a connection that opens no stream within first_stream_timeout is
  *    closed;
  *  - while fewer than fd_reserve descriptors are left under the
@@ -114,5 +117,6 @@ unsigned long long xd_conns_timed_out(void); /* first_stream_timeout */
 unsigned long long xd_conns_accepted(void);
 size_t xd_conns_open(void); /* tracked TCP connections open now */
 size_t xd_conns_idle(void); /* of which without a stream */
+size_t xd_conns_blocked(void); /* addresses whose SYNs are dropped */
 
 #endif

@@ -538,7 +538,7 @@ static int wait_ended(const int *fd, int n, int want)
 	for (;;) {
 		ended = 0;
 		for (int i = 0; i < n; i++)
-			ended += xdt_raw_ended(fd[i]);
+			ended += fd[i] >= 0 && xdt_raw_ended(fd[i]);
 		if (ended == want || xdtest_now_ms() >= deadline)
 			return ended;
 		xdtest_sleep_ms(20);
@@ -546,27 +546,41 @@ static int wait_ended(const int *fd, int n, int want)
 }
 
 /* `n` raw connections from 127.0.0.2, every other one an HTTP/2
- * connection that opens no stream, every other one silent. */
-static void raw_open(const struct xdt_daemon *d, int *fd, int n)
+ * connection that opens no stream, every other one silent; returns how
+ * many connected (the others are -1: their SYN was dropped). */
+static int raw_try(const struct xdt_daemon *d, int *fd, int n)
 {
+	int connected = 0;
+
 	for (int i = 0; i < n; i++) {
 		fd[i] = xdt_raw_connect(d->target, "127.0.0.2", i % 2 == 0);
-		ck_assert_msg(fd[i] >= 0, "connection %d: %s", i, strerror(errno));
+		connected += fd[i] >= 0;
 	}
+	return connected;
+}
+
+/* The same, every one of them connected. */
+static void raw_open(const struct xdt_daemon *d, int *fd, int n)
+{
+	ck_assert_int_eq(raw_try(d, fd, n), n);
 }
 
 static void raw_close(int *fd, int n)
 {
 	for (int i = 0; i < n; i++)
-		close(fd[i]);
+		if (fd[i] >= 0)
+			close(fd[i]);
 }
+
+#define BLOCKED "xdsd_connections_blocked_addresses"
 
 /*
  * Connections that never open a stream (silent, or HTTP/2 without a
  * call) are held to max_idle_connections_per_address from their
- * accept: the rest are refused, counted, logged with the peer, while a
- * client from another address is served; those that close leave the
- * count.
+ * accept: the rest are refused, counted, logged with the peer, and the
+ * address's new connections are dropped (no answer to their SYN) while
+ * a client from another address is served; once the address's
+ * connections close, they leave the count and it connects again.
  */
 START_TEST(idle_connections_per_address)
 {
@@ -575,17 +589,23 @@ START_TEST(idle_connections_per_address)
 	struct xdt_daemon *d = start_with(
 		dir, "max_idle_connections_per_address: 4\n"
 		     "first_stream_timeout: 0\nhandshake_timeout: 1h");
-	int fd[RAW];
+	int fd[RAW], more, connected;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
 
-	raw_open(d, fd, RAW);
+	/* the fifth is refused; those after it may find the address
+	 * blocked already */
+	connected = raw_try(d, fd, RAW);
+	ck_assert_int_gt(connected, KEPT);
 	wait_metric(d, "xdsd_connections_refused_total{reason=\"per_address\"}",
-		    RAW - KEPT);
-	ck_assert_int_eq(wait_ended(fd, RAW, RAW - KEPT), RAW - KEPT);
+		    connected - KEPT);
+	ck_assert_int_eq(wait_ended(fd, RAW, connected - KEPT), connected - KEPT);
 	ck_assert(xdt_daemon_wait_log(d, "connection from 127.0.0.2:", WAIT_MS));
-	ck_assert(xdt_daemon_wait_log(d, "refused: 4 connections without a stream from this address already (max_idle_connections_per_address)", WAIT_MS));
+	ck_assert(xdt_daemon_wait_log(d, "refused: 4 connections without a stream from this address already (max_idle_connections_per_address); its new connections are dropped until it holds fewer", WAIT_MS));
 	wait_metric(d, IDLE_CONNS, KEPT);
+	wait_metric(d, BLOCKED, 1);
+	more = xdt_raw_connect(d->target, "127.0.0.2", false);
+	ck_assert_msg(more < 0, "a blocked address connected");
 	/* another address is served meanwhile */
 	c = xdc_connect(d->target);
 	s = watch(c);
@@ -593,6 +613,10 @@ START_TEST(idle_connections_per_address)
 	wait_metric(d, STREAMING_CONNS, 1);
 	raw_close(fd, RAW);
 	wait_metric(d, IDLE_CONNS, 0);
+	wait_metric(d, BLOCKED, 0);
+	more = xdt_raw_connect(d->target, "127.0.0.2", false);
+	ck_assert_msg(more >= 0, "an address no longer over its limit still blocked");
+	close(more);
 	xdc_stream_free(s);
 	xdc_conn_free(c);
 	stop(d);
@@ -651,7 +675,8 @@ START_TEST(descriptors_kept)
 		 "trusted_proxies: [127.0.0.2]\nfd_reserve: 32\n"
 		 "first_stream_timeout: 0\nhandshake_timeout: 1h\n", dir);
 	d = xdt_daemon_start_nofile(cfg, NOFILE, START_MS);
-	raw_open(d, fd, RAW);
+	/* a few may get no answer while the descriptors are short */
+	ck_assert_int_gt(raw_try(d, fd, RAW), NOFILE);
 	/* the admin endpoint answers, and says why the rest were refused */
 	ck_assert(xdt_daemon_wait_log(d, "descriptors or more open of the open files limit 256, fd_reserve 32 kept free", 4 * WAIT_MS));
 	ck_assert(xdt_daemon_metric(d, "xdsd_connections_refused_total{reason=\"descriptors\"}") > 0);
@@ -667,6 +692,65 @@ START_TEST(descriptors_kept)
 	free(log);
 	xdc_stream_free(s);
 	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/*
+ * A storm of connections from one address, each closed at once, with
+ * the open files limit low: the address goes over its limit of
+ * connections without a stream, is refused and then blocked, and a
+ * client from another address is served throughout and after (gRPC,
+ * busy accepting, closes connections more slowly than such a storm
+ * opens them: unchecked, they took every descriptor and its listener
+ * stopped for good).
+ */
+START_TEST(connect_close_storm)
+{
+	enum { NOFILE = 256, ROUNDS = 4, PER_ROUND = 1000 };
+	char *dir = xdtest_clusters_snapdir(1);
+	char cfg[512], *log;
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nsnapshots: %s\nlog_level: debug\n"
+		 "max_idle_connections_per_address: 8\n", dir);
+	d = xdt_daemon_start_nofile(cfg, NOFILE, START_MS);
+	/* each round ends at the first attempt that gets no answer */
+	for (int r = 0; r < ROUNDS; r++) {
+		for (int i = 0; i < PER_ROUND; i++) {
+			int fd = xdt_raw_connect(d->target, "127.0.0.2", false);
+
+			if (fd < 0)
+				break;
+			close(fd);
+		}
+	}
+	/* a client is served once the storm is over, on a connection of
+	 * its own (one refused while the descriptors ran short is not
+	 * retried by this test's client) */
+	for (int tries = 0;; tries++) {
+		Envoy__Service__Discovery__V3__DiscoveryResponse *r;
+
+		c = xdc_connect(d->target);
+		s = watch(c);
+		r = xdc_recv_sotw(s, WAIT_MS);
+		xdc_stream_free(s);
+		xdc_conn_free(c);
+		if (r != NULL) {
+			envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
+			break;
+		}
+		ck_assert_msg(tries < 5, "no client served after the storm");
+	}
+	ck_assert(xdt_daemon_metric(d, "xdsd_connections_refused_total{reason=\"per_address\"}") > 0);
+	log = xdt_daemon_log(d);
+	ck_assert_msg(strstr(log, "Failed accept4") == NULL,
+		      "gRPC's accept failed:\n%s", log);
+	free(log);
 	stop(d);
 	free(dir);
 }
@@ -691,6 +775,7 @@ int main(void)
 	tcase_add_test(tc, idle_connections_per_address);
 	tcase_add_test(tc, first_stream_timeout);
 	tcase_add_test(tc, descriptors_kept);
+	tcase_add_test(tc, connect_close_storm);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

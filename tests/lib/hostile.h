@@ -33,7 +33,9 @@ uint8_t *xdt_deep_node_request(bool delta, const char *type_url,
  * With `preface`, it sends HTTP/2's client preface and an empty
  * SETTINGS frame (a real HTTP/2 connection), and then nothing more;
  * without, nothing at all. Returns the socket, or -1 when connect()
- * fails (the caller's open files, say).
+ * fails (the caller's open files, say) or the server does not answer
+ * within 2 s (a listener's filter dropped the SYN: on loopback an
+ * answer is at once).
  */
 int xdt_raw_connect(const char *target, const char *source, bool preface);
 
