@@ -11,6 +11,7 @@
 #include "transport/methods.h"
 #include "transport/refusals.h"
 #include "util/loop_thread.h"
+#include "util/trim.h"
 #include "util/xalloc.h"
 
 /* ---------------- exposition format ---------------- */
@@ -478,6 +479,10 @@ static void connections(struct xd_buf *out)
 	       (double)idle);
 	sample(out, "xdsd_connections", "state", "streaming", NULL, NULL,
 	       (double)(open > idle ? open - idle : 0));
+	head(out, "xdsd_heap_trims_total", "counter",
+	     "Times freed heap memory was given back to the system after streams or connections went.");
+	sample(out, "xdsd_heap_trims_total", NULL, NULL, NULL, NULL,
+	       (double)xd_trims());
 	head(out, "xdsd_connections_blocked_addresses", "gauge",
 	     "Client addresses over max_idle_connections_per_address whose new connections are dropped now.");
 	sample(out, "xdsd_connections_blocked_addresses", NULL, NULL, NULL,

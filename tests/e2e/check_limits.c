@@ -756,6 +756,46 @@ START_TEST(connect_close_storm)
 }
 END_TEST
 
+/*
+ * Memory comes back once clients go: 600 clients connect, subscribe and
+ * go; xdsd gives the heap pages their connections took back to the
+ * system (counted), so that its RSS falls back at least halfway to
+ * what it was before them (under AddressSanitizer, whose quarantine
+ * holds freed memory, only the count is checked).
+ */
+START_TEST(memory_back_after_clients_go)
+{
+	enum { CLIENTS = 600 };
+	char *dir = xdtest_clusters_snapdir(1);
+	struct xdt_daemon *d = start_with(dir, "");
+	struct xdc_mute *m[CLIENTS];
+	long before, peak, now;
+	long long deadline;
+
+	before = xdt_daemon_rss_kb(d);
+	mutes_open(m, CLIENTS, d->target, "churn");
+	wait_metric(d, STREAMING_CONNS, CLIENTS);
+	peak = xdt_daemon_rss_kb(d);
+	for (int i = 0; i < CLIENTS; i++)
+		xdc_mute_close(m[i]);
+	wait_metric(d, STREAMING_CONNS, 0);
+	deadline = xdtest_now_ms() + 6 * WAIT_MS;
+	while (xdt_daemon_metric(d, "xdsd_heap_trims_total") < 1 &&
+	       xdtest_now_ms() < deadline)
+		xdtest_sleep_ms(50);
+	ck_assert_msg(xdt_daemon_metric(d, "xdsd_heap_trims_total") >= 1,
+		      "no heap trim after %d clients went", CLIENTS);
+	while ((now = xdt_daemon_rss_kb(d)) > before + (peak - before) / 2 &&
+	       xdtest_now_ms() < deadline)
+		xdtest_sleep_ms(50);
+	ck_assert_msg(xdt_daemon_has_asan(d) || now <= before + (peak - before) / 2,
+		      "RSS %ld kB before %d clients, %ld kB with them, %ld kB once they went",
+		      before, CLIENTS, peak, now);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("limits");
@@ -776,6 +816,7 @@ int main(void)
 	tcase_add_test(tc, first_stream_timeout);
 	tcase_add_test(tc, descriptors_kept);
 	tcase_add_test(tc, connect_close_storm);
+	tcase_add_test(tc, memory_back_after_clients_go);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
