@@ -6,10 +6,12 @@
 #include <stdlib.h>
 
 #include "admin/process.h"
+#include "transport/conns.h"
 #include "transport/handshakes.h"
 #include "transport/methods.h"
 #include "transport/refusals.h"
 #include "util/loop_thread.h"
+#include "util/trim.h"
 #include "util/xalloc.h"
 
 /* ---------------- exposition format ---------------- */
@@ -450,6 +452,43 @@ static void refusals(struct xd_buf *out)
 		       (double)xd_refusals((enum xd_refusal)r));
 }
 
+/* Client connections as accepted (conns.h): refusals by reason, zeros
+ * included, deadlines missed, and those open now. */
+static void connections(struct xd_buf *out)
+{
+	size_t idle = xd_conns_idle(), open = xd_conns_open();
+
+	head(out, "xdsd_connections_accepted_total", "counter",
+	     "TCP connections accepted on the xDS listener.");
+	sample(out, "xdsd_connections_accepted_total", NULL, NULL, NULL, NULL,
+	       (double)xd_conns_accepted());
+	head(out, "xdsd_connections_refused_total", "counter",
+	     "Connections to the xDS listener refused as they were accepted, by reason.");
+	for (int r = 0; r < XD_CONN_REFUSED_COUNT; r++)
+		sample(out, "xdsd_connections_refused_total", "reason",
+		       xd_conn_refusal_name((enum xd_conn_refusal)r), NULL,
+		       NULL, (double)xd_conns_refused((enum xd_conn_refusal)r));
+	head(out, "xdsd_connections_first_stream_timeouts_total", "counter",
+	     "Connections closed for opening no stream within first_stream_timeout.");
+	sample(out, "xdsd_connections_first_stream_timeouts_total", NULL, NULL,
+	       NULL, NULL, (double)xd_conns_timed_out());
+	head(out, "xdsd_connections", "gauge",
+	     "TCP connections to the xDS listener open now, by whether they hold a stream.");
+	/* two counters read one after the other: one may have moved */
+	sample(out, "xdsd_connections", "state", "idle", NULL, NULL,
+	       (double)idle);
+	sample(out, "xdsd_connections", "state", "streaming", NULL, NULL,
+	       (double)(open > idle ? open - idle : 0));
+	head(out, "xdsd_heap_trims_total", "counter",
+	     "Times freed heap memory was given back to the system after streams or connections went.");
+	sample(out, "xdsd_heap_trims_total", NULL, NULL, NULL, NULL,
+	       (double)xd_trims());
+	head(out, "xdsd_connections_blocked_addresses", "gauge",
+	     "Client addresses over max_idle_connections_per_address whose new connections are dropped now.");
+	sample(out, "xdsd_connections_blocked_addresses", NULL, NULL, NULL,
+	       NULL, (double)xd_conns_blocked());
+}
+
 /* With tls: the handshakes that failed, and when the certificates in
  * use expire. */
 static void tls(struct xd_buf *out, const struct xd_tls *t)
@@ -568,6 +607,7 @@ static bool page_step(void *page, struct xd_http_exchange *x,
 	per_type(out, st);
 	subscriptions(out, &p->sc);
 	refusals(out);
+	connections(out);
 	if (deps->tls != NULL)
 		tls(out, deps->tls);
 	if (deps->rest != NULL)

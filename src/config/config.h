@@ -127,6 +127,11 @@ struct xd_config {
 	 * directive allows it). */
 	uint64_t max_connections_per_address;
 	uint64_t max_connection_idle_ms;
+	/* Connections without a stream (transport/conns.h). */
+	uint64_t max_idle_connections;
+	uint64_t max_idle_connections_per_address;
+	uint64_t first_stream_timeout_ms;
+	uint64_t fd_reserve;
 	/* a response unanswered this long is warned of (0: never) */
 	uint64_t ack_timeout_ms;
 	uint64_t max_names_per_stream;

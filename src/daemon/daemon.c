@@ -406,7 +406,7 @@ int xd_daemon_run(const struct xd_config *cfg)
 	grpc_init();
 	xd_grpc_log_route();
 	/* one descriptor per client connection (transport/fdlimit.h) */
-	(void)xd_fdlimit_raise();
+	opts.fd_limit = xd_fdlimit_raise();
 	/* Initialised up front so every path can close all three. */
 	uv_signal_init(&d.loop, &d.sig_term);
 	uv_signal_init(&d.loop, &d.sig_int);

@@ -90,6 +90,27 @@ struct xd_sessions {
 					   xd_stream_identity((ss)->stream)}), \
 		     __VA_ARGS__)
 
+/* "client connected" and "client disconnected": one line each per
+ * stream at info, a few dozen a second at most (a fleet reconnecting
+ * at once, or a client looping, must not flood the log); the next line
+ * written says how many were not. */
+static struct xd_log_limit presence_log = XD_LOG_LIMIT_INIT(20, 1000);
+
+#define PRESENCE_LOG(ss, fmt, ...)                                        \
+	do {                                                              \
+		unsigned long dropped_;                                   \
+                                                                          \
+		if (XD_LOG_INFO <= xd_log_threshold &&                   \
+		    xd_log_limit_take(&presence_log, &dropped_)) {        \
+			if (dropped_ > 0)                                 \
+				SLOG(XD_LOG_INFO, ss,                     \
+				     fmt " (%lu connect and disconnect lines not logged)", \
+				     __VA_ARGS__, dropped_);              \
+			else                                              \
+				SLOG(XD_LOG_INFO, ss, fmt, __VA_ARGS__);  \
+		}                                                         \
+	} while (0)
+
 /* A NACK's message is what an operator needs most: it gets more room. */
 #define NACK_LOG_MAX 1024
 
@@ -514,6 +535,8 @@ static bool accept_node(struct xd_session *ss, const struct xd_request *r)
 	}
 	ss->watch.canary = c->canary;
 	xd_cache_watch(ss->mgr->cache, xd_client_key(c), &ss->watch);
+	PRESENCE_LOG(ss, "client connected, snapshot key '%.*s'",
+		     XD_LOG_CLIP(strlen(xd_client_key(c))), xd_client_key(c));
 	SLOG(XD_LOG_DEBUG, ss, "node cluster '%.*s'%s%s%s",
 	     XD_LOG_CLIP(strlen(c->node_cluster)), c->node_cluster,
 	     c->wrapped ? ", resources wrapped" : "",
@@ -679,6 +702,10 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 {
 	struct xd_session *ss = st;
 
+	/* a stream whose node was never admitted never said it connected */
+	if (ss->client.state == XD_CLIENT_ADMITTED)
+		PRESENCE_LOG(ss, "client disconnected after %.1f s",
+			     (double)(xd_mono_ms() - ss->opened_mono_ms) / 1000);
 	xd_list_remove(&ss->queued);
 	cursors_skip(ss);
 	xd_list_remove(&ss->all);

@@ -33,6 +33,8 @@ struct xd_server_opts {
 	 * served, answered UNIMPLEMENTED like any unknown method. */
 	const struct xd_stream_handler *csds_handler;
 	struct xd_tls *tls; /* NULL: plaintext; else must outlive the server */
+	/* The open files limit (xd_fdlimit_raise); 0: unknown. */
+	unsigned long fd_limit;
 };
 
 /*
