@@ -55,13 +55,11 @@ struct xd_reloader {
 	 * load comes later), a reload that fails tells it nothing, and the
 	 * first that succeeds tells it READY=1. */
 	bool serving;
-	xd_reload_source_fn source; /* NULL: read `dir` */
+	const struct xd_reload_source *source; /* NULL: read `dir` */
 	void *source_arg;
-	/* The running reload's files, when a source gave them (taken on
-	 * the loop thread as it starts, loaded on the thread pool): */
-	struct xd_snapkey *keys;
-	size_t nkeys;
-	struct xd_diag keys_diag;
+	/* The running reload's take of the source (on the loop thread as
+	 * it starts), read on the thread pool; NULL: none */
+	void *taken;
 	/* The running reload's, filled on the thread pool: */
 	struct xd_snapshot **prev;
 	size_t nprev;
@@ -139,13 +137,13 @@ struct xd_reloader *xd_reloader_new(uv_loop_t *loop,
 	return r;
 }
 
-void xd_reloader_set_source(struct xd_reloader *r, xd_reload_source_fn fn,
-			    void *arg)
+void xd_reloader_set_source(struct xd_reloader *r,
+			    const struct xd_reload_source *src, void *arg)
 {
 	XD_ASSERT_LOOP();
 	XD_ASSERT_INFO(r->state == IDLE, "source of %s set while %s", r->dir,
 		       state_names[r->state]);
-	r->source = fn;
+	r->source = src;
 	r->source_arg = arg;
 }
 
@@ -516,11 +514,15 @@ static void work(uv_work_t *w)
 	if (r->dry_dir != NULL) {
 		xd_load_dir(r->schema, r->dry_dir, r->prev, r->nprev, &r->result);
 	} else if (r->source != NULL) {
-		xd_load_keys_cached(r->schema, r->keys, r->nkeys,
-				    &r->keys_diag, r->prev, r->nprev,
-				    r->parsed, &r->result);
-		r->keys = NULL; /* taken */
-		r->nkeys = 0;
+		struct xd_snapkey *keys = NULL;
+		struct xd_diag why = XD_DIAG_INIT;
+		size_t nkeys = 0;
+
+		r->source->read(r->taken, &keys, &nkeys, &why);
+		r->taken = NULL; /* freed by read */
+		xd_load_keys_cached(r->schema, keys, nkeys, &why, r->prev,
+				    r->nprev, r->parsed, &r->result);
+		xd_diag_clear(&why);
 	} else {
 		xd_load_dir_cached(r->schema, r->dir, r->prev, r->nprev,
 				   r->parsed, &r->result);
@@ -798,13 +800,20 @@ static void start(struct xd_reloader *r)
 	r->saved.wanted = r->last != NULL && !r->serving && !r->dry;
 	r->saved.found = XD_LASTSTATE_NONE; /* until work() looks */
 	if (r->source != NULL && r->dry_dir == NULL)
-		r->source(r->source_arg, &r->keys, &r->nkeys, &r->keys_diag);
+		r->taken = r->source->take(r->source_arg);
 	if (uv_queue_work(r->loop, &r->work, work, work_done) == 0)
 		return;
-	xd_snapdir_free(r->keys, r->nkeys);
-	r->keys = NULL;
-	r->nkeys = 0;
-	xd_diag_clear(&r->keys_diag);
+	if (r->taken != NULL) {
+		/* read even so: the next take follows this one's changes */
+		struct xd_snapkey *keys = NULL;
+		struct xd_diag why = XD_DIAG_INIT;
+		size_t nkeys = 0;
+
+		r->source->read(r->taken, &keys, &nkeys, &why);
+		r->taken = NULL;
+		xd_snapdir_free(keys, nkeys);
+		xd_diag_clear(&why);
+	}
 	/* libuv refuses only when misused; say so rather than hang */
 	for (size_t i = 0; i < r->nprev; i++)
 		xd_snapshot_unref(r->prev[i]);
