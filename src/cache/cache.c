@@ -24,10 +24,14 @@ struct xd_cache_entry {
 	struct xd_snapshot *was[2];
 };
 
-#define BUCKETS 1024
+/* The first number of buckets; doubled whenever the entries outnumber
+ * them, so that finding a key's entry is one short chain at any number
+ * of keys (a reload installs every key). */
+#define BUCKETS_MIN 1024
 
 struct xd_cache {
-	struct xd_cache_entry *buckets[BUCKETS];
+	struct xd_cache_entry **buckets;
+	size_t nbuckets, nentries; /* nbuckets: a power of two */
 	struct xd_cache_entry *dflt; /* the default key's entry, if any */
 	size_t owned;
 	/* A candidate set is staged: every entry's `cand` is its own
@@ -38,14 +42,33 @@ struct xd_cache {
 	bool changing;
 };
 
-static size_t bucket(const char *key)
+static size_t bucket(const struct xd_cache *c, const char *key)
 {
-	return XXH3_64bits(key, strlen(key)) % BUCKETS;
+	return XXH3_64bits(key, strlen(key)) & (c->nbuckets - 1);
+}
+
+/* Twice the buckets, every entry moved to its new one. */
+static void grow(struct xd_cache *c)
+{
+	struct xd_cache_entry **old = c->buckets;
+	size_t nold = c->nbuckets;
+
+	c->nbuckets *= 2;
+	c->buckets = xd_calloc(c->nbuckets, sizeof(*c->buckets));
+	for (size_t i = 0; i < nold; i++)
+		for (struct xd_cache_entry *e = old[i], *next; e != NULL; e = next) {
+			size_t b = bucket(c, e->key);
+
+			next = e->next;
+			e->next = c->buckets[b];
+			c->buckets[b] = e;
+		}
+	free(old);
 }
 
 static struct xd_cache_entry *find(const struct xd_cache *c, const char *key)
 {
-	struct xd_cache_entry *e = c->buckets[bucket(key)];
+	struct xd_cache_entry *e = c->buckets[bucket(c, key)];
 
 	while (e != NULL && strcmp(e->key, key) != 0)
 		e = e->next;
@@ -62,8 +85,10 @@ static struct xd_cache_entry *get(struct xd_cache *c, const char *key)
 	e->key = xd_strdup(key);
 	e->cache = c;
 	xd_list_init(&e->watchers);
-	e->next = c->buckets[bucket(key)];
-	c->buckets[bucket(key)] = e;
+	if (++c->nentries > c->nbuckets)
+		grow(c);
+	e->next = c->buckets[bucket(c, key)];
+	c->buckets[bucket(c, key)] = e;
 	if (strcmp(key, XD_CACHE_DEFAULT_KEY) == 0)
 		c->dflt = e;
 	return e;
@@ -78,9 +103,10 @@ static void maybe_drop(struct xd_cache_entry *e)
 	if (c->changing || e->snap != NULL || e->cand != NULL ||
 	    !xd_list_empty(&e->watchers))
 		return;
-	for (p = &c->buckets[bucket(e->key)]; *p != e; p = &(*p)->next)
+	for (p = &c->buckets[bucket(c, e->key)]; *p != e; p = &(*p)->next)
 		;
 	*p = e->next;
+	c->nentries--;
 	if (c->dflt == e)
 		c->dflt = NULL;
 	free(e->key);
@@ -112,14 +138,18 @@ static struct xd_snapshot *serving(const struct xd_cache *c,
 
 struct xd_cache *xd_cache_new(void)
 {
-	return xd_calloc(1, sizeof(struct xd_cache));
+	struct xd_cache *c = xd_calloc(1, sizeof(*c));
+
+	c->nbuckets = BUCKETS_MIN;
+	c->buckets = xd_calloc(c->nbuckets, sizeof(*c->buckets));
+	return c;
 }
 
 void xd_cache_free(struct xd_cache *c)
 {
 	if (c == NULL)
 		return;
-	for (size_t i = 0; i < BUCKETS; i++) {
+	for (size_t i = 0; i < c->nbuckets; i++) {
 		struct xd_cache_entry *e = c->buckets[i], *next;
 
 		for (; e != NULL; e = next) {
@@ -138,6 +168,7 @@ void xd_cache_free(struct xd_cache *c)
 			free(e);
 		}
 	}
+	free(c->buckets);
 	free(c);
 }
 
@@ -171,12 +202,12 @@ static struct xd_cache_entry **change_begin(struct xd_cache *c,
 	XD_ASSERT(!c->changing); /* a watcher may not change the cache */
 	for (size_t i = 0; i < n; i++)
 		get(c, xd_snapshot_key(snaps[i]));
-	for (size_t i = 0; i < BUCKETS; i++)
+	for (size_t i = 0; i < c->nbuckets; i++)
 		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next)
 			cap++;
 	all = xd_malloc((cap + 1) * sizeof(*all));
 	*nall = 0;
-	for (size_t i = 0; i < BUCKETS; i++)
+	for (size_t i = 0; i < c->nbuckets; i++)
 		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next) {
 			XD_ASSERT(*nall < cap);
 			e->given = false;
@@ -459,12 +490,12 @@ static struct xd_snapshot **set_of(const struct xd_cache *c, enum which w,
 	size_t cap = 0;
 
 	XD_ASSERT_LOOP();
-	for (size_t i = 0; i < BUCKETS; i++)
+	for (size_t i = 0; i < c->nbuckets; i++)
 		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next)
 			cap += pick(c, e, w) != NULL;
 	v = xd_calloc(cap + 1, sizeof(*v));
 	*n = 0;
-	for (size_t i = 0; i < BUCKETS; i++)
+	for (size_t i = 0; i < c->nbuckets; i++)
 		for (struct xd_cache_entry *e = c->buckets[i]; e; e = e->next)
 			if (pick(c, e, w) != NULL) {
 				XD_ASSERT(*n < cap);

@@ -50,6 +50,10 @@ struct xd_reloader {
 	struct waiter *next;     /* asked while it ran: the one after */
 	const char *next_trigger;
 	uv_work_t work;
+	/* giving back the pages freed after a reload (malloc_trim), on the
+	 * thread pool too */
+	uv_work_t trim_work;
+	bool trimming;
 	/* Snapshots are in use: systemd has been told READY=1, so a reload
 	 * is told as RELOADING=1 ... READY=1. Before (a source whose first
 	 * load comes later), a reload that fails tells it nothing, and the
@@ -131,6 +135,7 @@ struct xd_reloader *xd_reloader_new(uv_loop_t *loop,
 	r->tls = tls;
 	r->state = IDLE;
 	r->work.data = r;
+	r->trim_work.data = r;
 	r->parsed = xd_parsed_cache_new();
 	xd_histogram_init(&r->stats.duration, duration_bounds,
 			  sizeof(duration_bounds) / sizeof(duration_bounds[0]));
@@ -265,13 +270,31 @@ static void log_snapshots(struct xd_snapshot *const *snaps, size_t n)
 	}
 }
 
+/* The snapshots a reload added or changed, as its diff says: those a
+ * reload logs, so that its log lines follow the change, not the number
+ * of keys (the first load logs every one). */
+static void log_changed(struct xd_snapshot *const *snaps, size_t n,
+			const struct xd_diff *d)
+{
+	char desc[256];
+
+	for (size_t i = 0; i < d->nkeys; i++) {
+		const struct xd_snapshot *s;
+
+		if (d->keys[i].change == XD_DIFF_REMOVED)
+			continue;
+		s = xd_load_find(snaps, n, d->keys[i].key);
+		XD_ASSERT_INFO(s != NULL, "snapshot '%s' in the diff, not loaded",
+			       d->keys[i].key);
+		xd_snapshot_describe(s, desc, sizeof(desc));
+		xd_info("snapshot '%s': %s", xd_snapshot_key(s), desc);
+	}
+}
+
 static bool has_key(struct xd_snapshot *const *snaps, size_t n,
 		    const char *key)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(xd_snapshot_key(snaps[i]), key) == 0)
-			return true;
-	return false;
+	return xd_load_find(snaps, n, key) != NULL;
 }
 
 /*
@@ -505,6 +528,27 @@ static void answer(struct waiter *w, const struct xd_reload_record *rec)
 	}
 }
 
+/*
+ * On the thread pool: each snapshot of `load` the same as the one
+ * served (`prev`) is that one, the new copy dropped here. Installing
+ * it would keep the one served anyway; dropping the copies here, not
+ * on the loop, keeps the loop's part of a reload to what changed.
+ */
+static void keep_served(struct xd_snapshot *const *prev, size_t nprev,
+			struct xd_load *load)
+{
+	for (size_t i = 0; i < load->nsnaps; i++) {
+		struct xd_snapshot *old = xd_load_find(
+			prev, nprev, xd_snapshot_key(load->snaps[i]));
+
+		if (old != NULL && old != load->snaps[i] &&
+		    xd_snapshot_same(old, load->snaps[i])) {
+			xd_snapshot_unref(load->snaps[i]);
+			load->snaps[i] = xd_snapshot_ref(old);
+		}
+	}
+}
+
 /* On the thread pool: the snapshots, then the TLS files, each read
  * whole and checked, nothing put in use. */
 static void work(uv_work_t *w)
@@ -527,15 +571,24 @@ static void work(uv_work_t *w)
 		xd_load_dir_cached(r->schema, r->dir, r->prev, r->nprev,
 				   r->parsed, &r->result);
 	}
+	/* the files are kept for the last good state alone: freed here
+	 * otherwise, not on the loop, where that costs every key */
+	if (r->last == NULL || r->dry) {
+		xd_snapdir_free(r->result.keys, r->result.nkeys);
+		r->result.keys = NULL;
+		r->result.nkeys = 0;
+	}
 	/* refused: served instead; with a rollout: put_in_use() */
 	if (r->saved.wanted && (r->result.rc != 0 || r->install != NULL))
 		load_saved(r);
 	if (r->tls != NULL)
 		r->tls_next = xd_tls_read(r->tls, &r->tls_diag);
 	/* here, off the loop: a full diff renders every changed resource */
-	if (r->result.rc == 0)
+	if (r->result.rc == 0) {
+		keep_served(r->prev, r->nprev, &r->result);
 		r->diff = xd_diff_new(r->prev, r->nprev, r->result.snaps,
 				      r->result.nsnaps, r->dry ? r->schema : NULL);
+	}
 }
 
 /* What went wrong, on one line: the first TLS error (its file and why),
@@ -631,7 +684,10 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 	r->diff = NULL;
 	count_moves(r, rec->diff, true);
 	snaps = xd_load_take(load, &n);
-	log_snapshots(snaps, n);
+	if (r->serving)
+		log_changed(snaps, n, rec->diff);
+	else
+		log_snapshots(snaps, n); /* the first served, as at start-up */
 	/* an etcd source's first load comes here too */
 	rec->changed = put_in_use(r, snaps, n, r->trigger, &staged);
 	free(snaps);
@@ -724,6 +780,29 @@ static void dry_done(struct xd_reloader *r, struct waiter *waiters)
 	record_clear(&rec);
 }
 
+/* On the thread pool: malloc_trim walks every heap, a cost that grows
+ * with what xdsd holds; never on the loop. */
+static void trim_work(uv_work_t *w XD_UNUSED)
+{
+	malloc_trim(0);
+}
+
+static void trim_done(uv_work_t *w, int status XD_UNUSED)
+{
+	struct xd_reloader *r = w->data;
+
+	r->trimming = false;
+}
+
+/* Gives back the free pages of every heap, once at a time. */
+static void trim(struct xd_reloader *r)
+{
+	if (r->trimming)
+		return;
+	if (uv_queue_work(r->loop, &r->trim_work, trim_work, trim_done) == 0)
+		r->trimming = true;
+}
+
 static void work_done(uv_work_t *w, int status XD_UNUSED)
 {
 	struct xd_reloader *r = w->data;
@@ -761,7 +840,7 @@ static void work_done(uv_work_t *w, int status XD_UNUSED)
 	 * freed in the heaps of the threads that made them: give back
 	 * the pages that are now free, rather than keep them until
 	 * those threads happen to allocate again. */
-	malloc_trim(0);
+	trim(r);
 	if (rec->ok || rec->last_good)
 		r->serving = true;
 	if (r->serving)
@@ -981,8 +1060,9 @@ void xd_reloader_free(struct xd_reloader *r)
 {
 	if (r == NULL)
 		return;
-	XD_ASSERT_INFO(!xd_reloader_busy(r), "reloader of %s freed while %s",
-		       r->dir, state_names[r->state]);
+	XD_ASSERT_INFO(!xd_reloader_busy(r) && !r->trimming,
+		       "reloader of %s freed while %s%s", r->dir,
+		       state_names[r->state], r->trimming ? ", trimming" : "");
 	for (size_t i = 0; i < XD_RELOAD_HISTORY; i++)
 		record_clear(&r->history[i]);
 	xd_laststate_free(r->last);
