@@ -1432,20 +1432,6 @@ START_TEST(restart_stages_what_differs_from_the_last_good_state)
 }
 END_TEST
 
-/* The number of lines of `d`'s log holding `needle`. */
-static int log_count(const struct xdt_daemon *d, const char *needle)
-{
-	char *log = xdt_daemon_log(d), *p = log;
-	int n = 0;
-
-	while ((p = strstr(p, needle)) != NULL) {
-		n++;
-		p += strlen(needle);
-	}
-	free(log);
-	return n;
-}
-
 /* Puts `text` at PREFIX `name`. */
 static void put_text(const struct etcd *e, const char *name, const char *text)
 {
@@ -1483,8 +1469,8 @@ START_TEST(ignored_keys_are_no_change)
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 2);
 	ck_assert(xdt_daemon_wait_log_count(d, "reloaded ", 2, SERVED_MS));
 	/* the one change, noted once; the 20 puts before it, never */
-	ck_assert_int_eq(log_count(d, " up to revision "), 1);
-	ck_assert_int_eq(log_count(d, "reloaded "), 2);
+	ck_assert_int_eq(xdt_daemon_log_count(d, " up to revision "), 1);
+	ck_assert_int_eq(xdt_daemon_log_count(d, "reloaded "), 2);
 	finish(s, c, d, e);
 }
 END_TEST
@@ -1508,12 +1494,12 @@ START_TEST(churn_puts_a_reload_off_watch_delay_max_at_most)
 		 e->endpoint);
 	d = xdt_daemon_start(cfg, NULL, START_MS);
 	ck_assert(xdt_daemon_wait_log_count(d, "reloaded ", 1, SERVED_MS));
-	while (log_count(d, "reloaded ") < 2 && writes < MAX_WRITES) {
+	while (xdt_daemon_log_count(d, "reloaded ") < 2 && writes < MAX_WRITES) {
 		put_clusters(e, "edge", "e", 1 + writes % 3);
 		writes++;
 		xdtest_sleep_ms(100);
 	}
-	ck_assert_msg(log_count(d, "reloaded ") >= 2,
+	ck_assert_msg(xdt_daemon_log_count(d, "reloaded ") >= 2,
 		      "no reload during %d writes, each sooner than watch_delay after the last",
 		      writes);
 	xdt_daemon_stop(d, STOP_MS);
@@ -1549,16 +1535,16 @@ START_TEST(prefix_read_in_pages_one_change_handed_over)
 		 MANY_KEYS);
 	ck_assert(xdt_daemon_wait_log(d, want, SERVED_MS));
 	/* 1000 keys a page (XD_ETCD_PAGE_KEYS) */
-	ck_assert_msg(log_count(d, "(3 pages)") == 1, "not read in 3 pages");
+	ck_assert_msg(xdt_daemon_log_count(d, "(3 pages)") == 1, "not read in 3 pages");
 	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
 	st = xdt_status_json(d);
 	ck_assert_int_eq(json_array_size(json_object_get(st, "snapshots")), MANY_KEYS);
 	json_decref(st);
-	ck_assert_int_eq(log_count(d, "changes since the last load handed to the reload (the prefix read whole)"), 1);
+	ck_assert_int_eq(xdt_daemon_log_count(d, "changes since the last load handed to the reload (the prefix read whole)"), 1);
 
 	put_clusters(e, "k01234", "k01234", 2);
 	ck_assert(xdt_daemon_wait_log_count(d, "reloaded ", 2, SERVED_MS));
-	ck_assert_int_eq(log_count(d, ": 1 change since the last load handed to the reload"), 1);
+	ck_assert_int_eq(xdt_daemon_log_count(d, ": 1 change since the last load handed to the reload"), 1);
 	xdt_daemon_stop(d, STOP_MS);
 	etcd_free(e);
 	free(dir);
