@@ -6,8 +6,10 @@
  * CA files again (transport/tls.h).
  *
  * A reload loads the directory and reads the TLS files on libuv's thread
- * pool, checks that no node served now would be left without a
- * snapshot, and puts the new snapshots and certificates in use together,
+ * pool (where it also trades the copies of unchanged snapshots for the
+ * ones served, and later gives freed memory back with malloc_trim, so
+ * that its part on the loop thread costs what changed), checks that no
+ * node served now would be left without a snapshot, and puts the new snapshots and certificates in use together,
  * or neither: a reload is one unit, so a failed one changes nothing
  * (docs/design.md §3), whichever of its files are at fault, and its
  * record, its log line and its counters say failed. Requests that arrive
