@@ -82,6 +82,10 @@ static const struct directive directives[] = {
 	 booleans, NULL},
 	{"watch_delay", T_DURATION, OFF(watch_delay_ms), "500ms", 10, 60000,
 	 false, "quiet time after a change before that reload", NULL, NULL},
+	{"watch_delay_max", T_DURATION, OFF(watch_delay_max_ms), "5s", 10,
+	 600000, false,
+	 "longest a reload is put off while changes keep coming (at least watch_delay)",
+	 NULL, NULL},
 	/* zero_ok on an address: "off" is allowed */
 	{"admin_listen", T_ADDRESS, OFF(admin_listen), "127.0.0.1:18080", 0, 0,
 	 true, "address of the admin HTTP endpoint (off: none)", NULL, NULL},

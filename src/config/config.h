@@ -87,6 +87,10 @@ struct xd_config {
 	 * directive's words), after watch_delay_ms without a change. */
 	int watch;
 	uint64_t watch_delay_ms;
+	/* and at most watch_delay_max_ms after the first change waiting,
+	 * however often changes come (util/debounce.h); the etcd source
+	 * waits the same */
+	uint64_t watch_delay_max_ms;
 
 	/* the admin HTTP endpoint: an address as `listen`, or "off" */
 	char *admin_listen;

@@ -326,7 +326,8 @@ static int start_watch(struct daemon *d)
 	}
 	return xd_snapwatch_start(&d->watch, &d->loop,
 				  etcd ? NULL : d->cfg->snapshots,
-				  d->cfg->watch_delay_ms, d->reloader, tls);
+				  d->cfg->watch_delay_ms,
+				  d->cfg->watch_delay_max_ms, d->reloader, tls);
 }
 
 /* Once at start: whose connections no per-address limit counts. */

@@ -70,7 +70,8 @@ static const struct option long_opts[] = {
  * once everything is valid: a "valid" line above errors would be read
  * as a pass by whoever looks at the top. Returns the exit status.
  */
-static int check(const struct xd_config *cfg, const char *config_path)
+static int check(const struct xd_config *cfg, const char *config_path,
+		 bool dir_given)
 {
 	struct xd_diag diag = XD_DIAG_INIT;
 	struct xd_tls *tls = NULL;
@@ -96,12 +97,13 @@ static int check(const struct xd_config *cfg, const char *config_path)
 		xd_tls_free(tls);
 		return 1;
 	}
-	if (cfg->source == XD_SOURCE_ETCD) {
+	if (cfg->source == XD_SOURCE_ETCD && !dir_given) {
 		/* what etcd holds is checked by the daemon as it reads it:
-		 * --check does not connect anywhere */
+		 * --check does not connect anywhere; a directory named with
+		 * --snapshots (one about to be pushed) is checked below */
 		printf("# %s: valid; effective configuration:\n", config_path);
 		xd_config_print(cfg, stdout);
-		printf("# snapshots from etcd prefix '%s' (not read by --check)\n",
+		printf("# snapshots from etcd prefix '%s' (not read by --check; --snapshots DIR checks a directory)\n",
 		       cfg->etcd.prefix);
 		xd_schema_free(schema);
 		xd_tls_free(tls);
@@ -225,7 +227,7 @@ int main(int argc, char **argv)
 	xd_diag_clear(&diag);
 
 	if (check_only) {
-		rc = check(&cfg, config_path);
+		rc = check(&cfg, config_path, ov[1].value != NULL);
 		xd_config_free(&cfg);
 		return rc;
 	}

@@ -6,8 +6,10 @@
  * CA files again (transport/tls.h).
  *
  * A reload loads the directory and reads the TLS files on libuv's thread
- * pool, checks that no node served now would be left without a
- * snapshot, and puts the new snapshots and certificates in use together,
+ * pool (where it also trades the copies of unchanged snapshots for the
+ * ones served, and later gives freed memory back with malloc_trim, so
+ * that its part on the loop thread costs what changed), checks that no
+ * node served now would be left without a snapshot, and puts the new snapshots and certificates in use together,
  * or neither: a reload is one unit, so a failed one changes nothing
  * (docs/design.md §3), whichever of its files are at fault, and its
  * record, its log line and its counters say failed. Requests that arrive
@@ -124,20 +126,34 @@ struct xd_reloader *xd_reloader_new(uv_loop_t *loop,
 				    struct xd_tls *tls);
 
 /*
- * A source of snapshots other than the directory (the etcd source):
- * called on the loop thread as each reload starts, it hands over the
- * snapshot files as they are now (`*keys`, `*n`, freed by the
- * reloader), the revision they are at (`*revision`, 0 when it has
- * none; the reload's record keeps it) and anything wrong with them in
- * `diag`. The reloader then loads those instead of reading `dir`,
- * which only names the source in messages.
+ * A source of snapshots other than the directory (the etcd source), in
+ * two steps, so that a reload's loop-thread part costs what changed,
+ * not what the source holds:
+ *
+ *   take(arg, revision), on the loop thread as each reload (or dry run of what a
+ *     reload reads) starts: hands over what changed since the last take
+ *     (the source's own bookkeeping, moved, not copied) and the
+ *     revision the source is at with those changes (`*revision`, 0 when
+ *     it has none; the reload's record keeps it);
+ *   read(taken, ...), on the thread pool, once for each take, in the
+ *     order of the takes (the reloader runs one load at a time): hands
+ *     over the snapshot files as they are now (`*keys`, `*n`, freed by
+ *     the reloader) and anything wrong with them in `diag`, and frees
+ *     what take returned.
+ *
+ * The reloader then loads those files instead of reading `dir`, which
+ * only names the source in messages.
  */
-typedef void (*xd_reload_source_fn)(void *arg, struct xd_snapkey **keys,
-				    size_t *n, int64_t *revision,
-				    struct xd_diag *diag);
+struct xd_reload_source {
+	void *(*take)(void *arg, int64_t *revision);
+	void (*read)(void *taken, struct xd_snapkey **keys, size_t *n,
+		     struct xd_diag *diag);
+};
 
-void xd_reloader_set_source(struct xd_reloader *r, xd_reload_source_fn fn,
-			    void *arg);
+/* `src` (borrowed, usually static) and `arg` must outlive the
+ * reloader's last load. */
+void xd_reloader_set_source(struct xd_reloader *r,
+			    const struct xd_reload_source *src, void *arg);
 
 /*
  * Who puts a good reload's snapshots in use (NULL: the cache, with

@@ -675,6 +675,31 @@ static void check_refs_of_refused(struct xd_parsed *const *pfs, size_t n,
 	unref_tables(tables, colls);
 }
 
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(xd_snapshot_key(*(struct xd_snapshot *const *)a),
+		      xd_snapshot_key(*(struct xd_snapshot *const *)b));
+}
+
+struct xd_snapshot *xd_load_find(struct xd_snapshot *const *prev,
+				  size_t nprev, const char *key)
+{
+	size_t lo = 0, hi = nprev;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(xd_snapshot_key(prev[mid]), key);
+
+		if (c == 0)
+			return prev[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 static struct xd_snapshot *load_key(const struct xd_schema *schema,
 				    const struct xd_section *sections,
 				    const struct xd_snapkey *k, unsigned threads,
@@ -702,9 +727,7 @@ static struct xd_snapshot *load_key(const struct xd_schema *schema,
 	for (size_t f = 0; f < k->nfiles; f++)
 		wrong = wrong || xd_diag_total(&pfs[f]->diag) > 0 ||
 			pfs[f]->ndup > 0;
-	for (size_t i = 0; i < nprev; i++)
-		if (strcmp(xd_snapshot_key(prev[i]), k->key) == 0)
-			old = prev[i];
+	old = xd_load_find(prev, nprev, k->key);
 	for (int t = 0; !wrong && t < XD_RTYPE_COUNT; t++)
 		tables[t] = key_table(pfs, k->nfiles, t,
 				      old != NULL ? xd_snapshot_table(old, (enum xd_rtype)t) : NULL,
@@ -781,6 +804,11 @@ static void load_keys(const struct xd_schema *schema,
 			xd_diag_add(&out->diag, "the schema has no message %s",
 				    ci->message);
 	}
+	for (size_t i = 1; i < nprev; i++)
+		XD_ASSERT_INFO(strcmp(xd_snapshot_key(prev[i - 1]),
+				      xd_snapshot_key(prev[i])) < 0,
+			       "previous snapshots out of order at '%s'",
+			       xd_snapshot_key(prev[i]));
 	if (xd_diag_total(&out->diag) == 0) {
 		size_t files = 0;
 
@@ -822,6 +850,9 @@ static void load_keys(const struct xd_schema *schema,
 	} else {
 		out->keys = keys;
 		out->nkeys = nkeys;
+		/* the keys come in the order of their files' names, which is
+		 * not always theirs ("a-b.yaml" before "a.yaml") */
+		qsort(out->snaps, out->nsnaps, sizeof(*out->snaps), by_key);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	out->seconds = (double)(t1.tv_sec - t0->tv_sec) +

@@ -117,7 +117,9 @@ static void etcd_run(struct etcd *e)
 			       "--advertise-client-urls", client,
 			       "--listen-peer-urls", peer,
 			       "--initial-advertise-peer-urls", peer,
-			       "--initial-cluster", cluster, (char *)NULL);
+			       "--initial-cluster", cluster,
+			       /* xdsctl push of a prefix of many keys */
+			       "--max-txn-ops", "10000", (char *)NULL);
 		_exit(127);
 	}
 	for (long long end = xdtest_now_ms() + START_MS;;) {
@@ -1526,10 +1528,130 @@ START_TEST(restart_stages_what_differs_from_the_last_good_state)
 }
 END_TEST
 
+/* Puts `text` at PREFIX `name`. */
+static void put_text(const struct etcd *e, const char *name, const char *text)
+{
+	char args[256];
+
+	snprintf(args, sizeof(args), "put %s%s", PREFIX, name);
+	ck_assert_int_eq(etcdctl(e, args, text), 0);
+}
+
+/* Keys a reload never reads (a lock, a leader election, a hidden file)
+ * are no change: put again and again, they are not noted, give no
+ * reload and put off none; a real change then gives one reload. */
+START_TEST(ignored_keys_are_no_change)
+{
+	struct etcd *e = etcd_new();
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+
+	etcd_run(e);
+	put_clusters(e, "default", "c", 1);
+	d = start(e);
+	s = client(d, &c, 1);
+	ck_assert(xdt_daemon_wait_log_count(d, "reloaded ", 1, SERVED_MS));
+	for (int i = 0; i < 5; i++) {
+		char beat[32];
+
+		snprintf(beat, sizeof(beat), "%d", i);
+		put_text(e, "lock", beat);
+		put_text(e, "election/leader", beat);
+		put_text(e, ".heartbeat.yaml", beat);
+		put_text(e, "team/deeper/x.yaml", beat);
+	}
+	put_clusters(e, "default", "c", 2);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 2);
+	ck_assert(xdt_daemon_wait_log_count(d, "reloaded ", 2, SERVED_MS));
+	/* the one change, noted once; the 20 puts before it, never */
+	ck_assert_int_eq(xdt_daemon_log_count(d, " up to revision "), 1);
+	ck_assert_int_eq(xdt_daemon_log_count(d, "reloaded "), 2);
+	finish(s, c, d, e);
+}
+END_TEST
+
+/* A key rewritten more often than watch_delay still gives a reload,
+ * watch_delay_max after the first change at most, while the writes go
+ * on (they stop once it came, or after MAX_WRITES). */
+#define MAX_WRITES 150
+START_TEST(churn_puts_a_reload_off_watch_delay_max_at_most)
+{
+	struct etcd *e = etcd_new();
+	struct xdt_daemon *d;
+	char cfg[1024];
+	int writes = 0;
+
+	etcd_run(e);
+	put_clusters(e, "default", "c", 1);
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nsource: etcd\nwatch_delay: 2s\nwatch_delay_max: 3s\n"
+		 "etcd:\n  endpoints: ['%s']\n  dial_timeout: 1s\n",
+		 e->endpoint);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	ck_assert(xdt_daemon_wait_log_count(d, "reloaded ", 1, SERVED_MS));
+	while (xdt_daemon_log_count(d, "reloaded ") < 2 && writes < MAX_WRITES) {
+		put_clusters(e, "edge", "e", 1 + writes % 3);
+		writes++;
+		xdtest_sleep_ms(100);
+	}
+	ck_assert_msg(xdt_daemon_log_count(d, "reloaded ") >= 2,
+		      "no reload during %d writes, each sooner than watch_delay after the last",
+		      writes);
+	xdt_daemon_stop(d, STOP_MS);
+	etcd_free(e);
+}
+END_TEST
+
+/* A prefix of more keys than a page is read in pages at one revision,
+ * and every key is served; then one key changed hands the reload that
+ * one change, not the prefix. */
+#define MANY_KEYS 2500
+START_TEST(prefix_read_in_pages_one_change_handed_over)
+{
+	struct etcd *e = etcd_new();
+	char *dir = xdtest_snapdir(), *out, opts[128], name[64], want[128];
+	struct xdt_daemon *d;
+	json_t *st;
+
+	etcd_run(e);
+	xdtest_write_clusters(dir, "default.yaml", "c", 1);
+	for (int i = 1; i < MANY_KEYS; i++) {
+		char prefix[32];
+
+		snprintf(name, sizeof(name), "k%05d.yaml", i);
+		snprintf(prefix, sizeof(prefix), "k%05d", i);
+		xdtest_write_clusters(dir, name, prefix, 1);
+	}
+	snprintf(opts, sizeof(opts), "--etcd %s --prefix " PREFIX, e->endpoint);
+	ck_assert_int_eq(push(opts, dir, &out), 0);
+	free(out);
+	d = start_with(e, "admin_listen: 127.0.0.1:0\n");
+	snprintf(want, sizeof(want), "read %d keys under '" PREFIX "' at revision ",
+		 MANY_KEYS);
+	ck_assert(xdt_daemon_wait_log(d, want, SERVED_MS));
+	/* 1000 keys a page (XD_ETCD_PAGE_KEYS) */
+	ck_assert_msg(xdt_daemon_log_count(d, "(3 pages)") == 1, "not read in 3 pages");
+	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
+	st = xdt_status_json(d);
+	ck_assert_int_eq(json_array_size(json_object_get(st, "snapshots")), MANY_KEYS);
+	json_decref(st);
+	ck_assert_int_eq(xdt_daemon_log_count(d, "changes since the last load handed to the reload (the prefix read whole)"), 1);
+
+	put_clusters(e, "k01234", "k01234", 2);
+	ck_assert(xdt_daemon_wait_log_count(d, "reloaded ", 2, SERVED_MS));
+	ck_assert_int_eq(xdt_daemon_log_count(d, ": 1 change since the last load handed to the reload"), 1);
+	xdt_daemon_stop(d, STOP_MS);
+	etcd_free(e);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("etcd");
 	TCase *tc = tcase_create("etcd");
+	TCase *changes = tcase_create("changes");
 
 	xdtest_make_certs();
 	tcase_set_timeout(tc, 240);
@@ -1549,5 +1671,11 @@ int main(void)
 	tcase_add_test(tc, restart_stages_what_differs_from_the_last_good_state);
 	tcase_add_test(tc, one_key_changed_parses_one);
 	suite_add_tcase(s, tc);
+	/* what a reload costs and when it comes */
+	tcase_set_timeout(changes, 240);
+	tcase_add_test(changes, ignored_keys_are_no_change);
+	tcase_add_test(changes, churn_puts_a_reload_off_watch_delay_max_at_most);
+	tcase_add_test(changes, prefix_read_in_pages_one_change_handed_over);
+	suite_add_tcase(s, changes);
 	return xdtest_run(s);
 }

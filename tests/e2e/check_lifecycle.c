@@ -146,6 +146,47 @@ START_TEST(ignored_etcd_section_warned)
 }
 END_TEST
 
+/* With `source: etcd`, --check --snapshots DIR checks DIR (the
+ * directory about to be pushed), as xdsctl push does: a broken one
+ * fails with its errors; a good one passes and is described. Without
+ * --snapshots, nothing is read and it says so. */
+START_TEST(check_etcd_config_checks_the_directory_given)
+{
+	char *good = xdtest_clusters_snapdir(1), *bad = xdtest_snapdir();
+	char *cfg = xdtest_write_file(xdtest_tmpdir(), "etcd.yaml",
+				      "source: etcd\netcd:\n  endpoints: ['127.0.0.1:2379']\n");
+	const char *args[] = {"--check", "-c", cfg, "--snapshots", bad, NULL};
+	const char *none[] = {"--check", "-c", cfg, NULL};
+	char *out, *err;
+
+	free(xdtest_write_file(bad, "default.yaml",
+			       "clusters:\n- {name: x, type: BOGUS}\n"));
+	ck_assert_int_eq(xdt_run_xdsd(args, &out, &err), 1);
+	ck_assert_msg(strstr(err, "default.yaml:2:") != NULL &&
+			      strstr(err, "1 error in the snapshots") != NULL,
+		      "--check: %s", err);
+	ck_assert_msg(strstr(out, "valid") == NULL, "--check: %s", out);
+	free(out);
+	free(err);
+
+	args[4] = good;
+	ck_assert_int_eq(xdt_run_xdsd(args, &out, &err), 0);
+	ck_assert_msg(strstr(out, "# snapshot 'default': clusters 1") != NULL,
+		      "--check: %s", out);
+	free(out);
+	free(err);
+
+	ck_assert_int_eq(xdt_run_xdsd(none, &out, &err), 0);
+	ck_assert_msg(strstr(out, "not read by --check; --snapshots DIR checks a directory") != NULL,
+		      "--check: %s", out);
+	free(out);
+	free(err);
+	free(cfg);
+	free(good);
+	free(bad);
+}
+END_TEST
+
 START_TEST(check_invalid_config)
 {
 	char *cfg = xdtest_write_file(xdtest_tmpdir(), "bad.yaml",
@@ -792,6 +833,7 @@ int main(void)
 	tcase_add_test(cli, version_and_help);
 	tcase_add_test(cli, check_valid_config);
 	tcase_add_test(cli, check_invalid_config);
+	tcase_add_test(cli, check_etcd_config_checks_the_directory_given);
 	tcase_add_test(cli, check_failure_prints_no_configuration);
 	tcase_add_test(cli, missing_config_is_an_error);
 	tcase_add_test(cli, config_or_schema_not_a_regular_file);
