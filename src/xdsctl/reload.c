@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "xdsctl/reload.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,17 @@ void xc_reload_print_warnings(FILE *out, json_t *diff, const char *indent)
 	}
 }
 
+/* a + b, held at +-LLONG_MAX: counts from the daemon are summed, and
+ * an overflow would be undefined */
+static long long add(long long a, long long b)
+{
+	long long r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? LLONG_MAX : -LLONG_MAX;
+	return r < -LLONG_MAX ? -LLONG_MAX : r;
+}
+
 void xc_reload_print_diff(FILE *out, json_t *rec, const char *indent)
 {
 	json_t *d = json_object_get(rec, "diff"), *k;
@@ -74,9 +86,9 @@ void xc_reload_print_diff(FILE *out, json_t *rec, const char *indent)
 		json_t *t;
 
 		json_array_foreach(json_object_get(k, "types"), j, t) {
-			n[0] += xc_int(t, "added");
-			n[1] += xc_int(t, "removed");
-			n[2] += xc_int(t, "changed");
+			n[0] = add(n[0], xc_int(t, "added"));
+			n[1] = add(n[1], xc_int(t, "removed"));
+			n[2] = add(n[2], xc_int(t, "changed"));
 		}
 		fprintf(out, "%s  snapshot '%s' %s: %lld resource%s added, %lld removed, %lld changed\n",
 			indent, key, change, n[0], xd_plural(n[0]), n[1], n[2]);

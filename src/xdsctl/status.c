@@ -52,7 +52,7 @@ static char *resources(json_t *snap)
 
 	json_object_foreach(res, type, n)
 		xd_buf_printf(&b, "%s%s %lld", b.len ? ", " : "", type,
-			      json_is_number(n) ? (long long)json_number_value(n) : 0);
+			      xc_number(n));
 	if (b.len == 0)
 		xd_buf_printf(&b, "(empty)");
 	xd_buf_putc(&b, '\0');
@@ -190,13 +190,12 @@ static void print_status(const struct xc_opts *o, json_t *doc)
 	json_t *clients = json_object_get(doc, "clients");
 	json_t *reloads = json_object_get(doc, "reloads");
 	json_t *history = json_object_get(reloads, "history");
-	json_t *up = json_object_get(doc, "uptime_seconds");
 	char *version = xc_safe_text(doc, "version");
 	char *started = xc_safe_text(doc, "started");
 	char *listen = text_or_list(doc, "listen");
 	char uptime[32];
 
-	xd_text_age(uptime, sizeof(uptime), json_is_number(up) ? (long long)json_number_value(up) : 0);
+	xd_text_age(uptime, sizeof(uptime), xc_int(doc, "uptime_seconds"));
 	printf("xdsd:      %s, %s\n", version,
 	       json_is_true(json_object_get(doc, "ready")) ?
 		       "ready" :
