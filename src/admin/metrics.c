@@ -221,6 +221,10 @@ static void last_good(struct xd_buf *out, const struct xd_laststate *s)
 	       i != NULL ? (double)i->saves_failed : 0);
 	sample(out, "xdsd_state_saves_total", "result", "unchanged", NULL, NULL,
 	       i != NULL ? (double)i->saves_unchanged : 0);
+	head(out, "xdsd_state_save_failing", "gauge",
+	     "1 while the newest save of the last good state failed: the state on disk is older than what is served.");
+	sample(out, "xdsd_state_save_failing", NULL, NULL, NULL, NULL,
+	       i != NULL && i->save_failing ? 1 : 0);
 }
 
 static void reloads(struct xd_buf *out, const struct xd_reloader *r)

@@ -10,6 +10,24 @@
 #include "xdsctl/show.h"
 #include "util/text.h"
 
+/* With a staged rollout, what became of the reload's change (its
+ * record's "rollout"): ", staged", ", rolled back", ... or "". */
+static const char *rollout_outcome(json_t *rec)
+{
+	json_t *ro = json_object_get(rec, "rollout");
+	const char *s = json_is_string(ro) ? json_string_value(ro) : "";
+
+	if (strcmp(s, "staged") == 0)
+		return ", staged for the canaries";
+	if (strcmp(s, "promoted") == 0)
+		return ", promoted";
+	if (strcmp(s, "rolled_back") == 0)
+		return ", ROLLED BACK by its rollout";
+	if (strcmp(s, "replaced") == 0)
+		return ", its rollout replaced by a later one";
+	return "";
+}
+
 void xc_reload_print(FILE *out, json_t *rec, const char *indent)
 {
 	char *trigger = xc_safe_text(rec, "trigger");
@@ -21,10 +39,11 @@ void xc_reload_print(FILE *out, json_t *rec, const char *indent)
 
 	bool dry = json_is_true(json_object_get(rec, "dry_run"));
 
-	fprintf(out, "%sreload %s (%s, %s, %.3f s): ", indent,
+	fprintf(out, "%sreload %s%s (%s, %s, %.3f s): ", indent,
 		json_is_true(json_object_get(rec, "ok")) ? "ok" :
 		dry ? "would be refused" : "refused",
-		trigger, when, json_is_number(secs) ? json_number_value(secs) : 0.0);
+		rollout_outcome(rec), trigger, when,
+		json_is_number(secs) ? json_number_value(secs) : 0.0);
 	if (dry && !json_is_true(json_object_get(rec, "ok")))
 		fprintf(out, "%lld error%s; nothing was changed\n", nerr, xd_plural(nerr));
 	else if (json_is_true(json_object_get(rec, "ok")))
