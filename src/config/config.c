@@ -425,6 +425,8 @@ static int apply(struct xd_config *cfg, const struct directive *d,
 			    d->zero_ok && strcmp(value, "off") == 0 ?
 				    NULL :
 				    join_path(dir, value));
+		if (d->offset == OFF(state_dir))
+			cfg->state_dir_given = true;
 		break;
 	case T_STRING:
 		replace_str((char **)base, xd_strdup(value));
@@ -1075,6 +1077,27 @@ static void print_quoted(FILE *out, const char *s)
 	fputc('\'', out);
 }
 
+/*
+ * state_dir when neither the file nor a flag set it: its value comes
+ * from the environment systemd gives the service, so --check run by
+ * hand (without it) would say "off" where the service saves. Says where
+ * the value comes from instead, and, without one, what the shipped unit
+ * gives; commented out then, so that the printout reads back as unset.
+ */
+static void print_state_dir_default(const struct xd_config *cfg,
+				    const struct directive *d, FILE *out)
+{
+	if (cfg->state_dir != NULL) {
+		fprintf(out, "%s: ", d->name);
+		print_quoted(out, cfg->state_dir);
+		fprintf(out, "    # %s (from $STATE_DIRECTORY, which systemd sets for the unit's StateDirectory=)\n",
+			d->doc);
+		return;
+	}
+	fprintf(out, "#%s:    # %s (unset: no $STATE_DIRECTORY here; under the shipped xdsd.service systemd sets it to %s, StateDirectory=xdsd, and the service saves there)\n",
+		d->name, d->doc, XD_PATHS_UNIT_STATE_DIR);
+}
+
 static void print_directive(const struct xd_config *cfg,
 			    const struct directive *d, FILE *out)
 {
@@ -1084,6 +1107,10 @@ static void print_directive(const struct xd_config *cfg,
 							       "    ";
 	char num[32];
 
+	if (d->offset == OFF(state_dir) && !cfg->state_dir_given) {
+		print_state_dir_default(cfg, d, out);
+		return;
+	}
 	switch (d->type) {
 	case T_ADDRESS:
 	case T_PATH:

@@ -57,6 +57,9 @@ struct xd_config {
 	/* where the last good state is kept (reload/laststate.h); NULL:
 	 * nowhere, a start with broken snapshots is refused */
 	char *state_dir;
+	/* whether the file or a flag set state_dir (a path or off); if
+	 * not, it is systemd's $STATE_DIRECTORY, or unset without one */
+	bool state_dir_given;
 	enum xd_log_level log_level;
 	enum xd_log_format log_format;
 	enum xd_node_key node_key;

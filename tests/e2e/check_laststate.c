@@ -602,6 +602,86 @@ START_TEST(systemd_state_directory_is_the_default)
 }
 END_TEST
 
+/* The line of `text` that starts with `prefix` (malloc'd), or NULL. */
+static char *line_starting(const char *text, const char *prefix)
+{
+	for (const char *p = text; p != NULL && *p != '\0';
+	     p = strchr(p, '\n') != NULL ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, prefix, strlen(prefix)) == 0)
+			return strndup(p, strcspn(p, "\n"));
+	return NULL;
+}
+
+/* `xdsd --check` with `cfg_text`: its output (malloc'd); it must pass. */
+static char *check_output(const char *cfg_text)
+{
+	char *dir = xdtest_snapdir(), *path = xdtest_write_file(dir, "xdsd.yaml", cfg_text);
+	const char *args[] = {"--check", "-c", path, NULL};
+	char *out, *err;
+
+	ck_assert_msg(xdt_run_xdsd(args, &out, &err) == 0, "%s", err);
+	free(err);
+	free(path);
+	free(dir);
+	return out;
+}
+
+/*
+ * state_dir's default comes from systemd ($STATE_DIRECTORY, which the
+ * unit's StateDirectory= sets), so `xdsd --check` run by hand has none:
+ * it says so and names what the service is given, rather than "off",
+ * which the service is not (nor is a printout read back). With the
+ * variable, it says the value came from it; set in the file, as
+ * written.
+ */
+START_TEST(check_says_where_state_dir_comes_from)
+{
+	char *dir = xdtest_clusters_snapdir(1), *state = xdtest_snapdir(), cfg[1024];
+	char *out, *line, *unit, want[1200];
+
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	unsetenv("STATE_DIRECTORY");
+	out = check_output(cfg);
+	line = line_starting(out, "state_dir:");
+	ck_assert_msg(line == NULL, "printed as set: %s", line);
+	line = line_starting(out, "#state_dir:    # ");
+	ck_assert_msg(line != NULL, "%s", out);
+	ck_assert_msg(strstr(line, "(unset: no $STATE_DIRECTORY here; under the shipped xdsd.service "
+				   "systemd sets it to /var/lib/xdsd, StateDirectory=xdsd, and the service saves there)") != NULL,
+		      "%s", line);
+	free(line);
+	free(out);
+	/* what it names is what the unit says */
+	ck_assert(asprintf(&line, "%s/systemd/xdsd.service.in", xdtest_env("XDSD_SRCDIR")) > 0);
+	unit = xdtest_read_file(line, NULL);
+	ck_assert_msg(unit != NULL && strstr(unit, "\nStateDirectory=xdsd\n") != NULL,
+		      "%s: no StateDirectory=xdsd", line);
+	free(unit);
+	free(line);
+
+	setenv("STATE_DIRECTORY", state, 1);
+	out = check_output(cfg);
+	snprintf(want, sizeof(want), "state_dir: '%s'    # ", state);
+	line = line_starting(out, want);
+	ck_assert_msg(line != NULL, "%s", out);
+	ck_assert_msg(strstr(line, "(from $STATE_DIRECTORY, which systemd sets for the unit's StateDirectory=)") != NULL,
+		      "%s", line);
+	free(line);
+	free(out);
+
+	/* the file's word wins over the variable, and is shown as given */
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\nstate_dir: off\n", dir);
+	out = check_output(cfg);
+	line = line_starting(out, "state_dir: off    # ");
+	ck_assert_msg(line != NULL && strstr(line, "$STATE_DIRECTORY") == NULL, "%s", out);
+	free(line);
+	free(out);
+	unsetenv("STATE_DIRECTORY");
+	free(state);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("laststate");
@@ -617,6 +697,7 @@ int main(void)
 	tcase_add_test(tc, nothing_saved_refuses_to_start);
 	tcase_add_test(tc, damaged_state_is_refused);
 	tcase_add_test(tc, systemd_state_directory_is_the_default);
+	tcase_add_test(tc, check_says_where_state_dir_comes_from);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
