@@ -364,15 +364,16 @@ static void http(struct xd_buf *out, const struct xd_admin_http *admin,
 		const char *name;
 		const struct xd_http_stats *st;
 		unsigned long long foreign; /* the admin guard's */
+		unsigned long long dry_run_dir; /* the admin's dry runs' */
 		const struct xd_rest_stats *rest; /* its requests' refusals */
 	} ep[2];
 	size_t n = 0;
 
 	if (admin != NULL)
 		ep[n++] = (struct endpoint){"admin", admin->http, *admin->foreign,
-					    NULL};
+					    *admin->dry_run_dir, NULL};
 	if (rest != NULL)
-		ep[n++] = (struct endpoint){"rest", xd_rest_http_stats(rest), 0,
+		ep[n++] = (struct endpoint){"rest", xd_rest_http_stats(rest), 0, 0,
 					    xd_rest_stats(rest)};
 	head(out, "xdsd_http_connections", "gauge",
 	     "Open connections to an HTTP endpoint (admin, rest).");
@@ -402,6 +403,9 @@ static void http(struct xd_buf *out, const struct xd_admin_http *admin,
 		       (double)st->too_large);
 		sample(out, refused, "endpoint", e, "reason", "foreign_site",
 		       (double)ep[i].foreign);
+		if (ep[i].rest == NULL)
+			sample(out, refused, "endpoint", e, "reason", "dry_run_dir",
+			       (double)ep[i].dry_run_dir);
 		for (int w = 0; ep[i].rest != NULL && w < XD_REST_REFUSAL_COUNT; w++)
 			sample(out, refused, "endpoint", e, "reason",
 			       xd_rest_refusal_name((enum xd_rest_refusal)w),

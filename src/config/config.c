@@ -282,6 +282,7 @@ static const char *suggest(const char *section, const char *name)
 		best = closest(name, best, "authorize", &best_d);
 		best = closest(name, best, "csds_allow", &best_d);
 		best = closest(name, best, "admin_hosts", &best_d);
+		best = closest(name, best, "dry_run_dirs", &best_d);
 		best = closest(name, best, "trusted_proxies", &best_d);
 	}
 	return best;
@@ -559,6 +560,7 @@ struct loading {
 	size_t authorize_line;
 	size_t csds_allow_line;
 	size_t admin_hosts_line;
+	size_t dry_run_dirs_line;
 	size_t trusted_proxies_line;
 	size_t etcd_endpoints_line;
 	size_t rollout_line, rollout_canary_line;
@@ -831,6 +833,30 @@ static void load_admin_hosts(struct loading *l, const yaml_node_t *k,
 	}
 }
 
+/* `dry_run_dirs:` where a dry run may read snapshots: directories, a
+ * relative one taken from the file's own directory as every path. */
+static void load_dry_run_dirs(struct loading *l, const yaml_node_t *k,
+			      const yaml_node_t *v)
+{
+	struct xd_config *cfg = l->cfg;
+	size_t before = cfg->ndry_run_dirs;
+
+	load_strings(l, k, v, "dry_run_dirs", "directories",
+		     &l->dry_run_dirs_line, &cfg->dry_run_dirs,
+		     &cfg->ndry_run_dirs);
+	for (size_t i = before; i < cfg->ndry_run_dirs; i++) {
+		char *p = cfg->dry_run_dirs[i];
+
+		if (p[0] == '\0') {
+			fail(l, yaml_document_get_node(l->doc, v->data.sequence.items.start[i - before]),
+			     "dry_run_dirs: an empty path");
+			continue;
+		}
+		cfg->dry_run_dirs[i] = join_path(l->dir, p);
+		free(p);
+	}
+}
+
 /* `trusted_proxies:` addresses and prefixes exempt from the
  * per-address limits, each parsed as the servers will match it. */
 static void load_trusted_proxies(struct loading *l, const yaml_node_t *k,
@@ -986,6 +1012,8 @@ static int load_document(struct xd_config *cfg, const char *path,
 				     &cfg->ncsds_allow);
 		else if (strcmp(key, "admin_hosts") == 0)
 			load_admin_hosts(&l, k, v);
+		else if (strcmp(key, "dry_run_dirs") == 0)
+			load_dry_run_dirs(&l, k, v);
 		else if (strcmp(key, "trusted_proxies") == 0)
 			load_trusted_proxies(&l, k, v);
 		else
@@ -1218,6 +1246,9 @@ void xd_config_print(const struct xd_config *cfg, FILE *out)
 	print_strings(out, "", "admin_hosts",
 		      "names the admin endpoint answers to, besides localhost and addresses",
 		      cfg->admin_hosts, cfg->nadmin_hosts);
+	print_strings(out, "", "dry_run_dirs",
+		      "directories a dry run may read, besides the snapshot directory",
+		      cfg->dry_run_dirs, cfg->ndry_run_dirs);
 	print_strings(out, "", "trusted_proxies",
 		      "balancers and proxies exempt from the per-address limits",
 		      cfg->trusted_proxies, cfg->ntrusted_proxies);
@@ -1255,6 +1286,7 @@ void xd_config_free(struct xd_config *cfg)
 	free(cfg->authorize);
 	free_strings(cfg->csds_allow, cfg->ncsds_allow);
 	free_strings(cfg->admin_hosts, cfg->nadmin_hosts);
+	free_strings(cfg->dry_run_dirs, cfg->ndry_run_dirs);
 	free_strings(cfg->trusted_proxies, cfg->ntrusted_proxies);
 	free(cfg->trusted_nets);
 	free_strings(cfg->rollout.canary, cfg->rollout.ncanary);

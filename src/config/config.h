@@ -7,8 +7,9 @@
  * the man page's list. The file is a YAML mapping of directives; a few
  * are grouped in a section (`tls:` holds cert, key and client_ca;
  * `etcd:` holds the etcd snapshot source's settings and its own `tls:`),
- * `authorize:` is a list of rules, `csds_allow:` a list of globs and
- * `trusted_proxies:` one of addresses and prefixes.
+ * `authorize:` is a list of rules, `csds_allow:` a list of globs,
+ * `admin_hosts:` one of host names, `dry_run_dirs:` one of directories
+ * and `trusted_proxies:` one of addresses and prefixes.
  * Unknown keys, duplicate keys, bad values and settings that do not fit
  * together are errors reported as "file:line:column: message", all of
  * them, not just the first.
@@ -110,6 +111,12 @@ struct xd_config {
 	 * IP addresses (a defence against DNS rebinding). */
 	char **admin_hosts;
 	size_t nadmin_hosts;
+	/* Directories (absolute) at or below which a dry run may read
+	 * snapshots besides the snapshot directory itself (admin/preview.h):
+	 * what xdsd can read, a local user could otherwise read through
+	 * its errors. */
+	char **dry_run_dirs;
+	size_t ndry_run_dirs;
 
 	/* gRPC transport, all in milliseconds or bytes. 0 = off. */
 	uint64_t keepalive_time_ms;
