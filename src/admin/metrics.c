@@ -458,6 +458,27 @@ static void refusals(struct xd_buf *out)
 		       (double)xd_refusals((enum xd_refusal)r));
 }
 
+/* Client status answers under way, what they hold, and the calls
+ * refused, every reason (csds_service.h), zeros included. */
+static void csds(struct xd_buf *out, const struct xd_csds_service *svc)
+{
+	struct xd_csds_stats st;
+
+	xd_csds_service_stats(svc, &st);
+	head(out, "xdsd_csds_answers", "gauge",
+	     "Client status (CSDS) answers being built or sent now.");
+	sample(out, "xdsd_csds_answers", NULL, NULL, NULL, NULL, (double)st.answers);
+	head(out, "xdsd_csds_answer_bytes", "gauge",
+	     "Bytes the client status answers being built or sent hold together.");
+	sample(out, "xdsd_csds_answer_bytes", NULL, NULL, NULL, NULL, (double)st.bytes);
+	head(out, "xdsd_csds_refused_total", "counter",
+	     "Client status calls refused, by reason (identity: not allowed; answers, memory: too many answers under way, or too large together; too_large: the answer alone).");
+	for (int r = 0; r < XD_CSDS_REFUSED_COUNT; r++)
+		sample(out, "xdsd_csds_refused_total", "reason",
+		       xd_csds_refusal_name((enum xd_csds_refusal)r), NULL, NULL,
+		       (double)st.refused[r]);
+}
+
 /* With tls: the handshakes that failed, and when the certificates in
  * use expire. */
 static void tls(struct xd_buf *out, const struct xd_tls *t)
@@ -576,6 +597,8 @@ static bool page_step(void *page, struct xd_http_exchange *x,
 	per_type(out, st);
 	subscriptions(out, &p->sc);
 	refusals(out);
+	if (deps->csds != NULL)
+		csds(out, deps->csds);
 	if (deps->tls != NULL)
 		tls(out, deps->tls);
 	if (deps->rest != NULL)

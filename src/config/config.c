@@ -162,6 +162,14 @@ static const struct directive directives[] = {
 	 NULL, NULL},
 	{"max_node_id_size", T_SIZE, OFF(max_node_id_size), "1KiB", 16,
 	 1ull << 20, false, "longest node id or cluster", NULL, NULL},
+	/* client status answers cost memory in proportion to the fleet:
+	 * bounded all together (admin/csds_service.h) */
+	{"csds_max_answers", T_UINT, OFF(csds_max_answers), "4", 1, 64, false,
+	 "client status (CSDS) answers built or sent at once, over every call",
+	 NULL, NULL},
+	{"csds_max_memory", T_SIZE, OFF(csds_max_memory), "256MiB", 64 << 10,
+	 4ull << 30, false,
+	 "bytes those answers hold together (and one alone)", NULL, NULL},
 	/* no defaults: unset is plaintext */
 	{"cert", T_CRED_PATH, OFF(tls.cert), NULL, 0, 0, false,
 	 "certificate chain of the xDS listener, PEM", NULL, "tls"},

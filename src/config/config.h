@@ -144,6 +144,10 @@ struct xd_config {
 	uint64_t max_request_burst;
 	uint64_t max_node_size;
 	uint64_t max_node_id_size;
+	/* Client status (CSDS) answers being built or sent at once, and
+	 * the bytes they may hold together (admin/csds_service.h). */
+	uint64_t csds_max_answers;
+	uint64_t csds_max_memory;
 
 	/* TLS on the xDS listener: all NULL for plaintext. With client_ca,
 	 * clients must present a certificate it signed (mTLS). */
