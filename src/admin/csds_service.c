@@ -385,6 +385,8 @@ struct xd_csds_service *xd_csds_service_new(uv_loop_t *loop,
 
 void xd_csds_service_free(struct xd_csds_service *svc)
 {
+	if (svc == NULL)
+		return;
 	/* every call closed first (the server's streams are gone) */
 	XD_ASSERT_INFO(svc->building == 0, "%zu csds answers building",
 		       svc->building);

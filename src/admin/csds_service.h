@@ -76,6 +76,7 @@ struct xd_csds_stats {
 struct xd_csds_service *xd_csds_service_new(uv_loop_t *loop,
 					    const struct xd_config *cfg,
 					    struct xd_sessions *sessions);
+/* NULL: nothing. */
 void xd_csds_service_free(struct xd_csds_service *svc);
 
 /* The handler to give the server (server.h, csds_handler). */
