@@ -538,7 +538,8 @@ struct render {
 	size_t ngroups;
 	uint32_t *index; /* open addressing: group + 1, 0 for empty */
 	size_t index_cap;
-	size_t bytes, max;
+	size_t bytes; /* the groups' parts held (their lengths) */
+	size_t max;   /* of the step under way */
 	bool over;
 	size_t written; /* groups appended to the answer, once walked */
 };
@@ -679,29 +680,61 @@ static void group_free(struct group *g)
 }
 
 struct xd_csds_build *xd_csds_build_new(struct xd_sessions *sessions,
-					const struct xd_csds_query *q, size_t max)
+					const struct xd_csds_query *q)
 {
 	struct render *r = xd_calloc(1, sizeof(*r));
 
 	r->q = q;
-	r->max = max;
 	xd_sessions_cursor_open(sessions, &r->cur);
 	return (struct xd_csds_build *)r;
 }
 
+/* The bytes of a field's tag, length and `len` bytes of body. */
+static size_t field_size(uint32_t field, size_t len)
+{
+	return xd_wire_varint_size((uint64_t)field << 3 | XD_WT_LEN) +
+	       xd_wire_varint_size(len) + len;
+}
+
+/* A group's ClientConfig, whole: its tag and length too. */
+static size_t group_size(const struct group *g)
+{
+	size_t inner = field_size(XD_CLIENT_CONFIG_NODE, g->node.len);
+
+	for (size_t k = 0; k < g->ntypes; k++)
+		inner += g->types[k].configs.len;
+	return field_size(XD_CSDS_RESPONSE_CONFIG, inner);
+}
+
 int xd_csds_build_step(struct xd_csds_build *b, struct xd_buf *out,
-		       uint64_t deadline_ns)
+		       uint64_t deadline_ns, size_t max)
 {
 	struct render *r = (struct render *)b;
 
 	/* the streams, and the glob members memoized on their tables */
 	XD_ASSERT_LOOP();
-	if (!xd_sessions_cursor_walk(&r->cur, each, r, deadline_ns))
+	r->max = max;
+	if (r->bytes > max)
+		r->over = true;
+	if (!r->over && !xd_sessions_cursor_walk(&r->cur, each, r, deadline_ns))
 		return r->over ? -1 : 0;
 	if (r->over)
 		return -1;
+	if (r->written == 0 && r->ngroups > 0) {
+		/* the answer's size is known now: one allocation of it,
+		 * where growing by doubling could hold twice as much */
+		size_t total = 0;
+
+		for (size_t i = 0; i < r->ngroups; i++)
+			total += group_size(&r->groups[i]);
+		if (total > max)
+			return -1;
+		xd_buf_reserve(out, total);
+	}
+	if (r->bytes + out->len > max)
+		return -1;
 	/* then the answer: tens of MB for thousands of nodes, copied a
-	 * slice at a time too */
+	 * slice at a time too, each node's parts freed once copied */
 	while (r->written < r->ngroups) {
 		struct group *g = &r->groups[r->written++];
 		size_t mark;
@@ -714,10 +747,20 @@ int xd_csds_build_step(struct xd_csds_build *b, struct xd_buf *out,
 			xd_buf_append(out, g->types[k].configs.data,
 				      g->types[k].configs.len);
 		xd_wire_close(out, mark);
+		r->bytes -= g->node.len;
+		for (size_t k = 0; k < g->ntypes; k++)
+			r->bytes -= g->types[k].configs.len;
+		group_free(g);
+		memset(g, 0, sizeof(*g));
 		if (r->written % 64 == 0 && uv_hrtime() >= deadline_ns)
 			return 0;
 	}
 	return 1;
+}
+
+size_t xd_csds_build_bytes(const struct xd_csds_build *b)
+{
+	return ((const struct render *)b)->bytes;
 }
 
 void xd_csds_build_free(struct xd_csds_build *b)

@@ -223,6 +223,10 @@ static void last_good(struct xd_buf *out, const struct xd_laststate *s)
 	       i != NULL ? (double)i->saves_failed : 0);
 	sample(out, "xdsd_state_saves_total", "result", "unchanged", NULL, NULL,
 	       i != NULL ? (double)i->saves_unchanged : 0);
+	head(out, "xdsd_state_save_failing", "gauge",
+	     "1 while the newest save of the last good state failed: the state on disk is older than what is served.");
+	sample(out, "xdsd_state_save_failing", NULL, NULL, NULL, NULL,
+	       i != NULL && i->save_failing ? 1 : 0);
 }
 
 static void reloads(struct xd_buf *out, const struct xd_reloader *r)
@@ -362,15 +366,16 @@ static void http(struct xd_buf *out, const struct xd_admin_http *admin,
 		const char *name;
 		const struct xd_http_stats *st;
 		unsigned long long foreign; /* the admin guard's */
+		unsigned long long dry_run_dir; /* the admin's dry runs' */
 		const struct xd_rest_stats *rest; /* its requests' refusals */
 	} ep[2];
 	size_t n = 0;
 
 	if (admin != NULL)
 		ep[n++] = (struct endpoint){"admin", admin->http, *admin->foreign,
-					    NULL};
+					    *admin->dry_run_dir, NULL};
 	if (rest != NULL)
-		ep[n++] = (struct endpoint){"rest", xd_rest_http_stats(rest), 0,
+		ep[n++] = (struct endpoint){"rest", xd_rest_http_stats(rest), 0, 0,
 					    xd_rest_stats(rest)};
 	head(out, "xdsd_http_connections", "gauge",
 	     "Open connections to an HTTP endpoint (admin, rest).");
@@ -400,6 +405,9 @@ static void http(struct xd_buf *out, const struct xd_admin_http *admin,
 		       (double)st->too_large);
 		sample(out, refused, "endpoint", e, "reason", "foreign_site",
 		       (double)ep[i].foreign);
+		if (ep[i].rest == NULL)
+			sample(out, refused, "endpoint", e, "reason", "dry_run_dir",
+			       (double)ep[i].dry_run_dir);
 		for (int w = 0; ep[i].rest != NULL && w < XD_REST_REFUSAL_COUNT; w++)
 			sample(out, refused, "endpoint", e, "reason",
 			       xd_rest_refusal_name((enum xd_rest_refusal)w),
@@ -487,6 +495,27 @@ static void connections(struct xd_buf *out)
 	     "Client addresses over max_idle_connections_per_address whose new connections are dropped now.");
 	sample(out, "xdsd_connections_blocked_addresses", NULL, NULL, NULL,
 	       NULL, (double)xd_conns_blocked());
+}
+
+/* Client status answers under way, what they hold, and the calls
+ * refused, every reason (csds_service.h), zeros included. */
+static void csds(struct xd_buf *out, const struct xd_csds_service *svc)
+{
+	struct xd_csds_stats st;
+
+	xd_csds_service_stats(svc, &st);
+	head(out, "xdsd_csds_answers", "gauge",
+	     "Client status (CSDS) answers being built or sent now.");
+	sample(out, "xdsd_csds_answers", NULL, NULL, NULL, NULL, (double)st.answers);
+	head(out, "xdsd_csds_answer_bytes", "gauge",
+	     "Bytes the client status answers being built or sent hold together.");
+	sample(out, "xdsd_csds_answer_bytes", NULL, NULL, NULL, NULL, (double)st.bytes);
+	head(out, "xdsd_csds_refused_total", "counter",
+	     "Client status calls refused, by reason (identity: not allowed; answers, memory: too many answers under way, or too large together; too_large: the answer alone).");
+	for (int r = 0; r < XD_CSDS_REFUSED_COUNT; r++)
+		sample(out, "xdsd_csds_refused_total", "reason",
+		       xd_csds_refusal_name((enum xd_csds_refusal)r), NULL, NULL,
+		       (double)st.refused[r]);
 }
 
 /* With tls: the handshakes that failed, and when the certificates in
@@ -608,6 +637,8 @@ static bool page_step(void *page, struct xd_http_exchange *x,
 	subscriptions(out, &p->sc);
 	refusals(out);
 	connections(out);
+	if (deps->csds != NULL)
+		csds(out, deps->csds);
 	if (deps->tls != NULL)
 		tls(out, deps->tls);
 	if (deps->rest != NULL)

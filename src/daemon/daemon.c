@@ -283,6 +283,7 @@ static int start_admin(struct daemon *d)
 		.rest = d->rest,
 		.etcd = d->cfg->source == XD_SOURCE_ETCD ? &d->etcd_health :
 							   NULL,
+		.csds = d->csds,
 	};
 
 	if (!xd_config_admin_on(d->cfg))

@@ -101,6 +101,9 @@ struct xd_reloader {
 
 	struct xd_reload_record history[XD_RELOAD_HISTORY];
 	size_t nhistory, newest; /* ring; newest is the last written */
+	uint64_t seq; /* of the newest record */
+	/* the record whose change the rollout under way holds (0: none) */
+	uint64_t staged_seq;
 	struct xd_reload_stats stats;
 };
 
@@ -220,7 +223,45 @@ static struct xd_reload_record *record(struct xd_reloader *r,
 	rec = &r->history[r->newest];
 	record_clear(rec);
 	record_fill(r, rec, trigger, ok, load, errors);
+	rec->seq = ++r->seq;
 	return rec;
+}
+
+const char *xd_reload_rollout_name(enum xd_reload_rollout o)
+{
+	static const char *const names[] = {
+		[XD_RELOAD_UNSTAGED] = NULL,
+		[XD_RELOAD_STAGED] = "staged",
+		[XD_RELOAD_PROMOTED] = "promoted",
+		[XD_RELOAD_ROLLED_BACK] = "rolled_back",
+		[XD_RELOAD_REPLACED] = "replaced",
+	};
+
+	XD_ASSERT_INFO((size_t)o < XD_ARRAY_LEN(names), "reload rollout %d",
+		       (int)o);
+	return names[o];
+}
+
+/* The record numbered `seq`, while the history holds it, or NULL. */
+static struct xd_reload_record *record_by_seq(struct xd_reloader *r,
+					      uint64_t seq)
+{
+	for (size_t i = 0; seq != 0 && i < r->nhistory; i++)
+		if (r->history[i].seq == seq)
+			return &r->history[i];
+	return NULL;
+}
+
+/* `rec`'s change went to the canaries (put_in_use, staged): its
+ * rollout replaces one under way, whose record says so. */
+static void staged_by(struct xd_reloader *r, struct xd_reload_record *rec)
+{
+	struct xd_reload_record *before = record_by_seq(r, r->staged_seq);
+
+	if (before != NULL)
+		before->rollout = XD_RELOAD_REPLACED;
+	rec->rollout = XD_RELOAD_STAGED;
+	r->staged_seq = rec->seq;
 }
 
 size_t xd_reload_history_count(const struct xd_reloader *r)
@@ -456,7 +497,13 @@ void xd_reloader_rollout_over(void *reloader, bool promoted)
 {
 	struct xd_reloader *r = reloader;
 
+	struct xd_reload_record *rec;
+
 	XD_ASSERT_LOOP();
+	rec = record_by_seq(r, r->staged_seq);
+	if (rec != NULL)
+		rec->rollout = promoted ? XD_RELOAD_PROMOTED : XD_RELOAD_ROLLED_BACK;
+	r->staged_seq = 0;
 	if (r->last != NULL)
 		xd_laststate_proven(r->last, promoted);
 }
@@ -504,6 +551,8 @@ int xd_reloader_load_first(struct xd_reloader *r)
 	if (r->saved.wanted)
 		load_saved(r);
 	rec->changed = put_in_use(r, snaps, n, "start-up", &staged);
+	if (staged)
+		staged_by(r, rec);
 	saved_done(r);
 	r->serving = true;
 	free(snaps);
@@ -693,6 +742,8 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 		log_snapshots(snaps, n); /* the first served, as at start-up */
 	/* an etcd source's first load comes here too */
 	rec->changed = put_in_use(r, snaps, n, r->trigger, &staged);
+	if (staged)
+		staged_by(r, rec);
 	free(snaps);
 	keep_last_good(r, load, staged);
 	if (r->tls != NULL) {

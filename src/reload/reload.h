@@ -83,7 +83,22 @@
 #define XD_RELOAD_ERRORS_KEPT 20
 #define XD_RELOAD_DRY_QUEUE 8
 
+/* With a staged rollout (rollout/rollout.h), what became of a good
+ * reload's change. */
+enum xd_reload_rollout {
+	XD_RELOAD_UNSTAGED,    /* no rollout held it: served as it came */
+	XD_RELOAD_STAGED,      /* with the canaries: its rollout is under way */
+	XD_RELOAD_PROMOTED,    /* its rollout promoted it to every node */
+	XD_RELOAD_ROLLED_BACK, /* its rollout failed or was aborted: the
+				* change is not served */
+	XD_RELOAD_REPLACED,    /* a later reload's rollout took its place */
+};
+
+/* "staged", "promoted", "rolled_back", "replaced"; NULL for UNSTAGED. */
+const char *xd_reload_rollout_name(enum xd_reload_rollout o);
+
 struct xd_reload_record {
+	uint64_t seq;        /* 1, 2, ... for the reloader's records */
 	int64_t at_ms;       /* when it finished, Unix ms */
 	const char *trigger; /* "start-up", "SIGHUP", "admin", "watch" */
 	bool ok;             /* snapshots and certificates in use */
@@ -99,6 +114,7 @@ struct xd_reload_record {
 	/* The etcd revision of the keys it loaded (a source's, below);
 	 * 0 for the directory, or when no load ran. */
 	int64_t revision;
+	enum xd_reload_rollout rollout; /* updated as its rollout ends */
 	/* What it changed (a dry run: would change), when ok: the summary
 	 * for a reload (the counts, and the first XD_DIFF_SUMMARY_LISTED
 	 * resources by name), the full diff for a dry run; a removed key's
@@ -170,7 +186,8 @@ void xd_reloader_set_install(struct xd_reloader *r, xd_reload_install_fn fn,
 			     void *arg);
 
 /*
- * The staged rollout came to rest (rollout.h, xd_rollout_on_rest):
+ * The staged rollout came to rest (rollout.h, xd_rollout_on_rest),
+ * which the record of the reload it held says (its `rollout`):
  * `promoted`, what it staged is saved as the last good state; failed
  * or aborted, it is not. `reloader` is the xd_reloader.
  */

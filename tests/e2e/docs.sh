@@ -46,10 +46,11 @@ mkdir -p "$tap_tmp/snapshots"
 echo "{}" > "$tap_tmp/snapshots/default.yaml"
 "$XDSD" --check -c "$tap_tmp/c.yaml" --schema "$XDSD_SCHEMA" \
   --snapshots "$tap_tmp/snapshots" > "$tap_tmp/check.out" 2>&1 || fail "xdsd --check"
-# Top-level directives ("name: value"), sections ("tls:" alone on its
-# line) and their settings (indented, "#" when unset), as section.name.
+# Top-level directives ("name: value", "#name:" when unset), sections
+# ("tls:" alone on its line) and their settings (indented, "#" when
+# unset), as section.name.
 directives=$(awk '
-  /^[a-z_]+:( |$)/ { sub(/:.*/, ""); section = $0; print; next }
+  /^#?[a-z_]+:( |$)/ { sub(/^#/, ""); sub(/:.*/, ""); section = $0; print; next }
   /^  #?[a-z_]+:/ { sub(/^  #?/, ""); sub(/:.*/, ""); print section "." $0 }
 ' "$tap_tmp/check.out")
 [ -n "$directives" ] || fail "--check printed directives"
