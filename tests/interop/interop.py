@@ -88,26 +88,35 @@ NODE_XDS_VERSION = "1.14.1"
 #            bootstrap's channel_creds "tls" with its config, gRFC A65);
 #  options   more options of its own (grpc-java's A65 provider);
 #  wrapped   whether it announces wrapped SotW resources (rule L2);
-#  asked     how its xDS trace shows a name it subscribed to (%s), None
-#            when it shows none.
+#  asked     how its xDS trace shows a name it subscribed to: a format
+#            for asked_pattern(), None when its trace names none (gRPC
+#            C-core 1.85 logs the type, version and nonce of a request,
+#            not its names);
+#  sorts     whether it subscribes to an xdstp name taken from a
+#            resource (the listener's route configuration) with its
+#            context parameters sorted (--xdstp: ROUTE_REF).
 CLIENTS = {
     "python": dict(what="gRPC C-core 1.51 via Debian's python3-grpcio",
                    version=r"^python grpcio 1\.51\.", tls="sidecar", options=[],
-                   wrapped=True, asked='resource_names: "%s"'),
+                   wrapped=True, asked='resource_names: "%s"', sorts=True),
     "node": dict(what="@grpc/grpc-js-xds %s" % NODE_XDS_VERSION,
                  version=r"^node grpc-js-xds %s " % re.escape(NODE_XDS_VERSION),
-                 tls="grpc-js", options=[], wrapped=False, asked=None),
+                 tls="grpc-js", options=[], wrapped=False, asked=None, sorts=True),
     "pypi": dict(what="gRPC C-core 1.85 via PyPI's grpcio (the tests' venv)",
                  version=r"^python grpcio 1\.85\.", tls="bootstrap", options=[],
-                 wrapped=True, asked='resource_names: "%s"'),
+                 wrapped=True, asked=None, sorts=True),
     "go": dict(what="grpc-go 1.85 (tests/interop/go)",
                version=r"^go grpc 1\.85\.", tls="bootstrap", options=[],
-               wrapped=True, asked='"%s"'),
+               wrapped=True, asked='Subscribing to resource "%s"', sorts=True),
     # grpc-java 1.85 ignores the config of channel_creds "tls": the
     # client's own provider reads it (tests/interop/java, --a65-tls).
+    # It sorts the context parameters of the names it receives but not
+    # of the route configuration name it takes from a listener, so it
+    # waits for a name no server can send (tests/interop/README.md,
+    # "What the clients taught").
     "java": dict(what="grpc-java 1.85.1 (tests/interop/java)",
                  version=r"^java grpc 1\.85\.1$", tls="bootstrap", options=["--a65-tls"],
-                 wrapped=True, asked="%s"),
+                 wrapped=True, asked='"resourceNames": [%s', sorts=False),
 }
 
 # --rollout: canaries first, everyone else after the bake
@@ -123,18 +132,34 @@ LISTENER_TEMPLATE = ("xdstp://" + AUTHORITY +
                      "/envoy.config.listener.v3.Listener/%s")
 
 
-def xdstp_names():
+def xdstp_names(sorts=True):
     """Switches the scenario's names to xdstp:// ones. The listener's
     reference to its route configuration spells the parameters in
     another order than the route configuration's own name: xdsd must
-    resolve it, and the client must find the canonical name it is sent."""
+    resolve it, and the client must find the canonical name it is sent.
+    For a client that does not sort (`sorts` false) the reference is
+    spelled as the name is."""
     global XDSTP, ROUTE, ROUTE_REF, CLUSTER_AB, CLUSTER_C
     XDSTP = True
     base = "xdstp://" + AUTHORITY + "/envoy.config."
     ROUTE = base + "route.v3.RouteConfiguration/interop-route?a=1&b=2"
-    ROUTE_REF = base + "route.v3.RouteConfiguration/interop-route?b=2&a=1"
+    ROUTE_REF = base + "route.v3.RouteConfiguration/interop-route?" + \
+        ("b=2&a=1" if sorts else "a=1&b=2")
     CLUSTER_AB = base + "cluster.v3.Cluster/interop-cluster-ab"
     CLUSTER_C = base + "cluster.v3.Cluster/interop-cluster-c"
+
+
+def asked_pattern(kind, name):
+    """A regular expression for the line of `kind`'s xDS trace that shows
+    it subscribing to `name`; None when its trace names no names."""
+    asked = CLIENTS[kind]["asked"]
+    if asked is None:
+        return None
+    if kind == "java":
+        # a list of JSON strings, Gson's: "=" and "&" as \u escapes
+        quoted = json.dumps(name).replace("=", "\\u003d").replace("&", "\\u0026")
+        return re.escape(asked % "") + r"[^\]]*" + re.escape(quoted)
+    return re.escape(asked % name)
 
 
 def listener_name():
@@ -1267,8 +1292,7 @@ class Interop:
         template makes, and for the route configuration by the name the
         listener gave (gRPC sends it with its parameters sorted, which is
         the name xdsd serves): the RPCs above prove it was answered."""
-        asked = CLIENTS[self.client_kind]["asked"]
-        if asked is None:
+        if asked_pattern(self.client_kind, ROUTE) is None:
             return
         try:
             with open(self.path("client.log"), errors="replace") as f:
@@ -1276,9 +1300,11 @@ class Interop:
         except OSError:
             text = ""
         for name in (listener_name(), ROUTE):
-            self.tap.point(asked % name in text,
-                           "the client subscribed to %s" % name,
-                           ["no %r in the client's xDS trace (client.log)" % (asked % name)])
+            pat = asked_pattern(self.client_kind, name)
+            found = re.search(pat, text) is not None
+            self.tap.point(found, "the client subscribed to %s" % name,
+                           [] if found else
+                           ["no /%s/ in the client's xDS trace (client.log)" % pat])
 
     def stop_xdsd(self):
         p = self.xdsd_proc
@@ -1359,7 +1385,7 @@ def main():
                     help="a staged rollout: the client a canary, a second one not")
     args = ap.parse_args()
     if args.xdstp:
-        xdstp_names()
+        xdstp_names(CLIENTS[args.client]["sorts"])
     if args.rollout:
         global ROLLOUT
         ROLLOUT = True

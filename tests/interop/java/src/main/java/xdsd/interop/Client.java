@@ -230,10 +230,12 @@ public final class Client {
         } catch (IOException e) {
           // the same as end of file
         }
+        // Under the lock: once the main thread sees stopped, the
+        // interrupt has come, and no other will.
         synchronized (stopped) {
           stopped[0] = true;
+          main.interrupt();
         }
-        main.interrupt();
       });
       watch.setDaemon(true);
       watch.start();
@@ -273,7 +275,7 @@ public final class Client {
       synchronized (stopped) {
         stop = stopped[0];
       }
-      if (stop || Thread.interrupted()) {
+      if (stop) {
         // Asked to stop mid-RPC (the interrupt cancels it): abandoned
         // and not reported.
         if (line.contains("\"ok\": false")) {
@@ -289,6 +291,7 @@ public final class Client {
         break;
       }
     }
+    Thread.interrupted(); // the stop's interrupt, if it is still pending
     channel.shutdownNow();
     channel.awaitTermination(5, TimeUnit.SECONDS);
     emit("{\"event\": \"done\", \"failed\": " + failed + ", \"rpcs\": " + seq + "}");
