@@ -475,6 +475,7 @@ class Interop:
         self.args = args
         self.tap = tap
         self.client_kind = args.client
+        self.kinds = [args.client]   # every kind of client the run starts
         self.tls = args.tls
         self.run_name = (args.client + ("-mtls" if args.tls else "") +
                          ("-xdstp" if args.xdstp else "") +
@@ -582,7 +583,7 @@ class Interop:
             return False
         ver = tuple(int(x) for x in re.findall(r"\d+", grpc.__version__)[:2])
         role = ("the client under test; its xDS resolver is built in from 1.51"
-                if self.client_kind == "python" else "for the backends")
+                if "python" in self.kinds else "for the backends")
         return self.tap.point(ver >= (1, 51), "python3-grpcio %s >= 1.51 at %s (%s)"
                               % (grpc.__version__, os.path.dirname(grpc.__file__), role))
 
@@ -625,7 +626,7 @@ class Interop:
         return True
 
     def prepare_go_client(self):
-        dest = os.path.join(self.builddir, "tests", "interop", "go")
+        dest = os.path.join(self.builddir, "tests", "interop", "go-client")
         if not self.install("install-go-client", dest, "the Go client " + dest + "/client"):
             return False
         self.client_cmd = [os.path.join(dest, "client")]
@@ -636,7 +637,7 @@ class Interop:
         return True
 
     def prepare_java_client(self):
-        dest = os.path.join(self.builddir, "tests", "interop", "java")
+        dest = os.path.join(self.builddir, "tests", "interop", "java-client")
         if not self.install("install-java-client", dest, "the Java client " + dest + "/client"):
             return False
         # The client sets its xDS trace up itself (java.util.logging).
