@@ -85,8 +85,8 @@ NODE_XDS_VERSION = "1.14.1"
 #            "sidecar" (it cannot: a TLS sidecar of this driver's does),
 #            "grpc-js" (grpc-js's own credentials in place of the
 #            insecure ones, client.js --xds-ca ...), "bootstrap" (the
-#            bootstrap's channel_creds "tls" with its config, gRFC A65);
-#  options   more options of its own (grpc-java's A65 provider);
+#            bootstrap's channel_creds "tls" with its config, "gRFC A65");
+#  options   more options of its own (grpc-java's provider of the tls config);
 #  wrapped   whether it announces wrapped SotW resources (rule L2);
 #  asked     how its xDS trace shows a name it subscribed to: a format
 #            for asked_pattern(), None when its trace names none (gRPC
@@ -849,7 +849,7 @@ class Interop:
             return "127.0.0.1:%d" % self.xdsd_port, [], insecure
         how = CLIENTS[self.client_kind]["tls"]
         if how == "bootstrap":
-            # gRFC A65: the certificate is in the bootstrap's own
+            # "gRFC A65": the certificate is in the bootstrap's own
             # channel_creds; the name is checked against xdsd's
             # certificate (issued for localhost).
             return "localhost:%d" % self.xdsd_port, [], [{"type": "tls", "config": {

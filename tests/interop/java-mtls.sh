@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # Interop over mutual TLS: grpc-java 1.85.1 (tests/interop/java), with its
-# certificate in the bootstrap's channel_creds (gRFC A65), follows
+# certificate in the bootstrap's channel_creds ("gRFC A65"), follows
 # snapshot changes from an xdsd that requires client certificates; a
 # client whose identity is not authorized gets nothing ("Over mutual TLS").
 # See tests/interop/README.md.

@@ -24,7 +24,7 @@
 #             1.85 (tests/interop/go, built by scripts/install-go-client)
 #             and grpc-java 1.85.1 (tests/interop/java, built by
 #             scripts/install-java-client), over mTLS with the
-#             certificate in the bootstrap (gRFC A65)
+#             certificate in the bootstrap ("gRFC A65")
 #  failover-pypi-go-java.sh
 #             failover.sh with those three clients
 #  envoy-sotw.sh, envoy-delta.sh

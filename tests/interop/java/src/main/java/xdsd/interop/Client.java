@@ -51,7 +51,7 @@ import java.util.logging.SimpleFormatter;
  * grpc-xds finds its credentials providers with java.util.ServiceLoader
  * and takes the one of highest priority per type: this client's
  * classes carry A65TlsProvider (META-INF/services), which reads the
- * config as gRFC A65 says (ca_certificate_file, certificate_file,
+ * config as "gRFC A65" says (ca_certificate_file, certificate_file,
  * private_key_file), ranks above grpc-xds's own, and is available only
  * when this option is given.
  */
@@ -88,7 +88,7 @@ public final class Client {
   /** Set by --a65-tls, before grpc-xds first loads its providers. */
   static volatile boolean a65Tls;
 
-  /** gRFC A65's "tls" channel credentials, from the bootstrap's config. */
+  /** "gRFC A65"'s "tls" channel credentials, from the bootstrap's config. */
   public static final class A65TlsProvider extends XdsCredentialsProvider {
     @Override
     protected ChannelCredentials newChannelCredentials(Map<String, ?> config) {
