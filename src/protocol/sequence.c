@@ -27,9 +27,40 @@ static bool breaking_pending(const struct xd_sub *subs,
 }
 
 /*
+ * Has the client subscribed to the clusters that the route
+ * configurations and virtual hosts it holds refer to? A client that
+ * names its clusters (gRPC) subscribes to a new route's cluster only
+ * once it has the route, and goes on using the old cluster until the
+ * new one comes: removing the old one before (a SotW response for the
+ * names it asked before) leaves its route with neither. A wildcard
+ * subscription (Envoy's) covers them all.
+ */
+static bool clusters_covered(const struct xd_sub *subs, struct xd_snapshot *target)
+{
+	const struct xd_sub *cds = &subs[XD_CLUSTER];
+	struct xd_table *cds_table = xd_snapshot_table(target, XD_CLUSTER);
+	const enum xd_rtype users[] = {XD_ROUTE, XD_VIRTUAL_HOST};
+
+	for (size_t i = 0; i < sizeof(users) / sizeof(users[0]); i++) {
+		const struct xd_sub *u = &subs[users[i]];
+		struct xd_nameset *need;
+
+		if (u->state == XD_SUB_IDLE || xd_sub_held(u) == NULL)
+			continue;
+		need = xd_derived_refs(cds_table, xd_sub_held(u), u->ledger->names.all,
+				       u->ledger->names.set);
+		if (xd_nameset_count(need) != 0 &&
+		    !xd_derived_covered(cds_table, need, cds->want.all, cds->want.set))
+			return false;
+	}
+	return true;
+}
+
+/*
  * The table to serve for a type: the target's, except that on the
  * aggregated methods clusters (and, in delta, endpoints) the client
- * holds stay while the listeners and routes that used them change.
+ * holds stay while the listeners and routes that used them change, and
+ * until the client subscribed to the clusters its routes now use.
  * Returns a new reference.
  */
 static struct xd_table *effective(struct xd_sub *subs,
@@ -42,7 +73,8 @@ static struct xd_table *effective(struct xd_sub *subs,
 	bool keep = t == XD_CLUSTER || (t == XD_ENDPOINT && mode->delta);
 
 	if (!mode->aggregated || !keep || xd_sub_held(s) == NULL ||
-	    xd_sub_held(s) == table || !breaking_pending(subs, target))
+	    xd_sub_held(s) == table ||
+	    (!breaking_pending(subs, target) && clusters_covered(subs, target)))
 		return xd_table_ref(table);
 	return xd_derived_union(table, xd_sub_held(s));
 }
@@ -63,8 +95,8 @@ static bool endpoints_waiting(struct xd_sub *subs, struct xd_snapshot *target,
 
 	if (cds->state == XD_SUB_IDLE || xd_sub_held(cds) == NULL)
 		return false;
-	need = xd_derived_eds_refs(eds_table, xd_sub_held(cds), cds->ledger->names.all,
-				   cds->ledger->names.set);
+	need = xd_derived_refs(eds_table, xd_sub_held(cds), cds->ledger->names.all,
+			       cds->ledger->names.set);
 	if (xd_nameset_count(need) == 0 ||
 	    (xd_sub_active(ep) &&
 	     xd_derived_covered(eds_table, need, ep->want.all, ep->want.set))) {

@@ -19,7 +19,10 @@
  *   - Clusters, and in delta endpoints, that the target dropped stay in
  *     what the client is sent (the table is union(target, held)) until
  *     its listeners, routes, scoped routes and virtual hosts are settled
- *     on the target; then a final response without them goes out.
+ *     on the target and its cluster subscription covers the clusters of
+ *     the routes and virtual hosts it holds; then a final response
+ *     without them goes out (with a client that names its clusters,
+ *     the answer to the request that adds the new ones).
  *
  * A per-type method sends its one type whenever it is due: no order, no
  * union, no wait.

@@ -14,14 +14,15 @@ In network namespaces of its own (tests/interop/README.md, "Failover"):
 haproxy connects to replica A from 10.200.1.3 and to B from 10.200.2.3:
 the replicas allow one connection per address
 (max_connections_per_address: 1) and list those two addresses in
-trusted_proxies, so the three clients through the balancer are served
-while a second direct connection from an untrusted address is refused.
+trusted_proxies, so the clients through the balancer are served while a
+second direct connection from an untrusted address is refused.
 
-The clients: gRPC C-core's xDS client (Debian's python3-grpcio) and
-@grpc/grpc-js-xds, each calling a backend through xds:/// every 100 ms,
+The clients: those --clients names (interop.py's kinds; default
+python,node: gRPC C-core's xDS client from Debian's python3-grpcio and
+@grpc/grpc-js-xds), each calling a backend through xds:/// every 100 ms,
 and a delta ADS client in this driver that keeps the versions it holds.
 
-  1. all three are on replica A (its log names their nodes, from the
+  1. all are on replica A (its log names their nodes, from the
      balancer's address), RPCs reach backend A;
   2. replica A is killed (SIGKILL): each client is back on replica B
      through the balancer, no RPC fails, and the delta client, back with
@@ -33,9 +34,11 @@ and a delta ADS client in this driver that keeps the versions it holds.
   4. no RPC failed, no NACK and no error in the replicas' logs, the
      clients stop when asked and the replicas exit 0 on SIGTERM.
 
-Prints TAP. Needs root (ip netns), etcd, haproxy, node/npm. Takes
+Prints TAP. Needs root (ip netns), etcd, haproxy and what the clients
+need (node/npm; the venv, go, a JDK and Maven for the others). Takes
 XDSD, XDSD_BUILDDIR, XDSD_SCHEMA and XDSD_SRCDIR like interop.py; work
-files go to $XDSD_BUILDDIR/tests/interop/failover.work. --netns PREFIX
+files go to $XDSD_BUILDDIR/tests/interop/failover.work (with other
+--clients: failover-KIND-KIND....work). --netns PREFIX
 names the namespaces PREFIX-lb, PREFIX-a and PREFIX-b (default
 xdsd-fo-<pid>); they and every process started in them are gone when it
 exits, on failure too.
@@ -83,6 +86,7 @@ EDS = TYPES[3][0]
 # Subscribed beside each real name: xdsd reports at once that it does
 # not exist (rule D8), so the answer to each request is seen to come.
 PROBE_NAME = "failover-no-such-resource"
+DEFAULT_CLIENTS = ["python", "node"]
 DELTA_ADS = "/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources"
 
 
@@ -370,12 +374,14 @@ def delta_once(schema, target, type_url, name, timeout):
 class Failover(interop.Interop):
     def __init__(self, args, tap):
         super().__init__(argparse.Namespace(client="python", tls=False, xdstp=False, rollout=False), tap)
-        self.run_name = "failover"
+        self.kinds = args.clients
+        self.run_name = "failover" if self.kinds == DEFAULT_CLIENTS else \
+            "failover-" + "-".join(self.kinds)
         self.netns = Netns(args.netns or "xdsd-fo-%d" % os.getpid())
         self.procs = {}         # etcd, haproxy, a, b -> Process
         self.replica_logs = []  # every replica's Process, the killed one too
-        self.clients = {}       # python, node -> (Popen, ClientResults, node id)
-        self.commands = {}      # python, node -> (command, environment)
+        self.clients = {}       # kind -> (Popen, ClientResults, node id)
+        self.commands = {}      # kind -> (command, environment)
         self.delta = None
         self.schema_obj = None
         self.pid = os.getpid()
@@ -511,7 +517,7 @@ class Failover(interop.Interop):
         self.delta = DeltaClient(self.schema_obj, "127.0.0.1:%d" % XDS_PORT,
                                  "failover-delta-%d" % self.pid)
         ok = True
-        for kind in ("python", "node"):
+        for kind in self.kinds:
             node_id = "failover-%s-%d" % (kind, self.pid)
             boot = self.write_bootstrap("bootstrap-%s.json" % kind, node_id,
                                         "127.0.0.1:%d" % XDS_PORT, kind)
@@ -523,12 +529,18 @@ class Failover(interop.Interop):
                                             "--interval-ms", str(RPC_INTERVAL_MS), TARGET],
                     env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
             self.clients[kind] = (proc, ClientResults(proc, self.path("%s.out" % kind)), node_id)
-        end = time.monotonic() + START_WAIT   # both start at once
+        end = time.monotonic() + START_WAIT   # all start at once
         for kind, (proc, res, node_id) in self.clients.items():
             i = res.first_answer("A", 0, 0, max(0.1, end - time.monotonic()))
-            ok &= self.tap.point(i is not None, "the %s client (node %s) calls backend A through "
-                                 "%s every %d ms" % (kind, node_id, TARGET, RPC_INTERVAL_MS),
-                                 [] if i is not None else self.client_why(kind))
+            with res.cond:
+                started = res.events[0][1].get("client", "") if res.events else ""
+            version = interop.CLIENTS[kind]["version"]
+            good = i is not None and re.search(version, started) is not None
+            ok &= self.tap.point(good, "the %s client (%s, node %s) calls backend A through "
+                                 "%s every %d ms" % (kind, started or "?", node_id, TARGET,
+                                                     RPC_INTERVAL_MS),
+                                 [] if good else ["its start line must match /%s/" % version]
+                                 + self.client_why(kind))
         got = self.delta.wait(self.delta.holds_all, WAIT)
         ok &= self.tap.point(bool(got), "the delta client holds the listener, route "
                              "configuration, cluster and endpoints",
@@ -584,9 +596,10 @@ class Failover(interop.Interop):
     # --- the scenario -------------------------------------------------------------
     def failover(self):
         on_a = self.streams_on("a")
-        self.tap.point(len(on_a) == 3, "all three clients are on replica A, from the balancer's "
-                       "address %s.3 (%s)" % (NET["a"], ", ".join(sorted(on_a))),
-                       [] if len(on_a) == 3 else
+        n = len(self.node_ids())
+        self.tap.point(len(on_a) == n, "all %d clients are on replica A, from the balancer's "
+                       "address %s.3 (%s)" % (n, NET["a"], ", ".join(sorted(on_a))),
+                       [] if len(on_a) == n else
                        ["missing: %s" % sorted(set(self.node_ids()) - on_a)]
                        + self.procs["a"].tail())
         with self.delta.cond:
@@ -596,10 +609,10 @@ class Failover(interop.Interop):
         self.tap.comment(["replica A killed (SIGKILL)"])
 
         on_b = self.streams_on("b", timeout=2 * WAIT)
-        ok = self.tap.point(len(on_b) == 3, "each client is back, through the balancer, on "
+        ok = self.tap.point(len(on_b) == n, "each client is back, through the balancer, on "
                             "replica B (%s), all %.1f s after the kill (at most %.0f s)"
                             % (", ".join(sorted(on_b)), time.monotonic() - t_kill, 2 * WAIT),
-                            [] if len(on_b) == 3 else
+                            [] if len(on_b) == n else
                             ["missing: %s" % sorted(set(self.node_ids()) - on_b)]
                             + self.delta.describe() + self.procs["b"].tail()
                             + self.procs["haproxy"].tail(5))
@@ -722,11 +735,13 @@ class Failover(interop.Interop):
     def run(self):
         if not self.setup_work():
             return
-        prepared = self.prepare_node_client()     # npm may need the network: before the netns
-        if prepared:
-            self.commands["node"] = (self.client_cmd, self.client_env)
-        self.prepare_python_client()
-        self.commands["python"] = (self.client_cmd, self.client_env)
+        # npm, pip, go and Maven may need the network: before the netns
+        prepared = True
+        for kind in self.kinds:
+            if self.prepare_client(kind):
+                self.commands[kind] = (self.client_cmd, self.client_env)
+            else:
+                prepared = False
         if not prepared or not self.make_netns():
             return
         signal.alarm(OVERALL_TIMEOUT)
@@ -766,10 +781,17 @@ class Failover(interop.Interop):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--netns", help="prefix of the namespaces' names")
+    ap.add_argument("--clients", default=",".join(DEFAULT_CLIENTS),
+                    help="the kinds of interop.py's clients to run (default %(default)s)")
     args = ap.parse_args()
+    args.clients = args.clients.split(",")
+    unknown = [k for k in args.clients if k not in interop.CLIENTS]
+    if unknown or len(set(args.clients)) != len(args.clients):
+        ap.error("--clients: each of %s at most once" % ", ".join(sorted(interop.CLIENTS)))
     tap = Tap()
     tap.comment(["failover: two xdsd replicas on one etcd prefix behind haproxy; "
-                 "gRPC C-core, grpc-js-xds and a delta client"])
+                 "%s and a delta client" % ", ".join(interop.CLIENTS[k]["what"]
+                                                     for k in args.clients)])
 
     def on_alarm(*_):
         raise interop.Timeout()
