@@ -345,6 +345,45 @@ START_TEST(haproxy_marks_the_replica_down_then_up)
 }
 END_TEST
 
+/* The request is read as protobuf reads it: unknown fields skipped, the
+ * last of a repeated field counting; bytes that are no
+ * HealthCheckRequest (the name as a varint, a truncated field) end the
+ * call INVALID_ARGUMENT. */
+START_TEST(requests_read_as_protobuf_reads_them)
+{
+	char *dir = xdtest_clusters_snapdir(1), cfg[1024];
+	static const struct {
+		const char *hex, *code, *status;
+	} cases[] = {
+		{"", "OK", "SERVING"},
+		{"1005" "0a00", "OK", "SERVING"},      /* field 2 unknown */
+		{"0a0178" "0a00", "OK", "SERVING"},    /* "x", then "": the last */
+		{"0a00" "0a0178", "NOT_FOUND", NULL},  /* "", then "x" */
+		{"0801", "INVALID_ARGUMENT", NULL},    /* the name as a varint */
+		{"0a05616263", "INVALID_ARGUMENT", NULL}, /* 5 bytes said, 3 sent */
+	};
+	struct xdt_daemon *d;
+
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char raw[64];
+		json_t *j;
+
+		snprintf(raw, sizeof(raw), "--raw '%s'", cases[i].hex);
+		j = check_with(d->target, "", raw);
+		ck_assert_msg(strcmp(xdt_json_str(j, "code"), cases[i].code) == 0,
+			      "request %s: %s, not %s", cases[i].hex,
+			      xdt_json_str(j, "code"), cases[i].code);
+		if (cases[i].status != NULL)
+			ck_assert_str_eq(xdt_json_str(j, "status"), cases[i].status);
+		json_decref(j);
+	}
+	xdt_daemon_stop(d, STOP_MS);
+	free(dir);
+}
+END_TEST
+
 /* Health calls are admitted like every call: one connection per address
  * holds a Watch, and a Check on a second is refused for it. */
 START_TEST(limits_hold_for_health_calls)
@@ -430,6 +469,7 @@ int main(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, status_follows_what_is_served);
 	tcase_add_test(tc, haproxy_marks_the_replica_down_then_up);
+	tcase_add_test(tc, requests_read_as_protobuf_reads_them);
 	tcase_add_test(tc, limits_hold_for_health_calls);
 	tcase_add_test(tc, tls_is_all_a_health_client_needs);
 	suite_add_tcase(s, tc);
