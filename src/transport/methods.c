@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "transport/methods.h"
 
+#include <string.h>
+
 #include "util/common.h"
 
 #define SVC(pkg, svc) "/envoy.service." pkg ".v3." svc "/"
@@ -52,3 +54,25 @@ const struct xd_method xd_csds_methods[] = {
 };
 
 const size_t xd_csds_method_count = XD_ARRAY_LEN(xd_csds_methods);
+
+const struct xd_method xd_health_methods[] = {
+	{"/" XD_HEALTH_SERVICE "/Check", "health check", false, XD_RTYPE_COUNT,
+	 false, true},
+	{"/" XD_HEALTH_SERVICE "/Watch", "health watch", false, XD_RTYPE_COUNT,
+	 false, false},
+};
+
+const size_t xd_health_method_count = XD_ARRAY_LEN(xd_health_methods);
+
+const char *xd_method_service(const struct xd_method *m, size_t *len)
+{
+	const char *end;
+
+	if (m->path[0] != '/')
+		return NULL;
+	end = strchr(m->path + 1, '/');
+	if (end == NULL || end == m->path + 1)
+		return NULL;
+	*len = (size_t)(end - (m->path + 1));
+	return m->path + 1;
+}

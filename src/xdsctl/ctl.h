@@ -25,6 +25,13 @@ enum xc_exit {
 	/* diff, as diff(1): 1 something would change, 2 the reload
 	 * would be refused */
 	XC_DIFFERS = 1,
+	/* status: xdsd serves, but its source or state needs an
+	 * operator (a refused reload, etcd not watched...): a balancer
+	 * keeps it */
+	XC_DEGRADED = 1,
+	/* status: xdsd serves nothing (starting, or stopping): a
+	 * balancer takes it out */
+	XC_NOT_SERVING = 4,
 };
 
 struct xc_opts {

@@ -11,7 +11,10 @@ In network namespaces of its own (tests/interop/README.md, "Failover"):
                   reached over a veth pair from the LB namespace; both
                   take their snapshot from the same etcd prefix.
 
-haproxy connects to replica A from 10.200.1.3 and to B from 10.200.2.3:
+haproxy checks each replica with the gRPC health check of README.md
+("Running several replicas": the tcp-check lines after
+"<!-- haproxy-health -->", read from the README itself), and connects
+to replica A from 10.200.1.3 and to B from 10.200.2.3:
 the replicas allow one connection per address
 (max_connections_per_address: 1) and list those two addresses in
 trusted_proxies, so the clients through the balancer are served while a
@@ -24,10 +27,12 @@ and a delta ADS client in this driver that keeps the versions it holds.
 
   1. all are on replica A (its log names their nodes, from the
      balancer's address), RPCs reach backend A;
-  2. replica A is killed (SIGKILL): each client is back on replica B
-     through the balancer, no RPC fails, and the delta client, back with
-     initial_resource_versions, is sent none of the resources it holds;
-  3. replica A is started again; the snapshot in etcd moves the
+  2. replica A is killed (SIGKILL): haproxy marks it down, each client
+     is back on replica B through the balancer, no RPC fails, and the
+     delta client, back with initial_resource_versions, is sent none of
+     the resources it holds;
+  3. replica A is started again and haproxy marks it up once its health
+     check passes (SERVING: it serves etcd's snapshot); the snapshot in etcd moves the
      endpoints to backend B: both replicas serve the same new version,
      the RPCs move to backend B and the delta client gets that one
      resource;
@@ -88,6 +93,23 @@ EDS = TYPES[3][0]
 PROBE_NAME = "failover-no-such-resource"
 DEFAULT_CLIENTS = ["python", "node"]
 DELTA_ADS = "/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources"
+
+
+def readme_health_check(srcdir):
+    """The `option tcp-check` and `tcp-check` lines of README.md's
+    haproxy backend (after "<!-- haproxy-health -->"), as written."""
+    lines, armed, inside = [], False, False
+    with open(os.path.join(srcdir, "README.md")) as f:
+        for ln in f.read().splitlines():
+            if ln == "<!-- haproxy-health -->":
+                armed = True
+            elif armed and not inside and ln.startswith("```"):
+                inside = True
+            elif inside and ln == "```":
+                break
+            elif inside and (ln.startswith("  tcp-check ") or ln == "  option tcp-check"):
+                lines.append(ln)
+    return lines
 
 
 def ip(*args):
@@ -481,6 +503,10 @@ class Failover(interop.Interop):
                     "frontend xds\n  bind 127.0.0.1:%d\n  default_backend replicas\n"
                     "# every connection to A while A is up\n"
                     "backend replicas\n  balance first\n" % XDS_PORT)
+            check = readme_health_check(self.srcdir)
+            if not check:
+                return self.tap.point(False, "README.md gives haproxy's gRPC health check")
+            f.write("# the gRPC health check of README.md\n" + "\n".join(check) + "\n")
             for r in ("a", "b"):
                 f.write("  server %s %s source %s.3 check inter 200ms fall 1 rise 2\n"
                         % (r, self.replica_addr(r), NET[r]))
@@ -494,8 +520,28 @@ class Failover(interop.Interop):
                 ok = True
             except OSError:
                 time.sleep(0.1)
-        return self.tap.point(ok, "haproxy (TCP mode) on 127.0.0.1:%d in front of both replicas"
-                              % XDS_PORT, [] if ok else p.tail())
+        return self.tap.point(ok, "haproxy (TCP mode) on 127.0.0.1:%d in front of both "
+                              "replicas, checking them by gRPC health" % XDS_PORT,
+                              [] if ok else p.tail())
+
+    def haproxy_says(self, r, state, count):
+        """haproxy's log says `count` times that replica r is `state`
+        (UP, DOWN), within WAIT; said as a TAP point."""
+        p = self.procs["haproxy"]
+        needle = "Server replicas/%s is %s" % (r, state)
+        end = time.monotonic() + WAIT
+        while True:
+            hits = [ln for ln in p.lines() if needle in ln]
+            if len(hits) >= count or time.monotonic() >= end or not p.alive():
+                break
+            time.sleep(0.1)
+        # up again only by a health check that passed: the README's
+        # tcp-check found SERVING (layer 7), not just an open port
+        ok = len(hits) >= count and (state != "UP" or "Layer7 check passed" in hits[-1])
+        return self.tap.point(ok, "haproxy marks replica %s %s by its gRPC health check%s"
+                              % (r.upper(), state.lower(),
+                                 ": " + hits[-1].split(": ", 1)[-1].strip() if hits else ""),
+                              [] if ok else p.tail(10))
 
     def check_limit(self):
         """The per-address limit holds for an address that is not trusted:
@@ -607,6 +653,7 @@ class Failover(interop.Interop):
         t_kill = time.monotonic()
         self.procs["a"].kill()
         self.tap.comment(["replica A killed (SIGKILL)"])
+        self.haproxy_says("a", "DOWN", 1)
 
         on_b = self.streams_on("b", timeout=2 * WAIT)
         ok = self.tap.point(len(on_b) == n, "each client is back, through the balancer, on "
@@ -760,6 +807,7 @@ class Failover(interop.Interop):
             return
         if not self.start_replica("a", 2):
             return
+        self.haproxy_says("a", "UP", 1)
         self.follow()
         self.stop_all()
 
