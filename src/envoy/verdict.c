@@ -450,7 +450,7 @@ static void check_snapshot(struct check *c, struct xd_diag *notes)
 		xd_diag_add(notes, "snapshot '%s': %zu API listener%s (gRPC clients') not given to envoy",
 			    c->key, api, api == 1 ? "" : "s");
 	if (behind > 0)
-		xd_diag_add(notes, "snapshot '%s': %zu resource%s not given to envoy, as %s a route configuration it refuses",
+		xd_diag_add(notes, "snapshot '%s': %zu resource%s not given to envoy, as %s a route configuration it refuses (or one of its virtual hosts)",
 			    c->key, behind, behind == 1 ? "" : "s",
 			    behind == 1 ? "it uses" : "they use");
 out:
@@ -469,14 +469,15 @@ int xd_envoy_check(const struct xd_schema *s, struct xd_snapshot *const *snaps,
 		   struct xd_diag *notes, struct xd_envoy_report *rep)
 {
 	struct check c = {.envoy = envoy, .diag = diag};
+	char ver[512];
 
 	memset(rep, 0, sizeof(*rep));
 	rep->runs = 1;
-	if (xd_envoy_version(envoy, rep->version, sizeof(rep->version)) != 0) {
-		xd_diag_add(diag, "envoy: %s", rep->version);
-		rep->version[0] = '\0';
+	if (xd_envoy_version(envoy, ver, sizeof(ver)) != 0) {
+		xd_diag_add(diag, "envoy: %s", ver);
 		return -1;
 	}
+	snprintf(rep->version, sizeof(rep->version), "%.63s", ver);
 	for (size_t i = 0; i < n && !c.failed; i++) {
 		c.snap = snaps[i];
 		c.key = xd_snapshot_key(snaps[i]);
@@ -498,4 +499,28 @@ int xd_envoy_check(const struct xd_schema *s, struct xd_snapshot *const *snaps,
 	if (c.failed)
 		return -1;
 	return c.refused > 0 ? 1 : 0;
+}
+
+int xd_envoy_judge(const struct xd_schema *s, struct xd_snapshot *const *snaps,
+		   size_t n, const char *envoy, const char *prog,
+		   const char *dir, const char *outcome, FILE *out,
+		   struct xd_envoy_report *rep)
+{
+	struct xd_diag refusals = XD_DIAG_INIT, notes = XD_DIAG_INIT;
+	int v = xd_envoy_check(s, snaps, n, envoy, &refusals, &notes, rep);
+
+	for (size_t i = 0; i < notes.count; i++)
+		fprintf(out, "warning: %s\n", notes.msgs[i]);
+	xd_diag_print(&refusals, out);
+	if (v > 0)
+		fprintf(out, "%s: %s: envoy %s (%s) refuses %zu resource%s of the snapshots",
+			prog, dir, rep->version, envoy, rep->refused,
+			rep->refused == 1 ? "" : "s");
+	else if (v < 0)
+		fprintf(out, "%s: %s: no verdict from envoy '%s'", prog, dir, envoy);
+	if (v != 0)
+		fprintf(out, "%s%s\n", outcome[0] ? "; " : "", outcome);
+	xd_diag_clear(&refusals);
+	xd_diag_clear(&notes);
+	return v;
 }

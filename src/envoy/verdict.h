@@ -42,6 +42,7 @@
 #define XD_ENVOY_VERDICT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "schema/schema.h"
 #include "snapshot/snapshot.h"
@@ -65,5 +66,18 @@ struct xd_envoy_report {
 int xd_envoy_check(const struct xd_schema *s, struct xd_snapshot *const *snaps,
 		   size_t n, const char *envoy, struct xd_diag *diag,
 		   struct xd_diag *notes, struct xd_envoy_report *rep);
+
+/*
+ * xd_envoy_check, said on `out` as `xdsd --check` says it: a
+ * "warning: " line per note, the refusals, then, unless Envoy accepts
+ * everything, `prog` + ": " + `dir` + ": envoy VERSION (PATH) refuses N
+ * resources of the snapshots" (or "no verdict from envoy 'PATH'"),
+ * and "; " + `outcome` when that is not empty. Returns as
+ * xd_envoy_check.
+ */
+int xd_envoy_judge(const struct xd_schema *s, struct xd_snapshot *const *snaps,
+		   size_t n, const char *envoy, const char *prog,
+		   const char *dir, const char *outcome, FILE *out,
+		   struct xd_envoy_report *rep);
 
 #endif
