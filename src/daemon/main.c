@@ -74,35 +74,10 @@ static const struct option long_opts[] = {
  * --check: the configuration, the schema and every snapshot, all errors
  * printed on stderr. The effective configuration goes to stdout only
  * once everything is valid: a "valid" line above errors would be read
- * as a pass by whoever looks at the top. Returns the exit status.
+ * as a pass by whoever looks at the top. With `envoy` (--envoy PATH),
+ * a good load is valid only once that Envoy accepts it too
+ * (envoy/verdict.h). Returns the exit status.
  */
-/*
- * --envoy PATH: Envoy's verdict on the snapshots of a good load
- * (envoy/verdict.h), its refusals on stderr as the load's errors are.
- * Returns 0 when it accepts them, 1 otherwise.
- */
-static int ask_envoy(const struct xd_schema *schema, const struct xd_load *load,
-		     const char *dir, const char *envoy,
-		     struct xd_envoy_report *rep)
-{
-	struct xd_diag refusals = XD_DIAG_INIT, notes = XD_DIAG_INIT;
-	int v = xd_envoy_check(schema, load->snaps, load->nsnaps, envoy,
-			       &refusals, &notes, rep);
-
-	for (size_t i = 0; i < notes.count; i++)
-		fprintf(stderr, "warning: %s\n", notes.msgs[i]);
-	xd_diag_print(&refusals, stderr);
-	if (v > 0)
-		fprintf(stderr, "xdsd: %s: envoy %s (%s) refuses %zu resource%s of the snapshots\n",
-			dir, rep->version, envoy, rep->refused,
-			rep->refused == 1 ? "" : "s");
-	else if (v < 0)
-		fprintf(stderr, "xdsd: %s: no verdict from envoy '%s'\n", dir, envoy);
-	xd_diag_clear(&refusals);
-	xd_diag_clear(&notes);
-	return v == 0 ? 0 : 1;
-}
-
 static int check(const struct xd_config *cfg, const char *config_path,
 		 bool dir_given, const char *envoy)
 {
@@ -146,7 +121,8 @@ static int check(const struct xd_config *cfg, const char *config_path,
 	xd_load_dir(schema, cfg->snapshots, NULL, 0, &load);
 	xd_load_warn_open(&load, xd_open_reach_of(cfg), stderr);
 	if (load.rc == 0 && envoy != NULL &&
-	    ask_envoy(schema, &load, cfg->snapshots, envoy, &rep) != 0) {
+	    xd_envoy_judge(schema, load.snaps, load.nsnaps, envoy, "xdsd",
+			   cfg->snapshots, "", stderr, &rep) != 0) {
 		rc = 1;
 	} else if (load.rc == 0) {
 		printf("# %s: valid; effective configuration:\n", config_path);
