@@ -17,10 +17,12 @@
 #define HTTP_OPTIONS_URL "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
 #define HTTP_OPTIONS_KEY "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
 
-/* A resource printed as JSON, found by its entry's address. */
+/* A resource printed as JSON, found by its entry's address; `gen`:
+ * the bootstrap that built it last (a route configuration's, below). */
 struct printed {
 	const struct xd_entry *e;
 	json_t *j;
+	unsigned gen;
 };
 
 struct xd_bootstrap_cache {
@@ -29,16 +31,38 @@ struct xd_bootstrap_cache {
 	struct printed *slots; /* open addressing; `cap` a power of two */
 	size_t cap, n;
 	char prefix[64];       /* of the bootstrap's own names */
+	unsigned gen;          /* bootstraps made so far */
 	struct xd_diag diag;   /* what could not be printed */
 };
 
+struct entries {
+	const struct xd_entry **v;
+	size_t n, cap;
+};
+
+/*
+ * Envoy builds a route configuration once however many listeners take
+ * it by RDS: here too, each is inline once in a bootstrap, where it is
+ * first used (listeners in the order added, then the route
+ * configurations and scoped routes added on their own), and a stub of
+ * its name elsewhere. A route configuration of 10,000 virtual hosts
+ * taken by 1,000 listeners is one copy, not 1,000.
+ */
 struct xd_bootstrap {
 	struct xd_bootstrap_cache *c;
+	unsigned gen;       /* this bootstrap's, for `printed.gen` */
 	json_t *root, *listeners, *clusters, *secrets, *layers;
-	json_t *scoped_set; /* array: what listeners' SRDS holds; NULL: all */
-	json_t *scoped;     /* scoped routes added, for their listener */
+	struct entries scoped_set; /* what listeners' SRDS holds */
+	bool scoped_set_given;     /* else every scoped route */
+	struct entries routes, scoped; /* added on their own: at the end */
 	unsigned own;       /* listeners of its own so far */
 };
+
+static void entries_push(struct entries *l, const struct xd_entry *e)
+{
+	l->v = xd_grow(l->v, &l->cap, l->n + 1, sizeof(*l->v));
+	l->v[l->n++] = e;
+}
 
 /* ---------------- the cache ---------------- */
 
@@ -51,7 +75,8 @@ static size_t slot_of(const struct xd_bootstrap_cache *c, const struct xd_entry 
 	return (size_t)(h ^ (h >> 29)) & (c->cap - 1);
 }
 
-static void put(struct xd_bootstrap_cache *c, const struct xd_entry *e, json_t *j)
+static struct printed *put(struct xd_bootstrap_cache *c,
+			   const struct xd_entry *e, json_t *j, unsigned gen)
 {
 	size_t i;
 
@@ -64,19 +89,20 @@ static void put(struct xd_bootstrap_cache *c, const struct xd_entry *e, json_t *
 		c->n = 0;
 		for (size_t k = 0; k < ocap; k++)
 			if (old[k].e != NULL)
-				put(c, old[k].e, old[k].j);
+				put(c, old[k].e, old[k].j, old[k].gen);
 		free(old);
 	}
 	for (i = slot_of(c, e); c->slots[i].e != NULL; i = (i + 1) & (c->cap - 1))
 		;
-	c->slots[i] = (struct printed){e, j};
+	c->slots[i] = (struct printed){e, j, gen};
 	c->n++;
+	return &c->slots[i];
 }
 
-/* The JSON of `e` (of type `t`), printed once; borrowed. An entry that
- * cannot be printed is an empty object, and why in the cache's diag. */
-static json_t *json_of(struct xd_bootstrap_cache *c, enum xd_rtype t,
-		       const struct xd_entry *e)
+/* The slot of `e` (of type `t`), printed once. An entry that cannot
+ * be printed is an empty object, and why in the cache's diag. */
+static struct printed *printed_of(struct xd_bootstrap_cache *c,
+				  enum xd_rtype t, const struct xd_entry *e)
 {
 	const struct xd_msgdesc *m;
 	struct xd_diag d = XD_DIAG_INIT;
@@ -85,7 +111,7 @@ static json_t *json_of(struct xd_bootstrap_cache *c, enum xd_rtype t,
 	for (size_t i = c->cap ? slot_of(c, e) : 0; c->cap && c->slots[i].e != NULL;
 	     i = (i + 1) & (c->cap - 1))
 		if (c->slots[i].e == e)
-			return c->slots[i].j;
+			return &c->slots[i];
 	m = xd_schema_find_message(c->s, xd_rtype_info(t)->message);
 	j = m != NULL ? xd_pbjson_print(c->s, m, e->msg.data, e->msg.len, 0, &d) :
 			NULL;
@@ -96,8 +122,14 @@ static json_t *json_of(struct xd_bootstrap_cache *c, enum xd_rtype t,
 		j = json_object();
 	}
 	xd_diag_clear(&d);
-	put(c, e, j);
-	return j;
+	return put(c, e, j, 0);
+}
+
+/* The JSON of `e`, borrowed. */
+static json_t *json_of(struct xd_bootstrap_cache *c, enum xd_rtype t,
+		       const struct xd_entry *e)
+{
+	return printed_of(c, t, e)->j;
 }
 
 /* Whether a name of table `t` starts with `p`. */
@@ -152,6 +184,39 @@ bool xd_bootstrap_is_api_listener(struct xd_bootstrap_cache *c,
 				  const struct xd_entry *e)
 {
 	return json_object_get(json_of(c, XD_LISTENER, e), "api_listener") != NULL;
+}
+
+/* Whether `msg` holds 'TEXT', quotes and all. */
+static bool quotes(const char *msg, const char *text)
+{
+	size_t n = strlen(text);
+
+	for (const char *p = strchr(msg, '\''); p != NULL; p = strchr(p + 1, '\''))
+		if (strncmp(p + 1, text, n) == 0 && p[1 + n] == '\'')
+			return true;
+	return false;
+}
+
+bool xd_bootstrap_named_in(struct xd_bootstrap_cache *c, enum xd_rtype t,
+			   const struct xd_entry *e, const char *msg,
+			   bool by_address)
+{
+	json_t *sa;
+	const char *ip;
+	char addr[300];
+
+	if (quotes(msg, e->name))
+		return true;
+	if (t != XD_LISTENER || !by_address)
+		return false;
+	sa = json_object_get(json_object_get(json_of(c, t, e), "address"),
+			     "socket_address");
+	ip = json_string_value(json_object_get(sa, "address"));
+	if (ip == NULL)
+		return false;
+	snprintf(addr, sizeof(addr), "%s:%lld", ip,
+		 (long long)json_integer_value(json_object_get(sa, "port_value")));
+	return quotes(msg, addr);
 }
 
 const struct xd_entry *xd_bootstrap_find(struct xd_bootstrap_cache *c,
@@ -262,18 +327,38 @@ static json_t *route_form(struct xd_bootstrap_cache *c, const struct xd_entry *r
 	return j;
 }
 
-/* A scoped route with its route configuration inline. New reference. */
-static json_t *scoped_form(struct xd_bootstrap_cache *c, const struct xd_entry *e)
+/* Whether `r` is built in `b` yet; from now on it is. */
+static bool built(struct xd_bootstrap *b, const struct xd_entry *r)
 {
-	json_t *j = json_copy(json_of(c, XD_SCOPED_ROUTE, e));
+	struct printed *p = printed_of(b->c, XD_ROUTE, r);
+
+	if (p->gen == b->gen)
+		return true;
+	p->gen = b->gen;
+	return false;
+}
+
+/* The route configuration `r` where a listener or scoped route takes
+ * it: inline the first time, a stub of its name after. New reference. */
+static json_t *route_use(struct xd_bootstrap *b, const struct xd_entry *r)
+{
+	if (built(b, r))
+		return json_pack("{s:s,s:b}", "name", r->name, "validate_clusters", 0);
+	return route_form(b->c, r, NULL, 0);
+}
+
+/* A scoped route with its route configuration inline. New reference. */
+static json_t *scoped_form(struct xd_bootstrap *b, const struct xd_entry *e)
+{
+	json_t *j = json_copy(json_of(b->c, XD_SCOPED_ROUTE, e));
 	const char *name = json_string_value(json_object_get(j, "route_configuration_name"));
 	const struct xd_entry *r = name != NULL ?
-					   xd_bootstrap_find(c, XD_ROUTE, name) :
+					   xd_bootstrap_find(b->c, XD_ROUTE, name) :
 					   NULL;
 
 	if (r != NULL) {
 		json_object_del(j, "route_configuration_name");
-		json_object_set_new(j, "route_configuration", route_form(c, r, NULL, 0));
+		json_object_set_new(j, "route_configuration", route_use(b, r));
 	}
 	return j;
 }
@@ -293,7 +378,7 @@ static void hcm_inline(struct xd_bootstrap *b, json_t *tc)
 						   NULL;
 
 		if (r != NULL) {
-			json_object_set_new(tc, "route_config", route_form(c, r, NULL, 0));
+			json_object_set_new(tc, "route_config", route_use(b, r));
 			json_object_del(tc, "rds");
 		}
 	}
@@ -301,11 +386,12 @@ static void hcm_inline(struct xd_bootstrap *b, json_t *tc)
 		json_t *list = json_array();
 		const struct xd_table *st = xd_snapshot_table(c->snap, XD_SCOPED_ROUTE);
 
-		if (b->scoped_set != NULL) {
-			json_array_extend(list, b->scoped_set);
+		if (b->scoped_set_given) {
+			for (size_t i = 0; i < b->scoped_set.n; i++)
+				json_array_append_new(list, scoped_form(b, b->scoped_set.v[i]));
 		} else {
 			for (size_t i = 0; i < xd_table_count(st); i++)
-				json_array_append_new(list, scoped_form(c, xd_table_at(st, i)));
+				json_array_append_new(list, scoped_form(b, xd_table_at(st, i)));
 		}
 		json_object_del(scoped, "scoped_rds");
 		json_object_set_new(scoped, "scoped_route_configurations_list",
@@ -408,11 +494,11 @@ struct xd_bootstrap *xd_bootstrap_new(struct xd_bootstrap_cache *c,
 	char ads[128], path[160];
 
 	b->c = c;
+	b->gen = ++c->gen;
 	b->listeners = json_array();
 	b->clusters = json_array();
 	b->secrets = json_array();
 	b->layers = json_array();
-	b->scoped = json_array();
 	snprintf(ads, sizeof(ads), "%sads", c->prefix);
 	snprintf(path, sizeof(path), "@%s", ads);
 	/* ADS over HTTP/2, as Envoy requires of a gRPC service's cluster */
@@ -440,10 +526,10 @@ void xd_bootstrap_scoped_for_listeners(struct xd_bootstrap *b,
 				       const struct xd_entry *const *scoped,
 				       size_t n)
 {
-	json_decref(b->scoped_set);
-	b->scoped_set = json_array();
+	b->scoped_set.n = 0;
+	b->scoped_set_given = true;
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(b->scoped_set, scoped_form(b->c, scoped[i]));
+		entries_push(&b->scoped_set, scoped[i]);
 }
 
 void xd_bootstrap_add(struct xd_bootstrap *b, enum xd_rtype t,
@@ -473,12 +559,10 @@ void xd_bootstrap_add(struct xd_bootstrap *b, enum xd_rtype t,
 		json_array_append_new(b->listeners, listener_form(b, e));
 		break;
 	case XD_ROUTE:
-		own_listener(b, "route",
-			     json_pack("{s:o}", "route_config",
-				       route_form(c, e, NULL, 0)));
+		entries_push(&b->routes, e);
 		break;
 	case XD_SCOPED_ROUTE:
-		json_array_append_new(b->scoped, scoped_form(c, e));
+		entries_push(&b->scoped, e);
 		break;
 	default:
 		/* endpoints and virtual hosts go with their cluster and
@@ -498,6 +582,7 @@ void xd_bootstrap_add_route_with(struct xd_bootstrap *b,
 				 const struct xd_entry *route,
 				 const struct xd_entry *const *vhosts, size_t n)
 {
+	built(b, route);
 	own_listener(b, "route",
 		     json_pack("{s:o}", "route_config",
 			       route_form(b->c, route, vhosts, n)));
@@ -506,9 +591,20 @@ void xd_bootstrap_add_route_with(struct xd_bootstrap *b,
 char *xd_bootstrap_finish(struct xd_bootstrap *b, size_t *len,
 			  struct xd_diag *diag)
 {
+	json_t *scoped = json_array();
 	char *text = NULL;
 
-	if (json_array_size(b->scoped) > 0)
+	/* what no listener built: the scoped routes' first, then those
+	 * on their own */
+	for (size_t i = 0; i < b->scoped.n; i++)
+		json_array_append_new(scoped, scoped_form(b, b->scoped.v[i]));
+	for (size_t i = 0; i < b->routes.n; i++)
+		if (!built(b, b->routes.v[i]))
+			own_listener(b, "route",
+				     json_pack("{s:o}", "route_config",
+					       route_form(b->c, b->routes.v[i],
+							  NULL, 0)));
+	if (json_array_size(scoped) > 0)
 		/* the scopes' key builder: one header's value (a scope's
 		 * key matches or not; nothing else about it is checked) */
 		own_listener(
@@ -521,7 +617,7 @@ char *xd_bootstrap_finish(struct xd_bootstrap *b, size_t *len,
 				  "rds_config_source", "ads",
 				  "resource_api_version", "V3",
 				  "scoped_route_configurations_list",
-				  "scoped_route_configurations", b->scoped));
+				  "scoped_route_configurations", scoped));
 	if (json_array_size(b->layers) > 0)
 		json_object_set_new(b->root, "layered_runtime",
 				    json_pack("{s:O}", "layers", b->layers));
@@ -538,8 +634,10 @@ char *xd_bootstrap_finish(struct xd_bootstrap *b, size_t *len,
 	json_decref(b->clusters);
 	json_decref(b->secrets);
 	json_decref(b->layers);
-	json_decref(b->scoped);
-	json_decref(b->scoped_set);
+	json_decref(scoped);
+	free(b->scoped_set.v);
+	free(b->routes.v);
+	free(b->scoped.v);
 	free(b);
 	return text;
 }

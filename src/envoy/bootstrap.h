@@ -14,14 +14,19 @@
  *                    routes inline (scoped_route_configurations_list),
  *                    each with its route configuration inline
  *   routes           each in a listener of its own, a plain
- *                    HttpConnectionManager with the router (so that
- *                    one no listener names is checked too)
+ *                    HttpConnectionManager with the router, unless a
+ *                    listener or scoped route of the bootstrap holds
+ *                    it inline already (so that one no listener names
+ *                    is checked too, and each is built once)
  *   scoped routes    together in one such listener
  *   virtual hosts    (VHDS) in the virtual_hosts of their route
  *                    configuration, whose vhds goes
  *
- * Wherever a route configuration goes inline, validate_clusters left
- * unset is false, as RDS has it. An SdsSecretConfig that asks ADS (or
+ * A route configuration goes inline once in a bootstrap, where it is
+ * first used, and as a stub of its name wherever else it is used: as
+ * Envoy builds one however many listeners take it by RDS (and a large
+ * one taken by many listeners stays one copy). Wherever it goes
+ * inline, validate_clusters left unset is false, as RDS has it. An SdsSecretConfig that asks ADS (or
  * `self`) loses its sds_config, so that Envoy takes the secret of that
  * name among the static ones. The bootstrap names ADS (a STATIC cluster
  * of its own on an abstract unix socket, never connected to in validate
@@ -58,6 +63,13 @@ void xd_bootstrap_cache_free(struct xd_bootstrap_cache *c);
 /* Whether the listener `e` is an API listener (gRPC clients'). */
 bool xd_bootstrap_is_api_listener(struct xd_bootstrap_cache *c,
 				  const struct xd_entry *e);
+
+/* Whether Envoy's message `msg` names the resource `e` of type `t`:
+ * quotes its name ('NAME'), or, `by_address`, for a listener, its
+ * socket address ('IP:PORT'), as Envoy names listeners too. */
+bool xd_bootstrap_named_in(struct xd_bootstrap_cache *c, enum xd_rtype t,
+			   const struct xd_entry *e, const char *msg,
+			   bool by_address);
 
 /* The entry of `name` in table `t` of the snapshot, as a reference
  * names it: the plain resource, else its first variant; NULL if none.

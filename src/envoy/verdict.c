@@ -251,31 +251,22 @@ out:
 	free(msg);
 }
 
-/* Whether `msg` quotes `name` ('name'), as Envoy quotes names. */
-static bool quoted(const char *msg, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = strchr(msg, '\''); p != NULL; p = strchr(p + 1, '\''))
-		if (strncmp(p + 1, name, n) == 0 && p[1 + n] == '\'')
-			return true;
-	return false;
-}
-
-/* `items` refused together (each half passes): those `why` names, or
- * the first as standing with the others; either way none of them is
- * under the layers above. */
+/* `items` refused together (each half passes): those `why` names (by
+ * name, else by address), or the first as standing with the others;
+ * either way none of them is under the layers above. */
 static void together(struct check *c, const struct item *items, size_t n,
 		     const char *why)
 {
 	size_t named = 0;
 	char at[4200];
 
-	for (size_t i = 0; i < n; i++)
-		if (quoted(why, items[i].e->name)) {
-			report(c, items[i].t, items[i].e, why);
-			named++;
-		}
+	for (int by_address = 0; by_address < 2 && named == 0; by_address++)
+		for (size_t i = 0; i < n; i++)
+			if (xd_bootstrap_named_in(c->bc, items[i].t, items[i].e,
+						  why, by_address)) {
+				report(c, items[i].t, items[i].e, why);
+				named++;
+			}
 	if (named == 0) {
 		where(items[0].e, at, sizeof(at));
 		found(c, items[0].e,
@@ -288,7 +279,44 @@ static void together(struct check *c, const struct item *items, size_t n,
 		mark_bad(c, items[i].e);
 }
 
-/* Finds what Envoy refuses among `items` by halving. */
+/*
+ * `items`, which Envoy refused for `why`: those of them its message
+ * names tried alone first, at most NAMED_MAX (a listener's address is
+ * most of what it says of one). When some are refused, what is left
+ * goes on without them: a common refusal costs three runs, not two per
+ * halving. Returns whether any was.
+ */
+#define NAMED_MAX 4
+
+static bool named_first(struct check *c, const struct item *items, size_t n,
+			const char *why)
+{
+	struct items rest = {0};
+	size_t tried = 0, before = c->nbad;
+
+	for (size_t i = 0; i < n && !c->failed; i++) {
+		if (tried == NAMED_MAX ||
+		    !xd_bootstrap_named_in(c->bc, items[i].t, items[i].e, why,
+					   true))
+			continue;
+		tried++;
+		if (test(c, &items[i], 1) == XD_ENVOY_REFUSED)
+			blame(c, &items[i], c->msg);
+	}
+	if (c->failed || c->nbad == before) {
+		free(rest.v);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!is_bad(c, items[i].e))
+			push(&rest, items[i].t, items[i].e);
+	bisect(c, rest.v, rest.n);
+	free(rest.v);
+	return true;
+}
+
+/* Finds what Envoy refuses among `items`: those its message names,
+ * then by halving. */
 static void bisect(struct check *c, const struct item *items, size_t n)
 {
 	size_t before, h;
@@ -301,6 +329,10 @@ static void bisect(struct check *c, const struct item *items, size_t n)
 		return;
 	}
 	whole = xd_strdup(c->msg);
+	if (named_first(c, items, n, whole)) {
+		free(whole);
+		return;
+	}
 	before = c->nbad;
 	h = n / 2;
 	bisect(c, items, h);
@@ -513,9 +545,10 @@ int xd_envoy_judge(const struct xd_schema *s, struct xd_snapshot *const *snaps,
 		fprintf(out, "warning: %s\n", notes.msgs[i]);
 	xd_diag_print(&refusals, out);
 	if (v > 0)
-		fprintf(out, "%s: %s: envoy %s (%s) refuses %zu resource%s of the snapshots",
+		fprintf(out, "%s: %s: envoy %s (%s) refuses %zu resource%s of the snapshots (%zu run%s)",
 			prog, dir, rep->version, envoy, rep->refused,
-			rep->refused == 1 ? "" : "s");
+			rep->refused == 1 ? "" : "s", rep->runs,
+			rep->runs == 1 ? "" : "s");
 	else if (v < 0)
 		fprintf(out, "%s: %s: no verdict from envoy '%s'", prog, dir, envoy);
 	if (v != 0)

@@ -23,7 +23,9 @@
  * VHDS virtual hosts has those of them blamed that it refuses. A
  * scoped route or a listener whose route configuration was refused is
  * not given to Envoy (its own refusal says nothing new). Variants of a
- * name (rule P1) beyond the first go one by one, on top of the rest.
+ * name (rule P1) beyond the first go one by one, on top of the rest
+ * (but for endpoints and virtual hosts, which go with their cluster
+ * and route configuration: their first variant only).
  * So a bad resource costs about log2(resources of its layer) runs.
  *
  * Not given to Envoy: API listeners (gRPC clients' listeners: Envoy
@@ -73,7 +75,8 @@ int xd_envoy_check(const struct xd_schema *s, struct xd_snapshot *const *snaps,
  * xd_envoy_check, said on `out` as `xdsd --check` says it: a
  * "warning: " line per note, the refusals, then, unless Envoy accepts
  * everything, `prog` + ": " + `dir` + ": envoy VERSION (PATH) refuses N
- * resources of the snapshots" (or "no verdict from envoy 'PATH'"),
+ * resources of the snapshots (R runs)" (or "no verdict from envoy
+ * 'PATH'"),
  * and "; " + `outcome` when that is not empty. Returns as
  * xd_envoy_check.
  */
