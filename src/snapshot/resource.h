@@ -8,7 +8,9 @@
  * own name); a listener names the route configurations of its
  * HttpConnectionManagers using RDS (filter chains, default chain, API
  * listener); routes and VHDS virtual hosts name their clusters (single,
- * weighted, mirrors); a scoped route names its route configuration.
+ * weighted, mirrors); a scoped route names its route configuration; a
+ * listener's or cluster's TLS contexts name the secrets they ask for
+ * over ADS (SdsSecretConfig with sds_config `ads` or `self`).
  * A VHDS virtual host is named "<route configuration>/<name>", refers to
  * that route configuration and has an alias "<route configuration>/
  * <domain>" per domain (rule D10).

@@ -33,11 +33,17 @@
 #             requirements.txt) over SotW and delta ADS carries HTTP
 #             traffic through listener, route, cluster and endpoint
 #             changes (envoy_traffic.py, envoy_harness.py)
+#  envoy-check.sh
+#             xdsd --check --envoy and xdsctl push/diff --envoy with
+#             that Envoy: the snapshots of envoy-refuses/ (each with
+#             the messages it must give, NAME.err) and good ones
+#             (envoy_check.py)
 TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
 	tests/interop/failover.sh \
 	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
+	tests/interop/envoy-check.sh \
 	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh
 # Today's gRPC clients, each in every scenario of interop.py (named one
 # by one: automake writes a rule per test).
@@ -57,6 +63,8 @@ EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/inter
 	tests/interop/node/package.json tests/interop/node/package-lock.json \
 	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
 	tests/interop/envoy_traffic.py tests/interop/envoy_harness.py \
+	tests/interop/envoy-check.sh tests/interop/envoy_check.py \
+	tests/interop/envoy-refuses \
 	tests/interop/venv-python.sh tests/interop/requirements.txt \
 	scripts/install-venv scripts/install-lib.sh \
 	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh \
@@ -76,6 +84,7 @@ clean-interop:
 		tests/interop/python-xdstp.work tests/interop/python-rollout.work \
 		tests/interop/failover.work \
 		tests/interop/envoy-sotw.work tests/interop/envoy-delta.work \
+		tests/interop/envoy-check.work \
 		$(INTEROP_TODAY:.sh=.work) tests/interop/failover-pypi-go-java.work
 distclean-local: distclean-interop
 distclean-interop:
