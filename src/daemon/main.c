@@ -16,6 +16,7 @@
 #include "snapshot/loader.h"
 #include "transport/tls.h"
 #include "util/log.h"
+#include "xds/rtype.h"
 
 static void usage(FILE *out, const char *default_config)
 {
@@ -34,6 +35,8 @@ static void usage(FILE *out, const char *default_config)
 		"                         (overrides the file)\n"
 		"      --check            validate the configuration, the schema and every\n"
 		"                         snapshot, print errors, and exit: 0 if all are valid\n"
+		"      --print-types      print the resource types served, one a line in\n"
+		"                         push order, and exit (xdsd(8), TYPES)\n"
 		"  -h, --help             show this help and exit\n"
 		"  -V, --version          show the version and the default paths, and exit\n"
 		"\n"
@@ -48,7 +51,8 @@ enum {
 	OPT_SCHEMA,
 	OPT_LOG_LEVEL,
 	OPT_ADMIN_LISTEN,
-	OPT_CHECK
+	OPT_CHECK,
+	OPT_PRINT_TYPES
 };
 
 static const struct option long_opts[] = {
@@ -59,6 +63,7 @@ static const struct option long_opts[] = {
 	{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
 	{"admin-listen", required_argument, NULL, OPT_ADMIN_LISTEN},
 	{"check", no_argument, NULL, OPT_CHECK},
+	{"print-types", no_argument, NULL, OPT_PRINT_TYPES},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -180,6 +185,9 @@ int main(int argc, char **argv)
 		case OPT_CHECK:
 			check_only = true;
 			break;
+		case OPT_PRINT_TYPES:
+			xd_rtype_print(stdout);
+			return 0;
 		case 'h':
 			usage(stdout, paths.config);
 			return 0;
