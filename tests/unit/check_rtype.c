@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "transport/methods.h"
 #include "xds/rtype.h"
 #include "xdtest.h"
 
@@ -78,6 +79,37 @@ START_TEST(every_row_is_whole)
 }
 END_TEST
 
+/* The per-type methods are the table's: two for each type, one for a
+ * type without SotW, after the two aggregated ones. */
+START_TEST(methods_follow_the_table)
+{
+	size_t n, k = 2, want = 2;
+	const struct xd_method *m = xd_methods(&n);
+
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		want += xd_rtype_has_sotw((enum xd_rtype)t) ? 2 : 1;
+	ck_assert_uint_eq(n, want);
+	ck_assert(m[0].aggregated && !m[0].delta && m[1].aggregated && m[1].delta);
+	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
+		const struct xd_rtype_info *i = xd_rtype_info((enum xd_rtype)t);
+		char name[32];
+
+		if (i->sotw_path != NULL) {
+			ck_assert_str_eq(m[k].path, i->sotw_path);
+			ck_assert_str_eq(m[k].name, i->service);
+			ck_assert(!m[k].delta && m[k].type == (enum xd_rtype)t);
+			k++;
+		}
+		snprintf(name, sizeof(name), "delta %s", i->service);
+		ck_assert_str_eq(m[k].path, i->delta_path);
+		ck_assert_str_eq(m[k].name, name);
+		ck_assert(m[k].delta && m[k].type == (enum xd_rtype)t);
+		k++;
+	}
+	ck_assert_ptr_eq(xd_methods(&n), m); /* one array: indexes are stable */
+}
+END_TEST
+
 /* What `xdsd --print-types` prints: a line per type, in push order. */
 START_TEST(printed_in_push_order)
 {
@@ -117,6 +149,7 @@ int main(void)
 	TCase *tc = tcase_create("table");
 
 	tcase_add_test(tc, every_row_is_whole);
+	tcase_add_test(tc, methods_follow_the_table);
 	tcase_add_test(tc, printed_in_push_order);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
