@@ -335,7 +335,7 @@ struct xd_nameset *xd_derived_eds_refs(struct xd_table *eds,
 		for (uint32_t r = 0; r < c->nrefs; r++) {
 			const char *name = c->refs[r].name;
 
-			if (c->refs[r].type != XD_ENDPOINT ||
+			if (c->refs[r].type != xd_table_type(eds) ||
 			    xd_table_find(eds, name, strlen(name)) == NULL)
 				continue;
 			names = xd_grow(names, &cap, n + 1, sizeof(*names));
