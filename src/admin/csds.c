@@ -294,7 +294,6 @@ static struct type_status type_status(const struct xd_client_type *ct,
 {
 	const struct xd_sub *sub = ct->sub;
 	struct type_status s = {.version = sub->acked_version, .delta = delta};
-	enum xd_rtype t;
 
 	switch (ct->sync) {
 	case XD_SUB_SYNCED:
@@ -316,9 +315,7 @@ static struct type_status type_status(const struct xd_client_type *ct,
 	s.answered = ct->sync == XD_SUB_SYNCED || sub->sent_version[0] != '\0';
 	/* Secrets' contents never leave through CSDS, whoever asks. */
 	s.contents = !q->exclude_contents &&
-		     !(xd_rtype_from_url(ct->type_url, strlen(ct->type_url),
-					 &t) == 0 &&
-		       t == XD_SECRET);
+		     !xd_rtype_url_secret(ct->type_url, strlen(ct->type_url));
 	return s;
 }
 
