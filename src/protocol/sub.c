@@ -246,15 +246,14 @@ static void narrow_held(struct xd_sub *s, bool delta)
 	globs = delta && xd_nameset_globs(s->want.set) > 0;
 	keep = xd_malloc((count + (globs ? nheld : 0) + 1) * sizeof(*keep));
 	for (size_t i = 0; i < count; i++) {
-		struct xd_name name = xd_nameset_at(s->want.set, i);
+		const struct xd_key *k = xd_nameset_key(s->want.set, i);
+		struct xd_name name = k->text;
 		bool held = l->names.all ?
 				    xd_table_find(l->table, name.data, name.len) != NULL ||
 					    xd_table_find_alias(l->table, name.data, name.len) != NULL :
 				    xd_ledger_find(l, name.data, name.len) != NULL;
 
-		if (!held && globs && l->names.all &&
-		    xd_name_kind_of(NULL, name.data, name.len, NULL) ==
-			    XD_NAME_GLOB) {
+		if (!held && globs && l->names.all && k->kind == XD_KEY_GLOB) {
 			/* a wildcard client held every member already */
 			struct xd_nameset *m = xd_derived_glob(l->table, name);
 
