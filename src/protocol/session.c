@@ -436,7 +436,8 @@ static void sweep_session(struct xd_session *ss, uint64_t now)
 			       (unsigned long long)xd_stream_id(ss->stream),
 			       sub->label);
 		sub->ack_overdue = true;
-		xd_sessions_stats_ack_timeout(&m->stats, xd_table_type(sub->sent));
+		xd_sessions_stats_ack_timeout(&m->stats,
+					      xd_table_type(sub->sent->table));
 		if (xd_log_limit_take(&ack_log, &dropped))
 			SLOG(XD_LOG_WARN, ss,
 			     "%.*s version %s (nonce %llu) not answered in %llus (ack_timeout)%s",

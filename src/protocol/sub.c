@@ -83,8 +83,7 @@ void xd_sub_init(struct xd_sub *s, uint64_t stream_id, const char *label)
 	s->label = label;
 	s->want.set = xd_nameset_empty();
 	s->ledger = xd_ledger_empty();
-	s->acked_names.set = xd_nameset_empty();
-	s->sent_names.set = xd_nameset_empty();
+	s->running = xd_ledger_ref(s->ledger);
 }
 
 void xd_sub_clear(struct xd_sub *s)
@@ -92,10 +91,8 @@ void xd_sub_clear(struct xd_sub *s)
 	XD_ASSERT_LOOP();
 	xd_nameset_unref(s->want.set);
 	xd_ledger_unref(s->ledger);
-	xd_nameset_unref(s->sent_names.set);
-	xd_nameset_unref(s->acked_names.set);
-	xd_table_unref(s->sent);
-	xd_table_unref(s->acked);
+	xd_ledger_unref(s->sent);
+	xd_ledger_unref(s->running);
 	free(s->nack_message);
 	memset(s, 0, sizeof(*s));
 }
@@ -174,20 +171,16 @@ static bool is_star(struct xd_name n)
 	return n.len == 1 && n.data[0] == '*';
 }
 
-/* The client runs what it holds, unless it refused it: `acked`
+/* The client runs what it holds, unless it refused it: `running`
  * follows the ledger until a NACK, and stays at what came before. */
 static void note_running(struct xd_sub *s)
 {
-	struct xd_table *held = s->ledger->table;
+	struct xd_ledger *old = s->running;
 
-	if (s->nacked)
+	if (s->nacked || old == s->ledger)
 		return;
-	if (s->acked != held) {
-		xd_table_unref(s->acked);
-		s->acked = held != NULL ? xd_table_ref(held) : NULL;
-	}
-	set_names(&s->acked_names, s->ledger->names.all,
-		  xd_nameset_ref(s->ledger->names.set));
+	s->running = xd_ledger_ref(s->ledger);
+	xd_ledger_unref(old);
 }
 
 /* What an operator is shown of an answer. */
@@ -196,7 +189,7 @@ static void note_answer(struct xd_sub *s, const struct xd_request *r, bool nack,
 {
 	s->nacked = nack;
 	if (!nack) {
-		memcpy(s->acked_version, xd_table_version(s->sent),
+		memcpy(s->acked_version, xd_table_version(s->sent->table),
 		       sizeof(s->acked_version) - 1);
 		s->acked_version[sizeof(s->acked_version) - 1] = '\0';
 		s->acked_at_ms = wall_ms;
@@ -215,9 +208,9 @@ static void answered(struct xd_sub *s, const struct xd_request *r, bool nack,
 		     int64_t wall_ms)
 {
 	note_answer(s, r, nack, wall_ms);
-	hold(s, s->sent, s->sent_names.all, s->sent_names.set,
+	hold(s, s->sent->table, s->sent->names.all, s->sent->names.set,
 	     s->ledger->resend, s->ledger->gone);
-	xd_table_unref(s->sent);
+	xd_ledger_unref(s->sent);
 	s->sent = NULL;
 	note_running(s);
 	set_state(s, XD_SUB_HOLDING, nack ? "NACK" : "ACK");
@@ -592,9 +585,8 @@ void xd_sub_sent(struct xd_sub *s, struct xd_table *table, uint64_t nonce,
 	memcpy(s->sent_version, xd_table_version(table),
 	       sizeof(s->sent_version) - 1);
 	s->sent_version[sizeof(s->sent_version) - 1] = '\0';
-	xd_table_unref(s->sent);
-	s->sent = xd_table_ref(table);
-	set_names(&s->sent_names, s->want.all, xd_nameset_ref(s->want.set));
+	xd_ledger_unref(s->sent);
+	s->sent = xd_ledger_make(table, s->want.all, s->want.set, NULL, NULL);
 	set_state(s, XD_SUB_IN_FLIGHT, "response sent");
 	s->nonce = nonce;
 	clear_once_only(s);
@@ -631,4 +623,91 @@ const char *xd_sub_sync_name(enum xd_sub_sync sync)
 	};
 
 	return names[sync];
+}
+
+/* ---------------- what operators see ---------------- */
+
+/* `r` for the resource `name` reached by `k`, found as `e` in the
+ * table now. */
+static void shown(const struct xd_sub *s, bool delta,
+		  const struct xd_key *asked, const struct xd_key *k,
+		  const struct xd_entry *e,
+		  void (*fn)(void *, const struct xd_sub_resource *), void *arg)
+{
+	struct xd_sub_resource r = {
+		.name = xd_key_base(k),
+		.key = asked,
+		.current = e,
+		.running = xd_ledger_entry(s->running, k, delta),
+		.held = xd_ledger_entry(s->ledger, k, delta),
+	};
+
+	fn(arg, &r);
+}
+
+void xd_sub_resources(const struct xd_sub *s, const struct xd_table *current,
+		      bool delta,
+		      void (*fn)(void *arg, const struct xd_sub_resource *r),
+		      void *arg)
+{
+	size_t n = xd_nameset_count(s->want.set);
+
+	XD_ASSERT_LOOP(); /* glob members are memoized on tables */
+	for (size_t i = 0; s->want.all && current != NULL &&
+			   i < xd_table_count(current); i++) {
+		const struct xd_entry *e = xd_table_at(current, i);
+		struct xd_key k = xd_key_of_name(e->name, e->name_len);
+
+		shown(s, delta, NULL, &k, e, fn, arg);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct xd_key *k = xd_nameset_key(s->want.set, i);
+		const struct xd_entry *e;
+
+		if (is_star(k->text))
+			continue;
+		/* in SotW a glob is a name like any other (rule X2) */
+		if (k->kind == XD_KEY_GLOB && delta && current != NULL) {
+			struct xd_nameset *members =
+				xd_derived_glob((struct xd_table *)current, k->text);
+			size_t nm = xd_nameset_count(members);
+
+			if (nm == 0)
+				shown(s, delta, k, k, NULL, fn, arg);
+			for (size_t j = 0; j < nm; j++) {
+				struct xd_name m = xd_nameset_at(members, j);
+				struct xd_key mk = xd_key_of_name(m.data, m.len);
+
+				if (s->want.all ||
+				    xd_nameset_has(s->want.set, m.data, m.len))
+					continue; /* shown as a name of its own */
+				shown(s, delta, NULL, &mk,
+				      xd_table_find(current, m.data, m.len), fn,
+				      arg);
+			}
+			xd_nameset_unref(members);
+			continue;
+		}
+		e = xd_ledger_lookup(current, k);
+		/* a resource of the table was shown by the wildcard; a
+		 * variant, which no wildcard reaches, was not */
+		if (s->want.all && e != NULL && e->constraints.data == NULL)
+			continue;
+		shown(s, delta, k, k, e, fn, arg);
+	}
+}
+
+bool xd_sub_asks_for(const struct xd_sub *s, const char *name, size_t len)
+{
+	if (xd_nameset_has(s->want.set, name, len))
+		return true;
+	for (size_t i = 0; xd_nameset_locators(s->want.set) > 0 &&
+			   i < xd_nameset_count(s->want.set); i++) {
+		const struct xd_key *k = xd_nameset_key(s->want.set, i);
+
+		if (k->kind == XD_KEY_LOCATOR && k->base_len == len &&
+		    memcmp(k->text.data, name, len) == 0)
+			return true;
+	}
+	return false;
 }

@@ -11,8 +11,15 @@
  * is sent, so each send carries the newest state, never a queue of
  * stale versions.
  *
- * Ownership: the state owns references to its ledger, tables and name
- * sets; xd_sub_clear releases them. Thread: loop thread only.
+ * Every state of the client is a ledger (ledger.h): what it holds, what
+ * it will hold once it answers the response in flight, and what it runs
+ * (the last it ACKed); nothing else records what a client has. What
+ * operators are shown of it (CSDS, /clients, the rollout preview) is
+ * read from those ledgers through the functions at the end of this
+ * header.
+ *
+ * Ownership: the state owns references to its ledgers and name sets;
+ * xd_sub_clear releases them. Thread: loop thread only.
  */
 #ifndef XD_PROTOCOL_SUB_H
 #define XD_PROTOCOL_SUB_H
@@ -67,20 +74,21 @@ struct xd_sub {
 	struct xd_ledger *ledger;
 
 	uint64_t nonce;            /* the last nonce sent, 0 for none */
-	struct xd_table *sent;     /* IN_FLIGHT: content of that response */
-	struct xd_names sent_names;
+	/* IN_FLIGHT: what the client holds once it answers that response
+	 * (its table, the names it was sent for), owing nothing; else
+	 * NULL */
+	struct xd_ledger *sent;
 
 	uint64_t acks, nacks;
 
+	/* The client runs what it held when it last ACKed (or showed it
+	 * held, rules S12, D7, or was taken to hold with nothing to send);
+	 * never NULL. The ledger itself until a NACK; after one, the older
+	 * ledger it keeps alive (one per type and stream) says, resource
+	 * by resource, what the client kept and what it refused. */
+	struct xd_ledger *running;
+
 	/* what operators see (admin endpoint, CSDS) */
-	/* The content the client runs: that of the last response it
-	 * ACKed (or showed it held, rules S12, D7), its names as sent, or
-	 * NULL. The ledger's table until a NACK; after one, the
-	 * older table it keeps alive (one per type and stream) is what
-	 * says, resource by resource, what the client kept and what it
-	 * refused. */
-	struct xd_table *acked;
-	struct xd_names acked_names;
 	char sent_version[17];  /* of the last response sent; "" for none */
 	char acked_version[17]; /* of the last response ACKed; "" for none */
 	int64_t acked_at_ms;    /* when (Unix ms) that ACK came; 0 for none */
@@ -209,5 +217,44 @@ bool xd_sub_pending_since(const struct xd_sub *s, uint64_t *since_ms);
 
 /* Parses a nonce this server issued ("123"); 0 if it is not one. */
 uint64_t xd_sub_parse_nonce(struct xd_name n);
+
+/* ---------------- what operators see ---------------- */
+
+/*
+ * One resource of a type a client asks for, as operators are shown it
+ * (CSDS, the status pages): read from the subscription and the
+ * client's ledgers, valid during the call that hands it out.
+ */
+struct xd_sub_resource {
+	struct xd_name name;            /* the resource's name (a locator's,
+					   without its parameters) */
+	const struct xd_key *key;       /* the key it is asked for by; NULL
+					   when by a wildcard, or as the
+					   member of a glob collection */
+	const struct xd_entry *current; /* what `current` has under it: the
+					   resource, or the variant a locator
+					   picks (rule P1); NULL for none */
+	const struct xd_entry *running; /* what the client runs under it
+					   (its `running` ledger), or NULL */
+	const struct xd_entry *held;    /* what it holds under it (the
+					   content it answered last, a NACKed
+					   one too), or NULL */
+};
+
+/*
+ * Every resource the client asks for of this type, each once, against
+ * `current` (the type's table now, or NULL): with a wildcard, every
+ * resource of `current`; then each key but "*", a glob collection
+ * (in `delta`, rule X2) as its members (those not also asked for by
+ * name), or as its own name when it has none.
+ */
+void xd_sub_resources(const struct xd_sub *s, const struct xd_table *current,
+		      bool delta,
+		      void (*fn)(void *arg, const struct xd_sub_resource *r),
+		      void *arg);
+
+/* Whether the client asks for the resource `name` by name: a key that
+ * is the name, or a locator of it (rule P1). */
+bool xd_sub_asks_for(const struct xd_sub *s, const char *name, size_t len);
 
 #endif
