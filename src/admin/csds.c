@@ -334,7 +334,7 @@ struct res_status {
  * ACK is REQUESTED.
  */
 static struct res_status res_status(const struct type_status *s,
-				     const struct xd_sub_resource *res)
+				     const struct xd_client_resource *res)
 {
 	const struct xd_entry *ran = res->running, *e = res->current;
 	struct res_status r = {.config = s->config, .shown = e};
@@ -381,7 +381,7 @@ static void put_any(struct xd_buf *b, uint32_t field, const char *type_url,
  * nothing, what the client runs and holds). */
 static void put_config(struct xd_buf *b, const struct xd_client_type *ct,
 		       const struct type_status *s,
-		       const struct xd_sub_resource *res)
+		       const struct xd_client_resource *res)
 {
 	const struct xd_sub *sub = ct->sub;
 	struct res_status r = res_status(s, res);
@@ -422,7 +422,7 @@ struct put_ctx {
 	const struct type_status *s;
 };
 
-static void put_one(void *arg, const struct xd_sub_resource *res)
+static void put_one(void *arg, const struct xd_client_resource *res)
 {
 	const struct put_ctx *p = arg;
 
@@ -431,7 +431,7 @@ static void put_one(void *arg, const struct xd_sub_resource *res)
 
 /*
  * Every resource the stream asks for of one type, each once
- * (xd_sub_resources): by wildcard, by name, by locator (under its
+ * (xd_client_type_resources): by wildcard, by name, by locator (under its
  * name, rule P1), a glob collection's members under their own names as
  * the client was sent them (rule X2), an empty one as the glob's name,
  * which does not exist, as the client was told with removed_resources.
@@ -445,7 +445,7 @@ static void put_type(struct xd_buf *b, const struct xd_client_type *ct,
 	/* the glob members are memoized on the table (derived.h); this
 	 * runs on the loop thread, as the sessions that share that memo
 	 * do */
-	xd_sub_resources(ct->sub, ct->current, delta, put_one, &p);
+	xd_client_type_resources(ct, delta, put_one, &p);
 }
 
 /* One node: the streams that share its id and cluster. */

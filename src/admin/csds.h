@@ -33,7 +33,7 @@
  *                  NACK's message, time, and the version it rejected
  *
  * The sync state is kept per stream and type (sub.h, xd_sub_sync); per
- * resource (xd_sub_resources), what the client runs is the content it
+ * resource (xd_client_type_resources), what the client runs is the content it
  * last ACKed (its running ledger) and what it refused is the content
  * it answered last with a NACK (the ledger of what it holds). A
  * resource asked for by a locator (rule P1) is listed under its name,

@@ -130,7 +130,8 @@ static void asked(struct collect *c, size_t k, const struct xd_client_view *v)
 				const char *name = ds->res[r].name;
 
 				if (ds->res[r].change != XD_DIFF_REMOVED ||
-				    !xd_sub_asks_for(sub, name, strlen(name)))
+				    !xd_client_type_asks_for(&v->types[i], name,
+							     strlen(name)))
 					continue;
 				c->asks = xd_grow(c->asks, &c->capasks, c->nasks + 1,
 						  sizeof(*c->asks));

@@ -14,9 +14,9 @@
  * Every state of the client is a ledger (ledger.h): what it holds, what
  * it will hold once it answers the response in flight, and what it runs
  * (the last it ACKed); nothing else records what a client has. What
- * operators are shown of it (CSDS, /clients, the rollout preview) is
- * read from those ledgers through the functions at the end of this
- * header.
+ * operators are shown of it (CSDS, /clients, the rollout preview,
+ * /metrics) is read from those ledgers through the client's view
+ * (client.h).
  *
  * Ownership: the state owns references to its ledgers and name sets;
  * xd_sub_clear releases them. Thread: loop thread only.
@@ -217,44 +217,5 @@ bool xd_sub_pending_since(const struct xd_sub *s, uint64_t *since_ms);
 
 /* Parses a nonce this server issued ("123"); 0 if it is not one. */
 uint64_t xd_sub_parse_nonce(struct xd_name n);
-
-/* ---------------- what operators see ---------------- */
-
-/*
- * One resource of a type a client asks for, as operators are shown it
- * (CSDS, the status pages): read from the subscription and the
- * client's ledgers, valid during the call that hands it out.
- */
-struct xd_sub_resource {
-	struct xd_name name;            /* the resource's name (a locator's,
-					   without its parameters) */
-	const struct xd_key *key;       /* the key it is asked for by; NULL
-					   when by a wildcard, or as the
-					   member of a glob collection */
-	const struct xd_entry *current; /* what `current` has under it: the
-					   resource, or the variant a locator
-					   picks (rule P1); NULL for none */
-	const struct xd_entry *running; /* what the client runs under it
-					   (its `running` ledger), or NULL */
-	const struct xd_entry *held;    /* what it holds under it (the
-					   content it answered last, a NACKed
-					   one too), or NULL */
-};
-
-/*
- * Every resource the client asks for of this type, each once, against
- * `current` (the type's table now, or NULL): with a wildcard, every
- * resource of `current`; then each key but "*", a glob collection
- * (in `delta`, rule X2) as its members (those not also asked for by
- * name), or as its own name when it has none.
- */
-void xd_sub_resources(const struct xd_sub *s, const struct xd_table *current,
-		      bool delta,
-		      void (*fn)(void *arg, const struct xd_sub_resource *r),
-		      void *arg);
-
-/* Whether the client asks for the resource `name` by name: a key that
- * is the name, or a locator of it (rule P1). */
-bool xd_sub_asks_for(const struct xd_sub *s, const char *name, size_t len);
 
 #endif
