@@ -110,7 +110,8 @@ static void read_keys(struct xd_ledger *l)
 		h->asked = xd_nameset_key(l->names.set, i);
 		h->key = h->asked->text;
 		h->kind = xd_name_kind_of(l->table, h->asked, &h->entry);
-		if (h->kind == XD_NAME_PLAIN &&
+		/* only an xdstp name can be a glob's member (rule X2) */
+		if (h->kind == XD_NAME_PLAIN && h->asked->xdstp &&
 		    xd_derived_in_glob(l->names.set, h->key.data, h->key.len))
 			h->kind = XD_NAME_MEMBER;
 	}
