@@ -18,6 +18,7 @@
 #include "snapshot/loader.h"
 #include "transport/tls.h"
 #include "util/log.h"
+#include "xds/rtype.h"
 
 static void usage(FILE *out, const char *default_config)
 {
@@ -38,6 +39,8 @@ static void usage(FILE *out, const char *default_config)
 		"                         snapshot, print errors, and exit: 0 if all are valid\n"
 		"      --envoy PATH       with --check: also ask that Envoy binary (envoy\n"
 		"                         --mode validate) what it would refuse of each snapshot\n"
+		"      --print-types      print the resource types served, one a line in\n"
+		"                         push order, and exit (xdsd(8), TYPES)\n"
 		"  -h, --help             show this help and exit\n"
 		"  -V, --version          show the version and the default paths, and exit\n"
 		"\n"
@@ -53,7 +56,8 @@ enum {
 	OPT_LOG_LEVEL,
 	OPT_ADMIN_LISTEN,
 	OPT_CHECK,
-	OPT_ENVOY
+	OPT_ENVOY,
+	OPT_PRINT_TYPES
 };
 
 static const struct option long_opts[] = {
@@ -65,6 +69,7 @@ static const struct option long_opts[] = {
 	{"admin-listen", required_argument, NULL, OPT_ADMIN_LISTEN},
 	{"check", no_argument, NULL, OPT_CHECK},
 	{"envoy", required_argument, NULL, OPT_ENVOY},
+	{"print-types", no_argument, NULL, OPT_PRINT_TYPES},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -200,6 +205,9 @@ int main(int argc, char **argv)
 		case OPT_ENVOY:
 			envoy = optarg;
 			break;
+		case OPT_PRINT_TYPES:
+			xd_rtype_print(stdout);
+			return 0;
 		case 'h':
 			usage(stdout, paths.config);
 			return 0;

@@ -119,6 +119,14 @@ static const char *tname(enum xd_rtype t)
 	return xd_rtype_info(t)->service;
 }
 
+/* A method's number, as the stream counts are kept (stats.h). */
+static size_t method_index(const struct xd_method *m)
+{
+	size_t n;
+
+	return (size_t)(m - xd_methods(&n));
+}
+
 /* ---------------- queues ---------------- */
 
 static void pump(struct xd_session *ss);
@@ -428,7 +436,8 @@ static void sweep_session(struct xd_session *ss, uint64_t now)
 			       (unsigned long long)xd_stream_id(ss->stream),
 			       sub->label);
 		sub->ack_overdue = true;
-		xd_sessions_stats_ack_timeout(&m->stats, xd_table_type(sub->sent));
+		xd_sessions_stats_ack_timeout(&m->stats,
+					      xd_table_type(sub->sent->table));
 		if (xd_log_limit_take(&ack_log, &dropped))
 			SLOG(XD_LOG_WARN, ss,
 			     "%.*s version %s (nonce %llu) not answered in %llus (ack_timeout)%s",
@@ -672,7 +681,7 @@ static void *on_open(void *ctx, struct xd_stream *stream)
 		       xd_stream_peer(stream), xd_stream_identity(stream),
 		       xd_wall_ms());
 	ss->opened_mono_ms = xd_mono_ms();
-	m->stats.streams[ss->method - xd_methods]++;
+	m->stats.streams[method_index(ss->method)]++;
 	xd_typeset_init(&ss->types, xd_stream_id(stream));
 	xd_bucket_init(&ss->requests, m->cfg->max_request_burst, uv_now(m->loop));
 	m->stats.sessions++;
@@ -716,7 +725,7 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 	xd_typeset_clear(&ss->types);
 	xd_snapshot_unref(ss->snap);
 	xd_client_clear(&ss->client);
-	ss->mgr->stats.streams[ss->method - xd_methods]--;
+	ss->mgr->stats.streams[method_index(ss->method)]--;
 	ss->mgr->stats.sessions--;
 	free(ss);
 }
@@ -727,6 +736,7 @@ struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
 				    const struct xd_config *cfg)
 {
 	struct xd_sessions *m;
+	size_t nmethods;
 
 	XD_ASSERT_LOOP();
 	m = xd_calloc(1, sizeof(*m));
@@ -742,7 +752,8 @@ struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
 	xd_list_init(&m->cursors);
 	xd_list_init(&m->queue);
 	xd_list_init(&m->waiting);
-	xd_sessions_stats_init(&m->stats, xd_method_count);
+	xd_methods(&nmethods);
+	xd_sessions_stats_init(&m->stats, nmethods);
 	uv_idle_init(loop, &m->pump_idle);
 	m->pump_idle.data = m;
 	uv_timer_init(loop, &m->wait_timer);

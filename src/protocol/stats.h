@@ -48,12 +48,12 @@ struct xd_sessions_stats {
 	unsigned long long requests;
 	unsigned long long responses, response_bytes, acks, nacks; /* all types */
 	struct xd_type_stats types[XD_RTYPE_COUNT + 1];
-	size_t *streams; /* per method, by index in xd_methods */
+	size_t *streams; /* per method, by index in xd_methods() */
 	struct xd_convergence_sample recent[XD_SESSIONS_RECENT];
 	size_t nrecent, recent_next; /* ring: oldest at recent_next once full */
 };
 
-/* Counters at zero, for streams of `nmethods` methods (xd_methods). */
+/* Counters at zero, for streams of `nmethods` methods (xd_methods()). */
 void xd_sessions_stats_init(struct xd_sessions_stats *st, size_t nmethods);
 void xd_sessions_stats_free(struct xd_sessions_stats *st);
 

@@ -24,24 +24,6 @@ struct walk {
 	size_t prefix_len;
 };
 
-struct ref_path {
-	enum xd_rtype from, to;
-	const char *path;
-};
-
-static const struct ref_path ref_paths[] = {
-	{XD_LISTENER, XD_ROUTE, "filter_chains.filters.typed_config.rds.route_config_name"},
-	{XD_LISTENER, XD_ROUTE, "default_filter_chain.filters.typed_config.rds.route_config_name"},
-	{XD_LISTENER, XD_ROUTE, "api_listener.api_listener.rds.route_config_name"},
-	{XD_ROUTE, XD_CLUSTER, "virtual_hosts.routes.route.cluster"},
-	{XD_ROUTE, XD_CLUSTER, "virtual_hosts.routes.route.weighted_clusters.clusters.name"},
-	{XD_ROUTE, XD_CLUSTER, "virtual_hosts.routes.route.request_mirror_policies.cluster"},
-	{XD_VIRTUAL_HOST, XD_CLUSTER, "routes.route.cluster"},
-	{XD_VIRTUAL_HOST, XD_CLUSTER, "routes.route.weighted_clusters.clusters.name"},
-	{XD_VIRTUAL_HOST, XD_CLUSTER, "routes.route.request_mirror_policies.cluster"},
-	{XD_SCOPED_ROUTE, XD_ROUTE, "route_configuration_name"},
-};
-
 /*
  * Where a listener's or a cluster's TLS contexts (DownstreamTlsContext,
  * UpstreamTlsContext, inside the transport socket's Any) name secrets:
@@ -273,21 +255,19 @@ int xd_resource_analyze(const struct xd_schema *s, const struct xd_msgdesc *m,
 			enum xd_rtype t, const uint8_t *data, size_t len,
 			struct xd_resinfo *out, char *why, size_t whylen)
 {
+	const struct xd_rtype_info *info = xd_rtype_info(t);
 	struct walk w = {.s = s, .r = out};
-	const char *noun = xd_rtype_info(t)->noun;
 
 	memset(out, 0, sizeof(*out));
-	xd_schema_walk(s, m, data, len, t == XD_ENDPOINT ? "cluster_name" : "name",
-		   take_first, &w);
+	xd_schema_walk(s, m, data, len, info->name_field, take_first, &w);
 	if (w.first == NULL || w.first[0] == '\0') {
-		snprintf(why, whylen, "%s without a %s", noun,
-			 w.nul ? "valid name (NUL byte)" :
-			 t == XD_ENDPOINT ? "cluster_name" : "name");
+		snprintf(why, whylen, "%s without a %s", info->noun,
+			 w.nul ? "valid name (NUL byte)" : info->name_field);
 		free(w.first);
 		return -1;
 	}
 	out->name = w.first;
-	if (t == XD_VIRTUAL_HOST && xd_xdstp_is(out->name, strlen(out->name))) {
+	if (info->aliased && xd_xdstp_is(out->name, strlen(out->name))) {
 		snprintf(why, whylen, "virtual host '%s': virtual hosts are named '<route configuration>/<name>', not by xdstp:// names",
 			 out->name);
 		xd_resinfo_clear(out);
@@ -297,11 +277,11 @@ int xd_resource_analyze(const struct xd_schema *s, const struct xd_msgdesc *m,
 		xd_resinfo_clear(out);
 		return -1;
 	}
-	for (size_t i = 0; i < sizeof(ref_paths) / sizeof(ref_paths[0]); i++) {
-		if (ref_paths[i].from != t)
-			continue;
-		w.to = ref_paths[i].to;
-		xd_schema_walk(s, m, data, len, ref_paths[i].path, add_ref, &w);
+	/* the type's reference rules (xds/rtype.h), then those a field
+	 * path cannot say */
+	for (size_t i = 0; i < info->nrefs; i++) {
+		w.to = info->refs[i].to;
+		xd_schema_walk(s, m, data, len, info->refs[i].path, add_ref, &w);
 	}
 	if (t == XD_LISTENER || t == XD_CLUSTER)
 		add_sds_refs(&w, m, t, data, len);

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The gRPC methods xdsd serves (rule T2): the two aggregated methods and
- * the SotW and incremental method of every per-type service; and, in
- * tables of their own, the two methods of the client status service
- * (CSDS) and the two of gRPC's health service, which other handlers
- * serve (server.h).
+ * the SotW and incremental method of every per-type service, as the
+ * type table (xds/rtype.h) names them; and, in tables of their own,
+ * the two methods of the client status service (CSDS) and the two of
+ * gRPC's health service, which other handlers serve (server.h).
  *
- * Static data; thread: any.
+ * Static data (the per-type methods built once, on first use); thread:
+ * any.
  */
 #ifndef XD_TRANSPORT_METHODS_H
 #define XD_TRANSPORT_METHODS_H
@@ -26,8 +27,10 @@ struct xd_method {
 			     * health Check) */
 };
 
-extern const struct xd_method xd_methods[];
-extern const size_t xd_method_count;
+/* Every xDS method, the aggregated ones first, then each type's in push
+ * order (SotW, delta); their count in *n. The same array at every call:
+ * a method's index in it is the method's number (stats.h). */
+const struct xd_method *xd_methods(size_t *n);
 
 /* envoy.service.status.v3.ClientStatusDiscoveryService */
 extern const struct xd_method xd_csds_methods[];

@@ -555,7 +555,9 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 	grpc_arg argv[24];
 	grpc_channel_args args;
 	grpc_server_credentials *creds;
-	void *registered[xd_method_count];
+	size_t nmethods;
+	const struct xd_method *methods = xd_methods(&nmethods);
+	void *registered[nmethods];
 	void *registered_csds[xd_csds_method_count];
 	void *registered_health[xd_health_method_count];
 	size_t total = ACCEPTS_UNKNOWN + ACCEPTS_CSDS * xd_csds_method_count +
@@ -563,9 +565,9 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 
 	XD_ASSERT_LOOP();
 	srv = xd_calloc(1, sizeof(*srv));
-	for (size_t i = 0; i < xd_method_count; i++)
-		total += xd_methods[i].aggregated ? ACCEPTS_AGGREGATED :
-						    ACCEPTS_PER_TYPE;
+	for (size_t i = 0; i < nmethods; i++)
+		total += methods[i].aggregated ? ACCEPTS_AGGREGATED :
+						 ACCEPTS_PER_TYPE;
 	srv->slots = xd_calloc(total, sizeof(*srv->slots));
 	srv->cap_slots = total;
 	srv->loop = loop;
@@ -586,9 +588,9 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 	srv->conns = new_conns(loop, cfg, opts->fd_limit, srv->trim);
 	make_args(cfg, srv->conns, &args, argv, XD_ARRAY_LEN(argv));
 	srv->grpc = grpc_server_create(&args, NULL);
-	for (size_t i = 0; i < xd_method_count; i++)
+	for (size_t i = 0; i < nmethods; i++)
 		registered[i] = grpc_server_register_method(
-			srv->grpc, xd_methods[i].path, NULL,
+			srv->grpc, methods[i].path, NULL,
 			GRPC_SRM_PAYLOAD_NONE, 0);
 	for (size_t i = 0; srv->csds && i < xd_csds_method_count; i++)
 		registered_csds[i] = grpc_server_register_method(
@@ -632,10 +634,10 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 	grpc_server_register_completion_queue(srv->grpc, srv->cq, NULL);
 	grpc_server_start(srv->grpc);
 
-	for (size_t i = 0; i < xd_method_count; i++)
-		add_slots(srv, &xd_methods[i], &srv->handler, registered[i],
-			  xd_methods[i].aggregated ? ACCEPTS_AGGREGATED :
-						     ACCEPTS_PER_TYPE);
+	for (size_t i = 0; i < nmethods; i++)
+		add_slots(srv, &methods[i], &srv->handler, registered[i],
+			  methods[i].aggregated ? ACCEPTS_AGGREGATED :
+						  ACCEPTS_PER_TYPE);
 	for (size_t i = 0; srv->csds && i < xd_csds_method_count; i++)
 		add_slots(srv, &xd_csds_methods[i], &srv->csds_handler,
 			  registered_csds[i],

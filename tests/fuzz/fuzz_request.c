@@ -1624,7 +1624,7 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 	first = s->state == XD_SUB_IDLE;
 	held_before = xd_sub_held(s);
 	was_all = s->want.all;
-	sent = s->sent != NULL ? xd_table_ref(s->sent) : NULL;
+	sent = s->sent != NULL ? xd_table_ref(s->sent->table) : NULL;
 	if (p->delta) {
 		v = xd_sub_delta_request(s, &r, rt.wildcard_ok, rt.current,
 					 WALL_MS);
@@ -1711,7 +1711,7 @@ static bool answer(struct peer *p, bool nack)
 		return true;
 	snprintf(digits, sizeof(digits), "%llu", (unsigned long long)s->nonce);
 	if (!p->delta)
-		xd_wire_bytes(&m, 1, xd_table_version(s->sent), 16);
+		xd_wire_bytes(&m, 1, xd_table_version(s->sent->table), 16);
 	if (!p->delta && last != NULL && last->len > 0) {
 		q = last->data;
 		end = q + last->len;

@@ -1727,6 +1727,7 @@ START_TEST(ledger_interned)
 	struct xd_ledger *l2 = xd_ledger_make(t, false, set, NULL, NULL);
 	struct xd_ledger *l3 = xd_ledger_make(t, false, set, set, NULL);
 	struct xd_ledger *l4 = xd_ledger_make(t, true, set, NULL, NULL);
+	struct xd_key ka = xd_key_of_name("a", 1), kb = xd_key_of_name("b", 1);
 
 	ck_assert_ptr_eq(l1, l2);
 	ck_assert_ptr_ne(l1, l3);
@@ -1735,9 +1736,9 @@ START_TEST(ledger_interned)
 	ck_assert_uint_eq(xd_ledger_live(), live + 3);
 	ck_assert_uint_eq(l1->nheld, 1);
 	ck_assert_ptr_eq(l1->held[0].entry, xd_table_find(t, "a", 1));
-	ck_assert_ptr_eq(xd_ledger_entry(l1, "a", 1, false), l1->held[0].entry);
-	ck_assert_ptr_null(xd_ledger_entry(l1, "b", 1, false));
-	ck_assert_ptr_nonnull(xd_ledger_entry(l4, "b", 1, false));
+	ck_assert_ptr_eq(xd_ledger_entry(l1, &ka, false), l1->held[0].entry);
+	ck_assert_ptr_null(xd_ledger_entry(l1, &kb, false));
+	ck_assert_ptr_nonnull(xd_ledger_entry(l4, &kb, false));
 	xd_ledger_unref(l1);
 	xd_ledger_unref(l2);
 	xd_ledger_unref(l3);
