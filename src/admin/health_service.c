@@ -57,13 +57,14 @@ struct call {
 /* "" or the service of one of xd_methods. */
 static bool known_service(const uint8_t *name, size_t nlen)
 {
-	size_t len;
+	size_t len, n;
+	const struct xd_method *m = xd_methods(&n);
 	const char *svc;
 
 	if (nlen == 0)
 		return true;
-	for (size_t i = 0; i < xd_method_count; i++) {
-		svc = xd_method_service(&xd_methods[i], &len);
+	for (size_t i = 0; i < n; i++) {
+		svc = xd_method_service(&m[i], &len);
 		if (svc != NULL && len == nlen && memcmp(svc, name, len) == 0)
 			return true;
 	}
