@@ -122,8 +122,11 @@ static struct xdc_conn *connect_as(const struct xdt_daemon *d,
 /* What one client has been told, all responses so far together. */
 struct seen {
 	bool got[NNAMES];     /* the secret's bytes reached it */
-	bool missing[NNAMES]; /* delta: "does not exist" (rule D8) */
-	bool removed[NNAMES]; /* delta: removed_resources (rule D4) */
+	/* delta: "does not exist" (rule D8), which comes in
+	 * removed_resources as a removal (rule D4) does: a name removed
+	 * before it reached the client is the one, after, the other */
+	bool missing[NNAMES];
+	bool removed[NNAMES];
 };
 
 static int name_index(const char *name)
@@ -211,17 +214,23 @@ static bool next(struct xdc_stream *s, size_t m, struct seen *seen,
 			Envoy__Service__Discovery__V3__Resource *res = r->resources[i];
 			int k = name_index(res->name);
 
-			if (res->resource == NULL) {
-				seen->missing[k] = true;
-				continue;
-			}
+			/* Envoy NACKs a secret without a body (rule D8) */
+			ck_assert_msg(res->resource != NULL,
+				      "'%s' came as a Resource without a body",
+				      res->name);
 			scan(seen, res->resource->value.data,
 			     res->resource->value.len);
 			ck_assert_msg(seen->got[k], "'%s' carries another's bytes",
 				      res->name);
 		}
-		for (size_t i = 0; i < r->n_removed_resources; i++)
-			seen->removed[name_index(r->removed_resources[i])] = true;
+		for (size_t i = 0; i < r->n_removed_resources; i++) {
+			int k = name_index(r->removed_resources[i]);
+
+			if (seen->got[k])
+				seen->removed[k] = true;
+			else
+				seen->missing[k] = true;
+		}
 		ack.type_url = (char *)SDS_URL;
 		ack.response_nonce = r->nonce;
 		ck_assert(xdc_send_delta(s, &ack, WAIT_MS));
