@@ -94,6 +94,7 @@ void xd_sub_clear(struct xd_sub *s)
 	xd_ledger_unref(s->ledger);
 	xd_nameset_unref(s->sent_names.set);
 	xd_nameset_unref(s->acked_names.set);
+	xd_nameset_unref(s->withheld);
 	xd_table_unref(s->sent);
 	xd_table_unref(s->acked);
 	free(s->nack_message);
