@@ -33,6 +33,7 @@ import random
 import re
 import signal
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -348,13 +349,15 @@ class Envoy:
     `api_type` (GRPC or DELTA_GRPC), admin on a port of its own choice
     (read back from --admin-address-path), one worker, no hot restart.
     `edit(bootstrap)` may change the bootstrap dict further (TLS to xdsd,
-    more xDS servers, static resources) before it is written."""
+    more xDS servers, static resources) before it is written. `bootstrap`
+    names another example to start from (one shaped as bootstrap.yaml)."""
 
     def __init__(self, binary, work, name, node_id, xds_port, api_type="GRPC",
-                 cluster="edge", edit=None):
+                 cluster="edge", edit=None, bootstrap=None):
         self.binary, self.work, self.name = binary, work, name
         self.node_id, self.xds_port, self.api_type = node_id, xds_port, api_type
         self.cluster, self.edit = cluster, edit
+        self.example = bootstrap or BOOTSTRAP
         self.proc = None
         self.admin_port = None
         self.log = os.path.join(work, name + ".log")
@@ -364,7 +367,7 @@ class Envoy:
     def bootstrap(self):
         """examples/envoy/bootstrap.yaml made this Envoy's. Raises KeyError
         (or IndexError) when the example lost a part this replaces."""
-        boot = load_yaml(BOOTSTRAP)
+        boot = load_yaml(self.example)
         boot["node"]["id"] = self.node_id
         boot["node"]["cluster"] = self.cluster
         boot["admin"]["address"]["socket_address"]["port_value"] = 0
@@ -381,7 +384,7 @@ class Envoy:
         try:
             boot = self.bootstrap()
         except (KeyError, IndexError, TypeError) as e:
-            return False, ["%s lacks what the harness replaces: %r" % (BOOTSTRAP, e)]
+            return False, ["%s lacks what the harness replaces: %r" % (self.example, e)]
         with open(self.bootstrap_path, "w") as f:
             yaml.safe_dump(boot, f, sort_keys=False)
         try:
@@ -845,3 +848,36 @@ class Watch:
         self.stopping.set()
         self.thread.join(10)
         return self
+
+
+# --- TLS: what a listener presents, what secrets an Envoy holds ----------
+
+def https_get(port, ca, path="/", timeout=5.0):
+    """(status, body, the certificate's subject CN) of one HTTPS request
+    to 127.0.0.1:port on a new connection, the server's certificate
+    checked against `ca` for 127.0.0.1; raises OSError (ssl's and
+    http.client's errors included) when there is none."""
+    ctx = ssl.create_default_context(cafile=ca)
+    conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=timeout, context=ctx)
+    try:
+        conn.connect()
+        cert = conn.sock.getpeercert()
+        cn = [v for rdn in cert.get("subject", ()) for k, v in rdn if k == "commonName"]
+        conn.request("GET", path, headers={"Connection": "close"})
+        resp = conn.getresponse()
+        return resp.status, resp.read().decode("utf-8", "replace"), (cn or [None])[0]
+    finally:
+        conn.close()
+
+
+def envoy_secrets(envoy):
+    """The secrets in an Envoy's config dump: {"active": {name: version},
+    "warming": [names asked for and never received]}."""
+    _, body = envoy.get("/config_dump")
+    out = {"active": {}, "warming": []}
+    for c in json.loads(body).get("configs", []):
+        if c.get("@type", "").endswith(".SecretsConfigDump"):
+            out["active"] = {s.get("name"): s.get("version_info")
+                             for s in c.get("dynamic_active_secrets", [])}
+            out["warming"] = sorted(s.get("name") for s in c.get("dynamic_warming_secrets", []))
+    return out

@@ -28,12 +28,16 @@
 #             what Envoy refuses although xdsd's schema accepts it: the
 #             NACKs as operators see them, and a canary's NACK rolling
 #             a staged rollout back (envoy_refusals.py)
+#  envoy-mtls.sh
+#             Envoys over mutual TLS to xdsd, each served only the
+#             secrets its SPIFFE identity may have (envoy_mtls.py,
+#             examples/envoy/mtls/)
 TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
 	tests/interop/failover.sh \
 	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
-	tests/interop/envoy-refusals.sh
+	tests/interop/envoy-refusals.sh tests/interop/envoy-mtls.sh
 EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/interop/python.sh \
 	tests/interop/node.sh tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
@@ -44,6 +48,7 @@ EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/inter
 	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
 	tests/interop/envoy_traffic.py tests/interop/envoy_harness.py \
 	tests/interop/envoy-refusals.sh tests/interop/envoy_refusals.py \
+	tests/interop/envoy-mtls.sh tests/interop/envoy_mtls.py \
 	tests/interop/venv-python.sh tests/interop/requirements.txt \
 	scripts/install-venv
 
@@ -56,7 +61,7 @@ clean-interop:
 		tests/interop/python-xdstp.work tests/interop/python-rollout.work \
 		tests/interop/failover.work \
 		tests/interop/envoy-sotw.work tests/interop/envoy-delta.work \
-		tests/interop/envoy-refusals.work
+		tests/interop/envoy-refusals.work tests/interop/envoy-mtls.work
 distclean-local: distclean-interop
 distclean-interop:
 	rm -rf tests/interop/node/node_modules tests/interop/node/npm.log \
