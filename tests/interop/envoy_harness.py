@@ -253,9 +253,7 @@ class Xdsd:
     def sent_resources(self, node_id):
         """[(short type, resources)] of every response xdsd logged sending
         the node: how many resources each carried."""
-        pat = re.compile(r"node '%s': sending (\w+) version \S+ nonce \S+: (\d+) resources"
-                         % re.escape(node_id))
-        return [(m.group(1), int(m.group(2))) for m in map(pat.search, self.lines()) if m]
+        return sent_resources(self.lines(), node_id)
 
     def streams(self, node_id):
         """The numbers of the streams xdsd's log names the node on."""
@@ -694,6 +692,16 @@ def differences(envoy, xdsd, want):
 
 
 # --- operating a fleet: NACKs, CSDS, metrics, what an Envoy was seen to hold
+
+def sent_resources(lines, node_id):
+    """[(short type, resources)] of every response an xdsd log (its
+    lines) says it sent the node: how many resources each carried. For
+    any xdsd's log: one the harness started (Xdsd.sent_resources), or a
+    replica another test runs."""
+    pat = re.compile(r"node '%s': sending (\w+) version \S+ nonce \S+: (\d+) resources"
+                     % re.escape(node_id))
+    return [(m.group(1), int(m.group(2))) for m in map(pat.search, lines) if m]
+
 
 def fleet_snapshot(port, backend):
     """examples/envoy/snapshots/default.yaml for one Envoy of several on

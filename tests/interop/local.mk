@@ -32,23 +32,29 @@
 #             Envoys over mutual TLS to xdsd, each served only the
 #             secrets its SPIFFE identity may have (envoy_mtls.py,
 #             examples/envoy/mtls/)
+#  envoy-failover.sh
+#             a SotW and a delta Envoy behind haproxy outlive the xdsd
+#             replica they are on (envoy_failover.py; replicas.py, which
+#             failover.py shares: root, network namespaces)
 TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
 	tests/interop/failover.sh \
 	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
-	tests/interop/envoy-refusals.sh tests/interop/envoy-mtls.sh
+	tests/interop/envoy-refusals.sh tests/interop/envoy-mtls.sh \
+	tests/interop/envoy-failover.sh
 EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/interop/python.sh \
 	tests/interop/node.sh tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
 	tests/interop/interop.py tests/interop/client.py \
-	tests/interop/failover.sh tests/interop/failover.py \
+	tests/interop/failover.sh tests/interop/failover.py tests/interop/replicas.py \
 	tests/interop/stub_server.py tests/interop/node/client.js \
 	tests/interop/node/package.json tests/interop/node/package-lock.json \
 	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
 	tests/interop/envoy_traffic.py tests/interop/envoy_harness.py \
 	tests/interop/envoy-refusals.sh tests/interop/envoy_refusals.py \
 	tests/interop/envoy-mtls.sh tests/interop/envoy_mtls.py \
+	tests/interop/envoy-failover.sh tests/interop/envoy_failover.py \
 	tests/interop/venv-python.sh tests/interop/requirements.txt \
 	scripts/install-venv
 
@@ -61,7 +67,8 @@ clean-interop:
 		tests/interop/python-xdstp.work tests/interop/python-rollout.work \
 		tests/interop/failover.work \
 		tests/interop/envoy-sotw.work tests/interop/envoy-delta.work \
-		tests/interop/envoy-refusals.work tests/interop/envoy-mtls.work
+		tests/interop/envoy-refusals.work tests/interop/envoy-mtls.work \
+		tests/interop/envoy-failover.work
 distclean-local: distclean-interop
 distclean-interop:
 	rm -rf tests/interop/node/node_modules tests/interop/node/npm.log \
