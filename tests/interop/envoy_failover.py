@@ -155,7 +155,7 @@ class EnvoyFailover(Replicas):
                                  why + ([] if who == "A" else ["answered by %r" % who]))
         if not ok:
             return False
-        on_a = self.streams_on("a", self.node_ids())
+        on_a = self.streams_on("a")
         ok = self.tap.point(len(on_a) == len(self.members),
                             "both Envoys are on replica A, from the balancer's address %s.3"
                             % NET["a"], [] if len(on_a) == len(self.members) else
@@ -172,7 +172,7 @@ class EnvoyFailover(Replicas):
         t_kill = time.monotonic()
         self.procs["a"].kill()
         self.tap.comment(["replica A killed (SIGKILL)"])
-        on_b = self.streams_on("b", self.node_ids(), timeout=2 * WAIT)
+        on_b = self.streams_on("b", timeout=2 * WAIT)
         ok = self.tap.point(len(on_b) == len(self.members),
                             "each Envoy is back, through the balancer, on replica B (its log "
                             "names the node from %s.3), %.1f s after the kill (at most %.0f s)"

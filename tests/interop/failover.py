@@ -337,7 +337,7 @@ class Failover(interop.Interop, Replicas):
 
     # --- the scenario -------------------------------------------------------------
     def failover(self):
-        on_a = self.streams_on("a", self.node_ids())
+        on_a = self.streams_on("a")
         self.tap.point(len(on_a) == 3, "all three clients are on replica A, from the balancer's "
                        "address %s.3 (%s)" % (NET["a"], ", ".join(sorted(on_a))),
                        [] if len(on_a) == 3 else
@@ -349,7 +349,7 @@ class Failover(interop.Interop, Replicas):
         self.procs["a"].kill()
         self.tap.comment(["replica A killed (SIGKILL)"])
 
-        on_b = self.streams_on("b", self.node_ids(), timeout=2 * WAIT)
+        on_b = self.streams_on("b", timeout=2 * WAIT)
         ok = self.tap.point(len(on_b) == 3, "each client is back, through the balancer, on "
                             "replica B (%s), all %.1f s after the kill (at most %.0f s)"
                             % (", ".join(sorted(on_b)), time.monotonic() - t_kill, 2 * WAIT),

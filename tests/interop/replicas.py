@@ -20,8 +20,8 @@ trusted_proxies.
 `path(name)` (a file of its work directory), `netns` (a Netns),
 `procs` ({} of Process: etcd, haproxy, a, b), `replica_logs` ([] of
 every replica's Process), `xdsd` and `schema` (the binary and the
-descriptor set, "" for the built-in one) and `prefix` (the etcd key
-prefix of the snapshots). Standard library only, so that Debian's
+descriptor set, "" for the built-in one), `prefix` (the etcd key
+prefix of the snapshots) and `node_ids()` (its clients' nodes). Standard library only, so that Debian's
 python3 and the venv's both run it.
 """
 import ctypes
@@ -275,15 +275,15 @@ class Replicas:
         return self.tap.point(ok, "haproxy (TCP mode) on 127.0.0.1:%d in front of both replicas"
                               % XDS_PORT, [] if ok else p.tail())
 
-    def streams_on(self, r, node_ids, timeout=WAIT):
-        """Those of `node_ids` whose streams replica r logs as coming
-        from the balancer's address, within timeout."""
+    def streams_on(self, r, timeout=WAIT):
+        """The clients' nodes (node_ids()) whose streams replica r logs
+        as coming from the balancer's address, within timeout."""
         peer = "%s.3:" % NET[r]
         p = self.procs[r]
         end = time.monotonic() + timeout
         while True:
             lines = [ln for ln in p.lines() if peer in ln]
-            found = {n for n in node_ids if any("node '%s'" % n in ln for ln in lines)}
-            if len(found) == len(node_ids) or time.monotonic() >= end:
+            found = {n for n in self.node_ids() if any("node '%s'" % n in ln for ln in lines)}
+            if len(found) == len(self.node_ids()) or time.monotonic() >= end:
                 return found
             time.sleep(0.1)
