@@ -265,9 +265,10 @@ class Scenario:
         /metrics counts it; no response to it carried the secret."""
         for p in self.proxies:
             needle = "may not be served SDS '%s'" % p.stolen
+            # (wait_until takes an empty list for an answer: "or None")
             lines = eh.wait_until(lambda: [ln for ln in self.xdsd.lines()
-                                           if "node '%s'" % p.node_id in ln and needle in ln],
-                                  WAIT, 0.1)
+                                           if "node '%s'" % p.node_id in ln and needle in ln]
+                                  or None, WAIT, 0.1)
             ok = bool(lines) and " warn: " in lines[0] and p.identity in lines[0] and \
                 "@allow" in lines[0]
             self.tap.point(ok, "xdsd warns that the %s Envoy's identity may not be served "

@@ -157,6 +157,7 @@ class Scenario:
         self.work = None
         self.backends = {}
         self.xdsd = None
+        self.daemons = []       # every xdsd of the run, for their logs
         self.members = []
 
     # --- helpers --------------------------------------------------------
@@ -264,6 +265,7 @@ class Scenario:
         self.envoy_path = envoy
         self.xdsd = eh.Xdsd(binary, os.environ.get("XDSD_SCHEMA", ""), self.work,
                             port=eh.free_port())
+        self.daemons.append(self.xdsd)
         return True
 
     def add_member(self, name, api):
@@ -313,8 +315,9 @@ class Scenario:
 
         # xdsd's log: the NACK of each Envoy, with Envoy's own words
         for m in self.members:
-            lines = eh.wait_until(lambda: eh.nack_lines(self.xdsd, m.node_id, short, mark),
-                                  WAIT, 0.1)
+            # (wait_until takes an empty list for an answer: "or None")
+            lines = eh.wait_until(lambda: eh.nack_lines(self.xdsd, m.node_id, short, mark)
+                                  or None, WAIT, 0.1)
             self.tap.point(bool(lines) and message in lines[0],
                            "%s: the %s Envoy NACKs %s and xdsd logs it with Envoy's message "
                            "(\"%s\")" % (what, m.name, short, message),
@@ -418,6 +421,7 @@ class Scenario:
         self.xdsd = eh.Xdsd(old.binary, old.schema, self.work, port=old.port, name="xdsd-rollout",
                             config="rollout:\n  canary: ['%s']\n  bake: %dms\n"
                             % (CANARY, int(ROLLOUT_BAKE * 1000)))
+        self.daemons.append(self.xdsd)
         canary = self.add_member("canary", "GRPC")
         self.write()
         ok, why = self.xdsd.start()
@@ -586,9 +590,10 @@ class Scenario:
             self.tap.point(bool(res) and not fails, "no request through the %s Envoy failed "
                            "(%d requests, %d failed)" % (m.name, len(res), len(fails)),
                            summarize_failures(fails))
-        errors = [ln for x in (self.xdsd,) for ln in x.lines()
+        errors = [ln for x in self.daemons for ln in x.lines()
                   if " error: " in ln and " error: rollout 2 failed: " not in ln]
-        self.tap.point(not errors, "xdsd logged no error but the failed rollout's", errors[:5])
+        self.tap.point(not errors, "xdsd logged no error but the failed rollout's (%s)"
+                       % ", ".join(os.path.basename(x.log) for x in self.daemons), errors[:5])
 
     def run(self):
         if not self.setup():
