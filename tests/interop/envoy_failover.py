@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Failover with real Envoys: two xdsd replicas on one etcd prefix
-behind haproxy (replicas.py, as tests/interop/failover.py runs them),
-and Envoys that reach xdsd through the balancer outlive the replica
-they are on.
+behind haproxy, started by tests/interop/failover.py's own steps, and
+Envoys that reach xdsd through the balancer outlive the replica they
+are on.
 
   1. In network namespaces of this test's own: etcd with a snapshot per
      Envoy (examples/envoy/snapshots/default.yaml, its listener port and
@@ -46,7 +46,8 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from interop import Tap, Timeout, summarize_failures  # noqa: E402
-from replicas import NET, WAIT, XDS_PORT, Netns, Replicas  # noqa: E402
+import failover as fo  # noqa: E402
+from failover import NET, WAIT, XDS_PORT, Netns  # noqa: E402
 import envoy_harness as eh  # noqa: E402
 from envoy_traffic import ENVOY_VERSION, move_endpoints  # noqa: E402
 
@@ -71,16 +72,28 @@ class Member:
         self.loop = None
 
 
-class EnvoyFailover(Replicas):
-    prefix = "/xdsd/envoy-failover/"
+class EnvoyFailover:
+    # The namespaces, etcd, the replicas and haproxy as failover.sh makes
+    # them: failover.py's own steps, which need of this object only its
+    # tap, netns, procs, replica_logs, xdsd, schema, srcdir, path() and
+    # node_ids(). The snapshots go under its etcd prefix.
+    make_netns = fo.Failover.make_netns
+    etcdctl = fo.Failover.etcdctl
+    start_etcd = fo.Failover.start_etcd
+    replica_addr = fo.Failover.replica_addr
+    start_replica = fo.Failover.start_replica
+    start_haproxy = fo.Failover.start_haproxy
+    streams_on = fo.Failover.streams_on
+    prefix = fo.PREFIX
 
     def __init__(self, args, tap):
         self.tap = tap
         self.netns = Netns(args.netns or "xdsd-efo-%d" % os.getpid())
-        self.procs = {}
-        self.replica_logs = []
+        self.procs = {}         # etcd, haproxy, a, b -> failover.Process
+        self.replica_logs = []  # every replica's Process, the killed one too
         self.xdsd = os.environ.get("XDSD", "")
         self.schema = os.environ.get("XDSD_SCHEMA", "")
+        self.srcdir = eh.SRCDIR
         self.work = None
         self.backends = {}
         self.members = [Member("sotw", "GRPC"), Member("delta", "DELTA_GRPC")]

@@ -34,8 +34,8 @@
 #             examples/envoy/mtls/)
 #  envoy-failover.sh
 #             a SotW and a delta Envoy behind haproxy outlive the xdsd
-#             replica they are on (envoy_failover.py; replicas.py, which
-#             failover.py shares: root, network namespaces)
+#             replica they are on (envoy_failover.py, with failover.py's
+#             replicas: root, network namespaces)
 TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
@@ -47,7 +47,7 @@ EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/inter
 	tests/interop/node.sh tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
 	tests/interop/interop.py tests/interop/client.py \
-	tests/interop/failover.sh tests/interop/failover.py tests/interop/replicas.py \
+	tests/interop/failover.sh tests/interop/failover.py \
 	tests/interop/stub_server.py tests/interop/node/client.js \
 	tests/interop/node/package.json tests/interop/node/package-lock.json \
 	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
