@@ -141,6 +141,9 @@ static void per_type(struct xd_buf *out, const struct xd_sessions_stats *st)
 		{"xdsd_ack_timeouts_total",
 		 "Responses not answered within ack_timeout, by resource type.",
 		 offsetof(struct xd_type_stats, ack_timeouts)},
+		{"xdsd_resources_withheld_total",
+		 "Names clients asked for that their identity may not be served (@allow), once per stream and name, by resource type.",
+		 offsetof(struct xd_type_stats, withheld)},
 	};
 
 	for (size_t c = 0; c < sizeof(counters) / sizeof(counters[0]); c++) {

@@ -191,10 +191,10 @@ static void want(const struct xd_want *w, struct diff *d,
 }
 
 /*
- * Delta, a key that names nothing in the table (rule D8): said once,
- * as a name without a body, unless
+ * Delta, a key that names nothing in the table (rule D8): said once
+ * (encode() puts it in removed_resources, as Envoy reads it), unless
  *   - the client holds a resource under it that is gone: that is a
- *     removal (rule D4; Envoy refuses a name said both ways). An alias
+ *     removal (rule D4; said once, not twice). An alias
  *     whose resource stays under its own name is the exception: the
  *     alias is what went, and is said not to exist (rule D10);
  *   - the client said it held it and it was gone already (rule D7: a
@@ -540,6 +540,8 @@ static grpc_slice encode(const struct xd_want *w, const struct diff *p)
 		.nresources = p->nsend,
 		.missing = missing,
 		.nmissing = p->nmissing,
+		/* virtual hosts are asked for by alias (rule D10) */
+		.missing_by_alias = xd_table_type(w->table) == XD_VIRTUAL_HOST,
 		.removed_variants = gone,
 		.nremoved_variants = p->ngone,
 		.type_url = {url, strlen(url)},

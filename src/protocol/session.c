@@ -15,6 +15,7 @@
 #include "protocol/sequence.h"
 #include "protocol/sub.h"
 #include "protocol/typeset.h"
+#include "protocol/withheld.h"
 #include "util/bucket.h"
 #include "util/clock.h"
 #include "util/common.h"
@@ -205,6 +206,51 @@ static void on_snapshot_changed(struct xd_watch *w)
 	enqueue(ss);
 }
 
+/* Refusals by "@allow", a few a second: a fleet asking for a secret
+ * it may not have must not flood the log (every one is counted). */
+static struct xd_log_limit withheld_log = XD_LOG_LIMIT_INIT(5, 1000);
+
+struct withheld_ctx {
+	struct xd_session *ss;
+	enum xd_rtype type;
+};
+
+static void tell_one_withheld(void *arg, struct xd_name name)
+{
+	struct withheld_ctx *w = arg;
+	struct xd_session *ss = w->ss;
+	const char *identity = xd_stream_identity(ss->stream);
+	unsigned long dropped;
+
+	xd_sessions_stats_withheld(&ss->mgr->stats, w->type);
+	if (!xd_log_limit_take(&withheld_log, &dropped))
+		return;
+	if (identity != NULL)
+		SLOG(XD_LOG_WARN, ss,
+		     "may not be served %s '%.*s': its \"@allow\" names no glob that identity '%.*s' matches; told it does not exist%s",
+		     tname(w->type), XD_LOG_CLIP(name.len), name.data,
+		     XD_LOG_CLIP(strlen(identity)), identity,
+		     dropped ? " (and more such names, not logged)" : "");
+	else
+		SLOG(XD_LOG_WARN, ss,
+		     "may not be served %s '%.*s': a client without a certificate has no identity its \"@allow\" could admit; told it does not exist%s",
+		     tname(w->type), XD_LOG_CLIP(name.len), name.data,
+		     dropped ? " (and more such names, not logged)" : "");
+}
+
+/* Tells the operator of each name of type `t` the stream asks for and
+ * its identity may not be served (withheld.h): once per name. */
+static void tell_withheld(struct xd_session *ss, enum xd_rtype t)
+{
+	struct withheld_ctx w = {ss, t};
+
+	if (ss->snap == NULL || t >= XD_RTYPE_COUNT)
+		return;
+	xd_withheld_tell(&ss->types.subs[t],
+			 xd_snapshot_table(xd_snapshot_base(ss->snap), t),
+			 xd_snapshot_table(ss->snap, t), tell_one_withheld, &w);
+}
+
 /*
  * Follows the cache: the snapshot serving this node now, as the stream's
  * identity may see it (derived.h: resources it may not be served do not
@@ -228,6 +274,9 @@ static void refresh_snapshot(struct xd_session *ss)
 	if (now != NULL)
 		SLOG(XD_LOG_DEBUG, ss, "serving snapshot '%s'",
 		     xd_snapshot_key(now));
+	/* a reload may take from the identity a name it asked for */
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		tell_withheld(ss, (enum xd_rtype)t);
 }
 
 /* ---------------- sending ---------------- */
@@ -649,6 +698,7 @@ static void on_request(void *st, struct xd_stream *stream,
 		v = xd_sub_sotw_request(rt.sub, &r, rt.wildcard_ok,
 					rt.full_state, rt.current, xd_wall_ms());
 	log_verdict(ss, &r, &rt, v);
+	tell_withheld(ss, rt.type);
 	if (xd_typeset_names(&ss->types) > cfg->max_names_per_stream) {
 		end_over_limit(ss, "the stream subscribes to %zu names; the limit is %llu (max_names_per_stream)",
 			       xd_typeset_names(&ss->types),

@@ -93,6 +93,7 @@ void xd_sub_clear(struct xd_sub *s)
 	xd_ledger_unref(s->ledger);
 	xd_ledger_unref(s->sent);
 	xd_ledger_unref(s->running);
+	xd_nameset_unref(s->withheld);
 	free(s->nack_message);
 	memset(s, 0, sizeof(*s));
 }

@@ -105,6 +105,9 @@ struct xd_sub {
 	 * the client holds went out, a heartbeat or not (rule L1) */
 	uint64_t ttl_refreshed_ms;
 	uint64_t converged_id;  /* the table whose convergence was counted */
+	/* names asked for that the stream's identity may not be served,
+	 * the operator told of them once (withheld.h); NULL: none */
+	struct xd_nameset *withheld;
 
 	/* for log lines: the stream, and the type's name (static, or owned
 	 * by the caller for as long as the state lives) */

@@ -89,7 +89,8 @@ TYPES = [  # (type URL, the one name the delta client subscribes to)
 ]
 EDS = TYPES[3][0]
 # Subscribed beside each real name: xdsd reports at once that it does
-# not exist (rule D8), so the answer to each request is seen to come.
+# not exist (rule D8: in removed_resources), so the answer to each
+# request is seen to come.
 PROBE_NAME = "failover-no-such-resource"
 DEFAULT_CLIENTS = ["python", "node"]
 DELTA_ADS = "/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources"
@@ -338,8 +339,7 @@ class DeltaClient:
         if k >= len(self.streams):
             return None
         got = self.streams[k]["got"]
-        seen = {rec["type"] for rec in got
-                if any(n == PROBE_NAME and not body for n, _, body, _ in rec["resources"])}
+        seen = {rec["type"] for rec in got if PROBE_NAME in rec["removed"]}
         return list(got) if all(t in seen for t, _ in TYPES) else None
 
     def answered_since(self, first):

@@ -38,12 +38,26 @@
 #             that Envoy: the snapshots of envoy-refuses/ (each with
 #             the messages it must give, NAME.err) and good ones
 #             (envoy_check.py)
+#  envoy-refusals.sh
+#             what Envoy refuses although xdsd's schema accepts it: the
+#             NACKs as operators see them, and a canary's NACK rolling
+#             a staged rollout back (envoy_refusals.py)
+#  envoy-mtls.sh
+#             Envoys over mutual TLS to xdsd, each served only the
+#             secrets its SPIFFE identity may have (envoy_mtls.py,
+#             examples/envoy/mtls/)
+#  envoy-failover.sh
+#             a SotW and a delta Envoy behind haproxy outlive the xdsd
+#             replica they are on (envoy_failover.py, with failover.py's
+#             replicas: root, network namespaces)
 TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
 	tests/interop/failover.sh \
 	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
 	tests/interop/envoy-check.sh \
+	tests/interop/envoy-refusals.sh tests/interop/envoy-mtls.sh \
+	tests/interop/envoy-failover.sh \
 	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh
 # Today's gRPC clients, each in every scenario of interop.py (named one
 # by one: automake writes a rule per test).
@@ -65,6 +79,9 @@ EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/inter
 	tests/interop/envoy_traffic.py tests/interop/envoy_harness.py \
 	tests/interop/envoy-check.sh tests/interop/envoy_check.py \
 	tests/interop/envoy-refuses \
+	tests/interop/envoy-refusals.sh tests/interop/envoy_refusals.py \
+	tests/interop/envoy-mtls.sh tests/interop/envoy_mtls.py \
+	tests/interop/envoy-failover.sh tests/interop/envoy_failover.py \
 	tests/interop/venv-python.sh tests/interop/requirements.txt \
 	scripts/install-venv scripts/install-lib.sh \
 	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh \
@@ -85,6 +102,8 @@ clean-interop:
 		tests/interop/failover.work \
 		tests/interop/envoy-sotw.work tests/interop/envoy-delta.work \
 		tests/interop/envoy-check.work \
+		tests/interop/envoy-refusals.work tests/interop/envoy-mtls.work \
+		tests/interop/envoy-failover.work \
 		$(INTEROP_TODAY:.sh=.work) tests/interop/failover-pypi-go-java.work
 distclean-local: distclean-interop
 distclean-interop:
