@@ -286,6 +286,35 @@ def update_times_ms(envoy, prefixes):
     return out
 
 
+UPDATES_RX = "^(%s)\\.update_success$" % "|".join([
+    "cluster_manager\\.cds", "listener_manager\\.lds", "http\\.[^.]+\\.rds\\.[^.]+",
+    "cluster\\.[^.]+"])
+
+
+def updates(envoy):
+    """{subscription: update_success}: the updates Envoy applied, per xDS
+    subscription (CDS, LDS, one per route configuration, one EDS per
+    cluster)."""
+    _, body = envoy.get("/stats?filter=" + urllib.parse.quote(UPDATES_RX))
+    out = {}
+    for ln in body.splitlines():
+        k, _, v = ln.rpartition(": ")
+        if v.strip().isdigit():
+            out[k[:-len(".update_success")]] = int(v)
+    return out
+
+
+def updates_by_type(before, after):
+    """{cds, eds, lds, rds: updates applied} between two updates() of one
+    Envoy; the subscriptions of clusters it removed meanwhile are gone."""
+    out = dict.fromkeys(("cds", "eds", "lds", "rds"), 0)
+    for k, v in after.items():
+        t = ("cds" if k == "cluster_manager.cds" else "lds" if k == "listener_manager.lds"
+             else "rds" if k.startswith("http.") else "eds")
+        out[t] += v - before.get(k, 0)
+    return out
+
+
 def rejected(envoy):
     """The sum of every update_rejected counter (NACKs), and whether the
     ADS stream is up (control_plane.connected_state)."""
@@ -337,13 +366,16 @@ def changes(clusters, endpoints, vhosts):
 
 # --- waiting on every Envoy ----------------------------------------------
 
-def wait_all(envoys, check, interval, timeout, workers=4):
-    """Calls check(envoy) on every Envoy, each at most every `interval` s,
-    from a few threads, until it holds; {index: time.time() when it was
-    first seen to hold}. Envoys it never held for within `timeout` s are
-    missing from the answer."""
-    due = [(0.0, i) for i in range(len(envoys))]
-    heapq.heapify(due)
+def wait_all(envoys, check, interval, rate, timeout, workers=4):
+    """Calls check(envoy) on every Envoy, each at most every `interval` s
+    and all together at most `rate` times a second (a check costs Envoy
+    about 1 ms of CPU, which the Envoys still applying the change would
+    otherwise wait for), from a few threads, until it holds; {index:
+    time.time() when it was first seen to hold}. Envoys it never held for
+    within `timeout` s are missing from the answer."""
+    interval = max(interval, len(envoys) / float(rate))
+    start = time.monotonic()
+    due = [(start + i / float(rate), i) for i in range(len(envoys))]
     lock = threading.Lock()
     seen = {}
     end = time.monotonic() + timeout
@@ -470,7 +502,10 @@ class Run:
             ok, why = e.wait_admin(a.timeout)
             if not ok:
                 raise RuntimeError("%s: %s" % (e.name, "; ".join(why + e.log_tail(5))))
-        seen = wait_all(self.envoys, lambda e: e.ready(), a.poll_interval, a.timeout)
+        seen = wait_all(self.envoys, lambda e: e.ready(), a.poll_interval, a.poll_rate, a.timeout)
+        time.sleep(a.settle)
+        server_ms = (proc_cpu_s(pid) - cpu0) * 1000
+        envoys_s = self.envoys_cpu_s() - ecpu0
         self.put("configured", len(seen))
         if len(seen) < len(self.envoys):
             self.ok = False
@@ -479,10 +514,10 @@ class Run:
         if lat:
             self.put("full_all_ms", max(lat))
             self.put("full_p50_ms", percentile(lat, 50))
-        time.sleep(a.settle)
-        self.put("init_server_cpu_ms", "%.0f" % ((proc_cpu_s(pid) - cpu0) * 1000))
-        self.put("init_envoys_cpu_s", "%.1f" % (self.envoys_cpu_s() - ecpu0))
+        self.put("init_server_cpu_ms", "%.0f" % server_ms)
+        self.put("init_envoys_cpu_s", "%.1f" % envoys_s)
         rss = proc_status_kb(pid, "VmRSS")
+        self.counts = self.read_updates()
         self.put("server_rss_before_kb", rss0)
         self.put("server_rss_configured_kb", rss)
         self.put("server_rss_per_envoy_kb", (rss - rss0) / float(a.envoys))
@@ -498,9 +533,12 @@ class Run:
             print("envoy-fleet: %s reload failed: %s" % (self.server.name, line), file=sys.stderr)
             self.ok = False
             return False
-        seen = wait_all(self.envoys, ch.check, a.poll_interval, a.timeout)
-        lat, own, polled = latencies_ms(self.envoys, seen, t0, ch.subscriptions)
+        seen = wait_all(self.envoys, ch.check, a.poll_interval, a.poll_rate, a.timeout)
         time.sleep(a.settle)
+        server_ms = (proc_cpu_s(pid) - cpu0) * 1000
+        envoys_ms = (self.envoys_cpu_s() - ecpu0) * 1000
+        # the reads of Envoy's stats come after its CPU time is taken
+        lat, own, polled = latencies_ms(self.envoys, seen, t0, ch.subscriptions)
         self.put(ch.key + "_converged", len(seen))
         if lat:
             self.put(ch.key + "_conv_p50_ms", percentile(lat, 50))
@@ -508,8 +546,16 @@ class Run:
             self.put(ch.key + "_conv_max_ms", max(lat))
             self.put(ch.key + "_seen_max_ms", max(polled))
         self.put(ch.key + "_envoy_clock", own)
-        self.put(ch.key + "_server_cpu_ms", "%.0f" % ((proc_cpu_s(pid) - cpu0) * 1000))
-        self.put(ch.key + "_envoys_cpu_ms", "%.0f" % ((self.envoys_cpu_s() - ecpu0) * 1000))
+        self.put(ch.key + "_server_cpu_ms", "%.0f" % server_ms)
+        self.put(ch.key + "_envoys_cpu_ms", "%.0f" % envoys_ms)
+        counts = self.read_updates()
+        total = dict.fromkeys(("cds", "eds", "lds", "rds"), 0)
+        for before, after in zip(self.counts, counts):
+            for t, n in updates_by_type(before, after).items():
+                total[t] += n
+        self.counts = counts
+        self.put(ch.key + "_updates", "/".join("%s:%d" % (t, total[t])
+                                               for t in ("cds", "eds", "lds", "rds")))
         if len(seen) < len(self.envoys):
             self.ok = False
             return False
@@ -546,6 +592,17 @@ class Run:
             self.put("hold_envoy_cpu_pct", "%.3f" % (
                 (self.envoys_cpu_s() - ecpu0) / dt * 100 / len(self.envoys)))
 
+    def read_updates(self):
+        """updates() of every Envoy, read after the CPU figures of a step
+        (a filtered /stats costs Envoy about 5 ms)."""
+        out = []
+        for e in self.envoys:
+            try:
+                out.append(updates(e))
+            except (OSError, ValueError):
+                out.append({})
+        return out
+
     def stop_envoys(self):
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
             list(pool.map(lambda e: e.stop(), self.envoys))
@@ -557,7 +614,9 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--xdsd", required=True)
     p.add_argument("--schema", required=True)
-    p.add_argument("--gcp", help="bench/gcp's server (needed for --servers gcp)")
+    p.add_argument("--gcp", help="bench/gcp's server (default: built into "
+                   "BUILD/bench/gcp by scripts/install-go-client)")
+    p.add_argument("--build", default=os.path.join(SRCDIR, "build"))
     p.add_argument("--envoy", help="the Envoy binary (default: the venv's)")
     p.add_argument("--envoys", type=int, default=100)
     p.add_argument("--servers", default="xdsd gcp")
@@ -567,7 +626,10 @@ def main():
     p.add_argument("--endpoints-per-cluster", type=int, default=10)
     p.add_argument("--timeout", type=float, default=300,
                    help="seconds for a fleet to start or converge")
-    p.add_argument("--poll-interval", type=float, default=0.05)
+    p.add_argument("--poll-interval", type=float, default=0.05,
+                   help="seconds between two checks of one Envoy, at least")
+    p.add_argument("--poll-rate", type=float, default=200,
+                   help="checks a second over the whole fleet, at most")
     p.add_argument("--settle", type=float, default=1.0,
                    help="seconds after convergence before the CPU is read")
     p.add_argument("--hold", type=float, default=10,
@@ -580,7 +642,10 @@ def main():
         p.error("--servers from 'xdsd gcp', --modes from 'sotw delta', "
                 "--envoys and --rounds at least 1")
     if "gcp" in servers and not a.gcp:
-        p.error("--servers gcp needs --gcp")
+        dest = os.path.join(a.build, "bench", "gcp")
+        subprocess.run([os.path.join(SRCDIR, "scripts", "install-go-client"), dest,
+                        os.path.join(HERE, "gcp"), "gcp-server"], check=True)
+        a.gcp = os.path.join(dest, "gcp-server")
     if a.envoy is None:
         a.envoy, why = harness.envoy_binary()
         if a.envoy is None:
