@@ -34,6 +34,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -612,6 +613,76 @@ class Run:
             list(pool.map(lambda e: e.stop(), self.envoys))
 
 
+# --- tables --------------------------------------------------------------
+
+CHANGE_NAMES = {"u1": "endpoint moved", "u2": "cluster added", "u3": "cluster removed"}
+
+
+def tables(lines):
+    """bench/README.md's tables of a run's output lines: per server and
+    mode, the median over rounds; then every round. Markdown."""
+    runs = [dict(kv.split("=", 1) for kv in ln.split()[1:])
+            for ln in lines if ln.startswith("envoy-fleet server=")]
+    f = lambda r, k: float(r.get(k, "nan"))
+    med = lambda xs: sorted(xs)[len(xs) // 2] if xs else float("nan")
+    out = []
+    keys = []
+    for r in runs:
+        if (r["server"], r["mode"]) not in keys:
+            keys.append((r["server"], r["mode"]))
+    out.append("| mode | server | change | converged p50 / p99 / max (ms) | server CPU (ms) "
+               "| Envoys' CPU (ms) | updates applied cds/eds/lds/rds |")
+    out.append("|---|---|---|---|---|---|---|")
+    for mode in ("sotw", "delta"):
+        for u in ("u1", "u2", "u3"):
+            for server, m in keys:
+                if m != mode:
+                    continue
+                rs = [r for r in runs if (r["server"], r["mode"]) == (server, mode)]
+                out.append("| %s | %s | %s | %.0f / %.0f / %.0f | %.0f | %.0f | %s |" % (
+                    mode, server, CHANGE_NAMES[u],
+                    med([f(r, u + "_conv_p50_ms") for r in rs]),
+                    med([f(r, u + "_conv_p99_ms") for r in rs]),
+                    med([f(r, u + "_conv_max_ms") for r in rs]),
+                    med([f(r, u + "_server_cpu_ms") for r in rs]),
+                    med([f(r, u + "_envoys_cpu_ms") for r in rs]),
+                    rs[0].get(u + "_updates", "?").replace("cds:", "").replace(
+                        "eds:", "").replace("lds:", "").replace("rds:", "")))
+    out.append("")
+    out.append("| mode | server | configured p50 / all (s) | server CPU to configure (ms) "
+               "| server RSS: configured, per Envoy | server RSS after the changes (peak) "
+               "| an Envoy's RSS / PSS / private (MB) |")
+    out.append("|---|---|---|---|---|---|---|")
+    for server, mode in sorted(keys, key=lambda k: (k[1] != "sotw", k[0] != "xdsd")):
+        rs = [r for r in runs if (r["server"], r["mode"]) == (server, mode)]
+        out.append("| %s | %s | %.1f / %.1f | %.0f | %.1f MB, %.0f KB | %.1f MB (%.1f MB) "
+                   "| %.1f / %.1f / %.1f |" % (
+                       mode, server,
+                       med([f(r, "full_p50_ms") for r in rs]) / 1000,
+                       med([f(r, "full_all_ms") for r in rs]) / 1000,
+                       med([f(r, "init_server_cpu_ms") for r in rs]),
+                       med([f(r, "server_rss_configured_kb") for r in rs]) / 1024,
+                       med([f(r, "server_rss_per_envoy_kb") for r in rs]),
+                       med([f(r, "server_rss_after_kb") for r in rs]) / 1024,
+                       med([f(r, "server_hwm_kb") for r in rs]) / 1024,
+                       med([f(r, "envoy_rss_kb") for r in rs]) / 1024,
+                       med([f(r, "envoy_pss_kb") for r in rs]) / 1024,
+                       med([f(r, "envoy_private_kb") for r in rs]) / 1024))
+    out.append("")
+    out.append("| round | mode | server | load average, start / end | other load (cores) "
+               "| endpoint moved p50 / p99 (ms) | cluster added | cluster removed "
+               "| server CPU, whole run (s) | result |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    for r in runs:
+        out.append("| %s | %s | %s | %s / %s | %.2f | %s | %s | %s | %s | %s |" % (
+            r["round"], r["mode"], r["server"], r.get("loadavg_start"), r.get("loadavg_end"),
+            f(r, "other_cpu_s") / max(f(r, "wall_s"), 0.1),
+            *["%.0f / %.0f" % (f(r, u + "_conv_p50_ms"), f(r, u + "_conv_p99_ms"))
+              for u in ("u1", "u2", "u3")],
+            r.get("server_cpu_s"), r.get("result")))
+    return "\n".join(out)
+
+
 # --- main ----------------------------------------------------------------
 
 def main():
@@ -639,7 +710,14 @@ def main():
     p.add_argument("--hold", type=float, default=10,
                    help="idle window after the changes, seconds (0: none)")
     p.add_argument("--work", help="work directory (kept); default: a temporary one, removed")
+    p.add_argument("--tables", metavar="FILE",
+                   help="print bench/README.md's tables of the lines in FILE (an earlier "
+                   "run's output) and run nothing")
     a = p.parse_args()
+    if a.tables:
+        with open(a.tables) as f:
+            print(tables(f.read().splitlines()))
+        return 0
     servers, modes = a.servers.split(), a.modes.split()
     if not servers or set(servers) - {"xdsd", "gcp"} or not modes \
             or set(modes) - {"sotw", "delta"} or a.envoys < 1 or a.rounds < 1:
@@ -659,7 +737,7 @@ def main():
         sys.exit("envoy-fleet: %d Envoys need about %d MB, over 80%% of the %d MB available"
                  % (a.envoys, need // 1024, mem_available_kb() // 1024))
 
-    work = a.work or __import__("tempfile").mkdtemp(prefix="xdsd-envoy-fleet.")
+    work = a.work or tempfile.mkdtemp(prefix="xdsd-envoy-fleet.")
     os.makedirs(work, exist_ok=True)
     gen = os.path.join(HERE, "gen-snapshot")
     port = harness.free_port()

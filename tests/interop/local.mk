@@ -33,11 +33,16 @@
 #             requirements.txt) over SotW and delta ADS carries HTTP
 #             traffic through listener, route, cluster and endpoint
 #             changes (envoy_traffic.py, envoy_harness.py)
+#  envoy-fleet.sh
+#             the benchmark bench/envoy-fleet runs with two Envoys against
+#             xdsd and go-control-plane (bench/gcp) and prints its figures
+#             (a smoke test: no figure is judged)
 TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
 	tests/interop/failover.sh \
 	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
+	tests/interop/envoy-fleet.sh \
 	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh
 # Today's gRPC clients, each in every scenario of interop.py (named one
 # by one: automake writes a rule per test).
@@ -56,6 +61,7 @@ EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/inter
 	tests/interop/stub_server.py tests/interop/node/client.js \
 	tests/interop/node/package.json tests/interop/node/package-lock.json \
 	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
+	tests/interop/envoy-fleet.sh \
 	tests/interop/envoy_traffic.py tests/interop/envoy_harness.py \
 	tests/interop/venv-python.sh tests/interop/requirements.txt \
 	scripts/install-venv scripts/install-lib.sh \
@@ -76,6 +82,7 @@ clean-interop:
 		tests/interop/python-xdstp.work tests/interop/python-rollout.work \
 		tests/interop/failover.work \
 		tests/interop/envoy-sotw.work tests/interop/envoy-delta.work \
+		tests/interop/envoy-fleet.work \
 		$(INTEROP_TODAY:.sh=.work) tests/interop/failover-pypi-go-java.work
 distclean-local: distclean-interop
 distclean-interop:
@@ -83,7 +90,8 @@ distclean-interop:
 		tests/interop/node/.install-lock \
 		venv venv.log venv.lock venv.out \
 		tests/interop/go-client tests/interop/go-client.log tests/interop/go-client.lock \
-		tests/interop/java-client tests/interop/java-client.log tests/interop/java-client.lock
+		tests/interop/java-client tests/interop/java-client.log tests/interop/java-client.lock \
+		bench/gcp bench/gcp.log bench/gcp.lock
 	if test '$(abs_builddir)' != '$(abs_srcdir)'; then \
 		rm -f tests/interop/node/package.json tests/interop/node/package-lock.json; fi
 .PHONY: clean-interop distclean-interop
