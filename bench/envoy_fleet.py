@@ -630,6 +630,7 @@ def tables(lines):
     for r in runs:
         if (r["server"], r["mode"]) not in keys:
             keys.append((r["server"], r["mode"]))
+    keys.sort(key=lambda k: (k[1] != "sotw", k[0] != "xdsd"))
     out.append("| mode | server | change | converged p50 / p99 / max (ms) | server CPU (ms) "
                "| Envoys' CPU (ms) | updates applied cds/eds/lds/rds |")
     out.append("|---|---|---|---|---|---|---|")
@@ -653,7 +654,7 @@ def tables(lines):
                "| server RSS: configured, per Envoy | server RSS after the changes (peak) "
                "| an Envoy's RSS / PSS / private (MB) |")
     out.append("|---|---|---|---|---|---|---|")
-    for server, mode in sorted(keys, key=lambda k: (k[1] != "sotw", k[0] != "xdsd")):
+    for server, mode in keys:
         rs = [r for r in runs if (r["server"], r["mode"]) == (server, mode)]
         out.append("| %s | %s | %.1f / %.1f | %.0f | %.1f MB, %.0f KB | %.1f MB (%.1f MB) "
                    "| %.1f / %.1f / %.1f |" % (
