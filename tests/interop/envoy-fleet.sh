@@ -10,7 +10,7 @@
 work=${XDSD_BUILDDIR:-$srcdir/build}/tests/interop/envoy-fleet.work
 rm -rf "$work"
 mkdir -p "$work"
-"$srcdir/bench/envoy-fleet" --envoys 2 --modes sotw --hold 0 --settle 0.2 \
+"$srcdir/bench/envoy-fleet" --envoys 2 --modes sotw --hold 0 --settle 0.2 --timeout 120 \
   --work "$work/run" > "$work/out" 2> "$work/err"
 status=$?
 n=0 failed=0
