@@ -164,17 +164,14 @@ class XdsdServer:
         self.x.stop()
 
 
-def as_json(snapshot):
-    """The JSON form of a snapshot file, which the Go server reads: made
-    once, beside it, before any measurement."""
-    path = snapshot + ".json"
-    if not os.path.exists(path):
-        with open(snapshot) as f:
-            snap = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        with open(path + ".tmp", "w") as f:
-            json.dump(snap, f)
-        os.replace(path + ".tmp", path)
-    return path
+def write_json(snapshot):
+    """Writes the JSON form of a snapshot file, which the Go server reads,
+    beside it (SNAPSHOT.json): once, before any measurement."""
+    with open(snapshot) as f:
+        snap = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    with open(snapshot + ".json.tmp", "w") as f:
+        json.dump(snap, f)
+    os.replace(snapshot + ".json.tmp", snapshot + ".json")
 
 
 class GcpServer:
@@ -212,7 +209,7 @@ class GcpServer:
         self.pid, self.port = self.proc.pid, got
 
     def install(self, snapshot):
-        shutil.copyfile(as_json(snapshot), self.json + ".tmp")
+        shutil.copyfile(snapshot + ".json", self.json + ".tmp")
         os.replace(self.json + ".tmp", self.json)
 
     def reload(self):
@@ -459,7 +456,6 @@ class Run:
         return sum(proc_cpu_s(e.proc.pid) for e in self.envoys if e.proc)
 
     def run(self):
-        a = self.a
         wall0, busy0, self0 = time.monotonic(), machine_busy_s(), self_cpu_s()
         self.put("loadavg_start", "%.2f" % loadavg())
         self.server.start(self.snaps["base"])
@@ -753,7 +749,7 @@ def main():
         subprocess.run([gen] + base + ch.args + ["-o", snaps[ch.key]], check=True)
     if "gcp" in servers:
         for path in snaps.values():
-            as_json(path)
+            write_json(path)
     print("envoy-fleet: work files in %s; every Envoy's listener binds 127.0.0.1:%d"
           % (work, port), file=sys.stderr)
 
@@ -770,7 +766,14 @@ def main():
                     print("envoy-fleet: %s, %s, %d Envoys, round %d"
                           % (name, mode, a.envoys, rnd), file=sys.stderr)
                     run = Run(a, server, mode, rnd, snaps, d)
-                    print("envoy-fleet " + run.run(), flush=True)
+                    try:
+                        print("envoy-fleet " + run.run(), flush=True)
+                    except RuntimeError as e:
+                        # a server or an Envoy that did not start: the
+                        # other runs go on
+                        print("envoy-fleet: %s, %s, round %d: %s" % (name, mode, rnd, e),
+                              file=sys.stderr)
+                        run.ok = False
                     if not run.ok:
                         status = 1
     finally:
