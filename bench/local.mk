@@ -16,6 +16,8 @@
 #  bench/envoy-fleet    real Envoys (the tests' venv) against xdsd and against
 #                       go-control-plane (bench/gcp, built by
 #                       scripts/install-go-client), side by side
+#  bench/change-latency  a one-endpoint change to N streams, binaries or
+#                       settings in turn, round after round
 #  bench/idle-threads   idle CPU and wake-ups per thread with N fleet streams
 #  bench/served-meanwhile  how long a client waits while others are served
 #                       something large (a huge name list, unread responses,
@@ -41,6 +43,7 @@ bench_fleet_LDADD = src/libxdsd.a src/libxdcore.a $(DEP_LIBS)
 EXTRA_DIST += bench/README.md bench/run bench/gen-snapshot bench/idle-cpu bench/storm \
 	bench/incremental-reload bench/large bench/idle-threads \
 	bench/served-meanwhile bench/reload-keys bench/envoy-check \
+	bench/change-latency \
 	bench/envoy-fleet bench/envoy_fleet.py \
 	bench/gcp/main.go bench/gcp/go.mod bench/gcp/go.sum
 # bench/loop-stall.so: an LD_PRELOAD library timing each turn of xdsd's
