@@ -500,6 +500,7 @@ static void settle(const struct xd_want *w, struct diff *d)
 
 /* ---------------- encoding ---------------- */
 
+/* A delta heartbeat carries no body (a SotW one does: diff_heartbeat). */
 static const struct xd_span *span_of(const struct xd_entry *e,
 				     enum xd_form form, bool heartbeat)
 {
@@ -508,8 +509,7 @@ static const struct xd_span *span_of(const struct xd_entry *e,
 		return &e->sotw;
 	case XD_FORM_SOTW_TTL:
 		if (e->ttl != NULL)
-			return heartbeat ? &e->ttl->beat_wrapped :
-					   &e->ttl->wrapped;
+			return &e->ttl->wrapped;
 		/* fall through */
 	case XD_FORM_SOTW_WRAPPED:
 		return &e->wrapped;
@@ -565,27 +565,29 @@ static grpc_slice encode(const struct xd_want *w, const struct diff *p)
 
 /*
  * A heartbeat (rule L1): every resource with a TTL that the ledger
- * holds, once, at the version held. Nothing else: a SotW response of
- * only heartbeats refreshes TTLs and is no state of the world, while
- * one more resource with a body would make it one, and drop every
- * listener or cluster it left out.
+ * holds, once, at the version held. In delta nothing else, and without
+ * bodies. In SotW with their bodies: Envoy refreshes no TTL from a SotW
+ * resource without one and leaves it out of the state of the world, so
+ * a full-state heartbeat (listeners, clusters: rule S8) carries every
+ * resource the ledger holds, those without a TTL too.
  */
 static void diff_heartbeat(const struct xd_want *w, struct diff *d)
 {
 	const struct xd_ledger *l = w->ledger;
+	bool whole = w->full_state && !xd_form_delta(w->form);
 
 	if (l->table == NULL || xd_table_min_ttl(l->table) == 0)
 		return;
 	for (size_t i = 0; l->names.all && i < xd_table_count(l->table); i++) {
 		const struct xd_entry *e = xd_table_at(l->table, i);
 
-		if (e->ttl != NULL)
+		if (e->ttl != NULL || whole)
 			add_send(d, e);
 	}
 	for (size_t i = 0; i < l->nheld; i++) {
 		const struct xd_held *h = &l->held[i];
 
-		if (h->entry != NULL && h->entry->ttl != NULL)
+		if (h->entry != NULL && (h->entry->ttl != NULL || whole))
 			add_send(d, h->entry);
 		/* a glob collection (rule X2): its members held */
 		if (h->entry == NULL && h->kind == XD_NAME_GLOB) {
@@ -602,9 +604,13 @@ static void diff_heartbeat(const struct xd_want *w, struct diff *d)
 			xd_nameset_unref(m);
 		}
 	}
-	/* a glob or alias beside a name, a wildcard: each once */
+	/* a glob or alias beside a name, a wildcard: each once (in table
+	 * order, as every response) */
 	d->nsend = as_set(d->send, d->nsend, sizeof(*d->send), by_address, NULL);
-	d->ttl_subscribed = d->ttl_sent = d->nsend;
+	d->ttl_sent = 0;
+	for (size_t i = 0; i < d->nsend; i++)
+		d->ttl_sent += d->send[i]->ttl != NULL;
+	d->ttl_subscribed = d->ttl_sent;
 }
 
 static struct xd_body *compute(const struct xd_want *w)
@@ -628,7 +634,7 @@ static struct xd_body *compute(const struct xd_want *w)
 	if (!xd_form_delta(w->form))
 		d.nremoved = d.ngone = 0;
 	if (w->heartbeat)
-		send = d.nsend > 0;
+		send = d.ttl_sent > 0;
 	else if (xd_form_delta(w->form))
 		send = d.changed || d.nmissing > 0 || d.nremoved > 0 ||
 		       d.ngone > 0;

@@ -37,8 +37,9 @@
  *   What the ledger owes once: names subscribed again are sent even if
  *     held (rule D5); names a reconnecting client held that are gone are
  *     listed as removed (rule D7).
- *   TTL forms carry each resource's TTL, and heartbeats carry only the
- *     TTLs (rule L1).
+ *   TTL forms carry each resource's TTL. A heartbeat (rule L1) carries
+ *     the held resources with a TTL: in delta without their bodies; in
+ *     SotW with them, and in a full-state type every held resource.
  *
  * Thread: loop thread only.
  */
@@ -80,8 +81,10 @@ struct xd_want {
 	enum xd_form form;
 	bool full_state;             /* SotW LDS and CDS (rule S8) */
 	/* A heartbeat (rule L1): the resources with a TTL that the client
-	 * holds (the ledger), each a Resource with version, name and TTL
-	 * and no body. Only the ledger and the form count. */
+	 * holds (the ledger) at the versions held; in delta each a Resource
+	 * with version, name and TTL and no body, in SotW with its body and,
+	 * for a full-state type, beside every other resource held. Only the
+	 * ledger, the form and full_state count. */
 	bool heartbeat;
 };
 

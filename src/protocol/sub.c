@@ -547,7 +547,8 @@ struct xd_body *xd_sub_next(struct xd_sub *s, struct xd_table *table,
 }
 
 struct xd_body *xd_sub_heartbeat(struct xd_sub *s, enum xd_form form,
-				 uint64_t now_ms, uint64_t *due_ms)
+				 bool full_state, uint64_t now_ms,
+				 uint64_t *due_ms)
 {
 	struct xd_table *held = s->ledger->table;
 	struct xd_want w;
@@ -568,6 +569,7 @@ struct xd_body *xd_sub_heartbeat(struct xd_sub *s, enum xd_form form,
 		return NULL;
 	w = want_of(s, held, form); /* its subscription is what it holds */
 	w.heartbeat = true;
+	w.full_state = full_state;
 	b = xd_body_get(&w);
 	if (!b->empty)
 		return b;

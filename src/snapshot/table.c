@@ -418,7 +418,6 @@ void xd_table_builder_ttl(struct xd_table_builder *b, uint32_t ms)
 	r.body = (struct xd_span){0};
 	r.aliases = NULL;
 	r.naliases = 0;
-	f->beat_wrapped = resource_field(b, &r, true);
 	f->beat_delta = resource_field(b, &r, false);
 	e->ttl = f;
 }
@@ -540,7 +539,6 @@ static void account(struct xd_table *t, size_t arena, size_t entries_cap)
 		t->wire += e->sotw.len + e->wrapped.len + e->delta.len;
 		if (e->ttl != NULL)
 			t->wire += e->ttl->wrapped.len + e->ttl->delta.len +
-				   e->ttl->beat_wrapped.len +
 				   e->ttl->beat_delta.len;
 	}
 	atomic_fetch_add_explicit(&live_bytes, t->bytes, memory_order_relaxed);

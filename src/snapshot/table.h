@@ -48,14 +48,15 @@ struct xd_ref {
 
 /*
  * A resource with a TTL (rule L1, "@ttl"): the forms sent to clients that
- * take TTLs, and the heartbeats that refresh it without its body.
- *   wrapped, delta            as the entry's own, with the ttl field
- *   beat_wrapped, beat_delta  Resource{version, name, ttl}, no resource
+ * take TTLs, and the delta heartbeat that refreshes it without its body
+ * (a SotW heartbeat carries the wrapped form: protocol/body.c).
+ *   wrapped, delta  as the entry's own, with the ttl field
+ *   beat_delta      Resource{version, name, ttl}, no resource
  */
 struct xd_ttl_forms {
 	uint32_t ms;
 	struct xd_span wrapped, delta;
-	struct xd_span beat_wrapped, beat_delta;
+	struct xd_span beat_delta;
 };
 
 struct xd_entry {

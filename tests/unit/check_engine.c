@@ -637,13 +637,13 @@ START_TEST(heartbeat_bodies_shared)
 				 XD_SUB_ACK);
 	}
 	/* not before half the TTL; never for a form without TTLs */
-	ck_assert_ptr_null(xd_sub_heartbeat(&s[0], XD_FORM_DELTA_TTL, 999, &due));
+	ck_assert_ptr_null(xd_sub_heartbeat(&s[0], XD_FORM_DELTA_TTL, false, 999, &due));
 	ck_assert_uint_eq(due, 1000);
-	ck_assert_ptr_null(xd_sub_heartbeat(&s[0], XD_FORM_DELTA, 5000, &due));
+	ck_assert_ptr_null(xd_sub_heartbeat(&s[0], XD_FORM_DELTA, false, 5000, &due));
 	ck_assert_uint_eq(due, 0);
 	before = xd_body_computed();
 	for (int i = 0; i < 100; i++) {
-		b = xd_sub_heartbeat(&s[i], XD_FORM_DELTA_TTL, 1000, &due);
+		b = xd_sub_heartbeat(&s[i], XD_FORM_DELTA_TTL, false, 1000, &due);
 		ck_assert_ptr_nonnull(b);
 		if (first == NULL)
 			first = xd_body_ref(b);
@@ -675,7 +675,7 @@ START_TEST(heartbeat_bodies_shared)
 		xd_body_unref(b);
 		ack = delta_req("1", NULL, 0, NULL, 0);
 		xd_sub_delta_request(&lone, &ack, false, NULL, WALL_MS);
-		ck_assert_ptr_null(xd_sub_heartbeat(&lone, XD_FORM_DELTA_TTL, 1500, &due));
+		ck_assert_ptr_null(xd_sub_heartbeat(&lone, XD_FORM_DELTA_TTL, false, 1500, &due));
 		ck_assert_uint_eq(due, 2500);
 		xd_sub_clear(&lone);
 	}
