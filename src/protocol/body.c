@@ -538,6 +538,7 @@ static grpc_slice encode(const struct xd_want *w, const struct diff *p)
 		.nresources = p->nsend,
 		.missing = missing,
 		.nmissing = p->nmissing,
+		.missing_aliased = xd_table_type(w->table) == XD_VIRTUAL_HOST,
 		.removed_variants = gone,
 		.nremoved_variants = p->ngone,
 		.type_url = {url, strlen(url)},

@@ -158,11 +158,18 @@ uint8_t *xd_resource_put(uint8_t *p, const struct xd_resource *r)
 
 /* ---------------- responses ---------------- */
 
-/* A name-only Resource: a subscribed name that does not exist (rule D8). */
-static size_t missing_size(struct xd_name n)
+/* A name-only Resource: a subscribed name that does not exist (rule D8),
+ * the name also as its alias when `aliased`. */
+static size_t missing_body_size(struct xd_name n, bool aliased)
+{
+	return name_field(XD_RESOURCE_NAME, n) +
+	       (aliased ? name_field(XD_RESOURCE_ALIASES, n) : 0);
+}
+
+static size_t missing_size(struct xd_name n, bool aliased)
 {
 	return xd_msg_field_size(XD_RESPONSE_RESOURCES,
-				 name_field(XD_RESOURCE_NAME, n));
+				 missing_body_size(n, aliased));
 }
 
 size_t xd_response_size(const struct xd_response *r)
@@ -173,7 +180,7 @@ size_t xd_response_size(const struct xd_response *r)
 	for (size_t i = 0; i < r->nresources; i++)
 		n += r->resources[i].len;
 	for (size_t i = 0; i < r->nmissing; i++)
-		n += missing_size(r->missing[i]);
+		n += missing_size(r->missing[i], r->missing_aliased);
 	for (size_t i = 0; i < r->nremoved; i++)
 		n += name_field(XD_DELTA_RESPONSE_REMOVED, r->removed[i]);
 	for (size_t i = 0; i < r->nremoved_variants; i++)
@@ -196,8 +203,11 @@ uint8_t *xd_response_put(uint8_t *p, const struct xd_response *r)
 		struct xd_name n = r->missing[i];
 
 		p = xd_msg_put_header(p, XD_RESPONSE_RESOURCES,
-				      name_field(XD_RESOURCE_NAME, n));
+				      missing_body_size(n, r->missing_aliased));
 		p = xd_msg_put_bytes(p, XD_RESOURCE_NAME, n.data, n.len);
+		if (r->missing_aliased)
+			p = xd_msg_put_bytes(p, XD_RESOURCE_ALIASES, n.data,
+					     n.len);
 	}
 	p = xd_msg_put_bytes(p, XD_RESPONSE_TYPE_URL, r->type_url.data,
 			     r->type_url.len);

@@ -725,7 +725,9 @@ END_TEST
 /* rule D10: virtual hosts subscribed by alias "<route config>/<domain>" are
  * sent under their name with the alias; changes follow the alias;
  * unsubscribing the alias stops them; an unknown alias is reported as
- * not existing under the name the client used. */
+ * not existing under the name the client used, which is also its alias:
+ * Envoy matches a virtual host it asked for on demand by alias, and
+ * refuses a Resource with neither a body nor an alias. */
 START_TEST(d10_subscribe_by_alias)
 {
 	const struct pu_combo *c = pu_combo(_i);
@@ -754,6 +756,10 @@ START_TEST(d10_subscribe_by_alias)
 	r = expect_exactly(cl, PU_VHDS, "", "");
 	PU_ASSERT(strcmp(pu_missing(r), "vhds_rc/nope.example") == 0,
 		  "missing [%s]", pu_missing(r));
+	x = &r->res[0];
+	PU_ASSERT(x->naliases == 1 && strcmp(x->aliases[0], "vhds_rc/nope.example") == 0,
+		  "the missing virtual host has %zu aliases (%s), expected itself", x->naliases,
+		  x->naliases > 0 ? x->aliases[0] : "none");
 	pu_resp_free(r);
 	pu_client_free(cl);
 	pu_env_free(e);
