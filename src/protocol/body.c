@@ -272,15 +272,22 @@ static void held_gone(const struct xd_want *w, struct diff *d)
 	for (size_t i = 0; l->names.all && i < xd_table_count(l->table); i++) {
 		const struct xd_entry *e = xd_table_at(l->table, i);
 
-		if (xd_table_find(w->table, e->name, e->name_len) == NULL &&
+		if (!e->on_demand &&
+		    xd_table_find(w->table, e->name, e->name_len) == NULL &&
 		    subscribed(w, e->name, e->name_len)) {
 			d->changed = true;
 			add_removed(d, e->name, e->name_len);
 		}
 	}
-	for (size_t i = 0; !l->names.all && i < l->nheld; i++) {
+	for (size_t i = 0; i < l->nheld; i++) {
 		const struct xd_held *h = &l->held[i];
 		struct xd_name k = h->key;
+
+		/* under a wildcard, the keys it does not reach: virtual
+		 * hosts on demand, held because they were asked for */
+		if (l->names.all &&
+		    (h->entry == NULL || !h->entry->on_demand))
+			continue;
 
 		switch (h->kind) {
 		case XD_NAME_GLOB:
@@ -352,7 +359,8 @@ static void diff_sotw(const struct xd_want *w, struct diff *d)
 	for (size_t i = 0; w->sub.all && i < xd_table_count(w->table); i++) {
 		const struct xd_entry *e = xd_table_at(w->table, i);
 
-		want(w, d, e, e->name, e->name_len);
+		if (!e->on_demand)
+			want(w, d, e, e->name, e->name_len);
 	}
 	/* explicit keys beside a wildcard add nothing: it has them all */
 	for (size_t i = 0; !w->sub.all && i < xd_nameset_count(w->sub.set); i++) {
@@ -383,7 +391,8 @@ static void diff_delta(const struct xd_want *w, struct diff *d)
 	for (size_t i = 0; w->sub.all && i < xd_table_count(w->table); i++) {
 		const struct xd_entry *e = xd_table_at(w->table, i);
 
-		want(w, d, e, e->name, e->name_len);
+		if (!e->on_demand)
+			want(w, d, e, e->name, e->name_len);
 	}
 	for (size_t i = 0; i < xd_nameset_count(w->sub.set); i++) {
 		struct xd_name k = xd_nameset_at(w->sub.set, i);
@@ -395,7 +404,9 @@ static void diff_delta(const struct xd_want *w, struct diff *d)
 			want_glob(w, d, k);
 		else if (e == NULL)
 			want_absent(w, d, k, kind);
-		else if (!w->sub.all) /* a wildcard wanted it already */
+		else if (!w->sub.all || e->on_demand)
+			/* a wildcard wanted it already, but for what it
+			 * leaves to be asked for */
 			want(w, d, e, k.data, k.len);
 	}
 	held_gone(w, d);
@@ -582,7 +593,8 @@ static void diff_heartbeat(const struct xd_want *w, struct diff *d)
 	for (size_t i = 0; l->names.all && i < xd_table_count(l->table); i++) {
 		const struct xd_entry *e = xd_table_at(l->table, i);
 
-		if (e->ttl != NULL || whole)
+		/* one on demand is held by its key, below, if at all */
+		if (!e->on_demand && (e->ttl != NULL || whole))
 			add_send(d, e);
 	}
 	for (size_t i = 0; i < l->nheld; i++) {

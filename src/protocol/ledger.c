@@ -232,6 +232,7 @@ const struct xd_entry *xd_ledger_entry(const struct xd_ledger *l,
 				       const char *key, size_t len, bool delta)
 {
 	const struct xd_held *h;
+	const struct xd_entry *e;
 
 	if (l->table == NULL)
 		return NULL;
@@ -239,7 +240,9 @@ const struct xd_entry *xd_ledger_entry(const struct xd_ledger *l,
 		return h->entry;
 	if (!xd_ledger_covers(l, key, len, delta))
 		return NULL;
-	return xd_ledger_lookup(l->table, key, len);
+	e = xd_ledger_lookup(l->table, key, len);
+	/* a wildcard holds no virtual host on demand: only its key does */
+	return e != NULL && e->on_demand && l->names.all ? NULL : e;
 }
 
 size_t xd_ledger_live(void)

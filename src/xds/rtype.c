@@ -31,7 +31,7 @@ static const struct xd_rtype_info infos[XD_RTYPE_COUNT] = {
 			     "scoped_routes", "SRDS", "scoped route", true, false},
 	[XD_VIRTUAL_HOST] = {URL("envoy.config.route.v3.VirtualHost"),
 			     "envoy.config.route.v3.VirtualHost",
-			     "virtual_hosts", "VHDS", "virtual host", false, false},
+			     "virtual_hosts", "VHDS", "virtual host", true, false},
 };
 
 const struct xd_rtype_info *xd_rtype_info(enum xd_rtype t)

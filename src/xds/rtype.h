@@ -33,8 +33,10 @@ struct xd_rtype_info {
 	const char *snapshot_key;  /* top-level key in snapshot files */
 	const char *service;       /* LDS, RDS, ... */
 	const char *noun;          /* for messages: "route configuration" */
-	bool wildcard_ok;          /* LDS, CDS, SRDS (rules S2, D2); Envoy also
-				      subscribes to SRDS by wildcard in SotW */
+	bool wildcard_ok;          /* LDS, CDS, SRDS, VHDS (rules S2, D2);
+				      Envoy also subscribes to SRDS by
+				      wildcard in SotW, and opens VHDS with
+				      one (its "base configuration") */
 	bool full_state;           /* SotW responses carry every resource (rule S8) */
 };
 
