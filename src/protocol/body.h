@@ -23,7 +23,7 @@
  * a reference and a nonce.
  *
  * What goes in (rules S7-S10, D3-D8, D10, X2, P1):
- *   SotW, full state (LDS, CDS): every subscribed resource, whenever the
+ *   SotW, full state (LDS, CDS, SRDS): every subscribed resource, whenever the
  *     client holds nothing yet, its subscription grew, or the content
  *     differs from what it holds.
  *   SotW, other types: only subscribed resources that are new to the
@@ -79,7 +79,7 @@ struct xd_want {
 	struct xd_names sub;         /* what the client subscribes to */
 	struct xd_ledger *ledger;    /* what it holds (never NULL) */
 	enum xd_form form;
-	bool full_state;             /* SotW LDS and CDS (rule S8) */
+	bool full_state;             /* SotW LDS, CDS and SRDS (rule S8) */
 	/* A heartbeat (rule L1): the resources with a TTL that the client
 	 * holds (the ledger) at the versions held; in delta each a Resource
 	 * with version, name and TTL and no body, in SotW with its body and,

@@ -122,7 +122,7 @@ void xd_sub_clear(struct xd_sub *s);
  * A SotW request (read in place; nothing of it is kept), come at
  * `wall_ms` (Unix ms: an ACK or NACK is shown to operators with it; the
  * engine reads no clock). `wildcard_ok`: LDS, CDS, SRDS (rule S2). `full_state`
- * types (LDS, CDS) with a wildcard first request whose version_info is
+ * types (LDS, CDS, SRDS) with a wildcard first request whose version_info is
  * `current`'s version are taken to hold `current` already (rule S12: a client
  * reconnecting to a restarted or other xdsd is not sent what it has).
  * Returns the verdict; on XD_SUB_STALE nothing changed.

@@ -28,7 +28,7 @@ static const struct xd_rtype_info infos[XD_RTYPE_COUNT] = {
 		      "RDS", "route configuration", false, false},
 	[XD_SCOPED_ROUTE] = {URL("envoy.config.route.v3.ScopedRouteConfiguration"),
 			     "envoy.config.route.v3.ScopedRouteConfiguration",
-			     "scoped_routes", "SRDS", "scoped route", true, false},
+			     "scoped_routes", "SRDS", "scoped route", true, true},
 	[XD_VIRTUAL_HOST] = {URL("envoy.config.route.v3.VirtualHost"),
 			     "envoy.config.route.v3.VirtualHost",
 			     "virtual_hosts", "VHDS", "virtual host", true, false},

@@ -37,7 +37,8 @@ struct xd_rtype_info {
 				      Envoy also subscribes to SRDS by
 				      wildcard in SotW, and opens VHDS with
 				      one (its "base configuration") */
-	bool full_state;           /* SotW responses carry every resource (rule S8) */
+	bool full_state;           /* SotW responses carry every resource (rule S8):
+				      LDS, CDS, and SRDS for Envoy */
 };
 
 const struct xd_rtype_info *xd_rtype_info(enum xd_rtype t);

@@ -868,8 +868,10 @@ END_TEST
 void pu_register_sotw(Suite *s, bool subset)
 {
 	all = pu_combos(false, PU_ALL_TYPES, &nall);
-	full = pu_combos(false, PU_BIT(PU_LDS) | PU_BIT(PU_CDS), &nfull);
-	partial = pu_combos(false, PU_ALL_TYPES & ~(PU_BIT(PU_LDS) | PU_BIT(PU_CDS)),
+	full = pu_combos(false, PU_BIT(PU_LDS) | PU_BIT(PU_CDS) | PU_BIT(PU_SRDS),
+			 &nfull);
+	partial = pu_combos(false, PU_ALL_TYPES & ~(PU_BIT(PU_LDS) | PU_BIT(PU_CDS) |
+						    PU_BIT(PU_SRDS)),
 			    &npartial);
 
 	if (subset) {

@@ -86,7 +86,7 @@ bool pu_collection_url(const char *url)
 
 bool pu_full_state(enum pu_type t)
 {
-	return t == PU_LDS || t == PU_CDS;
+	return t == PU_LDS || t == PU_CDS || t == PU_SRDS;
 }
 
 const char *pu_method(bool delta, bool ads, enum pu_type t)
