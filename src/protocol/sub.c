@@ -295,12 +295,18 @@ static enum xd_sub_verdict classify(struct xd_sub *s,
 	return XD_SUB_REQUEST;
 }
 
-/* rule S12: a wildcard client already holding the current full state. */
+/*
+ * rule S12: a wildcard client already holding the current full state.
+ * Not for a table with TTLs (rule L1): one may have run out while the
+ * client was away, and Envoy, which then dropped the resource, still
+ * names the version it last accepted.
+ */
 static void resume(struct xd_sub *s, const struct xd_request *r,
 		   struct xd_table *current)
 {
 	if (current == NULL || !s->want.all || r->version_info.len != 16 ||
-	    memcmp(r->version_info.data, xd_table_version(current), 16) != 0)
+	    memcmp(r->version_info.data, xd_table_version(current), 16) != 0 ||
+	    xd_table_min_ttl(current) > 0)
 		return;
 	hold(s, current, s->want.all, s->want.set, s->ledger->resend,
 	     s->ledger->gone);
