@@ -27,10 +27,34 @@ static bool breaking_pending(const struct xd_sub *subs,
 }
 
 /*
+ * Whether what the client holds of `t` stays while what refers to it
+ * changes: clusters (and, in delta, endpoints) while the listeners and
+ * routes that used them do; in delta, route configurations while the
+ * scoped routes and virtual hosts that name them do (the scopes come
+ * after the route configurations, and a scope naming one the client was
+ * told is removed routes nothing). SotW never removes routes.
+ */
+static bool keeps(const struct xd_sub *subs, struct xd_snapshot *target,
+		  const struct xd_seq_mode *mode, enum xd_rtype t)
+{
+	switch (t) {
+	case XD_CLUSTER:
+		return breaking_pending(subs, target);
+	case XD_ENDPOINT:
+		return mode->delta && breaking_pending(subs, target);
+	case XD_ROUTE:
+		return mode->delta &&
+		       (!settled(subs, target, XD_SCOPED_ROUTE) ||
+			!settled(subs, target, XD_VIRTUAL_HOST));
+	default:
+		return false;
+	}
+}
+
+/*
  * The table to serve for a type: the target's, except that on the
- * aggregated methods clusters (and, in delta, endpoints) the client
- * holds stay while the listeners and routes that used them change.
- * Returns a new reference.
+ * aggregated methods what keeps() says stays, the union of the target's
+ * and the one the client holds. Returns a new reference.
  */
 static struct xd_table *effective(struct xd_sub *subs,
 				  struct xd_snapshot *target,
@@ -39,10 +63,9 @@ static struct xd_table *effective(struct xd_sub *subs,
 {
 	struct xd_table *table = xd_snapshot_table(target, t);
 	struct xd_sub *s = &subs[t];
-	bool keep = t == XD_CLUSTER || (t == XD_ENDPOINT && mode->delta);
 
-	if (!mode->aggregated || !keep || xd_sub_held(s) == NULL ||
-	    xd_sub_held(s) == table || !breaking_pending(subs, target))
+	if (!mode->aggregated || xd_sub_held(s) == NULL ||
+	    xd_sub_held(s) == table || !keeps(subs, target, mode, t))
 		return xd_table_ref(table);
 	return xd_derived_union(table, xd_sub_held(s));
 }

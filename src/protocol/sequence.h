@@ -19,7 +19,9 @@
  *   - Clusters, and in delta endpoints, that the target dropped stay in
  *     what the client is sent (the table is union(target, held)) until
  *     its listeners, routes, scoped routes and virtual hosts are settled
- *     on the target; then a final response without them goes out.
+ *     on the target; then a final response without them goes out. In
+ *     delta, route configurations the target dropped stay so until its
+ *     scoped routes and virtual hosts are settled.
  *
  * A per-type method sends its one type whenever it is due: no order, no
  * union, no wait.
