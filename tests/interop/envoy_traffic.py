@@ -88,6 +88,11 @@ def move_endpoints(snap, cluster, backend):
 
 
 class Scenario:
+    # what a subclass changes: its work directory's name (WORK-<mode>.work)
+    # and the types converged() says it compared
+    WORK = "envoy"
+    WHAT = "listeners, routes, clusters and endpoints"
+
     def __init__(self, api, tap):
         self.api = api
         self.delta = api == "DELTA_GRPC"
@@ -138,9 +143,8 @@ class Scenario:
                 diffs.append("loop %s:%d%s completed fewer than %d requests in %d s"
                              % (loop.name, loop.port, loop.path, UNDER_LOAD, MOVE_TIMEOUT))
         return self.tap.point(
-            not diffs, "%s: Envoy's /config_dump holds exactly xdsd's listeners, routes, "
-            "clusters and endpoints, at xdsd's versions%s" % (
-                what, ", and carries %d requests per loop so" % UNDER_LOAD
+            not diffs, "%s: Envoy holds exactly xdsd's %s, at xdsd's versions%s" % (
+                what, self.WHAT, ", and carries %d requests per loop so" % UNDER_LOAD
                 if self.loops else ""),
             diffs[:12] + (self.diag() if diffs else []))
 
@@ -185,7 +189,8 @@ class Scenario:
                            ["XDSD=%r XDSD_BUILDDIR=%r; run through `make check` or see "
                             "tests/interop/README.md" % (binary, builddir)])
             return False
-        self.work = os.path.join(builddir, "tests", "interop", "envoy-%s.work" % self.mode)
+        self.work = os.path.join(builddir, "tests", "interop",
+                                 "%s-%s.work" % (self.WORK, self.mode))
         shutil.rmtree(self.work, ignore_errors=True)
         os.makedirs(self.work)
         envoy, why = eh.envoy_binary()
@@ -582,13 +587,15 @@ class Scenario:
             b.stop()
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(scenario=Scenario, doc=__doc__,
+         what="carries HTTP traffic through xdsd's changes"):
+    """Runs `scenario` (a Scenario class) for --api, as TAP; `doc` and
+    `what` describe it. Returns the exit status."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--api", choices=("GRPC", "DELTA_GRPC"), required=True)
     args = ap.parse_args()
     tap = Tap()
-    tap.comment(["a real Envoy %s over ADS (%s) carries HTTP traffic through xdsd's changes"
-                 % (ENVOY_VERSION, args.api)])
+    tap.comment(["a real Envoy %s over ADS (%s) %s" % (ENVOY_VERSION, args.api, what)])
 
     def on_alarm(*_):
         raise Timeout()
@@ -599,7 +606,7 @@ def main():
     signal.signal(signal.SIGALRM, on_alarm)
     for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(s, on_term)
-    sc = Scenario(args.api, tap)
+    sc = scenario(args.api, tap)
     try:
         sc.run()
     except Timeout:

@@ -24,11 +24,16 @@
 #             requirements.txt) over SotW and delta ADS carries HTTP
 #             traffic through listener, route, cluster and endpoint
 #             changes (envoy_traffic.py, envoy_harness.py)
+#  envoy-types-sotw.sh, envoy-types-delta.sh
+#             the same Envoy takes scoped routes, secrets, runtime
+#             layers, with TTLs, and over delta virtual hosts, from
+#             examples/envoy/every-type (envoy_types.py)
 TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
 	tests/interop/failover.sh \
-	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh
+	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
+	tests/interop/envoy-types-sotw.sh tests/interop/envoy-types-delta.sh
 EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/interop/python.sh \
 	tests/interop/node.sh tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
@@ -38,6 +43,8 @@ EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/inter
 	tests/interop/node/package.json tests/interop/node/package-lock.json \
 	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
 	tests/interop/envoy_traffic.py tests/interop/envoy_harness.py \
+	tests/interop/envoy-types-sotw.sh tests/interop/envoy-types-delta.sh \
+	tests/interop/envoy_types.py \
 	tests/interop/venv-python.sh tests/interop/requirements.txt \
 	scripts/install-venv
 
@@ -49,7 +56,8 @@ clean-interop:
 		tests/interop/python-mtls.work tests/interop/node-mtls.work \
 		tests/interop/python-xdstp.work tests/interop/python-rollout.work \
 		tests/interop/failover.work \
-		tests/interop/envoy-sotw.work tests/interop/envoy-delta.work
+		tests/interop/envoy-sotw.work tests/interop/envoy-delta.work \
+		tests/interop/envoy-types-sotw.work tests/interop/envoy-types-delta.work
 distclean-local: distclean-interop
 distclean-interop:
 	rm -rf tests/interop/node/node_modules tests/interop/node/npm.log \

@@ -1,0 +1,410 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Interop: a real Envoy takes every other type it can from xdsd, scoped
+routes, secrets, runtime layers and (over delta) virtual hosts, with
+TTLs on some, and carries HTTP and HTTPS traffic through their changes
+without a failed request (--api GRPC: state of the world; DELTA_GRPC:
+incremental). envoy_traffic.py does the same for listeners, routes,
+clusters and endpoints; this driver reuses its Scenario.
+
+  1. Backends on loopback: web (A), api (B), canary (C), and secure (S),
+     HTTPS only, which requires a client certificate of the test CA
+     (tests/lib/make-certs.sh) and says which one it saw. xdsd serves
+     examples/envoy/every-type/snapshots/default/ (over SotW without
+     vhds.yaml) with its ports, the certificates inline and shorter TTLs;
+     one Envoy starts from examples/envoy/every-type/bootstrap.yaml.
+       SRDS  requests to the listener "edge" with x-tenant: tenant-a
+             reach A, with tenant-b B (scoped routes from xdsd);
+       SDS   an HTTPS client sees the listener "edge-tls" present
+             server.pem (its SHA-256 and subject), and S sees Envoy
+             present frontend.pem, both secrets from xdsd;
+       RTDS  /runtime shows the layer "xdsd" as the runtime
+             "edge-runtime" says;
+       VHDS  (delta) the host www.example.com reaches A through the
+             virtual host Envoy got on connecting, archive.example.com
+             (on demand) B once Envoy asked xdsd for it, and a host no
+             virtual host serves gets 404 at once.
+     Envoy must then hold exactly what xdsd serves, every type at
+     xdsd's versions (envoy_harness.differences, more_differences).
+  2. Request loops (tenant-a, tenant-b, HTTPS, and over delta
+     www.example.com), each change a SIGHUP: tenant-b's scope moves to
+     another route configuration (to A); the runtime sends tenant-a to
+     the canary (C); edge-cert rotates to server2.pem; the client
+     certificate to backend.pem; (delta) www's virtual host moves to B.
+     After each the loops move as the change says and Envoy holds
+     exactly what xdsd serves.
+  3. TTLs: the runtime layer and the canary cluster carry one; xdsd
+     sends heartbeats and Envoy keeps both (and every other cluster,
+     which a SotW heartbeat of bodies alone once took away). xdsd then
+     stops: Envoy drops the layer when its TTL runs out (tenant-a falls
+     back to A) and then the cluster, and serves on; xdsd starts again
+     and Envoy is in step once more.
+  4. Envoy's /stats show no update_rejected and no initial fetch timeout;
+     xdsd logged no NACK and no error; no request failed.
+
+Prints TAP. Runs under the interop venv's python (tests/interop/envoy-
+types-sotw.sh, envoy-types-delta.sh); needs XDSD and XDSD_BUILDDIR (work
+files in $XDSD_BUILDDIR/tests/interop/envoy-types-<sotw|delta>.work,
+kept), XDSD_SCHEMA when set.
+"""
+import glob
+import os
+import signal
+import ssl
+import subprocess
+import sys
+import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import envoy_harness as eh  # noqa: E402
+import envoy_traffic as et  # noqa: E402
+
+EXAMPLE = os.path.join(eh.EXAMPLES, "every-type")
+BOOTSTRAP = os.path.join(EXAMPLE, "bootstrap.yaml")
+SNAPSHOT_DIR = os.path.join(EXAMPLE, "snapshots", "default")
+RTDS_LAYERS = {"xdsd": "edge-runtime"}   # the bootstrap's layer: its runtime
+CANARY_KEY = "edge.tenant_a.canary_percent"
+# The example's TTLs made short enough to run out within the test; the
+# layer's well before the canary cluster's, so that no request is routed
+# to a cluster Envoy dropped.
+RUNTIME_TTL, CANARY_TTL = "2s", "8s"
+EXPIRY_TIMEOUT = 30   # a TTL run out, from xdsd's end (the longest is 8 s)
+HEARTBEATS = 3        # heartbeats of the runtime layer to wait for
+
+
+def load_example(delta):
+    """The example's files merged into one snapshot, as xdsd merges a
+    snapshot directory; over SotW without vhds.yaml (VHDS is delta
+    only)."""
+    snap = {}
+    for path in sorted(glob.glob(os.path.join(SNAPSHOT_DIR, "*.yaml"))):
+        if not delta and os.path.basename(path) == "vhds.yaml":
+            continue
+        for section, items in eh.load_yaml(path).items():
+            snap.setdefault(section, []).extend(items)
+    return snap
+
+
+def by_name(items, name, key="name"):
+    return et.by_name(items, name, key)
+
+
+def pem(path):
+    with open(path) as f:
+        return f.read()
+
+
+class TypesScenario(et.Scenario):
+    WORK = "envoy-types"
+    WHAT = ("listeners, routes, scoped routes, virtual hosts, clusters, endpoints, secrets "
+            "and runtime layers")
+
+    def __init__(self, api, tap):
+        super().__init__(api, tap)
+        self.node_id = "envoy-types-%s-%d" % (self.mode, os.getpid())
+        self.asked = set()   # on-demand virtual hosts Envoy asked for
+        self.ports = {}
+
+    # --- what Envoy must hold --------------------------------------------
+    def differences(self):
+        try:
+            xd = self.xdsd.dump()
+            want = self.steps.expected_versions(self.node_id, self.delta)
+            sent = {}
+            want_more = {"secrets": {
+                name: self.steps.version_of("secrets", "SDS", name, self.node_id,
+                                            self.delta, sent)
+                for name in xd.get("secrets", {}).get("resources", {})}}
+            cfg, vhosts = eh.vhds_split(self.envoy.config(), xd, want,
+                                        self.steps.sent_versions(self.node_id, "VHDS"))
+            return eh.differences(cfg, xd, want) + eh.more_differences(
+                self.envoy.config_more(), vhosts, self.envoy.runtime(),
+                self.envoy.text_stats(), xd, want_more, self.snap, RTDS_LAYERS, self.asked)
+        except (OSError, ValueError, KeyError) as e:
+            return ["cannot read a config dump: %r" % e]
+
+    def moves_to(self, loop, pred, desc, since, what):
+        """The loop's answers satisfy pred after `since`, within
+        MOVE_TIMEOUT s, and every answer after the first of them does."""
+        first = loop.answer(lambda r: r["ok"] and pred(r), since, et.MOVE_TIMEOUT)
+        if first is None:
+            return self.tap.point(False, "%s: requests on %s %s" % (what, loop.name, desc),
+                                  ["no such answer within %d s of SIGHUP" % et.MOVE_TIMEOUT]
+                                  + self.diag())
+        loop.answer(lambda r: r["seq"] > first["seq"], since, et.MOVE_TIMEOUT)
+        others = [r for r in loop.snapshot(since) if r["seq"] > first["seq"] and r["ok"]
+                  and not pred(r)]
+        return self.tap.point(not others, "%s: requests on %s %s (request #%d), and stay so"
+                              % (what, loop.name, desc, first["seq"]),
+                              ["later answers: %s" % others[:3]] if others else [])
+
+    # --- the run ------------------------------------------------------------
+    def setup(self):
+        if not super().setup():
+            return False
+        certs = os.path.join(self.work, "certs")
+        out = subprocess.run(["sh", os.path.join(eh.SRCDIR, "tests", "lib", "make-certs.sh"),
+                              certs], capture_output=True, text=True, timeout=120)
+        self.certs = certs
+        return self.tap.point(out.returncode == 0, "tests/lib/make-certs.sh makes the "
+                              "certificates (%s)" % certs, out.stderr.splitlines()[-5:])
+
+    def cert(self, name):
+        return os.path.join(self.certs, name)
+
+    def secret(self, name, cert, key=None):
+        s = by_name(self.snap["secrets"], name)
+        if key is None:
+            s["validation_context"]["trusted_ca"] = {"inline_string": pem(self.cert(cert))}
+        else:
+            s["tls_certificate"] = {"certificate_chain": {"inline_string": pem(self.cert(cert))},
+                                    "private_key": {"inline_string": pem(self.cert(key))}}
+
+    def start(self):
+        tls = {"cert": self.cert("server.pem"), "key": self.cert("server.key"),
+               "ca": self.cert("ca.pem")}
+        for name in ("A", "B", "C"):
+            self.backends[name] = eh.Backend(name)
+        self.backends["S"] = eh.Backend("S", tls=tls)
+        self.snap = load_example(self.delta)
+        for lis in self.snap["listeners"]:
+            port = self.ports[lis["name"]] = eh.free_port()
+            lis["address"]["socket_address"]["port_value"] = port
+        for cluster, b in (("web", "A"), ("api", "B"), ("canary", "C"), ("secure", "S")):
+            et.move_endpoints(self.snap, cluster, self.backends[b])
+        self.secret("edge-cert", "server.pem", "server.key")
+        self.secret("edge-client-cert", "frontend.pem", "frontend.key")
+        self.secret("backend-ca", "ca.pem")
+        by_name(self.snap["runtimes"], "edge-runtime")["@ttl"] = RUNTIME_TTL
+        by_name(self.snap["clusters"], "canary")["@ttl"] = CANARY_TTL
+        self.xdsd.write_snapshot(self.snap)
+        ok, why = self.xdsd.start()
+        if not self.tap.point(ok, "xdsd serves examples/envoy/every-type/snapshots/default%s "
+                              "on 127.0.0.1:%s" % ("" if self.delta else " (but vhds.yaml)",
+                                                   self.xdsd.port), why):
+            return False
+        self.steps.add(self.xdsd, 0)
+        self.envoy = eh.Envoy(self.envoy_path, self.work, "envoy", self.node_id,
+                              self.xdsd.port, self.api, bootstrap=BOOTSTRAP)
+        ok, why = self.envoy.start()
+        ready = ok and eh.wait_until(self.envoy.ready, et.START_TIMEOUT, 0.1)
+        if not self.tap.point(bool(ready), "Envoy (every-type bootstrap, api_type %s) is "
+                              "ready within %d s" % (self.api, et.START_TIMEOUT),
+                              [] if ready else why + self.diag()):
+            return False
+        self.https = ssl.create_default_context(cafile=self.cert("ca.pem"))
+        if not (self.first_srds() and self.first_sds()):
+            return False
+        if self.delta and not self.first_vhds():
+            return False
+        return self.converged("at start")
+
+    def answer(self, port, headers=None, context=None):
+        try:
+            status, body, resp = eh.http_get(port, "/", headers=headers, context=context)
+            return status, body, resp
+        except OSError as e:
+            return None, str(e), None
+
+    def first_srds(self):
+        port = self.ports["edge"]
+        got = {}
+        for tenant, who in (("tenant-a", "A"), ("tenant-b", "B")):
+            r = eh.wait_until(lambda: self.answer(port, {"x-tenant": tenant})[:2] == (200, who),
+                              et.START_TIMEOUT, 0.1)
+            got[tenant] = self.answer(port, {"x-tenant": tenant})[:2]
+            if not r:
+                break
+        status = self.answer(port, {"x-tenant": "tenant-z"})[0]
+        ok = got == {"tenant-a": (200, "A"), "tenant-b": (200, "B")} and status == 404
+        return self.tap.point(ok, "SRDS: through the listener edge, x-tenant tenant-a reaches "
+                              "backend A and tenant-b B (their scoped routes), an unknown "
+                              "tenant gets 404 (%s)" % status,
+                              [] if ok else ["answers %s" % got] + self.diag())
+
+    def first_sds(self):
+        port = self.ports["edge-tls"]
+        r = eh.wait_until(lambda: self.answer(port, context=self.https)[0] == 200,
+                          et.START_TIMEOUT, 0.1)
+        status, body, resp = self.answer(port, context=self.https)
+        server = eh.cert_name(self.cert("server.pem"))
+        client = eh.cert_name(self.cert("frontend.pem"))
+        seen = (resp.peer_sha256 if resp else None, resp.getheader("x-client-cert")
+                if resp else None)
+        ok = bool(r) and body == "S" and seen == (server.split()[-1], client)
+        return self.tap.point(ok, "SDS: over HTTPS the listener edge-tls presents edge-cert "
+                              "(server.pem, %s), and backend S sees Envoy present "
+                              "edge-client-cert (%s)" % (server.split()[0] + " ...",
+                                                         client.split()[0]),
+                              [] if ok else ["answer %s %r, certificates %s, expected %s"
+                                             % (status, body, seen, (server, client))]
+                              + self.diag())
+
+    def first_vhds(self):
+        port = self.ports["edge-vhds"]
+        www = eh.wait_until(lambda: self.answer(port, {"Host": "www.example.com"})[:2]
+                            == (200, "A"), et.START_TIMEOUT, 0.1)
+        before = [ln for ln in self.xdsd.lines() if "VHDS request: " in ln]
+        if not self.tap.point(bool(www) and len(before) == 1 and " 0 names" in before[0],
+                              "VHDS: www.example.com reaches backend A through the virtual "
+                              "host Envoy was sent for its first VHDS request, which names "
+                              "none", before[:3] + ([] if www else self.diag())):
+            return False
+        mark = len(self.xdsd.lines())
+        status, body, _ = self.answer(port, {"Host": "archive.example.com"})
+        asked = [ln for ln in self.xdsd.lines()[mark:] if "VHDS request: 1 names" in ln]
+        self.asked.add("edge-vhds/archive")
+        self.tap.point((status, body) == (200, "B") and len(asked) == 1,
+                       "VHDS on demand: archive.example.com, whose virtual host is "
+                       "\"@on_demand\", reaches backend B once Envoy asked xdsd for it "
+                       "(%d request)" % len(asked),
+                       ["answer %s %r" % (status, body)] + asked[:3] + self.xdsd.log_tail(10))
+        status, body, _ = self.answer(port, {"Host": "nowhere.example.com"})
+        return self.tap.point(status == 404, "VHDS on demand: a host no virtual host serves "
+                              "is answered 404 once xdsd said it does not exist (%s)" % status,
+                              [] if status == 404 else [body] + self.diag())
+
+    def changes(self):
+        edge, tls = self.ports["edge"], self.ports["edge-tls"]
+        ta = eh.Traffic("tenant-a", edge, "/", self.backends, et.INTERVAL,
+                        headers={"x-tenant": "tenant-a"}).start()
+        tb = eh.Traffic("tenant-b", edge, "/", self.backends, et.INTERVAL,
+                        headers={"x-tenant": "tenant-b"}).start()
+        https = eh.Traffic("edge-tls", tls, "/", self.backends, et.INTERVAL,
+                           context=self.https).start()
+        self.loops += [ta, tb, https]
+        if self.delta:
+            www = eh.Traffic("www.example.com", self.ports["edge-vhds"], "/", self.backends,
+                             et.INTERVAL, headers={"Host": "www.example.com"}).start()
+            self.loops.append(www)
+        if not all(loop.answer(lambda r: r["ok"], 0, et.MOVE_TIMEOUT) for loop in self.loops):
+            return self.tap.point(False, "the request loops are answered", self.diag())
+
+        what = "SRDS, scope tenant-b moved to route configuration tenant-b-v2 (to A)"
+
+        def move_scope(s):
+            # the old route configuration goes: no scope names it
+            route = by_name(s["routes"], "tenant-b")
+            route["name"] = route["virtual_hosts"][0]["name"] = "tenant-b-v2"
+            route["virtual_hosts"][0]["routes"][0]["route"] = {"cluster": "web"}
+            by_name(s["scoped_routes"], "tenant-b")["route_configuration_name"] = "tenant-b-v2"
+        t = self.reload(what, move_scope)
+        if t is None or not self.moves(tb, "A", t, what) or not self.converged(what):
+            return False
+        stay = not [r for r in ta.snapshot(t) if r["ok"] and r["who"] != "A"]
+        self.tap.point(stay, "%s: tenant-a's requests stay on backend A (its scope kept)"
+                       % what, [] if stay else self.diag())
+
+        what = "RTDS, %s set to 100 (tenant-a to the canary)" % CANARY_KEY
+        t = self.reload(what, lambda s: by_name(s["runtimes"], "edge-runtime")["layer"]
+                        .update({CANARY_KEY: 100}))
+        if t is None or not self.moves(ta, "C", t, what) or not self.converged(what):
+            return False
+
+        what = "SDS, edge-cert rotated to server2.pem"
+        new = eh.cert_name(self.cert("server2.pem")).split()[-1]
+        t = self.reload(what, lambda s: self.secret("edge-cert", "server2.pem", "server2.key"))
+        if t is None or not self.moves_to(https, lambda r: r["cert"] == new,
+                                          "see server2.pem", t, what) \
+                or not self.converged(what):
+            return False
+
+        what = "SDS, edge-client-cert rotated to backend.pem"
+        client = eh.cert_name(self.cert("backend.pem"))
+        t = self.reload(what, lambda s: self.secret("edge-client-cert", "backend.pem",
+                                                    "backend.key"))
+        if t is None or not self.moves_to(https, lambda r: r["client"] == client,
+                                          "reach S with backend.pem", t, what) \
+                or not self.converged(what):
+            return False
+
+        if self.delta:
+            what = "VHDS, virtual host edge-vhds/www routed to api (B)"
+            t = self.reload(what, lambda s: by_name(s["virtual_hosts"], "edge-vhds/www")
+                            ["routes"][0].update(route={"cluster": "api"}))
+            if t is None or not self.moves(self.loops[-1], "B", t, what) \
+                    or not self.converged(what):
+                return False
+        return True
+
+    def heartbeats(self):
+        """TTLs kept while heartbeats come: HEARTBEATS of the runtime
+        layer's and one of the clusters' after the last change, Envoy
+        still in step."""
+        what = "TTL heartbeats"
+        mark = len(self.xdsd.lines())
+
+        def beats():
+            lines = self.xdsd.lines()[mark:]
+            rtds = [ln for ln in lines if "heartbeat of RTDS" in ln]
+            cds = [ln for ln in lines if "heartbeat of CDS" in ln]
+            return (rtds, cds) if len(rtds) >= HEARTBEATS and cds else None
+        got = eh.wait_until(beats, 20, 0.2)
+        if not self.tap.point(bool(got), "%s: xdsd sends Envoy heartbeats of the runtime "
+                              "layer (%s TTL) and the clusters (canary: %s)"
+                              % (what, RUNTIME_TTL, CANARY_TTL),
+                              (got[0][:1] + got[1][:1]) if got else self.xdsd.log_tail()):
+            return False
+        return self.converged("%s: after %d of the runtime layer's" % (what, HEARTBEATS))
+
+    def expiry(self):
+        """xdsd goes: Envoy drops the runtime layer when its TTL runs out,
+        then the canary cluster, and serves on; xdsd comes back, and Envoy
+        takes both again."""
+        what = "TTLs without xdsd"
+        ta = self.loops[0]
+        rc = self.xdsd.stop()
+        t = time.monotonic()
+        if not self.tap.point(rc == 0, "%s: xdsd exits 0 on SIGTERM (status %s)" % (what, rc),
+                              [] if rc == 0 else self.xdsd.log_tail()):
+            return
+
+        def layer_gone():
+            rt = self.envoy.runtime()
+            i = rt.get("layers", []).index("xdsd")
+            vals = rt.get("entries", {}).get(CANARY_KEY, {}).get("layer_values", [])
+            return i >= len(vals) or vals[i] == ""
+        gone = eh.wait_until(layer_gone, EXPIRY_TIMEOUT, 0.1)
+        canary = "canary" in self.envoy.config()["clusters"]["resources"]
+        self.tap.point(bool(gone) and canary, "%s: Envoy drops the runtime layer's key once "
+                       "its TTL (%s) runs out, while the canary cluster (%s) is still there"
+                       % (what, RUNTIME_TTL, CANARY_TTL),
+                       [] if gone and canary else ["layer gone: %s, canary held: %s"
+                                                   % (bool(gone), canary)])
+        if gone:
+            self.moves(ta, "A", t, "%s: tenant-a without the layer" % what)
+        dropped = eh.wait_until(lambda: "canary" not in
+                                self.envoy.config()["clusters"]["resources"],
+                                EXPIRY_TIMEOUT, 0.1)
+        clusters = sorted(self.envoy.config()["clusters"]["resources"])
+        self.tap.point(bool(dropped) and clusters == ["api", "secure", "web"],
+                       "%s: then Envoy drops the canary cluster, its TTL run out, and keeps "
+                       "the others (%s)" % (what, ", ".join(clusters)), [] if dropped else
+                       self.envoy.log_tail(10))
+        old = self.xdsd
+        self.xdsd = eh.Xdsd(old.binary, old.schema, self.work, port=old.port, name="xdsd-2")
+        ok, why = self.xdsd.start()
+        if not self.tap.point(ok, "%s: xdsd starts again on port %d" % (what, old.port), why):
+            return
+        self.steps.add(self.xdsd, 0)
+        t = time.monotonic()
+        what = "xdsd back after the TTLs ran out"
+        if self.moves(ta, "C", t, "%s: tenant-a to the canary again" % what):
+            self.converged(what)
+
+    def run(self):
+        if not self.setup():
+            return
+        signal.alarm(et.OVERALL_TIMEOUT)
+        if self.start() and self.changes() and self.heartbeats():
+            self.checks()
+            self.expiry()
+        else:
+            self.checks()
+        self.check_traffic()
+        self.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(et.main(TypesScenario, __doc__, "takes scoped routes, secrets, runtime layers "
+                     "and virtual hosts from xdsd"))
