@@ -27,17 +27,18 @@ clusters and endpoints; this driver reuses its Scenario.
      xdsd's versions (envoy_harness.differences, more_differences).
   2. Request loops (tenant-a, tenant-b, HTTPS, and over delta
      www.example.com), each change a SIGHUP: tenant-b's scope moves to
-     another route configuration (to A); the runtime sends tenant-a to
-     the canary (C); edge-cert rotates to server2.pem; the client
+     tenant-a's route configuration (to A), its own dropped; the runtime
+     sends tenant-a's (so both tenants) to the canary (C); edge-cert rotates to server2.pem; the client
      certificate to backend.pem; (delta) www's virtual host moves to B.
      After each the loops move as the change says and Envoy holds
      exactly what xdsd serves.
-  3. TTLs: the runtime layer and the canary cluster carry one; xdsd
-     sends heartbeats and Envoy keeps both (and every other cluster,
-     which a SotW heartbeat of bodies alone once took away). xdsd then
-     stops: Envoy drops the layer when its TTL runs out (tenant-a falls
-     back to A) and then the cluster, and serves on; xdsd starts again
-     and Envoy is in step once more.
+  3. TTLs: the runtime layer carries one, and so does a cluster "probe"
+     the test adds, which no route names; xdsd sends heartbeats and
+     Envoy keeps both (and every other cluster, which a SotW heartbeat
+     of bodies alone once took away). xdsd then stops: Envoy drops the
+     layer when its TTL runs out (tenant-a falls back to A) and then the
+     probe, and serves on; xdsd starts again and Envoy is in step once
+     more.
   4. Envoy's /stats show no update_rejected and no initial fetch timeout;
      xdsd logged no NACK and no error; no request failed.
 
@@ -64,10 +65,9 @@ BOOTSTRAP = os.path.join(EXAMPLE, "bootstrap.yaml")
 SNAPSHOT_DIR = os.path.join(EXAMPLE, "snapshots", "default")
 RTDS_LAYERS = {"xdsd": "edge-runtime"}   # the bootstrap's layer: its runtime
 CANARY_KEY = "edge.tenant_a.canary_percent"
-# The example's TTLs made short enough to run out within the test; the
-# layer's well before the canary cluster's, so that no request is routed
-# to a cluster Envoy dropped.
-RUNTIME_TTL, CANARY_TTL = "2s", "8s"
+# The example's TTL made short enough to run out within the test, and
+# the probe's, well after the layer's.
+RUNTIME_TTL, PROBE_TTL = "2s", "8s"
 EXPIRY_TIMEOUT = 30   # a TTL run out, from xdsd's end (the longest is 8 s)
 HEARTBEATS = 3        # heartbeats of the runtime layer to wait for
 
@@ -176,7 +176,11 @@ class TypesScenario(et.Scenario):
         self.secret("edge-client-cert", "frontend.pem", "frontend.key")
         self.secret("backend-ca", "ca.pem")
         by_name(self.snap["runtimes"], "edge-runtime")["@ttl"] = RUNTIME_TTL
-        by_name(self.snap["clusters"], "canary")["@ttl"] = CANARY_TTL
+        # a cluster with a TTL that no route names, for its expiry
+        probe = dict(by_name(self.snap["clusters"], "canary"), name="probe")
+        probe["@ttl"] = PROBE_TTL
+        self.snap["clusters"].append(probe)
+        self.snap["endpoints"].append(et.endpoints("probe", self.backends["C"]))
         self.xdsd.write_snapshot(self.snap)
         ok, why = self.xdsd.start()
         if not self.tap.point(ok, "xdsd serves examples/envoy/every-type/snapshots/default%s "
@@ -280,14 +284,15 @@ class TypesScenario(et.Scenario):
         if not all(loop.answer(lambda r: r["ok"], 0, et.MOVE_TIMEOUT) for loop in self.loops):
             return self.tap.point(False, "the request loops are answered", self.diag())
 
-        what = "SRDS, scope tenant-b moved to route configuration tenant-b-v2 (to A)"
+        # A scope moved to a route configuration Envoy holds already: one
+        # it does not hold yet, it asks for only once it read the scope,
+        # which answers 404 meanwhile (tests/interop/README.md).
+        what = "SRDS, scope tenant-b moved to tenant-a's route configuration (to A)"
 
         def move_scope(s):
             # the old route configuration goes: no scope names it
-            route = by_name(s["routes"], "tenant-b")
-            route["name"] = route["virtual_hosts"][0]["name"] = "tenant-b-v2"
-            route["virtual_hosts"][0]["routes"][0]["route"] = {"cluster": "web"}
-            by_name(s["scoped_routes"], "tenant-b")["route_configuration_name"] = "tenant-b-v2"
+            s["routes"].remove(by_name(s["routes"], "tenant-b"))
+            by_name(s["scoped_routes"], "tenant-b")["route_configuration_name"] = "tenant-a"
         t = self.reload(what, move_scope)
         if t is None or not self.moves(tb, "A", t, what) or not self.converged(what):
             return False
@@ -341,15 +346,15 @@ class TypesScenario(et.Scenario):
             return (rtds, cds) if len(rtds) >= HEARTBEATS and cds else None
         got = eh.wait_until(beats, 20, 0.2)
         if not self.tap.point(bool(got), "%s: xdsd sends Envoy heartbeats of the runtime "
-                              "layer (%s TTL) and the clusters (canary: %s)"
-                              % (what, RUNTIME_TTL, CANARY_TTL),
+                              "layer (%s TTL) and the clusters (probe: %s)"
+                              % (what, RUNTIME_TTL, PROBE_TTL),
                               (got[0][:1] + got[1][:1]) if got else self.xdsd.log_tail()):
             return False
         return self.converged("%s: after %d of the runtime layer's" % (what, HEARTBEATS))
 
     def expiry(self):
         """xdsd goes: Envoy drops the runtime layer when its TTL runs out,
-        then the canary cluster, and serves on; xdsd comes back, and Envoy
+        then the probe cluster, and serves on; xdsd comes back, and Envoy
         takes both again."""
         what = "TTLs without xdsd"
         ta = self.loops[0]
@@ -365,20 +370,20 @@ class TypesScenario(et.Scenario):
             vals = rt.get("entries", {}).get(CANARY_KEY, {}).get("layer_values", [])
             return i >= len(vals) or vals[i] == ""
         gone = eh.wait_until(layer_gone, EXPIRY_TIMEOUT, 0.1)
-        canary = "canary" in self.envoy.config()["clusters"]["resources"]
-        self.tap.point(bool(gone) and canary, "%s: Envoy drops the runtime layer's key once "
-                       "its TTL (%s) runs out, while the canary cluster (%s) is still there"
-                       % (what, RUNTIME_TTL, CANARY_TTL),
-                       [] if gone and canary else ["layer gone: %s, canary held: %s"
-                                                   % (bool(gone), canary)])
+        probe = "probe" in self.envoy.config()["clusters"]["resources"]
+        self.tap.point(bool(gone) and probe, "%s: Envoy drops the runtime layer's key once "
+                       "its TTL (%s) runs out, while the probe cluster (%s) is still there"
+                       % (what, RUNTIME_TTL, PROBE_TTL),
+                       [] if gone and probe else ["layer gone: %s, probe held: %s"
+                                                  % (bool(gone), probe)])
         if gone:
             self.moves(ta, "A", t, "%s: tenant-a without the layer" % what)
-        dropped = eh.wait_until(lambda: "canary" not in
+        dropped = eh.wait_until(lambda: "probe" not in
                                 self.envoy.config()["clusters"]["resources"],
                                 EXPIRY_TIMEOUT, 0.1)
         clusters = sorted(self.envoy.config()["clusters"]["resources"])
-        self.tap.point(bool(dropped) and clusters == ["api", "secure", "web"],
-                       "%s: then Envoy drops the canary cluster, its TTL run out, and keeps "
+        self.tap.point(bool(dropped) and clusters == ["api", "canary", "secure", "web"],
+                       "%s: then Envoy drops the probe cluster, its TTL run out, and keeps "
                        "the others (%s)" % (what, ", ".join(clusters)), [] if dropped else
                        self.envoy.log_tail(10))
         old = self.xdsd
