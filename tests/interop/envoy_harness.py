@@ -261,13 +261,14 @@ class Xdsd:
                                     timeout=timeout) as r:
             return json.loads(r.read())
 
-    def dump(self):
-        """/config_dump as {type: {"version": V, "resources": {name:
-        {"version": v, "resource": JSON}}}} for the types of TYPES, and
-        for every other type xdsd's dump holds (a secret's resource is
-        its "(secret: not shown)")."""
+    def dump(self, snapshot=None):
+        """/config_dump (of `snapshot`, else the default one) as {type:
+        {"version": V, "resources": {name: {"version": v, "resource":
+        JSON}}}} for the types of TYPES, and for every other type xdsd's
+        dump holds (a secret's resource is its "(secret: not shown)")."""
         out = {t: {"version": None, "resources": {}} for t in TYPES}
-        for t in self.admin("/config_dump").get("types", []):
+        path = "/config_dump" + ("?snapshot=%s" % snapshot if snapshot else "")
+        for t in self.admin(path).get("types", []):
             if t.get("type"):
                 out[t["type"]] = {"version": t.get("version"), "resources": {
                     r["name"]: {"version": r.get("version"), "resource": r.get("resource")}
@@ -701,15 +702,16 @@ class Traffic:
 
 class Steps:
     """What xdsd served after each change: (the Xdsd, its log's length
-    before the change, its dump after it). add() after xdsd started and
-    after each reload; a restarted xdsd (another Xdsd) goes on the same
-    list."""
+    before the change, its dump after it), of one snapshot (`snapshot`,
+    else the default one). add() after xdsd started and after each
+    reload; a restarted xdsd (another Xdsd) goes on the same list."""
 
-    def __init__(self):
+    def __init__(self, snapshot=None):
         self.steps = []
+        self.snapshot = snapshot
 
     def add(self, xdsd, log_mark):
-        self.steps.append((xdsd, log_mark, xdsd.dump()))
+        self.steps.append((xdsd, log_mark, xdsd.dump(self.snapshot)))
 
     def origin(self, t, name):
         """The step whose version Envoy shows for resource `name` of type

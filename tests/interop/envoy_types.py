@@ -32,14 +32,21 @@ clusters and endpoints; this driver reuses its Scenario.
      certificate to backend.pem; (delta) www's virtual host moves to B.
      After each the loops move as the change says and Envoy holds
      exactly what xdsd serves.
-  3. TTLs: the runtime layer carries one, and so does a cluster "probe"
+  3. xdstp:// names: a second Envoy (node cluster "xdstp") takes
+     examples/envoy/xdstp/snapshots/xdstp.yaml, every resource named
+     by an xdstp name: over delta from examples/envoy/xdstp/bootstrap.yaml,
+     its listeners and clusters as glob collections (rule X2); over SotW
+     from examples/envoy/bootstrap.yaml, by wildcard (xdsd serves glob
+     collections over delta only). Its requests reach A, then follow
+     the endpoints to B; its config dump equals xdsd's.
+  4. TTLs: the runtime layer carries one, and so does a cluster "probe"
      the test adds, which no route names; xdsd sends heartbeats and
      Envoy keeps both (and every other cluster, which a SotW heartbeat
      of bodies alone once took away). xdsd then stops: Envoy drops the
      layer when its TTL runs out (tenant-a falls back to A) and then the
      probe, and serves on; xdsd starts again and Envoy is in step once
      more.
-  4. Envoy's /stats show no update_rejected and no initial fetch timeout;
+  5. Envoy's /stats show no update_rejected and no initial fetch timeout;
      xdsd logged no NACK and no error; no request failed.
 
 Prints TAP. Runs under the interop venv's python (tests/interop/envoy-
@@ -57,6 +64,7 @@ import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from interop import summarize_failures  # noqa: E402
 import envoy_harness as eh  # noqa: E402
 import envoy_traffic as et  # noqa: E402
 
@@ -64,6 +72,8 @@ EXAMPLE = os.path.join(eh.EXAMPLES, "every-type")
 BOOTSTRAP = os.path.join(EXAMPLE, "bootstrap.yaml")
 SNAPSHOT_DIR = os.path.join(EXAMPLE, "snapshots", "default")
 RTDS_LAYERS = {"xdsd": "edge-runtime"}   # the bootstrap's layer: its runtime
+XDSTP = os.path.join(eh.EXAMPLES, "xdstp")
+XDSTP_WEB = "xdstp://cp.example/envoy.config.endpoint.v3.ClusterLoadAssignment/edge/web"
 CANARY_KEY = "edge.tenant_a.canary_percent"
 # The example's TTL made short enough to run out within the test, and
 # the probe's, well after the layer's.
@@ -104,11 +114,13 @@ class TypesScenario(et.Scenario):
         self.node_id = "envoy-types-%s-%d" % (self.mode, os.getpid())
         self.asked = set()   # on-demand virtual hosts Envoy asked for
         self.ports = {}
+        # xdsd serves a second snapshot for the xdstp phase: name this one
+        self.steps = eh.Steps("default")
 
     # --- what Envoy must hold --------------------------------------------
     def differences(self):
         try:
-            xd = self.xdsd.dump()
+            xd = self.xdsd.dump("default")
             want = self.steps.expected_versions(self.node_id, self.delta)
             sent = {}
             want_more = {"secrets": {
@@ -332,6 +344,87 @@ class TypesScenario(et.Scenario):
                 return False
         return True
 
+    def xdstp(self):
+        """A second Envoy, every resource named by an xdstp name: over
+        delta its listeners and clusters by glob collection."""
+        what = "xdstp names"
+        node = "envoy-xdstp-%s-%d" % (self.mode, os.getpid())
+        snap = eh.load_yaml(os.path.join(XDSTP, "snapshots", "xdstp.yaml"))
+        port = eh.free_port()
+        snap["listeners"][0]["address"]["socket_address"]["port_value"] = port
+        et.move_endpoints(snap, XDSTP_WEB, self.backends["A"])
+        steps = eh.Steps("xdstp")
+
+        def reload(change):
+            change(snap)
+            self.xdsd.write_snapshot(snap, key="xdstp")
+            t = time.monotonic()
+            ok, line, mark = self.xdsd.reload()
+            if not self.tap.point(ok, "%s: xdsd reloads on SIGHUP" % what,
+                                  [] if ok else [line] + self.xdsd.log_tail()):
+                return None
+            steps.add(self.xdsd, mark)
+            self.steps.add(self.xdsd, mark)   # nothing changed for the other Envoy
+            return t
+        if reload(lambda s: None) is None:
+            return False
+        boot = os.path.join(XDSTP, "bootstrap.yaml") if self.delta else eh.BOOTSTRAP
+        envoy = eh.Envoy(self.envoy_path, self.work, "envoy-xdstp", node, self.xdsd.port,
+                         self.api, cluster="xdstp", bootstrap=boot)
+        loop = None
+        try:
+            ok, why = envoy.start()
+            ready = ok and eh.wait_until(envoy.ready, et.START_TIMEOUT, 0.1)
+            if not self.tap.point(bool(ready), "%s: an Envoy from %s is ready" % (
+                    what, os.path.relpath(boot, eh.SRCDIR)), [] if ready else
+                    why + envoy.log_tail()):
+                return False
+            types = {t["type"]: t for c in self.xdsd.client(node) for t in c["types"]}
+            by = {t: (types.get(t, {}).get("wildcard"), types.get(t, {}).get("names"))
+                  for t in ("listeners", "clusters")}
+            want = (False, 1) if self.delta else (True, 0)
+            self.tap.point(by == {"listeners": want, "clusters": want},
+                           "%s: Envoy asks for its listeners and clusters %s (/clients: %s)"
+                           % (what, "as one glob collection each" if self.delta else
+                              "by wildcard", by), [])
+
+            def same():
+                try:
+                    return eh.differences(envoy.config(), self.xdsd.dump("xdstp"),
+                                          steps.expected_versions(node, self.delta))
+                except (OSError, ValueError) as e:
+                    return ["cannot read a config dump: %r" % e]
+            loop = eh.Traffic("xdstp", port, "/", self.backends, et.INTERVAL).start()
+            first = loop.answer(lambda r: r["ok"], 0, et.MOVE_TIMEOUT)
+            diffs = [] if eh.wait_until(lambda: not same(), et.CONVERGE_TIMEOUT, 0.2) \
+                else same()
+            if not self.tap.point(first is not None and first["who"] == "A" and not diffs,
+                                  "%s: its requests reach backend A through the listener, "
+                                  "route, cluster and endpoints named by xdstp names, and "
+                                  "its config dump holds exactly xdsd's, at xdsd's versions"
+                                  % what, diffs[:8] + envoy.log_tail(5)):
+                return False
+            t = reload(lambda s: et.move_endpoints(s, XDSTP_WEB, self.backends["B"]))
+            if t is None or not self.moves(loop, "B", t, "%s, endpoints moved to B" % what):
+                return False
+            diffs = [] if eh.wait_until(lambda: not same(), et.CONVERGE_TIMEOUT, 0.2) \
+                else same()
+            served = loop.count(time.monotonic(), et.UNDER_LOAD, et.MOVE_TIMEOUT)
+            self.tap.point(not diffs and served, "%s, endpoints moved to B: the config dump "
+                           "holds exactly xdsd's, at xdsd's versions, and carries %d requests"
+                           % (what, et.UNDER_LOAD), diffs[:8])
+            loop.stop()
+            fails = loop.failures()
+            self.tap.point(not fails, "%s: no request failed (%d requests)"
+                           % (what, len(loop.snapshot())), summarize_failures(fails))
+            return True
+        finally:
+            if loop is not None:
+                loop.stop()
+            rc = envoy.stop()
+            self.tap.point(rc == 0, "%s: the second Envoy exits 0 (status %s)" % (what, rc),
+                           [] if rc == 0 else envoy.log_tail())
+
     def heartbeats(self):
         """TTLs kept while heartbeats come: HEARTBEATS of the runtime
         layer's and one of the clusters' after the last change, Envoy
@@ -401,7 +494,7 @@ class TypesScenario(et.Scenario):
         if not self.setup():
             return
         signal.alarm(et.OVERALL_TIMEOUT)
-        if self.start() and self.changes() and self.heartbeats():
+        if self.start() and self.changes() and self.xdstp() and self.heartbeats():
             self.checks()
             self.expiry()
         else:
