@@ -486,8 +486,7 @@ static void put_type(struct xd_buf *b, const struct xd_client_type *ct,
 	const struct xd_table *cur = ct->current;
 	struct type_status s = type_status(ct, delta, q);
 	size_t n = xd_nameset_count(sub->want.set);
-	bool globs = xd_nameset_globs(sub->want.set) > 0 && cur != NULL &&
-		     delta; /* in SotW a glob is a name like any (rule X2) */
+	bool globs = xd_nameset_globs(sub->want.set) > 0 && cur != NULL;
 
 	if (sub->want.all && cur != NULL)
 		for (size_t i = 0; i < xd_table_count(cur); i++) {

@@ -95,13 +95,12 @@ static void add_removed(struct diff *d, const char *name, size_t len)
 	add_name(&d->removed, &d->nremoved, &d->cap_removed, name, len);
 }
 
-/* `key` is subscribed: by a wildcard, by itself, or, in delta, by the
- * glob collection it belongs to (rule X2). */
+/* `key` is subscribed: by a wildcard, by itself, or by the glob
+ * collection it belongs to (rule X2). */
 static bool subscribed(const struct xd_want *w, const char *key, size_t len)
 {
 	return w->sub.all || xd_nameset_has(w->sub.set, key, len) ||
-	       (xd_form_delta(w->form) &&
-		xd_derived_in_glob(w->sub.set, key, len));
+	       xd_derived_in_glob(w->sub.set, key, len);
 }
 
 /* Whether two entries of one name are the same variant (rule P1): both
@@ -169,12 +168,12 @@ static void want(const struct xd_want *w, struct diff *d,
 {
 	const struct xd_ledger *l = w->ledger;
 	bool delta = xd_form_delta(w->form);
-	const struct xd_entry *h = xd_ledger_entry(l, key, len, delta);
-	/* Asked for again (rule D5), by name or by its glob collection;
-	 * but not what a reconnecting client said it holds (rule D7),
-	 * which it names one by one. */
+	const struct xd_entry *h = xd_ledger_entry(l, key, len);
+	/* Asked for again (rules D5, S7), by name or by its glob
+	 * collection; but not what a reconnecting client said it holds
+	 * (rule D7), which it names one by one. */
 	bool owed = xd_nameset_has(l->resend, key, len) ||
-		    (delta && xd_derived_in_glob(l->resend, key, len) &&
+		    (xd_derived_in_glob(l->resend, key, len) &&
 		     xd_ledger_find(l, key, len) == NULL);
 
 	if (e->ttl != NULL)
@@ -205,7 +204,7 @@ static void want_absent(const struct xd_want *w, struct diff *d,
 			struct xd_name key, enum xd_name_kind kind)
 {
 	const struct xd_ledger *l = w->ledger;
-	const struct xd_entry *h = xd_ledger_entry(l, key.data, key.len, true);
+	const struct xd_entry *h = xd_ledger_entry(l, key.data, key.len);
 	const struct xd_held *rec = xd_ledger_find(l, key.data, key.len);
 	bool alias_gone = h != NULL && kind != XD_NAME_LOCATOR &&
 			  (h->name_len != key.len ||
@@ -240,7 +239,8 @@ static void want_glob(const struct xd_want *w, struct diff *d,
 		     m.len);
 	}
 	xd_nameset_unref(members);
-	if (n > 0)
+	/* SotW cannot say the collection is empty (rule S10) */
+	if (n > 0 || !xd_form_delta(w->form))
 		return;
 	if (l->table != NULL && xd_ledger_find(l, g.data, g.len) != NULL &&
 	    !xd_nameset_has(l->resend, g.data, g.len)) {
@@ -265,7 +265,6 @@ static void want_glob(const struct xd_want *w, struct diff *d,
 static void held_gone(const struct xd_want *w, struct diff *d)
 {
 	const struct xd_ledger *l = w->ledger;
-	bool delta = xd_form_delta(w->form);
 
 	if (l->table == NULL)
 		return;
@@ -291,9 +290,10 @@ static void held_gone(const struct xd_want *w, struct diff *d)
 
 		switch (h->kind) {
 		case XD_NAME_GLOB:
-			if (delta) {
+			{
 				/* its members the ledger's table has, gone
-				 * from this one (rule X2) */
+				 * from this one (rule X2; in SotW only a
+				 * change, rule S8) */
 				struct xd_nameset *m = xd_derived_glob(l->table, k);
 
 				for (size_t j = 0; j < xd_nameset_count(m); j++) {
@@ -308,8 +308,6 @@ static void held_gone(const struct xd_want *w, struct diff *d)
 				xd_nameset_unref(m);
 				break;
 			}
-			/* in SotW a glob is a name as any other */
-			/* fall through */
 		case XD_NAME_PLAIN:
 		case XD_NAME_ALIAS:
 		case XD_NAME_MEMBER:
@@ -365,9 +363,11 @@ static void diff_sotw(const struct xd_want *w, struct diff *d)
 	/* explicit keys beside a wildcard add nothing: it has them all */
 	for (size_t i = 0; !w->sub.all && i < xd_nameset_count(w->sub.set); i++) {
 		struct xd_name k = xd_nameset_at(w->sub.set, i);
-		const struct xd_entry *e = xd_ledger_lookup(w->table, k.data, k.len);
+		const struct xd_entry *e;
 
-		if (e != NULL)
+		if (xd_name_kind_of(w->table, k.data, k.len, &e) == XD_NAME_GLOB)
+			want_glob(w, d, k);
+		else if (e != NULL)
 			want(w, d, e, k.data, k.len);
 	}
 	if (!w->full_state)

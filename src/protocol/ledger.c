@@ -221,15 +221,14 @@ const struct xd_held *xd_ledger_find(const struct xd_ledger *l,
 	return NULL;
 }
 
-bool xd_ledger_covers(const struct xd_ledger *l, const char *key, size_t len,
-		      bool delta)
+bool xd_ledger_covers(const struct xd_ledger *l, const char *key, size_t len)
 {
 	return l->names.all || xd_ledger_find(l, key, len) != NULL ||
-	       (delta && xd_derived_in_glob(l->names.set, key, len));
+	       xd_derived_in_glob(l->names.set, key, len);
 }
 
 const struct xd_entry *xd_ledger_entry(const struct xd_ledger *l,
-				       const char *key, size_t len, bool delta)
+				       const char *key, size_t len)
 {
 	const struct xd_held *h;
 	const struct xd_entry *e;
@@ -238,7 +237,7 @@ const struct xd_entry *xd_ledger_entry(const struct xd_ledger *l,
 		return NULL;
 	if ((h = xd_ledger_find(l, key, len)) != NULL)
 		return h->entry;
-	if (!xd_ledger_covers(l, key, len, delta))
+	if (!xd_ledger_covers(l, key, len))
 		return NULL;
 	e = xd_ledger_lookup(l->table, key, len);
 	/* a wildcard holds no virtual host on demand: only its key does */

@@ -119,16 +119,15 @@ const struct xd_held *xd_ledger_find(const struct xd_ledger *l,
 
 /*
  * Whether the client holds `key` at all: by the wildcard, one by one,
- * or (`delta`) through a glob collection it holds (rule X2). (A virtual
- * host on demand is held one by one only: xd_ledger_entry says.)
+ * or through a glob collection it holds (rule X2). (A virtual host on
+ * demand is held one by one only: xd_ledger_entry says.)
  */
-bool xd_ledger_covers(const struct xd_ledger *l, const char *key, size_t len,
-		      bool delta);
+bool xd_ledger_covers(const struct xd_ledger *l, const char *key, size_t len);
 
 /* The entry the client holds under `key` (which resource, which
  * variant, which version), or NULL when it holds none. */
 const struct xd_entry *xd_ledger_entry(const struct xd_ledger *l,
-				       const char *key, size_t len, bool delta);
+				       const char *key, size_t len);
 
 /* Ledgers alive now (for tests and statistics). */
 size_t xd_ledger_live(void);

@@ -231,7 +231,7 @@ static void answered(struct xd_sub *s, const struct xd_request *r, bool nack,
  * The subscription changed: forget holding what is no longer wanted, so
  * that asking for it again sends it again (rules S7, D5).
  */
-static void narrow_held(struct xd_sub *s, bool delta)
+static void narrow_held(struct xd_sub *s)
 {
 	const struct xd_ledger *l = s->ledger;
 	struct xd_name *keep;
@@ -243,7 +243,7 @@ static void narrow_held(struct xd_sub *s, bool delta)
 		return;
 	count = xd_nameset_count(s->want.set);
 	nheld = l->nheld;
-	globs = delta && xd_nameset_globs(s->want.set) > 0;
+	globs = xd_nameset_globs(s->want.set) > 0;
 	keep = xd_malloc((count + (globs ? nheld : 0) + 1) * sizeof(*keep));
 	for (size_t i = 0; i < count; i++) {
 		struct xd_name name = xd_nameset_at(s->want.set, i);
@@ -364,7 +364,7 @@ enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
 	canon_free(&c, r->names);
 	if (set != s->want.set || all != s->want.all) {
 		set_names(&s->want, all, set);
-		narrow_held(s, false);
+		narrow_held(s);
 	} else {
 		xd_nameset_unref(set);
 	}
@@ -501,7 +501,7 @@ enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
 	hold(s, s->ledger->table, s->ledger->names.all, s->ledger->names.set,
 	     force, s->ledger->gone);
 	xd_nameset_unref(force);
-	narrow_held(s, true);
+	narrow_held(s);
 	canon_free(&names, r->names);
 	canon_free(&unsub, r->unsubscribe);
 	return v;

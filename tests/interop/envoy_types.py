@@ -34,11 +34,10 @@ clusters and endpoints; this driver reuses its Scenario.
      exactly what xdsd serves.
   3. xdstp:// names: a second Envoy (node cluster "xdstp") takes
      examples/envoy/xdstp/snapshots/xdstp.yaml, every resource named
-     by an xdstp name: over delta from examples/envoy/xdstp/bootstrap.yaml,
-     its listeners and clusters as glob collections (rule X2); over SotW
-     from examples/envoy/bootstrap.yaml, by wildcard (xdsd serves glob
-     collections over delta only). Its requests reach A, then follow
-     the endpoints to B; its config dump equals xdsd's.
+     by an xdstp name, from examples/envoy/xdstp/bootstrap.yaml: its
+     listeners and clusters as glob collections (rule X2). Its requests
+     reach A, then follow the endpoints to B; its config dump equals
+     xdsd's.
   4. TTLs: the runtime layer carries one, and so does a cluster "probe"
      the test adds, which no route names; xdsd sends heartbeats and
      Envoy keeps both (and every other cluster, which a SotW heartbeat
@@ -345,8 +344,8 @@ class TypesScenario(et.Scenario):
         return True
 
     def xdstp(self):
-        """A second Envoy, every resource named by an xdstp name: over
-        delta its listeners and clusters by glob collection."""
+        """A second Envoy, every resource named by an xdstp name, its
+        listeners and clusters by glob collection."""
         what = "xdstp names"
         node = "envoy-xdstp-%s-%d" % (self.mode, os.getpid())
         snap = eh.load_yaml(os.path.join(XDSTP, "snapshots", "xdstp.yaml"))
@@ -368,7 +367,7 @@ class TypesScenario(et.Scenario):
             return t
         if reload(lambda s: None) is None:
             return False
-        boot = os.path.join(XDSTP, "bootstrap.yaml") if self.delta else eh.BOOTSTRAP
+        boot = os.path.join(XDSTP, "bootstrap.yaml")
         envoy = eh.Envoy(self.envoy_path, self.work, "envoy-xdstp", node, self.xdsd.port,
                          self.api, cluster="xdstp", bootstrap=boot)
         loop = None
@@ -382,11 +381,9 @@ class TypesScenario(et.Scenario):
             types = {t["type"]: t for c in self.xdsd.client(node) for t in c["types"]}
             by = {t: (types.get(t, {}).get("wildcard"), types.get(t, {}).get("names"))
                   for t in ("listeners", "clusters")}
-            want = (False, 1) if self.delta else (True, 0)
-            self.tap.point(by == {"listeners": want, "clusters": want},
-                           "%s: Envoy asks for its listeners and clusters %s (/clients: %s)"
-                           % (what, "as one glob collection each" if self.delta else
-                              "by wildcard", by), [])
+            self.tap.point(by == {"listeners": (False, 1), "clusters": (False, 1)},
+                           "%s: Envoy asks for its listeners and clusters as one glob "
+                           "collection each (/clients: %s)" % (what, by), [])
 
             def same():
                 try:
