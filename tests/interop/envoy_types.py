@@ -28,8 +28,9 @@ clusters and endpoints; this driver reuses its Scenario.
   2. Request loops (tenant-a, tenant-b, HTTPS, and over delta
      www.example.com), each change a SIGHUP: tenant-b's scope moves to
      tenant-a's route configuration (to A), its own dropped; the runtime
-     sends tenant-a's (so both tenants) to the canary (C); edge-cert rotates to server2.pem; the client
-     certificate to backend.pem; (delta) www's virtual host moves to B.
+     sends tenant-a's (so both tenants) to the canary (C); edge-cert
+     rotates to server2.pem; the client certificate to backend.pem;
+     (delta) www's virtual host moves to B.
      After each the loops move as the change says and Envoy holds
      exactly what xdsd serves.
   3. xdstp:// names: a second Envoy (node cluster "xdstp") takes
