@@ -206,6 +206,15 @@ void xd_reload_record_reach_json(struct xd_jw *w,
 	/* refused, and the last good state served instead */
 	xd_jw_key(w, "last_good");
 	xd_jw_bool(w, rec->last_good);
+	if (!rec->dry_run) {
+		const char *ro = xd_reload_rollout_name(rec->rollout);
+
+		xd_jw_key(w, "rollout");
+		if (ro != NULL)
+			xd_jw_str(w, ro);
+		else
+			xd_jw_null(w);
+	}
 	xd_errors_json(w, rec->nerrors, rec->errors, rec->nkept);
 	if (rec->diff != NULL) {
 		xd_jw_key(w, "diff");

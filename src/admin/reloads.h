@@ -8,6 +8,11 @@
  *    "etcd_revision": N (null unless the snapshots came from etcd),
  *    "seconds": 0.012, "snapshots": N, "files": N, "changed": N,
  *    "last_good": bool,   (refused, the last good state served instead)
+ *    "rollout": null,     (not a dry run: with a staged rollout, what
+ *                          became of its change: "staged" (with the
+ *                          canaries), "promoted", "rolled_back" (failed
+ *                          or aborted), "replaced" (by a later reload's);
+ *                          null: served to every node as it came)
  *    "error_count": N, "errors": ["file:line:col: message", ...],
  *    "diff": {...}}
  *

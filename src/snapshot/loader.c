@@ -70,7 +70,7 @@ static void restrict_access(struct xd_table_builder *b, enum xd_rtype t,
 
 	if (ann->allow_set && !ann->allow_anyone)
 		xd_table_builder_restrict(b, ann->allow, ann->nallow);
-	else if (!ann->allow_set && t == XD_SECRET)
+	else if (!ann->allow_set && xd_rtype_info(t)->secret)
 		xd_table_builder_restrict(b, verified, 1);
 }
 
@@ -150,9 +150,10 @@ static int add_variant(struct build *bd, enum xd_rtype t,
 {
 	const struct xd_entry *first;
 
-	if (t == XD_VIRTUAL_HOST) {
+	if (xd_rtype_info(t)->aliased) {
 		refuse(bd, it, t, info->name,
-		       "a virtual host takes no '@dynamic_parameter_constraints' (they are asked for by alias)");
+		       "a %s takes no '@dynamic_parameter_constraints' (they are asked for by alias)",
+		       xd_rtype_info(t)->noun);
 		return -1;
 	}
 	if (xd_table_builder_add_variant(
@@ -218,7 +219,7 @@ static void accepted(struct build *bd, const struct xd_item *it,
 	struct xd_parsed_op *op = record(bd, it, XD_PARSED_ENTRY, t, name);
 
 	restrict_access(bd->b[t], t, &bd->ann);
-	op->open_secret = t == XD_SECRET && !bd->ann.allow_set;
+	op->open_secret = xd_rtype_info(t)->secret && !bd->ann.allow_set;
 	bd->pf->nopen += op->open_secret;
 	if (bd->ann.ttl_ms > 0)
 		xd_table_builder_ttl(bd->b[t], bd->ann.ttl_ms);
@@ -252,8 +253,7 @@ static int on_item(const struct xd_item *it, void *arg)
 	if (bd->ann.name != NULL) {
 		refuse(bd, it, section, NULL,
 		       "\"@name\" names list collections; a %s is named by its %s field",
-		       xd_rtype_info(t)->noun,
-		       t == XD_ENDPOINT ? "cluster_name" : "name");
+		       xd_rtype_info(t)->noun, xd_rtype_info(t)->name_field);
 		return 0;
 	}
 	if (bd->ann.on_demand && t != XD_VIRTUAL_HOST) {
@@ -689,6 +689,31 @@ static void check_refs_of_refused(struct xd_parsed *const *pfs, size_t n,
 	unref_tables(tables, colls);
 }
 
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(xd_snapshot_key(*(struct xd_snapshot *const *)a),
+		      xd_snapshot_key(*(struct xd_snapshot *const *)b));
+}
+
+struct xd_snapshot *xd_load_find(struct xd_snapshot *const *prev,
+				  size_t nprev, const char *key)
+{
+	size_t lo = 0, hi = nprev;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(xd_snapshot_key(prev[mid]), key);
+
+		if (c == 0)
+			return prev[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 static struct xd_snapshot *load_key(const struct xd_schema *schema,
 				    const struct xd_section *sections,
 				    const struct xd_snapkey *k, unsigned threads,
@@ -716,9 +741,7 @@ static struct xd_snapshot *load_key(const struct xd_schema *schema,
 	for (size_t f = 0; f < k->nfiles; f++)
 		wrong = wrong || xd_diag_total(&pfs[f]->diag) > 0 ||
 			pfs[f]->ndup > 0;
-	for (size_t i = 0; i < nprev; i++)
-		if (strcmp(xd_snapshot_key(prev[i]), k->key) == 0)
-			old = prev[i];
+	old = xd_load_find(prev, nprev, k->key);
 	for (int t = 0; !wrong && t < XD_RTYPE_COUNT; t++)
 		tables[t] = key_table(pfs, k->nfiles, t,
 				      old != NULL ? xd_snapshot_table(old, (enum xd_rtype)t) : NULL,
@@ -779,7 +802,7 @@ static void load_keys(const struct xd_schema *schema,
 		sections[t].key = info->snapshot_key;
 		sections[t].type = xd_schema_find_message(schema, info->message);
 		/* a resource that fails is still named, for check_refs */
-		sections[t].name_key = t == XD_ENDPOINT ? "cluster_name" : "name";
+		sections[t].name_key = info->name_field;
 		if (sections[t].type == NULL)
 			xd_diag_add(&out->diag, "the schema has no message %s",
 				    info->message);
@@ -795,6 +818,11 @@ static void load_keys(const struct xd_schema *schema,
 			xd_diag_add(&out->diag, "the schema has no message %s",
 				    ci->message);
 	}
+	for (size_t i = 1; i < nprev; i++)
+		XD_ASSERT_INFO(strcmp(xd_snapshot_key(prev[i - 1]),
+				      xd_snapshot_key(prev[i])) < 0,
+			       "previous snapshots out of order at '%s'",
+			       xd_snapshot_key(prev[i]));
 	if (xd_diag_total(&out->diag) == 0) {
 		size_t files = 0;
 
@@ -836,6 +864,9 @@ static void load_keys(const struct xd_schema *schema,
 	} else {
 		out->keys = keys;
 		out->nkeys = nkeys;
+		/* the keys come in the order of their files' names, which is
+		 * not always theirs ("a-b.yaml" before "a.yaml") */
+		qsort(out->snaps, out->nsnaps, sizeof(*out->snaps), by_key);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	out->seconds = (double)(t1.tv_sec - t0->tv_sec) +

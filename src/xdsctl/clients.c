@@ -37,8 +37,7 @@ static char *type_states(json_t *types)
 			      xc_text(t, "state", b2, sizeof(b2)));
 		if (json_is_integer(json_object_get(t, "pending_since")) &&
 		    json_is_number(secs)) {
-			xd_text_age(b1, sizeof(b1),
-				    (long long)json_number_value(secs));
+			xd_text_age(b1, sizeof(b1), xc_number(secs));
 			xd_buf_printf(&b, "(%s)", b1);
 		}
 	}

@@ -465,6 +465,13 @@ START_TEST(rolls_back_when_a_canary_nacks)
 	has(out, "rollout 1: failed");
 	has(out, "cluster a-1: unknown extension");
 	free(out);
+	/* xdsd at a glance warns of it, and of the reload it rolled back */
+	ck_assert_int_eq(xdsctl(d, "status", &out), 1);
+	has(out, "\nrollout:   1 FAILED at 20");
+	has(out, "rolled back: 1 NACK from canaries, more than max_nacks 0");
+	has(out, "\nlast reload:\n  reload ok, ROLLED BACK by its rollout (SIGHUP, 20");
+	has(out, "xdsctl: the last staged rollout of xdsd at 127.0.0.1:");
+	free(out);
 
 	/* still not served: the bake is long over */
 	xdtest_sleep_ms(300);

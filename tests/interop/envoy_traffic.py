@@ -106,6 +106,8 @@ class Scenario:
         self.loops = []
         self.steps = eh.Steps()
         self.snap = None
+        # the snapshot key self.snap is served under (xdsd may serve more)
+        self.key = "default"
 
     # --- helpers --------------------------------------------------------
     def diag(self):
@@ -125,7 +127,7 @@ class Scenario:
 
     def differences(self):
         try:
-            xd = self.xdsd.dump()
+            xd = self.xdsd.dump(self.key)
             want = self.steps.expected_versions(self.node_id, self.delta)
             return eh.differences(self.envoy.config(), xd, want)
         except (OSError, ValueError) as e:
@@ -152,14 +154,14 @@ class Scenario:
         """Applies change(snapshot), writes it, SIGHUP; records the step.
         Returns the time of the SIGHUP, or None (with a failed point)."""
         change(self.snap)
-        self.xdsd.write_snapshot(self.snap)
+        self.xdsd.write_snapshot(self.snap, self.key)
         t = time.monotonic()
         ok, line, mark = self.xdsd.reload()
         if not ok:
             self.tap.point(False, "%s: xdsd reloads on SIGHUP" % what,
                            [line] + self.xdsd.log_tail())
             return None
-        self.steps.add(self.xdsd, mark)
+        self.steps.add(self.xdsd, mark, self.key)
         return t
 
     def moves(self, loop, who, since, what):
@@ -218,13 +220,13 @@ class Scenario:
         lis = by_name(self.snap["listeners"], "ingress")
         lis["address"]["socket_address"]["port_value"] = self.port1
         move_endpoints(self.snap, "web", self.backends["A"])
-        self.xdsd.write_snapshot(self.snap)
+        self.xdsd.write_snapshot(self.snap, self.key)
         ok, why = self.xdsd.start()
         if not self.tap.point(ok, "xdsd serves examples/envoy/snapshots/default.yaml on "
                               "127.0.0.1:%s (listener on port %d, endpoints at backend A)"
                               % (self.xdsd.port, self.port1), why):
             return False
-        self.steps.add(self.xdsd, 0)
+        self.steps.add(self.xdsd, 0, self.key)
         self.envoy = eh.Envoy(self.envoy_path, self.work, "envoy", self.node_id,
                               self.xdsd.port, self.api)
         ok, why = self.envoy.start()

@@ -114,13 +114,11 @@ class TypesScenario(et.Scenario):
         self.node_id = "envoy-types-%s-%d" % (self.mode, os.getpid())
         self.asked = set()   # on-demand virtual hosts Envoy asked for
         self.ports = {}
-        # xdsd serves a second snapshot for the xdstp phase: name this one
-        self.steps = eh.Steps("default")
 
     # --- what Envoy must hold --------------------------------------------
     def differences(self):
         try:
-            xd = self.xdsd.dump("default")
+            xd = self.xdsd.dump(self.key)
             want = self.steps.expected_versions(self.node_id, self.delta)
             sent = {}
             want_more = {"secrets": {
@@ -193,13 +191,13 @@ class TypesScenario(et.Scenario):
         probe["@ttl"] = PROBE_TTL
         self.snap["clusters"].append(probe)
         self.snap["endpoints"].append(et.endpoints("probe", self.backends["C"]))
-        self.xdsd.write_snapshot(self.snap)
+        self.xdsd.write_snapshot(self.snap, self.key)
         ok, why = self.xdsd.start()
         if not self.tap.point(ok, "xdsd serves examples/envoy/every-type/snapshots/default%s "
                               "on 127.0.0.1:%s" % ("" if self.delta else " (but vhds.yaml)",
                                                    self.xdsd.port), why):
             return False
-        self.steps.add(self.xdsd, 0)
+        self.steps.add(self.xdsd, 0, self.key)
         self.envoy = eh.Envoy(self.envoy_path, self.work, "envoy", self.node_id,
                               self.xdsd.port, self.api, bootstrap=BOOTSTRAP)
         ok, why = self.envoy.start()
@@ -353,7 +351,7 @@ class TypesScenario(et.Scenario):
         port = eh.free_port()
         snap["listeners"][0]["address"]["socket_address"]["port_value"] = port
         et.move_endpoints(snap, XDSTP_WEB, self.backends["A"])
-        steps = eh.Steps("xdstp")
+        steps = eh.Steps()
 
         def reload(change):
             change(snap)
@@ -363,8 +361,8 @@ class TypesScenario(et.Scenario):
             if not self.tap.point(ok, "%s: xdsd reloads on SIGHUP" % what,
                                   [] if ok else [line] + self.xdsd.log_tail()):
                 return None
-            steps.add(self.xdsd, mark)
-            self.steps.add(self.xdsd, mark)   # nothing changed for the other Envoy
+            steps.add(self.xdsd, mark, "xdstp")
+            self.steps.add(self.xdsd, mark, self.key)   # nothing changed for the other Envoy
             return t
         if reload(lambda s: None) is None:
             return False
@@ -482,7 +480,7 @@ class TypesScenario(et.Scenario):
         ok, why = self.xdsd.start()
         if not self.tap.point(ok, "%s: xdsd starts again on port %d" % (what, old.port), why):
             return
-        self.steps.add(self.xdsd, 0)
+        self.steps.add(self.xdsd, 0, self.key)
         t = time.monotonic()
         what = "xdsd back after the TTLs ran out"
         if self.moves(ta, "C", t, "%s: tenant-a to the canary again" % what):

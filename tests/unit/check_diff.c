@@ -327,6 +327,55 @@ START_TEST(snapshot_defaults_shown)
 }
 END_TEST
 
+/*
+ * A load's snapshots are sorted by key, though the files come in the
+ * order of their names ("a-b.yaml" before "a.yaml"): a reload finds each
+ * key's previous snapshot by binary search and reuses its tables, and
+ * the same files again change nothing.
+ */
+START_TEST(keys_sorted_and_found_again)
+{
+	static const char *const files[] = {
+		"a-b.yaml", "clusters: [{name: x, type: STATIC, connect_timeout: 1s}]\n",
+		"a.yaml", "clusters: [{name: y, type: STATIC, connect_timeout: 2s}]\n",
+		"a.b.yaml", "clusters: [{name: z, type: STATIC, connect_timeout: 3s}]\n",
+		"b.yaml", "{}\n",
+		NULL,
+	};
+	char *dir = xdtest_snapdir();
+	struct xd_snapshot **first;
+	struct xd_load l;
+	struct xd_diff *d;
+	size_t n;
+
+	for (const char *const *f = files; f[0] != NULL; f += 2)
+		free(xdtest_write_file(dir, f[0], f[1]));
+	xd_load_dir(schema, dir, NULL, 0, &l);
+	ck_assert_int_eq(l.rc, 0);
+	first = xd_load_take(&l, &n);
+	xd_load_free(&l);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_str_eq(xd_snapshot_key(first[0]), "a");
+	ck_assert_str_eq(xd_snapshot_key(first[1]), "a-b");
+	ck_assert_str_eq(xd_snapshot_key(first[2]), "a.b");
+	ck_assert_str_eq(xd_snapshot_key(first[3]), "b");
+	ck_assert_ptr_eq(xd_load_find(first, n, "a.b"), first[2]);
+	ck_assert_ptr_null(xd_load_find(first, n, "a.c"));
+
+	xd_load_dir(schema, dir, first, n, &l);
+	ck_assert_int_eq(l.rc, 0);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_ptr_eq(xd_snapshot_table(l.snaps[i], XD_CLUSTER),
+				 xd_snapshot_table(first[i], XD_CLUSTER));
+	d = xd_diff_new(first, n, l.snaps, l.nsnaps, NULL);
+	ck_assert_uint_eq(d->nkeys, 0);
+	xd_diff_free(d);
+	xd_load_free(&l);
+	unload(first, n);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	struct xd_diag d = XD_DIAG_INIT;
@@ -346,6 +395,7 @@ int main(void)
 	tcase_add_test(tc, snapshot_sets);
 	tcase_add_test(tc, snapshot_listing_bounded);
 	tcase_add_test(tc, snapshot_defaults_shown);
+	tcase_add_test(tc, keys_sorted_and_found_again);
 	suite_add_tcase(s, tc);
 	rc = xdtest_run(s);
 	xd_schema_free(schema);
