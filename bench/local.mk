@@ -13,6 +13,9 @@
 #  bench/large          the 50,000-stream rows (fleet --sources)
 #  bench/envoy-check    what xdsd --check --envoy costs, a snapshot Envoy
 #                       accepts and one with a listener it refuses
+#  bench/envoy-fleet    real Envoys (the tests' venv) against xdsd and against
+#                       go-control-plane (bench/gcp, built by
+#                       scripts/install-go-client), side by side
 #  bench/idle-threads   idle CPU and wake-ups per thread with N fleet streams
 #  bench/served-meanwhile  how long a client waits while others are served
 #                       something large (a huge name list, unread responses,
@@ -37,7 +40,9 @@ bench_fleet_CFLAGS = $(AM_CFLAGS)
 bench_fleet_LDADD = src/libxdsd.a src/libxdcore.a $(DEP_LIBS)
 EXTRA_DIST += bench/README.md bench/run bench/gen-snapshot bench/idle-cpu bench/storm \
 	bench/incremental-reload bench/large bench/idle-threads \
-	bench/served-meanwhile bench/reload-keys bench/envoy-check
+	bench/served-meanwhile bench/reload-keys bench/envoy-check \
+	bench/envoy-fleet bench/envoy_fleet.py \
+	bench/gcp/main.go bench/gcp/go.mod bench/gcp/go.sum
 # bench/loop-stall.so: an LD_PRELOAD library timing each turn of xdsd's
 # loop (bench/admin-cost's longest stall).
 noinst_PROGRAMS += bench/loop-stall.so

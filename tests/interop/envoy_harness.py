@@ -167,7 +167,7 @@ def load_yaml(path):
 class Xdsd:
     """xdsd on 127.0.0.1 (the xDS port `port`, 0: the kernel's choice;
     the admin port the kernel's), serving <work>/snapshots, log_level
-    debug, its log in <work>/<name>.log. `config` is appended to its
+    debug unless told, its log in <work>/<name>.log. `config` is appended to its
     configuration file (tls:, rollout:, ...). A second Xdsd of another
     name on the same work directory and port is the same daemon
     restarted."""
@@ -177,9 +177,10 @@ class Xdsd:
     SENT = re.compile(r"node '(?P<node>[^']*)': sending (?P<type>[A-Z]+) version "
                       r"(?P<version>\S+) nonce")
 
-    def __init__(self, binary, schema, work, config="", port=0, name="xdsd"):
+    def __init__(self, binary, schema, work, config="", port=0, name="xdsd",
+                 log_level="debug"):
         self.binary, self.schema, self.work, self.config = binary, schema, work, config
-        self.name = name
+        self.name, self.log_level = name, log_level
         self.proc = None
         self.port = port
         self.admin_port = None
@@ -201,7 +202,8 @@ class Xdsd:
         conf = os.path.join(self.work, self.name + ".yaml")
         with open(conf, "w") as f:
             f.write("listen: 127.0.0.1:%d\nadmin_listen: 127.0.0.1:0\n"
-                    "snapshots: %s\nlog_level: debug\n" % (self.port, self.snapdir))
+                    "snapshots: %s\nlog_level: %s\n" % (self.port, self.snapdir,
+                                                       self.log_level))
             if self.schema:
                 f.write("schema: %s\n" % self.schema)
             f.write(self.config)
@@ -428,14 +430,19 @@ class Envoy:
     (read back from --admin-address-path), one worker, no hot restart.
     `edit(bootstrap)` may change the bootstrap dict further (TLS to xdsd,
     more xDS servers, static resources) before it is written. `bootstrap`
-    names another example to start from (one shaped as bootstrap.yaml)."""
+    names another example to start from (one shaped as bootstrap.yaml).
+    `log_args` are Envoy's logging options (the tests' default logs xDS
+    at debug)."""
+
+    LOG_DEBUG_XDS = ["-l", "info", "--component-log-level", "upstream:debug,config:debug"]
 
     def __init__(self, binary, work, name, node_id, xds_port, api_type="GRPC",
-                 cluster="edge", edit=None, bootstrap=None):
+                 cluster="edge", edit=None, bootstrap=None, log_args=None):
         self.binary, self.work, self.name = binary, work, name
         self.node_id, self.xds_port, self.api_type = node_id, xds_port, api_type
         self.cluster, self.edit = cluster, edit
         self.example = bootstrap or BOOTSTRAP
+        self.log_args = self.LOG_DEBUG_XDS if log_args is None else log_args
         self.proc = None
         self.admin_port = None
         self.log = os.path.join(work, name + ".log")
@@ -459,6 +466,13 @@ class Envoy:
 
     def start(self, timeout=30):
         """Starts Envoy and waits for its admin endpoint; (ok, why)."""
+        ok, why = self.spawn()
+        return self.wait_admin(timeout) if ok else (ok, why)
+
+    def spawn(self):
+        """Starts Envoy without waiting for it; (ok, why). wait_admin()
+        then waits for its admin endpoint: a fleet spawns all its Envoys
+        first."""
         try:
             boot = self.bootstrap()
         except (KeyError, IndexError, TypeError) as e:
@@ -470,12 +484,16 @@ class Envoy:
         except FileNotFoundError:
             pass
         cmd = [self.binary, "-c", self.bootstrap_path, "--disable-hot-restart",
-               "--concurrency", "1", "--admin-address-path", self.address_path,
-               "-l", "info", "--component-log-level", "upstream:debug,config:debug"]
+               "--concurrency", "1", "--admin-address-path", self.address_path
+               ] + self.log_args
         with open(self.log, "w") as log:
             self.proc = subprocess.Popen(spawn_prefix() + cmd, stdin=subprocess.DEVNULL,
                                          stdout=log, stderr=subprocess.STDOUT)
+        return True, []
 
+    def wait_admin(self, timeout=30):
+        """Waits for the admin endpoint of an Envoy spawn() started;
+        (ok, why)."""
         def admin_up():
             try:
                 with open(self.address_path) as f:

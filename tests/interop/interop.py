@@ -74,6 +74,8 @@ MOVE_TIMEOUT = 10.0     # SIGHUP to the first answer from the new backend
 SETTLE = 1.0            # answers must stay on a backend this long
 RPC_INTERVAL_MS = 20
 STOP_TIMEOUT = 10       # the client exits this soon after its stdin closes
+ADS_TIMEOUT = 30.0      # a started client's ADS stream reaches xdsd (a JVM
+                        # on a loaded machine takes seconds)
 OVERALL_TIMEOUT = 240   # after npm: the whole scenario, cleanup included
 
 NODE_XDS_VERSION = "1.14.1"
@@ -178,7 +180,10 @@ TLS_ALLOWED = "frontend"     # may speak for the client's node
 TLS_REFUSED = "backend"      # a valid certificate no rule allows
 SPIFFE = "spiffe://example.org/ns/prod/sa/"
 NODE_CLUSTER = "xdsd-interop"
-INTRUDER_WAIT = 20.0         # the refused client's run, at most
+INTRUDER_DEADLINE = 15.0     # the refused client's one RPC waits this long:
+                             # time for a JVM on a loaded machine to reach
+                             # xdsd and be refused
+INTRUDER_WAIT = 40.0         # the refused client's run, at most
 
 # gRPC must never send loopback traffic through a proxy.
 PROXY_VARS = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY",
@@ -948,7 +953,7 @@ class Interop:
             # with mTLS the line names the client certificate's identity
             pat = re.compile(r"stream \d+: ADS from .*\(identity '%s'\)"
                              % re.escape(SPIFFE + TLS_ALLOWED))
-        end = time.monotonic() + 5
+        end = time.monotonic() + ADS_TIMEOUT
         while True:
             lines = self.xdsd_log() or []
             hits = [ln for ln in lines if pat.search(ln)]
@@ -1152,7 +1157,7 @@ class Interop:
         node_id = "interop-%s-refused-%d" % (self.client_kind, os.getpid())
         server_uri, opts, creds = self.client_server(TLS_REFUSED)
         boot = self.write_bootstrap("bootstrap-refused.json", node_id, server_uri, creds=creds)
-        cmd = self.client_cmd + ["--count", "1", "--first-deadline", "5"] + opts + [TARGET]
+        cmd = self.client_cmd + ["--count", "1", "--first-deadline", str(INTRUDER_DEADLINE)] + opts + [TARGET]
         rc, why = None, []
         try:
             with open(self.path("refused.out"), "w") as out, \

@@ -54,6 +54,10 @@
 #             a SotW and a delta Envoy behind haproxy outlive the xdsd
 #             replica they are on (envoy_failover.py, with failover.py's
 #             replicas: root, network namespaces)
+#  envoy-fleet.sh
+#             the benchmark bench/envoy-fleet runs with two Envoys against
+#             xdsd and go-control-plane (bench/gcp) and prints its figures
+#             (a smoke test: no figure is judged)
 TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
@@ -63,6 +67,7 @@ TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/envoy-refusals.sh tests/interop/envoy-mtls.sh \
 	tests/interop/envoy-failover.sh \
 	tests/interop/envoy-types-sotw.sh tests/interop/envoy-types-delta.sh \
+	tests/interop/envoy-fleet.sh \
 	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh
 # Today's gRPC clients, each in every scenario of interop.py (named one
 # by one: automake writes a rule per test).
@@ -81,6 +86,7 @@ EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/inter
 	tests/interop/stub_server.py tests/interop/node/client.js \
 	tests/interop/node/package.json tests/interop/node/package-lock.json \
 	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
+	tests/interop/envoy-fleet.sh \
 	tests/interop/envoy_traffic.py tests/interop/envoy_harness.py \
 	tests/interop/envoy-types-sotw.sh tests/interop/envoy-types-delta.sh \
 	tests/interop/envoy_types.py \
@@ -112,6 +118,7 @@ clean-interop:
 		tests/interop/envoy-refusals.work tests/interop/envoy-mtls.work \
 		tests/interop/envoy-failover.work \
 		tests/interop/envoy-types-sotw.work tests/interop/envoy-types-delta.work \
+		tests/interop/envoy-fleet.work \
 		$(INTEROP_TODAY:.sh=.work) tests/interop/failover-pypi-go-java.work
 distclean-local: distclean-interop
 distclean-interop:
@@ -119,7 +126,8 @@ distclean-interop:
 		tests/interop/node/.install-lock \
 		venv venv.log venv.lock venv.out \
 		tests/interop/go-client tests/interop/go-client.log tests/interop/go-client.lock \
-		tests/interop/java-client tests/interop/java-client.log tests/interop/java-client.lock
+		tests/interop/java-client tests/interop/java-client.log tests/interop/java-client.lock \
+		bench/gcp bench/gcp.log bench/gcp.lock
 	if test '$(abs_builddir)' != '$(abs_srcdir)'; then \
 		rm -f tests/interop/node/package.json tests/interop/node/package-lock.json; fi
 .PHONY: clean-interop distclean-interop
