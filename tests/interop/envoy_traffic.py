@@ -527,22 +527,30 @@ class Scenario:
         streams = sorted(self.xdsd.streams(self.node_id))
         self.tap.point(len(streams) == 1, "Envoy opened one xDS stream in the whole run "
                        "(stream %s)" % ", ".join(streams), [])
-        try:
-            clients = self.xdsd.client(self.node_id)
-        except (OSError, ValueError) as e:
-            clients = []
-            self.tap.comment(["/clients: %s" % e])
-        unsynced = ["%s: %s (acked %s, current %s)" % (t["type"], t["state"],
-                                                      t["acked_version"], t["current_version"])
-                    for c in clients for t in c.get("types", [])
-                    # synced is xdsd's word for "in step": a version the
-                    # client needs nothing of (a delta removal of a name
-                    # it dropped itself) is never sent, nor ACKed
-                    if t["state"] != "synced"]
-        self.tap.point(len(clients) == 1 and not unsynced and clients[0]["state"] == "synced",
+        def status():
+            """(clients, what of them is not synced)"""
+            try:
+                clients = self.xdsd.client(self.node_id)
+            except (OSError, ValueError) as e:
+                return [], ["/clients: %s" % e]
+            unsynced = ["%s: %s (acked %s, current %s)" % (
+                t["type"], t["state"], t["acked_version"], t["current_version"])
+                for c in clients for t in c.get("types", [])
+                # synced is xdsd's word for "in step": a version the
+                # client needs nothing of (a delta removal of a name it
+                # dropped itself) is never sent, nor ACKed
+                if t["state"] != "synced"]
+            if len(clients) != 1 or clients[0]["state"] != "synced":
+                unsynced.append("%d streams of the node" % len(clients))
+            return clients, unsynced
+        # a heartbeat (TTLs) is pending until Envoy answers it: wait for
+        # a moment between two
+        eh.wait_until(lambda: not status()[1], CONVERGE_TIMEOUT, 0.05)
+        clients, unsynced = status()
+        self.tap.point(not unsynced,
                        "xdsd's /clients shows Envoy synced on every type (%s)"
                        % ", ".join(t["type"] for c in clients for t in c.get("types", [])),
-                       unsynced or ["%d streams of the node" % len(clients)])
+                       unsynced)
         # Envoy says its version as a BuildVersion, not as the string
         ua = [(c.get("node") or {}).get("user_agent") for c in clients]
         want = {"name": "envoy", "version": ENVOY_VERSION}

@@ -73,7 +73,11 @@ BOOTSTRAP = os.path.join(EXAMPLE, "bootstrap.yaml")
 SNAPSHOT_DIR = os.path.join(EXAMPLE, "snapshots", "default")
 RTDS_LAYERS = {"xdsd": "edge-runtime"}   # the bootstrap's layer: its runtime
 XDSTP = os.path.join(eh.EXAMPLES, "xdstp")
-XDSTP_WEB = "xdstp://cp.example/envoy.config.endpoint.v3.ClusterLoadAssignment/edge/web"
+XDSTP_ENDPOINTS = "xdstp://cp.example/envoy.config.endpoint.v3.ClusterLoadAssignment/edge/"
+XDSTP_ROUTES = "xdstp://cp.example/envoy.config.route.v3.RouteConfiguration/edge/"
+XDSTP_SCOPES = "xdstp://cp.example/envoy.config.route.v3.ScopedRouteConfiguration/edge/"
+XDSTP_CERT = "xdstp://cp.example/envoy.extensions.transport_sockets.tls.v3.Secret/edge/cert"
+XDSTP_RUNTIME = "xdstp://cp.example/envoy.service.runtime.v3.Runtime/edge/flags"
 CANARY_KEY = "edge.tenant_a.canary_percent"
 # The example's TTL made short enough to run out within the test, and
 # the probe's, well after the layer's.
@@ -342,15 +346,42 @@ class TypesScenario(et.Scenario):
                 return False
         return True
 
+    def xdstp_differences(self, envoy, steps, node, snap):
+        """How the xdstp Envoy differs from xdsd's snapshot "xdstp", as
+        differences() for the first Envoy."""
+        try:
+            xd = self.xdsd.dump("xdstp")
+            sent = {}
+            want_more = {"secrets": {
+                name: steps.version_of("secrets", "SDS", name, node, self.delta, sent)
+                for name in xd.get("secrets", {}).get("resources", {})}}
+            return eh.differences(envoy.config(), xd, steps.expected_versions(
+                node, self.delta)) + eh.more_differences(
+                envoy.config_more(), {}, envoy.runtime(), envoy.text_stats(), xd,
+                want_more, snap, {"xdsd": XDSTP_RUNTIME})
+        except (OSError, ValueError, KeyError) as e:
+            return ["cannot read a config dump: %r" % e]
+
     def xdstp(self):
-        """A second Envoy, every resource named by an xdstp name, its
-        listeners and clusters by glob collection."""
+        """A second Envoy, every resource named by an xdstp name: its
+        listeners, clusters and scoped routes by glob collection, its
+        route configurations, endpoints, secret and runtime layer by
+        name; traffic through each while they change."""
         what = "xdstp names"
         node = "envoy-xdstp-%s-%d" % (self.mode, os.getpid())
         snap = eh.load_yaml(os.path.join(XDSTP, "snapshots", "xdstp.yaml"))
-        port = eh.free_port()
-        snap["listeners"][0]["address"]["socket_address"]["port_value"] = port
-        et.move_endpoints(snap, XDSTP_WEB, self.backends["A"])
+        ports = {}
+        for lis in snap["listeners"]:
+            port = ports[lis["name"].rsplit("/", 1)[1]] = eh.free_port()
+            lis["address"]["socket_address"]["port_value"] = port
+        for cluster, b in (("web", "A"), ("api", "B"), ("canary", "C")):
+            et.move_endpoints(snap, XDSTP_ENDPOINTS + cluster, self.backends[b])
+
+        def use_cert(s, name):
+            by_name(s["secrets"], XDSTP_CERT)["tls_certificate"] = {
+                "certificate_chain": {"inline_string": pem(self.cert(name + ".pem"))},
+                "private_key": {"inline_string": pem(self.cert(name + ".key"))}}
+        use_cert(snap, "server")
         steps = eh.Steps()
 
         def reload(change):
@@ -369,7 +400,21 @@ class TypesScenario(et.Scenario):
         boot = os.path.join(XDSTP, "bootstrap.yaml")
         envoy = eh.Envoy(self.envoy_path, self.work, "envoy-xdstp", node, self.xdsd.port,
                          self.api, cluster="xdstp", bootstrap=boot)
-        loop = None
+        loops = []
+
+        def same(desc):
+            diffs = [] if eh.wait_until(
+                lambda: not self.xdstp_differences(envoy, steps, node, snap),
+                et.CONVERGE_TIMEOUT, 0.2) else self.xdstp_differences(envoy, steps, node, snap)
+            now = time.monotonic()
+            slow = [loop.name for loop in loops
+                    if not loop.count(now, et.UNDER_LOAD, et.MOVE_TIMEOUT)]
+            return self.tap.point(
+                not diffs and not slow, "%s: the xdstp Envoy holds exactly xdsd's listeners, "
+                "routes, scoped routes, clusters, endpoints, secret and runtime layer, at "
+                "xdsd's versions, and carries %d requests per loop so" % (desc, et.UNDER_LOAD),
+                diffs[:10] + ["loop %s completed fewer" % n for n in slow] +
+                (envoy.log_tail(5) if diffs else []))
         try:
             ok, why = envoy.start()
             ready = ok and eh.wait_until(envoy.ready, et.START_TIMEOUT, 0.1)
@@ -379,43 +424,76 @@ class TypesScenario(et.Scenario):
                 return False
             types = {t["type"]: t for c in self.xdsd.client(node) for t in c["types"]}
             by = {t: (types.get(t, {}).get("wildcard"), types.get(t, {}).get("names"))
-                  for t in ("listeners", "clusters")}
-            self.tap.point(by == {"listeners": (False, 1), "clusters": (False, 1)},
-                           "%s: Envoy asks for its listeners and clusters as one glob "
-                           "collection each (/clients: %s)" % (what, by), [])
+                  for t in ("listeners", "clusters", "scoped_routes")}
+            self.tap.point(by == {t: (False, 1) for t in by},
+                           "%s: Envoy asks for its listeners, clusters and scoped routes as "
+                           "one glob collection each (/clients: %s)" % (what, by), [])
+            ingress = eh.Traffic("xdstp-ingress", ports["ingress"], "/", self.backends,
+                                 et.INTERVAL).start()
+            ta = eh.Traffic("xdstp-tenant-a", ports["tenants"], "/", self.backends,
+                            et.INTERVAL, headers={"x-tenant": "tenant-a"}).start()
+            tb = eh.Traffic("xdstp-tenant-b", ports["tenants"], "/", self.backends,
+                            et.INTERVAL, headers={"x-tenant": "tenant-b"}).start()
+            tls = eh.Traffic("xdstp-tls", ports["tls"], "/", self.backends, et.INTERVAL,
+                             context=self.https).start()
+            loops += [ingress, ta, tb, tls]
+            first = {loop.name: loop.answer(lambda r: r["ok"], 0, et.MOVE_TIMEOUT)
+                     for loop in loops}
+            got = {n: (r["who"], r["cert"]) if r else None for n, r in first.items()}
+            server = eh.cert_name(self.cert("server.pem")).split()[-1]
+            want = {"xdstp-ingress": ("A", None), "xdstp-tenant-a": ("A", None),
+                    "xdstp-tenant-b": ("B", None), "xdstp-tls": ("A", server)}
+            if not self.tap.point(got == want, "%s: requests reach A through the listener, "
+                                  "route configuration, cluster and endpoints named by xdstp "
+                                  "names; by x-tenant tenant-a A and tenant-b B through "
+                                  "scoped routes of a glob collection; over HTTPS with the "
+                                  "secret edge/cert (server.pem)" % what,
+                                  ["first answers %s, expected %s" % (got, want)]
+                                  + envoy.log_tail(5)):
+                return False
+            if not same("%s at start" % what):
+                return False
 
-            def same():
-                try:
-                    return eh.differences(envoy.config(), self.xdsd.dump("xdstp"),
-                                          steps.expected_versions(node, self.delta))
-                except (OSError, ValueError) as e:
-                    return ["cannot read a config dump: %r" % e]
-            loop = eh.Traffic("xdstp", port, "/", self.backends, et.INTERVAL).start()
-            first = loop.answer(lambda r: r["ok"], 0, et.MOVE_TIMEOUT)
-            diffs = [] if eh.wait_until(lambda: not same(), et.CONVERGE_TIMEOUT, 0.2) \
-                else same()
-            if not self.tap.point(first is not None and first["who"] == "A" and not diffs,
-                                  "%s: its requests reach backend A through the listener, "
-                                  "route, cluster and endpoints named by xdstp names, and "
-                                  "its config dump holds exactly xdsd's, at xdsd's versions"
-                                  % what, diffs[:8] + envoy.log_tail(5)):
+            desc = "%s, endpoints of web moved to B" % what
+            t = reload(lambda s: et.move_endpoints(s, XDSTP_ENDPOINTS + "web",
+                                                    self.backends["B"]))
+            if t is None or not all(self.moves(loop, "B", t, desc) for loop in
+                                    (ingress, ta, tls)) or not same(desc):
                 return False
-            t = reload(lambda s: et.move_endpoints(s, XDSTP_WEB, self.backends["B"]))
-            if t is None or not self.moves(loop, "B", t, "%s, endpoints moved to B" % what):
+
+            desc = "%s, RTDS layer's %s set to 100" % (what, CANARY_KEY)
+            t = reload(lambda s: by_name(s["runtimes"], XDSTP_RUNTIME)["layer"]
+                       .update({CANARY_KEY: 100}))
+            if t is None or not self.moves(ta, "C", t, desc) or not same(desc):
                 return False
-            diffs = [] if eh.wait_until(lambda: not same(), et.CONVERGE_TIMEOUT, 0.2) \
-                else same()
-            served = loop.count(time.monotonic(), et.UNDER_LOAD, et.MOVE_TIMEOUT)
-            self.tap.point(not diffs and served, "%s, endpoints moved to B: the config dump "
-                           "holds exactly xdsd's, at xdsd's versions, and carries %d requests"
-                           % (what, et.UNDER_LOAD), diffs[:8])
-            loop.stop()
-            fails = loop.failures()
-            self.tap.point(not fails, "%s: no request failed (%d requests)"
-                           % (what, len(loop.snapshot())), summarize_failures(fails))
+
+            desc = "%s, edge/cert rotated to server2.pem" % what
+            new = eh.cert_name(self.cert("server2.pem")).split()[-1]
+            t = reload(lambda s: use_cert(s, "server2"))
+            if t is None or not self.moves_to(tls, lambda r: r["cert"] == new,
+                                              "see server2.pem", t, desc) or not same(desc):
+                return False
+
+            desc = ("%s, scope tenant-b moved to tenant-a's route configuration, its own "
+                    "dropped" % what)
+
+            def move_scope(s):
+                s["routes"].remove(by_name(s["routes"], XDSTP_ROUTES + "tenant-b"))
+                by_name(s["scoped_routes"], XDSTP_SCOPES + "tenant-b").update(
+                    route_configuration_name=XDSTP_ROUTES + "tenant-a")
+            t = reload(move_scope)
+            if t is None or not self.moves(tb, "C", t, desc) or not same(desc):
+                return False
+            for loop in loops:
+                loop.stop()
+            for loop in loops:
+                fails = loop.failures()
+                self.tap.point(not fails, "%s: no request on %s failed (%d requests)"
+                               % (what, loop.name, len(loop.snapshot())),
+                               summarize_failures(fails))
             return True
         finally:
-            if loop is not None:
+            for loop in loops:
                 loop.stop()
             rc = envoy.stop()
             self.tap.point(rc == 0, "%s: the second Envoy exits 0 (status %s)" % (what, rc),
