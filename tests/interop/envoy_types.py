@@ -34,11 +34,15 @@ clusters and endpoints; this driver reuses its Scenario.
      After each the loops move as the change says and Envoy holds
      exactly what xdsd serves.
   3. xdstp:// names: a second Envoy (node cluster "xdstp") takes
-     examples/envoy/xdstp/snapshots/xdstp.yaml, every resource named
-     by an xdstp name, from examples/envoy/xdstp/bootstrap.yaml: its
-     listeners and clusters as glob collections (rule X2). Its requests
-     reach A, then follow the endpoints to B; its config dump equals
-     xdsd's.
+     examples/envoy/xdstp/snapshots/xdstp.yaml, a resource of every type
+     but virtual hosts named by an xdstp name, from
+     examples/envoy/xdstp/bootstrap.yaml: its listeners, clusters and
+     scoped routes as glob collections (rule X2), route configurations,
+     endpoints, an HTTPS listener's secret and its runtime layer by
+     name. Request loops (ingress, tenant-a, tenant-b, HTTPS) follow an
+     endpoint move, the runtime sending tenant-a to the canary, the
+     certificate rotated and a scope moved, its route configuration
+     dropped; after each its config dump equals xdsd's.
   4. TTLs: the runtime layer carries one, and so does a cluster "probe"
      the test adds, which no route names; xdsd sends heartbeats and
      Envoy keeps both (and every other cluster, which a SotW heartbeat
