@@ -26,11 +26,13 @@ clusters and endpoints; this driver reuses its Scenario.
      Envoy must then hold exactly what xdsd serves, every type at
      xdsd's versions (envoy_harness.differences, more_differences).
   2. Request loops (tenant-a, tenant-b, HTTPS, and over delta
-     www.example.com), each change a SIGHUP: tenant-b's scope moves to
+     www.example.com and archive.example.com), each change a SIGHUP: tenant-b's scope moves to
      tenant-a's route configuration (to A), its own dropped; the runtime
      sends tenant-a's (so both tenants) to the canary (C); edge-cert
      rotates to server2.pem; the client certificate to backend.pem;
-     (delta) www's virtual host moves to B.
+     (delta) www's virtual host moves to B, the on-demand archive's to
+     A, and an on-demand virtual host for news.example.com is added:
+     Envoy is not sent it until a request for that host makes it ask.
      After each the loops move as the change says and Envoy holds
      exactly what xdsd serves.
   3. xdstp:// names: a second Envoy (node cluster "xdstp") takes
@@ -296,9 +298,12 @@ class TypesScenario(et.Scenario):
                            context=self.https).start()
         self.loops += [ta, tb, https]
         if self.delta:
-            www = eh.Traffic("www.example.com", self.ports["edge-vhds"], "/", self.backends,
-                             et.INTERVAL, headers={"Host": "www.example.com"}).start()
-            self.loops.append(www)
+            # www's virtual host came with the first answer, archive's
+            # on demand (first_vhds asked for it)
+            www, archive = (eh.Traffic(host, self.ports["edge-vhds"], "/", self.backends,
+                                       et.INTERVAL, headers={"Host": host}).start()
+                            for host in ("www.example.com", "archive.example.com"))
+            self.loops += [www, archive]
         if not all(loop.answer(lambda r: r["ok"], 0, et.MOVE_TIMEOUT) for loop in self.loops):
             return self.tap.point(False, "the request loops are answered", self.diag())
 
@@ -345,10 +350,37 @@ class TypesScenario(et.Scenario):
             what = "VHDS, virtual host edge-vhds/www routed to api (B)"
             t = self.reload(what, lambda s: by_name(s["virtual_hosts"], "edge-vhds/www")
                             ["routes"][0].update(route={"cluster": "api"}))
-            if t is None or not self.moves(self.loops[-1], "B", t, what) \
-                    or not self.converged(what):
+            if t is None or not self.moves(www, "B", t, what) or not self.converged(what):
                 return False
+            what = "VHDS on demand, edge-vhds/archive (asked for) routed to web (A)"
+            t = self.reload(what, lambda s: by_name(s["virtual_hosts"], "edge-vhds/archive")
+                            ["routes"][0].update(route={"cluster": "web"}))
+            if t is None or not self.moves(archive, "A", t, what) or not self.converged(what):
+                return False
+            return self.vhds_added()
         return True
+
+    def vhds_added(self):
+        """An on-demand virtual host added under load: Envoy, subscribed
+        to VHDS by wildcard, is not sent it; the first request for its
+        host makes Envoy ask for it, and that request is answered."""
+        what = "VHDS on demand, edge-vhds/news added"
+        news = {"name": "edge-vhds/news", "@on_demand": True, "domains": ["news.example.com"],
+                "routes": [{"match": {"prefix": "/"}, "route": {"cluster": "canary"}}]}
+        t = self.reload(what, lambda s: s["virtual_hosts"].append(news))
+        if t is None or not self.converged("%s, not asked for" % what):
+            return False
+        mark = len(self.xdsd.lines())
+        status, body, _ = self.answer(self.ports["edge-vhds"], {"Host": "news.example.com"})
+        asked = [ln for ln in self.xdsd.lines()[mark:] if "VHDS request: 1 names" in ln]
+        self.asked.add("edge-vhds/news")
+        if not self.tap.point((status, body) == (200, "C") and len(asked) == 1,
+                              "%s: the first request for news.example.com reaches backend C "
+                              "once Envoy asked xdsd for it (%d request)" % (what, len(asked)),
+                              ["answer %s %r" % (status, body)] + asked[:3]
+                              + self.xdsd.log_tail(10)):
+            return False
+        return self.converged("%s, asked for" % what)
 
     def xdstp_differences(self, envoy, steps, node, snap):
         """How the xdstp Envoy differs from xdsd's snapshot "xdstp", as
