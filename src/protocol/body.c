@@ -223,9 +223,9 @@ static void want_absent(const struct xd_want *w, struct diff *d,
 }
 
 /*
- * Delta, a glob collection subscribed (rule X2): each member is wanted
- * as a subscribed name is. An empty collection is said by listing the
- * glob's name as removed, once: not again while the ledger holds it
+ * A glob collection subscribed (rule X2): each member is wanted as a
+ * subscribed name is. In delta an empty collection is said by listing
+ * the glob's name as removed, once: not again while the ledger holds it
  * empty, unless the client subscribes to it again.
  */
 static void want_glob(const struct xd_want *w, struct diff *d,
