@@ -132,6 +132,9 @@ struct xd_config {
 	/* threads in gRPC's completion queue (transport/bridge.h); 0: one
 	 * per CPU core */
 	uint64_t io_threads;
+	/* how late the kernel may end the timed sleeps of gRPC's threads
+	 * (transport/slack.h); 0: the kernel's default */
+	uint64_t grpc_timer_slack_ms;
 	uint64_t max_streams_per_connection;
 	uint64_t max_request_size;
 	/* A connection's first read buffer (0: gRPC's own reads). */

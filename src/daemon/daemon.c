@@ -417,7 +417,7 @@ int xd_daemon_run(const struct xd_config *cfg)
 	if (xd_abseil_deadlock_detection_off())
 		xd_debug("abseil's mutex deadlock detection is off");
 	xd_server_prepare(cfg);
-	xd_slack_for_grpc_begin();
+	xd_slack_for_grpc_begin(cfg->grpc_timer_slack_ms);
 	grpc_init();
 	xd_grpc_log_route();
 	/* one descriptor per client connection (transport/fdlimit.h) */

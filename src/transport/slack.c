@@ -8,11 +8,14 @@
 #include "util/log.h"
 #include "util/loop_thread.h"
 
-void xd_slack_for_grpc_begin(void)
+void xd_slack_for_grpc_begin(uint64_t slack_ms)
 {
 	XD_ASSERT_LOOP();
+	if (slack_ms == 0)
+		return;
 	/* Only costs wake-ups if refused: said, and nothing else changes. */
-	if (prctl(PR_SET_TIMERSLACK, XD_GRPC_TIMER_SLACK_NS, 0, 0, 0) != 0)
+	if (prctl(PR_SET_TIMERSLACK, (unsigned long)(slack_ms * 1000 * 1000),
+		  0, 0, 0) != 0)
 		xd_info("gRPC's threads keep the default timer slack: %s",
 			strerror(errno));
 }

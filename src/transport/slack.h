@@ -8,7 +8,7 @@
  * second, and the pings' answers then arrive one by one, each waking
  * the I/O thread. A thread's timer slack (prctl PR_SET_TIMERSLACK, 50 us
  * by default) is how late the kernel may end its timed sleeps so as to
- * serve several with one wake-up: with XD_GRPC_TIMER_SLACK_NS the timer
+ * serve several with one wake-up: with grpc_timer_slack (50 ms) the timer
  * thread wakes about 60 times a second and sends the pings due by then
  * together, and their answers come back together; 25% less idle CPU
  * (bench/README.md, "Where the idle CPU goes"). gRPC's timers are
@@ -26,11 +26,14 @@
 #ifndef XD_TRANSPORT_SLACK_H
 #define XD_TRANSPORT_SLACK_H
 
-/* The slack gRPC's threads get, in nanoseconds. */
-#define XD_GRPC_TIMER_SLACK_NS (50UL * 1000 * 1000)
+#include <stdint.h>
 
-/* Before grpc_init: threads started from here on get the slack. */
-void xd_slack_for_grpc_begin(void);
+/*
+ * Before grpc_init: threads started from here on get a slack of
+ * `slack_ms` (grpc_timer_slack; 50 ms by default, 0: the kernel's
+ * default, as before xdsd set one).
+ */
+void xd_slack_for_grpc_begin(uint64_t slack_ms);
 
 /* Once the server and its threads run: the loop thread's own slack is
  * the default again. */

@@ -326,6 +326,38 @@ START_TEST(grpc_threads_have_timer_slack_and_the_loop_has_not)
 }
 END_TEST
 
+/* What each of gRPC's threads has as its slack with `extra` set. */
+static void grpc_slack_is(const char *extra, long want)
+{
+	char *dir = xdtest_clusters_snapdir(2), cfg[128];
+	struct xdt_daemon *d;
+	int tid[MAX_IO], n;
+	long sw[MAX_IO];
+
+	snprintf(cfg, sizeof(cfg), "io_threads: 2\n%s", extra);
+	d = start_mtls(dir, cfg);
+	ck_assert_int_eq(slack_of(d->pid), slack_of((int)getpid()));
+	n = threads_named(d->pid, "xdsd-io", tid, sw, MAX_IO);
+	ck_assert_int_eq(n, 2);
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(slack_of(tid[i]), want);
+	n = threads_named(d->pid, "grpc_global_tim", tid, sw, MAX_IO);
+	ck_assert(n >= 1 && n <= MAX_IO);
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(slack_of(tid[i]), want);
+	stop(d);
+	free(dir);
+}
+
+/* grpc_timer_slack sets it; 0 leaves gRPC's threads the slack xdsd
+ * started with, as its loop thread has. */
+START_TEST(grpc_timer_slack_is_a_setting)
+{
+	grpc_slack_is("grpc_timer_slack: 5ms\n", 5000000);
+	grpc_slack_is("grpc_timer_slack: 0\n", slack_of((int)getpid()));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("io_threads");
@@ -337,6 +369,7 @@ int main(void)
 	tcase_add_test(tc, many_tls_clients_at_once_on_four_threads);
 	tcase_add_test(tc, threads_past_the_first_sleep_while_the_queue_is_quiet);
 	tcase_add_test(tc, grpc_threads_have_timer_slack_and_the_loop_has_not);
+	tcase_add_test(tc, grpc_timer_slack_is_a_setting);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
