@@ -445,7 +445,7 @@ static void put_type(struct xd_buf *b, const struct xd_client_type *ct,
 	/* the glob members are memoized on the table (derived.h); this
 	 * runs on the loop thread, as the sessions that share that memo
 	 * do */
-	xd_client_type_resources(ct, delta, put_one, &p);
+	xd_client_type_resources(ct, put_one, &p);
 }
 
 /* One node: the streams that share its id and cluster. */

@@ -94,13 +94,12 @@ static void add_removed(struct diff *d, const char *name, size_t len)
 	add_name(&d->removed, &d->nremoved, &d->cap_removed, name, len);
 }
 
-/* `key` is subscribed: by a wildcard, by itself, or, in delta, by the
- * glob collection it belongs to (rule X2). */
+/* `key` is subscribed: by a wildcard, by itself, or by the glob
+ * collection it belongs to (rule X2). */
 static bool subscribed(const struct xd_want *w, const char *key, size_t len)
 {
 	return w->sub.all || xd_nameset_has(w->sub.set, key, len) ||
-	       (xd_form_delta(w->form) &&
-		xd_derived_in_glob(w->sub.set, key, len));
+	       xd_derived_in_glob(w->sub.set, key, len);
 }
 
 /* Whether two entries of one name are the same variant (rule P1): both
@@ -170,12 +169,12 @@ static void want(const struct xd_want *w, struct diff *d,
 	bool delta = xd_form_delta(w->form);
 	const char *key = k->text.data;
 	size_t len = k->text.len;
-	const struct xd_entry *h = xd_ledger_entry(l, k, delta);
-	/* Asked for again (rule D5), by name or by its glob collection;
-	 * but not what a reconnecting client said it holds (rule D7),
-	 * which it names one by one. */
+	const struct xd_entry *h = xd_ledger_entry(l, k);
+	/* Asked for again (rules D5, S7), by name or by its glob
+	 * collection; but not what a reconnecting client said it holds
+	 * (rule D7), which it names one by one. */
 	bool owed = xd_nameset_has(l->resend, key, len) ||
-		    (delta && xd_derived_in_glob(l->resend, key, len) &&
+		    (xd_derived_in_glob(l->resend, key, len) &&
 		     xd_ledger_find(l, key, len) == NULL);
 
 	if (e->ttl != NULL)
@@ -207,7 +206,7 @@ static void want_absent(const struct xd_want *w, struct diff *d,
 {
 	const struct xd_ledger *l = w->ledger;
 	struct xd_name key = k->text, base = xd_key_base(k);
-	const struct xd_entry *h = xd_ledger_entry(l, k, true);
+	const struct xd_entry *h = xd_ledger_entry(l, k);
 	const struct xd_held *rec = xd_ledger_find(l, key.data, key.len);
 	bool alias_gone = h != NULL && kind != XD_NAME_LOCATOR &&
 			  (h->name_len != key.len ||
@@ -224,9 +223,9 @@ static void want_absent(const struct xd_want *w, struct diff *d,
 }
 
 /*
- * Delta, a glob collection subscribed (rule X2): each member is wanted
- * as a subscribed name is. An empty collection is said by listing the
- * glob's name as removed, once: not again while the ledger holds it
+ * A glob collection subscribed (rule X2): each member is wanted as a
+ * subscribed name is. In delta an empty collection is said by listing
+ * the glob's name as removed, once: not again while the ledger holds it
  * empty, unless the client subscribes to it again.
  */
 static void want_glob(const struct xd_want *w, struct diff *d,
@@ -243,7 +242,8 @@ static void want_glob(const struct xd_want *w, struct diff *d,
 		want(w, d, xd_table_find(w->table, m.data, m.len), &mk);
 	}
 	xd_nameset_unref(members);
-	if (n > 0)
+	/* SotW cannot say the collection is empty (rule S10) */
+	if (n > 0 || !xd_form_delta(w->form))
 		return;
 	if (l->table != NULL && xd_ledger_find(l, g.data, g.len) != NULL &&
 	    !xd_nameset_has(l->resend, g.data, g.len)) {
@@ -268,28 +268,35 @@ static void want_glob(const struct xd_want *w, struct diff *d,
 static void held_gone(const struct xd_want *w, struct diff *d)
 {
 	const struct xd_ledger *l = w->ledger;
-	bool delta = xd_form_delta(w->form);
 
 	if (l->table == NULL)
 		return;
 	for (size_t i = 0; l->names.all && i < xd_table_count(l->table); i++) {
 		const struct xd_entry *e = xd_table_at(l->table, i);
 
-		if (xd_table_find(w->table, e->name, e->name_len) == NULL &&
+		if (!e->on_demand &&
+		    xd_table_find(w->table, e->name, e->name_len) == NULL &&
 		    subscribed(w, e->name, e->name_len)) {
 			d->changed = true;
 			add_removed(d, e->name, e->name_len);
 		}
 	}
-	for (size_t i = 0; !l->names.all && i < l->nheld; i++) {
+	for (size_t i = 0; i < l->nheld; i++) {
 		const struct xd_held *h = &l->held[i];
 		struct xd_name k = h->key;
 
+		/* under a wildcard, the keys it does not reach: virtual
+		 * hosts on demand, held because they were asked for */
+		if (l->names.all &&
+		    (h->entry == NULL || !h->entry->on_demand))
+			continue;
+
 		switch (h->kind) {
 		case XD_NAME_GLOB:
-			if (delta) {
+			{
 				/* its members the ledger's table has, gone
-				 * from this one (rule X2) */
+				 * from this one (rule X2; in SotW only a
+				 * change, rule S8) */
 				struct xd_nameset *m = xd_derived_glob(l->table, k);
 
 				for (size_t j = 0; j < xd_nameset_count(m); j++) {
@@ -304,8 +311,6 @@ static void held_gone(const struct xd_want *w, struct diff *d)
 				xd_nameset_unref(m);
 				break;
 			}
-			/* in SotW a glob is a name as any other */
-			/* fall through */
 		case XD_NAME_PLAIN:
 		case XD_NAME_ALIAS:
 		case XD_NAME_MEMBER:
@@ -356,14 +361,17 @@ static void diff_sotw(const struct xd_want *w, struct diff *d)
 		const struct xd_entry *e = xd_table_at(w->table, i);
 		struct xd_key k = xd_key_of_name(e->name, e->name_len);
 
-		want(w, d, e, &k);
+		if (!e->on_demand)
+			want(w, d, e, &k);
 	}
 	/* explicit keys beside a wildcard add nothing: it has them all */
 	for (size_t i = 0; !w->sub.all && i < xd_nameset_count(w->sub.set); i++) {
 		const struct xd_key *k = xd_nameset_key(w->sub.set, i);
-		const struct xd_entry *e = xd_ledger_lookup(w->table, k);
+		const struct xd_entry *e;
 
-		if (e != NULL)
+		if (k->kind == XD_KEY_GLOB)
+			want_glob(w, d, k->text);
+		else if ((e = xd_ledger_lookup(w->table, k)) != NULL)
 			want(w, d, e, k);
 	}
 	if (!w->full_state)
@@ -388,7 +396,8 @@ static void diff_delta(const struct xd_want *w, struct diff *d)
 		const struct xd_entry *e = xd_table_at(w->table, i);
 		struct xd_key k = xd_key_of_name(e->name, e->name_len);
 
-		want(w, d, e, &k);
+		if (!e->on_demand)
+			want(w, d, e, &k);
 	}
 	for (size_t i = 0; i < xd_nameset_count(w->sub.set); i++) {
 		const struct xd_key *k = xd_nameset_key(w->sub.set, i);
@@ -399,7 +408,9 @@ static void diff_delta(const struct xd_want *w, struct diff *d)
 			want_glob(w, d, k->text);
 		else if (e == NULL)
 			want_absent(w, d, k, kind);
-		else if (!w->sub.all) /* a wildcard wanted it already */
+		else if (!w->sub.all || e->on_demand)
+			/* a wildcard wanted it already, but for what it
+			 * leaves to be asked for */
 			want(w, d, e, k);
 	}
 	held_gone(w, d);
@@ -502,6 +513,7 @@ static void settle(const struct xd_want *w, struct diff *d)
 
 /* ---------------- encoding ---------------- */
 
+/* A delta heartbeat carries no body (a SotW one does: diff_heartbeat). */
 static const struct xd_span *span_of(const struct xd_entry *e,
 				     enum xd_form form, bool heartbeat)
 {
@@ -510,8 +522,7 @@ static const struct xd_span *span_of(const struct xd_entry *e,
 		return &e->sotw;
 	case XD_FORM_SOTW_TTL:
 		if (e->ttl != NULL)
-			return heartbeat ? &e->ttl->beat_wrapped :
-					   &e->ttl->wrapped;
+			return &e->ttl->wrapped;
 		/* fall through */
 	case XD_FORM_SOTW_WRAPPED:
 		return &e->wrapped;
@@ -530,6 +541,7 @@ static const struct xd_span *span_of(const struct xd_entry *e,
 static grpc_slice encode(const struct xd_want *w, const struct diff *p)
 {
 	const char *url = xd_table_type_url(w->table);
+	enum xd_rtype t = xd_table_type(w->table);
 	struct xd_span *spans = xd_malloc((p->nsend + 1) * sizeof(*spans));
 	struct xd_removed_variant *gone =
 		xd_malloc((p->ngone + 1) * sizeof(*gone));
@@ -540,8 +552,9 @@ static grpc_slice encode(const struct xd_want *w, const struct diff *p)
 		.nresources = p->nsend,
 		.missing = missing,
 		.nmissing = p->nmissing,
-		/* virtual hosts are asked for by alias (rule D10) */
-		.missing_by_alias = xd_table_type(w->table) == XD_VIRTUAL_HOST,
+		/* asked for by alias (rule D10); not a collection's or an
+		 * unknown type's (XD_RTYPE_COUNT) */
+		.missing_by_alias = t < XD_RTYPE_COUNT && xd_rtype_info(t)->aliased,
 		.removed_variants = gone,
 		.nremoved_variants = p->ngone,
 		.type_url = {url, strlen(url)},
@@ -569,27 +582,30 @@ static grpc_slice encode(const struct xd_want *w, const struct diff *p)
 
 /*
  * A heartbeat (rule L1): every resource with a TTL that the ledger
- * holds, once, at the version held. Nothing else: a SotW response of
- * only heartbeats refreshes TTLs and is no state of the world, while
- * one more resource with a body would make it one, and drop every
- * listener or cluster it left out.
+ * holds, once, at the version held. In delta nothing else, and without
+ * bodies. In SotW with their bodies: Envoy refreshes no TTL from a SotW
+ * resource without one and leaves it out of the state of the world, so
+ * a full-state heartbeat (listeners, clusters: rule S8) carries every
+ * resource the ledger holds, those without a TTL too.
  */
 static void diff_heartbeat(const struct xd_want *w, struct diff *d)
 {
 	const struct xd_ledger *l = w->ledger;
+	bool whole = w->full_state && !xd_form_delta(w->form);
 
 	if (l->table == NULL || xd_table_min_ttl(l->table) == 0)
 		return;
 	for (size_t i = 0; l->names.all && i < xd_table_count(l->table); i++) {
 		const struct xd_entry *e = xd_table_at(l->table, i);
 
-		if (e->ttl != NULL)
+		/* one on demand is held by its key, below, if at all */
+		if (!e->on_demand && (e->ttl != NULL || whole))
 			add_send(d, e);
 	}
 	for (size_t i = 0; i < l->nheld; i++) {
 		const struct xd_held *h = &l->held[i];
 
-		if (h->entry != NULL && h->entry->ttl != NULL)
+		if (h->entry != NULL && (h->entry->ttl != NULL || whole))
 			add_send(d, h->entry);
 		/* a glob collection (rule X2): its members held */
 		if (h->entry == NULL && h->kind == XD_NAME_GLOB) {
@@ -606,9 +622,13 @@ static void diff_heartbeat(const struct xd_want *w, struct diff *d)
 			xd_nameset_unref(m);
 		}
 	}
-	/* a glob or alias beside a name, a wildcard: each once */
+	/* a glob or alias beside a name, a wildcard: each once (in table
+	 * order, as every response) */
 	d->nsend = as_set(d->send, d->nsend, sizeof(*d->send), by_address, NULL);
-	d->ttl_subscribed = d->ttl_sent = d->nsend;
+	d->ttl_sent = 0;
+	for (size_t i = 0; i < d->nsend; i++)
+		d->ttl_sent += d->send[i]->ttl != NULL;
+	d->ttl_subscribed = d->ttl_sent;
 }
 
 static struct xd_body *compute(const struct xd_want *w)
@@ -632,7 +652,7 @@ static struct xd_body *compute(const struct xd_want *w)
 	if (!xd_form_delta(w->form))
 		d.nremoved = d.ngone = 0;
 	if (w->heartbeat)
-		send = d.nsend > 0;
+		send = d.ttl_sent > 0;
 	else if (xd_form_delta(w->form))
 		send = d.changed || d.nmissing > 0 || d.nremoved > 0 ||
 		       d.ngone > 0;

@@ -23,7 +23,7 @@
  * a reference and a nonce.
  *
  * What goes in (rules S7-S10, D3-D8, D10, X2, P1):
- *   SotW, full state (LDS, CDS): every subscribed resource, whenever the
+ *   SotW, full state (LDS, CDS, SRDS): every subscribed resource, whenever the
  *     client holds nothing yet, its subscription grew, or the content
  *     differs from what it holds.
  *   SotW, other types: only subscribed resources that are new to the
@@ -38,8 +38,9 @@
  *   What the ledger owes once: names subscribed again are sent even if
  *     held (rule D5); names a reconnecting client held that are gone are
  *     listed as removed (rule D7).
- *   TTL forms carry each resource's TTL, and heartbeats carry only the
- *     TTLs (rule L1).
+ *   TTL forms carry each resource's TTL. A heartbeat (rule L1) carries
+ *     the held resources with a TTL: in delta without their bodies; in
+ *     SotW with them, and in a full-state type every held resource.
  *
  * Thread: loop thread only.
  */
@@ -79,10 +80,12 @@ struct xd_want {
 	struct xd_names sub;         /* what the client subscribes to */
 	struct xd_ledger *ledger;    /* what it holds (never NULL) */
 	enum xd_form form;
-	bool full_state;             /* SotW LDS and CDS (rule S8) */
+	bool full_state;             /* SotW LDS, CDS and SRDS (rule S8) */
 	/* A heartbeat (rule L1): the resources with a TTL that the client
-	 * holds (the ledger), each a Resource with version, name and TTL
-	 * and no body. Only the ledger and the form count. */
+	 * holds (the ledger) at the versions held; in delta each a Resource
+	 * with version, name and TTL and no body, in SotW with its body and,
+	 * for a full-state type, beside every other resource held. Only the
+	 * ledger, the form and full_state count. */
 	bool heartbeat;
 };
 

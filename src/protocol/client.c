@@ -322,8 +322,7 @@ uint64_t xd_client_view_oldest(const struct xd_client_view *v)
 /* One resource the client asks for, reached by `k` (asked for by
  * `asked`, NULL: by a wildcard or a glob), found as `e` in the table
  * now, with what the client runs and holds under it. */
-static void shown(const struct xd_sub *s, bool delta,
-		  const struct xd_key *asked, const struct xd_key *k,
+static void shown(const struct xd_sub *s, const struct xd_key *asked, const struct xd_key *k,
 		  const struct xd_entry *e,
 		  void (*fn)(void *, const struct xd_client_resource *), void *arg)
 {
@@ -331,8 +330,8 @@ static void shown(const struct xd_sub *s, bool delta,
 		.name = xd_key_base(k),
 		.key = asked,
 		.current = e,
-		.running = xd_ledger_entry(s->running, k, delta),
-		.held = xd_ledger_entry(s->ledger, k, delta),
+		.running = xd_ledger_entry(s->running, k),
+		.held = xd_ledger_entry(s->ledger, k),
 	};
 
 	fn(arg, &r);
@@ -343,7 +342,7 @@ static bool is_star(struct xd_name n)
 	return n.len == 1 && n.data[0] == '*';
 }
 
-void xd_client_type_resources(const struct xd_client_type *ct, bool delta,
+void xd_client_type_resources(const struct xd_client_type *ct,
 			      void (*fn)(void *arg,
 					 const struct xd_client_resource *r),
 			      void *arg)
@@ -358,7 +357,8 @@ void xd_client_type_resources(const struct xd_client_type *ct, bool delta,
 		const struct xd_entry *e = xd_table_at(current, i);
 		struct xd_key k = xd_key_of_name(e->name, e->name_len);
 
-		shown(s, delta, NULL, &k, e, fn, arg);
+		if (!e->on_demand) /* which no wildcard reaches (rule D2) */
+			shown(s, NULL, &k, e, fn, arg);
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct xd_key *k = xd_nameset_key(s->want.set, i);
@@ -366,14 +366,13 @@ void xd_client_type_resources(const struct xd_client_type *ct, bool delta,
 
 		if (is_star(k->text))
 			continue;
-		/* in SotW a glob is a name like any other (rule X2) */
-		if (k->kind == XD_KEY_GLOB && delta && current != NULL) {
+		if (k->kind == XD_KEY_GLOB && current != NULL) {
 			struct xd_nameset *members =
 				xd_derived_glob((struct xd_table *)current, k->text);
 			size_t nm = xd_nameset_count(members);
 
 			if (nm == 0)
-				shown(s, delta, k, k, NULL, fn, arg);
+				shown(s, k, k, NULL, fn, arg);
 			for (size_t j = 0; j < nm; j++) {
 				struct xd_name m = xd_nameset_at(members, j);
 				struct xd_key mk = xd_key_of_name(m.data, m.len);
@@ -381,7 +380,7 @@ void xd_client_type_resources(const struct xd_client_type *ct, bool delta,
 				if (s->want.all ||
 				    xd_nameset_has(s->want.set, m.data, m.len))
 					continue; /* shown as a name of its own */
-				shown(s, delta, NULL, &mk,
+				shown(s, NULL, &mk,
 				      xd_table_find(current, m.data, m.len), fn,
 				      arg);
 			}
@@ -390,10 +389,12 @@ void xd_client_type_resources(const struct xd_client_type *ct, bool delta,
 		}
 		e = xd_ledger_lookup(current, k);
 		/* a resource of the table was shown by the wildcard; a
-		 * variant, which no wildcard reaches, was not */
-		if (s->want.all && e != NULL && e->constraints.data == NULL)
+		 * variant or one on demand, which no wildcard reaches, was
+		 * not */
+		if (s->want.all && e != NULL && e->constraints.data == NULL &&
+		    !e->on_demand)
 			continue;
-		shown(s, delta, k, k, e, fn, arg);
+		shown(s, k, k, e, fn, arg);
 	}
 }
 

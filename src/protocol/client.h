@@ -205,11 +205,12 @@ struct xd_client_resource {
 
 /*
  * Every resource the client asks for of type `ct`, each once: with a
- * wildcard, every resource of the table now; then each key but "*", a
- * glob collection (on a `delta` stream, rule X2) as its members (those
- * not also asked for by name), or as its own name when it has none.
+ * wildcard, every resource of the table now but those on demand (rule
+ * D2); then each key but "*", a glob collection (rule X2) as its members
+ * (those not also asked for by name), or as its own name when it has
+ * none.
  */
-void xd_client_type_resources(const struct xd_client_type *ct, bool delta,
+void xd_client_type_resources(const struct xd_client_type *ct,
 			      void (*fn)(void *arg,
 					 const struct xd_client_resource *r),
 			      void *arg);

@@ -224,25 +224,27 @@ const struct xd_held *xd_ledger_find(const struct xd_ledger *l,
 	return NULL;
 }
 
-bool xd_ledger_covers(const struct xd_ledger *l, const char *key, size_t len,
-		      bool delta)
+bool xd_ledger_covers(const struct xd_ledger *l, const char *key, size_t len)
 {
 	return l->names.all || xd_ledger_find(l, key, len) != NULL ||
-	       (delta && xd_derived_in_glob(l->names.set, key, len));
+	       xd_derived_in_glob(l->names.set, key, len);
 }
 
 const struct xd_entry *xd_ledger_entry(const struct xd_ledger *l,
-				       const struct xd_key *k, bool delta)
+				       const struct xd_key *k)
 {
 	const struct xd_held *h;
+	const struct xd_entry *e;
 
 	if (l->table == NULL)
 		return NULL;
 	if ((h = xd_ledger_find(l, k->text.data, k->text.len)) != NULL)
 		return h->entry;
-	if (!xd_ledger_covers(l, k->text.data, k->text.len, delta))
+	if (!xd_ledger_covers(l, k->text.data, k->text.len))
 		return NULL;
-	return xd_ledger_lookup(l->table, k);
+	e = xd_ledger_lookup(l->table, k);
+	/* a wildcard holds no virtual host on demand: only its key does */
+	return e != NULL && e->on_demand && l->names.all ? NULL : e;
 }
 
 size_t xd_ledger_live(void)

@@ -74,8 +74,9 @@ struct xd_ledger {
 	unsigned refs;
 	uint64_t id;
 	struct xd_table *table;     /* the content held, or NULL for none */
-	struct xd_names names;      /* all: every entry of `table` (plain);
-				       set: the keys held one by one */
+	struct xd_names names;      /* all: every entry of `table` (plain,
+				       not on demand); set: the keys held
+				       one by one */
 	struct xd_held *held;       /* one per key of names.set, in its
 				       order (sorted bytewise) */
 	size_t nheld;
@@ -122,15 +123,15 @@ const struct xd_held *xd_ledger_find(const struct xd_ledger *l,
 
 /*
  * Whether the client holds `key` at all: by the wildcard, one by one,
- * or (`delta`) through a glob collection it holds (rule X2).
+ * or through a glob collection it holds (rule X2). (A virtual host on
+ * demand is held one by one only: xd_ledger_entry says.)
  */
-bool xd_ledger_covers(const struct xd_ledger *l, const char *key, size_t len,
-		      bool delta);
+bool xd_ledger_covers(const struct xd_ledger *l, const char *key, size_t len);
 
 /* The entry the client holds under `k` (which resource, which
  * variant, which version), or NULL when it holds none. */
 const struct xd_entry *xd_ledger_entry(const struct xd_ledger *l,
-				       const struct xd_key *k, bool delta);
+				       const struct xd_key *k);
 
 /* Ledgers alive now (for tests and statistics). */
 size_t xd_ledger_live(void);

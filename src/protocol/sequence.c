@@ -83,12 +83,43 @@ static bool kept_covered(const struct xd_sub *subs, struct xd_snapshot *target)
 }
 
 /*
+ * Whether a type after `t` in push order that uses kept resources (a
+ * USER type: scoped routes, virtual hosts after route configurations)
+ * is still in transition to the target.
+ */
+static bool later_users_pending(const struct xd_sub *subs,
+				struct xd_snapshot *target, enum xd_rtype t)
+{
+	for (int u = (int)t + 1; u < XD_RTYPE_COUNT; u++)
+		if (role((enum xd_rtype)u) == XD_ROLE_USER &&
+		    !settled(subs, target, (enum xd_rtype)u))
+			return true;
+	return false;
+}
+
+/*
+ * Whether what the client holds of `t` and the target dropped stays:
+ * KEPT resources (clusters) and, in delta, those of the types that warm
+ * them (endpoints) while the USER types that used them (listeners and
+ * routes) change, and until the client subscribed to those its USER
+ * types now use; in delta, a `kept_in_delta` type's (route
+ * configurations) while the USER types after it (scoped routes,
+ * virtual hosts) change.
+ */
+static bool keeps(const struct xd_sub *subs, struct xd_snapshot *target,
+		  const struct xd_seq_mode *mode, enum xd_rtype t)
+{
+	if (role(t) == XD_ROLE_KEPT || (role(t) == XD_ROLE_WARMS && mode->delta))
+		return breaking_pending(subs, target) ||
+		       !kept_covered(subs, target);
+	return mode->delta && xd_rtype_info(t)->kept_in_delta &&
+	       later_users_pending(subs, target, t);
+}
+
+/*
  * The table to serve for a type: the target's, except that on the
- * aggregated methods the resources of KEPT types (clusters) and, in
- * delta, of the types that warm them (endpoints) the client holds stay
- * while the USER types that used them (listeners and routes) change,
- * and until the client subscribed to those its USER types now use.
- * Returns a new reference.
+ * aggregated methods what keeps() says stays, the union of the target's
+ * and the one the client holds. Returns a new reference.
  */
 static struct xd_table *effective(struct xd_sub *subs,
 				  struct xd_snapshot *target,
@@ -97,12 +128,9 @@ static struct xd_table *effective(struct xd_sub *subs,
 {
 	struct xd_table *table = xd_snapshot_table(target, t);
 	struct xd_sub *s = &subs[t];
-	bool keep = role(t) == XD_ROLE_KEPT ||
-		    (role(t) == XD_ROLE_WARMS && mode->delta);
 
-	if (!mode->aggregated || !keep || xd_sub_held(s) == NULL ||
-	    xd_sub_held(s) == table ||
-	    (!breaking_pending(subs, target) && kept_covered(subs, target)))
+	if (!mode->aggregated || xd_sub_held(s) == NULL ||
+	    xd_sub_held(s) == table || !keeps(subs, target, mode, t))
 		return xd_table_ref(table);
 	return xd_derived_union(table, xd_sub_held(s));
 }

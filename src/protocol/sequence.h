@@ -28,6 +28,11 @@
  *     that the USER types it holds refer to; then a final response
  *     without them goes out (with a client that names its clusters,
  *     the answer to the request that adds the new ones).
+ *   - In delta, resources of a `kept_in_delta` type (route
+ *     configurations) that the target dropped stay so until the USER
+ *     types after it (scoped routes, virtual hosts, which name them) are
+ *     settled: a scope naming one the client was told is removed would
+ *     route nothing. SotW never removes them.
  *
  * A per-type method sends its one type whenever it is due: no order, no
  * union, no wait.

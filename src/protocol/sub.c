@@ -225,7 +225,7 @@ static void answered(struct xd_sub *s, const struct xd_request *r, bool nack,
  * The subscription changed: forget holding what is no longer wanted, so
  * that asking for it again sends it again (rules S7, D5).
  */
-static void narrow_held(struct xd_sub *s, bool delta)
+static void narrow_held(struct xd_sub *s)
 {
 	const struct xd_ledger *l = s->ledger;
 	struct xd_name *keep;
@@ -237,7 +237,7 @@ static void narrow_held(struct xd_sub *s, bool delta)
 		return;
 	count = xd_nameset_count(s->want.set);
 	nheld = l->nheld;
-	globs = delta && xd_nameset_globs(s->want.set) > 0;
+	globs = xd_nameset_globs(s->want.set) > 0;
 	keep = xd_malloc((count + (globs ? nheld : 0) + 1) * sizeof(*keep));
 	for (size_t i = 0; i < count; i++) {
 		const struct xd_key *k = xd_nameset_key(s->want.set, i);
@@ -288,12 +288,18 @@ static enum xd_sub_verdict classify(struct xd_sub *s,
 	return XD_SUB_REQUEST;
 }
 
-/* rule S12: a wildcard client already holding the current full state. */
+/*
+ * rule S12: a wildcard client already holding the current full state.
+ * Not for a table with TTLs (rule L1): one may have run out while the
+ * client was away, and Envoy, which then dropped the resource, still
+ * names the version it last accepted.
+ */
 static void resume(struct xd_sub *s, const struct xd_request *r,
 		   struct xd_table *current)
 {
 	if (current == NULL || !s->want.all || r->version_info.len != 16 ||
-	    memcmp(r->version_info.data, xd_table_version(current), 16) != 0)
+	    memcmp(r->version_info.data, xd_table_version(current), 16) != 0 ||
+	    xd_table_min_ttl(current) > 0)
 		return;
 	hold(s, current, s->want.all, s->want.set, s->ledger->resend,
 	     s->ledger->gone);
@@ -351,7 +357,7 @@ enum xd_sub_verdict xd_sub_sotw_request(struct xd_sub *s,
 	canon_free(&c, r->names);
 	if (set != s->want.set || all != s->want.all) {
 		set_names(&s->want, all, set);
-		narrow_held(s, false);
+		narrow_held(s);
 	} else {
 		xd_nameset_unref(set);
 	}
@@ -488,7 +494,7 @@ enum xd_sub_verdict xd_sub_delta_request(struct xd_sub *s,
 	hold(s, s->ledger->table, s->ledger->names.all, s->ledger->names.set,
 	     force, s->ledger->gone);
 	xd_nameset_unref(force);
-	narrow_held(s, true);
+	narrow_held(s);
 	canon_free(&names, r->names);
 	canon_free(&unsub, r->unsubscribe);
 	return v;
@@ -540,7 +546,8 @@ struct xd_body *xd_sub_next(struct xd_sub *s, struct xd_table *table,
 }
 
 struct xd_body *xd_sub_heartbeat(struct xd_sub *s, enum xd_form form,
-				 uint64_t now_ms, uint64_t *due_ms)
+				 bool full_state, uint64_t now_ms,
+				 uint64_t *due_ms)
 {
 	struct xd_table *held = s->ledger->table;
 	struct xd_want w;
@@ -561,6 +568,7 @@ struct xd_body *xd_sub_heartbeat(struct xd_sub *s, enum xd_form form,
 		return NULL;
 	w = want_of(s, held, form); /* its subscription is what it holds */
 	w.heartbeat = true;
+	w.full_state = full_state;
 	b = xd_body_get(&w);
 	if (!b->empty)
 		return b;

@@ -133,7 +133,7 @@ void xd_sub_clear(struct xd_sub *s);
  * A SotW request (read in place; nothing of it is kept), come at
  * `wall_ms` (Unix ms: an ACK or NACK is shown to operators with it; the
  * engine reads no clock). `wildcard_ok`: LDS, CDS, SRDS (rule S2). `full_state`
- * types (LDS, CDS) with a wildcard first request whose version_info is
+ * types (LDS, CDS, SRDS) with a wildcard first request whose version_info is
  * `current`'s version are taken to hold `current` already (rule S12: a client
  * reconnecting to a restarted or other xdsd is not sent what it has).
  * Returns the verdict; on XD_SUB_STALE nothing changed.
@@ -183,10 +183,12 @@ struct xd_body *xd_sub_next(struct xd_sub *s, struct xd_table *table,
  * content holds no version to refresh), and half the shortest TTL of the
  * held table passed since they were last all refreshed. Otherwise NULL,
  * and *due_ms says when one may be (0: not as things stand). Send it
- * as any body (xd_sub_sent with xd_sub_held).
+ * as any body (xd_sub_sent with xd_sub_held). `full_state` as for
+ * xd_sub_next: a SotW heartbeat of such a type carries the whole state.
  */
 struct xd_body *xd_sub_heartbeat(struct xd_sub *s, enum xd_form form,
-				 uint64_t now_ms, uint64_t *due_ms);
+				 bool full_state, uint64_t now_ms,
+				 uint64_t *due_ms);
 
 /* Records that the body from xd_sub_next(table) went out as `nonce` at
  * `now_ms` (monotonic), which is `wall_ms` (Unix ms). */

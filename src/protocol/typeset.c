@@ -249,7 +249,10 @@ struct xd_body *xd_typeset_heartbeat(struct xd_typeset *ts, enum xd_form form,
 		struct xd_sub *s = t < XD_RTYPE_COUNT ?
 					   &ts->subs[t] :
 					   &ts->colls[t - XD_RTYPE_COUNT].sub;
-		struct xd_body *b = xd_sub_heartbeat(s, form, now, &due);
+		/* SotW collections go as routes do, not whole */
+		bool whole = t < XD_RTYPE_COUNT && !xd_form_delta(form) &&
+			     xd_rtype_info((enum xd_rtype)t)->full_state;
+		struct xd_body *b = xd_sub_heartbeat(s, form, whole, now, &due);
 
 		if (b != NULL) {
 			*sub = s;

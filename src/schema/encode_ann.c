@@ -193,6 +193,13 @@ void xd_ann_pop(struct xd_ann_reader *r)
 	enc(r)->nsegs--;
 }
 
+bool xd_ann_bool(const struct xd_dnode *n, bool *v)
+{
+	return n->kind == XD_DN_SCALAR &&
+	       (n->style == XD_DS_BOOL || n->style == XD_DS_PLAIN) &&
+	       xd_scalar_bool(n->u.str, n->len, v) == 0;
+}
+
 bool xd_ann_duration(const struct xd_dnode *n, int64_t *secs, int32_t *nanos)
 {
 	return xd_doc_is_text(n) &&

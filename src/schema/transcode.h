@@ -109,6 +109,9 @@ const struct xd_dnode *xd_ann_list_item(const struct xd_dnode *n, size_t i);
  * xd_ann_pop. */
 void xd_ann_push_index(struct xd_ann_reader *r, size_t i);
 void xd_ann_pop(struct xd_ann_reader *r);
+/* A boolean (JSON true/false, a plain YAML true/false): true, with its
+ * value in *v. */
+bool xd_ann_bool(const struct xd_dnode *n, bool *v);
 /* A Duration in its text form ("1.5s"): true, with its parts. */
 bool xd_ann_duration(const struct xd_dnode *n, int64_t *secs, int32_t *nanos);
 /* Encodes `value` as the message `full_name` of the schema, its errors

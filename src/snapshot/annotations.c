@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A snapshot resource's annotations (annotations.h): the transcoder's
- * hooks for "@allow", "@ttl", "@dynamic_parameter_constraints" and
- * "@name", and the bytes they write, read back for the loader.
+ * hooks for "@allow", "@ttl", "@dynamic_parameter_constraints", "@name"
+ * and "@on_demand", and the bytes they write, read back for the loader.
  *
  * The bytes are protobuf fields (wire/wire.h), in the order read: */
 #include "snapshot/annotations.h"
@@ -19,6 +19,7 @@ enum {
 	F_TTL_MS = 4,       /* varint */
 	F_DPC = 5,          /* the encoded constraints */
 	F_NAME = 6,         /* "@name", its NUL included */
+	F_ON_DEMAND = 7,    /* varint 1: "@on_demand": true */
 };
 
 #define ANYONE "@anyone"
@@ -190,12 +191,30 @@ static void read_name(struct xd_ann_reader *r, const struct xd_dnode *v,
 		put_bytes(r, F_NAME, s, len + 1);
 }
 
+/* "@on_demand": a boolean; where it may stand, the loader says. */
+static void read_on_demand(struct xd_ann_reader *r, const struct xd_dnode *v,
+			   void *ctx)
+{
+	char buf[160];
+	bool on;
+
+	(void)ctx;
+	if (!xd_ann_bool(v, &on)) {
+		xd_ann_error(r, v, "expected true or false, not %s",
+			     xd_ann_show(v, buf, sizeof(buf)));
+		return;
+	}
+	if (on)
+		put_varint(r, F_ON_DEMAND, 1);
+}
+
 /* In this order in "unknown annotation" messages. */
 static const struct xd_ann_hook hook[] = {
 	{"@allow", read_allow, false},
 	{"@ttl", read_ttl, false},
 	{"@dynamic_parameter_constraints", read_dpc, true},
 	{"@name", read_name, false},
+	{"@on_demand", read_on_demand, false},
 };
 
 static const struct xd_ann_hooks hooks = {
@@ -249,6 +268,9 @@ void xd_annotations_read(const uint8_t *ann, size_t len,
 			break;
 		case F_NAME:
 			out->name = text_of(&f);
+			break;
+		case F_ON_DEMAND:
+			out->on_demand = true;
 			break;
 		default:
 			XD_ASSERT_INFO(0, "annotation field %u", (unsigned)f.number);

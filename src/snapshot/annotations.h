@@ -19,13 +19,17 @@
  *                          schema and checked (xds/dynparam.h).
  *   "@name": NAME          the name of a resource whose message has no
  *                          name field: a list collection's (rule X3).
+ *   "@on_demand": BOOL     a virtual host sent only to clients that ask
+ *                          for it, not with a VHDS stream's first
+ *                          answer (rule D2).
  *
  * Checked while the file is read, where positions are known: a list of
  * non-empty strings, at most XD_ALLOW_MAX of them, each at most
  * XD_ALLOW_GLOB_MAX bytes; a string starting with "@" must be a keyword;
  * a TTL in whole milliseconds from XD_TTL_MIN_MS to XD_TTL_MAX_MS; a
- * name a non-empty string. Where each may stand (no variants of a
- * virtual host, "@name" only on a collection) the loader says.
+ * name a non-empty string; "@on_demand" true or false. Where each may
+ * stand (no variants of a virtual host, "@name" only on a collection,
+ * "@on_demand" only on a virtual host) the loader says.
  *
  * Thread: any; the hooks keep no state (each resource's reading is the
  * transcoder's, one encoder per thread).
@@ -62,6 +66,7 @@ struct xd_annotations {
 	const uint8_t *dpc;
 	size_t dpc_len;
 	const char *name;                /* "@name", NULL when not given */
+	bool on_demand;                  /* "@on_demand": true */
 };
 
 /* Reads back what the hooks wrote of an item (struct xd_item's

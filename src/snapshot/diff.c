@@ -30,12 +30,13 @@ static void copy_version(char dst[17], const char *v)
 	snprintf(dst, 17, "%s", v != NULL ? v : "");
 }
 
-/* Who may be served it and for how long, beside its bytes: a change of
- * either alone is a change (an "@allow" keeps the version). */
+/* Who may be served it, for how long and whether only on demand,
+ * beside its bytes: a change of any alone is a change (an "@allow" or
+ * "@on_demand" keeps the version). */
 static bool same_entry(const struct xd_entry *a, const struct xd_entry *b)
 {
 	if (a->hash != b->hash || a->restricted != b->restricted ||
-	    a->nallow != b->nallow)
+	    a->on_demand != b->on_demand || a->nallow != b->nallow)
 		return false;
 	for (uint32_t i = 0; i < a->nallow; i++)
 		if (strcmp(a->allow[i], b->allow[i]) != 0)

@@ -177,6 +177,11 @@ static void on_collection(struct build *bd, const struct xd_item *it,
 	struct xd_collinfo info;
 	char why[1024];
 
+	if (bd->ann.on_demand) {
+		refuse(bd, it, XD_RTYPE_COUNT + c, NULL,
+		       "\"@on_demand\" is for virtual hosts (VHDS), not for a %s", ci->noun);
+		return;
+	}
 	if (bd->ann.dpc != NULL) {
 		/* a collection's variants are in its name (rule X3) */
 		refuse(bd, it, XD_RTYPE_COUNT + c, NULL,
@@ -218,6 +223,8 @@ static void accepted(struct build *bd, const struct xd_item *it,
 	bd->pf->nopen += op->open_secret;
 	if (bd->ann.ttl_ms > 0)
 		xd_table_builder_ttl(bd->b[t], bd->ann.ttl_ms);
+	if (bd->ann.on_demand)
+		xd_table_builder_on_demand(bd->b[t]);
 }
 
 static int on_item(const struct xd_item *it, void *arg)
@@ -247,6 +254,13 @@ static int on_item(const struct xd_item *it, void *arg)
 		refuse(bd, it, section, NULL,
 		       "\"@name\" names list collections; a %s is named by its %s field",
 		       xd_rtype_info(t)->noun, xd_rtype_info(t)->name_field);
+		return 0;
+	}
+	if (bd->ann.on_demand && t != XD_VIRTUAL_HOST) {
+		/* only VHDS clients ask for what they lack as they go */
+		refuse(bd, it, section, NULL,
+		       "\"@on_demand\" is for virtual hosts (VHDS), not for a %s",
+		       xd_rtype_info(t)->noun);
 		return 0;
 	}
 	if (xd_resource_analyze(bd->schema, it->section->type, t, it->data,

@@ -34,8 +34,10 @@ struct xd_table {
 	uint64_t vhash;
 	char version[17];
 	size_t restricted;      /* entries with e->restricted */
+	size_t on_demand;       /* entries with e->on_demand */
 	uint32_t min_ttl;       /* the shortest TTL of an entry, ms; 0: none */
-	uint64_t ahash;         /* of their names and globs; 0 when none */
+	uint64_t ahash;         /* of their names and globs, and of the
+				   on-demand names; 0 when none */
 	struct xd_arena arena;  /* every byte the entries point to */
 	size_t bytes;           /* what the table allocated (statistics) */
 	size_t wire;            /* its entries' three wire forms, in bytes */
@@ -418,9 +420,14 @@ void xd_table_builder_ttl(struct xd_table_builder *b, uint32_t ms)
 	r.body = (struct xd_span){0};
 	r.aliases = NULL;
 	r.naliases = 0;
-	f->beat_wrapped = resource_field(b, &r, true);
 	f->beat_delta = resource_field(b, &r, false);
 	e->ttl = f;
+}
+
+void xd_table_builder_on_demand(struct xd_table_builder *b)
+{
+	XD_ASSERT(b->count > 0); /* of the entry just added */
+	b->entries[b->count - 1].on_demand = true;
 }
 
 void xd_table_builder_restrict(struct xd_table_builder *b,
@@ -475,7 +482,8 @@ static int by_name_variant(const void *a, const void *b)
 }
 
 /* The table's version: a hash of its sorted (name, version) pairs; and
- * apart, a hash of who may see what (xd_table_same). */
+ * apart, a hash of who may see what, and what only on demand
+ * (xd_table_same). */
 static void table_version(struct xd_table *t)
 {
 	XXH3_state_t st, ac;
@@ -483,6 +491,7 @@ static void table_version(struct xd_table *t)
 	XXH3_64bits_reset(&st);
 	XXH3_64bits_reset(&ac);
 	t->restricted = 0;
+	t->on_demand = 0;
 	t->min_ttl = 0;
 	for (size_t i = 0; i < t->count + t->nvariants; i++) {
 		const struct xd_entry *e = i < t->count ?
@@ -492,6 +501,11 @@ static void table_version(struct xd_table *t)
 			t->min_ttl = e->ttl->ms;
 		XXH3_64bits_update(&st, e->name, e->name_len + 1);
 		XXH3_64bits_update(&st, e->version, 16);
+		if (e->on_demand) {
+			t->on_demand++;
+			XXH3_64bits_update(&ac, e->name, e->name_len + 1);
+			XXH3_64bits_update(&ac, "on demand", 10);
+		}
 		if (!e->restricted)
 			continue;
 		t->restricted++;
@@ -504,7 +518,7 @@ static void table_version(struct xd_table *t)
 		XXH3_64bits_update(&ac, "", 1);
 	}
 	t->vhash = XXH3_64bits_digest(&st);
-	t->ahash = t->restricted > 0 ? XXH3_64bits_digest(&ac) : 0;
+	t->ahash = t->restricted + t->on_demand > 0 ? XXH3_64bits_digest(&ac) : 0;
 	hex16(t->version, t->vhash);
 }
 
@@ -540,7 +554,6 @@ static void account(struct xd_table *t, size_t arena, size_t entries_cap)
 		t->wire += e->sotw.len + e->wrapped.len + e->delta.len;
 		if (e->ttl != NULL)
 			t->wire += e->ttl->wrapped.len + e->ttl->delta.len +
-				   e->ttl->beat_wrapped.len +
 				   e->ttl->beat_delta.len;
 	}
 	atomic_fetch_add_explicit(&live_bytes, t->bytes, memory_order_relaxed);
@@ -799,7 +812,7 @@ size_t xd_table_restricted(const struct xd_table *t)
 bool xd_table_same(const struct xd_table *a, const struct xd_table *b)
 {
 	return a->vhash == b->vhash && a->ahash == b->ahash &&
-	       a->restricted == b->restricted;
+	       a->restricted == b->restricted && a->on_demand == b->on_demand;
 }
 
 bool xd_table_interchangeable(const struct xd_table *a,

@@ -50,14 +50,15 @@ struct xd_ref {
 
 /*
  * A resource with a TTL (rule L1, "@ttl"): the forms sent to clients that
- * take TTLs, and the heartbeats that refresh it without its body.
- *   wrapped, delta            as the entry's own, with the ttl field
- *   beat_wrapped, beat_delta  Resource{version, name, ttl}, no resource
+ * take TTLs, and the delta heartbeat that refreshes it without its body
+ * (a SotW heartbeat carries the wrapped form: protocol/body.c).
+ *   wrapped, delta  as the entry's own, with the ttl field
+ *   beat_delta      Resource{version, name, ttl}, no resource
  */
 struct xd_ttl_forms {
 	uint32_t ms;
 	struct xd_span wrapped, delta;
-	struct xd_span beat_wrapped, beat_delta;
+	struct xd_span beat_delta;
 };
 
 struct xd_entry {
@@ -81,6 +82,9 @@ struct xd_entry {
 	uint32_t nallow;
 	bool restricted;
 	const struct xd_ttl_forms *ttl; /* NULL: no TTL */
+	/* A virtual host sent only when asked for ("@on_demand"): a
+	 * wildcard does not reach it (rule D2); names and aliases do. */
+	bool on_demand;
 	/* A variant (rule P1): its encoded DynamicParameterConstraints,
 	 * which its delta and wrapped forms carry in resource_name and which
 	 * seed its version; data NULL for a plain resource. */
@@ -158,6 +162,15 @@ void xd_table_builder_restrict(struct xd_table_builder *b,
  * learns of it).
  */
 void xd_table_builder_ttl(struct xd_table_builder *b, uint32_t ms);
+
+/*
+ * Makes the resource added last one that a wildcard does not reach
+ * ("@on_demand", virtual hosts only: the loader says): it is sent only
+ * to clients that ask for it by name or alias. Not part of its version;
+ * a reload that changes it alone is a change of the table all the same
+ * (xd_table_same), as "@allow" is.
+ */
+void xd_table_builder_on_demand(struct xd_table_builder *b);
 
 /* Sorts, encodes and indexes; frees the builder. */
 struct xd_table *xd_table_builder_finish(struct xd_table_builder *b);

@@ -98,7 +98,7 @@ static const struct xd_rtype_info infos[XD_RTYPE_COUNT] = {
 		.sotw_path = METHOD("route", "RouteDiscoveryService", "StreamRoutes"),
 		.delta_path = METHOD("route", "RouteDiscoveryService", "DeltaRoutes"),
 		.rest_path = "routes",
-		.role = XD_ROLE_USER,
+		.role = XD_ROLE_USER, .kept_in_delta = true,
 		.refs = REFS(route_refs),
 	},
 	[XD_SCOPED_ROUTE] = {
@@ -111,7 +111,7 @@ static const struct xd_rtype_info infos[XD_RTYPE_COUNT] = {
 		.sotw_path = METHOD("route", "ScopedRoutesDiscoveryService", "StreamScopedRoutes"),
 		.delta_path = METHOD("route", "ScopedRoutesDiscoveryService", "DeltaScopedRoutes"),
 		.rest_path = "scoped-routes",
-		.wildcard_ok = true,
+		.wildcard_ok = true, .full_state = true,
 		.role = XD_ROLE_USER,
 		.refs = REFS(scoped_route_refs),
 	},
@@ -123,7 +123,7 @@ static const struct xd_rtype_info infos[XD_RTYPE_COUNT] = {
 		.name_field = "name",
 		/* incremental only: no SotW method, no REST path */
 		.delta_path = METHOD("route", "VirtualHostDiscoveryService", "DeltaVirtualHosts"),
-		.aliased = true,
+		.wildcard_ok = true, .aliased = true,
 		.role = XD_ROLE_USER,
 		/* and its route configuration, by its name (resource.c) */
 		.refs = REFS(virtual_host_refs),
@@ -225,6 +225,7 @@ static void flags(const struct xd_rtype_info *i, char *buf, size_t len)
 		{i->full_state, "full-state"},
 		{i->secret, "secret"},
 		{i->aliased, "aliased"},
+		{i->kept_in_delta, "kept-in-delta"},
 	};
 	size_t n = 0;
 

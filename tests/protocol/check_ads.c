@@ -465,6 +465,64 @@ static void envoy_run_until(struct envoy *ev, const char *want)
 	}
 }
 
+/*
+ * rule A2 for scoped routes, over delta ADS: a reload moves scope "s1"
+ * from route configuration "r1" to a new "r2" and drops "r1". The scope
+ * goes first; "r1" is not said removed while the scope that names it is
+ * not settled, for a scope left naming a route configuration the
+ * client lacks answers 404 (as a real Envoy did). The client, as Envoy,
+ * then asks for "r2" and drops "r1" itself, before it answers the
+ * scopes.
+ */
+START_TEST(a2_scoped_route_moves)
+{
+	struct pu_snap *s = pu_snap_new();
+	struct pu_env *e;
+	struct pu_client *cl;
+	struct pu_resp *r;
+	char *removed;
+	struct pu_req q = {.type = PU_RDS};
+	const char *add[] = {"r2"}, *drop[] = {"r1"};
+
+	pu_snap_put(s, PU_SRDS, "s1", 1, "r1");
+	pu_snap_put(s, PU_RDS, "r1", 1, NULL);
+	e = pu_env_start(s);
+	cl = pu_open(e, true, true, PU_SRDS);
+	pu_sub(cl, PU_SRDS, NULL);
+	ack_free(cl, pu_expect(cl, PU_SRDS));
+	pu_sub(cl, PU_RDS, "r1", NULL);
+	ack_free(cl, pu_expect(cl, PU_RDS));
+
+	pu_snap_put(s, PU_SRDS, "s1", 2, "r2");
+	pu_snap_del(s, PU_RDS, "r1");
+	pu_snap_put(s, PU_RDS, "r2", 1, NULL);
+	pu_env_set(e, s);
+	r = pu_recv(cl, pu_wait_ms());
+	PU_ASSERT(r != NULL, "nothing after the reload");
+	removed = pu_removed(r);
+	PU_ASSERT(r->type == PU_SRDS, "%s first (removed [%s]), not the scoped routes",
+		  pu_type_label((enum pu_type)r->type), removed);
+	free(removed);
+	/* as Envoy: the route configurations the scopes name now, before
+	 * the scopes' ACK */
+	q.names = add;
+	q.nnames = 1;
+	q.unsub = drop;
+	q.nunsub = 1;
+	pu_send(cl, &q);
+	ack_free(cl, r);
+	r = pu_expect(cl, PU_RDS);
+	PU_ASSERT_NAMES(r, PU_RDS, "r2");
+	PU_ASSERT(r->nremoved == 0, "removed [%s], which the client dropped itself",
+		  pu_removed(r));
+	ack_free(cl, r);
+	pu_expect_none(cl, 0);
+	pu_client_free(cl);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+END_TEST
+
 static const struct {
 	const char *label;
 	bool delta, ack_first, warm;
@@ -757,6 +815,7 @@ void pu_register_ads(Suite *s, bool subset)
 	pu_add_tests(s, "A2", a2_make_before_break, a2_combos, A2_VARIANTS);
 	pu_add_tests(s, "A1", a1_types_do_not_leak, ads_combos, 2);
 	pu_add_tests(s, "A2", a2_swap_back_and_forth, a2_combos, A2_VARIANTS);
+	pu_add_test(s, "A2", a2_scoped_route_moves);
 	pu_add_test(s, "A2", a2_named_clusters_kept_until_new_ones_asked);
 	pu_add_test(s, "encoded-once", encoded_once_per_push);
 }

@@ -496,10 +496,11 @@ START_TEST(x3_ttl_heartbeats)
 		  only(r, name)->ttl_ms);
 	coll_ack(&cc, r);
 	pu_resp_free(r);
-	/* a heartbeat at half the TTL: the name and TTL, no body */
+	/* a heartbeat at half the TTL: the name and TTL, without the body
+	 * in delta, with it in SotW (rule L1) */
 	r = pu_recv(cc.cl, 1000 + pu_wait_ms());
 	PU_ASSERT(r != NULL, "no heartbeat");
-	PU_ASSERT(r->nres == 1 && !r->res[0].has_body &&
+	PU_ASSERT(r->nres == 1 && r->res[0].has_body == !c->delta &&
 			  strcmp(r->res[0].name, name) == 0 &&
 			  r->res[0].ttl_ms == 2000,
 		  "not a heartbeat of the collection");

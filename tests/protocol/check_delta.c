@@ -141,6 +141,48 @@ START_TEST(d2_wildcard_by_empty_first_request)
 }
 END_TEST
 
+/*
+ * rule D2 for virtual hosts: Envoy's first VHDS request subscribes nothing
+ * (its route configurations are namespaces it does not send) and its
+ * route configuration waits for an answer, 15 s at most: it is a
+ * wildcard, answered with every virtual host but those "@on_demand",
+ * which go only to a client that asks for one (here by alias), and then
+ * follow it as any subscribed name does.
+ */
+START_TEST(d2_vhds_first_request_base_set)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	struct pu_snap *s = pu_snap_of(PU_VHDS, "a", "b", NULL);
+	struct pu_env *e;
+	struct pu_client *cl;
+
+	pu_snap_on_demand(s, pu_name(PU_VHDS, "b"), true);
+	e = pu_env_start(s);
+	cl = pu_connect(e, c);
+	pu_sub(cl, PU_VHDS, NULL);
+	ack_free(cl, expect_exactly(cl, PU_VHDS, "a", ""));
+	pu_snap_put(s, PU_VHDS, pu_name(PU_VHDS, "a"), 2, NULL);
+	pu_env_set(e, s);
+	ack_free(cl, expect_exactly(cl, PU_VHDS, "a", ""));
+	pu_sub(cl, PU_VHDS, "vhds_rc/b.example", NULL);
+	ack_free(cl, expect_exactly(cl, PU_VHDS, "b", ""));
+	pu_snap_put(s, PU_VHDS, pu_name(PU_VHDS, "b"), 2, NULL);
+	pu_env_set(e, s);
+	ack_free(cl, expect_exactly(cl, PU_VHDS, "b", ""));
+	pu_snap_put(s, PU_VHDS, pu_name(PU_VHDS, "c"), 1, NULL);
+	pu_snap_on_demand(s, pu_name(PU_VHDS, "c"), true);
+	pu_env_set(e, s);
+	pu_expect_none(cl, 0);
+	pu_snap_del(s, PU_VHDS, pu_name(PU_VHDS, "b"));
+	pu_snap_put(s, PU_VHDS, pu_name(PU_VHDS, "d"), 1, NULL);
+	pu_env_set(e, s);
+	ack_free(cl, expect_exactly(cl, PU_VHDS, "d", "b"));
+	pu_client_free(cl);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+END_TEST
+
 /* rule D2: subscribing "*" is a wildcard, and "*" can be unsubscribed. */
 START_TEST(d2_wildcard_by_star_and_back)
 {
@@ -740,7 +782,9 @@ END_TEST
 /* rule D10: virtual hosts subscribed by alias "<route config>/<domain>" are
  * sent under their name with the alias; changes follow the alias;
  * unsubscribing the alias stops them; an unknown alias is reported as
- * not existing under the name the client used. */
+ * not existing under the name the client used, which is also its alias:
+ * Envoy matches a virtual host it asked for on demand by alias, and
+ * refuses a Resource with neither a body nor an alias. */
 START_TEST(d10_subscribe_by_alias)
 {
 	const struct pu_combo *c = pu_combo(_i);
@@ -899,6 +943,7 @@ void pu_register_delta(Suite *s, bool subset)
 	pu_add_tests(s, "D2", d2_wildcard_by_star_and_back, wild, nwild);
 	pu_add_tests(s, "D2", d2_star_beside_names, wild, nwild);
 	pu_add_tests(s, "D2", d2_names_first_is_not_wildcard, wild, nwild);
+	pu_add_tests(s, "D2", d2_vhds_first_request_base_set, vhds, nvhds);
 	pu_add_tests(s, "D3", d3_only_changed_with_versions, all, nall);
 	pu_add_tests(s, "D4", d4_removed_resources, all, nall);
 	pu_add_tests(s, "D4", d4_removed_resources_wildcard, wild, nwild);

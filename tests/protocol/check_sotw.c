@@ -724,6 +724,55 @@ START_TEST(s12_reconnect_with_version)
 }
 END_TEST
 
+/* rule S12 with rule L1: a table with TTLs is sent to a wildcard client
+ * that reconnects naming its version all the same. A TTL may have run
+ * out while the client was away: Envoy then dropped the resource and
+ * still names the version it last accepted, so that version no longer
+ * says what it holds. */
+START_TEST(s12_reconnect_after_ttl_resent)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	enum pu_type t = c->type;
+	struct pu_snap *s = pu_snap_of(t, "a", "b", NULL);
+	struct pu_env *e;
+	struct pu_client *cl;
+	struct pu_resp *r1, *r2;
+	struct pu_req q = {.type = t};
+	const char *features = "xds.config.supports-resource-in-sotw,"
+			       "xds.config.supports-resource-ttl";
+
+	/* long enough that no heartbeat (a whole state in SotW) comes
+	 * within the test */
+	pu_snap_ttl(s, t, pu_name(t, "a"), 600000);
+	e = pu_env_start(s);
+	cl = pu_connect(e, c);
+	pu_client_node(cl, "node-ttl", "test", features);
+	pu_sub(cl, t, NULL);
+	r1 = pu_expect(cl, t);
+	pu_ack(cl, r1);
+	pu_client_free(cl);
+
+	cl = pu_connect(e, c);
+	pu_client_node(cl, "node-ttl", "test", features);
+	q.version = r1->version;
+	pu_send(cl, &q);
+	r2 = pu_expect(cl, t);
+	PU_ASSERT_NAMES(r2, t, "a", "b");
+	PU_ASSERT(strcmp(r2->version, r1->version) == 0, "version '%s', expected '%s'",
+		  r2->version, r1->version);
+	/* a response, not the heartbeat a resumed stream would get at
+	 * once, whose content is the same in SotW */
+	PU_ASSERT(!pu_env_log_has(e, "reconnected holding the current version") &&
+			  !pu_env_log_has(e, "heartbeat of"),
+		  "the reconnected client was taken to hold what it named");
+	pu_resp_free(r1);
+	pu_resp_free(r2);
+	pu_client_free(cl);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+END_TEST
+
 /* rule S12 (with rule S7): on a new stream, a client naming resources gets them
  * even when it presents the current version (the server cannot know it
  * holds them). */
@@ -868,8 +917,10 @@ END_TEST
 void pu_register_sotw(Suite *s, bool subset)
 {
 	all = pu_combos(false, PU_ALL_TYPES, &nall);
-	full = pu_combos(false, PU_BIT(PU_LDS) | PU_BIT(PU_CDS), &nfull);
-	partial = pu_combos(false, PU_ALL_TYPES & ~(PU_BIT(PU_LDS) | PU_BIT(PU_CDS)),
+	full = pu_combos(false, PU_BIT(PU_LDS) | PU_BIT(PU_CDS) | PU_BIT(PU_SRDS),
+			 &nfull);
+	partial = pu_combos(false, PU_ALL_TYPES & ~(PU_BIT(PU_LDS) | PU_BIT(PU_CDS) |
+						    PU_BIT(PU_SRDS)),
 			    &npartial);
 
 	if (subset) {
@@ -894,6 +945,7 @@ void pu_register_sotw(Suite *s, bool subset)
 	pu_add_tests(s, "S10", s10_missing_name_remembered, all, nall);
 	pu_add_tests(s, "S11", s11_no_duplicate_names, all, nall);
 	pu_add_tests(s, "S12", s12_reconnect_with_version, full, nfull);
+	pu_add_tests(s, "S12", s12_reconnect_after_ttl_resent, full, nfull);
 	pu_add_tests(s, "S12", s12_reconnect_named_resent, all, nall);
 	pu_add_test(s, "S12", s12_versions_per_type_on_ads);
 	pu_add_tests(s, "S13", s13_unsubscribe_by_list, all, nall);

@@ -90,26 +90,45 @@ START_TEST(l1_ttl_only_for_the_feature)
 }
 END_TEST
 
-/* A heartbeat: the version the client holds, and only the resources with
- * a TTL, each with its version and TTL and no body. */
-static void assert_heartbeat(const struct pu_resp *r, const struct pu_resp *first,
-			     const char *a, unsigned ms)
+/*
+ * A heartbeat: the version the client holds and the resources with a
+ * TTL, at the versions it holds, each with its TTL. In delta a heartbeat
+ * carries no body. In SotW it carries the bodies: Envoy takes a SotW
+ * resource without one as a TTL refresh that refreshes nothing, and
+ * leaves it out of the state of the world, so a listener or cluster
+ * heartbeat carries the whole state, `b` (no TTL) included.
+ */
+static void assert_heartbeat(const struct pu_combo *c, const struct pu_resp *r,
+			     const struct pu_resp *first, const char *a,
+			     const char *b, unsigned ms)
 {
 	const struct pu_res *x, *was = must_find(first, a);
+	bool whole = !c->delta && pu_full_state(c->type);
 
 	PU_ASSERT(strcmp(r->version, first->version) == 0,
 		  "heartbeat version '%s', the client holds '%s'", r->version,
 		  first->version);
-	PU_ASSERT(r->nres == 1, "heartbeat of %zu resources (%s), expected '%s' only",
-		  r->nres, pu_names(r), a);
+	PU_ASSERT(r->nres == (whole ? 2u : 1u),
+		  "heartbeat of %zu resources (%s), expected '%s' %s'%s'", r->nres,
+		  pu_names(r), a, whole ? "and " : "only, not ", b);
 	PU_ASSERT(r->nremoved == 0, "a heartbeat removes %s", pu_removed(r));
 	x = must_find(r, a);
-	PU_ASSERT(!x->has_body, "a heartbeat carries the body of '%s'", a);
+	if (c->delta)
+		PU_ASSERT(!x->has_body, "a delta heartbeat carries the body of '%s'", a);
+	else
+		PU_ASSERT(x->has_body && x->len == was->len &&
+				  memcmp(x->body, was->body, x->len) == 0,
+			  "a SotW heartbeat of '%s' without the body it holds", a);
 	PU_ASSERT(strcmp(x->version, was->version) == 0,
 		  "heartbeat of '%s' at version '%s', it holds '%s'", a,
 		  x->version, was->version);
 	PU_ASSERT(x->ttl_ms == (long)ms, "heartbeat TTL %ld ms, expected %u",
 		  x->ttl_ms, ms);
+	if (whole) {
+		x = must_find(r, b);
+		PU_ASSERT(x->has_body && x->ttl_ms == -1,
+			  "'%s' in a SotW heartbeat without its body, or with a TTL", b);
+	}
 }
 
 /* rule L1: a client holding a resource with a TTL is sent heartbeats,
@@ -141,7 +160,7 @@ START_TEST(l1_heartbeats_before_expiry)
 		r = pu_recv(cl, 1000 + pu_wait_ms());
 		PU_ASSERT(r != NULL, "no heartbeat %d of a 1 s TTL within %d ms",
 			  beat + 1, 1000 + pu_wait_ms());
-		assert_heartbeat(r, first, a, 1000);
+		assert_heartbeat(c, r, first, a, b, 1000);
 		pu_ack(cl, r);
 		pu_resp_free(r);
 	}
@@ -231,7 +250,7 @@ START_TEST(l1_heartbeats_for_glob_members)
 	r = pu_recv(cl, 1000 + pu_wait_ms());
 	PU_ASSERT(r != NULL, "no heartbeat for a member of a glob of a 1 s TTL within %d ms",
 		  1000 + pu_wait_ms());
-	assert_heartbeat(r, first, a, 1000);
+	assert_heartbeat(c, r, first, a, b, 1000);
 	pu_ack(cl, r);
 	pu_resp_free(r);
 	pu_resp_free(first);

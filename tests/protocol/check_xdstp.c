@@ -207,6 +207,62 @@ START_TEST(x2_glob_yields_members)
 }
 END_TEST
 
+/*
+ * rule X2 over SotW, as Envoy subscribes to a glob collection there too
+ * (lds_resources_locator with a SotW ADS stream): the members, and the
+ * members as they come and go; for listeners and clusters each response
+ * holds every member (rule S8), for the other types what changed (rule
+ * S9: SotW cannot say a member went).
+ */
+START_TEST(x2_sotw_glob_members)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	enum pu_type t = c->type;
+	bool whole = pu_full_state(t);
+	struct pu_snap *s = pu_snap_new();
+	const char *a = xname(t, "coll/a", NULL), *b = xname(t, "coll/b", NULL);
+	const char *n = xname(t, "coll/new", NULL), *other = xname(t, "other/c", NULL);
+	char *ab = join2(a, b), *bn = join2(b, n), *abn;
+	struct pu_env *e;
+	struct pu_client *cl;
+	struct pu_resp *r;
+
+	ck_assert(asprintf(&abn, "%s,%s", ab, n) > 0);
+	pu_snap_put(s, t, a, 1, NULL);
+	pu_snap_put(s, t, b, 1, NULL);
+	pu_snap_put(s, t, other, 1, NULL);
+	e = pu_env_start(s);
+	cl = pu_connect(e, c);
+	pu_sub(cl, t, xname(t, "coll/*", NULL), NULL);
+	r = pu_expect(cl, t);
+	expect_lists(r, ab, "", "");
+	ack_free(cl, r);
+	pu_snap_put(s, t, n, 1, NULL);
+	pu_env_set(e, s);
+	r = pu_expect(cl, t);
+	expect_lists(r, whole ? abn : n, "", "");
+	ack_free(cl, r);
+	pu_snap_put(s, t, other, 2, NULL);
+	pu_env_set(e, s);
+	pu_expect_none(cl, 0);
+	pu_snap_del(s, t, a);
+	pu_env_set(e, s);
+	if (whole) {
+		r = pu_expect(cl, t);
+		expect_lists(r, bn, "", "");
+		ack_free(cl, r);
+	} else {
+		pu_expect_none(cl, 0);
+	}
+	free(ab);
+	free(bn);
+	free(abn);
+	pu_client_free(cl);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+END_TEST
+
 /* rule X2: the collection stays live: a new member is sent, a changed
  * one is sent alone, a deleted one is in removed_resources. */
 START_TEST(x2_glob_stays_live)
@@ -343,8 +399,8 @@ END_TEST
 
 void pu_register_xdstp(Suite *s, bool subset)
 {
-	static const struct pu_combo *sotw, *delta, *coll, *ads;
-	static size_t nsotw, ndelta, ncoll, nads;
+	static const struct pu_combo *sotw, *delta, *coll, *sotw_coll, *ads;
+	static size_t nsotw, ndelta, ncoll, nsotw_coll, nads;
 	/* virtual hosts keep their "<route configuration>/<name>" names */
 	unsigned named = PU_ALL_TYPES & ~PU_BIT(PU_VHDS);
 	unsigned collections = PU_BIT(PU_LDS) | PU_BIT(PU_CDS) | PU_BIT(PU_EDS);
@@ -352,6 +408,7 @@ void pu_register_xdstp(Suite *s, bool subset)
 	sotw = pu_combos(false, named, &nsotw);
 	delta = pu_combos(true, named, &ndelta);
 	coll = pu_combos(true, collections, &ncoll);
+	sotw_coll = pu_combos(false, collections, &nsotw_coll);
 	ads = pu_combos(true, PU_BIT(PU_LDS), &nads);
 	if (subset) {
 		pu_add_tests(s, "X2", x2_glob_stays_live,
@@ -366,6 +423,7 @@ void pu_register_xdstp(Suite *s, bool subset)
 	pu_add_tests(s, "X2", x2_glob_stays_live, coll, ncoll);
 	pu_add_tests(s, "X2", x2_empty_glob_removed, coll, ncoll);
 	pu_add_tests(s, "X2", x2_glob_reconnect_initial_versions, coll, ncoll);
+	pu_add_tests(s, "X2", x2_sotw_glob_members, sotw_coll, nsotw_coll);
 }
 
 #ifndef PU_NO_MAIN

@@ -21,6 +21,7 @@ struct pu_item {
 	int variant;
 	char *ref;
 	unsigned ttl_ms; /* "@ttl", 0: none */
+	bool on_demand;  /* "@on_demand": true */
 	char *as_name;   /* a variant (rule P1): its name, and */
 	char *dpc;       /* its "@dynamic_parameter_constraints" */
 };
@@ -48,6 +49,7 @@ struct pu_snap *pu_snap_copy(const struct pu_snap *s)
 			    s->items[i].variant, s->items[i].ref);
 		pu_snap_ttl(c, s->items[i].type, s->items[i].name,
 			    s->items[i].ttl_ms);
+		c->items[c->n - 1].on_demand = s->items[i].on_demand;
 		if (s->items[i].as_name != NULL) {
 			c->items[c->n - 1].as_name = strdup(s->items[i].as_name);
 			c->items[c->n - 1].dpc = strdup(s->items[i].dpc);
@@ -91,6 +93,7 @@ void pu_snap_put(struct pu_snap *s, enum pu_type t, const char *name,
 		it->type = t;
 		it->name = strdup(name);
 		it->ttl_ms = 0;
+		it->on_demand = false;
 		it->as_name = it->dpc = NULL;
 	} else {
 		free(it->ref);
@@ -124,6 +127,14 @@ void pu_snap_ttl(struct pu_snap *s, enum pu_type t, const char *name,
 	ck_assert_msg(it != NULL, "no %s '%s' to give a TTL", pu_type_label(t),
 		      name);
 	it->ttl_ms = ms;
+}
+
+void pu_snap_on_demand(struct pu_snap *s, const char *name, bool on)
+{
+	struct pu_item *it = find_item(s, PU_VHDS, name);
+
+	ck_assert_msg(it != NULL, "no virtual host '%s' to put on demand", name);
+	it->on_demand = on;
 }
 
 void pu_snap_del(struct pu_snap *s, enum pu_type t, const char *name)
@@ -258,6 +269,8 @@ static void item_yaml(struct xd_buf *b, const struct pu_item *it,
 	if (it->ttl_ms > 0)
 		xd_buf_printf(b, "  \"@ttl\": \"%u.%03us\"\n", it->ttl_ms / 1000,
 			      it->ttl_ms % 1000);
+	if (it->on_demand)
+		xd_buf_printf(b, "  \"@on_demand\": true\n");
 }
 
 char *pu_snap_yaml(const struct pu_snap *s0)

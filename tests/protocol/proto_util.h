@@ -166,6 +166,8 @@ void pu_snap_ttl(struct pu_snap *s, enum pu_type t, const char *name,
 void pu_snap_variant(struct pu_snap *s, enum pu_type t, const char *name,
 		     const char *tag, int variant, const char *ref,
 		     const char *constraints);
+/* Puts a virtual host put before on demand ("@on_demand"), or not. */
+void pu_snap_on_demand(struct pu_snap *s, const char *name, bool on);
 void pu_snap_del(struct pu_snap *s, enum pu_type t, const char *name);
 bool pu_snap_has(const struct pu_snap *s, enum pu_type t, const char *name);
 char *pu_snap_yaml(const struct pu_snap *s);

@@ -62,6 +62,21 @@ START_TEST(every_row_is_whole)
 				      "%s warms %d", i->service, (int)i->warms);
 		}
 		kept += i->role == XD_ROLE_KEPT;
+		if (i->kept_in_delta) {
+			/* kept for the users that follow it: one must */
+			bool named = false;
+
+			for (int u = t + 1; u < XD_RTYPE_COUNT; u++) {
+				const struct xd_rtype_info *ui =
+					xd_rtype_info((enum xd_rtype)u);
+
+				for (size_t r = 0; r < ui->nrefs; r++)
+					named |= ui->role == XD_ROLE_USER &&
+						 ui->refs[r].to == (enum xd_rtype)t;
+			}
+			ck_assert_msg(named, "%s kept for no later user",
+				      i->service);
+		}
 		for (size_t r = 0; r < i->nrefs; r++)
 			ck_assert_msg(i->refs[r].to < XD_RTYPE_COUNT &&
 					      i->refs[r].path != NULL,

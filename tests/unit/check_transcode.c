@@ -1033,6 +1033,8 @@ static int on_item(const struct xd_item *it, void *arg)
 		xd_buf_printf(&s->log, " @ttl %ums", (unsigned)ann.ttl_ms);
 	if (ann.name != NULL)
 		xd_buf_printf(&s->log, " @name [%s]", ann.name);
+	if (ann.on_demand)
+		xd_buf_printf(&s->log, " @on_demand");
 	xd_buf_putc(&s->log, '\n');
 	free(h);
 	return ++s->count == s->stop_after;
@@ -1162,7 +1164,7 @@ START_TEST(snapshot_in_pieces)
 }
 END_TEST
 
-/* A resource's annotations ("@allow", "@ttl") are read beside its fields
+/* A resource's annotations ("@allow", "@ttl", ...) are read beside its fields
  * and left out of its bytes: "a" encodes as if they were not there. */
 START_TEST(snapshot_annotations)
 {
@@ -1203,7 +1205,7 @@ START_TEST(snapshot_annotations)
 			      "s.yaml:5:34: nested[3].@allow[4]: expected an identity glob (a string), not a mapping\n"
 			      "s.yaml:5:42: nested[3].@allow[5]: string contains a NUL byte\n"
 			      "s.yaml:6:3: nested[3].nn: unknown field 'nn' in xdtest.Nested (did you mean 'n'?)\n"
-			      "s.yaml:7:4: nested[4].@colour: unknown annotation '@colour' (known: '@allow', '@ttl', '@dynamic_parameter_constraints', '@name')\n"
+			      "s.yaml:7:4: nested[4].@colour: unknown annotation '@colour' (known: '@allow', '@ttl', '@dynamic_parameter_constraints', '@name', '@on_demand')\n"
 			      "s.yaml:7:19: nested[4].@alow: unknown annotation '@alow' (did you mean '@allow'?)\n"
 			      "s.yaml:8:28: nested[5].@allow: duplicate key '@allow' (first on line 8)");
 	free(got);
@@ -1233,6 +1235,18 @@ START_TEST(snapshot_annotations)
 			      "s.yaml:3:18: nested[1].@nmae: unknown annotation '@nmae' (did you mean '@name'?)\n"
 			      "s.yaml:4:13: nested[2].@name: an empty name\n"
 			      "s.yaml:4:17: nested[2].@name: duplicate key '@name' (first on line 4)");
+	free(got);
+	/* "@on_demand": true or false (where it may stand is the loader's) */
+	got = file_run("nested:\n"
+		       "- {\"@on_demand\": true, name: c}\n"
+		       "- {\"@on_demand\": false, name: d}\n"
+		       "- {\"@on_demand\": \"true\", name: e}\n"
+		       "- {\"@on_demand\": 1, name: f}\n", 1, 0, 0);
+	ck_assert_str_eq(got, "rc=-1\n"
+			      "nested[0] nested 0 2:3 3 0a0163 @on_demand\n"
+			      "nested[1] nested 1 3:3 3 0a0164\n"
+			      "s.yaml:4:18: nested[2].@on_demand: expected true or false, not 'true'\n"
+			      "s.yaml:5:18: nested[3].@on_demand: expected true or false, not '1'");
 	free(got);
 	/* JSON: the same, without positions */
 	got = file_run("{\"nested\": [{\"name\": \"a\", \"@allow\": [\"g*\", \"@anyone\"]},"
