@@ -64,6 +64,15 @@ static const struct option long_opts[] = {
 	{NULL, 0, NULL, 0},
 };
 
+/* The files read (the configuration, then conf.d's) and what they make. */
+static void print_valid(const struct xd_config *cfg, const char *config_path)
+{
+	printf("# %s: valid; effective configuration:\n", config_path);
+	for (size_t i = 1; i < cfg->nfiles; i++)
+		printf("# then %s\n", cfg->files[i]);
+	xd_config_print(cfg, stdout);
+}
+
 /*
  * --check: the configuration, the schema and every snapshot, all errors
  * printed on stderr. The effective configuration goes to stdout only
@@ -99,8 +108,7 @@ static int check(const struct xd_config *cfg, const char *config_path)
 	if (cfg->source == XD_SOURCE_ETCD) {
 		/* what etcd holds is checked by the daemon as it reads it:
 		 * --check does not connect anywhere */
-		printf("# %s: valid; effective configuration:\n", config_path);
-		xd_config_print(cfg, stdout);
+		print_valid(cfg, config_path);
 		printf("# snapshots from etcd prefix '%s' (not read by --check)\n",
 		       cfg->etcd.prefix);
 		xd_schema_free(schema);
@@ -110,8 +118,7 @@ static int check(const struct xd_config *cfg, const char *config_path)
 	xd_load_dir(schema, cfg->snapshots, NULL, 0, &load);
 	xd_load_warn_open(&load, xd_open_reach_of(cfg), stderr);
 	if (load.rc == 0) {
-		printf("# %s: valid; effective configuration:\n", config_path);
-		xd_config_print(cfg, stdout);
+		print_valid(cfg, config_path);
 		if (tls != NULL)
 			printf("# TLS%s: %s\n",
 			       xd_tls_mutual(tls) ?
@@ -230,6 +237,8 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	xd_info("configuration %s", config_path);
+	for (size_t i = 1; i < cfg.nfiles; i++)
+		xd_info("configuration: then %s", cfg.files[i]);
 	rc = xd_daemon_run(&cfg);
 	xd_config_free(&cfg);
 	return rc;
