@@ -36,8 +36,9 @@ struct xc_opts {
 	 * answer, as the duration given ("0" for --pending alone); NULL:
 	 * every stream */
 	const char *pending;
-	/* push: xdsd.yaml to read the etcd settings and schema from (-c),
-	 * and what the command line sets over them; NULL: not given */
+	/* xdsd.yaml (-c): push reads the etcd settings and schema from
+	 * it, under what the command line sets; the other commands ask
+	 * its admin_listen. NULL: not given */
 	const char *config;
 	const char *etcd;   /* endpoints, comma-separated */
 	const char *prefix;
@@ -55,6 +56,13 @@ int xc_reload(const struct xc_opts *o, int argc, char **args);
 int xc_rollout(const struct xc_opts *o, int argc, char **args);
 int xc_push(const struct xc_opts *o, int argc, char **args);
 int xc_diff(const struct xc_opts *o, int argc, char **args);
+
+struct xd_config;
+
+/* The configuration `path` (with its conf.d) as xdsd reads it, over
+ * the defaults, into `cfg` (xd_config_free it either way): XC_OK, or
+ * XC_USAGE having printed its errors. */
+int xc_config_read(const char *path, struct xd_config *cfg);
 
 /* "xdsctl: " + the message + newline, on stderr. */
 void xc_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -11,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/config.h"
+#include "config/paths.h"
 #include "util/address.h"
 #include "util/text.h"
+#include "util/xalloc.h"
 #include "xdsctl/ctl.h"
 
 #define DEFAULT_ADMIN "127.0.0.1:18080"
@@ -52,7 +55,8 @@ static void usage(FILE *out)
 		"\n"
 		"options:\n"
 		"      --admin ADDR      the admin endpoint: host:port or unix:/path\n"
-		"                        (default $XDSCTL_ADMIN, else " DEFAULT_ADMIN ")\n"
+		"                        (default -c's admin_listen, else $XDSCTL_ADMIN,\n"
+		"                        else " DEFAULT_ADMIN ")\n"
 		"      --json            print xdsd's JSON answer as it is, for scripts\n"
 		"      --timeout SECONDS give up after this long (default %d)\n"
 		"      --nacked          clients: only the streams that NACKed\n"
@@ -63,8 +67,9 @@ static void usage(FILE *out)
 		"                        machine) instead of those a reload reads\n"
 		"  -v, --verbose         diff: added and removed resources in full, and\n"
 		"                        the ids of the nodes each change reaches\n"
-		"  -c, --config FILE     push: xdsd.yaml whose etcd: section and schema\n"
-		"                        give the defaults of the options below\n"
+		"  -c, --config FILE     xdsd.yaml (and its conf.d): the admin endpoint is\n"
+		"                        its admin_listen; for push, its etcd: section\n"
+		"                        and schema give the defaults of the options below\n"
 		"      --etcd ENDPOINTS  push: etcd's host:port, comma-separated, tried in\n"
 		"                        turn (default 127.0.0.1:2379)\n"
 		"      --prefix PREFIX   push: the key prefix (default /xdsd/snapshots/)\n"
@@ -119,6 +124,59 @@ static int timeout_ms(const char *arg, int *out)
 	if (*out < 1)
 		*out = 1;
 	return 0;
+}
+
+int xc_config_read(const char *path, struct xd_config *cfg)
+{
+	struct xd_diag diag = XD_DIAG_INIT;
+	struct xd_paths paths;
+
+	xd_paths_defaults(&paths);
+	xd_config_init(cfg, paths.snapshots, paths.schema);
+	if (xd_config_load(cfg, path, &diag) != 0) {
+		xd_diag_print(&diag, stderr);
+		xd_diag_clear(&diag);
+		return xc_usage_error("-c %s: the configuration has errors", path);
+	}
+	return XC_OK;
+}
+
+/*
+ * The admin endpoint the configuration `path` gives xdsd, as an address
+ * to connect to in *out (malloc'd): an address xdsd listens on for any
+ * (0.0.0.0, [::]) is reached on loopback. So that whoever runs xdsd
+ * with a configuration (systemd's ExecReload=) asks where that xdsd
+ * listens, whatever a site set. XC_OK, XC_USAGE for a configuration
+ * with errors, XC_UNREACHABLE when its endpoint is off.
+ */
+static int admin_of_config(const char *path, char **out)
+{
+	struct xd_config cfg;
+	char host[256], port[16], why[512];
+	int rc = xc_config_read(path, &cfg);
+
+	*out = NULL;
+	if (rc != XC_OK)
+		goto out;
+	if (!xd_config_admin_on(&cfg)) {
+		xc_error("%s: admin_listen is off: xdsd has no admin endpoint to ask (a reload is SIGHUP then: systemctl kill -s HUP xdsd)",
+			 path);
+		rc = XC_UNREACHABLE;
+		goto out;
+	}
+	if (strncmp(cfg.admin_listen, "unix:", 5) == 0 ||
+	    xd_address_split(cfg.admin_listen, host, sizeof(host), port,
+			     sizeof(port), why, sizeof(why)) != 0)
+		*out = xd_strdup(cfg.admin_listen);
+	else if (strcmp(host, "0.0.0.0") == 0)
+		*out = xd_asprintf("127.0.0.1:%s", port);
+	else if (strcmp(host, "::") == 0)
+		*out = xd_asprintf("[::1]:%s", port);
+	else
+		*out = xd_strdup(cfg.admin_listen);
+out:
+	xd_config_free(&cfg);
+	return rc;
 }
 
 enum {
@@ -176,6 +234,7 @@ int main(int argc, char **argv)
 	struct xc_opts o = {.timeout_ms = DEFAULT_TIMEOUT_S * 1000};
 	const char *env = getenv("XDSCTL_ADMIN");
 	const char *admin_from = "--admin", *why, *older = NULL;
+	char *config_admin = NULL; /* -c's admin_listen, to connect to */
 	bool pending = false;
 	uint64_t older_ms;
 	bool pushing;
@@ -249,26 +308,37 @@ int main(int argc, char **argv)
 			return xc_usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (optind >= argc)
+		return xc_usage_error("which command? status, clients, dump, reload, diff, rollout or push");
+	pushing = strcmp(argv[optind], "push") == 0;
+	/* -c: push's etcd settings, the admin endpoint of the others */
+	if (o.admin == NULL && o.config != NULL && !pushing) {
+		rc = admin_of_config(o.config, &config_admin);
+		if (rc != XC_OK)
+			return rc;
+		o.admin = config_admin;
+		admin_from = "the configuration's admin_listen";
+	}
 	if (o.admin == NULL && env != NULL && env[0] != '\0') {
 		o.admin = env;
 		admin_from = "XDSCTL_ADMIN";
 	}
 	if (o.admin == NULL)
 		o.admin = DEFAULT_ADMIN;
-	if (optind >= argc)
-		return xc_usage_error("which command? status, clients, dump, reload, diff, rollout or push");
-	pushing = strcmp(argv[optind], "push") == 0;
 	/* push speaks to etcd, not to the admin endpoint */
 	why = pushing ? NULL : xd_address_error(o.admin);
 	if (why == NULL && !pushing && strncmp(o.admin, "unix:", 5) != 0 &&
 	    strcmp(strrchr(o.admin, ':'), ":0") == 0)
 		why = "port 0 is no address to connect to";
-	if (why != NULL)
-		return xc_usage_error("%s '%s': %s", admin_from, o.admin, why);
-	if (!pushing && (o.config != NULL || o.etcd != NULL || o.prefix != NULL ||
+	if (why != NULL) {
+		rc = xc_usage_error("%s '%s': %s", admin_from, o.admin, why);
+		free(config_admin);
+		return rc;
+	}
+	if (!pushing && (o.etcd != NULL || o.prefix != NULL ||
 			 o.cacert != NULL || o.cert != NULL || o.key != NULL ||
 			 o.schema != NULL))
-		return xc_usage_error("-c, --etcd, --prefix, --cacert, --cert, --key and --schema go with push");
+		return xc_usage_error("--etcd, --prefix, --cacert, --cert, --key and --schema go with push");
 	if (o.nacked && strcmp(argv[optind], "clients") != 0)
 		return xc_usage_error("--nacked goes with clients");
 	if (older != NULL && !pending)
@@ -284,6 +354,7 @@ int main(int argc, char **argv)
 		if (strcmp(commands[i].name, argv[optind]) != 0)
 			continue;
 		rc = commands[i].run(&o, argc - optind - 1, argv + optind + 1);
+		free(config_admin);
 		if (fflush(stdout) != 0 || ferror(stdout)) {
 			xc_error("cannot write the output");
 			return XC_FAILED;

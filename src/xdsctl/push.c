@@ -325,16 +325,15 @@ static void split_endpoints(struct push *p, const char *list)
 static int settings(struct push *p)
 {
 	const struct xc_opts *o = p->o;
-	struct xd_diag diag = XD_DIAG_INIT;
 	struct xd_paths paths;
 	const char *list;
 
-	xd_paths_defaults(&paths);
-	xd_config_init(&p->cfg, paths.snapshots, paths.schema);
-	if (o->config != NULL && xd_config_load(&p->cfg, o->config, &diag) != 0) {
-		xd_diag_print(&diag, stderr);
-		xd_diag_clear(&diag);
-		return xc_usage_error("-c %s: the configuration has errors", o->config);
+	if (o->config != NULL) {
+		if (xc_config_read(o->config, &p->cfg) != XC_OK)
+			return XC_USAGE;
+	} else {
+		xd_paths_defaults(&paths);
+		xd_config_init(&p->cfg, paths.snapshots, paths.schema);
 	}
 	if (o->schema != NULL) {
 		free(p->cfg.schema);
