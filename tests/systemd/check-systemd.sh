@@ -57,24 +57,29 @@ ct() { nsenter -t "$leader" -a -- "$@"; }
 # give up after SECONDS.
 wait_until() {
   s=$1; shift
-  i=0
-  while [ "$i" -lt $((s * 5)) ]; do
+  end=$(($(date +%s) + s))
+  while :; do
     "$@" > /dev/null 2>&1 && return 0
-    sleep 0.2; i=$((i + 1))
+    [ "$(date +%s)" -lt "$end" ] || break
+    sleep 0.2
   done
   echo "not within $s s: $*"
   return 1
 }
 prop() { ct systemctl show -p "$1" --value xdsd; }
 # journal_has TEXT: the journal of xdsd's last run (and of its
-# ExecReload=) holds TEXT
+# ExecReload=) holds TEXT, or does within 20 s (journald reads the
+# streams of a unit on its own time)
 journal_has() {
-  ct journalctl --no-pager -o cat _SYSTEMD_INVOCATION_ID="$(prop InvocationID)" |
-    grep -q -- "$1"
+  wait_until 20 sh -c "nsenter -t $leader -a journalctl --no-pager -o cat \
+    _SYSTEMD_INVOCATION_ID=\$(nsenter -t $leader -a systemctl show -p InvocationID --value xdsd) |
+    grep -q -- '$1'"
 }
 # unit_journal_has TEXT: the same in all of the unit's journal, systemd's
 # own lines about it included
-unit_journal_has() { ct journalctl -u xdsd --no-pager -o cat | grep -q -- "$1"; }
+unit_journal_has() {
+  wait_until 20 sh -c "nsenter -t $leader -a journalctl -u xdsd --no-pager -o cat | grep -q -- '$1'"
+}
 # is PROPERTY VALUE: the unit's property is VALUE
 is() { [ "$(prop "$1")" = "$2" ]; }
 bail() {
@@ -98,6 +103,7 @@ stop_container() {
   nspawn_pid=
 }
 trap 'stop_container; rm -rf "$tap_tmp"' EXIT
+trap 'exit 1' INT TERM HUP
 
 # ---------------------------------------------------------------------
 # What the test needs on the host.
@@ -152,10 +158,18 @@ if [ ! -x "$tree/lib/systemd/systemd" ]; then
   printf 'APT::Install-Recommends "false";\n' > "$tree.new/etc/apt/apt.conf.d/90xdsd-test"
   mv "$tree.new" "$tree"
 fi
-# The package's own dependencies, from the .deb: installed in the tree
+# debootstrap writes no /etc/hosts: without it "localhost" is asked of
+# DNS, which the container's private network cannot reach (etcd's
+# default configuration listens on localhost)
+grep -qs '^127\.0\.0\.1[[:space:]].*localhost' "$tree/etc/hosts" ||
+  printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' > "$tree/etc/hosts"
+# The package's own dependencies, from the .deb, and what autopkgtest
+# needs: installed in the tree
 # (with the host's network, not booted) when any is missing, so that
 # apt installs the package offline in the container.
-deps=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/[(|].*//; s/ //g' | grep -v '^$')
+# dpkg-dev: autopkgtest unpacks the source and builds its dependency
+# package with it.
+deps="$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/[(|].*//; s/ //g' | grep -v '^$') dpkg-dev"
 missing=
 for p in $deps; do
   chroot "$tree" dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q ' installed$' ||
@@ -175,7 +189,7 @@ flock -u 9
 # ---------------------------------------------------------------------
 mkdir -p "$work/src"
 cp -r "$srcdir/debian" "$work/src/"
-cp "$srcdir/tests/systemd/tls-ads.py" "$work/"
+cp "$srcdir/tests/systemd/tls-ads.py" "$srcdir/tests/systemd/hang-loop.py" "$work/"
 sh "$srcdir/tests/lib/make-certs.sh" "$work/certs" > "$tap_tmp/certs.log" 2>&1 ||
   bail "tests/lib/make-certs.sh makes the certificates"
 chmod -R a+rX "$work"
@@ -196,6 +210,9 @@ while [ -z "$leader" ] && [ $i -lt 150 ] && kill -0 "$nspawn_pid" 2>/dev/null; d
   sleep 0.2; i=$((i + 1))
 done
 [ -n "$leader" ] || { sed 's/^/# /' "$tap_tmp/nspawn.log"; bail "systemd-nspawn boots systemd as PID 1"; }
+# systemd listens on its private socket once it runs; then until the
+# boot is over
+wait_until 60 ct test -S /run/systemd/private > /dev/null
 state=$(ct systemctl is-system-running --wait 2>&1)
 check "systemd boots in the container (is-system-running: $state)" \
   sh -c "[ '$state' = running ] || [ '$state' = degraded ]"
@@ -205,8 +222,8 @@ check "systemd in the container is PID 1" sh -c "[ \"\$(nsenter -t $leader -a ps
 # ---------------------------------------------------------------------
 # Install.
 # ---------------------------------------------------------------------
-check "apt installs the package (offline)" ct env DEBIAN_FRONTEND=noninteractive \
-  apt-get install -y -q --no-download "/run/xdsd-test/$debname"
+check "apt installs the package (offline: its dependencies are in the tree)" \
+  ct env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "/run/xdsd-test/$debname"
 check "xdsd is enabled" ct systemctl is-enabled --quiet xdsd
 check "xdsd started at install and is active" ct systemctl is-active --quiet xdsd
 check "the system user xdsd exists, without a shell" \
@@ -235,7 +252,9 @@ make -s -C "$debtree" install DESTDIR="$stage" > "$tap_tmp/install.log" 2>&1 ||
   { sed 's/^/# /' "$tap_tmp/install.log"; fail "make install in $debtree"; }
 (cd "$stage" && find . ! -type d | sed 's|^\.||; s|^/usr/lib/systemd/system/|/lib/systemd/system/|' |
   sort) > "$tap_tmp/make-install.list"
-dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\.||' | grep -v '/$' | sort > "$tap_tmp/deb.list"
+# (dh_compress gzips the man pages)
+dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\.||; s|^\(/usr/share/man/.*\)\.gz$|\1|' |
+  grep -v '/$' | sort > "$tap_tmp/deb.list"
 notin=$(comm -23 "$tap_tmp/make-install.list" "$tap_tmp/deb.list" | tr '\n' ' ')
 check "the package installs what make install installs (missing: ${notin:-none})" test -z "$notin"
 # the profile as installed: parsed and compiled by apparmor_parser
@@ -270,9 +289,9 @@ if ct systemctl reload xdsd > "$tap_tmp/reload.out" 2>&1; then
 else
   ok "systemctl reload xdsd fails when the reload is refused"
 fi
-check "the refusal, with file and line, is in the journal" \
-  sh -c "nsenter -t $leader -a journalctl -u xdsd --no-pager -o cat | grep -q 'reload refused (admin, ' &&
-         nsenter -t $leader -a journalctl -u xdsd --no-pager -o cat | grep -q '/etc/xdsd/snapshots/broken.yaml:2:'"
+check "the refusal, as xdsctl says it, is in the journal" unit_journal_has 'reload refused (admin, '
+check "the refused file's error, with its line, is in the journal" \
+  unit_journal_has '/etc/xdsd/snapshots/broken.yaml:2:'
 check "xdsd is still active, the same process" sh -c "[ \"\$(nsenter -t $leader -a systemctl show -p MainPID --value xdsd)\" = $pid ]"
 check "the previous snapshots are still served" \
   sh -c "nsenter -t $leader -a xdsctl -c /etc/xdsd/xdsd.yaml dump default endpoints service_a | grep -q 8181"
@@ -296,6 +315,7 @@ ct systemctl restart xdsd
 ct sh -c "printf 'clusters:\n- {name: broken, type: NONSENSE}\n' > /etc/xdsd/snapshots/broken.yaml"
 ct systemctl reload xdsd > /dev/null 2>&1
 ct rm -f /etc/xdsd/snapshots/broken.yaml
+unit_journal_has 'broken.yaml:2:' > /dev/null
 ct journalctl -u xdsd -o json --no-pager > "$tap_tmp/journal.json"
 priority_of() { # TEXT: the PRIORITY of xdsd's first journal line holding TEXT
   python3 -c '
@@ -313,8 +333,8 @@ check "journal: -p warning leaves the info lines out" \
   sh -c "! nsenter -t $leader -a journalctl -u xdsd -p warning --no-pager -o cat | grep -q 'listening on'"
 
 check "systemctl stop xdsd" ct systemctl stop xdsd
-check "stopped cleanly: Result=success, exit status 0" \
-  sh -c "[ \"\$(nsenter -t $leader -a systemctl show -p Result,ExecMainStatus --value xdsd | tr '\n' ' ')\" = 'success 0 ' ]"
+check "stopped cleanly: Result=success ($(prop Result)), exit status 0 ($(prop ExecMainStatus))" \
+  sh -c "[ '$(prop Result)' = success ] && [ '$(prop ExecMainStatus)' = 0 ]"
 check "the journal says it stopped" \
   journal_has '^stopped$'
 check "systemctl start xdsd" ct systemctl start xdsd
@@ -329,23 +349,8 @@ check "watchdog: systemctl restart with WatchdogSec=3s" ct systemctl restart xds
 check "watchdog: xdsd keeps it alive (its log names it)" \
   journal_has 'systemd watchdog: 3000 ms, keepalive every 1500 ms'
 pid=$(prop MainPID) restarts=$(prop NRestarts)
-# PTRACE_SEIZE and PTRACE_INTERRUPT stop the one thread (the main
-# thread runs the event loop), and keep it stopped while this runs.
-ct python3 -c '
-import ctypes, os, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-tid = int(sys.argv[1])
-for req in (0x4206, 0x4207):  # PTRACE_SEIZE, PTRACE_INTERRUPT
-    if libc.ptrace(req, tid, None, None) != 0:
-        sys.exit("ptrace: errno %d" % ctypes.get_errno())
-print("stopped", flush=True)
-deadline = time.monotonic() + 300
-while time.monotonic() < deadline:  # until it is gone
-    try:
-        os.kill(tid, 0)
-    except ProcessLookupError:
-        break
-    time.sleep(0.2)' "$pid" > "$tap_tmp/ptrace.log" 2>&1 &
+# the loop's thread stopped, gRPC's threads running (hang-loop.py)
+ct python3 /run/xdsd-test/hang-loop.py "$pid" > "$tap_tmp/ptrace.log" 2>&1 &
 tracer=$!
 wait_until 10 grep -q stopped "$tap_tmp/ptrace.log" > /dev/null
 check "watchdog: the loop's thread is stopped, the process alive ($(cat "$tap_tmp/ptrace.log"))" \
@@ -354,7 +359,9 @@ check "watchdog: systemd kills it and starts it again" \
   wait_until 120 sh -c "[ \"\$(nsenter -t $leader -a systemctl show -p NRestarts --value xdsd)\" -gt $restarts ] &&
     [ \"\$(nsenter -t $leader -a systemctl show -p MainPID --value xdsd)\" != $pid ] &&
     nsenter -t $leader -a systemctl is-active --quiet xdsd"
-kill "$tracer" 2>/dev/null; wait "$tracer" 2>/dev/null
+wait_until 30 sh -c "! kill -0 $tracer" > /dev/null || kill "$tracer" 2>/dev/null
+wait "$tracer" 2>/dev/null
+[ "$tap_failed" -eq 0 ] || ct journalctl -u xdsd --no-pager -n 25 | sed 's/^/# /'
 check "watchdog: the journal says the watchdog did it" \
   unit_journal_has 'Watchdog timeout'
 check "watchdog: the new xdsd is ready" ctl status
@@ -441,12 +448,12 @@ check "etcd down: xdsd starts, listens and waits, activating" \
   wait_until 60 sh -c "[ \"\$(nsenter -t $leader -a systemctl show -p ActiveState --value xdsd)\" = activating ] &&
     nsenter -t $leader -a journalctl --no-pager -o cat \
       _SYSTEMD_INVOCATION_ID=\$(nsenter -t $leader -a systemctl show -p InvocationID --value xdsd) | grep -q 'listening on'"
-pid=$(prop MainPID)
+pid=$(prop MainPID) restarts=$(prop NRestarts)
 # three times the start timeout, by the clock: the start must outlast it
 t0=$(date +%s)
 while [ $(($(date +%s) - t0)) -le $((3 * timeout)) ]; do sleep 1; done
-check "etcd down: past TimeoutStartSec=${timeout}s three times over, still activating, not restarted" \
-  sh -c "[ \"\$(nsenter -t $leader -a systemctl show -p ActiveState,MainPID,NRestarts --value xdsd | tr '\n' ' ')\" = 'activating $pid 0 ' ]"
+check "etcd down: past TimeoutStartSec=${timeout}s three times over, still activating ($(prop ActiveState)), the same process, not restarted" \
+  sh -c "[ '$(prop ActiveState)' = activating ] && [ '$(prop MainPID)' = '$pid' ] && [ '$(prop NRestarts)' = '$restarts' ]"
 check "etcd down: systemctl start has not returned" kill -0 "$starter"
 check "etcd down: the status line says what is served (nothing)" \
   sh -c "nsenter -t $leader -a systemctl show -p StatusText --value xdsd | grep -q '^serving 0 snapshots'"
@@ -463,8 +470,8 @@ else
   rc=$?
   check "etcd answers: systemctl start returns, exit status 0 (is $rc)" test "$rc" -eq 0
 fi
-check "etcd answers: xdsd is active, the same process" \
-  sh -c "[ \"\$(nsenter -t $leader -a systemctl show -p ActiveState,MainPID --value xdsd | tr '\n' ' ')\" = 'active $pid ' ]"
+check "etcd answers: xdsd is active ($(prop ActiveState)), the same process" \
+  sh -c "[ '$(prop ActiveState)' = active ] && [ '$(prop MainPID)' = '$pid' ]"
 check "etcd answers: it serves etcd's snapshot" \
   sh -c "nsenter -t $leader -a xdsctl -c /etc/xdsd/xdsd.yaml dump default clusters service_a | grep -q service_a"
 
