@@ -32,19 +32,16 @@
 # 1 here (it needs root, no machined: --register=no --keep-unit), and
 # the unit's whole sandbox runs inside it (user namespace, mount
 # namespaces, seccomp); a VM under emulation would take minutes to boot
-# for nothing the container lacks. What a container does lack: its
-# kernel is the host's, so the AppArmor profile is enforced only where
-# the host enforces AppArmor (it is parsed here in any case).
+# for nothing the container lacks but one: its kernel is the host's,
+# so the AppArmor profile is enforced only where the host enforces
+# AppArmor. It is compiled here; check-apparmor.sh boots the same tree
+# as a VM with Debian's kernel to run it enforced.
 #
-# The tree (debootstrap --variant=minbase of the host's Debian release
-# from the mirror apt uses, with systemd, the test's tools and the
-# package's dependencies) is made once, in
-# ${XDSD_CACHE_DIR:-~/.cache/xdsd}/systemd/, and booted with
-# --volatile=overlay: each run starts from it unchanged.
+# The tree (tests/systemd/tree.sh) is made once, kept in the cache, and
+# booted with --volatile=overlay: each run starts from it unchanged.
 . "$XDSD_SRCDIR/tests/lib/tap.sh"
 
 srcdir=$XDSD_SRCDIR
-cache=${XDSD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/xdsd}/systemd
 work=$tap_tmp/share
 mkdir -p "$work"
 machine=xdsd-test-$$
@@ -121,67 +118,11 @@ cp "$deb" "$work/"
 debname=$(basename "$deb")
 
 # ---------------------------------------------------------------------
-# The tree: made once, then only the package's dependencies added when
-# they change.
+# The tree (tree.sh), with what autopkgtest needs: dpkg-dev unpacks the
+# source and builds the package of the tests' dependencies.
 # ---------------------------------------------------------------------
-. /etc/os-release
-suite=$VERSION_CODENAME
-# The mirror apt uses here: the first URI of a source of that suite
-# (deb822 .sources or one-line .list), never a host of this script's.
-mirror=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk -v s="$suite" '
-  /^URIs:/ { u = $2 } /^Suites:/ { for (i = 2; i <= NF; i++) if ($i == s) print u }
-  /^$/ { u = "" }' | head -n 1)
-[ -n "$mirror" ] || mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-  awk -v s="$suite" '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i !~ /^\[/) break
-    if ($(i + 1) == s) { print $i; exit } }')
-[ -n "$mirror" ] || bail "a Debian mirror for $suite in /etc/apt/sources.list*"
-echo "# tree: Debian $suite from $mirror"
-
-# systemd and its tools; python3-grpcio for gRPC clients (the
-# autopkgtest's too); etcd for the etcd source; openssl for handshakes;
-# autopkgtest runs debian/tests; procps for ps.
-tree_pkgs="systemd,systemd-sysv,dbus,procps,python3,python3-grpcio,etcd-server,etcd-client,openssl,autopkgtest,passwd"
-key=$(printf '%s %s %s' "$suite" "$mirror" "$tree_pkgs" | sha256sum | cut -c1-12)
-tree=$cache/$suite-$key
-mkdir -p "$cache"
-exec 9> "$cache/.lock"
-flock 9
-if [ ! -x "$tree/lib/systemd/systemd" ]; then
-  echo "# making $tree (once)"
-  rm -rf "$tree.new"
-  if ! debootstrap --variant=minbase --include="$tree_pkgs" "$suite" "$tree.new" "$mirror" \
-       > "$tap_tmp/debootstrap.log" 2>&1; then
-    tail -n 20 "$tap_tmp/debootstrap.log" | sed 's/^/# /'
-    bail "debootstrap makes the tree"
-  fi
-  # apt in the tree has the same mirror; no recommends, as on servers
-  printf 'APT::Install-Recommends "false";\n' > "$tree.new/etc/apt/apt.conf.d/90xdsd-test"
-  mv "$tree.new" "$tree"
-fi
-# debootstrap writes no /etc/hosts: without it "localhost" is asked of
-# DNS, which the container's private network cannot reach (etcd's
-# default configuration listens on localhost)
-grep -qs '^127\.0\.0\.1[[:space:]].*localhost' "$tree/etc/hosts" ||
-  printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' > "$tree/etc/hosts"
-# The package's own dependencies, from the .deb, and what autopkgtest
-# needs: installed in the tree
-# (with the host's network, not booted) when any is missing, so that
-# apt installs the package offline in the container.
-# dpkg-dev: autopkgtest unpacks the source and builds its dependency
-# package with it.
-deps="$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/[(|].*//; s/ //g' | grep -v '^$') dpkg-dev"
-missing=
-for p in $deps; do
-  chroot "$tree" dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q ' installed$' ||
-    missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-  echo "# adding to the tree:$missing"
-  systemd-nspawn -q --register=no --keep-unit -D "$tree" --pipe sh -c \
-    "apt-get update -q && apt-get install -y -q $missing" > "$tap_tmp/apt.log" 2>&1 ||
-    { tail -n 20 "$tap_tmp/apt.log" | sed 's/^/# /'; bail "the package's dependencies install in the tree"; }
-fi
-flock -u 9
+. "$srcdir/tests/systemd/tree.sh"
+tree_prepare "$deb" dpkg-dev || bail "$tree_error"
 
 # ---------------------------------------------------------------------
 # What goes in: the package, the source tree's debian/ (autopkgtest),
