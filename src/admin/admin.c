@@ -36,6 +36,8 @@ struct xd_admin {
 	struct xd_log_limit log_refused;
 	char hostname[256]; /* the machine's, for the guard */
 	unsigned long long refused; /* by the guard (guard.h) */
+	unsigned long long dry_run_forbidden; /* dry runs of a directory
+					       * not allowed (preview.h) */
 	bool ready;
 	void (*done)(void *arg);
 	void *done_arg;
@@ -62,7 +64,8 @@ static void ready(struct xd_admin *a, struct xd_http_exchange *x)
 static void metrics(struct xd_admin *a, struct xd_http_exchange *x)
 {
 	struct xd_admin_http own = {xd_http_stats(a->http), &a->refused,
-				    xd_pager_stats(a->pager)};
+				    xd_pager_stats(a->pager),
+				    &a->dry_run_forbidden};
 
 	x->content_type = XD_METRICS_CONTENT_TYPE;
 	xd_pager_start(a->pager, x, &xd_metrics_pager,
@@ -162,7 +165,7 @@ static void reload(struct xd_admin *a, struct xd_http_exchange *x)
 
 	if (dry != 0) {
 		if (dry > 0)
-			xd_preview_start(x, &a->deps);
+			xd_preview_start(x, &a->deps, &a->dry_run_forbidden);
 		return;
 	}
 	xd_info("admin: reload asked by %s", x->peer);

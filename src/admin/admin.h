@@ -30,6 +30,7 @@
 #include <stdbool.h>
 #include <uv.h>
 
+#include "admin/csds_service.h"
 #include "cache/cache.h"
 #include "config/config.h"
 #include "etcd/etcd.h"
@@ -53,6 +54,8 @@ struct xd_admin_deps {
 	const struct xd_tls *tls; /* the xDS listener's TLS, or NULL */
 	/* the etcd source's health, or NULL with `source: files` */
 	const struct xd_etcd_health *etcd;
+	/* the client status service, for its figures (NULL: none) */
+	const struct xd_csds_service *csds;
 };
 
 struct xd_admin;

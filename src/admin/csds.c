@@ -5,14 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol/derived.h"
-#include "protocol/nameset.h"
 #include "wire/wire.h"
 #include "util/loop_thread.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 #include "xds/message.h"
-#include "xds/xdstp.h"
 
 /* ---------------- the request ---------------- */
 
@@ -269,6 +266,15 @@ static void put_enum(struct xd_buf *b, uint32_t field, int v)
 	xd_wire_varint(b, (uint64_t)v);
 }
 
+/* A uint32, left out when 0 as proto3 does. */
+static void put_varint(struct xd_buf *b, uint32_t field, uint32_t v)
+{
+	if (v == 0)
+		return;
+	xd_wire_tag(b, field, XD_WT_VARINT);
+	xd_wire_varint(b, v);
+}
+
 /* What a type's statuses are, from the sync state /clients shows. */
 struct type_status {
 	int config;          /* STALE or NOT_SENT when pending */
@@ -285,7 +291,6 @@ static struct type_status type_status(const struct xd_client_type *ct,
 {
 	const struct xd_sub *sub = ct->sub;
 	struct type_status s = {.version = sub->acked_version, .delta = delta};
-	enum xd_rtype t;
 
 	switch (ct->sync) {
 	case XD_SUB_SYNCED:
@@ -307,27 +312,8 @@ static struct type_status type_status(const struct xd_client_type *ct,
 	s.answered = ct->sync == XD_SUB_SYNCED || sub->sent_version[0] != '\0';
 	/* Secrets' contents never leave through CSDS, whoever asks. */
 	s.contents = !q->exclude_contents &&
-		     !(xd_rtype_from_url(ct->type_url, strlen(ct->type_url),
-					 &t) == 0 &&
-		       t == XD_SECRET);
+		     !xd_rtype_url_secret(ct->type_url, strlen(ct->type_url));
 	return s;
-}
-
-/* The entry of `name` in `t` as sent under `names` (a delta client's
- * glob collection covers its members, rule X2), or NULL. */
-static const struct xd_entry *entry_in(const struct xd_table *t,
-				       const struct xd_names *names,
-				       bool delta, const char *name,
-				       size_t len)
-{
-	const struct xd_entry *e;
-
-	if (t == NULL ||
-	    !(names->all || xd_nameset_has(names->set, name, len) ||
-	      (delta && xd_derived_in_glob(names->set, name, len))))
-		return NULL;
-	e = xd_table_find(t, name, len);
-	return e != NULL ? e : xd_table_find_alias(t, name, len);
 }
 
 /* One resource's statuses. */
@@ -347,19 +333,14 @@ struct res_status {
  * others it still runs, ACKed. A resource the client was never seen to
  * ACK is REQUESTED.
  */
-static struct res_status res_status(const struct xd_client_type *ct,
-				     const struct type_status *s,
-				     const char *name, size_t len,
-				     const struct xd_entry *e)
+static struct res_status res_status(const struct type_status *s,
+				     const struct xd_client_resource *res)
 {
-	const struct xd_sub *sub = ct->sub;
-	const struct xd_entry *ran = entry_in(sub->acked, &sub->acked_names,
-					      s->delta, name, len);
+	const struct xd_entry *ran = res->running, *e = res->current;
 	struct res_status r = {.config = s->config, .shown = e};
 
 	if (s->nacked) {
-		const struct xd_entry *refused =
-			entry_in(xd_sub_held(sub), &sub->ledger->names, s->delta, name, len);
+		const struct xd_entry *refused = res->held;
 
 		if (refused != NULL &&
 		    (!s->delta || ran == NULL || ran->hash != refused->hash)) {
@@ -395,24 +376,25 @@ static void put_any(struct xd_buf *b, uint32_t field, const char *type_url,
 	xd_wire_close(b, mark);
 }
 
-/* One GenericXdsConfig as a ClientConfig field: resource `e`, or a
- * subscribed name the snapshot lacks (e NULL). */
+/* One GenericXdsConfig as a ClientConfig field: a resource the client
+ * asks for (its name, what the table has under it now, NULL if
+ * nothing, what the client runs and holds). */
 static void put_config(struct xd_buf *b, const struct xd_client_type *ct,
-		       const struct type_status *s, const char *name,
-		       size_t name_len, const struct xd_entry *e)
+		       const struct type_status *s,
+		       const struct xd_client_resource *res)
 {
 	const struct xd_sub *sub = ct->sub;
-	struct res_status r = res_status(ct, s, name, name_len, e);
+	struct res_status r = res_status(s, res);
 	size_t mark, m2;
 
 	/* error_state goes with NACKED, and only with it */
 	XD_ASSERT_INFO((r.refused != NULL) == (r.client == XD_CLIENT_NACKED),
 		       "%s '%.*s': client status %d", ct->type_url,
-		       (int)name_len, name, r.client);
+		       (int)res->name.len, res->name.data, r.client);
 	xd_wire_tag(b, XD_CLIENT_CONFIG_GENERIC, XD_WT_LEN);
 	mark = xd_wire_open(b);
 	put_str(b, XD_GENERIC_TYPE_URL, ct->type_url);
-	put_text(b, XD_GENERIC_NAME, name, name_len);
+	put_text(b, XD_GENERIC_NAME, res->name.data, res->name.len);
 	put_str(b, XD_GENERIC_VERSION_INFO, s->version);
 	if (r.shown != NULL && s->contents)
 		put_any(b, XD_GENERIC_XDS_CONFIG, ct->type_url, r.shown);
@@ -434,77 +416,36 @@ static void put_config(struct xd_buf *b, const struct xd_client_type *ct,
 	xd_wire_close(b, mark);
 }
 
-static bool is_star(struct xd_name n)
+struct put_ctx {
+	struct xd_buf *b;
+	const struct xd_client_type *ct;
+	const struct type_status *s;
+};
+
+static void put_one(void *arg, const struct xd_client_resource *res)
 {
-	return n.len == 1 && n.data[0] == '*';
+	const struct put_ctx *p = arg;
+
+	put_config(p->b, p->ct, p->s, res);
 }
 
 /*
- * A glob collection the stream subscribes to (rule X2): its members
- * under their own names, as the client was sent them, each once (not
- * again when also subscribed by name, or under a wildcard); an empty
- * one as the glob's name, which does not exist, as the client was told
- * with removed_resources.
+ * Every resource the stream asks for of one type, each once
+ * (xd_client_type_resources): by wildcard, by name, by locator (under its
+ * name, rule P1), a glob collection's members under their own names as
+ * the client was sent them (rule X2), an empty one as the glob's name,
+ * which does not exist, as the client was told with removed_resources.
  */
-static void put_glob(struct xd_buf *b, const struct xd_client_type *ct,
-		     const struct type_status *s, struct xd_name glob)
-{
-	const struct xd_sub *sub = ct->sub;
-	/* the members are memoized on the table (derived.h); this runs on
-	 * the loop thread, as the sessions that share that memo do */
-	struct xd_table *cur = (struct xd_table *)ct->current;
-	struct xd_nameset *members = xd_derived_glob(cur, glob);
-	size_t n = xd_nameset_count(members);
-
-	if (n == 0)
-		put_config(b, ct, s, glob.data, glob.len, NULL);
-	for (size_t i = 0; i < n; i++) {
-		struct xd_name m = xd_nameset_at(members, i);
-
-		if (sub->want.all || xd_nameset_has(sub->want.set, m.data, m.len))
-			continue; /* listed as a name of its own */
-		put_config(b, ct, s, m.data, m.len,
-			   xd_table_find(cur, m.data, m.len));
-	}
-	xd_nameset_unref(members);
-}
-
-/* Every resource the stream subscribes to of one type. */
 static void put_type(struct xd_buf *b, const struct xd_client_type *ct,
 		     bool delta, const struct xd_csds_query *q)
 {
-	const struct xd_sub *sub = ct->sub;
-	const struct xd_table *cur = ct->current;
 	struct type_status s = type_status(ct, delta, q);
-	size_t n = xd_nameset_count(sub->want.set);
-	bool globs = xd_nameset_globs(sub->want.set) > 0 && cur != NULL &&
-		     delta; /* in SotW a glob is a name like any (rule X2) */
+	struct put_ctx p = {b, ct, &s};
 
-	if (sub->want.all && cur != NULL)
-		for (size_t i = 0; i < xd_table_count(cur); i++) {
-			const struct xd_entry *e = xd_table_at(cur, i);
-
-			put_config(b, ct, &s, e->name, e->name_len, e);
-		}
-	for (size_t i = 0; i < n; i++) {
-		struct xd_name name = xd_nameset_at(sub->want.set, i);
-		const struct xd_entry *e = NULL;
-
-		if (is_star(name))
-			continue;
-		if (globs && xd_xdstp_is_glob(name.data, name.len)) {
-			put_glob(b, ct, &s, name);
-			continue;
-		}
-		if (cur != NULL) {
-			e = xd_table_find(cur, name.data, name.len);
-			if (e == NULL)
-				e = xd_table_find_alias(cur, name.data, name.len);
-		}
-		if (sub->want.all && e != NULL)
-			continue; /* listed above */
-		put_config(b, ct, &s, name.data, name.len, e);
-	}
+	/* the glob members are memoized on the table (derived.h); this
+	 * runs on the loop thread, as the sessions that share that memo
+	 * do */
+	xd_client_type_resources(ct, delta, put_one, &p);
 }
 
 /* One node: the streams that share its id and cluster. */
@@ -529,7 +470,8 @@ struct render {
 	size_t ngroups;
 	uint32_t *index; /* open addressing: group + 1, 0 for empty */
 	size_t index_cap;
-	size_t bytes, max;
+	size_t bytes; /* the groups' parts held (their lengths) */
+	size_t max;   /* of the step under way */
 	bool over;
 	size_t written; /* groups appended to the answer, once walked */
 };
@@ -601,7 +543,7 @@ static struct group_type *type_of(struct group *g, const char *type_url)
 /* The node as xdsd keeps it (client.h, struct xd_client_view). */
 static void put_node(struct xd_buf *b, const struct xd_client_view *c)
 {
-	size_t mark;
+	size_t mark, inner;
 
 	put_str(b, XD_NODE_ID, c->node_id);
 	put_str(b, XD_NODE_CLUSTER, c->node_cluster);
@@ -614,7 +556,20 @@ static void put_node(struct xd_buf *b, const struct xd_client_view *c)
 		xd_wire_close(b, mark);
 	}
 	put_str(b, XD_NODE_USER_AGENT_NAME, c->user_agent_name);
-	put_str(b, XD_NODE_USER_AGENT_VERSION, c->user_agent_version);
+	if (c->user_agent_build == NULL) {
+		put_str(b, XD_NODE_USER_AGENT_VERSION, c->user_agent_version);
+		return;
+	}
+	/* as the client sent it: a BuildVersion, not a string */
+	xd_wire_tag(b, XD_NODE_USER_AGENT_BUILD_VERSION, XD_WT_LEN);
+	mark = xd_wire_open(b);
+	xd_wire_tag(b, XD_BUILD_VERSION_VERSION, XD_WT_LEN);
+	inner = xd_wire_open(b);
+	put_varint(b, XD_SEMVER_MAJOR, c->user_agent_build->major);
+	put_varint(b, XD_SEMVER_MINOR, c->user_agent_build->minor);
+	put_varint(b, XD_SEMVER_PATCH, c->user_agent_build->patch);
+	xd_wire_close(b, inner);
+	xd_wire_close(b, mark);
 }
 
 /* Streams come oldest first: a newer stream's node and types replace
@@ -657,29 +612,61 @@ static void group_free(struct group *g)
 }
 
 struct xd_csds_build *xd_csds_build_new(struct xd_sessions *sessions,
-					const struct xd_csds_query *q, size_t max)
+					const struct xd_csds_query *q)
 {
 	struct render *r = xd_calloc(1, sizeof(*r));
 
 	r->q = q;
-	r->max = max;
 	xd_sessions_cursor_open(sessions, &r->cur);
 	return (struct xd_csds_build *)r;
 }
 
+/* The bytes of a field's tag, length and `len` bytes of body. */
+static size_t field_size(uint32_t field, size_t len)
+{
+	return xd_wire_varint_size((uint64_t)field << 3 | XD_WT_LEN) +
+	       xd_wire_varint_size(len) + len;
+}
+
+/* A group's ClientConfig, whole: its tag and length too. */
+static size_t group_size(const struct group *g)
+{
+	size_t inner = field_size(XD_CLIENT_CONFIG_NODE, g->node.len);
+
+	for (size_t k = 0; k < g->ntypes; k++)
+		inner += g->types[k].configs.len;
+	return field_size(XD_CSDS_RESPONSE_CONFIG, inner);
+}
+
 int xd_csds_build_step(struct xd_csds_build *b, struct xd_buf *out,
-		       uint64_t deadline_ns)
+		       uint64_t deadline_ns, size_t max)
 {
 	struct render *r = (struct render *)b;
 
 	/* the streams, and the glob members memoized on their tables */
 	XD_ASSERT_LOOP();
-	if (!xd_sessions_cursor_walk(&r->cur, each, r, deadline_ns))
+	r->max = max;
+	if (r->bytes > max)
+		r->over = true;
+	if (!r->over && !xd_sessions_cursor_walk(&r->cur, each, r, deadline_ns))
 		return r->over ? -1 : 0;
 	if (r->over)
 		return -1;
+	if (r->written == 0 && r->ngroups > 0) {
+		/* the answer's size is known now: one allocation of it,
+		 * where growing by doubling could hold twice as much */
+		size_t total = 0;
+
+		for (size_t i = 0; i < r->ngroups; i++)
+			total += group_size(&r->groups[i]);
+		if (total > max)
+			return -1;
+		xd_buf_reserve(out, total);
+	}
+	if (r->bytes + out->len > max)
+		return -1;
 	/* then the answer: tens of MB for thousands of nodes, copied a
-	 * slice at a time too */
+	 * slice at a time too, each node's parts freed once copied */
 	while (r->written < r->ngroups) {
 		struct group *g = &r->groups[r->written++];
 		size_t mark;
@@ -692,10 +679,20 @@ int xd_csds_build_step(struct xd_csds_build *b, struct xd_buf *out,
 			xd_buf_append(out, g->types[k].configs.data,
 				      g->types[k].configs.len);
 		xd_wire_close(out, mark);
+		r->bytes -= g->node.len;
+		for (size_t k = 0; k < g->ntypes; k++)
+			r->bytes -= g->types[k].configs.len;
+		group_free(g);
+		memset(g, 0, sizeof(*g));
 		if (r->written % 64 == 0 && uv_hrtime() >= deadline_ns)
 			return 0;
 	}
 	return 1;
+}
+
+size_t xd_csds_build_bytes(const struct xd_csds_build *b)
+{
+	return ((const struct render *)b)->bytes;
 }
 
 void xd_csds_build_free(struct xd_csds_build *b)

@@ -33,9 +33,11 @@
  *                  NACK's message, time, and the version it rejected
  *
  * The sync state is kept per stream and type (sub.h, xd_sub_sync); per
- * resource, what the client runs is the content it last ACKed
- * (sub->acked) and what it refused is the content it answered last
- * with a NACK (its ledger's table, xd_sub_held). A SotW NACK refuses
+ * resource (xd_client_type_resources), what the client runs is the content it
+ * last ACKed (its running ledger) and what it refused is the content
+ * it answered last with a NACK (the ledger of what it holds). A
+ * resource asked for by a locator (rule P1) is listed under its name,
+ * with the variant the client holds. A SotW NACK refuses
  * its whole response: every resource in it is NACKED. A delta NACK concerns the resources that
  * differ from what the client runs (those the refused responses
  * changed); the rest stay ACKED.
@@ -64,7 +66,8 @@
 #define XD_CSDS_MAX_MATCHERS 64
 
 /* The largest answer: past it the call ends RESOURCE_EXHAUSTED (narrow
- * the matchers, or set exclude_resource_contents). */
+ * the matchers, or set exclude_resource_contents). All the answers
+ * being built or sent at once hold no more (csds_service.h). */
 #define XD_CSDS_RESPONSE_MAX (256u << 20)
 
 enum xd_csds_match {
@@ -108,16 +111,21 @@ bool xd_csds_query_matches(const struct xd_csds_query *q, const char *node_id,
  * (the admin's pages do the same, pager.h): each step walks the streams
  * open when the build began until `deadline_ns` (uv_hrtime), copying
  * what each matching node contributes, then appends the answer to `out`
- * (the same buffer at every step), node after node. A step returns 0 to
- * go on, 1 once the answer is whole, or -1 when it would exceed `max`
- * bytes (`out` then holds nothing usable). `q` must outlive the build.
+ * (the same buffer at every step, sized once for the whole answer),
+ * node after node, freeing each node's copies as it goes. A step
+ * returns 0 to go on, 1 once the answer is whole, or -1 when what the
+ * build holds (xd_csds_build_bytes, plus out->len) would exceed `max`
+ * bytes, which may differ at each step (`out` then holds nothing
+ * usable). `q` must outlive the build.
  */
 struct xd_csds_build;
 
 struct xd_csds_build *xd_csds_build_new(struct xd_sessions *sessions,
-					const struct xd_csds_query *q, size_t max);
+					const struct xd_csds_query *q);
 int xd_csds_build_step(struct xd_csds_build *b, struct xd_buf *out,
-		       uint64_t deadline_ns);
+		       uint64_t deadline_ns, size_t max);
+/* The bytes of the nodes' copies the build holds, not yet in `out`. */
+size_t xd_csds_build_bytes(const struct xd_csds_build *b);
 void xd_csds_build_free(struct xd_csds_build *b);
 
 #endif

@@ -6,10 +6,12 @@
 #include <stdlib.h>
 
 #include "admin/process.h"
+#include "transport/conns.h"
 #include "transport/handshakes.h"
 #include "transport/methods.h"
 #include "transport/refusals.h"
 #include "util/loop_thread.h"
+#include "util/trim.h"
 #include "util/xalloc.h"
 
 /* ---------------- exposition format ---------------- */
@@ -108,9 +110,12 @@ static const char *type_label(int t)
 
 static void streams(struct xd_buf *out, const struct xd_sessions_stats *st)
 {
+	size_t n;
+	const struct xd_method *methods = xd_methods(&n);
+
 	head(out, "xdsd_streams", "gauge", "Streams open now, by method.");
-	for (size_t i = 0; i < xd_method_count; i++) {
-		const struct xd_method *m = &xd_methods[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct xd_method *m = &methods[i];
 
 		sample(out, "xdsd_streams", "method",
 		       m->aggregated ? "ADS" : xd_rtype_info(m->type)->service,
@@ -136,6 +141,9 @@ static void per_type(struct xd_buf *out, const struct xd_sessions_stats *st)
 		{"xdsd_ack_timeouts_total",
 		 "Responses not answered within ack_timeout, by resource type.",
 		 offsetof(struct xd_type_stats, ack_timeouts)},
+		{"xdsd_resources_withheld_total",
+		 "Names clients asked for that their identity may not be served (@allow), once per stream and name, by resource type.",
+		 offsetof(struct xd_type_stats, withheld)},
 	};
 
 	for (size_t c = 0; c < sizeof(counters) / sizeof(counters[0]); c++) {
@@ -221,6 +229,10 @@ static void last_good(struct xd_buf *out, const struct xd_laststate *s)
 	       i != NULL ? (double)i->saves_failed : 0);
 	sample(out, "xdsd_state_saves_total", "result", "unchanged", NULL, NULL,
 	       i != NULL ? (double)i->saves_unchanged : 0);
+	head(out, "xdsd_state_save_failing", "gauge",
+	     "1 while the newest save of the last good state failed: the state on disk is older than what is served.");
+	sample(out, "xdsd_state_save_failing", NULL, NULL, NULL, NULL,
+	       i != NULL && i->save_failing ? 1 : 0);
 }
 
 static void reloads(struct xd_buf *out, const struct xd_reloader *r)
@@ -323,14 +335,14 @@ static void rest(struct xd_buf *out, const struct xd_rest *r)
 	head(out, "xdsd_rest_requests_total", "counter",
 	     "REST-JSON requests to a type's path, by resource type.");
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
-		if (t != XD_VIRTUAL_HOST)
+		if (xd_rtype_info((enum xd_rtype)t)->rest_path != NULL)
 			sample(out, "xdsd_rest_requests_total", "type",
 			       type_label(t), NULL, NULL,
 			       (double)st->requests[t]);
 	head(out, "xdsd_rest_responses_total", "counter",
 	     "REST-JSON DiscoveryResponses sent, by resource type.");
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
-		if (t != XD_VIRTUAL_HOST)
+		if (xd_rtype_info((enum xd_rtype)t)->rest_path != NULL)
 			sample(out, "xdsd_rest_responses_total", "type",
 			       type_label(t), NULL, NULL, (double)st->answers[t]);
 	head(out, "xdsd_rest_refused_total", "counter",
@@ -360,15 +372,16 @@ static void http(struct xd_buf *out, const struct xd_admin_http *admin,
 		const char *name;
 		const struct xd_http_stats *st;
 		unsigned long long foreign; /* the admin guard's */
+		unsigned long long dry_run_dir; /* the admin's dry runs' */
 		const struct xd_rest_stats *rest; /* its requests' refusals */
 	} ep[2];
 	size_t n = 0;
 
 	if (admin != NULL)
 		ep[n++] = (struct endpoint){"admin", admin->http, *admin->foreign,
-					    NULL};
+					    *admin->dry_run_dir, NULL};
 	if (rest != NULL)
-		ep[n++] = (struct endpoint){"rest", xd_rest_http_stats(rest), 0,
+		ep[n++] = (struct endpoint){"rest", xd_rest_http_stats(rest), 0, 0,
 					    xd_rest_stats(rest)};
 	head(out, "xdsd_http_connections", "gauge",
 	     "Open connections to an HTTP endpoint (admin, rest).");
@@ -398,6 +411,9 @@ static void http(struct xd_buf *out, const struct xd_admin_http *admin,
 		       (double)st->too_large);
 		sample(out, refused, "endpoint", e, "reason", "foreign_site",
 		       (double)ep[i].foreign);
+		if (ep[i].rest == NULL)
+			sample(out, refused, "endpoint", e, "reason", "dry_run_dir",
+			       (double)ep[i].dry_run_dir);
 		for (int w = 0; ep[i].rest != NULL && w < XD_REST_REFUSAL_COUNT; w++)
 			sample(out, refused, "endpoint", e, "reason",
 			       xd_rest_refusal_name((enum xd_rest_refusal)w),
@@ -448,6 +464,64 @@ static void refusals(struct xd_buf *out)
 		sample(out, "xdsd_streams_refused_total", "reason",
 		       xd_refusal_name((enum xd_refusal)r), NULL, NULL,
 		       (double)xd_refusals((enum xd_refusal)r));
+}
+
+/* Client connections as accepted (conns.h): refusals by reason, zeros
+ * included, deadlines missed, and those open now. */
+static void connections(struct xd_buf *out)
+{
+	size_t idle = xd_conns_idle(), open = xd_conns_open();
+
+	head(out, "xdsd_connections_accepted_total", "counter",
+	     "TCP connections accepted on the xDS listener.");
+	sample(out, "xdsd_connections_accepted_total", NULL, NULL, NULL, NULL,
+	       (double)xd_conns_accepted());
+	head(out, "xdsd_connections_refused_total", "counter",
+	     "Connections to the xDS listener refused as they were accepted, by reason.");
+	for (int r = 0; r < XD_CONN_REFUSED_COUNT; r++)
+		sample(out, "xdsd_connections_refused_total", "reason",
+		       xd_conn_refusal_name((enum xd_conn_refusal)r), NULL,
+		       NULL, (double)xd_conns_refused((enum xd_conn_refusal)r));
+	head(out, "xdsd_connections_first_stream_timeouts_total", "counter",
+	     "Connections closed for opening no stream within first_stream_timeout.");
+	sample(out, "xdsd_connections_first_stream_timeouts_total", NULL, NULL,
+	       NULL, NULL, (double)xd_conns_timed_out());
+	head(out, "xdsd_connections", "gauge",
+	     "TCP connections to the xDS listener open now, by whether they hold a stream.");
+	/* two counters read one after the other: one may have moved */
+	sample(out, "xdsd_connections", "state", "idle", NULL, NULL,
+	       (double)idle);
+	sample(out, "xdsd_connections", "state", "streaming", NULL, NULL,
+	       (double)(open > idle ? open - idle : 0));
+	head(out, "xdsd_heap_trims_total", "counter",
+	     "Times freed heap memory was given back to the system after streams or connections went.");
+	sample(out, "xdsd_heap_trims_total", NULL, NULL, NULL, NULL,
+	       (double)xd_trims());
+	head(out, "xdsd_connections_blocked_addresses", "gauge",
+	     "Client addresses over max_idle_connections_per_address whose new connections are dropped now.");
+	sample(out, "xdsd_connections_blocked_addresses", NULL, NULL, NULL,
+	       NULL, (double)xd_conns_blocked());
+}
+
+/* Client status answers under way, what they hold, and the calls
+ * refused, every reason (csds_service.h), zeros included. */
+static void csds(struct xd_buf *out, const struct xd_csds_service *svc)
+{
+	struct xd_csds_stats st;
+
+	xd_csds_service_stats(svc, &st);
+	head(out, "xdsd_csds_answers", "gauge",
+	     "Client status (CSDS) answers being built or sent now.");
+	sample(out, "xdsd_csds_answers", NULL, NULL, NULL, NULL, (double)st.answers);
+	head(out, "xdsd_csds_answer_bytes", "gauge",
+	     "Bytes the client status answers being built or sent hold together.");
+	sample(out, "xdsd_csds_answer_bytes", NULL, NULL, NULL, NULL, (double)st.bytes);
+	head(out, "xdsd_csds_refused_total", "counter",
+	     "Client status calls refused, by reason (identity: not allowed; answers, memory: too many answers under way, or too large together; too_large: the answer alone).");
+	for (int r = 0; r < XD_CSDS_REFUSED_COUNT; r++)
+		sample(out, "xdsd_csds_refused_total", "reason",
+		       xd_csds_refusal_name((enum xd_csds_refusal)r), NULL, NULL,
+		       (double)st.refused[r]);
 }
 
 /* With tls: the handshakes that failed, and when the certificates in
@@ -568,6 +642,9 @@ static bool page_step(void *page, struct xd_http_exchange *x,
 	per_type(out, st);
 	subscriptions(out, &p->sc);
 	refusals(out);
+	connections(out);
+	if (deps->csds != NULL)
+		csds(out, deps->csds);
 	if (deps->tls != NULL)
 		tls(out, deps->tls);
 	if (deps->rest != NULL)

@@ -77,6 +77,8 @@ struct xd_admin_http {
 	const struct xd_http_stats *http;
 	const unsigned long long *foreign; /* refused by its guard (guard.h) */
 	const struct xd_pager_stats *pager; /* its pages written in slices */
+	/* dry runs refused for the directory they name (preview.h) */
+	const unsigned long long *dry_run_dir;
 };
 
 /*

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "admin/reloads.h"
-#include "protocol/nameset.h"
 #include "protocol/sub.h"
 #include "rest/rest.h"
 #include "util/jsonw.h"
@@ -101,7 +100,8 @@ static void add_node(struct collect *c, const char *id, size_t k, bool rest)
 	c->hits[c->nhits++] = (struct hit){k, id, rest};
 }
 
-/* The resources removed from key k that `v` asks for by name. */
+/* The resources removed from key k that `v` asks for by name (or by a
+ * locator of that name, rule P1). */
 static void asked(struct collect *c, size_t k, const struct xd_client_view *v)
 {
 	const struct xd_diff_key *dk = &c->d->keys[k];
@@ -130,7 +130,8 @@ static void asked(struct collect *c, size_t k, const struct xd_client_view *v)
 				const char *name = ds->res[r].name;
 
 				if (ds->res[r].change != XD_DIFF_REMOVED ||
-				    !xd_nameset_has(sub->want.set, name, strlen(name)))
+				    !xd_client_type_asks_for(&v->types[i], name,
+							     strlen(name)))
 					continue;
 				c->asks = xd_grow(c->asks, &c->capasks, c->nasks + 1,
 						  sizeof(*c->asks));
@@ -314,22 +315,69 @@ static void answer(void *arg, const struct xd_reload_record *rec)
 	free(p);
 }
 
-void xd_preview_start(struct xd_http_exchange *x,
-		      const struct xd_admin_deps *deps)
+/* Whether `path` is `root` or below it (both resolved, absolute). */
+static bool at_or_below(const char *root, const char *path)
 {
-	char dir[DIR_MAX];
+	size_t n = strlen(root);
+
+	if (strcmp(root, "/") == 0)
+		return true;
+	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/*
+ * Whether a dry run may read `real` (resolved: no symlink, no "..", so
+ * that neither leads out): the snapshot directory itself, or a
+ * directory at or below one of dry_run_dirs. A dry run quotes what it
+ * reads in its errors, so any directory xdsd can read would let whoever
+ * reaches the admin endpoint read files it cannot.
+ */
+static bool dir_allowed(const struct xd_config *cfg, const char *real)
+{
+	char root[PATH_MAX];
+
+	if (realpath(cfg->snapshots, root) != NULL && strcmp(root, real) == 0)
+		return true;
+	for (size_t i = 0; i < cfg->ndry_run_dirs; i++)
+		if (realpath(cfg->dry_run_dirs[i], root) != NULL &&
+		    at_or_below(root, real))
+			return true;
+	return false;
+}
+
+/* Refusals of a directory are logged, a few a second. */
+static struct xd_log_limit refusal_log = XD_LOG_LIMIT_INIT(5, 1000);
+
+void xd_preview_start(struct xd_http_exchange *x,
+		      const struct xd_admin_deps *deps,
+		      unsigned long long *forbidden)
+{
+	char dir[DIR_MAX], real[PATH_MAX], why[DIR_MAX + 256];
 	int rc = xd_http_query_get(x->query, "snapshots", dir, sizeof(dir));
+	unsigned long dropped;
 	struct preview *p;
 
 	if (rc < 0 || (rc > 0 && dir[0] != '/')) {
 		xd_http_text(x, 400, "snapshots: an absolute path of a directory on xdsd's machine, percent-encoded");
 		return;
 	}
+	if (rc > 0 && (realpath(dir, real) == NULL || !dir_allowed(deps->cfg, real))) {
+		/* the same answer whether it exists or not: no probing */
+		snprintf(why, sizeof(why),
+			 "snapshots: '%s' is not a directory a dry run may read: the snapshot directory, or one at or below a directory of dry_run_dirs (xdsd.yaml(5))",
+			 dir);
+		(*forbidden)++;
+		if (xd_log_limit_take(&refusal_log, &dropped))
+			xd_warn("admin: refused a dry run asked by %s: %s%s", x->peer, why,
+				dropped ? " (and more such, not logged)" : "");
+		xd_http_text(x, 403, why);
+		return;
+	}
 	xd_info("admin: dry run asked by %s%s%s", x->peer,
-		rc > 0 ? " of " : "", rc > 0 ? dir : "");
+		rc > 0 ? " of " : "", rc > 0 ? real : "");
 	p = xd_calloc(1, sizeof(*p));
 	p->x = x;
 	p->sessions = deps->sessions;
 	p->rest = deps->rest;
-	xd_reload_dry_run(deps->reloader, rc > 0 ? dir : NULL, answer, p);
+	xd_reload_dry_run(deps->reloader, rc > 0 ? real : NULL, answer, p);
 }

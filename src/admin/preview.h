@@ -19,9 +19,16 @@
  * name (their subscriptions), and a change that reaches every
  * connected node.
  *
+ * DIR must be the snapshot directory or at or below one of
+ * `dry_run_dirs:` (xdsd.yaml(5)), symlinks and ".." resolved first: a
+ * dry run quotes what it reads in its errors, so an arbitrary directory
+ * would let whoever reaches the admin endpoint read, through xdsd,
+ * files only xdsd may read. The resolved directory is what is read.
+ *
  * 200 with the answer; 422 when the reload would be refused (its
- * errors); 400 for a malformed query; 503 when xdsd is stopping or too
- * many dry runs wait.
+ * errors); 400 for a malformed query; 403 for a directory a dry run may
+ * not read (logged, and counted in *forbidden); 503 when xdsd is
+ * stopping or too many dry runs wait.
  *
  * Thread: loop thread only.
  */
@@ -35,8 +42,10 @@
  * 1 yes, 0 no, -1 malformed (answered with 400). */
 int xd_preview_asked(struct xd_http_exchange *x);
 
-/* Starts the dry run; the exchange is answered when it is over. */
+/* Starts the dry run; the exchange is answered when it is over. A
+ * directory refused is counted in *forbidden. */
 void xd_preview_start(struct xd_http_exchange *x,
-		      const struct xd_admin_deps *deps);
+		      const struct xd_admin_deps *deps,
+		      unsigned long long *forbidden);
 
 #endif

@@ -88,8 +88,11 @@ static void section_json(struct xd_jw *w, const struct xd_diff_section *s)
 			xd_jw_key(w, "change");
 			xd_jw_str(w, xd_diff_change_name(s->res[r].change));
 			versions(w, s->res[r].before, s->res[r].after);
-			xd_jw_key(w, "diff");
-			xd_jw_str(w, s->res[r].text != NULL ? s->res[r].text : "");
+			/* a reload's summary names them, without text */
+			if (s->res[r].text != NULL) {
+				xd_jw_key(w, "diff");
+				xd_jw_str(w, s->res[r].text);
+			}
 			xd_jw_obj_end(w);
 		}
 		xd_jw_arr_end(w);
@@ -185,6 +188,12 @@ void xd_reload_record_reach_json(struct xd_jw *w,
 	xd_jw_key(w, "finished");
 	xd_jw_time(when, rec->at_ms);
 	xd_jw_str(w, when);
+	/* the etcd revision it loaded; null for the directory */
+	xd_jw_key(w, "etcd_revision");
+	if (rec->revision > 0)
+		xd_jw_int(w, rec->revision);
+	else
+		xd_jw_null(w);
 	xd_jw_key(w, "seconds");
 	xd_jw_num(w, rec->seconds);
 	xd_jw_key(w, "snapshots");
@@ -197,6 +206,15 @@ void xd_reload_record_reach_json(struct xd_jw *w,
 	/* refused, and the last good state served instead */
 	xd_jw_key(w, "last_good");
 	xd_jw_bool(w, rec->last_good);
+	if (!rec->dry_run) {
+		const char *ro = xd_reload_rollout_name(rec->rollout);
+
+		xd_jw_key(w, "rollout");
+		if (ro != NULL)
+			xd_jw_str(w, ro);
+		else
+			xd_jw_null(w);
+	}
 	xd_errors_json(w, rec->nerrors, rec->errors, rec->nkept);
 	if (rec->diff != NULL) {
 		xd_jw_key(w, "diff");

@@ -5,16 +5,24 @@
  * xdsctl reads the same object from both.
  *
  *   {"ok": bool, "trigger": "SIGHUP", "finished": "<RFC 3339 UTC>",
+ *    "etcd_revision": N (null unless the snapshots came from etcd),
  *    "seconds": 0.012, "snapshots": N, "files": N, "changed": N,
  *    "last_good": bool,   (refused, the last good state served instead)
+ *    "rollout": null,     (not a dry run: with a staged rollout, what
+ *                          became of its change: "staged" (with the
+ *                          canaries), "promoted", "rolled_back" (failed
+ *                          or aborted), "replaced" (by a later reload's);
+ *                          null: served to every node as it came)
  *    "error_count": N, "errors": ["file:line:col: message", ...],
  *    "diff": {...}}
  *
  * "errors" holds the first XD_RELOAD_ERRORS_KEPT of "error_count".
  * "diff", in a reload that was not refused, is what it changed
- * (snapshot/diff.h), the same object a dry run answers with
- * (admin/preview.h), which adds the resources and whom each change
- * reaches:
+ * (snapshot/diff.h): its counts, and the first XD_DIFF_SUMMARY_LISTED
+ * resources by name and versions ("cut" when more changed); the same
+ * object a dry run answers with (admin/preview.h), which lists up to
+ * XD_DIFF_MAX_LISTED resources with the diff of each and adds whom each
+ * change reaches:
  *
  *   {"changed": bool, "added": N, "removed": N, "changed_resources": N,
  *    "cut": bool, "connected_nodes": N, "rest_pollers": N (dry run),
@@ -31,7 +39,7 @@
  *        "version_after": "...", "added": N, "removed": N, "changed": N,
  *        "resources": [{"name": "...", "change": "...",
  *          "version_before": "...", "version_after": "...",
- *          "diff": "@@ -1,3 +1,3 @@\n..."}] (dry run)}]}],
+ *          "diff": "@@ -1,3 +1,3 @@\n..." (dry run)}]}]}],
  *    "snapshots_not_shown": N}
  *
  * At most XD_RELOAD_JSON_KEYS snapshots are listed (a dry run:

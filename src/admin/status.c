@@ -220,6 +220,10 @@ static void last_good_json(struct xd_jw *w, const struct xd_laststate *s)
 		xd_jw_str(w, i->last_save_error);
 	else
 		xd_jw_null(w);
+	xd_jw_key(w, "last_save_error_at");
+	xd_jw_time_or_null(w, i->last_save_error_at_ms);
+	xd_jw_key(w, "save_failing");
+	xd_jw_bool(w, i->save_failing);
 	xd_jw_obj_end(w);
 }
 

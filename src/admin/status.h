@@ -50,7 +50,11 @@
  *       "error_count": 1, "errors": ["..."],  (why they were refused)
  *       "saves_ok": 3, "saves_failed": 0,
  *       "saves_unchanged": 1,              (not rewritten: the same content)
- *       "last_save_error": null }}         (or why the last failed save did)
+ *       "last_save_error": null,           (or why the last failed save did)
+ *       "last_save_error_at": null,        (or when, RFC 3339 UTC)
+ *       "save_failing": false }}           (the newest save failed: the
+ *                                           state on disk is older than
+ *                                           what is served)
  *
  * The HTML page (status_page.h) shows the same figures, computed by the
  * same functions below.

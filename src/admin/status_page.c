@@ -33,8 +33,9 @@ static const char css[] =
 	"dl{display:flex;flex-wrap:wrap;gap:6px 28px;margin:10px 0 4px}"
 	"dl div{min-width:90px}dt{color:var(--muted);font-size:12px}dd{margin:0;font-weight:600}"
 	"dd.soon{color:var(--warn)}dd.expired{color:var(--bad)}"
-	"#last-good{margin:14px 0 0;padding:8px 12px;border:2px solid var(--bad);"
-	"border-radius:6px;background:#fff5f5}#last-good ul{margin:4px 0 0}"
+	/* what an operator must see first: above everything in <main> */
+	".alert{margin:14px 0 0;padding:8px 12px;border:2px solid var(--bad);"
+	"border-radius:6px;background:#fff5f5}.alert ul{margin:4px 0 0}"
 	"nav{font-size:12px;color:var(--muted)}nav a{margin-right:10px}"
 	"a{color:#0969da;text-decoration:none}a:hover{text-decoration:underline}"
 	"table{border-collapse:collapse;width:100%}"
@@ -192,6 +193,25 @@ static void source_item(struct xd_buf *out, const struct xd_admin_deps *deps,
 		      e->reconnects == 1 ? "" : "s");
 }
 
+/* Beside the readiness badge: what the warnings at the top of <main>
+ * say, so that a green "ready" never stands alone above them. */
+static void warning_badges(struct xd_buf *out, const struct xd_admin_deps *deps)
+{
+	const struct xd_laststate *s = xd_reloader_laststate(deps->reloader);
+	const struct xd_laststate_info *i = s != NULL ? xd_laststate_info(s) : NULL;
+
+	if (i != NULL && i->serving)
+		xd_buf_printf(out, " <a href=\"#last-good\" class=\"badge bad\" id=warn-last-good>"
+				   "serving the last good state</a>");
+	if (deps->rollout != NULL &&
+	    xd_rollout_status(deps->rollout)->state == XD_ROLLOUT_FAILED)
+		xd_buf_printf(out, " <a href=\"#rollout-failed\" class=\"badge bad\" id=warn-rollout>"
+				   "rollout failed</a>");
+	if (i != NULL && i->save_failing)
+		xd_buf_printf(out, " <a href=\"#save-failing\" class=\"badge bad\" id=warn-save>"
+				   "saves failing</a>");
+}
+
 static void header(struct xd_buf *out, const struct xd_admin_deps *deps,
 		   const struct xd_status_overview *o, bool ready)
 {
@@ -205,6 +225,8 @@ static void header(struct xd_buf *out, const struct xd_admin_deps *deps,
 	xd_buf_printf(out, "</small></h1>%s", ready ?
 			      "<span class=\"badge ok\" id=ready>ready</span>" :
 			      "<span class=\"badge bad\" id=ready>not ready</span>");
+	/* beside "ready", each warning below it (warnings) */
+	warning_badges(out, deps);
 	xd_buf_printf(out, "<dl><div><dt>xDS listener</dt><dd id=listen><code>");
 	h(out, deps->cfg->listen);
 	/* `listen: HOST:0` takes a free port: show which */
@@ -238,7 +260,7 @@ static void header(struct xd_buf *out, const struct xd_admin_deps *deps,
 			   "<a href=\"/config_dump\">/config_dump</a></nav></header>\n");
 }
 
-/* ---------------- the last good state ---------------- */
+/* ---------------- warnings ---------------- */
 
 /* Served instead of refused snapshots: first thing on the page. */
 static void last_good(struct xd_buf *out, const struct xd_laststate *s)
@@ -249,7 +271,7 @@ static void last_good(struct xd_buf *out, const struct xd_laststate *s)
 	if (s == NULL || !(i = xd_laststate_info(s))->serving)
 		return;
 	xd_jw_time(when, i->served_saved_at_ms);
-	xd_buf_printf(out, "<section id=last-good><strong>Serving the last good state</strong>, "
+	xd_buf_printf(out, "<section id=last-good class=alert><strong>Serving the last good state</strong>, "
 			   "saved <time>%s</time> in <code>", when);
 	h(out, i->path);
 	xd_buf_printf(out, "</code>: the snapshots were refused at start-up "
@@ -261,6 +283,54 @@ static void last_good(struct xd_buf *out, const struct xd_laststate *s)
 		xd_buf_printf(out, "</code></li>");
 	}
 	xd_buf_printf(out, "</ul></section>\n");
+}
+
+/* The newest save of the last good state failed: a restart with broken
+ * snapshots would serve an older state than this one. */
+static void save_failing(struct xd_buf *out, const struct xd_laststate *s,
+			 int64_t now_ms)
+{
+	const struct xd_laststate_info *i;
+
+	if (s == NULL || !(i = xd_laststate_info(s))->save_failing)
+		return;
+	xd_buf_printf(out, "<section id=save-failing class=alert><strong>The last good state "
+			   "cannot be saved</strong>: the last save failed ");
+	time_cell(out, i->last_save_error_at_ms, now_ms);
+	xd_buf_printf(out, ": <code>");
+	h(out, i->last_save_error != NULL ? i->last_save_error : "");
+	xd_buf_printf(out, "</code>. The snapshots are served all the same, but <code>");
+	h(out, i->path);
+	if (i->saved_at_ms > 0) {
+		xd_buf_printf(out, "</code> holds an older state, saved ");
+		time_cell(out, i->saved_at_ms, now_ms);
+		xd_buf_printf(out, ", which a start with broken snapshots would serve.</section>\n");
+	} else {
+		xd_buf_printf(out, "</code> holds nothing: a start with broken snapshots "
+				   "would be refused.</section>\n");
+	}
+}
+
+/* The last staged rollout failed: its change was rolled back, and the
+ * snapshot files hold what is not served. */
+static void rollout_failed(struct xd_buf *out, const struct xd_rollout *ro,
+			   int64_t now_ms)
+{
+	const struct xd_rollout_status *st;
+
+	if (ro == NULL || (st = xd_rollout_status(ro))->state != XD_ROLLOUT_FAILED)
+		return;
+	xd_buf_printf(out, "<section id=rollout-failed class=alert><strong>Staged rollout %llu "
+			   "failed</strong> ",
+		      (unsigned long long)st->id);
+	time_cell(out, st->ended_ms, now_ms);
+	xd_buf_printf(out, " and was rolled back: <code>");
+	h(out, st->reason);
+	xd_buf_printf(out, "</code>. Every node, canaries included, is served the "
+			   "snapshots from before the reload (");
+	h(out, st->trigger != NULL ? st->trigger : "");
+	xd_buf_printf(out, ") that started it; what that reload read is not served "
+			   "until a reload changes it (see Staged rollout below).</section>\n");
 }
 
 /* ---------------- snapshots ---------------- */
@@ -311,20 +381,80 @@ static void snapshots(struct xd_buf *out, const struct xd_admin_deps *deps,
  * the rest of the page; /status.json has all that are kept. */
 #define PAGE_ERRORS 5
 
+/* What a good reload changed, under its row: per snapshot, the
+ * resources its record names (a few: XD_DIFF_SUMMARY_LISTED), each
+ * with + added, - removed or ~ changed, and how many more it counted. */
+static void reload_changes(struct xd_buf *out, const struct xd_diff *d)
+{
+	size_t named = 0, all = d->added + d->removed + d->changed;
+
+	if (d->listed == 0)
+		return;
+	xd_buf_printf(out, "<ul class=errors>");
+	for (size_t i = 0; i < d->nkeys; i++) {
+		const struct xd_diff_key *k = &d->keys[i];
+
+		for (size_t t = 0; t < k->nsections; t++) {
+			const struct xd_diff_section *s = &k->sections[t];
+
+			if (s->nres == 0)
+				continue;
+			xd_buf_printf(out, "<li>");
+			h(out, k->key);
+			xd_buf_printf(out, " %s:", xd_section(s->section).key);
+			for (size_t r = 0; r < s->nres; r++) {
+				xd_buf_printf(out, "%s <code>%c", r ? "," : "",
+					      s->res[r].change == XD_DIFF_ADDED ? '+' :
+					      s->res[r].change == XD_DIFF_REMOVED ? '-' : '~');
+				h(out, s->res[r].name);
+				xd_buf_printf(out, "</code>");
+			}
+			xd_buf_printf(out, "</li>");
+			named += s->nres;
+		}
+	}
+	xd_buf_printf(out, "</ul>");
+	if (all > named)
+		xd_buf_printf(out, "<span class=muted>and %zu more changed, not named</span>",
+			      all - named);
+}
+
+/* A reload's result: failed, or ok, and with a staged rollout what
+ * became of its change (reload.h, xd_reload_rollout). */
+static void reload_result(struct xd_buf *out, const struct xd_reload_record *r)
+{
+	const char *badge = "<span class=\"badge ok\">ok</span>";
+
+	if (!r->ok)
+		badge = "<span class=\"badge bad\">failed</span>";
+	else if (r->rollout == XD_RELOAD_STAGED)
+		badge = "<span class=\"badge pending\" title=\"served to the canaries: its rollout is under way\">staged</span>";
+	else if (r->rollout == XD_RELOAD_ROLLED_BACK)
+		badge = "<span class=\"badge bad\" title=\"its staged rollout failed or was aborted: the change is not served\">rolled back</span>";
+	else if (r->rollout == XD_RELOAD_REPLACED)
+		badge = "<span class=\"badge ok\" title=\"a later reload's rollout replaced its own\">ok</span> <span class=muted>replaced</span>";
+	xd_buf_printf(out, "%s", badge);
+}
+
 static void reload_row(struct xd_buf *out, const struct xd_reload_record *r,
 		       int64_t now_ms)
 {
 	char took[32];
 
 	fmt_seconds(took, sizeof(took), r->seconds);
-	xd_buf_printf(out, "<tr class=\"reload %s\"><td>", r->ok ? "ok" : "failed");
+	xd_buf_printf(out, "<tr class=\"reload %s\"><td>",
+		      !r->ok ? "failed" :
+		      r->rollout == XD_RELOAD_ROLLED_BACK ? "rolled-back" : "ok");
 	time_cell(out, r->at_ms, now_ms);
 	xd_buf_printf(out, "</td><td>");
 	h(out, r->trigger);
-	xd_buf_printf(out, "</td><td>%s</td><td class=num>%s</td>"
+	if (r->revision > 0)
+		xd_buf_printf(out, " <span class=muted>etcd revision %lld</span>",
+			      (long long)r->revision);
+	xd_buf_printf(out, "</td><td>");
+	reload_result(out, r);
+	xd_buf_printf(out, "</td><td class=num>%s</td>"
 			   "<td class=num>%zu</td><td class=num>%zu</td><td class=num>%zu</td><td class=wrap>",
-		      r->ok ? "<span class=\"badge ok\">ok</span>" :
-			      "<span class=\"badge bad\">failed</span>",
 		      took, r->snapshots, r->files, r->changed);
 	/* the kept errors are among all of them ("and N more") */
 	XD_ASSERT_INFO(r->nkept <= r->nerrors, "reload by %s: %zu of %zu errors kept",
@@ -343,6 +473,8 @@ static void reload_row(struct xd_buf *out, const struct xd_reload_record *r,
 			xd_buf_printf(out, "<span class=muted>and %zu more (/status.json, the log)</span>",
 				      r->nerrors - shown);
 	}
+	if (r->ok && r->diff != NULL)
+		reload_changes(out, r->diff);
 	xd_buf_printf(out, "</td></tr>\n");
 }
 
@@ -383,7 +515,7 @@ static void reloads(struct xd_buf *out, const struct xd_reloader *r,
 	xd_buf_printf(out, "<section id=reloads><h2>Reloads <small>the last %d</small></h2>"
 			   "<table><thead><tr><th>finished</th><th>trigger</th><th>result</th>"
 			   "<th class=num>took</th><th class=num>snapshots</th><th class=num>files</th>"
-			   "<th class=num>changed</th><th>errors</th></tr></thead><tbody>\n",
+			   "<th class=num>changed</th><th>errors, or what changed</th></tr></thead><tbody>\n",
 		      XD_RELOAD_HISTORY);
 	for (size_t i = 0; i < n; i++)
 		reload_row(out, xd_reload_history(r, i), now_ms);
@@ -827,7 +959,10 @@ static bool page_step(void *st, struct xd_http_exchange *x,
 		      css);
 	header(out, deps, o, pg->ready);
 	xd_buf_printf(out, "<main>\n");
+	/* warnings first, above the fold */
 	last_good(out, xd_reloader_laststate(deps->reloader));
+	rollout_failed(out, deps->rollout, o->now_ms);
+	save_failing(out, xd_reloader_laststate(deps->reloader), o->now_ms);
 	snapshots(out, deps, o->now_ms);
 	chart(out, xd_sessions_stats(deps->sessions));
 	reloads(out, deps->reloader, o->now_ms);

@@ -5,10 +5,16 @@
  * JavaScript and loads nothing else (inline CSS, inline SVG), so it
  * works offline, through an SSH tunnel, in a text browser.
  *
- *   header       version, uptime, xDS listener, readiness, counts
+ *   header       version, uptime, xDS listener, readiness and beside
+ *                it a badge per warning below, counts
+ *   warnings     first in <main>, each a box of its own: the last good
+ *                state served instead of refused snapshots, a failed
+ *                staged rollout, saves of the last good state failing
  *   snapshots    key, version, since, resources per type, bytes
- *   reloads      the last XD_RELOAD_HISTORY: time, trigger, result,
- *                duration, errors (file:line:col: message)
+ *   reloads      the last XD_RELOAD_HISTORY: time, trigger, result
+ *                (with a staged rollout, what became of the change:
+ *                staged, rolled back), duration, errors
+ *                (file:line:col: message)
  *   clients      NACKed streams first, then pending, then synced, with
  *                the identity a client certificate proves and each
  *                type's state; under a NACKing stream's row its NACK

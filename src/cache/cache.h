@@ -53,10 +53,16 @@ void xd_cache_free(struct xd_cache *c);
 
 /*
  * Installs a complete set of snapshots, replacing the current one (and
- * dropping any staged candidate): keys absent from `snaps` lose theirs. A snapshot equal in content to the
- * one it replaces is dropped and the old one kept, so nothing is
- * notified. Takes over the references. Returns the number of keys whose
- * snapshot changed.
+ * dropping any staged candidate): keys absent from `snaps` lose theirs.
+ * A snapshot equal in content to the one it replaces is dropped and the
+ * old one kept, so nothing is notified. Takes over the references.
+ * Returns the number of keys whose snapshot changed.
+ *
+ * A set sorted by key (a load's) after one that was, nothing staged,
+ * costs what changes: it is walked beside the set remembered from the
+ * last replace (a pointer compare for a key whose snapshot is the one
+ * served), and only the entries of the keys that change are touched;
+ * a changed default, which may reach every entry, is a full replace.
  */
 size_t xd_cache_replace(struct xd_cache *c, struct xd_snapshot **snaps,
 			size_t n);

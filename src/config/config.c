@@ -83,6 +83,10 @@ static const struct directive directives[] = {
 	 booleans, NULL},
 	{"watch_delay", T_DURATION, OFF(watch_delay_ms), "500ms", 10, 60000,
 	 false, "quiet time after a change before that reload", NULL, NULL},
+	{"watch_delay_max", T_DURATION, OFF(watch_delay_max_ms), "5s", 10,
+	 600000, false,
+	 "longest a reload is put off while changes keep coming (at least watch_delay)",
+	 NULL, NULL},
 	/* zero_ok on an address: "off" is allowed */
 	{"admin_listen", T_ADDRESS, OFF(admin_listen), "127.0.0.1:18080", 0, 0,
 	 true, "address of the admin HTTP endpoint (off: none)", NULL, NULL},
@@ -143,6 +147,21 @@ static const struct directive directives[] = {
 	 1000, 24 * HOUR_MS, true,
 	 "close connections that hold no stream for this long (0: never)",
 	 NULL, NULL},
+	{"max_idle_connections", T_UINT, OFF(max_idle_connections), "4096", 1,
+	 1u << 20, true,
+	 "connections without a stream xdsd holds in all; more are refused (0: no limit)",
+	 NULL, NULL},
+	{"max_idle_connections_per_address", T_UINT,
+	 OFF(max_idle_connections_per_address), "32", 1, 1u << 20, true,
+	 "connections without a stream one client address may hold; more are refused (0: no limit)",
+	 NULL, NULL},
+	{"first_stream_timeout", T_DURATION, OFF(first_stream_timeout_ms),
+	 "20s", 1000, HOUR_MS, true,
+	 "close connections that open no stream this long after they connect (0: never)",
+	 NULL, NULL},
+	{"fd_reserve", T_UINT, OFF(fd_reserve), "64", 16, 1u << 20, false,
+	 "descriptors kept free under the open files limit for the admin endpoint, etcd and accepting; connections beyond are refused",
+	 NULL, NULL},
 	{"ack_timeout", T_DURATION, OFF(ack_timeout_ms), "30s", 1000,
 	 24 * HOUR_MS, true,
 	 "time a client gets to answer a response before a warning (0: never)",
@@ -164,6 +183,14 @@ static const struct directive directives[] = {
 	 NULL, NULL},
 	{"max_node_id_size", T_SIZE, OFF(max_node_id_size), "1KiB", 16,
 	 1ull << 20, false, "longest node id or cluster", NULL, NULL},
+	/* client status answers cost memory in proportion to the fleet:
+	 * bounded all together (admin/csds_service.h) */
+	{"csds_max_answers", T_UINT, OFF(csds_max_answers), "4", 1, 64, false,
+	 "client status (CSDS) answers built or sent at once, over every call",
+	 NULL, NULL},
+	{"csds_max_memory", T_SIZE, OFF(csds_max_memory), "256MiB", 64 << 10,
+	 4ull << 30, false,
+	 "bytes those answers hold together (and one alone)", NULL, NULL},
 	/* no defaults: unset is plaintext */
 	{"cert", T_CRED_PATH, OFF(tls.cert), NULL, 0, 0, false,
 	 "certificate chain of the xDS listener, PEM", NULL, "tls"},
@@ -284,6 +311,7 @@ static const char *suggest(const char *section, const char *name)
 		best = closest(name, best, "authorize", &best_d);
 		best = closest(name, best, "csds_allow", &best_d);
 		best = closest(name, best, "admin_hosts", &best_d);
+		best = closest(name, best, "dry_run_dirs", &best_d);
 		best = closest(name, best, "trusted_proxies", &best_d);
 	}
 	return best;
@@ -427,6 +455,8 @@ static int apply(struct xd_config *cfg, const struct directive *d,
 			    d->zero_ok && strcmp(value, "off") == 0 ?
 				    NULL :
 				    join_path(dir, value));
+		if (d->offset == OFF(state_dir))
+			cfg->state_dir_given = true;
 		break;
 	case T_STRING:
 		replace_str((char **)base, xd_strdup(value));
@@ -583,6 +613,7 @@ struct loading {
 	size_t authorize_line;
 	size_t csds_allow_line;
 	size_t admin_hosts_line;
+	size_t dry_run_dirs_line;
 	size_t trusted_proxies_line;
 	size_t etcd_endpoints_line;
 	size_t rollout_line, rollout_canary_line;
@@ -883,6 +914,29 @@ static void load_admin_hosts(struct loading *l, const yaml_node_t *k,
 	}
 }
 
+/* `dry_run_dirs:` where a dry run may read snapshots: directories, a
+ * relative one taken from the file's own directory as every path. */
+static void load_dry_run_dirs(struct loading *l, const yaml_node_t *k,
+			      const yaml_node_t *v)
+{
+	struct xd_config *cfg = l->cfg;
+	size_t before = load_strings(l, k, v, "dry_run_dirs", "directories",
+				     &l->dry_run_dirs_line, &cfg->dry_run_dirs,
+				     &cfg->ndry_run_dirs);
+
+	for (size_t i = before; i < cfg->ndry_run_dirs; i++) {
+		char *p = cfg->dry_run_dirs[i];
+
+		if (p[0] == '\0') {
+			fail(l, yaml_document_get_node(l->doc, v->data.sequence.items.start[i - before]),
+			     "dry_run_dirs: an empty path");
+			continue;
+		}
+		cfg->dry_run_dirs[i] = join_path(l->dir, p);
+		free(p);
+	}
+}
+
 /* `trusted_proxies:` addresses and prefixes exempt from the
  * per-address limits, each parsed as the servers will match it. */
 static void load_trusted_proxies(struct loading *l, const yaml_node_t *k,
@@ -1073,6 +1127,8 @@ static int load_document(struct reading *r, size_t file, yaml_document_t *doc)
 			r->csds_allow = (struct origin){file, l.csds_allow_line};
 		} else if (strcmp(key, "admin_hosts") == 0) {
 			load_admin_hosts(&l, k, v);
+		} else if (strcmp(key, "dry_run_dirs") == 0) {
+			load_dry_run_dirs(&l, k, v);
 		} else if (strcmp(key, "trusted_proxies") == 0) {
 			load_trusted_proxies(&l, k, v);
 		} else {
@@ -1245,6 +1301,27 @@ static void print_quoted(FILE *out, const char *s)
 	fputc('\'', out);
 }
 
+/*
+ * state_dir when neither the file nor a flag set it: its value comes
+ * from the environment systemd gives the service, so --check run by
+ * hand (without it) would say "off" where the service saves. Says where
+ * the value comes from instead, and, without one, what the shipped unit
+ * gives; commented out then, so that the printout reads back as unset.
+ */
+static void print_state_dir_default(const struct xd_config *cfg,
+				    const struct directive *d, FILE *out)
+{
+	if (cfg->state_dir != NULL) {
+		fprintf(out, "%s: ", d->name);
+		print_quoted(out, cfg->state_dir);
+		fprintf(out, "    # %s (from $STATE_DIRECTORY, which systemd sets for the unit's StateDirectory=)\n",
+			d->doc);
+		return;
+	}
+	fprintf(out, "#%s:    # %s (unset: no $STATE_DIRECTORY here; under the shipped xdsd.service systemd sets it to %s, StateDirectory=xdsd, and the service saves there)\n",
+		d->name, d->doc, XD_PATHS_UNIT_STATE_DIR);
+}
+
 static void print_directive(const struct xd_config *cfg,
 			    const struct directive *d, FILE *out)
 {
@@ -1254,6 +1331,10 @@ static void print_directive(const struct xd_config *cfg,
 							       "    ";
 	char num[32];
 
+	if (d->offset == OFF(state_dir) && !cfg->state_dir_given) {
+		print_state_dir_default(cfg, d, out);
+		return;
+	}
 	switch (d->type) {
 	case T_ADDRESS:
 	case T_PATH:
@@ -1354,6 +1435,9 @@ void xd_config_print(const struct xd_config *cfg, FILE *out)
 	print_strings(out, "", "admin_hosts",
 		      "names the admin endpoint answers to, besides localhost and addresses",
 		      cfg->admin_hosts, cfg->nadmin_hosts);
+	print_strings(out, "", "dry_run_dirs",
+		      "directories a dry run may read, besides the snapshot directory",
+		      cfg->dry_run_dirs, cfg->ndry_run_dirs);
 	print_strings(out, "", "trusted_proxies",
 		      "balancers and proxies exempt from the per-address limits",
 		      cfg->trusted_proxies, cfg->ntrusted_proxies);
@@ -1386,6 +1470,7 @@ void xd_config_free(struct xd_config *cfg)
 	free_rules(cfg);
 	free_strings(cfg->csds_allow, cfg->ncsds_allow);
 	free_strings(cfg->admin_hosts, cfg->nadmin_hosts);
+	free_strings(cfg->dry_run_dirs, cfg->ndry_run_dirs);
 	free_strings(cfg->trusted_proxies, cfg->ntrusted_proxies);
 	free(cfg->trusted_nets);
 	free_strings(cfg->rollout.canary, cfg->rollout.ncanary);

@@ -7,8 +7,9 @@
  * the man page's list. The file is a YAML mapping of directives; a few
  * are grouped in a section (`tls:` holds cert, key and client_ca;
  * `etcd:` holds the etcd snapshot source's settings and its own `tls:`),
- * `authorize:` is a list of rules, `csds_allow:` a list of globs and
- * `trusted_proxies:` one of addresses and prefixes.
+ * `authorize:` is a list of rules, `csds_allow:` a list of globs,
+ * `admin_hosts:` one of host names, `dry_run_dirs:` one of directories
+ * and `trusted_proxies:` one of addresses and prefixes.
  * Unknown keys, duplicate keys, bad values and settings that do not fit
  * together are errors reported as "file:line:column: message", all of
  * them, not just the first.
@@ -74,6 +75,9 @@ struct xd_config {
 	/* where the last good state is kept (reload/laststate.h); NULL:
 	 * nowhere, a start with broken snapshots is refused */
 	char *state_dir;
+	/* whether the file or a flag set state_dir (a path or off); if
+	 * not, it is systemd's $STATE_DIRECTORY, or unset without one */
+	bool state_dir_given;
 	enum xd_log_level log_level;
 	enum xd_log_format log_format;
 	enum xd_node_key node_key;
@@ -104,6 +108,10 @@ struct xd_config {
 	 * directive's words), after watch_delay_ms without a change. */
 	int watch;
 	uint64_t watch_delay_ms;
+	/* and at most watch_delay_max_ms after the first change waiting,
+	 * however often changes come (util/debounce.h); the etcd source
+	 * waits the same */
+	uint64_t watch_delay_max_ms;
 
 	/* the admin HTTP endpoint: an address as `listen`, or "off" */
 	char *admin_listen;
@@ -124,6 +132,12 @@ struct xd_config {
 	 * IP addresses (a defence against DNS rebinding). */
 	char **admin_hosts;
 	size_t nadmin_hosts;
+	/* Directories (absolute) at or below which a dry run may read
+	 * snapshots besides the snapshot directory itself (admin/preview.h):
+	 * what xdsd can read, a local user could otherwise read through
+	 * its errors. */
+	char **dry_run_dirs;
+	size_t ndry_run_dirs;
 
 	/* gRPC transport, all in milliseconds or bytes. 0 = off. */
 	uint64_t keepalive_time_ms;
@@ -144,6 +158,11 @@ struct xd_config {
 	 * directive allows it). */
 	uint64_t max_connections_per_address;
 	uint64_t max_connection_idle_ms;
+	/* Connections without a stream (transport/conns.h). */
+	uint64_t max_idle_connections;
+	uint64_t max_idle_connections_per_address;
+	uint64_t first_stream_timeout_ms;
+	uint64_t fd_reserve;
 	/* a response unanswered this long is warned of (0: never) */
 	uint64_t ack_timeout_ms;
 	uint64_t max_names_per_stream;
@@ -151,6 +170,10 @@ struct xd_config {
 	uint64_t max_request_burst;
 	uint64_t max_node_size;
 	uint64_t max_node_id_size;
+	/* Client status (CSDS) answers being built or sent at once, and
+	 * the bytes they may hold together (admin/csds_service.h). */
+	uint64_t csds_max_answers;
+	uint64_t csds_max_memory;
 
 	/* TLS on the xDS listener: all NULL for plaintext. With client_ca,
 	 * clients must present a certificate it signed (mTLS). */

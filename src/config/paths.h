@@ -37,6 +37,13 @@ struct xd_paths {
  */
 char *xd_paths_state_dir(void);
 
+/* The directory the shipped unit's StateDirectory=xdsd makes (systemd
+ * puts a system service's state directories under /var/lib) and hands
+ * xdsd as $STATE_DIRECTORY: what `xdsd --check`, run by hand without
+ * it, says the service would use. Keep in step with
+ * systemd/xdsd.service.in. */
+#define XD_PATHS_UNIT_STATE_DIR "/var/lib/xdsd"
+
 /* The defaults this binary uses: the build tree's or the installed. */
 void xd_paths_defaults(struct xd_paths *out);
 

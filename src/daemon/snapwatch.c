@@ -10,6 +10,7 @@
 
 #include "daemon/symlinks.h"
 #include "util/common.h"
+#include "util/debounce.h"
 #include "util/log.h"
 #include "util/loop_thread.h"
 #include "util/xalloc.h"
@@ -38,7 +39,7 @@ struct xd_snapwatch {
 	struct xd_reloader *reloader;
 	const char **files; /* read by a reload too (TLS): watched by name */
 	size_t nfiles;
-	uv_timer_t timer;
+	struct xd_debounce quiet; /* the reload after changes */
 	struct dirwatch **dirs; /* dirs[0] is `dir` itself, if any */
 	size_t ndirs, cap;
 	size_t nlinks; /* in all dirs, at most XD_SNAPWATCH_MAX_LINKS */
@@ -84,7 +85,7 @@ static void timer_closed(uv_handle_t *h)
 	maybe_free(w);
 }
 
-static void on_quiet(uv_timer_t *t);
+static void on_quiet(struct xd_debounce *q);
 
 /*
  * Whether a change to `name` in `dw` matters. In a content directory,
@@ -121,7 +122,7 @@ static void on_event(uv_fs_event_t *h, const char *name,
 	}
 	if (!matters(dw, name))
 		return;
-	uv_timer_start(&w->timer, on_quiet, w->delay_ms, 0);
+	xd_debounce_change(&w->quiet);
 }
 
 static void drop(struct dirwatch *dw)
@@ -401,9 +402,9 @@ static void scan(struct xd_snapwatch *w)
 	w->ndirs = keep;
 }
 
-static void on_quiet(uv_timer_t *t)
+static void on_quiet(struct xd_debounce *q)
 {
-	struct xd_snapwatch *w = t->data;
+	struct xd_snapwatch *w = q->data;
 
 	XD_ASSERT_LOOP();
 	if (w->stopping)
@@ -413,8 +414,8 @@ static void on_quiet(uv_timer_t *t)
 }
 
 int xd_snapwatch_start(struct xd_snapwatch **out, uv_loop_t *loop, const char *dir,
-		   uint64_t delay_ms, struct xd_reloader *reloader,
-		   const char *const *files)
+		   uint64_t delay_ms, uint64_t max_ms,
+		   struct xd_reloader *reloader, const char *const *files)
 {
 	struct xd_snapwatch *w = xd_calloc(1, sizeof(*w));
 	struct dirwatch *top = NULL;
@@ -431,8 +432,7 @@ int xd_snapwatch_start(struct xd_snapwatch **out, uv_loop_t *loop, const char *d
 		w->nfiles++;
 	w->files = xd_calloc(w->nfiles + 1, sizeof(*w->files));
 	memcpy(w->files, files, w->nfiles * sizeof(*w->files));
-	uv_timer_init(loop, &w->timer);
-	w->timer.data = w;
+	xd_debounce_init(&w->quiet, loop, delay_ms, max_ms, on_quiet, w);
 	w->open_handles = 1;
 	if (dir == NULL) {
 		/* the etcd source's: its own source follows the snapshots */
@@ -450,7 +450,7 @@ int xd_snapwatch_start(struct xd_snapwatch **out, uv_loop_t *loop, const char *d
 	if (top == NULL) {
 		xd_error("watch: cannot watch the snapshot directory %s", dir);
 		w->stopping = true;
-		uv_close((uv_handle_t *)&w->timer, timer_closed);
+		xd_debounce_close(&w->quiet, timer_closed);
 		return -1;
 	}
 	push(w, top);
@@ -459,13 +459,15 @@ int xd_snapwatch_start(struct xd_snapwatch **out, uv_loop_t *loop, const char *d
 		subdirs += w->dirs[i]->content;
 	links = w->nlinks - w->file_links;
 	if (links > 0)
-		xd_info("watching %s and %zu subdirector%s, and %zu symlink%s on the way to them: reloading %llu ms after a change",
+		xd_info("watching %s and %zu subdirector%s, and %zu symlink%s on the way to them: reloading %llu ms after a change (at most %llu ms after the first while changes go on)",
 			dir, subdirs, subdirs == 1 ? "y" : "ies", links,
-			links == 1 ? "" : "s", (unsigned long long)delay_ms);
+			links == 1 ? "" : "s", (unsigned long long)delay_ms,
+			(unsigned long long)w->quiet.max_ms);
 	else
-		xd_info("watching %s and %zu subdirector%s: reloading %llu ms after a change",
+		xd_info("watching %s and %zu subdirector%s: reloading %llu ms after a change (at most %llu ms after the first while changes go on)",
 			dir, subdirs, subdirs == 1 ? "y" : "ies",
-			(unsigned long long)delay_ms);
+			(unsigned long long)delay_ms,
+			(unsigned long long)w->quiet.max_ms);
 	for (size_t i = 0; i < w->nfiles; i++)
 		xd_info("watching %s too: a change to it reloads", w->files[i]);
 	*out = w;
@@ -477,7 +479,7 @@ void xd_snapwatch_stop(struct xd_snapwatch *w)
 	if (w == NULL || w->stopping)
 		return;
 	w->stopping = true;
-	uv_close((uv_handle_t *)&w->timer, timer_closed);
+	xd_debounce_close(&w->quiet, timer_closed);
 	for (size_t i = 0; i < w->ndirs; i++)
 		drop(w->dirs[i]);
 	w->ndirs = 0;

@@ -4,8 +4,9 @@
  * subdirectories (DIR/<key>/, one level, as the loader reads them) are
  * watched with inotify through libuv; after a change, and `delay` ms
  * without another, a reload is asked for with the trigger "watch", as
- * SIGHUP asks for one. A burst of writes (a deploy tool writing twenty
- * files, an editor saving) gives one reload; a change during a reload
+ * SIGHUP asks for one; changes that never stop put it off `max_ms` at
+ * most (watch_delay_max, util/debounce.h). A burst of writes (a deploy
+ * tool writing twenty files, an editor saving) gives one reload; a change during a reload
  * gives one more after it (the reloader's rule).
  *
  * Renames count: a file written aside and moved into place (the atomic
@@ -66,7 +67,8 @@ struct xd_snapwatch;
  * `dir` itself cannot be watched.
  */
 int xd_snapwatch_start(struct xd_snapwatch **out, uv_loop_t *loop, const char *dir,
-		   uint64_t delay_ms, struct xd_reloader *reloader,
+		   uint64_t delay_ms, uint64_t max_ms,
+		   struct xd_reloader *reloader,
 		   const char *const *files);
 
 /* Stops watching; the memory goes once libuv has closed every handle.

@@ -2,6 +2,7 @@
 #include "etcd/etcd.h"
 
 #include <grpc/support/time.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 #include "transport/tag.h"
 #include "util/clock.h"
 #include "util/common.h"
+#include "util/debounce.h"
 #include "util/log.h"
 #include "util/loop_thread.h"
 #include "util/xalloc.h"
@@ -39,6 +41,36 @@ struct call {
 	bool ended; /* no more messages will arrive */
 };
 
+/*
+ * The map of the keys read (kvmap.h) and what reading it needs: shared
+ * by the source and the load holding a take of it, either of which may
+ * end first (references atomic: a load drops its own on the thread
+ * pool). The map is the running load's alone.
+ */
+struct store {
+	atomic_uint refs;
+	struct xd_kvmap map;
+	char *prefix;
+};
+
+/* What a reload takes from the source on the loop thread (take()) and
+ * reads on the thread pool (read()). */
+struct taken {
+	struct store *store;
+	struct xd_kvchanges changes; /* since the last take */
+	char *not_read;              /* why nothing was read yet; NULL: read */
+};
+
+static void store_unref(struct store *st)
+{
+	if (st == NULL ||
+	    atomic_fetch_sub_explicit(&st->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	xd_kvmap_clear(&st->map);
+	free(st->prefix);
+	free(st);
+}
+
 struct xd_etcd {
 	uv_loop_t *loop;
 	grpc_completion_queue *cq;
@@ -55,9 +87,28 @@ struct xd_etcd {
 	/* the prefix as etcd's key range [key, end), for Range and Watch */
 	ProtobufCBinaryData key, end;
 
-	struct xd_kvmap map;
+	struct store *store;
+	/* What the next reload takes: the changes since the last take,
+	 * each complete (a whole Range, whole revisions). */
+	struct xd_kvchanges pending;
+	/* A Range under way, page by page at one revision (range_rev, 0
+	 * before its first page): the keys read so far, from range_from
+	 * on, XD_ETCD_PAGE_KEYS at most a page, fewer when values are
+	 * large (page_keys). Moved to `pending` once whole, so that no
+	 * reload ever reads half a prefix. */
+	struct xd_kvchanges paged;
+	int64_t range_rev;
+	ProtobufCBinaryData range_from;
+	uint32_t page_keys;
+	size_t pages, range_keys;
+	/* The events of a revision that etcd sends in fragments (a large
+	 * transaction), until its last fragment: a reload never reads
+	 * half a transaction either. */
+	struct xd_kvchanges fragments;
+	size_t changed;       /* of those, the ones a reload reads */
+	int64_t frag_rev;     /* the newest revision among them */
 	bool need_range;      /* the map must be read whole again */
-	bool loaded;          /* a Range has filled the map */
+	bool loaded;          /* a Range has been read whole */
 	/* why the watch is being cancelled (compaction, cancelled by
 	 * etcd): said by the retry instead of the call's CANCELLED */
 	char cancel_why[256];
@@ -67,7 +118,8 @@ struct xd_etcd {
 	struct xd_tag t_range, t_wsend, t_wstatus, t_wmsg;
 	/* armed at start for dial_timeout when a last good state may be
 	 * kept (state_dir): etcd not read by then, that state is served */
-	uv_timer_t retry, quiet, fallback;
+	uv_timer_t retry, fallback;
+	struct xd_debounce quiet; /* the reload after changes */
 	int open_handles; /* of the timers: freed at 0 once stopped */
 };
 
@@ -168,7 +220,11 @@ static void maybe_free(struct xd_etcd *e)
 	if (e->channel != NULL)
 		grpc_channel_destroy(e->channel);
 	grpc_channel_credentials_release(e->creds);
-	xd_kvmap_clear(&e->map);
+	xd_kvchanges_clear(&e->pending);
+	xd_kvchanges_clear(&e->paged);
+	xd_kvchanges_clear(&e->fragments);
+	store_unref(e->store);
+	free(e->range_from.data);
 	free(e->key.data);
 	free(e->end.data);
 	free(e);
@@ -245,9 +301,9 @@ static void schedule_retry(struct xd_etcd *e, const char *what,
 	uv_timer_start(&e->retry, on_retry, wait, 0);
 }
 
-static void on_quiet(uv_timer_t *t)
+static void on_quiet(struct xd_debounce *q)
 {
-	struct xd_etcd *e = t->data;
+	struct xd_etcd *e = q->data;
 
 	if (e->state != STOPPED)
 		xd_reload_request(e->reloader, "etcd", NULL, NULL);
@@ -255,7 +311,7 @@ static void on_quiet(uv_timer_t *t)
 
 /*
  * etcd not read within dial_timeout of the start: if a last good state
- * is saved, a reload now fails on that (source() says why) with nothing
+ * is saved, a reload now fails on that (take() says why) with nothing
  * served, so the reloader serves the saved state instead, loudly
  * (reload.h). Without one, nothing changes: not ready until etcd
  * answers. The tries go on either way; etcd's first good load then
@@ -282,58 +338,142 @@ static void on_fallback(uv_timer_t *t)
 	xd_reload_request(e->reloader, "etcd", NULL, NULL);
 }
 
-/* The reloader's source: what the map holds now; before the first
- * Range, nothing, and why. */
-static void source(void *arg, struct xd_snapkey **keys, size_t *n,
-		   struct xd_diag *diag)
+/*
+ * The reloader's source (reload.h), on the loop thread: the changes
+ * since the last take, moved, and the store they apply to; before the
+ * first Range is whole, why nothing can be read. Costs nothing that
+ * grows with the prefix.
+ */
+static void *take(void *arg, int64_t *revision)
 {
 	struct xd_etcd *e = arg;
+	struct taken *t = xd_calloc(1, sizeof(*t));
 
 	XD_ASSERT_LOOP();
-	if (!e->loaded) {
-		*keys = NULL;
-		*n = 0;
-		xd_diag_add(diag, "etcd prefix '%s': not read yet: %s",
-			    e->cfg->etcd.prefix,
-			    e->health->last_error[0] != '\0' ?
-				    e->health->last_error :
-				    "no answer from etcd yet");
-		return;
-	}
-	xd_kvmap_snapshot_keys(&e->map, e->cfg->etcd.prefix, keys, n, diag);
+	atomic_fetch_add_explicit(&e->store->refs, 1, memory_order_relaxed);
+	t->store = e->store;
+	if (!e->loaded)
+		t->not_read = xd_asprintf("etcd prefix '%s': not read yet: %s",
+					  e->cfg->etcd.prefix,
+					  e->health->last_error[0] != '\0' ?
+						  e->health->last_error :
+						  "no answer from etcd yet");
+	xd_info("etcd prefix '%s': %zu change%s since the last load handed to the reload%s",
+		e->cfg->etcd.prefix, e->pending.n, e->pending.n == 1 ? "" : "s",
+		e->pending.reset ? " (the prefix read whole)" : "");
+	xd_kvchanges_append(&t->changes, &e->pending);
+	/* the changes handed over reach it: whole revisions only */
+	*revision = e->loaded ? e->health->revision : 0;
+	return t;
 }
 
-/* A key or value over the limits of a snapshot file is left out, and
- * said so: a reload then misses it as it would miss an unreadable file. */
-static bool acceptable(const Mvccpb__KeyValue *kv)
+/* On the thread pool: the changes applied to the map, and the snapshot
+ * files the map holds now. */
+static void read_taken(void *arg, struct xd_snapkey **keys, size_t *n,
+		       struct xd_diag *diag)
 {
+	struct taken *t = arg;
+
+	xd_kvmap_apply(&t->store->map, &t->changes);
+	*keys = NULL;
+	*n = 0;
+	if (t->not_read != NULL)
+		xd_diag_add(diag, "%s", t->not_read);
+	else
+		xd_kvmap_snapshot_keys(&t->store->map, t->store->prefix, keys,
+				       n, diag);
+	store_unref(t->store);
+	free(t->not_read);
+	free(t);
+}
+
+static const struct xd_reload_source etcd_source = {take, read_taken};
+
+/*
+ * Notes a key read or changed into `to`, when a reload would read it:
+ * keys whose names a snapshot directory would not count (a lock, a
+ * heartbeat, a README beside the snapshots) are left out, and are no
+ * change. A value over the limit of a snapshot file is noted by its
+ * size, and fails every reload while it is there, from a Range or a
+ * watch alike, as a file that large fails a load of the directory.
+ */
+static bool note(struct xd_etcd *e, struct xd_kvchanges *to,
+		 const Mvccpb__KeyValue *kv, bool deleted)
+{
+	size_t plen = e->key.len;
+	char *name;
+	bool counts;
+
 	if (memchr(kv->key.data, '\0', kv->key.len) != NULL) {
 		xd_warn("etcd: a key with a NUL byte under the prefix is ignored");
 		return false;
 	}
-	if (kv->value.len > XD_SNAPSHOT_MAX_FILE) {
-		xd_error("etcd key '%.*s': %zu bytes: larger than the limit of %u MiB; ignored",
+	if (kv->key.len < plen || memcmp(kv->key.data, e->key.data, plen) != 0)
+		return false; /* outside the prefix: not asked for */
+	name = xd_strndup((const char *)kv->key.data + plen, kv->key.len - plen);
+	counts = xd_snapshot_name_counts(name);
+	free(name);
+	if (!counts)
+		return false;
+	if (deleted) {
+		xd_kvchanges_delete(to, (const char *)kv->key.data, kv->key.len);
+		return true;
+	}
+	if (kv->value.len > XD_SNAPSHOT_MAX_FILE)
+		xd_error("etcd key '%.*s': %zu bytes: larger than the limit of %u MiB; reloads fail until it is smaller",
 			 (int)kv->key.len, (const char *)kv->key.data,
 			 kv->value.len, XD_SNAPSHOT_MAX_FILE >> 20);
-		return false;
-	}
+	xd_kvchanges_put(to, (const char *)kv->key.data, kv->key.len,
+			 kv->value.data, kv->value.len);
 	return true;
+}
+
+static void start_page(struct xd_etcd *e);
+
+/* The next page of a Range from `last` on: its key and a NUL, the key
+ * right after it. */
+static void next_from(struct xd_etcd *e, const ProtobufCBinaryData *last)
+{
+	free(e->range_from.data);
+	e->range_from.len = last->len + 1;
+	e->range_from.data = xd_malloc(e->range_from.len);
+	memcpy(e->range_from.data, last->data, last->len);
+	e->range_from.data[last->len] = 0;
+}
+
+/* How many keys the next page asks for: XD_ETCD_PAGE_KEYS, fewer when
+ * the last page's values were large, so that a page holds about
+ * XD_ETCD_PAGE_BYTES (and the loop's turn that unpacks it, about as
+ * much); one at least, up to the message limit. */
+static void size_pages(struct xd_etcd *e, size_t keys, size_t bytes)
+{
+	size_t per = keys > 0 ? bytes / keys + 1 : 1, want;
+
+	want = XD_ETCD_PAGE_BYTES / per;
+	e->page_keys = want < 1 ? 1 : want > XD_ETCD_PAGE_KEYS ?
+			      XD_ETCD_PAGE_KEYS : (uint32_t)want;
 }
 
 static void on_range(struct xd_tag *tag, bool ok)
 {
 	struct xd_etcd *e = xd_container_of(tag, struct xd_etcd, t_range);
 	Etcdserverpb__RangeResponse *resp = NULL;
+	size_t bytes = 0;
 	char why[512];
+	bool too_big;
 
 	e->range.batches--;
-	if (ok && e->range.status == GRPC_STATUS_OK)
+	if (ok && e->range.status == GRPC_STATUS_OK) {
+		bytes = e->range.recv != NULL ?
+				grpc_byte_buffer_length(e->range.recv) : 0;
 		resp = (Etcdserverpb__RangeResponse *)xd_etcd_unpack(
 			&etcdserverpb__range_response__descriptor,
 			e->range.recv);
-	else
+	} else {
 		grpc_byte_buffer_destroy(e->range.recv);
+	}
 	e->range.recv = NULL;
+	too_big = ok && e->range.status == GRPC_STATUS_RESOURCE_EXHAUSTED;
 	if (!ok)
 		snprintf(why, sizeof(why), "the call failed");
 	else if (e->range.status != GRPC_STATUS_OK)
@@ -347,39 +487,63 @@ static void on_range(struct xd_tag *tag, bool ok)
 		maybe_free(e);
 		return;
 	}
+	if (too_big && e->page_keys > 1) {
+		/* a page of large values over the message limit: the same
+		 * page again, halved, down to one key */
+		e->page_keys /= 2;
+		xd_info("etcd %s: a page of the prefix over the limit of %u MiB: asking for %u keys a page",
+			endpoint(e), XD_ETCD_MAX_RESPONSE >> 20, e->page_keys);
+		start_page(e);
+		return;
+	}
 	if (resp == NULL || resp->header == NULL) {
 		if (resp != NULL)
 			protobuf_c_message_free_unpacked(&resp->base, NULL);
+		xd_kvchanges_clear(&e->paged);
 		schedule_retry(e, "reading the prefix", why);
 		return;
 	}
-	xd_kvmap_clear(&e->map);
+	if (e->range_rev == 0) {
+		/* the first page: the others are read at its revision */
+		e->range_rev = resp->header->revision;
+		e->paged.reset = true;
+	}
+	e->pages++;
+	e->range_keys += resp->n_kvs;
 	for (size_t i = 0; i < resp->n_kvs; i++)
-		if (acceptable(resp->kvs[i]))
-			xd_kvmap_put(&e->map, (const char *)resp->kvs[i]->key.data,
-				     resp->kvs[i]->key.len,
-				     (const char *)resp->kvs[i]->value.data,
-				     resp->kvs[i]->value.len);
-	e->health->revision = resp->header->revision;
+		note(e, &e->paged, resp->kvs[i], false);
+	if (resp->more && resp->n_kvs > 0) {
+		next_from(e, &resp->kvs[resp->n_kvs - 1]->key);
+		size_pages(e, resp->n_kvs, bytes);
+		protobuf_c_message_free_unpacked(&resp->base, NULL);
+		start_page(e);
+		return;
+	}
+	protobuf_c_message_free_unpacked(&resp->base, NULL);
+	/* whole: it supersedes whatever changes were waiting */
+	xd_kvchanges_append(&e->pending, &e->paged);
+	e->health->revision = e->range_rev;
 	e->need_range = false;
 	e->loaded = true;
 	e->backoff_ms = XD_ETCD_BACKOFF_MIN_MS;
-	xd_info("etcd %s: read %zu key%s under '%s' at revision %lld",
-		endpoint(e), resp->n_kvs, resp->n_kvs == 1 ? "" : "s",
-		e->cfg->etcd.prefix, (long long)e->health->revision);
-	protobuf_c_message_free_unpacked(&resp->base, NULL);
+	xd_info("etcd %s: read %zu key%s under '%s' at revision %lld (%zu page%s)",
+		endpoint(e), e->range_keys, e->range_keys == 1 ? "" : "s",
+		e->cfg->etcd.prefix, (long long)e->health->revision, e->pages,
+		e->pages == 1 ? "" : "s");
 	xd_reload_request(e->reloader, "etcd", NULL, NULL);
 	start_watch(e);
 }
 
-static void start_range(struct xd_etcd *e)
+/* One page of the Range under way, from range_from on. */
+static void start_page(struct xd_etcd *e)
 {
 	Etcdserverpb__RangeRequest req = ETCDSERVERPB__RANGE_REQUEST__INIT;
 	grpc_op ops[6];
 
-	move(e, RANGING, "reading the prefix");
-	req.key = e->key;
+	req.key = e->range_from;
 	req.range_end = e->end;
+	req.limit = e->page_keys;
+	req.revision = e->range_rev;
 	call_open(e, &e->range, XD_ETCD_RANGE_METHOD,
 		  gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
 			       gpr_time_from_millis(
@@ -395,6 +559,22 @@ static void start_range(struct xd_etcd *e)
 	ops_head_and_status(&e->range, &ops[4]);
 	call_batch(&e->range, ops, 6, &e->t_range);
 	grpc_byte_buffer_destroy(ops[1].data.send_message.send_message);
+}
+
+/* Reads the whole prefix again, page by page from its first key. */
+static void start_range(struct xd_etcd *e)
+{
+	move(e, RANGING, "reading the prefix");
+	xd_kvchanges_clear(&e->paged);
+	e->range_rev = 0;
+	e->pages = 0;
+	e->range_keys = 0;
+	e->page_keys = XD_ETCD_PAGE_KEYS;
+	free(e->range_from.data);
+	e->range_from.len = e->key.len;
+	e->range_from.data = xd_malloc(e->key.len + 1);
+	memcpy(e->range_from.data, e->key.data, e->key.len);
+	start_page(e);
 }
 
 /* ---------------- watching ---------------- */
@@ -436,8 +616,6 @@ static void watch_maybe_over(struct xd_etcd *e)
 /* Applies a watch response; false when the watch cannot go on. */
 static bool apply(struct xd_etcd *e, const Etcdserverpb__WatchResponse *w)
 {
-	size_t changed = 0;
-
 	if (w->compact_revision != 0) {
 		xd_warn("etcd %s: revision %lld was compacted away (oldest kept: %lld); reading the prefix again",
 			endpoint(e), (long long)e->health->revision + 1,
@@ -470,27 +648,26 @@ static bool apply(struct xd_etcd *e, const Etcdserverpb__WatchResponse *w)
 
 		if (ev->kv == NULL)
 			continue;
-		if (ev->kv->mod_revision > e->health->revision)
-			e->health->revision = ev->kv->mod_revision;
-		if (ev->type == MVCCPB__EVENT__EVENT_TYPE__Delete) {
-			xd_kvmap_delete(&e->map, (const char *)ev->kv->key.data,
-					ev->kv->key.len);
-			changed++;
-		} else if (acceptable(ev->kv)) {
-			xd_kvmap_put(&e->map, (const char *)ev->kv->key.data,
-				     ev->kv->key.len,
-				     (const char *)ev->kv->value.data,
-				     ev->kv->value.len);
-			changed++;
-		}
+		if (ev->kv->mod_revision > e->frag_rev)
+			e->frag_rev = ev->kv->mod_revision;
+		e->changed += note(e, &e->fragments, ev->kv,
+				   ev->type == MVCCPB__EVENT__EVENT_TYPE__Delete);
 	}
-	if (changed > 0) {
-		xd_info("etcd %s: %zu change%s up to revision %lld; reloading once quiet for %llu ms",
-			endpoint(e), changed, changed == 1 ? "" : "s",
+	if (w->fragment)
+		return true; /* the rest of the revision follows */
+	/* the watch resumes after a revision only once it is whole */
+	if (e->frag_rev > e->health->revision)
+		e->health->revision = e->frag_rev;
+	xd_kvchanges_append(&e->pending, &e->fragments);
+	if (e->changed > 0) {
+		xd_info("etcd %s: %zu change%s up to revision %lld; reloading once quiet for %llu ms (at most %llu ms after the first)",
+			endpoint(e), e->changed, e->changed == 1 ? "" : "s",
 			(long long)e->health->revision,
-			(unsigned long long)e->cfg->watch_delay_ms);
-		uv_timer_start(&e->quiet, on_quiet, e->cfg->watch_delay_ms, 0);
+			(unsigned long long)e->quiet.delay_ms,
+			(unsigned long long)e->quiet.max_ms);
+		xd_debounce_change(&e->quiet);
 	}
+	e->changed = 0;
 	return true;
 }
 
@@ -546,9 +723,14 @@ static void start_watch(struct xd_etcd *e)
 	grpc_op ops[3];
 
 	move(e, WATCHING, "watching the prefix");
+	xd_kvchanges_clear(&e->fragments); /* a revision cut off, resent */
+	e->changed = 0;
+	e->frag_rev = 0;
 	create.key = e->key;
 	create.range_end = e->end;
 	create.start_revision = e->health->revision + 1;
+	/* a revision too large for one message comes in several */
+	create.fragment = true;
 	req.request_union_case = ETCDSERVERPB__WATCH_REQUEST__REQUEST_UNION_CREATE_REQUEST;
 	req.create_request = &create;
 	call_open(e, &e->watch, XD_ETCD_WATCH_METHOD, gpr_inf_future(GPR_CLOCK_REALTIME));
@@ -617,15 +799,18 @@ int xd_etcd_start(struct xd_etcd **out, uv_loop_t *loop,
 	e->t_wstatus.done = on_watch_status;
 	e->t_wmsg.done = on_watch_msg;
 	uv_timer_init(loop, &e->retry);
-	uv_timer_init(loop, &e->quiet);
+	xd_debounce_init(&e->quiet, loop, cfg->watch_delay_ms,
+			 cfg->watch_delay_max_ms, on_quiet, e);
 	uv_timer_init(loop, &e->fallback);
 	e->retry.data = e;
-	e->quiet.data = e;
 	e->fallback.data = e;
 	e->open_handles = 3;
 	if (xd_reloader_laststate(reloader) != NULL)
 		uv_timer_start(&e->fallback, on_fallback, cfg->etcd.dial_timeout_ms, 0);
-	xd_reloader_set_source(reloader, source, e);
+	e->store = xd_calloc(1, sizeof(*e->store));
+	atomic_init(&e->store->refs, 1);
+	e->store->prefix = xd_strdup(cfg->etcd.prefix);
+	xd_reloader_set_source(reloader, &etcd_source, e);
 	xd_info("etcd: reading snapshots under '%s' from %s%s", cfg->etcd.prefix,
 		endpoint(e), cfg->etcd.nendpoints > 1 ? " (and the other endpoints in turn)" : "");
 	start_range(e);
@@ -654,6 +839,6 @@ void xd_etcd_stop(struct xd_etcd *e)
 	if (e->watch.call != NULL)
 		grpc_call_cancel(e->watch.call, NULL);
 	uv_close((uv_handle_t *)&e->retry, handle_closed);
-	uv_close((uv_handle_t *)&e->quiet, handle_closed);
+	xd_debounce_close(&e->quiet, handle_closed);
 	uv_close((uv_handle_t *)&e->fallback, handle_closed);
 }

@@ -4,14 +4,24 @@
  * etcd.prefix mirror the snapshot directory, so several xdsd replicas
  * serve one store.
  *
- * At start it reads the prefix with one Range (etcdserverpb.KV/Range)
- * and asks the reloader for a reload, which loads what was read as it
- * would the directory's files (reload.h, xd_reloader_set_source). Then
- * it watches the prefix from the Range's revision + 1
- * (etcdserverpb.Watch/Watch); changes are applied to its copy of the
- * keys (kvmap.h) and, once none came for watch_delay, give one reload.
- * A broken value fails that reload like a broken file: the last good
- * snapshots keep being served.
+ * At start it reads the prefix with a Range (etcdserverpb.KV/Range), in
+ * pages of XD_ETCD_PAGE_KEYS keys at most, all at the revision of the
+ * first, and asks the reloader for a reload once it has every page,
+ * which loads what was read as it would the directory's files
+ * (reload.h, xd_reloader_set_source). Then it watches the prefix from
+ * that revision + 1 (etcdserverpb.Watch/Watch, a large revision in
+ * fragments); changes are noted (kvmap.h) and, once none came for
+ * watch_delay (watch_delay_max after the first at most, however often
+ * they come), give one reload. Keys that a reload would not read (names
+ * a snapshot directory would not count: a lock, a heartbeat, a README)
+ * are neither kept nor a change. A broken value fails that reload like
+ * a broken file: the last good snapshots keep being served. A value
+ * over XD_SNAPSHOT_MAX_FILE fails every reload while it is there,
+ * whether the Range or the watch brought it.
+ *
+ * What it read is applied and listed on the thread pool, by the load
+ * (kvmap.h): the loop thread's part of a reload costs the changes since
+ * the last, never the prefix's size.
  *
  * etcd unreachable at start: it logs why and tries again with backoff
  * (XD_ETCD_BACKOFF_MIN_MS doubling to XD_ETCD_BACKOFF_MAX_MS), the next
@@ -49,8 +59,18 @@
 #define XD_ETCD_BACKOFF_MIN_MS 250
 #define XD_ETCD_BACKOFF_MAX_MS 10000
 
-/* The largest etcd response read: a Range of the whole prefix. */
+/*
+ * The largest etcd message read, a page of the prefix's Range or a watch
+ * response alike (the channel's limit). A value is at most
+ * XD_SNAPSHOT_MAX_FILE (snapshot/files.h) either way: one page of one
+ * key always fits.
+ */
 #define XD_ETCD_MAX_RESPONSE (512u << 20)
+
+/* A page of the Range: at most this many keys, fewer when the values
+ * are large, so that one holds about XD_ETCD_PAGE_BYTES. */
+#define XD_ETCD_PAGE_KEYS 1000u
+#define XD_ETCD_PAGE_BYTES (4u << 20)
 
 struct xd_etcd;
 

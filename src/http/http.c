@@ -476,10 +476,20 @@ void xd_http_stream_end(struct xd_http_exchange *x)
 
 void xd_http_text(struct xd_http_exchange *x, int status, const char *text)
 {
+	size_t len = strlen(text), cap = 4 * len + 1;
+	char *safe = xd_malloc(cap);
+
+	/* the text may quote what a client, a file or an etcd key chose
+	 * (a snapshot key, a name asked for): escaped as log lines are,
+	 * so that neither a terminal's controls nor bytes that are not
+	 * UTF-8 reach whoever reads the answer */
+	len = xd_log_escape(safe, cap, text, len);
 	x->status = status;
 	x->content_type = "text/plain; charset=utf-8";
 	x->out.len = 0;
-	xd_buf_printf(&x->out, "%s\n", text);
+	xd_buf_append(&x->out, safe, len);
+	xd_buf_putc(&x->out, '\n');
+	free(safe);
 	xd_http_reply(x);
 }
 

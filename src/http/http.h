@@ -181,7 +181,9 @@ size_t xd_http_stream_held(struct xd_http_exchange *x);
  * gone. */
 void xd_http_stream_end(struct xd_http_exchange *x);
 
-/* Shorthand: a text/plain response with this status and text. */
+/* Shorthand: a text/plain response with this status and text (and a
+ * newline), the text escaped as log lines are (log.h, xd_log_escape:
+ * control characters and bytes that are not UTF-8 as \xNN). */
 void xd_http_text(struct xd_http_exchange *x, int status, const char *text);
 
 /*

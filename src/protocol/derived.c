@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/loop_thread.h"
 #include "util/xalloc.h"
 #include "xds/xdstp.h"
 
@@ -17,6 +18,9 @@ struct slot {
 
 struct shared_entry;
 
+/* A table's memo: its attachment (table.h), made, read and freed on the
+ * loop thread, as the registry of shared tables below is; the entry
+ * points check it (XD_ASSERT_LOOP). */
 struct cache {
 	struct slot slots[XD_DERIVED_SLOTS]; /* oldest first */
 	size_t used;
@@ -39,6 +43,7 @@ static void cache_free(void *p)
 {
 	struct cache *c = p;
 
+	XD_ASSERT_LOOP();
 	for (size_t i = 0; i < c->used; i++)
 		release(&c->slots[i]);
 	if (c->shared != NULL)
@@ -76,8 +81,10 @@ bool xd_derived_find(struct xd_table *t, enum xd_derived_kind kind,
 		     const struct xd_derived_key *key,
 		     union xd_derived_value *out)
 {
-	struct cache *c = cache_of(t);
+	struct cache *c;
 
+	XD_ASSERT_LOOP();
+	c = cache_of(t);
 	for (size_t i = 0; i < c->used; i++) {
 		struct slot *s = &c->slots[i];
 
@@ -111,10 +118,12 @@ void xd_derived_store(struct xd_table *t, enum xd_derived_kind kind,
 		      const struct xd_derived_key *key,
 		      struct xd_derived_owned owned)
 {
-	struct cache *c = cache_of(t);
 	size_t budget = 2 * xd_table_wire_bytes(t);
 	struct slot s = {.kind = kind, .key = *key, .owned = owned};
+	struct cache *c;
 
+	XD_ASSERT_LOOP();
+	c = cache_of(t);
 	/* the references first: making room may free the last other one */
 	for (int i = 0; i < 4; i++)
 		if (s.key.sets[i] != NULL)
@@ -201,6 +210,7 @@ struct xd_table *xd_derived_union(struct xd_table *t, struct xd_table *old)
 	uint64_t a = xd_table_id(t), b = xd_table_id(old);
 	struct xd_table *u;
 
+	XD_ASSERT_LOOP();
 	if (xd_table_union_base(old) == t)
 		return xd_table_ref(old);
 	u = shared_find(SHARED_UNION, a, b);
@@ -263,6 +273,7 @@ struct xd_table *xd_derived_view(struct xd_table *t, const char *identity)
 	struct xd_nameset *set;
 	struct xd_table *v;
 
+	XD_ASSERT_LOOP();
 	/* the common case: nothing restricted, nothing to look up */
 	if (xd_table_restricted(t) == 0)
 		return xd_table_ref(t);
@@ -284,6 +295,7 @@ struct xd_snapshot *xd_derived_snapshot_view(struct xd_snapshot *s,
 	struct xd_table *tables[XD_RTYPE_COUNT];
 	bool same = true;
 
+	XD_ASSERT_LOOP();
 	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
 		struct xd_table *full = xd_snapshot_table(s, (enum xd_rtype)t);
 
@@ -302,28 +314,28 @@ static void release_set(union xd_derived_value v)
 	xd_nameset_unref(v.set);
 }
 
-struct xd_nameset *xd_derived_eds_refs(struct xd_table *eds,
-				       struct xd_table *cds, bool all,
-				       struct xd_nameset *held)
+struct xd_nameset *xd_derived_refs(struct xd_table *to, struct xd_table *from,
+				   bool all, struct xd_nameset *held)
 {
-	struct xd_derived_key key = {.words = {xd_table_id(eds), all},
+	struct xd_derived_key key = {.words = {xd_table_id(to), all},
 				     .sets = {held}};
 	union xd_derived_value v;
 	struct xd_name *names = NULL;
 	size_t n = 0, cap = 0;
 
-	if (xd_derived_find(cds, XD_DERIVED_EDS_REFS, &key, &v))
+	XD_ASSERT_LOOP();
+	if (xd_derived_find(from, XD_DERIVED_REFS, &key, &v))
 		return v.set;
-	for (size_t i = 0; i < xd_table_count(cds); i++) {
-		const struct xd_entry *c = xd_table_at(cds, i);
+	for (size_t i = 0; i < xd_table_count(from); i++) {
+		const struct xd_entry *c = xd_table_at(from, i);
 
 		if (!all && !xd_nameset_has(held, c->name, c->name_len))
 			continue;
 		for (uint32_t r = 0; r < c->nrefs; r++) {
 			const char *name = c->refs[r].name;
 
-			if (c->refs[r].type != XD_ENDPOINT ||
-			    xd_table_find(eds, name, strlen(name)) == NULL)
+			if (c->refs[r].type != xd_table_type(to) ||
+			    xd_table_find(to, name, strlen(name)) == NULL)
 				continue;
 			names = xd_grow(names, &cap, n + 1, sizeof(*names));
 			names[n++] = (struct xd_name){name, strlen(name)};
@@ -331,7 +343,7 @@ struct xd_nameset *xd_derived_eds_refs(struct xd_table *eds,
 	}
 	v.set = xd_nameset_intern(names, n);
 	free(names);
-	xd_derived_store(cds, XD_DERIVED_EDS_REFS, &key,
+	xd_derived_store(from, XD_DERIVED_REFS, &key,
 			 (struct xd_derived_owned){v, xd_nameset_bytes(v.set),
 						   release_set});
 	return v.set;
@@ -343,6 +355,7 @@ bool xd_derived_covered(struct xd_table *eds, struct xd_nameset *need,
 	struct xd_derived_key key = {.sets = {need, set}};
 	union xd_derived_value v;
 
+	XD_ASSERT_LOOP();
 	if (all)
 		return true;
 	if (xd_derived_find(eds, XD_DERIVED_COVERED, &key, &v))
@@ -400,13 +413,16 @@ static size_t lower_bound(const struct xd_table *t, const char *prefix,
 
 struct xd_nameset *xd_derived_glob(struct xd_table *t, struct xd_name glob)
 {
-	struct xd_nameset *key_set = xd_nameset_intern(&glob, 1);
-	struct xd_derived_key key = {.sets = {key_set}};
+	struct xd_nameset *key_set;
+	struct xd_derived_key key;
 	union xd_derived_value v;
 	struct xd_name *names = NULL;
 	size_t n = 0, cap = 0, prefix;
 	char *buf;
 
+	XD_ASSERT_LOOP();
+	key_set = xd_nameset_intern(&glob, 1);
+	key = (struct xd_derived_key){.sets = {key_set}};
 	if (xd_derived_find(t, XD_DERIVED_GLOB, &key, &v)) {
 		xd_nameset_unref(key_set);
 		return xd_nameset_ref(v.set);

@@ -47,6 +47,39 @@ static int parse_locality(struct xd_node *n, const uint8_t *p,
 	return rc;
 }
 
+/* BuildVersion.version, a SemanticVersion; its metadata is not read. */
+static int parse_build_version(struct xd_node *n, const uint8_t *p,
+			       const uint8_t *end)
+{
+	const uint8_t *q, *qend;
+	struct xd_wire_field f, g;
+	int rc, rc2;
+
+	while ((rc = xd_wire_next(&p, end, &f)) == 1) {
+		if (f.number != XD_BUILD_VERSION_VERSION || f.wt != XD_WT_LEN)
+			continue;
+		n->has_build_version = true;
+		n->build_version = (struct xd_semver){0, 0, 0};
+		q = f.data;
+		qend = f.data + f.len;
+		while ((rc2 = xd_wire_next(&q, qend, &g)) == 1) {
+			uint32_t v = g.v > UINT32_MAX ? UINT32_MAX : (uint32_t)g.v;
+
+			if (g.wt != XD_WT_VARINT)
+				continue;
+			if (g.number == XD_SEMVER_MAJOR)
+				n->build_version.major = v;
+			else if (g.number == XD_SEMVER_MINOR)
+				n->build_version.minor = v;
+			else if (g.number == XD_SEMVER_PATCH)
+				n->build_version.patch = v;
+		}
+		if (rc2 < 0)
+			return -1;
+	}
+	return rc;
+}
+
 int xd_node_parse(struct xd_node *n, const uint8_t *data, size_t len,
 		  const char **why)
 {
@@ -81,6 +114,12 @@ int xd_node_parse(struct xd_node *n, const uint8_t *data, size_t len,
 			break;
 		case XD_NODE_USER_AGENT_VERSION:
 			n->user_agent_version = as_name(&f);
+			break;
+		case XD_NODE_USER_AGENT_BUILD_VERSION:
+			if (parse_build_version(n, f.data, f.data + f.len) < 0) {
+				*why = "malformed node user_agent_build_version";
+				return -1;
+			}
 			break;
 		case XD_NODE_CLIENT_FEATURES:
 			n->nfeatures++;

@@ -657,6 +657,19 @@ void xd_laststate_serving(struct xd_laststate *s, const char *source,
 
 static void save_start(struct xd_laststate *s);
 
+/* The save just tried failed, for s->err: said and shown until a save
+ * succeeds (the state on disk is older than what is served). */
+static void save_failed(struct xd_laststate *s)
+{
+	s->info.saves_failed++;
+	s->info.save_failing = true;
+	s->info.last_save_error_at_ms = xd_wall_ms();
+	free(s->info.last_save_error);
+	s->info.last_save_error = xd_strdup(s->err);
+	xd_error("cannot save the last good state: %s (the snapshots are served all the same)",
+		 s->err);
+}
+
 /* On the thread pool. A state on disk that holds these files already
  * is left as it is (and its time with it): a reload that changes
  * nothing costs no write and no fsync. */
@@ -705,6 +718,8 @@ static void save_done(uv_work_t *w, int status)
 		s->rc = -1;
 		snprintf(s->err, sizeof(s->err), "%s: save cancelled", s->path);
 	}
+	if (s->rc == 0)
+		s->info.save_failing = false;
 	if (s->rc == 0 && s->unchanged) {
 		char when[32];
 
@@ -722,11 +737,7 @@ static void save_done(uv_work_t *w, int status)
 		xd_info("saved the last good state to %s (%zu bytes) in %.3f s",
 			s->path, s->bytes, s->seconds);
 	} else {
-		s->info.saves_failed++;
-		free(s->info.last_save_error);
-		s->info.last_save_error = xd_strdup(s->err);
-		xd_error("cannot save the last good state: %s (the snapshots are served all the same)",
-			 s->err);
+		save_failed(s);
 	}
 	if (s->waiting) {
 		s->waiting = false;
@@ -753,9 +764,9 @@ static void save_start(struct xd_laststate *s)
 		return;
 	/* libuv refuses only when misused: counted as a failed save */
 	s->saving = false;
-	s->info.saves_failed++;
-	xd_error("cannot save the last good state to %s: %s", s->path,
-		 uv_strerror(rc));
+	snprintf(s->err, sizeof(s->err), "%s: cannot start the save: %s",
+		 s->path, uv_strerror(rc));
+	save_failed(s);
 	xd_snapdir_free(s->keys, s->nkeys);
 	s->keys = NULL;
 	s->nkeys = 0;

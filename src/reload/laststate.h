@@ -75,6 +75,10 @@ struct xd_laststate_info {
 	/* saves left undone: the state on disk held those files already */
 	unsigned long long saves_unchanged;
 	char *last_save_error; /* of the last save that failed, or NULL */
+	int64_t last_save_error_at_ms; /* when it failed (0: never) */
+	/* The newest save failed: the state on disk (saved_at_ms, if any)
+	 * is older than what is served, until a save succeeds. */
+	bool save_failing;
 };
 
 struct xd_laststate;

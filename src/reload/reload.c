@@ -50,18 +50,21 @@ struct xd_reloader {
 	struct waiter *next;     /* asked while it ran: the one after */
 	const char *next_trigger;
 	uv_work_t work;
+	/* giving back the pages freed after a reload (malloc_trim), on the
+	 * thread pool too */
+	uv_work_t trim_work;
+	bool trimming;
 	/* Snapshots are in use: systemd has been told READY=1, so a reload
 	 * is told as RELOADING=1 ... READY=1. Before (a source whose first
 	 * load comes later), a reload that fails tells it nothing, and the
 	 * first that succeeds tells it READY=1. */
 	bool serving;
-	xd_reload_source_fn source; /* NULL: read `dir` */
+	const struct xd_reload_source *source; /* NULL: read `dir` */
 	void *source_arg;
-	/* The running reload's files, when a source gave them (taken on
-	 * the loop thread as it starts, loaded on the thread pool): */
-	struct xd_snapkey *keys;
-	size_t nkeys;
-	struct xd_diag keys_diag;
+	/* The running reload's take of the source (on the loop thread as
+	 * it starts), read on the thread pool; NULL: none */
+	void *taken;
+	int64_t keys_revision; /* what the source said the take is at */
 	/* The running reload's, filled on the thread pool: */
 	struct xd_snapshot **prev;
 	size_t nprev;
@@ -98,6 +101,9 @@ struct xd_reloader {
 
 	struct xd_reload_record history[XD_RELOAD_HISTORY];
 	size_t nhistory, newest; /* ring; newest is the last written */
+	uint64_t seq; /* of the newest record */
+	/* the record whose change the rollout under way holds (0: none) */
+	uint64_t staged_seq;
 	struct xd_reload_stats stats;
 };
 
@@ -133,19 +139,20 @@ struct xd_reloader *xd_reloader_new(uv_loop_t *loop,
 	r->tls = tls;
 	r->state = IDLE;
 	r->work.data = r;
+	r->trim_work.data = r;
 	r->parsed = xd_parsed_cache_new();
 	xd_histogram_init(&r->stats.duration, duration_bounds,
 			  sizeof(duration_bounds) / sizeof(duration_bounds[0]));
 	return r;
 }
 
-void xd_reloader_set_source(struct xd_reloader *r, xd_reload_source_fn fn,
-			    void *arg)
+void xd_reloader_set_source(struct xd_reloader *r,
+			    const struct xd_reload_source *src, void *arg)
 {
 	XD_ASSERT_LOOP();
 	XD_ASSERT_INFO(r->state == IDLE, "source of %s set while %s", r->dir,
 		       state_names[r->state]);
-	r->source = fn;
+	r->source = src;
 	r->source_arg = arg;
 }
 
@@ -216,7 +223,45 @@ static struct xd_reload_record *record(struct xd_reloader *r,
 	rec = &r->history[r->newest];
 	record_clear(rec);
 	record_fill(r, rec, trigger, ok, load, errors);
+	rec->seq = ++r->seq;
 	return rec;
+}
+
+const char *xd_reload_rollout_name(enum xd_reload_rollout o)
+{
+	static const char *const names[] = {
+		[XD_RELOAD_UNSTAGED] = NULL,
+		[XD_RELOAD_STAGED] = "staged",
+		[XD_RELOAD_PROMOTED] = "promoted",
+		[XD_RELOAD_ROLLED_BACK] = "rolled_back",
+		[XD_RELOAD_REPLACED] = "replaced",
+	};
+
+	XD_ASSERT_INFO((size_t)o < XD_ARRAY_LEN(names), "reload rollout %d",
+		       (int)o);
+	return names[o];
+}
+
+/* The record numbered `seq`, while the history holds it, or NULL. */
+static struct xd_reload_record *record_by_seq(struct xd_reloader *r,
+					      uint64_t seq)
+{
+	for (size_t i = 0; seq != 0 && i < r->nhistory; i++)
+		if (r->history[i].seq == seq)
+			return &r->history[i];
+	return NULL;
+}
+
+/* `rec`'s change went to the canaries (put_in_use, staged): its
+ * rollout replaces one under way, whose record says so. */
+static void staged_by(struct xd_reloader *r, struct xd_reload_record *rec)
+{
+	struct xd_reload_record *before = record_by_seq(r, r->staged_seq);
+
+	if (before != NULL)
+		before->rollout = XD_RELOAD_REPLACED;
+	rec->rollout = XD_RELOAD_STAGED;
+	r->staged_seq = rec->seq;
 }
 
 size_t xd_reload_history_count(const struct xd_reloader *r)
@@ -267,13 +312,31 @@ static void log_snapshots(struct xd_snapshot *const *snaps, size_t n)
 	}
 }
 
+/* The snapshots a reload added or changed, as its diff says: those a
+ * reload logs, so that its log lines follow the change, not the number
+ * of keys (the first load logs every one). */
+static void log_changed(struct xd_snapshot *const *snaps, size_t n,
+			const struct xd_diff *d)
+{
+	char desc[256];
+
+	for (size_t i = 0; i < d->nkeys; i++) {
+		const struct xd_snapshot *s;
+
+		if (d->keys[i].change == XD_DIFF_REMOVED)
+			continue;
+		s = xd_load_find(snaps, n, d->keys[i].key);
+		XD_ASSERT_INFO(s != NULL, "snapshot '%s' in the diff, not loaded",
+			       d->keys[i].key);
+		xd_snapshot_describe(s, desc, sizeof(desc));
+		xd_info("snapshot '%s': %s", xd_snapshot_key(s), desc);
+	}
+}
+
 static bool has_key(struct xd_snapshot *const *snaps, size_t n,
 		    const char *key)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(xd_snapshot_key(snaps[i]), key) == 0)
-			return true;
-	return false;
+	return xd_load_find(snaps, n, key) != NULL;
 }
 
 /*
@@ -434,7 +497,13 @@ void xd_reloader_rollout_over(void *reloader, bool promoted)
 {
 	struct xd_reloader *r = reloader;
 
+	struct xd_reload_record *rec;
+
 	XD_ASSERT_LOOP();
+	rec = record_by_seq(r, r->staged_seq);
+	if (rec != NULL)
+		rec->rollout = promoted ? XD_RELOAD_PROMOTED : XD_RELOAD_ROLLED_BACK;
+	r->staged_seq = 0;
 	if (r->last != NULL)
 		xd_laststate_proven(r->last, promoted);
 }
@@ -482,6 +551,8 @@ int xd_reloader_load_first(struct xd_reloader *r)
 	if (r->saved.wanted)
 		load_saved(r);
 	rec->changed = put_in_use(r, snaps, n, "start-up", &staged);
+	if (staged)
+		staged_by(r, rec);
 	saved_done(r);
 	r->serving = true;
 	free(snaps);
@@ -507,6 +578,27 @@ static void answer(struct waiter *w, const struct xd_reload_record *rec)
 	}
 }
 
+/*
+ * On the thread pool: each snapshot of `load` the same as the one
+ * served (`prev`) is that one, the new copy dropped here. Installing
+ * it would keep the one served anyway; dropping the copies here, not
+ * on the loop, keeps the loop's part of a reload to what changed.
+ */
+static void keep_served(struct xd_snapshot *const *prev, size_t nprev,
+			struct xd_load *load)
+{
+	for (size_t i = 0; i < load->nsnaps; i++) {
+		struct xd_snapshot *old = xd_load_find(
+			prev, nprev, xd_snapshot_key(load->snaps[i]));
+
+		if (old != NULL && old != load->snaps[i] &&
+		    xd_snapshot_same(old, load->snaps[i])) {
+			xd_snapshot_unref(load->snaps[i]);
+			load->snaps[i] = xd_snapshot_ref(old);
+		}
+	}
+}
+
 /* On the thread pool: the snapshots, then the TLS files, each read
  * whole and checked, nothing put in use. */
 static void work(uv_work_t *w)
@@ -516,14 +608,25 @@ static void work(uv_work_t *w)
 	if (r->dry_dir != NULL) {
 		xd_load_dir(r->schema, r->dry_dir, r->prev, r->nprev, &r->result);
 	} else if (r->source != NULL) {
-		xd_load_keys_cached(r->schema, r->keys, r->nkeys,
-				    &r->keys_diag, r->prev, r->nprev,
-				    r->parsed, &r->result);
-		r->keys = NULL; /* taken */
-		r->nkeys = 0;
+		struct xd_snapkey *keys = NULL;
+		struct xd_diag why = XD_DIAG_INIT;
+		size_t nkeys = 0;
+
+		r->source->read(r->taken, &keys, &nkeys, &why);
+		r->taken = NULL; /* freed by read */
+		xd_load_keys_cached(r->schema, keys, nkeys, &why, r->prev,
+				    r->nprev, r->parsed, &r->result);
+		xd_diag_clear(&why);
 	} else {
 		xd_load_dir_cached(r->schema, r->dir, r->prev, r->nprev,
 				   r->parsed, &r->result);
+	}
+	/* the files are kept for the last good state alone: freed here
+	 * otherwise, not on the loop, where that costs every key */
+	if (r->last == NULL || r->dry) {
+		xd_snapdir_free(r->result.keys, r->result.nkeys);
+		r->result.keys = NULL;
+		r->result.nkeys = 0;
 	}
 	/* refused: served instead; with a rollout: put_in_use() */
 	if (r->saved.wanted && (r->result.rc != 0 || r->install != NULL))
@@ -531,9 +634,11 @@ static void work(uv_work_t *w)
 	if (r->tls != NULL)
 		r->tls_next = xd_tls_read(r->tls, &r->tls_diag);
 	/* here, off the loop: a full diff renders every changed resource */
-	if (r->result.rc == 0)
+	if (r->result.rc == 0) {
+		keep_served(r->prev, r->nprev, &r->result);
 		r->diff = xd_diff_new(r->prev, r->nprev, r->result.snaps,
 				      r->result.nsnaps, r->dry ? r->schema : NULL);
+	}
 }
 
 /* What went wrong, on one line: the first TLS error (its file and why),
@@ -617,6 +722,7 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 		xd_diag_append(&errors, &r->tls_diag);
 		xd_diag_append(&errors, &load->diag);
 		rec = record(r, r->trigger, false, load, &errors);
+		rec->revision = r->keys_revision;
 		tls_done(r);
 		/* why, from `errors`: load->diag's were moved there */
 		if (r->saved.wanted && load->rc != 0)
@@ -625,13 +731,19 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 		return rec;
 	}
 	rec = record(r, r->trigger, true, load, &errors);
+	rec->revision = r->keys_revision;
 	rec->diff = r->diff;
 	r->diff = NULL;
 	count_moves(r, rec->diff, true);
 	snaps = xd_load_take(load, &n);
-	log_snapshots(snaps, n);
+	if (r->serving)
+		log_changed(snaps, n, rec->diff);
+	else
+		log_snapshots(snaps, n); /* the first served, as at start-up */
 	/* an etcd source's first load comes here too */
 	rec->changed = put_in_use(r, snaps, n, r->trigger, &staged);
+	if (staged)
+		staged_by(r, rec);
 	free(snaps);
 	keep_last_good(r, load, staged);
 	if (r->tls != NULL) {
@@ -656,6 +768,7 @@ static void finish_dry(struct xd_reloader *r, struct xd_reload_record *rec)
 	struct xd_load *load = &r->result;
 	const char *dir = r->dry_dir != NULL ? r->dry_dir : r->dir;
 	struct xd_diag errors = XD_DIAG_INIT;
+	char checked[160];
 	bool ok;
 
 	check_nodes_keep_a_snapshot(r->cache, dir, load);
@@ -664,17 +777,25 @@ static void finish_dry(struct xd_reloader *r, struct xd_reload_record *rec)
 	xd_diag_append(&errors, &load->diag);
 	record_fill(r, rec, r->trigger, ok, load, &errors);
 	rec->dry_run = true;
+	rec->revision = r->dry_dir == NULL ? r->keys_revision : 0;
+	/* what it checked: every file, some of them as the last load (or
+	 * dry run) parsed them, since their bytes are the same */
+	snprintf(checked, sizeof(checked),
+		 "checked %zu file%s (%zu parsed, %zu unchanged since last parsed)",
+		 load->files, load->files == 1 ? "" : "s", load->parsed,
+		 load->files - load->parsed);
 	if (ok) {
 		r->stats.dry_ok++;
 		rec->diff = r->diff;
 		r->diff = NULL;
 		count_moves(r, rec->diff, false);
-		xd_info("dry run of %s: %zu snapshot%s would change; nothing was changed",
-			dir, rec->diff->nkeys, rec->diff->nkeys == 1 ? "" : "s");
+		xd_info("dry run of %s: %s, %zu snapshot%s: %zu would change; nothing was changed",
+			dir, checked, load->nsnaps, load->nsnaps == 1 ? "" : "s",
+			rec->diff->nkeys);
 	} else {
 		r->stats.dry_refused++;
-		xd_info("dry run of %s: a reload would be refused (%zu error%s); nothing was changed",
-			dir, rec->nerrors, rec->nerrors == 1 ? "" : "s");
+		xd_info("dry run of %s: %s: a reload would be refused (%zu error%s); nothing was changed",
+			dir, checked, rec->nerrors, rec->nerrors == 1 ? "" : "s");
 	}
 	xd_diag_clear(&errors);
 	tls_done(r);
@@ -722,6 +843,29 @@ static void dry_done(struct xd_reloader *r, struct waiter *waiters)
 	record_clear(&rec);
 }
 
+/* On the thread pool: malloc_trim walks every heap, a cost that grows
+ * with what xdsd holds; never on the loop. */
+static void trim_work(uv_work_t *w XD_UNUSED)
+{
+	malloc_trim(0);
+}
+
+static void trim_done(uv_work_t *w, int status XD_UNUSED)
+{
+	struct xd_reloader *r = w->data;
+
+	r->trimming = false;
+}
+
+/* Gives back the free pages of every heap, once at a time. */
+static void trim(struct xd_reloader *r)
+{
+	if (r->trimming)
+		return;
+	if (uv_queue_work(r->loop, &r->trim_work, trim_work, trim_done) == 0)
+		r->trimming = true;
+}
+
 static void work_done(uv_work_t *w, int status XD_UNUSED)
 {
 	struct xd_reloader *r = w->data;
@@ -759,7 +903,7 @@ static void work_done(uv_work_t *w, int status XD_UNUSED)
 	 * freed in the heaps of the threads that made them: give back
 	 * the pages that are now free, rather than keep them until
 	 * those threads happen to allocate again. */
-	malloc_trim(0);
+	trim(r);
 	if (rec->ok || rec->last_good)
 		r->serving = true;
 	if (r->serving)
@@ -797,14 +941,22 @@ static void start(struct xd_reloader *r)
 	 * run serves nothing) */
 	r->saved.wanted = r->last != NULL && !r->serving && !r->dry;
 	r->saved.found = XD_LASTSTATE_NONE; /* until work() looks */
+	r->keys_revision = 0;
 	if (r->source != NULL && r->dry_dir == NULL)
-		r->source(r->source_arg, &r->keys, &r->nkeys, &r->keys_diag);
+		r->taken = r->source->take(r->source_arg, &r->keys_revision);
 	if (uv_queue_work(r->loop, &r->work, work, work_done) == 0)
 		return;
-	xd_snapdir_free(r->keys, r->nkeys);
-	r->keys = NULL;
-	r->nkeys = 0;
-	xd_diag_clear(&r->keys_diag);
+	if (r->taken != NULL) {
+		/* read even so: the next take follows this one's changes */
+		struct xd_snapkey *keys = NULL;
+		struct xd_diag why = XD_DIAG_INIT;
+		size_t nkeys = 0;
+
+		r->source->read(r->taken, &keys, &nkeys, &why);
+		r->taken = NULL;
+		xd_snapdir_free(keys, nkeys);
+		xd_diag_clear(&why);
+	}
 	/* libuv refuses only when misused; say so rather than hang */
 	for (size_t i = 0; i < r->nprev; i++)
 		xd_snapshot_unref(r->prev[i]);
@@ -972,8 +1124,9 @@ void xd_reloader_free(struct xd_reloader *r)
 {
 	if (r == NULL)
 		return;
-	XD_ASSERT_INFO(!xd_reloader_busy(r), "reloader of %s freed while %s",
-		       r->dir, state_names[r->state]);
+	XD_ASSERT_INFO(!xd_reloader_busy(r) && !r->trimming,
+		       "reloader of %s freed while %s%s", r->dir,
+		       state_names[r->state], r->trimming ? ", trimming" : "");
 	for (size_t i = 0; i < XD_RELOAD_HISTORY; i++)
 		record_clear(&r->history[i]);
 	xd_laststate_free(r->last);

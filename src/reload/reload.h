@@ -6,8 +6,10 @@
  * CA files again (transport/tls.h).
  *
  * A reload loads the directory and reads the TLS files on libuv's thread
- * pool, checks that no node served now would be left without a
- * snapshot, and puts the new snapshots and certificates in use together,
+ * pool (where it also trades the copies of unchanged snapshots for the
+ * ones served, and later gives freed memory back with malloc_trim, so
+ * that its part on the loop thread costs what changed), checks that no
+ * node served now would be left without a snapshot, and puts the new snapshots and certificates in use together,
  * or neither: a reload is one unit, so a failed one changes nothing
  * (docs/design.md §3), whichever of its files are at fault, and its
  * record, its log line and its counters say failed. Requests that arrive
@@ -81,7 +83,22 @@
 #define XD_RELOAD_ERRORS_KEPT 20
 #define XD_RELOAD_DRY_QUEUE 8
 
+/* With a staged rollout (rollout/rollout.h), what became of a good
+ * reload's change. */
+enum xd_reload_rollout {
+	XD_RELOAD_UNSTAGED,    /* no rollout held it: served as it came */
+	XD_RELOAD_STAGED,      /* with the canaries: its rollout is under way */
+	XD_RELOAD_PROMOTED,    /* its rollout promoted it to every node */
+	XD_RELOAD_ROLLED_BACK, /* its rollout failed or was aborted: the
+				* change is not served */
+	XD_RELOAD_REPLACED,    /* a later reload's rollout took its place */
+};
+
+/* "staged", "promoted", "rolled_back", "replaced"; NULL for UNSTAGED. */
+const char *xd_reload_rollout_name(enum xd_reload_rollout o);
+
 struct xd_reload_record {
+	uint64_t seq;        /* 1, 2, ... for the reloader's records */
 	int64_t at_ms;       /* when it finished, Unix ms */
 	const char *trigger; /* "start-up", "SIGHUP", "admin", "watch" */
 	bool ok;             /* snapshots and certificates in use */
@@ -94,8 +111,13 @@ struct xd_reload_record {
 	bool last_good;      /* refused, and the last good state is
 			      * served instead (nothing was served) */
 	bool dry_run;
+	/* The etcd revision of the keys it loaded (a source's, below);
+	 * 0 for the directory, or when no load ran. */
+	int64_t revision;
+	enum xd_reload_rollout rollout; /* updated as its rollout ends */
 	/* What it changed (a dry run: would change), when ok: the summary
-	 * for a reload, the full diff for a dry run; a removed key's
+	 * for a reload (the counts, and the first XD_DIFF_SUMMARY_LISTED
+	 * resources by name), the full diff for a dry run; a removed key's
 	 * `streams` are those moved to the default snapshot. */
 	struct xd_diff *diff;
 };
@@ -120,18 +142,34 @@ struct xd_reloader *xd_reloader_new(uv_loop_t *loop,
 				    struct xd_tls *tls);
 
 /*
- * A source of snapshots other than the directory (the etcd source):
- * called on the loop thread as each reload starts, it hands over the
- * snapshot files as they are now (`*keys`, `*n`, freed by the
- * reloader) and anything wrong with them in `diag`. The reloader then
- * loads those instead of reading `dir`, which only names the source in
- * messages.
+ * A source of snapshots other than the directory (the etcd source), in
+ * two steps, so that a reload's loop-thread part costs what changed,
+ * not what the source holds:
+ *
+ *   take(arg, revision), on the loop thread as each reload (or dry run of what a
+ *     reload reads) starts: hands over what changed since the last take
+ *     (the source's own bookkeeping, moved, not copied) and the
+ *     revision the source is at with those changes (`*revision`, 0 when
+ *     it has none; the reload's record keeps it);
+ *   read(taken, ...), on the thread pool, once for each take, in the
+ *     order of the takes (the reloader runs one load at a time): hands
+ *     over the snapshot files as they are now (`*keys`, `*n`, freed by
+ *     the reloader) and anything wrong with them in `diag`, and frees
+ *     what take returned.
+ *
+ * The reloader then loads those files instead of reading `dir`, which
+ * only names the source in messages.
  */
-typedef void (*xd_reload_source_fn)(void *arg, struct xd_snapkey **keys,
-				    size_t *n, struct xd_diag *diag);
+struct xd_reload_source {
+	void *(*take)(void *arg, int64_t *revision);
+	void (*read)(void *taken, struct xd_snapkey **keys, size_t *n,
+		     struct xd_diag *diag);
+};
 
-void xd_reloader_set_source(struct xd_reloader *r, xd_reload_source_fn fn,
-			    void *arg);
+/* `src` (borrowed, usually static) and `arg` must outlive the
+ * reloader's last load. */
+void xd_reloader_set_source(struct xd_reloader *r,
+			    const struct xd_reload_source *src, void *arg);
 
 /*
  * Who puts a good reload's snapshots in use (NULL: the cache, with
@@ -148,7 +186,8 @@ void xd_reloader_set_install(struct xd_reloader *r, xd_reload_install_fn fn,
 			     void *arg);
 
 /*
- * The staged rollout came to rest (rollout.h, xd_rollout_on_rest):
+ * The staged rollout came to rest (rollout.h, xd_rollout_on_rest),
+ * which the record of the reload it held says (its `rollout`):
  * `promoted`, what it staged is saved as the last good state; failed
  * or aborted, it is not. `reloader` is the xd_reloader.
  */

@@ -2,8 +2,9 @@
 /* Messages, their fields, lists and maps, and the well-known types that
  * hold other values (Any, Struct, Value, ListValue, the wrappers): the
  * recursive half of the encoder, with its entry point. Values read from
- * one scalar are encode_scalar.c's, the path and the errors
- * encode_err.c's; neither calls back here. */
+ * one scalar are encode_scalar.c's, a resource's annotations
+ * encode_ann.c's, the path and the errors encode_err.c's; none of them
+ * calls back here. */
 #include "schema/encode.h"
 
 #include <stdlib.h>
@@ -649,15 +650,25 @@ static void enc_submsg(struct xd_encoder *e, const struct xd_msgdesc *m,
 
 /* ---- entry ---- */
 
-/* An annotation's value encoded as a message (xd_ann_encode): into
- * e->scratch, at depth 1 so that its own mapping is no resource's and
- * has no annotations. */
-int xd_enc_submsg_into(struct xd_encoder *e, const struct xd_msgdesc *m,
-		       const struct xd_dnode *value)
+/* What a hook calls to have an annotation's value encoded as a
+ * message (transcode.h): into e->scratch, at depth 1 so that its own
+ * mapping is no resource's and has no annotations. Here rather than
+ * with the other hook calls (encode_ann.c) because it is the encoder's
+ * recursion: encode_ann.c then calls nothing of this file. */
+int xd_ann_encode(struct xd_ann_reader *r, const char *full_name,
+		  const struct xd_dnode *value, const uint8_t **data,
+		  size_t *len)
 {
+	/* the reader a hook is handed is the encoder itself */
+	struct xd_encoder *e = (struct xd_encoder *)r;
+	const struct xd_msgdesc *m = xd_schema_find_message(e->s, full_name);
 	struct xd_buf *saved = e->out;
 	unsigned nerr = e->nerr, depth = e->depth;
 
+	if (m == NULL) {
+		xd_enc_err(e, value, "the schema has no %s", full_name);
+		return -1;
+	}
 	/* one value at a time: a hook inside a hook would overwrite the
 	 * scratch its caller is reading */
 	XD_ASSERT_INFO(e->out != &e->scratch, "%s: %s", e->file, m->full_name);
@@ -667,7 +678,11 @@ int xd_enc_submsg_into(struct xd_encoder *e, const struct xd_msgdesc *m,
 	enc_submsg(e, m, value);
 	e->depth = depth;
 	e->out = saved;
-	return e->nerr > nerr ? -1 : 0;
+	if (e->nerr > nerr)
+		return -1;
+	*data = e->scratch.data;
+	*len = e->scratch.len;
+	return 0;
 }
 
 int xd_encoder_run(struct xd_encoder *e, const struct xd_msgdesc *m,

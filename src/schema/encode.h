@@ -89,12 +89,16 @@ int xd_encoder_run(struct xd_encoder *e, const struct xd_msgdesc *m,
 		   const struct xd_dnode *root, const char *file,
 		   const char *path, struct xd_buf *out, struct xd_diag *diag);
 
-/* ---- the steps encode.c, encode_scalar.c and encode_err.c share ----
+/* ---- the steps encode.c, encode_scalar.c, encode_ann.c and
+ * encode_err.c share ----
  *
  * encode.c (messages, lists, maps, the well-known types that hold other
  * values) calls encode_scalar.c (values read from one scalar) and
  * encode_ann.c (a resource's annotations), and all three call
- * encode_err.c (the path and the errors); nothing calls upwards. */
+ * encode_err.c (the path and the errors); nothing calls upwards. A
+ * hook that wants an annotation's value encoded as a message calls
+ * xd_ann_encode (transcode.h), which encode.c defines for that
+ * reason. */
 
 /* encode_scalar.c: a field's value from one scalar (any type but
  * message), tag included; `presence` writes it even when it holds the
@@ -125,9 +129,6 @@ bool xd_enc_is_annotation(const struct xd_dnode *key);
 /* Sets the hooks (NULL: none), checking their bounds and keys. */
 void xd_enc_set_hooks(struct xd_encoder *e, const struct xd_ann_hooks *hooks);
 void xd_enc_annotations(struct xd_encoder *e, const struct xd_dnode *root);
-/* encode.c: `value` as message m into e->scratch, for xd_ann_encode. */
-int xd_enc_submsg_into(struct xd_encoder *e, const struct xd_msgdesc *m,
-		       const struct xd_dnode *value);
 
 /* encode_err.c: the path to the value being encoded. Each push is undone
  * with e->nsegs-- once the value is done. */

@@ -200,24 +200,6 @@ bool xd_ann_duration(const struct xd_dnode *n, int64_t *secs, int32_t *nanos)
 		       XD_NUM_OK;
 }
 
-int xd_ann_encode(struct xd_ann_reader *r, const char *full_name,
-		  const struct xd_dnode *value, const uint8_t **data,
-		  size_t *len)
-{
-	struct xd_encoder *e = enc(r);
-	const struct xd_msgdesc *m = xd_schema_find_message(e->s, full_name);
-
-	if (m == NULL) {
-		xd_enc_err(e, value, "the schema has no %s", full_name);
-		return -1;
-	}
-	if (xd_enc_submsg_into(e, m, value) != 0)
-		return -1;
-	*data = e->scratch.data;
-	*len = e->scratch.len;
-	return 0;
-}
-
 void xd_ann_write(struct xd_ann_reader *r, const void *data, size_t len)
 {
 	xd_buf_append(&enc(r)->ann, data, len);

@@ -191,6 +191,10 @@ static int collect(const struct xd_item *it, void *arg)
 			       it->len, it->line, it->column, it->ann_len};
 	static const uint8_t pad[8];
 
+	/* its piece fails, so the file is transcoded again in one piece,
+	 * which hands it over */
+	if (it->broken)
+		return 0;
 	xd_buf_append(&j->items, &rec, sizeof(rec));
 	xd_buf_append(&j->items, it->data, it->len);
 	xd_buf_append(&j->items, pad, (8 - it->len % 8) % 8);
@@ -228,9 +232,13 @@ static int dispatch(struct piece_job *jobs, size_t n, xd_item_fn fn,
 			sec = &jobs[k].sections[rec.section];
 			snprintf(path, sizeof(path), "%s[%zu]", sec->key,
 				 rec.index);
-			it = (struct xd_item){sec, rec.index, rec.line,
-					      rec.column, path, p, rec.len,
-					      NULL, rec.ann_len};
+			it = (struct xd_item){.section = sec,
+					      .index = rec.index,
+					      .line = rec.line,
+					      .column = rec.column,
+					      .path = path, .data = p,
+					      .len = rec.len,
+					      .ann_len = rec.ann_len};
 			p += rec.len + (8 - rec.len % 8) % 8;
 			if (rec.ann_len > 0)
 				it.ann = p;

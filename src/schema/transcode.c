@@ -240,11 +240,50 @@ static void unknown_section(struct xd_diag *diag, const char *where,
 	xd_buf_free(&names);
 }
 
+/*
+ * An item that had `nerrors` errors, handed over as broken when its
+ * section asks for that (a name_key), with its name when its mapping
+ * (`n`, NULL: none was built) holds that key as text. Returns what
+ * `fn` did.
+ */
+static int hand_broken(xd_item_fn fn, void *arg, const struct xd_section *sec,
+		       size_t index, const struct xd_dnode *n, const char *path,
+		       size_t nerrors)
+{
+	struct xd_item it = {.section = sec, .index = index, .path = path,
+			     .broken = true, .nerrors = nerrors};
+	size_t klen = sec->name_key != NULL ? strlen(sec->name_key) : 0;
+	char *name = NULL;
+	int rc;
+
+	if (fn == NULL || sec->name_key == NULL)
+		return 0;
+	if (n != NULL) {
+		it.line = n->line;
+		it.column = n->col;
+	}
+	for (uint32_t i = 0; n != NULL && n->kind == XD_DN_MAP && i < n->len; i++) {
+		const struct xd_dnode *k = &n->u.kids[2 * i], *v = k + 1;
+
+		if (k->kind == XD_DN_SCALAR && k->len == klen &&
+		    memcmp(k->u.str, sec->name_key, klen) == 0 && xd_doc_is_text(v) &&
+		    memchr(v->u.str, '\0', v->len) == NULL) {
+			name = xd_strndup(v->u.str, v->len);
+			break;
+		}
+	}
+	it.name = name;
+	rc = fn(&it, arg);
+	free(name);
+	return rc;
+}
+
 /* Encodes one item and hands it over. */
 static void emit(struct yrun *r, struct file_ctx *c,
 		 const struct xd_section *sec, size_t index,
 		 const struct xd_dnode *n)
 {
+	size_t errors = xd_diag_total(r->diag);
 	char path[160];
 	struct xd_item it;
 
@@ -253,10 +292,15 @@ static void emit(struct yrun *r, struct file_ctx *c,
 	if (xd_encoder_run(&r->enc, sec->type, n, r->file, path, &r->out,
 			   r->diag) != 0) {
 		r->failed = 1;
+		if (hand_broken(c->fn, c->arg, sec, index, n, path,
+				xd_diag_total(r->diag) - errors) != 0)
+			c->stopped = 1;
 		return;
 	}
-	it = (struct xd_item){sec, index, n->line, n->col, path, r->out.data,
-			      r->out.len, r->enc.ann.data, r->enc.ann.len};
+	it = (struct xd_item){.section = sec, .index = index, .line = n->line,
+			      .column = n->col, .path = path,
+			      .data = r->out.data, .len = r->out.len,
+			      .ann = r->enc.ann.data, .ann_len = r->enc.ann.len};
 	if (c->fn != NULL && c->fn(&it, c->arg) != 0)
 		c->stopped = 1;
 }
@@ -590,21 +634,31 @@ int xd_transcode_json_file(const struct xd_schema *s, const char *file,
 			continue;
 		}
 		for (size_t i = 0; i < json_array_size(list) && !stopped; i++) {
+			size_t errors = xd_diag_total(diag);
 			char path[160];
 			struct xd_dnode n;
 			struct xd_item it;
+			bool built;
 
 			snprintf(path, sizeof(path), "%s[%zu]", sec->key, i);
 			out.len = 0;
-			if (json_doc(&arena, json_array_get(list, i), file, path,
-				     &n, diag) != 0 ||
+			built = json_doc(&arena, json_array_get(list, i), file,
+					 path, &n, diag) == 0;
+			if (!built ||
 			    xd_encoder_run(&enc, sec->type, &n, file, path, &out,
 					   diag) != 0) {
 				failed = 1;
+				if (hand_broken(fn, arg, sec, i, built ? &n : NULL,
+						path,
+						xd_diag_total(diag) - errors) != 0)
+					stopped = 1;
 			} else {
-				it = (struct xd_item){sec, i, 0, 0, path,
-						      out.data, out.len,
-						      enc.ann.data, enc.ann.len};
+				it = (struct xd_item){.section = sec, .index = i,
+						      .path = path,
+						      .data = out.data,
+						      .len = out.len,
+						      .ann = enc.ann.data,
+						      .ann_len = enc.ann.len};
 				if (fn != NULL && fn(&it, arg) != 0)
 					stopped = 1;
 			}

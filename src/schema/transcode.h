@@ -40,6 +40,11 @@
 struct xd_section {
 	const char *key; /* "clusters" */
 	const struct xd_msgdesc *type;
+	/* The key of an item's own mapping that names it ("name"): with
+	 * it, an item with errors is handed over too, flagged `broken`
+	 * (struct xd_item), so that the caller knows what is missing and
+	 * why; NULL: such items are only reported. */
+	const char *name_key;
 };
 
 /*
@@ -127,6 +132,14 @@ struct xd_item {
 	/* what the hooks wrote (struct xd_ann_hooks), valid as `data` */
 	const uint8_t *ann;
 	size_t ann_len;
+	/* An item with errors, of a section with a name_key: reported
+	 * (`nerrors` of the diag's messages are its own) and not encoded,
+	 * `data` NULL and `len` 0; `name` is the text of its name key when
+	 * it has one as a plain text value (NUL-terminated, valid during
+	 * the callback), else NULL. */
+	bool broken;
+	const char *name;
+	size_t nerrors;
 };
 
 /* Returns 0 to go on, anything else to stop the file there. */
@@ -138,7 +151,8 @@ typedef int (*xd_item_fn)(const struct xd_item *item, void *arg);
  * (its annotations read by `hooks` and left out; with `hooks` NULL, an
  * "@" key is an unknown field, as in a single resource) and handed
  * to `fn` in file order, on the calling thread; items with
- * errors are reported and skipped, the rest still checked. Unknown or
+ * errors are reported and skipped (handed to `fn` as `broken` when
+ * their section has a name_key), the rest still checked. Unknown or
  * repeated section keys, non-list values, YAML syntax errors and more
  * than one document are errors too. Returns 0 when the whole file is
  * good, -1 otherwise (then the caller discards what `fn` received).

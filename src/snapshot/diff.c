@@ -53,9 +53,11 @@ static char *res_text(struct walk *w, int t, const struct xd_entry *a,
 
 	if (room > XD_DIFF_MAX_RESOURCE_TEXT)
 		room = XD_DIFF_MAX_RESOURCE_TEXT;
-	if (a != NULL)
+	if (a != NULL && b != NULL)
+		xd_restext_pair(&ta, &tb, w->schema, t, a, b);
+	else if (a != NULL)
 		xd_restext(&ta, w->schema, t, a);
-	if (b != NULL)
+	else if (b != NULL)
 		xd_restext(&tb, w->schema, t, b);
 	if (xd_linediff(&out, (const char *)ta.data, ta.len,
 			(const char *)tb.data, tb.len, room))
@@ -84,9 +86,8 @@ static void note(struct walk *w, struct xd_diff_section *s, int t,
 		s->changed++;
 		w->d->changed++;
 	}
-	if (w->schema == NULL)
-		return;
-	if (w->d->listed >= XD_DIFF_MAX_LISTED) {
+	if (w->d->listed >= (w->schema != NULL ? XD_DIFF_MAX_LISTED :
+						 XD_DIFF_SUMMARY_LISTED)) {
 		w->d->cut = true;
 		return;
 	}
@@ -98,7 +99,8 @@ static void note(struct walk *w, struct xd_diff_section *s, int t,
 	r->name = xd_strndup(e->name, e->name_len);
 	copy_version(r->before, a != NULL ? a->version : NULL);
 	copy_version(r->after, b != NULL ? b->version : NULL);
-	r->text = res_text(w, t, a, b);
+	/* a summary names them; only a full diff renders them */
+	r->text = w->schema != NULL ? res_text(w, t, a, b) : NULL;
 }
 
 /* The section's changes, walking both tables in their order (by name). */

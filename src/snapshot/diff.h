@@ -6,7 +6,8 @@
  * and for a full diff, each changed resource's text (snapshot/
  * restext.h) as `diff -u` shows it (util/linediff.h). A reload's
  * preview (POST /reload?dry_run=1, xdsctl diff) shows the full diff;
- * a reload's record keeps the summary (the counts).
+ * a reload's record keeps the summary: the counts, and the first
+ * resources by name, without their text.
  *
  * A key is added, removed or changed; keys whose snapshot stays the
  * same (snapshot.h, xd_snapshot_same) are left out. A section is
@@ -16,8 +17,10 @@
  *
  * Bounds: a full diff lists at most XD_DIFF_MAX_LISTED resources and
  * holds at most XD_DIFF_MAX_TEXT bytes of text (each resource's at most
- * XD_DIFF_MAX_RESOURCE_TEXT); the counts are always whole, and
- * `cut` says when anything was left out.
+ * XD_DIFF_MAX_RESOURCE_TEXT); a summary lists at most
+ * XD_DIFF_SUMMARY_LISTED (a reload's record: twenty of them are kept);
+ * the counts are always whole, and `cut` says when anything was left
+ * out.
  *
  * Ownership: a diff owns everything in it; it refers to no snapshot.
  * Thread: any (snapshots are immutable; the schema is read-only); one
@@ -35,6 +38,7 @@
 #define XD_DIFF_MAX_LISTED 2000
 #define XD_DIFF_MAX_TEXT (1024 * 1024)
 #define XD_DIFF_MAX_RESOURCE_TEXT (64 * 1024)
+#define XD_DIFF_SUMMARY_LISTED 20
 
 enum xd_diff_change {
 	XD_DIFF_ADDED,
@@ -54,7 +58,7 @@ struct xd_diff_section {
 	int section; /* xds/rtype.h, xd_section */
 	char before[17], after[17]; /* the table versions */
 	size_t added, removed, changed;
-	struct xd_diff_res *res; /* the first ones (full diff) */
+	struct xd_diff_res *res; /* the first ones */
 	size_t nres;
 };
 
@@ -79,8 +83,9 @@ struct xd_diff {
 
 /*
  * The diff of `before` into `after` (each sorted by key, as the cache
- * and the loader give them). `schema` NULL: the summary only (counts
- * and versions, no resource listed); else the full diff.
+ * and the loader give them). `schema` NULL: the summary (counts and
+ * versions, the first resources listed by name and versions, without
+ * text); else the full diff.
  */
 struct xd_diff *xd_diff_new(struct xd_snapshot *const *before, size_t nbefore,
 			    struct xd_snapshot *const *after, size_t nafter,

@@ -12,6 +12,7 @@
 
 #include "util/buf.h"
 #include "util/file.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 struct xd_snapbytes {
@@ -26,6 +27,20 @@ static struct xd_snapbytes *bytes_new(size_t len)
 
 	atomic_init(&b->refs, 1);
 	return b;
+}
+
+struct xd_snapbytes *xd_snapbytes_new(const void *data, size_t len)
+{
+	struct xd_snapbytes *b = bytes_new(len);
+
+	memcpy(b->text, data, len);
+	b->text[len] = '\0';
+	return b;
+}
+
+const char *xd_snapbytes_text(const struct xd_snapbytes *b)
+{
+	return b->text;
 }
 
 struct xd_snapbytes *xd_snapbytes_ref(struct xd_snapbytes *b)
@@ -286,24 +301,71 @@ static int read_file(struct xd_snapfile *f, const struct known *known,
 	return 0;
 }
 
-static struct xd_snapkey *add_key(struct xd_snapkey **keys, size_t *n,
-				  const char *key, const char *what,
-				  struct xd_diag *diag)
+/*
+ * The keys of one read, in the order they are found, and an index of
+ * them by name (open addressing, at most half full): whether a key is
+ * defined twice is one probe, not a pass over every key found before
+ * it, so a read costs what it holds (a prefix of 50,000 keys).
+ */
+struct found {
+	struct xd_snapkey *v;
+	size_t n, cap;
+	size_t *slots; /* an index in v + 1; 0: empty */
+	size_t mask;   /* the number of slots - 1 (a power of two) */
+};
+
+static size_t *found_slot(const struct found *fd, const char *key)
+{
+	size_t i = xd_text_hash(key, strlen(key)) & fd->mask;
+
+	while (fd->slots[i] != 0 && strcmp(fd->v[fd->slots[i] - 1].key, key) != 0)
+		i = (i + 1) & fd->mask;
+	return &fd->slots[i];
+}
+
+/* Twice the slots, every key placed again. */
+static void found_rehash(struct found *fd)
+{
+	size_t size = fd->slots == NULL ? 64 : (fd->mask + 1) * 2;
+
+	free(fd->slots);
+	fd->slots = xd_calloc(size, sizeof(*fd->slots));
+	fd->mask = size - 1;
+	for (size_t i = 0; i < fd->n; i++)
+		*found_slot(fd, fd->v[i].key) = i + 1;
+}
+
+/* The keys found (the caller's), the index freed. */
+static void found_done(struct found *fd, struct xd_snapkey **keys, size_t *n)
+{
+	free(fd->slots);
+	*keys = fd->v;
+	*n = fd->n;
+	memset(fd, 0, sizeof(*fd));
+}
+
+/* A new key, or NULL when it is defined already (said in `diag`, with
+ * `what` defining it again). The pointer lasts until the next call. */
+static struct xd_snapkey *add_key(struct found *fd, const char *key,
+				  const char *what, struct xd_diag *diag)
 {
 	struct xd_snapkey *k;
+	size_t *slot;
 
-	for (size_t i = 0; i < *n; i++) {
-		if (strcmp((*keys)[i].key, key) == 0) {
-			xd_diag_add(diag, "%s: snapshot '%s' is also defined by %s",
-				    (*keys)[i].nfiles ? (*keys)[i].files[0].path : key,
-				    key, what);
-			return NULL;
-		}
+	if ((fd->n + 1) * 2 > fd->mask + 1 || fd->slots == NULL)
+		found_rehash(fd);
+	slot = found_slot(fd, key);
+	if (*slot != 0) {
+		k = &fd->v[*slot - 1];
+		xd_diag_add(diag, "%s: snapshot '%s' is also defined by %s",
+			    k->nfiles ? k->files[0].path : key, key, what);
+		return NULL;
 	}
-	*keys = xd_realloc(*keys, (*n + 1) * sizeof(**keys));
-	k = &(*keys)[(*n)++];
+	fd->v = xd_grow(fd->v, &fd->cap, fd->n + 1, sizeof(*fd->v));
+	k = &fd->v[fd->n++];
 	memset(k, 0, sizeof(*k));
 	k->key = xd_strdup(key);
+	*slot = fd->n;
 	return k;
 }
 
@@ -328,6 +390,7 @@ static int read_once(const char *dir, const struct known *known,
 	size_t n, before = xd_diag_total(diag);
 	int err;
 	char **names = read_names(dir, &n, &err, seen);
+	struct found fd = {0};
 
 	*keys = NULL;
 	*nkeys = 0;
@@ -351,7 +414,7 @@ static int read_once(const char *dir, const struct known *known,
 
 			if (err != 0) {
 				xd_diag_add(diag, "%s: %s", path, strerror(err));
-			} else if ((k = add_key(keys, nkeys, names[i], path, diag)) != NULL) {
+			} else if ((k = add_key(&fd, names[i], path, diag)) != NULL) {
 				for (size_t j = 0; j < m; j++)
 					if (ext_len(inner[j]))
 						add_file(k, join(path, inner[j]));
@@ -363,7 +426,7 @@ static int read_once(const char *dir, const struct known *known,
 			 * refused when read (util/file.h), not passed over */
 			char *key = xd_strndup(names[i], strlen(names[i]) - (size_t)ext);
 
-			if ((k = add_key(keys, nkeys, key, path, diag)) != NULL)
+			if ((k = add_key(&fd, key, path, diag)) != NULL)
 				add_file(k, path);
 			else
 				free(path);
@@ -373,6 +436,7 @@ static int read_once(const char *dir, const struct known *known,
 		}
 	}
 	free_names(names, n);
+	found_done(&fd, keys, nkeys);
 	for (size_t i = 0; i < *nkeys; i++)
 		for (size_t j = 0; j < (*keys)[i].nfiles; j++)
 			read_file(&(*keys)[i].files[j], known, diag, seen);
@@ -405,8 +469,9 @@ int xd_snapdir_read(const char *dir, xd_snapdir_known_fn known_fn,
 	}
 }
 
-/* One text as a file of `k`: copied, refused when blank as read_file
- * refuses an empty file. */
+/* One text as a file of `k`: its bytes shared when it has them, else
+ * copied; refused when too large, as read_bytes refuses a file, or blank,
+ * as read_file refuses an empty one. */
 static void add_text(struct xd_snapkey *k, const struct xd_snaptext *t,
 		     struct xd_diag *diag)
 {
@@ -414,13 +479,35 @@ static void add_text(struct xd_snapkey *k, const struct xd_snaptext *t,
 
 	add_file(k, xd_strdup(t->path));
 	f = &k->files[k->nfiles - 1];
-	f->text = xd_malloc(t->len + 1);
-	memcpy(f->text, t->text, t->len);
-	f->text[t->len] = '\0';
+	if (t->len > XD_SNAPSHOT_MAX_FILE) {
+		xd_diag_add(diag, "%s: %zu bytes: larger than the limit of %u MiB",
+			    f->path, t->len, XD_SNAPSHOT_MAX_FILE >> 20);
+		f->text = xd_strdup("");
+		return;
+	}
+	if (t->bytes != NULL) {
+		f->bytes = xd_snapbytes_ref(t->bytes);
+		f->text = t->bytes->text;
+	} else {
+		f->text = xd_malloc(t->len + 1);
+		memcpy(f->text, t->text, t->len);
+		f->text[t->len] = '\0';
+	}
 	f->len = t->len;
 	if (blank(f->text, f->len))
 		xd_diag_add(diag, "%s: the value is empty (a snapshot with no resources is written {})",
 			    f->path);
+}
+
+bool xd_snapshot_name_counts(const char *name)
+{
+	const char *slash = strchr(name, '/');
+	const char *base = slash != NULL ? slash + 1 : name;
+
+	/* what a directory read skips: hidden entries, other files,
+	 * anything deeper than one folder */
+	return name[0] != '.' && base[0] != '.' && ext_len(base) != 0 &&
+	       strchr(base, '/') == NULL && slash != name;
 }
 
 int xd_snapkeys_from_texts(const struct xd_snaptext *texts, size_t n,
@@ -429,39 +516,35 @@ int xd_snapkeys_from_texts(const struct xd_snaptext *texts, size_t n,
 {
 	size_t before = xd_diag_total(diag);
 	struct xd_snapkey *folder = NULL; /* the last "<key>/" seen */
+	struct found fd = {0};
 
-	*keys = NULL;
-	*nkeys = 0;
 	for (size_t i = 0; i < n; i++) {
 		const char *name = texts[i].name, *slash = strchr(name, '/');
 		const char *base = slash != NULL ? slash + 1 : name;
-		size_t ext = (size_t)ext_len(base);
 		struct xd_snapkey *k;
 		char *key;
 
 		XD_ASSERT_INFO(i == 0 || strcmp(texts[i - 1].name, name) < 0,
 			       "snapshot texts out of order at '%s'", name);
-		/* what a directory read skips: hidden entries, other files,
-		 * anything deeper than one folder */
-		if (name[0] == '.' || base[0] == '.' || ext == 0 ||
-		    strchr(base, '/') != NULL || slash == name)
+		if (!xd_snapshot_name_counts(name))
 			continue;
 		if (slash == NULL) {
-			key = xd_strndup(name, strlen(name) - ext);
-			k = add_key(keys, nkeys, key, texts[i].path, diag);
+			key = xd_strndup(name, strlen(name) - (size_t)ext_len(base));
+			k = add_key(&fd, key, texts[i].path, diag);
 			folder = NULL;
 		} else {
 			key = xd_strndup(name, (size_t)(slash - name));
 			/* add_key may move the array: find the folder anew */
 			k = folder != NULL && strcmp(folder->key, key) == 0 ?
 				    folder :
-				    add_key(keys, nkeys, key, texts[i].path, diag);
+				    add_key(&fd, key, texts[i].path, diag);
 			folder = k;
 		}
 		if (k != NULL)
 			add_text(k, &texts[i], diag);
 		free(key);
 	}
+	found_done(&fd, keys, nkeys);
 	return xd_diag_total(diag) == before ? 0 : -1;
 }
 

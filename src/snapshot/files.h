@@ -64,6 +64,10 @@ struct xd_snapstat {
  */
 struct xd_snapbytes;
 
+/* `len` bytes of `data` copied, and a NUL: one reference. */
+struct xd_snapbytes *xd_snapbytes_new(const void *data, size_t len);
+/* The bytes, NUL-terminated. */
+const char *xd_snapbytes_text(const struct xd_snapbytes *b);
 struct xd_snapbytes *xd_snapbytes_ref(struct xd_snapbytes *b);
 void xd_snapbytes_unref(struct xd_snapbytes *b); /* NULL: nothing */
 
@@ -101,19 +105,32 @@ int xd_snapdir_read(const char *dir, xd_snapdir_known_fn known, void *arg,
 		    struct xd_snapkey **keys, size_t *n,
 		    struct xd_diag *diag);
 
+/*
+ * Whether a name in the directory ("<key>.yaml", "<key>/F.yaml") is a
+ * snapshot file that a read counts: not hidden, a snapshot extension,
+ * at most one folder deep. The others are skipped (READMEs, an etcd
+ * lock or heartbeat key under the prefix).
+ */
+bool xd_snapshot_name_counts(const char *name);
+
 /* A snapshot file's text held elsewhere than on disk (an etcd value). */
 struct xd_snaptext {
 	const char *name; /* as in the directory: "<key>.yaml", "<key>/F.yaml" */
 	const char *path; /* how errors name it (the etcd key) */
-	const char *text; /* `len` bytes */
+	const char *text; /* `len` bytes; NULL when len > XD_SNAPSHOT_MAX_FILE */
 	size_t len;
+	/* what holds `text`, shared by the file made of it rather than
+	 * copied (NULL: `text` is copied) */
+	struct xd_snapbytes *bytes;
 };
 
 /*
  * The keys that `texts` (sorted by name) define, as a directory holding
  * them as files would: the same names count, the same mistakes (a key
- * defined twice, a text with nothing but blanks and comments) are
- * errors. Texts are copied. Returns 0, or -1 with every problem in
+ * defined twice, a text over XD_SNAPSHOT_MAX_FILE, a text with nothing
+ * but blanks and comments) are errors. Texts are shared or copied (as
+ * each says). Costs what the texts hold: the keys are indexed as
+ * found. Returns 0, or -1 with every problem in
  * `diag` (the keys that were fine are returned either way).
  */
 int xd_snapkeys_from_texts(const struct xd_snaptext *texts, size_t n,

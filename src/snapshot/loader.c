@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "snapshot/loader.h"
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +70,7 @@ static void restrict_access(struct xd_table_builder *b, enum xd_rtype t,
 
 	if (ann->allow_set && !ann->allow_anyone)
 		xd_table_builder_restrict(b, ann->allow, ann->nallow);
-	else if (!ann->allow_set && t == XD_SECRET)
+	else if (!ann->allow_set && xd_rtype_info(t)->secret)
 		xd_table_builder_restrict(b, verified, 1);
 }
 
@@ -98,6 +99,42 @@ static void note_open_secret(struct xd_load *out, const char *file,
 	o->key = xd_strdup(key);
 }
 
+/* A resource refused for `nerrors` errors of the file's own (reported):
+ * recorded by the name it was given (NULL: none could be read), so that
+ * references to it are not said missing as well (check_refs). */
+static void broken(struct build *bd, const struct xd_item *it, size_t section,
+		   const char *name, size_t nerrors)
+{
+	struct xd_parsed_op *op = xd_parsed_push(bd->pf, XD_PARSED_BROKEN,
+						 name != NULL ? name : "",
+						 (struct xd_span){NULL, 0});
+
+	op->section = (uint8_t)section;
+	op->line = it->line;
+	op->column = it->column;
+	op->index = (uint32_t)it->index;
+	bd->pf->item_errors += nerrors;
+}
+
+/* Refuses the resource `it` for what `fmt` says, after its place. */
+static void refuse(struct build *bd, const struct xd_item *it, size_t section,
+		   const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void refuse(struct build *bd, const struct xd_item *it, size_t section,
+		   const char *name, const char *fmt, ...)
+{
+	char why[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	xd_diag_add(bd->diag, "%s:%u:%u: %s: %s", bd->file->path, it->line,
+		    it->column, it->path, why);
+	broken(bd, it, section, name, 1);
+}
+
 /*
  * A variant of a name (rule P1, "@dynamic_parameter_constraints"). Two
  * variants of a name whose constraints are equal would both match the
@@ -113,9 +150,10 @@ static int add_variant(struct build *bd, enum xd_rtype t,
 {
 	const struct xd_entry *first;
 
-	if (t == XD_VIRTUAL_HOST) {
-		xd_diag_add(bd->diag, "%s:%u:%u: %s: a virtual host takes no '@dynamic_parameter_constraints' (they are asked for by alias)",
-			    bd->file->path, it->line, it->column, it->path);
+	if (xd_rtype_info(t)->aliased) {
+		refuse(bd, it, t, info->name,
+		       "a %s takes no '@dynamic_parameter_constraints' (they are asked for by alias)",
+		       xd_rtype_info(t)->noun);
 		return -1;
 	}
 	if (xd_table_builder_add_variant(
@@ -141,16 +179,15 @@ static void on_collection(struct build *bd, const struct xd_item *it,
 
 	if (bd->ann.dpc != NULL) {
 		/* a collection's variants are in its name (rule X3) */
-		xd_diag_add(bd->diag, "%s:%u:%u: %s: a %s takes no '@dynamic_parameter_constraints': its context parameters are part of its \"@name\"",
-			    bd->file->path, it->line, it->column, it->path,
-			    ci->noun);
+		refuse(bd, it, XD_RTYPE_COUNT + c, NULL,
+		       "a %s takes no '@dynamic_parameter_constraints': its context parameters are part of its \"@name\"",
+		       ci->noun);
 		return;
 	}
 	if (xd_collection_analyze(bd->schema, c, bd->sections[ci->member].type,
 				  bd->ann.name, it->data, it->len, &info, why,
 				  sizeof(why)) != 0) {
-		xd_diag_add(bd->diag, "%s:%u:%u: %s: %s", bd->file->path,
-			    it->line, it->column, it->path, why);
+		refuse(bd, it, XD_RTYPE_COUNT + c, NULL, "%s", why);
 		return;
 	}
 	if (xd_table_builder_add(bd->cb[c], info.name,
@@ -177,7 +214,7 @@ static void accepted(struct build *bd, const struct xd_item *it,
 	struct xd_parsed_op *op = record(bd, it, XD_PARSED_ENTRY, t, name);
 
 	restrict_access(bd->b[t], t, &bd->ann);
-	op->open_secret = t == XD_SECRET && !bd->ann.allow_set;
+	op->open_secret = xd_rtype_info(t)->secret && !bd->ann.allow_set;
 	bd->pf->nopen += op->open_secret;
 	if (bd->ann.ttl_ms > 0)
 		xd_table_builder_ttl(bd->b[t], bd->ann.ttl_ms);
@@ -197,22 +234,24 @@ static int on_item(const struct xd_item *it, void *arg)
 
 	/* the transcoder hands back one of the sections it was given */
 	XD_ASSERT_INFO(section < NSECTIONS, "snapshot '%s'", bd->key);
+	if (it->broken) {
+		broken(bd, it, section, it->name, it->nerrors);
+		return 0;
+	}
 	xd_annotations_read(it->ann, it->ann_len, &bd->ann);
 	if (section >= XD_RTYPE_COUNT) {
 		on_collection(bd, it, (enum xd_ctype)(section - XD_RTYPE_COUNT));
 		return 0;
 	}
 	if (bd->ann.name != NULL) {
-		xd_diag_add(bd->diag, "%s:%u:%u: %s: \"@name\" names list collections; a %s is named by its %s field",
-			    bd->file->path, it->line, it->column, it->path,
-			    xd_rtype_info(t)->noun,
-			    t == XD_ENDPOINT ? "cluster_name" : "name");
+		refuse(bd, it, section, NULL,
+		       "\"@name\" names list collections; a %s is named by its %s field",
+		       xd_rtype_info(t)->noun, xd_rtype_info(t)->name_field);
 		return 0;
 	}
 	if (xd_resource_analyze(bd->schema, it->section->type, t, it->data,
 				it->len, &info, why, sizeof(why)) != 0) {
-		xd_diag_add(bd->diag, "%s:%u:%u: %s: %s", bd->file->path,
-			    it->line, it->column, it->path, why);
+		refuse(bd, it, section, NULL, "%s", why);
 		return 0;
 	}
 	if (info.renamed) {
@@ -220,8 +259,7 @@ static int on_item(const struct xd_item *it, void *arg)
 		renamed = xd_resource_rename(it->data, it->len, info.name,
 					     &len);
 		if (renamed == NULL) {
-			xd_diag_add(bd->diag, "%s:%u:%u: %s: malformed resource",
-				    bd->file->path, it->line, it->column, it->path);
+			refuse(bd, it, section, info.name, "malformed resource");
 			xd_resinfo_clear(&info);
 			return 0;
 		}
@@ -229,8 +267,8 @@ static int on_item(const struct xd_item *it, void *arg)
 	}
 	if (strchr(info.name, XD_LOCATOR_SEP) != NULL) {
 		/* the byte that makes a locator key (xds/dynparam.h) */
-		xd_diag_add(bd->diag, "%s:%u:%u: %s: a name must not hold the control character 0x1f",
-			    bd->file->path, it->line, it->column, it->path);
+		refuse(bd, it, section, NULL,
+		       "a name must not hold the control character 0x1f");
 	} else if (bd->ann.dpc != NULL) {
 		if (add_variant(bd, t, it, &info, data, len) == 0)
 			accepted(bd, it, t, info.name);
@@ -257,44 +295,114 @@ static bool resolves(const struct xd_table *t, const char *name)
 	       xd_table_variants_of(t, name, strlen(name), &n) != NULL;
 }
 
-/* Every reference of `e` (a `noun`) resolves. */
+/*
+ * What a key's files tried to define and could not (their BROKEN ops):
+ * a reference to one of those names, or to any name of a section where
+ * one failed without a name, is not reported missing, since its own
+ * errors say why it is not there. NULL in check_refs: nothing failed.
+ */
+struct failed {
+	const struct xd_parsed_op **ops; /* named ones, by section and name */
+	size_t n;
+	bool unnamed[XD_RTYPE_COUNT];
+};
+
+static int by_section_name(const void *pa, const void *pb)
+{
+	const struct xd_parsed_op *a = *(const struct xd_parsed_op *const *)pa;
+	const struct xd_parsed_op *b = *(const struct xd_parsed_op *const *)pb;
+
+	if (a->section != b->section)
+		return a->section < b->section ? -1 : 1;
+	return strcmp(xd_parsed_op_name(a), xd_parsed_op_name(b));
+}
+
+static void failed_init(struct failed *f, struct xd_parsed *const *pfs,
+			size_t n)
+{
+	size_t count = 0;
+
+	memset(f, 0, sizeof(*f));
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < pfs[i]->nops; k++)
+			count += pfs[i]->ops[k].kind == XD_PARSED_BROKEN;
+	f->ops = xd_calloc(count + 1, sizeof(*f->ops));
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < pfs[i]->nops; k++) {
+			const struct xd_parsed_op *op = &pfs[i]->ops[k];
+
+			if (op->kind != XD_PARSED_BROKEN || op->section >= XD_RTYPE_COUNT)
+				continue;
+			if (xd_parsed_op_name(op)[0] == '\0')
+				f->unnamed[op->section] = true;
+			else
+				f->ops[f->n++] = op;
+		}
+	if (f->n > 1)
+		qsort(f->ops, f->n, sizeof(*f->ops), by_section_name);
+}
+
+static bool failed_has(const struct failed *f, enum xd_rtype t, const char *name)
+{
+	struct xd_parsed_op key = {.section = (uint8_t)t, .name = name};
+	const struct xd_parsed_op *kp = &key;
+
+	if (f == NULL)
+		return false;
+	return f->unnamed[t] ||
+	       (f->n > 0 && bsearch(&kp, f->ops, f->n, sizeof(*f->ops),
+				    by_section_name) != NULL);
+}
+
+/* Every reference of `e` (a `noun`) resolves, or names what failed. */
 static void check_entry_refs(struct xd_table *tables[XD_RTYPE_COUNT],
 			     const char *noun, const struct xd_entry *e,
-			     struct xd_diag *diag)
+			     const struct failed *failed, struct xd_diag *diag)
 {
 	for (uint32_t k = 0; k < e->nrefs; k++) {
 		const struct xd_ref *r = &e->refs[k];
 
-		if (!resolves(tables[r->type], r->name))
-			xd_diag_add(diag, "%s:%u: %s '%s' refers to %s '%s', which is not in the snapshot",
-				    e->file, e->line, noun, e->name,
-				    xd_rtype_info(r->type)->noun, r->name);
+		char where[32] = "";
+
+		if (resolves(tables[r->type], r->name) ||
+		    failed_has(failed, r->type, r->name))
+			continue;
+		/* JSON files have no lines: "file: ..." as their other errors */
+		if (e->line > 0)
+			snprintf(where, sizeof(where), ":%u", e->line);
+		xd_diag_add(diag, "%s%s: %s '%s' refers to %s '%s', which is not in the snapshot",
+			    e->file, where, noun, e->name,
+			    xd_rtype_info(r->type)->noun, r->name);
 	}
 }
 
 /* Every reference of the resources of `from`, variants included. */
 static void check_table_refs(struct xd_table *tables[XD_RTYPE_COUNT],
 			     const struct xd_table *from, const char *noun,
-			     struct xd_diag *diag)
+			     const struct failed *failed, struct xd_diag *diag)
 {
 	for (size_t i = 0; i < xd_table_count(from); i++)
-		check_entry_refs(tables, noun, xd_table_at(from, i), diag);
+		check_entry_refs(tables, noun, xd_table_at(from, i), failed, diag);
 	for (size_t i = 0; i < xd_table_variant_count(from); i++)
-		check_entry_refs(tables, noun, xd_table_variant_at(from, i), diag);
+		check_entry_refs(tables, noun, xd_table_variant_at(from, i),
+				 failed, diag);
 }
 
 /* Every reference of every resource resolves (both ends named), and
- * every member of a list collection is there. */
+ * every member of a list collection is there, but for what `failed`
+ * (may be NULL) names. */
 static void check_refs(struct xd_table *tables[XD_RTYPE_COUNT],
 		       struct xd_table *colls[XD_CTYPE_COUNT],
-		       struct xd_diag *diag)
+		       const struct failed *failed, struct xd_diag *diag)
 {
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		check_table_refs(tables, tables[t],
-				 xd_rtype_info((enum xd_rtype)t)->noun, diag);
+				 xd_rtype_info((enum xd_rtype)t)->noun, failed,
+				 diag);
 	for (int c = 0; c < XD_CTYPE_COUNT; c++)
 		check_table_refs(tables, colls[c],
-				 xd_ctype_info((enum xd_ctype)c)->noun, diag);
+				 xd_ctype_info((enum xd_ctype)c)->noun, failed,
+				 diag);
 }
 
 /* One file parsed on its own into `pf`, its empty record (parsed.h):
@@ -422,11 +530,13 @@ static void merge_key(struct xd_parsed *const *pfs, size_t n,
 
 		for (size_t k = 0; k < pf->nops; k++) {
 			const struct xd_parsed_op *op = &pf->ops[k];
-			size_t i = seen_slot(&sn, op->section,
-					     xd_parsed_op_name(op),
-					     xd_parsed_op_constraints(op));
+			size_t i;
 
 			flush_errors(pf, &flushed, op->diag_at, &out->diag);
+			if (op->kind == XD_PARSED_BROKEN)
+				continue; /* its errors were the file's */
+			i = seen_slot(&sn, op->section, xd_parsed_op_name(op),
+				      xd_parsed_op_constraints(op));
 			if (sn.slots[i] != NULL) {
 				report_dup(&out->diag, pf, op, sn.slots[i]);
 				continue;
@@ -536,6 +646,60 @@ static struct xd_table *keep_old(struct xd_table *t, struct xd_table *o,
 	return xd_table_ref(o);
 }
 
+/*
+ * The references of a key refused for its files' errors: those of the
+ * resources that did parse, checked in the same load, so that fixing
+ * the errors does not reveal more; but none to what failed (a cascade
+ * of its errors). When a file failed other than resource by resource
+ * (its YAML, a section that is not a list), what it would have
+ * defined is unknown: then none is checked.
+ */
+static void check_refs_of_refused(struct xd_parsed *const *pfs, size_t n,
+				  struct xd_diag *diag)
+{
+	struct xd_table *tables[XD_RTYPE_COUNT] = {0};
+	struct xd_table *colls[XD_CTYPE_COUNT] = {0};
+	struct failed failed;
+	bool clash = false;
+
+	for (size_t f = 0; f < n; f++)
+		if (xd_diag_total(&pfs[f]->diag) != pfs[f]->item_errors)
+			return;
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		tables[t] = key_table(pfs, n, t, NULL, &clash);
+	for (int c = 0; c < XD_CTYPE_COUNT; c++)
+		colls[c] = key_table(pfs, n, XD_RTYPE_COUNT + c, NULL, &clash);
+	failed_init(&failed, pfs, n);
+	check_refs(tables, colls, &failed, diag);
+	free(failed.ops);
+	unref_tables(tables, colls);
+}
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(xd_snapshot_key(*(struct xd_snapshot *const *)a),
+		      xd_snapshot_key(*(struct xd_snapshot *const *)b));
+}
+
+struct xd_snapshot *xd_load_find(struct xd_snapshot *const *prev,
+				  size_t nprev, const char *key)
+{
+	size_t lo = 0, hi = nprev;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(xd_snapshot_key(prev[mid]), key);
+
+		if (c == 0)
+			return prev[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 static struct xd_snapshot *load_key(const struct xd_schema *schema,
 				    const struct xd_section *sections,
 				    const struct xd_snapkey *k, unsigned threads,
@@ -563,9 +727,7 @@ static struct xd_snapshot *load_key(const struct xd_schema *schema,
 	for (size_t f = 0; f < k->nfiles; f++)
 		wrong = wrong || xd_diag_total(&pfs[f]->diag) > 0 ||
 			pfs[f]->ndup > 0;
-	for (size_t i = 0; i < nprev; i++)
-		if (strcmp(xd_snapshot_key(prev[i]), k->key) == 0)
-			old = prev[i];
+	old = xd_load_find(prev, nprev, k->key);
 	for (int t = 0; !wrong && t < XD_RTYPE_COUNT; t++)
 		tables[t] = key_table(pfs, k->nfiles, t,
 				      old != NULL ? xd_snapshot_table(old, (enum xd_rtype)t) : NULL,
@@ -582,12 +744,11 @@ static struct xd_snapshot *load_key(const struct xd_schema *schema,
 		XD_ASSERT_INFO(xd_diag_total(diag) != errors,
 			       "snapshot '%s': files that clash, and no error",
 			       k->key);
+		check_refs_of_refused(pfs, k->nfiles, diag);
 		return NULL;
 	}
 	note_open_secrets(pfs, k->nfiles, k->key, out);
-	/* A resource refused above would only show up again as a missing
-	 * reference: check references once every resource is good. */
-	check_refs(tables, colls, diag);
+	check_refs(tables, colls, NULL, diag);
 	if (xd_diag_total(diag) != errors) {
 		unref_tables(tables, colls);
 		return NULL;
@@ -626,6 +787,8 @@ static void load_keys(const struct xd_schema *schema,
 
 		sections[t].key = info->snapshot_key;
 		sections[t].type = xd_schema_find_message(schema, info->message);
+		/* a resource that fails is still named, for check_refs */
+		sections[t].name_key = info->name_field;
 		if (sections[t].type == NULL)
 			xd_diag_add(&out->diag, "the schema has no message %s",
 				    info->message);
@@ -636,10 +799,16 @@ static void load_keys(const struct xd_schema *schema,
 
 		sec->key = ci->snapshot_key;
 		sec->type = xd_schema_find_message(schema, ci->message);
+		sec->name_key = "@name";
 		if (sec->type == NULL)
 			xd_diag_add(&out->diag, "the schema has no message %s",
 				    ci->message);
 	}
+	for (size_t i = 1; i < nprev; i++)
+		XD_ASSERT_INFO(strcmp(xd_snapshot_key(prev[i - 1]),
+				      xd_snapshot_key(prev[i])) < 0,
+			       "previous snapshots out of order at '%s'",
+			       xd_snapshot_key(prev[i]));
 	if (xd_diag_total(&out->diag) == 0) {
 		size_t files = 0;
 
@@ -681,6 +850,9 @@ static void load_keys(const struct xd_schema *schema,
 	} else {
 		out->keys = keys;
 		out->nkeys = nkeys;
+		/* the keys come in the order of their files' names, which is
+		 * not always theirs ("a-b.yaml" before "a.yaml") */
+		qsort(out->snaps, out->nsnaps, sizeof(*out->snaps), by_key);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	out->seconds = (double)(t1.tv_sec - t0->tv_sec) +

@@ -14,7 +14,8 @@
  * endpoints, a listener using RDS its route configuration, a route its
  * clusters, a scoped route its route configuration, a VHDS virtual host
  * (named "<route configuration>/<name>") its route configuration, a
- * list collection its members and what its inline members refer to
+ * listener or cluster whose TLS context asks for a secret over ADS
+ * that secret (resource.h), a list collection its members and what its inline members refer to
  * (collection.h). A directory without any snapshot file is an error too. A load succeeds
  * whole or yields nothing. A resource's "@allow" restricts it to the
  * identities its globs match, and a secret without one is restricted to
@@ -86,7 +87,9 @@ struct xd_load {
 
 /*
  * Loads every snapshot in `dir`. `prev` (may be NULL) are the snapshots
- * currently served, whose equal tables are reused. Always fills `out`;
+ * currently served, sorted by key (as xd_cache_snapshots gives them),
+ * whose equal tables are reused; each key's is found by a binary
+ * search. Always fills `out`;
  * free it with xd_load_free.
  */
 void xd_load_dir(const struct xd_schema *schema, const char *dir,
@@ -139,6 +142,12 @@ enum xd_open_reach xd_open_reach_of(const struct xd_config *cfg);
  * saying who may fetch it. */
 void xd_load_warn_open(const struct xd_load *l, enum xd_open_reach reach,
 		       FILE *out);
+
+/* The snapshot of `key` among `snaps` (sorted by key: a load's, or
+ * xd_cache_snapshots'), or NULL; a binary search, so that finding every
+ * key's costs keys x log keys. */
+struct xd_snapshot *xd_load_find(struct xd_snapshot *const *snaps, size_t n,
+				 const char *key);
 
 /* Takes the snapshots out of a load (the caller owns the references). */
 struct xd_snapshot **xd_load_take(struct xd_load *l, size_t *n);

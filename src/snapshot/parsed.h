@@ -57,8 +57,11 @@
 #define XD_SNAP_SECTIONS (XD_RTYPE_COUNT + XD_CTYPE_COUNT)
 
 enum xd_parsed_kind {
-	XD_PARSED_ENTRY, /* added to the file's table */
-	XD_PARSED_DUP,   /* refused: its name was taken earlier in the file */
+	XD_PARSED_ENTRY,  /* added to the file's table */
+	XD_PARSED_DUP,    /* refused: its name was taken earlier in the file */
+	XD_PARSED_BROKEN, /* refused for its errors (in the file's own): its
+			   * name when one could be read ("" when not), so
+			   * that what refers to it is not said missing too */
 };
 
 /* A resource the file defined, in file order. */
@@ -92,6 +95,10 @@ struct xd_parsed {
 	size_t nops, cap;
 	size_t ndup, nopen; /* ops refused as duplicates; open secrets */
 	struct xd_diag diag; /* the file's own errors, in file order */
+	/* Of those, the BROKEN ops' own: when they are all of them, every
+	 * resource of the file was read, and what is not there failed by
+	 * name (or without one, in its section). */
+	size_t item_errors;
 	struct xd_arena arena;
 	struct xd_arena scratch; /* ENTRY names until resolved */
 };

@@ -21,4 +21,19 @@
 void xd_restext(struct xd_buf *out, const struct xd_schema *s, int t,
 		const struct xd_entry *e);
 
+/*
+ * The texts of two versions of one resource, `a` into `out_a` and `b`
+ * into `out_b`, for a diff of them: a field that proto3 leaves out of
+ * the bytes at its default (a plain scalar: a number, a string, a bool,
+ * an enum) and that one side sets is shown on the other side at its
+ * default value, marked, as "lb_policy: ROUND_ROBIN (default)", so the
+ * diff shows it change from its default rather than appear from
+ * nowhere. Inside the fields both set (messages, an Any of one type on
+ * both sides, lists of messages item by item); at most 512 such values
+ * a resource.
+ */
+void xd_restext_pair(struct xd_buf *out_a, struct xd_buf *out_b,
+		     const struct xd_schema *s, int t, const struct xd_entry *a,
+		     const struct xd_entry *b);
+
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "transport/fdlimit.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -38,4 +39,18 @@ unsigned long xd_fdlimit_raise(void)
 			(unsigned long)rl.rlim_cur);
 	return rl.rlim_cur == RLIM_INFINITY ? (unsigned long)-1 :
 					      (unsigned long)rl.rlim_cur;
+}
+
+long xd_fdlimit_open_count(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	long n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory's own */
 }

@@ -8,7 +8,13 @@
  * start. xdsd waits with epoll, never select(), so descriptors above
  * FD_SETSIZE are fine.
  *
- * Thread: once at start, before any connection.
+ * Nearing the limit is dangerous in itself: gRPC 1.51 stops accepting
+ * on a listener for good once accept() fails with EMFILE, so the
+ * accepted connections are bounded well before it (transport/conns.h,
+ * fd_reserve), with the count of open descriptors below.
+ *
+ * Thread: xd_fdlimit_raise once at start, before any connection;
+ * xd_fdlimit_open_count any.
  */
 #ifndef XD_TRANSPORT_FDLIMIT_H
 #define XD_TRANSPORT_FDLIMIT_H
@@ -17,5 +23,11 @@
  * (and where it came from) at info; returns the soft limit now in
  * force, or 0 if it cannot be read. */
 unsigned long xd_fdlimit_raise(void);
+
+/* The descriptors this process has open now (from /proc/self/fd,
+ * whose own descriptor is not counted), or -1 when they cannot be
+ * counted (no descriptor left to read them with, say). Costs a
+ * directory read: about a millisecond per 10,000 descriptors. */
+long xd_fdlimit_open_count(void);
 
 #endif

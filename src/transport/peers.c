@@ -186,6 +186,13 @@ void xd_peers_close(struct xd_peers *p, const char *peer)
 		add(&p->addresses, peer, alen, -1);
 }
 
+size_t xd_peers_streams(const struct xd_peers *p, const char *peer)
+{
+	if (address_len(peer) == 0 || p->connections.buckets == NULL)
+		return 0;
+	return count(&p->connections, peer, strlen(peer));
+}
+
 size_t xd_peers_connections(const struct xd_peers *p, const char *peer)
 {
 	size_t alen = address_len(peer);

@@ -8,8 +8,9 @@
  * address (the peer without its port). A stream that would make its
  * address hold more connections than allowed is refused by the server
  * (max_connections_per_address). Connections that hold no stream are
- * closed by gRPC after max_connection_idle (and before their HTTP/2
- * handshake, after handshake_timeout), which bounds those.
+ * bounded from their accept by the connection table (conns.h), which
+ * hears from the server when a connection's first stream opens and its
+ * last one ends.
  *
  * Unix-socket peers are not counted: they have no address to tell one
  * client from another. Nor limited are the addresses of trusted
@@ -44,6 +45,9 @@ bool xd_peers_open(struct xd_peers *p, const char *peer, size_t max);
 
 /* A stream that xd_peers_open counted has ended. */
 void xd_peers_close(struct xd_peers *p, const char *peer);
+
+/* Streams counted on `peer`'s connection now (0 for unix peers). */
+size_t xd_peers_streams(const struct xd_peers *p, const char *peer);
 
 /* Connections with streams that `peer`'s address holds now. */
 size_t xd_peers_connections(const struct xd_peers *p, const char *peer);

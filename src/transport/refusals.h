@@ -10,7 +10,7 @@
  *                      authorize: rules, csds_allow
  *   unauthenticated    PERMISSION_DENIED to a client without one (a
  *                      plaintext peer where an identity is required)
- *   limits             RESOURCE_EXHAUSTED: the max_* directives
+ *   limits             RESOURCE_EXHAUSTED: the max_* and csds_max_* directives
  *                      (connections per address, names, requests a
  *                      second, node size...), CSDS answer size
  *   invalid_argument   INVALID_ARGUMENT: a request or node that cannot

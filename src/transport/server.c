@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "transport/bridge.h"
+#include "transport/conns.h"
 #include "transport/peers.h"
 #include "transport/refusals.h"
 #include "transport/tag.h"
@@ -22,6 +23,7 @@
 #include "util/common.h"
 #include "util/log.h"
 #include "util/loop_thread.h"
+#include "util/trim.h"
 #include "util/xalloc.h"
 
 /*
@@ -35,6 +37,7 @@
 #define ACCEPTS_PER_TYPE 4
 #define ACCEPTS_UNKNOWN 4
 #define ACCEPTS_CSDS 2 /* operators' tools, a call now and then */
+#define ACCEPTS_HEALTH 4 /* balancers' checks, every second or so each */
 
 /* The least a read may take while memory is short (read_chunk_size). */
 #define READ_CHUNK_MIN 256
@@ -74,11 +77,15 @@ struct xd_server {
 	struct xd_stream_handler handler;
 	struct xd_stream_handler csds_handler;
 	bool csds; /* csds_handler is set and its methods registered */
+	struct xd_stream_handler health_handler;
+	bool health; /* the same for the health service */
 	int port;
 
 	struct accept_slot *slots;
 	size_t nslots, cap_slots;
 	struct xd_peers *peers; /* connections per client address */
+	struct xd_conns *conns; /* connections from their accept */
+	struct xd_trim *trim;   /* gives memory back as streams end */
 	size_t max_per_address;
 	size_t accepts_pending; /* slots armed in gRPC */
 	size_t streams;         /* live xd_streams */
@@ -153,9 +160,12 @@ static void stream_gone(void *arg)
 	struct xd_server *srv = ref->srv;
 
 	xd_peers_close(srv->peers, ref->peer);
+	if (xd_peers_streams(srv->peers, ref->peer) == 0)
+		xd_conns_streams_ended(srv->conns, ref->peer);
 	gpr_free(ref->peer);
 	free(ref);
 	(void)XD_UNREF(srv->streams);
+	xd_trim_soon(srv->trim);
 	if (srv->shutting_down)
 		maybe_finish(srv);
 }
@@ -251,8 +261,9 @@ static const char *proxy_hint(const char *peer)
 	return "; if that address is a balancer's or proxy's, list it in trusted_proxies";
 }
 
-/* An xDS or CSDS call: a stream, unless its address holds too many
- * connections already (max_connections_per_address). */
+/* An xDS, CSDS or health call: a stream, unless its address holds too
+ * many connections already (max_connections_per_address). The same
+ * for every method, so that no service is a way around the limits. */
 static void start_stream(struct accept_slot *a)
 {
 	struct xd_server *srv = a->srv;
@@ -279,6 +290,8 @@ static void start_stream(struct accept_slot *a)
 		gpr_free(peer);
 		return;
 	}
+	if (xd_peers_streams(srv->peers, peer) == 1)
+		xd_conns_streams_began(srv->conns, peer);
 	ref = xd_calloc(1, sizeof(*ref));
 	ref->srv = srv;
 	ref->peer = peer;
@@ -368,13 +381,40 @@ void xd_server_prepare(const struct xd_config *cfg)
 	free(want);
 }
 
+/* The connection table, its limits from the configuration; at most a
+ * quarter of the descriptors are kept in reserve. */
+static struct xd_conns *new_conns(uv_loop_t *loop,
+				  const struct xd_config *cfg,
+				  unsigned long fd_limit,
+				  struct xd_trim *trim)
+{
+	struct xd_conns_limits l = {
+		.max_idle = (size_t)cfg->max_idle_connections,
+		.max_idle_per_address =
+			(size_t)cfg->max_idle_connections_per_address,
+		.first_stream_ms = cfg->first_stream_timeout_ms,
+		.fd_limit = fd_limit == (unsigned long)-1 ? 0 : fd_limit,
+		.fd_reserve = (size_t)cfg->fd_reserve,
+		.trusted = cfg->trusted_nets,
+		.ntrusted = cfg->ntrusted_proxies,
+		.trim = trim,
+	};
+
+	if (l.fd_limit != 0 && l.fd_reserve > l.fd_limit / 4) {
+		xd_warn("fd_reserve %zu is over a quarter of the open files limit %lu: keeping %lu",
+			l.fd_reserve, l.fd_limit, l.fd_limit / 4);
+		l.fd_reserve = l.fd_limit / 4;
+	}
+	return xd_conns_new(loop, &l);
+}
+
 static int clamp_ms(uint64_t ms)
 {
 	return ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
-static void make_args(const struct xd_config *cfg, grpc_channel_args *out,
-		      grpc_arg *args, size_t cap)
+static void make_args(const struct xd_config *cfg, struct xd_conns *conns,
+		      grpc_channel_args *out, grpc_arg *args, size_t cap)
 {
 	size_t n = 0;
 
@@ -416,8 +456,9 @@ static void make_args(const struct xd_config *cfg, grpc_channel_args *out,
 	}
 	INT_ARG(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
 		clamp_ms(cfg->handshake_timeout_ms));
-	/* A connection that holds no stream costs memory but shows in no
-	 * count (peers.h): it goes after max_connection_idle. */
+	/* A connection whose streams all ended goes after
+	 * max_connection_idle; one that never opened a stream, after
+	 * first_stream_timeout (conns.h). */
 	if (cfg->max_connection_idle_ms != 0)
 		INT_ARG(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
 			clamp_ms(cfg->max_connection_idle_ms));
@@ -450,6 +491,10 @@ static void make_args(const struct xd_config *cfg, grpc_channel_args *out,
 				      READ_CHUNK_MIN));
 	}
 #undef INT_ARG
+	/* Every accepted socket is shown to the connection table first
+	 * (conns.h): the one way to see connections without streams. */
+	XD_ASSERT(n < cap);
+	args[n++] = xd_conns_channel_arg(conns);
 	out->num_args = n;
 	out->args = args;
 }
@@ -510,15 +555,19 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 	grpc_arg argv[24];
 	grpc_channel_args args;
 	grpc_server_credentials *creds;
-	void *registered[xd_method_count];
+	size_t nmethods;
+	const struct xd_method *methods = xd_methods(&nmethods);
+	void *registered[nmethods];
 	void *registered_csds[xd_csds_method_count];
-	size_t total = ACCEPTS_UNKNOWN + ACCEPTS_CSDS * xd_csds_method_count;
+	void *registered_health[xd_health_method_count];
+	size_t total = ACCEPTS_UNKNOWN + ACCEPTS_CSDS * xd_csds_method_count +
+		       ACCEPTS_HEALTH * xd_health_method_count;
 
 	XD_ASSERT_LOOP();
 	srv = xd_calloc(1, sizeof(*srv));
-	for (size_t i = 0; i < xd_method_count; i++)
-		total += xd_methods[i].aggregated ? ACCEPTS_AGGREGATED :
-						    ACCEPTS_PER_TYPE;
+	for (size_t i = 0; i < nmethods; i++)
+		total += methods[i].aggregated ? ACCEPTS_AGGREGATED :
+						 ACCEPTS_PER_TYPE;
 	srv->slots = xd_calloc(total, sizeof(*srv->slots));
 	srv->cap_slots = total;
 	srv->loop = loop;
@@ -527,19 +576,29 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 		srv->csds_handler = *opts->csds_handler;
 		srv->csds = true;
 	}
+	if (opts->health_handler != NULL) {
+		srv->health_handler = *opts->health_handler;
+		srv->health = true;
+	}
 	srv->peers = xd_peers_new(cfg->trusted_nets, cfg->ntrusted_proxies);
 	srv->max_per_address = (size_t)cfg->max_connections_per_address;
 	srv->shutdown_tag.done = shutdown_done;
 
-	make_args(cfg, &args, argv, XD_ARRAY_LEN(argv));
+	srv->trim = xd_trim_new(loop);
+	srv->conns = new_conns(loop, cfg, opts->fd_limit, srv->trim);
+	make_args(cfg, srv->conns, &args, argv, XD_ARRAY_LEN(argv));
 	srv->grpc = grpc_server_create(&args, NULL);
-	for (size_t i = 0; i < xd_method_count; i++)
+	for (size_t i = 0; i < nmethods; i++)
 		registered[i] = grpc_server_register_method(
-			srv->grpc, xd_methods[i].path, NULL,
+			srv->grpc, methods[i].path, NULL,
 			GRPC_SRM_PAYLOAD_NONE, 0);
 	for (size_t i = 0; srv->csds && i < xd_csds_method_count; i++)
 		registered_csds[i] = grpc_server_register_method(
 			srv->grpc, xd_csds_methods[i].path, NULL,
+			GRPC_SRM_PAYLOAD_NONE, 0);
+	for (size_t i = 0; srv->health && i < xd_health_method_count; i++)
+		registered_health[i] = grpc_server_register_method(
+			srv->grpc, xd_health_methods[i].path, NULL,
 			GRPC_SRM_PAYLOAD_NONE, 0);
 
 	/* Bind before the completion queue exists: a server that never
@@ -552,6 +611,8 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 		xd_error("cannot listen on '%s': %s", cfg->listen,
 			 bind_failure_reason(cfg->listen));
 		grpc_server_destroy(srv->grpc);
+		xd_conns_close(srv->conns);
+		xd_trim_free(srv->trim);
 		free(srv->slots);
 		xd_peers_free(srv->peers);
 		free(srv);
@@ -560,23 +621,30 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 	if (xd_bridge_start(&srv->bridge, loop, io_threads(cfg)) != 0) {
 		xd_error("cannot start the completion queue");
 		grpc_server_destroy(srv->grpc);
+		xd_conns_close(srv->conns);
+		xd_trim_free(srv->trim);
 		free(srv->slots);
 		xd_peers_free(srv->peers);
 		free(srv);
 		return -1;
 	}
+	if (!xd_conns_seen_listener(srv->conns))
+		xd_warn("gRPC did not show xdsd its listening socket: connections without a stream are not bounded (max_idle_connections, first_stream_timeout, fd_reserve)");
 	srv->cq = xd_bridge_cq(srv->bridge);
 	grpc_server_register_completion_queue(srv->grpc, srv->cq, NULL);
 	grpc_server_start(srv->grpc);
 
-	for (size_t i = 0; i < xd_method_count; i++)
-		add_slots(srv, &xd_methods[i], &srv->handler, registered[i],
-			  xd_methods[i].aggregated ? ACCEPTS_AGGREGATED :
-						     ACCEPTS_PER_TYPE);
+	for (size_t i = 0; i < nmethods; i++)
+		add_slots(srv, &methods[i], &srv->handler, registered[i],
+			  methods[i].aggregated ? ACCEPTS_AGGREGATED :
+						  ACCEPTS_PER_TYPE);
 	for (size_t i = 0; srv->csds && i < xd_csds_method_count; i++)
 		add_slots(srv, &xd_csds_methods[i], &srv->csds_handler,
 			  registered_csds[i],
 			  ACCEPTS_CSDS);
+	for (size_t i = 0; srv->health && i < xd_health_method_count; i++)
+		add_slots(srv, &xd_health_methods[i], &srv->health_handler,
+			  registered_health[i], ACCEPTS_HEALTH);
 	add_slots(srv, NULL, NULL, NULL, ACCEPTS_UNKNOWN);
 	for (size_t i = 0; i < srv->nslots; i++)
 		arm(&srv->slots[i]);
@@ -612,6 +680,10 @@ void xd_server_shutdown(struct xd_server *srv, void (*done)(void *arg),
 	srv->on_stopped = done;
 	srv->stopped_arg = arg;
 	xd_info("shutting down: %zu streams to cancel", srv->streams);
+	xd_conns_close(srv->conns);
+	/* the streams ending now go with the process */
+	xd_trim_free(srv->trim);
+	srv->trim = NULL;
 	grpc_server_shutdown_and_notify(srv->grpc, srv->cq, &srv->shutdown_tag);
 	/* xDS streams never end on their own (docs/grpc-core.md §3.4). */
 	grpc_server_cancel_all_calls(srv->grpc);

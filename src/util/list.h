@@ -5,7 +5,8 @@
  * and unlinking is O(1). A node not in a list links to itself, so
  * "is it linked" needs no separate flag.
  *
- * Thread: one owner at a time (every list here lives on the loop thread).
+ * Thread: one owner at a time: the loop thread, or whoever holds the
+ * mutex of the structure the list is in (transport/conns.c).
  */
 #ifndef XD_UTIL_LIST_H
 #define XD_UTIL_LIST_H

@@ -99,6 +99,10 @@ size_t xd_log_escape(char *out, size_t cap, const char *in, size_t len)
 
 		if (p[i] >= 0x80)
 			k = xd_text_utf8_len(p + i, len - i);
+		/* U+0080..U+009F, C1 controls (CSI among them): each byte
+		 * escaped, as a terminal may act on them */
+		if (k == 2 && p[i] == 0xc2 && p[i + 1] <= 0x9f)
+			k = 0;
 		if (k == 0 || p[i] < 0x20 || p[i] == 0x7f) {
 			if (o + 4 >= cap)
 				break;

@@ -11,7 +11,7 @@
  *
  * Log lines carry what clients send (node ids, type URLs, NACK
  * messages, method names). Every line is escaped as it is written:
- * control characters and bytes that are not valid UTF-8 become \xNN,
+ * control characters (C1 too) and bytes that are not valid UTF-8 become \xNN,
  * so a client can neither forge a line (a newline in its node id) nor
  * put binary in the journal. Callers cap the length of client-supplied
  * strings with XD_LOG_CLIENT_MAX, so one long field cannot push the
@@ -124,9 +124,11 @@ bool xd_log_limit_take(struct xd_log_limit *l, unsigned long *dropped);
 
 /*
  * Copies `len` bytes of `in` to `out` (room for `cap` bytes, NUL
- * included), control characters and invalid UTF-8 written as \xNN; a
+ * included), control characters (C0, DEL and the C1 controls
+ * U+0080..U+009F) and invalid UTF-8 written as \xNN, byte by byte; a
  * character is never cut in half at the end. Returns the length
- * written. What every log line goes through; exported for tests.
+ * written. What every log line and every text answer of the HTTP
+ * endpoints (http.h, xd_http_text) goes through.
  */
 size_t xd_log_escape(char *out, size_t cap, const char *in, size_t len);
 

@@ -92,9 +92,13 @@ enum {
 	XD_NODE_LOCALITY = 4,
 	XD_NODE_USER_AGENT_NAME = 6,
 	XD_NODE_USER_AGENT_VERSION = 7,
+	XD_NODE_USER_AGENT_BUILD_VERSION = 8, /* BuildVersion, as Envoy sends */
 	XD_NODE_CLIENT_FEATURES = 10,
 };
 enum { XD_LOCALITY_REGION = 1, XD_LOCALITY_ZONE = 2, XD_LOCALITY_SUB_ZONE = 3 };
+/* envoy.config.core.v3.BuildVersion and envoy.type.v3.SemanticVersion */
+enum { XD_BUILD_VERSION_VERSION = 1 };
+enum { XD_SEMVER_MAJOR = 1, XD_SEMVER_MINOR = 2, XD_SEMVER_PATCH = 3 };
 
 /* google.protobuf.Timestamp */
 enum { XD_TIMESTAMP_SECONDS = 1, XD_TIMESTAMP_NANOS = 2 };
@@ -211,8 +215,11 @@ uint8_t *xd_resource_put(uint8_t *p, const struct xd_resource *r);
 /*
  * A DiscoveryResponse (SotW) or DeltaDiscoveryResponse, without the
  * nonce. `resources` are whole `resources` fields, header included (the
- * forms tables store, snapshot/table.h). Delta only: `missing` names
- * go out as Resources without a body, `removed` as removed_resources.
+ * forms tables store, snapshot/table.h). Delta only: `removed` go out
+ * as removed_resources, and so do the `missing` names (subscribed, and
+ * not existing: rule D8), unless `missing_by_alias`: then each is a
+ * Resource without a body whose alias is its name, as Envoy takes an
+ * alias that resolves to nothing (rule D10).
  */
 struct xd_removed_variant {
 	struct xd_name name;
@@ -225,6 +232,7 @@ struct xd_response {
 	size_t nresources;
 	const struct xd_name *missing;
 	size_t nmissing;
+	bool missing_by_alias;
 	struct xd_name type_url;
 	const struct xd_name *removed;
 	size_t nremoved;

@@ -90,8 +90,9 @@ int xc_refused(const struct xc_opts *o, const char *path,
 {
 	int pathlen = (int)strcspn(path, "?");
 	bool text = starts_with(a->type, "text/plain");
-	bool refusal = a->status == 400 || a->status == 404 ||
-		       a->status == 409 || a->status == 422 || a->status == 503;
+	bool refusal = a->status == 400 || a->status == 403 ||
+		       a->status == 404 || a->status == 409 ||
+		       a->status == 422 || a->status == 503;
 	char *why = reason(a);
 	int rc = XC_UNREACHABLE;
 

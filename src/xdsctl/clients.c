@@ -5,7 +5,9 @@
  * stream; a type whose response waits for its answer shows for how long
  * ("listeners:pending(12s)"). The identity is
  * what the client's certificate proved over mTLS, "-" without one;
- * CANARY says "yes" for a canary of a staged rollout (`rollout:`).
+ * VERSION is the version of the snapshot the client runs, "-" while
+ * it has not ACKed all of it (runs_version); CANARY says "yes" for a
+ * canary of a staged rollout (`rollout:`).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +19,7 @@
 #include "xdsctl/ctl.h"
 #include "xdsctl/show.h"
 
-#define NCOLS 9
+#define NCOLS 10
 
 /* "clusters:synced endpoints:nacked" */
 static char *type_states(json_t *types)
@@ -35,8 +37,7 @@ static char *type_states(json_t *types)
 			      xc_text(t, "state", b2, sizeof(b2)));
 		if (json_is_integer(json_object_get(t, "pending_since")) &&
 		    json_is_number(secs)) {
-			xd_text_age(b1, sizeof(b1),
-				    (long long)json_number_value(secs));
+			xd_text_age(b1, sizeof(b1), xc_number(secs));
 			xd_buf_printf(&b, "(%s)", b1);
 		}
 	}
@@ -44,6 +45,32 @@ static char *type_states(json_t *types)
 		xd_buf_printf(&b, "-");
 	xd_buf_putc(&b, '\0');
 	return (char *)xd_buf_steal(&b, NULL);
+}
+
+/*
+ * The version of the snapshot the stream runs: its snapshot's version
+ * (as /status shows it) when every type it subscribes to last ACKed
+ * that snapshot's version of the type; "-" when some type has not (a
+ * response not answered yet, a NACK, nothing ACKed yet: STATE and TYPES
+ * say which), or it subscribes to nothing. The JSON has each type's
+ * acked_version for the rest.
+ */
+static const char *runs_version(json_t *c, char *buf, size_t size)
+{
+	json_t *types = json_object_get(c, "types"), *t;
+	size_t i;
+
+	if (json_array_size(types) == 0)
+		return "-";
+	json_array_foreach(types, i, t) {
+		json_t *acked = json_object_get(t, "acked_version");
+		json_t *cur = json_object_get(t, "current_version");
+
+		if (!json_is_string(acked) || !json_is_string(cur) ||
+		    strcmp(json_string_value(acked), json_string_value(cur)) != 0)
+			return "-";
+	}
+	return xc_text(c, "snapshot_version", buf, size);
 }
 
 /* Under the row: each type whose last response was NACKed, the time
@@ -112,7 +139,8 @@ static void print_pollers(json_t *doc)
 static void print_table(json_t *doc, const struct xc_opts *o, const char *glob)
 {
 	static const char *const head[NCOLS] = {
-		"NODE", "CLUSTER", "PEER", "IDENTITY", "METHOD", "SNAPSHOT", "CANARY", "STATE", "TYPES",
+		"NODE", "CLUSTER", "PEER", "IDENTITY", "METHOD", "SNAPSHOT",
+		"VERSION", "CANARY", "STATE", "TYPES",
 	};
 	json_t *list = json_object_get(doc, "clients"), *c;
 	struct xc_table *tab;
@@ -141,10 +169,11 @@ static void print_table(json_t *doc, const struct xc_opts *o, const char *glob)
 		row[3] = xc_text(c, "identity", b[3], sizeof(b[3])); /* null: "-" */
 		row[4] = method;
 		row[5] = xc_text(c, "snapshot", b[5], sizeof(b[5]));
+		row[6] = runs_version(c, b[6], sizeof(b[6]));
 		/* served a staged rollout's change first */
-		row[6] = json_is_true(json_object_get(c, "canary")) ? "yes" : "-";
-		row[7] = xc_text(c, "state", b[7], sizeof(b[7]));
-		row[8] = states;
+		row[7] = json_is_true(json_object_get(c, "canary")) ? "yes" : "-";
+		row[8] = xc_text(c, "state", b[8], sizeof(b[8]));
+		row[9] = states;
 		xc_table_row(tab, row);
 		nack_notes(tab, types);
 		free(method);

@@ -12,11 +12,11 @@
 #include <string.h>
 
 #include "config/config.h"
-#include "config/paths.h"
 #include "util/address.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 #include "xdsctl/ctl.h"
+#include "xdsctl/local.h"
 
 #define DEFAULT_ADMIN "127.0.0.1:18080"
 #define DEFAULT_TIMEOUT_S 30
@@ -42,13 +42,14 @@ static void usage(FILE *out)
 		"  dump SNAPSHOT [TYPE [NAME]]  a snapshot's resources, as JSON\n"
 		"  reload                       reload the snapshots as SIGHUP does, and say\n"
 		"                               what changed; exit status 1 when refused\n"
-		"  diff [--snapshots DIR] [-v]  what a reload would change, changing nothing;\n"
+		"  diff [--snapshots DIR] [-v] [--envoy PATH]\n"
+		"                               what a reload would change, changing nothing;\n"
 		"                               exit status 0 nothing, 1 something would,\n"
-		"                               2 the reload would be refused\n"
+		"                               2 the reload (or that Envoy) would refuse it\n"
 		"  rollout status|promote|abort the staged rollout: where it stands and its\n"
 		"                               NACKs (exit status 1 when it failed); promote\n"
 		"                               it to every node now, or roll it back\n"
-		"  push DIR                     check the snapshot directory as xdsd --check\n"
+		"  push [--envoy PATH] DIR      check the snapshot directory as xdsd --check\n"
 		"                               does, then write it to the etcd prefix in one\n"
 		"                               transaction (keys of files gone are deleted);\n"
 		"                               nothing written when a file has an error\n"
@@ -67,16 +68,21 @@ static void usage(FILE *out)
 		"                        machine) instead of those a reload reads\n"
 		"  -v, --verbose         diff: added and removed resources in full, and\n"
 		"                        the ids of the nodes each change reaches\n"
+		"      --envoy PATH      push, diff: also ask that Envoy binary (envoy --mode\n"
+		"                        validate) what it would refuse of the snapshots,\n"
+		"                        read here (diff: DIR, or xdsd's directory)\n"
 		"  -c, --config FILE     xdsd.yaml (and its conf.d): the admin endpoint is\n"
 		"                        its admin_listen; for push, its etcd: section\n"
 		"                        and schema give the defaults of the options below\n"
+		"                        (diff --envoy: its schema)\n"
 		"      --etcd ENDPOINTS  push: etcd's host:port, comma-separated, tried in\n"
 		"                        turn (default 127.0.0.1:2379)\n"
 		"      --prefix PREFIX   push: the key prefix (default /xdsd/snapshots/)\n"
 		"      --cacert FILE     push: CA certificates etcd's is signed by (TLS)\n"
 		"      --cert FILE       push: client certificate for etcd, with --key\n"
 		"      --key FILE        push: its private key\n"
-		"      --schema FILE     push: the Envoy API descriptor set to check with\n"
+		"      --schema FILE     push, diff --envoy: the Envoy API descriptor set to\n"
+		"                        check with\n"
 		"  -h, --help            show this help and exit\n"
 		"  -V, --version         show the version and exit\n"
 		"\n"
@@ -85,7 +91,8 @@ static void usage(FILE *out)
 		"its last reload refused or its etcd source not watching, or\n"
 		"rollout status its rollout failed, or etcd refused the push, or\n"
 		"diff found changes; 2 usage error, or push found errors in the\n"
-		"snapshots, or diff found them refused; 3 xdsd or etcd cannot be\n"
+		"snapshots, or diff found them refused (or --envoy's Envoy refuses\n"
+		"something); 3 xdsd or etcd cannot be\n"
 		"reached or its answer is not understood. See xdsctl(1).\n",
 		DEFAULT_TIMEOUT_S);
 }
@@ -124,21 +131,6 @@ static int timeout_ms(const char *arg, int *out)
 	if (*out < 1)
 		*out = 1;
 	return 0;
-}
-
-int xc_config_read(const char *path, struct xd_config *cfg)
-{
-	struct xd_diag diag = XD_DIAG_INIT;
-	struct xd_paths paths;
-
-	xd_paths_defaults(&paths);
-	xd_config_init(cfg, paths.snapshots, paths.schema);
-	if (xd_config_load(cfg, path, &diag) != 0) {
-		xd_diag_print(&diag, stderr);
-		xd_diag_clear(&diag);
-		return xc_usage_error("-c %s: the configuration has errors", path);
-	}
-	return XC_OK;
 }
 
 /*
@@ -192,7 +184,8 @@ enum {
 	OPT_CERT,
 	OPT_KEY,
 	OPT_SCHEMA,
-	OPT_SNAPSHOTS
+	OPT_SNAPSHOTS,
+	OPT_ENVOY
 };
 
 static const struct option long_opts[] = {
@@ -210,6 +203,7 @@ static const struct option long_opts[] = {
 	{"key", required_argument, NULL, OPT_KEY},
 	{"schema", required_argument, NULL, OPT_SCHEMA},
 	{"snapshots", required_argument, NULL, OPT_SNAPSHOTS},
+	{"envoy", required_argument, NULL, OPT_ENVOY},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -229,6 +223,44 @@ static const struct {
 	{"diff", xc_diff},
 };
 
+/* The command argv[0], once its options are known to go with it. */
+static int run(struct xc_opts *o, int argc, char **argv, bool pushing,
+	       bool checking, bool pending, const char *older)
+{
+	int rc;
+
+	if (!pushing && (o->etcd != NULL || o->prefix != NULL ||
+			 o->cacert != NULL || o->cert != NULL || o->key != NULL))
+		return xc_usage_error("--etcd, --prefix, --cacert, --cert and --key go with push");
+	if (!checking && o->schema != NULL)
+		return xc_usage_error("--schema goes with push, and with diff --envoy");
+	if (o->envoy != NULL && !pushing && strcmp(argv[0], "diff") != 0)
+		return xc_usage_error("--envoy goes with push and diff");
+	if (o->nacked && strcmp(argv[0], "clients") != 0)
+		return xc_usage_error("--nacked goes with clients");
+	if (older != NULL && !pending)
+		return xc_usage_error("--older goes with --pending");
+	if (pending && strcmp(argv[0], "clients") != 0)
+		return xc_usage_error("--pending goes with clients");
+	if ((o->snapshots != NULL || o->verbose) && strcmp(argv[0], "diff") != 0)
+		return xc_usage_error("%s goes with diff",
+				      o->snapshots != NULL ? "--snapshots" : "-v");
+	if (pending)
+		o->pending = older != NULL ? older : "0";
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(commands[i].name, argv[0]) != 0)
+			continue;
+		rc = commands[i].run(o, argc - 1, argv + 1);
+		if (fflush(stdout) != 0 || ferror(stdout)) {
+			xc_error("cannot write the output");
+			return XC_FAILED;
+		}
+		return rc;
+	}
+	return xc_usage_error("unknown command '%s': status, clients, dump, reload, diff, rollout or push",
+			      argv[0]);
+}
+
 int main(int argc, char **argv)
 {
 	struct xc_opts o = {.timeout_ms = DEFAULT_TIMEOUT_S * 1000};
@@ -237,7 +269,7 @@ int main(int argc, char **argv)
 	char *config_admin = NULL; /* -c's admin_listen, to connect to */
 	bool pending = false;
 	uint64_t older_ms;
-	bool pushing;
+	bool pushing, checking;
 	int c, rc;
 
 	o.admin = NULL;
@@ -293,6 +325,11 @@ int main(int argc, char **argv)
 				return xc_usage_error("--snapshots needs a directory");
 			o.snapshots = optarg;
 			break;
+		case OPT_ENVOY:
+			if (optarg[0] == '\0')
+				return xc_usage_error("--envoy needs the path of an Envoy binary");
+			o.envoy = optarg;
+			break;
 		case 'v':
 			o.verbose = true;
 			break;
@@ -325,6 +362,9 @@ int main(int argc, char **argv)
 	}
 	if (o.admin == NULL)
 		o.admin = DEFAULT_ADMIN;
+	/* diff --envoy loads the directory here, as push does */
+	checking = pushing ||
+		   (strcmp(argv[optind], "diff") == 0 && o.envoy != NULL);
 	/* push speaks to etcd, not to the admin endpoint */
 	why = pushing ? NULL : xd_address_error(o.admin);
 	if (why == NULL && !pushing && strncmp(o.admin, "unix:", 5) != 0 &&
@@ -332,35 +372,11 @@ int main(int argc, char **argv)
 		why = "port 0 is no address to connect to";
 	if (why != NULL) {
 		rc = xc_usage_error("%s '%s': %s", admin_from, o.admin, why);
-		free(config_admin);
-		return rc;
+		goto out;
 	}
-	if (!pushing && (o.etcd != NULL || o.prefix != NULL ||
-			 o.cacert != NULL || o.cert != NULL || o.key != NULL ||
-			 o.schema != NULL))
-		return xc_usage_error("--etcd, --prefix, --cacert, --cert, --key and --schema go with push");
-	if (o.nacked && strcmp(argv[optind], "clients") != 0)
-		return xc_usage_error("--nacked goes with clients");
-	if (older != NULL && !pending)
-		return xc_usage_error("--older goes with --pending");
-	if (pending && strcmp(argv[optind], "clients") != 0)
-		return xc_usage_error("--pending goes with clients");
-	if ((o.snapshots != NULL || o.verbose) && strcmp(argv[optind], "diff") != 0)
-		return xc_usage_error("%s goes with diff",
-				      o.snapshots != NULL ? "--snapshots" : "-v");
-	if (pending)
-		o.pending = older != NULL ? older : "0";
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (strcmp(commands[i].name, argv[optind]) != 0)
-			continue;
-		rc = commands[i].run(&o, argc - optind - 1, argv + optind + 1);
-		free(config_admin);
-		if (fflush(stdout) != 0 || ferror(stdout)) {
-			xc_error("cannot write the output");
-			return XC_FAILED;
-		}
-		return rc;
-	}
-	return xc_usage_error("unknown command '%s': status, clients, dump, reload, diff, rollout or push",
-			      argv[optind]);
+	rc = run(&o, argc - optind, argv + optind, pushing, checking, pending,
+		 older);
+out:
+	free(config_admin);
+	return rc;
 }

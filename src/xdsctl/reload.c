@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "xdsctl/reload.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,24 @@
 #include "xdsctl/ctl.h"
 #include "xdsctl/show.h"
 #include "util/text.h"
+
+/* With a staged rollout, what became of the reload's change (its
+ * record's "rollout"): ", staged", ", rolled back", ... or "". */
+static const char *rollout_outcome(json_t *rec)
+{
+	json_t *ro = json_object_get(rec, "rollout");
+	const char *s = json_is_string(ro) ? json_string_value(ro) : "";
+
+	if (strcmp(s, "staged") == 0)
+		return ", staged for the canaries";
+	if (strcmp(s, "promoted") == 0)
+		return ", promoted";
+	if (strcmp(s, "rolled_back") == 0)
+		return ", ROLLED BACK by its rollout";
+	if (strcmp(s, "replaced") == 0)
+		return ", its rollout replaced by a later one";
+	return "";
+}
 
 void xc_reload_print(FILE *out, json_t *rec, const char *indent)
 {
@@ -19,11 +38,17 @@ void xc_reload_print(FILE *out, json_t *rec, const char *indent)
 	json_t *secs = json_object_get(rec, "seconds");
 
 	bool dry = json_is_true(json_object_get(rec, "dry_run"));
+	char revision[48] = "";
 
-	fprintf(out, "%sreload %s (%s, %s, %.3f s): ", indent,
+	/* the snapshots came from etcd: at which revision */
+	if (json_is_integer(json_object_get(rec, "etcd_revision")))
+		snprintf(revision, sizeof(revision), ", etcd revision %lld",
+			 xc_int(rec, "etcd_revision"));
+	fprintf(out, "%sreload %s%s (%s, %s, %.3f s%s): ", indent,
 		json_is_true(json_object_get(rec, "ok")) ? "ok" :
 		dry ? "would be refused" : "refused",
-		trigger, when, json_is_number(secs) ? json_number_value(secs) : 0.0);
+		rollout_outcome(rec), trigger, when,
+		json_is_number(secs) ? json_number_value(secs) : 0.0, revision);
 	if (dry && !json_is_true(json_object_get(rec, "ok")))
 		fprintf(out, "%lld error%s; nothing was changed\n", nerr, xd_plural(nerr));
 	else if (json_is_true(json_object_get(rec, "ok")))
@@ -62,10 +87,49 @@ void xc_reload_print_warnings(FILE *out, json_t *diff, const char *indent)
 	}
 }
 
+/* "    clusters: ~web, +new, -old": the resources of a type the record
+ * names (+ added, - removed, ~ changed); a reload's record names the
+ * first few of all, its counts say how many. */
+static size_t print_names(FILE *out, json_t *t, const char *indent)
+{
+	json_t *list = json_object_get(t, "resources"), *r;
+	char *type;
+	size_t i;
+
+	if (json_array_size(list) == 0)
+		return 0;
+	type = xc_safe_text(t, "type");
+	fprintf(out, "%s    %s:", indent, type);
+	json_array_foreach(list, i, r) {
+		const char *c = json_string_value(json_object_get(r, "change"));
+		char *name = xc_safe_text(r, "name");
+
+		fprintf(out, "%s %c%s", i ? "," : "",
+			c == NULL ? '?' : strcmp(c, "added") == 0 ? '+' :
+			strcmp(c, "removed") == 0 ? '-' : '~', name);
+		free(name);
+	}
+	fprintf(out, "\n");
+	free(type);
+	return json_array_size(list);
+}
+
+/* a + b, held at +-LLONG_MAX: counts from the daemon are summed, and
+ * an overflow would be undefined */
+static long long add(long long a, long long b)
+{
+	long long r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? LLONG_MAX : -LLONG_MAX;
+	return r < -LLONG_MAX ? -LLONG_MAX : r;
+}
+
 void xc_reload_print_diff(FILE *out, json_t *rec, const char *indent)
 {
 	json_t *d = json_object_get(rec, "diff"), *k;
-	size_t i;
+	long long all = 0;
+	size_t i, named = 0;
 
 	json_array_foreach(json_object_get(d, "snapshots"), i, k) {
 		char *key = xc_safe_text(k, "key"), *change = xc_safe_text(k, "change");
@@ -74,18 +138,24 @@ void xc_reload_print_diff(FILE *out, json_t *rec, const char *indent)
 		json_t *t;
 
 		json_array_foreach(json_object_get(k, "types"), j, t) {
-			n[0] += xc_int(t, "added");
-			n[1] += xc_int(t, "removed");
-			n[2] += xc_int(t, "changed");
+			n[0] = add(n[0], xc_int(t, "added"));
+			n[1] = add(n[1], xc_int(t, "removed"));
+			n[2] = add(n[2], xc_int(t, "changed"));
 		}
+		all += n[0] + n[1] + n[2];
 		fprintf(out, "%s  snapshot '%s' %s: %lld resource%s added, %lld removed, %lld changed\n",
 			indent, key, change, n[0], xd_plural(n[0]), n[1], n[2]);
+		json_array_foreach(json_object_get(k, "types"), j, t)
+			named += print_names(out, t, indent);
 		free(key);
 		free(change);
 	}
 	if (xc_int(d, "snapshots_not_shown") > 0)
 		fprintf(out, "%s  (%lld more snapshots changed)\n", indent,
 			xc_int(d, "snapshots_not_shown"));
+	else if (named > 0 && all > (long long)named)
+		fprintf(out, "%s  (%lld more resources changed, not named)\n", indent,
+			all - (long long)named);
 	xc_reload_print_warnings(out, d, indent);
 }
 

@@ -21,7 +21,8 @@ int xc_reload_post(const struct xc_opts *o, const char *path,
 void xc_reload_print(FILE *out, json_t *rec, const char *indent);
 
 /* Under it, what the reload changed (its "diff", when it has one): a
- * line per snapshot, then the warnings. */
+ * line per snapshot with the resources the record names under it, a
+ * type a line, then the warnings. */
 void xc_reload_print_diff(FILE *out, json_t *rec, const char *indent);
 
 /* A "warning: ..." line for each of a diff's "warnings". */

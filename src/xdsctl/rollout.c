@@ -51,12 +51,16 @@ static void print_rollout(FILE *out, json_t *r)
 		fprintf(out, "  %s\n", reason);
 	json_array_foreach(json_object_get(r, "changes"), i, n) {
 		char *key = xc_safe_text(n, "key");
-		const char *was = json_string_value(json_object_get(n, "previous_version"));
-		const char *now = json_string_value(json_object_get(n, "version"));
+		/* a version is null where there is none */
+		char *was = xc_safe_text(n, "previous_version");
+		char *now = xc_safe_text(n, "version");
 
 		fprintf(out, "  snapshot '%s': %s -> %s\n", key,
-			was != NULL ? was : "(none)", now != NULL ? now : "(none)");
+			json_is_string(json_object_get(n, "previous_version")) ? was : "(none)",
+			json_is_string(json_object_get(n, "version")) ? now : "(none)");
 		free(key);
+		free(was);
+		free(now);
 	}
 	json_array_foreach(nacks, i, n) {
 		char *node = xc_safe_text(n, "node_id");

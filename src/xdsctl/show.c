@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "xdsctl/show.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,11 +59,32 @@ char *xc_safe_text(json_t *obj, const char *key)
 	return xc_safe(t, strlen(t));
 }
 
+long long xc_number(json_t *v)
+{
+	double d;
+
+	if (json_is_integer(v))
+		return json_integer_value(v) < -LLONG_MAX ?
+			       -LLONG_MAX :
+			       (long long)json_integer_value(v);
+	if (!json_is_real(v))
+		return 0;
+	/* a double out of long long's range converts to undefined
+	 * behaviour, not to a value (jansson refuses an integer too large
+	 * for json_int_t, but reads 1e300 as a real): clamped first */
+	d = json_real_value(v);
+	if (d != d)
+		return 0;
+	if (d >= 0x1p63)
+		return LLONG_MAX;
+	if (d <= -0x1p63)
+		return -LLONG_MAX;
+	return (long long)d;
+}
+
 long long xc_int(json_t *obj, const char *key)
 {
-	json_t *v = json_object_get(obj, key);
-
-	return json_is_number(v) ? (long long)json_number_value(v) : 0;
+	return xc_number(json_object_get(obj, key));
 }
 
 /* ---------------- JSON ---------------- */

@@ -28,7 +28,13 @@ const char *xc_text(json_t *obj, const char *key, char *buf, size_t cap);
 /* xc_text made safe (malloc'd), for printing outside a table. */
 char *xc_safe_text(json_t *obj, const char *key);
 
-/* A member's integer value, 0 when absent. */
+/* A JSON number as an integer: a real's fraction dropped, one out of
+ * range clamped to -LLONG_MAX or LLONG_MAX (so that its negation is
+ * defined too); 0 for anything else (absent, a string, null). Whatever
+ * the daemon, or what answers in its place, sends: never undefined. */
+long long xc_number(json_t *v);
+
+/* xc_number of a member. */
 long long xc_int(json_t *obj, const char *key);
 
 /*

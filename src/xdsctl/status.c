@@ -4,10 +4,12 @@
  * uptime, readiness, the xDS listener's TLS certificates and when they
  * expire, where the snapshots come from (from etcd: the revision held,
  * whether it is watched, the last failure), streams by sync state, each
- * snapshot, the reloads and the last one's errors. Exit status 1 when
- * xdsd is not ready, its last reload was refused or its etcd source is
- * not watching, so that a script or a health check sees what an
- * operator reading the page would.
+ * snapshot, the reloads and the last one's errors, the last good
+ * state's saves and a failed staged rollout. The exit status tells a
+ * script or a health check what an operator reading the page would,
+ * and whether a balancer should keep the replica: 0 serving and
+ * healthy, XC_DEGRADED (1) serving while something needs an operator,
+ * XC_NOT_SERVING (4) serving nothing (health()).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +54,7 @@ static char *resources(json_t *snap)
 
 	json_object_foreach(res, type, n)
 		xd_buf_printf(&b, "%s%s %lld", b.len ? ", " : "", type,
-			      json_is_number(n) ? (long long)json_number_value(n) : 0);
+			      xc_number(n));
 	if (b.len == 0)
 		xd_buf_printf(&b, "(empty)");
 	xd_buf_putc(&b, '\0');
@@ -144,8 +146,37 @@ static void print_last_good(json_t *lg)
 	} else {
 		printf("state:     %s, saved %s\n", file, saved);
 	}
+	if (json_is_true(json_object_get(lg, "save_failing"))) {
+		char *err = xc_safe_text(lg, "last_save_error");
+		char *at = xc_safe_text(lg, "last_save_error_at");
+
+		/* what is on disk is older than what is served */
+		printf("           SAVE FAILING: the last save, at %s, failed: %s\n",
+		       at, err);
+		free(err);
+		free(at);
+	}
 	free(file);
 	free(saved);
+}
+
+/* With rollout:, a failed one: rolled back, and what the files hold is
+ * not served. */
+static void print_rollout(json_t *ro)
+{
+	char *id, *ended, *reason;
+
+	if (!json_is_string(json_object_get(ro, "state")) ||
+	    strcmp(json_string_value(json_object_get(ro, "state")), "failed") != 0)
+		return;
+	id = xc_safe_text(ro, "id");
+	ended = xc_safe_text(ro, "ended");
+	reason = xc_safe_text(ro, "reason");
+	printf("rollout:   %s FAILED at %s and was rolled back: %s\n", id, ended,
+	       reason);
+	free(id);
+	free(ended);
+	free(reason);
 }
 
 /* "source:    files /etc/xdsd/snapshots", or etcd's endpoint, prefix,
@@ -190,17 +221,16 @@ static void print_status(const struct xc_opts *o, json_t *doc)
 	json_t *clients = json_object_get(doc, "clients");
 	json_t *reloads = json_object_get(doc, "reloads");
 	json_t *history = json_object_get(reloads, "history");
-	json_t *up = json_object_get(doc, "uptime_seconds");
 	char *version = xc_safe_text(doc, "version");
 	char *started = xc_safe_text(doc, "started");
 	char *listen = text_or_list(doc, "listen");
 	char uptime[32];
 
-	xd_text_age(uptime, sizeof(uptime), json_is_number(up) ? (long long)json_number_value(up) : 0);
+	xd_text_age(uptime, sizeof(uptime), xc_int(doc, "uptime_seconds"));
 	printf("xdsd:      %s, %s\n", version,
 	       json_is_true(json_object_get(doc, "ready")) ?
 		       "ready" :
-		       "not ready (starting or stopping)");
+		       "not ready, serving nothing (starting or stopping)");
 	printf("admin:     %s\n", o->admin);
 	printf("listen:    %s\n", listen);
 	/* absent from an older xdsd's answer: nothing to say */
@@ -217,6 +247,7 @@ static void print_status(const struct xc_opts *o, json_t *doc)
 	printf("reloads:   %lld ok, %lld failed\n", xc_int(reloads, "ok"),
 	       xc_int(reloads, "failed"));
 	print_last_good(json_object_get(doc, "last_good"));
+	print_rollout(json_object_get(doc, "rollout"));
 	printf("\n");
 	if (json_array_size(json_object_get(doc, "snapshots")) > 0)
 		snapshots(json_object_get(doc, "snapshots"));
@@ -225,6 +256,7 @@ static void print_status(const struct xc_opts *o, json_t *doc)
 	if (json_array_size(history) > 0) {
 		printf("\nlast reload:\n");
 		xc_reload_print(stdout, json_array_get(history, 0), "  ");
+		xc_reload_print_diff(stdout, json_array_get(history, 0), "  ");
 	}
 	free(version);
 	free(started);
@@ -232,38 +264,61 @@ static void print_status(const struct xc_opts *o, json_t *doc)
 }
 
 /*
- * XC_FAILED, said on stderr, when xdsd is not ready (starting or
- * stopping), the newest reload in its history was refused (it serves
- * the previous snapshots) or its etcd source is not watching (it serves
- * what it read last, and misses what changes); else XC_OK. A reload
- * that succeeded since a refused one clears it.
+ * XC_NOT_SERVING when xdsd is not ready: it serves nothing (starting,
+ * before its first load, or stopping), which is also what its gRPC
+ * health service says. Else XC_DEGRADED when it serves, but the newest
+ * reload in its history was refused (it serves the previous
+ * snapshots), it serves its last good state, the newest save of that
+ * state failed (what a restart would fall back on is older than what
+ * is served), its last staged rollout failed (rolled back: the files
+ * hold what is not served) or its etcd source is not watching (it
+ * serves what it read last, and misses what changes): a replica to
+ * look at, not one to take out of a balancer, as every replica on one
+ * etcd would be at once. Else XC_OK. Every reason is said on stderr. A
+ * reload that succeeded since a refused one clears it, a save that
+ * succeeds clears a failed one, a new rollout a failed one.
  */
 static int health(const struct xc_opts *o, json_t *doc)
 {
 	json_t *last = json_array_get(
 		json_object_get(json_object_get(doc, "reloads"), "history"), 0);
 	json_t *src = json_object_get(doc, "source");
+	json_t *ro = json_object_get(doc, "rollout");
 	int rc = XC_OK;
 
-	if (!json_is_true(json_object_get(doc, "ready"))) {
-		xc_error("xdsd at %s is not ready (starting or stopping)", o->admin);
-		rc = XC_FAILED;
-	}
 	if (json_is_true(json_object_get(json_object_get(doc, "last_good"),
 					 "serving"))) {
 		xc_error("xdsd at %s serves its last good state: its snapshots were refused at start",
 			 o->admin);
-		rc = XC_FAILED;
+		rc = XC_DEGRADED;
 	}
 	if (last != NULL && !json_is_true(json_object_get(last, "ok"))) {
 		xc_error("the last reload of xdsd at %s was refused; it serves the previous snapshots",
 			 o->admin);
-		rc = XC_FAILED;
+		rc = XC_DEGRADED;
+	}
+	if (json_is_true(json_object_get(json_object_get(doc, "last_good"),
+					 "save_failing"))) {
+		xc_error("xdsd at %s cannot save its last good state: the state on disk is older than what it serves",
+			 o->admin);
+		rc = XC_DEGRADED;
+	}
+	if (json_is_string(json_object_get(ro, "state")) &&
+	    strcmp(json_string_value(json_object_get(ro, "state")), "failed") == 0) {
+		xc_error("the last staged rollout of xdsd at %s failed and was rolled back",
+			 o->admin);
+		rc = XC_DEGRADED;
 	}
 	if (json_is_object(src) && json_is_false(json_object_get(src, "healthy"))) {
 		xc_error("the etcd source of xdsd at %s is not watching; it serves what it read last",
 			 o->admin);
-		rc = XC_FAILED;
+		rc = XC_DEGRADED;
+	}
+	/* last: the reasons above say why, and this outranks them */
+	if (!json_is_true(json_object_get(doc, "ready"))) {
+		xc_error("xdsd at %s is not serving (starting, before its first load, or stopping)",
+			 o->admin);
+		rc = XC_NOT_SERVING;
 	}
 	return rc;
 }

@@ -672,6 +672,42 @@ START_TEST(config_dump)
 }
 END_TEST
 
+/* Snapshot keys are what a file or an etcd key is named: control
+ * characters, C1 controls and bytes that are not UTF-8 in them (and in
+ * the key asked for) reach the text answers escaped, as in the log. */
+START_TEST(config_dump_escapes_keys)
+{
+	char *dir = xdtest_snapdir();
+	struct xdt_daemon *d;
+	int status;
+	char *body;
+
+	xdtest_write_clusters(dir, "ev\x1b]0;pwned\x07il.yaml", "e", 1);
+	xdtest_write_clusters(dir, "caf\xff\xc2\x9b.yaml", "c", 1);
+	d = start(dir);
+	body = xdt_admin(d, "GET", "/config_dump", NULL, &status, NULL);
+	ck_assert_int_eq(status, 400);
+	ck_assert_msg(strstr(body, "one of: caf\\xff\\xc2\\x9b, ev\\x1b]0;pwned\\x07il\n") != NULL,
+		      "%s", body);
+	ck_assert_ptr_null(strpbrk(body, "\x1b\x07\xff\xc2"));
+	free(body);
+	body = xdt_admin(d, "GET", "/config_dump?snapshot=%1b%5b2J%ff", NULL, &status, NULL);
+	ck_assert_int_eq(status, 404);
+	ck_assert_msg(strstr(body, "no snapshot '\\x1b[2J\\xff'; served: caf\\xff\\xc2\\x9b, ev\\x1b]0;pwned\\x07il\n") != NULL,
+		      "%s", body);
+	ck_assert_ptr_null(strpbrk(body, "\x1b\x07\xff\xc2"));
+	free(body);
+	body = xdt_admin(d, "GET", "/config_dump?snapshot=caf%ff%c2%9b&type=clusters&name=%07",
+			 NULL, &status, NULL);
+	ck_assert_int_eq(status, 404);
+	ck_assert_msg(strstr(body, "has no cluster named '\\x07'") != NULL, "%s", body);
+	ck_assert_ptr_null(strpbrk(body, "\x1b\x07\xff\xc2"));
+	free(body);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 /* An xdstp name is found by any spelling of it, as clients subscribe
  * (rule X1): the query's parameters in another order, the scheme in
  * capitals, a character percent-encoded. */
@@ -849,6 +885,7 @@ int main(void)
 	tcase_add_test(tc, metrics_parse_and_count);
 	tcase_add_test(tc, unanswered_responses_age_and_time_out);
 	tcase_add_test(tc, config_dump);
+	tcase_add_test(tc, config_dump_escapes_keys);
 	tcase_add_test(tc, config_dump_xdstp_any_spelling);
 	tcase_add_test(tc, reload_reports_errors);
 	tcase_add_test(tc, admin_off_and_unix_socket);

@@ -71,6 +71,10 @@ static void request(struct client *c, const char *url, char **names,
 	Envoy__Config__Core__V3__Locality loc =
 		ENVOY__CONFIG__CORE__V3__LOCALITY__INIT;
 	Google__Rpc__Status err = GOOGLE__RPC__STATUS__INIT;
+	Envoy__Config__Core__V3__BuildVersion build =
+		ENVOY__CONFIG__CORE__V3__BUILD_VERSION__INIT;
+	Envoy__Type__V3__SemanticVersion semver =
+		ENVOY__TYPE__V3__SEMANTIC_VERSION__INIT;
 
 	node.id = (char *)c->id;
 	node.cluster = "edge";
@@ -78,6 +82,20 @@ static void request(struct client *c, const char *url, char **names,
 	loc.zone = "eu-west-1a";
 	node.locality = &loc;
 	node.user_agent_name = "csds-test";
+	/* one says its version as Envoy does (a BuildVersion), one as a
+	 * string: each is shown the way it came */
+	if (strcmp(c->id, "csds-ack") == 0) {
+		semver.major_number = 1;
+		semver.minor_number = 40;
+		build.version = &semver;
+		node.user_agent_version_type_case =
+			ENVOY__CONFIG__CORE__V3__NODE__USER_AGENT_VERSION_TYPE_USER_AGENT_BUILD_VERSION;
+		node.user_agent_build_version = &build;
+	} else {
+		node.user_agent_version_type_case =
+			ENVOY__CONFIG__CORE__V3__NODE__USER_AGENT_VERSION_TYPE_USER_AGENT_VERSION;
+		node.user_agent_version = "9.9-test";
+	}
 	req.node = &node;
 	req.type_url = (char *)url;
 	req.resource_names = names;
@@ -301,6 +319,14 @@ static void check_report(json_t *resp, const struct fixture *f)
 	ck_assert_str_eq(str(json_object_get(node, "locality"), "region"), "eu-west");
 	ck_assert_str_eq(str(json_object_get(node, "locality"), "zone"), "eu-west-1a");
 	ck_assert_str_eq(str(node, "user_agent_name"), "csds-test");
+	ck_assert_ptr_null(json_object_get(node, "user_agent_version"));
+	g = json_object_get(json_object_get(node, "user_agent_build_version"), "version");
+	ck_assert_int_eq(json_integer_value(json_object_get(g, "major_number")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(g, "minor_number")), 40);
+	ck_assert_ptr_null(json_object_get(g, "patch"));
+	node = json_object_get(n, "node");
+	ck_assert_str_eq(str(node, "user_agent_version"), "9.9-test");
+	ck_assert_ptr_null(json_object_get(node, "user_agent_build_version"));
 
 	/* clusters: ACKed, in sync, the resource itself shown */
 	g = generic(a, CDS_URL, "svc");
@@ -581,6 +607,143 @@ START_TEST(waiting_requests_are_bounded)
 }
 END_TEST
 
+/* Waits until the daemon's `series` is `want`; true if it was in time. */
+static bool wait_metric(const struct xdt_daemon *d, const char *series, double want)
+{
+	long long deadline = xdtest_now_ms() + WAIT_MS;
+
+	while (xdt_daemon_metric(d, series) != want) {
+		if (xdtest_now_ms() > deadline)
+			return false;
+		xdtest_sleep_ms(20);
+	}
+	return true;
+}
+
+/*
+ * A CSDS call with `args` is refused for `reason` (csds_service.h),
+ * RESOURCE_EXHAUSTED with `details`: its warning names the call and who
+ * made it, and the reason's count is 1.
+ */
+static void refused_for(const struct xdt_daemon *d, const char *args,
+			const char *reason, const char *details)
+{
+	json_t *doc = csds(d->target, args);
+	char what[64], series[96], *log, *at, *line;
+
+	ck_assert_str_eq(code_of(doc), "RESOURCE_EXHAUSTED");
+	ck_assert_str_eq(details_of(doc), details);
+	json_decref(doc);
+	snprintf(what, sizeof(what), "): refused (%s): ", reason);
+	ck_assert(xdt_daemon_wait_log(d, what, WAIT_MS));
+	snprintf(series, sizeof(series), "xdsd_csds_refused_total{reason=\"%s\"}", reason);
+	ck_assert_int_eq(xdt_daemon_metric(d, series), 1);
+	log = xdt_daemon_log(d);
+	at = strstr(log, what);
+	while (at > log && at[-1] != '\n')
+		at--;
+	line = strndup(at, strcspn(at, "\n"));
+	ck_assert_msg(strstr(line, "warn: stream ") != NULL &&
+			      strstr(line, "(CSDS fetch from ipv4:127.0.0.1:") != NULL,
+		      "%s", line);
+	free(line);
+	free(log);
+}
+
+/* A CSDS call on a connection whose window is small, sent one request:
+ * its answer, larger than the window, stays in xdsd's send. */
+struct stuck {
+	struct xdc_conn *conn;
+	struct xdc_stream *s;
+};
+
+static void stuck_open(struct stuck *k, const char *target, bool names_only)
+{
+	/* exclude_resource_contents (field 3) true, or an empty request */
+	static const char exclude[] = "\x18\x01";
+
+	k->conn = xdc_connect_small_window(target);
+	k->s = xdc_open(k->conn, "/envoy.service.status.v3.ClientStatusDiscoveryService/StreamClientStatus");
+	ck_assert(xdc_send(k->s, exclude, names_only ? 2 : 0, WAIT_MS));
+}
+
+static void stuck_close(struct stuck *k)
+{
+	xdc_stream_free(k->s);
+	xdc_conn_free(k->conn);
+}
+
+
+/*
+ * Answers are bounded all together, not only each: with answers held
+ * in xdsd's send by clients that do not read (as a slow client's
+ * would be), a call whose answer would take those under way past
+ * csds_max_memory is refused, RESOURCE_EXHAUSTED, and with
+ * csds_max_answers under way the next is refused before anything is
+ * built. Each refusal is logged with the peer and counted by reason;
+ * once the answers are gone, calls are answered again. Before these
+ * bounds every call built and held its answer whole, however many at
+ * once.
+ */
+START_TEST(answers_are_bounded_together)
+{
+	char *dir = xdtest_clusters_snapdir(3000), cfg[1024];
+	struct xdt_daemon *d;
+	struct xdc_conn *xc;
+	struct xdc_stream *xs;
+	struct stuck held[2];
+	double whole;
+	json_t *doc;
+
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nsnapshots: %s\ncsds_max_answers: 2\ncsds_max_memory: 850KiB\n",
+		 dir);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	xc = xdc_connect(d->target);
+	xs = xdc_watch_clusters(xc, "many", "default");
+	ck_assert_int_eq(xdc_next_clusters(xs, WAIT_MS, NULL), 3000);
+
+	/* the answer with the contents of the node's 3000 clusters is some
+	 * 500 KB, without them some 290 KB: one of each fits in 850 KiB,
+	 * two whole ones do not */
+	stuck_open(&held[0], d->target, false);
+	ck_assert(wait_metric(d, "xdsd_csds_answers", 1));
+	whole = xdt_daemon_metric(d, "xdsd_csds_answer_bytes");
+	ck_assert_msg(whole > 450e3 && whole < 560e3, "an answer holds %.0f bytes", whole);
+	refused_for(d, "--max-message 4194304", "memory",
+		    "the client status answers under way would hold more than 850 KiB together with this one (csds_max_memory); try again when they are sent, or narrow node_matchers or set exclude_resource_contents");
+	ck_assert(wait_metric(d, "xdsd_csds_answers", 1));
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_csds_answer_bytes"), whole);
+	/* a small answer fits beside it */
+	doc = csds(d->target, "--request '{\"node_matchers\": [{\"node_id\": {\"exact\": \"nobody\"}}]}'");
+	ck_assert_str_eq(code_of(doc), "OK");
+	json_decref(doc);
+
+	/* two under way: the next is refused before anything is built,
+	 * however small its answer */
+	stuck_open(&held[1], d->target, true);
+	ck_assert(wait_metric(d, "xdsd_csds_answers", 2));
+	refused_for(d, "--request '{\"node_matchers\": [{\"node_id\": {\"exact\": \"nobody\"}}]}'",
+		    "answers",
+		    "2 client status answers are being built or sent already (csds_max_answers); try again when they are done");
+	/* both count among the streams refused for limits, too */
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_streams_refused_total{reason=\"limits\"}"), 2);
+
+	/* their clients gone, their bytes are freed: answered again */
+	stuck_close(&held[0]);
+	stuck_close(&held[1]);
+	ck_assert(wait_metric(d, "xdsd_csds_answers", 0));
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_csds_answer_bytes"), 0);
+	doc = csds(d->target, "--max-message 4194304");
+	ck_assert_msg(strcmp(code_of(doc), "OK") == 0, "%s: %s", code_of(doc), details_of(doc));
+	json_decref(doc);
+	xdc_stream_free(xs);
+	xdc_conn_free(xc);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 /* An IPv4 address of this host that is not loopback, or NULL. */
 static char *outside_address(void)
 {
@@ -601,8 +764,8 @@ static char *outside_address(void)
 	return found;
 }
 
-/* From another host only the identities of csds_allow may call; from
- * loopback everyone may. */
+/* With client certificates only the identities of csds_allow may call,
+ * from another host and from loopback alike: loopback is no identity. */
 START_TEST(only_allowed_identities_from_other_hosts)
 {
 	char *dir = snapshots(), *addr = outside_address(), cfg[4096], *args;
@@ -633,12 +796,11 @@ START_TEST(only_allowed_identities_from_other_hosts)
 			   xdtest_cert("frontend.pem"), xdtest_cert("frontend.key")) > 0);
 	expect_refused(outside, args, "PERMISSION_DENIED",
 		       "identity 'spiffe://example.org/ns/prod/sa/frontend' may not call the client status service");
-	ck_assert(xdt_daemon_wait_log(d, "refused: identity 'spiffe://example.org/ns/prod/sa/frontend' may not call", WAIT_MS));
-	/* the same identity over loopback */
-	doc = csds(d->target, args);
-	ck_assert_str_eq(code_of(doc), "OK");
-	ck_assert_ptr_nonnull(config_of(response(doc, 0), "tls-node"));
-	json_decref(doc);
+	ck_assert(xdt_daemon_wait_log(d, ", identity 'spiffe://example.org/ns/prod/sa/frontend'): refused (identity): identity 'spiffe://example.org/ns/prod/sa/frontend' may not call", WAIT_MS));
+	/* the same identity over loopback: refused all the same */
+	expect_refused(d->target, args, "PERMISSION_DENIED",
+		       "identity 'spiffe://example.org/ns/prod/sa/frontend' may not call the client status service");
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_csds_refused_total{reason=\"identity\"}"), 2);
 	free(args);
 
 	ck_assert(asprintf(&args, "--tls '%s' '%s' '%s'", xdtest_cert("ca.pem"),
@@ -648,9 +810,39 @@ START_TEST(only_allowed_identities_from_other_hosts)
 		      details_of(doc));
 	ck_assert_ptr_nonnull(config_of(response(doc, 0), "tls-node"));
 	json_decref(doc);
+	doc = csds(d->target, args);
+	ck_assert_msg(strcmp(code_of(doc), "OK") == 0, "%s: %s", code_of(doc),
+		      details_of(doc));
+	json_decref(doc);
 	free(args);
 
 	client_close(&c);
+	stop(d);
+	free(addr);
+	free(dir);
+}
+END_TEST
+
+/* Without client certificates no identity can be proven: only peers on
+ * loopback may call, whatever they present. */
+START_TEST(plaintext_answers_loopback_only)
+{
+	char *dir = snapshots(), *addr = outside_address(), cfg[1024];
+	char outside[128];
+	struct xdt_daemon *d;
+	json_t *doc;
+
+	ck_assert_msg(addr != NULL, "this test needs an IPv4 address that is not loopback");
+	snprintf(cfg, sizeof(cfg), "listen: 0.0.0.0:0\nsnapshots: %s\n", dir);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	snprintf(outside, sizeof(outside), "%s:%d", addr, d->port);
+	expect_refused(outside, "", "PERMISSION_DENIED",
+		       "only peers on loopback or the unix socket may call the client status service without client certificates");
+	ck_assert(xdt_daemon_wait_log(d, "): refused (identity): only peers on loopback", WAIT_MS));
+	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_csds_refused_total{reason=\"identity\"}"), 1);
+	doc = csds(d->target, "");
+	ck_assert_str_eq(code_of(doc), "OK");
+	json_decref(doc);
 	stop(d);
 	free(addr);
 	free(dir);
@@ -666,6 +858,27 @@ END_TEST
  * which does not exist. The glob of a collection with members is not a
  * resource and is not listed.
  */
+/* Sends the delta CDS request `req`, receives its response (which must
+ * carry `nresources` resources) and ACKs it; returns the response. */
+static Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *
+delta_ack(struct xdc_stream *st,
+	  const Envoy__Service__Discovery__V3__DeltaDiscoveryRequest *req,
+	  size_t nresources)
+{
+	Envoy__Service__Discovery__V3__DeltaDiscoveryRequest ack =
+		ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
+	Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *r;
+
+	ck_assert(xdc_send_delta(st, req, WAIT_MS));
+	r = xdc_recv_delta(st, WAIT_MS);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->n_resources, nresources);
+	ack.type_url = CDS_URL;
+	ack.response_nonce = r->nonce;
+	ck_assert(xdc_send_delta(st, &ack, WAIT_MS));
+	return r;
+}
+
 START_TEST(glob_subscription_shows_its_members)
 {
 	char *dir = xdtest_snapdir(), cfg[1024];
@@ -695,15 +908,7 @@ START_TEST(glob_subscription_shows_its_members)
 	req.type_url = CDS_URL;
 	req.resource_names_subscribe = names;
 	req.n_resource_names_subscribe = 3;
-	ck_assert(xdc_send_delta(st, &req, WAIT_MS));
-	r = xdc_recv_delta(st, WAIT_MS);
-	ck_assert_ptr_nonnull(r);
-	ck_assert_int_eq(r->n_resources, 2);
-	memset(&req, 0, sizeof(req));
-	envoy__service__discovery__v3__delta_discovery_request__init(&req);
-	req.type_url = CDS_URL;
-	req.response_nonce = r->nonce;
-	ck_assert(xdc_send_delta(st, &req, WAIT_MS));
+	r = delta_ack(st, &req, 2);
 
 	for (long long end = xdtest_now_ms() + WAIT_MS;;) {
 		doc = csds(d->target, "");
@@ -733,6 +938,127 @@ START_TEST(glob_subscription_shows_its_members)
 
 	envoy__service__discovery__v3__delta_discovery_response__free_unpacked(r, NULL);
 	xdc_stream_free(st);
+	xdc_conn_free(conn);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* ---------------- a locator (dynamic parameters) ---------------- */
+
+/* The locator {name: r, dynamic_parameters: {env: prod}} (rule P1). */
+struct locator {
+	Envoy__Service__Discovery__V3__ResourceLocator loc;
+	Envoy__Service__Discovery__V3__ResourceLocator__DynamicParametersEntry env;
+	Envoy__Service__Discovery__V3__ResourceLocator__DynamicParametersEntry *params[1];
+	Envoy__Service__Discovery__V3__ResourceLocator *locs[1];
+};
+
+static void locator_init(struct locator *l)
+{
+	envoy__service__discovery__v3__resource_locator__init(&l->loc);
+	envoy__service__discovery__v3__resource_locator__dynamic_parameters_entry__init(&l->env);
+	l->env.key = "env";
+	l->env.value = "prod";
+	l->params[0] = &l->env;
+	l->loc.name = "r";
+	l->loc.n_dynamic_parameters = 1;
+	l->loc.dynamic_parameters = l->params;
+	l->locs[0] = &l->loc;
+}
+
+/* A SotW request for clusters by the locator alone, answering
+ * `version` and `nonce` (NULL: the first request). */
+static void sotw_locator(struct xdc_stream *st, struct locator *l,
+			 const char *version, const char *nonce)
+{
+	Envoy__Service__Discovery__V3__DiscoveryRequest req =
+		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+
+	node.id = "locator-sotw";
+	req.node = &node;
+	req.type_url = CDS_URL;
+	req.n_resource_locators = 1;
+	req.resource_locators = l->locs;
+	req.version_info = (char *)(version ? version : "");
+	req.response_nonce = (char *)(nonce ? nonce : "");
+	ck_assert(xdc_send_sotw(st, &req, WAIT_MS));
+}
+
+/* The client's status of cluster "r" is what it holds and ACKed: the
+ * variant for env=prod (connect_timeout 2s), shown under the
+ * resource's name. */
+static void locator_reported(const char *target, const char *id)
+{
+	json_t *doc = wait_status(target, id, CDS_URL, "r", "ACKED");
+	json_t *c = config_of(response(doc, 0), id), *g;
+	size_t i;
+
+	g = generic(c, CDS_URL, "r");
+	ck_assert_str_eq(str(json_object_get(g, "xds_config"), "connect_timeout"), "2s");
+	ck_assert_str_eq(str(g, "config_status"), "SYNCED");
+	/* one entry: never under the locator's key inside xdsd */
+	ck_assert_int_eq(json_array_size(json_object_get(c, "generic_xds_configs")), 1);
+	json_array_foreach(json_object_get(c, "generic_xds_configs"), i, g)
+		ck_assert_msg(strchr(str(g, "name"), '\x1f') == NULL, "%s",
+			      str(g, "name"));
+	json_decref(doc);
+}
+
+/*
+ * A client that asks for a resource by a locator with dynamic
+ * parameters (rule P1) and ACKs the variant it is sent is shown
+ * holding that variant, ACKED, under the resource's name: SotW and
+ * delta.
+ */
+START_TEST(locator_subscription_shows_its_variant)
+{
+	char *dir = xdtest_snapdir(), cfg[1024];
+	Envoy__Service__Discovery__V3__DeltaDiscoveryRequest dreq =
+		ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
+	Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *dr;
+	Envoy__Service__Discovery__V3__DiscoveryResponse *sr;
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+	struct xdt_daemon *d;
+	struct xdc_conn *conn;
+	struct xdc_stream *sotw, *delta;
+	struct locator l;
+
+	free(xdtest_write_file(dir, "default.yaml",
+			       "clusters:\n"
+			       "- {name: r, type: STATIC, connect_timeout: 1s}\n"
+			       "- name: r\n"
+			       "  type: STATIC\n"
+			       "  connect_timeout: 2s\n"
+			       "  '@dynamic_parameter_constraints': {constraint: {key: env, value: prod}}\n"));
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	conn = xdc_connect(d->target);
+	locator_init(&l);
+
+	sotw = xdc_open(conn, XDC_ADS);
+	sotw_locator(sotw, &l, NULL, NULL);
+	sr = xdc_recv_sotw(sotw, WAIT_MS);
+	ck_assert_ptr_nonnull(sr);
+	ck_assert_int_eq(sr->n_resources, 1);
+	sotw_locator(sotw, &l, sr->version_info, sr->nonce);
+
+	delta = xdc_open(conn, XDC_DELTA_ADS);
+	node.id = "locator-delta";
+	dreq.node = &node;
+	dreq.type_url = CDS_URL;
+	dreq.n_resource_locators_subscribe = 1;
+	dreq.resource_locators_subscribe = l.locs;
+	dr = delta_ack(delta, &dreq, 1);
+
+	locator_reported(d->target, "locator-sotw");
+	locator_reported(d->target, "locator-delta");
+
+	envoy__service__discovery__v3__discovery_response__free_unpacked(sr, NULL);
+	envoy__service__discovery__v3__delta_discovery_response__free_unpacked(dr, NULL);
+	xdc_stream_free(sotw);
+	xdc_stream_free(delta);
 	xdc_conn_free(conn);
 	stop(d);
 	free(dir);
@@ -1073,11 +1399,14 @@ int main(void)
 	tcase_add_test(tc, fetch_reports_acks_nacks_and_no_secrets);
 	tcase_add_test(tc, stream_answers_each_request);
 	tcase_add_test(tc, waiting_requests_are_bounded);
+	tcase_add_test(tc, answers_are_bounded_together);
 	tcase_add_test(tc, node_matchers_select_nodes);
 	tcase_add_test(tc, garbage_is_refused_and_harmless);
 	tcase_add_test(tc, only_allowed_identities_from_other_hosts);
+	tcase_add_test(tc, plaintext_answers_loopback_only);
 	tcase_add_test(tc, csds_allow_needs_mtls);
 	tcase_add_test(tc, glob_subscription_shows_its_members);
+	tcase_add_test(tc, locator_subscription_shows_its_variant);
 	tcase_add_test(tc, sotw_nack_after_ack_per_resource);
 	tcase_add_test(tc, delta_nack_concerns_its_resources);
 	suite_add_tcase(s, tc);

@@ -27,6 +27,7 @@
 #include "balancer.h"
 #include "client.h"
 #include "daemon.h"
+#include "etcd.h"
 #include "xdtest.h"
 
 #define START_MS 10000
@@ -36,146 +37,8 @@
 #define SERVED_MS 30000
 #define PREFIX "/xdsd/snapshots/"
 
-struct etcd {
-	pid_t pid;
-	int client_port, peer_port;
-	char *data, *log;
-	char endpoint[64];
-	bool tls; /* https, client certificates required (tests/lib/make-certs.sh) */
-};
-
-/* A port nothing listens on now (the kernel's pick, released). */
-static int free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-	ck_assert(fd >= 0);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
-	ck_assert(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
-	port = ntohs(a.sin_port);
-	close(fd);
-	return port;
-}
-
-/* Runs etcdctl with `args` (a shell word list) and `input` on stdin;
- * returns its exit status. */
-static int etcdctl(const struct etcd *e, const char *args, const char *input)
-{
-	char *cmd;
-	FILE *p;
-
-	char tls[1024] = "";
-
-	if (e->tls)
-		snprintf(tls, sizeof(tls), "--cacert=%s --cert=%s --key=%s",
-			 xdtest_cert("ca.pem"), xdtest_cert("frontend.pem"),
-			 xdtest_cert("frontend.key"));
-	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s %s %s >/dev/null 2>&1",
-			   e->endpoint, tls, args) > 0);
-	p = popen(cmd, "w");
-	ck_assert(p != NULL);
-	if (input != NULL)
-		fputs(input, p);
-	free(cmd);
-	return pclose(p);
-}
-
-/* Starts (or restarts, on its data) etcd on its ports; waits until it
- * answers. */
-static void etcd_run(struct etcd *e)
-{
-	char client[64], peer[64], cluster[96];
-
-	snprintf(client, sizeof(client), "%s://127.0.0.1:%d",
-		 e->tls ? "https" : "http", e->client_port);
-	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", e->peer_port);
-	snprintf(cluster, sizeof(cluster), "default=%s", peer);
-	e->pid = fork();
-	ck_assert(e->pid >= 0);
-	if (e->pid == 0) {
-		FILE *f = freopen(e->log, "a", stderr);
-
-		if (f == NULL || dup2(2, 1) < 0)
-			_exit(126);
-		if (e->tls)
-			execlp("etcd", "etcd", "--data-dir", e->data,
-			       "--listen-client-urls", client,
-			       "--advertise-client-urls", client,
-			       "--listen-peer-urls", peer,
-			       "--initial-advertise-peer-urls", peer,
-			       "--initial-cluster", cluster,
-			       "--cert-file", xdtest_cert("server.pem"),
-			       "--key-file", xdtest_cert("server.key"),
-			       "--trusted-ca-file", xdtest_cert("ca.pem"),
-			       "--client-cert-auth", (char *)NULL);
-		else
-			execlp("etcd", "etcd", "--data-dir", e->data,
-			       "--listen-client-urls", client,
-			       "--advertise-client-urls", client,
-			       "--listen-peer-urls", peer,
-			       "--initial-advertise-peer-urls", peer,
-			       "--initial-cluster", cluster, (char *)NULL);
-		_exit(127);
-	}
-	for (long long end = xdtest_now_ms() + START_MS;;) {
-		int status;
-
-		if (etcdctl(e, "endpoint health", NULL) == 0)
-			return;
-		XDT_REQUIRE(waitpid(e->pid, &status, WNOHANG) == 0,
-			    "etcd exited (status %d): is etcd-server installed (scripts/install-deps)? see %s",
-			    status, e->log);
-		XDT_REQUIRE(xdtest_now_ms() < end, "etcd did not answer within %d ms; see %s",
-			    START_MS, e->log);
-		xdtest_sleep_ms(100);
-	}
-}
-
-static struct etcd *etcd_new(void)
-{
-	struct etcd *e = calloc(1, sizeof(*e));
-
-	ck_assert(e != NULL);
-	e->client_port = free_port();
-	do
-		e->peer_port = free_port();
-	while (e->peer_port == e->client_port);
-	snprintf(e->endpoint, sizeof(e->endpoint), "127.0.0.1:%d",
-		 e->client_port);
-	e->data = xdtest_snapdir();
-	ck_assert(asprintf(&e->log, "%s.log", e->data) > 0);
-	return e;
-}
-
-static void etcd_kill(struct etcd *e)
-{
-	int status;
-
-	if (e->pid <= 0)
-		return;
-	kill(e->pid, SIGKILL);
-	ck_assert(waitpid(e->pid, &status, 0) == e->pid);
-	e->pid = 0;
-}
-
-static void etcd_free(struct etcd *e)
-{
-	char *cmd;
-
-	etcd_kill(e);
-	ck_assert(asprintf(&cmd, "rm -rf '%s'", e->data) > 0);
-	ck_assert(system(cmd) == 0);
-	free(cmd);
-	free(e->data);
-	free(e->log);
-	free(e);
-}
-
 /* Puts `count` STATIC clusters PREFIX-0.. as the snapshot `key`. */
-static void put_clusters(const struct etcd *e, const char *key,
+static void put_clusters(const struct xdt_etcd *e, const char *key,
 			 const char *prefix, int count)
 {
 	char text[4096], args[256];
@@ -186,7 +49,34 @@ static void put_clusters(const struct etcd *e, const char *key,
 					"- {name: %s-%d, type: STATIC, connect_timeout: 1s}\n",
 					prefix, i);
 	snprintf(args, sizeof(args), "put %s%s.yaml", PREFIX, key);
-	ck_assert_int_eq(etcdctl(e, args, text), 0);
+	ck_assert_int_eq(xdt_etcdctl(e, args, text), 0);
+}
+
+/* The etcd revision the newest reload record says it loaded, and in
+ * `names` what it names as changed ("+c-2 +c-3"; may be NULL). */
+static long long newest_reload_revision(const struct xdt_daemon *d, char *names,
+					size_t size)
+{
+	json_t *j = xdt_status_json(d), *rec, *t, *r;
+	long long rev;
+	size_t i, k, used = 0;
+
+	rec = json_array_get(json_object_get(json_object_get(j, "reloads"), "history"), 0);
+	ck_assert_msg(json_is_integer(json_object_get(rec, "etcd_revision")),
+		      "the newest reload record has no etcd revision");
+	rev = json_integer_value(json_object_get(rec, "etcd_revision"));
+	if (names != NULL) {
+		names[0] = '\0';
+		json_array_foreach(json_object_get(json_array_get(json_object_get(
+			json_object_get(rec, "diff"), "snapshots"), 0), "types"), i, t)
+			json_array_foreach(json_object_get(t, "resources"), k, r)
+				used += (size_t)snprintf(names + used, size - used, "%s%c%s",
+							 used ? " " : "",
+							 strcmp(xdt_json_str(r, "change"), "added") == 0 ? '+' : '?',
+							 xdt_json_str(r, "name"));
+	}
+	json_decref(j);
+	return rev;
 }
 
 /* xdsd reading etcd at `endpoint`, with `more` configuration. */
@@ -203,7 +93,7 @@ static struct xdt_daemon *start_at(const char *endpoint, const char *more)
 
 /* xdsd reading `e` (over TLS when it speaks it), with `extra`
  * configuration lines ("" for none). */
-static struct xdt_daemon *start_with(const struct etcd *e, const char *extra)
+static struct xdt_daemon *start_with(const struct xdt_etcd *e, const char *extra)
 {
 	char more[3072], tls[1536] = "";
 
@@ -216,7 +106,7 @@ static struct xdt_daemon *start_with(const struct etcd *e, const char *extra)
 	return start_at(e->endpoint, more);
 }
 
-static struct xdt_daemon *start(const struct etcd *e)
+static struct xdt_daemon *start(const struct xdt_etcd *e)
 {
 	return start_with(e, "");
 }
@@ -238,12 +128,12 @@ static struct xdc_stream *client(const struct xdt_daemon *d,
 
 /* Ends the client, the daemon (cleanly) and etcd. */
 static void finish(struct xdc_stream *s, struct xdc_conn *c,
-		   struct xdt_daemon *d, struct etcd *e)
+		   struct xdt_daemon *d, struct xdt_etcd *e)
 {
 	xdc_stream_free(s);
 	xdc_conn_free(c);
 	xdt_daemon_stop(d, STOP_MS);
-	etcd_free(e);
+	xdt_etcd_free(e);
 }
 
 /* Runs xdsctl with `args` (shell words); its exit status, and its
@@ -330,13 +220,13 @@ static int ready_status(const struct xdt_daemon *d)
  * served; fixing it is served in turn. */
 START_TEST(served_followed_and_refused)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
 	char *log;
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	d = start(e);
 	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
@@ -346,7 +236,7 @@ START_TEST(served_followed_and_refused)
 	put_clusters(e, "default", "c", 3);
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 3);
 
-	ck_assert_int_eq(etcdctl(e, "put " PREFIX "default.yaml",
+	ck_assert_int_eq(xdt_etcdctl(e, "put " PREFIX "default.yaml",
 				 "clusters:\n- {name: x, type: STATIC, connect_timeout: soon}\n"),
 			 0);
 	ck_assert(xdt_daemon_wait_log(d, "reload failed", SERVED_MS));
@@ -366,7 +256,7 @@ END_TEST
 
 /* For a daemon not ready yet: a good snapshot put makes it ready and
  * served; then everything ends. */
-static void put_then_ready(struct xdt_daemon *d, struct etcd *e)
+static void put_then_ready(struct xdt_daemon *d, struct xdt_etcd *e)
 {
 	struct xdc_conn *c;
 	struct xdc_stream *s;
@@ -383,14 +273,14 @@ static void put_then_ready(struct xdt_daemon *d, struct etcd *e)
  * until it comes; then served. */
 START_TEST(unreachable_at_start)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d = start(e);
 
 	ck_assert(xdt_daemon_wait_log_count(d, "no snapshots yet, not ready, trying again", 2,
 					    SERVED_MS));
 	ck_assert(xdt_daemon_wait_log(d, e->endpoint, 1));
 	ck_assert_int_eq(ready_status(d), 503);
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_then_ready(d, e);
 }
 END_TEST
@@ -399,11 +289,11 @@ END_TEST
  * the fix, when it comes through the watch, is served. */
 START_TEST(broken_at_start)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d;
 
-	etcd_run(e);
-	ck_assert_int_eq(etcdctl(e, "put " PREFIX "default.yaml", "clusters: {}\n"), 0);
+	xdt_etcd_run(e);
+	ck_assert_int_eq(xdt_etcdctl(e, "put " PREFIX "default.yaml", "clusters: {}\n"), 0);
 	d = start(e);
 	ck_assert(xdt_daemon_wait_log(d, "reload failed", SERVED_MS));
 	ck_assert(xdt_daemon_wait_log(d, PREFIX "default.yaml:1:", 1));
@@ -437,18 +327,18 @@ static char *served_saved_and_stopped(struct xdt_daemon *d)
  * the watch brings it, is served and ends that. */
 START_TEST(broken_at_start_serves_last_good)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
 	char *state = xdtest_snapdir(), extra[512], *v1, *v2, *log;
 
 	snprintf(extra, sizeof(extra), "state_dir: %s\nadmin_listen: 127.0.0.1:0\n", state);
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	v1 = served_saved_and_stopped(start_with(e, extra));
 
-	ck_assert_int_eq(etcdctl(e, "put " PREFIX "default.yaml", "clusters: {}\n"), 0);
+	ck_assert_int_eq(xdt_etcdctl(e, "put " PREFIX "default.yaml", "clusters: {}\n"), 0);
 	d = start_with(e, extra);
 	ck_assert(xdt_daemon_wait_log(d, "SERVING THE LAST GOOD STATE saved ", SERVED_MS));
 	ck_assert(xdt_daemon_wait_log(d, PREFIX "default.yaml:1:", 1));
@@ -482,7 +372,7 @@ END_TEST
  * served. */
 START_TEST(unreachable_at_start_serves_last_good)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
@@ -497,11 +387,11 @@ START_TEST(unreachable_at_start_serves_last_good)
 					    SERVED_MS));
 	ck_assert_int_eq(ready_status(d), 503);
 	ck_assert(xdt_daemon_metric(d, "xdsd_serving_last_good") == 0);
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	v1 = served_saved_and_stopped(d);
 
-	etcd_kill(e); /* its data stays, for etcd_run below */
+	xdt_etcd_kill(e); /* its data stays, for etcd_run below */
 	d = start_with(e, extra);
 	ck_assert(xdt_daemon_wait_log(d, "SERVING THE LAST GOOD STATE saved ", SERVED_MS));
 	log = xdt_daemon_log(d);
@@ -528,7 +418,7 @@ START_TEST(unreachable_at_start_serves_last_good)
 	ck_assert(xdt_daemon_wait_log(d, "serving the last good state until then, trying again",
 				      SERVED_MS));
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	ck_assert(xdt_daemon_wait_log(d, "no longer serving the last good state", SERVED_MS));
 	ck_assert(xdt_daemon_metric(d, "xdsd_serving_last_good") == 0);
 	/* the same content from etcd: the same versions, nothing sent */
@@ -552,14 +442,14 @@ END_TEST
  * come from, the revision held and whether etcd is watched. */
 START_TEST(lost_and_resumed)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
 	json_t *src;
 	char *out, want[256];
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	d = start(e);
 	s = client(d, &c, 2);
@@ -585,9 +475,13 @@ START_TEST(lost_and_resumed)
 	snprintf(want, sizeof(want), "source:    etcd %s prefix " PREFIX ", revision 2, watching since ",
 		 e->endpoint);
 	ck_assert_msg(strstr(out, want) != NULL, "no '%s' in: %s", want, out);
+	/* the reload history says which revision each load read */
+	ck_assert_msg(strstr(out, ", etcd revision 2): ") != NULL, "xdsctl status: %s", out);
 	free(out);
+	ck_assert_int_eq(newest_reload_revision(d, NULL, 0), 2);
+	page_has(d, " <span class=muted>etcd revision 2</span>");
 
-	etcd_kill(e);
+	xdt_etcd_kill(e);
 	ck_assert(xdt_daemon_wait_log(d, "still serving what was read before", SERVED_MS));
 	ck_assert_int_eq(ready_status(d), 200);
 	/* not watching: said everywhere, with why */
@@ -614,7 +508,7 @@ START_TEST(lost_and_resumed)
 		xdtest_sleep_ms(100);
 	}
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 5);
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 5);
 	ck_assert(xdt_daemon_wait_log_count(d, "watching '" PREFIX "' from revision 3", 2,
@@ -623,6 +517,9 @@ START_TEST(lost_and_resumed)
 	ck_assert_int_eq(num(src, "revision"), 3);
 	ck_assert(num(src, "reconnects") >= 1);
 	json_decref(src);
+	/* the reload of revision 3, and the clusters it added */
+	ck_assert_int_eq(newest_reload_revision(d, want, sizeof(want)), 3);
+	ck_assert_str_eq(want, "+c-2 +c-3 +c-4");
 	ck_assert(xdt_daemon_metric(d, UP) == 1);
 	ck_assert(xdt_daemon_metric(d, REVISION) == 3);
 	ck_assert_int_eq(ctl_status(d, &out), 0);
@@ -637,11 +534,11 @@ END_TEST
  * certificate renamed into place goes into use. */
 START_TEST(watch_follows_the_tls_files)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d;
 	char cfg[2048], *tdir, *text, line[600];
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	tdir = xdtest_snapdir();
 	xdtest_install_server_cert(tdir, "server");
@@ -665,7 +562,7 @@ START_TEST(watch_follows_the_tls_files)
 	ck_assert(system(text) == 0);
 	free(text);
 	free(tdir);
-	etcd_free(e);
+	xdt_etcd_free(e);
 }
 END_TEST
 
@@ -692,7 +589,7 @@ static char *served_keys(const struct xdt_daemon *d)
  */
 START_TEST(compacted_while_away)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_balancer *b;
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
@@ -700,7 +597,7 @@ START_TEST(compacted_while_away)
 	json_t *src;
 	char *keys;
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);     /* revision 2 */
 	put_clusters(e, "extra", "x", 1);       /* 3 */
 	b = xdt_balancer_start(e->endpoint, NULL);
@@ -713,9 +610,9 @@ START_TEST(compacted_while_away)
 
 	xdt_balancer_kill(b);
 	ck_assert(xdt_daemon_wait_log(d, "still serving what was read before", SERVED_MS));
-	ck_assert_int_eq(etcdctl(e, "del " PREFIX "extra.yaml", NULL), 0); /* 4 */
+	ck_assert_int_eq(xdt_etcdctl(e, "del " PREFIX "extra.yaml", NULL), 0); /* 4 */
 	put_clusters(e, "default", "c", 6);                                /* 5 */
-	ck_assert_int_eq(etcdctl(e, "compact 5", NULL), 0);
+	ck_assert_int_eq(xdt_etcdctl(e, "compact 5", NULL), 0);
 	xdt_balancer_run(b);
 
 	ck_assert(xdt_daemon_wait_log(d, "revision 4 was compacted away (oldest kept: 5); reading the prefix again",
@@ -741,7 +638,7 @@ START_TEST(compacted_while_away)
 END_TEST
 
 /* etcd's current revision (of the whole store), from etcdctl. */
-static long long etcd_revision(const struct etcd *e)
+static long long etcd_revision(const struct xdt_etcd *e)
 {
 	char *cmd, line[4096];
 	const char *at;
@@ -877,14 +774,14 @@ END_TEST
  */
 START_TEST(push_checked_in_one_transaction)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	char *dir = xdtest_snapdir(), *out, opts[128], want[256];
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
 	long long rev;
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "stray", "s", 1);
 	d = start(e);
 	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
@@ -1288,7 +1185,7 @@ static void same_resources(const struct served *sotw, const struct served *delta
  */
 START_TEST(replicas_serve_identical_bytes)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	char *dir = xdtest_snapdir(), *out, opts[128];
 	struct xdt_daemon *d[2];
 	struct served sotw[2], delta[2];
@@ -1296,7 +1193,7 @@ START_TEST(replicas_serve_identical_bytes)
 	struct xdc_stream *s;
 	Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *r;
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	free(xdtest_write_file(dir, "default.yaml", every_type));
 	snprintf(opts, sizeof(opts), "--etcd %s", e->endpoint);
 	ck_assert_int_eq(push(opts, dir, &out), 0);
@@ -1330,7 +1227,7 @@ START_TEST(replicas_serve_identical_bytes)
 	ck_assert(system(out) == 0);
 	free(out);
 	free(dir);
-	etcd_free(e);
+	xdt_etcd_free(e);
 }
 END_TEST
 
@@ -1358,11 +1255,11 @@ static char *versions(const struct xdt_daemon *d)
  * versions a daemon loading the prefix afresh serves. */
 START_TEST(one_key_changed_parses_one)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d, *fresh;
 	char *log, *line, *v, *w;
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	put_clusters(e, "edge", "e", 2);
 	d = start_with(e, "admin_listen: 127.0.0.1:0\n");
@@ -1385,7 +1282,7 @@ START_TEST(one_key_changed_parses_one)
 	free(w);
 	xdt_daemon_stop(fresh, STOP_MS);
 	xdt_daemon_stop(d, STOP_MS);
-	etcd_free(e);
+	xdt_etcd_free(e);
 }
 END_TEST
 
@@ -1393,14 +1290,14 @@ END_TEST
  * etcd.tls, and the changes followed; xdsctl push over it too. */
 START_TEST(mutual_tls)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
 	char opts[1024], *dir, *out;
 
 	e->tls = true;
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	d = start(e);
 	s = client(d, &c, 2);
@@ -1437,12 +1334,12 @@ END_TEST
  * them goes to the canaries first. */
 START_TEST(rollout_after_the_first_load)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	d = start_with(e, "rollout:\n  canary: ['canary-*']\n  bake: 1h\n");
 	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
@@ -1459,7 +1356,7 @@ END_TEST
  * are served the saved state. */
 START_TEST(restart_stages_what_differs_from_the_last_good_state)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s, *canary;
@@ -1468,7 +1365,7 @@ START_TEST(restart_stages_what_differs_from_the_last_good_state)
 	snprintf(extra, sizeof(extra),
 		 "state_dir: %s\nrollout:\n  canary: ['canary-*']\n  bake: 1h\n",
 		 state);
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	d = start_with(e, extra);
 	s = client(d, &c, 2);
@@ -1492,10 +1389,130 @@ START_TEST(restart_stages_what_differs_from_the_last_good_state)
 }
 END_TEST
 
+/* Puts `text` at PREFIX `name`. */
+static void put_text(const struct xdt_etcd *e, const char *name, const char *text)
+{
+	char args[256];
+
+	snprintf(args, sizeof(args), "put %s%s", PREFIX, name);
+	ck_assert_int_eq(xdt_etcdctl(e, args, text), 0);
+}
+
+/* Keys a reload never reads (a lock, a leader election, a hidden file)
+ * are no change: put again and again, they are not noted, give no
+ * reload and put off none; a real change then gives one reload. */
+START_TEST(ignored_keys_are_no_change)
+{
+	struct xdt_etcd *e = xdt_etcd_new();
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s;
+
+	xdt_etcd_run(e);
+	put_clusters(e, "default", "c", 1);
+	d = start(e);
+	s = client(d, &c, 1);
+	ck_assert(xdt_daemon_wait_log_count(d, "reloaded ", 1, SERVED_MS));
+	for (int i = 0; i < 5; i++) {
+		char beat[32];
+
+		snprintf(beat, sizeof(beat), "%d", i);
+		put_text(e, "lock", beat);
+		put_text(e, "election/leader", beat);
+		put_text(e, ".heartbeat.yaml", beat);
+		put_text(e, "team/deeper/x.yaml", beat);
+	}
+	put_clusters(e, "default", "c", 2);
+	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 2);
+	ck_assert(xdt_daemon_wait_log_count(d, "reloaded ", 2, SERVED_MS));
+	/* the one change, noted once; the 20 puts before it, never */
+	ck_assert_int_eq(xdt_daemon_log_count(d, " up to revision "), 1);
+	ck_assert_int_eq(xdt_daemon_log_count(d, "reloaded "), 2);
+	finish(s, c, d, e);
+}
+END_TEST
+
+/* A key rewritten more often than watch_delay still gives a reload,
+ * watch_delay_max after the first change at most, while the writes go
+ * on (they stop once it came, or after MAX_WRITES). */
+#define MAX_WRITES 150
+START_TEST(churn_puts_a_reload_off_watch_delay_max_at_most)
+{
+	struct xdt_etcd *e = xdt_etcd_new();
+	struct xdt_daemon *d;
+	char cfg[1024];
+	int writes = 0;
+
+	xdt_etcd_run(e);
+	put_clusters(e, "default", "c", 1);
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nsource: etcd\nwatch_delay: 2s\nwatch_delay_max: 3s\n"
+		 "etcd:\n  endpoints: ['%s']\n  dial_timeout: 1s\n",
+		 e->endpoint);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	ck_assert(xdt_daemon_wait_log_count(d, "reloaded ", 1, SERVED_MS));
+	while (xdt_daemon_log_count(d, "reloaded ") < 2 && writes < MAX_WRITES) {
+		put_clusters(e, "edge", "e", 1 + writes % 3);
+		writes++;
+		xdtest_sleep_ms(100);
+	}
+	ck_assert_msg(xdt_daemon_log_count(d, "reloaded ") >= 2,
+		      "no reload during %d writes, each sooner than watch_delay after the last",
+		      writes);
+	xdt_daemon_stop(d, STOP_MS);
+	xdt_etcd_free(e);
+}
+END_TEST
+
+/* A prefix of more keys than a page is read in pages at one revision,
+ * and every key is served; then one key changed hands the reload that
+ * one change, not the prefix. */
+#define MANY_KEYS 2500
+START_TEST(prefix_read_in_pages_one_change_handed_over)
+{
+	struct xdt_etcd *e = xdt_etcd_new();
+	char *dir = xdtest_snapdir(), *out, opts[128], name[64], want[128];
+	struct xdt_daemon *d;
+	json_t *st;
+
+	xdt_etcd_run(e);
+	xdtest_write_clusters(dir, "default.yaml", "c", 1);
+	for (int i = 1; i < MANY_KEYS; i++) {
+		char prefix[32];
+
+		snprintf(name, sizeof(name), "k%05d.yaml", i);
+		snprintf(prefix, sizeof(prefix), "k%05d", i);
+		xdtest_write_clusters(dir, name, prefix, 1);
+	}
+	snprintf(opts, sizeof(opts), "--etcd %s --prefix " PREFIX, e->endpoint);
+	ck_assert_int_eq(push(opts, dir, &out), 0);
+	free(out);
+	d = start_with(e, "admin_listen: 127.0.0.1:0\n");
+	snprintf(want, sizeof(want), "read %d keys under '" PREFIX "' at revision ",
+		 MANY_KEYS);
+	ck_assert(xdt_daemon_wait_log(d, want, SERVED_MS));
+	/* 1000 keys a page (XD_ETCD_PAGE_KEYS) */
+	ck_assert_msg(xdt_daemon_log_count(d, "(3 pages)") == 1, "not read in 3 pages");
+	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
+	st = xdt_status_json(d);
+	ck_assert_int_eq(json_array_size(json_object_get(st, "snapshots")), MANY_KEYS);
+	json_decref(st);
+	ck_assert_int_eq(xdt_daemon_log_count(d, "changes since the last load handed to the reload (the prefix read whole)"), 1);
+
+	put_clusters(e, "k01234", "k01234", 2);
+	ck_assert(xdt_daemon_wait_log_count(d, "reloaded ", 2, SERVED_MS));
+	ck_assert_int_eq(xdt_daemon_log_count(d, ": 1 change since the last load handed to the reload"), 1);
+	xdt_daemon_stop(d, STOP_MS);
+	xdt_etcd_free(e);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("etcd");
 	TCase *tc = tcase_create("etcd");
+	TCase *changes = tcase_create("changes");
 
 	xdtest_make_certs();
 	tcase_set_timeout(tc, 240);
@@ -1515,5 +1532,11 @@ int main(void)
 	tcase_add_test(tc, restart_stages_what_differs_from_the_last_good_state);
 	tcase_add_test(tc, one_key_changed_parses_one);
 	suite_add_tcase(s, tc);
+	/* what a reload costs and when it comes */
+	tcase_set_timeout(changes, 240);
+	tcase_add_test(changes, ignored_keys_are_no_change);
+	tcase_add_test(changes, churn_puts_a_reload_off_watch_delay_max_at_most);
+	tcase_add_test(changes, prefix_read_in_pages_one_change_handed_over);
+	suite_add_tcase(s, changes);
 	return xdtest_run(s);
 }

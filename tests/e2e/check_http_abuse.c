@@ -8,8 +8,10 @@
  * closing request, requests pipelined behind a long poll, pipelined
  * reloads, answers never read, one packet of expensive requests,
  * request heads never finished, and pages read or reloads posted from a
- * foreign web origin. After each, the daemon must still answer at once
- * and stop cleanly on SIGTERM.
+ * foreign web origin. After each, the daemon must still answer others
+ * and stop cleanly on SIGTERM. What is asserted is what was served and
+ * counted, never how fast: how long others wait meanwhile is a figure
+ * of bench/served-meanwhile.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,6 +33,10 @@
 
 #define START_MS 60000
 #define STOP_MS 10000
+/* The longest an answer that must come is waited for: a deadline
+ * against hanging, not a claim of how soon it comes (a loaded machine
+ * may take seconds). */
+#define ANSWER_MS 30000
 
 /* ---------------- sockets ---------------- */
 
@@ -167,10 +173,11 @@ static int probe(int port, const char *request, int timeout_ms, long long *ms)
 
 #define HEALTHZ "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
 
-static void assert_healthy(const struct xdt_daemon *d, int within_ms)
+/* /healthz is answered 200 on a new connection. */
+static void assert_healthy(const struct xdt_daemon *d)
 {
 	long long ms;
-	int status = probe(d->admin_port, HEALTHZ, within_ms, &ms);
+	int status = probe(d->admin_port, HEALTHZ, ANSWER_MS, &ms);
 
 	ck_assert_msg(status == 200, "/healthz: status %d after %lld ms", status, ms);
 }
@@ -301,7 +308,7 @@ START_TEST(byte_after_closing_request)
 		ck_assert_msg(strstr(out, " 200 ") != NULL, "the answer: '%.200s'", out);
 		free(out);
 		close(fd);
-		assert_healthy(d, 3000);
+		assert_healthy(d);
 	}
 	{
 		int fd = dial(NULL, d->rest_port);
@@ -315,7 +322,7 @@ START_TEST(byte_after_closing_request)
 		ck_assert_msg(strncmp(out, "HTTP/1.1 200 ", 13) == 0, "REST: '%.200s'", out);
 		free(out);
 		close(fd);
-		assert_healthy(d, 3000);
+		assert_healthy(d);
 	}
 	stop(d);
 	free(dir);
@@ -344,8 +351,14 @@ START_TEST(pipeline_behind_long_poll)
 	send_text(fd, held);
 	for (size_t i = 0; i < 64; i++)
 		memcpy(chunk + i * (sizeof(next) - 1), next, sizeof(next) - 1);
-	/* push whole requests for 2 s or 4 MiB, whichever comes first; a
-	 * request begun is finished, however long that takes */
+	/* push whole requests: the first 1024 whatever it takes (the
+	 * socket buffers alone hold them), then more for up to 2 s or
+	 * 4 MiB, whichever comes first; a request begun is finished,
+	 * however long that takes. The 2 s only bounds how much is tried:
+	 * every request that went out must be answered, however many. */
+	for (; sent < 1024; sent += 64)
+		ck_assert_msg(send_within(fd, chunk, sizeof(chunk) - 64, 30000),
+			      "only %zu requests went out in 30 s", sent);
 	t0 = xdtest_now_ms();
 	while (sent * (sizeof(next) - 1) < 4u << 20 && xdtest_now_ms() - t0 < 2000) {
 		struct pollfd p = {.fd = fd, .events = POLLOUT};
@@ -355,7 +368,6 @@ START_TEST(pipeline_behind_long_poll)
 		ck_assert(send_within(fd, chunk, sizeof(chunk) - 64, 30000));
 		sent += 64;
 	}
-	ck_assert_msg(sent >= 1024, "only %zu requests went out", sent);
 	/* the poll ends at rest_poll_timeout; then every request behind it */
 	out = read_answers(fd, (int)sent + 1, 20000, &len);
 	answers = count_answers(out, len, "HTTP/1.1 404 ");
@@ -365,7 +377,7 @@ START_TEST(pipeline_behind_long_poll)
 		      answers, sent);
 	free(out);
 	close(fd);
-	assert_healthy(d, 3000);
+	assert_healthy(d);
 	stop(d);
 	free(version);
 	free(dir);
@@ -404,7 +416,7 @@ START_TEST(pipelined_reloads)
 		close(a);
 		close(b);
 	}
-	assert_healthy(d, 3000);
+	assert_healthy(d);
 	stop(d);
 	free(dir);
 }
@@ -476,7 +488,7 @@ START_TEST(unread_answers_bounded)
 	ck_assert_msg(after - before < (xdt_daemon_has_asan(d) ? 262144 : 8 * page + 16384),
 		      "RSS grew from %ld to %ld kB for answers of %ld KiB",
 		      before, after, page);
-	ck_assert_msg(probe(d->admin_port, HEALTHZ, 3000, &ms) == 200,
+	ck_assert_msg(probe(d->admin_port, HEALTHZ, ANSWER_MS, &ms) == 200,
 		      "/healthz while a client does not read");
 	close(fd);
 	stop(d);
@@ -486,8 +498,9 @@ END_TEST
 
 /*
  * One packet of pipelined REST requests for every cluster of a large
- * snapshot: the answer is made once and shared, so the daemon answers
- * others meanwhile.
+ * snapshot: the answer is made once and shared (counted: one printed
+ * for them all), and the daemon answers others meanwhile. (How long
+ * /healthz waits meanwhile is bench/served-meanwhile's figure.)
  */
 START_TEST(one_packet_of_rest_requests)
 {
@@ -495,17 +508,11 @@ START_TEST(one_packet_of_rest_requests)
 	struct xdt_daemon *d = start(dir, NULL);
 	char one[1024], packet[8192] = "";
 	int fd, count = 0;
-	long long worst = 0, first;
 	size_t len;
 	char *out;
 
-	/* one answer alone: its cost */
-	{
-		long long t0 = xdtest_now_ms();
-
-		free(rest_version(d));
-		first = xdtest_now_ms() - t0;
-	}
+	/* one answer alone, printed: the one the packet's share */
+	free(rest_version(d));
 	rest_request(one, sizeof(one), NULL, NULL);
 	while (strlen(packet) + strlen(one) < 4096) {
 		strcat(packet, one);
@@ -515,20 +522,13 @@ START_TEST(one_packet_of_rest_requests)
 	ck_assert(fd >= 0);
 	send_text(fd, packet);
 	for (int i = 0; i < 10; i++) {
-		long long ms;
-
-		ck_assert_int_eq(probe(d->admin_port, HEALTHZ, 20000, &ms), 200);
-		if (ms > worst)
-			worst = ms;
+		ck_assert_int_eq(probe(d->admin_port, HEALTHZ, ANSWER_MS, NULL), 200);
 		xdtest_sleep_ms(100);
 	}
 	out = read_answers(fd, count, 60000, &len);
 	ck_assert_int_eq(count_answers(out, len, "HTTP/1.1 200 "), count);
 	free(out);
 	close(fd);
-	ck_assert_msg(worst < 1000 + 2 * first,
-		      "/healthz took %lld ms while %d requests were answered (one alone: %lld ms)",
-		      worst, count, first);
 	/* every answer but the first shared its JSON */
 	ck_assert_msg(metric(d, "xdsd_rest_answers_printed_total") == 1,
 		      "%g answers printed for %d requests in one state",
@@ -608,23 +608,28 @@ START_TEST(slow_heads)
 	slow_open(&admin, "127.0.0.2", d->admin_port, 100);
 	slow_open(&rest, "127.0.0.2", d->rest_port, 1100);
 	rest_request(req, sizeof(req), NULL, "Connection: close\r\n");
+	/* until every unfinished head is closed (a deadline of 30 times
+	 * http_header_timeout, only against hanging), others served at
+	 * each round */
 	t0 = xdtest_now_ms();
-	while (xdtest_now_ms() - t0 < 5000) {
+	do {
 		long long ms;
 		int status;
 
-		status = probe(d->admin_port, HEALTHZ, 3000, &ms);
+		status = probe(d->admin_port, HEALTHZ, ANSWER_MS, &ms);
 		ck_assert_msg(status == 200, "admin /healthz under slowloris: %d after %lld ms",
 			      status, ms);
-		status = probe(d->rest_port, req, 3000, &ms);
+		status = probe(d->rest_port, req, ANSWER_MS, &ms);
 		ck_assert_msg(status == 200, "REST under slowloris: %d after %lld ms",
 			      status, ms);
 		closed_admin = slow_drip(&admin);
 		closed_rest = slow_drip(&rest);
+		if (closed_admin == admin.n && closed_rest == rest.n)
+			break;
 		xdtest_sleep_ms(500);
-	}
+	} while (xdtest_now_ms() - t0 < 60000);
 	ck_assert_msg(closed_admin == admin.n && closed_rest == rest.n,
-		      "after 5 s, %d of %d admin and %d of %d REST unfinished heads are still open",
+		      "after 60 s, %d of %d admin and %d of %d REST unfinished heads are still open",
 		      admin.n - closed_admin, admin.n, rest.n - closed_rest, rest.n);
 	/* counted, and logged with the peer */
 	ck_assert(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"header_timeout\"}") > 0);
@@ -634,7 +639,7 @@ START_TEST(slow_heads)
 	ck_assert(xdt_daemon_wait_log(d, "(http_header_timeout)", 1000));
 	slow_close(&admin);
 	slow_close(&rest);
-	assert_healthy(d, 3000);
+	assert_healthy(d);
 	stop(d);
 	free(dir);
 }
@@ -726,7 +731,7 @@ START_TEST(admin_connections_per_address)
 	}
 	ck_assert_msg(refused == many.n - 8, "%d of %d connections from one address refused",
 		      refused, many.n);
-	assert_healthy(d, 3000);
+	assert_healthy(d);
 	slow_close(&many);
 	ck_assert(xdt_daemon_wait_log(d, "refused a connection from 127.0.0.2", 1000));
 	/* a loopback address may be a balancer's: the warning says what to do */
@@ -778,7 +783,7 @@ START_TEST(trusted_proxies_exempt)
 	ck_assert(xdt_daemon_wait_log(d, "refused a connection from 127.0.0.3", 1000));
 	ck_assert(metric(d, "xdsd_http_refused_total{endpoint=\"admin\",reason=\"per_address\"}") == 12);
 	ck_assert(metric(d, "xdsd_http_refused_total{endpoint=\"rest\",reason=\"per_address\"}") == 0);
-	assert_healthy(d, 3000);
+	assert_healthy(d);
 	stop(d);
 	free(dir);
 }
@@ -813,7 +818,7 @@ START_TEST(ambiguous_framing_refused)
 		free(out);
 		close(fd);
 	}
-	assert_healthy(d, 3000);
+	assert_healthy(d);
 	stop(d);
 	free(dir);
 }
@@ -946,7 +951,7 @@ START_TEST(end_of_stream_with_last_bytes)
 		      "connections left after whole requests: admin %.0f (1 is /metrics), REST-JSON %.0f",
 		      metric_from(d, "127.0.0.3", "xdsd_http_connections{endpoint=\"admin\"}"),
 		      metric_from(d, "127.0.0.3", "xdsd_http_connections{endpoint=\"rest\"}"));
-	assert_healthy(d, 3000);
+	assert_healthy(d);
 	stop(d);
 	free(dir);
 }
@@ -1012,24 +1017,28 @@ START_TEST(chunked_body_too_large)
 		close(fd);
 	}
 	{
-		/* 64 KiB and no end: closed, not read on and on */
+		/* 64 KiB and no end: closed, not read on and on. What is
+		 * sent may stop short once the daemon closes; then the
+		 * end of the connection must come (a silence of ANSWER_MS
+		 * means it was kept open). */
 		char *req = chunked("/reload", 64, false);
 		int fd = dial(NULL, d->admin_port);
-		long long t0 = xdtest_now_ms();
+		struct pollfd p = {.fd = fd, .events = POLLIN};
 		char *out;
 
 		ck_assert(fd >= 0);
-		ck_assert(send_within(fd, req, strlen(req), 5000) ||
-			  xdtest_now_ms() - t0 < 5000);
-		out = read_answers(fd, 0, 5000, NULL);
-		ck_assert_msg(xdtest_now_ms() - t0 < 5000,
-			      "an endless chunked body kept its connection open");
+		send_within(fd, req, strlen(req), ANSWER_MS);
+		out = read_answers(fd, 0, ANSWER_MS, NULL);
+		ck_assert_msg(poll(&p, 1, 0) == 1 &&
+			      recv(fd, (char[1]){0}, 1, MSG_DONTWAIT) <= 0,
+			      "an endless chunked body kept its connection open for %d ms",
+			      ANSWER_MS);
 		free(out);
 		free(req);
 		close(fd);
 	}
 	ck_assert(metric(d, "xdsd_http_refused_total{endpoint=\"admin\",reason=\"too_large\"}") >= 2);
-	assert_healthy(d, 3000);
+	assert_healthy(d);
 	stop(d);
 	free(dir);
 }

@@ -93,6 +93,8 @@ static struct xdt_daemon *start_mtls(const char *dir, const char *extra)
 	snprintf(cfg, sizeof(cfg),
 		 "listen: 127.0.0.1:0\nsnapshots: %s\n"
 		 "max_connections_per_address: 0\n"
+		 /* every client is on 127.0.0.1, handshaking at once */
+		 "max_idle_connections_per_address: 0\n"
 		 "tls:\n  cert: %s\n  key: %s\n  client_ca: %s\n%s",
 		 dir, xdtest_cert("server.pem"), xdtest_cert("server.key"),
 		 xdtest_cert("ca.pem"), extra);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "ctl.h"
 #include "daemon.h"
 #include "xdtest.h"
 
@@ -166,7 +167,7 @@ START_TEST(broken_start_serves_last_good)
 	ck_assert(xdt_daemon_metric(d, "xdsd_state_saves_total{result=\"ok\"}") == 0);
 	log = xdt_admin(d, "GET", "/status", NULL, &status, NULL);
 	ck_assert_int_eq(status, 200);
-	ck_assert_ptr_nonnull(strstr(log, "<section id=last-good><strong>Serving the last good state</strong>"));
+	ck_assert_ptr_nonnull(strstr(log, "<section id=last-good class=alert><strong>Serving the last good state</strong>"));
 	free(log);
 
 	/* still broken: refused again, the saved state stays */
@@ -525,6 +526,94 @@ START_TEST(leftover_temporary_files_removed_at_start)
 }
 END_TEST
 
+/* The text between `from` and `to` in `text` (malloc'd), or NULL. */
+static char *slice_of(const char *text, const char *from, const char *to)
+{
+	const char *a = strstr(text, from), *b = a != NULL ? strstr(a, to) : NULL;
+
+	return b != NULL ? strndup(a, (size_t)(b - a)) : NULL;
+}
+
+/* A save that fails after one succeeded: the state on disk is older
+ * than what is served. It is a warning everywhere an operator looks
+ * (xdsctl status and its exit status, the top of the status page,
+ * /status.json, a gauge) until a save succeeds again, not a line among
+ * the counters under an old "saved" time. */
+START_TEST(failing_save_warns_until_one_succeeds)
+{
+	char *dir = xdtest_clusters_snapdir(1), *state = xdtest_snapdir(),
+	     *file = state_file(state), *admin, *page, *alert, want[512];
+	struct xdt_daemon *d = start(dir, state);
+	struct xdt_run r;
+	json_t *st, *lg;
+	int status;
+
+	ck_assert(xdt_daemon_wait_log(d, SAVED, 5000));
+	ck_assert(xdt_daemon_metric(d, "xdsd_state_save_failing") == 0);
+	/* the file replaced by a directory with something in it: the next
+	 * save cannot be renamed over it */
+	ck_assert_int_eq(unlink(file), 0);
+	ck_assert_int_eq(mkdir(file, 0700), 0);
+	free(xdtest_write_file(file, "in-the-way", "x"));
+	xdtest_write_clusters(dir, "default.yaml", "b", 2);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "cannot save the last good state: ", 5000));
+
+	st = xdt_status_json(d);
+	lg = json_object_get(st, "last_good");
+	ck_assert(json_is_true(json_object_get(lg, "save_failing")));
+	ck_assert(strstr(xdt_json_str(lg, "last_save_error"), "snapshots.state") != NULL);
+	ck_assert(strncmp(xdt_json_str(lg, "last_save_error_at"), "20", 2) == 0);
+	json_decref(st);
+	ck_assert(xdt_daemon_metric(d, "xdsd_state_save_failing") == 1);
+
+	admin = xdt_ctl_admin(d);
+	r = xdt_ctl(false, admin, (const char *const[]){"status", NULL});
+	xdt_want(&r, 1);
+	xdt_has(r.out, "\n           SAVE FAILING: the last save, at 20");
+	snprintf(want, sizeof(want),
+		 "xdsctl: xdsd at %s cannot save its last good state: the state on disk is older than what it serves\n",
+		 admin);
+	ck_assert_str_eq(r.err, want);
+	xdt_run_free(&r);
+
+	/* the page: a warning before the snapshots, and beside "ready" */
+	page = xdt_admin(d, "GET", "/status", NULL, &status, NULL);
+	ck_assert_int_eq(status, 200);
+	alert = slice_of(page, "<section id=save-failing class=alert>", "</section>");
+	ck_assert_msg(alert != NULL, "no warning of the failing save: %s", page);
+	ck_assert(strstr(page, "id=save-failing") < strstr(page, "<section id=snapshots>"));
+	xdt_has(alert, "The last good state cannot be saved</strong>: the last save failed ");
+	xdt_has(alert, "holds an older state, saved ");
+	ck_assert(strstr(page, "id=warn-save>saves failing</a>") != NULL);
+	free(alert);
+	free(page);
+
+	/* out of the way: the next save succeeds, and the warning goes */
+	ck_assert(asprintf(&alert, "%s/in-the-way", file) > 0);
+	ck_assert_int_eq(unlink(alert), 0);
+	ck_assert_int_eq(rmdir(file), 0);
+	free(alert);
+	xdtest_write_clusters(dir, "default.yaml", "c", 3);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log_count(d, SAVED, 2, 5000));
+	ck_assert(xdt_daemon_metric(d, "xdsd_state_save_failing") == 0);
+	r = xdt_ctl(false, admin, (const char *const[]){"status", NULL});
+	xdt_want(&r, 0);
+	xdt_lacks(r.out, "SAVE FAILING");
+	xdt_run_free(&r);
+	page = xdt_admin(d, "GET", "/status", NULL, &status, NULL);
+	ck_assert_ptr_null(strstr(page, "id=save-failing"));
+	ck_assert_ptr_null(strstr(page, "id=warn-save"));
+	free(page);
+	xdt_daemon_stop(d, STOP_MS);
+	free(admin);
+	free(file);
+	free(state);
+	free(dir);
+}
+END_TEST
+
 /* No state saved, or no state_dir: a broken start is refused as ever. */
 START_TEST(nothing_saved_refuses_to_start)
 {
@@ -646,6 +735,86 @@ START_TEST(systemd_state_directory_is_the_default)
 }
 END_TEST
 
+/* The line of `text` that starts with `prefix` (malloc'd), or NULL. */
+static char *line_starting(const char *text, const char *prefix)
+{
+	for (const char *p = text; p != NULL && *p != '\0';
+	     p = strchr(p, '\n') != NULL ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, prefix, strlen(prefix)) == 0)
+			return strndup(p, strcspn(p, "\n"));
+	return NULL;
+}
+
+/* `xdsd --check` with `cfg_text`: its output (malloc'd); it must pass. */
+static char *check_output(const char *cfg_text)
+{
+	char *dir = xdtest_snapdir(), *path = xdtest_write_file(dir, "xdsd.yaml", cfg_text);
+	const char *args[] = {"--check", "-c", path, NULL};
+	char *out, *err;
+
+	ck_assert_msg(xdt_run_xdsd(args, &out, &err) == 0, "%s", err);
+	free(err);
+	free(path);
+	free(dir);
+	return out;
+}
+
+/*
+ * state_dir's default comes from systemd ($STATE_DIRECTORY, which the
+ * unit's StateDirectory= sets), so `xdsd --check` run by hand has none:
+ * it says so and names what the service is given, rather than "off",
+ * which the service is not (nor is a printout read back). With the
+ * variable, it says the value came from it; set in the file, as
+ * written.
+ */
+START_TEST(check_says_where_state_dir_comes_from)
+{
+	char *dir = xdtest_clusters_snapdir(1), *state = xdtest_snapdir(), cfg[1024];
+	char *out, *line, *unit, want[1200];
+
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	unsetenv("STATE_DIRECTORY");
+	out = check_output(cfg);
+	line = line_starting(out, "state_dir:");
+	ck_assert_msg(line == NULL, "printed as set: %s", line);
+	line = line_starting(out, "#state_dir:    # ");
+	ck_assert_msg(line != NULL, "%s", out);
+	ck_assert_msg(strstr(line, "(unset: no $STATE_DIRECTORY here; under the shipped xdsd.service "
+				   "systemd sets it to /var/lib/xdsd, StateDirectory=xdsd, and the service saves there)") != NULL,
+		      "%s", line);
+	free(line);
+	free(out);
+	/* what it names is what the unit says */
+	ck_assert(asprintf(&line, "%s/systemd/xdsd.service.in", xdtest_env("XDSD_SRCDIR")) > 0);
+	unit = xdtest_read_file(line, NULL);
+	ck_assert_msg(unit != NULL && strstr(unit, "\nStateDirectory=xdsd\n") != NULL,
+		      "%s: no StateDirectory=xdsd", line);
+	free(unit);
+	free(line);
+
+	setenv("STATE_DIRECTORY", state, 1);
+	out = check_output(cfg);
+	snprintf(want, sizeof(want), "state_dir: '%s'    # ", state);
+	line = line_starting(out, want);
+	ck_assert_msg(line != NULL, "%s", out);
+	ck_assert_msg(strstr(line, "(from $STATE_DIRECTORY, which systemd sets for the unit's StateDirectory=)") != NULL,
+		      "%s", line);
+	free(line);
+	free(out);
+
+	/* the file's word wins over the variable, and is shown as given */
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\nstate_dir: off\n", dir);
+	out = check_output(cfg);
+	line = line_starting(out, "state_dir: off    # ");
+	ck_assert_msg(line != NULL && strstr(line, "$STATE_DIRECTORY") == NULL, "%s", out);
+	free(line);
+	free(out);
+	unsetenv("STATE_DIRECTORY");
+	free(state);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("laststate");
@@ -657,11 +826,13 @@ int main(void)
 	tcase_add_test(tc, saved_after_each_accepted_reload);
 	tcase_add_test(tc, unchanged_content_is_not_rewritten);
 	tcase_add_test(tc, failed_save_never_fails_a_load);
+	tcase_add_test(tc, failing_save_warns_until_one_succeeds);
 	tcase_add_test(tc, nothing_saved_refuses_to_start);
 	tcase_add_test(tc, fifo_directory_or_device_as_the_saved_state);
 	tcase_add_test(tc, leftover_temporary_files_removed_at_start);
 	tcase_add_test(tc, damaged_state_is_refused);
 	tcase_add_test(tc, systemd_state_directory_is_the_default);
+	tcase_add_test(tc, check_says_where_state_dir_comes_from);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -303,12 +304,67 @@ START_TEST(diff_shows_what_a_reload_would_change)
 }
 END_TEST
 
+/*
+ * A node that asks for a cluster by a locator with dynamic parameters
+ * (rule P1) asks for it by name: the preview of a reload that removes
+ * the cluster warns of it.
+ */
+START_TEST(diff_counts_a_locator_as_asking_by_name)
+{
+	char *dir = snapshots();
+	struct xdt_daemon *d = xdt_ctl_start(dir, NULL);
+	char *admin = xdt_ctl_admin(d);
+	Envoy__Service__Discovery__V3__DeltaDiscoveryRequest req =
+		ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+	Envoy__Service__Discovery__V3__ResourceLocator loc =
+		ENVOY__SERVICE__DISCOVERY__V3__RESOURCE_LOCATOR__INIT;
+	Envoy__Service__Discovery__V3__ResourceLocator__DynamicParametersEntry env =
+		ENVOY__SERVICE__DISCOVERY__V3__RESOURCE_LOCATOR__DYNAMIC_PARAMETERS_ENTRY__INIT;
+	Envoy__Service__Discovery__V3__ResourceLocator__DynamicParametersEntry *params[] = {&env};
+	Envoy__Service__Discovery__V3__ResourceLocator *locs[] = {&loc};
+	Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *resp;
+	struct xdc_conn *conn = xdc_connect(d->target);
+	struct xdc_stream *st = xdc_open(conn, XDC_DELTA_ADS);
+	struct xdt_run r;
+
+	env.key = "env";
+	env.value = "prod";
+	loc.name = "edge-old";
+	loc.n_dynamic_parameters = 1;
+	loc.dynamic_parameters = params;
+	node.id = "edge-3";
+	node.cluster = "edge";
+	req.node = &node;
+	req.type_url = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
+	req.n_resource_locators_subscribe = 1;
+	req.resource_locators_subscribe = locs;
+	ck_assert(xdc_send_delta(st, &req, WAIT_MS));
+	/* no variant accepts the parameters: the plain cluster (rule P1) */
+	resp = xdc_recv_delta(st, WAIT_MS);
+	ck_assert(resp != NULL && resp->n_resources == 1);
+	envoy__service__discovery__v3__delta_discovery_response__free_unpacked(resp, NULL);
+
+	change(dir);
+	r = xdt_ctl(true, admin, (const char *const[]){"diff", NULL});
+	xdt_want(&r, 1);
+	xdt_has(r.out, "warning: cluster 'edge-old' is removed from snapshot 'edge', but 1 of its connected nodes still asks for it by name\n");
+	xdt_run_free(&r);
+
+	xdc_stream_free(st);
+	xdc_conn_free(conn);
+	xdt_ctl_stop(d);
+	free(admin);
+	free(dir);
+}
+END_TEST
+
 START_TEST(diff_exit_statuses)
 {
 	char *dir = snapshots(), *other = snapshots(), *bad = snapshots(),
-	     *everyone = snapshots();
-	struct xdt_daemon *d = xdt_ctl_start(dir, NULL);
-	char *admin = xdt_ctl_admin(d);
+	     *everyone = snapshots(), extra[4200];
+	struct xdt_daemon *d;
+	char *admin;
 	struct xdt_run r;
 	static const char *const usage[][5] = {
 		{"diff", "extra", NULL},
@@ -318,10 +374,27 @@ START_TEST(diff_exit_statuses)
 		{"diff", "--snapshots", "no/such/dir", NULL},
 	};
 
+	/* the test's directories are all below its temporary one */
+	snprintf(extra, sizeof(extra), "dry_run_dirs: ['%s']\n", xdtest_tmpdir());
+	d = xdt_ctl_start(dir, extra);
+	admin = xdt_ctl_admin(d);
+	char line[1024];
+
+	/* what a reload reads, unchanged: nothing would change, and the
+	 * log says what was checked, though nothing needed parsing again */
+	r = xdt_ctl(false, admin, (const char *const[]){"diff", NULL});
+	xdt_want(&r, 0);
+	xdt_run_free(&r);
+	snprintf(line, sizeof(line), "info: dry run of %s: checked 3 files (0 parsed, 3 unchanged since last parsed), 3 snapshots: 0 would change; nothing was changed",
+		 dir);
+	ck_assert_msg(xdt_daemon_wait_log(d, line, WAIT_MS), "no '%s'", line);
 	/* a copy of what is served: nothing would change */
 	r = xdt_ctl(false, admin, (const char *const[]){"diff", "--snapshots", other, NULL});
 	xdt_want(&r, 0);
 	xdt_run_free(&r);
+	snprintf(line, sizeof(line), "info: dry run of %s: checked 3 files (3 parsed, 0 unchanged since last parsed), 3 snapshots: 0 would change; nothing was changed",
+		 other);
+	ck_assert_msg(xdt_daemon_wait_log(d, line, WAIT_MS), "no '%s'", line);
 	xdtest_replace_file(other, "edge.yaml", cluster_file("edge-svc", 7070));
 	r = xdt_ctl(false, admin, (const char *const[]){"diff", "--snapshots", other, NULL});
 	xdt_want(&r, 1);
@@ -351,6 +424,9 @@ START_TEST(diff_exit_statuses)
 	xdt_has(r.err, "broken.yaml:3:");
 	ck_assert_str_eq(r.out, "");
 	xdt_run_free(&r);
+	snprintf(line, sizeof(line), "info: dry run of %s: checked 4 files (4 parsed, 0 unchanged since last parsed): a reload would be refused (1 error); nothing was changed",
+		 bad);
+	ck_assert_msg(xdt_daemon_wait_log(d, line, WAIT_MS), "no '%s'", line);
 	r = xdt_ctl(false, admin, (const char *const[]){"--json", "diff", "--snapshots", bad, NULL});
 	xdt_want(&r, 2);
 	xdt_has(r.out, "\"ok\":false");
@@ -385,6 +461,82 @@ START_TEST(diff_exit_statuses)
 	free(other);
 	free(bad);
 	free(everyone);
+}
+END_TEST
+
+/*
+ * A dry run quotes what it reads in its errors, and xdsd may read what
+ * whoever reaches its admin endpoint may not: it reads only the
+ * snapshot directory and directories at or below dry_run_dirs, after
+ * resolving symlinks and "..", and refuses every other with 403, the
+ * same whether it exists or not, logged and counted; the contents of a
+ * file elsewhere never come back.
+ */
+#define SECRET "hunter2-root-only"
+START_TEST(dry_run_reads_only_allowed_dirs)
+{
+	char *dir = snapshots(), *root = xdtest_snapdir(), *secret = xdtest_snapdir();
+	char extra[4200], next[4200], link[4200], path[8400], *admin, *body;
+	const char *denied[4];
+	struct xdt_daemon *d;
+	struct xdt_run r;
+	int status;
+
+	free(xdtest_write_file(secret, "default.yaml",
+			       "clusters:\n- name: x\n  " SECRET ": 1\n"));
+	ck_assert_int_eq(chmod(secret, 0700), 0);
+	snprintf(next, sizeof(next), "%s/next", root);
+	ck_assert_int_eq(mkdir(next, 0755), 0);
+	free(xdtest_write_file(next, "default.yaml", cluster_file("svc", 9090)));
+	snprintf(link, sizeof(link), "%s/link", root);
+	ck_assert_int_eq(symlink(secret, link), 0);
+	snprintf(extra, sizeof(extra), "dry_run_dirs: ['%s']\n", root);
+	d = xdt_ctl_start(dir, extra);
+	admin = xdt_ctl_admin(d);
+
+	/* elsewhere, through a symlink below the root, by "..", and a
+	 * directory that does not exist: one answer for all */
+	snprintf(path, sizeof(path), "%s/next/../..%s", root, secret + strlen(xdtest_tmpdir()));
+	denied[0] = secret;
+	denied[1] = link;
+	denied[2] = path;
+	denied[3] = "/no/such/dir";
+	for (size_t i = 0; i < 4; i++) {
+		char q[9000], want[9000];
+
+		snprintf(q, sizeof(q), "/reload?dry_run=1&snapshots=%s", denied[i]);
+		body = xdt_admin(d, "POST", q, "{}", &status, NULL);
+		ck_assert_msg(status == 403, "%s: %d %s", denied[i], status, body);
+		snprintf(want, sizeof(want),
+			 "snapshots: '%s' is not a directory a dry run may read: the snapshot directory, or one at or below a directory of dry_run_dirs (xdsd.yaml(5))\n",
+			 denied[i]);
+		ck_assert_str_eq(body, want);
+		free(body);
+	}
+	ck_assert(xdt_daemon_wait_log(d, "admin: refused a dry run asked by 127.0.0.1", WAIT_MS));
+	ck_assert_double_eq(xdt_daemon_metric(d, "xdsd_http_refused_total{endpoint=\"admin\",reason=\"dry_run_dir\"}"), 4);
+	ck_assert_double_eq(xdt_daemon_metric(d, "xdsd_reload_dry_runs_total{result=\"refused\"}"), 0);
+	/* xdsctl says so, exit status 2, and nothing of the file */
+	r = xdt_ctl(false, admin, (const char *const[]){"diff", "--snapshots", secret, NULL});
+	xdt_want(&r, 2);
+	xdt_has(r.err, "is not a directory a dry run may read");
+	xdt_lacks(r.err, SECRET);
+	xdt_lacks(r.out, SECRET);
+	xdt_run_free(&r);
+
+	/* below the root, and the snapshot directory itself: read */
+	r = xdt_ctl(false, admin, (const char *const[]){"diff", "--snapshots", next, NULL});
+	xdt_want(&r, 1);
+	has_line(r.out, "        +  ", " port_value: 9090");
+	xdt_run_free(&r);
+	r = xdt_ctl(false, admin, (const char *const[]){"diff", "--snapshots", dir, NULL});
+	xdt_want(&r, 0);
+	xdt_run_free(&r);
+	xdt_ctl_stop(d);
+	free(admin);
+	free(dir);
+	free(root);
+	free(secret);
 }
 END_TEST
 
@@ -526,7 +678,9 @@ int main(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, diff_shows_what_a_reload_would_change);
+	tcase_add_test(tc, diff_counts_a_locator_as_asking_by_name);
 	tcase_add_test(tc, diff_exit_statuses);
+	tcase_add_test(tc, dry_run_reads_only_allowed_dirs);
 	tcase_add_test(tc, reload_says_whom_it_moves);
 	tcase_add_test(tc, rest_pollers_are_reached);
 	suite_add_tcase(s, tc);

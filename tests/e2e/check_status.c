@@ -27,8 +27,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ctl.h"
 #include "daemon.h"
 #include "node.h"
+#include "util/xalloc.h"
 #include "xdtest.h"
 
 #define START_MS 20000
@@ -163,8 +165,10 @@ START_TEST(status_json_overview)
 	json_t *j, *snap, *res, *hist, *rec, *answer;
 	json_error_t err;
 	int status;
+	long long started;
 
 	xdtest_write_svc_snapshot(dir, 8080, NULL);
+	started = xdtest_now_ms();
 	d = start(dir);
 	open_node(&ok, d, "ack-1", NULL);
 	open_node(&twin, d, "ack-1", NULL); /* a second stream of one node */
@@ -179,7 +183,9 @@ START_TEST(status_json_overview)
 	ck_assert_int_eq(num(j, "port"), d->port); /* the port taken */
 	ck_assert_int_eq(strlen(xdt_json_str(j, "started")), 24); /* ms, UTC: ...Z */
 	ck_assert(xdt_json_str(j, "started")[23] == 'Z');
-	ck_assert(num(j, "uptime_seconds") >= 0 && num(j, "uptime_seconds") < 600);
+	/* up since it was started here, however long that took */
+	ck_assert(num(j, "uptime_seconds") >= 0 &&
+		  num(j, "uptime_seconds") <= (xdtest_now_ms() - started) / 1000 + 1);
 	ck_assert_int_eq(num(j, "streams"), 3);
 	ck_assert_int_eq(num(j, "nodes"), 2);
 	ck_assert_int_eq(num(j, "clients.pending"), 0);
@@ -260,6 +266,114 @@ START_TEST(status_json_overview)
 	ck_assert_int_eq(num(j, "nodes"), 0);
 	ck_assert_int_eq(num(j, "clients.synced") + num(j, "clients.nacked"), 0);
 	json_decref(j);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* ---------------- the reload history ---------------- */
+
+/* The resources the newest reload record names, as "~a -b +c", type by
+ * type (malloc'd). */
+static char *named_changes(json_t *rec)
+{
+	json_t *k = json_array_get(json_object_get(json_object_get(rec, "diff"), "snapshots"), 0);
+	char *out = xd_strdup(""), *more;
+	size_t i, j;
+	json_t *t, *r;
+
+	json_array_foreach(json_object_get(k, "types"), i, t) {
+		json_array_foreach(json_object_get(t, "resources"), j, r) {
+			const char *c = xdt_json_str(r, "change");
+
+			/* a reload's record names them, without their text */
+			ck_assert_ptr_null(json_object_get(r, "diff"));
+			ck_assert_int_eq(strlen(xdt_json_str(r, "version_before")) +
+						 strlen(xdt_json_str(r, "version_after")),
+					 strcmp(c, "changed") == 0 ? 32 : 16);
+			more = xd_asprintf("%s%s%c%s", out, *out ? " " : "",
+					   strcmp(c, "added") == 0 ? '+' :
+					   strcmp(c, "removed") == 0 ? '-' : '~',
+					   xdt_json_str(r, "name"));
+			free(out);
+			out = more;
+		}
+	}
+	return out;
+}
+
+/*
+ * The history names what each reload changed: the resources by name,
+ * in /status.json, on the status page and in `xdsctl status`, the first
+ * twenty of a reload's (all counted, the rest said as a number); and,
+ * the snapshots being the directory's, no etcd revision (check_etcd has
+ * an etcd source's).
+ */
+START_TEST(reload_history_names_the_changes)
+{
+	char *dir = xdtest_snapdir(), *page, *admin, *names;
+	struct xdt_daemon *d;
+	struct xdt_run r;
+	json_t *j, *rec;
+
+	xdtest_replace_file(dir, "default.yaml",
+			    "clusters:\n"
+			    "- {name: a, type: STATIC, connect_timeout: 1s}\n"
+			    "- {name: b, type: STATIC, connect_timeout: 1s}\n");
+	d = start(dir);
+	admin = xdt_ctl_admin(d);
+	xdtest_replace_file(dir, "default.yaml",
+			    "clusters:\n"
+			    "- {name: a, type: STATIC, connect_timeout: 2s}\n"
+			    "- {name: c, type: STATIC, connect_timeout: 1s}\n");
+	xdt_daemon_signal(d, SIGHUP);
+	j = wait_status(d, "reloads.ok", 1);
+	rec = json_array_get(json_object_get(json_object_get(j, "reloads"), "history"), 0);
+	ck_assert(json_is_null(json_object_get(rec, "etcd_revision")));
+	names = named_changes(rec);
+	ck_assert_str_eq(names, "~a -b +c");
+	free(names);
+	ck_assert(json_is_false(json_object_get(json_object_get(rec, "diff"), "cut")));
+	json_decref(j);
+	page = status_html(d);
+	ck_assert_msg(strstr(page, "<li>default clusters: <code>~a</code>, <code>-b</code>, <code>+c</code></li>") != NULL,
+		      "the changes are not on the page");
+	ck_assert_ptr_null(strstr(page, "etcd revision"));
+	free(page);
+	r = xdt_ctl(false, admin, (const char *const[]){"status", NULL});
+	xdt_want(&r, 0);
+	xdt_has(r.out, "\nlast reload:\n  reload ok (SIGHUP, 20");
+	xdt_has(r.out, "  snapshot 'default' changed: 1 resource added, 1 removed, 1 changed\n"
+		       "      clusters: ~a, -b, +c\n");
+	xdt_lacks(r.out, "etcd revision");
+	xdt_run_free(&r);
+
+	/* 32 changes: 20 named, every one counted */
+	xdtest_write_clusters(dir, "default.yaml", "n", 30);
+	xdt_daemon_signal(d, SIGHUP);
+	j = wait_status(d, "reloads.ok", 2);
+	rec = json_array_get(json_object_get(json_object_get(j, "reloads"), "history"), 0);
+	names = named_changes(rec);
+	ck_assert_int_eq(json_array_size(json_object_get(json_array_get(json_object_get(json_array_get(
+		json_object_get(json_object_get(rec, "diff"), "snapshots"), 0), "types"), 0),
+		"resources")), 20);
+	ck_assert_msg(strncmp(names, "-a -c +n-0 ", 11) == 0, "%s", names);
+	free(names);
+	ck_assert(json_is_true(json_object_get(json_object_get(rec, "diff"), "cut")));
+	ck_assert_int_eq(num(json_object_get(rec, "diff"), "added") +
+				 num(json_object_get(rec, "diff"), "removed"),
+			 32);
+	json_decref(j);
+	page = status_html(d);
+	ck_assert_ptr_nonnull(strstr(page, "and 12 more changed, not named"));
+	free(page);
+	r = xdt_ctl(false, admin, (const char *const[]){"status", NULL});
+	xdt_want(&r, 0);
+	xdt_has(r.out, "  snapshot 'default' changed: 30 resources added, 2 removed, 0 changed\n"
+		       "      clusters: -a, -c, +n-0, ");
+	xdt_has(r.out, "  (12 more resources changed, not named)\n");
+	xdt_run_free(&r);
+	free(admin);
 	stop(d);
 	free(dir);
 }
@@ -742,6 +856,130 @@ START_TEST(browser_fits_a_nacking_fleet)
 }
 END_TEST
 
+/* ---------------- a failed rollout ---------------- */
+
+/* Where the browser laid out the warnings and what they sit above. */
+static const char warning_script[] =
+	"<script>\n"
+	"(function () {\n"
+	"  function box(q) {\n"
+	"    var e = document.querySelector(q);\n"
+	"    if (!e) return null;\n"
+	"    var r = e.getBoundingClientRect();\n"
+	"    return {top: r.top, bottom: r.bottom, height: r.height};\n"
+	"  }\n"
+	"  var out = {alert: box('#rollout-failed'), badge: box('#warn-rollout'),\n"
+	"             ready: box('#ready'), snapshots: box('#snapshots'),\n"
+	"             rollout: box('#rollout')};\n"
+	"  var p = document.createElement('pre');\n"
+	"  p.id = 'layout';\n"
+	"  p.textContent = JSON.stringify(out);\n"
+	"  document.body.appendChild(p);\n"
+	"})();\n"
+	"</script>\n";
+
+/*
+ * A staged rollout that a canary's NACK fails: an operator opening the
+ * page sees it first, in the window without scrolling, above the
+ * snapshots and beside the "ready" badge, not under the fold below a
+ * green "ready"; and the reload whose change it rolled back is marked
+ * "rolled back", not "ok" (in /status.json too).
+ */
+START_TEST(browser_shows_a_failed_rollout_first)
+{
+	char *dir = xdtest_snapdir(), cfg[1024], *page, *row, *html, *dom, *layout;
+	char args[256], url[1200];
+	struct xdt_daemon *d;
+	struct xdt_node canary, other;
+	struct xdt_node_opts co = {.id = "canary-1", .endpoints = "svc",
+				   .nack_endpoints = "endpoints rejected: port 8081 is refused"};
+	struct xdt_node_opts oo = {.id = "other-1", .endpoints = "svc"};
+	json_t *st, *rec, *j;
+	json_error_t err;
+	FILE *f;
+
+	xdtest_write_svc_snapshot(dir, 8080, NULL);
+	snprintf(cfg, sizeof(cfg),
+		 "listen: 127.0.0.1:0\nsnapshots: %s\n"
+		 "rollout:\n  canary: ['canary-*']\n  bake: 1h\n  max_nacks: 0\n", dir);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	xdt_node_open(&canary, d->target, &co);
+	xdt_node_open(&other, d->target, &oo);
+	xdtest_write_svc_snapshot(dir, 8081, NULL);
+	xdt_daemon_signal(d, SIGHUP);
+	/* the canary is served the change and refuses it */
+	xdt_node_answer(&canary, XDT_EDS_URL, NULL);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1 failed", POLL_MS));
+
+	st = xdt_status_json(d);
+	rec = json_array_get(json_object_get(json_object_get(st, "reloads"), "history"), 0);
+	ck_assert_str_eq(xdt_json_str(rec, "trigger"), "SIGHUP");
+	ck_assert(json_is_true(json_object_get(rec, "ok")));
+	ck_assert_str_eq(xdt_json_str(rec, "rollout"), "rolled_back");
+	ck_assert_str_eq(xdt_json_str(json_object_get(st, "rollout"), "state"), "failed");
+	json_decref(st);
+
+	page = status_html(d);
+	/* the warning comes before everything in <main>, the badge beside
+	 * "ready" in the header */
+	ck_assert_msg(strstr(page, "<section id=rollout-failed class=alert>") != NULL &&
+			      strstr(page, "id=rollout-failed") < strstr(page, "<section id=snapshots>"),
+		      "%s", page);
+	row = between(page, "<section id=rollout-failed", "</section>");
+	ck_assert_msg(strstr(row, "Staged rollout 1 failed</strong>") != NULL, "%s", row);
+	ck_assert_msg(strstr(row, "1 NACK from canaries, more than max_nacks 0") != NULL, "%s", row);
+	free(row);
+	ck_assert(strstr(page, "id=warn-rollout>rollout failed</a>") != NULL);
+	ck_assert(strstr(page, "id=warn-rollout") < strstr(page, "</header>"));
+	/* the SIGHUP reload: rolled back, the start-up one ok */
+	row = between(page, "<tr class=\"reload rolled-back\">", "</tr>");
+	ck_assert_msg(strstr(row, "SIGHUP") != NULL && strstr(row, ">rolled back</span>") != NULL,
+		      "%s", row);
+	ck_assert_ptr_null(strstr(row, ">ok</span>"));
+	free(row);
+
+	/* laid out by a browser in an operator's window */
+	ck_assert(asprintf(&html, "%s/rollout.html", xdtest_tmpdir()) > 0);
+	f = fopen(html, "w");
+	ck_assert(f != NULL);
+	fputs(page, f);
+	fputs(warning_script, f);
+	ck_assert(fclose(f) == 0);
+	free(page);
+	snprintf(args, sizeof(args), "--window-size=%d,%d --dump-dom", VIEW_W, VIEW_H);
+	snprintf(url, sizeof(url), "file://%s", html);
+	dom = chromium(args, url);
+	layout = between(dom, "<pre id=\"layout\">", "</pre>");
+	j = json_loads(layout + strlen("<pre id=\"layout\">"), 0, &err);
+	ck_assert_msg(j != NULL, "layout is not JSON (%s): %s", err.text, layout);
+	/* whole within the first screen, above the snapshots, and the
+	 * rollout's own section (with its NACKs) further down */
+	ck_assert_msg(field(json_object_get(j, "alert"), "height") > 0 &&
+			      field(json_object_get(j, "alert"), "bottom") <= VIEW_H / 2,
+		      "the warning is laid out at %s", layout);
+	ck_assert(field(json_object_get(j, "alert"), "bottom") <=
+		  field(json_object_get(j, "snapshots"), "top"));
+	ck_assert(field(json_object_get(j, "alert"), "bottom") <=
+		  field(json_object_get(j, "rollout"), "top"));
+	/* the badge on the line of "ready" */
+	ck_assert_msg(field(json_object_get(j, "badge"), "height") > 0 &&
+			      field(json_object_get(j, "badge"), "top") <
+				      field(json_object_get(j, "ready"), "bottom") &&
+			      field(json_object_get(j, "badge"), "bottom") >
+				      field(json_object_get(j, "ready"), "top"),
+		      "the badge is laid out at %s", layout);
+	json_decref(j);
+	free(layout);
+	free(dom);
+	free(html);
+
+	xdt_node_close(&canary);
+	xdt_node_close(&other);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("status");
@@ -753,11 +991,13 @@ int main(void)
 	tcase_add_test(tc, status_json_overview);
 	tcase_add_test(tc, status_page_escapes_and_orders);
 	tcase_add_test(tc, status_page_is_bounded);
+	tcase_add_test(tc, reload_history_names_the_changes);
 	suite_add_tcase(s, tc);
 	/* two Chromium starts at most */
 	tcase_set_timeout(browser, 2 * BROWSER_S + 60);
 	tcase_add_test(browser, browser_renders_status);
 	tcase_add_test(browser, browser_fits_a_nacking_fleet);
+	tcase_add_test(browser, browser_shows_a_failed_rollout_first);
 	suite_add_tcase(s, browser);
 	return xdtest_run(s);
 }

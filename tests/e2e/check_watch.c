@@ -150,6 +150,29 @@ START_TEST(burst_gives_one_reload)
 }
 END_TEST
 
+/* A file rewritten more often than watch_delay is still reloaded,
+ * watch_delay_max after the first change at most, while the writes go
+ * on (they stop once it came, or after 150). */
+START_TEST(churn_reloads_within_watch_delay_max)
+{
+	char *dir = xdtest_clusters_snapdir(1);
+	struct xdt_daemon *d =
+		start(dir, "watch: true\nwatch_delay: 2s\nwatch_delay_max: 3s");
+	int writes = 0;
+
+	while (xdt_daemon_log_count(d, RELOADING) < 1 && writes < 150) {
+		write_in_place(dir, "edge.yaml", "e", 1 + writes % 3);
+		writes++;
+		xdtest_sleep_ms(100);
+	}
+	ck_assert_msg(xdt_daemon_log_count(d, RELOADING) >= 1,
+		      "no reload during %d writes, each sooner than watch_delay after the last",
+		      writes);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 /* A bad file is refused as SIGHUP would refuse it: the old snapshot
  * stays served, and fixing the file is served in turn. */
 START_TEST(bad_write_keeps_old)
@@ -500,6 +523,7 @@ int main(void)
 	tcase_add_test(tc, configmap_volume_swapped);
 	tcase_add_test(tc, configmap_key_dir_swapped);
 	tcase_add_test(tc, swaps_never_mixed);
+	tcase_add_test(tc, churn_reloads_within_watch_delay_max);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

@@ -403,7 +403,8 @@ START_TEST(interim_answer_then_chunks)
 END_TEST
 
 /* A length past the bound: refused as soon as it is announced, not
- * waited for until the timeout. */
+ * waited for until the timeout (the server holds the connection: had
+ * xdsctl waited, it would say it had no answer within its 10 s). */
 START_TEST(announced_length_over_the_bound)
 {
 	static const char *const parts[] = {
@@ -412,12 +413,10 @@ START_TEST(announced_length_over_the_bound)
 		NULL,
 	};
 	struct scripted sv = script_serve(parts, false);
-	long long t0 = xdtest_now_ms(), took;
 	char want_msg[256];
 	struct xdt_run r = xdt_ctl(false, sv.admin,
 			   (const char *const[]){"--timeout", "10", "status", NULL});
 
-	took = xdtest_now_ms() - t0;
 	free(script_end(&sv));
 	xdt_want(&r, 3);
 	snprintf(want_msg, sizeof(want_msg),
@@ -425,14 +424,14 @@ START_TEST(announced_length_over_the_bound)
 		 XD_HTTP_MAX_BODY);
 	ck_assert_str_eq(r.err, want_msg);
 	ck_assert_str_eq(r.out, "");
-	ck_assert_msg(took < 5000, "took %lld ms", took);
 	xdt_run_free(&r);
 }
 END_TEST
 
 /* Chunks without end, no length announced (CURLOPT_MAXFILESIZE_LARGE
  * has nothing to act on): the client stops once past its bound, long
- * before the server would. */
+ * before the server would (it sends more than the bound, then holds:
+ * a client that read on would say it had no answer within 10 s). */
 START_TEST(endless_answer_stops_at_the_bound)
 {
 	static const char *const parts[] = {
@@ -446,7 +445,6 @@ START_TEST(endless_answer_stops_at_the_bound)
 				    .max_body = 1 << 20};
 	struct xd_http_response a;
 	char why[256], want_msg[256];
-	long long t0 = xdtest_now_ms();
 	int rc = xd_http_fetch(&q, &a, why, sizeof(why));
 
 	free(script_end(&sv));
@@ -455,8 +453,6 @@ START_TEST(endless_answer_stops_at_the_bound)
 		 sv.admin, 1 << 20);
 	ck_assert_str_eq(why, want_msg);
 	ck_assert_ptr_null(a.body);
-	ck_assert_msg(xdtest_now_ms() - t0 < 5000, "took %lld ms",
-		      xdtest_now_ms() - t0);
 }
 END_TEST
 
@@ -464,7 +460,6 @@ START_TEST(unreachable_exits_3)
 {
 	char admin[64], want_msg[256];
 	struct xdt_run r;
-	long long t0;
 	int port, lfd, fill[3];
 
 	port = dead_port();
@@ -484,21 +479,22 @@ START_TEST(unreachable_exits_3)
 	xdt_has(r.err, admin);
 	xdt_run_free(&r);
 
-	/* accepted by the kernel, never answered: --timeout ends it */
+	/* accepted by the kernel, never answered: --timeout ends it (the
+	 * listener would hold it for ever), and says so */
 	lfd = mute_listener(16, &port);
 	snprintf(admin, sizeof(admin), "127.0.0.1:%d", port);
-	t0 = xdtest_now_ms();
 	r = xdt_ctl(false, NULL, (const char *const[]){"--admin", admin, "--timeout", "0.3",
 						  "clients", NULL});
 	xdt_want(&r, 3);
 	snprintf(want_msg, sizeof(want_msg), "xdsctl: no answer from %s within 300 ms\n",
 		 admin);
 	ck_assert_str_eq(r.err, want_msg);
-	ck_assert(xdtest_now_ms() - t0 < 5000);
 	xdt_run_free(&r);
 	close(lfd);
 
-	/* a full backlog drops the SYN: connecting is bounded too */
+	/* a full backlog drops the SYN: connecting is bounded too, by
+	 * --timeout (the kernel itself gives up only after about two
+	 * minutes of retries, past this test case's timeout) */
 	lfd = mute_listener(0, &port);
 	snprintf(admin, sizeof(admin), "127.0.0.1:%d", port);
 	for (int i = 0; i < 3; i++) {
@@ -510,12 +506,9 @@ START_TEST(unreachable_exits_3)
 		connect(fill[i], (struct sockaddr *)&sa, sizeof(sa));
 	}
 	xdtest_sleep_ms(50);
-	t0 = xdtest_now_ms();
 	r = xdt_ctl(false, admin, (const char *const[]){"--timeout", "0.5", "status", NULL});
 	xdt_want(&r, 3);
 	xdt_has(r.err, "Connection timed out");
-	ck_assert_msg(xdtest_now_ms() - t0 < 5000, "took %lld ms",
-		      xdtest_now_ms() - t0);
 	xdt_run_free(&r);
 	for (int i = 0; i < 3; i++)
 		close(fill[i]);
@@ -588,7 +581,7 @@ END_TEST
 
 START_TEST(clients_table_and_filters)
 {
-	char *dir = xdtest_snapdir(), *admin, *line, *body, *heads, *ident;
+	char *dir = xdtest_snapdir(), *admin, *line, *body, *heads, *ident, *version;
 	struct xdt_daemon *d;
 	struct client ok, bad, evil;
 	json_t *j, *mine;
@@ -615,6 +608,24 @@ START_TEST(clients_table_and_filters)
 	ident = cell(heads, line, "IDENTITY");
 	ck_assert_str_eq(ident, "-");
 	free(ident);
+	/* the client that ACKed everything runs its snapshot's version;
+	 * the one that NACKed a type runs no version of it */
+	j = xdt_admin_json(d, "GET", "/clients?node=ack-1", &status);
+	ck_assert_int_eq(status, 200);
+	version = cell(heads, line, "VERSION");
+	ck_assert_str_eq(version, xdt_json_str(json_array_get(json_object_get(j, "clients"), 0),
+					       "snapshot_version"));
+	ck_assert_uint_eq(strlen(version), 16);
+	free(version);
+	json_decref(j);
+	free(line);
+	line = line_of(r.out, "nack-1 ");
+	ck_assert_msg(line != NULL, "%s", r.out);
+	version = cell(heads, line, "VERSION");
+	ck_assert_str_eq(version, "-");
+	free(version);
+	free(line);
+	line = line_of(r.out, "ack-1 ");
 	free(heads);
 	xdt_has(line, " edge ");
 	xdt_has(line, " ipv4:127.0.0.1:");
@@ -1045,15 +1056,18 @@ static void write_status(const char *dir, json_t *doc, bool ready)
 }
 
 /*
- * Not ready: xdsd says so only while it starts (before its admin
- * endpoint listens) or stops (for the moment it takes to cancel every
- * stream), too briefly to catch. xdsd's own /status.json, with "ready"
- * turned false, is served as a file instead; xdsctl reads it as it
- * would xdsd's.
+ * The exit status says whether xdsd serves: 0 serving and healthy, 1
+ * serving but degraded (here: its etcd source not watching, as in an
+ * etcd outage, which must not take every replica out of a balancer at
+ * once), 4 serving nothing (starting or stopping), whatever else is
+ * wrong. xdsd's own /status.json, its "ready" and "source" changed, is
+ * served as a file; xdsctl reads it as it would xdsd's (an etcd source
+ * and a stopping xdsd are shown against the real daemon in
+ * check_health).
  */
-START_TEST(status_not_ready_exits_1)
+START_TEST(status_exit_tells_serving_degraded_not_serving)
 {
-	char *dir = xdtest_snapdir(), *body, admin[64], want_err[256];
+	char *dir = xdtest_snapdir(), *body, admin[64], want_err[512], src_err[256];
 	struct xdt_daemon *d;
 	json_t *doc;
 	struct xdt_run r;
@@ -1079,17 +1093,43 @@ START_TEST(status_not_ready_exits_1)
 
 	write_status(dir, doc, false);
 	r = xdt_ctl(false, admin, (const char *const[]){"status", NULL});
-	xdt_want(&r, 1);
-	xdt_has(r.out, ", not ready (starting or stopping)\n");
+	xdt_want(&r, 4);
+	xdt_has(r.out, ", not ready, serving nothing (starting or stopping)\n");
 	xdt_has(r.out, "\nSNAPSHOT ");
 	snprintf(want_err, sizeof(want_err),
-		 "xdsctl: xdsd at %s is not ready (starting or stopping)\n", admin);
+		 "xdsctl: xdsd at %s is not serving (starting, before its first load, or stopping)\n",
+		 admin);
 	ck_assert_str_eq(r.err, want_err);
 	xdt_run_free(&r);
 	r = xdt_ctl(false, admin, (const char *const[]){"--json", "status", NULL});
-	xdt_want(&r, 1);
+	xdt_want(&r, 4);
 	ck_assert_str_eq(r.err, want_err);
 	json_decref(xdt_json_parse(r.out));
+	xdt_run_free(&r);
+
+	/* serving from an etcd that does not answer: degraded, not out */
+	json_object_set_new(doc, "source",
+			    json_pack("{s:s, s:s, s:s, s:i, s:b, s:s, s:i}", "kind",
+				      "etcd", "endpoint", "127.0.0.1:2379", "prefix",
+				      "/xdsd/", "revision", 7, "healthy", 0, "since",
+				      "2026-01-01T00:00:00.000Z", "reconnects", 3));
+	write_status(dir, doc, true);
+	r = xdt_ctl(false, admin, (const char *const[]){"status", NULL});
+	xdt_want(&r, 1);
+	xdt_has(r.out, ", ready\n");
+	xdt_has(r.out, "revision 7, NOT WATCHING since ");
+	snprintf(src_err, sizeof(src_err),
+		 "xdsctl: the etcd source of xdsd at %s is not watching; it serves what it read last\n",
+		 admin);
+	ck_assert_str_eq(r.err, src_err);
+	xdt_run_free(&r);
+
+	/* and not serving outranks it, both said */
+	write_status(dir, doc, false);
+	r = xdt_ctl(false, admin, (const char *const[]){"status", NULL});
+	xdt_want(&r, 4);
+	xdt_has(r.err, src_err);
+	xdt_has(r.err, want_err);
 	xdt_run_free(&r);
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
@@ -1231,6 +1271,76 @@ START_TEST(status_last_good_state)
 }
 END_TEST
 
+/* What answers in xdsd's place may send numbers no field holds: a real
+ * far out of any integer's range, the most negative integer, a string
+ * or a list where a count goes, and counts whose sum overflows. Each
+ * is shown clamped to +-LLONG_MAX (or 0 for what is not a number),
+ * never converted or summed out of range (undefined; the sanitizer
+ * build reports it). */
+#define HUGE_TEXT "9223372036854775807"
+
+/* A 200 answer carrying `json` (malloc'd). */
+static char *json_answer(const char *json)
+{
+	char *a;
+
+	ck_assert(asprintf(&a, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+			   "Content-Length: %zu\r\n\r\n%s", strlen(json), json) > 0);
+	return a;
+}
+
+START_TEST(hostile_numbers_are_clamped)
+{
+	static const char status[] =
+		"{\"version\": \"x\", \"ready\": true, \"listen\": \"l\", \"started\": \"s\","
+		" \"uptime_seconds\": 1e300, \"streams\": 1e300, \"nodes\": -1e300,"
+		" \"clients\": {\"synced\": \"many\", \"pending\": [1], \"nacked\": -9223372036854775808},"
+		" \"reloads\": {\"ok\": 1.9, \"failed\": null, \"history\": []},"
+		" \"tls\": {\"mutual\": true, \"handshake_failures\": 1e19,"
+		"  \"certificate\": {\"subject\": \"s\", \"not_after\": \"t\","
+		"   \"expires_in_seconds\": -1e300}},"
+		" \"snapshots\": [{\"key\": \"k\", \"version\": \"v\", \"since\": \"s\","
+		"  \"bytes\": 1e300, \"resources\": {\"clusters\": 1e300}}]}\n";
+	static const char reload[] =
+		"{\"ok\": true, \"trigger\": \"admin\", \"finished\": \"f\", \"seconds\": 1,"
+		" \"snapshots\": 1e300, \"files\": -1e300, \"changed\": 1,"
+		" \"diff\": {\"snapshots\": [{\"key\": \"k\", \"change\": \"changed\","
+		"  \"types\": [{\"added\": 9000000000000000000, \"removed\": -9223372036854775808},"
+		"   {\"added\": 9000000000000000000, \"removed\": -1e300}]}]}}\n";
+	char *answer = json_answer(status);
+	struct scripted sv = script_serve((const char *const[]){answer, NULL}, false);
+	struct xdt_run r = xdt_ctl(true, sv.admin, (const char *const[]){"status", NULL});
+	char *line;
+
+	free(script_end(&sv));
+	xdt_want(&r, 0);
+	xdt_has(r.out, "\nstreams:   " HUGE_TEXT " from -" HUGE_TEXT
+		       " nodes: 0 synced, 0 pending, -" HUGE_TEXT " nacked\n");
+	xdt_has(r.out, "\nreloads:   1 ok, 0 failed\n");
+	xdt_has(r.out, ", " HUGE_TEXT " failed handshakes\n");
+	xdt_has(r.out, " certificate s EXPIRED on t (106751991167300d 15h ago)\n");
+	xdt_has(r.out, "(up 106751991167300d 15h)\n");
+	line = line_of(r.out, "k ");
+	ck_assert_msg(line != NULL, "%s", r.out);
+	xdt_has(line, "  clusters " HUGE_TEXT);
+	free(line);
+	xdt_run_free(&r);
+
+	free(answer);
+	answer = json_answer(reload);
+	sv = script_serve((const char *const[]){answer, NULL}, false);
+	r = xdt_ctl(true, sv.admin, (const char *const[]){"reload", NULL});
+	free(script_end(&sv));
+	free(answer);
+	xdt_want(&r, 0);
+	xdt_has(r.out, "reload ok (admin, f, 1.000 s): " HUGE_TEXT " snapshots from -"
+		       HUGE_TEXT " files, 1 changed\n");
+	xdt_has(r.out, "  snapshot 'k' changed: " HUGE_TEXT " resources added, -"
+		       HUGE_TEXT " removed, 0 changed\n");
+	xdt_run_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("xdsctl");
@@ -1247,7 +1357,7 @@ int main(void)
 	tcase_add_test(tc, dump_snapshot_type_name);
 	tcase_add_test(tc, reload_ok_and_refused);
 	tcase_add_test(tc, status_at_a_glance);
-	tcase_add_test(tc, status_not_ready_exits_1);
+	tcase_add_test(tc, status_exit_tells_serving_degraded_not_serving);
 	tcase_add_test(tc, status_last_good_state);
 	tcase_add_test(tc, unix_socket_admin);
 	tcase_add_test(tc, config_gives_the_admin_endpoint);
@@ -1257,6 +1367,7 @@ int main(void)
 	tcase_add_test(tc, interim_answer_then_chunks);
 	tcase_add_test(tc, announced_length_over_the_bound);
 	tcase_add_test(tc, endless_answer_stops_at_the_bound);
+	tcase_add_test(tc, hostile_numbers_are_clamped);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

@@ -9,7 +9,9 @@ requests on one stream, and prints one JSON document on stdout:
 
 each response as proto3 JSON with the field names of the .proto
 (resources inside Any included), read with the descriptors of the
-build's xds-api.pb. The request is --request (proto3 JSON of a
+build's xds-api.pb; with --sizes, only each response's size in bytes
+("sizes": [...]), undecoded (a benchmark's huge answers). The request
+is --request (proto3 JSON of a
 ClientStatusRequest, default {}; --node-bytes N adds a node id of N
 bytes) or --raw (hex bytes, sent as they are).
 Exit status 0 whenever the call ran, whatever its status: the caller
@@ -40,6 +42,8 @@ def main():
     ap.add_argument("--deadline", type=float, default=10)
     ap.add_argument("--max-message", type=int, default=0,
                     help="take answers up to this many bytes (gRPC's 4 MiB)")
+    ap.add_argument("--sizes", action="store_true",
+                    help="print each response's size, not the response")
     args = ap.parse_args()
 
     import grpc
@@ -88,6 +92,9 @@ def main():
         out["details"] = e.details() or ""
     channel.close()
 
+    if args.sizes:
+        out["sizes"] = [len(r) for r in raw]
+        raw = []
     out["responses"] = []
     for r in raw:
         m = message("envoy.service.status.v3.ClientStatusResponse")

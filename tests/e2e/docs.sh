@@ -46,10 +46,11 @@ mkdir -p "$tap_tmp/snapshots"
 echo "{}" > "$tap_tmp/snapshots/default.yaml"
 "$XDSD" --check -c "$tap_tmp/c.yaml" --schema "$XDSD_SCHEMA" \
   --snapshots "$tap_tmp/snapshots" > "$tap_tmp/check.out" 2>&1 || fail "xdsd --check"
-# Top-level directives ("name: value"), sections ("tls:" alone on its
-# line) and their settings (indented, "#" when unset), as section.name.
+# Top-level directives ("name: value", "#name:" when unset), sections
+# ("tls:" alone on its line) and their settings (indented, "#" when
+# unset), as section.name.
 directives=$(awk '
-  /^[a-z_]+:( |$)/ { sub(/:.*/, ""); section = $0; print; next }
+  /^#?[a-z_]+:( |$)/ { sub(/^#/, ""); sub(/:.*/, ""); section = $0; print; next }
   /^  #?[a-z_]+:/ { sub(/^  #?/, ""); sub(/:.*/, ""); print section "." $0 }
 ' "$tap_tmp/check.out")
 [ -n "$directives" ] || fail "--check printed directives"
@@ -81,6 +82,45 @@ for c in $(sed -n '/^commands:/,/^$/s/^  \([a-z]*\) .*/\1/p' "$tap_tmp/xdsctl.he
 done
 for s in 0 1 2 3; do
   check "xdsctl(1) documents exit status $s" grep -qx "\.B $s" "$man1"
+done
+
+# README.md's blocks that stand for a file of the tree (a line that is
+# just `path`: before a fenced block) are that file, byte for byte: the
+# Envoy bootstrap and snapshot that tests/interop/envoy-*.sh run, and
+# the xdsd settings of envoy-mtls.sh.
+readme=$XDSD_SRCDIR/README.md
+mkdir -p "$tap_tmp/blocks"
+awk -v dir="$tap_tmp/blocks" '
+  inside && /^```$/ { inside = 0; close(f); next }
+  inside { print > f; next }
+  /^`[^` ]+`:$/ { path = substr($0, 2, length($0) - 3); part = 0; next }
+  /^`[^` ]+` \(an excerpt\):$/ { path = substr($0, 2, index($0, "` (") - 2); part = 1; next }
+  path != "" && /^```/ { inside = 1; n++; f = dir "/" n
+                         print path > (dir "/" n (part ? ".part" : ".path"))
+                         close(dir "/" n (part ? ".part" : ".path"))
+                         printf "" > f; path = ""; next }
+  /^$/ { next }
+  { path = "" }
+' "$readme"
+for want in examples/envoy/bootstrap.yaml examples/envoy/snapshots/default.yaml \
+    examples/envoy/mtls/xdsd.yaml; do
+  grep -qx "$want" "$tap_tmp"/blocks/*.path 2>/dev/null ||
+    fail "README.md shows $want (a line \`$want\`: before its block)"
+done
+for p in "$tap_tmp"/blocks/*.path; do
+  [ -f "$p" ] || continue
+  file=$(cat "$p")
+  check "README.md's block for $file is that file" \
+    cmp "${p%.path}" "$XDSD_SRCDIR/$file"
+done
+# A block shown as `path` (an excerpt): is lines of that file, in a row.
+for p in "$tap_tmp"/blocks/*.part; do
+  [ -f "$p" ] || continue
+  file=$(cat "$p")
+  tr '\n' '\001' < "${p%.part}" > "${p%.part}.flat"
+  tr '\n' '\001' < "$XDSD_SRCDIR/$file" > "${p%.part}.file"
+  check "README.md's excerpt of $file is lines of that file" \
+    grep -qF -f "${p%.part}.flat" "${p%.part}.file"
 done
 
 done_testing

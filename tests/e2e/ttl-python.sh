@@ -3,8 +3,8 @@
 # TTLs and heartbeats (rule L1 of docs/protocol.md) seen by gRPC's Python
 # bindings (tests/e2e/xds-client.py): xdsd serves a cluster with a 2 s TTL
 # and one without; clients announcing the TTL feature (delta, and SotW
-# with wrapped resources) get the TTL and a heartbeat every second, the
-# version they hold and no body; clients without it get neither.
+# with wrapped resources) get the TTL and heartbeats with the version
+# they hold and no body; clients without it get neither.
 . "$XDSD_SRCDIR/tests/lib/tap.sh"
 
 py=${PYTHON3:-/usr/bin/python3}
@@ -33,18 +33,22 @@ until grep -q "(port " "$tap_tmp/xdsd.log"; do
 done
 port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$tap_tmp/xdsd.log")
 
-# four clients at once, 3.3 s each
+# four clients at once: those that take TTLs until the response and two
+# heartbeats came (60 s at most: a deadline, not a measure), the others
+# for 3.3 s, over which they must get nothing more (heartbeats of the
+# 2 s TTL would come every second). When each heartbeat is due is the
+# engine's arithmetic, checked without a clock in tests/unit/check_engine.c.
 run() {
   name=$1; shift
   "$py" "$client" "127.0.0.1:$port" --schema "$XDSD_SCHEMA" --node "$name" \
-    --sub cds=fault-injection,steady --seconds 3.3 "$@" \
+    --sub cds=fault-injection,steady "$@" \
     > "$tap_tmp/$name.out" 2> "$tap_tmp/$name.err"
   echo $? > "$tap_tmp/$name.rc"
 }
-run delta-ttl --delta --feature $TTL & c1=$!
-run sotw-ttl --feature $SOTW --feature $TTL & c2=$!
-run delta-plain --delta & c3=$!
-run sotw-wrapped-only --feature $SOTW & c4=$!
+run delta-ttl --delta --feature $TTL --responses 3 --seconds 60 & c1=$!
+run sotw-ttl --feature $SOTW --feature $TTL --responses 3 --seconds 60 & c2=$!
+run delta-plain --delta --seconds 3.3 & c3=$!
+run sotw-wrapped-only --feature $SOTW --seconds 3.3 & c4=$!
 wait $c1 $c2 $c3 $c4
 
 # judge NAME EXPECT: EXPECT is "ttl" or "none"
@@ -76,8 +80,7 @@ if by["fault-injection"]["ttl"] != "2s":
     die("TTL %r, expected '2s'" % by["fault-injection"]["ttl"])
 beats = lines[1:]
 if len(beats) < 2:
-    die("%d heartbeats in 3.3 s of a 2 s TTL, expected at least 2" % len(beats))
-last = 0.0
+    die("%d heartbeats of a 2 s TTL within 60 s, expected 2" % len(beats))
 for b in beats:
     if b["version"] != first["version"]:
         die("heartbeat at version %s, the client holds %s" % (b["version"], first["version"]))
@@ -86,9 +89,6 @@ for b in beats:
     r = b["resources"][0]
     if r["body"] or r["ttl"] != "2s" or r["version"] != by["fault-injection"]["version"]:
         die("heartbeat resource %s" % r)
-    if b["t"] - last >= 2.0:
-        die("a heartbeat %.3f s after the last refresh, past the 2 s TTL" % (b["t"] - last))
-    last = b["t"]
 PY
 }
 

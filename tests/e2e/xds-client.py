@@ -15,9 +15,12 @@ after --seconds prints what it received, one JSON object a line:
 "ttl" is the Resource's TTL in proto3 JSON ("2s") or null; "body"
 whether the resource itself was sent (a heartbeat has none); "wrapped"
 whether a SotW resource came in a Resource. Messages are read with the
-descriptors of the build's xds-api.pb. Exit status 0 when the stream
-lasted the whole time, 1 when it ended early (its status on stderr), 2
-for a usage or environment problem.
+descriptors of the build's xds-api.pb. With --responses N it stops
+once N responses came, --seconds then being only how long it waits for
+them at most (a deadline against hanging, not a measure). Exit status
+0 when the stream lasted the whole time (or until the N responses), 1
+when it ended early (its status on stderr), 2 for a usage or
+environment problem.
 
   xds-client.py 127.0.0.1:18000 --delta --feature xds.config.supports-resource-ttl \\
       --sub cds=a,b --seconds 3
@@ -56,6 +59,8 @@ def main():
     ap.add_argument("--sub", action="append", default=[],
                     help="TYPE=NAME[,NAME...]; TYPE= alone: a wildcard")
     ap.add_argument("--seconds", type=float, default=3)
+    ap.add_argument("--responses", type=int, default=0,
+                    help="stop once this many responses came (0: run for --seconds)")
     args = ap.parse_args()
     if not args.schema or not args.sub:
         ap.print_usage(sys.stderr)
@@ -111,8 +116,10 @@ def main():
     call = channel.stream_stream(SERVICE + method)(requests())
     lines, start, ended = [], None, None
     deadline = time.monotonic() + args.seconds
+    done = threading.Event()  # stopped here: the stream did not end
 
     def stop():
+        done.set()
         outbox.put(None)
         call.cancel()
 
@@ -160,9 +167,10 @@ def main():
                 ack.version_info = m.version_info
                 ack.resource_names.extend(wanted.get(m.type_url, []))
             outbox.put(ack.SerializeToString())
+            if args.responses and len(lines) >= args.responses:
+                stop()
     except grpc.RpcError as e:
-        if e.code() != grpc.StatusCode.CANCELLED or \
-                time.monotonic() < deadline - 0.05:
+        if e.code() != grpc.StatusCode.CANCELLED or not done.is_set():
             ended = "%s: %s" % (e.code().name, e.details())
     timer.cancel()
     channel.close()

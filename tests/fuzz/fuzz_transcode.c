@@ -96,11 +96,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 			types[ntypes++] = (struct schema_type){s, m};
 		if (i < 8)
 			sections[i] = (struct xd_section){
-				(const char *[]){"clusters", "endpoints", "listeners",
-						 "routes", "scoped_routes",
-						 "virtual_hosts", "secrets",
-						 "runtimes"}[i],
-				m};
+				.key = (const char *[]){"clusters", "endpoints",
+							"listeners", "routes",
+							"scoped_routes",
+							"virtual_hosts", "secrets",
+							"runtimes"}[i],
+				.type = m};
 	}
 	return 0;
 }

@@ -44,6 +44,7 @@ XDSD_SCHEMA and XDSD_SRCDIR are used when set. Every process it starts
 is stopped before it exits, on failure too.
 """
 import argparse
+import datetime
 import fcntl
 import hashlib
 import json
@@ -77,6 +78,47 @@ OVERALL_TIMEOUT = 240   # after npm: the whole scenario, cleanup included
 
 NODE_XDS_VERSION = "1.14.1"
 
+# The clients under test (--client KIND), and how they differ:
+#  what      what it is, for the TAP comment;
+#  version   what its start line must name (a regular expression);
+#  tls       how it presents its client certificate to xdsd (--tls):
+#            "sidecar" (it cannot: a TLS sidecar of this driver's does),
+#            "grpc-js" (grpc-js's own credentials in place of the
+#            insecure ones, client.js --xds-ca ...), "bootstrap" (the
+#            bootstrap's channel_creds "tls" with its config, "gRFC A65");
+#  options   more options of its own (grpc-java's provider of the tls config);
+#  wrapped   whether it announces wrapped SotW resources (rule L2);
+#  asked     how its xDS trace shows a name it subscribed to: a format
+#            for asked_pattern(), None when its trace names none (gRPC
+#            C-core 1.85 logs the type, version and nonce of a request,
+#            not its names);
+#  sorts     whether it subscribes to an xdstp name taken from a
+#            resource (the listener's route configuration) with its
+#            context parameters sorted (--xdstp: ROUTE_REF).
+CLIENTS = {
+    "python": dict(what="gRPC C-core 1.51 via Debian's python3-grpcio",
+                   version=r"^python grpcio 1\.51\.", tls="sidecar", options=[],
+                   wrapped=True, asked='resource_names: "%s"', sorts=True),
+    "node": dict(what="@grpc/grpc-js-xds %s" % NODE_XDS_VERSION,
+                 version=r"^node grpc-js-xds %s " % re.escape(NODE_XDS_VERSION),
+                 tls="grpc-js", options=[], wrapped=False, asked=None, sorts=True),
+    "pypi": dict(what="gRPC C-core 1.85 via PyPI's grpcio (the tests' venv)",
+                 version=r"^python grpcio 1\.85\.", tls="bootstrap", options=[],
+                 wrapped=True, asked=None, sorts=True),
+    "go": dict(what="grpc-go 1.85 (tests/interop/go)",
+               version=r"^go grpc 1\.85\.", tls="bootstrap", options=[],
+               wrapped=True, asked='Subscribing to resource "%s"', sorts=True),
+    # grpc-java 1.85 ignores the config of channel_creds "tls": the
+    # client's own provider reads it (tests/interop/java, --a65-tls).
+    # It sorts the context parameters of the names it receives but not
+    # of the route configuration name it takes from a listener, so it
+    # waits for a name no server can send (tests/interop/README.md,
+    # "What the clients taught").
+    "java": dict(what="grpc-java 1.85.1 (tests/interop/java)",
+                 version=r"^java grpc 1\.85\.1$", tls="bootstrap", options=["--a65-tls"],
+                 wrapped=True, asked='"resourceNames": [%s', sorts=False),
+}
+
 # --rollout: canaries first, everyone else after the bake
 ROLLOUT = False
 ROLLOUT_BAKE = 3.0
@@ -90,18 +132,34 @@ LISTENER_TEMPLATE = ("xdstp://" + AUTHORITY +
                      "/envoy.config.listener.v3.Listener/%s")
 
 
-def xdstp_names():
+def xdstp_names(sorts=True):
     """Switches the scenario's names to xdstp:// ones. The listener's
     reference to its route configuration spells the parameters in
     another order than the route configuration's own name: xdsd must
-    resolve it, and the client must find the canonical name it is sent."""
+    resolve it, and the client must find the canonical name it is sent.
+    For a client that does not sort (`sorts` false) the reference is
+    spelled as the name is."""
     global XDSTP, ROUTE, ROUTE_REF, CLUSTER_AB, CLUSTER_C
     XDSTP = True
     base = "xdstp://" + AUTHORITY + "/envoy.config."
     ROUTE = base + "route.v3.RouteConfiguration/interop-route?a=1&b=2"
-    ROUTE_REF = base + "route.v3.RouteConfiguration/interop-route?b=2&a=1"
+    ROUTE_REF = base + "route.v3.RouteConfiguration/interop-route?" + \
+        ("b=2&a=1" if sorts else "a=1&b=2")
     CLUSTER_AB = base + "cluster.v3.Cluster/interop-cluster-ab"
     CLUSTER_C = base + "cluster.v3.Cluster/interop-cluster-c"
+
+
+def asked_pattern(kind, name):
+    """A regular expression for the line of `kind`'s xDS trace that shows
+    it subscribing to `name`; None when its trace names no names."""
+    asked = CLIENTS[kind]["asked"]
+    if asked is None:
+        return None
+    if kind == "java":
+        # a list of JSON strings, Gson's: "=" and "&" as \u escapes
+        quoted = json.dumps(name).replace("=", "\\u003d").replace("&", "\\u0026")
+        return re.escape(asked % "") + r"[^\]]*" + re.escape(quoted)
+    return re.escape(asked % name)
 
 
 def listener_name():
@@ -308,6 +366,18 @@ class ClientResults:
         with self.cond:
             return list(self.results)
 
+    def wait_count(self, n, start=0, not_before=0.0, timeout=REACH_TIMEOUT):
+        """Waits until n results arrived at index >= start and at or
+        after not_before: how many came, which is less on timeout/EOF."""
+        def pred():
+            got = sum(1 for t, _ in self.results[start:] if t >= not_before)
+            return got if got >= n else None
+        got = self.wait(pred, timeout)
+        if got is None:
+            with self.cond:
+                got = sum(1 for t, _ in self.results[start:] if t >= not_before)
+        return got
+
     def failures(self):
         return [r for _, r in self.snapshot() if not r.get("ok")]
 
@@ -405,6 +475,7 @@ class Interop:
         self.args = args
         self.tap = tap
         self.client_kind = args.client
+        self.kinds = [args.client]   # every kind of client the run starts
         self.tls = args.tls
         self.run_name = (args.client + ("-mtls" if args.tls else "") +
                          ("-xdstp" if args.xdstp else "") +
@@ -511,14 +582,67 @@ class Interop:
                            ["%s; install Debian's python3-grpcio" % e])
             return False
         ver = tuple(int(x) for x in re.findall(r"\d+", grpc.__version__)[:2])
-        role = {"python": "the client under test; its xDS resolver is built in from 1.51",
-                "node": "for the backends"}[self.client_kind]
+        role = ("the client under test; its xDS resolver is built in from 1.51"
+                if "python" in self.kinds else "for the backends")
         return self.tap.point(ver >= (1, 51), "python3-grpcio %s >= 1.51 at %s (%s)"
                               % (grpc.__version__, os.path.dirname(grpc.__file__), role))
+
+    def prepare_client(self, kind=None):
+        """Makes the client of `kind` (default: this run's) ready and
+        sets client_cmd and client_env; False (and a failed TAP line)
+        when it cannot be had."""
+        kind = kind or self.client_kind
+        return getattr(self, "prepare_%s_client" % kind)()
 
     def prepare_python_client(self):
         self.client_cmd = [sys.executable, os.path.join(self.here, "client.py")]
         self.client_env = {"GRPC_VERBOSITY": "debug", "GRPC_TRACE": "xds_client"}
+        return True
+
+    def install(self, script, dest, what):
+        """Runs scripts/SCRIPT DEST (an install of the repo's own, idempotent
+        and locked): True once it succeeded, a failed TAP line otherwise."""
+        cmd = [os.path.join(self.srcdir, "scripts", script), dest]
+        t0 = time.monotonic()
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=1200,
+                               stdin=subprocess.DEVNULL, env=ORIG_ENV)
+            why = [] if p.returncode == 0 else ["exit status %d" % p.returncode] + \
+                (p.stdout + p.stderr).splitlines()[-25:]
+            said = (p.stdout + p.stderr).strip().splitlines()
+        except (OSError, subprocess.SubprocessError) as e:
+            why, said = [str(e)], []
+        took = time.monotonic() - t0
+        return self.tap.point(not why, "scripts/%s makes %s (%s)" % (
+            script, what, "%.1f s: %s" % (took, said[-1]) if said else "already made"), why)
+
+    def prepare_pypi_client(self):
+        venv = os.path.join(self.builddir, "venv")
+        if not self.install("install-venv", venv, "the venv with grpcio from "
+                            "tests/interop/requirements.txt in " + venv):
+            return False
+        self.client_cmd = [os.path.join(venv, "bin", "python"), os.path.join(self.here, "client.py")]
+        self.client_env = {"GRPC_VERBOSITY": "debug", "GRPC_TRACE": "xds_client"}
+        return True
+
+    def prepare_go_client(self):
+        dest = os.path.join(self.builddir, "tests", "interop", "go-client")
+        if not self.install("install-go-client", dest, "the Go client " + dest + "/client"):
+            return False
+        self.client_cmd = [os.path.join(dest, "client")]
+        # grpc-go's logger: its xDS client logs what it sends and gets
+        # at verbosity 2 and above.
+        self.client_env = {"GRPC_GO_LOG_SEVERITY_LEVEL": "info",
+                           "GRPC_GO_LOG_VERBOSITY_LEVEL": "99"}
+        return True
+
+    def prepare_java_client(self):
+        dest = os.path.join(self.builddir, "tests", "interop", "java-client")
+        if not self.install("install-java-client", dest, "the Java client " + dest + "/client"):
+            return False
+        # The client sets its xDS trace up itself (java.util.logging).
+        self.client_cmd = [os.path.join(dest, "client")] + CLIENTS["java"]["options"]
+        self.client_env = {}
         return True
 
     def prepare_node_client(self):
@@ -694,6 +818,20 @@ class Interop:
         except OSError:
             return None
 
+    def logged_at(self, needle):
+        """When xdsd logged the first line holding needle, by its own
+        clock (the line's "2026-11-22T12:01:07.601Z"), in seconds since
+        the epoch; None when no line holds it."""
+        for ln in self.xdsd_log() or []:
+            if needle in ln:
+                try:
+                    stamp = datetime.datetime.strptime(ln.split(" ", 1)[0],
+                                                       "%Y-%m-%dT%H:%M:%S.%fZ")
+                except ValueError:
+                    return None
+                return stamp.replace(tzinfo=datetime.timezone.utc).timestamp()
+        return None
+
     def sighup(self):
         if self.xdsd_proc.poll() is not None:
             return False
@@ -704,30 +842,42 @@ class Interop:
     def client_server(self, who):
         """Where a client reaches xdsd, and the client's options, for a
         client with the certificate of `who` (with --tls; plaintext
-        otherwise): (server_uri for its bootstrap, options)."""
+        otherwise): (server_uri for its bootstrap, options, its
+        channel_creds)."""
+        insecure = [{"type": "insecure"}]
         if not self.tls:
-            return "127.0.0.1:%d" % self.xdsd_port, []
-        if self.client_kind == "python":
+            return "127.0.0.1:%d" % self.xdsd_port, [], insecure
+        how = CLIENTS[self.client_kind]["tls"]
+        if how == "bootstrap":
+            # "gRFC A65": the certificate is in the bootstrap's own
+            # channel_creds; the name is checked against xdsd's
+            # certificate (issued for localhost).
+            return "localhost:%d" % self.xdsd_port, [], [{"type": "tls", "config": {
+                "ca_certificate_file": self.cert("ca.pem"),
+                "certificate_file": self.cert(who + ".pem"),
+                "private_key_file": self.cert(who + ".key")}}]
+        if how == "sidecar":
             # gRPC C-core 1.51 knows the channel_creds "google_default",
             # "insecure" and "fake" only: its xDS channel stays plaintext,
             # to a sidecar on loopback that makes the TLS connection.
             car = TlsSidecar(self.xdsd_port, self.cert("ca.pem"),
                              self.cert(who + ".pem"), self.cert(who + ".key"))
             self.sidecars.append(car)
-            return "127.0.0.1:%d" % car.port, []
+            return "127.0.0.1:%d" % car.port, [], insecure
         # grpc-js-xds 1.14 knows "google_default" and "insecure" only:
         # client.js hands it grpc-js's SSL credentials with the client
         # certificate in place of the insecure ones the bootstrap names.
         return "localhost:%d" % self.xdsd_port, [
             "--xds-ca", self.cert("ca.pem"), "--xds-cert", self.cert(who + ".pem"),
-            "--xds-key", self.cert(who + ".key")]
+            "--xds-key", self.cert(who + ".key")], insecure
 
-    def write_bootstrap(self, name, node_id, server_uri, kind=None):
-        """kind: the client's, for its locality (default: this run's)."""
+    def write_bootstrap(self, name, node_id, server_uri, kind=None, creds=None):
+        """kind: the client's, for its locality (default: this run's);
+        creds: its channel_creds (default: insecure)."""
         boot = {
             "xds_servers": [{
                 "server_uri": server_uri,
-                "channel_creds": [{"type": "insecure"}],
+                "channel_creds": creds or [{"type": "insecure"}],
                 "server_features": ["xds_v3"],
             }],
             "node": {
@@ -759,9 +909,9 @@ class Interop:
     def spawn_client(self, name, node_id):
         """A client as node `node_id`, its files named `name`.*: (process,
         its results)."""
-        server_uri, opts = self.client_server(TLS_ALLOWED)
+        server_uri, opts, creds = self.client_server(TLS_ALLOWED)
         boot = self.write_bootstrap("bootstrap-%s.json" % name if name != "client"
-                                    else "bootstrap.json", node_id, server_uri)
+                                    else "bootstrap.json", node_id, server_uri, creds=creds)
         cmd = self.client_cmd + ["--first-deadline", str(FIRST_DEADLINE),
                                  "--interval-ms", str(RPC_INTERVAL_MS)] + opts + [TARGET]
         errlog = open(self.path(name + ".log"), "w")
@@ -777,6 +927,11 @@ class Interop:
         self.client_proc, self.client, boot = self.spawn_client("client", self.node_id)
         ev = self.client.wait(lambda: self.client.events[0][1] if self.client.events else None, 30)
         ok = bool(ev) and ev.get("event") == "start"
+        version = CLIENTS[self.client_kind]["version"]
+        if ok and not re.search(version, ev.get("client", "")):
+            self.tap.point(False, "the client is the one under test", [
+                "its start line names %r, not /%s/" % (ev.get("client"), version)])
+            ok = False
         return self.tap.point(
             ok, "%s client started on %s (bootstrap %s%s)"
             % (ev.get("client") if ok else self.client_kind, TARGET, boot,
@@ -815,15 +970,18 @@ class Interop:
                 for c in self.sidecars]
 
     def stays(self, who, start):
-        """After SETTLE seconds, every RPC from index start on answered who."""
+        """Over SETTLE seconds and at least two RPCs from index start on
+        (however long those take on a loaded machine), every RPC answered
+        who."""
         time.sleep(SETTLE)
+        self.client.wait_count(2, start)
         res = self.client.snapshot()[start:]
         others = [r for _, r in res if r.get("ok") and r.get("who") != who]
         fails = [r for _, r in res if not r.get("ok")]
         ok = len(res) >= 2 and not others and not fails
         why = []
         if len(res) < 2:
-            why.append("only %d RPCs completed in %.1f s" % (len(res), SETTLE))
+            why.append("only %d RPCs completed in %.0f s" % (len(res), REACH_TIMEOUT))
         if others:
             why.append("%d answers came from elsewhere: %s" % (
                 len(others), ", ".join(sorted({r.get("who") for r in others}))))
@@ -935,15 +1093,33 @@ class Interop:
         t_canary = self.client.snapshot()[i][0]
         j = self.other.first_answer("B", 0, t_hup, ROLLOUT_BAKE + MOVE_TIMEOUT)
         t_other = self.other.snapshot()[j][0] if j is not None else None
-        # the bake starts when the canary ACKed, just before its first
-        # RPC to B; allow for the RPC interval on either side
-        early = t_other is not None and t_other < t_canary + ROLLOUT_BAKE - 0.2
-        late_a = [r for t, r in self.other.snapshot()
-                  if t_hup <= t < t_canary + ROLLOUT_BAKE - 0.2 and r.get("ok")
-                  and r.get("who") != "A"]
-        self.tap.point(not early and not late_a, stages[3],
-                       ["the other client's first answer from B came %.0f ms after the canary's"
-                        % ((t_other - t_canary) * 1000)] if t_other is not None else [])
+        # When the bake began and ended is read from xdsd's own log
+        # lines, and every answer the other client had before the
+        # promotion must be A's: when this driver read an answer is
+        # never earlier than when it came, so a loaded machine can only
+        # make an answer look later, never early. (The bake counts from
+        # the loop's time of its turn, which may be a little before its
+        # line is written: a second of slack.)
+        began = self.logged_at("rollout 1: all 1 connected canary answered (0 NACKs)")
+        promoted = self.logged_at("rollout 1 promoted (")
+        wall = time.time() - time.monotonic()
+        why = []
+        if began is None or promoted is None:
+            why.append("no bake and promotion lines in xdsd's log")
+        else:
+            if promoted - began < ROLLOUT_BAKE - 1.0:
+                why.append("promoted %.0f ms after the bake of %.1f s began"
+                           % ((promoted - began) * 1000, ROLLOUT_BAKE))
+            early = [r for t, r in self.other.snapshot()
+                     if t >= t_hup and t + wall < promoted and r.get("ok")
+                     and r.get("who") != "A"]
+            if early:
+                why.append("%d answers from %s before the promotion"
+                           % (len(early), ", ".join(sorted({r.get("who") for r in early}))))
+        self.tap.point(not why, stages[3],
+                       why or ["the other client's first answer from B came %.0f ms after the "
+                               "canary's" % ((t_other - t_canary) * 1000)]
+                       if t_other is not None else why)
         self.tap.point(t_other is not None, stages[4],
                        ["%.0f ms after the canary's first answer from B"
                         % ((t_other - t_canary) * 1000)] if t_other is not None else
@@ -974,8 +1150,8 @@ class Interop:
         says so in its log."""
         ident = SPIFFE + TLS_REFUSED
         node_id = "interop-%s-refused-%d" % (self.client_kind, os.getpid())
-        server_uri, opts = self.client_server(TLS_REFUSED)
-        boot = self.write_bootstrap("bootstrap-refused.json", node_id, server_uri)
+        server_uri, opts, creds = self.client_server(TLS_REFUSED)
+        boot = self.write_bootstrap("bootstrap-refused.json", node_id, server_uri, creds=creds)
         cmd = self.client_cmd + ["--count", "1", "--first-deadline", "5"] + opts + [TARGET]
         rc, why = None, []
         try:
@@ -1034,7 +1210,8 @@ class Interop:
 
         # the client saw its ADS stream end with PERMISSION_DENIED: its
         # trace holds the status xdsd sent (code 7) with xdsd's message
-        status_pat = re.compile(r"(status[=: ]+7\b|code[=: ]+7\b|PERMISSION_DENIED)")
+        status_pat = re.compile(r"(status[=: ]+7\b|code[=: ]+7\b|PERMISSION_DENIED|"
+                                r"code = PermissionDenied)")
         seen = [ln for ln in refused_log if "may not speak for node id '%s'" % node_id in ln
                 and status_pat.search(ln)]
         self.tap.point(bool(seen), "its ADS stream ended with PERMISSION_DENIED and xdsd's "
@@ -1103,7 +1280,7 @@ class Interop:
         # own feature name, xds.config.resource-in-sotw) and is sent them;
         # grpc-js-xds announces nothing of the kind and is sent plain ones.
         wrapped = [ln for ln in lines if ", resources wrapped" in ln]
-        want = self.client_kind == "python"
+        want = CLIENTS[self.client_kind]["wrapped"]
         self.tap.point(bool(wrapped) == want,
                        "the client is sent SotW resources %s (rule L2)"
                        % ("wrapped in Resource" if want else "unwrapped"),
@@ -1116,15 +1293,19 @@ class Interop:
         template makes, and for the route configuration by the name the
         listener gave (gRPC sends it with its parameters sorted, which is
         the name xdsd serves): the RPCs above prove it was answered."""
+        if asked_pattern(self.client_kind, ROUTE) is None:
+            return
         try:
             with open(self.path("client.log"), errors="replace") as f:
                 text = f.read()
         except OSError:
             text = ""
         for name in (listener_name(), ROUTE):
-            self.tap.point('resource_names: "%s"' % name in text,
-                           "the client subscribed to %s" % name,
-                           ["not in the client's xds_client trace (client.log)"])
+            pat = asked_pattern(self.client_kind, name)
+            found = re.search(pat, text) is not None
+            self.tap.point(found, "the client subscribed to %s" % name,
+                           [] if found else
+                           ["no /%s/ in the client's xDS trace (client.log)" % pat])
 
     def stop_xdsd(self):
         p = self.xdsd_proc
@@ -1151,9 +1332,7 @@ class Interop:
             return
         if not self.check_grpcio():
             return
-        prepare = {"python": self.prepare_python_client,
-                   "node": self.prepare_node_client}[self.client_kind]
-        if not prepare():
+        if not self.prepare_client():
             return
         signal.alarm(OVERALL_TIMEOUT)
         if not self.start_backends():
@@ -1198,7 +1377,7 @@ class Interop:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--client", choices=("python", "node"), required=True)
+    ap.add_argument("--client", choices=sorted(CLIENTS), required=True)
     ap.add_argument("--tls", action="store_true",
                     help="over mutual TLS, with an authorize rule (and a refused client)")
     ap.add_argument("--xdstp", action="store_true",
@@ -1207,15 +1386,13 @@ def main():
                     help="a staged rollout: the client a canary, a second one not")
     args = ap.parse_args()
     if args.xdstp:
-        xdstp_names()
+        xdstp_names(CLIENTS[args.client]["sorts"])
     if args.rollout:
         global ROLLOUT
         ROLLOUT = True
     tap = Tap()
-    tap.comment(["interop with the %s xDS client: %s%s" % (args.client, {
-        "python": "gRPC C-core via Debian's python3-grpcio",
-        "node": "@grpc/grpc-js-xds %s" % NODE_XDS_VERSION}[args.client],
-        ", over mutual TLS" if args.tls else "")
+    tap.comment(["interop with the %s xDS client: %s%s" % (
+        args.client, CLIENTS[args.client]["what"], ", over mutual TLS" if args.tls else "")
         + (", with xdstp:// names" if args.xdstp else "")
         + (", in a staged rollout" if args.rollout else "")])
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -115,10 +116,28 @@ char *xdt_daemon_vrefused(const char *config_text, va_list needles)
 	return log;
 }
 
+/* The open files limit, soft and hard, of the next daemon (0: the
+ * test's own). */
+static unsigned long next_nofile;
+
+struct xdt_daemon *xdt_daemon_start_nofile(const char *config_text,
+					   unsigned long nofile,
+					   int timeout_ms)
+{
+	struct xdt_daemon *d;
+
+	next_nofile = nofile;
+	d = xdt_daemon_spawn(config_text, NULL);
+	next_nofile = 0;
+	xdt_daemon_wait_ready(d, timeout_ms);
+	return d;
+}
+
 struct xdt_daemon *xdt_daemon_spawn_env(const char *config_text,
 					const char *const *extra_args,
 					const char *const *env)
 {
+	struct rlimit nofile = {next_nofile, next_nofile};
 	struct xdt_daemon *d = calloc(1, sizeof(*d));
 	const char *xdsd = xdtest_env("XDSD");
 	char *argv[MAX_ARGS], wrapper[1024];
@@ -161,6 +180,10 @@ struct xdt_daemon *xdt_daemon_spawn_env(const char *config_text,
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		put_env(env);
+		/* lowering a limit needs no privilege */
+		if (nofile.rlim_cur != 0 &&
+		    setrlimit(RLIMIT_NOFILE, &nofile) != 0)
+			_exit(127);
 		execv(argv[0], argv);
 		_exit(127);
 	}

@@ -40,6 +40,12 @@ struct xdt_daemon *xdt_daemon_start(const char *config_text,
 				    const char *const *extra_args,
 				    int timeout_ms);
 
+/* The same, the daemon's open files limit (soft and hard) lowered to
+ * `nofile`: what a test must exhaust stays small. */
+struct xdt_daemon *xdt_daemon_start_nofile(const char *config_text,
+					   unsigned long nofile,
+					   int timeout_ms);
+
 /* Starts without waiting for a port (for start-up failures). */
 struct xdt_daemon *xdt_daemon_spawn(const char *config_text,
 				    const char *const *extra_args);

@@ -1,10 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "hostile.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "xdtest.h"
+
+/* How long a raw connection waits for the server to answer its SYN. */
+#define RAW_CONNECT_MS 2000
 
 /*
  * Messages are written back to front, so that every length is known
@@ -125,4 +136,78 @@ uint8_t *xdt_deep_node_request(bool delta, const char *type_url,
 	/* type_url: delta 2, SotW 4 */
 	prepend_string(&b, delta ? 2 : 4, type_url);
 	return finish(&b, len);
+}
+
+/* A non-blocking connect() under way completes: the server answered
+ * the SYN within RAW_CONNECT_MS (on loopback it answers at once, unless
+ * a filter drops the SYN). */
+static bool answered(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (errno != EINPROGRESS)
+		return false;
+	while (poll(&p, 1, RAW_CONNECT_MS) < 0)
+		if (errno != EINTR)
+			return false;
+	return (p.revents & POLLOUT) &&
+	       getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 &&
+	       err == 0;
+}
+
+int xdt_raw_connect(const char *target, const char *source, bool preface)
+{
+	/* the client preface, then SETTINGS with no setting (RFC 9113 3.4) */
+	static const char hello[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+				    "\x00\x00\x00\x04\x00\x00\x00\x00\x00";
+	struct sockaddr_in to = {.sin_family = AF_INET},
+			   from = {.sin_family = AF_INET};
+	char host[64];
+	int port, fd;
+
+	XDT_REQUIRE(sscanf(target, "%63[^:]:%d", host, &port) == 2 &&
+			    inet_pton(AF_INET, host, &to.sin_addr) == 1 &&
+			    inet_pton(AF_INET, source, &from.sin_addr) == 1,
+		    "bad address '%s' or '%s'", target, source);
+	to.sin_port = htons((uint16_t)port);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&from, sizeof(from)) != 0 ||
+	    (connect(fd, (struct sockaddr *)&to, sizeof(to)) != 0 &&
+	     !answered(fd))) {
+		close(fd);
+		return -1;
+	}
+	XDT_REQUIRE(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0,
+		    "fcntl: %s", strerror(errno));
+	/* a server that refused the connection may have reset it already:
+	 * xdt_raw_ended tells */
+	if (preface &&
+	    send(fd, hello, sizeof(hello) - 1, MSG_NOSIGNAL) !=
+		    (ssize_t)(sizeof(hello) - 1))
+		XDT_REQUIRE(errno == ECONNRESET || errno == EPIPE,
+			    "send: %s", strerror(errno));
+	XDT_REQUIRE(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0,
+		    "fcntl: %s", strerror(errno));
+	return fd;
+}
+
+bool xdt_raw_ended(int fd)
+{
+	char buf[4096];
+
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+		if (n > 0)
+			continue; /* the server's SETTINGS, pings, GOAWAY */
+		if (n == 0)
+			return true;
+		if (errno == EINTR)
+			continue;
+		return errno != EAGAIN && errno != EWOULDBLOCK;
+	}
 }

@@ -52,7 +52,7 @@ static void check_a(const struct pu_resp *r, struct pu_strs *nonces)
  * type_url, only its resources, its nonces). A reload that changes
  * every type is sent in the order of rule A2 (SDS, RTDS, CDS, EDS, LDS,
  * RDS, SRDS, VHDS), a later type held while an earlier one's response is
- * unanswered.
+ * unanswered, but for endpoints, which go while clusters are.
  */
 START_TEST(a1_every_type_on_one_stream)
 {
@@ -88,12 +88,21 @@ START_TEST(a1_every_type_on_one_stream)
 		pu_snap_put(s, (enum pu_type)t, pu_name((enum pu_type)t, "a"), 2, NULL);
 	pu_env_set(e, s);
 	for (int t = 0; t < ntypes; t++) {
-		struct pu_resp *r = pu_expect(cl, (enum pu_type)t);
+		struct pu_resp *r = pu_expect(cl, (enum pu_type)t), *eds = NULL;
 
 		check_a(r, &nonces);
+		/* endpoints go while clusters are unanswered (a client warms
+		 * the clusters until their endpoints come) */
+		if (t == PU_CDS) {
+			eds = pu_expect(cl, PU_EDS);
+			check_a(eds, &nonces);
+			t++;
+		}
 		/* the next type waits for this answer */
 		if (t + 1 < ntypes)
 			pu_expect_none(cl, 0);
+		if (eds != NULL)
+			ack_free(cl, eds);
 		ack_free(cl, r);
 	}
 	pu_expect_none(cl, 0);
@@ -197,6 +206,11 @@ static void map_clear(struct map *m)
 struct envoy {
 	struct pu_client *cl;
 	bool delta, ack_first;
+	/* warm: as Envoy once initialized, CDS is answered only when every
+	 * cluster it holds has its endpoints (its clusters warmed); the
+	 * response waits unanswered in cds_unanswered until then */
+	bool warm;
+	struct pu_resp *cds_unanswered;
 	struct map clusters;  /* cluster -> EDS service ("" for static) */
 	struct map endpoints; /* service -> "" */
 	struct map listeners; /* listener -> route configuration */
@@ -330,6 +344,18 @@ static void check_invariant(struct envoy *ev)
 	}
 }
 
+/* Every cluster the client holds has its endpoints. */
+static bool clusters_warm(const struct envoy *ev)
+{
+	for (size_t i = 0; i < ev->clusters.keys.n; i++) {
+		const char *svc = ev->clusters.vals[i];
+
+		if (svc != NULL && svc[0] != '\0' && map_get(&ev->endpoints, svc) == NULL)
+			return false;
+	}
+	return true;
+}
+
 /* Receives, applies, answers one message; false on timeout. */
 static bool envoy_step(struct envoy *ev, int timeout_ms)
 {
@@ -370,10 +396,21 @@ static bool envoy_step(struct envoy *ev, int timeout_ms)
 		if (ev->ack_first)
 			pu_ack(ev->cl, r);
 		envoy_follow(ev, t);
-		if (!ev->ack_first)
+		if (t == PU_CDS && ev->warm && !clusters_warm(ev)) {
+			/* a later CDS supersedes one still unanswered */
+			pu_resp_free(ev->cds_unanswered);
+			ev->cds_unanswered = r;
+			r = NULL;
+		} else if (!ev->ack_first) {
 			pu_ack(ev->cl, r);
+		}
 	} else {
 		pu_ack(ev->cl, r);
+	}
+	if (ev->cds_unanswered != NULL && clusters_warm(ev)) {
+		pu_ack(ev->cl, ev->cds_unanswered);
+		pu_resp_free(ev->cds_unanswered);
+		ev->cds_unanswered = NULL;
 	}
 	check_invariant(ev);
 	pu_resp_free(r);
@@ -430,14 +467,17 @@ static void envoy_run_until(struct envoy *ev, const char *want)
 
 static const struct {
 	const char *label;
-	bool delta, ack_first;
+	bool delta, ack_first, warm;
 } a2_variants[] = {
-	{"ADS, EDS request before the CDS ACK", false, false},
-	{"ADS, CDS ACK before the EDS request", false, true},
-	{"delta ADS, EDS request before the CDS ACK", true, false},
-	{"delta ADS, CDS ACK before the EDS request", true, true},
+	{"ADS, EDS request before the CDS ACK", false, false, false},
+	{"ADS, CDS ACK before the EDS request", false, true, false},
+	{"delta ADS, EDS request before the CDS ACK", true, false, false},
+	{"delta ADS, CDS ACK before the EDS request", true, true, false},
+	{"ADS, CDS ACK once the clusters' endpoints came", false, false, true},
+	{"delta ADS, CDS ACK once the clusters' endpoints came", true, false, true},
 };
-static struct pu_combo a2_combos[4];
+#define A2_VARIANTS (int)(sizeof(a2_variants) / sizeof(a2_variants[0]))
+static struct pu_combo a2_combos[A2_VARIANTS];
 
 /*
  * rule A2 (issue #4): a reload moves route R from cluster X to a new cluster
@@ -445,14 +485,17 @@ static struct pu_combo a2_combos[4];
  * simulated Envoy (wildcard CDS and LDS, EDS and RDS by name) applies
  * each message and checks after every one that no route points to a
  * cluster (or endpoints) it lacks; X goes only in a last CDS after the
- * route moved.
+ * route moved. The client answers CDS before or after asking for the new
+ * clusters' endpoints, or, as Envoy does once initialized, only when
+ * those endpoints came (the server must send them before the CDS ACK).
  */
 START_TEST(a2_make_before_break)
 {
 	const struct pu_combo *c = pu_combo(_i);
 	int v = (int)(c - a2_combos);
 	struct envoy ev = {.delta = a2_variants[v].delta,
-			   .ack_first = a2_variants[v].ack_first};
+			   .ack_first = a2_variants[v].ack_first,
+			   .warm = a2_variants[v].warm};
 	struct pu_snap *s = pu_snap_new();
 	struct pu_env *e;
 
@@ -479,12 +522,68 @@ START_TEST(a2_make_before_break)
 	pu_env_set(e, s);
 	envoy_run_until(&ev, "clusters [Y,Z,keep] endpoints [Y,Z] listeners [L,L2] routes [R->Y,R2->Z]");
 	pu_client_free(ev.cl);
+	pu_resp_free(ev.cds_unanswered);
 	map_clear(&ev.clusters);
 	map_clear(&ev.endpoints);
 	map_clear(&ev.listeners);
 	map_clear(&ev.routes);
 	pu_strs_clear(&ev.eds_sub);
 	pu_strs_clear(&ev.rds_sub);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+END_TEST
+
+/*
+ * rule A2, SotW with clusters subscribed by name, as gRPC's xDS clients
+ * do: a route moves from cluster X to a new cluster Y and X goes. The
+ * client asks for Y only once it has the route, and goes on using X
+ * until Y comes (grpc-go fails calls when X goes first), so X must not
+ * be removed by a response to the names it asked before: the answer to
+ * the request that adds Y carries Y without X.
+ */
+START_TEST(a2_named_clusters_kept_until_new_ones_asked)
+{
+	struct pu_snap *s = pu_snap_new();
+	struct pu_client *cl;
+	struct pu_env *e;
+	struct pu_resp *r;
+
+	pu_snap_put(s, PU_CDS, "X", 1, "X");
+	pu_snap_put(s, PU_EDS, "X", 1, NULL);
+	pu_snap_put(s, PU_LDS, "L", 1, "R");
+	pu_snap_put(s, PU_RDS, "R", 1, "X");
+	e = pu_env_start(s);
+	cl = pu_open(e, false, true, PU_CDS);
+	/* as gRPC asks: each type once it has what refers to it */
+	for (int i = 0; i < 4; i++) {
+		const enum pu_type order[] = {PU_LDS, PU_RDS, PU_CDS, PU_EDS};
+		const char *name[] = {"L", "R", "X", "X"};
+
+		pu_sub(cl, order[i], name[i], NULL);
+		r = pu_expect(cl, order[i]);
+		pu_ack(cl, r);
+		pu_resp_free(r);
+	}
+
+	pu_snap_del(s, PU_CDS, "X");
+	pu_snap_del(s, PU_EDS, "X");
+	pu_snap_put(s, PU_CDS, "Y", 1, "Y");
+	pu_snap_put(s, PU_EDS, "Y", 1, NULL);
+	pu_snap_put(s, PU_RDS, "R", 2, "Y");
+	pu_env_set(e, s);
+	r = pu_expect(cl, PU_RDS);
+	PU_ASSERT_NAMES(r, PU_RDS, "R");
+	pu_ack(cl, r);
+	pu_resp_free(r);
+	/* the route's answer is in; X stays while the client asks for X only */
+	pu_expect_none(cl, pu_quiet_ms());
+	pu_sub(cl, PU_CDS, "X", "Y", NULL);
+	r = pu_expect(cl, PU_CDS);
+	PU_ASSERT_NAMES(r, PU_CDS, "Y");
+	pu_ack(cl, r);
+	pu_resp_free(r);
+	pu_client_free(cl);
 	pu_env_free(e);
 	pu_snap_free(s);
 }
@@ -498,7 +597,8 @@ START_TEST(a2_swap_back_and_forth)
 	const struct pu_combo *c = pu_combo(_i);
 	int v = (int)(c - a2_combos);
 	struct envoy ev = {.delta = a2_variants[v].delta,
-			   .ack_first = a2_variants[v].ack_first};
+			   .ack_first = a2_variants[v].ack_first,
+			   .warm = a2_variants[v].warm};
 	struct pu_snap *s = pu_snap_new();
 	struct pu_env *e;
 
@@ -527,6 +627,7 @@ START_TEST(a2_swap_back_and_forth)
 		envoy_run_until(&ev, want);
 	}
 	pu_client_free(ev.cl);
+	pu_resp_free(ev.cds_unanswered);
 	map_clear(&ev.clusters);
 	map_clear(&ev.endpoints);
 	map_clear(&ev.listeners);
@@ -643,7 +744,7 @@ END_TEST
 
 void pu_register_ads(Suite *s, bool subset)
 {
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < A2_VARIANTS; i++)
 		a2_combos[i] = (struct pu_combo){a2_variants[i].label,
 						 a2_variants[i].delta, true, PU_CDS};
 	if (subset) {
@@ -653,9 +754,10 @@ void pu_register_ads(Suite *s, bool subset)
 		return;
 	}
 	pu_add_tests(s, "A1", a1_every_type_on_one_stream, ads_combos, 2);
-	pu_add_tests(s, "A2", a2_make_before_break, a2_combos, 4);
+	pu_add_tests(s, "A2", a2_make_before_break, a2_combos, A2_VARIANTS);
 	pu_add_tests(s, "A1", a1_types_do_not_leak, ads_combos, 2);
-	pu_add_tests(s, "A2", a2_swap_back_and_forth, a2_combos, 4);
+	pu_add_tests(s, "A2", a2_swap_back_and_forth, a2_combos, A2_VARIANTS);
+	pu_add_test(s, "A2", a2_named_clusters_kept_until_new_ones_asked);
 	pu_add_test(s, "encoded-once", encoded_once_per_push);
 }
 

@@ -120,6 +120,7 @@ static int snapshot(const struct xd_schema *s, const char *file,
 	for (size_t i = 0; i < ntypes; i++) {
 		secs[n].key = section_types[i][0];
 		secs[n].type = xd_schema_find_message(s, section_types[i][1]);
+		secs[n].name_key = NULL; /* items with errors are only reported */
 		if (secs[n].type != NULL)
 			n++;
 	}

@@ -199,6 +199,100 @@ START_TEST(restaging_keeps_what_did_not_change)
 }
 END_TEST
 
+/* `n` keys k00000.. each with one cluster of content "<prefix><i>",
+ * and the default, sorted by key. */
+static struct xd_snapshot **many(size_t n, const char *dflt,
+				 const char *prefix, size_t changed_at)
+{
+	struct xd_snapshot **v = calloc(n + 2, sizeof(*v));
+	char key[32], content[64];
+	size_t i;
+
+	ck_assert_ptr_nonnull(v);
+	v[0] = snap("default", dflt);
+	for (i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "k%05zu", i);
+		snprintf(content, sizeof(content), "%s%zu",
+			 i == changed_at ? prefix : "c", i);
+		v[i + 1] = snap(key, content);
+	}
+	return v;
+}
+
+/*
+ * Replacing a sorted set of many keys with one that changes, adds or
+ * removes a key other than the default tells exactly the watchers of
+ * that key, whatever the size of the set, and the set it leaves is the
+ * one xd_cache_snapshots gives, sorted; the default changed tells every
+ * watcher it serves.
+ */
+START_TEST(replace_tells_only_what_changed)
+{
+	struct xd_cache *c = xd_cache_new();
+	struct counted k7, k8, api, web;
+	struct xd_snapshot **v, **got;
+	size_t n;
+
+	v = many(1000, "d1", "c", 1000);
+	ck_assert_uint_eq(xd_cache_replace(c, v, 1001), 1001);
+	free(v);
+	watch(c, &k7, "k00007", false);
+	watch(c, &k8, "k00008", false);
+	watch(c, &api, "api", false); /* served the default */
+	watch(c, &web, "web", false); /* no snapshot yet: the default */
+
+	/* k00007 changed; the others the same content, new copies */
+	v = many(1000, "d1", "x", 7);
+	ck_assert_uint_eq(xd_cache_replace(c, v, 1001), 1);
+	free(v);
+	ck_assert_int_eq(k7.told, 1);
+	ck_assert_int_eq(k8.told, 0);
+	ck_assert_int_eq(api.told, 0);
+	ck_assert_str_eq(served(c, "k00007", false), "x7");
+
+	/* "web" added (after every k), k00008 removed: its nodes get the
+	 * default */
+	v = many(1000, "d1", "x", 7);
+	xd_snapshot_unref(v[9]);
+	memmove(&v[9], &v[10], (1001 - 10) * sizeof(*v));
+	v[1000] = snap("web", "w1");
+	ck_assert_uint_eq(xd_cache_replace(c, v, 1001), 2);
+	free(v);
+	ck_assert_int_eq(k7.told, 1);
+	ck_assert_int_eq(k8.told, 1);
+	ck_assert_int_eq(web.told, 1);
+	ck_assert_int_eq(api.told, 0);
+	ck_assert_str_eq(served(c, "k00008", false), "d1");
+	ck_assert_str_eq(served(c, "web", false), "w1");
+	ck_assert_uint_eq(xd_cache_count(c), 1001);
+	got = xd_cache_snapshots(c, &n);
+	ck_assert_uint_eq(n, 1001);
+	ck_assert_str_eq(xd_snapshot_key(got[0]), "default");
+	ck_assert_str_eq(xd_snapshot_key(got[9]), "k00009");
+	ck_assert_str_eq(xd_snapshot_key(got[1000]), "web");
+	for (size_t i = 0; i < n; i++)
+		xd_snapshot_unref(got[i]);
+	free(got);
+
+	/* the default changed: its nodes are told, the others not */
+	v = many(1000, "d2", "x", 7);
+	xd_snapshot_unref(v[9]);
+	memmove(&v[9], &v[10], (1001 - 10) * sizeof(*v));
+	v[1000] = snap("web", "w1");
+	ck_assert_uint_eq(xd_cache_replace(c, v, 1001), 1);
+	free(v);
+	ck_assert_int_eq(api.told, 1);
+	ck_assert_int_eq(k8.told, 2);
+	ck_assert_int_eq(k7.told, 1);
+	ck_assert_int_eq(web.told, 1);
+	xd_cache_unwatch(&k7.w);
+	xd_cache_unwatch(&k8.w);
+	xd_cache_unwatch(&api.w);
+	xd_cache_unwatch(&web.w);
+	xd_cache_free(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cache");
@@ -207,6 +301,7 @@ int main(void)
 	tcase_add_test(tc, candidate_reaches_canaries_only);
 	tcase_add_test(tc, unstage_takes_canaries_back);
 	tcase_add_test(tc, restaging_keeps_what_did_not_change);
+	tcase_add_test(tc, replace_tells_only_what_changed);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

@@ -446,6 +446,43 @@ START_TEST(trusted_proxies_list)
 }
 END_TEST
 
+/* dry_run_dirs: directories, a relative one from the file's own
+ * directory, printed and read back the same; a string is no list. */
+START_TEST(dry_run_dirs_list)
+{
+	struct xd_config again;
+	char *out = NULL, *path, want[4096];
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert_uint_eq(cfg.ndry_run_dirs, 0);
+	ck_assert_int_eq(load_text("dr.yaml", "dry_run_dirs: [/srv/xds/releases, staged]\n"), 0);
+	ck_assert_uint_eq(cfg.ndry_run_dirs, 2);
+	ck_assert_str_eq(cfg.dry_run_dirs[0], "/srv/xds/releases");
+	snprintf(want, sizeof(want), "%s/staged", xdtest_tmpdir());
+	ck_assert_str_eq(cfg.dry_run_dirs[1], want);
+	f = open_memstream(&out, &len);
+	xd_config_print(&cfg, f);
+	fclose(f);
+	snprintf(want, sizeof(want),
+		 "dry_run_dirs:    # directories a dry run may read, besides the snapshot directory\n"
+		 "  - '/srv/xds/releases'\n  - '%s/staged'\n", xdtest_tmpdir());
+	ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+	path = xdtest_write_file(xdtest_tmpdir(), "printed-dr.yaml", out);
+	xd_config_init(&again, "x", "y");
+	ck_assert_int_eq(xd_config_load(&again, path, &diag), 0);
+	ck_assert_uint_eq(again.ndry_run_dirs, 2);
+	ck_assert_str_eq(again.dry_run_dirs[1], cfg.dry_run_dirs[1]);
+	xd_config_free(&again);
+	free(out);
+	free(path);
+	ck_assert_int_eq(load_text("dr-bad.yaml", "dry_run_dirs: /srv\n"), -1);
+	out = diag_text();
+	ck_assert_msg(strstr(out, "'dry_run_dirs' is a list of directories, not") != NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
 START_TEST(printed_config_reloads)
 {
 	struct xd_config again;
@@ -695,13 +732,14 @@ START_TEST(confd_section_keys_and_lists)
 		"tls:\n  cert: /etc/c.pem\n  key: /etc/k.pem\n  client_ca: /etc/ca.pem\n"
 		"authorize:\n  - identity: a\n  - identity: b\n"
 		"csds_allow: [x, y]\n"
-		"trusted_proxies: [10.0.0.0/8, 127.0.0.1]\n", &dir);
+		"trusted_proxies: [10.0.0.0/8, 127.0.0.1]\n"
+		"dry_run_dirs: [/srv/a, /srv/b]\n", &dir);
 	char *want;
 
 	confd_write(dir, "tls.yaml", "tls:\n  key: keys/new.pem\n");
 	confd_write(dir, "who.yaml", "authorize:\n  - identity: c\n    node_id: n\n"
 				     "csds_allow: [z]\ntrusted_proxies: [192.0.2.1]\n"
-				     "snapshots: snaps\n");
+				     "dry_run_dirs: [releases]\nsnapshots: snaps\n");
 	ck_assert_msg(xd_config_load(&cfg, path, &diag) == 0, "%s", diag_text());
 	ck_assert_str_eq(cfg.tls.cert, "/etc/c.pem");
 	ck_assert(asprintf(&want, "%s/keys/new.pem", dir) > 0);
@@ -717,6 +755,10 @@ START_TEST(confd_section_keys_and_lists)
 	ck_assert_str_eq(cfg.csds_allow[0], "z");
 	ck_assert_uint_eq(cfg.ntrusted_proxies, 1);
 	ck_assert_str_eq(cfg.trusted_proxies[0], "192.0.2.1");
+	ck_assert_uint_eq(cfg.ndry_run_dirs, 1);
+	ck_assert(asprintf(&want, "%s/releases", dir) > 0);
+	ck_assert_str_eq(cfg.dry_run_dirs[0], want);
+	free(want);
 	free(path);
 	free(dir);
 }
@@ -863,6 +905,7 @@ int main(void)
 	tcase_add_test(tc, printed_config_reloads);
 	tcase_add_test(tc, rollout_section);
 	tcase_add_test(tc, trusted_proxies_list);
+	tcase_add_test(tc, dry_run_dirs_list);
 	tcase_add_test(tc, etcd_source);
 	tcase_add_test(tc, connection_buffers);
 	suite_add_tcase(s, tc);

@@ -6,6 +6,12 @@
  *
  * Each abort happens in a process of its own: Check's fork mode for the
  * signal, and a child forked here, its stderr in a file, for the text.
+ *
+ * The name sets' module is included whole, as a unit test of its
+ * insides: a set's count at zero while the set is still in memory
+ * cannot be reached through its functions (the last drop frees it), so
+ * the test puts the count there itself to see the check that catches
+ * one drop too many.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -16,6 +22,8 @@
 #include <unistd.h>
 
 #include "cache/cache.h"
+#include "protocol/derived.h"
+#include "protocol/nameset.c"
 #include "snapshot/table.h"
 #include "util/loop_thread.h"
 #include "xdtest.h"
@@ -46,6 +54,52 @@ START_TEST(off_loop_call_aborts)
 {
 	cache_from_two_threads();
 	ck_abort_msg("a call off the loop thread went through");
+}
+END_TEST
+
+/* Runs `fn(arg)` on a second thread, once the test's thread is the
+ * loop thread. */
+static void on_another_thread(void *(*fn)(void *), void *arg)
+{
+	pthread_t th;
+
+	ck_assert(xd_loop_thread_claim());
+	pthread_create(&th, NULL, fn, arg);
+	pthread_join(th, NULL);
+}
+
+static void *intern_from_another_thread(void *arg)
+{
+	struct xd_name n = {"a", 1};
+
+	(void)arg;
+	/* the intern table is the loop's (nameset.h): this must abort */
+	xd_nameset_unref(xd_nameset_intern(&n, 1));
+	return NULL;
+}
+
+START_TEST(nameset_off_loop_aborts)
+{
+	on_another_thread(intern_from_another_thread, NULL);
+	ck_abort_msg("a name set interned off the loop thread went through");
+}
+END_TEST
+
+static void *view_from_another_thread(void *arg)
+{
+	/* the memos and the registry of views are the loop's (derived.h):
+	 * this must abort, whether or not the table restricts anything */
+	xd_table_unref(xd_derived_view(arg, "spiffe://x"));
+	return NULL;
+}
+
+START_TEST(derived_off_loop_aborts)
+{
+	struct xd_table *t = xd_table_empty(XD_CLUSTER);
+
+	on_another_thread(view_from_another_thread, t);
+	xd_table_unref(t);
+	ck_abort_msg("a table's view made off the loop thread went through");
 }
 END_TEST
 
@@ -143,6 +197,25 @@ START_TEST(table_ref_at_zero_aborts)
 }
 END_TEST
 
+/* One drop of a set too many, the set still in memory: what the last
+ * of two drops of one reference would meet if the first had not freed
+ * it. */
+static void drop_a_nameset_twice(void)
+{
+	struct xd_name n = {"a", 1};
+	struct xd_nameset *s = xd_nameset_intern(&n, 1);
+
+	s->refs = 0;
+	xd_nameset_unref(s);
+}
+
+START_TEST(nameset_unref_below_zero_aborts)
+{
+	drop_a_nameset_twice();
+	ck_abort_msg("a name set's reference dropped below zero went through");
+}
+END_TEST
+
 START_TEST(xd_unref_counts_down)
 {
 	unsigned refs = 2;
@@ -202,6 +275,14 @@ START_TEST(messages_name_what_they_concern)
 		      strstr(text, " (type.googleapis.com/envoy.config.cluster.v3.Cluster, version ") != NULL,
 		      "stderr: %s", text);
 	free(text);
+
+	text = abort_message(drop_a_nameset_twice);
+	/* the set: its id and size */
+	ck_assert_msg(strstr(text, "src/protocol/nameset.c:") != NULL &&
+		      strstr(text, "reference dropped below zero: name set ") != NULL &&
+		      strstr(text, " (1 names)") != NULL,
+		      "stderr: %s", text);
+	free(text);
 }
 END_TEST
 
@@ -219,6 +300,10 @@ int main(void)
 	tcase_add_test_raise_signal(aborts, table_unref_below_zero_aborts,
 				    SIGABRT);
 	tcase_add_test_raise_signal(aborts, table_ref_at_zero_aborts, SIGABRT);
+	tcase_add_test_raise_signal(aborts, nameset_off_loop_aborts, SIGABRT);
+	tcase_add_test_raise_signal(aborts, derived_off_loop_aborts, SIGABRT);
+	tcase_add_test_raise_signal(aborts, nameset_unref_below_zero_aborts,
+				    SIGABRT);
 	tcase_add_test(passes, loop_calls_and_any_thread_calls_pass);
 	tcase_add_test(passes, second_thread_cannot_claim);
 	tcase_add_test(passes, xd_unref_counts_down);

@@ -12,7 +12,8 @@
 #include "admin/csds_service.h"
 #include "xdtest.h"
 
-START_TEST(loopback_and_unix_peers_always)
+/* Without client certificates: loopback and the unix socket only. */
+START_TEST(without_mtls_loopback_and_unix_peers)
 {
 	struct xd_config cfg = {0};
 	static const char *const local[] = {
@@ -34,17 +35,29 @@ START_TEST(loopback_and_unix_peers_always)
 }
 END_TEST
 
+/* With them: the identities of csds_allow, wherever they connect from;
+ * loopback and the unix socket are no identity. */
 START_TEST(csds_allow_lets_identities_in)
 {
 	char *globs[] = {"spiffe://example.org/ns/ops/sa/*", "admin.example.org"};
 	struct xd_config cfg = {.csds_allow = globs, .ncsds_allow = 2};
-	const char *peer = "ipv4:10.0.0.7:5000";
+	static const char *const peers[] = {
+		"ipv4:10.0.0.7:5000", "ipv4:127.0.0.1:5000", "unix:/run/xdsd/xds.sock",
+	};
 
-	ck_assert(xd_csds_allowed(&cfg, peer, "spiffe://example.org/ns/ops/sa/tool"));
-	ck_assert(xd_csds_allowed(&cfg, peer, "admin.example.org"));
-	ck_assert(!xd_csds_allowed(&cfg, peer, "spiffe://example.org/ns/prod/sa/tool"));
-	ck_assert(!xd_csds_allowed(&cfg, peer, "admin.example.org.evil"));
-	ck_assert(!xd_csds_allowed(&cfg, peer, NULL));
+	cfg.tls.client_ca = "/etc/xdsd/tls/ca.pem";
+	for (size_t i = 0; i < sizeof(peers) / sizeof(peers[0]); i++) {
+		const char *peer = peers[i];
+
+		ck_assert(xd_csds_allowed(&cfg, peer, "spiffe://example.org/ns/ops/sa/tool"));
+		ck_assert(xd_csds_allowed(&cfg, peer, "admin.example.org"));
+		ck_assert(!xd_csds_allowed(&cfg, peer, "spiffe://example.org/ns/prod/sa/tool"));
+		ck_assert(!xd_csds_allowed(&cfg, peer, "admin.example.org.evil"));
+		ck_assert_msg(!xd_csds_allowed(&cfg, peer, NULL), "%s", peer);
+	}
+	/* none listed: nobody */
+	cfg.ncsds_allow = 0;
+	ck_assert(!xd_csds_allowed(&cfg, "ipv4:127.0.0.1:5000", "admin.example.org"));
 }
 END_TEST
 
@@ -143,7 +156,7 @@ int main(void)
 	Suite *s = suite_create("csds");
 	TCase *tc = tcase_create("csds");
 
-	tcase_add_test(tc, loopback_and_unix_peers_always);
+	tcase_add_test(tc, without_mtls_loopback_and_unix_peers);
 	tcase_add_test(tc, csds_allow_lets_identities_in);
 	tcase_add_test(tc, matchers_are_read_and_applied);
 	tcase_add_test(tc, what_is_not_done_is_refused);

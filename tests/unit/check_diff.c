@@ -193,13 +193,20 @@ START_TEST(snapshot_sets)
 	ck_assert_str_eq(k->before, "");
 	xd_diff_free(d);
 
-	/* the summary: the same counts, nothing listed */
+	/* the summary: the same counts, the resources named, no text */
 	d = xd_diff_new(b, nb, a, na, NULL);
 	ck_assert_uint_eq(d->nkeys, 3);
 	ck_assert_uint_eq(d->added + d->removed + d->changed, 4);
-	ck_assert_uint_eq(xd_diff_find(d, "default")->sections[0].nres, 0);
-	ck_assert_uint_eq(xd_diff_find(d, "default")->sections[0].changed, 1);
-	ck_assert_uint_eq(d->listed + d->text_bytes, 0);
+	k = xd_diff_find(d, "default");
+	ck_assert_uint_eq(k->sections[0].changed, 1);
+	ck_assert_uint_eq(k->sections[0].nres, 2);
+	ck_assert_str_eq(k->sections[0].res[0].name, "a");
+	ck_assert_int_eq(k->sections[0].res[0].change, XD_DIFF_CHANGED);
+	ck_assert_str_ne(k->sections[0].res[0].before, k->sections[0].res[0].after);
+	ck_assert_ptr_null(k->sections[0].res[0].text);
+	ck_assert_uint_eq(d->listed, 4);
+	ck_assert_uint_eq(d->text_bytes, 0);
+	ck_assert(!d->cut);
 	xd_diff_free(d);
 
 	/* the same set: nothing */
@@ -237,10 +244,135 @@ START_TEST(snapshot_listing_bounded)
 	ck_assert_uint_eq(listed, XD_DIFF_MAX_LISTED);
 	ck_assert_uint_le(d->text_bytes, XD_DIFF_MAX_TEXT);
 	xd_diff_free(d);
+	/* a summary (a reload's record) names a few, counts them all */
+	d = xd_diff_new(b, n1, a, n2, NULL);
+	ck_assert_uint_eq(d->changed, XD_DIFF_MAX_LISTED + 10);
+	ck_assert(d->cut);
+	ck_assert_uint_eq(d->listed, XD_DIFF_SUMMARY_LISTED);
+	ck_assert_uint_eq(d->keys[0].sections[0].nres, XD_DIFF_SUMMARY_LISTED);
+	ck_assert_str_eq(d->keys[0].sections[0].res[0].name, "c0");
+	xd_diff_free(d);
 	unload(b, n1);
 	unload(a, n2);
 	xd_buf_free(&t1);
 	xd_buf_free(&t2);
+}
+END_TEST
+
+/* The text of the one resource changed from `before` to `after` (the
+ * files of the default snapshot), malloc'd. */
+static char *changed_text(const char *before, const char *after)
+{
+	size_t nb, na;
+	struct xd_snapshot **b = load((const char *const[]){"default.yaml", before, NULL}, &nb);
+	struct xd_snapshot **a = load((const char *const[]){"default.yaml", after, NULL}, &na);
+	struct xd_diff *d = xd_diff_new(b, nb, a, na, schema);
+	char *text;
+
+	ck_assert_uint_eq(d->changed, 1);
+	ck_assert_uint_eq(d->keys[0].sections[0].nres, 1);
+	text = strdup(d->keys[0].sections[0].res[0].text);
+	xd_diff_free(d);
+	unload(b, nb);
+	unload(a, na);
+	return text;
+}
+
+/* A field proto3 leaves out at its default, set on one side only: the
+ * other side shows it at the default, marked, so that the diff shows
+ * the change from it (and, the setting removed, back to it); inside an
+ * Any of one type on both sides too, and in list items. Fields with
+ * presence (a message) and fields in a oneof are not filled in. */
+START_TEST(snapshot_defaults_shown)
+{
+	static const char base[] =
+		"clusters:\n- name: web\n  type: STATIC\n  connect_timeout: 1s\n";
+	static const char maglev[] =
+		"clusters:\n- name: web\n  type: STATIC\n  connect_timeout: 1s\n"
+		"  lb_policy: MAGLEV\n";
+	static const char hcm[] =
+		"listeners:\n- name: l\n"
+		"  address: {socket_address: {address: 0.0.0.0, port_value: 80}}\n"
+		"  filter_chains:\n  - filters:\n"
+		"    - name: hcm\n      typed_config:\n"
+		"        \"@type\": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\n"
+		"        stat_prefix: x\n%s"
+		"        route_config: {name: r}\n";
+	char before[2048], after[2048];
+	char *t;
+
+	t = changed_text(base, maglev);
+	ck_assert_msg(strstr(t, " connect_timeout: \"1s\"\n"
+				"-lb_policy: ROUND_ROBIN (default)\n"
+				"+lb_policy: MAGLEV\n") != NULL, "%s", t);
+	free(t);
+	t = changed_text(maglev, base);
+	ck_assert_msg(strstr(t, "-lb_policy: MAGLEV\n"
+				"+lb_policy: ROUND_ROBIN (default)\n") != NULL, "%s", t);
+	free(t);
+	/* a number, a bool, inside an Any inside list items */
+	snprintf(before, sizeof(before), hcm, "");
+	snprintf(after, sizeof(after), hcm,
+		 "        codec_type: HTTP2\n        use_remote_address: true\n"
+		 "        xff_num_trusted_hops: 2\n");
+	t = changed_text(before, after);
+	ck_assert_msg(strstr(t, "-          codec_type: AUTO (default)\n"
+				"+          codec_type: HTTP2\n") != NULL, "%s", t);
+	ck_assert_msg(strstr(t, "-          use_remote_address: false (default)\n") == NULL &&
+		      strstr(t, "+          use_remote_address: true\n") != NULL,
+		      "use_remote_address is a BoolValue (a message): it has no default to show: %s", t);
+	ck_assert_msg(strstr(t, "-          xff_num_trusted_hops: 0 (default)\n") != NULL &&
+		      strstr(t, "+          xff_num_trusted_hops: 2\n") != NULL, "%s", t);
+	free(t);
+}
+END_TEST
+
+/*
+ * A load's snapshots are sorted by key, though the files come in the
+ * order of their names ("a-b.yaml" before "a.yaml"): a reload finds each
+ * key's previous snapshot by binary search and reuses its tables, and
+ * the same files again change nothing.
+ */
+START_TEST(keys_sorted_and_found_again)
+{
+	static const char *const files[] = {
+		"a-b.yaml", "clusters: [{name: x, type: STATIC, connect_timeout: 1s}]\n",
+		"a.yaml", "clusters: [{name: y, type: STATIC, connect_timeout: 2s}]\n",
+		"a.b.yaml", "clusters: [{name: z, type: STATIC, connect_timeout: 3s}]\n",
+		"b.yaml", "{}\n",
+		NULL,
+	};
+	char *dir = xdtest_snapdir();
+	struct xd_snapshot **first;
+	struct xd_load l;
+	struct xd_diff *d;
+	size_t n;
+
+	for (const char *const *f = files; f[0] != NULL; f += 2)
+		free(xdtest_write_file(dir, f[0], f[1]));
+	xd_load_dir(schema, dir, NULL, 0, &l);
+	ck_assert_int_eq(l.rc, 0);
+	first = xd_load_take(&l, &n);
+	xd_load_free(&l);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_str_eq(xd_snapshot_key(first[0]), "a");
+	ck_assert_str_eq(xd_snapshot_key(first[1]), "a-b");
+	ck_assert_str_eq(xd_snapshot_key(first[2]), "a.b");
+	ck_assert_str_eq(xd_snapshot_key(first[3]), "b");
+	ck_assert_ptr_eq(xd_load_find(first, n, "a.b"), first[2]);
+	ck_assert_ptr_null(xd_load_find(first, n, "a.c"));
+
+	xd_load_dir(schema, dir, first, n, &l);
+	ck_assert_int_eq(l.rc, 0);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_ptr_eq(xd_snapshot_table(l.snaps[i], XD_CLUSTER),
+				 xd_snapshot_table(first[i], XD_CLUSTER));
+	d = xd_diff_new(first, n, l.snaps, l.nsnaps, NULL);
+	ck_assert_uint_eq(d->nkeys, 0);
+	xd_diff_free(d);
+	xd_load_free(&l);
+	unload(first, n);
+	free(dir);
 }
 END_TEST
 
@@ -262,6 +394,8 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, snapshot_sets);
 	tcase_add_test(tc, snapshot_listing_bounded);
+	tcase_add_test(tc, snapshot_defaults_shown);
+	tcase_add_test(tc, keys_sorted_and_found_again);
 	suite_add_tcase(s, tc);
 	rc = xdtest_run(s);
 	xd_schema_free(schema);

@@ -33,6 +33,10 @@ START_TEST(control_characters_escaped)
 	ck_assert_str_eq(ESC("a\nb"), "a\\x0ab");
 	ck_assert_str_eq(ESC("\r\t\x1b[31m\x7f"), "\\x0d\\x09\\x1b[31m\\x7f");
 	ck_assert_str_eq(esc("a\0b", 3, 256), "a\\x00b");
+	/* C1 controls, well-formed UTF-8 a terminal may act on: U+009B
+	 * is CSI; U+00A0 after them is text */
+	ck_assert_str_eq(ESC("\xc2\x9b" "31m \xc2\x80 \xc2\xa0"),
+			 "\\xc2\\x9b" "31m \\xc2\\x80 \xc2\xa0");
 }
 END_TEST
 

@@ -130,6 +130,53 @@ static void refused(const uint8_t *msg, size_t len, const char *reason)
 		      "reason '%s', expected '%s'", why ? why : "(none)", reason);
 }
 
+/* Envoy says its version with user_agent_build_version (a BuildVersion
+ * holding a SemanticVersion), not with the string user_agent_version. */
+START_TEST(node_reads_build_version)
+{
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+	Envoy__Config__Core__V3__BuildVersion build =
+		ENVOY__CONFIG__CORE__V3__BUILD_VERSION__INIT;
+	Envoy__Type__V3__SemanticVersion semver =
+		ENVOY__TYPE__V3__SEMANTIC_VERSION__INIT;
+	Google__Protobuf__Struct md = GOOGLE__PROTOBUF__STRUCT__INIT;
+	struct xd_node n;
+	const char *why = NULL;
+	uint8_t buf[256];
+	size_t len;
+
+	node.id = "edge-1";
+	node.user_agent_name = "envoy";
+	semver.major_number = 1;
+	semver.minor_number = 40;
+	semver.patch = 2;
+	build.version = &semver;
+	build.metadata = &md;
+	node.user_agent_version_type_case =
+		ENVOY__CONFIG__CORE__V3__NODE__USER_AGENT_VERSION_TYPE_USER_AGENT_BUILD_VERSION;
+	node.user_agent_build_version = &build;
+	len = envoy__config__core__v3__node__pack(&node, buf);
+	ck_assert_uint_lt(len, sizeof(buf));
+
+	ck_assert_int_eq(xd_node_parse(&n, buf, len, &why), 0);
+	ck_assert(is(n.user_agent_name, "envoy"));
+	ck_assert_uint_eq(n.user_agent_version.len, 0);
+	ck_assert(n.has_build_version);
+	ck_assert_uint_eq(n.build_version.major, 1);
+	ck_assert_uint_eq(n.build_version.minor, 40);
+	ck_assert_uint_eq(n.build_version.patch, 2);
+
+	/* a string version: no build version */
+	node.user_agent_version_type_case =
+		ENVOY__CONFIG__CORE__V3__NODE__USER_AGENT_VERSION_TYPE_USER_AGENT_VERSION;
+	node.user_agent_version = "1.31.0";
+	len = envoy__config__core__v3__node__pack(&node, buf);
+	ck_assert_int_eq(xd_node_parse(&n, buf, len, &why), 0);
+	ck_assert(!n.has_build_version);
+	ck_assert(is(n.user_agent_version, "1.31.0"));
+}
+END_TEST
+
 START_TEST(node_malformed_refused)
 {
 	/* id (1) whose length runs past the end */
@@ -141,12 +188,15 @@ START_TEST(node_malformed_refused)
 	static const uint8_t nul_cluster[] = {0x12, 0x01, 0};
 	/* field 0 */
 	static const uint8_t field_zero[] = {0x02, 0x00};
+	/* user_agent_build_version (8) whose version (1) is cut short */
+	static const uint8_t bad_build[] = {0x42, 0x04, 0x0a, 0x02, 0x08, 0xff};
 
 	refused(truncated, sizeof(truncated), "malformed node");
 	refused(bad_locality, sizeof(bad_locality), "malformed node locality");
 	refused(nul_id, sizeof(nul_id), "NUL");
 	refused(nul_cluster, sizeof(nul_cluster), "NUL");
 	refused(field_zero, sizeof(field_zero), "malformed node");
+	refused(bad_build, sizeof(bad_build), "malformed node user_agent_build_version");
 }
 END_TEST
 
@@ -276,6 +326,7 @@ int main(void)
 	tcase_add_test(node, node_grpc_feature_name);
 	tcase_add_test(node, node_empty);
 	tcase_add_test(node, node_deep_metadata_is_skipped);
+	tcase_add_test(node, node_reads_build_version);
 	tcase_add_test(node, node_malformed_refused);
 	suite_add_tcase(s, node);
 	tcase_add_test(req, request_fields);

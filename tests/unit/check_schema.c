@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "google/protobuf/descriptor.pb-c.h"
@@ -53,24 +52,18 @@ static const struct xd_fielddesc *field(const char *m, const char *name)
 	return f;
 }
 
+/* The pinned API loads whole. How long it takes is a figure of
+ * bench/transcode-bench ("schema load"), not a bound here. */
 START_TEST(loads_envoy_schema)
 {
 	struct xd_diag d = XD_DIAG_INIT;
-	struct timespec a, b;
 	struct xd_schema *s;
-	double ms;
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
 	s = xd_schema_load(xdtest_env("XDSD_SCHEMA"), &d);
-	clock_gettime(CLOCK_MONOTONIC, &b);
 	ck_assert_ptr_nonnull(s);
 	ck_assert_uint_eq(xd_diag_total(&d), 0);
 	ck_assert_uint_gt(xd_schema_message_count(s), 1000);
 	ck_assert_uint_gt(xd_schema_enum_count(s), 100);
-	ms = (double)(b.tv_sec - a.tv_sec) * 1e3 +
-	     (double)(b.tv_nsec - a.tv_nsec) / 1e6;
-	/* A few ms here; generous for sanitizer builds and busy hosts. */
-	ck_assert_msg(ms < 250, "schema load took %.1f ms", ms);
 	xd_schema_free(s);
 }
 END_TEST

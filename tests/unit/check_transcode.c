@@ -1601,11 +1601,11 @@ int main(void)
 	XDT_REQUIRE(envoy != NULL && test != NULL, "cannot load the schemas: %s",
 		    d.count ? d.msgs[0] : "?");
 	sections[0] = (struct xd_section){
-		"nested", xd_schema_find_message(test, "xdtest.Nested")};
+		.key = "nested", .type = xd_schema_find_message(test, "xdtest.Nested")};
 	sections[1] = (struct xd_section){
-		"scalars", xd_schema_find_message(test, "xdtest.Scalars")};
+		.key = "scalars", .type = xd_schema_find_message(test, "xdtest.Scalars")};
 	sections[2] = (struct xd_section){
-		"empty", xd_schema_find_message(test, "google.protobuf.Empty")};
+		.key = "empty", .type = xd_schema_find_message(test, "google.protobuf.Empty")};
 	XDT_REQUIRE(sections[0].type && sections[1].type && sections[2].type,
 		    "test messages missing from %s", path);
 
