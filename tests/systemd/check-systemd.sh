@@ -15,8 +15,11 @@
 #   threads running on) is killed by the watchdog and started again;
 # - `systemctl stop` is clean;
 # - the TLS key: a root-only key through LoadCredential= (and refused
-#   without it); a key the group xdsd reads, rotated by the certbot
-#   deploy hook with a reload, streams kept; the group ssl-cert's;
+#   without it), renewed by the certbot deploy hook: with the same key a
+#   reload, with a new key a restart (systemd copies credentials at
+#   start; a reload alone is refused and says so); a key the group xdsd
+#   reads, renewed by the hook with a reload, streams kept; the group
+#   ssl-cert's, a new key taken by a reload;
 # - etcd out of reach at start: with nothing saved, the start waits
 #   past TimeoutStartSec (EXTEND_TIMEOUT_USEC=) and ends when etcd
 #   answers; with a last good state, that is served after dial_timeout;
@@ -133,6 +136,13 @@ cp -r "$srcdir/debian" "$work/src/"
 cp "$srcdir/tests/systemd/tls-ads.py" "$srcdir/tests/systemd/hang-loop.py" "$work/"
 sh "$srcdir/tests/lib/make-certs.sh" "$work/certs" > "$tap_tmp/certs.log" 2>&1 ||
   bail "tests/lib/make-certs.sh makes the certificates"
+# a renewal of server.pem for the same key (certbot --reuse-key)
+(cd "$work/certs" &&
+  openssl req -new -key server.key -subj "/CN=xdsd server renewed" -out renewed.csr &&
+  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > renewed.ext &&
+  openssl x509 -req -in renewed.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+    -days 365 -extfile renewed.ext -out server-renewed.pem) > "$tap_tmp/renewed.log" 2>&1 ||
+  { sed 's/^/# /' "$tap_tmp/renewed.log"; bail "openssl renews server.pem for its own key"; }
 chmod -R a+rX "$work"
 
 # ---------------------------------------------------------------------
@@ -336,22 +346,65 @@ check "LoadCredential=: systemctl restart xdsd" ct systemctl restart xdsd
 check "LoadCredential=: a client is served over TLS" sh -c "nsenter -t $leader -a python3 /run/xdsd-test/tls-ads.py 127.0.0.1:18000 $certs/ca.pem localhost | grep -qx service_a"
 check "LoadCredential=: systemd's copy is where the configuration names it" \
   ct test -s /run/credentials/xdsd.service/tls.key
+
+# Renewals of a credential's key, which systemd copied at start. The
+# same key renewed (certbot --reuse-key): the deploy hook reloads.
+lineage() { # DIR CERT KEY: what certbot leaves in a lineage, of the test's pair
+  ct mkdir -p "$1"
+  ct cp "$certs/$2" "$1/fullchain.pem"
+  ct cp "$certs/$3" "$1/privkey.pem"
+}
+deploy_hook() { ct env RENEWED_LINEAGE="$1" /usr/share/doc/xdsd/examples/certbot-deploy-hook; }
+key_is() { [ "$(ct stat -c '%a %U:%G' /etc/xdsd/tls/server.key)" = "$1" ]; }
+pid=$(prop MainPID)
+old=$(fingerprint)
+lineage /root/live-same server-renewed.pem server.key
+check "credential, the same key renewed: the deploy hook succeeds" deploy_hook /root/live-same
+new=$(fingerprint) now=$(prop MainPID)
+check "... the renewed certificate is served ($new)" sh -c "[ -n '$new' ] && [ '$new' != '$old' ]"
+check "... by a reload: the same process" test "$now" = "$pid"
+check "... the key is still root's alone (root:root 0600)" key_is '600 root:root'
+# A new key put in place by hand: the reload is refused, xdsd says what
+# it takes, and the pair in use serves on.
+old=$new
+ct install -m 0600 "$certs/server2.key" /etc/xdsd/tls/server.key
+ct install -m 0644 "$certs/server2.pem" /etc/xdsd/tls/server.pem
+if ct systemctl reload xdsd > /dev/null 2>&1; then
+  fail "credential, a new key: systemctl reload xdsd fails"
+else
+  ok "credential, a new key: systemctl reload xdsd fails"
+fi
+check "... the journal says it takes a restart" \
+  unit_journal_has 'a certificate for a new key takes a restart (systemctl restart xdsd)'
+new=$(fingerprint) now=$(prop MainPID)
+check "... the pair in use serves on, the same process" \
+  sh -c "[ '$new' = '$old' ] && [ '$now' = '$pid' ]"
+# The deploy hook with a new key: it restarts xdsd, which takes it.
+lineage /root/live-new server2.pem server2.key
+deploy_hook /root/live-new > "$tap_tmp/hook.out" 2>&1
+rc=$?
+check "credential, a new key: the deploy hook restarts xdsd (exit $rc)" \
+  sh -c "[ $rc -eq 0 ] && grep -q 'restarting xdsd' '$tap_tmp/hook.out'"
+want=$(ct openssl x509 -in "$certs/server2.pem" -noout -fingerprint -sha256)
+new=$(fingerprint) now=$(prop MainPID)
+check "... the new certificate is served ($new)" test "$new" = "$want"
+check "... by a new process" sh -c "[ -n '$now' ] && [ '$now' != 0 ] && [ '$now' != '$pid' ]"
+check "... a client is served with the new pair" sh -c "nsenter -t $leader -a python3 /run/xdsd-test/tls-ads.py 127.0.0.1:18000 $certs/ca.pem localhost | grep -qx service_a"
+check "... the key is still root's alone (root:root 0600)" key_is '600 root:root'
 ct rm -f /run/systemd/system/xdsd.service.d/credential.conf
 ct systemctl daemon-reload
 
 # The group's key, renewed by certbot's deploy hook: a reload, the
 # same process, the new certificate.
-ct chgrp xdsd /etc/xdsd/tls/server.key
-ct chmod 0640 /etc/xdsd/tls/server.key
+ct install -m 0644 "$certs/server.pem" /etc/xdsd/tls/server.pem
+ct install -m 0640 -o root -g xdsd "$certs/server.key" /etc/xdsd/tls/server.key
 ct sh -c "printf 'tls:\n  cert: /etc/xdsd/tls/server.pem\n  key: /etc/xdsd/tls/server.key\n' > /etc/xdsd/conf.d/60-tls.yaml"
 check "a key the group xdsd reads: systemctl restart xdsd" ct systemctl restart xdsd
 pid=$(prop MainPID)
 old=$(fingerprint)
-ct mkdir -p /root/live
-ct cp "$certs/server2.pem" /root/live/fullchain.pem
-ct cp "$certs/server2.key" /root/live/privkey.pem
+lineage /root/live server2.pem server2.key
 check "the certbot deploy hook installs the renewed pair and reloads" \
-  ct env RENEWED_LINEAGE=/root/live /usr/share/doc/xdsd/examples/certbot-deploy-hook
+  deploy_hook /root/live
 new=$(fingerprint)
 check "the new certificate is served ($new)" sh -c "[ -n '$new' ] && [ '$new' != '$old' ]"
 check "by the same process: a reload, not a restart" sh -c "[ \"\$(nsenter -t $leader -a systemctl show -p MainPID --value xdsd)\" = $pid ]"
@@ -368,6 +421,15 @@ ct sh -c "printf 'tls:\n  cert: /etc/xdsd/tls/server.pem\n  key: /etc/ssl/privat
 ct usermod -a -G ssl-cert xdsd
 check "a key of the group ssl-cert, xdsd its member: systemctl restart xdsd" ct systemctl restart xdsd
 check "... a client is served over TLS" sh -c "nsenter -t $leader -a python3 /run/xdsd-test/tls-ads.py 127.0.0.1:18000 $certs/ca.pem localhost | grep -qx service_a"
+# renewed with a new key: xdsd reads it itself, so a reload takes it
+pid=$(prop MainPID)
+old=$(fingerprint)
+ct install -m 0640 -o root -g ssl-cert "$certs/server2.key" /etc/ssl/private/xdsd.key
+ct install -m 0644 "$certs/server2.pem" /etc/xdsd/tls/server.pem
+check "ssl-cert's key renewed with a new key: systemctl reload xdsd" ct systemctl reload xdsd
+new=$(fingerprint) now=$(prop MainPID)
+check "... the new certificate is served ($new)" sh -c "[ -n '$new' ] && [ '$new' != '$old' ]"
+check "... by the same process" test "$now" = "$pid"
 ct rm -f /etc/xdsd/conf.d/60-tls.yaml
 ct systemctl restart xdsd
 
