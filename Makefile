@@ -8,6 +8,7 @@
 #
 #   make run     install, build, serve the example on 127.0.0.1:18000
 #   make check   install, build, run every test
+#   make deb     install, build the Debian package xdsd_VERSION_ARCH.deb
 #
 # Packagers may instead run `autoreconf -fi && ./configure && make` in
 # this directory: configure writes GNUmakefile, which GNU make reads in
@@ -18,11 +19,14 @@ CONFIGURE_FLAGS ?=
 # Build and test in parallel, one job per core.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-# `check` needs the test dependencies too; everything else only builds.
-DEPS_MODE = $(if $(filter check% bench fuzz coverage,$(MAKECMDGOALS)),,--build)
+# `check` needs the test dependencies too (check-systemd the package's
+# build tools with them); `deb` the package's build tools; everything
+# else only builds.
+DEPS_MODE = $(if $(filter check% bench fuzz coverage,$(MAKECMDGOALS)),,$(if \
+	$(filter deb,$(MAKECMDGOALS)),--deb,--build))
 
 TARGETS = all run check install uninstall installcheck dist distcheck \
-	bench fuzz coverage xdsd
+	bench fuzz coverage xdsd deb check-systemd
 
 .DEFAULT_GOAL := all
 .PHONY: $(TARGETS) deps configure clean distclean
@@ -45,7 +49,7 @@ configure: deps
 	if [ ! -f $(BUILD)/GNUmakefile ] || { [ -n "$$flags" ] && \
 	   [ "$$flags" != "$$(cat $(BUILD)/.configure-flags 2>/dev/null)" ]; } || \
 	   { [ -z "$(DEPS_MODE)" ] && \
-	   [ "$$(cat $(BUILD)/.configure-deps 2>/dev/null)" = --build ]; }; then \
+	   [ -n "$$(cat $(BUILD)/.configure-deps 2>/dev/null)" ]; }; then \
 		[ -n "$$flags" ] || flags=$$(cat $(BUILD)/.configure-flags 2>/dev/null); \
 		echo "configuring in $(BUILD)/ $$flags"; \
 		autoreconf -fi && mkdir -p $(BUILD) && cd $(BUILD) && \

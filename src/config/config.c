@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "config/config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <inttypes.h>
@@ -581,14 +582,38 @@ static const char *node_kind(const yaml_node_t *n)
 	}
 }
 
+/* Where the value in force of a setting was set, over every file read:
+ * the file (its index in cfg->files) and line; line 0: in none. */
+struct origin {
+	size_t file;
+	size_t line;
+};
+
+/* The configuration file and its conf.d files, read in turn over one
+ * struct xd_config: a later file's setting replaces an earlier one's. */
+struct reading {
+	struct xd_config *cfg;
+	struct xd_diag *diag;
+	char *dir; /* base of relative paths: the configuration file's */
+	struct origin at[NDIRECTIVES];
+	struct origin authorize, csds_allow, rollout;
+	/* where each file's mapping starts: checks of settings that go
+	 * together are reported there */
+	struct {
+		size_t line, column;
+	} root[XD_CONFIG_MAX_CONFD + 1];
+};
+
 /* One file being read. */
 struct loading {
+	struct reading *r;
 	struct xd_config *cfg;
 	const char *path;
-	char *dir; /* base of relative paths */
+	size_t file; /* its index in cfg->files */
+	const char *dir; /* base of relative paths */
 	yaml_document_t *doc;
 	struct xd_diag *diag;
-	size_t seen_line[NDIRECTIVES]; /* where each directive was set */
+	size_t seen_line[NDIRECTIVES]; /* where each directive was set in it */
 	size_t authorize_line;
 	size_t csds_allow_line;
 	size_t admin_hosts_line;
@@ -687,6 +712,7 @@ static void load_directive(struct loading *l, const char *section,
 		return;
 	}
 	l->seen_line[i] = k->start_mark.line + 1;
+	l->r->at[i] = (struct origin){l->file, l->seen_line[i]};
 	value = value_of(l, v, key);
 	if (value == NULL)
 		return;
@@ -736,6 +762,25 @@ static void load_section(struct loading *l, const char *section,
 		else
 			load_directive(l, section, k, pv);
 	}
+}
+
+static void free_strings(char **list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+}
+
+static void free_rules(struct xd_config *cfg)
+{
+	for (size_t i = 0; i < cfg->nauthorize; i++) {
+		free(cfg->authorize[i].identity);
+		free(cfg->authorize[i].node_id);
+		free(cfg->authorize[i].node_cluster);
+	}
+	free(cfg->authorize);
+	cfg->authorize = NULL;
+	cfg->nauthorize = 0;
 }
 
 /* One `authorize:` rule: identity (required), node_id, node_cluster. */
@@ -804,6 +849,9 @@ static void load_rules(struct loading *l, const yaml_node_t *k,
 		return;
 	}
 	l->authorize_line = k->start_mark.line + 1;
+	l->r->authorize = (struct origin){l->file, l->authorize_line};
+	/* an earlier file's rules are replaced, not added to */
+	free_rules(l->cfg);
 	if (v->type != YAML_SEQUENCE_NODE) {
 		fail(l, v, "'authorize' is a list of rules, not %s", node_kind(v));
 		return;
@@ -814,21 +862,25 @@ static void load_rules(struct loading *l, const yaml_node_t *k,
 }
 
 /* A list of strings: `csds_allow:` (identity globs), `admin_hosts:`
- * (host names). */
-static void load_strings(struct loading *l, const yaml_node_t *k,
-			 const yaml_node_t *v, const char *name,
-			 const char *what, size_t *line, char ***list,
-			 size_t *n)
+ * (host names)... A list an earlier file set is replaced. Returns the
+ * index of the first string this file added (*n when none). */
+static size_t load_strings(struct loading *l, const yaml_node_t *k,
+			   const yaml_node_t *v, const char *name,
+			   const char *what, size_t *line, char ***list,
+			   size_t *n)
 {
 	if (*line != 0) {
 		fail(l, k, "'%s' is set twice (first on line %zu)", name, *line);
-		return;
+		return *n;
 	}
 	*line = k->start_mark.line + 1;
+	free_strings(*list, *n);
+	*list = NULL;
+	*n = 0;
 	if (v->type != YAML_SEQUENCE_NODE) {
 		fail(l, v, "'%s' is a list of %s, not %s", name, what,
 		     node_kind(v));
-		return;
+		return 0;
 	}
 	for (yaml_node_item_t *i = v->data.sequence.items.start;
 	     i < v->data.sequence.items.top; i++) {
@@ -840,6 +892,7 @@ static void load_strings(struct loading *l, const yaml_node_t *k,
 		*list = xd_reallocarray(*list, *n + 1, sizeof(**list));
 		(*list)[(*n)++] = xd_strdup(text);
 	}
+	return 0;
 }
 
 /* `admin_hosts:` names the admin endpoint answers to, besides
@@ -848,10 +901,10 @@ static void load_admin_hosts(struct loading *l, const yaml_node_t *k,
 			     const yaml_node_t *v)
 {
 	struct xd_config *cfg = l->cfg;
-	size_t before = cfg->nadmin_hosts;
+	size_t before = load_strings(l, k, v, "admin_hosts", "host names",
+				     &l->admin_hosts_line, &cfg->admin_hosts,
+				     &cfg->nadmin_hosts);
 
-	load_strings(l, k, v, "admin_hosts", "host names", &l->admin_hosts_line,
-		     &cfg->admin_hosts, &cfg->nadmin_hosts);
 	for (size_t i = before; i < cfg->nadmin_hosts; i++) {
 		const char *h = cfg->admin_hosts[i];
 		const yaml_node_t *at = yaml_document_get_node(
@@ -871,11 +924,10 @@ static void load_dry_run_dirs(struct loading *l, const yaml_node_t *k,
 			      const yaml_node_t *v)
 {
 	struct xd_config *cfg = l->cfg;
-	size_t before = cfg->ndry_run_dirs;
+	size_t before = load_strings(l, k, v, "dry_run_dirs", "directories",
+				     &l->dry_run_dirs_line, &cfg->dry_run_dirs,
+				     &cfg->ndry_run_dirs);
 
-	load_strings(l, k, v, "dry_run_dirs", "directories",
-		     &l->dry_run_dirs_line, &cfg->dry_run_dirs,
-		     &cfg->ndry_run_dirs);
 	for (size_t i = before; i < cfg->ndry_run_dirs; i++) {
 		char *p = cfg->dry_run_dirs[i];
 
@@ -895,12 +947,13 @@ static void load_trusted_proxies(struct loading *l, const yaml_node_t *k,
 				 const yaml_node_t *v)
 {
 	struct xd_config *cfg = l->cfg;
-	size_t before = cfg->ntrusted_proxies;
 	char why[256];
+	size_t before = load_strings(l, k, v, "trusted_proxies",
+				     "addresses and prefixes",
+				     &l->trusted_proxies_line,
+				     &cfg->trusted_proxies,
+				     &cfg->ntrusted_proxies);
 
-	load_strings(l, k, v, "trusted_proxies", "addresses and prefixes",
-		     &l->trusted_proxies_line, &cfg->trusted_proxies,
-		     &cfg->ntrusted_proxies);
 	if (cfg->ntrusted_proxies > before)
 		cfg->trusted_nets = xd_reallocarray(cfg->trusted_nets,
 						    cfg->ntrusted_proxies,
@@ -919,11 +972,11 @@ static void load_etcd_endpoints(struct loading *l, const yaml_node_t *k,
 				const yaml_node_t *v)
 {
 	struct xd_config *cfg = l->cfg;
-	size_t before = cfg->etcd.nendpoints;
+	size_t before = load_strings(l, k, v, "etcd.endpoints",
+				     "host:port addresses",
+				     &l->etcd_endpoints_line,
+				     &cfg->etcd.endpoints, &cfg->etcd.nendpoints);
 
-	load_strings(l, k, v, "etcd.endpoints", "host:port addresses",
-		     &l->etcd_endpoints_line, &cfg->etcd.endpoints,
-		     &cfg->etcd.nendpoints);
 	for (size_t i = before; i < cfg->etcd.nendpoints; i++) {
 		const char *e = cfg->etcd.endpoints[i];
 		const yaml_node_t *at = yaml_document_get_node(
@@ -945,11 +998,10 @@ static void load_rollout_canary(struct loading *l, const yaml_node_t *k,
 				const yaml_node_t *v)
 {
 	struct xd_config *cfg = l->cfg;
-	size_t before = cfg->rollout.ncanary;
+	size_t before = load_strings(l, k, v, "rollout.canary", "node id globs",
+				     &l->rollout_canary_line,
+				     &cfg->rollout.canary, &cfg->rollout.ncanary);
 
-	load_strings(l, k, v, "rollout.canary", "node id globs",
-		     &l->rollout_canary_line, &cfg->rollout.canary,
-		     &cfg->rollout.ncanary);
 	for (size_t i = before; i < cfg->rollout.ncanary; i++) {
 		const char *g = cfg->rollout.canary[i];
 
@@ -959,58 +1011,91 @@ static void load_rollout_canary(struct loading *l, const yaml_node_t *k,
 	}
 }
 
-static size_t line_of(const struct loading *l, const char *section,
-		      const char *name)
+static struct origin origin_of(const struct reading *r, const char *section,
+			       const char *name)
 {
 	const struct directive *d = find_directive(section, name);
 
 	XD_ASSERT_INFO(d != NULL, "directive '%s'", name); /* names in the code */
-	return l->seen_line[d - directives];
+	return r->at[d - directives];
 }
 
-/* Settings that must go together. */
-static void check_together(struct loading *l, const yaml_node_t *root)
-{
-	const struct xd_config *cfg = l->cfg;
+/* An error about settings that go together, reported at the start of
+ * the file that set `o` (whose "line N" the message names). */
+static void fail_whole(struct reading *r, struct origin o, const char *fmt,
+		       ...) __attribute__((format(printf, 3, 4)));
 
-	if ((cfg->tls.cert == NULL) != (cfg->tls.key == NULL))
-		fail(l, root, "tls: 'cert' and 'key' go together (line %zu sets only '%s')",
-		     line_of(l, "tls", cfg->tls.cert ? "cert" : "key"),
-		     cfg->tls.cert ? "cert" : "key");
-	else if (cfg->tls.client_ca != NULL && cfg->tls.cert == NULL)
-		fail(l, root, "tls: 'client_ca' needs the server's own 'cert' and 'key'");
-	if (cfg->source == XD_SOURCE_ETCD && cfg->etcd.nendpoints == 0)
-		fail(l, root, "'source: etcd' (line %zu) needs etcd.endpoints: a list of host:port addresses of the etcd cluster",
-		     line_of(l, NULL, "source"));
-	if ((cfg->etcd.tls.cert == NULL) != (cfg->etcd.tls.key == NULL))
-		fail(l, root, "etcd.tls: 'cert' and 'key' go together (line %zu sets only '%s')",
-		     line_of(l, "etcd.tls", cfg->etcd.tls.cert ? "cert" : "key"),
-		     cfg->etcd.tls.cert ? "cert" : "key");
+static void fail_whole(struct reading *r, struct origin o, const char *fmt,
+		       ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	msg = xd_vasprintf(fmt, ap);
+	va_end(ap);
+	xd_diag_add(r->diag, "%s:%zu:%zu: %s", r->cfg->files[o.file],
+		    r->root[o.file].line, r->root[o.file].column, msg);
+	free(msg);
+}
+
+/* Settings that must go together, once every file is read: one file
+ * may set what another needs. */
+static int check_together(struct reading *r)
+{
+	const struct xd_config *cfg = r->cfg;
+	size_t before = xd_diag_total(r->diag);
+	struct origin o;
+
+	if ((cfg->tls.cert == NULL) != (cfg->tls.key == NULL)) {
+		o = origin_of(r, "tls", cfg->tls.cert ? "cert" : "key");
+		fail_whole(r, o, "tls: 'cert' and 'key' go together (line %zu sets only '%s')",
+			   o.line,
+			   cfg->tls.cert ? "cert" : "key");
+	} else if (cfg->tls.client_ca != NULL && cfg->tls.cert == NULL) {
+		fail_whole(r, origin_of(r, "tls", "client_ca"),
+			   "tls: 'client_ca' needs the server's own 'cert' and 'key'");
+	}
+	if (cfg->source == XD_SOURCE_ETCD && cfg->etcd.nendpoints == 0) {
+		o = origin_of(r, NULL, "source");
+		fail_whole(r, o, "'source: etcd' (line %zu) needs etcd.endpoints: a list of host:port addresses of the etcd cluster",
+			   o.line);
+	}
+	if ((cfg->etcd.tls.cert == NULL) != (cfg->etcd.tls.key == NULL)) {
+		o = origin_of(r, "etcd.tls", cfg->etcd.tls.cert ? "cert" : "key");
+		fail_whole(r, o, "etcd.tls: 'cert' and 'key' go together (line %zu sets only '%s')",
+			   o.line,
+			   cfg->etcd.tls.cert ? "cert" : "key");
+	}
 	if (cfg->nauthorize > 0 && cfg->tls.client_ca == NULL)
-		fail(l, root, "'authorize' (line %zu) needs tls.client_ca: only a client certificate proves an identity",
-		     l->authorize_line);
+		fail_whole(r, r->authorize, "'authorize' (line %zu) needs tls.client_ca: only a client certificate proves an identity",
+			   r->authorize.line);
 	if (cfg->ncsds_allow > 0 && cfg->tls.client_ca == NULL)
-		fail(l, root, "'csds_allow' (line %zu) needs tls.client_ca: only a client certificate proves an identity",
-		     l->csds_allow_line);
+		fail_whole(r, r->csds_allow, "'csds_allow' (line %zu) needs tls.client_ca: only a client certificate proves an identity",
+			   r->csds_allow.line);
 	if (cfg->rollout.on && cfg->rollout.ncanary == 0 &&
 	    cfg->rollout.percent == 0)
-		fail(l, root, "'rollout' (line %zu) names no canaries: give rollout.canary (node id globs, or cluster:GLOB) or rollout.percent",
-		     l->rollout_line);
+		fail_whole(r, r->rollout, "'rollout' (line %zu) names no canaries: give rollout.canary (node id globs, or cluster:GLOB) or rollout.percent",
+			   r->rollout.line);
+	return xd_diag_total(r->diag) == before ? 0 : -1;
 }
 
-static int load_document(struct xd_config *cfg, const char *path,
-			 yaml_document_t *doc, struct xd_diag *diag)
+static int load_document(struct reading *r, size_t file, yaml_document_t *doc)
 {
+	struct xd_config *cfg = r->cfg;
+	const char *path = cfg->files[file];
 	yaml_node_t *root = yaml_document_get_root_node(doc);
-	struct loading l = {.cfg = cfg, .path = path, .dir = dir_of(path),
-			    .doc = doc, .diag = diag};
+	struct loading l = {.r = r, .cfg = cfg, .path = path, .file = file,
+			    .dir = r->dir, .doc = doc, .diag = r->diag};
 
 	if (root == NULL)
-		goto out; /* an empty file: every default */
+		return 0; /* an empty file: sets nothing */
+	r->root[file].line = root->start_mark.line + 1;
+	r->root[file].column = root->start_mark.column + 1;
 	if (root->type != YAML_MAPPING_NODE) {
 		fail(&l, root, "the configuration must be a mapping of directives, not %s",
 		     node_kind(root));
-		goto out;
+		return l.rc;
 	}
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
 	     p < root->data.mapping.pairs.top; p++) {
@@ -1024,6 +1109,7 @@ static int load_document(struct xd_config *cfg, const char *path,
 			/* present: on (a bare "rollout:" too, which then
 			 * names no canaries: check_together says so) */
 			l.rollout_line = k->start_mark.line + 1;
+			r->rollout = (struct origin){file, l.rollout_line};
 			cfg->rollout.on = true;
 		} else if (strcmp(key, "rollout") == 0) {
 			fail(&l, k, "'rollout' is set twice (first on line %zu)",
@@ -1034,40 +1120,43 @@ static int load_document(struct xd_config *cfg, const char *path,
 			cfg->etcd_at = xd_asprintf("%s:%zu:%zu", path,
 						   k->start_mark.line + 1,
 						   k->start_mark.column + 1);
-		if (find_section(NULL, key) != NULL)
+		if (find_section(NULL, key) != NULL) {
 			load_section(&l, key, v);
-		else if (strcmp(key, "authorize") == 0)
+		} else if (strcmp(key, "authorize") == 0) {
 			load_rules(&l, k, v);
-		else if (strcmp(key, "csds_allow") == 0)
+		} else if (strcmp(key, "csds_allow") == 0) {
 			load_strings(&l, k, v, "csds_allow", "identity globs",
 				     &l.csds_allow_line, &cfg->csds_allow,
 				     &cfg->ncsds_allow);
-		else if (strcmp(key, "admin_hosts") == 0)
+			r->csds_allow = (struct origin){file, l.csds_allow_line};
+		} else if (strcmp(key, "admin_hosts") == 0) {
 			load_admin_hosts(&l, k, v);
-		else if (strcmp(key, "dry_run_dirs") == 0)
+		} else if (strcmp(key, "dry_run_dirs") == 0) {
 			load_dry_run_dirs(&l, k, v);
-		else if (strcmp(key, "trusted_proxies") == 0)
+		} else if (strcmp(key, "trusted_proxies") == 0) {
 			load_trusted_proxies(&l, k, v);
-		else
+		} else {
 			load_directive(&l, NULL, k, v);
+		}
 	}
-	if (l.rc == 0)
-		check_together(&l, root);
-	/* what the TLS module takes for granted (tls.h, xd_tls_new) */
-	XD_ASSERT(l.rc != 0 || (cfg->tls.cert == NULL) == (cfg->tls.key == NULL));
-out:
-	free(l.dir);
 	return l.rc;
 }
 
-int xd_config_load(struct xd_config *cfg, const char *path,
-		   struct xd_diag *diag)
+/* Reads one file of the configuration over `r->cfg`. */
+static int load_file(struct reading *r, const char *path)
 {
+	struct xd_config *cfg = r->cfg;
+	struct xd_diag *diag = r->diag;
 	yaml_parser_t parser;
 	yaml_document_t doc;
 	struct xd_file file;
+	size_t index = cfg->nfiles;
 	int rc = -1;
 
+	XD_ASSERT(index < XD_CONFIG_MAX_CONFD + 1); /* listed bounded */
+	cfg->files = xd_reallocarray(cfg->files, index + 1, sizeof(*cfg->files));
+	cfg->files[cfg->nfiles++] = xd_strdup(path);
+	r->root[index].line = r->root[index].column = 1;
 	if (xd_file_read(path, "configuration", CONFIG_MAX_BYTES, &file, NULL,
 			 diag) != 0)
 		return -1;
@@ -1083,7 +1172,7 @@ int xd_config_load(struct xd_config *cfg, const char *path,
 			    parser.context ? parser.context : "");
 		goto out;
 	}
-	rc = load_document(cfg, path, &doc, diag);
+	rc = load_document(r, index, &doc);
 	yaml_document_delete(&doc);
 	if (rc == 0) {
 		/* A second document is almost certainly a stray "---". */
@@ -1108,6 +1197,98 @@ int xd_config_load(struct xd_config *cfg, const char *path,
 out:
 	yaml_parser_delete(&parser);
 	xd_file_free(&file, false);
+	return rc;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A name conf.d reads: NAME.yaml, not hidden ("NAME.yaml.dpkg-old",
+ * "NAME.yaml~" and the like are left alone). */
+static bool confd_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return name[0] != '.' && n > 5 && strcmp(name + n - 5, ".yaml") == 0;
+}
+
+/* The paths of DIR/conf.d/NAME.yaml in byte order of their names, in
+ * *out (NULL when there is no conf.d): 0, or -1 when conf.d cannot be
+ * read or holds more than XD_CONFIG_MAX_CONFD of them. */
+static int list_confd(const char *dir, char ***out, size_t *n,
+		      struct xd_diag *diag)
+{
+	char *confd = xd_asprintf("%s/conf.d", dir[0] != '\0' ? dir : ".");
+	char **v = NULL;
+	DIR *d = opendir(confd);
+	int rc = 0;
+
+	*n = 0;
+	if (d == NULL) {
+		if (errno != ENOENT) {
+			xd_diag_add(diag, "%s: cannot read the configuration's conf.d: %s",
+				    confd, strerror(errno));
+			rc = -1;
+		}
+		goto out;
+	}
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		if (!confd_name(e->d_name))
+			continue;
+		if (*n == XD_CONFIG_MAX_CONFD) {
+			xd_diag_add(diag, "%s: more than %d files NAME.yaml; xdsd reads at most %d",
+				    confd, XD_CONFIG_MAX_CONFD,
+				    XD_CONFIG_MAX_CONFD);
+			rc = -1;
+			break;
+		}
+		v = xd_reallocarray(v, *n + 1, sizeof(*v));
+		v[(*n)++] = xd_asprintf("%s/%s", confd, e->d_name);
+	}
+	closedir(d);
+	if (rc != 0) {
+		free_strings(v, *n);
+		v = NULL;
+		*n = 0;
+	} else if (*n > 0) {
+		qsort(v, *n, sizeof(*v), by_name);
+	}
+out:
+	free(confd);
+	*out = v;
+	return rc;
+}
+
+int xd_config_load(struct xd_config *cfg, const char *path,
+		   struct xd_diag *diag)
+{
+	struct reading *r = xd_calloc(1, sizeof(*r));
+	char **confd = NULL;
+	size_t nconfd = 0;
+	int rc;
+
+	r->cfg = cfg;
+	r->diag = diag;
+	r->dir = dir_of(path);
+	free_strings(cfg->files, cfg->nfiles);
+	cfg->files = NULL;
+	cfg->nfiles = 0;
+	rc = load_file(r, path);
+	if (list_confd(r->dir, &confd, &nconfd, diag) != 0)
+		rc = -1;
+	/* every file, so that every error is reported at once */
+	for (size_t i = 0; i < nconfd; i++)
+		if (load_file(r, confd[i]) != 0)
+			rc = -1;
+	if (rc == 0)
+		rc = check_together(r);
+	/* what the TLS module takes for granted (tls.h, xd_tls_new) */
+	XD_ASSERT(rc != 0 || (cfg->tls.cert == NULL) == (cfg->tls.key == NULL));
+	free_strings(confd, nconfd);
+	free(r->dir);
+	free(r);
 	return rc;
 }
 
@@ -1210,13 +1391,6 @@ static void print_strings(FILE *out, const char *indent, const char *name,
 	}
 }
 
-static void free_strings(char **list, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(list[i]);
-	free(list);
-}
-
 void xd_config_print(const struct xd_config *cfg, FILE *out)
 {
 	for (size_t i = 0; i < NDIRECTIVES; i++)
@@ -1297,17 +1471,13 @@ void xd_config_free(struct xd_config *cfg)
 	free(cfg->etcd.tls.cert);
 	free(cfg->etcd.tls.key);
 	free(cfg->etcd.tls.ca);
-	for (size_t i = 0; i < cfg->nauthorize; i++) {
-		free(cfg->authorize[i].identity);
-		free(cfg->authorize[i].node_id);
-		free(cfg->authorize[i].node_cluster);
-	}
-	free(cfg->authorize);
+	free_rules(cfg);
 	free_strings(cfg->csds_allow, cfg->ncsds_allow);
 	free_strings(cfg->admin_hosts, cfg->nadmin_hosts);
 	free_strings(cfg->dry_run_dirs, cfg->ndry_run_dirs);
 	free_strings(cfg->trusted_proxies, cfg->ntrusted_proxies);
 	free(cfg->trusted_nets);
 	free_strings(cfg->rollout.canary, cfg->rollout.ncanary);
+	free_strings(cfg->files, cfg->nfiles);
 	memset(cfg, 0, sizeof(*cfg));
 }

@@ -14,6 +14,15 @@
  * together are errors reported as "file:line:column: message", all of
  * them, not just the first.
  *
+ * After the file come the files conf.d/NAME.yaml of its directory, in
+ * byte order of their names (at most XD_CONFIG_MAX_CONFD): each sets
+ * what it names over what the files before it set, a setting of a
+ * section alone (tls.key), a list whole (authorize:, csds_allow: ...).
+ * Within one file a key set twice stays an error; settings that go
+ * together are checked once all are read, as one may come from a file
+ * and its partner from another. Packages and sites drop their own
+ * settings there and leave xdsd.yaml alone.
+ *
  * Ownership: struct xd_config owns its strings; xd_config_free releases
  * them. Thread: any (start-up and --check run it on the main thread).
  */
@@ -51,7 +60,15 @@ struct xd_authz_rule {
 	char *node_cluster;
 };
 
+/* conf.d files read at most: a site's few, not a directory of data. */
+#define XD_CONFIG_MAX_CONFD 256
+
 struct xd_config {
+	/* the files read, in order: the configuration file, then its
+	 * conf.d/NAME.yaml */
+	char **files;
+	size_t nfiles;
+
 	char *listen;    /* "host:port", "[v6]:port" or "unix:/path" */
 	char *snapshots; /* snapshot directory, absolute or cwd-relative */
 	char *schema;    /* Envoy API descriptor set (xds-api.pb) */
@@ -226,10 +243,11 @@ void xd_config_init(struct xd_config *cfg, const char *snapshots,
 		    const char *schema);
 
 /*
- * Reads `path` over the current values. Relative paths in the file are
- * taken relative to the file's own directory. Returns 0, or -1 with
- * every problem added to `diag` (then `cfg` may be partly updated; the
- * caller throws it away).
+ * Reads `path`, then the conf.d/NAME.yaml files beside it (none when
+ * there is no conf.d), over the current values, and lists them in
+ * cfg->files. Relative paths in any of them are taken relative to the
+ * directory of `path`. Returns 0, or -1 with every problem added to
+ * `diag` (then `cfg` may be partly updated; the caller throws it away).
  */
 int xd_config_load(struct xd_config *cfg, const char *path,
 		   struct xd_diag *diag);

@@ -83,7 +83,9 @@ static void reloaded(void *arg, const struct xd_reload_record *rec)
 {
 	struct daemon *d = arg;
 
-	/* from etcd, the first snapshots come after start: ready then */
+	/* from etcd, the first snapshots come after start: ready then
+	 * (the reloader has said READY=1; notify hears that the start
+	 * is over) */
 	if ((rec->ok || rec->last_good) && !d->served && !d->stopping) {
 		d->served = true;
 		if (d->admin != NULL)
@@ -91,6 +93,8 @@ static void reloaded(void *arg, const struct xd_reload_record *rec)
 		xd_health_service_set_serving(d->health, true);
 		if (rec->ok)
 			xd_info("serving the snapshots of %s", d->source_name);
+		xd_notify_status(d->notify, "READY=1");
+		return;
 	}
 	xd_notify_status(d->notify, NULL);
 }
@@ -470,6 +474,10 @@ int xd_daemon_run(const struct xd_config *cfg)
 		if (d.admin != NULL)
 			xd_admin_set_ready(d.admin, true);
 		xd_health_service_set_serving(d.health, true);
+	} else {
+		/* waiting for etcd: systemd hears at once that the start
+		 * goes on (EXTEND_TIMEOUT_USEC=) */
+		xd_notify_status(d.notify, NULL);
 	}
 	/* What arrived while the snapshots loaded is acted on now, once
 	 * serving (systemd must hear READY before RELOADING). */

@@ -75,6 +75,15 @@ static const struct option long_opts[] = {
 	{NULL, 0, NULL, 0},
 };
 
+/* The files read (the configuration, then conf.d's) and what they make. */
+static void print_valid(const struct xd_config *cfg, const char *config_path)
+{
+	printf("# %s: valid; effective configuration:\n", config_path);
+	for (size_t i = 1; i < cfg->nfiles; i++)
+		printf("# then %s\n", cfg->files[i]);
+	xd_config_print(cfg, stdout);
+}
+
 /*
  * --check: the configuration, the schema and every snapshot, all errors
  * printed on stderr. The effective configuration goes to stdout only
@@ -115,8 +124,7 @@ static int check(const struct xd_config *cfg, const char *config_path,
 		/* what etcd holds is checked by the daemon as it reads it:
 		 * --check does not connect anywhere; a directory named with
 		 * --snapshots (one about to be pushed) is checked below */
-		printf("# %s: valid; effective configuration:\n", config_path);
-		xd_config_print(cfg, stdout);
+		print_valid(cfg, config_path);
 		printf("# snapshots from etcd prefix '%s' (not read by --check%s; --snapshots DIR checks a directory)\n",
 		       cfg->etcd.prefix, envoy != NULL ? " nor by envoy" : "");
 		xd_schema_free(schema);
@@ -130,8 +138,7 @@ static int check(const struct xd_config *cfg, const char *config_path,
 			   cfg->snapshots, "", stderr, &rep) != 0) {
 		rc = 1;
 	} else if (load.rc == 0) {
-		printf("# %s: valid; effective configuration:\n", config_path);
-		xd_config_print(cfg, stdout);
+		print_valid(cfg, config_path);
 		if (tls != NULL)
 			printf("# TLS%s: %s\n",
 			       xd_tls_mutual(tls) ?
@@ -266,6 +273,8 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	xd_info("configuration %s", config_path);
+	for (size_t i = 1; i < cfg.nfiles; i++)
+		xd_info("configuration: then %s", cfg.files[i]);
 	rc = xd_daemon_run(&cfg);
 	xd_config_free(&cfg);
 	return rc;

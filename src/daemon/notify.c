@@ -25,6 +25,7 @@ struct xd_notify {
 	struct xd_sessions *sessions;
 	const struct xd_reloader *reloader;
 	const struct xd_rollout *rollout; /* NULL: no `rollout:` */
+	bool ready; /* READY=1 was sent: the start is over */
 };
 
 /* 1234567 as "1,234,567": figures an operator reads at a glance. */
@@ -146,12 +147,14 @@ static size_t rollout_text(char *out, size_t len, const struct xd_rollout *ro)
 void xd_notify_status(struct xd_notify *n, const char *extra)
 {
 	const struct xd_reload_record *rec = NULL;
-	char status[1024];
+	char status[1024], extend[64];
 	size_t k;
 
 	if (n == NULL)
 		return;
 	XD_ASSERT_LOOP(); /* the sessions' and the reloader's state */
+	if (extra != NULL && strstr(extra, "READY=1") != NULL)
+		n->ready = true;
 	if (xd_reload_history_count(n->reloader) > 0)
 		rec = xd_reload_history(n->reloader, 0);
 	k = last_good(status, sizeof(status), n->reloader);
@@ -162,8 +165,12 @@ void xd_notify_status(struct xd_notify *n, const char *extra)
 				 xd_sessions_stats(n->sessions)->sessions :
 				 0,
 			 xd_reloader_busy(n->reloader), rec, xd_wall_ms());
-	sd_notifyf(0, "%s%sSTATUS=%s", extra != NULL ? extra : "",
-		   extra != NULL ? "\n" : "", status);
+	extend[0] = '\0';
+	if (!n->ready)
+		snprintf(extend, sizeof(extend), "EXTEND_TIMEOUT_USEC=%llu\n",
+			 (unsigned long long)XD_NOTIFY_START_EXTEND_MS * 1000);
+	sd_notifyf(0, "%s%s%sSTATUS=%s", extra != NULL ? extra : "",
+		   extra != NULL ? "\n" : "", extend, status);
 }
 
 static void on_status_timer(uv_timer_t *t)

@@ -23,6 +23,12 @@
  * purpose: a loop that is stuck (a callback that never returns, a
  * deadlock) sends none, and systemd kills and restarts the daemon.
  *
+ * Until READY=1 is sent through here (the etcd source, whose first
+ * snapshots come once etcd answers), each STATUS= also carries
+ * EXTEND_TIMEOUT_USEC= of XD_NOTIFY_START_EXTEND_MS: systemd's start
+ * timeout (TimeoutStartSec=) is pushed back for as long as the loop
+ * turns and waits, and a start whose loop is stuck still times out.
+ *
  * Without NOTIFY_SOCKET (not run by systemd) nothing is started.
  *
  * Ownership: borrows the loop, cache, sessions, reloader and rollout
@@ -43,6 +49,8 @@
 #include "protocol/session.h"
 
 #define XD_NOTIFY_STATUS_MS 5000
+/* Six status periods: a loaded machine's late timer is not a hang. */
+#define XD_NOTIFY_START_EXTEND_MS (6 * XD_NOTIFY_STATUS_MS)
 
 struct xd_notify;
 
@@ -54,7 +62,8 @@ struct xd_notify *xd_notify_start(uv_loop_t *loop,
 				  const struct xd_rollout *rollout);
 
 /* Sends STATUS= now, with `extra` ("READY=1", say; may be NULL) in the
- * same message. n may be NULL: nothing to tell. */
+ * same message; from an `extra` holding READY=1 on, the start timeout
+ * is no longer extended. n may be NULL: nothing to tell. */
 void xd_notify_status(struct xd_notify *n, const char *extra);
 
 /* The watchdog interval in use, in ms (0: none). */

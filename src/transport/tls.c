@@ -62,13 +62,14 @@ static void pems_free(struct pems *p)
 
 /*
  * What to do about a file xdsd may not read: the shipped unit runs xdsd
- * as a dynamic user, which cannot read a key only root may read
+ * as the system user xdsd, which cannot read a key only root may read
  * (systemd/xdsd.service.in).
  */
 static void unreadable_hint(const struct tls_file *f, struct xd_diag *diag)
 {
 	xd_diag_add(diag,
-		    "%s: under systemd's DynamicUser=yes, hand the file over as a credential: LoadCredential=%s:%s in the unit, and "
+		    "%s: under systemd (User=xdsd), let the group xdsd read the file (chgrp xdsd; chmod 0640), "
+		    "or hand it over as a credential: LoadCredential=%s:%s in the unit, and "
 		    "tls.%s: ${CREDENTIALS_DIRECTORY}/%s in xdsd.yaml (xdsd.yaml(5), \"TLS files\")",
 		    f->path, f->credential, f->path, f->directive, f->credential);
 }

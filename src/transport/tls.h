@@ -11,8 +11,8 @@
  * period, and the client CA file holds at least one certificate. Each
  * problem is reported with the file and the reason, so that a bad file
  * is refused up front rather than failing every handshake later. A file
- * xdsd may not read says how to hand it over under systemd (a
- * credential: LoadCredential=).
+ * xdsd may not read says how to let it under systemd (the group xdsd),
+ * or to hand it over (a credential: LoadCredential=).
  *
  * The certificate in use and the client CA that expires first are
  * known with their expiry, for /metrics, /status and the warnings at

@@ -44,8 +44,9 @@ struct xc_opts {
 	 * answer, as the duration given ("0" for --pending alone); NULL:
 	 * every stream */
 	const char *pending;
-	/* push: xdsd.yaml to read the etcd settings and schema from (-c),
-	 * and what the command line sets over them; NULL: not given */
+	/* xdsd.yaml (-c): push reads the etcd settings and schema from
+	 * it, under what the command line sets; the other commands ask
+	 * its admin_listen. NULL: not given */
 	const char *config;
 	const char *etcd;   /* endpoints, comma-separated */
 	const char *prefix;

@@ -8,17 +8,33 @@
 #include "envoy/verdict.h"
 #include "util/xalloc.h"
 
-int xc_settings(const struct xc_opts *o, struct xd_config *cfg)
+int xc_config_read(const char *path, struct xd_config *cfg)
 {
 	struct xd_diag diag = XD_DIAG_INIT;
 	struct xd_paths paths;
 
 	xd_paths_defaults(&paths);
 	xd_config_init(cfg, paths.snapshots, paths.schema);
-	if (o->config != NULL && xd_config_load(cfg, o->config, &diag) != 0) {
+	if (xd_config_load(cfg, path, &diag) != 0) {
 		xd_diag_print(&diag, stderr);
 		xd_diag_clear(&diag);
-		return xc_usage_error("-c %s: the configuration has errors", o->config);
+		return xc_usage_error("-c %s: the configuration has errors", path);
+	}
+	return XC_OK;
+}
+
+int xc_settings(const struct xc_opts *o, struct xd_config *cfg)
+{
+	struct xd_paths paths;
+	int rc;
+
+	if (o->config != NULL) {
+		rc = xc_config_read(o->config, cfg);
+		if (rc != XC_OK)
+			return rc;
+	} else {
+		xd_paths_defaults(&paths);
+		xd_config_init(cfg, paths.snapshots, paths.schema);
 	}
 	if (o->schema != NULL) {
 		free(cfg->schema);

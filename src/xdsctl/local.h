@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What push and diff share to check snapshots on the machine xdsctl
- * runs on: the settings they check with, and Envoy's verdict (--envoy
- * PATH) on a directory they loaded.
+ * What xdsctl reads on the machine it runs on: xdsd's configuration
+ * (-c: the admin endpoint to ask; push's etcd), and what push and diff
+ * share to check snapshots there: the settings they check with, and
+ * Envoy's verdict (--envoy PATH) on a directory they loaded.
  */
 #ifndef XD_XDSCTL_LOCAL_H
 #define XD_XDSCTL_LOCAL_H
@@ -11,6 +12,13 @@
 #include "schema/schema.h"
 #include "snapshot/loader.h"
 #include "xdsctl/ctl.h"
+
+/*
+ * The configuration `path` (with its conf.d) as xdsd reads it, over
+ * the defaults, into `cfg` (xd_config_free it either way): XC_OK, or
+ * XC_USAGE having printed its errors.
+ */
+int xc_config_read(const char *path, struct xd_config *cfg);
 
 /*
  * The settings to check with, into `cfg` (initialised here; the caller

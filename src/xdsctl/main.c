@@ -11,9 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/config.h"
 #include "util/address.h"
 #include "util/text.h"
+#include "util/xalloc.h"
 #include "xdsctl/ctl.h"
+#include "xdsctl/local.h"
 
 #define DEFAULT_ADMIN "127.0.0.1:18080"
 #define DEFAULT_TIMEOUT_S 30
@@ -53,7 +56,8 @@ static void usage(FILE *out)
 		"\n"
 		"options:\n"
 		"      --admin ADDR      the admin endpoint: host:port or unix:/path\n"
-		"                        (default $XDSCTL_ADMIN, else " DEFAULT_ADMIN ")\n"
+		"                        (default -c's admin_listen, else $XDSCTL_ADMIN,\n"
+		"                        else " DEFAULT_ADMIN ")\n"
 		"      --json            print xdsd's JSON answer as it is, for scripts\n"
 		"      --timeout SECONDS give up after this long (default %d)\n"
 		"      --nacked          clients: only the streams that NACKed\n"
@@ -67,9 +71,10 @@ static void usage(FILE *out)
 		"      --envoy PATH      push, diff: also ask that Envoy binary (envoy --mode\n"
 		"                        validate) what it would refuse of the snapshots,\n"
 		"                        read here (diff: DIR, or xdsd's directory)\n"
-		"  -c, --config FILE     push: xdsd.yaml whose etcd: section and schema\n"
-		"                        give the defaults of the options below (diff\n"
-		"                        --envoy: its schema)\n"
+		"  -c, --config FILE     xdsd.yaml (and its conf.d): the admin endpoint is\n"
+		"                        its admin_listen; for push, its etcd: section\n"
+		"                        and schema give the defaults of the options below\n"
+		"                        (diff --envoy: its schema)\n"
 		"      --etcd ENDPOINTS  push: etcd's host:port, comma-separated, tried in\n"
 		"                        turn (default 127.0.0.1:2379)\n"
 		"      --prefix PREFIX   push: the key prefix (default /xdsd/snapshots/)\n"
@@ -128,6 +133,44 @@ static int timeout_ms(const char *arg, int *out)
 	return 0;
 }
 
+/*
+ * The admin endpoint the configuration `path` gives xdsd, as an address
+ * to connect to in *out (malloc'd): an address xdsd listens on for any
+ * (0.0.0.0, [::]) is reached on loopback. So that whoever runs xdsd
+ * with a configuration (systemd's ExecReload=) asks where that xdsd
+ * listens, whatever a site set. XC_OK, XC_USAGE for a configuration
+ * with errors, XC_UNREACHABLE when its endpoint is off.
+ */
+static int admin_of_config(const char *path, char **out)
+{
+	struct xd_config cfg;
+	char host[256], port[16], why[512];
+	int rc = xc_config_read(path, &cfg);
+
+	*out = NULL;
+	if (rc != XC_OK)
+		goto out;
+	if (!xd_config_admin_on(&cfg)) {
+		xc_error("%s: admin_listen is off: xdsd has no admin endpoint to ask (a reload is SIGHUP then: systemctl kill -s HUP xdsd)",
+			 path);
+		rc = XC_UNREACHABLE;
+		goto out;
+	}
+	if (strncmp(cfg.admin_listen, "unix:", 5) == 0 ||
+	    xd_address_split(cfg.admin_listen, host, sizeof(host), port,
+			     sizeof(port), why, sizeof(why)) != 0)
+		*out = xd_strdup(cfg.admin_listen);
+	else if (strcmp(host, "0.0.0.0") == 0)
+		*out = xd_asprintf("127.0.0.1:%s", port);
+	else if (strcmp(host, "::") == 0)
+		*out = xd_asprintf("[::1]:%s", port);
+	else
+		*out = xd_strdup(cfg.admin_listen);
+out:
+	xd_config_free(&cfg);
+	return rc;
+}
+
 enum {
 	OPT_ADMIN = 256,
 	OPT_JSON,
@@ -180,11 +223,50 @@ static const struct {
 	{"diff", xc_diff},
 };
 
+/* The command argv[0], once its options are known to go with it. */
+static int run(struct xc_opts *o, int argc, char **argv, bool pushing,
+	       bool checking, bool pending, const char *older)
+{
+	int rc;
+
+	if (!pushing && (o->etcd != NULL || o->prefix != NULL ||
+			 o->cacert != NULL || o->cert != NULL || o->key != NULL))
+		return xc_usage_error("--etcd, --prefix, --cacert, --cert and --key go with push");
+	if (!checking && o->schema != NULL)
+		return xc_usage_error("--schema goes with push, and with diff --envoy");
+	if (o->envoy != NULL && !pushing && strcmp(argv[0], "diff") != 0)
+		return xc_usage_error("--envoy goes with push and diff");
+	if (o->nacked && strcmp(argv[0], "clients") != 0)
+		return xc_usage_error("--nacked goes with clients");
+	if (older != NULL && !pending)
+		return xc_usage_error("--older goes with --pending");
+	if (pending && strcmp(argv[0], "clients") != 0)
+		return xc_usage_error("--pending goes with clients");
+	if ((o->snapshots != NULL || o->verbose) && strcmp(argv[0], "diff") != 0)
+		return xc_usage_error("%s goes with diff",
+				      o->snapshots != NULL ? "--snapshots" : "-v");
+	if (pending)
+		o->pending = older != NULL ? older : "0";
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(commands[i].name, argv[0]) != 0)
+			continue;
+		rc = commands[i].run(o, argc - 1, argv + 1);
+		if (fflush(stdout) != 0 || ferror(stdout)) {
+			xc_error("cannot write the output");
+			return XC_FAILED;
+		}
+		return rc;
+	}
+	return xc_usage_error("unknown command '%s': status, clients, dump, reload, diff, rollout or push",
+			      argv[0]);
+}
+
 int main(int argc, char **argv)
 {
 	struct xc_opts o = {.timeout_ms = DEFAULT_TIMEOUT_S * 1000};
 	const char *env = getenv("XDSCTL_ADMIN");
 	const char *admin_from = "--admin", *why, *older = NULL;
+	char *config_admin = NULL; /* -c's admin_listen, to connect to */
 	bool pending = false;
 	uint64_t older_ms;
 	bool pushing, checking;
@@ -263,15 +345,23 @@ int main(int argc, char **argv)
 			return xc_usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (optind >= argc)
+		return xc_usage_error("which command? status, clients, dump, reload, diff, rollout or push");
+	pushing = strcmp(argv[optind], "push") == 0;
+	/* -c: push's etcd settings, the admin endpoint of the others */
+	if (o.admin == NULL && o.config != NULL && !pushing) {
+		rc = admin_of_config(o.config, &config_admin);
+		if (rc != XC_OK)
+			return rc;
+		o.admin = config_admin;
+		admin_from = "the configuration's admin_listen";
+	}
 	if (o.admin == NULL && env != NULL && env[0] != '\0') {
 		o.admin = env;
 		admin_from = "XDSCTL_ADMIN";
 	}
 	if (o.admin == NULL)
 		o.admin = DEFAULT_ADMIN;
-	if (optind >= argc)
-		return xc_usage_error("which command? status, clients, dump, reload, diff, rollout or push");
-	pushing = strcmp(argv[optind], "push") == 0;
 	/* diff --envoy loads the directory here, as push does */
 	checking = pushing ||
 		   (strcmp(argv[optind], "diff") == 0 && o.envoy != NULL);
@@ -280,36 +370,13 @@ int main(int argc, char **argv)
 	if (why == NULL && !pushing && strncmp(o.admin, "unix:", 5) != 0 &&
 	    strcmp(strrchr(o.admin, ':'), ":0") == 0)
 		why = "port 0 is no address to connect to";
-	if (why != NULL)
-		return xc_usage_error("%s '%s': %s", admin_from, o.admin, why);
-	if (!pushing && (o.etcd != NULL || o.prefix != NULL || o.cacert != NULL ||
-			 o.cert != NULL || o.key != NULL))
-		return xc_usage_error("--etcd, --prefix, --cacert, --cert and --key go with push");
-	if (!checking && (o.config != NULL || o.schema != NULL))
-		return xc_usage_error("-c and --schema go with push, and with diff --envoy");
-	if (o.envoy != NULL && !pushing && strcmp(argv[optind], "diff") != 0)
-		return xc_usage_error("--envoy goes with push and diff");
-	if (o.nacked && strcmp(argv[optind], "clients") != 0)
-		return xc_usage_error("--nacked goes with clients");
-	if (older != NULL && !pending)
-		return xc_usage_error("--older goes with --pending");
-	if (pending && strcmp(argv[optind], "clients") != 0)
-		return xc_usage_error("--pending goes with clients");
-	if ((o.snapshots != NULL || o.verbose) && strcmp(argv[optind], "diff") != 0)
-		return xc_usage_error("%s goes with diff",
-				      o.snapshots != NULL ? "--snapshots" : "-v");
-	if (pending)
-		o.pending = older != NULL ? older : "0";
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (strcmp(commands[i].name, argv[optind]) != 0)
-			continue;
-		rc = commands[i].run(&o, argc - optind - 1, argv + optind + 1);
-		if (fflush(stdout) != 0 || ferror(stdout)) {
-			xc_error("cannot write the output");
-			return XC_FAILED;
-		}
-		return rc;
+	if (why != NULL) {
+		rc = xc_usage_error("%s '%s': %s", admin_from, o.admin, why);
+		goto out;
 	}
-	return xc_usage_error("unknown command '%s': status, clients, dump, reload, diff, rollout or push",
-			      argv[optind]);
+	rc = run(&o, argc - optind, argv + optind, pushing, checking, pending,
+		 older);
+out:
+	free(config_admin);
+	return rc;
 }

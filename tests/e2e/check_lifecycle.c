@@ -146,6 +146,52 @@ START_TEST(ignored_etcd_section_warned)
 }
 END_TEST
 
+/* A site's settings in conf.d/ beside the configuration: read after it,
+ * each replacing what the file set (here a rest_listen the file spells
+ * out, which appended to the file would be set twice), by the daemon
+ * and by --check alike, and both say which files they read. */
+START_TEST(confd_settings_over_the_file)
+{
+	char *dir = xdtest_snapdir(), *confd, *cfg, *site, *out, *err;
+	char *snaps = xdtest_clusters_snapdir(1), text[1024], then[1024];
+	const char *check_args[] = {"--check", "-c", NULL, NULL};
+	const char *run_args[] = {"-c", NULL, NULL};
+	struct xdt_daemon *d;
+
+	snprintf(text, sizeof(text),
+		 "listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0\nrest_listen: off\n"
+		 "log_level: info\nsnapshots: %s\n", snaps);
+	cfg = xdtest_write_file(dir, "xdsd.yaml", text);
+	ck_assert(asprintf(&confd, "%s/conf.d", dir) > 0);
+	ck_assert(mkdir(confd, 0755) == 0);
+	site = xdtest_write_file(confd, "50-site.yaml",
+				 "rest_listen: 127.0.0.1:0\nlog_level: debug\n");
+	free(xdtest_write_file(confd, "50-site.yaml.dpkg-old", "listen: nowhere\n"));
+	snprintf(then, sizeof(then), "then %s", site);
+
+	check_args[2] = cfg;
+	ck_assert_int_eq(xdt_run_xdsd(check_args, &out, &err), 0);
+	ck_assert_msg(strstr(out, then) != NULL, "--check: %s", out);
+	ck_assert_msg(strstr(out, "\nrest_listen: '127.0.0.1:0'") != NULL &&
+			      strstr(out, "\nlog_level: debug") != NULL,
+		      "--check: %s", out);
+	free(out);
+	free(err);
+
+	run_args[1] = cfg;
+	d = xdt_daemon_start(NULL, run_args, START_MS);
+	ck_assert_msg(xdt_daemon_wait_log(d, then, 1), "the log does not say %s", then);
+	ck_assert_msg(d->rest_port > 0, "no REST-JSON endpoint: conf.d's rest_listen was not used");
+	ck_assert(xdt_daemon_wait_log(d, "debug: ", 1));
+	xdt_daemon_stop(d, 5000);
+	free(site);
+	free(confd);
+	free(cfg);
+	free(snaps);
+	free(dir);
+}
+END_TEST
+
 /* With `source: etcd`, --check --snapshots DIR checks DIR (the
  * directory about to be pushed), as xdsctl push does: a broken one
  * fails with its errors; a good one passes and is described. Without
@@ -841,6 +887,7 @@ int main(void)
 
 	tcase_set_timeout(run, 60);
 	tcase_add_test(run, ignored_etcd_section_warned);
+	tcase_add_test(run, confd_settings_over_the_file);
 	tcase_add_test(run, sigterm_with_live_stream);
 	tcase_add_test(run, sigint_with_live_stream);
 	tcase_add_test(run, sigterm_with_many_connections);

@@ -173,6 +173,8 @@ START_TEST(ready_then_status_follows_streams)
 	ck_assert_msg(strncmp(m, "READY=1\n", 8) == 0, "got '%s'", m);
 	ck_assert_msg(strstr(m, "STATUS=serving 1 snapshot to 0 streams; loaded at start-up ") != NULL,
 		      "got '%s'", m);
+	/* ready: the start is over, its timeout no longer pushed back */
+	ck_assert_msg(strstr(m, "EXTEND_TIMEOUT_USEC") == NULL, "got '%s'", m);
 	/* READY comes only after the port is open */
 	log = xdt_daemon_log(d);
 	ck_assert_ptr_nonnull(strstr(log, "listening on"));
@@ -184,6 +186,7 @@ START_TEST(ready_then_status_follows_streams)
 	m = recv_matching(&ns, "STATUS=serving 1 snapshot to 1 stream;",
 			  STATUS_WAIT_MS);
 	ck_assert_ptr_null(strstr(m, "READY=1"));
+	ck_assert_ptr_null(strstr(m, "EXTEND_TIMEOUT_USEC"));
 	free(m);
 	xdc_stream_free(s);
 	xdc_conn_free(c);
@@ -192,6 +195,31 @@ START_TEST(ready_then_status_follows_streams)
 	stop(d, &ns);
 	free(cfg);
 	free(dir);
+}
+END_TEST
+
+/* Waiting for etcd's first snapshots, not ready: every STATUS= says
+ * EXTEND_TIMEOUT_USEC= (the first at once), so that systemd's start
+ * timeout does not kill a start that is waiting, not stuck. */
+START_TEST(waiting_for_etcd_extends_the_start)
+{
+	static const char cfg[] =
+		"listen: 127.0.0.1:0\nstate_dir: off\nsource: etcd\n"
+		"etcd:\n  endpoints: ['127.0.0.1:1']\n  dial_timeout: 100ms\n";
+	struct notify_sock ns;
+	struct xdt_daemon *d;
+	char *m;
+
+	sock_open(&ns);
+	d = start(&ns, cfg, NULL);
+	for (int i = 0; i < 2; i++) {
+		m = recv_matching(&ns, "STATUS=", i == 0 ? START_MS : STATUS_WAIT_MS);
+		ck_assert_msg(strncmp(m, "EXTEND_TIMEOUT_USEC=30000000\nSTATUS=serving 0 snapshots", 55) == 0,
+			      "got '%s'", m);
+		ck_assert_ptr_null(strstr(m, "READY=1"));
+		free(m);
+	}
+	stop(d, &ns);
 }
 END_TEST
 
@@ -408,6 +436,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, ready_then_status_follows_streams);
 	tcase_add_test(tc, reload_notifies_and_reports);
+	tcase_add_test(tc, waiting_for_etcd_extends_the_start);
 	tcase_add_test(tc, watchdog_keepalive);
 	tcase_add_test(tc, watchdog_of_another_process_ignored);
 	tcase_add_test(tc, status_says_last_good_state);

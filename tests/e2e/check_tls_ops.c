@@ -696,8 +696,8 @@ START_TEST(credentials_directory_in_tls_paths)
 END_TEST
 
 /*
- * A key xdsd may not read (as root's key is to the unit's dynamic
- * user): the error says how to hand it over. The daemon runs without
+ * A key xdsd may not read (as root's key is to the unit's user xdsd):
+ * the error says how to let it, or to hand it over. The daemon runs without
  * the capabilities that let root read anything.
  */
 START_TEST(unreadable_key_says_how_to_pass_it)
@@ -739,7 +739,7 @@ START_TEST(unreadable_key_says_how_to_pass_it)
 		      "%s", text);
 	ck_assert_msg(strstr(text, "LoadCredential=tls.key:") != NULL &&
 			      strstr(text, "tls.key: ${CREDENTIALS_DIRECTORY}/tls.key") != NULL &&
-			      strstr(text, "DynamicUser=yes") != NULL,
+			      strstr(text, "let the group xdsd read the file (chgrp xdsd; chmod 0640)") != NULL,
 		      "the error does not say how to pass the key:\n%s", text);
 	free(text);
 	chmod(key, 0600);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1168,6 +1169,64 @@ START_TEST(unix_socket_admin)
 }
 END_TEST
 
+/* -c: the admin endpoint is where the configuration (with its conf.d)
+ * has xdsd listen, as systemd's ExecReload= asks it; one xdsd listens
+ * on for any address is asked on loopback; --admin still wins, and an
+ * endpoint that is off is said to be. */
+START_TEST(config_gives_the_admin_endpoint)
+{
+	char *dir = xdtest_snapdir(), *conf = xdtest_snapdir(), *cfg, *confd;
+	char text[256];
+	struct xdt_daemon *d;
+	struct xdt_run r;
+
+	xdtest_write_svc_snapshot(dir, 8080, NULL);
+	d = xdt_ctl_start(dir, NULL);
+	ck_assert(d->admin_port > 0);
+	/* nothing listens on port 1: only conf.d's address can answer */
+	cfg = xdtest_write_file(conf, "xdsd.yaml", "admin_listen: 127.0.0.1:1\n");
+	ck_assert(asprintf(&confd, "%s/conf.d", conf) > 0);
+	ck_assert(mkdir(confd, 0755) == 0);
+	snprintf(text, sizeof(text), "admin_listen: 0.0.0.0:%d\n", d->admin_port);
+	free(xdtest_write_file(confd, "50-site.yaml", text));
+
+	r = xdt_ctl(true, NULL, (const char *const[]){"-c", cfg, "reload", NULL});
+	xdt_want(&r, 0);
+	xdt_has(r.out, "reload ok (admin, ");
+	xdt_run_free(&r);
+
+	free(xdtest_write_file(dir, "default.yaml", "bogus_section: []\n"));
+	r = xdt_ctl(false, NULL, (const char *const[]){"reload", "--config", cfg, NULL});
+	xdt_want(&r, 1);
+	xdt_has(r.err, "reload refused (admin, ");
+	xdt_run_free(&r);
+
+	r = xdt_ctl(false, NULL, (const char *const[]){"-c", cfg, "--admin", "127.0.0.1:1", "status", NULL});
+	xdt_want(&r, 3);
+	xdt_has(r.err, "cannot connect to 127.0.0.1:1");
+	xdt_run_free(&r);
+
+	free(xdtest_write_file(confd, "60-off.yaml", "admin_listen: off\n"));
+	r = xdt_ctl(false, NULL, (const char *const[]){"-c", cfg, "reload", NULL});
+	xdt_want(&r, 3);
+	xdt_has(r.err, "/xdsd.yaml: admin_listen is off: xdsd has no admin endpoint to ask");
+	xdt_run_free(&r);
+
+	free(xdtest_write_file(confd, "60-off.yaml", "admin_listen: nowhere\n"));
+	r = xdt_ctl(false, NULL, (const char *const[]){"-c", cfg, "status", NULL});
+	xdt_want(&r, 2);
+	xdt_has(r.err, "/conf.d/60-off.yaml:1:15: 'admin_listen': bad value 'nowhere'");
+	xdt_has(r.err, ": the configuration has errors");
+	xdt_run_free(&r);
+
+	xdt_ctl_stop(d);
+	free(confd);
+	free(cfg);
+	free(conf);
+	free(dir);
+}
+END_TEST
+
 /* Serving the last good state (state_dir) in place of refused
  * snapshots: said, and exit status 1 until a reload accepts them. */
 START_TEST(status_last_good_state)
@@ -1301,6 +1360,7 @@ int main(void)
 	tcase_add_test(tc, status_exit_tells_serving_degraded_not_serving);
 	tcase_add_test(tc, status_last_good_state);
 	tcase_add_test(tc, unix_socket_admin);
+	tcase_add_test(tc, config_gives_the_admin_endpoint);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("client");
 	tcase_set_timeout(tc, 60);

@@ -668,6 +668,192 @@ static void find_golden(void)
 	free(dir);
 }
 
+/* ---- conf.d: the files beside the configuration, read after it ---- */
+
+/* A fresh directory holding xdsd.yaml (`main`) and an empty conf.d/;
+ * returns xdsd.yaml's path, the directory in *dir. */
+static char *confd_setup(const char *main, char **dir)
+{
+	char *confd, *path;
+
+	*dir = xdtest_snapdir();
+	ck_assert(asprintf(&confd, "%s/conf.d", *dir) > 0);
+	ck_assert(mkdir(confd, 0755) == 0);
+	free(confd);
+	path = xdtest_write_file(*dir, "xdsd.yaml", main);
+	return path;
+}
+
+static void confd_write(const char *dir, const char *name, const char *text)
+{
+	char *confd;
+
+	ck_assert(asprintf(&confd, "%s/conf.d", dir) > 0);
+	free(xdtest_write_file(confd, name, text));
+	free(confd);
+}
+
+/* Later files set what they name over earlier ones, in byte order of
+ * their names; only NAME.yaml that is not hidden is read. */
+START_TEST(confd_later_files_override)
+{
+	char *dir, *path = confd_setup("listen: 127.0.0.1:1\nlog_level: warn\n"
+				       "admin_listen: 127.0.0.1:2\n", &dir);
+	char *want;
+
+	confd_write(dir, "20-b.yaml", "listen: 127.0.0.1:3\n");
+	confd_write(dir, "10-a.yaml", "listen: 127.0.0.1:4\nadmin_listen: off\n");
+	confd_write(dir, ".30-hidden.yaml", "listen: 127.0.0.1:5\n");
+	confd_write(dir, "40-old.yaml.dpkg-old", "listen: 127.0.0.1:6\n");
+	confd_write(dir, "50-notes.txt", "listen: 127.0.0.1:7\n");
+	confd_write(dir, "60-backup.yaml~", "listen: 127.0.0.1:8\n");
+	ck_assert_msg(xd_config_load(&cfg, path, &diag) == 0, "%s", diag_text());
+	ck_assert_str_eq(cfg.listen, "127.0.0.1:3");
+	ck_assert_str_eq(cfg.admin_listen, "off");
+	ck_assert_int_eq(cfg.log_level, XD_LOG_WARN);
+	ck_assert_uint_eq(cfg.nfiles, 3);
+	ck_assert_str_eq(cfg.files[0], path);
+	ck_assert(asprintf(&want, "%s/conf.d/10-a.yaml", dir) > 0);
+	ck_assert_str_eq(cfg.files[1], want);
+	free(want);
+	ck_assert(asprintf(&want, "%s/conf.d/20-b.yaml", dir) > 0);
+	ck_assert_str_eq(cfg.files[2], want);
+	free(want);
+	free(path);
+	free(dir);
+}
+END_TEST
+
+/* A section's setting alone replaces its own; a list is replaced whole;
+ * relative paths are the configuration file's directory's. */
+START_TEST(confd_section_keys_and_lists)
+{
+	char *dir, *path = confd_setup(
+		"tls:\n  cert: /etc/c.pem\n  key: /etc/k.pem\n  client_ca: /etc/ca.pem\n"
+		"authorize:\n  - identity: a\n  - identity: b\n"
+		"csds_allow: [x, y]\n"
+		"trusted_proxies: [10.0.0.0/8, 127.0.0.1]\n"
+		"dry_run_dirs: [/srv/a, /srv/b]\n", &dir);
+	char *want;
+
+	confd_write(dir, "tls.yaml", "tls:\n  key: keys/new.pem\n");
+	confd_write(dir, "who.yaml", "authorize:\n  - identity: c\n    node_id: n\n"
+				     "csds_allow: [z]\ntrusted_proxies: [192.0.2.1]\n"
+				     "dry_run_dirs: [releases]\nsnapshots: snaps\n");
+	ck_assert_msg(xd_config_load(&cfg, path, &diag) == 0, "%s", diag_text());
+	ck_assert_str_eq(cfg.tls.cert, "/etc/c.pem");
+	ck_assert(asprintf(&want, "%s/keys/new.pem", dir) > 0);
+	ck_assert_str_eq(cfg.tls.key, want);
+	free(want);
+	ck_assert(asprintf(&want, "%s/snaps", dir) > 0);
+	ck_assert_str_eq(cfg.snapshots, want);
+	free(want);
+	ck_assert_uint_eq(cfg.nauthorize, 1);
+	ck_assert_str_eq(cfg.authorize[0].identity, "c");
+	ck_assert_str_eq(cfg.authorize[0].node_id, "n");
+	ck_assert_uint_eq(cfg.ncsds_allow, 1);
+	ck_assert_str_eq(cfg.csds_allow[0], "z");
+	ck_assert_uint_eq(cfg.ntrusted_proxies, 1);
+	ck_assert_str_eq(cfg.trusted_proxies[0], "192.0.2.1");
+	ck_assert_uint_eq(cfg.ndry_run_dirs, 1);
+	ck_assert(asprintf(&want, "%s/releases", dir) > 0);
+	ck_assert_str_eq(cfg.dry_run_dirs[0], want);
+	free(want);
+	free(path);
+	free(dir);
+}
+END_TEST
+
+/* Within one file a key set twice is still an error, and every file's
+ * errors are reported, each with its own path. */
+START_TEST(confd_errors_name_their_file)
+{
+	char *dir, *path = confd_setup("log_level: warn\n", &dir);
+	char *got, *want;
+
+	confd_write(dir, "a.yaml", "log_level: info\nlog_level: debug\n");
+	confd_write(dir, "b.yaml", "lissten: 127.0.0.1:1\n");
+	ck_assert_int_ne(xd_config_load(&cfg, path, &diag), 0);
+	got = diag_text();
+	ck_assert(asprintf(&want,
+			   "%s/conf.d/a.yaml:2:1: 'log_level' is set twice (first on line 1)\n"
+			   "%s/conf.d/b.yaml:1:1: unknown directive 'lissten' (did you mean 'listen'?)\n",
+			   dir, dir) > 0);
+	ck_assert_str_eq(got, want);
+	free(got);
+	free(want);
+	free(path);
+	free(dir);
+}
+END_TEST
+
+/* What goes together is checked once every file is read: the key may
+ * come from another file than its certificate. A setting left alone is
+ * reported in the file that set it. */
+START_TEST(confd_together_across_files)
+{
+	char *dir, *path = confd_setup("tls:\n  cert: /etc/c.pem\n", &dir);
+	char *got, *want;
+
+	confd_write(dir, "key.yaml", "tls:\n  key: /etc/k.pem\n");
+	ck_assert_msg(xd_config_load(&cfg, path, &diag) == 0, "%s", diag_text());
+	ck_assert_str_eq(cfg.tls.key, "/etc/k.pem");
+	free(path);
+	free(dir);
+
+	xd_config_free(&cfg);
+	xd_config_init(&cfg, "/s", "/x.pb");
+	path = confd_setup("log_level: info\n", &dir);
+	confd_write(dir, "mtls.yaml", "# mTLS\n"
+				      "tls:\n  cert: /etc/c.pem\n");
+	ck_assert_int_ne(xd_config_load(&cfg, path, &diag), 0);
+	got = diag_text();
+	ck_assert(asprintf(&want, "%s/conf.d/mtls.yaml:2:1: tls: 'cert' and 'key' go together (line 3 sets only 'cert')\n",
+			   dir) > 0);
+	ck_assert_str_eq(got, want);
+	free(got);
+	free(want);
+	free(path);
+	free(dir);
+}
+END_TEST
+
+/* A conf.d that is not a directory, or holds more files than a site
+ * keeps, is refused, saying so. */
+START_TEST(confd_refused)
+{
+	char *dir, *path, *confd, *got, *name;
+
+	dir = xdtest_snapdir();
+	path = xdtest_write_file(dir, "xdsd.yaml", "log_level: info\n");
+	free(xdtest_write_file(dir, "conf.d", "listen: x\n"));
+	ck_assert_int_ne(xd_config_load(&cfg, path, &diag), 0);
+	got = diag_text();
+	ck_assert_msg(strstr(got, "/conf.d: cannot read the configuration's conf.d: Not a directory") != NULL,
+		      "%s", got);
+	free(got);
+	free(path);
+	free(dir);
+	xd_diag_clear(&diag);
+
+	path = confd_setup("", &dir);
+	ck_assert(asprintf(&confd, "%s/conf.d", dir) > 0);
+	for (int i = 0; i <= XD_CONFIG_MAX_CONFD; i++) {
+		ck_assert(asprintf(&name, "%03d.yaml", i) > 0);
+		free(xdtest_write_file(confd, name, "log_level: debug\n"));
+		free(name);
+	}
+	ck_assert_int_ne(xd_config_load(&cfg, path, &diag), 0);
+	got = diag_text();
+	ck_assert_msg(strstr(got, "/conf.d: more than 256 files NAME.yaml; xdsd reads at most 256") != NULL,
+		      "%s", got);
+	free(got);
+	free(confd);
+	free(path);
+	free(dir);
+}
+END_TEST
+
 START_TEST(golden_bad_file)
 {
 	const char *name = golden[_i];
@@ -696,6 +882,7 @@ int main(void)
 {
 	Suite *s = suite_create("config");
 	TCase *tc = tcase_create("parse");
+	TCase *confd = tcase_create("conf.d");
 	TCase *gold = tcase_create("golden");
 
 	xdtest_tmpdir();
@@ -722,6 +909,14 @@ int main(void)
 	tcase_add_test(tc, etcd_source);
 	tcase_add_test(tc, connection_buffers);
 	suite_add_tcase(s, tc);
+
+	tcase_add_checked_fixture(confd, setup, teardown);
+	tcase_add_test(confd, confd_later_files_override);
+	tcase_add_test(confd, confd_section_keys_and_lists);
+	tcase_add_test(confd, confd_errors_name_their_file);
+	tcase_add_test(confd, confd_together_across_files);
+	tcase_add_test(confd, confd_refused);
+	suite_add_tcase(s, confd);
 
 	find_golden();
 	XDT_REQUIRE(ngolden >= 20, "only %d golden files", ngolden);
