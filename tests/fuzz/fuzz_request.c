@@ -975,13 +975,20 @@ static void check_response(struct peer *p, const struct sending *x,
 				}
 			}
 			if (x->heartbeat) {
-				/* rule L1: a resource the client holds with a TTL,
-				 * at the version it holds, without its body */
-				NEED(!r.has_body && r.has_ttl && r.has_version);
+				/* rule L1: a resource the client holds, at the
+				 * version it holds; in delta one with a TTL, without
+				 * its body; in SotW with its body, and for the types
+				 * sent whole every other resource held too */
+				if (p->delta)
+					NEED(!r.has_body && r.has_ttl && r.has_version);
+				else
+					NEED(r.has_body);
 				e = r.variant ? variant_of(x->table, r.name, r.constraints) :
 					xd_table_find(x->table, r.name.data, r.name.len);
-				NEED(e != NULL && e->ttl != NULL);
-				NEED(is_text(r.version, e->version));
+				NEED(e != NULL);
+				NEED(e->ttl != NULL || (!p->delta && x->full_state));
+				NEED(r.has_ttl == (e->ttl != NULL));
+				NEED(!r.has_version || is_text(r.version, e->version));
 				if (x->view != NULL && !x->view->unsure) {
 					const struct holding *h = view_find_v(
 						x->view, r.name.data, r.name.len,
