@@ -348,13 +348,15 @@ class Envoy:
     (read back from --admin-address-path), one worker, no hot restart.
     `edit(bootstrap)` may change the bootstrap dict further (TLS to xdsd,
     more xDS servers, static resources) before it is written. `bootstrap`
-    names another example to start from (one shaped as bootstrap.yaml)."""
+    names another example to start from (one shaped as bootstrap.yaml);
+    `args` are more command-line options (--drain-time-s ...)."""
 
     def __init__(self, binary, work, name, node_id, xds_port, api_type="GRPC",
-                 cluster="edge", edit=None, bootstrap=None):
+                 cluster="edge", edit=None, bootstrap=None, args=()):
         self.binary, self.work, self.name = binary, work, name
         self.node_id, self.xds_port, self.api_type = node_id, xds_port, api_type
         self.cluster, self.edit = cluster, edit
+        self.args = list(args)
         self.example = bootstrap or BOOTSTRAP
         self.proc = None
         self.admin_port = None
@@ -391,7 +393,8 @@ class Envoy:
             pass
         cmd = [self.binary, "-c", self.bootstrap_path, "--disable-hot-restart",
                "--concurrency", "1", "--admin-address-path", self.address_path,
-               "-l", "info", "--component-log-level", "upstream:debug,config:debug"]
+               "-l", "info", "--component-log-level", "upstream:debug,config:debug"] + \
+            self.args
         with open(self.log, "w") as log:
             self.proc = subprocess.Popen(spawn_prefix() + cmd, stdin=subprocess.DEVNULL,
                                          stdout=log, stderr=subprocess.STDOUT)
@@ -502,13 +505,15 @@ class Envoy:
 class Traffic:
     """GET http://127.0.0.1:port<path> every `interval` s from a thread,
     each on a new connection; results are (time, {seq, ok, who, code,
-    details, server}), ok when the answer is 200 from a known backend
-    (`who` is then its name)."""
+    details, server, headers}), ok when the answer is 200 from a known
+    backend (`who` is then its name); `headers` holds the answer's
+    headers of the names in `keep` (lower case; None when absent)."""
 
-    def __init__(self, name, port, path, backends, interval=0.05):
+    def __init__(self, name, port, path, backends, interval=0.05, keep=()):
         self.name, self.port, self.path = name, port, path
         self.backends = set(backends)
         self.interval = interval
+        self.keep = tuple(keep)
         self.cond = threading.Condition()
         self.results = []
         self.stopping = threading.Event()
@@ -526,6 +531,7 @@ class Traffic:
             try:
                 status, body, resp = http_get(self.port, self.path)
                 r["server"] = resp.getheader("server")
+                r["headers"] = {h: resp.getheader(h) for h in self.keep}
                 r["ok"] = status == 200 and body in self.backends
                 r["who"] = body if r["ok"] else None
                 r["code"], r["details"] = status, body[:120]

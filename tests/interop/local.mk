@@ -50,6 +50,10 @@
 #             a SotW and a delta Envoy behind haproxy outlive the xdsd
 #             replica they are on (envoy_failover.py, with failover.py's
 #             replicas: root, network namespaces)
+#  envoy-ecds.sh
+#             a SotW and a delta Envoy take an HTTP filter's config by
+#             ECDS: it changes their answers, their listener unchanged
+#             (envoy_ecds.py)
 TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
@@ -57,7 +61,7 @@ TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
 	tests/interop/envoy-check.sh \
 	tests/interop/envoy-refusals.sh tests/interop/envoy-mtls.sh \
-	tests/interop/envoy-failover.sh \
+	tests/interop/envoy-failover.sh tests/interop/envoy-ecds.sh \
 	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh
 # Today's gRPC clients, each in every scenario of interop.py (named one
 # by one: automake writes a rule per test).
@@ -82,6 +86,7 @@ EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/inter
 	tests/interop/envoy-refusals.sh tests/interop/envoy_refusals.py \
 	tests/interop/envoy-mtls.sh tests/interop/envoy_mtls.py \
 	tests/interop/envoy-failover.sh tests/interop/envoy_failover.py \
+	tests/interop/envoy-ecds.sh tests/interop/envoy_ecds.py \
 	tests/interop/venv-python.sh tests/interop/requirements.txt \
 	scripts/install-venv scripts/install-lib.sh \
 	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh \
@@ -103,7 +108,7 @@ clean-interop:
 		tests/interop/envoy-sotw.work tests/interop/envoy-delta.work \
 		tests/interop/envoy-check.work \
 		tests/interop/envoy-refusals.work tests/interop/envoy-mtls.work \
-		tests/interop/envoy-failover.work \
+		tests/interop/envoy-failover.work tests/interop/envoy-ecds.work \
 		$(INTEROP_TODAY:.sh=.work) tests/interop/failover-pypi-go-java.work
 distclean-local: distclean-interop
 distclean-interop:
