@@ -641,8 +641,12 @@ static struct xd_body *compute(const struct xd_want *w)
 	if (w->heartbeat)
 		send = d.nsend > 0;
 	else if (xd_form_delta(w->form))
+		/* a wildcard the client holds nothing of yet is answered
+		 * even when nothing is there: an empty response is how it
+		 * learns so (rule D2), as a name is told it names nothing
+		 * (rule D8); Envoy waits for its first CDS answer */
 		send = d.changed || d.nmissing > 0 || d.nremoved > 0 ||
-		       d.ngone > 0;
+		       d.ngone > 0 || (w->sub.all && w->ledger->table == NULL);
 	else if (w->full_state)
 		send = w->ledger->table == NULL || d.changed;
 	else

@@ -226,6 +226,43 @@ START_TEST(d2_names_first_is_not_wildcard)
 }
 END_TEST
 
+/*
+ * rule D2: a wildcard is answered at once even when the type has nothing
+ * for the client (an empty response, no name in it): a client learns
+ * "nothing" only so, and Envoy holds its listeners back until its first
+ * CDS answer (its 15 s initial fetch timeout else). Not again after: a
+ * resource that comes later is sent, one that goes is removed.
+ */
+START_TEST(d2_empty_wildcard_answered)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	enum pu_type t = c->type;
+	/* another type's resource: the snapshot is not empty */
+	struct pu_snap *s = pu_snap_of(t == PU_RTDS ? PU_SDS : PU_RTDS, "x", NULL);
+	struct pu_env *e = pu_env_start(s);
+	struct pu_client *cl = pu_connect(e, c);
+	struct pu_resp *r;
+
+	pu_sub(cl, t, NULL);
+	r = expect_exactly(cl, t, "", "");
+	PU_ASSERT(r->nres == 0 && r->nremoved == 0 && pu_is_hex16(r->version),
+		  "%zu resources, %zu removed, version '%s'", r->nres, r->nremoved,
+		  r->version);
+	ack_free(cl, r);
+	pu_expect_none(cl, 0);
+	pu_snap_put(s, t, "a", 1, NULL);
+	pu_env_set(e, s);
+	ack_free(cl, expect_exactly(cl, t, "a", ""));
+	pu_snap_del(s, t, "a");
+	pu_env_set(e, s);
+	ack_free(cl, expect_exactly(cl, t, "", "a"));
+	pu_expect_none(cl, 0);
+	pu_client_free(cl);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+END_TEST
+
 /* ---------------- rule D3 ---------------- */
 
 /* rule D3: responses carry only changed resources, each with name and
@@ -902,6 +939,7 @@ void pu_register_delta(Suite *s, bool subset)
 	pu_add_tests(s, "D2", d2_wildcard_by_star_and_back, wild, nwild);
 	pu_add_tests(s, "D2", d2_star_beside_names, wild, nwild);
 	pu_add_tests(s, "D2", d2_names_first_is_not_wildcard, wild, nwild);
+	pu_add_tests(s, "D2", d2_empty_wildcard_answered, wild, nwild);
 	pu_add_tests(s, "D3", d3_only_changed_with_versions, all, nall);
 	pu_add_tests(s, "D4", d4_removed_resources, removable, nremovable);
 	pu_add_tests(s, "D4", d4_removed_resources_wildcard, wild, nwild);
