@@ -103,12 +103,13 @@ def held_port(listen=True):
     raise OSError("no free port below %d on 127.0.0.1" % low)
 
 
-def http_get(port, path, timeout=5.0, host="127.0.0.1", method="GET"):
-    """(status, body as text) of one request on a new connection; raises
-    OSError (http.client's errors included) when there is no answer."""
+def http_get(port, path, timeout=5.0, host="127.0.0.1", method="GET", headers=None):
+    """(status, body as text, the response) of one request on a new
+    connection, with `headers` besides; raises OSError (http.client's
+    errors included) when there is no answer."""
     conn = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
-        conn.request(method, path, headers={"Connection": "close"})
+        conn.request(method, path, headers=dict(headers or {}, Connection="close"))
         resp = conn.getresponse()
         return resp.status, resp.read().decode("utf-8", "replace"), resp
     finally:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Incremental xDS (rules D1-D11 of docs/protocol.md), against the
+ * Incremental xDS (rules D1-D12 of docs/protocol.md), against the
  * real xdsd over gRPC on loopback.
  *
  * Each test is written once and registered for every (method, type)
@@ -21,6 +21,8 @@
 
 static const struct pu_combo *all, *removable, *wild, *vhds;
 static size_t nall, nremovable, nwild, nvhds;
+/* on-demand CDS (rule D12): per type and aggregated */
+static struct pu_combo cds[2];
 
 /* rule D3: every resource carries its name and its version, the hash of its
  * bytes, inside an Any of the type. */
@@ -917,6 +919,72 @@ START_TEST(d11_types_are_separate_worlds)
 }
 END_TEST
 
+/* ---------------- rule D12 ---------------- */
+
+/*
+ * rule D12, as Envoy's on-demand CDS asks beside its wildcard: a name the
+ * snapshot lacks is said at once in removed_resources (the request
+ * fails instead of waiting), once; it stays subscribed, so a cluster
+ * that comes later is sent; and it stays subscribed by name when the
+ * wildcard is left (rule D2).
+ */
+START_TEST(d12_on_demand_beside_wildcard)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	struct pu_snap *s = pu_snap_of(PU_CDS, "a", "b", NULL);
+	struct pu_env *e = pu_env_start(s);
+	struct pu_client *cl = pu_connect(e, c);
+
+	pu_sub(cl, PU_CDS, NULL);
+	ack_free(cl, expect_exactly(cl, PU_CDS, "a,b", ""));
+	pu_sub(cl, PU_CDS, "late", NULL);
+	ack_free(cl, expect_exactly(cl, PU_CDS, "", "late"));
+	pu_expect_none(cl, 0);
+	pu_snap_put(s, PU_CDS, "late", 1, NULL);
+	pu_env_set(e, s);
+	ack_free(cl, expect_exactly(cl, PU_CDS, "late", ""));
+	pu_unsub(cl, PU_CDS, "*", NULL);
+	pu_snap_put(s, PU_CDS, "a", 2, NULL);
+	pu_snap_put(s, PU_CDS, "late", 2, NULL);
+	pu_env_set(e, s);
+	ack_free(cl, expect_exactly(cl, PU_CDS, "late", ""));
+	pu_expect_none(cl, 0);
+	pu_client_free(cl);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+END_TEST
+
+/*
+ * rule D12 without a wildcard (an Envoy whose clusters all come on
+ * demand): each name is answered when it is asked for, with that
+ * resource alone; one the snapshot lacks is said not to exist, and sent
+ * when a reload brings it.
+ */
+START_TEST(d12_on_demand_names_only)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	struct pu_snap *s = pu_snap_of(PU_CDS, "a", "b", NULL);
+	struct pu_env *e = pu_env_start(s);
+	struct pu_client *cl = pu_connect(e, c);
+
+	pu_sub(cl, PU_CDS, "a", NULL);
+	ack_free(cl, expect_exactly(cl, PU_CDS, "a", ""));
+	pu_sub(cl, PU_CDS, "late", NULL);
+	ack_free(cl, expect_exactly(cl, PU_CDS, "", "late"));
+	pu_sub(cl, PU_CDS, "b", NULL);
+	ack_free(cl, expect_exactly(cl, PU_CDS, "b", ""));
+	pu_snap_put(s, PU_CDS, "late", 1, NULL);
+	pu_snap_put(s, PU_CDS, "c", 1, NULL);
+	pu_env_set(e, s);
+	ack_free(cl, expect_exactly(cl, PU_CDS, "late", ""));
+	pu_expect_none(cl, 0);
+	pu_client_free(cl);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+END_TEST
+
 void pu_register_delta(Suite *s, bool subset)
 {
 	all = pu_combos(true, PU_ALL_TYPES, &nall);
@@ -957,6 +1025,10 @@ void pu_register_delta(Suite *s, bool subset)
 	pu_add_tests(s, "D10", d10_removed_by_name, vhds, nvhds);
 	pu_add_tests(s, "D10", d10_name_and_alias_sent_once, vhds, nvhds);
 	pu_add_test(s, "D11", d11_types_are_separate_worlds);
+	cds[0] = *pu_pick(all, nall, "delta CDS");
+	cds[1] = *pu_pick(all, nall, "delta ADS CDS");
+	pu_add_tests(s, "D12", d12_on_demand_beside_wildcard, cds, 2);
+	pu_add_tests(s, "D12", d12_on_demand_names_only, cds, 2);
 }
 
 #ifndef PU_NO_MAIN

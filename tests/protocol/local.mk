@@ -2,7 +2,7 @@
 # Protocol tests: the real xdsd over real gRPC on loopback, one or more
 # tests per rule of docs/protocol.md, each run for every (method,
 # type) where its rule applies (included by Makefile.am).
-#   check_sotw    rules S1-S13   check_delta  rules D1-D11, restart (rule D7)
+#   check_sotw    rules S1-S13   check_delta  rules D1-D12, restart (rule D7)
 #   check_ads     rules A1, A2, encoded once  check_types  rules T1-T3, L2
 #   check_ttl     rule L1 (TTLs and heartbeats)
 #   check_wire    garbage, huge, never-reading clients
