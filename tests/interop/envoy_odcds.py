@@ -38,9 +38,7 @@ odcds.sh); needs XDSD and XDSD_BUILDDIR (work files in
 $XDSD_BUILDDIR/tests/interop/envoy-odcds.work, kept), XDSD_SCHEMA when set.
 """
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import threading
 
@@ -133,26 +131,10 @@ class Scenario:
 
     # --- the run ----------------------------------------------------------
     def setup(self):
-        builddir = os.environ.get("XDSD_BUILDDIR", "")
-        binary = os.environ.get("XDSD", "")
-        if not builddir or not binary or not os.access(binary, os.X_OK):
-            self.tap.point(False, "XDSD and XDSD_BUILDDIR name the build",
-                           ["XDSD=%r XDSD_BUILDDIR=%r; run through `make check`"
-                            % (binary, builddir)])
+        got = eh.prepare(self.tap, "envoy-odcds")
+        if got is None:
             return False
-        self.work = os.path.join(builddir, "tests", "interop", "envoy-odcds.work")
-        shutil.rmtree(self.work, ignore_errors=True)
-        os.makedirs(self.work)
-        envoy, why = eh.envoy_binary()
-        version = ""
-        if envoy:
-            version = " ".join(subprocess.run([envoy, "--version"], capture_output=True,
-                                              text=True, timeout=30).stdout.split())
-        ok = envoy is not None and "/%s/" % ENVOY_VERSION in version
-        if not self.tap.point(ok, "the venv's Envoy is %s (%s)" % (ENVOY_VERSION, envoy),
-                              [why or "envoy --version: %s" % version]):
-            return False
-        self.envoy_path = envoy
+        self.work, binary, self.envoy_path = got
         self.xdsd = eh.Xdsd(binary, os.environ.get("XDSD_SCHEMA", ""), self.work)
         return True
 

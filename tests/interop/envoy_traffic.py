@@ -53,7 +53,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from interop import Tap, run_scenario, summarize_failures  # noqa: E402
 import envoy_harness as eh  # noqa: E402
 
-ENVOY_VERSION = "1.40.0"
+ENVOY_VERSION = eh.ENVOY_VERSION
 START_TIMEOUT = 30      # Envoy's first configuration, from its start
 MOVE_TIMEOUT = 20       # a change's effect on traffic, from its SIGHUP (longer
                         # than Envoy's 15 s initial fetch timeout, which
