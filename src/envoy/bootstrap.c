@@ -363,13 +363,42 @@ static json_t *scoped_form(struct xd_bootstrap *b, const struct xd_entry *e)
 	return j;
 }
 
-/* What an HttpConnectionManager config `tc` takes from RDS and SRDS,
- * inline. */
+/*
+ * The filters of `filters` (HTTP, network or listener filters) that
+ * take their configs by ECDS, with the snapshot's extension config of
+ * their name inline instead (its typed_config), so that Envoy builds
+ * the filter with it as it would once ECDS delivered it. A filter whose
+ * config the snapshot lacks keeps its config_discovery.
+ */
+static void ecds_inline(struct xd_bootstrap_cache *c, json_t *filters)
+{
+	json_t *f;
+	size_t i;
+
+	json_array_foreach(filters, i, f) {
+		const char *name = json_string_value(json_object_get(f, "name"));
+		const struct xd_entry *x;
+		json_t *tc;
+
+		if (name == NULL || json_object_get(f, "config_discovery") == NULL ||
+		    (x = xd_bootstrap_find(c, XD_EXTENSION_CONFIG, name)) == NULL ||
+		    (tc = json_object_get(json_of(c, XD_EXTENSION_CONFIG, x),
+					  "typed_config")) == NULL)
+			continue;
+		json_object_del(f, "config_discovery");
+		json_object_set(f, "typed_config", tc);
+	}
+}
+
+/* What an HttpConnectionManager config `tc` takes from RDS, SRDS and
+ * ECDS, inline. */
 static void hcm_inline(struct xd_bootstrap *b, json_t *tc)
 {
 	struct xd_bootstrap_cache *c = b->c;
 	json_t *rds = json_object_get(tc, "rds");
 	json_t *scoped = json_object_get(tc, "scoped_routes");
+
+	ecds_inline(c, json_object_get(tc, "http_filters"));
 
 	if (rds != NULL) {
 		const char *name = json_string_value(json_object_get(rds, "route_config_name"));
@@ -399,12 +428,14 @@ static void hcm_inline(struct xd_bootstrap *b, json_t *tc)
 	}
 }
 
-/* The filters of a filter chain, their HCMs' routes inline. */
+/* The filters of a filter chain, their ECDS configs and their HCMs'
+ * routes inline. */
 static void chain_inline(struct xd_bootstrap *b, json_t *chain)
 {
 	json_t *f;
 	size_t i;
 
+	ecds_inline(b->c, json_object_get(chain, "filters"));
 	json_array_foreach(json_object_get(chain, "filters"), i, f) {
 		json_t *tc = json_object_get(f, "typed_config");
 		const char *url = json_string_value(json_object_get(tc, "@type"));
@@ -419,8 +450,10 @@ static json_t *listener_form(struct xd_bootstrap *b, const struct xd_entry *e)
 	json_t *j = json_deep_copy(json_of(b->c, XD_LISTENER, e)), *chain;
 	size_t i;
 
-	/* before the routes go in: they are the cache's, shared */
+	/* before the routes and extension configs go in: they are the
+	 * cache's, shared */
 	static_secrets(j, 0);
+	ecds_inline(b->c, json_object_get(j, "listener_filters"));
 	json_array_foreach(json_object_get(j, "filter_chains"), i, chain)
 		chain_inline(b, chain);
 	chain = json_object_get(j, "default_filter_chain");

@@ -13,6 +13,9 @@
  *                    RDS names inline (route_config), and SRDS's scoped
  *                    routes inline (scoped_route_configurations_list),
  *                    each with its route configuration inline
+ *   extension        (ECDS) inline in each filter that names them, the
+ *   configs          listener's, network and HTTP filters alike: its
+ *                    typed_config instead of its config_discovery
  *   routes           each in a listener of its own, a plain
  *                    HttpConnectionManager with the router, unless a
  *                    listener or scoped route of the bootstrap holds
@@ -30,8 +33,8 @@
  * `self`) loses its sds_config, so that Envoy takes the secret of that
  * name among the static ones. The bootstrap names ADS (a STATIC cluster
  * of its own on an abstract unix socket, never connected to in validate
- * mode), so that config sources left on ADS (ECDS, on-demand CDS, LEDS)
- * are accepted as a dynamic bootstrap accepts them. The listeners of
+ * mode), so that config sources left on ADS (on-demand CDS, LEDS) are
+ * accepted as a dynamic bootstrap accepts them. The listeners of
  * its own (routes, scoped routes) listen on abstract unix sockets too;
  * their names and the ADS cluster's start with a prefix that no
  * listener or cluster of the snapshot starts with.

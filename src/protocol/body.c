@@ -9,6 +9,7 @@
 #include "util/loop_thread.h"
 #include "util/xalloc.h"
 #include "xds/message.h"
+#include "xds/rtype.h"
 
 static unsigned long long computed;
 /* bodies alive and their bytes (xd_body_live) */
@@ -260,7 +261,8 @@ static void want_glob(const struct xd_want *w, struct diff *d,
 /*
  * What the ledger holds that the table has not, while it is still
  * subscribed (rules D4, D7, X2, P1; in full-state SotW it only tells
- * that the content changed, rule S8). A resource is gone when no
+ * that the content changed, rule S8), but for a type whose resources
+ * the client lets go of itself (rule E2). A resource is gone when no
  * resource of the table has its name: that its name is now another
  * one's alias (VHDS) does not keep it, the client would hold it beside
  * the other for good.
@@ -268,8 +270,14 @@ static void want_glob(const struct xd_want *w, struct diff *d,
 static void held_gone(const struct xd_want *w, struct diff *d)
 {
 	const struct xd_ledger *l = w->ledger;
+	bool delta = xd_form_delta(w->form);
+	enum xd_rtype t = xd_table_type(w->table);
 
 	if (l->table == NULL)
+		return;
+	/* a type the client lets go of itself (ECDS: xds/rtype.h): what
+	 * the snapshot dropped stays with a client that still asks for it */
+	if (delta && t < XD_RTYPE_COUNT && xd_rtype_info(t)->kept_while_subscribed)
 		return;
 	for (size_t i = 0; l->names.all && i < xd_table_count(l->table); i++) {
 		const struct xd_entry *e = xd_table_at(l->table, i);
@@ -654,8 +662,12 @@ static struct xd_body *compute(const struct xd_want *w)
 	if (w->heartbeat)
 		send = d.ttl_sent > 0;
 	else if (xd_form_delta(w->form))
+		/* a wildcard the client holds nothing of yet is answered
+		 * even when nothing is there: an empty response is how it
+		 * learns so (rule D2), as a name is told it names nothing
+		 * (rule D8); Envoy waits for its first CDS answer */
 		send = d.changed || d.nmissing > 0 || d.nremoved > 0 ||
-		       d.ngone > 0;
+		       d.ngone > 0 || (w->sub.all && w->ledger->table == NULL);
 	else if (w->full_state)
 		send = w->ledger->table == NULL || d.changed;
 	else

@@ -7,12 +7,12 @@
  * that pumps it again when an endpoint wait may have ended.
  *
  * On the aggregated methods types go in the order of enum xd_rtype (SDS,
- * RTDS, CDS, EDS, LDS, RDS, SRDS, VHDS), one at a time: a type sends only
- * when every earlier type is settled (nothing in flight, nothing due),
- * except a type that warms the one in flight (rtype.h's roles): EDS also
- * goes while CDS is in flight, as clients warm new clusters until their
- * endpoints come, and Envoy answers CDS only then. The roles, not the
- * types' names, say what follows:
+ * RTDS, CDS, EDS, ECDS, LDS, RDS, SRDS, VHDS), one at a time: a type
+ * sends only when every earlier type is settled (nothing in flight,
+ * nothing due), except a type that warms the one in flight (rtype.h's
+ * roles): EDS also goes while CDS is in flight, as clients warm new
+ * clusters until their endpoints come, and Envoy answers CDS only then.
+ * The roles, not the types' names, say what follows:
  *
  *   - Before the first USER type (listeners), the resources of the
  *     WARMS type (endpoints) that those the client holds of the type it

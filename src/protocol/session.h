@@ -13,7 +13,7 @@
  * methods it orders them make-before-break (rule A2), as the sequencer
  * (sequence.h) decides:
  *
- *   SDS, RTDS, CDS, EDS, LDS, RDS, SRDS, VHDS, one at a time: a type
+ *   SDS, RTDS, CDS, EDS, ECDS, LDS, RDS, SRDS, VHDS, one at a time: a type
  *   sends only when every earlier type is settled (nothing in flight,
  *   nothing due). After clusters change, endpoints wait until the client
  *   subscribes to the endpoints its new clusters need (bounded wait).

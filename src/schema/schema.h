@@ -255,6 +255,11 @@ const char *xd_schema_suggest_message(const struct xd_schema *s,
  * "filter_chains.filters.typed_config.rds.route_config_name" visits the
  * route names of every HttpConnectionManager in its filters (Anys of
  * other types, without such a field, are skipped).
+ *
+ * A component "name[cond]" enters (or visits) only the elements of the
+ * message field `name` that have their own field `cond` set:
+ * "filter_chains.filters.typed_config.http_filters[config_discovery].name"
+ * visits the names of the HTTP filters that take their config by ECDS.
  */
 
 /* Path components beyond this make the path invalid. */

@@ -11,6 +11,8 @@
 struct comp {
 	const char *name;
 	size_t len;
+	const char *cond; /* "name[cond]": only elements that have `cond` */
+	size_t cond_len;
 };
 
 struct walk {
@@ -78,11 +80,23 @@ static int walk_any(struct walk *w, const uint8_t *p, size_t len, size_t i)
 	return walk(w, t, val.data, val.len, i, true);
 }
 
+/* Whether the encoded message `p` has field `f` at least once. */
+static bool has_field(const struct xd_fielddesc *f, const uint8_t *p, size_t len)
+{
+	const uint8_t *end = p + len;
+	struct xd_wire_field fw;
+
+	while (xd_wire_next(&p, end, &fw) == 1)
+		if (fw.number == f->number)
+			return true;
+	return false;
+}
+
 static int walk(struct walk *w, const struct xd_msgdesc *m, const uint8_t *p,
 		size_t len, size_t i, bool after_any)
 {
 	static const uint8_t none[1];
-	const struct xd_fielddesc *f;
+	const struct xd_fielddesc *f, *cond = NULL;
 	const uint8_t *end;
 
 	if (p == NULL) /* an Any without a value */
@@ -105,10 +119,22 @@ static int walk(struct walk *w, const struct xd_msgdesc *m, const uint8_t *p,
 		return -1;
 	/* message fields are linked to their type at load */
 	XD_ASSERT_INFO(last || f->msg != NULL, "%s.%s", m->full_name, f->name);
+	if (w->comps[i].cond != NULL) {
+		/* a field of the element's own type, never through an Any */
+		if (f->type != XD_T_MESSAGE || f->msg->wkt == XD_WKT_ANY)
+			return -1;
+		cond = xd_schema_field_by_name(f->msg, w->comps[i].cond,
+					       w->comps[i].cond_len);
+		if (cond == NULL)
+			return -1;
+	}
 	while ((r = xd_wire_next(&p, end, &fw)) == 1) {
 		int n;
 
 		if (fw.number != f->number)
+			continue;
+		if (cond != NULL &&
+		    (fw.wt != XD_WT_LEN || !has_field(cond, fw.data, fw.len)))
 			continue;
 		if (last && fw.wt == XD_WT_LEN && xd_schema_packable(f->type))
 			n = visit_packed(w, f, fw.data, fw.len);
@@ -139,10 +165,20 @@ int xd_schema_walk(const struct xd_schema *s, const struct xd_msgdesc *m,
 	for (;;) {
 		const char *dot = strchr(p, '.');
 		size_t n = dot ? (size_t)(dot - p) : strlen(p);
+		const char *open = memchr(p, '[', n);
+		struct comp c = {p, n, NULL, 0};
 
-		if (n == 0 || w.ncomps == XD_SCHEMA_WALK_MAX_COMPONENTS)
+		if (open != NULL) {
+			/* "name[cond]", the condition not empty */
+			if (p[n - 1] != ']' || open + 2 >= p + n)
+				return -1;
+			c.len = (size_t)(open - p);
+			c.cond = open + 1;
+			c.cond_len = n - c.len - 2;
+		}
+		if (c.len == 0 || w.ncomps == XD_SCHEMA_WALK_MAX_COMPONENTS)
 			return -1;
-		w.comps[w.ncomps++] = (struct comp){p, n};
+		w.comps[w.ncomps++] = c;
 		if (dot == NULL)
 			break;
 		p = dot + 1;

@@ -6,12 +6,14 @@
  *   DIR/<key>/NAME.yaml (.yml, .json) files merged into the snapshot of <key>
  *
  * Each file is a mapping of sections (clusters, endpoints, listeners,
- * routes, scoped_routes, virtual_hosts, secrets, runtimes, and the list
- * collections listener_collections and cluster_collections, rule X3) to
- * lists of resources in Envoy's own YAML. A resource is named by its `name`
- * (`cluster_name` for endpoints). Checked: the schema (every field, type
- * and value), duplicate names, and references: an EDS cluster needs its
- * endpoints, a listener using RDS its route configuration, a route its
+ * routes, scoped_routes, virtual_hosts, secrets, runtimes,
+ * extension_configs, and the list collections listener_collections and
+ * cluster_collections, rule X3) to lists of resources in Envoy's own
+ * YAML. A resource is named by its `name` (`cluster_name` for
+ * endpoints). Checked: the schema (every field, type and value),
+ * duplicate names, and references: an EDS cluster needs its endpoints, a
+ * listener using RDS its route configuration, a listener's filter using
+ * ECDS its extension config, a route its
  * clusters, a scoped route its route configuration, a VHDS virtual host
  * (named "<route configuration>/<name>") its route configuration, a
  * listener or cluster whose TLS context asks for a secret over ADS

@@ -15,6 +15,15 @@ static const struct xd_rtype_ref listener_refs[] = {
 	{XD_ROUTE, "filter_chains.filters.typed_config.rds.route_config_name"},
 	{XD_ROUTE, "default_filter_chain.filters.typed_config.rds.route_config_name"},
 	{XD_ROUTE, "api_listener.api_listener.rds.route_config_name"},
+	/* a filter that takes its config by ECDS (`config_discovery`) is
+	 * named as that config is: HTTP filters of HttpConnectionManagers,
+	 * network filters and listener filters alike */
+	{XD_EXTENSION_CONFIG, "filter_chains.filters.typed_config.http_filters[config_discovery].name"},
+	{XD_EXTENSION_CONFIG, "default_filter_chain.filters.typed_config.http_filters[config_discovery].name"},
+	{XD_EXTENSION_CONFIG, "api_listener.api_listener.http_filters[config_discovery].name"},
+	{XD_EXTENSION_CONFIG, "filter_chains.filters[config_discovery].name"},
+	{XD_EXTENSION_CONFIG, "default_filter_chain.filters[config_discovery].name"},
+	{XD_EXTENSION_CONFIG, "listener_filters[config_discovery].name"},
 };
 
 static const struct xd_rtype_ref route_refs[] = {
@@ -76,6 +85,19 @@ static const struct xd_rtype_info infos[XD_RTYPE_COUNT] = {
 		.delta_path = METHOD("endpoint", "EndpointDiscoveryService", "DeltaEndpoints"),
 		.rest_path = "endpoints",
 		.role = XD_ROLE_WARMS, .warms = XD_CLUSTER,
+	},
+	[XD_EXTENSION_CONFIG] = {
+		.type_url = URL("envoy.config.core.v3.TypedExtensionConfig"),
+		.message = "envoy.config.core.v3.TypedExtensionConfig",
+		.snapshot_key = "extension_configs", .service = "ECDS",
+		.noun = "extension config",
+		.name_field = "name",
+		.sotw_path = METHOD("extension", "ExtensionConfigDiscoveryService", "StreamExtensionConfigs"),
+		.delta_path = METHOD("extension", "ExtensionConfigDiscoveryService", "DeltaExtensionConfigs"),
+		.rest_path = "extension_configs",
+		/* goes before the listeners whose filters run it; goes
+		 * away when the client stops asking for it */
+		.kept_while_subscribed = true,
 	},
 	[XD_LISTENER] = {
 		.type_url = URL("envoy.config.listener.v3.Listener"),
@@ -226,6 +248,7 @@ static void flags(const struct xd_rtype_info *i, char *buf, size_t len)
 		{i->secret, "secret"},
 		{i->aliased, "aliased"},
 		{i->kept_in_delta, "kept-in-delta"},
+		{i->kept_while_subscribed, "kept-while-subscribed"},
 	};
 	size_t n = 0;
 

@@ -10,7 +10,8 @@
  * its row in rtype.c and the rules of its references.
  *
  * The enum order is the make-before-break push order (rule A2): secrets
- * and runtime first, then clusters, endpoints, listeners, routes, scoped
+ * and runtime first, then clusters, endpoints, extension configs (ECDS:
+ * the filter configs listeners take by name), listeners, routes, scoped
  * routes, virtual hosts. Code that walks every type in order gets the
  * right sequence for free.
  *
@@ -28,6 +29,7 @@ enum xd_rtype {
 	XD_RUNTIME,
 	XD_CLUSTER,
 	XD_ENDPOINT,
+	XD_EXTENSION_CONFIG,
 	XD_LISTENER,
 	XD_ROUTE,
 	XD_SCOPED_ROUTE,
@@ -60,9 +62,10 @@ enum xd_rtype_role {
 };
 
 /* A reference rule: the string field at `path` (dotted, through
- * repeated fields and Anys: schema/schema.h's walk) names a resource
- * of type `to`. Rules that a field path cannot say (an EDS cluster's
- * endpoints, a virtual host's route configuration) are resource.c's. */
+ * repeated fields and Anys, "field[cond]" for the elements that have
+ * `cond`: schema/schema.h's walk) names a resource of type `to`. Rules
+ * that a field path cannot say (an EDS cluster's endpoints, a virtual
+ * host's route configuration) are resource.c's. */
 struct xd_rtype_ref {
 	enum xd_rtype to;
 	const char *path;
@@ -96,6 +99,13 @@ struct xd_rtype_info {
 	 * configuration>/<name>", never by xdstp names, and without
 	 * variants (rule P1), which aliases could not pick */
 	bool aliased;
+	/* Let go of by the client alone (ECDS, rule E2): in delta, what the
+	 * snapshot dropped is not listed as removed to a client that still
+	 * subscribes to it (rules D4 and D7 stand aside), as SotW never
+	 * says it (rule S9). Envoy asks for a filter's config for as long
+	 * as a listener runs that filter, draining listeners too, and a
+	 * config removed under one would fail its requests. */
+	bool kept_while_subscribed;
 	enum xd_rtype_role role;
 	enum xd_rtype warms;       /* XD_ROLE_WARMS: the KEPT type it warms */
 	/* In delta on the aggregated methods, resources the target dropped

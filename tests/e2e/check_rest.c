@@ -57,7 +57,9 @@ static void write_snapshot(const char *dir, int cds, int port)
 		 "- {name: open, \"@allow\": [\"@anyone\"], generic_secret: {secret: {inline_string: hello}}}\n"
 		 "- {name: closed, generic_secret: {secret: {inline_string: hunter2}}}\n"
 		 "runtimes:\n"
-		 "- {name: rt, layer: {key: value}}\n",
+		 "- {name: rt, layer: {key: value}}\n"
+		 "extension_configs:\n"
+		 "- {name: tag, typed_config: {\"@type\": type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3.HeaderMutation}}\n",
 		 cds, port);
 	xdtest_replace_file(dir, "default.yaml", text);
 }
@@ -249,6 +251,7 @@ START_TEST(rest_every_type_by_curl)
 		{"endpoints", "envoy.config.endpoint.v3.ClusterLoadAssignment", "\"a\"", "a"},
 		{"secrets", "envoy.extensions.transport_sockets.tls.v3.Secret", "\"open\"", "open"},
 		{"runtime", "envoy.service.runtime.v3.Runtime", "\"rt\"", "rt"},
+		{"extension_configs", "envoy.config.core.v3.TypedExtensionConfig", "\"tag\"", "tag"},
 	};
 
 	write_snapshot(dir, 5, 8080);

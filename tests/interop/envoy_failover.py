@@ -45,7 +45,7 @@ import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from interop import Tap, Timeout, summarize_failures  # noqa: E402
+from interop import Tap, run_scenario, summarize_failures  # noqa: E402
 import failover as fo  # noqa: E402
 from failover import NET, WAIT, XDS_PORT, Netns  # noqa: E402
 import envoy_harness as eh  # noqa: E402
@@ -333,30 +333,7 @@ def main():
     tap = Tap()
     tap.comment(["failover with real Envoys %s: two xdsd replicas on one etcd prefix behind "
                  "haproxy, a SotW and a delta Envoy" % ENVOY_VERSION])
-
-    def on_alarm(*_):
-        raise Timeout()
-
-    def on_term(signum, _):
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGALRM, on_alarm)
-    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(s, on_term)
-    f = EnvoyFailover(args, tap)
-    try:
-        f.run()
-    except Timeout:
-        tap.point(False, "the scenario finished within %d s" % OVERALL_TIMEOUT, f.diag())
-    except SystemExit:
-        tap.point(False, "the test ran to its end", ["interrupted by a signal"])
-    except Exception:  # a bug here must still read as TAP
-        import traceback
-        tap.point(False, "the driver ran without an exception",
-                  traceback.format_exc().splitlines())
-    finally:
-        f.cleanup()
-    return tap.done()
+    return run_scenario(tap, EnvoyFailover(args, tap), OVERALL_TIMEOUT)
 
 
 if __name__ == "__main__":

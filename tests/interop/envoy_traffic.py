@@ -50,10 +50,10 @@ import time
 # tests leave as they found it
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from interop import Tap, Timeout, summarize_failures  # noqa: E402
+from interop import Tap, run_scenario, summarize_failures  # noqa: E402
 import envoy_harness as eh  # noqa: E402
 
-ENVOY_VERSION = "1.40.0"
+ENVOY_VERSION = eh.ENVOY_VERSION
 START_TIMEOUT = 30      # Envoy's first configuration, from its start
 MOVE_TIMEOUT = 20       # a change's effect on traffic, from its SIGHUP (longer
                         # than Envoy's 15 s initial fetch timeout, which
@@ -606,30 +606,7 @@ def main(scenario=Scenario, doc=__doc__,
     args = ap.parse_args()
     tap = Tap()
     tap.comment(["a real Envoy %s over ADS (%s) %s" % (ENVOY_VERSION, args.api, what)])
-
-    def on_alarm(*_):
-        raise Timeout()
-
-    def on_term(signum, _):
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGALRM, on_alarm)
-    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(s, on_term)
-    sc = scenario(args.api, tap)
-    try:
-        sc.run()
-    except Timeout:
-        tap.point(False, "the scenario finished within %d s" % OVERALL_TIMEOUT, sc.diag())
-    except SystemExit:
-        tap.point(False, "the test ran to its end", ["interrupted by a signal"])
-    except Exception:  # a bug here must still read as TAP
-        import traceback
-        tap.point(False, "the driver ran without an exception",
-                  traceback.format_exc().splitlines())
-    finally:
-        sc.cleanup()
-    return tap.done()
+    return run_scenario(tap, scenario(args.api, tap), OVERALL_TIMEOUT)
 
 
 if __name__ == "__main__":

@@ -223,6 +223,37 @@ class Timeout(Exception):
     pass
 
 
+def run_scenario(tap, sc, timeout):
+    """Runs a scenario as one TAP test: sc.run() (which arms
+    signal.alarm(timeout) once its setup is done), then sc.cleanup()
+    whatever happened. The alarm, a SIGTERM, SIGHUP or SIGINT and a bug
+    of the driver each end it with a failed point (the alarm's with
+    sc.diag()), so that they still read as TAP. Returns the exit
+    status."""
+    def on_alarm(*_):
+        raise Timeout()
+
+    def on_term(signum, _):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(s, on_term)
+    try:
+        sc.run()
+    except Timeout:
+        tap.point(False, "the scenario finished within %d s" % timeout, sc.diag())
+    except SystemExit:
+        tap.point(False, "the test ran to its end", ["interrupted by a signal"])
+    except Exception:  # a bug here must still read as TAP
+        import traceback
+        tap.point(False, "the driver ran without an exception",
+                  traceback.format_exc().splitlines())
+    finally:
+        sc.cleanup()
+    return tap.done()
+
+
 def tail(path, n, skip=None, width=400):
     try:
         with open(path, errors="replace") as f:

@@ -58,6 +58,14 @@
 #             the benchmark bench/envoy-fleet runs with two Envoys against
 #             xdsd and go-control-plane (bench/gcp) and prints its figures
 #             (a smoke test: no figure is judged)
+#  envoy-ecds.sh
+#             a SotW and a delta Envoy take an HTTP filter's config by
+#             ECDS: it changes their answers, their listener unchanged
+#             (envoy_ecds.py)
+#  envoy-odcds.sh
+#             delta Envoys fetch clusters on demand (the on_demand
+#             filter's odcds), beside a wildcard and without one
+#             (envoy_odcds.py)
 TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
@@ -68,6 +76,7 @@ TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/envoy-failover.sh \
 	tests/interop/envoy-types-sotw.sh tests/interop/envoy-types-delta.sh \
 	tests/interop/envoy-fleet.sh \
+	tests/interop/envoy-ecds.sh tests/interop/envoy-odcds.sh \
 	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh
 # Today's gRPC clients, each in every scenario of interop.py (named one
 # by one: automake writes a rule per test).
@@ -95,6 +104,8 @@ EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/inter
 	tests/interop/envoy-refusals.sh tests/interop/envoy_refusals.py \
 	tests/interop/envoy-mtls.sh tests/interop/envoy_mtls.py \
 	tests/interop/envoy-failover.sh tests/interop/envoy_failover.py \
+	tests/interop/envoy-ecds.sh tests/interop/envoy_ecds.py \
+	tests/interop/envoy-odcds.sh tests/interop/envoy_odcds.py \
 	tests/interop/venv-python.sh tests/interop/requirements.txt \
 	scripts/install-venv scripts/install-lib.sh \
 	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh \
@@ -119,6 +130,7 @@ clean-interop:
 		tests/interop/envoy-failover.work \
 		tests/interop/envoy-types-sotw.work tests/interop/envoy-types-delta.work \
 		tests/interop/envoy-fleet.work \
+		tests/interop/envoy-ecds.work tests/interop/envoy-odcds.work \
 		$(INTEROP_TODAY:.sh=.work) tests/interop/failover-pypi-go-java.work
 distclean-local: distclean-interop
 distclean-interop:

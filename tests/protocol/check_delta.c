@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Incremental xDS (rules D1-D11 of docs/protocol.md), against the
+ * Incremental xDS (rules D1-D12 of docs/protocol.md), against the
  * real xdsd over gRPC on loopback.
  *
  * Each test is written once and registered for every (method, type)
@@ -19,8 +19,10 @@
 #include "suites.h"
 #include "xdtest.h"
 
-static const struct pu_combo *all, *wild, *vhds;
-static size_t nall, nwild, nvhds;
+static const struct pu_combo *all, *removable, *wild, *vhds;
+static size_t nall, nremovable, nwild, nvhds;
+/* on-demand CDS (rule D12): per type and aggregated */
+static struct pu_combo cds[2];
 
 /* rule D3: every resource carries its name and its version, the hash of its
  * bytes, inside an Any of the type. */
@@ -261,6 +263,43 @@ START_TEST(d2_names_first_is_not_wildcard)
 	pu_snap_put(s, t, "c", 1, NULL);
 	pu_snap_put(s, t, "b", 2, NULL);
 	pu_env_set(e, s);
+	pu_expect_none(cl, 0);
+	pu_client_free(cl);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+END_TEST
+
+/*
+ * rule D2: a wildcard is answered at once even when the type has nothing
+ * for the client (an empty response, no name in it): a client learns
+ * "nothing" only so, and Envoy holds its listeners back until its first
+ * CDS answer (its 15 s initial fetch timeout else). Not again after: a
+ * resource that comes later is sent, one that goes is removed.
+ */
+START_TEST(d2_empty_wildcard_answered)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	enum pu_type t = c->type;
+	/* another type's resource: the snapshot is not empty */
+	struct pu_snap *s = pu_snap_of(t == PU_RTDS ? PU_SDS : PU_RTDS, "x", NULL);
+	struct pu_env *e = pu_env_start(s);
+	struct pu_client *cl = pu_connect(e, c);
+	struct pu_resp *r;
+
+	pu_sub(cl, t, NULL);
+	r = expect_exactly(cl, t, "", "");
+	PU_ASSERT(r->nres == 0 && r->nremoved == 0 && pu_is_hex16(r->version),
+		  "%zu resources, %zu removed, version '%s'", r->nres, r->nremoved,
+		  r->version);
+	ack_free(cl, r);
+	pu_expect_none(cl, 0);
+	pu_snap_put(s, t, "a", 1, NULL);
+	pu_env_set(e, s);
+	ack_free(cl, expect_exactly(cl, t, "a", ""));
+	pu_snap_del(s, t, "a");
+	pu_env_set(e, s);
+	ack_free(cl, expect_exactly(cl, t, "", "a"));
 	pu_expect_none(cl, 0);
 	pu_client_free(cl);
 	pu_env_free(e);
@@ -924,9 +963,78 @@ START_TEST(d11_types_are_separate_worlds)
 }
 END_TEST
 
+/* ---------------- rule D12 ---------------- */
+
+/*
+ * rule D12, as Envoy's on-demand CDS asks beside its wildcard: a name the
+ * snapshot lacks is said at once in removed_resources (the request
+ * fails instead of waiting), once; it stays subscribed, so a cluster
+ * that comes later is sent; and it stays subscribed by name when the
+ * wildcard is left (rule D2).
+ */
+START_TEST(d12_on_demand_beside_wildcard)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	struct pu_snap *s = pu_snap_of(PU_CDS, "a", "b", NULL);
+	struct pu_env *e = pu_env_start(s);
+	struct pu_client *cl = pu_connect(e, c);
+
+	pu_sub(cl, PU_CDS, NULL);
+	ack_free(cl, expect_exactly(cl, PU_CDS, "a,b", ""));
+	pu_sub(cl, PU_CDS, "late", NULL);
+	ack_free(cl, expect_exactly(cl, PU_CDS, "", "late"));
+	pu_expect_none(cl, 0);
+	pu_snap_put(s, PU_CDS, "late", 1, NULL);
+	pu_env_set(e, s);
+	ack_free(cl, expect_exactly(cl, PU_CDS, "late", ""));
+	pu_unsub(cl, PU_CDS, "*", NULL);
+	pu_snap_put(s, PU_CDS, "a", 2, NULL);
+	pu_snap_put(s, PU_CDS, "late", 2, NULL);
+	pu_env_set(e, s);
+	ack_free(cl, expect_exactly(cl, PU_CDS, "late", ""));
+	pu_expect_none(cl, 0);
+	pu_client_free(cl);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+END_TEST
+
+/*
+ * rule D12 without a wildcard (an Envoy whose clusters all come on
+ * demand): each name is answered when it is asked for, with that
+ * resource alone; one the snapshot lacks is said not to exist, and sent
+ * when a reload brings it.
+ */
+START_TEST(d12_on_demand_names_only)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	struct pu_snap *s = pu_snap_of(PU_CDS, "a", "b", NULL);
+	struct pu_env *e = pu_env_start(s);
+	struct pu_client *cl = pu_connect(e, c);
+
+	pu_sub(cl, PU_CDS, "a", NULL);
+	ack_free(cl, expect_exactly(cl, PU_CDS, "a", ""));
+	pu_sub(cl, PU_CDS, "late", NULL);
+	ack_free(cl, expect_exactly(cl, PU_CDS, "", "late"));
+	pu_sub(cl, PU_CDS, "b", NULL);
+	ack_free(cl, expect_exactly(cl, PU_CDS, "b", ""));
+	pu_snap_put(s, PU_CDS, "late", 1, NULL);
+	pu_snap_put(s, PU_CDS, "c", 1, NULL);
+	pu_env_set(e, s);
+	ack_free(cl, expect_exactly(cl, PU_CDS, "late", ""));
+	pu_expect_none(cl, 0);
+	pu_client_free(cl);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+END_TEST
+
 void pu_register_delta(Suite *s, bool subset)
 {
 	all = pu_combos(true, PU_ALL_TYPES, &nall);
+	/* what the client lets go of itself is never said removed (rule E2) */
+	removable = pu_combos(true, PU_ALL_TYPES & ~pu_kept_while_subscribed(),
+			      &nremovable);
 	wild = pu_combos(true, PU_BIT(PU_LDS) | PU_BIT(PU_CDS) | PU_BIT(PU_SRDS),
 			 &nwild);
 	vhds = pu_combos(true, PU_BIT(PU_VHDS), &nvhds);
@@ -944,12 +1052,13 @@ void pu_register_delta(Suite *s, bool subset)
 	pu_add_tests(s, "D2", d2_star_beside_names, wild, nwild);
 	pu_add_tests(s, "D2", d2_names_first_is_not_wildcard, wild, nwild);
 	pu_add_tests(s, "D2", d2_vhds_first_request_base_set, vhds, nvhds);
+	pu_add_tests(s, "D2", d2_empty_wildcard_answered, wild, nwild);
 	pu_add_tests(s, "D3", d3_only_changed_with_versions, all, nall);
-	pu_add_tests(s, "D4", d4_removed_resources, all, nall);
+	pu_add_tests(s, "D4", d4_removed_resources, removable, nremovable);
 	pu_add_tests(s, "D4", d4_removed_resources_wildcard, wild, nwild);
 	pu_add_tests(s, "D5", d5_resubscribe_resends, all, nall);
 	pu_add_tests(s, "D6", d6_phantom_unsubscribe, all, nall);
-	pu_add_tests(s, "D7", d7_initial_resource_versions, all, nall);
+	pu_add_tests(s, "D7", d7_initial_resource_versions, removable, nremovable);
 	pu_add_tests(s, "D7", d7_initial_resource_versions_wildcard, wild, nwild);
 	pu_add_test(s, "D7", d7_restart_without_resend);
 	pu_add_test(s, "D7", d7_restart_sends_only_changes);
@@ -961,6 +1070,10 @@ void pu_register_delta(Suite *s, bool subset)
 	pu_add_tests(s, "D10", d10_removed_by_name, vhds, nvhds);
 	pu_add_tests(s, "D10", d10_name_and_alias_sent_once, vhds, nvhds);
 	pu_add_test(s, "D11", d11_types_are_separate_worlds);
+	cds[0] = *pu_pick(all, nall, "delta CDS");
+	cds[1] = *pu_pick(all, nall, "delta ADS CDS");
+	pu_add_tests(s, "D12", d12_on_demand_beside_wildcard, cds, 2);
+	pu_add_tests(s, "D12", d12_on_demand_names_only, cds, 2);
 }
 
 #ifndef PU_NO_MAIN

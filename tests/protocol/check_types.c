@@ -17,7 +17,7 @@
 
 static const struct pu_combo *sotw_all, *delta_all;
 static size_t nsotw_all, ndelta_all;
-/* per-type methods only (15), and the two aggregated ones */
+/* per-type methods only (two a type, VHDS one), and the two aggregated ones */
 static struct pu_combo per_type[2 * PU_NTYPES];
 static size_t nper_type;
 static const struct pu_combo ads_combos[] = {
@@ -31,6 +31,7 @@ static const char *const messages[PU_NTYPES] = {
 	[PU_RTDS] = "envoy.service.runtime.v3.Runtime",
 	[PU_CDS] = "envoy.config.cluster.v3.Cluster",
 	[PU_EDS] = "envoy.config.endpoint.v3.ClusterLoadAssignment",
+	[PU_ECDS] = "envoy.config.core.v3.TypedExtensionConfig",
 	[PU_LDS] = "envoy.config.listener.v3.Listener",
 	[PU_RDS] = "envoy.config.route.v3.RouteConfiguration",
 	[PU_SRDS] = "envoy.config.route.v3.ScopedRouteConfiguration",
@@ -48,6 +49,8 @@ static const char *const methods[PU_NTYPES][2] = {
 		    SVC("cluster", "ClusterDiscoveryService") "DeltaClusters"},
 	[PU_EDS] = {SVC("endpoint", "EndpointDiscoveryService") "StreamEndpoints",
 		    SVC("endpoint", "EndpointDiscoveryService") "DeltaEndpoints"},
+	[PU_ECDS] = {SVC("extension", "ExtensionConfigDiscoveryService") "StreamExtensionConfigs",
+		     SVC("extension", "ExtensionConfigDiscoveryService") "DeltaExtensionConfigs"},
 	[PU_LDS] = {SVC("listener", "ListenerDiscoveryService") "StreamListeners",
 		    SVC("listener", "ListenerDiscoveryService") "DeltaListeners"},
 	[PU_RDS] = {SVC("route", "RouteDiscoveryService") "StreamRoutes",

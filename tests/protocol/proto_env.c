@@ -193,6 +193,12 @@ char *pu_list(enum pu_type t, ...)
 }
 
 
+/* The filter the extension configs of these tests configure. */
+#define HEADER_MUTATION \
+	"type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3.HeaderMutation"
+/* A listener's `ref` that names an extension config (proto_util.h). */
+#define ECDS_REF "ecds:"
+
 static void item_yaml(struct xd_buf *b, const struct pu_item *it,
 		      bool vhds_parent)
 {
@@ -220,22 +226,36 @@ static void item_yaml(struct xd_buf *b, const struct pu_item *it,
 		xd_buf_printf(b, "- cluster_name: \"%s\"\n  endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: %d}}}}]}]\n",
 		     it->name, 1000 + v);
 		break;
+	case PU_ECDS:
+		xd_buf_printf(b, "- name: \"%s\"\n  typed_config:\n    \"@type\": %s\n    mutations: {response_mutations: [{append: {header: {key: x-variant, value: \"v%d\"}}}]}\n",
+		     it->name, HEADER_MUTATION, v);
+		break;
 	case PU_LDS:
 		xd_buf_printf(b, "- name: \"%s\"\n  address: {socket_address: {address: 0.0.0.0, port_value: %d}}\n",
 		     it->name, 10000 + v);
-		if (it->ref != NULL)
+		if (it->ref == NULL)
+			break;
+		xd_buf_printf(b,
+			"  filter_chains:\n"
+			"  - filters:\n"
+			"    - name: envoy.filters.network.http_connection_manager\n"
+			"      typed_config:\n"
+			"        \"@type\": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\n"
+			"        stat_prefix: \"%s\"\n", it->name);
+		if (strncmp(it->ref, ECDS_REF, strlen(ECDS_REF)) == 0)
 			xd_buf_printf(b,
-			     "  filter_chains:\n"
-			     "  - filters:\n"
-			     "    - name: envoy.filters.network.http_connection_manager\n"
-			     "      typed_config:\n"
-			     "        \"@type\": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\n"
-			     "        stat_prefix: \"%s\"\n"
-			     "        rds: {route_config_name: \"%s\", config_source: {ads: {}, resource_api_version: V3}}\n"
+			     "        route_config: {virtual_hosts: [{name: all, domains: [\"*\"], routes: [{match: {prefix: /}, direct_response: {status: 200}}]}]}\n"
 			     "        http_filters:\n"
-			     "        - name: envoy.filters.http.router\n"
-			     "          typed_config: {\"@type\": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}\n",
-			     it->name, it->ref);
+			     "        - name: \"%s\"\n"
+			     "          config_discovery: {config_source: {ads: {}, resource_api_version: V3}, type_urls: [%s]}\n",
+			     it->ref + strlen(ECDS_REF), HEADER_MUTATION);
+		else
+			xd_buf_printf(b,
+			     "        rds: {route_config_name: \"%s\", config_source: {ads: {}, resource_api_version: V3}}\n"
+			     "        http_filters:\n", it->ref);
+		xd_buf_printf(b,
+			"        - name: envoy.filters.http.router\n"
+			"          typed_config: {\"@type\": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}\n");
 		break;
 	case PU_RDS:
 		xd_buf_printf(b, "- name: \"%s\"\n", it->name);

@@ -34,15 +34,15 @@ const char *__asan_default_options(void)
  * --print-types lists must be these, in this order. */
 static const char *const labels[PU_NTYPES] = {
 	[PU_SDS] = "SDS",   [PU_RTDS] = "RTDS", [PU_CDS] = "CDS",
-	[PU_EDS] = "EDS",   [PU_LDS] = "LDS",   [PU_RDS] = "RDS",
-	[PU_SRDS] = "SRDS", [PU_VHDS] = "VHDS",
+	[PU_EDS] = "EDS",   [PU_ECDS] = "ECDS", [PU_LDS] = "LDS",
+	[PU_RDS] = "RDS",   [PU_SRDS] = "SRDS", [PU_VHDS] = "VHDS",
 };
 
 /* The rest of what a type is, as xdsd's type table says it (xdsd
  * --print-types, xdsd(8)), read once. */
 static struct {
 	char *url, *section, *sotw, *delta;
-	bool full_state;
+	bool full_state, kept_while_subscribed;
 } types[PU_NTYPES];
 static bool types_read;
 
@@ -87,6 +87,8 @@ static void read_types(void)
 		types[n].sotw = column(sotw);
 		types[n].delta = column(delta);
 		types[n].full_state = strstr(flags, "full-state") != NULL;
+		types[n].kept_while_subscribed =
+			strstr(flags, "kept-while-subscribed") != NULL;
 		n++;
 	}
 	XDT_REQUIRE(pclose(f) == 0 && n == PU_NTYPES,
@@ -130,6 +132,17 @@ bool pu_full_state(enum pu_type t)
 {
 	read_types();
 	return types[t].full_state;
+}
+
+unsigned pu_kept_while_subscribed(void)
+{
+	unsigned mask = 0;
+
+	read_types();
+	for (int t = 0; t < PU_NTYPES; t++)
+		if (types[t].kept_while_subscribed)
+			mask |= PU_BIT(t);
+	return mask;
 }
 
 bool pu_has_sotw(enum pu_type t)

@@ -57,6 +57,7 @@ enum pu_type {
 	PU_RTDS,
 	PU_CDS,
 	PU_EDS,
+	PU_ECDS,
 	PU_LDS,
 	PU_RDS,
 	PU_SRDS,
@@ -76,6 +77,9 @@ int pu_type_of_url(const char *url);
 bool pu_collection_url(const char *url);
 /* LDS and CDS: SotW responses carry the full state (rule S8). */
 bool pu_full_state(enum pu_type t);
+/* The types whose dropped resources stay with a client that still
+ * subscribes to them (ECDS, rule E2; rules D4, D7 stand aside). */
+unsigned pu_kept_while_subscribed(void);
 /* Every type but VHDS has a SotW method (rule T2). */
 bool pu_has_sotw(enum pu_type t);
 
@@ -138,7 +142,10 @@ int pu_quiet_ms(void); /* for "nothing comes" (default 250) */
  * (a port, a timeout, a domain...) so that a different variant is a new
  * version. `ref` links resources the way Envoy's do:
  *   CDS   an EDS cluster whose endpoints are `ref` (NULL: STATIC)
- *   LDS   a listener whose HttpConnectionManager takes route `ref` by RDS
+ *   LDS   a listener whose HttpConnectionManager takes route `ref` by RDS;
+ *         with `ref` "ecds:<name>", one whose HTTP filter <name> takes
+ *         its config by ECDS (its routes inline)
+ *   ECDS  a header_mutation filter config (no reference)
  *   RDS   a route configuration routing "/" to cluster `ref`
  *   VHDS  a virtual host routing "/" to cluster `ref`
  *   SRDS  a scoped route using route configuration `ref` (NULL:

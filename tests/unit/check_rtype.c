@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schema/schema.h"
 #include "transport/methods.h"
 #include "xds/rtype.h"
 #include "xdtest.h"
@@ -94,6 +95,36 @@ START_TEST(every_row_is_whole)
 }
 END_TEST
 
+/* Every type's message, and every list collection's, is in the API
+ * xdsd is built with (proto/api-set), and each reference rule's first
+ * field is one of its type's. */
+START_TEST(every_type_is_in_the_api)
+{
+	struct xd_diag d = XD_DIAG_INIT;
+	struct xd_schema *s = xd_schema_load(xdtest_env("XDSD_SCHEMA"), &d);
+
+	ck_assert_ptr_nonnull(s);
+	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
+		const struct xd_rtype_info *i = xd_rtype_info((enum xd_rtype)t);
+		const struct xd_msgdesc *m = xd_schema_find_message(s, i->message);
+
+		ck_assert_msg(m != NULL, "%s: %s is not in the schema", i->service,
+			      i->message);
+		ck_assert_msg(xd_schema_walk(s, m, NULL, 0, i->name_field, NULL, NULL) == 0,
+			      "%s: no field '%s'", i->service, i->name_field);
+		for (size_t r = 0; r < i->nrefs; r++)
+			ck_assert_msg(xd_schema_walk(s, m, NULL, 0, i->refs[r].path,
+						     NULL, NULL) == 0,
+				      "%s: reference rule '%s'", i->service,
+				      i->refs[r].path);
+	}
+	for (int c = 0; c < XD_CTYPE_COUNT; c++)
+		ck_assert_ptr_nonnull(xd_schema_find_message(
+			s, xd_ctype_info((enum xd_ctype)c)->message));
+	xd_schema_free(s);
+}
+END_TEST
+
 /* The per-type methods are the table's: two for each type, one for a
  * type without SotW, after the two aggregated ones. */
 START_TEST(methods_follow_the_table)
@@ -164,6 +195,7 @@ int main(void)
 	TCase *tc = tcase_create("table");
 
 	tcase_add_test(tc, every_row_is_whole);
+	tcase_add_test(tc, every_type_is_in_the_api);
 	tcase_add_test(tc, methods_follow_the_table);
 	tcase_add_test(tc, printed_in_push_order);
 	suite_add_tcase(s, tc);

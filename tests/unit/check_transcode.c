@@ -1524,7 +1524,14 @@ START_TEST(walks_fields)
 		"  - name: hcm2\n"
 		"    typed_config:\n"
 		"      \"@type\": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\n"
-		"      rds: {route_config_name: r2}\n";
+		"      rds: {route_config_name: r2}\n"
+		"      http_filters:\n"
+		"      - name: tag\n"
+		"        config_discovery: {config_source: {ads: {}}, type_urls: [x]}\n"
+		"      - name: envoy.filters.http.router\n"
+		"        typed_config: {\"@type\": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}\n"
+		"  - name: echo\n"
+		"    config_discovery: {config_source: {ads: {}}, type_urls: [y]}\n";
 	static const char routes[] =
 		"name: rc\n"
 		"virtual_hosts:\n"
@@ -1548,7 +1555,43 @@ START_TEST(walks_fields)
 	ck_assert_str_eq(got, "[c] 1");
 	free(got);
 	got = walk("envoy.config.listener.v3.Listener", listener, "filter_chains.filters.name");
-	ck_assert_str_eq(got, "[hcm][tcp][hcm2] 3");
+	ck_assert_str_eq(got, "[hcm][tcp][hcm2][echo] 4");
+	free(got);
+	/* "field[cond]": the elements that have `cond` (the filters whose
+	 * configs come by ECDS), inside an Any and out */
+	got = walk("envoy.config.listener.v3.Listener", listener,
+		   "filter_chains.filters.typed_config.http_filters[config_discovery].name");
+	ck_assert_str_eq(got, "[tag] 1");
+	free(got);
+	got = walk("envoy.config.listener.v3.Listener", listener,
+		   "filter_chains.filters[config_discovery].name");
+	ck_assert_str_eq(got, "[echo] 1");
+	free(got);
+	got = walk("envoy.config.listener.v3.Listener", listener,
+		   "filter_chains.filters[typed_config].typed_config.http_filters.name");
+	ck_assert_str_eq(got, "[tag][envoy.filters.http.router] 2");
+	free(got);
+	got = walk("envoy.config.listener.v3.Listener", listener,
+		   "filter_chains[filters].filters[config_discovery].config_discovery.type_urls");
+	ck_assert_str_eq(got, "[y] 1");
+	free(got);
+	/* a condition that is no field of the element, on a scalar, or
+	 * written amiss */
+	got = walk("envoy.config.listener.v3.Listener", listener,
+		   "filter_chains.filters[nope].name");
+	ck_assert_str_eq(got, " -1");
+	free(got);
+	got = walk("envoy.config.listener.v3.Listener", listener,
+		   "filter_chains.filters.name[x]");
+	ck_assert_str_eq(got, " -1");
+	free(got);
+	got = walk("envoy.config.listener.v3.Listener", listener,
+		   "filter_chains.filters[].name");
+	ck_assert_str_eq(got, " -1");
+	free(got);
+	got = walk("envoy.config.listener.v3.Listener", listener,
+		   "filter_chains.filters[name.name");
+	ck_assert_str_eq(got, " -1");
 	free(got);
 	got = walk("envoy.config.route.v3.RouteConfiguration", routes,
 		   "virtual_hosts.routes.route.weighted_clusters.clusters.name");
