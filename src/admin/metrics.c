@@ -174,6 +174,9 @@ static void per_type(struct xd_buf *out, const struct xd_sessions_stats *st)
 struct sync_count {
 	unsigned long long n[XD_RTYPE_COUNT + 1][3];
 	uint64_t oldest_ms;
+	/* names asked for and not served (rules N1, N2): not found, and
+	 * withheld by "@allow" */
+	unsigned long long missing[XD_RTYPE_COUNT + 1][2];
 };
 
 static void count_sync(void *ctx, const struct xd_client_view *c)
@@ -188,7 +191,12 @@ static void count_sync(void *ctx, const struct xd_client_view *c)
 		int t = ct->current != NULL ? (int)xd_table_type(ct->current) :
 					      XD_RTYPE_COUNT;
 
+		size_t denied, n = xd_client_type_missing(ct, c->method->delta,
+							  NULL, NULL, &denied);
+
 		sc->n[t][ct->sync]++;
+		sc->missing[t][0] += n - denied;
+		sc->missing[t][1] += denied;
 	}
 }
 
@@ -205,6 +213,14 @@ static void subscriptions(struct xd_buf *out, const struct sync_count *scp)
 			sample(out, "xdsd_subscriptions", "type", type_label(t),
 			       "state", xd_sub_sync_name(states[s]),
 			       (double)sc.n[t][states[s]]);
+	head(out, "xdsd_requested_missing", "gauge",
+	     "Names clients on open streams ask for that the snapshot serving them lacks (not_found) or that their identity may not be served (permission_denied), each stream counting its own, by resource type.");
+	for (int t = 0; t <= XD_RTYPE_COUNT; t++) {
+		sample(out, "xdsd_requested_missing", "type", type_label(t),
+		       "reason", "not_found", (double)sc.missing[t][0]);
+		sample(out, "xdsd_requested_missing", "type", type_label(t),
+		       "reason", "permission_denied", (double)sc.missing[t][1]);
+	}
 	head(out, "xdsd_oldest_unacked_seconds", "gauge",
 	     "Age of the oldest response still waiting for its ACK or NACK, over all streams and types (0: none).");
 	sample(out, "xdsd_oldest_unacked_seconds", NULL, NULL, NULL, NULL,

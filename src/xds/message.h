@@ -81,8 +81,17 @@ enum {
 	XD_RESPONSE_TYPE_URL = 4,
 	XD_RESPONSE_NONCE = 5,
 	XD_DELTA_RESPONSE_REMOVED = 6,
+	XD_RESPONSE_RESOURCE_ERRORS = 7,      /* SotW; ResourceError (xDS TP3) */
 	XD_DELTA_RESPONSE_REMOVED_NAMES = 8, /* ResourceName */
+	XD_DELTA_RESPONSE_RESOURCE_ERRORS = 9, /* delta; ResourceError */
 };
+
+/* envoy.service.discovery.v3.ResourceError: a ResourceName and a
+ * google.rpc.Status (docs/protocol.md, rules N1-N3) */
+enum { XD_RESOURCE_ERROR_NAME = 1, XD_RESOURCE_ERROR_DETAIL = 2 };
+
+/* The google.rpc.Code values a ResourceError carries. */
+enum { XD_CODE_NOT_FOUND = 5, XD_CODE_PERMISSION_DENIED = 7 };
 
 /* envoy.config.core.v3.Node, and its Locality */
 enum {
@@ -219,8 +228,17 @@ uint8_t *xd_resource_put(uint8_t *p, const struct xd_resource *r);
  * as removed_resources, and so do the `missing` names (subscribed, and
  * not existing: rule D8), unless `missing_by_alias`: then each is a
  * Resource without a body whose alias is its name, as Envoy takes an
- * alias that resolves to nothing (rule D10).
+ * alias that resolves to nothing (rule D10); a SotW response has no
+ * field for them. Both: `errors` go out as resource_errors, field 7 of
+ * a SotW response and 9 of a delta one (rules N1-N3). `delta` says
+ * which message it is.
  */
+struct xd_resource_error {
+	struct xd_name name;    /* ResourceName.name */
+	int code;               /* XD_CODE_* */
+	struct xd_name message; /* Status.message */
+};
+
 struct xd_removed_variant {
 	struct xd_name name;
 	struct xd_span constraints; /* encoded DynamicParameterConstraints */
@@ -239,6 +257,9 @@ struct xd_response {
 	/* delta: variants removed, as removed_resource_names (rule P1) */
 	const struct xd_removed_variant *removed_variants;
 	size_t nremoved_variants;
+	bool delta; /* which field resource_errors is */
+	const struct xd_resource_error *errors;
+	size_t nerrors;
 };
 
 size_t xd_response_size(const struct xd_response *r);
