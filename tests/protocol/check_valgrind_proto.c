@@ -29,5 +29,6 @@ int main(void)
 	pu_register_xdstp(s, true);
 	pu_register_dyn(s, true);
 	pu_register_collections(s, true);
+	pu_register_errors(s, true);
 	return pu_run(s);
 }

@@ -23,6 +23,7 @@ struct pu_item {
 	unsigned ttl_ms; /* "@ttl", 0: none */
 	char *as_name;   /* a variant (rule P1): its name, and */
 	char *dpc;       /* its "@dynamic_parameter_constraints" */
+	char *allow;     /* its one "@allow" glob, NULL: none (rule N2) */
 };
 
 struct pu_snap {
@@ -52,6 +53,8 @@ struct pu_snap *pu_snap_copy(const struct pu_snap *s)
 			c->items[c->n - 1].as_name = strdup(s->items[i].as_name);
 			c->items[c->n - 1].dpc = strdup(s->items[i].dpc);
 		}
+		if (s->items[i].allow != NULL)
+			c->items[c->n - 1].allow = strdup(s->items[i].allow);
 	}
 	return c;
 }
@@ -65,6 +68,7 @@ void pu_snap_free(struct pu_snap *s)
 		free(s->items[i].ref);
 		free(s->items[i].as_name);
 		free(s->items[i].dpc);
+		free(s->items[i].allow);
 	}
 	free(s->items);
 	free(s);
@@ -91,7 +95,7 @@ void pu_snap_put(struct pu_snap *s, enum pu_type t, const char *name,
 		it->type = t;
 		it->name = strdup(name);
 		it->ttl_ms = 0;
-		it->as_name = it->dpc = NULL;
+		it->as_name = it->dpc = it->allow = NULL;
 	} else {
 		free(it->ref);
 	}
@@ -126,6 +130,17 @@ void pu_snap_ttl(struct pu_snap *s, enum pu_type t, const char *name,
 	it->ttl_ms = ms;
 }
 
+void pu_snap_allow(struct pu_snap *s, enum pu_type t, const char *name,
+		   const char *glob)
+{
+	struct pu_item *it = find_item(s, t, name);
+
+	ck_assert_msg(it != NULL, "no %s '%s' to restrict", pu_type_label(t),
+		      name);
+	free(it->allow);
+	it->allow = glob != NULL ? strdup(glob) : NULL;
+}
+
 void pu_snap_del(struct pu_snap *s, enum pu_type t, const char *name)
 {
 	struct pu_item *it = find_item(s, t, name);
@@ -136,6 +151,7 @@ void pu_snap_del(struct pu_snap *s, enum pu_type t, const char *name)
 	free(it->ref);
 	free(it->as_name);
 	free(it->dpc);
+	free(it->allow);
 	*it = s->items[--s->n];
 }
 
@@ -191,8 +207,8 @@ static void item_yaml(struct xd_buf *b, const struct pu_item *it,
 	case PU_SDS:
 		/* served to every client: these tests run over plaintext,
 		 * where a secret is otherwise not served (xdsd-snapshot(5)) */
-		xd_buf_printf(b, "- name: \"%s\"\n  \"@allow\": [\"@anyone\"]\n  generic_secret: {secret: {inline_string: \"secret-%d\"}}\n",
-		     it->name, v);
+		xd_buf_printf(b, "- name: \"%s\"\n  \"@allow\": [\"%s\"]\n  generic_secret: {secret: {inline_string: \"secret-%d\"}}\n",
+		     it->name, it->allow != NULL ? it->allow : "@anyone", v);
 		break;
 	case PU_RTDS:
 		xd_buf_printf(b, "- name: \"%s\"\n  layer: {key: \"value-%d\"}\n", it->name, v);
@@ -258,6 +274,8 @@ static void item_yaml(struct xd_buf *b, const struct pu_item *it,
 	if (it->ttl_ms > 0)
 		xd_buf_printf(b, "  \"@ttl\": \"%u.%03us\"\n", it->ttl_ms / 1000,
 			      it->ttl_ms % 1000);
+	if (it->allow != NULL && it->type != PU_SDS)
+		xd_buf_printf(b, "  \"@allow\": [\"%s\"]\n", it->allow);
 }
 
 char *pu_snap_yaml(const struct pu_snap *s0)

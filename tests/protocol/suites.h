@@ -19,5 +19,6 @@ void pu_register_wire(Suite *s, bool subset);
 void pu_register_xdstp(Suite *s, bool subset);
 void pu_register_dyn(Suite *s, bool subset);
 void pu_register_collections(Suite *s, bool subset);
+void pu_register_errors(Suite *s, bool subset);
 
 #endif
