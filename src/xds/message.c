@@ -266,6 +266,19 @@ uint8_t *xd_response_put(uint8_t *p, const struct xd_response *r)
 	return p;
 }
 
+size_t xd_lrs_response_put(uint8_t p[XD_LRS_RESPONSE_MAX], uint32_t interval_ms)
+{
+	uint8_t *q = xd_msg_put_header(p, XD_LRS_RESPONSE_INTERVAL,
+				       duration_size(interval_ms));
+
+	q = duration_put(q, interval_ms);
+	q = xd_wire_put_varint(q, (uint64_t)XD_LRS_RESPONSE_SEND_ALL << 3 |
+					  XD_WT_VARINT);
+	*q++ = 1;
+	XD_ASSERT((size_t)(q - p) <= XD_LRS_RESPONSE_MAX);
+	return (size_t)(q - p);
+}
+
 size_t xd_response_put_nonce(uint8_t p[XD_RESPONSE_NONCE_MAX], uint64_t nonce)
 {
 	char digits[21];

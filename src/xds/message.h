@@ -164,6 +164,33 @@ enum {
 	XD_CLIENT_NACKED = 4,
 };
 
+/* The load reporting service (LRS, envoy.service.load_stats.v3) and
+ * the reports it carries (envoy.config.endpoint.v3, load_report.proto);
+ * docs/protocol.md rules M1, M2. */
+enum { XD_LRS_REQUEST_NODE = 1, XD_LRS_REQUEST_CLUSTER_STATS = 2 };
+enum {
+	XD_LRS_RESPONSE_CLUSTERS = 1,
+	XD_LRS_RESPONSE_INTERVAL = 2,      /* load_reporting_interval */
+	XD_LRS_RESPONSE_ENDPOINT_GRANULARITY = 3,
+	XD_LRS_RESPONSE_SEND_ALL = 4,      /* send_all_clusters */
+};
+enum {
+	XD_CLUSTER_STATS_NAME = 1,
+	XD_CLUSTER_STATS_LOCALITIES = 2,   /* UpstreamLocalityStats */
+	XD_CLUSTER_STATS_DROPPED = 3,      /* total_dropped_requests */
+	XD_CLUSTER_STATS_INTERVAL = 4,     /* load_report_interval */
+	XD_CLUSTER_STATS_DROPPED_BY = 5,   /* dropped_requests, by category */
+	XD_CLUSTER_STATS_SERVICE_NAME = 6, /* cluster_service_name */
+};
+enum {
+	XD_LOCALITY_STATS_LOCALITY = 1,
+	XD_LOCALITY_STATS_SUCCEEDED = 2,   /* total_successful_requests */
+	XD_LOCALITY_STATS_IN_PROGRESS = 3, /* total_requests_in_progress */
+	XD_LOCALITY_STATS_ERRORS = 4,      /* total_error_requests */
+	XD_LOCALITY_STATS_PRIORITY = 6,
+	XD_LOCALITY_STATS_ISSUED = 8,      /* total_issued_requests */
+};
+
 /* ---------------- fields ---------------- */
 
 /* A length-delimited field `number` of `len` bytes, whole. */
@@ -264,6 +291,12 @@ struct xd_response {
 
 size_t xd_response_size(const struct xd_response *r);
 uint8_t *xd_response_put(uint8_t *p, const struct xd_response *r);
+
+/* A LoadStatsResponse asking for every cluster's load
+ * (send_all_clusters) every `interval_ms` (< 2^32), at `p` (room for
+ * XD_LRS_RESPONSE_MAX bytes); returns its length. */
+#define XD_LRS_RESPONSE_MAX 32
+size_t xd_lrs_response_put(uint8_t p[XD_LRS_RESPONSE_MAX], uint32_t interval_ms);
 
 /* The nonce field a stream appends to a shared body: its decimal digits
  * (up to 20 bytes, so at most 22 with the header). */

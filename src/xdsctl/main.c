@@ -36,6 +36,9 @@ static void usage(FILE *out)
 		"                               every stream (those of nodes matching GLOB),\n"
 		"                               its mTLS identity and sync state per type;\n"
 		"                               NACK messages; how long responses wait\n"
+		"  loads [GLOB]                 the load clients report (LRS) of each cluster\n"
+		"                               (matching GLOB), locality and node: requests\n"
+		"                               and errors a second, requests in flight\n"
 		"  dump SNAPSHOT [TYPE [NAME]]  a snapshot's resources, as JSON\n"
 		"  reload                       reload the snapshots as SIGHUP does, and say\n"
 		"                               what changed; exit status 1 when refused\n"
@@ -173,6 +176,7 @@ static const struct {
 } commands[] = {
 	{"status", xc_status},
 	{"clients", xc_clients},
+	{"loads", xc_loads},
 	{"dump", xc_dump},
 	{"reload", xc_reload},
 	{"rollout", xc_rollout},
@@ -270,7 +274,7 @@ int main(int argc, char **argv)
 	if (o.admin == NULL)
 		o.admin = DEFAULT_ADMIN;
 	if (optind >= argc)
-		return xc_usage_error("which command? status, clients, dump, reload, diff, rollout or push");
+		return xc_usage_error("which command? status, clients, loads, dump, reload, diff, rollout or push");
 	pushing = strcmp(argv[optind], "push") == 0;
 	/* diff --envoy loads the directory here, as push does */
 	checking = pushing ||
@@ -310,6 +314,6 @@ int main(int argc, char **argv)
 		}
 		return rc;
 	}
-	return xc_usage_error("unknown command '%s': status, clients, dump, reload, diff, rollout or push",
+	return xc_usage_error("unknown command '%s': status, clients, loads, dump, reload, diff, rollout or push",
 			      argv[optind]);
 }
