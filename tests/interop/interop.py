@@ -45,6 +45,12 @@ must fail with xdsd's message (docs/protocol.md rules N1, N2), not
 after gRPC's own does-not-exist timer as without the switch; then for
 one that a reload adds, which its calls must reach.
 
+With --loads the scenario's cluster names xdsd as its load reporting
+server (lrs_server: self) and the client reports the RPCs it makes:
+xdsd's /loads and /metrics must count them under the cluster, its
+endpoints' locality and the client's node (docs/protocol.md rules M1,
+M2), and never more than the client made.
+
 Prints TAP. Needs XDSD (the binary) and XDSD_BUILDDIR (work files go to
 $XDSD_BUILDDIR/tests/interop/<client>[-mtls].work and are kept for inspection);
 XDSD_SCHEMA and XDSD_SRCDIR are used when set. Every process it starts
@@ -191,6 +197,14 @@ LATE = "late.xdsd.test"              # one a reload adds
 # its message says which it was, and no deadline decides the outcome.
 ERRORS_DEADLINE = 60.0
 
+# --loads: the clusters name xdsd as their load reporting server
+# (lrs_server: self), which asks for a report every LOADS_INTERVAL
+# (docs/protocol.md rules M1, M2).
+LOADS = False
+LOADS_INTERVAL = "1s"
+LOADS_WAIT = 30.0  # for the RPCs made to show in xdsd's /loads
+LOADS_RPCS = 100   # made before they are counted
+
 # --tls: the identities of tests/lib/make-certs.sh's certificates.
 TLS_ALLOWED = "frontend"     # may speak for the client's node
 TLS_REFUSED = "backend"      # a valid certificate no rule allows
@@ -273,7 +287,9 @@ def snapshot_yaml(route_cluster, clusters, listeners=None):
                 eds_config:
                   ads: {{}}
                   resource_api_version: V3
-              lb_policy: ROUND_ROBIN""").format(name=name, eds=eds_name(name)))
+              lb_policy: ROUND_ROBIN{lrs}""").format(
+            name=name, eds=eds_name(name),
+            lrs="\n  lrs_server: {self: {}}" if LOADS else ""))
     out += ["", "endpoints:"]
     for name, port in clusters:
         # gRPC ignores localities without a weight.
@@ -504,7 +520,8 @@ class Interop:
         self.run_name = (args.client + ("-mtls" if args.tls else "") +
                          ("-xdstp" if args.xdstp else "") +
                          ("-rollout" if args.rollout else "") +
-                         ("-errors" if args.errors else ""))
+                         ("-errors" if args.errors else "") +
+                         ("-loads" if args.loads else ""))
         self.xdsd = os.environ.get("XDSD", "")
         self.schema = os.environ.get("XDSD_SCHEMA", "")
         self.srcdir = os.environ.get("XDSD_SRCDIR") or os.path.dirname(
@@ -803,6 +820,8 @@ class Interop:
             if ROLLOUT:
                 f.write("rollout:\n  canary: ['*-canary-*']\n  bake: %dms\n"
                         % int(ROLLOUT_BAKE * 1000))
+            if LOADS:
+                f.write("load_reports:\n  interval: %s\n" % LOADS_INTERVAL)
             if self.tls:
                 f.write(textwrap.dedent("""\
                     tls:
@@ -1265,6 +1284,90 @@ class Interop:
             self.stays("A", len(self.client.snapshot()) - 1)
         self.stop_client()
 
+    # --- --loads: load reports (rules M1, M2) ----------------------------
+    def admin_get(self, path):
+        """GET `path` of xdsd's admin endpoint (its port from the log):
+        the body, or None."""
+        import urllib.request
+        m = None
+        for ln in self.xdsd_log() or []:
+            m = re.search(r"\(admin port (\d+)\)", ln) or m
+        if m is None:
+            return None
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%s%s" % (m.group(1), path),
+                                        timeout=10) as r:
+                return r.read().decode("utf-8", "replace")
+        except OSError:
+            return None
+
+    def reported(self):
+        """What xdsd's /loads holds of this client's load on CLUSTER_AB:
+        (requests over every report, the localities), or (None, [])."""
+        body = self.admin_get("/loads")
+        try:
+            doc = json.loads(body) if body else None
+        except ValueError:
+            doc = None
+        if not isinstance(doc, dict):
+            return None, []
+        total, where = 0, []
+        for e in doc.get("loads", []):
+            if e.get("node") != self.node_id or e.get("cluster") != CLUSTER_AB:
+                continue
+            total += e.get("total", {}).get("requests", 0)
+            loc = e.get("locality") or {}
+            where.append("%s/%s/%s" % (loc.get("region"), loc.get("zone"), loc.get("sub_zone")))
+        return total, where
+
+    def scenario_loads(self):
+        """--loads: the client, whose cluster names xdsd as its LRS
+        server, reports the RPCs it makes; xdsd's /loads and /metrics
+        count them under the cluster, its endpoints' locality and the
+        client's node."""
+        t0 = self.client.events[0][0]
+        if self.reach("A", "RPCs through %s reach backend A (cluster %s, lrs_server: self)"
+                      % (TARGET, CLUSTER_AB), t0, REACH_TIMEOUT,
+                      "after the client started") is None:
+            return
+        # some load, then the RPCs answered so far: the reports must come
+        # to count them all (each covers up to its interval's end)
+        self.client.wait_count(LOADS_RPCS)
+        made = sum(1 for _, r in self.client.snapshot() if r.get("ok"))
+        end = time.monotonic() + LOADS_WAIT
+        got, where = None, []
+        while time.monotonic() < end:
+            got, where = self.reported()
+            if got is not None and got >= made:
+                break
+            time.sleep(0.2)
+        ok = got is not None and got >= made and where == ["loopback/interop/"]
+        self.tap.point(ok, "xdsd's /loads counts the client's RPCs to %s: %s reported of at "
+                       "least %d made, in locality %s, from node %s (rule M2)"
+                       % (CLUSTER_AB, got, made, ",".join(where) or "-", self.node_id),
+                       [] if ok else ["/loads: %s" % (self.admin_get("/loads") or "-")[:2000]]
+                       + self.xdsd_log_tail())
+        metrics = self.admin_get("/metrics") or ""
+        m = re.search(r'^xdsd_load_requests_total\{cluster="%s",locality="loopback/interop/"\} (\d+)$'
+                      % re.escape(CLUSTER_AB), metrics, re.M)
+        self.tap.point(m is not None and int(m.group(1)) >= made,
+                       "/metrics has them: xdsd_load_requests_total{cluster=\"%s\","
+                       "locality=\"loopback/interop/\"} %s" % (CLUSTER_AB, m.group(1) if m else "-"))
+        lines = self.xdsd_log() or []
+        lrs = [ln for ln in lines if "LRS from " in ln and self.node_id in ln
+               and "load reports from node" in ln]
+        self.tap.point(bool(lrs), "the client opened StreamLoadStats as node %s (rule M1)"
+                       % self.node_id, lrs[:1] or ["no 'load reports from node' line"])
+
+    def check_loads_bound(self):
+        """--loads, once the client stopped: xdsd counted no more RPCs
+        than the client made."""
+        got, _ = self.reported()
+        res = self.client.snapshot()
+        self.tap.point(got is not None and got <= len(res),
+                       "xdsd counts no more RPCs than the client made (%s reported, %d made)"
+                       % (got, len(res)))
+
     def check_refused(self):
         """--tls: a second client, whose certificate is valid but whose
         identity no rule allows for its node, gets nothing: xdsd ends its
@@ -1471,11 +1574,15 @@ class Interop:
             self.check_ads_stream()
             if ROLLOUT:
                 self.scenario_rollout()
+            elif LOADS:
+                self.scenario_loads()
             else:
                 self.scenario()
             if self.tls:
                 self.check_refused()
         self.stop_client()
+        if LOADS and started:
+            self.check_loads_bound()
         self.check_rpcs(started)
         self.check_xdsd_log()
         self.stop_xdsd()
@@ -1513,6 +1620,8 @@ def main():
                     help="a staged rollout: the client a canary, a second one not")
     ap.add_argument("--errors", action="store_true",
                     help="per-resource errors: listeners xdsd lacks or withholds")
+    ap.add_argument("--loads", action="store_true",
+                    help="load reports: the cluster names xdsd as its LRS server")
     args = ap.parse_args()
     if args.xdstp:
         xdstp_names(CLIENTS[args.client]["sorts"])
@@ -1522,12 +1631,16 @@ def main():
     if args.errors:
         global ERRORS
         ERRORS = True
+    if args.loads:
+        global LOADS
+        LOADS = True
     tap = Tap()
     tap.comment(["interop with the %s xDS client: %s%s" % (
         args.client, CLIENTS[args.client]["what"], ", over mutual TLS" if args.tls else "")
         + (", with xdstp:// names" if args.xdstp else "")
         + (", in a staged rollout" if args.rollout else "")
-        + (", per-resource errors" if args.errors else "")])
+        + (", per-resource errors" if args.errors else "")
+        + (", load reports" if args.loads else "")])
 
     def on_alarm(*_):
         raise Timeout()

