@@ -128,8 +128,7 @@ static bool admit(struct call *c, struct xd_span node)
 	c->svc->streams++;
 	c->svc->reporters++;
 	xd_list_push_back(&c->svc->calls, &c->link);
-	CLOG(XD_LOG_INFO, c, "load reports from node '%.*s'",
-	     XD_LOG_CLIP(strlen(c->client.node_id)), c->client.node_id);
+	CLOG(XD_LOG_INFO, c, "%s", "reporting load");
 	return true;
 }
 

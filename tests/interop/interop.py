@@ -1354,10 +1354,10 @@ class Interop:
                        "/metrics has them: xdsd_load_requests_total{cluster=\"%s\","
                        "locality=\"loopback/interop/\"} %s" % (CLUSTER_AB, m.group(1) if m else "-"))
         lines = self.xdsd_log() or []
-        lrs = [ln for ln in lines if "LRS from " in ln and self.node_id in ln
-               and "load reports from node" in ln]
+        lrs = [ln for ln in lines if "(LRS from " in ln and
+               "node '%s': reporting load" % self.node_id in ln]
         self.tap.point(bool(lrs), "the client opened StreamLoadStats as node %s (rule M1)"
-                       % self.node_id, lrs[:1] or ["no 'load reports from node' line"])
+                       % self.node_id, lrs[:1] or ["no 'reporting load' line"])
 
     def check_loads_bound(self):
         """--loads, once the client stopped: xdsd counted no more RPCs

