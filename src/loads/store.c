@@ -8,6 +8,7 @@
 #include "util/common.h"
 #include "util/list.h"
 #include "util/loop_thread.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 /* The window in slots: a report counts in the slot of its time, and a
@@ -16,6 +17,8 @@
 /* Names are clipped to this many bytes: a report's names come from a
  * client, and each entry keeps copies. */
 #define NAME_MAX_LEN 256
+/* ... and made text every page can show (clean()): at most this long. */
+#define CLEAN_MAX (NAME_MAX_LEN * 3 + 1)
 
 struct slot {
 	uint64_t epoch; /* now_ms / slot_ms when it was last written */
@@ -63,31 +66,58 @@ struct xd_loads {
 	unsigned long long clusters, localities, refused, folded;
 };
 
+/*
+ * A name a client sent as the store keeps it, into `buf` (CLEAN_MAX
+ * bytes): its first NAME_MAX_LEN bytes, each byte that is no UTF-8 as
+ * U+FFFD and each control character (NUL included) as '?', so that
+ * /metrics stays the UTF-8 text Prometheus reads and no page is cut
+ * short by a NUL. Names are compared and hashed in this form.
+ */
+static struct xd_name clean(struct xd_name in, char *buf)
+{
+	const uint8_t *p = (const uint8_t *)in.data;
+	size_t left = in.len < NAME_MAX_LEN ? in.len : NAME_MAX_LEN, n = 0;
+
+	while (left > 0) {
+		size_t k = *p < 0x20 || *p == 0x7f ? 0 : xd_text_utf8_len(p, left);
+
+		if (*p < 0x20 || *p == 0x7f) {
+			buf[n++] = '?';
+			k = 1;
+		} else if (k == 0) {
+			memcpy(buf + n, XD_TEXT_REPLACEMENT, 3);
+			n += 3;
+			k = 1;
+		} else {
+			memcpy(buf + n, p, k);
+			n += k;
+		}
+		p += k;
+		left -= k;
+	}
+	buf[n] = '\0';
+	return (struct xd_name){buf, n};
+}
+
+/* A copy of a clean() name. */
 static char *copy_name(struct xd_name n)
 {
-	size_t len = n.len < NAME_MAX_LEN ? n.len : NAME_MAX_LEN;
-	char *s = xd_malloc(len + 1);
+	char *s = xd_malloc(n.len + 1);
 
-	/* a NUL inside would cut the name short for every reader: the
-	 * pages show what is before it */
-	if (len > 0)
-		memcpy(s, n.data, len);
-	s[len] = '\0';
+	if (n.len > 0)
+		memcpy(s, n.data, n.len);
+	s[n.len] = '\0';
 	return s;
 }
 
 static bool same(const char *s, struct xd_name n)
 {
-	size_t len = n.len < NAME_MAX_LEN ? n.len : NAME_MAX_LEN;
-
-	return strlen(s) == len && memcmp(s, n.data, len) == 0;
+	return strlen(s) == n.len && memcmp(s, n.data, n.len) == 0;
 }
 
 static uint64_t mix(uint64_t h, struct xd_name n)
 {
-	size_t len = n.len < NAME_MAX_LEN ? n.len : NAME_MAX_LEN;
-
-	return XXH3_64bits_withSeed(n.data, len, h + 0x9e3779b97f4a7c15ull);
+	return XXH3_64bits_withSeed(n.data, n.len, h + 0x9e3779b97f4a7c15ull);
 }
 
 struct xd_loads *xd_loads_new(const struct xd_loads_opts *o)
@@ -236,26 +266,41 @@ static struct slot *slot_at(struct xd_loads *l, struct entry *e,
 	return s;
 }
 
-void xd_loads_add(struct xd_loads *l, struct xd_name node,
-		  const struct xd_load_cluster *c,
-		  const struct xd_load_locality *loc, uint64_t now_ms,
+void xd_loads_add(struct xd_loads *l, struct xd_name raw_node,
+		  const struct xd_load_cluster *raw_c,
+		  const struct xd_load_locality *raw_loc, uint64_t now_ms,
 		  int64_t wall_ms)
 {
+	char bufs[6][CLEAN_MAX];
 	struct xd_name none = {"", 0};
-	struct xd_name r = loc != NULL ? loc->region : none;
-	struct xd_name z = loc != NULL ? loc->zone : none;
-	struct xd_name sz = loc != NULL ? loc->sub_zone : none;
-	uint64_t h = mix(mix(mix(mix(mix(loc == NULL, c->name), r), z), sz),
-			 node);
-	struct entry **b = &l->buckets[h & (l->nbuckets - 1)];
+	struct xd_load_cluster cc = *raw_c, *c = &cc;
+	struct xd_load_locality cl, *loc = NULL;
+	struct xd_name node = clean(raw_node, bufs[0]);
+	struct xd_name r, z, sz;
+	uint64_t h;
+	struct entry **b;
 	struct entry *e;
 	struct slot *s;
 	uint64_t requests, errors;
 
 	XD_ASSERT_LOOP();
+	cc.name = clean(raw_c->name, bufs[1]);
+	cc.service_name = clean(raw_c->service_name, bufs[2]);
+	if (raw_loc != NULL) {
+		cl = *raw_loc;
+		cl.region = clean(raw_loc->region, bufs[3]);
+		cl.zone = clean(raw_loc->zone, bufs[4]);
+		cl.sub_zone = clean(raw_loc->sub_zone, bufs[5]);
+		loc = &cl;
+	}
+	r = loc != NULL ? loc->region : none;
+	z = loc != NULL ? loc->zone : none;
+	sz = loc != NULL ? loc->sub_zone : none;
+	h = mix(mix(mix(mix(mix(loc == NULL, c->name), r), z), sz), node);
 	expire(l, now_ms);
 	if (loc != NULL)
 		l->localities++;
+	b = &l->buckets[h & (l->nbuckets - 1)];
 	for (e = *b; e != NULL; e = e->next)
 		if (e->hash == h && e->drops == (loc == NULL) &&
 		    same(e->cluster, c->name) &&

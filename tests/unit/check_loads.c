@@ -316,6 +316,28 @@ START_TEST(store_walk_in_batches)
 }
 END_TEST
 
+/* rule M2: what a client names is kept as text every page can show:
+ * no byte that is not UTF-8 (it reaches /metrics), no control
+ * character, no NUL cutting it short; the same bytes again are the same
+ * entry. */
+START_TEST(store_names_made_text)
+{
+	struct xd_loads_opts o = {.window_ms = 60000, .max_entries = 100,
+				  .max_series = 100};
+	struct xd_loads *l = xd_loads_new(&o);
+	static const char raw[] = "we\xff" "b\n\0" "x";
+	struct xd_load_cluster c = {{raw, sizeof(raw) - 1}, {"", 0}, 0, 1000};
+	struct xd_load_locality loc = locality_of("a", 1, 0, 0);
+	struct rows r = {{0}, 0, 0};
+
+	xd_loads_add(l, name_of("n1"), &c, &loc, 1000, 1);
+	xd_loads_add(l, name_of("n1"), &c, &loc, 1000, 1);
+	xd_loads_visit(l, 1000, row, &r);
+	ck_assert_str_eq(r.text, "we\xef\xbf\xbd" "b??x a n1: 2/0 now 0 total 2 drop 0;");
+	xd_loads_free(l);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("loads");
@@ -326,6 +348,7 @@ int main(void)
 	tcase_add_test(tc, store_per_cluster_locality_node);
 	tcase_add_test(tc, store_bounded);
 	tcase_add_test(tc, store_walk_in_batches);
+	tcase_add_test(tc, store_names_made_text);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
