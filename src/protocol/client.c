@@ -415,6 +415,11 @@ bool xd_client_type_asks_for(const struct xd_client_type *ct, const char *name,
 	return false;
 }
 
+/* Subscriptions of more names than this have the names their table
+ * lacks memoized on it (a fleet's endpoints); smaller ones are looked
+ * up at each visit. */
+#define MISSING_MEMO_MIN 64
+
 static void release_missing(union xd_derived_value v)
 {
 	xd_nameset_unref(v.set);
@@ -465,12 +470,21 @@ size_t xd_client_type_missing(const struct xd_client_type *ct, bool delta,
 	if (current == NULL || xd_nameset_count(ct->sub->want.set) == 0)
 		return 0;
 	full = xd_table_filter_source(current);
-	m = missing_keys(current, ct->sub->want.set, delta);
-	n = xd_nameset_count(m);
-	for (size_t i = 0; i < n; i++) {
+	/* a few names are looked up at once; only a subscription worth
+	 * the memo's room (bodies live there too) is found there */
+	m = xd_nameset_count(ct->sub->want.set) > MISSING_MEMO_MIN ?
+		    missing_keys(current, ct->sub->want.set, delta) :
+		    xd_nameset_ref(ct->sub->want.set);
+	n = 0;
+	for (size_t i = 0; i < xd_nameset_count(m); i++) {
 		const struct xd_key *k = xd_nameset_key(m, i);
-		bool d = full != NULL && xd_ledger_lookup(full, k) != NULL;
+		bool d;
 
+		if ((delta && k->kind == XD_KEY_GLOB) ||
+		    xd_ledger_lookup(current, k) != NULL)
+			continue;
+		d = full != NULL && xd_ledger_lookup(full, k) != NULL;
+		n++;
 		denied += d;
 		if (fn != NULL)
 			fn(arg, xd_key_base(k), d);

@@ -221,9 +221,11 @@ void xd_client_type_resources(const struct xd_client_type *ct, bool delta,
  * wildcard nor, on a `delta` stream, a glob collection (rule X2); with
  * whether the table is an identity's view of one that has it ("@allow":
  * `denied`). Calls fn (may be NULL) for each; returns how many, and in
- * *ndenied (may be NULL) how many of them are denied. The keys a table
+ * *ndenied (may be NULL) how many of them are denied. For a
+ * subscription of many names (a fleet's endpoints) the keys a table
  * lacks are found once per (table, subscription), memoized on the
- * table, so that /metrics over a fleet costs a lookup per stream.
+ * table, so that /metrics over a fleet costs a lookup per stream; a
+ * few names are looked up at each call.
  */
 size_t xd_client_type_missing(const struct xd_client_type *ct, bool delta,
 			      void (*fn)(void *arg, struct xd_name name,
