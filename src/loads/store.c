@@ -152,6 +152,15 @@ static void free_entry(struct entry *e)
 	free(e);
 }
 
+static void free_series(struct series *s)
+{
+	if (s == NULL)
+		return;
+	free(s->cluster);
+	free(s->locality);
+	free(s);
+}
+
 void xd_loads_free(struct xd_loads *l)
 {
 	struct xd_list *n, *tmp;
@@ -160,13 +169,9 @@ void xd_loads_free(struct xd_loads *l)
 		return;
 	xd_list_for_each_safe(n, tmp, &l->by_made)
 		free_entry(xd_container_of(n, struct entry, by_made));
-	xd_list_for_each_safe(n, tmp, &l->series) {
-		struct series *s = xd_container_of(n, struct series, link);
-
-		free(s->cluster);
-		free(s->locality);
-		free(s);
-	}
+	xd_list_for_each_safe(n, tmp, &l->series)
+		free_series(xd_container_of(n, struct series, link));
+	free_series(l->other); /* in no list */
 	free(l->buckets);
 	free(l->sbuckets);
 	free(l);

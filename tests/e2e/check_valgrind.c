@@ -81,7 +81,8 @@ START_TEST(lifecycle_leaks_nothing)
 	size_t len;
 	char vgpath[300];
 
-	d = start_under_valgrind("listen: 127.0.0.1:0\nlog_level: debug\n",
+	d = start_under_valgrind("listen: 127.0.0.1:0\nlog_level: debug\n"
+				 "load_reports:\n  max_series: 1\n",
 				 vgpath, sizeof(vgpath));
 
 	for (int i = 0; i < 3; i++)
@@ -140,10 +141,14 @@ START_TEST(lifecycle_leaks_nothing)
 	 * its report taken, the stream left open */
 	static const uint8_t lrs_node[] = {0x0a, 0x03, 0x0a, 0x01, 'v'};
 	/* {cluster_stats: [{cluster_name: "w", upstream_locality_stats:
-	 * [{locality: {region: "r"}, total_successful_requests: 5}]}]} */
-	static const uint8_t lrs_report[] = {0x12, 0x0c, 0x0a, 0x01, 'w', 0x12,
-					     0x07, 0x0a, 0x03, 0x0a, 0x01, 'r',
-					     0x10, 0x05};
+	 * [{locality: {region: "r"}, total_successful_requests: 5},
+	 * {locality: {region: "s"}, ...: 5}]}]}: with max_series 1, the
+	 * second pair goes to the other series */
+	static const uint8_t lrs_report[] = {0x12, 0x15, 0x0a, 0x01, 'w',
+					     0x12, 0x07, 0x0a, 0x03, 0x0a, 0x01,
+					     'r', 0x10, 0x05,
+					     0x12, 0x07, 0x0a, 0x03, 0x0a, 0x01,
+					     's', 0x10, 0x05};
 	static const char lrs_method[] =
 		"/envoy.service.load_stats.v3.LoadReportingService/StreamLoadStats";
 
@@ -157,7 +162,7 @@ START_TEST(lifecycle_leaks_nothing)
 	ck_assert_int_eq(xdc_recv(lrs, &answer, &len, 20000), 1);
 	free(answer);
 	ck_assert(xdc_send(lrs, lrs_report, sizeof(lrs_report), 20000));
-	ck_assert(xdt_daemon_wait_log(d, "LRS: 1 cluster, 1 locality reported", 20000));
+	ck_assert(xdt_daemon_wait_log(d, "LRS: 1 cluster, 2 localities reported", 20000));
 	/* the admin endpoint's overview, rendered with streams open */
 	for (int i = 0; i < 3; i++) {
 		static const char *const pages[] = {"/status", "/status.json",
