@@ -648,8 +648,9 @@ static void quote_name(struct xd_buf *text, struct xd_name n)
  * NOT_FOUND, or PERMISSION_DENIED when the table is an identity's view
  * (protocol/derived.h) of one that has it ("@allow"); never a name the
  * response also carries (two locators of one name, one of them picking
- * a variant, rule P1). None for virtual hosts asked for by alias, whose
- * missing names are Resources of that name already (rule D10). Each
+ * a variant, rule P1). None over delta for virtual hosts, asked for by
+ * alias, whose missing names are Resources of that name already (rule
+ * D10). Each
  * message's place in `text` is kept in its `message.len` beside its
  * length until the text is whole; *count is how many.
  */
@@ -729,7 +730,10 @@ static grpc_slice encode(const struct xd_want *w, const struct diff *p)
 	/* names already (settle) */
 	for (size_t i = 0; i < p->nmissing; i++)
 		missing[i] = p->missing[i];
-	make_errors(w, p, r.missing_by_alias, errors, starts, &r.nerrors, &text);
+	/* SotW has no Resource to say an alias by (no SotW method asks
+	 * for virtual hosts; an aggregated stream may) */
+	make_errors(w, p, r.missing_by_alias && r.delta, errors, starts,
+		    &r.nerrors, &text);
 	for (size_t i = 0; i < r.nerrors; i++)
 		errors[i].message.data = (const char *)text.data + starts[i];
 	s = grpc_slice_malloc(xd_response_size(&r));
