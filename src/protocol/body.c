@@ -561,6 +561,11 @@ static const struct xd_span *span_of(const struct xd_entry *e,
 /* The most of a name a message quotes: the whole name is the error's
  * resource_name. */
 #define ERROR_NAME_MAX 200
+/* Errors one response carries at most: a client may ask for 200,000
+ * names that do not exist (max_names_per_stream), and an error each
+ * would make a response no client takes (gRPC's 4 MiB). The names past
+ * them are not said; the client's own timer tells it of those. */
+#define ERRORS_MAX 1000
 
 /* Whether `t` has anything of name `n`: a resource, an alias, a
  * variant (rule P1). */
@@ -650,9 +655,9 @@ static void quote_name(struct xd_buf *text, struct xd_name n)
  * response also carries (two locators of one name, one of them picking
  * a variant, rule P1). None over delta for virtual hosts, asked for by
  * alias, whose missing names are Resources of that name already (rule
- * D10). Each
- * message's place in `text` is kept in its `message.len` beside its
- * length until the text is whole; *count is how many.
+ * D10). At most ERRORS_MAX, the first in name order. Each message's
+ * place in `text` is kept in `starts` beside its length until the text
+ * is whole; *count is how many.
  */
 static void make_errors(const struct xd_want *w, const struct diff *d,
 			bool by_alias, struct xd_resource_error *out,
@@ -662,7 +667,7 @@ static void make_errors(const struct xd_want *w, const struct diff *d,
 	const char *noun = noun_of(w->table);
 	size_t n = 0;
 
-	for (size_t i = 0; !by_alias && i < d->nmissing; i++) {
+	for (size_t i = 0; !by_alias && i < d->nmissing && n < ERRORS_MAX; i++) {
 		struct xd_name name = d->missing[i];
 		bool denied;
 		size_t start = text->len;

@@ -182,6 +182,40 @@ START_TEST(n1_asked_again_told_again)
 }
 END_TEST
 
+/* rule N1: a response says at most 1000 names do not exist: a client
+ * may ask for far more (max_names_per_stream), and a response that said
+ * them all would be larger than clients take. */
+START_TEST(n1_errors_bounded)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	enum pu_type t = c->type;
+	struct pu_snap *s = pu_snap_of(t, "a", NULL);
+	struct pu_env *e = pu_env_start(s);
+	struct pu_client *cl = pu_connect(e, c);
+	static char buf[1500][16];
+	const char *names[1500];
+	struct pu_resp *r;
+
+	for (int i = 0; i < 1500; i++) {
+		snprintf(buf[i], sizeof(buf[i]), "z-%04d", i);
+		names[i] = pu_name(t, buf[i]);
+	}
+	pu_subv(cl, t, names, 1500);
+	r = pu_expect(cl, t);
+	PU_ASSERT(r->nerrors == 1000, "%zu resource errors, expected 1000",
+		  r->nerrors);
+	/* the first in name order */
+	PU_ASSERT(pu_error_of(r, pu_name(t, "z-0000"), NULL) == NOT_FOUND &&
+			  pu_error_of(r, pu_name(t, "z-0999"), NULL) == NOT_FOUND &&
+			  pu_error_of(r, pu_name(t, "z-1000"), NULL) == -1,
+		  "not the first 1000 names");
+	pu_resp_free(r);
+	pu_client_free(cl);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+END_TEST
+
 /* rule N2: a name whose resource its "@allow" keeps from the client's
  * identity (the tests' clients prove none) is PERMISSION_DENIED, with a
  * message that says why; the client is served what it may have. */
@@ -316,6 +350,10 @@ void pu_register_errors(Suite *s, bool subset)
 	pu_add_tests(s, "N1", n1_said_once, delta, ndelta);
 	pu_add_tests(s, "N1", n1_asked_again_told_again, sotw, nsotw);
 	pu_add_tests(s, "N1", n1_asked_again_told_again, delta, ndelta);
+	pu_add_tests(s, "N1", n1_errors_bounded,
+		     pu_pick(sotw, nsotw, "ADS CDS"), 1);
+	pu_add_tests(s, "N1", n1_errors_bounded,
+		     pu_pick(delta, ndelta, "delta EDS"), 1);
 	pu_add_tests(s, "N2", n2_withheld_is_permission_denied, sotw, nsotw);
 	pu_add_tests(s, "N2", n2_withheld_is_permission_denied, delta, ndelta);
 	pu_add_tests(s, "N3", n3_never_beside_its_resource, sotw_dyn, nsotw_dyn);
