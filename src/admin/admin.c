@@ -9,6 +9,7 @@
 #include "admin/clients.h"
 #include "admin/dump.h"
 #include "admin/guard.h"
+#include "admin/loads.h"
 #include "admin/metrics.h"
 #include "admin/pager.h"
 #include "admin/preview.h"
@@ -85,6 +86,25 @@ static void clients(struct xd_admin *a, struct xd_http_exchange *x)
 	}
 	x->content_type = "application/json";
 	xd_pager_start(a->pager, x, &xd_clients_pager, k);
+}
+
+static void loads(struct xd_admin *a, struct xd_http_exchange *x)
+{
+	char why[256];
+	struct xd_loads_page *p;
+
+	if (a->deps.loads == NULL) {
+		xd_http_text(x, 404, "xdsd keeps no load reports here");
+		return;
+	}
+	p = xd_loads_page_new(a->deps.loads, a->deps.lrs, a->deps.cfg, x->query,
+			      why, sizeof(why));
+	if (p == NULL) {
+		xd_http_text(x, 400, why);
+		return;
+	}
+	x->content_type = "application/json";
+	xd_pager_start(a->pager, x, &xd_loads_pager, p);
 }
 
 static void config_dump(struct xd_admin *a, struct xd_http_exchange *x)
@@ -216,6 +236,7 @@ static const struct route routes[] = {
 	{"GET", "/ready", ready},
 	{"GET", "/metrics", metrics},
 	{"GET", "/clients", clients},
+	{"GET", "/loads", loads},
 	{"GET", "/config_dump", config_dump},
 	{"POST", "/reload", reload},
 	{"POST", "/rollout/promote", rollout_promote},
@@ -287,7 +308,7 @@ static void handle(void *ctx, struct xd_http_exchange *x)
 		return;
 	}
 	xd_http_text(x, 404,
-		     "no such page; xdsd's admin endpoint serves /status, /status.json, /healthz, /ready, /metrics, /clients, /config_dump, POST /reload, POST /rollout/promote and POST /rollout/abort");
+		     "no such page; xdsd's admin endpoint serves /status, /status.json, /healthz, /ready, /metrics, /clients, /loads, /config_dump, POST /reload, POST /rollout/promote and POST /rollout/abort");
 }
 
 int xd_admin_start(struct xd_admin **out, uv_loop_t *loop,

@@ -7,6 +7,7 @@
  *   GET  /ready        200 once serving, 503 before and while stopping
  *   GET  /metrics      Prometheus text format 0.0.4 (metrics.h)
  *   GET  /clients      every stream and its sync state, JSON (clients.h)
+ *   GET  /loads        the load reports kept, JSON (loads.h)
  *   GET  /config_dump  a snapshot as Envoy's proto3 JSON (dump.h)
  *   GET  /status       an HTML page for people (status_page.h)
  *   GET  /status.json  the same overview as JSON, for xdsctl (status.h)
@@ -34,6 +35,8 @@
 #include "cache/cache.h"
 #include "config/config.h"
 #include "etcd/etcd.h"
+#include "loads/service.h"
+#include "loads/store.h"
 #include "reload/reload.h"
 #include "protocol/session.h"
 #include "rest/rest.h"
@@ -56,6 +59,10 @@ struct xd_admin_deps {
 	const struct xd_etcd_health *etcd;
 	/* the client status service, for its figures (NULL: none) */
 	const struct xd_csds_service *csds;
+	/* the load reports kept, and the service they come through (NULL:
+	 * none) */
+	struct xd_loads *loads;
+	const struct xd_lrs_service *lrs;
 };
 
 struct xd_admin;

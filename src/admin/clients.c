@@ -108,8 +108,34 @@ static void version_or_null(struct xd_jw *w, const char *v)
 		xd_jw_str(w, v);
 }
 
-static void type_json(struct xd_jw *w, const struct xd_client_type *ct)
+/* The names of a type shown in /clients that the client asks for and
+ * is not served, at most this many (their count is whole). */
+#define MISSING_SHOWN 32
+
+struct missing_ctx {
+	struct xd_jw *w;
+	size_t shown;
+};
+
+static void missing_json(void *arg, struct xd_name name, bool denied)
 {
+	struct missing_ctx *m = arg;
+
+	if (m->shown++ >= MISSING_SHOWN)
+		return;
+	xd_jw_obj(m->w);
+	xd_jw_key(m->w, "name");
+	xd_jw_strn(m->w, name.data, name.len);
+	xd_jw_key(m->w, "error");
+	xd_jw_str(m->w, denied ? "PERMISSION_DENIED" : "NOT_FOUND");
+	xd_jw_obj_end(m->w);
+}
+
+static void type_json(struct xd_jw *w, const struct xd_client_type *ct,
+		      bool delta)
+{
+	struct missing_ctx m = {w, 0};
+	size_t n;
 	const struct xd_sub *sub = ct->sub;
 	char when[32], nonce[24];
 
@@ -162,6 +188,13 @@ static void type_json(struct xd_jw *w, const struct xd_client_type *ct)
 		xd_jw_int(w, ct->pending_since_ms);
 	xd_jw_key(w, "pending_seconds");
 	xd_jw_num(w, (double)ct->pending_ms / 1000.0);
+	/* rules N1, N2: what it asks for and is told it cannot have */
+	xd_jw_key(w, "missing_names");
+	xd_jw_arr(w);
+	n = xd_client_type_missing(ct, delta, missing_json, &m, NULL);
+	xd_jw_arr_end(w);
+	xd_jw_key(w, "missing");
+	xd_jw_uint(w, n);
 	xd_jw_obj_end(w);
 }
 
@@ -220,7 +253,7 @@ static void client_json(struct xd_jw *w, const struct xd_client_view *c,
 	xd_jw_key(w, "types");
 	xd_jw_arr(w);
 	for (size_t i = 0; i < c->ntypes; i++)
-		type_json(w, &c->types[i]);
+		type_json(w, &c->types[i], c->method->delta);
 	xd_jw_arr_end(w);
 	xd_jw_obj_end(w);
 }

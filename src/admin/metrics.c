@@ -10,6 +10,8 @@
 #include "transport/handshakes.h"
 #include "transport/methods.h"
 #include "transport/refusals.h"
+#include "util/clock.h"
+#include "util/common.h"
 #include "util/loop_thread.h"
 #include "util/trim.h"
 #include "util/xalloc.h"
@@ -174,6 +176,9 @@ static void per_type(struct xd_buf *out, const struct xd_sessions_stats *st)
 struct sync_count {
 	unsigned long long n[XD_RTYPE_COUNT + 1][3];
 	uint64_t oldest_ms;
+	/* names asked for and not served (rules N1, N2): not found, and
+	 * withheld by "@allow" */
+	unsigned long long missing[XD_RTYPE_COUNT + 1][2];
 };
 
 static void count_sync(void *ctx, const struct xd_client_view *c)
@@ -188,7 +193,12 @@ static void count_sync(void *ctx, const struct xd_client_view *c)
 		int t = ct->current != NULL ? (int)xd_table_type(ct->current) :
 					      XD_RTYPE_COUNT;
 
+		size_t denied, n = xd_client_type_missing(ct, c->method->delta,
+							  NULL, NULL, &denied);
+
 		sc->n[t][ct->sync]++;
+		sc->missing[t][0] += n - denied;
+		sc->missing[t][1] += denied;
 	}
 }
 
@@ -205,6 +215,14 @@ static void subscriptions(struct xd_buf *out, const struct sync_count *scp)
 			sample(out, "xdsd_subscriptions", "type", type_label(t),
 			       "state", xd_sub_sync_name(states[s]),
 			       (double)sc.n[t][states[s]]);
+	head(out, "xdsd_requested_missing", "gauge",
+	     "Names clients on open streams ask for that the snapshot serving them lacks (not_found) or that their identity may not be served (permission_denied), each stream counting its own, by resource type.");
+	for (int t = 0; t <= XD_RTYPE_COUNT; t++) {
+		sample(out, "xdsd_requested_missing", "type", type_label(t),
+		       "reason", "not_found", (double)sc.missing[t][0]);
+		sample(out, "xdsd_requested_missing", "type", type_label(t),
+		       "reason", "permission_denied", (double)sc.missing[t][1]);
+	}
 	head(out, "xdsd_oldest_unacked_seconds", "gauge",
 	     "Age of the oldest response still waiting for its ACK or NACK, over all streams and types (0: none).");
 	sample(out, "xdsd_oldest_unacked_seconds", NULL, NULL, NULL, NULL,
@@ -566,6 +584,77 @@ static void rollout(struct xd_buf *out, const struct xd_rollout *ro)
 	       (double)st->nacks);
 }
 
+/* The load reports (loads/store.h): per (cluster, locality) series,
+ * bounded by load_reports.max_series, the rest in the one series of
+ * XD_LOADS_OTHER; and the service's own figures. */
+struct series_list {
+	struct xd_load_series_view *v;
+	size_t n, cap;
+};
+
+static void take_series(void *arg, const struct xd_load_series_view *v)
+{
+	struct series_list *l = arg;
+
+	l->v = xd_grow(l->v, &l->cap, l->n + 1, sizeof(*l->v));
+	l->v[l->n++] = *v;
+}
+
+static void loads(struct xd_buf *out, struct xd_loads *store,
+		  const struct xd_lrs_service *lrs)
+{
+	static const struct {
+		const char *name, *type, *help;
+		size_t offset;
+	} per_series[] = {
+		{"xdsd_load_requests_total", "counter",
+		 "Requests clients reported completed (succeeded or failed) to the endpoints of a cluster in a locality, over every load report (LRS); locality region/zone/sub_zone.",
+		 offsetof(struct xd_load_series_view, requests)},
+		{"xdsd_load_errors_total", "counter",
+		 "Of those, the requests that failed.",
+		 offsetof(struct xd_load_series_view, errors)},
+		{"xdsd_load_dropped_total", "counter",
+		 "Requests clients reported dropped before they reached a cluster (locality \"\").",
+		 offsetof(struct xd_load_series_view, dropped)},
+		{"xdsd_load_in_flight", "gauge",
+		 "Requests in progress at the last report of each client that reported within the window, together.",
+		 offsetof(struct xd_load_series_view, in_progress)},
+	};
+	struct series_list l = {0};
+	struct xd_loads_stats ls;
+	struct xd_lrs_stats rs;
+
+	xd_loads_visit_series(store, xd_mono_ms(), take_series, &l);
+	for (size_t m = 0; m < XD_ARRAY_LEN(per_series); m++) {
+		head(out, per_series[m].name, per_series[m].type,
+		     per_series[m].help);
+		for (size_t i = 0; i < l.n; i++)
+			sample(out, per_series[m].name, "cluster", l.v[i].cluster,
+			       "locality", l.v[i].locality,
+			       (double)*(const uint64_t *)(const void *)
+				       ((const char *)&l.v[i] + per_series[m].offset));
+	}
+	free(l.v);
+	xd_loads_stats(store, &ls);
+	xd_lrs_service_stats(lrs, &rs);
+	head(out, "xdsd_load_reporters", "gauge",
+	     "Load reporting streams open now.");
+	sample(out, "xdsd_load_reporters", NULL, NULL, NULL, NULL,
+	       (double)rs.reporters);
+	head(out, "xdsd_load_reports_total", "counter",
+	     "LoadStatsRequests that carried load, over every stream.");
+	sample(out, "xdsd_load_reports_total", NULL, NULL, NULL, NULL,
+	       (double)rs.reports);
+	head(out, "xdsd_load_entries", "gauge",
+	     "(cluster, locality, node) triples whose reports are kept now (at most load_reports.max_entries).");
+	sample(out, "xdsd_load_entries", NULL, NULL, NULL, NULL,
+	       (double)ls.entries);
+	head(out, "xdsd_load_refused_total", "counter",
+	     "Locality reports not kept: max_entries triples were kept already.");
+	sample(out, "xdsd_load_refused_total", NULL, NULL, NULL, NULL,
+	       (double)ls.refused);
+}
+
 /* With source: etcd: the revision held, whether it is read and
  * watched, and how often it had to start again. */
 static void etcd(struct xd_buf *out, const struct xd_config *cfg,
@@ -655,6 +744,8 @@ static bool page_step(void *page, struct xd_http_exchange *x,
 	rollout(out, deps->rollout);
 	if (deps->etcd != NULL)
 		etcd(out, deps->cfg, deps->etcd);
+	if (deps->loads != NULL && deps->lrs != NULL)
+		loads(out, deps->loads, deps->lrs);
 	snapshots(out, deps->cache);
 	process(out, p->fds.n);
 	return true;

@@ -10,6 +10,7 @@
 #include "admin/clients.h"
 #include "admin/status.h"
 #include "transport/handshakes.h"
+#include "util/clock.h"
 #include "util/html.h"
 #include "util/jsonw.h"
 #include "util/text.h"
@@ -578,6 +579,84 @@ static void rollout(struct xd_buf *out, const struct xd_rollout *ro,
 	xd_buf_printf(out, "</section>\n");
 }
 
+/* ---------------- load reports ---------------- */
+
+/* Rows of the load reports' table: the busiest series (/loads and
+ * /metrics have them all). */
+#define LOAD_ROWS 50
+
+struct load_rows {
+	struct xd_load_series_view *v;
+	size_t n, cap;
+};
+
+static void take_load_row(void *arg, const struct xd_load_series_view *v)
+{
+	struct load_rows *r = arg;
+
+	if (v->nodes == 0)
+		return; /* nothing reported within the window */
+	r->v = xd_grow(r->v, &r->cap, r->n + 1, sizeof(*r->v));
+	r->v[r->n++] = *v;
+}
+
+static int busier(const void *pa, const void *pb)
+{
+	const struct xd_load_series_view *a = pa, *b = pb;
+
+	if (a->requests_per_second != b->requests_per_second)
+		return a->requests_per_second < b->requests_per_second ? 1 : -1;
+	return strcmp(a->cluster, b->cluster);
+}
+
+/* What clients report of the load they send (LRS, loads/store.h): per
+ * cluster and locality, over the window. */
+static void loads(struct xd_buf *out, const struct xd_admin_deps *deps)
+{
+	struct load_rows r = {0};
+	struct xd_loads_stats ls;
+	struct xd_lrs_stats rs;
+
+	if (deps->loads == NULL || deps->lrs == NULL)
+		return;
+	xd_loads_visit_series(deps->loads, xd_mono_ms(), take_load_row, &r);
+	xd_loads_stats(deps->loads, &ls);
+	xd_lrs_service_stats(deps->lrs, &rs);
+	if (r.n > 1)
+		qsort(r.v, r.n, sizeof(*r.v), busier);
+	xd_buf_printf(out, "<section id=loads><h2>Load reports <small>%zu reporting stream%s, over the last %llu s",
+		      rs.reporters, rs.reporters == 1 ? "" : "s",
+		      (unsigned long long)(ls.window_ms / 1000));
+	if (r.n > LOAD_ROWS)
+		xd_buf_printf(out, "; the %d busiest of %zu", LOAD_ROWS, r.n);
+	xd_buf_printf(out, "</small></h2><table><thead><tr><th>cluster</th><th>locality</th>"
+			   "<th class=num>clients</th><th class=num>requests/s</th>"
+			   "<th class=num>errors/s</th><th class=num>in flight</th>"
+			   "<th class=num>requests since start</th></tr></thead><tbody>\n");
+	for (size_t i = 0; i < r.n && i < LOAD_ROWS; i++) {
+		const struct xd_load_series_view *v = &r.v[i];
+
+		xd_buf_printf(out, "<tr class=load><td>");
+		h(out, v->cluster);
+		xd_buf_printf(out, "</td><td>");
+		if (v->locality[0] == '\0')
+			xd_buf_printf(out, "<span class=muted>dropped</span>");
+		else
+			h(out, v->locality);
+		xd_buf_printf(out, "</td><td class=num>%zu</td><td class=num>%.1f</td>"
+				   "<td class=num>%.1f</td><td class=num>%llu</td>"
+				   "<td class=num>%llu</td></tr>\n",
+			      v->nodes, v->requests_per_second,
+			      v->errors_per_second,
+			      (unsigned long long)v->in_progress,
+			      (unsigned long long)v->requests);
+	}
+	if (r.n == 0)
+		xd_buf_printf(out, "<tr><td colspan=7 class=empty>no client reported load within the window</td></tr>\n");
+	xd_buf_printf(out, "</tbody></table></section>\n");
+	free(r.v);
+}
+
 /* ---------------- clients ---------------- */
 
 /* The columns of a client's row; its NACKs span them all. */
@@ -967,6 +1046,7 @@ static bool page_step(void *st, struct xd_http_exchange *x,
 	chart(out, xd_sessions_stats(deps->sessions));
 	reloads(out, deps->reloader, o->now_ms);
 	rollout(out, deps->rollout, o->now_ms);
+	loads(out, deps);
 	/* last: the one part that grows with the fleet */
 	clients(out, pg, o);
 	xd_buf_printf(out, "</main></body></html>\n");

@@ -232,12 +232,28 @@ static const struct directive directives[] = {
 	{"timeout", T_DURATION, OFF(rollout.timeout_ms), "10m", 0, 24 * HOUR_MS,
 	 false, "a connected canary that has not answered a change for this long fails it (0: wait forever)",
 	 NULL, "rollout"},
+	/* `load_reports:` (the load reporting service, always served) */
+	{"interval", T_DURATION, OFF(load_reports.interval_ms), "10s", 1000,
+	 HOUR_MS, false, "how often clients are asked to report their load",
+	 NULL, "load_reports"},
+	{"window", T_DURATION, OFF(load_reports.window_ms), "1m", 1000,
+	 24 * HOUR_MS, false,
+	 "how long load reports are kept and summed over (at least twice interval)",
+	 NULL, "load_reports"},
+	{"max_entries", T_UINT, OFF(load_reports.max_entries), "10000", 1,
+	 1u << 20, false,
+	 "(cluster, locality, node) triples kept; reports of more are counted and dropped",
+	 NULL, "load_reports"},
+	{"max_series", T_UINT, OFF(load_reports.max_series), "100", 1, 10000,
+	 false,
+	 "(cluster, locality) pairs /metrics shows apart; the rest together as _other",
+	 NULL, "load_reports"},
 };
 
 /* Sections: mappings whose keys are directives of their own. A dotted
  * name is a section inside another (`etcd:` holds `tls:`). */
 static const char *const sections[] = {"tls", "etcd", "etcd.tls", "rollout",
-				       NULL};
+				       "load_reports", NULL};
 
 /* The keys of an `authorize:` rule. */
 static const char *const rule_keys[] = {"identity", "node_id", "node_cluster",

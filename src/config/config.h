@@ -221,6 +221,19 @@ struct xd_config {
 		uint64_t max_nacks;
 		uint64_t timeout_ms; /* a canary not answering fails it; 0: never */
 	} rollout;
+
+	/* The load reporting service (`load_reports:`, docs/protocol.md
+	 * rules M1, M2; loads/store.h): how often clients are asked to
+	 * report, how long reports are kept and summed over (at least
+	 * twice that: the store takes twice the interval for a shorter
+	 * one), the (cluster, locality, node) triples kept and the
+	 * (cluster, locality) pairs /metrics shows one by one. */
+	struct {
+		uint64_t interval_ms;
+		uint64_t window_ms;
+		uint64_t max_entries;
+		uint64_t max_series;
+	} load_reports;
 };
 
 /* Whether the admin endpoint is on (admin_listen is not "off"). */

@@ -15,6 +15,8 @@
 #include "admin/admin.h"
 #include "admin/csds_service.h"
 #include "admin/health_service.h"
+#include "loads/service.h"
+#include "loads/store.h"
 #include "daemon/early_signals.h"
 #include "daemon/notify.h"
 #include "reload/reload.h"
@@ -50,6 +52,8 @@ struct daemon {
 	struct xd_sessions *sessions;
 	struct xd_csds_service *csds; /* client status, on the xDS listener */
 	struct xd_health_service *health; /* gRPC health, on it too */
+	struct xd_loads *loads;           /* the load reports kept */
+	struct xd_lrs_service *lrs;       /* which they come through */
 	struct xd_server *server;
 	struct xd_tls *tls; /* NULL: plaintext */
 	bool stopping;
@@ -286,6 +290,22 @@ static int load_initial(struct daemon *d)
 
 /* The admin endpoint, when configured: a daemon that cannot open the
  * address it was given does not start (as for the xDS listener). */
+/* The store of load reports: its window at least twice the interval
+ * clients report at (config.h), or an entry could expire between two
+ * reports of a client that keeps reporting. */
+static struct xd_loads *new_loads(const struct xd_config *cfg)
+{
+	struct xd_loads_opts o = {
+		.window_ms = cfg->load_reports.window_ms,
+		.max_entries = (size_t)cfg->load_reports.max_entries,
+		.max_series = (size_t)cfg->load_reports.max_series,
+	};
+
+	if (o.window_ms < 2 * cfg->load_reports.interval_ms)
+		o.window_ms = 2 * cfg->load_reports.interval_ms;
+	return xd_loads_new(&o);
+}
+
 static int start_admin(struct daemon *d)
 {
 	struct xd_admin_deps deps = {
@@ -301,6 +321,8 @@ static int start_admin(struct daemon *d)
 		.etcd = d->cfg->source == XD_SOURCE_ETCD ? &d->etcd_health :
 							   NULL,
 		.csds = d->csds,
+		.loads = d->loads,
+		.lrs = d->lrs,
 	};
 
 	if (!xd_config_admin_on(d->cfg))
@@ -439,6 +461,9 @@ int xd_daemon_run(const struct xd_config *cfg)
 	opts.csds_handler = xd_csds_service_handler(d.csds);
 	d.health = xd_health_service_new(&d.loop);
 	opts.health_handler = xd_health_service_handler(d.health);
+	d.loads = new_loads(cfg);
+	d.lrs = xd_lrs_service_new(cfg, d.loads);
+	opts.lrs_handler = xd_lrs_service_handler(d.lrs);
 	opts.tls = d.tls;
 	if (xd_server_start(&d.server, &d.loop, &opts) != 0)
 		goto fail;
@@ -507,6 +532,8 @@ out:
 	 * TLS state goes after the server that asked it for certificates. */
 	xd_csds_service_free(d.csds);
 	xd_health_service_free(d.health);
+	xd_lrs_service_free(d.lrs);
+	xd_loads_free(d.loads);
 	xd_reloader_free(d.reloader);
 	xd_cache_free(d.cache);
 	xd_tls_free(d.tls);

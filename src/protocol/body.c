@@ -6,6 +6,7 @@
 
 #include "protocol/derived.h"
 #include "util/buf.h"
+#include "util/text.h"
 #include "util/loop_thread.h"
 #include "util/xalloc.h"
 #include "xds/message.h"
@@ -224,6 +225,32 @@ static void want_absent(const struct xd_want *w, struct diff *d,
 }
 
 /*
+ * SotW, a key that names nothing in the table (rule N1): said once, as
+ * a resource error (encode()), unless
+ *   - the client holds a resource under it that is gone: a full-state
+ *     type drops it by leaving it out (rule S8), any other keeps it
+ *     until what refers to it stops doing so (rule S9);
+ *   - the ledger records it was told so already: it holds the key with
+ *     no entry, which only a response that said so could have made.
+ * Narrowing the subscription forgets the key (sub.c), so asking for it
+ * again is told again (rule S7).
+ */
+static void want_absent_sotw(const struct xd_want *w, struct diff *d,
+			     const struct xd_key *k)
+{
+	const struct xd_ledger *l = w->ledger;
+	struct xd_name key = k->text, base = xd_key_base(k);
+	const struct xd_held *rec = xd_ledger_find(l, key.data, key.len);
+
+	if (xd_ledger_entry(l, k) != NULL)
+		return;
+	if (l->table != NULL && rec != NULL && rec->entry == NULL)
+		return;
+	add_name(&d->missing, &d->nmissing, &d->cap_missing, base.data,
+		 base.len);
+}
+
+/*
  * A glob collection subscribed (rule X2): each member is wanted as a
  * subscribed name is. In delta an empty collection is said by listing
  * the glob's name as removed, once: not again while the ledger holds it
@@ -354,12 +381,13 @@ static void held_gone(const struct xd_want *w, struct diff *d)
 }
 
 /*
- * The SotW body (rules S6-S11, L2, P1): every subscribed resource the
- * ledger lacks or holds at another version; in a full-state type (LDS,
- * CDS) every subscribed resource, sent when anything differs: one
- * changed or added, one the ledger holds gone (left out, rule S8), or
- * the subscription grown (rule S7). SotW cannot say a name does not
- * exist (rule S10): such names are left out.
+ * The SotW body (rules S6-S11, L2, P1, N1): every subscribed resource
+ * the ledger lacks or holds at another version; in a full-state type
+ * (LDS, CDS) every subscribed resource, sent when anything differs:
+ * one changed or added, one the ledger holds gone (left out, rule S8),
+ * or the subscription grown (rule S7). A name that does not exist is
+ * left out of the resources (rule S10) and said once as a resource
+ * error (rule N1).
  */
 static void diff_sotw(const struct xd_want *w, struct diff *d)
 {
@@ -372,14 +400,17 @@ static void diff_sotw(const struct xd_want *w, struct diff *d)
 		if (!e->on_demand)
 			want(w, d, e, &k);
 	}
-	/* explicit keys beside a wildcard add nothing: it has them all */
-	for (size_t i = 0; !w->sub.all && i < xd_nameset_count(w->sub.set); i++) {
+	/* explicit keys beside a wildcard add nothing it has not, but a
+	 * name that does not exist is still said */
+	for (size_t i = 0; i < xd_nameset_count(w->sub.set); i++) {
 		const struct xd_key *k = xd_nameset_key(w->sub.set, i);
 		const struct xd_entry *e;
 
 		if (k->kind == XD_KEY_GLOB)
 			want_glob(w, d, k->text);
-		else if ((e = xd_ledger_lookup(w->table, k)) != NULL)
+		else if ((e = xd_ledger_lookup(w->table, k)) == NULL)
+			want_absent_sotw(w, d, k);
+		else
 			want(w, d, e, k);
 	}
 	if (!w->full_state)
@@ -544,6 +575,145 @@ static const struct xd_span *span_of(const struct xd_entry *e,
 	return &e->delta;
 }
 
+/* ---------------- resource errors (rules N1-N3) ---------------- */
+
+/* The most of a name a message quotes: the whole name is the error's
+ * resource_name. */
+#define ERROR_NAME_MAX 200
+/* Errors one response carries at most: a client may ask for 200,000
+ * names that do not exist (max_names_per_stream), and an error each
+ * would make a response no client takes (gRPC's 4 MiB). The names past
+ * them are not said; the client's own timer tells it of those. */
+#define ERRORS_MAX 1000
+
+/* Whether `t` has anything of name `n`: a resource, an alias, a
+ * variant (rule P1). */
+static bool names_something(const struct xd_table *t, struct xd_name n)
+{
+	size_t nv;
+
+	return xd_table_find(t, n.data, n.len) != NULL ||
+	       xd_table_find_alias(t, n.data, n.len) != NULL ||
+	       xd_table_variants_of(t, n.data, n.len, &nv) != NULL;
+}
+
+static bool among_sent(const struct diff *d, struct xd_name n)
+{
+	for (size_t i = 0; i < d->nsend; i++)
+		if (d->send[i]->name_len == n.len &&
+		    memcmp(d->send[i]->name, n.data, n.len) == 0)
+			return true;
+	return false;
+}
+
+/* Whether the full table `full` has what a key of the subscription
+ * asks by the name `n` (the name itself, or a locator of it: its
+ * variant, rule P1): the view the client is served lacks it, so it is
+ * withheld (rule N2). */
+static bool withheld(const struct xd_want *w, const struct xd_table *full,
+		     struct xd_name n)
+{
+	struct xd_nameset *set = w->sub.set;
+
+	if (xd_nameset_has(set, n.data, n.len)) {
+		struct xd_key k = xd_key_of_name(n.data, n.len);
+
+		return xd_ledger_lookup(full, &k) != NULL;
+	}
+	for (size_t i = 0; xd_nameset_locators(set) > 0 &&
+			   i < xd_nameset_count(set); i++) {
+		const struct xd_key *k = xd_nameset_key(set, i);
+
+		if (k->kind == XD_KEY_LOCATOR && k->base_len == n.len &&
+		    memcmp(k->text.data, n.data, n.len) == 0 &&
+		    xd_ledger_lookup(full, k) != NULL)
+			return true;
+	}
+	return false;
+}
+
+/* What a resource of `t` is called in messages; NULL for a type xdsd
+ * does not serve. */
+static const char *noun_of(const struct xd_table *t)
+{
+	const char *url = xd_table_type_url(t);
+	enum xd_ctype c;
+
+	if (xd_table_type(t) < XD_RTYPE_COUNT)
+		return xd_rtype_info(xd_table_type(t))->noun;
+	if (xd_ctype_from_url(url, strlen(url), &c) == 0)
+		return xd_ctype_info(c)->noun;
+	return NULL;
+}
+
+/* `n` quoted in `text`, well-formed UTF-8 (a proto3 string: a client
+ * that validates it would refuse the whole response otherwise), at most
+ * ERROR_NAME_MAX bytes of it. */
+static void quote_name(struct xd_buf *text, struct xd_name n)
+{
+	const uint8_t *p = (const uint8_t *)n.data;
+	size_t left = n.len < ERROR_NAME_MAX ? n.len : ERROR_NAME_MAX;
+
+	xd_buf_putc(text, '\'');
+	while (left > 0) {
+		size_t used = xd_text_utf8_put(text, p, left, XD_TEXT_REPLACEMENT);
+
+		p += used;
+		left -= used;
+	}
+	xd_buf_putc(text, '\'');
+	if (n.len > ERROR_NAME_MAX)
+		xd_buf_printf(text, "...");
+}
+
+/*
+ * The resource errors of a response (rules N1-N3), into `out` (room for
+ * d->nmissing), their messages into `text`: every name said missing,
+ * NOT_FOUND, or PERMISSION_DENIED when the table is an identity's view
+ * (protocol/derived.h) of one that has it ("@allow"); never a name the
+ * response also carries (two locators of one name, one of them picking
+ * a variant, rule P1). None over delta for virtual hosts, asked for by
+ * alias, whose missing names are Resources of that name already (rule
+ * D10). At most ERRORS_MAX, the first in name order. Each message's
+ * place in `text` is kept in `starts` beside its length until the text
+ * is whole; *count is how many.
+ */
+static void make_errors(const struct xd_want *w, const struct diff *d,
+			bool by_alias, struct xd_resource_error *out,
+			size_t *starts, size_t *count, struct xd_buf *text)
+{
+	const struct xd_table *full = xd_table_filter_source(w->table);
+	const char *noun = noun_of(w->table);
+	size_t n = 0;
+
+	for (size_t i = 0; !by_alias && i < d->nmissing && n < ERRORS_MAX; i++) {
+		struct xd_name name = d->missing[i];
+		bool denied;
+		size_t start = text->len;
+
+		if (names_something(w->table, name) && among_sent(d, name))
+			continue;
+		denied = full != NULL && withheld(w, full, name);
+		if (noun == NULL)
+			xd_buf_printf(text, "xdsd serves no resources of type %s",
+				      xd_table_type_url(w->table));
+		else if (denied) {
+			xd_buf_printf(text, "xdsd: %s ", noun);
+			quote_name(text, name);
+			xd_buf_printf(text, " is not served to this client: its \"@allow\" admits no identity the client proves");
+		} else {
+			xd_buf_printf(text, "xdsd: no %s ", noun);
+			quote_name(text, name);
+			xd_buf_printf(text, " in the snapshot serving this node");
+		}
+		out[n] = (struct xd_resource_error){
+			name, denied ? XD_CODE_PERMISSION_DENIED : XD_CODE_NOT_FOUND,
+			{NULL, text->len - start}};
+		starts[n++] = start;
+	}
+	*count = n;
+}
+
 /* The response (xds/message.h): the resources in the form the client
  * takes, straight from the table. */
 static grpc_slice encode(const struct xd_want *w, const struct diff *p)
@@ -554,6 +724,10 @@ static grpc_slice encode(const struct xd_want *w, const struct diff *p)
 	struct xd_removed_variant *gone =
 		xd_malloc((p->ngone + 1) * sizeof(*gone));
 	struct xd_name *missing = xd_malloc((p->nmissing + 1) * sizeof(*missing));
+	struct xd_resource_error *errors =
+		xd_malloc((p->nmissing + 1) * sizeof(*errors));
+	size_t *starts = xd_malloc((p->nmissing + 1) * sizeof(*starts));
+	struct xd_buf text = XD_BUF_INIT;
 	struct xd_response r = {
 		.version = {xd_table_version(w->table), 16},
 		.resources = spans,
@@ -568,6 +742,8 @@ static grpc_slice encode(const struct xd_want *w, const struct diff *p)
 		.type_url = {url, strlen(url)},
 		.removed = p->removed,
 		.nremoved = p->nremoved,
+		.delta = xd_form_delta(w->form),
+		.errors = errors,
 	};
 	grpc_slice s;
 
@@ -580,11 +756,20 @@ static grpc_slice encode(const struct xd_want *w, const struct diff *p)
 	/* names already (settle) */
 	for (size_t i = 0; i < p->nmissing; i++)
 		missing[i] = p->missing[i];
+	/* SotW has no Resource to say an alias by (no SotW method asks
+	 * for virtual hosts; an aggregated stream may) */
+	make_errors(w, p, r.missing_by_alias && r.delta, errors, starts,
+		    &r.nerrors, &text);
+	for (size_t i = 0; i < r.nerrors; i++)
+		errors[i].message.data = (const char *)text.data + starts[i];
 	s = grpc_slice_malloc(xd_response_size(&r));
 	xd_response_put(GRPC_SLICE_START_PTR(s), &r);
 	free(spans);
 	free(gone);
 	free(missing);
+	free(errors);
+	free(starts);
+	xd_buf_free(&text);
 	return s;
 }
 
@@ -669,9 +854,9 @@ static struct xd_body *compute(const struct xd_want *w)
 		send = d.changed || d.nmissing > 0 || d.nremoved > 0 ||
 		       d.ngone > 0 || (w->sub.all && w->ledger->table == NULL);
 	else if (w->full_state)
-		send = w->ledger->table == NULL || d.changed;
+		send = w->ledger->table == NULL || d.changed || d.nmissing > 0;
 	else
-		send = d.nsend > 0;
+		send = d.nsend > 0 || d.nmissing > 0; /* rule N1 */
 	b->empty = !send;
 	if (send) {
 		b->slice = encode(w, &d);

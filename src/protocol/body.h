@@ -5,9 +5,10 @@
  *
  * A body is the whole encoded response except the per-stream nonce,
  * which the sender appends (protobuf accepts fields in any order):
- *   SotW   DiscoveryResponse {version_info, resources..., type_url}
+ *   SotW   DiscoveryResponse {version_info, resources..., type_url,
+ *          resource_errors...}
  *   delta  DeltaDiscoveryResponse {system_version_info, resources...,
- *          type_url, removed_resources...}
+ *          type_url, removed_resources..., resource_errors...}
  *
  * A body is ONE difference between what the client holds (its ledger,
  * ledger.h) and what it should hold (its subscription served from the
@@ -28,13 +29,18 @@
  *     differs from what it holds.
  *   SotW, other types: only subscribed resources that are new to the
  *     client or changed.
+ *   SotW, both: subscribed names that do not exist and that the client
+ *     has not been told of, in resource_errors (rule N1).
  *   delta: subscribed resources new to the client or changed (or, for a
  *     locator, another variant); held resources that no longer exist in
  *     removed_resources (a variant in removed_resource_names);
  *     explicitly subscribed names that do not exist and the client has
  *     not been told of, in removed_resources too (a virtual host's
- *     alias: a Resource with that alias and no body; rule D8). Names
- *     are looked up by alias too (VHDS).
+ *     alias: a Resource with that alias and no body; rule D8), and in
+ *     resource_errors but for such an alias (rules N1, N3). Names are
+ *     looked up by alias too (VHDS).
+ *   Errors are NOT_FOUND, or PERMISSION_DENIED for a name the table
+ *     served, an identity's view, withholds (rule N2).
  *   What the ledger owes once: names subscribed again are sent even if
  *     held (rule D5); names a reconnecting client held that are gone are
  *     listed as removed (rule D7).
@@ -94,7 +100,7 @@ struct xd_body {
 	bool empty;          /* nothing to send */
 	grpc_slice slice;    /* the response without its nonce */
 	size_t nresources;   /* resources carried (with body) */
-	size_t nmissing;     /* delta: names said not to exist (rule D8) */
+	size_t nmissing;     /* names said not to exist (rules D8, N1) */
 	size_t nremoved;     /* delta: removed_resources */
 	/* Every subscribed resource with a TTL is in it (in a TTL form), so
 	 * the client's TTLs of this type start again: the next heartbeat is

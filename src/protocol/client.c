@@ -415,3 +415,83 @@ bool xd_client_type_asks_for(const struct xd_client_type *ct, const char *name,
 	}
 	return false;
 }
+
+/* Subscriptions of more names than this have the names their table
+ * lacks memoized on it (a fleet's endpoints); smaller ones are looked
+ * up at each visit. */
+#define MISSING_MEMO_MIN 64
+
+static void release_missing(union xd_derived_value v)
+{
+	xd_nameset_unref(v.set);
+}
+
+/* The keys of `set` that name nothing in `t`, glob collections left out
+ * in delta: memoized on `t` by the set (a new reference). */
+static struct xd_nameset *missing_keys(struct xd_table *t,
+				       struct xd_nameset *set, bool delta)
+{
+	struct xd_derived_key key = {.words = {delta}, .sets = {set}};
+	union xd_derived_value v;
+	struct xd_name *names;
+	size_t n = 0, count = xd_nameset_count(set);
+
+	if (xd_derived_find(t, XD_DERIVED_MISSING, &key, &v))
+		return xd_nameset_ref(v.set);
+	names = xd_malloc((count + 1) * sizeof(*names));
+	for (size_t i = 0; i < count; i++) {
+		const struct xd_key *k = xd_nameset_key(set, i);
+
+		if (delta && k->kind == XD_KEY_GLOB)
+			continue;
+		if (xd_ledger_lookup(t, k) == NULL)
+			names[n++] = k->text;
+	}
+	v.set = xd_nameset_intern(names, n);
+	free(names);
+	xd_derived_store(t, XD_DERIVED_MISSING, &key,
+			 (struct xd_derived_owned){v, xd_nameset_bytes(v.set),
+						   release_missing});
+	return xd_nameset_ref(v.set);
+}
+
+size_t xd_client_type_missing(const struct xd_client_type *ct, bool delta,
+			      void (*fn)(void *arg, struct xd_name name,
+					 bool denied),
+			      void *arg, size_t *ndenied)
+{
+	struct xd_table *current = (struct xd_table *)ct->current;
+	struct xd_table *full;
+	struct xd_nameset *m;
+	size_t n, denied = 0;
+
+	XD_ASSERT_LOOP(); /* memoized on the table */
+	if (ndenied != NULL)
+		*ndenied = 0;
+	if (current == NULL || xd_nameset_count(ct->sub->want.set) == 0)
+		return 0;
+	full = xd_table_filter_source(current);
+	/* a few names are looked up at once; only a subscription worth
+	 * the memo's room (bodies live there too) is found there */
+	m = xd_nameset_count(ct->sub->want.set) > MISSING_MEMO_MIN ?
+		    missing_keys(current, ct->sub->want.set, delta) :
+		    xd_nameset_ref(ct->sub->want.set);
+	n = 0;
+	for (size_t i = 0; i < xd_nameset_count(m); i++) {
+		const struct xd_key *k = xd_nameset_key(m, i);
+		bool d;
+
+		if ((delta && k->kind == XD_KEY_GLOB) ||
+		    xd_ledger_lookup(current, k) != NULL)
+			continue;
+		d = full != NULL && xd_ledger_lookup(full, k) != NULL;
+		n++;
+		denied += d;
+		if (fn != NULL)
+			fn(arg, xd_key_base(k), d);
+	}
+	xd_nameset_unref(m);
+	if (ndenied != NULL)
+		*ndenied = denied;
+	return n;
+}

@@ -215,6 +215,24 @@ void xd_client_type_resources(const struct xd_client_type *ct,
 					 const struct xd_client_resource *r),
 			      void *arg);
 
+/*
+ * The names the client asks for of type `ct` that the table it is
+ * served from has nothing under now (docs/protocol.md, rules N1, N2):
+ * each key by name or locator (a locator's under its name), not a
+ * wildcard nor, on a `delta` stream, a glob collection (rule X2); with
+ * whether the table is an identity's view of one that has it ("@allow":
+ * `denied`). Calls fn (may be NULL) for each; returns how many, and in
+ * *ndenied (may be NULL) how many of them are denied. For a
+ * subscription of many names (a fleet's endpoints) the keys a table
+ * lacks are found once per (table, subscription), memoized on the
+ * table, so that /metrics over a fleet costs a lookup per stream; a
+ * few names are looked up at each call.
+ */
+size_t xd_client_type_missing(const struct xd_client_type *ct, bool delta,
+			      void (*fn)(void *arg, struct xd_name name,
+					 bool denied),
+			      void *arg, size_t *ndenied);
+
 /* Whether the client asks for the resource `name` of type `ct` by name:
  * a key that is the name, or a locator of it (rule P1); a wildcard is
  * not asking by name. */

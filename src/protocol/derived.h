@@ -45,6 +45,7 @@ enum xd_derived_kind {
 	XD_DERIVED_COVERED,
 	XD_DERIVED_SHOWN, /* the restricted names an identity may see */
 	XD_DERIVED_GLOB,  /* the members of a glob collection (rule X2) */
+	XD_DERIVED_MISSING, /* the names of a set a table lacks (client.c) */
 };
 
 #define XD_DERIVED_SLOTS 64

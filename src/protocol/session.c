@@ -227,13 +227,13 @@ static void tell_one_withheld(void *arg, struct xd_name name)
 		return;
 	if (identity != NULL)
 		SLOG(XD_LOG_WARN, ss,
-		     "may not be served %s '%.*s': its \"@allow\" names no glob that identity '%.*s' matches; told it does not exist%s",
+		     "may not be served %s '%.*s': its \"@allow\" names no glob that identity '%.*s' matches; told it may not have it%s",
 		     tname(w->type), XD_LOG_CLIP(name.len), name.data,
 		     XD_LOG_CLIP(strlen(identity)), identity,
 		     dropped ? " (and more such names, not logged)" : "");
 	else
 		SLOG(XD_LOG_WARN, ss,
-		     "may not be served %s '%.*s': a client without a certificate has no identity its \"@allow\" could admit; told it does not exist%s",
+		     "may not be served %s '%.*s': a client without a certificate has no identity its \"@allow\" could admit; told it may not have it%s",
 		     tname(w->type), XD_LOG_CLIP(name.len), name.data,
 		     dropped ? " (and more such names, not logged)" : "");
 }

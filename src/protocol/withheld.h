@@ -3,11 +3,11 @@
  * Names a client asks for that its identity may not be served: the
  * snapshot holds the resource, but its "@allow" (xdsd-snapshot(5))
  * names no glob the stream's identity matches, so the stream's view
- * (derived.h) lacks it and the client is told it does not exist, as
- * for any missing name (rules S10, D8). Such a refusal must reach the
- * operator with who and why, once per stream and name: a SotW client
- * repeats its whole list on every request, so each subscription keeps
- * the names it was already refused (sub->withheld).
+ * (derived.h) lacks it and the client is told so, as for any missing
+ * name but with PERMISSION_DENIED (rules S10, D8, N2). Such a refusal
+ * must reach the operator with who and why, once per stream and name:
+ * a SotW client repeats its whole list on every request, so each
+ * subscription keeps the names it was already refused (sub->withheld).
  *
  * Only names asked for one by one count: a wildcard asks for no name,
  * and what it is not shown is no refusal.

@@ -799,6 +799,13 @@ struct xd_table *xd_table_filter(struct xd_table *t,
 	return f;
 }
 
+struct xd_table *xd_table_filter_source(const struct xd_table *t)
+{
+	if (t->parts[1] != NULL) /* a union: its base */
+		t = t->parts[0];
+	return t->parts[1] == NULL ? t->parts[0] : NULL;
+}
+
 uint32_t xd_table_min_ttl(const struct xd_table *t)
 {
 	return t->min_ttl;

@@ -234,6 +234,15 @@ struct xd_table *xd_table_filter(struct xd_table *t,
 					      void *arg),
 				 void *arg);
 
+/*
+ * The table a view was filtered from: for a filter (xd_table_filter)
+ * the table it filters, for a union the same of its base (a view kept
+ * beside what a client still holds, rule A2); NULL for any other. What
+ * is in it and not in `t` is what a client of the view may not be
+ * served (docs/protocol.md, rule N2).
+ */
+struct xd_table *xd_table_filter_source(const struct xd_table *t);
+
 /* The shortest TTL of its entries, in ms; 0 when none has one. */
 uint32_t xd_table_min_ttl(const struct xd_table *t);
 

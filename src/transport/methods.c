@@ -66,6 +66,13 @@ const struct xd_method xd_health_methods[] = {
 
 const size_t xd_health_method_count = XD_ARRAY_LEN(xd_health_methods);
 
+const struct xd_method xd_lrs_methods[] = {
+	{SVC("load_stats", "LoadReportingService") "StreamLoadStats", "LRS",
+	 false, XD_RTYPE_COUNT, false, false},
+};
+
+const size_t xd_lrs_method_count = XD_ARRAY_LEN(xd_lrs_methods);
+
 const char *xd_method_service(const struct xd_method *m, size_t *len)
 {
 	const char *end;

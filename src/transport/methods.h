@@ -3,8 +3,9 @@
  * The gRPC methods xdsd serves (rule T2): the two aggregated methods and
  * the SotW and incremental method of every per-type service, as the
  * type table (xds/rtype.h) names them; and, in tables of their own,
- * the two methods of the client status service (CSDS) and the two of
- * gRPC's health service, which other handlers serve (server.h).
+ * the two methods of the client status service (CSDS), the two of
+ * gRPC's health service and the one of the load reporting service
+ * (LRS), which other handlers serve (server.h).
  *
  * Static data (the per-type methods built once, on first use); thread:
  * any.
@@ -50,5 +51,10 @@ extern const size_t xd_health_method_count;
  * another form.
  */
 const char *xd_method_service(const struct xd_method *m, size_t *len);
+
+/* envoy.service.load_stats.v3.LoadReportingService: StreamLoadStats, a
+ * stream of load reports (docs/protocol.md, rules M1, M2). */
+extern const struct xd_method xd_lrs_methods[];
+extern const size_t xd_lrs_method_count;
 
 #endif

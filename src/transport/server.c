@@ -38,6 +38,23 @@
 #define ACCEPTS_UNKNOWN 4
 #define ACCEPTS_CSDS 2 /* operators' tools, a call now and then */
 #define ACCEPTS_HEALTH 4 /* balancers' checks, every second or so each */
+#define ACCEPTS_LRS 4 /* one long stream per client that reports load */
+
+/* The services beside xDS's own (server.h): CSDS, gRPC's health
+ * service and the load reporting service, each served when the options
+ * give it a handler. */
+enum { EXTRA_CSDS, EXTRA_HEALTH, EXTRA_LRS, NEXTRA };
+/* The most methods one of them has. */
+#define EXTRA_METHODS_MAX 2
+
+struct extra {
+	bool on; /* a handler was given and the methods registered */
+	const struct xd_method *methods;
+	size_t nmethods;
+	size_t accepts; /* per method */
+	struct xd_stream_handler handler;
+	void *registered[EXTRA_METHODS_MAX];
+};
 
 /* The least a read may take while memory is short (read_chunk_size). */
 #define READ_CHUNK_MIN 256
@@ -75,10 +92,7 @@ struct xd_server {
 	struct xd_bridge *bridge;
 	grpc_completion_queue *cq;
 	struct xd_stream_handler handler;
-	struct xd_stream_handler csds_handler;
-	bool csds; /* csds_handler is set and its methods registered */
-	struct xd_stream_handler health_handler;
-	bool health; /* the same for the health service */
+	struct extra extras[NEXTRA];
 	int port;
 
 	struct accept_slot *slots;
@@ -261,7 +275,7 @@ static const char *proxy_hint(const char *peer)
 	return "; if that address is a balancer's or proxy's, list it in trusted_proxies";
 }
 
-/* An xDS, CSDS or health call: a stream, unless its address holds too
+/* An xDS, CSDS, health or load reporting call: a stream, unless its address holds too
  * many connections already (max_connections_per_address). The same
  * for every method, so that no service is a way around the limits. */
 static void start_stream(struct accept_slot *a)
@@ -558,28 +572,39 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 	size_t nmethods;
 	const struct xd_method *methods = xd_methods(&nmethods);
 	void *registered[nmethods];
-	void *registered_csds[xd_csds_method_count];
-	void *registered_health[xd_health_method_count];
-	size_t total = ACCEPTS_UNKNOWN + ACCEPTS_CSDS * xd_csds_method_count +
-		       ACCEPTS_HEALTH * xd_health_method_count;
+	const struct {
+		const struct xd_stream_handler *handler;
+		const struct xd_method *methods;
+		size_t nmethods, accepts;
+	} given[NEXTRA] = {
+		[EXTRA_CSDS] = {opts->csds_handler, xd_csds_methods,
+				xd_csds_method_count, ACCEPTS_CSDS},
+		[EXTRA_HEALTH] = {opts->health_handler, xd_health_methods,
+				  xd_health_method_count, ACCEPTS_HEALTH},
+		[EXTRA_LRS] = {opts->lrs_handler, xd_lrs_methods,
+			       xd_lrs_method_count, ACCEPTS_LRS},
+	};
+	size_t total = ACCEPTS_UNKNOWN;
 
 	XD_ASSERT_LOOP();
 	srv = xd_calloc(1, sizeof(*srv));
 	for (size_t i = 0; i < nmethods; i++)
 		total += methods[i].aggregated ? ACCEPTS_AGGREGATED :
 						 ACCEPTS_PER_TYPE;
+	for (int e = 0; e < NEXTRA; e++) {
+		struct extra *x = &srv->extras[e];
+
+		XD_ASSERT(given[e].nmethods <= EXTRA_METHODS_MAX);
+		if (given[e].handler == NULL)
+			continue;
+		*x = (struct extra){true, given[e].methods, given[e].nmethods,
+				    given[e].accepts, *given[e].handler, {NULL}};
+		total += x->accepts * x->nmethods;
+	}
 	srv->slots = xd_calloc(total, sizeof(*srv->slots));
 	srv->cap_slots = total;
 	srv->loop = loop;
 	srv->handler = *opts->handler;
-	if (opts->csds_handler != NULL) {
-		srv->csds_handler = *opts->csds_handler;
-		srv->csds = true;
-	}
-	if (opts->health_handler != NULL) {
-		srv->health_handler = *opts->health_handler;
-		srv->health = true;
-	}
 	srv->peers = xd_peers_new(cfg->trusted_nets, cfg->ntrusted_proxies);
 	srv->max_per_address = (size_t)cfg->max_connections_per_address;
 	srv->shutdown_tag.done = shutdown_done;
@@ -592,14 +617,14 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 		registered[i] = grpc_server_register_method(
 			srv->grpc, methods[i].path, NULL,
 			GRPC_SRM_PAYLOAD_NONE, 0);
-	for (size_t i = 0; srv->csds && i < xd_csds_method_count; i++)
-		registered_csds[i] = grpc_server_register_method(
-			srv->grpc, xd_csds_methods[i].path, NULL,
-			GRPC_SRM_PAYLOAD_NONE, 0);
-	for (size_t i = 0; srv->health && i < xd_health_method_count; i++)
-		registered_health[i] = grpc_server_register_method(
-			srv->grpc, xd_health_methods[i].path, NULL,
-			GRPC_SRM_PAYLOAD_NONE, 0);
+	for (int e = 0; e < NEXTRA; e++) {
+		struct extra *x = &srv->extras[e];
+
+		for (size_t i = 0; x->on && i < x->nmethods; i++)
+			x->registered[i] = grpc_server_register_method(
+				srv->grpc, x->methods[i].path, NULL,
+				GRPC_SRM_PAYLOAD_NONE, 0);
+	}
 
 	/* Bind before the completion queue exists: a server that never
 	 * bound has no listener and may be destroyed on the spot. */
@@ -638,13 +663,13 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 		add_slots(srv, &methods[i], &srv->handler, registered[i],
 			  methods[i].aggregated ? ACCEPTS_AGGREGATED :
 						  ACCEPTS_PER_TYPE);
-	for (size_t i = 0; srv->csds && i < xd_csds_method_count; i++)
-		add_slots(srv, &xd_csds_methods[i], &srv->csds_handler,
-			  registered_csds[i],
-			  ACCEPTS_CSDS);
-	for (size_t i = 0; srv->health && i < xd_health_method_count; i++)
-		add_slots(srv, &xd_health_methods[i], &srv->health_handler,
-			  registered_health[i], ACCEPTS_HEALTH);
+	for (int e = 0; e < NEXTRA; e++) {
+		struct extra *x = &srv->extras[e];
+
+		for (size_t i = 0; x->on && i < x->nmethods; i++)
+			add_slots(srv, &x->methods[i], &x->handler,
+				  x->registered[i], x->accepts);
+	}
 	add_slots(srv, NULL, NULL, NULL, ACCEPTS_UNKNOWN);
 	for (size_t i = 0; i < srv->nslots; i++)
 		arm(&srv->slots[i]);

@@ -6,8 +6,9 @@
  *
  * Every accepted xDS call becomes an xd_stream driven by the handler in
  * the options, every client status (CSDS) call one driven by the CSDS
- * handler and every gRPC health call one driven by the health handler,
- * all admitted alike (connections per address, streams per connection).
+ * handler, every gRPC health call one driven by the health handler and
+ * every load reporting (LRS) call one driven by the LRS handler, all
+ * admitted alike (connections per address, streams per connection).
  * Calls to any other method are answered UNIMPLEMENTED with the
  * method's name.
  *
@@ -37,6 +38,9 @@ struct xd_server_opts {
 	/* gRPC's health service's calls (xd_health_methods); NULL: not
 	 * served, as for CSDS. */
 	const struct xd_stream_handler *health_handler;
+	/* The load reporting service's calls (xd_lrs_methods); NULL: not
+	 * served, as for CSDS. */
+	const struct xd_stream_handler *lrs_handler;
 	struct xd_tls *tls; /* NULL: plaintext; else must outlive the server */
 	/* The open files limit (xd_fdlimit_raise); 0: unknown. */
 	unsigned long fd_limit;

@@ -175,6 +175,41 @@ static size_t missing_size(struct xd_name n, bool by_alias)
 	return xd_msg_field_size(XD_RESPONSE_RESOURCES, alias_only_size(n));
 }
 
+/* ResourceError {resource_name: {name}, error_detail: {code, message}},
+ * without its field header; and the Status inside it. */
+static size_t status_size(const struct xd_resource_error *e)
+{
+	return tag_size(XD_STATUS_CODE) + xd_wire_varint_size((uint64_t)e->code) +
+	       name_field(XD_STATUS_MESSAGE, e->message);
+}
+
+static size_t resource_error_size(const struct xd_resource_error *e)
+{
+	return xd_msg_field_size(XD_RESOURCE_ERROR_NAME,
+				 name_field(XD_RESOURCE_NAME_NAME, e->name)) +
+	       xd_msg_field_size(XD_RESOURCE_ERROR_DETAIL, status_size(e));
+}
+
+static uint8_t *resource_error_put(uint8_t *p, uint32_t number,
+				   const struct xd_resource_error *e)
+{
+	p = xd_msg_put_header(p, number, resource_error_size(e));
+	p = xd_msg_put_header(p, XD_RESOURCE_ERROR_NAME,
+			      name_field(XD_RESOURCE_NAME_NAME, e->name));
+	p = xd_msg_put_bytes(p, XD_RESOURCE_NAME_NAME, e->name.data, e->name.len);
+	p = xd_msg_put_header(p, XD_RESOURCE_ERROR_DETAIL, status_size(e));
+	p = xd_wire_put_varint(p, (uint64_t)XD_STATUS_CODE << 3 | XD_WT_VARINT);
+	p = xd_wire_put_varint(p, (uint64_t)e->code);
+	return xd_msg_put_bytes(p, XD_STATUS_MESSAGE, e->message.data,
+				e->message.len);
+}
+
+static uint32_t errors_field(const struct xd_response *r)
+{
+	return r->delta ? XD_DELTA_RESPONSE_RESOURCE_ERRORS :
+			  XD_RESPONSE_RESOURCE_ERRORS;
+}
+
 size_t xd_response_size(const struct xd_response *r)
 {
 	size_t n = name_field(XD_RESPONSE_VERSION_INFO, r->version) +
@@ -182,7 +217,7 @@ size_t xd_response_size(const struct xd_response *r)
 
 	for (size_t i = 0; i < r->nresources; i++)
 		n += r->resources[i].len;
-	for (size_t i = 0; i < r->nmissing; i++)
+	for (size_t i = 0; r->delta && i < r->nmissing; i++)
 		n += missing_size(r->missing[i], r->missing_by_alias);
 	for (size_t i = 0; i < r->nremoved; i++)
 		n += name_field(XD_DELTA_RESPONSE_REMOVED, r->removed[i]);
@@ -191,6 +226,9 @@ size_t xd_response_size(const struct xd_response *r)
 			XD_DELTA_RESPONSE_REMOVED_NAMES,
 			resource_name_size(r->removed_variants[i].name,
 					   r->removed_variants[i].constraints));
+	for (size_t i = 0; i < r->nerrors; i++)
+		n += xd_msg_field_size(errors_field(r),
+				       resource_error_size(&r->errors[i]));
 	return n;
 }
 
@@ -202,7 +240,8 @@ uint8_t *xd_response_put(uint8_t *p, const struct xd_response *r)
 		memcpy(p, r->resources[i].data, r->resources[i].len);
 		p += r->resources[i].len;
 	}
-	for (size_t i = 0; r->missing_by_alias && i < r->nmissing; i++) {
+	for (size_t i = 0; r->delta && r->missing_by_alias && i < r->nmissing;
+	     i++) {
 		struct xd_name n = r->missing[i];
 
 		p = xd_msg_put_header(p, XD_RESPONSE_RESOURCES, alias_only_size(n));
@@ -214,14 +253,30 @@ uint8_t *xd_response_put(uint8_t *p, const struct xd_response *r)
 	for (size_t i = 0; i < r->nremoved; i++)
 		p = xd_msg_put_bytes(p, XD_DELTA_RESPONSE_REMOVED,
 				     r->removed[i].data, r->removed[i].len);
-	for (size_t i = 0; !r->missing_by_alias && i < r->nmissing; i++)
+	for (size_t i = 0; r->delta && !r->missing_by_alias && i < r->nmissing;
+	     i++)
 		p = xd_msg_put_bytes(p, XD_DELTA_RESPONSE_REMOVED,
 				     r->missing[i].data, r->missing[i].len);
 	for (size_t i = 0; i < r->nremoved_variants; i++)
 		p = resource_name_put(p, XD_DELTA_RESPONSE_REMOVED_NAMES,
 				      r->removed_variants[i].name,
 				      r->removed_variants[i].constraints);
+	for (size_t i = 0; i < r->nerrors; i++)
+		p = resource_error_put(p, errors_field(r), &r->errors[i]);
 	return p;
+}
+
+size_t xd_lrs_response_put(uint8_t p[XD_LRS_RESPONSE_MAX], uint32_t interval_ms)
+{
+	uint8_t *q = xd_msg_put_header(p, XD_LRS_RESPONSE_INTERVAL,
+				       duration_size(interval_ms));
+
+	q = duration_put(q, interval_ms);
+	q = xd_wire_put_varint(q, (uint64_t)XD_LRS_RESPONSE_SEND_ALL << 3 |
+					  XD_WT_VARINT);
+	*q++ = 1;
+	XD_ASSERT((size_t)(q - p) <= XD_LRS_RESPONSE_MAX);
+	return (size_t)(q - p);
 }
 
 size_t xd_response_put_nonce(uint8_t p[XD_RESPONSE_NONCE_MAX], uint64_t nonce)

@@ -81,8 +81,17 @@ enum {
 	XD_RESPONSE_TYPE_URL = 4,
 	XD_RESPONSE_NONCE = 5,
 	XD_DELTA_RESPONSE_REMOVED = 6,
+	XD_RESPONSE_RESOURCE_ERRORS = 7,      /* SotW; ResourceError (xDS TP3) */
 	XD_DELTA_RESPONSE_REMOVED_NAMES = 8, /* ResourceName */
+	XD_DELTA_RESPONSE_RESOURCE_ERRORS = 9, /* delta; ResourceError */
 };
+
+/* envoy.service.discovery.v3.ResourceError: a ResourceName and a
+ * google.rpc.Status (docs/protocol.md, rules N1-N3) */
+enum { XD_RESOURCE_ERROR_NAME = 1, XD_RESOURCE_ERROR_DETAIL = 2 };
+
+/* The google.rpc.Code values a ResourceError carries. */
+enum { XD_CODE_NOT_FOUND = 5, XD_CODE_PERMISSION_DENIED = 7 };
 
 /* envoy.config.core.v3.Node, and its Locality */
 enum {
@@ -155,6 +164,33 @@ enum {
 	XD_CLIENT_NACKED = 4,
 };
 
+/* The load reporting service (LRS, envoy.service.load_stats.v3) and
+ * the reports it carries (envoy.config.endpoint.v3, load_report.proto);
+ * docs/protocol.md rules M1, M2. */
+enum { XD_LRS_REQUEST_NODE = 1, XD_LRS_REQUEST_CLUSTER_STATS = 2 };
+enum {
+	XD_LRS_RESPONSE_CLUSTERS = 1,
+	XD_LRS_RESPONSE_INTERVAL = 2,      /* load_reporting_interval */
+	XD_LRS_RESPONSE_ENDPOINT_GRANULARITY = 3,
+	XD_LRS_RESPONSE_SEND_ALL = 4,      /* send_all_clusters */
+};
+enum {
+	XD_CLUSTER_STATS_NAME = 1,
+	XD_CLUSTER_STATS_LOCALITIES = 2,   /* UpstreamLocalityStats */
+	XD_CLUSTER_STATS_DROPPED = 3,      /* total_dropped_requests */
+	XD_CLUSTER_STATS_INTERVAL = 4,     /* load_report_interval */
+	XD_CLUSTER_STATS_DROPPED_BY = 5,   /* dropped_requests, by category */
+	XD_CLUSTER_STATS_SERVICE_NAME = 6, /* cluster_service_name */
+};
+enum {
+	XD_LOCALITY_STATS_LOCALITY = 1,
+	XD_LOCALITY_STATS_SUCCEEDED = 2,   /* total_successful_requests */
+	XD_LOCALITY_STATS_IN_PROGRESS = 3, /* total_requests_in_progress */
+	XD_LOCALITY_STATS_ERRORS = 4,      /* total_error_requests */
+	XD_LOCALITY_STATS_PRIORITY = 6,
+	XD_LOCALITY_STATS_ISSUED = 8,      /* total_issued_requests */
+};
+
 /* ---------------- fields ---------------- */
 
 /* A length-delimited field `number` of `len` bytes, whole. */
@@ -219,8 +255,17 @@ uint8_t *xd_resource_put(uint8_t *p, const struct xd_resource *r);
  * as removed_resources, and so do the `missing` names (subscribed, and
  * not existing: rule D8), unless `missing_by_alias`: then each is a
  * Resource without a body whose alias is its name, as Envoy takes an
- * alias that resolves to nothing (rule D10).
+ * alias that resolves to nothing (rule D10); a SotW response has no
+ * field for them. Both: `errors` go out as resource_errors, field 7 of
+ * a SotW response and 9 of a delta one (rules N1-N3). `delta` says
+ * which message it is.
  */
+struct xd_resource_error {
+	struct xd_name name;    /* ResourceName.name */
+	int code;               /* XD_CODE_* */
+	struct xd_name message; /* Status.message */
+};
+
 struct xd_removed_variant {
 	struct xd_name name;
 	struct xd_span constraints; /* encoded DynamicParameterConstraints */
@@ -239,10 +284,19 @@ struct xd_response {
 	/* delta: variants removed, as removed_resource_names (rule P1) */
 	const struct xd_removed_variant *removed_variants;
 	size_t nremoved_variants;
+	bool delta; /* which field resource_errors is */
+	const struct xd_resource_error *errors;
+	size_t nerrors;
 };
 
 size_t xd_response_size(const struct xd_response *r);
 uint8_t *xd_response_put(uint8_t *p, const struct xd_response *r);
+
+/* A LoadStatsResponse asking for every cluster's load
+ * (send_all_clusters) every `interval_ms` (< 2^32), at `p` (room for
+ * XD_LRS_RESPONSE_MAX bytes); returns its length. */
+#define XD_LRS_RESPONSE_MAX 32
+size_t xd_lrs_response_put(uint8_t p[XD_LRS_RESPONSE_MAX], uint32_t interval_ms);
 
 /* The nonce field a stream appends to a shared body: its decimal digits
  * (up to 20 bytes, so at most 22 with the header). */

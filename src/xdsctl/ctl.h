@@ -4,8 +4,8 @@
  * and of the etcd cluster xdsd replicas read their snapshots from.
  *
  * main.c reads the command line; call.c asks the endpoint; one file per
- * command renders its answer (status.c, clients.c, dump.c, reload.c,
- * diff.c, rollout.c); show.c holds what they share to print for a
+ * command renders its answer (status.c, clients.c, loads.c, dump.c,
+ * reload.c, diff.c, rollout.c); show.c holds what they share to print for a
  * terminal. push.c writes a snapshot directory to etcd, over gRPC;
  * local.c checks snapshots on this machine for push and diff.
  *
@@ -62,6 +62,7 @@ struct xc_opts {
 /* The commands: `args` are the words after the command's name. */
 int xc_status(const struct xc_opts *o, int argc, char **args);
 int xc_clients(const struct xc_opts *o, int argc, char **args);
+int xc_loads(const struct xc_opts *o, int argc, char **args);
 int xc_dump(const struct xc_opts *o, int argc, char **args);
 int xc_reload(const struct xc_opts *o, int argc, char **args);
 int xc_rollout(const struct xc_opts *o, int argc, char **args);

@@ -39,6 +39,9 @@ static void usage(FILE *out)
 		"                               every stream (those of nodes matching GLOB),\n"
 		"                               its mTLS identity and sync state per type;\n"
 		"                               NACK messages; how long responses wait\n"
+		"  loads [GLOB]                 the load clients report (LRS) of each cluster\n"
+		"                               (matching GLOB), locality and node: requests\n"
+		"                               and errors a second, requests in flight\n"
 		"  dump SNAPSHOT [TYPE [NAME]]  a snapshot's resources, as JSON\n"
 		"  reload                       reload the snapshots as SIGHUP does, and say\n"
 		"                               what changed; exit status 1 when refused\n"
@@ -216,6 +219,7 @@ static const struct {
 } commands[] = {
 	{"status", xc_status},
 	{"clients", xc_clients},
+	{"loads", xc_loads},
 	{"dump", xc_dump},
 	{"reload", xc_reload},
 	{"rollout", xc_rollout},
@@ -257,7 +261,7 @@ static int run(struct xc_opts *o, int argc, char **argv, bool pushing,
 		}
 		return rc;
 	}
-	return xc_usage_error("unknown command '%s': status, clients, dump, reload, diff, rollout or push",
+	return xc_usage_error("unknown command '%s': status, clients, loads, dump, reload, diff, rollout or push",
 			      argv[0]);
 }
 
@@ -346,7 +350,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc)
-		return xc_usage_error("which command? status, clients, dump, reload, diff, rollout or push");
+		return xc_usage_error("which command? status, clients, loads, dump, reload, diff, rollout or push");
 	pushing = strcmp(argv[optind], "push") == 0;
 	/* -c: push's etcd settings, the admin endpoint of the others */
 	if (o.admin == NULL && o.config != NULL && !pushing) {

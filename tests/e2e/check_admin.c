@@ -497,6 +497,84 @@ START_TEST(metrics_parse_and_count)
 }
 END_TEST
 
+/* With the cluster "svc": the endpoints of "hidden", served to no
+ * client of these tests ("@allow" names an identity none proves). */
+#define HIDDEN_ENDPOINTS \
+	"- cluster_name: hidden\n" \
+	"  \"@allow\": [\"spiffe://example.org/ns/prod/*\"]\n"
+
+/* The missing names /clients shows of node `id`'s endpoints, as
+ * "name:ERROR,..." (its "missing" count first). */
+static char *missing_of(struct xdt_daemon *d, const char *id)
+{
+	json_t *doc = get_json(d, "/clients", 200);
+	json_t *t = type_of(client_of(doc, id), "endpoints");
+	json_t *names = json_object_get(t, "missing_names"), *m;
+	char *out = NULL;
+	size_t len = 0, i;
+	FILE *f = open_memstream(&out, &len);
+
+	fprintf(f, "%lld", (long long)json_integer_value(json_object_get(t, "missing")));
+	json_array_foreach(names, i, m)
+		fprintf(f, "%s%s:%s", i == 0 ? " " : ",", xdt_json_str(m, "name"),
+			xdt_json_str(m, "error"));
+	fclose(f);
+	json_decref(doc);
+	return out;
+}
+
+/* rules N1, N2: the names a client asks for and is told it cannot have
+ * are in /clients, each with the error it was told, and counted in
+ * xdsd_requested_missing by type and reason, until a reload gives
+ * them. */
+START_TEST(clients_and_metrics_show_missing)
+{
+	char *dir = xdtest_snapdir();
+	struct xdt_daemon *d;
+	struct xdt_node lost, denied;
+	struct xdt_node_opts lo = {.id = "lost-1", .endpoints = "nope"};
+	struct xdt_node_opts dn = {.id = "denied-1", .endpoints = "hidden"};
+	char *m, *got;
+	int status;
+
+	xdtest_write_svc_snapshot(dir, 8080, HIDDEN_ENDPOINTS);
+	d = start(dir);
+	/* each is answered (with its error) and answers: open returns */
+	xdt_node_open(&lost, d->target, &lo);
+	xdt_node_open(&denied, d->target, &dn);
+	wait_states(d, 2, 0);
+	got = missing_of(d, "lost-1");
+	ck_assert_str_eq(got, "1 nope:NOT_FOUND");
+	free(got);
+	got = missing_of(d, "denied-1");
+	ck_assert_str_eq(got, "1 hidden:PERMISSION_DENIED");
+	free(got);
+	m = parsed_metrics(d);
+	has_line(m, "xdsd_requested_missing{reason=\"not_found\",type=\"endpoints\"} 1");
+	has_line(m, "xdsd_requested_missing{reason=\"permission_denied\",type=\"endpoints\"} 1");
+	has_line(m, "xdsd_requested_missing{reason=\"not_found\",type=\"clusters\"} 0");
+	free(m);
+
+	/* a reload that adds "nope" sends it: nothing is missing for lost-1 */
+	xdtest_write_svc_snapshot(dir, 8080,
+				  HIDDEN_ENDPOINTS "- cluster_name: nope\n");
+	free(xdt_admin(d, "POST", "/reload", NULL, &status, NULL));
+	ck_assert_int_eq(status, 200);
+	xdt_node_answer(&lost, EDS_URL, NULL);
+	got = missing_of(d, "lost-1");
+	ck_assert_str_eq(got, "0");
+	free(got);
+	m = parsed_metrics(d);
+	has_line(m, "xdsd_requested_missing{reason=\"not_found\",type=\"endpoints\"} 0");
+	has_line(m, "xdsd_requested_missing{reason=\"permission_denied\",type=\"endpoints\"} 1");
+	free(m);
+	xdt_node_close(&lost);
+	xdt_node_close(&denied);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 /* A client that does not ACK (docs/engine.md, "Staleness"): /clients
  * dates its response and ages it, /metrics has the oldest such age, the
  * ack_timeout warning names it once, and its ACK at last is timed. */
@@ -883,6 +961,7 @@ int main(void)
 	tcase_add_test(tc, expect_continue_answered);
 	tcase_add_test(tc, clients_show_acks_and_nacks);
 	tcase_add_test(tc, metrics_parse_and_count);
+	tcase_add_test(tc, clients_and_metrics_show_missing);
 	tcase_add_test(tc, unanswered_responses_age_and_time_out);
 	tcase_add_test(tc, config_dump);
 	tcase_add_test(tc, config_dump_escapes_keys);

@@ -48,7 +48,10 @@ static void stop(struct xdt_daemon *d)
 }
 
 /* An ADS request of `url` for `names` (none: every resource). */
-static void ask(struct xdc_stream *s, const char *url, char **names, size_t n)
+/* A SotW request for `n` names, answering the response of nonce
+ * `nonce` (NULL: none). */
+static void ask_after(struct xdc_stream *s, const char *url, char **names,
+		      size_t n, const char *nonce)
 {
 	Envoy__Service__Discovery__V3__DiscoveryRequest req =
 		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
@@ -60,7 +63,14 @@ static void ask(struct xdc_stream *s, const char *url, char **names, size_t n)
 	req.type_url = (char *)url;
 	req.resource_names = names;
 	req.n_resource_names = n;
+	if (nonce != NULL)
+		req.response_nonce = (char *)nonce;
 	xdc_send_sotw(s, &req, WAIT_MS);
+}
+
+static void ask(struct xdc_stream *s, const char *url, char **names, size_t n)
+{
+	ask_after(s, url, names, n, NULL);
 }
 
 static struct xdc_stream *watch(struct xdc_conn *c)
@@ -229,6 +239,7 @@ START_TEST(names_per_stream)
 	struct xdt_daemon *d = start_with(dir, "max_names_per_stream: 10");
 	struct xdc_conn *c = xdc_connect(d->target);
 	struct xdc_stream *s = xdc_open(c, XDC_ADS);
+	Envoy__Service__Discovery__V3__DiscoveryResponse *r;
 
 	for (int i = 0; i < 12; i++) {
 		snprintf(buf[i], sizeof(buf[i]), "c-%d", i);
@@ -236,11 +247,17 @@ START_TEST(names_per_stream)
 	}
 	ask(s, CDS_URL, names, 6);
 	ck_assert_int_eq(served(s), 6);
-	/* 6 clusters and 4 endpoints: 10, at the limit */
+	/* 6 clusters and 4 endpoints: 10, at the limit; none exists, which
+	 * is said (rule N1): a request that does not answer that would be
+	 * stale (rule S5) */
 	ask(s, EDS_URL, names, 4);
 	ck_assert(xdt_daemon_wait_log(d, "EDS request: 4 names", WAIT_MS));
+	r = xdc_recv_sotw(s, WAIT_MS);
+	ck_assert_msg(r != NULL && r->n_resource_errors == 4,
+		      "the 4 endpoints said not to exist");
 	/* 6 and 5: one over */
-	ask(s, EDS_URL, names, 5);
+	ask_after(s, EDS_URL, names, 5, r->nonce);
+	envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
 	exhausted(d, s, "max_names_per_stream");
 	ck_assert(xdt_daemon_wait_log(d, "the stream subscribes to 11 names; the limit is 10", 100));
 	xdc_stream_free(s);

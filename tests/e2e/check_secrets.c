@@ -417,7 +417,7 @@ START_TEST(a_withheld_secret_is_told)
 	char backend_key[256], frontend_key[256];
 
 	snprintf(backend_key, sizeof(backend_key),
-		 "node 'n-1': may not be served SDS 'backend-key': its \"@allow\" names no glob that identity '%s' matches; told it does not exist",
+		 "node 'n-1': may not be served SDS 'backend-key': its \"@allow\" names no glob that identity '%s' matches; told it may not have it",
 		 FRONTEND);
 	snprintf(frontend_key, sizeof(frontend_key),
 		 "node 'n-1': may not be served SDS 'frontend-key': its \"@allow\" names no glob that identity '%s' matches",

@@ -4,8 +4,9 @@
  * valgrind: start, streams on several connections, an unknown method, a
  * client half-close, a cancelled stream, client status (CSDS) calls
  * answered, refused and left open, gRPC health checks answered and
- * refused and a health watch told of the stop, the admin endpoint's
- * /status and /status.json, then SIGTERM with live streams; and REST-JSON polls
+ * refused and a health watch told of the stop, load reports taken and
+ * refused and a reporting stream left open, the admin endpoint's
+ * /status, /status.json and /loads, then SIGTERM with live streams; and REST-JSON polls
  * answered, refused, held until a reload, cut by their client and left
  * waiting at SIGTERM; admin pages cut by their client.
  */
@@ -71,7 +72,7 @@ START_TEST(lifecycle_leaks_nothing)
 {
 	struct xdt_daemon *d;
 	struct xdc_conn *c[3];
-	struct xdc_stream *s[6], *odd, *early, *csds[2], *health, *watch;
+	struct xdc_stream *s[6], *odd, *early, *csds[2], *health, *watch, *lrs;
 	grpc_status_code code;
 	/* ClientStatusRequest{node_matchers: [{node_id: {exact: "abc"}}]} */
 	static const uint8_t matcher[] = {0x0a, 0x07, 0x0a, 0x05, 0x0a,
@@ -80,7 +81,8 @@ START_TEST(lifecycle_leaks_nothing)
 	size_t len;
 	char vgpath[300];
 
-	d = start_under_valgrind("listen: 127.0.0.1:0\nlog_level: debug\n",
+	d = start_under_valgrind("listen: 127.0.0.1:0\nlog_level: debug\n"
+				 "load_reports:\n  max_series: 1\n",
 				 vgpath, sizeof(vgpath));
 
 	for (int i = 0; i < 3; i++)
@@ -135,9 +137,36 @@ START_TEST(lifecycle_leaks_nothing)
 	ck_assert_int_eq(xdc_recv(watch, &answer, &len, 20000), 1);
 	ck_assert(len == 2 && memcmp(answer, "\x08\x01", 2) == 0); /* SERVING */
 	free(answer);
+	/* load reports: garbage refused; a node's first request answered,
+	 * its report taken, the stream left open */
+	static const uint8_t lrs_node[] = {0x0a, 0x03, 0x0a, 0x01, 'v'};
+	/* {cluster_stats: [{cluster_name: "w", upstream_locality_stats:
+	 * [{locality: {region: "r"}, total_successful_requests: 5},
+	 * {locality: {region: "s"}, ...: 5}]}]}: with max_series 1, the
+	 * second pair goes to the other series */
+	static const uint8_t lrs_report[] = {0x12, 0x15, 0x0a, 0x01, 'w',
+					     0x12, 0x07, 0x0a, 0x03, 0x0a, 0x01,
+					     'r', 0x10, 0x05,
+					     0x12, 0x07, 0x0a, 0x03, 0x0a, 0x01,
+					     's', 0x10, 0x05};
+	static const char lrs_method[] =
+		"/envoy.service.load_stats.v3.LoadReportingService/StreamLoadStats";
+
+	lrs = xdc_open(c[0], lrs_method);
+	ck_assert(xdc_send(lrs, "\xff\xff", 2, 20000));
+	ck_assert(xdc_drain_status(lrs, &code, NULL, 20000));
+	ck_assert_int_eq(code, GRPC_STATUS_INVALID_ARGUMENT);
+	xdc_stream_free(lrs);
+	lrs = xdc_open(c[0], lrs_method);
+	ck_assert(xdc_send(lrs, lrs_node, sizeof(lrs_node), 20000));
+	ck_assert_int_eq(xdc_recv(lrs, &answer, &len, 20000), 1);
+	free(answer);
+	ck_assert(xdc_send(lrs, lrs_report, sizeof(lrs_report), 20000));
+	ck_assert(xdt_daemon_wait_log(d, "LRS: 1 cluster, 2 localities reported", 20000));
 	/* the admin endpoint's overview, rendered with streams open */
-	for (int i = 0; i < 2; i++) {
-		static const char *const pages[] = {"/status", "/status.json"};
+	for (int i = 0; i < 3; i++) {
+		static const char *const pages[] = {"/status", "/status.json",
+						    "/loads"};
 		int status;
 
 		free(xdt_admin(d, "GET", pages[i], NULL, &status, NULL));
@@ -159,9 +188,11 @@ START_TEST(lifecycle_leaks_nothing)
 		ck_assert_int_eq(code, GRPC_STATUS_UNAVAILABLE);
 		xdc_stream_free(s[i]);
 	}
-	/* the CSDS stream left open ends with the daemon too */
+	/* the CSDS and LRS streams left open end with the daemon too */
 	ck_assert(xdc_drain_status(csds[0], &code, NULL, 30000));
 	xdc_stream_free(csds[0]);
+	ck_assert(xdc_drain_status(lrs, &code, NULL, 30000));
+	xdc_stream_free(lrs);
 	for (int i = 0; i < 3; i++)
 		xdc_conn_free(c[i]);
 	expect_clean_exit(d, vgpath);

@@ -95,7 +95,7 @@ refused() {
 # corrupt FILE: one byte in the middle changed.
 corrupt() {
   off=$(($(wc -c < "$1") / 2))
-  b=$(od -An -tu1 -j"$off" -N1 "$1" | tr -d ' ')
+  b=$(od -An -tu1 -j"$off" -N 1 "$1" | tr -d ' ')
   printf '%b' "\\0$(printf %o $(((b + 1) % 256)))" |
     dd of="$1" bs=1 seek="$off" conv=notrunc 2>/dev/null
 }

@@ -57,6 +57,10 @@
  *     its body declares; gives each resource its entry's version (the
  *     TTL and a variant's constraints seed it) and a ttl exactly in TTL
  *     forms (rule L1); names a variant by its ResourceName (rule P1);
+ *     says in resource_errors only names asked for by name or locator
+ *     that the table lacks, NOT_FOUND or PERMISSION_DENIED, each once,
+ *     never one it carries, and over delta each also removed (rules
+ *     N1-N3);
  *   - heartbeats, asked for whenever a stream is idle as session.c does:
  *     never before half the shortest TTL held since the TTLs were last
  *     refreshed; only resources held with a TTL, at the held version,
@@ -740,6 +744,26 @@ static bool table_knows(struct xd_table *t, struct xd_name n)
 	       xd_table_find_alias(t, n.data, n.len) != NULL;
 }
 
+/* The code of a ResourceError's Status (rules N1, N2), -1 when it has
+ * none. */
+static long error_code(struct xd_name err)
+{
+	struct xd_name st;
+	const uint8_t *p, *end;
+	struct xd_wire_field f;
+	long code = -1;
+	int rc;
+
+	NEED(get_field(err.data, err.len, 2, &st));
+	p = (const uint8_t *)st.data;
+	end = p + st.len;
+	while ((rc = xd_wire_next(&p, end, &f)) == 1)
+		if (f.number == 1 && f.wt == XD_WT_VARINT)
+			code = (long)f.v;
+	NEED(rc == 0);
+	return code;
+}
+
 /* One response to check, and what it does to the client's view. */
 struct sending {
 	const struct xd_sub *sub;
@@ -888,6 +912,8 @@ static void check_response(struct peer *p, const struct sending *x,
 	struct xd_buf msg = XD_BUF_INIT;
 	struct xd_name version = {"", 0}, url = {"", 0}, got_nonce = {"", 0};
 	struct xd_name *names = NULL, *removed = NULL, *missing = NULL;
+	struct xd_name *errors = NULL;
+	size_t nerrors = 0, cap_errors = 0;
 	uint64_t *hashes = NULL;
 	size_t nnames = 0, nremoved = 0, ncarried = 0, nmissing = 0;
 	size_t nremoved_variants = 0, nbeats = 0, nvnames = 0, cap_vnames = 0;
@@ -943,6 +969,28 @@ static void check_response(struct peer *p, const struct sending *x,
 					  sizeof(*removed));
 			removed[nremoved++] = field_name(&f);
 			break;
+		case 7:   /* SotW resource_errors (rules N1-N3) */
+		case 9: { /* delta resource_errors */
+			struct xd_name rn, nm;
+			long code = error_code(field_name(&f));
+
+			NEED(p->delta == (f.number == 9));
+			NEED(get_field(f.data, f.len, 1, &rn) &&
+			     get_field(rn.data, rn.len, 1, &nm));
+			NEED(code == 5 || code == 7);
+			/* a name asked for by name or locator (a wildcard asks
+			 * for none), that the table served lacks; virtual
+			 * hosts say theirs by alias (rule D10) */
+			NEED(!p->delta || xd_table_type(x->table) != XD_VIRTUAL_HOST);
+			NEED(xd_nameset_has(x->sub->want.set, nm.data, nm.len) ||
+			     by_locator(x->sub->want.set, nm));
+			NEED(!table_knows(x->table, nm) ||
+			     (x->view != NULL && x->view->locators));
+			errors = xd_grow(errors, &cap_errors, nerrors + 1,
+					 sizeof(*errors));
+			errors[nerrors++] = nm;
+			break;
+		}
 		case 8: { /* delta removed_resource_names: variants (rule P1) */
 			struct xd_name c = {"", 0};
 
@@ -1078,16 +1126,42 @@ static void check_response(struct peer *p, const struct sending *x,
 	NEED(is_text(got_nonce, digits));
 	/* rule D8: names that do not exist come in removed_resources, a
 	 * virtual host's alias as a Resource without a body */
-	if (xd_table_type(x->table) == XD_VIRTUAL_HOST)
+	if (p->delta && xd_table_type(x->table) == XD_VIRTUAL_HOST)
 		NEED(ncarried == b->nresources && nmissing == b->nmissing &&
 		     nremoved + nremoved_variants == b->nremoved);
-	else
+	else if (p->delta)
 		NEED(ncarried == b->nresources && nmissing == 0 &&
 		     nremoved + nremoved_variants == b->nremoved + b->nmissing);
+	else /* SotW says them as errors only (rule N1) */
+		NEED(ncarried == b->nresources && nmissing == 0 &&
+		     nremoved + nremoved_variants == b->nremoved);
 	/* a heartbeat carries only heartbeats (rule L1) */
 	NEED(!x->heartbeat ||
 	     (nbeats == ncarried && nmissing == 0 && nremoved == 0 &&
-	      nremoved_variants == 0 && ncarried > 0));
+	      nremoved_variants == 0 && ncarried > 0 && nerrors == 0));
+	/* rules N1, N3: each name said missing at most once as an error,
+	 * never one the response carries; in delta also removed (rule
+	 * D8), for the clients that read no errors */
+	NEED(nerrors <= b->nmissing);
+	for (size_t i = 0; i < nerrors; i++) {
+		bool in_removed = false;
+
+		for (size_t k = 0; k < nnames; k++)
+			NEED(names[k].len != errors[i].len ||
+			     memcmp(names[k].data, errors[i].data, errors[i].len) != 0);
+		for (size_t k = 0; k < nvputs; k++)
+			NEED(vputs[k].name.len != errors[i].len ||
+			     memcmp(vputs[k].name.data, errors[i].data,
+				    errors[i].len) != 0);
+		for (size_t k = i + 1; k < nerrors; k++)
+			NEED(errors[k].len != errors[i].len ||
+			     memcmp(errors[k].data, errors[i].data, errors[i].len) != 0);
+		for (size_t k = 0; k < nremoved; k++)
+			in_removed |= removed[k].len == errors[i].len &&
+				      memcmp(removed[k].data, errors[i].data,
+					     errors[i].len) == 0;
+		NEED(!p->delta || in_removed);
+	}
 
 	/* The client takes it in: a full-state response is all there is;
 	 * delta adds, and drops what is missing or removed. */
@@ -1131,9 +1205,11 @@ static void check_response(struct peer *p, const struct sending *x,
 	for (size_t i = 0; i < nmissing; i++)
 		NEED(!sorted_has(names, nnames, missing[i]));
 	/* Only a full-state SotW response may say "nothing" (rule S8), and
-	 * the first answer to a delta wildcard (rule D2). */
+	 * the first answer to a delta wildcard (rule D2); another may say
+	 * only that names do not exist (rule N1). */
 	if (p->delta || !x->full_state)
-		NEED(ncarried + nmissing + nremoved + nremoved_variants > 0 ||
+		NEED(ncarried + nmissing + nremoved + nremoved_variants +
+			     nerrors > 0 ||
 		     (p->delta && x->sub->want.all && x->sub->ledger->table == NULL));
 	free(names);
 	free(vnames);
@@ -1141,6 +1217,7 @@ static void check_response(struct peer *p, const struct sending *x,
 	free(vdrops);
 	free(hashes);
 	free(missing);
+	free(errors);
 	free(removed);
 	xd_buf_free(&msg);
 }

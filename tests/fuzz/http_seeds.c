@@ -122,6 +122,7 @@ static const struct {
 	{"admin-clients-filter",
 	 "GET /clients?node=n%2A&state=synced HTTP/1.1\r\n" H "\r\n"},
 	{"admin-clients-bad", "GET /clients?state=bored HTTP/1.1\r\n" H "\r\n"},
+	{"admin-loads", "GET /loads?cluster=w%2A HTTP/1.1\r\n" H "\r\n"},
 	{"admin-dump", "GET /config_dump HTTP/1.1\r\n" H "\r\n"},
 	{"admin-dump-default",
 	 "GET /config_dump?snapshot=default HTTP/1.1\r\n" H "\r\n"},

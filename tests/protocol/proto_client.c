@@ -464,6 +464,29 @@ static void fill_from_resource(struct pu_res *x,
 	}
 }
 
+/* resource_errors of either response (rules N1-N3). */
+static void fill_errors(struct pu_resp *out,
+			Envoy__Service__Discovery__V3__ResourceError **v,
+			size_t n)
+{
+	out->nerrors = n;
+	out->errors = calloc(n + 1, sizeof(char *));
+	out->error_messages = calloc(n + 1, sizeof(char *));
+	out->error_codes = calloc(n + 1, sizeof(int));
+	ck_assert(out->errors != NULL && out->error_messages != NULL &&
+		  out->error_codes != NULL);
+	for (size_t i = 0; i < n; i++) {
+		const Envoy__Service__Discovery__V3__ResourceError *e = v[i];
+
+		out->errors[i] = strdup(e->resource_name != NULL ?
+						e->resource_name->name : "");
+		out->error_codes[i] = e->error_detail != NULL ?
+					      e->error_detail->code : 0;
+		out->error_messages[i] = strdup(
+			e->error_detail != NULL ? e->error_detail->message : "");
+	}
+}
+
 static struct pu_resp *decode(struct pu_client *c, const uint8_t *data,
 			      size_t len)
 {
@@ -498,6 +521,7 @@ static struct pu_resp *decode(struct pu_client *c, const uint8_t *data,
 		for (size_t i = 0; i < r->n_removed_resource_names; i++)
 			out->removed_names[i] = resource_name_text(
 				r->removed_resource_names[i], true);
+		fill_errors(out, r->resource_errors, r->n_resource_errors);
 		envoy__service__discovery__v3__delta_discovery_response__free_unpacked(r, NULL);
 	} else {
 		Envoy__Service__Discovery__V3__DiscoveryResponse *r =
@@ -536,6 +560,7 @@ static struct pu_resp *decode(struct pu_client *c, const uint8_t *data,
 				x->aliases = calloc(1, sizeof(char *));
 			}
 		}
+		fill_errors(out, r->resource_errors, r->n_resource_errors);
 		envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
 	}
 	out->type = pu_type_of_url(out->type_url);
@@ -566,10 +591,10 @@ static char *summary(const struct pu_resp *r)
 {
 	char *s;
 
-	ck_assert(asprintf(&s, "%s version '%s' nonce '%s' resources [%s] missing [%s] removed [%s]",
+	ck_assert(asprintf(&s, "%s version '%s' nonce '%s' resources [%s] missing [%s] removed [%s] errors [%s]",
 			   r->type >= 0 ? pu_type_label((enum pu_type)r->type) : r->type_url,
 			   r->version, r->nonce, pu_names(r), pu_missing(r),
-			   pu_removed(r)) > 0);
+			   pu_removed(r), pu_errors(r)) > 0);
 	return s;
 }
 
@@ -652,6 +677,13 @@ void pu_resp_free(struct pu_resp *r)
 	for (size_t i = 0; i < r->nremoved_names; i++)
 		free(r->removed_names[i]);
 	free(r->removed_names);
+	for (size_t i = 0; i < r->nerrors; i++) {
+		free(r->errors[i]);
+		free(r->error_messages[i]);
+	}
+	free(r->errors);
+	free(r->error_messages);
+	free(r->error_codes);
 	free(r->res);
 	free(r->type_url);
 	free(r->version);
@@ -687,6 +719,23 @@ char *pu_missing(const struct pu_resp *r)
 char *pu_removed(const struct pu_resp *r)
 {
 	return pu_join(r->removed, r->nremoved);
+}
+
+char *pu_errors(const struct pu_resp *r)
+{
+	return pu_join(r->errors, r->nerrors);
+}
+
+int pu_error_of(const struct pu_resp *r, const char *name,
+		const char **message)
+{
+	for (size_t i = 0; i < r->nerrors; i++)
+		if (strcmp(r->errors[i], name) == 0) {
+			if (message != NULL)
+				*message = r->error_messages[i];
+			return r->error_codes[i];
+		}
+	return -1;
 }
 
 char *pu_variants(const struct pu_resp *r)

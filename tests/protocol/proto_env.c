@@ -24,6 +24,7 @@ struct pu_item {
 	bool on_demand;  /* "@on_demand": true */
 	char *as_name;   /* a variant (rule P1): its name, and */
 	char *dpc;       /* its "@dynamic_parameter_constraints" */
+	char *allow;     /* its one "@allow" glob, NULL: none (rule N2) */
 };
 
 struct pu_snap {
@@ -54,6 +55,8 @@ struct pu_snap *pu_snap_copy(const struct pu_snap *s)
 			c->items[c->n - 1].as_name = strdup(s->items[i].as_name);
 			c->items[c->n - 1].dpc = strdup(s->items[i].dpc);
 		}
+		if (s->items[i].allow != NULL)
+			c->items[c->n - 1].allow = strdup(s->items[i].allow);
 	}
 	return c;
 }
@@ -67,6 +70,7 @@ void pu_snap_free(struct pu_snap *s)
 		free(s->items[i].ref);
 		free(s->items[i].as_name);
 		free(s->items[i].dpc);
+		free(s->items[i].allow);
 	}
 	free(s->items);
 	free(s);
@@ -94,7 +98,7 @@ void pu_snap_put(struct pu_snap *s, enum pu_type t, const char *name,
 		it->name = strdup(name);
 		it->ttl_ms = 0;
 		it->on_demand = false;
-		it->as_name = it->dpc = NULL;
+		it->as_name = it->dpc = it->allow = NULL;
 	} else {
 		free(it->ref);
 	}
@@ -137,6 +141,17 @@ void pu_snap_on_demand(struct pu_snap *s, const char *name, bool on)
 	it->on_demand = on;
 }
 
+void pu_snap_allow(struct pu_snap *s, enum pu_type t, const char *name,
+		   const char *glob)
+{
+	struct pu_item *it = find_item(s, t, name);
+
+	ck_assert_msg(it != NULL, "no %s '%s' to restrict", pu_type_label(t),
+		      name);
+	free(it->allow);
+	it->allow = glob != NULL ? strdup(glob) : NULL;
+}
+
 void pu_snap_del(struct pu_snap *s, enum pu_type t, const char *name)
 {
 	struct pu_item *it = find_item(s, t, name);
@@ -147,6 +162,7 @@ void pu_snap_del(struct pu_snap *s, enum pu_type t, const char *name)
 	free(it->ref);
 	free(it->as_name);
 	free(it->dpc);
+	free(it->allow);
 	*it = s->items[--s->n];
 }
 
@@ -208,8 +224,8 @@ static void item_yaml(struct xd_buf *b, const struct pu_item *it,
 	case PU_SDS:
 		/* served to every client: these tests run over plaintext,
 		 * where a secret is otherwise not served (xdsd-snapshot(5)) */
-		xd_buf_printf(b, "- name: \"%s\"\n  \"@allow\": [\"@anyone\"]\n  generic_secret: {secret: {inline_string: \"secret-%d\"}}\n",
-		     it->name, v);
+		xd_buf_printf(b, "- name: \"%s\"\n  \"@allow\": [\"%s\"]\n  generic_secret: {secret: {inline_string: \"secret-%d\"}}\n",
+		     it->name, it->allow != NULL ? it->allow : "@anyone", v);
 		break;
 	case PU_RTDS:
 		xd_buf_printf(b, "- name: \"%s\"\n  layer: {key: \"value-%d\"}\n", it->name, v);
@@ -291,6 +307,8 @@ static void item_yaml(struct xd_buf *b, const struct pu_item *it,
 			      it->ttl_ms % 1000);
 	if (it->on_demand)
 		xd_buf_printf(b, "  \"@on_demand\": true\n");
+	if (it->allow != NULL && it->type != PU_SDS)
+		xd_buf_printf(b, "  \"@allow\": [\"%s\"]\n", it->allow);
 }
 
 char *pu_snap_yaml(const struct pu_snap *s0)

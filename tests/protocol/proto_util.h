@@ -175,6 +175,12 @@ void pu_snap_variant(struct pu_snap *s, enum pu_type t, const char *name,
 		     const char *constraints);
 /* Puts a virtual host put before on demand ("@on_demand"), or not. */
 void pu_snap_on_demand(struct pu_snap *s, const char *name, bool on);
+/* Restricts a resource put before to the identities `glob` matches
+ * ("@allow", xdsd-snapshot(5)); NULL lifts it. The tests' clients prove
+ * none (plaintext), so a restricted resource is withheld from them
+ * (rule N2). */
+void pu_snap_allow(struct pu_snap *s, enum pu_type t, const char *name,
+		   const char *glob);
 void pu_snap_del(struct pu_snap *s, enum pu_type t, const char *name);
 bool pu_snap_has(const struct pu_snap *s, enum pu_type t, const char *name);
 char *pu_snap_yaml(const struct pu_snap *s);
@@ -350,6 +356,12 @@ struct pu_resp {
 	/* removed_resource_names, as "name[constraints]" (rule P1) */
 	char **removed_names;
 	size_t nremoved_names;
+	/* resource_errors (rules N1-N3): each one's name, code
+	 * (google.rpc.Code: 5 NOT_FOUND, 7 PERMISSION_DENIED) and message */
+	char **errors;
+	int *error_codes;
+	char **error_messages;
+	size_t nerrors;
 	size_t raw_len;   /* bytes on the wire */
 };
 
@@ -378,6 +390,13 @@ void pu_resp_free(struct pu_resp *r);
 char *pu_names(const struct pu_resp *r);
 char *pu_missing(const struct pu_resp *r);
 char *pu_removed(const struct pu_resp *r);
+/* The names of resource_errors, sorted and comma-separated (rule N1);
+ * "" when none. */
+char *pu_errors(const struct pu_resp *r);
+/* The code of the resource error of `name`, -1 when there is none; its
+ * message in *message (may be NULL; borrowed). */
+int pu_error_of(const struct pu_resp *r, const char *name,
+		const char **message);
 /* Resources with a body as "name[constraints]" (or "name"), and
  * removed_resource_names, sorted and comma-separated (rule P1). */
 char *pu_variants(const struct pu_resp *r);

@@ -391,7 +391,15 @@ START_TEST(sotw_explicit_changes_only)
 	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
 	r = sotw_req(ack, false, abd, 3); /* ACK and subscribe d (absent) */
 	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL, WALL_MS), XD_SUB_ACK);
-	ck_assert_ptr_null(sotw_step(&s, t1, false, &nonce)); /* d: nothing yet */
+	/* d: no resource, said not to exist once (rule N1), and not again
+	 * once answered */
+	c = sotw_step(&s, t1, false, &nonce);
+	ck_assert_str_eq(c, "");
+	free(c);
+	snprintf(ack, sizeof(ack), "%llu", (unsigned long long)nonce);
+	r = sotw_req(ack, false, abd, 3);
+	ck_assert_int_eq(xd_sub_sotw_request(&s, &r, false, false, NULL, WALL_MS), XD_SUB_ACK);
+	ck_assert_ptr_null(sotw_step(&s, t1, false, &nonce));
 	c = sotw_step(&s, t2, false, &nonce);
 	ck_assert_str_eq(c, "A2,D1"); /* c changed but is not subscribed */
 	free(c);
