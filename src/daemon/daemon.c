@@ -352,7 +352,7 @@ static int start_etcd(struct daemon *d)
 	if (d->cfg->source != XD_SOURCE_ETCD)
 		return 0;
 	return xd_etcd_start(&d->etcd, &d->loop, xd_server_cq(d->server),
-			     d->cfg, d->reloader, &d->etcd_health);
+			     d->cfg, d->reloader, &d->etcd_health, NULL);
 }
 
 

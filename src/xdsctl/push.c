@@ -10,7 +10,10 @@
  *
  * The transaction holds only if no key under the prefix changed since
  * it was read (a compare of every key's mod revision): a push racing
- * another reads again, up to PUSH_TRIES times.
+ * another reads again, up to PUSH_TRIES times. xdsd's own keys under
+ * the prefix ("<prefix>.xdsd/", etcd/etcd.h: the rollout's record and
+ * the replicas' reports, which the replicas write as they serve) are
+ * neither compared nor deleted.
  *
  * The calls are gRPC core's, made synchronous: each on a completion
  * queue of its own that this thread plucks; the call's deadline
@@ -30,6 +33,7 @@
 #include "config/paths.h"
 #include "etcd/kv.pb-c.h"
 #include "etcd/rpc.pb-c.h"
+#include "etcd/etcd.h"
 #include "etcd/wire.h"
 #include "schema/schema.h"
 #include "snapshot/loader.h"
@@ -158,25 +162,47 @@ static bool pushed(const struct push *p, const ProtobufCBinaryData *key)
 	return false;
 }
 
-/* The Txn of every put, and of a delete of each key of `now` (the
- * prefix's keys at its revision) that no file gives; held only if no
- * key under the prefix changed after that revision. Its ops point into
- * `p`, `now` and the arrays given, which must outlive it. */
-static void build_txn(const struct push *p, const Etcdserverpb__RangeResponse *now,
-		      const ProtobufCBinaryData *key, const ProtobufCBinaryData *end,
-		      Etcdserverpb__TxnRequest *txn, Etcdserverpb__Compare *cmp,
-		      Etcdserverpb__RequestOp *ops, Etcdserverpb__PutRequest *puts,
-		      Etcdserverpb__DeleteRangeRequest *dels, size_t *ndeleted)
+/* Whether `key` is one of xdsd's own under the prefix. */
+static bool own_key(const struct push *p, const ProtobufCBinaryData *key)
 {
-	size_t n = 0;
+	size_t plen = strlen(p->prefix), olen = strlen(XD_ETCD_OWN_DIR);
 
+	return key->len >= plen + olen &&
+	       memcmp(key->data, p->prefix, plen) == 0 &&
+	       memcmp(key->data + plen, XD_ETCD_OWN_DIR, olen) == 0;
+}
+
+/* `cmp`: no key of [key, end) changed after `revision`. */
+static void unchanged_since(Etcdserverpb__Compare *cmp,
+			    const ProtobufCBinaryData *key,
+			    const ProtobufCBinaryData *end, int64_t revision)
+{
 	etcdserverpb__compare__init(cmp);
 	cmp->result = ETCDSERVERPB__COMPARE__COMPARE_RESULT__Less;
 	cmp->target = ETCDSERVERPB__COMPARE__COMPARE_TARGET__Mod;
 	cmp->key = *key;
 	cmp->range_end = *end;
 	cmp->target_union_case = ETCDSERVERPB__COMPARE__TARGET_UNION_MOD_REVISION;
-	cmp->mod_revision = now->header->revision + 1;
+	cmp->mod_revision = revision + 1;
+}
+
+/* The Txn of every put, and of a delete of each key of `now` (the
+ * prefix's keys at its revision) that no file gives; held only if no
+ * key under the prefix but xdsd's own ([key, own) and [own_end, end))
+ * changed after that revision. Its ops point into `p`, `now` and the
+ * arrays given, which must outlive it. */
+static void build_txn(const struct push *p, const Etcdserverpb__RangeResponse *now,
+		      const ProtobufCBinaryData *key, const ProtobufCBinaryData *own,
+		      const ProtobufCBinaryData *own_end,
+		      const ProtobufCBinaryData *end,
+		      Etcdserverpb__TxnRequest *txn, Etcdserverpb__Compare *cmp,
+		      Etcdserverpb__RequestOp *ops, Etcdserverpb__PutRequest *puts,
+		      Etcdserverpb__DeleteRangeRequest *dels, size_t *ndeleted)
+{
+	size_t n = 0;
+
+	unchanged_since(&cmp[0], key, own, now->header->revision);
+	unchanged_since(&cmp[1], own_end, end, now->header->revision);
 	for (size_t i = 0; i < p->nputs; i++, n++) {
 		etcdserverpb__put_request__init(&puts[i]);
 		puts[i].key.data = (uint8_t *)p->puts[i].key;
@@ -191,7 +217,7 @@ static void build_txn(const struct push *p, const Etcdserverpb__RangeResponse *n
 	for (size_t i = 0; i < now->n_kvs; i++) {
 		Etcdserverpb__DeleteRangeRequest *del = &dels[*ndeleted];
 
-		if (pushed(p, &now->kvs[i]->key))
+		if (pushed(p, &now->kvs[i]->key) || own_key(p, &now->kvs[i]->key))
 			continue;
 		etcdserverpb__delete_range_request__init(del);
 		del->key = now->kvs[i]->key;
@@ -201,7 +227,7 @@ static void build_txn(const struct push *p, const Etcdserverpb__RangeResponse *n
 		n++;
 		(*ndeleted)++;
 	}
-	txn->n_compare = 1;
+	txn->n_compare = 2;
 	txn->n_success = n;
 }
 
@@ -217,8 +243,9 @@ static int try_push(const struct push *p, grpc_channel *ch, int64_t *revision,
 	Etcdserverpb__TxnRequest txn = ETCDSERVERPB__TXN_REQUEST__INIT;
 	Etcdserverpb__RangeResponse *now;
 	Etcdserverpb__TxnResponse *done;
-	ProtobufCBinaryData key, end;
-	Etcdserverpb__Compare cmp, *cmps[1] = {&cmp};
+	ProtobufCBinaryData key, end, own, own_end;
+	Etcdserverpb__Compare cmp[2], *cmps[2] = {&cmp[0], &cmp[1]};
+	char *own_text;
 	Etcdserverpb__RequestOp *ops, **opp;
 	Etcdserverpb__PutRequest *puts;
 	Etcdserverpb__DeleteRangeRequest *dels;
@@ -228,6 +255,10 @@ static int try_push(const struct push *p, grpc_channel *ch, int64_t *revision,
 	key.data = (uint8_t *)(void *)p->prefix;
 	key.len = strlen(p->prefix);
 	end.data = (uint8_t *)xd_etcd_range_end(p->prefix, &end.len);
+	own_text = xd_asprintf("%s%s", p->prefix, XD_ETCD_OWN_DIR);
+	own.data = (uint8_t *)own_text;
+	own.len = strlen(own_text);
+	own_end.data = (uint8_t *)xd_etcd_range_end(own_text, &own_end.len);
 	range.key = key;
 	range.range_end = end;
 	range.keys_only = true;
@@ -241,6 +272,8 @@ static int try_push(const struct push *p, grpc_channel *ch, int64_t *revision,
 	}
 	if (rc != XC_OK) {
 		free(end.data);
+		free(own_text);
+		free(own_end.data);
 		return rc;
 	}
 	nops = p->nputs + now->n_kvs;
@@ -248,7 +281,8 @@ static int try_push(const struct push *p, grpc_channel *ch, int64_t *revision,
 	opp = xd_calloc(nops, sizeof(*opp));
 	puts = xd_calloc(p->nputs + 1, sizeof(*puts));
 	dels = xd_calloc(now->n_kvs + 1, sizeof(*dels));
-	build_txn(p, now, &key, &end, &txn, &cmp, ops, puts, dels, ndeleted);
+	build_txn(p, now, &key, &own, &own_end, &end, &txn, cmp, ops, puts, dels,
+		  ndeleted);
 	for (size_t i = 0; i < txn.n_success; i++)
 		opp[i] = &ops[i];
 	txn.compare = cmps;
@@ -269,6 +303,8 @@ static int try_push(const struct push *p, grpc_channel *ch, int64_t *revision,
 	free(puts);
 	free(dels);
 	free(end.data);
+	free(own_text);
+	free(own_end.data);
 	return rc;
 }
 

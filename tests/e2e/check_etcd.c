@@ -799,6 +799,37 @@ static long long etcd_revision(const struct etcd *e)
 	return rev;
 }
 
+/* Puts `text` at PREFIX `name`. */
+static void put_text(const struct etcd *e, const char *name, const char *text)
+{
+	char args[256];
+
+	snprintf(args, sizeof(args), "put %s%s", PREFIX, name);
+	ck_assert_int_eq(etcdctl(e, args, text), 0);
+}
+
+/* The value at `key` (malloc'd), or NULL when etcd has none. */
+static char *etcd_get(const struct etcd *e, const char *key)
+{
+	char *cmd, buf[65536];
+	size_t len;
+	FILE *p;
+
+	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s get '%s' --print-value-only 2>/dev/null",
+			   e->endpoint, key) > 0);
+	p = popen(cmd, "r");
+	ck_assert(p != NULL);
+	len = fread(buf, 1, sizeof(buf) - 1, p);
+	ck_assert_int_eq(pclose(p), 0);
+	free(cmd);
+	buf[len] = '\0';
+	if (len == 0)
+		return NULL;
+	if (buf[len - 1] == '\n')
+		buf[len - 1] = '\0';
+	return strdup(buf);
+}
+
 /* `xdsctl push` of `dir` with `opts`; its exit status, its output in
  * *out. */
 static int push(const char *opts, const char *dir, char **out)
@@ -922,6 +953,9 @@ START_TEST(push_checked_in_one_transaction)
 
 	etcd_run(e);
 	put_clusters(e, "stray", "s", 1);
+	/* xdsd's own keys: the replicas write them, push leaves them be */
+	put_text(e, ".xdsd/rollout", "{\"id\": 1}");
+	put_text(e, ".xdsd/replicas/r1", "{}");
 	d = start(e);
 	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
 	xdtest_write_clusters(dir, "default.yaml", "c", 2);
@@ -938,6 +972,13 @@ START_TEST(push_checked_in_one_transaction)
 	ck_assert_int_eq(etcd_revision(e), rev + 1);
 	wait_revision(d, rev + 1);
 	wait_keys(d, "default,extra");
+	out = etcd_get(e, PREFIX ".xdsd/rollout");
+	ck_assert_msg(out != NULL && strcmp(out, "{\"id\": 1}") == 0,
+		      "push changed xdsd's own key: %s", out ? out : "(gone)");
+	free(out);
+	out = etcd_get(e, PREFIX ".xdsd/replicas/r1");
+	ck_assert_msg(out != NULL, "push deleted xdsd's own key");
+	free(out);
 	s = client(d, &c, 2);
 
 	/* a file removed: its key deleted, with -c's settings */
@@ -1528,14 +1569,6 @@ START_TEST(restart_stages_what_differs_from_the_last_good_state)
 }
 END_TEST
 
-/* Puts `text` at PREFIX `name`. */
-static void put_text(const struct etcd *e, const char *name, const char *text)
-{
-	char args[256];
-
-	snprintf(args, sizeof(args), "put %s%s", PREFIX, name);
-	ck_assert_int_eq(etcdctl(e, args, text), 0);
-}
 
 /* Keys a reload never reads (a lock, a leader election, a hidden file)
  * are no change: put again and again, they are not noted, give no
