@@ -172,13 +172,44 @@ static void reload(struct xd_admin *a, struct xd_http_exchange *x)
 	xd_reload_request(a->deps.reloader, "admin", reload_answer, x);
 }
 
-/* POST /rollout/promote and /rollout/abort: the rollout's status after
- * it, or 409 with why not (none under way, or no `rollout:`). */
+/* A promote or abort asked of the fleet's rollout, until its record
+ * took it. */
+struct rollout_ask {
+	struct xd_admin *a;
+	struct xd_http_exchange *x;
+	bool promote;
+};
+
+static void rollout_acted(void *arg, bool ok, const char *why)
+{
+	struct rollout_ask *q = arg;
+	struct xd_http_exchange *x = q->x;
+	struct xd_jw w;
+
+	if (!ok) {
+		xd_info("admin: rollout %s asked by %s: %s",
+			q->promote ? "promote" : "abort", x->peer, why);
+		xd_http_text(x, 409, why);
+		free(q);
+		return;
+	}
+	xd_jw_init(&w, &x->out);
+	xd_rollout_json(&w, q->a->deps.rollout, q->a->deps.cache);
+	xd_buf_putc(&x->out, '\n');
+	x->content_type = "application/json";
+	xd_http_reply(x);
+	free(q);
+}
+
+/* POST /rollout/promote and /rollout/abort: the rollout's status once
+ * the fleet's record took it, or 409 with why not (none under way, no
+ * `rollout:`, the record cannot be written, another decision came
+ * first). */
 static void rollout_act(struct xd_admin *a, struct xd_http_exchange *x,
 			bool promote)
 {
-	char who[300], why[256];
-	struct xd_jw w;
+	char who[300], why[512];
+	struct rollout_ask *q;
 	int rc;
 
 	if (a->deps.rollout == NULL) {
@@ -186,19 +217,20 @@ static void rollout_act(struct xd_admin *a, struct xd_http_exchange *x,
 		return;
 	}
 	snprintf(who, sizeof(who), "admin from %s", x->peer);
-	rc = promote ? xd_rollout_promote(a->deps.rollout, who, why, sizeof(why)) :
-		       xd_rollout_abort(a->deps.rollout, who, why, sizeof(why));
+	q = xd_calloc(1, sizeof(*q));
+	q->a = a;
+	q->x = x;
+	q->promote = promote;
+	rc = promote ? xd_rollout_promote(a->deps.rollout, who, rollout_acted,
+					  q, why, sizeof(why)) :
+		       xd_rollout_abort(a->deps.rollout, who, rollout_acted, q,
+					why, sizeof(why));
 	if (rc != 0) {
+		free(q);
 		xd_info("admin: rollout %s asked by %s: %s",
 			promote ? "promote" : "abort", x->peer, why);
 		xd_http_text(x, 409, why);
-		return;
 	}
-	xd_jw_init(&w, &x->out);
-	xd_rollout_json(&w, a->deps.rollout, a->deps.cache);
-	xd_buf_putc(&x->out, '\n');
-	x->content_type = "application/json";
-	xd_http_reply(x);
 }
 
 static void rollout_promote(struct xd_admin *a, struct xd_http_exchange *x)

@@ -526,6 +526,22 @@ static void reloads(struct xd_buf *out, const struct xd_reloader *r,
 
 /* ---------------- rollout ---------------- */
 
+/* A row of node names (`n` of `total`), when there are any. */
+static void names_row(struct xd_buf *out, const char *what, const char *id,
+		      char *const *names, size_t n, size_t total)
+{
+	if (total == 0)
+		return;
+	xd_buf_printf(out, "<div><dt>%s</dt><dd id=%s class=wrap>", what, id);
+	for (size_t i = 0; i < n; i++) {
+		xd_buf_printf(out, "%s", i > 0 ? ", " : "");
+		h(out, names[i]);
+	}
+	if (total > n)
+		xd_buf_printf(out, " (and %zu more)", total - n);
+	xd_buf_printf(out, "</dd></div>");
+}
+
 /* The staged rollout under way or the last one, with its NACKs; only
  * with `rollout:`. */
 static void rollout(struct xd_buf *out, const struct xd_rollout *ro,
@@ -555,6 +571,25 @@ static void rollout(struct xd_buf *out, const struct xd_rollout *ro,
 			      st->answered, st->canaries,
 			      (unsigned long long)st->nacks,
 			      (unsigned long long)st->max_nacks);
+		xd_buf_printf(out, "<div><dt>replicas</dt><dd id=rollout-replicas>%zu on it (record: ",
+			      st->replicas);
+		h(out, xd_fleet_where(xd_rollout_fleet(ro)));
+		xd_buf_printf(out, ")</dd></div>");
+		names_row(out, "canaries waiting", "rollout-waiting",
+			  st->fleet.waiting, st->fleet.nwaiting,
+			  st->fleet.waiting_total);
+		names_row(out, "canaries past canary_timeout", "rollout-stuck",
+			  st->fleet.stuck, st->fleet.nstuck,
+			  st->fleet.stuck_total);
+		for (size_t i = 0; i < st->fleet.nkeys; i++) {
+			if (st->fleet.keys[i].proven)
+				continue;
+			xd_buf_printf(out, "<div><dt>no canary ACKed</dt><dd class=wrap>snapshot '");
+			h(out, st->fleet.keys[i].key);
+			xd_buf_printf(out, "' (%zu canar%s served it)</dd></div>",
+				      st->fleet.keys[i].canaries,
+				      st->fleet.keys[i].canaries == 1 ? "y" : "ies");
+		}
 	}
 	if (st->reason[0] != '\0') {
 		xd_buf_printf(out, "<div><dt>why</dt><dd class=wrap>");
@@ -562,15 +597,19 @@ static void rollout(struct xd_buf *out, const struct xd_rollout *ro,
 		xd_buf_printf(out, "</dd></div>");
 	}
 	xd_buf_printf(out, "</dl>");
-	if (st->nkept > 0) {
+	if (st->fleet.nnack_list > 0) {
+		const struct xd_rollout_nack *kept = st->fleet.nack_list;
+
 		xd_buf_printf(out, "<ul class=errors>");
-		for (size_t i = 0; i < st->nkept; i++) {
+		for (size_t i = 0; i < st->fleet.nnack_list; i++) {
 			xd_buf_printf(out, "<li><code>");
-			h(out, st->kept[i].node_id);
+			h(out, kept[i].node_id);
 			xd_buf_printf(out, " ");
-			h(out, st->kept[i].type);
-			xd_buf_printf(out, " %s: ", st->kept[i].version);
-			h(out, st->kept[i].message);
+			h(out, kept[i].type);
+			xd_buf_printf(out, " ");
+			h(out, kept[i].version);
+			xd_buf_printf(out, ": ");
+			h(out, kept[i].message);
 			xd_buf_printf(out, "</code></li>");
 		}
 		xd_buf_printf(out, "</ul>");

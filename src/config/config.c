@@ -51,6 +51,9 @@ static const char *const node_keys[] = {"cluster", "id", NULL};
 static const char *const booleans[] = {"false", "true", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
 static const char *const sources[] = {"files", "etcd", NULL};
+/* as enum xd_require_canary and enum xd_canary_timeout_policy */
+static const char *const require_canary[] = {"per_key", "any", "none", NULL};
+static const char *const canary_timeout_policies[] = {"skip", "fail", NULL};
 
 
 #define OFF(field) offsetof(struct xd_config, field)
@@ -225,8 +228,20 @@ static const struct directive directives[] = {
 	 "NACKs from canaries tolerated before a change is rolled back", NULL,
 	 "rollout"},
 	{"timeout", T_DURATION, OFF(rollout.timeout_ms), "10m", 0, 24 * HOUR_MS,
-	 false, "a connected canary that has not answered a change for this long fails it (0: wait forever)",
+	 false, "a change not proven by its canaries this long after its rollout started fails (0: wait forever)",
 	 NULL, "rollout"},
+	{"require_canary", T_CHOICE, OFF(rollout.require_canary), "per_key", 0,
+	 0, false,
+	 "what proves a change: per_key (a canary ACKed each snapshot key it changes), any (one canary ACKed it) or none (the bake alone)",
+	 require_canary, "rollout"},
+	{"canary_timeout", T_DURATION, OFF(rollout.canary_timeout_ms), "2m", 0,
+	 24 * HOUR_MS, false,
+	 "a canary that has not answered the change this long is named, and on_canary_timeout decides (0: never)",
+	 NULL, "rollout"},
+	{"on_canary_timeout", T_CHOICE, OFF(rollout.on_canary_timeout), "skip",
+	 0, 0, false,
+	 "skip (the rollout goes on without that canary) or fail (the rollout fails)",
+	 canary_timeout_policies, "rollout"},
 };
 
 /* Sections: mappings whose keys are directives of their own. A dotted

@@ -41,6 +41,19 @@ enum xd_source {
 	XD_SOURCE_ETCD,  /* the keys under `etcd.prefix` in etcd */
 };
 
+/* What proves a change in a staged rollout (`rollout.require_canary`). */
+enum xd_require_canary {
+	XD_REQUIRE_PER_KEY, /* a canary ACKed each snapshot key it changes */
+	XD_REQUIRE_ANY,     /* some canary ACKed it */
+	XD_REQUIRE_NONE,    /* the bake alone */
+};
+
+/* A canary past `rollout.canary_timeout` (`rollout.on_canary_timeout`). */
+enum xd_canary_timeout_policy {
+	XD_CANARY_TIMEOUT_SKIP, /* left out: the rollout goes on */
+	XD_CANARY_TIMEOUT_FAIL, /* the rollout fails */
+};
+
 /* Who may speak for which nodes (`authorize:`): a client whose identity
  * matches `identity` may claim a node whose id and cluster match
  * `node_id` and `node_cluster`. All three are globs (fnmatch(3), where
@@ -199,7 +212,12 @@ struct xd_config {
 		uint64_t percent;
 		uint64_t bake_ms;
 		uint64_t max_nacks;
-		uint64_t timeout_ms; /* a canary not answering fails it; 0: never */
+		/* not proven this long after it started, a rollout fails;
+		 * 0: never */
+		uint64_t timeout_ms;
+		int require_canary;    /* enum xd_require_canary */
+		uint64_t canary_timeout_ms; /* 0: never */
+		int on_canary_timeout; /* enum xd_canary_timeout_policy */
 	} rollout;
 };
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <systemd/sd-daemon.h>
 #include <uv.h>
 
@@ -62,6 +63,10 @@ struct daemon {
 	/* written by the etcd source, read by the admin endpoint: here,
 	 * as both stop at different times */
 	struct xd_etcd_health etcd_health;
+	/* with `rollout:` from etcd, the rollout's follower of xdsd's own
+	 * keys, for the etcd source */
+	struct xd_etcd_own etcd_own;
+	bool has_etcd_own;
 	char *source_name;          /* what messages call the snapshots */
 	bool served;                /* a load has succeeded */
 };
@@ -159,6 +164,8 @@ static void on_stop_signal(uv_signal_t *h, int signum)
 	xd_snapwatch_stop(d->watch);
 	d->watch = NULL;
 	xd_reloader_stop(d->reloader);
+	/* the rollout writes through the etcd source: it stops first */
+	xd_rollout_detach(d->rollout);
 	/* its calls are on the server's queue: over before it can end */
 	xd_etcd_stop(d->etcd);
 	d->etcd = NULL;
@@ -251,11 +258,28 @@ static int load_initial(struct daemon *d)
 		xd_reloader_set_state_dir(d->reloader, d->cfg->state_dir);
 	d->sessions = xd_sessions_new(&d->loop, d->cache, d->cfg);
 	if (d->cfg->rollout.on) {
+		struct xd_fleet *fleet;
+		char host[256] = "";
+		char *name;
+
+		/* the replica as the others see it; its port once known
+		 * (replica_name()) */
+		gethostname(host, sizeof(host) - 1);
+		name = xd_asprintf("%s/%s", host, d->cfg->listen);
+		if (d->cfg->source == XD_SOURCE_ETCD) {
+			fleet = xd_fleet_new_etcd(&d->loop, d->cfg, name,
+						  &d->etcd_own);
+			d->has_etcd_own = true;
+		} else {
+			fleet = xd_fleet_new_file(&d->loop, d->cfg,
+						  d->cfg->state_dir, name);
+		}
+		free(name);
 		/* before the first load: what differs from the last good
 		 * state goes to the canaries first (reload.h) */
 		d->rollout = xd_rollout_new(&d->loop, d->cfg, d->cache,
-					    d->sessions);
-		xd_reloader_set_install(d->reloader, xd_rollout_install,
+					    d->sessions, fleet);
+		xd_reloader_set_install(d->reloader, &xd_rollout_installer,
 					d->rollout);
 		xd_rollout_on_rest(d->rollout, xd_reloader_rollout_over,
 				   d->reloader);
@@ -351,8 +375,26 @@ static int start_etcd(struct daemon *d)
 {
 	if (d->cfg->source != XD_SOURCE_ETCD)
 		return 0;
-	return xd_etcd_start(&d->etcd, &d->loop, xd_server_cq(d->server),
-			     d->cfg, d->reloader, &d->etcd_health, NULL);
+	if (xd_etcd_start(&d->etcd, &d->loop, xd_server_cq(d->server), d->cfg,
+			  d->reloader, &d->etcd_health,
+			  d->has_etcd_own ? &d->etcd_own : NULL) != 0)
+		return -1;
+	if (d->rollout != NULL) {
+		char host[256] = "", *name;
+
+		gethostname(host, sizeof(host) - 1);
+		name = xd_server_port(d->server) != 0 &&
+				       strncmp(d->cfg->listen, "unix:", 5) != 0 ?
+			       xd_asprintf("%s/%.*s:%d", host,
+					   (int)(strrchr(d->cfg->listen, ':') -
+						 d->cfg->listen),
+					   d->cfg->listen, xd_server_port(d->server)) :
+			       xd_asprintf("%s/%s", host, d->cfg->listen);
+		xd_fleet_set_replica(xd_rollout_fleet(d->rollout), name);
+		free(name);
+		xd_fleet_attach_etcd(xd_rollout_fleet(d->rollout), d->etcd);
+	}
+	return 0;
 }
 
 

@@ -105,7 +105,7 @@ struct xd_etcd {
 	 * large (page_keys). Moved to `pending` once whole, so that no
 	 * reload ever reads half a prefix. */
 	struct xd_kvchanges paged;
-	int64_t range_rev;
+	int64_t range_rev, range_changed;
 	ProtobufCBinaryData range_from;
 	uint32_t page_keys;
 	size_t pages, range_keys;
@@ -115,6 +115,11 @@ struct xd_etcd {
 	struct xd_kvchanges fragments;
 	size_t changed;       /* of those, the ones a reload reads */
 	int64_t frag_rev;     /* the newest revision among them */
+	/* The revision of the newest change to the snapshot keys (not to
+	 * xdsd's own, nor to keys no reload reads): of a put or delete
+	 * the watch brought, or the newest key of a Range. Never goes
+	 * back. */
+	int64_t changed_at, frag_changed;
 	bool need_range;      /* the map must be read whole again */
 	bool loaded;          /* a Range has been read whole */
 	/* why the watch is being cancelled (compaction, cancelled by
@@ -411,7 +416,7 @@ static void on_fallback(uv_timer_t *t)
  * first Range is whole, why nothing can be read. Costs nothing that
  * grows with the prefix.
  */
-static void *take(void *arg, int64_t *revision)
+static void *take(void *arg, int64_t *revision, int64_t *changed)
 {
 	struct xd_etcd *e = arg;
 	struct taken *t = xd_calloc(1, sizeof(*t));
@@ -431,6 +436,7 @@ static void *take(void *arg, int64_t *revision)
 	xd_kvchanges_append(&t->changes, &e->pending);
 	/* the changes handed over reach it: whole revisions only */
 	*revision = e->loaded ? e->health->revision : 0;
+	*changed = e->loaded ? e->changed_at : 0;
 	return t;
 }
 
@@ -689,10 +695,13 @@ static void on_range(struct xd_tag *tag, bool ok)
 	e->range_keys += resp->n_kvs;
 	for (size_t i = 0; i < resp->n_kvs; i++) {
 		/* an anchored Range's own keys are older than those read */
-		if (is_own(e, &resp->kvs[i]->key) && !e->anchored)
-			own_collect(e, resp->kvs[i]);
-		else
-			note(e, &e->paged, resp->kvs[i], false);
+		if (is_own(e, &resp->kvs[i]->key)) {
+			if (!e->anchored)
+				own_collect(e, resp->kvs[i]);
+		} else if (note(e, &e->paged, resp->kvs[i], false) &&
+			   resp->kvs[i]->mod_revision > e->range_changed) {
+			e->range_changed = resp->kvs[i]->mod_revision;
+		}
 	}
 	if (resp->more && resp->n_kvs > 0) {
 		next_from(e, &resp->kvs[resp->n_kvs - 1]->key);
@@ -705,6 +714,8 @@ static void on_range(struct xd_tag *tag, bool ok)
 	/* whole: it supersedes whatever changes were waiting */
 	xd_kvchanges_append(&e->pending, &e->paged);
 	e->health->revision = e->range_rev;
+	if (e->range_changed > e->changed_at)
+		e->changed_at = e->range_changed;
 	e->need_range = false;
 	e->loaded = true;
 	if (e->has_own && !e->anchored)
@@ -775,6 +786,7 @@ static void begin_pages(struct xd_etcd *e)
 	own_paged_clear(e);
 	e->range_rev = e->loaded ? 0 : e->anchor;
 	e->anchored = e->range_rev != 0;
+	e->range_changed = 0;
 	e->pages = 0;
 	e->range_keys = 0;
 	e->page_keys = XD_ETCD_PAGE_KEYS;
@@ -871,13 +883,19 @@ static bool apply(struct xd_etcd *e, const Etcdserverpb__WatchResponse *w)
 			free(name);
 			continue;
 		}
-		e->changed += note(e, &e->fragments, ev->kv, deleted);
+		if (note(e, &e->fragments, ev->kv, deleted)) {
+			e->changed++;
+			if (ev->kv->mod_revision > e->frag_changed)
+				e->frag_changed = ev->kv->mod_revision;
+		}
 	}
 	if (w->fragment)
 		return true; /* the rest of the revision follows */
 	/* the watch resumes after a revision only once it is whole */
 	if (e->frag_rev > e->health->revision)
 		e->health->revision = e->frag_rev;
+	if (e->frag_changed > e->changed_at)
+		e->changed_at = e->frag_changed;
 	xd_kvchanges_append(&e->pending, &e->fragments);
 	if (e->changed > 0) {
 		xd_info("etcd %s: %zu change%s up to revision %lld; reloading once quiet for %llu ms (at most %llu ms after the first)",
@@ -946,6 +964,7 @@ static void start_watch(struct xd_etcd *e)
 	xd_kvchanges_clear(&e->fragments); /* a revision cut off, resent */
 	e->changed = 0;
 	e->frag_rev = 0;
+	e->frag_changed = 0;
 	create.key = e->key;
 	create.range_end = e->end;
 	create.start_revision = e->health->revision + 1;

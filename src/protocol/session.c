@@ -906,48 +906,43 @@ void xd_sessions_on_canary_nack(struct xd_sessions *m, xd_sessions_nack_fn fn,
 	m->on_nack_arg = arg;
 }
 
-/* Whether a canary answered what the cache serves it now: it is served
- * that snapshot and every type it asked for is ACKed at its version
- * (or NACKed: the NACK is counted where it happened). */
-static bool canary_answered(const struct xd_session *ss, uint64_t now_mono)
+void xd_sessions_visit_canaries(struct xd_sessions *m,
+				void (*fn)(void *ctx,
+					   const struct xd_client_view *c),
+				void *ctx)
 {
 	struct xd_client_view v;
-
-	if (ss->snap == NULL ||
-	    xd_snapshot_base(ss->snap) !=
-		    xd_cache_get_for(ss->mgr->cache, xd_client_key(&ss->client),
-				     true))
-		return false;
-	view(ss, &v, now_mono);
-	for (size_t i = 0; i < v.ntypes; i++)
-		if (v.types[i].sync == XD_SUB_PENDING)
-			return false;
-	return true;
-}
-
-const char *xd_sessions_canaries(struct xd_sessions *m, size_t *connected,
-				 size_t *answered)
-{
-	const struct xd_session *waiting = NULL;
 	struct xd_list *n;
 	uint64_t now_mono = xd_mono_ms();
 
 	XD_ASSERT_LOOP();
-	*connected = 0;
-	*answered = 0;
 	xd_list_for_each(n, &m->all) {
 		const struct xd_session *ss =
 			xd_container_of(n, struct xd_session, all);
 
 		if (ss->client.state != XD_CLIENT_ADMITTED || !ss->client.canary)
 			continue;
-		(*connected)++;
-		if (canary_answered(ss, now_mono))
-			(*answered)++;
-		else if (waiting == NULL)
-			waiting = ss;
+		view(ss, &v, now_mono);
+		fn(ctx, &v);
 	}
-	if (waiting == NULL)
-		return NULL;
-	return waiting->client.node_id != NULL ? waiting->client.node_id : "";
+}
+
+void xd_sessions_each_node(struct xd_sessions *m,
+			   void (*fn)(void *ctx, const char *key,
+				      const char *node_id, bool canary),
+			   void *ctx)
+{
+	struct xd_list *n;
+
+	XD_ASSERT_LOOP();
+	xd_list_for_each(n, &m->all) {
+		const struct xd_session *ss =
+			xd_container_of(n, struct xd_session, all);
+
+		if (ss->client.state != XD_CLIENT_ADMITTED)
+			continue;
+		fn(ctx, xd_client_key(&ss->client),
+		   ss->client.node_id != NULL ? ss->client.node_id : "",
+		   ss->client.canary);
+	}
 }

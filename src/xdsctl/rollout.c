@@ -16,6 +16,97 @@
 #include "xdsctl/show.h"
 #include "util/text.h"
 
+/* "  what: a, b (and 3 more)" of the names in r[key], when any. */
+static void names_line(FILE *out, json_t *r, const char *key,
+		       const char *total_key, const char *what,
+		       const char *after)
+{
+	json_t *a = json_object_get(r, key), *v;
+	long long total = xc_int(r, total_key);
+	size_t i;
+
+	if (json_array_size(a) == 0)
+		return;
+	fprintf(out, "  %s: ", what);
+	json_array_foreach(a, i, v) {
+		const char *s = json_string_value(v);
+		char *safe = xc_safe(s != NULL ? s : "?", s != NULL ? strlen(s) : 1);
+
+		fprintf(out, "%s%s", i > 0 ? ", " : "", safe);
+		free(safe);
+	}
+	if (total > (long long)json_array_size(a))
+		fprintf(out, " (and %lld more)", total - (long long)json_array_size(a));
+	fprintf(out, "%s\n", after);
+}
+
+/* What is the fleet's: its record when it is another rollout than this
+ * replica's, the keys and their canaries, each replica on it. */
+static void print_fleet(FILE *out, json_t *r)
+{
+	json_t *fleet = json_object_get(r, "fleet");
+	json_t *rec = json_object_get(fleet, "record"), *k, *rep;
+	size_t i;
+
+	if (json_is_object(rec) &&
+	    (xc_int(rec, "id") != xc_int(r, "id") ||
+	     !json_equal(json_object_get(rec, "state"), json_object_get(r, "state")))) {
+		char *state = xc_safe_text(rec, "state"), *by = xc_safe_text(rec, "by");
+
+		fprintf(out, "  the fleet's record: rollout %lld %s (by %s)\n",
+			xc_int(rec, "id"), state, by);
+		free(state);
+		free(by);
+	}
+	if (json_is_true(json_object_get(r, "held")))
+		fprintf(out, "  this change is refused: served to no node until a newer change\n");
+	if (json_is_true(json_object_get(r, "rollback")))
+		fprintf(out, "  a rollback to the snapshots before the last promotion: no bake\n");
+	if (json_is_true(json_object_get(r, "now")))
+		fprintf(out, "  pushed with --now: no bake\n");
+	if (json_is_true(json_object_get(r, "waiting_fleet")))
+		fprintf(out, "  waiting: the fleet's record is of a newer change than this replica holds\n");
+	json_array_foreach(json_object_get(r, "key_canaries"), i, k) {
+		char *key = xc_safe_text(k, "key");
+		long long c = xc_int(k, "canaries"), a = xc_int(k, "acked");
+
+		fprintf(out, "  snapshot '%s': %lld canar%s served it, %lld ACKed%s\n",
+			key, c, c == 1 ? "y" : "ies", a,
+			json_is_true(json_object_get(k, "proven")) ? "" :
+								   " (NOT PROVEN: no canary ACKed it)");
+		free(key);
+	}
+	names_line(out, r, "waiting", "waiting_total", "waiting for", "");
+	names_line(out, r, "stuck", "stuck_total", "past canary_timeout",
+		   strcmp(json_string_value(json_object_get(r, "on_canary_timeout")) ?
+				  json_string_value(json_object_get(r, "on_canary_timeout")) : "",
+			  "fail") == 0 ?
+			   " (on_canary_timeout: fail)" :
+			   " (left out: on_canary_timeout: skip)");
+	if (json_array_size(json_object_get(r, "replicas")) > 1 ||
+	    json_is_true(json_object_get(fleet, "shared"))) {
+		json_array_foreach(json_object_get(r, "replicas"), i, rep) {
+			char *name = xc_safe_text(rep, "replica");
+
+			fprintf(out, "  replica '%s'%s: %lld canar%s, %lld answered, %lld NACK%s\n",
+				name,
+				json_is_true(json_object_get(rep, "self")) ? " (this one)" : "",
+				xc_int(rep, "canaries"),
+				xc_int(rep, "canaries") == 1 ? "y" : "ies",
+				xc_int(rep, "answered"), xc_int(rep, "nacks"),
+				xc_int(rep, "nacks") == 1 ? "" : "s");
+			free(name);
+		}
+	}
+	if (json_is_object(fleet) && !json_is_true(json_object_get(fleet, "reachable"))) {
+		char *where = xc_safe_text(fleet, "where");
+
+		fprintf(out, "  %s CANNOT BE WRITTEN: this replica decides nothing until it can\n",
+			where);
+		free(where);
+	}
+}
+
 /* The rollout object, for people. */
 static void print_rollout(FILE *out, json_t *r)
 {
@@ -32,6 +123,7 @@ static void print_rollout(FILE *out, json_t *r)
 	if (xc_int(r, "id") == 0) {
 		fprintf(out, "rollout: %s (no reload has changed anything since xdsd started)\n",
 			state);
+		print_fleet(out, r);
 		free(state);
 		return;
 	}
@@ -40,8 +132,10 @@ static void print_rollout(FILE *out, json_t *r)
 	reason = xc_safe_text(r, "reason");
 	fprintf(out, "rollout %lld: %s (%s, %lld snapshot key%s changed, started %s)\n",
 		xc_int(r, "id"), state, trigger, keys, xd_plural(keys), started);
-	fprintf(out, "  canaries: %lld connected, %lld answered\n",
-		xc_int(r, "canaries"), xc_int(r, "answered"));
+	fprintf(out, "  canaries: %lld connected, %lld answered%s\n",
+		xc_int(r, "canaries"), xc_int(r, "answered"),
+		json_array_size(json_object_get(r, "replicas")) > 1 ?
+			", across the replicas" : "");
 	fprintf(out, "  NACKs: %lld (max_nacks %lld)\n", nack,
 		xc_int(r, "max_nacks"));
 	left = json_object_get(r, "bake_left_seconds");
@@ -49,6 +143,7 @@ static void print_rollout(FILE *out, json_t *r)
 		fprintf(out, "  bake: %.1f s left\n", json_number_value(left));
 	if (reason[0] != '\0')
 		fprintf(out, "  %s\n", reason);
+	print_fleet(out, r);
 	json_array_foreach(json_object_get(r, "changes"), i, n) {
 		char *key = xc_safe_text(n, "key");
 		/* a version is null where there is none */

@@ -830,6 +830,28 @@ static char *etcd_get(const struct etcd *e, const char *key)
 	return strdup(buf);
 }
 
+/* The mod revision of `key` (PREFIX + `name`): the revision of the
+ * change that put it, which names a rollout of it. */
+static long long key_revision(const struct etcd *e, const char *name)
+{
+	char *cmd, line[65536];
+	const char *at;
+	long long rev;
+	FILE *p;
+
+	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s get '" PREFIX "%s' -w json 2>/dev/null",
+			   e->endpoint, name) > 0);
+	p = popen(cmd, "r");
+	ck_assert(p != NULL);
+	ck_assert(fgets(line, sizeof(line), p) != NULL);
+	ck_assert_int_eq(pclose(p), 0);
+	free(cmd);
+	at = strstr(line, "\"mod_revision\":");
+	ck_assert_msg(at != NULL && sscanf(at, "\"mod_revision\":%lld", &rev) == 1,
+		      "etcdctl: %s", line);
+	return rev;
+}
+
 /* `xdsctl push` of `dir` with `opts`; its exit status, its output in
  * *out. */
 static int push(const char *opts, const char *dir, char **out)
@@ -1515,6 +1537,7 @@ END_TEST
 START_TEST(rollout_after_the_first_load)
 {
 	struct etcd *e = etcd_new();
+	char want[128];
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
@@ -1525,7 +1548,10 @@ START_TEST(rollout_after_the_first_load)
 	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
 	s = client(d, &c, 2); /* node "n": no canary */
 	put_clusters(e, "default", "c", 3);
-	ck_assert(xdt_daemon_wait_log(d, "rollout 1 (etcd", SERVED_MS));
+	/* the rollout is known by the revision of its change */
+	snprintf(want, sizeof(want), "rollout %lld (etcd): 1 snapshot key changed",
+		 key_revision(e, "default.yaml"));
+	ck_assert(xdt_daemon_wait_log(d, want, SERVED_MS));
 	ck_assert_int_eq(xdc_next_clusters(s, 1000, NULL), -1);
 	finish(s, c, d, e);
 }
@@ -1540,7 +1566,7 @@ START_TEST(restart_stages_what_differs_from_the_last_good_state)
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s, *canary;
-	char *state = xdtest_snapdir(), extra[512];
+	char *state = xdtest_snapdir(), extra[512], want[128];
 
 	snprintf(extra, sizeof(extra),
 		 "state_dir: %s\nrollout:\n  canary: ['canary-*']\n  bake: 1h\n",
@@ -1561,7 +1587,9 @@ START_TEST(restart_stages_what_differs_from_the_last_good_state)
 	ck_assert_int_eq(xdc_next_clusters(canary, SERVED_MS, NULL), 3);
 	ck_assert_int_eq(xdc_next_clusters(s, 500, NULL), -1);
 	ck_assert(xdt_daemon_wait_log(d, "differ from the last good state saved ", SERVED_MS));
-	ck_assert(xdt_daemon_wait_log(d, "rollout 1 (etcd", SERVED_MS));
+	snprintf(want, sizeof(want), "rollout %lld (etcd): 1 snapshot key changed",
+		 key_revision(e, "default.yaml"));
+	ck_assert(xdt_daemon_wait_log(d, want, SERVED_MS));
 	ck_assert_int_eq(xdt_daemon_log_count(d, "saved the last good state"), 0);
 	xdc_stream_free(canary);
 	finish(s, c, d, e);

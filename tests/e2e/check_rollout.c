@@ -855,14 +855,16 @@ START_TEST(only_a_promoted_change_is_saved)
 END_TEST
 
 /*
- * A restart after a rollout failed: the files on disk still hold the
- * change the canaries refused. Every node is served the last good
- * state (the last promoted), the canaries the files, as a reload would
- * stage them; promoted, everyone has them and they are saved.
+ * A restart after a rollout failed, the files on disk still holding the
+ * change the canaries refused: the rollout stays failed (its record is
+ * in state_dir, read at start): every node, the canaries too, is served
+ * the last good state (the last promoted), and nothing is staged or
+ * saved. An operator's reload tries the change again: a new rollout,
+ * staged for the canaries; promoted, everyone has it and it is saved.
  */
-START_TEST(restart_after_a_failed_rollout_stages_the_files)
+START_TEST(restart_after_a_failed_rollout_stays_failed)
 {
-	char *dir, *state, *cfg;
+	char *dir, *state, *cfg, *out, path[512];
 	struct fleet f;
 	struct xdt_daemon *d = start_saved(&f, &dir, &state, &cfg);
 	int status;
@@ -874,8 +876,11 @@ START_TEST(restart_after_a_failed_rollout_stages_the_files)
 	ck_assert(xdt_daemon_wait_log(d, "rollout 1 failed", WAIT_MS));
 	fleet_close(&f);
 	stop(d);
+	snprintf(path, sizeof(path), "%s/rollout.state", state);
+	ck_assert_msg(access(path, F_OK) == 0, "no %s", path);
 
 	d = start(dir, cfg);
+	ck_assert(xdt_daemon_wait_log(d, "rollout: the last rollout, 1, was failed", WAIT_MS));
 	f.conn = xdc_connect(d->target);
 	peer_open(&f.canary, f.conn, false, "canary-1");
 	peer_open(&f.other, f.conn, false, "edge-1");
@@ -883,13 +888,21 @@ START_TEST(restart_after_a_failed_rollout_stages_the_files)
 	peer_open(&f.other_d, f.conn, true, "edge-2");
 	peer_expect(&f.other, 1, "the other node: the last good state");
 	peer_expect(&f.other_d, 1, "the other delta node: the last good state");
-	peer_expect(&f.canary, 2, "the canary: the files");
-	peer_expect(&f.canary_d, 2, "the delta canary: the files");
-	peer_quiet(&f.other, "the other node while staged");
+	peer_expect(&f.canary, 1, "the canary: the last good state too");
+	peer_expect(&f.canary_d, 1, "the delta canary: the last good state too");
+	peer_quiet(&f.canary, "the canary, the change refused");
+	ck_assert(logged(d, "rollout 1 (start-up): the change was failed (1 NACK from canaries, more than max_nacks 0"));
+	want_state(d, "failed");
+	ck_assert_int_eq(xdsctl(d, "rollout status", &out), 1);
+	has(out, "rollout 1: failed");
+	free(out);
 	ck_assert_int_eq(xdt_daemon_log_count(d, SAVED), 0);
-	ck_assert(logged(d, "differ from the last good state saved "));
-	ck_assert(logged(d, "rollout 1 (start-up): 1 snapshot key changed"));
 
+	/* an operator's reload tries it again */
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 2 (SIGHUP): 1 snapshot key changed", WAIT_MS));
+	peer_expect(&f.canary, 2, "the canary: the files, retried");
+	peer_quiet(&f.other, "the other node while staged");
 	free(xdt_admin(d, "POST", "/rollout/promote", NULL, &status, NULL));
 	ck_assert_int_eq(status, 200);
 	peer_expect(&f.other, 2, "the other node, promoted");
@@ -926,29 +939,54 @@ START_TEST(restart_on_the_saved_state_stages_nothing)
 END_TEST
 
 /*
- * rollout.timeout: a canary that is served the change and never
- * answers fails the rollout, named, rather than hold it for ever.
+ * rollout.canary_timeout: a canary that is served the change and never
+ * answers is named. With on_canary_timeout: fail it fails the rollout;
+ * with skip (the default) it is left out, named in the log, /status.json
+ * and `xdsctl rollout status`, and the rollout goes on with the canary
+ * that answered.
  */
-START_TEST(a_canary_that_never_answers_fails_it)
+START_TEST(a_canary_that_never_answers_is_named)
 {
-	char *dir, *v1;
+	char *dir, *v1, *out;
 	struct fleet f;
-	struct xdt_daemon *d = start_fleet(&f, &dir, ROLLOUT("100ms") "  timeout: 1s\n");
+	bool fail = _i == 0;
+	struct xdt_daemon *d = start_fleet(&f, &dir,
+					   fail ? ROLLOUT("100ms") "  canary_timeout: 1s\n  on_canary_timeout: fail\n" :
+						  ROLLOUT("100ms") "  canary_timeout: 1s\n");
+	json_t *st, *stuck;
 
 	v1 = strdup(f.canary.version);
 	xdtest_write_clusters(dir, "default.yaml", "a", 2);
 	xdt_daemon_signal(d, SIGHUP);
 	ck_assert_int_eq(peer_next(&f.canary, WAIT_MS), 2); /* not answered */
 	peer_expect(&f.canary_d, 1, "the delta canary");
-	ck_assert(xdt_daemon_wait_log(d, "rollout 1 failed: canary node 'canary-1' did not answer within the timeout of 1000 ms (1 of 2 connected canaries answered)", WAIT_MS));
-	want_state(d, "failed");
-	ck_assert(rollout_timeout(d) == 1.0);
-	/* answered late: it is served the previous snapshot again */
-	peer_answer(&f.canary, NULL);
-	peer_expect(&f.canary, 1, "the canary, rolled back");
-	ck_assert_str_eq(f.canary.version, v1);
-	peer_quiet(&f.other, "the other node");
-	peer_quiet(&f.other_d, "the other delta node");
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1: canary node 'canary-1' (stream ", WAIT_MS));
+	ck_assert(logged(d, "has not answered the change within canary_timeout of 1000 ms"));
+	if (fail) {
+		ck_assert(xdt_daemon_wait_log(d, "rollout 1 failed: canary node 'canary-1' did not answer within canary_timeout of 1000 ms (1 of 2 connected canaries answered)", WAIT_MS));
+		want_state(d, "failed");
+		/* answered late: it is served the previous snapshot again */
+		peer_answer(&f.canary, NULL);
+		peer_expect(&f.canary, 1, "the canary, rolled back");
+		ck_assert_str_eq(f.canary.version, v1);
+		peer_quiet(&f.other, "the other node");
+		peer_quiet(&f.other_d, "the other delta node");
+	} else {
+		ck_assert(logged(d, "left out, the rollout goes on with the others (on_canary_timeout: skip)"));
+		peer_expect(&f.other, 2, "the other node, promoted without the stuck canary");
+		peer_expect(&f.other_d, 1, "the other delta node, promoted");
+		want_state(d, "promoted");
+		st = xdt_status_json(d);
+		stuck = json_object_get(json_object_get(st, "rollout"), "stuck");
+		ck_assert_msg(json_array_size(stuck) == 1 &&
+				      strcmp(json_string_value(json_array_get(stuck, 0)), "canary-1") == 0,
+			      "rollout.stuck is not [canary-1]");
+		json_decref(st);
+		ck_assert_int_eq(xdsctl(d, "rollout status", &out), 0);
+		has(out, "past canary_timeout: canary-1");
+		free(out);
+	}
+	ck_assert(rollout_timeout(d) == 600.0);
 
 	free(v1);
 	fleet_close(&f);
@@ -972,9 +1010,9 @@ int main(void)
 	tcase_add_test(tc, without_rollout_every_node_at_once);
 	tcase_add_test(tc, percent_picks_nodes_by_their_id);
 	tcase_add_test(tc, only_a_promoted_change_is_saved);
-	tcase_add_test(tc, restart_after_a_failed_rollout_stages_the_files);
+	tcase_add_test(tc, restart_after_a_failed_rollout_stays_failed);
 	tcase_add_test(tc, restart_on_the_saved_state_stages_nothing);
-	tcase_add_test(tc, a_canary_that_never_answers_fails_it);
+	tcase_add_loop_test(tc, a_canary_that_never_answers_is_named, 0, 2);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
