@@ -27,6 +27,7 @@
 #include "balancer.h"
 #include "client.h"
 #include "daemon.h"
+#include "etcd.h"
 #include "xdtest.h"
 
 #define START_MS 10000
@@ -36,148 +37,8 @@
 #define SERVED_MS 30000
 #define PREFIX "/xdsd/snapshots/"
 
-struct etcd {
-	pid_t pid;
-	int client_port, peer_port;
-	char *data, *log;
-	char endpoint[64];
-	bool tls; /* https, client certificates required (tests/lib/make-certs.sh) */
-};
-
-/* A port nothing listens on now (the kernel's pick, released). */
-static int free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-	ck_assert(fd >= 0);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
-	ck_assert(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
-	port = ntohs(a.sin_port);
-	close(fd);
-	return port;
-}
-
-/* Runs etcdctl with `args` (a shell word list) and `input` on stdin;
- * returns its exit status. */
-static int etcdctl(const struct etcd *e, const char *args, const char *input)
-{
-	char *cmd;
-	FILE *p;
-
-	char tls[1024] = "";
-
-	if (e->tls)
-		snprintf(tls, sizeof(tls), "--cacert=%s --cert=%s --key=%s",
-			 xdtest_cert("ca.pem"), xdtest_cert("frontend.pem"),
-			 xdtest_cert("frontend.key"));
-	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s %s %s >/dev/null 2>&1",
-			   e->endpoint, tls, args) > 0);
-	p = popen(cmd, "w");
-	ck_assert(p != NULL);
-	if (input != NULL)
-		fputs(input, p);
-	free(cmd);
-	return pclose(p);
-}
-
-/* Starts (or restarts, on its data) etcd on its ports; waits until it
- * answers. */
-static void etcd_run(struct etcd *e)
-{
-	char client[64], peer[64], cluster[96];
-
-	snprintf(client, sizeof(client), "%s://127.0.0.1:%d",
-		 e->tls ? "https" : "http", e->client_port);
-	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", e->peer_port);
-	snprintf(cluster, sizeof(cluster), "default=%s", peer);
-	e->pid = fork();
-	ck_assert(e->pid >= 0);
-	if (e->pid == 0) {
-		FILE *f = freopen(e->log, "a", stderr);
-
-		if (f == NULL || dup2(2, 1) < 0)
-			_exit(126);
-		if (e->tls)
-			execlp("etcd", "etcd", "--data-dir", e->data,
-			       "--listen-client-urls", client,
-			       "--advertise-client-urls", client,
-			       "--listen-peer-urls", peer,
-			       "--initial-advertise-peer-urls", peer,
-			       "--initial-cluster", cluster,
-			       "--cert-file", xdtest_cert("server.pem"),
-			       "--key-file", xdtest_cert("server.key"),
-			       "--trusted-ca-file", xdtest_cert("ca.pem"),
-			       "--client-cert-auth", (char *)NULL);
-		else
-			execlp("etcd", "etcd", "--data-dir", e->data,
-			       "--listen-client-urls", client,
-			       "--advertise-client-urls", client,
-			       "--listen-peer-urls", peer,
-			       "--initial-advertise-peer-urls", peer,
-			       "--initial-cluster", cluster,
-			       /* xdsctl push of a prefix of many keys */
-			       "--max-txn-ops", "10000", (char *)NULL);
-		_exit(127);
-	}
-	for (long long end = xdtest_now_ms() + START_MS;;) {
-		int status;
-
-		if (etcdctl(e, "endpoint health", NULL) == 0)
-			return;
-		XDT_REQUIRE(waitpid(e->pid, &status, WNOHANG) == 0,
-			    "etcd exited (status %d): is etcd-server installed (scripts/install-deps)? see %s",
-			    status, e->log);
-		XDT_REQUIRE(xdtest_now_ms() < end, "etcd did not answer within %d ms; see %s",
-			    START_MS, e->log);
-		xdtest_sleep_ms(100);
-	}
-}
-
-static struct etcd *etcd_new(void)
-{
-	struct etcd *e = calloc(1, sizeof(*e));
-
-	ck_assert(e != NULL);
-	e->client_port = free_port();
-	do
-		e->peer_port = free_port();
-	while (e->peer_port == e->client_port);
-	snprintf(e->endpoint, sizeof(e->endpoint), "127.0.0.1:%d",
-		 e->client_port);
-	e->data = xdtest_snapdir();
-	ck_assert(asprintf(&e->log, "%s.log", e->data) > 0);
-	return e;
-}
-
-static void etcd_kill(struct etcd *e)
-{
-	int status;
-
-	if (e->pid <= 0)
-		return;
-	kill(e->pid, SIGKILL);
-	ck_assert(waitpid(e->pid, &status, 0) == e->pid);
-	e->pid = 0;
-}
-
-static void etcd_free(struct etcd *e)
-{
-	char *cmd;
-
-	etcd_kill(e);
-	ck_assert(asprintf(&cmd, "rm -rf '%s'", e->data) > 0);
-	ck_assert(system(cmd) == 0);
-	free(cmd);
-	free(e->data);
-	free(e->log);
-	free(e);
-}
-
 /* Puts `count` STATIC clusters PREFIX-0.. as the snapshot `key`. */
-static void put_clusters(const struct etcd *e, const char *key,
+static void put_clusters(const struct xdt_etcd *e, const char *key,
 			 const char *prefix, int count)
 {
 	char text[4096], args[256];
@@ -188,7 +49,7 @@ static void put_clusters(const struct etcd *e, const char *key,
 					"- {name: %s-%d, type: STATIC, connect_timeout: 1s}\n",
 					prefix, i);
 	snprintf(args, sizeof(args), "put %s%s.yaml", PREFIX, key);
-	ck_assert_int_eq(etcdctl(e, args, text), 0);
+	ck_assert_int_eq(xdt_etcdctl(e, args, text), 0);
 }
 
 /* The etcd revision the newest reload record says it loaded, and in
@@ -232,7 +93,7 @@ static struct xdt_daemon *start_at(const char *endpoint, const char *more)
 
 /* xdsd reading `e` (over TLS when it speaks it), with `extra`
  * configuration lines ("" for none). */
-static struct xdt_daemon *start_with(const struct etcd *e, const char *extra)
+static struct xdt_daemon *start_with(const struct xdt_etcd *e, const char *extra)
 {
 	char more[3072], tls[1536] = "";
 
@@ -245,7 +106,7 @@ static struct xdt_daemon *start_with(const struct etcd *e, const char *extra)
 	return start_at(e->endpoint, more);
 }
 
-static struct xdt_daemon *start(const struct etcd *e)
+static struct xdt_daemon *start(const struct xdt_etcd *e)
 {
 	return start_with(e, "");
 }
@@ -267,12 +128,12 @@ static struct xdc_stream *client(const struct xdt_daemon *d,
 
 /* Ends the client, the daemon (cleanly) and etcd. */
 static void finish(struct xdc_stream *s, struct xdc_conn *c,
-		   struct xdt_daemon *d, struct etcd *e)
+		   struct xdt_daemon *d, struct xdt_etcd *e)
 {
 	xdc_stream_free(s);
 	xdc_conn_free(c);
 	xdt_daemon_stop(d, STOP_MS);
-	etcd_free(e);
+	xdt_etcd_free(e);
 }
 
 /* Runs xdsctl with `args` (shell words); its exit status, and its
@@ -359,13 +220,13 @@ static int ready_status(const struct xdt_daemon *d)
  * served; fixing it is served in turn. */
 START_TEST(served_followed_and_refused)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
 	char *log;
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	d = start(e);
 	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
@@ -375,7 +236,7 @@ START_TEST(served_followed_and_refused)
 	put_clusters(e, "default", "c", 3);
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 3);
 
-	ck_assert_int_eq(etcdctl(e, "put " PREFIX "default.yaml",
+	ck_assert_int_eq(xdt_etcdctl(e, "put " PREFIX "default.yaml",
 				 "clusters:\n- {name: x, type: STATIC, connect_timeout: soon}\n"),
 			 0);
 	ck_assert(xdt_daemon_wait_log(d, "reload failed", SERVED_MS));
@@ -395,7 +256,7 @@ END_TEST
 
 /* For a daemon not ready yet: a good snapshot put makes it ready and
  * served; then everything ends. */
-static void put_then_ready(struct xdt_daemon *d, struct etcd *e)
+static void put_then_ready(struct xdt_daemon *d, struct xdt_etcd *e)
 {
 	struct xdc_conn *c;
 	struct xdc_stream *s;
@@ -412,14 +273,14 @@ static void put_then_ready(struct xdt_daemon *d, struct etcd *e)
  * until it comes; then served. */
 START_TEST(unreachable_at_start)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d = start(e);
 
 	ck_assert(xdt_daemon_wait_log_count(d, "no snapshots yet, not ready, trying again", 2,
 					    SERVED_MS));
 	ck_assert(xdt_daemon_wait_log(d, e->endpoint, 1));
 	ck_assert_int_eq(ready_status(d), 503);
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_then_ready(d, e);
 }
 END_TEST
@@ -428,11 +289,11 @@ END_TEST
  * the fix, when it comes through the watch, is served. */
 START_TEST(broken_at_start)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d;
 
-	etcd_run(e);
-	ck_assert_int_eq(etcdctl(e, "put " PREFIX "default.yaml", "clusters: {}\n"), 0);
+	xdt_etcd_run(e);
+	ck_assert_int_eq(xdt_etcdctl(e, "put " PREFIX "default.yaml", "clusters: {}\n"), 0);
 	d = start(e);
 	ck_assert(xdt_daemon_wait_log(d, "reload failed", SERVED_MS));
 	ck_assert(xdt_daemon_wait_log(d, PREFIX "default.yaml:1:", 1));
@@ -466,18 +327,18 @@ static char *served_saved_and_stopped(struct xdt_daemon *d)
  * the watch brings it, is served and ends that. */
 START_TEST(broken_at_start_serves_last_good)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
 	char *state = xdtest_snapdir(), extra[512], *v1, *v2, *log;
 
 	snprintf(extra, sizeof(extra), "state_dir: %s\nadmin_listen: 127.0.0.1:0\n", state);
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	v1 = served_saved_and_stopped(start_with(e, extra));
 
-	ck_assert_int_eq(etcdctl(e, "put " PREFIX "default.yaml", "clusters: {}\n"), 0);
+	ck_assert_int_eq(xdt_etcdctl(e, "put " PREFIX "default.yaml", "clusters: {}\n"), 0);
 	d = start_with(e, extra);
 	ck_assert(xdt_daemon_wait_log(d, "SERVING THE LAST GOOD STATE saved ", SERVED_MS));
 	ck_assert(xdt_daemon_wait_log(d, PREFIX "default.yaml:1:", 1));
@@ -511,7 +372,7 @@ END_TEST
  * served. */
 START_TEST(unreachable_at_start_serves_last_good)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
@@ -526,11 +387,11 @@ START_TEST(unreachable_at_start_serves_last_good)
 					    SERVED_MS));
 	ck_assert_int_eq(ready_status(d), 503);
 	ck_assert(xdt_daemon_metric(d, "xdsd_serving_last_good") == 0);
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	v1 = served_saved_and_stopped(d);
 
-	etcd_kill(e); /* its data stays, for etcd_run below */
+	xdt_etcd_kill(e); /* its data stays, for etcd_run below */
 	d = start_with(e, extra);
 	ck_assert(xdt_daemon_wait_log(d, "SERVING THE LAST GOOD STATE saved ", SERVED_MS));
 	log = xdt_daemon_log(d);
@@ -557,7 +418,7 @@ START_TEST(unreachable_at_start_serves_last_good)
 	ck_assert(xdt_daemon_wait_log(d, "serving the last good state until then, trying again",
 				      SERVED_MS));
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	ck_assert(xdt_daemon_wait_log(d, "no longer serving the last good state", SERVED_MS));
 	ck_assert(xdt_daemon_metric(d, "xdsd_serving_last_good") == 0);
 	/* the same content from etcd: the same versions, nothing sent */
@@ -581,14 +442,14 @@ END_TEST
  * come from, the revision held and whether etcd is watched. */
 START_TEST(lost_and_resumed)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
 	json_t *src;
 	char *out, want[256];
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	d = start(e);
 	s = client(d, &c, 2);
@@ -620,7 +481,7 @@ START_TEST(lost_and_resumed)
 	ck_assert_int_eq(newest_reload_revision(d, NULL, 0), 2);
 	page_has(d, " <span class=muted>etcd revision 2</span>");
 
-	etcd_kill(e);
+	xdt_etcd_kill(e);
 	ck_assert(xdt_daemon_wait_log(d, "still serving what was read before", SERVED_MS));
 	ck_assert_int_eq(ready_status(d), 200);
 	/* not watching: said everywhere, with why */
@@ -647,7 +508,7 @@ START_TEST(lost_and_resumed)
 		xdtest_sleep_ms(100);
 	}
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 5);
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 5);
 	ck_assert(xdt_daemon_wait_log_count(d, "watching '" PREFIX "' from revision 3", 2,
@@ -673,11 +534,11 @@ END_TEST
  * certificate renamed into place goes into use. */
 START_TEST(watch_follows_the_tls_files)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d;
 	char cfg[2048], *tdir, *text, line[600];
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	tdir = xdtest_snapdir();
 	xdtest_install_server_cert(tdir, "server");
@@ -701,7 +562,7 @@ START_TEST(watch_follows_the_tls_files)
 	ck_assert(system(text) == 0);
 	free(text);
 	free(tdir);
-	etcd_free(e);
+	xdt_etcd_free(e);
 }
 END_TEST
 
@@ -728,7 +589,7 @@ static char *served_keys(const struct xdt_daemon *d)
  */
 START_TEST(compacted_while_away)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_balancer *b;
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
@@ -736,7 +597,7 @@ START_TEST(compacted_while_away)
 	json_t *src;
 	char *keys;
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);     /* revision 2 */
 	put_clusters(e, "extra", "x", 1);       /* 3 */
 	b = xdt_balancer_start(e->endpoint, NULL);
@@ -749,9 +610,9 @@ START_TEST(compacted_while_away)
 
 	xdt_balancer_kill(b);
 	ck_assert(xdt_daemon_wait_log(d, "still serving what was read before", SERVED_MS));
-	ck_assert_int_eq(etcdctl(e, "del " PREFIX "extra.yaml", NULL), 0); /* 4 */
+	ck_assert_int_eq(xdt_etcdctl(e, "del " PREFIX "extra.yaml", NULL), 0); /* 4 */
 	put_clusters(e, "default", "c", 6);                                /* 5 */
-	ck_assert_int_eq(etcdctl(e, "compact 5", NULL), 0);
+	ck_assert_int_eq(xdt_etcdctl(e, "compact 5", NULL), 0);
 	xdt_balancer_run(b);
 
 	ck_assert(xdt_daemon_wait_log(d, "revision 4 was compacted away (oldest kept: 5); reading the prefix again",
@@ -777,79 +638,32 @@ START_TEST(compacted_while_away)
 END_TEST
 
 /* etcd's current revision (of the whole store), from etcdctl. */
-static long long etcd_revision(const struct etcd *e)
-{
-	char *cmd, line[4096];
-	const char *at;
-	long long rev;
-	FILE *p;
-
-	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s get / -w json 2>/dev/null",
-			   e->endpoint) > 0);
-	p = popen(cmd, "r");
-	ck_assert(p != NULL);
-	ck_assert(fgets(line, sizeof(line), p) != NULL);
-	ck_assert_int_eq(pclose(p), 0);
-	free(cmd);
-	/* read by hand: its cluster_id does not fit jansson's integers */
-	at = strstr(line, "\"revision\":");
-	ck_assert_msg(at != NULL && sscanf(at, "\"revision\":%lld", &rev) == 1,
-		      "etcdctl: %s", line);
-	ck_assert(rev > 0);
-	return rev;
-}
 
 /* Puts `text` at PREFIX `name`. */
-static void put_text(const struct etcd *e, const char *name, const char *text)
+static void put_text(const struct xdt_etcd *e, const char *name, const char *text)
 {
 	char args[256];
 
 	snprintf(args, sizeof(args), "put %s%s", PREFIX, name);
-	ck_assert_int_eq(etcdctl(e, args, text), 0);
+	ck_assert_int_eq(xdt_etcdctl(e, args, text), 0);
 }
 
-/* The value at `key` (malloc'd), or NULL when etcd has none. */
-static char *etcd_get(const struct etcd *e, const char *key)
-{
-	char *cmd, buf[65536];
-	size_t len;
-	FILE *p;
 
-	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s get '%s' --print-value-only 2>/dev/null",
-			   e->endpoint, key) > 0);
-	p = popen(cmd, "r");
-	ck_assert(p != NULL);
-	len = fread(buf, 1, sizeof(buf) - 1, p);
-	ck_assert_int_eq(pclose(p), 0);
-	free(cmd);
-	buf[len] = '\0';
-	if (len == 0)
-		return NULL;
-	if (buf[len - 1] == '\n')
-		buf[len - 1] = '\0';
-	return strdup(buf);
+
+/* The value at PREFIX `name` (malloc'd), or NULL when etcd has none. */
+static char *etcd_get(const struct xdt_etcd *e, const char *key)
+{
+	return xdt_etcd_get(e, key);
 }
 
-/* The mod revision of `key` (PREFIX + `name`): the revision of the
- * change that put it, which names a rollout of it. */
-static long long key_revision(const struct etcd *e, const char *name)
+/* The mod revision of PREFIX `name`: the revision of the change that
+ * put it, which names a rollout of it. */
+static long long key_revision(const struct xdt_etcd *e, const char *name)
 {
-	char *cmd, line[65536];
-	const char *at;
-	long long rev;
-	FILE *p;
+	char key[512];
 
-	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s get '" PREFIX "%s' -w json 2>/dev/null",
-			   e->endpoint, name) > 0);
-	p = popen(cmd, "r");
-	ck_assert(p != NULL);
-	ck_assert(fgets(line, sizeof(line), p) != NULL);
-	ck_assert_int_eq(pclose(p), 0);
-	free(cmd);
-	at = strstr(line, "\"mod_revision\":");
-	ck_assert_msg(at != NULL && sscanf(at, "\"mod_revision\":%lld", &rev) == 1,
-		      "etcdctl: %s", line);
-	return rev;
+	snprintf(key, sizeof(key), PREFIX "%s", name);
+	return xdt_etcd_mod_revision(e, key);
 }
 
 /* `xdsctl push` of `dir` with `opts`; its exit status, its output in
@@ -966,14 +780,14 @@ END_TEST
  */
 START_TEST(push_checked_in_one_transaction)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	char *dir = xdtest_snapdir(), *out, opts[128], want[256];
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
 	long long rev;
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "stray", "s", 1);
 	/* xdsd's own keys: the replicas write them, push leaves them be */
 	put_text(e, ".xdsd/rollout", "{\"id\": 1}");
@@ -982,7 +796,7 @@ START_TEST(push_checked_in_one_transaction)
 	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
 	xdtest_write_clusters(dir, "default.yaml", "c", 2);
 	xdtest_write_clusters(dir, "extra.yaml", "x", 1);
-	rev = etcd_revision(e);
+	rev = xdt_etcd_revision(e);
 
 	/* from the command line: one revision, the stray key gone */
 	snprintf(opts, sizeof(opts), "--etcd 127.0.0.1:1,%s --prefix " PREFIX, e->endpoint);
@@ -991,7 +805,7 @@ START_TEST(push_checked_in_one_transaction)
 		 e->endpoint, rev + 1);
 	ck_assert_msg(strstr(out, want) != NULL, "no '%s' in: %s", want, out);
 	free(out);
-	ck_assert_int_eq(etcd_revision(e), rev + 1);
+	ck_assert_int_eq(xdt_etcd_revision(e), rev + 1);
 	wait_revision(d, rev + 1);
 	wait_keys(d, "default,extra");
 	out = etcd_get(e, PREFIX ".xdsd/rollout");
@@ -1025,7 +839,7 @@ START_TEST(push_checked_in_one_transaction)
 			      strstr(out, "1 error in the snapshots; nothing written to etcd") != NULL,
 		      "%s", out);
 	free(out);
-	ck_assert_int_eq(etcd_revision(e), rev + 2);
+	ck_assert_int_eq(xdt_etcd_revision(e), rev + 2);
 	ck_assert_int_eq(xdc_next_clusters(s, 1000, NULL), -1);
 
 	/* etcd not there: exit status 3, said why */
@@ -1034,7 +848,7 @@ START_TEST(push_checked_in_one_transaction)
 	ck_assert_int_eq(push("--etcd 127.0.0.1:1", dir, &out), 3);
 	ck_assert_msg(strstr(out, "xdsctl: etcd 127.0.0.1:1: UNAVAILABLE") != NULL, "%s", out);
 	free(out);
-	ck_assert_int_eq(etcd_revision(e), rev + 2);
+	ck_assert_int_eq(xdt_etcd_revision(e), rev + 2);
 
 	/* a secret without "@allow": --check's warning, under -c's TLS
 	 * settings (none here), or without them as the daemon's may be */
@@ -1387,7 +1201,7 @@ static void same_resources(const struct served *sotw, const struct served *delta
  */
 START_TEST(replicas_serve_identical_bytes)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	char *dir = xdtest_snapdir(), *out, opts[128];
 	struct xdt_daemon *d[2];
 	struct served sotw[2], delta[2];
@@ -1395,7 +1209,7 @@ START_TEST(replicas_serve_identical_bytes)
 	struct xdc_stream *s;
 	Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *r;
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	free(xdtest_write_file(dir, "default.yaml", every_type));
 	snprintf(opts, sizeof(opts), "--etcd %s", e->endpoint);
 	ck_assert_int_eq(push(opts, dir, &out), 0);
@@ -1429,7 +1243,7 @@ START_TEST(replicas_serve_identical_bytes)
 	ck_assert(system(out) == 0);
 	free(out);
 	free(dir);
-	etcd_free(e);
+	xdt_etcd_free(e);
 }
 END_TEST
 
@@ -1457,11 +1271,11 @@ static char *versions(const struct xdt_daemon *d)
  * versions a daemon loading the prefix afresh serves. */
 START_TEST(one_key_changed_parses_one)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d, *fresh;
 	char *log, *line, *v, *w;
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	put_clusters(e, "edge", "e", 2);
 	d = start_with(e, "admin_listen: 127.0.0.1:0\n");
@@ -1484,7 +1298,7 @@ START_TEST(one_key_changed_parses_one)
 	free(w);
 	xdt_daemon_stop(fresh, STOP_MS);
 	xdt_daemon_stop(d, STOP_MS);
-	etcd_free(e);
+	xdt_etcd_free(e);
 }
 END_TEST
 
@@ -1492,14 +1306,14 @@ END_TEST
  * etcd.tls, and the changes followed; xdsctl push over it too. */
 START_TEST(mutual_tls)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
 	char opts[1024], *dir, *out;
 
 	e->tls = true;
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	d = start(e);
 	s = client(d, &c, 2);
@@ -1536,13 +1350,13 @@ END_TEST
  * them goes to the canaries first. */
 START_TEST(rollout_after_the_first_load)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	char want[128];
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	d = start_with(e, "rollout:\n  canary: ['canary-*']\n  bake: 1h\n");
 	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
@@ -1562,7 +1376,7 @@ END_TEST
  * are served the saved state. */
 START_TEST(restart_stages_what_differs_from_the_last_good_state)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s, *canary;
@@ -1571,7 +1385,7 @@ START_TEST(restart_stages_what_differs_from_the_last_good_state)
 	snprintf(extra, sizeof(extra),
 		 "state_dir: %s\nrollout:\n  canary: ['canary-*']\n  bake: 1h\n",
 		 state);
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	d = start_with(e, extra);
 	s = client(d, &c, 2);
@@ -1603,12 +1417,12 @@ END_TEST
  * reload and put off none; a real change then gives one reload. */
 START_TEST(ignored_keys_are_no_change)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 1);
 	d = start(e);
 	s = client(d, &c, 1);
@@ -1638,12 +1452,12 @@ END_TEST
 #define MAX_WRITES 150
 START_TEST(churn_puts_a_reload_off_watch_delay_max_at_most)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	struct xdt_daemon *d;
 	char cfg[1024];
 	int writes = 0;
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 1);
 	snprintf(cfg, sizeof(cfg),
 		 "listen: 127.0.0.1:0\nsource: etcd\nwatch_delay: 2s\nwatch_delay_max: 3s\n"
@@ -1660,7 +1474,7 @@ START_TEST(churn_puts_a_reload_off_watch_delay_max_at_most)
 		      "no reload during %d writes, each sooner than watch_delay after the last",
 		      writes);
 	xdt_daemon_stop(d, STOP_MS);
-	etcd_free(e);
+	xdt_etcd_free(e);
 }
 END_TEST
 
@@ -1670,12 +1484,12 @@ END_TEST
 #define MANY_KEYS 2500
 START_TEST(prefix_read_in_pages_one_change_handed_over)
 {
-	struct etcd *e = etcd_new();
+	struct xdt_etcd *e = xdt_etcd_new();
 	char *dir = xdtest_snapdir(), *out, opts[128], name[64], want[128];
 	struct xdt_daemon *d;
 	json_t *st;
 
-	etcd_run(e);
+	xdt_etcd_run(e);
 	xdtest_write_clusters(dir, "default.yaml", "c", 1);
 	for (int i = 1; i < MANY_KEYS; i++) {
 		char prefix[32];
@@ -1703,7 +1517,7 @@ START_TEST(prefix_read_in_pages_one_change_handed_over)
 	ck_assert(xdt_daemon_wait_log_count(d, "reloaded ", 2, SERVED_MS));
 	ck_assert_int_eq(xdt_daemon_log_count(d, ": 1 change since the last load handed to the reload"), 1);
 	xdt_daemon_stop(d, STOP_MS);
-	etcd_free(e);
+	xdt_etcd_free(e);
 	free(dir);
 }
 END_TEST
