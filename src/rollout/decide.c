@@ -22,7 +22,7 @@ static void names_text(char *const *names, size_t n, size_t total, char *out,
 		snprintf(out + used, len - used, " (and %zu more)", total - n);
 }
 
-size_t xd_rollout_unproven(const struct xd_config *cfg,
+size_t xd_rollout_unproven(enum xd_require_canary require,
 			   const struct xd_rollout_report *fleet, char *out,
 			   size_t len)
 {
@@ -30,9 +30,9 @@ size_t xd_rollout_unproven(const struct xd_config *cfg,
 	size_t n = 0, total = 0;
 
 	out[0] = '\0';
-	if (cfg->rollout.require_canary == XD_REQUIRE_NONE || fleet->nkeys == 0)
+	if (require == XD_REQUIRE_NONE || fleet->nkeys == 0)
 		return 0;
-	if (cfg->rollout.require_canary == XD_REQUIRE_ANY) {
+	if (require == XD_REQUIRE_ANY) {
 		for (size_t i = 0; i < fleet->nkeys; i++)
 			if (fleet->keys[i].proven)
 				return 0;
@@ -116,7 +116,8 @@ enum xd_rollout_decision xd_rollout_decide(const struct xd_config *cfg,
 			 f->answered, f->canaries);
 		return XD_DECIDE_FAIL;
 	}
-	nunproven = xd_rollout_unproven(cfg, f, unproven, sizeof(unproven));
+	nunproven = xd_rollout_unproven(cfg->rollout.require_canary, f, unproven,
+					sizeof(unproven));
 	if (nunproven > 0 || f->waiting_total > 0) {
 		if (cfg->rollout.timeout_ms > 0 && rec->started_ms > 0 &&
 		    now_ms - rec->started_ms >= (int64_t)cfg->rollout.timeout_ms)
@@ -139,5 +140,14 @@ enum xd_rollout_decision xd_rollout_decide(const struct xd_config *cfg,
 	snprintf(why, len, "baked with %zu canar%s and %llu NACK%s", f->canaries,
 		 f->canaries == 1 ? "y" : "ies", (unsigned long long)f->nacks,
 		 f->nacks == 1 ? "" : "s");
+	/* what require_canary let go unproven is said, not hidden */
+	if (cfg->rollout.require_canary != XD_REQUIRE_PER_KEY) {
+		size_t used = strlen(why);
+
+		if (xd_rollout_unproven(XD_REQUIRE_PER_KEY, f, unproven,
+					sizeof(unproven)) > 0)
+			snprintf(why + used, len - used,
+				 "; no canary ACKed snapshot %s", unproven);
+	}
 	return XD_DECIDE_PROMOTE;
 }

@@ -47,9 +47,9 @@ enum xd_rollout_decision xd_rollout_decide(const struct xd_config *cfg,
 					   const struct xd_rollout_report *fleet,
 					   int64_t now_ms, char *why, size_t len);
 
-/* The changed keys of `fleet` not proven as require_canary asks, as
+/* The changed keys of `fleet` not proven as `require` asks, as
  * "'a', 'b'" in `out` (empty: none); their number. */
-size_t xd_rollout_unproven(const struct xd_config *cfg,
+size_t xd_rollout_unproven(enum xd_require_canary require,
 			   const struct xd_rollout_report *fleet, char *out,
 			   size_t len);
 

@@ -371,23 +371,53 @@ static void on_nodes(uv_timer_t *t)
 	publish(ro);
 }
 
-size_t xd_rollout_canaries_of(const struct xd_rollout *ro, const char *key)
+/* The canaries of `nodes` (a report's) that count for `key`: those of
+ * node keys attributed to it now (staged), or, `served`, those `key`
+ * serves (a key's own, or the default for node keys without one). */
+static size_t canaries_in(const struct xd_rollout *ro,
+			  const struct xd_rollout_report *r, const char *key,
+			  bool staged)
 {
 	size_t n = 0;
-	const struct xd_rollout_report *mine = &ro->nodes;
 
-	XD_ASSERT_LOOP();
-	for (size_t i = 0; i < mine->nnodes; i++)
-		if (strcmp(mine->nodes[i].key, key) == 0)
-			n += mine->nodes[i].canaries;
-	for (size_t r = 0; r < xd_fleet_nreports(ro->fleet); r++) {
-		const struct xd_rollout_report *o = xd_fleet_report(ro->fleet, r);
+	for (size_t i = 0; i < r->nnodes; i++) {
+		const char *k = r->nodes[i].key;
+		bool counts;
 
-		for (size_t i = 0; i < o->nnodes; i++)
-			if (strcmp(o->nodes[i].key, key) == 0)
-				n += o->nodes[i].canaries;
+		if (staged) {
+			const char *to = attributed(ro, k);
+
+			counts = to != NULL && strcmp(to, key) == 0;
+		} else if (strcmp(key, XD_CACHE_DEFAULT_KEY) == 0) {
+			struct xd_snapshot *s = xd_cache_get(ro->cache, k);
+
+			counts = s == NULL || strcmp(xd_snapshot_key(s), k) != 0;
+		} else {
+			counts = strcmp(k, key) == 0;
+		}
+		if (counts)
+			n += r->nodes[i].canaries;
 	}
 	return n;
+}
+
+/* The canaries connected to any replica, as their nodes were last
+ * counted, that count for `key` (canaries_in). */
+static size_t canaries_for(const struct xd_rollout *ro, const char *key,
+			   bool staged)
+{
+	size_t n = canaries_in(ro, &ro->nodes, key, staged);
+
+	for (size_t r = 0; r < xd_fleet_nreports(ro->fleet); r++)
+		n += canaries_in(ro, xd_fleet_report(ro->fleet, r), key, staged);
+	return n;
+}
+
+size_t xd_rollout_canaries_of(struct xd_rollout *ro, const char *key)
+{
+	XD_ASSERT_LOOP();
+	count_nodes(ro);
+	return canaries_for(ro, key, false);
 }
 
 /* The fleet's canaries: this replica's and those of every replica
@@ -419,7 +449,10 @@ static void merge_fleet(struct xd_rollout *ro)
 static void promote_now(struct xd_rollout *ro, const char *why)
 {
 	size_t changed = xd_cache_promote(ro->cache);
-	bool unproven = ro->st.fleet.canaries == 0;
+	bool unproven = true;
+
+	for (size_t i = 0; i < ro->st.fleet.nkeys; i++)
+		unproven &= !ro->st.fleet.keys[i].proven;
 
 	ro->stable_revision = ro->revision;
 	move(ro, XD_ROLLOUT_PROMOTED, why);
@@ -485,7 +518,7 @@ static void propose_start(struct xd_rollout *ro)
 
 	record_of(ro, &rec);
 	for (size_t i = 0; i < ro->nchanged; i++) {
-		if (xd_rollout_canaries_of(ro, ro->changed[i]) == 0)
+		if (canaries_for(ro, ro->changed[i], true) == 0)
 			xd_rollout_list_add(&rec.uncovered, &rec.nuncovered,
 					    XD_ROLLOUT_KEYS_MAX, NULL,
 					    ro->changed[i]);
@@ -783,7 +816,7 @@ static void start(struct xd_rollout *ro, uint64_t id, const char *trigger,
 		ro->cfg->rollout.require_canary == XD_REQUIRE_PER_KEY ? "per_key" :
 		ro->cfg->rollout.require_canary == XD_REQUIRE_ANY ? "any" : "none");
 	for (size_t i = 0; i < ro->nchanged; i++)
-		if (xd_rollout_canaries_of(ro, ro->changed[i]) == 0)
+		if (canaries_for(ro, ro->changed[i], true) == 0)
 			xd_warn("rollout %llu: snapshot '%.*s' changes and no canary of it is connected%s: %s",
 				(unsigned long long)id,
 				XD_LOG_CLIP(strlen(ro->changed[i])), ro->changed[i],

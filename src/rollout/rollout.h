@@ -157,9 +157,11 @@ struct xd_fleet *xd_rollout_fleet(const struct xd_rollout *ro);
 /* Whether a rollout is under way (canary or baking). */
 bool xd_rollout_active(const struct xd_rollout *ro);
 
-/* The canaries connected to every replica for snapshot key `key`, as
- * the nodes of each replica are counted (a dry run's warning). */
-size_t xd_rollout_canaries_of(const struct xd_rollout *ro, const char *key);
+/* The canaries connected to any replica that snapshot key `key` serves
+ * (its own nodes; for the default, those of node keys without a
+ * snapshot of their own), this replica's counted now, the others' as
+ * they last reported (a dry run's warning). */
+size_t xd_rollout_canaries_of(struct xd_rollout *ro, const char *key);
 
 /* The fleet stops writing (before the etcd source stops). */
 void xd_rollout_detach(struct xd_rollout *ro);

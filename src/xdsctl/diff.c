@@ -104,6 +104,9 @@ static void key(json_t *k, bool verbose)
 	printf("snapshot '%s' %s (", name, change);
 	versions(k);
 	printf("): reaches %lld connected node%s", nodes, xd_plural(nodes));
+	if (json_is_integer(json_object_get(k, "canaries")))
+		printf(" (%lld canar%s connected to any replica)",
+		       xc_int(k, "canaries"), xc_int(k, "canaries") == 1 ? "y" : "ies");
 	if (xc_int(k, "rest_pollers") > 0)
 		printf(" (%lld by REST-JSON)", xc_int(k, "rest_pollers"));
 	if (json_object_get(k, "streams_moved") != NULL)

@@ -859,6 +859,64 @@ START_TEST(a_canary_that_never_answers_is_named)
 }
 END_TEST
 
+/*
+ * A canary proves only what it received: with the canaries in a
+ * snapshot of their own and a change to the default one alone, the
+ * canaries are sent nothing, `xdsctl diff` and the rollout's start say
+ * that no canary serves the change, and with require_canary: per_key
+ * (the default) it is never promoted: it fails once `timeout` passed,
+ * naming the key. With require_canary: none the bake alone promotes it.
+ */
+START_TEST(a_canary_proves_only_what_it_received)
+{
+	char *dir = xdtest_snapdir(), *out, cfg[256];
+	struct xdc_conn *c;
+	struct xdt_peer canary, other;
+	struct xdt_daemon *d;
+	bool none = _i == 1;
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 1);
+	xdtest_write_clusters(dir, "canary.yaml", "k", 1);
+	snprintf(cfg, sizeof(cfg), ROLLOUT("200ms") "  timeout: 2s\n%s",
+		 none ? "  require_canary: none\n" : "");
+	d = start(dir, cfg);
+	c = xdc_connect(d->target);
+	xdt_peer_open_in(&canary, c, false, "canary-1", "canary");
+	xdt_peer_open(&other, c, false, "edge-1");
+	xdt_peer_expect(&canary, 1, "the canary, of its own snapshot");
+	xdt_peer_expect(&other, 1, "the other node");
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
+	ck_assert_int_eq(xdsctl(d, "diff", &out), 1);
+	has(out, "snapshot 'default' changed");
+	has(out, "reaches 1 connected node (0 canaries connected to any replica)");
+	has(out, "warning: no canary of snapshot 'default' is connected to any replica");
+	free(out);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1: snapshot 'default' changes and no canary of it is connected: ", WAIT_MS));
+	xdt_peer_quiet(&canary, "the canary, whose snapshot did not change");
+	if (none) {
+		xdt_peer_expect(&other, 2, "the other node, after the bake alone");
+		ck_assert(xdt_daemon_wait_log(d, "rollout 1 promoted (baked with 1 canary and 0 NACKs; no canary ACKed snapshot 'default'): every node is served the change now (1 snapshot key); no canary proved it", WAIT_MS));
+	} else {
+		/* its bake long over, unproven: not promoted */
+		xdtest_sleep_ms(600);
+		xdt_peer_quiet(&other, "the other node, the change unproven");
+		ck_assert_int_eq(xdsctl(d, "rollout status", &out), 0);
+		has(out, "snapshot 'default': 0 canaries served it, 0 ACKed (NOT PROVEN: no canary ACKed it)");
+		free(out);
+		ck_assert(xdt_daemon_wait_log(d, "rollout 1 failed: not proven within the timeout of 2000 ms: no canary ACKed snapshot 'default'", WAIT_MS));
+		xdt_peer_quiet(&other, "the other node, the rollout failed");
+	}
+
+	xdt_peer_close(&canary);
+	xdt_peer_close(&other);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("rollout");
@@ -877,6 +935,7 @@ int main(void)
 	tcase_add_test(tc, restart_after_a_failed_rollout_stays_failed);
 	tcase_add_test(tc, restart_on_the_saved_state_stages_nothing);
 	tcase_add_loop_test(tc, a_canary_that_never_answers_is_named, 0, 2);
+	tcase_add_loop_test(tc, a_canary_proves_only_what_it_received, 0, 2);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

@@ -7,7 +7,13 @@
 #include "xdtest.h"
 
 void xdt_peer_open(struct xdt_peer *p, struct xdc_conn *c, bool delta,
-		      const char *id)
+		   const char *id)
+{
+	xdt_peer_open_in(p, c, delta, id, "edge");
+}
+
+void xdt_peer_open_in(struct xdt_peer *p, struct xdc_conn *c, bool delta,
+		      const char *id, const char *cluster)
 {
 	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
 
@@ -15,7 +21,7 @@ void xdt_peer_open(struct xdt_peer *p, struct xdc_conn *c, bool delta,
 	p->delta = delta;
 	p->acked = strdup("");
 	node.id = (char *)id;
-	node.cluster = "edge";
+	node.cluster = (char *)cluster;
 	p->s = xdc_open(c, delta ? XDC_DELTA_ADS : XDC_ADS);
 	if (delta) {
 		Envoy__Service__Discovery__V3__DeltaDiscoveryRequest req =

@@ -34,6 +34,10 @@ struct xdt_peer {
 void xdt_peer_open(struct xdt_peer *p, struct xdc_conn *c, bool delta,
 		   const char *id);
 
+/* The same as node `id` of `cluster`. */
+void xdt_peer_open_in(struct xdt_peer *p, struct xdc_conn *c, bool delta,
+		      const char *id, const char *cluster);
+
 /* The next response, unanswered: its resource count (-1: none within
  * `timeout_ms`). Its version (SotW) and nonce are kept. */
 int xdt_peer_next(struct xdt_peer *p, int timeout_ms);

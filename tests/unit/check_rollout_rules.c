@@ -134,6 +134,13 @@ START_TEST(bake_then_promote_once_all_answered)
 	ck_assert_int_eq(decide(&rec, &f, 2500, why), XD_DECIDE_WAIT);
 	ck_assert_int_eq(decide(&rec, &f, 3000, why), XD_DECIDE_PROMOTE);
 	ck_assert_str_eq(why, "baked with 2 canaries and 0 NACKs");
+	/* what `any` lets go unproven is said */
+	key(&f, "edge", 0, 0, false);
+	cfg.rollout.require_canary = XD_REQUIRE_ANY;
+	ck_assert_int_eq(decide(&rec, &f, 3000, why), XD_DECIDE_PROMOTE);
+	ck_assert_str_eq(why, "baked with 2 canaries and 0 NACKs; no canary ACKed snapshot 'edge'");
+	cfg.rollout.require_canary = XD_REQUIRE_PER_KEY;
+	key(&f, "edge", 1, 1, true);
 	/* a canary that connected during the bake is waited for */
 	f.canaries = 3;
 	xd_rollout_list_add(&f.waiting, &f.nwaiting, XD_ROLLOUT_NAMES_MAX,
@@ -195,10 +202,10 @@ START_TEST(unproven_lists_keys)
 		snprintf(key_name, sizeof(key_name), "k%02d", i);
 		key(&f, key_name, 0, 0, i == 3);
 	}
-	ck_assert_uint_eq(xd_rollout_unproven(&cfg, &f, names, sizeof(names)), 11);
+	ck_assert_uint_eq(xd_rollout_unproven(XD_REQUIRE_PER_KEY, &f, names, sizeof(names)), 11);
 	ck_assert_str_eq(names, "'k00', 'k01', 'k02', 'k04', 'k05', 'k06', 'k07', 'k08', 'k09', 'k10' (and 1 more)");
-	cfg.rollout.require_canary = XD_REQUIRE_ANY;
-	ck_assert_uint_eq(xd_rollout_unproven(&cfg, &f, names, sizeof(names)), 0);
+	ck_assert_uint_eq(xd_rollout_unproven(XD_REQUIRE_ANY, &f, names, sizeof(names)), 0);
+	ck_assert_uint_eq(xd_rollout_unproven(XD_REQUIRE_NONE, &f, names, sizeof(names)), 0);
 	xd_rollout_report_clear(&f);
 }
 END_TEST
