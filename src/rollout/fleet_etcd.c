@@ -48,8 +48,13 @@ static bool read_record(const struct etcd_be *b, const struct xd_etcd_own_kv *kv
 
 	if (kv->deleted)
 		return false;
-	if (xd_rollout_record_read(rec, kv->value, kv->len, why, sizeof(why)) == 0)
+	if (xd_rollout_record_read(rec, kv->value, kv->len, why, sizeof(why)) == 0) {
+		/* written with the change it names (push --now): its
+		 * revision is the change's */
+		if (rec->id == 0)
+			rec->id = (uint64_t)kv->mod_revision;
 		return true;
+	}
 	xd_warn("rollout: the record at '%s' (revision %lld) is unreadable: %s; taken as no record",
 		b->record_key, (long long)kv->mod_revision, why);
 	return false;

@@ -622,7 +622,7 @@ static void follow(struct xd_rollout *ro, const struct xd_rollout_record *rec)
 static bool behind(const struct xd_rollout *ro, const struct xd_rollout_record *rec)
 {
 	return rec != NULL && !ours(ro, rec) && xd_fleet_shared(ro->fleet) &&
-	       rec->id >= (uint64_t)ro->revision;
+	       rec->id > (uint64_t)ro->revision;
 }
 
 static void on_record(void *arg)

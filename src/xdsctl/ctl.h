@@ -45,6 +45,8 @@ struct xc_opts {
 	const char *schema;
 	const char *snapshots; /* diff: another directory; NULL: xdsd's */
 	bool verbose;          /* diff: resources' text and node ids */
+	bool now;     /* push: every node at once, no rollout's bake */
+	bool dry_run; /* push: what it would change, writing nothing */
 };
 
 /* The commands: `args` are the words after the command's name. */
@@ -55,6 +57,12 @@ int xc_reload(const struct xc_opts *o, int argc, char **args);
 int xc_rollout(const struct xc_opts *o, int argc, char **args);
 int xc_push(const struct xc_opts *o, int argc, char **args);
 int xc_diff(const struct xc_opts *o, int argc, char **args);
+
+/* A dry run's answer (a reload record with its diff and reach, as
+ * POST /reload?dry_run=1 gives it), for people: diff.c's, shared with
+ * push --dry-run. Returns the exit status, as diff(1)'s. */
+#include <jansson.h>
+int xc_diff_show(json_t *rec, bool verbose);
 
 /* "xdsctl: " + the message + newline, on stderr. */
 void xc_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

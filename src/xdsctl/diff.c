@@ -132,7 +132,7 @@ static void key(json_t *k, bool verbose)
 	free(change);
 }
 
-static int show(json_t *rec, bool verbose)
+int xc_diff_show(json_t *rec, bool verbose)
 {
 	json_t *d = json_object_get(rec, "diff"), *k;
 	long long nkeys = xc_int(rec, "changed"), connected = xc_int(d, "connected_nodes");
@@ -203,7 +203,7 @@ int xc_diff(const struct xc_opts *o, int argc, char **args)
 	} else if (o->json) {
 		rc = xc_int(a.json, "changed") > 0 ? XC_DIFFERS : XC_OK;
 	} else {
-		rc = show(a.json, o->verbose);
+		rc = xc_diff_show(a.json, o->verbose);
 	}
 	xc_answer_free(&a);
 	return rc;

@@ -45,10 +45,14 @@ static void usage(FILE *out)
 		"  rollout status|promote|abort the staged rollout: where it stands and its\n"
 		"                               NACKs (exit status 1 when it failed); promote\n"
 		"                               it to every node now, or roll it back\n"
-		"  push DIR                     check the snapshot directory as xdsd --check\n"
+		"  push [--now|--dry-run] DIR   check the snapshot directory as xdsd --check\n"
 		"                               does, then write it to the etcd prefix in one\n"
 		"                               transaction (keys of files gone are deleted);\n"
-		"                               nothing written when a file has an error\n"
+		"                               nothing written when a file has an error;\n"
+		"                               --now: every node at once, no canaries nor\n"
+		"                               bake (a rollback, a hotfix); --dry-run: what\n"
+		"                               it would change from what etcd holds, and\n"
+		"                               whom it reaches on every replica\n"
 		"\n"
 		"options:\n"
 		"      --admin ADDR      the admin endpoint: host:port or unix:/path\n"
@@ -72,6 +76,8 @@ static void usage(FILE *out)
 		"      --cert FILE       push: client certificate for etcd, with --key\n"
 		"      --key FILE        push: its private key\n"
 		"      --schema FILE     push: the Envoy API descriptor set to check with\n"
+		"      --now             push: the replicas serve it to every node at once\n"
+		"      --dry-run         push: say what it would change, write nothing\n"
 		"  -h, --help            show this help and exit\n"
 		"  -V, --version         show the version and exit\n"
 		"\n"
@@ -79,9 +85,10 @@ static void usage(FILE *out)
 		"snapshot, no rollout under way), or status found it not ready,\n"
 		"its last reload refused or its etcd source not watching, or\n"
 		"rollout status its rollout failed, or etcd refused the push, or\n"
-		"diff found changes; 2 usage error, or push found errors in the\n"
-		"snapshots, or diff found them refused; 3 xdsd or etcd cannot be\n"
-		"reached or its answer is not understood. See xdsctl(1).\n",
+		"diff or push --dry-run found changes; 2 usage error, or push\n"
+		"found errors in the snapshots, or diff found them refused; 3 xdsd\n"
+		"or etcd cannot be reached or its answer is not understood. See\n"
+		"xdsctl(1).\n",
 		DEFAULT_TIMEOUT_S);
 }
 
@@ -134,7 +141,9 @@ enum {
 	OPT_CERT,
 	OPT_KEY,
 	OPT_SCHEMA,
-	OPT_SNAPSHOTS
+	OPT_SNAPSHOTS,
+	OPT_NOW,
+	OPT_DRY_RUN
 };
 
 static const struct option long_opts[] = {
@@ -152,6 +161,8 @@ static const struct option long_opts[] = {
 	{"key", required_argument, NULL, OPT_KEY},
 	{"schema", required_argument, NULL, OPT_SCHEMA},
 	{"snapshots", required_argument, NULL, OPT_SNAPSHOTS},
+	{"now", no_argument, NULL, OPT_NOW},
+	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -237,6 +248,12 @@ int main(int argc, char **argv)
 		case 'v':
 			o.verbose = true;
 			break;
+		case OPT_NOW:
+			o.now = true;
+			break;
+		case OPT_DRY_RUN:
+			o.dry_run = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return XC_OK;
@@ -275,9 +292,13 @@ int main(int argc, char **argv)
 		return xc_usage_error("--older goes with --pending");
 	if (pending && strcmp(argv[optind], "clients") != 0)
 		return xc_usage_error("--pending goes with clients");
-	if ((o.snapshots != NULL || o.verbose) && strcmp(argv[optind], "diff") != 0)
-		return xc_usage_error("%s goes with diff",
-				      o.snapshots != NULL ? "--snapshots" : "-v");
+	if ((o.now || o.dry_run) && !pushing)
+		return xc_usage_error("%s goes with push", o.now ? "--now" : "--dry-run");
+	if (o.snapshots != NULL && strcmp(argv[optind], "diff") != 0)
+		return xc_usage_error("--snapshots goes with diff");
+	if (o.verbose && strcmp(argv[optind], "diff") != 0 &&
+	    !(pushing && o.dry_run))
+		return xc_usage_error("-v goes with diff and push --dry-run");
 	if (pending)
 		o.pending = older != NULL ? older : "0";
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {

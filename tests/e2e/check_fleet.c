@@ -458,6 +458,126 @@ START_TEST(cut_from_etcd_decides_nothing)
 }
 END_TEST
 
+/* `xdsctl push OPTS DIR` to the fleet's etcd: its exit status, its
+ * output in *out. */
+static int push(const struct fleet *f, const char *opts, const char *dir,
+		char **out)
+{
+	char cmd[2048];
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "'%s' push --etcd %s --prefix " PREFIX " %s '%s' 2>&1",
+		 xdtest_env("XDSCTL"), f->e->endpoint, opts, dir);
+	*out = xdtest_command_output(cmd, &st);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * push --now: a hotfix or a rollback skips the canaries and the bake.
+ * Pushed while a rollout is under way (its bake an hour), it reaches
+ * every node of every replica at once, the canaries too, and says so
+ * in the record and every replica's log.
+ */
+START_TEST(push_now_reaches_everyone_at_once)
+{
+	struct fleet f;
+	struct xdt_peer canary;
+	char *dir = xdtest_snapdir(), *out, *rec, want[256];
+	long long rev;
+
+	fleet_start(&f, "1h", false);
+	xdt_peer_open(&canary, f.conn[0], false, "canary-0");
+	xdt_peer_expect(&canary, 1, "canary");
+	put_clusters(f.e, 2);
+	xdt_peer_expect(&canary, 2, "canary: the change under way");
+
+	/* a rollback to the one cluster, at once */
+	xdtest_write_clusters(dir, "default.yaml", "c", 1);
+	ck_assert_int_eq(push(&f, "--now", dir, &out), 0);
+	has(out, "with --now: every replica serves it to every node at once, without canaries or a bake");
+	free(out);
+	rev = xdt_etcd_mod_revision(f.e, PREFIX "default.yaml");
+	xdt_peer_expect(&canary, 1, "the canary, rolled back");
+	others_quiet(&f, "the others, who never had the change");
+	rec = record(f.e);
+	has(rec, "\"now\":true");
+	has(rec, "\"state\":\"promoted\"");
+	free(rec);
+
+	/* a hotfix, at once to every node */
+	xdtest_write_clusters(dir, "default.yaml", "c", 3);
+	ck_assert_int_eq(push(&f, "--now", dir, &out), 0);
+	free(out);
+	rev = xdt_etcd_mod_revision(f.e, PREFIX "default.yaml");
+	xdt_peer_expect(&canary, 3, "the canary: the hotfix");
+	for (int i = 0; i < REPLICAS; i++)
+		xdt_peer_expect(&f.other[i], i == 2 ? 2 : 3, "every other node: the hotfix, at once");
+	snprintf(want, sizeof(want), "rollout %lld (etcd): the change is promoted already (pushed with --now by ", rev);
+	for (int i = 0; i < REPLICAS; i++)
+		ck_assert_msg(xdt_daemon_wait_log(f.r[i], want, SERVED_MS),
+			      "replica %d did not say '%s'", i, want);
+	identical(f.r, REPLICAS, "after push --now");
+
+	xdt_peer_close(&canary);
+	fleet_stop(&f);
+	free(dir);
+}
+END_TEST
+
+/*
+ * push --dry-run: what the push would change from what etcd holds, and
+ * whom it reaches on every replica (as each reports its nodes), writing
+ * nothing; a directory with errors is refused as by a push.
+ */
+START_TEST(push_dry_run_says_what_and_whom)
+{
+	struct fleet f;
+	struct xdt_peer canary;
+	char *dir = xdtest_snapdir(), *out = NULL;
+	long long rev;
+	int rc = 0;
+
+	fleet_start(&f, "1h", false);
+	xdt_peer_open(&canary, f.conn[0], false, "canary-0");
+	xdt_peer_expect(&canary, 1, "canary");
+	rev = xdt_etcd_mod_revision(f.e, PREFIX "default.yaml");
+	xdtest_write_clusters(dir, "default.yaml", "c", 2);
+	/* each replica counts its nodes every 2 s: until all four show */
+	for (long long end = xdtest_now_ms() + SERVED_MS;;) {
+		free(out);
+		rc = push(&f, "--dry-run", dir, &out);
+		if (strstr(out, "reaches 4 connected nodes (1 canary connected to any replica)") != NULL ||
+		    xdtest_now_ms() >= end)
+			break;
+		xdtest_sleep_ms(200);
+	}
+	ck_assert_int_eq(rc, 1);
+	has(out, "3 replicas report there:");
+	has(out, "snapshot 'default' changed (");
+	has(out, "reaches 4 connected nodes (1 canary connected to any replica)");
+	has(out, "    + c-1 (");
+	has(out, "1 snapshot would change: 1 resource added, 0 removed, 0 changed; 4 nodes connected");
+	free(out);
+	ck_assert_int_eq(xdt_etcd_mod_revision(f.e, PREFIX "default.yaml"), rev);
+	others_quiet(&f, "a dry run changes nothing");
+
+	/* the same as etcd holds: nothing would change */
+	xdtest_write_clusters(dir, "default.yaml", "c", 1);
+	ck_assert_int_eq(push(&f, "--dry-run", dir, &out), 0);
+	has(out, "nothing would change");
+	free(out);
+	/* refused as a push is */
+	free(xdtest_write_file(dir, "broken.yaml", "clusters: {}\n"));
+	ck_assert_int_eq(push(&f, "--dry-run", dir, &out), 2);
+	has(out, "broken.yaml:1:11: clusters: expected a list");
+	free(out);
+
+	xdt_peer_close(&canary);
+	fleet_stop(&f);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fleet");
@@ -469,6 +589,8 @@ int main(void)
 	tcase_add_test(tc, promoted_once_for_all);
 	tcase_add_test(tc, a_restart_mid_rollout_serves_the_stable_set);
 	tcase_add_test(tc, cut_from_etcd_decides_nothing);
+	tcase_add_test(tc, push_now_reaches_everyone_at_once);
+	tcase_add_test(tc, push_dry_run_says_what_and_whom);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
