@@ -907,6 +907,9 @@ static void work_done(uv_work_t *w, int status XD_UNUSED)
 	free(r->prev);
 	r->prev = NULL;
 	r->current = NULL;
+	/* the files the load let go, here: their tables may carry what
+	 * the loop attached when it served them (parsed.h) */
+	xd_parsed_cache_release(r->parsed);
 	if (r->state == DRAINING) {
 		move(r, STOPPED, "the reload running at the stop is over");
 		xd_load_free(&r->result);

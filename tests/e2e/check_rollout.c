@@ -341,6 +341,14 @@ START_TEST(rolls_back_when_a_canary_nacks)
 	xdtest_sleep_ms(300);
 	xdt_peer_quiet(&f.other, "the other node after the bake");
 
+	/* the next change replaces the file the refused change was read
+	 * from: the tables the canaries were served from it go with it,
+	 * and xdsd serves the next change to the canaries */
+	xdtest_write_clusters(dir, "default.yaml", "a", 3);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 2 (SIGHUP)", WAIT_MS));
+	xdt_peer_expect(&f.canary, 3, "the SotW canary, the next change");
+
 	free(v1);
 	fleet_close(&f);
 	stop(d);
