@@ -368,7 +368,7 @@ class Fleet(interop.Interop):
 
     def push_now_reaches_everyone(self):
         since = time.monotonic()
-        rev = self.push("--now of the endpoints on backend B", self.snapshot("B"), "--now")
+        rev = self.push("of the endpoints on backend B", self.snapshot("B"), "--now")
         if rev is None:
             return False
         ok = True
