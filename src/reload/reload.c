@@ -480,6 +480,8 @@ static size_t put_in_use(struct xd_reloader *r, struct xd_snapshot **snaps,
 	if (keys == 0) {
 		xd_info("%s: the snapshots of %s are the last good state saved %s: every node is served them",
 			trigger, r->dir, when);
+		/* the saved state is what the source holds: its revision */
+		r->install->replaced(r->install_arg, r->keys_changed);
 		return nsaved;
 	}
 	if (*outcome == XD_RELOAD_STAGED)

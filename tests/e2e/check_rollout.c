@@ -925,6 +925,51 @@ START_TEST(a_canary_proves_only_what_it_received)
 }
 END_TEST
 
+/*
+ * Rolling back does not wait in the bake: once a change was promoted,
+ * a change back to the snapshots it replaced is promoted to every node
+ * at once (a rollback), and logged so; any other change is staged.
+ */
+START_TEST(a_rollback_skips_the_bake)
+{
+	char *dir, *v1;
+	struct fleet f;
+	struct xdt_daemon *d = start_fleet(&f, &dir, ROLLOUT("1h"));
+	int status;
+
+	v1 = strdup(f.other.version);
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
+	xdt_daemon_signal(d, SIGHUP);
+	xdt_peer_expect(&f.canary, 2, "canary");
+	xdt_peer_expect(&f.canary_d, 1, "delta canary");
+	free(xdt_admin(d, "POST", "/rollout/promote", NULL, &status, NULL));
+	ck_assert_int_eq(status, 200);
+	xdt_peer_expect(&f.other, 2, "the other node, promoted");
+	xdt_peer_expect(&f.other_d, 1, "the other delta node, promoted");
+
+	/* back to the one cluster: everyone at once, the bake an hour */
+	xdtest_write_clusters(dir, "default.yaml", "a", 1);
+	xdt_daemon_signal(d, SIGHUP);
+	xdt_peer_expect(&f.other, 1, "the other node, rolled back at once");
+	ck_assert_str_eq(f.other.version, v1);
+	xdt_peer_expect(&f.canary, 1, "the canary, rolled back at once");
+	ck_assert(xdt_daemon_wait_log(d, "rollout 2 (SIGHUP): a return to the snapshots rollout 1 replaced: a rollback, promoted without a bake: every node is served it now", WAIT_MS));
+	want_state(d, "promoted");
+
+	/* and a change that is no rollback is staged as ever */
+	xdtest_write_clusters(dir, "default.yaml", "a", 3);
+	xdt_daemon_signal(d, SIGHUP);
+	xdt_peer_expect(&f.canary, 3, "the canary, the next change");
+	xdt_peer_quiet(&f.other, "the other node, the next change staged");
+	want_state(d, "canary");
+
+	free(v1);
+	fleet_close(&f);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("rollout");
@@ -944,6 +989,7 @@ int main(void)
 	tcase_add_test(tc, restart_on_the_saved_state_stages_nothing);
 	tcase_add_loop_test(tc, a_canary_that_never_answers_is_named, 0, 2);
 	tcase_add_loop_test(tc, a_canary_proves_only_what_it_received, 0, 2);
+	tcase_add_test(tc, a_rollback_skips_the_bake);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
