@@ -11,6 +11,8 @@
 #  bench/reload-keys    reloads of 1,000 to 50,000 keys, files and etcd: the
 #                       loop's longest turn and the reload's time
 #  bench/large          the 50,000-stream rows (fleet --sources)
+#  bench/envoy-check    what xdsd --check --envoy costs, a snapshot Envoy
+#                       accepts and one with a listener it refuses
 #  bench/idle-threads   idle CPU and wake-ups per thread with N fleet streams
 #  bench/served-meanwhile  how long a client waits while others are served
 #                       something large (a huge name list, unread responses,
@@ -35,7 +37,7 @@ bench_fleet_CFLAGS = $(AM_CFLAGS)
 bench_fleet_LDADD = src/libxdsd.a src/libxdcore.a $(DEP_LIBS)
 EXTRA_DIST += bench/README.md bench/run bench/gen-snapshot bench/idle-cpu bench/storm \
 	bench/incremental-reload bench/large bench/idle-threads \
-	bench/served-meanwhile bench/reload-keys
+	bench/served-meanwhile bench/reload-keys bench/envoy-check
 # bench/loop-stall.so: an LD_PRELOAD library timing each turn of xdsd's
 # loop (bench/admin-cost's longest stall).
 noinst_PROGRAMS += bench/loop-stall.so

@@ -5,14 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol/derived.h"
-#include "protocol/nameset.h"
 #include "wire/wire.h"
 #include "util/loop_thread.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 #include "xds/message.h"
-#include "xds/xdstp.h"
 
 /* ---------------- the request ---------------- */
 
@@ -294,7 +291,6 @@ static struct type_status type_status(const struct xd_client_type *ct,
 {
 	const struct xd_sub *sub = ct->sub;
 	struct type_status s = {.version = sub->acked_version, .delta = delta};
-	enum xd_rtype t;
 
 	switch (ct->sync) {
 	case XD_SUB_SYNCED:
@@ -316,27 +312,8 @@ static struct type_status type_status(const struct xd_client_type *ct,
 	s.answered = ct->sync == XD_SUB_SYNCED || sub->sent_version[0] != '\0';
 	/* Secrets' contents never leave through CSDS, whoever asks. */
 	s.contents = !q->exclude_contents &&
-		     !(xd_rtype_from_url(ct->type_url, strlen(ct->type_url),
-					 &t) == 0 &&
-		       t == XD_SECRET);
+		     !xd_rtype_url_secret(ct->type_url, strlen(ct->type_url));
 	return s;
-}
-
-/* The entry of `name` in `t` as sent under `names` (a delta client's
- * glob collection covers its members, rule X2), or NULL. */
-static const struct xd_entry *entry_in(const struct xd_table *t,
-				       const struct xd_names *names,
-				       bool delta, const char *name,
-				       size_t len)
-{
-	const struct xd_entry *e;
-
-	if (t == NULL ||
-	    !(names->all || xd_nameset_has(names->set, name, len) ||
-	      (delta && xd_derived_in_glob(names->set, name, len))))
-		return NULL;
-	e = xd_table_find(t, name, len);
-	return e != NULL ? e : xd_table_find_alias(t, name, len);
 }
 
 /* One resource's statuses. */
@@ -356,19 +333,14 @@ struct res_status {
  * others it still runs, ACKed. A resource the client was never seen to
  * ACK is REQUESTED.
  */
-static struct res_status res_status(const struct xd_client_type *ct,
-				     const struct type_status *s,
-				     const char *name, size_t len,
-				     const struct xd_entry *e)
+static struct res_status res_status(const struct type_status *s,
+				     const struct xd_client_resource *res)
 {
-	const struct xd_sub *sub = ct->sub;
-	const struct xd_entry *ran = entry_in(sub->acked, &sub->acked_names,
-					      s->delta, name, len);
+	const struct xd_entry *ran = res->running, *e = res->current;
 	struct res_status r = {.config = s->config, .shown = e};
 
 	if (s->nacked) {
-		const struct xd_entry *refused =
-			entry_in(xd_sub_held(sub), &sub->ledger->names, s->delta, name, len);
+		const struct xd_entry *refused = res->held;
 
 		if (refused != NULL &&
 		    (!s->delta || ran == NULL || ran->hash != refused->hash)) {
@@ -404,24 +376,25 @@ static void put_any(struct xd_buf *b, uint32_t field, const char *type_url,
 	xd_wire_close(b, mark);
 }
 
-/* One GenericXdsConfig as a ClientConfig field: resource `e`, or a
- * subscribed name the snapshot lacks (e NULL). */
+/* One GenericXdsConfig as a ClientConfig field: a resource the client
+ * asks for (its name, what the table has under it now, NULL if
+ * nothing, what the client runs and holds). */
 static void put_config(struct xd_buf *b, const struct xd_client_type *ct,
-		       const struct type_status *s, const char *name,
-		       size_t name_len, const struct xd_entry *e)
+		       const struct type_status *s,
+		       const struct xd_client_resource *res)
 {
 	const struct xd_sub *sub = ct->sub;
-	struct res_status r = res_status(ct, s, name, name_len, e);
+	struct res_status r = res_status(s, res);
 	size_t mark, m2;
 
 	/* error_state goes with NACKED, and only with it */
 	XD_ASSERT_INFO((r.refused != NULL) == (r.client == XD_CLIENT_NACKED),
 		       "%s '%.*s': client status %d", ct->type_url,
-		       (int)name_len, name, r.client);
+		       (int)res->name.len, res->name.data, r.client);
 	xd_wire_tag(b, XD_CLIENT_CONFIG_GENERIC, XD_WT_LEN);
 	mark = xd_wire_open(b);
 	put_str(b, XD_GENERIC_TYPE_URL, ct->type_url);
-	put_text(b, XD_GENERIC_NAME, name, name_len);
+	put_text(b, XD_GENERIC_NAME, res->name.data, res->name.len);
 	put_str(b, XD_GENERIC_VERSION_INFO, s->version);
 	if (r.shown != NULL && s->contents)
 		put_any(b, XD_GENERIC_XDS_CONFIG, ct->type_url, r.shown);
@@ -443,77 +416,36 @@ static void put_config(struct xd_buf *b, const struct xd_client_type *ct,
 	xd_wire_close(b, mark);
 }
 
-static bool is_star(struct xd_name n)
+struct put_ctx {
+	struct xd_buf *b;
+	const struct xd_client_type *ct;
+	const struct type_status *s;
+};
+
+static void put_one(void *arg, const struct xd_client_resource *res)
 {
-	return n.len == 1 && n.data[0] == '*';
+	const struct put_ctx *p = arg;
+
+	put_config(p->b, p->ct, p->s, res);
 }
 
 /*
- * A glob collection the stream subscribes to (rule X2): its members
- * under their own names, as the client was sent them, each once (not
- * again when also subscribed by name, or under a wildcard); an empty
- * one as the glob's name, which does not exist, as the client was told
- * with removed_resources.
+ * Every resource the stream asks for of one type, each once
+ * (xd_client_type_resources): by wildcard, by name, by locator (under its
+ * name, rule P1), a glob collection's members under their own names as
+ * the client was sent them (rule X2), an empty one as the glob's name,
+ * which does not exist, as the client was told with removed_resources.
  */
-static void put_glob(struct xd_buf *b, const struct xd_client_type *ct,
-		     const struct type_status *s, struct xd_name glob)
-{
-	const struct xd_sub *sub = ct->sub;
-	/* the members are memoized on the table (derived.h); this runs on
-	 * the loop thread, as the sessions that share that memo do */
-	struct xd_table *cur = (struct xd_table *)ct->current;
-	struct xd_nameset *members = xd_derived_glob(cur, glob);
-	size_t n = xd_nameset_count(members);
-
-	if (n == 0)
-		put_config(b, ct, s, glob.data, glob.len, NULL);
-	for (size_t i = 0; i < n; i++) {
-		struct xd_name m = xd_nameset_at(members, i);
-
-		if (sub->want.all || xd_nameset_has(sub->want.set, m.data, m.len))
-			continue; /* listed as a name of its own */
-		put_config(b, ct, s, m.data, m.len,
-			   xd_table_find(cur, m.data, m.len));
-	}
-	xd_nameset_unref(members);
-}
-
-/* Every resource the stream subscribes to of one type. */
 static void put_type(struct xd_buf *b, const struct xd_client_type *ct,
 		     bool delta, const struct xd_csds_query *q)
 {
-	const struct xd_sub *sub = ct->sub;
-	const struct xd_table *cur = ct->current;
 	struct type_status s = type_status(ct, delta, q);
-	size_t n = xd_nameset_count(sub->want.set);
-	bool globs = xd_nameset_globs(sub->want.set) > 0 && cur != NULL &&
-		     delta; /* in SotW a glob is a name like any (rule X2) */
+	struct put_ctx p = {b, ct, &s};
 
-	if (sub->want.all && cur != NULL)
-		for (size_t i = 0; i < xd_table_count(cur); i++) {
-			const struct xd_entry *e = xd_table_at(cur, i);
-
-			put_config(b, ct, &s, e->name, e->name_len, e);
-		}
-	for (size_t i = 0; i < n; i++) {
-		struct xd_name name = xd_nameset_at(sub->want.set, i);
-		const struct xd_entry *e = NULL;
-
-		if (is_star(name))
-			continue;
-		if (globs && xd_xdstp_is_glob(name.data, name.len)) {
-			put_glob(b, ct, &s, name);
-			continue;
-		}
-		if (cur != NULL) {
-			e = xd_table_find(cur, name.data, name.len);
-			if (e == NULL)
-				e = xd_table_find_alias(cur, name.data, name.len);
-		}
-		if (sub->want.all && e != NULL)
-			continue; /* listed above */
-		put_config(b, ct, &s, name.data, name.len, e);
-	}
+	/* the glob members are memoized on the table (derived.h); this
+	 * runs on the loop thread, as the sessions that share that memo
+	 * do */
+	xd_client_type_resources(ct, delta, put_one, &p);
 }
 
 /* One node: the streams that share its id and cluster. */

@@ -33,9 +33,11 @@
  *                  NACK's message, time, and the version it rejected
  *
  * The sync state is kept per stream and type (sub.h, xd_sub_sync); per
- * resource, what the client runs is the content it last ACKed
- * (sub->acked) and what it refused is the content it answered last
- * with a NACK (its ledger's table, xd_sub_held). A SotW NACK refuses
+ * resource (xd_client_type_resources), what the client runs is the content it
+ * last ACKed (its running ledger) and what it refused is the content
+ * it answered last with a NACK (the ledger of what it holds). A
+ * resource asked for by a locator (rule P1) is listed under its name,
+ * with the variant the client holds. A SotW NACK refuses
  * its whole response: every resource in it is NACKED. A delta NACK concerns the resources that
  * differ from what the client runs (those the refused responses
  * changed); the rest stay ACKED.

@@ -56,7 +56,7 @@ static void entry_json(struct xd_jw *w, const struct xd_schema *schema,
 	xd_jw_key(w, "line");
 	xd_jw_uint(w, e->line);
 	xd_jw_key(w, "resource");
-	if (strcmp(type_url, xd_rtype_info(XD_SECRET)->type_url) == 0)
+	if (xd_rtype_url_secret(type_url, strlen(type_url)))
 		/* private keys do not leave through a debugging page */
 		xd_jw_str(w, "(secret: not shown)");
 	else

@@ -110,9 +110,12 @@ static const char *type_label(int t)
 
 static void streams(struct xd_buf *out, const struct xd_sessions_stats *st)
 {
+	size_t n;
+	const struct xd_method *methods = xd_methods(&n);
+
 	head(out, "xdsd_streams", "gauge", "Streams open now, by method.");
-	for (size_t i = 0; i < xd_method_count; i++) {
-		const struct xd_method *m = &xd_methods[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct xd_method *m = &methods[i];
 
 		sample(out, "xdsd_streams", "method",
 		       m->aggregated ? "ADS" : xd_rtype_info(m->type)->service,
@@ -138,6 +141,9 @@ static void per_type(struct xd_buf *out, const struct xd_sessions_stats *st)
 		{"xdsd_ack_timeouts_total",
 		 "Responses not answered within ack_timeout, by resource type.",
 		 offsetof(struct xd_type_stats, ack_timeouts)},
+		{"xdsd_resources_withheld_total",
+		 "Names clients asked for that their identity may not be served (@allow), once per stream and name, by resource type.",
+		 offsetof(struct xd_type_stats, withheld)},
 	};
 
 	for (size_t c = 0; c < sizeof(counters) / sizeof(counters[0]); c++) {
@@ -329,14 +335,14 @@ static void rest(struct xd_buf *out, const struct xd_rest *r)
 	head(out, "xdsd_rest_requests_total", "counter",
 	     "REST-JSON requests to a type's path, by resource type.");
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
-		if (t != XD_VIRTUAL_HOST)
+		if (xd_rtype_info((enum xd_rtype)t)->rest_path != NULL)
 			sample(out, "xdsd_rest_requests_total", "type",
 			       type_label(t), NULL, NULL,
 			       (double)st->requests[t]);
 	head(out, "xdsd_rest_responses_total", "counter",
 	     "REST-JSON DiscoveryResponses sent, by resource type.");
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
-		if (t != XD_VIRTUAL_HOST)
+		if (xd_rtype_info((enum xd_rtype)t)->rest_path != NULL)
 			sample(out, "xdsd_rest_responses_total", "type",
 			       type_label(t), NULL, NULL, (double)st->answers[t]);
 	head(out, "xdsd_rest_refused_total", "counter",

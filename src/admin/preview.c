@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "admin/reloads.h"
-#include "protocol/nameset.h"
 #include "protocol/sub.h"
 #include "rest/rest.h"
 #include "util/jsonw.h"
@@ -104,7 +103,8 @@ static void add_node(struct collect *c, const char *id, size_t k, bool rest)
 	c->hits[c->nhits++] = (struct hit){k, id, rest};
 }
 
-/* The resources removed from key k that `v` asks for by name. */
+/* The resources removed from key k that `v` asks for by name (or by a
+ * locator of that name, rule P1). */
 static void asked(struct collect *c, size_t k, const struct xd_client_view *v)
 {
 	const struct xd_diff_key *dk = &c->d->keys[k];
@@ -133,7 +133,8 @@ static void asked(struct collect *c, size_t k, const struct xd_client_view *v)
 				const char *name = ds->res[r].name;
 
 				if (ds->res[r].change != XD_DIFF_REMOVED ||
-				    !xd_nameset_has(sub->want.set, name, strlen(name)))
+				    !xd_client_type_asks_for(&v->types[i], name,
+							     strlen(name)))
 					continue;
 				c->asks = xd_grow(c->asks, &c->capasks, c->nasks + 1,
 						  sizeof(*c->asks));

@@ -15,6 +15,7 @@
 #include "cache/cache.h"
 #include "admin/admin.h"
 #include "admin/csds_service.h"
+#include "admin/health_service.h"
 #include "daemon/early_signals.h"
 #include "daemon/notify.h"
 #include "reload/reload.h"
@@ -49,6 +50,7 @@ struct daemon {
 	struct xd_cache *cache;
 	struct xd_sessions *sessions;
 	struct xd_csds_service *csds; /* client status, on the xDS listener */
+	struct xd_health_service *health; /* gRPC health, on it too */
 	struct xd_server *server;
 	struct xd_tls *tls; /* NULL: plaintext */
 	bool stopping;
@@ -91,6 +93,7 @@ static void reloaded(void *arg, const struct xd_reload_record *rec)
 		d->served = true;
 		if (d->admin != NULL)
 			xd_admin_set_ready(d->admin, true);
+		xd_health_service_set_serving(d->health, true);
 		if (rec->ok)
 			xd_info("serving the snapshots of %s", d->source_name);
 	}
@@ -148,6 +151,14 @@ static void server_stopped(void *arg)
 	xd_info("stopped");
 }
 
+/* Every health watcher knows xdsd is stopping: the calls may go. */
+static void health_stopped(void *arg)
+{
+	struct daemon *d = arg;
+
+	xd_server_shutdown(d->server, server_stopped, d);
+}
+
 static void on_stop_signal(uv_signal_t *h, int signum)
 {
 	struct daemon *d = h->data;
@@ -169,7 +180,9 @@ static void on_stop_signal(uv_signal_t *h, int signum)
 	/* its calls are on the server's queue: over before it can end */
 	xd_etcd_stop(d->etcd);
 	d->etcd = NULL;
-	xd_server_shutdown(d->server, server_stopped, d);
+	/* NOT_SERVING first, told to every watcher before the server
+	 * cancels their calls (admin/health_service.h) */
+	xd_health_service_stop(d->health, health_stopped, d);
 }
 
 static void on_hup(uv_signal_t *h, int signum XD_UNUSED)
@@ -462,6 +475,8 @@ int xd_daemon_run(const struct xd_config *cfg)
 	opts.handler = xd_sessions_handler(d.sessions);
 	d.csds = xd_csds_service_new(&d.loop, cfg, d.sessions);
 	opts.csds_handler = xd_csds_service_handler(d.csds);
+	d.health = xd_health_service_new(&d.loop);
+	opts.health_handler = xd_health_service_handler(d.health);
 	opts.tls = d.tls;
 	if (xd_server_start(&d.server, &d.loop, &opts) != 0)
 		goto fail;
@@ -496,6 +511,7 @@ int xd_daemon_run(const struct xd_config *cfg)
 		xd_notify_status(d.notify, "READY=1");
 		if (d.admin != NULL)
 			xd_admin_set_ready(d.admin, true);
+		xd_health_service_set_serving(d.health, true);
 	}
 	/* What arrived while the snapshots loaded is acted on now, once
 	 * serving (systemd must hear READY before RELOADING). */
@@ -524,6 +540,7 @@ out:
 	/* Snapshots hold gRPC slices: release them before gRPC goes. The
 	 * TLS state goes after the server that asked it for certificates. */
 	xd_csds_service_free(d.csds);
+	xd_health_service_free(d.health);
 	xd_reloader_free(d.reloader);
 	xd_cache_free(d.cache);
 	xd_tls_free(d.tls);

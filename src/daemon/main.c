@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xdsd: an xDS management server. Command line, configuration, then the
- * daemon (daemon.c) or, with --check, validation only.
+ * daemon (daemon.c) or, with --check, validation only (with --envoy,
+ * Envoy's verdict too: envoy/verdict.h).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -12,10 +13,12 @@
 #include "config/paths.h"
 #include "daemon/daemon.h"
 #include "daemon/early_signals.h"
+#include "envoy/verdict.h"
 #include "schema/schema.h"
 #include "snapshot/loader.h"
 #include "transport/tls.h"
 #include "util/log.h"
+#include "xds/rtype.h"
 
 static void usage(FILE *out, const char *default_config)
 {
@@ -34,6 +37,10 @@ static void usage(FILE *out, const char *default_config)
 		"                         (overrides the file)\n"
 		"      --check            validate the configuration, the schema and every\n"
 		"                         snapshot, print errors, and exit: 0 if all are valid\n"
+		"      --envoy PATH       with --check: also ask that Envoy binary (envoy\n"
+		"                         --mode validate) what it would refuse of each snapshot\n"
+		"      --print-types      print the resource types served, one a line in\n"
+		"                         push order, and exit (xdsd(8), TYPES)\n"
 		"  -h, --help             show this help and exit\n"
 		"  -V, --version          show the version and the default paths, and exit\n"
 		"\n"
@@ -48,7 +55,9 @@ enum {
 	OPT_SCHEMA,
 	OPT_LOG_LEVEL,
 	OPT_ADMIN_LISTEN,
-	OPT_CHECK
+	OPT_CHECK,
+	OPT_ENVOY,
+	OPT_PRINT_TYPES
 };
 
 static const struct option long_opts[] = {
@@ -59,6 +68,8 @@ static const struct option long_opts[] = {
 	{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
 	{"admin-listen", required_argument, NULL, OPT_ADMIN_LISTEN},
 	{"check", no_argument, NULL, OPT_CHECK},
+	{"envoy", required_argument, NULL, OPT_ENVOY},
+	{"print-types", no_argument, NULL, OPT_PRINT_TYPES},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -68,11 +79,14 @@ static const struct option long_opts[] = {
  * --check: the configuration, the schema and every snapshot, all errors
  * printed on stderr. The effective configuration goes to stdout only
  * once everything is valid: a "valid" line above errors would be read
- * as a pass by whoever looks at the top. Returns the exit status.
+ * as a pass by whoever looks at the top. With `envoy` (--envoy PATH),
+ * a good load is valid only once that Envoy accepts it too
+ * (envoy/verdict.h). Returns the exit status.
  */
 static int check(const struct xd_config *cfg, const char *config_path,
-		 bool dir_given)
+		 bool dir_given, const char *envoy)
 {
+	struct xd_envoy_report rep;
 	struct xd_diag diag = XD_DIAG_INIT;
 	struct xd_tls *tls = NULL;
 	struct xd_schema *schema;
@@ -103,15 +117,19 @@ static int check(const struct xd_config *cfg, const char *config_path,
 		 * --snapshots (one about to be pushed) is checked below */
 		printf("# %s: valid; effective configuration:\n", config_path);
 		xd_config_print(cfg, stdout);
-		printf("# snapshots from etcd prefix '%s' (not read by --check; --snapshots DIR checks a directory)\n",
-		       cfg->etcd.prefix);
+		printf("# snapshots from etcd prefix '%s' (not read by --check%s; --snapshots DIR checks a directory)\n",
+		       cfg->etcd.prefix, envoy != NULL ? " nor by envoy" : "");
 		xd_schema_free(schema);
 		xd_tls_free(tls);
 		return 0;
 	}
 	xd_load_dir(schema, cfg->snapshots, NULL, 0, &load);
 	xd_load_warn_open(&load, xd_open_reach_of(cfg), stderr);
-	if (load.rc == 0) {
+	if (load.rc == 0 && envoy != NULL &&
+	    xd_envoy_judge(schema, load.snaps, load.nsnaps, envoy, "xdsd",
+			   cfg->snapshots, "", stderr, &rep) != 0) {
+		rc = 1;
+	} else if (load.rc == 0) {
 		printf("# %s: valid; effective configuration:\n", config_path);
 		xd_config_print(cfg, stdout);
 		if (tls != NULL)
@@ -126,6 +144,10 @@ static int check(const struct xd_config *cfg, const char *config_path,
 			printf("# snapshot '%s': %s\n",
 			       xd_snapshot_key(load.snaps[i]), desc);
 		}
+		if (envoy != NULL)
+			printf("# envoy %s (%s) accepts every snapshot (%zu run%s)\n",
+			       rep.version, envoy, rep.runs,
+			       rep.runs == 1 ? "" : "s");
 		rc = 0;
 	} else {
 		xd_diag_print(&load.diag, stderr);
@@ -156,7 +178,7 @@ int main(int argc, char **argv)
 				{"schema", "--schema", NULL},
 				{"log_level", "--log-level", NULL},
 				{"admin_listen", "--admin-listen", NULL}};
-	const char *config_path;
+	const char *config_path, *envoy = NULL;
 	bool check_only = false;
 	int c, rc;
 
@@ -180,6 +202,12 @@ int main(int argc, char **argv)
 		case OPT_CHECK:
 			check_only = true;
 			break;
+		case OPT_ENVOY:
+			envoy = optarg;
+			break;
+		case OPT_PRINT_TYPES:
+			xd_rtype_print(stdout);
+			return 0;
 		case 'h':
 			usage(stdout, paths.config);
 			return 0;
@@ -191,6 +219,12 @@ int main(int argc, char **argv)
 			fprintf(stderr, "xdsd: try 'xdsd --help'\n");
 			return 2;
 		}
+	}
+	if (envoy != NULL && (!check_only || envoy[0] == '\0')) {
+		fprintf(stderr, "xdsd: %s; try 'xdsd --help'\n",
+			!check_only ? "--envoy goes with --check (the daemon never runs Envoy)" :
+				      "--envoy needs the path of an Envoy binary");
+		return 2;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "xdsd: unexpected argument '%s'; try 'xdsd --help'\n",
@@ -227,7 +261,7 @@ int main(int argc, char **argv)
 	xd_diag_clear(&diag);
 
 	if (check_only) {
-		rc = check(&cfg, config_path, ov[1].value != NULL);
+		rc = check(&cfg, config_path, ov[1].value != NULL, envoy);
 		xd_config_free(&cfg);
 		return rc;
 	}

@@ -8,7 +8,6 @@
 #include "util/buf.h"
 #include "util/loop_thread.h"
 #include "util/xalloc.h"
-#include "xds/dynparam.h"
 #include "xds/message.h"
 
 static unsigned long long computed;
@@ -124,14 +123,14 @@ static bool same_variant(const struct xd_entry *a, const struct xd_entry *b)
 static bool still_picked(const struct xd_want *w, const struct xd_entry *h)
 {
 	for (size_t i = 0; i < xd_nameset_count(w->sub.set); i++) {
-		struct xd_name n = xd_nameset_at(w->sub.set, i), base = n;
+		const struct xd_key *k = xd_nameset_key(w->sub.set, i);
+		struct xd_name base = xd_key_base(k);
 		const struct xd_entry *e;
 
-		xd_locator_split(n.data, n.len, &base, NULL, NULL);
 		if (base.len != h->name_len ||
 		    memcmp(base.data, h->name, base.len) != 0)
 			continue;
-		e = xd_ledger_lookup(w->table, n.data, n.len);
+		e = xd_ledger_lookup(w->table, k);
 		if (e != NULL && same_variant(e, h))
 			return true;
 	}
@@ -158,18 +157,20 @@ static void drop_variant(const struct xd_want *w, struct diff *d,
 }
 
 /*
- * One subscribed resource `e` of the table, reached by `key`: carried
+ * One subscribed resource `e` of the table, reached by key `k`: carried
  * when the ledger has no entry under that key, another version, or owes
  * it (rules S7, S9, D3, D5); in a full-state response, carried anyway
  * (rule S8). In delta a held variant that is not the one the key picks
  * now goes (rule P1).
  */
 static void want(const struct xd_want *w, struct diff *d,
-		 const struct xd_entry *e, const char *key, size_t len)
+		 const struct xd_entry *e, const struct xd_key *k)
 {
 	const struct xd_ledger *l = w->ledger;
 	bool delta = xd_form_delta(w->form);
-	const struct xd_entry *h = xd_ledger_entry(l, key, len, delta);
+	const char *key = k->text.data;
+	size_t len = k->text.len;
+	const struct xd_entry *h = xd_ledger_entry(l, k, delta);
 	/* Asked for again (rule D5), by name or by its glob collection;
 	 * but not what a reconnecting client said it holds (rule D7),
 	 * which it names one by one. */
@@ -190,10 +191,10 @@ static void want(const struct xd_want *w, struct diff *d,
 }
 
 /*
- * Delta, a key that names nothing in the table (rule D8): said once,
- * as a name without a body, unless
+ * Delta, a key that names nothing in the table (rule D8): said once
+ * (encode() puts it in removed_resources, as Envoy reads it), unless
  *   - the client holds a resource under it that is gone: that is a
- *     removal (rule D4; Envoy refuses a name said both ways). An alias
+ *     removal (rule D4; said once, not twice). An alias
  *     whose resource stays under its own name is the exception: the
  *     alias is what went, and is said not to exist (rule D10);
  *   - the client said it held it and it was gone already (rule D7: a
@@ -202,10 +203,11 @@ static void want(const struct xd_want *w, struct diff *d,
  *     not subscribe to it again (rule D5).
  */
 static void want_absent(const struct xd_want *w, struct diff *d,
-			struct xd_name key, enum xd_name_kind kind)
+			const struct xd_key *k, enum xd_name_kind kind)
 {
 	const struct xd_ledger *l = w->ledger;
-	const struct xd_entry *h = xd_ledger_entry(l, key.data, key.len, true);
+	struct xd_name key = k->text, base = xd_key_base(k);
+	const struct xd_entry *h = xd_ledger_entry(l, k, true);
 	const struct xd_held *rec = xd_ledger_find(l, key.data, key.len);
 	bool alias_gone = h != NULL && kind != XD_NAME_LOCATOR &&
 			  (h->name_len != key.len ||
@@ -213,11 +215,12 @@ static void want_absent(const struct xd_want *w, struct diff *d,
 			  xd_table_find(w->table, h->name, h->name_len) != NULL;
 	bool told = l->table != NULL && rec != NULL && rec->entry == NULL;
 
+	/* a locator that picks nothing is missing under its name (rule P1) */
 	if ((h == NULL || alias_gone) &&
 	    !xd_nameset_has(l->gone, key.data, key.len) &&
 	    (!told || xd_nameset_has(l->resend, key.data, key.len)))
-		add_name(&d->missing, &d->nmissing, &d->cap_missing, key.data,
-			 key.len);
+		add_name(&d->missing, &d->nmissing, &d->cap_missing, base.data,
+			 base.len);
 }
 
 /*
@@ -235,9 +238,9 @@ static void want_glob(const struct xd_want *w, struct diff *d,
 
 	for (size_t i = 0; i < n && !w->sub.all; i++) {
 		struct xd_name m = xd_nameset_at(members, i);
+		struct xd_key mk = xd_key_of_name(m.data, m.len);
 
-		want(w, d, xd_table_find(w->table, m.data, m.len), m.data,
-		     m.len);
+		want(w, d, xd_table_find(w->table, m.data, m.len), &mk);
 	}
 	xd_nameset_unref(members);
 	if (n > 0)
@@ -321,7 +324,7 @@ static void held_gone(const struct xd_want *w, struct diff *d)
 			/* no variant matches now (rule P1; another that
 			 * matches is want()'s) */
 			if (h->entry != NULL &&
-			    xd_ledger_lookup(w->table, k.data, k.len) == NULL &&
+			    xd_ledger_lookup(w->table, h->asked) == NULL &&
 			    subscribed(w, k.data, k.len))
 				drop_variant(w, d, h->entry);
 			break;
@@ -351,16 +354,17 @@ static void diff_sotw(const struct xd_want *w, struct diff *d)
 
 	for (size_t i = 0; w->sub.all && i < xd_table_count(w->table); i++) {
 		const struct xd_entry *e = xd_table_at(w->table, i);
+		struct xd_key k = xd_key_of_name(e->name, e->name_len);
 
-		want(w, d, e, e->name, e->name_len);
+		want(w, d, e, &k);
 	}
 	/* explicit keys beside a wildcard add nothing: it has them all */
 	for (size_t i = 0; !w->sub.all && i < xd_nameset_count(w->sub.set); i++) {
-		struct xd_name k = xd_nameset_at(w->sub.set, i);
-		const struct xd_entry *e = xd_ledger_lookup(w->table, k.data, k.len);
+		const struct xd_key *k = xd_nameset_key(w->sub.set, i);
+		const struct xd_entry *e = xd_ledger_lookup(w->table, k);
 
 		if (e != NULL)
-			want(w, d, e, k.data, k.len);
+			want(w, d, e, k);
 	}
 	if (!w->full_state)
 		return;
@@ -382,21 +386,21 @@ static void diff_delta(const struct xd_want *w, struct diff *d)
 {
 	for (size_t i = 0; w->sub.all && i < xd_table_count(w->table); i++) {
 		const struct xd_entry *e = xd_table_at(w->table, i);
+		struct xd_key k = xd_key_of_name(e->name, e->name_len);
 
-		want(w, d, e, e->name, e->name_len);
+		want(w, d, e, &k);
 	}
 	for (size_t i = 0; i < xd_nameset_count(w->sub.set); i++) {
-		struct xd_name k = xd_nameset_at(w->sub.set, i);
+		const struct xd_key *k = xd_nameset_key(w->sub.set, i);
 		const struct xd_entry *e;
-		enum xd_name_kind kind = xd_name_kind_of(w->table, k.data, k.len,
-							 &e);
+		enum xd_name_kind kind = xd_name_kind_of(w->table, k, &e);
 
 		if (kind == XD_NAME_GLOB)
-			want_glob(w, d, k);
+			want_glob(w, d, k->text);
 		else if (e == NULL)
 			want_absent(w, d, k, kind);
 		else if (!w->sub.all) /* a wildcard wanted it already */
-			want(w, d, e, k.data, k.len);
+			want(w, d, e, k);
 	}
 	held_gone(w, d);
 }
@@ -470,8 +474,9 @@ static bool any_variant(const struct diff *d)
  *     plain Anys (XD_FORM_SOTW, no rule L2) has no resource_name to
  *     tell variants apart: one per name, the plain resource if picked,
  *     else the variant locators try first (rule P1);
- *   - a locator that picks nothing is said missing under its name (rule
- *     P1), and a name removed is not also said missing (rules D4, D8).
+ *   - a name removed is not also said missing (rules D4, D8); a
+ *     locator that picks nothing is missing under its name (rule P1),
+ *     as want_absent() said it, so two such locators are one name.
  */
 static void settle(const struct xd_want *w, struct diff *d)
 {
@@ -481,9 +486,6 @@ static void settle(const struct xd_want *w, struct diff *d)
 				  by_entry_order, same_entry_name);
 	d->nremoved = as_set(d->removed, d->nremoved, sizeof(*d->removed),
 			     by_name, NULL);
-	for (size_t i = 0; i < d->nmissing; i++)
-		xd_locator_split(d->missing[i].data, d->missing[i].len,
-				 &d->missing[i], NULL, NULL);
 	d->nmissing = as_set(d->missing, d->nmissing, sizeof(*d->missing),
 			     by_name, NULL);
 	if (d->nremoved > 0) {
@@ -538,6 +540,8 @@ static grpc_slice encode(const struct xd_want *w, const struct diff *p)
 		.nresources = p->nsend,
 		.missing = missing,
 		.nmissing = p->nmissing,
+		/* virtual hosts are asked for by alias (rule D10) */
+		.missing_by_alias = xd_table_type(w->table) == XD_VIRTUAL_HOST,
 		.removed_variants = gone,
 		.nremoved_variants = p->ngone,
 		.type_url = {url, strlen(url)},

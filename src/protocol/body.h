@@ -32,7 +32,8 @@
  *     locator, another variant); held resources that no longer exist in
  *     removed_resources (a variant in removed_resource_names);
  *     explicitly subscribed names that do not exist and the client has
- *     not been told of, as a Resource with the name and no body. Names
+ *     not been told of, in removed_resources too (a virtual host's
+ *     alias: a Resource with that alias and no body; rule D8). Names
  *     are looked up by alias too (VHDS).
  *   What the ledger owes once: names subscribed again are sent even if
  *     held (rule D5); names a reconnecting client held that are gone are
@@ -90,7 +91,7 @@ struct xd_body {
 	bool empty;          /* nothing to send */
 	grpc_slice slice;    /* the response without its nonce */
 	size_t nresources;   /* resources carried (with body) */
-	size_t nmissing;     /* delta: name-only "does not exist" entries */
+	size_t nmissing;     /* delta: names said not to exist (rule D8) */
 	size_t nremoved;     /* delta: removed_resources */
 	/* Every subscribed resource with a TTL is in it (in a TTL form), so
 	 * the client's TTLs of this type start again: the next heartbeat is

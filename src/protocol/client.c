@@ -9,6 +9,7 @@
 
 #include "cache/cache.h"
 #include "protocol/authorize.h"
+#include "protocol/derived.h"
 #include "protocol/node.h"
 #include "snapshot/table.h"
 #include "util/common.h"
@@ -315,4 +316,101 @@ uint64_t xd_client_view_oldest(const struct xd_client_view *v)
 		if (v->types[i].pending_ms > oldest)
 			oldest = v->types[i].pending_ms;
 	return oldest;
+}
+
+
+/* One resource the client asks for, reached by `k` (asked for by
+ * `asked`, NULL: by a wildcard or a glob), found as `e` in the table
+ * now, with what the client runs and holds under it. */
+static void shown(const struct xd_sub *s, bool delta,
+		  const struct xd_key *asked, const struct xd_key *k,
+		  const struct xd_entry *e,
+		  void (*fn)(void *, const struct xd_client_resource *), void *arg)
+{
+	struct xd_client_resource r = {
+		.name = xd_key_base(k),
+		.key = asked,
+		.current = e,
+		.running = xd_ledger_entry(s->running, k, delta),
+		.held = xd_ledger_entry(s->ledger, k, delta),
+	};
+
+	fn(arg, &r);
+}
+
+static bool is_star(struct xd_name n)
+{
+	return n.len == 1 && n.data[0] == '*';
+}
+
+void xd_client_type_resources(const struct xd_client_type *ct, bool delta,
+			      void (*fn)(void *arg,
+					 const struct xd_client_resource *r),
+			      void *arg)
+{
+	const struct xd_sub *s = ct->sub;
+	const struct xd_table *current = ct->current;
+	size_t n = xd_nameset_count(s->want.set);
+
+	XD_ASSERT_LOOP(); /* glob members are memoized on tables */
+	for (size_t i = 0; s->want.all && current != NULL &&
+			   i < xd_table_count(current); i++) {
+		const struct xd_entry *e = xd_table_at(current, i);
+		struct xd_key k = xd_key_of_name(e->name, e->name_len);
+
+		shown(s, delta, NULL, &k, e, fn, arg);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct xd_key *k = xd_nameset_key(s->want.set, i);
+		const struct xd_entry *e;
+
+		if (is_star(k->text))
+			continue;
+		/* in SotW a glob is a name like any other (rule X2) */
+		if (k->kind == XD_KEY_GLOB && delta && current != NULL) {
+			struct xd_nameset *members =
+				xd_derived_glob((struct xd_table *)current, k->text);
+			size_t nm = xd_nameset_count(members);
+
+			if (nm == 0)
+				shown(s, delta, k, k, NULL, fn, arg);
+			for (size_t j = 0; j < nm; j++) {
+				struct xd_name m = xd_nameset_at(members, j);
+				struct xd_key mk = xd_key_of_name(m.data, m.len);
+
+				if (s->want.all ||
+				    xd_nameset_has(s->want.set, m.data, m.len))
+					continue; /* shown as a name of its own */
+				shown(s, delta, NULL, &mk,
+				      xd_table_find(current, m.data, m.len), fn,
+				      arg);
+			}
+			xd_nameset_unref(members);
+			continue;
+		}
+		e = xd_ledger_lookup(current, k);
+		/* a resource of the table was shown by the wildcard; a
+		 * variant, which no wildcard reaches, was not */
+		if (s->want.all && e != NULL && e->constraints.data == NULL)
+			continue;
+		shown(s, delta, k, k, e, fn, arg);
+	}
+}
+
+bool xd_client_type_asks_for(const struct xd_client_type *ct, const char *name,
+			     size_t len)
+{
+	const struct xd_sub *s = ct->sub;
+
+	if (xd_nameset_has(s->want.set, name, len))
+		return true;
+	for (size_t i = 0; xd_nameset_locators(s->want.set) > 0 &&
+			   i < xd_nameset_count(s->want.set); i++) {
+		const struct xd_key *k = xd_nameset_key(s->want.set, i);
+
+		if (k->kind == XD_KEY_LOCATOR && k->base_len == len &&
+		    memcmp(k->text.data, name, len) == 0)
+			return true;
+	}
+	return false;
 }

@@ -21,8 +21,10 @@
  *                 one, or a stable hash of its id falls within
  *                 `rollout.percent`
  *   view          what operators see of it (the status page, /clients,
- *                 CSDS, /metrics): node, locality, user agent, identity,
- *                 address, and the per-type state its transport adds
+ *                 CSDS, /metrics, the rollout preview): node, locality,
+ *                 user agent, identity, address, and the per-type state
+ *                 its transport adds, read from the client's ledgers
+ *                 (sub.h): the one way operators see a client
  *
  * States: NEW, then ADMITTED or REFUSED, each once. A refused client's
  * transport ends it (status or HTTP error) with the message admission
@@ -178,5 +180,44 @@ void xd_client_view_ages(struct xd_client_view *v, uint64_t now_mono_ms);
 
 /* The longest any type of `v` has waited for an answer (ms; 0: none). */
 uint64_t xd_client_view_oldest(const struct xd_client_view *v);
+
+/*
+ * One resource of a type a client asks for, as operators are shown it
+ * (CSDS): read from the subscription and the client's ledgers (sub.h),
+ * valid during the call that hands it out.
+ */
+struct xd_client_resource {
+	struct xd_name name;            /* the resource's name (a locator's,
+					   without its parameters) */
+	const struct xd_key *key;       /* the key it is asked for by; NULL
+					   when by a wildcard, or as the
+					   member of a glob collection */
+	const struct xd_entry *current; /* what the type's table has under
+					   it now: the resource, or the
+					   variant a locator picks (rule P1);
+					   NULL for none */
+	const struct xd_entry *running; /* what the client runs under it
+					   (its `running` ledger), or NULL */
+	const struct xd_entry *held;    /* what it holds under it (the
+					   content it answered last, a NACKed
+					   one too), or NULL */
+};
+
+/*
+ * Every resource the client asks for of type `ct`, each once: with a
+ * wildcard, every resource of the table now; then each key but "*", a
+ * glob collection (on a `delta` stream, rule X2) as its members (those
+ * not also asked for by name), or as its own name when it has none.
+ */
+void xd_client_type_resources(const struct xd_client_type *ct, bool delta,
+			      void (*fn)(void *arg,
+					 const struct xd_client_resource *r),
+			      void *arg);
+
+/* Whether the client asks for the resource `name` of type `ct` by name:
+ * a key that is the name, or a locator of it (rule P1); a wildcard is
+ * not asking by name. */
+bool xd_client_type_asks_for(const struct xd_client_type *ct, const char *name,
+			     size_t len);
 
 #endif

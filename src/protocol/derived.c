@@ -314,29 +314,28 @@ static void release_set(union xd_derived_value v)
 	xd_nameset_unref(v.set);
 }
 
-struct xd_nameset *xd_derived_eds_refs(struct xd_table *eds,
-				       struct xd_table *cds, bool all,
-				       struct xd_nameset *held)
+struct xd_nameset *xd_derived_refs(struct xd_table *to, struct xd_table *from,
+				   bool all, struct xd_nameset *held)
 {
-	struct xd_derived_key key = {.words = {xd_table_id(eds), all},
+	struct xd_derived_key key = {.words = {xd_table_id(to), all},
 				     .sets = {held}};
 	union xd_derived_value v;
 	struct xd_name *names = NULL;
 	size_t n = 0, cap = 0;
 
 	XD_ASSERT_LOOP();
-	if (xd_derived_find(cds, XD_DERIVED_EDS_REFS, &key, &v))
+	if (xd_derived_find(from, XD_DERIVED_REFS, &key, &v))
 		return v.set;
-	for (size_t i = 0; i < xd_table_count(cds); i++) {
-		const struct xd_entry *c = xd_table_at(cds, i);
+	for (size_t i = 0; i < xd_table_count(from); i++) {
+		const struct xd_entry *c = xd_table_at(from, i);
 
 		if (!all && !xd_nameset_has(held, c->name, c->name_len))
 			continue;
 		for (uint32_t r = 0; r < c->nrefs; r++) {
 			const char *name = c->refs[r].name;
 
-			if (c->refs[r].type != XD_ENDPOINT ||
-			    xd_table_find(eds, name, strlen(name)) == NULL)
+			if (c->refs[r].type != xd_table_type(to) ||
+			    xd_table_find(to, name, strlen(name)) == NULL)
 				continue;
 			names = xd_grow(names, &cap, n + 1, sizeof(*names));
 			names[n++] = (struct xd_name){name, strlen(name)};
@@ -344,7 +343,7 @@ struct xd_nameset *xd_derived_eds_refs(struct xd_table *eds,
 	}
 	v.set = xd_nameset_intern(names, n);
 	free(names);
-	xd_derived_store(cds, XD_DERIVED_EDS_REFS, &key,
+	xd_derived_store(from, XD_DERIVED_REFS, &key,
 			 (struct xd_derived_owned){v, xd_nameset_bytes(v.set),
 						   release_set});
 	return v.set;

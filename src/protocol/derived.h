@@ -41,7 +41,7 @@ struct xd_body;
 
 enum xd_derived_kind {
 	XD_DERIVED_BODY,
-	XD_DERIVED_EDS_REFS,
+	XD_DERIVED_REFS,
 	XD_DERIVED_COVERED,
 	XD_DERIVED_SHOWN, /* the restricted names an identity may see */
 	XD_DERIVED_GLOB,  /* the members of a glob collection (rule X2) */
@@ -120,14 +120,15 @@ struct xd_snapshot *xd_derived_snapshot_view(struct xd_snapshot *s,
 					     const char *identity);
 
 /*
- * The endpoint names (in `eds`) that the clusters a client holds refer
- * to: `cds` restricted to `held` (all of it when `all`). Borrowed (valid
- * until the next call). Memoized on `cds`: endpoint-only reloads, the
- * common kind, replace `eds` but leave the names the same.
+ * The names in `to` that the resources a client holds refer to: the
+ * references of `from`'s entries restricted to `held` (all of them when
+ * `all`) to resources of `to`'s type (the endpoints of clusters, the
+ * clusters of route configurations). Borrowed (valid until the next
+ * call). Memoized on `from`: endpoint-only reloads, the common kind,
+ * replace `to` but leave the names the same.
  */
-struct xd_nameset *xd_derived_eds_refs(struct xd_table *eds,
-				       struct xd_table *cds, bool all,
-				       struct xd_nameset *held);
+struct xd_nameset *xd_derived_refs(struct xd_table *to, struct xd_table *from,
+				   bool all, struct xd_nameset *held);
 
 /* Every name of `need` is in the subscription (`all`, or `set`). */
 bool xd_derived_covered(struct xd_table *eds, struct xd_nameset *need,

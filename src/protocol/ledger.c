@@ -8,8 +8,6 @@
 #include "protocol/derived.h"
 #include "util/loop_thread.h"
 #include "util/xalloc.h"
-#include "xds/dynparam.h"
-#include "xds/xdstp.h"
 
 /* The intern table: ledgers by the ids of what they are made of. */
 static struct {
@@ -54,43 +52,47 @@ static void intern_grow(void)
 }
 
 const struct xd_entry *xd_ledger_lookup(const struct xd_table *t,
-					const char *key, size_t len)
+					const struct xd_key *k)
 {
 	const struct xd_entry *e;
 
 	if (t == NULL)
 		return NULL;
-	if (xd_locator_is(key, len))
-		return xd_table_find_locator(t, key, len);
-	e = xd_table_find(t, key, len);
-	return e != NULL ? e : xd_table_find_alias(t, key, len);
+	if (k->kind == XD_KEY_LOCATOR)
+		return xd_table_find_variant(t, xd_key_base(k), k->params,
+					     k->nparams);
+	e = xd_table_find(t, k->text.data, k->text.len);
+	return e != NULL ? e : xd_table_find_alias(t, k->text.data, k->text.len);
 }
 
-enum xd_name_kind xd_name_kind_of(const struct xd_table *t, const char *key,
-				  size_t len, const struct xd_entry **entry)
+enum xd_name_kind xd_name_kind_of(const struct xd_table *t,
+				  const struct xd_key *k,
+				  const struct xd_entry **entry)
 {
 	const struct xd_entry *e = NULL;
 	enum xd_name_kind kind;
 
-	/* a locator key by the 0x1f it holds and no name of a snapshot
-	 * does (xds/dynparam.h), before anything else: its parameters may
-	 * end in "/" and "*" and so look like a glob; a glob by its last segment.
-	 * What the engine asks of a key's kind goes through here (a
-	 * ledger's keys once, a target's per body: docs/engine.md); only
-	 * sub.c's canonical names and CSDS's listing of globs test the
-	 * bytes for one kind themselves. */
-	if (xd_locator_is(key, len)) {
+	/* what the key is, from its record (key.h); what it stands for
+	 * here, by looking it up: a ledger's keys once, a target's per
+	 * body (docs/engine.md) */
+	switch ((enum xd_key_kind)k->kind) {
+	case XD_KEY_LOCATOR:
 		kind = XD_NAME_LOCATOR;
-		e = t != NULL ? xd_table_find_locator(t, key, len) : NULL;
-	} else if (xd_xdstp_is_glob(key, len)) {
+		e = xd_ledger_lookup(t, k);
+		break;
+	case XD_KEY_GLOB:
 		kind = XD_NAME_GLOB;
-		e = xd_ledger_lookup(t, key, len);
-	} else if (t != NULL && (e = xd_table_find(t, key, len)) != NULL) {
+		e = xd_ledger_lookup(t, k);
+		break;
+	case XD_KEY_PLAIN:
+	default:
 		kind = XD_NAME_PLAIN;
-	} else if (t != NULL && (e = xd_table_find_alias(t, key, len)) != NULL) {
-		kind = XD_NAME_ALIAS;
-	} else {
-		kind = XD_NAME_PLAIN;
+		if (t == NULL)
+			break;
+		if ((e = xd_table_find(t, k->text.data, k->text.len)) == NULL &&
+		    (e = xd_table_find_alias(t, k->text.data, k->text.len)) != NULL)
+			kind = XD_NAME_ALIAS;
+		break;
 	}
 	if (entry != NULL)
 		*entry = e;
@@ -105,10 +107,11 @@ static void read_keys(struct xd_ledger *l)
 	for (size_t i = 0; i < l->nheld; i++) {
 		struct xd_held *h = &l->held[i];
 
-		h->key = xd_nameset_at(l->names.set, i);
-		h->kind = xd_name_kind_of(l->table, h->key.data, h->key.len,
-					  &h->entry);
-		if (h->kind == XD_NAME_PLAIN &&
+		h->asked = xd_nameset_key(l->names.set, i);
+		h->key = h->asked->text;
+		h->kind = xd_name_kind_of(l->table, h->asked, &h->entry);
+		/* only an xdstp name can be a glob's member (rule X2) */
+		if (h->kind == XD_NAME_PLAIN && h->asked->xdstp &&
 		    xd_derived_in_glob(l->names.set, h->key.data, h->key.len))
 			h->kind = XD_NAME_MEMBER;
 	}
@@ -229,17 +232,17 @@ bool xd_ledger_covers(const struct xd_ledger *l, const char *key, size_t len,
 }
 
 const struct xd_entry *xd_ledger_entry(const struct xd_ledger *l,
-				       const char *key, size_t len, bool delta)
+				       const struct xd_key *k, bool delta)
 {
 	const struct xd_held *h;
 
 	if (l->table == NULL)
 		return NULL;
-	if ((h = xd_ledger_find(l, key, len)) != NULL)
+	if ((h = xd_ledger_find(l, k->text.data, k->text.len)) != NULL)
 		return h->entry;
-	if (!xd_ledger_covers(l, key, len, delta))
+	if (!xd_ledger_covers(l, k->text.data, k->text.len, delta))
 		return NULL;
-	return xd_ledger_lookup(l->table, key, len);
+	return xd_ledger_lookup(l->table, k);
 }
 
 size_t xd_ledger_live(void)

@@ -43,9 +43,10 @@ struct xd_names {
 };
 
 /*
- * What a key a client sends stands for. Told apart once, when a key is
- * read against a table (xd_name_kind_of), and carried as this field
- * from then on.
+ * What a key a client sends stands for in a table: what the key is
+ * (key.h, read once when its set was interned) and what the table has
+ * under it. Told apart once, when a key is read against a table
+ * (xd_name_kind_of), and carried as this field from then on.
  */
 enum xd_name_kind {
 	XD_NAME_PLAIN,   /* a resource's own name (or a name with none) */
@@ -60,6 +61,8 @@ enum xd_name_kind {
 /* One key the client holds. */
 struct xd_held {
 	struct xd_name key;           /* as subscribed (a locator: its key) */
+	const struct xd_key *asked;   /* the same, read (key.h): in the
+					 ledger's name set */
 	enum xd_name_kind kind;
 	const struct xd_entry *entry; /* in the ledger's table: the resource
 					 or variant held, at entry->version;
@@ -101,16 +104,17 @@ struct xd_ledger *xd_ledger_empty(void);
 struct xd_ledger *xd_ledger_ref(struct xd_ledger *l);
 void xd_ledger_unref(struct xd_ledger *l);
 
-/* What `key` stands for in `t` (NULL: an empty table), and in *entry
+/* What key `k` stands for in `t` (NULL: an empty table), and in *entry
  * (if not NULL) the entry it finds there: by name, by alias, a locator's
  * variant (rule P1); NULL for a key that names nothing. */
-enum xd_name_kind xd_name_kind_of(const struct xd_table *t, const char *key,
-				  size_t len, const struct xd_entry **entry);
+enum xd_name_kind xd_name_kind_of(const struct xd_table *t,
+				  const struct xd_key *k,
+				  const struct xd_entry **entry);
 
-/* The entry `key` finds in `t` by name, alias or locator (rules D10,
+/* The entry `k` finds in `t` by name, alias or locator (rules D10,
  * P1), or NULL. */
 const struct xd_entry *xd_ledger_lookup(const struct xd_table *t,
-					const char *key, size_t len);
+					const struct xd_key *k);
 
 /* The record of a key the client holds one by one, or NULL. */
 const struct xd_held *xd_ledger_find(const struct xd_ledger *l,
@@ -123,10 +127,10 @@ const struct xd_held *xd_ledger_find(const struct xd_ledger *l,
 bool xd_ledger_covers(const struct xd_ledger *l, const char *key, size_t len,
 		      bool delta);
 
-/* The entry the client holds under `key` (which resource, which
+/* The entry the client holds under `k` (which resource, which
  * variant, which version), or NULL when it holds none. */
 const struct xd_entry *xd_ledger_entry(const struct xd_ledger *l,
-				       const char *key, size_t len, bool delta);
+				       const struct xd_key *k, bool delta);
 
 /* Ledgers alive now (for tests and statistics). */
 size_t xd_ledger_live(void);

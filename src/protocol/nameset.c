@@ -8,7 +8,6 @@
 
 #include "util/loop_thread.h"
 #include "util/xalloc.h"
-#include "xds/xdstp.h"
 
 struct xd_nameset {
 	unsigned refs;
@@ -16,12 +15,15 @@ struct xd_nameset {
 	uint64_t hash;             /* of the sorted names: the intern key */
 	struct xd_nameset *next;   /* intern bucket chain */
 	size_t count;
-	struct xd_name *names;     /* sorted; point into `bytes` */
+	struct xd_key *keys;       /* sorted; point into `bytes`, each
+				      read once (key.h) */
+	struct xd_dparam *params;  /* the locators' parameters, in order */
 	uint32_t *index;           /* open addressing: position + 1 */
 	size_t mask;
 	char *bytes;
 	size_t size;               /* what the set allocated */
 	size_t globs;              /* glob collections among the names */
+	size_t locators;           /* locator keys among them */
 };
 
 /* The intern table, and every set's count, are the loop thread's: the
@@ -65,8 +67,8 @@ static bool same(const struct xd_nameset *s, const struct xd_name *names,
 	if (s->count != n)
 		return false;
 	for (size_t i = 0; i < n; i++)
-		if (s->names[i].len != names[i].len ||
-		    memcmp(s->names[i].data, names[i].data, names[i].len) != 0)
+		if (s->keys[i].text.len != names[i].len ||
+		    memcmp(s->keys[i].text.data, names[i].data, names[i].len) != 0)
 			return false;
 	return true;
 }
@@ -95,36 +97,53 @@ static struct xd_nameset *create(const struct xd_name *names, size_t n,
 				 uint64_t hash)
 {
 	struct xd_nameset *s = xd_calloc(1, sizeof(*s));
-	size_t bytes = 0, slots = 16;
+	size_t bytes = 0, slots = 16, nparams = 0, cap_params = 0;
 	char *p;
 
 	for (size_t i = 0; i < n; i++)
 		bytes += names[i].len + 1;
 	while (slots < n * 2)
 		slots *= 2;
-	s->names = xd_malloc((n ? n : 1) * sizeof(*s->names));
+	s->keys = xd_malloc((n ? n : 1) * sizeof(*s->keys));
 	s->bytes = xd_malloc(bytes ? bytes : 1);
 	s->index = xd_calloc(slots, sizeof(*s->index));
 	s->mask = slots - 1;
 	p = s->bytes;
 	for (size_t i = 0; i < n; i++) {
+		struct xd_dparam params[XD_DPARAM_MAX];
+		struct xd_key *key = &s->keys[i];
 		size_t k;
 
 		memcpy(p, names[i].data, names[i].len);
 		p[names[i].len] = '\0';
-		s->names[i] = (struct xd_name){p, names[i].len};
+		xd_key_read((struct xd_name){p, names[i].len}, key, params);
 		p += names[i].len + 1;
-		k = XXH3_64bits(s->names[i].data, s->names[i].len) & s->mask;
+		k = XXH3_64bits(key->text.data, key->text.len) & s->mask;
 		while (s->index[k] != 0)
 			k = (k + 1) & s->mask;
 		s->index[k] = (uint32_t)i + 1;
-		if (xd_xdstp_is_glob(s->names[i].data, s->names[i].len))
-			s->globs++;
+		s->globs += key->kind == XD_KEY_GLOB;
+		s->locators += key->kind == XD_KEY_LOCATOR;
+		if (key->nparams > 0) {
+			s->params = xd_grow(s->params, &cap_params,
+					    nparams + key->nparams,
+					    sizeof(*s->params));
+			memcpy(s->params + nparams, params,
+			       key->nparams * sizeof(*params));
+			nparams += key->nparams;
+		}
+	}
+	/* the parameters where they stay, in the order of their keys */
+	for (size_t i = 0, at = 0; i < n && nparams > 0; i++) {
+		if (s->keys[i].nparams > 0)
+			s->keys[i].params = s->params + at;
+		at += s->keys[i].nparams;
 	}
 	s->count = n;
 	s->hash = hash;
-	s->size = sizeof(*s) + (n ? n : 1) * sizeof(*s->names) +
-		  (bytes ? bytes : 1) + slots * sizeof(*s->index);
+	s->size = sizeof(*s) + (n ? n : 1) * sizeof(*s->keys) +
+		  (bytes ? bytes : 1) + slots * sizeof(*s->index) +
+		  cap_params * sizeof(*s->params);
 	s->refs = 1;
 	s->id = interned.next_id++;
 	return s;
@@ -188,14 +207,14 @@ struct xd_nameset *xd_nameset_union(const struct xd_nameset *a,
 	while (i < a->count || j < b->count) {
 		int c = i == a->count ? 1 :
 			j == b->count ? -1 :
-					cmp_name(&a->names[i], &b->names[j]);
+					cmp_name(&a->keys[i].text, &b->keys[j].text);
 
 		if (c <= 0) {
-			out[n++] = a->names[i++];
+			out[n++] = a->keys[i++].text;
 			if (c == 0)
 				j++;
 		} else {
-			out[n++] = b->names[j++];
+			out[n++] = b->keys[j++].text;
 		}
 	}
 	s = intern_sorted(out, n);
@@ -212,8 +231,8 @@ struct xd_nameset *xd_nameset_minus(const struct xd_nameset *a,
 
 	XD_ASSERT_LOOP();
 	for (size_t i = 0; i < a->count; i++)
-		if (!xd_nameset_has(b, a->names[i].data, a->names[i].len))
-			out[n++] = a->names[i];
+		if (!xd_nameset_has(b, a->keys[i].text.data, a->keys[i].text.len))
+			out[n++] = a->keys[i].text;
 	s = intern_sorted(out, n);
 	free(out);
 	return s;
@@ -249,7 +268,8 @@ void xd_nameset_unref(struct xd_nameset *s)
 		;
 	*p = s->next;
 	interned.live--;
-	free(s->names);
+	free(s->keys);
+	free(s->params);
 	free(s->bytes);
 	free(s->index);
 	free(s);
@@ -278,7 +298,12 @@ size_t xd_nameset_bytes(const struct xd_nameset *s)
 
 struct xd_name xd_nameset_at(const struct xd_nameset *s, size_t i)
 {
-	return s->names[i];
+	return s->keys[i].text;
+}
+
+const struct xd_key *xd_nameset_key(const struct xd_nameset *s, size_t i)
+{
+	return &s->keys[i];
 }
 
 bool xd_nameset_has(const struct xd_nameset *s, const char *name, size_t len)
@@ -289,8 +314,8 @@ bool xd_nameset_has(const struct xd_nameset *s, const char *name, size_t len)
 
 		if (slot == 0)
 			return false;
-		if (s->names[slot - 1].len == len &&
-		    memcmp(s->names[slot - 1].data, name, len) == 0)
+		if (s->keys[slot - 1].text.len == len &&
+		    memcmp(s->keys[slot - 1].text.data, name, len) == 0)
 			return true;
 	}
 }
@@ -298,6 +323,11 @@ bool xd_nameset_has(const struct xd_nameset *s, const char *name, size_t len)
 size_t xd_nameset_globs(const struct xd_nameset *s)
 {
 	return s->globs;
+}
+
+size_t xd_nameset_locators(const struct xd_nameset *s)
+{
+	return s->locators;
 }
 
 size_t xd_nameset_live(void)

@@ -11,6 +11,8 @@
  * new one at the same address.
  *
  * Names are byte strings; a set is sorted (bytewise) and duplicate-free.
+ * Each is read once, when its set is interned, into the record of what
+ * it is as a client's key (key.h): plain, a glob, a locator.
  *
  * Ownership: refcounted; the intern table holds no reference (a set
  * leaves it when its last reference goes). Thread: loop thread only.
@@ -22,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "protocol/key.h"
 #include "util/span.h"
 
 struct xd_nameset;
@@ -47,11 +50,16 @@ uint64_t xd_nameset_id(const struct xd_nameset *s);
 /* What the set allocated: names, their bytes, its index. */
 size_t xd_nameset_bytes(const struct xd_nameset *s);
 struct xd_name xd_nameset_at(const struct xd_nameset *s, size_t i);
+/* Name i as a key (key.h), valid as long as the set. */
+const struct xd_key *xd_nameset_key(const struct xd_nameset *s, size_t i);
 bool xd_nameset_has(const struct xd_nameset *s, const char *name, size_t len);
 
 /* How many of its names are xdstp glob collections (rule X2; in the
  * canonical form of xds/xdstp.h): 0 spares looking for them. */
 size_t xd_nameset_globs(const struct xd_nameset *s);
+
+/* How many are locator keys (rule P1; key.h). */
+size_t xd_nameset_locators(const struct xd_nameset *s);
 
 /* Interned sets alive now (for tests and statistics). */
 size_t xd_nameset_live(void);

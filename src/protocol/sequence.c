@@ -16,20 +16,78 @@ static bool settled(const struct xd_sub *subs, struct xd_snapshot *target,
 		xd_sub_held(s) == xd_snapshot_table(target, t));
 }
 
-/* Listeners and routes still in transition to the target. */
+static enum xd_rtype_role role(enum xd_rtype t)
+{
+	return xd_rtype_info(t)->role;
+}
+
+/* The types that use kept resources (listeners, routes...) still in
+ * transition to the target. */
 static bool breaking_pending(const struct xd_sub *subs,
 			     struct xd_snapshot *target)
 {
-	return !settled(subs, target, XD_LISTENER) ||
-	       !settled(subs, target, XD_ROUTE) ||
-	       !settled(subs, target, XD_SCOPED_ROUTE) ||
-	       !settled(subs, target, XD_VIRTUAL_HOST);
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		if (role((enum xd_rtype)t) == XD_ROLE_USER &&
+		    !settled(subs, target, (enum xd_rtype)t))
+			return true;
+	return false;
+}
+
+/* Does type `u`'s reference rules name type `k`? */
+static bool refers_to(enum xd_rtype u, enum xd_rtype k)
+{
+	const struct xd_rtype_info *info = xd_rtype_info(u);
+
+	for (size_t r = 0; r < info->nrefs; r++)
+		if (info->refs[r].to == k)
+			return true;
+	return false;
+}
+
+/*
+ * Has the client subscribed to the resources of KEPT types (clusters)
+ * that the USER types it holds (route configurations, virtual hosts)
+ * refer to? A client that names its clusters (gRPC) subscribes to a new
+ * route's cluster only once it has the route, and goes on using the old
+ * cluster until the new one comes: removing the old one before (a SotW
+ * response for the names it asked before) leaves its route with
+ * neither. A wildcard subscription (Envoy's) covers them all.
+ */
+static bool kept_covered(const struct xd_sub *subs, struct xd_snapshot *target)
+{
+	for (int k = 0; k < XD_RTYPE_COUNT; k++) {
+		const struct xd_sub *kept = &subs[k];
+		struct xd_table *kept_table;
+
+		if (role((enum xd_rtype)k) != XD_ROLE_KEPT)
+			continue;
+		kept_table = xd_snapshot_table(target, (enum xd_rtype)k);
+		for (int t = 0; t < XD_RTYPE_COUNT; t++) {
+			const struct xd_sub *u = &subs[t];
+			struct xd_nameset *need;
+
+			if (role((enum xd_rtype)t) != XD_ROLE_USER ||
+			    !refers_to((enum xd_rtype)t, (enum xd_rtype)k) ||
+			    u->state == XD_SUB_IDLE || xd_sub_held(u) == NULL)
+				continue;
+			need = xd_derived_refs(kept_table, xd_sub_held(u),
+					       u->ledger->names.all,
+					       u->ledger->names.set);
+			if (xd_nameset_count(need) != 0 &&
+			    !xd_derived_covered(kept_table, need, kept->want.all,
+						kept->want.set))
+				return false;
+		}
+	}
+	return true;
 }
 
 /*
  * The table to serve for a type: the target's, except that on the
- * aggregated methods clusters (and, in delta, endpoints) the client
- * holds stay while the listeners and routes that used them change.
+ * aggregated methods the resources of KEPT types (clusters) and, in
+ * delta, of the types that warm them (endpoints) the client holds stay
+ * while the USER types that used them (listeners and routes) change,
+ * and until the client subscribed to those its USER types now use.
  * Returns a new reference.
  */
 static struct xd_table *effective(struct xd_sub *subs,
@@ -39,32 +97,37 @@ static struct xd_table *effective(struct xd_sub *subs,
 {
 	struct xd_table *table = xd_snapshot_table(target, t);
 	struct xd_sub *s = &subs[t];
-	bool keep = t == XD_CLUSTER || (t == XD_ENDPOINT && mode->delta);
+	bool keep = role(t) == XD_ROLE_KEPT ||
+		    (role(t) == XD_ROLE_WARMS && mode->delta);
 
 	if (!mode->aggregated || !keep || xd_sub_held(s) == NULL ||
-	    xd_sub_held(s) == table || !breaking_pending(subs, target))
+	    xd_sub_held(s) == table ||
+	    (!breaking_pending(subs, target) && kept_covered(subs, target)))
 		return xd_table_ref(table);
 	return xd_derived_union(table, xd_sub_held(s));
 }
 
 /*
- * Do listeners wait for the client to subscribe to the endpoints its
- * clusters need? True while waiting. The deadline is set when the wait
- * starts and cleared once covered; past it, the session goes on (and
- * does not wait again until a coverage ends the episode).
+ * Does the first USER type (listeners) wait for the client to subscribe
+ * to the resources of type `warming` (endpoints) that those it holds of
+ * the type warmed (clusters) need? True while waiting. The deadline is
+ * set when the wait starts and cleared once covered; past it, the
+ * session goes on (and does not wait again until a coverage ends the
+ * episode).
  */
 static bool endpoints_waiting(struct xd_sub *subs, struct xd_snapshot *target,
-			      uint64_t now, struct xd_eds_wait *wait,
-			      enum xd_seq_eds *eds)
+			      enum xd_rtype warming, uint64_t now,
+			      struct xd_eds_wait *wait, enum xd_seq_eds *eds)
 {
-	struct xd_sub *cds = &subs[XD_CLUSTER], *ep = &subs[XD_ENDPOINT];
-	struct xd_table *eds_table = xd_snapshot_table(target, XD_ENDPOINT);
+	struct xd_sub *cds = &subs[xd_rtype_info(warming)->warms];
+	struct xd_sub *ep = &subs[warming];
+	struct xd_table *eds_table = xd_snapshot_table(target, warming);
 	struct xd_nameset *need;
 
 	if (cds->state == XD_SUB_IDLE || xd_sub_held(cds) == NULL)
 		return false;
-	need = xd_derived_eds_refs(eds_table, xd_sub_held(cds), cds->ledger->names.all,
-				   cds->ledger->names.set);
+	need = xd_derived_refs(eds_table, xd_sub_held(cds), cds->ledger->names.all,
+			       cds->ledger->names.set);
 	if (xd_nameset_count(need) == 0 ||
 	    (xd_sub_active(ep) &&
 	     xd_derived_covered(eds_table, need, ep->want.all, ep->want.set))) {
@@ -108,15 +171,15 @@ static bool due(struct xd_sub *subs, struct xd_snapshot *target,
 
 /*
  * May `t` go while `in_flight`, an earlier type, awaits its answer?
- * Endpoints may while clusters do: a client warms the clusters it was
- * just sent until their endpoints come, and Envoy, once initialized,
- * holds its CDS ACK until every warming cluster is warm; the server is
- * to send the endpoints meanwhile (the specification's "resource
- * warming"). Any other type waits.
+ * A type that warms it may (endpoints while clusters do): a client
+ * warms the clusters it was just sent until their endpoints come, and
+ * Envoy, once initialized, holds its CDS ACK until every warming
+ * cluster is warm; the server is to send the endpoints meanwhile (the
+ * specification's "resource warming"). Any other type waits.
  */
 static bool warms(enum xd_rtype in_flight, enum xd_rtype t)
 {
-	return in_flight == XD_CLUSTER && t == XD_ENDPOINT;
+	return role(t) == XD_ROLE_WARMS && xd_rtype_info(t)->warms == in_flight;
 }
 
 /*
@@ -130,16 +193,25 @@ static bool pass(struct xd_sub subs[XD_RTYPE_COUNT], struct xd_snapshot *target,
 	/* the first type in flight; later types wait for its answer, but
 	 * for the one it warms */
 	int in_flight = -1;
+	/* the type that warms, whose wait comes before the first USER type */
+	int warming = -1;
+	bool users = false;
 
 	for (int i = 0; i < XD_RTYPE_COUNT; i++) {
 		enum xd_rtype t = (enum xd_rtype)i;
 
 		if (in_flight >= 0 && !warms((enum xd_rtype)in_flight, t))
 			break;
-		if (t == XD_LISTENER &&
-		    endpoints_waiting(subs, target, now, wait, &out->eds)) {
-			out->action = XD_SEQ_WAIT_EDS;
-			return true;
+		if (role(t) == XD_ROLE_WARMS)
+			warming = i;
+		if (role(t) == XD_ROLE_USER && !users) {
+			users = true;
+			if (warming >= 0 &&
+			    endpoints_waiting(subs, target, (enum xd_rtype)warming,
+					      now, wait, &out->eds)) {
+				out->action = XD_SEQ_WAIT_EDS;
+				return true;
+			}
 		}
 		if (subs[t].state == XD_SUB_IDLE)
 			continue;

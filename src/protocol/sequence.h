@@ -9,17 +9,25 @@
  * On the aggregated methods types go in the order of enum xd_rtype (SDS,
  * RTDS, CDS, EDS, LDS, RDS, SRDS, VHDS), one at a time: a type sends only
  * when every earlier type is settled (nothing in flight, nothing due),
- * except EDS, which also goes while CDS is in flight: clients warm new
- * clusters until their endpoints come, and Envoy answers CDS only then.
+ * except a type that warms the one in flight (rtype.h's roles): EDS also
+ * goes while CDS is in flight, as clients warm new clusters until their
+ * endpoints come, and Envoy answers CDS only then. The roles, not the
+ * types' names, say what follows:
  *
- *   - Before listeners, the endpoints that the clusters the client holds
- *     refer to must be in its EDS subscription (Envoy subscribes to them
- *     as soon as it has read the CDS response). The wait lasts XD_SEQ_EDS_WAIT_MS from
- *     when it starts, in case the subscription never comes.
- *   - Clusters, and in delta endpoints, that the target dropped stay in
- *     what the client is sent (the table is union(target, held)) until
- *     its listeners, routes, scoped routes and virtual hosts are settled
- *     on the target; then a final response without them goes out.
+ *   - Before the first USER type (listeners), the resources of the
+ *     WARMS type (endpoints) that those the client holds of the type it
+ *     warms (clusters) refer to must be in its subscription (Envoy
+ *     subscribes to them as soon as it has read the CDS response). The
+ *     wait lasts XD_SEQ_EDS_WAIT_MS from when it starts, in case the
+ *     subscription never comes.
+ *   - Resources of KEPT types (clusters), and in delta of WARMS types
+ *     (endpoints), that the target dropped stay in what the client is
+ *     sent (the table is union(target, held)) until every USER type
+ *     (listeners, routes, scoped routes, virtual hosts) is settled on
+ *     the target and its subscription of the KEPT type covers those
+ *     that the USER types it holds refer to; then a final response
+ *     without them goes out (with a client that names its clusters,
+ *     the answer to the request that adds the new ones).
  *
  * A per-type method sends its one type whenever it is due: no order, no
  * union, no wait.

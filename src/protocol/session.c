@@ -15,6 +15,7 @@
 #include "protocol/sequence.h"
 #include "protocol/sub.h"
 #include "protocol/typeset.h"
+#include "protocol/withheld.h"
 #include "util/bucket.h"
 #include "util/clock.h"
 #include "util/common.h"
@@ -119,6 +120,14 @@ static const char *tname(enum xd_rtype t)
 	return xd_rtype_info(t)->service;
 }
 
+/* A method's number, as the stream counts are kept (stats.h). */
+static size_t method_index(const struct xd_method *m)
+{
+	size_t n;
+
+	return (size_t)(m - xd_methods(&n));
+}
+
 /* ---------------- queues ---------------- */
 
 static void pump(struct xd_session *ss);
@@ -197,6 +206,51 @@ static void on_snapshot_changed(struct xd_watch *w)
 	enqueue(ss);
 }
 
+/* Refusals by "@allow", a few a second: a fleet asking for a secret
+ * it may not have must not flood the log (every one is counted). */
+static struct xd_log_limit withheld_log = XD_LOG_LIMIT_INIT(5, 1000);
+
+struct withheld_ctx {
+	struct xd_session *ss;
+	enum xd_rtype type;
+};
+
+static void tell_one_withheld(void *arg, struct xd_name name)
+{
+	struct withheld_ctx *w = arg;
+	struct xd_session *ss = w->ss;
+	const char *identity = xd_stream_identity(ss->stream);
+	unsigned long dropped;
+
+	xd_sessions_stats_withheld(&ss->mgr->stats, w->type);
+	if (!xd_log_limit_take(&withheld_log, &dropped))
+		return;
+	if (identity != NULL)
+		SLOG(XD_LOG_WARN, ss,
+		     "may not be served %s '%.*s': its \"@allow\" names no glob that identity '%.*s' matches; told it does not exist%s",
+		     tname(w->type), XD_LOG_CLIP(name.len), name.data,
+		     XD_LOG_CLIP(strlen(identity)), identity,
+		     dropped ? " (and more such names, not logged)" : "");
+	else
+		SLOG(XD_LOG_WARN, ss,
+		     "may not be served %s '%.*s': a client without a certificate has no identity its \"@allow\" could admit; told it does not exist%s",
+		     tname(w->type), XD_LOG_CLIP(name.len), name.data,
+		     dropped ? " (and more such names, not logged)" : "");
+}
+
+/* Tells the operator of each name of type `t` the stream asks for and
+ * its identity may not be served (withheld.h): once per name. */
+static void tell_withheld(struct xd_session *ss, enum xd_rtype t)
+{
+	struct withheld_ctx w = {ss, t};
+
+	if (ss->snap == NULL || t >= XD_RTYPE_COUNT)
+		return;
+	xd_withheld_tell(&ss->types.subs[t],
+			 xd_snapshot_table(xd_snapshot_base(ss->snap), t),
+			 xd_snapshot_table(ss->snap, t), tell_one_withheld, &w);
+}
+
 /*
  * Follows the cache: the snapshot serving this node now, as the stream's
  * identity may see it (derived.h: resources it may not be served do not
@@ -220,6 +274,9 @@ static void refresh_snapshot(struct xd_session *ss)
 	if (now != NULL)
 		SLOG(XD_LOG_DEBUG, ss, "serving snapshot '%s'",
 		     xd_snapshot_key(now));
+	/* a reload may take from the identity a name it asked for */
+	for (int t = 0; t < XD_RTYPE_COUNT; t++)
+		tell_withheld(ss, (enum xd_rtype)t);
 }
 
 /* ---------------- sending ---------------- */
@@ -428,7 +485,8 @@ static void sweep_session(struct xd_session *ss, uint64_t now)
 			       (unsigned long long)xd_stream_id(ss->stream),
 			       sub->label);
 		sub->ack_overdue = true;
-		xd_sessions_stats_ack_timeout(&m->stats, xd_table_type(sub->sent));
+		xd_sessions_stats_ack_timeout(&m->stats,
+					      xd_table_type(sub->sent->table));
 		if (xd_log_limit_take(&ack_log, &dropped))
 			SLOG(XD_LOG_WARN, ss,
 			     "%.*s version %s (nonce %llu) not answered in %llus (ack_timeout)%s",
@@ -640,6 +698,7 @@ static void on_request(void *st, struct xd_stream *stream,
 		v = xd_sub_sotw_request(rt.sub, &r, rt.wildcard_ok,
 					rt.full_state, rt.current, xd_wall_ms());
 	log_verdict(ss, &r, &rt, v);
+	tell_withheld(ss, rt.type);
 	if (xd_typeset_names(&ss->types) > cfg->max_names_per_stream) {
 		end_over_limit(ss, "the stream subscribes to %zu names; the limit is %llu (max_names_per_stream)",
 			       xd_typeset_names(&ss->types),
@@ -672,7 +731,7 @@ static void *on_open(void *ctx, struct xd_stream *stream)
 		       xd_stream_peer(stream), xd_stream_identity(stream),
 		       xd_wall_ms());
 	ss->opened_mono_ms = xd_mono_ms();
-	m->stats.streams[ss->method - xd_methods]++;
+	m->stats.streams[method_index(ss->method)]++;
 	xd_typeset_init(&ss->types, xd_stream_id(stream));
 	xd_bucket_init(&ss->requests, m->cfg->max_request_burst, uv_now(m->loop));
 	m->stats.sessions++;
@@ -716,7 +775,7 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 	xd_typeset_clear(&ss->types);
 	xd_snapshot_unref(ss->snap);
 	xd_client_clear(&ss->client);
-	ss->mgr->stats.streams[ss->method - xd_methods]--;
+	ss->mgr->stats.streams[method_index(ss->method)]--;
 	ss->mgr->stats.sessions--;
 	free(ss);
 }
@@ -727,6 +786,7 @@ struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
 				    const struct xd_config *cfg)
 {
 	struct xd_sessions *m;
+	size_t nmethods;
 
 	XD_ASSERT_LOOP();
 	m = xd_calloc(1, sizeof(*m));
@@ -742,7 +802,8 @@ struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
 	xd_list_init(&m->cursors);
 	xd_list_init(&m->queue);
 	xd_list_init(&m->waiting);
-	xd_sessions_stats_init(&m->stats, xd_method_count);
+	xd_methods(&nmethods);
+	xd_sessions_stats_init(&m->stats, nmethods);
 	uv_idle_init(loop, &m->pump_idle);
 	m->pump_idle.data = m;
 	uv_timer_init(loop, &m->wait_timer);

@@ -98,3 +98,11 @@ void xd_sessions_stats_ack_timeout(struct xd_sessions_stats *st,
 	XD_ASSERT(type <= XD_RTYPE_COUNT);
 	st->types[type].ack_timeouts++;
 }
+
+void xd_sessions_stats_withheld(struct xd_sessions_stats *st,
+				enum xd_rtype type)
+{
+	XD_ASSERT_LOOP();
+	XD_ASSERT(type < XD_RTYPE_COUNT);
+	st->types[type].withheld++;
+}

@@ -3,7 +3,8 @@
  * What every xDS stream together has done, for /metrics and the status
  * page (admin/): streams per method, requests, responses and their
  * bytes, ACKs and NACKs per type, how long clients took to answer
- * responses and how many did not within `ack_timeout:`, and how long changes took to reach
+ * responses and how many did not within `ack_timeout:`, names withheld
+ * by "@allow", and how long changes took to reach
  * the clients that were connected when they were published
  * (convergence: a histogram per type and a ring of recent samples).
  *
@@ -28,6 +29,9 @@ struct xd_type_stats {
 	unsigned long long responses, response_bytes, acks, nacks;
 	/* responses not answered within `ack_timeout:` (each once) */
 	unsigned long long ack_timeouts;
+	/* names asked for that the stream's identity may not be served
+	 * ("@allow"), each once per stream (withheld.h) */
+	unsigned long long withheld;
 	/* From a response being sent to its ACK or NACK (every answer). */
 	struct xd_histogram ack_delay;
 	/* From a change being served to a client's ACK of it, for clients
@@ -48,12 +52,12 @@ struct xd_sessions_stats {
 	unsigned long long requests;
 	unsigned long long responses, response_bytes, acks, nacks; /* all types */
 	struct xd_type_stats types[XD_RTYPE_COUNT + 1];
-	size_t *streams; /* per method, by index in xd_methods */
+	size_t *streams; /* per method, by index in xd_methods() */
 	struct xd_convergence_sample recent[XD_SESSIONS_RECENT];
 	size_t nrecent, recent_next; /* ring: oldest at recent_next once full */
 };
 
-/* Counters at zero, for streams of `nmethods` methods (xd_methods). */
+/* Counters at zero, for streams of `nmethods` methods (xd_methods()). */
 void xd_sessions_stats_init(struct xd_sessions_stats *st, size_t nmethods);
 void xd_sessions_stats_free(struct xd_sessions_stats *st);
 
@@ -77,5 +81,9 @@ void xd_sessions_stats_answered(struct xd_sessions_stats *st,
 /* A response of `type` went unanswered for `ack_timeout:`. */
 void xd_sessions_stats_ack_timeout(struct xd_sessions_stats *st,
 				   enum xd_rtype type);
+
+/* A name of `type` was withheld from a stream by its "@allow". */
+void xd_sessions_stats_withheld(struct xd_sessions_stats *st,
+				enum xd_rtype type);
 
 #endif

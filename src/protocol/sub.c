@@ -83,8 +83,7 @@ void xd_sub_init(struct xd_sub *s, uint64_t stream_id, const char *label)
 	s->label = label;
 	s->want.set = xd_nameset_empty();
 	s->ledger = xd_ledger_empty();
-	s->acked_names.set = xd_nameset_empty();
-	s->sent_names.set = xd_nameset_empty();
+	s->running = xd_ledger_ref(s->ledger);
 }
 
 void xd_sub_clear(struct xd_sub *s)
@@ -92,10 +91,9 @@ void xd_sub_clear(struct xd_sub *s)
 	XD_ASSERT_LOOP();
 	xd_nameset_unref(s->want.set);
 	xd_ledger_unref(s->ledger);
-	xd_nameset_unref(s->sent_names.set);
-	xd_nameset_unref(s->acked_names.set);
-	xd_table_unref(s->sent);
-	xd_table_unref(s->acked);
+	xd_ledger_unref(s->sent);
+	xd_ledger_unref(s->running);
+	xd_nameset_unref(s->withheld);
 	free(s->nack_message);
 	memset(s, 0, sizeof(*s));
 }
@@ -174,20 +172,16 @@ static bool is_star(struct xd_name n)
 	return n.len == 1 && n.data[0] == '*';
 }
 
-/* The client runs what it holds, unless it refused it: `acked`
+/* The client runs what it holds, unless it refused it: `running`
  * follows the ledger until a NACK, and stays at what came before. */
 static void note_running(struct xd_sub *s)
 {
-	struct xd_table *held = s->ledger->table;
+	struct xd_ledger *old = s->running;
 
-	if (s->nacked)
+	if (s->nacked || old == s->ledger)
 		return;
-	if (s->acked != held) {
-		xd_table_unref(s->acked);
-		s->acked = held != NULL ? xd_table_ref(held) : NULL;
-	}
-	set_names(&s->acked_names, s->ledger->names.all,
-		  xd_nameset_ref(s->ledger->names.set));
+	s->running = xd_ledger_ref(s->ledger);
+	xd_ledger_unref(old);
 }
 
 /* What an operator is shown of an answer. */
@@ -196,7 +190,7 @@ static void note_answer(struct xd_sub *s, const struct xd_request *r, bool nack,
 {
 	s->nacked = nack;
 	if (!nack) {
-		memcpy(s->acked_version, xd_table_version(s->sent),
+		memcpy(s->acked_version, xd_table_version(s->sent->table),
 		       sizeof(s->acked_version) - 1);
 		s->acked_version[sizeof(s->acked_version) - 1] = '\0';
 		s->acked_at_ms = wall_ms;
@@ -215,9 +209,9 @@ static void answered(struct xd_sub *s, const struct xd_request *r, bool nack,
 		     int64_t wall_ms)
 {
 	note_answer(s, r, nack, wall_ms);
-	hold(s, s->sent, s->sent_names.all, s->sent_names.set,
+	hold(s, s->sent->table, s->sent->names.all, s->sent->names.set,
 	     s->ledger->resend, s->ledger->gone);
-	xd_table_unref(s->sent);
+	xd_ledger_unref(s->sent);
 	s->sent = NULL;
 	note_running(s);
 	set_state(s, XD_SUB_HOLDING, nack ? "NACK" : "ACK");
@@ -246,15 +240,14 @@ static void narrow_held(struct xd_sub *s, bool delta)
 	globs = delta && xd_nameset_globs(s->want.set) > 0;
 	keep = xd_malloc((count + (globs ? nheld : 0) + 1) * sizeof(*keep));
 	for (size_t i = 0; i < count; i++) {
-		struct xd_name name = xd_nameset_at(s->want.set, i);
+		const struct xd_key *k = xd_nameset_key(s->want.set, i);
+		struct xd_name name = k->text;
 		bool held = l->names.all ?
 				    xd_table_find(l->table, name.data, name.len) != NULL ||
 					    xd_table_find_alias(l->table, name.data, name.len) != NULL :
 				    xd_ledger_find(l, name.data, name.len) != NULL;
 
-		if (!held && globs && l->names.all &&
-		    xd_name_kind_of(NULL, name.data, name.len, NULL) ==
-			    XD_NAME_GLOB) {
+		if (!held && globs && l->names.all && k->kind == XD_KEY_GLOB) {
 			/* a wildcard client held every member already */
 			struct xd_nameset *m = xd_derived_glob(l->table, name);
 
@@ -593,9 +586,8 @@ void xd_sub_sent(struct xd_sub *s, struct xd_table *table, uint64_t nonce,
 	memcpy(s->sent_version, xd_table_version(table),
 	       sizeof(s->sent_version) - 1);
 	s->sent_version[sizeof(s->sent_version) - 1] = '\0';
-	xd_table_unref(s->sent);
-	s->sent = xd_table_ref(table);
-	set_names(&s->sent_names, s->want.all, xd_nameset_ref(s->want.set));
+	xd_ledger_unref(s->sent);
+	s->sent = xd_ledger_make(table, s->want.all, s->want.set, NULL, NULL);
 	set_state(s, XD_SUB_IN_FLIGHT, "response sent");
 	s->nonce = nonce;
 	clear_once_only(s);

@@ -11,8 +11,15 @@
  * is sent, so each send carries the newest state, never a queue of
  * stale versions.
  *
- * Ownership: the state owns references to its ledger, tables and name
- * sets; xd_sub_clear releases them. Thread: loop thread only.
+ * Every state of the client is a ledger (ledger.h): what it holds, what
+ * it will hold once it answers the response in flight, and what it runs
+ * (the last it ACKed); nothing else records what a client has. What
+ * operators are shown of it (CSDS, /clients, the rollout preview,
+ * /metrics) is read from those ledgers through the client's view
+ * (client.h).
+ *
+ * Ownership: the state owns references to its ledgers and name sets;
+ * xd_sub_clear releases them. Thread: loop thread only.
  */
 #ifndef XD_PROTOCOL_SUB_H
 #define XD_PROTOCOL_SUB_H
@@ -67,20 +74,21 @@ struct xd_sub {
 	struct xd_ledger *ledger;
 
 	uint64_t nonce;            /* the last nonce sent, 0 for none */
-	struct xd_table *sent;     /* IN_FLIGHT: content of that response */
-	struct xd_names sent_names;
+	/* IN_FLIGHT: what the client holds once it answers that response
+	 * (its table, the names it was sent for), owing nothing; else
+	 * NULL */
+	struct xd_ledger *sent;
 
 	uint64_t acks, nacks;
 
+	/* The client runs what it held when it last ACKed (or showed it
+	 * held, rules S12, D7, or was taken to hold with nothing to send);
+	 * never NULL. The ledger itself until a NACK; after one, the older
+	 * ledger it keeps alive (one per type and stream) says, resource
+	 * by resource, what the client kept and what it refused. */
+	struct xd_ledger *running;
+
 	/* what operators see (admin endpoint, CSDS) */
-	/* The content the client runs: that of the last response it
-	 * ACKed (or showed it held, rules S12, D7), its names as sent, or
-	 * NULL. The ledger's table until a NACK; after one, the
-	 * older table it keeps alive (one per type and stream) is what
-	 * says, resource by resource, what the client kept and what it
-	 * refused. */
-	struct xd_table *acked;
-	struct xd_names acked_names;
 	char sent_version[17];  /* of the last response sent; "" for none */
 	char acked_version[17]; /* of the last response ACKed; "" for none */
 	int64_t acked_at_ms;    /* when (Unix ms) that ACK came; 0 for none */
@@ -97,6 +105,9 @@ struct xd_sub {
 	 * the client holds went out, a heartbeat or not (rule L1) */
 	uint64_t ttl_refreshed_ms;
 	uint64_t converged_id;  /* the table whose convergence was counted */
+	/* names asked for that the stream's identity may not be served,
+	 * the operator told of them once (withheld.h); NULL: none */
+	struct xd_nameset *withheld;
 
 	/* for log lines: the stream, and the type's name (static, or owned
 	 * by the caller for as long as the state lives) */

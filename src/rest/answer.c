@@ -10,13 +10,6 @@
 #include "util/xalloc.h"
 #include "xds/message.h"
 
-/* What the subscription code's debug lines call each type here (it
- * logs as "stream 0", a REST request having no stream). */
-static const char *const labels[XD_RTYPE_COUNT] = {
-	"REST-JSON SDS", "REST-JSON RTDS", "REST-JSON CDS", "REST-JSON EDS",
-	"REST-JSON LDS", "REST-JSON RDS", "REST-JSON SRDS", "REST-JSON VHDS",
-};
-
 static uint64_t nonce_of(const char *version, const struct xd_request *r)
 {
 	uint64_t n = XXH3_64bits_withSeed(version, strlen(version),
@@ -54,11 +47,15 @@ struct xd_body *xd_rest_body(struct xd_snapshot *snap, enum xd_rtype type,
 	struct xd_request first = *r;
 	struct xd_body *b;
 	struct xd_sub sub;
+	/* what the subscription code's debug lines call the type here (it
+	 * logs as "stream 0", a REST request having no stream) */
+	char label[32];
 
 	XD_ASSERT_LOOP(); /* the body is memoized on the table */
-	/* REST is SotW, and has no path for virtual hosts (delta only) */
+	/* REST is SotW, and only types with a path have it (not virtual
+	 * hosts, delta only) */
 	XD_ASSERT_INFO(!xd_form_delta(form) && type < XD_RTYPE_COUNT &&
-			       type != XD_VIRTUAL_HOST,
+			       info->rest_path != NULL,
 		       "REST-JSON %s, form %d", info->service, (int)form);
 	/* The request as the first of a stream: a stream's nonce and
 	 * version would make it stale or a reconnection (sub.h); the
@@ -66,7 +63,8 @@ struct xd_body *xd_rest_body(struct xd_snapshot *snap, enum xd_rtype type,
 	first.nonce = (struct xd_name){NULL, 0};
 	first.version_info = (struct xd_name){NULL, 0};
 	first.has_error = false;
-	xd_sub_init(&sub, 0, labels[type]);
+	snprintf(label, sizeof(label), "REST-JSON %s", info->service);
+	xd_sub_init(&sub, 0, label);
 	xd_sub_sotw_request(&sub, &first, info->wildcard_ok, false, NULL,
 			    0 /* a first request answers nothing: no time kept */);
 	b = xd_sub_next(&sub, table, form, info->full_state);

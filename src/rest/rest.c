@@ -40,18 +40,6 @@ static const char *const refusal_names[XD_REST_REFUSAL_COUNT] = {
 	[XD_REST_METHOD] = "method",
 };
 
-/* The paths of Envoy's REST subscriptions, by type (no VHDS: virtual
- * hosts exist in delta only). */
-static const struct {
-	const char *name;
-	enum xd_rtype type;
-} paths[] = {
-	{"listeners", XD_LISTENER},   {"routes", XD_ROUTE},
-	{"scoped-routes", XD_SCOPED_ROUTE}, {"clusters", XD_CLUSTER},
-	{"endpoints", XD_ENDPOINT},   {"secrets", XD_SECRET},
-	{"runtime", XD_RUNTIME},
-};
-#define NPATHS (sizeof(paths) / sizeof(paths[0]))
 
 struct xd_rest {
 	struct xd_rest_deps deps;
@@ -548,8 +536,12 @@ static void handle(void *ctx, struct xd_http_exchange *x)
 	if (strncmp(x->path, PATH_PREFIX, strlen(PATH_PREFIX)) == 0) {
 		const char *name = x->path + strlen(PATH_PREFIX);
 
-		for (size_t i = 0; i < NPATHS; i++) {
-			if (strcmp(paths[i].name, name) != 0)
+		/* the paths of Envoy's REST subscriptions, by type (none
+		 * for virtual hosts, which exist in delta only) */
+		for (int t = 0; t < XD_RTYPE_COUNT; t++) {
+			const char *path = xd_rtype_info((enum xd_rtype)t)->rest_path;
+
+			if (path == NULL || strcmp(path, name) != 0)
 				continue;
 			if (strcmp(x->method, "POST") != 0) {
 				x->allow = "POST";
@@ -557,7 +549,7 @@ static void handle(void *ctx, struct xd_http_exchange *x)
 					    "method not allowed: POST a DiscoveryRequest in JSON");
 				return;
 			}
-			serve(r, x, paths[i].type);
+			serve(r, x, (enum xd_rtype)t);
 			return;
 		}
 	}

@@ -70,7 +70,7 @@ static void restrict_access(struct xd_table_builder *b, enum xd_rtype t,
 
 	if (ann->allow_set && !ann->allow_anyone)
 		xd_table_builder_restrict(b, ann->allow, ann->nallow);
-	else if (!ann->allow_set && t == XD_SECRET)
+	else if (!ann->allow_set && xd_rtype_info(t)->secret)
 		xd_table_builder_restrict(b, verified, 1);
 }
 
@@ -150,9 +150,10 @@ static int add_variant(struct build *bd, enum xd_rtype t,
 {
 	const struct xd_entry *first;
 
-	if (t == XD_VIRTUAL_HOST) {
+	if (xd_rtype_info(t)->aliased) {
 		refuse(bd, it, t, info->name,
-		       "a virtual host takes no '@dynamic_parameter_constraints' (they are asked for by alias)");
+		       "a %s takes no '@dynamic_parameter_constraints' (they are asked for by alias)",
+		       xd_rtype_info(t)->noun);
 		return -1;
 	}
 	if (xd_table_builder_add_variant(
@@ -213,7 +214,7 @@ static void accepted(struct build *bd, const struct xd_item *it,
 	struct xd_parsed_op *op = record(bd, it, XD_PARSED_ENTRY, t, name);
 
 	restrict_access(bd->b[t], t, &bd->ann);
-	op->open_secret = t == XD_SECRET && !bd->ann.allow_set;
+	op->open_secret = xd_rtype_info(t)->secret && !bd->ann.allow_set;
 	bd->pf->nopen += op->open_secret;
 	if (bd->ann.ttl_ms > 0)
 		xd_table_builder_ttl(bd->b[t], bd->ann.ttl_ms);
@@ -245,8 +246,7 @@ static int on_item(const struct xd_item *it, void *arg)
 	if (bd->ann.name != NULL) {
 		refuse(bd, it, section, NULL,
 		       "\"@name\" names list collections; a %s is named by its %s field",
-		       xd_rtype_info(t)->noun,
-		       t == XD_ENDPOINT ? "cluster_name" : "name");
+		       xd_rtype_info(t)->noun, xd_rtype_info(t)->name_field);
 		return 0;
 	}
 	if (xd_resource_analyze(bd->schema, it->section->type, t, it->data,
@@ -788,7 +788,7 @@ static void load_keys(const struct xd_schema *schema,
 		sections[t].key = info->snapshot_key;
 		sections[t].type = xd_schema_find_message(schema, info->message);
 		/* a resource that fails is still named, for check_refs */
-		sections[t].name_key = t == XD_ENDPOINT ? "cluster_name" : "name";
+		sections[t].name_key = info->name_field;
 		if (sections[t].type == NULL)
 			xd_diag_add(&out->diag, "the schema has no message %s",
 				    info->message);

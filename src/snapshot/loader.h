@@ -14,7 +14,8 @@
  * endpoints, a listener using RDS its route configuration, a route its
  * clusters, a scoped route its route configuration, a VHDS virtual host
  * (named "<route configuration>/<name>") its route configuration, a
- * list collection its members and what its inline members refer to
+ * listener or cluster whose TLS context asks for a secret over ADS
+ * that secret (resource.h), a list collection its members and what its inline members refer to
  * (collection.h). A directory without any snapshot file is an error too. A load succeeds
  * whole or yields nothing. A resource's "@allow" restricts it to the
  * identities its globs match, and a secret without one is restricted to

@@ -13,6 +13,8 @@
 #include "xds/xdstp.h"
 
 struct walk {
+	const struct xd_schema *s;
+	const struct xd_msgdesc *sds; /* SdsSecretConfig, for add_sds_ref */
 	struct xd_resinfo *r;
 	size_t cap_refs, cap_aliases;
 	enum xd_rtype to;      /* type of the references being collected */
@@ -22,23 +24,34 @@ struct walk {
 	size_t prefix_len;
 };
 
-struct ref_path {
-	enum xd_rtype from, to;
-	const char *path;
+/*
+ * Where a listener's or a cluster's TLS contexts (DownstreamTlsContext,
+ * UpstreamTlsContext, inside the transport socket's Any) name secrets:
+ * every transport socket, by every SdsSecretConfig field of the
+ * context or of its CommonTlsContext. A name counts only when its
+ * sds_config is `ads` or `self`, the server the listener or cluster
+ * came from: one with no sds_config is a static secret of Envoy's own
+ * bootstrap, and one with an api_config_source comes from another SDS
+ * server (a local agent, say), neither of which the snapshot holds.
+ */
+static const struct {
+	enum xd_rtype from;
+	const char *path; /* to a transport socket's typed_config */
+} tls_contexts[] = {
+	{XD_LISTENER, "filter_chains.transport_socket.typed_config"},
+	{XD_LISTENER, "default_filter_chain.transport_socket.typed_config"},
+	{XD_CLUSTER, "transport_socket.typed_config"},
+	{XD_CLUSTER, "transport_socket_matches.transport_socket.typed_config"},
 };
 
-static const struct ref_path ref_paths[] = {
-	{XD_LISTENER, XD_ROUTE, "filter_chains.filters.typed_config.rds.route_config_name"},
-	{XD_LISTENER, XD_ROUTE, "default_filter_chain.filters.typed_config.rds.route_config_name"},
-	{XD_LISTENER, XD_ROUTE, "api_listener.api_listener.rds.route_config_name"},
-	{XD_ROUTE, XD_CLUSTER, "virtual_hosts.routes.route.cluster"},
-	{XD_ROUTE, XD_CLUSTER, "virtual_hosts.routes.route.weighted_clusters.clusters.name"},
-	{XD_ROUTE, XD_CLUSTER, "virtual_hosts.routes.route.request_mirror_policies.cluster"},
-	{XD_VIRTUAL_HOST, XD_CLUSTER, "routes.route.cluster"},
-	{XD_VIRTUAL_HOST, XD_CLUSTER, "routes.route.weighted_clusters.clusters.name"},
-	{XD_VIRTUAL_HOST, XD_CLUSTER, "routes.route.request_mirror_policies.cluster"},
-	{XD_SCOPED_ROUTE, XD_ROUTE, "route_configuration_name"},
+static const char *const sds_fields[] = {
+	"common_tls_context.tls_certificate_sds_secret_configs",
+	"common_tls_context.validation_context_sds_secret_config",
+	"common_tls_context.combined_validation_context.validation_context_sds_secret_config",
+	"session_ticket_keys_sds_secret_config", /* downstream only */
 };
+
+#define SDS_SECRET_CONFIG "envoy.extensions.transport_sockets.tls.v3.SdsSecretConfig"
 
 static void take_first(const uint8_t *value, size_t len, void *arg)
 {
@@ -83,6 +96,59 @@ static void add_alias(const uint8_t *value, size_t len, void *arg)
 		r->aliases = xd_realloc(r->aliases, w->cap_aliases * sizeof(char *));
 	}
 	r->aliases[r->naliases++] = alias;
+}
+
+static void count_visit(const uint8_t *value, size_t len, void *arg)
+{
+	(void)value;
+	(void)len;
+	(*(size_t *)arg)++;
+}
+
+/* One SdsSecretConfig: its name a reference to a secret of the
+ * snapshot when its sds_config is ADS or `self` (tls_contexts). */
+static void add_sds_ref(const uint8_t *value, size_t len, void *arg)
+{
+	struct walk *w = arg;
+	size_t ours = 0;
+	char *name;
+
+	xd_schema_walk(w->s, w->sds, value, len, "sds_config.ads", count_visit,
+		       &ours);
+	xd_schema_walk(w->s, w->sds, value, len, "sds_config.self", count_visit,
+		       &ours);
+	if (ours == 0)
+		return;
+	w->first = NULL;
+	w->nul = false;
+	xd_schema_walk(w->s, w->sds, value, len, "name", take_first, w);
+	name = w->first;
+	w->first = NULL;
+	if (name != NULL)
+		add_ref((const uint8_t *)name, strlen(name), w);
+	free(name);
+}
+
+/* The secrets a listener's or cluster's TLS contexts ask the snapshot
+ * for (tls_contexts). */
+static void add_sds_refs(struct walk *w, const struct xd_msgdesc *m,
+			 enum xd_rtype t, const uint8_t *data, size_t len)
+{
+	char path[256];
+
+	w->sds = xd_schema_find_message(w->s, SDS_SECRET_CONFIG);
+	if (w->sds == NULL) /* an API without TLS: nothing names a secret */
+		return;
+	w->to = XD_SECRET;
+	for (size_t i = 0; i < sizeof(tls_contexts) / sizeof(tls_contexts[0]); i++) {
+		if (tls_contexts[i].from != t)
+			continue;
+		for (size_t k = 0; k < sizeof(sds_fields) / sizeof(sds_fields[0]); k++) {
+			snprintf(path, sizeof(path), "%s.%s", tls_contexts[i].path,
+				 sds_fields[k]);
+			xd_schema_walk(w->s, m, data, len, path, add_sds_ref, w);
+		}
+	}
 }
 
 static void varint_visit(const uint8_t *value, size_t len, void *arg)
@@ -189,21 +255,19 @@ int xd_resource_analyze(const struct xd_schema *s, const struct xd_msgdesc *m,
 			enum xd_rtype t, const uint8_t *data, size_t len,
 			struct xd_resinfo *out, char *why, size_t whylen)
 {
-	struct walk w = {.r = out};
-	const char *noun = xd_rtype_info(t)->noun;
+	const struct xd_rtype_info *info = xd_rtype_info(t);
+	struct walk w = {.s = s, .r = out};
 
 	memset(out, 0, sizeof(*out));
-	xd_schema_walk(s, m, data, len, t == XD_ENDPOINT ? "cluster_name" : "name",
-		   take_first, &w);
+	xd_schema_walk(s, m, data, len, info->name_field, take_first, &w);
 	if (w.first == NULL || w.first[0] == '\0') {
-		snprintf(why, whylen, "%s without a %s", noun,
-			 w.nul ? "valid name (NUL byte)" :
-			 t == XD_ENDPOINT ? "cluster_name" : "name");
+		snprintf(why, whylen, "%s without a %s", info->noun,
+			 w.nul ? "valid name (NUL byte)" : info->name_field);
 		free(w.first);
 		return -1;
 	}
 	out->name = w.first;
-	if (t == XD_VIRTUAL_HOST && xd_xdstp_is(out->name, strlen(out->name))) {
+	if (info->aliased && xd_xdstp_is(out->name, strlen(out->name))) {
 		snprintf(why, whylen, "virtual host '%s': virtual hosts are named '<route configuration>/<name>', not by xdstp:// names",
 			 out->name);
 		xd_resinfo_clear(out);
@@ -213,12 +277,14 @@ int xd_resource_analyze(const struct xd_schema *s, const struct xd_msgdesc *m,
 		xd_resinfo_clear(out);
 		return -1;
 	}
-	for (size_t i = 0; i < sizeof(ref_paths) / sizeof(ref_paths[0]); i++) {
-		if (ref_paths[i].from != t)
-			continue;
-		w.to = ref_paths[i].to;
-		xd_schema_walk(s, m, data, len, ref_paths[i].path, add_ref, &w);
+	/* the type's reference rules (xds/rtype.h), then those a field
+	 * path cannot say */
+	for (size_t i = 0; i < info->nrefs; i++) {
+		w.to = info->refs[i].to;
+		xd_schema_walk(s, m, data, len, info->refs[i].path, add_ref, &w);
 	}
+	if (t == XD_LISTENER || t == XD_CLUSTER)
+		add_sds_refs(&w, m, t, data, len);
 	if (t == XD_CLUSTER) {
 		uint64_t type = 0; /* DiscoveryType; absent means STATIC */
 

@@ -3,12 +3,17 @@
  * What the loader learns of one encoded resource besides its bytes: its
  * name, the resources it refers to, and its aliases (VHDS).
  *
- * Names: `name`, or `cluster_name` for endpoints. References, read
- * through Anys: an EDS cluster names its endpoints (service_name, or its
- * own name); a listener names the route configurations of its
- * HttpConnectionManagers using RDS (filter chains, default chain, API
- * listener); routes and VHDS virtual hosts name their clusters (single,
- * weighted, mirrors); a scoped route names its route configuration.
+ * Names: the type's name field (xds/rtype.h: `name`, or `cluster_name`
+ * for endpoints). References, read through Anys: the type's reference
+ * rules, field paths in the type table (a listener names the route
+ * configurations of its HttpConnectionManagers using RDS: filter
+ * chains, default chain, API listener; routes and VHDS virtual hosts
+ * name their clusters: single, weighted, mirrors; a scoped route names
+ * its route configuration), and the rules of this file's that a field
+ * path cannot say: an EDS cluster names its endpoints (service_name, or
+ * its own name), a virtual host its route configuration, and a
+ * listener's or cluster's TLS contexts the secrets they ask for over
+ * ADS (SdsSecretConfig with sds_config `ads` or `self`).
  * A VHDS virtual host is named "<route configuration>/<name>", refers to
  * that route configuration and has an alias "<route configuration>/
  * <domain>" per domain (rule D10).

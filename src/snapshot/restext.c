@@ -343,7 +343,7 @@ static void render(struct xd_buf *out, int t, const struct xd_entry *e,
 	}
 	if (e->ttl != NULL)
 		xd_buf_printf(out, "\"@ttl\": %" PRIu32 "ms\n", e->ttl->ms);
-	if (t == XD_SECRET) {
+	if (xd_section(t).secret) {
 		/* its version still says whether it changed */
 		xd_buf_printf(out, "# secret: content not shown (version %s)\n",
 			      e->version);
@@ -361,7 +361,7 @@ void xd_restext(struct xd_buf *out, const struct xd_schema *s, int t,
 		const struct xd_entry *e)
 {
 	struct xd_diag diag = XD_DIAG_INIT;
-	json_t *body = t == XD_SECRET ? NULL : body_of(s, t, e, &diag);
+	json_t *body = xd_section(t).secret ? NULL : body_of(s, t, e, &diag);
 
 	render(out, t, e, body, NULL, &diag);
 	json_decref(body);
@@ -373,8 +373,8 @@ void xd_restext_pair(struct xd_buf *out_a, struct xd_buf *out_b,
 		     const struct xd_entry *b)
 {
 	struct xd_diag da = XD_DIAG_INIT, db = XD_DIAG_INIT;
-	json_t *ja = t == XD_SECRET ? NULL : body_of(s, t, a, &da);
-	json_t *jb = t == XD_SECRET ? NULL : body_of(s, t, b, &db);
+	json_t *ja = xd_section(t).secret ? NULL : body_of(s, t, a, &da);
+	json_t *jb = xd_section(t).secret ? NULL : body_of(s, t, b, &db);
 	struct marks *mk = xd_calloc(1, sizeof(*mk));
 
 	if (ja != NULL && jb != NULL)

@@ -977,22 +977,32 @@ const struct xd_entry *xd_table_variants_of(const struct xd_table *t,
 	return k > lo ? &t->variants[lo] : NULL;
 }
 
-const struct xd_entry *xd_table_find_locator(const struct xd_table *t,
-					     const char *key, size_t len)
+const struct xd_entry *xd_table_find_variant(const struct xd_table *t,
+					     struct xd_name name,
+					     const struct xd_dparam *params,
+					     size_t n)
 {
-	struct xd_dparam params[XD_DPARAM_MAX];
-	struct xd_name name;
 	const struct xd_entry *v;
-	size_t n, nv;
+	size_t nv;
 
-	if (xd_locator_split(key, len, &name, params, &n) != 0)
-		return NULL;
 	v = xd_table_variants_of(t, name.data, name.len, &nv);
 	for (size_t i = 0; i < nv; i++)
 		if (xd_dpc_match(v[i].constraints.data, v[i].constraints.len,
 				 params, n))
 			return &v[i];
 	return probe(t, name.data, name.len);
+}
+
+const struct xd_entry *xd_table_find_locator(const struct xd_table *t,
+					     const char *key, size_t len)
+{
+	struct xd_dparam params[XD_DPARAM_MAX];
+	struct xd_name name;
+	size_t n;
+
+	if (xd_locator_split(key, len, &name, params, &n) != 0)
+		return NULL;
+	return xd_table_find_variant(t, name, params, n);
 }
 
 const struct xd_entry *xd_table_variant_at(const struct xd_table *t, size_t i)

@@ -38,6 +38,8 @@
 #include "util/span.h"
 #include "xds/rtype.h"
 
+struct xd_dparam;
+
 /* A reference from one resource to another, e.g. a listener's RDS route
  * configuration name, or a route's cluster. */
 struct xd_ref {
@@ -280,6 +282,13 @@ const struct xd_entry *xd_table_find(const struct xd_table *t,
  */
 const struct xd_entry *xd_table_find_locator(const struct xd_table *t,
 					     const char *key, size_t len);
+
+/* The same for a locator already split: `name` and its `n` parameters,
+ * sorted by key. */
+const struct xd_entry *xd_table_find_variant(const struct xd_table *t,
+					     struct xd_name name,
+					     const struct xd_dparam *params,
+					     size_t n);
 
 /* How many variants it holds (rule P1), and each, sorted as
  * xd_table_find_locator tries them (i < count). */

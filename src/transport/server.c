@@ -37,6 +37,7 @@
 #define ACCEPTS_PER_TYPE 4
 #define ACCEPTS_UNKNOWN 4
 #define ACCEPTS_CSDS 2 /* operators' tools, a call now and then */
+#define ACCEPTS_HEALTH 4 /* balancers' checks, every second or so each */
 
 /* The least a read may take while memory is short (read_chunk_size). */
 #define READ_CHUNK_MIN 256
@@ -76,6 +77,8 @@ struct xd_server {
 	struct xd_stream_handler handler;
 	struct xd_stream_handler csds_handler;
 	bool csds; /* csds_handler is set and its methods registered */
+	struct xd_stream_handler health_handler;
+	bool health; /* the same for the health service */
 	int port;
 
 	struct accept_slot *slots;
@@ -258,8 +261,9 @@ static const char *proxy_hint(const char *peer)
 	return "; if that address is a balancer's or proxy's, list it in trusted_proxies";
 }
 
-/* An xDS or CSDS call: a stream, unless its address holds too many
- * connections already (max_connections_per_address). */
+/* An xDS, CSDS or health call: a stream, unless its address holds too
+ * many connections already (max_connections_per_address). The same
+ * for every method, so that no service is a way around the limits. */
 static void start_stream(struct accept_slot *a)
 {
 	struct xd_server *srv = a->srv;
@@ -551,15 +555,19 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 	grpc_arg argv[24];
 	grpc_channel_args args;
 	grpc_server_credentials *creds;
-	void *registered[xd_method_count];
+	size_t nmethods;
+	const struct xd_method *methods = xd_methods(&nmethods);
+	void *registered[nmethods];
 	void *registered_csds[xd_csds_method_count];
-	size_t total = ACCEPTS_UNKNOWN + ACCEPTS_CSDS * xd_csds_method_count;
+	void *registered_health[xd_health_method_count];
+	size_t total = ACCEPTS_UNKNOWN + ACCEPTS_CSDS * xd_csds_method_count +
+		       ACCEPTS_HEALTH * xd_health_method_count;
 
 	XD_ASSERT_LOOP();
 	srv = xd_calloc(1, sizeof(*srv));
-	for (size_t i = 0; i < xd_method_count; i++)
-		total += xd_methods[i].aggregated ? ACCEPTS_AGGREGATED :
-						    ACCEPTS_PER_TYPE;
+	for (size_t i = 0; i < nmethods; i++)
+		total += methods[i].aggregated ? ACCEPTS_AGGREGATED :
+						 ACCEPTS_PER_TYPE;
 	srv->slots = xd_calloc(total, sizeof(*srv->slots));
 	srv->cap_slots = total;
 	srv->loop = loop;
@@ -567,6 +575,10 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 	if (opts->csds_handler != NULL) {
 		srv->csds_handler = *opts->csds_handler;
 		srv->csds = true;
+	}
+	if (opts->health_handler != NULL) {
+		srv->health_handler = *opts->health_handler;
+		srv->health = true;
 	}
 	srv->peers = xd_peers_new(cfg->trusted_nets, cfg->ntrusted_proxies);
 	srv->max_per_address = (size_t)cfg->max_connections_per_address;
@@ -576,13 +588,17 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 	srv->conns = new_conns(loop, cfg, opts->fd_limit, srv->trim);
 	make_args(cfg, srv->conns, &args, argv, XD_ARRAY_LEN(argv));
 	srv->grpc = grpc_server_create(&args, NULL);
-	for (size_t i = 0; i < xd_method_count; i++)
+	for (size_t i = 0; i < nmethods; i++)
 		registered[i] = grpc_server_register_method(
-			srv->grpc, xd_methods[i].path, NULL,
+			srv->grpc, methods[i].path, NULL,
 			GRPC_SRM_PAYLOAD_NONE, 0);
 	for (size_t i = 0; srv->csds && i < xd_csds_method_count; i++)
 		registered_csds[i] = grpc_server_register_method(
 			srv->grpc, xd_csds_methods[i].path, NULL,
+			GRPC_SRM_PAYLOAD_NONE, 0);
+	for (size_t i = 0; srv->health && i < xd_health_method_count; i++)
+		registered_health[i] = grpc_server_register_method(
+			srv->grpc, xd_health_methods[i].path, NULL,
 			GRPC_SRM_PAYLOAD_NONE, 0);
 
 	/* Bind before the completion queue exists: a server that never
@@ -618,14 +634,17 @@ int xd_server_start(struct xd_server **out, uv_loop_t *loop,
 	grpc_server_register_completion_queue(srv->grpc, srv->cq, NULL);
 	grpc_server_start(srv->grpc);
 
-	for (size_t i = 0; i < xd_method_count; i++)
-		add_slots(srv, &xd_methods[i], &srv->handler, registered[i],
-			  xd_methods[i].aggregated ? ACCEPTS_AGGREGATED :
-						     ACCEPTS_PER_TYPE);
+	for (size_t i = 0; i < nmethods; i++)
+		add_slots(srv, &methods[i], &srv->handler, registered[i],
+			  methods[i].aggregated ? ACCEPTS_AGGREGATED :
+						  ACCEPTS_PER_TYPE);
 	for (size_t i = 0; srv->csds && i < xd_csds_method_count; i++)
 		add_slots(srv, &xd_csds_methods[i], &srv->csds_handler,
 			  registered_csds[i],
 			  ACCEPTS_CSDS);
+	for (size_t i = 0; srv->health && i < xd_health_method_count; i++)
+		add_slots(srv, &xd_health_methods[i], &srv->health_handler,
+			  registered_health[i], ACCEPTS_HEALTH);
 	add_slots(srv, NULL, NULL, NULL, ACCEPTS_UNKNOWN);
 	for (size_t i = 0; i < srv->nslots; i++)
 		arm(&srv->slots[i]);

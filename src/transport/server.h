@@ -5,9 +5,11 @@
  * shutdown of all of it.
  *
  * Every accepted xDS call becomes an xd_stream driven by the handler in
- * the options, and every client status (CSDS) call one driven by the
- * CSDS handler. Calls to any other method are answered UNIMPLEMENTED
- * with the method's name.
+ * the options, every client status (CSDS) call one driven by the CSDS
+ * handler and every gRPC health call one driven by the health handler,
+ * all admitted alike (connections per address, streams per connection).
+ * Calls to any other method are answered UNIMPLEMENTED with the
+ * method's name.
  *
  * Ownership: the server owns the gRPC server, the bridge (and so the
  * completion queue) and every accept context; streams free themselves
@@ -32,6 +34,9 @@ struct xd_server_opts {
 	/* The client status service's calls (xd_csds_methods); NULL: not
 	 * served, answered UNIMPLEMENTED like any unknown method. */
 	const struct xd_stream_handler *csds_handler;
+	/* gRPC's health service's calls (xd_health_methods); NULL: not
+	 * served, as for CSDS. */
+	const struct xd_stream_handler *health_handler;
 	struct xd_tls *tls; /* NULL: plaintext; else must outlive the server */
 	/* The open files limit (xd_fdlimit_raise); 0: unknown. */
 	unsigned long fd_limit;

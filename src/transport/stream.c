@@ -319,7 +319,7 @@ int xd_stream_send(struct xd_stream *s, grpc_byte_buffer *bb)
 }
 
 static void finish(struct xd_stream *s, grpc_status_code code,
-		   const char *message, enum xd_log_level level)
+		   const char *message, enum xd_log_level level, bool refusal)
 {
 	grpc_op op = {.op = GRPC_OP_SEND_STATUS_FROM_SERVER};
 
@@ -328,7 +328,9 @@ static void finish(struct xd_stream *s, grpc_status_code code,
 		return;
 	if (code != GRPC_STATUS_OK) {
 		/* a refusal is counted here, whoever decided it */
-		const char *refused = xd_refusals_count(code, s->identity != NULL);
+		const char *refused =
+			refusal ? xd_refusals_count(code, s->identity != NULL) :
+				  NULL;
 
 		xd_log(level, "stream %llu (%s from %s%s%.*s%s): ending with status %d%s%s%s: %s",
 		       (unsigned long long)s->id, s->method->name, s->peer,
@@ -350,13 +352,19 @@ static void finish(struct xd_stream *s, grpc_status_code code,
 void xd_stream_finish(struct xd_stream *s, grpc_status_code code,
 		      const char *message)
 {
-	finish(s, code, message, XD_LOG_INFO);
+	finish(s, code, message, XD_LOG_INFO, true);
 }
 
 void xd_stream_finish_logged(struct xd_stream *s, grpc_status_code code,
 			     const char *message)
 {
-	finish(s, code, message, XD_LOG_DEBUG);
+	finish(s, code, message, XD_LOG_DEBUG, true);
+}
+
+void xd_stream_finish_answer(struct xd_stream *s, grpc_status_code code,
+			     const char *message)
+{
+	finish(s, code, message, XD_LOG_DEBUG, false);
 }
 
 uint64_t xd_stream_id(const struct xd_stream *s)

@@ -85,6 +85,13 @@ void xd_stream_finish(struct xd_stream *s, grpc_status_code code,
 void xd_stream_finish_logged(struct xd_stream *s, grpc_status_code code,
 			     const char *message);
 
+/* The same for a status that answers what the client asked rather than
+ * refuses the client (a health check of a service xdsd does not serve
+ * is NOT_FOUND by the protocol): logged at debug level, not counted as
+ * a refusal. */
+void xd_stream_finish_answer(struct xd_stream *s, grpc_status_code code,
+			     const char *message);
+
 uint64_t xd_stream_id(const struct xd_stream *s);
 const struct xd_method *xd_stream_method(const struct xd_stream *s);
 const char *xd_stream_peer(const struct xd_stream *s);

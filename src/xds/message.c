@@ -158,11 +158,21 @@ uint8_t *xd_resource_put(uint8_t *p, const struct xd_resource *r)
 
 /* ---------------- responses ---------------- */
 
-/* A name-only Resource: a subscribed name that does not exist (rule D8). */
-static size_t missing_size(struct xd_name n)
+/*
+ * A subscribed name that does not exist (rule D8), as Envoy reads it: in
+ * removed_resources, or for an alias (`by_alias`, rule D10) a Resource
+ * without a body that carries the name as its own alias.
+ */
+static size_t alias_only_size(struct xd_name n)
 {
-	return xd_msg_field_size(XD_RESPONSE_RESOURCES,
-				 name_field(XD_RESOURCE_NAME, n));
+	return name_field(XD_RESOURCE_NAME, n) + name_field(XD_RESOURCE_ALIASES, n);
+}
+
+static size_t missing_size(struct xd_name n, bool by_alias)
+{
+	if (!by_alias)
+		return name_field(XD_DELTA_RESPONSE_REMOVED, n);
+	return xd_msg_field_size(XD_RESPONSE_RESOURCES, alias_only_size(n));
 }
 
 size_t xd_response_size(const struct xd_response *r)
@@ -173,7 +183,7 @@ size_t xd_response_size(const struct xd_response *r)
 	for (size_t i = 0; i < r->nresources; i++)
 		n += r->resources[i].len;
 	for (size_t i = 0; i < r->nmissing; i++)
-		n += missing_size(r->missing[i]);
+		n += missing_size(r->missing[i], r->missing_by_alias);
 	for (size_t i = 0; i < r->nremoved; i++)
 		n += name_field(XD_DELTA_RESPONSE_REMOVED, r->removed[i]);
 	for (size_t i = 0; i < r->nremoved_variants; i++)
@@ -192,18 +202,21 @@ uint8_t *xd_response_put(uint8_t *p, const struct xd_response *r)
 		memcpy(p, r->resources[i].data, r->resources[i].len);
 		p += r->resources[i].len;
 	}
-	for (size_t i = 0; i < r->nmissing; i++) {
+	for (size_t i = 0; r->missing_by_alias && i < r->nmissing; i++) {
 		struct xd_name n = r->missing[i];
 
-		p = xd_msg_put_header(p, XD_RESPONSE_RESOURCES,
-				      name_field(XD_RESOURCE_NAME, n));
+		p = xd_msg_put_header(p, XD_RESPONSE_RESOURCES, alias_only_size(n));
 		p = xd_msg_put_bytes(p, XD_RESOURCE_NAME, n.data, n.len);
+		p = xd_msg_put_bytes(p, XD_RESOURCE_ALIASES, n.data, n.len);
 	}
 	p = xd_msg_put_bytes(p, XD_RESPONSE_TYPE_URL, r->type_url.data,
 			     r->type_url.len);
 	for (size_t i = 0; i < r->nremoved; i++)
 		p = xd_msg_put_bytes(p, XD_DELTA_RESPONSE_REMOVED,
 				     r->removed[i].data, r->removed[i].len);
+	for (size_t i = 0; !r->missing_by_alias && i < r->nmissing; i++)
+		p = xd_msg_put_bytes(p, XD_DELTA_RESPONSE_REMOVED,
+				     r->missing[i].data, r->missing[i].len);
 	for (size_t i = 0; i < r->nremoved_variants; i++)
 		p = resource_name_put(p, XD_DELTA_RESPONSE_REMOVED_NAMES,
 				      r->removed_variants[i].name,

@@ -215,8 +215,11 @@ uint8_t *xd_resource_put(uint8_t *p, const struct xd_resource *r);
 /*
  * A DiscoveryResponse (SotW) or DeltaDiscoveryResponse, without the
  * nonce. `resources` are whole `resources` fields, header included (the
- * forms tables store, snapshot/table.h). Delta only: `missing` names
- * go out as Resources without a body, `removed` as removed_resources.
+ * forms tables store, snapshot/table.h). Delta only: `removed` go out
+ * as removed_resources, and so do the `missing` names (subscribed, and
+ * not existing: rule D8), unless `missing_by_alias`: then each is a
+ * Resource without a body whose alias is its name, as Envoy takes an
+ * alias that resolves to nothing (rule D10).
  */
 struct xd_removed_variant {
 	struct xd_name name;
@@ -229,6 +232,7 @@ struct xd_response {
 	size_t nresources;
 	const struct xd_name *missing;
 	size_t nmissing;
+	bool missing_by_alias;
 	struct xd_name type_url;
 	const struct xd_name *removed;
 	size_t nremoved;

@@ -1,37 +1,133 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "xds/rtype.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "util/xalloc.h"
 
 #define URL(m) "type.googleapis.com/" m
+/* A gRPC method's path: package envoy.service.<area>.v3 (rule T2). */
+#define METHOD(area, svc, m) "/envoy.service." area ".v3." svc "/" m
+#define REFS(v) v, sizeof(v) / sizeof((v)[0])
 
+static const struct xd_rtype_ref listener_refs[] = {
+	{XD_ROUTE, "filter_chains.filters.typed_config.rds.route_config_name"},
+	{XD_ROUTE, "default_filter_chain.filters.typed_config.rds.route_config_name"},
+	{XD_ROUTE, "api_listener.api_listener.rds.route_config_name"},
+};
+
+static const struct xd_rtype_ref route_refs[] = {
+	{XD_CLUSTER, "virtual_hosts.routes.route.cluster"},
+	{XD_CLUSTER, "virtual_hosts.routes.route.weighted_clusters.clusters.name"},
+	{XD_CLUSTER, "virtual_hosts.routes.route.request_mirror_policies.cluster"},
+};
+
+static const struct xd_rtype_ref virtual_host_refs[] = {
+	{XD_CLUSTER, "routes.route.cluster"},
+	{XD_CLUSTER, "routes.route.weighted_clusters.clusters.name"},
+	{XD_CLUSTER, "routes.route.request_mirror_policies.cluster"},
+};
+
+static const struct xd_rtype_ref scoped_route_refs[] = {
+	{XD_ROUTE, "route_configuration_name"},
+};
+
+/* One row per type, in push order. A field left out is NULL, false,
+ * XD_ROLE_PLAIN or no references. */
 static const struct xd_rtype_info infos[XD_RTYPE_COUNT] = {
-	[XD_SECRET] = {URL("envoy.extensions.transport_sockets.tls.v3.Secret"),
-		       "envoy.extensions.transport_sockets.tls.v3.Secret",
-		       "secrets", "SDS", "secret", false, false},
-	[XD_RUNTIME] = {URL("envoy.service.runtime.v3.Runtime"),
-			"envoy.service.runtime.v3.Runtime", "runtimes",
-			"RTDS", "runtime", false, false},
-	[XD_CLUSTER] = {URL("envoy.config.cluster.v3.Cluster"),
-			"envoy.config.cluster.v3.Cluster", "clusters", "CDS", "cluster",
-			true, true},
-	[XD_ENDPOINT] = {URL("envoy.config.endpoint.v3.ClusterLoadAssignment"),
-			 "envoy.config.endpoint.v3.ClusterLoadAssignment",
-			 "endpoints", "EDS", "endpoints", false, false},
-	[XD_LISTENER] = {URL("envoy.config.listener.v3.Listener"),
-			 "envoy.config.listener.v3.Listener", "listeners",
-			 "LDS", "listener", true, true},
-	[XD_ROUTE] = {URL("envoy.config.route.v3.RouteConfiguration"),
-		      "envoy.config.route.v3.RouteConfiguration", "routes",
-		      "RDS", "route configuration", false, false},
-	[XD_SCOPED_ROUTE] = {URL("envoy.config.route.v3.ScopedRouteConfiguration"),
-			     "envoy.config.route.v3.ScopedRouteConfiguration",
-			     "scoped_routes", "SRDS", "scoped route", true, false},
-	[XD_VIRTUAL_HOST] = {URL("envoy.config.route.v3.VirtualHost"),
-			     "envoy.config.route.v3.VirtualHost",
-			     "virtual_hosts", "VHDS", "virtual host", false, false},
+	[XD_SECRET] = {
+		.type_url = URL("envoy.extensions.transport_sockets.tls.v3.Secret"),
+		.message = "envoy.extensions.transport_sockets.tls.v3.Secret",
+		.snapshot_key = "secrets", .service = "SDS", .noun = "secret",
+		.name_field = "name",
+		.sotw_path = METHOD("secret", "SecretDiscoveryService", "StreamSecrets"),
+		.delta_path = METHOD("secret", "SecretDiscoveryService", "DeltaSecrets"),
+		.rest_path = "secrets",
+		.secret = true,
+	},
+	[XD_RUNTIME] = {
+		.type_url = URL("envoy.service.runtime.v3.Runtime"),
+		.message = "envoy.service.runtime.v3.Runtime",
+		.snapshot_key = "runtimes", .service = "RTDS", .noun = "runtime",
+		.name_field = "name",
+		.sotw_path = METHOD("runtime", "RuntimeDiscoveryService", "StreamRuntime"),
+		.delta_path = METHOD("runtime", "RuntimeDiscoveryService", "DeltaRuntime"),
+		.rest_path = "runtime",
+	},
+	[XD_CLUSTER] = {
+		.type_url = URL("envoy.config.cluster.v3.Cluster"),
+		.message = "envoy.config.cluster.v3.Cluster",
+		.snapshot_key = "clusters", .service = "CDS", .noun = "cluster",
+		.name_field = "name",
+		.sotw_path = METHOD("cluster", "ClusterDiscoveryService", "StreamClusters"),
+		.delta_path = METHOD("cluster", "ClusterDiscoveryService", "DeltaClusters"),
+		.rest_path = "clusters",
+		.wildcard_ok = true, .full_state = true,
+		.role = XD_ROLE_KEPT,
+		/* and an EDS cluster's endpoints (resource.c) */
+	},
+	[XD_ENDPOINT] = {
+		.type_url = URL("envoy.config.endpoint.v3.ClusterLoadAssignment"),
+		.message = "envoy.config.endpoint.v3.ClusterLoadAssignment",
+		.snapshot_key = "endpoints", .service = "EDS", .noun = "endpoints",
+		.name_field = "cluster_name",
+		.sotw_path = METHOD("endpoint", "EndpointDiscoveryService", "StreamEndpoints"),
+		.delta_path = METHOD("endpoint", "EndpointDiscoveryService", "DeltaEndpoints"),
+		.rest_path = "endpoints",
+		.role = XD_ROLE_WARMS, .warms = XD_CLUSTER,
+	},
+	[XD_LISTENER] = {
+		.type_url = URL("envoy.config.listener.v3.Listener"),
+		.message = "envoy.config.listener.v3.Listener",
+		.snapshot_key = "listeners", .service = "LDS", .noun = "listener",
+		.name_field = "name",
+		.sotw_path = METHOD("listener", "ListenerDiscoveryService", "StreamListeners"),
+		.delta_path = METHOD("listener", "ListenerDiscoveryService", "DeltaListeners"),
+		.rest_path = "listeners",
+		.wildcard_ok = true, .full_state = true,
+		.role = XD_ROLE_USER,
+		.refs = REFS(listener_refs),
+	},
+	[XD_ROUTE] = {
+		.type_url = URL("envoy.config.route.v3.RouteConfiguration"),
+		.message = "envoy.config.route.v3.RouteConfiguration",
+		.snapshot_key = "routes", .service = "RDS",
+		.noun = "route configuration",
+		.name_field = "name",
+		.sotw_path = METHOD("route", "RouteDiscoveryService", "StreamRoutes"),
+		.delta_path = METHOD("route", "RouteDiscoveryService", "DeltaRoutes"),
+		.rest_path = "routes",
+		.role = XD_ROLE_USER,
+		.refs = REFS(route_refs),
+	},
+	[XD_SCOPED_ROUTE] = {
+		.type_url = URL("envoy.config.route.v3.ScopedRouteConfiguration"),
+		.message = "envoy.config.route.v3.ScopedRouteConfiguration",
+		.snapshot_key = "scoped_routes", .service = "SRDS",
+		.noun = "scoped route",
+		.name_field = "name",
+		/* the service is "ScopedRoutes..." in Envoy's srds.proto */
+		.sotw_path = METHOD("route", "ScopedRoutesDiscoveryService", "StreamScopedRoutes"),
+		.delta_path = METHOD("route", "ScopedRoutesDiscoveryService", "DeltaScopedRoutes"),
+		.rest_path = "scoped-routes",
+		.wildcard_ok = true,
+		.role = XD_ROLE_USER,
+		.refs = REFS(scoped_route_refs),
+	},
+	[XD_VIRTUAL_HOST] = {
+		.type_url = URL("envoy.config.route.v3.VirtualHost"),
+		.message = "envoy.config.route.v3.VirtualHost",
+		.snapshot_key = "virtual_hosts", .service = "VHDS",
+		.noun = "virtual host",
+		.name_field = "name",
+		/* incremental only: no SotW method, no REST path */
+		.delta_path = METHOD("route", "VirtualHostDiscoveryService", "DeltaVirtualHosts"),
+		.aliased = true,
+		.role = XD_ROLE_USER,
+		/* and its route configuration, by its name (resource.c) */
+		.refs = REFS(virtual_host_refs),
+	},
 };
 
 const struct xd_rtype_info *xd_rtype_info(enum xd_rtype t)
@@ -51,6 +147,13 @@ int xd_rtype_from_url(const char *url, size_t len, enum xd_rtype *out)
 		}
 	}
 	return -1;
+}
+
+bool xd_rtype_url_secret(const char *url, size_t len)
+{
+	enum xd_rtype t;
+
+	return xd_rtype_from_url(url, len, &t) == 0 && infos[t].secret;
 }
 
 static const struct xd_ctype_info cinfos[XD_CTYPE_COUNT] = {
@@ -89,12 +192,67 @@ struct xd_section_info xd_section(int t)
 		const struct xd_rtype_info *i = xd_rtype_info((enum xd_rtype)t);
 
 		return (struct xd_section_info){i->snapshot_key, i->type_url,
-					   i->message, i->noun};
+					   i->message, i->noun, i->secret};
 	} else {
 		const struct xd_ctype_info *i =
 			xd_ctype_info((enum xd_ctype)(t - XD_RTYPE_COUNT));
 
 		return (struct xd_section_info){i->snapshot_key, i->type_url,
-					   i->message, i->noun};
+					   i->message, i->noun, false};
+	}
+}
+
+static const char *role_name(enum xd_rtype_role r)
+{
+	static const char *const names[] = {
+		[XD_ROLE_PLAIN] = "plain",
+		[XD_ROLE_KEPT] = "kept",
+		[XD_ROLE_WARMS] = "warms",
+		[XD_ROLE_USER] = "user",
+	};
+
+	return names[r];
+}
+
+/* The flags of a type, comma-separated, or "-". */
+static void flags(const struct xd_rtype_info *i, char *buf, size_t len)
+{
+	const struct {
+		bool on;
+		const char *name;
+	} f[] = {
+		{i->wildcard_ok, "wildcard"},
+		{i->full_state, "full-state"},
+		{i->secret, "secret"},
+		{i->aliased, "aliased"},
+	};
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++)
+		if (f[k].on && n < len)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s",
+					      n > 0 ? "," : "", f[k].name);
+	if (n == 0)
+		snprintf(buf, len, "-");
+}
+
+void xd_rtype_print(FILE *out)
+{
+	fprintf(out, "# service type_url snapshot_key name_field sotw_method delta_method rest_path role flags\n");
+	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
+		const struct xd_rtype_info *i = &infos[t];
+		char role[64], fl[64];
+
+		if (i->role == XD_ROLE_WARMS)
+			snprintf(role, sizeof(role), "warms:%s",
+				 infos[i->warms].service);
+		else
+			snprintf(role, sizeof(role), "%s", role_name(i->role));
+		flags(i, fl, sizeof(fl));
+		fprintf(out, "%s %s %s %s %s %s %s %s %s\n", i->service,
+			i->type_url, i->snapshot_key, i->name_field,
+			i->sotw_path != NULL ? i->sotw_path : "-", i->delta_path,
+			i->rest_path != NULL ? i->rest_path : "-", role, fl);
 	}
 }

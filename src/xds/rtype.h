@@ -1,6 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The xDS resource types xdsd serves (rule T1).
+ * The xDS resource types xdsd serves (rule T1), as one table: what a
+ * type is named on the wire and in snapshots, which gRPC methods and
+ * REST path serve it, how the loader names its resources and finds
+ * their references, the part it plays in make-before-break (rule A2),
+ * whether its contents are secret. Everything that differs by type
+ * reads it here (methods.c, rest.c, the loader, the sequencer, the
+ * admin pages, `xdsd --print-types`); adding a type is its enum value,
+ * its row in rtype.c and the rules of its references.
  *
  * The enum order is the make-before-break push order (rule A2): secrets
  * and runtime first, then clusters, endpoints, listeners, routes, scoped
@@ -14,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 enum xd_rtype {
 	XD_SECRET,
@@ -27,21 +35,86 @@ enum xd_rtype {
 	XD_RTYPE_COUNT,
 };
 
+/*
+ * The part a type plays in make-before-break on the aggregated methods
+ * (rule A2, protocol/sequence.h), besides going in enum order:
+ *
+ *   PLAIN  nothing more: it goes in its turn.
+ *   KEPT   resources the client holds stay in what it is sent, after the
+ *          target dropped them, until every USER type is settled on the
+ *          target (clusters: listeners and routes still point at them).
+ *   WARMS  it warms the KEPT type `warms` names: it goes while that
+ *          type's response awaits its answer (a client warms new
+ *          clusters until their endpoints come); in delta its dropped
+ *          resources are kept as a KEPT type's are; and the first USER
+ *          type waits for the client to subscribe to those of it that
+ *          the kept resources name (endpoints).
+ *   USER   its resources use KEPT ones: their removal waits until it
+ *          is settled (listeners, routes, scoped routes, virtual hosts).
+ */
+enum xd_rtype_role {
+	XD_ROLE_PLAIN,
+	XD_ROLE_KEPT,
+	XD_ROLE_WARMS,
+	XD_ROLE_USER,
+};
+
+/* A reference rule: the string field at `path` (dotted, through
+ * repeated fields and Anys: schema/schema.h's walk) names a resource
+ * of type `to`. Rules that a field path cannot say (an EDS cluster's
+ * endpoints, a virtual host's route configuration) are resource.c's. */
+struct xd_rtype_ref {
+	enum xd_rtype to;
+	const char *path;
+};
+
 struct xd_rtype_info {
 	const char *type_url;      /* type.googleapis.com/<message> */
 	const char *message;       /* full protobuf message name */
 	const char *snapshot_key;  /* top-level key in snapshot files */
-	const char *service;       /* LDS, RDS, ... */
+	const char *service;       /* LDS, RDS, ...: in logs and metrics */
 	const char *noun;          /* for messages: "route configuration" */
+	const char *name_field;    /* the field that names a resource */
+	/* gRPC methods (rule T2): "/package.Service/Method"; no SotW
+	 * method (NULL) for a type that exists in delta only (VHDS) */
+	const char *sotw_path, *delta_path;
+	const char *rest_path;     /* REST-JSON: /v3/discovery:<rest_path>
+				      (rule R1); NULL: none */
 	bool wildcard_ok;          /* LDS, CDS, SRDS (rules S2, D2); Envoy also
 				      subscribes to SRDS by wildcard in SotW */
 	bool full_state;           /* SotW responses carry every resource (rule S8) */
+	/* Secrets: served without "@allow" only to clients with a verified
+	 * certificate, and their contents never shown to operators (CSDS,
+	 * /config_dump, the previews) */
+	bool secret;
+	/* Asked for by alias (VHDS, rule D10): named "<route
+	 * configuration>/<name>", never by xdstp names, and without
+	 * variants (rule P1), which aliases could not pick */
+	bool aliased;
+	enum xd_rtype_role role;
+	enum xd_rtype warms;       /* XD_ROLE_WARMS: the KEPT type it warms */
+	const struct xd_rtype_ref *refs; /* its reference rules */
+	size_t nrefs;
 };
 
 const struct xd_rtype_info *xd_rtype_info(enum xd_rtype t);
 
 /* Finds a type by its type URL. Returns 0 or -1. */
 int xd_rtype_from_url(const char *url, size_t len, enum xd_rtype *out);
+
+/* Whether the type named `url` is a `secret` one (false for any URL
+ * that names no type xdsd serves). */
+bool xd_rtype_url_secret(const char *url, size_t len);
+
+/* Whether type `t` has a SotW method (every type but VHDS). */
+static inline bool xd_rtype_has_sotw(enum xd_rtype t)
+{
+	return xd_rtype_info(t)->sotw_path != NULL;
+}
+
+/* The table as `xdsd --print-types` prints it: a line per type, in
+ * push order (xdsd(8)). */
+void xd_rtype_print(FILE *out);
 
 /*
  * List collections (docs/protocol.md rule X3): the <T>Collection types
@@ -78,6 +151,7 @@ int xd_ctype_from_url(const char *url, size_t len, enum xd_ctype *out);
 
 struct xd_section_info {
 	const char *key, *type_url, *message, *noun;
+	bool secret; /* a type's `secret`; false for collections */
 };
 
 /* Section t < XD_SECTION_COUNT (checked). */

@@ -6,7 +6,8 @@
  * main.c reads the command line; call.c asks the endpoint; one file per
  * command renders its answer (status.c, clients.c, dump.c, reload.c,
  * diff.c, rollout.c); show.c holds what they share to print for a
- * terminal. push.c writes a snapshot directory to etcd, over gRPC.
+ * terminal. push.c writes a snapshot directory to etcd, over gRPC;
+ * local.c checks snapshots on this machine for push and diff.
  *
  * Every command returns an exit status from enum xc_exit, having said
  * on stderr what went wrong. Single-threaded, one request per command.
@@ -25,6 +26,13 @@ enum xc_exit {
 	/* diff, as diff(1): 1 something would change, 2 the reload
 	 * would be refused */
 	XC_DIFFERS = 1,
+	/* status: xdsd serves, but its source or state needs an
+	 * operator (a refused reload, etcd not watched...): a balancer
+	 * keeps it */
+	XC_DEGRADED = 1,
+	/* status: xdsd serves nothing (starting, or stopping): a
+	 * balancer takes it out */
+	XC_NOT_SERVING = 4,
 };
 
 struct xc_opts {
@@ -44,6 +52,9 @@ struct xc_opts {
 	const char *cacert, *cert, *key;
 	const char *schema;
 	const char *snapshots; /* diff: another directory; NULL: xdsd's */
+	/* push, diff: the Envoy binary whose verdict the snapshots need
+	 * too (envoy/verdict.h); NULL: none asked */
+	const char *envoy;
 	bool verbose;          /* diff: resources' text and node ids */
 	bool now;     /* push: every node at once, no rollout's bake */
 	bool dry_run; /* push: what it would change, writing nothing */

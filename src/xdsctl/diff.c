@@ -5,19 +5,25 @@
  * resources added (+), removed (-) and changed (~) with their versions,
  * each changed one's diff -u, whom each change reaches, and the
  * warnings. With -v, the added and removed resources' text and the
- * node ids too. Exit status as diff(1)'s: 0 nothing would change, 1
- * something would, 2 the reload would be refused (or a usage error),
- * 3 xdsd cannot be reached.
+ * node ids too. With --envoy PATH, the directory is read here as well
+ * and that Envoy's verdict asked (envoy/verdict.h). Exit status as
+ * diff(1)'s: 0 nothing would change, 1 something would, 2 the reload
+ * would be refused, or Envoy refuses something (or a usage error), 3
+ * xdsd cannot be reached.
  */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "schema/schema.h"
+#include "snapshot/loader.h"
 #include "util/buf.h"
 #include "util/text.h"
+#include "util/xalloc.h"
 #include "xdsctl/call.h"
 #include "xdsctl/ctl.h"
+#include "xdsctl/local.h"
 #include "xdsctl/reload.h"
 #include "xdsctl/show.h"
 
@@ -166,6 +172,74 @@ int xc_diff_show(json_t *rec, bool verbose)
 	return XC_DIFFERS;
 }
 
+/*
+ * --envoy PATH: the directory the dry run read, read here too (so on
+ * this machine: --snapshots DIR, or xdsd's own directory when it reads
+ * one by an absolute path), and Envoy's verdict on it. XC_OK when Envoy
+ * accepts it, XC_USAGE otherwise, having said why.
+ */
+static int envoy_verdict(const struct xc_opts *o, const char *given)
+{
+	struct xd_diag diag = XD_DIAG_INIT;
+	struct xd_config cfg;
+	struct xd_schema *schema = NULL;
+	struct xc_answer st = {0};
+	struct xd_load load;
+	char *dir = NULL;
+	int rc;
+
+	if (given != NULL) {
+		dir = xd_strdup(given);
+	} else if ((rc = xc_get_json(o, "/status.json", &st)) != XC_OK) {
+		return rc;
+	} else {
+		json_t *src = json_object_get(st.json, "source");
+		const char *kind = json_string_value(json_object_get(src, "kind"));
+		const char *d = json_string_value(json_object_get(src, "dir"));
+
+		if (kind == NULL || strcmp(kind, "files") != 0 || d == NULL) {
+			xc_answer_free(&st);
+			xc_error("--envoy: xdsd reads its snapshots from %s, not from a directory here: name the directory with --snapshots DIR, or check it before it is pushed (xdsctl push --envoy)",
+				 kind != NULL ? kind : "elsewhere");
+			return XC_USAGE;
+		}
+		if (d[0] != '/') {
+			xc_error("--envoy: xdsd's snapshot directory '%s' is relative to xdsd's working directory: name it with --snapshots DIR",
+				 d);
+			xc_answer_free(&st);
+			return XC_USAGE;
+		}
+		dir = xd_strdup(d);
+		xc_answer_free(&st);
+	}
+	rc = xc_settings(o, &cfg);
+	if (rc == XC_OK && (schema = xd_schema_load(cfg.schema, &diag)) == NULL) {
+		xd_diag_print(&diag, stderr);
+		xd_diag_clear(&diag);
+		xc_error("--envoy: cannot load the Envoy API schema %s (--schema, or 'schema' in xdsd.yaml with -c)",
+			 cfg.schema);
+		rc = XC_USAGE;
+	}
+	if (rc == XC_OK) {
+		xd_load_dir(schema, dir, NULL, 0, &load);
+		if (load.rc != 0) {
+			xd_diag_print(&load.diag, stderr);
+			xc_error("--envoy: %s: %zu error%s in the snapshots as read here (with the schema %s)",
+				 dir, xd_diag_total(&load.diag),
+				 xd_plural((long long)xd_diag_total(&load.diag)),
+				 cfg.schema);
+			rc = XC_USAGE;
+		} else {
+			rc = xc_envoy_judge(schema, &load, dir, o->envoy, "");
+		}
+		xd_load_free(&load);
+	}
+	xd_schema_free(schema);
+	xd_config_free(&cfg);
+	free(dir);
+	return rc;
+}
+
 int xc_diff(const struct xc_opts *o, int argc, char **args)
 {
 	struct xd_buf path = XD_BUF_INIT;
@@ -206,5 +280,12 @@ int xc_diff(const struct xc_opts *o, int argc, char **args)
 		rc = xc_diff_show(a.json, o->verbose);
 	}
 	xc_answer_free(&a);
+	if (rc != XC_USAGE && o->envoy != NULL) {
+		int v = envoy_verdict(o, o->snapshots == NULL ? NULL :
+					   o->snapshots[0] == '/' ? o->snapshots : abs);
+
+		if (v != XC_OK)
+			rc = v == XC_UNREACHABLE ? v : XC_USAGE;
+	}
 	return rc;
 }

@@ -39,13 +39,15 @@ static void usage(FILE *out)
 		"  dump SNAPSHOT [TYPE [NAME]]  a snapshot's resources, as JSON\n"
 		"  reload                       reload the snapshots as SIGHUP does, and say\n"
 		"                               what changed; exit status 1 when refused\n"
-		"  diff [--snapshots DIR] [-v]  what a reload would change, changing nothing;\n"
+		"  diff [--snapshots DIR] [-v] [--envoy PATH]\n"
+		"                               what a reload would change, changing nothing;\n"
 		"                               exit status 0 nothing, 1 something would,\n"
-		"                               2 the reload would be refused\n"
+		"                               2 the reload (or that Envoy) would refuse it\n"
 		"  rollout status|promote|abort the staged rollout: where it stands and its\n"
 		"                               NACKs (exit status 1 when it failed); promote\n"
 		"                               it to every node now, or roll it back\n"
-		"  push [--now|--dry-run] DIR   check the snapshot directory as xdsd --check\n"
+		"  push [--now|--dry-run] [--envoy PATH] DIR\n"
+		"                               check the snapshot directory as xdsd --check\n"
 		"                               does, then write it to the etcd prefix in one\n"
 		"                               transaction (keys of files gone are deleted);\n"
 		"                               nothing written when a file has an error;\n"
@@ -67,15 +69,20 @@ static void usage(FILE *out)
 		"                        machine) instead of those a reload reads\n"
 		"  -v, --verbose         diff: added and removed resources in full, and\n"
 		"                        the ids of the nodes each change reaches\n"
+		"      --envoy PATH      push, diff: also ask that Envoy binary (envoy --mode\n"
+		"                        validate) what it would refuse of the snapshots,\n"
+		"                        read here (diff: DIR, or xdsd's directory)\n"
 		"  -c, --config FILE     push: xdsd.yaml whose etcd: section and schema\n"
-		"                        give the defaults of the options below\n"
+		"                        give the defaults of the options below (diff\n"
+		"                        --envoy: its schema)\n"
 		"      --etcd ENDPOINTS  push: etcd's host:port, comma-separated, tried in\n"
 		"                        turn (default 127.0.0.1:2379)\n"
 		"      --prefix PREFIX   push: the key prefix (default /xdsd/snapshots/)\n"
 		"      --cacert FILE     push: CA certificates etcd's is signed by (TLS)\n"
 		"      --cert FILE       push: client certificate for etcd, with --key\n"
 		"      --key FILE        push: its private key\n"
-		"      --schema FILE     push: the Envoy API descriptor set to check with\n"
+		"      --schema FILE     push, diff --envoy: the Envoy API descriptor set to\n"
+		"                        check with\n"
 		"      --now             push: the replicas serve it to every node at once\n"
 		"      --dry-run         push: say what it would change, write nothing\n"
 		"  -h, --help            show this help and exit\n"
@@ -86,9 +93,9 @@ static void usage(FILE *out)
 		"its last reload refused or its etcd source not watching, or\n"
 		"rollout status its rollout failed, or etcd refused the push, or\n"
 		"diff or push --dry-run found changes; 2 usage error, or push\n"
-		"found errors in the snapshots, or diff found them refused; 3 xdsd\n"
-		"or etcd cannot be reached or its answer is not understood. See\n"
-		"xdsctl(1).\n",
+		"found errors in the snapshots, or diff found them refused (or\n"
+		"--envoy's Envoy refuses something); 3 xdsd or etcd cannot be\n"
+		"reached or its answer is not understood. See xdsctl(1).\n",
 		DEFAULT_TIMEOUT_S);
 }
 
@@ -143,7 +150,8 @@ enum {
 	OPT_SCHEMA,
 	OPT_SNAPSHOTS,
 	OPT_NOW,
-	OPT_DRY_RUN
+	OPT_DRY_RUN,
+	OPT_ENVOY
 };
 
 static const struct option long_opts[] = {
@@ -163,6 +171,7 @@ static const struct option long_opts[] = {
 	{"snapshots", required_argument, NULL, OPT_SNAPSHOTS},
 	{"now", no_argument, NULL, OPT_NOW},
 	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
+	{"envoy", required_argument, NULL, OPT_ENVOY},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -189,7 +198,7 @@ int main(int argc, char **argv)
 	const char *admin_from = "--admin", *why, *older = NULL;
 	bool pending = false;
 	uint64_t older_ms;
-	bool pushing;
+	bool pushing, checking;
 	int c, rc;
 
 	o.admin = NULL;
@@ -245,6 +254,11 @@ int main(int argc, char **argv)
 				return xc_usage_error("--snapshots needs a directory");
 			o.snapshots = optarg;
 			break;
+		case OPT_ENVOY:
+			if (optarg[0] == '\0')
+				return xc_usage_error("--envoy needs the path of an Envoy binary");
+			o.envoy = optarg;
+			break;
 		case 'v':
 			o.verbose = true;
 			break;
@@ -275,6 +289,9 @@ int main(int argc, char **argv)
 	if (optind >= argc)
 		return xc_usage_error("which command? status, clients, dump, reload, diff, rollout or push");
 	pushing = strcmp(argv[optind], "push") == 0;
+	/* diff --envoy loads the directory here, as push does */
+	checking = pushing ||
+		   (strcmp(argv[optind], "diff") == 0 && o.envoy != NULL);
 	/* push speaks to etcd, not to the admin endpoint */
 	why = pushing ? NULL : xd_address_error(o.admin);
 	if (why == NULL && !pushing && strncmp(o.admin, "unix:", 5) != 0 &&
@@ -282,10 +299,13 @@ int main(int argc, char **argv)
 		why = "port 0 is no address to connect to";
 	if (why != NULL)
 		return xc_usage_error("%s '%s': %s", admin_from, o.admin, why);
-	if (!pushing && (o.config != NULL || o.etcd != NULL || o.prefix != NULL ||
-			 o.cacert != NULL || o.cert != NULL || o.key != NULL ||
-			 o.schema != NULL))
-		return xc_usage_error("-c, --etcd, --prefix, --cacert, --cert, --key and --schema go with push");
+	if (!pushing && (o.etcd != NULL || o.prefix != NULL || o.cacert != NULL ||
+			 o.cert != NULL || o.key != NULL))
+		return xc_usage_error("--etcd, --prefix, --cacert, --cert and --key go with push");
+	if (!checking && (o.config != NULL || o.schema != NULL))
+		return xc_usage_error("-c and --schema go with push, and with diff --envoy");
+	if (o.envoy != NULL && !pushing && strcmp(argv[optind], "diff") != 0)
+		return xc_usage_error("--envoy goes with push and diff");
 	if (o.nacked && strcmp(argv[optind], "clients") != 0)
 		return xc_usage_error("--nacked goes with clients");
 	if (older != NULL && !pending)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xdsctl push DIR: a snapshot directory checked as `xdsd --check`
- * checks it (snapshot/loader.h, the same code), then written to the
+ * checks it (snapshot/loader.h, the same code; with --envoy PATH, by
+ * that Envoy too, envoy/verdict.h), then written to the
  * etcd prefix the xdsd replicas read (`source: etcd`) in one
  * transaction: a put of every snapshot file as <prefix><name>, and a
  * delete of every other key under the prefix, so that the prefix holds
@@ -31,7 +32,6 @@
 #include <unistd.h>
 
 #include "config/config.h"
-#include "config/paths.h"
 #include "etcd/kv.pb-c.h"
 #include "etcd/rpc.pb-c.h"
 #include "etcd/etcd.h"
@@ -44,6 +44,7 @@
 #include "rollout/record.h"
 #include "xdsctl/ctl.h"
 #include "xdsctl/push.h"
+#include "xdsctl/local.h"
 
 #define DEFAULT_ENDPOINT "127.0.0.1:2379"
 /* reads and transactions when the prefix keeps changing under them */
@@ -358,21 +359,11 @@ static void split_endpoints(struct push *p, const char *list)
 static int settings(struct push *p)
 {
 	const struct xc_opts *o = p->o;
-	struct xd_diag diag = XD_DIAG_INIT;
-	struct xd_paths paths;
 	const char *list;
+	int rc = xc_settings(o, &p->cfg);
 
-	xd_paths_defaults(&paths);
-	xd_config_init(&p->cfg, paths.snapshots, paths.schema);
-	if (o->config != NULL && xd_config_load(&p->cfg, o->config, &diag) != 0) {
-		xd_diag_print(&diag, stderr);
-		xd_diag_clear(&diag);
-		return xc_usage_error("-c %s: the configuration has errors", o->config);
-	}
-	if (o->schema != NULL) {
-		free(p->cfg.schema);
-		p->cfg.schema = xd_strdup(o->schema);
-	}
+	if (rc != XC_OK)
+		return rc;
 	list = o->etcd;
 	if (list == NULL && p->cfg.etcd.nendpoints == 0)
 		list = DEFAULT_ENDPOINT;
@@ -456,6 +447,13 @@ static int check_dir(struct push *p, const char *dir, struct xd_snapkey **keys,
 			  p->o->config == NULL ? XD_OPEN_UNKNOWN :
 						 xd_open_reach_of(&p->cfg),
 			  stderr);
+	if (p->o->envoy != NULL &&
+	    xc_envoy_judge(schema, &load, dir, p->o->envoy,
+			   "nothing written to etcd") != XC_OK) {
+		xd_load_free(&load);
+		xd_schema_free(schema);
+		return XC_USAGE;
+	}
 	/* a good load keeps the very texts it checked: those are written */
 	*keys = load.keys;
 	*nkeys = load.nkeys;

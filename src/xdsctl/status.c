@@ -5,11 +5,11 @@
  * expire, where the snapshots come from (from etcd: the revision held,
  * whether it is watched, the last failure), streams by sync state, each
  * snapshot, the reloads and the last one's errors, the last good
- * state's saves and a failed staged rollout. Exit status 1 when xdsd is
- * not ready, its last reload was refused, its last save failed, its
- * last rollout failed or its etcd source is not watching, so that a
- * script or a health check sees what an operator reading the page
- * would.
+ * state's saves and a failed staged rollout. The exit status tells a
+ * script or a health check what an operator reading the page would,
+ * and whether a balancer should keep the replica: 0 serving and
+ * healthy, XC_DEGRADED (1) serving while something needs an operator,
+ * XC_NOT_SERVING (4) serving nothing (health()).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,7 +230,7 @@ static void print_status(const struct xc_opts *o, json_t *doc)
 	printf("xdsd:      %s, %s\n", version,
 	       json_is_true(json_object_get(doc, "ready")) ?
 		       "ready" :
-		       "not ready (starting or stopping)");
+		       "not ready, serving nothing (starting or stopping)");
 	printf("admin:     %s\n", o->admin);
 	printf("listen:    %s\n", listen);
 	/* absent from an older xdsd's answer: nothing to say */
@@ -264,15 +264,19 @@ static void print_status(const struct xc_opts *o, json_t *doc)
 }
 
 /*
- * XC_FAILED, said on stderr, when xdsd is not ready (starting or
- * stopping), the newest reload in its history was refused (it serves
- * the previous snapshots), the newest save of its last good state
- * failed (what a restart would fall back on is older than what is
- * served), its last staged rollout failed (rolled back: the files hold
- * what is not served) or its etcd source is not watching (it serves
- * what it read last, and misses what changes); else XC_OK. A reload
- * that succeeded since a refused one clears it, a save that succeeds
- * clears a failed one, a new rollout a failed one.
+ * XC_NOT_SERVING when xdsd is not ready: it serves nothing (starting,
+ * before its first load, or stopping), which is also what its gRPC
+ * health service says. Else XC_DEGRADED when it serves, but the newest
+ * reload in its history was refused (it serves the previous
+ * snapshots), it serves its last good state, the newest save of that
+ * state failed (what a restart would fall back on is older than what
+ * is served), its last staged rollout failed (rolled back: the files
+ * hold what is not served) or its etcd source is not watching (it
+ * serves what it read last, and misses what changes): a replica to
+ * look at, not one to take out of a balancer, as every replica on one
+ * etcd would be at once. Else XC_OK. Every reason is said on stderr. A
+ * reload that succeeded since a refused one clears it, a save that
+ * succeeds clears a failed one, a new rollout a failed one.
  */
 static int health(const struct xc_opts *o, json_t *doc)
 {
@@ -282,37 +286,39 @@ static int health(const struct xc_opts *o, json_t *doc)
 	json_t *ro = json_object_get(doc, "rollout");
 	int rc = XC_OK;
 
-	if (!json_is_true(json_object_get(doc, "ready"))) {
-		xc_error("xdsd at %s is not ready (starting or stopping)", o->admin);
-		rc = XC_FAILED;
-	}
 	if (json_is_true(json_object_get(json_object_get(doc, "last_good"),
 					 "serving"))) {
 		xc_error("xdsd at %s serves its last good state: its snapshots were refused at start",
 			 o->admin);
-		rc = XC_FAILED;
+		rc = XC_DEGRADED;
 	}
 	if (last != NULL && !json_is_true(json_object_get(last, "ok"))) {
 		xc_error("the last reload of xdsd at %s was refused; it serves the previous snapshots",
 			 o->admin);
-		rc = XC_FAILED;
+		rc = XC_DEGRADED;
 	}
 	if (json_is_true(json_object_get(json_object_get(doc, "last_good"),
 					 "save_failing"))) {
 		xc_error("xdsd at %s cannot save its last good state: the state on disk is older than what it serves",
 			 o->admin);
-		rc = XC_FAILED;
+		rc = XC_DEGRADED;
 	}
 	if (json_is_string(json_object_get(ro, "state")) &&
 	    strcmp(json_string_value(json_object_get(ro, "state")), "failed") == 0) {
 		xc_error("the last staged rollout of xdsd at %s failed and was rolled back",
 			 o->admin);
-		rc = XC_FAILED;
+		rc = XC_DEGRADED;
 	}
 	if (json_is_object(src) && json_is_false(json_object_get(src, "healthy"))) {
 		xc_error("the etcd source of xdsd at %s is not watching; it serves what it read last",
 			 o->admin);
-		rc = XC_FAILED;
+		rc = XC_DEGRADED;
+	}
+	/* last: the reasons above say why, and this outranks them */
+	if (!json_is_true(json_object_get(doc, "ready"))) {
+		xc_error("xdsd at %s is not serving (starting, before its first load, or stopping)",
+			 o->admin);
+		rc = XC_NOT_SERVING;
 	}
 	return rc;
 }

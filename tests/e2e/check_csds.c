@@ -858,6 +858,27 @@ END_TEST
  * which does not exist. The glob of a collection with members is not a
  * resource and is not listed.
  */
+/* Sends the delta CDS request `req`, receives its response (which must
+ * carry `nresources` resources) and ACKs it; returns the response. */
+static Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *
+delta_ack(struct xdc_stream *st,
+	  const Envoy__Service__Discovery__V3__DeltaDiscoveryRequest *req,
+	  size_t nresources)
+{
+	Envoy__Service__Discovery__V3__DeltaDiscoveryRequest ack =
+		ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
+	Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *r;
+
+	ck_assert(xdc_send_delta(st, req, WAIT_MS));
+	r = xdc_recv_delta(st, WAIT_MS);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->n_resources, nresources);
+	ack.type_url = CDS_URL;
+	ack.response_nonce = r->nonce;
+	ck_assert(xdc_send_delta(st, &ack, WAIT_MS));
+	return r;
+}
+
 START_TEST(glob_subscription_shows_its_members)
 {
 	char *dir = xdtest_snapdir(), cfg[1024];
@@ -887,15 +908,7 @@ START_TEST(glob_subscription_shows_its_members)
 	req.type_url = CDS_URL;
 	req.resource_names_subscribe = names;
 	req.n_resource_names_subscribe = 3;
-	ck_assert(xdc_send_delta(st, &req, WAIT_MS));
-	r = xdc_recv_delta(st, WAIT_MS);
-	ck_assert_ptr_nonnull(r);
-	ck_assert_int_eq(r->n_resources, 2);
-	memset(&req, 0, sizeof(req));
-	envoy__service__discovery__v3__delta_discovery_request__init(&req);
-	req.type_url = CDS_URL;
-	req.response_nonce = r->nonce;
-	ck_assert(xdc_send_delta(st, &req, WAIT_MS));
+	r = delta_ack(st, &req, 2);
 
 	for (long long end = xdtest_now_ms() + WAIT_MS;;) {
 		doc = csds(d->target, "");
@@ -925,6 +938,127 @@ START_TEST(glob_subscription_shows_its_members)
 
 	envoy__service__discovery__v3__delta_discovery_response__free_unpacked(r, NULL);
 	xdc_stream_free(st);
+	xdc_conn_free(conn);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* ---------------- a locator (dynamic parameters) ---------------- */
+
+/* The locator {name: r, dynamic_parameters: {env: prod}} (rule P1). */
+struct locator {
+	Envoy__Service__Discovery__V3__ResourceLocator loc;
+	Envoy__Service__Discovery__V3__ResourceLocator__DynamicParametersEntry env;
+	Envoy__Service__Discovery__V3__ResourceLocator__DynamicParametersEntry *params[1];
+	Envoy__Service__Discovery__V3__ResourceLocator *locs[1];
+};
+
+static void locator_init(struct locator *l)
+{
+	envoy__service__discovery__v3__resource_locator__init(&l->loc);
+	envoy__service__discovery__v3__resource_locator__dynamic_parameters_entry__init(&l->env);
+	l->env.key = "env";
+	l->env.value = "prod";
+	l->params[0] = &l->env;
+	l->loc.name = "r";
+	l->loc.n_dynamic_parameters = 1;
+	l->loc.dynamic_parameters = l->params;
+	l->locs[0] = &l->loc;
+}
+
+/* A SotW request for clusters by the locator alone, answering
+ * `version` and `nonce` (NULL: the first request). */
+static void sotw_locator(struct xdc_stream *st, struct locator *l,
+			 const char *version, const char *nonce)
+{
+	Envoy__Service__Discovery__V3__DiscoveryRequest req =
+		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+
+	node.id = "locator-sotw";
+	req.node = &node;
+	req.type_url = CDS_URL;
+	req.n_resource_locators = 1;
+	req.resource_locators = l->locs;
+	req.version_info = (char *)(version ? version : "");
+	req.response_nonce = (char *)(nonce ? nonce : "");
+	ck_assert(xdc_send_sotw(st, &req, WAIT_MS));
+}
+
+/* The client's status of cluster "r" is what it holds and ACKed: the
+ * variant for env=prod (connect_timeout 2s), shown under the
+ * resource's name. */
+static void locator_reported(const char *target, const char *id)
+{
+	json_t *doc = wait_status(target, id, CDS_URL, "r", "ACKED");
+	json_t *c = config_of(response(doc, 0), id), *g;
+	size_t i;
+
+	g = generic(c, CDS_URL, "r");
+	ck_assert_str_eq(str(json_object_get(g, "xds_config"), "connect_timeout"), "2s");
+	ck_assert_str_eq(str(g, "config_status"), "SYNCED");
+	/* one entry: never under the locator's key inside xdsd */
+	ck_assert_int_eq(json_array_size(json_object_get(c, "generic_xds_configs")), 1);
+	json_array_foreach(json_object_get(c, "generic_xds_configs"), i, g)
+		ck_assert_msg(strchr(str(g, "name"), '\x1f') == NULL, "%s",
+			      str(g, "name"));
+	json_decref(doc);
+}
+
+/*
+ * A client that asks for a resource by a locator with dynamic
+ * parameters (rule P1) and ACKs the variant it is sent is shown
+ * holding that variant, ACKED, under the resource's name: SotW and
+ * delta.
+ */
+START_TEST(locator_subscription_shows_its_variant)
+{
+	char *dir = xdtest_snapdir(), cfg[1024];
+	Envoy__Service__Discovery__V3__DeltaDiscoveryRequest dreq =
+		ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
+	Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *dr;
+	Envoy__Service__Discovery__V3__DiscoveryResponse *sr;
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+	struct xdt_daemon *d;
+	struct xdc_conn *conn;
+	struct xdc_stream *sotw, *delta;
+	struct locator l;
+
+	free(xdtest_write_file(dir, "default.yaml",
+			       "clusters:\n"
+			       "- {name: r, type: STATIC, connect_timeout: 1s}\n"
+			       "- name: r\n"
+			       "  type: STATIC\n"
+			       "  connect_timeout: 2s\n"
+			       "  '@dynamic_parameter_constraints': {constraint: {key: env, value: prod}}\n"));
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\n", dir);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	conn = xdc_connect(d->target);
+	locator_init(&l);
+
+	sotw = xdc_open(conn, XDC_ADS);
+	sotw_locator(sotw, &l, NULL, NULL);
+	sr = xdc_recv_sotw(sotw, WAIT_MS);
+	ck_assert_ptr_nonnull(sr);
+	ck_assert_int_eq(sr->n_resources, 1);
+	sotw_locator(sotw, &l, sr->version_info, sr->nonce);
+
+	delta = xdc_open(conn, XDC_DELTA_ADS);
+	node.id = "locator-delta";
+	dreq.node = &node;
+	dreq.type_url = CDS_URL;
+	dreq.n_resource_locators_subscribe = 1;
+	dreq.resource_locators_subscribe = l.locs;
+	dr = delta_ack(delta, &dreq, 1);
+
+	locator_reported(d->target, "locator-sotw");
+	locator_reported(d->target, "locator-delta");
+
+	envoy__service__discovery__v3__discovery_response__free_unpacked(sr, NULL);
+	envoy__service__discovery__v3__delta_discovery_response__free_unpacked(dr, NULL);
+	xdc_stream_free(sotw);
+	xdc_stream_free(delta);
 	xdc_conn_free(conn);
 	stop(d);
 	free(dir);
@@ -1272,6 +1406,7 @@ int main(void)
 	tcase_add_test(tc, plaintext_answers_loopback_only);
 	tcase_add_test(tc, csds_allow_needs_mtls);
 	tcase_add_test(tc, glob_subscription_shows_its_members);
+	tcase_add_test(tc, locator_subscription_shows_its_variant);
 	tcase_add_test(tc, sotw_nack_after_ack_per_resource);
 	tcase_add_test(tc, delta_nack_concerns_its_resources);
 	suite_add_tcase(s, tc);

@@ -637,8 +637,6 @@ START_TEST(compacted_while_away)
 }
 END_TEST
 
-/* etcd's current revision (of the whole store), from etcdctl. */
-
 /* Puts `text` at PREFIX `name`. */
 static void put_text(const struct xdt_etcd *e, const char *name, const char *text)
 {
@@ -647,8 +645,6 @@ static void put_text(const struct xdt_etcd *e, const char *name, const char *tex
 	snprintf(args, sizeof(args), "put %s%s", PREFIX, name);
 	ck_assert_int_eq(xdt_etcdctl(e, args, text), 0);
 }
-
-
 
 /* The value at PREFIX `name` (malloc'd), or NULL when etcd has none. */
 static char *etcd_get(const struct xdt_etcd *e, const char *key)

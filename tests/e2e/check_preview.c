@@ -304,6 +304,61 @@ START_TEST(diff_shows_what_a_reload_would_change)
 }
 END_TEST
 
+/*
+ * A node that asks for a cluster by a locator with dynamic parameters
+ * (rule P1) asks for it by name: the preview of a reload that removes
+ * the cluster warns of it.
+ */
+START_TEST(diff_counts_a_locator_as_asking_by_name)
+{
+	char *dir = snapshots();
+	struct xdt_daemon *d = xdt_ctl_start(dir, NULL);
+	char *admin = xdt_ctl_admin(d);
+	Envoy__Service__Discovery__V3__DeltaDiscoveryRequest req =
+		ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
+	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+	Envoy__Service__Discovery__V3__ResourceLocator loc =
+		ENVOY__SERVICE__DISCOVERY__V3__RESOURCE_LOCATOR__INIT;
+	Envoy__Service__Discovery__V3__ResourceLocator__DynamicParametersEntry env =
+		ENVOY__SERVICE__DISCOVERY__V3__RESOURCE_LOCATOR__DYNAMIC_PARAMETERS_ENTRY__INIT;
+	Envoy__Service__Discovery__V3__ResourceLocator__DynamicParametersEntry *params[] = {&env};
+	Envoy__Service__Discovery__V3__ResourceLocator *locs[] = {&loc};
+	Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *resp;
+	struct xdc_conn *conn = xdc_connect(d->target);
+	struct xdc_stream *st = xdc_open(conn, XDC_DELTA_ADS);
+	struct xdt_run r;
+
+	env.key = "env";
+	env.value = "prod";
+	loc.name = "edge-old";
+	loc.n_dynamic_parameters = 1;
+	loc.dynamic_parameters = params;
+	node.id = "edge-3";
+	node.cluster = "edge";
+	req.node = &node;
+	req.type_url = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
+	req.n_resource_locators_subscribe = 1;
+	req.resource_locators_subscribe = locs;
+	ck_assert(xdc_send_delta(st, &req, WAIT_MS));
+	/* no variant accepts the parameters: the plain cluster (rule P1) */
+	resp = xdc_recv_delta(st, WAIT_MS);
+	ck_assert(resp != NULL && resp->n_resources == 1);
+	envoy__service__discovery__v3__delta_discovery_response__free_unpacked(resp, NULL);
+
+	change(dir);
+	r = xdt_ctl(true, admin, (const char *const[]){"diff", NULL});
+	xdt_want(&r, 1);
+	xdt_has(r.out, "warning: cluster 'edge-old' is removed from snapshot 'edge', but 1 of its connected nodes still asks for it by name\n");
+	xdt_run_free(&r);
+
+	xdc_stream_free(st);
+	xdc_conn_free(conn);
+	xdt_ctl_stop(d);
+	free(admin);
+	free(dir);
+}
+END_TEST
+
 START_TEST(diff_exit_statuses)
 {
 	char *dir = snapshots(), *other = snapshots(), *bad = snapshots(),
@@ -623,6 +678,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, diff_shows_what_a_reload_would_change);
+	tcase_add_test(tc, diff_counts_a_locator_as_asking_by_name);
 	tcase_add_test(tc, diff_exit_statuses);
 	tcase_add_test(tc, dry_run_reads_only_allowed_dirs);
 	tcase_add_test(tc, reload_says_whom_it_moves);

@@ -122,8 +122,11 @@ static struct xdc_conn *connect_as(const struct xdt_daemon *d,
 /* What one client has been told, all responses so far together. */
 struct seen {
 	bool got[NNAMES];     /* the secret's bytes reached it */
-	bool missing[NNAMES]; /* delta: "does not exist" (rule D8) */
-	bool removed[NNAMES]; /* delta: removed_resources (rule D4) */
+	/* delta: "does not exist" (rule D8), which comes in
+	 * removed_resources as a removal (rule D4) does: a name removed
+	 * before it reached the client is the one, after, the other */
+	bool missing[NNAMES];
+	bool removed[NNAMES];
 };
 
 static int name_index(const char *name)
@@ -211,17 +214,23 @@ static bool next(struct xdc_stream *s, size_t m, struct seen *seen,
 			Envoy__Service__Discovery__V3__Resource *res = r->resources[i];
 			int k = name_index(res->name);
 
-			if (res->resource == NULL) {
-				seen->missing[k] = true;
-				continue;
-			}
+			/* Envoy NACKs a secret without a body (rule D8) */
+			ck_assert_msg(res->resource != NULL,
+				      "'%s' came as a Resource without a body",
+				      res->name);
 			scan(seen, res->resource->value.data,
 			     res->resource->value.len);
 			ck_assert_msg(seen->got[k], "'%s' carries another's bytes",
 				      res->name);
 		}
-		for (size_t i = 0; i < r->n_removed_resources; i++)
-			seen->removed[name_index(r->removed_resources[i])] = true;
+		for (size_t i = 0; i < r->n_removed_resources; i++) {
+			int k = name_index(r->removed_resources[i]);
+
+			if (seen->got[k])
+				seen->removed[k] = true;
+			else
+				seen->missing[k] = true;
+		}
 		ack.type_url = (char *)SDS_URL;
 		ack.response_nonce = r->nonce;
 		ck_assert(xdc_send_delta(s, &ack, WAIT_MS));
@@ -389,6 +398,61 @@ START_TEST(a_reload_moves_a_key_to_another_identity)
 }
 END_TEST
 
+/*
+ * A secret a client asks for and may not have is refused in the open:
+ * xdsd warns, naming the node, the identity, the secret and "@allow",
+ * once per stream (a SotW client repeats its names on every request),
+ * and /metrics counts it; a reload that takes a secret away from an
+ * identity that asks for it is told the same way.
+ */
+START_TEST(a_withheld_secret_is_told)
+{
+	size_t m = (size_t)_i;
+	char *dir = xdtest_snapdir();
+	struct xdt_daemon *d;
+	struct xdc_conn *c;
+	struct xdc_stream *s1, *s2;
+	struct seen seen = {0};
+	const char *series = "xdsd_resources_withheld_total{type=\"secrets\"}";
+	char backend_key[256], frontend_key[256];
+
+	snprintf(backend_key, sizeof(backend_key),
+		 "node 'n-1': may not be served SDS 'backend-key': its \"@allow\" names no glob that identity '%s' matches; told it does not exist",
+		 FRONTEND);
+	snprintf(frontend_key, sizeof(frontend_key),
+		 "node 'n-1': may not be served SDS 'frontend-key': its \"@allow\" names no glob that identity '%s' matches",
+		 FRONTEND);
+	free(xdtest_write_file(dir, "default.yaml", snapshot_text(FRONTEND)));
+	d = start(dir, MTLS);
+	c = connect_as(d, MTLS, "frontend");
+	s1 = subscribe(c, m);
+	ck_assert(next(s1, m, &seen, WAIT_MS));
+	ck_assert_msg(xdt_daemon_wait_log(d, backend_key, WAIT_MS),
+		      "%s: no warning \"%s\"", methods[m].label, backend_key);
+	while (next(s1, m, &seen, QUIET_MS)) /* its ACKs ask again */
+		;
+	ck_assert_int_eq(xdt_daemon_log_count(d, backend_key), 1);
+	ck_assert_int_eq((int)xdt_daemon_metric(d, series), 1);
+	/* another stream is told again */
+	s2 = subscribe(c, m);
+	ck_assert(next(s2, m, &seen, WAIT_MS));
+	ck_assert(xdt_daemon_wait_log_count(d, backend_key, 2, WAIT_MS));
+	ck_assert_int_eq((int)xdt_daemon_metric(d, series), 2);
+	/* the frontend's key goes to the backend: both streams ask for it */
+	free(xdtest_write_file(dir, "default.yaml", snapshot_text(BACKEND)));
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert_msg(xdt_daemon_wait_log_count(d, frontend_key, 2, WAIT_MS),
+		      "%s: the reload's refusals were not told", methods[m].label);
+	ck_assert_int_eq((int)xdt_daemon_metric(d, series), 4);
+	ck_assert_int_eq(xdt_daemon_log_count(d, backend_key), 2);
+	xdc_stream_free(s1);
+	xdc_stream_free(s2);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 /* The lines of `text` that start with `prefix`, counted. */
 static int count_lines(const char *text, const char *prefix)
 {
@@ -473,6 +537,7 @@ int main(void)
 	tcase_add_test(tc, check_warns_of_secrets_without_allow);
 	tcase_add_loop_test(tc, a_reload_moves_a_key_to_another_identity, 0,
 			    (int)NMETHODS);
+	tcase_add_loop_test(tc, a_withheld_secret_is_told, 0, (int)NMETHODS);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

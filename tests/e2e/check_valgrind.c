@@ -3,8 +3,9 @@
  * No leaks and no memory errors over a daemon's whole life under
  * valgrind: start, streams on several connections, an unknown method, a
  * client half-close, a cancelled stream, client status (CSDS) calls
- * answered, refused and left open, the admin endpoint's /status and
- * /status.json, then SIGTERM with live streams; and REST-JSON polls
+ * answered, refused and left open, gRPC health checks answered and
+ * refused and a health watch told of the stop, the admin endpoint's
+ * /status and /status.json, then SIGTERM with live streams; and REST-JSON polls
  * answered, refused, held until a reload, cut by their client and left
  * waiting at SIGTERM; admin pages cut by their client.
  */
@@ -70,7 +71,7 @@ START_TEST(lifecycle_leaks_nothing)
 {
 	struct xdt_daemon *d;
 	struct xdc_conn *c[3];
-	struct xdc_stream *s[6], *odd, *early, *csds[2];
+	struct xdc_stream *s[6], *odd, *early, *csds[2], *health, *watch;
 	grpc_status_code code;
 	/* ClientStatusRequest{node_matchers: [{node_id: {exact: "abc"}}]} */
 	static const uint8_t matcher[] = {0x0a, 0x07, 0x0a, 0x05, 0x0a,
@@ -112,6 +113,28 @@ START_TEST(lifecycle_leaks_nothing)
 	ck_assert(xdc_drain_status(csds[1], &code, NULL, 20000));
 	ck_assert_int_eq(code, GRPC_STATUS_INVALID_ARGUMENT);
 	xdc_stream_free(csds[1]);
+	/* gRPC health: answered, a name not served, garbage; a watch */
+	static const struct {
+		const char *req;
+		size_t len;
+		grpc_status_code code;
+	} checks[] = {{"", 0, GRPC_STATUS_OK},
+		      {"\x0a\x01x", 3, GRPC_STATUS_NOT_FOUND},
+		      {"\xff\xff", 2, GRPC_STATUS_INVALID_ARGUMENT}};
+	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
+		health = xdc_open(c[1], "/grpc.health.v1.Health/Check");
+		ck_assert(xdc_send(health, checks[i].req, checks[i].len, 20000));
+		ck_assert(xdc_close_send(health, 20000));
+		ck_assert(xdc_drain_status(health, &code, NULL, 20000));
+		ck_assert_int_eq(code, checks[i].code);
+		xdc_stream_free(health);
+	}
+	watch = xdc_open(c[1], "/grpc.health.v1.Health/Watch");
+	ck_assert(xdc_send(watch, "", 0, 20000));
+	ck_assert(xdc_close_send(watch, 20000));
+	ck_assert_int_eq(xdc_recv(watch, &answer, &len, 20000), 1);
+	ck_assert(len == 2 && memcmp(answer, "\x08\x01", 2) == 0); /* SERVING */
+	free(answer);
 	/* the admin endpoint's overview, rendered with streams open */
 	for (int i = 0; i < 2; i++) {
 		static const char *const pages[] = {"/status", "/status.json"};
@@ -121,9 +144,16 @@ START_TEST(lifecycle_leaks_nothing)
 		ck_assert_int_eq(status, 200);
 	}
 	/* the half-closed and the cancelled stream are released */
-	ck_assert(xdt_daemon_wait_log_count(d, ": freed", 3, 20000));
+	ck_assert(xdt_daemon_wait_log_count(d, ": freed", 6, 20000));
 
 	xdt_daemon_signal(d, SIGTERM);
+	/* told NOT_SERVING, then ended with the others */
+	ck_assert_int_eq(xdc_recv(watch, &answer, &len, 30000), 1);
+	ck_assert(len == 2 && memcmp(answer, "\x08\x02", 2) == 0);
+	free(answer);
+	ck_assert(xdc_drain_status(watch, &code, NULL, 30000));
+	ck_assert_int_eq(code, GRPC_STATUS_UNAVAILABLE);
+	xdc_stream_free(watch);
 	for (int i = 0; i < 5; i++) {
 		ck_assert(xdc_drain_status(s[i], &code, NULL, 30000));
 		ck_assert_int_eq(code, GRPC_STATUS_UNAVAILABLE);

@@ -1055,15 +1055,18 @@ static void write_status(const char *dir, json_t *doc, bool ready)
 }
 
 /*
- * Not ready: xdsd says so only while it starts (before its admin
- * endpoint listens) or stops (for the moment it takes to cancel every
- * stream), too briefly to catch. xdsd's own /status.json, with "ready"
- * turned false, is served as a file instead; xdsctl reads it as it
- * would xdsd's.
+ * The exit status says whether xdsd serves: 0 serving and healthy, 1
+ * serving but degraded (here: its etcd source not watching, as in an
+ * etcd outage, which must not take every replica out of a balancer at
+ * once), 4 serving nothing (starting or stopping), whatever else is
+ * wrong. xdsd's own /status.json, its "ready" and "source" changed, is
+ * served as a file; xdsctl reads it as it would xdsd's (an etcd source
+ * and a stopping xdsd are shown against the real daemon in
+ * check_health).
  */
-START_TEST(status_not_ready_exits_1)
+START_TEST(status_exit_tells_serving_degraded_not_serving)
 {
-	char *dir = xdtest_snapdir(), *body, admin[64], want_err[256];
+	char *dir = xdtest_snapdir(), *body, admin[64], want_err[512], src_err[256];
 	struct xdt_daemon *d;
 	json_t *doc;
 	struct xdt_run r;
@@ -1089,17 +1092,43 @@ START_TEST(status_not_ready_exits_1)
 
 	write_status(dir, doc, false);
 	r = xdt_ctl(false, admin, (const char *const[]){"status", NULL});
-	xdt_want(&r, 1);
-	xdt_has(r.out, ", not ready (starting or stopping)\n");
+	xdt_want(&r, 4);
+	xdt_has(r.out, ", not ready, serving nothing (starting or stopping)\n");
 	xdt_has(r.out, "\nSNAPSHOT ");
 	snprintf(want_err, sizeof(want_err),
-		 "xdsctl: xdsd at %s is not ready (starting or stopping)\n", admin);
+		 "xdsctl: xdsd at %s is not serving (starting, before its first load, or stopping)\n",
+		 admin);
 	ck_assert_str_eq(r.err, want_err);
 	xdt_run_free(&r);
 	r = xdt_ctl(false, admin, (const char *const[]){"--json", "status", NULL});
-	xdt_want(&r, 1);
+	xdt_want(&r, 4);
 	ck_assert_str_eq(r.err, want_err);
 	json_decref(xdt_json_parse(r.out));
+	xdt_run_free(&r);
+
+	/* serving from an etcd that does not answer: degraded, not out */
+	json_object_set_new(doc, "source",
+			    json_pack("{s:s, s:s, s:s, s:i, s:b, s:s, s:i}", "kind",
+				      "etcd", "endpoint", "127.0.0.1:2379", "prefix",
+				      "/xdsd/", "revision", 7, "healthy", 0, "since",
+				      "2026-01-01T00:00:00.000Z", "reconnects", 3));
+	write_status(dir, doc, true);
+	r = xdt_ctl(false, admin, (const char *const[]){"status", NULL});
+	xdt_want(&r, 1);
+	xdt_has(r.out, ", ready\n");
+	xdt_has(r.out, "revision 7, NOT WATCHING since ");
+	snprintf(src_err, sizeof(src_err),
+		 "xdsctl: the etcd source of xdsd at %s is not watching; it serves what it read last\n",
+		 admin);
+	ck_assert_str_eq(r.err, src_err);
+	xdt_run_free(&r);
+
+	/* and not serving outranks it, both said */
+	write_status(dir, doc, false);
+	r = xdt_ctl(false, admin, (const char *const[]){"status", NULL});
+	xdt_want(&r, 4);
+	xdt_has(r.err, src_err);
+	xdt_has(r.err, want_err);
 	xdt_run_free(&r);
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
@@ -1269,7 +1298,7 @@ int main(void)
 	tcase_add_test(tc, dump_snapshot_type_name);
 	tcase_add_test(tc, reload_ok_and_refused);
 	tcase_add_test(tc, status_at_a_glance);
-	tcase_add_test(tc, status_not_ready_exits_1);
+	tcase_add_test(tc, status_exit_tells_serving_degraded_not_serving);
 	tcase_add_test(tc, status_last_good_state);
 	tcase_add_test(tc, unix_socket_admin);
 	suite_add_tcase(s, tc);

@@ -86,20 +86,24 @@ done
 
 # README.md's blocks that stand for a file of the tree (a line that is
 # just `path`: before a fenced block) are that file, byte for byte: the
-# Envoy bootstrap and snapshot that tests/interop/envoy-*.sh run.
+# Envoy bootstrap and snapshot that tests/interop/envoy-*.sh run, and
+# the xdsd settings of envoy-mtls.sh.
 readme=$XDSD_SRCDIR/README.md
 mkdir -p "$tap_tmp/blocks"
 awk -v dir="$tap_tmp/blocks" '
   inside && /^```$/ { inside = 0; close(f); next }
   inside { print > f; next }
-  /^`[^` ]+`:$/ { path = substr($0, 2, length($0) - 3); next }
+  /^`[^` ]+`:$/ { path = substr($0, 2, length($0) - 3); part = 0; next }
+  /^`[^` ]+` \(an excerpt\):$/ { path = substr($0, 2, index($0, "` (") - 2); part = 1; next }
   path != "" && /^```/ { inside = 1; n++; f = dir "/" n
-                         print path > (dir "/" n ".path"); close(dir "/" n ".path")
+                         print path > (dir "/" n (part ? ".part" : ".path"))
+                         close(dir "/" n (part ? ".part" : ".path"))
                          printf "" > f; path = ""; next }
   /^$/ { next }
   { path = "" }
 ' "$readme"
-for want in examples/envoy/bootstrap.yaml examples/envoy/snapshots/default.yaml; do
+for want in examples/envoy/bootstrap.yaml examples/envoy/snapshots/default.yaml \
+    examples/envoy/mtls/xdsd.yaml; do
   grep -qx "$want" "$tap_tmp"/blocks/*.path 2>/dev/null ||
     fail "README.md shows $want (a line \`$want\`: before its block)"
 done
@@ -108,6 +112,15 @@ for p in "$tap_tmp"/blocks/*.path; do
   file=$(cat "$p")
   check "README.md's block for $file is that file" \
     cmp "${p%.path}" "$XDSD_SRCDIR/$file"
+done
+# A block shown as `path` (an excerpt): is lines of that file, in a row.
+for p in "$tap_tmp"/blocks/*.part; do
+  [ -f "$p" ] || continue
+  file=$(cat "$p")
+  tr '\n' '\001' < "${p%.part}" > "${p%.part}.flat"
+  tr '\n' '\001' < "$XDSD_SRCDIR/$file" > "${p%.part}.file"
+  check "README.md's excerpt of $file is lines of that file" \
+    grep -qF -f "${p%.part}.flat" "${p%.part}.file"
 done
 
 done_testing

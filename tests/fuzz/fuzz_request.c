@@ -771,6 +771,8 @@ static bool by_locator(const struct xd_nameset *set, struct xd_name name)
  * ttl 6. */
 struct resource {
 	struct xd_name version, name, any;
+	struct xd_name alias;  /* the first of its aliases */
+	size_t naliases;
 	struct xd_name resource_name; /* a variant's whole ResourceName */
 	struct xd_span constraints;
 	bool has_version, has_body, variant, has_ttl;
@@ -799,6 +801,8 @@ static void resource_of(struct xd_name m, struct resource *r)
 			r->name = field_name(&f);
 			break;
 		case 4: /* aliases */
+			if (r->naliases++ == 0)
+				r->alias = field_name(&f);
 			break;
 		case 6:
 			r->has_ttl = true;
@@ -1001,9 +1005,14 @@ static void check_response(struct peer *p, const struct sending *x,
 				break;
 			}
 			if (!r.has_body) {
-				/* rule D8: a name that does not exist (a locator
-				 * that picks nothing is said under its name) */
+				/* rule D8: a virtual host's alias that names
+				 * nothing, with itself as its one alias (other
+				 * names that do not exist are removed_resources,
+				 * as Envoy reads them) */
 				NEED(p->delta && !r.variant && !r.has_ttl);
+				NEED(xd_table_type(x->table) == XD_VIRTUAL_HOST);
+				NEED(r.naliases == 1 && r.alias.len == r.name.len &&
+				     memcmp(r.alias.data, r.name.data, r.name.len) == 0);
 				NEED(!table_knows(x->table, r.name) || locators);
 				NEED(xd_nameset_has(x->sub->want.set, r.name.data,
 						    r.name.len) ||
@@ -1060,8 +1069,14 @@ static void check_response(struct peer *p, const struct sending *x,
 	     memcmp(version.data, xd_table_version(x->table), 16) == 0);
 	NEED(is_text(url, type_url));
 	NEED(is_text(got_nonce, digits));
-	NEED(ncarried == b->nresources && nmissing == b->nmissing &&
-	     nremoved + nremoved_variants == b->nremoved);
+	/* rule D8: names that do not exist come in removed_resources, a
+	 * virtual host's alias as a Resource without a body */
+	if (xd_table_type(x->table) == XD_VIRTUAL_HOST)
+		NEED(ncarried == b->nresources && nmissing == b->nmissing &&
+		     nremoved + nremoved_variants == b->nremoved);
+	else
+		NEED(ncarried == b->nresources && nmissing == 0 &&
+		     nremoved + nremoved_variants == b->nremoved + b->nmissing);
 	/* a heartbeat carries only heartbeats (rule L1) */
 	NEED(!x->heartbeat ||
 	     (nbeats == ncarried && nmissing == 0 && nremoved == 0 &&
@@ -1624,7 +1639,7 @@ static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 	first = s->state == XD_SUB_IDLE;
 	held_before = xd_sub_held(s);
 	was_all = s->want.all;
-	sent = s->sent != NULL ? xd_table_ref(s->sent) : NULL;
+	sent = s->sent != NULL ? xd_table_ref(s->sent->table) : NULL;
 	if (p->delta) {
 		v = xd_sub_delta_request(s, &r, rt.wildcard_ok, rt.current,
 					 WALL_MS);
@@ -1711,7 +1726,7 @@ static bool answer(struct peer *p, bool nack)
 		return true;
 	snprintf(digits, sizeof(digits), "%llu", (unsigned long long)s->nonce);
 	if (!p->delta)
-		xd_wire_bytes(&m, 1, xd_table_version(s->sent), 16);
+		xd_wire_bytes(&m, 1, xd_table_version(s->sent->table), 16);
 	if (!p->delta && last != NULL && last->len > 0) {
 		q = last->data;
 		end = q + last->len;

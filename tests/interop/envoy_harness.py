@@ -33,6 +33,7 @@ import random
 import re
 import signal
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -231,11 +232,13 @@ class Xdsd:
                                     timeout=timeout) as r:
             return json.loads(r.read())
 
-    def dump(self):
+    def dump(self, key=None):
         """/config_dump as {type: {"version": V, "resources": {name:
-        {"version": v, "resource": JSON}}}} for the types of TYPES."""
+        {"version": v, "resource": JSON}}}} for the types of TYPES; of
+        the snapshot `key` (needed when xdsd serves more than one)."""
         out = {t: {"version": None, "resources": {}} for t in TYPES}
-        for t in self.admin("/config_dump").get("types", []):
+        path = "/config_dump" + ("?snapshot=" + key if key else "")
+        for t in self.admin(path).get("types", []):
             if t.get("type") in out:
                 out[t["type"]] = {"version": t.get("version"), "resources": {
                     r["name"]: {"version": r.get("version"), "resource": r.get("resource")}
@@ -250,9 +253,7 @@ class Xdsd:
     def sent_resources(self, node_id):
         """[(short type, resources)] of every response xdsd logged sending
         the node: how many resources each carried."""
-        pat = re.compile(r"node '%s': sending (\w+) version \S+ nonce \S+: (\d+) resources"
-                         % re.escape(node_id))
-        return [(m.group(1), int(m.group(2))) for m in map(pat.search, self.lines()) if m]
+        return sent_resources(self.lines(), node_id)
 
     def streams(self, node_id):
         """The numbers of the streams xdsd's log names the node on."""
@@ -346,13 +347,15 @@ class Envoy:
     `api_type` (GRPC or DELTA_GRPC), admin on a port of its own choice
     (read back from --admin-address-path), one worker, no hot restart.
     `edit(bootstrap)` may change the bootstrap dict further (TLS to xdsd,
-    more xDS servers, static resources) before it is written."""
+    more xDS servers, static resources) before it is written. `bootstrap`
+    names another example to start from (one shaped as bootstrap.yaml)."""
 
     def __init__(self, binary, work, name, node_id, xds_port, api_type="GRPC",
-                 cluster="edge", edit=None):
+                 cluster="edge", edit=None, bootstrap=None):
         self.binary, self.work, self.name = binary, work, name
         self.node_id, self.xds_port, self.api_type = node_id, xds_port, api_type
         self.cluster, self.edit = cluster, edit
+        self.example = bootstrap or BOOTSTRAP
         self.proc = None
         self.admin_port = None
         self.log = os.path.join(work, name + ".log")
@@ -362,7 +365,7 @@ class Envoy:
     def bootstrap(self):
         """examples/envoy/bootstrap.yaml made this Envoy's. Raises KeyError
         (or IndexError) when the example lost a part this replaces."""
-        boot = load_yaml(BOOTSTRAP)
+        boot = load_yaml(self.example)
         boot["node"]["id"] = self.node_id
         boot["node"]["cluster"] = self.cluster
         boot["admin"]["address"]["socket_address"]["port_value"] = 0
@@ -379,7 +382,7 @@ class Envoy:
         try:
             boot = self.bootstrap()
         except (KeyError, IndexError, TypeError) as e:
-            return False, ["%s lacks what the harness replaces: %r" % (BOOTSTRAP, e)]
+            return False, ["%s lacks what the harness replaces: %r" % (self.example, e)]
         with open(self.bootstrap_path, "w") as f:
             yaml.safe_dump(boot, f, sort_keys=False)
         try:
@@ -573,8 +576,8 @@ class Steps:
     def __init__(self):
         self.steps = []
 
-    def add(self, xdsd, log_mark):
-        self.steps.append((xdsd, log_mark, xdsd.dump()))
+    def add(self, xdsd, log_mark, key=None):
+        self.steps.append((xdsd, log_mark, xdsd.dump(key)))
 
     def origin(self, t, name):
         """The step whose version Envoy shows for resource `name` of type
@@ -685,4 +688,204 @@ def differences(envoy, xdsd, want):
         if TYPES[t][4] and e["version"] != want[t]["version"]:
             out.append("%s: Envoy's version_info is %s, xdsd's %s"
                        % (t, e["version"], want[t]["version"]))
+    return out
+
+
+# --- operating a fleet: NACKs, CSDS, metrics, what an Envoy was seen to hold
+
+def sent_resources(lines, node_id):
+    """[(short type, resources)] of every response an xdsd log (its
+    lines) says it sent the node: how many resources each carried. For
+    any xdsd's log: one the harness started (Xdsd.sent_resources), or a
+    replica another test runs."""
+    pat = re.compile(r"node '%s': sending (\w+) version \S+ nonce \S+: (\d+) resources"
+                     % re.escape(node_id))
+    return [(m.group(1), int(m.group(2))) for m in map(pat.search, lines) if m]
+
+
+def fleet_snapshot(port, backend):
+    """examples/envoy/snapshots/default.yaml for one Envoy of several on
+    this host: its listener on `port` (two Envoys cannot bind one port,
+    so each has a snapshot of its own, keyed by its node cluster) and
+    web's endpoints at `backend`."""
+    snap = load_yaml(EXAMPLE_SNAPSHOT)
+    lis = [x for x in snap["listeners"] if x["name"] == "ingress"][0]
+    lis["address"]["socket_address"]["port_value"] = port
+    web = [x for x in snap["endpoints"] if x["cluster_name"] == "web"][0]
+    web["endpoints"] = [{"lb_endpoints": [{"endpoint": {"address": backend.address()}}]}]
+    return snap
+
+
+def start_ready(envoy, timeout):
+    """Starts `envoy` and waits for its /ready; (ok, why)."""
+    ok, why = envoy.start()
+    if ok and wait_until(envoy.ready, timeout, 0.1):
+        return True, []
+    return False, (why or ["not ready within %d s" % timeout]) + envoy.log_tail(15)
+
+
+def first_answer(port, timeout, path="/"):
+    """The body of the first 200 answer on 127.0.0.1:port within
+    `timeout` s, or None."""
+    def get():
+        try:
+            status, body, _ = http_get(port, path)
+            return body if status == 200 else None
+        except OSError:
+            return None
+    return wait_until(get, timeout, 0.1)
+
+
+def nack_lines(xdsd, node_id, short=None, since=0):
+    """xdsd's log lines, from line `since` on, of NACKs by the node (of
+    the type `short`, e.g. LDS, when given)."""
+    needle = "node '%s': NACK of %s" % (node_id, short or "")
+    return [ln for ln in xdsd.lines()[since:] if needle in ln]
+
+
+def type_states(xdsd, node_id):
+    """{type: /clients' record of it} for the node's one stream; {} when
+    the node has none (or several) or /clients cannot be read."""
+    try:
+        cl = xdsd.client(node_id)
+    except (OSError, ValueError):
+        return {}
+    return {t["type"]: t for t in cl[0]["types"]} if len(cl) == 1 else {}
+
+
+def xdsctl(xdsd, *args):
+    """Runs $XDSCTL against xdsd's admin endpoint: (exit status, output)."""
+    binary = os.environ.get("XDSCTL") or os.path.join(
+        os.environ.get("XDSD_BUILDDIR", ""), "src", "xdsctl", "xdsctl")
+    try:
+        p = subprocess.run([binary, "--admin", "127.0.0.1:%d" % xdsd.admin_port] + list(args),
+                           capture_output=True, text=True, timeout=30,
+                           stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as e:
+        return None, "%s: %s" % (binary, e)
+    return p.returncode, p.stdout + p.stderr
+
+
+def csds(xdsd, tls=None):
+    """xdsd's client status (CSDS FetchClientStatus on its xDS port),
+    asked by tests/e2e/csds-client.py under Debian's python3 (it reads
+    the protos through xdsd's descriptor set, which needs Debian's
+    protobuf): ({node id: {type URL: [GenericXdsConfig as JSON]}}, why).
+    `tls` is (ca, cert, key) for an mTLS xdsd."""
+    script = os.path.join(SRCDIR, "tests", "e2e", "csds-client.py")
+    cmd = ["/usr/bin/python3", script, "127.0.0.1:%d" % xdsd.port]
+    if xdsd.schema:
+        cmd += ["--schema", xdsd.schema]
+    if tls:
+        cmd += ["--tls"] + list(tls)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60,
+                           stdin=subprocess.DEVNULL)
+        doc = json.loads(p.stdout)
+    except (OSError, subprocess.SubprocessError, ValueError) as e:
+        return None, "%s: %s" % (" ".join(cmd), e)
+    if doc.get("code") != "OK":
+        return None, "CSDS: %s %s" % (doc.get("code"), doc.get("details"))
+    out = {}
+    for resp in doc.get("responses", []):
+        for cfg in resp.get("config", []):
+            per = out.setdefault((cfg.get("node") or {}).get("id"), {})
+            for g in cfg.get("generic_xds_configs", []):
+                per.setdefault(g.get("type_url"), []).append(g)
+    return out, None
+
+
+METRIC = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def metrics(xdsd):
+    """xdsd's /metrics: {(name, frozenset of (label, value)): value}."""
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % xdsd.admin_port,
+                                timeout=10) as r:
+        text = r.read().decode("utf-8", "replace")
+    out = {}
+    for ln in text.splitlines():
+        m = METRIC.match(ln)
+        if m and not ln.startswith("#"):
+            try:
+                out[(m.group(1), frozenset(LABEL.findall(m.group(2) or "")))] = float(m.group(3))
+            except ValueError:
+                pass
+    return out
+
+
+def metric(sample, name, **labels):
+    """The value of one series of metrics(), 0 when it is absent."""
+    return sample.get((name, frozenset(labels.items())), 0.0)
+
+
+class Watch:
+    """Reads an Envoy's config() every `interval` s in a thread and keeps
+    every distinct state it saw: what it held at any moment of a change,
+    so a test can say an Envoy never held something (as often as this
+    samples: a state held for less than an interval may be missed, so
+    "never held" is backed by what xdsd says it sent)."""
+
+    def __init__(self, envoy, interval=0.1):
+        self.envoy, self.interval = envoy, interval
+        self.seen = []          # [(time.monotonic(), config())]
+        self.errors = 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        last = None
+        while not self.stopping.is_set():
+            try:
+                cfg = self.envoy.config()
+            except (OSError, ValueError):
+                self.errors += 1
+            else:
+                if cfg != last:
+                    self.seen.append((time.monotonic(), cfg))
+                    last = cfg
+            self.stopping.wait(self.interval)
+
+    def held(self, pred):
+        """The states in which pred(config) was true."""
+        return [c for _, c in self.seen if pred(c)]
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join(10)
+        return self
+
+
+# --- TLS: what a listener presents, what secrets an Envoy holds ----------
+
+def https_get(port, ca, path="/", timeout=5.0):
+    """(status, body, the certificate's subject CN) of one HTTPS request
+    to 127.0.0.1:port on a new connection, the server's certificate
+    checked against `ca` for 127.0.0.1; raises OSError (ssl's and
+    http.client's errors included) when there is none."""
+    ctx = ssl.create_default_context(cafile=ca)
+    conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=timeout, context=ctx)
+    try:
+        conn.connect()
+        cert = conn.sock.getpeercert()
+        cn = [v for rdn in cert.get("subject", ()) for k, v in rdn if k == "commonName"]
+        conn.request("GET", path, headers={"Connection": "close"})
+        resp = conn.getresponse()
+        return resp.status, resp.read().decode("utf-8", "replace"), (cn or [None])[0]
+    finally:
+        conn.close()
+
+
+def envoy_secrets(envoy):
+    """The secrets in an Envoy's config dump: {"active": {name: version},
+    "warming": [names asked for and never received]}."""
+    _, body = envoy.get("/config_dump")
+    out = {"active": {}, "warming": []}
+    for c in json.loads(body).get("configs", []):
+        if c.get("@type", "").endswith(".SecretsConfigDump"):
+            out["active"] = {s.get("name"): s.get("version_info")
+                             for s in c.get("dynamic_active_secrets", [])}
+            out["warming"] = sorted(s.get("name") for s in c.get("dynamic_warming_secrets", []))
     return out

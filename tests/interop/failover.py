@@ -11,31 +11,39 @@ In network namespaces of its own (tests/interop/README.md, "Failover"):
                   reached over a veth pair from the LB namespace; both
                   take their snapshot from the same etcd prefix.
 
-haproxy connects to replica A from 10.200.1.3 and to B from 10.200.2.3:
+haproxy checks each replica with the gRPC health check of README.md
+("Running several replicas": the tcp-check lines after
+"<!-- haproxy-health -->", read from the README itself), and connects
+to replica A from 10.200.1.3 and to B from 10.200.2.3:
 the replicas allow one connection per address
 (max_connections_per_address: 1) and list those two addresses in
-trusted_proxies, so the three clients through the balancer are served
-while a second direct connection from an untrusted address is refused.
+trusted_proxies, so the clients through the balancer are served while a
+second direct connection from an untrusted address is refused.
 
-The clients: gRPC C-core's xDS client (Debian's python3-grpcio) and
-@grpc/grpc-js-xds, each calling a backend through xds:/// every 100 ms,
+The clients: those --clients names (interop.py's kinds; default
+python,node: gRPC C-core's xDS client from Debian's python3-grpcio and
+@grpc/grpc-js-xds), each calling a backend through xds:/// every 100 ms,
 and a delta ADS client in this driver that keeps the versions it holds.
 
-  1. all three are on replica A (its log names their nodes, from the
+  1. all are on replica A (its log names their nodes, from the
      balancer's address), RPCs reach backend A;
-  2. replica A is killed (SIGKILL): each client is back on replica B
-     through the balancer, no RPC fails, and the delta client, back with
-     initial_resource_versions, is sent none of the resources it holds;
-  3. replica A is started again; the snapshot in etcd moves the
+  2. replica A is killed (SIGKILL): haproxy marks it down, each client
+     is back on replica B through the balancer, no RPC fails, and the
+     delta client, back with initial_resource_versions, is sent none of
+     the resources it holds;
+  3. replica A is started again and haproxy marks it up once its health
+     check passes (SERVING: it serves etcd's snapshot); the snapshot in etcd moves the
      endpoints to backend B: both replicas serve the same new version,
      the RPCs move to backend B and the delta client gets that one
      resource;
   4. no RPC failed, no NACK and no error in the replicas' logs, the
      clients stop when asked and the replicas exit 0 on SIGTERM.
 
-Prints TAP. Needs root (ip netns), etcd, haproxy, node/npm. Takes
+Prints TAP. Needs root (ip netns), etcd, haproxy and what the clients
+need (node/npm; the venv, go, a JDK and Maven for the others). Takes
 XDSD, XDSD_BUILDDIR, XDSD_SCHEMA and XDSD_SRCDIR like interop.py; work
-files go to $XDSD_BUILDDIR/tests/interop/failover.work. --netns PREFIX
+files go to $XDSD_BUILDDIR/tests/interop/failover.work (with other
+--clients: failover-KIND-KIND....work). --netns PREFIX
 names the namespaces PREFIX-lb, PREFIX-a and PREFIX-b (default
 xdsd-fo-<pid>); they and every process started in them are gone when it
 exits, on failure too.
@@ -81,9 +89,28 @@ TYPES = [  # (type URL, the one name the delta client subscribes to)
 ]
 EDS = TYPES[3][0]
 # Subscribed beside each real name: xdsd reports at once that it does
-# not exist (rule D8), so the answer to each request is seen to come.
+# not exist (rule D8: in removed_resources), so the answer to each
+# request is seen to come.
 PROBE_NAME = "failover-no-such-resource"
+DEFAULT_CLIENTS = ["python", "node"]
 DELTA_ADS = "/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources"
+
+
+def readme_health_check(srcdir):
+    """The `option tcp-check` and `tcp-check` lines of README.md's
+    haproxy backend (after "<!-- haproxy-health -->"), as written."""
+    lines, armed, inside = [], False, False
+    with open(os.path.join(srcdir, "README.md")) as f:
+        for ln in f.read().splitlines():
+            if ln == "<!-- haproxy-health -->":
+                armed = True
+            elif armed and not inside and ln.startswith("```"):
+                inside = True
+            elif inside and ln == "```":
+                break
+            elif inside and (ln.startswith("  tcp-check ") or ln == "  option tcp-check"):
+                lines.append(ln)
+    return lines
 
 
 def ip(*args):
@@ -314,8 +341,7 @@ class DeltaClient:
         if k >= len(self.streams):
             return None
         got = self.streams[k]["got"]
-        seen = {rec["type"] for rec in got
-                if any(n == PROBE_NAME and not body for n, _, body, _ in rec["resources"])}
+        seen = {rec["type"] for rec in got if PROBE_NAME in rec["removed"]}
         return list(got) if all(t in seen for t, _ in TYPES) else None
 
     def answered_since(self, first):
@@ -372,12 +398,14 @@ def delta_once(schema, target, type_url, name, timeout):
 class Failover(interop.Interop):
     def __init__(self, args, tap):
         super().__init__(argparse.Namespace(client="python", tls=False, xdstp=False, rollout=False), tap)
-        self.run_name = "failover"
+        self.kinds = args.clients
+        self.run_name = "failover" if self.kinds == DEFAULT_CLIENTS else \
+            "failover-" + "-".join(self.kinds)
         self.netns = Netns(args.netns or "xdsd-fo-%d" % os.getpid())
         self.procs = {}         # etcd, haproxy, a, b -> Process
         self.replica_logs = []  # every replica's Process, the killed one too
-        self.clients = {}       # python, node -> (Popen, ClientResults, node id)
-        self.commands = {}      # python, node -> (command, environment)
+        self.clients = {}       # kind -> (Popen, ClientResults, node id)
+        self.commands = {}      # kind -> (command, environment)
         self.delta = None
         self.schema_obj = None
         self.pid = os.getpid()
@@ -477,6 +505,10 @@ class Failover(interop.Interop):
                     "frontend xds\n  bind 127.0.0.1:%d\n  default_backend replicas\n"
                     "# every connection to A while A is up\n"
                     "backend replicas\n  balance first\n" % XDS_PORT)
+            check = readme_health_check(self.srcdir)
+            if not check:
+                return self.tap.point(False, "README.md gives haproxy's gRPC health check")
+            f.write("# the gRPC health check of README.md\n" + "\n".join(check) + "\n")
             for r in ("a", "b"):
                 f.write("  server %s %s source %s.3 check inter 200ms fall 1 rise 2\n"
                         % (r, self.replica_addr(r), NET[r]))
@@ -490,8 +522,28 @@ class Failover(interop.Interop):
                 ok = True
             except OSError:
                 time.sleep(0.1)
-        return self.tap.point(ok, "haproxy (TCP mode) on 127.0.0.1:%d in front of both replicas"
-                              % XDS_PORT, [] if ok else p.tail())
+        return self.tap.point(ok, "haproxy (TCP mode) on 127.0.0.1:%d in front of both "
+                              "replicas, checking them by gRPC health" % XDS_PORT,
+                              [] if ok else p.tail())
+
+    def haproxy_says(self, r, state, count):
+        """haproxy's log says `count` times that replica r is `state`
+        (UP, DOWN), within WAIT; said as a TAP point."""
+        p = self.procs["haproxy"]
+        needle = "Server replicas/%s is %s" % (r, state)
+        end = time.monotonic() + WAIT
+        while True:
+            hits = [ln for ln in p.lines() if needle in ln]
+            if len(hits) >= count or time.monotonic() >= end or not p.alive():
+                break
+            time.sleep(0.1)
+        # up again only by a health check that passed: the README's
+        # tcp-check found SERVING (layer 7), not just an open port
+        ok = len(hits) >= count and (state != "UP" or "Layer7 check passed" in hits[-1])
+        return self.tap.point(ok, "haproxy marks replica %s %s by its gRPC health check%s"
+                              % (r.upper(), state.lower(),
+                                 ": " + hits[-1].split(": ", 1)[-1].strip() if hits else ""),
+                              [] if ok else p.tail(10))
 
     def check_limit(self):
         """The per-address limit holds for an address that is not trusted:
@@ -513,7 +565,7 @@ class Failover(interop.Interop):
         self.delta = DeltaClient(self.schema_obj, "127.0.0.1:%d" % XDS_PORT,
                                  "failover-delta-%d" % self.pid)
         ok = True
-        for kind in ("python", "node"):
+        for kind in self.kinds:
             node_id = "failover-%s-%d" % (kind, self.pid)
             boot = self.write_bootstrap("bootstrap-%s.json" % kind, node_id,
                                         "127.0.0.1:%d" % XDS_PORT, kind)
@@ -525,12 +577,18 @@ class Failover(interop.Interop):
                                             "--interval-ms", str(RPC_INTERVAL_MS), TARGET],
                     env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
             self.clients[kind] = (proc, ClientResults(proc, self.path("%s.out" % kind)), node_id)
-        end = time.monotonic() + START_WAIT   # both start at once
+        end = time.monotonic() + START_WAIT   # all start at once
         for kind, (proc, res, node_id) in self.clients.items():
             i = res.first_answer("A", 0, 0, max(0.1, end - time.monotonic()))
-            ok &= self.tap.point(i is not None, "the %s client (node %s) calls backend A through "
-                                 "%s every %d ms" % (kind, node_id, TARGET, RPC_INTERVAL_MS),
-                                 [] if i is not None else self.client_why(kind))
+            with res.cond:
+                started = res.events[0][1].get("client", "") if res.events else ""
+            version = interop.CLIENTS[kind]["version"]
+            good = i is not None and re.search(version, started) is not None
+            ok &= self.tap.point(good, "the %s client (%s, node %s) calls backend A through "
+                                 "%s every %d ms" % (kind, started or "?", node_id, TARGET,
+                                                     RPC_INTERVAL_MS),
+                                 [] if good else ["its start line must match /%s/" % version]
+                                 + self.client_why(kind))
         got = self.delta.wait(self.delta.holds_all, WAIT)
         ok &= self.tap.point(bool(got), "the delta client holds the listener, route "
                              "configuration, cluster and endpoints",
@@ -586,9 +644,10 @@ class Failover(interop.Interop):
     # --- the scenario -------------------------------------------------------------
     def failover(self):
         on_a = self.streams_on("a")
-        self.tap.point(len(on_a) == 3, "all three clients are on replica A, from the balancer's "
-                       "address %s.3 (%s)" % (NET["a"], ", ".join(sorted(on_a))),
-                       [] if len(on_a) == 3 else
+        n = len(self.node_ids())
+        self.tap.point(len(on_a) == n, "all %d clients are on replica A, from the balancer's "
+                       "address %s.3 (%s)" % (n, NET["a"], ", ".join(sorted(on_a))),
+                       [] if len(on_a) == n else
                        ["missing: %s" % sorted(set(self.node_ids()) - on_a)]
                        + self.procs["a"].tail())
         with self.delta.cond:
@@ -596,12 +655,13 @@ class Failover(interop.Interop):
         t_kill = time.monotonic()
         self.procs["a"].kill()
         self.tap.comment(["replica A killed (SIGKILL)"])
+        self.haproxy_says("a", "DOWN", 1)
 
         on_b = self.streams_on("b", timeout=2 * WAIT)
-        ok = self.tap.point(len(on_b) == 3, "each client is back, through the balancer, on "
+        ok = self.tap.point(len(on_b) == n, "each client is back, through the balancer, on "
                             "replica B (%s), all %.1f s after the kill (at most %.0f s)"
                             % (", ".join(sorted(on_b)), time.monotonic() - t_kill, 2 * WAIT),
-                            [] if len(on_b) == 3 else
+                            [] if len(on_b) == n else
                             ["missing: %s" % sorted(set(self.node_ids()) - on_b)]
                             + self.delta.describe() + self.procs["b"].tail()
                             + self.procs["haproxy"].tail(5))
@@ -724,11 +784,13 @@ class Failover(interop.Interop):
     def run(self):
         if not self.setup_work():
             return
-        prepared = self.prepare_node_client()     # npm may need the network: before the netns
-        if prepared:
-            self.commands["node"] = (self.client_cmd, self.client_env)
-        self.prepare_python_client()
-        self.commands["python"] = (self.client_cmd, self.client_env)
+        # npm, pip, go and Maven may need the network: before the netns
+        prepared = True
+        for kind in self.kinds:
+            if self.prepare_client(kind):
+                self.commands[kind] = (self.client_cmd, self.client_env)
+            else:
+                prepared = False
         if not prepared or not self.make_netns():
             return
         signal.alarm(OVERALL_TIMEOUT)
@@ -747,6 +809,7 @@ class Failover(interop.Interop):
             return
         if not self.start_replica("a", 2):
             return
+        self.haproxy_says("a", "UP", 1)
         self.follow()
         self.stop_all()
 
@@ -768,10 +831,17 @@ class Failover(interop.Interop):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--netns", help="prefix of the namespaces' names")
+    ap.add_argument("--clients", default=",".join(DEFAULT_CLIENTS),
+                    help="the kinds of interop.py's clients to run (default %(default)s)")
     args = ap.parse_args()
+    args.clients = args.clients.split(",")
+    unknown = [k for k in args.clients if k not in interop.CLIENTS]
+    if unknown or len(set(args.clients)) != len(args.clients):
+        ap.error("--clients: each of %s at most once" % ", ".join(sorted(interop.CLIENTS)))
     tap = Tap()
     tap.comment(["failover: two xdsd replicas on one etcd prefix behind haproxy; "
-                 "gRPC C-core, grpc-js-xds and a delta client"])
+                 "%s and a delta client" % ", ".join(interop.CLIENTS[k]["what"]
+                                                     for k in args.clients)])
 
     def on_alarm(*_):
         raise interop.Timeout()

@@ -3,7 +3,8 @@
 # Failover: two xdsd replicas on one etcd prefix behind haproxy, in
 # network namespaces of the test's own; real xDS clients outlive the
 # replica they are on without a failed RPC. See tests/interop/README.md.
-# Needs root (ip netns add): elsewhere it fails, and says why.
+# Needs root (ip netns add): elsewhere it fails, and says why. Options
+# go to failover.py (--clients KIND,...: failover-pypi-go-java.sh).
 . "$(dirname "$0")/debian-python.sh"
 netns=xdsd-fo-$$
 # The driver removes its namespaces itself; should it be killed, they
@@ -17,4 +18,4 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
-"$python" "$srcdir/tests/interop/failover.py" --netns "$netns"
+"$python" "$srcdir/tests/interop/failover.py" --netns "$netns" "$@"

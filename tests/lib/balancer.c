@@ -98,11 +98,9 @@ static void run(struct xdt_balancer *b)
 	free(log);
 }
 
-struct xdt_balancer *xdt_balancer_start(const char *backend,
-					 const char *source)
+static struct xdt_balancer *balancer_new(void)
 {
 	struct xdt_balancer *b = calloc(1, sizeof(*b));
-	char *text;
 
 	XDT_REQUIRE(b != NULL, "out of memory");
 	XDT_REQUIRE(access(HAPROXY, X_OK) == 0,
@@ -112,6 +110,124 @@ struct xdt_balancer *xdt_balancer_start(const char *backend,
 		    "mkdtemp: %s", strerror(errno));
 	b->port = free_port();
 	snprintf(b->target, sizeof(b->target), "127.0.0.1:%d", b->port);
+	return b;
+}
+
+/* The check lines of README.md's haproxy backend (see the header), one
+ * per line with their indentation, malloc'd; the test bails out if
+ * there are none. */
+static char *readme_check_lines(void)
+{
+	char *path, *text, *line, *save, *out;
+	size_t len = 0, cap;
+	bool armed = false, inside = false;
+
+	XDT_REQUIRE(asprintf(&path, "%s/README.md", xdtest_env("XDSD_SRCDIR")) > 0,
+		    "out of memory");
+	text = xdtest_read_file(path, NULL);
+	XDT_REQUIRE(text != NULL, "cannot read %s", path);
+	cap = strlen(text) + 1;
+	out = calloc(1, cap);
+	XDT_REQUIRE(out != NULL, "out of memory");
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (strcmp(line, "<!-- haproxy-health -->") == 0)
+			armed = true;
+		else if (armed && !inside && strncmp(line, "```", 3) == 0)
+			inside = true;
+		else if (inside && strcmp(line, "```") == 0)
+			break;
+		else if (inside && (strncmp(line, "  tcp-check ", 12) == 0 ||
+				    strcmp(line, "  option tcp-check") == 0))
+			len += (size_t)snprintf(out + len, cap - len, "%s\n", line);
+	}
+	XDT_REQUIRE(len > 0, "%s: no tcp-check lines after <!-- haproxy-health -->",
+		    path);
+	free(text);
+	free(path);
+	return out;
+}
+
+/* The README's lines for TLS: its `tcp-check connect` with `ssl alpn
+ * h2` (README.md says so below the block). */
+static char *over_tls(char *lines)
+{
+	const char *plain = "  tcp-check connect\n";
+	char *at = strstr(lines, plain), *out;
+
+	XDT_REQUIRE(at != NULL, "README.md's check has no '  tcp-check connect' line");
+	XDT_REQUIRE(asprintf(&out, "%.*s  tcp-check connect ssl alpn h2\n%s",
+			     (int)(at - lines), lines, at + strlen(plain)) > 0,
+		    "out of memory");
+	free(lines);
+	return out;
+}
+
+struct xdt_balancer *xdt_balancer_start_health(const char *backend,
+						int inter_ms, const char *ca,
+						const char *crt)
+{
+	struct xdt_balancer *b = balancer_new();
+	char *lines = readme_check_lines(), *text, tls[2048] = "";
+
+	if (ca != NULL) {
+		lines = over_tls(lines);
+		snprintf(tls, sizeof(tls),
+			 " check-ssl verify required ca-file %s verifyhost localhost%s%s",
+			 ca, crt ? " crt " : "", crt ? crt : "");
+	}
+	XDT_REQUIRE(asprintf(&text,
+			     "global\n  maxconn 512\n"
+			     "defaults\n  mode tcp\n  timeout connect 5s\n"
+			     "  timeout client 10m\n  timeout server 10m\n"
+			     "  timeout check 5s\n"
+			     "frontend xds\n  bind %s\n  default_backend xdsd\n"
+			     "backend xdsd\n%s"
+			     "  server xdsd-1 %s check inter %d fall 1 rise 1%s\n",
+			     b->target, lines, backend, inter_ms, tls) > 0,
+		    "out of memory");
+	free(xdtest_write_file(b->dir, "haproxy.cfg", text));
+	free(text);
+	free(lines);
+	run(b);
+	return b;
+}
+
+char *xdt_balancer_log(const struct xdt_balancer *b)
+{
+	char *path, *text;
+
+	XDT_REQUIRE(asprintf(&path, "%s/haproxy.log", b->dir) > 0, "out of memory");
+	text = xdtest_read_file(path, NULL);
+	free(path);
+	return text != NULL ? text : strdup("");
+}
+
+bool xdt_balancer_wait_log(const struct xdt_balancer *b, const char *needle,
+			   int count, int timeout_ms)
+{
+	for (long long end = xdtest_now_ms() + timeout_ms;;) {
+		char *text = xdt_balancer_log(b);
+		int n = 0;
+
+		for (const char *p = text; (p = strstr(p, needle)) != NULL;
+		     p += strlen(needle))
+			n++;
+		free(text);
+		if (n >= count)
+			return true;
+		if (xdtest_now_ms() > end)
+			return false;
+		xdtest_sleep_ms(50);
+	}
+}
+
+struct xdt_balancer *xdt_balancer_start(const char *backend,
+					 const char *source)
+{
+	struct xdt_balancer *b = balancer_new();
+	char *text;
+
 	/* TCP mode: bytes pass as they are (HTTP/2, TLS alike); long
 	 * timeouts, as xDS streams last */
 	XDT_REQUIRE(asprintf(&text,

@@ -8,6 +8,7 @@
 #ifndef XD_TESTS_BALANCER_H
 #define XD_TESTS_BALANCER_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 struct xdt_balancer {
@@ -24,6 +25,28 @@ struct xdt_balancer {
  * (scripts/install-deps installs it) or does not start. */
 struct xdt_balancer *xdt_balancer_start(const char *backend,
 					 const char *source);
+
+/*
+ * The same, haproxy checking xdsd with the gRPC health check of
+ * README.md ("Running several replicas": the `option tcp-check` and
+ * `tcp-check` lines of the block after "<!-- haproxy-health -->"),
+ * every `inter_ms`, down after one failed check and up after one
+ * passed. Over TLS when `ca` is given: the README's `tcp-check connect
+ * ssl alpn h2`, the server checked against `ca`, with the client
+ * certificate `crt` (a PEM of certificate and key; NULL: none).
+ */
+struct xdt_balancer *xdt_balancer_start_health(const char *backend,
+						int inter_ms, const char *ca,
+						const char *crt);
+
+/* haproxy's output so far (its server state changes: "Server
+ * xdsd/xdsd-1 is DOWN, reason: ..."), malloc'd. */
+char *xdt_balancer_log(const struct xdt_balancer *b);
+
+/* Waits until haproxy's output says `needle` `count` times; true if it
+ * did within `timeout_ms`. */
+bool xdt_balancer_wait_log(const struct xdt_balancer *b, const char *needle,
+			   int count, int timeout_ms);
 
 /* Kills haproxy (every connection through it ends, and new ones are
  * refused) and waits for it; `b` stays, for xdt_balancer_run. */

@@ -15,7 +15,6 @@
 
 #define START_MS 10000
 
-/* A port nothing listens on now (the kernel's pick, released). */
 int xdt_free_port(void)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET};
@@ -31,21 +30,28 @@ int xdt_free_port(void)
 	return port;
 }
 
-/* Runs etcdctl with `args` (a shell word list) and `input` on stdin;
- * returns its exit status. */
-int xdt_etcdctl(const struct xdt_etcd *e, const char *args, const char *input)
+/* etcdctl's command line for `e` up to its arguments: the endpoint,
+ * and the client certificate when etcd asks for one (malloc'd). */
+static char *etcdctl_cmd(const struct xdt_etcd *e, const char *args,
+			 const char *redirect)
 {
-	char *cmd;
-	FILE *p;
-
 	char tls[1024] = "";
+	char *cmd;
 
 	if (e->tls)
 		snprintf(tls, sizeof(tls), "--cacert=%s --cert=%s --key=%s",
 			 xdtest_cert("ca.pem"), xdtest_cert("frontend.pem"),
 			 xdtest_cert("frontend.key"));
-	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s %s %s >/dev/null 2>&1",
-			   e->endpoint, tls, args) > 0);
+	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s %s %s %s",
+			   e->endpoint, tls, args, redirect) > 0);
+	return cmd;
+}
+
+int xdt_etcdctl(const struct xdt_etcd *e, const char *args, const char *input)
+{
+	char *cmd = etcdctl_cmd(e, args, ">/dev/null 2>&1");
+	FILE *p;
+
 	p = popen(cmd, "w");
 	ck_assert(p != NULL);
 	if (input != NULL)
@@ -54,8 +60,6 @@ int xdt_etcdctl(const struct xdt_etcd *e, const char *args, const char *input)
 	return pclose(p);
 }
 
-/* Starts (or restarts, on its data) etcd on its ports; waits until it
- * answers. */
 void xdt_etcd_run(struct xdt_etcd *e)
 {
 	char client[64], peer[64], cluster[96];
@@ -154,8 +158,7 @@ long long xdt_etcd_revision(const struct xdt_etcd *e)
 	long long rev;
 	FILE *p;
 
-	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s get / -w json 2>/dev/null",
-			   e->endpoint) > 0);
+	cmd = etcdctl_cmd(e, "get / -w json", "2>/dev/null");
 	p = popen(cmd, "r");
 	ck_assert(p != NULL);
 	ck_assert(fgets(line, sizeof(line), p) != NULL);
@@ -168,14 +171,16 @@ long long xdt_etcd_revision(const struct xdt_etcd *e)
 	ck_assert(rev > 0);
 	return rev;
 }
+
 char *xdt_etcd_get(const struct xdt_etcd *e, const char *key)
 {
-	char *cmd, buf[65536];
+	char *args, *cmd, buf[65536];
 	size_t len;
 	FILE *p;
 
-	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s get '%s' --print-value-only 2>/dev/null",
-			   e->endpoint, key) > 0);
+	ck_assert(asprintf(&args, "get '%s' --print-value-only", key) > 0);
+	cmd = etcdctl_cmd(e, args, "2>/dev/null");
+	free(args);
 	p = popen(cmd, "r");
 	ck_assert(p != NULL);
 	len = fread(buf, 1, sizeof(buf) - 1, p);
@@ -191,13 +196,14 @@ char *xdt_etcd_get(const struct xdt_etcd *e, const char *key)
 
 long long xdt_etcd_mod_revision(const struct xdt_etcd *e, const char *key)
 {
-	char *cmd, line[65536];
+	char *args, *cmd, line[65536];
 	const char *at;
 	long long rev;
 	FILE *p;
 
-	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s get '%s' -w json 2>/dev/null",
-			   e->endpoint, key) > 0);
+	ck_assert(asprintf(&args, "get '%s' -w json", key) > 0);
+	cmd = etcdctl_cmd(e, args, "2>/dev/null");
+	free(args);
 	p = popen(cmd, "r");
 	ck_assert(p != NULL);
 	ck_assert(fgets(line, sizeof(line), p) != NULL);

@@ -534,6 +534,61 @@ START_TEST(a2_make_before_break)
 }
 END_TEST
 
+/*
+ * rule A2, SotW with clusters subscribed by name, as gRPC's xDS clients
+ * do: a route moves from cluster X to a new cluster Y and X goes. The
+ * client asks for Y only once it has the route, and goes on using X
+ * until Y comes (grpc-go fails calls when X goes first), so X must not
+ * be removed by a response to the names it asked before: the answer to
+ * the request that adds Y carries Y without X.
+ */
+START_TEST(a2_named_clusters_kept_until_new_ones_asked)
+{
+	struct pu_snap *s = pu_snap_new();
+	struct pu_client *cl;
+	struct pu_env *e;
+	struct pu_resp *r;
+
+	pu_snap_put(s, PU_CDS, "X", 1, "X");
+	pu_snap_put(s, PU_EDS, "X", 1, NULL);
+	pu_snap_put(s, PU_LDS, "L", 1, "R");
+	pu_snap_put(s, PU_RDS, "R", 1, "X");
+	e = pu_env_start(s);
+	cl = pu_open(e, false, true, PU_CDS);
+	/* as gRPC asks: each type once it has what refers to it */
+	for (int i = 0; i < 4; i++) {
+		const enum pu_type order[] = {PU_LDS, PU_RDS, PU_CDS, PU_EDS};
+		const char *name[] = {"L", "R", "X", "X"};
+
+		pu_sub(cl, order[i], name[i], NULL);
+		r = pu_expect(cl, order[i]);
+		pu_ack(cl, r);
+		pu_resp_free(r);
+	}
+
+	pu_snap_del(s, PU_CDS, "X");
+	pu_snap_del(s, PU_EDS, "X");
+	pu_snap_put(s, PU_CDS, "Y", 1, "Y");
+	pu_snap_put(s, PU_EDS, "Y", 1, NULL);
+	pu_snap_put(s, PU_RDS, "R", 2, "Y");
+	pu_env_set(e, s);
+	r = pu_expect(cl, PU_RDS);
+	PU_ASSERT_NAMES(r, PU_RDS, "R");
+	pu_ack(cl, r);
+	pu_resp_free(r);
+	/* the route's answer is in; X stays while the client asks for X only */
+	pu_expect_none(cl, pu_quiet_ms());
+	pu_sub(cl, PU_CDS, "X", "Y", NULL);
+	r = pu_expect(cl, PU_CDS);
+	PU_ASSERT_NAMES(r, PU_CDS, "Y");
+	pu_ack(cl, r);
+	pu_resp_free(r);
+	pu_client_free(cl);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+END_TEST
+
 /* rule A2: a cluster whose endpoints change goes out before the listeners and
  * routes that start to use it, and the old cluster stays until they
  * moved (same simulated Envoy; the route swaps between two clusters). */
@@ -702,6 +757,7 @@ void pu_register_ads(Suite *s, bool subset)
 	pu_add_tests(s, "A2", a2_make_before_break, a2_combos, A2_VARIANTS);
 	pu_add_tests(s, "A1", a1_types_do_not_leak, ads_combos, 2);
 	pu_add_tests(s, "A2", a2_swap_back_and_forth, a2_combos, A2_VARIANTS);
+	pu_add_test(s, "A2", a2_named_clusters_kept_until_new_ones_asked);
 	pu_add_test(s, "encoded-once", encoded_once_per_push);
 }
 

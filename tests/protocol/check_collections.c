@@ -338,7 +338,7 @@ START_TEST(x3_context_parameters_name_it)
 	expect_str("its locators", locator_ids(only(r, LC("edge?env=dev"))),
 		   "edge/b");
 	if (c->delta)
-		expect_str("missing", pu_missing(r),
+		expect_str("said not to exist (rule D8)", pu_removed(r),
 			   LC("edge") "," LC("edge?env=test"));
 	coll_ack(&cc, r);
 	pu_resp_free(r);

@@ -224,8 +224,8 @@ START_TEST(p1_variant_gone_removed)
 	cl = client(e, c);
 	sub_locator(cl, c, NULL, dev, 1);
 	r = pu_expect(cl, c->type);
-	missing = pu_missing(r);
-	PU_ASSERT(strcmp(missing, "r") == 0, "missing [%s]", missing);
+	missing = pu_removed(r); /* rule D8: in removed_resources */
+	PU_ASSERT(strcmp(missing, "r") == 0, "said missing [%s]", missing);
 	free(missing);
 	pu_ack(cl, r);
 	pu_resp_free(r);

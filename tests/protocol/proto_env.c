@@ -181,12 +181,6 @@ char *pu_list(enum pu_type t, ...)
 	return out;
 }
 
-static const char *const sections[PU_NTYPES] = {
-	[PU_SDS] = "secrets",        [PU_RTDS] = "runtimes",
-	[PU_CDS] = "clusters",       [PU_EDS] = "endpoints",
-	[PU_LDS] = "listeners",      [PU_RDS] = "routes",
-	[PU_SRDS] = "scoped_routes", [PU_VHDS] = "virtual_hosts",
-};
 
 static void item_yaml(struct xd_buf *b, const struct pu_item *it,
 		      bool vhds_parent)
@@ -298,7 +292,7 @@ char *pu_snap_yaml(const struct pu_snap *s0)
 			if (s->items[i].type != (enum pu_type)t)
 				continue;
 			if (!any)
-				xd_buf_printf(&b, "%s:\n", sections[t]);
+				xd_buf_printf(&b, "%s:\n", pu_type_section((enum pu_type)t));
 			any = true;
 			if (s->items[i].as_name != NULL) {
 				struct pu_item v = s->items[i];

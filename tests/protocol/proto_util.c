@@ -30,48 +30,90 @@ const char *__asan_default_options(void)
 
 /* ---------------- types and methods ---------------- */
 
-static const struct {
-	const char *url, *label, *service, *sotw, *delta;
-} types[PU_NTYPES] = {
-	[PU_SDS] = {"type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret",
-		    "SDS", "/envoy.service.secret.v3.SecretDiscoveryService/",
-		    "StreamSecrets", "DeltaSecrets"},
-	[PU_RTDS] = {"type.googleapis.com/envoy.service.runtime.v3.Runtime",
-		     "RTDS", "/envoy.service.runtime.v3.RuntimeDiscoveryService/",
-		     "StreamRuntime", "DeltaRuntime"},
-	[PU_CDS] = {"type.googleapis.com/envoy.config.cluster.v3.Cluster",
-		    "CDS", "/envoy.service.cluster.v3.ClusterDiscoveryService/",
-		    "StreamClusters", "DeltaClusters"},
-	[PU_EDS] = {"type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
-		    "EDS", "/envoy.service.endpoint.v3.EndpointDiscoveryService/",
-		    "StreamEndpoints", "DeltaEndpoints"},
-	[PU_LDS] = {"type.googleapis.com/envoy.config.listener.v3.Listener",
-		    "LDS", "/envoy.service.listener.v3.ListenerDiscoveryService/",
-		    "StreamListeners", "DeltaListeners"},
-	[PU_RDS] = {"type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
-		    "RDS", "/envoy.service.route.v3.RouteDiscoveryService/",
-		    "StreamRoutes", "DeltaRoutes"},
-	/* The service is "ScopedRoutes..." in Envoy's srds.proto. */
-	[PU_SRDS] = {"type.googleapis.com/envoy.config.route.v3.ScopedRouteConfiguration",
-		     "SRDS", "/envoy.service.route.v3.ScopedRoutesDiscoveryService/",
-		     "StreamScopedRoutes", "DeltaScopedRoutes"},
-	[PU_VHDS] = {"type.googleapis.com/envoy.config.route.v3.VirtualHost",
-		     "VHDS", "/envoy.service.route.v3.VirtualHostDiscoveryService/",
-		     NULL, "DeltaVirtualHosts"},
+/* The tests' names of the types, in the order of rule A2: what xdsd
+ * --print-types lists must be these, in this order. */
+static const char *const labels[PU_NTYPES] = {
+	[PU_SDS] = "SDS",   [PU_RTDS] = "RTDS", [PU_CDS] = "CDS",
+	[PU_EDS] = "EDS",   [PU_LDS] = "LDS",   [PU_RDS] = "RDS",
+	[PU_SRDS] = "SRDS", [PU_VHDS] = "VHDS",
 };
+
+/* The rest of what a type is, as xdsd's type table says it (xdsd
+ * --print-types, xdsd(8)), read once. */
+static struct {
+	char *url, *section, *sotw, *delta;
+	bool full_state;
+} types[PU_NTYPES];
+static bool types_read;
+
+/* "-" is a column's "none". */
+static char *column(const char *s)
+{
+	char *v;
+
+	if (strcmp(s, "-") == 0)
+		return NULL;
+	v = strdup(s);
+	XDT_REQUIRE(v != NULL, "out of memory");
+	return v;
+}
+
+static void read_types(void)
+{
+	char cmd[4096], line[2048];
+	size_t n = 0;
+	FILE *f;
+
+	if (types_read)
+		return;
+	snprintf(cmd, sizeof(cmd), "'%s' --print-types", xdtest_env("XDSD"));
+	f = popen(cmd, "r");
+	XDT_REQUIRE(f != NULL, "cannot run %s", cmd);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char label[32], url[512], key[64], name[64], sotw[512],
+			delta[512], rest[64], role[64], flags[128];
+
+		if (line[0] == '#')
+			continue;
+		XDT_REQUIRE(sscanf(line, "%31s %511s %63s %63s %511s %511s %63s %63s %127s",
+				   label, url, key, name, sotw, delta, rest,
+				   role, flags) == 9,
+			    "xdsd --print-types: cannot read '%s'", line);
+		XDT_REQUIRE(n < PU_NTYPES && strcmp(label, labels[n]) == 0,
+			    "xdsd --print-types lists %s as type %zu, where enum pu_type has %s: the tests know every type, in push order",
+			    label, n, n < PU_NTYPES ? labels[n] : "none");
+		types[n].url = column(url);
+		types[n].section = column(key);
+		types[n].sotw = column(sotw);
+		types[n].delta = column(delta);
+		types[n].full_state = strstr(flags, "full-state") != NULL;
+		n++;
+	}
+	XDT_REQUIRE(pclose(f) == 0 && n == PU_NTYPES,
+		    "%s: %zu types, the tests know %d", cmd, n, PU_NTYPES);
+	types_read = true;
+}
 
 const char *pu_type_url(enum pu_type t)
 {
+	read_types();
 	return types[t].url;
 }
 
 const char *pu_type_label(enum pu_type t)
 {
-	return types[t].label;
+	return labels[t];
+}
+
+const char *pu_type_section(enum pu_type t)
+{
+	read_types();
+	return types[t].section;
 }
 
 int pu_type_of_url(const char *url)
 {
+	read_types();
 	for (int t = 0; t < PU_NTYPES; t++)
 		if (strcmp(types[t].url, url) == 0)
 			return t;
@@ -86,21 +128,22 @@ bool pu_collection_url(const char *url)
 
 bool pu_full_state(enum pu_type t)
 {
-	return t == PU_LDS || t == PU_CDS;
+	read_types();
+	return types[t].full_state;
+}
+
+bool pu_has_sotw(enum pu_type t)
+{
+	read_types();
+	return types[t].sotw != NULL;
 }
 
 const char *pu_method(bool delta, bool ads, enum pu_type t)
 {
-	static char paths[PU_NTYPES][2][128];
-	const char *m = delta ? types[t].delta : types[t].sotw;
-
 	if (ads)
 		return delta ? XDC_DELTA_ADS : XDC_ADS;
-	if (m == NULL)
-		return NULL;
-	snprintf(paths[t][delta], sizeof(paths[t][delta]), "%s%s",
-		 types[t].service, m);
-	return paths[t][delta];
+	read_types();
+	return delta ? types[t].delta : types[t].sotw;
 }
 
 const struct pu_combo *pu_combos(bool delta, unsigned mask, size_t *n)
@@ -111,13 +154,13 @@ const struct pu_combo *pu_combos(bool delta, unsigned mask, size_t *n)
 	/* runs in main(), before any test: no Check asserts here */
 	XDT_REQUIRE(v != NULL, "out of memory");
 	for (int t = 0; t < PU_NTYPES; t++) {
-		if (!(mask & PU_BIT(t)) || (!delta && t == PU_VHDS))
+		if (!(mask & PU_BIT(t)) || (!delta && !pu_has_sotw((enum pu_type)t)))
 			continue;
 		for (int ads = 0; ads < 2; ads++) {
 			char *label;
 
 			XDT_REQUIRE(asprintf(&label, "%s%s%s", delta ? "delta " : "",
-					     ads ? "ADS " : "", types[t].label) > 0,
+					     ads ? "ADS " : "", labels[t]) > 0,
 				    "out of memory");
 			v[k++] = (struct pu_combo){label, delta, ads != 0,
 						   (enum pu_type)t};

@@ -44,7 +44,14 @@
 
 /* ---------------- types and methods (rules T1, T2) ---------------- */
 
-/* In the order xdsd pushes them on the aggregated methods (rule A2). */
+/*
+ * The types by the names tests give them, in the order xdsd pushes them
+ * on the aggregated methods (rule A2). What else a type is (its URL,
+ * methods, snapshot section, whether it is sent whole) the helpers read
+ * from xdsd's own table (`xdsd --print-types`), which must list exactly
+ * these types in this order: a type xdsd adds is a type the tests are
+ * told to know.
+ */
 enum pu_type {
 	PU_SDS,
 	PU_RTDS,
@@ -62,12 +69,15 @@ enum pu_type {
 
 const char *pu_type_url(enum pu_type t);
 const char *pu_type_label(enum pu_type t); /* "CDS" */
+const char *pu_type_section(enum pu_type t); /* "clusters", in snapshots */
 /* The type with this URL, or -1. */
 int pu_type_of_url(const char *url);
 /* A list collection's type URL (rule X3): not a pu_type, but served. */
 bool pu_collection_url(const char *url);
 /* LDS and CDS: SotW responses carry the full state (rule S8). */
 bool pu_full_state(enum pu_type t);
+/* Every type but VHDS has a SotW method (rule T2). */
+bool pu_has_sotw(enum pu_type t);
 
 /* The gRPC method for a mode; NULL for SotW VHDS (no such method). */
 const char *pu_method(bool delta, bool ads, enum pu_type t);
@@ -81,8 +91,9 @@ struct pu_combo {
 
 /*
  * The combos of one protocol variant restricted to `types`: for each
- * type, its per-type method and the aggregated one. SotW skips VHDS
- * (incremental only). Returns a static array (count in *n).
+ * type, its per-type method and the aggregated one. SotW skips the
+ * types without a SotW method (VHDS, incremental only). Returns a
+ * static array (count in *n).
  */
 const struct pu_combo *pu_combos(bool delta, unsigned types, size_t *n);
 

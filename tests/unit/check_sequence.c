@@ -25,7 +25,8 @@
 /*
  * A table of `type` from "name=content" specs; a cluster's content may
  * end in "@endpoints", the ClusterLoadAssignment it refers to (what
- * resource.c finds in an EDS cluster's eds_cluster_config).
+ * resource.c finds in an EDS cluster's eds_cluster_config), a route
+ * configuration's in "@cluster", the cluster its route sends to.
  */
 static struct xd_table *table_of(enum xd_rtype type, const char *const *spec,
 				 size_t n)
@@ -34,7 +35,8 @@ static struct xd_table *table_of(enum xd_rtype type, const char *const *spec,
 
 	for (size_t i = 0; i < n; i++) {
 		const char *eq = strchr(spec[i], '='), *at = strchr(spec[i], '@');
-		struct xd_ref ref = {XD_ENDPOINT, at != NULL ? at + 1 : NULL};
+		struct xd_ref ref = {type == XD_ROUTE ? XD_CLUSTER : XD_ENDPOINT,
+				     at != NULL ? at + 1 : NULL};
 		char name[64];
 
 		snprintf(name, sizeof(name), "%.*s", (int)(eq - spec[i]), spec[i]);
@@ -431,6 +433,31 @@ START_TEST(a2_dropped_clusters_stay_until_listeners_settle)
 }
 END_TEST
 
+/*
+ * rule A2, SotW with clusters subscribed by name, as gRPC's clients do:
+ * the route moves from a to a new cluster c and a is dropped. Once the
+ * client has the route it asks for c, and it goes on using a until c
+ * comes: a stays until the client's subscription names c, and the
+ * answer to that request carries c without a.
+ */
+START_TEST(a2_dropped_clusters_stay_until_new_ones_subscribed)
+{
+	struct client c;
+
+	begin(&c, "ADS", "CDS a; LDS *; RDS r", "CDS a=A1; LDS l=L1; RDS r=R1@a",
+	      "CDS LDS RDS", "CDS c=C1; LDS l=L1; RDS r=R2@c");
+	/* c is not asked for yet, a is unchanged: nothing for clusters */
+	expect(&c, "RDS R2");
+	/* routes settled, c not subscribed: a is not removed */
+	ck_assert_str_eq(pump(&c), "(idle)");
+	ck_assert_ptr_nonnull(xd_table_find(xd_sub_held(&c.subs[XD_CLUSTER]), "a", 1));
+	subscribe(&c, XD_CLUSTER, "a,c");
+	expect(&c, "CDS C1");
+	ck_assert_ptr_eq(xd_sub_held(&c.subs[XD_CLUSTER]), xd_snapshot_table(c.to, XD_CLUSTER));
+	end(&c);
+}
+END_TEST
+
 /* rule A2, delta: endpoints of dropped clusters are kept too, and removed
  * after the clusters; listeners wait for the new clusters' endpoints. */
 START_TEST(a2_delta_keeps_endpoints_too)
@@ -575,6 +602,7 @@ int main(void)
 	tcase_add_test(ads, a2_later_type_waits_for_earlier_in_flight);
 	tcase_add_loop_test(ads, a2_endpoints_go_while_clusters_in_flight, 0, 2);
 	tcase_add_loop_test(ads, a2_dropped_clusters_stay_until_listeners_settle, 0, 2);
+	tcase_add_test(ads, a2_dropped_clusters_stay_until_new_ones_subscribed);
 	tcase_add_test(ads, a2_delta_keeps_endpoints_too);
 	tcase_add_test(ads, a2_sotw_endpoints_not_kept);
 	tcase_add_loop_test(ads, a2_listeners_wait_for_eds_until_deadline, 0, 2);

@@ -1,0 +1,8 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Interop with xdstp:// names (rule X1): grpc-java 1.85.1 (tests/interop/java)
+# with federation (authorities in its bootstrap), every resource named by
+# an xdstp:// name, runs the java.sh scenario.
+# See tests/interop/README.md.
+. "$(dirname "$0")/debian-python.sh"
+"$python" "$srcdir/tests/interop/interop.py" --client java --xdstp

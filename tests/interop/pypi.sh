@@ -1,0 +1,8 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Interop: gRPC C-core 1.85 (PyPI's grpcio, in the tests' venv) follows snapshot changes through xds:/// without a
+# failed RPC, as python.sh shows for Debian's gRPC (the driver and the
+# backends run on Debian's python3-grpcio).
+# See tests/interop/README.md.
+. "$(dirname "$0")/debian-python.sh"
+"$python" "$srcdir/tests/interop/interop.py" --client pypi
