@@ -8,6 +8,7 @@
 
 #include "admin/clients.h"
 #include "admin/dump.h"
+#include "admin/fleet.h"
 #include "admin/guard.h"
 #include "admin/metrics.h"
 #include "admin/pager.h"
@@ -243,6 +244,18 @@ static void rollout_abort(struct xd_admin *a, struct xd_http_exchange *x)
 	rollout_act(a, x, false);
 }
 
+static void fleet_json(struct xd_admin *a, struct xd_http_exchange *x)
+{
+	struct xd_jw w;
+
+	x->content_type = "application/json";
+	xd_jw_init(&w, &x->out);
+	xd_fleet_view_json(&w, a->deps.fleet);
+	xd_buf_putc(&x->out, '\n');
+	x->status = 200;
+	xd_http_reply(x);
+}
+
 static const struct route routes[] = {
 	{"GET", "/healthz", healthz},
 	{"GET", "/ready", ready},
@@ -254,6 +267,7 @@ static const struct route routes[] = {
 	{"POST", "/rollout/abort", rollout_abort},
 	{"GET", "/status", status_page},
 	{"GET", "/status.json", status_json},
+	{"GET", "/fleet.json", fleet_json},
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -319,7 +333,7 @@ static void handle(void *ctx, struct xd_http_exchange *x)
 		return;
 	}
 	xd_http_text(x, 404,
-		     "no such page; xdsd's admin endpoint serves /status, /status.json, /healthz, /ready, /metrics, /clients, /config_dump, POST /reload, POST /rollout/promote and POST /rollout/abort");
+		     "no such page; xdsd's admin endpoint serves /status, /status.json, /fleet.json, /healthz, /ready, /metrics, /clients, /config_dump, POST /reload, POST /rollout/promote and POST /rollout/abort");
 }
 
 int xd_admin_start(struct xd_admin **out, uv_loop_t *loop,

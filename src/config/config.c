@@ -92,6 +92,9 @@ static const struct directive directives[] = {
 	/* zero_ok on an address: "off" is allowed */
 	{"admin_listen", T_ADDRESS, OFF(admin_listen), "127.0.0.1:18080", 0, 0,
 	 true, "address of the admin HTTP endpoint (off: none)", NULL, NULL},
+	{"admin_advertise", T_ADDRESS, OFF(admin_advertise), NULL, 0, 0, false,
+	 "admin address the other replicas and xdsctl --fleet reach this one at (unset: admin_listen's)",
+	 NULL, NULL},
 	{"rest_listen", T_ADDRESS, OFF(rest_listen), "off", 0, 0, true,
 	 "address of the REST-JSON xDS endpoint (off: none)", NULL, NULL},
 	{"rest_poll_timeout", T_DURATION, OFF(rest_poll_timeout_ms), "30s", 100,
@@ -1296,6 +1299,7 @@ void xd_config_free(struct xd_config *cfg)
 	free(cfg->etcd_at);
 	free(cfg->listen);
 	free(cfg->admin_listen);
+	free(cfg->admin_advertise);
 	free(cfg->rest_listen);
 	free(cfg->snapshots);
 	free(cfg->schema);

@@ -111,6 +111,10 @@ struct xd_config {
 
 	/* the admin HTTP endpoint: an address as `listen`, or "off" */
 	char *admin_listen;
+	/* where the other replicas and `xdsctl --fleet` reach it (the
+	 * fleet's registrations, rollout/fleet.h); NULL: admin_listen's
+	 * host (the host name for a wildcard) and bound port */
+	char *admin_advertise;
 
 	/* REST-JSON xDS over HTTP (docs/protocol.md, rule R1): an address,
 	 * or "off" (the default); and how long a poll for a version the

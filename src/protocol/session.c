@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "protocol/body.h"
 #include "protocol/client.h"
@@ -1006,4 +1007,35 @@ void xd_sessions_each_node(struct xd_sessions *m,
 		   ss->client.node_id != NULL ? ss->client.node_id : "",
 		   ss->client.canary);
 	}
+}
+
+static int cmp_hash(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t xd_sessions_nodes(struct xd_sessions *m)
+{
+	size_t cap = m->stats.sessions + 1, n = 0, distinct = 0;
+	uint64_t *ids;
+	struct xd_list *l;
+
+	XD_ASSERT_LOOP();
+	ids = xd_reallocarray(NULL, cap, sizeof(*ids));
+	xd_list_for_each(l, &m->all) {
+		const struct xd_session *ss =
+			xd_container_of(l, struct xd_session, all);
+
+		if (ss->client.state != XD_CLIENT_ADMITTED || n == cap)
+			continue;
+		ids[n++] = XXH3_64bits(ss->client.node_id != NULL ? ss->client.node_id : "",
+				       ss->client.node_id != NULL ? strlen(ss->client.node_id) : 0);
+	}
+	qsort(ids, n, sizeof(*ids), cmp_hash);
+	for (size_t i = 0; i < n; i++)
+		distinct += i == 0 || ids[i] != ids[i - 1];
+	free(ids);
+	return distinct;
 }

@@ -109,6 +109,11 @@ void xd_sessions_each_node(struct xd_sessions *m,
 				      const char *node_id, bool canary),
 			   void *ctx);
 
+/* The distinct node ids among the streams with an admitted node (by
+ * their 64-bit hashes, as /status.json counts them): one walk and a
+ * sort, for the replica's registration (rollout/fleet.h). */
+size_t xd_sessions_nodes(struct xd_sessions *m);
+
 /* Calls `fn` for every stream, oldest first, with its client's view
  * (client.h). `fn` must not end streams. */
 void xd_sessions_visit(struct xd_sessions *m,

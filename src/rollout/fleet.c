@@ -3,7 +3,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/loop_thread.h"
 #include "util/xalloc.h"
@@ -43,6 +45,11 @@ void xd_fleet__poke(struct xd_fleet *f)
 	tell(f);
 }
 
+static void on_register(uv_timer_t *t)
+{
+	xd_fleet_publish(t->data);
+}
+
 void xd_fleet__init(struct xd_fleet *f, uv_loop_t *loop,
 		    const struct xd_config *cfg, const char *replica,
 		    const struct xd_fleet_backend *be, const char *where,
@@ -54,8 +61,15 @@ void xd_fleet__init(struct xd_fleet *f, uv_loop_t *loop,
 	f->be = be;
 	f->where = xd_strdup(where);
 	f->shared = shared;
+	f->started_ms = xd_wall_ms();
 	uv_timer_init(loop, &f->tell);
 	f->tell.data = f;
+	uv_timer_init(loop, &f->reg);
+	f->reg.data = f;
+	/* nobody else reads a registration that is not shared */
+	if (shared)
+		uv_timer_start(&f->reg, on_register, XD_FLEET_REGISTER_MS,
+			       XD_FLEET_REGISTER_MS);
 }
 
 static void set_record(struct xd_fleet *f, const struct xd_rollout_record *rec,
@@ -167,16 +181,51 @@ void xd_fleet_propose(struct xd_fleet *f, const struct xd_rollout_record *rec,
 
 /* ---------------- reports ---------------- */
 
-void xd_fleet_publish(struct xd_fleet *f, const struct xd_rollout_report *r)
+void xd_fleet_on_self(struct xd_fleet *f, xd_fleet_fill_fn fn, void *arg)
+{
+	XD_ASSERT_LOOP();
+	f->self_fn = fn;
+	f->self_arg = arg;
+}
+
+void xd_fleet_on_report(struct xd_fleet *f, xd_fleet_fill_fn fn, void *arg)
+{
+	XD_ASSERT_LOOP();
+	f->report_fn = fn;
+	f->report_arg = arg;
+}
+
+void xd_fleet_self_json(struct xd_fleet *f, struct xd_buf *out)
+{
+	/* filled by others, borrowed: nothing in it is freed here */
+	struct xd_rollout_report r = {0};
+
+	XD_ASSERT_LOOP();
+	if (f->self_fn != NULL)
+		f->self_fn(f->self_arg, &r);
+	if (f->report_fn != NULL)
+		f->report_fn(f->report_arg, &r);
+	r.replica = f->replica;
+	r.pid = (int64_t)getpid();
+	r.started_ms = f->started_ms;
+	xd_rollout_report_write(&r, out);
+}
+
+void xd_fleet_publish(struct xd_fleet *f)
 {
 	struct xd_buf b = XD_BUF_INIT;
 
 	XD_ASSERT_LOOP();
-	if (f->stopped)
+	if (f->stopped || !f->shared)
 		return;
-	xd_rollout_report_write(r, &b);
+	xd_fleet_self_json(f, &b);
 	f->be->publish(f, b.data, b.len);
 	xd_buf_free(&b);
+}
+
+int64_t xd_fleet_started(const struct xd_fleet *f)
+{
+	return f->started_ms;
 }
 
 static void entry_free(struct report_entry *e)
@@ -241,6 +290,17 @@ const struct xd_rollout_report *xd_fleet_report(const struct xd_fleet *f,
 	return &f->reports[i].r;
 }
 
+const char *xd_fleet_report_id(const struct xd_fleet *f, size_t i)
+{
+	XD_ASSERT(i < f->nreports);
+	return f->reports[i].id;
+}
+
+const char *xd_fleet_self_id(const struct xd_fleet *f)
+{
+	return f->be->self_id(f);
+}
+
 /* ---------------- the rest ---------------- */
 
 void xd_fleet_on_record(struct xd_fleet *f, xd_fleet_record_fn fn, void *arg)
@@ -284,7 +344,9 @@ bool xd_fleet_reachable(const struct xd_fleet *f)
 
 int64_t xd_fleet_anchor(const struct xd_fleet *f)
 {
-	if (!f->has_record || f->record.state == XD_ROLLOUT_PROMOTED)
+	/* without `rollout:`, the newest snapshots are served, whatever a
+	 * record says */
+	if (!f->cfg->rollout.on || !f->has_record || f->record.state == XD_ROLLOUT_PROMOTED)
 		return 0;
 	return f->record.stable_revision;
 }
@@ -301,6 +363,7 @@ void xd_fleet_stop(struct xd_fleet *f)
 	if (f->flight.used)
 		proposal_end(&f->flight, false, "xdsd is stopping");
 	uv_close((uv_handle_t *)&f->tell, NULL);
+	uv_close((uv_handle_t *)&f->reg, NULL);
 }
 
 void xd_fleet_free(struct xd_fleet *f)

@@ -1,24 +1,37 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The rollout as the fleet shares it: the record of the rollout (which
- * change, its state, its outcome) and every replica's report of its
- * canaries (record.h), kept where every replica sees them, so that a
- * rollout is decided once for all replicas and outlives any of them.
+ * The fleet of replicas as each one sees it: every replica's
+ * registration (who it is, where it listens, what it serves, its
+ * health and clients) and report of its canaries, and the record of
+ * the fleet's rollout (which change, its state, its outcome), kept
+ * where every replica sees them (record.h), so that `xdsctl fleet`
+ * and the status page list every replica, and a rollout is decided
+ * once for all replicas and outlives any of them.
  *
- *   source: etcd   the record is the key <prefix>.xdsd/rollout; each
- *                  replica's report <prefix>.xdsd/replicas/<lease id>,
- *                  put under its lease (etcd/lease.h), so that it goes
- *                  with the replica. Both are read before the snapshots
- *                  at start and followed on the etcd source's watch
- *                  (etcd.h, struct xd_etcd_own). A proposal is one Txn
- *                  that puts the record only if it is still the one
+ *   source: etcd   each replica's registration and report is the key
+ *                  <prefix>.xdsd/replicas/<lease id>, put under its
+ *                  lease (etcd/lease.h), so that it goes with the
+ *                  replica, killed or cut from etcd; the record is the
+ *                  key <prefix>.xdsd/rollout. Both are read before the
+ *                  snapshots at start and followed on the etcd source's
+ *                  watch (etcd.h, struct xd_etcd_own). A proposal is one
+ *                  Txn that puts the record only if it is still the one
  *                  this replica knows (a compare of its mod revision):
  *                  of two replicas that decide at once, one wins, and
  *                  the other is handed the record that won.
- *   source: files  one replica: the record is STATE_DIR/rollout.state
- *                  (written whole, atomically, on the thread pool),
- *                  read at start, so that a restart remembers it; no
- *                  state_dir: in memory only. A proposal always wins.
+ *   source: files  one replica, no registration shared: the record is
+ *                  STATE_DIR/rollout.state (written whole, atomically,
+ *                  on the thread pool), read at start, so that a
+ *                  restart remembers it; no state_dir (or no
+ *                  `rollout:`): in memory only. A proposal always wins.
+ *
+ * Every replica has a fleet, with or without `rollout:`; the rollout
+ * (rollout.h) uses its record and the others' reports.
+ *
+ * What this replica registers is asked of whoever knows it (its self
+ * and report functions, xd_fleet_on_self, xd_fleet_on_report) each time
+ * it is written: every XD_FLEET_REGISTER_MS, and at once when the
+ * rollout asks (xd_fleet_publish); it is written only when it changed.
  *
  * Whatever changes the record (a proposal of this replica, a change
  * another made, the record read anew) is told through `on_record`, on
@@ -26,12 +39,13 @@
  * acts on the record alone, so that every replica acts on the same.
  *
  * Bounds: one proposal written at a time, one waiting (a newer one
- * replaces it, whose asker is told); the report written at most every
- * XD_FLEET_PUBLISH_MS, the newest; XD_FLEET_REPLICAS_MAX other
+ * replaces it, whose asker is told); the registration written at most
+ * every XD_FLEET_PUBLISH_MS, the newest; XD_FLEET_REPLICAS_MAX other
  * replicas' reports kept; values of XD_ROLLOUT_VALUE_MAX at most.
  *
  * Ownership: borrows the loop and configuration; owns the record, the
- * reports and its backend. Thread: loop thread only (checked).
+ * reports and its backend; the daemon owns it, the rollout borrows it.
+ * Thread: loop thread only (checked).
  */
 #ifndef XD_ROLLOUT_FLEET_H
 #define XD_ROLLOUT_FLEET_H
@@ -45,6 +59,8 @@
 #include "rollout/record.h"
 
 #define XD_FLEET_PUBLISH_MS 250
+/* how often the registration is looked at again (written if changed) */
+#define XD_FLEET_REGISTER_MS 1000
 #define XD_FLEET_REPLICAS_MAX 256
 #define XD_FLEET_RECORD_NAME "rollout"
 #define XD_FLEET_REPORTS_DIR "replicas/"
@@ -82,14 +98,37 @@ typedef void (*xd_fleet_done_fn)(void *arg, bool taken, const char *why);
 void xd_fleet_propose(struct xd_fleet *f, const struct xd_rollout_record *rec,
 		      xd_fleet_done_fn done, void *arg);
 
-/* This replica's report (copied as JSON), for the others: written when
- * it differs from the last written. */
-void xd_fleet_publish(struct xd_fleet *f, const struct xd_rollout_report *r);
+/*
+ * Who fills this replica's registration and report (`r`, zeroed; its
+ * replica, pid and start are the fleet's): `self` the replica's own
+ * fields (record.h: xds, admin, version, revision, health, streams,
+ * clients), `report` the rollout's. Either may be NULL. What they put
+ * in `r` is theirs (borrowed: valid during the call, not freed by the
+ * fleet), as it is written out at once.
+ */
+typedef void (*xd_fleet_fill_fn)(void *arg, struct xd_rollout_report *r);
+void xd_fleet_on_self(struct xd_fleet *f, xd_fleet_fill_fn fn, void *arg);
+void xd_fleet_on_report(struct xd_fleet *f, xd_fleet_fill_fn fn, void *arg);
 
-/* The other replicas' reports, in no order. */
+/* This replica's registration, written for the others now (when it
+ * differs from the last written; within XD_FLEET_PUBLISH_MS). */
+void xd_fleet_publish(struct xd_fleet *f);
+
+/* This replica's registration as the others read it: its JSON
+ * (record.h) appended to `out`. */
+void xd_fleet_self_json(struct xd_fleet *f, struct xd_buf *out);
+
+/* This replica's start (Unix ms), as its registration says it. */
+int64_t xd_fleet_started(const struct xd_fleet *f);
+
+/* The other replicas' registrations and reports, in no order. */
 size_t xd_fleet_nreports(const struct xd_fleet *f);
 const struct xd_rollout_report *xd_fleet_report(const struct xd_fleet *f,
 						size_t i);
+/* Its key's name under replicas/ (etcd: the replica's lease, in hex). */
+const char *xd_fleet_report_id(const struct xd_fleet *f, size_t i);
+/* This replica's, "" while it holds no lease (or not shared). */
+const char *xd_fleet_self_id(const struct xd_fleet *f);
 
 /* Names this replica anew (its port known once it listens). */
 void xd_fleet_set_replica(struct xd_fleet *f, const char *replica);

@@ -326,6 +326,13 @@ static bool be_reachable(const struct xd_fleet *f)
 	return b->lease != NULL && xd_etcd_lease_id(b->lease) != 0;
 }
 
+static const char *be_self_id(const struct xd_fleet *f)
+{
+	const struct etcd_be *b = be_of(f);
+
+	return b->report_id != NULL ? b->report_id : "";
+}
+
 static void be_stop(struct xd_fleet *f)
 {
 	struct etcd_be *b = be_of(f);
@@ -352,7 +359,7 @@ static void be_free(struct xd_fleet *f)
 }
 
 static const struct xd_fleet_backend etcd_backend = {
-	be_write, be_publish, be_reachable, be_stop, be_free,
+	be_write, be_publish, be_reachable, be_self_id, be_stop, be_free,
 };
 
 struct xd_fleet *xd_fleet_new_etcd(uv_loop_t *loop, const struct xd_config *cfg,

@@ -130,6 +130,11 @@ static bool be_reachable(const struct xd_fleet *f XD_UNUSED)
 	return true;
 }
 
+static const char *be_self_id(const struct xd_fleet *f XD_UNUSED)
+{
+	return "";
+}
+
 static void be_stop(struct xd_fleet *f)
 {
 	struct file_be *b = be_of(f);
@@ -151,7 +156,7 @@ static void be_free(struct xd_fleet *f)
 }
 
 static const struct xd_fleet_backend file_backend = {
-	be_write, be_publish, be_reachable, be_stop, be_free,
+	be_write, be_publish, be_reachable, be_self_id, be_stop, be_free,
 };
 
 /* The record saved in b->path, if any. */

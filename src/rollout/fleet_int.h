@@ -19,6 +19,8 @@ struct xd_fleet_backend {
 	/* The report's JSON, when it changed (may be dropped). */
 	void (*publish)(struct xd_fleet *f, const uint8_t *text, size_t len);
 	bool (*reachable)(const struct xd_fleet *f);
+	/* this replica's report id, or "" */
+	const char *(*self_id)(const struct xd_fleet *f);
 	void (*stop)(struct xd_fleet *f);
 	void (*free)(struct xd_fleet *f);
 };
@@ -54,6 +56,11 @@ struct xd_fleet {
 
 	xd_fleet_record_fn on_record;
 	void *on_record_arg;
+	xd_fleet_fill_fn self_fn, report_fn;
+	void *self_arg, *report_arg;
+	int64_t started_ms;
+	/* the registration looked at again (shared backends only) */
+	uv_timer_t reg;
 	/* told on the next turn of the loop, never from within a call */
 	uv_timer_t tell;
 	bool tell_pending;

@@ -341,9 +341,23 @@ int xd_rollout_record_read(struct xd_rollout_record *r, const void *text,
 
 /* ---------------- reports ---------------- */
 
+static const char *const health_names[] = {
+	"unknown", "serving", "degraded", "not_serving",
+};
+
+const char *xd_replica_health_name(enum xd_replica_health h)
+{
+	return (size_t)h < sizeof(health_names) / sizeof(health_names[0]) ?
+		       health_names[h] : "unknown";
+}
+
 void xd_rollout_report_clear(struct xd_rollout_report *r)
 {
 	free(r->replica);
+	free(r->xds);
+	free(r->admin);
+	free(r->version);
+	free(r->health_why);
 	for (size_t i = 0; i < r->nkeys; i++)
 		free(r->keys[i].key);
 	free(r->keys);
@@ -459,6 +473,16 @@ void xd_rollout_report_write(const struct xd_rollout_report *r,
 	json_object_set_new(j, "replica", json_string(r->replica ? r->replica : ""));
 	json_object_set_new(j, "pid", json_integer(r->pid));
 	json_object_set_new(j, "started", json_integer(r->started_ms));
+	json_object_set_new(j, "xds", json_string(r->xds ? r->xds : ""));
+	json_object_set_new(j, "admin", json_string(r->admin ? r->admin : ""));
+	json_object_set_new(j, "version", json_string(r->version ? r->version : ""));
+	json_object_set_new(j, "revision", json_integer(r->revision));
+	json_object_set_new(j, "serving", json_string(r->serving));
+	json_object_set_new(j, "health", json_string(xd_replica_health_name(r->health)));
+	json_object_set_new(j, "health_why",
+			    json_string(r->health_why ? r->health_why : ""));
+	json_object_set_new(j, "streams", json_integer((json_int_t)r->streams));
+	json_object_set_new(j, "clients", json_integer((json_int_t)r->clients));
 	json_object_set_new(j, "rollout", json_integer((json_int_t)r->rollout));
 	json_object_set_new(j, "candidate", json_string(r->candidate));
 	json_object_set_new(j, "canaries", json_integer((json_int_t)r->canaries));
@@ -577,6 +601,21 @@ static void rd_nodes(struct rd *rd, struct xd_rollout_report *r)
 	}
 }
 
+/* "health": a name health_names has; absent: unknown (an older xdsd) */
+static void rd_health(struct rd *rd, struct xd_rollout_report *r)
+{
+	const char *h = rd_str(rd, rd->o, "health", false);
+
+	r->health = XD_REPLICA_UNKNOWN;
+	for (size_t i = 0; h != NULL && i < sizeof(health_names) / sizeof(health_names[0]); i++)
+		if (strcmp(h, health_names[i]) == 0) {
+			r->health = (enum xd_replica_health)i;
+			return;
+		}
+	if (h != NULL)
+		bad(rd, "no such health:", h);
+}
+
 int xd_rollout_report_read(struct xd_rollout_report *r, const void *text,
 			   size_t len, char *why, size_t wlen)
 {
@@ -591,6 +630,15 @@ int xd_rollout_report_read(struct xd_rollout_report *r, const void *text,
 	rd_text(&rd, rd.o, "replica", &r->replica);
 	r->pid = rd_int(&rd, rd.o, "pid");
 	r->started_ms = rd_int(&rd, rd.o, "started");
+	rd_text(&rd, rd.o, "xds", &r->xds);
+	rd_text(&rd, rd.o, "admin", &r->admin);
+	rd_text(&rd, rd.o, "version", &r->version);
+	r->revision = rd_int(&rd, rd.o, "revision");
+	rd_print(&rd, rd.o, "serving", r->serving, false);
+	rd_health(&rd, r);
+	rd_text(&rd, rd.o, "health_why", &r->health_why);
+	r->streams = (size_t)rd_int(&rd, rd.o, "streams");
+	r->clients = (size_t)rd_int(&rd, rd.o, "clients");
 	r->rollout = (uint64_t)rd_int(&rd, rd.o, "rollout");
 	rd_print(&rd, rd.o, "candidate", r->candidate, false);
 	r->canaries = (size_t)rd_int(&rd, rd.o, "canaries");

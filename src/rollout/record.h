@@ -29,10 +29,24 @@
  *                                         connected as it started
  *
  * A report (per replica: <prefix>.xdsd/replicas/<lease id>, under the
- * replica's lease, etcd/lease.h):
+ * replica's lease, etcd/lease.h): the replica's registration in the
+ * fleet (`xdsctl fleet`) and what it says of the rollout:
  *
  *   {"format": 1, "replica": "<name>", "pid": 4242,
  *    "started": <Unix ms>,                the replica's start
+ *    "xds": "10.0.0.5:18000",             its xDS listener, as bound
+ *    "admin": "10.0.0.5:9901",            its admin endpoint as others
+ *                                         reach it ("": off)
+ *    "version": "0.4.0",                  xdsd's
+ *    "revision": 42,                      etcd revision its source holds
+ *                                         (0: none, files)
+ *    "serving": "<16 hex>",               the set every node that is no
+ *                                         canary is served
+ *                                         (xd_rollout_fingerprint)
+ *    "health": "serving",                 serving, degraded, not_serving
+ *                                         (as `xdsctl status` judges)
+ *    "health_why": "...",                 degraded or not: the first reason
+ *    "streams": 12, "clients": 10,        open xDS streams, distinct nodes
  *    "rollout": 41, "candidate": "<16 hex>",   what it reports on (0, "":
  *                                         no rollout staged here)
  *    "canaries": 2, "answered": 1, "nacks": 0,
@@ -132,9 +146,29 @@ struct xd_rollout_node_count {
 	size_t nodes, canaries;
 };
 
+/* What a replica says of its own health: what `xdsctl status`'s exit
+ * status says (xdsctl(1)); unknown when a report does not say. */
+enum xd_replica_health {
+	XD_REPLICA_UNKNOWN,
+	XD_REPLICA_SERVING,
+	XD_REPLICA_DEGRADED,
+	XD_REPLICA_NOT_SERVING,
+};
+
+/* "unknown", "serving", "degraded", "not_serving". */
+const char *xd_replica_health_name(enum xd_replica_health h);
+
 struct xd_rollout_report {
 	char *replica;
 	int64_t pid, started_ms;
+	/* the replica itself (its registration) */
+	char *xds, *admin, *version;
+	int64_t revision;
+	char serving[XD_ROLLOUT_PRINT_LEN + 1];
+	enum xd_replica_health health;
+	char *health_why;
+	size_t streams, clients;
+	/* the rollout it reports on */
 	uint64_t rollout;
 	char candidate[XD_ROLLOUT_PRINT_LEN + 1];
 	size_t canaries, answered;
@@ -180,7 +214,8 @@ struct xd_rollout_key_count *xd_rollout_report_key(struct xd_rollout_report *r,
 						   const char *key);
 
 /*
- * Adds `from`'s canaries to `to` (the fleet's, from each replica's):
+ * Adds `from`'s canaries to `to` (the fleet's, from each replica's;
+ * not the replica's own fields):
  * counts summed, keys merged by name (proven if proven anywhere), the
  * names and NACKs kept up to their bounds, totals summed.
  */

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "protocol/client.h"
 #include "rollout/decide.h"
@@ -43,7 +42,6 @@ struct xd_rollout {
 	size_t nsaid_stuck;
 	/* connected nodes of each node key, counted now and then */
 	struct xd_rollout_report nodes;
-	int64_t started_ms; /* this replica's start, for its report */
 	xd_rollout_rest_fn on_rest;
 	void *on_rest_arg;
 	struct xd_rollout_status st;
@@ -328,39 +326,39 @@ static void count_nodes(struct xd_rollout *ro)
 	free(w.v);
 }
 
-/* This replica's report for the others: its canaries on the rollout
- * under way (none at rest) and its nodes. */
-static void publish(struct xd_rollout *ro)
+/* This replica's report for the others (fleet.h, its report function):
+ * its canaries on the rollout under way (none at rest) and its nodes,
+ * borrowed from the rollout's own. */
+static void fill_report(void *arg, struct xd_rollout_report *r)
 {
-	struct xd_rollout_report r = {0};
+	struct xd_rollout *ro = arg;
 	const struct xd_rollout_report *l = &ro->st.local;
 
-	if (!xd_fleet_shared(ro->fleet))
-		return;
-	r.replica = (char *)xd_fleet_replica(ro->fleet);
-	r.pid = (int64_t)getpid();
-	r.started_ms = ro->started_ms;
 	if (active(ro->st.state) && !ro->st.waiting_fleet) {
-		r.rollout = ro->st.id;
-		memcpy(r.candidate, ro->st.candidate, sizeof(r.candidate));
-		r.canaries = l->canaries;
-		r.answered = l->answered;
-		r.nacks = l->nacks;
-		r.keys = l->keys;
-		r.nkeys = l->nkeys;
-		r.waiting = l->waiting;
-		r.nwaiting = l->nwaiting;
-		r.waiting_total = l->waiting_total;
-		r.stuck = l->stuck;
-		r.nstuck = l->nstuck;
-		r.stuck_total = l->stuck_total;
-		r.nack_list = l->nack_list;
-		r.nnack_list = l->nnack_list;
+		r->rollout = ro->st.id;
+		memcpy(r->candidate, ro->st.candidate, sizeof(r->candidate));
+		r->canaries = l->canaries;
+		r->answered = l->answered;
+		r->nacks = l->nacks;
+		r->keys = l->keys;
+		r->nkeys = l->nkeys;
+		r->waiting = l->waiting;
+		r->nwaiting = l->nwaiting;
+		r->waiting_total = l->waiting_total;
+		r->stuck = l->stuck;
+		r->nstuck = l->nstuck;
+		r->stuck_total = l->stuck_total;
+		r->nack_list = l->nack_list;
+		r->nnack_list = l->nnack_list;
 	}
-	r.nodes = ro->nodes.nodes;
-	r.nnodes = ro->nodes.nnodes;
-	r.nodes_total = ro->nodes.nodes_total;
-	xd_fleet_publish(ro->fleet, &r); /* copied: nothing of r is its own */
+	r->nodes = ro->nodes.nodes;
+	r->nnodes = ro->nodes.nnodes;
+	r->nodes_total = ro->nodes.nodes_total;
+}
+
+static void publish(struct xd_rollout *ro)
+{
+	xd_fleet_publish(ro->fleet);
 }
 
 static void on_nodes(uv_timer_t *t)
@@ -764,7 +762,6 @@ struct xd_rollout *xd_rollout_new(uv_loop_t *loop,
 	ro->cache = cache;
 	ro->sessions = sessions;
 	ro->fleet = fleet;
-	ro->started_ms = xd_wall_ms();
 	ro->st.bake_ms = cfg->rollout.bake_ms;
 	ro->st.max_nacks = cfg->rollout.max_nacks;
 	ro->st.timeout_ms = cfg->rollout.timeout_ms;
@@ -784,6 +781,7 @@ struct xd_rollout *xd_rollout_new(uv_loop_t *loop,
 			       XD_ROLLOUT_NODES_MS);
 	xd_sessions_on_canary_nack(sessions, on_nack, ro);
 	xd_fleet_on_record(fleet, on_record, ro);
+	xd_fleet_on_report(fleet, fill_report, ro);
 	return ro;
 }
 
@@ -1084,7 +1082,6 @@ static void closed(uv_handle_t *h)
 
 	if (--ro->open_handles > 0)
 		return;
-	xd_fleet_free(ro->fleet);
 	xd_rollout_report_clear(&ro->st.local);
 	xd_rollout_report_clear(&ro->st.fleet);
 	xd_rollout_report_clear(&ro->nodes);
@@ -1094,21 +1091,14 @@ static void closed(uv_handle_t *h)
 	free(ro);
 }
 
-void xd_rollout_detach(struct xd_rollout *ro)
-{
-	if (ro == NULL)
-		return;
-	XD_ASSERT_LOOP();
-	xd_fleet_stop(ro->fleet);
-}
-
 void xd_rollout_stop(struct xd_rollout *ro)
 {
 	if (ro == NULL)
 		return;
 	XD_ASSERT_LOOP();
 	xd_sessions_on_canary_nack(ro->sessions, NULL, NULL);
-	xd_fleet_stop(ro->fleet);
+	xd_fleet_on_record(ro->fleet, NULL, NULL);
+	xd_fleet_on_report(ro->fleet, NULL, NULL);
 	uv_close((uv_handle_t *)&ro->timer, closed);
 	uv_close((uv_handle_t *)&ro->nodes_timer, closed);
 }

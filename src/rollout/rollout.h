@@ -63,8 +63,8 @@
  * (xd_rollout_on_rest): only a promoted change is saved.
  *
  * Ownership: the rollout borrows the loop, configuration, cache and
- * sessions (all must outlive it), owns the fleet handed to it, its
- * timers and its records. It alone moves its state and stages,
+ * sessions and fleet (all must outlive it), owns its timers and its
+ * records. It alone moves its state and stages,
  * promotes or drops the cache's candidate set. Thread: loop thread
  * only (checked).
  */
@@ -118,7 +118,7 @@ struct xd_rollout_status {
 
 struct xd_rollout;
 
-/* `fleet` is taken over. */
+/* `fleet` is borrowed: it must outlive the rollout. */
 struct xd_rollout *xd_rollout_new(uv_loop_t *loop,
 				  const struct xd_config *cfg,
 				  struct xd_cache *cache,
@@ -162,9 +162,6 @@ bool xd_rollout_active(const struct xd_rollout *ro);
  * snapshot of their own), this replica's counted now, the others' as
  * they last reported (a dry run's warning). */
 size_t xd_rollout_canaries_of(struct xd_rollout *ro, const char *key);
-
-/* The fleet stops writing (before the etcd source stops). */
-void xd_rollout_detach(struct xd_rollout *ro);
 
 /* Stops its timers (xdsd stopping); the rollout goes once the loop ran
  * its close: no free of its own. NULL: nothing. */
