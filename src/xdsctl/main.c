@@ -46,6 +46,11 @@ static void usage(FILE *out)
 		"  rollout status|promote|abort the staged rollout: where it stands and its\n"
 		"                               NACKs (exit status 1 when it failed); promote\n"
 		"                               it to every node now, or roll it back\n"
+		"  fleet                        every replica registered under the etcd\n"
+		"                               prefix: health, revision, what it serves,\n"
+		"                               streams and nodes, its rollout; exit status\n"
+		"                               1 when one is not healthy or two on one\n"
+		"                               revision serve different snapshots\n"
 		"  push [--now|--dry-run] [--envoy PATH] DIR\n"
 		"                               check the snapshot directory as xdsd --check\n"
 		"                               does, then write it to the etcd prefix in one\n"
@@ -58,6 +63,9 @@ static void usage(FILE *out)
 		"\n"
 		"options:\n"
 		"      --admin ADDR      the admin endpoint: host:port or unix:/path\n"
+		"      --fleet           clients, status, diff, rollout status: ask every\n"
+		"                        replica the admin endpoint lists (xdsctl fleet),\n"
+		"                        one line per node with its replica\n"
 		"                        (default $XDSCTL_ADMIN, else " DEFAULT_ADMIN ")\n"
 		"      --json            print xdsd's JSON answer as it is, for scripts\n"
 		"      --timeout SECONDS give up after this long (default %d)\n"
@@ -151,7 +159,8 @@ enum {
 	OPT_SNAPSHOTS,
 	OPT_NOW,
 	OPT_DRY_RUN,
-	OPT_ENVOY
+	OPT_ENVOY,
+	OPT_FLEET
 };
 
 static const struct option long_opts[] = {
@@ -172,6 +181,7 @@ static const struct option long_opts[] = {
 	{"now", no_argument, NULL, OPT_NOW},
 	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"envoy", required_argument, NULL, OPT_ENVOY},
+	{"fleet", no_argument, NULL, OPT_FLEET},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -189,6 +199,7 @@ static const struct {
 	{"rollout", xc_rollout},
 	{"push", xc_push},
 	{"diff", xc_diff},
+	{"fleet", xc_fleet},
 };
 
 int main(int argc, char **argv)
@@ -268,6 +279,9 @@ int main(int argc, char **argv)
 		case OPT_DRY_RUN:
 			o.dry_run = true;
 			break;
+		case OPT_FLEET:
+			o.fleet = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return XC_OK;
@@ -287,7 +301,7 @@ int main(int argc, char **argv)
 	if (o.admin == NULL)
 		o.admin = DEFAULT_ADMIN;
 	if (optind >= argc)
-		return xc_usage_error("which command? status, clients, dump, reload, diff, rollout or push");
+		return xc_usage_error("which command? status, clients, dump, reload, diff, rollout, fleet or push");
 	pushing = strcmp(argv[optind], "push") == 0;
 	/* diff --envoy loads the directory here, as push does */
 	checking = pushing ||
@@ -312,6 +326,11 @@ int main(int argc, char **argv)
 		return xc_usage_error("--older goes with --pending");
 	if (pending && strcmp(argv[optind], "clients") != 0)
 		return xc_usage_error("--pending goes with clients");
+	if (o.fleet && strcmp(argv[optind], "clients") != 0 &&
+	    strcmp(argv[optind], "status") != 0 && strcmp(argv[optind], "diff") != 0 &&
+	    !(strcmp(argv[optind], "rollout") == 0 && optind + 1 < argc &&
+	      strcmp(argv[optind + 1], "status") == 0))
+		return xc_usage_error("--fleet goes with clients, status, diff and rollout status");
 	if ((o.now || o.dry_run) && !pushing)
 		return xc_usage_error("%s goes with push", o.now ? "--now" : "--dry-run");
 	if (o.snapshots != NULL && strcmp(argv[optind], "diff") != 0)
@@ -331,6 +350,6 @@ int main(int argc, char **argv)
 		}
 		return rc;
 	}
-	return xc_usage_error("unknown command '%s': status, clients, dump, reload, diff, rollout or push",
+	return xc_usage_error("unknown command '%s': status, clients, dump, reload, diff, rollout, fleet or push",
 			      argv[optind]);
 }

@@ -6,6 +6,11 @@
  * same object (admin/rollout.h) or 409 with why not. Exit status 1 when
  * xdsd refused (no rollout under way, none configured), and for
  * `status` when the last rollout failed.
+ *
+ * `status --fleet` asks every replica (members.h): the rollout as the
+ * replica asked first sees it, then each replica's own view (the
+ * rollout it serves, its canaries), then every canary node once, with
+ * its replica and whether it answered.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +18,10 @@
 
 #include "xdsctl/call.h"
 #include "xdsctl/ctl.h"
+#include "xdsctl/members.h"
 #include "xdsctl/show.h"
 #include "util/text.h"
+#include "util/xalloc.h"
 
 /* "  what: a, b (and 3 more)" of the names in r[key], when any. */
 static void names_line(FILE *out, json_t *r, const char *key,
@@ -208,6 +215,151 @@ static int status(const struct xc_opts *o)
 	return rc;
 }
 
+/* Each replica's view of the rollout, a row each. */
+static void fleet_replicas(const struct xc_members *ms)
+{
+	static const char *const head[7] = {
+		"REPLICA", "ROLLOUT", "STATE", "CANARIES", "ANSWERED", "NACKS", "NOTE",
+	};
+	struct xc_table *tab = xc_table_new(7, head);
+
+	for (size_t i = 0; i < ms->n; i++) {
+		const struct xc_member *m = &ms->m[i];
+		json_t *r = json_object_get(m->a.json, "rollout");
+		json_t *local = NULL, *rep;
+		char b[7][64], *name;
+		const char *row[7], *note = "";
+		size_t k;
+
+		if (!m->ok || !json_is_object(r))
+			continue;
+		json_array_foreach(json_object_get(r, "replicas"), k, rep)
+			if (json_is_true(json_object_get(rep, "self")))
+				local = rep;
+		if (json_is_true(json_object_get(r, "held")))
+			note = "change refused: served to no node";
+		else if (json_is_true(json_object_get(r, "waiting_fleet")))
+			note = "waiting: the record is of a newer change";
+		else if (json_is_object(json_object_get(r, "fleet")) &&
+			 !json_is_true(json_object_get(json_object_get(r, "fleet"), "reachable")))
+			note = "CUT from the record: decides nothing";
+		name = xd_asprintf("%s%s", m->name, m->self ? " *" : "");
+		row[0] = name;
+		row[1] = xc_text(r, "id", b[1], sizeof(b[1]));
+		row[2] = xc_text(r, "state", b[2], sizeof(b[2]));
+		row[3] = xc_text(local, "canaries", b[3], sizeof(b[3]));
+		row[4] = xc_text(local, "answered", b[4], sizeof(b[4]));
+		row[5] = xc_text(local, "nacks", b[5], sizeof(b[5]));
+		row[6] = note;
+		xc_table_row(tab, row);
+		free(name);
+	}
+	printf("\n");
+	xc_table_print(tab, stdout);
+	xc_table_free(tab);
+}
+
+/* Whether `node` is among the names of r[key]. */
+static bool named(json_t *r, const char *key, const char *node)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(r, key), i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v), node) == 0)
+			return true;
+	return false;
+}
+
+/* Every canary node once, with its replica and what it did; the
+ * replicas' /clients in ms' answers. */
+static void fleet_canaries(const struct xc_members *ms, json_t *r)
+{
+	static const char *const head[5] = {
+		"NODE", "REPLICA", "SNAPSHOT", "STATE", "NOTE",
+	};
+	struct xc_table *tab = xc_table_new(5, head);
+	size_t rows = 0;
+
+	for (size_t i = 0; i < ms->n; i++) {
+		const struct xc_member *m = &ms->m[i];
+		json_t *c;
+		size_t k;
+
+		if (!m->ok)
+			continue;
+		json_array_foreach(json_object_get(m->a.json, "clients"), k, c) {
+			const char *node = json_string_value(
+				json_object_get(json_object_get(c, "node"), "id"));
+			char b[5][64];
+			const char *row[5];
+
+			if (!json_is_true(json_object_get(c, "canary")) || node == NULL)
+				continue;
+			row[0] = node;
+			row[1] = m->name;
+			row[2] = xc_text(c, "snapshot", b[2], sizeof(b[2]));
+			row[3] = xc_text(c, "state", b[3], sizeof(b[3]));
+			row[4] = named(r, "stuck", node) ? "past canary_timeout" :
+				 named(r, "waiting", node) ? "not answered yet" : "";
+			xc_table_row(tab, row);
+			rows++;
+		}
+	}
+	if (rows > 0) {
+		printf("\n");
+		xc_table_print(tab, stdout);
+	} else {
+		printf("\nno canary node is connected to any replica\n");
+	}
+	xc_table_free(tab);
+}
+
+/* rollout status --fleet */
+static int fleet_status(const struct xc_opts *o)
+{
+	struct xc_members ms, clients;
+	json_t *r = NULL;
+	int rc = xc_members_get(o, &ms), asked;
+
+	if (rc != XC_OK)
+		return rc;
+	asked = xc_members_ask(&ms, "/status.json");
+	if (o->json) {
+		xc_members_print_json(&ms, "status");
+		xc_members_free(&ms);
+		return asked;
+	}
+	for (size_t i = 0; i < ms.n && r == NULL; i++)
+		if (ms.m[i].ok && json_is_object(json_object_get(ms.m[i].a.json, "rollout")))
+			r = json_object_get(ms.m[i].a.json, "rollout");
+	if (r == NULL) {
+		xc_error("no replica answered with its rollout");
+		xc_members_free(&ms);
+		return asked != XC_OK ? asked : XC_UNREACHABLE;
+	}
+	print_rollout(stdout, r);
+	if (json_is_true(json_object_get(r, "configured"))) {
+		fleet_replicas(&ms);
+		/* the canaries by name: each replica's streams */
+		if (xc_members_get(o, &clients) == XC_OK) {
+			if (xc_members_ask(&clients, "/clients") != XC_OK && asked == XC_OK)
+				asked = XC_UNREACHABLE;
+			fleet_canaries(&clients, r);
+			xc_members_free(&clients);
+		}
+	}
+	rc = json_is_string(json_object_get(r, "state")) &&
+			     strcmp(json_string_value(json_object_get(r, "state")),
+				    "failed") == 0 ?
+		     XC_FAILED :
+		     XC_OK;
+	if (asked == XC_UNREACHABLE)
+		rc = asked;
+	xc_members_free(&ms);
+	return rc;
+}
+
 static int act(const struct xc_opts *o, const char *path)
 {
 	struct xc_answer a;
@@ -233,7 +385,7 @@ int xc_rollout(const struct xc_opts *o, int argc, char **args)
 	if (argc != 1)
 		return xc_usage_error("rollout takes one of status, promote or abort");
 	if (strcmp(args[0], "status") == 0)
-		return status(o);
+		return o->fleet ? fleet_status(o) : status(o);
 	if (strcmp(args[0], "promote") == 0)
 		return act(o, "/rollout/promote");
 	if (strcmp(args[0], "abort") == 0)

@@ -9,7 +9,9 @@
  * real haproxy in front of etcd, killed), never serves the change to a
  * node that is no canary before the record says so; and the replicas
  * serve nodes that are no canaries byte for byte the same thing
- * through all of it.
+ * through all of it. And the fleet as operators see it: `xdsctl fleet`
+ * lists every replica as it registered, and `--fleet` views list every
+ * node once, with its replica.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -48,17 +50,21 @@ static long long put_clusters(const struct xdt_etcd *e, int count)
 	return xdt_etcd_mod_revision(e, PREFIX "default.yaml");
 }
 
+/* Directories a dry run may read (xdsctl diff --snapshots): the tests'. */
+static char dry_run_dir[1024];
+
 /* A replica reading etcd at `endpoint`, with a rollout of `bake`. */
 static struct xdt_daemon *replica(const char *endpoint, const char *bake)
 {
-	char cfg[2048];
+	char cfg[3072];
 	struct xdt_daemon *d;
 
 	snprintf(cfg, sizeof(cfg),
 		 "listen: 127.0.0.1:0\nsource: etcd\nwatch_delay: 50ms\nlog_level: debug\n"
+		 "admin_listen: 127.0.0.1:0\ndry_run_dirs: ['%s']\n"
 		 "etcd:\n  endpoints: ['%s']\n  dial_timeout: 1s\n"
 		 "rollout:\n  canary: ['canary-*']\n  bake: %s\n  max_nacks: 0\n",
-		 endpoint, bake);
+		 dry_run_dir, endpoint, bake);
 	d = xdt_daemon_start(cfg, NULL, START_MS);
 	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
 	return d;
@@ -229,6 +235,8 @@ static void fleet_start(struct fleet *f, const char *bake, bool cut_one)
 static void fleet_stop(struct fleet *f)
 {
 	for (int i = 0; i < REPLICAS; i++) {
+		if (f->r[i] == NULL) /* stopped by the test */
+			continue;
 		xdt_peer_close(&f->other[i]);
 		xdc_conn_free(f->conn[i]);
 		xdt_daemon_stop(f->r[i], STOP_MS);
@@ -578,12 +586,192 @@ START_TEST(push_dry_run_says_what_and_whom)
 }
 END_TEST
 
+/* How many times `needle` is in `text`. */
+static int count_of(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (const char *at = strstr(text, needle); at != NULL;
+	     at = strstr(at + 1, needle))
+		n++;
+	return n;
+}
+
+/* Whether a line of `text` is `first`, spaces, then `second` and a
+ * space (a table's row). */
+static bool row_has(const char *text, const char *first, const char *second)
+{
+	for (const char *line = text; line != NULL && *line != '\0';) {
+		const char *end = strchr(line, '\n');
+		size_t n = strlen(first);
+
+		if (strncmp(line, first, n) == 0 && line[n] == ' ') {
+			const char *at = line + strspn(line + n, " ") + n;
+
+			if (strncmp(at, second, strlen(second)) == 0 &&
+			    at[strlen(second)] == ' ')
+				return true;
+		}
+		line = end != NULL ? end + 1 : NULL;
+	}
+	return false;
+}
+
+/* The name replica `d` registers under: "<host>/127.0.0.1:<port>". */
+static void replica_name(const struct xdt_daemon *d, char *out, size_t len)
+{
+	char host[256] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	snprintf(out, len, "%s/%s", host, d->target);
+}
+
+/* Runs `xdsctl args` against `d` until its output holds `needle` `n`
+ * times: that output (malloc'd), its exit status in *rc. */
+static char *xdsctl_until(const struct xdt_daemon *d, const char *args,
+			  const char *needle, int n, int *rc)
+{
+	char *out = NULL;
+
+	for (long long end = xdtest_now_ms() + SERVED_MS;;) {
+		free(out);
+		*rc = xdsctl(d, args, &out);
+		if (count_of(out, needle) == n)
+			return out;
+		ck_assert_msg(xdtest_now_ms() < end, "'%s' never said '%s' %d times:\n%s",
+			      args, needle, n, out);
+		xdtest_sleep_ms(200);
+	}
+}
+
+/*
+ * The fleet as operators see it, from any replica: `xdsctl fleet` lists
+ * each replica once, serving, with its admin address, revision and the
+ * set it serves (the same on all three); `clients --fleet` lists every
+ * node once, a node on two replicas as one row naming both;
+ * `status --fleet` a row per replica; `rollout status --fleet` each
+ * replica's view and the canary with its replica; `diff --fleet`
+ * whom a change would reach on each replica. A replica that stops is
+ * named as not answering, and leaves the list once its lease expires.
+ */
+START_TEST(the_fleet_seen_from_any_replica)
+{
+	struct fleet f;
+	struct xdt_peer canary, dup1, dup2;
+	char name[REPLICAS][320], want[1024], *out, *dir, args[1400];
+	int rc;
+
+	fleet_start(&f, "1h", false);
+	for (int i = 0; i < REPLICAS; i++)
+		replica_name(f.r[i], name[i], sizeof(name[i]));
+	xdt_peer_open(&canary, f.conn[0], false, "canary-1");
+	xdt_peer_expect(&canary, 1, "canary");
+	/* one node on two replicas */
+	xdt_peer_open(&dup1, f.conn[1], false, "edge-dup");
+	xdt_peer_open(&dup2, f.conn[2], false, "edge-dup");
+	xdt_peer_expect(&dup1, 1, "edge-dup on replica 1");
+	xdt_peer_expect(&dup2, 1, "edge-dup on replica 2");
+
+	/* every replica registered, seen from replica 2 */
+	out = xdsctl_until(f.r[2], "fleet", " serving ", REPLICAS, &rc);
+	ck_assert_msg(rc == 0, "xdsctl fleet: exit %d\n%s", rc, out);
+	for (int i = 0; i < REPLICAS; i++) {
+		snprintf(want, sizeof(want), "127.0.0.1:%d", f.r[i]->admin_port);
+		ck_assert_msg(count_of(out, name[i]) == 1, "replica %d not once in:\n%s", i, out);
+		has(out, want);
+	}
+	has(out, "3 replicas (* the one asked)");
+	free(out);
+
+	/* every node once, with its replica; edge-dup once, on both */
+	out = xdsctl_until(f.r[0], "clients --fleet", "edge-", 4, &rc);
+	ck_assert_int_eq(rc, 0);
+	has(out, "5 nodes, 6 of 6 streams, on 3 of 3 replicas");
+	for (int i = 0; i < REPLICAS; i++) {
+		char node[32];
+
+		snprintf(node, sizeof(node), "edge-%d", i);
+		ck_assert_msg(row_has(out, name[i], node), "no row of %s on %s:\n%s",
+			      node, name[i], out);
+	}
+	snprintf(want, sizeof(want), "%s,%s", name[1], name[2]);
+	ck_assert_msg(row_has(out, want, "edge-dup") ||
+			      (snprintf(want, sizeof(want), "%s,%s", name[2], name[1]),
+			       row_has(out, want, "edge-dup")),
+		      "edge-dup not one row on replicas 1 and 2:\n%s", out);
+	ck_assert_int_eq(count_of(out, "canary-1"), 1);
+	free(out);
+
+	/* a row per replica, each serving */
+	ck_assert_int_eq(xdsctl(f.r[1], "status --fleet", &out), 0);
+	ck_assert_int_eq(count_of(out, " serving "), REPLICAS);
+	has(out, "3 replicas (* the one asked)");
+	free(out);
+
+	/* a rollout: each replica's view, the canary with its replica */
+	put_clusters(f.e, 2);
+	xdt_peer_expect(&canary, 2, "canary: the change");
+	for (int i = 0; i < REPLICAS; i++)
+		ck_assert(xdt_daemon_wait_log(f.r[i], " (etcd): 1 snapshot key changed", SERVED_MS));
+	/* its first line, and a row per replica */
+	out = xdsctl_until(f.r[1], "rollout status --fleet", " baking ", 1 + REPLICAS, &rc);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(row_has(out, "canary-1", name[0]), "no row of canary-1 on %s:\n%s",
+		      name[0], out);
+	free(out);
+
+	/* a change the replicas would read from a directory: whom it
+	 * reaches on each */
+	dir = xdtest_snapdir();
+	xdtest_write_clusters(dir, "default.yaml", "c", 3);
+	snprintf(args, sizeof(args), "diff --fleet -v --snapshots '%s'", dir);
+	ck_assert_int_eq(xdsctl(f.r[0], args, &out), 1);
+	has(out, "snapshot 'default' across the fleet: reaches 5 connected nodes on 3 replicas\n");
+	snprintf(want, sizeof(want), "  replica '%s' (this one): 2 nodes\n", name[0]);
+	has(out, want);
+	snprintf(want, sizeof(want), "  replica '%s': 2 nodes\n", name[2]);
+	has(out, want);
+	ck_assert_int_eq(count_of(out, "  node edge-dup on"), 1);
+	snprintf(want, sizeof(want), "  node edge-dup on '%s', '%s'\n", name[1], name[2]);
+	ck_assert_msg(strstr(out, want) != NULL || (snprintf(want, sizeof(want), "  node edge-dup on '%s', '%s'\n",
+							      name[2], name[1]),
+						    strstr(out, want) != NULL),
+		      "edge-dup not one line on replicas 1 and 2:\n%s", out);
+	free(out);
+	free(dir);
+
+	/* replica 2 stops: named as not answering until its lease ends */
+	xdt_peer_close(&dup2);
+	xdt_peer_close(&f.other[2]);
+	xdc_conn_free(f.conn[2]);
+	f.conn[2] = NULL;
+	xdt_daemon_stop(f.r[2], STOP_MS);
+	f.r[2] = NULL;
+	rc = xdsctl(f.r[0], "status --fleet", &out);
+	if (count_of(out, name[2]) > 0) {
+		ck_assert_int_eq(rc, 3);
+		snprintf(want, sizeof(want), "replica '%s' at 127.0.0.1:", name[2]);
+		has(out, want);
+	}
+	free(out);
+	out = xdsctl_until(f.r[0], "fleet", " serving ", 2, &rc);
+	ck_assert_int_eq(count_of(out, name[2]), 0);
+	has(out, "2 replicas (* the one asked)");
+	free(out);
+
+	xdt_peer_close(&canary);
+	xdt_peer_close(&dup1);
+	fleet_stop(&f);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fleet");
 	TCase *tc = tcase_create("fleet");
 
-	xdtest_tmpdir();
+	/* the tests' directories (xdtest_snapdir) are all under it */
+	snprintf(dry_run_dir, sizeof(dry_run_dir), "%s", xdtest_tmpdir());
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, a_nack_on_one_replica_rolls_back_all);
 	tcase_add_test(tc, promoted_once_for_all);
@@ -591,6 +779,7 @@ int main(void)
 	tcase_add_test(tc, cut_from_etcd_decides_nothing);
 	tcase_add_test(tc, push_now_reaches_everyone_at_once);
 	tcase_add_test(tc, push_dry_run_says_what_and_whom);
+	tcase_add_test(tc, the_fleet_seen_from_any_replica);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
