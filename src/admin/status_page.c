@@ -617,6 +617,80 @@ static void rollout(struct xd_buf *out, const struct xd_rollout *ro,
 	xd_buf_printf(out, "</section>\n");
 }
 
+/* ---------------- replicas ---------------- */
+
+/* One replica's row: `r` its registration (record.h). */
+static void replica_row(struct xd_buf *out, const struct xd_rollout_report *r,
+			bool self, uint64_t rollout_id)
+{
+	const char *badge = r->health == XD_REPLICA_SERVING  ? "ok" :
+			    r->health == XD_REPLICA_DEGRADED ? "pending" :
+							       "bad";
+
+	xd_buf_printf(out, "<tr class=replica><td class=wrap>");
+	h(out, r->replica != NULL ? r->replica : "");
+	if (self)
+		xd_buf_printf(out, " <span class=muted>this one</span>");
+	xd_buf_printf(out, "</td><td><span class=\"badge %s\" title=\"", badge);
+	h(out, r->health_why != NULL ? r->health_why : "");
+	xd_buf_printf(out, "\">");
+	h(out, xd_replica_health_name(r->health));
+	xd_buf_printf(out, "</span></td><td>");
+	h(out, r->version != NULL ? r->version : "");
+	xd_buf_printf(out, "</td><td class=num>%lld</td><td><code>", (long long)r->revision);
+	h(out, r->serving);
+	xd_buf_printf(out, "</code></td><td class=num>%zu</td><td class=num>%zu</td><td>",
+		      r->streams, r->clients);
+	if (r->rollout != 0 && r->rollout == rollout_id)
+		xd_buf_printf(out, "%llu: %zu / %zu canaries answered, %llu NACK%s",
+			      (unsigned long long)r->rollout, r->answered, r->canaries,
+			      (unsigned long long)r->nacks, r->nacks == 1 ? "" : "s");
+	else
+		xd_buf_printf(out, "<span class=muted>-</span>");
+	xd_buf_printf(out, "</td><td class=wrap>");
+	h(out, r->admin != NULL && r->admin[0] != '\0' ? r->admin : "-");
+	xd_buf_printf(out, "</td></tr>\n");
+}
+
+/* The fleet's replicas as they registered (rollout/fleet.h), this one
+ * first, and the rollout each reports on; from etcd only (from files,
+ * a replica is alone). */
+static void replicas(struct xd_buf *out, const struct xd_admin_deps *deps)
+{
+	struct xd_fleet *f = deps->fleet;
+	const struct xd_rollout_record *rec;
+	struct xd_rollout_report self;
+	struct xd_buf text = XD_BUF_INIT;
+	char why[256];
+
+	if (f == NULL || !xd_fleet_shared(f))
+		return;
+	rec = xd_fleet_record(f);
+	xd_buf_printf(out, "<section id=replicas><h2>Replicas <small>%zu</small></h2>"
+			   "<table><thead><tr><th>replica</th><th>health</th><th>version</th>"
+			   "<th class=num>etcd revision</th><th>serving</th><th class=num>streams</th>"
+			   "<th class=num>nodes</th><th>rollout</th><th>admin</th></tr></thead><tbody>\n",
+		      xd_fleet_nreports(f) + 1);
+	xd_fleet_self_json(f, &text);
+	if (xd_rollout_report_read(&self, text.data, text.len, why, sizeof(why)) == 0) {
+		replica_row(out, &self, true, rec != NULL ? rec->id : 0);
+		xd_rollout_report_clear(&self);
+	}
+	xd_buf_free(&text);
+	for (size_t i = 0; i < xd_fleet_nreports(f); i++)
+		replica_row(out, xd_fleet_report(f, i), false, rec != NULL ? rec->id : 0);
+	xd_buf_printf(out, "</tbody></table>");
+	if (rec != NULL) {
+		xd_buf_printf(out, "<p id=fleet-rollout>The fleet's rollout: %llu, %s (by ",
+			      (unsigned long long)rec->id, xd_rollout_state_name(rec->state));
+		h(out, rec->by != NULL ? rec->by : "");
+		xd_buf_printf(out, ")%s", rec->reason != NULL && rec->reason[0] ? ": " : "");
+		h(out, rec->reason != NULL ? rec->reason : "");
+		xd_buf_printf(out, "</p>");
+	}
+	xd_buf_printf(out, "</section>\n");
+}
+
 /* ---------------- clients ---------------- */
 
 /* The columns of a client's row; its NACKs span them all. */
@@ -1006,6 +1080,7 @@ static bool page_step(void *st, struct xd_http_exchange *x,
 	chart(out, xd_sessions_stats(deps->sessions));
 	reloads(out, deps->reloader, o->now_ms);
 	rollout(out, deps->rollout, o->now_ms);
+	replicas(out, deps);
 	/* last: the one part that grows with the fleet */
 	clients(out, pg, o);
 	xd_buf_printf(out, "</main></body></html>\n");

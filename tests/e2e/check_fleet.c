@@ -702,6 +702,20 @@ START_TEST(the_fleet_seen_from_any_replica)
 	ck_assert_int_eq(count_of(out, "canary-1"), 1);
 	free(out);
 
+	/* the status page: a row per replica, the rollout's record */
+	{
+		int status;
+		char *page = xdt_admin(f.r[1], "GET", "/status", NULL, &status, NULL);
+
+		ck_assert_int_eq(status, 200);
+		has(page, "<section id=replicas><h2>Replicas <small>3</small>");
+		ck_assert_int_eq(count_of(page, "<tr class=replica>"), REPLICAS);
+		for (int i = 0; i < REPLICAS; i++)
+			has(page, name[i]);
+		has(page, "<span class=\"badge ok\" title=\"\">serving</span>");
+		free(page);
+	}
+
 	/* a row per replica, each serving */
 	ck_assert_int_eq(xdsctl(f.r[1], "status --fleet", &out), 0);
 	ck_assert_int_eq(count_of(out, " serving "), REPLICAS);
@@ -716,6 +730,15 @@ START_TEST(the_fleet_seen_from_any_replica)
 	/* its first line, and a row per replica */
 	out = xdsctl_until(f.r[1], "rollout status --fleet", " baking ", 1 + REPLICAS, &rc);
 	ck_assert_int_eq(rc, 0);
+	{
+		int status;
+		char *page = xdt_admin(f.r[2], "GET", "/status", NULL, &status, NULL);
+
+		has(page, "<p id=fleet-rollout>The fleet's rollout: ");
+		has(page, ", baking (by ");
+		has(page, ": 1 / 1 canaries answered, 0 NACKs");
+		free(page);
+	}
 	ck_assert_msg(row_has(out, "canary-1", name[0]), "no row of canary-1 on %s:\n%s",
 		      name[0], out);
 	free(out);
