@@ -38,6 +38,8 @@ void xd_fleet_view_json(struct xd_jw *w, struct xd_fleet *f)
 	xd_fleet_self_json(f, &text);
 	entry(w, xd_fleet_self_id(f), true, &text);
 	for (size_t i = 0; i < xd_fleet_nreports(f); i++) {
+		if (!xd_fleet_report_current(f, i))
+			continue;
 		text.len = 0;
 		xd_rollout_report_write(xd_fleet_report(f, i), &text);
 		entry(w, xd_fleet_report_id(f, i), false, &text);

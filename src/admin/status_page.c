@@ -662,15 +662,18 @@ static void replicas(struct xd_buf *out, const struct xd_admin_deps *deps)
 	struct xd_rollout_report self;
 	struct xd_buf text = XD_BUF_INIT;
 	char why[256];
+	size_t listed = 1;
 
 	if (f == NULL || !xd_fleet_shared(f))
 		return;
 	rec = xd_fleet_record(f);
+	for (size_t i = 0; i < xd_fleet_nreports(f); i++)
+		listed += xd_fleet_report_current(f, i);
 	xd_buf_printf(out, "<section id=replicas><h2>Replicas <small>%zu</small></h2>"
 			   "<table><thead><tr><th>replica</th><th>health</th><th>version</th>"
 			   "<th class=num>etcd revision</th><th>serving</th><th class=num>streams</th>"
 			   "<th class=num>nodes</th><th>rollout</th><th>admin</th></tr></thead><tbody>\n",
-		      xd_fleet_nreports(f) + 1);
+		      listed);
 	xd_fleet_self_json(f, &text);
 	if (xd_rollout_report_read(&self, text.data, text.len, why, sizeof(why)) == 0) {
 		replica_row(out, &self, true, rec != NULL ? rec->id : 0);
@@ -678,7 +681,9 @@ static void replicas(struct xd_buf *out, const struct xd_admin_deps *deps)
 	}
 	xd_buf_free(&text);
 	for (size_t i = 0; i < xd_fleet_nreports(f); i++)
-		replica_row(out, xd_fleet_report(f, i), false, rec != NULL ? rec->id : 0);
+		if (xd_fleet_report_current(f, i))
+			replica_row(out, xd_fleet_report(f, i), false,
+				    rec != NULL ? rec->id : 0);
 	xd_buf_printf(out, "</tbody></table>");
 	if (rec != NULL) {
 		xd_buf_printf(out, "<p id=fleet-rollout>The fleet's rollout: %llu, %s (by ",

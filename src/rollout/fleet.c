@@ -290,6 +290,26 @@ const struct xd_rollout_report *xd_fleet_report(const struct xd_fleet *f,
 	return &f->reports[i].r;
 }
 
+bool xd_fleet_report_current(const struct xd_fleet *f, size_t i)
+{
+	const struct xd_rollout_report *r = &f->reports[i].r;
+
+	XD_ASSERT(i < f->nreports);
+	if (r->replica == NULL || strcmp(r->replica, f->replica) == 0)
+		return false;
+	for (size_t j = 0; j < f->nreports; j++) {
+		const struct xd_rollout_report *o = &f->reports[j].r;
+
+		if (j == i || o->replica == NULL || strcmp(o->replica, r->replica) != 0)
+			continue;
+		/* the later start; of two at once, one of them */
+		if (o->started_ms > r->started_ms ||
+		    (o->started_ms == r->started_ms && j < i))
+			return false;
+	}
+	return true;
+}
+
 const char *xd_fleet_report_id(const struct xd_fleet *f, size_t i)
 {
 	XD_ASSERT(i < f->nreports);

@@ -125,6 +125,12 @@ int64_t xd_fleet_started(const struct xd_fleet *f);
 size_t xd_fleet_nreports(const struct xd_fleet *f);
 const struct xd_rollout_report *xd_fleet_report(const struct xd_fleet *f,
 						size_t i);
+/* Whether report `i` is the replica's newest: no registration of the
+ * same name (this replica's own, or another started later) supersedes
+ * it. A replica's name is its host and xDS address, which one process
+ * holds at a time: an older registration of that name is of a process
+ * gone (restarted), whose lease has not expired yet. */
+bool xd_fleet_report_current(const struct xd_fleet *f, size_t i);
 /* Its key's name under replicas/ (etcd: the replica's lease, in hex). */
 const char *xd_fleet_report_id(const struct xd_fleet *f, size_t i);
 /* This replica's, "" while it holds no lease (or not shared). */

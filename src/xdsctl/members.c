@@ -8,14 +8,14 @@
 #include "util/xalloc.h"
 #include "xdsctl/show.h"
 
-/* Whether an earlier member is the same replica (same name and pid). */
+/* Whether an earlier member is the same replica (the same name: its
+ * host and xDS address). */
 static bool seen(const struct xc_members *ms, json_t *reg)
 {
 	const char *name = json_string_value(json_object_get(reg, "replica"));
 
 	for (size_t i = 0; i < ms->n; i++)
-		if (name != NULL && strcmp(ms->m[i].name, name) == 0 &&
-		    xc_int(ms->m[i].reg, "pid") == xc_int(reg, "pid"))
+		if (name != NULL && strcmp(ms->m[i].name, name) == 0)
 			return true;
 	return false;
 }

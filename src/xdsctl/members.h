@@ -7,8 +7,8 @@
  *
  * The replica xdsctl is pointed at is asked at --admin as given; the
  * others at their registered address (admin_advertise in
- * xdsd.yaml(5)). A registration seen twice (a replica that took a new
- * lease while its old key lives on) is asked once.
+ * xdsd.yaml(5)). A replica listed twice (the daemon lists a restarted
+ * replica once already) is asked once.
  *
  * Ownership: xc_members owns its answers and names. Thread: single.
  */

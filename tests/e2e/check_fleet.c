@@ -763,20 +763,62 @@ START_TEST(the_fleet_seen_from_any_replica)
 	free(out);
 	free(dir);
 
-	/* replica 2 stops: named as not answering until its lease ends */
-	xdt_peer_close(&dup2);
+	/* replica 2 stops: named as not answering while its lease lives */
+	{
+		char *cfg = xdtest_read_file(f.r[2]->config, NULL), *again, *at;
+		int port = f.r[2]->port;
+		bool old_alive;
+
+		xdt_peer_close(&dup2);
+		xdt_peer_close(&f.other[2]);
+		xdc_conn_free(f.conn[2]);
+		xdt_daemon_stop(f.r[2], STOP_MS);
+		rc = xdsctl(f.r[0], "status --fleet", &out);
+		if (count_of(out, name[2]) > 0) {
+			ck_assert_int_eq(rc, 3);
+			snprintf(want, sizeof(want), "replica '%s' at 127.0.0.1:", name[2]);
+			has(out, want);
+		}
+		free(out);
+
+		/* back on the same address, its old key still alive: one row */
+		at = strstr(cfg, "listen: 127.0.0.1:0\n");
+		ck_assert(at != NULL);
+		ck_assert(asprintf(&again, "%.*slisten: 127.0.0.1:%d\n%s", (int)(at - cfg), cfg,
+				   port, at + strlen("listen: 127.0.0.1:0\n")) > 0);
+		f.r[2] = xdt_daemon_start(again, NULL, START_MS);
+		ck_assert(xdt_daemon_wait_log(f.r[2], "serving the snapshots of etcd prefix", SERVED_MS));
+		ck_assert(xdt_daemon_wait_log(f.r[2], "reports under '", SERVED_MS));
+		f.conn[2] = xdc_connect(f.r[2]->target);
+		xdt_peer_open(&f.other[2], f.conn[2], false, "edge-2");
+		/* the rollout still bakes: the stable snapshots */
+		xdt_peer_expect(&f.other[2], 1, "edge-2, on replica 2 again");
+		/* replica 0 has read the new registration */
+		snprintf(want, sizeof(want), "\"pid\":%d,", (int)f.r[2]->pid);
+		out = xdsctl_until(f.r[0], "--json fleet", want, 1, &rc);
+		old_alive = xdt_etcd_count(f.e, PREFIX ".xdsd/replicas/") == REPLICAS + 1;
+		/* as replica 0 lists them: the restarted one once */
+		ck_assert_msg(count_of(out, name[2]) == 1,
+			      "/fleet.json lists the restarted replica %d times (its old key %s):\n%s",
+			      count_of(out, name[2]), old_alive ? "alive" : "gone", out);
+		free(out);
+		ck_assert_int_eq(xdsctl(f.r[0], "fleet", &out), 0);
+		ck_assert_msg(count_of(out, name[2]) == 1,
+			      "the restarted replica is not listed once (its old key %s):\n%s",
+			      old_alive ? "alive" : "gone", out);
+		has(out, "3 replicas (* the one asked)");
+		fprintf(stderr, "# listed with the old registration %s\n",
+			old_alive ? "still in etcd" : "gone already");
+		free(out);
+		free(again);
+		free(cfg);
+	}
+
+	/* stopped for good: it leaves the list once its lease expires */
 	xdt_peer_close(&f.other[2]);
 	xdc_conn_free(f.conn[2]);
-	f.conn[2] = NULL;
 	xdt_daemon_stop(f.r[2], STOP_MS);
 	f.r[2] = NULL;
-	rc = xdsctl(f.r[0], "status --fleet", &out);
-	if (count_of(out, name[2]) > 0) {
-		ck_assert_int_eq(rc, 3);
-		snprintf(want, sizeof(want), "replica '%s' at 127.0.0.1:", name[2]);
-		has(out, want);
-	}
-	free(out);
 	out = xdsctl_until(f.r[0], "fleet", " serving ", 2, &rc);
 	ck_assert_int_eq(count_of(out, name[2]), 0);
 	has(out, "2 replicas (* the one asked)");

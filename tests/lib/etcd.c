@@ -222,3 +222,22 @@ void xdt_etcd_put(const struct xdt_etcd *e, const char *key, const char *text)
 	snprintf(args, sizeof(args), "put '%s'", key);
 	ck_assert_int_eq(xdt_etcdctl(e, args, text), 0);
 }
+
+int xdt_etcd_count(const struct xdt_etcd *e, const char *prefix)
+{
+	char *args, *cmd, line[4096];
+	int n = 0;
+	FILE *p;
+
+	ck_assert(asprintf(&args, "get '%s' --prefix --keys-only", prefix) > 0);
+	cmd = etcdctl_cmd(e, args, "2>/dev/null");
+	free(args);
+	p = popen(cmd, "r");
+	ck_assert(p != NULL);
+	/* a key a line, each followed by an empty one */
+	while (fgets(line, sizeof(line), p) != NULL)
+		n += line[0] != '\n';
+	ck_assert_int_eq(pclose(p), 0);
+	free(cmd);
+	return n;
+}

@@ -47,6 +47,9 @@ void xdt_etcd_put(const struct xdt_etcd *e, const char *key, const char *text);
 /* The value at `key` (malloc'd), or NULL when etcd has none. */
 char *xdt_etcd_get(const struct xdt_etcd *e, const char *key);
 
+/* How many keys etcd has under `prefix`. */
+int xdt_etcd_count(const struct xdt_etcd *e, const char *prefix);
+
 /* etcd's revision now. */
 long long xdt_etcd_revision(const struct xdt_etcd *e);
 
