@@ -29,7 +29,10 @@ is no canary) that keeps every version it was sent.
   3. `xdsctl push --now` of endpoints on backend B reaches every client
      of every replica at once (the bake is an hour), the canary too;
   4. the probes saw the same versions on every replica at each step,
-     no node that is no canary NACKed, the replicas exit 0 on SIGTERM.
+     no node that is no canary NACKed, the replicas exit 0 on SIGTERM;
+  and at the start and after push --now, `xdsctl fleet` lists each
+  replica once, serving, and `xdsctl --fleet clients` every node once,
+  with the replica it is on, whichever replica is asked.
 
 Prints TAP. Needs root (ip netns), etcd, haproxy, python3-grpcio. Takes
 XDSD, XDSCTL, XDSD_BUILDDIR, XDSD_SCHEMA and XDSD_SRCDIR like
@@ -57,6 +60,7 @@ TARGET, CLUSTER = interop.TARGET, interop.CLUSTER_AB
 CDS = TYPES[2][0]
 NET = {"a": "10.200.1", "b": "10.200.2", "c": "10.200.3"}
 XDS_PORT = 18000
+ADMIN_PORT = 18080       # each replica's, on its own address
 ETCD_PORT, ETCD_PEER = 2379, 2380
 ETCD_VIA = 23790         # replica B's way to etcd: the second haproxy
 PREFIX = "/xdsd/fleet/"
@@ -136,17 +140,20 @@ class Fleet(interop.Interop):
     def replica_addr(self, r):
         return "%s.2:%d" % (NET[r], XDS_PORT)
 
+    def admin_addr(self, r):
+        return "%s.2:%d" % (NET[r], ADMIN_PORT)
+
     def start_replica(self, r):
         self.runs[r] += 1
         etcd = "%s.1:%d" % (NET[r], ETCD_VIA if r == "b" else ETCD_PORT)
         cfg = self.path("xdsd-%s.yaml" % r)
         with open(cfg, "w") as f:
-            f.write("listen: %s\nadmin_listen: 127.0.0.1:0\nlog_level: debug\n"
+            f.write("listen: %s\nadmin_listen: %s\nlog_level: debug\n"
                     "source: etcd\nwatch_delay: 100ms\n"
                     "etcd:\n  endpoints: ['%s']\n  prefix: %s\n  dial_timeout: 1s\n"
                     "trusted_proxies: [%s]\n"
                     "rollout:\n  canary: ['fleet-canary-*']\n  bake: 1h\n  max_nacks: 0\n"
-                    % (self.replica_addr(r), etcd, PREFIX,
+                    % (self.replica_addr(r), self.admin_addr(r), etcd, PREFIX,
                        ", ".join(n + ".3" for n in NET.values())))
             if self.schema:
                 f.write("schema: %s\n" % self.schema)
@@ -304,6 +311,50 @@ class Fleet(interop.Interop):
                                      r.get("who") or r.get("code", "?") for r in got[-10:])])
         return ok
 
+    def xdsctl_run(self, r, *args):
+        p = subprocess.run([self.xdsctl, "--admin", self.admin_addr(r)] + list(args),
+                           capture_output=True, text=True, timeout=60)
+        return p.returncode, p.stdout + p.stderr
+
+    def fleet_views(self, when):
+        """`xdsctl fleet` (asked of A) lists every replica once, serving;
+        `xdsctl --fleet clients` (asked of B) every node once, on the
+        replica it is on."""
+        host = socket.gethostname()
+        names = {r: "%s/%s" % (host, self.replica_addr(r)) for r in NET}
+        end, out, rc = time.monotonic() + WAIT, "", None
+        while time.monotonic() < end:
+            rc, out = self.xdsctl_run("a", "fleet")
+            rows = {r: [ln for ln in out.splitlines() if ln.startswith(names[r] + " ")]
+                    for r in NET}
+            good = rc == 0 and all(len(v) == 1 and " serving " in v[0] for v in rows.values())
+            if good:
+                break
+            time.sleep(0.5)
+        self.tap.point(good, "%s: xdsctl fleet lists each of the three replicas once, serving"
+                       % when, [] if good else ["exit %s" % rc] + out.splitlines())
+        # the node ids, each on the replica it is connected to
+        where = {self.probes[r].node_id: names[r] for r in NET}
+        where[CANARY] = names["a"]
+        edges = [node for _, _, node in self.clients.values() if node != CANARY]
+        want = len(where) + len(edges)
+        end = time.monotonic() + WAIT
+        while time.monotonic() < end:
+            rc, out = self.xdsctl_run("b", "--fleet", "clients")
+            rows = [ln.split() for ln in out.splitlines()]
+            ids = [row[1] for row in rows if len(row) > 1 and row[0] != "REPLICA"
+                   and not row[0].startswith("xdsctl:") and "nodes," not in " ".join(row)]
+            placed = all(any(row[1] == node and row[0] == rep for row in rows if len(row) > 1)
+                         for node, rep in where.items())
+            good = (rc == 0 and "%d nodes, " % want in out and placed and
+                    all(ids.count(n) == 1 for n in list(where) + edges))
+            if good:
+                break
+            time.sleep(0.5)
+        return self.tap.point(good, "%s: xdsctl --fleet clients lists each of the %d nodes once, "
+                              "with its replica" % (when, want),
+                              [] if good else ["exit %s" % rc] + out.splitlines())
+
     # --- the scenario ----------------------------------------------------------
     def nack_rolls_back_everywhere(self):
         since = time.monotonic()
@@ -434,11 +485,13 @@ class Fleet(interop.Interop):
                                     "127.0.0.1:%d" % XDS_PORT)
         if not ok:
             return
+        self.fleet_views("at start")
         if not self.nack_rolls_back_everywhere():
             return
         if not self.restart_and_cut_mid_rollout():
             return
         self.push_now_reaches_everyone()
+        self.fleet_views("after push --now")
         self.stop_all()
 
     def cleanup(self):
