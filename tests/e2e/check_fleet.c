@@ -830,6 +830,52 @@ START_TEST(the_fleet_seen_from_any_replica)
 }
 END_TEST
 
+/*
+ * xdsd's own keys are input like any other: a record or a report that
+ * does not parse is refused with why, naming the key, and taken as none
+ * (the record) or left out (the report); one another hand writes and
+ * then deletes comes and goes from every view; the replicas serve on,
+ * the same bytes.
+ */
+START_TEST(bad_keys_of_xdsd_refused_with_why)
+{
+	struct fleet f;
+	char *out, want[512];
+	int rc;
+
+	fleet_start(&f, "1h", false);
+	xdt_etcd_put(f.e, RECORD, "{\"format\": 1, \"state\": \"dozing\"}");
+	snprintf(want, sizeof(want), "rollout: the record at '%s' (revision %lld) is unreadable: ",
+		 RECORD, xdt_etcd_mod_revision(f.e, RECORD));
+	for (int i = 0; i < REPLICAS; i++)
+		ck_assert_msg(xdt_daemon_wait_log(f.r[i], want, SERVED_MS),
+			      "replica %d did not say '%s'", i, want);
+	ck_assert(xdt_daemon_wait_log(f.r[0], "; taken as no record", SERVED_MS));
+	xdt_etcd_put(f.e, PREFIX ".xdsd/replicas/bogus", "not json");
+	ck_assert(xdt_daemon_wait_log(f.r[1], "rollout: the report at '" PREFIX
+					      ".xdsd/replicas/bogus' is unreadable: not a JSON object",
+				      SERVED_MS));
+	out = xdsctl_until(f.r[1], "fleet", " serving ", REPLICAS, &rc);
+	has(out, "3 replicas (* the one asked)");
+	free(out);
+	/* another hand's registration: listed, then gone */
+	xdt_etcd_put(f.e, PREFIX ".xdsd/replicas/ghost",
+		     "{\"format\": 1, \"replica\": \"ghost/10.9.9.9:1\", \"health\": \"degraded\","
+		     " \"health_why\": \"a test\"}");
+	out = xdsctl_until(f.r[2], "fleet", "ghost/10.9.9.9:1", 1, &rc);
+	ck_assert_int_eq(rc, 1); /* one replica not healthy */
+	has(out, "degraded: a test");
+	has(out, "4 replicas (* the one asked)");
+	free(out);
+	ck_assert_int_eq(xdt_etcdctl(f.e, "del " PREFIX ".xdsd/replicas/ghost", NULL), 0);
+	out = xdsctl_until(f.r[2], "fleet", "ghost/10.9.9.9:1", 0, &rc);
+	ck_assert_int_eq(rc, 0);
+	free(out);
+	identical(f.r, REPLICAS, "with bad keys of xdsd's own");
+	fleet_stop(&f);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fleet");
@@ -845,6 +891,7 @@ int main(void)
 	tcase_add_test(tc, push_now_reaches_everyone_at_once);
 	tcase_add_test(tc, push_dry_run_says_what_and_whom);
 	tcase_add_test(tc, the_fleet_seen_from_any_replica);
+	tcase_add_test(tc, bad_keys_of_xdsd_refused_with_why);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
