@@ -318,7 +318,17 @@ static void fill_self(void *arg, struct xd_rollout_report *r)
 	r->xds = d->reg_xds;
 	r->admin = d->reg_admin;
 	r->version = PACKAGE_VERSION;
-	r->revision = d->cfg->source == XD_SOURCE_ETCD ? d->etcd_health.revision : 0;
+	/* that of the snapshots it loaded last, not the source's: the
+	 * source's moves with every registration written, this one's too */
+	r->revision = 0;
+	for (size_t i = 0; i < xd_reload_history_count(d->reloader); i++) {
+		const struct xd_reload_record *rec = xd_reload_history(d->reloader, i);
+
+		if (rec->ok && rec->revision > 0) {
+			r->revision = rec->revision;
+			break;
+		}
+	}
 	r->health = xd_status_health(&d->deps, d->served && !d->stopping, &why);
 	r->health_why = (char *)why;
 	if (d->sessions != NULL) {

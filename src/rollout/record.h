@@ -38,8 +38,8 @@
  *    "admin": "10.0.0.5:9901",            its admin endpoint as others
  *                                         reach it ("": off)
  *    "version": "0.4.0",                  xdsd's
- *    "revision": 42,                      etcd revision its source holds
- *                                         (0: none, files)
+ *    "revision": 42,                      etcd revision of the snapshots
+ *                                         it loaded last (0: none, files)
  *    "serving": "<16 hex>",               the set every node that is no
  *                                         canary is served
  *                                         (xd_rollout_fingerprint)

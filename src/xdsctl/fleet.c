@@ -2,10 +2,10 @@
 /*
  * xdsctl fleet: GET /fleet.json, every replica registered under the
  * etcd prefix as the replica asked knows it (admin/fleet.h), one a row:
- * its health, version, the etcd revision its source holds, the set it
- * serves nodes that are no canary (a fingerprint: equal on replicas
- * that serve the same), its streams and nodes, the rollout it reports
- * on; then the fleet's rollout record. Replicas on one revision that
+ * its health, version, the etcd revision of the snapshots it loaded
+ * last, the set it serves nodes that are no canary (a fingerprint:
+ * equal on replicas that serve the same), its streams and nodes, the
+ * rollout it reports on; then the fleet's rollout record. Replicas on one revision that
  * serve different sets are said. Exit status 0 when every replica
  * serves and is healthy and those on one revision serve the same; 1
  * otherwise.

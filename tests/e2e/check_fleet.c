@@ -24,6 +24,7 @@
 #include "daemon.h"
 #include "etcd.h"
 #include "peer.h"
+#include "rollout/fleet.h"
 #include "xdtest.h"
 
 #define START_MS 10000
@@ -876,6 +877,35 @@ START_TEST(bad_keys_of_xdsd_refused_with_why)
 }
 END_TEST
 
+/*
+ * A registration is written when it changes, not on and on: once every
+ * replica registered and nothing changes, etcd's revision stays where
+ * it is, registration periods on end (each replica reads its own
+ * writes, which must not make it write again).
+ */
+START_TEST(registrations_rest_when_nothing_changes)
+{
+	struct fleet f;
+	long long rev;
+
+	fleet_start(&f, "1h", false);
+	for (long long end = xdtest_now_ms() + SERVED_MS;
+	     xdt_etcd_count(f.e, PREFIX ".xdsd/replicas/") < REPLICAS;) {
+		ck_assert_msg(xdtest_now_ms() < end, "the replicas never registered");
+		xdtest_sleep_ms(100);
+	}
+	/* the first registrations, and those with their streams counted */
+	xdtest_sleep_ms(3 * XD_FLEET_REGISTER_MS);
+	rev = xdt_etcd_revision(f.e);
+	xdtest_sleep_ms(4 * XD_FLEET_REGISTER_MS);
+	ck_assert_msg(xdt_etcd_revision(f.e) == rev,
+		      "etcd's revision moved from %lld to %lld with nothing changing",
+		      rev, xdt_etcd_revision(f.e));
+	identical(f.r, REPLICAS, "at rest");
+	fleet_stop(&f);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fleet");
@@ -892,6 +922,7 @@ int main(void)
 	tcase_add_test(tc, push_dry_run_says_what_and_whom);
 	tcase_add_test(tc, the_fleet_seen_from_any_replica);
 	tcase_add_test(tc, bad_keys_of_xdsd_refused_with_why);
+	tcase_add_test(tc, registrations_rest_when_nothing_changes);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }
