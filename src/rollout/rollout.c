@@ -300,7 +300,8 @@ static void count_nodes(struct xd_rollout *ro)
 	r->nodes = NULL;
 	r->nnodes = r->nodes_total = 0;
 	xd_sessions_each_node(ro->sessions, note_node, &w);
-	qsort(w.v, w.n, sizeof(*w.v), by_key_id);
+	if (w.n > 0) /* else w.v is NULL, which qsort must not get */
+		qsort(w.v, w.n, sizeof(*w.v), by_key_id);
 	for (size_t i = 0; i < w.n; i++) {
 		bool first = i == 0 || strcmp(w.v[i].key, w.v[i - 1].key) != 0;
 

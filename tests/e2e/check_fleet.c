@@ -126,7 +126,8 @@ static void wait_record(const struct xdt_etcd *e, const char *needle)
 
 static void has(const char *text, const char *needle)
 {
-	ck_assert_msg(strstr(text, needle) != NULL, "'%s' not in:\n%s", needle,
+	/* Check's messages are bounded: the text's start says enough */
+	ck_assert_msg(strstr(text, needle) != NULL, "'%s' not in:\n%.2500s", needle,
 		      text);
 }
 
@@ -195,7 +196,7 @@ static void identical(struct xdt_daemon *const *d, size_t n, const char *what)
 		char *other = served(d[i]);
 
 		ck_assert_msg(strcmp(first, other) == 0,
-			      "%s: replica %zu serves other bytes than replica 0:\n%s\n%s",
+			      "%s: replica %zu serves other bytes than replica 0:\n%.1200s\n%.1200s",
 			      what, i, first, other);
 		free(other);
 	}
@@ -639,7 +640,7 @@ static char *xdsctl_until(const struct xdt_daemon *d, const char *args,
 		*rc = xdsctl(d, args, &out);
 		if (count_of(out, needle) == n)
 			return out;
-		ck_assert_msg(xdtest_now_ms() < end, "'%s' never said '%s' %d times:\n%s",
+		ck_assert_msg(xdtest_now_ms() < end, "'%s' never said '%s' %d times:\n%.2500s",
 			      args, needle, n, out);
 		xdtest_sleep_ms(200);
 	}
@@ -675,10 +676,10 @@ START_TEST(the_fleet_seen_from_any_replica)
 
 	/* every replica registered, seen from replica 2 */
 	out = xdsctl_until(f.r[2], "fleet", " serving ", REPLICAS, &rc);
-	ck_assert_msg(rc == 0, "xdsctl fleet: exit %d\n%s", rc, out);
+	ck_assert_msg(rc == 0, "xdsctl fleet: exit %d\n%.2500s", rc, out);
 	for (int i = 0; i < REPLICAS; i++) {
 		snprintf(want, sizeof(want), "127.0.0.1:%d", f.r[i]->admin_port);
-		ck_assert_msg(count_of(out, name[i]) == 1, "replica %d not once in:\n%s", i, out);
+		ck_assert_msg(count_of(out, name[i]) == 1, "replica %d not once in:\n%.2500s", i, out);
 		has(out, want);
 	}
 	has(out, "3 replicas (* the one asked)");
@@ -692,14 +693,14 @@ START_TEST(the_fleet_seen_from_any_replica)
 		char node[32];
 
 		snprintf(node, sizeof(node), "edge-%d", i);
-		ck_assert_msg(row_has(out, name[i], node), "no row of %s on %s:\n%s",
+		ck_assert_msg(row_has(out, name[i], node), "no row of %s on %s:\n%.2500s",
 			      node, name[i], out);
 	}
 	snprintf(want, sizeof(want), "%s,%s", name[1], name[2]);
 	ck_assert_msg(row_has(out, want, "edge-dup") ||
 			      (snprintf(want, sizeof(want), "%s,%s", name[2], name[1]),
 			       row_has(out, want, "edge-dup")),
-		      "edge-dup not one row on replicas 1 and 2:\n%s", out);
+		      "edge-dup not one row on replicas 1 and 2:\n%.2500s", out);
 	ck_assert_int_eq(count_of(out, "canary-1"), 1);
 	free(out);
 
@@ -740,7 +741,7 @@ START_TEST(the_fleet_seen_from_any_replica)
 		has(page, ": 1 / 1 canaries answered, 0 NACKs");
 		free(page);
 	}
-	ck_assert_msg(row_has(out, "canary-1", name[0]), "no row of canary-1 on %s:\n%s",
+	ck_assert_msg(row_has(out, "canary-1", name[0]), "no row of canary-1 on %s:\n%.2500s",
 		      name[0], out);
 	free(out);
 
@@ -760,7 +761,7 @@ START_TEST(the_fleet_seen_from_any_replica)
 	ck_assert_msg(strstr(out, want) != NULL || (snprintf(want, sizeof(want), "  node edge-dup on '%s', '%s'\n",
 							      name[2], name[1]),
 						    strstr(out, want) != NULL),
-		      "edge-dup not one line on replicas 1 and 2:\n%s", out);
+		      "edge-dup not one line on replicas 1 and 2:\n%.2500s", out);
 	free(out);
 	free(dir);
 
@@ -800,12 +801,12 @@ START_TEST(the_fleet_seen_from_any_replica)
 		old_alive = xdt_etcd_count(f.e, PREFIX ".xdsd/replicas/") == REPLICAS + 1;
 		/* as replica 0 lists them: the restarted one once */
 		ck_assert_msg(count_of(out, name[2]) == 1,
-			      "/fleet.json lists the restarted replica %d times (its old key %s):\n%s",
+			      "/fleet.json lists the restarted replica %d times (its old key %s):\n%.2500s",
 			      count_of(out, name[2]), old_alive ? "alive" : "gone", out);
 		free(out);
 		ck_assert_int_eq(xdsctl(f.r[0], "fleet", &out), 0);
 		ck_assert_msg(count_of(out, name[2]) == 1,
-			      "the restarted replica is not listed once (its old key %s):\n%s",
+			      "the restarted replica is not listed once (its old key %s):\n%.2500s",
 			      old_alive ? "alive" : "gone", out);
 		has(out, "3 replicas (* the one asked)");
 		fprintf(stderr, "# listed with the old registration %s\n",

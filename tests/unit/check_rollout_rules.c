@@ -447,6 +447,7 @@ START_TEST(report_round_trip_and_merge)
 	ck_assert_uint_eq(fleet.nnodes, 1);
 	ck_assert_uint_eq(fleet.nodes[0].nodes, 6);
 
+	xd_rollout_report_clear(&back);
 	ck_assert_int_eq(xd_rollout_report_read(&back, "{\"format\": 1, \"keys\": [3]}", 26,
 						why, sizeof(why)),
 			 -1);
