@@ -51,6 +51,7 @@ struct xd_session {
 	struct xd_bucket requests; /* max_requests_per_second */
 
 	struct xd_list all;     /* in the manager's list of every session */
+	struct xd_list canary;  /* in its list of canaries, once admitted */
 	struct xd_list queued;  /* in the manager's pump queue */
 	struct xd_list waiting; /* in the manager's EDS-wait list */
 };
@@ -66,6 +67,7 @@ struct xd_sessions {
 	uv_timer_t sweep_timer;
 	struct xd_sessions_cursor sweep; /* open while a sweep goes on */
 	struct xd_list all;     /* every session, oldest first */
+	struct xd_list canaries; /* the admitted canaries, oldest first */
 	struct xd_list queue;   /* sessions to pump, oldest first */
 	struct xd_list waiting; /* sessions in an EDS wait */
 	struct xd_list cursors; /* open walks (xd_sessions_cursor): few */
@@ -73,7 +75,17 @@ struct xd_sessions {
 	int closing; /* handles whose close callback is still due */
 	xd_sessions_nack_fn on_nack; /* canaries' NACKs, or NULL */
 	void *on_nack_arg;
+	/* a canary came, went, ACKed or NACKed; or NULL */
+	void (*on_canary)(void *arg);
+	void *on_canary_arg;
 };
+
+/* The rollout hears of a canary's change (xd_sessions_on_canary). */
+static void canary_changed(const struct xd_session *ss)
+{
+	if (ss->client.canary && ss->mgr->on_canary != NULL)
+		ss->mgr->on_canary(ss->mgr->on_canary_arg);
+}
 
 /* ---------------- logging ---------------- */
 
@@ -594,6 +606,10 @@ static bool accept_node(struct xd_session *ss, const struct xd_request *r)
 	}
 	ss->watch.canary = c->canary;
 	xd_cache_watch(ss->mgr->cache, xd_client_key(c), &ss->watch);
+	if (c->canary) {
+		xd_list_push_back(&ss->mgr->canaries, &ss->canary);
+		canary_changed(ss);
+	}
 	PRESENCE_LOG(ss, "client connected, snapshot key '%.*s'",
 		     XD_LOG_CLIP(strlen(xd_client_key(c))), xd_client_key(c));
 	SLOG(XD_LOG_DEBUG, ss, "node cluster '%.*s'%s%s%s",
@@ -634,6 +650,7 @@ static void log_verdict(struct xd_session *ss, const struct xd_request *r,
 						 rt->label, rt->sub->sent_version,
 						 r->error_message.data,
 						 r->error_message.len});
+		canary_changed(ss);
 		break;
 	case XD_SUB_ACK:
 		xd_sessions_stats_answered(&ss->mgr->stats, rt->type, rt->sub,
@@ -641,6 +658,7 @@ static void log_verdict(struct xd_session *ss, const struct xd_request *r,
 					   xd_mono_ms(), xd_wall_ms());
 		SLOG(XD_LOG_DEBUG, ss, "ACK of %.*s version %s", label_len,
 		     rt->label, xd_table_version(xd_sub_held(rt->sub)));
+		canary_changed(ss);
 		break;
 	case XD_SUB_REQUEST:
 		SLOG(XD_LOG_DEBUG, ss, "%.*s request: %zu names", label_len,
@@ -727,6 +745,7 @@ static void *on_open(void *ctx, struct xd_stream *stream)
 	xd_list_init(&ss->watch.link);
 	xd_list_init(&ss->queued);
 	xd_list_init(&ss->waiting);
+	xd_list_init(&ss->canary);
 	xd_list_push_back(&m->all, &ss->all);
 	xd_client_init(&ss->client, m->cfg, ss->method->delta,
 		       xd_stream_peer(stream), xd_stream_identity(stream),
@@ -769,6 +788,9 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 	xd_list_remove(&ss->queued);
 	cursors_skip(ss);
 	xd_list_remove(&ss->all);
+	xd_list_remove(&ss->canary);
+	if (ss->client.state == XD_CLIENT_ADMITTED)
+		canary_changed(ss);
 	wait_list_remove(ss);
 	if (ss->beat_timer != NULL) /* it goes on its own; ss now */
 		uv_close((uv_handle_t *)ss->beat_timer, free_handle);
@@ -800,6 +822,7 @@ struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
 	m->handler.on_close = on_close;
 	m->handler.ctx = m;
 	xd_list_init(&m->all);
+	xd_list_init(&m->canaries);
 	xd_list_init(&m->cursors);
 	xd_list_init(&m->queue);
 	xd_list_init(&m->waiting);
@@ -978,15 +1001,21 @@ void xd_sessions_visit_canaries(struct xd_sessions *m,
 	uint64_t now_mono = xd_mono_ms();
 
 	XD_ASSERT_LOOP();
-	xd_list_for_each(n, &m->all) {
+	xd_list_for_each(n, &m->canaries) {
 		const struct xd_session *ss =
-			xd_container_of(n, struct xd_session, all);
+			xd_container_of(n, struct xd_session, canary);
 
-		if (ss->client.state != XD_CLIENT_ADMITTED || !ss->client.canary)
-			continue;
 		view(ss, &v, now_mono);
 		fn(ctx, &v);
 	}
+}
+
+void xd_sessions_on_canary(struct xd_sessions *m, void (*fn)(void *arg),
+			   void *arg)
+{
+	XD_ASSERT_LOOP();
+	m->on_canary = fn;
+	m->on_canary_arg = arg;
 }
 
 void xd_sessions_each_node(struct xd_sessions *m,

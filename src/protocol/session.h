@@ -93,9 +93,17 @@ typedef void (*xd_sessions_nack_fn)(void *arg,
 void xd_sessions_on_canary_nack(struct xd_sessions *m, xd_sessions_nack_fn fn,
 				void *arg);
 
+/* Calls `fn` (NULL: none) when a canary stream is admitted or ends, and
+ * on each ACK or NACK of a canary (after on_canary_nack's), for the
+ * rollout to count its canaries again: the answers reach it as they
+ * come. `fn` must not end streams. */
+void xd_sessions_on_canary(struct xd_sessions *m, void (*fn)(void *arg),
+			   void *arg);
+
 /* Calls `fn` for every canary stream with an admitted node (client.h),
- * with its view, ages as of now; for the rollout. `fn` must not end
- * streams. */
+ * with its view, ages as of now; for the rollout. The canaries are a
+ * list of their own: the walk is as long as they are many, whatever
+ * the other streams. `fn` must not end streams. */
 void xd_sessions_visit_canaries(struct xd_sessions *m,
 				void (*fn)(void *ctx,
 					   const struct xd_client_view *c),

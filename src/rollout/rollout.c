@@ -747,6 +747,17 @@ static void on_nack(void *arg, const struct xd_sessions_nack *n)
 
 /* ---------------- starting ---------------- */
 
+/* A canary came, went or answered: counted again on the next turn of
+ * the loop (once for many), not at the next tick. */
+static void on_canary(void *arg)
+{
+	struct xd_rollout *ro = arg;
+
+	XD_ASSERT_LOOP();
+	if (active(ro->st.state))
+		uv_timer_start(&ro->timer, on_tick, 0, XD_ROLLOUT_TICK_MS);
+}
+
 struct xd_rollout *xd_rollout_new(uv_loop_t *loop,
 				  const struct xd_config *cfg,
 				  struct xd_cache *cache,
@@ -781,6 +792,7 @@ struct xd_rollout *xd_rollout_new(uv_loop_t *loop,
 		uv_timer_start(&ro->nodes_timer, on_nodes, XD_ROLLOUT_NODES_MS,
 			       XD_ROLLOUT_NODES_MS);
 	xd_sessions_on_canary_nack(sessions, on_nack, ro);
+	xd_sessions_on_canary(sessions, on_canary, ro);
 	xd_fleet_on_record(fleet, on_record, ro);
 	xd_fleet_on_report(fleet, fill_report, ro);
 	return ro;
@@ -1098,6 +1110,7 @@ void xd_rollout_stop(struct xd_rollout *ro)
 		return;
 	XD_ASSERT_LOOP();
 	xd_sessions_on_canary_nack(ro->sessions, NULL, NULL);
+	xd_sessions_on_canary(ro->sessions, NULL, NULL);
 	xd_fleet_on_record(ro->fleet, NULL, NULL);
 	xd_fleet_on_report(ro->fleet, NULL, NULL);
 	uv_close((uv_handle_t *)&ro->timer, closed);

@@ -83,8 +83,11 @@
 #include "rollout/fleet.h"
 #include "rollout/record.h"
 
-/* How often a rollout under way looks at its canaries. */
-#define XD_ROLLOUT_TICK_MS 100
+/* How often a rollout under way looks at what time decides: the bake
+ * over, a canary past canary_timeout, the rollout past its timeout.
+ * Its canaries' answers are counted as they come (xd_sessions_on_canary),
+ * a NACK decided at once. */
+#define XD_ROLLOUT_TICK_MS 1000
 /* How often the nodes of each key are counted for the other replicas
  * (with `source: etcd`). */
 #define XD_ROLLOUT_NODES_MS 2000
