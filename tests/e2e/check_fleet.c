@@ -733,14 +733,21 @@ START_TEST(the_fleet_seen_from_any_replica)
 	/* its first line, and a row per replica */
 	out = xdsctl_until(f.r[1], "rollout status --fleet", " baking ", 1 + REPLICAS, &rc);
 	ck_assert_int_eq(rc, 0);
-	{
+	/* replica 2's page, once replica 0's report reached it */
+	for (long long end = xdtest_now_ms() + SERVED_MS;;) {
 		int status;
 		char *page = xdt_admin(f.r[2], "GET", "/status", NULL, &status, NULL);
+		bool there = strstr(page, ": 1 / 1 canaries answered, 0 NACKs") != NULL;
 
-		has(page, "<p id=fleet-rollout>The fleet's rollout: ");
-		has(page, ", baking (by ");
-		has(page, ": 1 / 1 canaries answered, 0 NACKs");
+		if (there || xdtest_now_ms() >= end) {
+			has(page, "<p id=fleet-rollout>The fleet's rollout: ");
+			has(page, ", baking (by ");
+			has(page, ": 1 / 1 canaries answered, 0 NACKs");
+			free(page);
+			break;
+		}
 		free(page);
+		xdtest_sleep_ms(200);
 	}
 	ck_assert_msg(row_has(out, "canary-1", name[0]), "no row of canary-1 on %s:\n%.2500s",
 		      name[0], out);
