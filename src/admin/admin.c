@@ -8,6 +8,7 @@
 
 #include "admin/clients.h"
 #include "admin/dump.h"
+#include "admin/fleet.h"
 #include "admin/guard.h"
 #include "admin/loads.h"
 #include "admin/metrics.h"
@@ -192,13 +193,44 @@ static void reload(struct xd_admin *a, struct xd_http_exchange *x)
 	xd_reload_request(a->deps.reloader, "admin", reload_answer, x);
 }
 
-/* POST /rollout/promote and /rollout/abort: the rollout's status after
- * it, or 409 with why not (none under way, or no `rollout:`). */
+/* A promote or abort asked of the fleet's rollout, until its record
+ * took it. */
+struct rollout_ask {
+	struct xd_admin *a;
+	struct xd_http_exchange *x;
+	bool promote;
+};
+
+static void rollout_acted(void *arg, bool ok, const char *why)
+{
+	struct rollout_ask *q = arg;
+	struct xd_http_exchange *x = q->x;
+	struct xd_jw w;
+
+	if (!ok) {
+		xd_info("admin: rollout %s asked by %s: %s",
+			q->promote ? "promote" : "abort", x->peer, why);
+		xd_http_text(x, 409, why);
+		free(q);
+		return;
+	}
+	xd_jw_init(&w, &x->out);
+	xd_rollout_json(&w, q->a->deps.rollout, q->a->deps.cache);
+	xd_buf_putc(&x->out, '\n');
+	x->content_type = "application/json";
+	xd_http_reply(x);
+	free(q);
+}
+
+/* POST /rollout/promote and /rollout/abort: the rollout's status once
+ * the fleet's record took it, or 409 with why not (none under way, no
+ * `rollout:`, the record cannot be written, another decision came
+ * first). */
 static void rollout_act(struct xd_admin *a, struct xd_http_exchange *x,
 			bool promote)
 {
-	char who[300], why[256];
-	struct xd_jw w;
+	char who[300], why[512];
+	struct rollout_ask *q;
 	int rc;
 
 	if (a->deps.rollout == NULL) {
@@ -206,19 +238,20 @@ static void rollout_act(struct xd_admin *a, struct xd_http_exchange *x,
 		return;
 	}
 	snprintf(who, sizeof(who), "admin from %s", x->peer);
-	rc = promote ? xd_rollout_promote(a->deps.rollout, who, why, sizeof(why)) :
-		       xd_rollout_abort(a->deps.rollout, who, why, sizeof(why));
+	q = xd_calloc(1, sizeof(*q));
+	q->a = a;
+	q->x = x;
+	q->promote = promote;
+	rc = promote ? xd_rollout_promote(a->deps.rollout, who, rollout_acted,
+					  q, why, sizeof(why)) :
+		       xd_rollout_abort(a->deps.rollout, who, rollout_acted, q,
+					why, sizeof(why));
 	if (rc != 0) {
+		free(q);
 		xd_info("admin: rollout %s asked by %s: %s",
 			promote ? "promote" : "abort", x->peer, why);
 		xd_http_text(x, 409, why);
-		return;
 	}
-	xd_jw_init(&w, &x->out);
-	xd_rollout_json(&w, a->deps.rollout, a->deps.cache);
-	xd_buf_putc(&x->out, '\n');
-	x->content_type = "application/json";
-	xd_http_reply(x);
 }
 
 static void rollout_promote(struct xd_admin *a, struct xd_http_exchange *x)
@@ -229,6 +262,18 @@ static void rollout_promote(struct xd_admin *a, struct xd_http_exchange *x)
 static void rollout_abort(struct xd_admin *a, struct xd_http_exchange *x)
 {
 	rollout_act(a, x, false);
+}
+
+static void fleet_json(struct xd_admin *a, struct xd_http_exchange *x)
+{
+	struct xd_jw w;
+
+	x->content_type = "application/json";
+	xd_jw_init(&w, &x->out);
+	xd_fleet_view_json(&w, a->deps.fleet);
+	xd_buf_putc(&x->out, '\n');
+	x->status = 200;
+	xd_http_reply(x);
 }
 
 static const struct route routes[] = {
@@ -243,6 +288,7 @@ static const struct route routes[] = {
 	{"POST", "/rollout/abort", rollout_abort},
 	{"GET", "/status", status_page},
 	{"GET", "/status.json", status_json},
+	{"GET", "/fleet.json", fleet_json},
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -308,7 +354,7 @@ static void handle(void *ctx, struct xd_http_exchange *x)
 		return;
 	}
 	xd_http_text(x, 404,
-		     "no such page; xdsd's admin endpoint serves /status, /status.json, /healthz, /ready, /metrics, /clients, /loads, /config_dump, POST /reload, POST /rollout/promote and POST /rollout/abort");
+		     "no such page; xdsd's admin endpoint serves /status, /status.json, /fleet.json, /healthz, /ready, /metrics, /clients, /loads, /config_dump, POST /reload, POST /rollout/promote and POST /rollout/abort");
 }
 
 int xd_admin_start(struct xd_admin **out, uv_loop_t *loop,

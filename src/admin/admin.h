@@ -11,6 +11,8 @@
  *   GET  /config_dump  a snapshot as Envoy's proto3 JSON (dump.h)
  *   GET  /status       an HTML page for people (status_page.h)
  *   GET  /status.json  the same overview as JSON, for xdsctl (status.h)
+ *   GET  /fleet.json   every replica of the fleet, as registered
+ *                      (fleet.h)
  *   POST /reload       the reload SIGHUP asks for (reload/reload.h),
  *                      snapshots and TLS files; answers when it is over,
  *                      with what it changed; ?dry_run=1 changes nothing
@@ -52,6 +54,7 @@ struct xd_admin_deps {
 	const struct xd_schema *schema;
 	struct xd_reloader *reloader;
 	struct xd_rollout *rollout; /* NULL: no `rollout:` */
+	struct xd_fleet *fleet; /* the replicas, and the rollout's record */
 	int xds_port; /* the xDS listener's bound TCP port; 0: unix socket */
 	struct xd_rest *rest; /* REST-JSON, or NULL when off */
 	const struct xd_tls *tls; /* the xDS listener's TLS, or NULL */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "admin/preview.h"
 
+#include "rollout/rollout.h"
+
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,7 @@ struct preview {
 	struct xd_http_exchange *x;
 	struct xd_sessions *sessions;
 	const struct xd_rest *rest; /* NULL: REST-JSON is off */
+	struct xd_rollout *rollout; /* NULL: no `rollout:` */
 };
 
 int xd_preview_asked(struct xd_http_exchange *x)
@@ -298,6 +301,12 @@ static void answer(void *arg, const struct xd_reload_record *rec)
 	xd_jw_init(&w, &x->out);
 	if (rec->diff != NULL) {
 		reach_of(p->sessions, p->rest, rec->diff, &reach);
+		/* with a staged rollout: the canaries that would prove each
+		 * change, on any replica */
+		for (size_t i = 0; p->rollout != NULL && i < rec->diff->nkeys; i++)
+			reach.keys[i].canaries = xd_rollout_canaries_of(
+				p->rollout, rec->diff->keys[i].key);
+		reach.rollout = p->rollout != NULL;
 		xd_reload_record_reach_json(&w, rec, &reach);
 		reach_free(&reach, rec->diff->nkeys);
 	} else {
@@ -379,5 +388,6 @@ void xd_preview_start(struct xd_http_exchange *x,
 	p->x = x;
 	p->sessions = deps->sessions;
 	p->rest = deps->rest;
+	p->rollout = deps->rollout;
 	xd_reload_dry_run(deps->reloader, rc > 0 ? real : NULL, answer, p);
 }

@@ -38,6 +38,12 @@ static void warnings(struct xd_jw *w, const struct xd_diff *d,
 					 k->key, k->streams, xd_plural(k->streams));
 			xd_jw_str(w, msg);
 		}
+		if (rk != NULL && reach->rollout && rk->canaries == 0 &&
+		    k->change != XD_DIFF_REMOVED) {
+			snprintf(msg, sizeof(msg), "no canary of snapshot '%.200s' is connected to any replica: a rollout of its change has nothing to prove it (require_canary: per_key waits for one)",
+				 k->key);
+			xd_jw_str(w, msg);
+		}
 		if (rk != NULL && reach->connected > 0 &&
 		    rk->nodes == reach->connected) {
 			snprintf(msg, sizeof(msg), "the change of snapshot '%.200s' reaches every connected node (%zu)",
@@ -101,7 +107,7 @@ static void section_json(struct xd_jw *w, const struct xd_diff_section *s)
 }
 
 static void key_json(struct xd_jw *w, const struct xd_diff_key *k,
-		     const struct xd_reach_key *rk)
+		     const struct xd_reach_key *rk, bool rollout)
 {
 	xd_jw_obj(w);
 	xd_jw_key(w, "key");
@@ -123,6 +129,10 @@ static void key_json(struct xd_jw *w, const struct xd_diff_key *k,
 		for (size_t i = 0; i < rk->nids; i++)
 			xd_jw_str(w, rk->ids[i]);
 		xd_jw_arr_end(w);
+		if (rollout) {
+			xd_jw_key(w, "canaries");
+			xd_jw_uint(w, rk->canaries);
+		}
 	}
 	xd_jw_key(w, "types");
 	xd_jw_arr(w);
@@ -160,7 +170,8 @@ static void diff_json(struct xd_jw *w, const struct xd_diff *d,
 	xd_jw_key(w, "snapshots");
 	xd_jw_arr(w);
 	for (size_t i = 0; i < shown; i++)
-		key_json(w, &d->keys[i], reach ? &reach->keys[i] : NULL);
+		key_json(w, &d->keys[i], reach ? &reach->keys[i] : NULL,
+			 reach != NULL && reach->rollout);
 	xd_jw_arr_end(w);
 	xd_jw_key(w, "snapshots_not_shown");
 	xd_jw_uint(w, d->nkeys - shown);

@@ -65,6 +65,9 @@ struct xd_reach_key {
 	size_t rest; /* of `nodes`, those polling by REST-JSON */
 	char **ids; /* sorted; the first XD_PREVIEW_NODE_IDS */
 	size_t nids;
+	/* with a staged rollout: canaries connected to any replica that
+	 * the key serves (rollout.h, xd_rollout_canaries_of) */
+	size_t canaries;
 };
 
 /* A resource the dry run removes from a snapshot that stays, which
@@ -82,6 +85,7 @@ struct xd_reach {
 	struct xd_reach_key *keys;
 	struct xd_reach_asked *asked;
 	size_t nasked;
+	bool rollout; /* a staged rollout counts canaries (keys' canaries) */
 };
 
 void xd_reload_record_json(struct xd_jw *w, const struct xd_reload_record *rec);

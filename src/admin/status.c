@@ -270,6 +270,34 @@ static void tls_json(struct xd_jw *w, const struct xd_tls *t, int64_t now_ms)
 	xd_jw_obj_end(w);
 }
 
+enum xd_replica_health xd_status_health(const struct xd_admin_deps *deps,
+					bool ready, const char **why)
+{
+	const struct xd_laststate *ls = xd_reloader_laststate(deps->reloader);
+	const struct xd_laststate_info *li = ls != NULL ? xd_laststate_info(ls) : NULL;
+	const struct xd_reload_record *last =
+		xd_reload_history_count(deps->reloader) > 0 ?
+			xd_reload_history(deps->reloader, 0) : NULL;
+
+	*why = NULL;
+	if (!ready)
+		*why = "not serving (starting, before its first load, or stopping)";
+	else if (li != NULL && li->serving)
+		*why = "serves its last good state: its snapshots were refused at start";
+	else if (last != NULL && !last->ok)
+		*why = "its last reload was refused: it serves the previous snapshots";
+	else if (li != NULL && li->save_failing)
+		*why = "cannot save its last good state";
+	else if (deps->rollout != NULL &&
+		 xd_rollout_status(deps->rollout)->state == XD_ROLLOUT_FAILED)
+		*why = "the last staged rollout failed and was rolled back";
+	else if (deps->etcd != NULL && !deps->etcd->healthy)
+		*why = "its etcd source is not watching: it serves what it read last";
+	if (*why == NULL)
+		return XD_REPLICA_SERVING;
+	return ready ? XD_REPLICA_DEGRADED : XD_REPLICA_NOT_SERVING;
+}
+
 /* Where the snapshots come from: the directory, or etcd and how it
  * is doing. */
 static void source_json(struct xd_jw *w, const struct xd_admin_deps *deps)

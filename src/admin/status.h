@@ -99,6 +99,20 @@ void xd_status_count_free(struct xd_status_count *k);
  * resource message once). */
 size_t xd_status_snapshot_bytes(const struct xd_snapshot *s);
 
+/*
+ * Whether xdsd serves, and whether something needs an operator: the
+ * verdict `xdsctl status` reads from /status.json (xdsctl(1): exit 0,
+ * 1 or 4), from the same facts, for the replica's registration in the
+ * fleet (rollout/fleet.h). Not serving: not `ready` (before the first
+ * load, stopping). Degraded: the last good state is served (the
+ * snapshots were refused at start), the last reload was refused, the
+ * last good state cannot be saved, the last rollout failed, or the etcd
+ * source is not watching. *why (static text) says the first reason,
+ * NULL when serving and healthy.
+ */
+enum xd_replica_health xd_status_health(const struct xd_admin_deps *deps,
+					bool ready, const char **why);
+
 /* Writes the /status.json document (with a final newline) with the
  * streams as counted in `o`. */
 void xd_status_render(struct xd_buf *out, const struct xd_admin_deps *deps,

@@ -527,6 +527,22 @@ static void reloads(struct xd_buf *out, const struct xd_reloader *r,
 
 /* ---------------- rollout ---------------- */
 
+/* A row of node names (`n` of `total`), when there are any. */
+static void names_row(struct xd_buf *out, const char *what, const char *id,
+		      char *const *names, size_t n, size_t total)
+{
+	if (total == 0)
+		return;
+	xd_buf_printf(out, "<div><dt>%s</dt><dd id=%s class=wrap>", what, id);
+	for (size_t i = 0; i < n; i++) {
+		xd_buf_printf(out, "%s", i > 0 ? ", " : "");
+		h(out, names[i]);
+	}
+	if (total > n)
+		xd_buf_printf(out, " (and %zu more)", total - n);
+	xd_buf_printf(out, "</dd></div>");
+}
+
 /* The staged rollout under way or the last one, with its NACKs; only
  * with `rollout:`. */
 static void rollout(struct xd_buf *out, const struct xd_rollout *ro,
@@ -556,6 +572,25 @@ static void rollout(struct xd_buf *out, const struct xd_rollout *ro,
 			      st->answered, st->canaries,
 			      (unsigned long long)st->nacks,
 			      (unsigned long long)st->max_nacks);
+		xd_buf_printf(out, "<div><dt>replicas</dt><dd id=rollout-replicas>%zu on it (record: ",
+			      st->replicas);
+		h(out, xd_fleet_where(xd_rollout_fleet(ro)));
+		xd_buf_printf(out, ")</dd></div>");
+		names_row(out, "canaries waiting", "rollout-waiting",
+			  st->fleet.waiting, st->fleet.nwaiting,
+			  st->fleet.waiting_total);
+		names_row(out, "canaries past canary_timeout", "rollout-stuck",
+			  st->fleet.stuck, st->fleet.nstuck,
+			  st->fleet.stuck_total);
+		for (size_t i = 0; i < st->fleet.nkeys; i++) {
+			if (st->fleet.keys[i].proven)
+				continue;
+			xd_buf_printf(out, "<div><dt>no canary ACKed</dt><dd class=wrap>snapshot '");
+			h(out, st->fleet.keys[i].key);
+			xd_buf_printf(out, "' (%zu canar%s served it)</dd></div>",
+				      st->fleet.keys[i].canaries,
+				      st->fleet.keys[i].canaries == 1 ? "y" : "ies");
+		}
 	}
 	if (st->reason[0] != '\0') {
 		xd_buf_printf(out, "<div><dt>why</dt><dd class=wrap>");
@@ -563,15 +598,19 @@ static void rollout(struct xd_buf *out, const struct xd_rollout *ro,
 		xd_buf_printf(out, "</dd></div>");
 	}
 	xd_buf_printf(out, "</dl>");
-	if (st->nkept > 0) {
+	if (st->fleet.nnack_list > 0) {
+		const struct xd_rollout_nack *kept = st->fleet.nack_list;
+
 		xd_buf_printf(out, "<ul class=errors>");
-		for (size_t i = 0; i < st->nkept; i++) {
+		for (size_t i = 0; i < st->fleet.nnack_list; i++) {
 			xd_buf_printf(out, "<li><code>");
-			h(out, st->kept[i].node_id);
+			h(out, kept[i].node_id);
 			xd_buf_printf(out, " ");
-			h(out, st->kept[i].type);
-			xd_buf_printf(out, " %s: ", st->kept[i].version);
-			h(out, st->kept[i].message);
+			h(out, kept[i].type);
+			xd_buf_printf(out, " ");
+			h(out, kept[i].version);
+			xd_buf_printf(out, ": ");
+			h(out, kept[i].message);
 			xd_buf_printf(out, "</code></li>");
 		}
 		xd_buf_printf(out, "</ul>");
@@ -655,6 +694,85 @@ static void loads(struct xd_buf *out, const struct xd_admin_deps *deps)
 		xd_buf_printf(out, "<tr><td colspan=7 class=empty>no client reported load within the window</td></tr>\n");
 	xd_buf_printf(out, "</tbody></table></section>\n");
 	free(r.v);
+}
+
+/* ---------------- replicas ---------------- */
+
+/* One replica's row: `r` its registration (record.h). */
+static void replica_row(struct xd_buf *out, const struct xd_rollout_report *r,
+			bool self, uint64_t rollout_id)
+{
+	const char *badge = r->health == XD_REPLICA_SERVING  ? "ok" :
+			    r->health == XD_REPLICA_DEGRADED ? "pending" :
+							       "bad";
+
+	xd_buf_printf(out, "<tr class=replica><td class=wrap>");
+	h(out, r->replica != NULL ? r->replica : "");
+	if (self)
+		xd_buf_printf(out, " <span class=muted>this one</span>");
+	xd_buf_printf(out, "</td><td><span class=\"badge %s\" title=\"", badge);
+	h(out, r->health_why != NULL ? r->health_why : "");
+	xd_buf_printf(out, "\">");
+	h(out, xd_replica_health_name(r->health));
+	xd_buf_printf(out, "</span></td><td>");
+	h(out, r->version != NULL ? r->version : "");
+	xd_buf_printf(out, "</td><td class=num>%lld</td><td><code>", (long long)r->revision);
+	h(out, r->serving);
+	xd_buf_printf(out, "</code></td><td class=num>%zu</td><td class=num>%zu</td><td>",
+		      r->streams, r->clients);
+	if (r->rollout != 0 && r->rollout == rollout_id)
+		xd_buf_printf(out, "%llu: %zu / %zu canaries answered, %llu NACK%s",
+			      (unsigned long long)r->rollout, r->answered, r->canaries,
+			      (unsigned long long)r->nacks, r->nacks == 1 ? "" : "s");
+	else
+		xd_buf_printf(out, "<span class=muted>-</span>");
+	xd_buf_printf(out, "</td><td class=wrap>");
+	h(out, r->admin != NULL && r->admin[0] != '\0' ? r->admin : "-");
+	xd_buf_printf(out, "</td></tr>\n");
+}
+
+/* The fleet's replicas as they registered (rollout/fleet.h), this one
+ * first, and the rollout each reports on; from etcd only (from files,
+ * a replica is alone). */
+static void replicas(struct xd_buf *out, const struct xd_admin_deps *deps)
+{
+	struct xd_fleet *f = deps->fleet;
+	const struct xd_rollout_record *rec;
+	struct xd_rollout_report self;
+	struct xd_buf text = XD_BUF_INIT;
+	char why[256];
+	size_t listed = 1;
+
+	if (f == NULL || !xd_fleet_shared(f))
+		return;
+	rec = xd_fleet_record(f);
+	for (size_t i = 0; i < xd_fleet_nreports(f); i++)
+		listed += xd_fleet_report_current(f, i);
+	xd_buf_printf(out, "<section id=replicas><h2>Replicas <small>%zu</small></h2>"
+			   "<table><thead><tr><th>replica</th><th>health</th><th>version</th>"
+			   "<th class=num>etcd revision</th><th>serving</th><th class=num>streams</th>"
+			   "<th class=num>nodes</th><th>rollout</th><th>admin</th></tr></thead><tbody>\n",
+		      listed);
+	xd_fleet_self_json(f, &text);
+	if (xd_rollout_report_read(&self, text.data, text.len, why, sizeof(why)) == 0) {
+		replica_row(out, &self, true, rec != NULL ? rec->id : 0);
+		xd_rollout_report_clear(&self);
+	}
+	xd_buf_free(&text);
+	for (size_t i = 0; i < xd_fleet_nreports(f); i++)
+		if (xd_fleet_report_current(f, i))
+			replica_row(out, xd_fleet_report(f, i), false,
+				    rec != NULL ? rec->id : 0);
+	xd_buf_printf(out, "</tbody></table>");
+	if (rec != NULL) {
+		xd_buf_printf(out, "<p id=fleet-rollout>The fleet's rollout: %llu, %s (by ",
+			      (unsigned long long)rec->id, xd_rollout_state_name(rec->state));
+		h(out, rec->by != NULL ? rec->by : "");
+		xd_buf_printf(out, ")%s", rec->reason != NULL && rec->reason[0] ? ": " : "");
+		h(out, rec->reason != NULL ? rec->reason : "");
+		xd_buf_printf(out, "</p>");
+	}
+	xd_buf_printf(out, "</section>\n");
 }
 
 /* ---------------- clients ---------------- */
@@ -1047,6 +1165,7 @@ static bool page_step(void *st, struct xd_http_exchange *x,
 	reloads(out, deps->reloader, o->now_ms);
 	rollout(out, deps->rollout, o->now_ms);
 	loads(out, deps);
+	replicas(out, deps);
 	/* last: the one part that grows with the fleet */
 	clients(out, pg, o);
 	xd_buf_printf(out, "</main></body></html>\n");

@@ -52,6 +52,9 @@ static const char *const node_keys[] = {"cluster", "id", NULL};
 static const char *const booleans[] = {"false", "true", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
 static const char *const sources[] = {"files", "etcd", NULL};
+/* as enum xd_require_canary and enum xd_canary_timeout_policy */
+static const char *const require_canary[] = {"per_key", "any", "none", NULL};
+static const char *const canary_timeout_policies[] = {"skip", "fail", NULL};
 
 
 #define OFF(field) offsetof(struct xd_config, field)
@@ -90,6 +93,9 @@ static const struct directive directives[] = {
 	/* zero_ok on an address: "off" is allowed */
 	{"admin_listen", T_ADDRESS, OFF(admin_listen), "127.0.0.1:18080", 0, 0,
 	 true, "address of the admin HTTP endpoint (off: none)", NULL, NULL},
+	{"admin_advertise", T_ADDRESS, OFF(admin_advertise), NULL, 0, 0, false,
+	 "admin address the other replicas and xdsctl --fleet reach this one at (unset: admin_listen's)",
+	 NULL, NULL},
 	{"rest_listen", T_ADDRESS, OFF(rest_listen), "off", 0, 0, true,
 	 "address of the REST-JSON xDS endpoint (off: none)", NULL, NULL},
 	{"rest_poll_timeout", T_DURATION, OFF(rest_poll_timeout_ms), "30s", 100,
@@ -230,7 +236,7 @@ static const struct directive directives[] = {
 	 "NACKs from canaries tolerated before a change is rolled back", NULL,
 	 "rollout"},
 	{"timeout", T_DURATION, OFF(rollout.timeout_ms), "10m", 0, 24 * HOUR_MS,
-	 false, "a connected canary that has not answered a change for this long fails it (0: wait forever)",
+	 false, "a change not proven by its canaries this long after its rollout started fails (0: wait forever)",
 	 NULL, "rollout"},
 	/* `load_reports:` (the load reporting service, always served) */
 	{"interval", T_DURATION, OFF(load_reports.interval_ms), "10s", 1000,
@@ -248,6 +254,18 @@ static const struct directive directives[] = {
 	 false,
 	 "(cluster, locality) pairs /metrics shows apart; the rest together as _other",
 	 NULL, "load_reports"},
+	{"require_canary", T_CHOICE, OFF(rollout.require_canary), "per_key", 0,
+	 0, false,
+	 "what proves a change: per_key (a canary ACKed each snapshot key it changes), any (one canary ACKed it) or none (the bake alone)",
+	 require_canary, "rollout"},
+	{"canary_timeout", T_DURATION, OFF(rollout.canary_timeout_ms), "2m", 0,
+	 24 * HOUR_MS, false,
+	 "a canary that has not answered the change this long is named, and on_canary_timeout decides (0: never)",
+	 NULL, "rollout"},
+	{"on_canary_timeout", T_CHOICE, OFF(rollout.on_canary_timeout), "skip",
+	 0, 0, false,
+	 "skip (the rollout goes on without that canary) or fail (the rollout fails)",
+	 canary_timeout_policies, "rollout"},
 };
 
 /* Sections: mappings whose keys are directives of their own. A dotted
@@ -1475,6 +1493,7 @@ void xd_config_free(struct xd_config *cfg)
 	free(cfg->etcd_at);
 	free(cfg->listen);
 	free(cfg->admin_listen);
+	free(cfg->admin_advertise);
 	free(cfg->rest_listen);
 	free(cfg->snapshots);
 	free(cfg->schema);

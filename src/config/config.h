@@ -50,6 +50,19 @@ enum xd_source {
 	XD_SOURCE_ETCD,  /* the keys under `etcd.prefix` in etcd */
 };
 
+/* What proves a change in a staged rollout (`rollout.require_canary`). */
+enum xd_require_canary {
+	XD_REQUIRE_PER_KEY, /* a canary ACKed each snapshot key it changes */
+	XD_REQUIRE_ANY,     /* some canary ACKed it */
+	XD_REQUIRE_NONE,    /* the bake alone */
+};
+
+/* A canary past `rollout.canary_timeout` (`rollout.on_canary_timeout`). */
+enum xd_canary_timeout_policy {
+	XD_CANARY_TIMEOUT_SKIP, /* left out: the rollout goes on */
+	XD_CANARY_TIMEOUT_FAIL, /* the rollout fails */
+};
+
 /* Who may speak for which nodes (`authorize:`): a client whose identity
  * matches `identity` may claim a node whose id and cluster match
  * `node_id` and `node_cluster`. All three are globs (fnmatch(3), where
@@ -115,6 +128,10 @@ struct xd_config {
 
 	/* the admin HTTP endpoint: an address as `listen`, or "off" */
 	char *admin_listen;
+	/* where the other replicas and `xdsctl --fleet` reach it (the
+	 * fleet's registrations, rollout/fleet.h); NULL: admin_listen's
+	 * host (the host name for a wildcard) and bound port */
+	char *admin_advertise;
 
 	/* REST-JSON xDS over HTTP (docs/protocol.md, rule R1): an address,
 	 * or "off" (the default); and how long a poll for a version the
@@ -219,7 +236,12 @@ struct xd_config {
 		uint64_t percent;
 		uint64_t bake_ms;
 		uint64_t max_nacks;
-		uint64_t timeout_ms; /* a canary not answering fails it; 0: never */
+		/* not proven this long after it started, a rollout fails;
+		 * 0: never */
+		uint64_t timeout_ms;
+		int require_canary;    /* enum xd_require_canary */
+		uint64_t canary_timeout_ms; /* 0: never */
+		int on_canary_timeout; /* enum xd_canary_timeout_policy */
 	} rollout;
 
 	/* The load reporting service (`load_reports:`, docs/protocol.md

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <systemd/sd-daemon.h>
 #include <uv.h>
 
@@ -17,6 +18,7 @@
 #include "admin/health_service.h"
 #include "loads/service.h"
 #include "loads/store.h"
+#include "admin/status.h"
 #include "daemon/early_signals.h"
 #include "daemon/notify.h"
 #include "reload/reload.h"
@@ -65,9 +67,21 @@ struct daemon {
 	struct xd_snapwatch *watch; /* NULL: watch off */
 	struct xd_etcd *etcd;       /* NULL: source: files */
 	struct xd_rollout *rollout; /* NULL: no `rollout:` */
+	/* the replicas and the rollout's record (rollout/fleet.h): the
+	 * rollout borrows it, and the admin endpoint */
+	struct xd_fleet *fleet;
+	/* what the fleet's registration says of the replica's addresses
+	 * (fill_self), kept until the next */
+	char *reg_xds, *reg_admin;
+	/* what the admin endpoint reads; the fleet's registration judges
+	 * the replica's health from the same (admin/status.h) */
+	struct xd_admin_deps deps;
 	/* written by the etcd source, read by the admin endpoint: here,
 	 * as both stop at different times */
 	struct xd_etcd_health etcd_health;
+	/* from etcd, the fleet's follower of xdsd's own keys, for the
+	 * etcd source */
+	struct xd_etcd_own etcd_own;
 	char *source_name;          /* what messages call the snapshots */
 	bool served;                /* a load has succeeded */
 };
@@ -148,6 +162,8 @@ static void server_stopped(void *arg)
 		xd_rest_stop(d->rest, rest_stopped, d);
 	xd_rollout_stop(d->rollout);
 	d->rollout = NULL;
+	/* stopped already, unless the start failed */
+	xd_fleet_stop(d->fleet);
 	xd_sessions_free(d->sessions);
 	d->sessions = NULL;
 	close_signals(d);
@@ -178,6 +194,8 @@ static void on_stop_signal(uv_signal_t *h, int signum)
 	xd_snapwatch_stop(d->watch);
 	d->watch = NULL;
 	xd_reloader_stop(d->reloader);
+	/* the fleet writes through the etcd source: it stops first */
+	xd_fleet_stop(d->fleet);
 	/* its calls are on the server's queue: over before it can end */
 	xd_etcd_stop(d->etcd);
 	d->etcd = NULL;
@@ -248,6 +266,108 @@ static int load_tls(struct daemon *d)
 	return 0;
 }
 
+/* ---------------- the replica in the fleet ---------------- */
+
+/* "host:port" of `listen` with its bound `port`, a wildcard host (or
+ * none) replaced by this machine's name; a unix socket as it is. */
+static char *reachable_at(const char *listen, int port)
+{
+	char host[256] = "";
+	const char *colon = strrchr(listen, ':');
+	size_t len = colon != NULL ? (size_t)(colon - listen) : 0;
+
+	if (strncmp(listen, "unix:", 5) == 0 || colon == NULL)
+		return xd_strdup(listen);
+	if (len == 0 || (len == 7 && strncmp(listen, "0.0.0.0", 7) == 0) ||
+	    (len == 4 && strncmp(listen, "[::]", 4) == 0)) {
+		gethostname(host, sizeof(host) - 1);
+		return xd_asprintf("%s:%d", host, port);
+	}
+	return xd_asprintf("%.*s:%d", (int)len, listen, port);
+}
+
+/* The replica as the others name it: host name and xDS address. */
+static char *replica_name(const struct daemon *d)
+{
+	char host[256] = "";
+	int port = d->server != NULL ? xd_server_port(d->server) : 0;
+	char *at, *name;
+
+	gethostname(host, sizeof(host) - 1);
+	if (port == 0)
+		return xd_asprintf("%s/%s", host, d->cfg->listen);
+	at = reachable_at(d->cfg->listen, port);
+	name = xd_asprintf("%s/%s", host, at);
+	free(at);
+	return name;
+}
+
+/* What the replica registers of itself (rollout/fleet.h); the strings
+ * live in `d` until the next call. */
+static void fill_self(void *arg, struct xd_rollout_report *r)
+{
+	struct daemon *d = arg;
+	size_t n;
+	struct xd_snapshot **stable;
+	const char *why;
+
+	free(d->reg_xds);
+	free(d->reg_admin);
+	d->reg_xds = d->server != NULL && xd_server_port(d->server) != 0 ?
+		      reachable_at(d->cfg->listen, xd_server_port(d->server)) :
+		      xd_strdup(d->cfg->listen);
+	d->reg_admin = d->admin == NULL ? xd_strdup("") :
+		d->cfg->admin_advertise != NULL ?
+				   xd_strdup(d->cfg->admin_advertise) :
+		xd_admin_port(d->admin) != 0 ?
+				   reachable_at(d->cfg->admin_listen,
+						xd_admin_port(d->admin)) :
+				   xd_strdup(d->cfg->admin_listen);
+	r->xds = d->reg_xds;
+	r->admin = d->reg_admin;
+	r->version = PACKAGE_VERSION;
+	/* that of the snapshots it loaded last, not the source's: the
+	 * source's moves with every registration written, this one's too */
+	r->revision = 0;
+	for (size_t i = 0; i < xd_reload_history_count(d->reloader); i++) {
+		const struct xd_reload_record *rec = xd_reload_history(d->reloader, i);
+
+		if (rec->ok && rec->revision > 0) {
+			r->revision = rec->revision;
+			break;
+		}
+	}
+	r->health = xd_status_health(&d->deps, d->served && !d->stopping, &why);
+	r->health_why = (char *)why;
+	if (d->sessions != NULL) {
+		r->streams = xd_sessions_stats(d->sessions)->sessions;
+		r->clients = xd_sessions_nodes(d->sessions);
+	}
+	stable = xd_cache_snapshots(d->cache, &n);
+	xd_rollout_fingerprint(stable, n, r->serving);
+	for (size_t i = 0; i < n; i++)
+		xd_snapshot_unref(stable[i]);
+	free(stable);
+}
+
+/* The fleet: from etcd, shared through the prefix; from files, this
+ * replica alone, the rollout's record in state_dir. */
+static struct xd_fleet *new_fleet(struct daemon *d)
+{
+	char *name = replica_name(d);
+	struct xd_fleet *f;
+
+	if (d->cfg->source == XD_SOURCE_ETCD)
+		f = xd_fleet_new_etcd(&d->loop, d->cfg, name, &d->etcd_own);
+	else
+		f = xd_fleet_new_file(&d->loop, d->cfg,
+				      d->cfg->rollout.on ? d->cfg->state_dir : NULL,
+				      name);
+	free(name);
+	xd_fleet_on_self(f, fill_self, d);
+	return f;
+}
+
 /* Schema and first snapshots: nothing is served unless both are good. */
 static int load_initial(struct daemon *d)
 {
@@ -271,12 +391,13 @@ static int load_initial(struct daemon *d)
 	if (d->cfg->state_dir != NULL)
 		xd_reloader_set_state_dir(d->reloader, d->cfg->state_dir);
 	d->sessions = xd_sessions_new(&d->loop, d->cache, d->cfg);
+	d->fleet = new_fleet(d);
 	if (d->cfg->rollout.on) {
 		/* before the first load: what differs from the last good
 		 * state goes to the canaries first (reload.h) */
 		d->rollout = xd_rollout_new(&d->loop, d->cfg, d->cache,
-					    d->sessions);
-		xd_reloader_set_install(d->reloader, xd_rollout_install,
+					    d->sessions, d->fleet);
+		xd_reloader_set_install(d->reloader, &xd_rollout_installer,
 					d->rollout);
 		xd_rollout_on_rest(d->rollout, xd_reloader_rollout_over,
 				   d->reloader);
@@ -308,7 +429,7 @@ static struct xd_loads *new_loads(const struct xd_config *cfg)
 
 static int start_admin(struct daemon *d)
 {
-	struct xd_admin_deps deps = {
+	d->deps = (struct xd_admin_deps){
 		.cfg = d->cfg,
 		.tls = d->tls,
 		.sessions = d->sessions,
@@ -316,6 +437,7 @@ static int start_admin(struct daemon *d)
 		.schema = d->schema,
 		.reloader = d->reloader,
 		.rollout = d->rollout,
+		.fleet = d->fleet,
 		.xds_port = xd_server_port(d->server),
 		.rest = d->rest,
 		.etcd = d->cfg->source == XD_SOURCE_ETCD ? &d->etcd_health :
@@ -327,7 +449,7 @@ static int start_admin(struct daemon *d)
 
 	if (!xd_config_admin_on(d->cfg))
 		return 0;
-	return xd_admin_start(&d->admin, &d->loop, &deps);
+	return xd_admin_start(&d->admin, &d->loop, &d->deps);
 }
 
 /* REST-JSON, when configured: as for the admin endpoint, an address
@@ -390,10 +512,12 @@ static int start_etcd(struct daemon *d)
 {
 	if (d->cfg->source != XD_SOURCE_ETCD)
 		return 0;
-	return xd_etcd_start(&d->etcd, &d->loop, xd_server_cq(d->server),
-			     d->cfg, d->reloader, &d->etcd_health);
+	if (xd_etcd_start(&d->etcd, &d->loop, xd_server_cq(d->server), d->cfg,
+			  d->reloader, &d->etcd_health, &d->etcd_own) != 0)
+		return -1;
+	xd_fleet_attach_etcd(d->fleet, d->etcd);
+	return 0;
 }
-
 
 /* How long xdsd waits at exit for gRPC's own clean-up to end. */
 #define GRPC_GONE_MS 2000
@@ -467,6 +591,13 @@ int xd_daemon_run(const struct xd_config *cfg)
 	opts.tls = d.tls;
 	if (xd_server_start(&d.server, &d.loop, &opts) != 0)
 		goto fail;
+	/* named by its port, now bound */
+	{
+		char *name = replica_name(&d);
+
+		xd_fleet_set_replica(d.fleet, name);
+		free(name);
+	}
 	xd_slack_for_grpc_end();
 	if (start_rest(&d) != 0 || start_admin(&d) != 0 ||
 	    start_watch(&d) != 0 || start_etcd(&d) != 0) {
@@ -520,6 +651,7 @@ int xd_daemon_run(const struct xd_config *cfg)
 	goto out;
 fail:
 	xd_rollout_stop(d.rollout);
+	xd_fleet_stop(d.fleet);
 	xd_sessions_free(d.sessions);
 	close_signals(&d);
 	uv_run(&d.loop, UV_RUN_DEFAULT);
@@ -534,6 +666,9 @@ out:
 	xd_health_service_free(d.health);
 	xd_lrs_service_free(d.lrs);
 	xd_loads_free(d.loads);
+	xd_fleet_free(d.fleet);
+	free(d.reg_xds);
+	free(d.reg_admin);
 	xd_reloader_free(d.reloader);
 	xd_cache_free(d.cache);
 	xd_tls_free(d.tls);

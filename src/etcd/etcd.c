@@ -61,6 +61,14 @@ struct taken {
 	char *not_read;              /* why nothing was read yet; NULL: read */
 };
 
+/* An own key read in a page of the Range, kept until it is whole. */
+struct own_copy {
+	char *name;
+	uint8_t *value;
+	size_t len;
+	int64_t mod_revision, lease;
+};
+
 static void store_unref(struct store *st)
 {
 	if (st == NULL ||
@@ -97,7 +105,7 @@ struct xd_etcd {
 	 * large (page_keys). Moved to `pending` once whole, so that no
 	 * reload ever reads half a prefix. */
 	struct xd_kvchanges paged;
-	int64_t range_rev;
+	int64_t range_rev, range_changed;
 	ProtobufCBinaryData range_from;
 	uint32_t page_keys;
 	size_t pages, range_keys;
@@ -107,6 +115,11 @@ struct xd_etcd {
 	struct xd_kvchanges fragments;
 	size_t changed;       /* of those, the ones a reload reads */
 	int64_t frag_rev;     /* the newest revision among them */
+	/* The revision of the newest change to the snapshot keys (not to
+	 * xdsd's own, nor to keys no reload reads): of a put or delete
+	 * the watch brought, or the newest key of a Range. Never goes
+	 * back. */
+	int64_t changed_at, frag_changed;
 	bool need_range;      /* the map must be read whole again */
 	bool loaded;          /* a Range has been read whole */
 	/* why the watch is being cancelled (compaction, cancelled by
@@ -116,6 +129,19 @@ struct xd_etcd {
 
 	struct call range, watch;
 	struct xd_tag t_range, t_wsend, t_wstatus, t_wmsg;
+	/* the one-message calls of those who write (xd_etcd_call) */
+	struct xd_etcd_calls *calls;
+
+	/* xdsd's own keys ("<prefix>.xdsd/"), for `own` (has_own): read
+	 * first at start (own_read), at own_rev; the first Range of the
+	 * snapshots at `anchor` (own.anchor's, 0: the newest), while
+	 * `anchored`; a full Range's own keys until it is whole */
+	struct xd_etcd_own own;
+	bool has_own, own_read, anchored;
+	int64_t own_rev, anchor;
+	ProtobufCBinaryData own_key, own_end;
+	struct own_copy *own_paged;
+	size_t n_own_paged, cap_own_paged;
 	/* armed at start for dial_timeout when a last good state may be
 	 * kept (state_dir): etcd not read by then, that state is served */
 	uv_timer_t retry, fallback;
@@ -212,11 +238,26 @@ static void call_close(struct call *c)
 static void start_range(struct xd_etcd *e);
 static void start_watch(struct xd_etcd *e);
 
+static void own_paged_clear(struct xd_etcd *e)
+{
+	for (size_t i = 0; i < e->n_own_paged; i++) {
+		free(e->own_paged[i].name);
+		free(e->own_paged[i].value);
+	}
+	e->n_own_paged = 0;
+}
+
 static void maybe_free(struct xd_etcd *e)
 {
 	if (e->state != STOPPED || e->range.call != NULL ||
-	    e->watch.call != NULL || e->open_handles > 0)
+	    e->watch.call != NULL || e->open_handles > 0 ||
+	    !xd_etcd_calls_idle(e->calls))
 		return;
+	xd_etcd_calls_free(e->calls);
+	own_paged_clear(e);
+	free(e->own_paged);
+	free(e->own_key.data);
+	free(e->own_end.data);
 	if (e->channel != NULL)
 		grpc_channel_destroy(e->channel);
 	grpc_channel_credentials_release(e->creds);
@@ -247,6 +288,37 @@ static void channel_open(struct xd_etcd *e)
 
 	if (e->channel == NULL)
 		e->channel = grpc_channel_create(endpoint(e), e->creds, &ca);
+}
+
+int xd_etcd_call(struct xd_etcd *e, const char *method,
+		 const ProtobufCMessage *req,
+		 const ProtobufCMessageDescriptor *d, xd_etcd_done_fn done,
+		 void *arg, char *why, size_t len)
+{
+	XD_ASSERT_LOOP();
+	if (e->state == STOPPED) {
+		snprintf(why, len, "etcd: stopping");
+		return -1;
+	}
+	channel_open(e);
+	return xd_etcd_calls_start(e->calls, e->channel, method, req, d,
+				   e->cfg->etcd.dial_timeout_ms + XD_ETCD_CALL_MS,
+				   done, arg, why, len);
+}
+
+void xd_etcd_forget(struct xd_etcd *e, void *arg)
+{
+	XD_ASSERT_LOOP();
+	xd_etcd_calls_forget(e->calls, arg);
+}
+
+/* The last one-message call is over: once stopped, the source may go. */
+static void calls_idle(void *arg)
+{
+	struct xd_etcd *e = arg;
+
+	if (e->state == STOPPED)
+		maybe_free(e);
 }
 
 static void on_retry(uv_timer_t *t)
@@ -344,7 +416,7 @@ static void on_fallback(uv_timer_t *t)
  * first Range is whole, why nothing can be read. Costs nothing that
  * grows with the prefix.
  */
-static void *take(void *arg, int64_t *revision)
+static void *take(void *arg, int64_t *revision, int64_t *changed)
 {
 	struct xd_etcd *e = arg;
 	struct taken *t = xd_calloc(1, sizeof(*t));
@@ -364,6 +436,7 @@ static void *take(void *arg, int64_t *revision)
 	xd_kvchanges_append(&t->changes, &e->pending);
 	/* the changes handed over reach it: whole revisions only */
 	*revision = e->loaded ? e->health->revision : 0;
+	*changed = e->loaded ? e->changed_at : 0;
 	return t;
 }
 
@@ -428,6 +501,103 @@ static bool note(struct xd_etcd *e, struct xd_kvchanges *to,
 	return true;
 }
 
+/* ---------------- xdsd's own keys ---------------- */
+
+/* Whether `key` is one of xdsd's own ("<prefix>.xdsd/..."). */
+static bool is_own(const struct xd_etcd *e, const ProtobufCBinaryData *key)
+{
+	return e->has_own && key->len > e->own_key.len &&
+	       memcmp(key->data, e->own_key.data, e->own_key.len) == 0 &&
+	       memchr(key->data, '\0', key->len) == NULL;
+}
+
+/* `kv` (an own key) as the follower reads it; its name is copied into
+ * `name` (malloc'd, the caller frees it). */
+static struct xd_etcd_own_kv own_kv(const struct xd_etcd *e,
+				    const Mvccpb__KeyValue *kv, bool deleted,
+				    char **name)
+{
+	*name = xd_strndup((const char *)kv->key.data + e->own_key.len,
+			   kv->key.len - e->own_key.len);
+	return (struct xd_etcd_own_kv){
+		.name = *name,
+		.value = deleted ? NULL : kv->value.data,
+		.len = deleted ? 0 : kv->value.len,
+		.mod_revision = kv->mod_revision,
+		.lease = kv->lease,
+		.deleted = deleted,
+	};
+}
+
+/* The own keys of a page of a Range at the newest revision, kept until
+ * it is whole. */
+static void own_collect(struct xd_etcd *e, const Mvccpb__KeyValue *kv)
+{
+	struct own_copy *c;
+
+	e->own_paged = xd_grow(e->own_paged, &e->cap_own_paged,
+			       e->n_own_paged + 1, sizeof(*e->own_paged));
+	c = &e->own_paged[e->n_own_paged++];
+	c->name = xd_strndup((const char *)kv->key.data + e->own_key.len,
+			     kv->key.len - e->own_key.len);
+	c->value = xd_malloc(kv->value.len + 1);
+	memcpy(c->value, kv->value.data, kv->value.len);
+	c->len = kv->value.len;
+	c->mod_revision = kv->mod_revision;
+	c->lease = kv->lease;
+}
+
+/* Hands the own keys collected to the follower, read at `revision`. */
+static void own_deliver(struct xd_etcd *e, int64_t revision)
+{
+	struct xd_etcd_own_kv *kvs =
+		xd_calloc(e->n_own_paged + 1, sizeof(*kvs));
+
+	for (size_t i = 0; i < e->n_own_paged; i++)
+		kvs[i] = (struct xd_etcd_own_kv){
+			.name = e->own_paged[i].name,
+			.value = e->own_paged[i].value,
+			.len = e->own_paged[i].len,
+			.mod_revision = e->own_paged[i].mod_revision,
+			.lease = e->own_paged[i].lease,
+		};
+	e->own_rev = revision;
+	e->own.read(e->own.arg, kvs, e->n_own_paged, revision);
+	free(kvs);
+	own_paged_clear(e);
+}
+
+static void begin_pages(struct xd_etcd *e);
+
+/* The own keys read at start: handed over, then the snapshots read at
+ * the revision the follower names. */
+static void own_read_done(void *arg, const ProtobufCMessage *m,
+			  const char *why)
+{
+	struct xd_etcd *e = arg;
+	const Etcdserverpb__RangeResponse *r =
+		(const Etcdserverpb__RangeResponse *)m;
+
+	XD_ASSERT_LOOP();
+	if (r == NULL || r->header == NULL) {
+		schedule_retry(e, "reading xdsd's own keys",
+			       why != NULL ? why : "an answer without its header");
+		return;
+	}
+	own_paged_clear(e);
+	for (size_t i = 0; i < r->n_kvs; i++)
+		if (is_own(e, &r->kvs[i]->key))
+			own_collect(e, r->kvs[i]);
+	own_deliver(e, r->header->revision);
+	e->own_read = true;
+	e->anchor = e->own.anchor(e->own.arg);
+	if (e->anchor > 0)
+		xd_info("etcd %s: reading the snapshots at revision %lld first, as the rollout across replicas says (the newest is %lld)",
+			endpoint(e), (long long)e->anchor,
+			(long long)r->header->revision);
+	begin_pages(e);
+}
+
 static void start_page(struct xd_etcd *e);
 
 /* The next page of a Range from `last` on: its key and a NUL, the key
@@ -460,7 +630,7 @@ static void on_range(struct xd_tag *tag, bool ok)
 	Etcdserverpb__RangeResponse *resp = NULL;
 	size_t bytes = 0;
 	char why[512];
-	bool too_big;
+	bool too_big, compacted;
 
 	e->range.batches--;
 	if (ok && e->range.status == GRPC_STATUS_OK) {
@@ -474,6 +644,8 @@ static void on_range(struct xd_tag *tag, bool ok)
 	}
 	e->range.recv = NULL;
 	too_big = ok && e->range.status == GRPC_STATUS_RESOURCE_EXHAUSTED;
+	compacted = ok && e->anchored &&
+		    e->range.status == GRPC_STATUS_OUT_OF_RANGE;
 	if (!ok)
 		snprintf(why, sizeof(why), "the call failed");
 	else if (e->range.status != GRPC_STATUS_OK)
@@ -485,6 +657,13 @@ static void on_range(struct xd_tag *tag, bool ok)
 		if (resp != NULL)
 			protobuf_c_message_free_unpacked(&resp->base, NULL);
 		maybe_free(e);
+		return;
+	}
+	if (compacted) {
+		xd_error("etcd %s: revision %lld, which the rollout across replicas serves to every node but its canaries, was compacted away (%s): reading the newest snapshots instead, and the change under way or refused reaches every node of this replica",
+			 endpoint(e), (long long)e->anchor, why);
+		e->anchor = 0;
+		begin_pages(e);
 		return;
 	}
 	if (too_big && e->page_keys > 1) {
@@ -500,18 +679,30 @@ static void on_range(struct xd_tag *tag, bool ok)
 		if (resp != NULL)
 			protobuf_c_message_free_unpacked(&resp->base, NULL);
 		xd_kvchanges_clear(&e->paged);
+		own_paged_clear(e);
 		schedule_retry(e, "reading the prefix", why);
 		return;
 	}
-	if (e->range_rev == 0) {
-		/* the first page: the others are read at its revision */
-		e->range_rev = resp->header->revision;
+	if (e->pages == 0) {
+		/* the first page: the others are read at its revision (or
+		 * at the anchor's) */
+		if (e->range_rev == 0)
+			e->range_rev = resp->header->revision;
 		e->paged.reset = true;
+		own_paged_clear(e);
 	}
 	e->pages++;
 	e->range_keys += resp->n_kvs;
-	for (size_t i = 0; i < resp->n_kvs; i++)
-		note(e, &e->paged, resp->kvs[i], false);
+	for (size_t i = 0; i < resp->n_kvs; i++) {
+		/* an anchored Range's own keys are older than those read */
+		if (is_own(e, &resp->kvs[i]->key)) {
+			if (!e->anchored)
+				own_collect(e, resp->kvs[i]);
+		} else if (note(e, &e->paged, resp->kvs[i], false) &&
+			   resp->kvs[i]->mod_revision > e->range_changed) {
+			e->range_changed = resp->kvs[i]->mod_revision;
+		}
+	}
 	if (resp->more && resp->n_kvs > 0) {
 		next_from(e, &resp->kvs[resp->n_kvs - 1]->key);
 		size_pages(e, resp->n_kvs, bytes);
@@ -523,8 +714,14 @@ static void on_range(struct xd_tag *tag, bool ok)
 	/* whole: it supersedes whatever changes were waiting */
 	xd_kvchanges_append(&e->pending, &e->paged);
 	e->health->revision = e->range_rev;
+	if (e->range_changed > e->changed_at)
+		e->changed_at = e->range_changed;
 	e->need_range = false;
 	e->loaded = true;
+	if (e->has_own && !e->anchored)
+		own_deliver(e, e->range_rev);
+	e->anchored = false;
+	e->anchor = 0; /* the first read only */
 	e->backoff_ms = XD_ETCD_BACKOFF_MIN_MS;
 	xd_info("etcd %s: read %zu key%s under '%s' at revision %lld (%zu page%s)",
 		endpoint(e), e->range_keys, e->range_keys == 1 ? "" : "s",
@@ -561,12 +758,35 @@ static void start_page(struct xd_etcd *e)
 	grpc_byte_buffer_destroy(ops[1].data.send_message.send_message);
 }
 
-/* Reads the whole prefix again, page by page from its first key. */
+/* Reads the whole prefix again, page by page from its first key (the
+ * own keys first, at start). */
 static void start_range(struct xd_etcd *e)
 {
+	Etcdserverpb__RangeRequest req = ETCDSERVERPB__RANGE_REQUEST__INIT;
+	char why[512];
+
 	move(e, RANGING, "reading the prefix");
+	if (!e->has_own || e->own_read) {
+		begin_pages(e);
+		return;
+	}
+	req.key = e->own_key;
+	req.range_end = e->own_end;
+	if (xd_etcd_call(e, XD_ETCD_RANGE_METHOD, &req.base,
+			 &etcdserverpb__range_response__descriptor,
+			 own_read_done, e, why, sizeof(why)) != 0)
+		schedule_retry(e, "reading xdsd's own keys", why);
+}
+
+/* The pages of the prefix from its first key, at the anchor's revision
+ * the first time (0: the newest). */
+static void begin_pages(struct xd_etcd *e)
+{
 	xd_kvchanges_clear(&e->paged);
-	e->range_rev = 0;
+	own_paged_clear(e);
+	e->range_rev = e->loaded ? 0 : e->anchor;
+	e->anchored = e->range_rev != 0;
+	e->range_changed = 0;
 	e->pages = 0;
 	e->range_keys = 0;
 	e->page_keys = XD_ETCD_PAGE_KEYS;
@@ -645,19 +865,37 @@ static bool apply(struct xd_etcd *e, const Etcdserverpb__WatchResponse *w)
 	}
 	for (size_t i = 0; i < w->n_events; i++) {
 		const Mvccpb__Event *ev = w->events[i];
+		bool deleted = ev->type == MVCCPB__EVENT__EVENT_TYPE__Delete;
 
 		if (ev->kv == NULL)
 			continue;
 		if (ev->kv->mod_revision > e->frag_rev)
 			e->frag_rev = ev->kv->mod_revision;
-		e->changed += note(e, &e->fragments, ev->kv,
-				   ev->type == MVCCPB__EVENT__EVENT_TYPE__Delete);
+		if (is_own(e, &ev->kv->key)) {
+			char *name;
+			struct xd_etcd_own_kv kv;
+
+			/* replayed from an anchored Range: read already */
+			if (ev->kv->mod_revision <= e->own_rev)
+				continue;
+			kv = own_kv(e, ev->kv, deleted, &name);
+			e->own.changed(e->own.arg, &kv);
+			free(name);
+			continue;
+		}
+		if (note(e, &e->fragments, ev->kv, deleted)) {
+			e->changed++;
+			if (ev->kv->mod_revision > e->frag_changed)
+				e->frag_changed = ev->kv->mod_revision;
+		}
 	}
 	if (w->fragment)
 		return true; /* the rest of the revision follows */
 	/* the watch resumes after a revision only once it is whole */
 	if (e->frag_rev > e->health->revision)
 		e->health->revision = e->frag_rev;
+	if (e->frag_changed > e->changed_at)
+		e->changed_at = e->frag_changed;
 	xd_kvchanges_append(&e->pending, &e->fragments);
 	if (e->changed > 0) {
 		xd_info("etcd %s: %zu change%s up to revision %lld; reloading once quiet for %llu ms (at most %llu ms after the first)",
@@ -726,6 +964,7 @@ static void start_watch(struct xd_etcd *e)
 	xd_kvchanges_clear(&e->fragments); /* a revision cut off, resent */
 	e->changed = 0;
 	e->frag_rev = 0;
+	e->frag_changed = 0;
 	create.key = e->key;
 	create.range_end = e->end;
 	create.start_revision = e->health->revision + 1;
@@ -767,9 +1006,11 @@ static grpc_channel_credentials *credentials(const struct xd_config *cfg)
 
 int xd_etcd_start(struct xd_etcd **out, uv_loop_t *loop,
 		  grpc_completion_queue *cq, const struct xd_config *cfg,
-		  struct xd_reloader *reloader, struct xd_etcd_health *health)
+		  struct xd_reloader *reloader, struct xd_etcd_health *health,
+		  const struct xd_etcd_own *own)
 {
 	struct xd_etcd *e;
+	char *own_key;
 	grpc_channel_credentials *creds;
 
 	XD_ASSERT_LOOP();
@@ -794,6 +1035,16 @@ int xd_etcd_start(struct xd_etcd **out, uv_loop_t *loop,
 	e->key.data = (uint8_t *)xd_strdup(cfg->etcd.prefix);
 	e->key.len = strlen(cfg->etcd.prefix);
 	e->end.data = (uint8_t *)xd_etcd_range_end(cfg->etcd.prefix, &e->end.len);
+	e->calls = xd_etcd_calls_new(cq, calls_idle, e);
+	if (own != NULL) {
+		e->own = *own;
+		e->has_own = true;
+		own_key = xd_asprintf("%s%s", cfg->etcd.prefix, XD_ETCD_OWN_DIR);
+		e->own_key.data = (uint8_t *)own_key;
+		e->own_key.len = strlen(own_key);
+		e->own_end.data = (uint8_t *)xd_etcd_range_end(own_key,
+							       &e->own_end.len);
+	}
 	e->t_range.done = on_range;
 	e->t_wsend.done = on_watch_sent;
 	e->t_wstatus.done = on_watch_status;
@@ -834,6 +1085,7 @@ void xd_etcd_stop(struct xd_etcd *e)
 	if (e->state == STOPPED)
 		return;
 	move(e, STOPPED, "xdsd is stopping");
+	xd_etcd_calls_cancel(e->calls);
 	if (e->range.call != NULL)
 		grpc_call_cancel(e->range.call, NULL);
 	if (e->watch.call != NULL)

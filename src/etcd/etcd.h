@@ -54,6 +54,7 @@
 #include <uv.h>
 
 #include "config/config.h"
+#include "etcd/unary.h"
 #include "reload/reload.h"
 
 #define XD_ETCD_BACKOFF_MIN_MS 250
@@ -73,6 +74,47 @@
 #define XD_ETCD_PAGE_BYTES (4u << 20)
 
 struct xd_etcd;
+
+/*
+ * xdsd's own keys under the prefix, "<prefix>.xdsd/<name>" (the
+ * rollout across replicas keeps its record and each replica's report
+ * there: rollout/fleet.h). A reload never reads them (a hidden name,
+ * which a snapshot directory would skip too), and `xdsctl push` leaves
+ * them alone.
+ */
+#define XD_ETCD_OWN_DIR ".xdsd/"
+
+/* One of them, borrowed during the call. */
+struct xd_etcd_own_kv {
+	const char *name;     /* after "<prefix>.xdsd/" */
+	const uint8_t *value; /* NULL when deleted */
+	size_t len;
+	int64_t mod_revision; /* of its put, or of its delete */
+	int64_t lease;        /* the lease it is attached to, 0: none */
+	bool deleted;
+};
+
+/*
+ * Who follows the own keys (all on the loop thread):
+ *
+ *   read     every own key as etcd holds them at `revision`: at start
+ *            before the snapshots are read, and again with each read of
+ *            the whole prefix (after a compaction cut the watch off);
+ *   changed  one changed, from the watch, in revision order; never one
+ *            older than the last read;
+ *   anchor   once, after the first read: the revision the snapshots are
+ *            read at first (0: the newest). The watch goes on from
+ *            there, so every change since comes as a change. If etcd
+ *            has compacted that revision away, the newest is read and
+ *            the error says so.
+ */
+struct xd_etcd_own {
+	void (*read)(void *arg, const struct xd_etcd_own_kv *kvs, size_t n,
+		     int64_t revision);
+	void (*changed)(void *arg, const struct xd_etcd_own_kv *kv);
+	int64_t (*anchor)(void *arg);
+	void *arg;
+};
 
 /*
  * The source's health. Owned by whoever starts the source (it must
@@ -95,12 +137,30 @@ struct xd_etcd_health {
 
 /*
  * Starts reading the prefix (sets the reloader's source); `health`
- * (borrowed) is kept up to date from then on. Returns 0, or -1 with the
+ * (borrowed) is kept up to date from then on; `own` (copied; NULL:
+ * none) follows xdsd's own keys, read first. Returns 0, or -1 with the
  * reason logged (TLS files that cannot be read).
  */
 int xd_etcd_start(struct xd_etcd **out, uv_loop_t *loop,
 		  grpc_completion_queue *cq, const struct xd_config *cfg,
-		  struct xd_reloader *reloader, struct xd_etcd_health *health);
+		  struct xd_reloader *reloader, struct xd_etcd_health *health,
+		  const struct xd_etcd_own *own);
+
+/*
+ * A one-message call (unary.h: a Txn, a Range, a lease's grant or
+ * keep-alive) on the source's channel to the endpoint in use, bounded
+ * by etcd.dial_timeout plus XD_ETCD_CALL_MS. 0, or -1 with why (too
+ * many under way, stopping). No `done` runs once the source is stopped.
+ */
+#define XD_ETCD_CALL_MS 5000
+int xd_etcd_call(struct xd_etcd *e, const char *method,
+		 const ProtobufCMessage *req,
+		 const ProtobufCMessageDescriptor *d, xd_etcd_done_fn done,
+		 void *arg, char *why, size_t len);
+
+/* The calls made for `arg` run no `done`: whoever asked is going.
+ * Those who call xd_etcd_call stop before the source does. */
+void xd_etcd_forget(struct xd_etcd *e, void *arg);
 
 /* Cancels its calls and timers; it frees itself once they are over. */
 void xd_etcd_stop(struct xd_etcd *e);

@@ -61,6 +61,8 @@ void xd_kvchanges_append(struct xd_kvchanges *to, struct xd_kvchanges *c)
 		memset(c, 0, sizeof(*c));
 		return;
 	}
+	if (c->n == 0) /* a watch event of xdsd's own keys only: c->v NULL */
+		return;
 	to->v = xd_grow(to->v, &to->cap, to->n + c->n, sizeof(*to->v));
 	memcpy(&to->v[to->n], c->v, c->n * sizeof(*c->v));
 	to->n += c->n;

@@ -19,6 +19,7 @@
 #define XD_ETCD_RANGE_METHOD "/etcdserverpb.KV/Range"
 #define XD_ETCD_WATCH_METHOD "/etcdserverpb.Watch/Watch"
 #define XD_ETCD_TXN_METHOD "/etcdserverpb.KV/Txn"
+#define XD_ETCD_PUT_METHOD "/etcdserverpb.KV/Put"
 
 /* `m` packed into a new byte buffer (the caller destroys it). */
 grpc_byte_buffer *xd_etcd_pack(const ProtobufCMessage *m);

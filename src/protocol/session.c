@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "protocol/body.h"
 #include "protocol/client.h"
@@ -50,6 +51,7 @@ struct xd_session {
 	struct xd_bucket requests; /* max_requests_per_second */
 
 	struct xd_list all;     /* in the manager's list of every session */
+	struct xd_list canary;  /* in its list of canaries, once admitted */
 	struct xd_list queued;  /* in the manager's pump queue */
 	struct xd_list waiting; /* in the manager's EDS-wait list */
 };
@@ -65,6 +67,7 @@ struct xd_sessions {
 	uv_timer_t sweep_timer;
 	struct xd_sessions_cursor sweep; /* open while a sweep goes on */
 	struct xd_list all;     /* every session, oldest first */
+	struct xd_list canaries; /* the admitted canaries, oldest first */
 	struct xd_list queue;   /* sessions to pump, oldest first */
 	struct xd_list waiting; /* sessions in an EDS wait */
 	struct xd_list cursors; /* open walks (xd_sessions_cursor): few */
@@ -72,7 +75,17 @@ struct xd_sessions {
 	int closing; /* handles whose close callback is still due */
 	xd_sessions_nack_fn on_nack; /* canaries' NACKs, or NULL */
 	void *on_nack_arg;
+	/* a canary came, went, ACKed or NACKed; or NULL */
+	void (*on_canary)(void *arg);
+	void *on_canary_arg;
 };
+
+/* The rollout hears of a canary's change (xd_sessions_on_canary). */
+static void canary_changed(const struct xd_session *ss)
+{
+	if (ss->client.canary && ss->mgr->on_canary != NULL)
+		ss->mgr->on_canary(ss->mgr->on_canary_arg);
+}
 
 /* ---------------- logging ---------------- */
 
@@ -593,6 +606,10 @@ static bool accept_node(struct xd_session *ss, const struct xd_request *r)
 	}
 	ss->watch.canary = c->canary;
 	xd_cache_watch(ss->mgr->cache, xd_client_key(c), &ss->watch);
+	if (c->canary) {
+		xd_list_push_back(&ss->mgr->canaries, &ss->canary);
+		canary_changed(ss);
+	}
 	PRESENCE_LOG(ss, "client connected, snapshot key '%.*s'",
 		     XD_LOG_CLIP(strlen(xd_client_key(c))), xd_client_key(c));
 	SLOG(XD_LOG_DEBUG, ss, "node cluster '%.*s'%s%s%s",
@@ -633,6 +650,7 @@ static void log_verdict(struct xd_session *ss, const struct xd_request *r,
 						 rt->label, rt->sub->sent_version,
 						 r->error_message.data,
 						 r->error_message.len});
+		canary_changed(ss);
 		break;
 	case XD_SUB_ACK:
 		xd_sessions_stats_answered(&ss->mgr->stats, rt->type, rt->sub,
@@ -640,6 +658,7 @@ static void log_verdict(struct xd_session *ss, const struct xd_request *r,
 					   xd_mono_ms(), xd_wall_ms());
 		SLOG(XD_LOG_DEBUG, ss, "ACK of %.*s version %s", label_len,
 		     rt->label, xd_table_version(xd_sub_held(rt->sub)));
+		canary_changed(ss);
 		break;
 	case XD_SUB_REQUEST:
 		SLOG(XD_LOG_DEBUG, ss, "%.*s request: %zu names", label_len,
@@ -726,6 +745,7 @@ static void *on_open(void *ctx, struct xd_stream *stream)
 	xd_list_init(&ss->watch.link);
 	xd_list_init(&ss->queued);
 	xd_list_init(&ss->waiting);
+	xd_list_init(&ss->canary);
 	xd_list_push_back(&m->all, &ss->all);
 	xd_client_init(&ss->client, m->cfg, ss->method->delta,
 		       xd_stream_peer(stream), xd_stream_identity(stream),
@@ -768,6 +788,9 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 	xd_list_remove(&ss->queued);
 	cursors_skip(ss);
 	xd_list_remove(&ss->all);
+	xd_list_remove(&ss->canary);
+	if (ss->client.state == XD_CLIENT_ADMITTED)
+		canary_changed(ss);
 	wait_list_remove(ss);
 	if (ss->beat_timer != NULL) /* it goes on its own; ss now */
 		uv_close((uv_handle_t *)ss->beat_timer, free_handle);
@@ -799,6 +822,7 @@ struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
 	m->handler.on_close = on_close;
 	m->handler.ctx = m;
 	xd_list_init(&m->all);
+	xd_list_init(&m->canaries);
 	xd_list_init(&m->cursors);
 	xd_list_init(&m->queue);
 	xd_list_init(&m->waiting);
@@ -967,48 +991,80 @@ void xd_sessions_on_canary_nack(struct xd_sessions *m, xd_sessions_nack_fn fn,
 	m->on_nack_arg = arg;
 }
 
-/* Whether a canary answered what the cache serves it now: it is served
- * that snapshot and every type it asked for is ACKed at its version
- * (or NACKed: the NACK is counted where it happened). */
-static bool canary_answered(const struct xd_session *ss, uint64_t now_mono)
+void xd_sessions_visit_canaries(struct xd_sessions *m,
+				void (*fn)(void *ctx,
+					   const struct xd_client_view *c),
+				void *ctx)
 {
 	struct xd_client_view v;
-
-	if (ss->snap == NULL ||
-	    xd_snapshot_base(ss->snap) !=
-		    xd_cache_get_for(ss->mgr->cache, xd_client_key(&ss->client),
-				     true))
-		return false;
-	view(ss, &v, now_mono);
-	for (size_t i = 0; i < v.ntypes; i++)
-		if (v.types[i].sync == XD_SUB_PENDING)
-			return false;
-	return true;
-}
-
-const char *xd_sessions_canaries(struct xd_sessions *m, size_t *connected,
-				 size_t *answered)
-{
-	const struct xd_session *waiting = NULL;
 	struct xd_list *n;
 	uint64_t now_mono = xd_mono_ms();
 
 	XD_ASSERT_LOOP();
-	*connected = 0;
-	*answered = 0;
+	xd_list_for_each(n, &m->canaries) {
+		const struct xd_session *ss =
+			xd_container_of(n, struct xd_session, canary);
+
+		view(ss, &v, now_mono);
+		fn(ctx, &v);
+	}
+}
+
+void xd_sessions_on_canary(struct xd_sessions *m, void (*fn)(void *arg),
+			   void *arg)
+{
+	XD_ASSERT_LOOP();
+	m->on_canary = fn;
+	m->on_canary_arg = arg;
+}
+
+void xd_sessions_each_node(struct xd_sessions *m,
+			   void (*fn)(void *ctx, const char *key,
+				      const char *node_id, bool canary),
+			   void *ctx)
+{
+	struct xd_list *n;
+
+	XD_ASSERT_LOOP();
 	xd_list_for_each(n, &m->all) {
 		const struct xd_session *ss =
 			xd_container_of(n, struct xd_session, all);
 
-		if (ss->client.state != XD_CLIENT_ADMITTED || !ss->client.canary)
+		if (ss->client.state != XD_CLIENT_ADMITTED)
 			continue;
-		(*connected)++;
-		if (canary_answered(ss, now_mono))
-			(*answered)++;
-		else if (waiting == NULL)
-			waiting = ss;
+		fn(ctx, xd_client_key(&ss->client),
+		   ss->client.node_id != NULL ? ss->client.node_id : "",
+		   ss->client.canary);
 	}
-	if (waiting == NULL)
-		return NULL;
-	return waiting->client.node_id != NULL ? waiting->client.node_id : "";
+}
+
+static int cmp_hash(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t xd_sessions_nodes(struct xd_sessions *m)
+{
+	size_t cap = m->stats.sessions + 1, n = 0, distinct = 0;
+	uint64_t *ids;
+	struct xd_list *l;
+
+	XD_ASSERT_LOOP();
+	ids = xd_reallocarray(NULL, cap, sizeof(*ids));
+	xd_list_for_each(l, &m->all) {
+		const struct xd_session *ss =
+			xd_container_of(l, struct xd_session, all);
+
+		if (ss->client.state != XD_CLIENT_ADMITTED || n == cap)
+			continue;
+		ids[n++] = XXH3_64bits(ss->client.node_id != NULL ? ss->client.node_id : "",
+				       ss->client.node_id != NULL ? strlen(ss->client.node_id) : 0);
+	}
+	qsort(ids, n, sizeof(*ids), cmp_hash);
+	for (size_t i = 0; i < n; i++)
+		distinct += i == 0 || ids[i] != ids[i - 1];
+	free(ids);
+	return distinct;
 }

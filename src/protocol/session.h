@@ -93,16 +93,34 @@ typedef void (*xd_sessions_nack_fn)(void *arg,
 void xd_sessions_on_canary_nack(struct xd_sessions *m, xd_sessions_nack_fn fn,
 				void *arg);
 
-/*
- * The canary streams with an admitted node (`connected`), and how many
- * of them answered what the cache serves them now (`answered`): served
- * it, and no type they asked for waits for an ACK (NACKed types count
- * as answered). One walk over the streams. Returns the node id of the
- * oldest that has not answered (borrowed: valid until the loop turns),
- * or NULL.
- */
-const char *xd_sessions_canaries(struct xd_sessions *m, size_t *connected,
-				 size_t *answered);
+/* Calls `fn` (NULL: none) when a canary stream is admitted or ends, and
+ * on each ACK or NACK of a canary (after on_canary_nack's), for the
+ * rollout to count its canaries again: the answers reach it as they
+ * come. `fn` must not end streams. */
+void xd_sessions_on_canary(struct xd_sessions *m, void (*fn)(void *arg),
+			   void *arg);
+
+/* Calls `fn` for every canary stream with an admitted node (client.h),
+ * with its view, ages as of now; for the rollout. The canaries are a
+ * list of their own: the walk is as long as they are many, whatever
+ * the other streams. `fn` must not end streams. */
+void xd_sessions_visit_canaries(struct xd_sessions *m,
+				void (*fn)(void *ctx,
+					   const struct xd_client_view *c),
+				void *ctx);
+
+/* Calls `fn` for every stream with an admitted node: its snapshot key,
+ * node id and whether it is a canary. Cheaper than a visit (no view):
+ * for counting the nodes of each key. */
+void xd_sessions_each_node(struct xd_sessions *m,
+			   void (*fn)(void *ctx, const char *key,
+				      const char *node_id, bool canary),
+			   void *ctx);
+
+/* The distinct node ids among the streams with an admitted node (by
+ * their 64-bit hashes, as /status.json counts them): one walk and a
+ * sort, for the replica's registration (rollout/fleet.h). */
+size_t xd_sessions_nodes(struct xd_sessions *m);
 
 /* Calls `fn` for every stream, oldest first, with its client's view
  * (client.h). `fn` must not end streams. */

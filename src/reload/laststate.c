@@ -141,51 +141,12 @@ static uint64_t content_sum(const struct xd_snapkey *keys, size_t n)
 	return sum;
 }
 
-/* fsync of the directory, so that the rename is on disk too. */
-static int sync_dir(const char *path)
-{
-	char *dir = xd_strdup(path), *slash = strrchr(dir, '/');
-	int fd, rc = -1;
-
-	if (slash == dir)
-		slash[1] = '\0';
-	else if (slash != NULL)
-		*slash = '\0';
-	else
-		strcpy(dir, ".");
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		rc = fsync(fd);
-		close(fd);
-	}
-	free(dir);
-	return rc;
-}
-
-/*
- * The temporary file a save of `path` writes first, "DIR/.NAME.XXXXXX"
- * (mkostemp's template): hidden, in the same directory, so that the
- * rename stays on one file system and a leftover is never taken for the
- * state. remove_leftovers() knows these names by the same template.
- */
-#define TMP_SUFFIX ".XXXXXX"
-
-static char *tmp_template(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash != NULL ?
-		       xd_asprintf("%.*s/.%s" TMP_SUFFIX, (int)(slash - path),
-				   path, slash + 1) :
-		       xd_asprintf(".%s" TMP_SUFFIX, path);
-}
-
 int xd_laststate_write(const char *path, const struct xd_snapkey *keys,
 		       size_t n, int64_t saved_at_ms, char *err,
 		       size_t errlen, size_t *bytes)
 {
 	struct writer *w = xd_calloc(1, sizeof(*w));
-	char *tmp = tmp_template(path);
+	char *tmp = xd_file_tmp_template(path);
 	uint64_t body = body_length(keys, n), sum;
 	unsigned char trailer[8];
 	int rc = -1;
@@ -232,7 +193,7 @@ int xd_laststate_write(const char *path, const struct xd_snapkey *keys,
 		unlink(tmp);
 		goto out;
 	}
-	if (sync_dir(path) != 0) {
+	if (xd_file_sync_dir(path) != 0) {
 		snprintf(err, errlen, "%s: written, but its directory cannot be synced: %s",
 			 path, strerror(errno));
 		goto out;
@@ -529,7 +490,7 @@ struct xd_laststate {
  * (".NAME.XXXXXX"): the X's replaced by letters and digits. */
 static bool is_tmp_name(const char *name, const char *tmpl)
 {
-	size_t fixed = strlen(tmpl) - (sizeof(TMP_SUFFIX) - 2);
+	size_t fixed = strlen(tmpl) - (sizeof(XD_FILE_TMP_SUFFIX) - 2);
 
 	if (strlen(name) != strlen(tmpl) || strncmp(name, tmpl, fixed) != 0)
 		return false;
@@ -551,7 +512,7 @@ static bool is_tmp_name(const char *name, const char *tmpl)
  */
 static void remove_leftovers(const char *dir, const char *path)
 {
-	char *tmpl = tmp_template(path), *leaf = strrchr(tmpl, '/');
+	char *tmpl = xd_file_tmp_template(path), *leaf = strrchr(tmpl, '/');
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	struct stat st;

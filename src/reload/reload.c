@@ -65,6 +65,7 @@ struct xd_reloader {
 	 * it starts), read on the thread pool; NULL: none */
 	void *taken;
 	int64_t keys_revision; /* what the source said the take is at */
+	int64_t keys_changed;  /* and the revision of its newest change */
 	/* The running reload's, filled on the thread pool: */
 	struct xd_snapshot **prev;
 	size_t nprev;
@@ -84,7 +85,7 @@ struct xd_reloader {
 
 	xd_reload_done_fn on_done;
 	void *on_done_arg;
-	xd_reload_install_fn install; /* NULL: xd_cache_replace */
+	const struct xd_reload_installer *install; /* NULL: xd_cache_replace */
 	void *install_arg;
 
 	/* The last good state (NULL: no state_dir), and, when a reload
@@ -156,11 +157,11 @@ void xd_reloader_set_source(struct xd_reloader *r,
 	r->source_arg = arg;
 }
 
-void xd_reloader_set_install(struct xd_reloader *r, xd_reload_install_fn fn,
-			     void *arg)
+void xd_reloader_set_install(struct xd_reloader *r,
+			     const struct xd_reload_installer *in, void *arg)
 {
 	XD_ASSERT_LOOP();
-	r->install = fn;
+	r->install = in;
 	r->install_arg = arg;
 }
 
@@ -427,8 +428,9 @@ static void saved_done(struct xd_reloader *r)
 
 /*
  * Puts a good load's snapshots (`snaps`, taken) in use and returns the
- * keys changed; `*staged`: a rollout holds them for its canaries, so
- * they are not yet the last good state (xd_laststate_held).
+ * keys changed; `*outcome`: what became of the change (a rollout may
+ * hold it for its canaries, or refuse it: then it is not yet, or not
+ * at all, the last good state, xd_laststate_held).
  *
  * Without a rollout, everyone is served them. With one, a reload's
  * change goes to the canaries first. The first snapshots served go to
@@ -439,18 +441,17 @@ static void saved_done(struct xd_reloader *r)
  * failed thus does not hand the files it rejected to the whole fleet.
  */
 static size_t put_in_use(struct xd_reloader *r, struct xd_snapshot **snaps,
-			 size_t n, const char *trigger, bool *staged)
+			 size_t n, const char *trigger,
+			 enum xd_reload_rollout *outcome)
 {
 	struct xd_snapshot **saved;
 	size_t nsaved, keys;
 	char when[32];
 
-	*staged = false;
-	if (r->install != NULL && r->serving) {
-		keys = r->install(r->install_arg, snaps, n, trigger);
-		*staged = keys > 0;
-		return keys;
-	}
+	*outcome = XD_RELOAD_UNSTAGED;
+	if (r->install != NULL && r->serving)
+		return r->install->install(r->install_arg, snaps, n, trigger,
+					   r->keys_changed, outcome);
 	if (r->install == NULL || !r->saved.wanted ||
 	    r->saved.found != XD_LASTSTATE_LOADED) {
 		if (r->install != NULL && r->saved.wanted &&
@@ -459,7 +460,10 @@ static size_t put_in_use(struct xd_reloader *r, struct xd_snapshot **snaps,
 			xd_warn("the last good state in %s is unusable: the snapshots of %s go to every node at once",
 				xd_laststate_info(r->last)->dir, r->dir);
 		}
-		return xd_cache_replace(r->cache, snaps, n);
+		keys = xd_cache_replace(r->cache, snaps, n);
+		if (r->install != NULL)
+			r->install->replaced(r->install_arg, r->keys_changed);
+		return keys;
 	}
 	XD_ASSERT_INFO(r->last != NULL,
 		       "saved state of %s loaded without a state directory",
@@ -467,30 +471,59 @@ static size_t put_in_use(struct xd_reloader *r, struct xd_snapshot **snaps,
 	saved = xd_load_take(&r->saved.load, &nsaved);
 	xd_cache_replace(r->cache, saved, nsaved);
 	free(saved);
-	keys = r->install(r->install_arg, snaps, n, trigger);
+	r->install->replaced(r->install_arg, 0);
+	keys = r->install->install(r->install_arg, snaps, n, trigger,
+				   r->keys_changed, outcome);
 	xd_jw_time(when, r->saved.saved_at_ms);
+	if (*outcome == XD_RELOAD_ROLLED_BACK)
+		return nsaved; /* refused: the saved state is all that is served */
 	if (keys == 0) {
 		xd_info("%s: the snapshots of %s are the last good state saved %s: every node is served them",
 			trigger, r->dir, when);
+		/* the saved state is what the source holds: its revision */
+		r->install->replaced(r->install_arg, r->keys_changed);
 		return nsaved;
 	}
-	*staged = true;
-	xd_warn("%s: the snapshots of %s differ from the last good state saved %s in %zu snapshot key%s: every node is served the saved state, and the change goes to the canaries first",
-		trigger, r->dir, when, keys, keys == 1 ? "" : "s");
+	if (*outcome == XD_RELOAD_STAGED)
+		xd_warn("%s: the snapshots of %s differ from the last good state saved %s in %zu snapshot key%s: every node is served the saved state, and the change goes to the canaries first",
+			trigger, r->dir, when, keys, keys == 1 ? "" : "s");
 	return keys;
 }
 
-/* A good load is in use: it is the last good state, or, `staged`, it
- * is held until its rollout is promoted. */
+/* A good load is in use: it is the last good state; or, staged, it is
+ * held until its rollout is promoted; or, refused by its rollout, it is
+ * not (and what was held for a rollout it replaces is dropped). */
 static void keep_last_good(struct xd_reloader *r, struct xd_load *load,
-			   bool staged)
+			   enum xd_reload_rollout outcome)
 {
 	if (r->last == NULL)
 		return;
-	if (staged)
+	if (outcome == XD_RELOAD_STAGED)
 		xd_laststate_held(r->last, r->dir, load);
+	else if (outcome == XD_RELOAD_ROLLED_BACK)
+		xd_laststate_proven(r->last, false);
 	else
 		xd_laststate_accepted(r->last, r->dir, load);
+}
+
+/* What the record of a reload says of its change, `outcome`. */
+static void mark_outcome(struct xd_reloader *r, struct xd_reload_record *rec,
+			 enum xd_reload_rollout outcome)
+{
+	struct xd_reload_record *before;
+
+	if (outcome == XD_RELOAD_STAGED) {
+		staged_by(r, rec);
+		return;
+	}
+	if (outcome == XD_RELOAD_UNSTAGED)
+		return;
+	/* promoted at once, or refused: a rollout it replaces is over */
+	before = record_by_seq(r, r->staged_seq);
+	if (before != NULL)
+		before->rollout = XD_RELOAD_REPLACED;
+	r->staged_seq = 0;
+	rec->rollout = outcome;
 }
 
 void xd_reloader_rollout_over(void *reloader, bool promoted)
@@ -513,8 +546,8 @@ int xd_reloader_load_first(struct xd_reloader *r)
 	struct xd_load load;
 	struct xd_snapshot **snaps;
 	struct xd_reload_record *rec;
+	enum xd_reload_rollout outcome;
 	size_t n;
-	bool staged;
 
 	XD_ASSERT_LOOP();
 	XD_ASSERT_INFO(r->state == IDLE && r->nhistory == 0,
@@ -550,13 +583,12 @@ int xd_reloader_load_first(struct xd_reloader *r)
 	r->saved.wanted = r->install != NULL && r->last != NULL;
 	if (r->saved.wanted)
 		load_saved(r);
-	rec->changed = put_in_use(r, snaps, n, "start-up", &staged);
-	if (staged)
-		staged_by(r, rec);
+	rec->changed = put_in_use(r, snaps, n, "start-up", &outcome);
+	mark_outcome(r, rec, outcome);
 	saved_done(r);
 	r->serving = true;
 	free(snaps);
-	keep_last_good(r, &load, staged);
+	keep_last_good(r, &load, outcome);
 	xd_load_free(&load);
 	return 0;
 }
@@ -703,8 +735,8 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 	struct xd_reload_record *rec;
 	struct xd_snapshot **snaps;
 	struct xd_diag errors = XD_DIAG_INIT;
+	enum xd_reload_rollout outcome;
 	size_t n;
-	bool staged;
 
 	XD_ASSERT_INFO(r->tls != NULL || r->tls_next == NULL,
 		       "TLS files read for the plaintext listener (%s)", r->dir);
@@ -741,11 +773,10 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 	else
 		log_snapshots(snaps, n); /* the first served, as at start-up */
 	/* an etcd source's first load comes here too */
-	rec->changed = put_in_use(r, snaps, n, r->trigger, &staged);
-	if (staged)
-		staged_by(r, rec);
+	rec->changed = put_in_use(r, snaps, n, r->trigger, &outcome);
+	mark_outcome(r, rec, outcome);
 	free(snaps);
-	keep_last_good(r, load, staged);
+	keep_last_good(r, load, outcome);
 	if (r->tls != NULL) {
 		xd_tls_use(r->tls, r->tls_next);
 		r->tls_next = NULL; /* taken */
@@ -878,6 +909,9 @@ static void work_done(uv_work_t *w, int status XD_UNUSED)
 	free(r->prev);
 	r->prev = NULL;
 	r->current = NULL;
+	/* the files the load let go, here: their tables may carry what
+	 * the loop attached when it served them (parsed.h) */
+	xd_parsed_cache_release(r->parsed);
 	if (r->state == DRAINING) {
 		move(r, STOPPED, "the reload running at the stop is over");
 		xd_load_free(&r->result);
@@ -942,8 +976,10 @@ static void start(struct xd_reloader *r)
 	r->saved.wanted = r->last != NULL && !r->serving && !r->dry;
 	r->saved.found = XD_LASTSTATE_NONE; /* until work() looks */
 	r->keys_revision = 0;
+	r->keys_changed = 0;
 	if (r->source != NULL && r->dry_dir == NULL)
-		r->taken = r->source->take(r->source_arg, &r->keys_revision);
+		r->taken = r->source->take(r->source_arg, &r->keys_revision,
+					   &r->keys_changed);
 	if (uv_queue_work(r->loop, &r->work, work, work_done) == 0)
 		return;
 	if (r->taken != NULL) {

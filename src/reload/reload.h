@@ -146,11 +146,14 @@ struct xd_reloader *xd_reloader_new(uv_loop_t *loop,
  * two steps, so that a reload's loop-thread part costs what changed,
  * not what the source holds:
  *
- *   take(arg, revision), on the loop thread as each reload (or dry run of what a
+ *   take(arg, revision, changed), on the loop thread as each reload (or dry run of what a
  *     reload reads) starts: hands over what changed since the last take
  *     (the source's own bookkeeping, moved, not copied) and the
  *     revision the source is at with those changes (`*revision`, 0 when
- *     it has none; the reload's record keeps it);
+ *     it has none; the reload's record keeps it), and that of the
+ *     newest change to the snapshots among them (`*changed`: the same
+ *     on every replica that reads the same change; a staged rollout
+ *     is known by it);
  *   read(taken, ...), on the thread pool, once for each take, in the
  *     order of the takes (the reloader runs one load at a time): hands
  *     over the snapshot files as they are now (`*keys`, `*n`, freed by
@@ -161,7 +164,7 @@ struct xd_reloader *xd_reloader_new(uv_loop_t *loop,
  * only names the source in messages.
  */
 struct xd_reload_source {
-	void *(*take)(void *arg, int64_t *revision);
+	void *(*take)(void *arg, int64_t *revision, int64_t *changed);
 	void (*read)(void *taken, struct xd_snapkey **keys, size_t *n,
 		     struct xd_diag *diag);
 };
@@ -174,16 +177,34 @@ void xd_reloader_set_source(struct xd_reloader *r,
 /*
  * Who puts a good reload's snapshots in use (NULL: the cache, with
  * xd_cache_replace; a staged rollout, rollout/rollout.h, gives its
- * own): takes over `snaps` and returns the number of keys changed. The
- * first snapshots served (the first load, or a source's first good
+ * own):
+ *
+ *   install   takes over `snaps` (the load whose newest change is etcd
+ *             revision `revision`, the source's `changed`; 0 for the
+ *             directory) and returns the number of keys changed,
+ *             and in `*outcome` what became of the change: UNSTAGED
+ *             (it changed nothing), STAGED (with the canaries),
+ *             PROMOTED (served to every node at once), ROLLED_BACK
+ *             (refused: a rollout of the very same change failed);
+ *   replaced  the set every node is served was put in the cache whole
+ *             (the first snapshots served, or the last good state),
+ *             its newest change etcd `revision` (0: not from etcd, or
+ *             not known).
+ *
+ * The first snapshots served (the first load, or a source's first good
  * reload) go to the cache, but for what differs from a saved last good
  * state (above). Set before the first load.
  */
-typedef size_t (*xd_reload_install_fn)(void *arg, struct xd_snapshot **snaps,
-				       size_t n, const char *trigger);
+struct xd_reload_installer {
+	size_t (*install)(void *arg, struct xd_snapshot **snaps, size_t n,
+			  const char *trigger, int64_t revision,
+			  enum xd_reload_rollout *outcome);
+	void (*replaced)(void *arg, int64_t revision);
+};
 
-void xd_reloader_set_install(struct xd_reloader *r, xd_reload_install_fn fn,
-			     void *arg);
+/* `in` (borrowed, usually static) and `arg` outlive the reloader. */
+void xd_reloader_set_install(struct xd_reloader *r,
+			     const struct xd_reload_installer *in, void *arg);
 
 /*
  * The staged rollout came to rest (rollout.h, xd_rollout_on_rest),

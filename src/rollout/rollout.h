@@ -1,50 +1,72 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Staged rollout of reloads (`rollout:` in xdsd.yaml, xdsd.yaml(5)).
+ * Staged rollout of reloads (`rollout:` in xdsd.yaml, xdsd.yaml(5)),
+ * one rollout for the whole fleet of replicas.
  *
  * With it, the reloader hands every good set of snapshots here rather
  * than to the cache (xd_rollout_install). A set that changes something
  * is staged (cache.h: served to canary streams only, protocol/client.h
  * says who is one); every other node keeps the stable set, content and
- * versions as they were. Then:
+ * versions as they were.
  *
- *   canary    waiting until every connected canary has answered what
- *             it is now served (protocol/session.h,
- *             xd_sessions_canaries; looked at every XD_ROLLOUT_TICK_MS)
- *   baking    every canary answered: `bake` must pass with at most
- *             `max_nacks` NACKs from canaries; then, once every canary
- *             connected then has answered too, promoted
+ * The rollout is the fleet's, not this replica's: its record (which
+ * change, its state, its outcome) and every replica's report of its
+ * canaries are kept where every replica sees them (fleet.h: etcd with
+ * `source: etcd`, state_dir with `source: files`), and this replica
+ * only ever serves what the record says:
+ *
+ *   - a change (the set's fingerprint, record.h) the record does not
+ *     know starts a rollout: this replica proposes a record for it
+ *     (its id the etcd revision the change was read at; files: the
+ *     next number), staged for its canaries meanwhile; of replicas
+ *     that propose at once, one record wins and the others adopt it;
+ *   - a change the record knows is served as it says: staged for the
+ *     canaries while under way, to everyone once promoted, to nobody
+ *     once failed or aborted (its revision is not served again until a
+ *     newer change: after a restart too, the record being read first);
+ *   - a change back to the set the record's promotion replaced is a
+ *     rollback: promoted at once (so is one `xdsctl push --now` wrote
+ *     a promoted record for).
+ *
+ * Every replica reports what its canaries did; each one that finds a
+ * decision in the merged reports (decide.h: bake, promote, fail)
+ * proposes it on the record, which takes it once, and every replica
+ * acts when the record says so:
+ *
+ *   canary    waiting until every canary (of every replica) answered
+ *             the change and it is proven (rollout.require_canary)
+ *   baking    `bake` must pass with at most `max_nacks` NACKs from
+ *             canaries and every canary answered; then promoted
  *   promoted  the candidate became the stable set: everyone has it
- *   failed    more than `max_nacks` NACKs, or a connected canary
- *             that has not answered for `timeout` (since the rollout
- *             started, or since every canary had answered): rolled
- *             back, canaries are served the stable set again; the
- *             change is not served until the next reload
+ *   failed    more than `max_nacks` NACKs, a canary past
+ *             canary_timeout with on_canary_timeout: fail, or not
+ *             proven within `timeout`: rolled back, canaries are served
+ *             the stable set again; the change is not served until a
+ *             newer one
  *   aborted   rolled back by an operator, or replaced by a reload that
  *             changes nothing
  *
  * idle (before any rollout), promoted, failed and aborted are at rest:
- * a reload that changes something starts a rollout from any state, and
- * one during a rollout replaces it (its canaries get the newest set; a
- * reload that changes nothing it staged lets it go on). An operator
- * may promote or abort a rollout under way (admin: POST
- * /rollout/promote, /rollout/abort).
+ * a change starts a rollout from any state, and one during a rollout
+ * replaces it. A replica cut from the record (etcd lost) decides
+ * nothing: it keeps its canaries on the change and everyone else on
+ * the stable set until it hears the record again.
  *
- * Only NACKs from canaries served the candidate of a key the rollout
- * changes count: a canary whose snapshot it leaves alone proves nothing.
- * A NACKed type counts as answered, so that NACKs within max_nacks do
- * not hold the rollout up. With no canary connected, nothing holds it
- * either: it bakes and is promoted, unproven (and the log warns of it,
- * as the bake starts and at the promotion): a canary that connects
- * while it bakes is waited for, an operator may abort it.
+ * Only canaries served the candidate of a key the rollout changes
+ * count, per key (record.h, the report's keys): a canary whose
+ * snapshot the change leaves alone proves nothing. A canary that has
+ * not answered within canary_timeout is named (log, status, report)
+ * and left out or fails the rollout (on_canary_timeout). Changed keys
+ * no canary of any replica serves are named as the rollout starts.
  *
  * Whoever keeps the last good state hears when a rollout comes to rest
  * (xd_rollout_on_rest): only a promoted change is saved.
  *
  * Ownership: the rollout borrows the loop, configuration, cache and
- * sessions (all must outlive it) and owns its timer and its records.
- * It alone moves its state and stages, promotes or drops the cache's
- * candidate set. Thread: loop thread only (checked).
+ * sessions and fleet (all must outlive it), owns its timers and its
+ * records. It alone moves its state and stages,
+ * promotes or drops the cache's candidate set. Thread: loop thread
+ * only (checked).
  */
 #ifndef XD_ROLLOUT_ROLLOUT_H
 #define XD_ROLLOUT_ROLLOUT_H
@@ -57,74 +79,74 @@
 #include "cache/cache.h"
 #include "config/config.h"
 #include "protocol/session.h"
+#include "reload/reload.h"
+#include "rollout/fleet.h"
+#include "rollout/record.h"
 
-/* How often a rollout under way looks at its canaries. */
-#define XD_ROLLOUT_TICK_MS 100
-/* NACKs of one rollout kept for operators (all are counted). */
-#define XD_ROLLOUT_NACKS_KEPT 10
-/* Bytes of a NACK's message kept. */
-#define XD_ROLLOUT_MESSAGE_MAX 1024
-
-enum xd_rollout_state {
-	XD_ROLLOUT_IDLE,
-	XD_ROLLOUT_CANARY,
-	XD_ROLLOUT_BAKING,
-	XD_ROLLOUT_PROMOTED,
-	XD_ROLLOUT_FAILED,
-	XD_ROLLOUT_ABORTED,
-};
-#define XD_ROLLOUT_STATES 6
-
-struct xd_rollout_nack {
-	char *node_id, *node_cluster;
-	char *type, *version;
-	char *message; /* clipped to XD_ROLLOUT_MESSAGE_MAX */
-	int64_t at_ms; /* Unix ms */
-};
+/* How often a rollout under way looks at what time decides: the bake
+ * over, a canary past canary_timeout, the rollout past its timeout.
+ * Its canaries' answers are counted as they come (xd_sessions_on_canary),
+ * a NACK decided at once. */
+#define XD_ROLLOUT_TICK_MS 1000
+/* How often the nodes of each key are counted for the other replicas
+ * (with `source: etcd`). */
+#define XD_ROLLOUT_NODES_MS 2000
 
 /* The rollout under way, or the last one: what operators see. */
 struct xd_rollout_status {
 	enum xd_rollout_state state;
-	uint64_t id;          /* 1, 2, ... since start; 0: none yet */
-	const char *trigger;  /* of the reload that started it */
-	int64_t started_ms;   /* Unix ms */
+	uint64_t id;          /* the record's; 0: none yet */
+	char *trigger;        /* of the reload that started it here */
+	int64_t started_ms;   /* Unix ms, the record's */
 	int64_t baking_ms;    /* Unix ms baking began, 0: not yet */
 	int64_t ended_ms;     /* Unix ms it came to rest, 0: under way */
 	size_t keys;          /* snapshot keys it changes */
-	size_t canaries;      /* connected canaries, last looked at */
-	size_t answered;      /* of them, answered what they are served */
-	uint64_t nacks;       /* NACKs from its canaries */
-	struct xd_rollout_nack kept[XD_ROLLOUT_NACKS_KEPT];
-	size_t nkept;
-	char reason[256];     /* why it came to rest ("" under way) */
+	/* every replica's canaries together, and this one's */
+	size_t canaries, answered;
+	uint64_t nacks;
+	struct xd_rollout_report fleet, local;
+	size_t replicas;      /* reporting on it, this one included */
+	char candidate[XD_ROLLOUT_PRINT_LEN + 1];
+	char stable[XD_ROLLOUT_PRINT_LEN + 1];
+	bool now, rollback;   /* promoted without a bake, and why */
+	bool held;            /* this change is refused: not staged */
+	bool waiting_fleet;   /* its record not (yet) written: decides
+			       * nothing */
+	char reason[XD_ROLLOUT_TEXT_MAX + 256]; /* why it came to rest */
+	char by[XD_ROLLOUT_TEXT_MAX];           /* who decided last */
 	/* the configuration, for the status */
-	uint64_t bake_ms, max_nacks, timeout_ms;
+	uint64_t bake_ms, max_nacks, timeout_ms, canary_timeout_ms;
+	int require_canary, on_canary_timeout;
 };
 
 struct xd_rollout;
 
+/* `fleet` is borrowed: it must outlive the rollout. */
 struct xd_rollout *xd_rollout_new(uv_loop_t *loop,
 				  const struct xd_config *cfg,
 				  struct xd_cache *cache,
-				  struct xd_sessions *sessions);
+				  struct xd_sessions *sessions,
+				  struct xd_fleet *fleet);
+
+/* The reloader's installer (reload.h, xd_reloader_set_install), its
+ * argument the rollout. */
+extern const struct xd_reload_installer xd_rollout_installer;
 
 /*
- * The reloader's installer (reload.h, xd_reloader_set_install): stages
- * `snaps` (taken over) as described above. Returns the number of keys
- * the set changes from the stable one.
+ * An operator's promote or abort of the fleet's rollout under way,
+ * whichever replica it is asked of: -1 with why not in `why` (none
+ * under way), or 0, and `done(arg, ok, why)` once the record took it
+ * (ok) or not. `who` names them in the log and the record.
  */
-size_t xd_rollout_install(void *rollout, struct xd_snapshot **snaps,
-			  size_t n, const char *trigger);
-
-/* An operator's promote or abort, `who` naming them in the log: 0, or
- * -1 with why not in `why` (no rollout under way). */
-int xd_rollout_promote(struct xd_rollout *ro, const char *who, char *why,
+typedef void (*xd_rollout_done_fn)(void *arg, bool ok, const char *why);
+int xd_rollout_promote(struct xd_rollout *ro, const char *who,
+		       xd_rollout_done_fn done, void *arg, char *why,
 		       size_t len);
-int xd_rollout_abort(struct xd_rollout *ro, const char *who, char *why,
-		     size_t len);
+int xd_rollout_abort(struct xd_rollout *ro, const char *who,
+		     xd_rollout_done_fn done, void *arg, char *why, size_t len);
 
-/* Called as a rollout comes to rest: `promoted`, or failed or aborted
- * (a rollout replaced by a newer one does not come to rest). */
+/* Called as a rollout comes to rest here: `promoted`, or failed or
+ * aborted (a rollout replaced by a newer one does not come to rest). */
 typedef void (*xd_rollout_rest_fn)(void *arg, bool promoted);
 
 void xd_rollout_on_rest(struct xd_rollout *ro, xd_rollout_rest_fn fn,
@@ -132,13 +154,19 @@ void xd_rollout_on_rest(struct xd_rollout *ro, xd_rollout_rest_fn fn,
 
 const struct xd_rollout_status *xd_rollout_status(const struct xd_rollout *ro);
 
-/* "idle", "canary", "baking", "promoted", "failed", "aborted". */
-const char *xd_rollout_state_name(enum xd_rollout_state s);
+/* The fleet it shares its rollout with. */
+struct xd_fleet *xd_rollout_fleet(const struct xd_rollout *ro);
 
 /* Whether a rollout is under way (canary or baking). */
 bool xd_rollout_active(const struct xd_rollout *ro);
 
-/* Stops its timer (xdsd stopping); the rollout goes once the loop ran
+/* The canaries connected to any replica that snapshot key `key` serves
+ * (its own nodes; for the default, those of node keys without a
+ * snapshot of their own), this replica's counted now, the others' as
+ * they last reported (a dry run's warning). */
+size_t xd_rollout_canaries_of(struct xd_rollout *ro, const char *key);
+
+/* Stops its timers (xdsd stopping); the rollout goes once the loop ran
  * its close: no free of its own. NULL: nothing. */
 void xd_rollout_stop(struct xd_rollout *ro);
 

@@ -11,6 +11,9 @@
 struct xd_parsed_cache {
 	struct xd_parsed **files; /* sorted by path, then kind */
 	size_t n;
+	/* those the last keep() let go, until xd_parsed_cache_release */
+	struct xd_parsed **dropped;
+	size_t ndropped;
 };
 
 /* `p` holds f's bytes and stat from now on. */
@@ -193,10 +196,20 @@ static void cache_clear(struct xd_parsed_cache *c)
 	c->n = 0;
 }
 
+void xd_parsed_cache_release(struct xd_parsed_cache *c)
+{
+	for (size_t i = 0; i < c->ndropped; i++)
+		xd_parsed_unref(c->dropped[i]);
+	free(c->dropped);
+	c->dropped = NULL;
+	c->ndropped = 0;
+}
+
 void xd_parsed_cache_free(struct xd_parsed_cache *c)
 {
 	if (c == NULL)
 		return;
+	xd_parsed_cache_release(c);
 	cache_clear(c);
 	free(c);
 }
@@ -280,7 +293,14 @@ void xd_parsed_cache_keep(struct xd_parsed_cache *c,
 
 	for (size_t i = 0; i < n; i++)
 		v[i] = xd_parsed_ref(files[i]);
-	cache_clear(c);
+	/* what the cache held is let go later, on the caller's thread:
+	 * their tables may be served snapshots' too, which the loop
+	 * thread attached its own to (table.h) and must free */
+	xd_parsed_cache_release(c);
+	c->dropped = c->files;
+	c->ndropped = c->n;
+	c->files = NULL;
+	c->n = 0;
 	qsort(v, n, sizeof(*v), by_path);
 	c->files = v;
 	c->n = n;

@@ -158,9 +158,18 @@ bool xd_parsed_cache_known(void *cache, const char *path, bool json,
 			   struct xd_snapstat *st, struct xd_snapbytes **bytes);
 
 /* From now on the cache holds exactly `files` (references taken): the
- * files of the latest load, so it never grows past one directory. */
+ * files of the latest load, so it never grows past one directory. What
+ * it held before is let go by the next xd_parsed_cache_release (or
+ * keep): a load on the thread pool keeps its files, and the loop thread
+ * releases the old ones, whose tables may still carry what the loop
+ * attached to them when a snapshot was served from them (table.h,
+ * xd_table_attachment), freed only on the loop. */
 void xd_parsed_cache_keep(struct xd_parsed_cache *c,
 			  struct xd_parsed *const *files, size_t n);
+
+/* Lets go of what the last keep() replaced (loop thread, when the
+ * cache is used by loads on the thread pool). */
+void xd_parsed_cache_release(struct xd_parsed_cache *c);
 
 /* Files held (for tests and the log). */
 size_t xd_parsed_cache_count(const struct xd_parsed_cache *c);

@@ -148,3 +148,84 @@ void xd_file_free(struct xd_file *f, bool wipe)
 	f->text = NULL;
 	f->len = 0;
 }
+
+/* ---------------- writing ---------------- */
+
+int xd_file_sync_dir(const char *path)
+{
+	char *dir = xd_strdup(path), *slash = strrchr(dir, '/');
+	int fd, rc = -1;
+
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash != NULL)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		rc = fsync(fd);
+		close(fd);
+	}
+	free(dir);
+	return rc;
+}
+
+char *xd_file_tmp_template(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash != NULL ?
+		       xd_asprintf("%.*s/.%s" XD_FILE_TMP_SUFFIX,
+				   (int)(slash - path), path, slash + 1) :
+		       xd_asprintf(".%s" XD_FILE_TMP_SUFFIX, path);
+}
+
+int xd_file_write_whole(const char *path, const void *data, size_t len,
+			char *err, size_t errlen)
+{
+	char *tmp = xd_file_tmp_template(path);
+	const char *p = data;
+	size_t done = 0;
+	int fd, e = 0, rc = -1;
+
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: cannot create a temporary file '%s': %s",
+			 path, tmp, strerror(errno));
+		goto out;
+	}
+	while (done < len && e == 0) {
+		ssize_t n = write(fd, p + done, len - done);
+
+		if (n > 0)
+			done += (size_t)n;
+		else if (n < 0 && errno != EINTR)
+			e = errno;
+	}
+	if (e == 0 && fsync(fd) != 0)
+		e = errno;
+	if (close(fd) != 0 && e == 0)
+		e = errno;
+	if (e != 0) {
+		snprintf(err, errlen, "%s: cannot write '%s': %s", path, tmp,
+			 strerror(e));
+		unlink(tmp);
+		goto out;
+	}
+	if (rename(tmp, path) != 0) {
+		snprintf(err, errlen, "%s: cannot rename '%s' over it: %s", path,
+			 tmp, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	if (xd_file_sync_dir(path) != 0) {
+		snprintf(err, errlen, "%s: written, but its directory cannot be synced: %s",
+			 path, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	free(tmp);
+	return rc;
+}

@@ -64,4 +64,29 @@ int xd_file_read(const char *path, const char *what, uint64_t max,
 /* Frees out->text (wiped first when it held a secret, `wipe`). */
 void xd_file_free(struct xd_file *f, bool wipe);
 
+/* ---------------- writing ---------------- */
+
+/*
+ * The temporary file a whole write of `path` writes first,
+ * "DIR/.NAME.XXXXXX" (mkostemp's template; malloc'd): hidden, in the
+ * same directory, so that the rename stays on one file system and a
+ * leftover is never taken for the file. Whoever cleans leftovers up
+ * knows them by the same template.
+ */
+#define XD_FILE_TMP_SUFFIX ".XXXXXX"
+char *xd_file_tmp_template(const char *path);
+
+/* fsync of the directory of `path`, so that a rename is on disk too:
+ * 0, or -1 with errno. */
+int xd_file_sync_dir(const char *path);
+
+/*
+ * `len` bytes of `data` as the whole of `path`, atomically: written to
+ * the temporary file, fsync'd, renamed over `path`, the directory
+ * fsync'd. A crash leaves the old file or the new one. 0, or -1 with
+ * why in `err`. Blocks: off the loop thread.
+ */
+int xd_file_write_whole(const char *path, const void *data, size_t len,
+			char *err, size_t errlen);
+
 #endif

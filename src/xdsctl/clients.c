@@ -8,6 +8,10 @@
  * VERSION is the version of the snapshot the client runs, "-" while
  * it has not ACKed all of it (runs_version); CANARY says "yes" for a
  * canary of a staged rollout (`rollout:`).
+ *
+ * With --fleet, every replica is asked (members.h) and each node is one
+ * row with the replicas it has streams on: its first stream's details,
+ * the worst state of its streams, how many it has.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +19,10 @@
 
 #include "util/buf.h"
 #include "util/text.h"
+#include "util/xalloc.h"
 #include "xdsctl/call.h"
 #include "xdsctl/ctl.h"
+#include "xdsctl/members.h"
 #include "xdsctl/show.h"
 
 #define NCOLS 10
@@ -186,6 +192,133 @@ static void print_table(json_t *doc, const struct xc_opts *o, const char *glob)
 	print_pollers(doc);
 }
 
+/* A stream of a --fleet answer: its client object and its replica. */
+struct seen_stream {
+	const char *node;
+	json_t *c;
+	const struct xc_member *m;
+};
+
+static int by_node(const void *a, const void *b)
+{
+	const struct seen_stream *x = a, *y = b;
+
+	return strcmp(x->node, y->node);
+}
+
+/* "nacked" over "pending" over the rest, as /clients' "state" ranks. */
+static int state_rank(json_t *c)
+{
+	const char *s = json_string_value(json_object_get(c, "state"));
+
+	return s == NULL ? 0 : strcmp(s, "nacked") == 0 ? 2 :
+			       strcmp(s, "pending") == 0 ? 1 : 0;
+}
+
+#define FLEET_NCOLS 10
+
+/* The rows of nodes v[0..n) (sorted by node), one a node. */
+static void fleet_rows(struct xc_table *tab, const struct seen_stream *v,
+		       size_t n, size_t *nodes)
+{
+	for (size_t i = 0, j; i < n; i = j) {
+		struct xd_buf reps = XD_BUF_INIT;
+		json_t *c = v[i].c, *node = json_object_get(c, "node"), *worst = c;
+		char b[FLEET_NCOLS][64], *method, streams[32];
+		const char *row[FLEET_NCOLS];
+
+		for (j = i; j < n && strcmp(v[j].node, v[i].node) == 0; j++) {
+			bool again = false;
+
+			for (size_t k = i; k < j; k++)
+				again |= v[k].m == v[j].m;
+			if (!again)
+				xd_buf_printf(&reps, "%s%s", reps.len ? "," : "",
+					      v[j].m->name);
+			if (state_rank(v[j].c) > state_rank(worst))
+				worst = v[j].c;
+		}
+		xd_buf_putc(&reps, '\0');
+		method = xd_asprintf("%s %s", xc_text(c, "method", b[0], sizeof(b[0])),
+				     xc_text(c, "mode", b[1], sizeof(b[1])));
+		snprintf(streams, sizeof(streams), "%zu", j - i);
+		row[0] = (const char *)reps.data;
+		row[1] = xc_text(node, "id", b[1], sizeof(b[1]));
+		row[2] = xc_text(node, "cluster", b[2], sizeof(b[2]));
+		row[3] = xc_text(c, "peer", b[3], sizeof(b[3]));
+		row[4] = method;
+		row[5] = xc_text(c, "snapshot", b[5], sizeof(b[5]));
+		row[6] = runs_version(c, b[6], sizeof(b[6]));
+		row[7] = json_is_true(json_object_get(c, "canary")) ? "yes" : "-";
+		row[8] = xc_text(worst, "state", b[8], sizeof(b[8]));
+		row[9] = streams;
+		xc_table_row(tab, row);
+		nack_notes(tab, json_object_get(worst, "types"));
+		free(method);
+		xd_buf_free(&reps);
+		(*nodes)++;
+	}
+}
+
+/* clients --fleet: every replica's streams, a row per node. */
+static int fleet_clients(const struct xc_opts *o, const char *path,
+			 bool filtered)
+{
+	static const char *const head[FLEET_NCOLS] = {
+		"REPLICA", "NODE", "CLUSTER", "PEER", "METHOD", "SNAPSHOT",
+		"VERSION", "CANARY", "STATE", "STREAMS",
+	};
+	struct xc_members ms;
+	struct seen_stream *v = NULL;
+	size_t n = 0, cap = 0, nodes = 0, answered = 0;
+	long long streams = 0;
+	int rc = xc_members_get(o, &ms), asked;
+
+	if (rc != XC_OK)
+		return rc;
+	asked = xc_members_ask(&ms, path);
+	if (o->json) {
+		/* every replica's answer as it came, by replica */
+		xc_members_print_json(&ms, "clients");
+		xc_members_free(&ms);
+		return asked;
+	}
+	for (size_t i = 0; i < ms.n; i++) {
+		json_t *c;
+		size_t k;
+
+		if (!ms.m[i].ok)
+			continue;
+		answered++;
+		streams += xc_int(ms.m[i].a.json, "streams");
+		json_array_foreach(json_object_get(ms.m[i].a.json, "clients"), k, c) {
+			const char *id = json_string_value(
+				json_object_get(json_object_get(c, "node"), "id"));
+
+			v = xd_grow(v, &cap, n + 1, sizeof(*v));
+			v[n++] = (struct seen_stream){id != NULL ? id : "", c, &ms.m[i]};
+		}
+	}
+	qsort(v, n, sizeof(*v), by_node);
+	if (n == 0) {
+		printf("no streams%s (of %lld on %zu replica%s)\n",
+		       filtered ? " match" : "",
+		       streams, answered, xd_plural((long long)answered));
+	} else {
+		struct xc_table *tab = xc_table_new(FLEET_NCOLS, head);
+
+		fleet_rows(tab, v, n, &nodes);
+		xc_table_print(tab, stdout);
+		xc_table_free(tab);
+		printf("%zu node%s, %zu of %lld stream%s, on %zu of %zu replica%s\n",
+		       nodes, xd_plural((long long)nodes), n, streams,
+		       xd_plural(streams), answered, ms.n, xd_plural((long long)ms.n));
+	}
+	free(v);
+	xc_members_free(&ms);
+	return asked;
+}
+
 int xc_clients(const struct xc_opts *o, int argc, char **args)
 {
 	struct xd_buf path = XD_BUF_INIT;
@@ -202,6 +335,12 @@ int xc_clients(const struct xc_opts *o, int argc, char **args)
 	if (argc == 1)
 		xc_query_add(&path, "node", args[0]);
 	xd_buf_putc(&path, '\0');
+	if (o->fleet) {
+		rc = fleet_clients(o, (const char *)path.data,
+				   o->nacked || o->pending != NULL || argc == 1);
+		xd_buf_free(&path);
+		return rc;
+	}
 	rc = xc_get_json(o, (const char *)path.data, &a);
 	if (rc == XC_OK) {
 		if (o->json)

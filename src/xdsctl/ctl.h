@@ -7,7 +7,8 @@
  * command renders its answer (status.c, clients.c, loads.c, dump.c,
  * reload.c, diff.c, rollout.c); show.c holds what they share to print for a
  * terminal. push.c writes a snapshot directory to etcd, over gRPC;
- * local.c checks snapshots on this machine for push and diff.
+ * local.c checks snapshots on this machine for push and diff. fleet.c
+ * lists the replicas; members.c asks each of them, for --fleet.
  *
  * Every command returns an exit status from enum xc_exit, having said
  * on stderr what went wrong. Single-threaded, one request per command.
@@ -57,6 +58,11 @@ struct xc_opts {
 	 * too (envoy/verdict.h); NULL: none asked */
 	const char *envoy;
 	bool verbose;          /* diff: resources' text and node ids */
+	bool now;     /* push: every node at once, no rollout's bake */
+	bool dry_run; /* push: what it would change, writing nothing */
+	/* clients, status, diff, rollout status: every replica's answer
+	 * (members.h) */
+	bool fleet;
 };
 
 /* The commands: `args` are the words after the command's name. */
@@ -68,6 +74,13 @@ int xc_reload(const struct xc_opts *o, int argc, char **args);
 int xc_rollout(const struct xc_opts *o, int argc, char **args);
 int xc_push(const struct xc_opts *o, int argc, char **args);
 int xc_diff(const struct xc_opts *o, int argc, char **args);
+int xc_fleet(const struct xc_opts *o, int argc, char **args);
+
+/* A dry run's answer (a reload record with its diff and reach, as
+ * POST /reload?dry_run=1 gives it), for people: diff.c's, shared with
+ * push --dry-run. Returns the exit status, as diff(1)'s. */
+#include <jansson.h>
+int xc_diff_show(json_t *rec, bool verbose);
 
 /* "xdsctl: " + the message + newline, on stderr. */
 void xc_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -10,6 +10,11 @@
  * diff(1)'s: 0 nothing would change, 1 something would, 2 the reload
  * would be refused, or Envoy refuses something (or a usage error), 3
  * xdsd cannot be reached.
+ *
+ * With --fleet, every replica makes the dry run (members.h): the diff
+ * as the replica asked first sees it, then whom each change reaches on
+ * each replica, and with -v each node with its replica; replicas that
+ * would change something else are said.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -24,6 +29,7 @@
 #include "xdsctl/call.h"
 #include "xdsctl/ctl.h"
 #include "xdsctl/local.h"
+#include "xdsctl/members.h"
 #include "xdsctl/reload.h"
 #include "xdsctl/show.h"
 
@@ -110,6 +116,9 @@ static void key(json_t *k, bool verbose)
 	printf("snapshot '%s' %s (", name, change);
 	versions(k);
 	printf("): reaches %lld connected node%s", nodes, xd_plural(nodes));
+	if (json_is_integer(json_object_get(k, "canaries")))
+		printf(" (%lld canar%s connected to any replica)",
+		       xc_int(k, "canaries"), xc_int(k, "canaries") == 1 ? "y" : "ies");
 	if (xc_int(k, "rest_pollers") > 0)
 		printf(" (%lld by REST-JSON)", xc_int(k, "rest_pollers"));
 	if (json_object_get(k, "streams_moved") != NULL)
@@ -135,7 +144,7 @@ static void key(json_t *k, bool verbose)
 	free(change);
 }
 
-static int show(json_t *rec, bool verbose)
+int xc_diff_show(json_t *rec, bool verbose)
 {
 	json_t *d = json_object_get(rec, "diff"), *k;
 	long long nkeys = xc_int(rec, "changed"), connected = xc_int(d, "connected_nodes");
@@ -237,6 +246,173 @@ static int envoy_verdict(const struct xc_opts *o, const char *given)
 	return rc;
 }
 
+/* Key `name` of a dry run's diff, or NULL. */
+static json_t *diff_key(json_t *rec, const char *name)
+{
+	json_t *k;
+	size_t i;
+
+	json_array_foreach(json_object_get(json_object_get(rec, "diff"), "snapshots"), i, k)
+		if (json_is_string(json_object_get(k, "key")) &&
+		    strcmp(json_string_value(json_object_get(k, "key")), name) == 0)
+			return k;
+	return NULL;
+}
+
+/* A node a replica's dry run names, and that replica. */
+struct named_node {
+	const char *id;
+	const struct xc_member *m;
+};
+
+static int by_id(const void *a, const void *b)
+{
+	const struct named_node *x = a, *y = b;
+
+	return strcmp(x->id, y->id);
+}
+
+/* Whom the change of key `name` reaches: each node once across the
+ * replicas (counted per replica when one names only some of its
+ * nodes), each replica's count, and with `verbose` each node with the
+ * replicas it is on. */
+static void key_reach(const struct xc_members *ms, const char *name,
+		      const char *safe, bool verbose)
+{
+	struct named_node *v = NULL;
+	size_t n = 0, cap = 0, replicas = 0, distinct = 0;
+	long long summed = 0;
+	bool all_named = true;
+
+	for (size_t r = 0; r < ms->n; r++) {
+		json_t *theirs = ms->m[r].ok ? diff_key(ms->m[r].a.json, name) : NULL;
+		json_t *ids = json_object_get(theirs, "node_ids"), *id;
+		size_t j;
+
+		if (theirs == NULL)
+			continue;
+		replicas++;
+		summed += xc_int(theirs, "nodes");
+		all_named &= xc_int(theirs, "nodes") == (long long)json_array_size(ids);
+		json_array_foreach(ids, j, id) {
+			if (!json_is_string(id))
+				continue;
+			v = xd_grow(v, &cap, n + 1, sizeof(*v));
+			v[n++] = (struct named_node){json_string_value(id), &ms->m[r]};
+		}
+	}
+	if (n > 0)
+		qsort(v, n, sizeof(*v), by_id);
+	for (size_t j = 0; j < n; j++)
+		distinct += j == 0 || strcmp(v[j].id, v[j - 1].id) != 0;
+	if (all_named)
+		printf("snapshot '%s' across the fleet: reaches %zu connected node%s on %zu replica%s\n",
+		       safe, distinct, xd_plural((long long)distinct), replicas,
+		       xd_plural((long long)replicas));
+	else
+		printf("snapshot '%s' across the fleet: reaches %lld connected node%s on %zu replica%s (counted on each replica: a node on two counts twice)\n",
+		       safe, summed, xd_plural(summed), replicas, xd_plural((long long)replicas));
+	for (size_t r = 0; r < ms->n; r++) {
+		json_t *theirs = ms->m[r].ok ? diff_key(ms->m[r].a.json, name) : NULL;
+		char *label;
+
+		if (theirs == NULL)
+			continue;
+		label = xc_member_label(&ms->m[r]);
+		printf("  replica %s: %lld node%s\n", label, xc_int(theirs, "nodes"),
+		       xd_plural(xc_int(theirs, "nodes")));
+		free(label);
+	}
+	for (size_t j = 0, e; verbose && j < n; j = e) {
+		char *node = xc_safe(v[j].id, strlen(v[j].id));
+
+		printf("  node %s on", node);
+		for (e = j; e < n && strcmp(v[e].id, v[j].id) == 0; e++) {
+			char *label = xc_member_label(v[e].m);
+
+			printf("%s %s", e > j ? "," : "", label);
+			free(label);
+		}
+		printf("\n");
+		free(node);
+	}
+	free(v);
+}
+
+/* Whom each change of `first` reaches on every replica; replicas whose
+ * dry run differs said. */
+static void fleet_reach(const struct xc_members *ms, json_t *first, bool verbose)
+{
+	json_t *k;
+	size_t i;
+
+	for (size_t r = 0; r < ms->n; r++) {
+		json_t *rec = ms->m[r].a.json;
+		char *label;
+
+		if (!ms->m[r].ok || rec == first ||
+		    xc_int(rec, "changed") == xc_int(first, "changed"))
+			continue;
+		label = xc_member_label(&ms->m[r]);
+		printf("warning: replica %s would change %lld snapshot%s, not %lld: its source differs\n",
+		       label, xc_int(rec, "changed"), xd_plural(xc_int(rec, "changed")),
+		       xc_int(first, "changed"));
+		free(label);
+	}
+	json_array_foreach(json_object_get(json_object_get(first, "diff"), "snapshots"), i, k) {
+		const char *name = json_string_value(json_object_get(k, "key"));
+		char *safe = str(k, "key");
+
+		if (name != NULL)
+			key_reach(ms, name, safe, verbose);
+		free(safe);
+	}
+}
+
+/* diff --fleet: the dry run `path` on every replica. */
+static int fleet_diff(const struct xc_opts *o, const char *path)
+{
+	struct xc_members ms;
+	json_t *first = NULL;
+	int rc = xc_members_get(o, &ms), asked = XC_OK;
+
+	if (rc != XC_OK)
+		return rc;
+	for (size_t i = 0; i < ms.n; i++) {
+		struct xc_member *m = &ms.m[i];
+		char *label = xc_member_label(m);
+
+		if (m->admin[0] == '\0') {
+			xc_error("replica %s has no admin endpoint (admin_listen: off): left out",
+				 label);
+			asked = XC_UNREACHABLE;
+		} else if ((rc = xc_reload_post(&m->o, path, &m->a)) != XC_OK) {
+			xc_error("replica %s at %s: no dry run: left out", label, m->admin);
+			asked = rc == XC_UNREACHABLE ? rc : asked;
+		} else {
+			m->ok = true;
+			if (first == NULL)
+				first = m->a.json;
+		}
+		free(label);
+	}
+	if (o->json) {
+		xc_members_print_json(&ms, "dry_run");
+		rc = first != NULL && xc_int(first, "changed") > 0 ? XC_DIFFERS : XC_OK;
+	} else if (first == NULL) {
+		rc = XC_UNREACHABLE;
+	} else if (!json_is_true(json_object_get(first, "ok"))) {
+		xc_reload_print(stderr, first, "");
+		rc = XC_USAGE;
+	} else {
+		rc = xc_diff_show(first, o->verbose);
+		if (rc == XC_DIFFERS)
+			fleet_reach(&ms, first, o->verbose);
+	}
+	xc_members_free(&ms);
+	return asked == XC_UNREACHABLE && rc != XC_USAGE ? asked : rc;
+}
+
 int xc_diff(const struct xc_opts *o, int argc, char **args)
 {
 	struct xd_buf path = XD_BUF_INIT;
@@ -259,6 +435,11 @@ int xc_diff(const struct xc_opts *o, int argc, char **args)
 		xc_query_add(&path, "snapshots", o->snapshots[0] == '/' ? o->snapshots : abs);
 	}
 	xd_buf_putc(&path, '\0');
+	if (o->fleet) {
+		rc = fleet_diff(o, (const char *)path.data);
+		xd_buf_free(&path);
+		goto envoy;
+	}
 	rc = xc_reload_post(o, (const char *)path.data, &a);
 	xd_buf_free(&path);
 	/* xdsd answered, but not with a diff (a malformed query): trouble,
@@ -274,9 +455,10 @@ int xc_diff(const struct xc_opts *o, int argc, char **args)
 	} else if (o->json) {
 		rc = xc_int(a.json, "changed") > 0 ? XC_DIFFERS : XC_OK;
 	} else {
-		rc = show(a.json, o->verbose);
+		rc = xc_diff_show(a.json, o->verbose);
 	}
 	xc_answer_free(&a);
+envoy:
 	if (rc != XC_USAGE && o->envoy != NULL) {
 		int v = envoy_verdict(o, o->snapshots == NULL ? NULL :
 					   o->snapshots[0] == '/' ? o->snapshots : abs);

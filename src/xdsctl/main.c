@@ -52,15 +52,28 @@ static void usage(FILE *out)
 		"  rollout status|promote|abort the staged rollout: where it stands and its\n"
 		"                               NACKs (exit status 1 when it failed); promote\n"
 		"                               it to every node now, or roll it back\n"
-		"  push [--envoy PATH] DIR      check the snapshot directory as xdsd --check\n"
+		"  fleet                        every replica registered under the etcd\n"
+		"                               prefix: health, revision, what it serves,\n"
+		"                               streams and nodes, its rollout; exit status\n"
+		"                               1 when one is not healthy or two on one\n"
+		"                               revision serve different snapshots\n"
+		"  push [--now|--dry-run] [--envoy PATH] DIR\n"
+		"                               check the snapshot directory as xdsd --check\n"
 		"                               does, then write it to the etcd prefix in one\n"
 		"                               transaction (keys of files gone are deleted);\n"
-		"                               nothing written when a file has an error\n"
+		"                               nothing written when a file has an error;\n"
+		"                               --now: every node at once, no canaries nor\n"
+		"                               bake (a rollback, a hotfix); --dry-run: what\n"
+		"                               it would change from what etcd holds, and\n"
+		"                               whom it reaches on every replica\n"
 		"\n"
 		"options:\n"
 		"      --admin ADDR      the admin endpoint: host:port or unix:/path\n"
 		"                        (default -c's admin_listen, else $XDSCTL_ADMIN,\n"
 		"                        else " DEFAULT_ADMIN ")\n"
+		"      --fleet           clients, status, diff, rollout status: ask every\n"
+		"                        replica the admin endpoint lists (xdsctl fleet),\n"
+		"                        one line per node with its replica\n"
 		"      --json            print xdsd's JSON answer as it is, for scripts\n"
 		"      --timeout SECONDS give up after this long (default %d)\n"
 		"      --nacked          clients: only the streams that NACKed\n"
@@ -86,6 +99,8 @@ static void usage(FILE *out)
 		"      --key FILE        push: its private key\n"
 		"      --schema FILE     push, diff --envoy: the Envoy API descriptor set to\n"
 		"                        check with\n"
+		"      --now             push: the replicas serve it to every node at once\n"
+		"      --dry-run         push: say what it would change, write nothing\n"
 		"  -h, --help            show this help and exit\n"
 		"  -V, --version         show the version and exit\n"
 		"\n"
@@ -93,9 +108,9 @@ static void usage(FILE *out)
 		"snapshot, no rollout under way), or status found it not ready,\n"
 		"its last reload refused or its etcd source not watching, or\n"
 		"rollout status its rollout failed, or etcd refused the push, or\n"
-		"diff found changes; 2 usage error, or push found errors in the\n"
-		"snapshots, or diff found them refused (or --envoy's Envoy refuses\n"
-		"something); 3 xdsd or etcd cannot be\n"
+		"diff or push --dry-run found changes; 2 usage error, or push\n"
+		"found errors in the snapshots, or diff found them refused (or\n"
+		"--envoy's Envoy refuses something); 3 xdsd or etcd cannot be\n"
 		"reached or its answer is not understood. See xdsctl(1).\n",
 		DEFAULT_TIMEOUT_S);
 }
@@ -188,7 +203,10 @@ enum {
 	OPT_KEY,
 	OPT_SCHEMA,
 	OPT_SNAPSHOTS,
-	OPT_ENVOY
+	OPT_NOW,
+	OPT_DRY_RUN,
+	OPT_ENVOY,
+	OPT_FLEET
 };
 
 static const struct option long_opts[] = {
@@ -206,7 +224,10 @@ static const struct option long_opts[] = {
 	{"key", required_argument, NULL, OPT_KEY},
 	{"schema", required_argument, NULL, OPT_SCHEMA},
 	{"snapshots", required_argument, NULL, OPT_SNAPSHOTS},
+	{"now", no_argument, NULL, OPT_NOW},
+	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"envoy", required_argument, NULL, OPT_ENVOY},
+	{"fleet", no_argument, NULL, OPT_FLEET},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -225,6 +246,7 @@ static const struct {
 	{"rollout", xc_rollout},
 	{"push", xc_push},
 	{"diff", xc_diff},
+	{"fleet", xc_fleet},
 };
 
 /* The command argv[0], once its options are known to go with it. */
@@ -246,9 +268,17 @@ static int run(struct xc_opts *o, int argc, char **argv, bool pushing,
 		return xc_usage_error("--older goes with --pending");
 	if (pending && strcmp(argv[0], "clients") != 0)
 		return xc_usage_error("--pending goes with clients");
-	if ((o->snapshots != NULL || o->verbose) && strcmp(argv[0], "diff") != 0)
-		return xc_usage_error("%s goes with diff",
-				      o->snapshots != NULL ? "--snapshots" : "-v");
+	if (o->fleet && strcmp(argv[0], "clients") != 0 &&
+	    strcmp(argv[0], "status") != 0 && strcmp(argv[0], "diff") != 0 &&
+	    !(strcmp(argv[0], "rollout") == 0 && argc > 1 &&
+	      strcmp(argv[1], "status") == 0))
+		return xc_usage_error("--fleet goes with clients, status, diff and rollout status");
+	if ((o->now || o->dry_run) && !pushing)
+		return xc_usage_error("%s goes with push", o->now ? "--now" : "--dry-run");
+	if (o->snapshots != NULL && strcmp(argv[0], "diff") != 0)
+		return xc_usage_error("--snapshots goes with diff");
+	if (o->verbose && strcmp(argv[0], "diff") != 0 && !(pushing && o->dry_run))
+		return xc_usage_error("-v goes with diff and push --dry-run");
 	if (pending)
 		o->pending = older != NULL ? older : "0";
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
@@ -261,7 +291,7 @@ static int run(struct xc_opts *o, int argc, char **argv, bool pushing,
 		}
 		return rc;
 	}
-	return xc_usage_error("unknown command '%s': status, clients, loads, dump, reload, diff, rollout or push",
+	return xc_usage_error("unknown command '%s': status, clients, loads, dump, reload, diff, rollout, fleet or push",
 			      argv[0]);
 }
 
@@ -337,6 +367,15 @@ int main(int argc, char **argv)
 		case 'v':
 			o.verbose = true;
 			break;
+		case OPT_NOW:
+			o.now = true;
+			break;
+		case OPT_DRY_RUN:
+			o.dry_run = true;
+			break;
+		case OPT_FLEET:
+			o.fleet = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return XC_OK;
@@ -350,7 +389,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc)
-		return xc_usage_error("which command? status, clients, loads, dump, reload, diff, rollout or push");
+		return xc_usage_error("which command? status, clients, loads, dump, reload, diff, rollout, fleet or push");
 	pushing = strcmp(argv[optind], "push") == 0;
 	/* -c: push's etcd settings, the admin endpoint of the others */
 	if (o.admin == NULL && o.config != NULL && !pushing) {

@@ -11,7 +11,10 @@
  *
  * The transaction holds only if no key under the prefix changed since
  * it was read (a compare of every key's mod revision): a push racing
- * another reads again, up to PUSH_TRIES times.
+ * another reads again, up to PUSH_TRIES times. xdsd's own keys under
+ * the prefix ("<prefix>.xdsd/", etcd/etcd.h: the rollout's record and
+ * the replicas' reports, which the replicas write as they serve) are
+ * neither compared nor deleted.
  *
  * The calls are gRPC core's, made synchronous: each on a completion
  * queue of its own that this thread plucks; the call's deadline
@@ -26,55 +29,30 @@
 #include <grpc/support/time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config/config.h"
 #include "etcd/kv.pb-c.h"
 #include "etcd/rpc.pb-c.h"
+#include "etcd/etcd.h"
 #include "etcd/wire.h"
 #include "schema/schema.h"
 #include "snapshot/loader.h"
 #include "util/address.h"
+#include "util/clock.h"
 #include "util/xalloc.h"
+#include "rollout/record.h"
 #include "xdsctl/ctl.h"
+#include "xdsctl/push.h"
 #include "xdsctl/local.h"
 
 #define DEFAULT_ENDPOINT "127.0.0.1:2379"
 /* reads and transactions when the prefix keeps changing under them */
 #define PUSH_TRIES 3
-/* the largest answer read: a Range of the prefix's keys */
-#define MAX_RESPONSE (64 << 20)
-
-/* What is written: <prefix><name> = text, one per snapshot file. */
-struct put {
-	char *key;
-	const char *text; /* in the keys read (struct xd_snapkey) */
-	size_t len;
-};
-
-struct push {
-	const struct xc_opts *o;
-	struct xd_config cfg;  /* xdsd.yaml's (-c) or the defaults */
-	/* --etcd split (owned, checked here), or cfg's (checked by
-	 * xd_config_load: one host:port each) */
-	char *const *endpoints;
-	size_t nendpoints;
-	char **split;
-	size_t nsplit;
-	const char *prefix;
-	struct put *puts;
-	size_t nputs;
-	grpc_channel_credentials *creds;
-};
 
 /* ---------------- one synchronous call ---------------- */
 
-/*
- * Calls `method` on `ch` with `req`; the answer, of descriptor `d`, in
- * *resp. XC_OK, or with why in `why`: XC_UNREACHABLE when etcd could
- * not be reached or did not answer in time, XC_FAILED when it answered
- * with an error.
- */
-static int unary(const struct push *p, grpc_channel *ch, const char *method,
+int xc_push_unary(const struct push *p, grpc_channel *ch, const char *method,
 		 const ProtobufCMessage *req,
 		 const ProtobufCMessageDescriptor *d, ProtobufCMessage **resp,
 		 char *why, size_t len)
@@ -159,25 +137,48 @@ static bool pushed(const struct push *p, const ProtobufCBinaryData *key)
 	return false;
 }
 
-/* The Txn of every put, and of a delete of each key of `now` (the
- * prefix's keys at its revision) that no file gives; held only if no
- * key under the prefix changed after that revision. Its ops point into
- * `p`, `now` and the arrays given, which must outlive it. */
-static void build_txn(const struct push *p, const Etcdserverpb__RangeResponse *now,
-		      const ProtobufCBinaryData *key, const ProtobufCBinaryData *end,
-		      Etcdserverpb__TxnRequest *txn, Etcdserverpb__Compare *cmp,
-		      Etcdserverpb__RequestOp *ops, Etcdserverpb__PutRequest *puts,
-		      Etcdserverpb__DeleteRangeRequest *dels, size_t *ndeleted)
+bool xc_push_own_key(const struct push *p, const ProtobufCBinaryData *key)
 {
-	size_t n = 0;
+	size_t plen = strlen(p->prefix), olen = strlen(XD_ETCD_OWN_DIR);
 
+	return key->len >= plen + olen &&
+	       memcmp(key->data, p->prefix, plen) == 0 &&
+	       memcmp(key->data + plen, XD_ETCD_OWN_DIR, olen) == 0;
+}
+
+/* `cmp`: no key of [key, end) changed after `revision`. */
+static void unchanged_since(Etcdserverpb__Compare *cmp,
+			    const ProtobufCBinaryData *key,
+			    const ProtobufCBinaryData *end, int64_t revision)
+{
 	etcdserverpb__compare__init(cmp);
 	cmp->result = ETCDSERVERPB__COMPARE__COMPARE_RESULT__Less;
 	cmp->target = ETCDSERVERPB__COMPARE__COMPARE_TARGET__Mod;
 	cmp->key = *key;
 	cmp->range_end = *end;
 	cmp->target_union_case = ETCDSERVERPB__COMPARE__TARGET_UNION_MOD_REVISION;
-	cmp->mod_revision = now->header->revision + 1;
+	cmp->mod_revision = revision + 1;
+}
+
+/* The Txn of every put, and of a delete of each key of `now` (the
+ * prefix's keys at its revision) that no file gives; held only if no
+ * key under the prefix but xdsd's own ([key, own) and [own_end, end))
+ * changed after that revision. With --now, the rollout's record too,
+ * promoted, in the same revision as the change. Its ops point into
+ * `p`, `now` and the arrays given (puts: one more than the files),
+ * which must outlive it. */
+static void build_txn(const struct push *p, const Etcdserverpb__RangeResponse *now,
+		      const ProtobufCBinaryData *key, const ProtobufCBinaryData *own,
+		      const ProtobufCBinaryData *own_end,
+		      const ProtobufCBinaryData *end,
+		      Etcdserverpb__TxnRequest *txn, Etcdserverpb__Compare *cmp,
+		      Etcdserverpb__RequestOp *ops, Etcdserverpb__PutRequest *puts,
+		      Etcdserverpb__DeleteRangeRequest *dels, size_t *ndeleted)
+{
+	size_t n = 0;
+
+	unchanged_since(&cmp[0], key, own, now->header->revision);
+	unchanged_since(&cmp[1], own_end, end, now->header->revision);
 	for (size_t i = 0; i < p->nputs; i++, n++) {
 		etcdserverpb__put_request__init(&puts[i]);
 		puts[i].key.data = (uint8_t *)p->puts[i].key;
@@ -188,11 +189,24 @@ static void build_txn(const struct push *p, const Etcdserverpb__RangeResponse *n
 		ops[n].request_case = ETCDSERVERPB__REQUEST_OP__REQUEST_REQUEST_PUT;
 		ops[n].request_put = &puts[i];
 	}
+	if (p->record_key != NULL) {
+		Etcdserverpb__PutRequest *r = &puts[p->nputs];
+
+		etcdserverpb__put_request__init(r);
+		r->key.data = (uint8_t *)p->record_key;
+		r->key.len = strlen(p->record_key);
+		r->value.data = p->record.data;
+		r->value.len = p->record.len;
+		etcdserverpb__request_op__init(&ops[n]);
+		ops[n].request_case = ETCDSERVERPB__REQUEST_OP__REQUEST_REQUEST_PUT;
+		ops[n].request_put = r;
+		n++;
+	}
 	*ndeleted = 0;
 	for (size_t i = 0; i < now->n_kvs; i++) {
 		Etcdserverpb__DeleteRangeRequest *del = &dels[*ndeleted];
 
-		if (pushed(p, &now->kvs[i]->key))
+		if (pushed(p, &now->kvs[i]->key) || xc_push_own_key(p, &now->kvs[i]->key))
 			continue;
 		etcdserverpb__delete_range_request__init(del);
 		del->key = now->kvs[i]->key;
@@ -202,7 +216,7 @@ static void build_txn(const struct push *p, const Etcdserverpb__RangeResponse *n
 		n++;
 		(*ndeleted)++;
 	}
-	txn->n_compare = 1;
+	txn->n_compare = 2;
 	txn->n_success = n;
 }
 
@@ -218,8 +232,9 @@ static int try_push(const struct push *p, grpc_channel *ch, int64_t *revision,
 	Etcdserverpb__TxnRequest txn = ETCDSERVERPB__TXN_REQUEST__INIT;
 	Etcdserverpb__RangeResponse *now;
 	Etcdserverpb__TxnResponse *done;
-	ProtobufCBinaryData key, end;
-	Etcdserverpb__Compare cmp, *cmps[1] = {&cmp};
+	ProtobufCBinaryData key, end, own, own_end;
+	Etcdserverpb__Compare cmp[2], *cmps[2] = {&cmp[0], &cmp[1]};
+	char *own_text;
 	Etcdserverpb__RequestOp *ops, **opp;
 	Etcdserverpb__PutRequest *puts;
 	Etcdserverpb__DeleteRangeRequest *dels;
@@ -229,10 +244,14 @@ static int try_push(const struct push *p, grpc_channel *ch, int64_t *revision,
 	key.data = (uint8_t *)(void *)p->prefix;
 	key.len = strlen(p->prefix);
 	end.data = (uint8_t *)xd_etcd_range_end(p->prefix, &end.len);
+	own_text = xd_asprintf("%s%s", p->prefix, XD_ETCD_OWN_DIR);
+	own.data = (uint8_t *)own_text;
+	own.len = strlen(own_text);
+	own_end.data = (uint8_t *)xd_etcd_range_end(own_text, &own_end.len);
 	range.key = key;
 	range.range_end = end;
 	range.keys_only = true;
-	rc = unary(p, ch, XD_ETCD_RANGE_METHOD, &range.base,
+	rc = xc_push_unary(p, ch, XD_ETCD_RANGE_METHOD, &range.base,
 		   &etcdserverpb__range_response__descriptor,
 		   (ProtobufCMessage **)&now, why, len);
 	if (rc == XC_OK && now->header == NULL) {
@@ -242,19 +261,22 @@ static int try_push(const struct push *p, grpc_channel *ch, int64_t *revision,
 	}
 	if (rc != XC_OK) {
 		free(end.data);
+		free(own_text);
+		free(own_end.data);
 		return rc;
 	}
-	nops = p->nputs + now->n_kvs;
+	nops = p->nputs + now->n_kvs + 1;
 	ops = xd_calloc(nops, sizeof(*ops));
 	opp = xd_calloc(nops, sizeof(*opp));
 	puts = xd_calloc(p->nputs + 1, sizeof(*puts));
 	dels = xd_calloc(now->n_kvs + 1, sizeof(*dels));
-	build_txn(p, now, &key, &end, &txn, &cmp, ops, puts, dels, ndeleted);
+	build_txn(p, now, &key, &own, &own_end, &end, &txn, cmp, ops, puts, dels,
+		  ndeleted);
 	for (size_t i = 0; i < txn.n_success; i++)
 		opp[i] = &ops[i];
 	txn.compare = cmps;
 	txn.success = opp;
-	rc = unary(p, ch, XD_ETCD_TXN_METHOD, &txn.base,
+	rc = xc_push_unary(p, ch, XD_ETCD_TXN_METHOD, &txn.base,
 		   &etcdserverpb__txn_response__descriptor,
 		   (ProtobufCMessage **)&done, why, len);
 	if (rc == XC_OK) {
@@ -270,19 +292,27 @@ static int try_push(const struct push *p, grpc_channel *ch, int64_t *revision,
 	free(puts);
 	free(dels);
 	free(end.data);
+	free(own_text);
+	free(own_end.data);
 	return rc;
+}
+
+grpc_channel *xc_push_channel(const struct push *p, const char *endpoint)
+{
+	grpc_arg args[] = {
+		{.type = GRPC_ARG_INTEGER,
+		 .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
+		 .value.integer = XC_PUSH_MAX_RESPONSE},
+	};
+	grpc_channel_args ca = {sizeof(args) / sizeof(args[0]), args};
+
+	return grpc_channel_create(endpoint, p->creds, &ca);
 }
 
 /* The push to one endpoint: tried again while the prefix changes. */
 static int push_to(const struct push *p, const char *endpoint)
 {
-	grpc_arg args[] = {
-		{.type = GRPC_ARG_INTEGER,
-		 .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
-		 .value.integer = MAX_RESPONSE},
-	};
-	grpc_channel_args ca = {sizeof(args) / sizeof(args[0]), args};
-	grpc_channel *ch = grpc_channel_create(endpoint, p->creds, &ca);
+	grpc_channel *ch = xc_push_channel(p, endpoint);
 	int64_t revision = 0;
 	size_t deleted = 0;
 	char why[512];
@@ -295,6 +325,9 @@ static int push_to(const struct push *p, const char *endpoint)
 		printf("pushed %zu file%s to %s under '%s', %zu key%s deleted: revision %lld\n",
 		       p->nputs, p->nputs == 1 ? "" : "s", endpoint, p->prefix,
 		       deleted, deleted == 1 ? "" : "s", (long long)revision);
+	if (rc == XC_OK && p->o->now)
+		printf("with --now: every replica serves it to every node at once, without canaries or a bake (rollout %lld, %s)\n",
+		       (long long)revision, p->print);
 	else if (rc == -1)
 		xc_error("etcd %s: the keys under '%s' changed while pushing, %d times; nothing written",
 			 endpoint, p->prefix, PUSH_TRIES);
@@ -392,6 +425,7 @@ static int check_dir(struct push *p, const char *dir, struct xd_snapkey **keys,
 	size_t skip = strlen(dir) + 1, total;
 	struct xd_load load;
 
+	p->schema = schema;
 	if (schema == NULL) {
 		xd_diag_print(&diag, stderr);
 		xd_diag_clear(&diag);
@@ -406,7 +440,6 @@ static int check_dir(struct push *p, const char *dir, struct xd_snapkey **keys,
 		xc_error("%s: %zu error%s in the snapshots; nothing written to etcd",
 			 dir, total, total == 1 ? "" : "s");
 		xd_load_free(&load);
-		xd_schema_free(schema);
 		return XC_USAGE;
 	}
 	/* as --check warns: with xdsd.yaml (-c), under its TLS settings */
@@ -426,8 +459,11 @@ static int check_dir(struct push *p, const char *dir, struct xd_snapkey **keys,
 	*nkeys = load.nkeys;
 	load.keys = NULL;
 	load.nkeys = 0;
+	/* the set as the replicas will load it: its print names it */
+	p->snaps = xd_load_take(&load, &p->nsnaps);
+	p->files = load.files;
+	xd_rollout_fingerprint(p->snaps, p->nsnaps, p->print);
 	xd_load_free(&load);
-	xd_schema_free(schema);
 	for (size_t i = 0; i < *nkeys; i++) {
 		for (size_t j = 0; j < (*keys)[i].nfiles; j++) {
 			const struct xd_snapfile *f = &(*keys)[i].files[j];
@@ -448,6 +484,31 @@ static int check_dir(struct push *p, const char *dir, struct xd_snapkey **keys,
 	return XC_OK;
 }
 
+/* --now: the rollout's record that the replicas serve the change by,
+ * promoted, its revision (its id, 0 here) the transaction's. */
+static void now_record(struct push *p)
+{
+	struct xd_rollout_record rec = {0};
+	char host[256] = "", who[600], why[800];
+	const char *user = getenv("USER");
+
+	gethostname(host, sizeof(host) - 1);
+	snprintf(who, sizeof(who), "%s@%s", user != NULL ? user : "?", host);
+	rec.state = XD_ROLLOUT_PROMOTED;
+	memcpy(rec.candidate, p->print, sizeof(rec.candidate));
+	rec.now = true;
+	rec.started_ms = rec.ended_ms = xd_wall_ms();
+	snprintf(why, sizeof(why),
+		 "pushed with --now by %s: every node at once, without canaries or a bake",
+		 who);
+	xd_rollout_text_set(&rec.trigger, "xdsctl push --now");
+	xd_rollout_text_set(&rec.by, who);
+	xd_rollout_text_set(&rec.reason, why);
+	xd_rollout_record_write(&rec, &p->record);
+	xd_rollout_record_clear(&rec);
+	p->record_key = xd_asprintf("%s%s%s", p->prefix, XD_ETCD_OWN_DIR, "rollout");
+}
+
 int xc_push(const struct xc_opts *o, int argc, char **args)
 {
 	struct push p = {.o = o};
@@ -458,6 +519,8 @@ int xc_push(const struct xc_opts *o, int argc, char **args)
 
 	if (argc != 1)
 		return xc_usage_error("push takes one snapshot directory");
+	if (o->now && o->dry_run)
+		return xc_usage_error("push: --now or --dry-run, not both");
 	dir = xd_strdup(args[0]);
 	/* "dir/" and "dir" are the same directory */
 	for (dlen = strlen(dir); dlen > 1 && dir[dlen - 1] == '/'; dlen--)
@@ -465,11 +528,15 @@ int xc_push(const struct xc_opts *o, int argc, char **args)
 	rc = settings(&p);
 	if (rc == XC_OK)
 		rc = check_dir(&p, dir, &keys, &nkeys);
+	if (rc == XC_OK && o->now)
+		now_record(&p);
 	if (rc == XC_OK) {
 		grpc_init();
 		rc = credentials(&p);
+		if (rc == XC_OK && o->dry_run)
+			rc = xc_push_preview(&p, dir);
 		/* the endpoints in turn, until one answers */
-		for (size_t i = 0; rc == XC_OK && i < p.nendpoints; i++) {
+		for (size_t i = 0; rc == XC_OK && !o->dry_run && i < p.nendpoints; i++) {
 			rc = push_to(&p, p.endpoints[i]);
 			if (rc != XC_UNREACHABLE)
 				break;
@@ -486,6 +553,12 @@ int xc_push(const struct xc_opts *o, int argc, char **args)
 	for (size_t i = 0; i < p.nsplit; i++)
 		free(p.split[i]);
 	free(p.split);
+	for (size_t i = 0; i < p.nsnaps; i++)
+		xd_snapshot_unref(p.snaps[i]);
+	free(p.snaps);
+	xd_schema_free(p.schema);
+	free(p.record_key);
+	xd_buf_free(&p.record);
 	xd_snapdir_free(keys, nkeys);
 	xd_config_free(&p.cfg);
 	free(dir);

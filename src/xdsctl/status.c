@@ -10,6 +10,11 @@
  * and whether a balancer should keep the replica: 0 serving and
  * healthy, XC_DEGRADED (1) serving while something needs an operator,
  * XC_NOT_SERVING (4) serving nothing (health()).
+ *
+ * With --fleet, every replica's /status.json (members.h), one row a
+ * replica; the exit status the worst: XC_UNREACHABLE when one could
+ * not be asked, else XC_NOT_SERVING when one serves nothing, else
+ * XC_DEGRADED when one is degraded.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +25,7 @@
 #include "util/xalloc.h"
 #include "xdsctl/call.h"
 #include "xdsctl/ctl.h"
+#include "xdsctl/members.h"
 #include "xdsctl/reload.h"
 #include "xdsctl/show.h"
 
@@ -323,6 +329,95 @@ static int health(const struct xc_opts *o, json_t *doc)
 	return rc;
 }
 
+#define FLEET_NCOLS 9
+
+/* The worse of two exit statuses of status --fleet. */
+static int worse(int a, int b)
+{
+	static const int rank[] = {[XC_OK] = 0, [XC_DEGRADED] = 1,
+				   [XC_USAGE] = 2, [XC_NOT_SERVING] = 3,
+				   [XC_UNREACHABLE] = 4};
+
+	return rank[b] > rank[a] ? b : a;
+}
+
+/* "failed 12:00:01Z" of the newest reload, or "-". */
+static const char *last_reload(json_t *doc, char *buf, size_t cap)
+{
+	json_t *last = json_array_get(
+		json_object_get(json_object_get(doc, "reloads"), "history"), 0);
+	char at[64];
+
+	if (!json_is_object(last))
+		return "-";
+	snprintf(buf, cap, "%s %s",
+		 json_is_true(json_object_get(last, "ok")) ? "ok" : "REFUSED",
+		 xc_text(last, "at", at, sizeof(at)));
+	return buf;
+}
+
+/* status --fleet: a row per replica, its verdict beside it. */
+static int fleet_status(const struct xc_opts *o)
+{
+	static const char *const head[FLEET_NCOLS] = {
+		"REPLICA", "HEALTH", "VERSION", "SOURCE", "REVISION", "STREAMS",
+		"NODES", "LAST RELOAD", "ROLLOUT",
+	};
+	static const char *const verdicts[] = {
+		[XC_OK] = "serving", [XC_DEGRADED] = "DEGRADED",
+		[XC_NOT_SERVING] = "NOT SERVING",
+	};
+	struct xc_members ms;
+	struct xc_table *tab;
+	int rc = xc_members_get(o, &ms), worst;
+
+	if (rc != XC_OK)
+		return rc;
+	worst = xc_members_ask(&ms, "/status.json");
+	if (o->json)
+		xc_members_print_json(&ms, "status");
+	tab = xc_table_new(FLEET_NCOLS, head);
+	for (size_t i = 0; i < ms.n; i++) {
+		struct xc_member *m = &ms.m[i];
+		json_t *doc = m->a.json, *src = json_object_get(doc, "source");
+		json_t *ro = json_object_get(doc, "rollout");
+		char b[FLEET_NCOLS][64], *name, rollout[96];
+		const char *row[FLEET_NCOLS];
+		int v;
+
+		if (!m->ok)
+			continue;
+		v = health(&m->o, doc);
+		worst = worse(worst, v);
+		name = xd_asprintf("%s%s", m->name, m->self ? " *" : "");
+		if (json_is_true(json_object_get(ro, "configured")) && xc_int(ro, "id") > 0)
+			snprintf(rollout, sizeof(rollout), "%lld %s", xc_int(ro, "id"),
+				 xc_text(ro, "state", b[8], sizeof(b[8])));
+		else
+			snprintf(rollout, sizeof(rollout), "-");
+		row[0] = name;
+		row[1] = verdicts[v];
+		row[2] = xc_text(doc, "version", b[2], sizeof(b[2]));
+		row[3] = xc_text(src, "kind", b[3], sizeof(b[3]));
+		row[4] = json_is_integer(json_object_get(src, "revision")) ?
+				 xc_text(src, "revision", b[4], sizeof(b[4])) : "-";
+		row[5] = xc_text(doc, "streams", b[5], sizeof(b[5]));
+		row[6] = xc_text(doc, "nodes", b[6], sizeof(b[6]));
+		row[7] = last_reload(doc, b[7], sizeof(b[7]));
+		row[8] = rollout;
+		xc_table_row(tab, row);
+		free(name);
+	}
+	if (!o->json) {
+		xc_table_print(tab, stdout);
+		printf("%zu replica%s (* the one asked)\n", ms.n,
+		       ms.n == 1 ? "" : "s");
+	}
+	xc_table_free(tab);
+	xc_members_free(&ms);
+	return worst;
+}
+
 int xc_status(const struct xc_opts *o, int argc, char **args)
 {
 	struct xc_answer a;
@@ -331,6 +426,8 @@ int xc_status(const struct xc_opts *o, int argc, char **args)
 	(void)args;
 	if (argc > 0)
 		return xc_usage_error("status takes no arguments");
+	if (o->fleet)
+		return fleet_status(o);
 	rc = xc_get_json(o, "/status.json", &a);
 	if (rc != XC_OK)
 		return rc;

@@ -54,6 +54,38 @@ static void put_clusters(const struct xdt_etcd *e, const char *key,
 
 /* The etcd revision the newest reload record says it loaded, and in
  * `names` what it names as changed ("+c-2 +c-3"; may be NULL). */
+static long long key_revision(const struct xdt_etcd *e, const char *name);
+static void wait_revision(const struct xdt_daemon *d, long long want);
+
+/* Waits until the replica's registration under the prefix
+ * (rollout/fleet.h) counts `streams` streams: the last it writes while
+ * nothing changes. */
+static void wait_registered(const struct xdt_etcd *e, int streams)
+{
+	char want[64];
+
+	snprintf(want, sizeof(want), "\"streams\":%d,", streams);
+	for (long long end = xdtest_now_ms() + SERVED_MS;;) {
+		char *cmd, buf[8192];
+		size_t len = 0;
+		FILE *p;
+
+		ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s get " PREFIX
+				   ".xdsd/replicas/ --prefix --print-value-only 2>/dev/null",
+				   e->endpoint) > 0);
+		p = popen(cmd, "r");
+		ck_assert(p != NULL);
+		len = fread(buf, 1, sizeof(buf) - 1, p);
+		pclose(p);
+		free(cmd);
+		buf[len] = '\0';
+		if (strstr(buf, want) != NULL)
+			return;
+		XDT_REQUIRE(xdtest_now_ms() < end, "no registration with %s: %s", want, buf);
+		xdtest_sleep_ms(100);
+	}
+}
+
 static long long newest_reload_revision(const struct xdt_daemon *d, char *names,
 					size_t size)
 {
@@ -448,32 +480,39 @@ START_TEST(lost_and_resumed)
 	struct xdc_stream *s;
 	json_t *src;
 	char *out, want[256];
+	long long rev, seen;
 
 	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);
 	d = start(e);
 	s = client(d, &c, 2);
-	ck_assert(xdt_daemon_wait_log(d, "watching '" PREFIX "' from revision 3", SERVED_MS));
+	ck_assert(xdt_daemon_wait_log(d, "watching '" PREFIX "' from revision ", SERVED_MS));
 
-	/* watching, at the revision of the one put */
+	/* watching, at the revision of the one put, or of the replica's
+	 * registration when it came after (its streams counted) */
+	wait_registered(e, 1);
+	seen = xdt_etcd_revision(e);
+	wait_revision(d, seen);
 	src = source_when(d, "healthy", true);
 	ck_assert_str_eq(xdt_json_str(src, "kind"), "etcd");
 	ck_assert_str_eq(xdt_json_str(src, "prefix"), PREFIX);
 	ck_assert_str_eq(xdt_json_str(src, "endpoint"), e->endpoint);
 	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(src, "endpoints"), 0)),
 			 e->endpoint);
-	ck_assert_int_eq(num(src, "revision"), 2);
+	ck_assert_int_eq(num(src, "revision"), seen);
 	ck_assert_int_eq(num(src, "reconnects"), 0);
 	ck_assert(json_is_null(json_object_get(src, "last_error")));
 	ck_assert_int_eq(strlen(xdt_json_str(src, "since")), 24);
 	json_decref(src);
-	ck_assert(xdt_daemon_metric(d, REVISION) == 2);
+	ck_assert(xdt_daemon_metric(d, REVISION) == seen);
 	ck_assert(xdt_daemon_metric(d, UP) == 1);
 	ck_assert(xdt_daemon_metric(d, RECONNECTS) == 0);
-	page_has(d, "<span id=etcd-revision>2</span>, <span id=etcd-health>watching</span>");
+	snprintf(want, sizeof(want), "<span id=etcd-revision>%lld</span>, <span id=etcd-health>watching</span>",
+		 seen);
+	page_has(d, want);
 	ck_assert_int_eq(ctl_status(d, &out), 0);
-	snprintf(want, sizeof(want), "source:    etcd %s prefix " PREFIX ", revision 2, watching since ",
-		 e->endpoint);
+	snprintf(want, sizeof(want), "source:    etcd %s prefix " PREFIX ", revision %lld, watching since ",
+		 e->endpoint, seen);
 	ck_assert_msg(strstr(out, want) != NULL, "no '%s' in: %s", want, out);
 	/* the reload history says which revision each load read */
 	ck_assert_msg(strstr(out, ", etcd revision 2): ") != NULL, "xdsctl status: %s", out);
@@ -490,13 +529,16 @@ START_TEST(lost_and_resumed)
 	ck_assert_msg(strstr(xdt_json_str(src, "last_error"), want) == xdt_json_str(src, "last_error"),
 		      "last_error: %s", xdt_json_str(src, "last_error"));
 	ck_assert_int_eq(strlen(xdt_json_str(src, "last_error_at")), 24);
-	ck_assert_int_eq(num(src, "revision"), 2); /* what is still served */
+	ck_assert_int_eq(num(src, "revision"), seen); /* what is still served */
 	json_decref(src);
 	ck_assert(xdt_daemon_metric(d, UP) == 0);
-	ck_assert(xdt_daemon_metric(d, REVISION) == 2);
-	page_has(d, "<span id=etcd-revision>2</span>, <span id=etcd-health>not watching</span>");
+	ck_assert(xdt_daemon_metric(d, REVISION) == seen);
+	snprintf(want, sizeof(want), "<span id=etcd-revision>%lld</span>, <span id=etcd-health>not watching</span>",
+		 seen);
+	page_has(d, want);
 	ck_assert_int_eq(ctl_status(d, &out), 1);
-	ck_assert_msg(strstr(out, "revision 2, NOT WATCHING since ") != NULL &&
+	snprintf(want, sizeof(want), "revision %lld, NOT WATCHING since ", seen);
+	ck_assert_msg(strstr(out, want) != NULL &&
 			      strstr(out, "last error ") != NULL &&
 			      strstr(out, "is not watching; it serves what it read last") != NULL,
 		      "xdsctl status: %s", out);
@@ -510,20 +552,24 @@ START_TEST(lost_and_resumed)
 
 	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 5);
+	/* the revision of that change: the replica's own registration,
+	 * written again under a new lease, may have come before it */
+	rev = key_revision(e, "default.yaml");
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 5);
-	ck_assert(xdt_daemon_wait_log_count(d, "watching '" PREFIX "' from revision 3", 2,
+	ck_assert(xdt_daemon_wait_log_count(d, "watching '" PREFIX "' from revision ", 2,
 					    SERVED_MS));
+	wait_revision(d, rev);
 	src = source_when(d, "healthy", true);
-	ck_assert_int_eq(num(src, "revision"), 3);
+	ck_assert_int_ge(num(src, "revision"), rev);
 	ck_assert(num(src, "reconnects") >= 1);
 	json_decref(src);
-	/* the reload of revision 3, and the clusters it added */
-	ck_assert_int_eq(newest_reload_revision(d, want, sizeof(want)), 3);
+	/* the reload of that revision, and the clusters it added */
+	ck_assert_int_ge(newest_reload_revision(d, want, sizeof(want)), rev);
 	ck_assert_str_eq(want, "+c-2 +c-3 +c-4");
 	ck_assert(xdt_daemon_metric(d, UP) == 1);
-	ck_assert(xdt_daemon_metric(d, REVISION) == 3);
+	ck_assert(xdt_daemon_metric(d, REVISION) >= rev);
 	ck_assert_int_eq(ctl_status(d, &out), 0);
-	ck_assert_msg(strstr(out, "revision 3, watching since ") != NULL, "xdsctl status: %s", out);
+	ck_assert_msg(strstr(out, ", watching since ") != NULL, "xdsctl status: %s", out);
 	free(out);
 	finish(s, c, d, e);
 }
@@ -595,7 +641,8 @@ START_TEST(compacted_while_away)
 	struct xdc_conn *c;
 	struct xdc_stream *s;
 	json_t *src;
-	char *keys;
+	char *keys, want[256];
+	long long rev;
 
 	xdt_etcd_run(e);
 	put_clusters(e, "default", "c", 2);     /* revision 2 */
@@ -603,27 +650,34 @@ START_TEST(compacted_while_away)
 	b = xdt_balancer_start(e->endpoint, NULL);
 	d = start_at(b->target, NULL);
 	s = client(d, &c, 2);
-	ck_assert(xdt_daemon_wait_log(d, "watching '" PREFIX "' from revision 4", SERVED_MS));
+	/* from the revision after the Range's (4, or later when the
+	 * replica's registration came first) */
+	ck_assert(xdt_daemon_wait_log(d, "watching '" PREFIX "' from revision ", SERVED_MS));
 	keys = served_keys(d);
 	ck_assert_str_eq(keys, "default,extra");
 	free(keys);
 
 	xdt_balancer_kill(b);
 	ck_assert(xdt_daemon_wait_log(d, "still serving what was read before", SERVED_MS));
-	ck_assert_int_eq(xdt_etcdctl(e, "del " PREFIX "extra.yaml", NULL), 0); /* 4 */
-	put_clusters(e, "default", "c", 6);                                /* 5 */
-	ck_assert_int_eq(xdt_etcdctl(e, "compact 5", NULL), 0);
+	ck_assert_int_eq(xdt_etcdctl(e, "del " PREFIX "extra.yaml", NULL), 0);
+	put_clusters(e, "default", "c", 6);
+	rev = xdt_etcd_revision(e);
+	snprintf(want, sizeof(want), "compact %lld", rev);
+	ck_assert_int_eq(xdt_etcdctl(e, want, NULL), 0);
 	xdt_balancer_run(b);
 
-	ck_assert(xdt_daemon_wait_log(d, "revision 4 was compacted away (oldest kept: 5); reading the prefix again",
-				      SERVED_MS));
+	snprintf(want, sizeof(want), " was compacted away (oldest kept: %lld); reading the prefix again",
+		 rev);
+	ck_assert(xdt_daemon_wait_log(d, want, SERVED_MS));
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 6);
-	ck_assert(xdt_daemon_wait_log(d, "read 1 key under '" PREFIX "' at revision 5", 1));
+	/* the prefix read again (its keys, and the replica's registration
+	 * when it was written before) */
+	ck_assert(xdt_daemon_wait_log_count(d, " under '" PREFIX "' at revision ", 2, SERVED_MS));
 	keys = served_keys(d);
 	ck_assert_str_eq(keys, "default");
 	free(keys);
 	src = source_when(d, "healthy", true);
-	ck_assert_int_eq(num(src, "revision"), 5);
+	ck_assert_int_ge(num(src, "revision"), rev);
 	ck_assert_msg(strstr(xdt_json_str(src, "last_error"), "compacted away") != NULL,
 		      "last_error: %s", xdt_json_str(src, "last_error"));
 	json_decref(src);
@@ -631,33 +685,35 @@ START_TEST(compacted_while_away)
 	/* and watched from there */
 	put_clusters(e, "default", "c", 7);
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 7);
-	ck_assert(xdt_daemon_wait_log(d, "watching '" PREFIX "' from revision 6", 1));
+	ck_assert(xdt_daemon_wait_log_count(d, "watching '" PREFIX "' from revision ", 2, 1));
 	xdt_balancer_stop(b);
 	finish(s, c, d, e);
 }
 END_TEST
 
-/* etcd's current revision (of the whole store), from etcdctl. */
-static long long etcd_revision(const struct xdt_etcd *e)
+/* Puts `text` at PREFIX `name`. */
+static void put_text(const struct xdt_etcd *e, const char *name, const char *text)
 {
-	char *cmd, line[4096];
-	const char *at;
-	long long rev;
-	FILE *p;
+	char args[256];
 
-	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s get / -w json 2>/dev/null",
-			   e->endpoint) > 0);
-	p = popen(cmd, "r");
-	ck_assert(p != NULL);
-	ck_assert(fgets(line, sizeof(line), p) != NULL);
-	ck_assert_int_eq(pclose(p), 0);
-	free(cmd);
-	/* read by hand: its cluster_id does not fit jansson's integers */
-	at = strstr(line, "\"revision\":");
-	ck_assert_msg(at != NULL && sscanf(at, "\"revision\":%lld", &rev) == 1,
-		      "etcdctl: %s", line);
-	ck_assert(rev > 0);
-	return rev;
+	snprintf(args, sizeof(args), "put %s%s", PREFIX, name);
+	ck_assert_int_eq(xdt_etcdctl(e, args, text), 0);
+}
+
+/* The value at PREFIX `name` (malloc'd), or NULL when etcd has none. */
+static char *etcd_get(const struct xdt_etcd *e, const char *key)
+{
+	return xdt_etcd_get(e, key);
+}
+
+/* The mod revision of PREFIX `name`: the revision of the change that
+ * put it, which names a rollout of it. */
+static long long key_revision(const struct xdt_etcd *e, const char *name)
+{
+	char key[512];
+
+	snprintf(key, sizeof(key), PREFIX "%s", name);
+	return xdt_etcd_mod_revision(e, key);
 }
 
 /* `xdsctl push` of `dir` with `opts`; its exit status, its output in
@@ -688,7 +744,7 @@ static void wait_keys(const struct xdt_daemon *d, const char *keys)
 	}
 }
 
-/* The daemon's source revision, once it is `want`. */
+/* The daemon's source revision, once it is `want` or later. */
 static void wait_revision(const struct xdt_daemon *d, long long want)
 {
 	for (long long end = xdtest_now_ms() + SERVED_MS;;) {
@@ -696,7 +752,8 @@ static void wait_revision(const struct xdt_daemon *d, long long want)
 		long long rev = num(json_object_get(j, "source"), "revision");
 
 		json_decref(j);
-		if (rev == want)
+		/* or later: the replicas' registrations move it too */
+		if (rev >= want)
 			return;
 		XDT_REQUIRE(xdtest_now_ms() < end, "revision %lld, not %lld", rev, want);
 		xdtest_sleep_ms(100);
@@ -783,22 +840,35 @@ START_TEST(push_checked_in_one_transaction)
 
 	xdt_etcd_run(e);
 	put_clusters(e, "stray", "s", 1);
+	/* xdsd's own keys: the replicas write them, push leaves them be */
+	put_text(e, ".xdsd/rollout", "{\"id\": 1}");
+	put_text(e, ".xdsd/replicas/r1", "{}");
 	d = start(e);
 	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
 	xdtest_write_clusters(dir, "default.yaml", "c", 2);
 	xdtest_write_clusters(dir, "extra.yaml", "x", 1);
-	rev = etcd_revision(e);
 
-	/* from the command line: one revision, the stray key gone */
+	/* from the command line: one revision, the stray key gone (the
+	 * replica's own registration may move etcd's revision besides: the
+	 * push is known by the revision of the keys it wrote) */
 	snprintf(opts, sizeof(opts), "--etcd 127.0.0.1:1,%s --prefix " PREFIX, e->endpoint);
 	ck_assert_int_eq(push(opts, dir, &out), 0);
-	snprintf(want, sizeof(want), "pushed 2 files to %s under '" PREFIX "', 1 key deleted: revision %lld\n",
-		 e->endpoint, rev + 1);
+	snprintf(want, sizeof(want), "pushed 2 files to %s under '" PREFIX "', 1 key deleted: revision ",
+		 e->endpoint);
 	ck_assert_msg(strstr(out, want) != NULL, "no '%s' in: %s", want, out);
+	rev = strtoll(strstr(out, want) + strlen(want), NULL, 10);
 	free(out);
-	ck_assert_int_eq(etcd_revision(e), rev + 1);
-	wait_revision(d, rev + 1);
+	ck_assert_int_eq(key_revision(e, "default.yaml"), rev);
+	ck_assert_int_eq(key_revision(e, "extra.yaml"), rev);
+	wait_revision(d, rev);
 	wait_keys(d, "default,extra");
+	out = etcd_get(e, PREFIX ".xdsd/rollout");
+	ck_assert_msg(out != NULL && strcmp(out, "{\"id\": 1}") == 0,
+		      "push changed xdsd's own key: %s", out ? out : "(gone)");
+	free(out);
+	out = etcd_get(e, PREFIX ".xdsd/replicas/r1");
+	ck_assert_msg(out != NULL, "push deleted xdsd's own key");
+	free(out);
 	s = client(d, &c, 2);
 
 	/* a file removed: its key deleted, with -c's settings */
@@ -811,7 +881,9 @@ START_TEST(push_checked_in_one_transaction)
 			      strstr(out, "1 key deleted") != NULL, "%s", out);
 	free(out);
 	ck_assert_int_eq(xdc_next_clusters(s, SERVED_MS, NULL), 4);
-	wait_revision(d, rev + 2);
+	rev = key_revision(e, "default.yaml");
+	ck_assert_ptr_null(etcd_get(e, PREFIX "extra.yaml"));
+	wait_revision(d, rev);
 	wait_keys(d, "default");
 
 	/* a broken file: --check's messages, nothing written */
@@ -823,7 +895,8 @@ START_TEST(push_checked_in_one_transaction)
 			      strstr(out, "1 error in the snapshots; nothing written to etcd") != NULL,
 		      "%s", out);
 	free(out);
-	ck_assert_int_eq(etcd_revision(e), rev + 2);
+	ck_assert_int_eq(key_revision(e, "default.yaml"), rev);
+	ck_assert_ptr_null(etcd_get(e, PREFIX "broken.yaml"));
 	ck_assert_int_eq(xdc_next_clusters(s, 1000, NULL), -1);
 
 	/* etcd not there: exit status 3, said why */
@@ -832,7 +905,7 @@ START_TEST(push_checked_in_one_transaction)
 	ck_assert_int_eq(push("--etcd 127.0.0.1:1", dir, &out), 3);
 	ck_assert_msg(strstr(out, "xdsctl: etcd 127.0.0.1:1: UNAVAILABLE") != NULL, "%s", out);
 	free(out);
-	ck_assert_int_eq(etcd_revision(e), rev + 2);
+	ck_assert_int_eq(key_revision(e, "default.yaml"), rev);
 
 	/* a secret without "@allow": --check's warning, under -c's TLS
 	 * settings (none here), or without them as the daemon's may be */
@@ -1335,6 +1408,7 @@ END_TEST
 START_TEST(rollout_after_the_first_load)
 {
 	struct xdt_etcd *e = xdt_etcd_new();
+	char want[128];
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s;
@@ -1345,7 +1419,10 @@ START_TEST(rollout_after_the_first_load)
 	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
 	s = client(d, &c, 2); /* node "n": no canary */
 	put_clusters(e, "default", "c", 3);
-	ck_assert(xdt_daemon_wait_log(d, "rollout 1 (etcd", SERVED_MS));
+	/* the rollout is known by the revision of its change */
+	snprintf(want, sizeof(want), "rollout %lld (etcd): 1 snapshot key changed",
+		 key_revision(e, "default.yaml"));
+	ck_assert(xdt_daemon_wait_log(d, want, SERVED_MS));
 	ck_assert_int_eq(xdc_next_clusters(s, 1000, NULL), -1);
 	finish(s, c, d, e);
 }
@@ -1360,7 +1437,7 @@ START_TEST(restart_stages_what_differs_from_the_last_good_state)
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
 	struct xdc_stream *s, *canary;
-	char *state = xdtest_snapdir(), extra[512];
+	char *state = xdtest_snapdir(), extra[512], want[128];
 
 	snprintf(extra, sizeof(extra),
 		 "state_dir: %s\nrollout:\n  canary: ['canary-*']\n  bake: 1h\n",
@@ -1381,7 +1458,9 @@ START_TEST(restart_stages_what_differs_from_the_last_good_state)
 	ck_assert_int_eq(xdc_next_clusters(canary, SERVED_MS, NULL), 3);
 	ck_assert_int_eq(xdc_next_clusters(s, 500, NULL), -1);
 	ck_assert(xdt_daemon_wait_log(d, "differ from the last good state saved ", SERVED_MS));
-	ck_assert(xdt_daemon_wait_log(d, "rollout 1 (etcd", SERVED_MS));
+	snprintf(want, sizeof(want), "rollout %lld (etcd): 1 snapshot key changed",
+		 key_revision(e, "default.yaml"));
+	ck_assert(xdt_daemon_wait_log(d, want, SERVED_MS));
 	ck_assert_int_eq(xdt_daemon_log_count(d, "saved the last good state"), 0);
 	xdc_stream_free(canary);
 	finish(s, c, d, e);
@@ -1389,14 +1468,6 @@ START_TEST(restart_stages_what_differs_from_the_last_good_state)
 }
 END_TEST
 
-/* Puts `text` at PREFIX `name`. */
-static void put_text(const struct xdt_etcd *e, const char *name, const char *text)
-{
-	char args[256];
-
-	snprintf(args, sizeof(args), "put %s%s", PREFIX, name);
-	ck_assert_int_eq(xdt_etcdctl(e, args, text), 0);
-}
 
 /* Keys a reload never reads (a lock, a leader election, a hidden file)
  * are no change: put again and again, they are not noted, give no

@@ -16,6 +16,7 @@
 
 #include "client.h"
 #include "daemon.h"
+#include "peer.h"
 #include "xdtest.h"
 
 #define START_MS 10000
@@ -46,143 +47,6 @@ static long long logged_at(const struct xdt_daemon *d, const char *needle)
 	when = (long long)timegm(&tm) * 1000 + ms;
 	free(log);
 	return when;
-}
-
-/* ---------------- a node that answers as told ---------------- */
-
-/* A stream subscribed to every cluster, SotW or delta, whose node is
- * `id` in cluster "edge" (served the default snapshot). */
-struct peer {
-	struct xdc_stream *s;
-	bool delta;
-	char *acked;   /* SotW: the version last ACKed ("" at first) */
-	char *version; /* of the last response */
-	char *nonce;   /* of the last response */
-	size_t removed; /* delta: names the last response removed */
-};
-
-static void peer_open(struct peer *p, struct xdc_conn *c, bool delta,
-		      const char *id)
-{
-	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
-
-	memset(p, 0, sizeof(*p));
-	p->delta = delta;
-	p->acked = strdup("");
-	node.id = (char *)id;
-	node.cluster = "edge";
-	p->s = xdc_open(c, delta ? XDC_DELTA_ADS : XDC_ADS);
-	if (delta) {
-		Envoy__Service__Discovery__V3__DeltaDiscoveryRequest req =
-			ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
-		char *star[] = {"*"};
-
-		req.node = &node;
-		req.type_url = CDS_URL;
-		req.resource_names_subscribe = star;
-		req.n_resource_names_subscribe = 1;
-		ck_assert(xdc_send_delta(p->s, &req, WAIT_MS));
-	} else {
-		Envoy__Service__Discovery__V3__DiscoveryRequest req =
-			ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
-
-		req.node = &node;
-		req.type_url = CDS_URL;
-		ck_assert(xdc_send_sotw(p->s, &req, WAIT_MS));
-	}
-}
-
-/* The next response, unanswered: its resource count (-1: none within
- * `timeout_ms`). Its version (SotW) and nonce are kept. */
-static int peer_next(struct peer *p, int timeout_ms)
-{
-	int n;
-
-	free(p->version);
-	free(p->nonce);
-	p->version = p->nonce = NULL;
-	p->removed = 0;
-	if (p->delta) {
-		Envoy__Service__Discovery__V3__DeltaDiscoveryResponse *r =
-			xdc_recv_delta(p->s, timeout_ms);
-
-		if (r == NULL)
-			return -1;
-		n = (int)r->n_resources;
-		p->removed = r->n_removed_resources;
-		p->nonce = strdup(r->nonce);
-		p->version = strdup(n > 0 ? r->resources[0]->version : "");
-		envoy__service__discovery__v3__delta_discovery_response__free_unpacked(r, NULL);
-		return n;
-	}
-	Envoy__Service__Discovery__V3__DiscoveryResponse *r =
-		xdc_recv_sotw(p->s, timeout_ms);
-
-	if (r == NULL)
-		return -1;
-	n = (int)r->n_resources;
-	p->version = strdup(r->version_info);
-	p->nonce = strdup(r->nonce);
-	envoy__service__discovery__v3__discovery_response__free_unpacked(r, NULL);
-	return n;
-}
-
-/* Answers the last response: an ACK, or a NACK with `nack`. */
-static void peer_answer(struct peer *p, const char *nack)
-{
-	Google__Rpc__Status err = GOOGLE__RPC__STATUS__INIT;
-
-	err.code = 3;
-	err.message = (char *)nack;
-	ck_assert_ptr_nonnull(p->nonce);
-	if (p->delta) {
-		Envoy__Service__Discovery__V3__DeltaDiscoveryRequest req =
-			ENVOY__SERVICE__DISCOVERY__V3__DELTA_DISCOVERY_REQUEST__INIT;
-
-		req.type_url = CDS_URL;
-		req.response_nonce = p->nonce;
-		req.error_detail = nack != NULL ? &err : NULL;
-		ck_assert(xdc_send_delta(p->s, &req, WAIT_MS));
-		return;
-	}
-	Envoy__Service__Discovery__V3__DiscoveryRequest req =
-		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
-
-	req.type_url = CDS_URL;
-	req.response_nonce = p->nonce;
-	req.version_info = nack != NULL ? p->acked : p->version;
-	req.error_detail = nack != NULL ? &err : NULL;
-	ck_assert(xdc_send_sotw(p->s, &req, WAIT_MS));
-	if (nack == NULL) {
-		free(p->acked);
-		p->acked = strdup(p->version);
-	}
-}
-
-/* The next response must come, hold `n` resources, and be ACKed. */
-static void peer_expect(struct peer *p, int n, const char *who)
-{
-	int got = peer_next(p, WAIT_MS);
-
-	ck_assert_msg(got == n, "%s: %d resources, not %d", who, got, n);
-	peer_answer(p, NULL);
-}
-
-/* Nothing may come for QUIET_MS. */
-static void peer_quiet(struct peer *p, const char *who)
-{
-	int got = peer_next(p, QUIET_MS);
-
-	ck_assert_msg(got == -1, "%s was sent %d resources (version %s)", who,
-		      got, p->version ? p->version : "");
-}
-
-static void peer_close(struct peer *p)
-{
-	xdc_stream_free(p->s);
-	free(p->acked);
-	free(p->version);
-	free(p->nonce);
 }
 
 /* ---------------- the daemon ---------------- */
@@ -296,20 +160,20 @@ static bool logged(struct xdt_daemon *d, const char *needle)
  * delta, all served the default snapshot of `n` clusters. */
 struct fleet {
 	struct xdc_conn *conn;
-	struct peer canary, other, canary_d, other_d;
+	struct xdt_peer canary, other, canary_d, other_d;
 };
 
 static void fleet_open(struct fleet *f, struct xdt_daemon *d, int n)
 {
 	f->conn = xdc_connect(d->target);
-	peer_open(&f->canary, f->conn, false, "canary-1");
-	peer_open(&f->other, f->conn, false, "edge-1");
-	peer_open(&f->canary_d, f->conn, true, "canary-2");
-	peer_open(&f->other_d, f->conn, true, "edge-2");
-	peer_expect(&f->canary, n, "canary");
-	peer_expect(&f->other, n, "other");
-	peer_expect(&f->canary_d, n, "delta canary");
-	peer_expect(&f->other_d, n, "delta other");
+	xdt_peer_open(&f->canary, f->conn, false, "canary-1");
+	xdt_peer_open(&f->other, f->conn, false, "edge-1");
+	xdt_peer_open(&f->canary_d, f->conn, true, "canary-2");
+	xdt_peer_open(&f->other_d, f->conn, true, "edge-2");
+	xdt_peer_expect(&f->canary, n, "canary");
+	xdt_peer_expect(&f->other, n, "other");
+	xdt_peer_expect(&f->canary_d, n, "delta canary");
+	xdt_peer_expect(&f->other_d, n, "delta other");
 }
 
 /* A daemon with `rollout` (configuration lines) serving one cluster
@@ -328,10 +192,10 @@ static struct xdt_daemon *start_fleet(struct fleet *f, char **dir,
 
 static void fleet_close(struct fleet *f)
 {
-	peer_close(&f->canary);
-	peer_close(&f->other);
-	peer_close(&f->canary_d);
-	peer_close(&f->other_d);
+	xdt_peer_close(&f->canary);
+	xdt_peer_close(&f->other);
+	xdt_peer_close(&f->canary_d);
+	xdt_peer_close(&f->other_d);
 	xdc_conn_free(f->conn);
 }
 
@@ -353,12 +217,12 @@ START_TEST(promotes_after_canaries_ack_and_bake)
 	xdtest_write_clusters(dir, "default.yaml", "a", 2);
 	xdt_daemon_signal(d, SIGHUP);
 	ck_assert(xdt_daemon_wait_log(d, "rollout 1 (SIGHUP): 1 snapshot key changed", WAIT_MS));
-	peer_expect(&f.canary, 2, "canary");
+	xdt_peer_expect(&f.canary, 2, "canary");
 	v_canary = strdup(f.canary.version);
 	/* delta: only the new cluster */
-	peer_expect(&f.canary_d, 1, "delta canary");
-	peer_quiet(&f.other, "the other node before the bake");
-	peer_quiet(&f.other_d, "the other delta node before the bake");
+	xdt_peer_expect(&f.canary_d, 1, "delta canary");
+	xdt_peer_quiet(&f.other, "the other node before the bake");
+	xdt_peer_quiet(&f.other_d, "the other delta node before the bake");
 	ck_assert(xdt_daemon_wait_log(d, "rollout 1: all 2 connected canaries answered (0 NACKs); baking 1500 ms", WAIT_MS));
 	want_state(d, "baking");
 	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_rollout_state{state=\"baking\"}"), 1);
@@ -386,17 +250,17 @@ START_TEST(promotes_after_canaries_ack_and_bake)
 	 * lines (a loaded machine only spreads them; the bake is counted
 	 * from the loop's time of its turn, which may be a little before
 	 * its line is written, hence the slack) */
-	peer_expect(&f.other, 2, "the other node after the bake");
+	xdt_peer_expect(&f.other, 2, "the other node after the bake");
 	ck_assert(xdt_daemon_wait_log(d, "rollout 1 promoted (baked with 2 canaries and 0 NACKs)", WAIT_MS));
 	baked = logged_at(d, "rollout 1 promoted (") -
 		logged_at(d, "rollout 1: all 2 connected canaries answered (0 NACKs); baking 1500 ms");
 	ck_assert_msg(baked >= 1000, "promoted %lld ms after a bake of 1500 ms began", baked);
 	ck_assert_str_eq(f.other.version, v_canary);
-	peer_expect(&f.other_d, 1, "the other delta node after the bake");
+	xdt_peer_expect(&f.other_d, 1, "the other delta node after the bake");
 	want_state(d, "promoted");
 	/* the canaries hear nothing more: they have it */
-	peer_quiet(&f.canary, "the canary after the promotion");
-	peer_quiet(&f.canary_d, "the delta canary after the promotion");
+	xdt_peer_quiet(&f.canary, "the canary after the promotion");
+	xdt_peer_quiet(&f.canary_d, "the delta canary after the promotion");
 	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_rollout_state{state=\"promoted\"}"), 1);
 	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_rollout_state{state=\"baking\"}"), 0);
 	ck_assert_int_eq(xdt_daemon_metric(d, "xdsd_rollout_nacks"), 0);
@@ -424,7 +288,7 @@ START_TEST(rolls_back_when_a_canary_nacks)
 	char *dir, *v1, *out;
 	struct fleet f;
 	struct xdt_daemon *d = start_fleet(&f, &dir, ROLLOUT("100ms"));
-	struct peer *nacker, *acker;
+	struct xdt_peer *nacker, *acker;
 	json_t *st, *ro, *nack;
 
 	v1 = strdup(f.canary.version);
@@ -434,21 +298,21 @@ START_TEST(rolls_back_when_a_canary_nacks)
 	xdtest_write_clusters(dir, "default.yaml", "a", 2);
 	xdt_daemon_signal(d, SIGHUP);
 	ck_assert(xdt_daemon_wait_log(d, "rollout 1 (SIGHUP)", WAIT_MS));
-	ck_assert_int_eq(peer_next(nacker, WAIT_MS), _i == 0 ? 2 : 1);
-	peer_answer(nacker, "cluster a-1: unknown extension");
-	peer_expect(acker, _i == 0 ? 1 : 2, "the canary that ACKs");
+	ck_assert_int_eq(xdt_peer_next(nacker, WAIT_MS), _i == 0 ? 2 : 1);
+	xdt_peer_answer(nacker, "cluster a-1: unknown extension");
+	xdt_peer_expect(acker, _i == 0 ? 1 : 2, "the canary that ACKs");
 	ck_assert(xdt_daemon_wait_log(d, "rollout 1 failed: 1 NACK from canaries, more than max_nacks 0", WAIT_MS));
 	ck_assert(logged(d, "unknown extension"));
 
 	/* the canaries are served the previous snapshot again: the SotW
 	 * one its version, the delta one the removal of a-1 */
-	peer_expect(&f.canary, 1, "the SotW canary, rolled back");
+	xdt_peer_expect(&f.canary, 1, "the SotW canary, rolled back");
 	ck_assert_str_eq(f.canary.version, v1);
-	ck_assert_int_eq(peer_next(&f.canary_d, WAIT_MS), 0);
+	ck_assert_int_eq(xdt_peer_next(&f.canary_d, WAIT_MS), 0);
 	ck_assert_uint_eq(f.canary_d.removed, 1);
-	peer_answer(&f.canary_d, NULL);
-	peer_quiet(&f.other, "the other node");
-	peer_quiet(&f.other_d, "the other delta node");
+	xdt_peer_answer(&f.canary_d, NULL);
+	xdt_peer_quiet(&f.other, "the other node");
+	xdt_peer_quiet(&f.other_d, "the other delta node");
 
 	st = xdt_status_json(d);
 	ro = json_object_get(st, "rollout");
@@ -475,7 +339,15 @@ START_TEST(rolls_back_when_a_canary_nacks)
 
 	/* still not served: the bake is long over */
 	xdtest_sleep_ms(300);
-	peer_quiet(&f.other, "the other node after the bake");
+	xdt_peer_quiet(&f.other, "the other node after the bake");
+
+	/* the next change replaces the file the refused change was read
+	 * from: the tables the canaries were served from it go with it,
+	 * and xdsd serves the next change to the canaries */
+	xdtest_write_clusters(dir, "default.yaml", "a", 3);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 2 (SIGHUP)", WAIT_MS));
+	xdt_peer_expect(&f.canary, 3, "the SotW canary, the next change");
 
 	free(v1);
 	fleet_close(&f);
@@ -501,32 +373,32 @@ START_TEST(operator_promotes_and_aborts)
 
 	xdtest_write_clusters(dir, "default.yaml", "a", 2);
 	xdt_daemon_signal(d, SIGHUP);
-	peer_expect(&f.canary, 2, "canary");
-	peer_expect(&f.canary_d, 1, "delta canary");
+	xdt_peer_expect(&f.canary, 2, "canary");
+	xdt_peer_expect(&f.canary_d, 1, "delta canary");
 	wait_state(d, "baking");
-	peer_quiet(&f.other, "the other node while baking");
+	xdt_peer_quiet(&f.other, "the other node while baking");
 	ck_assert_int_eq(xdsctl(d, "rollout promote", &out), 0);
 	has(out, "rollout 1: promoted");
 	free(out);
-	peer_expect(&f.other, 2, "the other node, promoted");
-	peer_expect(&f.other_d, 1, "the other delta node, promoted");
+	xdt_peer_expect(&f.other, 2, "the other node, promoted");
+	xdt_peer_expect(&f.other_d, 1, "the other delta node, promoted");
 	ck_assert(xdt_daemon_wait_log(d, "rollout 1 promoted (promoted by admin from ", WAIT_MS));
 
 	/* the next change, aborted through the endpoint */
 	xdtest_write_clusters(dir, "default.yaml", "a", 3);
 	xdt_daemon_signal(d, SIGHUP);
-	peer_expect(&f.canary, 3, "canary");
-	peer_expect(&f.canary_d, 1, "delta canary");
+	xdt_peer_expect(&f.canary, 3, "canary");
+	xdt_peer_expect(&f.canary_d, 1, "delta canary");
 	body = xdt_admin(d, "POST", "/rollout/abort", NULL, &status, NULL);
 	ck_assert_int_eq(status, 200);
 	has(body, "\"state\":\"aborted\"");
 	has(body, "\"changes\":[]");
 	free(body);
-	peer_expect(&f.canary, 2, "canary, rolled back");
-	ck_assert_int_eq(peer_next(&f.canary_d, WAIT_MS), 0);
+	xdt_peer_expect(&f.canary, 2, "canary, rolled back");
+	ck_assert_int_eq(xdt_peer_next(&f.canary_d, WAIT_MS), 0);
 	ck_assert_uint_eq(f.canary_d.removed, 1);
-	peer_answer(&f.canary_d, NULL);
-	peer_quiet(&f.other, "the other node after the abort");
+	xdt_peer_answer(&f.canary_d, NULL);
+	xdt_peer_quiet(&f.other, "the other node after the abort");
 	ck_assert(xdt_daemon_wait_log(d, "rollout 2 aborted (aborted by admin from ", WAIT_MS));
 	body = xdt_admin(d, "POST", "/rollout/abort", NULL, &status, NULL);
 	ck_assert_int_eq(status, 409);
@@ -537,7 +409,7 @@ START_TEST(operator_promotes_and_aborts)
 	 * stages it again */
 	xdt_daemon_signal(d, SIGHUP);
 	ck_assert(xdt_daemon_wait_log(d, "rollout 3 (SIGHUP)", WAIT_MS));
-	peer_expect(&f.canary, 3, "canary, staged again");
+	xdt_peer_expect(&f.canary, 3, "canary, staged again");
 	ck_assert_int_eq(xdsctl(d, "rollout abort", &out), 0);
 	has(out, "rollout 3: aborted");
 	free(out);
@@ -560,25 +432,25 @@ START_TEST(reload_during_a_rollout_replaces_it)
 
 	xdtest_write_clusters(dir, "default.yaml", "a", 2);
 	xdt_daemon_signal(d, SIGHUP);
-	peer_expect(&f.canary, 2, "canary");
-	peer_expect(&f.canary_d, 1, "delta canary");
+	xdt_peer_expect(&f.canary, 2, "canary");
+	xdt_peer_expect(&f.canary_d, 1, "delta canary");
 	xdtest_write_clusters(dir, "default.yaml", "a", 4);
 	xdt_daemon_signal(d, SIGHUP);
 	ck_assert(xdt_daemon_wait_log(d, "rollout 1 replaced by a new reload (SIGHUP)", WAIT_MS));
 	ck_assert(xdt_daemon_wait_log(d, "rollout 2 (SIGHUP)", WAIT_MS));
-	peer_expect(&f.canary, 4, "canary, the newest");
-	peer_expect(&f.canary_d, 2, "delta canary, the newest");
-	peer_quiet(&f.other, "the other node");
+	xdt_peer_expect(&f.canary, 4, "canary, the newest");
+	xdt_peer_expect(&f.canary_d, 2, "delta canary, the newest");
+	xdt_peer_quiet(&f.other, "the other node");
 	/* a reload that changes nothing it staged lets it go on */
 	xdt_daemon_signal(d, SIGHUP);
 	ck_assert(xdt_daemon_wait_log(d, "rollout 2 goes on", WAIT_MS));
-	peer_quiet(&f.canary, "the canary after a reload that changes nothing");
+	xdt_peer_quiet(&f.canary, "the canary after a reload that changes nothing");
 
 	body = xdt_admin(d, "POST", "/rollout/promote", NULL, &status, NULL);
 	ck_assert_int_eq(status, 200);
 	free(body);
-	peer_expect(&f.other, 4, "the other node, promoted");
-	peer_expect(&f.other_d, 3, "the other delta node, promoted");
+	xdt_peer_expect(&f.other, 4, "the other node, promoted");
+	xdt_peer_expect(&f.other_d, 3, "the other delta node, promoted");
 
 	fleet_close(&f);
 	stop(d);
@@ -593,7 +465,7 @@ START_TEST(reload_may_not_orphan_a_canary)
 	char *dir = xdtest_snapdir(), path[512];
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
-	struct peer canary;
+	struct xdt_peer canary;
 	Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
 	Envoy__Service__Discovery__V3__DiscoveryRequest req =
 		ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
@@ -613,7 +485,7 @@ START_TEST(reload_may_not_orphan_a_canary)
 	req.node = &node;
 	req.type_url = CDS_URL;
 	ck_assert(xdc_send_sotw(canary.s, &req, WAIT_MS));
-	peer_expect(&canary, 2, "the canary of api");
+	xdt_peer_expect(&canary, 2, "the canary of api");
 
 	snprintf(path, sizeof(path), "%s/api.yaml", dir);
 	ck_assert_int_eq(unlink(path), 0);
@@ -629,9 +501,9 @@ START_TEST(reload_may_not_orphan_a_canary)
 			      "rollout state '%s', not under way", st);
 		free(st);
 	}
-	peer_quiet(&canary, "the canary of api after the refused reload");
+	xdt_peer_quiet(&canary, "the canary of api after the refused reload");
 
-	peer_close(&canary);
+	xdt_peer_close(&canary);
 	xdc_conn_free(c);
 	stop(d);
 	free(dir);
@@ -650,10 +522,10 @@ START_TEST(without_rollout_every_node_at_once)
 
 	xdtest_write_clusters(dir, "default.yaml", "a", 2);
 	xdt_daemon_signal(d, SIGHUP);
-	peer_expect(&f.other, 2, "other");
-	peer_expect(&f.canary, 2, "canary-named node");
-	peer_expect(&f.other_d, 1, "delta other");
-	peer_expect(&f.canary_d, 1, "delta canary-named node");
+	xdt_peer_expect(&f.other, 2, "other");
+	xdt_peer_expect(&f.canary, 2, "canary-named node");
+	xdt_peer_expect(&f.other_d, 1, "delta other");
+	xdt_peer_expect(&f.canary_d, 1, "delta canary-named node");
 	ck_assert(!logged(d, "rollout"));
 
 	body = xdt_admin(d, "POST", "/rollout/promote", NULL, &status, NULL);
@@ -684,7 +556,7 @@ START_TEST(percent_picks_nodes_by_their_id)
 	char *dir = xdtest_snapdir();
 	struct xdt_daemon *d;
 	struct xdc_conn *c;
-	struct peer all[20];
+	struct xdt_peer all[20];
 	char ids[20][16];
 	int canaries = 0;
 
@@ -693,14 +565,14 @@ START_TEST(percent_picks_nodes_by_their_id)
 	c = xdc_connect(d->target);
 	for (int i = 0; i < 20; i++) {
 		snprintf(ids[i], sizeof(ids[i]), "node-%d", i);
-		peer_open(&all[i], c, false, ids[i]);
-		peer_expect(&all[i], 1, ids[i]);
+		xdt_peer_open(&all[i], c, false, ids[i]);
+		xdt_peer_expect(&all[i], 1, ids[i]);
 	}
 	xdtest_write_clusters(dir, "default.yaml", "a", 2);
 	xdt_daemon_signal(d, SIGHUP);
 	ck_assert(xdt_daemon_wait_log(d, "rollout 1 (SIGHUP)", WAIT_MS));
 	for (int i = 0; i < 20; i++) {
-		int n = peer_next(&all[i], i == 0 ? 1000 : 150);
+		int n = xdt_peer_next(&all[i], i == 0 ? 1000 : 150);
 
 		ck_assert(n == -1 || n == 2);
 		if (n == 2)
@@ -710,7 +582,7 @@ START_TEST(percent_picks_nodes_by_their_id)
 	ck_assert_msg(canaries > 0 && canaries < 20, "%d canaries of 20",
 		      canaries);
 	for (int i = 0; i < 20; i++)
-		peer_close(&all[i]);
+		xdt_peer_close(&all[i]);
 	xdc_conn_free(c);
 	stop(d);
 	free(dir);
@@ -808,8 +680,8 @@ START_TEST(only_a_promoted_change_is_saved)
 	xdtest_write_clusters(dir, "default.yaml", "a", 2);
 	xdt_daemon_signal(d, SIGHUP);
 	ck_assert(xdt_daemon_wait_log(d, "rollout 1 (SIGHUP)", WAIT_MS));
-	peer_expect(&f.canary, 2, "canary");
-	peer_expect(&f.canary_d, 1, "delta canary");
+	xdt_peer_expect(&f.canary, 2, "canary");
+	xdt_peer_expect(&f.canary_d, 1, "delta canary");
 	wait_state(d, "baking");
 	state_unchanged(state, s0, len0);
 	ck_assert_int_eq(xdt_daemon_log_count(d, SAVED), 1);
@@ -827,8 +699,8 @@ START_TEST(only_a_promoted_change_is_saved)
 
 	free(xdt_admin(d, "POST", "/rollout/promote", NULL, &status, NULL));
 	ck_assert_int_eq(status, 200);
-	peer_expect(&f.other, 2, "the other node, promoted");
-	peer_expect(&f.other_d, 1, "the other delta node, promoted");
+	xdt_peer_expect(&f.other, 2, "the other node, promoted");
+	xdt_peer_expect(&f.other_d, 1, "the other delta node, promoted");
 	ck_assert(xdt_daemon_wait_log_count(d, SAVED, 2, WAIT_MS));
 	s1 = state_bytes(state, &len1);
 	ck_assert(len1 != len0 || memcmp(s1, s0, len0) != 0);
@@ -837,8 +709,8 @@ START_TEST(only_a_promoted_change_is_saved)
 	xdtest_write_clusters(dir, "default.yaml", "a", 3);
 	xdt_daemon_signal(d, SIGHUP);
 	ck_assert(xdt_daemon_wait_log(d, "rollout 2 (SIGHUP)", WAIT_MS));
-	ck_assert_int_eq(peer_next(&f.canary, WAIT_MS), 3);
-	peer_answer(&f.canary, "cluster a-2: unknown extension");
+	ck_assert_int_eq(xdt_peer_next(&f.canary, WAIT_MS), 3);
+	xdt_peer_answer(&f.canary, "cluster a-2: unknown extension");
 	ck_assert(xdt_daemon_wait_log(d, "rollout 2 failed", WAIT_MS));
 	ck_assert(xdt_daemon_wait_log(d, "the change rolled back is not saved", WAIT_MS));
 	state_unchanged(state, s1, len1);
@@ -855,45 +727,58 @@ START_TEST(only_a_promoted_change_is_saved)
 END_TEST
 
 /*
- * A restart after a rollout failed: the files on disk still hold the
- * change the canaries refused. Every node is served the last good
- * state (the last promoted), the canaries the files, as a reload would
- * stage them; promoted, everyone has them and they are saved.
+ * A restart after a rollout failed, the files on disk still holding the
+ * change the canaries refused: the rollout stays failed (its record is
+ * in state_dir, read at start): every node, the canaries too, is served
+ * the last good state (the last promoted), and nothing is staged or
+ * saved. An operator's reload tries the change again: a new rollout,
+ * staged for the canaries; promoted, everyone has it and it is saved.
  */
-START_TEST(restart_after_a_failed_rollout_stages_the_files)
+START_TEST(restart_after_a_failed_rollout_stays_failed)
 {
-	char *dir, *state, *cfg;
+	char *dir, *state, *cfg, *out, path[512];
 	struct fleet f;
 	struct xdt_daemon *d = start_saved(&f, &dir, &state, &cfg);
 	int status;
 
 	xdtest_write_clusters(dir, "default.yaml", "a", 2);
 	xdt_daemon_signal(d, SIGHUP);
-	ck_assert_int_eq(peer_next(&f.canary, WAIT_MS), 2);
-	peer_answer(&f.canary, "cluster a-1: unknown extension");
+	ck_assert_int_eq(xdt_peer_next(&f.canary, WAIT_MS), 2);
+	xdt_peer_answer(&f.canary, "cluster a-1: unknown extension");
 	ck_assert(xdt_daemon_wait_log(d, "rollout 1 failed", WAIT_MS));
 	fleet_close(&f);
 	stop(d);
+	snprintf(path, sizeof(path), "%s/rollout.state", state);
+	ck_assert_msg(access(path, F_OK) == 0, "no %s", path);
 
 	d = start(dir, cfg);
+	ck_assert(xdt_daemon_wait_log(d, "rollout: the last rollout, 1, was failed", WAIT_MS));
 	f.conn = xdc_connect(d->target);
-	peer_open(&f.canary, f.conn, false, "canary-1");
-	peer_open(&f.other, f.conn, false, "edge-1");
-	peer_open(&f.canary_d, f.conn, true, "canary-2");
-	peer_open(&f.other_d, f.conn, true, "edge-2");
-	peer_expect(&f.other, 1, "the other node: the last good state");
-	peer_expect(&f.other_d, 1, "the other delta node: the last good state");
-	peer_expect(&f.canary, 2, "the canary: the files");
-	peer_expect(&f.canary_d, 2, "the delta canary: the files");
-	peer_quiet(&f.other, "the other node while staged");
+	xdt_peer_open(&f.canary, f.conn, false, "canary-1");
+	xdt_peer_open(&f.other, f.conn, false, "edge-1");
+	xdt_peer_open(&f.canary_d, f.conn, true, "canary-2");
+	xdt_peer_open(&f.other_d, f.conn, true, "edge-2");
+	xdt_peer_expect(&f.other, 1, "the other node: the last good state");
+	xdt_peer_expect(&f.other_d, 1, "the other delta node: the last good state");
+	xdt_peer_expect(&f.canary, 1, "the canary: the last good state too");
+	xdt_peer_expect(&f.canary_d, 1, "the delta canary: the last good state too");
+	xdt_peer_quiet(&f.canary, "the canary, the change refused");
+	ck_assert(logged(d, "rollout 1 (start-up): the change was failed (1 NACK from canaries, more than max_nacks 0"));
+	want_state(d, "failed");
+	ck_assert_int_eq(xdsctl(d, "rollout status", &out), 1);
+	has(out, "rollout 1: failed");
+	free(out);
 	ck_assert_int_eq(xdt_daemon_log_count(d, SAVED), 0);
-	ck_assert(logged(d, "differ from the last good state saved "));
-	ck_assert(logged(d, "rollout 1 (start-up): 1 snapshot key changed"));
 
+	/* an operator's reload tries it again */
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 2 (SIGHUP): 1 snapshot key changed", WAIT_MS));
+	xdt_peer_expect(&f.canary, 2, "the canary: the files, retried");
+	xdt_peer_quiet(&f.other, "the other node while staged");
 	free(xdt_admin(d, "POST", "/rollout/promote", NULL, &status, NULL));
 	ck_assert_int_eq(status, 200);
-	peer_expect(&f.other, 2, "the other node, promoted");
-	peer_expect(&f.other_d, 1, "the other delta node, promoted");
+	xdt_peer_expect(&f.other, 2, "the other node, promoted");
+	xdt_peer_expect(&f.other_d, 1, "the other delta node, promoted");
 	ck_assert(xdt_daemon_wait_log(d, SAVED, WAIT_MS));
 
 	fleet_close(&f);
@@ -926,29 +811,157 @@ START_TEST(restart_on_the_saved_state_stages_nothing)
 END_TEST
 
 /*
- * rollout.timeout: a canary that is served the change and never
- * answers fails the rollout, named, rather than hold it for ever.
+ * rollout.canary_timeout: a canary that is served the change and never
+ * answers is named. With on_canary_timeout: fail it fails the rollout;
+ * with skip (the default) it is left out, named in the log, /status.json
+ * and `xdsctl rollout status`, and the rollout goes on with the canary
+ * that answered.
  */
-START_TEST(a_canary_that_never_answers_fails_it)
+START_TEST(a_canary_that_never_answers_is_named)
 {
-	char *dir, *v1;
+	char *dir, *v1, *out;
 	struct fleet f;
-	struct xdt_daemon *d = start_fleet(&f, &dir, ROLLOUT("100ms") "  timeout: 1s\n");
+	bool fail = _i == 0;
+	struct xdt_daemon *d = start_fleet(&f, &dir,
+					   fail ? ROLLOUT("100ms") "  canary_timeout: 1s\n  on_canary_timeout: fail\n" :
+						  ROLLOUT("100ms") "  canary_timeout: 1s\n");
+	json_t *st, *stuck;
 
 	v1 = strdup(f.canary.version);
 	xdtest_write_clusters(dir, "default.yaml", "a", 2);
 	xdt_daemon_signal(d, SIGHUP);
-	ck_assert_int_eq(peer_next(&f.canary, WAIT_MS), 2); /* not answered */
-	peer_expect(&f.canary_d, 1, "the delta canary");
-	ck_assert(xdt_daemon_wait_log(d, "rollout 1 failed: canary node 'canary-1' did not answer within the timeout of 1000 ms (1 of 2 connected canaries answered)", WAIT_MS));
-	want_state(d, "failed");
-	ck_assert(rollout_timeout(d) == 1.0);
-	/* answered late: it is served the previous snapshot again */
-	peer_answer(&f.canary, NULL);
-	peer_expect(&f.canary, 1, "the canary, rolled back");
-	ck_assert_str_eq(f.canary.version, v1);
-	peer_quiet(&f.other, "the other node");
-	peer_quiet(&f.other_d, "the other delta node");
+	ck_assert_int_eq(xdt_peer_next(&f.canary, WAIT_MS), 2); /* not answered */
+	xdt_peer_expect(&f.canary_d, 1, "the delta canary");
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1: canary node 'canary-1' (stream ", WAIT_MS));
+	ck_assert(logged(d, "has not answered the change within canary_timeout of 1000 ms"));
+	if (fail) {
+		ck_assert(xdt_daemon_wait_log(d, "rollout 1 failed: canary node 'canary-1' did not answer within canary_timeout of 1000 ms (1 of 2 connected canaries answered)", WAIT_MS));
+		want_state(d, "failed");
+		/* answered late: it is served the previous snapshot again */
+		xdt_peer_answer(&f.canary, NULL);
+		xdt_peer_expect(&f.canary, 1, "the canary, rolled back");
+		ck_assert_str_eq(f.canary.version, v1);
+		xdt_peer_quiet(&f.other, "the other node");
+		xdt_peer_quiet(&f.other_d, "the other delta node");
+	} else {
+		ck_assert(logged(d, "left out, the rollout goes on with the others (on_canary_timeout: skip)"));
+		xdt_peer_expect(&f.other, 2, "the other node, promoted without the stuck canary");
+		xdt_peer_expect(&f.other_d, 1, "the other delta node, promoted");
+		want_state(d, "promoted");
+		st = xdt_status_json(d);
+		stuck = json_object_get(json_object_get(st, "rollout"), "stuck");
+		ck_assert_msg(json_array_size(stuck) == 1 &&
+				      strcmp(json_string_value(json_array_get(stuck, 0)), "canary-1") == 0,
+			      "rollout.stuck is not [canary-1]");
+		json_decref(st);
+		ck_assert_int_eq(xdsctl(d, "rollout status", &out), 0);
+		has(out, "past canary_timeout: canary-1");
+		free(out);
+	}
+	ck_assert(rollout_timeout(d) == 600.0);
+
+	free(v1);
+	fleet_close(&f);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/*
+ * A canary proves only what it received: with the canaries in a
+ * snapshot of their own and a change to the default one alone, the
+ * canaries are sent nothing, `xdsctl diff` and the rollout's start say
+ * that no canary serves the change, and with require_canary: per_key
+ * (the default) it is never promoted: it fails once `timeout` passed,
+ * naming the key. With require_canary: none the bake alone promotes it.
+ */
+START_TEST(a_canary_proves_only_what_it_received)
+{
+	char *dir = xdtest_snapdir(), *out, cfg[256];
+	struct xdc_conn *c;
+	struct xdt_peer canary, other;
+	struct xdt_daemon *d;
+	bool none = _i == 1;
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 1);
+	xdtest_write_clusters(dir, "canary.yaml", "k", 1);
+	snprintf(cfg, sizeof(cfg), ROLLOUT("200ms") "  timeout: 2s\n%s",
+		 none ? "  require_canary: none\n" : "");
+	d = start(dir, cfg);
+	c = xdc_connect(d->target);
+	xdt_peer_open_in(&canary, c, false, "canary-1", "canary");
+	xdt_peer_open(&other, c, false, "edge-1");
+	xdt_peer_expect(&canary, 1, "the canary, of its own snapshot");
+	xdt_peer_expect(&other, 1, "the other node");
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
+	ck_assert_int_eq(xdsctl(d, "diff", &out), 1);
+	has(out, "snapshot 'default' changed");
+	has(out, "reaches 1 connected node (0 canaries connected to any replica)");
+	has(out, "warning: no canary of snapshot 'default' is connected to any replica");
+	free(out);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1: snapshot 'default' changes and no canary of it is connected: ", WAIT_MS));
+	xdt_peer_quiet(&canary, "the canary, whose snapshot did not change");
+	if (none) {
+		xdt_peer_expect(&other, 2, "the other node, after the bake alone");
+		ck_assert(xdt_daemon_wait_log(d, "rollout 1 promoted (baked with 1 canary and 0 NACKs; no canary ACKed snapshot 'default'): every node is served the change now (1 snapshot key); no canary proved it", WAIT_MS));
+	} else {
+		/* its bake long over, unproven: not promoted */
+		xdtest_sleep_ms(600);
+		xdt_peer_quiet(&other, "the other node, the change unproven");
+		ck_assert_int_eq(xdsctl(d, "rollout status", &out), 0);
+		has(out, "snapshot 'default': 0 canaries served it, 0 ACKed (NOT PROVEN: no canary ACKed it)");
+		free(out);
+		ck_assert(xdt_daemon_wait_log(d, "rollout 1 failed: not proven within the timeout of 2000 ms: no canary ACKed snapshot 'default'", WAIT_MS));
+		xdt_peer_quiet(&other, "the other node, the rollout failed");
+	}
+
+	xdt_peer_close(&canary);
+	xdt_peer_close(&other);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/*
+ * Rolling back does not wait in the bake: once a change was promoted,
+ * a change back to the snapshots it replaced is promoted to every node
+ * at once (a rollback), and logged so; any other change is staged.
+ */
+START_TEST(a_rollback_skips_the_bake)
+{
+	char *dir, *v1;
+	struct fleet f;
+	struct xdt_daemon *d = start_fleet(&f, &dir, ROLLOUT("1h"));
+	int status;
+
+	v1 = strdup(f.other.version);
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
+	xdt_daemon_signal(d, SIGHUP);
+	xdt_peer_expect(&f.canary, 2, "canary");
+	xdt_peer_expect(&f.canary_d, 1, "delta canary");
+	free(xdt_admin(d, "POST", "/rollout/promote", NULL, &status, NULL));
+	ck_assert_int_eq(status, 200);
+	xdt_peer_expect(&f.other, 2, "the other node, promoted");
+	xdt_peer_expect(&f.other_d, 1, "the other delta node, promoted");
+
+	/* back to the one cluster: everyone at once, the bake an hour */
+	xdtest_write_clusters(dir, "default.yaml", "a", 1);
+	xdt_daemon_signal(d, SIGHUP);
+	xdt_peer_expect(&f.other, 1, "the other node, rolled back at once");
+	ck_assert_str_eq(f.other.version, v1);
+	xdt_peer_expect(&f.canary, 1, "the canary, rolled back at once");
+	ck_assert(xdt_daemon_wait_log(d, "rollout 2 (SIGHUP): a return to the snapshots rollout 1 replaced: a rollback, promoted without a bake: every node is served it now", WAIT_MS));
+	want_state(d, "promoted");
+
+	/* and a change that is no rollback is staged as ever */
+	xdtest_write_clusters(dir, "default.yaml", "a", 3);
+	xdt_daemon_signal(d, SIGHUP);
+	xdt_peer_expect(&f.canary, 3, "the canary, the next change");
+	xdt_peer_quiet(&f.other, "the other node, the next change staged");
+	want_state(d, "canary");
 
 	free(v1);
 	fleet_close(&f);
@@ -972,9 +985,11 @@ int main(void)
 	tcase_add_test(tc, without_rollout_every_node_at_once);
 	tcase_add_test(tc, percent_picks_nodes_by_their_id);
 	tcase_add_test(tc, only_a_promoted_change_is_saved);
-	tcase_add_test(tc, restart_after_a_failed_rollout_stages_the_files);
+	tcase_add_test(tc, restart_after_a_failed_rollout_stays_failed);
 	tcase_add_test(tc, restart_on_the_saved_state_stages_nothing);
-	tcase_add_test(tc, a_canary_that_never_answers_fails_it);
+	tcase_add_loop_test(tc, a_canary_that_never_answers_is_named, 0, 2);
+	tcase_add_loop_test(tc, a_canary_proves_only_what_it_received, 0, 2);
+	tcase_add_test(tc, a_rollback_skips_the_bake);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

@@ -398,7 +398,8 @@ START_TEST(status_says_rollout_under_way_and_failed)
 	char *v;
 
 	ck_assert(asprintf(&cfg, "listen: 127.0.0.1:0\nsnapshots: %s\n"
-				 "rollout:\n  canary: ['canary-*']\n  bake: 1h\n  timeout: 2s\n",
+				 "rollout:\n  canary: ['canary-*']\n  bake: 1h\n"
+				 "  canary_timeout: 2s\n  on_canary_timeout: fail\n",
 			   dir) > 0);
 	sock_open(&ns);
 	d = start(&ns, cfg, NULL);
@@ -416,7 +417,7 @@ START_TEST(status_says_rollout_under_way_and_failed)
 		      "got '%s'", m);
 	free(m);
 	m = recv_matching(&ns, "STATUS=ROLLOUT 1 FAILED ", STATUS_WAIT_MS);
-	ck_assert_msg(strstr(m, ", rolled back: canary node 'canary-1' did not answer within the timeout of 2000 ms (0 of 1 connected canaries answered); serving 1 snapshot to 1 stream; ") != NULL,
+	ck_assert_msg(strstr(m, ", rolled back: canary node 'canary-1' did not answer within canary_timeout of 2000 ms (0 of 1 connected canaries answered); serving 1 snapshot to 1 stream; ") != NULL,
 		      "got '%s'", m);
 	free(m);
 

@@ -126,10 +126,12 @@ def ip(*args):
 
 
 class Netns:
-    """The three namespaces and the two veth pairs between them."""
+    """The balancer's namespace and one per replica (`nets`: replica ->
+    its /24, NET by default), a veth pair from the first to each."""
 
-    def __init__(self, prefix):
-        self.name = {k: "%s-%s" % (prefix, k) for k in ("lb", "a", "b")}
+    def __init__(self, prefix, nets=None):
+        self.nets = nets or NET
+        self.name = {k: "%s-%s" % (prefix, k) for k in ["lb"] + list(self.nets)}
         self.made = []
 
     def create(self):
@@ -143,7 +145,7 @@ class Netns:
             if err:
                 return err
         lb = self.name["lb"]
-        for r, net in NET.items():
+        for r, net in self.nets.items():
             dev = "to-" + r
             steps = [
                 ("-n", lb, "link", "add", dev, "type", "veth", "peer", "name", "eth0",

@@ -18,6 +18,11 @@
 #             two xdsd replicas on one etcd prefix behind haproxy, in
 #             network namespaces of its own (root): both clients and a
 #             delta client outlive the replica they are on
+#  fleet.sh   three replicas with one staged rollout behind haproxy, in
+#             network namespaces (root), gRPC C-core clients: a canary's
+#             NACK rolls back on all, a replica restarted or cut from
+#             etcd mid-rollout serves the others the previous
+#             snapshots, push --now reaches everyone
 #  pypi.sh, go.sh, java.sh and their -mtls, -xdstp, -rollout
 #             the same scenarios with today's gRPC xDS clients: gRPC
 #             C-core 1.85 (PyPI's grpcio in the tests' venv), grpc-go
@@ -80,7 +85,7 @@
 TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/python-mtls.sh tests/interop/node-mtls.sh \
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
-	tests/interop/failover.sh \
+	tests/interop/failover.sh tests/interop/fleet.sh \
 	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
 	tests/interop/envoy-check.sh \
 	tests/interop/envoy-refusals.sh tests/interop/envoy-mtls.sh \
@@ -105,6 +110,7 @@ EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/inter
 	tests/interop/python-xdstp.sh tests/interop/python-rollout.sh \
 	tests/interop/interop.py tests/interop/client.py \
 	tests/interop/failover.sh tests/interop/failover.py \
+	tests/interop/fleet.sh tests/interop/fleet.py \
 	tests/interop/stub_server.py tests/interop/node/client.js \
 	tests/interop/node/package.json tests/interop/node/package-lock.json \
 	tests/interop/envoy-sotw.sh tests/interop/envoy-delta.sh \
@@ -139,7 +145,7 @@ clean-interop:
 	rm -rf tests/interop/python.work tests/interop/node.work \
 		tests/interop/python-mtls.work tests/interop/node-mtls.work \
 		tests/interop/python-xdstp.work tests/interop/python-rollout.work \
-		tests/interop/failover.work \
+		tests/interop/failover.work tests/interop/fleet.work \
 		tests/interop/envoy-sotw.work tests/interop/envoy-delta.work \
 		tests/interop/envoy-check.work \
 		tests/interop/envoy-refusals.work tests/interop/envoy-mtls.work \

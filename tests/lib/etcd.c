@@ -15,8 +15,7 @@
 
 #define START_MS 10000
 
-/* A port nothing listens on now (the kernel's pick, released). */
-static int free_port(void)
+int xdt_free_port(void)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET};
 	socklen_t len = sizeof(a);
@@ -31,21 +30,28 @@ static int free_port(void)
 	return port;
 }
 
-/* Runs etcdctl with `args` (a shell word list) and `input` on stdin;
- * returns its exit status. */
-int xdt_etcdctl(const struct xdt_etcd *e, const char *args, const char *input)
+/* etcdctl's command line for `e` up to its arguments: the endpoint,
+ * and the client certificate when etcd asks for one (malloc'd). */
+static char *etcdctl_cmd(const struct xdt_etcd *e, const char *args,
+			 const char *redirect)
 {
-	char *cmd;
-	FILE *p;
-
 	char tls[1024] = "";
+	char *cmd;
 
 	if (e->tls)
 		snprintf(tls, sizeof(tls), "--cacert=%s --cert=%s --key=%s",
 			 xdtest_cert("ca.pem"), xdtest_cert("frontend.pem"),
 			 xdtest_cert("frontend.key"));
-	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s %s %s >/dev/null 2>&1",
-			   e->endpoint, tls, args) > 0);
+	ck_assert(asprintf(&cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s %s %s %s",
+			   e->endpoint, tls, args, redirect) > 0);
+	return cmd;
+}
+
+int xdt_etcdctl(const struct xdt_etcd *e, const char *args, const char *input)
+{
+	char *cmd = etcdctl_cmd(e, args, ">/dev/null 2>&1");
+	FILE *p;
+
 	p = popen(cmd, "w");
 	ck_assert(p != NULL);
 	if (input != NULL)
@@ -54,8 +60,6 @@ int xdt_etcdctl(const struct xdt_etcd *e, const char *args, const char *input)
 	return pclose(p);
 }
 
-/* Starts (or restarts, on its data) etcd on its ports; waits until it
- * answers. */
 void xdt_etcd_run(struct xdt_etcd *e)
 {
 	char client[64], peer[64], cluster[96];
@@ -112,9 +116,9 @@ struct xdt_etcd *xdt_etcd_new(void)
 	struct xdt_etcd *e = calloc(1, sizeof(*e));
 
 	ck_assert(e != NULL);
-	e->client_port = free_port();
+	e->client_port = xdt_free_port();
 	do
-		e->peer_port = free_port();
+		e->peer_port = xdt_free_port();
 	while (e->peer_port == e->client_port);
 	snprintf(e->endpoint, sizeof(e->endpoint), "127.0.0.1:%d",
 		 e->client_port);
@@ -147,3 +151,93 @@ void xdt_etcd_free(struct xdt_etcd *e)
 	free(e);
 }
 
+long long xdt_etcd_revision(const struct xdt_etcd *e)
+{
+	char *cmd, line[4096];
+	const char *at;
+	long long rev;
+	FILE *p;
+
+	cmd = etcdctl_cmd(e, "get / -w json", "2>/dev/null");
+	p = popen(cmd, "r");
+	ck_assert(p != NULL);
+	ck_assert(fgets(line, sizeof(line), p) != NULL);
+	ck_assert_int_eq(pclose(p), 0);
+	free(cmd);
+	/* read by hand: its cluster_id does not fit jansson's integers */
+	at = strstr(line, "\"revision\":");
+	ck_assert_msg(at != NULL && sscanf(at, "\"revision\":%lld", &rev) == 1,
+		      "etcdctl: %s", line);
+	ck_assert(rev > 0);
+	return rev;
+}
+
+char *xdt_etcd_get(const struct xdt_etcd *e, const char *key)
+{
+	char *args, *cmd, buf[65536];
+	size_t len;
+	FILE *p;
+
+	ck_assert(asprintf(&args, "get '%s' --print-value-only", key) > 0);
+	cmd = etcdctl_cmd(e, args, "2>/dev/null");
+	free(args);
+	p = popen(cmd, "r");
+	ck_assert(p != NULL);
+	len = fread(buf, 1, sizeof(buf) - 1, p);
+	ck_assert_int_eq(pclose(p), 0);
+	free(cmd);
+	buf[len] = '\0';
+	if (len == 0)
+		return NULL;
+	if (buf[len - 1] == '\n')
+		buf[len - 1] = '\0';
+	return strdup(buf);
+}
+
+long long xdt_etcd_mod_revision(const struct xdt_etcd *e, const char *key)
+{
+	char *args, *cmd, line[65536];
+	const char *at;
+	long long rev;
+	FILE *p;
+
+	ck_assert(asprintf(&args, "get '%s' -w json", key) > 0);
+	cmd = etcdctl_cmd(e, args, "2>/dev/null");
+	free(args);
+	p = popen(cmd, "r");
+	ck_assert(p != NULL);
+	ck_assert(fgets(line, sizeof(line), p) != NULL);
+	ck_assert_int_eq(pclose(p), 0);
+	free(cmd);
+	at = strstr(line, "\"mod_revision\":");
+	ck_assert_msg(at != NULL && sscanf(at, "\"mod_revision\":%lld", &rev) == 1,
+		      "etcdctl: %s", line);
+	return rev;
+}
+
+void xdt_etcd_put(const struct xdt_etcd *e, const char *key, const char *text)
+{
+	char args[1024];
+
+	snprintf(args, sizeof(args), "put '%s'", key);
+	ck_assert_int_eq(xdt_etcdctl(e, args, text), 0);
+}
+
+int xdt_etcd_count(const struct xdt_etcd *e, const char *prefix)
+{
+	char *args, *cmd, line[4096];
+	int n = 0;
+	FILE *p;
+
+	ck_assert(asprintf(&args, "get '%s' --prefix --keys-only", prefix) > 0);
+	cmd = etcdctl_cmd(e, args, "2>/dev/null");
+	free(args);
+	p = popen(cmd, "r");
+	ck_assert(p != NULL);
+	/* a key a line, each followed by an empty one */
+	while (fgets(line, sizeof(line), p) != NULL)
+		n += line[0] != '\n';
+	ck_assert_int_eq(pclose(p), 0);
+	free(cmd);
+	return n;
+}

@@ -168,6 +168,15 @@ START_TEST(changes_merged_in_order)
 	ck_assert_str_eq(xd_snapbytes_text(m.v[3].value), "kept");
 	ck_assert_str_eq(m.v[4].key, "f");
 
+	/* nothing appended (a watch event of xdsd's own keys only): the
+	 * changes stay as they were */
+	xd_kvchanges_put(&c, "g", 1, "5", 1);
+	xd_kvchanges_append(&c, &more);
+	ck_assert_uint_eq(c.n, 1);
+	ck_assert(!c.reset);
+	xd_kvmap_apply(&m, &c);
+	ck_assert_uint_eq(m.n, 6);
+
 	/* a reset appended supersedes the changes before it */
 	xd_kvchanges_put(&c, "x", 1, "lost", 4);
 	more.reset = true;
