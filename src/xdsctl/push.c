@@ -451,8 +451,7 @@ static int check_dir(struct push *p, const char *dir, struct xd_snapkey **keys,
 	    xc_envoy_judge(schema, &load, dir, p->o->envoy,
 			   "nothing written to etcd") != XC_OK) {
 		xd_load_free(&load);
-		xd_schema_free(schema);
-		return XC_USAGE;
+		return XC_USAGE; /* p->schema is freed with the rest */
 	}
 	/* a good load keeps the very texts it checked: those are written */
 	*keys = load.keys;

@@ -32,7 +32,7 @@ Envoy's message), and Envoy must keep serving what it ran before.
      change back puts both Envoys in step again: their config dumps
      equal xdsd's, versions included, every type synced.
   3. xdsd restarts with `rollout:` (canaries: node ids *-canary-*, a
-     bake of ROLLOUT_BAKE s); both Envoys reconnect, and a third, the
+     bake of ROLLOUT_BAKE s, require_canary: any); both Envoys reconnect, and a third, the
      canary, starts.
        A change Envoy takes (web's endpoints to B) reaches the canary
        first and the others only once it is promoted: xdsd sends them
@@ -401,7 +401,11 @@ class Scenario:
             return False
         old = self.xdsd
         self.xdsd = eh.Xdsd(old.binary, old.schema, self.work, port=old.port, name="xdsd-rollout",
+                            # each Envoy has a snapshot key of its own and
+                            # only the canary's has a canary: one canary's
+                            # ACK proves the change (require_canary: any)
                             config="rollout:\n  canary: ['%s']\n  bake: %dms\n"
+                            "  require_canary: any\n"
                             % (CANARY, int(ROLLOUT_BAKE * 1000)))
         self.daemons.append(self.xdsd)
         canary = self.add_member("canary", "GRPC")

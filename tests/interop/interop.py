@@ -556,8 +556,8 @@ class Interop:
         self.run_name = (args.client + ("-mtls" if args.tls else "") +
                          ("-xdstp" if args.xdstp else "") +
                          ("-rollout" if args.rollout else "") +
-                         ("-errors" if args.errors else "") +
-                         ("-loads" if args.loads else ""))
+                         ("-errors" if getattr(args, "errors", False) else "") +
+                         ("-loads" if getattr(args, "loads", False) else ""))
         self.xdsd = os.environ.get("XDSD", "")
         self.schema = os.environ.get("XDSD_SCHEMA", "")
         self.srcdir = os.environ.get("XDSD_SRCDIR") or os.path.dirname(
