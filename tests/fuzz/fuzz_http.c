@@ -594,11 +594,13 @@ static uint32_t admin_route(const char *method, const char *path,
 		{"GET", "/metrics", 0}, {"GET", "/clients", 0},
 		{"GET", "/config_dump", 0}, {"POST", "/reload", 0},
 		{"GET", "/status", 0}, {"GET", "/status.json", 0},
+		{"GET", "/loads", 0}, {"GET", "/fleet.json", 0},
 	};
 	uint32_t ok[XD_ARRAY_LEN(routes)] = {
 		bit(200), bit(200), bit(200), bit(200) | bit(400),
 		bit(200) | bit(400) | bit(404), bit(200) | bit(422),
 		bit(200), bit(200),
+		bit(200) | bit(400) | bit(404), bit(200),
 	};
 	bool head = strcmp(method, "HEAD") == 0, known = false;
 	uint32_t m = 0;
