@@ -26,6 +26,12 @@ static const struct xd_rtype_ref listener_refs[] = {
 	{XD_EXTENSION_CONFIG, "listener_filters[config_discovery].name"},
 };
 
+/* A cluster's upstream HTTP filters (HttpProtocolOptions, under its
+ * typed_extension_protocol_options map) take theirs by ECDS too. */
+static const struct xd_rtype_ref cluster_refs[] = {
+	{XD_EXTENSION_CONFIG, "typed_extension_protocol_options.value.http_filters[config_discovery].name"},
+};
+
 static const struct xd_rtype_ref route_refs[] = {
 	{XD_CLUSTER, "virtual_hosts.routes.route.cluster"},
 	{XD_CLUSTER, "virtual_hosts.routes.route.weighted_clusters.clusters.name"},
@@ -74,6 +80,7 @@ static const struct xd_rtype_info infos[XD_RTYPE_COUNT] = {
 		.rest_path = "clusters",
 		.wildcard_ok = true, .full_state = true,
 		.role = XD_ROLE_KEPT,
+		.refs = REFS(cluster_refs),
 		/* and an EDS cluster's endpoints (resource.c) */
 	},
 	[XD_ENDPOINT] = {

@@ -27,7 +27,13 @@ their listener changing.
      draining listener holds, goes on getting 200 with `x-tag: two`
      (Envoy answers 500 when its filter's config is removed); xdsd never
      said "tag" removed; the Envoy still holds both configs.
-  4. Envoy's /stats show no update_rejected and no init_fetch_timeout;
+  4. upstream (rule E1): the cluster "web" runs an upstream HTTP
+     filter, "up-tag", a header_mutation whose config comes by ECDS
+     too (the cluster's HttpProtocolOptions) and adds `x-up: one` to
+     answers from the backend; the config alone changes (`x-up: two`):
+     answers move to `two`, xdsd sent ECDS and no cluster, and Envoy's
+     cluster was not modified.
+  5. Envoy's /stats show no update_rejected and no init_fetch_timeout;
      xdsd logged no NACK and no error, and /clients shows every type of
      each Envoy synced; the Envoys and xdsd exit 0.
 
@@ -71,6 +77,26 @@ def ecds_filter(name):
     return {"name": name, "config_discovery": {
         "config_source": {"ads": {}, "resource_api_version": "V3"},
         "type_urls": [HEADER_MUTATION]}}
+
+
+def up_config(value):
+    """The upstream filter's config: header_mutation adding x-up: value
+    to the backend's answers."""
+    c = tag_config("up-tag", value)
+    c["typed_config"]["mutations"]["response_mutations"][0]["append"]["header"]["key"] = "x-up"
+    return c
+
+
+def upstream_filters(cluster):
+    """`cluster` runs "up-tag", by ECDS, before the upstream codec."""
+    cluster["typed_extension_protocol_options"] = {
+        "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+            "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+            "explicit_http_config": {"http_protocol_options": {}},
+            "http_filters": [ecds_filter("up-tag"), {
+                "name": "envoy.filters.http.upstream_codec",
+                "typed_config": {"@type": "type.googleapis.com/envoy.extensions.filters."
+                                 "http.upstream_codec.v3.UpstreamCodec"}}]}}
 
 
 class Proxy:
@@ -137,16 +163,23 @@ class Scenario:
                         t.get("version"))
         return {}, None
 
-    def in_step(self, p, names):
+    def in_step(self, p, names, changed=None):
         """Envoy holds exactly the configs `names`, each at the version
-        xdsd gives it (delta: its own; SotW: the type's, the version_info
-        of the response that brought it). None when it does not."""
+        xdsd gives it (delta: its own; SotW: the version_info of the
+        response that brought it, the type's for those of `changed`, all
+        by default: a SotW response carries only the configs that
+        changed, so the others keep an earlier one). None when it does
+        not."""
         try:
             held = self.envoy_configs(p)
             versions, type_version = self.xdsd_configs(p)
         except (OSError, ValueError):
             return None
-        want = {n: versions.get(n) if p.delta else type_version for n in names}
+        changed = names if changed is None else changed
+        if p.delta:
+            want = {n: versions.get(n) for n in names}
+        else:
+            want = {n: type_version if n in changed else held.get(n) for n in names}
         return held if held == want else None
 
     def kept_get(self, p):
@@ -185,7 +218,8 @@ class Scenario:
             p.snap = eh.fleet_snapshot(p.port, self.backend)
             filters = p.http_filters()
             filters.insert(0, ecds_filter("tag"))
-            p.snap["extension_configs"] = [tag_config("tag", "one")]
+            upstream_filters(by_name(p.snap["clusters"], "web"))
+            p.snap["extension_configs"] = [tag_config("tag", "one"), up_config("one")]
             self.xdsd.write_snapshot(p.snap, p.key)
         ok, why = self.xdsd.start()
         if not self.tap.point(ok, "xdsd serves each Envoy the example snapshot with an HTTP "
@@ -207,17 +241,21 @@ class Scenario:
                     status, body, resp = eh.http_get(p.port, "/")
                 except OSError:
                     return None
-                return (status, body, resp.getheader("x-tag")) if status == 200 else None
+                return ((status, body, resp.getheader("x-tag"), resp.getheader("x-up"))
+                        if status == 200 else None)
             got = eh.wait_until(tagged, START_TIMEOUT, 0.1)
-            self.tap.point(got == (200, "A", "one"), "a request through the %s Envoy reaches "
-                           "backend A, and the ECDS filter adds x-tag: one (%s)" % (p.mode, got),
-                           [] if got == (200, "A", "one") else self.diag(p))
-            held = eh.wait_until(lambda: self.in_step(p, ["tag"]), WAIT, 0.2)
+            want = (200, "A", "one", "one")
+            self.tap.point(got == want, "a request through the %s Envoy reaches backend A, the "
+                           "listener's ECDS filter adds x-tag: one and the cluster's upstream "
+                           "ECDS filter x-up: one (%s)" % (p.mode, got),
+                           [] if got == want else self.diag(p))
+            held = eh.wait_until(lambda: self.in_step(p, ["tag", "up-tag"]), WAIT, 0.2)
             self.tap.point(held is not None, "the %s Envoy's config dump holds the extension "
                            "config \"tag\" at xdsd's version (%s)" % (p.mode, held),
                            [] if held else ["Envoy holds %s" % self.envoy_configs(p)])
         for p in self.proxies:
-            p.loop = eh.Traffic(p.mode, p.port, "/", ["A"], INTERVAL, keep=["x-tag"]).start()
+            p.loop = eh.Traffic(p.mode, p.port, "/", ["A"], INTERVAL,
+                                keep=["x-tag", "x-up"]).start()
         return all(p.loop.answer(lambda r: r["ok"], 0, WAIT) for p in self.proxies)
 
     def change(self):
@@ -230,7 +268,7 @@ class Scenario:
                            "gets x-tag: one (%s)" % (p.mode, got))
             before[p.mode] = (p.envoy.stats(), p.kept.sock.getsockname())
         mark = self.reload("change", lambda p: p.snap.update(
-            extension_configs=[tag_config("tag", "two")]))
+            extension_configs=[tag_config("tag", "two"), up_config("one")]))
         if mark is None:
             return False
         since = time.monotonic()
@@ -278,7 +316,7 @@ class Scenario:
                            "change: requests on new connections to the %s Envoy move to "
                            "x-tag: two and stay" % p.mode,
                            ["later x-tag: %s" % r["headers"]["x-tag"] for r in stale][:3])
-            held = eh.wait_until(lambda: self.in_step(p, ["tag"]), WAIT, 0.2)
+            held = eh.wait_until(lambda: self.in_step(p, ["tag", "up-tag"], ["tag"]), WAIT, 0.2)
             self.tap.point(held is not None, "change: the %s Envoy holds \"tag\" at xdsd's new "
                            "version (%s)" % (p.mode, held))
         return ok
@@ -288,7 +326,7 @@ class Scenario:
         from the Envoys, whose draining listeners still run it."""
         def to_v2(p):
             p.http_filters()[0] = ecds_filter("tag-v2")
-            p.snap["extension_configs"] = [tag_config("tag-v2", "moved")]
+            p.snap["extension_configs"] = [tag_config("tag-v2", "moved"), up_config("one")]
         mark = self.reload("move", to_v2)
         if mark is None:
             return
@@ -328,8 +366,41 @@ class Scenario:
                 held = sorted(self.envoy_configs(p))
             except (OSError, ValueError) as e:
                 held = [str(e)]
-            self.tap.point(held == ["tag", "tag-v2"], "move: the %s Envoy holds the new config "
-                           "and the old one its draining listener runs (%s)" % (p.mode, held))
+            self.tap.point(held == ["tag", "tag-v2", "up-tag"], "move: the %s Envoy holds the "
+                           "new config and the old one its draining listener runs, beside the "
+                           "upstream filter's (%s)" % (p.mode, held))
+
+    def upstream(self):
+        """rule E1 for a cluster's upstream filter: its config alone
+        changes; the cluster does not."""
+        before = {p.mode: p.envoy.stats() for p in self.proxies}
+        mark = self.reload("upstream", lambda p: p.snap.update(
+            extension_configs=[tag_config("tag-v2", "moved"), up_config("two")]))
+        if mark is None:
+            return
+        since = time.monotonic()
+        for p in self.proxies:
+            fresh = p.loop.answer(lambda r: r["ok"] and r["headers"]["x-up"] == "two",
+                                  since, WAIT)
+            later = [r for r in p.loop.snapshot(since)
+                     if fresh is not None and r["seq"] > fresh["seq"]]
+            stale = [r for r in later if r["ok"] and r["headers"]["x-up"] != "two"]
+            self.tap.point(fresh is not None and not stale,
+                           "upstream: answers through the %s Envoy move to x-up: two, the "
+                           "cluster's upstream filter's new config, and stay" % p.mode,
+                           (["later x-up: %s" % r["headers"]["x-up"] for r in stale][:3]
+                            if fresh else self.diag(p)))
+            sent = [t for _, t, _ in self.xdsd.sent(p.node_id, mark)]
+            self.tap.point("ECDS" in sent and "CDS" not in sent and "LDS" not in sent,
+                           "upstream: xdsd sent the %s Envoy ECDS and no cluster nor listener "
+                           "(%s)" % (p.mode, ", ".join(sent) or "nothing"))
+            stats0, stats = before[p.mode], p.envoy.stats()
+            keys = ("cluster_manager.cluster_modified", "cluster_manager.cluster_removed",
+                    "cluster_manager.cds.update_success")
+            moved_keys = ["%s %s -> %s" % (k, stats0.get(k), stats.get(k))
+                          for k in keys if stats0.get(k) != stats.get(k)]
+            self.tap.point(not moved_keys, "upstream: the %s Envoy's cluster was not modified"
+                           % p.mode, moved_keys)
 
     def checks(self):
         for p in self.proxies:
@@ -359,6 +430,7 @@ class Scenario:
         signal.alarm(OVERALL_TIMEOUT)
         if self.start() and self.change():
             self.move()
+            self.upstream()
         self.checks()
         self.stop()
 
