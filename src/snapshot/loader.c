@@ -368,55 +368,99 @@ static bool failed_has(const struct failed *f, enum xd_rtype t, const char *name
 				    by_section_name) != NULL);
 }
 
-/* Every reference of `e` (a `noun`) resolves, or names what failed. */
-static void check_entry_refs(struct xd_table *tables[XD_RTYPE_COUNT],
-			     const char *noun, const struct xd_entry *e,
-			     const struct failed *failed, struct xd_diag *diag)
+/* What checking a key's references needs. */
+struct refcheck {
+	const struct xd_schema *schema;
+	const struct xd_section *sections;
+	struct xd_table **tables;     /* [XD_RTYPE_COUNT] */
+	const struct failed *failed;  /* NULL: nothing failed */
+	struct xd_diag *diag;
+};
+
+/* "file:line: " of `e`; JSON files have no lines, so "file: " as their
+ * other errors. */
+static void where(const struct xd_entry *e, char *out, size_t len)
+{
+	if (e->line > 0)
+		snprintf(out, len, "%s:%u", e->file, e->line);
+	else
+		snprintf(out, len, "%s", e->file);
+}
+
+/*
+ * A filter of `e` (a resource of type `t`) that takes its config by
+ * ECDS accepts the type of the config `name` resolves to (rule E1): a
+ * config of a type not among its config_discovery's type_urls is one
+ * Envoy refuses.
+ */
+static void check_ecds_type(const struct refcheck *rc, enum xd_rtype t,
+			    const struct xd_entry *e, const char *name)
+{
+	const struct xd_entry *c = xd_table_find(rc->tables[XD_EXTENSION_CONFIG],
+						 name, strlen(name));
+	char at[512], got[256], accepts[512];
+
+	if (c == NULL || rc->sections[t].type == NULL ||
+	    xd_resource_ecds_accepts(rc->schema, rc->sections[t].type, t,
+				     e->msg.data, e->msg.len, name, c->msg,
+				     got, sizeof(got), accepts, sizeof(accepts)))
+		return;
+	where(e, at, sizeof(at));
+	xd_diag_add(rc->diag, "%s: %s '%s': its filter '%s' accepts configs of type %s, but extension config '%s' is a %s",
+		    at, xd_rtype_info(t)->noun, e->name, name, accepts, name, got);
+}
+
+/* Every reference of `e` (a `noun`; of type `t`, or -1 for a list
+ * collection) resolves, or names what failed. */
+static void check_entry_refs(const struct refcheck *rc, int t, const char *noun,
+			     const struct xd_entry *e)
 {
 	for (uint32_t k = 0; k < e->nrefs; k++) {
 		const struct xd_ref *r = &e->refs[k];
+		char at[512];
 
-		char where[32] = "";
-
-		if (resolves(tables[r->type], r->name) ||
-		    failed_has(failed, r->type, r->name))
+		if (resolves(rc->tables[r->type], r->name)) {
+			if (r->type == XD_EXTENSION_CONFIG && t >= 0)
+				check_ecds_type(rc, (enum xd_rtype)t, e, r->name);
 			continue;
-		/* JSON files have no lines: "file: ..." as their other errors */
-		if (e->line > 0)
-			snprintf(where, sizeof(where), ":%u", e->line);
-		xd_diag_add(diag, "%s%s: %s '%s' refers to %s '%s', which is not in the snapshot",
-			    e->file, where, noun, e->name,
-			    xd_rtype_info(r->type)->noun, r->name);
+		}
+		if (failed_has(rc->failed, r->type, r->name))
+			continue;
+		where(e, at, sizeof(at));
+		xd_diag_add(rc->diag, "%s: %s '%s' refers to %s '%s', which is not in the snapshot",
+			    at, noun, e->name, xd_rtype_info(r->type)->noun, r->name);
 	}
 }
 
 /* Every reference of the resources of `from`, variants included. */
-static void check_table_refs(struct xd_table *tables[XD_RTYPE_COUNT],
-			     const struct xd_table *from, const char *noun,
-			     const struct failed *failed, struct xd_diag *diag)
+static void check_table_refs(const struct refcheck *rc, int t,
+			     const struct xd_table *from, const char *noun)
 {
 	for (size_t i = 0; i < xd_table_count(from); i++)
-		check_entry_refs(tables, noun, xd_table_at(from, i), failed, diag);
+		check_entry_refs(rc, t, noun, xd_table_at(from, i));
 	for (size_t i = 0; i < xd_table_variant_count(from); i++)
-		check_entry_refs(tables, noun, xd_table_variant_at(from, i),
-				 failed, diag);
+		check_entry_refs(rc, t, noun, xd_table_variant_at(from, i));
 }
 
 /* Every reference of every resource resolves (both ends named), and
  * every member of a list collection is there, but for what `failed`
  * (may be NULL) names. */
-static void check_refs(struct xd_table *tables[XD_RTYPE_COUNT],
+static void check_refs(const struct xd_schema *schema,
+		       const struct xd_section *sections,
+		       struct xd_table *tables[XD_RTYPE_COUNT],
 		       struct xd_table *colls[XD_CTYPE_COUNT],
 		       const struct failed *failed, struct xd_diag *diag)
 {
+	const struct refcheck rc = {.schema = schema, .sections = sections,
+				    .tables = tables, .failed = failed,
+				    .diag = diag};
+
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
-		check_table_refs(tables, tables[t],
-				 xd_rtype_info((enum xd_rtype)t)->noun, failed,
-				 diag);
+		check_table_refs(&rc, t, tables[t],
+				 xd_rtype_info((enum xd_rtype)t)->noun);
 	for (int c = 0; c < XD_CTYPE_COUNT; c++)
-		check_table_refs(tables, colls[c],
-				 xd_ctype_info((enum xd_ctype)c)->noun, failed,
-				 diag);
+		check_table_refs(&rc, -1, colls[c],
+				 xd_ctype_info((enum xd_ctype)c)->noun);
 }
 
 /* One file parsed on its own into `pf`, its empty record (parsed.h):
@@ -668,7 +712,9 @@ static struct xd_table *keep_old(struct xd_table *t, struct xd_table *o,
  * (its YAML, a section that is not a list), what it would have
  * defined is unknown: then none is checked.
  */
-static void check_refs_of_refused(struct xd_parsed *const *pfs, size_t n,
+static void check_refs_of_refused(const struct xd_schema *schema,
+				  const struct xd_section *sections,
+				  struct xd_parsed *const *pfs, size_t n,
 				  struct xd_diag *diag)
 {
 	struct xd_table *tables[XD_RTYPE_COUNT] = {0};
@@ -684,7 +730,7 @@ static void check_refs_of_refused(struct xd_parsed *const *pfs, size_t n,
 	for (int c = 0; c < XD_CTYPE_COUNT; c++)
 		colls[c] = key_table(pfs, n, XD_RTYPE_COUNT + c, NULL, &clash);
 	failed_init(&failed, pfs, n);
-	check_refs(tables, colls, &failed, diag);
+	check_refs(schema, sections, tables, colls, &failed, diag);
 	free(failed.ops);
 	unref_tables(tables, colls);
 }
@@ -758,11 +804,11 @@ static struct xd_snapshot *load_key(const struct xd_schema *schema,
 		XD_ASSERT_INFO(xd_diag_total(diag) != errors,
 			       "snapshot '%s': files that clash, and no error",
 			       k->key);
-		check_refs_of_refused(pfs, k->nfiles, diag);
+		check_refs_of_refused(schema, sections, pfs, k->nfiles, diag);
 		return NULL;
 	}
 	note_open_secrets(pfs, k->nfiles, k->key, out);
-	check_refs(tables, colls, NULL, diag);
+	check_refs(schema, sections, tables, colls, NULL, diag);
 	if (xd_diag_total(diag) != errors) {
 		unref_tables(tables, colls);
 		return NULL;

@@ -251,6 +251,122 @@ static int canon_refs(struct xd_resinfo *r, char *why, size_t whylen)
 	return 0;
 }
 
+/* ---------------- ECDS: the config types a filter accepts ---------------- */
+
+/*
+ * The filters that may take their config by ECDS (HttpFilter, the
+ * listener's Filter, ListenerFilter) number their fields alike: the
+ * name 1 and the ExtensionConfigSource 5, whose type_urls are 4.
+ * TypedExtensionConfig's typed_config is 2, an Any's type URL 1.
+ */
+enum {
+	FILTER_NAME = 1,
+	FILTER_CONFIG_DISCOVERY = 5,
+	SOURCE_TYPE_URLS = 4,
+	CONFIG_TYPED_CONFIG = 2,
+	ANY_TYPE_URL = 1,
+};
+
+/* The first LEN field `number` of `data`, or false. */
+static bool wire_find(const uint8_t *data, size_t len, uint32_t number,
+		      struct xd_span *out)
+{
+	const uint8_t *p = data, *end = data + len;
+	struct xd_wire_field f;
+
+	while (xd_wire_next(&p, end, &f) == 1)
+		if (f.number == number && f.wt == XD_WT_LEN) {
+			out->data = f.data;
+			out->len = f.len;
+			return true;
+		}
+	return false;
+}
+
+static bool span_is(struct xd_span a, const char *s, size_t n)
+{
+	return a.len == n && memcmp(a.data, s, n) == 0;
+}
+
+/* The type a TypedExtensionConfig's config is of: its Any's type URL. */
+static bool config_type(struct xd_span config, struct xd_span *url)
+{
+	struct xd_span any;
+
+	return wire_find(config.data, config.len, CONFIG_TYPED_CONFIG, &any) &&
+	       wire_find(any.data, any.len, ANY_TYPE_URL, url);
+}
+
+struct accepts_walk {
+	const char *name;
+	struct xd_span type;    /* the config's */
+	struct xd_buf refused;  /* a refusing filter's type_urls */
+	bool ok;
+};
+
+static void filter_accepts(const uint8_t *value, size_t len, void *arg)
+{
+	struct accepts_walk *w = arg;
+	struct xd_span name = {0}, source, url;
+	const uint8_t *p, *end;
+	struct xd_wire_field f;
+	bool found = false;
+
+	if (!w->ok || !wire_find(value, len, FILTER_NAME, &name) ||
+	    !span_is(name, w->name, strlen(w->name)) ||
+	    !wire_find(value, len, FILTER_CONFIG_DISCOVERY, &source))
+		return;
+	for (p = source.data, end = p + source.len; xd_wire_next(&p, end, &f) == 1;)
+		if (f.number == SOURCE_TYPE_URLS && f.wt == XD_WT_LEN) {
+			url.data = f.data;
+			url.len = f.len;
+			found |= span_is(url, (const char *)w->type.data, w->type.len);
+		}
+	if (found)
+		return;
+	w->ok = false;
+	for (p = source.data, end = p + source.len; xd_wire_next(&p, end, &f) == 1;)
+		if (f.number == SOURCE_TYPE_URLS && f.wt == XD_WT_LEN) {
+			if (w->refused.len > 0)
+				xd_buf_append(&w->refused, ", ", 2);
+			xd_buf_append(&w->refused, f.data, f.len);
+		}
+}
+
+bool xd_resource_ecds_accepts(const struct xd_schema *s,
+			      const struct xd_msgdesc *m, enum xd_rtype t,
+			      const uint8_t *data, size_t len, const char *name,
+			      struct xd_span config, char *got, size_t gotlen,
+			      char *accepts, size_t acceptslen)
+{
+	const struct xd_rtype_info *info = xd_rtype_info(t);
+	static const char suffix[] = ".name";
+	struct accepts_walk w = {.name = name, .refused = XD_BUF_INIT, .ok = true};
+
+	if (!config_type(config, &w.type))
+		return true; /* no config type: the schema's checks say so */
+	for (size_t i = 0; w.ok && i < info->nrefs; i++) {
+		const char *path = info->refs[i].path;
+		size_t n = strlen(path);
+		char *filter;
+
+		if (info->refs[i].to != XD_EXTENSION_CONFIG || n < sizeof(suffix) ||
+		    strcmp(path + n - (sizeof(suffix) - 1), suffix) != 0)
+			continue;
+		/* the filter itself: the path without its ".name" */
+		filter = xd_strndup(path, n - (sizeof(suffix) - 1));
+		xd_schema_walk(s, m, data, len, filter, filter_accepts, &w);
+		free(filter);
+	}
+	if (!w.ok) {
+		snprintf(got, gotlen, "%.*s", (int)w.type.len, (const char *)w.type.data);
+		snprintf(accepts, acceptslen, "%.*s", (int)w.refused.len,
+			 (const char *)w.refused.data);
+	}
+	xd_buf_free(&w.refused);
+	return w.ok;
+}
+
 int xd_resource_analyze(const struct xd_schema *s, const struct xd_msgdesc *m,
 			enum xd_rtype t, const uint8_t *data, size_t len,
 			struct xd_resinfo *out, char *why, size_t whylen)

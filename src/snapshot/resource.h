@@ -51,6 +51,22 @@ int xd_resource_analyze(const struct xd_schema *s, const struct xd_msgdesc *m,
 void xd_resinfo_clear(struct xd_resinfo *r);
 
 /*
+ * Whether the filters of `data` (a resource of type `t`, message `m`)
+ * that take their config `name` by ECDS accept a config `config` (an
+ * encoded TypedExtensionConfig): each lists its type among its
+ * config_discovery's type_urls, as Envoy requires (it refuses a config
+ * of another type). True when no filter names `name` as written (an xdstp name spelled
+ * otherwise). When false, `got` holds the config's type URL and
+ * `accepts` the refusing filter's type_urls, comma-separated (both
+ * truncated to their sizes).
+ */
+bool xd_resource_ecds_accepts(const struct xd_schema *s,
+			      const struct xd_msgdesc *m, enum xd_rtype t,
+			      const uint8_t *data, size_t len, const char *name,
+			      struct xd_span config, char *got, size_t gotlen,
+			      char *accepts, size_t acceptslen);
+
+/*
  * The resource `data` with its name (field 1 of every type xdsd serves)
  * set to `name`: a resource named by an xdstp name is served with the
  * canonical form in its own name field too, which is where SotW clients
