@@ -190,6 +190,18 @@ class Scenario:
         r.read()
         return r.status, r.getheader("x-tag"), r.getheader("connection")
 
+    def moves_to(self, p, since, header, value, what):
+        """A point: p's loop's answers since `since` come to have
+        `header: value`, and keep it."""
+        fresh = p.loop.answer(lambda r: r["ok"] and r["headers"][header] == value,
+                              since, WAIT)
+        later = [r for r in p.loop.snapshot(since)
+                 if fresh is not None and r["seq"] > fresh["seq"]]
+        stale = [r for r in later if r["ok"] and r["headers"][header] != value]
+        self.tap.point(fresh is not None and not stale, what,
+                       (["later %s: %s" % (header, r["headers"][header]) for r in stale][:3]
+                        if fresh else self.diag(p)))
+
     def reload(self, what, change):
         """change(proxy) for every Envoy's snapshot, written, SIGHUP;
         the log's length before it, or None (with a failed point)."""
@@ -307,15 +319,8 @@ class Scenario:
                            % (p.mode, reloads, stats0.get(reloads), stats.get(reloads)),
                            moved_keys + (["total_filter_chains_draining %s" % draining]
                                          if draining != 0 else []))
-            fresh = p.loop.answer(lambda r: r["ok"] and r["headers"]["x-tag"] == "two",
-                                  since, WAIT)
-            later = [r for r in p.loop.snapshot(since)
-                     if fresh is not None and r["seq"] > fresh["seq"]]
-            stale = [r for r in later if r["ok"] and r["headers"]["x-tag"] != "two"]
-            self.tap.point(fresh is not None and not stale,
-                           "change: requests on new connections to the %s Envoy move to "
-                           "x-tag: two and stay" % p.mode,
-                           ["later x-tag: %s" % r["headers"]["x-tag"] for r in stale][:3])
+            self.moves_to(p, since, "x-tag", "two", "change: requests on new connections "
+                          "to the %s Envoy move to x-tag: two and stay" % p.mode)
             held = eh.wait_until(lambda: self.in_step(p, ["tag", "up-tag"], ["tag"]), WAIT, 0.2)
             self.tap.point(held is not None, "change: the %s Envoy holds \"tag\" at xdsd's new "
                            "version (%s)" % (p.mode, held))
@@ -380,16 +385,9 @@ class Scenario:
             return
         since = time.monotonic()
         for p in self.proxies:
-            fresh = p.loop.answer(lambda r: r["ok"] and r["headers"]["x-up"] == "two",
-                                  since, WAIT)
-            later = [r for r in p.loop.snapshot(since)
-                     if fresh is not None and r["seq"] > fresh["seq"]]
-            stale = [r for r in later if r["ok"] and r["headers"]["x-up"] != "two"]
-            self.tap.point(fresh is not None and not stale,
-                           "upstream: answers through the %s Envoy move to x-up: two, the "
-                           "cluster's upstream filter's new config, and stay" % p.mode,
-                           (["later x-up: %s" % r["headers"]["x-up"] for r in stale][:3]
-                            if fresh else self.diag(p)))
+            self.moves_to(p, since, "x-up", "two", "upstream: answers through the %s Envoy "
+                          "move to x-up: two, the cluster's upstream filter's new config, "
+                          "and stay" % p.mode)
             sent = [t for _, t, _ in self.xdsd.sent(p.node_id, mark)]
             self.tap.point("ECDS" in sent and "CDS" not in sent and "LDS" not in sent,
                            "upstream: xdsd sent the %s Envoy ECDS and no cluster nor listener "
