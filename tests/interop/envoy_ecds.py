@@ -122,11 +122,11 @@ class Proxy:
             "http_filters"]
 
 
-class Scenario:
+class Scenario(eh.Ending):
     def __init__(self, tap):
         self.tap = tap
         self.work = None
-        self.backend = None
+        self.backends = {}
         self.xdsd = None
         self.proxies = [Proxy("GRPC"), Proxy("DELTA_GRPC")]
 
@@ -225,9 +225,9 @@ class Scenario:
         return True
 
     def start(self):
-        self.backend = eh.Backend("A")
+        self.backends["A"] = eh.Backend("A")
         for p in self.proxies:
-            p.snap = eh.fleet_snapshot(p.port, self.backend)
+            p.snap = eh.fleet_snapshot(p.port, self.backends["A"])
             filters = p.http_filters()
             filters.insert(0, ecds_filter("tag"))
             upstream_filters(by_name(p.snap["clusters"], "web"))
@@ -402,25 +402,13 @@ class Scenario:
 
     def checks(self):
         for p in self.proxies:
-            stats = p.envoy.stats()
-            with open(os.path.join(self.work, "envoy-%s-stats.txt" % p.mode), "w") as f:
-                f.writelines("%s: %d\n" % kv for kv in sorted(stats.items()))
-            bad = {k: v for k, v in stats.items()
-                   if (k.endswith(".update_rejected") or k.endswith(".init_fetch_timeout"))
-                   and v}
-            self.tap.point(not bad, "the %s Envoy's /stats show no update_rejected and no "
-                           "init_fetch_timeout" % p.mode,
-                           ["%s: %d" % kv for kv in sorted(bad.items())])
+            self.stats_clean(p.mode, p.envoy)
             fails = p.loop.failures() if p.loop else []
             self.tap.point(p.loop is not None and not fails,
                            "no request on new connections to the %s Envoy failed (%d requests)"
                            % (p.mode, len(p.loop.snapshot()) if p.loop else 0),
                            summarize_failures(fails))
-        lines = self.xdsd.lines()
-        nacks = [ln for ln in lines if "NACK of " in ln]
-        self.tap.point(not nacks, "no Envoy sent a NACK (%d)" % len(nacks), nacks[:5])
-        errors = [ln for ln in lines if " error: " in ln]
-        self.tap.point(not errors, "xdsd logged no error", errors[:5])
+        self.log_clean()
 
     def run(self):
         if not self.setup():
@@ -431,36 +419,6 @@ class Scenario:
             self.upstream()
         self.checks()
         self.stop()
-
-    def stop(self):
-        for p in self.proxies:
-            if p.loop:
-                p.loop.stop()
-            if p.kept:
-                p.kept.close()
-            if p.envoy and p.envoy.proc:
-                rc = p.envoy.stop()
-                self.tap.point(rc == 0, "the %s Envoy exits 0 on /quitquitquit (status %s)"
-                               % (p.mode, rc), [] if rc == 0 else p.envoy.log_tail())
-                p.envoy = None
-        if self.xdsd and self.xdsd.proc:
-            rc = self.xdsd.stop()
-            self.tap.point(rc == 0, "xdsd exits 0 on SIGTERM (status %s)" % rc,
-                           [] if rc == 0 else self.xdsd.log_tail())
-            self.xdsd.proc = None
-
-    def cleanup(self):
-        signal.alarm(0)
-        for p in self.proxies:
-            if p.loop:
-                p.loop.stop()
-        for proc in [p.envoy and p.envoy.proc for p in self.proxies] + \
-                [self.xdsd and self.xdsd.proc]:
-            if proc is not None and proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        if self.backend:
-            self.backend.stop()
 
 
 def main():

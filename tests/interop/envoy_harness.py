@@ -1052,6 +1052,88 @@ def sent_resources(lines, node_id):
     return [(m.group(1), int(m.group(2))) for m in map(pat.search, lines) if m]
 
 
+class Ending:
+    """How an Envoy scenario ends, for a class with `tap`, `xdsd` (an
+    Xdsd or None), `backends` ({name: Backend}) and `members()`: its
+    Envoys as (label, holder) pairs, each holder with `envoy` (an Envoy
+    or None) and maybe `loop` (a Traffic) and `kept` (a connection); a
+    label None for a scenario's only Envoy. `traffic_loops()` are more Traffic
+    loops of its own."""
+
+    backends = {}
+    work = None
+
+    def envoys(self):
+        return [(getattr(p, "mode", None), p) for p in self.proxies]
+
+    def traffic_loops(self):
+        return []
+
+    @staticmethod
+    def _envoy(label):
+        return "the %s Envoy" % label if label else "Envoy"
+
+    def log_clean(self, lines=None):
+        """Points: no Envoy NACKed, xdsd logged no error."""
+        lines = self.xdsd.lines() if lines is None else lines
+        nacks = [ln for ln in lines if "NACK of " in ln]
+        self.tap.point(not nacks, "no Envoy sent a NACK (%d)" % len(nacks), nacks[:5])
+        errors = [ln for ln in lines if " error: " in ln]
+        self.tap.point(not errors, "xdsd logged no error", errors[:5])
+
+    def stats_clean(self, label, envoy, why=""):
+        """A point: `envoy`'s /stats show no update_rejected and no
+        init_fetch_timeout (kept in the work directory as
+        envoy-<label>-stats.txt); `why` is said after it."""
+        stats = envoy.stats()
+        if self.work:
+            with open(os.path.join(self.work, "envoy-%s-stats.txt" % (label or "only")),
+                      "w") as f:
+                f.writelines("%s: %d\n" % kv for kv in sorted(stats.items()))
+        bad = {k: v for k, v in stats.items()
+               if (k.endswith(".update_rejected") or k.endswith(".init_fetch_timeout")) and v}
+        self.tap.point(not bad, "%s's /stats show no update_rejected and no init_fetch_timeout%s"
+                       % (self._envoy(label), why), ["%s: %d" % kv for kv in sorted(bad.items())])
+        return stats
+
+    def stop(self):
+        """Points: each Envoy exits 0 on /quitquitquit, xdsd on SIGTERM."""
+        for loop in self.traffic_loops():
+            loop.stop()
+        for label, m in self.envoys():
+            if getattr(m, "loop", None):
+                m.loop.stop()
+            if getattr(m, "kept", None):
+                m.kept.close()
+            if m.envoy and m.envoy.proc:
+                rc = m.envoy.stop()
+                self.tap.point(rc == 0, "%s exits 0 on /quitquitquit (status %s)"
+                               % (self._envoy(label), rc), [] if rc == 0 else m.envoy.log_tail())
+                m.envoy = None
+        if self.xdsd and self.xdsd.proc:
+            rc = self.xdsd.stop()
+            self.tap.point(rc == 0, "xdsd exits 0 on SIGTERM (status %s)" % rc,
+                           [] if rc == 0 else self.xdsd.log_tail())
+            self.xdsd.proc = None
+
+    def cleanup(self):
+        """Whatever happened: every process killed, every backend stopped."""
+        signal.alarm(0)
+        for loop in self.traffic_loops():
+            loop.stop()
+        procs = [self.xdsd and self.xdsd.proc]
+        for _, m in self.envoys():
+            if getattr(m, "loop", None):
+                m.loop.stop()
+            procs.append(m.envoy and m.envoy.proc)
+        for proc in procs:
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        for b in self.backends.values():
+            b.stop()
+
+
 def fleet_snapshot(port, backend):
     """examples/envoy/snapshots/default.yaml for one Envoy of several on
     this host: its listener on `port` (two Envoys cannot bind one port,

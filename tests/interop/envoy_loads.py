@@ -42,7 +42,7 @@ OVERALL_TIMEOUT = 180
 NODE_ID = "edge-loads-%d" % os.getpid()
 
 
-class Scenario:
+class Scenario(eh.Ending):
     def __init__(self, tap):
         self.tap = tap
         self.work = None
@@ -236,12 +236,11 @@ class Scenario:
         self.tap.point(ok, "`xdsctl loads` shows a row per cluster and locality of Envoy's node",
                        out.splitlines()[:6])
 
+    def envoys(self):
+        return [(None, self)]
+
     def checks(self):
-        lines = self.xdsd.lines()
-        nacks = [ln for ln in lines if "NACK of " in ln]
-        self.tap.point(not nacks, "Envoy sent no NACK (%d)" % len(nacks), nacks[:5])
-        errors = [ln for ln in lines if " error: " in ln]
-        self.tap.point(not errors, "xdsd logged no error", errors[:5])
+        self.log_clean()
 
     def run(self):
         if not self.setup():
@@ -253,27 +252,6 @@ class Scenario:
                 self.loads()
             self.checks()
         self.stop()
-
-    def stop(self):
-        if self.envoy and self.envoy.proc:
-            rc = self.envoy.stop()
-            self.tap.point(rc == 0, "Envoy exits 0 on /quitquitquit (status %s)" % rc,
-                           [] if rc == 0 else self.envoy.log_tail())
-            self.envoy = None
-        if self.xdsd and self.xdsd.proc:
-            rc = self.xdsd.stop()
-            self.tap.point(rc == 0, "xdsd exits 0 on SIGTERM (status %s)" % rc,
-                           [] if rc == 0 else self.xdsd.log_tail())
-            self.xdsd.proc = None
-
-    def cleanup(self):
-        signal.alarm(0)
-        for proc in (self.envoy and self.envoy.proc, self.xdsd and self.xdsd.proc):
-            if proc is not None and proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        for b in self.backends.values():
-            b.stop()
 
 
 def run(tap):

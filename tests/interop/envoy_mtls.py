@@ -77,7 +77,7 @@ class Proxy:
         self.envoy = None
 
 
-class Scenario:
+class Scenario(eh.Ending):
     def __init__(self, tap):
         self.tap = tap
         self.work = None
@@ -299,12 +299,11 @@ class Scenario:
                            "wants %s fails: it never got a certificate" % (p.who, p.stolen),
                            [why] if why else [])
 
+    def envoys(self):
+        return [(p.who, p) for p in self.proxies]
+
     def checks(self):
-        lines = self.xdsd.lines()
-        nacks = [ln for ln in lines if "NACK of " in ln]
-        self.tap.point(not nacks, "no Envoy sent a NACK (%d)" % len(nacks), nacks[:5])
-        errors = [ln for ln in lines if " error: " in ln]
-        self.tap.point(not errors, "xdsd logged no error", errors[:5])
+        self.log_clean()
 
     def run(self):
         if not self.setup():
@@ -317,29 +316,6 @@ class Scenario:
             self.traffic()
             self.checks()
         self.stop()
-
-    def stop(self):
-        for p in self.proxies:
-            if p.envoy and p.envoy.proc:
-                rc = p.envoy.stop()
-                self.tap.point(rc == 0, "the %s Envoy exits 0 on /quitquitquit (status %s)"
-                               % (p.who, rc), [] if rc == 0 else p.envoy.log_tail())
-                p.envoy = None
-        if self.xdsd and self.xdsd.proc:
-            rc = self.xdsd.stop()
-            self.tap.point(rc == 0, "xdsd exits 0 on SIGTERM (status %s)" % rc,
-                           [] if rc == 0 else self.xdsd.log_tail())
-            self.xdsd.proc = None
-
-    def cleanup(self):
-        signal.alarm(0)
-        for proc in [p.envoy and p.envoy.proc for p in self.proxies] + \
-                [self.xdsd and self.xdsd.proc]:
-            if proc is not None and proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        for b in self.backends.values():
-            b.stop()
 
 
 def main():

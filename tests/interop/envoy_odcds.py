@@ -82,7 +82,7 @@ def get(port, path, cluster=None, timeout=5.0):
     return status, body
 
 
-class Scenario:
+class Scenario(eh.Ending):
     def __init__(self, tap):
         self.tap = tap
         self.work = None
@@ -265,23 +265,9 @@ class Scenario:
 
     def checks(self):
         for p in self.proxies:
-            stats = p.envoy.stats()
-            with open(os.path.join(self.work, "envoy-%s-stats.txt" % p.mode), "w") as f:
-                f.writelines("%s: %d\n" % kv for kv in sorted(stats.items()))
-            bad = {k: v for k, v in stats.items()
-                   if (k.endswith(".update_rejected") or k.endswith(".init_fetch_timeout"))
-                   and v}
-            self.tap.point(not bad, "the %s Envoy's /stats show no update_rejected and no "
-                           "init_fetch_timeout (its CDS wildcard, empty at first, was "
-                           "answered at once, rule D2)" % p.mode if p.wildcard else
-                           "the %s Envoy's /stats show no update_rejected and no "
-                           "init_fetch_timeout" % p.mode,
-                           ["%s: %d" % kv for kv in sorted(bad.items())])
-        lines = self.xdsd.lines()
-        nacks = [ln for ln in lines if "NACK of " in ln]
-        self.tap.point(not nacks, "no Envoy sent a NACK (%d)" % len(nacks), nacks[:5])
-        errors = [ln for ln in lines if " error: " in ln]
-        self.tap.point(not errors, "xdsd logged no error", errors[:5])
+            self.stats_clean(p.mode, p.envoy, " (its CDS wildcard, empty at first, was answered "
+                             "at once, rule D2)" if p.wildcard else "")
+        self.log_clean()
 
     def run(self):
         if not self.setup():
@@ -293,29 +279,6 @@ class Scenario:
             self.comes_later()
             self.checks()
         self.stop()
-
-    def stop(self):
-        for p in self.proxies:
-            if p.envoy and p.envoy.proc:
-                rc = p.envoy.stop()
-                self.tap.point(rc == 0, "the %s Envoy exits 0 on /quitquitquit (status %s)"
-                               % (p.mode, rc), [] if rc == 0 else p.envoy.log_tail())
-                p.envoy = None
-        if self.xdsd and self.xdsd.proc:
-            rc = self.xdsd.stop()
-            self.tap.point(rc == 0, "xdsd exits 0 on SIGTERM (status %s)" % rc,
-                           [] if rc == 0 else self.xdsd.log_tail())
-            self.xdsd.proc = None
-
-    def cleanup(self):
-        signal.alarm(0)
-        for proc in [p.envoy and p.envoy.proc for p in self.proxies] + \
-                [self.xdsd and self.xdsd.proc]:
-            if proc is not None and proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        for b in self.backends.values():
-            b.stop()
 
 
 def main():

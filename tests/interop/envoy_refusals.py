@@ -149,7 +149,7 @@ class Member:
         self.steps = eh.Steps()
 
 
-class Scenario:
+class Scenario(eh.Ending):
     def __init__(self, tap):
         self.tap = tap
         self.work = None
@@ -591,36 +591,8 @@ class Scenario:
         self.checks()
         self.stop()
 
-    def stop(self):
-        for m in self.members:
-            if m.loop:
-                m.loop.stop()
-            if m.envoy and m.envoy.proc:
-                rc = m.envoy.stop()
-                self.tap.point(rc == 0, "the %s Envoy exits 0 on /quitquitquit (status %s)"
-                               % (m.name, rc), [] if rc == 0 else m.envoy.log_tail())
-                m.envoy = None
-        if self.xdsd and self.xdsd.proc:
-            rc = self.xdsd.stop()
-            self.tap.point(rc == 0, "xdsd exits 0 on SIGTERM (status %s)" % rc,
-                           [] if rc == 0 else self.xdsd.log_tail())
-            self.xdsd.proc = None
-
-    def cleanup(self):
-        signal.alarm(0)
-        for m in self.members:
-            if m.loop:
-                m.loop.stop()
-            p = m.envoy and m.envoy.proc
-            if p is not None and p.poll() is None:
-                p.kill()
-                p.wait()
-        p = self.xdsd and self.xdsd.proc
-        if p is not None and p.poll() is None:
-            p.kill()
-            p.wait()
-        for b in self.backends.values():
-            b.stop()
+    def envoys(self):
+        return [(m.name, m) for m in self.members]
 
 
 def main():

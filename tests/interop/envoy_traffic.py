@@ -87,7 +87,7 @@ def move_endpoints(snap, cluster, backend):
     eps[eps.index(by_name(eps, cluster, "cluster_name"))] = endpoints(cluster, backend)
 
 
-class Scenario:
+class Scenario(eh.Ending):
     # what a subclass changes: its work directory's name (WORK-<mode>.work)
     # and the types converged() says it compared
     WORK = "envoy"
@@ -571,30 +571,11 @@ class Scenario:
             self.check_traffic()
         self.stop()
 
-    def stop(self):
-        for loop in self.loops:
-            loop.stop()
-        if self.envoy and self.envoy.proc:
-            rc = self.envoy.stop()
-            self.tap.point(rc == 0, "Envoy exits 0 on /quitquitquit (status %s)" % rc,
-                           [] if rc == 0 else self.envoy.log_tail())
-            self.envoy = None
-        if self.xdsd and self.xdsd.proc:
-            rc = self.xdsd.stop()
-            self.tap.point(rc == 0, "xdsd exits 0 on SIGTERM (status %s)" % rc,
-                           [] if rc == 0 else self.xdsd.log_tail())
-            self.xdsd.proc = None
+    def envoys(self):
+        return [(None, self)]
 
-    def cleanup(self):
-        signal.alarm(0)
-        for loop in self.loops:
-            loop.stop()
-        for p in (self.envoy and self.envoy.proc, self.xdsd and self.xdsd.proc):
-            if p is not None and p.poll() is None:
-                p.kill()
-                p.wait()
-        for b in self.backends.values():
-            b.stop()
+    def traffic_loops(self):
+        return self.loops
 
 
 def main(scenario=Scenario, doc=__doc__,
