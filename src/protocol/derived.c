@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/ledger.h"
 #include "util/buf.h"
 #include "util/loop_thread.h"
 #include "util/xalloc.h"
@@ -368,6 +369,30 @@ bool xd_derived_covered(struct xd_table *eds, struct xd_nameset *need,
 			 xd_derived_in_glob(set, n.data, n.len);
 	}
 	xd_derived_store(eds, XD_DERIVED_COVERED, &key,
+			 (struct xd_derived_owned){v, 0, NULL});
+	return v.flag;
+}
+
+bool xd_derived_held(struct xd_table *t, struct xd_nameset *need,
+		     const struct xd_ledger *held)
+{
+	struct xd_derived_key key = {.words = {held->id}, .sets = {need}};
+	union xd_derived_value v;
+
+	XD_ASSERT_LOOP();
+	if (xd_derived_find(t, XD_DERIVED_HELD, &key, &v))
+		return v.flag;
+	v.flag = true;
+	for (size_t i = 0; v.flag && i < xd_nameset_count(need); i++) {
+		const struct xd_key *k = xd_nameset_key(need, i);
+		const struct xd_entry *want = xd_ledger_lookup(t, k), *has;
+
+		if (want == NULL)
+			continue;
+		has = xd_ledger_entry(held, k);
+		v.flag = has != NULL && has->hash == want->hash;
+	}
+	xd_derived_store(t, XD_DERIVED_HELD, &key,
 			 (struct xd_derived_owned){v, 0, NULL});
 	return v.flag;
 }

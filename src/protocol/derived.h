@@ -38,6 +38,7 @@
 #include "snapshot/table.h"
 
 struct xd_body;
+struct xd_ledger;
 
 enum xd_derived_kind {
 	XD_DERIVED_BODY,
@@ -46,6 +47,7 @@ enum xd_derived_kind {
 	XD_DERIVED_SHOWN, /* the restricted names an identity may see */
 	XD_DERIVED_GLOB,  /* the members of a glob collection (rule X2) */
 	XD_DERIVED_MISSING, /* the names of a set a table lacks (client.c) */
+	XD_DERIVED_HELD,  /* whether a client holds names as a table has them */
 };
 
 #define XD_DERIVED_SLOTS 64
@@ -134,6 +136,16 @@ struct xd_nameset *xd_derived_refs(struct xd_table *to, struct xd_table *from,
 /* Every name of `need` is in the subscription (`all`, or `set`). */
 bool xd_derived_covered(struct xd_table *eds, struct xd_nameset *need,
 			bool all, struct xd_nameset *set);
+
+/*
+ * Whether the client whose state is `held` (ledger.h) holds every name
+ * of `need` as `t` has it: the same resource at the same version (a
+ * client that names its clusters took up the new ones, rule A2). A name
+ * `t` lacks is not needed. Memoized on `t` by the ledger's id: every
+ * client in the same state asks it of the same target.
+ */
+bool xd_derived_held(struct xd_table *t, struct xd_nameset *need,
+		     const struct xd_ledger *held);
 
 /*
  * The names of the entries of `t` in the glob collection `glob` (rule

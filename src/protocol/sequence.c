@@ -82,6 +82,98 @@ static bool kept_covered(const struct xd_sub *subs, struct xd_snapshot *target)
 	return true;
 }
 
+/* Does the client name the resources of some KEPT type (clusters)? A
+ * wildcard subscription (Envoy's) has every cluster as soon as it is
+ * sent. */
+static bool kept_named(const struct xd_sub *subs)
+{
+	for (int k = 0; k < XD_RTYPE_COUNT; k++)
+		if (role((enum xd_rtype)k) == XD_ROLE_KEPT &&
+		    xd_sub_active(&subs[k]) && !subs[k].want.all)
+			return true;
+	return false;
+}
+
+/*
+ * Does the client hold (has it ACKed: its running ledger) the resources
+ * of KEPT types (clusters) that the USER types it holds refer to, as
+ * the target has them, and those of the WARMS types (endpoints) that
+ * these refer to? A client that names its clusters (gRPC) goes on using
+ * the old cluster until the new one and its endpoints came; told before
+ * that the old one is gone, it fails the calls bound to it (grpc-java
+ * did: "Resource ... does not exist").
+ */
+static bool kept_held(const struct xd_sub *subs, struct xd_snapshot *target)
+{
+	for (int k = 0; k < XD_RTYPE_COUNT; k++) {
+		const struct xd_sub *kept = &subs[k];
+		struct xd_table *kept_table;
+
+		if (role((enum xd_rtype)k) != XD_ROLE_KEPT || kept->want.all)
+			continue;
+		kept_table = xd_snapshot_table(target, (enum xd_rtype)k);
+		for (int t = 0; t < XD_RTYPE_COUNT; t++) {
+			const struct xd_sub *u = &subs[t];
+			struct xd_nameset *need;
+			bool held;
+
+			if (role((enum xd_rtype)t) != XD_ROLE_USER ||
+			    !refers_to((enum xd_rtype)t, (enum xd_rtype)k) ||
+			    u->state == XD_SUB_IDLE || xd_sub_held(u) == NULL)
+				continue;
+			/* borrowed until the next xd_derived_refs */
+			need = xd_nameset_ref(xd_derived_refs(kept_table, xd_sub_held(u),
+							      u->ledger->names.all,
+							      u->ledger->names.set));
+			held = xd_derived_held(kept_table, need, kept->running);
+			for (int w = 0; held && w < XD_RTYPE_COUNT; w++) {
+				struct xd_table *w_table;
+				struct xd_nameset *w_need;
+
+				if (role((enum xd_rtype)w) != XD_ROLE_WARMS ||
+				    xd_rtype_info((enum xd_rtype)w)->warms != (enum xd_rtype)k)
+					continue;
+				w_table = xd_snapshot_table(target, (enum xd_rtype)w);
+				w_need = xd_derived_refs(w_table, kept_table, false, need);
+				held = xd_derived_held(w_table, w_need, subs[w].running);
+			}
+			xd_nameset_unref(need);
+			if (!held)
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Do the dropped resources of `t` still wait for a client that names
+ * its clusters to take up the new ones (kept_held)? True while waiting.
+ * The deadline is set when the wait starts, which is when the client
+ * asked for what its routes need (kept_covered), and cleared once it
+ * holds it; past it, the old ones go.
+ */
+static bool uptake_waiting(const struct xd_sub *subs, struct xd_snapshot *target,
+			   uint64_t now, struct xd_seq_wait *wait,
+			   enum xd_seq_waited *waited)
+{
+	if (kept_held(subs, target)) {
+		wait->state = XD_WAIT_NONE;
+		*waited = XD_WAITED_OVER;
+		return false;
+	}
+	if (wait->state == XD_WAIT_NONE) {
+		wait->state = XD_WAIT_RUNNING;
+		wait->until = now + XD_SEQ_WAIT_MS;
+	}
+	if (wait->state == XD_WAIT_RUNNING && now < wait->until) {
+		*waited = XD_WAITED_WAITING;
+		return true;
+	}
+	wait->state = XD_WAIT_OVERDUE;
+	*waited = XD_WAITED_LATE;
+	return false;
+}
+
 /*
  * Whether a type after `t` in push order that uses kept resources (a
  * USER type: scoped routes, virtual hosts after route configurations)
@@ -102,16 +194,36 @@ static bool later_users_pending(const struct xd_sub *subs,
  * KEPT resources (clusters) and, in delta, those of the types that warm
  * them (endpoints) while the USER types that used them (listeners and
  * routes) change, and until the client subscribed to those its USER
- * types now use; in delta, a `kept_in_delta` type's (route
+ * types now use; for a client that names its clusters, until it holds
+ * them too (uptake_waiting); in delta, a `kept_in_delta` type's (route
  * configurations) while the USER types after it (scoped routes,
- * virtual hosts) change.
+ * virtual hosts) change. `*u` is union(target, held), made here when
+ * needed (NULL: not yet), for the caller to serve or release.
  */
-static bool keeps(const struct xd_sub *subs, struct xd_snapshot *target,
-		  const struct xd_seq_mode *mode, enum xd_rtype t)
+static bool keeps(struct xd_sub *subs, struct xd_snapshot *target,
+		  const struct xd_seq_mode *mode, enum xd_rtype t, uint64_t now,
+		  struct xd_seq_waits *waits, struct xd_seq_step *out,
+		  struct xd_table **u)
 {
-	if (role(t) == XD_ROLE_KEPT || (role(t) == XD_ROLE_WARMS && mode->delta))
-		return breaking_pending(subs, target) ||
-		       !kept_covered(subs, target);
+	struct xd_table *table = xd_snapshot_table(target, t);
+
+	if (role(t) == XD_ROLE_KEPT || (role(t) == XD_ROLE_WARMS && mode->delta)) {
+		if (breaking_pending(subs, target) || !kept_covered(subs, target)) {
+			/* the uptake wait starts once the client asked */
+			if (waits->uptake.state != XD_WAIT_NONE) {
+				waits->uptake.state = XD_WAIT_NONE;
+				out->uptake = XD_WAITED_OVER;
+			}
+			return true;
+		}
+		if (!kept_named(subs))
+			return false;
+		/* nothing of `t` dropped: nothing to wait for on its account */
+		*u = xd_derived_union(table, xd_sub_held(&subs[t]));
+		return xd_table_count(*u) > xd_table_count(table) &&
+		       uptake_waiting(subs, target, now, &waits->uptake,
+				      &out->uptake);
+	}
 	return mode->delta && xd_rtype_info(t)->kept_in_delta &&
 	       later_users_pending(subs, target, t);
 }
@@ -124,15 +236,23 @@ static bool keeps(const struct xd_sub *subs, struct xd_snapshot *target,
 static struct xd_table *effective(struct xd_sub *subs,
 				  struct xd_snapshot *target,
 				  const struct xd_seq_mode *mode,
-				  enum xd_rtype t)
+				  enum xd_rtype t, uint64_t now,
+				  struct xd_seq_waits *waits,
+				  struct xd_seq_step *out)
 {
 	struct xd_table *table = xd_snapshot_table(target, t);
 	struct xd_sub *s = &subs[t];
+	struct xd_table *u = NULL;
 
 	if (!mode->aggregated || xd_sub_held(s) == NULL ||
-	    xd_sub_held(s) == table || !keeps(subs, target, mode, t))
+	    xd_sub_held(s) == table)
 		return xd_table_ref(table);
-	return xd_derived_union(table, xd_sub_held(s));
+	if (!keeps(subs, target, mode, t, now, waits, out, &u)) {
+		if (u != NULL)
+			xd_table_unref(u);
+		return xd_table_ref(table);
+	}
+	return u != NULL ? u : xd_derived_union(table, xd_sub_held(s));
 }
 
 /*
@@ -145,7 +265,7 @@ static struct xd_table *effective(struct xd_sub *subs,
  */
 static bool endpoints_waiting(struct xd_sub *subs, struct xd_snapshot *target,
 			      enum xd_rtype warming, uint64_t now,
-			      struct xd_eds_wait *wait, enum xd_seq_eds *eds)
+			      struct xd_seq_wait *wait, enum xd_seq_waited *eds)
 {
 	struct xd_sub *cds = &subs[xd_rtype_info(warming)->warms];
 	struct xd_sub *ep = &subs[warming];
@@ -159,29 +279,30 @@ static bool endpoints_waiting(struct xd_sub *subs, struct xd_snapshot *target,
 	if (xd_nameset_count(need) == 0 ||
 	    (xd_sub_active(ep) &&
 	     xd_derived_covered(eds_table, need, ep->want.all, ep->want.set))) {
-		wait->state = XD_EDS_WAIT_NONE;
-		*eds = XD_SEQ_EDS_OVER;
+		wait->state = XD_WAIT_NONE;
+		*eds = XD_WAITED_OVER;
 		return false;
 	}
-	if (wait->state == XD_EDS_WAIT_NONE) {
-		wait->state = XD_EDS_WAIT_RUNNING;
-		wait->until = now + XD_SEQ_EDS_WAIT_MS;
+	if (wait->state == XD_WAIT_NONE) {
+		wait->state = XD_WAIT_RUNNING;
+		wait->until = now + XD_SEQ_WAIT_MS;
 	}
-	if (wait->state == XD_EDS_WAIT_RUNNING && now < wait->until) {
-		*eds = XD_SEQ_EDS_WAITING;
+	if (wait->state == XD_WAIT_RUNNING && now < wait->until) {
+		*eds = XD_WAITED_WAITING;
 		return true;
 	}
-	wait->state = XD_EDS_WAIT_OVERDUE;
-	*eds = XD_SEQ_EDS_LATE;
+	wait->state = XD_WAIT_OVERDUE;
+	*eds = XD_WAITED_LATE;
 	return false;
 }
 
 /* Type `t`'s response, if one is due. True (and `out` filled) if so. */
 static bool due(struct xd_sub *subs, struct xd_snapshot *target,
-		const struct xd_seq_mode *mode, enum xd_rtype t,
-		struct xd_seq_step *out)
+		const struct xd_seq_mode *mode, enum xd_rtype t, uint64_t now,
+		struct xd_seq_waits *waits, struct xd_seq_step *out)
 {
-	struct xd_table *table = effective(subs, target, mode, t);
+	struct xd_table *table = effective(subs, target, mode, t, now, waits,
+					   out);
 	struct xd_body *b = xd_sub_next(&subs[t], table, mode->form,
 					xd_rtype_info(t)->full_state &&
 						!mode->delta);
@@ -216,7 +337,7 @@ static bool warms(enum xd_rtype in_flight, enum xd_rtype t)
  */
 static bool pass(struct xd_sub subs[XD_RTYPE_COUNT], struct xd_snapshot *target,
 		 const struct xd_seq_mode *mode, uint64_t now,
-		 struct xd_eds_wait *wait, struct xd_seq_step *out)
+		 struct xd_seq_waits *waits, struct xd_seq_step *out)
 {
 	/* the first type in flight; later types wait for its answer, but
 	 * for the one it warms */
@@ -236,7 +357,7 @@ static bool pass(struct xd_sub subs[XD_RTYPE_COUNT], struct xd_snapshot *target,
 			users = true;
 			if (warming >= 0 &&
 			    endpoints_waiting(subs, target, (enum xd_rtype)warming,
-					      now, wait, &out->eds)) {
+					      now, &waits->eds, &out->eds)) {
 				out->action = XD_SEQ_WAIT_EDS;
 				return true;
 			}
@@ -248,7 +369,7 @@ static bool pass(struct xd_sub subs[XD_RTYPE_COUNT], struct xd_snapshot *target,
 				in_flight = i;
 			continue;
 		}
-		if (due(subs, target, mode, t, out))
+		if (due(subs, target, mode, t, now, waits, out))
 			return true;
 	}
 	if (in_flight < 0)
@@ -260,12 +381,13 @@ static bool pass(struct xd_sub subs[XD_RTYPE_COUNT], struct xd_snapshot *target,
 
 void xd_seq_next(struct xd_sub subs[XD_RTYPE_COUNT],
 		 struct xd_snapshot *target, const struct xd_seq_mode *mode,
-		 uint64_t now, struct xd_eds_wait *wait,
+		 uint64_t now, struct xd_seq_waits *waits,
 		 struct xd_seq_step *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->action = XD_SEQ_IDLE;
-	out->eds = XD_SEQ_EDS_UNTOUCHED;
+	out->eds = XD_WAITED_UNTOUCHED;
+	out->uptake = XD_WAITED_UNTOUCHED;
 	if (!mode->aggregated) {
 		struct xd_sub *s = &subs[mode->type];
 
@@ -276,7 +398,7 @@ void xd_seq_next(struct xd_sub subs[XD_RTYPE_COUNT],
 			out->type = mode->type;
 			return;
 		}
-		due(subs, target, mode, mode->type, out);
+		due(subs, target, mode, mode->type, now, waits, out);
 		return;
 	}
 	/*
@@ -296,13 +418,24 @@ void xd_seq_next(struct xd_sub subs[XD_RTYPE_COUNT],
 
 		for (int t = 0; t < XD_RTYPE_COUNT; t++)
 			before[t] = xd_sub_held(&subs[t]) ? xd_table_id(xd_sub_held(&subs[t])) : 0;
-		if (pass(subs, target, mode, now, wait, out))
-			return;
+		if (pass(subs, target, mode, now, waits, out))
+			break;
 		for (int t = 0; t < XD_RTYPE_COUNT; t++)
 			settled_some |= before[t] !=
 					(xd_sub_held(&subs[t]) ? xd_table_id(xd_sub_held(&subs[t])) : 0);
 		if (!settled_some)
-			return;
+			break;
+	}
+	/*
+	 * An uptake wait not looked at (its clusters in flight, or nothing
+	 * kept any more) whose deadline passed is over: the session's timer
+	 * must not pump the stream again for it. Once looked at again, the
+	 * old clusters go at once.
+	 */
+	if (out->uptake == XD_WAITED_UNTOUCHED &&
+	    waits->uptake.state == XD_WAIT_RUNNING && now >= waits->uptake.until) {
+		waits->uptake.state = XD_WAIT_OVERDUE;
+		out->uptake = XD_WAITED_LATE;
 	}
 }
 

@@ -4,7 +4,7 @@
  * next. A pure function of the stream's per-type state (xd_sub), its
  * target snapshot and the time; no I/O, no clock, no log. The session
  * (session.c) keeps the I/O: nonces, sending, logging, and the timer
- * that pumps it again when an endpoint wait may have ended.
+ * that pumps it again when one of its waits may have ended.
  *
  * On the aggregated methods types go in the order of enum xd_rtype (SDS,
  * RTDS, CDS, EDS, ECDS, LDS, RDS, SRDS, VHDS), one at a time: a type
@@ -18,16 +18,22 @@
  *     WARMS type (endpoints) that those the client holds of the type it
  *     warms (clusters) refer to must be in its subscription (Envoy
  *     subscribes to them as soon as it has read the CDS response). The
- *     wait lasts XD_SEQ_EDS_WAIT_MS from when it starts, in case the
- *     subscription never comes.
+ *     wait lasts XD_SEQ_WAIT_MS from when it starts, in case the
+ *     subscription never comes (waits->eds).
  *   - Resources of KEPT types (clusters), and in delta of WARMS types
  *     (endpoints), that the target dropped stay in what the client is
  *     sent (the table is union(target, held)) until every USER type
  *     (listeners, routes, scoped routes, virtual hosts) is settled on
  *     the target and its subscription of the KEPT type covers those
  *     that the USER types it holds refer to; then a final response
- *     without them goes out (with a client that names its clusters,
- *     the answer to the request that adds the new ones).
+ *     without them goes out. A client that names its clusters (gRPC)
+ *     asks for a route's new cluster only once it has the route and
+ *     goes on using the old one until the new one and its endpoints
+ *     came: for it the dropped ones stay, from when it asked, until
+ *     it holds (ACKed) the new ones its routes need at the target's
+ *     version, and their endpoints, or XD_SEQ_WAIT_MS passed
+ *     (waits->uptake). A wildcard subscription (Envoy's) does not
+ *     wait for that.
  *   - In delta, resources of a `kept_in_delta` type (route
  *     configurations) that the target dropped stay so until the USER
  *     types after it (scoped routes, virtual hosts, which name them) are
@@ -50,9 +56,10 @@
 #include "protocol/sub.h"
 #include "snapshot/snapshot.h"
 
-/* How long listeners wait for the client to subscribe to its clusters'
- * endpoints before going on anyway (rule A2). */
-#define XD_SEQ_EDS_WAIT_MS 2000
+/* How long the sequencer waits for the client (rule A2): listeners for
+ * its subscription to its clusters' endpoints, dropped clusters for a
+ * client that names its clusters to hold the new ones. */
+#define XD_SEQ_WAIT_MS 2000
 
 /* The stream's method, as far as sequencing is concerned. */
 struct xd_seq_mode {
@@ -67,35 +74,45 @@ enum xd_seq_action {
 	XD_SEQ_SEND,     /* send `body` of `type` (from `table`) */
 	XD_SEQ_INFLIGHT, /* `type` awaits its ACK/NACK; later types wait */
 	XD_SEQ_WAIT_EDS, /* listeners and later types wait for the client's
-			    EDS subscription, until *eds_wait_until */
+			    EDS subscription, until waits->eds.until */
 };
 
 /*
- * The wait, per stream, for the client's EDS subscription before its
- * listeners (rule A2): NONE (nothing to wait for, or covered), RUNNING
- * until `until`, OVERDUE once `until` passed uncovered (the stream goes
- * on, and does not wait again until coverage ends the episode). The
- * sequencer alone moves it; the session keeps it and runs a timer while
- * it is RUNNING.
+ * A wait, per stream, for something of the client's (rule A2): NONE
+ * (nothing to wait for, or it came), RUNNING until `until`, OVERDUE
+ * once `until` passed without it (the stream goes on, and does not wait
+ * again until what it waited for ends the episode). The sequencer alone
+ * moves it; the session keeps it and runs a timer while it is RUNNING.
  */
-enum xd_eds_wait_state {
-	XD_EDS_WAIT_NONE,
-	XD_EDS_WAIT_RUNNING,
-	XD_EDS_WAIT_OVERDUE,
+enum xd_seq_wait_state {
+	XD_WAIT_NONE,
+	XD_WAIT_RUNNING,
+	XD_WAIT_OVERDUE,
 };
 
-struct xd_eds_wait {
-	enum xd_eds_wait_state state;
+struct xd_seq_wait {
+	enum xd_seq_wait_state state;
 	uint64_t until; /* RUNNING, OVERDUE: the deadline, loop ms */
 };
 
-/* What became of the wait in one step, so that the caller keeps its
+/* A stream's waits. */
+struct xd_seq_waits {
+	/* listeners, for the client's subscription to the endpoints its
+	 * clusters need */
+	struct xd_seq_wait eds;
+	/* the dropped clusters (and delta endpoints) of a client that
+	 * names its clusters, for it to hold the new ones its routes
+	 * need, and their endpoints: from when it asked for them */
+	struct xd_seq_wait uptake;
+};
+
+/* What became of a wait in one step, so that the caller keeps its
  * timer in step and logs. */
-enum xd_seq_eds {
-	XD_SEQ_EDS_UNTOUCHED, /* not looked at (an earlier type was due) */
-	XD_SEQ_EDS_WAITING,   /* waiting until *eds_wait_until */
-	XD_SEQ_EDS_OVER,      /* covered, or nothing to wait for */
-	XD_SEQ_EDS_LATE,      /* the deadline passed uncovered: going on */
+enum xd_seq_waited {
+	XD_WAITED_UNTOUCHED, /* not looked at */
+	XD_WAITED_WAITING,   /* waiting until its deadline */
+	XD_WAITED_OVER,      /* what it waited for came, or nothing to wait for */
+	XD_WAITED_LATE,      /* the deadline passed without it: going on */
 };
 
 struct xd_seq_step {
@@ -103,13 +120,14 @@ struct xd_seq_step {
 	enum xd_rtype type;      /* SEND, INFLIGHT */
 	struct xd_table *table;  /* SEND: the effective table (owned) */
 	struct xd_body *body;    /* SEND: the response minus nonce (owned) */
-	enum xd_seq_eds eds;
+	enum xd_seq_waited eds;    /* of waits->eds */
+	enum xd_seq_waited uptake; /* of waits->uptake */
 };
 
 /*
  * Decides what `subs` (indexed by type) do next towards `target` (not
- * NULL), at `now` (ms, monotonic). `*wait` is the stream's EDS wait,
- * read and moved here. A type with nothing
+ * NULL), at `now` (ms, monotonic). `*waits` are the stream's, read and
+ * moved here. A type with nothing
  * to send is taken to hold its table already (as xd_sub_next does), so
  * `subs` may change even when nothing is sent. On XD_SEQ_SEND the caller
  * sends `body`, calls xd_sub_sent(&subs[type], table, nonce, now, and
@@ -118,7 +136,7 @@ struct xd_seq_step {
  */
 void xd_seq_next(struct xd_sub subs[XD_RTYPE_COUNT],
 		 struct xd_snapshot *target, const struct xd_seq_mode *mode,
-		 uint64_t now, struct xd_eds_wait *wait,
+		 uint64_t now, struct xd_seq_waits *waits,
 		 struct xd_seq_step *out);
 
 /* Releases the step's table and body. */

@@ -27,7 +27,7 @@
 
 /* Sessions pumped per loop iteration when a snapshot change fans out. */
 #define PUMP_BATCH 256
-/* How often sessions in an EDS wait (rule A2, sequence.h) look again. */
+/* How often sessions in a wait (rule A2, sequence.h) look again. */
 #define EDS_WAIT_TICK_MS 100
 /* Streams the ack_timeout sweep looks at per loop iteration. */
 #define SWEEP_BATCH 1024
@@ -45,15 +45,15 @@ struct xd_session {
 	struct xd_typeset types; /* every type it asked for */
 	uint64_t next_nonce;
 
-	/* endpoints waiting for the client's subscription (rule A2) */
-	struct xd_eds_wait eds_wait;
+	/* the sequencer's waits for the client (rule A2) */
+	struct xd_seq_waits waits;
 
 	struct xd_bucket requests; /* max_requests_per_second */
 
 	struct xd_list all;     /* in the manager's list of every session */
 	struct xd_list canary;  /* in its list of canaries, once admitted */
 	struct xd_list queued;  /* in the manager's pump queue */
-	struct xd_list waiting; /* in the manager's EDS-wait list */
+	struct xd_list waiting; /* in the manager's wait list */
 };
 
 struct xd_sessions {
@@ -69,7 +69,7 @@ struct xd_sessions {
 	struct xd_list all;     /* every session, oldest first */
 	struct xd_list canaries; /* the admitted canaries, oldest first */
 	struct xd_list queue;   /* sessions to pump, oldest first */
-	struct xd_list waiting; /* sessions in an EDS wait */
+	struct xd_list waiting; /* sessions in a wait of the sequencer's */
 	struct xd_list cursors; /* open walks (xd_sessions_cursor): few */
 	struct xd_sessions_stats stats;
 	int closing; /* handles whose close callback is still due */
@@ -192,8 +192,10 @@ static void on_wait_tick(uv_timer_t *h)
 	xd_list_for_each_safe(n, tmp, &m->waiting) {
 		struct xd_session *ss = xd_container_of(n, struct xd_session, waiting);
 
-		if (ss->eds_wait.state == XD_EDS_WAIT_RUNNING &&
-		    now >= ss->eds_wait.until)
+		if ((ss->waits.eds.state == XD_WAIT_RUNNING &&
+		     now >= ss->waits.eds.until) ||
+		    (ss->waits.uptake.state == XD_WAIT_RUNNING &&
+		     now >= ss->waits.uptake.until))
 			enqueue(ss);
 	}
 }
@@ -353,23 +355,19 @@ static bool pump_extra(struct xd_session *ss, bool unknown)
 	return true;
 }
 
-/* Keeps the manager's wait list in step with the sequencer's EDS wait:
- * a session is on it while its wait runs, so the tick pumps it again. */
-static void follow_eds_wait(struct xd_session *ss, enum xd_seq_eds eds)
+/* Keeps the manager's wait list in step with the sequencer's waits: a
+ * session is on it while one runs, so the tick pumps it again. */
+static void follow_waits(struct xd_session *ss, const struct xd_seq_step *st)
 {
-	switch (eds) {
-	case XD_SEQ_EDS_UNTOUCHED:
-		break;
-	case XD_SEQ_EDS_WAITING:
-		wait_list_add(ss);
-		break;
-	case XD_SEQ_EDS_LATE:
+	if (st->eds == XD_WAITED_LATE)
 		SLOG(XD_LOG_DEBUG, ss, "%s", "clusters' endpoints not subscribed in time; going on");
-		/* fall through */
-	case XD_SEQ_EDS_OVER:
+	if (st->uptake == XD_WAITED_LATE)
+		SLOG(XD_LOG_DEBUG, ss, "%s", "new clusters and their endpoints not taken up in time; removing the old ones");
+	if (ss->waits.eds.state == XD_WAIT_RUNNING ||
+	    ss->waits.uptake.state == XD_WAIT_RUNNING)
+		wait_list_add(ss);
+	else
 		wait_list_remove(ss);
-		break;
-	}
 }
 
 /*
@@ -457,8 +455,8 @@ static void pump(struct xd_session *ss)
 	mode.type = ss->method->type;
 	mode.form = xd_client_form(&ss->client);
 	xd_seq_next(ss->types.subs, ss->snap, &mode, uv_now(ss->mgr->loop),
-		    &ss->eds_wait, &st);
-	follow_eds_wait(ss, st.eds);
+		    &ss->waits, &st);
+	follow_waits(ss, &st);
 	/* List collections (rule X3) go once everything else is settled:
 	 * the sequencer has nothing to send and nothing in flight. Make
 	 * before break (rule A2) then holds for their inline members too,

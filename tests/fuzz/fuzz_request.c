@@ -332,7 +332,7 @@ struct peer {
 	 * session's refresh_snapshot follows it (NULL before its node) */
 	struct xd_snapshot *snap;
 	uint64_t next_nonce, now;
-	struct xd_eds_wait eds_wait;
+	struct xd_seq_waits waits;
 
 	struct view views[XD_RTYPE_COUNT];
 	/* each type's and collection's last request, for ANSWER to repeat
@@ -1489,15 +1489,15 @@ static void pump(struct peer *p)
 			continue;
 		mode.form = xd_client_form(&p->client);
 		xd_seq_next(p->types.subs, target(p), &mode, p->now,
-			    &p->eds_wait, &st);
+			    &p->waits, &st);
 		NEED(st.action == XD_SEQ_SEND ||
 		     (st.body == NULL && st.table == NULL));
 		if (st.action == XD_SEQ_WAIT_EDS) {
 			NEED(p->aggregated &&
-			     p->eds_wait.state == XD_EDS_WAIT_RUNNING &&
-			     p->eds_wait.until > p->now);
+			     p->waits.eds.state == XD_WAIT_RUNNING &&
+			     p->waits.eds.until > p->now);
 			TRACE("%d:   listeners wait for endpoints until %llu\n",
-			      p->id, (unsigned long long)p->eds_wait.until);
+			      p->id, (unsigned long long)p->waits.eds.until);
 		}
 		if (st.action == XD_SEQ_IDLE) {
 			for (int t = 0; t < XD_RTYPE_COUNT; t++)

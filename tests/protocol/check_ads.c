@@ -593,26 +593,28 @@ START_TEST(a2_make_before_break)
 END_TEST
 
 /*
- * rule A2, SotW with clusters subscribed by name, as gRPC's xDS clients
- * do: a route moves from cluster X to a new cluster Y and X goes. The
- * client asks for Y only once it has the route, and goes on using X
- * until Y comes (grpc-go fails calls when X goes first), so X must not
- * be removed by a response to the names it asked before: the answer to
- * the request that adds Y carries Y without X.
+ * rule A2, with clusters subscribed by name, as gRPC's xDS clients do: a
+ * route moves from cluster X to a new cluster Y and X goes. The client
+ * asks for Y only once it has the route, for Y's endpoints once it has
+ * Y, and goes on using X until both came (grpc-go fails calls when X
+ * goes first, grpc-java a call already bound to X). So X is not removed
+ * by a response to the names it asked before, nor by the answer to the
+ * request that adds Y, which carries Y beside X. Up to there, on a
+ * stream of `c` that *e serves from `s`; returns the client, which has
+ * ACKed that answer.
  */
-START_TEST(a2_named_clusters_kept_until_new_ones_asked)
+static struct pu_client *named_move(const struct pu_combo *c,
+				    struct pu_snap *s, struct pu_env **e)
 {
-	struct pu_snap *s = pu_snap_new();
 	struct pu_client *cl;
-	struct pu_env *e;
 	struct pu_resp *r;
 
 	pu_snap_put(s, PU_CDS, "X", 1, "X");
 	pu_snap_put(s, PU_EDS, "X", 1, NULL);
 	pu_snap_put(s, PU_LDS, "L", 1, "R");
 	pu_snap_put(s, PU_RDS, "R", 1, "X");
-	e = pu_env_start(s);
-	cl = pu_open(e, false, true, PU_CDS);
+	*e = pu_env_start(s);
+	cl = pu_open(*e, c->delta, true, PU_CDS);
 	/* as gRPC asks: each type once it has what refers to it */
 	for (int i = 0; i < 4; i++) {
 		const enum pu_type order[] = {PU_LDS, PU_RDS, PU_CDS, PU_EDS};
@@ -629,18 +631,123 @@ START_TEST(a2_named_clusters_kept_until_new_ones_asked)
 	pu_snap_put(s, PU_CDS, "Y", 1, "Y");
 	pu_snap_put(s, PU_EDS, "Y", 1, NULL);
 	pu_snap_put(s, PU_RDS, "R", 2, "Y");
-	pu_env_set(e, s);
+	pu_env_set(*e, s);
 	r = pu_expect(cl, PU_RDS);
 	PU_ASSERT_NAMES(r, PU_RDS, "R");
 	pu_ack(cl, r);
 	pu_resp_free(r);
 	/* the route's answer is in; X stays while the client asks for X only */
 	pu_expect_none(cl, pu_quiet_ms());
-	pu_sub(cl, PU_CDS, "X", "Y", NULL);
+	/* it asks for Y (SotW: the whole list; delta: the name added) */
+	if (c->delta)
+		pu_sub(cl, PU_CDS, "Y", NULL);
+	else
+		pu_sub(cl, PU_CDS, "X", "Y", NULL);
 	r = pu_expect(cl, PU_CDS);
-	PU_ASSERT_NAMES(r, PU_CDS, "Y");
+	if (c->delta) {
+		PU_ASSERT_NAMES(r, PU_CDS, "Y");
+		PU_ASSERT(r->nremoved == 0, "removed [%s] with Y", pu_removed(r));
+	} else {
+		PU_ASSERT_NAMES(r, PU_CDS, "X", "Y");
+	}
 	pu_ack(cl, r);
 	pu_resp_free(r);
+	return cl;
+}
+
+/* The last response of a move: X removed, and in delta its endpoints. */
+static void expect_x_removed(const struct pu_combo *c, struct pu_client *cl)
+{
+	struct pu_resp *r = pu_expect(cl, PU_CDS), *eds;
+
+	if (c->delta) {
+		PU_ASSERT(r->nres == 0, "%zu resources, expected none", r->nres);
+		PU_ASSERT_LIST("removed", pu_removed(r), PU_CDS, "X");
+		eds = pu_expect(cl, PU_EDS);
+		PU_ASSERT_LIST("removed", pu_removed(eds), PU_EDS, "X");
+		pu_ack(cl, eds);
+		pu_resp_free(eds);
+	} else {
+		PU_ASSERT_NAMES(r, PU_CDS, "Y");
+	}
+	pu_ack(cl, r);
+	pu_resp_free(r);
+}
+
+/*
+ * rule A2, clusters subscribed by name (named_move): X goes only once the
+ * client ACKed Y and Y's endpoints, in the response that follows that
+ * ACK. _i: SotW, delta.
+ */
+START_TEST(a2_named_clusters_kept_until_new_ones_held)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	struct pu_snap *s = pu_snap_new();
+	struct pu_env *e;
+	struct pu_client *cl = named_move(c, s, &e);
+	struct pu_resp *eds;
+
+	/* Y held, its endpoints asked for: they come before X goes */
+	if (c->delta)
+		pu_sub(cl, PU_EDS, "Y", NULL);
+	else
+		pu_sub(cl, PU_EDS, "X", "Y", NULL);
+	eds = pu_expect(cl, PU_EDS);
+	PU_ASSERT_NAMES(eds, PU_EDS, "Y");
+	/* Y's endpoints sent, not ACKed yet: X stays */
+	pu_expect_none(cl, pu_quiet_ms());
+	pu_ack(cl, eds);
+	pu_resp_free(eds);
+	/* both held: a last response removes X */
+	expect_x_removed(c, cl);
+	pu_expect_none(cl, pu_quiet_ms());
+	pu_client_free(cl);
+	pu_env_free(e);
+	pu_snap_free(s);
+}
+END_TEST
+
+/*
+ * rule A2, clusters subscribed by name (named_move): a client that asks
+ * for Y's endpoints but refuses them (NACK) keeps X for a while only
+ * (2 s from when it asked for Y): then xdsd removes it unasked, on its
+ * own timer (nothing else is due: the listeners' wait for endpoints
+ * ended when they were asked for). _i: SotW, delta.
+ */
+START_TEST(a2_named_clusters_go_when_new_ones_not_taken_up)
+{
+	const struct pu_combo *c = pu_combo(_i);
+	struct pu_snap *s = pu_snap_new();
+	struct pu_env *e;
+	struct pu_client *cl = named_move(c, s, &e);
+	struct pu_resp *r;
+
+	if (c->delta)
+		pu_sub(cl, PU_EDS, "Y", NULL);
+	else
+		pu_sub(cl, PU_EDS, "X", "Y", NULL);
+	r = pu_expect(cl, PU_EDS);
+	PU_ASSERT_NAMES(r, PU_EDS, "Y");
+	pu_nack(cl, r, "refused");
+	pu_resp_free(r);
+	/* X goes at the deadline */
+	r = pu_expect(cl, PU_CDS);
+	if (c->delta)
+		PU_ASSERT_LIST("removed", pu_removed(r), PU_CDS, "X");
+	else
+		PU_ASSERT_NAMES(r, PU_CDS, "Y");
+	PU_ASSERT(pu_env_log_has(e, "not taken up in time"),
+		  "xdsd did not log that the new clusters were not taken up");
+	if (c->delta) {
+		struct pu_resp *eds = pu_expect(cl, PU_EDS);
+
+		PU_ASSERT_LIST("removed", pu_removed(eds), PU_EDS, "X");
+		pu_ack(cl, eds);
+		pu_resp_free(eds);
+	}
+	pu_ack(cl, r);
+	pu_resp_free(r);
+	pu_expect_none(cl, pu_quiet_ms());
 	pu_client_free(cl);
 	pu_env_free(e);
 	pu_snap_free(s);
@@ -816,7 +923,8 @@ void pu_register_ads(Suite *s, bool subset)
 	pu_add_tests(s, "A1", a1_types_do_not_leak, ads_combos, 2);
 	pu_add_tests(s, "A2", a2_swap_back_and_forth, a2_combos, A2_VARIANTS);
 	pu_add_test(s, "A2", a2_scoped_route_moves);
-	pu_add_test(s, "A2", a2_named_clusters_kept_until_new_ones_asked);
+	pu_add_tests(s, "A2", a2_named_clusters_kept_until_new_ones_held, ads_combos, 2);
+	pu_add_tests(s, "A2", a2_named_clusters_go_when_new_ones_not_taken_up, ads_combos, 2);
 	pu_add_test(s, "encoded-once", encoded_once_per_push);
 }
 

@@ -98,8 +98,8 @@ struct client {
 	struct xd_snapshot *from, *to; /* owned */
 	struct xd_snapshot *target;    /* from or to */
 	uint64_t now, nonce;
-	struct xd_eds_wait wait;    /* the stream's EDS wait */
-	enum xd_seq_eds eds;        /* of the last step */
+	struct xd_seq_waits waits;  /* the stream's waits */
+	enum xd_seq_waited eds, uptake; /* of the last step */
 	int sent;                   /* type sent by the last step, or -1 */
 	/* SotW requests repeat the whole list: the names of each type */
 	char text[XD_RTYPE_COUNT][64];
@@ -236,8 +236,9 @@ static const char *pump(struct client *c)
 {
 	struct xd_seq_step st;
 
-	xd_seq_next(c->subs, c->target, &c->mode, c->now, &c->wait, &st);
+	xd_seq_next(c->subs, c->target, &c->mode, c->now, &c->waits, &st);
 	c->eds = st.eds;
+	c->uptake = st.uptake;
 	c->sent = st.action == XD_SEQ_SEND ? (int)st.type : -1;
 	switch (st.action) {
 	case XD_SEQ_SEND:
@@ -438,7 +439,8 @@ END_TEST
  * the route moves from a to a new cluster c and a is dropped. Once the
  * client has the route it asks for c, and it goes on using a until c
  * comes: a stays until the client's subscription names c, and the
- * answer to that request carries c without a.
+ * answer to that request carries c beside a; once the client holds c
+ * (which needs no endpoints), a goes.
  */
 START_TEST(a2_dropped_clusters_stay_until_new_ones_subscribed)
 {
@@ -452,8 +454,133 @@ START_TEST(a2_dropped_clusters_stay_until_new_ones_subscribed)
 	ck_assert_str_eq(pump(&c), "(idle)");
 	ck_assert_ptr_nonnull(xd_table_find(xd_sub_held(&c.subs[XD_CLUSTER]), "a", 1));
 	subscribe(&c, XD_CLUSTER, "a,c");
+	expect(&c, "CDS A1,C1");
 	expect(&c, "CDS C1");
 	ck_assert_ptr_eq(xd_sub_held(&c.subs[XD_CLUSTER]), xd_snapshot_table(c.to, XD_CLUSTER));
+	end(&c);
+}
+END_TEST
+
+/*
+ * rule A2, clusters subscribed by name: the route moves from a (with
+ * endpoints ea) to a new cluster c (with ec). The client asks for c once
+ * it has the route, for ec once it has c, and goes on using a until
+ * both came: a stays (and in delta ea) after the client asked for c,
+ * until it ACKed c and ec, not merely asked for them or was sent them;
+ * then a last response removes it. _i: 0 SotW, 1 delta.
+ */
+START_TEST(a2_named_dropped_clusters_stay_until_new_ones_held)
+{
+	struct client c;
+	uint64_t start;
+
+	begin(&c, _i ? "delta ADS" : "ADS", "CDS a; EDS ea; LDS *; RDS r",
+	      "CDS a=A1@ea; EDS ea=EA1; LDS l=L1; RDS r=R1@a", "CDS EDS LDS RDS",
+	      "CDS c=C1@ec; EDS ec=EC1; LDS l=L1; RDS r=R2@c");
+	expect(&c, _i ? "RDS r" : "RDS R2");
+	ck_assert_str_eq(pump(&c), "(idle)");
+	subscribe(&c, XD_CLUSTER, "a,c");
+	start = c.now;
+	/* asked for: sent beside a, which stays */
+	ck_assert_str_eq(pump(&c), _i ? "CDS c" : "CDS A1,C1");
+	ck_assert_int_eq(c.uptake, XD_WAITED_WAITING);
+	ck_assert_int_eq(c.waits.uptake.state, XD_WAIT_RUNNING);
+	ck_assert_uint_eq(c.waits.uptake.until, start + XD_SEQ_WAIT_MS);
+	c.now += 10;
+	ack(&c, XD_CLUSTER);
+	/* c held, ec not yet asked for: a stays (listeners wait for ec) */
+	ck_assert_str_eq(pump(&c), "(wait)");
+	ck_assert_ptr_nonnull(xd_table_find(xd_sub_held(&c.subs[XD_CLUSTER]), "a", 1));
+	ck_assert_int_eq(c.waits.uptake.state, XD_WAIT_RUNNING);
+	subscribe(&c, XD_ENDPOINT, "ea,ec");
+	/* ec sent, not ACKed: a stays, and in delta ea */
+	ck_assert_str_eq(pump(&c), _i ? "EDS ec" : "EDS EC1");
+	ck_assert_str_eq(pump(&c), "(EDS in flight)");
+	ck_assert_ptr_nonnull(xd_table_find(xd_sub_held(&c.subs[XD_CLUSTER]), "a", 1));
+	ack(&c, XD_ENDPOINT);
+	/* both held: the old ones go, before the deadline */
+	if (_i) {
+		ck_assert_str_eq(pump(&c), "CDS -a");
+		ck_assert_int_eq(c.uptake, XD_WAITED_OVER);
+		ck_assert_str_eq(pump(&c), "EDS -ea");
+		ack(&c, XD_ENDPOINT);
+		ack(&c, XD_CLUSTER);
+	} else {
+		expect(&c, "CDS C1");
+		ck_assert_int_eq(c.uptake, XD_WAITED_OVER);
+	}
+	ck_assert_int_eq(c.waits.uptake.state, XD_WAIT_NONE);
+	ck_assert_ptr_eq(xd_sub_held(&c.subs[XD_CLUSTER]), xd_snapshot_table(c.to, XD_CLUSTER));
+	end(&c);
+}
+END_TEST
+
+/*
+ * rule A2, clusters subscribed by name: a client that asked for the new
+ * cluster but never takes up its endpoints keeps the old cluster (and in
+ * delta its endpoints) XD_SEQ_WAIT_MS from when it asked, not longer.
+ * _i: 0 SotW, 1 delta.
+ */
+START_TEST(a2_named_dropped_clusters_go_after_deadline)
+{
+	struct client c;
+	uint64_t start;
+
+	begin(&c, _i ? "delta ADS" : "ADS", "CDS a; EDS ea; LDS *; RDS r",
+	      "CDS a=A1@ea; EDS ea=EA1; LDS l=L1; RDS r=R1@a", "CDS EDS LDS RDS",
+	      "CDS c=C1@ec; EDS ec=EC1; LDS l=L1; RDS r=R2@c");
+	expect(&c, _i ? "RDS r" : "RDS R2");
+	subscribe(&c, XD_CLUSTER, "a,c");
+	start = c.now;
+	expect(&c, _i ? "CDS c" : "CDS A1,C1");
+	c.now = start + XD_SEQ_WAIT_MS - 1;
+	ck_assert_str_eq(pump(&c), "(wait)");
+	ck_assert_int_eq(c.waits.uptake.state, XD_WAIT_RUNNING);
+	ck_assert_ptr_nonnull(xd_table_find(xd_sub_held(&c.subs[XD_CLUSTER]), "a", 1));
+	c.now = start + XD_SEQ_WAIT_MS;
+	ck_assert_str_eq(pump(&c), _i ? "CDS -a" : "CDS C1");
+	ck_assert_int_eq(c.uptake, XD_WAITED_LATE);
+	ck_assert_int_eq(c.waits.uptake.state, XD_WAIT_OVERDUE);
+	if (_i) {
+		ck_assert_str_eq(pump(&c), "EDS -ea");
+		ack(&c, XD_ENDPOINT);
+	}
+	ack(&c, XD_CLUSTER);
+	/* the listeners' wait for ec, started later, runs out too */
+	ck_assert_str_eq(pump(&c), "(wait)");
+	c.now += XD_SEQ_WAIT_MS;
+	end(&c);
+}
+END_TEST
+
+/*
+ * rule A2, a wildcard cluster subscription (Envoy's): once the listeners
+ * and routes settled, the dropped cluster goes at once, whether the
+ * client holds the new cluster's endpoints or not (here it never asks
+ * for them, and the listeners' EDS wait ran out): no uptake wait.
+ * _i: 0 SotW, 1 delta.
+ */
+START_TEST(a2_wildcard_dropped_clusters_go_without_uptake)
+{
+	struct client c;
+
+	begin(&c, _i ? "delta ADS" : "ADS", "CDS *; EDS ea; LDS *; RDS r",
+	      "CDS a=A1@ea; EDS ea=EA1; LDS l=L1; RDS r=R1@a", "CDS EDS LDS RDS",
+	      "CDS c=C1@ec; EDS ec=EC1; LDS l=L1; RDS r=R2@c");
+	expect(&c, _i ? "CDS c" : "CDS A1,C1");
+	ck_assert_str_eq(pump(&c), "(wait)");
+	c.now += XD_SEQ_WAIT_MS;
+	expect(&c, _i ? "RDS r" : "RDS R2");
+	if (_i) {
+		ck_assert_str_eq(pump(&c), "CDS -a");
+		ck_assert_str_eq(pump(&c), "EDS -ea");
+		ack(&c, XD_ENDPOINT);
+		ack(&c, XD_CLUSTER);
+	} else {
+		expect(&c, "CDS C1");
+	}
+	ck_assert_int_eq(c.uptake, XD_WAITED_UNTOUCHED);
+	ck_assert_int_eq(c.waits.uptake.state, XD_WAIT_NONE);
 	end(&c);
 }
 END_TEST
@@ -473,7 +600,7 @@ START_TEST(a2_delta_keeps_endpoints_too)
 	subscribe(&c, XD_ENDPOINT, "ea,eb");
 	expect(&c, "EDS eb");
 	ck_assert_str_eq(pump(&c), "LDS l");
-	ck_assert_int_eq(c.eds, XD_SEQ_EDS_OVER);
+	ck_assert_int_eq(c.eds, XD_WAITED_OVER);
 	ack(&c, XD_LISTENER);
 	expect(&c, "RDS r");
 	/* settled: clusters first, then endpoints, which go without waiting
@@ -504,7 +631,7 @@ START_TEST(a2_sotw_endpoints_not_kept)
 END_TEST
 
 /* rule A2: listeners wait for the client to subscribe to its new clusters'
- * endpoints, up to XD_SEQ_EDS_WAIT_MS; then they go on (the session logs
+ * endpoints, up to XD_SEQ_WAIT_MS; then they go on (the session logs
  * it). _i: 0 the client never subscribes, 1 it does in time. */
 START_TEST(a2_listeners_wait_for_eds_until_deadline)
 {
@@ -514,28 +641,28 @@ START_TEST(a2_listeners_wait_for_eds_until_deadline)
 	begin(&c, "ADS", "CDS *; EDS ea; LDS *",
 	      "CDS a=A1@ea; EDS ea=EA1 eb=EB1; LDS l=L1", "CDS EDS LDS",
 	      "CDS a=A1@ea b=B1@eb; EDS ea=EA1 eb=EB1; LDS l=L2");
-	ck_assert_int_eq(c.wait.state, XD_EDS_WAIT_NONE);
+	ck_assert_int_eq(c.waits.eds.state, XD_WAIT_NONE);
 	expect(&c, "CDS A1,B1");
 	start = c.now;
 	ck_assert_str_eq(pump(&c), "(wait)");
-	ck_assert_int_eq(c.eds, XD_SEQ_EDS_WAITING);
-	ck_assert_int_eq(c.wait.state, XD_EDS_WAIT_RUNNING);
-	ck_assert_uint_eq(c.wait.until, start + XD_SEQ_EDS_WAIT_MS);
-	c.now = start + XD_SEQ_EDS_WAIT_MS - 1;
+	ck_assert_int_eq(c.eds, XD_WAITED_WAITING);
+	ck_assert_int_eq(c.waits.eds.state, XD_WAIT_RUNNING);
+	ck_assert_uint_eq(c.waits.eds.until, start + XD_SEQ_WAIT_MS);
+	c.now = start + XD_SEQ_WAIT_MS - 1;
 	ck_assert_str_eq(pump(&c), "(wait)");
-	ck_assert_int_eq(c.wait.state, XD_EDS_WAIT_RUNNING);
-	ck_assert_uint_eq(c.wait.until, start + XD_SEQ_EDS_WAIT_MS);
+	ck_assert_int_eq(c.waits.eds.state, XD_WAIT_RUNNING);
+	ck_assert_uint_eq(c.waits.eds.until, start + XD_SEQ_WAIT_MS);
 	if (_i == 1) {
 		subscribe(&c, XD_ENDPOINT, "ea,eb");
 		expect(&c, "EDS EB1");
 		ck_assert_str_eq(pump(&c), "LDS L2");
-		ck_assert_int_eq(c.eds, XD_SEQ_EDS_OVER);
-		ck_assert_int_eq(c.wait.state, XD_EDS_WAIT_NONE);
+		ck_assert_int_eq(c.eds, XD_WAITED_OVER);
+		ck_assert_int_eq(c.waits.eds.state, XD_WAIT_NONE);
 	} else {
-		c.now = start + XD_SEQ_EDS_WAIT_MS;
+		c.now = start + XD_SEQ_WAIT_MS;
 		ck_assert_str_eq(pump(&c), "LDS L2");
-		ck_assert_int_eq(c.eds, XD_SEQ_EDS_LATE);
-		ck_assert_int_eq(c.wait.state, XD_EDS_WAIT_OVERDUE);
+		ck_assert_int_eq(c.eds, XD_WAITED_LATE);
+		ck_assert_int_eq(c.waits.eds.state, XD_WAIT_OVERDUE);
 	}
 	ack(&c, XD_LISTENER);
 	end(&c);
@@ -584,7 +711,7 @@ START_TEST(a2_per_type_methods_send_only_their_type)
 	 * subscription to ea (which never comes) */
 	c.mode.type = XD_LISTENER;
 	ck_assert_str_eq(pump(&c), "LDS L2");
-	ck_assert_int_eq(c.eds, XD_SEQ_EDS_UNTOUCHED);
+	ck_assert_int_eq(c.eds, XD_WAITED_UNTOUCHED);
 	ack(&c, XD_LISTENER);
 	c.mode.type = XD_CLUSTER;
 	ck_assert_str_eq(pump(&c), "(CDS in flight)");
@@ -603,6 +730,9 @@ int main(void)
 	tcase_add_loop_test(ads, a2_endpoints_go_while_clusters_in_flight, 0, 2);
 	tcase_add_loop_test(ads, a2_dropped_clusters_stay_until_listeners_settle, 0, 2);
 	tcase_add_test(ads, a2_dropped_clusters_stay_until_new_ones_subscribed);
+	tcase_add_loop_test(ads, a2_named_dropped_clusters_stay_until_new_ones_held, 0, 2);
+	tcase_add_loop_test(ads, a2_named_dropped_clusters_go_after_deadline, 0, 2);
+	tcase_add_loop_test(ads, a2_wildcard_dropped_clusters_go_without_uptake, 0, 2);
 	tcase_add_test(ads, a2_delta_keeps_endpoints_too);
 	tcase_add_test(ads, a2_sotw_endpoints_not_kept);
 	tcase_add_loop_test(ads, a2_listeners_wait_for_eds_until_deadline, 0, 2);
