@@ -2,9 +2,11 @@
 #include "reload/reload.h"
 
 #include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
+#include <time.h>
 
 #include "snapshot/loader.h"
 #include "util/clock.h"
@@ -59,11 +61,18 @@ struct xd_reloader {
 	 * load comes later), a reload that fails tells it nothing, and the
 	 * first that succeeds tells it READY=1. */
 	bool serving;
-	const struct xd_reload_source *source; /* NULL: read `dir` */
-	void *source_arg;
-	/* The running reload's take of the source (on the loop thread as
-	 * it starts), read on the thread pool; NULL: none */
+	/* Where the snapshot files come from (source.h): the directory
+	 * (dir_source) unless set, and the last good state (with a state
+	 * directory); the running load's source and take of it (on the
+	 * loop thread as it starts), read on the thread pool: */
+	struct xd_snapsource source;
+	struct xd_source_dir *dir_source;
+	struct xd_snapsource saved_source;
+	struct xd_snapsource reading; /* a dry run of another directory: its own */
 	void *taken;
+	int read_rc;              /* the running load's read, for read_done */
+	char read_error[XD_SOURCE_ERROR_MAX];
+	int64_t source_good_ms;   /* a load of `source` last accepted */
 	int64_t keys_revision; /* what the source said the take is at */
 	int64_t keys_changed;  /* and the revision of its newest change */
 	/* The running reload's, filled on the thread pool: */
@@ -142,19 +151,35 @@ struct xd_reloader *xd_reloader_new(uv_loop_t *loop,
 	r->work.data = r;
 	r->trim_work.data = r;
 	r->parsed = xd_parsed_cache_new();
+	r->dir_source = xd_source_dir_new(dir);
+	r->source = xd_source_dir(r->dir_source);
 	xd_histogram_init(&r->stats.duration, duration_bounds,
 			  sizeof(duration_bounds) / sizeof(duration_bounds[0]));
 	return r;
 }
 
-void xd_reloader_set_source(struct xd_reloader *r,
-			    const struct xd_reload_source *src, void *arg)
+void xd_reloader_set_source(struct xd_reloader *r, struct xd_snapsource src)
 {
 	XD_ASSERT_LOOP();
 	XD_ASSERT_INFO(r->state == IDLE, "source of %s set while %s", r->dir,
 		       state_names[r->state]);
 	r->source = src;
-	r->source_arg = arg;
+}
+
+size_t xd_reloader_sources(const struct xd_reloader *r,
+			   struct xd_source_health out[XD_RELOAD_SOURCES])
+{
+	size_t n = 0;
+
+	XD_ASSERT_LOOP();
+	r->source.ops->health(r->source.self, &out[n]);
+	out[n].name = r->source.ops->name;
+	out[n++].last_good_ms = r->source_good_ms;
+	if (r->saved_source.ops != NULL) {
+		r->saved_source.ops->health(r->saved_source.self, &out[n]);
+		out[n++].name = r->saved_source.ops->name;
+	}
+	return n;
 }
 
 void xd_reloader_set_install(struct xd_reloader *r,
@@ -171,6 +196,7 @@ void xd_reloader_set_state_dir(struct xd_reloader *r, const char *dir)
 	XD_ASSERT_INFO(r->last == NULL && r->nhistory == 0,
 		       "state directory of %s set twice or late", r->dir);
 	r->last = xd_laststate_new(r->loop, dir);
+	r->saved_source = xd_laststate_source(r->last);
 }
 
 const struct xd_laststate *xd_reloader_laststate(const struct xd_reloader *r)
@@ -380,9 +406,35 @@ static void check_nodes_keep_a_snapshot(const struct xd_cache *cache,
  * load, on the thread pool for a reload's. */
 static void load_saved(struct xd_reloader *r)
 {
-	r->saved.found = xd_laststate_load(r->last, r->schema, &r->saved.load,
-					   &r->saved.saved_at_ms,
-					   &r->saved.why);
+	const struct xd_snapsource *src = &r->saved_source;
+	struct xd_load *out = &r->saved.load;
+	struct xd_diag none = XD_DIAG_INIT;
+	struct xd_snapkey *keys = NULL;
+	size_t n = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	/* no take: it is read whole (laststate.h) */
+	rc = src->ops->read(src->self, NULL, NULL, &keys, &n,
+			    &r->saved.saved_at_ms, &r->saved.why);
+	if (rc != 0) {
+		xd_snapdir_free(keys, n);
+		r->saved.found = rc > 0 ? XD_LASTSTATE_NONE : XD_LASTSTATE_BAD;
+		return;
+	}
+	/* loaded as the files it holds, with nothing to reuse */
+	xd_load_keys(r->schema, keys, n, &none, NULL, 0, out);
+	if (out->rc == 0) {
+		r->saved.found = XD_LASTSTATE_LOADED;
+		return;
+	}
+	/* saved by an xdsd whose checks were looser (an older schema) */
+	xd_diag_add(&r->saved.why, "%s: what it holds no longer loads (%zu error%s):",
+		    xd_laststate_info(r->last)->path, xd_diag_total(&out->diag),
+		    xd_diag_total(&out->diag) == 1 ? "" : "s");
+	xd_diag_append(&r->saved.why, &out->diag);
+	xd_load_free(out);
+	r->saved.found = XD_LASTSTATE_BAD;
 }
 
 /*
@@ -541,6 +593,46 @@ void xd_reloader_rollout_over(void *reloader, bool promoted)
 		xd_laststate_proven(r->last, promoted);
 }
 
+/*
+ * The source and load stages of one load (docs/design.md, "The
+ * engine's stages"), on the thread pool (on the loop for the first
+ * load): what `src` holds now, read through its ops (source.h, its
+ * take `taken`), then loaded into `out` reusing `prev` and `parsed`
+ * (may be NULL) as the load before left them. How the read went is
+ * kept for the source's health (read_done, on the loop once over).
+ */
+static void read_and_load(struct xd_reloader *r, const struct xd_snapsource *src,
+			  void *taken, struct xd_parsed_cache *parsed,
+			  struct xd_snapshot *const *prev, size_t nprev,
+			  struct xd_load *out)
+{
+	struct xd_snapkey *keys = NULL;
+	struct xd_diag why = XD_DIAG_INIT;
+	struct timespec t0, t1;
+	int64_t at_ms;
+	size_t nkeys = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r->read_rc = src->ops->read(src->self, taken, parsed, &keys, &nkeys,
+				    &at_ms, &why);
+	snprintf(r->read_error, sizeof(r->read_error), "%s",
+		 why.count > 0 ? why.msgs[0] : "");
+	xd_load_keys_cached(r->schema, keys, nkeys, &why, prev, nprev, parsed,
+			    out);
+	xd_diag_clear(&why);
+	/* the read is part of the load's time, as it always was */
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	out->seconds = (double)(t1.tv_sec - t0.tv_sec) +
+		       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+/* On the loop: the source hears how its read went (source.h). */
+static void read_over(struct xd_reloader *r, const struct xd_snapsource *src)
+{
+	if (src->ops->read_done != NULL)
+		src->ops->read_done(src->self, r->read_rc, r->read_error);
+}
+
 int xd_reloader_load_first(struct xd_reloader *r)
 {
 	struct xd_load load;
@@ -553,8 +645,13 @@ int xd_reloader_load_first(struct xd_reloader *r)
 	XD_ASSERT_INFO(r->state == IDLE && r->nhistory == 0,
 		       "first load of %s, in state %s", r->dir,
 		       state_names[r->state]);
-	xd_load_dir_cached(r->schema, r->dir, NULL, 0, r->parsed, &load);
+	XD_ASSERT_INFO(r->source.ops->take == NULL,
+		       "first load of %s from a source with takes", r->dir);
+	read_and_load(r, &r->source, NULL, r->parsed, NULL, 0, &load);
+	read_over(r, &r->source);
 	rec = record(r, "start-up", load.rc == 0, &load, &load.diag);
+	if (load.rc == 0)
+		r->source_good_ms = rec->at_ms;
 	if (load.rc != 0) {
 		log_errors(&load.diag);
 		if (r->last != NULL) {
@@ -637,22 +734,14 @@ static void work(uv_work_t *w)
 {
 	struct xd_reloader *r = w->data;
 
-	if (r->dry_dir != NULL) {
-		xd_load_dir(r->schema, r->dry_dir, r->prev, r->nprev, &r->result);
-	} else if (r->source != NULL) {
-		struct xd_snapkey *keys = NULL;
-		struct xd_diag why = XD_DIAG_INIT;
-		size_t nkeys = 0;
-
-		r->source->read(r->taken, &keys, &nkeys, &why);
-		r->taken = NULL; /* freed by read */
-		xd_load_keys_cached(r->schema, keys, nkeys, &why, r->prev,
-				    r->nprev, r->parsed, &r->result);
-		xd_diag_clear(&why);
-	} else {
-		xd_load_dir_cached(r->schema, r->dir, r->prev, r->nprev,
-				   r->parsed, &r->result);
-	}
+	if (r->dry_dir != NULL)
+		/* another directory: nothing of the last load's to reuse */
+		read_and_load(r, &r->reading, NULL, NULL, r->prev, r->nprev,
+			      &r->result);
+	else
+		read_and_load(r, &r->source, r->taken, r->parsed, r->prev,
+			      r->nprev, &r->result);
+	r->taken = NULL; /* freed by read */
 	/* the files are kept for the last good state alone: freed here
 	 * otherwise, not on the loop, where that costs every key */
 	if (r->last == NULL || r->dry) {
@@ -764,6 +853,7 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 	}
 	rec = record(r, r->trigger, true, load, &errors);
 	rec->revision = r->keys_revision;
+	r->source_good_ms = rec->at_ms;
 	rec->diff = r->diff;
 	r->diff = NULL;
 	count_moves(r, rec->diff, true);
@@ -841,6 +931,9 @@ static void dry_over(struct xd_reloader *r)
 	r->dry = false;
 	free(r->dry_dir);
 	r->dry_dir = NULL;
+	if (r->reading.ops != NULL)
+		xd_source_dir_free(r->reading.self);
+	r->reading = (struct xd_snapsource){0};
 }
 
 /* What waits after a load: the reload asked meanwhile first (the files
@@ -921,6 +1014,8 @@ static void work_done(uv_work_t *w, int status XD_UNUSED)
 		dry_over(r);
 		return;
 	}
+	if (r->dry_dir == NULL)
+		read_over(r, &r->source);
 	if (r->dry) {
 		dry_done(r, waiters);
 		return;
@@ -977,18 +1072,21 @@ static void start(struct xd_reloader *r)
 	r->saved.found = XD_LASTSTATE_NONE; /* until work() looks */
 	r->keys_revision = 0;
 	r->keys_changed = 0;
-	if (r->source != NULL && r->dry_dir == NULL)
-		r->taken = r->source->take(r->source_arg, &r->keys_revision,
-					   &r->keys_changed);
+	if (r->dry_dir == NULL && r->source.ops->take != NULL)
+		r->taken = r->source.ops->take(r->source.self,
+					       &r->keys_revision,
+					       &r->keys_changed);
 	if (uv_queue_work(r->loop, &r->work, work, work_done) == 0)
 		return;
 	if (r->taken != NULL) {
 		/* read even so: the next take follows this one's changes */
 		struct xd_snapkey *keys = NULL;
 		struct xd_diag why = XD_DIAG_INIT;
+		int64_t at_ms;
 		size_t nkeys = 0;
 
-		r->source->read(r->taken, &keys, &nkeys, &why);
+		r->source.ops->read(r->source.self, r->taken, NULL, &keys,
+				    &nkeys, &at_ms, &why);
 		r->taken = NULL;
 		xd_snapdir_free(keys, nkeys);
 		xd_diag_clear(&why);
@@ -1025,6 +1123,8 @@ static void start_dry(struct xd_reloader *r)
 	r->current = w;
 	r->dry = true;
 	r->dry_dir = w->dir; /* the load's until it ends */
+	if (r->dry_dir != NULL)
+		r->reading = xd_source_dir(xd_source_dir_new(r->dry_dir));
 	w->dir = NULL;
 	r->trigger = "dry run";
 	start(r);
@@ -1137,6 +1237,8 @@ void xd_reloader_stop(struct xd_reloader *r)
 	if (r->state == DRAINING || r->state == STOPPED)
 		return;
 	move(r, r->state == LOADING ? DRAINING : STOPPED, "xdsd is stopping");
+	if (r->source.ops->stop != NULL) /* no take follows */
+		r->source.ops->stop(r->source.self);
 	r->current = NULL;
 	r->next = NULL;
 	r->next_trigger = NULL;
@@ -1167,5 +1269,6 @@ void xd_reloader_free(struct xd_reloader *r)
 		record_clear(&r->history[i]);
 	xd_laststate_free(r->last);
 	xd_parsed_cache_free(r->parsed);
+	xd_source_dir_free(r->dir_source);
 	free(r);
 }
