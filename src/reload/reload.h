@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The one reloader: whoever asks (SIGHUP, the admin endpoint's POST
- * /reload, the directory watch), a reload reads the snapshot directory
- * and, when the xDS listener speaks TLS, its certificate, key and client
- * CA files again (transport/tls.h).
+ * /reload, the directory watch, the etcd source), it sequences and
+ * coalesces the requests, one load at a time, and runs each through
+ * the stages of a change (stages.h: source, load, verdict, placement,
+ * persist), which know nothing of who asked. A reload reads the
+ * snapshots' source (source.h: the directory, or etcd) and, when the
+ * xDS listener speaks TLS, its certificate, key and client CA files
+ * again (transport/tls.h).
  *
  * A reload loads the directory and reads the TLS files on libuv's thread
  * pool (where it also trades the copies of unchanged snapshots for the

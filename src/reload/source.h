@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Where the snapshot files of a load come from: the first stage of a
- * change (docs/design.md, "The engine's stages"). Every source the
+ * change (docs/design.md §13). Every source the
  * reloader reads (the snapshot directory, etcd, the last good state)
  * is one of these, an ops table and its own state, and the reloader
  * calls a source only through it:
