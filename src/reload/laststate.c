@@ -474,6 +474,7 @@ struct xd_laststate {
 	double seconds;
 	char err[1024];
 	char replaced[512]; /* why what was on disk was unusable, or "" */
+	int64_t failing_changed_ms; /* info.save_failing last changed (0: never) */
 	/* The newest accepted while it ran, saved after it. */
 	bool waiting;
 	struct xd_snapkey *next;
@@ -585,7 +586,7 @@ static void src_health(const void *self, struct xd_source_health *out)
 	memset(out, 0, sizeof(*out));
 	out->name = "last_good";
 	out->up = !i->save_failing;
-	out->since_ms = i->last_save_error_at_ms;
+	out->since_ms = s->failing_changed_ms;
 	if (i->last_save_error != NULL)
 		snprintf(out->last_error, sizeof(out->last_error), "%s",
 			 i->last_save_error);
@@ -647,6 +648,8 @@ static void save_start(struct xd_laststate *s);
 static void save_failed(struct xd_laststate *s)
 {
 	s->info.saves_failed++;
+	if (!s->info.save_failing)
+		s->failing_changed_ms = xd_wall_ms();
 	s->info.save_failing = true;
 	s->info.last_save_error_at_ms = xd_wall_ms();
 	free(s->info.last_save_error);
@@ -703,8 +706,10 @@ static void save_done(uv_work_t *w, int status)
 		s->rc = -1;
 		snprintf(s->err, sizeof(s->err), "%s: save cancelled", s->path);
 	}
-	if (s->rc == 0)
+	if (s->rc == 0 && s->info.save_failing) {
 		s->info.save_failing = false;
+		s->failing_changed_ms = xd_wall_ms();
+	}
 	if (s->rc == 0 && s->unchanged) {
 		char when[32];
 
