@@ -73,6 +73,8 @@ struct xd_sessions {
 	int closing; /* handles whose close callback is still due */
 	xd_sessions_event_fn on_event; /* canaries' events, or NULL */
 	void *on_event_arg;
+	xd_sessions_canary_fn canary_rule; /* who is a canary, or NULL */
+	void *canary_arg;
 };
 
 static void view(const struct xd_session *ss, struct xd_client_view *v,
@@ -615,6 +617,10 @@ static bool accept_node(struct xd_session *ss, const struct xd_request *r)
 		xd_stream_finish(ss->stream, GRPC_STATUS_INVALID_ARGUMENT, why);
 		return false;
 	}
+	/* the rollout's say, once: a node stays a canary or not for its
+	 * stream's life */
+	c->canary = ss->mgr->canary_rule != NULL &&
+		    ss->mgr->canary_rule(ss->mgr->canary_arg, c);
 	ss->watch.canary = c->canary;
 	xd_cache_watch(ss->mgr->cache, xd_client_key(c), &ss->watch);
 	event(ss, XD_SESSIONS_ADMITTED, NULL, NULL, 0, NULL, 0);
@@ -980,6 +986,14 @@ void xd_sessions_cursor_close(struct xd_sessions_cursor *c)
 	XD_ASSERT_LOOP();
 	xd_list_remove(&c->link);
 	c->m = NULL;
+}
+
+void xd_sessions_set_canary_rule(struct xd_sessions *m,
+				 xd_sessions_canary_fn rule, void *arg)
+{
+	XD_ASSERT_LOOP();
+	m->canary_rule = rule;
+	m->canary_arg = arg;
 }
 
 void xd_sessions_on_event(struct xd_sessions *m, xd_sessions_event_fn fn,

@@ -114,6 +114,13 @@ struct xd_sessions_event {
 typedef void (*xd_sessions_event_fn)(void *arg,
 				     const struct xd_sessions_event *ev);
 
+/* Who is a rollout's canary: `rule(arg, client)`, asked once per stream
+ * as its node is admitted (client.h, `canary`); NULL (no rollout):
+ * nobody. Set before the first stream. */
+typedef bool (*xd_sessions_canary_fn)(void *arg, const struct xd_client *c);
+void xd_sessions_set_canary_rule(struct xd_sessions *m,
+				 xd_sessions_canary_fn rule, void *arg);
+
 /* Delivers every canary stream's events to `fn` (NULL: none), on the
  * loop thread as each happens: the streams that are not canaries cost
  * nothing. `fn` must not end streams. */

@@ -3,11 +3,32 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "protocol/sub.h"
 #include "util/clock.h"
 #include "util/loop_thread.h"
+#include "util/text.h"
 #include "util/xalloc.h"
+
+bool xd_canary_rule(void *arg, const struct xd_client *c)
+{
+	const struct xd_config *cfg = arg;
+	const char *id = c->node_id != NULL ? c->node_id : "";
+	const char *cluster = c->node_cluster != NULL ? c->node_cluster : "";
+
+	if (!cfg->rollout.on)
+		return false;
+	for (size_t i = 0; i < cfg->rollout.ncanary; i++) {
+		const char *g = cfg->rollout.canary[i];
+
+		if (strncmp(g, "cluster:", 8) == 0 ? xd_text_glob(g + 8, cluster) :
+						    xd_text_glob(g, id))
+			return true;
+	}
+	return cfg->rollout.percent > 0 &&
+	       XXH3_64bits(id, strlen(id)) % 100 < cfg->rollout.percent;
+}
 
 /* The entry of `id`, or where it would go (entries sorted by id: a
  * binary search, as canaries may be many). */

@@ -1,6 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * This replica's canary streams as the rollout knows them: kept from
+ * Who is a canary, and this replica's canary streams as the rollout
+ * knows them.
+ *
+ * The rule (xd_canary_rule, the sessions' canary rule, session.h): a
+ * node is a canary when a `rollout.canary` glob matches its id (a
+ * "cluster:GLOB" one its cluster), or a stable hash of its id falls
+ * within `rollout.percent` of 100 buckets. The hash is of the id alone,
+ * so a node stays a canary (or not) across its streams, restarts of
+ * xdsd and reloads, and about that share of every snapshot's nodes is
+ * picked.
+ *
+ * The streams: kept from
  * the engine's events (protocol/session.h, xd_sessions_on_event), one
  * entry per canary stream, from its admission to its end, each with
  * what its last event said of it (the snapshot it is served, whether a
@@ -18,6 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/config.h"
+#include "protocol/client.h"
 #include "protocol/session.h"
 #include "snapshot/snapshot.h"
 
@@ -38,6 +51,10 @@ struct xd_canaries {
 	struct xd_canary *v; /* by stream id */
 	size_t n, cap;
 };
+
+/* Whether `c`, being admitted, is a canary under `cfg` (a const struct
+ * xd_config: the rollout's configuration). */
+bool xd_canary_rule(void *cfg, const struct xd_client *c);
 
 /* What `ev` says of its stream: added (ADMITTED), updated, or removed
  * (GONE). */

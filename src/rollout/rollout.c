@@ -800,6 +800,8 @@ struct xd_rollout *xd_rollout_new(uv_loop_t *loop,
 	if (xd_fleet_shared(fleet))
 		uv_timer_start(&ro->nodes_timer, on_nodes, XD_ROLLOUT_NODES_MS,
 			       XD_ROLLOUT_NODES_MS);
+	/* the rollout says who is a canary, and hears what each does */
+	xd_sessions_set_canary_rule(sessions, xd_canary_rule, (void *)cfg);
 	xd_sessions_on_event(sessions, on_event, ro);
 	xd_fleet_on_record(fleet, on_record, ro);
 	xd_fleet_on_report(fleet, fill_report, ro);
@@ -1118,6 +1120,7 @@ void xd_rollout_stop(struct xd_rollout *ro)
 		return;
 	XD_ASSERT_LOOP();
 	xd_sessions_on_event(ro->sessions, NULL, NULL);
+	xd_sessions_set_canary_rule(ro->sessions, NULL, NULL);
 	xd_canaries_clear(&ro->canaries); /* no event comes any more */
 	xd_fleet_on_record(ro->fleet, NULL, NULL);
 	xd_fleet_on_report(ro->fleet, NULL, NULL);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The rollout's canaries (rollout/canaries.h), kept from the engine's
- * events alone (protocol/session.h): a canary is known from its
- * admission, waits once a response is sent, has answered once it ACKs
- * or NACKs, follows the snapshot it is served, and is forgotten when
+ * The rollout's canaries (rollout/canaries.h): who is one (the rule the
+ * rollout hands the sessions), and each canary stream kept from the
+ * engine's events alone (protocol/session.h): known from its
+ * admission, waiting once a response is sent, answered once it ACKs
+ * or NACKs, following the snapshot it is served, and forgotten when
  * its stream goes away.
  */
 #include <stdio.h>
@@ -63,6 +64,51 @@ static void note(struct xd_canaries *c, enum xd_sessions_event_kind k,
 				    .message = k == XD_SESSIONS_NACK ? "bad" : NULL,
 				    .message_len = k == XD_SESSIONS_NACK ? 3 : 0});
 }
+
+/* Whether node (`id`, `cluster`) is a canary under `cfg`'s rollout. */
+static bool canary(struct xd_config *cfg, const char *id, const char *cluster)
+{
+	struct xd_client c = {0};
+
+	c.node_id = (char *)id;
+	c.node_cluster = (char *)cluster;
+	return xd_canary_rule(cfg, &c);
+}
+
+/* rollout.canary globs the node id, "cluster:GLOB" its cluster;
+ * rollout.percent picks a share of the ids by their hash, the same
+ * ones every time; without rollout: nobody is a canary. */
+START_TEST(canaries_by_glob_cluster_and_percent)
+{
+	char *globs[] = {"canary-*", "cluster:staging-*"};
+	struct xd_config cfg = {0};
+	int picked = 0;
+
+	ck_assert(!canary(&cfg, "canary-1", "web"));
+	cfg.rollout.on = true;
+	cfg.rollout.canary = globs;
+	cfg.rollout.ncanary = 2;
+	ck_assert(canary(&cfg, "canary-1", "web"));
+	ck_assert(canary(&cfg, "web-1", "staging-eu"));
+	ck_assert(!canary(&cfg, "web-1", "web"));
+	ck_assert(!canary(&cfg, "cluster:staging-eu", "web"));
+	cfg.rollout.ncanary = 0;
+	cfg.rollout.percent = 100;
+	ck_assert(canary(&cfg, "web-1", "web"));
+	cfg.rollout.percent = 30;
+	for (int i = 0; i < 1000; i++) {
+		char id[32];
+		bool first;
+
+		snprintf(id, sizeof(id), "node-%d", i);
+		first = canary(&cfg, id, "web");
+		ck_assert(canary(&cfg, id, "other") == first); /* by the id alone */
+		picked += first;
+	}
+	/* about 300 of 1000 */
+	ck_assert_msg(picked > 230 && picked < 370, "%d of 1000", picked);
+}
+END_TEST
 
 START_TEST(events_alone_keep_each_canary)
 {
@@ -147,6 +193,7 @@ int main(void)
 	Suite *s = suite_create("canaries");
 	TCase *tc = tcase_create("events");
 
+	tcase_add_test(tc, canaries_by_glob_cluster_and_percent);
 	tcase_add_test(tc, events_alone_keep_each_canary);
 	tcase_add_test(tc, a_wait_is_counted_from_the_send);
 	suite_add_tcase(s, tc);
