@@ -674,6 +674,30 @@ static void etcd(struct xd_buf *out, const struct xd_config *cfg,
 	       NULL, NULL, (double)h->reconnects);
 }
 
+/* Every source a reload reads (reload/source.h): whether it is up,
+ * and when a load of it was last accepted and it last failed. */
+static void sources(struct xd_buf *out, const struct xd_reloader *r)
+{
+	struct xd_source_health h[XD_RELOAD_SOURCES];
+	size_t n = xd_reloader_sources(r, h);
+
+	head(out, "xdsd_source_up", "gauge",
+	     "1 while the source can be read (files: the last read found nothing wrong; etcd: read and watched; last_good: the newest save succeeded).");
+	for (size_t i = 0; i < n; i++)
+		sample(out, "xdsd_source_up", "source", h[i].name, NULL, NULL,
+		       h[i].up ? 1 : 0);
+	head(out, "xdsd_source_last_good_timestamp_seconds", "gauge",
+	     "When a load of what the source holds was last accepted (last_good: when it was saved), Unix time; 0: never.");
+	for (size_t i = 0; i < n; i++)
+		sample(out, "xdsd_source_last_good_timestamp_seconds", "source",
+		       h[i].name, NULL, NULL, (double)h[i].last_good_ms / 1000);
+	head(out, "xdsd_source_last_error_timestamp_seconds", "gauge",
+	     "When the source last failed, Unix time; 0: never.");
+	for (size_t i = 0; i < n; i++)
+		sample(out, "xdsd_source_last_error_timestamp_seconds", "source",
+		       h[i].name, NULL, NULL, (double)h[i].last_error_ms / 1000);
+}
+
 /* The scrape's place between two steps (pager.h): the per-stream
  * gauges are counted over the turns; the rest is read at the last. */
 struct xd_metrics_page {
@@ -741,6 +765,7 @@ static bool page_step(void *page, struct xd_http_exchange *x,
 	http(out, admin, deps->rest);
 	pages(out, admin);
 	reloads(out, deps->reloader);
+	sources(out, deps->reloader);
 	rollout(out, deps->rollout);
 	if (deps->etcd != NULL)
 		etcd(out, deps->cfg, deps->etcd);

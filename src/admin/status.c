@@ -346,6 +346,53 @@ static void source_json(struct xd_jw *w, const struct xd_admin_deps *deps)
 	xd_jw_obj_end(w);
 }
 
+/* Every source a reload reads (reload/source.h), the snapshots' first:
+ * the same for each kind, whatever else `source` says of it. */
+static void sources_json(struct xd_jw *w, const struct xd_reloader *r)
+{
+	struct xd_source_health h[XD_RELOAD_SOURCES];
+	size_t n = xd_reloader_sources(r, h);
+	char when[32];
+
+	xd_jw_arr(w);
+	for (size_t i = 0; i < n; i++) {
+		xd_jw_obj(w);
+		xd_jw_key(w, "name");
+		xd_jw_str(w, h[i].name);
+		xd_jw_key(w, "up");
+		xd_jw_bool(w, h[i].up);
+		xd_jw_key(w, "since");
+		if (h[i].since_ms == 0) {
+			xd_jw_null(w);
+		} else {
+			xd_jw_time(when, h[i].since_ms);
+			xd_jw_str(w, when);
+		}
+		xd_jw_key(w, "last_good");
+		if (h[i].last_good_ms == 0) {
+			xd_jw_null(w);
+		} else {
+			xd_jw_time(when, h[i].last_good_ms);
+			xd_jw_str(w, when);
+		}
+		xd_jw_key(w, "last_error");
+		if (h[i].last_error[0] == '\0') {
+			xd_jw_null(w);
+		} else {
+			xd_jw_str(w, h[i].last_error);
+			xd_jw_key(w, "last_error_at");
+			xd_jw_time(when, h[i].last_error_ms);
+			xd_jw_str(w, when);
+		}
+		if (h[i].revision != 0) {
+			xd_jw_key(w, "revision");
+			xd_jw_int(w, h[i].revision);
+		}
+		xd_jw_obj_end(w);
+	}
+	xd_jw_arr_end(w);
+}
+
 void xd_status_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 		      bool ready, const struct xd_status_overview *op)
 {
@@ -375,6 +422,8 @@ void xd_status_render(struct xd_buf *out, const struct xd_admin_deps *deps,
 	tls_json(&w, deps->tls, o.now_ms);
 	xd_jw_key(&w, "source");
 	source_json(&w, deps);
+	xd_jw_key(&w, "sources");
+	sources_json(&w, deps->reloader);
 	xd_jw_key(&w, "streams");
 	xd_jw_uint(&w, o.streams);
 	xd_jw_key(&w, "nodes");

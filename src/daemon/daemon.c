@@ -515,6 +515,8 @@ static int start_etcd(struct daemon *d)
 	if (xd_etcd_start(&d->etcd, &d->loop, xd_server_cq(d->server), d->cfg,
 			  d->reloader, &d->etcd_health, &d->etcd_own) != 0)
 		return -1;
+	/* a reload reads etcd from now on, no longer the directory */
+	xd_reloader_set_source(d->reloader, xd_etcd_source(d->etcd));
 	xd_fleet_attach_etcd(d->fleet, d->etcd);
 	return 0;
 }

@@ -411,7 +411,7 @@ static void on_fallback(uv_timer_t *t)
 }
 
 /*
- * The reloader's source (reload.h), on the loop thread: the changes
+ * The reloader's source (reload/source.h), on the loop thread: the changes
  * since the last take, moved, and the store they apply to; before the
  * first Range is whole, why nothing can be read. Costs nothing that
  * grows with the prefix.
@@ -442,10 +442,13 @@ static void *take(void *arg, int64_t *revision, int64_t *changed)
 
 /* On the thread pool: the changes applied to the map, and the snapshot
  * files the map holds now. */
-static void read_taken(void *arg, struct xd_snapkey **keys, size_t *n,
-		       struct xd_diag *diag)
+static int read_taken(void *self XD_UNUSED, void *arg,
+		      struct xd_parsed_cache *parsed XD_UNUSED,
+		      struct xd_snapkey **keys, size_t *n, int64_t *at_ms,
+		      struct xd_diag *diag)
 {
 	struct taken *t = arg;
+	size_t before = xd_diag_total(diag);
 
 	xd_kvmap_apply(&t->store->map, &t->changes);
 	*keys = NULL;
@@ -458,9 +461,40 @@ static void read_taken(void *arg, struct xd_snapkey **keys, size_t *n,
 	store_unref(t->store);
 	free(t->not_read);
 	free(t);
+	*at_ms = 0;
+	return xd_diag_total(diag) == before ? 0 : -1;
 }
 
-static const struct xd_reload_source etcd_source = {take, read_taken};
+/* What the source knows of itself (xd_etcd_health), as every source
+ * says it. */
+static void health(const void *self, struct xd_source_health *out)
+{
+	const struct xd_etcd *e = self;
+	const struct xd_etcd_health *h = e->health;
+
+	XD_ASSERT_LOOP();
+	memset(out, 0, sizeof(*out));
+	out->name = "etcd";
+	out->up = h->healthy;
+	out->since_ms = h->since_ms;
+	snprintf(out->last_error, sizeof(out->last_error), "%s", h->last_error);
+	out->last_error_ms = h->last_error_ms;
+	out->revision = h->revision;
+}
+
+static const struct xd_snapsource_ops etcd_source = {
+	.name = "etcd",
+	.take = take,
+	.read = read_taken,
+	.read_done = NULL, /* its health is its own: the calls' */
+	.health = health,
+	.stop = NULL,      /* its owner stops it: the fleet writes through it */
+};
+
+struct xd_snapsource xd_etcd_source(struct xd_etcd *e)
+{
+	return (struct xd_snapsource){&etcd_source, e};
+}
 
 /*
  * Notes a key read or changed into `to`, when a reload would read it:
@@ -1061,7 +1095,6 @@ int xd_etcd_start(struct xd_etcd **out, uv_loop_t *loop,
 	e->store = xd_calloc(1, sizeof(*e->store));
 	atomic_init(&e->store->refs, 1);
 	e->store->prefix = xd_strdup(cfg->etcd.prefix);
-	xd_reloader_set_source(reloader, &etcd_source, e);
 	xd_info("etcd: reading snapshots under '%s' from %s%s", cfg->etcd.prefix,
 		endpoint(e), cfg->etcd.nendpoints > 1 ? " (and the other endpoints in turn)" : "");
 	start_range(e);

@@ -7,8 +7,9 @@
  * At start it reads the prefix with a Range (etcdserverpb.KV/Range), in
  * pages of XD_ETCD_PAGE_KEYS keys at most, all at the revision of the
  * first, and asks the reloader for a reload once it has every page,
- * which loads what was read as it would the directory's files
- * (reload.h, xd_reloader_set_source). Then it watches the prefix from
+ * which loads what was read as it would the directory's files: it is
+ * one of the reloader's sources (reload/source.h, xd_etcd_source),
+ * wired to it by its owner (daemon.c, xd_reloader_set_source). Then it watches the prefix from
  * that revision + 1 (etcdserverpb.Watch/Watch, a large revision in
  * fragments); changes are noted (kvmap.h) and, once none came for
  * watch_delay (watch_delay_max after the first at most, however often
@@ -136,7 +137,7 @@ struct xd_etcd_health {
 };
 
 /*
- * Starts reading the prefix (sets the reloader's source); `health`
+ * Starts reading the prefix; `health`
  * (borrowed) is kept up to date from then on; `own` (copied; NULL:
  * none) follows xdsd's own keys, read first. Returns 0, or -1 with the
  * reason logged (TLS files that cannot be read).
@@ -161,6 +162,11 @@ int xd_etcd_call(struct xd_etcd *e, const char *method,
 /* The calls made for `arg` run no `done`: whoever asked is going.
  * Those who call xd_etcd_call stop before the source does. */
 void xd_etcd_forget(struct xd_etcd *e, void *arg);
+
+/* The source a reload reads (reload/source.h): hand it to the reloader
+ * (xd_reloader_set_source) before its first reload. Its health is
+ * `health`'s. */
+struct xd_snapsource xd_etcd_source(struct xd_etcd *e);
 
 /* Cancels its calls and timers; it frees itself once they are over. */
 void xd_etcd_stop(struct xd_etcd *e);

@@ -117,40 +117,12 @@ static bool authorized(const struct xd_client *c, char *why, size_t why_len)
 	return false;
 }
 
-/*
- * Whether `rollout:` makes the node a canary: a glob of `canary` matches
- * its id ("cluster:GLOB" its cluster), or its id hashes into `percent`
- * of 100 buckets. The hash is of the id alone, so a node stays a canary
- * (or not) across its streams, restarts of xdsd and reloads, and about
- * that share of every snapshot's nodes is picked.
- */
-static bool is_canary(const struct xd_client *c)
-{
-	const struct xd_config *cfg = c->cfg;
-	const char *id = c->node_id != NULL ? c->node_id : "";
-	const char *cluster = c->node_cluster != NULL ? c->node_cluster : "";
-
-	if (!cfg->rollout.on)
-		return false;
-	for (size_t i = 0; i < cfg->rollout.ncanary; i++) {
-		const char *g = cfg->rollout.canary[i];
-
-		if (strncmp(g, "cluster:", 8) == 0 ? xd_text_glob(g + 8, cluster) :
-						    xd_text_glob(g, id))
-			return true;
-	}
-	return cfg->rollout.percent > 0 &&
-	       XXH3_64bits(id, strlen(id)) % 100 < cfg->rollout.percent;
-}
-
 /* Moves the client to ADMITTED or REFUSED, once (the header's states). */
 static enum xd_client_verdict settle(struct xd_client *c,
 				     enum xd_client_verdict v)
 {
 	XD_ASSERT_INFO(c->state == XD_CLIENT_NEW, WHO(c));
 	c->state = v == XD_CLIENT_ADMIT ? XD_CLIENT_ADMITTED : XD_CLIENT_REFUSED;
-	if (v == XD_CLIENT_ADMIT)
-		c->canary = is_canary(c);
 	return v;
 }
 

@@ -16,10 +16,9 @@
  *   snapshot key  which snapshot serves it (node_key: its id or its
  *                 cluster; the default snapshot for an empty one)
  *   canary        whether a staged rollout (`rollout:`) serves it a
- *                 change before the other nodes: its id matches a
- *                 `rollout.canary` glob, its cluster a "cluster:GLOB"
- *                 one, or a stable hash of its id falls within
- *                 `rollout.percent`
+ *                 change before the other nodes: the rollout's rule
+ *                 says (rollout/canaries.h), asked by the transport
+ *                 as the node is admitted (session.h)
  *   view          what operators see of it (the status page, /clients,
  *                 CSDS, /metrics, the rollout preview): node, locality,
  *                 user agent, identity, address, and the per-type state
@@ -90,7 +89,8 @@ struct xd_client {
 	struct xd_semver ua_build;
 	bool wrapped; /* SotW resources wrapped in Resource (rule L2) */
 	bool ttl;     /* it takes TTLs (rule L1) */
-	bool canary;  /* a rollout's canary (set at admission) */
+	bool canary;  /* a rollout's canary (set by the transport as it
+		       * admits the node, by the rollout's rule) */
 };
 
 /* A client of `cfg`'s limits and rules, arrived at Unix ms `since_ms`

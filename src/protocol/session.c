@@ -51,7 +51,6 @@ struct xd_session {
 	struct xd_bucket requests; /* max_requests_per_second */
 
 	struct xd_list all;     /* in the manager's list of every session */
-	struct xd_list canary;  /* in its list of canaries, once admitted */
 	struct xd_list queued;  /* in the manager's pump queue */
 	struct xd_list waiting; /* in the manager's wait list */
 };
@@ -67,24 +66,35 @@ struct xd_sessions {
 	uv_timer_t sweep_timer;
 	struct xd_sessions_cursor sweep; /* open while a sweep goes on */
 	struct xd_list all;     /* every session, oldest first */
-	struct xd_list canaries; /* the admitted canaries, oldest first */
 	struct xd_list queue;   /* sessions to pump, oldest first */
 	struct xd_list waiting; /* sessions in a wait of the sequencer's */
 	struct xd_list cursors; /* open walks (xd_sessions_cursor): few */
 	struct xd_sessions_stats stats;
 	int closing; /* handles whose close callback is still due */
-	xd_sessions_nack_fn on_nack; /* canaries' NACKs, or NULL */
-	void *on_nack_arg;
-	/* a canary came, went, ACKed or NACKed; or NULL */
-	void (*on_canary)(void *arg);
-	void *on_canary_arg;
+	xd_sessions_event_fn on_event; /* canaries' events, or NULL */
+	void *on_event_arg;
+	xd_sessions_canary_fn canary_rule; /* who is a canary, or NULL */
+	void *canary_arg;
 };
 
-/* The rollout hears of a canary's change (xd_sessions_on_canary). */
-static void canary_changed(const struct xd_session *ss)
+static void view(const struct xd_session *ss, struct xd_client_view *v,
+		 uint64_t now_mono);
+
+/* A canary's event (xd_sessions_on_event), with the stream as it is
+ * now; nothing at all for the others. */
+static void event(const struct xd_session *ss, enum xd_sessions_event_kind k,
+		  const char *type, const char *version, uint64_t nonce,
+		  const char *message, size_t message_len)
 {
-	if (ss->client.canary && ss->mgr->on_canary != NULL)
-		ss->mgr->on_canary(ss->mgr->on_canary_arg);
+	struct xd_client_view v;
+
+	if (!ss->client.canary || ss->mgr->on_event == NULL)
+		return;
+	view(ss, &v, xd_mono_ms());
+	ss->mgr->on_event(ss->mgr->on_event_arg,
+			  &(struct xd_sessions_event){k, &v, type, version,
+						      nonce, message,
+						      message_len});
 }
 
 /* ---------------- logging ---------------- */
@@ -289,6 +299,7 @@ static void refresh_snapshot(struct xd_session *ss)
 	if (now != NULL)
 		SLOG(XD_LOG_DEBUG, ss, "serving snapshot '%s'",
 		     xd_snapshot_key(now));
+	event(ss, XD_SESSIONS_SERVING, NULL, NULL, 0, NULL, 0);
 	/* a reload may take from the identity a name it asked for */
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
 		tell_withheld(ss, (enum xd_rtype)t);
@@ -334,6 +345,8 @@ static void send_due(struct xd_session *ss, struct xd_sub *sub,
 	     (unsigned long long)nonce, body->nresources, body->nmissing,
 	     body->nremoved);
 	send_bytes(ss, xd_table_type(table), body->slice, nonce);
+	event(ss, XD_SESSIONS_SENT, label, xd_table_version(table), nonce, NULL,
+	      0);
 }
 
 /* Types xdsd does not serve (`unknown`: they go first, never waiting
@@ -602,12 +615,13 @@ static bool accept_node(struct xd_session *ss, const struct xd_request *r)
 		xd_stream_finish(ss->stream, GRPC_STATUS_INVALID_ARGUMENT, why);
 		return false;
 	}
+	/* the rollout's say, once: a node stays a canary or not for its
+	 * stream's life */
+	c->canary = ss->mgr->canary_rule != NULL &&
+		    ss->mgr->canary_rule(ss->mgr->canary_arg, c);
 	ss->watch.canary = c->canary;
 	xd_cache_watch(ss->mgr->cache, xd_client_key(c), &ss->watch);
-	if (c->canary) {
-		xd_list_push_back(&ss->mgr->canaries, &ss->canary);
-		canary_changed(ss);
-	}
+	event(ss, XD_SESSIONS_ADMITTED, NULL, NULL, 0, NULL, 0);
 	PRESENCE_LOG(ss, "client connected, snapshot key '%.*s'",
 		     XD_LOG_CLIP(strlen(xd_client_key(c))), xd_client_key(c));
 	SLOG(XD_LOG_DEBUG, ss, "node cluster '%.*s'%s%s%s",
@@ -638,17 +652,9 @@ static void log_verdict(struct xd_session *ss, const struct xd_request *r,
 		     (int)(r->error_message.len > NACK_LOG_MAX ? NACK_LOG_MAX :
 								  r->error_message.len),
 		     r->error_message.data);
-		if (ss->client.canary && ss->mgr->on_nack != NULL)
-			ss->mgr->on_nack(ss->mgr->on_nack_arg,
-					 &(struct xd_sessions_nack){
-						 &ss->client,
-						 ss->snap != NULL ?
-							 xd_snapshot_base(ss->snap) :
-							 NULL,
-						 rt->label, rt->sub->sent_version,
-						 r->error_message.data,
-						 r->error_message.len});
-		canary_changed(ss);
+		event(ss, XD_SESSIONS_NACK, rt->label, rt->sub->sent_version,
+		      rt->sub->nonce, (const char *)r->error_message.data,
+		      r->error_message.len);
 		break;
 	case XD_SUB_ACK:
 		xd_sessions_stats_answered(&ss->mgr->stats, rt->type, rt->sub,
@@ -656,7 +662,9 @@ static void log_verdict(struct xd_session *ss, const struct xd_request *r,
 					   xd_mono_ms(), xd_wall_ms());
 		SLOG(XD_LOG_DEBUG, ss, "ACK of %.*s version %s", label_len,
 		     rt->label, xd_table_version(xd_sub_held(rt->sub)));
-		canary_changed(ss);
+		event(ss, XD_SESSIONS_ACK, rt->label,
+		      xd_table_version(xd_sub_held(rt->sub)), rt->sub->nonce,
+		      NULL, 0);
 		break;
 	case XD_SUB_REQUEST:
 		SLOG(XD_LOG_DEBUG, ss, "%.*s request: %zu names", label_len,
@@ -743,7 +751,6 @@ static void *on_open(void *ctx, struct xd_stream *stream)
 	xd_list_init(&ss->watch.link);
 	xd_list_init(&ss->queued);
 	xd_list_init(&ss->waiting);
-	xd_list_init(&ss->canary);
 	xd_list_push_back(&m->all, &ss->all);
 	xd_client_init(&ss->client, m->cfg, ss->method->delta,
 		       xd_stream_peer(stream), xd_stream_identity(stream),
@@ -786,9 +793,8 @@ static void on_close(void *st, struct xd_stream *stream XD_UNUSED)
 	xd_list_remove(&ss->queued);
 	cursors_skip(ss);
 	xd_list_remove(&ss->all);
-	xd_list_remove(&ss->canary);
 	if (ss->client.state == XD_CLIENT_ADMITTED)
-		canary_changed(ss);
+		event(ss, XD_SESSIONS_GONE, NULL, NULL, 0, NULL, 0);
 	wait_list_remove(ss);
 	if (ss->beat_timer != NULL) /* it goes on its own; ss now */
 		uv_close((uv_handle_t *)ss->beat_timer, free_handle);
@@ -820,7 +826,6 @@ struct xd_sessions *xd_sessions_new(uv_loop_t *loop, struct xd_cache *cache,
 	m->handler.on_close = on_close;
 	m->handler.ctx = m;
 	xd_list_init(&m->all);
-	xd_list_init(&m->canaries);
 	xd_list_init(&m->cursors);
 	xd_list_init(&m->queue);
 	xd_list_init(&m->waiting);
@@ -981,39 +986,20 @@ void xd_sessions_cursor_close(struct xd_sessions_cursor *c)
 	c->m = NULL;
 }
 
-void xd_sessions_on_canary_nack(struct xd_sessions *m, xd_sessions_nack_fn fn,
-				void *arg)
+void xd_sessions_set_canary_rule(struct xd_sessions *m,
+				 xd_sessions_canary_fn rule, void *arg)
 {
 	XD_ASSERT_LOOP();
-	m->on_nack = fn;
-	m->on_nack_arg = arg;
+	m->canary_rule = rule;
+	m->canary_arg = arg;
 }
 
-void xd_sessions_visit_canaries(struct xd_sessions *m,
-				void (*fn)(void *ctx,
-					   const struct xd_client_view *c),
-				void *ctx)
-{
-	struct xd_client_view v;
-	struct xd_list *n;
-	uint64_t now_mono = xd_mono_ms();
-
-	XD_ASSERT_LOOP();
-	xd_list_for_each(n, &m->canaries) {
-		const struct xd_session *ss =
-			xd_container_of(n, struct xd_session, canary);
-
-		view(ss, &v, now_mono);
-		fn(ctx, &v);
-	}
-}
-
-void xd_sessions_on_canary(struct xd_sessions *m, void (*fn)(void *arg),
-			   void *arg)
+void xd_sessions_on_event(struct xd_sessions *m, xd_sessions_event_fn fn,
+			  void *arg)
 {
 	XD_ASSERT_LOOP();
-	m->on_canary = fn;
-	m->on_canary_arg = arg;
+	m->on_event = fn;
+	m->on_event_arg = arg;
 }
 
 void xd_sessions_each_node(struct xd_sessions *m,

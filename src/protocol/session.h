@@ -74,40 +74,58 @@ const struct xd_stream_handler *xd_sessions_handler(struct xd_sessions *m);
 /* The live counters (valid as long as the manager). */
 const struct xd_sessions_stats *xd_sessions_stats(const struct xd_sessions *m);
 
-/* A NACK from a canary stream (client.h), for the rollout: borrowed,
- * valid during the call only. */
-struct xd_sessions_nack {
-	const struct xd_client *client;
-	const struct xd_snapshot *serving; /* the cache's snapshot it is
-					    * served, or NULL */
-	const char *type;                  /* "CDS", or the type URL */
-	const char *version;               /* of the response NACKed */
-	const char *message;               /* the client's, not terminated */
+/*
+ * What happened to a canary stream (client.h), as it happens: the
+ * engine's events, for the rollout (rollout/rollout.h), which keeps its
+ * canaries' answers from them rather than looking at the streams.
+ *
+ *   ADMITTED  its node was admitted: a canary from now on
+ *   SERVING   it is served another snapshot (a rollout's candidate, or
+ *             the stable set again)
+ *   SENT      a response of `type` went out (`version`, `nonce`): that
+ *             type waits for its answer
+ *   ACK       the client took `type`'s `version` (`nonce`)
+ *   NACK      it refused it, with `message` (the client's, not
+ *             terminated), after the NACK's log line
+ *   GONE      the stream ended (a canary that goes away)
+ */
+enum xd_sessions_event_kind {
+	XD_SESSIONS_ADMITTED,
+	XD_SESSIONS_SERVING,
+	XD_SESSIONS_SENT,
+	XD_SESSIONS_ACK,
+	XD_SESSIONS_NACK,
+	XD_SESSIONS_GONE,
+};
+
+/* Borrowed, valid during the call only. */
+struct xd_sessions_event {
+	enum xd_sessions_event_kind kind;
+	/* the stream after the event (its node, stream id, peer, the
+	 * snapshot it is served and each type's state), ages as of now */
+	const struct xd_client_view *view;
+	const char *type;    /* SENT, ACK, NACK: "CDS", or the type URL */
+	const char *version; /* SENT, ACK, NACK: of the response */
+	uint64_t nonce;      /* SENT, ACK, NACK: its nonce */
+	const char *message; /* NACK */
 	size_t message_len;
 };
 
-typedef void (*xd_sessions_nack_fn)(void *arg,
-				    const struct xd_sessions_nack *nack);
+typedef void (*xd_sessions_event_fn)(void *arg,
+				     const struct xd_sessions_event *ev);
 
-/* Calls `fn` (NULL: none) on every NACK of a canary, after its log line. */
-void xd_sessions_on_canary_nack(struct xd_sessions *m, xd_sessions_nack_fn fn,
-				void *arg);
+/* Who is a rollout's canary: `rule(arg, client)`, asked once per stream
+ * as its node is admitted (client.h, `canary`); NULL (no rollout):
+ * nobody. Set before the first stream. */
+typedef bool (*xd_sessions_canary_fn)(void *arg, const struct xd_client *c);
+void xd_sessions_set_canary_rule(struct xd_sessions *m,
+				 xd_sessions_canary_fn rule, void *arg);
 
-/* Calls `fn` (NULL: none) when a canary stream is admitted or ends, and
- * on each ACK or NACK of a canary (after on_canary_nack's), for the
- * rollout to count its canaries again: the answers reach it as they
- * come. `fn` must not end streams. */
-void xd_sessions_on_canary(struct xd_sessions *m, void (*fn)(void *arg),
-			   void *arg);
-
-/* Calls `fn` for every canary stream with an admitted node (client.h),
- * with its view, ages as of now; for the rollout. The canaries are a
- * list of their own: the walk is as long as they are many, whatever
- * the other streams. `fn` must not end streams. */
-void xd_sessions_visit_canaries(struct xd_sessions *m,
-				void (*fn)(void *ctx,
-					   const struct xd_client_view *c),
-				void *ctx);
+/* Delivers every canary stream's events to `fn` (NULL: none), on the
+ * loop thread as each happens: the streams that are not canaries cost
+ * nothing. `fn` must not end streams. */
+void xd_sessions_on_event(struct xd_sessions *m, xd_sessions_event_fn fn,
+			  void *arg);
 
 /* Calls `fn` for every stream with an admitted node: its snapshot key,
  * node id and whether it is a canary. Cheaper than a visit (no view):

@@ -13,6 +13,7 @@
 #include <xxhash.h>
 
 #include "util/clock.h"
+#include "util/common.h"
 #include "util/file.h"
 #include "util/jsonw.h"
 #include "util/log.h"
@@ -473,6 +474,7 @@ struct xd_laststate {
 	double seconds;
 	char err[1024];
 	char replaced[512]; /* why what was on disk was unusable, or "" */
+	int64_t failing_changed_ms; /* info.save_failing last changed (0: never) */
 	/* The newest accepted while it ran, saved after it. */
 	bool waiting;
 	struct xd_snapkey *next;
@@ -557,30 +559,53 @@ struct xd_laststate *xd_laststate_new(uv_loop_t *loop, const char *dir)
 	return s;
 }
 
-enum xd_laststate_found xd_laststate_load(const struct xd_laststate *s,
-					  const struct xd_schema *schema,
-					  struct xd_load *out,
-					  int64_t *saved_at_ms,
-					  struct xd_diag *why)
-{
-	struct xd_snapkey *keys;
-	size_t n;
-	struct xd_diag none = XD_DIAG_INIT;
-	int rc = xd_laststate_read(s->path, &keys, &n, saved_at_ms, why);
+/* ---------------- as a source (source.h) ---------------- */
 
+/* Any thread: only the path (fixed) is read. */
+static int src_read(void *self, void *taken XD_UNUSED,
+		    struct xd_parsed_cache *parsed XD_UNUSED,
+		    struct xd_snapkey **keys, size_t *n, int64_t *at_ms,
+		    struct xd_diag *diag)
+{
+	const struct xd_laststate *s = self;
+
+	*keys = NULL;
+	*n = 0;
+	*at_ms = 0;
+	return xd_laststate_read(s->path, keys, n, at_ms, diag);
+}
+
+/* Up while the newest save (if any) succeeded: the state on disk is
+ * what was last accepted. */
+static void src_health(const void *self, struct xd_source_health *out)
+{
+	const struct xd_laststate *s = self;
+	const struct xd_laststate_info *i = &s->info;
+
+	XD_ASSERT_LOOP();
 	memset(out, 0, sizeof(*out));
-	if (rc != 0)
-		return rc > 0 ? XD_LASTSTATE_NONE : XD_LASTSTATE_BAD;
-	xd_load_keys(schema, keys, n, &none, NULL, 0, out);
-	if (out->rc == 0)
-		return XD_LASTSTATE_LOADED;
-	/* saved by an xdsd whose checks were looser (an older schema) */
-	xd_diag_add(why, "%s: what it holds no longer loads (%zu error%s):",
-		    s->path, xd_diag_total(&out->diag),
-		    xd_diag_total(&out->diag) == 1 ? "" : "s");
-	xd_diag_append(why, &out->diag);
-	xd_load_free(out);
-	return XD_LASTSTATE_BAD;
+	out->name = "last_good";
+	out->up = !i->save_failing;
+	out->since_ms = s->failing_changed_ms;
+	if (i->last_save_error != NULL)
+		snprintf(out->last_error, sizeof(out->last_error), "%s",
+			 i->last_save_error);
+	out->last_error_ms = i->last_save_error_at_ms;
+	out->last_good_ms = i->saved_at_ms;
+}
+
+static const struct xd_snapsource_ops src_ops = {
+	.name = "last_good",
+	.take = NULL, /* read whole by each load that wants it */
+	.read = src_read,
+	.read_done = NULL,
+	.health = src_health,
+	.stop = NULL,
+};
+
+struct xd_snapsource xd_laststate_source(struct xd_laststate *s)
+{
+	return (struct xd_snapsource){&src_ops, s};
 }
 
 static void clear_errors(struct xd_laststate_info *i)
@@ -623,6 +648,8 @@ static void save_start(struct xd_laststate *s);
 static void save_failed(struct xd_laststate *s)
 {
 	s->info.saves_failed++;
+	if (!s->info.save_failing)
+		s->failing_changed_ms = xd_wall_ms();
 	s->info.save_failing = true;
 	s->info.last_save_error_at_ms = xd_wall_ms();
 	free(s->info.last_save_error);
@@ -679,8 +706,10 @@ static void save_done(uv_work_t *w, int status)
 		s->rc = -1;
 		snprintf(s->err, sizeof(s->err), "%s: save cancelled", s->path);
 	}
-	if (s->rc == 0)
+	if (s->rc == 0 && s->info.save_failing) {
 		s->info.save_failing = false;
+		s->failing_changed_ms = xd_wall_ms();
+	}
 	if (s->rc == 0 && s->unchanged) {
 		char when[32];
 

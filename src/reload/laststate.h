@@ -34,8 +34,9 @@
  * counted; it never fails the load that asked for it.
  *
  * Ownership: the reloader owns it (reload.h, xd_reloader_set_state_dir)
- * and borrows the loop. Thread: loop thread, but for xd_laststate_load,
- * which reads only the path (fixed) and may run on any thread.
+ * and borrows the loop. Thread: loop thread, but for its source's read
+ * (xd_laststate_source), which reads only the path and may run on any
+ * thread.
  */
 #ifndef XD_RELOAD_LASTSTATE_H
 #define XD_RELOAD_LASTSTATE_H
@@ -46,6 +47,7 @@
 #include <uv.h>
 
 #include "schema/schema.h"
+#include "reload/source.h"
 #include "snapshot/loader.h"
 #include "util/diag.h"
 
@@ -88,23 +90,21 @@ struct xd_laststate;
  * regular files only) are removed, each logged. */
 struct xd_laststate *xd_laststate_new(uv_loop_t *loop, const char *dir);
 
+/* What a load of the saved state found (reload.c). */
 enum xd_laststate_found {
-	XD_LASTSTATE_LOADED, /* `out` holds its snapshots */
+	XD_LASTSTATE_LOADED, /* its snapshots load */
 	XD_LASTSTATE_NONE,   /* nothing saved yet */
-	XD_LASTSTATE_BAD,    /* unusable: why in `why` */
+	XD_LASTSTATE_BAD,    /* unusable: why said */
 };
 
 /*
- * Reads and loads the saved state as the files it holds would load
- * (snapshot/loader.h), with nothing to reuse. LOADED: `out` is a good
- * load and `*saved_at_ms` when it was saved; otherwise `out` is empty.
- * Any thread.
+ * The saved state as a source (source.h): a read hands over the files
+ * it holds (xd_laststate_read: 1 when nothing is saved, -1 unusable)
+ * and when they were saved, and may run on any thread (it reads only
+ * the path, fixed); the reloader loads them as the files they are.
+ * Up while the newest save, if any, succeeded.
  */
-enum xd_laststate_found xd_laststate_load(const struct xd_laststate *s,
-					  const struct xd_schema *schema,
-					  struct xd_load *out,
-					  int64_t *saved_at_ms,
-					  struct xd_diag *why);
+struct xd_snapsource xd_laststate_source(struct xd_laststate *s);
 
 /*
  * The snapshots of `source` were refused (`refused`) and the saved

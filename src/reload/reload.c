@@ -2,10 +2,13 @@
 #include "reload/reload.h"
 
 #include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
+#include <time.h>
 
+#include "reload/stages.h"
 #include "snapshot/loader.h"
 #include "util/clock.h"
 #include "util/common.h"
@@ -39,9 +42,9 @@ static const char *const state_names[] = {"idle", "loading", "draining",
 
 struct xd_reloader {
 	uv_loop_t *loop;
-	const struct xd_schema *schema;
-	struct xd_cache *cache;
-	const char *dir;
+	/* what the stages of a change work with (stages.h): the schema,
+	 * cache, directory name, installer and last good state */
+	struct xd_stages stages;
 	struct xd_tls *tls; /* NULL: plaintext */
 	enum state state;
 
@@ -59,17 +62,21 @@ struct xd_reloader {
 	 * load comes later), a reload that fails tells it nothing, and the
 	 * first that succeeds tells it READY=1. */
 	bool serving;
-	const struct xd_reload_source *source; /* NULL: read `dir` */
-	void *source_arg;
-	/* The running reload's take of the source (on the loop thread as
-	 * it starts), read on the thread pool; NULL: none */
+	/* Where the snapshot files come from (source.h): the directory
+	 * (dir_source) unless set, and the last good state (with a state
+	 * directory); the running load's source and take of it (on the
+	 * loop thread as it starts), read on the thread pool: */
+	struct xd_snapsource source;
+	struct xd_source_dir *dir_source;
+	struct xd_snapsource saved_source;
+	struct xd_snapsource reading; /* a dry run of another directory: its own */
 	void *taken;
-	int64_t keys_revision; /* what the source said the take is at */
-	int64_t keys_changed;  /* and the revision of its newest change */
-	/* The running reload's, filled on the thread pool: */
+	int64_t source_good_ms;   /* a load of `source` last accepted */
+	/* The running reload's change (stages.h), filled on the thread
+	 * pool: */
+	struct xd_change change;
 	struct xd_snapshot **prev;
 	size_t nprev;
-	struct xd_load result;
 	struct xd_tls_next *tls_next; /* the TLS files read: NULL if bad */
 	struct xd_diag tls_diag;      /* why they are bad */
 	struct xd_diff *diff;         /* of prev into the result */
@@ -85,20 +92,6 @@ struct xd_reloader {
 
 	xd_reload_done_fn on_done;
 	void *on_done_arg;
-	const struct xd_reload_installer *install; /* NULL: xd_cache_replace */
-	void *install_arg;
-
-	/* The last good state (NULL: no state_dir), and, when a reload
-	 * starts with nothing served, its load of that state in case the
-	 * snapshots are refused (filled on the thread pool). */
-	struct xd_laststate *last;
-	struct {
-		bool wanted;
-		enum xd_laststate_found found;
-		struct xd_load load;
-		int64_t saved_at_ms;
-		struct xd_diag why;
-	} saved;
 
 	struct xd_reload_record history[XD_RELOAD_HISTORY];
 	size_t nhistory, newest; /* ring; newest is the last written */
@@ -119,7 +112,7 @@ static void move(struct xd_reloader *r, enum state to, const char *why)
 
 	XD_ASSERT_LOOP();
 	XD_ASSERT_INFO(allowed[r->state][to], "reloader of %s: %s -> %s (%s)",
-		       r->dir, state_names[r->state], state_names[to], why);
+		       r->stages.dir, state_names[r->state], state_names[to], why);
 	xd_debug("reloader: %s -> %s (%s)", state_names[r->state],
 		 state_names[to], why);
 	r->state = to;
@@ -134,48 +127,65 @@ struct xd_reloader *xd_reloader_new(uv_loop_t *loop,
 
 	XD_ASSERT_LOOP();
 	r->loop = loop;
-	r->schema = schema;
-	r->cache = cache;
-	r->dir = dir;
+	r->stages.schema = schema;
+	r->stages.cache = cache;
+	r->stages.dir = dir;
 	r->tls = tls;
 	r->state = IDLE;
 	r->work.data = r;
 	r->trim_work.data = r;
 	r->parsed = xd_parsed_cache_new();
+	r->dir_source = xd_source_dir_new(dir);
+	r->source = xd_source_dir(r->dir_source);
 	xd_histogram_init(&r->stats.duration, duration_bounds,
 			  sizeof(duration_bounds) / sizeof(duration_bounds[0]));
 	return r;
 }
 
-void xd_reloader_set_source(struct xd_reloader *r,
-			    const struct xd_reload_source *src, void *arg)
+void xd_reloader_set_source(struct xd_reloader *r, struct xd_snapsource src)
 {
 	XD_ASSERT_LOOP();
-	XD_ASSERT_INFO(r->state == IDLE, "source of %s set while %s", r->dir,
+	XD_ASSERT_INFO(r->state == IDLE, "source of %s set while %s", r->stages.dir,
 		       state_names[r->state]);
 	r->source = src;
-	r->source_arg = arg;
+}
+
+size_t xd_reloader_sources(const struct xd_reloader *r,
+			   struct xd_source_health out[XD_RELOAD_SOURCES])
+{
+	size_t n = 0;
+
+	XD_ASSERT_LOOP();
+	r->source.ops->health(r->source.self, &out[n]);
+	out[n].name = r->source.ops->name;
+	out[n++].last_good_ms = r->source_good_ms;
+	if (r->stages.saved_source.ops != NULL) {
+		r->stages.saved_source.ops->health(r->stages.saved_source.self, &out[n]);
+		out[n++].name = r->stages.saved_source.ops->name;
+	}
+	return n;
 }
 
 void xd_reloader_set_install(struct xd_reloader *r,
 			     const struct xd_reload_installer *in, void *arg)
 {
 	XD_ASSERT_LOOP();
-	r->install = in;
-	r->install_arg = arg;
+	r->stages.install = in;
+	r->stages.install_arg = arg;
 }
 
 void xd_reloader_set_state_dir(struct xd_reloader *r, const char *dir)
 {
 	XD_ASSERT_LOOP();
-	XD_ASSERT_INFO(r->last == NULL && r->nhistory == 0,
-		       "state directory of %s set twice or late", r->dir);
-	r->last = xd_laststate_new(r->loop, dir);
+	XD_ASSERT_INFO(r->stages.last == NULL && r->nhistory == 0,
+		       "state directory of %s set twice or late", r->stages.dir);
+	r->stages.last = xd_laststate_new(r->loop, dir);
+	r->stages.saved_source = xd_laststate_source(r->stages.last);
 }
 
 const struct xd_laststate *xd_reloader_laststate(const struct xd_reloader *r)
 {
-	return r->last;
+	return r->stages.last;
 }
 
 /* ---------------- history ---------------- */
@@ -207,7 +217,7 @@ static void record_fill(const struct xd_reloader *r,
 					 &rec->nkept);
 	/* a record says failed exactly when it says why */
 	XD_ASSERT_INFO(ok == (rec->nerrors == 0), "reload record of %s (%s)",
-		       r->dir, trigger);
+		       r->stages.dir, trigger);
 }
 
 /* A new record in the ring (record_fill). */
@@ -253,7 +263,7 @@ static struct xd_reload_record *record_by_seq(struct xd_reloader *r,
 	return NULL;
 }
 
-/* `rec`'s change went to the canaries (put_in_use, staged): its
+/* `rec`'s change went to the canaries (xd_stage_place, staged): its
  * rollout replaces one under way, whose record says so. */
 static void staged_by(struct xd_reloader *r, struct xd_reload_record *rec)
 {
@@ -295,24 +305,6 @@ bool xd_reloader_busy(const struct xd_reloader *r)
 
 /* ---------------- loading ---------------- */
 
-static void log_errors(const struct xd_diag *d)
-{
-	for (size_t i = 0; i < d->count; i++)
-		xd_error("%s", d->msgs[i]);
-	if (d->dropped > 0)
-		xd_error("(%zu more errors not shown)", d->dropped);
-}
-
-static void log_snapshots(struct xd_snapshot *const *snaps, size_t n)
-{
-	char desc[256];
-
-	for (size_t i = 0; i < n; i++) {
-		xd_snapshot_describe(snaps[i], desc, sizeof(desc));
-		xd_info("snapshot '%s': %s", xd_snapshot_key(snaps[i]), desc);
-	}
-}
-
 /* The snapshots a reload added or changed, as its diff says: those a
  * reload logs, so that its log lines follow the change, not the number
  * of keys (the first load logs every one). */
@@ -332,178 +324,6 @@ static void log_changed(struct xd_snapshot *const *snaps, size_t n,
 		xd_snapshot_describe(s, desc, sizeof(desc));
 		xd_info("snapshot '%s': %s", xd_snapshot_key(s), desc);
 	}
-}
-
-static bool has_key(struct xd_snapshot *const *snaps, size_t n,
-		    const char *key)
-{
-	return xd_load_find(snaps, n, key) != NULL;
-}
-
-/*
- * A reload may not leave any node without a snapshot: every node served
- * before must still find its key's snapshot or the default one. Without
- * a default snapshot in the new set, that means every key served before
- * (the default one included) must still be there. Adds an error per key
- * that would be lost; the reload then fails as a whole.
- */
-static void check_nodes_keep_a_snapshot(const struct xd_cache *cache,
-					const char *dir, struct xd_load *load)
-{
-	struct xd_snapshot **old;
-	size_t nold;
-
-	if (load->rc != 0 ||
-	    has_key(load->snaps, load->nsnaps, XD_CACHE_DEFAULT_KEY))
-		return;
-	old = xd_cache_owned(cache, &nold); /* a rollout's candidates too */
-	for (size_t i = 0; i < nold; i++) {
-		const char *key = xd_snapshot_key(old[i]);
-
-		if (has_key(load->snaps, load->nsnaps, key))
-			continue;
-		if (strcmp(key, XD_CACHE_DEFAULT_KEY) == 0)
-			xd_diag_add(&load->diag, "%s: the default snapshot is gone and nodes without a snapshot of their own would be left with none",
-				    dir);
-		else
-			xd_diag_add(&load->diag, "%s: snapshot '%s' is gone and there is no default snapshot: its nodes would be left with none",
-				    dir, key);
-	}
-	for (size_t i = 0; i < nold; i++)
-		xd_snapshot_unref(old[i]);
-	free(old);
-	if (xd_diag_total(&load->diag) != 0)
-		load->rc = -1; /* xd_load_free releases what it loaded */
-}
-
-/* Loads the last good state into r->saved: on the loop for the first
- * load, on the thread pool for a reload's. */
-static void load_saved(struct xd_reloader *r)
-{
-	r->saved.found = xd_laststate_load(r->last, r->schema, &r->saved.load,
-					   &r->saved.saved_at_ms,
-					   &r->saved.why);
-}
-
-/*
- * Nothing is served and the snapshots were refused (`refused`): serves
- * the last good state r->saved found instead, or says why it cannot.
- * Returns whether it serves it; `*changed` counts the snapshots put in.
- */
-static bool serve_saved(struct xd_reloader *r, const struct xd_diag *refused,
-			size_t *changed)
-{
-	const struct xd_laststate_info *info = xd_laststate_info(r->last);
-	struct xd_snapshot **snaps;
-	size_t n;
-
-	if (r->saved.found == XD_LASTSTATE_NONE) {
-		xd_error("no last good state saved in %s to serve instead",
-			 info->dir);
-		return false;
-	}
-	if (r->saved.found == XD_LASTSTATE_BAD) {
-		log_errors(&r->saved.why);
-		xd_error("the last good state in %s is unusable: not serving it",
-			 info->dir);
-		return false;
-	}
-	snaps = xd_load_take(&r->saved.load, &n);
-	log_snapshots(snaps, n);
-	*changed = xd_cache_replace(r->cache, snaps, n);
-	free(snaps);
-	xd_laststate_serving(r->last, r->dir, r->saved.saved_at_ms, refused);
-	return true;
-}
-
-/* Whatever the running reload loaded of the last good state, freed. */
-static void saved_done(struct xd_reloader *r)
-{
-	xd_load_free(&r->saved.load);
-	xd_diag_clear(&r->saved.why);
-	r->saved.wanted = false;
-}
-
-/* ---------------- with a staged rollout ---------------- */
-
-/*
- * Puts a good load's snapshots (`snaps`, taken) in use and returns the
- * keys changed; `*outcome`: what became of the change (a rollout may
- * hold it for its canaries, or refuse it: then it is not yet, or not
- * at all, the last good state, xd_laststate_held).
- *
- * Without a rollout, everyone is served them. With one, a reload's
- * change goes to the canaries first. The first snapshots served go to
- * everyone too, unless a last good state was saved (r->saved, loaded
- * for this): then every node is served that state, the last one every
- * node had, and what the snapshots change from it goes to the canaries
- * first, as a reload's change would. A restart after a rollout that
- * failed thus does not hand the files it rejected to the whole fleet.
- */
-static size_t put_in_use(struct xd_reloader *r, struct xd_snapshot **snaps,
-			 size_t n, const char *trigger,
-			 enum xd_reload_rollout *outcome)
-{
-	struct xd_snapshot **saved;
-	size_t nsaved, keys;
-	char when[32];
-
-	*outcome = XD_RELOAD_UNSTAGED;
-	if (r->install != NULL && r->serving)
-		return r->install->install(r->install_arg, snaps, n, trigger,
-					   r->keys_changed, outcome);
-	if (r->install == NULL || !r->saved.wanted ||
-	    r->saved.found != XD_LASTSTATE_LOADED) {
-		if (r->install != NULL && r->saved.wanted &&
-		    r->saved.found == XD_LASTSTATE_BAD) {
-			log_errors(&r->saved.why);
-			xd_warn("the last good state in %s is unusable: the snapshots of %s go to every node at once",
-				xd_laststate_info(r->last)->dir, r->dir);
-		}
-		keys = xd_cache_replace(r->cache, snaps, n);
-		if (r->install != NULL)
-			r->install->replaced(r->install_arg, r->keys_changed);
-		return keys;
-	}
-	XD_ASSERT_INFO(r->last != NULL,
-		       "saved state of %s loaded without a state directory",
-		       r->dir);
-	saved = xd_load_take(&r->saved.load, &nsaved);
-	xd_cache_replace(r->cache, saved, nsaved);
-	free(saved);
-	r->install->replaced(r->install_arg, 0);
-	keys = r->install->install(r->install_arg, snaps, n, trigger,
-				   r->keys_changed, outcome);
-	xd_jw_time(when, r->saved.saved_at_ms);
-	if (*outcome == XD_RELOAD_ROLLED_BACK)
-		return nsaved; /* refused: the saved state is all that is served */
-	if (keys == 0) {
-		xd_info("%s: the snapshots of %s are the last good state saved %s: every node is served them",
-			trigger, r->dir, when);
-		/* the saved state is what the source holds: its revision */
-		r->install->replaced(r->install_arg, r->keys_changed);
-		return nsaved;
-	}
-	if (*outcome == XD_RELOAD_STAGED)
-		xd_warn("%s: the snapshots of %s differ from the last good state saved %s in %zu snapshot key%s: every node is served the saved state, and the change goes to the canaries first",
-			trigger, r->dir, when, keys, keys == 1 ? "" : "s");
-	return keys;
-}
-
-/* A good load is in use: it is the last good state; or, staged, it is
- * held until its rollout is promoted; or, refused by its rollout, it is
- * not (and what was held for a rollout it replaces is dropped). */
-static void keep_last_good(struct xd_reloader *r, struct xd_load *load,
-			   enum xd_reload_rollout outcome)
-{
-	if (r->last == NULL)
-		return;
-	if (outcome == XD_RELOAD_STAGED)
-		xd_laststate_held(r->last, r->dir, load);
-	else if (outcome == XD_RELOAD_ROLLED_BACK)
-		xd_laststate_proven(r->last, false);
-	else
-		xd_laststate_accepted(r->last, r->dir, load);
 }
 
 /* What the record of a reload says of its change, `outcome`. */
@@ -537,8 +357,8 @@ void xd_reloader_rollout_over(void *reloader, bool promoted)
 	if (rec != NULL)
 		rec->rollout = promoted ? XD_RELOAD_PROMOTED : XD_RELOAD_ROLLED_BACK;
 	r->staged_seq = 0;
-	if (r->last != NULL)
-		xd_laststate_proven(r->last, promoted);
+	if (r->stages.last != NULL)
+		xd_laststate_proven(r->stages.last, promoted);
 }
 
 int xd_reloader_load_first(struct xd_reloader *r)
@@ -551,17 +371,25 @@ int xd_reloader_load_first(struct xd_reloader *r)
 
 	XD_ASSERT_LOOP();
 	XD_ASSERT_INFO(r->state == IDLE && r->nhistory == 0,
-		       "first load of %s, in state %s", r->dir,
+		       "first load of %s, in state %s", r->stages.dir,
 		       state_names[r->state]);
-	xd_load_dir_cached(r->schema, r->dir, NULL, 0, r->parsed, &load);
+	XD_ASSERT_INFO(r->source.ops->take == NULL,
+		       "first load of %s from a source with takes", r->stages.dir);
+	xd_stage_load(&r->stages, &r->change, &r->source, NULL, r->parsed,
+		      NULL, 0);
+	load = r->change.load; /* this function's from here */
+	memset(&r->change.load, 0, sizeof(r->change.load));
+	xd_stage_source_over(&r->change, &r->source);
 	rec = record(r, "start-up", load.rc == 0, &load, &load.diag);
+	if (load.rc == 0)
+		r->source_good_ms = rec->at_ms;
 	if (load.rc != 0) {
-		log_errors(&load.diag);
-		if (r->last != NULL) {
-			load_saved(r);
+		xd_stage_log_errors(&load.diag);
+		if (r->stages.last != NULL) {
+			xd_stage_load_saved(&r->stages, &r->change);
 			rec->last_good =
-				serve_saved(r, &load.diag, &rec->changed);
-			saved_done(r);
+				xd_stage_place_saved(&r->stages, &r->change, &load.diag, &rec->changed);
+			xd_stage_saved_done(&r->change);
 		}
 		if (rec->last_good) {
 			r->serving = true;
@@ -570,25 +398,26 @@ int xd_reloader_load_first(struct xd_reloader *r)
 		}
 		xd_error("%zu error%s in the snapshots in %s; not starting",
 			 xd_diag_total(&load.diag),
-			 xd_diag_total(&load.diag) == 1 ? "" : "s", r->dir);
+			 xd_diag_total(&load.diag) == 1 ? "" : "s", r->stages.dir);
 		xd_load_free(&load);
 		return -1;
 	}
 	snaps = xd_load_take(&load, &n);
-	log_snapshots(snaps, n);
+	xd_stage_log_snapshots(snaps, n);
 	xd_info("loaded %zu snapshot%s from %zu file%s (%zu bytes) in %.3f s",
 		n, n == 1 ? "" : "s", load.files, load.files == 1 ? "" : "s",
 		load.bytes, load.seconds);
 	/* with a rollout, the saved state decides who is served them */
-	r->saved.wanted = r->install != NULL && r->last != NULL;
-	if (r->saved.wanted)
-		load_saved(r);
-	rec->changed = put_in_use(r, snaps, n, "start-up", &outcome);
+	r->change.saved.wanted = r->stages.install != NULL && r->stages.last != NULL;
+	if (r->change.saved.wanted)
+		xd_stage_load_saved(&r->stages, &r->change);
+	rec->changed = xd_stage_place(&r->stages, &r->change, snaps, n, "start-up",
+				     r->serving, &outcome);
 	mark_outcome(r, rec, outcome);
-	saved_done(r);
+	xd_stage_saved_done(&r->change);
 	r->serving = true;
 	free(snaps);
-	keep_last_good(r, &load, outcome);
+	xd_stage_persist(&r->stages, &load, outcome);
 	xd_load_free(&load);
 	return 0;
 }
@@ -610,66 +439,36 @@ static void answer(struct waiter *w, const struct xd_reload_record *rec)
 	}
 }
 
-/*
- * On the thread pool: each snapshot of `load` the same as the one
- * served (`prev`) is that one, the new copy dropped here. Installing
- * it would keep the one served anyway; dropping the copies here, not
- * on the loop, keeps the loop's part of a reload to what changed.
- */
-static void keep_served(struct xd_snapshot *const *prev, size_t nprev,
-			struct xd_load *load)
-{
-	for (size_t i = 0; i < load->nsnaps; i++) {
-		struct xd_snapshot *old = xd_load_find(
-			prev, nprev, xd_snapshot_key(load->snaps[i]));
-
-		if (old != NULL && old != load->snaps[i] &&
-		    xd_snapshot_same(old, load->snaps[i])) {
-			xd_snapshot_unref(load->snaps[i]);
-			load->snaps[i] = xd_snapshot_ref(old);
-		}
-	}
-}
-
 /* On the thread pool: the snapshots, then the TLS files, each read
  * whole and checked, nothing put in use. */
 static void work(uv_work_t *w)
 {
 	struct xd_reloader *r = w->data;
 
-	if (r->dry_dir != NULL) {
-		xd_load_dir(r->schema, r->dry_dir, r->prev, r->nprev, &r->result);
-	} else if (r->source != NULL) {
-		struct xd_snapkey *keys = NULL;
-		struct xd_diag why = XD_DIAG_INIT;
-		size_t nkeys = 0;
-
-		r->source->read(r->taken, &keys, &nkeys, &why);
-		r->taken = NULL; /* freed by read */
-		xd_load_keys_cached(r->schema, keys, nkeys, &why, r->prev,
-				    r->nprev, r->parsed, &r->result);
-		xd_diag_clear(&why);
-	} else {
-		xd_load_dir_cached(r->schema, r->dir, r->prev, r->nprev,
-				   r->parsed, &r->result);
-	}
+	if (r->dry_dir != NULL)
+		/* another directory: nothing of the last load's to reuse */
+		xd_stage_load(&r->stages, &r->change, &r->reading, NULL, NULL,
+			      r->prev, r->nprev);
+	else
+		xd_stage_load(&r->stages, &r->change, &r->source, r->taken,
+			      r->parsed, r->prev, r->nprev);
+	r->taken = NULL; /* freed by read */
 	/* the files are kept for the last good state alone: freed here
 	 * otherwise, not on the loop, where that costs every key */
-	if (r->last == NULL || r->dry) {
-		xd_snapdir_free(r->result.keys, r->result.nkeys);
-		r->result.keys = NULL;
-		r->result.nkeys = 0;
+	if (r->stages.last == NULL || r->dry) {
+		xd_snapdir_free(r->change.load.keys, r->change.load.nkeys);
+		r->change.load.keys = NULL;
+		r->change.load.nkeys = 0;
 	}
-	/* refused: served instead; with a rollout: put_in_use() */
-	if (r->saved.wanted && (r->result.rc != 0 || r->install != NULL))
-		load_saved(r);
+	/* refused: served instead; with a rollout: placed beside it */
+	if (r->change.saved.wanted && (r->change.load.rc != 0 || r->stages.install != NULL))
+		xd_stage_load_saved(&r->stages, &r->change);
 	if (r->tls != NULL)
 		r->tls_next = xd_tls_read(r->tls, &r->tls_diag);
 	/* here, off the loop: a full diff renders every changed resource */
-	if (r->result.rc == 0) {
-		keep_served(r->prev, r->nprev, &r->result);
-		r->diff = xd_diff_new(r->prev, r->nprev, r->result.snaps,
-				      r->result.nsnaps, r->dry ? r->schema : NULL);
+	if (r->change.load.rc == 0) {
+		r->diff = xd_diff_new(r->prev, r->nprev, r->change.load.snaps,
+				      r->change.load.nsnaps, r->dry ? r->stages.schema : NULL);
 	}
 }
 
@@ -689,7 +488,7 @@ static void log_failure(const struct xd_reloader *r, const struct xd_load *load)
 			 nsnap > 0 ? "; " : "");
 	if (nsnap > 0)
 		snprintf(snap, sizeof(snap), "%zu error%s in %s", nsnap,
-			 nsnap == 1 ? "" : "s", r->dir);
+			 nsnap == 1 ? "" : "s", r->stages.dir);
 	xd_error("reload failed: %s%s; still serving the previous snapshots%s",
 		 tls, snap, r->tls != NULL ? " and certificate" : "");
 }
@@ -718,7 +517,7 @@ static void count_moves(struct xd_reloader *r, struct xd_diff *d, bool say)
 		if (k->change != XD_DIFF_REMOVED ||
 		    strcmp(k->key, XD_CACHE_DEFAULT_KEY) == 0)
 			continue;
-		k->streams = xd_cache_watchers(r->cache, k->key);
+		k->streams = xd_cache_watchers(r->stages.cache, k->key);
 		if (say)
 			xd_warn("reload removes snapshot '%s': %zu stream%s of its nodes move to the default snapshot",
 				k->key, k->streams, k->streams == 1 ? "" : "s");
@@ -726,12 +525,14 @@ static void count_moves(struct xd_reloader *r, struct xd_diff *d, bool say)
 }
 
 /*
- * Puts a good reload in use, snapshots and certificates together, or
- * logs why it was refused and changes nothing. Returns the record.
+ * The stages after the load, on the loop (stages.h): the verdict; an
+ * accepted change placed and persisted, its certificates put in use
+ * with its snapshots; a refused one logged, changing nothing (but the
+ * last good state placed when nothing was served). Returns the record.
  */
 static const struct xd_reload_record *finish(struct xd_reloader *r)
 {
-	struct xd_load *load = &r->result;
+	struct xd_load *load = &r->change.load;
 	struct xd_reload_record *rec;
 	struct xd_snapshot **snaps;
 	struct xd_diag errors = XD_DIAG_INIT;
@@ -739,14 +540,15 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 	size_t n;
 
 	XD_ASSERT_INFO(r->tls != NULL || r->tls_next == NULL,
-		       "TLS files read for the plaintext listener (%s)", r->dir);
-	check_nodes_keep_a_snapshot(r->cache, r->dir, load);
-	if (load->rc != 0 || (r->tls != NULL && r->tls_next == NULL)) {
-		log_errors(&r->tls_diag);
+		       "TLS files read for the plaintext listener (%s)", r->stages.dir);
+	/* the verdict: the snapshots' (stages.h), and the TLS files' */
+	if (!xd_stage_verdict(&r->stages, r->stages.dir, load) ||
+	    (r->tls != NULL && r->tls_next == NULL)) {
+		xd_stage_log_errors(&r->tls_diag);
 		if (xd_diag_total(&r->tls_diag) > 0)
 			xd_error("TLS reload failed: still using the previous certificate (%s)",
 				 xd_tls_describe(r->tls));
-		log_errors(&load->diag);
+		xd_stage_log_errors(&load->diag);
 		log_failure(r, load);
 		r->stats.failed++;
 		/* the TLS files' errors first: a handful, never crowded out
@@ -754,16 +556,18 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 		xd_diag_append(&errors, &r->tls_diag);
 		xd_diag_append(&errors, &load->diag);
 		rec = record(r, r->trigger, false, load, &errors);
-		rec->revision = r->keys_revision;
+		rec->revision = r->change.revision;
 		tls_done(r);
-		/* why, from `errors`: load->diag's were moved there */
-		if (r->saved.wanted && load->rc != 0)
-			rec->last_good = serve_saved(r, &errors, &rec->changed);
+		/* placement of the refused with nothing served; why, from
+		 * `errors`: load->diag's were moved there */
+		if (r->change.saved.wanted && load->rc != 0)
+			rec->last_good = xd_stage_place_saved(&r->stages, &r->change, &errors, &rec->changed);
 		xd_diag_clear(&errors);
 		return rec;
 	}
 	rec = record(r, r->trigger, true, load, &errors);
-	rec->revision = r->keys_revision;
+	rec->revision = r->change.revision;
+	r->source_good_ms = rec->at_ms;
 	rec->diff = r->diff;
 	r->diff = NULL;
 	count_moves(r, rec->diff, true);
@@ -771,12 +575,14 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
 	if (r->serving)
 		log_changed(snaps, n, rec->diff);
 	else
-		log_snapshots(snaps, n); /* the first served, as at start-up */
-	/* an etcd source's first load comes here too */
-	rec->changed = put_in_use(r, snaps, n, r->trigger, &outcome);
+		xd_stage_log_snapshots(snaps, n); /* the first served, as at start-up */
+	/* placement, then persist; an etcd source's first load comes here
+	 * too */
+	rec->changed = xd_stage_place(&r->stages, &r->change, snaps, n, r->trigger,
+				     r->serving, &outcome);
 	mark_outcome(r, rec, outcome);
 	free(snaps);
-	keep_last_good(r, load, outcome);
+	xd_stage_persist(&r->stages, load, outcome);
 	if (r->tls != NULL) {
 		xd_tls_use(r->tls, r->tls_next);
 		r->tls_next = NULL; /* taken */
@@ -796,19 +602,19 @@ static const struct xd_reload_record *finish(struct xd_reloader *r)
  * doing it. */
 static void finish_dry(struct xd_reloader *r, struct xd_reload_record *rec)
 {
-	struct xd_load *load = &r->result;
-	const char *dir = r->dry_dir != NULL ? r->dry_dir : r->dir;
+	struct xd_load *load = &r->change.load;
+	const char *dir = r->dry_dir != NULL ? r->dry_dir : r->stages.dir;
 	struct xd_diag errors = XD_DIAG_INIT;
 	char checked[160];
 	bool ok;
 
-	check_nodes_keep_a_snapshot(r->cache, dir, load);
+	xd_stage_verdict(&r->stages, dir, load);
 	ok = load->rc == 0 && (r->tls == NULL || r->tls_next != NULL);
 	xd_diag_append(&errors, &r->tls_diag);
 	xd_diag_append(&errors, &load->diag);
 	record_fill(r, rec, r->trigger, ok, load, &errors);
 	rec->dry_run = true;
-	rec->revision = r->dry_dir == NULL ? r->keys_revision : 0;
+	rec->revision = r->dry_dir == NULL ? r->change.revision : 0;
 	/* what it checked: every file, some of them as the last load (or
 	 * dry run) parsed them, since their bytes are the same */
 	snprintf(checked, sizeof(checked),
@@ -841,6 +647,9 @@ static void dry_over(struct xd_reloader *r)
 	r->dry = false;
 	free(r->dry_dir);
 	r->dry_dir = NULL;
+	if (r->reading.ops != NULL)
+		xd_source_dir_free(r->reading.self);
+	r->reading = (struct xd_snapsource){0};
 }
 
 /* What waits after a load: the reload asked meanwhile first (the files
@@ -867,7 +676,7 @@ static void dry_done(struct xd_reloader *r, struct waiter *waiters)
 
 	move(r, IDLE, "dry run over");
 	finish_dry(r, &rec);
-	xd_load_free(&r->result);
+	xd_load_free(&r->change.load);
 	dry_over(r);
 	start_next(r);
 	answer(waiters, &rec);
@@ -914,22 +723,24 @@ static void work_done(uv_work_t *w, int status XD_UNUSED)
 	xd_parsed_cache_release(r->parsed);
 	if (r->state == DRAINING) {
 		move(r, STOPPED, "the reload running at the stop is over");
-		xd_load_free(&r->result);
+		xd_load_free(&r->change.load);
 		tls_done(r);
-		saved_done(r);
+		xd_stage_saved_done(&r->change);
 		XD_ASSERT(waiters == NULL); /* answered at the stop */
 		dry_over(r);
 		return;
 	}
+	if (r->dry_dir == NULL)
+		xd_stage_source_over(&r->change, &r->source);
 	if (r->dry) {
 		dry_done(r, waiters);
 		return;
 	}
 	move(r, IDLE, "reload over");
-	xd_histogram_observe(&r->stats.duration, r->result.seconds);
+	xd_histogram_observe(&r->stats.duration, r->change.load.seconds);
 	rec = finish(r);
-	xd_load_free(&r->result);
-	saved_done(r);
+	xd_load_free(&r->change.load);
+	xd_stage_saved_done(&r->change);
 	/* of what is in use now, new or kept */
 	if (r->tls != NULL)
 		xd_tls_warn_expiry(r->tls, xd_wall_ms() / 1000);
@@ -962,33 +773,36 @@ static void start(struct xd_reloader *r)
 	move(r, LOADING, r->trigger);
 	XD_ASSERT_INFO(r->prev == NULL && r->tls_next == NULL &&
 			       xd_diag_total(&r->tls_diag) == 0,
-		       "reload of %s (%s) over the last one's leftovers", r->dir,
+		       "reload of %s (%s) over the last one's leftovers", r->stages.dir,
 		       r->trigger);
 	if (r->serving && !r->dry)
 		sd_notify(0, "RELOADING=1");
 	xd_info("%s: %s %s%s", r->trigger,
 		r->dry ? "loading, nothing to be changed," : "reloading",
-		r->dry_dir != NULL ? r->dry_dir : r->dir,
+		r->dry_dir != NULL ? r->dry_dir : r->stages.dir,
 		r->tls != NULL ? " and the TLS files" : "");
-	r->prev = xd_cache_snapshots(r->cache, &r->nprev);
+	r->prev = xd_cache_snapshots(r->stages.cache, &r->nprev);
 	/* refused with nothing served: the last good state instead (a dry
 	 * run serves nothing) */
-	r->saved.wanted = r->last != NULL && !r->serving && !r->dry;
-	r->saved.found = XD_LASTSTATE_NONE; /* until work() looks */
-	r->keys_revision = 0;
-	r->keys_changed = 0;
-	if (r->source != NULL && r->dry_dir == NULL)
-		r->taken = r->source->take(r->source_arg, &r->keys_revision,
-					   &r->keys_changed);
+	r->change.saved.wanted = r->stages.last != NULL && !r->serving && !r->dry;
+	r->change.saved.found = XD_LASTSTATE_NONE; /* until work() looks */
+	r->change.revision = 0;
+	r->change.changed = 0;
+	if (r->dry_dir == NULL && r->source.ops->take != NULL)
+		r->taken = r->source.ops->take(r->source.self,
+					       &r->change.revision,
+					       &r->change.changed);
 	if (uv_queue_work(r->loop, &r->work, work, work_done) == 0)
 		return;
 	if (r->taken != NULL) {
 		/* read even so: the next take follows this one's changes */
 		struct xd_snapkey *keys = NULL;
 		struct xd_diag why = XD_DIAG_INIT;
+		int64_t at_ms;
 		size_t nkeys = 0;
 
-		r->source->read(r->taken, &keys, &nkeys, &why);
+		r->source.ops->read(r->source.self, r->taken, NULL, &keys,
+				    &nkeys, &at_ms, &why);
 		r->taken = NULL;
 		xd_snapdir_free(keys, nkeys);
 		xd_diag_clear(&why);
@@ -998,7 +812,7 @@ static void start(struct xd_reloader *r)
 		xd_snapshot_unref(r->prev[i]);
 	free(r->prev);
 	r->prev = NULL;
-	r->saved.wanted = false;
+	r->change.saved.wanted = false;
 	move(r, IDLE, "the reload could not start");
 	xd_error("cannot start a reload");
 	if (r->dry) {
@@ -1025,6 +839,8 @@ static void start_dry(struct xd_reloader *r)
 	r->current = w;
 	r->dry = true;
 	r->dry_dir = w->dir; /* the load's until it ends */
+	if (r->dry_dir != NULL)
+		r->reading = xd_source_dir(xd_source_dir_new(r->dry_dir));
 	w->dir = NULL;
 	r->trigger = "dry run";
 	start(r);
@@ -1137,6 +953,8 @@ void xd_reloader_stop(struct xd_reloader *r)
 	if (r->state == DRAINING || r->state == STOPPED)
 		return;
 	move(r, r->state == LOADING ? DRAINING : STOPPED, "xdsd is stopping");
+	if (r->source.ops->stop != NULL) /* no take follows */
+		r->source.ops->stop(r->source.self);
 	r->current = NULL;
 	r->next = NULL;
 	r->next_trigger = NULL;
@@ -1161,11 +979,12 @@ void xd_reloader_free(struct xd_reloader *r)
 	if (r == NULL)
 		return;
 	XD_ASSERT_INFO(!xd_reloader_busy(r) && !r->trimming,
-		       "reloader of %s freed while %s%s", r->dir,
+		       "reloader of %s freed while %s%s", r->stages.dir,
 		       state_names[r->state], r->trimming ? ", trimming" : "");
 	for (size_t i = 0; i < XD_RELOAD_HISTORY; i++)
 		record_clear(&r->history[i]);
-	xd_laststate_free(r->last);
+	xd_laststate_free(r->stages.last);
 	xd_parsed_cache_free(r->parsed);
+	xd_source_dir_free(r->dir_source);
 	free(r);
 }

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The one reloader: whoever asks (SIGHUP, the admin endpoint's POST
- * /reload, the directory watch), a reload reads the snapshot directory
- * and, when the xDS listener speaks TLS, its certificate, key and client
- * CA files again (transport/tls.h).
+ * /reload, the directory watch, the etcd source), it sequences and
+ * coalesces the requests, one load at a time, and runs each through
+ * the stages of a change (stages.h: source, load, verdict, placement,
+ * persist), which know nothing of who asked. A reload reads the
+ * snapshots' source (source.h: the directory, or etcd) and, when the
+ * xDS listener speaks TLS, its certificate, key and client CA files
+ * again (transport/tls.h).
  *
  * A reload loads the directory and reads the TLS files on libuv's thread
  * pool (where it also trades the copies of unchanged snapshots for the
@@ -73,6 +77,7 @@
 
 #include "cache/cache.h"
 #include "reload/laststate.h"
+#include "reload/source.h"
 #include "schema/schema.h"
 #include "snapshot/diff.h"
 #include "snapshot/files.h"
@@ -142,37 +147,23 @@ struct xd_reloader *xd_reloader_new(uv_loop_t *loop,
 				    struct xd_tls *tls);
 
 /*
- * A source of snapshots other than the directory (the etcd source), in
- * two steps, so that a reload's loop-thread part costs what changed,
- * not what the source holds:
- *
- *   take(arg, revision, changed), on the loop thread as each reload (or dry run of what a
- *     reload reads) starts: hands over what changed since the last take
- *     (the source's own bookkeeping, moved, not copied) and the
- *     revision the source is at with those changes (`*revision`, 0 when
- *     it has none; the reload's record keeps it), and that of the
- *     newest change to the snapshots among them (`*changed`: the same
- *     on every replica that reads the same change; a staged rollout
- *     is known by it);
- *   read(taken, ...), on the thread pool, once for each take, in the
- *     order of the takes (the reloader runs one load at a time): hands
- *     over the snapshot files as they are now (`*keys`, `*n`, freed by
- *     the reloader) and anything wrong with them in `diag`, and frees
- *     what take returned.
- *
- * The reloader then loads those files instead of reading `dir`, which
- * only names the source in messages.
+ * Where a reload reads the snapshot files (source.h): the directory
+ * `dir` until this is called, the etcd source with `source: etcd`,
+ * whose owner wires it here (daemon.c). `dir` then only names the
+ * source in messages. Before the first load; `src.self` must outlive
+ * the reloader's last load.
  */
-struct xd_reload_source {
-	void *(*take)(void *arg, int64_t *revision, int64_t *changed);
-	void (*read)(void *taken, struct xd_snapkey **keys, size_t *n,
-		     struct xd_diag *diag);
-};
+void xd_reloader_set_source(struct xd_reloader *r, struct xd_snapsource src);
 
-/* `src` (borrowed, usually static) and `arg` must outlive the
- * reloader's last load. */
-void xd_reloader_set_source(struct xd_reloader *r,
-			    const struct xd_reload_source *src, void *arg);
+/*
+ * The health of the sources a reload reads (source.h), on the loop
+ * thread: the snapshots' source first, then the last good state with
+ * a state directory; each with when a load of what it read was last
+ * accepted. Returns how many were filled (at most XD_RELOAD_SOURCES).
+ */
+#define XD_RELOAD_SOURCES 2
+size_t xd_reloader_sources(const struct xd_reloader *r,
+			   struct xd_source_health out[XD_RELOAD_SOURCES]);
 
 /*
  * Who puts a good reload's snapshots in use (NULL: the cache, with

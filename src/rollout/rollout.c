@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "protocol/client.h"
+#include "rollout/canaries.h"
 #include "rollout/decide.h"
 #include "util/clock.h"
 #include "util/common.h"
@@ -40,6 +41,8 @@ struct xd_rollout {
 	/* canaries said to be past canary_timeout, once each */
 	char **said_stuck;
 	size_t nsaid_stuck;
+	/* this replica's canary streams, from the engine's events */
+	struct xd_canaries canaries;
 	/* connected nodes of each node key, counted now and then */
 	struct xd_rollout_report nodes;
 	xd_rollout_rest_fn on_rest;
@@ -175,26 +178,20 @@ static bool said_stuck(struct xd_rollout *ro, const char *node)
 	return false;
 }
 
-/* One canary stream, counted into st.local. */
-static void count_canary(void *ctx, const struct xd_client_view *v)
+/* One canary stream, as its last event left it, counted into
+ * st.local. */
+static void count_canary(struct xd_rollout *ro, const struct xd_canary *v,
+			 uint64_t now_mono)
 {
-	struct xd_rollout *ro = ctx;
 	struct xd_rollout_report *r = &ro->st.local;
 	struct xd_snapshot *cand = xd_cache_get_for(ro->cache, v->key, true);
 	const char *key = attributed(ro, v->key);
 	bool answered, acked;
-	uint64_t oldest = xd_client_view_oldest(v);
+	uint64_t oldest = xd_canary_waited(v, now_mono);
 
 	r->canaries++;
-	answered = v->snapshot != NULL &&
-		   xd_snapshot_base((struct xd_snapshot *)v->snapshot) == cand;
-	acked = answered && v->ntypes > 0;
-	for (size_t i = 0; i < v->ntypes && answered; i++) {
-		if (v->types[i].sync == XD_SUB_PENDING)
-			answered = acked = false;
-		else if (v->types[i].sync == XD_SUB_NACKED)
-			acked = false;
-	}
+	answered = v->serving != NULL && v->serving == cand && !v->pending;
+	acked = answered && v->ntypes > 0 && !v->nacked;
 	if (key != NULL) {
 		struct xd_rollout_key_count *k = xd_rollout_report_key(r, key);
 
@@ -231,10 +228,12 @@ static void count_canary(void *ctx, const struct xd_client_view *v)
 			    &r->waiting_total, v->node_id);
 }
 
-/* st.local anew from the canaries now (its keys' `proven` kept). */
+/* st.local anew from the canaries as their events left them (its keys'
+ * `proven` kept): the rollout's own table, never the streams. */
 static void count_local(struct xd_rollout *ro)
 {
 	struct xd_rollout_report *r = &ro->st.local;
+	uint64_t now_mono = xd_mono_ms();
 
 	r->canaries = r->answered = 0;
 	for (size_t i = 0; i < r->nkeys; i++)
@@ -243,7 +242,8 @@ static void count_local(struct xd_rollout *ro)
 	names_free(r->stuck, r->nstuck);
 	r->waiting = r->stuck = NULL;
 	r->nwaiting = r->waiting_total = r->nstuck = r->stuck_total = 0;
-	xd_sessions_visit_canaries(ro->sessions, count_canary, ro);
+	for (size_t i = 0; i < ro->canaries.n; i++)
+		count_canary(ro, &ro->canaries.v[i], now_mono);
 }
 
 /* A new rollout's local report: every changed key, nothing counted. */
@@ -701,7 +701,7 @@ static void on_tick(uv_timer_t *h)
 /* ---------------- NACKs ---------------- */
 
 static void keep_nack(struct xd_rollout_report *r,
-		      const struct xd_sessions_nack *n)
+		      const struct xd_sessions_event *n)
 {
 	struct xd_rollout_nack *k;
 	size_t len = n->message_len < XD_ROLLOUT_TEXT_MAX ? n->message_len :
@@ -712,26 +712,28 @@ static void keep_nack(struct xd_rollout_report *r,
 	r->nack_list = xd_reallocarray(r->nack_list, r->nnack_list + 1,
 				       sizeof(*r->nack_list));
 	k = &r->nack_list[r->nnack_list++];
-	k->node_id = xd_strdup(n->client->node_id ? n->client->node_id : "");
-	k->node_cluster = xd_strdup(n->client->node_cluster ?
-					    n->client->node_cluster : "");
+	k->node_id = xd_strdup(n->view->node_id);
+	k->node_cluster = xd_strdup(n->view->node_cluster);
 	k->type = xd_strdup(n->type);
 	k->version = xd_strdup(n->version);
 	k->message = xd_strndup(len > 0 ? n->message : "", len);
 	k->at_ms = xd_wall_ms();
 }
 
-static void on_nack(void *arg, const struct xd_sessions_nack *n)
+static void on_nack(struct xd_rollout *ro, const struct xd_sessions_event *n)
 {
-	struct xd_rollout *ro = arg;
 	struct xd_rollout_status *st = &ro->st;
-	const char *key = xd_client_key(n->client);
+	const char *key = n->view->key;
 	struct xd_snapshot *cand = xd_cache_get_for(ro->cache, key, true);
+	const struct xd_snapshot *serving =
+		n->view->snapshot != NULL ?
+			xd_snapshot_base((struct xd_snapshot *)n->view->snapshot) :
+			NULL;
 
 	XD_ASSERT_LOOP();
 	/* only a NACK of the change counts: of a canary served the
 	 * candidate of a key the rollout changes */
-	if (!active(st->state) || n->serving == NULL || n->serving != cand ||
+	if (!active(st->state) || serving == NULL || serving != cand ||
 	    cand == xd_cache_get_for(ro->cache, key, false))
 		return;
 	st->local.nacks++;
@@ -739,7 +741,7 @@ static void on_nack(void *arg, const struct xd_sessions_nack *n)
 	xd_warn("rollout %llu: NACK %llu here (max_nacks %llu across the fleet) from canary node '%.*s' of %s version %s: %.*s",
 		(unsigned long long)st->id, (unsigned long long)st->local.nacks,
 		(unsigned long long)ro->cfg->rollout.max_nacks,
-		XD_LOG_CLIP(strlen(n->client->node_id)), n->client->node_id,
+		XD_LOG_CLIP(strlen(n->view->node_id)), n->view->node_id,
 		n->type, n->version, XD_LOG_CLIP(n->message_len), n->message);
 	/* decided now, not at the next tick */
 	on_tick(&ro->timer);
@@ -747,14 +749,21 @@ static void on_nack(void *arg, const struct xd_sessions_nack *n)
 
 /* ---------------- starting ---------------- */
 
-/* A canary came, went or answered: counted again on the next turn of
- * the loop (once for many), not at the next tick. */
-static void on_canary(void *arg)
+/*
+ * An event of a canary stream (protocol/session.h): its entry updated;
+ * a NACK of the change decided at once; a canary that came, went or
+ * answered counted again on the next turn of the loop (once for many),
+ * not at the next tick. A send only makes it wait: the tick sees that.
+ */
+static void on_event(void *arg, const struct xd_sessions_event *ev)
 {
 	struct xd_rollout *ro = arg;
 
 	XD_ASSERT_LOOP();
-	if (active(ro->st.state))
+	xd_canaries_note(&ro->canaries, ev);
+	if (ev->kind == XD_SESSIONS_NACK)
+		on_nack(ro, ev);
+	else if (ev->kind != XD_SESSIONS_SENT && active(ro->st.state))
 		uv_timer_start(&ro->timer, on_tick, 0, XD_ROLLOUT_TICK_MS);
 }
 
@@ -791,8 +800,9 @@ struct xd_rollout *xd_rollout_new(uv_loop_t *loop,
 	if (xd_fleet_shared(fleet))
 		uv_timer_start(&ro->nodes_timer, on_nodes, XD_ROLLOUT_NODES_MS,
 			       XD_ROLLOUT_NODES_MS);
-	xd_sessions_on_canary_nack(sessions, on_nack, ro);
-	xd_sessions_on_canary(sessions, on_canary, ro);
+	/* the rollout says who is a canary, and hears what each does */
+	xd_sessions_set_canary_rule(sessions, xd_canary_rule, (void *)cfg);
+	xd_sessions_on_event(sessions, on_event, ro);
 	xd_fleet_on_record(fleet, on_record, ro);
 	xd_fleet_on_report(fleet, fill_report, ro);
 	return ro;
@@ -1109,8 +1119,9 @@ void xd_rollout_stop(struct xd_rollout *ro)
 	if (ro == NULL)
 		return;
 	XD_ASSERT_LOOP();
-	xd_sessions_on_canary_nack(ro->sessions, NULL, NULL);
-	xd_sessions_on_canary(ro->sessions, NULL, NULL);
+	xd_sessions_on_event(ro->sessions, NULL, NULL);
+	xd_sessions_set_canary_rule(ro->sessions, NULL, NULL);
+	xd_canaries_clear(&ro->canaries); /* no event comes any more */
 	xd_fleet_on_record(ro->fleet, NULL, NULL);
 	xd_fleet_on_report(ro->fleet, NULL, NULL);
 	uv_close((uv_handle_t *)&ro->timer, closed);

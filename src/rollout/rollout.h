@@ -85,8 +85,9 @@
 
 /* How often a rollout under way looks at what time decides: the bake
  * over, a canary past canary_timeout, the rollout past its timeout.
- * Its canaries' answers are counted as they come (xd_sessions_on_canary),
- * a NACK decided at once. */
+ * Its canaries' answers reach it as the engine's events as they come
+ * (protocol/session.h, xd_sessions_on_event; kept in canaries.h), a
+ * NACK decided at once: the tick never looks at the streams. */
 #define XD_ROLLOUT_TICK_MS 1000
 /* How often the nodes of each key are counted for the other replicas
  * (with `source: etcd`). */

@@ -921,22 +921,32 @@ static void load_keys(const struct xd_schema *schema,
 
 /* The first half of xd_load_dir: `dir` read, into `out` its errors;
  * the files `cache` (may be NULL) finds unchanged taken from it. */
+int xd_load_read_dir(const char *dir, struct xd_parsed_cache *cache,
+		     struct xd_snapkey **keys, size_t *nkeys,
+		     struct xd_diag *diag)
+{
+	size_t before = xd_diag_total(diag);
+
+	*keys = NULL;
+	*nkeys = 0;
+	xd_snapdir_read(dir, cache != NULL ? xd_parsed_cache_known : NULL,
+			cache, keys, nkeys, diag);
+	if (xd_diag_total(diag) == before && *nkeys == 0)
+		/* Nothing to serve is never what an operator meant: at
+		 * start-up and on reload alike it would leave every node
+		 * without configuration. */
+		xd_diag_add(diag, "%s: no snapshot files (write %s/default.yaml for every node, or %s/<key>.yaml for the nodes of one key)",
+			    dir, dir, dir);
+	return xd_diag_total(diag) == before ? 0 : -1;
+}
+
 static void read_dir(const char *dir, struct xd_parsed_cache *cache,
 		     struct xd_snapkey **keys, size_t *nkeys,
 		     struct xd_load *out, struct timespec *t0)
 {
 	memset(out, 0, sizeof(*out));
 	clock_gettime(CLOCK_MONOTONIC, t0);
-	*keys = NULL;
-	*nkeys = 0;
-	xd_snapdir_read(dir, cache != NULL ? xd_parsed_cache_known : NULL,
-			cache, keys, nkeys, &out->diag);
-	if (xd_diag_total(&out->diag) == 0 && *nkeys == 0)
-		/* Nothing to serve is never what an operator meant: at
-		 * start-up and on reload alike it would leave every node
-		 * without configuration. */
-		xd_diag_add(&out->diag, "%s: no snapshot files (write %s/default.yaml for every node, or %s/<key>.yaml for the nodes of one key)",
-			    dir, dir, dir);
+	xd_load_read_dir(dir, cache, keys, nkeys, &out->diag);
 }
 
 void xd_load_dir_cached(const struct xd_schema *schema, const char *dir,

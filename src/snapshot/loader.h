@@ -108,6 +108,17 @@ void xd_load_dir_cached(const struct xd_schema *schema, const char *dir,
 			struct xd_parsed_cache *cache, struct xd_load *out);
 
 /*
+ * The reading part of xd_load_dir_cached: lists `dir` and reads its
+ * files (those `cache`, may be NULL, knows unchanged are not read
+ * again), into `*keys`, `*nkeys`, as xd_snapdir_read. A directory
+ * without a snapshot file is an error. 0, or -1 with what went wrong
+ * added to `diag`.
+ */
+int xd_load_read_dir(const char *dir, struct xd_parsed_cache *cache,
+		     struct xd_snapkey **keys, size_t *nkeys,
+		     struct xd_diag *diag);
+
+/*
  * Loads snapshots read from elsewhere than a directory (the etcd
  * source): `keys` as xd_snapdir_read returns them, taken over and freed;
  * their files' paths name them in errors. `read_errors` are what went

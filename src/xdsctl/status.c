@@ -222,6 +222,40 @@ static void print_source(json_t *src)
 	free(kind);
 }
 
+/* "sources:   files up, last good load T" for each source a reload
+ * reads, and its last error. */
+static void print_sources(json_t *arr)
+{
+	size_t i;
+	json_t *src;
+
+	json_array_foreach(arr, i, src) {
+		char *name = xc_safe_text(src, "name");
+		bool up = json_is_true(json_object_get(src, "up"));
+
+		printf("%s %s %s", i == 0 ? "sources:  " : "          ", name,
+		       up ? "up" : "DOWN");
+		if (json_is_string(json_object_get(src, "last_good"))) {
+			char *good = xc_safe_text(src, "last_good");
+
+			printf(", last good %s", good);
+			free(good);
+		} else {
+			printf(", never good");
+		}
+		printf("\n");
+		if (json_is_string(json_object_get(src, "last_error"))) {
+			char *err = xc_safe_text(src, "last_error");
+			char *at = xc_safe_text(src, "last_error_at");
+
+			printf("           last error %s: %s\n", at, err);
+			free(err);
+			free(at);
+		}
+		free(name);
+	}
+}
+
 static void print_status(const struct xc_opts *o, json_t *doc)
 {
 	json_t *clients = json_object_get(doc, "clients");
@@ -245,6 +279,9 @@ static void print_status(const struct xc_opts *o, json_t *doc)
 	/* absent from an older xdsd's answer too */
 	if (json_is_object(json_object_get(doc, "source")))
 		print_source(json_object_get(doc, "source"));
+	/* absent from an older xdsd's answer too */
+	if (json_is_array(json_object_get(doc, "sources")))
+		print_sources(json_object_get(doc, "sources"));
 	printf("started:   %s (up %s)\n", started, uptime);
 	printf("streams:   %lld from %lld node%s: %lld synced, %lld pending, %lld nacked\n",
 	       xc_int(doc, "streams"), xc_int(doc, "nodes"),

@@ -467,6 +467,8 @@ END_TEST
 #define REVISION "xdsd_etcd_revision{prefix=\"" PREFIX "\"}"
 #define UP "xdsd_etcd_up{prefix=\"" PREFIX "\"}"
 #define RECONNECTS "xdsd_etcd_reconnects_total{prefix=\"" PREFIX "\"}"
+/* the same health, as every source says it (reload/source.h) */
+#define SOURCE_UP "xdsd_source_up{source=\"etcd\"}"
 
 /* etcd lost later: still served, reconnected, the watch resumed at the
  * revision reached, so what changed meanwhile is served. Throughout,
@@ -506,6 +508,8 @@ START_TEST(lost_and_resumed)
 	json_decref(src);
 	ck_assert(xdt_daemon_metric(d, REVISION) == seen);
 	ck_assert(xdt_daemon_metric(d, UP) == 1);
+	ck_assert(xdt_daemon_metric(d, SOURCE_UP) == 1);
+	ck_assert(xdt_daemon_metric(d, "xdsd_source_last_good_timestamp_seconds{source=\"etcd\"}") > 0);
 	ck_assert(xdt_daemon_metric(d, RECONNECTS) == 0);
 	snprintf(want, sizeof(want), "<span id=etcd-revision>%lld</span>, <span id=etcd-health>watching</span>",
 		 seen);
@@ -532,6 +536,7 @@ START_TEST(lost_and_resumed)
 	ck_assert_int_eq(num(src, "revision"), seen); /* what is still served */
 	json_decref(src);
 	ck_assert(xdt_daemon_metric(d, UP) == 0);
+	ck_assert(xdt_daemon_metric(d, SOURCE_UP) == 0);
 	ck_assert(xdt_daemon_metric(d, REVISION) == seen);
 	snprintf(want, sizeof(want), "<span id=etcd-revision>%lld</span>, <span id=etcd-health>not watching</span>",
 		 seen);
@@ -539,6 +544,7 @@ START_TEST(lost_and_resumed)
 	ck_assert_int_eq(ctl_status(d, &out), 1);
 	snprintf(want, sizeof(want), "revision %lld, NOT WATCHING since ", seen);
 	ck_assert_msg(strstr(out, want) != NULL &&
+			      strstr(out, "\nsources:   etcd DOWN, last good ") != NULL &&
 			      strstr(out, "last error ") != NULL &&
 			      strstr(out, "is not watching; it serves what it read last") != NULL,
 		      "xdsctl status: %s", out);
@@ -567,6 +573,7 @@ START_TEST(lost_and_resumed)
 	ck_assert_int_ge(newest_reload_revision(d, want, sizeof(want)), rev);
 	ck_assert_str_eq(want, "+c-2 +c-3 +c-4");
 	ck_assert(xdt_daemon_metric(d, UP) == 1);
+	ck_assert(xdt_daemon_metric(d, SOURCE_UP) == 1);
 	ck_assert(xdt_daemon_metric(d, REVISION) >= rev);
 	ck_assert_int_eq(ctl_status(d, &out), 0);
 	ck_assert_msg(strstr(out, ", watching since ") != NULL, "xdsctl status: %s", out);

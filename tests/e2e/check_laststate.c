@@ -566,11 +566,15 @@ START_TEST(failing_save_warns_until_one_succeeds)
 	ck_assert(strncmp(xdt_json_str(lg, "last_save_error_at"), "20", 2) == 0);
 	json_decref(st);
 	ck_assert(xdt_daemon_metric(d, "xdsd_state_save_failing") == 1);
+	/* as a source (reload/source.h): down, since the failure */
+	ck_assert(xdt_daemon_metric(d, "xdsd_source_up{source=\"last_good\"}") == 0);
+	ck_assert(xdt_daemon_metric(d, "xdsd_source_last_error_timestamp_seconds{source=\"last_good\"}") > 0);
 
 	admin = xdt_ctl_admin(d);
 	r = xdt_ctl(false, admin, (const char *const[]){"status", NULL});
 	xdt_want(&r, 1);
 	xdt_has(r.out, "\n           SAVE FAILING: the last save, at 20");
+	xdt_has(r.out, "\n           last_good DOWN, last good 20");
 	snprintf(want, sizeof(want),
 		 "xdsctl: xdsd at %s cannot save its last good state: the state on disk is older than what it serves\n",
 		 admin);
@@ -598,6 +602,7 @@ START_TEST(failing_save_warns_until_one_succeeds)
 	xdt_daemon_signal(d, SIGHUP);
 	ck_assert(xdt_daemon_wait_log_count(d, SAVED, 2, 5000));
 	ck_assert(xdt_daemon_metric(d, "xdsd_state_save_failing") == 0);
+	ck_assert(xdt_daemon_metric(d, "xdsd_source_up{source=\"last_good\"}") == 1);
 	r = xdt_ctl(false, admin, (const char *const[]){"status", NULL});
 	xdt_want(&r, 0);
 	xdt_lacks(r.out, "SAVE FAILING");

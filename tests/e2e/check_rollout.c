@@ -356,6 +356,37 @@ START_TEST(rolls_back_when_a_canary_nacks)
 }
 END_TEST
 
+/*
+ * The rollout knows its canaries from the engine's events: a canary
+ * whose stream ends before it answered is no longer waited for (its
+ * GONE event takes it out), so the one left answering is enough.
+ */
+START_TEST(a_canary_that_goes_away_is_not_waited_for)
+{
+	char *dir;
+	struct fleet f;
+	struct xdt_daemon *d = start_fleet(&f, &dir, ROLLOUT("100ms"));
+
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1 (SIGHUP)", WAIT_MS));
+	/* the SotW canary is sent the change and never answers it */
+	ck_assert_int_eq(xdt_peer_next(&f.canary, WAIT_MS), 2);
+	xdt_peer_expect(&f.canary_d, 1, "the delta canary");
+	want_state(d, "canary");
+	xdt_peer_close(&f.canary);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1: all 1 connected canary answered (0 NACKs); baking", WAIT_MS));
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1 promoted (baked with 1 canary and 0 NACKs)", WAIT_MS));
+	xdt_peer_expect(&f.other, 2, "the other node after the bake");
+	xdt_peer_close(&f.other);
+	xdt_peer_close(&f.canary_d);
+	xdt_peer_close(&f.other_d);
+	xdc_conn_free(f.conn);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 /* An operator promotes a rollout before its bake is over, and aborts
  * another, by xdsctl and by the admin endpoint. */
 START_TEST(operator_promotes_and_aborts)
@@ -990,6 +1021,7 @@ int main(void)
 	tcase_add_loop_test(tc, a_canary_that_never_answers_is_named, 0, 2);
 	tcase_add_loop_test(tc, a_canary_proves_only_what_it_received, 0, 2);
 	tcase_add_test(tc, a_rollback_skips_the_bake);
+	tcase_add_test(tc, a_canary_that_goes_away_is_not_waited_for);
 	suite_add_tcase(s, tc);
 	return xdtest_run(s);
 }

@@ -379,6 +379,101 @@ START_TEST(reload_history_names_the_changes)
 }
 END_TEST
 
+/* The source of /status.json's "sources" named `name`: its entry
+ * (borrowed from `j`), or a failed test. */
+static json_t *source_named(json_t *j, const char *name)
+{
+	json_t *arr = json_object_get(j, "sources"), *src;
+	size_t i;
+
+	ck_assert_msg(json_is_array(arr), "no sources in /status.json");
+	json_array_foreach(arr, i, src)
+		if (strcmp(json_string_value(json_object_get(src, "name")), name) == 0)
+			return src;
+	ck_abort_msg("no source '%s' in /status.json", name);
+	return NULL;
+}
+
+/*
+ * Each source a reload reads says its health alike in /status.json,
+ * /metrics and `xdsctl status`: the directory is down while a reload
+ * cannot read it (no snapshot file left), not while a file it read
+ * is refused (the load's fault, not the source's), and says when a
+ * load of it was last accepted; with state_dir, the last good state
+ * is a source too.
+ */
+START_TEST(source_health_everywhere)
+{
+	char *dir = xdtest_snapdir(), *state = xdtest_snapdir(), *admin, cfg[1024],
+	     path[1024];
+	struct xdt_daemon *d;
+	struct xdt_run r;
+	json_t *j, *src;
+
+	xdtest_replace_file(dir, "default.yaml",
+			    "clusters:\n- {name: a, type: STATIC, connect_timeout: 1s}\n");
+	snprintf(cfg, sizeof(cfg), "listen: 127.0.0.1:0\nsnapshots: %s\nstate_dir: %s\n",
+		 dir, state);
+	d = xdt_daemon_start(cfg, NULL, START_MS);
+	admin = xdt_ctl_admin(d);
+	j = xdt_status_json(d);
+	src = source_named(j, "files");
+	ck_assert(json_is_true(json_object_get(src, "up")));
+	ck_assert_int_eq(strlen(xdt_json_str(src, "last_good")), 24);
+	ck_assert(json_is_null(json_object_get(src, "last_error")));
+	ck_assert(json_is_true(json_object_get(source_named(j, "last_good"), "up")));
+	json_decref(j);
+	ck_assert(xdt_daemon_metric(d, "xdsd_source_up{source=\"files\"}") == 1);
+	ck_assert(xdt_daemon_metric(d, "xdsd_source_up{source=\"last_good\"}") == 1);
+	ck_assert(xdt_daemon_metric(d, "xdsd_source_last_good_timestamp_seconds{source=\"files\"}") > 0);
+	ck_assert(xdt_daemon_metric(d, "xdsd_source_last_error_timestamp_seconds{source=\"files\"}") == 0);
+	r = xdt_ctl(false, admin, (const char *const[]){"status", NULL});
+	xdt_want(&r, 0);
+	xdt_has(r.out, "\nsources:   files up, last good 20");
+	xdt_has(r.out, "\n           last_good up, last good 20");
+	xdt_run_free(&r);
+
+	/* a file refused: the load's fault; the directory was read */
+	xdtest_replace_file(dir, "default.yaml", BAD_SNAPSHOT);
+	xdt_daemon_signal(d, SIGHUP);
+	j = wait_status(d, "reloads.failed", 1);
+	ck_assert(json_is_true(json_object_get(source_named(j, "files"), "up")));
+	json_decref(j);
+
+	/* nothing left to read: the source is down, and says why */
+	snprintf(path, sizeof(path), "%s/default.yaml", dir);
+	ck_assert_int_eq(unlink(path), 0);
+	xdt_daemon_signal(d, SIGHUP);
+	j = wait_status(d, "reloads.failed", 2);
+	src = source_named(j, "files");
+	ck_assert(json_is_false(json_object_get(src, "up")));
+	ck_assert_msg(strstr(xdt_json_str(src, "last_error"), "no snapshot files") != NULL,
+		      "last_error: %s", xdt_json_str(src, "last_error"));
+	ck_assert_int_eq(strlen(xdt_json_str(src, "last_error_at")), 24);
+	ck_assert_int_eq(strlen(xdt_json_str(src, "since")), 24);
+	json_decref(j);
+	ck_assert(xdt_daemon_metric(d, "xdsd_source_up{source=\"files\"}") == 0);
+	ck_assert(xdt_daemon_metric(d, "xdsd_source_last_error_timestamp_seconds{source=\"files\"}") > 0);
+	r = xdt_ctl(false, admin, (const char *const[]){"status", NULL});
+	xdt_has(r.out, "\nsources:   files DOWN, last good 20");
+	xdt_has(r.out, ": no snapshot files");
+	xdt_run_free(&r);
+
+	/* readable again: up */
+	xdtest_replace_file(dir, "default.yaml",
+			    "clusters:\n- {name: b, type: STATIC, connect_timeout: 1s}\n");
+	xdt_daemon_signal(d, SIGHUP);
+	j = wait_status(d, "reloads.ok", 1);
+	ck_assert(json_is_true(json_object_get(source_named(j, "files"), "up")));
+	json_decref(j);
+	ck_assert(xdt_daemon_metric(d, "xdsd_source_up{source=\"files\"}") == 1);
+	free(admin);
+	stop(d);
+	free(dir);
+	free(state);
+}
+END_TEST
+
 /* ---------------- /status as text ---------------- */
 
 START_TEST(status_page_escapes_and_orders)
@@ -995,6 +1090,7 @@ int main(void)
 	tcase_add_test(tc, status_page_escapes_and_orders);
 	tcase_add_test(tc, status_page_is_bounded);
 	tcase_add_test(tc, reload_history_names_the_changes);
+	tcase_add_test(tc, source_health_everywhere);
 	suite_add_tcase(s, tc);
 	/* two Chromium starts at most */
 	tcase_set_timeout(browser, 2 * BROWSER_S + 60);

@@ -355,59 +355,6 @@ START_TEST(an_unadmitted_client_has_no_key)
 }
 END_TEST
 
-/* Whether node (`id`, `cluster`) is a canary under cfg's rollout. */
-static bool canary(const char *id, const char *cluster)
-{
-	struct xd_client c;
-	struct packed p;
-	char why[512];
-	bool yes;
-
-	ck_assert_int_eq(admit_as(&c, false, NULL, node(&p, id, cluster, NULL),
-				  why, sizeof(why)),
-			 XD_CLIENT_ADMIT);
-	yes = c.canary;
-	xd_client_clear(&c);
-	return yes;
-}
-
-/* rollout.canary globs the node id, "cluster:GLOB" its cluster;
- * rollout.percent picks a share of the ids by their hash, the same
- * ones every time; without rollout: nobody is a canary. */
-START_TEST(canaries_by_glob_cluster_and_percent)
-{
-	char *globs[] = {"canary-*", "cluster:staging-*"};
-	int picked = 0;
-
-	cfg.max_node_id_size = 64;
-	ck_assert(!canary("canary-1", "web"));
-	cfg.rollout.on = true;
-	cfg.rollout.canary = globs;
-	cfg.rollout.ncanary = 2;
-	ck_assert(canary("canary-1", "web"));
-	ck_assert(canary("web-1", "staging-eu"));
-	ck_assert(!canary("web-1", "web"));
-	ck_assert(!canary("cluster:staging-eu", "web"));
-	cfg.rollout.ncanary = 0;
-	cfg.rollout.percent = 100;
-	ck_assert(canary("web-1", "web"));
-	cfg.rollout.percent = 30;
-	for (int i = 0; i < 1000; i++) {
-		char id[32];
-		bool first;
-
-		snprintf(id, sizeof(id), "node-%d", i);
-		first = canary(id, "web");
-		ck_assert(canary(id, "other") == first); /* by the id alone */
-		picked += first;
-	}
-	/* about 300 of 1000 */
-	ck_assert_msg(picked > 230 && picked < 370, "%d of 1000", picked);
-	cfg.rollout.on = false;
-	cfg.rollout.canary = NULL; /* static: not the config's to free */
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("client");
@@ -425,7 +372,6 @@ int main(void)
 	tcase_add_test(cap, form_follows_method_and_capabilities);
 	tcase_add_test(key, key_follows_node_key);
 	tcase_add_test(key, view_shows_the_client);
-	tcase_add_test(key, canaries_by_glob_cluster_and_percent);
 	tcase_add_test_raise_signal(adm, a_refused_client_is_not_admitted_again,
 				    SIGABRT);
 	tcase_add_test_raise_signal(key, an_unadmitted_client_has_no_key,
