@@ -88,6 +88,7 @@ CANARY_KEY = "edge.tenant_a.canary_percent"
 # The example's TTL made short enough to run out within the test, and
 # the probe's, well after the layer's.
 RUNTIME_TTL, PROBE_TTL = "2s", "8s"
+RECONNECT = 40        # Envoy's backoff between attempts grows to 30 s
 EXPIRY_TIMEOUT = 30   # a TTL run out, from xdsd's end (the longest is 8 s)
 HEARTBEATS = 3        # heartbeats of the runtime layer to wait for
 
@@ -595,6 +596,13 @@ class TypesScenario(et.Scenario):
         if not self.tap.point(ok, "%s: xdsd starts again on port %d" % (what, old.port), why):
             return
         self.steps.add(self.xdsd, 0, self.key)
+        # Envoy comes back on its own backoff, up to 30 s apart after an
+        # outage this long: the change is timed from its reconnection
+        back = eh.wait_until(lambda: any("node '%s': client connected" % self.node_id in ln
+                                         for ln in self.xdsd.lines()), RECONNECT, 0.2)
+        if not self.tap.point(back, "%s: Envoy connects to xdsd again (within its backoff, "
+                              "%d s)" % (what, RECONNECT), self.envoy.log_tail(5)):
+            return
         t = time.monotonic()
         what = "xdsd back after the TTLs ran out"
         if self.moves(ta, "C", t, "%s: tenant-a to the canary again" % what):
