@@ -18,6 +18,7 @@
 #include "snapshot/resource.h"
 #include "util/xalloc.h"
 #include "xds/dynparam.h"
+#include "xds/xdstp.h"
 
 #define NSECTIONS XD_SNAP_SECTIONS
 
@@ -250,9 +251,9 @@ static int on_item(const struct xd_item *it, void *arg)
 		on_collection(bd, it, (enum xd_ctype)(section - XD_RTYPE_COUNT));
 		return 0;
 	}
-	if (bd->ann.name != NULL) {
+	if (bd->ann.name != NULL && !xd_rtype_named_by_annotation(t)) {
 		refuse(bd, it, section, NULL,
-		       "\"@name\" names list collections; a %s is named by its %s field",
+		       "\"@name\" names list collections and locality endpoints; a %s is named by its %s field",
 		       xd_rtype_info(t)->noun, xd_rtype_info(t)->name_field);
 		return 0;
 	}
@@ -264,7 +265,8 @@ static int on_item(const struct xd_item *it, void *arg)
 		return 0;
 	}
 	if (xd_resource_analyze(bd->schema, it->section->type, t, it->data,
-				it->len, &info, why, sizeof(why)) != 0) {
+				it->len, bd->ann.name, &info, why,
+				sizeof(why)) != 0) {
 		refuse(bd, it, section, NULL, "%s", why);
 		return 0;
 	}
@@ -301,12 +303,25 @@ static int on_item(const struct xd_item *it, void *arg)
 
 /* A reference resolves to a plain resource or to variants of the name
  * (rule P1: the client asks for it with its own parameters). */
+static bool stop_at_first(const struct xd_entry *e, void *arg)
+{
+	(void)e;
+	(void)arg;
+	return false;
+}
+
+/* A reference to a glob collection (a locality's LEDS collection, rule
+ * LE1) resolves when the collection has a member: one with none would
+ * be a locality without endpoints, more likely a misspelt name than
+ * meant (a locality meant to have none can leave the load assignment). */
 static bool resolves(const struct xd_table *t, const char *name)
 {
-	size_t n;
+	size_t n, len = strlen(name);
 
-	return xd_table_find(t, name, strlen(name)) != NULL ||
-	       xd_table_variants_of(t, name, strlen(name), &n) != NULL;
+	if (xd_xdstp_is_glob(name, len))
+		return xd_table_glob_members(t, name, len, stop_at_first, NULL) > 0;
+	return xd_table_find(t, name, len) != NULL ||
+	       xd_table_variants_of(t, name, len, &n) != NULL;
 }
 
 /*
@@ -384,9 +399,14 @@ static void check_entry_refs(struct xd_table *tables[XD_RTYPE_COUNT],
 		/* JSON files have no lines: "file: ..." as their other errors */
 		if (e->line > 0)
 			snprintf(where, sizeof(where), ":%u", e->line);
-		xd_diag_add(diag, "%s%s: %s '%s' refers to %s '%s', which is not in the snapshot",
-			    e->file, where, noun, e->name,
-			    xd_rtype_info(r->type)->noun, r->name);
+		if (xd_xdstp_is_glob(r->name, strlen(r->name)))
+			xd_diag_add(diag, "%s%s: %s '%s' refers to the %s collection '%s', which has no member in the snapshot",
+				    e->file, where, noun, e->name,
+				    xd_rtype_info(r->type)->noun, r->name);
+		else
+			xd_diag_add(diag, "%s%s: %s '%s' refers to %s '%s', which is not in the snapshot",
+				    e->file, where, noun, e->name,
+				    xd_rtype_info(r->type)->noun, r->name);
 	}
 }
 
