@@ -15,7 +15,12 @@ its traffic follows one endpoint's change.
      same hosts. Under a request loop, "ep-2" moves to C, SIGHUP: the
      answers move from B to C, xdsd sent LEDS alone (no EDS, no CDS),
      one resource, and no request failed.
-  3. Envoy's /stats show no update_rejected and no init_fetch_timeout;
+  3. new_cluster (rule G3): a new cluster "web2" whose one locality
+     endpoint is C, and the route moved to it: the traffic moves to C
+     and stays; xdsd sent CDS, EDS, LEDS and then RDS, and no Envoy
+     subscription waited for its initial fetch timeout (Envoy warms
+     web2 until its collection comes, holding its CDS ACK meanwhile).
+  4. Envoy's /stats show no update_rejected and no init_fetch_timeout;
      xdsd logged no NACK and no error, and /clients shows every type of
      the Envoy synced; Envoy and xdsd exit 0.
 
@@ -193,6 +198,53 @@ class Scenario:
         self.tap.point(got is not None, "move: Envoy's config dump holds web's endpoints at A "
                        "and C (%s)" % self.dumped_ports())
 
+    def new_cluster(self):
+        """rule G3: a new cluster whose endpoints come by LEDS, and the
+        route moved to it: Envoy warms the cluster until its collection
+        comes and holds its CDS ACK meanwhile, so xdsd sends the
+        collection while CDS is unanswered."""
+        prefix2 = "xdstp://xdsd.test/%s/web2/zone-a/" % LEDS_TYPE
+        web2 = dict(by_name(self.snap["clusters"], "web"), name="web2")
+        self.snap["clusters"].append(web2)
+        self.snap["endpoints"].append({
+            "cluster_name": "web2",
+            "endpoints": [{"locality": {"zone": "zone-a"},
+                           "leds_cluster_locality_config": {
+                               "leds_config": {"ads": {}, "resource_api_version": "V3"},
+                               "leds_collection_name": prefix2 + "*"}}]})
+        self.snap["locality_endpoints"].append(
+            {"@name": prefix2 + "ep-1", "endpoint": {"address": self.backends["C"].address()}})
+        route = self.snap["routes"][0]["virtual_hosts"][0]["routes"][0]
+        route["route"]["cluster"] = "web2"
+        self.xdsd.write_snapshot(self.snap)
+        ok, line, mark = self.xdsd.reload()
+        if not self.tap.point(ok, "new cluster: xdsd reloads on SIGHUP",
+                              [line] + self.xdsd.log_tail()):
+            return
+        since = time.monotonic()
+        moved = self.loop.answer(lambda r: r["ok"] and r["who"] == "C", since, WAIT)
+        if moved is not None:
+            self.loop.count(time.monotonic(), 40, WAIT)
+        after = self.loop.snapshot(since)
+        later = [r for r in after if moved is not None and r["seq"] > moved["seq"]]
+        stale = [r for r in later if r["ok"] and r["who"] != "C"]
+        self.tap.point(moved is not None and later and not stale,
+                       "new cluster: the route's traffic moves to web2, whose one locality "
+                       "endpoint is C, and stays (%d requests after the first C)" % len(later),
+                       self.diag() if moved is None else
+                       ["from %s" % r["who"] for r in stale][:3])
+        sent = [t for t, _ in eh.sent_resources(self.xdsd.lines()[mark:], self.node_id)]
+        order = [t for t in ("CDS", "EDS", "LEDS", "RDS") if t in sent]
+        self.tap.point(order == ["CDS", "EDS", "LEDS", "RDS"]
+                       and sent.index("LEDS") < sent.index("RDS"),
+                       "new cluster: xdsd sent the cluster, its load assignment and its "
+                       "locality endpoints before the route (%s)" % ", ".join(sent))
+        fetch = {k: v for k, v in self.envoy.stats().items()
+                 if k.endswith("init_fetch_timeout") and v}
+        self.tap.point(not fetch, "new cluster: no subscription of the Envoy waited for its "
+                       "initial fetch timeout (the collection came while web2 warmed)",
+                       ["%s: %d" % kv for kv in sorted(fetch.items())])
+
     def checks(self):
         stats = self.envoy.stats() if self.envoy else {}
         with open(os.path.join(self.work, "envoy-delta-stats.txt"), "w") as f:
@@ -225,6 +277,7 @@ class Scenario:
         signal.alarm(OVERALL_TIMEOUT)
         if self.start():
             self.move()
+            self.new_cluster()
         self.checks()
         self.stop()
 
