@@ -301,8 +301,6 @@ static int on_item(const struct xd_item *it, void *arg)
 	return 0;
 }
 
-/* A reference resolves to a plain resource or to variants of the name
- * (rule P1: the client asks for it with its own parameters). */
 static bool stop_at_first(const struct xd_entry *e, void *arg)
 {
 	(void)e;
@@ -310,10 +308,12 @@ static bool stop_at_first(const struct xd_entry *e, void *arg)
 	return false;
 }
 
-/* A reference to a glob collection (a locality's LEDS collection, rule
- * LE1) resolves when the collection has a member: one with none would
- * be a locality without endpoints, more likely a misspelt name than
- * meant (a locality meant to have none can leave the load assignment). */
+/* A reference resolves to a plain resource or to variants of the name
+ * (rule P1: the client asks for it with its own parameters). One to a
+ * glob collection (a locality's LEDS collection, rule G1) resolves when
+ * the collection has a member: one with none would be a locality
+ * without endpoints, more likely a misspelt name than meant (a locality
+ * meant to have none can leave the load assignment). */
 static bool resolves(const struct xd_table *t, const char *name)
 {
 	size_t n, len = strlen(name);
@@ -378,6 +378,25 @@ static bool failed_has(const struct failed *f, enum xd_rtype t, const char *name
 
 	if (f == NULL)
 		return false;
+	if (!f->unnamed[t] && xd_xdstp_is_glob(name, strlen(name))) {
+		/* a glob collection (rule G1): one of its members failed */
+		size_t len = strlen(name);
+		bool in = false;
+
+		for (size_t i = 0; i < f->n && !in; i++) {
+			const char *m = xd_parsed_op_name(f->ops[i]);
+			size_t ml = strlen(m);
+			char *buf;
+
+			if (f->ops[i]->section != t)
+				continue;
+			buf = xd_malloc(ml + 2);
+			in = xd_xdstp_collection(m, ml, buf) == len &&
+			     memcmp(buf, name, len) == 0;
+			free(buf);
+		}
+		return in;
+	}
 	return f->unnamed[t] ||
 	       (f->n > 0 && bsearch(&kp, f->ops, f->n, sizeof(*f->ops),
 				    by_section_name) != NULL);

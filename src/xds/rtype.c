@@ -33,7 +33,7 @@ static const struct xd_rtype_ref cluster_refs[] = {
 };
 
 /* A locality that takes its endpoints by LEDS names their glob
- * collection (rule LE1) instead of listing them. */
+ * collection (rule G1) instead of listing them. */
 static const struct xd_rtype_ref endpoint_refs[] = {
 	{XD_LB_ENDPOINT, "endpoints.leds_cluster_locality_config.leds_collection_name"},
 };

@@ -111,7 +111,7 @@ struct xd_rtype_info {
 	 * as a listener runs that filter, draining listeners too, and a
 	 * config removed under one would fail its requests. */
 	bool kept_while_subscribed;
-	/* Asked for only as glob collections (LEDS, rule LE1): its
+	/* Asked for only as glob collections (LEDS, rule G1): its
 	 * resources are named by xdstp names, and a reference to the type
 	 * (a locality's leds_collection_name) names a glob collection of
 	 * them, which must have a member in the snapshot */

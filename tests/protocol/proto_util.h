@@ -193,7 +193,7 @@ char *pu_snap_yaml(const struct pu_snap *s);
  * VHDS, PU_LEDS_PREFIX "<base>" for LEDS (xdstp names only), `base`
  * otherwise. Static storage, never freed. */
 #define PU_LEDS_PREFIX "xdstp://leds.test/envoy.config.endpoint.v3.LbEndpoint/c/"
-/* The glob collection of those LEDS names (rule LE1). */
+/* The glob collection of those LEDS names (rule G1). */
 #define PU_LEDS_GLOB PU_LEDS_PREFIX "*"
 const char *pu_name(enum pu_type t, const char *base);
 
