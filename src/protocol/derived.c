@@ -390,7 +390,7 @@ bool xd_derived_in_glob(const struct xd_nameset *set, const char *name,
 	return in;
 }
 
-/* Adds a glob's member to the names being gathered (struct glob_names). */
+/* A glob's members, as xd_table_glob_members finds them. */
 struct glob_names {
 	struct xd_name *names;
 	size_t n, cap;
@@ -398,6 +398,7 @@ struct glob_names {
 
 static bool add_member(const struct xd_entry *e, void *arg)
 {
+	/* the names point into the table, which the result lives with */
 	struct glob_names *g = arg;
 
 	g->names = xd_grow(g->names, &g->cap, g->n + 1, sizeof(*g->names));
