@@ -141,6 +141,8 @@ static bool type_ready(const struct envoy *e, enum rt t)
 			return true;
 		return ts->acks > 0 && !ts->unacked && covered(ts);
 	}
+	if (t == LEDS) /* globs: their members are not their names */
+		return ts->sub.len == 0 || (ts->acks > 0 && !ts->unacked);
 	return ts->acks > 0 && !ts->unacked;
 }
 
@@ -150,7 +152,7 @@ static void check_progress(struct envoy *e)
 	if (e->t_full)
 		return;
 	if (!e->t[LDS].started && !e->t[LDS].want &&
-	    type_ready(e, CDS) && type_ready(e, EDS))
+	    type_ready(e, CDS) && type_ready(e, EDS) && type_ready(e, LEDS))
 		e->t[LDS].want = true;
 	for (int t = 0; t < NT; t++)
 		if (!type_ready(e, (enum rt)t))
@@ -180,7 +182,7 @@ static void build_sotw(struct envoy *e, enum rt t, struct pb_wr *w)
 		pbw_bytes(w, 2, e->node, e->node_len);
 		e->node_sent = true;
 	}
-	if (t == EDS || t == RDS)
+	if (t == EDS || t == LEDS || t == RDS)
 		SM_EACH(&ts->sub, ent)
 			pbw_bytes(w, 3, ent->key, ent->klen);
 	pbw_str(w, 4, type_url[t]);
@@ -207,7 +209,7 @@ static void build_delta(struct envoy *e, enum rt t, struct pb_wr *w)
 		put_initial_versions(e, t, w);
 		ts->resume = false;
 	}
-	if (t == EDS || t == RDS) {
+	if (t == EDS || t == LEDS || t == RDS) {
 		unsigned nsub = 0, nunsub = 0;
 
 		SM_EACH(&ts->sub, ent)

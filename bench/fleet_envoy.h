@@ -2,7 +2,7 @@
 /*
  * One simulated Envoy's xDS state, without the transport: what it
  * subscribes to, holds and has ACKed of each type, and the request it
- * sends next (one at a time, in Envoy's order: CDS, EDS, LDS, RDS; every
+ * sends next (one at a time, in Envoy's order: CDS, EDS, LEDS, LDS, RDS; every
  * response ACKed; LDS once the clusters are warm). fleet_response.c
  * takes responses into this state; fleet_client.c moves the bytes.
  *
@@ -49,7 +49,7 @@ struct tstate {
 	bool unacked;     /* a response waits for its ACK */
 	bool resume;      /* delta: the first request on a reopened stream is due:
 			   * it carries initial_resource_versions of `held` */
-	struct smap sub;  /* EDS/RDS: names subscribed */
+	struct smap sub;  /* EDS/LEDS/RDS: names subscribed (LEDS: globs) */
 	struct smap sent; /* delta: names the server was told about */
 	struct smap held; /* resources held (delta: ver = version hash) */
 	uint64_t digest;  /* delta: xor over held of mix(name, version) */

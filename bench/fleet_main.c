@@ -4,7 +4,9 @@
  *
  * Opens N ADS streams (SotW or delta), each on its own connection with
  * its own node id, subscribes the way Envoy does (wildcard CDS; EDS for
- * the EDS clusters it learns; wildcard LDS once its clusters are warm;
+ * the EDS clusters it learns; in delta, LEDS for the glob collections
+ * their load assignments' localities name; wildcard LDS once its
+ * clusters are warm;
  * RDS for the route configurations its listeners' HttpConnectionManagers
  * name), ACKs every response, and measures:
  *
@@ -310,7 +312,7 @@ int main(int argc, char **argv)
 	fleet_kv(&f, "failed_streams", "%" PRIu64, atomic_load(&cnt->failed));
 	fleet_kv(&f, "dup_responses", "%" PRIu64, atomic_load(&cnt->dups[CDS]) +
 		 atomic_load(&cnt->dups[EDS]) + atomic_load(&cnt->dups[LDS]) +
-		 atomic_load(&cnt->dups[RDS]));
+		 atomic_load(&cnt->dups[RDS]) + atomic_load(&cnt->dups[LEDS]));
 	fleet_kv(&f, "unsubscribed_resources", "%" PRIu64, atomic_load(&cnt->unsub));
 	fleet_kv(&f, "unexpected_types", "%" PRIu64, atomic_load(&cnt->unknown));
 	fleet_kv(&f, "malformed", "%" PRIu64, atomic_load(&cnt->bad));

@@ -271,18 +271,23 @@ bool measure_trigger(struct fleet *f, int k)
 	fleet_kv(f, KEY("rx_bytes"), "%" PRIu64, b);
 	fleet_kv(f, KEY("rx_bytes_per_client"), "%" PRIu64, b / (uint64_t)o->clients);
 	fleet_kv(f, KEY("rx_bytes_max"), "%" PRIu64, maxb);
+	/* LEDS last: the four before it as they were printed before it */
 	fleet_kv(f, KEY("responses"),
-		 "cds:%" PRIu64 "/eds:%" PRIu64 "/lds:%" PRIu64 "/rds:%" PRIu64,
+		 "cds:%" PRIu64 "/eds:%" PRIu64 "/lds:%" PRIu64 "/rds:%" PRIu64
+		 "/leds:%" PRIu64,
 		 atomic_load(&cnt->resp[CDS]) - resp0[CDS],
 		 atomic_load(&cnt->resp[EDS]) - resp0[EDS],
 		 atomic_load(&cnt->resp[LDS]) - resp0[LDS],
-		 atomic_load(&cnt->resp[RDS]) - resp0[RDS]);
+		 atomic_load(&cnt->resp[RDS]) - resp0[RDS],
+		 atomic_load(&cnt->resp[LEDS]) - resp0[LEDS]);
 	fleet_kv(f, KEY("dups"),
-		 "cds:%" PRIu64 "/eds:%" PRIu64 "/lds:%" PRIu64 "/rds:%" PRIu64,
+		 "cds:%" PRIu64 "/eds:%" PRIu64 "/lds:%" PRIu64 "/rds:%" PRIu64
+		 "/leds:%" PRIu64,
 		 atomic_load(&cnt->dups[CDS]) - dup0[CDS],
 		 atomic_load(&cnt->dups[EDS]) - dup0[EDS],
 		 atomic_load(&cnt->dups[LDS]) - dup0[LDS],
-		 atomic_load(&cnt->dups[RDS]) - dup0[RDS]);
+		 atomic_load(&cnt->dups[RDS]) - dup0[RDS],
+		 atomic_load(&cnt->dups[LEDS]) - dup0[LEDS]);
 	if (cpu0 >= 0 && cpu1 >= 0)
 		fleet_kv(f, KEY("server_cpu_ms"), "%.0f", (cpu1 - cpu0) * 1000);
 #undef KEY

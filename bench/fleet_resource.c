@@ -9,7 +9,8 @@
  * name (1), filter_chains (3), default_filter_chain (25), api_listener
  * (19) .api_listener (1); FilterChain filters (3); Filter typed_config
  * (4); HttpConnectionManager rds (3) .route_config_name (2);
- * RouteConfiguration name (1).
+ * RouteConfiguration name (1); ClusterLoadAssignment endpoints (2)
+ * .leds_cluster_locality_config (8) .leds_collection_name (2).
  *
  * Pure functions of their input, on any thread.
  */
@@ -23,10 +24,11 @@
 const char *const type_url[NT] = {
 	"type.googleapis.com/envoy.config.cluster.v3.Cluster",
 	"type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
+	"type.googleapis.com/envoy.config.endpoint.v3.LbEndpoint",
 	"type.googleapis.com/envoy.config.listener.v3.Listener",
 	"type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
 };
-const char *const type_name[NT] = {"cds", "eds", "lds", "rds"};
+const char *const type_name[NT] = {"cds", "eds", "leds", "lds", "rds"};
 
 static const char HCM_URL[] =
 	"type.googleapis.com/envoy.extensions.filters.network."
@@ -187,6 +189,47 @@ bool parse_name1(const uint8_t *d, size_t n, struct xd_wire_field *name)
 		if (f.number == 1 && f.wt == 2)
 			*name = f;
 	return rc == 0;
+}
+
+bool parse_cla(const uint8_t *d, size_t n, struct xd_wire_field *name,
+	       char **leds)
+{
+	struct pb_rd r = pb_sub(d, n), r2, r3;
+	struct xd_wire_field f, g, h;
+	struct names ns = {0};
+	int rc;
+
+	name->len = 0;
+	name->data = NULL;
+	*leds = NULL;
+	while ((rc = pb_next(&r, &f)) == 1) {
+		if (f.wt != 2)
+			continue;
+		if (f.number == 1) {
+			*name = f;
+		} else if (f.number == 2) {              /* endpoints */
+			r2 = pb_sub(f.data, f.len);
+			while ((rc = pb_next(&r2, &g)) == 1) {
+				if (g.number != 8 || g.wt != 2)  /* leds_cluster_locality_config */
+					continue;
+				r3 = pb_sub(g.data, g.len);
+				while ((rc = pb_next(&r3, &h)) == 1)
+					if (h.number == 2 && h.wt == 2 && h.len)
+						names_add(&ns, h.data, h.len);
+				if (rc < 0)
+					goto bad;
+			}
+			if (rc < 0)
+				goto bad;
+		}
+	}
+	if (rc < 0)
+		goto bad;
+	*leds = ns.s;
+	return true;
+bad:
+	free(ns.s);
+	return false;
 }
 
 enum rt type_of(const uint8_t *p, size_t n)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The four resource types a simulated Envoy subscribes to, and the few
+ * The resource types a simulated Envoy subscribes to, and the few
  * fields of their resources that its subscriptions depend on, read
  * straight from the protobuf wire format.
  *
@@ -16,12 +16,12 @@
 #include "wire/wire.h"
 
 /* In Envoy's order of requests; NT: how many, or none of them. */
-enum rt { CDS, EDS, LDS, RDS, NT };
+enum rt { CDS, EDS, LEDS, LDS, RDS, NT };
 
 extern const char *const type_url[NT];
 extern const char *const type_name[NT];     /* "cds", ... */
 
-/* The type of a type URL; NT when it is none of the four. */
+/* The type of a type URL; NT when it is none of them. */
 enum rt type_of(const uint8_t *p, size_t n);
 
 /*
@@ -36,5 +36,10 @@ bool parse_listener(const uint8_t *d, size_t n, struct xd_wire_field *name,
 		    char **rds);
 /* ClusterLoadAssignment.cluster_name and RouteConfiguration.name. */
 bool parse_name1(const uint8_t *d, size_t n, struct xd_wire_field *name);
+/* A ClusterLoadAssignment: its name and the glob collections its
+ * localities take their endpoints from by LEDS ('\n'-joined; *leds
+ * NULL when none). */
+bool parse_cla(const uint8_t *d, size_t n, struct xd_wire_field *name,
+	       char **leds);
 
 #endif

@@ -44,7 +44,8 @@ static bool sets_equal(const struct smap *a, const struct smap *b)
 
 /*
  * The names of type `dst` that the resources held of type `src` need
- * (clusters' EDS names; listeners' RDS names). A new set replaces the
+ * (clusters' EDS names; load assignments' LEDS collections; listeners'
+ * RDS names). A new set replaces the
  * subscription and schedules a request; resources no longer subscribed
  * are dropped, as Envoy drops them.
  */
@@ -53,6 +54,9 @@ static void derive_sub(struct envoy *e, enum rt src, enum rt dst)
 	struct tstate *ts = &e->t[dst];
 	struct smap next = {0};
 	bool created;
+
+	/* LEDS: what is held are a glob's members, not the names subscribed */
+	bool by_glob = dst == LEDS;
 
 	SM_EACH(&e->t[src].held, ent) {
 		const char *p = ent->aux;
@@ -76,7 +80,7 @@ static void derive_sub(struct envoy *e, enum rt src, enum rt dst)
 		struct sm_ent *ent = &ts->held.e[i];
 
 		/* deletion shifts a later entry into slot i: look again */
-		if (ent->key && !sm_find(&ts->sub, ent->key, ent->klen))
+		if (ent->key && !by_glob && !sm_find(&ts->sub, ent->key, ent->klen))
 			held_del(ts, ent);
 		else
 			i++;
@@ -118,6 +122,15 @@ static bool take_resource(struct envoy *e, enum rt t, const uint8_t *d,
 		break;
 	case LDS:
 		ok = parse_listener(d, n, &name, &aux);
+		break;
+	case EDS:
+		ok = parse_cla(d, n, &name, &aux);
+		break;
+	case LEDS:
+		/* an LbEndpoint has no name: the Resource's (delta only) */
+		ok = true;
+		name.data = NULL;
+		name.len = 0;
 		break;
 	default:
 		ok = parse_name1(d, n, &name);
@@ -165,6 +178,8 @@ static void after_response(struct envoy *e, enum rt t, bool changed)
 	atomic_fetch_add(&e->conf->counters->resp[t], 1);
 	if (t == CDS)
 		derive_sub(e, CDS, EDS);
+	else if (t == EDS)
+		derive_sub(e, EDS, LEDS);
 	else if (t == LDS)
 		derive_sub(e, LDS, RDS);
 }

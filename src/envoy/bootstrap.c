@@ -462,6 +462,63 @@ static json_t *listener_form(struct xd_bootstrap *b, const struct xd_entry *e)
 	return j;
 }
 
+struct leds_inline {
+	struct xd_bootstrap_cache *c;
+	json_t *lb_endpoints;
+};
+
+static bool add_lb_endpoint(const struct xd_entry *e, void *arg)
+{
+	struct leds_inline *li = arg;
+
+	json_array_append(li->lb_endpoints, json_of(li->c, XD_LB_ENDPOINT, e));
+	return true;
+}
+
+/*
+ * A load assignment as a STATIC cluster holds it: a locality that takes
+ * its endpoints by LEDS (a glob collection, docs/protocol.md rule G1)
+ * gets them inline, the collection's members as its lb_endpoints, as
+ * Envoy would hold them; Envoy refuses LEDS in a STATIC cluster. A new
+ * reference, or `la`'s own when no locality uses LEDS.
+ */
+static json_t *endpoints_form(struct xd_bootstrap_cache *c, json_t *la)
+{
+	const struct xd_table *lt = xd_snapshot_table(c->snap, XD_LB_ENDPOINT);
+	json_t *j, *loc;
+	bool any = false;
+	size_t i;
+
+	json_array_foreach(json_object_get(la, "endpoints"), i, loc)
+		any |= json_object_get(loc, "leds_cluster_locality_config") != NULL;
+	if (!any)
+		return json_incref(la);
+	/* the cache's is shared: the copy changes */
+	j = json_deep_copy(la);
+	json_array_foreach(json_object_get(j, "endpoints"), i, loc) {
+		json_t *leds = json_object_get(loc, "leds_cluster_locality_config");
+		const char *name = json_string_value(
+			json_object_get(leds, "leds_collection_name"));
+		struct leds_inline li = {c, NULL};
+		const char *why;
+		size_t len;
+		char *glob;
+
+		if (leds == NULL)
+			continue;
+		glob = name != NULL ? xd_xdstp_canon(name, strlen(name), &len, NULL, &why)
+				    : NULL;
+		json_object_del(loc, "leds_cluster_locality_config");
+		li.lb_endpoints = json_array();
+		/* the loader checked it: a glob of locality endpoints */
+		if (glob != NULL && lt != NULL)
+			xd_table_glob_members(lt, glob, len, add_lb_endpoint, &li);
+		free(glob);
+		json_object_set_new(loc, "lb_endpoints", li.lb_endpoints);
+	}
+	return j;
+}
+
 static json_t *cluster_form(struct xd_bootstrap_cache *c, const struct xd_entry *e,
 			    bool endpoints)
 {
@@ -487,7 +544,8 @@ static json_t *cluster_form(struct xd_bootstrap_cache *c, const struct xd_entry 
 	json_object_del(j, "eds_cluster_config");
 	json_object_set_new(j, "type", json_string("STATIC"));
 	if (endpoints && la != NULL)
-		json_object_set(j, "load_assignment", json_of(c, XD_ENDPOINT, la));
+		json_object_set_new(j, "load_assignment",
+				    endpoints_form(c, json_of(c, XD_ENDPOINT, la)));
 	else
 		json_object_set_new(j, "load_assignment",
 				    json_pack("{s:s}", "cluster_name", e->name));

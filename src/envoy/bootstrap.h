@@ -8,6 +8,8 @@
  *   runtimes         layered_runtime, a static layer each
  *   clusters         static_resources.clusters; an EDS cluster made
  *                    STATIC with its ClusterLoadAssignment inline
+ *   locality         (LEDS) inline in the locality that names their
+ *   endpoints        collection, as its lb_endpoints
  *   listeners        static_resources.listeners; in each
  *                    HttpConnectionManager, the route configuration
  *                    RDS names inline (route_config), and SRDS's scoped

@@ -415,25 +415,20 @@ bool xd_derived_in_glob(const struct xd_nameset *set, const char *name,
 	return in;
 }
 
-/* Where names that start with `prefix` begin in `t` (sorted by name,
- * bytewise, shorter first on a tie). */
-static size_t lower_bound(const struct xd_table *t, const char *prefix,
-			  size_t len)
+/* A glob's members, as xd_table_glob_members finds them. */
+struct glob_names {
+	struct xd_name *names;
+	size_t n, cap;
+};
+
+static bool add_member(const struct xd_entry *e, void *arg)
 {
-	size_t lo = 0, hi = xd_table_count(t);
+	/* the names point into the table, which the result lives with */
+	struct glob_names *g = arg;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct xd_entry *e = xd_table_at(t, mid);
-		size_t n = e->name_len < len ? e->name_len : len;
-		int c = memcmp(e->name, prefix, n);
-
-		if (c < 0 || (c == 0 && e->name_len < len))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	g->names = xd_grow(g->names, &g->cap, g->n + 1, sizeof(*g->names));
+	g->names[g->n++] = (struct xd_name){e->name, e->name_len};
+	return true;
 }
 
 struct xd_nameset *xd_derived_glob(struct xd_table *t, struct xd_name glob)
@@ -441,9 +436,7 @@ struct xd_nameset *xd_derived_glob(struct xd_table *t, struct xd_name glob)
 	struct xd_nameset *key_set;
 	struct xd_derived_key key;
 	union xd_derived_value v;
-	struct xd_name *names = NULL;
-	size_t n = 0, cap = 0, prefix;
-	char *buf;
+	struct glob_names g = {0};
 
 	XD_ASSERT_LOOP();
 	key_set = xd_nameset_intern(&glob, 1);
@@ -452,34 +445,9 @@ struct xd_nameset *xd_derived_glob(struct xd_table *t, struct xd_name glob)
 		xd_nameset_unref(key_set);
 		return xd_nameset_ref(v.set);
 	}
-	/* Members share the glob's text up to its last '/' (before the
-	 * parameters): one run of the sorted table holds them all, among
-	 * deeper paths and other parameters, which the comparison drops. */
-	{
-		const char *q = memchr(glob.data, '?', glob.len);
-
-		prefix = (q != NULL ? (size_t)(q - glob.data) : glob.len);
-		prefix = prefix > 0 ? prefix - 1 : 0; /* before the '*' */
-	}
-	buf = xd_malloc(glob.len + 512);
-	for (size_t i = lower_bound(t, glob.data, prefix);
-	     i < xd_table_count(t); i++) {
-		const struct xd_entry *e = xd_table_at(t, i);
-		size_t g;
-
-		if (e->name_len < prefix || memcmp(e->name, glob.data, prefix) != 0)
-			break;
-		if (e->name_len + 2 > glob.len + 512)
-			buf = xd_realloc(buf, e->name_len + 2);
-		g = xd_xdstp_collection(e->name, e->name_len, buf);
-		if (g == glob.len && memcmp(buf, glob.data, g) == 0) {
-			names = xd_grow(names, &cap, n + 1, sizeof(*names));
-			names[n++] = (struct xd_name){e->name, e->name_len};
-		}
-	}
-	free(buf);
-	v.set = xd_nameset_intern(names, n);
-	free(names);
+	xd_table_glob_members(t, glob.data, glob.len, add_member, &g);
+	v.set = xd_nameset_intern(g.names, g.n);
+	free(g.names);
 	xd_derived_store(t, XD_DERIVED_GLOB, &key,
 			 (struct xd_derived_owned){v, xd_nameset_bytes(v.set),
 						   release_set});

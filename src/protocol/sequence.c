@@ -351,7 +351,9 @@ static bool pass(struct xd_sub subs[XD_RTYPE_COUNT], struct xd_snapshot *target,
 
 		if (in_flight >= 0 && !warms((enum xd_rtype)in_flight, t))
 			break;
-		if (role(t) == XD_ROLE_WARMS)
+		/* the first: endpoints, whose names the clusters give
+		 * (locality endpoints come by the endpoints' globs) */
+		if (role(t) == XD_ROLE_WARMS && warming < 0)
 			warming = i;
 		if (role(t) == XD_ROLE_USER && !users) {
 			users = true;

@@ -680,7 +680,8 @@ static void on_request(void *st, struct xd_stream *stream,
 	struct xd_request r;
 	const struct xd_typeset_method tm = {ss->method->name,
 					     ss->method->aggregated,
-					     ss->method->type};
+					     ss->method->type,
+					     ss->method->delta};
 	struct xd_route rt;
 	char msg[512];
 	enum xd_sub_verdict v;
@@ -713,7 +714,10 @@ static void on_request(void *st, struct xd_stream *stream,
 		xd_stream_finish(stream, GRPC_STATUS_INVALID_ARGUMENT, msg);
 		goto out;
 	}
-	if (rt.new_unknown)
+	if (rt.new_unknown && rt.delta_only)
+		SLOG(XD_LOG_WARN, ss, "type '%.*s' is served by incremental xDS only; answering this SotW stream with no resources",
+		     XD_LOG_CLIP(r.type_url.len), r.type_url.data);
+	else if (rt.new_unknown)
 		SLOG(XD_LOG_WARN, ss, "type '%.*s' is not served; answering with no resources",
 		     XD_LOG_CLIP(r.type_url.len), r.type_url.data);
 	if (ss->method->delta)

@@ -165,10 +165,19 @@ int xd_typeset_route(struct xd_typeset *ts, const struct xd_typeset_method *m,
 		snprintf(why, why_len, "%s",
 			 "type_url is required on the aggregated service");
 		return -1;
-	} else if (xd_rtype_from_url(r->type_url.data, r->type_url.len, &t) != 0) {
+	} else if (xd_rtype_from_url(r->type_url.data, r->type_url.len, &t) != 0 ||
+		   (!m->delta && xd_rtype_info(t)->by_glob)) {
+		/* A type found by glob collections only (LEDS) is not served
+		 * over SotW (rule G3): its message has no name field, so an
+		 * unwrapped response could not say which endpoint is which,
+		 * and nothing in SotW says a member left. Answered as a type
+		 * xdsd does not serve (section 8.1). */
 		struct xd_extra_type *u;
 		enum xd_ctype c;
 
+		out->delta_only = m->delta == false &&
+				  xd_rtype_from_url(r->type_url.data,
+						    r->type_url.len, &t) == 0;
 		if (xd_ctype_from_url(r->type_url.data, r->type_url.len, &c) == 0) {
 			route_collection(ts, c, snap, identity, out);
 			return 0;

@@ -64,6 +64,8 @@ struct xd_route {
 	const char *label;        /* "CDS", or an unknown type's URL */
 	enum xd_rtype type;       /* XD_RTYPE_COUNT: not a served type */
 	bool new_unknown;         /* an unknown type URL, asked first now */
+	bool delta_only;          /* ... of a type served by delta only
+				     (LEDS over SotW, rule G3) */
 };
 
 /* A collection type in logs and for operators: its snapshot section. */
@@ -82,6 +84,7 @@ struct xd_typeset_method {
 	const char *name; /* named in refusals */
 	bool aggregated;
 	enum xd_rtype type; /* a per-type method's */
+	bool delta;
 };
 
 /*

@@ -227,7 +227,7 @@ static int inline_entry(struct walk *w, size_t i, const uint8_t *data,
 			    xd_rtype_info(member)->noun, url, (int)type.len,
 			    type.data != NULL ? (const char *)type.data : "");
 	if (xd_resource_analyze(w->s, w->msg, member, value.data, value.len,
-				&info, inner, sizeof(inner)) != 0)
+				NULL, &info, inner, sizeof(inner)) != 0)
 		return fail(w, "entries[%zu].inline_entry.resource: %s", i, inner);
 	add_member(&w->members, &w->nmembers, &w->cap_members, info.name,
 		   strlen(info.name), i);

@@ -18,6 +18,7 @@
 #include "snapshot/resource.h"
 #include "util/xalloc.h"
 #include "xds/dynparam.h"
+#include "xds/xdstp.h"
 
 #define NSECTIONS XD_SNAP_SECTIONS
 
@@ -250,9 +251,9 @@ static int on_item(const struct xd_item *it, void *arg)
 		on_collection(bd, it, (enum xd_ctype)(section - XD_RTYPE_COUNT));
 		return 0;
 	}
-	if (bd->ann.name != NULL) {
+	if (bd->ann.name != NULL && !xd_rtype_named_by_annotation(t)) {
 		refuse(bd, it, section, NULL,
-		       "\"@name\" names list collections; a %s is named by its %s field",
+		       "\"@name\" names list collections and locality endpoints; a %s is named by its %s field",
 		       xd_rtype_info(t)->noun, xd_rtype_info(t)->name_field);
 		return 0;
 	}
@@ -264,7 +265,8 @@ static int on_item(const struct xd_item *it, void *arg)
 		return 0;
 	}
 	if (xd_resource_analyze(bd->schema, it->section->type, t, it->data,
-				it->len, &info, why, sizeof(why)) != 0) {
+				it->len, bd->ann.name, &info, why,
+				sizeof(why)) != 0) {
 		refuse(bd, it, section, NULL, "%s", why);
 		return 0;
 	}
@@ -299,14 +301,27 @@ static int on_item(const struct xd_item *it, void *arg)
 	return 0;
 }
 
+static bool stop_at_first(const struct xd_entry *e, void *arg)
+{
+	(void)e;
+	(void)arg;
+	return false;
+}
+
 /* A reference resolves to a plain resource or to variants of the name
- * (rule P1: the client asks for it with its own parameters). */
+ * (rule P1: the client asks for it with its own parameters). One to a
+ * glob collection (a locality's LEDS collection, rule G1) resolves when
+ * the collection has a member: one with none would be a locality
+ * without endpoints, more likely a misspelt name than meant (a locality
+ * meant to have none can leave the load assignment). */
 static bool resolves(const struct xd_table *t, const char *name)
 {
-	size_t n;
+	size_t n, len = strlen(name);
 
-	return xd_table_find(t, name, strlen(name)) != NULL ||
-	       xd_table_variants_of(t, name, strlen(name), &n) != NULL;
+	if (xd_xdstp_is_glob(name, len))
+		return xd_table_glob_members(t, name, len, stop_at_first, NULL) > 0;
+	return xd_table_find(t, name, len) != NULL ||
+	       xd_table_variants_of(t, name, len, &n) != NULL;
 }
 
 /*
@@ -363,6 +378,25 @@ static bool failed_has(const struct failed *f, enum xd_rtype t, const char *name
 
 	if (f == NULL)
 		return false;
+	if (!f->unnamed[t] && xd_xdstp_is_glob(name, strlen(name))) {
+		/* a glob collection (rule G1): one of its members failed */
+		size_t len = strlen(name);
+		bool in = false;
+
+		for (size_t i = 0; i < f->n && !in; i++) {
+			const char *m = xd_parsed_op_name(f->ops[i]);
+			size_t ml = strlen(m);
+			char *buf;
+
+			if (f->ops[i]->section != t)
+				continue;
+			buf = xd_malloc(ml + 2);
+			in = xd_xdstp_collection(m, ml, buf) == len &&
+			     memcmp(buf, name, len) == 0;
+			free(buf);
+		}
+		return in;
+	}
 	return f->unnamed[t] ||
 	       (f->n > 0 && bsearch(&kp, f->ops, f->n, sizeof(*f->ops),
 				    by_section_name) != NULL);
@@ -427,8 +461,12 @@ static void check_entry_refs(const struct refcheck *rc, int t, const char *noun,
 		if (failed_has(rc->failed, r->type, r->name))
 			continue;
 		where(e, at, sizeof(at));
-		xd_diag_add(rc->diag, "%s: %s '%s' refers to %s '%s', which is not in the snapshot",
-			    at, noun, e->name, xd_rtype_info(r->type)->noun, r->name);
+		if (xd_xdstp_is_glob(r->name, strlen(r->name)))
+			xd_diag_add(rc->diag, "%s: %s '%s' refers to the %s collection '%s', which has no member in the snapshot",
+				    at, noun, e->name, xd_rtype_info(r->type)->noun, r->name);
+		else
+			xd_diag_add(rc->diag, "%s: %s '%s' refers to %s '%s', which is not in the snapshot",
+				    at, noun, e->name, xd_rtype_info(r->type)->noun, r->name);
 	}
 }
 

@@ -202,8 +202,15 @@ static int canon_name(char **name, bool *renamed, enum xd_rtype t, bool own,
 	size_t len;
 	char *c;
 
-	if (!xd_xdstp_is(*name, strlen(*name)))
-		return 0;
+	if (!xd_xdstp_is(*name, strlen(*name))) {
+		if (!xd_rtype_info(t)->by_glob)
+			return 0;
+		/* found only through glob collections, which are xdstp */
+		snprintf(why, whylen, "'%s' is not an xdstp:// name: a %s is named xdstp://<authority>/%s/<path>/<id>%s",
+			 *name, xd_rtype_info(t)->noun, message,
+			 own ? "" : ", a collection of them by <path>/*");
+		return -1;
+	}
 	c = xd_xdstp_canon(*name, strlen(*name), &len, &pt, &reason);
 	if (c == NULL) {
 		snprintf(why, whylen, "'%s' is not a valid xdstp:// name: %s",
@@ -214,9 +221,13 @@ static int canon_name(char **name, bool *renamed, enum xd_rtype t, bool own,
 	    memcmp(c + pt.type, message, pt.type_len) != 0)
 		snprintf(why, whylen, "'%s' names the type %.*s, not %s",
 			 *name, (int)pt.type_len, c + pt.type, message);
-	else if (pt.glob)
+	else if (pt.glob && (own || !xd_rtype_info(t)->by_glob))
 		snprintf(why, whylen, "'%s' is a glob collection, not the name of a resource",
 			 *name);
+	else if (!own && !pt.glob && xd_rtype_info(t)->by_glob)
+		/* LEDS: a locality takes every endpoint of a collection */
+		snprintf(why, whylen, "'%s' names one %s, not a glob collection of them (xdstp://<authority>/%s/<path>/*)",
+			 *name, xd_rtype_info(t)->noun, message);
 	else if (own && pt.fragment)
 		snprintf(why, whylen, "the name '%s' has a '#' fragment: directives belong in references, not in names",
 			 *name);
@@ -369,16 +380,23 @@ bool xd_resource_ecds_accepts(const struct xd_schema *s,
 
 int xd_resource_analyze(const struct xd_schema *s, const struct xd_msgdesc *m,
 			enum xd_rtype t, const uint8_t *data, size_t len,
-			struct xd_resinfo *out, char *why, size_t whylen)
+			const char *ann_name, struct xd_resinfo *out,
+			char *why, size_t whylen)
 {
 	const struct xd_rtype_info *info = xd_rtype_info(t);
 	struct walk w = {.s = s, .r = out};
+	bool by_ann = xd_rtype_named_by_annotation(t);
 
 	memset(out, 0, sizeof(*out));
-	xd_schema_walk(s, m, data, len, info->name_field, take_first, &w);
+	if (by_ann)
+		w.first = ann_name != NULL ? xd_strdup(ann_name) : NULL;
+	else
+		xd_schema_walk(s, m, data, len, info->name_field, take_first, &w);
 	if (w.first == NULL || w.first[0] == '\0') {
-		snprintf(why, whylen, "%s without a %s", info->noun,
-			 w.nul ? "valid name (NUL byte)" : info->name_field);
+		snprintf(why, whylen, "%s without a%s %s%s", info->noun,
+			 by_ann ? "n xdstp" : "",
+			 w.nul ? "valid name (NUL byte)" : info->name_field,
+			 by_ann ? " (the message has no name field)" : "");
 		free(w.first);
 		return -1;
 	}
@@ -393,6 +411,9 @@ int xd_resource_analyze(const struct xd_schema *s, const struct xd_msgdesc *m,
 		xd_resinfo_clear(out);
 		return -1;
 	}
+	/* the name is not in the message: nothing to rewrite there */
+	if (by_ann)
+		out->renamed = false;
 	/* the type's reference rules (xds/rtype.h), then those a field
 	 * path cannot say */
 	for (size_t i = 0; i < info->nrefs; i++) {

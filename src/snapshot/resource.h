@@ -41,12 +41,16 @@ struct xd_resinfo {
 };
 
 /*
- * Analyzes a resource of type `t` (message `m`). Returns 0, or -1 with a
- * reason in `why` ("cluster without a name") and nothing to free.
+ * Analyzes a resource of type `t` (message `m`). A type named by an
+ * annotation (xd_rtype_named_by_annotation: LEDS) takes its name from
+ * `ann_name`, its "@name" (NULL: none given); other types from their
+ * name field, and ignore it. Returns 0, or -1 with a reason in `why`
+ * ("cluster without a name") and nothing to free.
  */
 int xd_resource_analyze(const struct xd_schema *s, const struct xd_msgdesc *m,
 			enum xd_rtype t, const uint8_t *data, size_t len,
-			struct xd_resinfo *out, char *why, size_t whylen);
+			const char *ann_name, struct xd_resinfo *out,
+			char *why, size_t whylen);
 
 void xd_resinfo_clear(struct xd_resinfo *r);
 

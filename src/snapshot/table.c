@@ -14,6 +14,7 @@
 #include "util/xalloc.h"
 #include "xds/dynparam.h"
 #include "xds/message.h"
+#include "xds/xdstp.h"
 
 struct xd_table {
 	atomic_uint refs;
@@ -968,6 +969,66 @@ const struct xd_entry *xd_table_find(const struct xd_table *t,
 				     const char *name, size_t len)
 {
 	return probe(t, name, len);
+}
+
+/* Where names that start with `prefix` begin in `t` (sorted by name,
+ * bytewise, shorter first on a tie). */
+static size_t lower_bound(const struct xd_table *t, const char *prefix,
+			  size_t len)
+{
+	size_t lo = 0, hi = xd_table_count(t);
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct xd_entry *e = xd_table_at(t, mid);
+		size_t n = e->name_len < len ? e->name_len : len;
+		int c = memcmp(e->name, prefix, n);
+
+		if (c < 0 || (c == 0 && e->name_len < len))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+size_t xd_table_glob_members(const struct xd_table *t, const char *glob,
+			     size_t len,
+			     bool (*visit)(const struct xd_entry *e, void *arg),
+			     void *arg)
+{
+	size_t prefix, n = 0, cap = len + 512;
+	char *buf;
+
+	/* Members share the glob's text up to its last '/' (before the
+	 * parameters): one run of the sorted table holds them all, among
+	 * deeper paths and other parameters, which the comparison drops. */
+	{
+		const char *q = memchr(glob, '?', len);
+
+		prefix = (q != NULL ? (size_t)(q - glob) : len);
+		prefix = prefix > 0 ? prefix - 1 : 0; /* before the '*' */
+	}
+	buf = xd_malloc(cap);
+	for (size_t i = lower_bound(t, glob, prefix); i < xd_table_count(t); i++) {
+		const struct xd_entry *e = xd_table_at(t, i);
+		size_t g;
+
+		if (e->name_len < prefix || memcmp(e->name, glob, prefix) != 0)
+			break;
+		if (e->name_len + 2 > cap) {
+			cap = e->name_len + 2;
+			buf = xd_realloc(buf, cap);
+		}
+		g = xd_xdstp_collection(e->name, e->name_len, buf);
+		if (g == len && memcmp(buf, glob, g) == 0) {
+			n++;
+			if (!visit(e, arg))
+				break;
+		}
+	}
+	free(buf);
+	return n;
 }
 
 const struct xd_entry *xd_table_variants_of(const struct xd_table *t,

@@ -297,6 +297,18 @@ const struct xd_entry *xd_table_find(const struct xd_table *t,
 				     const char *name, size_t len);
 
 /*
+ * Calls `visit` for each entry of `t` in the glob collection `glob`
+ * (rule X2; canonical, xds/xdstp.h), in name order: those whose name is
+ * the glob's with its last segment "*" one segment, and the same
+ * parameters. A visit that returns false ends the walk. Returns how
+ * many were visited.
+ */
+size_t xd_table_glob_members(const struct xd_table *t, const char *glob,
+			     size_t len,
+			     bool (*visit)(const struct xd_entry *e, void *arg),
+			     void *arg);
+
+/*
  * Looks a locator key up (xds/dynparam.h, rule P1): the first variant of
  * its name, in the order of their encoded constraints, whose constraints
  * accept its parameters; else the plain resource of that name, which

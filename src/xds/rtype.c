@@ -32,6 +32,12 @@ static const struct xd_rtype_ref cluster_refs[] = {
 	{XD_EXTENSION_CONFIG, "typed_extension_protocol_options.value.http_filters[config_discovery].name"},
 };
 
+/* A locality that takes its endpoints by LEDS names their glob
+ * collection (rule G1) instead of listing them. */
+static const struct xd_rtype_ref endpoint_refs[] = {
+	{XD_LB_ENDPOINT, "endpoints.leds_cluster_locality_config.leds_collection_name"},
+};
+
 static const struct xd_rtype_ref route_refs[] = {
 	{XD_CLUSTER, "virtual_hosts.routes.route.cluster"},
 	{XD_CLUSTER, "virtual_hosts.routes.route.weighted_clusters.clusters.name"},
@@ -91,6 +97,24 @@ static const struct xd_rtype_info infos[XD_RTYPE_COUNT] = {
 		.sotw_path = METHOD("endpoint", "EndpointDiscoveryService", "StreamEndpoints"),
 		.delta_path = METHOD("endpoint", "EndpointDiscoveryService", "DeltaEndpoints"),
 		.rest_path = "endpoints",
+		.role = XD_ROLE_WARMS, .warms = XD_CLUSTER,
+		.refs = REFS(endpoint_refs),
+	},
+	[XD_LB_ENDPOINT] = {
+		.type_url = URL("envoy.config.endpoint.v3.LbEndpoint"),
+		.message = "envoy.config.endpoint.v3.LbEndpoint",
+		.snapshot_key = "locality_endpoints", .service = "LEDS",
+		.noun = "locality endpoint",
+		/* the message has no name: "@name", an xdstp name */
+		.name_field = XD_NAME_ANNOTATION,
+		/* incremental only (leds.proto has no SotW method, and a
+		 * SotW stream cannot say a member left a glob): no REST
+		 * path either */
+		.delta_path = METHOD("endpoint", "LocalityEndpointDiscoveryService", "DeltaLocalityEndpoints"),
+		.by_glob = true,
+		/* Envoy warms an EDS cluster until its localities' LEDS
+		 * collections come, and holds its CDS ACK meanwhile, as it
+		 * does for the endpoints themselves */
 		.role = XD_ROLE_WARMS, .warms = XD_CLUSTER,
 	},
 	[XD_EXTENSION_CONFIG] = {
@@ -256,6 +280,7 @@ static void flags(const struct xd_rtype_info *i, char *buf, size_t len)
 		{i->aliased, "aliased"},
 		{i->kept_in_delta, "kept-in-delta"},
 		{i->kept_while_subscribed, "kept-while-subscribed"},
+		{i->by_glob, "by-glob"},
 	};
 	size_t n = 0;
 
@@ -273,7 +298,7 @@ void xd_rtype_print(FILE *out)
 	fprintf(out, "# service type_url snapshot_key name_field sotw_method delta_method rest_path role flags\n");
 	for (int t = 0; t < XD_RTYPE_COUNT; t++) {
 		const struct xd_rtype_info *i = &infos[t];
-		char role[64], fl[64];
+		char role[64], fl[96];
 
 		if (i->role == XD_ROLE_WARMS)
 			snprintf(role, sizeof(role), "warms:%s",

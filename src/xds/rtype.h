@@ -10,9 +10,10 @@
  * its row in rtype.c and the rules of its references.
  *
  * The enum order is the make-before-break push order (rule A2): secrets
- * and runtime first, then clusters, endpoints, extension configs (ECDS:
- * the filter configs listeners take by name), listeners, routes, scoped
- * routes, virtual hosts. Code that walks every type in order gets the
+ * and runtime first, then clusters, endpoints, locality endpoints (LEDS:
+ * the endpoints an EDS locality takes as a glob collection), extension
+ * configs (ECDS: the filter configs listeners take by name), listeners,
+ * routes, scoped routes, virtual hosts. Code that walks every type in order gets the
  * right sequence for free.
  *
  * Static data; thread: any.
@@ -29,6 +30,7 @@ enum xd_rtype {
 	XD_RUNTIME,
 	XD_CLUSTER,
 	XD_ENDPOINT,
+	XD_LB_ENDPOINT,
 	XD_EXTENSION_CONFIG,
 	XD_LISTENER,
 	XD_ROUTE,
@@ -77,7 +79,10 @@ struct xd_rtype_info {
 	const char *snapshot_key;  /* top-level key in snapshot files */
 	const char *service;       /* LDS, RDS, ...: in logs and metrics */
 	const char *noun;          /* for messages: "route configuration" */
-	const char *name_field;    /* the field that names a resource */
+	/* the field that names a resource; "@name" (XD_NAME_ANNOTATION)
+	 * for a message without one (LEDS: LbEndpoint), named by the
+	 * snapshot's "@name" beside its fields */
+	const char *name_field;
 	/* gRPC methods (rule T2): "/package.Service/Method"; no SotW
 	 * method (NULL) for a type that exists in delta only (VHDS) */
 	const char *sotw_path, *delta_path;
@@ -106,6 +111,11 @@ struct xd_rtype_info {
 	 * as a listener runs that filter, draining listeners too, and a
 	 * config removed under one would fail its requests. */
 	bool kept_while_subscribed;
+	/* Asked for only as glob collections (LEDS, rule G1): its
+	 * resources are named by xdstp names, and a reference to the type
+	 * (a locality's leds_collection_name) names a glob collection of
+	 * them, which must have a member in the snapshot */
+	bool by_glob;
 	enum xd_rtype_role role;
 	enum xd_rtype warms;       /* XD_ROLE_WARMS: the KEPT type it warms */
 	/* In delta on the aggregated methods, resources the target dropped
@@ -121,6 +131,17 @@ struct xd_rtype_info {
 
 const struct xd_rtype_info *xd_rtype_info(enum xd_rtype t);
 
+/* The name_field of a type whose message has no name (struct
+ * xd_rtype_info): the snapshot's annotation names it. */
+#define XD_NAME_ANNOTATION "@name"
+
+static inline bool xd_rtype_named_by_annotation(enum xd_rtype t)
+{
+	const char *f = xd_rtype_info(t)->name_field;
+
+	return f[0] == '@';
+}
+
 /* Finds a type by its type URL. Returns 0 or -1. */
 int xd_rtype_from_url(const char *url, size_t len, enum xd_rtype *out);
 
@@ -128,7 +149,7 @@ int xd_rtype_from_url(const char *url, size_t len, enum xd_rtype *out);
  * that names no type xdsd serves). */
 bool xd_rtype_url_secret(const char *url, size_t len);
 
-/* Whether type `t` has a SotW method (every type but VHDS). */
+/* Whether type `t` has a SotW method (every type but VHDS and LEDS). */
 static inline bool xd_rtype_has_sotw(enum xd_rtype t)
 {
 	return xd_rtype_info(t)->sotw_path != NULL;

@@ -1658,7 +1658,8 @@ static void trace_names(const struct peer *p, const char *kind,
 /* session.c on_request. False when the stream ends. */
 static bool on_request(struct peer *p, const uint8_t *data, size_t len)
 {
-	const struct xd_typeset_method m = {"fuzz", p->aggregated, p->type};
+	const struct xd_typeset_method m = {"fuzz", p->aggregated, p->type,
+					    p->delta};
 	struct xd_request r;
 	struct xd_route rt;
 	struct xd_sub *s;

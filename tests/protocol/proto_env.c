@@ -175,6 +175,10 @@ const char *pu_name(enum pu_type t, const char *base)
 {
 	char *n;
 
+	if (t == PU_LEDS) { /* named by xdstp names only */
+		ck_assert(asprintf(&n, PU_LEDS_PREFIX "%s", base) > 0);
+		return n;
+	}
 	if (t != PU_VHDS)
 		return base;
 	ck_assert(asprintf(&n, "vhds_rc/%s", base) > 0);
@@ -239,8 +243,16 @@ static void item_yaml(struct xd_buf *b, const struct pu_item *it,
 			xd_buf_printf(b, "  type: STATIC\n");
 		break;
 	case PU_EDS:
-		xd_buf_printf(b, "- cluster_name: \"%s\"\n  endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: %d}}}}]}]\n",
-		     it->name, 1000 + v);
+		if (it->ref != NULL) /* a locality that takes them by LEDS */
+			xd_buf_printf(b, "- cluster_name: \"%s\"\n  endpoints: [{locality: {zone: z%d}, leds_cluster_locality_config: {leds_config: {ads: {}, resource_api_version: V3}, leds_collection_name: \"%s\"}}]\n",
+			     it->name, v, it->ref);
+		else
+			xd_buf_printf(b, "- cluster_name: \"%s\"\n  endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: %d}}}}]}]\n",
+			     it->name, 1000 + v);
+		break;
+	case PU_LEDS:
+		xd_buf_printf(b, "- \"@name\": \"%s\"\n  endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: %d}}}\n",
+		     it->name, 2000 + v);
 		break;
 	case PU_ECDS:
 		xd_buf_printf(b, "- name: \"%s\"\n  typed_config:\n    \"@type\": %s\n    mutations: {response_mutations: [{append: {header: {key: x-variant, value: \"v%d\"}}}]}\n",

@@ -34,7 +34,8 @@ const char *__asan_default_options(void)
  * --print-types lists must be these, in this order. */
 static const char *const labels[PU_NTYPES] = {
 	[PU_SDS] = "SDS",   [PU_RTDS] = "RTDS", [PU_CDS] = "CDS",
-	[PU_EDS] = "EDS",   [PU_ECDS] = "ECDS", [PU_LDS] = "LDS",
+	[PU_EDS] = "EDS",   [PU_LEDS] = "LEDS", [PU_ECDS] = "ECDS",
+	[PU_LDS] = "LDS",
 	[PU_RDS] = "RDS",   [PU_SRDS] = "SRDS", [PU_VHDS] = "VHDS",
 };
 

@@ -57,6 +57,7 @@ enum pu_type {
 	PU_RTDS,
 	PU_CDS,
 	PU_EDS,
+	PU_LEDS,
 	PU_ECDS,
 	PU_LDS,
 	PU_RDS,
@@ -80,7 +81,7 @@ bool pu_full_state(enum pu_type t);
 /* The types whose dropped resources stay with a client that still
  * subscribes to them (ECDS, rule E2; rules D4, D7 stand aside). */
 unsigned pu_kept_while_subscribed(void);
-/* Every type but VHDS has a SotW method (rule T2). */
+/* Every type but VHDS and LEDS has a SotW method (rule T2). */
 bool pu_has_sotw(enum pu_type t);
 
 /* The gRPC method for a mode; NULL for SotW VHDS (no such method). */
@@ -142,6 +143,9 @@ int pu_quiet_ms(void); /* for "nothing comes" (default 250) */
  * (a port, a timeout, a domain...) so that a different variant is a new
  * version. `ref` links resources the way Envoy's do:
  *   CDS   an EDS cluster whose endpoints are `ref` (NULL: STATIC)
+ *   EDS   with `ref`, one locality that takes its endpoints by LEDS, as
+ *         the glob collection `ref` (NULL: one endpoint inline)
+ *   LEDS  an LbEndpoint, named by "@name" (no reference)
  *   LDS   a listener whose HttpConnectionManager takes route `ref` by RDS;
  *         with `ref` "ecds:<name>", one whose HTTP filter <name> takes
  *         its config by ECDS (its routes inline)
@@ -186,7 +190,11 @@ bool pu_snap_has(const struct pu_snap *s, enum pu_type t, const char *name);
 char *pu_snap_yaml(const struct pu_snap *s);
 
 /* The generic name of resource `base` of a type: "vhds_rc/<base>" for
- * VHDS, `base` otherwise. Static storage, never freed. */
+ * VHDS, PU_LEDS_PREFIX "<base>" for LEDS (xdstp names only), `base`
+ * otherwise. Static storage, never freed. */
+#define PU_LEDS_PREFIX "xdstp://leds.test/envoy.config.endpoint.v3.LbEndpoint/c/"
+/* The glob collection of those LEDS names (rule G1). */
+#define PU_LEDS_GLOB PU_LEDS_PREFIX "*"
 const char *pu_name(enum pu_type t, const char *base);
 
 /* A snapshot holding pu_name(t, base) for each base (variant 1). */

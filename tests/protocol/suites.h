@@ -20,6 +20,7 @@ void pu_register_xdstp(Suite *s, bool subset);
 void pu_register_dyn(Suite *s, bool subset);
 void pu_register_collections(Suite *s, bool subset);
 void pu_register_ecds(Suite *s, bool subset);
+void pu_register_leds(Suite *s, bool subset);
 void pu_register_errors(Suite *s, bool subset);
 
 #endif

@@ -82,6 +82,29 @@ START_TEST(every_row_is_whole)
 			ck_assert_msg(i->refs[r].to < XD_RTYPE_COUNT &&
 					      i->refs[r].path != NULL,
 				      "%s: reference rule %zu", i->service, r);
+		if (i->by_glob) {
+			/* found through globs only: xdstp names, given by
+			 * "@name" (no name field to hold one), named by a
+			 * reference rule of an earlier type, and never over
+			 * SotW, which cannot say a member left */
+			bool named = false;
+
+			ck_assert_msg(xd_rtype_named_by_annotation((enum xd_rtype)t) &&
+					      strcmp(i->name_field, XD_NAME_ANNOTATION) == 0,
+				      "%s: by glob, named by '%s'", i->service,
+				      i->name_field);
+			ck_assert_msg(i->sotw_path == NULL && !i->wildcard_ok,
+				      "%s: by glob, with SotW or a wildcard", i->service);
+			for (int u = 0; u < t; u++) {
+				const struct xd_rtype_info *ui =
+					xd_rtype_info((enum xd_rtype)u);
+
+				for (size_t r = 0; r < ui->nrefs; r++)
+					named |= ui->refs[r].to == (enum xd_rtype)t;
+			}
+			ck_assert_msg(named, "%s: no earlier type names its globs",
+				      i->service);
+		}
 	}
 	/* the users of kept resources come after them, in push order */
 	for (int t = 0; t < XD_RTYPE_COUNT; t++)
@@ -110,7 +133,8 @@ START_TEST(every_type_is_in_the_api)
 
 		ck_assert_msg(m != NULL, "%s: %s is not in the schema", i->service,
 			      i->message);
-		ck_assert_msg(xd_schema_walk(s, m, NULL, 0, i->name_field, NULL, NULL) == 0,
+		ck_assert_msg(xd_rtype_named_by_annotation((enum xd_rtype)t) ||
+				      xd_schema_walk(s, m, NULL, 0, i->name_field, NULL, NULL) == 0,
 			      "%s: no field '%s'", i->service, i->name_field);
 		for (size_t r = 0; r < i->nrefs; r++)
 			ck_assert_msg(xd_schema_walk(s, m, NULL, 0, i->refs[r].path,

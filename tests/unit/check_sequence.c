@@ -410,6 +410,36 @@ START_TEST(a2_endpoints_go_while_clusters_in_flight)
 }
 END_TEST
 
+/* rules A2, G3: locality endpoints go while clusters are in flight too:
+ * Envoy warms a new cluster until its LEDS collection came as well, and
+ * holds its CDS answer meanwhile. They go after the endpoints, and
+ * listeners still wait for the CDS answer. */
+START_TEST(a2_locality_endpoints_go_while_clusters_in_flight)
+{
+	struct client c;
+
+	begin(&c, "delta ADS", "CDS *; EDS ea; LEDS g; LDS *",
+	      "CDS a=A1@ea; EDS ea=EA1; LEDS g=G1; LDS l=L1", "CDS EDS LEDS LDS",
+	      "CDS a=A1@ea b=B1@eb; EDS ea=EA1 eb=EB1; LEDS g=G1 h=H1; LDS l=L2");
+	ck_assert_str_eq(pump(&c), "CDS b");
+	ck_assert_str_eq(pump(&c), "(CDS in flight)");
+	subscribe(&c, XD_ENDPOINT, "ea,eb");
+	ck_assert_str_eq(pump(&c), "EDS eb");
+	/* the new cluster's load assignment names a collection: asked for,
+	 * and sent with CDS and EDS both unanswered */
+	subscribe(&c, XD_LB_ENDPOINT, "g,h");
+	ck_assert_str_eq(pump(&c), "LEDS h");
+	ck_assert_str_eq(pump(&c), "(CDS in flight)");
+	ack(&c, XD_ENDPOINT);
+	ack(&c, XD_LB_ENDPOINT);
+	ck_assert_str_eq(pump(&c), "(CDS in flight)");
+	ck_assert_int_ne(c.subs[XD_LISTENER].state, XD_SUB_IN_FLIGHT);
+	ack(&c, XD_CLUSTER);
+	expect(&c, "LDS l");
+	end(&c);
+}
+END_TEST
+
 /* rule A2: clusters the old listeners and routes used stay in what the client
  * is sent (the union) until LDS and RDS are settled on the new snapshot;
  * then a final CDS drops them. Route r moves from cluster a to the new
@@ -728,6 +758,7 @@ int main(void)
 	tcase_add_loop_test(ads, a2_order_of_one_change_touching_all, 0, 2);
 	tcase_add_test(ads, a2_later_type_waits_for_earlier_in_flight);
 	tcase_add_loop_test(ads, a2_endpoints_go_while_clusters_in_flight, 0, 2);
+	tcase_add_test(ads, a2_locality_endpoints_go_while_clusters_in_flight);
 	tcase_add_loop_test(ads, a2_dropped_clusters_stay_until_listeners_settle, 0, 2);
 	tcase_add_test(ads, a2_dropped_clusters_stay_until_new_ones_subscribed);
 	tcase_add_loop_test(ads, a2_named_dropped_clusters_stay_until_new_ones_held, 0, 2);
