@@ -393,5 +393,6 @@ void xd_fleet_attach_etcd(struct xd_fleet *f, struct xd_etcd *e)
 	XD_ASSERT_LOOP();
 	XD_ASSERT(b->e == NULL);
 	b->e = e;
-	b->lease = xd_etcd_lease_start(f->loop, e, lease_changed, b);
+	b->lease = xd_etcd_lease_start(f->loop, e, f->cfg->etcd.lease_ttl_ms,
+				       lease_changed, b);
 }

@@ -54,21 +54,30 @@ static long long put_clusters(const struct xdt_etcd *e, int count)
 /* Directories a dry run may read (xdsctl diff --snapshots): the tests'. */
 static char dry_run_dir[1024];
 
-/* A replica reading etcd at `endpoint`, with a rollout of `bake`. */
-static struct xdt_daemon *replica(const char *endpoint, const char *bake)
+/* A replica reading etcd at `endpoint`, with a rollout of `bake`, its
+ * lease of `lease_ttl` (NULL: the default). */
+static struct xdt_daemon *replica_leased(const char *endpoint, const char *bake,
+					 const char *lease_ttl)
 {
-	char cfg[3072];
+	char cfg[3072], ttl[64] = "";
 	struct xdt_daemon *d;
 
+	if (lease_ttl != NULL)
+		snprintf(ttl, sizeof(ttl), "  lease_ttl: %s\n", lease_ttl);
 	snprintf(cfg, sizeof(cfg),
 		 "listen: 127.0.0.1:0\nsource: etcd\nwatch_delay: 50ms\nlog_level: debug\n"
 		 "admin_listen: 127.0.0.1:0\ndry_run_dirs: ['%s']\n"
-		 "etcd:\n  endpoints: ['%s']\n  dial_timeout: 1s\n"
+		 "etcd:\n  endpoints: ['%s']\n  dial_timeout: 1s\n%s"
 		 "rollout:\n  canary: ['canary-*']\n  bake: %s\n  max_nacks: 0\n",
-		 dry_run_dir, endpoint, bake);
+		 dry_run_dir, endpoint, ttl, bake);
 	d = xdt_daemon_start(cfg, NULL, START_MS);
 	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
 	return d;
+}
+
+static struct xdt_daemon *replica(const char *endpoint, const char *bake)
+{
+	return replica_leased(endpoint, bake, NULL);
 }
 
 /* `d` again, as it was configured. */
@@ -846,6 +855,64 @@ START_TEST(the_fleet_seen_from_any_replica)
 END_TEST
 
 /*
+ * A replica that stops cleanly leaves the fleet at once: it revokes
+ * its lease, and its registration goes with it, though the lease had
+ * an hour to live; the others list it no more. One that stops while
+ * etcd does not answer (etcd frozen, its connections open) still stops,
+ * its revoke given up after a bound (etcd, thawed, may still act on the
+ * request it had been sent: what it keeps is not asserted).
+ */
+START_TEST(a_clean_stop_revokes_the_lease)
+{
+	struct xdt_etcd *e = xdt_etcd_new();
+	struct xdt_daemon *r[3];
+	char name[2][320], want[400], *out, *log;
+	int rc;
+
+	xdt_etcd_run(e);
+	put_clusters(e, 1);
+	for (int i = 0; i < 3; i++) {
+		r[i] = replica_leased(e->endpoint, "1h", "1h");
+		ck_assert(xdt_daemon_wait_log(r[i], "reports under '", SERVED_MS));
+		if (i < 2)
+			replica_name(r[i], name[i], sizeof(name[i]));
+	}
+	ck_assert(xdt_daemon_wait_log(r[0], "granted for 3600 s", SERVED_MS));
+	free(xdsctl_until(r[0], "fleet", " serving ", 3, &rc));
+
+	/* replica 1 stops: gone from etcd and from replica 0's list */
+	xdt_daemon_signal(r[1], SIGTERM);
+	ck_assert(xdt_daemon_wait(r[1], STOP_MS));
+	ck_assert_int_eq(r[1]->exit_status, 0);
+	log = xdt_daemon_log(r[1]);
+	has(log, "revoked: this replica's keys under the prefix are gone");
+	free(log);
+	xdt_daemon_free(r[1]);
+	out = xdsctl_until(r[0], "fleet", " serving ", 2, &rc);
+	snprintf(want, sizeof(want), "\n%s ", name[1]);
+	ck_assert_int_eq(count_of(out, want), 0);
+	has(out, "2 replicas (* the one asked)");
+	free(out);
+	ck_assert_int_eq(xdt_etcd_count(e, PREFIX ".xdsd/replicas/"), 2);
+
+	/* replica 2 stops with etcd frozen: it stops, its revoke given up */
+	ck_assert_int_eq(kill(e->pid, SIGSTOP), 0);
+	xdt_daemon_signal(r[2], SIGTERM);
+	ck_assert_msg(xdt_daemon_wait(r[2], STOP_MS),
+		      "xdsd did not stop with etcd not answering");
+	ck_assert_int_eq(r[2]->exit_status, 0);
+	ck_assert_int_eq(kill(e->pid, SIGCONT), 0);
+	log = xdt_daemon_log(r[2]);
+	has(log, "etcd: revoking lease ");
+	has(log, "; its keys go when it expires");
+	free(log);
+	xdt_daemon_free(r[2]);
+	xdt_daemon_stop(r[0], STOP_MS);
+	xdt_etcd_free(e);
+}
+END_TEST
+
+/*
  * xdsd's own keys are input like any other: a record or a report that
  * does not parse is refused with why, naming the key, and taken as none
  * (the record) or left out (the report); one another hand writes and
@@ -935,6 +1002,7 @@ int main(void)
 	tcase_add_test(tc, push_now_reaches_everyone_at_once);
 	tcase_add_test(tc, push_dry_run_says_what_and_whom);
 	tcase_add_test(tc, the_fleet_seen_from_any_replica);
+	tcase_add_test(tc, a_clean_stop_revokes_the_lease);
 	tcase_add_test(tc, bad_keys_of_xdsd_refused_with_why);
 	tcase_add_test(tc, registrations_rest_when_nothing_changes);
 	suite_add_tcase(s, tc);
