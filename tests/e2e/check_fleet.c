@@ -915,7 +915,8 @@ END_TEST
 /*
  * xdsd's own keys are input like any other: a record or a report that
  * does not parse is refused with why, naming the key, and taken as none
- * (the record) or left out (the report); one another hand writes and
+ * (the record: the next change's rollout replaces it) or left out (the
+ * report); one another hand writes and
  * then deletes comes and goes from every view; the replicas serve on,
  * the same bytes.
  */
@@ -923,6 +924,7 @@ START_TEST(bad_keys_of_xdsd_refused_with_why)
 {
 	struct fleet f;
 	char *out, want[512];
+	long long rev;
 	int rc;
 
 	fleet_start(&f, "1h", false);
@@ -933,6 +935,12 @@ START_TEST(bad_keys_of_xdsd_refused_with_why)
 		ck_assert_msg(xdt_daemon_wait_log(f.r[i], want, SERVED_MS),
 			      "replica %d did not say '%s'", i, want);
 	ck_assert(xdt_daemon_wait_log(f.r[0], "; taken as no record", SERVED_MS));
+	/* and replaced by the next change's rollout, not in its way */
+	rev = put_clusters(f.e, 2);
+	snprintf(want, sizeof(want), "\"id\":%lld,\"state\":\"canary\"", rev);
+	wait_record(f.e, want);
+	for (int i = 0; i < REPLICAS; i++)
+		xdt_peer_quiet(&f.other[i], "the change after an unreadable record");
 	xdt_etcd_put(f.e, PREFIX ".xdsd/replicas/bogus", "not json");
 	ck_assert(xdt_daemon_wait_log(f.r[1], "rollout: the report at '" PREFIX
 					      ".xdsd/replicas/bogus' is unreadable: not a JSON object",
