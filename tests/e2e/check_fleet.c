@@ -289,7 +289,7 @@ START_TEST(a_nack_on_one_replica_rolls_back_all)
 	xdtest_sleep_ms(600);
 	others_quiet(&f, "a node that is no canary, after the rollback");
 	snprintf(want, sizeof(want),
-		 "rollout %lld failed: 1 NACK from canaries, more than max_nacks 0; the last from node 'canary-1'",
+		 "rollout %lld failed: 1 NACK from canaries, more than max_nacks 0; the NACK past it from node 'canary-1'",
 		 rev);
 	for (int i = 0; i < REPLICAS; i++)
 		ck_assert_msg(xdt_daemon_wait_log(f.r[i], want, SERVED_MS),

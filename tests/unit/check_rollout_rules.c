@@ -177,7 +177,7 @@ START_TEST(nacks_and_stuck_canaries_fail_it)
 	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_WAIT);
 	cfg.rollout.max_nacks = 0;
 	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
-	ck_assert_str_eq(why, "1 NACK from canaries, more than max_nacks 0; the last from node 'canary-1' of CDS version v1: no such lb");
+	ck_assert_str_eq(why, "1 NACK from canaries, more than max_nacks 0; the NACK past it from node 'canary-1' of CDS version v1: no such lb");
 	f.nacks = 0;
 	/* a stuck canary: skipped, or the rollout fails */
 	xd_rollout_list_add(&f.stuck, &f.nstuck, XD_ROLLOUT_NAMES_MAX,
@@ -188,6 +188,83 @@ START_TEST(nacks_and_stuck_canaries_fail_it)
 	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
 	ck_assert_msg(strstr(why, "canary node 'canary-2' did not answer within canary_timeout of 2000 ms") != NULL,
 		      "%s", why);
+	xd_rollout_report_clear(&f);
+	xd_rollout_record_clear(&rec);
+}
+END_TEST
+
+/* A NACK of another replica's, its fields as given (borrowed). */
+static struct xd_rollout_nack nack_of(const char *node, int64_t at)
+{
+	struct xd_rollout_nack n = {(char *)node, "edge", "CDS", "v2", "bad", at};
+
+	return n;
+}
+
+/*
+ * The NACK a failed rollout's reason names is the one that failed it,
+ * the first past max_nacks in time across the fleet, whichever replica
+ * it came from and in whatever order the reports merge: each replica
+ * keeps its first NACKs and the merge the fleet's earliest, so that it
+ * is among them. One past what is kept is not named at all.
+ */
+START_TEST(the_nack_named_is_the_one_that_failed_it)
+{
+	struct xd_rollout_record rec;
+	struct xd_rollout_report f = {0}, a = {0}, b = {0};
+	struct xd_rollout_nack on_a[3] = {nack_of("canary-a1", 10), nack_of("canary-a2", 20),
+					  nack_of("canary-a3", 30)};
+	struct xd_rollout_nack on_b[1] = {nack_of("canary-b1", 5)};
+	char why[1024];
+
+	record_init(&rec, XD_ROLLOUT_CANARY);
+	a.nacks = 3;
+	a.nack_list = on_a;
+	a.nnack_list = 3;
+	b.nacks = 1;
+	b.nack_list = on_b;
+	b.nnack_list = 1;
+	/* replica a's report merged first, b's NACK the fleet's first */
+	xd_rollout_report_merge(&f, &a);
+	xd_rollout_report_merge(&f, &b);
+	ck_assert_uint_eq(f.nacks, 4);
+	ck_assert_uint_eq(f.nnack_list, XD_ROLLOUT_NACKS_REPORTED);
+	ck_assert_str_eq(f.nack_list[0].node_id, "canary-b1");
+	ck_assert_str_eq(f.nack_list[1].node_id, "canary-a1");
+	ck_assert_str_eq(f.nack_list[2].node_id, "canary-a2");
+	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
+	ck_assert_str_eq(why, "4 NACKs from canaries, more than max_nacks 0; the NACK past it from node 'canary-b1' of CDS version v2: bad");
+	/* max_nacks 1: the second in time failed it */
+	cfg.rollout.max_nacks = 1;
+	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
+	ck_assert_msg(strstr(why, "more than max_nacks 1; the NACK past it from node 'canary-a1'") != NULL,
+		      "%s", why);
+	cfg.rollout.max_nacks = 2;
+	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
+	ck_assert_msg(strstr(why, "the NACK past it from node 'canary-a2'") != NULL, "%s", why);
+	/* the fourth is past what is kept: counted, not named */
+	cfg.rollout.max_nacks = 3;
+	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
+	ck_assert_str_eq(why, "4 NACKs from canaries, more than max_nacks 3");
+	xd_rollout_report_clear(&f);
+	/* merged the other way round: the same list */
+	xd_rollout_report_merge(&f, &b);
+	xd_rollout_report_merge(&f, &a);
+	ck_assert_str_eq(f.nack_list[0].node_id, "canary-b1");
+	ck_assert_str_eq(f.nack_list[2].node_id, "canary-a2");
+	/* a later NACK finds no room; ties keep the order they came in */
+	{
+		struct xd_rollout_report c = {0};
+		struct xd_rollout_nack late[2] = {nack_of("canary-late", 40), nack_of("canary-tie", 20)};
+
+		c.nacks = 2;
+		c.nack_list = late;
+		c.nnack_list = 2;
+		xd_rollout_report_merge(&f, &c);
+		ck_assert_uint_eq(f.nacks, 6);
+		ck_assert_uint_eq(f.nnack_list, XD_ROLLOUT_NACKS_REPORTED);
+		ck_assert_str_eq(f.nack_list[2].node_id, "canary-a2");
+	}
 	xd_rollout_report_clear(&f);
 	xd_rollout_record_clear(&rec);
 }
@@ -224,15 +301,16 @@ START_TEST(reasons_in_every_form)
 	char why[1024], long_name[600];
 
 	record_init(&rec, XD_ROLLOUT_CANARY);
-	/* two NACKs: the newest named, whatever their order */
+	/* two NACKs: the first named, the one past max_nacks 0, whatever
+	 * their order in the list */
 	f.nacks = 2;
 	f.nack_list = n;
 	f.nnack_list = 2;
 	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
-	ck_assert_str_eq(why, "2 NACKs from canaries, more than max_nacks 0; the last from node 'canary-2' of EDS version v2: new");
+	ck_assert_str_eq(why, "2 NACKs from canaries, more than max_nacks 0; the NACK past it from node 'canary-1' of CDS version v1: old");
 	n[0].at_ms = 20;
 	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
-	ck_assert(strstr(why, "the last from node 'canary-1'") != NULL);
+	ck_assert(strstr(why, "the NACK past it from node 'canary-2'") != NULL);
 	/* counted but none kept (another replica's, past the bound) */
 	f.nack_list = NULL;
 	f.nnack_list = 0;
@@ -615,6 +693,7 @@ int main(void)
 	tcase_add_test(tc, none_bakes_without_canaries);
 	tcase_add_test(tc, bake_then_promote_once_all_answered);
 	tcase_add_test(tc, nacks_and_stuck_canaries_fail_it);
+	tcase_add_test(tc, the_nack_named_is_the_one_that_failed_it);
 	tcase_add_test(tc, unproven_lists_keys);
 	tcase_add_test(tc, reasons_in_every_form);
 	tcase_add_test(rec, record_round_trip);
