@@ -506,10 +506,25 @@ START_TEST(the_record_in_state_dir)
 	ck_assert_msg(strstr(text, "\"id\":4") != NULL, "%s", text);
 	free(text);
 
-	/* a record that cannot be read: none, said */
+	/* a record that cannot be read: none, said, and the next rollout's
+	 * replaces it */
 	free(xdtest_write_file(dir, XD_FLEET_STATE_FILE, "{\"format\": 1}"));
 	f = xd_fleet_new_file(&loop, &cfg, dir, "host/a:1");
 	ck_assert_ptr_null(xd_fleet_record(f));
+	r.id = 5;
+	r.state = XD_ROLLOUT_CANARY;
+	xd_fleet_propose(f, &r, on_done, &d);
+	settle();
+	ck_assert(d.calls == 4 && d.taken);
+	fleet_close(f);
+	text = xdtest_read_file(path, NULL);
+	ck_assert_msg(strstr(text, "\"id\":5,\"state\":\"canary\"") != NULL, "%s", text);
+	free(text);
+	/* read back under way, as a restart mid-rollout finds it */
+	f = xd_fleet_new_file(&loop, &cfg, dir, "host/a:1");
+	ck_assert_ptr_nonnull(xd_fleet_record(f));
+	ck_assert_int_eq(xd_fleet_record(f)->state, XD_ROLLOUT_CANARY);
+	ck_assert_uint_eq(xd_fleet_record(f)->id, 5);
 	fleet_close(f);
 	/* one that is not a file: none either */
 	ck_assert(unlink(path) == 0 && mkdir(path, 0755) == 0);
@@ -527,7 +542,7 @@ START_TEST(the_record_in_state_dir)
 	ck_assert_str_eq(xd_fleet_where(f), "memory");
 	xd_fleet_propose(f, &r, on_done, &d);
 	settle();
-	ck_assert(d.calls == 4 && d.taken);
+	ck_assert(d.calls == 5 && d.taken);
 	fleet_close(f);
 	xd_rollout_record_clear(&r);
 	free(path);

@@ -13,6 +13,7 @@
 #include "rollout/decide.h"
 #include "rollout/record.h"
 #include "util/buf.h"
+#include "util/log.h"
 #include "xdtest.h"
 
 #define PRINT_A "0123456789abcdef"
@@ -270,6 +271,51 @@ START_TEST(the_nack_named_is_the_one_that_failed_it)
 }
 END_TEST
 
+/* Names in a reason are clipped (XD_LOG_CLIENT_MAX) and the reason is
+ * bounded by its buffer, however many and however long they are. */
+START_TEST(reasons_clipped_and_bounded)
+{
+	struct xd_rollout_record rec;
+	struct xd_rollout_report f = {0};
+	char why[1024], small[12], long_name[600], want[XD_LOG_CLIENT_MAX + 32];
+	struct xd_rollout_nack n = {long_name, "edge", "CDS", "v1", long_name, 5};
+
+	memset(long_name, 'n', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	snprintf(want, sizeof(want), "'%.*s'", XD_LOG_CLIENT_MAX, long_name);
+	record_init(&rec, XD_ROLLOUT_CANARY);
+	for (int i = 0; i < 12; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "key-%02d", i);
+		key(&f, name, 0, 0, false);
+	}
+	/* eleven more than fit: counted, the text cut at its end */
+	ck_assert_uint_eq(xd_rollout_unproven(XD_REQUIRE_PER_KEY, &f, small, sizeof(small)), 12);
+	ck_assert_str_eq(small, "'key-00', '");
+	/* a long node id and message: clipped */
+	f.nacks = 1;
+	f.nack_list = &n;
+	f.nnack_list = 1;
+	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
+	ck_assert_msg(strstr(why, want) != NULL, "%s", why);
+	ck_assert_msg(strstr(why, long_name + sizeof(long_name) - 1 - XD_LOG_CLIENT_MAX - 1) == NULL,
+		      "not clipped: %s", why);
+	f.nacks = 0;
+	f.nack_list = NULL;
+	f.nnack_list = 0;
+	/* a long stuck canary: clipped too */
+	cfg.rollout.on_canary_timeout = XD_CANARY_TIMEOUT_FAIL;
+	xd_rollout_list_add(&f.stuck, &f.nstuck, XD_ROLLOUT_NAMES_MAX, &f.stuck_total,
+			    long_name);
+	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
+	snprintf(want, sizeof(want), "canary node '%.*s' did", XD_LOG_CLIENT_MAX, long_name);
+	ck_assert_msg(strstr(why, want) != NULL, "%s", why);
+	xd_rollout_report_clear(&f);
+	xd_rollout_record_clear(&rec);
+}
+END_TEST
+
 START_TEST(unproven_lists_keys)
 {
 	struct xd_rollout_report f = {0};
@@ -454,6 +500,34 @@ START_TEST(bad_records_refused_with_why)
 		 "not a list of strings: 'keys'"},
 		{"{\"format\": 1, \"state\": 3, \"candidate\": \"" PRINT_A "\"}",
 		 "not a string: 'state'"},
+		/* what another hand, or a newer or broken xdsd, may write */
+		{"{\"format\": \"1\", \"state\": \"failed\"}",
+		 "not a non-negative integer: 'format'"},
+		{"{\"format\": 1.0, \"state\": \"failed\"}",
+		 "not a non-negative integer: 'format'"},
+		{"{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"stable\": \"0123456789ABCDEF\"}",
+		 "not 16 hex digits: 'stable'"},
+		{"{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"stable\": \"0123456789abcdef0\"}",
+		 "not 16 hex digits: 'stable'"},
+		{"{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"rollback\": \"yes\"}",
+		 "not true or false: 'rollback'"},
+		{"{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"rollback\": null}",
+		 "not true or false: 'rollback'"},
+		{"{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"uncovered\": \"edge\"}",
+		 "not a list: 'uncovered'"},
+		{"{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"uncovered\": [\"edge\", null]}",
+		 "not a list of strings: 'uncovered'"},
+		{"{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"reason\": 7}",
+		 "not a string: 'reason'"},
+		{"{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"started\": -1}",
+		 "not a non-negative integer: 'started'"},
+		{"{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"keys_total\": \"many\"}",
+		 "not a non-negative integer: 'keys_total'"},
+		{"{\"format\": 1, \"candidate\": \"" PRINT_A "\"}", "missing 'state'"},
+		{"{\"format\": 1, \"state\": \"idle\", \"candidate\": \"" PRINT_A "\"}",
+		 "no such state: 'idle'"},
+		{"", "not a JSON object"},
+		{"\"a string\"", "not a JSON object"},
 	};
 	struct xd_rollout_record r;
 	char why[256];
@@ -470,6 +544,22 @@ START_TEST(bad_records_refused_with_why)
 						why, sizeof(why)),
 			 -1);
 	ck_assert_msg(strstr(why, "bytes, more than") != NULL, "%s", why);
+	/* what may be left out, or empty, is read as such */
+	{
+		const char *ok = "{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"stable\": \"\", \"now\": true, "
+				 "\"rollback\": false, \"keys\": [\"a\", \"b\"], \"keys_total\": 1}";
+
+		ck_assert_int_eq(xd_rollout_record_read(&r, ok, strlen(ok), why, sizeof(why)), 0);
+		ck_assert_str_eq(r.stable, "");
+		ck_assert(r.now);
+		ck_assert(!r.rollback);
+		ck_assert_int_eq(r.state, XD_ROLLOUT_FAILED);
+		/* a total never below what is named */
+		ck_assert_uint_eq(r.keys_total, 2);
+		ck_assert_str_eq(r.trigger, "");
+		ck_assert_ptr_null(r.uncovered);
+		xd_rollout_record_clear(&r);
+	}
 }
 END_TEST
 
@@ -560,6 +650,20 @@ START_TEST(reports_refused_bounded_and_merged)
 		{"{\"format\": 1, \"waiting\": [1]}", "not a list of strings: 'waiting'"},
 		{"{\"format\": 1, \"format\": 1}", "not a JSON object"},
 		{"{}", "format 0, not 1"},
+		{"{\"format\": 1, \"keys\": [3]}", "not a list of keys: 'keys'"},
+		{"{\"format\": 1, \"keys\": [{\"key\": 3}]}", "not a string: 'key'"},
+		{"{\"format\": 1, \"keys\": [{\"key\": \"a\", \"acked\": -2}]}",
+		 "not a non-negative integer: 'acked'"},
+		{"{\"format\": 1, \"nack_list\": {}}", "not a list: 'nack_list'"},
+		{"{\"format\": 1, \"nack_list\": [{\"node_id\": 1}]}", "not a string: 'node_id'"},
+		{"{\"format\": 1, \"nack_list\": [{\"at\": \"now\"}]}",
+		 "not a non-negative integer: 'at'"},
+		{"{\"format\": 1, \"nodes\": [{\"nodes\": 1}]}", "missing 'key'"},
+		{"{\"format\": 1, \"nodes\": [{\"key\": \"e\", \"canaries\": true}]}",
+		 "not a non-negative integer: 'canaries'"},
+		{"{\"format\": 1, \"stuck\": \"a\"}", "not a list: 'stuck'"},
+		{"{\"format\": 1, \"candidate\": \"abc\"}", "not 16 hex digits: 'candidate'"},
+		{"{\"format\": 1, \"replica\": []}", "not a string: 'replica'"},
 	};
 	struct xd_rollout_report r, fleet = {0}, many = {0};
 	struct xd_rollout_nack n = {"c", "edge", "CDS", "v", "m", 1};
@@ -694,6 +798,7 @@ int main(void)
 	tcase_add_test(tc, bake_then_promote_once_all_answered);
 	tcase_add_test(tc, nacks_and_stuck_canaries_fail_it);
 	tcase_add_test(tc, the_nack_named_is_the_one_that_failed_it);
+	tcase_add_test(tc, reasons_clipped_and_bounded);
 	tcase_add_test(tc, unproven_lists_keys);
 	tcase_add_test(tc, reasons_in_every_form);
 	tcase_add_test(rec, record_round_trip);
