@@ -913,6 +913,77 @@ START_TEST(a_clean_stop_revokes_the_lease)
 END_TEST
 
 /*
+ * A replica whose lease is lost (cut from etcd past its TTL, short
+ * here) decides nothing, and refuses an operator's promote with why; the others promote the rollout meanwhile, and once back on
+ * etcd under a new lease it registers again and follows the record.
+ */
+START_TEST(a_lost_lease_decides_nothing)
+{
+	struct fleet f;
+	struct xdt_peer canary;
+	struct xdt_daemon *cut;
+	struct xdc_conn *conn;
+	struct xdt_peer other;
+	long long rev;
+	char want[256], *out;
+	int rc;
+
+	fleet_start(&f, "300ms", true);
+	/* replica 1 again, through the balancer, with a short lease */
+	xdt_peer_close(&f.other[1]);
+	xdc_conn_free(f.conn[1]);
+	xdt_daemon_stop(f.r[1], STOP_MS);
+	f.r[1] = NULL;
+	cut = replica_leased(f.lb->target, "300ms", "2s");
+	ck_assert(xdt_daemon_wait_log(cut, "reports under '", SERVED_MS));
+	conn = xdc_connect(cut->target);
+	xdt_peer_open(&other, conn, false, "edge-1");
+	xdt_peer_expect(&other, 1, "replica 1's other node");
+	xdt_peer_open(&canary, f.conn[0], false, "canary-0");
+	xdt_peer_expect(&canary, 1, "canary");
+	rev = put_clusters(f.e, 2);
+	ck_assert_int_eq(xdt_peer_next(&canary, SERVED_MS), 2);
+	ck_assert(xdt_daemon_wait_log(cut, " (etcd): 1 snapshot key changed", SERVED_MS));
+	wait_record(f.e, "\"state\":\"canary\"");
+
+	xdt_balancer_kill(f.lb);
+	ck_assert_msg(xdt_daemon_wait_log(cut, "lost (", SERVED_MS), "the lease was never lost");
+	/* an operator's promote is refused, with why */
+	for (long long end = xdtest_now_ms() + SERVED_MS;;) {
+		rc = xdsctl(cut, "rollout promote", &out);
+		if (strstr(out, "cannot be written now: the rollout is left as it is") != NULL)
+			break;
+		ck_assert_msg(xdtest_now_ms() < end, "promote without a lease: exit %d, %s", rc, out);
+		free(out);
+		xdtest_sleep_ms(200);
+	}
+	ck_assert_int_eq(rc, 1);
+	free(out);
+
+	/* the canary ACKs: the others promote it, the one cut does not */
+	xdt_peer_answer(&canary, NULL);
+	snprintf(want, sizeof(want), "rollout %lld promoted", rev);
+	ck_assert(xdt_daemon_wait_log(f.r[0], want, SERVED_MS));
+	xdt_peer_quiet(&other, "the node of the replica without a lease");
+	ck_assert_int_eq(xdt_daemon_log_count(cut, want), 0);
+
+	/* back: a new lease, registered again, the record followed */
+	xdt_balancer_run(f.lb);
+	ck_assert_msg(xdt_daemon_wait_log_count(cut, "reports under '", 2, SERVED_MS),
+		      "no new lease");
+	ck_assert_msg(xdt_daemon_wait_log(cut, want, SERVED_MS), "the promotion not followed");
+	xdt_peer_expect(&other, 2, "the node of the replica back on etcd");
+	free(xdsctl_until(f.r[0], "fleet", " serving ", REPLICAS, &rc));
+
+	xdt_peer_close(&other);
+	xdc_conn_free(conn);
+	xdt_daemon_stop(cut, STOP_MS);
+	xdt_peer_close(&canary);
+	fleet_stop(&f);
+}
+END_TEST
+
+/*
  * xdsd's own keys are input like any other: a record or a report that
  * does not parse is refused with why, naming the key, and taken as none
  * (the record: the next change's rollout replaces it) or left out (the
@@ -1011,6 +1082,7 @@ int main(void)
 	tcase_add_test(tc, push_dry_run_says_what_and_whom);
 	tcase_add_test(tc, the_fleet_seen_from_any_replica);
 	tcase_add_test(tc, a_clean_stop_revokes_the_lease);
+	tcase_add_test(tc, a_lost_lease_decides_nothing);
 	tcase_add_test(tc, bad_keys_of_xdsd_refused_with_why);
 	tcase_add_test(tc, registrations_rest_when_nothing_changes);
 	suite_add_tcase(s, tc);
