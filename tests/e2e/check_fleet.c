@@ -986,8 +986,8 @@ END_TEST
 /*
  * xdsd's own keys are input like any other: a record or a report that
  * does not parse is refused with why, naming the key, and taken as none
- * (the record: the next change's rollout replaces it) or left out (the
- * report); one another hand writes and
+ * (the record: the next change's rollout replaces it, as it is written
+ * where a deleted one was) or left out (the report); one another hand writes and
  * then deletes comes and goes from every view; the replicas serve on,
  * the same bytes.
  */
@@ -1012,6 +1012,14 @@ START_TEST(bad_keys_of_xdsd_refused_with_why)
 	wait_record(f.e, want);
 	for (int i = 0; i < REPLICAS; i++)
 		xdt_peer_quiet(&f.other[i], "the change after an unreadable record");
+	/* deleted by another hand: none, and the next change's rollout is
+	 * written where it was */
+	ck_assert_int_eq(xdt_etcdctl(f.e, "del " RECORD, NULL), 0);
+	rev = put_clusters(f.e, 3);
+	snprintf(want, sizeof(want), "\"id\":%lld,\"state\":\"canary\"", rev);
+	wait_record(f.e, want);
+	for (int i = 0; i < REPLICAS; i++)
+		xdt_peer_quiet(&f.other[i], "the change after the record was deleted");
 	xdt_etcd_put(f.e, PREFIX ".xdsd/replicas/bogus", "not json");
 	ck_assert(xdt_daemon_wait_log(f.r[1], "rollout: the report at '" PREFIX
 					      ".xdsd/replicas/bogus' is unreadable: not a JSON object",
