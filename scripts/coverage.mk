@@ -1,6 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # `make coverage` (included by Makefile.am): line and branch coverage of
-# src/ by `make check`, per directory.
+# src/ by `make check`, per directory. COVERAGE_TESTS, when given, is
+# the TESTS of that `make check`: the coverage of a module by its own
+# tests, without the whole suite's run time, e.g.
+#   make coverage COVERAGE_TESTS='tests/unit/check_rollout_rules
+#     tests/e2e/check_rollout tests/e2e/check_fleet'
+# (every test program is still built; only those run).
 #
 # It configures an instrumented copy of the tree in its own build
 # directory, COVERAGE_BUILD (build-cov/ beside the sources unless
@@ -16,6 +21,7 @@
 COVERAGE_SRC = $(realpath $(abs_top_srcdir))
 COVERAGE_BUILD = $(COVERAGE_SRC)/build-cov
 COVERAGE_CFLAGS = -O0 -g --coverage -fprofile-update=atomic
+COVERAGE_TESTS =
 EXTRA_DIST += scripts/coverage.mk scripts/coverage-table
 
 coverage:
@@ -34,14 +40,20 @@ coverage:
 	fi && \
 	rm -f *conftest* && \
 	find . \( -name '*.o' -o -name '*.gcno' -o -name '*.gcda' \) -delete && \
-	{ $(MAKE) $(AM_MAKEFLAGS) check; status=$$?; } && \
+	tests='$(strip $(COVERAGE_TESTS))' && \
+	{ if [ -n "$$tests" ]; then \
+		echo "coverage: make check TESTS='$$tests'"; \
+		$(MAKE) $(AM_MAKEFLAGS) check TESTS="$$tests"; \
+	else \
+		$(MAKE) $(AM_MAKEFLAGS) check; \
+	fi; status=$$?; } && \
 	rm -rf coverage && $(MKDIR_P) coverage && \
 	gcovr --root '$(COVERAGE_SRC)' --filter '$(COVERAGE_SRC)/src/' \
 		--exclude-unreachable-branches \
 		--json-summary coverage/summary.json \
 		--html-details coverage/index.html --html-title 'xdsd: make check' \
 		. && \
-	echo "coverage of src/ by make check, $$(date -u +%Y-%m-%d):" && \
+	echo "coverage of src/ by make check$${tests:+ TESTS='$$tests'}, $$(date -u +%Y-%m-%d):" && \
 	$(PYTHON3) '$(COVERAGE_SRC)/scripts/coverage-table' coverage/summary.json && \
 	echo "coverage: report in $(COVERAGE_BUILD)/coverage/index.html" && \
 	exit $$status

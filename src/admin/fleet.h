@@ -21,7 +21,8 @@
  *
  * Another replica is listed as long as its registration is in etcd:
  * a replica that stops, is killed or loses etcd leaves the list once
- * its lease expires (XD_ETCD_LEASE_TTL_S).
+ * its lease expires (etcd.lease_ttl), or at once when it stops cleanly
+ * (it revokes its lease, etcd/lease.h).
  *
  * Thread: loop thread only.
  */

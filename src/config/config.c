@@ -218,6 +218,11 @@ static const struct directive directives[] = {
 	{"dial_timeout", T_DURATION, OFF(etcd.dial_timeout_ms), "5s", 100,
 	 HOUR_MS, false, "time a connection to an etcd endpoint may take",
 	 NULL, "etcd"},
+	/* etcd's leases are whole seconds: rounded up */
+	{"lease_ttl", T_DURATION, OFF(etcd.lease_ttl_ms), "10s", 2000,
+	 HOUR_MS, false,
+	 "how long a replica that vanished without a clean stop stays registered (its etcd lease)",
+	 NULL, "etcd"},
 	{"cert", T_CRED_PATH, OFF(etcd.tls.cert), NULL, 0, 0, false,
 	 "client certificate chain presented to etcd, PEM", NULL, "etcd.tls"},
 	{"key", T_CRED_PATH, OFF(etcd.tls.key), NULL, 0, 0, false,

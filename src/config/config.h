@@ -98,14 +98,16 @@ struct xd_config {
 	/* The snapshot source, and the etcd cluster it names when it is
 	 * XD_SOURCE_ETCD: its members (host:port, tried in turn), the key
 	 * prefix that mirrors the snapshot directory, how long a connection
-	 * attempt may take, and TLS towards etcd (all NULL: plaintext; ca
-	 * alone: server-authenticated only). */
+	 * attempt may take, the TTL of the replica's lease (etcd/lease.h),
+	 * and TLS towards etcd (all NULL: plaintext; ca alone:
+	 * server-authenticated only). */
 	enum xd_source source;
 	struct {
 		char **endpoints;
 		size_t nendpoints;
 		char *prefix;
 		uint64_t dial_timeout_ms;
+		uint64_t lease_ttl_ms;
 		struct {
 			char *cert; /* client certificate chain, PEM */
 			char *key;  /* its private key, PEM */

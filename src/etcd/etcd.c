@@ -303,7 +303,23 @@ int xd_etcd_call(struct xd_etcd *e, const char *method,
 	channel_open(e);
 	return xd_etcd_calls_start(e->calls, e->channel, method, req, d,
 				   e->cfg->etcd.dial_timeout_ms + XD_ETCD_CALL_MS,
-				   done, arg, why, len);
+				   0, done, arg, why, len);
+}
+
+int xd_etcd_call_last(struct xd_etcd *e, const char *method,
+		      const ProtobufCMessage *req,
+		      const ProtobufCMessageDescriptor *d, xd_etcd_done_fn done,
+		      void *arg, char *why, size_t len)
+{
+	XD_ASSERT_LOOP();
+	if (e->state == STOPPED) {
+		snprintf(why, len, "etcd: stopped");
+		return -1;
+	}
+	channel_open(e);
+	return xd_etcd_calls_start(e->calls, e->channel, method, req, d,
+				   XD_ETCD_LAST_CALL_MS, XD_ETCD_CALL_LAST, done,
+				   arg, why, len);
 }
 
 void xd_etcd_forget(struct xd_etcd *e, void *arg)

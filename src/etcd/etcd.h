@@ -159,6 +159,19 @@ int xd_etcd_call(struct xd_etcd *e, const char *method,
 		 const ProtobufCMessageDescriptor *d, xd_etcd_done_fn done,
 		 void *arg, char *why, size_t len);
 
+/*
+ * A last call, made as xdsd stops (a lease's revoke, lease.h), before
+ * xd_etcd_stop: that does not cancel it, and the source is freed only
+ * once it is over, answered or past XD_ETCD_LAST_CALL_MS, so that an
+ * etcd out of reach delays the stop by that at most; `done` runs then,
+ * even after xd_etcd_stop. 0, or -1 with why (the source stopped).
+ */
+#define XD_ETCD_LAST_CALL_MS 1000
+int xd_etcd_call_last(struct xd_etcd *e, const char *method,
+		      const ProtobufCMessage *req,
+		      const ProtobufCMessageDescriptor *d, xd_etcd_done_fn done,
+		      void *arg, char *why, size_t len);
+
 /* The calls made for `arg` run no `done`: whoever asked is going.
  * Those who call xd_etcd_call stop before the source does. */
 void xd_etcd_forget(struct xd_etcd *e, void *arg);
@@ -168,7 +181,8 @@ void xd_etcd_forget(struct xd_etcd *e, void *arg);
  * `health`'s. */
 struct xd_snapsource xd_etcd_source(struct xd_etcd *e);
 
-/* Cancels its calls and timers; it frees itself once they are over. */
+/* Cancels its calls (but the last ones) and timers; it frees itself
+ * once they are over. */
 void xd_etcd_stop(struct xd_etcd *e);
 
 #endif

@@ -14,6 +14,7 @@ struct xd_etcd_lease {
 	uv_loop_t *loop;
 	struct xd_etcd *e;
 	uv_timer_t timer;
+	int64_t ttl_s;
 	int64_t id;          /* 0: none */
 	uint64_t kept;       /* loop ms of the last grant or keep-alive */
 	bool calling;        /* a call under way */
@@ -65,7 +66,7 @@ static void granted(void *arg, const ProtobufCMessage *m, const char *why)
 	l->kept = uv_now(l->loop);
 	xd_info("etcd: lease %llx granted for %lld s", (unsigned long long)l->id,
 		(long long)r->ttl);
-	again(l, XD_ETCD_LEASE_TTL_S * 1000 / 3);
+	again(l, (uint64_t)l->ttl_s * 1000 / 3);
 	l->changed(l->arg, l->id);
 }
 
@@ -78,7 +79,7 @@ static void kept_alive(void *arg, const ProtobufCMessage *m, const char *why)
 	XD_ASSERT_LOOP();
 	l->calling = false;
 	if (r == NULL) {
-		if (uv_now(l->loop) - l->kept >= XD_ETCD_LEASE_TTL_S * 1000) {
+		if (uv_now(l->loop) - l->kept >= (uint64_t)l->ttl_s * 1000) {
 			lost(l, why);
 			again(l, 0);
 			return;
@@ -93,7 +94,7 @@ static void kept_alive(void *arg, const ProtobufCMessage *m, const char *why)
 		return;
 	}
 	l->kept = uv_now(l->loop);
-	again(l, XD_ETCD_LEASE_TTL_S * 1000 / 3);
+	again(l, (uint64_t)l->ttl_s * 1000 / 3);
 }
 
 static void tick(uv_timer_t *t)
@@ -108,7 +109,7 @@ static void tick(uv_timer_t *t)
 		Etcdserverpb__LeaseGrantRequest req =
 			ETCDSERVERPB__LEASE_GRANT_REQUEST__INIT;
 
-		req.ttl = XD_ETCD_LEASE_TTL_S;
+		req.ttl = l->ttl_s;
 		rc = xd_etcd_call(l->e, XD_ETCD_LEASE_GRANT_METHOD, &req.base,
 				  &etcdserverpb__lease_grant_response__descriptor,
 				  granted, l, why, sizeof(why));
@@ -130,6 +131,7 @@ static void tick(uv_timer_t *t)
 }
 
 struct xd_etcd_lease *xd_etcd_lease_start(uv_loop_t *loop, struct xd_etcd *e,
+					  uint64_t ttl_ms,
 					  void (*changed)(void *arg,
 							  int64_t id),
 					  void *arg)
@@ -139,6 +141,8 @@ struct xd_etcd_lease *xd_etcd_lease_start(uv_loop_t *loop, struct xd_etcd *e,
 	XD_ASSERT_LOOP();
 	l->loop = loop;
 	l->e = e;
+	/* etcd's TTLs are whole seconds */
+	l->ttl_s = (int64_t)((ttl_ms + 999) / 1000);
 	l->changed = changed;
 	l->arg = arg;
 	uv_timer_init(loop, &l->timer);
@@ -157,11 +161,47 @@ static void closed(uv_handle_t *h)
 	free(h->data);
 }
 
+/* The revoke's end: its own, the lease being gone already. */
+struct revoke {
+	int64_t id;
+};
+
+static void revoked(void *arg, const ProtobufCMessage *m, const char *why)
+{
+	struct revoke *r = arg;
+
+	if (m != NULL)
+		xd_info("etcd: lease %llx revoked: this replica's keys under the prefix are gone",
+			(unsigned long long)r->id);
+	else
+		xd_warn("etcd: revoking lease %llx failed: %s; its keys go when it expires",
+			(unsigned long long)r->id, why);
+	free(r);
+}
+
+/* Revoked rather than left to expire: the others see this replica go
+ * at once (its registration, rollout/fleet.h), not a TTL later. */
+static void revoke_lease(struct xd_etcd_lease *l)
+{
+	Etcdserverpb__LeaseRevokeRequest req = ETCDSERVERPB__LEASE_REVOKE_REQUEST__INIT;
+	struct revoke *r = xd_calloc(1, sizeof(*r));
+	char why[512];
+
+	r->id = l->id;
+	req.id = l->id;
+	if (xd_etcd_call_last(l->e, XD_ETCD_LEASE_REVOKE_METHOD, &req.base,
+			      &etcdserverpb__lease_revoke_response__descriptor,
+			      revoked, r, why, sizeof(why)) != 0)
+		revoked(r, NULL, why);
+}
+
 void xd_etcd_lease_stop(struct xd_etcd_lease *l)
 {
 	if (l == NULL)
 		return;
 	XD_ASSERT_LOOP();
 	xd_etcd_forget(l->e, l);
+	if (l->id != 0)
+		revoke_lease(l);
 	uv_close((uv_handle_t *)&l->timer, closed);
 }

@@ -26,6 +26,7 @@ struct unary {
 	const char *method;
 	xd_etcd_done_fn done; /* NULL once cancelled */
 	void *arg;
+	bool last; /* outlives xd_etcd_calls_cancel (XD_ETCD_CALL_LAST) */
 };
 
 struct xd_etcd_calls {
@@ -87,7 +88,8 @@ static void unary_done(struct xd_tag *tag, bool ok)
 int xd_etcd_calls_start(struct xd_etcd_calls *c, grpc_channel *ch,
 			const char *method, const ProtobufCMessage *req,
 			const ProtobufCMessageDescriptor *d, uint64_t timeout_ms,
-			xd_etcd_done_fn done, void *arg, char *why, size_t len)
+			unsigned flags, xd_etcd_done_fn done, void *arg,
+			char *why, size_t len)
 {
 	struct unary *u;
 	grpc_op ops[6];
@@ -110,6 +112,7 @@ int xd_etcd_calls_start(struct xd_etcd_calls *c, grpc_channel *ch,
 	u->method = method;
 	u->done = done;
 	u->arg = arg;
+	u->last = (flags & XD_ETCD_CALL_LAST) != 0;
 	u->details = grpc_empty_slice();
 	grpc_metadata_array_init(&u->head);
 	grpc_metadata_array_init(&u->trailing);
@@ -165,6 +168,8 @@ void xd_etcd_calls_cancel(struct xd_etcd_calls *c)
 	xd_list_for_each(n, &c->calls) {
 		struct unary *u = xd_container_of(n, struct unary, link);
 
+		if (u->last)
+			continue; /* bounded by its deadline, and awaited */
 		u->done = NULL;
 		grpc_call_cancel(u->call, NULL);
 	}

@@ -10,7 +10,11 @@
  *
  * Each call ends with its `done` on the loop thread, once: the answer
  * (borrowed for the call; NULL when it failed) or why it failed. After
- * xd_etcd_calls_cancel no `done` runs at all: what asked may be gone.
+ * xd_etcd_calls_cancel no `done` runs at all, what asked may be gone,
+ * but for a last call (XD_ETCD_CALL_LAST: a lease's revoke as xdsd
+ * stops), which goes on to its answer or its deadline and then runs its
+ * `done`: what it tells etcd must reach it even though everything else
+ * is stopping.
  *
  * Bounds: at most XD_ETCD_CALLS_MAX calls at once (more are refused
  * with why), each bounded by its deadline.
@@ -30,6 +34,10 @@
 
 #define XD_ETCD_LEASE_GRANT_METHOD "/etcdserverpb.Lease/LeaseGrant"
 #define XD_ETCD_LEASE_KEEPALIVE_METHOD "/etcdserverpb.Lease/LeaseKeepAlive"
+#define XD_ETCD_LEASE_REVOKE_METHOD "/etcdserverpb.Lease/LeaseRevoke"
+
+/* xd_etcd_calls_start's flags: not cancelled with the others. */
+#define XD_ETCD_CALL_LAST 1u
 
 /* `resp` (NULL: failed, `why` says why) is borrowed during the call. */
 typedef void (*xd_etcd_done_fn)(void *arg, const ProtobufCMessage *resp,
@@ -43,19 +51,21 @@ struct xd_etcd_calls *xd_etcd_calls_new(grpc_completion_queue *cq,
 
 /*
  * Calls `method` on `ch` with `req`; the answer is a message of `d`.
- * 0, or -1 with why in `why` (too many calls under way; cancelled).
+ * `flags`: 0 or XD_ETCD_CALL_LAST. 0, or -1 with why in `why` (too
+ * many calls under way; cancelled).
  */
 int xd_etcd_calls_start(struct xd_etcd_calls *c, grpc_channel *ch,
 			const char *method, const ProtobufCMessage *req,
 			const ProtobufCMessageDescriptor *d, uint64_t timeout_ms,
-			xd_etcd_done_fn done, void *arg, char *why, size_t len);
+			unsigned flags, xd_etcd_done_fn done, void *arg,
+			char *why, size_t len);
 
 /* The calls under way for `arg` run no `done` (they go on to their
  * end): whoever asked is going. */
 void xd_etcd_calls_forget(struct xd_etcd_calls *c, void *arg);
 
-/* Cancels every call under way; no `done` runs afterwards, nor any new
- * call starts. */
+/* Cancels every call under way but the last ones; no `done` runs
+ * afterwards but theirs, nor any new call starts. */
 void xd_etcd_calls_cancel(struct xd_etcd_calls *c);
 
 /* Whether no call is under way. */

@@ -48,15 +48,23 @@ size_t xd_rollout_unproven(enum xd_require_canary require,
 	return total;
 }
 
-/* The NACK to name: the newest kept. */
-static const struct xd_rollout_nack *last_nack(const struct xd_rollout_report *f)
+/* The NACK that failed it: the one past max_nacks, the (max_nacks +
+ * 1)th in time, when it is among those kept (the fleet's first,
+ * record.h: xd_rollout_report_merge keeps the earliest), whatever
+ * their order in the list; NULL when it is not. */
+static const struct xd_rollout_nack *failing_nack(const struct xd_rollout_report *f,
+						  uint64_t max_nacks)
 {
-	const struct xd_rollout_nack *last = NULL;
+	for (size_t i = 0; i < f->nnack_list; i++) {
+		uint64_t before = 0;
 
-	for (size_t i = 0; i < f->nnack_list; i++)
-		if (last == NULL || f->nack_list[i].at_ms >= last->at_ms)
-			last = &f->nack_list[i];
-	return last;
+		for (size_t j = 0; j < f->nnack_list; j++)
+			before += f->nack_list[j].at_ms < f->nack_list[i].at_ms ||
+				  (f->nack_list[j].at_ms == f->nack_list[i].at_ms && j < i);
+		if (before == max_nacks)
+			return &f->nack_list[i];
+	}
+	return NULL;
 }
 
 /* Not proven in time: why, with what is missing. */
@@ -92,12 +100,12 @@ enum xd_rollout_decision xd_rollout_decide(const struct xd_config *cfg,
 	if (!xd_rollout_state_active(rec->state))
 		return XD_DECIDE_WAIT;
 	if (f->nacks > cfg->rollout.max_nacks) {
-		n = last_nack(f);
+		n = failing_nack(f, cfg->rollout.max_nacks);
 		snprintf(why, len,
 			 "%llu NACK%s from canaries, more than max_nacks %llu%s%.*s%s%s%s%s%s%.*s",
 			 (unsigned long long)f->nacks, f->nacks == 1 ? "" : "s",
 			 (unsigned long long)cfg->rollout.max_nacks,
-			 n != NULL ? "; the last from node '" : "",
+			 n != NULL ? "; the NACK past it from node '" : "",
 			 n != NULL ? XD_LOG_CLIP(strlen(n->node_id)) : 0,
 			 n != NULL ? n->node_id : "", n != NULL ? "' of " : "",
 			 n != NULL ? n->type : "", n != NULL ? " version " : "",

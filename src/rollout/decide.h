@@ -6,7 +6,8 @@
  * a daemon. Whoever finds a decision proposes it on the record
  * (rollout/fleet.h), which takes it once.
  *
- *   fail     more than max_nacks NACKs from canaries; a canary past
+ *   fail     more than max_nacks NACKs from canaries (naming the one
+ *            past max_nacks, when it is kept); a canary past
  *            canary_timeout with on_canary_timeout: fail; or not proven
  *            `timeout` after the rollout started (the keys no canary
  *            ACKed, the canaries that have not answered)

@@ -73,7 +73,7 @@ void xd_fleet__init(struct xd_fleet *f, uv_loop_t *loop,
 }
 
 static void set_record(struct xd_fleet *f, const struct xd_rollout_record *rec,
-		       int64_t mod)
+		       int64_t mod, bool present)
 {
 	if (rec == NULL) {
 		if (f->has_record)
@@ -84,6 +84,7 @@ static void set_record(struct xd_fleet *f, const struct xd_rollout_record *rec,
 		f->has_record = true;
 	}
 	f->mod = mod;
+	f->present = rec != NULL || present;
 	tell(f);
 }
 
@@ -98,7 +99,15 @@ void xd_fleet__record(struct xd_fleet *f, const struct xd_rollout_record *rec,
 			 (unsigned long long)rec->id,
 			 xd_rollout_state_name(rec->state), rec->candidate,
 			 f->where);
-	set_record(f, rec, mod);
+	set_record(f, rec, mod, false);
+}
+
+void xd_fleet__record_unreadable(struct xd_fleet *f, int64_t mod)
+{
+	XD_ASSERT_LOOP();
+	if (mod != 0 && mod <= f->mod)
+		return;
+	set_record(f, NULL, mod, true);
 }
 
 /* ---------------- proposals ---------------- */
@@ -106,7 +115,7 @@ void xd_fleet__record(struct xd_fleet *f, const struct xd_rollout_record *rec,
 static void start_write(struct xd_fleet *f)
 {
 	XD_ASSERT(f->flight.used);
-	f->be->write(f, &f->flight.rec, f->has_record ? f->mod : 0);
+	f->be->write(f, &f->flight.rec, f->present ? f->mod : 0);
 }
 
 static void proposal_end(struct proposal *p, bool taken, const char *why)
@@ -132,10 +141,11 @@ void xd_fleet__written(struct xd_fleet *f, bool taken,
 		       f->where);
 	if (taken) {
 		if (mod > f->mod || !f->has_record)
-			set_record(f, now, mod);
+			set_record(f, now, mod, false);
 	} else if (why == NULL) {
-		/* another's won: that one is the record */
-		set_record(f, now, mod);
+		/* another's won: that one is the record (unreadable when
+		 * NULL at a revision) */
+		set_record(f, now, mod, mod != 0);
 	}
 	ended = f->flight;
 	memset(&f->flight, 0, sizeof(f->flight));

@@ -78,7 +78,10 @@ static void take_kv(struct etcd_be *b, const struct xd_etcd_own_kv *kv)
 		struct xd_rollout_record rec;
 		bool got = read_record(b, kv, &rec);
 
-		xd_fleet__record(f, got ? &rec : NULL, kv->mod_revision);
+		if (got || kv->deleted)
+			xd_fleet__record(f, got ? &rec : NULL, kv->mod_revision);
+		else
+			xd_fleet__record_unreadable(f, kv->mod_revision);
 		if (got)
 			xd_rollout_record_clear(&rec);
 		return;
@@ -116,7 +119,7 @@ static void own_read(void *arg, const struct xd_etcd_own_kv *kvs, size_t n,
 		record |= strcmp(kvs[i].name, XD_FLEET_RECORD_NAME) == 0;
 		take_kv(b, &kvs[i]);
 	}
-	if (!record && b->f->has_record)
+	if (!record && (b->f->has_record || b->f->present))
 		xd_fleet__record(b->f, NULL, revision);
 }
 
@@ -393,5 +396,6 @@ void xd_fleet_attach_etcd(struct xd_fleet *f, struct xd_etcd *e)
 	XD_ASSERT_LOOP();
 	XD_ASSERT(b->e == NULL);
 	b->e = e;
-	b->lease = xd_etcd_lease_start(f->loop, e, lease_changed, b);
+	b->lease = xd_etcd_lease_start(f->loop, e, f->cfg->etcd.lease_ttl_ms,
+				       lease_changed, b);
 }

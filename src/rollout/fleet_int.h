@@ -50,6 +50,11 @@ struct xd_fleet {
 	bool has_record;
 	struct xd_rollout_record record;
 	int64_t mod; /* the backend's mark of it (etcd: mod revision) */
+	/* the backend holds a record at `mod`, readable or not: a write
+	 * expects that one (an unreadable record is overwritten, not
+	 * taken for none, which a write expecting none would never
+	 * replace) */
+	bool present;
 
 	struct report_entry *reports;
 	size_t nreports;
@@ -74,8 +79,9 @@ void xd_fleet__init(struct xd_fleet *f, uv_loop_t *loop,
 		    const struct xd_fleet_backend *be, const char *where,
 		    bool shared);
 /* The write of the proposal in flight is over: taken (`now` is it, at
- * `mod`), or not: `now` is the record that is (NULL: none, with
- * `why` when the write failed). */
+ * `mod`), or not: `now` is the record that is (NULL: none, or one that
+ * could not be read when `mod` is not 0; `why` when the write
+ * failed). */
 void xd_fleet__written(struct xd_fleet *f, bool taken,
 		       const struct xd_rollout_record *now, int64_t mod,
 		       const char *why);
@@ -83,6 +89,9 @@ void xd_fleet__written(struct xd_fleet *f, bool taken,
  * one known is ignored. */
 void xd_fleet__record(struct xd_fleet *f, const struct xd_rollout_record *rec,
 		      int64_t mod);
+/* A record the backend holds at `mod` that cannot be read (logged):
+ * taken as none, and the next write replaces it. */
+void xd_fleet__record_unreadable(struct xd_fleet *f, int64_t mod);
 /* A replica's report under `id` (taken: emptied; NULL: gone). */
 void xd_fleet__report(struct xd_fleet *f, const char *id,
 		      struct xd_rollout_report *r);

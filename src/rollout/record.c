@@ -351,6 +351,15 @@ const char *xd_replica_health_name(enum xd_replica_health h)
 		       health_names[h] : "unknown";
 }
 
+static void nack_clear(struct xd_rollout_nack *n)
+{
+	free(n->node_id);
+	free(n->node_cluster);
+	free(n->type);
+	free(n->version);
+	free(n->message);
+}
+
 void xd_rollout_report_clear(struct xd_rollout_report *r)
 {
 	free(r->replica);
@@ -363,15 +372,8 @@ void xd_rollout_report_clear(struct xd_rollout_report *r)
 	free(r->keys);
 	list_free(r->waiting, r->nwaiting);
 	list_free(r->stuck, r->nstuck);
-	for (size_t i = 0; i < r->nnack_list; i++) {
-		struct xd_rollout_nack *n = &r->nack_list[i];
-
-		free(n->node_id);
-		free(n->node_cluster);
-		free(n->type);
-		free(n->version);
-		free(n->message);
-	}
+	for (size_t i = 0; i < r->nnack_list; i++)
+		nack_clear(&r->nack_list[i]);
 	free(r->nack_list);
 	for (size_t i = 0; i < r->nnodes; i++)
 		free(r->nodes[i].key);
@@ -393,15 +395,30 @@ struct xd_rollout_key_count *xd_rollout_report_key(struct xd_rollout_report *r,
 	return &r->keys[r->nkeys++];
 }
 
+/* Keeps the earliest XD_ROLLOUT_NACKS_REPORTED, in time order: each
+ * replica keeps its first, so that merged they are the fleet's first,
+ * and the one that failed a rollout is among them (decide.h). */
 static void add_nack(struct xd_rollout_report *r, const struct xd_rollout_nack *n)
 {
 	struct xd_rollout_nack *k;
+	size_t at = r->nnack_list;
 
-	if (r->nnack_list >= XD_ROLLOUT_NACKS_REPORTED)
+	while (at > 0 && r->nack_list[at - 1].at_ms > n->at_ms)
+		at--;
+	if (at >= XD_ROLLOUT_NACKS_REPORTED)
 		return;
-	r->nack_list = xd_reallocarray(r->nack_list, r->nnack_list + 1,
-				       sizeof(*r->nack_list));
-	k = &r->nack_list[r->nnack_list++];
+	if (r->nnack_list == XD_ROLLOUT_NACKS_REPORTED) {
+		/* the newest makes room */
+		nack_clear(&r->nack_list[r->nnack_list - 1]);
+		r->nnack_list--;
+	} else {
+		r->nack_list = xd_reallocarray(r->nack_list, r->nnack_list + 1,
+					       sizeof(*r->nack_list));
+	}
+	memmove(&r->nack_list[at + 1], &r->nack_list[at],
+		(r->nnack_list - at) * sizeof(*r->nack_list));
+	r->nnack_list++;
+	k = &r->nack_list[at];
 	memset(k, 0, sizeof(*k));
 	xd_rollout_text_set(&k->node_id, n->node_id);
 	xd_rollout_text_set(&k->node_cluster, n->node_cluster);

@@ -217,7 +217,8 @@ struct xd_rollout_key_count *xd_rollout_report_key(struct xd_rollout_report *r,
  * Adds `from`'s canaries to `to` (the fleet's, from each replica's;
  * not the replica's own fields):
  * counts summed, keys merged by name (proven if proven anywhere), the
- * names and NACKs kept up to their bounds, totals summed.
+ * names kept up to their bound, the NACKs the earliest up to theirs
+ * (in time order, the newest making room), totals summed.
  */
 void xd_rollout_report_merge(struct xd_rollout_report *to,
 			     const struct xd_rollout_report *from);

@@ -54,21 +54,30 @@ static long long put_clusters(const struct xdt_etcd *e, int count)
 /* Directories a dry run may read (xdsctl diff --snapshots): the tests'. */
 static char dry_run_dir[1024];
 
-/* A replica reading etcd at `endpoint`, with a rollout of `bake`. */
-static struct xdt_daemon *replica(const char *endpoint, const char *bake)
+/* A replica reading etcd at `endpoint`, with a rollout of `bake`, its
+ * lease of `lease_ttl` (NULL: the default). */
+static struct xdt_daemon *replica_leased(const char *endpoint, const char *bake,
+					 const char *lease_ttl)
 {
-	char cfg[3072];
+	char cfg[3072], ttl[64] = "";
 	struct xdt_daemon *d;
 
+	if (lease_ttl != NULL)
+		snprintf(ttl, sizeof(ttl), "  lease_ttl: %s\n", lease_ttl);
 	snprintf(cfg, sizeof(cfg),
 		 "listen: 127.0.0.1:0\nsource: etcd\nwatch_delay: 50ms\nlog_level: debug\n"
 		 "admin_listen: 127.0.0.1:0\ndry_run_dirs: ['%s']\n"
-		 "etcd:\n  endpoints: ['%s']\n  dial_timeout: 1s\n"
+		 "etcd:\n  endpoints: ['%s']\n  dial_timeout: 1s\n%s"
 		 "rollout:\n  canary: ['canary-*']\n  bake: %s\n  max_nacks: 0\n",
-		 dry_run_dir, endpoint, bake);
+		 dry_run_dir, endpoint, ttl, bake);
 	d = xdt_daemon_start(cfg, NULL, START_MS);
 	ck_assert(xdt_daemon_wait_log(d, "serving the snapshots of etcd prefix", SERVED_MS));
 	return d;
+}
+
+static struct xdt_daemon *replica(const char *endpoint, const char *bake)
+{
+	return replica_leased(endpoint, bake, NULL);
 }
 
 /* `d` again, as it was configured. */
@@ -280,7 +289,7 @@ START_TEST(a_nack_on_one_replica_rolls_back_all)
 	xdtest_sleep_ms(600);
 	others_quiet(&f, "a node that is no canary, after the rollback");
 	snprintf(want, sizeof(want),
-		 "rollout %lld failed: 1 NACK from canaries, more than max_nacks 0; the last from node 'canary-1'",
+		 "rollout %lld failed: 1 NACK from canaries, more than max_nacks 0; the NACK past it from node 'canary-1'",
 		 rev);
 	for (int i = 0; i < REPLICAS; i++)
 		ck_assert_msg(xdt_daemon_wait_log(f.r[i], want, SERVED_MS),
@@ -846,9 +855,139 @@ START_TEST(the_fleet_seen_from_any_replica)
 END_TEST
 
 /*
+ * A replica that stops cleanly leaves the fleet at once: it revokes
+ * its lease, and its registration goes with it, though the lease had
+ * an hour to live; the others list it no more. One that stops while
+ * etcd does not answer (etcd frozen, its connections open) still stops,
+ * its revoke given up after a bound (etcd, thawed, may still act on the
+ * request it had been sent: what it keeps is not asserted).
+ */
+START_TEST(a_clean_stop_revokes_the_lease)
+{
+	struct xdt_etcd *e = xdt_etcd_new();
+	struct xdt_daemon *r[3];
+	char name[2][320], want[400], *out, *log;
+	int rc;
+
+	xdt_etcd_run(e);
+	put_clusters(e, 1);
+	for (int i = 0; i < 3; i++) {
+		r[i] = replica_leased(e->endpoint, "1h", "1h");
+		ck_assert(xdt_daemon_wait_log(r[i], "reports under '", SERVED_MS));
+		if (i < 2)
+			replica_name(r[i], name[i], sizeof(name[i]));
+	}
+	ck_assert(xdt_daemon_wait_log(r[0], "granted for 3600 s", SERVED_MS));
+	free(xdsctl_until(r[0], "fleet", " serving ", 3, &rc));
+
+	/* replica 1 stops: gone from etcd and from replica 0's list */
+	xdt_daemon_signal(r[1], SIGTERM);
+	ck_assert(xdt_daemon_wait(r[1], STOP_MS));
+	ck_assert_int_eq(r[1]->exit_status, 0);
+	log = xdt_daemon_log(r[1]);
+	has(log, "revoked: this replica's keys under the prefix are gone");
+	free(log);
+	xdt_daemon_free(r[1]);
+	out = xdsctl_until(r[0], "fleet", " serving ", 2, &rc);
+	snprintf(want, sizeof(want), "\n%s ", name[1]);
+	ck_assert_int_eq(count_of(out, want), 0);
+	has(out, "2 replicas (* the one asked)");
+	free(out);
+	ck_assert_int_eq(xdt_etcd_count(e, PREFIX ".xdsd/replicas/"), 2);
+
+	/* replica 2 stops with etcd frozen: it stops, its revoke given up */
+	ck_assert_int_eq(kill(e->pid, SIGSTOP), 0);
+	xdt_daemon_signal(r[2], SIGTERM);
+	ck_assert_msg(xdt_daemon_wait(r[2], STOP_MS),
+		      "xdsd did not stop with etcd not answering");
+	ck_assert_int_eq(r[2]->exit_status, 0);
+	ck_assert_int_eq(kill(e->pid, SIGCONT), 0);
+	log = xdt_daemon_log(r[2]);
+	has(log, "etcd: revoking lease ");
+	has(log, "; its keys go when it expires");
+	free(log);
+	xdt_daemon_free(r[2]);
+	xdt_daemon_stop(r[0], STOP_MS);
+	xdt_etcd_free(e);
+}
+END_TEST
+
+/*
+ * A replica whose lease is lost (cut from etcd past its TTL, short
+ * here) decides nothing, and refuses an operator's promote with why; the others promote the rollout meanwhile, and once back on
+ * etcd under a new lease it registers again and follows the record.
+ */
+START_TEST(a_lost_lease_decides_nothing)
+{
+	struct fleet f;
+	struct xdt_peer canary;
+	struct xdt_daemon *cut;
+	struct xdc_conn *conn;
+	struct xdt_peer other;
+	long long rev;
+	char want[256], *out;
+	int rc;
+
+	fleet_start(&f, "300ms", true);
+	/* replica 1 again, through the balancer, with a short lease */
+	xdt_peer_close(&f.other[1]);
+	xdc_conn_free(f.conn[1]);
+	xdt_daemon_stop(f.r[1], STOP_MS);
+	f.r[1] = NULL;
+	cut = replica_leased(f.lb->target, "300ms", "2s");
+	ck_assert(xdt_daemon_wait_log(cut, "reports under '", SERVED_MS));
+	conn = xdc_connect(cut->target);
+	xdt_peer_open(&other, conn, false, "edge-1");
+	xdt_peer_expect(&other, 1, "replica 1's other node");
+	xdt_peer_open(&canary, f.conn[0], false, "canary-0");
+	xdt_peer_expect(&canary, 1, "canary");
+	rev = put_clusters(f.e, 2);
+	ck_assert_int_eq(xdt_peer_next(&canary, SERVED_MS), 2);
+	ck_assert(xdt_daemon_wait_log(cut, " (etcd): 1 snapshot key changed", SERVED_MS));
+	wait_record(f.e, "\"state\":\"canary\"");
+
+	xdt_balancer_kill(f.lb);
+	ck_assert_msg(xdt_daemon_wait_log(cut, "lost (", SERVED_MS), "the lease was never lost");
+	/* an operator's promote is refused, with why */
+	for (long long end = xdtest_now_ms() + SERVED_MS;;) {
+		rc = xdsctl(cut, "rollout promote", &out);
+		if (strstr(out, "cannot be written now: the rollout is left as it is") != NULL)
+			break;
+		ck_assert_msg(xdtest_now_ms() < end, "promote without a lease: exit %d, %s", rc, out);
+		free(out);
+		xdtest_sleep_ms(200);
+	}
+	ck_assert_int_eq(rc, 1);
+	free(out);
+
+	/* the canary ACKs: the others promote it, the one cut does not */
+	xdt_peer_answer(&canary, NULL);
+	snprintf(want, sizeof(want), "rollout %lld promoted", rev);
+	ck_assert(xdt_daemon_wait_log(f.r[0], want, SERVED_MS));
+	xdt_peer_quiet(&other, "the node of the replica without a lease");
+	ck_assert_int_eq(xdt_daemon_log_count(cut, want), 0);
+
+	/* back: a new lease, registered again, the record followed */
+	xdt_balancer_run(f.lb);
+	ck_assert_msg(xdt_daemon_wait_log_count(cut, "reports under '", 2, SERVED_MS),
+		      "no new lease");
+	ck_assert_msg(xdt_daemon_wait_log(cut, want, SERVED_MS), "the promotion not followed");
+	xdt_peer_expect(&other, 2, "the node of the replica back on etcd");
+	free(xdsctl_until(f.r[0], "fleet", " serving ", REPLICAS, &rc));
+
+	xdt_peer_close(&other);
+	xdc_conn_free(conn);
+	xdt_daemon_stop(cut, STOP_MS);
+	xdt_peer_close(&canary);
+	fleet_stop(&f);
+}
+END_TEST
+
+/*
  * xdsd's own keys are input like any other: a record or a report that
  * does not parse is refused with why, naming the key, and taken as none
- * (the record) or left out (the report); one another hand writes and
+ * (the record: the next change's rollout replaces it, as it is written
+ * where a deleted one was) or left out (the report); one another hand writes and
  * then deletes comes and goes from every view; the replicas serve on,
  * the same bytes.
  */
@@ -856,6 +995,7 @@ START_TEST(bad_keys_of_xdsd_refused_with_why)
 {
 	struct fleet f;
 	char *out, want[512];
+	long long rev;
 	int rc;
 
 	fleet_start(&f, "1h", false);
@@ -866,6 +1006,20 @@ START_TEST(bad_keys_of_xdsd_refused_with_why)
 		ck_assert_msg(xdt_daemon_wait_log(f.r[i], want, SERVED_MS),
 			      "replica %d did not say '%s'", i, want);
 	ck_assert(xdt_daemon_wait_log(f.r[0], "; taken as no record", SERVED_MS));
+	/* and replaced by the next change's rollout, not in its way */
+	rev = put_clusters(f.e, 2);
+	snprintf(want, sizeof(want), "\"id\":%lld,\"state\":\"canary\"", rev);
+	wait_record(f.e, want);
+	for (int i = 0; i < REPLICAS; i++)
+		xdt_peer_quiet(&f.other[i], "the change after an unreadable record");
+	/* deleted by another hand: none, and the next change's rollout is
+	 * written where it was */
+	ck_assert_int_eq(xdt_etcdctl(f.e, "del " RECORD, NULL), 0);
+	rev = put_clusters(f.e, 3);
+	snprintf(want, sizeof(want), "\"id\":%lld,\"state\":\"canary\"", rev);
+	wait_record(f.e, want);
+	for (int i = 0; i < REPLICAS; i++)
+		xdt_peer_quiet(&f.other[i], "the change after the record was deleted");
 	xdt_etcd_put(f.e, PREFIX ".xdsd/replicas/bogus", "not json");
 	ck_assert(xdt_daemon_wait_log(f.r[1], "rollout: the report at '" PREFIX
 					      ".xdsd/replicas/bogus' is unreadable: not a JSON object",
@@ -935,6 +1089,8 @@ int main(void)
 	tcase_add_test(tc, push_now_reaches_everyone_at_once);
 	tcase_add_test(tc, push_dry_run_says_what_and_whom);
 	tcase_add_test(tc, the_fleet_seen_from_any_replica);
+	tcase_add_test(tc, a_clean_stop_revokes_the_lease);
+	tcase_add_test(tc, a_lost_lease_decides_nothing);
 	tcase_add_test(tc, bad_keys_of_xdsd_refused_with_why);
 	tcase_add_test(tc, registrations_rest_when_nothing_changes);
 	suite_add_tcase(s, tc);

@@ -489,6 +489,88 @@ START_TEST(reload_during_a_rollout_replaces_it)
 }
 END_TEST
 
+/* A reload back to the stable set, the change undone in the files
+ * while it rolls out, ends the rollout: aborted, its canaries served
+ * the stable set again, the other nodes sent nothing; nothing is left
+ * for an operator to promote or abort. */
+START_TEST(a_reload_back_to_the_stable_set_aborts_it)
+{
+	char *dir, *out, *v1;
+	struct fleet f;
+	struct xdt_daemon *d = start_fleet(&f, &dir, ROLLOUT("1h"));
+
+	v1 = strdup(f.canary.version);
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
+	xdt_daemon_signal(d, SIGHUP);
+	xdt_peer_expect(&f.canary, 2, "canary");
+	xdt_peer_expect(&f.canary_d, 1, "delta canary");
+	wait_state(d, "baking");
+	xdtest_write_clusters(dir, "default.yaml", "a", 1);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert(xdt_daemon_wait_log(d, "rollout 1 replaced by a reload (SIGHUP) that changes nothing: canaries are served the stable snapshots again",
+				      WAIT_MS));
+	want_state(d, "aborted");
+	xdt_peer_expect(&f.canary, 1, "canary, back on the stable set");
+	ck_assert_str_eq(f.canary.version, v1);
+	ck_assert_int_eq(xdt_peer_next(&f.canary_d, WAIT_MS), 0);
+	ck_assert_uint_eq(f.canary_d.removed, 1);
+	xdt_peer_answer(&f.canary_d, NULL);
+	xdt_peer_quiet(&f.other, "the other node");
+	xdt_peer_quiet(&f.other_d, "the other delta node");
+	ck_assert_int_eq(xdsctl(d, "rollout promote", &out), 1);
+	has(out, "no rollout is under way: rollout 1 is aborted");
+	free(out);
+
+	free(v1);
+	fleet_close(&f);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
+/* A canary whose node id is longer than the log's bound for a name
+ * (XD_LOG_CLIENT_MAX, 256): the rollout's lines about it, past
+ * canary_timeout and on its NACK, and the reason the rollout failed,
+ * name it clipped to the bound. */
+START_TEST(a_long_canary_id_is_clipped_where_named)
+{
+	char *dir = xdtest_snapdir(), id[320], want[400];
+	struct xdc_conn *c;
+	struct xdt_peer canary, other;
+	struct xdt_daemon *d;
+
+	memcpy(id, "canary-", 7);
+	memset(id + 7, 'x', sizeof(id) - 8);
+	id[sizeof(id) - 1] = '\0';
+	xdtest_write_clusters(dir, "default.yaml", "a", 1);
+	d = start(dir, ROLLOUT("1h") "  canary_timeout: 1s\n");
+	c = xdc_connect(d->target);
+	xdt_peer_open(&canary, c, false, id);
+	xdt_peer_open(&other, c, false, "edge-1");
+	xdt_peer_expect(&canary, 1, "the canary");
+	xdt_peer_expect(&other, 1, "the other node");
+	xdtest_write_clusters(dir, "default.yaml", "a", 2);
+	xdt_daemon_signal(d, SIGHUP);
+	ck_assert_int_eq(xdt_peer_next(&canary, WAIT_MS), 2); /* not answered yet */
+	snprintf(want, sizeof(want), "rollout 1: canary node '%.256s' (stream ", id);
+	ck_assert(xdt_daemon_wait_log(d, want, WAIT_MS));
+	xdt_peer_answer(&canary, "cluster a-1: refused");
+	snprintf(want, sizeof(want), "max_nacks 0 across the fleet) from canary node '%.256s' of ", id);
+	ck_assert(xdt_daemon_wait_log(d, want, WAIT_MS));
+	snprintf(want, sizeof(want), "rollout 1 failed: 1 NACK from canaries, more than max_nacks 0; the NACK past it from node '%.256s' of ", id);
+	ck_assert(xdt_daemon_wait_log(d, want, WAIT_MS));
+	xdt_peer_expect(&canary, 1, "the canary, rolled back");
+	xdt_peer_answer(&canary, NULL);
+	xdt_peer_quiet(&other, "the other node");
+
+	xdt_peer_close(&canary);
+	xdt_peer_close(&other);
+	xdc_conn_free(c);
+	stop(d);
+	free(dir);
+}
+END_TEST
+
 /* A key only a rollout added serves its canaries: a reload that drops
  * it with no default snapshot is refused, as for a key everyone has. */
 START_TEST(reload_may_not_orphan_a_canary)
@@ -1012,6 +1094,8 @@ int main(void)
 	tcase_add_loop_test(tc, rolls_back_when_a_canary_nacks, 0, 2);
 	tcase_add_test(tc, operator_promotes_and_aborts);
 	tcase_add_test(tc, reload_during_a_rollout_replaces_it);
+	tcase_add_test(tc, a_reload_back_to_the_stable_set_aborts_it);
+	tcase_add_test(tc, a_long_canary_id_is_clipped_where_named);
 	tcase_add_test(tc, reload_may_not_orphan_a_canary);
 	tcase_add_test(tc, without_rollout_every_node_at_once);
 	tcase_add_test(tc, percent_picks_nodes_by_their_id);

@@ -1024,7 +1024,7 @@ START_TEST(browser_shows_a_failed_rollout_first)
 	ck_assert_msg(strstr(row, "Staged rollout 1 failed</strong>") != NULL, "%s", row);
 	/* the NACK that failed it, and any that came before the record
 	 * said so */
-	ck_assert_msg(strstr(row, " from canaries, more than max_nacks 0; the last from node &#39;canary-1&#39;") != NULL,
+	ck_assert_msg(strstr(row, " from canaries, more than max_nacks 0; the NACK past it from node &#39;canary-1&#39;") != NULL,
 		      "%s", row);
 	free(row);
 	ck_assert(strstr(page, "id=warn-rollout>rollout failed</a>") != NULL);

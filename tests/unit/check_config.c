@@ -594,6 +594,7 @@ START_TEST(etcd_source)
 	ck_assert_int_eq(cfg.source, XD_SOURCE_FILES);
 	ck_assert_str_eq(cfg.etcd.prefix, "/xdsd/snapshots/");
 	ck_assert_uint_eq(cfg.etcd.dial_timeout_ms, 5000);
+	ck_assert_uint_eq(cfg.etcd.lease_ttl_ms, 10000);
 	ck_assert_uint_eq(cfg.etcd.nendpoints, 0);
 	ck_assert_int_eq(load_text("etcd.yaml",
 				   "source: etcd\n"
@@ -601,6 +602,7 @@ START_TEST(etcd_source)
 				   "  endpoints: [10.0.0.1:2379, '[::1]:2379']\n"
 				   "  prefix: /fleet/\n"
 				   "  dial_timeout: 750ms\n"
+				   "  lease_ttl: 1h\n"
 				   "  tls:\n"
 				   "    cert: c.pem\n"
 				   "    key: /k.pem\n"),
@@ -611,6 +613,7 @@ START_TEST(etcd_source)
 	ck_assert_str_eq(cfg.etcd.endpoints[1], "[::1]:2379");
 	ck_assert_str_eq(cfg.etcd.prefix, "/fleet/");
 	ck_assert_uint_eq(cfg.etcd.dial_timeout_ms, 750);
+	ck_assert_uint_eq(cfg.etcd.lease_ttl_ms, 3600000);
 	ck_assert(asprintf(&want, "%s/c.pem", xdtest_tmpdir()) > 0);
 	ck_assert_str_eq(cfg.etcd.tls.cert, want);
 	ck_assert_str_eq(cfg.etcd.tls.key, "/k.pem");
@@ -633,6 +636,7 @@ START_TEST(etcd_source)
 	ck_assert_str_eq(again.etcd.endpoints[1], "[::1]:2379");
 	ck_assert_str_eq(again.etcd.prefix, "/p/");
 	ck_assert_uint_eq(again.etcd.dial_timeout_ms, 750);
+	ck_assert_uint_eq(again.etcd.lease_ttl_ms, 3600000);
 	ck_assert_str_eq(again.etcd.tls.cert, want);
 	ck_assert_str_eq(again.etcd.tls.ca, "/ca.pem");
 	xd_config_free(&again);

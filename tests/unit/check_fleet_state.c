@@ -240,6 +240,55 @@ START_TEST(proposals_one_at_a_time)
 }
 END_TEST
 
+/*
+ * A record the backend holds but cannot read is taken as none, yet a
+ * write expects it (its mark), so that the next rollout replaces it;
+ * once deleted, a write expects none. A rival's unreadable record that
+ * won a write is such a record too; a write taken at a mark older than
+ * the one known leaves the record known as it is.
+ */
+START_TEST(an_unreadable_record_is_replaced)
+{
+	struct xd_fleet *f = fake_fleet(true);
+	struct xd_rollout_record r, newer;
+	struct done d = {0};
+
+	record_init(&r, 41, XD_ROLLOUT_CANARY);
+	xd_fleet__record_unreadable(f, 20);
+	xd_fleet__record_unreadable(f, 20); /* seen again: nothing */
+	ck_assert_ptr_null(xd_fleet_record(f));
+	xd_fleet_propose(f, &r, on_done, &d);
+	ck_assert_int_eq(fake.last_expect, 20);
+	xd_fleet__written(f, false, NULL, 0, "etcd is not read yet");
+	/* deleted: none expected */
+	xd_fleet__record(f, NULL, 21);
+	xd_fleet_propose(f, &r, on_done, &d);
+	ck_assert_int_eq(fake.last_expect, 0);
+	/* a rival's that cannot be read won: it is expected next */
+	xd_fleet__written(f, false, NULL, 30, NULL);
+	ck_assert(d.calls == 2 && !d.taken);
+	ck_assert_ptr_null(xd_fleet_record(f));
+	xd_fleet_propose(f, &r, on_done, &d);
+	ck_assert_int_eq(fake.last_expect, 30);
+	xd_fleet__written(f, true, &r, 31, NULL);
+	ck_assert(d.calls == 3 && d.taken);
+	ck_assert_uint_eq(xd_fleet_record(f)->id, 41);
+	/* a newer record read meanwhile stays when an older write is taken */
+	record_init(&newer, 42, XD_ROLLOUT_CANARY);
+	xd_fleet__record(f, &newer, 40);
+	xd_fleet_propose(f, &r, on_done, &d);
+	ck_assert_int_eq(fake.last_expect, 40);
+	xd_fleet__written(f, true, &r, 35, NULL);
+	ck_assert_uint_eq(xd_fleet_record(f)->id, 42);
+	fleet_end(f);
+	/* nothing to stop or free */
+	xd_fleet_stop(NULL);
+	xd_fleet_free(NULL);
+	xd_rollout_record_clear(&r);
+	xd_rollout_record_clear(&newer);
+}
+END_TEST
+
 START_TEST(the_record_told_on_the_loop)
 {
 	struct xd_fleet *f = fake_fleet(true);
@@ -506,10 +555,25 @@ START_TEST(the_record_in_state_dir)
 	ck_assert_msg(strstr(text, "\"id\":4") != NULL, "%s", text);
 	free(text);
 
-	/* a record that cannot be read: none, said */
+	/* a record that cannot be read: none, said, and the next rollout's
+	 * replaces it */
 	free(xdtest_write_file(dir, XD_FLEET_STATE_FILE, "{\"format\": 1}"));
 	f = xd_fleet_new_file(&loop, &cfg, dir, "host/a:1");
 	ck_assert_ptr_null(xd_fleet_record(f));
+	r.id = 5;
+	r.state = XD_ROLLOUT_CANARY;
+	xd_fleet_propose(f, &r, on_done, &d);
+	settle();
+	ck_assert(d.calls == 4 && d.taken);
+	fleet_close(f);
+	text = xdtest_read_file(path, NULL);
+	ck_assert_msg(strstr(text, "\"id\":5,\"state\":\"canary\"") != NULL, "%s", text);
+	free(text);
+	/* read back under way, as a restart mid-rollout finds it */
+	f = xd_fleet_new_file(&loop, &cfg, dir, "host/a:1");
+	ck_assert_ptr_nonnull(xd_fleet_record(f));
+	ck_assert_int_eq(xd_fleet_record(f)->state, XD_ROLLOUT_CANARY);
+	ck_assert_uint_eq(xd_fleet_record(f)->id, 5);
 	fleet_close(f);
 	/* one that is not a file: none either */
 	ck_assert(unlink(path) == 0 && mkdir(path, 0755) == 0);
@@ -527,7 +591,7 @@ START_TEST(the_record_in_state_dir)
 	ck_assert_str_eq(xd_fleet_where(f), "memory");
 	xd_fleet_propose(f, &r, on_done, &d);
 	settle();
-	ck_assert(d.calls == 4 && d.taken);
+	ck_assert(d.calls == 5 && d.taken);
 	fleet_close(f);
 	xd_rollout_record_clear(&r);
 	free(path);
@@ -545,6 +609,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, proposals_one_at_a_time);
+	tcase_add_test(tc, an_unreadable_record_is_replaced);
 	tcase_add_test(tc, the_record_told_on_the_loop);
 	tcase_add_test(tc, reports_kept_replaced_bounded);
 	tcase_add_test(tc, the_registration_from_who_knows_it);

@@ -13,6 +13,7 @@
 #include "rollout/decide.h"
 #include "rollout/record.h"
 #include "util/buf.h"
+#include "util/log.h"
 #include "xdtest.h"
 
 #define PRINT_A "0123456789abcdef"
@@ -177,7 +178,7 @@ START_TEST(nacks_and_stuck_canaries_fail_it)
 	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_WAIT);
 	cfg.rollout.max_nacks = 0;
 	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
-	ck_assert_str_eq(why, "1 NACK from canaries, more than max_nacks 0; the last from node 'canary-1' of CDS version v1: no such lb");
+	ck_assert_str_eq(why, "1 NACK from canaries, more than max_nacks 0; the NACK past it from node 'canary-1' of CDS version v1: no such lb");
 	f.nacks = 0;
 	/* a stuck canary: skipped, or the rollout fails */
 	xd_rollout_list_add(&f.stuck, &f.nstuck, XD_ROLLOUT_NAMES_MAX,
@@ -188,6 +189,128 @@ START_TEST(nacks_and_stuck_canaries_fail_it)
 	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
 	ck_assert_msg(strstr(why, "canary node 'canary-2' did not answer within canary_timeout of 2000 ms") != NULL,
 		      "%s", why);
+	xd_rollout_report_clear(&f);
+	xd_rollout_record_clear(&rec);
+}
+END_TEST
+
+/* A NACK of another replica's, its fields as given (borrowed). */
+static struct xd_rollout_nack nack_of(const char *node, int64_t at)
+{
+	struct xd_rollout_nack n = {(char *)node, "edge", "CDS", "v2", "bad", at};
+
+	return n;
+}
+
+/*
+ * The NACK a failed rollout's reason names is the one that failed it,
+ * the first past max_nacks in time across the fleet, whichever replica
+ * it came from and in whatever order the reports merge: each replica
+ * keeps its first NACKs and the merge the fleet's earliest, so that it
+ * is among them. One past what is kept is not named at all.
+ */
+START_TEST(the_nack_named_is_the_one_that_failed_it)
+{
+	struct xd_rollout_record rec;
+	struct xd_rollout_report f = {0}, a = {0}, b = {0};
+	struct xd_rollout_nack on_a[3] = {nack_of("canary-a1", 10), nack_of("canary-a2", 20),
+					  nack_of("canary-a3", 30)};
+	struct xd_rollout_nack on_b[1] = {nack_of("canary-b1", 5)};
+	char why[1024];
+
+	record_init(&rec, XD_ROLLOUT_CANARY);
+	a.nacks = 3;
+	a.nack_list = on_a;
+	a.nnack_list = 3;
+	b.nacks = 1;
+	b.nack_list = on_b;
+	b.nnack_list = 1;
+	/* replica a's report merged first, b's NACK the fleet's first */
+	xd_rollout_report_merge(&f, &a);
+	xd_rollout_report_merge(&f, &b);
+	ck_assert_uint_eq(f.nacks, 4);
+	ck_assert_uint_eq(f.nnack_list, XD_ROLLOUT_NACKS_REPORTED);
+	ck_assert_str_eq(f.nack_list[0].node_id, "canary-b1");
+	ck_assert_str_eq(f.nack_list[1].node_id, "canary-a1");
+	ck_assert_str_eq(f.nack_list[2].node_id, "canary-a2");
+	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
+	ck_assert_str_eq(why, "4 NACKs from canaries, more than max_nacks 0; the NACK past it from node 'canary-b1' of CDS version v2: bad");
+	/* max_nacks 1: the second in time failed it */
+	cfg.rollout.max_nacks = 1;
+	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
+	ck_assert_msg(strstr(why, "more than max_nacks 1; the NACK past it from node 'canary-a1'") != NULL,
+		      "%s", why);
+	cfg.rollout.max_nacks = 2;
+	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
+	ck_assert_msg(strstr(why, "the NACK past it from node 'canary-a2'") != NULL, "%s", why);
+	/* the fourth is past what is kept: counted, not named */
+	cfg.rollout.max_nacks = 3;
+	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
+	ck_assert_str_eq(why, "4 NACKs from canaries, more than max_nacks 3");
+	xd_rollout_report_clear(&f);
+	/* merged the other way round: the same list */
+	xd_rollout_report_merge(&f, &b);
+	xd_rollout_report_merge(&f, &a);
+	ck_assert_str_eq(f.nack_list[0].node_id, "canary-b1");
+	ck_assert_str_eq(f.nack_list[2].node_id, "canary-a2");
+	/* a later NACK finds no room; ties keep the order they came in */
+	{
+		struct xd_rollout_report c = {0};
+		struct xd_rollout_nack late[2] = {nack_of("canary-late", 40), nack_of("canary-tie", 20)};
+
+		c.nacks = 2;
+		c.nack_list = late;
+		c.nnack_list = 2;
+		xd_rollout_report_merge(&f, &c);
+		ck_assert_uint_eq(f.nacks, 6);
+		ck_assert_uint_eq(f.nnack_list, XD_ROLLOUT_NACKS_REPORTED);
+		ck_assert_str_eq(f.nack_list[2].node_id, "canary-a2");
+	}
+	xd_rollout_report_clear(&f);
+	xd_rollout_record_clear(&rec);
+}
+END_TEST
+
+/* Names in a reason are clipped (XD_LOG_CLIENT_MAX) and the reason is
+ * bounded by its buffer, however many and however long they are. */
+START_TEST(reasons_clipped_and_bounded)
+{
+	struct xd_rollout_record rec;
+	struct xd_rollout_report f = {0};
+	char why[1024], small[12], long_name[600], want[XD_LOG_CLIENT_MAX + 32];
+	struct xd_rollout_nack n = {long_name, "edge", "CDS", "v1", long_name, 5};
+
+	memset(long_name, 'n', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	snprintf(want, sizeof(want), "'%.*s'", XD_LOG_CLIENT_MAX, long_name);
+	record_init(&rec, XD_ROLLOUT_CANARY);
+	for (int i = 0; i < 12; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "key-%02d", i);
+		key(&f, name, 0, 0, false);
+	}
+	/* eleven more than fit: counted, the text cut at its end */
+	ck_assert_uint_eq(xd_rollout_unproven(XD_REQUIRE_PER_KEY, &f, small, sizeof(small)), 12);
+	ck_assert_str_eq(small, "'key-00', '");
+	/* a long node id and message: clipped */
+	f.nacks = 1;
+	f.nack_list = &n;
+	f.nnack_list = 1;
+	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
+	ck_assert_msg(strstr(why, want) != NULL, "%s", why);
+	ck_assert_msg(strstr(why, long_name + sizeof(long_name) - 1 - XD_LOG_CLIENT_MAX - 1) == NULL,
+		      "not clipped: %s", why);
+	f.nacks = 0;
+	f.nack_list = NULL;
+	f.nnack_list = 0;
+	/* a long stuck canary: clipped too */
+	cfg.rollout.on_canary_timeout = XD_CANARY_TIMEOUT_FAIL;
+	xd_rollout_list_add(&f.stuck, &f.nstuck, XD_ROLLOUT_NAMES_MAX, &f.stuck_total,
+			    long_name);
+	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
+	snprintf(want, sizeof(want), "canary node '%.*s' did", XD_LOG_CLIENT_MAX, long_name);
+	ck_assert_msg(strstr(why, want) != NULL, "%s", why);
 	xd_rollout_report_clear(&f);
 	xd_rollout_record_clear(&rec);
 }
@@ -224,15 +347,16 @@ START_TEST(reasons_in_every_form)
 	char why[1024], long_name[600];
 
 	record_init(&rec, XD_ROLLOUT_CANARY);
-	/* two NACKs: the newest named, whatever their order */
+	/* two NACKs: the first named, the one past max_nacks 0, whatever
+	 * their order in the list */
 	f.nacks = 2;
 	f.nack_list = n;
 	f.nnack_list = 2;
 	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
-	ck_assert_str_eq(why, "2 NACKs from canaries, more than max_nacks 0; the last from node 'canary-2' of EDS version v2: new");
+	ck_assert_str_eq(why, "2 NACKs from canaries, more than max_nacks 0; the NACK past it from node 'canary-1' of CDS version v1: old");
 	n[0].at_ms = 20;
 	ck_assert_int_eq(decide(&rec, &f, 1500, why), XD_DECIDE_FAIL);
-	ck_assert(strstr(why, "the last from node 'canary-1'") != NULL);
+	ck_assert(strstr(why, "the NACK past it from node 'canary-2'") != NULL);
 	/* counted but none kept (another replica's, past the bound) */
 	f.nack_list = NULL;
 	f.nnack_list = 0;
@@ -376,6 +500,34 @@ START_TEST(bad_records_refused_with_why)
 		 "not a list of strings: 'keys'"},
 		{"{\"format\": 1, \"state\": 3, \"candidate\": \"" PRINT_A "\"}",
 		 "not a string: 'state'"},
+		/* what another hand, or a newer or broken xdsd, may write */
+		{"{\"format\": \"1\", \"state\": \"failed\"}",
+		 "not a non-negative integer: 'format'"},
+		{"{\"format\": 1.0, \"state\": \"failed\"}",
+		 "not a non-negative integer: 'format'"},
+		{"{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"stable\": \"0123456789ABCDEF\"}",
+		 "not 16 hex digits: 'stable'"},
+		{"{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"stable\": \"0123456789abcdef0\"}",
+		 "not 16 hex digits: 'stable'"},
+		{"{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"rollback\": \"yes\"}",
+		 "not true or false: 'rollback'"},
+		{"{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"rollback\": null}",
+		 "not true or false: 'rollback'"},
+		{"{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"uncovered\": \"edge\"}",
+		 "not a list: 'uncovered'"},
+		{"{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"uncovered\": [\"edge\", null]}",
+		 "not a list of strings: 'uncovered'"},
+		{"{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"reason\": 7}",
+		 "not a string: 'reason'"},
+		{"{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"started\": -1}",
+		 "not a non-negative integer: 'started'"},
+		{"{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"keys_total\": \"many\"}",
+		 "not a non-negative integer: 'keys_total'"},
+		{"{\"format\": 1, \"candidate\": \"" PRINT_A "\"}", "missing 'state'"},
+		{"{\"format\": 1, \"state\": \"idle\", \"candidate\": \"" PRINT_A "\"}",
+		 "no such state: 'idle'"},
+		{"", "not a JSON object"},
+		{"\"a string\"", "not a JSON object"},
 	};
 	struct xd_rollout_record r;
 	char why[256];
@@ -392,6 +544,22 @@ START_TEST(bad_records_refused_with_why)
 						why, sizeof(why)),
 			 -1);
 	ck_assert_msg(strstr(why, "bytes, more than") != NULL, "%s", why);
+	/* what may be left out, or empty, is read as such */
+	{
+		const char *ok = "{\"format\": 1, \"state\": \"failed\", \"candidate\": \"" PRINT_A "\", \"stable\": \"\", \"now\": true, "
+				 "\"rollback\": false, \"keys\": [\"a\", \"b\"], \"keys_total\": 1}";
+
+		ck_assert_int_eq(xd_rollout_record_read(&r, ok, strlen(ok), why, sizeof(why)), 0);
+		ck_assert_str_eq(r.stable, "");
+		ck_assert(r.now);
+		ck_assert(!r.rollback);
+		ck_assert_int_eq(r.state, XD_ROLLOUT_FAILED);
+		/* a total never below what is named */
+		ck_assert_uint_eq(r.keys_total, 2);
+		ck_assert_str_eq(r.trigger, "");
+		ck_assert_ptr_null(r.uncovered);
+		xd_rollout_record_clear(&r);
+	}
 }
 END_TEST
 
@@ -482,6 +650,20 @@ START_TEST(reports_refused_bounded_and_merged)
 		{"{\"format\": 1, \"waiting\": [1]}", "not a list of strings: 'waiting'"},
 		{"{\"format\": 1, \"format\": 1}", "not a JSON object"},
 		{"{}", "format 0, not 1"},
+		{"{\"format\": 1, \"keys\": [3]}", "not a list of keys: 'keys'"},
+		{"{\"format\": 1, \"keys\": [{\"key\": 3}]}", "not a string: 'key'"},
+		{"{\"format\": 1, \"keys\": [{\"key\": \"a\", \"acked\": -2}]}",
+		 "not a non-negative integer: 'acked'"},
+		{"{\"format\": 1, \"nack_list\": {}}", "not a list: 'nack_list'"},
+		{"{\"format\": 1, \"nack_list\": [{\"node_id\": 1}]}", "not a string: 'node_id'"},
+		{"{\"format\": 1, \"nack_list\": [{\"at\": \"now\"}]}",
+		 "not a non-negative integer: 'at'"},
+		{"{\"format\": 1, \"nodes\": [{\"nodes\": 1}]}", "missing 'key'"},
+		{"{\"format\": 1, \"nodes\": [{\"key\": \"e\", \"canaries\": true}]}",
+		 "not a non-negative integer: 'canaries'"},
+		{"{\"format\": 1, \"stuck\": \"a\"}", "not a list: 'stuck'"},
+		{"{\"format\": 1, \"candidate\": \"abc\"}", "not 16 hex digits: 'candidate'"},
+		{"{\"format\": 1, \"replica\": []}", "not a string: 'replica'"},
 	};
 	struct xd_rollout_report r, fleet = {0}, many = {0};
 	struct xd_rollout_nack n = {"c", "edge", "CDS", "v", "m", 1};
@@ -615,6 +797,8 @@ int main(void)
 	tcase_add_test(tc, none_bakes_without_canaries);
 	tcase_add_test(tc, bake_then_promote_once_all_answered);
 	tcase_add_test(tc, nacks_and_stuck_canaries_fail_it);
+	tcase_add_test(tc, the_nack_named_is_the_one_that_failed_it);
+	tcase_add_test(tc, reasons_clipped_and_bounded);
 	tcase_add_test(tc, unproven_lists_keys);
 	tcase_add_test(tc, reasons_in_every_form);
 	tcase_add_test(rec, record_round_trip);
