@@ -45,6 +45,25 @@ static bool refers_to(enum xd_rtype u, enum xd_rtype k)
 }
 
 /*
+ * What the resources of type `t` that the client holds need of KEPT
+ * type `k` (its clusters), as `kept_table` has them; NULL when `t` is
+ * no USER type that refers to `k`, or the client holds nothing of it.
+ * Borrowed until the next xd_derived_refs.
+ */
+static struct xd_nameset *used_of(const struct xd_sub *subs,
+				  struct xd_table *kept_table, enum xd_rtype t,
+				  enum xd_rtype k)
+{
+	const struct xd_sub *u = &subs[t];
+
+	if (role(t) != XD_ROLE_USER || !refers_to(t, k) ||
+	    u->state == XD_SUB_IDLE || xd_sub_held(u) == NULL)
+		return NULL;
+	return xd_derived_refs(kept_table, xd_sub_held(u), u->ledger->names.all,
+			       u->ledger->names.set);
+}
+
+/*
  * Has the client subscribed to the resources of KEPT types (clusters)
  * that the USER types it holds (route configurations, virtual hosts)
  * refer to? A client that names its clusters (gRPC) subscribes to a new
@@ -63,17 +82,11 @@ static bool kept_covered(const struct xd_sub *subs, struct xd_snapshot *target)
 			continue;
 		kept_table = xd_snapshot_table(target, (enum xd_rtype)k);
 		for (int t = 0; t < XD_RTYPE_COUNT; t++) {
-			const struct xd_sub *u = &subs[t];
-			struct xd_nameset *need;
+			struct xd_nameset *need = used_of(subs, kept_table,
+							  (enum xd_rtype)t,
+							  (enum xd_rtype)k);
 
-			if (role((enum xd_rtype)t) != XD_ROLE_USER ||
-			    !refers_to((enum xd_rtype)t, (enum xd_rtype)k) ||
-			    u->state == XD_SUB_IDLE || xd_sub_held(u) == NULL)
-				continue;
-			need = xd_derived_refs(kept_table, xd_sub_held(u),
-					       u->ledger->names.all,
-					       u->ledger->names.set);
-			if (xd_nameset_count(need) != 0 &&
+			if (need != NULL && xd_nameset_count(need) != 0 &&
 			    !xd_derived_covered(kept_table, need, kept->want.all,
 						kept->want.set))
 				return false;
@@ -113,18 +126,15 @@ static bool kept_held(const struct xd_sub *subs, struct xd_snapshot *target)
 			continue;
 		kept_table = xd_snapshot_table(target, (enum xd_rtype)k);
 		for (int t = 0; t < XD_RTYPE_COUNT; t++) {
-			const struct xd_sub *u = &subs[t];
-			struct xd_nameset *need;
+			struct xd_nameset *need = used_of(subs, kept_table,
+							  (enum xd_rtype)t,
+							  (enum xd_rtype)k);
 			bool held;
 
-			if (role((enum xd_rtype)t) != XD_ROLE_USER ||
-			    !refers_to((enum xd_rtype)t, (enum xd_rtype)k) ||
-			    u->state == XD_SUB_IDLE || xd_sub_held(u) == NULL)
+			if (need == NULL)
 				continue;
-			/* borrowed until the next xd_derived_refs */
-			need = xd_nameset_ref(xd_derived_refs(kept_table, xd_sub_held(u),
-							      u->ledger->names.all,
-							      u->ledger->names.set));
+			/* kept past the next xd_derived_refs, the endpoints' */
+			need = xd_nameset_ref(need);
 			held = xd_derived_held(kept_table, need, kept->running);
 			for (int w = 0; held && w < XD_RTYPE_COUNT; w++) {
 				struct xd_table *w_table;

@@ -185,6 +185,20 @@ static void print_rollout(json_t *ro)
 	free(reason);
 }
 
+/* "           last error T: what" when `src` has one. */
+static void print_last_error(json_t *src)
+{
+	char *err, *at;
+
+	if (!json_is_string(json_object_get(src, "last_error")))
+		return;
+	err = xc_safe_text(src, "last_error");
+	at = xc_safe_text(src, "last_error_at");
+	printf("           last error %s: %s\n", at, err);
+	free(err);
+	free(at);
+}
+
 /* "source:    files /etc/xdsd/snapshots", or etcd's endpoint, prefix,
  * revision and health, and its last failure. */
 static void print_source(json_t *src)
@@ -207,14 +221,7 @@ static void print_source(json_t *src)
 		       healthy ? "watching" : "NOT WATCHING", since,
 		       xc_int(src, "reconnects"),
 		       xc_int(src, "reconnects") == 1 ? "" : "s");
-		if (json_is_string(json_object_get(src, "last_error"))) {
-			char *err = xc_safe_text(src, "last_error");
-			char *at = xc_safe_text(src, "last_error_at");
-
-			printf("           last error %s: %s\n", at, err);
-			free(err);
-			free(at);
-		}
+		print_last_error(src);
 		free(endpoint);
 		free(prefix);
 		free(since);
@@ -244,14 +251,7 @@ static void print_sources(json_t *arr)
 			printf(", never good");
 		}
 		printf("\n");
-		if (json_is_string(json_object_get(src, "last_error"))) {
-			char *err = xc_safe_text(src, "last_error");
-			char *at = xc_safe_text(src, "last_error_at");
-
-			printf("           last error %s: %s\n", at, err);
-			free(err);
-			free(at);
-		}
+		print_last_error(src);
 		free(name);
 	}
 }

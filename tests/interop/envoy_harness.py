@@ -1084,11 +1084,12 @@ class Ending:
     def stats_clean(self, label, envoy, why=""):
         """A point: `envoy`'s /stats show no update_rejected and no
         init_fetch_timeout (kept in the work directory as
-        envoy-<label>-stats.txt); `why` is said after it."""
+        envoy-<label>-stats.txt, or envoy-stats.txt); `why` is said
+        after it."""
         stats = envoy.stats()
         if self.work:
-            with open(os.path.join(self.work, "envoy-%s-stats.txt" % (label or "only")),
-                      "w") as f:
+            name = "envoy-%s-stats.txt" % label if label else "envoy-stats.txt"
+            with open(os.path.join(self.work, name), "w") as f:
                 f.writelines("%s: %d\n" % kv for kv in sorted(stats.items()))
         bad = {k: v for k, v in stats.items()
                if (k.endswith(".update_rejected") or k.endswith(".init_fetch_timeout")) and v}
