@@ -1397,11 +1397,14 @@ class Interop:
 
     def check_loads_bound(self):
         """--loads, once the client stopped: xdsd counted no more RPCs
-        than the client made."""
+        than the client made. The client makes one at a time; the one
+        under way when it was stopped is reported as issued, but it never
+        printed an answer for it."""
         got, _ = self.reported()
         res = self.client.snapshot()
-        self.tap.point(got is not None and got <= len(res),
-                       "xdsd counts no more RPCs than the client made (%s reported, %d made)"
+        self.tap.point(got is not None and got <= len(res) + 1,
+                       "xdsd counts no more RPCs than the client made (%s reported, %d "
+                       "answered, and at most one under way when it stopped)"
                        % (got, len(res)))
 
     def check_refused(self):
